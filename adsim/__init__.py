@@ -1,0 +1,22 @@
+"""adsim: reverse-mode automatic differentiation of plain NumPy code.
+
+A function runs once on active arrays that record a flat tape; the tape is
+replayed in C for values, tangents, adjoints and Hessian-vector products.
+"""
+from . import _numpy_api  # noqa: F401  (installs the ufunc table of the front end)
+from ._recording import record
+from ._tape import Active
+from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
+                  laplacian, stop_gradient, value, value_and_grad, vjp)
+from .errors import (ActiveValueLeak, BranchChanged, MemoryBudgetError, UnsupportedOperation)
+from .primitives import primitive
+from .tape import Tape
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Active", "ActiveValueLeak", "BranchChanged", "MemoryBudgetError", "Tape",
+    "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
+    "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
+    "value_and_grad", "vjp",
+]

@@ -1,0 +1,356 @@
+# The recording front end: Active wraps one slot of a tape that is recording.
+# Operators and NumPy's override protocols append ops; the hot paths (scalar
+# arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
+# adsim/_numpy_api.py.
+
+from .errors import ActiveValueLeak, UnsupportedOperation
+
+cdef object _numpy_api_module = None
+
+cdef object numpy_api():
+    global _numpy_api_module
+    if _numpy_api_module is None:
+        from . import _numpy_api
+        _numpy_api_module = _numpy_api
+    return _numpy_api_module
+
+
+cdef Active new_active(Tape t, int slot, tuple shape):
+    cdef Active a = Active.__new__(Active)
+    a.tape = t
+    a.slot = slot
+    a.shape = shape
+    a.size = t.slot_size[slot]
+    return a
+
+
+def wrap(Tape tape, int slot, shape):
+    """The Active for ``slot`` of ``tape`` with the given shape."""
+    return new_active(tape, slot, tuple(shape))
+
+
+cdef Active rec_unary(Active x, int code, double c):
+    """y = f(x; c) for a unary primitive."""
+    cdef Tape t = x.tape
+    cdef int32_t ops[3]
+    cdef int r = t.new_slot(x.size)
+    if t.n_consts + 1 > t.cap_consts:
+        t.consts = <double*>grow(t.consts, &t.cap_consts, t.n_consts + 1, sizeof(double))
+    t.consts[t.n_consts] = c
+    ops[0] = r
+    ops[1] = x.slot
+    ops[2] = <int32_t>t.n_consts
+    t.n_consts += 1
+    t.append_op(code, ops, 3)
+    t.execute_last()
+    return new_active(t, r, x.shape)
+
+
+def record_unary(Active x, int code, double c=0.0):
+    return rec_unary(x, code, c)
+
+
+cdef Active rec_binary_refs(Tape t, int code, int ra, int rb, tuple shape, int64_t size):
+    cdef int32_t ops[3]
+    cdef int r = t.new_slot(size)
+    ops[0] = r
+    ops[1] = ra
+    ops[2] = rb
+    t.append_op(code, ops, 3)
+    t.execute_last()
+    return new_active(t, r, shape)
+
+
+def record_binary_refs(Tape t, int code, int ra, int rb, shape):
+    shape = tuple(shape)
+    cdef int64_t size = 1
+    for d in shape:
+        size *= d
+    return rec_binary_refs(t, code, ra, rb, shape, size)
+
+
+cdef inline bint is_number(object v):
+    return (isinstance(v, float) or isinstance(v, int)) and not isinstance(v, bool)
+
+
+cdef object arith(int code, object a, object b):
+    """a <op> b with at least one Active; scalar constants become unary ops."""
+    cdef Active x
+    cdef double c
+    if isinstance(a, Active):
+        x = <Active>a
+        if is_number(b) and x.tape.recording:
+            c = b
+            if code == ADD:
+                return rec_unary(x, ADD_C, c)
+            if code == SUB:
+                return rec_unary(x, ADD_C, -c)
+            if code == MUL:
+                return rec_unary(x, MUL_C, c)
+            if code == POW:
+                return rec_unary(x, POW_C, c)
+        elif isinstance(b, Active) and (<Active>b).tape is x.tape and x.tape.recording \
+                and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
+            return rec_binary_refs(x.tape, code, x.slot, (<Active>b).slot, x.shape, x.size)
+    elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
+        x = <Active>b
+        c = a
+        if code == ADD:
+            return rec_unary(x, ADD_C, c)
+        if code == SUB:
+            return rec_unary(x, RSUB_C, c)
+        if code == MUL:
+            return rec_unary(x, MUL_C, c)
+        if code == DIV:
+            return rec_unary(x, RDIV_C, c)
+        if code == POW:
+            return rec_unary(x, RPOW_C, c)
+    return numpy_api().binary(code, a, b)
+
+
+cdef class Active:
+    """An array being recorded: a slot of a tape plus its shape.
+
+    Active arrays appear inside functions given to adsim (``grad``,
+    ``record``, ...). They support NumPy's operators, ufuncs and the array
+    functions listed in docs/tape.md, and have value semantics: indexing
+    returns a copy, and ``y[i] = v`` writes into ``y`` alone.
+    """
+    cdef readonly Tape tape
+    cdef readonly int slot
+    cdef readonly tuple shape
+    cdef readonly int64_t size
+
+    __array_priority__ = 1000.0
+
+    def __dealloc__(self):
+        if self.tape is not None:
+            self.tape.release(self.slot)
+
+    # ---- introspection -------------------------------------------------
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64)
+
+    @property
+    def T(self):
+        return numpy_api().transpose(self)
+
+    @property
+    def real(self):
+        return self
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d active array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d active array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        value = self.tape.slot_value(self.slot).reshape(self.shape)
+        return f"Active(shape={self.shape}, recorded value={np.array2string(value, threshold=8)})"
+
+    # ---- leaks: a concrete value would escape the tape ------------------
+    def _leak(self, what):
+        raise ActiveValueLeak(
+            f"adsim: {what} of an active array (shape {self.shape}) would turn a recorded value "
+            f"into a constant, so replays and derivatives would silently ignore it. Use "
+            f"recorded comparisons (`if x > 0:` is recorded and checked on replay), np.where, "
+            f"np.maximum/np.minimum/np.clip; or call adsim.value(x) for a value that should not "
+            f"be differentiated. To build an array from active pieces, make it active first: "
+            f"`P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or use np.concatenate/np.pad.")
+
+    def __float__(self):
+        self._leak("float()")
+
+    def __int__(self):
+        self._leak("int()")
+
+    def __index__(self):
+        self._leak("using as an index")
+
+    def __complex__(self):
+        self._leak("complex()")
+
+    def __bool__(self):
+        self._leak("bool() (an `if` or `and`/`or` directly on an array)")
+
+    def __array__(self, dtype=None, copy=None):
+        self._leak("conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
+
+    def item(self, *args):
+        self._leak(".item()")
+
+    def tolist(self):
+        self._leak(".tolist()")
+
+    # ---- arithmetic ----------------------------------------------------
+    def __add__(self, other):
+        return arith(ADD, self, other)
+
+    def __radd__(self, other):
+        return arith(ADD, other, self)
+
+    def __sub__(self, other):
+        return arith(SUB, self, other)
+
+    def __rsub__(self, other):
+        return arith(SUB, other, self)
+
+    def __mul__(self, other):
+        return arith(MUL, self, other)
+
+    def __rmul__(self, other):
+        return arith(MUL, other, self)
+
+    def __truediv__(self, other):
+        return arith(DIV, self, other)
+
+    def __rtruediv__(self, other):
+        return arith(DIV, other, self)
+
+    def __pow__(self, other, mod):
+        return arith(POW, self, other)
+
+    def __rpow__(self, other, mod):
+        return arith(POW, other, self)
+
+    def __matmul__(self, other):
+        return numpy_api().matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return numpy_api().matmul(other, self)
+
+    def __neg__(self):
+        return rec_unary(self, NEG, 0.0)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return numpy_api().absolute(self)
+
+    def __floordiv__(self, other):
+        raise UnsupportedOperation("adsim: `//` has derivative zero almost everywhere and is not "
+                                   "recorded; use np.floor on adsim.value(x) if that is intended")
+
+    __rfloordiv__ = __floordiv__
+    __mod__ = __floordiv__
+    __rmod__ = __floordiv__
+
+    # ---- comparisons: recorded branch outcomes, returned as plain bools --
+    def __lt__(self, other):
+        return numpy_api().compare(CMP_LT, self, other)
+
+    def __le__(self, other):
+        return numpy_api().compare(CMP_LE, self, other)
+
+    def __gt__(self, other):
+        return numpy_api().compare(CMP_GT, self, other)
+
+    def __ge__(self, other):
+        return numpy_api().compare(CMP_GE, self, other)
+
+    def __eq__(self, other):
+        return numpy_api().compare(CMP_EQ, self, other)
+
+    def __ne__(self, other):
+        return numpy_api().compare(CMP_NE, self, other)
+
+    __hash__ = None
+
+    # ---- indexing --------------------------------------------------------
+    def __getitem__(self, key):
+        return numpy_api().getitem(self, key)
+
+    def __setitem__(self, key, value):
+        numpy_api().setitem(self, key, value)
+
+    # ---- NumPy protocols -------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        cdef int code
+        if method == "__call__" and not kwargs and len(inputs) == 1 and isinstance(inputs[0], Active):
+            code = UNARY_UFUNCS.get(ufunc, 0)
+            if code:
+                return rec_unary(<Active>inputs[0], code, 0.0)
+        return numpy_api().ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return numpy_api().array_function(func, types, args, kwargs)
+
+    # ---- methods (NumPy's ndarray names) ---------------------------------
+    def sum(self, axis=None, keepdims=False, **kw):
+        return numpy_api().sum(self, axis=axis, keepdims=keepdims, **kw)
+
+    def mean(self, axis=None, keepdims=False, **kw):
+        return numpy_api().mean(self, axis=axis, keepdims=keepdims, **kw)
+
+    def prod(self, axis=None, keepdims=False, **kw):
+        return numpy_api().prod(self, axis=axis, keepdims=keepdims, **kw)
+
+    def max(self, axis=None, keepdims=False, **kw):
+        return numpy_api().amax(self, axis=axis, keepdims=keepdims, **kw)
+
+    def min(self, axis=None, keepdims=False, **kw):
+        return numpy_api().amin(self, axis=axis, keepdims=keepdims, **kw)
+
+    def argmax(self, axis=None):
+        return numpy_api().argmax(self, axis=axis)
+
+    def argmin(self, axis=None):
+        return numpy_api().argmin(self, axis=axis)
+
+    def cumsum(self, axis=None):
+        return numpy_api().cumsum(self, axis=axis)
+
+    def dot(self, other):
+        return numpy_api().dot(self, other)
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return numpy_api().reshape(self, shape, order=order)
+
+    def ravel(self, order="C"):
+        return numpy_api().reshape(self, (-1,), order=order)
+
+    def flatten(self, order="C"):
+        return numpy_api().reshape(self, (-1,), order=order)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return numpy_api().transpose(self, axes or None)
+
+    def squeeze(self, axis=None):
+        return numpy_api().squeeze(self, axis=axis)
+
+    def copy(self):
+        return numpy_api().copy(self)
+
+    def astype(self, dtype, copy=True):
+        if np.dtype(dtype) != np.float64:
+            raise TypeError(f"adsim: an active array can only be float64, not {np.dtype(dtype)}")
+        return self
+
+    def clip(self, a_min=None, a_max=None):
+        return numpy_api().clip(self, a_min, a_max)
+
+
+UNARY_UFUNCS = {}
+
+
+def _install_unary_ufuncs(table):
+    """Called once by adsim/_numpy_api.py with {ufunc: opcode} for unary
+    ufuncs that need no branch record."""
+    UNARY_UFUNCS.clear()
+    UNARY_UFUNCS.update(table)

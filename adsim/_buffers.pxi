@@ -1,0 +1,54 @@
+# Growable C buffers and the value stack. Buffers double when full so that
+# appending is amortised O(1); nothing here calls Python except to raise.
+
+cdef void* grow(void* ptr, int64_t* cap, int64_t need, size_t itemsize) except NULL:
+    """Return ``ptr`` reallocated to hold at least ``need`` items."""
+    cdef int64_t c = cap[0]
+    cdef void* p
+    if need <= c and ptr != NULL:
+        return ptr
+    if c < 16:
+        c = 16
+    while c < need:
+        c *= 2
+    p = realloc(ptr, <size_t>c * itemsize)
+    if p == NULL:
+        raise MemoryError(f"adsim: cannot grow a tape buffer to {c * itemsize} bytes")
+    cap[0] = c
+    return p
+
+
+cdef int stack_push(DStack* st, const double* src, int64_t n) except -1:
+    if st.top + n > st.cap:
+        st.data = <double*>grow(st.data, &st.cap, st.top + n, sizeof(double))
+    memcpy(st.data + st.top, src, <size_t>n * sizeof(double))
+    st.top += n
+    if st.top > st.peak:
+        st.peak = st.top
+    return 0
+
+
+cdef inline void stack_pop(DStack* st, double* dst, int64_t n) noexcept:
+    st.top -= n
+    memcpy(dst, st.data + st.top, <size_t>n * sizeof(double))
+
+
+cdef int stack_push_indexed(DStack* st, const double* src, const int32_t* idx,
+                            int64_t m) except -1:
+    cdef int64_t j
+    if st.top + m > st.cap:
+        st.data = <double*>grow(st.data, &st.cap, st.top + m, sizeof(double))
+    for j in range(m):
+        st.data[st.top + j] = src[idx[j]]
+    st.top += m
+    if st.top > st.peak:
+        st.peak = st.top
+    return 0
+
+
+cdef inline void stack_pop_indexed(DStack* st, double* dst, const int32_t* idx,
+                                   int64_t m) noexcept:
+    cdef int64_t j
+    st.top -= m
+    for j in range(m):
+        dst[idx[j]] = st.data[st.top + j]

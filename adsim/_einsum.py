@@ -1,0 +1,116 @@
+"""``np.einsum`` on active arrays for one or two operands.
+
+Two-operand contractions without shared output indices become one MATMUL
+between transposed, reshaped operands (as tensordot does); other cases align
+both operands in one index space, multiply with broadcasting and sum.
+"""
+import math
+
+import numpy as np
+
+from . import _numpy_api as api
+from .errors import UnsupportedOperation
+
+
+def _parse(subscripts, n_operands):
+    subscripts = subscripts.replace(" ", "")
+    if "." in subscripts:
+        raise UnsupportedOperation("adsim: np.einsum with '...' is not supported; spell out the indices")
+    if "->" in subscripts:
+        inputs, output = subscripts.split("->")
+    else:
+        inputs = subscripts
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    inputs = inputs.split(",")
+    if len(inputs) != n_operands:
+        raise ValueError(f"adsim: einsum subscripts name {len(inputs)} operands, {n_operands} given")
+    return inputs, output
+
+
+def _diagonal(x, labels):
+    """Take diagonals for labels repeated within one operand ('ii' -> 'i')."""
+    while len(set(labels)) < len(labels):
+        for pos, c in enumerate(labels):
+            second = labels.find(c, pos + 1)
+            if second >= 0:
+                x = api.index_map(lambda idx: np.diagonal(idx, 0, pos, second), [x]) \
+                    if isinstance(x, api.Active) else np.diagonal(x, 0, pos, second)
+                labels = labels[:pos] + labels[pos + 1:second] + labels[second + 1:] + c
+                break
+    return x, labels
+
+
+def _sum_out(x, labels, keep):
+    """Sum over labels not in ``keep``."""
+    axes = tuple(i for i, c in enumerate(labels) if c not in keep)
+    if not axes:
+        return x, labels
+    x = api.sum(x, axis=axes) if isinstance(x, api.Active) else np.sum(x, axis=axes)
+    return x, "".join(c for c in labels if c in keep)
+
+
+def _permute(x, labels, order):
+    perm = [labels.index(c) for c in order]
+    if perm == list(range(len(perm))):
+        return x
+    return api.transpose(x, perm) if isinstance(x, api.Active) else np.transpose(x, perm)
+
+
+def _reshape(x, shape):
+    return api.reshape(x, shape) if isinstance(x, api.Active) else np.reshape(x, shape)
+
+
+def einsum(subscripts, *operands, optimize=False, **kwargs):
+    if kwargs:
+        raise UnsupportedOperation(f"adsim: np.einsum arguments {sorted(kwargs)} are not supported")
+    if not isinstance(subscripts, str):
+        raise UnsupportedOperation("adsim: np.einsum needs the subscripts string form")
+    inputs, output = _parse(subscripts, len(operands))
+    if len(operands) > 2:
+        first = einsum(f"{inputs[0]},{inputs[1]}->" + "".join(
+            sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:])))),
+            operands[0], operands[1])
+        rest = "".join(sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:]))))
+        return einsum(",".join([rest] + inputs[2:]) + "->" + output, first, *operands[2:])
+    xs, labels = [], []
+    others = [set("".join(inputs[j] for j in range(len(inputs)) if j != i)) for i in range(len(inputs))]
+    for x, lab, other in zip(operands, inputs, others):
+        x = x if isinstance(x, api.Active) else api.constant(x)
+        x, lab = _diagonal(x, lab)
+        x, lab = _sum_out(x, lab, set(output) | other)
+        xs.append(x)
+        labels.append(lab)
+    if len(xs) == 1:
+        return _as_result(_permute(xs[0], labels[0], output))
+    (a, b), (la, lb) = xs, labels
+    sizes = {c: d for x, lab in zip(xs, labels) for c, d in zip(lab, api.shape_of(x))}
+    shared = [c for c in la if c in lb]
+    contracted = [c for c in shared if c not in output]
+    batch = [c for c in shared if c in output]
+    if not batch:
+        free_a = [c for c in la if c not in contracted]
+        free_b = [c for c in lb if c not in contracted]
+        ka = math.prod(sizes[c] for c in contracted)
+        a2 = _reshape(_permute(a, la, free_a + contracted),
+                      (math.prod(sizes[c] for c in free_a), ka))
+        b2 = _reshape(_permute(b, lb, contracted + free_b),
+                      (ka, math.prod(sizes[c] for c in free_b)))
+        prod = api.matmul(a2, b2) if (isinstance(a2, api.Active) or isinstance(b2, api.Active)) \
+            else a2 @ b2
+        prod = _reshape(prod, tuple(sizes[c] for c in free_a + free_b))
+        return _as_result(_permute(prod, "".join(free_a + free_b), output))
+    # batched: align both in the union of labels, multiply, sum the contracted
+    union = "".join(dict.fromkeys(output + la + lb))
+    aligned = []
+    for x, lab in zip((a, b), (la, lb)):
+        order = [c for c in union if c in lab]
+        x = _permute(x, lab, "".join(order))
+        aligned.append(_reshape(x, tuple(sizes[c] if c in lab else 1 for c in union)))
+    prod = aligned[0] * aligned[1]
+    prod, lab = _sum_out(prod, union, set(output))
+    return _as_result(_permute(prod, lab, output))
+
+
+def _as_result(x):
+    return x if isinstance(x, api.Active) else np.asarray(x)

@@ -1,0 +1,242 @@
+# Binary elementwise primitives y = f(a, b). Each block gives the value and a
+# rule writing d[0] = df/da, d[1] = df/db and, when order >= 2, the second
+# partials d[2] = f_aa, d[3] = f_ab, d[4] = f_bb. Operands have the result's
+# size or size 1 (a broadcast scalar, stride 0); a constant operand has no
+# tangent or adjoint and its partials are never multiplied (no 0 * inf).
+
+ctypedef double (*binary_value_fn)(double a, double b) noexcept nogil
+ctypedef void (*binary_rule_fn)(double a, double b, double y, int order, double* d) noexcept nogil
+
+cdef binary_value_fn BINARY_VALUE[<int>BINARY_END]
+cdef binary_rule_fn BINARY_RULE[<int>BINARY_END]
+
+cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
+    BINARY_VALUE[code] = value
+    BINARY_RULE[code] = rule
+
+# a + b
+cdef double add_value(double a, double b) noexcept nogil:
+    return a + b
+cdef void add_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0
+    d[1] = 1.0
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(ADD, add_value, add_rule)
+
+# a - b
+cdef double sub_value(double a, double b) noexcept nogil:
+    return a - b
+cdef void sub_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0
+    d[1] = -1.0
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(SUB, sub_value, sub_rule)
+
+# a * b
+cdef double mul_value(double a, double b) noexcept nogil:
+    return a * b
+cdef void mul_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = b
+    d[1] = a
+    d[2] = 0.0
+    d[3] = 1.0
+    d[4] = 0.0
+register_binary(MUL, mul_value, mul_rule)
+
+# a / b: y_a = 1/b, y_b = -y/b, y_ab = -1/b^2, y_bb = 2y/b^2
+cdef double div_value(double a, double b) noexcept nogil:
+    return a / b
+cdef void div_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0 / b
+    d[1] = -y / b
+    d[2] = 0.0
+    d[3] = -1.0 / (b * b)
+    d[4] = 2.0 * y / (b * b)
+register_binary(DIV, div_value, div_rule)
+
+# a ** b: y_a = b a^(b-1), y_b = y ln a (taken as 0 where y = 0, the limit
+# for a -> 0+), y_aa = b (b-1) a^(b-2), y_ab = a^(b-1) (1 + b ln a), y_bb = y ln^2 a
+cdef double pow_value(double a, double b) noexcept nogil:
+    return pow(a, b)
+cdef void pow_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    cdef double la = log(a) if y != 0.0 else 0.0
+    cdef double am1 = pow(a, b - 1.0) if b != 1.0 else 1.0
+    d[0] = b * am1 if b != 0.0 else 0.0
+    d[1] = y * la
+    if order > 1:
+        d[2] = b * (b - 1.0) * pow(a, b - 2.0) if (b != 0.0 and b != 1.0) else 0.0
+        d[3] = am1 * (1.0 + b * la)
+        d[4] = y * la * la
+register_binary(POW, pow_value, pow_rule)
+
+# arctan2(a, b): with r = a^2 + b^2, y_a = b/r, y_b = -a/r,
+# y_aa = -2ab/r^2, y_ab = (a^2 - b^2)/r^2, y_bb = 2ab/r^2
+cdef double arctan2_value(double a, double b) noexcept nogil:
+    return atan2(a, b)
+cdef void arctan2_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    cdef double r = a * a + b * b
+    d[0] = b / r
+    d[1] = -a / r
+    if order > 1:
+        d[2] = -2.0 * a * b / (r * r)
+        d[3] = (a * a - b * b) / (r * r)
+        d[4] = -d[2]
+register_binary(ARCTAN2, arctan2_value, arctan2_rule)
+
+# hypot(a, b): y_a = a/y, y_b = b/y, y_aa = b^2/y^3, y_ab = -ab/y^3, y_bb = a^2/y^3
+cdef double hypot_value(double a, double b) noexcept nogil:
+    return hypot(a, b)
+cdef void hypot_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    cdef double y3 = y * y * y
+    d[0] = a / y
+    d[1] = b / y
+    if order > 1:
+        d[2] = b * b / y3
+        d[3] = -a * b / y3
+        d[4] = a * a / y3
+register_binary(HYPOT, hypot_value, hypot_rule)
+
+# maximum(a, b): the side is fixed by a COMPARE recorded before it; ties go to a
+cdef double maximum_value(double a, double b) noexcept nogil:
+    return a if (a >= b or a != a) else b
+cdef void maximum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0 if (a >= b or a != a) else 0.0
+    d[1] = 1.0 - d[0]
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(MAXIMUM, maximum_value, maximum_rule)
+
+# minimum(a, b): ties go to a
+cdef double minimum_value(double a, double b) noexcept nogil:
+    return a if (a <= b or a != a) else b
+cdef void minimum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0 if (a <= b or a != a) else 0.0
+    d[1] = 1.0 - d[0]
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(MINIMUM, minimum_value, minimum_rule)
+
+
+# ---- kernels shared by all binary primitives: operands [r, a, b] ----
+
+cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1:
+    cdef double* y = vptr(s, o[0])
+    cdef double* a = vptr(s, o[1])
+    cdef double* b = vptr(s, o[2])
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
+    cdef int64_t i
+    cdef binary_value_fn f = BINARY_VALUE[code]
+    if code == ADD and sa == 1 and sb == 1:
+        for i in range(n):
+            y[i] = a[i] + b[i]
+    elif code == MUL and sa == 1 and sb == 1:
+        for i in range(n):
+            y[i] = a[i] * b[i]
+    else:
+        for i in range(n):
+            y[i] = f(a[i * sa], b[i * sb])
+    return 0
+
+
+cdef int binary_tangent(Sweep* s, int code, const int32_t* o) except -1:
+    cdef double* y = vptr(s, o[0])
+    cdef double* a = vptr(s, o[1])
+    cdef double* b = vptr(s, o[2])
+    cdef double* ty = tptr(s, o[0])
+    cdef double* ta = tptr(s, o[1])
+    cdef double* tb = tptr(s, o[2])
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
+    cdef int64_t i, j
+    cdef double t
+    cdef double d[5]
+    cdef binary_rule_fn rule = BINARY_RULE[code]
+    for i in range(n):
+        rule(a[i * sa], b[i * sb], y[i], 1, d)
+        for j in range(s.p):
+            t = 0.0
+            if ta != NULL:
+                t += d[0] * ta[j * na + i * sa]
+            if tb != NULL:
+                t += d[1] * tb[j * nb + i * sb]
+            ty[j * n + i] = t
+    return 0
+
+
+cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+    cdef double* y = vptr(s, o[0])
+    cdef double* a = vptr(s, o[1])
+    cdef double* b = vptr(s, o[2])
+    cdef double* ay = aptr(s, o[0])
+    cdef double* aa = aptr(s, o[1])
+    cdef double* ab = aptr(s, o[2])
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
+    cdef int64_t i, j
+    cdef double g
+    cdef double d[5]
+    cdef binary_rule_fn rule = BINARY_RULE[code]
+    for i in range(n):
+        rule(a[i * sa], b[i * sb], y[i], 1, d)
+        for j in range(s.q):
+            g = ay[j * n + i]
+            if aa != NULL:
+                aa[j * na + i * sa] += d[0] * g
+            if ab != NULL:
+                ab[j * nb + i * sb] += d[1] * g
+    return 0
+
+
+cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+    cdef double* y = vptr(s, o[0])
+    cdef double* a = vptr(s, o[1])
+    cdef double* b = vptr(s, o[2])
+    cdef double* ay = aptr(s, o[0])
+    cdef double* aa = aptr(s, o[1])
+    cdef double* ab = aptr(s, o[2])
+    cdef double* dy = dptr(s, o[0])
+    cdef double* da = dptr(s, o[1])
+    cdef double* db = dptr(s, o[2])
+    cdef double* ta = tptr(s, o[1])
+    cdef double* tb = tptr(s, o[2])
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
+    cdef int64_t i, j
+    cdef double g, gd, ha, hb, taj, tbj
+    cdef double d[5]
+    cdef binary_rule_fn rule = BINARY_RULE[code]
+    for i in range(n):
+        rule(a[i * sa], b[i * sb], y[i], 2, d)
+        g = ay[i]
+        if aa != NULL:
+            aa[i * sa] += d[0] * g
+        if ab != NULL:
+            ab[i * sb] += d[1] * g
+        for j in range(s.p):
+            gd = dy[j * n + i]
+            ha = 0.0
+            hb = 0.0
+            if g != 0.0:
+                if ta != NULL:
+                    taj = ta[j * na + i * sa]
+                    ha += d[2] * taj
+                    hb += d[3] * taj
+                if tb != NULL:
+                    tbj = tb[j * nb + i * sb]
+                    ha += d[3] * tbj
+                    hb += d[4] * tbj
+            if da != NULL:
+                da[j * na + i * sa] += d[0] * gd + g * ha
+            if db != NULL:
+                db[j * nb + i * sb] += d[1] * gd + g * hb
+    return 0

@@ -1,0 +1,89 @@
+# CALLBACK [r, cb, nargs, a_1 .. a_nargs]: an op whose rules live in Python,
+# one call per op (user primitives, checkpointed loops). callbacks[cb] has
+#   value(args)                               -> result (flat)
+#   tangent(args, result, tangents)           -> result tangents (p, size)
+#   adjoint(args, result, adjoint)            -> per arg (q, size) or None
+#   soadjoint(args, result, tangents, adjoint, adjoint_tangents)
+#                                             -> (per arg adjoint (size) or None,
+#                                                 per arg adjoint tangents (p, size) or None)
+# args are flat float64 copies; tangents[i] is None for a constant argument.
+# The Python layer (adsim/primitives.py, adsim/checkpoint/loop.py) reshapes.
+
+cdef object copy_out(const double* src, int64_t dirs, int64_t n):
+    cdef cnp.ndarray out
+    if dirs > 0:
+        out = np.empty((dirs, n), dtype=np.float64)
+    else:
+        out = np.empty(n, dtype=np.float64)
+    memcpy(cnp.PyArray_DATA(out), src, <size_t>(max(dirs, 1) * n) * sizeof(double))
+    return out
+
+
+cdef void copy_in(double* dst, object src, int64_t count, bint accumulate) except *:
+    cdef cnp.ndarray arr = np.ascontiguousarray(src, dtype=np.float64).reshape(-1)
+    cdef double* p = <double*>cnp.PyArray_DATA(arr)
+    cdef int64_t i
+    if arr.shape[0] != count:
+        raise ValueError(f"adsim: a primitive returned {arr.shape[0]} numbers where {count} were expected")
+    if accumulate:
+        for i in range(count):
+            dst[i] += p[i]
+    else:
+        memcpy(dst, p, <size_t>count * sizeof(double))
+
+
+cdef list callback_args(Sweep* s, const int32_t* o):
+    return [copy_out(vptr(s, o[3 + i]), 0, ref_size(s, o[3 + i])) for i in range(o[2])]
+
+
+cdef list callback_tangents(Sweep* s, const int32_t* o):
+    cdef list out = []
+    cdef int i
+    for i in range(o[2]):
+        t = tptr(s, o[3 + i])
+        out.append(None if t == NULL else copy_out(t, s.p, ref_size(s, o[3 + i])))
+    return out
+
+
+cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1:
+    cb = (<list>s.callbacks)[o[1]]
+    copy_in(vptr(s, o[0]), cb.value(callback_args(s, o)), ref_size(s, o[0]), False)
+    return 0
+
+
+cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1:
+    cb = (<list>s.callbacks)[o[1]]
+    cdef int64_t n = ref_size(s, o[0])
+    result = copy_out(vptr(s, o[0]), 0, n)
+    out = cb.tangent(callback_args(s, o), result, callback_tangents(s, o))
+    copy_in(tptr(s, o[0]), out, s.p * n, False)
+    return 0
+
+
+cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+    cb = (<list>s.callbacks)[o[1]]
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int i
+    result = copy_out(vptr(s, o[0]), 0, n)
+    adjs = cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n))
+    for i in range(o[2]):
+        if adjs[i] is not None and o[3 + i] >= 0:
+            copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
+    return 0
+
+
+cdef int callback_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+    cb = (<list>s.callbacks)[o[1]]
+    cdef int64_t n = ref_size(s, o[0])
+    cdef int i
+    result = copy_out(vptr(s, o[0]), 0, n)
+    adjs, adots = cb.soadjoint(callback_args(s, o), result, callback_tangents(s, o),
+                               copy_out(aptr(s, o[0]), 0, n), copy_out(dptr(s, o[0]), s.p, n))
+    for i in range(o[2]):
+        if o[3 + i] < 0:
+            continue
+        if adjs[i] is not None:
+            copy_in(aptr(s, o[3 + i]), adjs[i], ref_size(s, o[3 + i]), True)
+        if adots[i] is not None:
+            copy_in(dptr(s, o[3 + i]), adots[i], s.p * ref_size(s, o[3 + i]), True)
+    return 0

@@ -1,0 +1,201 @@
+# Linear structural primitives: they move, repeat or add values and have
+# no second derivative (their second-order rule is linear_soadjoint).
+#
+# COPY      [r, a]                      r = a (reshape, ravel, copy)
+# FILL      [r, c]                      r = constant c (size of r, or 1)
+# BROADCAST [r, a, outer, m, inner]     r[u, k, i] = a[u, i]      (adjoint: SUM)
+# SUM       [r, a, outer, m, inner]     r[u, i] = sum_k a[u, k, i] (adjoint: BROADCAST)
+# CUMSUM    [r, a, outer, m, inner]     r[u, k, i] = sum_{k' <= k} a[u, k', i]
+# GATHER    [r, a, ioff]                r[j] = a[idx[j]], idx = ints[ioff:]
+# SCATTER   [r, v, ioff, m]             r[idx[j]] = v[j] in place (last write wins)
+# WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
+
+cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept:
+    """dst = L(src) for the one-input linear ops."""
+    cdef int64_t outer, m, inner, u, k, i, base, n
+    cdef const int32_t* idx
+    cdef double acc
+    if code == COPY:
+        memcpy(dst, src, <size_t>ref_size(s, o[0]) * sizeof(double))
+    elif code == GATHER:
+        n = ref_size(s, o[0])
+        idx = s.ints + o[2]
+        for i in range(n):
+            dst[i] = src[idx[i]]
+    else:
+        outer = o[2]
+        m = o[3]
+        inner = o[4]
+        if code == BROADCAST:
+            for u in range(outer):
+                for k in range(m):
+                    memcpy(dst + (u * m + k) * inner, src + u * inner, <size_t>inner * sizeof(double))
+        elif code == SUM:
+            for u in range(outer):
+                for i in range(inner):
+                    acc = 0.0
+                    base = u * m * inner + i
+                    for k in range(m):
+                        acc += src[base + k * inner]
+                    dst[u * inner + i] = acc
+        elif code == CUMSUM:
+            for u in range(outer):
+                for i in range(inner):
+                    acc = 0.0
+                    base = u * m * inner + i
+                    for k in range(m):
+                        acc += src[base + k * inner]
+                        dst[base + k * inner] = acc
+
+
+cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept:
+    """dst += L^T(src): the adjoint of linear_map."""
+    cdef int64_t outer, m, inner, u, k, i, base, n
+    cdef const int32_t* idx
+    cdef double acc
+    if code == COPY:
+        n = ref_size(s, o[0])
+        for i in range(n):
+            dst[i] += src[i]
+    elif code == GATHER:
+        n = ref_size(s, o[0])
+        idx = s.ints + o[2]
+        for i in range(n):
+            dst[idx[i]] += src[i]
+    else:
+        outer = o[2]
+        m = o[3]
+        inner = o[4]
+        if code == BROADCAST:
+            for u in range(outer):
+                for k in range(m):
+                    base = (u * m + k) * inner
+                    for i in range(inner):
+                        dst[u * inner + i] += src[base + i]
+        elif code == SUM:
+            for u in range(outer):
+                for k in range(m):
+                    base = (u * m + k) * inner
+                    for i in range(inner):
+                        dst[base + i] += src[u * inner + i]
+        elif code == CUMSUM:
+            for u in range(outer):
+                for i in range(inner):
+                    acc = 0.0
+                    base = u * m * inner + i
+                    for k in range(m - 1, -1, -1):
+                        acc += src[base + k * inner]
+                        dst[base + k * inner] += acc
+
+
+cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) noexcept:
+    cdef int64_t i
+    if n_src == n:
+        memcpy(dst, src, <size_t>n * sizeof(double))
+    else:
+        for i in range(n):
+            dst[i] = src[0]
+
+
+cdef void scatter_into(double* r, const double* v, const int32_t* idx, int64_t m, int64_t sv) noexcept:
+    cdef int64_t j
+    if v == NULL:
+        for j in range(m):
+            r[idx[j]] = 0.0
+    else:
+        for j in range(m):
+            r[idx[j]] = v[j * sv]
+
+
+cdef void where_into(double* r, const double* a, const double* b, const uint8_t* mask,
+                     int64_t n, int64_t sa, int64_t sb) noexcept:
+    """r = mask ? a : b; a NULL operand (a constant's tangent) counts as zero."""
+    cdef int64_t i
+    for i in range(n):
+        if mask[i]:
+            r[i] = a[i * sa] if a != NULL else 0.0
+        else:
+            r[i] = b[i * sb] if b != NULL else 0.0
+
+
+cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1:
+    cdef int64_t n = ref_size(s, o[0])
+    if code == FILL:
+        fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
+    elif code == SCATTER:
+        scatter_into(vptr(s, o[0]), vptr(s, o[1]), s.ints + o[2], o[3], stride_of(s, o[1], o[3]))
+    elif code == WHERE:
+        where_into(vptr(s, o[0]), vptr(s, o[1]), vptr(s, o[2]), s.branches + o[3], n,
+                   stride_of(s, o[1], n), stride_of(s, o[2], n))
+    else:
+        linear_map(code, o, s, vptr(s, o[0]), vptr(s, o[1]))
+    return 0
+
+
+cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1:
+    cdef int64_t n = ref_size(s, o[0])
+    cdef double* ty = tptr(s, o[0])
+    cdef double* ta = tptr(s, o[1])
+    cdef double* tb
+    cdef int64_t na = ref_size(s, o[1]), nb, j
+    if code == FILL or (ta == NULL and code != WHERE):
+        if code == SCATTER:
+            for j in range(s.p):
+                scatter_into(ty + j * n, NULL, s.ints + o[2], o[3], 0)
+        else:
+            memset(ty, 0, <size_t>(s.p * n) * sizeof(double))
+    elif code == SCATTER:
+        for j in range(s.p):
+            scatter_into(ty + j * n, ta + j * na, s.ints + o[2], o[3], stride_of(s, o[1], o[3]))
+    elif code == WHERE:
+        tb = tptr(s, o[2])
+        nb = ref_size(s, o[2])
+        for j in range(s.p):
+            where_into(ty + j * n, ta + j * na if ta != NULL else NULL,
+                       tb + j * nb if tb != NULL else NULL, s.branches + o[3], n,
+                       stride_of(s, o[1], n), stride_of(s, o[2], n))
+    else:
+        for j in range(s.p):
+            linear_map(code, o, s, ty + j * n, ta + j * na)
+    return 0
+
+
+cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+    cdef int64_t n = ref_size(s, o[0])
+    cdef double* ay = aptr(s, o[0])
+    cdef double* aa = aptr(s, o[1])
+    cdef double* ab
+    cdef int64_t na = ref_size(s, o[1]), nb, j, i, sa, sb, m
+    cdef const int32_t* idx
+    cdef const uint8_t* mask
+    if code == FILL:
+        return 0
+    if code == SCATTER:
+        idx = s.ints + o[2]
+        m = o[3]
+        sa = stride_of(s, o[1], m)
+        for j in range(s.q):
+            for i in range(m - 1, -1, -1):     # the last write to an index wins
+                if aa != NULL:
+                    aa[j * na + i * sa] += ay[j * n + idx[i]]
+                ay[j * n + idx[i]] = 0.0
+        return 0
+    if code == WHERE:
+        ab = aptr(s, o[2])
+        nb = ref_size(s, o[2])
+        mask = s.branches + o[3]
+        sa = stride_of(s, o[1], n)
+        sb = stride_of(s, o[2], n)
+        for j in range(s.q):
+            for i in range(n):
+                if mask[i]:
+                    if aa != NULL:
+                        aa[j * na + i * sa] += ay[j * n + i]
+                elif ab != NULL:
+                    ab[j * nb + i * sb] += ay[j * n + i]
+        return 0
+    if aa == NULL:
+        return 0
+    for j in range(s.q):
+        linear_map_transpose(code, o, s, aa + j * na, ay + j * n)
+    return 0

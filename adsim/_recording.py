@@ -1,0 +1,38 @@
+"""Recording: run a function on active inputs and keep the tape."""
+import numpy as np
+
+from ._tape import Active, Opcode as Op, _as_float_array, wrap
+
+
+def record(f, *args, tape_class=None, **kwargs):
+    """Run ``f(*args, **kwargs)`` once, recording every operation on the
+    positional arguments (all of them are inputs); keyword arguments are
+    constants. Returns the tape; its output is f's (single) return value."""
+    from .tape import Tape
+    tape = (tape_class or Tape)()
+    inputs = []
+    for i, a in enumerate(args):
+        arr = _as_float_array(a, f"argument {i}")
+        inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
+    try:
+        out = f(*inputs, **kwargs)
+    except BaseException:
+        tape.finish_failed()
+        raise
+    out = _output_active(tape, out, f)
+    tape.finish(out.slot, out.shape)
+    return tape
+
+
+def _output_active(tape, out, f):
+    name = getattr(f, "__name__", "the function")
+    if isinstance(out, (tuple, list)):
+        raise TypeError(f"adsim: {name} returned a {type(out).__name__}; return one array "
+                        f"(np.concatenate the pieces, or differentiate each separately)")
+    if isinstance(out, Active):
+        if out.tape is not tape:
+            raise ValueError(f"adsim: {name} returned an active array of another recording")
+        return out
+    arr = _as_float_array(out, f"the return value of {name}")
+    # independent of the inputs: a constant output (all derivatives zero)
+    return wrap(tape, tape.record_op(int(Op.FILL), arr.size, [tape.const_ref(arr)]), arr.shape)

@@ -1,0 +1,204 @@
+# Generic sweeps over the tape. Each walks the op stream once and hands every
+# op to its family's kernel; no Python is called per op (CALLBACK ops aside).
+# Kernels return 0, or 1 when a branch record differs (s.err_op is then set).
+
+cdef inline int64_t ref_size(Sweep* s, int ref) noexcept nogil:
+    return s.slot_size[ref] if ref >= 0 else s.const_size[-ref - 1]
+
+cdef inline double* vptr(Sweep* s, int ref) noexcept nogil:
+    if ref >= 0:
+        return s.val + s.slot_off[ref]
+    return s.consts + s.const_off[-ref - 1]
+
+cdef inline double* tptr(Sweep* s, int ref) noexcept nogil:
+    """Tangents of ``ref`` (p directions), NULL for constants."""
+    if ref < 0 or s.tan == NULL:
+        return NULL
+    return s.tan + s.p * s.slot_off[ref]
+
+cdef inline double* aptr(Sweep* s, int ref) noexcept nogil:
+    """Adjoints of ``ref`` (q directions), NULL for constants."""
+    if ref < 0 or s.adj == NULL:
+        return NULL
+    return s.adj + s.q * s.slot_off[ref]
+
+cdef inline double* dptr(Sweep* s, int ref) noexcept nogil:
+    """Tangents of the adjoints of ``ref`` (p directions), NULL for constants."""
+    if ref < 0 or s.adot == NULL:
+        return NULL
+    return s.adot + s.p * s.slot_off[ref]
+
+cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
+    """1 for an operand of the result's size, 0 for a broadcast scalar."""
+    return 0 if ref_size(s, ref) == 1 and n != 1 else 1
+
+
+cdef int op_value(Sweep* s, int64_t k) except -1:
+    cdef int code = s.code[k]
+    cdef const int32_t* o = s.opnd + s.start[k]
+    if code < UNARY_END:
+        return unary_value(s, code, o)
+    if code < BINARY_END:
+        return binary_value(s, code, o)
+    if code < BRANCH_END:
+        return branch_value(s, code, o, k)
+    if code < STRUCTURAL_END:
+        return structural_value(s, code, o)
+    if code < LINALG_END:
+        return linalg_value(s, code, o)
+    return callback_value(s, code, o)
+
+
+cdef int op_tangent(Sweep* s, int64_t k) except -1:
+    cdef int code = s.code[k]
+    cdef const int32_t* o = s.opnd + s.start[k]
+    if code < UNARY_END:
+        return unary_tangent(s, code, o)
+    if code < BINARY_END:
+        return binary_tangent(s, code, o)
+    if code < BRANCH_END:
+        return 0
+    if code < STRUCTURAL_END:
+        return structural_tangent(s, code, o)
+    if code < LINALG_END:
+        return linalg_tangent(s, code, o)
+    return callback_tangent(s, code, o)
+
+
+cdef int op_adjoint(Sweep* s, int64_t k) except -1:
+    cdef int code = s.code[k]
+    cdef const int32_t* o = s.opnd + s.start[k]
+    if code < UNARY_END:
+        return unary_adjoint(s, code, o)
+    if code < BINARY_END:
+        return binary_adjoint(s, code, o)
+    if code < BRANCH_END:
+        return 0
+    if code < STRUCTURAL_END:
+        return structural_adjoint(s, code, o)
+    if code < LINALG_END:
+        return linalg_adjoint(s, code, o)
+    return callback_adjoint(s, code, o)
+
+
+cdef int op_soadjoint(Sweep* s, int64_t k) except -1:
+    cdef int code = s.code[k]
+    cdef const int32_t* o = s.opnd + s.start[k]
+    if code < UNARY_END:
+        return unary_soadjoint(s, code, o)
+    if code < BINARY_END:
+        return binary_soadjoint(s, code, o)
+    if code < BRANCH_END:
+        return 0
+    if code < STRUCTURAL_END:
+        return linear_soadjoint(s, code, o)
+    if code < LINALG_END:
+        return linalg_soadjoint(s, code, o)
+    return callback_soadjoint(s, code, o)
+
+
+cdef int linear_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+    """Second-order adjoint of a linear op: its adjoint map applied to the
+    adjoint (one direction) and to the adjoint tangents (p directions)."""
+    cdef double* adj = s.adj
+    cdef int q = s.q
+    structural_adjoint(s, code, o)
+    s.adj = s.adot
+    s.q = s.p
+    structural_adjoint(s, code, o)
+    s.adj = adj
+    s.q = q
+    return 0
+
+
+cdef int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
+    """Push the values (and tangents) that op k is about to overwrite."""
+    cdef const int32_t* o = s.opnd + s.start[k]
+    cdef int r = o[0]
+    cdef int64_t n = s.slot_size[r]
+    cdef int64_t j
+    if s.flags[k] & FLAG_INPLACE:
+        stack_push_indexed(s.stack, vptr(s, r), s.ints + o[2], o[3])
+        if with_tangents:
+            for j in range(s.p):
+                stack_push_indexed(s.stack, tptr(s, r) + j * n, s.ints + o[2], o[3])
+        return 0
+    stack_push(s.stack, vptr(s, r), n)
+    if with_tangents:
+        stack_push(s.stack, tptr(s, r), s.p * n)
+    return 0
+
+
+cdef void restore_result(Sweep* s, int64_t k, bint with_tangents) noexcept:
+    """Pop what save_result pushed for op k, in reverse order."""
+    cdef const int32_t* o = s.opnd + s.start[k]
+    cdef int r = o[0]
+    cdef int64_t n = s.slot_size[r]
+    cdef int64_t j
+    if s.flags[k] & FLAG_INPLACE:
+        if with_tangents:
+            for j in range(s.p - 1, -1, -1):
+                stack_pop_indexed(s.stack, tptr(s, r) + j * n, s.ints + o[2], o[3])
+        stack_pop_indexed(s.stack, vptr(s, r), s.ints + o[2], o[3])
+        return
+    if with_tangents:
+        stack_pop(s.stack, tptr(s, r), s.p * n)
+    stack_pop(s.stack, vptr(s, r), n)
+
+
+cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs) noexcept:
+    """After op k is reversed its result slot holds an earlier variable (or
+    none): that variable's adjoint starts at zero. SCATTER clears its own part."""
+    cdef const int32_t* o = s.opnd + s.start[k]
+    cdef int r = o[0]
+    if r < 0 or (s.flags[k] & FLAG_INPLACE) or adj == NULL:
+        return
+    memset(adj + dirs * s.slot_off[r], 0, <size_t>(dirs * s.slot_size[r]) * sizeof(double))
+
+
+cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
+    """Zero-order sweep; with ``keep`` overwritten values go to the stack."""
+    cdef int64_t k
+    for k in range(n_ops):
+        if keep and (s.flags[k] & FLAG_PUSH):
+            save_result(s, k, False)
+        if op_value(s, k):
+            s.err_op = k
+            return 1
+    return 0
+
+
+cdef int tangent_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
+    """Values and p tangents; with ``keep`` both are saved when overwritten."""
+    cdef int64_t k
+    for k in range(n_ops):
+        if keep and (s.flags[k] & FLAG_PUSH):
+            save_result(s, k, True)
+        if op_value(s, k):
+            s.err_op = k
+            return 1
+        op_tangent(s, k)
+    return 0
+
+
+cdef int adjoint_sweep(Sweep* s, int64_t n_ops) except -1:
+    """q adjoints, after a keeping forward sweep; restores the values."""
+    cdef int64_t k
+    for k in range(n_ops - 1, -1, -1):
+        op_adjoint(s, k)
+        clear_result_adjoint(s, k, s.adj, s.q)
+        if s.flags[k] & FLAG_PUSH:
+            restore_result(s, k, False)
+    return 0
+
+
+cdef int soadjoint_sweep(Sweep* s, int64_t n_ops) except -1:
+    """Adjoint (q = 1) and its p tangents, after a keeping tangent sweep."""
+    cdef int64_t k
+    for k in range(n_ops - 1, -1, -1):
+        op_soadjoint(s, k)
+        clear_result_adjoint(s, k, s.adj, 1)
+        clear_result_adjoint(s, k, s.adot, s.p)
+        if s.flags[k] & FLAG_PUSH:
+            restore_result(s, k, True)
+    return 0

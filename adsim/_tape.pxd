@@ -1,0 +1,174 @@
+# Shared declarations of the compiled core: opcodes, buffers, sweep state.
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
+
+# Opcodes. Families occupy ranges so sweeps dispatch on the family and each
+# family file dispatches on the opcode. adsim/ops.py holds one metadata row per
+# opcode; tests/test_ops_table.py fails when the two disagree.
+cpdef enum Opcode:
+    # unary elementwise, one scalar parameter (_ops/unary.pxi)
+    NEG = 1
+    ABS = 2
+    SIGN = 3
+    SQRT = 4
+    CBRT = 5
+    SQUARE = 6
+    RECIPROCAL = 7
+    EXP = 8
+    EXP2 = 9
+    EXPM1 = 10
+    LOG = 11
+    LOG2 = 12
+    LOG10 = 13
+    LOG1P = 14
+    SIN = 15
+    COS = 16
+    TAN = 17
+    ARCSIN = 18
+    ARCCOS = 19
+    ARCTAN = 20
+    SINH = 21
+    COSH = 22
+    TANH = 23
+    ARCSINH = 24
+    ARCCOSH = 25
+    ARCTANH = 26
+    ADD_C = 27              # x + c
+    MUL_C = 28              # x * c
+    RSUB_C = 29             # c - x
+    RDIV_C = 30             # c / x
+    POW_C = 31              # x ** c
+    RPOW_C = 32             # c ** x
+    STOP_GRADIENT = 33      # value x, derivative 0
+    UNARY_END = 34
+    # binary elementwise, operands of equal size or size 1 (_ops/binary.pxi)
+    ADD = 64
+    SUB = 65
+    MUL = 66
+    DIV = 67
+    POW = 68
+    ARCTAN2 = 69
+    HYPOT = 70
+    MAXIMUM = 71
+    MINIMUM = 72
+    BINARY_END = 73
+    # branch records: no result, checked on replay (_ops/branch.pxi)
+    COMPARE = 96
+    ARGEXT = 97
+    BRANCH_END = 98
+    # linear structural ops (_ops/structural.pxi)
+    COPY = 128
+    FILL = 129
+    BROADCAST = 130
+    SUM = 131
+    CUMSUM = 132
+    GATHER = 133
+    SCATTER = 134
+    WHERE = 135
+    STRUCTURAL_END = 136
+    # linear algebra (_ops/linalg.pxi)
+    MATMUL = 160
+    LINALG_END = 161
+    # user primitives and loops: one Python call per op (_ops/callback.pxi)
+    CALLBACK = 192
+    CALLBACK_END = 193
+
+# comparison kinds of COMPARE
+cpdef enum CompareKind:
+    CMP_LT = 0
+    CMP_LE = 1
+    CMP_GT = 2
+    CMP_GE = 3
+    CMP_EQ = 4
+    CMP_NE = 5
+
+# per-op flags
+cpdef enum OpFlag:
+    FLAG_PUSH = 1           # the result overwrites a value the reverse sweep needs
+    FLAG_INPLACE = 2        # the op writes part of an existing slot (SCATTER)
+
+ctypedef struct DStack:     # value stack of overwritten values
+    double* data            # contents
+    int64_t top             # number of doubles held
+    int64_t cap             # capacity in doubles
+    int64_t peak            # largest top seen
+
+ctypedef struct Sweep:      # everything a kernel reads or writes
+    uint16_t* code          # opcode per op
+    int32_t* start          # operand offset per op
+    uint8_t* flags          # OpFlag bits per op
+    int32_t* opnd           # operand stream
+    double* val             # value arena
+    double* tan             # tangents: p directions per slot, direction-major
+    double* adj             # adjoints: q directions per slot
+    double* adot            # tangents of adjoints (second order): p directions
+    int p                   # tangent directions
+    int q                   # adjoint directions
+    int64_t* slot_off       # arena offset per slot
+    int64_t* slot_size      # elements per slot
+    double* consts          # constants stream
+    int64_t* const_off      # offset per constant id
+    int64_t* const_size     # elements per constant id
+    int32_t* ints           # index stream (gather/scatter indices, argext records)
+    uint8_t* branches       # comparison outcomes
+    DStack* stack           # overwritten values (and tangents)
+    int64_t err_op          # op at which a replay left the recorded path
+    void* callbacks         # borrowed list of Python objects for CALLBACK ops
+    void* tape              # borrowed owning Tape
+
+cdef class Tape:
+    cdef uint16_t* code
+    cdef int32_t* start
+    cdef uint8_t* flags
+    cdef int64_t n_ops
+    cdef int64_t cap_ops
+    cdef int32_t* opnd
+    cdef int64_t n_opnd
+    cdef int64_t cap_opnd
+    cdef double* consts
+    cdef int64_t n_consts
+    cdef int64_t cap_consts
+    cdef int64_t* const_off
+    cdef int64_t* const_size
+    cdef int64_t n_const_ids
+    cdef int64_t cap_const_ids
+    cdef int32_t* ints
+    cdef int64_t n_ints
+    cdef int64_t cap_ints
+    cdef uint8_t* branches
+    cdef int64_t n_branches
+    cdef int64_t cap_branches
+    cdef int64_t* slot_off
+    cdef int64_t* slot_size
+    cdef uint8_t* slot_state          # recording: 0 never written, 1 written, 2 pinned
+    cdef int64_t n_slots
+    cdef int64_t cap_slots
+    cdef double* val
+    cdef int64_t arena_size
+    cdef int64_t arena_cap
+    cdef double* work                 # sweep buffers (tangents, adjoints), reused
+    cdef int64_t work_cap
+    cdef DStack stack
+    cdef dict free_slots              # size -> list of free slot ids (recording only)
+    cdef public list callbacks
+    cdef public list input_slots
+    cdef public list input_shapes
+    cdef public object output_slot
+    cdef public object output_shape
+    cdef public bint recording
+    cdef public object listing_names  # optional names of inputs for the listing
+    cdef public dict _cache           # per-tape memo for Python helpers
+
+    cdef int new_slot(self, int64_t size) except -1
+    cdef void release(self, int slot)
+    cdef int64_t add_const_data(self, const double* data, int64_t n) except -1
+    cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1
+    cdef int64_t reserve_branches(self, int64_t n) except -1
+    cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
+    cdef void fill_sweep(self, Sweep* s)
+    cdef int execute_last(self) except -1
+    cdef int64_t size_of(self, int ref)
+    cdef int _write_slot(self, int slot, object arr) except -1
+    cdef double* work_buffer(self, int64_t n) except NULL
+    cdef raise_branch(self, Sweep* s)
+    cdef object _read_dirs(self, double* p, int dirs, int slot)
+    cdef int _seed(self, Sweep* s, list V, int p) except -1

@@ -1,0 +1,41 @@
+"""Checkpointed loops: schedules, snapshot stores and memory budgets."""
+
+from .budget import format_bytes, parse_bytes, snapshots_for_budget
+from .multistage import TwoLevel
+from .online import Online
+from .schedules import (
+    Action,
+    Advance,
+    FirstTurn,
+    Restore,
+    Revolve,
+    ScheduleCounts,
+    TakeShot,
+    YouTurn,
+    binomial_cost,
+    repetition_number,
+    simulate,
+)
+from .storage import DiskStore, MemoryStore, TieredStore
+
+__all__ = [
+    "Action",
+    "Advance",
+    "TakeShot",
+    "Restore",
+    "FirstTurn",
+    "YouTurn",
+    "Revolve",
+    "Online",
+    "TwoLevel",
+    "ScheduleCounts",
+    "simulate",
+    "binomial_cost",
+    "repetition_number",
+    "MemoryStore",
+    "DiskStore",
+    "TieredStore",
+    "parse_bytes",
+    "format_bytes",
+    "snapshots_for_budget",
+]

@@ -1,0 +1,200 @@
+"""The user-facing tape: replay methods that shape inputs and results.
+
+The compiled base class (adsim._tape.Tape) holds the buffers and runs the
+sweeps on flat arrays; this class turns NumPy-shaped arguments into sweep
+seeds and sweep results back into NumPy shapes. Directions for vector modes
+go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
+"""
+import numpy as np
+
+from . import _tape
+from .ops import BY_CODE
+
+_CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
+
+
+class Tape(_tape.Tape):
+    """A recorded computation; made by :func:`adsim.record`.
+
+    Replays run in C on new inputs of the recorded shapes. Every method
+    raises :class:`adsim.BranchChanged` if a recorded comparison comes out
+    differently at the new input.
+    """
+
+    # ---- shaping helpers -------------------------------------------------
+    def _single(self, arrays):
+        return arrays[0] if self.n_inputs == 1 else tuple(arrays)
+
+    def _directions(self, xs, vs, what):
+        """Directions per input as (k, size) arrays, and k (None: one direction)."""
+        if not isinstance(vs, (tuple, list)) or self.n_inputs == 1 and len(vs) != 1:
+            vs = (vs,)
+        if len(vs) != self.n_inputs:
+            raise ValueError(f"adsim: {what} needs one direction per input ({self.n_inputs})")
+        out, k = [], None
+        for i, (x, v) in enumerate(zip(xs, vs)):
+            v = _tape._as_float_array(v, f"{what} {i}")
+            if v.shape == x.shape:
+                kk = None
+                flat = v.reshape(1, -1)
+            elif v.shape[:-1] == x.shape:
+                kk = v.shape[-1]
+                flat = np.ascontiguousarray(v.reshape(x.size, kk).T)
+            else:
+                raise ValueError(f"adsim: {what} {i} has shape {v.shape}; expected {x.shape} "
+                                 f"(one direction) or {x.shape + ('k',)} (k directions)")
+            if i and kk != k:
+                raise ValueError(f"adsim: all {what}s need the same number of directions")
+            k = kk
+            out.append(flat)
+        return out, k
+
+    @staticmethod
+    def _shape_dirs(flat, shape, k):
+        """(k, size) -> shape (one direction) or shape + (k,)."""
+        if k is None:
+            return flat[0].reshape(shape)
+        return flat.T.reshape(tuple(shape) + (k,))
+
+    @staticmethod
+    def _value(y):
+        return float(y) if y.ndim == 0 else y
+
+    # ---- replays -----------------------------------------------------------
+    def forward(self, *xs):
+        """The output at new inputs (zero-order replay)."""
+        return self._value(self._forward(self._inputs(xs)))
+
+    def value_and_gradient(self, *xs):
+        """(f(x), gradient) for a scalar output; a tuple of gradients for
+        several inputs."""
+        xs = self._inputs(xs)
+        if int(np.prod(self.output_shape)) != 1:
+            raise ValueError(f"adsim: the gradient needs a scalar output; this tape's output has "
+                             f"shape {self.output_shape}: use tape.vjp or tape.jacobian")
+        y, adj = self._adjoint(xs, np.ones((1, 1)))
+        return float(y.reshape(())), self._single([a[0].reshape(x.shape) for a, x in zip(adj, xs)])
+
+    def gradient(self, *xs):
+        """Gradient of a scalar output by one reverse sweep."""
+        return self.value_and_gradient(*xs)[1]
+
+    def jvp(self, x, v):
+        """(f(x), J v): one forward sweep carrying the direction(s) ``v``."""
+        xs = self._inputs(x)
+        V, k = self._directions(xs, v, "tangent")
+        y, ty = self._tangent(xs, V)
+        return self._value(y), self._shape_dirs(ty, self.output_shape, k)
+
+    def vjp(self, x, w):
+        """(f(x), J^T w): one reverse sweep carrying the weight(s) ``w``."""
+        xs = self._inputs(x)
+        w = _tape._as_float_array(w, "adjoint weight")
+        shape = tuple(self.output_shape)
+        if w.shape == shape:
+            k, W = None, w.reshape(1, -1)
+        elif w.shape[:-1] == shape:
+            k, W = w.shape[-1], np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
+        else:
+            raise ValueError(f"adsim: the adjoint weight has shape {w.shape}; expected {shape} "
+                             f"(one weight) or {shape + ('k',)} (k weights)")
+        y, adj = self._adjoint(xs, W)
+        return self._value(y), self._single([self._shape_dirs(a, x.shape, k) for a, x in zip(adj, xs)])
+
+    def jacobian(self, *xs, mode=None):
+        """Dense Jacobian of shape output.shape + input.shape, by forward
+        (columns) or reverse (rows) vector sweeps, whichever needs fewer
+        directions unless ``mode`` is "forward" or "reverse"."""
+        xs = self._inputs(xs)
+        m = int(np.prod(self.output_shape))
+        n = sum(x.size for x in xs)
+        if mode is None:
+            mode = "forward" if n <= m else "reverse"
+        chunk = max(1, min(max(n, m), _CHUNK_BYTES // (8 * max(self.arena_elements, 1))))
+        if mode == "forward":
+            cols = []
+            for lo in range(0, n, chunk):
+                seeds = np.eye(n)[lo:lo + chunk]
+                V = np.split(seeds, np.cumsum([x.size for x in xs])[:-1], axis=1)
+                cols.append(self._tangent(xs, [np.ascontiguousarray(v) for v in V])[1])
+            J = np.concatenate(cols, axis=0).T if cols else np.zeros((m, 0))
+        elif mode == "reverse":
+            rows = []
+            for lo in range(0, m, chunk):
+                W = np.eye(m)[lo:lo + chunk]
+                rows.append(np.concatenate(self._adjoint(xs, W)[1], axis=1))
+            J = np.concatenate(rows, axis=0) if rows else np.zeros((0, n))
+        else:
+            raise ValueError(f"adsim: jacobian mode must be 'forward' or 'reverse', not {mode!r}")
+        splits = np.split(J, np.cumsum([x.size for x in xs])[:-1], axis=1)
+        return self._single([s.reshape(tuple(self.output_shape) + x.shape)
+                             for s, x in zip(splits, xs)])
+
+    def hvp(self, x, v, w=None):
+        """Hessian-vector product(s) by reverse-on-forward: one tangent sweep
+        carrying ``v`` (shape x.shape, or x.shape + (k,) for k directions) and
+        one second-order adjoint sweep. For a vector output, ``w`` weights the
+        outputs (the Hessian of w·f)."""
+        return self.gradient_and_hvp(x, v, w)[1]
+
+    def gradient_and_hvp(self, x, v, w=None):
+        """(gradient of w·f, H v) from the same two sweeps."""
+        xs = self._inputs(x)
+        V, k = self._directions(xs, v, "direction")
+        shape = tuple(self.output_shape)
+        if w is None:
+            if int(np.prod(shape)) != 1:
+                raise ValueError(f"adsim: hvp needs a scalar output or a weight w of the output's "
+                                 f"shape {shape}")
+            w = np.ones(shape)
+        w = _tape._as_float_array(w, "output weight")
+        if w.shape != shape and w.size != 1:
+            raise ValueError(f"adsim: the output weight has shape {w.shape}, expected {shape}")
+        _, _, adj, adot = self._soadjoint(xs, V, np.broadcast_to(w, shape))
+        g = self._single([a.reshape(x.shape) for a, x in zip(adj, xs)])
+        hv = self._single([self._shape_dirs(d, x.shape, k) for d, x in zip(adot, xs)])
+        return g, hv
+
+    # ---- inspection --------------------------------------------------------
+    def __repr__(self):
+        return (f"<adsim.Tape: {len(self)} ops, inputs {self.input_shapes}, "
+                f"output {self.output_shape}>")
+
+    def __str__(self):
+        return listing(self)
+
+
+def _ref(tape, ref):
+    if ref >= 0:
+        return f"s{ref}[{tape.slot_size_of(ref)}]"
+    return f"c{-ref - 1}[{tape.slot_size_of(ref)}]"
+
+
+def listing(tape, limit=200):
+    """A readable listing: one line per op, result <- operation(arguments)."""
+    lines = [repr(tape)]
+    inputs = ", ".join(f"s{s}{tuple(shape)}" for s, shape in zip(tape.input_slots, tape.input_shapes))
+    lines.append(f"  inputs: {inputs}")
+    codes = tape.op_codes()
+    for k, code in enumerate(codes[:limit]):
+        spec = BY_CODE[int(code)]
+        o = tape.op_operands(k)
+        res = _ref(tape, o[0]) if o[0] >= 0 else "-"
+        if spec.family == "unary":
+            args = _ref(tape, o[1])
+            if spec.name.endswith("_C"):
+                args += f", c={tape.param_value(o[2]):g}"
+        elif spec.family == "binary":
+            args = f"{_ref(tape, o[1])}, {_ref(tape, o[2])}"
+        elif spec.name == "CALLBACK":
+            args = ", ".join(_ref(tape, r) for r in o[3:]) + f"; {tape.callbacks[o[1]].__class__.__name__}"
+        elif spec.name == "COMPARE":
+            args = f"{_ref(tape, o[1])} {['<', '<=', '>', '>=', '==', '!='][o[3]]} {_ref(tape, o[2])}"
+        else:
+            args = ", ".join([_ref(tape, o[1])] + [str(a) for a in o[2:]])
+        flag = " (saves overwritten)" if tape.op_flags(k) & 1 else ""
+        lines.append(f"  {k:5d}  {res:>12} <- {spec.name.lower()}({args}){flag}")
+    if len(codes) > limit:
+        lines.append(f"  ... {len(codes) - limit} more ops")
+    lines.append(f"  output: s{tape.output_slot}{tuple(tape.output_shape)}")
+    return "\n".join(lines)
