@@ -8,6 +8,7 @@ from ._recording import record
 from ._tape import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
                   laplacian, stop_gradient, value, value_and_grad, vjp)
+from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from .errors import (ActiveValueLeak, BranchChanged, MemoryBudgetError, UnsupportedOperation)
 from .primitives import primitive
 from .tape import Tape
@@ -15,7 +16,8 @@ from .tape import Tape
 __version__ = "0.1.0"
 
 __all__ = [
-    "Active", "ActiveValueLeak", "BranchChanged", "MemoryBudgetError", "Tape",
+    "Active", "ActiveValueLeak", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
+    "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
     "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
     "value_and_grad", "vjp",

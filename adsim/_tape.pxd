@@ -160,7 +160,7 @@ cdef class Tape:
 
     cdef int new_slot(self, int64_t size) except -1
     cdef void release(self, int slot)
-    cdef int64_t add_const_data(self, const double* data, int64_t n) except -1
+    cdef int64_t add_const_data(self, const double* data, int64_t n) except 0
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1

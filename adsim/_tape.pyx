@@ -126,7 +126,7 @@ cdef class Tape:
         """Keep ``slot`` out of reuse (inputs and outputs)."""
         self.slot_state[slot] = 2
 
-    cdef int64_t add_const_data(self, const double* data, int64_t n) except -1:
+    cdef int64_t add_const_data(self, const double* data, int64_t n) except 0:
         cdef int64_t c
         if self.n_consts + n > self.cap_consts:
             self.consts = <double*>grow(self.consts, &self.cap_consts, self.n_consts + n, sizeof(double))
@@ -436,10 +436,12 @@ cdef class Tape:
             memcpy(tptr(s, slot), cnp.PyArray_DATA(v), <size_t>(p * self.slot_size[slot]) * sizeof(double))
         return 0
 
-    def _soadjoint(self, xs, V, w):
+    def _soadjoint(self, xs, V, w, wdot=None):
         """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
-        output adjoint. Returns (value, output tangents, [adjoint per input],
-        [adjoint tangents (p, size) per input])."""
+        output adjoint and ``wdot`` (p, output size) its tangent (zero if None).
+        Returns (value, output tangents, [adjoint per input], [adjoint
+        tangents (p, size) per input])."""
+        cdef cnp.ndarray wd
         cdef Sweep s
         cdef int p = next(v.shape[0] for v in V if v is not None)
         cdef int64_t n = self.arena_size
@@ -461,11 +463,44 @@ cdef class Tape:
         y = self._output_value()
         ty = self._read_dirs(tptr(&s, r), p, r)
         memcpy(aptr(&s, r), cnp.PyArray_DATA(wa), <size_t>self.slot_size[r] * sizeof(double))
+        if wdot is not None:
+            wd = np.ascontiguousarray(wdot, dtype=np.float64)
+            memcpy(dptr(&s, r), cnp.PyArray_DATA(wd), <size_t>(p * self.slot_size[r]) * sizeof(double))
         soadjoint_sweep(&s, self.n_ops)
         assert self.stack.top == 0
         adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots]
         adot = [self._read_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
         return y, ty, adj, adot
+
+    def _iterate(self, xs, int64_t n_steps):
+        """Apply the tape ``n_steps`` times, feeding the output back into input
+        0 (a loop body replayed in C). Returns (steps done, state): fewer than
+        ``n_steps`` steps when step ``steps done`` left the recorded path,
+        in which case ``state`` is the state before that step."""
+        cdef Sweep s
+        cdef int64_t k, size
+        cdef int x0 = self.input_slots[0], r = self.output_slot
+        self._check_recorded()
+        size = self.slot_size[x0]
+        if self.slot_size[r] != size:
+            raise ValueError("adsim: a loop body must return a state of its input's size")
+        self._load(xs)
+        self.fill_sweep(&s)
+        cdef double* saved = <double*>malloc(max(size, 1) * sizeof(double))
+        if saved == NULL:
+            raise MemoryError()
+        try:
+            for k in range(n_steps):
+                memcpy(saved, self.val + self.slot_off[x0], <size_t>size * sizeof(double))
+                if forward_sweep(&s, self.n_ops, False):
+                    memcpy(self.val + self.slot_off[x0], saved, <size_t>size * sizeof(double))
+                    return k, self.slot_value(x0)
+                if r != x0:
+                    memcpy(self.val + self.slot_off[x0], self.val + self.slot_off[r],
+                           <size_t>size * sizeof(double))
+            return n_steps, self.slot_value(x0)
+        finally:
+            free(saved)
 
     # ------------------------------------------------------------------
     # inspection
@@ -521,13 +556,13 @@ cdef object as_float_array(object x, str what):
     """``x`` as a float64 array; integers convert, complex and objects do not."""
     arr = np.asarray(x)
     if arr.dtype.kind in "biu":
-        return arr.astype(np.float64)
+        return arr.astype(np.float64, order="C")
     if arr.dtype.kind == "c":
         raise TypeError(f"adsim: {what} is complex ({arr.dtype}); adsim differentiates real "
                         f"float64 code: split it into real and imaginary parts")
     if arr.dtype.kind != "f":
         raise TypeError(f"adsim: {what} has dtype {arr.dtype}; pass a float64 array")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return np.asarray(arr, dtype=np.float64, order="C")   # keeps 0-d arrays 0-d
 
 
 def _as_float_array(x, what="input"):

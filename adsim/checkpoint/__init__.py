@@ -1,5 +1,6 @@
 """Checkpointed loops: schedules, snapshot stores and memory budgets."""
 
+from .loop import checkpoint_loop, checkpoint_while
 from .budget import format_bytes, parse_bytes, snapshots_for_budget
 from .multistage import TwoLevel
 from .online import Online
@@ -19,6 +20,8 @@ from .schedules import (
 from .storage import DiskStore, MemoryStore, TieredStore
 
 __all__ = [
+    "checkpoint_loop",
+    "checkpoint_while",
     "Action",
     "Advance",
     "TakeShot",

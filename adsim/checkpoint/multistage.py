@@ -39,17 +39,19 @@ def _binomial_depth_counts(n_steps, snapshots):
     """
     n_steps = _check_count(n_steps, "n_steps", 1)
     snapshots = _check_count(snapshots, "snapshots", 1)
-    usable = min(snapshots, n_steps)
-    shots, restores = _reversal_counts(n_steps, usable)
-    shots = list(shots) + [0] * (snapshots - usable)
-    restores = list(restores) + [0] * (snapshots - usable)
+    shots, restores = _reversal_counts(n_steps, min(snapshots, n_steps))
+    shots = _padded(shots, snapshots)
+    restores = _padded(restores, snapshots)
     if n_steps > 1:
         shots[0] += 1
     return tuple(shots), tuple(restores)
 
 
 def _reversal_counts(n_steps, slots):
-    """Per-depth (shots, restores) of the reversal of ``n_steps`` steps."""
+    """Per-depth (shots, restores) of the reversal of ``n_steps`` steps.
+
+    Count lists are as long as the depths used, not padded to ``slots``.
+    """
     memo = {}
     pending = [(n_steps, slots)]
     while pending:
@@ -58,30 +60,43 @@ def _reversal_counts(n_steps, slots):
             pending.pop()
             continue
         if m == 1 or c == 1:
-            memo[m, c] = ((0,) * c, (m - 1,) + (0,) * (c - 1))
-            pending.pop()
-            continue
-        j = _binomial_split(m, c, repetition_number(m, c))
-        left, right = (j, c), (m - j, c - 1)
-        missing = [part for part in (left, right) if part not in memo]
-        if missing:
-            pending.extend(missing)
-            continue
-        memo[m, c] = _combine(memo[left], memo[right], m - j > 1)
+            memo[m, c] = ([], [m - 1])
+        elif c >= m - 1:
+            # Repetition 1: a snapshot at every state, each restored once.
+            memo[m, c] = ([0] + [1] * (m - 2), [1] * (m - 1))
+        else:
+            j = _binomial_split(m, c, repetition_number(m, c))
+            left, right = (j, c), (m - j, c - 1)
+            missing = [part for part in (left, right) if part not in memo]
+            if missing:
+                pending.extend(missing)
+                continue
+            memo[m, c] = _combine(memo[left], memo[right], m - j > 1)
         pending.pop()
     return memo[n_steps, slots]
 
 
 def _combine(left, right, right_shot):
     """Counts of a split: left part at the same depth, right part one deeper."""
-    (left_shots, left_restores), (right_shots, right_restores) = left, right
-    shots = [left_shots[0]] + [a + b for a, b in zip(left_shots[1:], right_shots)]
-    restores = [left_restores[0] + 1] + [
-        a + b for a, b in zip(left_restores[1:], right_restores)
-    ]
+    shots = _shifted_sum(left[0], right[0])
+    restores = _shifted_sum(left[1], right[1])
+    restores[0] += 1
     if right_shot:
         shots[1] += 1
-    return tuple(shots), tuple(restores)
+    return shots, restores
+
+
+def _shifted_sum(same_depth, one_deeper):
+    """``same_depth[d] + one_deeper[d - 1]``, at least two entries long."""
+    total = _padded(same_depth, max(len(same_depth), len(one_deeper) + 1, 2))
+    for depth, count in enumerate(one_deeper, start=1):
+        total[depth] += count
+    return total
+
+
+def _padded(counts, length):
+    """``counts`` as a new list extended with zeros to ``length``."""
+    return list(counts) + [0] * (length - len(counts))
 
 
 class TwoLevel:

@@ -127,6 +127,7 @@ class Online:
         self._slots = []
         self._free = []
         self._next_step = 0
+        self._reversed = False
         # Incremental data of _best_inner_change, valid for segments < _valid.
         self._prefix = []
         self._running_min = []
@@ -147,15 +148,15 @@ class Online:
         -------
         TakeShot or None
         """
+        if isinstance(step, bool):
+            raise TypeError(f"step must be an integer, got {step!r}")
         if step == 0:
             self.reset()
             self._free = list(range(self._snapshots - 1, 0, -1))
             return self._store(0, 0)
-        if step != self._next_step or isinstance(step, bool):
-            raise ValueError(
-                f"forward_step expects step {self._next_step} (or 0 to start "
-                f"again), got {step!r}"
-            )
+        if step != self._next_step or self._reversed:
+            expected = "0" if self._reversed else f"{self._next_step} (or 0 to start again)"
+            raise ValueError(f"forward_step expects step {expected}, got {step!r}")
         if self._free:
             return self._store(step, self._free.pop())
         victim = self._choose_victim(step)
@@ -263,11 +264,18 @@ class Online:
             Number of steps run; at most the number of ``forward_step`` calls
             (normally equal). The driver holds state ``n_steps``.
 
-        Yields
-        ------
-        Action
+        Returns
+        -------
+        iterator of Action
         """
         n_steps = self._check_stop(n_steps)
+        if self._reversed:
+            raise ValueError(
+                "reverse() was already called for this forward pass; its actions "
+                "overwrite snapshots, so run the forward pass again (from "
+                "forward_step(0)) before reversing again"
+            )
+        self._reversed = True
         return self._reverse_actions(self._segments(n_steps), self._snapshots)
 
     @staticmethod

@@ -425,7 +425,12 @@ class _Executor:
         steps = action.steps
         limit = self.reverse_position - 1 if self.turned else self.n_steps
         if steps < 1 or self.current + steps > limit:
-            self.fail(position, action, f"from state {self.current} the limit is {limit}")
+            self.fail(
+                position,
+                action,
+                f"from state {self.current} an advance must stay within "
+                f"1..{limit - self.current} steps (limit state {limit})",
+            )
         self.runs[self.current] += 1
         self.runs[self.current + steps] -= 1
         self.current += steps

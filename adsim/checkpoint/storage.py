@@ -277,7 +277,10 @@ class TieredStore:
     def get(self, index):
         """Return a copy of the snapshot in slot ``index``."""
         store, local = self._locate(index)
-        return store.get(local)
+        try:
+            return store.get(local)
+        except KeyError:
+            raise KeyError(f"slot {index} of TieredStore is empty") from None
 
     def close(self):
         """Close both levels, removing every file created."""

@@ -318,6 +318,7 @@ def dsatur_order(aptr, aidx, bptr, bidx, bint distance2):
     cdef Py_ssize_t[::1] buf = np.empty(n + 1, dtype=np.intp)
     cdef long long[::1] mark = np.full(n + 1, -1, dtype=np.longlong)
     cdef long long[::1] seen = np.full(1024, -1, dtype=np.longlong)
+    cdef unsigned long long[::1] low = np.zeros(n + 1, dtype=np.uint64)
     cdef Py_ssize_t stored = 0
     for i in range(n // 2 - 1, -1, -1):
         _sift_down(&heap[0], &pos[0], &key[0], i, size)
@@ -341,16 +342,140 @@ def dsatur_order(aptr, aidx, bptr, bidx, bint distance2):
             u = buf[i]
             if color[u] >= 0:
                 continue
-            if 2 * (stored + 1) > seen.shape[0]:
-                seen = _grown(seen)
-            if _hash_add(&seen[0], seen.shape[0] - 1, <long long>u * n + c):
-                stored += 1
-                sat[u] += 1
+            if c < 64:                                   # small colors: a bit mask
+                if not (low[u] >> c) & 1:
+                    low[u] |= (<unsigned long long>1) << c
+                    sat[u] += 1
+            else:                                        # others: a hash set of (u, c)
+                if 2 * (stored + 1) > seen.shape[0]:
+                    seen = _grown(seen)
+                if _hash_add(&seen[0], seen.shape[0] - 1, <long long>u * n + c):
+                    stored += 1
+                    sat[u] += 1
             dyn[u] -= 1
             key[u] = sat[u] * width + dyn[u]
             _sift_up(&heap[0], &pos[0], &key[0], pos[u])
             _sift_down(&heap[0], &pos[0], &key[0], pos[u], size)
     return np.asarray(order)
+
+
+cdef class _Search:
+    """State of a DSATUR search with backtracking for a fixed number of colors."""
+    cdef Graph g
+    cdef Py_ssize_t k
+    cdef int[::1] count                 # count[v * k + c]: neighbours of v colored c
+    cdef Py_ssize_t[::1] sat, color, heap, pos
+    cdef long long[::1] key
+    cdef long long width
+    cdef Py_ssize_t size
+
+    def __cinit__(self, aptr, aidx, bptr, bidx, bint distance2, Py_ssize_t k):
+        self.g = _graph(aptr, aidx, bptr, bidx, distance2)
+        cdef Py_ssize_t n = self.g.n, i
+        deg = degrees(aptr, aidx, bptr, bidx, distance2)
+        self.k = k
+        self.count = np.zeros(n * k + 1, dtype=np.intc)
+        self.sat = np.zeros(n + 1, dtype=np.intp)
+        self.color = np.full(n + 1, -1, dtype=np.intp)
+        self.width = int(deg.max(initial=0)) + 1
+        self.key = np.asarray(deg, dtype=np.longlong).copy() if n else np.zeros(1, np.longlong)
+        self.heap = np.arange(n + 1, dtype=np.intp)
+        self.pos = np.arange(n + 1, dtype=np.intp)
+        self.size = n
+        for i in range(n // 2 - 1, -1, -1):
+            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], i, n)
+
+    cdef Py_ssize_t pop(self):
+        cdef Py_ssize_t v = self.heap[0]
+        self.size -= 1
+        self.heap[0] = self.heap[self.size]
+        self.pos[self.heap[0]] = 0
+        if self.size > 0:
+            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], 0, self.size)
+        self.pos[v] = -1
+        return v
+
+    cdef void push(self, Py_ssize_t v):
+        self.heap[self.size] = v
+        self.size += 1
+        _sift_up(&self.heap[0], &self.pos[0], &self.key[0], self.size - 1)
+
+    cdef void rekey(self, Py_ssize_t u, Py_ssize_t change):
+        self.sat[u] += change
+        self.key[u] += change * self.width
+        if self.pos[u] >= 0:
+            _sift_up(&self.heap[0], &self.pos[0], &self.key[0], self.pos[u])
+            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], self.pos[u], self.size)
+
+    cdef bint paint(self, Py_ssize_t v, Py_ssize_t c, int step):
+        """Add (step=1) or remove (step=-1) color c at v; False when some
+        uncolored neighbour is left without a color."""
+        cdef Py_ssize_t p, q, r, u
+        cdef bint alive = True
+        cdef Graph* g = &self.g
+        self.color[v] = c if step > 0 else -1
+        for p in range(g.aptr[v], g.aptr[v + 1]):
+            r = g.aidx[p]
+            for q in range(g.bptr[r] if g.distance2 else p, g.bptr[r + 1] if g.distance2 else p + 1):
+                u = g.bidx[q] if g.distance2 else r
+                if u == v:
+                    continue
+                self.count[u * self.k + c] += step
+                if step > 0 and self.count[u * self.k + c] == 1:
+                    self.rekey(u, 1)
+                    if self.color[u] < 0 and self.sat[u] == self.k:
+                        alive = False
+                elif step < 0 and self.count[u * self.k + c] == 0:
+                    self.rekey(u, -1)
+        return alive
+
+
+def search_coloring(aptr, aidx, bptr, bidx, bint distance2, Py_ssize_t k,
+                    long long budget):
+    """Color with at most ``k`` colors by DSATUR with backtracking (Brelaz 1979):
+    the most saturated vertex takes each admissible color in turn, a color is
+    abandoned as soon as it leaves a neighbour without any, and only colors up
+    to one past the largest in use are tried. Gives up after ``budget`` color
+    assignments; returns ``(colors or None, assignments made)``."""
+    cdef _Search st = _Search(aptr, aidx, bptr, bidx, distance2, k)
+    cdef Py_ssize_t n = st.g.n, depth = 0, v, c, first = 0, used = 0
+    cdef Py_ssize_t[::1] stack_v = np.empty(n + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] stack_c = np.empty(n + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] stack_used = np.empty(n + 1, dtype=np.intp)
+    cdef long long spent = 0
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), 0
+    v = st.pop()
+    while True:
+        c = first
+        while c < k and c <= used and st.count[v * k + c] > 0:
+            c += 1
+        if c < k and c <= used:
+            spent += 1
+            if spent > budget:
+                return None, spent
+            if not st.paint(v, c, 1):
+                st.paint(v, c, -1)
+                first = c + 1
+                continue
+            stack_v[depth] = v
+            stack_c[depth] = c
+            stack_used[depth] = used
+            depth += 1
+            used = max(used, c + 1)
+            if depth == n:
+                return np.asarray(st.color[:n]).copy(), spent
+            v = st.pop()
+            first = 0
+            continue
+        st.push(v)                                   # no color left: undo the last choice
+        if depth == 0:
+            return None, spent
+        depth -= 1
+        v = stack_v[depth]
+        st.paint(v, stack_c[depth], -1)
+        used = stack_used[depth]
+        first = stack_c[depth] + 1
 
 
 # ------------------------------------------------------ star and acyclic coloring

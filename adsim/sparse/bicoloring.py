@@ -39,6 +39,9 @@ from adsim.sparse.orderings import (adjacency_graph, as_csr_pattern, bipartite_s
                                     row_indices, twin_positions)
 from adsim.sparse.recovery import NEUTRAL
 
+JACOBIAN_ORDERS = ("largest_first", "smallest_last", "natural")
+"""Orderings :func:`jacobian_coloring` tries by default."""
+
 MAX_SPLITS = 8
 """Number of density thresholds tried on each side by the dense splitting."""
 
@@ -100,18 +103,19 @@ def _split(csr, dense_rows, order):
 
 
 def _thresholds(degree_counts, limit):
-    """Density thresholds: the largest distinct degrees, dense part at most half."""
+    """Density thresholds: the largest distinct degrees with the dense part at
+    most half, then one above the largest degree (nothing dense: a one-sided
+    coloring)."""
     values = np.unique(degree_counts)[::-1]
     size = degree_counts.shape[0]
     kept = [int(v) for v in values if np.count_nonzero(degree_counts >= v) * 2 <= size]
-    return kept[:limit]
+    return kept[:limit] + [int(degree_counts.max(initial=0)) + 1]
 
 
 def _split_candidates(bip, order):
     """Bicolorings from splitting off the densest rows, or the densest columns."""
-    m, n = bip.shape
     row_degree = np.diff(bip.csr.indptr)
-    column_degree = np.diff(sp.csc_array(bip.csr).indptr)
+    column_degree = np.bincount(bip.csr.indices, minlength=bip.shape[1])
     name = method_name(order)
     for t in _thresholds(row_degree, MAX_SPLITS):
         row_colors, column_colors = _split(bip.csr, row_degree >= t, order)
@@ -120,6 +124,16 @@ def _split_candidates(bip, order):
     for t in _thresholds(column_degree, MAX_SPLITS):
         column_colors, row_colors = _split(transposed, column_degree >= t, order)
         yield bip.finish(row_colors, column_colors, f"split-columns>={t}/{name}")
+
+
+def _one_sided(bip, coloring):
+    """A column or row coloring as a bicoloring (the other side neutral)."""
+    m, n = bip.shape
+    if coloring.kind == "column":
+        return Bicoloring(np.full(m, NEUTRAL, dtype=np.intp), coloring.colors, 0,
+                          coloring.ncolors, f"column/{coloring.ordering}")
+    return Bicoloring(coloring.colors, np.full(n, NEUTRAL, dtype=np.intp), coloring.ncolors,
+                      0, f"row/{coloring.ordering}")
 
 
 def _candidates(bip, order, method):
@@ -171,6 +185,10 @@ def bicoloring(pattern, order="largest_first", method="auto"):
 def best_bicoloring(pattern, orders=DEFAULT_ORDERS, method="auto"):
     """Bicoloring with the fewest total colors over several orderings.
 
+    One-sided colorings from :func:`best_column_coloring` and
+    :func:`best_row_coloring` compete too (as bicolorings with the other side
+    neutral), so the result is never worse than either.
+
     Parameters
     ----------
     pattern : scipy.sparse matrix or array, or array_like
@@ -182,10 +200,22 @@ def best_bicoloring(pattern, orders=DEFAULT_ORDERS, method="auto"):
     Bicoloring
     """
     bip = _Bipartite(pattern)
-    return _fewest(c for order in orders for c in _candidates(bip, order, method))
+    candidates = [c for order in orders for c in _candidates(bip, order, method)]
+    if method in ("auto", "split"):
+        candidates.append(_one_sided(bip, best_column_coloring(bip.csr, orders)))
+        candidates.append(_one_sided(bip, best_row_coloring(bip.csr, orders)))
+    return _fewest(candidates)
 
 
-def jacobian_coloring(pattern, mode="auto", orders=DEFAULT_ORDERS):
+def _structurally_symmetric(csr):
+    if csr.shape[0] != csr.shape[1]:
+        return False
+    transposed = as_csr_pattern(csr.T)
+    return (np.array_equal(transposed.indptr, csr.indptr)
+            and np.array_equal(transposed.indices, csr.indices))
+
+
+def jacobian_coloring(pattern, mode="auto", orders=JACOBIAN_ORDERS, search=True):
     """Coloring for a sparse Jacobian: the cheapest way to compress it.
 
     Parameters
@@ -194,26 +224,42 @@ def jacobian_coloring(pattern, mode="auto", orders=DEFAULT_ORDERS):
     mode : {"auto", "forward", "reverse", "bidirectional"}
         ``"forward"``: column coloring (``J @ S``); ``"reverse"``: row coloring
         (``W.T @ J``); ``"auto"``: whichever of the two needs fewer products,
-        forward on ties; ``"bidirectional"``: :func:`best_bicoloring`.
+        forward on ties (and forward alone for a structurally symmetric
+        pattern); ``"bidirectional"``: :func:`best_bicoloring`.
     orders : sequence of str
-        Orderings tried (best kept).
+        Orderings tried (the best kept); by default a fast subset of
+        :data:`DEFAULT_ORDERS`.
+    search : bool
+        Let one-sided colorings try DSATUR with bounded backtracking when the
+        greedy colorings stay above the lower bound (see
+        :func:`adsim.sparse.coloring.best_column_coloring`).
 
     Returns
     -------
     Coloring or Bicoloring
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> pattern = sp.csr_array(np.array([[1, 1, 1, 1], [1, 0, 0, 0], [0, 1, 0, 0]]))
+    >>> result = jacobian_coloring(pattern)
+    >>> result.kind, result.ncolors
+    ('row', 2)
     """
     if mode == "forward":
-        return best_column_coloring(pattern, orders)
+        return best_column_coloring(pattern, orders, search)
     if mode == "reverse":
-        return best_row_coloring(pattern, orders)
+        return best_row_coloring(pattern, orders, search)
     if mode == "bidirectional":
         return best_bicoloring(pattern, orders)
     if mode != "auto":
         raise ValueError(f"unknown Jacobian coloring mode {mode!r}; expected 'auto', "
                          "'forward', 'reverse' or 'bidirectional'")
     csr = as_csr_pattern(pattern)
-    forward = best_column_coloring(csr, orders)
-    reverse = best_row_coloring(csr, orders)
+    forward = best_column_coloring(csr, orders, search)
+    if _structurally_symmetric(csr):
+        return forward
+    reverse = best_row_coloring(csr, orders, search)
     return reverse if reverse.ncolors < forward.ncolors else forward
 
 

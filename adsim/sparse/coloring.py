@@ -35,6 +35,9 @@ DEFAULT_ORDERS = ("largest_first", "smallest_last", "incidence_degree",
                   "dynamic_largest_first", "natural", "dsatur")
 """Orderings tried by the ``best_*`` functions, in this order (ties keep the first)."""
 
+SEARCH_SIZE_LIMIT = 50_000_000
+"""``best_*`` searches with backtracking only when vertices x colors is below this."""
+
 DSATUR_EDGE_LIMIT = 20_000_000
 """``best_*`` skips DSATUR on graphs with more (directed) edges than this: it
 keeps one entry per vertex and neighbouring color."""
@@ -137,8 +140,9 @@ def _one_sided(graph, order, kind):
     return colors, int(colors.max(initial=-1)) + 1
 
 
-def _best(graph, kind, orders, color_with):
-    """Run ``color_with(graph, order)`` for each order; keep the fewest colors."""
+def _best(graph, kind, orders, color_with, lower_bound=0):
+    """Run ``color_with(graph, order)`` for each order; keep the fewest colors
+    (stopping early once ``lower_bound`` colors are reached)."""
     orders = tuple(orders)
     if not orders:
         raise ValueError("give at least one ordering")
@@ -149,6 +153,32 @@ def _best(graph, kind, orders, color_with):
         colors, ncolors = color_with(graph, order)
         if best is None or ncolors < best.ncolors:
             best = Coloring(colors, ncolors, kind, method_name(order))
+        if best.ncolors <= lower_bound:
+            break
+    return best
+
+
+def _searched(graph, best, lower_bound, attempts=3):
+    """Try to improve a greedy coloring by DSATUR with bounded backtracking:
+    first with ``lower_bound`` colors, then with one color fewer than the best
+    so far while that succeeds; all attempts share a budget of ``n + 20000``
+    color assignments, enough for lattice stencils."""
+    n = graph.nvertices
+    if best.ncolors <= lower_bound or n * best.ncolors > SEARCH_SIZE_LIMIT:
+        return best
+    budget = n + 20_000
+    target = lower_bound
+    for _ in range(attempts):
+        colors, spent = _coloring.search_coloring(*graph.arrays(), target, budget)
+        budget -= spent
+        if colors is not None:
+            colors, ncolors = compact(colors)
+            best = Coloring(colors, ncolors, best.kind, "dsatur_backtracking")
+        elif target > lower_bound:
+            break
+        target = best.ncolors - 1
+        if target <= lower_bound or budget < n:
+            break
     return best
 
 
@@ -198,7 +228,7 @@ def row_coloring(pattern, order="largest_first"):
     return Coloring(colors, ncolors, "row", method_name(order))
 
 
-def best_column_coloring(pattern, orders=DEFAULT_ORDERS):
+def best_column_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     """Column coloring with the fewest colors over several orderings.
 
     Parameters
@@ -206,29 +236,47 @@ def best_column_coloring(pattern, orders=DEFAULT_ORDERS):
     pattern : scipy.sparse matrix or array, or array_like
     orders : sequence of str
         Orderings to try; ties keep the earlier one.
+    search : bool
+        If the best greedy coloring has more colors than the largest row has
+        entries (a lower bound), try DSATUR with bounded backtracking [3]_;
+        ``ordering`` is then ``"dsatur_backtracking"``. Orderings stop once a
+        coloring meets the bound.
 
     Returns
     -------
     Coloring
+
+    References
+    ----------
+    .. [3] D. Brelaz, "New methods to color the vertices of a graph",
+       Comm. ACM 22(4), 251-256, 1979.
     """
-    graph = column_graph(as_csr_pattern(pattern))
-    return _best(graph, "column", orders, lambda g, o: _one_sided(g, o, "column"))
+    csr = as_csr_pattern(pattern)
+    graph = column_graph(csr)
+    bound = int(np.diff(csr.indptr).max(initial=0))
+    best = _best(graph, "column", orders, lambda g, o: _one_sided(g, o, "column"), bound)
+    return _searched(graph, best, bound) if search else best
 
 
-def best_row_coloring(pattern, orders=DEFAULT_ORDERS):
+def best_row_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     """Row coloring with the fewest colors over several orderings.
 
     Parameters
     ----------
     pattern : scipy.sparse matrix or array, or array_like
     orders : sequence of str
+    search : bool
+        As in :func:`best_column_coloring`, with the largest column as bound.
 
     Returns
     -------
     Coloring
     """
-    graph = row_graph(as_csr_pattern(pattern))
-    return _best(graph, "row", orders, lambda g, o: _one_sided(g, o, "row"))
+    csr = as_csr_pattern(pattern)
+    graph = row_graph(csr)
+    bound = int(np.bincount(csr.indices, minlength=csr.shape[1]).max(initial=0))
+    best = _best(graph, "row", orders, lambda g, o: _one_sided(g, o, "row"), bound)
+    return _searched(graph, best, bound) if search else best
 
 
 # ------------------------------------------------------------- post-processing

@@ -1,0 +1,167 @@
+"""Reference derivatives for the tests: finite differences, the complex step,
+and one battery that checks every sweep of a recorded tape against them.
+
+Finite differences use the fourth-order central stencil
+
+    f'(x) v ~ (8 (f(x + h v) - f(x - h v)) - (f(x + 2 h v) - f(x - 2 h v))) / (12 h)
+
+whose truncation error is O(h^4): with h = 1e-3 both truncation and rounding
+stay near 1e-12 for the smooth functions of order one used here.
+"""
+import numpy as np
+
+import adsim
+
+H = 1e-3          # finite-difference step
+RTOL = 1e-7       # tolerance of derivatives against finite differences
+ATOL = 1e-8
+DOT_RTOL = 1e-12  # forward against reverse mode: equal up to rounding
+
+
+def as_list(xs):
+    return [np.asarray(x, dtype=float) for x in xs]
+
+
+def flat(arrays):
+    """Concatenate the ravelled arrays (one direction over several inputs)."""
+    return np.concatenate([np.ravel(a) for a in arrays]) if arrays else np.zeros(0)
+
+
+def unflat(vector, like):
+    """Split a flat vector into arrays shaped like ``like``."""
+    out, start = [], 0
+    for x in like:
+        out.append(np.asarray(vector[start:start + x.size], dtype=float).reshape(x.shape))
+        start += x.size
+    return out
+
+
+def central(f, xs, vs, h=H):
+    """Directional derivative of ``f(*xs)`` along ``vs`` (one array per input)."""
+    def at(t):
+        return np.asarray(f(*[x + t * v for x, v in zip(xs, vs)]), dtype=float)
+    return (8.0 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12.0 * h)
+
+
+def fd_jacobian(f, xs, h=H):
+    """Dense Jacobian of ``f(*xs)`` by columns of central differences, shaped
+    (output size, total input size)."""
+    xs = as_list(xs)
+    n = sum(x.size for x in xs)
+    cols = []
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = 1.0
+        cols.append(np.ravel(central(f, xs, unflat(e, xs), h)))
+    m = np.asarray(f(*xs)).size
+    return np.stack(cols, axis=1) if cols else np.zeros((m, 0))
+
+
+def complex_step(f, xs, vs, h=1e-20):
+    """J v from Im f(x + i h v) / h (Squire & Trapp 1998): exact to rounding
+    for holomorphic f, no subtractive cancellation."""
+    return np.imag(f(*[x + 1j * h * v for x, v in zip(xs, vs)])) / h
+
+
+def assert_close(got, want, rtol=RTOL, atol=ATOL, what="value"):
+    got = np.asarray(got, dtype=float)
+    want = np.asarray(want, dtype=float)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+def assert_dot_equal(a, b, what):
+    """Two inner products that must agree up to rounding."""
+    scale = max(abs(a), abs(b), 1e-300)
+    assert abs(a - b) <= DOT_RTOL * scale + 1e-13, f"{what}: {a!r} != {b!r}"
+
+
+def per_input(result, n_inputs):
+    """A tape result for one input is an array, for several a tuple: make it a list."""
+    return [result] if n_inputs == 1 else list(result)
+
+
+def check_tape(f, xs, seed=0, order=2, k=3, h=H, rtol=RTOL, atol=ATOL, value_rtol=1e-13):
+    """Record ``f(*xs)`` and check every sweep of the tape.
+
+    * zero-order replay against ``f`` run on plain NumPy arrays;
+    * tangents (one and ``k`` directions) and the dense Jacobian (forward
+      and reverse) against central differences;
+    * adjoints (one and ``k`` weights) against the same differences, and
+      the dot-product test <w, J v> = <J^T w, v>;
+    * with ``order=2``: H v of w.f against central differences of the
+      gradient, and k directions at once against k single products.
+
+    Returns the tape.
+    """
+    rng = np.random.default_rng(seed)
+    xs = as_list(xs)
+    tape = adsim.record(f, *xs)
+    want = np.asarray(f(*xs), dtype=float)
+    assert tuple(tape.output_shape) == want.shape
+    assert_close(tape.forward(*xs), want, rtol=value_rtol, atol=1e-300, what="replayed value")
+    n_in = len(xs)
+    J = fd_jacobian(f, xs, h)
+    m = J.shape[0]
+
+    vs = [rng.standard_normal(x.shape) for x in xs]
+    y, jv = tape.jvp(xs, vs)
+    assert_close(y, want, rtol=value_rtol, atol=1e-300, what="value of the tangent sweep")
+    assert_close(np.ravel(jv), J @ flat(vs), rtol, atol, "J v (tangent sweep)")
+
+    Vs = [rng.standard_normal(x.shape + (k,)) for x in xs]
+    _, JV = tape.jvp(xs, Vs)
+    assert JV.shape == want.shape + (k,)
+    V = np.concatenate([v.reshape(-1, k) for v in Vs], axis=0)
+    assert_close(JV.reshape(m, k), J @ V, rtol, atol, "J V (vector tangent sweep)")
+
+    w = rng.standard_normal(want.shape)
+    y, g = tape.vjp(xs, w)
+    g = per_input(g, n_in)
+    assert_close(y, want, rtol=value_rtol, atol=1e-300, what="value of the adjoint sweep")
+    assert_close(flat(g), J.T @ np.ravel(w), rtol, atol, "J^T w (adjoint sweep)")
+    assert_dot_equal(float(np.dot(np.ravel(w), np.ravel(jv))), float(np.dot(flat(g), flat(vs))),
+                     "dot-product test <w, J v> = <J^T w, v>")
+
+    W = rng.standard_normal(want.shape + (k,))
+    _, G = tape.vjp(xs, W)
+    G = per_input(G, n_in)
+    Gflat = np.concatenate([a.reshape(-1, k) for a in G], axis=0)
+    assert_close(Gflat, J.T @ W.reshape(m, k), rtol, atol, "J^T W (vector adjoint sweep)")
+    for j in range(k):
+        _, gj = tape.vjp(xs, W[..., j])
+        assert_close(flat(per_input(gj, n_in)), Gflat[:, j], 1e-12, 1e-14,
+                     "one column of the vector adjoint sweep")
+
+    for mode in ("forward", "reverse"):
+        Jt = per_input(tape.jacobian(*xs, mode=mode), n_in)
+        for jt, x in zip(Jt, xs):
+            assert jt.shape == want.shape + x.shape
+        assert_close(np.concatenate([jt.reshape(m, -1) for jt in Jt], axis=1), J, rtol, atol,
+                     f"dense Jacobian ({mode})")
+
+    if order >= 2:
+        check_hvp(tape, xs, w, rng, k, h, rtol, atol)
+    return tape
+
+
+def check_hvp(tape, xs, w, rng, k=3, h=H, rtol=RTOL, atol=ATOL):
+    """H v of w.f (second-order adjoint sweep) against central differences of
+    the gradient of w.f, plus vector mode against single directions."""
+    n_in = len(xs)
+
+    def gradient(*z):
+        return flat(per_input(tape.vjp(list(z), w)[1], n_in))
+
+    vs = [rng.standard_normal(x.shape) for x in xs]
+    g, hv = tape.gradient_and_hvp(xs, vs, w)
+    assert_close(flat(per_input(g, n_in)), gradient(*xs), 1e-12, 1e-14,
+                 "gradient of the second-order sweep vs the adjoint sweep")
+    assert_close(flat(per_input(hv, n_in)), central(gradient, xs, vs, h), rtol, atol,
+                 "H v (second-order adjoint sweep)")
+    Vs = [rng.standard_normal(x.shape + (k,)) for x in xs]
+    HV = per_input(tape.hvp(xs, Vs, w), n_in)
+    for j in range(k):
+        hj = per_input(tape.hvp(xs, [v[..., j] for v in Vs], w), n_in)
+        assert_close(flat([a[..., j] for a in HV]), flat(hj), 1e-12, 1e-14,
+                     "one direction of the vector second-order sweep")
