@@ -205,10 +205,12 @@ def jacobian(f, argnums=0, mode=None, cache=True):
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions."""
+    dirs = np.shape(v)[np.ndim(x):]     # () for one direction, (k,) for k
+
     def method(tape, values):
         _check_scalar(tape, "hvp")
         g, hv = tape.gradient_and_hvp(tuple(values), (v,) + tuple(
-            np.zeros_like(a, dtype=float) for a in values[1:]))
+            np.zeros(np.shape(a) + dirs) for a in values[1:]))
         return _pick(g, (0,), True), _pick(hv, (0,), True)
     return _cache_of(f).run((x,) + args, {}, (0,), method)
 

@@ -165,3 +165,16 @@ def check_hvp(tape, xs, w, rng, k=3, h=H, rtol=RTOL, atol=ATOL):
         hj = per_input(tape.hvp(xs, [v[..., j] for v in Vs], w), n_in)
         assert_close(flat([a[..., j] for a in HV]), flat(hj), 1e-12, 1e-14,
                      "one direction of the vector second-order sweep")
+
+
+def distinct(rng, shape, lo=-2.0, hi=2.0):
+    """Random values at least 0.08 apart and 0.04 away from every multiple of
+    0.5 (the kinks of abs, max, clip at 0 and +-0.5, ...), so that central
+    differences with step 1e-3 never cross a kink or change an argmax."""
+    grid = np.arange(lo + 0.05, hi, 0.1)
+    grid = grid[np.abs(grid - 0.5 * np.round(grid / 0.5)) > 0.04]
+    n = int(np.prod(shape))
+    if n > grid.size:
+        raise ValueError("distinct: too many values for the interval")
+    values = rng.choice(grid, size=n, replace=False) + rng.uniform(-0.01, 0.01, size=n)
+    return values.reshape(shape)

@@ -323,8 +323,18 @@ cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1:
     cdef int64_t n = ref_size(s, o[0])
     cdef int64_t i
     cdef unary_value_fn f = UNARY_VALUE[code]
-    for i in range(n):
-        y[i] = f(x[i], c)
+    if code == MUL_C:                  # unit-stride loops the compiler vectorises
+        for i in range(n):
+            y[i] = x[i] * c
+    elif code == ADD_C:
+        for i in range(n):
+            y[i] = x[i] + c
+    elif code == NEG:
+        for i in range(n):
+            y[i] = -x[i]
+    else:
+        for i in range(n):
+            y[i] = f(x[i], c)
     return 0
 
 
@@ -359,6 +369,11 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double d[2]
     cdef unary_rule_fn rule = UNARY_RULE[code]
     if ax == NULL:
+        return 0
+    if code == MUL_C or code == ADD_C or code == NEG:     # constant derivative
+        rule(0.0, 0.0, c, 1, d)
+        for i in range(s.q * n):
+            ax[i] += d[0] * ay[i]
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)

@@ -138,9 +138,11 @@ class LoopOp:
                     TieredStore(memory, disk, self.snapshot_dir))
         return Revolve(n_steps, memory), MemoryStore(memory)
 
-    def _execute(self, actions, state, store, advance, turn, current=0, reverse_from=None):
-        """Run schedule actions; ``state`` is a list of arrays."""
-        positions = {}
+    def _execute(self, actions, state, store, advance, turn, current=0, reverse_from=None,
+                 positions=None):
+        """Run schedule actions; ``state`` is a list of arrays; ``positions``
+        maps filled snapshot slots to their step index."""
+        positions = {} if positions is None else positions
         total = reverse_from if reverse_from is not None else self.n_steps
         position = total
         for action in actions:
@@ -252,7 +254,7 @@ class LoopOp:
         n, store, sched = run["n"], run["store"], run["schedule"]
         try:
             self._execute(sched.reverse(n), run["final"], store, advance, turn,
-                          current=n, reverse_from=n)
+                          current=n, reverse_from=n, positions=run["positions"])
         finally:
             store.close()
             self._runs.pop(mode, None)
@@ -272,6 +274,7 @@ class LoopOp:
         sched = Online(memory)
         store = MemoryStore(memory)
         key = [np.array(a, copy=True) for a in state + list(inputs)]
+        positions = {}
         _reset(self.stats, snapshots=memory, schedule=repr(sched))
         k = 0
         try:
@@ -282,6 +285,7 @@ class LoopOp:
                 shot = sched.forward_step(k)
                 if shot is not None:
                     store.put(shot.index, state)
+                    positions[shot.index] = k
                 if len(state) == 1:
                     state = [self.steps.call(lambda t, xs: t._forward(xs), state[0], inputs)]
                 else:
@@ -297,7 +301,8 @@ class LoopOp:
             raise ValueError("adsim: checkpoint_while ran no step (cond was false at the start); "
                              "the loop is the identity, do not wrap it")
         self.n_steps = k
-        self._runs[mode] = dict(n=k, store=store, schedule=sched, final=state, key=key)
+        self._runs[mode] = dict(n=k, store=store, schedule=sched, final=state, key=key,
+                                positions=positions)
         return state
 
 

@@ -124,6 +124,21 @@ class TwoLevel:
     requires_n_steps : bool
         ``True``: the loop length must be known before the loop runs.
 
+    Notes
+    -----
+    A driver executes it with a store of the same layout::
+
+        schedule = TwoLevel(n, memory_snapshots=m, disk_snapshots=d)
+        with TieredStore(m, d, directory) as store:
+            for action in schedule:
+                ...  # TakeShot(i): store.put(i, state); Restore(i): store.get(i)
+
+    The schedule itself is not changed to save disk traffic at the price of
+    recomputation, which pays only when a disk access costs more than
+    several steps (see [1]_ for such trade-offs); the disk holds the
+    snapshots needed least, so for long loops its traffic is a small
+    fraction (``disk_writes``, ``disk_reads``).
+
     References
     ----------
     .. [1] P. Stumm and A. Walther, "MultiStage approaches for optimal offline

@@ -66,14 +66,14 @@ class Online:
     cost (module docstring) of a loop that would stop one step later. The
     replaced snapshot is the one whose removal raises that cost least: two
     neighbouring segments merge and every later segment gains a slot. Each
-    step costs O(1), each replacement O(s) at worst and
-    typically a few operations.
+    step costs O(1), each replacement O(s) at worst and typically a few
+    operations: a few microseconds per step in all.
 
-    The comparison behind the decision uses the cost structure of
-    Griewank's binomial reversal; Stumm & Walther [2]_ and Wang, Moin &
-    Iaccarino [3]_ give online algorithms with proven bounds (optimal up to
-    repetition number 2 or 3, and minimal repetition number respectively).
-    Measured against the offline optimum ``Revolve(n, s).forward_steps``, this
+    The comparison uses the cost of Griewank's binomial reversal [1]_ for
+    each segment. It is a greedy rule, without the proven bounds of the
+    published online algorithms: Stumm & Walther [2]_ (optimal while
+    ``n <= C(s + 2, s)``, near-optimal while ``n <= C(s + 3, s)``) and Wang,
+    Moin & Iaccarino [3]_ (minimal repetition number). Measured against the offline optimum ``Revolve(n, s).forward_steps``, this
     schedule's total (including the full forward pass) stays within 10 % for
     ``100 <= n <= 10**5`` and ``2 <= s <= 100``; for shorter loops the few
     unavoidable extra evaluations weigh more (at ``n = s + 1`` any online

@@ -1,0 +1,203 @@
+"""Recording and replay costs of the tape.
+
+Measures, on problems of ``benchmarks/problems.py``:
+
+1. recording cost per scalar op (``adsim.record`` of the scalar-heavy
+   recurrence, divided by the ops on its tape); goal <= 1 µs;
+2. replay cost per scalar op of the same tape: zero-order (``tape.forward``)
+   and reverse (``tape.gradient``: a keeping zero-order sweep plus the
+   adjoint sweep); goal <= 0.05 µs each;
+3. the whole call ``tape.gradient(x)`` on a five-op tape; goal: a few µs;
+4. array code: ``tape.gradient`` against ``tape.forward`` of the same tape
+   (goal: within 3x) and against autograd on the same function when
+   installed;
+5. tape bytes per recorded op from ``tape.stats()``; goal <= 40 bytes plus
+   the values.
+
+Run as ``python -m benchmarks recording [--quick]``.
+"""
+import sys
+
+import numpy as np
+
+import adsim as ad
+
+from . import problems
+from . import timing as T
+
+AREA = "recording"
+GOALS = {"record_per_op": 1e-6, "replay_per_op": 0.05e-6, "small_gradient": 5e-6,
+         "reverse_over_forward": 3.0, "bytes_per_op": 40.0}
+ARRAY_CASES = [("rosenbrock", 100000, 1000), ("helmholtz", 1000, 50), ("rk4", 1000, 40),
+               ("heat", 1000, 100)]
+
+
+def _autograd():
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:
+        return None
+    return autograd, anp
+
+
+def per_op_costs(s):
+    """Recording and replay per op on the scalar-heavy tape."""
+    prob = problems.get("scalar_heavy")
+    inst = prob.instance(prob.quick_sizes[0] if s.quick else prob.sizes[0])
+    f, x = inst.function(), inst.x
+    tape = ad.record(f, x)
+    n_ops = len(tape)
+    out = {"problem": prob.name, "n": inst.n, "n_ops": n_ops,
+           "record": T.measure(lambda: ad.record(f, x), s, repeats=min(s.repeats, 5)).per(n_ops),
+           "plain_numpy": T.measure(lambda: f(x), s, repeats=min(s.repeats, 5)).per(n_ops),
+           "forward": T.measure(lambda: tape.forward(x), s).per(n_ops),
+           "gradient": T.measure(lambda: tape.gradient(x), s).per(n_ops)}
+    out["reverse_only_estimate"] = out["gradient"].median - out["forward"].median
+    out["stats"] = tape.stats()
+    return out
+
+
+def small_call_costs(s):
+    """The whole-call overhead of a five-op tape, and the compiled part of it."""
+    prob = problems.get("small")
+    inst = prob.instance(prob.sizes[0])
+    f, x = inst.function(), inst.x
+    tape = ad.record(f, x)
+    grad = ad.grad(f)
+    grad(x)
+    seed = np.ones((1, 1))
+    return {"problem": prob.name, "n": inst.n, "n_ops": len(tape),
+            "tape.gradient": T.measure(lambda: tape.gradient(x), s),
+            "tape.forward": T.measure(lambda: tape.forward(x), s),
+            "ad.grad (cached tape)": T.measure(lambda: grad(x), s),
+            "plain NumPy f": T.measure(lambda: f(x), s),
+            # internals, for locating the overhead: the compiled sweeps with their
+            # Cython wrappers (input copy-in, output copy-out), no Python shaping
+            "compiled zero-order (tape._forward)": T.measure(lambda: tape._forward([x]), s),
+            "compiled reverse (tape._adjoint)": T.measure(lambda: tape._adjoint([x], seed), s)}
+
+
+def array_costs(s):
+    """Reverse replay against zero-order replay and against autograd."""
+    ag = _autograd() if s.peers else None
+    rows = []
+    for name, n_full, n_quick in ARRAY_CASES:
+        prob = problems.get(name)
+        inst = prob.instance(n_quick if s.quick else n_full)
+        f, x = inst.function(), inst.x
+        tape = ad.record(f, x)
+        g = tape.gradient(x)
+        row = {"problem": name, "n": inst.n, "n_ops": len(tape),
+               "numpy_f": T.measure(lambda: f(x), s),
+               "forward": T.measure(lambda: tape.forward(x), s),
+               "gradient": T.measure(lambda: tape.gradient(x), s),
+               "stats": tape.stats()}
+        if ag is not None:
+            autograd, anp = ag
+            agrad = autograd.grad(inst.function(anp))
+            err = np.linalg.norm(agrad(x) - g) / max(np.linalg.norm(g), 1e-300)
+            assert err < 1e-8, f"{name}: autograd and adsim gradients differ (relative {err:.2e})"
+            row["autograd_gradient"] = T.measure(lambda: agrad(x), s)
+        rows.append(row)
+    return rows
+
+
+def tape_sizes(per_op, arrays):
+    """Bytes per op: the op stream alone (stats' tape_bytes_per_op), with the
+    constants and index records added, and the values beside them."""
+    def sizes(name, st):
+        b, n = st["bytes"], max(st["n_ops"], 1)
+        return {"tape": name, "n_ops": st["n_ops"], "op_stream_per_op": st["tape_bytes_per_op"],
+                "with_constants_per_op": (b["opcodes"] + b["operands"] + b["branches"]
+                                          + b["constants"] + b["indices"]) / n,
+                "values_bytes": b["values"], "value_stack_peak_bytes": b["value_stack_peak"]}
+    return [sizes(f"scalar_heavy n={per_op['n']}", per_op["stats"])] + [
+        sizes(f"{r['problem']} n={r['n']}", r["stats"]) for r in arrays]
+
+
+def run(s):
+    per_op = per_op_costs(s)
+    small = small_call_costs(s)
+    arrays = array_costs(s)
+    return {"goals": GOALS, "per_op": per_op, "small": small, "arrays": arrays,
+            "bytes": tape_sizes(per_op, arrays),
+            "autograd": T.peer_versions()["autograd"] if s.peers else None}
+
+
+def _mark(ok):
+    return "yes" if ok else "**no**"
+
+
+def markdown(res, s, machine):
+    p, sm = res["per_op"], res["small"]
+    lines = [f"## Recording and replay\n", T.header(AREA, s, machine), ""]
+    lines.append(f"### Per scalar op\n\nScalar-heavy recurrence (`problems.scalar_heavy`), "
+                 f"n = {p['n']}: {p['n_ops']} recorded ops.\n")
+    rows = [("recording (`adsim.record`)", T.fmt_timing(p["record"]), "≤ 1 µs",
+             _mark(p["record"].median <= GOALS["record_per_op"])),
+            ("zero-order replay (`tape.forward`)", T.fmt_timing(p["forward"]), "≤ 0.05 µs",
+             _mark(p["forward"].median <= GOALS["replay_per_op"])),
+            ("reverse replay (`tape.gradient`: keeping forward + adjoint sweep)",
+             T.fmt_timing(p["gradient"]), "≤ 0.05 µs",
+             _mark(p["gradient"].median <= GOALS["replay_per_op"])),
+            ("adjoint sweep alone (gradient − forward)", T.fmt_time(p["reverse_only_estimate"]),
+             "", ""),
+            ("plain NumPy run of the same code (no AD)", T.fmt_timing(p["plain_numpy"]), "", "")]
+    lines += [T.table(["per recorded op", "median (min–max)", "goal", "met"], rows), ""]
+    lines.append(f"### Call overhead of a small tape\n\n`sum(x**2) * log(sum(x))`, "
+                 f"x of size {sm['n']}, {sm['n_ops']} ops.\n")
+    rows = []
+    for key in ("tape.gradient", "tape.forward", "ad.grad (cached tape)", "plain NumPy f",
+                "compiled zero-order (tape._forward)", "compiled reverse (tape._adjoint)"):
+        goal = "a few µs (≤ 5 µs)" if key == "tape.gradient" else ""
+        met = _mark(sm[key].median <= GOALS["small_gradient"]) if goal else ""
+        rows.append((f"`{key}`" if "(" not in key else key, T.fmt_timing(sm[key]), goal, met))
+    lines += [T.table(["call", "median (min–max)", "goal", "met"], rows), ""]
+    lines.append("### Array code: reverse against zero-order replay\n\nSame tape; `gradient / "
+                 "forward` is the goal ratio (≤ 3). autograd runs the same function through "
+                 "`autograd.numpy`" + ("" if res["autograd"] else " (not installed: skipped)")
+                 + ".\n")
+    rows = []
+    for r in res["arrays"]:
+        ratio = r["gradient"].median / r["forward"].median
+        agr = r.get("autograd_gradient")
+        rows.append((f"{r['problem']} n={r['n']} ({r['n_ops']} ops)", T.fmt_time(r["numpy_f"].median),
+                     T.fmt_time(r["forward"].median), T.fmt_time(r["gradient"].median),
+                     f"{T.fmt_ratio(ratio)} ({_mark(ratio <= GOALS['reverse_over_forward'])})",
+                     T.fmt_ratio(r["gradient"].median / r["numpy_f"].median),
+                     T.fmt_time(agr.median) if agr else "not installed",
+                     T.fmt_ratio(agr.median / r["numpy_f"].median) if agr else "–",
+                     T.fmt_ratio(agr.median / r["gradient"].median) if agr else "–"))
+    lines += [T.table(["problem", "NumPy f", "tape.forward", "tape.gradient", "gradient / forward",
+                       "gradient / NumPy f", "autograd grad", "autograd / NumPy f",
+                       "autograd / adsim"], rows), ""]
+    lines.append("### Tape size\n\nBytes per recorded op from `tape.stats()`: the op stream "
+                 "(opcode, operand offset, flags, operands, branch records: `tape_bytes_per_op`), "
+                 "then with the constant stream and index records added. Values (the slot arena "
+                 "and the peak of the value stack during `tape.gradient`) are listed apart; the goal "
+                 "is ≤ 40 bytes per op plus the values.\n")
+    rows = [(b["tape"], b["n_ops"], f"{b['op_stream_per_op']:.1f}", f"{b['with_constants_per_op']:.1f}",
+             _mark(b["with_constants_per_op"] <= GOALS["bytes_per_op"]), b["values_bytes"],
+             b["value_stack_peak_bytes"]) for b in res["bytes"]]
+    lines += [T.table(["tape", "ops", "op stream B/op", "+ constants, indices B/op", "≤ 40",
+                       "values B", "value stack peak B"], rows)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
+    s = T.settings_from(args, AREA)
+    machine = T.machine_info()
+    res = run(s)
+    md = markdown(res, s, machine)
+    print(md)
+    path = T.write_json(AREA, s, machine, res)
+    print(f"wrote {path}")
+    if s.write_docs:
+        print(f"updated {T.update_docs(AREA, md, s)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
