@@ -667,5 +667,6 @@ del FUNCTIONS[np.triu_indices_from]
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None:
-        raise unsupported(f"numpy.{getattr(func, '__name__', func)}")
+        raise unsupported(f"{getattr(func, '__module__', None) or 'numpy'}."
+                          f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)

@@ -301,7 +301,7 @@ cdef class Tape:
 
     def new_input(self, value):
         """A new pinned input slot holding ``value`` (float64, any shape)."""
-        arr = np.ascontiguousarray(value, dtype=np.float64)
+        arr = np.asarray(value, dtype=np.float64, order="C")
         cdef int slot = self.new_slot(arr.size)
         self.slot_state[slot] = 2
         self._write_slot(slot, arr)

@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _numpy_api
+from ._nested import nested_derivative
 from ._recording import record
 from ._tape import Active
 from .errors import BranchChanged
@@ -127,6 +128,9 @@ def value_and_grad(f, argnums=0, cache=True):
 
     def value_and_grad_f(*args, **kwargs):
         _check_argnums(nums, args)
+        if _any_active(args):       # inside a recording: a nested derivative
+            grads = tuple(nested_derivative(f, args, kwargs, i, tapes) for i in nums)
+            return f(*args, **kwargs), grads[0] if isinstance(argnums, int) else grads
 
         def method(tape, values):
             _check_scalar(tape, "grad")
@@ -146,6 +150,10 @@ def grad(f, argnums=0, cache=True):
         return vg(*args, **kwargs)[1]
     grad_f.tapes = vg.tapes
     return grad_f
+
+
+def _any_active(args):
+    return any(isinstance(a, Active) for a in args)
 
 
 def _check_argnums(nums, args):
@@ -193,6 +201,9 @@ def jacobian(f, argnums=0, mode=None, cache=True):
 
     def jacobian_f(*args, **kwargs):
         _check_argnums(nums, args)
+        if _any_active(args):       # inside a recording: a nested derivative
+            jacs = tuple(nested_derivative(f, args, kwargs, i, tapes) for i in nums)
+            return jacs[0] if isinstance(argnums, int) else jacs
 
         def method(tape, values):
             J = tape.jacobian(*values, mode=mode)

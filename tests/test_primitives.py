@@ -10,7 +10,6 @@ gradient. Ops NumPy evaluates on complex numbers are also checked against
 the complex step. The other opcodes have one program each that must record
 them, checked the same way.
 """
-import operator
 import zlib
 
 import numpy as np
@@ -19,10 +18,10 @@ import pytest
 import adsim
 from adsim import ops
 from adsim._tape import Opcode
+import opcases
 from fdcheck import assert_close, check_tape, complex_step
+from opcases import BINARY, BINARY_CASES, UNARY, UNARY_CASES
 
-UNARY = [s for s in ops.TABLE if s.family == "unary"]
-BINARY = [s for s in ops.TABLE if s.family == "binary"]
 
 
 def scalar_inputs(f, shapes):
@@ -41,37 +40,12 @@ def seed_of(*parts):
 
 # ------------------------------------------------------------------ unary
 
-def _unary_cases(spec):
-    """(label, f) pairs that record ``spec``'s opcode; f also runs on plain arrays."""
-    c = spec.param
-    cases = [(f.__name__, f) for f in spec.numpy]
-    extra = {
-        "NEG": [("-x", operator.neg)],
-        "ABS": [("abs()", abs)],
-        "ADD_C": [("x+c", lambda x: x + c), ("c+x", lambda x: c + x), ("x-c", lambda x: x - (-c))],
-        "MUL_C": [("x*c", lambda x: x * c), ("c*x", lambda x: c * x)],
-        "RSUB_C": [("c-x", lambda x: c - x)],
-        "RDIV_C": [("c/x", lambda x: c / x)],
-        "POW_C": [("x**c", lambda x: x ** c), ("x**2.0", lambda x: x ** 2.0),
-                  ("x**1", lambda x: x ** 1), ("x**0", lambda x: x ** 0),
-                  ("x**-1.5", lambda x: x ** -1.5)],
-        "RPOW_C": [("c**x", lambda x: c ** x)],
-    }
-    return cases + extra.get(spec.name, [])
-
-
-UNARY_CASES = {s.name: _unary_cases(s) for s in UNARY if s.name != "STOP_GRADIENT"}
 UNARY_SHAPES = [(), (1,), (5,), (2, 3)]
 
-# distance to the nearest kink, where finite differences are not valid
-KINKS = {
-    "ABS": lambda x: np.abs(x),
-    "SIGN": lambda x: np.abs(x),
-    "MAXIMUM": lambda a, b: np.abs(a - b),
-    "MINIMUM": lambda a, b: np.abs(a - b),
-    "ARCTAN2": lambda a, b: np.where(b < 0, np.abs(a), np.hypot(a, b)),
-    "HYPOT": lambda a, b: np.hypot(a, b),
-}
+# distance to the nearest kink or branch cut, where finite differences are not valid
+KINKS = dict(opcases.KINKS,
+             ARCTAN2=lambda a, b: np.where(b < 0, np.abs(a), np.hypot(a, b)),
+             HYPOT=lambda a, b: np.hypot(a, b))
 NOT_HOLOMORPHIC = {"ABS", "SIGN"}   # accept complex input, but the complex step does not apply
 
 
@@ -156,12 +130,6 @@ def test_stop_gradient():
 
 
 # ----------------------------------------------------------------- binary
-
-BINARY_OPERATORS = {"ADD": operator.add, "SUB": operator.sub, "MUL": operator.mul,
-                    "DIV": operator.truediv, "POW": operator.pow}
-BINARY_CASES = {s.name: [(f.__name__, f) for f in s.numpy] for s in BINARY}
-for _name, _op in BINARY_OPERATORS.items():
-    BINARY_CASES[_name].append((_op.__name__, _op))
 
 BINARY_SHAPES = [((), ()), ((4,), (4,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)),
                  ((1,), (4,)), ((2, 3), ()), ((), (2, 3)), ((2, 3), (2, 1)), ((1, 1), (2, 2))]

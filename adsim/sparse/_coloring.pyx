@@ -1,4 +1,5 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
 """Compiled kernels for coloring sparsity patterns.
 
 Every kernel works on a graph given by index arrays (``numpy.intp``):
@@ -144,100 +145,63 @@ cdef class _BucketQueue:
             _bq_insert(&self.b, v, keys[v])
 
 
-def smallest_last_order(aptr, aidx, bptr, bidx, bint distance2):
-    """Smallest-last ordering (Matula & Beck): repeatedly remove a vertex of
-    minimum degree in the remaining graph; order is the reverse of removal."""
+def _bucket_order(aptr, aidx, bptr, bidx, bint distance2, bint smallest, Py_ssize_t step,
+                  bint by_degree, bint backwards, bint start_largest):
+    """Order vertices by repeatedly taking one of extreme key from bucket lists.
+
+    Keys start at the degree (``by_degree``) or 0; taking a vertex adds
+    ``step`` to the key of each neighbour not yet taken. ``smallest`` picks the
+    minimum key instead of the maximum, ``backwards`` fills the order from the
+    end, ``start_largest`` takes a vertex of largest degree first.
+    """
     cdef Graph g = _graph(aptr, aidx, bptr, bidx, distance2)
     deg = degrees(aptr, aidx, bptr, bidx, distance2)
-    cdef Py_ssize_t n = g.n
-    cdef _BucketQueue queue = _BucketQueue(n, int(deg.max(initial=0)), deg)
+    cdef Py_ssize_t n = g.n, maxdeg = int(deg.max(initial=0))
+    keys = deg if by_degree else np.zeros(n, dtype=np.intp)
+    cdef _BucketQueue queue = _BucketQueue(n, maxdeg + 1, keys)
     cdef Buckets* b = &queue.b
     cdef Py_ssize_t[::1] order = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] buf = np.empty(n + 1, dtype=np.intp)
     cdef long long[::1] mark = np.full(n + 1, -1, dtype=np.longlong)
-    cdef char[::1] removed = np.zeros(n + 1, dtype=np.int8)
-    cdef Py_ssize_t t, v, u, i, count, low = 0
+    cdef char[::1] taken = np.zeros(n + 1, dtype=np.int8)
+    cdef Py_ssize_t t, v, u, i, count, cursor = 0 if smallest else maxdeg + 1
     for t in range(n):
-        while b.head[low] < 0:
-            low += 1
-        v = b.head[low]
+        if t == 0 and start_largest:
+            v = int(np.argmax(deg))
+        else:
+            while b.head[cursor] < 0:
+                cursor += 1 if smallest else -1
+            v = b.head[cursor]
         _bq_remove(b, v)
-        removed[v] = 1
-        order[n - 1 - t] = v
+        taken[v] = 1
+        order[n - 1 - t if backwards else t] = v
         count = _collect(&g, v, &buf[0], &mark[0], t)
         for i in range(count):
             u = buf[i]
-            if not removed[u]:
+            if not taken[u]:
                 _bq_remove(b, u)
-                _bq_insert(b, u, b.key[u] - 1)
-                if b.key[u] < low:
-                    low = b.key[u]
+                _bq_insert(b, u, b.key[u] + step)
+                if (smallest and b.key[u] < cursor) or (not smallest and b.key[u] > cursor):
+                    cursor = b.key[u]
     return np.asarray(order)
+
+
+def smallest_last_order(aptr, aidx, bptr, bidx, bint distance2):
+    """Smallest-last ordering (Matula & Beck): repeatedly remove a vertex of
+    minimum degree in the remaining graph; order is the reverse of removal."""
+    return _bucket_order(aptr, aidx, bptr, bidx, distance2, True, -1, True, True, False)
 
 
 def incidence_degree_order(aptr, aidx, bptr, bidx, bint distance2):
     """Incidence-degree ordering (Coleman & More): start from a vertex of
     largest degree, then repeatedly take the vertex with most ordered neighbours."""
-    cdef Graph g = _graph(aptr, aidx, bptr, bidx, distance2)
-    deg = degrees(aptr, aidx, bptr, bidx, distance2)
-    cdef Py_ssize_t n = g.n
-    cdef _BucketQueue queue = _BucketQueue(n, int(deg.max(initial=0)) + 1,
-                                           np.zeros(n, dtype=np.intp))
-    cdef Buckets* b = &queue.b
-    cdef Py_ssize_t[::1] order = np.empty(n, dtype=np.intp)
-    cdef Py_ssize_t[::1] buf = np.empty(n + 1, dtype=np.intp)
-    cdef long long[::1] mark = np.full(n + 1, -1, dtype=np.longlong)
-    cdef char[::1] ordered = np.zeros(n + 1, dtype=np.int8)
-    cdef Py_ssize_t t, v, u, i, count, high = 0
-    for t in range(n):
-        if t == 0:
-            v = int(np.argmax(deg))
-        else:
-            while b.head[high] < 0:
-                high -= 1
-            v = b.head[high]
-        _bq_remove(b, v)
-        ordered[v] = 1
-        order[t] = v
-        count = _collect(&g, v, &buf[0], &mark[0], t)
-        for i in range(count):
-            u = buf[i]
-            if not ordered[u]:
-                _bq_remove(b, u)
-                _bq_insert(b, u, b.key[u] + 1)
-                if b.key[u] > high:
-                    high = b.key[u]
-    return np.asarray(order)
+    return _bucket_order(aptr, aidx, bptr, bidx, distance2, False, 1, False, False, True)
 
 
 def dynamic_largest_first_order(aptr, aidx, bptr, bidx, bint distance2):
     """Dynamic largest-first ordering: repeatedly take the vertex of largest
     degree in the graph induced by the vertices not yet ordered."""
-    cdef Graph g = _graph(aptr, aidx, bptr, bidx, distance2)
-    deg = degrees(aptr, aidx, bptr, bidx, distance2)
-    cdef Py_ssize_t n = g.n
-    cdef Py_ssize_t high = int(deg.max(initial=0))
-    cdef _BucketQueue queue = _BucketQueue(n, high, deg)
-    cdef Buckets* b = &queue.b
-    cdef Py_ssize_t[::1] order = np.empty(n, dtype=np.intp)
-    cdef Py_ssize_t[::1] buf = np.empty(n + 1, dtype=np.intp)
-    cdef long long[::1] mark = np.full(n + 1, -1, dtype=np.longlong)
-    cdef char[::1] ordered = np.zeros(n + 1, dtype=np.int8)
-    cdef Py_ssize_t t, v, u, i, count
-    for t in range(n):
-        while b.head[high] < 0:
-            high -= 1
-        v = b.head[high]
-        _bq_remove(b, v)
-        ordered[v] = 1
-        order[t] = v
-        count = _collect(&g, v, &buf[0], &mark[0], t)
-        for i in range(count):
-            u = buf[i]
-            if not ordered[u]:
-                _bq_remove(b, u)
-                _bq_insert(b, u, b.key[u] - 1)
-    return np.asarray(order)
+    return _bucket_order(aptr, aidx, bptr, bidx, distance2, False, -1, True, False, False)
 
 
 # ---------------------------------------------------------------------- DSATUR
@@ -410,13 +374,16 @@ cdef class _Search:
     cdef bint paint(self, Py_ssize_t v, Py_ssize_t c, int step):
         """Add (step=1) or remove (step=-1) color c at v; False when some
         uncolored neighbour is left without a color."""
-        cdef Py_ssize_t p, q, r, u
+        cdef Py_ssize_t p, q, r, u, low, high
         cdef bint alive = True
         cdef Graph* g = &self.g
         self.color[v] = c if step > 0 else -1
         for p in range(g.aptr[v], g.aptr[v + 1]):
             r = g.aidx[p]
-            for q in range(g.bptr[r] if g.distance2 else p, g.bptr[r + 1] if g.distance2 else p + 1):
+            low, high = p, p + 1
+            if g.distance2:
+                low, high = g.bptr[r], g.bptr[r + 1]
+            for q in range(low, high):
                 u = g.bidx[q] if g.distance2 else r
                 if u == v:
                     continue

@@ -36,6 +36,8 @@ def assert_recovered(recovered, matrix, pattern=None):
     assert recovered.has_sorted_indices
     np.testing.assert_array_equal(recovered.indptr, reference.indptr)
     np.testing.assert_array_equal(recovered.indices, reference.indices)
+    if reference.nnz == 0:
+        return
     rows = np.repeat(np.arange(reference.shape[0]), np.diff(reference.indptr))
     expected = np.asarray(sp.csr_array(matrix)[rows, reference.indices]).ravel()
     np.testing.assert_allclose(recovered.data, expected, rtol=1e-12, atol=1e-12)

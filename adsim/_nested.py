@@ -1,0 +1,78 @@
+"""Derivatives taken inside a recording (nested differentiation).
+
+``ad.jacobian(F)(y)`` or ``ad.grad(f)(y)`` on an ACTIVE ``y`` — a Newton
+iteration inside a recorded time step, say — is recorded as one primitive:
+its value is the derivative at the current point (a replay of an inner
+tape), and its own derivatives are second-order sweeps of that inner tape.
+For F with m outputs, a directional derivative of J costs m second-order
+sweeps (one per output weight e_i): fine for the small systems of implicit
+integrators, not meant for large m.
+"""
+import numpy as np
+
+from ._tape import Active
+from .primitives import Primitive
+
+
+def nested_derivative(f, args, kwargs, argnum, cache):
+    """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
+    as one op whose inputs are the active arguments of ``args``."""
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
+    if argnum not in positions:
+        positions.append(argnum)
+    position_of_x = positions.index(argnum)
+
+    def inner_values(values):
+        full = list(args)
+        for pos, v in zip(positions, values):
+            full[pos] = v
+        return full
+
+    def value(*values):
+        full = inner_values(values)
+
+        def method(tape, vals):
+            J = tape.jacobian(*vals)
+            return J[0] if isinstance(J, tuple) else J
+        return cache.run(tuple(full), kwargs, (argnum,), method)
+
+    def second_order(values, directions, weight):
+        """Adjoint tangents of every argument for output weight ``weight``
+        and argument directions ``directions`` (dict position -> array)."""
+        full = inner_values(values)
+
+        def method(tape, vals):
+            tape_positions = cache.tape(tuple(full), kwargs, (argnum,))[3]
+            V = [np.asarray(directions.get(p, np.zeros(np.shape(full[p]))), dtype=float)
+                 .reshape(1, -1) for p in tape_positions]
+            _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight)
+            return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
+        return cache.run(tuple(full), kwargs, (argnum,), method)
+
+    def jvp(values, out, tangents):
+        m = int(np.prod(out.shape[:out.ndim - np.ndim(values[position_of_x])]))
+        directions = {pos: t for pos, t in zip(positions, tangents) if t is not None}
+        rows = []
+        for i in range(m):
+            w = np.zeros(m)
+            w[i] = 1.0
+            rows.append(second_order(values, directions, w)[argnum].reshape(-1))
+        return np.array(rows).reshape(out.shape)
+
+    def vjp(values, out, out_adjoint):
+        x_shape = np.shape(values[position_of_x])
+        m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
+        bars = out_adjoint.reshape(m, -1)
+        total = {pos: np.zeros(np.shape(values[k])) for k, pos in enumerate(positions)}
+        for i in range(m):
+            if not bars[i].any():
+                continue
+            w = np.zeros(m)
+            w[i] = 1.0
+            adot = second_order(values, {argnum: bars[i].reshape(x_shape)}, w)
+            for pos in positions:
+                total[pos] += adot[pos]
+        return tuple(total[pos] for pos in positions)
+
+    prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {getattr(f, '__name__', 'f')}")
+    return prim(*[args[p] for p in positions])

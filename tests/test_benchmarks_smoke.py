@@ -1,0 +1,27 @@
+"""Smoke run of the benchmark suite: ``python -m benchmarks --quick`` finishes
+and writes its results (no timing is asserted)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_quick_benchmarks_run(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--no-docs",
+                           "--results-dir", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    for area in ("recording", "helmholtz"):
+        payload = json.loads((tmp_path / f"{area}.json").read_text())
+        assert payload["area"] == area
+        assert payload["machine"]["cpu"]
+    helmholtz = json.loads((tmp_path / "helmholtz.json").read_text())["results"]
+    for entries in helmholtz["by_size"].values():
+        measured = [e for e in entries.values() if "timing" in e]
+        assert {"f_numpy", "f_tape", "adsim_tape_gradient"} <= set(entries)
+        assert all(e["timing"]["median"] > 0 for e in measured)

@@ -1,0 +1,167 @@
+"""Recorded control flow: comparisons and the sides of piecewise functions
+are stored at recording and checked on every replay. A replay at a point
+where an outcome differs raises BranchChanged naming the op; the functional
+API then records again and returns the derivative of the new branch."""
+import numpy as np
+import pytest
+
+import adsim
+from adsim._tape import Opcode
+from fdcheck import assert_close, fd_jacobian
+
+
+def piecewise(x):
+    if x[0] > 0:
+        return np.sum(x ** 2)
+    return np.sum(np.sin(x))
+
+
+def piecewise_grad(x):
+    return 2 * x if x[0] > 0 else np.cos(x)
+
+
+def test_comparison_is_recorded():
+    tape = adsim.record(piecewise, np.array([1.0, 2.0]))
+    assert Opcode.COMPARE in tape.op_codes()
+    assert Opcode.SIN not in tape.op_codes()     # only the branch taken is on the tape
+
+
+def test_replay_on_the_same_branch():
+    tape = adsim.record(piecewise, np.array([1.0, 2.0]))
+    x = np.array([0.3, -4.0])
+    assert tape.forward(x) == piecewise(x)
+    assert_close(tape.gradient(x), piecewise_grad(x), 0, 0)
+
+
+REPLAYS = {
+    "forward": lambda t, x: t.forward(x),
+    "gradient": lambda t, x: t.gradient(x),
+    "value_and_gradient": lambda t, x: t.value_and_gradient(x),
+    "jvp": lambda t, x: t.jvp(x, np.ones_like(x)),
+    "jvp-vector": lambda t, x: t.jvp(x, np.ones(x.shape + (3,))),
+    "vjp": lambda t, x: t.vjp(x, 1.0),
+    "jacobian-forward": lambda t, x: t.jacobian(x, mode="forward"),
+    "jacobian-reverse": lambda t, x: t.jacobian(x, mode="reverse"),
+    "hvp": lambda t, x: t.hvp(x, np.ones_like(x)),
+}
+
+
+@pytest.mark.parametrize("replay", list(REPLAYS))
+def test_every_replay_raises_branch_changed_naming_the_op(replay):
+    tape = adsim.record(piecewise, np.array([1.0, 2.0]))
+    position = int(np.nonzero(tape.op_codes() == Opcode.COMPARE)[0][0])
+    with pytest.raises(adsim.BranchChanged) as info:
+        REPLAYS[replay](tape, np.array([-1.0, 2.0]))
+    err = info.value
+    assert isinstance(err, RuntimeError)
+    assert err.op_name == "COMPARE"
+    assert err.op_index == position
+    assert "COMPARE" in str(err) and f"op {position}" in str(err)
+    # the tape is still good on its own branch
+    x = np.array([2.0, -1.0])
+    assert_close(REPLAYS["gradient"](tape, x), piecewise_grad(x), 0, 0)
+
+
+def test_functional_api_records_again_on_a_branch_change():
+    g = adsim.grad(piecewise)
+    a, b = np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    assert_close(g(a), piecewise_grad(a), 0, 0)
+    assert g.tapes.recordings == 1
+    assert_close(g(b), piecewise_grad(b), 0, 0)
+    assert g.tapes.recordings == 2
+    assert_close(g(b * 2), piecewise_grad(b * 2), 0, 0)     # the new tape is cached
+    assert g.tapes.recordings == 2
+    assert_close(g(a), piecewise_grad(a), 0, 0)
+    assert g.tapes.recordings == 3
+
+
+def test_one_shot_functions_record_again_on_a_branch_change():
+    a, b = np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    v = np.array([0.5, -1.0])
+    f = lambda x: piecewise(x) * x  # noqa: E731
+    for x in (a, b, a):
+        J = fd_jacobian(f, [x])
+        assert_close(adsim.jvp(f, x, v)[1], J @ v, 1e-8, 1e-9)
+        assert_close(adsim.vjp(f, x, v)[1], J.T @ v, 1e-8, 1e-9)
+        assert_close(adsim.jacobian(f)(x), J, 1e-8, 1e-9)
+        H = np.diag([2.0, 2.0]) if x[0] > 0 else np.diag(-np.sin(x))
+        assert_close(adsim.hvp(piecewise, x, v), H @ v, 1e-14, 1e-15)
+
+
+@pytest.mark.parametrize(("name", "f", "x0", "x1", "op"), [
+    ("less", lambda x: x[0] * 2 if x[0] < x[1] else x[1] * 3, [0.0, 1.0], [2.0, 1.0], "COMPARE"),
+    ("less_equal", lambda x: x[0] * 2 if x[0] <= 0.5 else x[1] * 3, [0.0, 1.0], [2.0, 1.0], "COMPARE"),
+    ("greater_equal", lambda x: x[0] * 2 if x[0] >= 0.5 else x[1] * 3, [1.0, 1.0], [0.0, 1.0], "COMPARE"),
+    ("reflected", lambda x: x[0] * 2 if 0.5 < x[0] else x[1] * 3, [1.0, 1.0], [0.0, 1.0], "COMPARE"),
+    ("np.greater", lambda x: x[0] * 2 if np.greater(x[0], 0.5) else x[1], [1.0, 1.0], [0.0, 1.0], "COMPARE"),
+    ("all", lambda x: np.sum(x) if np.all(x > 0) else np.sum(x ** 2), [1.0, 1.0], [1.0, -1.0], "COMPARE"),
+    ("mask", lambda x: np.sum(x[x > 0] ** 2), [1.0, -1.0], [1.0, 1.0], "COMPARE"),
+    ("where", lambda x: np.sum(np.where(x > 0, x, 2 * x)), [1.0, -1.0], [-1.0, -1.0], "COMPARE"),
+    ("abs", lambda x: np.sum(np.abs(x)), [1.0, -1.0], [-1.0, -1.0], "COMPARE"),
+    ("abs-builtin", lambda x: abs(x[0] - x[1]), [1.0, -1.0], [-1.0, 1.0], "COMPARE"),
+    ("maximum", lambda x: np.sum(np.maximum(x, 0.0)), [1.0, -1.0], [1.0, 1.0], "COMPARE"),
+    ("minimum", lambda x: np.minimum(x[0], x[1]), [1.0, 2.0], [3.0, 2.0], "COMPARE"),
+    ("clip-low", lambda x: np.sum(np.clip(x, -1.0, 1.0)), [0.5, 0.0], [-1.5, 0.0], "COMPARE"),
+    ("clip-high", lambda x: np.sum(np.clip(x, -1.0, 1.0)), [0.5, 0.0], [1.5, 0.0], "COMPARE"),
+    ("builtin-max", lambda x: max(x[0], x[1]), [1.0, 2.0], [3.0, 2.0], "COMPARE"),
+    ("argmax", lambda x: x[np.argmax(x)] * 2.0, [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+    ("argmin", lambda x: x[np.argmin(x)] * 2.0, [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+    ("max-reduction", lambda x: np.max(x), [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+    ("min-reduction", lambda x: np.min(x ** 2), [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+    ("max-axis", lambda x: np.sum(np.max(np.reshape(x, (1, 2)), axis=1)), [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+    ("norm-inf", lambda x: np.linalg.norm(x, np.inf), [1.0, 2.0], [3.0, 2.0], "ARGEXT"),
+])
+def test_branch_change_detected(name, f, x0, x1, op):
+    x0, x1 = np.array(x0), np.array(x1)
+    tape = adsim.record(f, x0)
+    with pytest.raises(adsim.BranchChanged) as info:
+        tape.gradient(x1)
+    assert info.value.op_name == op
+    assert adsim.ops.BY_CODE[int(tape.op_codes()[info.value.op_index])].name == op
+    g = adsim.grad(f)
+    for x in (x0, x1, x0):
+        want = fd_jacobian(f, [x])[0]
+        assert_close(g(x), want, 1e-9, 1e-10)
+        assert_close(g(x + 0.01), fd_jacobian(f, [x + 0.01])[0], 1e-9, 1e-10)   # same branch
+    assert g.tapes.recordings == 3
+
+
+@pytest.mark.parametrize("op", ["==", "!="])
+def test_equality_branches(op):
+    """x == c holds on a set of measure zero, where differences are not
+    valid: check against the derivative of the branch taken."""
+    def f(x):
+        hit = x[0] == 1.0 if op == "==" else x[0] != 1.0
+        return x[0] * 2.0 if hit else x[1] * 3.0
+    on, off = np.array([1.0, 1.0]), np.array([0.0, 1.0])
+    first, second = (on, off) if op == "==" else (off, on)
+    tape = adsim.record(f, first)
+    assert_close(tape.gradient(first + [0.0, 5.0]), [2.0, 0.0], 0, 0)
+    with pytest.raises(adsim.BranchChanged):
+        tape.gradient(second)
+    g = adsim.grad(f)
+    assert_close(g(first), [2.0, 0.0], 0, 0)
+    assert_close(g(second), [0.0, 3.0], 0, 0)
+    assert g.tapes.recordings == 2
+
+
+def test_same_outcome_at_new_point_does_not_raise():
+    f = lambda x: np.sum(np.abs(x) * np.maximum(x, 0.5) + np.clip(x, -1, 1))  # noqa: E731
+    tape = adsim.record(f, np.array([0.7, -0.2, 2.0]))
+    x = np.array([0.9, -0.4, 3.0])
+    assert_close(tape.forward(x), f(x), 1e-15, 0)
+    assert_close(tape.gradient(x), fd_jacobian(f, [x])[0], 1e-9, 1e-10)
+
+
+def test_nan_changes_an_argmax_branch():
+    """A NaN wins the maximum in NumPy; replays follow NumPy's rule."""
+    tape = adsim.record(np.max, np.array([1.0, 2.0, 0.0]))
+    with pytest.raises(adsim.BranchChanged):
+        tape.forward(np.array([np.nan, 2.0, 0.0]))
+    assert np.isnan(adsim.record(np.max, np.array([np.nan, 2.0])).forward(np.array([np.nan, 3.0])))
+
+
+def test_branch_changed_is_documented():
+    assert issubclass(adsim.BranchChanged, RuntimeError)
+    doc = adsim.BranchChanged.__doc__
+    assert "record" in doc.lower()

@@ -1,0 +1,268 @@
+"""User mistakes raise the documented exception types with messages that
+name the offending function, shape or value and the fix; NaN and inf
+propagate through every sweep without crashing."""
+import numpy as np
+import pytest
+
+import adsim
+from adsim.errors import AdsimError
+from fdcheck import assert_close
+
+X = np.array([0.5, 0.3, 0.2])
+
+
+def test_error_classes_subclass_the_matching_builtins():
+    assert issubclass(adsim.UnsupportedOperation, TypeError)
+    assert issubclass(adsim.ActiveValueLeak, TypeError)
+    assert issubclass(adsim.BranchChanged, RuntimeError)
+    assert issubclass(adsim.MemoryBudgetError, MemoryError)
+    for cls in (adsim.UnsupportedOperation, adsim.ActiveValueLeak, adsim.BranchChanged,
+                adsim.MemoryBudgetError):
+        assert issubclass(cls, AdsimError)
+        assert "Fix" in cls.__doc__ or "fix" in cls.__doc__
+
+
+# ---------------------------------------------------- unsupported functions
+
+@pytest.mark.parametrize(("f", "name"), [
+    (lambda z: np.sum(np.fft.fft(z).real), "numpy.fft.fft"),
+    (lambda z: np.sum(np.sort(z)), "numpy.sort"),
+    (lambda z: np.linalg.det(np.outer(z, z)), "numpy.linalg.det"),
+    (lambda z: np.median(z), "numpy.median"),
+    (lambda z: np.sum(np.floor(z)), "numpy.floor"),
+    (lambda z: np.sum(np.logaddexp(z, z)), "numpy.logaddexp"),
+    (lambda z: np.multiply.reduce(z), "numpy.multiply.reduce"),
+])
+def test_unsupported_function_is_named(f, name):
+    with pytest.raises(adsim.UnsupportedOperation) as info:
+        adsim.grad(f)(X)
+    assert isinstance(info.value, TypeError)
+    message = str(info.value)
+    assert f"`{name}`" in message
+    assert "adsim.primitive" in message and "adsim.value" in message
+
+
+@pytest.mark.parametrize(("f", "words"), [
+    (lambda z: np.sum(z, where=np.array([True, False, True])), "where"),
+    (lambda z: np.sum(np.sin(z, out=np.zeros(3))), "out="),
+    (lambda z: np.einsum("...i->", z), "..."),
+    (lambda z: np.linalg.norm(np.reshape(z, (3, 1)), 2), "2-norm"),
+    (lambda z: np.sum(np.pad(z, 1, constant_values=(1.0, 2.0))), "constant_values"),
+    (lambda z: np.sum(np.reshape(z, (3, 1), order="F")), "C-order"),
+    (lambda z: np.sum(np.ones((2, 2, 3)) @ z), "batched"),
+    (lambda z: np.sum(z // 2.0), "//"),
+])
+def test_unsupported_arguments_explain_themselves(f, words):
+    with pytest.raises(adsim.UnsupportedOperation, match=None) as info:
+        adsim.grad(f)(X)
+    assert words in str(info.value)
+
+
+# adsim/_active.pxi aliases `__mod__ = __floordiv__` (and __rfloordiv__,
+# __rmod__) inside the cdef class Active; Cython installs no number slot for
+# such aliases, so `x % 2` and `2 // x` raise Python's generic TypeError
+# instead of UnsupportedOperation.  Reproducer (inside adsim.grad): `z % 2.0`.
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="adsim/_active.pxi: aliased __mod__/__rmod__/__rfloordiv__ install no slot")
+@pytest.mark.parametrize("f", [lambda z: np.sum(z % 2.0), lambda z: np.sum(2.0 // z),
+                               lambda z: np.sum(2.0 % z)])
+def test_modulo_and_reflected_floordiv_are_unsupported_operations(f):
+    with pytest.raises(adsim.UnsupportedOperation):
+        adsim.grad(f)(X)
+
+
+def test_dtype_changes_are_rejected():
+    with pytest.raises(TypeError, match="float64"):
+        adsim.grad(lambda z: np.sum(z.astype(np.float32)))(X)
+    with pytest.raises(TypeError, match="float64"):
+        adsim.grad(lambda z: np.sum(np.zeros_like(z, dtype=int)))(X)
+
+
+# ------------------------------------------------------------ shapes
+
+def test_non_scalar_output_to_grad_names_the_shape():
+    with pytest.raises(ValueError, match=r"scalar output.*\(3,\)") as info:
+        adsim.grad(lambda z: z * 2.0)(X)
+    assert "jacobian" in str(info.value)
+    with pytest.raises(ValueError, match=r"\(2, 3\)"):
+        adsim.value_and_grad(lambda z: np.outer(z[:2], z))(X)
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        adsim.hvp(lambda z: z * 2.0, X, X)
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        adsim.record(np.sin, X).gradient(X)
+
+
+def test_wrong_shape_on_replay():
+    tape = adsim.record(lambda z: np.sum(z ** 2), X)
+    with pytest.raises(ValueError, match=r"shape \(4,\).*shape \(3,\)"):
+        tape.forward(np.ones(4))
+    with pytest.raises(ValueError, match=r"\(4,\)"):
+        tape.gradient(np.ones(4))
+    with pytest.raises(ValueError, match="has 2 inputs but 3 were given"):
+        adsim.record(lambda a, b: np.sum(a * b), X, X).forward(X, X, X)
+
+
+def test_wrong_direction_and_weight_shapes():
+    with pytest.raises(ValueError, match=r"tangent 0 has shape \(4,\)"):
+        adsim.jvp(np.sin, X, np.ones(4))
+    with pytest.raises(ValueError, match=r"adjoint weight has shape \(4,\)"):
+        adsim.vjp(np.sin, X, np.ones(4))
+    tape = adsim.record(lambda a, b: a * b, X, X)
+    with pytest.raises(ValueError, match="same number of directions"):
+        tape.jvp((X, X), (np.ones((3, 2)), np.ones((3, 3))))
+    with pytest.raises(ValueError, match="one direction per input"):
+        tape.jvp((X, X), (np.ones(3),) * 3)
+    with pytest.raises(ValueError, match="output weight"):
+        tape.hvp((X, X), (X, X), w=np.ones(4))
+
+
+def test_shape_errors_inside_the_function():
+    with pytest.raises(ValueError, match="not aligned"):
+        adsim.grad(lambda z: np.sum(np.ones((2, 2)) @ z))(X)
+    with pytest.raises(ValueError, match="reshape"):
+        adsim.grad(lambda z: np.sum(z.reshape(2, 2)))(X)
+    with pytest.raises(ValueError):
+        adsim.grad(lambda z: np.sum(z + np.ones(2)))(X)
+    with pytest.raises(IndexError):
+        adsim.grad(lambda z: z[5])(X)
+
+
+def test_argument_errors_of_the_api():
+    with pytest.raises(ValueError, match="argnums=2"):
+        adsim.grad(lambda z: np.sum(z), argnums=2)(X)
+    with pytest.raises(ValueError, match="sideways"):
+        adsim.jacobian(lambda z: z, mode="sideways")(X)
+    with pytest.raises(ValueError, match="one argnum"):
+        adsim.hessian(lambda a, b: np.sum(a * b), argnums=(0, 1))
+    with pytest.raises(TypeError, match="returned a tuple"):
+        adsim.record(lambda z: (z, z), X)
+
+
+# ------------------------------------------------------------- dtypes
+
+def test_integer_and_boolean_inputs_convert():
+    g = adsim.grad(lambda z: np.sum(z ** 2))
+    for x in (np.array([1, 2, 3]), np.array([1, 2, 3], dtype=np.int8), np.array([True, False])):
+        assert np.array_equal(g(x), 2.0 * x.astype(float))
+        assert g(x).dtype == np.float64
+
+
+@pytest.mark.parametrize("x", [np.array([1j, 2.0]), np.array([1.0 + 0j])])
+def test_complex_input_is_a_type_error(x):
+    with pytest.raises(TypeError, match="complex") as info:
+        adsim.grad(lambda z: np.sum(z ** 2))(x)
+    assert not isinstance(info.value, adsim.ActiveValueLeak)
+    with pytest.raises(TypeError, match="complex"):
+        adsim.record(np.sin, x)
+
+
+def test_complex_and_object_constants_are_type_errors():
+    with pytest.raises(TypeError, match="complex"):
+        adsim.grad(lambda z: np.sum(z * np.array([1 + 2j, 1, 1])))(X)
+    with pytest.raises(TypeError, match="dtype object"):
+        adsim.grad(lambda z: np.sum(z))(np.array([1.0, None]))
+    with pytest.raises(TypeError, match="dtype <U3"):
+        adsim.grad(lambda z: z)("abc")
+
+
+# ---------------------------------------------------------------- leaks
+
+@pytest.mark.parametrize(("f", "what"), [
+    (lambda z: float(z[0]) * np.sum(z), "float()"),
+    (lambda z: int(z[0]) + np.sum(z), "int()"),
+    (lambda z: complex(z[0]).real + np.sum(z), "complex()"),
+    (lambda z: np.sum(z) if z else 0.0, "bool()"),
+    (lambda z: np.sum(z) if z[0] and z[1] else 0.0, "bool()"),
+    (lambda z: np.sum(np.asarray(z)), "np.asarray"),
+    (lambda z: np.sum(np.array(z)), "np.asarray"),
+    (lambda z: z[0].item() + np.sum(z), ".item()"),
+    (lambda z: np.sum(z.tolist()), ".tolist()"),
+    (lambda z: [1.0, 2.0][z[0]] * np.sum(z), "index"),
+])
+def test_active_value_leak(f, what):
+    with pytest.raises(adsim.ActiveValueLeak) as info:
+        adsim.grad(f)(X)
+    message = str(info.value)
+    assert what in message
+    assert "adsim.value(x)" in message and "np.where" in message
+
+
+def test_assigning_into_a_plain_array_shows_the_working_spelling():
+    def boundary(u):
+        P = np.zeros(u.size + 2)
+        P[1:-1] = u
+        return np.sum(P ** 2)
+    with pytest.raises(adsim.ActiveValueLeak) as info:
+        adsim.grad(boundary)(X)
+    assert "np.zeros_like(u, shape=(n,)); P[1:-1] = u" in str(info.value)
+
+    def working(u):                       # the spelling the message gives
+        P = np.zeros_like(u, shape=(u.size + 2,))
+        P[1:-1] = u
+        return np.sum(P ** 2)
+    assert np.array_equal(adsim.grad(working)(X), 2.0 * X)
+
+
+def test_active_array_as_index():
+    with pytest.raises(TypeError, match="cannot be used as an index"):
+        adsim.grad(lambda z: np.sum(z[z[:1]]))(X)
+    with pytest.raises(TypeError, match="boolean condition"):
+        adsim.grad(lambda z: np.sum(np.where(z, z, 2 * z)))(X)
+
+
+# --------------------------------------------------------- recordings
+
+def test_mixing_two_recordings_is_an_error():
+    stored = []
+
+    def keep(z):
+        stored.append(z * 2.0)
+        return np.sum(z)
+    adsim.grad(keep)(X)
+    with pytest.raises(ValueError, match="two different recordings"):
+        adsim.grad(lambda z: np.sum(z * stored[0]))(X)
+    with pytest.raises(RuntimeError, match="finished recording"):
+        stored[0] * np.ones(3)
+    with pytest.raises(RuntimeError, match="finished recording"):
+        np.sin(stored[0])
+
+
+def test_exception_in_the_function_propagates_and_the_cache_recovers():
+    calls = []
+
+    def f(z):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyError("first call fails")
+        return np.sum(z ** 2)
+    g = adsim.grad(f)
+    with pytest.raises(KeyError, match="first call fails"):
+        g(X)
+    assert np.array_equal(g(X), 2.0 * X)
+
+
+# ---------------------------------------------------------- NaN and inf
+
+def test_nan_and_inf_propagate_without_crashing():
+    x = np.array([0.5, 0.3, 0.4])
+    f = lambda z: np.sum(np.sqrt(z - 0.4) + 1.0 / (z - 0.4))  # noqa: E731
+    with np.errstate(all="ignore"):
+        value, g = adsim.value_and_grad(f)(x)
+        _, jv = adsim.jvp(f, x, np.ones(3))
+        hv = adsim.hvp(f, x, np.ones(3))
+        J = adsim.jacobian(lambda z: np.log(z - 0.4), mode="reverse")(x)
+    assert np.isnan(value)
+    assert_close(g[0], 0.5 / np.sqrt(0.1) - 1.0 / 0.1 ** 2, 1e-12, 0)
+    assert np.isnan(g[1]) and np.isnan(g[2])
+    assert np.isnan(jv)
+    assert np.isfinite(hv[0]) and np.isnan(hv[1])
+    # log(z - 0.4): 1/(z - 0.4) is 10, -10 (at a NaN value) and inf
+    assert_close(np.diag(J)[:2], [10.0, -10.0], 1e-12, 0)
+    assert np.diag(J)[2] == np.inf
+
+
+def test_nan_and_inf_inputs_on_replay():
+    tape = adsim.record(lambda z: np.sum(z ** 2), X)
+    g = tape.gradient(np.array([np.nan, 1.0, np.inf]))
+    assert np.isnan(g[0]) and g[1] == 2.0 and g[2] == np.inf
+    assert np.isnan(tape.forward(np.array([np.nan, 1.0, 1.0])))
