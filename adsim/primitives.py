@@ -30,10 +30,11 @@ from .errors import UnsupportedOperation
 class Primitive:
     """A function recorded as one CALLBACK op with user-given rules."""
 
-    def __init__(self, value, jvp=None, vjp=None, name=None):
+    def __init__(self, value, jvp=None, vjp=None, name=None, linear=False):
         self.value = value
         self.jvp = jvp
         self.vjp = vjp
+        self.linear = linear
         self.name = name or getattr(value, "__name__", "primitive")
 
     def __repr__(self):
@@ -61,12 +62,15 @@ class Primitive:
         return wrap(tape, slot, out.shape)
 
 
-def primitive(value, *, jvp=None, vjp=None, name=None):
+def primitive(value, *, jvp=None, vjp=None, name=None, linear=False):
     """Make ``value`` (a function of plain arrays returning one array) a
     primitive with forward rule ``jvp(args, out, tangents)`` and reverse rule
     ``vjp(args, out, out_adjoint)``. Either rule may be omitted; sweeps that
-    need a missing rule raise ``UnsupportedOperation``."""
-    return Primitive(value, jvp=jvp, vjp=vjp, name=name)
+    need a missing rule raise ``UnsupportedOperation``. ``linear=True``
+    declares the function linear in its active arguments (an FFT, a linear
+    solve with a constant matrix): its second derivative is zero, so
+    Hessian-vector products need only the vjp rule."""
+    return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear)
 
 
 class Application:
@@ -127,8 +131,12 @@ class Application:
         recording the vjp rule and running its tangent sweep."""
         from ._recording import record
         vjp = self._rule("vjp")
-        self._rule("jvp")
         p = adjoint_tangents.shape[0]
+        if self.prim.linear:       # no curvature: the adjoint tangents are a vjp
+            adjs = self.adjoint(flat_args, result, adjoint.reshape(1, -1))
+            adots = self.adjoint(flat_args, result, adjoint_tangents)
+            return [None if a is None else a[0] for a in adjs], adots
+        self._rule("jvp")
         args = self._args(flat_args)
         out = result.reshape(self.out_shape)
         zeros = [np.zeros((p, a.size)) for a in args]

@@ -588,6 +588,28 @@ def acyclic_coloring(const Py_ssize_t[::1] order, const Py_ssize_t[::1] ptr,
     return np.asarray(color)
 
 
+def unique_in_rows(const Py_ssize_t[::1] ptr, const Py_ssize_t[::1] labels):
+    """For each position of a CSR structure: whether its label (``>= 0``) occurs
+    only once in its row. Negative labels give False."""
+    cdef Py_ssize_t n = ptr.shape[0] - 1, r, p, label
+    cdef Py_ssize_t size = int(np.max(labels, initial=-1)) + 2
+    cdef Py_ssize_t[::1] seen = np.full(size, -1, dtype=np.intp)
+    cdef Py_ssize_t[::1] times = np.zeros(size, dtype=np.intp)
+    cdef char[::1] alone = np.zeros(labels.shape[0] + 1, dtype=np.int8)
+    for r in range(n):
+        for p in range(ptr[r], ptr[r + 1]):
+            label = labels[p]
+            if label >= 0:
+                if seen[label] != r:
+                    seen[label] = r
+                    times[label] = 0
+                times[label] += 1
+        for p in range(ptr[r], ptr[r + 1]):
+            label = labels[p]
+            alone[p] = label >= 0 and times[label] == 1
+    return np.asarray(alone[:labels.shape[0]]).astype(bool)
+
+
 # ------------------------------------------------------------- substitution
 def substitution_schedule(const Py_ssize_t[::1] row_of, const Py_ssize_t[::1] idx,
                           const Py_ssize_t[::1] twin, const Py_ssize_t[::1] color,

@@ -64,7 +64,7 @@ class _Bipartite:
         n = self.shape[1]
         colors = np.concatenate([column_colors, row_colors + n * (row_colors >= 0)])
         keep = np.zeros(colors.shape[0], dtype=bool)
-        colors = neutralize(self.augmented, colors.astype(np.intp), keep)
+        colors = neutralize(self.augmented, colors.astype(np.intp), keep, self.twin)
         column_colors, kc = compact(colors[:n])
         row_colors, kr = compact(colors[n:])
         return Bicoloring(row_colors, column_colors, kr, kc, ordering)

@@ -29,7 +29,7 @@ from adsim.sparse.orderings import (ORDERINGS, as_csr_pattern, bipartite_structu
                                     column_graph, degrees, method_name, order_vertices,
                                     row_graph, row_indices, symmetric_structure,
                                     twin_positions)
-from adsim.sparse.recovery import NEUTRAL, seed_matrix, unique_labels
+from adsim.sparse.recovery import NEUTRAL, seed_matrix, unique_in_rows
 
 DEFAULT_ORDERS = ("largest_first", "smallest_last", "incidence_degree",
                   "dynamic_largest_first", "natural", "dsatur")
@@ -280,7 +280,7 @@ def best_row_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
 
 
 # ------------------------------------------------------------- post-processing
-def neutralize(adjacency, colors, keep):
+def neutralize(adjacency, colors, keep, twin=None):
     """Give the neutral color to vertices whose color no recovery reads.
 
     In direct recovery entry ``(u, v)`` is read in row ``u`` of the product
@@ -299,6 +299,8 @@ def neutralize(adjacency, colors, keep):
         bicoloring of ``[[0, A.T], [A, 0]]``).
     keep : numpy.ndarray of bool
         Vertices that must stay colored (those with a diagonal entry).
+    twin : numpy.ndarray of intp, optional
+        :func:`adsim.sparse.orderings.twin_positions` of ``adjacency``.
 
     Returns
     -------
@@ -306,8 +308,8 @@ def neutralize(adjacency, colors, keep):
         Colors with ``-1`` for neutral vertices; not renumbered.
     """
     rows, cols = row_indices(adjacency), adjacency.indices
-    here = unique_labels(rows, colors[cols])
-    there = here[twin_positions(adjacency)]
+    here = unique_in_rows(adjacency, colors[cols])
+    there = here[twin_positions(adjacency) if twin is None else twin]
     assert not np.any(~here & ~there), "neutralize needs a coloring allowing direct recovery"
     keep = keep.copy()
     keep[cols[here & ~there]] = True
@@ -402,7 +404,7 @@ def _check_star(pattern, colors):
     bare = np.flatnonzero(diagonal & (colors < 0))
     if bare.size:
         raise ValueError(f"vertex {bare[0]} has a diagonal entry but no color")
-    here = unique_labels(rows, colors[cols])
+    here = unique_in_rows(adjacency, colors[cols])
     there = here[twin_positions(adjacency)]
     if np.any(~here & ~there):
         raise ValueError("not a star coloring: " + _unrecoverable(rows, cols, colors,
@@ -449,7 +451,7 @@ def _check_bicoloring(pattern, row_colors, column_colors):
     augmented = bipartite_structure(csr)
     colors = np.concatenate([column_colors, row_colors])
     rows, cols = row_indices(augmented), augmented.indices
-    here = unique_labels(rows, colors[cols])
+    here = unique_in_rows(augmented, colors[cols])
     there = here[twin_positions(augmented)]
     if np.any(~here & ~there):
         p = int(np.flatnonzero(~here & ~there)[0])

@@ -102,9 +102,14 @@ def symmetric_structure(pattern):
     rows, cols = row_indices(csr), csr.indices
     diagonal = np.zeros(csr.shape[0], dtype=bool)
     diagonal[rows[rows == cols]] = True
-    off = rows != cols
-    return _from_entries(np.concatenate([rows[off], cols[off]]),
-                         np.concatenate([cols[off], rows[off]]), csr.shape), diagonal
+    both = sp.csr_array(csr + csr.T)
+    both.sum_duplicates()
+    rows = row_indices(both)
+    off = rows != both.indices
+    indptr = np.zeros(csr.shape[0] + 1, dtype=np.intp)
+    np.cumsum(np.bincount(rows[off], minlength=csr.shape[0]), out=indptr[1:])
+    ones = np.ones(np.count_nonzero(off), dtype=np.int8)
+    return sp.csr_array((ones, _intp(both.indices[off]), indptr), shape=csr.shape), diagonal
 
 
 def _from_entries(rows, cols, shape):
@@ -130,12 +135,11 @@ def row_indices(csr):
 
 def twin_positions(adjacency):
     """Position of entry ``(j, i)`` for the entry ``(i, j)`` at each position
-    of a symmetric CSR structure with sorted indices."""
-    rows = row_indices(adjacency)
-    by_column = np.lexsort((rows, adjacency.indices))
-    twin = np.empty(rows.shape[0], dtype=np.intp)
-    twin[by_column] = np.arange(rows.shape[0], dtype=np.intp)
-    return twin
+    of a structurally symmetric CSR structure with sorted indices."""
+    nnz = adjacency.indices.shape[0]
+    positions = sp.csr_array((np.arange(nnz, dtype=np.intp), adjacency.indices,
+                              adjacency.indptr), shape=adjacency.shape)
+    return _intp(positions.tocsc().data)       # CSC order of a symmetric pattern = CSR order
 
 
 @dataclass(frozen=True)

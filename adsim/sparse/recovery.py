@@ -102,6 +102,24 @@ def unique_labels(groups, labels):
     return unique
 
 
+def unique_in_rows(csr, labels):
+    """Whether each entry's label is the only one of its value in its row.
+
+    Parameters
+    ----------
+    csr : scipy.sparse.csr_array
+        Structure with sorted indices; ``labels`` follows its entry order.
+    labels : numpy.ndarray of int
+        Negative labels take no part (and give False).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+    """
+    return _coloring.unique_in_rows(np.ascontiguousarray(csr.indptr, dtype=np.intp),
+                                    np.ascontiguousarray(labels, dtype=np.intp))
+
+
 def _colors_array(colors, length, name):
     colors = np.asarray(colors, dtype=np.intp)
     if colors.shape != (length,):
@@ -211,7 +229,7 @@ class BidirectionalRecovery:
         self.n_row_colors = int(self.row_colors.max(initial=-1)) + 1
         self.n_column_colors = int(self.column_colors.max(initial=-1)) + 1
         rows, cols = row_indices(self.pattern), self.pattern.indices
-        forward_ok = unique_labels(rows, self.column_colors[cols])
+        forward_ok = unique_in_rows(self.pattern, self.column_colors[cols])
         reverse_ok = unique_labels(cols, self.row_colors[rows])
         if np.any(~forward_ok & ~reverse_ok):
             raise _lost(rows, cols, ~forward_ok & ~reverse_ok,
@@ -274,7 +292,7 @@ class StarRecovery:
         sym = _SymmetricPattern(pattern, colors)
         self.pattern, self.ncolors = sym.pattern, sym.ncolors
         adj_cols = sym.adjacency.indices
-        here = unique_labels(sym.adj_rows, sym.colors[adj_cols])
+        here = unique_in_rows(sym.adjacency, sym.colors[adj_cols])
         there = here[twin_positions(sym.adjacency)]
         if np.any(~here & ~there):
             raise _lost(sym.adj_rows, adj_cols, ~here & ~there,

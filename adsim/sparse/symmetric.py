@@ -47,7 +47,7 @@ class _SymmetricGraph:
         order = order_vertices(self.graph, order)
         colors = _coloring.star_coloring(order, self.graph.aptr, self.indices, self.twin)
         if postprocess:
-            colors = neutralize(self.adjacency, colors, self.diagonal)
+            colors = neutralize(self.adjacency, colors, self.diagonal, self.twin)
         return compact(colors)
 
     def acyclic(self, order):

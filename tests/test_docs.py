@@ -1,0 +1,19 @@
+"""The Python code blocks of the docs run (each page in one namespace)."""
+import pathlib
+import re
+
+import pytest
+
+DOCS = sorted((pathlib.Path(__file__).parent.parent / "docs").glob("*.md"))
+FENCE = re.compile(r"```python\n(.*?)```", re.S)
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_code_blocks_run(page, tmp_path, monkeypatch):
+    blocks = FENCE.findall(page.read_text())
+    if not blocks:
+        pytest.skip("no python code blocks")
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": f"docs_{page.stem}"}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)
