@@ -270,7 +270,26 @@ cdef class Active:
 
     # ---- indexing --------------------------------------------------------
     def __getitem__(self, key):
+        cdef int64_t k
+        if type(key) is int and len(self.shape) == 1 and self.tape.recording:
+            k = key
+            if k < 0:
+                k += self.size
+            if not 0 <= k < self.size:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {self.size}")
+            return self._gather_one(self.tape.new_slot(1), <int32_t>k)
         return numpy_api().getitem(self, key)
+
+    cdef Active _gather_one(self, int r, int32_t k):
+        """self[k] of a 1-d array: one GATHER with one stored index."""
+        cdef int32_t ops[3]
+        cdef Tape t = self.tape
+        ops[0] = r
+        ops[1] = self.slot
+        ops[2] = <int32_t>t.add_ints(&k, 1)
+        t.append_op(GATHER, ops, 3)
+        t.execute_last()
+        return new_active(t, r, ())
 
     def __setitem__(self, key, value):
         numpy_api().setitem(self, key, value)

@@ -27,6 +27,8 @@ from .errors import BranchChanged
 
 cnp.import_array()
 
+cdef object FLOAT64 = np.dtype(np.float64)
+
 include "_buffers.pxi"
 include "_sweeps.pxi"
 include "_ops/unary.pxi"
@@ -356,6 +358,10 @@ cdef class Tape:
             raise ValueError(f"adsim: the tape has {n_in} inputs but {len(xs)} were given")
         out = []
         for i, x in enumerate(xs):
+            if type(x) is np.ndarray and (<cnp.ndarray>x).dtype is FLOAT64 and \
+                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and x.shape == self.input_shapes[i]:
+                out.append(x)          # the common case, without conversions
+                continue
             arr = as_float_array(x, f"input {i}")
             if arr.shape != self.input_shapes[i]:
                 raise ValueError(
@@ -393,17 +399,24 @@ cdef class Tape:
         return self._output_value()
 
     def _adjoint(self, xs, W):
-        """Reverse sweep with q adjoint directions ``W`` (q, output size).
+        """Reverse sweep with q adjoint directions ``W`` (q, output size), or
+        one weight 1 when ``W`` is None (the gradient of a scalar output).
         Returns (output value, [per input (q, size)])."""
         cdef Sweep s
-        cdef cnp.ndarray w = np.ascontiguousarray(W, dtype=np.float64)
-        cdef int q = w.shape[0]
+        cdef cnp.ndarray w
+        cdef int q = 1 if W is None else W.shape[0]
+        cdef int r = self.output_slot
+        cdef int64_t i
         y = self._forward(xs, True)
         self.fill_sweep(&s)
         s.q = q
         s.adj = self.work_buffer(q * self.arena_size)
-        cdef int r = self.output_slot
-        memcpy(aptr(&s, r), cnp.PyArray_DATA(w), <size_t>(q * self.slot_size[r]) * sizeof(double))
+        if W is None:
+            for i in range(self.slot_size[r]):
+                aptr(&s, r)[i] = 1.0
+        else:
+            w = np.ascontiguousarray(W, dtype=np.float64)
+            memcpy(aptr(&s, r), cnp.PyArray_DATA(w), <size_t>(q * self.slot_size[r]) * sizeof(double))
         adjoint_sweep(&s, self.n_ops)
         assert self.stack.top == 0
         return y, [self._read_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]

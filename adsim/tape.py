@@ -69,11 +69,13 @@ class Tape(_tape.Tape):
         """(f(x), gradient) for a scalar output; a tuple of gradients for
         several inputs."""
         xs = self._inputs(xs)
-        if int(np.prod(self.output_shape)) != 1:
+        if self.slot_size_of(self.output_slot) != 1:
             raise ValueError(f"adsim: the gradient needs a scalar output; this tape's output has "
                              f"shape {self.output_shape}: use tape.vjp or tape.jacobian")
-        y, adj = self._adjoint(xs, np.ones((1, 1)))
-        return float(y.reshape(())), self._single([a[0].reshape(x.shape) for a, x in zip(adj, xs)])
+        y, adj = self._adjoint(xs, None)
+        if len(adj) == 1:
+            return float(y.flat[0]), adj[0].reshape(xs[0].shape)
+        return float(y.reshape(())), tuple(a.reshape(x.shape) for a, x in zip(adj, xs))
 
     def gradient(self, *xs):
         """Gradient of a scalar output by one reverse sweep."""

@@ -15,8 +15,9 @@ vector mode (``tape.jvp`` with the n unit directions), adsim reverse mode
 (``tape.gradient`` on a recorded tape; ``ad.grad`` with its cached tape; a
 new ``ad.grad`` per call, so recording included), and, when installed,
 autograd, JAX (op by op and ``jax.jit``), PyTorch (CPU) and CasADi (MX).
-Central differences and forward mode cost O(n) evaluations of f per gradient
-and are skipped above n = 1000 unless ``--full``.
+Central differences and forward mode cost O(n) evaluations of f per gradient,
+and CasADi's dense MX graph takes minutes to build at n = 10^4: these are
+skipped above n = 1000 unless ``--full``.
 
 Times are reported absolute, relative to the NumPy f at n = 1 (the survey's
 normalisation), relative to the NumPy f at the same n, and relative to the
@@ -39,7 +40,8 @@ from . import problems
 from . import timing as T
 
 AREA = "helmholtz"
-SLOW_ABOVE = 1000            # O(n)-evaluations-per-gradient methods stop here unless --full
+SLOW_ABOVE = 1000            # slow methods stop here unless --full
+QUADRATIC = "O(n) evaluations of f per gradient"
 TOLERANCE = {"ad": 1e-8, "fd": 1e-5}
 
 
@@ -51,9 +53,10 @@ class Method:
     ``Skip`` with a reason when the method is not available.
     """
 
-    def __init__(self, key, label, kind, prepare, peer=None, quadratic=False, check="ad"):
-        self.key, self.label, self.kind = key, label, kind
-        self.prepare, self.peer, self.quadratic, self.check = prepare, peer, quadratic, check
+    def __init__(self, key, label, kind, prepare, peer=None, max_n=None, why_slow="",
+                 check="ad"):
+        self.key, self.label, self.kind, self.prepare, self.peer = key, label, kind, prepare, peer
+        self.max_n, self.why_slow, self.check = max_n, why_slow, check
 
 
 class Skip(Exception):
@@ -134,12 +137,13 @@ def _jax_setup(inst, jit):
     jax = _import("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    A, b = (jnp.asarray(p) for p in inst.params)
-    g = jax.grad(lambda x: problems.helmholtz(x, A, b, xp=jnp))
+    # A and b are arguments, not closed-over constants: jit would fold an n x n
+    # constant into the compiled program (seconds of compilation at n = 10^4)
+    g = jax.grad(lambda x, A, b: problems.helmholtz(x, A, b, xp=jnp))
     if jit:
         g = jax.jit(g)
-    x = jnp.asarray(inst.x)
-    return lambda: np.asarray(g(x).block_until_ready())
+    x, A, b = jnp.asarray(inst.x), *(jnp.asarray(p) for p in inst.params)
+    return lambda: np.asarray(g(x, A, b).block_until_ready())
 
 
 def _jax(inst):
@@ -163,25 +167,25 @@ def _torch(inst):
 
 def _casadi(inst):
     ca = _import("casadi")
-    A, b = (ca.DM(p) for p in inst.params)
-    x = ca.MX.sym("x", inst.n)
+    n = inst.n
+    x, A, b = ca.MX.sym("x", n), ca.MX.sym("A", n, n), ca.MX.sym("b", n)
     bx = ca.dot(b, x)
     mix = ca.sum1(x * ca.log(x / (1.0 - bx)))
     attraction = ca.dot(x, ca.mtimes(A, x)) / (problems.SQRT8 * bx)
     f = mix - attraction * ca.log((1.0 + (1.0 + problems.SQRT2) * bx)
                                   / (1.0 + (1.0 - problems.SQRT2) * bx))
-    g = ca.Function("grad_helmholtz", [x], [ca.gradient(f, x)])
-    x0 = inst.x
-    return lambda: np.asarray(g(x0)).reshape(-1)
+    g = ca.Function("grad_helmholtz", [x, A, b], [ca.gradient(f, x)])
+    x0, A0, b0 = inst.x, *(ca.DM(p) for p in inst.params)
+    return lambda: np.asarray(g(x0, A0, b0)).reshape(-1)
 
 
 METHODS = [
     Method("f_numpy", "f: plain NumPy", "f", _numpy_f),
     Method("f_tape", "f: tape.forward (zero-order replay)", "f", _tape_forward),
     Method("central_differences", "central differences (2n f)", "gradient",
-           _central_differences, quadratic=True, check="fd"),
+           _central_differences, max_n=SLOW_ABOVE, why_slow=QUADRATIC, check="fd"),
     Method("adsim_forward", "adsim forward, vector mode (tape.jvp, n directions)", "gradient",
-           _adsim_forward, quadratic=True),
+           _adsim_forward, max_n=SLOW_ABOVE, why_slow=QUADRATIC),
     Method("adsim_tape_gradient", "adsim reverse (tape.gradient)", "gradient",
            _adsim_tape_gradient),
     Method("adsim_grad", "adsim reverse (ad.grad, cached tape)", "gradient", _adsim_grad_cached),
@@ -191,7 +195,8 @@ METHODS = [
     Method("jax", "JAX (op by op)", "gradient", _jax, peer="jax"),
     Method("jax_jit", "JAX (jax.jit)", "gradient", _jax_jit, peer="jax"),
     Method("torch", "PyTorch (CPU)", "gradient", _torch, peer="torch"),
-    Method("casadi", "CasADi (MX)", "gradient", _casadi, peer="casadi"),
+    Method("casadi", "CasADi (MX)", "gradient", _casadi, peer="casadi", max_n=SLOW_ABOVE,
+           why_slow="CasADi's dense MX product and the DM copy of A take minutes at n = 10^4"),
 ]
 
 
@@ -219,9 +224,9 @@ def run_size(n, s, methods, seed=0, first=None):
             out[m.key] = {"skipped": "quick run: op-by-op JAX compiles every primitive for each "
                                      "new shape (seconds); measured at the first size only"}
             continue
-        if m.quadratic and n > SLOW_ABOVE and not s.full:
-            out[m.key] = {"skipped": f"O(n) evaluations of f per gradient: skipped above "
-                                     f"n = {SLOW_ABOVE} (run with --full)"}
+        if m.max_n is not None and n > m.max_n and not s.full:
+            out[m.key] = {"skipped": f"{m.why_slow}: skipped above n = {m.max_n} "
+                                     f"(run with --full)"}
             continue
         try:
             t0 = time.perf_counter()
@@ -321,23 +326,29 @@ def figure(res, path):
         return None
     sizes = res["sizes"]
     base = _median(res, sizes[0], "f_numpy")
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
-    for key, label in res["methods"].items():
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.2))
+    colors = plt.get_cmap("tab10").colors + ("#8c564b", "#17becf")
+    fixed = {"f_numpy": "black", "f_tape": "0.55"}
+    for i, (key, label) in enumerate(res["methods"].items()):
         pts = [(n, _median(res, n, key), _median(res, n, "f_numpy")) for n in sizes]
         pts = [p for p in pts if p[1] is not None]
         if not pts:
             continue
-        style = "-o" if key.startswith(("adsim", "f_")) else "--s"
+        style = dict(color=fixed.get(key, colors[i % len(colors)]), ms=4, label=label,
+                     ls="-" if key.startswith(("adsim", "f_")) else "--",
+                     marker="o" if key.startswith("adsim") else ("s" if key.startswith("f_") else "^"),
+                     lw=2.2 if key.startswith("f_") else 1.4)
         ns = [p[0] for p in pts]
-        axes[0].loglog(ns, [p[1] / base for p in pts], style, ms=3, label=label)
-        if key != "f_numpy":
-            axes[1].loglog(ns, [p[1] / p[2] for p in pts], style, ms=3, label=label)
-    axes[0].set_title("time / time of NumPy f at n = %d" % sizes[0])
+        axes[0].loglog(ns, [p[1] / base for p in pts], **style)
+        axes[1].loglog(ns, [p[1] / p[2] for p in pts], **style)
+    axes[0].set_title(f"time / time of NumPy f at n = {sizes[0]}")
     axes[1].set_title("time / time of NumPy f at the same n")
     for ax in axes:
         ax.set_xlabel("n")
         ax.grid(True, which="both", alpha=0.3)
-    axes[1].legend(fontsize=7, loc="best")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

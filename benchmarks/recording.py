@@ -178,10 +178,14 @@ def markdown(res, s, machine):
                  "and the peak of the value stack during `tape.gradient`) are listed apart; the goal "
                  "is ≤ 40 bytes per op plus the values.\n")
     rows = [(b["tape"], b["n_ops"], f"{b['op_stream_per_op']:.1f}", f"{b['with_constants_per_op']:.1f}",
-             _mark(b["with_constants_per_op"] <= GOALS["bytes_per_op"]), b["values_bytes"],
-             b["value_stack_peak_bytes"]) for b in res["bytes"]]
-    lines += [T.table(["tape", "ops", "op stream B/op", "+ constants, indices B/op", "≤ 40",
-                       "values B", "value stack peak B"], rows)]
+             _mark(b["with_constants_per_op"] <= GOALS["bytes_per_op"]) if i == 0 else "n/a",
+             b["values_bytes"], b["value_stack_peak_bytes"]) for i, b in enumerate(res["bytes"])]
+    lines += [T.table(["tape", "ops", "op stream B/op", "+ constants, indices B/op",
+                       "≤ 40 B/op (scalar tape)", "values B", "value stack peak B"], rows), "",
+              "The goal applies to the scalar tape; on array tapes the constant stream holds "
+              "the problem's data (the matrix A of Helmholtz, boundary and target vectors) and the "
+              "index stream the gather indices of slicing, padding and differencing, so their "
+              "per-op figures grow with n."]
     return "\n".join(lines) + "\n"
 
 

@@ -245,6 +245,7 @@ def machine_info():
         "adsim": adsim.__version__,
         "commit": _git_commit(),
         "peers": peer_versions(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
 
@@ -332,10 +333,16 @@ def fmt_ratio(r):
     return f"{r:.3g}"
 
 
+def _load(machine):
+    load = machine.get("load_average")
+    return "unknown" if not load else " / ".join(f"{v:.2f}" for v in load)
+
+
 def header(area, settings, machine):
     """Opening lines of an area's docs section: command and machine."""
     return (f"Command: `{settings.command}`  \n"
             f"Machine: {machine_line(machine)}  \n"
-            f"Date: {machine['date']}, commit {machine['commit'] or 'unknown'}. "
+            f"Date: {machine['date']}, commit {machine['commit'] or 'unknown'}, load average "
+            f"at the start {_load(machine)}. "
             f"Times are medians (min–max over {settings.repeats} samples unless fewer fitted "
             f"in the time budget); see `benchmarks/timing.py` for the method.")

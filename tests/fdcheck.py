@@ -126,6 +126,11 @@ def check_tape(f, xs, seed=0, order=2, k=3, h=H, rtol=RTOL, atol=ATOL, value_rto
     assert_dot_equal(float(np.dot(np.ravel(w), np.ravel(jv))), float(np.dot(flat(g), flat(vs))),
                      "dot-product test <w, J v> = <J^T w, v>")
 
+    if m == 1:       # a scalar output: the gradient (adjoint seeded with 1)
+        value, grads = tape.value_and_gradient(*xs)
+        assert_close(value, want.reshape(()), rtol=value_rtol, atol=value_atol, what="value")
+        assert_close(flat(per_input(grads, n_in)), J[0], rtol, atol, "gradient")
+
     W = rng.standard_normal(want.shape + (k,))
     _, G = tape.vjp(xs, W)
     G = per_input(G, n_in)

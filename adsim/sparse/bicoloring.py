@@ -12,11 +12,18 @@ Two constructions are tried and the cheaper kept:
 * **star coloring of** ``[[0, A.T], [A, 0]]`` followed by neutralization of the
   colors no entry is read through, with row and column colors counted
   separately [3]_;
-* **dense splitting**: rows denser than a threshold are left to reverse mode
-  (row coloring of those rows), all other entries to forward mode (column
-  coloring of the remaining rows), and the transposed split -- the cover of
-  the bipartite graph by dense rows plus all columns suggested by Coleman &
-  Verma [1]_ and Gebremedhin et al. [2]_. An arrowhead matrix takes 3 colors.
+* **dense splitting**: rows with at least ``t`` entries are left to reverse
+  mode (row coloring of those rows), all other entries to forward mode (column
+  coloring of the remaining rows), and the same with rows and columns swapped,
+  for a few thresholds ``t``: a vertex cover of the bipartite graph made of
+  the dense rows and the columns of the sparse remainder, in the spirit of
+  Coleman & Verma [1]_ and of the vertex-cover view of Gebremedhin et al. [2]_.
+  An arrowhead matrix takes 3 colors (1 row, 2 columns).
+
+Every candidate is then neutralized. The star route alone does not find the
+arrowhead's 3 colors: greedy smallest-color choices give the spokes the hub's
+color, after which every row needs its own. :func:`best_bicoloring` also lets
+the best one-sided colorings compete, so it is never worse than either.
 
 References
 ----------

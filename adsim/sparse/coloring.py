@@ -21,8 +21,8 @@ References
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from adsim.sparse import _coloring
 from adsim.sparse.orderings import (ORDERINGS, as_csr_pattern, bipartite_structure,
@@ -35,7 +35,7 @@ DEFAULT_ORDERS = ("largest_first", "smallest_last", "incidence_degree",
                   "dynamic_largest_first", "natural", "dsatur")
 """Orderings tried by the ``best_*`` functions, in this order (ties keep the first)."""
 
-SEARCH_SIZE_LIMIT = 50_000_000
+SEARCH_SIZE_LIMIT = 20_000_000
 """``best_*`` searches with backtracking only when vertices x colors is below this."""
 
 DSATUR_EDGE_LIMIT = 20_000_000
@@ -89,7 +89,10 @@ class Bicoloring:
     n_row_colors, n_column_colors : int
         Number of reverse (``W.T @ J``) and forward (``J @ S``) products.
     ordering : str
-        The ordering (and construction) that produced it.
+        The construction and ordering that produced it: ``"star/<ordering>"``
+        (star coloring of ``[[0, A.T], [A, 0]]``), ``"split-rows>=t/<ordering>"``
+        or ``"split-columns>=t/<ordering>"`` (rows or columns with at least ``t``
+        entries by the other mode), ``"column/..."`` or ``"row/..."`` (one-sided).
     """
 
     row_colors: np.ndarray
@@ -134,7 +137,8 @@ def compact(colors):
     return renumbered, int(used.shape[0])
 
 
-def _one_sided(graph, order, kind):
+def _one_sided(graph, order):
+    """Greedy coloring of ``graph`` in an ordering; ``(colors, ncolors)``."""
     order = order_vertices(graph, order)
     colors = _coloring.greedy_coloring(order, *graph.arrays())
     return colors, int(colors.max(initial=-1)) + 1
@@ -206,7 +210,7 @@ def column_coloring(pattern, order="largest_first"):
     array([0, 1, 2, 0, 1, 2])
     """
     graph = column_graph(as_csr_pattern(pattern))
-    colors, ncolors = _one_sided(graph, order, "column")
+    colors, ncolors = _one_sided(graph, order)
     return Coloring(colors, ncolors, "column", method_name(order))
 
 
@@ -224,7 +228,7 @@ def row_coloring(pattern, order="largest_first"):
         ``kind="row"``; ``colors`` has length m.
     """
     graph = row_graph(as_csr_pattern(pattern))
-    colors, ncolors = _one_sided(graph, order, "row")
+    colors, ncolors = _one_sided(graph, order)
     return Coloring(colors, ncolors, "row", method_name(order))
 
 
@@ -254,7 +258,7 @@ def best_column_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     csr = as_csr_pattern(pattern)
     graph = column_graph(csr)
     bound = int(np.diff(csr.indptr).max(initial=0))
-    best = _best(graph, "column", orders, lambda g, o: _one_sided(g, o, "column"), bound)
+    best = _best(graph, "column", orders, _one_sided, bound)
     return _searched(graph, best, bound) if search else best
 
 
@@ -275,7 +279,7 @@ def best_row_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     csr = as_csr_pattern(pattern)
     graph = row_graph(csr)
     bound = int(np.bincount(csr.indices, minlength=csr.shape[1]).max(initial=0))
-    best = _best(graph, "row", orders, lambda g, o: _one_sided(g, o, "row"), bound)
+    best = _best(graph, "row", orders, _one_sided, bound)
     return _searched(graph, best, bound) if search else best
 
 

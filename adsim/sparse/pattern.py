@@ -48,19 +48,51 @@ from adsim._tape import Opcode as Op
 
 __all__ = ["hessian_pattern", "iterate_pattern", "jacobian_pattern"]
 
-_MERGE_NNZ = 4_000_000      # merge accumulated Hessian terms beyond this many entries
+_MERGE_NNZ = 4_000_000      # merge collected Hessian interactions beyond this many
 
 
-# ---------------------------------------------------------------- CSR helpers
+# ---------------------------------------------------------------- domains
 
-def _csr(indptr, indices, shape):
-    """Boolean CSR array on the given structure (no copies, no checks of order)."""
-    data = np.ones(indices.shape[0], dtype=bool)
-    return sp.csr_array((data, indices, indptr), shape=shape)
+class Domains:
+    """Index domains of the elements of one slot: a CSR structure (rows:
+    elements, columns: independents) without values. Never modified once
+    built, so slots may share one. Rows need not be sorted; no duplicates."""
+
+    __slots__ = ("indptr", "indices", "nrows", "ncols")
+
+    def __init__(self, indptr, indices, nrows, ncols):
+        self.indptr = indptr
+        self.indices = indices
+        self.nrows = nrows
+        self.ncols = ncols
+
+    @property
+    def nnz(self):
+        return self.indices.shape[0]
+
+    def row(self, i):
+        return self.indices[self.indptr[i]:self.indptr[i + 1]]
+
+    def scipy(self):
+        """As a boolean ``scipy.sparse.csr_array`` (shares the index arrays)."""
+        return sp.csr_array((np.ones(self.nnz, dtype=bool), self.indices, self.indptr),
+                            shape=(self.nrows, self.ncols))
+
+    @staticmethod
+    def of(P):
+        """From any scipy sparse matrix (structure only)."""
+        P = sp.csr_array(P)
+        end = int(P.indptr[-1])
+        return Domains(P.indptr, P.indices[:end], P.shape[0], P.shape[1])
+
+    @staticmethod
+    def single(indices, ncols):
+        """One row."""
+        return Domains(np.array([0, indices.shape[0]], dtype=np.intp), indices, 1, ncols)
 
 
-def _empty(rows, ncols):
-    return _csr(np.zeros(rows + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), (rows, ncols))
+def empty(nrows, ncols):
+    return Domains(np.zeros(nrows + 1, dtype=np.intp), np.zeros(0, dtype=np.intp), nrows, ncols)
 
 
 def _ragged_arange(start, count):
@@ -69,108 +101,143 @@ def _ragged_arange(start, count):
     if total == 0:
         return np.zeros(0, dtype=np.intp)
     ends = np.cumsum(count)
-    shift = np.repeat(start - (ends - count), count)
-    return np.arange(total, dtype=np.intp) + shift
+    return np.arange(total, dtype=np.intp) + np.repeat(start - (ends - count), count)
 
 
-def _row_of_entries(P):
-    return np.repeat(np.arange(P.shape[0], dtype=np.intp), np.diff(P.indptr))
+def _indptr(count):
+    indptr = np.zeros(count.shape[0] + 1, dtype=np.intp)
+    np.cumsum(count, out=indptr[1:])
+    return indptr
+
+
+def row_of_entries(P):
+    return np.repeat(np.arange(P.nrows, dtype=np.intp), np.diff(P.indptr))
 
 
 def take_rows(P, rows):
-    """Rows ``rows`` (int array, repeats allowed) of the CSR pattern ``P``."""
+    """Rows ``rows`` (int array, repeats allowed) of ``P``."""
     rows = np.asarray(rows, dtype=np.intp)
     if P.nnz == 0:
-        return _empty(rows.shape[0], P.shape[1])
-    start = P.indptr[rows].astype(np.intp)
+        return empty(rows.shape[0], P.ncols)
+    if rows.shape[0] == 1:
+        return Domains.single(P.row(rows[0]), P.ncols)
+    start = P.indptr[rows]
     count = P.indptr[rows + 1] - start
-    indptr = np.zeros(rows.shape[0] + 1, dtype=np.intp)
-    np.cumsum(count, out=indptr[1:])
-    return _csr(indptr, P.indices[_ragged_arange(start, count)], (rows.shape[0], P.shape[1]))
+    return Domains(_indptr(count), P.indices[_ragged_arange(start, count)], rows.shape[0],
+                   P.ncols)
 
 
 def keep_rows(P, keep):
     """``P`` with the rows where ``keep`` is False emptied."""
     if P.nnz == 0 or keep.all():
         return P
-    kept = keep[_row_of_entries(P)]
-    indptr = np.zeros(P.shape[0] + 1, dtype=np.intp)
-    np.cumsum(np.where(keep, np.diff(P.indptr), 0), out=indptr[1:])
-    return _csr(indptr, P.indices[kept], P.shape)
+    count = np.where(keep, np.diff(P.indptr), 0)
+    return Domains(_indptr(count), P.indices[keep[row_of_entries(P)]], P.nrows, P.ncols)
 
 
 def union(A, B):
-    """Entrywise union of two patterns of one shape."""
+    """Row-wise union of two domains with the same rows."""
     if A is B or B.nnz == 0:
         return A
     if A.nnz == 0:
         return B
-    return A + B
+    if A.nrows == 1:
+        return Domains.single(np.union1d(A.indices, B.indices), A.ncols)
+    return Domains.of(A.scipy() + B.scipy())
 
 
 def expand(P, n):
-    """``P`` with ``n`` rows: itself, or its single row repeated (a broadcast scalar)."""
-    if P.shape[0] == n:
+    """``P`` with ``n`` rows: itself, or its one row repeated (a broadcast scalar)."""
+    if P.nrows == n:
         return P
-    assert P.shape[0] == 1, "operands have the result's size or size one"
+    assert P.nrows == 1, "operands have the result's size or size one"
+    if P.nnz == 0:
+        return empty(n, P.ncols)
     return take_rows(P, np.zeros(n, dtype=np.intp))
 
 
-def merge_rows(P, target, nrows):
-    """Pattern with ``nrows`` rows whose row ``t`` is the union of the rows
-    ``i`` of ``P`` with ``target[i] == t`` (a 0-1 matrix applied on the left)."""
+def apply_left(P, rows, cols, nrows):
+    """``M @ P`` for the 0-1 matrix ``M`` (nrows x P.nrows) with entries
+    ``(rows, cols)``: row t of the result is the union of the rows of ``P``
+    that ``M`` maps to it."""
     if P.nnz == 0:
-        return _empty(nrows, P.shape[1])
-    source = np.arange(P.shape[0], dtype=np.intp)
-    S = sp.csr_array((np.ones(source.shape[0], dtype=bool), (target, source)),
-                     shape=(nrows, P.shape[0]))
-    return S @ P
+        return empty(nrows, P.ncols)
+    M = sp.csr_array((np.ones(rows.shape[0], dtype=bool), (rows, cols)), shape=(nrows, P.nrows))
+    return Domains.of(M @ P.scipy())
+
+
+def stack(A, B):
+    """Rows of ``A`` then rows of ``B``."""
+    return Domains(np.concatenate([A.indptr, A.nnz + B.indptr[1:]]),
+                   np.concatenate([A.indices, B.indices]), A.nrows + B.nrows, A.ncols)
 
 
 def select_rows(mask, A, B):
-    """Row ``i`` from ``A`` where ``mask[i]``, else from ``B`` (same shapes)."""
+    """Row ``i`` from ``A`` where ``mask[i]``, else from ``B``."""
     if B.nnz == 0 or mask.all():
         return keep_rows(A, mask)
     if A.nnz == 0 or not mask.any():
         return keep_rows(B, ~mask)
     n = mask.shape[0]
-    both = sp.vstack([A, B], format="csr")
-    return take_rows(both, np.where(mask, np.arange(n), n + np.arange(n)))
+    return take_rows(stack(A, B), np.where(mask, np.arange(n), n + np.arange(n)))
+
+
+def last_writes(rows):
+    """Positions j of ``rows`` that are the last occurrence of their value."""
+    _, first_reversed = np.unique(rows[::-1], return_index=True)
+    return rows.shape[0] - 1 - first_reversed
 
 
 def replace_rows(R, rows, V):
-    """``R`` with rows ``rows[j]`` replaced by row ``j`` of ``V``; when an index
-    repeats, the last write wins (the SCATTER rule)."""
-    n = R.shape[0]
-    m = rows.shape[0]
-    _, first_reversed = np.unique(rows[::-1], return_index=True)
-    last = m - 1 - first_reversed                  # position of the last write per index
-    source = np.arange(n, dtype=np.intp)
-    source[rows[last]] = n + last
+    """``R`` with rows ``rows[j]`` replaced by rows ``j`` of ``V``, the last
+    write winning where an index repeats (the SCATTER rule)."""
+    n = R.nrows
+    last = last_writes(rows)
     if V.nnz == 0:
         keep = np.ones(n, dtype=bool)
         keep[rows] = False
         return keep_rows(R, keep)
-    both = sp.vstack([R, V], format="csr")
-    return take_rows(both, source)
+    source = np.arange(n, dtype=np.intp)
+    source[rows[last]] = n + last
+    return take_rows(stack(R, V), source)
+
+
+def with_rows(P, new):
+    """``P`` with the rows given in the dict ``new`` (row -> indices) replaced."""
+    rows = np.fromiter(new.keys(), dtype=np.intp, count=len(new))
+    parts = list(new.values())
+    order = np.argsort(rows)
+    rows = rows[order]
+    sizes = np.fromiter((parts[i].shape[0] for i in order), dtype=np.intp, count=len(parts))
+    keep = np.ones(P.nrows, dtype=bool)
+    keep[rows] = False
+    count = np.where(keep, np.diff(P.indptr), 0)
+    count[rows] = sizes
+    indptr = _indptr(count)
+    indices = np.empty(int(indptr[-1]), dtype=np.intp)
+    kept_rows = np.flatnonzero(keep & (count > 0))
+    indices[_ragged_arange(indptr[kept_rows], count[kept_rows])] = \
+        P.indices[keep[row_of_entries(P)]]
+    if sizes.sum():
+        indices[_ragged_arange(indptr[rows], sizes)] = np.concatenate([parts[i] for i in order])
+    return Domains(indptr, indices, P.nrows, P.ncols)
 
 
 def canonical(P):
-    """Sorted indices, no duplicates, boolean data, ``csr_array``."""
-    P = sp.csr_array(P, dtype=bool)
+    """Boolean ``csr_array`` with sorted indices and no duplicates."""
+    P = sp.csr_array(P.scipy() if isinstance(P, Domains) else P, dtype=bool, copy=True)
     P.sum_duplicates()
     P.sort_indices()
     P.eliminate_zeros()
     return P
 
 
-def _stack_union(patterns, ncols):
+def _union_row(patterns, ncols):
     """One row: the union of every row of every pattern."""
-    rows = [P for P in patterns if P.nnz]
-    if not rows:
-        return _empty(1, ncols)
-    cols = np.unique(np.concatenate([P.indices for P in rows]))
-    return _csr(np.array([0, cols.shape[0]], dtype=np.intp), cols, (1, ncols))
+    parts = [P.indices for P in patterns if P.nnz]
+    if not parts:
+        return empty(1, ncols)
+    return Domains.single(np.unique(np.concatenate(parts)), ncols)
 
 
 def iterate_pattern(step_state, step_args, state, args, n_steps):
@@ -179,34 +246,35 @@ def iterate_pattern(step_state, step_args, state, args, n_steps):
     A helper for the ``pattern`` method of loop callbacks: if one step maps
     ``(z, a) -> z'`` with Jacobian patterns ``step_state`` (z' w.r.t. z) and
     ``step_args`` (z' w.r.t. a), the state's domains follow
-    ``Z <- step_state Z  u  step_args A``. The iteration is deterministic, so
-    it stops at a fixed point (at most ``n_steps`` products).
+    ``Z <- step_state Z  u  step_args A``. The map is the same every step, so
+    the iteration stops at a fixed point (at most ``n_steps`` products).
 
     Parameters
     ----------
-    step_state : sparse (s x s) ; step_args : sparse (s x p) or None
-    state : sparse (s x N)
+    step_state : scipy sparse (s x s)
+    step_args : scipy sparse (s x p) or None
+    state : scipy sparse (s x N)
         Domains of the initial state.
-    args : sparse (p x N) or None
+    args : scipy sparse (p x N) or None
         Domains of the loop arguments.
     n_steps : int
 
     Returns
     -------
     scipy.sparse.csr_array
-        Boolean (s x N).
+        Boolean (s x N), sorted indices.
     """
     Z = canonical(state)
     Jz = canonical(step_state)
-    source = canonical(step_args) @ canonical(args) if step_args is not None and \
-        args is not None else None
+    source = None
+    if step_args is not None and args is not None:
+        source = canonical(step_args) @ canonical(args)
     for _ in range(int(n_steps)):
         nxt = Jz @ Z
         if source is not None:
-            nxt = union(nxt, source)
+            nxt = nxt + source
         nxt = canonical(nxt)
-        if nxt.nnz == Z.nnz and np.array_equal(nxt.indptr, Z.indptr) and \
-                np.array_equal(nxt.indices, Z.indices):
+        if np.array_equal(nxt.indptr, Z.indptr) and np.array_equal(nxt.indices, Z.indices):
             break
         Z = nxt
     return Z
@@ -299,67 +367,86 @@ class Program:
 
 # ---------------------------------------------------------------- forward sweep
 
+SMALL_WRITE = 16     # scatters of at most this many elements into a larger slot are kept aside
+
+
 class DomainSweep:
     """Forward propagation of index domains over a Program.
 
     ``run(hook)`` walks the ops; ``hook(k, result)``, when given, is called
-    after op k's result pattern is computed and before it is stored, so
-    ``self.get`` still returns the operands' patterns.
+    with op k's result domains before they are stored, so ``get`` still
+    returns the operands'. Scatters of a few elements into a large slot
+    (scalar code writing ``y[i] = ...``) are kept as pending rows of that
+    slot and merged in one pass when the whole slot is read.
     """
 
     def __init__(self, program):
         self.program = program
         self.ncols = program.ncols
         self.patterns = {}
+        self.pending = {}               # slot -> {row: indices} not yet merged
         self._empties = {}
-        rules = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
-                 "callback": self.callback, "branch": None}
+        families = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
+                    "callback": self.callback, "branch": None}
         structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
                       "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
                       "SCATTER": self.scatter, "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
-            if spec.family == "structural":
-                if spec.name not in structural:
-                    raise NotImplementedError(f"adsim: no sparsity rule for op {spec.name}")
-                self.rules[code] = structural[spec.name]
-            elif spec.family in rules:
-                self.rules[code] = rules[spec.family]
-            else:
-                raise NotImplementedError(f"adsim: no sparsity rule for op {spec.name} "
-                                          f"(family {spec.family})")
+            table = structural if spec.family == "structural" else families
+            key = spec.name if spec.family == "structural" else spec.family
+            if key not in table:
+                raise NotImplementedError(f"adsim: no sparsity rule for op {spec.name}")
+            self.rules[code] = table[key]
 
     def empty(self, rows):
         P = self._empties.get(rows)
         if P is None:
-            P = self._empties[rows] = _empty(rows, self.ncols)
+            P = self._empties[rows] = empty(rows, self.ncols)
         return P
 
     def get(self, ref):
-        """Domains of a slot (its current contents) or constant (empty)."""
-        if ref >= 0:
-            P = self.patterns.get(ref)
-            if P is not None:
-                return P
-        return self.empty(self.program.size(ref))
+        """Domains of a slot's current contents, or of a constant (empty)."""
+        if ref < 0:
+            return self.empty(self.program.size(ref))
+        rows = self.pending.pop(ref, None)
+        if rows is not None:
+            self.patterns[ref] = with_rows(self.get(ref), rows)
+        P = self.patterns.get(ref)
+        return P if P is not None else self.empty(self.program.size(ref))
+
+    def get_rows(self, ref, rows):
+        """Rows ``rows`` of a slot, without merging its pending rows for a few."""
+        new = self.pending.get(ref) if ref >= 0 else None
+        if new is None or rows.shape[0] > SMALL_WRITE:
+            return take_rows(self.get(ref), rows)
+        base = self.patterns.get(ref) or self.empty(self.program.size(ref))
+        parts = [new[i] if i in new else base.row(i) for i in rows.tolist()]
+        sizes = np.fromiter((p.shape[0] for p in parts), dtype=np.intp, count=len(parts))
+        indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        return Domains(_indptr(sizes), indices, rows.shape[0], self.ncols)
 
     def run(self, hook=None):
         prog = self.program
         for slot, offset, size in prog.columns:
-            indptr = np.arange(size + 1, dtype=np.intp)
-            self.patterns[slot] = _csr(indptr, offset + np.arange(size, dtype=np.intp),
-                                       (size, self.ncols))
-        rules, operands, patterns = self.rules, prog.operands, self.patterns
+            self.patterns[slot] = Domains(np.arange(size + 1, dtype=np.intp),
+                                          offset + np.arange(size, dtype=np.intp), size,
+                                          self.ncols)
+        rules, operands, patterns, pending = self.rules, prog.operands, self.patterns, \
+            self.pending
         for k, code in enumerate(prog.codes):
             rule = rules[code]
             if rule is None:
                 continue
             o = operands[k]
             result = rule(k, o)
+            if result is None:          # rows kept pending (small scatter)
+                continue
             if hook is not None:
                 hook(k, result)
             patterns[o[0]] = result
+            pending.pop(o[0], None)
         return self.get(prog.output_slot)
 
     # ---- rules: each returns the result's domains ----------------------
@@ -383,41 +470,42 @@ class DomainSweep:
     def fill(self, k, o):
         return self.empty(self.program.size(o[0]))
 
-    def broadcast(self, k, o):
+    @staticmethod
+    def _outer_inner(o):
         outer, m, inner = o[2], o[3], o[4]
         u = np.arange(outer, dtype=np.intp)[:, None, None]
         i = np.arange(inner, dtype=np.intp)[None, None, :]
-        rows = np.broadcast_to(u * inner + i, (outer, m, inner)).reshape(-1)
-        return take_rows(self.get(o[1]), rows)
+        return np.broadcast_to(u * inner + i, (outer, m, inner)).reshape(-1)
+
+    def broadcast(self, k, o):
+        return take_rows(self.get(o[1]), self._outer_inner(o))
 
     def sum(self, k, o):
-        outer, m, inner = o[2], o[3], o[4]
-        u = np.arange(outer, dtype=np.intp)[:, None, None]
-        i = np.arange(inner, dtype=np.intp)[None, None, :]
-        target = np.broadcast_to(u * inner + i, (outer, m, inner)).reshape(-1)
-        return merge_rows(self.get(o[1]), target, outer * inner)
+        target = self._outer_inner(o)
+        return apply_left(self.get(o[1]), target, np.arange(target.shape[0]), o[2] * o[4])
 
     def cumsum(self, k, o):
         outer, m, inner = o[2], o[3], o[4]
         A = self.get(o[1])
-        if A.nnz == 0:
-            return self.empty(outer * m * inner)
         source = np.flatnonzero(np.diff(A.indptr))          # rows with a domain
-        kk = (source // inner) % m                          # their position on the axis
-        count = m - kk                                      # they reach positions kk..m-1
+        count = m - (source // inner) % m                   # positions they reach
         src = np.repeat(source, count)
-        target = src + inner * _ragged_arange(np.zeros_like(kk), count)
-        S = sp.csr_array((np.ones(src.shape[0], dtype=bool), (target, src)),
-                         shape=(outer * m * inner, A.shape[0]))
-        return S @ A
+        target = src + inner * _ragged_arange(np.zeros_like(count), count)
+        return apply_left(A, target, src, outer * m * inner)
 
     def gather(self, k, o):
-        return take_rows(self.get(o[1]), self.program.indices(k))
+        return self.get_rows(o[1], self.program.indices(k))
 
     def scatter(self, k, o):
         rows = self.program.indices(k)
         V = expand(self.get(o[1]), rows.shape[0])
-        return replace_rows(self.get(o[0]), rows, V)
+        r = o[0]
+        if rows.shape[0] <= SMALL_WRITE and rows.shape[0] * 8 < self.program.size(r):
+            new = self.pending.setdefault(r, {})
+            for j, i in enumerate(rows.tolist()):
+                new[i] = V.row(j)
+            return None
+        return replace_rows(self.get(r), rows, V)
 
     def where(self, k, o):
         n = self.program.size(o[0])
@@ -438,9 +526,7 @@ class DomainSweep:
                 ls, js = np.repeat(np.arange(kk), n), np.tile(j, kk)
             rows = (i[:, None] * n + js[None, :]).reshape(-1)
             cols = (i[:, None] * kk + ls[None, :]).reshape(-1)
-            M = sp.csr_array((np.ones(rows.shape[0], dtype=bool), (rows, cols)),
-                             shape=(m * n, m * kk))
-            result = union(result, M @ A)
+            result = union(result, apply_left(A, rows, cols, m * n))
         if B.nnz:           # C[i, j] <- B[l, j] for l with A[i, l] != 0 (all l if A is active)
             if a < 0:
                 ii, ls = np.nonzero(prog.constant_nonzero(a, (m, kk)))
@@ -448,9 +534,7 @@ class DomainSweep:
                 ii, ls = np.repeat(i, kk), np.tile(np.arange(kk), m)
             rows = (ii[:, None] * n + j[None, :]).reshape(-1)
             cols = (ls[:, None] * n + j[None, :]).reshape(-1)
-            M = sp.csr_array((np.ones(rows.shape[0], dtype=bool), (rows, cols)),
-                             shape=(m * n, kk * n))
-            result = union(result, M @ B)
+            result = union(result, apply_left(B, rows, cols, m * n))
         return result
 
     def callback(self, k, o):
@@ -458,15 +542,13 @@ class DomainSweep:
         args = [self.get(ref) for ref in o[3:3 + o[2]]]
         cb = self.program.tape.callbacks[o[1]]
         rule = getattr(cb, "pattern", None)
-        if rule is None:
-            return expand(_stack_union(args, self.ncols), n)
-        P = rule([canonical(a) for a in args])
+        P = None if rule is None else rule([canonical(a) for a in args])
         if P is None:
-            return expand(_stack_union(args, self.ncols), n)
+            return expand(_union_row(args, self.ncols), n)
         if P.shape != (n, self.ncols):
             raise ValueError(f"adsim: {type(cb).__name__}.pattern returned shape {P.shape}; "
                              f"expected {(n, self.ncols)}")
-        return canonical(P)
+        return Domains.of(canonical(P))
 
 
 # ---------------------------------------------------------------- liveness
@@ -474,34 +556,50 @@ class DomainSweep:
 class Liveness:
     """Reverse pass: which elements of each op's result reach the output
     through nonzero partial derivatives. ``run()`` returns {op: mask} for the
-    ops whose Hessian interactions depend on it."""
+    ops in ``wanted`` (those whose Hessian interactions need it).
+
+    A slot's mask is owned by the pass (made by ``mark``) and updated in
+    place; once an op's result mask is taken out of the slot it is never
+    written again.
+    """
 
     def __init__(self, program, wanted):
         self.program = program
-        self.wanted = wanted           # ops whose result masks are kept
+        self.wanted = wanted
         self.live = {}
         families = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
                     "callback": self.callback}
-        structural = {"COPY": self.copy, "FILL": None, "BROADCAST": self.broadcast,
-                      "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
-                      "SCATTER": None, "WHERE": self.where}
+        structural = {"COPY": self.copy, "BROADCAST": self.broadcast, "SUM": self.sum,
+                      "CUMSUM": self.cumsum, "GATHER": self.gather, "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
             if spec.family == "structural":
-                self.rules[code] = structural[spec.name]
+                self.rules[code] = structural.get(spec.name)     # FILL: nothing
             else:
-                self.rules[code] = families.get(spec.family)
+                self.rules[code] = families.get(spec.family)     # branch: nothing
 
     def mark(self, ref, mask):
-        """Elements of ``ref`` (where ``mask``) influence the output."""
+        """Elements of ``ref`` where ``mask`` influence the output."""
         if ref < 0:
             return
         n = self.program.size(ref)
-        if mask.shape[0] != n:
-            mask = np.array([mask.any()]) if n == 1 else np.broadcast_to(mask, (n,))
         old = self.live.get(ref)
-        self.live[ref] = np.array(mask, dtype=bool) if old is None else old | mask
+        if mask.shape[0] != n:                  # a size-one operand
+            mask = np.array([mask.any()])
+        if old is None:
+            self.live[ref] = np.array(mask, dtype=bool)
+        else:
+            old |= mask
+
+    def mark_at(self, ref, positions):
+        """Elements ``positions`` of ``ref`` influence the output."""
+        if ref < 0 or positions.shape[0] == 0:
+            return
+        old = self.live.get(ref)
+        if old is None:
+            old = self.live[ref] = np.zeros(self.program.size(ref), dtype=bool)
+        old[positions] = True
 
     def run(self):
         prog = self.program
@@ -513,12 +611,12 @@ class Liveness:
             if r < 0:
                 continue
             code = prog.codes[k]
-            L = self.live.get(r)
-            if code == Op.SCATTER:
-                if L is not None and L.any():
+            if code == Op.SCATTER:              # in place: only the written part
+                L = self.live.get(r)
+                if L is not None:
                     self.scatter(k, o, L)
                 continue
-            self.live.pop(r, None)
+            L = self.live.pop(r, None)
             if L is None or not L.any():
                 continue
             if k in self.wanted:
@@ -560,20 +658,19 @@ class Liveness:
         self.mark(o[1], later[:, ::-1, :].reshape(-1))
 
     def gather(self, k, o, L):
-        La = np.zeros(self.program.size(o[1]), dtype=bool)
-        La[self.program.indices(k)[L]] = True
-        self.mark(o[1], La)
+        self.mark_at(o[1], self.program.indices(k)[L])
 
     def scatter(self, k, o, L):
         rows = self.program.indices(k)
-        m = rows.shape[0]
-        _, first_reversed = np.unique(rows[::-1], return_index=True)
-        last = np.zeros(m, dtype=bool)
-        last[m - 1 - first_reversed] = True
-        self.mark(o[1], L[rows] & last)
-        before = L.copy()
-        before[rows] = False
-        self.live[o[0]] = before
+        taken = np.zeros(rows.shape[0], dtype=bool)
+        taken[last_writes(rows)] = True
+        taken &= L[rows]
+        if o[1] >= 0 and taken.any():
+            if self.program.size(o[1]) == 1:
+                self.mark_at(o[1], np.zeros(1, dtype=np.intp))
+            else:
+                self.mark_at(o[1], np.flatnonzero(taken))
+        L[rows] = False                         # overwritten: the old values are dead
 
     def where(self, k, o, L):
         mask = self.program.where_mask(k)
@@ -607,41 +704,48 @@ class Liveness:
 # ---------------------------------------------------------------- Hessian sweep
 
 class Interactions:
-    """Accumulates the nonlinear interactions of a Hessian pattern."""
+    """The hook of a DomainSweep that collects nonlinear interactions."""
 
     def __init__(self, sweep, live):
         self.sweep = sweep
         self.program = sweep.program
         self.live = live
         self.n = sweep.ncols
-        self.terms = []
+        self.rows, self.cols = [], []
         self.pending = 0
-        self.merged = _empty(self.n, self.n)
+        self.merged = sp.csr_array((self.n, self.n), dtype=bool)
 
-    def add(self, M):
-        if M.nnz == 0:
+    def add(self, A, B):
+        """Interactions ``A^T B``: for every row k, dom_A(k) x dom_B(k)."""
+        if A.nnz == 0 or B.nnz == 0:
             return
-        self.terms.append(M)
-        self.pending += M.nnz
+        if A.nrows == 1:
+            a, b = A.indices, B.indices
+            self.rows.append(np.repeat(a, b.shape[0]))
+            self.cols.append(np.tile(b, a.shape[0]))
+        else:
+            M = (A.scipy().T @ B.scipy()).tocoo()
+            self.rows.append(M.coords[0])
+            self.cols.append(M.coords[1])
+        self.pending += self.rows[-1].shape[0]
         if self.pending > _MERGE_NNZ + 2 * self.merged.nnz:
             self.merge()
 
     def merge(self):
-        if self.terms:
-            parts = [self.merged] + self.terms
-            rows = np.concatenate([_row_of_entries(P) for P in parts])
-            cols = np.concatenate([P.indices for P in parts]).astype(np.intp)
+        if self.rows:
+            merged = sp.coo_array(self.merged)
+            rows = np.concatenate([merged.coords[0]] + self.rows)
+            cols = np.concatenate([merged.coords[1]] + self.cols)
             coo = sp.coo_array((np.ones(rows.shape[0], dtype=bool), (rows, cols)),
                                shape=(self.n, self.n))
             self.merged = canonical(coo.tocsr())
-            self.terms, self.pending = [], 0
+            self.rows, self.cols, self.pending = [], [], 0
         return self.merged
 
     def rows_of(self, ref, live_rows, n):
-        P = self.sweep.get(ref)
-        if P.shape[0] == 1 and n != 1:
-            return take_rows(P, np.zeros(live_rows.shape[0], dtype=np.intp))
-        return take_rows(P, live_rows)
+        if self.program.size(ref) == 1 and n != 1:
+            return take_rows(self.sweep.get(ref), np.zeros(live_rows.shape[0], dtype=np.intp))
+        return self.sweep.get_rows(ref, live_rows)
 
     def __call__(self, k, result):
         L = self.live.get(k)
@@ -650,59 +754,60 @@ class Interactions:
         prog = self.program
         o = prog.operands[k]
         family = prog.family(k)
-        rows = np.flatnonzero(L)
         n = L.shape[0]
+        rows = np.flatnonzero(L)
         if family == "unary":
-            if prog.unary_kind(k) == NONLINEAR_OP:
-                Q = self.rows_of(o[1], rows, n)
-                self.add(Q.T @ Q)
+            Q = self.rows_of(o[1], rows, n)
+            self.add(Q, Q)
         elif family == "binary":
             code = prog.codes[k]
-            if BY_CODE[code].hessian == LINEAR:
-                return
             A, B = self.rows_of(o[1], rows, n), self.rows_of(o[2], rows, n)
             if code == Op.MUL:
-                if A.nnz and B.nnz:
-                    self.add(A.T @ B)
-            elif code == Op.DIV:
-                if A.nnz and B.nnz:
-                    self.add(A.T @ B)
-                if B.nnz:
-                    self.add(B.T @ B)
+                self.add(A, B)
+            elif code == Op.DIV:                    # a/b: no a-a term
+                self.add(A, B)
+                self.add(B, B)
             else:
                 U = union(A, B)
-                self.add(U.T @ U)
+                self.add(U, U)
         elif family == "linalg":
             self.matmul(o, L)
         elif family == "callback":
             Q = take_rows(result, rows)
-            self.add(Q.T @ Q)
+            self.add(Q, Q)
 
     def matmul(self, o, L):
         r, a, b, m, kk, n = o[:6]
-        if a < 0 or b < 0:
-            return                               # linear in the active factor
         A, B = self.sweep.get(a), self.sweep.get(b)
         if A.nnz == 0 or B.nnz == 0:
             return
         ii, jj = np.nonzero(L.reshape(m, n))
         ls = np.arange(kk, dtype=np.intp)
-        rows = (ii[:, None] * kk + ls[None, :]).reshape(-1)      # A[i, l]
-        cols = (ls[None, :] * n + jj[:, None]).reshape(-1)       # B[l, j]
+        rows = (ii[:, None] * kk + ls[None, :]).reshape(-1)      # A[i, l] ...
+        cols = (ls[None, :] * n + jj[:, None]).reshape(-1)       # ... times B[l, j]
         X = sp.csr_array((np.ones(rows.shape[0], dtype=bool), (rows, cols)),
                          shape=(m * kk, kk * n))
-        self.add(A.T @ (X @ B))
+        self.add(A, Domains.of(X @ B.scipy()))
 
 
 def _wanted_ops(program):
-    """Ops that can add Hessian interactions."""
+    """Ops that add Hessian interactions: nonlinear unary ops, nonlinear or
+    bilinear binary ops, products of two active matrices, callbacks."""
     wanted = set()
     for k, code in enumerate(program.codes):
         spec = BY_CODE[code]
+        o = program.operands[k]
         if spec.family == "unary":
             if program.unary_kind(k) == NONLINEAR_OP:
                 wanted.add(k)
-        elif spec.family in ("binary", "linalg", "callback") and spec.hessian != LINEAR:
+        elif spec.family == "binary":
+            if spec.hessian != LINEAR and not (code == Op.MUL and (o[1] < 0 or o[2] < 0)) \
+                    and not (code == Op.DIV and o[2] < 0):
+                wanted.add(k)
+        elif spec.family == "linalg":
+            if o[1] >= 0 and o[2] >= 0:
+                wanted.add(k)
+        elif spec.family == "callback":
             wanted.add(k)
     return wanted
 
@@ -737,8 +842,7 @@ def jacobian_pattern(tape, inputs=None):
            [0, 1, 1, 0],
            [0, 0, 1, 1]])
     """
-    sweep = DomainSweep(Program(tape, inputs))
-    return canonical(sweep.run())
+    return canonical(DomainSweep(Program(tape, inputs)).run())
 
 
 def hessian_pattern(tape, inputs=None):

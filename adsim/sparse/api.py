@@ -1,0 +1,65 @@
+"""Public entry points for sparse derivatives (re-exported by :mod:`adsim`).
+
+Patterns::
+
+    jacobian_sparsity(F, x)        # boolean CSR, output size x x.size
+    hessian_sparsity(f, x)         # boolean symmetric CSR, x.size x x.size
+
+Values::
+
+    plan = sparse_jacobian_plan(F, x)   # record, detect, color once
+    J = plan(x_new)                     # one compressed sweep -> CSR
+    H = sparse_hessian(f, x)            # star/acyclic coloring + one second-order sweep
+
+See docs/sparse.md.
+"""
+from adsim._recording import record
+from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
+from adsim.sparse.plan import (SparseHessianPlan, SparseJacobianPlan, sparse_hessian,
+                               sparse_hessian_plan, sparse_jacobian, sparse_jacobian_plan)
+
+__all__ = ["SparseHessianPlan", "SparseJacobianPlan", "hessian_pattern", "hessian_sparsity",
+           "jacobian_pattern", "jacobian_sparsity", "sparse_hessian", "sparse_hessian_plan",
+           "sparse_jacobian", "sparse_jacobian_plan"]
+
+
+def jacobian_sparsity(F, *args, argnum=0):
+    """Sparsity pattern of the Jacobian of ``F(*args)`` w.r.t. ``args[argnum]``.
+
+    ``F`` is recorded once at ``args``; the pattern holds for the control path
+    taken there (see :func:`adsim.sparse.pattern.jacobian_pattern`).
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Boolean, (output size) x (``args[argnum].size``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> jacobian_sparsity(lambda x: np.diff(x) ** 2, np.ones(4)).toarray().astype(int)
+    array([[1, 1, 0, 0],
+           [0, 1, 1, 0],
+           [0, 0, 1, 1]])
+    """
+    return jacobian_pattern(record(F, *args), [argnum])
+
+
+def hessian_sparsity(f, *args, argnum=0):
+    """Sparsity pattern of the Hessian of scalar ``f(*args)`` w.r.t.
+    ``args[argnum]``, by nonlinear-interaction propagation.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Boolean, symmetric, ``args[argnum].size`` squared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hessian_sparsity(lambda x: np.sum(x[:-1] * x[1:]), np.ones(3)).toarray().astype(int)
+    array([[0, 1, 0],
+           [1, 0, 1],
+           [0, 1, 0]])
+    """
+    return hessian_pattern(record(f, *args), [argnum])

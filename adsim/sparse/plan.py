@@ -1,0 +1,469 @@
+"""Sparse Jacobians and Hessians by compressed vector-mode sweeps.
+
+A plan records the function once, detects the sparsity pattern on the tape
+(:mod:`adsim.sparse.pattern`), colors it (:mod:`adsim.coloring`) and keeps
+the seed matrices and the recovery. Each call then runs ONE compressed sweep
+of the tape in C -- ``J S`` by a tangent sweep with one direction per color,
+``W^T J`` by an adjoint sweep with one weight per color, or both for a
+bicoloring; ``H S`` by a second-order adjoint sweep -- and reads the nonzeros
+out of the compressed product into a CSR matrix. No dense ``m x n`` array is
+formed. When a recorded comparison comes out differently at a new point
+(:class:`adsim.BranchChanged`) the plan records, detects and colors again.
+
+References
+----------
+.. [1] A. R. Curtis, M. J. D. Powell and J. K. Reid, "On the estimation of
+   sparse Jacobian matrices", IMA J. Appl. Math. 13, 117-119, 1974.
+.. [2] T. F. Coleman and A. Verma, "The efficient computation of sparse
+   Jacobian matrices using automatic differentiation", SIAM J. Sci. Comput.
+   19(4), 1210-1233, 1998.
+.. [3] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your
+   Jacobian? Graph coloring for computing derivatives", SIAM Review 47(4),
+   629-705, 2005.
+.. [4] A. Walther, "Computing sparse Hessians with automatic
+   differentiation", ACM Trans. Math. Software 34(1), 2008.
+"""
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from adsim._recording import record
+from adsim.errors import BranchChanged
+from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
+from adsim.sparse.orderings import twin_positions
+from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
+from adsim.sparse.recovery import recovery_for
+from adsim.sparse.symmetric import best_acyclic_coloring, best_star_coloring
+
+__all__ = ["SparseHessianPlan", "SparseJacobianPlan", "jacobian_cost", "sparse_hessian",
+           "sparse_hessian_plan", "sparse_jacobian", "sparse_jacobian_plan"]
+
+REVERSE_WEIGHT = 1.5
+"""Cost of one adjoint direction relative to one tangent direction."""
+
+SWEEP_COST = 1.0
+"""Fixed cost of one sweep (its values), in tangent directions."""
+
+BICOLORING_ABOVE = 8
+"""Bicolorings are tried when the best one-sided coloring needs more colors."""
+
+HESSIAN_ORDERS = ("largest_first", "smallest_last", "natural")
+"""Orderings tried for star and acyclic colorings."""
+
+JACOBIAN_MODES = ("auto", "forward", "reverse", "bidirectional")
+HESSIAN_METHODS = ("auto", "star", "acyclic")
+
+
+def jacobian_cost(n_forward, n_reverse):
+    """Estimated cost of the sweeps of a Jacobian coloring, in tangent directions."""
+    cost = 0.0
+    if n_forward:
+        cost += SWEEP_COST + n_forward
+    if n_reverse:
+        cost += SWEEP_COST + REVERSE_WEIGHT * n_reverse
+    return cost
+
+
+def _mode_of(coloring):
+    if coloring.kind == "column":
+        return "forward"
+    if coloring.kind == "row":
+        return "reverse"
+    if coloring.n_row_colors == 0:
+        return "forward"
+    return "reverse" if coloring.n_column_colors == 0 else "bidirectional"
+
+
+def _cost_of(coloring):
+    if coloring.kind == "column":
+        return jacobian_cost(coloring.ncolors, 0)
+    if coloring.kind == "row":
+        return jacobian_cost(0, coloring.ncolors)
+    return jacobian_cost(coloring.n_column_colors, coloring.n_row_colors)
+
+
+def choose_jacobian_coloring(pattern, mode="auto", orders=JACOBIAN_ORDERS):
+    """The cheapest coloring of a Jacobian pattern for the given mode.
+
+    ``"auto"`` compares a column coloring (forward sweep), a row coloring
+    (reverse sweep) and, when both need more than :data:`BICOLORING_ABOVE`
+    colors, star bicolorings (both sweeps), by :func:`jacobian_cost`.
+
+    Returns
+    -------
+    Coloring or Bicoloring
+    """
+    if mode not in JACOBIAN_MODES:
+        raise ValueError(f"adsim: unknown Jacobian mode {mode!r}; expected one of {JACOBIAN_MODES}")
+    if mode in ("forward", "reverse"):
+        return jacobian_coloring(pattern, mode, orders)
+    candidates = []
+    if mode == "auto":
+        candidates = [jacobian_coloring(pattern, "forward", orders)]
+        m, n = pattern.shape
+        if m != n or (pattern != pattern.T).nnz:
+            candidates.append(jacobian_coloring(pattern, "reverse", orders))
+        if min(c.ncolors for c in candidates) <= BICOLORING_ABOVE:
+            return min(candidates, key=_cost_of)
+    candidates += [bicoloring(pattern, order) for order in orders[:2]]
+    return min(candidates, key=_cost_of)
+
+
+def _positions(recovery, kind, forward, reverse):
+    """Where a direct recovery reads each nonzero: recovering from products
+    whose entries are their own flat positions (in the buffer of the forward
+    products ``(p, m)`` followed by the reverse ones ``(q, n)``) turns every
+    later recovery into one gather."""
+    if kind == "column" or kind == "star":
+        data = recovery(forward).data
+    elif kind == "row":
+        data = recovery(reverse).data
+    else:
+        data = recovery(forward, reverse).data
+    return np.rint(data).astype(np.intp)
+
+
+def _on_pattern(pattern, data):
+    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()),
+                        shape=pattern.shape)
+
+
+class SparseJacobianPlan:
+    """A sparse Jacobian of ``F(*args)`` w.r.t. ``args[argnum]``, ready to
+    evaluate at new arguments by one compressed sweep.
+
+    Made by :func:`sparse_jacobian_plan`. Arguments are flattened: the
+    Jacobian is (size of ``F``'s output) x (size of ``args[argnum]``), C order.
+
+    Attributes
+    ----------
+    pattern : scipy.sparse.csr_array
+        Boolean sparsity pattern of the recorded path.
+    coloring : adsim.coloring.Coloring or Bicoloring
+    mode : str
+        ``"forward"`` (``J S``), ``"reverse"`` (``W^T J``) or ``"bidirectional"``.
+    ncolors : int
+        Directions carried by the sweep(s): the cost in units of one
+        directional derivative.
+    recordings : int
+        How often ``F`` was recorded (1, plus one per branch change).
+    timings : dict
+        Seconds spent in the last ``record``, ``detect`` and ``color`` steps.
+    """
+
+    def __init__(self, F, args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):
+        if not 0 <= argnum < len(args):
+            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
+        if mode not in JACOBIAN_MODES:
+            raise ValueError(f"adsim: unknown Jacobian mode {mode!r}; expected one of "
+                             f"{JACOBIAN_MODES}")
+        self.F = F
+        self.argnum = argnum
+        self.requested_mode = mode
+        self.orders = tuple(orders)
+        self.recordings = 0
+        self._prepare(args)
+
+    # ---- setup -----------------------------------------------------------
+    def _prepare(self, args):
+        t0 = time.perf_counter()
+        self.tape = record(self.F, *args)
+        self.recordings += 1
+        t1 = time.perf_counter()
+        self.pattern = jacobian_pattern(self.tape, [self.argnum])
+        t2 = time.perf_counter()
+        self.coloring = choose_jacobian_coloring(self.pattern, self.requested_mode, self.orders)
+        self.mode = _mode_of(self.coloring)
+        self.recovery = recovery_for(self.pattern, self.coloring)
+        if self.coloring.kind == "bicoloring":
+            self._S = self.coloring.column_seed()
+            self._W = self.coloring.row_seed()
+        elif self.coloring.kind == "column":
+            self._S, self._W = self.coloring.seed(), np.zeros((self.shape[0], 0))
+        else:
+            self._S, self._W = np.zeros((self.shape[1], 0)), self.coloring.seed()
+        self._V = np.ascontiguousarray(self._S.T)
+        self._Wt = np.ascontiguousarray(self._W.T)
+        m, n = self.shape
+        p, q = self.n_forward, self.n_reverse
+        forward = np.arange(p * m, dtype=np.float64).reshape(p, m).T
+        reverse = p * m + np.arange(q * n, dtype=np.float64).reshape(q, n)
+        self._positions = _positions(self.recovery, self.coloring.kind, forward, reverse)
+        t3 = time.perf_counter()
+        self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
+
+    @property
+    def shape(self):
+        return self.pattern.shape
+
+    @property
+    def ncolors(self):
+        return self._V.shape[0] + self._Wt.shape[0]
+
+    @property
+    def n_forward(self):
+        """Tangent directions per evaluation."""
+        return self._V.shape[0]
+
+    @property
+    def n_reverse(self):
+        """Adjoint weights per evaluation."""
+        return self._Wt.shape[0]
+
+    def __repr__(self):
+        m, n = self.shape
+        return (f"<SparseJacobianPlan {m}x{n}, {self.pattern.nnz} nonzeros, mode {self.mode!r}, "
+                f"{self.n_forward} forward + {self.n_reverse} reverse directions>")
+
+    # ---- evaluation --------------------------------------------------------
+    def _sweeps(self, args):
+        tape = self.tape
+        xs = tape._inputs(args)
+        m, n = self.shape
+        y, forward, reverse = None, np.zeros((m, 0)), None
+        if self.n_forward:
+            V = [None] * len(xs)
+            V[self.argnum] = self._V
+            y, tangents = tape._tangent(xs, V)
+            forward = tangents.T
+        if self.n_reverse:
+            y, adjoints = tape._adjoint(xs, self._Wt)
+            reverse = adjoints[self.argnum]
+        if y is None:
+            y = tape._forward(xs)
+        parts = [a.reshape(-1) for a in (forward.T, reverse) if a is not None and a.size]
+        products = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
+            np.zeros(0)
+        return y, _on_pattern(self.recovery.pattern, np.take(products, self._positions))
+
+    def value_and_jacobian(self, *args):
+        """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array``."""
+        try:
+            return self._sweeps(args)
+        except BranchChanged:
+            self._prepare(args)
+            return self._sweeps(args)
+
+    def __call__(self, *args):
+        """The sparse Jacobian at ``args`` (a ``scipy.sparse.csr_array``)."""
+        return self.value_and_jacobian(*args)[1]
+
+    def as_ivp_jac(self, format="csc"):
+        """A ``jac(t, y, *args)`` callable for :func:`scipy.integrate.solve_ivp`.
+
+        For a plan of ``rhs(t, y, *args)`` made with ``argnum=1`` (``t`` is a
+        recorded input: use it through NumPy operations) the arguments are
+        passed on unchanged; for a plan of an autonomous ``F(y, *args)``
+        (``argnum=0``) ``t`` is dropped.
+
+        Parameters
+        ----------
+        format : {"csc", "csr"}
+            Sparse format returned; the implicit solvers of SciPy factorize
+            CSC matrices.
+        """
+        if self.argnum not in (0, 1):
+            raise ValueError("adsim: as_ivp_jac needs a plan of rhs(t, y, ...) with argnum=1 "
+                             "or of F(y, ...) with argnum=0")
+        convert = (lambda J: J.tocsc()) if format == "csc" else (lambda J: J)
+        if self.argnum == 1:
+            def jac(t, y, *args):
+                return convert(self(t, y, *args))
+        else:
+            def jac(t, y, *args):
+                return convert(self(y, *args))
+        jac.plan = self
+        return jac
+
+
+class SparseHessianPlan:
+    """A sparse Hessian of scalar ``f(*args)`` w.r.t. ``args[argnum]``.
+
+    Made by :func:`sparse_hessian_plan`. Each evaluation runs one
+    second-order adjoint sweep with one direction per color (seed ``S``,
+    output weight 1) and recovers ``H`` from ``H S``: directly for a star
+    coloring, by substitution for an acyclic one. The result is symmetric
+    (entries read twice are averaged).
+
+    Attributes
+    ----------
+    pattern : scipy.sparse.csr_array
+        Boolean, symmetric.
+    coloring : adsim.coloring.Coloring
+        Kind ``"star"`` or ``"acyclic"``.
+    ncolors : int
+    recordings : int
+    timings : dict
+    """
+
+    def __init__(self, f, args, argnum=0, method="auto", orders=HESSIAN_ORDERS):
+        if not 0 <= argnum < len(args):
+            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
+        if method not in HESSIAN_METHODS:
+            raise ValueError(f"adsim: unknown Hessian method {method!r}; expected one of "
+                             f"{HESSIAN_METHODS}")
+        self.f = f
+        self.argnum = argnum
+        self.method = method
+        self.orders = tuple(orders)
+        self.recordings = 0
+        self._prepare(args)
+
+    def _prepare(self, args):
+        t0 = time.perf_counter()
+        self.tape = record(self.f, *args)
+        self.recordings += 1
+        size = int(np.prod(self.tape.output_shape))
+        if size != 1:
+            raise ValueError(f"adsim: a Hessian needs a scalar function; this one returns shape "
+                             f"{tuple(self.tape.output_shape)} (use sparse_jacobian_plan for "
+                             f"vector functions)")
+        t1 = time.perf_counter()
+        self.pattern = hessian_pattern(self.tape, [self.argnum])
+        t2 = time.perf_counter()
+        coloring = None
+        if self.method in ("auto", "star"):
+            coloring = best_star_coloring(self.pattern, self.orders)
+        if self.method in ("auto", "acyclic"):
+            acyclic = best_acyclic_coloring(self.pattern, self.orders)
+            if coloring is None or acyclic.ncolors < coloring.ncolors:
+                coloring = acyclic
+        self.coloring = coloring
+        self.recovery = recovery_for(self.pattern, coloring)
+        self._V = np.ascontiguousarray(coloring.seed().T)
+        self._twin = twin_positions(self.recovery.pattern)
+        p, n = self.ncolors, self.shape[0]
+        self._positions = None
+        if coloring.kind == "star":
+            products = np.arange(p * n, dtype=np.float64).reshape(p, n).T
+            positions = _positions(self.recovery, "star", products, None)
+            self._positions = (positions, positions[self._twin])
+        t3 = time.perf_counter()
+        self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
+
+    @property
+    def shape(self):
+        return self.pattern.shape
+
+    @property
+    def ncolors(self):
+        return self._V.shape[0]
+
+    def __repr__(self):
+        n = self.shape[0]
+        return (f"<SparseHessianPlan {n}x{n}, {self.pattern.nnz} nonzeros, "
+                f"{self.coloring.kind} coloring, {self.ncolors} directions>")
+
+    def _sweep(self, args):
+        tape = self.tape
+        xs = tape._inputs(args)
+        n = self.shape[0]
+        if self.ncolors == 0:
+            y, adjoints = tape._adjoint(xs, np.ones((1, 1)))
+            H = self.recovery(np.zeros((n, 0)))
+            return float(y.reshape(())), adjoints[self.argnum][0], H
+        V = [None] * len(xs)
+        V[self.argnum] = self._V
+        y, _, adjoints, adjoint_tangents = tape._soadjoint(xs, V, np.ones(1))
+        products = adjoint_tangents[self.argnum]                  # (H S)^T
+        if self._positions is not None:                           # direct: a gather
+            here, there = self._positions
+            data = np.take(products, here)
+            data += np.take(products, there)
+            data *= 0.5
+        else:                                                     # substitution
+            data = self.recovery(products.T).data
+            data = 0.5 * (data + data[self._twin])
+        return float(y.reshape(())), adjoints[self.argnum], \
+            _on_pattern(self.recovery.pattern, data)
+
+    def value_gradient_hessian(self, *args):
+        """``(f, gradient (flat), H)`` from one second-order sweep."""
+        try:
+            return self._sweep(args)
+        except BranchChanged:
+            self._prepare(args)
+            return self._sweep(args)
+
+    def __call__(self, *args):
+        """The sparse Hessian at ``args`` (a symmetric ``csr_array``)."""
+        return self.value_gradient_hessian(*args)[2]
+
+
+def sparse_jacobian_plan(F, *args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):
+    """Detect, color and prepare a sparse Jacobian of ``F`` once.
+
+    Parameters
+    ----------
+    F : callable
+        ``F(*args)`` returning one array; written with NumPy operations.
+    *args : array_like
+        Arguments at which ``F`` is recorded; all are tape inputs, so later
+        calls may change any of them without a new recording.
+    argnum : int
+        The argument the Jacobian is taken with respect to.
+    mode : {"auto", "forward", "reverse", "bidirectional"}
+        Which compressed sweeps to use; ``"auto"`` picks the cheapest (see
+        :func:`choose_jacobian_coloring`).
+    orders : sequence of str
+        Vertex orderings tried by the coloring.
+
+    Returns
+    -------
+    SparseJacobianPlan
+        ``plan(*args)`` returns the Jacobian as a ``scipy.sparse.csr_array``
+        of shape (output size, ``args[argnum].size``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def F(u):
+    ...     return u[:-2] - 2 * u[1:-1] + u[2:] + np.exp(u[1:-1])
+    >>> plan = sparse_jacobian_plan(F, np.zeros(6))
+    >>> plan.mode, plan.ncolors
+    ('forward', 3)
+    >>> plan(np.ones(6)).toarray().round(2)
+    array([[1.  , 0.72, 1.  , 0.  , 0.  , 0.  ],
+           [0.  , 1.  , 0.72, 1.  , 0.  , 0.  ],
+           [0.  , 0.  , 1.  , 0.72, 1.  , 0.  ],
+           [0.  , 0.  , 0.  , 1.  , 0.72, 1.  ]])
+    """
+    return SparseJacobianPlan(F, args, argnum, mode, orders)
+
+
+def sparse_jacobian(F, *args, argnum=0, mode="auto"):
+    """The sparse Jacobian of ``F`` at ``args`` (one-shot
+    :func:`sparse_jacobian_plan`): a ``scipy.sparse.csr_array``."""
+    return sparse_jacobian_plan(F, *args, argnum=argnum, mode=mode)(*args)
+
+
+def sparse_hessian_plan(f, *args, argnum=0, method="auto", orders=HESSIAN_ORDERS):
+    """Detect, color and prepare a sparse Hessian of scalar ``f`` once.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(*args)`` returning a scalar.
+    *args : array_like
+        Arguments at which ``f`` is recorded (all tape inputs).
+    argnum : int
+        The argument the Hessian is taken with respect to.
+    method : {"auto", "star", "acyclic"}
+        Star coloring with direct recovery, acyclic coloring with recovery
+        by substitution (fewer colors), or ``"auto"``: acyclic only when it
+        needs fewer colors than star.
+    orders : sequence of str
+
+    Returns
+    -------
+    SparseHessianPlan
+        ``plan(*args)`` returns a symmetric ``scipy.sparse.csr_array``.
+    """
+    return SparseHessianPlan(f, args, argnum, method, orders)
+
+
+def sparse_hessian(f, *args, argnum=0, method="auto"):
+    """The sparse Hessian of scalar ``f`` at ``args`` (one-shot
+    :func:`sparse_hessian_plan`): a symmetric ``scipy.sparse.csr_array``."""
+    return sparse_hessian_plan(f, *args, argnum=argnum, method=method)(*args)
