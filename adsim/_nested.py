@@ -11,6 +11,7 @@ integrators, not meant for large m.
 import numpy as np
 
 from ._tape import Active
+from .errors import UnsupportedOperation
 from .primitives import Primitive
 
 
@@ -60,6 +61,9 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         return np.array(rows).reshape(out.shape)
 
     def vjp(values, out, out_adjoint):
+        if any(isinstance(v, Active) for v in values):    # recorded by a second-order sweep
+            raise UnsupportedOperation("adsim: Hessian-vector products through a nested "
+                                       "derivative need third derivatives, which are not recorded")
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)

@@ -610,12 +610,13 @@ def ufunc(uf, method, inputs, kwargs):
         raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}(..., out=...)` writes into a "
                                    f"plain array; assign the result instead")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
-            set(kwargs) - {"dtype"}:
+            set(kwargs) - allowed:
         raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}` with arguments "
                                    f"{sorted(kwargs)} is not supported on active arrays")
     if method == "reduce" and uf is np.add:
-        return sum(inputs[0], axis=kwargs.get("axis", 0))
+        return sum(inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
     if method != "__call__":
         raise unsupported(f"numpy.{uf.__name__}.{method}")
     if uf in (np.absolute, np.fabs):

@@ -87,8 +87,9 @@ def run(n_steps=100_000, points=1000, memory_limit="100MB", check=True, verbose=
         print(f"  loss {value:.6e}; gradient w.r.t. kappa ({points}) and u0 ({points}) in "
               f"{elapsed:.1f} s")
         print(f"  snapshots {stats['snapshots']}, plain step replays {stats['forward_steps']} "
-              f"(Revolve optimum {sched.forward_steps}, recomputation factor "
-              f"{stats['forward_steps'] / n_steps:.2f}), taped steps {stats['taped_steps']}")
+              f"(Revolve optimum {sched.forward_steps}; recomputation factor "
+              f"{stats['forward_steps'] / n_steps:.2f}) + {stats['output_steps']} for the value, "
+              f"taped steps {stats['taped_steps']}")
         print(f"  peak resident memory {result['peak_rss_mb']:.0f} MB "
               f"(before the sweep {rss0:.0f} MB); taping every step would need about "
               f"{result['full_tape_gb']:.1f} GB")

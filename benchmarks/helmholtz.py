@@ -211,7 +211,7 @@ def _check(method, g, ref, n):
     return err
 
 
-def run_size(n, s, methods, seed=0, first=None):
+def run_size(n, s, methods, seed=0, smallest=None):
     """All methods at one n: {key: {"timing", "first_call", "error"} or {"skipped": why}}."""
     inst = problems.get("helmholtz").instance(n, seed)
     ref = ad.record(inst.function(), inst.x).gradient(inst.x)
@@ -220,7 +220,7 @@ def run_size(n, s, methods, seed=0, first=None):
         if m.peer and not s.peers:
             out[m.key] = {"skipped": "peers not requested (--no-peers)"}
             continue
-        if m.key == "jax" and s.quick and n != first:
+        if m.key == "jax" and s.quick and n != smallest:
             out[m.key] = {"skipped": "quick run: op-by-op JAX compiles every primitive for each "
                                      "new shape (seconds); measured at the first size only"}
             continue
@@ -232,11 +232,11 @@ def run_size(n, s, methods, seed=0, first=None):
             t0 = time.perf_counter()
             fn = m.prepare(inst)
             result = fn()
-            first = time.perf_counter() - t0
+            first_call = time.perf_counter() - t0
         except Skip as why:
             out[m.key] = {"skipped": str(why)}
             continue
-        entry = {"first_call": first}
+        entry = {"first_call": first_call}
         if m.kind == "gradient":
             entry["error"] = _check(m, np.asarray(result, dtype=float).reshape(-1), ref, n)
         entry["timing"] = T.measure(fn, s)
@@ -251,7 +251,7 @@ def run(s, sizes=None):
     results = {}
     for n in sizes:
         t0 = time.perf_counter()
-        results[n] = run_size(n, s, METHODS, first=sizes[0])
+        results[n] = run_size(n, s, METHODS, smallest=sizes[0])
         print(f"helmholtz n={n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     return {"sizes": list(sizes), "data": prob.data, "methods": {m.key: m.label for m in METHODS},
             "by_size": results}
@@ -327,7 +327,7 @@ def figure(res, path):
     sizes = res["sizes"]
     base = _median(res, sizes[0], "f_numpy")
     fig, axes = plt.subplots(1, 2, figsize=(12, 6.2))
-    colors = plt.get_cmap("tab10").colors + ("#8c564b", "#17becf")
+    colors = plt.get_cmap("tab10").colors + ("#e6ab02", "#1b9e77")
     fixed = {"f_numpy": "black", "f_tape": "0.55"}
     for i, (key, label) in enumerate(res["methods"].items()):
         pts = [(n, _median(res, n, key), _median(res, n, "f_numpy")) for n in sizes]

@@ -54,6 +54,13 @@ REDUCTIONS = {
     "cumsum-axis0": (lambda x: np.cumsum(x, axis=0) ** 2, [(3, 4)]),
     "cumsum-axis1": (lambda x: np.cumsum(np.sin(x), axis=1), [(3, 4)]),
     "cumsum-method": (lambda x: x.cumsum(axis=-1), [(2, 3)]),
+    "sum-empty-axis": (lambda x: np.sum(x, axis=()) ** 2, [(3,)]),
+    "mean-tuple-axis": (lambda x: np.mean(x ** 2, axis=(0, 1)), [(2, 3, 2)]),
+    "prod-tuple-axis": (lambda x: np.prod(x, axis=(0, 1)), [(2, 3, 2)]),
+    "max-of-0d": (lambda x: np.max(x[0]) * np.sum(x[1]) * np.mean(x), [(3,)]),
+    "add.reduce": (lambda x: np.add.reduce(x) ** 2, [(2, 3)]),
+    "add.reduce-axis": (lambda x: np.add.reduce(x, axis=1, keepdims=True) * x, [(2, 3)]),
+    "builtin-sum": (lambda x: sum(x) * 1.0, [(5,)]),
 }
 
 PRODUCTS = {
@@ -95,6 +102,14 @@ PRODUCTS = {
     "einsum-const": (lambda x: np.einsum("ij,jk->ik", A34, x), [(4, 2)]),
     "einsum-quadratic": (lambda x: np.einsum("i,ij,j->", x, A44, x), [(4,)]),
     "trace": (lambda x: np.trace(x @ x), [(3, 3)]),
+    "matmul-column-row": (lambda x: x[:, None] @ x[None, :], [(3,)]),
+    "outer-of-scalar": (lambda x: np.outer(x[0], x), [(3,)]),
+    "einsum-ij,i->j": (lambda x: np.einsum("ij,i->j", x, x[:, 0]), [(3, 4)]),
+    "einsum-ijk,jk->i": (lambda x: np.einsum("ijk,jk->i", x, x[0]), [(2, 3, 2)]),
+    "einsum-i,i,i->": (lambda x: np.einsum("i,i,i->", x, x, x), [(4,)]),
+    "einsum-ij,kj->ik": (lambda x, y: np.einsum("ij,kj->ik", x, y), [(2, 3), (4, 3)]),
+    "einsum-full-contraction": (lambda x, y: np.einsum("ij,ij", x, y), [(2, 3), (2, 3)]),
+    "trace-offset": (lambda x: np.trace(x, 1) * x, [(3, 3)]),
 }
 
 SHAPES = {
@@ -118,6 +133,13 @@ SHAPES = {
     "tile": (lambda x: np.tile(x, 2) * np.arange(8.0), [(4,)]),
     "copy": (lambda x: np.copy(x) * x.copy(), [(4,)]),
     "atleast_2d": (lambda x: np.atleast_2d(x) ** 2, [(4,)]),
+    "moveaxis": (lambda x: np.moveaxis(x, 0, -1) ** 2, [(2, 3, 2)]),
+    "take": (lambda x: np.take(x, [2, 0]) ** 2, [(4,)]),
+    "diagonal": (lambda x: np.diagonal(x) ** 2, [(3, 3)]),
+    "rot90": (lambda x: np.rot90(x) * 2.0, [(2, 3)]),
+    "transpose-reshape": (lambda x: x.T.reshape(-1) ** 2, [(3, 2)]),
+    "repeat-axis": (lambda x: np.repeat(x, 2, axis=0) ** 2, [(2, 3)]),
+    "tile-2d": (lambda x: np.tile(x, (2, 1)) ** 2, [(2, 3)]),
 }
 
 INDEXING = {
@@ -138,6 +160,7 @@ INDEXING = {
     "newaxis": (lambda x: x[:, None] * x[None, :], [(3,)]),
     "ellipsis": (lambda x: x[..., 1] ** 2, [(2, 3, 2)]),
     "iterate": (lambda x: sum(r ** 2 for r in x), [(3, 2)]),
+    "reverse-2d-slice": (lambda x: x[::-1, 1:] * x[:, :3], [(3, 4)]),
 }
 
 
@@ -197,6 +220,23 @@ def _full_like_active(x):
     return y
 
 
+def _duplicate_indices(x):
+    """Repeated indices: the last write wins, and `+=` adds once, as in NumPy."""
+    y = x * 1.0
+    y[[0, 0]] = x[[1, 2]]
+    y[[1, 1]] += x[[3, 4]] ** 2
+    y[2:4] = x[0]
+    return y * x
+
+
+def _broadcast_rows(x):
+    y = np.zeros_like(x)
+    y[1:3, :] = x[0]
+    y[:, ::-1] += x * 2.0
+    y[0] = y[0][::-1]
+    return y * x
+
+
 INPLACE = {
     "scatter": (_inplace_scatter, [(5,)]),
     "recurrence": (_recurrence, [(5,)]),
@@ -205,6 +245,8 @@ INPLACE = {
     "setitem-2d": (_setitem_2d, [(3, 4)]),
     "full_like-active": (_full_like_active, [(4,)]),
     "setitem-broadcast": (lambda x: _assign(np.zeros_like(x, shape=(2, 3)), (slice(None), slice(1, None)), x), [(2,)]),
+    "duplicate-indices": (_duplicate_indices, [(5,)]),
+    "setitem-broadcast-row": (_broadcast_rows, [(3, 4)]),
 }
 
 
@@ -233,6 +275,11 @@ JOINING = {
     "diff": (lambda x: np.diff(x ** 2), [(5,)]),
     "diff-n2": (lambda x: np.diff(x, n=2) * x[:3], [(5,)]),
     "diff-axis0": (lambda x: np.diff(x, axis=0) ** 2, [(3, 4)]),
+    "concatenate-axis-none": (lambda x: np.concatenate([x, x * 2.0], axis=None), [(2, 3)]),
+    "stack-last-axis": (lambda x: np.stack([x, x ** 2], axis=-1), [(2, 3)]),
+    "hstack-2d": (lambda x: np.hstack([x, x ** 2]), [(2, 3)]),
+    "vstack-with-constant": (lambda x: np.vstack([x, x ** 2, np.ones(3)]), [(3,)]),
+    "pad-wrap": (lambda x: np.pad(x, 1, mode="wrap") ** 2, [(3,)]),
 }
 
 PIECEWISE = {
@@ -255,6 +302,11 @@ PIECEWISE = {
     "minimum-const": (lambda x: np.minimum(0.5, x), [(6,)]),
     "sign": (lambda x: np.sign(x) * x ** 2, [(6,)]),
     "stop_gradient": (lambda x: adsim.stop_gradient(np.zeros(6)) + x ** 2, [(6,)]),
+    "clip-array-bounds-both": (lambda x: np.clip(x, np.full(6, -0.5), np.full(6, 0.5)) * x, [(6,)]),
+    "maximum-reflected": (lambda x: np.maximum(0.5, x) * x, [(6,)]),
+    "isnan-where": (lambda x: np.where(np.isnan(x), 0.0, x ** 2), [(4,)]),
+    "power-negative-base": (lambda x: np.power(x, np.array([2.0, 3.0, 4.0, 1.0, 0.0])) + x ** 3, [(5,)]),
+    "power-numpy-scalars": (lambda x: x ** np.int64(3) + np.float64(2.0) ** x, [(5,)]),
 }
 
 LINALG = {
@@ -270,6 +322,11 @@ LINALG = {
     "norm-1": (lambda x: np.linalg.norm(x, 1), [(5,)]),
     "norm-inf": (lambda x: np.linalg.norm(x, np.inf), [(5,)]),
     "norm-2": (lambda x: np.linalg.norm(x, 2), [(5,)]),
+    "solve-active-system-matrix-rhs": (lambda x: np.linalg.solve(3.0 * np.eye(3) + np.outer(x, x),
+                                                                  np.stack([x, x ** 2], axis=1)), [(3,)]),
+    "norm-axis-tuple": (lambda x: np.linalg.norm(x, axis=(0, 1)), [(3, 4)]),
+    "norm-keepdims": (lambda x: np.linalg.norm(x, keepdims=True), [(3, 4)]),
+    "norm-1-axis": (lambda x: np.linalg.norm(x, 1, axis=0), [(3, 4)]),
 }
 
 GROUPS = {"reductions": REDUCTIONS, "products": PRODUCTS, "shapes": SHAPES,

@@ -7,6 +7,7 @@ a taped replay and its adjoint to reverse one step, snapshots of the state
 kept in memory (or on disk) as the schedule says. Memory then holds the
 snapshots and one step's tape, not n steps' worth of tape.
 """
+import itertools
 import math
 import sys
 
@@ -66,8 +67,11 @@ class StateLayout:
 # ------------------------------------------------------------- the loop op
 
 def _reset(stats, **fixed):
-    """Start counting the work of a new sweep in ``stats``."""
-    stats.update(forward_steps=0, taped_steps=0, **fixed)
+    """Start counting the work of a new sweep in ``stats``: ``forward_steps``
+    counts the plain steps of the schedule's advances (Revolve's count),
+    ``output_steps`` the plain steps run only to produce the loop's value,
+    ``taped_steps`` the steps reversed."""
+    stats.update(forward_steps=0, taped_steps=0, output_steps=0, **fixed)
 
 
 class LoopOp:
@@ -90,15 +94,50 @@ class LoopOp:
         self.max_steps = max_steps
         self.stats = {} if stats is None else stats
         self._pending = None
+        self._prefix = None      # schedule state left by the last value pass
         self._runs = {}          # online runs of checkpoint_while, per mode
 
     # ---- plain loop ----------------------------------------------------
     def run_value(self, z, inputs):
-        if self.cond is None:
-            _reset(self.stats, n_steps=self.n_steps)
-            self.stats["forward_steps"] += self.n_steps
+        if self.cond is not None:
+            return self._while_forward("values", [z], inputs)[0]
+        _reset(self.stats, n_steps=self.n_steps)
+        self._drop_prefix()
+        memory, disk = self._slots(self.n_steps, z.nbytes, 1)
+        if disk or self.schedule is not None:
+            self.stats["output_steps"] = self.n_steps
             return self.steps.iterate(z, inputs, self.n_steps)
-        return self._while_forward("values", [z], inputs)[0]
+        return self._value_with_prefix(z, inputs)
+
+    def _value_with_prefix(self, z, inputs):
+        """The loop's value, running the schedule's actions up to its first
+        turn on the way: the snapshots a reverse sweep starts with are taken
+        by the plain forward pass, which a reverse sweep then resumes."""
+        sched, store = self._plan(self.n_steps, z.nbytes, 1)
+        actions = iter(sched)
+
+        def advance(state, k):
+            return [self.steps.iterate(state[0], inputs, k)]
+        try:
+            state, current, positions, first_turn = self._execute(
+                actions, [z], store, advance, None, until_turn=True)
+            out = self.steps.iterate(state[0], inputs, 1)
+        except BaseException:
+            store.close()
+            raise
+        self.stats["output_steps"] = 1
+        self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))
+        self._prefix = dict(key=[np.array(z, copy=True)] + [np.array(x, copy=True) for x in inputs],
+                            store=store, actions=itertools.chain([first_turn], actions),
+                            state=state, current=current, positions=positions,
+                            snapshots=sched.snapshots)
+        return out
+
+    def _drop_prefix(self, close=True):
+        prefix, self._prefix = self._prefix, None
+        if prefix is not None and close:
+            prefix["store"].close()
+        return prefix
 
     def value(self, flat_args):
         if self._pending is not None:
@@ -139,9 +178,11 @@ class LoopOp:
         return Revolve(n_steps, memory), MemoryStore(memory)
 
     def _execute(self, actions, state, store, advance, turn, current=0, reverse_from=None,
-                 positions=None):
+                 positions=None, until_turn=False):
         """Run schedule actions; ``state`` is a list of arrays; ``positions``
-        maps filled snapshot slots to their step index."""
+        maps filled snapshot slots to their step index. With ``until_turn``
+        stop before the first turn and return (state, current, positions,
+        that turn action)."""
         positions = {} if positions is None else positions
         total = reverse_from if reverse_from is not None else self.n_steps
         position = total
@@ -157,6 +198,8 @@ class LoopOp:
                 state = store.get(action.index)
                 current = positions[action.index]
             elif isinstance(action, (FirstTurn, YouTurn)):
+                if until_turn:
+                    return state, current, positions, action
                 turn(state, current)
                 position = current
                 self.stats["taped_steps"] += 1
@@ -241,6 +284,17 @@ class LoopOp:
 
     def _reverse(self, mode, state0, inputs, advance, turn, state_nbytes, directions, tangents=None):
         if self.cond is None:
+            prefix = self._drop_prefix(close=False)
+            if prefix is not None and not (mode == "values"
+                    and prefix["snapshots"] == self._slots(self.n_steps, state_nbytes, directions)[0]
+                    and all(np.array_equal(a, b) for a, b in zip(prefix["key"], state0 + list(inputs)))):
+                prefix["store"].close()
+                prefix = None
+            if prefix is not None:
+                with prefix["store"]:        # resume where the value pass stopped
+                    self._execute(prefix["actions"], prefix["state"], prefix["store"], advance,
+                                  turn, current=prefix["current"], positions=prefix["positions"])
+                return
             _reset(self.stats, n_steps=self.n_steps)
             sched, store = self._plan(self.n_steps, state_nbytes, directions)
             self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))

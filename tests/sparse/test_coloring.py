@@ -291,7 +291,7 @@ patterns = st.builds(random_pattern, st.integers(0, 2**32 - 1), st.integers(1, 2
 
 @pytest.mark.slow
 @seed(20240601)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(patterns)
 def test_random_jacobian_colorings_are_valid(pattern):
     for order in coloring.ORDERINGS:

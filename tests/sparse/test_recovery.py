@@ -81,7 +81,7 @@ jacobians = st.builds(random_matrix, st.integers(0, 2**32 - 1), st.integers(1, 3
 
 @pytest.mark.slow
 @seed(20240611)
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(jacobians)
 def test_jacobian_recovery_matches_dense(matrix):
     dense = matrix.toarray()
