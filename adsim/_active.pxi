@@ -34,13 +34,15 @@ cdef Active rec_unary(Active x, int code, double c):
     cdef Tape t = x.tape
     cdef int32_t ops[3]
     cdef int r = t.new_slot(x.size)
-    if t.n_consts + 1 > t.cap_consts:
-        t.consts = <double*>grow(t.consts, &t.cap_consts, t.n_consts + 1, sizeof(double))
-    t.consts[t.n_consts] = c
     ops[0] = r
     ops[1] = x.slot
-    ops[2] = <int32_t>t.n_consts
-    t.n_consts += 1
+    ops[2] = -1
+    if ADD_C <= code <= RPOW_C:        # ops with a scalar parameter keep it in the constants
+        if t.n_consts + 1 > t.cap_consts:
+            t.consts = <double*>grow(t.consts, &t.cap_consts, t.n_consts + 1, sizeof(double))
+        t.consts[t.n_consts] = c
+        ops[2] = <int32_t>t.n_consts
+        t.n_consts += 1
     t.append_op(code, ops, 3)
     t.execute_last()
     return new_active(t, r, x.shape)

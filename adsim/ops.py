@@ -26,6 +26,7 @@ class OpSpec:
     numpy: tuple = ()            # NumPy callables recorded as this op
     domain: tuple = (-2.0, 2.0)  # test sampling interval of the (first) operand
     param: float = None          # scalar parameter used by tests (unary *_C ops)
+    operands: tuple = ()         # operand layout after the result; "@" marks slot refs
 
     @property
     def code(self):
@@ -33,11 +34,15 @@ class OpSpec:
 
 
 def _u(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, param=None):
-    return OpSpec(name, "unary", hessian, tuple(numpy), domain, param)
+    return OpSpec(name, "unary", hessian, tuple(numpy), domain, param, ("@x", "c_index"))
 
 
 def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR):
-    return OpSpec(name, "binary", hessian, tuple(numpy), domain)
+    return OpSpec(name, "binary", hessian, tuple(numpy), domain, operands=("@a", "@b"))
+
+
+def _s(name, hessian, numpy, operands, family="structural"):
+    return OpSpec(name, family, hessian, tuple(numpy), operands=tuple(operands))
 
 
 TABLE = [
@@ -83,19 +88,21 @@ TABLE = [
     _b("HYPOT", [np.hypot]),
     _b("MAXIMUM", [np.maximum], hessian=LINEAR),
     _b("MINIMUM", [np.minimum], hessian=LINEAR),
-    OpSpec("COMPARE", "branch", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal,
-                                       np.equal, np.not_equal)),
-    OpSpec("ARGEXT", "branch", ZERO, (np.argmax, np.argmin)),
-    OpSpec("COPY", "structural", LINEAR, (np.copy, np.reshape, np.ravel)),
-    OpSpec("FILL", "structural", ZERO, (np.zeros_like, np.ones_like, np.full_like)),
-    OpSpec("BROADCAST", "structural", LINEAR, (np.broadcast_to,)),
-    OpSpec("SUM", "structural", LINEAR, (np.sum, np.mean)),
-    OpSpec("CUMSUM", "structural", LINEAR, (np.cumsum,)),
-    OpSpec("GATHER", "structural", LINEAR, (np.take, np.transpose, np.max, np.min)),
-    OpSpec("SCATTER", "structural", LINEAR, (np.concatenate, np.pad)),
-    OpSpec("WHERE", "structural", LINEAR, (np.where,)),
-    OpSpec("MATMUL", "linalg", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum)),
-    OpSpec("CALLBACK", "callback", NONLINEAR, (np.linalg.solve,)),
+    _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
+                         np.not_equal), ("@a", "@b", "kind", "branch_offset", "n"), "branch"),
+    _s("ARGEXT", ZERO, (np.argmax, np.argmin),
+       ("@a", "outer", "m", "inner", "index_offset", "want_min"), "branch"),
+    _s("COPY", LINEAR, (np.copy, np.reshape, np.ravel), ("@a",)),
+    _s("FILL", ZERO, (np.zeros_like, np.ones_like, np.full_like), ("@c",)),
+    _s("BROADCAST", LINEAR, (np.broadcast_to,), ("@a", "outer", "m", "inner")),
+    _s("SUM", LINEAR, (np.sum, np.mean), ("@a", "outer", "m", "inner")),
+    _s("CUMSUM", LINEAR, (np.cumsum,), ("@a", "outer", "m", "inner")),
+    _s("GATHER", LINEAR, (np.take, np.transpose, np.max, np.min), ("@a", "index_offset")),
+    _s("SCATTER", LINEAR, (np.concatenate, np.pad), ("@v", "index_offset", "m")),
+    _s("WHERE", LINEAR, (np.where,), ("@a", "@b", "branch_offset")),
+    _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),
+       "linalg"),
+    _s("CALLBACK", NONLINEAR, (np.linalg.solve,), ("callback", "n_args", "@args..."), "callback"),
 ]
 
 BY_NAME = {spec.name: spec for spec in TABLE}

@@ -172,6 +172,25 @@ def _ref(tape, ref):
     return f"c{-ref - 1}[{tape.slot_size_of(ref)}]"
 
 
+def _names(spec, count):
+    names = list(spec.operands)
+    if names and names[-1].endswith("..."):
+        names = names[:-1] + [names[-1][:-3]] * (count - len(names) + 1)
+    return names
+
+
+def _operand(tape, spec, name, value):
+    if name.startswith("@"):
+        return _ref(tape, value)
+    if name == "c_index":
+        return f"c={tape.param_value(value):g}" if value >= 0 else ""
+    if name == "kind":
+        return ["<", "<=", ">", ">=", "==", "!="][value]
+    if name == "callback":
+        return type(tape.callbacks[value]).__name__
+    return f"{name}={value}"
+
+
 def listing(tape, limit=200):
     """A readable listing: one line per op, result <- operation(arguments)."""
     lines = [repr(tape)]
@@ -182,20 +201,10 @@ def listing(tape, limit=200):
         spec = BY_CODE[int(code)]
         o = tape.op_operands(k)
         res = _ref(tape, o[0]) if o[0] >= 0 else "-"
-        if spec.family == "unary":
-            args = _ref(tape, o[1])
-            if spec.name.endswith("_C"):
-                args += f", c={tape.param_value(o[2]):g}"
-        elif spec.family == "binary":
-            args = f"{_ref(tape, o[1])}, {_ref(tape, o[2])}"
-        elif spec.name == "CALLBACK":
-            args = ", ".join(_ref(tape, r) for r in o[3:]) + f"; {tape.callbacks[o[1]].__class__.__name__}"
-        elif spec.name == "COMPARE":
-            args = f"{_ref(tape, o[1])} {['<', '<=', '>', '>=', '==', '!='][o[3]]} {_ref(tape, o[2])}"
-        else:
-            args = ", ".join([_ref(tape, o[1])] + [str(a) for a in o[2:]])
+        args = ", ".join(_operand(tape, spec, name, value)
+                         for name, value in zip(_names(spec, len(o) - 1), o[1:]))
         flag = " (saves overwritten)" if tape.op_flags(k) & 1 else ""
-        lines.append(f"  {k:5d}  {res:>12} <- {spec.name.lower()}({args}){flag}")
+        lines.append(f"  {k:5d}  {res:>12} <- {spec.name.lower()}({args.rstrip(', ')}){flag}")
     if len(codes) > limit:
         lines.append(f"  ... {len(codes) - limit} more ops")
     lines.append(f"  output: s{tape.output_slot}{tuple(tape.output_shape)}")

@@ -336,7 +336,7 @@ def figure(res, path):
             continue
         style = dict(color=fixed.get(key, colors[i % len(colors)]), ms=4, label=label,
                      ls="-" if key.startswith(("adsim", "f_")) else "--",
-                     marker="o" if key.startswith("adsim") else ("s" if key.startswith("f_") else "^"),
+                     marker={"a": "o", "f": "s"}.get(key[0], "^"),
                      lw=2.2 if key.startswith("f_") else 1.4)
         ns = [p[0] for p in pts]
         axes[0].loglog(ns, [p[1] / base for p in pts], **style)

@@ -103,13 +103,16 @@ def settings_from(args, area):
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per call: median over the samples, with their min and max."""
+    """Seconds per call: median over the samples, with their min and max, and
+    the median CPU time of the process per call (which leaves out time spent
+    waiting for a core on a busy machine, but adds up all threads)."""
 
     median: float
     min: float
     max: float
     repeats: int
     number: int               # calls per sample
+    cpu_median: float = float("nan")
 
     def as_dict(self):
         return asdict(self)
@@ -117,14 +120,15 @@ class Timing:
     def per(self, count):
         """The same timing divided by ``count`` (for example per recorded op)."""
         return Timing(self.median / count, self.min / count, self.max / count, self.repeats,
-                      self.number)
+                      self.number, self.cpu_median / count)
 
 
 def _sample(fn, number):
-    t0 = time.perf_counter()
+    """(wall, CPU) seconds per call over ``number`` calls."""
+    c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - t0) / number
+    return (time.perf_counter() - t0) / number, (time.process_time() - c0) / number
 
 
 def measure(fn, settings=Settings(), repeats=None):
@@ -133,21 +137,23 @@ def measure(fn, settings=Settings(), repeats=None):
     enabled = gc.isenabled()
     try:
         gc.disable()
-        estimate = _sample(fn, 1)                     # first warm-up call
+        estimate = _sample(fn, 1)[0]                  # first warm-up call
         for _ in range(settings.warmup - 1):
             if estimate > settings.budget / 10:       # slow: no more warm-up calls
                 break
-            estimate = _sample(fn, 1)
+            estimate = _sample(fn, 1)[0]
         number = max(1, math.ceil(settings.target / max(estimate, 1e-9)))
         if number > 1:   # one call of a fast function is a noisy estimate: probe a few
-            estimate = _sample(fn, min(number, 20))
+            estimate = _sample(fn, min(number, 20))[0]
             number = max(1, math.ceil(settings.target / max(estimate, 1e-9)))
         repeats = max(1, min(repeats, int(settings.budget / max(estimate * number, 1e-9))))
         samples = [_sample(fn, number) for _ in range(repeats)]
     finally:
         if enabled:
             gc.enable()
-    return Timing(statistics.median(samples), min(samples), max(samples), repeats, number)
+    wall = [w for w, _ in samples]
+    return Timing(statistics.median(wall), min(wall), max(wall), repeats, number,
+                  statistics.median(c for _, c in samples))
 
 
 # ---- the machine --------------------------------------------------------------
@@ -254,7 +260,8 @@ def machine_line(info):
     """One markdown line naming the machine, for the docs sections."""
     pools = info["blas"].get("threadpools", [])
     blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('architecture')}, "
-                     f"{p.get('num_threads')} threads)" for p in pools if p.get("user_api") == "blas")
+                     f"{p.get('num_threads')} threads)"
+                     for p in pools if p.get("user_api") == "blas")
     env = ", ".join(f"{k}={v}" for k, v in info["blas_env"].items() if v is not None) or "none set"
     return (f"{info['cpu']}, {info['physical_cores'] or '?'} cores / {info['logical_cores']} "
             f"threads, {info['memory_gib']} GiB; {info['python']}, NumPy {info['numpy']}, "

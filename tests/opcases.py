@@ -3,6 +3,8 @@ table-driven tests and the random programs. Every callable also runs on
 plain NumPy arrays, which gives the reference values."""
 import operator
 
+import numpy as np
+
 from adsim import ops
 
 UNARY = [s for s in ops.TABLE if s.family == "unary"]
@@ -45,3 +47,60 @@ BINARY_OPERATORS = {"ADD": operator.add, "SUB": operator.sub, "MUL": operator.mu
 BINARY_CASES = {s.name: [(f.__name__, f) for f in s.numpy] for s in BINARY}
 for _name, _op in BINARY_OPERATORS.items():
     BINARY_CASES[_name].append((_op.__name__, _op))
+
+# distance to the nearest kink or branch cut, where finite differences are not valid
+FD_KINKS = dict(KINKS,
+                ARCTAN2=lambda a, b: np.where(b < 0, np.abs(a), np.hypot(a, b)),
+                HYPOT=lambda a, b: np.hypot(a, b))
+NOT_HOLOMORPHIC = {"ABS", "SIGN"}   # accept complex input, but the complex step does not apply
+
+
+def sample(rng, spec, shapes):
+    """Random points of the op's domain, away from kinks."""
+    lo, hi = spec.domain
+    kink = FD_KINKS.get(spec.name)
+    for _ in range(1000):
+        xs = [rng.uniform(lo, hi, size=s) for s in shapes]
+        if kink is None or np.min(kink(*xs), initial=np.inf) > 0.05:
+            return xs
+    raise AssertionError("no sample away from the kinks")
+
+
+# ---- one program per opcode outside the elementwise families
+
+A43 = np.random.default_rng(11).standard_normal((4, 3))
+M4 = np.random.default_rng(12).standard_normal((4, 4)) + 4.0 * np.eye(4)
+
+
+def _scatter_program(x):
+    y = np.zeros_like(x, shape=(6,))
+    y[1:5] = x
+    y[2] = x[0] ** 2          # overwrite an element written before
+    y[0] += x[3]
+    return y * y
+
+
+def _compare_program(x):
+    if np.sum(x) > 0:
+        return np.sin(x) * 2.0
+    return np.cos(x)
+
+
+PROGRAMS = {
+    # name: (function, input shape, sampling interval)
+    "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
+    "ARGEXT": (lambda x: np.max(x, axis=1) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
+    "COPY": (lambda x: np.reshape(x, (3, 2)) ** 2, (2, 3), (-2.0, 2.0)),
+    "FILL": (lambda x: np.concatenate([np.ones(2), x]) * np.sum(x), (3,), (-2.0, 2.0)),
+    "BROADCAST": (lambda x: np.broadcast_to(x, (3, 4)) * x[None, :] ** 2, (4,), (-2.0, 2.0)),
+    "SUM": (lambda x: np.sum(x ** 3, axis=0), (3, 2), (-2.0, 2.0)),
+    "CUMSUM": (lambda x: np.cumsum(x * x), (5,), (-2.0, 2.0)),
+    "GATHER": (lambda x: x[[2, 0, 0, 1]] ** 2 * x[::-1][:4], (5,), (-2.0, 2.0)),
+    "SCATTER": (_scatter_program, (4,), (-2.0, 2.0)),
+    "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),
+    "MATMUL": (lambda x: (x @ A43) ** 2, (4,), (-2.0, 2.0)),
+    "CALLBACK": (lambda x: np.linalg.solve(M4 + 0.1 * x[:, None] * x[None, :], x), (4,), (-1.0, 1.0)),
+}
+
+# opcodes with a test spec: every opcode needs one (tests/test_ops_table.py)
+TESTED = set(UNARY_CASES) | {"STOP_GRADIENT"} | set(BINARY_CASES) | set(PROGRAMS)

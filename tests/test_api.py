@@ -91,6 +91,20 @@ def test_grad_of_function_independent_of_input():
     assert_close(g, np.zeros(3), 0, 0)
 
 
+def test_output_that_is_an_input():
+    """The tape's output slot may be an input slot (no op in between)."""
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    assert adsim.grad(lambda t: t)(2.0) == 1.0
+    assert_close(adsim.jacobian(lambda t: t)(x), np.eye(2), 0, 0)
+    Ja, Jb = adsim.jacobian(lambda a, b: a, argnums=(0, 1))(x, y)
+    assert_close(Ja, np.eye(2), 0, 0)
+    assert_close(Jb, np.zeros((2, 2)), 0, 0)
+    tape = adsim.record(lambda a: a, x)
+    assert_close(tape.forward(y), y, 0, 0)
+    assert_close(tape.vjp(y, x)[1], x, 0, 0)
+    assert adsim.hvp(lambda t: t, 2.0, 1.0) == 0.0
+
+
 def test_rosenbrock_gradient_analytic():
     rng = np.random.default_rng(2)
     for _ in range(3):

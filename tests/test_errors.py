@@ -227,6 +227,27 @@ def test_mixing_two_recordings_is_an_error():
         np.sin(stored[0])
 
 
+# adsim/_active.pxi rec_unary takes a new slot (and a constant) before
+# Tape.append_op finds that the recording has finished, so each refused use of
+# a stale active array grows the finished tape. Reproducer: keep `z * 2.0`
+# from inside adsim.record, then call np.sin on it twice and compare
+# tape.stats()["n_slots"].
+@pytest.mark.xfail(strict=True, reason="adsim/_active.pxi: rec_unary allocates a slot on a "
+                                       "finished tape before refusing")
+def test_refused_use_of_a_finished_recording_leaves_the_tape_unchanged():
+    stored = []
+
+    def keep(z):
+        stored.append(z * 2.0)
+        return np.sum(z)
+    tape = adsim.record(keep, X)
+    before = tape.stats()
+    for f in (np.sin, np.negative, lambda a: a + 1.0):
+        with pytest.raises(RuntimeError, match="finished recording"):
+            f(stored[0])
+    assert tape.stats() == before
+
+
 def test_exception_in_the_function_propagates_and_the_cache_recovers():
     calls = []
 

@@ -8,7 +8,8 @@ Jacobians against central differences, each in one and in vector mode; the
 dot-product test; Hessian-vector products against differences of the
 gradient. Ops NumPy evaluates on complex numbers are also checked against
 the complex step. The other opcodes have one program each that must record
-them, checked the same way.
+them, checked the same way (tests/opcases.py holds all these specs;
+tests/test_ops_table.py checks that every opcode has one).
 """
 import zlib
 
@@ -17,11 +18,8 @@ import pytest
 
 import adsim
 from adsim import ops
-from adsim._tape import Opcode
-import opcases
 from fdcheck import assert_close, check_tape, complex_step
-from opcases import BINARY, BINARY_CASES, UNARY, UNARY_CASES
-
+from opcases import BINARY, BINARY_CASES, NOT_HOLOMORPHIC, PROGRAMS, UNARY, UNARY_CASES, sample
 
 
 def seed_of(*parts):
@@ -32,23 +30,6 @@ def seed_of(*parts):
 # ------------------------------------------------------------------ unary
 
 UNARY_SHAPES = [(), (1,), (5,), (2, 3)]
-
-# distance to the nearest kink or branch cut, where finite differences are not valid
-KINKS = dict(opcases.KINKS,
-             ARCTAN2=lambda a, b: np.where(b < 0, np.abs(a), np.hypot(a, b)),
-             HYPOT=lambda a, b: np.hypot(a, b))
-NOT_HOLOMORPHIC = {"ABS", "SIGN"}   # accept complex input, but the complex step does not apply
-
-
-def sample(rng, spec, shapes):
-    """Random points of the op's domain, away from kinks."""
-    lo, hi = spec.domain
-    kink = KINKS.get(spec.name)
-    for _ in range(1000):
-        xs = [rng.uniform(lo, hi, size=s) for s in shapes]
-        if kink is None or np.min(kink(*xs), initial=np.inf) > 0.05:
-            return xs
-    raise AssertionError("no sample away from the kinks")
 
 
 def _unary_params():
@@ -91,7 +72,8 @@ def test_unary_complex_step(name, f):
     (x,) = sample(rng, spec, [(7,)])
     v = rng.standard_normal(7)
     _, jv = adsim.jvp(f, x, v)
-    assert_close(jv, complex_step(f, [x], [v]), rtol=1e-12, atol=1e-14, what=f"{name} J v vs complex step")
+    assert_close(jv, complex_step(f, [x], [v]), rtol=1e-12, atol=1e-14,
+                 what=f"{name} J v vs complex step")
 
 
 def test_pow_c_special_exponents_have_exact_derivatives_at_zero():
@@ -186,41 +168,6 @@ def test_same_operand_twice():
 
 # ------------------------------------------------- the other opcodes
 
-A43 = np.random.default_rng(11).standard_normal((4, 3))
-M4 = np.random.default_rng(12).standard_normal((4, 4)) + 4.0 * np.eye(4)
-
-
-def _scatter_program(x):
-    y = np.zeros_like(x, shape=(6,))
-    y[1:5] = x
-    y[2] = x[0] ** 2          # overwrite an element written before
-    y[0] += x[3]
-    return y * y
-
-
-def _compare_program(x):
-    if np.sum(x) > 0:
-        return np.sin(x) * 2.0
-    return np.cos(x)
-
-
-PROGRAMS = {
-    # name: (function, input shape, sampling interval)
-    "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
-    "ARGEXT": (lambda x: np.max(x, axis=1) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
-    "COPY": (lambda x: np.reshape(x, (3, 2)) ** 2, (2, 3), (-2.0, 2.0)),
-    "FILL": (lambda x: np.concatenate([np.ones(2), x]) * np.sum(x), (3,), (-2.0, 2.0)),
-    "BROADCAST": (lambda x: np.broadcast_to(x, (3, 4)) * x[None, :] ** 2, (4,), (-2.0, 2.0)),
-    "SUM": (lambda x: np.sum(x ** 3, axis=0), (3, 2), (-2.0, 2.0)),
-    "CUMSUM": (lambda x: np.cumsum(x * x), (5,), (-2.0, 2.0)),
-    "GATHER": (lambda x: x[[2, 0, 0, 1]] ** 2 * x[::-1][:4], (5,), (-2.0, 2.0)),
-    "SCATTER": (_scatter_program, (4,), (-2.0, 2.0)),
-    "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),
-    "MATMUL": (lambda x: (x @ A43) ** 2, (4,), (-2.0, 2.0)),
-    "CALLBACK": (lambda x: np.linalg.solve(M4 + 0.1 * x[:, None] * x[None, :], x), (4,), (-1.0, 1.0)),
-}
-
-
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program_of_opcode(name):
     f, shape, (lo, hi) = PROGRAMS[name]
@@ -230,56 +177,3 @@ def test_program_of_opcode(name):
         x[np.abs(x) < 0.05] = 0.5
     tape = check_tape(f, [x], seed=seed_of(name, "program", 1))
     assert ops.BY_NAME[name].code in tape.op_codes()
-
-
-# ------------------------------------------------------ table consistency
-
-TESTED = set(UNARY_CASES) | {"STOP_GRADIENT"} | set(BINARY_CASES) | set(PROGRAMS)
-FAMILY_END = {"unary": Opcode.UNARY_END, "binary": Opcode.BINARY_END, "branch": Opcode.BRANCH_END,
-              "structural": Opcode.STRUCTURAL_END, "linalg": Opcode.LINALG_END,
-              "callback": Opcode.CALLBACK_END}
-
-
-def test_every_opcode_has_a_table_row_and_a_test_spec():
-    names = [op.name for op in Opcode if not op.name.endswith("_END")]
-    assert [n for n in names if n not in ops.BY_NAME] == [], "opcodes without a row in adsim/ops.py"
-    assert [n for n in names if n not in TESTED] == [], "opcodes without a test spec"
-    assert [n for n in names if n in UNARY_CASES and not UNARY_CASES[n]] == []
-
-
-def test_every_table_row_has_an_opcode_in_its_family_range():
-    assert len(ops.BY_NAME) == len(ops.TABLE)
-    ends = sorted(FAMILY_END.values())
-    for spec in ops.TABLE:
-        code = Opcode[spec.name]
-        end = FAMILY_END[spec.family]
-        start = max([e for e in ends if e < end], default=0)
-        assert start < code < end, spec.name
-        assert ops.BY_CODE[int(code)] is spec
-        assert spec.hessian in (ops.ZERO, ops.LINEAR, ops.BILINEAR, ops.NONLINEAR)
-        lo, hi = spec.domain
-        assert lo < hi
-
-
-def test_hessian_class_matches_second_derivatives():
-    """LINEAR and ZERO unary ops have H v = 0 everywhere; NONLINEAR ones do not."""
-    rng = np.random.default_rng(21)
-    for name, cases in UNARY_CASES.items():
-        spec = ops.BY_NAME[name]
-        (x,) = sample(rng, spec, [(4,)])
-        label, f = cases[0]
-        hv = adsim.hvp(lambda z: np.sum(f(z)), x, np.ones(4))
-        if spec.hessian in (ops.LINEAR, ops.ZERO):
-            assert np.all(hv == 0.0), name
-        else:
-            assert np.any(hv != 0.0), name
-
-
-def test_numpy_callables_record_their_opcode():
-    """Every NumPy callable listed in a unary/binary row records that row's op."""
-    rng = np.random.default_rng(22)
-    for spec in UNARY + BINARY:
-        for f in spec.numpy:
-            xs = sample(rng, spec, [(3,)] * (1 if spec.family == "unary" else 2))
-            tape = adsim.record(f, *xs)
-            assert spec.code in tape.op_codes(), (spec.name, f.__name__)

@@ -177,7 +177,8 @@ def test_hvp_needs_a_recordable_vjp_rule():
     x = np.array([0.1, 0.2, 0.3, 0.4])
     f = lambda z: np.sum(bad(z))  # noqa: E731
     assert_close(adsim.grad(f)(x), np.exp(x), 1e-14, 0)        # first order is fine
-    with pytest.raises(adsim.UnsupportedOperation, match="second-order sweeps through primitive `exp_fft`"):
+    with pytest.raises(adsim.UnsupportedOperation,
+                       match="second-order sweeps through primitive `exp_fft`"):
         adsim.hvp(f, x, np.ones(4))
 
 

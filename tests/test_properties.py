@@ -181,7 +181,8 @@ def _step(draw, vs):
         what = draw(st.sampled_from(["reverse", "tail", "take", "mask", "row"]))
         n = v.shape[0]
         if what == "take":
-            return ("index", what, i, tuple(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=5))))
+            idx = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=5))
+            return ("index", what, i, tuple(idx))
         if what == "mask":
             mask = draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(any))
             return ("index", what, i, tuple(mask))

@@ -324,52 +324,47 @@ def dsatur_order(aptr, aidx, bptr, bidx, bint distance2):
 
 
 cdef class _Search:
-    """State of a DSATUR search with backtracking for a fixed number of colors."""
+    """State of a DSATUR search with backtracking for a fixed number of colors:
+    uncolored vertices sit in bucket lists keyed by saturation, then degree."""
     cdef Graph g
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k, width, top
     cdef int[::1] count                 # count[v * k + c]: neighbours of v colored c
-    cdef Py_ssize_t[::1] sat, color, heap, pos
-    cdef long long[::1] key
-    cdef long long width
-    cdef Py_ssize_t size
+    cdef Py_ssize_t[::1] sat, color, deg
+    cdef _BucketQueue queue
 
     def __cinit__(self, aptr, aidx, bptr, bidx, bint distance2, Py_ssize_t k):
         self.g = _graph(aptr, aidx, bptr, bidx, distance2)
-        cdef Py_ssize_t n = self.g.n, i
+        cdef Py_ssize_t n = self.g.n
         deg = degrees(aptr, aidx, bptr, bidx, distance2)
+        self.deg = deg
         self.k = k
+        self.width = int(deg.max(initial=0)) + 1
         self.count = np.zeros(n * k + 1, dtype=np.intc)
         self.sat = np.zeros(n + 1, dtype=np.intp)
         self.color = np.full(n + 1, -1, dtype=np.intp)
-        self.width = int(deg.max(initial=0)) + 1
-        self.key = np.asarray(deg, dtype=np.longlong).copy() if n else np.zeros(1, np.longlong)
-        self.heap = np.arange(n + 1, dtype=np.intp)
-        self.pos = np.arange(n + 1, dtype=np.intp)
-        self.size = n
-        for i in range(n // 2 - 1, -1, -1):
-            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], i, n)
+        self.queue = _BucketQueue(n, (k + 1) * self.width, deg)
+        self.top = self.width
 
     cdef Py_ssize_t pop(self):
-        cdef Py_ssize_t v = self.heap[0]
-        self.size -= 1
-        self.heap[0] = self.heap[self.size]
-        self.pos[self.heap[0]] = 0
-        if self.size > 0:
-            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], 0, self.size)
-        self.pos[v] = -1
+        cdef Buckets* b = &self.queue.b
+        cdef Py_ssize_t v
+        while b.head[self.top] < 0:
+            self.top -= 1
+        v = b.head[self.top]
+        _bq_remove(b, v)
         return v
 
     cdef void push(self, Py_ssize_t v):
-        self.heap[self.size] = v
-        self.size += 1
-        _sift_up(&self.heap[0], &self.pos[0], &self.key[0], self.size - 1)
+        cdef Py_ssize_t key = self.sat[v] * self.width + self.deg[v]
+        _bq_insert(&self.queue.b, v, key)
+        if key > self.top:
+            self.top = key
 
     cdef void rekey(self, Py_ssize_t u, Py_ssize_t change):
         self.sat[u] += change
-        self.key[u] += change * self.width
-        if self.pos[u] >= 0:
-            _sift_up(&self.heap[0], &self.pos[0], &self.key[0], self.pos[u])
-            _sift_down(&self.heap[0], &self.pos[0], &self.key[0], self.pos[u], self.size)
+        if self.color[u] < 0:
+            _bq_remove(&self.queue.b, u)
+            self.push(u)
 
     cdef bint paint(self, Py_ssize_t v, Py_ssize_t c, int step):
         """Add (step=1) or remove (step=-1) color c at v; False when some

@@ -162,27 +162,41 @@ def _best(graph, kind, orders, color_with, lower_bound=0):
     return best
 
 
-def _searched(graph, best, lower_bound, attempts=3):
-    """Try to improve a greedy coloring by DSATUR with bounded backtracking:
-    first with ``lower_bound`` colors, then with one color fewer than the best
-    so far while that succeeds; all attempts share a budget of ``n + 20000``
-    color assignments, enough for lattice stencils."""
-    n = graph.nvertices
-    if best.ncolors <= lower_bound or n * best.ncolors > SEARCH_SIZE_LIMIT:
-        return best
-    budget = n + 20_000
-    target = lower_bound
-    for _ in range(attempts):
-        colors, spent = _coloring.search_coloring(*graph.arrays(), target, budget)
-        budget -= spent
-        if colors is not None:
-            colors, ncolors = compact(colors)
-            best = Coloring(colors, ncolors, best.kind, "dsatur_backtracking")
-        elif target > lower_bound:
+def _search(graph, best, target, budget):
+    """DSATUR with bounded backtracking for ``target`` colors; returns the
+    better coloring and the budget left."""
+    if graph.nvertices * best.ncolors > SEARCH_SIZE_LIMIT or budget <= 0:
+        return best, budget
+    colors, spent = _coloring.search_coloring(*graph.arrays(), target, budget)
+    if colors is None:
+        return best, budget - spent
+    colors, ncolors = compact(colors)
+    return Coloring(colors, ncolors, best.kind, "dsatur_backtracking"), budget - spent
+
+
+def _best_one_sided(graph, kind, orders, bound, search):
+    """Fewest colors over ``orders``, stopping at the lower ``bound``.
+
+    With ``search``, DSATUR with backtracking first tries ``bound`` colors
+    right after the first ordering (lattice stencils end there), and after
+    the other orderings tries one color fewer than the best while that
+    succeeds; all searches share ``n + 20000`` color assignments.
+    """
+    orders = tuple(orders)
+    if not orders:
+        raise ValueError("give at least one ordering")
+    best = _best(graph, kind, orders[:1], _one_sided, bound)
+    budget = graph.nvertices + 20_000 if search else 0
+    if best.ncolors > bound:
+        best, budget = _search(graph, best, bound, budget)
+    if best.ncolors > bound and len(orders) > 1:
+        others = _best(graph, kind, orders[1:], _one_sided, bound)
+        best = others if others.ncolors < best.ncolors else best
+    while best.ncolors - 1 > bound and budget >= graph.nvertices:
+        improved, budget = _search(graph, best, best.ncolors - 1, budget)
+        if improved is best:
             break
-        target = best.ncolors - 1
-        if target <= lower_bound or budget < n:
-            break
+        best = improved
     return best
 
 
@@ -258,8 +272,7 @@ def best_column_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     csr = as_csr_pattern(pattern)
     graph = column_graph(csr)
     bound = int(np.diff(csr.indptr).max(initial=0))
-    best = _best(graph, "column", orders, _one_sided, bound)
-    return _searched(graph, best, bound) if search else best
+    return _best_one_sided(graph, "column", orders, bound, search)
 
 
 def best_row_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
@@ -279,8 +292,7 @@ def best_row_coloring(pattern, orders=DEFAULT_ORDERS, search=True):
     csr = as_csr_pattern(pattern)
     graph = row_graph(csr)
     bound = int(np.bincount(csr.indices, minlength=csr.shape[1]).max(initial=0))
-    best = _best(graph, "row", orders, _one_sided, bound)
-    return _searched(graph, best, bound) if search else best
+    return _best_one_sided(graph, "row", orders, bound, search)
 
 
 # ------------------------------------------------------------- post-processing
