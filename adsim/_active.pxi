@@ -33,6 +33,8 @@ cdef Active rec_unary(Active x, int code, double c):
     """y = f(x; c) for a unary primitive."""
     cdef Tape t = x.tape
     cdef int32_t ops[3]
+    if not t.recording:
+        numpy_api().tape_of(x)         # raises the error for a finished recording
     cdef int r = t.new_slot(x.size)
     ops[0] = r
     ops[1] = x.slot
@@ -241,13 +243,22 @@ cdef class Active:
     def __abs__(self):
         return numpy_api().absolute(self)
 
-    def __floordiv__(self, other):
-        raise UnsupportedOperation("adsim: `//` has derivative zero almost everywhere and is not "
-                                   "recorded; use np.floor on adsim.value(x) if that is intended")
+    def _integer_division(self, op):
+        raise UnsupportedOperation(f"adsim: `{op}` on an active array is not recorded (its "
+                                   f"derivative is zero or undefined almost everywhere); apply it "
+                                   f"to adsim.value(x) if a constant is intended")
 
-    __rfloordiv__ = __floordiv__
-    __mod__ = __floordiv__
-    __rmod__ = __floordiv__
+    def __floordiv__(self, other):
+        self._integer_division("//")
+
+    def __rfloordiv__(self, other):
+        self._integer_division("//")
+
+    def __mod__(self, other):
+        self._integer_division("%")
+
+    def __rmod__(self, other):
+        self._integer_division("%")
 
     # ---- comparisons: recorded branch outcomes, returned as plain bools --
     def __lt__(self, other):

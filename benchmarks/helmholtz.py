@@ -314,6 +314,10 @@ def markdown(res, s, machine, figure=None):
     return "\n".join(lines) + "\n"
 
 
+def _marker(key):
+    return "o" if key.startswith("adsim") else "s" if key.startswith("f_") else "^"
+
+
 def figure(res, path):
     """Log-log plot like the survey's Figure 5: cost relative to f at n = 1
     (left) and to f at the same n (right). Returns the path, or None without
@@ -336,7 +340,7 @@ def figure(res, path):
             continue
         style = dict(color=fixed.get(key, colors[i % len(colors)]), ms=4, label=label,
                      ls="-" if key.startswith(("adsim", "f_")) else "--",
-                     marker={"a": "o", "f": "s"}.get(key[0], "^"),
+                     marker=_marker(key),
                      lw=2.2 if key.startswith("f_") else 1.4)
         ns = [p[0] for p in pts]
         axes[0].loglog(ns, [p[1] / base for p in pts], **style)

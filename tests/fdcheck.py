@@ -89,8 +89,9 @@ def check_tape(f, xs, seed=0, order=2, k=3, h=H, rtol=RTOL, atol=ATOL, value_rto
     * tangents (one and ``k`` directions) and the dense Jacobian (forward
       and reverse) against central differences (``atol`` is relative to
       the largest Jacobian entry);
-    * adjoints (one and ``k`` weights) against the same differences, and
-      the dot-product test <w, J v> = <J^T w, v>;
+    * adjoints (one and ``k`` weights, and the gradient for a scalar
+      output) against the same differences, and the dot-product test
+      <w, J v> = <J^T w, v>;
     * with ``order=2``: H v of w.f against central differences of the
       gradient, and k directions at once against k single products.
 

@@ -261,7 +261,7 @@ step_strategy = st.tuples(st.sampled_from(["unary", "unary", "binary", "linear"]
 
 @pytest.mark.slow
 @seed(20240611)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(steps=st.lists(step_strategy, min_size=1, max_size=8), n=st.integers(1, 5),
        point=st.integers(0, 2 ** 16))
 def test_hvp_random_programs(steps, n, point):
@@ -598,3 +598,14 @@ def test_hvp_through_a_two_argument_primitive():
     s = np.array([1.5, -0.7, 0.9])
     const_s = lambda x: np.sum(np.sin(scaled_exp(x, s)))  # noqa: E731
     check_hvp(const_s, z[:3], seed=16)
+
+
+def test_check_hvp_catches_a_wrong_vjp():
+    """The checker itself: a primitive whose vjp misses the factor 1 - out^2
+    gives gradients and products that agree with each other, but not with
+    second differences of f."""
+    wrong = adsim.primitive(_tanh_layer_value, jvp=_tanh_layer_jvp,
+                            vjp=lambda args, out, g: (M3.T @ g,), name="wrong")
+    f = lambda x: np.sum(wrong(x) ** 2) * np.sum(x ** 2)  # noqa: E731
+    with pytest.raises(AssertionError, match="second differences"):
+        check_hvp(f, np.array([0.3, -0.8, 0.5]), seed=17)

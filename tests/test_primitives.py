@@ -142,12 +142,7 @@ def test_binary_python_scalar(name, scalar_side):
         check_tape(g, [x], seed=seed_of(name, scalar_side, 1))
 
 
-def _binary_complex_params():
-    for p in _complex_params(BINARY, 2):
-        yield p
-
-
-@pytest.mark.parametrize(("name", "f"), list(_binary_complex_params()))
+@pytest.mark.parametrize(("name", "f"), list(_complex_params(BINARY, 2)))
 def test_binary_complex_step(name, f):
     spec = ops.BY_NAME[name]
     rng = np.random.default_rng(seed_of(name, "cs2"))

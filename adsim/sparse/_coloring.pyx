@@ -11,9 +11,23 @@ Every kernel works on a graph given by index arrays (``numpy.intp``):
   ``bptr, bidx`` the CSR structure (row -> columns); two columns are
   neighbours when they share a row. The graph is never formed.
 
+Contents: neighbour walks and degrees; greedy coloring; bucket-queue
+orderings (smallest last, incidence degree, dynamic largest first); the DSATUR
+order; DSATUR with bounded backtracking; star and acyclic coloring keeping
+their two-colored structures; per-row uniqueness of labels; the substitution
+schedule and its replay for acyclic recovery.
+
 The Python wrappers in :mod:`adsim.sparse.orderings`, :mod:`adsim.sparse.coloring`,
 :mod:`adsim.sparse.symmetric` and :mod:`adsim.sparse.recovery` build these
 arrays; nothing here allocates per vertex.
+
+References
+----------
+.. [1] A. H. Gebremedhin, F. Manne and A. Pothen, SIAM Review 47(4), 2005.
+.. [2] A. H. Gebremedhin, A. Tarafdar, F. Manne and A. Pothen, SIAM J. Sci.
+   Comput. 29(3), 2007.
+.. [3] D. Brelaz, Comm. ACM 22(4), 1979.
+.. [4] D. W. Matula and L. L. Beck, J. ACM 30(3), 1983.
 """
 import numpy as np
 
