@@ -18,10 +18,29 @@ cdef void* grow(void* ptr, int64_t* cap, int64_t need, size_t itemsize) except N
     return p
 
 
-cdef int stack_push(DStack* st, const double* src, int64_t n) except -1:
+cdef inline void copy_doubles(double* dst, const double* src, int64_t n) noexcept nogil:
+    """memcpy, without the call for the 1-element slots of scalar code."""
+    cdef int64_t i
+    if n <= 4:
+        for i in range(n):
+            dst[i] = src[i]
+    else:
+        memcpy(dst, src, <size_t>n * sizeof(double))
+
+
+cdef inline void zero_doubles(double* dst, int64_t n) noexcept nogil:
+    cdef int64_t i
+    if n <= 4:
+        for i in range(n):
+            dst[i] = 0.0
+    else:
+        memset(dst, 0, <size_t>n * sizeof(double))
+
+
+cdef inline int stack_push(DStack* st, const double* src, int64_t n) except -1:
     if st.top + n > st.cap:
         st.data = <double*>grow(st.data, &st.cap, st.top + n, sizeof(double))
-    memcpy(st.data + st.top, src, <size_t>n * sizeof(double))
+    copy_doubles(st.data + st.top, src, n)
     st.top += n
     if st.top > st.peak:
         st.peak = st.top
@@ -30,7 +49,7 @@ cdef int stack_push(DStack* st, const double* src, int64_t n) except -1:
 
 cdef inline void stack_pop(DStack* st, double* dst, int64_t n) noexcept:
     st.top -= n
-    memcpy(dst, st.data + st.top, <size_t>n * sizeof(double))
+    copy_doubles(dst, st.data + st.top, n)
 
 
 cdef int stack_push_indexed(DStack* st, const double* src, const int32_t* idx,

@@ -111,7 +111,7 @@ cdef int linear_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
+cdef inline int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
     """Push the values (and tangents) that op k is about to overwrite."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
@@ -153,7 +153,7 @@ cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs
     cdef int r = o[0]
     if r < 0 or (s.flags[k] & FLAG_INPLACE) or adj == NULL:
         return
-    memset(adj + dirs * s.slot_off[r], 0, <size_t>(dirs * s.slot_size[r]) * sizeof(double))
+    zero_doubles(adj + dirs * s.slot_off[r], dirs * s.slot_size[r])
 
 
 cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:

@@ -38,6 +38,8 @@ def _flags(args, source):
     wanted = [("--quick", args.quick), ("--full", args.full), ("--no-peers", args.no_peers),
               ("--no-docs", args.docs is False), ("--docs", args.docs is True)]
     flags = [flag for flag, on in wanted if on and _understands(source, flag)]
+    if args.threads != 1 and _understands(source, "--threads"):
+        flags += ["--threads", str(args.threads)]
     if args.results_dir is not None and _understands(source, "--results-dir"):
         flags += ["--results-dir", str(args.results_dir)]
     return flags
@@ -62,6 +64,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="small sizes, short samples (seconds)")
     p.add_argument("--full", action="store_true", help="also the slow methods at large sizes")
     p.add_argument("--no-peers", action="store_true", help="do not time other AD tools")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads for BLAS, PyTorch and XLA (default 1; 0: library defaults)")
     p.add_argument("--results-dir", type=Path, default=None, help="where JSON results go")
     p.add_argument("--docs", dest="docs", action="store_true", default=None,
                    help="update docs/benchmarks.md (default unless --quick)")
@@ -78,6 +82,9 @@ def main(argv=None):
     env["ADSIM_BENCH_COMMAND"] = " ".join(
         ["python", "-m", "benchmarks"] + [shlex.quote(a) for a in (argv if argv is not None
                                                                     else sys.argv[1:])])
+    if args.threads > 0:      # before any library starts its thread pools
+        env.update({k: str(args.threads) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                   "MKL_NUM_THREADS")})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     summary = [(area, *run_area(area, args, env)) for area in (args.areas or known)]
     print("\n=== summary")

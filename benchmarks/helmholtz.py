@@ -29,6 +29,7 @@ References
    "Automatic differentiation in machine learning: a survey", JMLR 18(153),
    2018.
 """
+import os
 import sys
 import time
 
@@ -48,7 +49,7 @@ TOLERANCE = {"ad": 1e-8, "fd": 1e-5}
 class Method:
     """One way of computing f or its gradient at an instance.
 
-    ``prepare(inst)`` returns a callable of no arguments giving the value
+    ``prepare(inst, settings)`` returns a callable of no arguments giving the value
     (kind "f") or the gradient as a NumPy array (kind "gradient"); it raises
     ``Skip`` with a reason when the method is not available.
     """
@@ -65,18 +66,18 @@ class Skip(Exception):
 
 # ---- adsim and plain NumPy ---------------------------------------------------------
 
-def _numpy_f(inst):
+def _numpy_f(inst, s):
     f, x = inst.function(), inst.x
     return lambda: f(x)
 
 
-def _tape_forward(inst):
+def _tape_forward(inst, s):
     tape = ad.record(inst.function(), inst.x)
     x = inst.x
     return lambda: tape.forward(x)
 
 
-def _central_differences(inst):
+def _central_differences(inst, s):
     f, x0 = inst.function(), inst.x
     steps = np.cbrt(np.finfo(float).eps) * np.maximum(np.abs(x0), 1e-8)
 
@@ -94,25 +95,25 @@ def _central_differences(inst):
     return gradient
 
 
-def _adsim_forward(inst):
+def _adsim_forward(inst, s):
     tape = ad.record(inst.function(), inst.x)
     x, directions = inst.x, np.eye(inst.n)
     return lambda: tape.jvp(x, directions)[1]
 
 
-def _adsim_tape_gradient(inst):
+def _adsim_tape_gradient(inst, s):
     tape = ad.record(inst.function(), inst.x)
     x = inst.x
     return lambda: tape.gradient(x)
 
 
-def _adsim_grad_cached(inst):
+def _adsim_grad_cached(inst, s):
     g, x = ad.grad(inst.function()), inst.x
     g(x)
     return lambda: g(x)
 
 
-def _adsim_grad_recording(inst):
+def _adsim_grad_recording(inst, s):
     f, x = inst.function(), inst.x
     return lambda: ad.grad(f)(x)
 
@@ -126,14 +127,17 @@ def _import(name):
         raise Skip(f"{name} not installed") from None
 
 
-def _autograd(inst):
+def _autograd(inst, s):
     autograd = _import("autograd")
     import autograd.numpy as anp
     g, x = autograd.grad(inst.function(anp)), inst.x
     return lambda: g(x)
 
 
-def _jax_setup(inst, jit):
+def _jax_setup(inst, jit, threads):
+    if threads == 1 and "jax" not in sys.modules:   # XLA reads its flags when it starts
+        flags = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
     jax = _import("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
@@ -146,16 +150,18 @@ def _jax_setup(inst, jit):
     return lambda: np.asarray(g(x, A, b).block_until_ready())
 
 
-def _jax(inst):
-    return _jax_setup(inst, jit=False)
+def _jax(inst, s):
+    return _jax_setup(inst, False, s.threads)
 
 
-def _jax_jit(inst):
-    return _jax_setup(inst, jit=True)
+def _jax_jit(inst, s):
+    return _jax_setup(inst, True, s.threads)
 
 
-def _torch(inst):
+def _torch(inst, s):
     torch = _import("torch")
+    if s.threads > 0:
+        torch.set_num_threads(s.threads)
     A, b = (torch.from_numpy(p) for p in inst.params)
     x = torch.tensor(inst.x, dtype=torch.float64, requires_grad=True)
 
@@ -165,7 +171,7 @@ def _torch(inst):
     return gradient
 
 
-def _casadi(inst):
+def _casadi(inst, s):
     ca = _import("casadi")
     n = inst.n
     x, A, b = ca.MX.sym("x", n), ca.MX.sym("A", n, n), ca.MX.sym("b", n)
@@ -230,7 +236,7 @@ def run_size(n, s, methods, seed=0, smallest=None):
             continue
         try:
             t0 = time.perf_counter()
-            fn = m.prepare(inst)
+            fn = m.prepare(inst, s)
             result = fn()
             first_call = time.perf_counter() - t0
         except Skip as why:
@@ -365,9 +371,9 @@ def main(argv=None):
                    help="comma-separated sizes n (default: the registry's)")
     args = p.parse_args(argv)
     s = T.settings_from(args, AREA)
-    machine = T.machine_info()
+    machine = T.machine_info(T.limit_threads(s))
     res = run(s, args.sizes)
-    fig = figure(res, s.figures_dir / "helmholtz.png")
+    fig = figure(res, s.figures_dir / "helmholtz.png") if s.figures_dir else None
     rel = None
     if fig is not None:
         rel = ("figures/helmholtz.png" if s.write_docs else str(fig))

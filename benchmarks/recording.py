@@ -217,7 +217,7 @@ def markdown(res, s, machine):
 def main(argv=None):
     args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
     s = T.settings_from(args, AREA)
-    machine = T.machine_info()
+    machine = T.machine_info(T.limit_threads(s))
     res = run(s)
     md = markdown(res, s, machine)
     print(md)

@@ -56,16 +56,17 @@ class Settings:
     warmup: int = 2           # calls before sampling
     budget: float = 20.0      # seconds per measurement, about
     peers: bool = True        # time other AD tools when they are installed
+    threads: int = 1          # threads of BLAS, PyTorch and XLA (0: the libraries' defaults)
     results_dir: Path = RESULTS_DIR
     docs_path: Path = DOCS_PATH
-    figures_dir: Path = FIGURES_DIR
+    figures_dir: Path = FIGURES_DIR   # None: no figures
     write_docs: bool = True
     command: str = ""
 
     @classmethod
     def quick_settings(cls, **kw):
         return cls(quick=True, target=0.002, repeats=3, warmup=1, budget=0.5, write_docs=False,
-                   results_dir=RESULTS_DIR, figures_dir=RESULTS_DIR, **kw)
+                   results_dir=RESULTS_DIR, figures_dir=None, **kw)
 
 
 def parser(area, description):
@@ -75,6 +76,9 @@ def parser(area, description):
                    help="small sizes and short samples: finishes in seconds (a smoke run)")
     p.add_argument("--full", action="store_true",
                    help="also run the slow methods at the largest sizes")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads for BLAS, PyTorch and XLA (default 1; 0 keeps the libraries' "
+                        "defaults)")
     p.add_argument("--no-peers", action="store_true",
                    help="do not time other AD tools even when installed")
     p.add_argument("--results-dir", type=Path, default=None,
@@ -90,13 +94,41 @@ def settings_from(args, area):
     """Settings for parsed ``args``; quick runs keep their files out of docs/."""
     command = os.environ.get("ADSIM_BENCH_COMMAND") or " ".join(
         ["python", "-m", f"benchmarks.{area}"] + [shlex.quote(a) for a in sys.argv[1:]])
-    kw = dict(full=args.full, peers=not args.no_peers, command=command)
+    kw = dict(full=args.full, peers=not args.no_peers, threads=args.threads, command=command)
     s = Settings.quick_settings(**kw) if args.quick else Settings(**kw)
     results = args.results_dir if args.results_dir is not None else s.results_dir
     docs = (not args.quick) if args.docs is None else args.docs
-    figures = FIGURES_DIR if docs else Path(results)
+    # figures go to docs/figures with the docs, beside the JSON when a results
+    # directory is named, and nowhere otherwise (benchmarks/results keeps JSON only)
+    figures = FIGURES_DIR if docs else (Path(results) if args.results_dir is not None else None)
     return Settings(**{**asdict(s), "results_dir": Path(results), "write_docs": docs,
                        "figures_dir": figures})
+
+
+# ---- threads ----------------------------------------------------------------------
+
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def thread_env(threads):
+    """Environment variables that limit the thread pools of libraries loaded later."""
+    return {k: str(threads) for k in THREAD_ENV} if threads > 0 else {}
+
+
+def limit_threads(settings):
+    """Limit the BLAS pools already loaded (through threadpoolctl) and those
+    loaded later (environment; PyTorch and XLA are set where they are used).
+    Returns a note for the results."""
+    if settings.threads <= 0:
+        return "library defaults"
+    os.environ.update(thread_env(settings.threads))
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return (f"{settings.threads} through the environment only (threadpoolctl not installed: "
+                f"BLAS pools loaded before it may keep their defaults)")
+    threadpool_limits(limits=settings.threads)
+    return f"{settings.threads} (threadpoolctl and environment)"
 
 
 # ---- measuring ------------------------------------------------------------------
@@ -235,10 +267,11 @@ def peer_versions():
     return versions
 
 
-def machine_info():
+def machine_info(threads_note=None):
     """What the numbers depend on: CPU, cores, memory, Python, NumPy and its BLAS."""
     import adsim
     return {
+        "threads": threads_note,
         "cpu": _cpu_model(),
         "logical_cores": os.cpu_count(),
         "physical_cores": _physical_cores(),
@@ -350,6 +383,6 @@ def header(area, settings, machine):
     return (f"Command: `{settings.command}`  \n"
             f"Machine: {machine_line(machine)}  \n"
             f"Date: {machine['date']}, commit {machine['commit'] or 'unknown'}, load average "
-            f"at the start {_load(machine)}. "
+            f"at the start {_load(machine)}; threads: {machine.get('threads') or 'not limited'}. "
             f"Times are medians (min–max over {settings.repeats} samples unless fewer fitted "
             f"in the time budget); see `benchmarks/timing.py` for the method.")

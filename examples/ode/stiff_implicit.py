@@ -75,20 +75,24 @@ def newton_stage(known, guess, p, hg, jacobian):
     return K
 
 
-def sdirk2_step(y, p, h, jacobian):
+def sdirk2_stages(y, p, h, jacobian):
+    """The two stages of one step and the known part of the second stage."""
     hg = h * GAMMA
     K1 = newton_stage(y, y, p, hg, jacobian)
     known = y + h * (1.0 - GAMMA) * rhs(K1, p)
-    return newton_stage(known, K1, p, hg, jacobian)
+    return K1, known, newton_stage(known, K1, p, hg, jacobian)
+
+
+def sdirk2_step(y, p, h, jacobian):
+    return sdirk2_stages(y, p, h, jacobian)[2]
 
 
 def newton_residual(y, p, h, jacobian):
-    """Largest Newton residual of the two stages of one step (plain values)."""
+    """Largest Newton residual of the two stages of one step (plain values),
+    and the step's result."""
+    K1, known, K2 = sdirk2_stages(y, p, h, jacobian)
     hg = h * GAMMA
-    K1 = newton_stage(y, y, p, hg, jacobian)
     r1 = K1 - y - hg * rhs(K1, p)
-    known = y + h * (1.0 - GAMMA) * rhs(K1, p)
-    K2 = newton_stage(known, K1, p, hg, jacobian)
     r2 = K2 - known - hg * rhs(K2, p)
     return max(np.max(np.abs(r1)), np.max(np.abs(r2))), K2
 
@@ -122,16 +126,10 @@ def forward_sensitivities(theta, t_end):
         dS[1, 0] += (1.0 - y[0] ** 2) * y[1]          # d rhs / d mu
         return np.concatenate([rhs(y, p), dS.reshape(-1)])
 
-    def augmented_jacobian(t, w):
-        # block lower triangular; the S block repeats f_y (coupling terms omitted:
-        # Radau only needs an approximate Jacobian for its Newton iteration)
-        f_y = rhs_jacobian_analytic(w[:2], p)
-        return np.kron(np.eye(4), f_y)[:8, :8]
     S0 = np.zeros((2, 3))
     S0[0, 1] = S0[1, 2] = 1.0
     w0 = np.concatenate([y0, S0.reshape(-1)])
-    sol = solve_ivp(augmented, (0.0, t_end), w0, method="Radau", rtol=1e-11, atol=1e-12,
-                    jac=augmented_jacobian)
+    sol = solve_ivp(augmented, (0.0, t_end), w0, method="Radau", rtol=1e-11, atol=1e-12)
     assert sol.success, sol.message
     return sol.y[2:, -1].reshape(2, 3)[0]
 
@@ -157,14 +155,16 @@ def run(quick=False, analytic_jacobian=False, verbose=True):
     gradient = grad(theta)
     t_grad = time.perf_counter() - t0
     g_fd = central_differences(loss, theta)
-    fd_error = np.max(np.abs(gradient - g_fd)) / np.max(np.abs(g_fd))
+    fd_errors = np.abs(gradient - g_fd) / np.abs(g_fd)          # per component: scales differ
+    t0 = time.perf_counter()
     g_ref = forward_sensitivities(theta, t_end)
-    sens_error = np.max(np.abs(gradient - g_ref)) / np.max(np.abs(g_ref))
+    t_sens = time.perf_counter() - t0
+    sens_errors = np.abs(gradient - g_ref) / np.abs(g_ref)
 
     out = dict(t_end=t_end, n_steps=n_steps, x_end=float(y[0]), gradient=gradient, g_fd=g_fd,
-               fd_error=fd_error, g_ref=g_ref, sens_error=sens_error, t_plain=t_plain,
-               t_grad=t_grad, newton_residual=worst_residual, snapshots=stats["snapshots"],
-               forward_steps=stats["forward_steps"])
+               fd_errors=fd_errors, g_ref=g_ref, sens_errors=sens_errors, t_plain=t_plain,
+               t_grad=t_grad, t_sens=t_sens, newton_residual=worst_residual,
+               snapshots=stats["snapshots"], forward_steps=stats["forward_steps"])
     if verbose:
         kind = "hand-written" if analytic_jacobian else "adsim.jacobian (nested)"
         print(f"Van der Pol, mu = {MU:g}, SDIRK2 with h = {h:g}: {n_steps} steps to "
@@ -175,10 +175,13 @@ def run(quick=False, analytic_jacobian=False, verbose=True):
               f"({stats['snapshots']} snapshots, {stats['forward_steps']} plain step replays)")
         print("  dx(T)/d(mu, x0, v0):")
         print(f"    discrete adjoint     {np.array2string(gradient, precision=10)}")
-        print(f"    central differences  {np.array2string(g_fd, precision=10)}  "
-              f"(relative difference {fd_error:.1e})")
-        print(f"    solve_ivp (Radau) forward sensitivities {np.array2string(g_ref, precision=10)}"
-              f"  (relative difference {sens_error:.1e}: the SDIRK2 discretisation error)")
+        print(f"    central differences  {np.array2string(g_fd, precision=10)}")
+        print(f"      relative differences {np.array2string(fd_errors, precision=1)}")
+        print(f"    solve_ivp (Radau, rtol 1e-11, {t_sens:.1f} s) forward sensitivities "
+              f"{np.array2string(g_ref, precision=10)}")
+        print(f"      relative differences {np.array2string(sens_errors, precision=1)}: "
+              "the SDIRK2 discretisation error; dx(T)/dv0 acts through the fast initial "
+              "transient, which steps of h = 1 damp rather than resolve")
     return out
 
 
@@ -190,8 +193,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     out = run(quick=args.quick, analytic_jacobian=args.analytic_jacobian)
     assert out["newton_residual"] < 1e-10, "Newton did not converge"
-    assert out["fd_error"] < 1e-6, "adjoint disagrees with central differences"
-    assert out["sens_error"] < 1e-3, "adjoint far from the continuous sensitivities"
+    assert np.all(out["fd_errors"] < 1e-5), "adjoint disagrees with central differences"
+    assert np.all(out["sens_errors"][:2] < 1e-4) and out["sens_errors"][2] < 1e-2, \
+        "adjoint far from the continuous sensitivities"
     return out
 
 
