@@ -33,9 +33,48 @@ cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
     return 0 if ref_size(s, ref) == 1 and n != 1 else 1
 
 
+cdef inline bint scalar_elementwise(Sweep* s, int code, const int32_t* o) noexcept nogil:
+    """A unary or binary op on one element (scalar code): handled inline."""
+    return code < BINARY_END and s.slot_size[o[0]] == 1
+
+
+cdef inline void scalar_value(Sweep* s, int code, const int32_t* o) noexcept:
+    if code < UNARY_END:
+        vptr(s, o[0])[0] = UNARY_VALUE[code](vptr(s, o[1])[0], unary_param(s, o))
+    else:
+        vptr(s, o[0])[0] = BINARY_VALUE[code](vptr(s, o[1])[0], vptr(s, o[2])[0])
+
+
+cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept:
+    cdef double d[5]
+    cdef double* ay = aptr(s, o[0])
+    cdef double* aa
+    cdef double* ab
+    cdef int j
+    if code < UNARY_END:
+        aa = aptr(s, o[1])
+        if aa == NULL:
+            return
+        UNARY_RULE[code](vptr(s, o[1])[0], vptr(s, o[0])[0], unary_param(s, o), 1, d)
+        for j in range(s.q):
+            aa[j] += d[0] * ay[j]
+        return
+    aa = aptr(s, o[1])
+    ab = aptr(s, o[2])
+    BINARY_RULE[code](vptr(s, o[1])[0], vptr(s, o[2])[0], vptr(s, o[0])[0], 1, d)
+    for j in range(s.q):
+        if aa != NULL:
+            aa[j] += d[0] * ay[j]
+        if ab != NULL:
+            ab[j] += d[1] * ay[j]
+
+
 cdef int op_value(Sweep* s, int64_t k) except -1:
     cdef int code = s.code[k]
     cdef const int32_t* o = s.opnd + s.start[k]
+    if scalar_elementwise(s, code, o):
+        scalar_value(s, code, o)
+        return 0
     if code < UNARY_END:
         return unary_value(s, code, o)
     if code < BINARY_END:
@@ -68,6 +107,9 @@ cdef int op_tangent(Sweep* s, int64_t k) except -1:
 cdef int op_adjoint(Sweep* s, int64_t k) except -1:
     cdef int code = s.code[k]
     cdef const int32_t* o = s.opnd + s.start[k]
+    if scalar_elementwise(s, code, o):
+        scalar_adjoint(s, code, o)
+        return 0
     if code < UNARY_END:
         return unary_adjoint(s, code, o)
     if code < BINARY_END:

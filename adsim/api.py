@@ -21,6 +21,20 @@ from .errors import BranchChanged
 _MAX_TAPES = 8     # tapes kept per function (distinct shapes / static arguments)
 
 
+class _ArrayKey:
+    """A non-float array argument as part of a cache key (by value)."""
+
+    def __init__(self, array):
+        self.array = array
+        self._key = (array.dtype.str, array.shape, array.tobytes())
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, _ArrayKey) and self._key == other._key
+
+
 class _TapeCache:
     """Tapes of one function keyed by input shapes and static arguments."""
 
@@ -37,8 +51,10 @@ class _TapeCache:
         for i, a in enumerate(args):
             if i in argnums:
                 continue
-            if isinstance(a, np.ndarray) and a.dtype.kind in "biuf":
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f":
                 inputs.append(i)
+            elif isinstance(a, np.ndarray):      # index arrays, masks: constants of the tape
+                static.append((i, _ArrayKey(a)))
             else:
                 static.append((i, a))
         return inputs, static
@@ -244,10 +260,12 @@ def hessian(f, argnums=0):
     if not isinstance(argnums, int):
         raise ValueError("adsim: hessian takes one argnum")
 
+    def g(xx, *r):      # made once, so that its tapes stay cached between calls
+        return f(*(r[:argnums] + (xx,) + r[argnums:]))
+
     def hessian_f(*args):
         x = np.asarray(args[argnums], dtype=float)
         rest = args[:argnums] + args[argnums + 1:]
-        g = lambda xx, *r: f(*(r[:argnums] + (xx,) + r[argnums:]))
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
         H = hvp(g, x, eye, *rest).reshape(x.size, x.size)
         H = 0.5 * (H + H.T)
@@ -271,9 +289,13 @@ def hvp_operator(f, x, *args):
     x = np.asarray(x, dtype=float)
 
     def matvec(v):
+        if np.iscomplexobj(v):      # a real operator: H (a + ib) = H a + i H b
+            return matvec(np.real(v)) + 1j * matvec(np.imag(v))
         return hvp(f, x, np.asarray(v, dtype=float).reshape(x.shape), *args).reshape(-1)
 
     def matmat(V):
+        if np.iscomplexobj(V):
+            return matmat(np.real(V)) + 1j * matmat(np.imag(V))
         V = np.asarray(V, dtype=float)
         return hvp(f, x, V.reshape(x.shape + (V.shape[1],)), *args).reshape(x.size, V.shape[1])
     return LinearOperator((x.size, x.size), matvec=matvec, rmatvec=matvec, matmat=matmat,

@@ -19,10 +19,12 @@ once (time per direction); and, when installed, autograd's
 ``hessian_vector_product`` (reverse on reverse), JAX ``jit(jvp(grad(f)))``
 (forward on reverse) and PyTorch double backward (reverse on reverse).
 
-Times are medians with the min–max spread (``benchmarks/timing.py``). The
-markdown table is printed and the numbers written to
-``benchmarks/results/hvp.json``; ``--docs`` also updates the section of
-docs/benchmarks.md.
+``--breakdown`` also times the compiled sweeps behind ``tape.hvp`` on
+their own (forward, tangent, second-order adjoint) to show where the time
+goes. Times are medians with the min–max spread (``benchmarks/timing.py``).
+The markdown table is printed and the numbers written to
+``benchmarks/results/hvp.json``; full runs also update the section of
+docs/benchmarks.md (``--no-docs`` leaves it alone).
 
 References
 ----------
@@ -190,14 +192,55 @@ def run_case(name, n, s, seed=0):
     return out
 
 
-def run(s, cases=None):
+def run(s, cases=None, with_breakdown=False):
     cases = cases or (QUICK_CASES if s.quick else CASES)
     results = []
     for name, n in cases:
         t0 = time.perf_counter()
         results.append({"problem": name, "n": n, "methods": run_case(name, n, s)})
+        if with_breakdown:
+            results[-1]["breakdown"] = breakdown(name, n, s)
         print(f"hvp {name} n={n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     return {"goal": GOAL, "labels": {key: label for key, label, *_ in METHODS}, "cases": results}
+
+
+def breakdown(name, n, s, seed=0):
+    """Where ``tape.hvp`` spends its time: the compiled sweeps called directly
+    (private methods of the tape, no argument shaping) against the public
+    call. ``second_order`` is the second-order adjoint sweep alone (the
+    difference of the two sweep calls), ``python`` the shaping around them."""
+    inst = problems.get(name).instance(n, seed)
+    tape, x = _recorded(inst), inst.x
+    xs = tape._inputs(x)
+    V = np.random.default_rng(seed + 1).standard_normal((1, n))
+    w = np.ones(tuple(tape.output_shape))
+    t = {"forward_sweep": T.measure(lambda: tape._forward(xs), s),
+         "tangent_sweep_keeping": T.measure(lambda: tape._tangent(xs, [V], True), s),
+         "tangent_and_second_order_sweeps": T.measure(lambda: tape._soadjoint(xs, [V], w), s),
+         "tape_hvp": T.measure(lambda: tape.hvp(x, V[0]), s)}
+    med = {k: v.median for k, v in t.items()}
+    return {"timings": t, "arena_elements": tape.arena_elements, "ops": len(tape),
+            "second_order": med["tangent_and_second_order_sweeps"] - med["tangent_sweep_keeping"],
+            "python": med["tape_hvp"] - med["tangent_and_second_order_sweeps"]}
+
+
+def breakdown_markdown(res):
+    rows = []
+    for c in res["cases"]:
+        b = c.get("breakdown")
+        if not b:
+            continue
+        f = b["timings"]["forward_sweep"].median
+        rows.append([f"{c['problem']} n={c['n']}", b["ops"], b["arena_elements"], T.fmt_time(f)]
+                    + [T.fmt_ratio(b["timings"][k].median / f) for k in
+                       ("tangent_sweep_keeping", "tangent_and_second_order_sweeps", "tape_hvp")]
+                    + [T.fmt_ratio(b["second_order"] / f), T.fmt_ratio(b["python"] / f)])
+    if not rows:
+        return ""
+    return ("### Where tape.hvp spends its time (multiples of the bare forward sweep)\n\n"
+            + T.table(["case", "ops", "arena doubles", "forward sweep", "tangent (keeping)",
+                       "tangent + second order", "tape.hvp", "second-order sweep alone",
+                       "Python shaping"], rows) + "\n")
 
 
 # ---- reporting --------------------------------------------------------------------
@@ -248,14 +291,16 @@ def markdown(res, s, machine):
 
 def main(argv=None):
     p = T.parser(AREA, __doc__.splitlines()[0])
+    p.add_argument("--breakdown", action="store_true",
+                   help="also time the compiled sweeps of tape.hvp separately")
     args = p.parse_args(argv)
     s = T.settings_from(args, AREA)
     machine = T.machine_info()
-    res = run(s)
-    md = markdown(res, s, machine)
+    res = run(s, with_breakdown=args.breakdown)
+    md = markdown(res, s, machine) + "\n" + breakdown_markdown(res)
     print(md)
     print(f"wrote {T.write_json(AREA, s, machine, res)}")
-    if args.docs:          # only when asked: docs/benchmarks.md has its own owner
+    if s.write_docs:
         print(f"updated {T.update_docs(AREA, md, s)}")
     return 0
 

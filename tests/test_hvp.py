@@ -469,6 +469,36 @@ def test_hvp_operator_of_a_matrix_argument():
     assert_close(op @ np.eye(6), H, 1e-13, 1e-13 * np.max(np.abs(H)))
 
 
+def test_hvp_operator_on_complex_vectors():
+    """A real operator applied to a + ib gives H a + i H b (SciPy's solvers
+    may pass complex vectors to a float64 operator)."""
+    x, A, b = helmholtz_data(6, seed=13)
+    op = adsim.hvp_operator(helmholtz, x, A, b)
+    H = helmholtz_hessian(x, A, b)
+    rng = np.random.default_rng(13)
+    z = rng.standard_normal(6) + 1j * rng.standard_normal(6)
+    Z = rng.standard_normal((6, 2)) + 1j * rng.standard_normal((6, 2))
+    scale = np.max(np.abs(H))
+    for got, want in ((op @ z, H @ z), (op.matmat(Z), H @ Z)):
+        assert np.iscomplexobj(got)
+        assert_close(got.real, want.real, 1e-11, 1e-12 * scale)
+        assert_close(got.imag, want.imag, 1e-11, 1e-12 * scale)
+
+
+def test_hessian_and_laplacian_record_once_per_shape():
+    recordings = []
+
+    def f(x, c):
+        recordings.append(isinstance(x, adsim.Active))
+        return c * np.sum(x ** 3)
+    hessian, laplacian = adsim.hessian(f), adsim.laplacian(f)
+    for i in range(3):
+        x = np.arange(3.0) + i
+        assert_close(hessian(x, 2.0), np.diag(12.0 * x), 1e-15, 0)
+        assert_close(laplacian(x, 2.0), 12.0 * np.sum(x), 1e-15, 0)
+    assert sum(recordings) == 2       # one tape each, replayed at the new points
+
+
 def test_laplacian_equals_trace_of_the_hessian():
     x, A, b = helmholtz_data(10, seed=12)
     lap = adsim.laplacian(helmholtz)(x, A, b)

@@ -146,17 +146,17 @@ class LoopOp:
         return self.run_value(flat_args[0], flat_args[1:])
 
     # ---- schedules -----------------------------------------------------
-    def _slots(self, n_steps, state_nbytes, adjoint_directions):
+    def _slots(self, n_steps, state_nbytes, adjoint_directions, tangent_directions=0):
         """(memory snapshots, disk snapshots) for this sweep."""
         wanted = self.snapshots
         if self.memory_limit is None:
             return (wanted if wanted is not None else _default_snapshots(n_steps)), 0
-        tape_nbytes = self.steps.nbytes(adjoint_directions)
+        tape_nbytes = self.steps.nbytes(adjoint_directions, tangent_directions)
         try:
             fit = snapshots_for_budget(self.memory_limit, state_nbytes, tape_nbytes, n_steps)
         except MemoryBudgetError:
-            if self.snapshot_dir is None:
-                raise
+            if self.snapshot_dir is None or self.memory_limit < tape_nbytes:
+                raise       # disk snapshots cannot hold the step's tape
             fit = 0
         if wanted is None:
             wanted = fit if self.snapshot_dir is None else max(fit, _default_snapshots(n_steps))
@@ -164,14 +164,14 @@ class LoopOp:
             return min(wanted, fit) if self.snapshot_dir is None else wanted, 0
         return fit, wanted - fit
 
-    def _plan(self, n_steps, state_nbytes, adjoint_directions):
+    def _plan(self, n_steps, state_nbytes, adjoint_directions, tangent_directions=0):
         """(schedule, store) for an offline reversal of n_steps."""
         if self.schedule is not None:
             sched = self.schedule(n_steps) if callable(self.schedule) else self.schedule
             if sched.n_steps != n_steps:
                 raise ValueError(f"adsim: the schedule is for {sched.n_steps} steps, the loop has {n_steps}")
             return sched, MemoryStore(sched.snapshots)
-        memory, disk = self._slots(n_steps, state_nbytes, adjoint_directions)
+        memory, disk = self._slots(n_steps, state_nbytes, adjoint_directions, tangent_directions)
         if disk:
             return (TwoLevel(n_steps, memory, disk),
                     TieredStore(memory, disk, self.snapshot_dir))
@@ -279,10 +279,11 @@ class LoopOp:
                 a += g
 
         self._reverse("tangents", [z0, zdot0], inputs, advance, turn,
-                      z0.nbytes * (1 + p), 1, tangents=in_dots)
+                      z0.nbytes * (1 + p), 1, tangents=in_dots, tangent_directions=p)
         return [bar[0]] + acc, [bar[1]] + acc_dot
 
-    def _reverse(self, mode, state0, inputs, advance, turn, state_nbytes, directions, tangents=None):
+    def _reverse(self, mode, state0, inputs, advance, turn, state_nbytes, directions, tangents=None,
+                 tangent_directions=0):
         if self.cond is None:
             prefix = self._drop_prefix(close=False)
             if prefix is not None and not (mode == "values"
@@ -296,7 +297,7 @@ class LoopOp:
                                   turn, current=prefix["current"], positions=prefix["positions"])
                 return
             _reset(self.stats, n_steps=self.n_steps)
-            sched, store = self._plan(self.n_steps, state_nbytes, directions)
+            sched, store = self._plan(self.n_steps, state_nbytes, directions, tangent_directions)
             self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))
             with store:
                 self._execute(iter(sched), state0, store, advance, turn)
@@ -375,9 +376,10 @@ def _default_snapshots(n_steps):
 
 def _split_args(args):
     """Positions of loop inputs among ``args``: active arrays and float arrays
-    (replayed with the step); other values are captured as constants."""
+    (replayed with the step); other values (integer index arrays, masks,
+    Python numbers) are captured as constants."""
     return [i for i, a in enumerate(args)
-            if isinstance(a, Active) or (isinstance(a, np.ndarray) and a.dtype.kind in "biuf")]
+            if isinstance(a, Active) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")]
 
 
 def _setup(step, state, args):

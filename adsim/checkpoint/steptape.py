@@ -63,14 +63,17 @@ class StepTapes:
                 done += 1
         return z
 
-    def nbytes(self, adjoint_directions=1):
-        """Estimated bytes of the step tape while it is reversed."""
-        stats = self.tape.stats()
-        b = stats["bytes"]
+    def nbytes(self, adjoint_directions=1, tangent_directions=0):
+        """Estimated bytes of the step tape while it is reversed: its buffers,
+        the value arena, the adjoint work arrays and the value stack (with
+        ``tangent_directions`` > 0, the second-order sweep's tangents and
+        adjoint tangents as well)."""
+        b = self.tape.stats()["bytes"]
         static = sum(v for k, v in b.items() if k not in ("values", "value_stack_peak"))
         values = b["values"]
         stack = max(b["value_stack_peak"], values)
-        return static + values * (2 + adjoint_directions) + stack
+        p = tangent_directions
+        return static + values * (1 + adjoint_directions + 2 * p) + stack * (1 + p)
 
 
 def _shaped(tape, z, inputs):

@@ -380,6 +380,21 @@ def test_vector_scalar_and_constant_arguments():
         assert_all_rel(grad_ck(P, theta, Y0, B), grad_pl(P, theta, Y0, B))
 
 
+@pytest.mark.parametrize("c", [1.3, np.float64(1.3), np.array(1.3)], ids=["float", "float64", "0-d"])
+def test_scalar_argument_differentiated_directly(c):
+    def scaled_step(y, c, dt):
+        return y + dt * c * np.sin(y) * np.cos(y[::-1])
+
+    def loss_ck(c, y0):
+        return np.sum(adsim.checkpoint_loop(scaled_step, y0, 12, args=(c, DT), snapshots=2) ** 2)
+
+    def loss_pl(c, y0):
+        return np.sum(plain_loop(scaled_step, y0, 12, (c, DT)) ** 2)
+    got = adsim.grad(loss_ck, argnums=(0, 1))(c, Y0)
+    assert np.shape(got[0]) == np.shape(c)
+    assert_all_rel(got, adsim.grad(loss_pl, argnums=(0, 1))(c, Y0))
+
+
 def test_inputs_only_in_the_arguments():
     """A constant initial state: only the parameters carry adjoints."""
     n = 12
@@ -391,9 +406,6 @@ def test_inputs_only_in_the_arguments():
     assert_rel(adsim.grad(run_ck)(P), adsim.grad(run_plain)(P))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "adsim/checkpoint/loop.py _split_args (like api._TapeCache._split) makes integer and "
-    "boolean arrays in args float loop inputs, so the step cannot index or mask with them"))
 @pytest.mark.parametrize("which", ["index", "mask"])
 def test_integer_and_boolean_array_arguments(which):
     index = np.array([3, 0, 1, 2])
