@@ -281,7 +281,8 @@ def markdown(res, s, machine):
              "### Relative to the tape's zero-order replay (tape.forward)\n",
              T.table(["method"] + heads, rows(lambda c, k: T.fmt_ratio(ratio(c, k, "f_tape")))), "",
              "### Relative to the plain NumPy f\n",
-             T.table(["method"] + heads, rows(lambda c, k: T.fmt_ratio(ratio(c, k, "f_numpy")))), ""]
+             T.table(["method"] + heads,
+                     rows(lambda c, k: T.fmt_ratio(ratio(c, k, "f_numpy")))), ""]
     skips = sorted({f"- {res['labels'][k]}: {e['skipped']}." for c in cases
                     for k, e in c["methods"].items() if "skipped" in e})
     if skips:

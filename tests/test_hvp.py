@@ -395,7 +395,7 @@ def test_helmholtz_analytic(n):
     # direction scaled by x: the 1/x_i terms need steps relative to x_i)
     v = x * np.random.default_rng(n).standard_normal(n)
     assert_close(central(lambda z: helmholtz_gradient(z, A, b), [x], [v], h=1e-4), H @ v, 1e-7,
-                 1e-7 * np.max(np.abs(H)), "analytic Hessian vs differences of the analytic gradient")
+                 1e-7 * np.max(np.abs(H)), "analytic Hessian vs differences of analytic gradient")
     assert_close(helmholtz_gradient(x, A, b), adsim.grad(f)(x), 1e-12, 1e-12)
     scale = np.max(np.abs(H))
     assert_close(adsim.hessian(f)(x), H, 1e-11, 1e-12 * scale, "Helmholtz Hessian")

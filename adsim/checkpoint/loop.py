@@ -155,8 +155,13 @@ class LoopOp:
         try:
             fit = snapshots_for_budget(self.memory_limit, state_nbytes, tape_nbytes, n_steps)
         except MemoryBudgetError:
-            if self.snapshot_dir is None or self.memory_limit < tape_nbytes:
-                raise       # disk snapshots cannot hold the step's tape
+            if self.snapshot_dir is None:
+                raise
+            if self.memory_limit < tape_nbytes:     # disk snapshots cannot hold the tape
+                raise MemoryBudgetError(
+                    f"adsim: memory_limit={self.memory_limit} bytes cannot hold the tape of one "
+                    f"step ({tape_nbytes} bytes), which stays in memory even with snapshot_dir; "
+                    f"raise memory_limit to at least {tape_nbytes} bytes or shorten the step")
             fit = 0
         if wanted is None:
             wanted = fit if self.snapshot_dir is None else max(fit, _default_snapshots(n_steps))
