@@ -250,9 +250,17 @@ cdef class Tape:
         return r
 
     def const_ref(self, value):
-        """Store a constant array; returns its (negative) ref."""
+        """Store a constant array; returns its (negative) ref. Equal constants
+        recorded again (a padding constant in every step, say) share one copy."""
         cdef cnp.ndarray arr = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
-        return self.add_const_data(<double*>cnp.PyArray_DATA(arr), arr.shape[0])
+        key = (arr.shape[0], arr.tobytes()) if arr.shape[0] <= 64 else \
+            (arr.shape[0], hash(arr.tobytes()))
+        ref = self._cache.get(key)
+        if ref is not None and (arr.shape[0] <= 64 or np.array_equal(self.slot_value(ref), arr)):
+            return ref
+        ref = self.add_const_data(<double*>cnp.PyArray_DATA(arr), arr.shape[0])
+        self._cache[key] = ref
+        return ref
 
     def add_indices(self, idx):
         """Store int32 indices; returns their offset in the index stream."""

@@ -109,21 +109,38 @@ def test_checkpoint_loop_hvp_at_new_points_and_between_other_sweeps(z):
         assert_close(adsim.jvp(f, x, v)[1], adsim.jvp(plain, x, v)[1], 1e-12, 1e-13)
 
 
-def test_checkpoint_loop_with_schedule_object_and_disk(z, tmp_path):
-    sched = lambda n: adsim.Revolve(n, snapshots=3)  # noqa: E731
-
+def test_checkpoint_loop_with_schedule_object(z):
     def f(x):
-        u = adsim.checkpoint_loop(step, x[:M], N, args=(x[M:],), schedule=sched)
-        return loss(u, x[M:])
-
-    def on_disk(x):
-        u = adsim.checkpoint_loop(step, x[:M], N, args=(x[M:],), memory_limit=3 * M * 8 * 2,
-                                  snapshot_dir=str(tmp_path))
+        u = adsim.checkpoint_loop(step, x[:M], N, args=(x[M:],),
+                                  schedule=lambda n: adsim.Revolve(n, snapshots=3))
         return loss(u, x[M:])
     v = np.random.default_rng(2).standard_normal(2 * M)
-    want = adsim.hvp(plain, z, v)
-    assert_close(adsim.hvp(f, z, v), want, 1e-12, 1e-12)
-    assert_close(adsim.hvp(on_disk, z, v), want, 1e-12, 1e-12)
+    assert_close(adsim.hvp(f, z, v), adsim.hvp(plain, z, v), 1e-12, 1e-12)
+
+
+def test_checkpoint_loop_with_snapshots_on_disk(z, tmp_path):
+    """A memory budget that holds the step's tape but few snapshots: the rest
+    go to disk (a two-level schedule). The smallest such budget is found by
+    raising it one state size at a time."""
+    v = np.random.default_rng(3).standard_normal(2 * M)
+    stats = {}
+
+    def on_disk(budget):
+        def f(x):
+            u = adsim.checkpoint_loop(step, x[:M], N, args=(x[M:],), memory_limit=budget,
+                                      snapshot_dir=str(tmp_path), stats=stats)
+            return loss(u, x[M:])
+        return f
+    budget = 8 * M
+    while True:
+        try:
+            hv = adsim.hvp(on_disk(budget), z, v)
+            break
+        except adsim.MemoryBudgetError:
+            budget += 8 * M
+            assert budget < 2 ** 20
+    assert stats["schedule"].startswith("TwoLevel"), stats
+    assert_close(hv, adsim.hvp(plain, z, v), 1e-12, 1e-12)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -332,6 +332,12 @@ cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1:
     elif code == NEG:
         for i in range(n):
             y[i] = -x[i]
+    elif code == SQUARE or (code == POW_C and c == 2.0):
+        for i in range(n):
+            y[i] = x[i] * x[i]
+    elif code == POW_C and c == 3.0:
+        for i in range(n):
+            y[i] = x[i] * x[i] * x[i]
     else:
         for i in range(n):
             y[i] = f(x[i], c)
@@ -374,6 +380,11 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
         rule(0.0, 0.0, c, 1, d)
         for i in range(s.q * n):
             ax[i] += d[0] * ay[i]
+        return 0
+    if code == SQUARE or (code == POW_C and c == 2.0):    # 2x, without a call per element
+        for j in range(s.q):
+            for i in range(n):
+                ax[j * n + i] += 2.0 * x[i] * ay[j * n + i]
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
