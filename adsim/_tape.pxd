@@ -168,7 +168,7 @@ cdef class Tape:
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
     cdef int _write_slot(self, int slot, object arr) except -1
-    cdef double* work_buffer(self, int64_t n) except NULL
+    cdef double* work_buffer(self, int64_t n, int64_t zero_from=*) except NULL
     cdef raise_branch(self, Sweep* s)
     cdef object _read_dirs(self, double* p, int dirs, int slot)
     cdef int _seed(self, Sweep* s, list V, int p) except -1

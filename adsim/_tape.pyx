@@ -342,14 +342,17 @@ cdef class Tape:
         memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(a), <size_t>a.shape[0] * sizeof(double))
         return 0
 
-    cdef double* work_buffer(self, int64_t n) except NULL:
-        """Zeroed scratch of n doubles for tangents/adjoints, kept between calls."""
+    cdef double* work_buffer(self, int64_t n, int64_t zero_from=0) except NULL:
+        """Scratch of n doubles for tangents/adjoints, kept between calls, zeroed
+        from ``zero_from`` on (tangents are written by every op before they
+        are read, so their part need not be)."""
         if n > self.work_cap:
             free(self.work)
             self.work = NULL
             self.work_cap = 0
             self.work = <double*>grow(NULL, &self.work_cap, max(n, 1), sizeof(double))
-        memset(self.work, 0, <size_t>max(n, 1) * sizeof(double))
+        if n > zero_from:
+            memset(self.work + zero_from, 0, <size_t>(n - zero_from) * sizeof(double))
         return self.work
 
     def _check_recorded(self):
@@ -440,7 +443,7 @@ cdef class Tape:
         self._load(xs)
         self.fill_sweep(&s)
         s.p = p
-        s.tan = self.work_buffer(p * self.arena_size)
+        s.tan = self.work_buffer(p * self.arena_size, p * self.arena_size)
         self._seed(&s, V, p)
         self.stack.top = 0
         if tangent_sweep(&s, self.n_ops, keep):
@@ -452,6 +455,7 @@ cdef class Tape:
         cdef cnp.ndarray v
         for slot, vi in zip(self.input_slots, V):
             if vi is None:
+                memset(tptr(s, slot), 0, <size_t>(p * self.slot_size[slot]) * sizeof(double))
                 continue
             v = np.ascontiguousarray(vi, dtype=np.float64)
             memcpy(tptr(s, slot), cnp.PyArray_DATA(v), <size_t>(p * self.slot_size[slot]) * sizeof(double))
@@ -472,7 +476,7 @@ cdef class Tape:
         self.fill_sweep(&s)
         s.p = p
         s.q = 1
-        buf = self.work_buffer((2 * p + 1) * n)
+        buf = self.work_buffer((2 * p + 1) * n, p * n)
         s.tan = buf
         s.adj = buf + p * n
         s.adot = buf + (p + 1) * n

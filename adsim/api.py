@@ -21,6 +21,10 @@ from .errors import BranchChanged
 _MAX_TAPES = 8     # tapes kept per function (distinct shapes / static arguments)
 
 
+def _shape(v):
+    return v.shape if type(v) is np.ndarray else np.shape(v)
+
+
 class _ArrayKey:
     """A non-float array argument as part of a cache key (by value)."""
 
@@ -66,8 +70,8 @@ class _TapeCache:
         key = None
         if self.cache:
             try:
-                key = (tuple(positions), tuple(np.shape(v) for v in values), tuple(static),
-                       tuple(sorted(kwargs.items())))
+                key = (tuple(positions), tuple(_shape(v) for v in values), tuple(static),
+                       tuple(sorted(kwargs.items())) if kwargs else ())
                 hash(key)
             except TypeError:
                 key = None
@@ -131,7 +135,7 @@ def _pick(grads, argnums, single):
 
 
 def _check_scalar(tape, name):
-    if int(np.prod(tape.output_shape)) != 1:
+    if tape.slot_size_of(tape.output_slot) != 1:
         raise ValueError(f"adsim: {name} needs a function with a scalar output; "
                          f"{tape._cache.get('name', 'it')} returned shape {tuple(tape.output_shape)}. "
                          f"Use adsim.jacobian or adsim.vjp for vector outputs")

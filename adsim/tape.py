@@ -11,6 +11,7 @@ from . import _tape
 from .ops import BY_CODE
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
+_ONE = np.ones(1)              # the weight of a scalar output
 
 
 class Tape(_tape.Tape):
@@ -33,6 +34,12 @@ class Tape(_tape.Tape):
             raise ValueError(f"adsim: {what} needs one direction per input ({self.n_inputs})")
         out, k = [], None
         for i, (x, v) in enumerate(zip(xs, vs)):
+            if type(v) is np.ndarray and v.shape == x.shape and v.dtype == np.float64:
+                kk, flat = None, v.reshape(1, -1)       # the common case: one direction
+                if i and kk != k:
+                    raise ValueError(f"adsim: all {what}s need the same number of directions")
+                out.append(flat)
+                continue
             v = _tape._as_float_array(v, f"{what} {i}")
             if v.shape == x.shape:
                 kk = None
@@ -145,14 +152,17 @@ class Tape(_tape.Tape):
         V, k = self._directions(xs, v, "direction")
         shape = tuple(self.output_shape)
         if w is None:
-            if int(np.prod(shape)) != 1:
+            if self.slot_size_of(self.output_slot) != 1:
                 raise ValueError(f"adsim: hvp needs a scalar output or a weight w of the output's "
                                  f"shape {shape}")
-            w = np.ones(shape)
-        w = _tape._as_float_array(w, "output weight")
-        if w.shape != shape and w.size != 1:
-            raise ValueError(f"adsim: the output weight has shape {w.shape}, expected {shape}")
-        _, _, adj, adot = self._soadjoint(xs, V, np.broadcast_to(w, shape))
+            w = _ONE
+        else:
+            w = _tape._as_float_array(w, "output weight")
+            if w.shape != shape and w.size != 1:
+                raise ValueError(f"adsim: the output weight has shape {w.shape}, expected {shape}")
+            if w.shape != shape:
+                w = np.broadcast_to(w, shape)
+        _, _, adj, adot = self._soadjoint(xs, V, w)
         g = self._single([a.reshape(x.shape) for a, x in zip(adj, xs)])
         hv = self._single([self._shape_dirs(d, x.shape, k) for d, x in zip(adot, xs)])
         return g, hv

@@ -159,7 +159,7 @@ cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const doub
     the same partials as the rules above. Returns False if not handled."""
     cdef int64_t i, j
     if ta == NULL or tb == NULL:
-        return False
+        return binary_tangent_one_active(code, ty, ta, tb, a, b, y, n, p)
     for j in range(p):
         if code == ADD:
             for i in range(n):
@@ -178,6 +178,33 @@ cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const doub
     return True
 
 
+cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, const double* tb,
+                                    const double* a, const double* b, const double* y,
+                                    int64_t n, int p) noexcept:
+    """Unit-stride tangents when one operand is a constant (its tangent NULL)."""
+    cdef int64_t i, j
+    for j in range(p):
+        if code == ADD:
+            for i in range(n):
+                ty[j * n + i] = ta[j * n + i] if ta != NULL else tb[j * n + i]
+        elif code == SUB:
+            for i in range(n):
+                ty[j * n + i] = ta[j * n + i] if ta != NULL else -tb[j * n + i]
+        elif code == MUL:
+            if ta != NULL:
+                for i in range(n):
+                    ty[j * n + i] = b[i] * ta[j * n + i]
+            else:
+                for i in range(n):
+                    ty[j * n + i] = a[i] * tb[j * n + i]
+        elif code == DIV and ta != NULL:
+            for i in range(n):
+                ty[j * n + i] = ta[j * n + i] / b[i]
+        else:
+            return False
+    return True
+
+
 cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab,
                               const double* a, const double* b, const double* y,
                               int64_t n, int q) noexcept:
@@ -185,6 +212,16 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
     cdef int64_t i, j
     cdef double g
     if aa == NULL or ab == NULL:
+        if code == MUL and aa != NULL:         # active * constant
+            for j in range(q):
+                for i in range(n):
+                    aa[j * n + i] += b[i] * ay[j * n + i]
+            return True
+        if code == MUL and ab != NULL:
+            for j in range(q):
+                for i in range(n):
+                    ab[j * n + i] += a[i] * ay[j * n + i]
+            return True
         return False
     for j in range(q):
         if code == ADD:
@@ -264,6 +301,40 @@ cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
+cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n) noexcept:
+    """Unit-stride second-order adjoints of +, - and * of two active operands."""
+    cdef double* a = vptr(s, o[1])
+    cdef double* b = vptr(s, o[2])
+    cdef double* ay = aptr(s, o[0])
+    cdef double* aa = aptr(s, o[1])
+    cdef double* ab = aptr(s, o[2])
+    cdef double* dy = dptr(s, o[0])
+    cdef double* da = dptr(s, o[1])
+    cdef double* db = dptr(s, o[2])
+    cdef double* ta = tptr(s, o[1])
+    cdef double* tb = tptr(s, o[2])
+    cdef double sign = -1.0 if code == SUB else 1.0
+    cdef int64_t i, j
+    if aa == NULL or ab == NULL or not (code == ADD or code == SUB or code == MUL):
+        return False
+    if code == MUL:
+        for i in range(n):
+            aa[i] += b[i] * ay[i]
+            ab[i] += a[i] * ay[i]
+        for j in range(s.p):
+            for i in range(n):
+                da[j * n + i] += b[i] * dy[j * n + i] + ay[i] * tb[j * n + i]
+                db[j * n + i] += a[i] * dy[j * n + i] + ay[i] * ta[j * n + i]
+        return True
+    for i in range(n):
+        aa[i] += ay[i]
+        ab[i] += sign * ay[i]
+    for i in range(s.p * n):
+        da[i] += dy[i]
+        db[i] += sign * dy[i]
+    return True
+
+
 cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])
@@ -283,6 +354,8 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double g, gd, ha, hb, taj, tbj
     cdef double d[5]
     cdef binary_rule_fn rule = BINARY_RULE[code]
+    if sa == 1 and sb == 1 and binary_soadjoint_fast(code, s, o, n):
+        return 0
     for i in range(n):
         rule(a[i * sa], b[i * sb], y[i], 2, d)
         g = ay[i]

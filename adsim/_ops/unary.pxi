@@ -312,6 +312,22 @@ register_unary(STOP_GRADIENT, stop_gradient_value, stop_gradient_rule)
 
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
 
+cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogil:
+    """True for the ops whose derivative does not depend on x (then *slope
+    is it): their kernels skip the per-element rule call."""
+    cdef double d[2]
+    if code == NEG or code == ADD_C or code == MUL_C or code == RSUB_C or \
+            code == STOP_GRADIENT or code == SIGN:
+        UNARY_RULE[code](0.0, 0.0, c, 1, d)
+        slope[0] = d[0]
+        return True
+    return False
+
+
+cdef inline bint is_square(int code, double c) noexcept nogil:
+    return code == SQUARE or (code == POW_C and c == 2.0)
+
+
 cdef inline double unary_param(Sweep* s, const int32_t* o) noexcept nogil:
     return s.consts[o[2]] if o[2] >= 0 else 0.0
 
@@ -354,8 +370,18 @@ cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1:
     cdef int64_t i, j
     cdef double d[2]
     cdef unary_rule_fn rule = UNARY_RULE[code]
+    cdef double slope
     if tx == NULL:
         memset(ty, 0, <size_t>(s.p * n) * sizeof(double))
+        return 0
+    if constant_slope(code, c, &slope):
+        for i in range(s.p * n):
+            ty[i] = slope * tx[i]
+        return 0
+    if is_square(code, c):
+        for j in range(s.p):
+            for i in range(n):
+                ty[j * n + i] = 2.0 * x[i] * tx[j * n + i]
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
@@ -376,12 +402,12 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef unary_rule_fn rule = UNARY_RULE[code]
     if ax == NULL:
         return 0
-    if code == MUL_C or code == ADD_C or code == NEG:     # constant derivative
-        rule(0.0, 0.0, c, 1, d)
+    cdef double slope
+    if constant_slope(code, c, &slope):
         for i in range(s.q * n):
-            ax[i] += d[0] * ay[i]
+            ax[i] += slope * ay[i]
         return 0
-    if code == SQUARE or (code == POW_C and c == 2.0):    # 2x, without a call per element
+    if is_square(code, c):                     # 2x, without a call per element
         for j in range(s.q):
             for i in range(n):
                 ax[j * n + i] += 2.0 * x[i] * ay[j * n + i]
@@ -408,7 +434,20 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef unary_rule_fn rule = UNARY_RULE[code]
     if ax == NULL:
         return 0
-    cdef double h
+    cdef double h, slope
+    if constant_slope(code, c, &slope):        # linear: no second-derivative term
+        for i in range(n):
+            ax[i] += slope * ay[i]
+        for i in range(s.p * n):
+            dx[i] += slope * dy[i]
+        return 0
+    if is_square(code, c):
+        for i in range(n):
+            ax[i] += 2.0 * x[i] * ay[i]
+        for j in range(s.p):
+            for i in range(n):
+                dx[j * n + i] += 2.0 * (x[i] * dy[j * n + i] + tx[j * n + i] * ay[i])
+        return 0
     for i in range(n):
         rule(x[i], y[i], c, 2, d)
         ax[i] += d[0] * ay[i]

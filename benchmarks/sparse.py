@@ -1,0 +1,258 @@
+"""Sparse Jacobians: compressed sweeps against dense and finite differences.
+
+Problem: the 2-D Bratu residual of ``benchmarks/problems.py`` (5-point
+Laplacian plus h^2 lambda exp(u) on a k x k grid, n = k^2 unknowns) at
+n = 10^4 and n = 316^2 = 99856 (about 10^5); ``--quick``: n = 400 and 2500.
+
+For each n:
+
+* ``tape.forward``: zero-order replay of the residual (the unit of cost);
+* adsim sparse Jacobian: ``plan(x, lam)`` of :func:`sparse_jacobian_plan`,
+  one compressed vector-mode sweep plus recovery into CSR; goal
+  time / replay <= ncolors + 3;
+* adsim dense Jacobian (``adsim.jacobian``, n forward directions) where its
+  n x n result fits (n <= 10^4; skipped above unless ``--full``);
+* SciPy finite differences with column grouping:
+  ``scipy.optimize._numdiff.approx_derivative(F, x, sparsity=(P, groups))``
+  with the groups computed once (their cost is reported apart);
+* JAX + sparsejac (``jax.jit(sparsejac.jacfwd(F, sparsity))``, given our
+  pattern) and CasADi (SX graph, ``casadi.jacobian``) when installed.
+
+Every Jacobian is checked against adsim's sparse one (max abs difference
+<= 1e-10 relative, 1e-5 for finite differences). At the largest n the
+one-time costs are reported too: recording, pattern detection and coloring
+(goal: detection + coloring under 1 s), and SciPy's grouping.
+
+Run as ``python -m benchmarks sparse [--quick] [--full]``; prints a markdown
+table and writes ``benchmarks/results/sparse.json``.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+import adsim as ad
+from adsim.sparse.api import jacobian_sparsity, sparse_jacobian_plan
+
+from . import problems
+from . import timing as T
+
+AREA = "sparse"
+SIZES = (100, 316)              # grid sides: n = 10^4 and about 10^5
+QUICK_SIZES = (20, 50)
+DENSE_MAX = 10_000              # dense Jacobians above this only with --full
+LAMBDA = 6.0
+GOALS = {"ratio_over_colors": 3.0, "detect_and_color_seconds": 1.0}
+
+
+class Skip(Exception):
+    """A method that cannot run here (not installed, too large)."""
+
+
+def _import(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        raise Skip(f"{name} not installed") from None
+
+
+def residual(u, lam, xp=np):
+    return problems.bratu2d(u, lam, xp=xp)
+
+
+# ---- methods: each returns (callable giving a scipy sparse or dense J, setup seconds) ------
+
+def _scipy_grouped(x, pattern, s):
+    from scipy.optimize._numdiff import approx_derivative, group_columns
+    t0 = time.perf_counter()
+    groups = group_columns(pattern)
+    setup = time.perf_counter() - t0
+
+    def F(u):
+        return residual(u, LAMBDA)
+    return (lambda: approx_derivative(F, x, sparsity=(pattern, groups), method="2-point"),
+            setup, int(groups.max()) + 1)
+
+
+def _dense(x, pattern, s):
+    if x.size > DENSE_MAX and not s.full:
+        raise Skip(f"n x n = {x.size ** 2 * 8 / 2 ** 30:.0f} GiB dense result (--full runs it)")
+    jac = ad.jacobian(residual)
+    jac(x, LAMBDA)
+    return (lambda: jac(x, LAMBDA)), 0.0, x.size
+
+
+def _jax_sparsejac(x, pattern, s):
+    if s.threads == 1 and "jax" not in sys.modules:
+        flags = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+    jax = _import("jax")
+    sparsejac = _import("sparsejac")
+    jax.config.update("jax_enable_x64", True)
+    import jax.experimental.sparse as jsparse
+    import jax.numpy as jnp
+    t0 = time.perf_counter()
+    sparsity = jsparse.BCOO.from_scipy_sparse(pattern.astype(np.float64))
+    jac = jax.jit(sparsejac.jacfwd(lambda u: residual(u, LAMBDA, xp=jnp), sparsity=sparsity))
+    xj = jnp.asarray(x)
+    jac(xj).block_until_ready()                    # compile
+    setup = time.perf_counter() - t0
+
+    def evaluate():
+        return jac(xj).block_until_ready()
+    return evaluate, setup, None
+
+
+def _casadi(x, pattern, s):
+    ca = _import("casadi")
+    n = x.size
+    k = int(round(np.sqrt(n)))
+    t0 = time.perf_counter()
+    u = ca.SX.sym("u", n)
+    U = ca.reshape(u, k, k)                # column-major: the transpose of NumPy's view,
+    zr, zc = ca.SX.zeros(1, k), ca.SX.zeros(k, 1)   # harmless for a symmetric stencil
+    up = ca.vertcat(zr, U[:-1, :])
+    down = ca.vertcat(U[1:, :], zr)
+    left = ca.horzcat(zc, U[:, :-1])
+    right = ca.horzcat(U[:, 1:], zc)
+    h = 1.0 / (k + 1)
+    F = ca.reshape(up + down + left + right - 4.0 * U + (h * h * LAMBDA) * ca.exp(U), n, 1)
+    jac = ca.Function("bratu_jacobian", [u], [ca.jacobian(F, u)])
+    setup = time.perf_counter() - t0
+    return (lambda: jac(x)), setup, None
+
+
+PEERS = [("scipy_fd_grouped", "SciPy finite differences, grouped", _scipy_grouped, None),
+         ("adsim_dense", "adsim dense (`adsim.jacobian`)", _dense, None),
+         ("jax_sparsejac", "JAX + sparsejac (jit, jacfwd)", _jax_sparsejac, "jax"),
+         ("casadi", "CasADi (SX, jacobian)", _casadi, "casadi")]
+
+
+def _as_csr(J, shape):
+    import scipy.sparse as sp
+    if hasattr(J, "sparse"):                       # CasADi DM
+        J = J.sparse()
+    elif hasattr(J, "todense") and not sp.issparse(J):   # JAX BCOO
+        J = sp.csr_array((np.asarray(J.data), np.asarray(J.indices).T), shape=J.shape)
+    J = sp.csr_array(J) if sp.issparse(J) else sp.csr_array(np.asarray(J).reshape(shape))
+    return J
+
+
+def _difference(J, reference):
+    diff = abs(_as_csr(J, reference.shape) - reference)
+    return float(diff.max()) / max(float(abs(reference).max()), 1e-300)
+
+
+# ---- running ----------------------------------------------------------------------------
+
+def one_size(k, s):
+    n = k * k
+    prob = problems.get("bratu2d")
+    x = prob.instance(n).x
+    t0 = time.perf_counter()
+    plan = sparse_jacobian_plan(residual, x, LAMBDA)
+    setup = time.perf_counter() - t0
+    reference = plan(x, LAMBDA)
+    pattern = plan.pattern
+    tape = plan.tape
+    row = {"n": n, "grid": k, "nnz": int(pattern.nnz), "ncolors": plan.ncolors,
+           "mode": plan.mode, "plan_setup": setup, "plan_timings": dict(plan.timings),
+           "forward": T.measure(lambda: tape.forward(x, LAMBDA), s),
+           "sparse": T.measure(lambda: plan(x, LAMBDA), s),
+           "numpy_f": T.measure(lambda: residual(x, LAMBDA), s), "peers": {}}
+    # detection alone, on a fresh tape (the plan's timings include it once)
+    fresh = ad.record(residual, x, LAMBDA)
+    t0 = time.perf_counter()
+    jacobian_sparsity(residual, x, LAMBDA)
+    row["record_and_detect"] = time.perf_counter() - t0
+    del fresh
+    for key, label, make, peer in PEERS:
+        if peer is not None and not s.peers:
+            row["peers"][key] = {"label": label, "skipped": "--no-peers"}
+            continue
+        try:
+            fn, peer_setup, directions = make(x, pattern, s)
+        except Skip as why:
+            row["peers"][key] = {"label": label, "skipped": str(why)}
+            continue
+        error = _difference(fn(), reference)
+        tolerance = 1e-5 if key == "scipy_fd_grouped" else 1e-10
+        assert error <= tolerance, f"{label} differs from adsim's sparse Jacobian by {error:.2e}"
+        repeats = 1 if key == "adsim_dense" else None
+        row["peers"][key] = {"label": label, "time": T.measure(fn, s, repeats=repeats),
+                             "setup": peer_setup, "directions": directions,
+                             "max_relative_difference": error}
+    return row
+
+
+def run(s):
+    return {"goals": GOALS, "rows": [one_size(k, s) for k in (QUICK_SIZES if s.quick else SIZES)],
+            "peers": T.peer_versions() | {"sparsejac": _version("sparsejac")}}
+
+
+def _version(name):
+    import importlib.metadata as md
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _mark(ok):
+    return "yes" if ok else "**no**"
+
+
+def markdown(res, s, machine):
+    lines = ["## Sparse Jacobians\n", T.header(AREA, s, machine), "",
+             "2-D Bratu residual (5-point stencil), `plan = sparse_jacobian_plan(F, x, lam)`; "
+             "ratios are to the tape's zero-order replay `tape.forward` (goal for `plan(x)`: "
+             "at most ncolors + 3).", ""]
+    rows = []
+    for r in res["rows"]:
+        base = r["forward"].median
+        goal = r["ncolors"] + GOALS["ratio_over_colors"]
+        ratio = r["sparse"].median / base
+        rows.append((f"n = {r['n']}", "NumPy residual", T.fmt_timing(r["numpy_f"]),
+                     T.fmt_ratio(r["numpy_f"].median / base), "", ""))
+        rows.append((f"n = {r['n']}", "`tape.forward` (replay)", T.fmt_timing(r["forward"]), "1",
+                     "", ""))
+        rows.append((f"n = {r['n']}", f"adsim sparse ({r['mode']}, {r['ncolors']} colors)",
+                     T.fmt_timing(r["sparse"]), T.fmt_ratio(ratio),
+                     f"≤ {goal:g}: {_mark(ratio <= goal)}", f"{r['plan_setup']:.3g} s"))
+        for key, p in r["peers"].items():
+            if "skipped" in p:
+                rows.append((f"n = {r['n']}", p["label"], f"skipped: {p['skipped']}", "–", "", ""))
+                continue
+            extra = f" ({p['directions']} evaluations)" if p.get("directions") else ""
+            rows.append((f"n = {r['n']}", p["label"] + extra, T.fmt_timing(p["time"]),
+                         T.fmt_ratio(p["time"].median / base), "", f"{p['setup']:.3g} s"))
+    lines.append(T.table(["size", "method", "time per Jacobian", "/ replay", "goal",
+                          "one-time setup"], rows))
+    last = res["rows"][-1]
+    timings = last["plan_timings"]
+    detect_color = timings["detect"] + timings["color"]
+    lines += ["", f"One-time costs at n = {last['n']} ({last['nnz']} nonzeros): recording "
+              f"{timings['record']:.3g} s, detection {timings['detect']:.3g} s, coloring "
+              f"{timings['color']:.3g} s; detection + coloring {detect_color:.3g} s (goal < "
+              f"{GOALS['detect_and_color_seconds']:g} s: {_mark(detect_color < 1.0)}); "
+              f"`jacobian_sparsity` (record + detect) {last['record_and_detect']:.3g} s.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
+    s = T.settings_from(args, AREA)
+    machine = T.machine_info(T.limit_threads(s))
+    res = run(s)
+    md = markdown(res, s, machine)
+    print(md)
+    path = T.write_json(AREA, s, machine, res)
+    print(f"wrote {path}")
+    if s.write_docs:
+        print(f"updated {T.update_docs(AREA, md, s)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
