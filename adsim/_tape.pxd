@@ -165,6 +165,7 @@ cdef class Tape:
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
     cdef void fill_sweep(self, Sweep* s)
+    cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
     cdef int _write_slot(self, int slot, object arr) except -1

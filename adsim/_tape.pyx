@@ -40,6 +40,37 @@ include "_ops/callback.pxi"
 
 OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}
 
+# slot states while recording (bits)
+cdef enum:
+    SLOT_WRITTEN = 1        # holds a value an op wrote
+    SLOT_PINNED = 2         # an input or the output: never reused
+    SLOT_NEEDED = 4         # its current value is read by some reverse sweep
+
+# which values the reverse sweeps of an op read (bits); see value_uses in
+# each family file
+cdef enum:
+    USES_ARGS = 1
+    USES_RESULT = 2
+
+cdef uint8_t VALUE_USES[<int>CALLBACK_END]
+
+
+cdef void init_value_uses():
+    cdef int code
+    for code in range(<int>CALLBACK_END):
+        if code < UNARY_END:
+            VALUE_USES[code] = unary_value_uses(code)
+        elif code < BINARY_END:
+            VALUE_USES[code] = binary_value_uses(code)
+        elif code == MATMUL:
+            VALUE_USES[code] = USES_ARGS
+        elif code == CALLBACK:
+            VALUE_USES[code] = USES_ARGS | USES_RESULT
+        else:
+            VALUE_USES[code] = 0   # branch records and linear structural ops
+
+init_value_uses()
+
 
 cdef class Tape:
     """A recorded NumPy computation, replayable in C for new inputs.
@@ -116,7 +147,7 @@ cdef class Tape:
         return slot
 
     cdef void release(self, int slot):
-        if not self.recording or self.slot_state[slot] == 2:
+        if not self.recording or self.slot_state[slot] & SLOT_PINNED:
             return
         lst = self.free_slots.get(self.slot_size[slot])
         if lst is None:
@@ -126,7 +157,7 @@ cdef class Tape:
 
     def pin(self, int slot):
         """Keep ``slot`` out of reuse (inputs and outputs)."""
-        self.slot_state[slot] = 2
+        self.slot_state[slot] |= SLOT_PINNED
 
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0:
         cdef int64_t c
@@ -181,19 +212,41 @@ cdef class Tape:
             raise MemoryError("adsim: the tape passed 2**31 operands; checkpoint the loop "
                               "(adsim.checkpoint_loop) so one step is recorded, not all")
         memcpy(self.opnd + self.n_opnd, ops, <size_t>nops * sizeof(int32_t))
+        self.mark_value_reads(code, ops)
         if r >= 0:
-            if code == SCATTER:
+            if code == SCATTER:            # partial overwrite: always saved
                 flag = FLAG_PUSH | FLAG_INPLACE
-            elif self.slot_state[r] != 0:
-                flag = FLAG_PUSH
-            if self.slot_state[r] == 0:
-                self.slot_state[r] = 1
+                self.slot_state[r] |= SLOT_WRITTEN
+            else:
+                # the old contents of r must be saved only if a reverse sweep
+                # reads them (a nonlinear op used them, or made them and needs
+                # its own result); linear ops need no values at all
+                if (self.slot_state[r] & SLOT_WRITTEN) and (self.slot_state[r] & SLOT_NEEDED):
+                    flag = FLAG_PUSH
+                self.slot_state[r] = (self.slot_state[r] & SLOT_PINNED) | SLOT_WRITTEN | \
+                    (SLOT_NEEDED if VALUE_USES[code] & USES_RESULT else 0)
         self.code[k] = <uint16_t>code
         self.start[k] = <int32_t>self.n_opnd
         self.flags[k] = flag
         self.n_opnd += nops
         self.n_ops += 1
         return k
+
+    cdef void mark_value_reads(self, int code, const int32_t* ops):
+        """Flag the slots whose current values the reverse sweeps of this op read."""
+        cdef int i
+        if not VALUE_USES[code] & USES_ARGS:
+            return
+        if code == CALLBACK:
+            for i in range(ops[2]):
+                if ops[3 + i] >= 0:
+                    self.slot_state[ops[3 + i]] |= SLOT_NEEDED
+            return
+        if ops[1] >= 0:
+            self.slot_state[ops[1]] |= SLOT_NEEDED
+        if (code >= ADD and code < BINARY_END) or code == MATMUL:
+            if ops[2] >= 0:
+                self.slot_state[ops[2]] |= SLOT_NEEDED
 
     cdef void fill_sweep(self, Sweep* s):
         s.code = self.code
@@ -313,7 +366,7 @@ cdef class Tape:
         """A new pinned input slot holding ``value`` (float64, any shape)."""
         arr = np.asarray(value, dtype=np.float64, order="C")
         cdef int slot = self.new_slot(arr.size)
-        self.slot_state[slot] = 2
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN
         self._write_slot(slot, arr)
         self.input_slots.append(slot)
         self.input_shapes.append(arr.shape)
@@ -321,7 +374,7 @@ cdef class Tape:
 
     def finish(self, int output_slot, tuple output_shape):
         """End recording with ``output_slot`` as the tape's output."""
-        self.slot_state[output_slot] = 2
+        self.slot_state[output_slot] |= SLOT_PINNED
         self.output_slot = output_slot
         self.output_shape = output_shape
         self.recording = False

@@ -312,12 +312,22 @@ register_unary(STOP_GRADIENT, stop_gradient_value, stop_gradient_rule)
 
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
 
+cdef inline bint has_constant_slope(int code) noexcept nogil:
+    """The ops whose derivative does not depend on x."""
+    return code == NEG or code == ADD_C or code == MUL_C or code == RSUB_C or \
+        code == STOP_GRADIENT or code == SIGN
+
+
+cdef inline int unary_value_uses(int code) noexcept nogil:
+    """Values a reverse sweep reads: none for constant slopes, else x and y."""
+    return 0 if has_constant_slope(code) else 3     # USES_ARGS | USES_RESULT
+
+
 cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogil:
     """True for the ops whose derivative does not depend on x (then *slope
     is it): their kernels skip the per-element rule call."""
     cdef double d[2]
-    if code == NEG or code == ADD_C or code == MUL_C or code == RSUB_C or \
-            code == STOP_GRADIENT or code == SIGN:
+    if has_constant_slope(code):
         UNARY_RULE[code](0.0, 0.0, c, 1, d)
         slope[0] = d[0]
         return True

@@ -22,6 +22,8 @@ References
    629-705, 2005.
 .. [4] A. Walther, "Computing sparse Hessians with automatic
    differentiation", ACM Trans. Math. Software 34(1), 2008.
+.. [5] S. Hossain and T. Steihaug, "Computing a sparse Jacobian matrix by
+   rows and columns", Optim. Methods Softw. 10(1), 33-48, 1998.
 """
 import time
 
@@ -31,13 +33,15 @@ import scipy.sparse as sp
 from adsim._recording import record
 from adsim.errors import BranchChanged
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
+from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring
 from adsim.sparse.orderings import twin_positions
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
-from adsim.sparse.recovery import recovery_for
+from adsim.sparse.recovery import NEUTRAL, recovery_for
 from adsim.sparse.symmetric import best_acyclic_coloring, best_star_coloring
 
-__all__ = ["SparseHessianPlan", "SparseJacobianPlan", "jacobian_cost", "sparse_hessian",
-           "sparse_hessian_plan", "sparse_jacobian", "sparse_jacobian_plan"]
+__all__ = ["SparseHessianPlan", "SparseJacobianPlan", "choose_jacobian_coloring", "jacobian_cost",
+           "sparse_hessian", "sparse_hessian_plan", "sparse_jacobian", "sparse_jacobian_plan",
+           "split_bicoloring"]
 
 REVERSE_WEIGHT = 1.5
 """Cost of one adjoint direction relative to one tangent direction."""
@@ -47,6 +51,10 @@ SWEEP_COST = 1.0
 
 BICOLORING_ABOVE = 8
 """Bicolorings are tried when the best one-sided coloring needs more colors."""
+
+DENSE_LINE = 256
+"""Rows or columns with more entries make full bicoloring searches quadratic:
+beyond it only dense-line splits are tried."""
 
 HESSIAN_ORDERS = ("largest_first", "smallest_last", "natural")
 """Orderings tried for star and acyclic colorings."""
@@ -83,12 +91,70 @@ def _cost_of(coloring):
     return jacobian_cost(coloring.n_column_colors, coloring.n_row_colors)
 
 
+def _only_lines(csr, keep):
+    """The entries of ``csr`` in the rows where ``keep`` is True (same shape)."""
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    kept = keep[rows]
+    return sp.csr_array((np.ones(int(kept.sum()), dtype=np.int8), (rows[kept], csr.indices[kept])),
+                        shape=csr.shape)
+
+
+def split_bicoloring(csr, dense_rows, order="largest_first"):
+    """Bicoloring that reads the rows marked ``dense_rows`` from reverse
+    products (a row coloring of those rows) and every other entry from
+    forward products (a column coloring of the remaining rows) [2]_ [5]_.
+
+    Colorings never see a dense row together with the columns it couples,
+    so their graphs stay as sparse as the remaining rows.
+    """
+    reverse_part, forward_part = _only_lines(csr, dense_rows), _only_lines(csr, ~dense_rows)
+    row_colors = row_coloring(reverse_part, order).colors.copy()
+    column_colors = column_coloring(forward_part, order).colors.copy()
+    row_colors[~dense_rows] = NEUTRAL
+    column_colors[np.bincount(forward_part.indices, minlength=csr.shape[1]) == 0] = NEUTRAL
+    row_colors, kr = compact(row_colors)
+    column_colors, kc = compact(column_colors)
+    return Bicoloring(row_colors, column_colors, kr, kc, f"dense-rows/{order}")
+
+
+def _dense_line_bicolorings(csr, orders):
+    """Bicolorings from splitting off the densest rows (and, on the
+    transpose, the densest columns) at a few degree thresholds."""
+    out = []
+    for transpose in (False, True):
+        part = sp.csr_array(csr.T) if transpose else csr
+        degree = np.diff(part.indptr)
+        mean = max(float(degree.mean()) if degree.size else 0.0, 1.0)
+        limits = sorted({max(BICOLORING_ABOVE, int(c * mean)) for c in (2, 8, 32)})
+        for limit in limits:
+            dense = degree > limit
+            if not dense.any() or dense.sum() * 2 > dense.size:
+                continue
+            result = split_bicoloring(part, dense, orders[0])
+            if transpose:
+                result = Bicoloring(result.column_colors, result.row_colors,
+                                    result.n_column_colors, result.n_row_colors,
+                                    f"dense-columns/{orders[0]}")
+            out.append(result)
+    return out
+
+
+def _bicolorings(csr, orders, row_bound, column_bound):
+    candidates = _dense_line_bicolorings(csr, orders)
+    if max(row_bound, column_bound) <= DENSE_LINE:      # no quadratic graphs: search more
+        candidates += [bicoloring(csr, order) for order in orders[:2]]
+    return candidates
+
+
 def choose_jacobian_coloring(pattern, mode="auto", orders=JACOBIAN_ORDERS):
     """The cheapest coloring of a Jacobian pattern for the given mode.
 
     ``"auto"`` compares a column coloring (forward sweep), a row coloring
     (reverse sweep) and, when both need more than :data:`BICOLORING_ABOVE`
-    colors, star bicolorings (both sweeps), by :func:`jacobian_cost`.
+    colors, bicolorings (both sweeps), by :func:`jacobian_cost`. A side whose
+    lower bound (longest row for columns, longest column for rows) already
+    costs more than a candidate found is not colored: with a dense row, a
+    column coloring would be quadratic to compute and useless.
 
     Returns
     -------
@@ -98,15 +164,29 @@ def choose_jacobian_coloring(pattern, mode="auto", orders=JACOBIAN_ORDERS):
         raise ValueError(f"adsim: unknown Jacobian mode {mode!r}; expected one of {JACOBIAN_MODES}")
     if mode in ("forward", "reverse"):
         return jacobian_coloring(pattern, mode, orders)
+    csr = sp.csr_array(pattern)
+    row_bound = int(np.diff(csr.indptr).max(initial=0))
+    column_bound = int(np.bincount(csr.indices, minlength=csr.shape[1]).max(initial=0))
+    if mode == "bidirectional":
+        candidates = _bicolorings(csr, orders, row_bound, column_bound)
+        if not candidates:
+            candidates = [bicoloring(csr, orders[0], "split")]
+        return min(candidates, key=_cost_of)
     candidates = []
-    if mode == "auto":
-        candidates = [jacobian_coloring(pattern, "forward", orders)]
-        m, n = pattern.shape
-        if m != n or (pattern != pattern.T).nnz:
-            candidates.append(jacobian_coloring(pattern, "reverse", orders))
-        if min(c.ncolors for c in candidates) <= BICOLORING_ABOVE:
-            return min(candidates, key=_cost_of)
-    candidates += [bicoloring(pattern, order) for order in orders[:2]]
+    if min(row_bound, column_bound) > BICOLORING_ABOVE:
+        candidates += _bicolorings(csr, orders, row_bound, column_bound)
+
+    def worth(cost):
+        return not candidates or cost < min(_cost_of(c) for c in candidates)
+    if worth(jacobian_cost(row_bound, 0)):
+        candidates.append(jacobian_coloring(csr, "forward", orders))
+    m, n = csr.shape
+    symmetric = m == n and (csr != csr.T).nnz == 0
+    if not symmetric and worth(jacobian_cost(0, column_bound)):
+        candidates.append(jacobian_coloring(csr, "reverse", orders))
+    if min(c.ncolors for c in candidates) > BICOLORING_ABOVE and \
+            not any(c.kind == "bicoloring" for c in candidates):
+        candidates += _bicolorings(csr, orders, row_bound, column_bound)
     return min(candidates, key=_cost_of)
 
 
@@ -124,9 +204,25 @@ def _positions(recovery, kind, forward, reverse):
     return np.rint(data).astype(np.intp)
 
 
-def _on_pattern(pattern, data):
-    return sp.csr_array((data, pattern.indices.copy(), pattern.indptr.copy()),
-                        shape=pattern.shape)
+class _Structure:
+    """The CSR structure results are built on (32-bit indices when they fit:
+    less to copy per result)."""
+
+    def __init__(self, pattern):
+        small = pattern.nnz < 2 ** 31 - 1 and max(pattern.shape) < 2 ** 31 - 1
+        dtype = np.int32 if small else np.int64
+        self.indices = pattern.indices.astype(dtype)
+        self.indptr = pattern.indptr.astype(dtype)
+        self.shape = pattern.shape
+
+
+def _on_pattern(structure, data):
+    """A new CSR array (its own index arrays) holding ``data`` on ``structure``."""
+    J = sp.csr_array((data, structure.indices.copy(), structure.indptr.copy()),
+                     shape=structure.shape)
+    J.has_sorted_indices = True
+    J.has_canonical_format = True
+    return J
 
 
 class SparseJacobianPlan:
@@ -190,6 +286,7 @@ class SparseJacobianPlan:
         forward = np.arange(p * m, dtype=np.float64).reshape(p, m).T
         reverse = p * m + np.arange(q * n, dtype=np.float64).reshape(q, n)
         self._positions = _positions(self.recovery, self.coloring.kind, forward, reverse)
+        self._structure = _Structure(self.recovery.pattern)
         t3 = time.perf_counter()
         self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
 
@@ -235,7 +332,7 @@ class SparseJacobianPlan:
         parts = [a.reshape(-1) for a in (forward.T, reverse) if a is not None and a.size]
         products = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
             np.zeros(0)
-        return y, _on_pattern(self.recovery.pattern, np.take(products, self._positions))
+        return y, _on_pattern(self._structure, np.take(products, self._positions))
 
     def value_and_jacobian(self, *args):
         """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array``."""
@@ -333,6 +430,7 @@ class SparseHessianPlan:
         self.recovery = recovery_for(self.pattern, coloring)
         self._V = np.ascontiguousarray(coloring.seed().T)
         self._twin = twin_positions(self.recovery.pattern)
+        self._structure = _Structure(self.recovery.pattern)
         p, n = self.ncolors, self.shape[0]
         self._positions = None
         if coloring.kind == "star":
@@ -376,7 +474,7 @@ class SparseHessianPlan:
             data = self.recovery(products.T).data
             data = 0.5 * (data + data[self._twin])
         return float(y.reshape(())), adjoints[self.argnum], \
-            _on_pattern(self.recovery.pattern, data)
+            _on_pattern(self._structure, data)
 
     def value_gradient_hessian(self, *args):
         """``(f, gradient (flat), H)`` from one second-order sweep."""

@@ -145,7 +145,8 @@ def run(grid=100, dense_grid=24, t_end=1.5, rtol=1e-4, seed=0, verbose=True):
               f"({', '.join(f'{k} {v:.3f} s' for k, v in plan.timings.items())}), "
               f"recorded {plan.recordings} times (the forcing switch is a branch)")
         print()
-        print("| grid | unknowns | Jacobian | BDF time (s) | one Jacobian (s) | njev | nlu | nfev |")
+        print("| grid | unknowns | Jacobian | BDF time (s) | one Jacobian (s) | njev | nlu "
+              "| nfev |")
         print("|---:|---:|---|---:|---:|---:|---:|---:|")
         for N, n, name, seconds, jac_time, njev, nlu, nfev in rows:
             print(f"| {N} | {n} | {name} | {seconds:.2f} | {jac_time:.4f} | {njev} | {nlu} "
