@@ -295,12 +295,14 @@ cdef class Active:
 
     cdef Active _gather_one(self, int r, int32_t k):
         """self[k] of a 1-d array: one GATHER with one stored index."""
-        cdef int32_t ops[3]
+        cdef int32_t ops[5]
         cdef Tape t = self.tape
         ops[0] = r
         ops[1] = self.slot
         ops[2] = <int32_t>t.add_ints(&k, 1)
-        t.append_op(GATHER, ops, 3)
+        ops[3] = k
+        ops[4] = 1
+        t.append_op(GATHER, ops, 5)
         t.execute_last()
         return new_active(t, r, ())
 

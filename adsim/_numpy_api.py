@@ -267,7 +267,7 @@ def _extremum(a, axis, keepdims, want_min):
         del cur[ax]
         ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
         tape.record_op(int(Op.ARGEXT), -1, [y.slot, outer, m, inner, ioff, int(want_min)])
-        y = new(tape, Op.GATHER, cur, [y.slot, ioff])
+        y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0])
     return finish_reduction(y, a.shape, axes, keepdims)
 
 
@@ -394,7 +394,20 @@ def gather(a, idx):
     tape = tape_of(a)
     if flat.size == a.size and np.array_equal(flat, np.arange(a.size)):
         return new(tape, Op.COPY, idx.shape, [a.slot])
-    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat)])
+    start, step = progression(flat)
+    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat), start, step])
+
+
+def progression(flat):
+    """(start, step) when the indices are start + j * step (a slice), else (0, 0)."""
+    if flat.size == 0:
+        return 0, 0
+    if flat.size == 1:
+        return int(flat[0]), 1
+    step = int(flat[1] - flat[0])
+    if step != 0 and np.all(np.diff(flat) == step):
+        return int(flat[0]), step
+    return 0, 0
 
 
 def getitem(a, key):
@@ -403,7 +416,7 @@ def getitem(a, key):
         if not -a.size <= key < a.size:
             raise IndexError(f"index {key} is out of bounds for axis 0 with size {a.size}")
         tape = tape_of(a)
-        return new(tape, Op.GATHER, (), [a.slot, tape.add_indices([key % a.size])])
+        return new(tape, Op.GATHER, (), [a.slot, tape.add_indices([key % a.size]), key % a.size, 1])
     return gather(a, element_indices(a)[key])
 
 

@@ -6,7 +6,8 @@
 # BROADCAST [r, a, outer, m, inner]     r[u, k, i] = a[u, i]      (adjoint: SUM)
 # SUM       [r, a, outer, m, inner]     r[u, i] = sum_k a[u, k, i] (adjoint: BROADCAST)
 # CUMSUM    [r, a, outer, m, inner]     r[u, k, i] = sum_{k' <= k} a[u, k', i]
-# GATHER    [r, a, ioff]                r[j] = a[idx[j]], idx = ints[ioff:]
+# GATHER    [r, a, ioff, start, step]   r[j] = a[idx[j]], idx = ints[ioff:]; when step != 0
+#                                       idx[j] = start + j * step (slices: no index loads)
 # SCATTER   [r, v, ioff, m]             r[idx[j]] = v[j] in place (last write wins)
 # WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
 
@@ -19,9 +20,15 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
         memcpy(dst, src, <size_t>ref_size(s, o[0]) * sizeof(double))
     elif code == GATHER:
         n = ref_size(s, o[0])
-        idx = s.ints + o[2]
-        for i in range(n):
-            dst[i] = src[idx[i]]
+        if o[4] == 1:
+            memcpy(dst, src + o[3], <size_t>n * sizeof(double))
+        elif o[4] != 0:
+            for i in range(n):
+                dst[i] = src[o[3] + i * o[4]]
+        else:
+            idx = s.ints + o[2]
+            for i in range(n):
+                dst[i] = src[idx[i]]
     else:
         outer = o[2]
         m = o[3]
@@ -59,9 +66,13 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
             dst[i] += src[i]
     elif code == GATHER:
         n = ref_size(s, o[0])
-        idx = s.ints + o[2]
-        for i in range(n):
-            dst[idx[i]] += src[i]
+        if o[4] != 0:
+            for i in range(n):
+                dst[o[3] + i * o[4]] += src[i]
+        else:
+            idx = s.ints + o[2]
+            for i in range(n):
+                dst[idx[i]] += src[i]
     else:
         outer = o[2]
         m = o[3]
