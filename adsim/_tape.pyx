@@ -124,11 +124,17 @@ cdef class Tape:
     # adsim/_numpy_api.py)
 
     cdef int new_slot(self, int64_t size) except -1:
-        cdef list free_list = self.free_slots.get(size)
+        """A slot of ``size`` elements: a freed one if any (first one whose
+        value no reverse sweep reads, so overwriting it saves nothing), else
+        a new one at the end of the arena."""
+        cdef list lists = self.free_slots.get(size)
         cdef int slot
         cdef int64_t c
-        if free_list:
-            return free_list.pop()
+        if lists is not None:
+            if lists[0]:
+                return lists[0].pop()
+            if lists[1]:
+                return lists[1].pop()
         if self.n_slots == self.cap_slots:
             c = self.cap_slots
             self.slot_off = <int64_t*>grow(self.slot_off, &c, self.n_slots + 1, sizeof(int64_t))
@@ -149,11 +155,10 @@ cdef class Tape:
     cdef void release(self, int slot):
         if not self.recording or self.slot_state[slot] & SLOT_PINNED:
             return
-        lst = self.free_slots.get(self.slot_size[slot])
-        if lst is None:
-            self.free_slots[self.slot_size[slot]] = [slot]
-        else:
-            lst.append(slot)
+        lists = self.free_slots.get(self.slot_size[slot])
+        if lists is None:
+            lists = self.free_slots[self.slot_size[slot]] = [[], []]
+        lists[1 if self.slot_state[slot] & SLOT_NEEDED else 0].append(slot)
 
     def pin(self, int slot):
         """Keep ``slot`` out of reuse (inputs and outputs)."""

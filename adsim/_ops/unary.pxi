@@ -319,8 +319,15 @@ cdef inline bint has_constant_slope(int code) noexcept nogil:
 
 
 cdef inline int unary_value_uses(int code) noexcept nogil:
-    """Values a reverse sweep reads: none for constant slopes, else x and y."""
-    return 0 if has_constant_slope(code) else 3     # USES_ARGS | USES_RESULT
+    """Values the reverse sweeps read: none for constant slopes, else x (1),
+    and y (2) for the rules above that use it."""
+    if has_constant_slope(code):
+        return 0
+    if code == SQRT or code == CBRT or code == RECIPROCAL or code == EXP or code == EXP2 \
+            or code == EXPM1 or code == SIN or code == COS or code == TAN or code == SINH \
+            or code == COSH or code == TANH or code == RDIV_C or code == RPOW_C:
+        return 3
+    return 1
 
 
 cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogil:
