@@ -66,6 +66,9 @@ class StateLayout:
 
 # ------------------------------------------------------------- the loop op
 
+_SNAPSHOT_OVERHEAD = 512    # bytes of Python objects around each in-memory snapshot
+
+
 def _reset(stats, **fixed):
     """Start counting the work of a new sweep in ``stats``: ``forward_steps``
     counts the plain steps of the schedule's advances (Revolve's count),
@@ -152,6 +155,7 @@ class LoopOp:
         if self.memory_limit is None:
             return (wanted if wanted is not None else _default_snapshots(n_steps)), 0
         tape_nbytes = self.steps.nbytes(adjoint_directions, tangent_directions)
+        state_nbytes += _SNAPSHOT_OVERHEAD
         try:
             fit = snapshots_for_budget(self.memory_limit, state_nbytes, tape_nbytes, n_steps)
         except MemoryBudgetError:

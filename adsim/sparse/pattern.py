@@ -351,8 +351,15 @@ class Program:
         return self.tape.branch_outcome(o[3], self.size(o[0]))
 
     def indices(self, k):
+        """Element indices of a GATHER (read) or SCATTER (written) op; a
+        strided GATHER ``[r, a, ioff, start, step]`` with ``step != 0`` reads
+        ``start + j * step``."""
         o = self.operands[k]
-        n = o[3] if self.codes[k] == Op.SCATTER else self.size(o[0])
+        if self.codes[k] == Op.SCATTER:
+            return self.tape.index_record(o[2], o[3]).astype(np.intp)
+        n = self.size(o[0])
+        if len(o) >= 5 and o[4] != 0:
+            return o[3] + o[4] * np.arange(n, dtype=np.intp)
         return self.tape.index_record(o[2], n).astype(np.intp)
 
     def constant_nonzero(self, ref, shape):

@@ -106,6 +106,21 @@ def split_bicoloring(csr, dense_rows, order="largest_first"):
 
     Colorings never see a dense row together with the columns it couples,
     so their graphs stay as sparse as the remaining rows.
+
+    Parameters
+    ----------
+    csr : scipy.sparse CSR matrix or array
+        Jacobian pattern (m x n).
+    dense_rows : numpy.ndarray of bool
+        Rows to read from reverse products (length m).
+    order : str
+        Vertex ordering of both colorings.
+
+    Returns
+    -------
+    adsim.coloring.Bicoloring
+        Valid by ``adsim.coloring.check``; neutral rows are those not dense,
+        neutral columns those without entries outside the dense rows.
     """
     reverse_part, forward_part = _only_lines(csr, dense_rows), _only_lines(csr, ~dense_rows)
     row_colors = row_coloring(reverse_part, order).colors.copy()

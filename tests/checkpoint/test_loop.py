@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 import adsim
 from adsim.checkpoint import Online, Revolve
+from adsim.checkpoint.loop import _SNAPSHOT_OVERHEAD as SNAPSHOT_OVERHEAD
 
 RTOL = 1e-12
 
@@ -174,7 +175,7 @@ def test_too_small_budget_raises_and_states_the_minimum():
 def test_budget_sets_the_snapshot_count():
     n = 30
     minimum = minimum_budget(budget_loss(n))
-    state_nbytes = Y0.nbytes
+    state_nbytes = Y0.nbytes + SNAPSHOT_OVERHEAD
     want = gradients(loss_plain(n), Y0, P)
     for extra, snapshots in ((0, 1), (3, 4), (10, 11), (1000, n)):
         stats = {}
@@ -200,7 +201,7 @@ def listing(directory):
 def test_two_level_memory_and_disk(tmp_path):
     n, memory = 30, 3
     minimum = minimum_budget(budget_loss(n))
-    limit = minimum + (memory - 1) * Y0.nbytes
+    limit = minimum + (memory - 1) * (Y0.nbytes + SNAPSHOT_OVERHEAD)
     directory = tmp_path / "snapshots"          # created by the store, removed after
     seen = []
     stats = {}
