@@ -11,6 +11,8 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from .errors import (ActiveValueLeak, BranchChanged, MemoryBudgetError, UnsupportedOperation)
 from .primitives import primitive
+from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
+                         sparse_jacobian, sparse_jacobian_plan)
 from .tape import Tape
 
 __version__ = "0.1.0"
@@ -20,5 +22,6 @@ __all__ = [
     "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
     "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
-    "value_and_grad", "vjp",
+    "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
+    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
 ]

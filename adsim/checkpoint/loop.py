@@ -148,6 +148,24 @@ class LoopOp:
             return out
         return self.run_value(flat_args[0], flat_args[1:])
 
+    # ---- sparsity ------------------------------------------------------
+    def pattern(self, arg_patterns):
+        """Index domains of the loop's result (the CALLBACK ``pattern``
+        protocol of adsim/sparse/pattern.py): the step's Jacobian pattern,
+        united over its recorded branch variants, iterated n_steps times."""
+        import scipy.sparse as sp
+
+        from ..sparse.pattern import iterate_pattern, jacobian_pattern
+        size = arg_patterns[0].shape[0]
+        J = None
+        for tape in self.steps.variants:
+            P = jacobian_pattern(tape)
+            J = P if J is None else (J + P)
+        J = sp.csr_array(J)
+        step_args = J[:, size:] if J.shape[1] > size else None
+        args = sp.vstack(arg_patterns[1:]) if len(arg_patterns) > 1 else None
+        return iterate_pattern(J[:, :size], step_args, arg_patterns[0], args, self.n_steps)
+
     # ---- schedules -----------------------------------------------------
     def _slots(self, n_steps, state_nbytes, adjoint_directions, tangent_directions=0):
         """(memory snapshots, disk snapshots) for this sweep."""

@@ -25,6 +25,7 @@ References
 """
 import argparse
 import time
+import timeit
 
 import numpy as np
 from scipy.optimize._numdiff import approx_derivative, group_columns
@@ -97,12 +98,8 @@ def run(grid=200, lambdas=(2.0, 4.0, 6.0), seed=0, verbose=True):
     timings = {}
     for name, fn in (("residual replay", forward), ("adsim Jacobian", lambda: plan(u, lambdas[-1])),
                      ("fd + grouping", lambda: approx_derivative(F, u, sparsity=groups))):
-        best = np.inf
-        for _ in range(3):
-            t = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - t)
-        timings[name] = best
+        number = max(1, int(0.02 / max(timeit.timeit(fn, number=1), 1e-7)))
+        timings[name] = min(timeit.repeat(fn, number=number, repeat=5)) / number
     if verbose:
         print(f"{plan!r}\n  record + detect + color: {setup:.3f} s")
         print("\n| lambda | Newton steps | residual norms | sweeps (s) | spsolve (s) | max u |")

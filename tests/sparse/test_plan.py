@@ -11,7 +11,8 @@ from scipy.integrate import solve_ivp
 import adsim
 import adsim.coloring as coloring
 from adsim.sparse.plan import (choose_jacobian_coloring, jacobian_cost, sparse_hessian,
-                               sparse_hessian_plan, sparse_jacobian, sparse_jacobian_plan)
+                               sparse_hessian_plan, sparse_jacobian, sparse_jacobian_plan,
+                               split_bicoloring)
 
 
 def assert_sparse_equal(J, reference, rtol=1e-12):
@@ -92,6 +93,32 @@ def test_mode_choice_and_costs():
     assert jacobian_cost(3, 0) < jacobian_cost(0, 3) < jacobian_cost(3, 3)
     with pytest.raises(ValueError, match="unknown Jacobian mode"):
         choose_jacobian_coloring(tri != 0, "sideways")
+
+
+def test_dense_lines_use_a_split_bicoloring():
+    def F(x):          # a dense row, a dense column, and a tridiagonal part
+        return np.concatenate([np.sum(x ** 2, keepdims=True), x[1:] * x[0] + np.sin(x[1:]),
+                               np.diff(x) ** 2 * x[-1]])
+    x = np.random.default_rng(3).uniform(0.1, 0.9, 400)
+    plan = sparse_jacobian_plan(F, x)
+    check_plan(plan)
+    assert plan.mode == "bidirectional" and plan.ncolors <= 5
+    assert_sparse_equal(plan(x), adsim.jacobian(F)(x))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_split_bicoloring_is_valid(seed):
+    rng = np.random.default_rng(seed)
+    A = sp.random_array((60, 50), density=0.05, rng=rng, format="lil")
+    A[rng.integers(0, 60, 3), :] = 1.0
+    A[:, rng.integers(0, 50, 2)] = 1.0
+    A = sp.csr_array(A)
+    dense = np.diff(A.indptr) > 20
+    result = split_bicoloring(A != 0, dense)
+    assert coloring.check(A, result)
+    J = rng.standard_normal(A.shape) * (A.toarray() != 0)
+    recovered = coloring.recover(A, result, J @ result.column_seed(), result.row_seed().T @ J)
+    np.testing.assert_allclose(recovered.toarray(), J, atol=1e-14)
 
 
 def test_value_and_jacobian_share_one_sweep():
