@@ -240,7 +240,34 @@ def _on_pattern(structure, data):
     return J
 
 
-class SparseJacobianPlan:
+class _Plan:
+    """What both plans share: argument checks, recording, the matrix shape."""
+
+    def __init__(self, fn, args, argnum, choice, choices, what, orders):
+        if not 0 <= argnum < len(args):
+            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
+        if choice not in choices:
+            raise ValueError(f"adsim: unknown {what} {choice!r}; expected one of {choices}")
+        self.fn = fn
+        self.argnum = argnum
+        self.choice = choice
+        self.orders = tuple(orders)
+        self.recordings = 0
+        self._prepare(args)
+
+    def _record(self, args):
+        """Record the function; returns the start and end times."""
+        t0 = time.perf_counter()
+        self.tape = record(self.fn, *args)
+        self.recordings += 1
+        return t0, time.perf_counter()
+
+    @property
+    def shape(self):
+        return self.pattern.shape
+
+
+class SparseJacobianPlan(_Plan):
     """A sparse Jacobian of ``F(*args)`` w.r.t. ``args[argnum]``, ready to
     evaluate at new arguments by one compressed sweep.
 
@@ -264,27 +291,14 @@ class SparseJacobianPlan:
     """
 
     def __init__(self, F, args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):
-        if not 0 <= argnum < len(args):
-            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
-        if mode not in JACOBIAN_MODES:
-            raise ValueError(f"adsim: unknown Jacobian mode {mode!r}; expected one of "
-                             f"{JACOBIAN_MODES}")
-        self.F = F
-        self.argnum = argnum
-        self.requested_mode = mode
-        self.orders = tuple(orders)
-        self.recordings = 0
-        self._prepare(args)
+        super().__init__(F, args, argnum, mode, JACOBIAN_MODES, "Jacobian mode", orders)
 
     # ---- setup -----------------------------------------------------------
     def _prepare(self, args):
-        t0 = time.perf_counter()
-        self.tape = record(self.F, *args)
-        self.recordings += 1
-        t1 = time.perf_counter()
+        t0, t1 = self._record(args)
         self.pattern = jacobian_pattern(self.tape, [self.argnum])
         t2 = time.perf_counter()
-        self.coloring = choose_jacobian_coloring(self.pattern, self.requested_mode, self.orders)
+        self.coloring = choose_jacobian_coloring(self.pattern, self.choice, self.orders)
         self.mode = _mode_of(self.coloring)
         self.recovery = recovery_for(self.pattern, self.coloring)
         if self.coloring.kind == "bicoloring":
@@ -304,10 +318,6 @@ class SparseJacobianPlan:
         self._structure = _Structure(self.recovery.pattern)
         t3 = time.perf_counter()
         self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
-
-    @property
-    def shape(self):
-        return self.pattern.shape
 
     @property
     def ncolors(self):
@@ -389,7 +399,7 @@ class SparseJacobianPlan:
         return jac
 
 
-class SparseHessianPlan:
+class SparseHessianPlan(_Plan):
     """A sparse Hessian of scalar ``f(*args)`` w.r.t. ``args[argnum]``.
 
     Made by :func:`sparse_hessian_plan`. Each evaluation runs one
@@ -410,22 +420,10 @@ class SparseHessianPlan:
     """
 
     def __init__(self, f, args, argnum=0, method="auto", orders=HESSIAN_ORDERS):
-        if not 0 <= argnum < len(args):
-            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
-        if method not in HESSIAN_METHODS:
-            raise ValueError(f"adsim: unknown Hessian method {method!r}; expected one of "
-                             f"{HESSIAN_METHODS}")
-        self.f = f
-        self.argnum = argnum
-        self.method = method
-        self.orders = tuple(orders)
-        self.recordings = 0
-        self._prepare(args)
+        super().__init__(f, args, argnum, method, HESSIAN_METHODS, "Hessian method", orders)
 
     def _prepare(self, args):
-        t0 = time.perf_counter()
-        self.tape = record(self.f, *args)
-        self.recordings += 1
+        t0, _ = self._record(args)
         size = int(np.prod(self.tape.output_shape))
         if size != 1:
             raise ValueError(f"adsim: a Hessian needs a scalar function; this one returns shape "
@@ -435,9 +433,9 @@ class SparseHessianPlan:
         self.pattern = hessian_pattern(self.tape, [self.argnum])
         t2 = time.perf_counter()
         coloring = None
-        if self.method in ("auto", "star"):
+        if self.choice in ("auto", "star"):
             coloring = best_star_coloring(self.pattern, self.orders)
-        if self.method in ("auto", "acyclic"):
+        if self.choice in ("auto", "acyclic"):
             acyclic = best_acyclic_coloring(self.pattern, self.orders)
             if coloring is None or acyclic.ncolors < coloring.ncolors:
                 coloring = acyclic
@@ -454,10 +452,6 @@ class SparseHessianPlan:
             self._positions = (positions, positions[self._twin])
         t3 = time.perf_counter()
         self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
-
-    @property
-    def shape(self):
-        return self.pattern.shape
 
     @property
     def ncolors(self):
