@@ -298,12 +298,7 @@ def main(argv=None):
     s = T.settings_from(args, AREA)
     machine = T.machine_info()
     res = run(s, with_breakdown=args.breakdown)
-    md = markdown(res, s, machine) + "\n" + breakdown_markdown(res)
-    print(md)
-    print(f"wrote {T.write_json(AREA, s, machine, res)}")
-    if s.write_docs:
-        print(f"updated {T.update_docs(AREA, md, s)}")
-    return 0
+    return T.report(AREA, s, machine, res, markdown(res, s, machine) + "\n" + breakdown_markdown(res))
 
 
 if __name__ == "__main__":

@@ -243,13 +243,7 @@ def main(argv=None):
     s = T.settings_from(args, AREA)
     machine = T.machine_info(T.limit_threads(s))
     res = run(s)
-    md = markdown(res, s, machine)
-    print(md)
-    path = T.write_json(AREA, s, machine, res)
-    print(f"wrote {path}")
-    if s.write_docs:
-        print(f"updated {T.update_docs(AREA, md, s)}")
-    return 0
+    return T.report(AREA, s, machine, res, markdown(res, s, machine))
 
 
 if __name__ == "__main__":

@@ -386,3 +386,13 @@ def header(area, settings, machine):
             f"at the start {_load(machine)}; threads: {machine.get('threads') or 'not limited'}. "
             f"Times are medians (min–max over {settings.repeats} samples unless fewer fitted "
             f"in the time budget); see `benchmarks/timing.py` for the method.")
+
+
+def report(area, settings, machine, results, md):
+    """Print the markdown, write the JSON results and, unless told not to,
+    the docs section of ``area``."""
+    print(md)
+    print(f"wrote {write_json(area, settings, machine, results)}")
+    if settings.write_docs:
+        print(f"updated {update_docs(area, md, settings)}")
+    return 0
