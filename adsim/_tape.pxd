@@ -1,4 +1,5 @@
 # Shared declarations of the compiled core: opcodes, buffers, sweep state.
+cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 # Opcodes. Families occupy ranges so sweeps dispatch on the family and each
@@ -157,6 +158,7 @@ cdef class Tape:
     cdef public bint recording
     cdef public object listing_names  # optional names of inputs for the listing
     cdef public dict _cache           # per-tape memo for Python helpers
+    cdef cnp.ndarray _output_template # an empty array of the output's shape
 
     cdef int new_slot(self, int64_t size) except -1
     cdef void release(self, int slot)

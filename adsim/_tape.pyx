@@ -382,6 +382,7 @@ cdef class Tape:
         self.slot_state[output_slot] |= SLOT_PINNED
         self.output_slot = output_slot
         self.output_shape = output_shape
+        self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
         self.recording = False
         self.free_slots = {}
 
@@ -441,8 +442,18 @@ cdef class Tape:
         return out
 
     def _load(self, xs):
-        for slot, x in zip(self.input_slots, xs):
-            self._write_slot(slot, x)
+        """Copy the inputs (float64, C order, checked by _inputs) into their slots."""
+        cdef int i, slot
+        cdef cnp.ndarray arr
+        for i in range(len(self.input_slots)):
+            slot = self.input_slots[i]
+            arr = xs[i]
+            if not (arr.dtype is FLOAT64 and cnp.PyArray_IS_C_CONTIGUOUS(arr)
+                    and cnp.PyArray_SIZE(arr) == self.slot_size[slot]):
+                self._write_slot(slot, arr)
+                continue
+            memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(arr),
+                   <size_t>self.slot_size[slot] * sizeof(double))
 
     cdef raise_branch(self, Sweep* s):
         k = s.err_op
@@ -454,7 +465,12 @@ cdef class Tape:
             f"does this automatically).", op_index=k, op_name=name)
 
     def _output_value(self):
-        out = self.slot_value(self.output_slot).reshape(self.output_shape)
+        cdef int r = self.output_slot
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(len(self.output_shape),
+                                                 cnp.PyArray_DIMS(self._output_template),
+                                                 cnp.NPY_FLOAT64, 0)
+        memcpy(cnp.PyArray_DATA(out), self.val + self.slot_off[r],
+               <size_t>self.slot_size[r] * sizeof(double))
         return out
 
     def _forward(self, xs, bint keep=False):
