@@ -219,8 +219,10 @@ cdef class Tape:
         memcpy(self.opnd + self.n_opnd, ops, <size_t>nops * sizeof(int32_t))
         self.mark_value_reads(code, ops)
         if r >= 0:
-            if code == SCATTER:            # partial overwrite: always saved
-                flag = FLAG_PUSH | FLAG_INPLACE
+            if code == SCATTER:            # partial overwrite: saved if read in reverse
+                flag = FLAG_INPLACE
+                if self.slot_state[r] & SLOT_NEEDED:
+                    flag |= FLAG_PUSH
                 self.slot_state[r] |= SLOT_WRITTEN
             else:
                 # the old contents of r must be saved only if a reverse sweep

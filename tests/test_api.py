@@ -424,11 +424,18 @@ def test_listing(capsys):
 
 def test_listing_marks_saved_overwrites():
     def f(x):
-        y = x * 1.0
+        y = np.exp(x)              # exp's reverse rule reads y: overwriting it saves the old value
         y[0] = x[1] ** 2
         return y
     text = str(adsim.record(f, np.ones(3)))
     assert "scatter" in text and "(saves overwritten)" in text
+
+    def g(x):
+        y = x * 1.0                # a linear op's reverse rule reads nothing: nothing to save
+        y[0] = x[1] ** 2
+        return y
+    scatter = [line for line in str(adsim.record(g, np.ones(3))).splitlines() if "scatter" in line]
+    assert scatter and "(saves overwritten)" not in scatter[0]
 
 
 def test_stats():
