@@ -295,14 +295,16 @@ cdef class Active:
 
     cdef Active _gather_one(self, int r, int32_t k):
         """self[k] of a 1-d array: one GATHER with one stored index."""
-        cdef int32_t ops[5]
+        cdef int32_t ops[7]
         cdef Tape t = self.tape
         ops[0] = r
         ops[1] = self.slot
         ops[2] = <int32_t>t.add_ints(&k, 1)
-        ops[3] = k
+        ops[3] = k          # a slice of one element: start k, step 1, one row
         ops[4] = 1
-        t.append_op(GATHER, ops, 5)
+        ops[5] = 1
+        ops[6] = 0
+        t.append_op(GATHER, ops, 7)
         t.execute_last()
         return new_active(t, r, ())
 

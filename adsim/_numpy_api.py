@@ -267,7 +267,7 @@ def _extremum(a, axis, keepdims, want_min):
         del cur[ax]
         ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
         tape.record_op(int(Op.ARGEXT), -1, [y.slot, outer, m, inner, ioff, int(want_min)])
-        y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0])
+        y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0, 0, 0])
     return finish_reduction(y, a.shape, axes, keepdims)
 
 
@@ -394,20 +394,25 @@ def gather(a, idx):
     tape = tape_of(a)
     if flat.size == a.size and np.array_equal(flat, np.arange(a.size)):
         return new(tape, Op.COPY, idx.shape, [a.slot])
-    start, step = progression(flat)
-    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat), start, step])
+    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat)] + strided(idx))
 
 
-def progression(flat):
-    """(start, step) when the indices are start + j * step (a slice), else (0, 0)."""
-    if flat.size == 0:
-        return 0, 0
-    if flat.size == 1:
-        return int(flat[0]), 1
-    step = int(flat[1] - flat[0])
-    if step != 0 and np.all(np.diff(flat) == step):
-        return int(flat[0]), step
-    return 0, 0
+def strided(idx):
+    """[start, step, inner, outer_step] when the indices of a gather are those
+    of a 1-d or 2-d slice, start + u outer_step + i step with i < inner
+    (its kernel then needs no index loads), else zeros."""
+    rows = np.asarray(idx).reshape(-1, idx.shape[-1]) if np.ndim(idx) else np.reshape(idx, (1, 1))
+    if rows.size == 0:
+        return [0, 0, 0, 0]
+    inner = rows.shape[1]
+    step = int(rows[0, 1] - rows[0, 0]) if inner > 1 else 1
+    outer_step = int(rows[1, 0] - rows[0, 0]) if rows.shape[0] > 1 else 0
+    if step == 0:
+        return [0, 0, 0, 0]
+    want = rows[0, 0] + outer_step * np.arange(rows.shape[0])[:, None] + step * np.arange(inner)
+    if not np.array_equal(rows, want):
+        return [0, 0, 0, 0]
+    return [int(rows[0, 0]), step, inner, outer_step]
 
 
 def getitem(a, key):
@@ -416,7 +421,8 @@ def getitem(a, key):
         if not -a.size <= key < a.size:
             raise IndexError(f"index {key} is out of bounds for axis 0 with size {a.size}")
         tape = tape_of(a)
-        return new(tape, Op.GATHER, (), [a.slot, tape.add_indices([key % a.size]), key % a.size, 1])
+        return new(tape, Op.GATHER, (), [a.slot, tape.add_indices([key % a.size]), key % a.size, 1,
+                                         1, 0])
     return gather(a, element_indices(a)[key])
 
 

@@ -98,7 +98,7 @@ TABLE = [
     _s("SUM", LINEAR, (np.sum, np.mean), ("@a", "outer", "m", "inner")),
     _s("CUMSUM", LINEAR, (np.cumsum,), ("@a", "outer", "m", "inner")),
     _s("GATHER", LINEAR, (np.take, np.transpose, np.max, np.min),
-       ("@a", "index_offset", "start", "step")),
+       ("@a", "index_offset", "start", "step", "inner", "outer_step")),
     _s("SCATTER", LINEAR, (np.concatenate, np.pad), ("@v", "index_offset", "m")),
     _s("WHERE", LINEAR, (np.where,), ("@a", "@b", "branch_offset")),
     _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),

@@ -6,8 +6,10 @@
 # BROADCAST [r, a, outer, m, inner]     r[u, k, i] = a[u, i]      (adjoint: SUM)
 # SUM       [r, a, outer, m, inner]     r[u, i] = sum_k a[u, k, i] (adjoint: BROADCAST)
 # CUMSUM    [r, a, outer, m, inner]     r[u, k, i] = sum_{k' <= k} a[u, k', i]
-# GATHER    [r, a, ioff, start, step]   r[j] = a[idx[j]], idx = ints[ioff:]; when step != 0
-#                                       idx[j] = start + j * step (slices: no index loads)
+# GATHER    [r, a, ioff, start, step, inner, outer_step]
+#                                       r[j] = a[idx[j]], idx = ints[ioff:]; when step != 0
+#                                       idx[j] = start + (j // inner) outer_step + (j % inner) step
+#                                       (1-d and 2-d slices: no index loads)
 # SCATTER   [r, v, ioff, m]             r[idx[j]] = v[j] in place (last write wins)
 # WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
 
@@ -20,11 +22,15 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
         memcpy(dst, src, <size_t>ref_size(s, o[0]) * sizeof(double))
     elif code == GATHER:
         n = ref_size(s, o[0])
-        if o[4] == 1:
-            memcpy(dst, src + o[3], <size_t>n * sizeof(double))
-        elif o[4] != 0:
-            for i in range(n):
-                dst[i] = src[o[3] + i * o[4]]
+        if o[4] != 0:
+            inner = o[5] if o[5] > 0 else n
+            for u in range(n // inner if inner else 0):
+                base = o[3] + u * o[6]
+                if o[4] == 1:
+                    memcpy(dst + u * inner, src + base, <size_t>inner * sizeof(double))
+                else:
+                    for i in range(inner):
+                        dst[u * inner + i] = src[base + i * o[4]]
         else:
             idx = s.ints + o[2]
             for i in range(n):
@@ -67,8 +73,11 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
     elif code == GATHER:
         n = ref_size(s, o[0])
         if o[4] != 0:
-            for i in range(n):
-                dst[o[3] + i * o[4]] += src[i]
+            inner = o[5] if o[5] > 0 else n
+            for u in range(n // inner if inner else 0):
+                base = o[3] + u * o[6]
+                for i in range(inner):
+                    dst[base + i * o[4]] += src[u * inner + i]
         else:
             idx = s.ints + o[2]
             for i in range(n):

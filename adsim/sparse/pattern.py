@@ -352,14 +352,16 @@ class Program:
 
     def indices(self, k):
         """Element indices of a GATHER (read) or SCATTER (written) op; a
-        strided GATHER ``[r, a, ioff, start, step]`` with ``step != 0`` reads
-        ``start + j * step``."""
+        strided GATHER ``[r, a, ioff, start, step, inner, outer_step]`` with
+        ``step != 0`` reads ``start + (j // inner) outer_step + (j % inner) step``."""
         o = self.operands[k]
         if self.codes[k] == Op.SCATTER:
             return self.tape.index_record(o[2], o[3]).astype(np.intp)
         n = self.size(o[0])
-        if len(o) >= 5 and o[4] != 0:
-            return o[3] + o[4] * np.arange(n, dtype=np.intp)
+        if len(o) >= 7 and o[4] != 0:
+            inner = o[5] if o[5] > 0 else n
+            j = np.arange(n, dtype=np.intp)
+            return o[3] + (j // inner) * o[6] + (j % inner) * o[4]
         return self.tape.index_record(o[2], n).astype(np.intp)
 
     def constant_nonzero(self, ref, shape):
