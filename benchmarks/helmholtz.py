@@ -60,8 +60,6 @@ class Method:
         self.max_n, self.why_slow, self.check = max_n, why_slow, check
 
 
-class Skip(Exception):
-    """A method that cannot run here (not installed, or too slow at this n)."""
 
 
 # ---- adsim and plain NumPy ---------------------------------------------------------
@@ -120,15 +118,10 @@ def _adsim_grad_recording(inst, s):
 
 # ---- other tools ------------------------------------------------------------------
 
-def _import(name):
-    try:
-        return __import__(name)
-    except ImportError:
-        raise Skip(f"{name} not installed") from None
 
 
 def _autograd(inst, s):
-    autograd = _import("autograd")
+    autograd = T.peer("autograd")
     import autograd.numpy as anp
     g, x = autograd.grad(inst.function(anp)), inst.x
     return lambda: g(x)
@@ -138,7 +131,7 @@ def _jax_setup(inst, jit, threads):
     if threads == 1 and "jax" not in sys.modules:   # XLA reads its flags when it starts
         flags = os.environ.get("XLA_FLAGS", "")
         os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
-    jax = _import("jax")
+    jax = T.peer("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     # A and b are arguments, not closed-over constants: jit would fold an n x n
@@ -159,7 +152,7 @@ def _jax_jit(inst, s):
 
 
 def _torch(inst, s):
-    torch = _import("torch")
+    torch = T.peer("torch")
     if s.threads > 0:
         torch.set_num_threads(s.threads)
     A, b = (torch.from_numpy(p) for p in inst.params)
@@ -172,7 +165,7 @@ def _torch(inst, s):
 
 
 def _casadi(inst, s):
-    ca = _import("casadi")
+    ca = T.peer("casadi")
     n = inst.n
     x, A, b = ca.MX.sym("x", n), ca.MX.sym("A", n, n), ca.MX.sym("b", n)
     bx = ca.dot(b, x)
@@ -239,7 +232,7 @@ def run_size(n, s, methods, seed=0, smallest=None):
             fn = m.prepare(inst, s)
             result = fn()
             first_call = time.perf_counter() - t0
-        except Skip as why:
+        except T.Skip as why:
             out[m.key] = {"skipped": str(why)}
             continue
         entry = {"first_call": first_call}

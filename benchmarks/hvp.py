@@ -51,15 +51,8 @@ VECTOR_K = 8
 TOLERANCE = 1e-8
 
 
-class Skip(Exception):
-    """A method that cannot run here (not installed)."""
 
 
-def _import(name):
-    try:
-        return __import__(name)
-    except ImportError:
-        raise Skip(f"{name} not installed") from None
 
 
 # ---- methods: prepare(inst, v) -> callable of no arguments -----------------------
@@ -110,7 +103,7 @@ def _peer_params(inst, convert):
 
 
 def _autograd(inst, v):
-    autograd = _import("autograd")
+    autograd = T.peer("autograd")
     import autograd.numpy as anp
     hvp = autograd.hessian_vector_product(inst.function(anp))
     x = inst.x
@@ -118,7 +111,7 @@ def _autograd(inst, v):
 
 
 def _jax(inst, v):
-    jax = _import("jax")
+    jax = T.peer("jax")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     params = _peer_params(inst, jnp.asarray)
@@ -130,7 +123,7 @@ def _jax(inst, v):
 
 
 def _torch(inst, v):
-    torch = _import("torch")
+    torch = T.peer("torch")
     params = _peer_params(inst, torch.from_numpy)
     f = inst.problem.f
     x = torch.tensor(inst.x, dtype=torch.float64, requires_grad=True)
@@ -176,7 +169,7 @@ def run_case(name, n, s, seed=0):
             fn = prepare(inst, v)
             result = fn()
             first = time.perf_counter() - t0
-        except Skip as why:
+        except T.Skip as why:
             out[key] = {"skipped": str(why)}
             continue
         entry = {"first_call": first}

@@ -215,11 +215,7 @@ def markdown(res, s, machine):
 
 
 def main(argv=None):
-    args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
-    s = T.settings_from(args, AREA)
-    machine = T.machine_info(T.limit_threads(s))
-    res = run(s)
-    return T.report(AREA, s, machine, res, markdown(res, s, machine))
+    return T.area_main(AREA, __doc__.splitlines()[0], run, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -46,15 +46,8 @@ LAMBDA = 6.0
 GOALS = {"ratio_over_colors": 3.0, "detect_and_color_seconds": 1.0}
 
 
-class Skip(Exception):
-    """A method that cannot run here (not installed, too large)."""
 
 
-def _import(name):
-    try:
-        return __import__(name)
-    except ImportError:
-        raise Skip(f"{name} not installed") from None
 
 
 def residual(u, lam, xp=np):
@@ -77,7 +70,7 @@ def _scipy_grouped(x, pattern, s):
 
 def _dense(x, pattern, s):
     if x.size > DENSE_MAX and not s.full:
-        raise Skip(f"n x n = {x.size ** 2 * 8 / 2 ** 30:.0f} GiB dense result (--full runs it)")
+        raise T.Skip(f"n x n = {x.size ** 2 * 8 / 2 ** 30:.0f} GiB dense result (--full runs it)")
     jac = ad.jacobian(residual)
     jac(x, LAMBDA)
     return (lambda: jac(x, LAMBDA)), 0.0, x.size
@@ -87,8 +80,8 @@ def _jax_sparsejac(x, pattern, s):
     if s.threads == 1 and "jax" not in sys.modules:
         flags = os.environ.get("XLA_FLAGS", "")
         os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
-    jax = _import("jax")
-    sparsejac = _import("sparsejac")
+    jax = T.peer("jax")
+    sparsejac = T.peer("sparsejac")
     jax.config.update("jax_enable_x64", True)
     import jax.experimental.sparse as jsparse
     import jax.numpy as jnp
@@ -105,7 +98,7 @@ def _jax_sparsejac(x, pattern, s):
 
 
 def _casadi(x, pattern, s):
-    ca = _import("casadi")
+    ca = T.peer("casadi")
     n = x.size
     k = int(round(np.sqrt(n)))
     t0 = time.perf_counter()
@@ -170,7 +163,7 @@ def one_size(k, s):
             continue
         try:
             fn, peer_setup, directions = make(x, pattern, s)
-        except Skip as why:
+        except T.Skip as why:
             row["peers"][key] = {"label": label, "skipped": str(why)}
             continue
         error = _difference(fn(), reference)
@@ -239,11 +232,7 @@ def markdown(res, s, machine):
 
 
 def main(argv=None):
-    args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
-    s = T.settings_from(args, AREA)
-    machine = T.machine_info(T.limit_threads(s))
-    res = run(s)
-    return T.report(AREA, s, machine, res, markdown(res, s, machine))
+    return T.area_main(AREA, __doc__.splitlines()[0], run, markdown, argv)
 
 
 if __name__ == "__main__":

@@ -396,3 +396,24 @@ def report(area, settings, machine, results, md):
     if settings.write_docs:
         print(f"updated {update_docs(area, md, settings)}")
     return 0
+
+
+class Skip(Exception):
+    """A method that cannot run here (not installed, or too large or slow at this size)."""
+
+
+def peer(name):
+    """Import an optional peer AD tool, or raise Skip naming it."""
+    try:
+        return __import__(name)
+    except ImportError:
+        raise Skip(f"{name} not installed") from None
+
+
+def area_main(area, description, run, markdown, argv=None):
+    """The command line of an area script: parse, measure, report."""
+    args = parser(area, description).parse_args(argv)
+    settings = settings_from(args, area)
+    machine = machine_info(limit_threads(settings))
+    results = run(settings)
+    return report(area, settings, machine, results, markdown(results, settings, machine))
