@@ -29,8 +29,10 @@ def areas():
 
 def _understands(source, flag):
     """Whether an area script takes ``flag``: all do that build their command
-    line with ``timing.parser``; others must spell the flag out."""
-    return "T.parser(" in source or "timing.parser(" in source or flag in source
+    line with ``timing.parser`` (or ``timing.area_main``); others must spell
+    the flag out."""
+    return ("T.parser(" in source or "timing.parser(" in source or "T.area_main(" in source
+            or flag in source)
 
 
 def _flags(args, source):
