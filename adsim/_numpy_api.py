@@ -7,12 +7,11 @@ are recorded through one index map: the NumPy function is applied to arrays
 of element indices, and the result says where each output element comes from.
 """
 import math
-import operator
 
 import numpy as np
 
 from . import ops
-from ._tape import Active, CompareKind, Opcode as Op, Tape, _install_unary_ufuncs, record_binary_refs, \
+from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_binary_refs, \
     record_unary, wrap
 from .errors import UnsupportedOperation
 

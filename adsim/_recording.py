@@ -1,5 +1,4 @@
 """Recording: run a function on active inputs and keep the tape."""
-import numpy as np
 
 from ._tape import Active, Opcode as Op, _as_float_array, wrap
 
