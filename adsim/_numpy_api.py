@@ -447,7 +447,7 @@ def setitem(a, key, value):
             arr = np.broadcast_to(arr, tshape)
         v, vref = None, tape.const_ref(arr)
     ioff = tape.add_indices(np.asarray(target).reshape(-1))
-    tape.record_op(int(Op.SCATTER), -2, [a.slot, vref, ioff, m])
+    tape.record_op(int(Op.SCATTER), -2, [a.slot, vref, ioff, m] + strided(np.asarray(target)))
 
 
 def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
@@ -481,9 +481,11 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
             if positions.size == 0:
                 continue
             local = flat[positions] - start
-            src = p if np.array_equal(local, np.arange(n)) else gather(p, local)
-            tape.record_op(int(Op.SCATTER), -2,
-                           [out.slot, src.slot, tape.add_indices(positions), positions.size])
+            whole = np.array_equal(local, np.arange(n))
+            src = p if whole else gather(p, local)
+            rows = positions.reshape(p.shape) if whole and p.ndim else positions
+            tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot, tape.add_indices(positions),
+                                                 positions.size] + strided(rows))
     return out
 
 

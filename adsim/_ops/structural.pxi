@@ -10,7 +10,9 @@
 #                                       r[j] = a[idx[j]], idx = ints[ioff:]; when step != 0
 #                                       idx[j] = start + (j // inner) outer_step + (j % inner) step
 #                                       (1-d and 2-d slices: no index loads)
-# SCATTER   [r, v, ioff, m]             r[idx[j]] = v[j] in place (last write wins)
+# SCATTER   [r, v, ioff, m, start, step, inner, outer_step]
+#                                       r[idx[j]] = v[j] in place (last write wins); when
+#                                       step != 0 the indices are strided as for GATHER
 # WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
 
 cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept:
@@ -117,8 +119,19 @@ cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) n
             dst[i] = src[0]
 
 
-cdef void scatter_into(double* r, const double* v, const int32_t* idx, int64_t m, int64_t sv) noexcept:
-    cdef int64_t j
+cdef void scatter_into(double* r, const double* v, const int32_t* o, const int32_t* ints,
+                       int64_t sv) noexcept:
+    """r[idx[j]] = v[j * sv] (zero when v is NULL) for the m indices of a SCATTER."""
+    cdef int64_t j, u, i, base, k
+    cdef int64_t m = o[3], start = o[4], step = o[5], inner = o[6], outer = o[7]
+    cdef const int32_t* idx = ints + o[2]
+    if step != 0:                  # a slice: rows of progressions, no index loads
+        for u in range(m // inner if inner else 0):
+            base = start + u * outer
+            for i in range(inner):
+                k = u * inner + i
+                r[base + i * step] = v[k * sv] if v != NULL else 0.0
+        return
     if v == NULL:
         for j in range(m):
             r[idx[j]] = 0.0
@@ -143,7 +156,7 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1:
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
     elif code == SCATTER:
-        scatter_into(vptr(s, o[0]), vptr(s, o[1]), s.ints + o[2], o[3], stride_of(s, o[1], o[3]))
+        scatter_into(vptr(s, o[0]), vptr(s, o[1]), o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
         where_into(vptr(s, o[0]), vptr(s, o[1]), vptr(s, o[2]), s.branches + o[3], n,
                    stride_of(s, o[1], n), stride_of(s, o[2], n))
@@ -161,12 +174,12 @@ cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1:
     if code == FILL or (ta == NULL and code != WHERE):
         if code == SCATTER:
             for j in range(s.p):
-                scatter_into(ty + j * n, NULL, s.ints + o[2], o[3], 0)
+                scatter_into(ty + j * n, NULL, o, s.ints, 0)
         else:
             memset(ty, 0, <size_t>(s.p * n) * sizeof(double))
     elif code == SCATTER:
         for j in range(s.p):
-            scatter_into(ty + j * n, ta + j * na, s.ints + o[2], o[3], stride_of(s, o[1], o[3]))
+            scatter_into(ty + j * n, ta + j * na, o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
         tb = tptr(s, o[2])
         nb = ref_size(s, o[2])
@@ -185,7 +198,7 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ay = aptr(s, o[0])
     cdef double* aa = aptr(s, o[1])
     cdef double* ab
-    cdef int64_t na = ref_size(s, o[1]), nb, j, i, sa, sb, m
+    cdef int64_t na = ref_size(s, o[1]), nb, j, i, sa, sb, m, u, k, base
     cdef const int32_t* idx
     cdef const uint8_t* mask
     if code == FILL:
@@ -194,6 +207,16 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
         idx = s.ints + o[2]
         m = o[3]
         sa = stride_of(s, o[1], m)
+        if o[5] != 0:                       # strided: distinct indices, any order
+            for j in range(s.q):
+                for u in range(m // o[6] if o[6] else 0):
+                    base = o[4] + u * o[7]
+                    for k in range(o[6]):
+                        i = u * o[6] + k
+                        if aa != NULL:
+                            aa[j * na + i * sa] += ay[j * n + base + k * o[5]]
+                        ay[j * n + base + k * o[5]] = 0.0
+            return 0
         for j in range(s.q):
             for i in range(m - 1, -1, -1):     # the last write to an index wins
                 if aa != NULL:
