@@ -148,6 +148,8 @@ cdef class Tape:
     cdef int64_t arena_cap
     cdef double* work                 # sweep buffers (tangents, adjoints), reused
     cdef int64_t work_cap
+    cdef int64_t work_zero_lo         # work[lo:hi] is known to hold zeros (a
+    cdef int64_t work_zero_hi         # finished reverse sweep leaves its adjoints zero)
     cdef DStack stack
     cdef dict free_slots              # size -> list of free slot ids (recording only)
     cdef public list callbacks
@@ -175,3 +177,4 @@ cdef class Tape:
     cdef raise_branch(self, Sweep* s)
     cdef object _read_dirs(self, double* p, int dirs, int slot)
     cdef int _seed(self, Sweep* s, list V, int p) except -1
+    cdef void _clear_inputs(self, double* buf, int dirs)

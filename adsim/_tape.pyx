@@ -101,6 +101,7 @@ cdef class Tape:
         self.val = <double*>grow(NULL, &self.arena_cap, 256, sizeof(double))
         self.work = NULL
         self.work_cap = 0
+        self.work_zero_lo = self.work_zero_hi = 0
         self.stack.data = NULL
         self.stack.top = self.stack.cap = self.stack.peak = 0
         self.free_slots = {}
@@ -411,10 +412,21 @@ cdef class Tape:
             free(self.work)
             self.work = NULL
             self.work_cap = 0
+            self.work_zero_lo = self.work_zero_hi = 0
             self.work = <double*>grow(NULL, &self.work_cap, max(n, 1), sizeof(double))
-        if n > zero_from:
+        if n > zero_from and not (self.work_zero_lo <= zero_from and n <= self.work_zero_hi):
             memset(self.work + zero_from, 0, <size_t>(n - zero_from) * sizeof(double))
+        self.work_zero_lo = self.work_zero_hi = 0      # in use until a sweep finishes
         return self.work
+
+    cdef void _clear_inputs(self, double* buf, int dirs):
+        """Zero the input slots' part of an adjoint buffer. Every other slot's
+        adjoint is cleared by the reverse sweep itself (after its op), so the
+        whole buffer is then zero and the next sweep need not clear it."""
+        cdef int slot
+        for slot in self.input_slots:
+            memset(buf + dirs * self.slot_off[slot], 0,
+                   <size_t>(dirs * self.slot_size[slot]) * sizeof(double))
 
     def _check_recorded(self):
         if self.recording or self.output_slot is None:
@@ -506,7 +518,10 @@ cdef class Tape:
             memcpy(aptr(&s, r), cnp.PyArray_DATA(w), <size_t>(q * self.slot_size[r]) * sizeof(double))
         adjoint_sweep(&s, self.n_ops)
         assert self.stack.top == 0
-        return y, [self._read_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
+        out = [self._read_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
+        self._clear_inputs(s.adj, q)
+        self.work_zero_lo, self.work_zero_hi = 0, q * self.arena_size
+        return y, out
 
     cdef object _read_dirs(self, double* p, int dirs, int slot):
         return copy_out(p, dirs, self.slot_size[slot])
@@ -571,6 +586,9 @@ cdef class Tape:
         assert self.stack.top == 0
         adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots]
         adot = [self._read_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
+        self._clear_inputs(s.adj, 1)
+        self._clear_inputs(s.adot, p)
+        self.work_zero_lo, self.work_zero_hi = p * n, (2 * p + 1) * n
         return y, ty, adj, adot
 
     def _iterate(self, xs, int64_t n_steps):

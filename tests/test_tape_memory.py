@@ -58,3 +58,23 @@ def test_in_place_updates_save_only_the_overwritten_part():
     # one element per update and the scalar temporaries, not 400 values per update
     assert tape.stats()["bytes"]["value_stack_peak"] <= 8 * 4 * 50
     check_grads(f, x[:60], modes=("fwd", "rev"), order=2)
+
+
+def test_interleaved_sweeps_reuse_work_buffers_correctly():
+    """A reverse sweep leaves its adjoint buffer zero, so the next one skips
+    clearing it; any other sweep in between must not leave stale values."""
+    x = np.linspace(-0.7, 0.9, 7)
+    f = lambda z: np.sum(nonlinear_chain(z) ** 2)  # noqa: E731
+    F = lambda z: nonlinear_chain(z)  # noqa: E731
+    tape, vtape = adsim.record(f, x), adsim.record(F, x)
+    g0 = adsim.record(f, x).gradient(x)
+    rng = np.random.default_rng(3)
+    v, W = rng.standard_normal(7), rng.standard_normal((7, 3))
+    hv0 = adsim.record(f, x).hvp(x, v)
+    for _ in range(3):
+        assert np.array_equal(tape.gradient(x), g0)
+        tape.jvp(x, v)
+        assert np.array_equal(tape.hvp(x, v), hv0)
+        assert np.array_equal(tape.gradient(x), g0)
+        _, JW = vtape.vjp(x, W)
+        assert np.allclose(JW[:, 1], vtape.vjp(x, W[:, 1])[1], rtol=1e-14, atol=1e-14)
