@@ -45,6 +45,12 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
             for u in range(outer):
                 for k in range(m):
                     memcpy(dst + (u * m + k) * inner, src + u * inner, <size_t>inner * sizeof(double))
+        elif code == SUM and inner == 1:      # contiguous rows: a plain running sum
+            for u in range(outer):
+                acc = 0.0
+                for k in range(m):
+                    acc += src[u * m + k]
+                dst[u] = acc
         elif code == SUM:
             for u in range(outer):
                 for i in range(inner):
@@ -94,6 +100,10 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
                     base = (u * m + k) * inner
                     for i in range(inner):
                         dst[u * inner + i] += src[base + i]
+        elif code == SUM and inner == 1:
+            for u in range(outer):
+                for k in range(m):
+                    dst[u * m + k] += src[u]
         elif code == SUM:
             for u in range(outer):
                 for k in range(m):

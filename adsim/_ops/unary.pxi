@@ -365,6 +365,9 @@ cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1:
     elif code == NEG:
         for i in range(n):
             y[i] = -x[i]
+    elif code == RSUB_C:
+        for i in range(n):
+            y[i] = c - x[i]
     elif code == SQUARE or (code == POW_C and c == 2.0):
         for i in range(n):
             y[i] = x[i] * x[i]
