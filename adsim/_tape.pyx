@@ -530,7 +530,7 @@ cdef class Tape:
         """Forward sweep with p tangent directions; V[i] is (p, size of input i)
         or None. Returns (output value, output tangents (p, output size))."""
         cdef Sweep s
-        cdef int p = next(v.shape[0] for v in V if v is not None)
+        cdef int p = _directions_of(V)
         self._load(xs)
         self.fill_sweep(&s)
         s.p = p
@@ -548,7 +548,11 @@ cdef class Tape:
             if vi is None:
                 memset(tptr(s, slot), 0, <size_t>(p * self.slot_size[slot]) * sizeof(double))
                 continue
-            v = np.ascontiguousarray(vi, dtype=np.float64)
+            if type(vi) is np.ndarray and (<cnp.ndarray>vi).dtype is FLOAT64 and \
+                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>vi):
+                v = vi
+            else:
+                v = np.ascontiguousarray(vi, dtype=np.float64)
             memcpy(tptr(s, slot), cnp.PyArray_DATA(v), <size_t>(p * self.slot_size[slot]) * sizeof(double))
         return 0
 
@@ -559,10 +563,18 @@ cdef class Tape:
         tangents (p, size) per input])."""
         cdef cnp.ndarray wd
         cdef Sweep s
-        cdef int p = next(v.shape[0] for v in V if v is not None)
+        cdef int p = _directions_of(V)
         cdef int64_t n = self.arena_size
         cdef int r = self.output_slot
-        cdef cnp.ndarray wa = np.ascontiguousarray(w, dtype=np.float64).reshape(-1)
+        cdef cnp.ndarray wa
+        if type(w) is np.ndarray and (<cnp.ndarray>w).dtype is FLOAT64 and \
+                cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>w):
+            wa = w
+        else:
+            wa = np.ascontiguousarray(w, dtype=np.float64)
+        if cnp.PyArray_SIZE(wa) != self.slot_size[r]:
+            raise ValueError(f"adsim: the output weight has {cnp.PyArray_SIZE(wa)} values, the "
+                             f"output {self.slot_size[r]}")
         self._load(xs)
         self.fill_sweep(&s)
         s.p = p
@@ -669,6 +681,14 @@ cdef class Tape:
             "tape_bytes_per_op": (sum(nbytes[k] for k in ("opcodes", "operands", "branches"))
                                   / max(self.n_ops, 1)),
         }
+
+
+cdef int _directions_of(list V) except -1:
+    """The number of directions p of per-input (p, size) seeds (None: constant)."""
+    for v in V:
+        if v is not None:
+            return v.shape[0]
+    raise ValueError("adsim: no direction given for any input")
 
 
 cdef object as_float_array(object x, str what):

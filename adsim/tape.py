@@ -144,6 +144,11 @@ class Tape(_tape.Tape):
         carrying ``v`` (shape x.shape, or x.shape + (k,) for k directions) and
         one second-order adjoint sweep. For a vector output, ``w`` weights the
         outputs (the Hessian of w·f)."""
+        if (w is None and self.n_inputs == 1 and type(x) is np.ndarray and type(v) is np.ndarray
+                and v.shape == x.shape and v.dtype == np.float64 and v.flags.c_contiguous):
+            xs = self._inputs((x,))            # the common case: one input, one direction
+            if self.slot_size_of(self.output_slot) == 1:
+                return self._soadjoint(xs, [v.reshape(1, -1)], _ONE)[3][0].reshape(x.shape)
         return self.gradient_and_hvp(x, v, w)[1]
 
     def gradient_and_hvp(self, x, v, w=None):
