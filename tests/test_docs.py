@@ -1,11 +1,12 @@
-"""The Python code blocks of the docs run (each page in one namespace)."""
+"""The Python code blocks of the README and the docs run (each page in one namespace)."""
 import pathlib
 import re
 
 import pytest
 
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
-DOCS = [page for page in sorted((pathlib.Path(__file__).parent.parent / "docs").glob("*.md"))
+ROOT = pathlib.Path(__file__).parent.parent
+DOCS = [page for page in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
         if FENCE.search(page.read_text())]
 
 
