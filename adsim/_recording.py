@@ -3,12 +3,12 @@
 from ._tape import Active, Opcode as Op, _as_float_array, wrap
 
 
-def record(f, *args, tape_class=None, **kwargs):
+def record(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are
     constants. Returns the tape; its output is f's (single) return value."""
     from .tape import Tape
-    tape = (tape_class or Tape)()
+    tape = Tape()
     inputs = []
     for i, a in enumerate(args):
         arr = _as_float_array(a, f"argument {i}")

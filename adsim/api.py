@@ -134,11 +134,12 @@ def _pick(grads, argnums, single):
     return picked[0] if single else tuple(picked)
 
 
-def _check_scalar(tape, name):
+def _check_scalar(tape, what, f):
     if tape.slot_size_of(tape.output_slot) != 1:
-        raise ValueError(f"adsim: {name} needs a function with a scalar output; "
-                         f"{tape._cache.get('name', 'it')} returned shape {tuple(tape.output_shape)}. "
-                         f"Use adsim.jacobian or adsim.vjp for vector outputs")
+        raise ValueError(f"adsim: {what} needs a function with a scalar output; "
+                         f"{getattr(f, '__name__', 'the function')} returned shape "
+                         f"{tuple(tape.output_shape)}. Use adsim.jacobian or adsim.vjp for "
+                         f"vector outputs")
 
 
 def value_and_grad(f, argnums=0, cache=True):
@@ -153,7 +154,7 @@ def value_and_grad(f, argnums=0, cache=True):
             return f(*args, **kwargs), grads[0] if isinstance(argnums, int) else grads
 
         def method(tape, values):
-            _check_scalar(tape, "grad")
+            _check_scalar(tape, "grad", f)
             y, g = tape.value_and_gradient(*values)
             return y, _pick(g, nums, isinstance(argnums, int))
         return tapes.run(args, kwargs, nums, method)
@@ -239,7 +240,7 @@ def grad_and_hvp(f, x, v, *args):
     dirs = np.shape(v)[np.ndim(x):]     # () for one direction, (k,) for k
 
     def method(tape, values):
-        _check_scalar(tape, "hvp")
+        _check_scalar(tape, "hvp", f)
         g, hv = tape.gradient_and_hvp(tuple(values), (v,) + tuple(
             np.zeros(np.shape(a) + dirs) for a in values[1:]))
         return _pick(g, (0,), True), _pick(hv, (0,), True)
