@@ -216,6 +216,9 @@ cdef int tangent_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
     for k in range(n_ops):
         if keep and (s.flags[k] & FLAG_PUSH):
             save_result(s, k, True)
+        if s.code[k] == MATMUL:             # one pass over the matrix for both
+            linalg_value_tangent(s, s.opnd + s.start[k])
+            continue
         if op_value(s, k):
             s.err_op = k
             return 1

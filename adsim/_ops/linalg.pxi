@@ -6,6 +6,51 @@
 #   adjoint:  Abar += Cbar B^T,  Bbar += A^T Cbar
 #   second:   dAbar += dCbar B^T + Cbar dB^T,  dBbar += dA^T Cbar + A^T dCbar
 
+# Matrix-vector products with several vectors stream the matrix once
+# (adsim/_matvec.h says why).
+cdef extern from "_matvec.h" nogil:
+    void rows_dot "adsim_rows_dot"(int64_t m, int64_t k, const double* A, int D,
+                                   double** X, double** Y, bint accumulate)
+    void rows_axpy "adsim_rows_axpy"(int64_t m, int64_t k, const double* A, int D,
+                                     double** X, double** Y, bint accumulate)
+
+
+cdef enum MatvecKind:
+    NOT_MATVEC = 0
+    MAT_VEC = 1          # A (m x k) @ b (k): n == 1
+    VEC_MAT = 2          # a (k) @ B (k x n): m == 1
+
+
+cdef inline MatvecKind matvec_kind(int m, int k, int n) noexcept nogil:
+    if k < 2:
+        return NOT_MATVEC
+    if n == 1 and m > 1:
+        return MAT_VEC
+    if m == 1 and n > 1:
+        return VEC_MAT
+    return NOT_MATVEC
+
+
+cdef void matvec(MatvecKind kind, int m, int k, int n, const double* A, const double* B,
+                 int D, double** X, double** Y, bint accumulate) noexcept nogil:
+    """Y[d] (+)= A @ X[d] (MAT_VEC) or X[d] @ B (VEC_MAT): the product with the
+    op's matrix operand, for D vectors in one pass."""
+    if kind == MAT_VEC:
+        rows_dot(m, k, A, D, X, Y, accumulate)
+    else:
+        rows_axpy(k, n, B, D, X, Y, accumulate)
+
+
+cdef void matvec_transposed(MatvecKind kind, int m, int k, int n, const double* A,
+                            const double* B, int D, double** X, double** Y) noexcept nogil:
+    """Y[d] += A^T X[d] (MAT_VEC: the vector operand's adjoint) or
+    B X[d] (VEC_MAT), for D vectors in one pass."""
+    if kind == MAT_VEC:
+        rows_axpy(m, k, A, D, X, Y, True)
+    else:
+        rows_dot(k, n, B, D, X, Y, True)
+
+
 cdef void gemm_rm(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
                   const double* A, const double* B, double beta, double* C) noexcept:
     """C (M x N, row-major) = alpha op(A) op(B) + beta C, op(A) M x K.
@@ -61,18 +106,94 @@ cdef void product(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
         gemm_rm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C)
 
 
+cdef inline int vector_operand(MatvecKind kind, const int32_t* o) noexcept nogil:
+    return o[2] if kind == MAT_VEC else o[1]
+
+
+cdef double** pointer_pairs(int D) except NULL:
+    """Room for D inputs X and D outputs Y (Y = X + D); free() it."""
+    cdef double** X = <double**>malloc(2 * D * sizeof(double*))
+    if X == NULL:
+        raise MemoryError("adsim: no memory for a matrix-vector product")
+    return X
+
+
+cdef void fill_stack(double** X, double* first, double* rest, int64_t size, int count) noexcept nogil:
+    """X = [first, rest, rest + size, ...] (count after first; first may be skipped
+    by passing NULL, then the list starts at rest)."""
+    cdef int j, at = 0
+    if first != NULL:
+        X[0] = first
+        at = 1
+    for j in range(count):
+        X[at + j] = rest + j * size
+
+
+cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_value) except -1:
+    """Value (if asked) and p tangents of a matrix-vector product: the vector
+    operand's value and tangents go through the matrix in one pass; the
+    matrix operand's tangents add their own products."""
+    cdef int m = o[3], k = o[4], n = o[5], j
+    cdef int vec = vector_operand(kind, o)
+    cdef double* tvec = tptr(s, vec)
+    cdef double* tC = tptr(s, o[0])
+    cdef double* tmat = tptr(s, o[1] if kind == MAT_VEC else o[2])
+    cdef int tangents = s.p if tvec != NULL else 0
+    cdef int D = (1 if with_value else 0) + tangents
+    cdef double** X
+    if D > 0:
+        X = pointer_pairs(D)
+        fill_stack(X, vptr(s, vec) if with_value else NULL, tvec, k, tangents)
+        fill_stack(X + D, vptr(s, o[0]) if with_value else NULL, tC, m * n, tangents)
+        matvec(kind, m, k, n, vptr(s, o[1]), vptr(s, o[2]), D, X, X + D, False)
+        free(X)
+    if tC == NULL:
+        return 0
+    if tvec == NULL:
+        memset(tC, 0, <size_t>(s.p * m * n) * sizeof(double))
+    if tmat != NULL and kind == MAT_VEC:        # dA b for all directions: (p m) x k times b
+        product(False, False, s.p * m, 1, k, 1.0, tmat, vptr(s, o[2]), 1.0, tC)
+    elif tmat != NULL:                          # a dB per direction
+        for j in range(s.p):
+            product(False, False, 1, n, k, 1.0, vptr(s, o[1]), tmat + j * k * n, 1.0, tC + j * n)
+    return 0
+
+
 cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1:
+    cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
+    if kind != NOT_MATVEC:
+        return matvec_value_only(s, o, kind)
     product(False, False, o[3], o[5], o[4], 1.0, vptr(s, o[1]), vptr(s, o[2]), 0.0, vptr(s, o[0]))
     return 0
 
 
+cdef int matvec_value_only(Sweep* s, const int32_t* o, MatvecKind kind) except -1:
+    cdef double* X[2]
+    X[0] = vptr(s, vector_operand(kind, o))
+    X[1] = vptr(s, o[0])
+    matvec(kind, o[3], o[4], o[5], vptr(s, o[1]), vptr(s, o[2]), 1, X, X + 1, False)
+    return 0
+
+
+cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1:
+    """Value and tangents together: one pass over a matrix for both."""
+    cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
+    if kind != NOT_MATVEC:
+        return matvec_sweep(s, o, kind, True)
+    linalg_value(s, MATMUL, o)
+    return linalg_tangent(s, MATMUL, o)
+
+
 cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1:
     cdef int m = o[3], k = o[4], n = o[5], j
+    cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* A = vptr(s, o[1])
     cdef double* B = vptr(s, o[2])
     cdef double* tC = tptr(s, o[0])
     cdef double* tA = tptr(s, o[1])
     cdef double* tB = tptr(s, o[2])
+    if kind != NOT_MATVEC:
+        return matvec_sweep(s, o, kind, False)
     if tA != NULL:      # all p directions of dA stacked: (p m) x k times B
         product(False, False, s.p * m, n, k, 1.0, tA, B, 0.0, tC)
     else:
@@ -83,35 +204,66 @@ cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
+cdef int matvec_vector_adjoints(Sweep* s, const int32_t* o, MatvecKind kind, double* aC,
+                                double* dC, int dirs, double* avec, double* dvec) except -1:
+    """The vector operand's adjoints avec += M^T aC (one set of ``dirs`` weights)
+    and, when dC is given, dvec += M^T dC (p directions): one matrix pass."""
+    cdef int m = o[3], k = o[4], n = o[5]
+    cdef int more = s.p if dC != NULL else 0
+    cdef int D = dirs + more
+    cdef double** X = pointer_pairs(D)
+    fill_stack(X, NULL, aC, m * n, dirs)
+    fill_stack(X + dirs, NULL, dC, m * n, more)
+    fill_stack(X + D, NULL, avec, k, dirs)
+    fill_stack(X + D + dirs, NULL, dvec, k, more)
+    matvec_transposed(kind, m, k, n, vptr(s, o[1]), vptr(s, o[2]), D, X, X + D)
+    free(X)
+    return 0
+
+
 cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA,
-                              double* aB, int dirs) noexcept:
-    """Abar += Cbar B^T and Bbar += A^T Cbar for ``dirs`` stacked directions."""
+                              double* aB, int dirs, bint vector_part) noexcept:
+    """Abar += Cbar B^T and Bbar += A^T Cbar for ``dirs`` stacked directions.
+    For matrix-vector products the vector operand's part is left to
+    matvec_vector_adjoints unless ``vector_part``."""
     cdef int m = o[3], k = o[4], n = o[5], j
+    cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* A = vptr(s, o[1])
     cdef double* B = vptr(s, o[2])
-    if aA != NULL:
+    if aA != NULL and kind != VEC_MAT:
         product(False, True, dirs * m, k, n, 1.0, aC, B, 1.0, aA)
-    if aB != NULL:
+    if aB != NULL and kind != MAT_VEC:
         for j in range(dirs):
             product(True, False, k, n, m, 1.0, A, aC + j * m * n, 1.0, aB + j * k * n)
+    if kind == NOT_MATVEC or not vector_part:
+        return
+    cdef double* avec = aB if kind == MAT_VEC else aA
+    if avec != NULL:
+        matvec_vector_adjoints(s, o, kind, aC, NULL, dirs, avec, NULL)
 
 
 cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1:
-    matmul_adjoint_dirs(s, o, aptr(s, o[0]), aptr(s, o[1]), aptr(s, o[2]), s.q)
+    matmul_adjoint_dirs(s, o, aptr(s, o[0]), aptr(s, o[1]), aptr(s, o[2]), s.q, True)
     return 0
 
 
 cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef int m = o[3], k = o[4], n = o[5], j
+    cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* aC = aptr(s, o[0])
+    cdef double* dC = dptr(s, o[0])
     cdef double* aA = aptr(s, o[1])
     cdef double* aB = aptr(s, o[2])
     cdef double* tA = tptr(s, o[1])
     cdef double* tB = tptr(s, o[2])
     cdef double* dA = dptr(s, o[1])
     cdef double* dB = dptr(s, o[2])
-    matmul_adjoint_dirs(s, o, aC, aA, aB, 1)
-    matmul_adjoint_dirs(s, o, dptr(s, o[0]), dA, dB, s.p)
+    matmul_adjoint_dirs(s, o, aC, aA, aB, 1, False)
+    matmul_adjoint_dirs(s, o, dC, dA, dB, s.p, False)
+    if kind == MAT_VEC and aB != NULL:          # adjoint and its tangents in one pass
+        matvec_vector_adjoints(s, o, kind, aC, dC, 1, aB, dB)
+    elif kind == VEC_MAT and aA != NULL:
+        matvec_vector_adjoints(s, o, kind, aC, dC, 1, aA, dA)
     for j in range(s.p):
         if dA != NULL and tB != NULL:       # Cbar dB^T
             product(False, True, m, k, n, 1.0, aC, tB + j * k * n, 1.0, dA + j * m * k)
