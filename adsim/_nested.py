@@ -46,7 +46,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
             tape_positions = cache.tape(tuple(full), kwargs, (argnum,))[3]
             V = [np.asarray(directions.get(p, np.zeros(np.shape(full[p]))), dtype=float)
                  .reshape(1, -1) for p in tape_positions]
-            _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight)
+            _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight, None, False)
             return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
         return cache.run(tuple(full), kwargs, (argnum,), method)
 

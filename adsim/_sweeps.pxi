@@ -69,9 +69,25 @@ cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept:
             ab[j] += d[1] * ay[j]
 
 
-cdef int op_value(Sweep* s, int64_t k) except -1:
-    cdef int code = s.code[k]
-    cdef const int32_t* o = s.opnd + s.start[k]
+cdef inline int op_value(Sweep* s, int64_t k) except -1:
+    return code_value(s, s.code[k], s.opnd + s.start[k], k)
+
+
+cdef inline int op_tangent(Sweep* s, int64_t k) except -1:
+    return code_tangent(s, s.code[k], s.opnd + s.start[k])
+
+
+cdef inline int op_adjoint(Sweep* s, int64_t k) except -1:
+    return code_adjoint(s, s.code[k], s.opnd + s.start[k])
+
+
+cdef inline int op_soadjoint(Sweep* s, int64_t k) except -1:
+    return code_soadjoint(s, s.code[k], s.opnd + s.start[k])
+
+
+cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
+    """Op k's values, given its code and operands (which a chunked sweep
+    may have moved)."""
     if scalar_elementwise(s, code, o):
         scalar_value(s, code, o)
         return 0
@@ -88,9 +104,7 @@ cdef int op_value(Sweep* s, int64_t k) except -1:
     return callback_value(s, code, o)
 
 
-cdef int op_tangent(Sweep* s, int64_t k) except -1:
-    cdef int code = s.code[k]
-    cdef const int32_t* o = s.opnd + s.start[k]
+cdef int code_tangent(Sweep* s, int code, const int32_t* o) except -1:
     if code < UNARY_END:
         return unary_tangent(s, code, o)
     if code < BINARY_END:
@@ -104,9 +118,7 @@ cdef int op_tangent(Sweep* s, int64_t k) except -1:
     return callback_tangent(s, code, o)
 
 
-cdef int op_adjoint(Sweep* s, int64_t k) except -1:
-    cdef int code = s.code[k]
-    cdef const int32_t* o = s.opnd + s.start[k]
+cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     if scalar_elementwise(s, code, o):
         scalar_adjoint(s, code, o)
         return 0
@@ -123,9 +135,7 @@ cdef int op_adjoint(Sweep* s, int64_t k) except -1:
     return callback_adjoint(s, code, o)
 
 
-cdef int op_soadjoint(Sweep* s, int64_t k) except -1:
-    cdef int code = s.code[k]
-    cdef const int32_t* o = s.opnd + s.start[k]
+cdef int code_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     if code < UNARY_END:
         return unary_soadjoint(s, code, o)
     if code < BINARY_END:
@@ -200,50 +210,78 @@ cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs
 
 cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
     """Zero-order sweep; with ``keep`` overwritten values go to the stack."""
-    cdef int64_t k
-    for k in range(n_ops):
+    cdef int64_t k = 0
+    cdef int32_t r
+    while k < n_ops:
+        r = run_at(s, k)
+        if r >= 0:
+            run_forward(s, r, keep, False)
+            k = s.runs[r * RUN_FIELDS + RUN_END]
+            continue
         if keep and (s.flags[k] & FLAG_PUSH):
             save_result(s, k, False)
         if op_value(s, k):
             s.err_op = k
             return 1
+        k += 1
     return 0
 
 
 cdef int tangent_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
     """Values and p tangents; with ``keep`` both are saved when overwritten."""
-    cdef int64_t k
-    for k in range(n_ops):
+    cdef int64_t k = 0
+    cdef int32_t r
+    while k < n_ops:
+        r = run_at(s, k)
+        if r >= 0:
+            run_forward(s, r, keep, True)
+            k = s.runs[r * RUN_FIELDS + RUN_END]
+            continue
         if keep and (s.flags[k] & FLAG_PUSH):
             save_result(s, k, True)
         if s.code[k] == MATMUL:             # one pass over the matrix for both
             linalg_value_tangent(s, s.opnd + s.start[k])
-            continue
-        if op_value(s, k):
+        elif op_value(s, k):
             s.err_op = k
             return 1
-        op_tangent(s, k)
+        else:
+            op_tangent(s, k)
+        k += 1
     return 0
 
 
 cdef int adjoint_sweep(Sweep* s, int64_t n_ops) except -1:
     """q adjoints, after a keeping forward sweep; restores the values."""
-    cdef int64_t k
-    for k in range(n_ops - 1, -1, -1):
+    cdef int64_t k = n_ops - 1
+    cdef int32_t r
+    while k >= 0:
+        r = run_at(s, k)
+        if r >= 0:
+            run_reverse(s, r, False)
+            k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
+            continue
         op_adjoint(s, k)
         clear_result_adjoint(s, k, s.adj, s.q)
         if s.flags[k] & FLAG_PUSH:
             restore_result(s, k, False)
+        k -= 1
     return 0
 
 
 cdef int soadjoint_sweep(Sweep* s, int64_t n_ops) except -1:
     """Adjoint (q = 1) and its p tangents, after a keeping tangent sweep."""
-    cdef int64_t k
-    for k in range(n_ops - 1, -1, -1):
+    cdef int64_t k = n_ops - 1
+    cdef int32_t r
+    while k >= 0:
+        r = run_at(s, k)
+        if r >= 0:
+            run_reverse(s, r, True)
+            k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
+            continue
         op_soadjoint(s, k)
         clear_result_adjoint(s, k, s.adj, 1)
         clear_result_adjoint(s, k, s.adot, s.p)
         if s.flags[k] & FLAG_PUSH:
             restore_result(s, k, True)
+        k -= 1
     return 0

@@ -115,6 +115,10 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int64_t err_op          # op at which a replay left the recorded path
     void* callbacks         # borrowed list of Python objects for CALLBACK ops
     void* tape              # borrowed owning Tape
+    int32_t* run_of         # run of each op or -1 (_chunks.pxi); NULL: no chunking
+    int32_t* runs           # run table, RUN_FIELDS per run
+    int32_t* run_refs       # slots and constant ids of each run
+    uint8_t* run_shifted    # per op: a gather whose source has a view in its run
 
 cdef class Tape:
     cdef uint16_t* code
@@ -169,6 +173,7 @@ cdef class Tape:
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
     cdef void fill_sweep(self, Sweep* s)
+    cdef int attach_runs(self, Sweep* s) except -1
     cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)

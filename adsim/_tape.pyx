@@ -31,6 +31,7 @@ cdef object FLOAT64 = np.dtype(np.float64)
 
 include "_buffers.pxi"
 include "_sweeps.pxi"
+include "_chunks.pxi"
 include "_ops/unary.pxi"
 include "_ops/binary.pxi"
 include "_ops/branch.pxi"
@@ -278,6 +279,29 @@ cdef class Tape:
         s.err_op = -1
         s.callbacks = <void*>self.callbacks
         s.tape = <void*>self
+        s.run_of = NULL
+        s.runs = NULL
+        s.run_refs = NULL
+        s.run_shifted = NULL
+
+    cdef int attach_runs(self, Sweep* s) except -1:
+        """Let the sweeps take runs of elementwise ops chunk by chunk
+        (_chunks.pxi), when s has at most one tangent and one adjoint direction."""
+        cdef cnp.ndarray run_of, table, refs, shifted
+        if self.recording or not chunked_directions(s):
+            return 0
+        found = self._cache.get("runs")
+        if found is None or found[0] != self.n_ops:
+            found = find_runs(self)
+            self._cache["runs"] = found
+        _, run_of, table, refs, shifted = found
+        if cnp.PyArray_SIZE(table) == 0:
+            return 0
+        s.run_of = <int32_t*>cnp.PyArray_DATA(run_of)
+        s.runs = <int32_t*>cnp.PyArray_DATA(table)
+        s.run_refs = <int32_t*>cnp.PyArray_DATA(refs)
+        s.run_shifted = <uint8_t*>cnp.PyArray_DATA(shifted)
+        return 0
 
     cdef int execute_last(self) except -1:
         """Compute the value of the op just appended (recording runs the same
@@ -487,10 +511,14 @@ cdef class Tape:
                <size_t>self.slot_size[r] * sizeof(double))
         return out
 
-    def _forward(self, xs, bint keep=False):
+    def _forward(self, xs, bint keep=False, bint chunked=True):
+        """Zero-order sweep. A keeping sweep must be chunked exactly when the
+        reverse sweep after it is (its stack is pushed chunk by chunk)."""
         cdef Sweep s
         self._load(xs)
         self.fill_sweep(&s)
+        if chunked:
+            self.attach_runs(&s)
         self.stack.top = 0
         if forward_sweep(&s, self.n_ops, keep):
             self.stack.top = 0
@@ -506,10 +534,11 @@ cdef class Tape:
         cdef int q = 1 if W is None else W.shape[0]
         cdef int r = self.output_slot
         cdef int64_t i
-        y = self._forward(xs, True)
+        y = self._forward(xs, True, q == 1)
         self.fill_sweep(&s)
         s.q = q
         s.adj = self.work_buffer(q * self.arena_size)
+        self.attach_runs(&s)
         if W is None:
             for i in range(self.slot_size[r]):
                 aptr(&s, r)[i] = 1.0
@@ -536,6 +565,7 @@ cdef class Tape:
         s.p = p
         s.tan = self.work_buffer(p * self.arena_size, p * self.arena_size)
         self._seed(&s, V, p)
+        self.attach_runs(&s)
         self.stack.top = 0
         if tangent_sweep(&s, self.n_ops, keep):
             self.stack.top = 0
@@ -556,11 +586,12 @@ cdef class Tape:
             memcpy(tptr(s, slot), cnp.PyArray_DATA(v), <size_t>(p * self.slot_size[slot]) * sizeof(double))
         return 0
 
-    def _soadjoint(self, xs, V, w, wdot=None):
+    def _soadjoint(self, xs, V, w, wdot=None, bint adjoints=True):
         """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
         output adjoint and ``wdot`` (p, output size) its tangent (zero if None).
         Returns (value, output tangents, [adjoint per input], [adjoint
-        tangents (p, size) per input])."""
+        tangents (p, size) per input]); the adjoints are None unless
+        ``adjoints`` (an hvp alone need not copy the gradient out)."""
         cdef cnp.ndarray wd
         cdef Sweep s
         cdef int p = _directions_of(V)
@@ -584,6 +615,7 @@ cdef class Tape:
         s.adj = buf + p * n
         s.adot = buf + (p + 1) * n
         self._seed(&s, V, p)
+        self.attach_runs(&s)
         self.stack.top = 0
         if tangent_sweep(&s, self.n_ops, True):
             self.stack.top = 0
@@ -596,7 +628,8 @@ cdef class Tape:
             memcpy(dptr(&s, r), cnp.PyArray_DATA(wd), <size_t>(p * self.slot_size[r]) * sizeof(double))
         soadjoint_sweep(&s, self.n_ops)
         assert self.stack.top == 0
-        adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots]
+        adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
+            if adjoints else None
         adot = [self._read_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
         self._clear_inputs(s.adj, 1)
         self._clear_inputs(s.adot, p)
@@ -617,6 +650,7 @@ cdef class Tape:
             raise ValueError("adsim: a loop body must return a state of its input's size")
         self._load(xs)
         self.fill_sweep(&s)
+        self.attach_runs(&s)
         cdef double* saved = <double*>malloc(max(size, 1) * sizeof(double))
         if saved == NULL:
             raise MemoryError()

@@ -1,0 +1,241 @@
+# Strip-mined sweeps over runs of elementwise ops.
+#
+# Array code records long runs of elementwise ops over arrays larger than the
+# caches (a residual, a loss, one stage of a time step). Op by op, every op
+# streams its operands and result from memory, and a second-order sweep
+# streams four arrays per slot (value, tangent, adjoint, its tangent). A run
+# is instead swept in chunks of a few thousand elements: all of the run's ops
+# on elements [a, b), then on the next chunk, so the intermediates of a chunk
+# stay in cache. Reverse sweeps take the chunks in reverse order, so values
+# pushed on the stack chunk by chunk come back in last-in first-out order.
+#
+# A chunk is swept by the ordinary kernels: the slots (and constants) of the
+# run's size are given views on [a, b) by shifting their offsets and sizes
+# for the chunk, and restored after the run. This needs element i of every
+# result to depend on element i of its operands only, so a run holds
+#   - unary and binary ops (operands of the run's size, or of size 1),
+#   - copies, and
+#   - strided gathers (a slice x[s:e:k]) whose source no op of the run writes;
+# and no branch records, scatters, reductions, callbacks or matrix products.
+# Chunking works on one tangent and one adjoint direction (the layout of p
+# directions is direction-major per slot, which a view cannot shift).
+
+cdef enum:
+    RUN_MIN_SIZE = 32768        # smaller runs fit the caches as they are
+    RUN_CACHE_DOUBLES = 49152   # per chunk, over the run's slots (about 384 kB)
+    RUN_CHUNK_MIN = 1024
+
+cdef enum:                      # fields of a run record (a row of the run table)
+    RUN_FIRST = 0
+    RUN_END = 1
+    RUN_SIZE = 2
+    RUN_CHUNK = 3
+    RUN_REFS = 4                # where the run's slots, then its constant ids, start in run_refs
+    RUN_N_SLOTS = 5
+    RUN_N_CONSTS = 6
+    RUN_FIELDS = 7
+
+
+cdef inline bint strided_gather(const int32_t* o, int64_t n) noexcept nogil:
+    """A one-row strided GATHER: r[i] = a[start + i step]."""
+    return o[4] != 0 and (o[5] <= 0 or o[5] == n)
+
+
+cdef int64_t chunkable_size(Sweep* s, int64_t k) noexcept nogil:
+    """The result size of op k if it may join a run, else -1 (sources of
+    gathers are checked by the caller)."""
+    cdef int code = s.code[k]
+    cdef const int32_t* o = s.opnd + s.start[k]
+    cdef int64_t n
+    if s.flags[k] & FLAG_INPLACE or o[0] < 0:
+        return -1
+    n = s.slot_size[o[0]]
+    if code < UNARY_END:
+        return n if ref_size(s, o[1]) == n else -1
+    if code < BINARY_END:
+        if (ref_size(s, o[1]) != n and ref_size(s, o[1]) != 1) or \
+                (ref_size(s, o[2]) != n and ref_size(s, o[2]) != 1):
+            return -1
+        return n
+    if code == COPY:
+        return n if ref_size(s, o[1]) == n else -1
+    if code == GATHER:
+        return n if strided_gather(o, n) and o[1] >= 0 else -1
+    return -1
+
+
+cdef int elementwise_operands(int code) noexcept nogil:
+    """Operands after the result that are read element by element."""
+    if code < UNARY_END or code == COPY:
+        return 1
+    if code < BINARY_END:
+        return 2
+    return 0                # GATHER reads its source by index
+
+
+def find_runs(Tape tape):
+    """The tape's runs: (run_of per op, run table, refs, shifted-source flag
+    per op). Computed once per tape length."""
+    cdef Sweep s
+    tape.fill_sweep(&s)
+    cdef int64_t n_ops = tape.n_ops, k, j, m, size
+    cdef int code, i, ref
+    cdef const int32_t* o
+    run_of = np.full(n_ops, -1, dtype=np.int32)
+    shifted = np.zeros(n_ops, dtype=np.uint8)
+    table, refs = [], []
+    k = 0
+    while k < n_ops:
+        m = chunkable_size(&s, k)
+        if m < RUN_MIN_SIZE:
+            k += 1
+            continue
+        written, sources, slots, consts = set(), set(), [], []
+        j = k
+        while j < n_ops and chunkable_size(&s, j) == m:
+            code = s.code[j]
+            o = s.opnd + s.start[j]
+            if o[0] in sources or (code == GATHER and o[1] in written):
+                break                     # a gather's source must not change in the run
+            if code == GATHER:
+                sources.add(o[1])
+            written.add(o[0])
+            for i in range(1 + elementwise_operands(code)):
+                ref = o[i]
+                size = ref_size(&s, ref)
+                if size != m:
+                    continue
+                if ref >= 0 and ref not in slots:
+                    slots.append(ref)
+                elif ref < 0 and -ref - 1 not in consts:
+                    consts.append(-ref - 1)
+            j += 1
+        if j - k >= 2:
+            for i in range(k, j):
+                run_of[i] = len(table)
+                o = s.opnd + s.start[i]
+                if s.code[i] == GATHER and o[1] in slots:
+                    shifted[i] = 1
+            chunk = max(RUN_CHUNK_MIN, RUN_CACHE_DOUBLES // (4 * max(len(slots), 1)))
+            table.append((k, j, m, chunk, len(refs), len(slots), len(consts)))
+            refs.extend(slots)
+            refs.extend(consts)
+        k = max(j, k + 1)
+    return (n_ops, run_of, np.array(table, dtype=np.int32).reshape(-1, RUN_FIELDS),
+            np.array(refs, dtype=np.int32), shifted)
+
+
+cdef inline bint chunked_directions(Sweep* s) noexcept nogil:
+    return (s.tan == NULL or s.p == 1) and (s.adj == NULL or s.q == 1) and \
+        (s.adot == NULL or s.p == 1)
+
+
+cdef inline int32_t run_at(Sweep* s, int64_t k) noexcept nogil:
+    """The run op k belongs to, or -1 (always -1 when chunking is off)."""
+    return s.run_of[k] if s.run_of != NULL else -1
+
+
+cdef void set_views(Sweep* s, const int32_t* run, int64_t* saved, int64_t a, int64_t n) noexcept nogil:
+    """Point the run's slots and constants at elements [a, a + n) (a < 0:
+    restore them from ``saved``, of the run's size)."""
+    cdef const int32_t* refs = s.run_refs + run[RUN_REFS]
+    cdef int i
+    cdef int ns = run[RUN_N_SLOTS], nc = run[RUN_N_CONSTS]
+    for i in range(ns):
+        s.slot_off[refs[i]] = saved[i] + (a if a >= 0 else 0)
+        s.slot_size[refs[i]] = n if a >= 0 else run[RUN_SIZE]
+    for i in range(nc):
+        s.const_off[refs[ns + i]] = saved[ns + i] + (a if a >= 0 else 0)
+        s.const_size[refs[ns + i]] = n if a >= 0 else run[RUN_SIZE]
+
+
+cdef int64_t* save_views(Sweep* s, const int32_t* run) except NULL:
+    cdef const int32_t* refs = s.run_refs + run[RUN_REFS]
+    cdef int i, ns = run[RUN_N_SLOTS], nc = run[RUN_N_CONSTS]
+    cdef int64_t* saved = <int64_t*>malloc((ns + nc + 1) * sizeof(int64_t))
+    if saved == NULL:
+        raise MemoryError("adsim: no memory to sweep a run of elementwise ops")
+    for i in range(ns):
+        saved[i] = s.slot_off[refs[i]]
+    for i in range(nc):
+        saved[ns + i] = s.const_off[refs[ns + i]]
+    return saved
+
+
+cdef inline const int32_t* chunk_operands(Sweep* s, int64_t k, int64_t a, int64_t n,
+                                          int32_t* local) noexcept nogil:
+    """Operands of op k for the chunk [a, a + n): a gather's start moves to
+    the chunk (less the shift of its source's view, if the source has one)."""
+    cdef const int32_t* o = s.opnd + s.start[k]
+    cdef int i
+    if s.code[k] != GATHER:
+        return o
+    for i in range(7):
+        local[i] = o[i]
+    local[3] = <int32_t>(o[3] + a * o[4] - (a if s.run_shifted[k] else 0))
+    local[5] = <int32_t>n
+    return local
+
+
+cdef inline void chunk_bounds(const int32_t* run, int64_t c, int64_t* a, int64_t* n) noexcept nogil:
+    """Chunk c of a run: equal parts, so that no chunk is tiny."""
+    cdef int64_t m = run[RUN_SIZE]
+    cdef int64_t parts = (m + run[RUN_CHUNK] - 1) // run[RUN_CHUNK]
+    a[0] = m * c // parts
+    n[0] = m * (c + 1) // parts - a[0]
+
+
+cdef inline int64_t chunk_count(const int32_t* run) noexcept nogil:
+    return (run[RUN_SIZE] + run[RUN_CHUNK] - 1) // run[RUN_CHUNK]
+
+
+cdef int run_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1:
+    """Values (and tangents) of run r, chunk by chunk."""
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    cdef int64_t* saved = save_views(s, run)
+    cdef int64_t c, k, a, n
+    cdef int32_t local[7]
+    cdef const int32_t* o
+    try:
+        for c in range(chunk_count(run)):
+            chunk_bounds(run, c, &a, &n)
+            set_views(s, run, saved, a, n)
+            for k in range(run[RUN_FIRST], run[RUN_END]):
+                o = chunk_operands(s, k, a, n, local)
+                if keep and (s.flags[k] & FLAG_PUSH):
+                    save_result(s, k, tangents)
+                code_value(s, s.code[k], o, k)
+                if tangents:
+                    code_tangent(s, s.code[k], o)
+    finally:
+        set_views(s, run, saved, -1, 0)
+        free(saved)
+    return 0
+
+
+cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1:
+    """Adjoints (and their tangents) of run r, chunks and ops in reverse."""
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    cdef int64_t* saved = save_views(s, run)
+    cdef int64_t c, k, a, n
+    cdef int32_t local[7]
+    cdef const int32_t* o
+    try:
+        for c in range(chunk_count(run) - 1, -1, -1):
+            chunk_bounds(run, c, &a, &n)
+            set_views(s, run, saved, a, n)
+            for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
+                o = chunk_operands(s, k, a, n, local)
+                if second_order:
+                    code_soadjoint(s, s.code[k], o)
+                    clear_result_adjoint(s, k, s.adj, 1)
+                    clear_result_adjoint(s, k, s.adot, 1)
+                else:
+                    code_adjoint(s, s.code[k], o)
+                    clear_result_adjoint(s, k, s.adj, s.q)
+                if s.flags[k] & FLAG_PUSH:
+                    restore_result(s, k, second_order)
+    finally:
+        set_views(s, run, saved, -1, 0)
+        free(saved)
+    return 0
