@@ -249,7 +249,13 @@ def grad_and_hvp(f, x, v, *args):
 
 def hvp(f, x, v, *args):
     """Hessian-vector product H(x) v of scalar f (reverse on forward)."""
-    return grad_and_hvp(f, x, v, *args)[1]
+    if args:
+        return grad_and_hvp(f, x, v, *args)[1]
+
+    def method(tape, values):           # one input: the tape's direct path
+        _check_scalar(tape, "hvp", f)
+        return tape.hvp(values[0], v)
+    return _cache_of(f).run((x,), {}, (0,), method)
 
 
 def hessp(f):
