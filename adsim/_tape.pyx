@@ -595,7 +595,6 @@ cdef class Tape:
         cdef cnp.ndarray wd
         cdef Sweep s
         cdef int p = _directions_of(V)
-        cdef int64_t n = self.arena_size
         cdef int r = self.output_slot
         cdef cnp.ndarray wa
         if type(w) is np.ndarray and (<cnp.ndarray>w).dtype is FLOAT64 and \
@@ -607,19 +606,7 @@ cdef class Tape:
             raise ValueError(f"adsim: the output weight has {cnp.PyArray_SIZE(wa)} values, the "
                              f"output {self.slot_size[r]}")
         self._load(xs)
-        self.fill_sweep(&s)
-        s.p = p
-        s.q = 1
-        buf = self.work_buffer((2 * p + 1) * n, p * n)
-        s.tan = buf
-        s.adj = buf + p * n
-        s.adot = buf + (p + 1) * n
-        self._seed(&s, V, p)
-        self.attach_runs(&s)
-        self.stack.top = 0
-        if tangent_sweep(&s, self.n_ops, True):
-            self.stack.top = 0
-            self.raise_branch(&s)
+        self.second_order_forward(&s, p, V)
         y = self._output_value()
         ty = self._read_dirs(tptr(&s, r), p, r)
         memcpy(aptr(&s, r), cnp.PyArray_DATA(wa), <size_t>self.slot_size[r] * sizeof(double))
@@ -631,10 +618,53 @@ cdef class Tape:
         adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
             if adjoints else None
         adot = [self._read_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
-        self._clear_inputs(s.adj, 1)
-        self._clear_inputs(s.adot, p)
-        self.work_zero_lo, self.work_zero_hi = p * n, (2 * p + 1) * n
+        self.second_order_done(&s)
         return y, ty, adj, adot
+
+    def _hvp_one(self, cnp.ndarray x, cnp.ndarray v):
+        """H v for a tape of one input and a scalar output, one direction:
+        ``_soadjoint`` without its general shaping. x and v are float64,
+        C-ordered, of the input's shape (checked by the caller)."""
+        cdef Sweep s
+        cdef int slot = self.input_slots[0], r = self.output_slot
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x),
+                                                 cnp.NPY_FLOAT64, 0)
+        memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(x),
+               <size_t>self.slot_size[slot] * sizeof(double))
+        self.second_order_forward(&s, 1, [v])
+        aptr(&s, r)[0] = 1.0
+        soadjoint_sweep(&s, self.n_ops)
+        memcpy(cnp.PyArray_DATA(out), dptr(&s, slot), <size_t>self.slot_size[slot] * sizeof(double))
+        self.second_order_done(&s)
+        return out
+
+    cdef int second_order_forward(self, Sweep* s, int p, list V) except -1:
+        """The tangent sweep that prepares a second-order adjoint sweep: the
+        work buffer holds p tangents, one adjoint and p adjoint tangents per
+        slot (the adjoint part zero). Inputs must be loaded."""
+        cdef int64_t n = self.arena_size
+        cdef double* buf
+        self.fill_sweep(s)
+        s.p = p
+        s.q = 1
+        buf = self.work_buffer((2 * p + 1) * n, p * n)
+        s.tan = buf
+        s.adj = buf + p * n
+        s.adot = buf + (p + 1) * n
+        self._seed(s, V, p)
+        self.attach_runs(s)
+        self.stack.top = 0
+        if tangent_sweep(s, self.n_ops, True):
+            self.stack.top = 0
+            self.raise_branch(s)
+        return 0
+
+    cdef void second_order_done(self, Sweep* s):
+        """After the second-order sweep: clear the inputs' adjoints, so that
+        the whole adjoint part of the work buffer is zero again."""
+        self._clear_inputs(s.adj, 1)
+        self._clear_inputs(s.adot, s.p)
+        self.work_zero_lo, self.work_zero_hi = s.p * self.arena_size, (2 * s.p + 1) * self.arena_size
 
     def _iterate(self, xs, int64_t n_steps):
         """Apply the tape ``n_steps`` times, feeding the output back into input

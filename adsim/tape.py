@@ -148,7 +148,7 @@ class Tape(_tape.Tape):
                 and v.shape == x.shape and v.dtype == np.float64 and v.flags.c_contiguous):
             xs = self._inputs((x,))            # the common case: one input, one direction
             if self.slot_size_of(self.output_slot) == 1:
-                return self._soadjoint(xs, [v.reshape(1, -1)], _ONE, None, False)[3][0].reshape(x.shape)
+                return self._hvp_one(xs[0], v)
         return self.gradient_and_hvp(x, v, w)[1]
 
     def gradient_and_hvp(self, x, v, w=None):

@@ -92,11 +92,40 @@ cdef void gemv_rm(bint trans_a, int M, int K, double alpha, const double* A, con
     blas.dgemv(&t, &rows, &cols, &alpha, <double*>A, &rows, <double*>x, &inc, &beta, y, &inc)
 
 
+cdef void outer(int M, int N, double alpha, const double* a, const double* b, double beta,
+                double* C) noexcept nogil:
+    """C (M x N) = alpha a b^T + beta C: a loop, where BLAS would cost more to call."""
+    cdef const double* vec
+    cdef int i, j
+    cdef double ai
+    if N == 1 or M == 1:                # a scaled vector (the adjoint of a dot): one loop
+        ai = alpha * (b[0] if N == 1 else a[0])
+        vec = a if N == 1 else b
+        if beta == 0.0:
+            for i in range(M * N):
+                C[i] = ai * vec[i]
+        else:
+            for i in range(M * N):
+                C[i] = beta * C[i] + ai * vec[i]
+        return
+    for i in range(M):
+        ai = alpha * a[i]
+        if beta == 0.0:
+            for j in range(N):
+                C[i * N + j] = ai * b[j]
+        else:
+            for j in range(N):
+                C[i * N + j] = beta * C[i * N + j] + ai * b[j]
+
+
 cdef void product(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
                   const double* A, const double* B, double beta, double* C) noexcept:
-    """C = alpha op(A) op(B) + beta C, choosing dgemv/ddot for thin shapes."""
+    """C = alpha op(A) op(B) + beta C, choosing dgemv/ddot for thin shapes and a
+    plain loop for outer products (K = 1, as in the adjoint of a dot)."""
     cdef int inc = 1
-    if M == 1 and N == 1 and beta == 0.0 and K > 0:
+    if K == 1:                          # op(A) is a column, op(B) a row: memory order is moot
+        outer(M, N, alpha, A, B, beta, C)
+    elif M == 1 and N == 1 and beta == 0.0 and K > 0:
         C[0] = alpha * blas.ddot(&K, <double*>A, &inc, <double*>B, &inc)
     elif N == 1:                                  # op(A) (M x K) times a vector
         gemv_rm(trans_a, M, K, alpha, A, B, beta, C)
