@@ -77,7 +77,55 @@ static inline void adsim_dot4(int64_t k, const double *r0, const double *r1,
         out[3] += r3[j] * x[j];
     }
 }
+
+/* The same sums for two rows and two vectors: each row is loaded once for
+ * both vectors. Every (row, vector) sum is accumulated exactly as in
+ * adsim_dot4, so a value computed with its tangents is bitwise the value
+ * computed alone. out = [r0.x0, r1.x0, r0.x1, r1.x1]. */
+static inline void adsim_dot2x2(int64_t k, const double *r0, const double *r1,
+                                const double *x0, const double *x1, double *out)
+{
+    adsim_v4 a00 = {0}, b00 = {0}, a10 = {0}, b10 = {0};
+    adsim_v4 a01 = {0}, b01 = {0}, a11 = {0}, b11 = {0};
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
+        const adsim_v4 ra0 = adsim_load4(r0 + j), rb0 = adsim_load4(r0 + j + 4);
+        const adsim_v4 ra1 = adsim_load4(r1 + j), rb1 = adsim_load4(r1 + j + 4);
+        const adsim_v4 xa0 = adsim_load4(x0 + j), xb0 = adsim_load4(x0 + j + 4);
+        const adsim_v4 xa1 = adsim_load4(x1 + j), xb1 = adsim_load4(x1 + j + 4);
+        a00 += ra0 * xa0;
+        b00 += rb0 * xb0;
+        a10 += ra1 * xa0;
+        b10 += rb1 * xb0;
+        a01 += ra0 * xa1;
+        b01 += rb0 * xb1;
+        a11 += ra1 * xa1;
+        b11 += rb1 * xb1;
+    }
+    out[0] = adsim_hsum(a00, b00);
+    out[1] = adsim_hsum(a10, b10);
+    out[2] = adsim_hsum(a01, b01);
+    out[3] = adsim_hsum(a11, b11);
+    for (; j < k; j++) {
+        out[0] += r0[j] * x0[j];
+        out[1] += r1[j] * x0[j];
+        out[2] += r0[j] * x1[j];
+        out[3] += r1[j] * x1[j];
+    }
+}
 #else
+static inline void adsim_dot2x2(int64_t k, const double *r0, const double *r1,
+                                const double *x0, const double *x1, double *out)
+{
+    out[0] = out[1] = out[2] = out[3] = 0.0;
+    for (int64_t j = 0; j < k; j++) {
+        out[0] += r0[j] * x0[j];
+        out[1] += r1[j] * x0[j];
+        out[2] += r0[j] * x1[j];
+        out[3] += r1[j] * x1[j];
+    }
+}
+
 static inline void adsim_dot4(int64_t k, const double *r0, const double *r1,
                               const double *r2, const double *r3, const double *x,
                               double *out)
@@ -103,7 +151,16 @@ static void adsim_rows_dot(int64_t m, int64_t k, const double *A, int D,
         const double *r[4];
         for (int l = 0; l < 4; l++)
             r[l] = A + (i + l < m ? i + l : i) * k;
-        for (int d = 0; d < D; d++) {
+        int d = 0;
+        for (; d + 2 <= D; d += 2)          /* vectors in pairs: rows loaded once per pair */
+            for (int h = 0; h < 4; h += 2) {
+                adsim_dot2x2(k, r[h], r[h + 1], X[d], X[d + 1], out);
+                for (int l = 0; l < 2 && i + h + l < m; l++) {
+                    adsim_store(Y[d] + i + h + l, out[l], accumulate);
+                    adsim_store(Y[d + 1] + i + h + l, out[2 + l], accumulate);
+                }
+            }
+        for (; d < D; d++) {
             adsim_dot4(k, r[0], r[1], r[2], r[3], X[d], out);
             for (int l = 0; l < 4 && i + l < m; l++)
                 adsim_store(Y[d] + i + l, out[l], accumulate);
@@ -123,7 +180,19 @@ static void adsim_rows_axpy(int64_t m, int64_t k, const double *A, int D,
     int64_t i = 0;
     for (; i + 4 <= m; i += 4) {
         const double *r0 = A + i * k, *r1 = r0 + k, *r2 = r1 + k, *r3 = r2 + k;
-        for (int d = 0; d < D; d++) {
+        int d = 0;
+        for (; d + 2 <= D; d += 2) {        /* vectors in pairs: rows loaded once per pair */
+            const double c0 = X[d][i], c1 = X[d][i + 1], c2 = X[d][i + 2], c3 = X[d][i + 3];
+            const double e0 = X[d + 1][i], e1 = X[d + 1][i + 1], e2 = X[d + 1][i + 2],
+                         e3 = X[d + 1][i + 3];
+            double *restrict y = Y[d];
+            double *restrict z = Y[d + 1];
+            for (int64_t j = 0; j < k; j++) {
+                y[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j]);
+                z[j] += (e0 * r0[j] + e1 * r1[j]) + (e2 * r2[j] + e3 * r3[j]);
+            }
+        }
+        for (; d < D; d++) {
             const double c0 = X[d][i], c1 = X[d][i + 1], c2 = X[d][i + 2], c3 = X[d][i + 3];
             double *restrict y = Y[d];
             for (int64_t j = 0; j < k; j++)

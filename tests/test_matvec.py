@@ -71,3 +71,20 @@ def test_hessian_of_quadratic_form_is_exact():
     f = lambda x: 0.5 * (x @ (A @ x)) + b @ x
     H = ad.hessian(f)(np.zeros(9))
     np.testing.assert_allclose(H, 0.5 * (A + A.T), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("m,k", SHAPES)
+@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("vector_first", [False, True])
+def test_value_is_bitwise_the_same_in_every_sweep(m, k, p, vector_first):
+    """Values computed with their tangents (vectors taken in pairs) are the
+    values of the zero-order sweep, bit for bit: branch records compare them."""
+    A = _matrix(m, k, seed=10)
+    f = (lambda x: x @ A) if vector_first else (lambda x: A @ x)
+    n_in, n_out = (m, k) if vector_first else (k, m)
+    tape = ad.record(f, np.ones(n_in))
+    xs = tape._inputs(np.random.default_rng(11).uniform(-1.0, 1.0, n_in))
+    V = np.random.default_rng(12).standard_normal((p, n_in))
+    y = tape._forward(xs)
+    np.testing.assert_array_equal(tape._tangent(xs, [V], True)[0], y)
+    np.testing.assert_array_equal(tape._soadjoint(xs, [V], np.ones(n_out))[0], y)
