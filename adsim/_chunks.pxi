@@ -239,3 +239,92 @@ cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1:
         set_views(s, run, saved, -1, 0)
         free(saved)
     return 0
+
+
+# ---- a run that ends in the scalar output: f = sum(elementwise run) ----------
+#
+# Losses and energies are mostly this shape. The output's adjoint (and its
+# tangent) is known before the run is swept, and the sum's reverse map only
+# broadcasts it, so each chunk is reversed right after its forward, while
+# its values, tangents and the values it pushed are still in cache: nothing
+# of the run goes through memory, and the stack holds one chunk.
+
+cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil:
+    """The run whose last result the tape's last op sums to the scalar
+    output, or -1: then the sweeps take their ordinary course."""
+    cdef int64_t k = n_ops - 1
+    cdef const int32_t* o
+    cdef const int32_t* last
+    cdef int32_t r
+    if s.run_of == NULL or k < 1 or s.code[k] != SUM or (s.flags[k] & FLAG_PUSH):
+        return -1
+    r = s.run_of[k - 1]
+    o = s.opnd + s.start[k]
+    if r < 0 or s.runs[r * RUN_FIELDS + RUN_END] != k or o[2] != 1 or o[4] != 1:
+        return -1
+    last = s.opnd + s.start[k - 1]
+    if o[1] != last[0] or o[3] != s.runs[r * RUN_FIELDS + RUN_SIZE] or s.slot_size[o[0]] != 1:
+        return -1
+    return r
+
+
+cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
+    """Run r and the sum after it, forward and reverse chunk by chunk. The
+    output's adjoint (and tangent of the adjoint) must be seeded; its value
+    (and tangent) are written, bitwise as the sum op would (a running sum)."""
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    cdef const int32_t* so = s.opnd + s.start[run[RUN_END]]
+    cdef int out = so[0], src = so[1]
+    cdef double w = aptr(s, out)[0]
+    cdef double wdot = dptr(s, out)[0] if second_order else 0.0
+    cdef double total = 0.0, total_dot = 0.0
+    cdef int64_t* saved = save_views(s, run)
+    cdef int64_t c, k, a, n, i
+    cdef int32_t local[7]
+    cdef const int32_t* o
+    cdef double* p
+    aptr(s, out)[0] = 0.0           # the output's slot may hold a variable the run
+    if second_order:                # reads, whose adjoint starts at zero (as when
+        dptr(s, out)[0] = 0.0       # the sum op is reversed on its own)
+    try:
+        for c in range(chunk_count(run)):
+            chunk_bounds(run, c, &a, &n)
+            set_views(s, run, saved, a, n)
+            for k in range(run[RUN_FIRST], run[RUN_END]):
+                o = chunk_operands(s, k, a, n, local)
+                if s.flags[k] & FLAG_PUSH:
+                    save_result(s, k, second_order)
+                code_value(s, s.code[k], o, k)
+                if second_order:
+                    code_tangent(s, s.code[k], o)
+            p = vptr(s, src)
+            for i in range(n):
+                total += p[i]
+            p = aptr(s, src)
+            for i in range(n):
+                p[i] += w
+            if second_order:
+                p = tptr(s, src)
+                for i in range(n):
+                    total_dot += p[i]
+                p = dptr(s, src)
+                for i in range(n):
+                    p[i] += wdot
+            for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
+                o = chunk_operands(s, k, a, n, local)
+                if second_order:
+                    code_soadjoint(s, s.code[k], o)
+                    clear_result_adjoint(s, k, s.adj, 1)
+                    clear_result_adjoint(s, k, s.adot, 1)
+                else:
+                    code_adjoint(s, s.code[k], o)
+                    clear_result_adjoint(s, k, s.adj, 1)
+                if s.flags[k] & FLAG_PUSH:
+                    restore_result(s, k, second_order)
+    finally:
+        set_views(s, run, saved, -1, 0)
+        free(saved)
+    vptr(s, out)[0] = total         # written last: the run may read the slot's old value
+    if second_order:
+        tptr(s, out)[0] = total_dot
+    return 0

@@ -174,7 +174,7 @@ cdef class Tape:
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
     cdef void fill_sweep(self, Sweep* s)
     cdef int attach_runs(self, Sweep* s) except -1
-    cdef int second_order_forward(self, Sweep* s, int p, list V) except -1
+    cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1
     cdef void second_order_done(self, Sweep* s)
     cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef int execute_last(self) except -1

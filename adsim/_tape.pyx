@@ -533,19 +533,29 @@ cdef class Tape:
         cdef cnp.ndarray w
         cdef int q = 1 if W is None else W.shape[0]
         cdef int r = self.output_slot
-        cdef int64_t i
-        y = self._forward(xs, True, q == 1)
+        cdef int64_t i, first
+        cdef int32_t fused
+        self._load(xs)
         self.fill_sweep(&s)
         s.q = q
         s.adj = self.work_buffer(q * self.arena_size)
         self.attach_runs(&s)
+        fused = run_into_output(&s, self.n_ops)
+        first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
+        self.stack.top = 0
+        if forward_sweep(&s, first, True):
+            self.stack.top = 0
+            self.raise_branch(&s)
         if W is None:
             for i in range(self.slot_size[r]):
                 aptr(&s, r)[i] = 1.0
         else:
             w = np.ascontiguousarray(W, dtype=np.float64)
             memcpy(aptr(&s, r), cnp.PyArray_DATA(w), <size_t>(q * self.slot_size[r]) * sizeof(double))
-        adjoint_sweep(&s, self.n_ops)
+        if fused >= 0:
+            run_and_reverse(&s, fused, False)
+        y = self._output_value()
+        adjoint_sweep(&s, first)
         assert self.stack.top == 0
         out = [self._read_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
         self._clear_inputs(s.adj, q)
@@ -596,6 +606,7 @@ cdef class Tape:
         cdef Sweep s
         cdef int p = _directions_of(V)
         cdef int r = self.output_slot
+        cdef int64_t first
         cdef cnp.ndarray wa
         if type(w) is np.ndarray and (<cnp.ndarray>w).dtype is FLOAT64 and \
                 cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>w):
@@ -606,14 +617,16 @@ cdef class Tape:
             raise ValueError(f"adsim: the output weight has {cnp.PyArray_SIZE(wa)} values, the "
                              f"output {self.slot_size[r]}")
         self._load(xs)
-        self.second_order_forward(&s, p, V)
-        y = self._output_value()
-        ty = self._read_dirs(tptr(&s, r), p, r)
+        first = self.second_order_forward(&s, p, V)
         memcpy(aptr(&s, r), cnp.PyArray_DATA(wa), <size_t>self.slot_size[r] * sizeof(double))
         if wdot is not None:
             wd = np.ascontiguousarray(wdot, dtype=np.float64)
             memcpy(dptr(&s, r), cnp.PyArray_DATA(wd), <size_t>(p * self.slot_size[r]) * sizeof(double))
-        soadjoint_sweep(&s, self.n_ops)
+        if first < self.n_ops:
+            run_and_reverse(&s, s.run_of[first], True)
+        y = self._output_value()
+        ty = self._read_dirs(tptr(&s, r), p, r)
+        soadjoint_sweep(&s, first)
         assert self.stack.top == 0
         adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
             if adjoints else None
@@ -631,18 +644,23 @@ cdef class Tape:
                                                  cnp.NPY_FLOAT64, 0)
         memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(x),
                <size_t>self.slot_size[slot] * sizeof(double))
-        self.second_order_forward(&s, 1, [v])
+        cdef int64_t first = self.second_order_forward(&s, 1, [v])
         aptr(&s, r)[0] = 1.0
-        soadjoint_sweep(&s, self.n_ops)
+        if first < self.n_ops:
+            run_and_reverse(&s, s.run_of[first], True)
+        soadjoint_sweep(&s, first)
         memcpy(cnp.PyArray_DATA(out), dptr(&s, slot), <size_t>self.slot_size[slot] * sizeof(double))
         self.second_order_done(&s)
         return out
 
-    cdef int second_order_forward(self, Sweep* s, int p, list V) except -1:
+    cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1:
         """The tangent sweep that prepares a second-order adjoint sweep: the
         work buffer holds p tangents, one adjoint and p adjoint tangents per
-        slot (the adjoint part zero). Inputs must be loaded."""
-        cdef int64_t n = self.arena_size
+        slot (the adjoint part zero). Inputs must be loaded. Returns where the
+        sweep stopped: before a final run summed into the output, which
+        run_and_reverse then sweeps forward and back (else the tape's end)."""
+        cdef int64_t n = self.arena_size, first
+        cdef int32_t fused
         cdef double* buf
         self.fill_sweep(s)
         s.p = p
@@ -653,11 +671,13 @@ cdef class Tape:
         s.adot = buf + (p + 1) * n
         self._seed(s, V, p)
         self.attach_runs(s)
+        fused = run_into_output(s, self.n_ops)
+        first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
         self.stack.top = 0
-        if tangent_sweep(s, self.n_ops, True):
+        if tangent_sweep(s, first, True):
             self.stack.top = 0
             self.raise_branch(s)
-        return 0
+        return first
 
     cdef void second_order_done(self, Sweep* s):
         """After the second-order sweep: clear the inputs' adjoints, so that
