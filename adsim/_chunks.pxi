@@ -121,6 +121,8 @@ def find_runs(Tape tape):
             refs.extend(slots)
             refs.extend(consts)
         k = max(j, k + 1)
+    if not table:                   # scalar and small-array tapes keep no per-op arrays
+        run_of, shifted = run_of[:0], shifted[:0]
     return (n_ops, run_of, np.array(table, dtype=np.int32).reshape(-1, RUN_FIELDS),
             np.array(refs, dtype=np.int32), shifted)
 

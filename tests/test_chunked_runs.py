@@ -160,3 +160,20 @@ def test_random_elementwise_programs(program):
     np.testing.assert_allclose(adj1[0], adj2[0], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(adot1[0][0], adot2[0][0], rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(tape.gradient(x), adj2[0], rtol=1e-12, atol=1e-12)
+
+
+def test_final_sum_that_is_not_the_output():
+    """The tape's last op sums a run, but the output is an earlier value: the
+    fused final run then carries a zero adjoint and must not disturb it."""
+    def f(x):
+        t = np.sum(np.sin(x) * x)
+        np.sum(np.exp(0.1 * x) * x)      # recorded last, not returned
+        return t
+    x, v = point(), point(seed=7)
+    tape = ad.record(f, x)
+    assert _tape.find_runs(tape)[2][-1, 1] == len(tape) - 1     # the fused path is taken
+    g_expected = np.sin(x) + x * np.cos(x)
+    hv_expected = (2.0 * np.cos(x) - x * np.sin(x)) * v
+    np.testing.assert_allclose(tape.forward(x), f(x), rtol=1e-13)
+    np.testing.assert_allclose(tape.gradient(x), g_expected, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(tape.hvp(x, v), hv_expected, rtol=1e-12, atol=1e-13)
