@@ -29,6 +29,16 @@ static inline void adsim_store(double *y, double value, int accumulate)
         *y = value;
 }
 
+/* sum_{j0 <= j < k} r[j] x[j] in order: the tail after the vector loops
+ * (and the whole sum where vector types are not available). */
+static inline double adsim_dot_from(int64_t j0, int64_t k, const double *r, const double *x)
+{
+    double s = 0.0;
+    for (int64_t j = j0; j < k; j++)
+        s += r[j] * x[j];
+    return s;
+}
+
 #if defined(__GNUC__)
 /* Four doubles: AVX registers in the AVX2 variant, pairs of SSE2 registers
  * otherwise. Loads go through memcpy, which compiles to unaligned moves. */
@@ -66,16 +76,10 @@ static inline void adsim_dot4(int64_t k, const double *r0, const double *r1,
         a3 += adsim_load4(r3 + j) * xa;
         b3 += adsim_load4(r3 + j + 4) * xb;
     }
-    out[0] = adsim_hsum(a0, b0);
-    out[1] = adsim_hsum(a1, b1);
-    out[2] = adsim_hsum(a2, b2);
-    out[3] = adsim_hsum(a3, b3);
-    for (; j < k; j++) {
-        out[0] += r0[j] * x[j];
-        out[1] += r1[j] * x[j];
-        out[2] += r2[j] * x[j];
-        out[3] += r3[j] * x[j];
-    }
+    out[0] = adsim_hsum(a0, b0) + adsim_dot_from(j, k, r0, x);
+    out[1] = adsim_hsum(a1, b1) + adsim_dot_from(j, k, r1, x);
+    out[2] = adsim_hsum(a2, b2) + adsim_dot_from(j, k, r2, x);
+    out[3] = adsim_hsum(a3, b3) + adsim_dot_from(j, k, r3, x);
 }
 
 /* The same sums for two rows and two vectors: each row is loaded once for
@@ -102,41 +106,29 @@ static inline void adsim_dot2x2(int64_t k, const double *r0, const double *r1,
         a11 += ra1 * xa1;
         b11 += rb1 * xb1;
     }
-    out[0] = adsim_hsum(a00, b00);
-    out[1] = adsim_hsum(a10, b10);
-    out[2] = adsim_hsum(a01, b01);
-    out[3] = adsim_hsum(a11, b11);
-    for (; j < k; j++) {
-        out[0] += r0[j] * x0[j];
-        out[1] += r1[j] * x0[j];
-        out[2] += r0[j] * x1[j];
-        out[3] += r1[j] * x1[j];
-    }
+    out[0] = adsim_hsum(a00, b00) + adsim_dot_from(j, k, r0, x0);
+    out[1] = adsim_hsum(a10, b10) + adsim_dot_from(j, k, r1, x0);
+    out[2] = adsim_hsum(a01, b01) + adsim_dot_from(j, k, r0, x1);
+    out[3] = adsim_hsum(a11, b11) + adsim_dot_from(j, k, r1, x1);
 }
 #else
 static inline void adsim_dot2x2(int64_t k, const double *r0, const double *r1,
                                 const double *x0, const double *x1, double *out)
 {
-    out[0] = out[1] = out[2] = out[3] = 0.0;
-    for (int64_t j = 0; j < k; j++) {
-        out[0] += r0[j] * x0[j];
-        out[1] += r1[j] * x0[j];
-        out[2] += r0[j] * x1[j];
-        out[3] += r1[j] * x1[j];
-    }
+    out[0] = adsim_dot_from(0, k, r0, x0);
+    out[1] = adsim_dot_from(0, k, r1, x0);
+    out[2] = adsim_dot_from(0, k, r0, x1);
+    out[3] = adsim_dot_from(0, k, r1, x1);
 }
 
 static inline void adsim_dot4(int64_t k, const double *r0, const double *r1,
                               const double *r2, const double *r3, const double *x,
                               double *out)
 {
-    out[0] = out[1] = out[2] = out[3] = 0.0;
-    for (int64_t j = 0; j < k; j++) {
-        out[0] += r0[j] * x[j];
-        out[1] += r1[j] * x[j];
-        out[2] += r2[j] * x[j];
-        out[3] += r3[j] * x[j];
-    }
+    out[0] = adsim_dot_from(0, k, r0, x);
+    out[1] = adsim_dot_from(0, k, r1, x);
+    out[2] = adsim_dot_from(0, k, r2, x);
+    out[3] = adsim_dot_from(0, k, r3, x);
 }
 #endif
 
