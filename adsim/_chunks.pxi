@@ -191,24 +191,54 @@ cdef inline int64_t chunk_count(const int32_t* run) noexcept nogil:
     return (run[RUN_SIZE] + run[RUN_CHUNK] - 1) // run[RUN_CHUNK]
 
 
+cdef int chunk_forward(Sweep* s, const int32_t* run, int64_t a, int64_t n, bint keep,
+                       bint tangents) except -1:
+    """The run's ops on the chunk [a, a + n) (views set): values, tangents,
+    and pushes of what they overwrite when ``keep``."""
+    cdef int64_t k
+    cdef int32_t local[7]
+    cdef const int32_t* o
+    for k in range(run[RUN_FIRST], run[RUN_END]):
+        o = chunk_operands(s, k, a, n, local)
+        if keep and (s.flags[k] & FLAG_PUSH):
+            save_result(s, k, tangents)
+        code_value(s, s.code[k], o, k)
+        if tangents:
+            code_tangent(s, s.code[k], o)
+    return 0
+
+
+cdef int chunk_reverse(Sweep* s, const int32_t* run, int64_t a, int64_t n,
+                       bint second_order) except -1:
+    """The run's ops on the chunk [a, a + n) in reverse: adjoints (and their
+    tangents), clearing each result's adjoint and restoring pushed values."""
+    cdef int64_t k
+    cdef int32_t local[7]
+    cdef const int32_t* o
+    for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
+        o = chunk_operands(s, k, a, n, local)
+        if second_order:
+            code_soadjoint(s, s.code[k], o)
+            clear_result_adjoint(s, k, s.adj, 1)
+            clear_result_adjoint(s, k, s.adot, 1)
+        else:
+            code_adjoint(s, s.code[k], o)
+            clear_result_adjoint(s, k, s.adj, s.q)
+        if s.flags[k] & FLAG_PUSH:
+            restore_result(s, k, second_order)
+    return 0
+
+
 cdef int run_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1:
     """Values (and tangents) of run r, chunk by chunk."""
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef int64_t* saved = save_views(s, run)
-    cdef int64_t c, k, a, n
-    cdef int32_t local[7]
-    cdef const int32_t* o
+    cdef int64_t c, a, n
     try:
         for c in range(chunk_count(run)):
             chunk_bounds(run, c, &a, &n)
             set_views(s, run, saved, a, n)
-            for k in range(run[RUN_FIRST], run[RUN_END]):
-                o = chunk_operands(s, k, a, n, local)
-                if keep and (s.flags[k] & FLAG_PUSH):
-                    save_result(s, k, tangents)
-                code_value(s, s.code[k], o, k)
-                if tangents:
-                    code_tangent(s, s.code[k], o)
+            chunk_forward(s, run, a, n, keep, tangents)
     finally:
         set_views(s, run, saved, -1, 0)
         free(saved)
@@ -219,24 +249,12 @@ cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1:
     """Adjoints (and their tangents) of run r, chunks and ops in reverse."""
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef int64_t* saved = save_views(s, run)
-    cdef int64_t c, k, a, n
-    cdef int32_t local[7]
-    cdef const int32_t* o
+    cdef int64_t c, a, n
     try:
         for c in range(chunk_count(run) - 1, -1, -1):
             chunk_bounds(run, c, &a, &n)
             set_views(s, run, saved, a, n)
-            for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
-                o = chunk_operands(s, k, a, n, local)
-                if second_order:
-                    code_soadjoint(s, s.code[k], o)
-                    clear_result_adjoint(s, k, s.adj, 1)
-                    clear_result_adjoint(s, k, s.adot, 1)
-                else:
-                    code_adjoint(s, s.code[k], o)
-                    clear_result_adjoint(s, k, s.adj, s.q)
-                if s.flags[k] & FLAG_PUSH:
-                    restore_result(s, k, second_order)
+            chunk_reverse(s, run, a, n, second_order)
     finally:
         set_views(s, run, saved, -1, 0)
         free(saved)
@@ -281,9 +299,7 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
     cdef double wdot = dptr(s, out)[0] if second_order else 0.0
     cdef double total = 0.0, total_dot = 0.0
     cdef int64_t* saved = save_views(s, run)
-    cdef int64_t c, k, a, n, i
-    cdef int32_t local[7]
-    cdef const int32_t* o
+    cdef int64_t c, a, n, i
     cdef double* p
     aptr(s, out)[0] = 0.0           # the output's slot may hold a variable the run
     if second_order:                # reads, whose adjoint starts at zero (as when
@@ -292,13 +308,7 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
         for c in range(chunk_count(run)):
             chunk_bounds(run, c, &a, &n)
             set_views(s, run, saved, a, n)
-            for k in range(run[RUN_FIRST], run[RUN_END]):
-                o = chunk_operands(s, k, a, n, local)
-                if s.flags[k] & FLAG_PUSH:
-                    save_result(s, k, second_order)
-                code_value(s, s.code[k], o, k)
-                if second_order:
-                    code_tangent(s, s.code[k], o)
+            chunk_forward(s, run, a, n, True, second_order)
             p = vptr(s, src)
             for i in range(n):
                 total += p[i]
@@ -312,17 +322,7 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
                 p = dptr(s, src)
                 for i in range(n):
                     p[i] += wdot
-            for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
-                o = chunk_operands(s, k, a, n, local)
-                if second_order:
-                    code_soadjoint(s, s.code[k], o)
-                    clear_result_adjoint(s, k, s.adj, 1)
-                    clear_result_adjoint(s, k, s.adot, 1)
-                else:
-                    code_adjoint(s, s.code[k], o)
-                    clear_result_adjoint(s, k, s.adj, 1)
-                if s.flags[k] & FLAG_PUSH:
-                    restore_result(s, k, second_order)
+            chunk_reverse(s, run, a, n, second_order)
     finally:
         set_views(s, run, saved, -1, 0)
         free(saved)
