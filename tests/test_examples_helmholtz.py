@@ -1,23 +1,12 @@
 """The Helmholtz equilibrium example runs and passes its own checks."""
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 
 import adsim as ad
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "helmholtz_equilibrium.py"
 
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("helmholtz_equilibrium", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_example_solves_and_checks_itself(capsys):
-    example = load_example()
+def test_example_solves_and_checks_itself(load_example, capsys):
+    example = load_example("helmholtz_equilibrium")
     r = example.main(["--n", "8", "--seed", "1"])
     A, b, E, e, x0 = example.make_mixture(8, 3, seed=1)
     np.testing.assert_allclose(E @ r["x"], e, rtol=1e-9, atol=0)
@@ -26,8 +15,8 @@ def test_example_solves_and_checks_itself(capsys):
     assert "mass balance residual" in capsys.readouterr().out
 
 
-def test_example_gradient_is_the_derivative_of_f():
-    example = load_example()
+def test_example_gradient_is_the_derivative_of_f(load_example):
+    example = load_example("helmholtz_equilibrium")
     A, b, E, e, x0 = example.make_mixture(5, 2, seed=2)
     f = lambda x: example.helmholtz(x, A, b)
     g_err, hv_err = example.check_derivatives(ad.grad(f), ad.hessp(f), f, x0)

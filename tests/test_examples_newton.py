@@ -1,23 +1,12 @@
 """The Newton–Krylov examples run in quick mode and pass their own checks."""
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 
 import adsim as ad
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_rosenbrock_example_quick(tmp_path, capsys):
-    example = load("newton_krylov")
+def test_rosenbrock_example_quick(load_example, tmp_path, capsys):
+    example = load_example("newton_krylov")
     figure = tmp_path / "newton_krylov.png"
     runs = example.main(["--quick", "--plot", str(figure)])
     assert figure.stat().st_size > 0
@@ -31,8 +20,8 @@ def test_rosenbrock_example_quick(tmp_path, capsys):
     assert "trust-krylov" in out and "L-BFGS-B" in out
 
 
-def test_rosenbrock_example_derivatives():
-    example = load("newton_krylov")
+def test_rosenbrock_example_derivatives(load_example):
+    example = load_example("newton_krylov")
     g_err, hv_err = example.check_derivatives(n=12, seed=3)
     assert g_err < 1e-8 and hv_err < 1e-7
     x = np.random.default_rng(4).uniform(-2.0, 2.0, 8)
@@ -42,8 +31,8 @@ def test_rosenbrock_example_derivatives():
     assert np.all(np.diag(H, 1)[1::2] == 0.0)        # independent pairs
 
 
-def test_bratu_example_quick(capsys):
-    example = load("bratu_newton_krylov")
+def test_bratu_example_quick(load_example, capsys):
+    example = load_example("bratu_newton_krylov")
     out = example.main(["--quick"])
     (k,) = example.QUICK_GRIDS
     results = out[k]
@@ -55,8 +44,8 @@ def test_bratu_example_quick(capsys):
     assert "newton_krylov" in capsys.readouterr().out
 
 
-def test_bratu_preconditioner_inverts_the_laplacian():
-    example = load("bratu_newton_krylov")
+def test_bratu_preconditioner_inverts_the_laplacian(load_example):
+    example = load_example("bratu_newton_krylov")
     k = 6
     u = np.random.default_rng(5).standard_normal(k * k)
     # the residual without the exp term is the 5-point Laplacian

@@ -262,6 +262,15 @@ class _Plan:
         self.recordings += 1
         return t0, time.perf_counter()
 
+    def _evaluate(self, args):
+        """The plan's compressed sweep at ``args``, recording, detecting and
+        coloring again when a comparison comes out differently there."""
+        try:
+            return self._sweep(args)
+        except BranchChanged:
+            self._prepare(args)
+            return self._sweep(args)
+
     @property
     def shape(self):
         return self.pattern.shape
@@ -339,7 +348,7 @@ class SparseJacobianPlan(_Plan):
                 f"{self.n_forward} forward + {self.n_reverse} reverse directions>")
 
     # ---- evaluation --------------------------------------------------------
-    def _sweeps(self, args):
+    def _sweep(self, args):
         tape = self.tape
         xs = tape._inputs(args)
         m, n = self.shape
@@ -361,11 +370,7 @@ class SparseJacobianPlan(_Plan):
 
     def value_and_jacobian(self, *args):
         """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array``."""
-        try:
-            return self._sweeps(args)
-        except BranchChanged:
-            self._prepare(args)
-            return self._sweeps(args)
+        return self._evaluate(args)
 
     def __call__(self, *args):
         """The sparse Jacobian at ``args`` (a ``scipy.sparse.csr_array``)."""
@@ -487,11 +492,7 @@ class SparseHessianPlan(_Plan):
 
     def value_gradient_hessian(self, *args):
         """``(f, gradient (flat), H)`` from one second-order sweep."""
-        try:
-            return self._sweep(args)
-        except BranchChanged:
-            self._prepare(args)
-            return self._sweep(args)
+        return self._evaluate(args)
 
     def __call__(self, *args):
         """The sparse Hessian at ``args`` (a symmetric ``csr_array``)."""

@@ -1,21 +1,11 @@
 """The sparse-derivative examples run on small sizes and pass their own checks."""
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sparse"
 
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"sparse_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_brusselator_bdf(capsys):
-    example = load("brusselator_bdf")
+def test_brusselator_bdf(load_example, capsys):
+    example = load_example("sparse/brusselator_bdf")
     rows = example.run(grid=12, dense_grid=6, t_end=1.3)
     names = [row[2] for row in rows]
     assert names == ["adsim", "fd+sparsity", "fd dense", "adsim", "fd+sparsity"]
@@ -24,8 +14,8 @@ def test_brusselator_bdf(capsys):
     assert "checks passed" in out and "| grid |" in out
 
 
-def test_bratu_newton(capsys):
-    example = load("bratu_newton")
+def test_bratu_newton(load_example, capsys):
+    example = load_example("sparse/bratu_newton")
     rows, timings = example.run(grid=12, lambdas=(3.0, 6.0))
     assert [row[0] for row in rows] == [3.0, 6.0]
     assert all(row[2][-1] < 1e-9 for row in rows)
@@ -33,8 +23,8 @@ def test_bratu_newton(capsys):
     assert "checks passed" in capsys.readouterr().out
 
 
-def test_least_squares_fit(capsys):
-    example = load("least_squares_fit")
+def test_least_squares_fit(load_example, capsys):
+    example = load_example("sparse/least_squares_fit")
     rows = example.run(points=300)
     assert [row[0] for row in rows] == ["adsim jac", "fd jac_sparsity"]
     assert rows[0][5] == pytest.approx(rows[1][5], rel=1e-6)
@@ -42,7 +32,7 @@ def test_least_squares_fit(capsys):
 
 
 @pytest.mark.parametrize("name", ["brusselator_bdf", "bratu_newton", "least_squares_fit"])
-def test_examples_have_a_quick_command_line(name):
-    example = load(name)
+def test_examples_have_a_quick_command_line(load_example, name):
+    example = load_example("sparse/" + name)
     assert callable(example.main)
     assert "--quick" in Path(example.__file__).read_text()
