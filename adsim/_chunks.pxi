@@ -202,9 +202,10 @@ cdef int chunk_forward(Sweep* s, const int32_t* run, int64_t a, int64_t n, bint 
         o = chunk_operands(s, k, a, n, local)
         if keep and (s.flags[k] & FLAG_PUSH):
             save_result(s, k, tangents)
-        code_value(s, s.code[k], o, k)
         if tangents:
-            code_tangent(s, s.code[k], o)
+            code_value_tangent(s, s.code[k], o, k)
+        else:
+            code_value(s, s.code[k], o, k)
     return 0
 
 

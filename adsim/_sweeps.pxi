@@ -104,6 +104,16 @@ cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
     return callback_value(s, code, o)
 
 
+cdef int code_value_tangent(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
+    """Op k's values and then its tangents (a matrix product computes both in
+    one pass over its matrix); 1 when a branch record differs."""
+    if code == MATMUL:
+        return linalg_value_tangent(s, o)
+    if code_value(s, code, o, k):
+        return 1
+    return code_tangent(s, code, o)
+
+
 cdef int code_tangent(Sweep* s, int code, const int32_t* o) except -1:
     if code < UNARY_END:
         return unary_tangent(s, code, o)
@@ -239,13 +249,9 @@ cdef int tangent_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
             continue
         if keep and (s.flags[k] & FLAG_PUSH):
             save_result(s, k, True)
-        if s.code[k] == MATMUL:             # one pass over the matrix for both
-            linalg_value_tangent(s, s.opnd + s.start[k])
-        elif op_value(s, k):
+        if code_value_tangent(s, s.code[k], s.opnd + s.start[k], k):
             s.err_op = k
             return 1
-        else:
-            op_tangent(s, k)
         k += 1
     return 0
 

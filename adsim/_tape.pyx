@@ -511,16 +511,17 @@ cdef class Tape:
                <size_t>self.slot_size[r] * sizeof(double))
         return out
 
-    def _forward(self, xs, bint keep=False, bint chunked=True):
-        """Zero-order sweep. A keeping sweep must be chunked exactly when the
-        reverse sweep after it is (its stack is pushed chunk by chunk)."""
+    def _forward(self, xs, bint chunked=True):
+        """Zero-order sweep (``chunked=False``: op by op, as a reference for
+        the chunked runs). Sweeps that prepare a reverse sweep are part of
+        _adjoint and _soadjoint, which decide the chunking for both."""
         cdef Sweep s
         self._load(xs)
         self.fill_sweep(&s)
         if chunked:
             self.attach_runs(&s)
         self.stack.top = 0
-        if forward_sweep(&s, self.n_ops, keep):
+        if forward_sweep(&s, self.n_ops, False):
             self.stack.top = 0
             self.raise_branch(&s)
         return self._output_value()

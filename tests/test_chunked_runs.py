@@ -117,7 +117,7 @@ def test_chunked_equals_op_by_op(f):
     _, _, adj2, adot2 = tape._soadjoint(xs, [V], w)
     np.testing.assert_allclose(adj1[0], adj2[0], rtol=1e-13, atol=1e-12)
     np.testing.assert_allclose(adot1[0][0], adot2[0][0], rtol=1e-12, atol=1e-11)
-    np.testing.assert_allclose(tape.forward(x), tape._forward(xs, False, False), rtol=0, atol=0)
+    np.testing.assert_allclose(tape.forward(x), tape._forward(xs, chunked=False), rtol=0, atol=0)
 
 
 def test_loop_body_iterated_in_c():
