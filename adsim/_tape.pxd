@@ -152,6 +152,8 @@ cdef class Tape:
     cdef int64_t arena_cap
     cdef double* work                 # sweep buffers (tangents, adjoints), reused
     cdef int64_t work_cap
+    cdef double* scratch              # reused by chunked runs to rearrange directions
+    cdef int64_t scratch_cap
     cdef int64_t work_zero_lo         # work[lo:hi] is known to hold zeros (a
     cdef int64_t work_zero_hi         # finished reverse sweep leaves its adjoints zero)
     cdef DStack stack
@@ -162,6 +164,7 @@ cdef class Tape:
     cdef public object output_slot
     cdef public object output_shape
     cdef public bint recording
+    cdef public bint chunked          # sweep long elementwise runs chunk by chunk (_chunks.pxi)
     cdef public object listing_names  # optional names of inputs for the listing
     cdef public dict _cache           # per-tape memo for Python helpers
     cdef cnp.ndarray _output_template # an empty array of the output's shape
@@ -181,6 +184,7 @@ cdef class Tape:
     cdef int64_t size_of(self, int ref)
     cdef int _write_slot(self, int slot, object arr) except -1
     cdef double* work_buffer(self, int64_t n, int64_t zero_from=*) except NULL
+    cdef double* scratch_buffer(self, int64_t n) except NULL
     cdef raise_branch(self, Sweep* s)
     cdef object _read_dirs(self, double* p, int dirs, int slot)
     cdef int _seed(self, Sweep* s, list V, int p) except -1

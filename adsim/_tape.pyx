@@ -80,6 +80,7 @@ cdef class Tape:
     """
 
     def __cinit__(self):
+        self.chunked = True
         self.cap_ops = self.cap_opnd = self.cap_consts = self.cap_const_ids = 0
         self.cap_ints = self.cap_branches = self.cap_slots = self.arena_cap = 0
         self.code = <uint16_t*>grow(NULL, &self.cap_ops, 64, sizeof(uint16_t))
@@ -102,6 +103,8 @@ cdef class Tape:
         self.val = <double*>grow(NULL, &self.arena_cap, 256, sizeof(double))
         self.work = NULL
         self.work_cap = 0
+        self.scratch = NULL
+        self.scratch_cap = 0
         self.work_zero_lo = self.work_zero_hi = 0
         self.stack.data = NULL
         self.stack.top = self.stack.cap = self.stack.peak = 0
@@ -119,7 +122,7 @@ cdef class Tape:
         free(self.consts); free(self.const_off); free(self.const_size)
         free(self.ints); free(self.branches)
         free(self.slot_off); free(self.slot_size); free(self.slot_state)
-        free(self.val); free(self.work); free(self.stack.data)
+        free(self.val); free(self.work); free(self.scratch); free(self.stack.data)
 
     # ------------------------------------------------------------------
     # recording primitives (called by the front end in _active.pxi and
@@ -285,10 +288,10 @@ cdef class Tape:
         s.run_shifted = NULL
 
     cdef int attach_runs(self, Sweep* s) except -1:
-        """Let the sweeps take runs of elementwise ops chunk by chunk
-        (_chunks.pxi), when s has at most one tangent and one adjoint direction."""
+        """Let the sweeps take runs of elementwise ops chunk by chunk (_chunks.pxi);
+        ``tape.chunked = False`` sweeps op by op, the reference for tests."""
         cdef cnp.ndarray run_of, table, refs, shifted
-        if self.recording or not chunked_directions(s):
+        if self.recording or not self.chunked:
             return 0
         found = self._cache.get("runs")
         if found is None or found[0] != self.n_ops:
@@ -443,6 +446,15 @@ cdef class Tape:
         self.work_zero_lo = self.work_zero_hi = 0      # in use until a sweep finishes
         return self.work
 
+    cdef double* scratch_buffer(self, int64_t n) except NULL:
+        """n doubles of scratch, kept between calls (no page faults per sweep)."""
+        if n > self.scratch_cap:
+            free(self.scratch)
+            self.scratch = NULL
+            self.scratch_cap = 0
+            self.scratch = <double*>grow(NULL, &self.scratch_cap, max(n, 1), sizeof(double))
+        return self.scratch
+
     cdef void _clear_inputs(self, double* buf, int dirs):
         """Zero the input slots' part of an adjoint buffer. Every other slot's
         adjoint is cleared by the reverse sweep itself (after its op), so the
@@ -511,15 +523,13 @@ cdef class Tape:
                <size_t>self.slot_size[r] * sizeof(double))
         return out
 
-    def _forward(self, xs, bint chunked=True):
-        """Zero-order sweep (``chunked=False``: op by op, as a reference for
-        the chunked runs). Sweeps that prepare a reverse sweep are part of
-        _adjoint and _soadjoint, which decide the chunking for both."""
+    def _forward(self, xs):
+        """Zero-order sweep. Sweeps that prepare a reverse sweep are part of
+        _adjoint and _soadjoint."""
         cdef Sweep s
         self._load(xs)
         self.fill_sweep(&s)
-        if chunked:
-            self.attach_runs(&s)
+        self.attach_runs(&s)
         self.stack.top = 0
         if forward_sweep(&s, self.n_ops, False):
             self.stack.top = 0

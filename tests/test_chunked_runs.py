@@ -1,11 +1,13 @@
 """Runs of elementwise ops on large arrays are swept chunk by chunk
-(adsim/_chunks.pxi); with several directions the same tape is swept op by
-op. These tests check the chunked sweeps against the op-by-op ones, against
+(adsim/_chunks.pxi), with one direction or several; ``tape.chunked = False``
+sweeps op by op. These tests check the chunked sweeps against the op-by-op
+ones, against
 differences and against analytic derivatives, on arrays large enough to be
 chunked, with the things that make chunking delicate: slots reused (values
 pushed and restored chunk by chunk), slices of a reused input, constant
 arrays, an active scalar broadcast over the run, and a value the run reads
-after a later op of the run overwrote its slot."""
+after a later op of the run overwrote its slot, and slots that cross the
+edges of a run."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -61,18 +63,34 @@ def elementwise_vector(x):
     return y / (1.0 + x * x)
 
 
+def boundary_slots(x):
+    """Two runs around a cumulative sum (which no run takes): the first run's
+    result is read by the sum and by the second run, and x by both runs."""
+    y = np.sin(x) * x
+    y = np.tanh(y) * y + 0.5 * y
+    z = y * y + x
+    w = np.cumsum(z) * 1e-4
+    v = np.tanh(w) * x + z * np.cos(x)
+    v = v * v + np.sin(v)
+    v = np.tanh(v) * v
+    return v * v - 0.5 * v
+
+
+FUNCTIONS = [rosenbrock, mixed, reversed_pairs, elementwise_vector, boundary_slots]
+
+
 def point(n=N, seed=1):
     return np.random.default_rng(seed).uniform(-1.0, 1.0, n)
 
 
-@pytest.mark.parametrize("f", [rosenbrock, mixed, reversed_pairs, elementwise_vector])
+@pytest.mark.parametrize("f", FUNCTIONS)
 def test_tape_has_chunked_runs(f):
     """Guards the tests below: they must exercise the chunked path."""
     tape = ad.record(f, point())
     _, _, runs, _, shifted = _tape.find_runs(tape)
     assert len(runs) >= 1 and runs[:, 1].max() - runs[:, 0].min() >= 4
     assert f is not reversed_pairs or shifted.any()
-    if f is not elementwise_vector:     # the last run is summed into the output: it is
+    if f not in (elementwise_vector, boundary_slots):     # the last run is summed into the output: it is
         assert runs[-1, 1] == len(tape) - 1     # reversed chunk by chunk right after its forward
 
 
@@ -96,28 +114,59 @@ def test_vector_output_against_differences():
     check_grads(elementwise_vector, point(), modes=("fwd", "rev", "cs"), order=2)
 
 
-@pytest.mark.parametrize("f", [rosenbrock, mixed, reversed_pairs, elementwise_vector])
-def test_chunked_equals_op_by_op(f):
-    """One direction is chunked, two are not: the first of two must agree
-    with the one (to rounding: chunks may add adjoints in another order)."""
+def sweeps(tape, xs, V, W, w):
+    """Every compiled sweep of ``tape`` with the directions given."""
+    _, ty = tape._tangent(xs, [V], True)
+    _, adj = tape._adjoint(xs, W)
+    _, ty2, adj2, adot2 = tape._soadjoint(xs, [V], w)
+    return {"tangent": ty, "adjoint": adj[0], "second-order tangent": ty2,
+            "second-order adjoint": adj2[0], "adjoint tangents": adot2[0],
+            "value": tape._forward(xs)}
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("f", FUNCTIONS)
+def test_chunked_equals_op_by_op(f, k):
+    """The chunked sweeps, with one direction and with several, against the
+    same tape swept op by op (to rounding: chunks may add adjoints in
+    another order); values are bitwise equal."""
     x = point()
     tape = ad.record(f, x)
     xs = tape._inputs(x)
-    V = np.random.default_rng(3).standard_normal((2, N))
     m = np.size(f(x))
-    W = np.random.default_rng(4).standard_normal((2, m))
-    one = tape._tangent(xs, [V[:1]], True)[1]
-    two = tape._tangent(xs, [V], True)[1]
-    np.testing.assert_allclose(one[0], two[0], rtol=1e-13, atol=1e-13)
-    one = tape._adjoint(xs, W[:1])[1][0]
-    two = tape._adjoint(xs, W)[1][0]
-    np.testing.assert_allclose(one[0], two[0], rtol=1e-13, atol=1e-13)
+    V = np.random.default_rng(3).standard_normal((k, N))
+    W = np.random.default_rng(4).standard_normal((k, m))
     w = W[0].reshape(np.shape(f(x)))
-    _, _, adj1, adot1 = tape._soadjoint(xs, [V[:1]], w)
-    _, _, adj2, adot2 = tape._soadjoint(xs, [V], w)
-    np.testing.assert_allclose(adj1[0], adj2[0], rtol=1e-13, atol=1e-12)
-    np.testing.assert_allclose(adot1[0][0], adot2[0][0], rtol=1e-12, atol=1e-11)
-    np.testing.assert_allclose(tape.forward(x), tape._forward(xs, chunked=False), rtol=0, atol=0)
+    chunked = sweeps(tape, xs, V, W, w)
+    tape.chunked = False
+    reference = sweeps(tape, xs, V, W, w)
+    for name, expected in reference.items():
+        tol = 0 if name == "value" else 1e-12
+        np.testing.assert_allclose(chunked[name], expected, rtol=tol, atol=tol * 10, err_msg=name)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS)
+def test_runs_taken_with_several_directions(f):
+    """Guards the test above: these runs are chunked with several directions,
+    but not one that reverses a slot it also reads elementwise (x[::-1]
+    with x in the run reads across chunks), nor a short run with many slots
+    to rearrange at its edges."""
+    runs = _tape.find_runs(ad.record(f, point()))[2]
+    assert runs[:, 9].all() != (f is reversed_pairs)
+
+
+def test_boundary_slots_of_runs():
+    """The slots rearranged at a run's edges: those read before the run writes
+    them (x) and those written and read after the run (z, and the copy of z
+    the cumulative sum reads)."""
+    tape = ad.record(boundary_slots, point())
+    _, _, runs, refs, _ = _tape.find_runs(tape)
+    first = runs[0]
+    start = first[4] + first[5] + first[6]
+    live_in = refs[start:start + first[7]]
+    live_out = refs[start + first[7]:start + first[7] + first[8]]
+    assert tape.input_slots == list(live_in)
+    assert len(live_out) == 2 and not set(live_out) & set(live_in)
 
 
 def test_loop_body_iterated_in_c():
@@ -143,7 +192,8 @@ BINARY = [np.add, np.subtract, np.multiply, lambda a, b: a * np.cos(b)]
 def test_random_elementwise_programs(program):
     """Random programs over a pool of arrays: each step replaces a pool entry
     (so slots are reused) with a unary or binary op of two entries. hvp and
-    gradient of the chunked tape must match the op-by-op sweeps."""
+    gradient of the chunked tape, with one and with three directions, must
+    match the op-by-op sweeps."""
     def f(x):
         pool = [x[1:], x[:-1], 0.5 * x[1:], C * x[:-1]]
         for binary, ui, bi, a, b in program:
@@ -154,12 +204,18 @@ def test_random_elementwise_programs(program):
     x = point(seed=5) * 0.5
     tape = ad.record(f, x)
     xs = tape._inputs(x)
-    V = np.random.default_rng(6).standard_normal((2, N))
-    _, _, adj1, adot1 = tape._soadjoint(xs, [V[:1]], np.ones(()))
-    _, _, adj2, adot2 = tape._soadjoint(xs, [V], np.ones(()))
-    np.testing.assert_allclose(adj1[0], adj2[0], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(adot1[0][0], adot2[0][0], rtol=1e-11, atol=1e-11)
-    np.testing.assert_allclose(tape.gradient(x), adj2[0], rtol=1e-12, atol=1e-12)
+    V = np.random.default_rng(6).standard_normal((3, N))
+    results = []
+    for chunked in (True, False):
+        tape.chunked = chunked
+        results.append([tape._soadjoint(xs, [V[:1]], np.ones(())),
+                        tape._soadjoint(xs, [V], np.ones(()))])
+    for (_, ty, adj, adot), (_, ty_ref, adj_ref, adot_ref) in zip(*results):
+        np.testing.assert_allclose(ty, ty_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(adj[0], adj_ref[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(adot[0], adot_ref[0], rtol=1e-11, atol=1e-11)
+    tape.chunked = True
+    np.testing.assert_allclose(tape.gradient(x), results[1][1][2][0], rtol=1e-12, atol=1e-12)
 
 
 def test_final_sum_that_is_not_the_output():
@@ -177,3 +233,12 @@ def test_final_sum_that_is_not_the_output():
     np.testing.assert_allclose(tape.forward(x), f(x), rtol=1e-13)
     np.testing.assert_allclose(tape.gradient(x), g_expected, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(tape.hvp(x, v), hv_expected, rtol=1e-12, atol=1e-13)
+
+
+def test_short_run_with_many_slots_at_its_edges_goes_op_by_op():
+    """Rearranging three slots in and one out costs more than chunking two
+    ops saves: with several directions the run is swept op by op."""
+    def f(x):
+        return np.cumsum(x) * np.cumsum(x[::-1]) + x
+    runs = _tape.find_runs(ad.record(f, point()))[2]
+    assert runs[-1, 7] == 3 and not runs[-1, 9]
