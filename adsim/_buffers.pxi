@@ -37,6 +37,14 @@ cdef inline void zero_doubles(double* dst, int64_t n) noexcept nogil:
         memset(dst, 0, <size_t>n * sizeof(double))
 
 
+cdef void move_doubles(double* dst, double* src, int64_t n) noexcept nogil:
+    """Copy src to dst and zero src, in one pass over src."""
+    cdef int64_t i
+    for i in range(n):
+        dst[i] = src[i]
+        src[i] = 0.0
+
+
 cdef inline int stack_push(DStack* st, const double* src, int64_t n) except -1:
     if st.top + n > st.cap:
         st.data = <double*>grow(st.data, &st.cap, st.top + n, sizeof(double))

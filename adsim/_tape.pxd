@@ -178,7 +178,7 @@ cdef class Tape:
     cdef void fill_sweep(self, Sweep* s)
     cdef int attach_runs(self, Sweep* s) except -1
     cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1
-    cdef void second_order_done(self, Sweep* s)
+    cdef void second_order_done(self, Sweep* s, bint clear_adjoints)
     cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
@@ -187,5 +187,6 @@ cdef class Tape:
     cdef double* scratch_buffer(self, int64_t n) except NULL
     cdef raise_branch(self, Sweep* s)
     cdef object _read_dirs(self, double* p, int dirs, int slot)
+    cdef object _take_dirs(self, double* p, int dirs, int slot)
     cdef int _seed(self, Sweep* s, list V, int p) except -1
     cdef void _clear_inputs(self, double* buf, int dirs)

@@ -568,13 +568,19 @@ cdef class Tape:
         y = self._output_value()
         adjoint_sweep(&s, first)
         assert self.stack.top == 0
-        out = [self._read_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
-        self._clear_inputs(s.adj, q)
+        out = [self._take_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
         self.work_zero_lo, self.work_zero_hi = 0, q * self.arena_size
         return y, out
 
     cdef object _read_dirs(self, double* p, int dirs, int slot):
         return copy_out(p, dirs, self.slot_size[slot])
+
+    cdef object _take_dirs(self, double* p, int dirs, int slot):
+        """_read_dirs of an input's adjoints that also zeroes them, as the
+        work buffer's adjoint part must be after a sweep (one pass, not two)."""
+        cdef cnp.ndarray out = copy_out(NULL, dirs, self.slot_size[slot])
+        move_doubles(<double*>cnp.PyArray_DATA(out), p, max(dirs, 1) * self.slot_size[slot])
+        return out
 
     def _tangent(self, xs, V, bint keep=False):
         """Forward sweep with p tangent directions; V[i] is (p, size of input i)
@@ -639,10 +645,10 @@ cdef class Tape:
         ty = self._read_dirs(tptr(&s, r), p, r)
         soadjoint_sweep(&s, first)
         assert self.stack.top == 0
-        adj = [self._read_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
+        adj = [self._take_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
             if adjoints else None
-        adot = [self._read_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
-        self.second_order_done(&s)
+        adot = [self._take_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
+        self.second_order_done(&s, not adjoints)
         return y, ty, adj, adot
 
     def _hvp_one(self, cnp.ndarray x, cnp.ndarray v):
@@ -660,8 +666,8 @@ cdef class Tape:
         if first < self.n_ops:
             run_and_reverse(&s, s.run_of[first], True)
         soadjoint_sweep(&s, first)
-        memcpy(cnp.PyArray_DATA(out), dptr(&s, slot), <size_t>self.slot_size[slot] * sizeof(double))
-        self.second_order_done(&s)
+        move_doubles(<double*>cnp.PyArray_DATA(out), dptr(&s, slot), self.slot_size[slot])
+        self.second_order_done(&s, True)
         return out
 
     cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1:
@@ -690,11 +696,12 @@ cdef class Tape:
             self.raise_branch(s)
         return first
 
-    cdef void second_order_done(self, Sweep* s):
-        """After the second-order sweep: clear the inputs' adjoints, so that
-        the whole adjoint part of the work buffer is zero again."""
-        self._clear_inputs(s.adj, 1)
-        self._clear_inputs(s.adot, s.p)
+    cdef void second_order_done(self, Sweep* s, bint clear_adjoints):
+        """After the second-order sweep, whose inputs' adjoint tangents were
+        taken (_take_dirs): clear the inputs' adjoints unless they were taken
+        too, so that the whole adjoint part of the work buffer is zero again."""
+        if clear_adjoints:
+            self._clear_inputs(s.adj, 1)
         self.work_zero_lo, self.work_zero_hi = s.p * self.arena_size, (2 * s.p + 1) * self.arena_size
 
     def _iterate(self, xs, int64_t n_steps):

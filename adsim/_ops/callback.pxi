@@ -10,12 +10,14 @@
 # The Python layer (adsim/primitives.py, adsim/checkpoint/loop.py) reshapes.
 
 cdef object copy_out(const double* src, int64_t dirs, int64_t n):
+    """A new (dirs, n) array (n if dirs is 0) holding src; left empty if src is NULL."""
     cdef cnp.ndarray out
     if dirs > 0:
         out = np.empty((dirs, n), dtype=np.float64)
     else:
         out = np.empty(n, dtype=np.float64)
-    memcpy(cnp.PyArray_DATA(out), src, <size_t>(max(dirs, 1) * n) * sizeof(double))
+    if src != NULL:
+        memcpy(cnp.PyArray_DATA(out), src, <size_t>(max(dirs, 1) * n) * sizeof(double))
     return out
 
 
