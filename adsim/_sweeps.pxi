@@ -5,28 +5,42 @@
 cdef inline int64_t ref_size(Sweep* s, int ref) noexcept nogil:
     return s.slot_size[ref] if ref >= 0 else s.const_size[-ref - 1]
 
+# Inside a chunked run (_chunks.pxi) a slot of the run is a view on elements
+# [a, a + n) of its m elements: slot_size is n, slot_shift a, and slot_ld m,
+# the distance between its directions (tangents and adjoints are stored
+# direction-major, [p][m]). Elsewhere shift is 0 and ld the slot's size.
+
+cdef inline int64_t view_shift(Sweep* s, int ref) noexcept nogil:
+    return s.slot_shift[ref] if s.slot_shift != NULL else 0
+
+cdef inline int64_t dir_stride(Sweep* s, int ref) noexcept nogil:
+    """Elements between two directions of ``ref``'s tangents or adjoints."""
+    if ref >= 0 and s.slot_ld != NULL:
+        return s.slot_ld[ref]
+    return ref_size(s, ref)
+
 cdef inline double* vptr(Sweep* s, int ref) noexcept nogil:
     if ref >= 0:
-        return s.val + s.slot_off[ref]
+        return s.val + s.slot_off[ref] + view_shift(s, ref)
     return s.consts + s.const_off[-ref - 1]
 
 cdef inline double* tptr(Sweep* s, int ref) noexcept nogil:
     """Tangents of ``ref`` (p directions), NULL for constants."""
     if ref < 0 or s.tan == NULL:
         return NULL
-    return s.tan + s.p * s.slot_off[ref]
+    return s.tan + s.p * s.slot_off[ref] + view_shift(s, ref)
 
 cdef inline double* aptr(Sweep* s, int ref) noexcept nogil:
     """Adjoints of ``ref`` (q directions), NULL for constants."""
     if ref < 0 or s.adj == NULL:
         return NULL
-    return s.adj + s.q * s.slot_off[ref]
+    return s.adj + s.q * s.slot_off[ref] + view_shift(s, ref)
 
 cdef inline double* dptr(Sweep* s, int ref) noexcept nogil:
     """Tangents of the adjoints of ``ref`` (p directions), NULL for constants."""
     if ref < 0 or s.adot == NULL:
         return NULL
-    return s.adot + s.p * s.slot_off[ref]
+    return s.adot + s.p * s.slot_off[ref] + view_shift(s, ref)
 
 cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
     """1 for an operand of the result's size, 0 for a broadcast scalar."""
@@ -177,17 +191,18 @@ cdef inline int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
     """Push the values (and tangents) that op k is about to overwrite."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
-    cdef int64_t n = s.slot_size[r]
+    cdef int64_t n = s.slot_size[r], ld = dir_stride(s, r)
     cdef int64_t j
     if s.flags[k] & FLAG_INPLACE:
         stack_push_indexed(s.stack, vptr(s, r), s.ints + o[2], o[3])
         if with_tangents:
             for j in range(s.p):
-                stack_push_indexed(s.stack, tptr(s, r) + j * n, s.ints + o[2], o[3])
+                stack_push_indexed(s.stack, tptr(s, r) + j * ld, s.ints + o[2], o[3])
         return 0
     stack_push(s.stack, vptr(s, r), n)
     if with_tangents:
-        stack_push(s.stack, tptr(s, r), s.p * n)
+        for j in range(s.p):
+            stack_push(s.stack, tptr(s, r) + j * ld, n)
     return 0
 
 
@@ -195,16 +210,17 @@ cdef void restore_result(Sweep* s, int64_t k, bint with_tangents) noexcept:
     """Pop what save_result pushed for op k, in reverse order."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
-    cdef int64_t n = s.slot_size[r]
+    cdef int64_t n = s.slot_size[r], ld = dir_stride(s, r)
     cdef int64_t j
     if s.flags[k] & FLAG_INPLACE:
         if with_tangents:
             for j in range(s.p - 1, -1, -1):
-                stack_pop_indexed(s.stack, tptr(s, r) + j * n, s.ints + o[2], o[3])
+                stack_pop_indexed(s.stack, tptr(s, r) + j * ld, s.ints + o[2], o[3])
         stack_pop_indexed(s.stack, vptr(s, r), s.ints + o[2], o[3])
         return
     if with_tangents:
-        stack_pop(s.stack, tptr(s, r), s.p * n)
+        for j in range(s.p - 1, -1, -1):
+            stack_pop(s.stack, tptr(s, r) + j * ld, n)
     stack_pop(s.stack, vptr(s, r), n)
 
 
@@ -213,9 +229,12 @@ cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs
     none): that variable's adjoint starts at zero. SCATTER clears its own part."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
+    cdef int64_t j, ld
     if r < 0 or (s.flags[k] & FLAG_INPLACE) or adj == NULL:
         return
-    zero_doubles(adj + dirs * s.slot_off[r], dirs * s.slot_size[r])
+    ld = dir_stride(s, r)
+    for j in range(dirs):
+        zero_doubles(adj + dirs * s.slot_off[r] + view_shift(s, r) + j * ld, s.slot_size[r])
 
 
 cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:

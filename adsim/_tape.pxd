@@ -119,6 +119,8 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int32_t* runs           # run table, RUN_FIELDS per run
     int32_t* run_refs       # slots and constant ids of each run
     uint8_t* run_shifted    # per op: a gather whose source has a view in its run
+    int64_t* slot_shift     # per slot: first element of its view in a run, or NULL
+    int64_t* slot_ld        # per slot: distance between its directions, or NULL
 
 cdef class Tape:
     cdef uint16_t* code
@@ -152,8 +154,6 @@ cdef class Tape:
     cdef int64_t arena_cap
     cdef double* work                 # sweep buffers (tangents, adjoints), reused
     cdef int64_t work_cap
-    cdef double* scratch              # reused by chunked runs to rearrange directions
-    cdef int64_t scratch_cap
     cdef int64_t work_zero_lo         # work[lo:hi] is known to hold zeros (a
     cdef int64_t work_zero_hi         # finished reverse sweep leaves its adjoints zero)
     cdef DStack stack
@@ -184,7 +184,6 @@ cdef class Tape:
     cdef int64_t size_of(self, int ref)
     cdef int _write_slot(self, int slot, object arr) except -1
     cdef double* work_buffer(self, int64_t n, int64_t zero_from=*) except NULL
-    cdef double* scratch_buffer(self, int64_t n) except NULL
     cdef raise_branch(self, Sweep* s)
     cdef object _read_dirs(self, double* p, int dirs, int slot)
     cdef object _take_dirs(self, double* p, int dirs, int slot)

@@ -103,8 +103,6 @@ cdef class Tape:
         self.val = <double*>grow(NULL, &self.arena_cap, 256, sizeof(double))
         self.work = NULL
         self.work_cap = 0
-        self.scratch = NULL
-        self.scratch_cap = 0
         self.work_zero_lo = self.work_zero_hi = 0
         self.stack.data = NULL
         self.stack.top = self.stack.cap = self.stack.peak = 0
@@ -122,7 +120,7 @@ cdef class Tape:
         free(self.consts); free(self.const_off); free(self.const_size)
         free(self.ints); free(self.branches)
         free(self.slot_off); free(self.slot_size); free(self.slot_state)
-        free(self.val); free(self.work); free(self.scratch); free(self.stack.data)
+        free(self.val); free(self.work); free(self.stack.data)
 
     # ------------------------------------------------------------------
     # recording primitives (called by the front end in _active.pxi and
@@ -286,24 +284,28 @@ cdef class Tape:
         s.runs = NULL
         s.run_refs = NULL
         s.run_shifted = NULL
+        s.slot_shift = NULL
+        s.slot_ld = NULL
 
     cdef int attach_runs(self, Sweep* s) except -1:
         """Let the sweeps take runs of elementwise ops chunk by chunk (_chunks.pxi);
         ``tape.chunked = False`` sweeps op by op, the reference for tests."""
-        cdef cnp.ndarray run_of, table, refs, shifted
+        cdef cnp.ndarray run_of, table, refs, shifted, views
         if self.recording or not self.chunked:
             return 0
         found = self._cache.get("runs")
         if found is None or found[0] != self.n_ops:
             found = find_runs(self)
             self._cache["runs"] = found
-        _, run_of, table, refs, shifted = found
+        _, run_of, table, refs, shifted, views = found
         if cnp.PyArray_SIZE(table) == 0:
             return 0
         s.run_of = <int32_t*>cnp.PyArray_DATA(run_of)
         s.runs = <int32_t*>cnp.PyArray_DATA(table)
         s.run_refs = <int32_t*>cnp.PyArray_DATA(refs)
         s.run_shifted = <uint8_t*>cnp.PyArray_DATA(shifted)
+        s.slot_shift = <int64_t*>cnp.PyArray_DATA(views)
+        s.slot_ld = s.slot_shift + self.n_slots
         return 0
 
     cdef int execute_last(self) except -1:
@@ -445,15 +447,6 @@ cdef class Tape:
             memset(self.work + zero_from, 0, <size_t>(n - zero_from) * sizeof(double))
         self.work_zero_lo = self.work_zero_hi = 0      # in use until a sweep finishes
         return self.work
-
-    cdef double* scratch_buffer(self, int64_t n) except NULL:
-        """n doubles of scratch, kept between calls (no page faults per sweep)."""
-        if n > self.scratch_cap:
-            free(self.scratch)
-            self.scratch = NULL
-            self.scratch_cap = 0
-            self.scratch = <double*>grow(NULL, &self.scratch_cap, max(n, 1), sizeof(double))
-        return self.scratch
 
     cdef void _clear_inputs(self, double* buf, int dirs):
         """Zero the input slots' part of an adjoint buffer. Every other slot's

@@ -164,25 +164,26 @@ cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1:
 
 cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const double* tb,
                               const double* a, const double* b, const double* y,
-                              int64_t n, int p) noexcept:
+                              int64_t n, int64_t ld, int p) noexcept:
     """Unit-stride loops for the common ops, so the compiler vectorises them;
-    the same partials as the rules above. Returns False if not handled."""
+    the same partials as the rules above. Operands and result have n
+    elements and directions ld apart. Returns False if not handled."""
     cdef int64_t i, j
     if ta == NULL or tb == NULL:
-        return binary_tangent_one_active(code, ty, ta, tb, a, b, y, n, p)
+        return binary_tangent_one_active(code, ty, ta, tb, a, b, y, n, ld, p)
     for j in range(p):
         if code == ADD:
             for i in range(n):
-                ty[j * n + i] = ta[j * n + i] + tb[j * n + i]
+                ty[j * ld + i] = ta[j * ld + i] + tb[j * ld + i]
         elif code == SUB:
             for i in range(n):
-                ty[j * n + i] = ta[j * n + i] - tb[j * n + i]
+                ty[j * ld + i] = ta[j * ld + i] - tb[j * ld + i]
         elif code == MUL:
             for i in range(n):
-                ty[j * n + i] = b[i] * ta[j * n + i] + a[i] * tb[j * n + i]
+                ty[j * ld + i] = b[i] * ta[j * ld + i] + a[i] * tb[j * ld + i]
         elif code == DIV:
             for i in range(n):
-                ty[j * n + i] = (ta[j * n + i] - y[i] * tb[j * n + i]) / b[i]
+                ty[j * ld + i] = (ta[j * ld + i] - y[i] * tb[j * ld + i]) / b[i]
         else:
             return False
     return True
@@ -190,26 +191,26 @@ cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const doub
 
 cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, const double* tb,
                                     const double* a, const double* b, const double* y,
-                                    int64_t n, int p) noexcept:
+                                    int64_t n, int64_t ld, int p) noexcept:
     """Unit-stride tangents when one operand is a constant (its tangent NULL)."""
     cdef int64_t i, j
     for j in range(p):
         if code == ADD:
             for i in range(n):
-                ty[j * n + i] = ta[j * n + i] if ta != NULL else tb[j * n + i]
+                ty[j * ld + i] = ta[j * ld + i] if ta != NULL else tb[j * ld + i]
         elif code == SUB:
             for i in range(n):
-                ty[j * n + i] = ta[j * n + i] if ta != NULL else -tb[j * n + i]
+                ty[j * ld + i] = ta[j * ld + i] if ta != NULL else -tb[j * ld + i]
         elif code == MUL:
             if ta != NULL:
                 for i in range(n):
-                    ty[j * n + i] = b[i] * ta[j * n + i]
+                    ty[j * ld + i] = b[i] * ta[j * ld + i]
             else:
                 for i in range(n):
-                    ty[j * n + i] = a[i] * tb[j * n + i]
+                    ty[j * ld + i] = a[i] * tb[j * ld + i]
         elif code == DIV and ta != NULL:
             for i in range(n):
-                ty[j * n + i] = ta[j * n + i] / b[i]
+                ty[j * ld + i] = ta[j * ld + i] / b[i]
         else:
             return False
     return True
@@ -217,7 +218,7 @@ cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, cons
 
 cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab,
                               const double* a, const double* b, const double* y,
-                              int64_t n, int q) noexcept:
+                              int64_t n, int64_t ld, int q) noexcept:
     """Unit-stride adjoint loops for the common ops (see binary_tangent_fast)."""
     cdef int64_t i, j
     cdef double g
@@ -225,32 +226,32 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
         if code == MUL and aa != NULL:         # active * constant
             for j in range(q):
                 for i in range(n):
-                    aa[j * n + i] += b[i] * ay[j * n + i]
+                    aa[j * ld + i] += b[i] * ay[j * ld + i]
             return True
         if code == MUL and ab != NULL:
             for j in range(q):
                 for i in range(n):
-                    ab[j * n + i] += a[i] * ay[j * n + i]
+                    ab[j * ld + i] += a[i] * ay[j * ld + i]
             return True
         return False
     for j in range(q):
         if code == ADD:
             for i in range(n):
-                aa[j * n + i] += ay[j * n + i]
-                ab[j * n + i] += ay[j * n + i]
+                aa[j * ld + i] += ay[j * ld + i]
+                ab[j * ld + i] += ay[j * ld + i]
         elif code == SUB:
             for i in range(n):
-                aa[j * n + i] += ay[j * n + i]
-                ab[j * n + i] -= ay[j * n + i]
+                aa[j * ld + i] += ay[j * ld + i]
+                ab[j * ld + i] -= ay[j * ld + i]
         elif code == MUL:
             for i in range(n):
-                aa[j * n + i] += b[i] * ay[j * n + i]
-                ab[j * n + i] += a[i] * ay[j * n + i]
+                aa[j * ld + i] += b[i] * ay[j * ld + i]
+                ab[j * ld + i] += a[i] * ay[j * ld + i]
         elif code == DIV:
             for i in range(n):
-                g = ay[j * n + i] / b[i]
-                aa[j * n + i] += g
-                ab[j * n + i] -= g * y[i]
+                g = ay[j * ld + i] / b[i]
+                aa[j * ld + i] += g
+                ab[j * ld + i] -= g * y[i]
         else:
             return False
     return True
@@ -264,23 +265,23 @@ cdef int binary_tangent(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ta = tptr(s, o[1])
     cdef double* tb = tptr(s, o[2])
     cdef int64_t n = ref_size(s, o[0])
-    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb = dir_stride(s, o[2])
     cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
     cdef int64_t i, j
     cdef double t
     cdef double d[5]
     cdef binary_rule_fn rule = BINARY_RULE[code]
-    if sa == 1 and sb == 1 and binary_tangent_fast(code, ty, ta, tb, a, b, y, n, s.p):
+    if sa == 1 and sb == 1 and binary_tangent_fast(code, ty, ta, tb, a, b, y, n, ldy, s.p):
         return 0
     for i in range(n):
         rule(a[i * sa], b[i * sb], y[i], 1, d)
         for j in range(s.p):
             t = 0.0
             if ta != NULL:
-                t += d[0] * ta[j * na + i * sa]
+                t += d[0] * ta[j * lda + i * sa]
             if tb != NULL:
-                t += d[1] * tb[j * nb + i * sb]
-            ty[j * n + i] = t
+                t += d[1] * tb[j * ldb + i * sb]
+            ty[j * ldy + i] = t
     return 0
 
 
@@ -292,22 +293,22 @@ cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* aa = aptr(s, o[1])
     cdef double* ab = aptr(s, o[2])
     cdef int64_t n = ref_size(s, o[0])
-    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb = dir_stride(s, o[2])
     cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
     cdef int64_t i, j
     cdef double g
     cdef double d[5]
     cdef binary_rule_fn rule = BINARY_RULE[code]
-    if sa == 1 and sb == 1 and binary_adjoint_fast(code, ay, aa, ab, a, b, y, n, s.q):
+    if sa == 1 and sb == 1 and binary_adjoint_fast(code, ay, aa, ab, a, b, y, n, ldy, s.q):
         return 0
     for i in range(n):
         rule(a[i * sa], b[i * sb], y[i], 1, d)
         for j in range(s.q):
-            g = ay[j * n + i]
+            g = ay[j * ldy + i]
             if aa != NULL:
-                aa[j * na + i * sa] += d[0] * g
+                aa[j * lda + i * sa] += d[0] * g
             if ab != NULL:
-                ab[j * nb + i * sb] += d[1] * g
+                ab[j * ldb + i * sb] += d[1] * g
     return 0
 
 
@@ -324,6 +325,7 @@ cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n)
     cdef double* ta = tptr(s, o[1])
     cdef double* tb = tptr(s, o[2])
     cdef double sign = -1.0 if code == SUB else 1.0
+    cdef int64_t ld = dir_stride(s, o[0])
     cdef int64_t i, j
     if aa == NULL or ab == NULL or not (code == ADD or code == SUB or code == MUL):
         return False
@@ -333,15 +335,16 @@ cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n)
             ab[i] += a[i] * ay[i]
         for j in range(s.p):
             for i in range(n):
-                da[j * n + i] += b[i] * dy[j * n + i] + ay[i] * tb[j * n + i]
-                db[j * n + i] += a[i] * dy[j * n + i] + ay[i] * ta[j * n + i]
+                da[j * ld + i] += b[i] * dy[j * ld + i] + ay[i] * tb[j * ld + i]
+                db[j * ld + i] += a[i] * dy[j * ld + i] + ay[i] * ta[j * ld + i]
         return True
     for i in range(n):
         aa[i] += ay[i]
         ab[i] += sign * ay[i]
-    for i in range(s.p * n):
-        da[i] += dy[i]
-        db[i] += sign * dy[i]
+    for j in range(s.p):
+        for i in range(n):
+            da[j * ld + i] += dy[j * ld + i]
+            db[j * ld + i] += sign * dy[j * ld + i]
     return True
 
 
@@ -358,7 +361,7 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ta = tptr(s, o[1])
     cdef double* tb = tptr(s, o[2])
     cdef int64_t n = ref_size(s, o[0])
-    cdef int64_t na = ref_size(s, o[1]), nb = ref_size(s, o[2])
+    cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb = dir_stride(s, o[2])
     cdef int64_t sa = stride_of(s, o[1], n), sb = stride_of(s, o[2], n)
     cdef int64_t i, j
     cdef double g, gd, ha, hb, taj, tbj
@@ -374,20 +377,20 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
         if ab != NULL:
             ab[i * sb] += d[1] * g
         for j in range(s.p):
-            gd = dy[j * n + i]
+            gd = dy[j * ldy + i]
             ha = 0.0
             hb = 0.0
             if g != 0.0:
                 if ta != NULL:
-                    taj = ta[j * na + i * sa]
+                    taj = ta[j * lda + i * sa]
                     ha += d[2] * taj
                     hb += d[3] * taj
                 if tb != NULL:
-                    tbj = tb[j * nb + i * sb]
+                    tbj = tb[j * ldb + i * sb]
                     ha += d[3] * tbj
                     hb += d[4] * tbj
             if da != NULL:
-                da[j * na + i * sa] += d[0] * gd + g * ha
+                da[j * lda + i * sa] += d[0] * gd + g * ha
             if db != NULL:
-                db[j * nb + i * sb] += d[1] * gd + g * hb
+                db[j * ldb + i * sb] += d[1] * gd + g * hb
     return 0

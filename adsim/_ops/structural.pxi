@@ -187,26 +187,27 @@ cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ty = tptr(s, o[0])
     cdef double* ta = tptr(s, o[1])
     cdef double* tb
-    cdef int64_t na = ref_size(s, o[1]), nb, j
+    cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb, j
     if code == FILL or (ta == NULL and code != WHERE):
         if code == SCATTER:
             for j in range(s.p):
-                scatter_into(ty + j * n, NULL, o, s.ints, 0)
+                scatter_into(ty + j * ldy, NULL, o, s.ints, 0)
         else:
-            memset(ty, 0, <size_t>(s.p * n) * sizeof(double))
+            for j in range(s.p):
+                memset(ty + j * ldy, 0, <size_t>n * sizeof(double))
     elif code == SCATTER:
         for j in range(s.p):
-            scatter_into(ty + j * n, ta + j * na, o, s.ints, stride_of(s, o[1], o[3]))
+            scatter_into(ty + j * ldy, ta + j * lda, o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
         tb = tptr(s, o[2])
-        nb = ref_size(s, o[2])
+        ldb = dir_stride(s, o[2])
         for j in range(s.p):
-            where_into(ty + j * n, ta + j * na if ta != NULL else NULL,
-                       tb + j * nb if tb != NULL else NULL, s.branches + o[3], n,
+            where_into(ty + j * ldy, ta + j * lda if ta != NULL else NULL,
+                       tb + j * ldb if tb != NULL else NULL, s.branches + o[3], n,
                        stride_of(s, o[1], n), stride_of(s, o[2], n))
     else:
         for j in range(s.p):
-            linear_map(code, o, s, ty + j * n, ta + j * na)
+            linear_map(code, o, s, ty + j * ldy, ta + j * lda)
     return 0
 
 
@@ -215,7 +216,8 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ay = aptr(s, o[0])
     cdef double* aa = aptr(s, o[1])
     cdef double* ab
-    cdef int64_t na = ref_size(s, o[1]), nb, j, i, sa, sb, m, u, k, base
+    cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1])
+    cdef int64_t ldb, j, i, sa, sb, m, u, k, base
     cdef const int32_t* idx
     cdef const uint8_t* mask
     if code == FILL:
@@ -231,18 +233,18 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
                     for k in range(o[6]):
                         i = u * o[6] + k
                         if aa != NULL:
-                            aa[j * na + i * sa] += ay[j * n + base + k * o[5]]
-                        ay[j * n + base + k * o[5]] = 0.0
+                            aa[j * lda + i * sa] += ay[j * ldy + base + k * o[5]]
+                        ay[j * ldy + base + k * o[5]] = 0.0
             return 0
         for j in range(s.q):
             for i in range(m - 1, -1, -1):     # the last write to an index wins
                 if aa != NULL:
-                    aa[j * na + i * sa] += ay[j * n + idx[i]]
-                ay[j * n + idx[i]] = 0.0
+                    aa[j * lda + i * sa] += ay[j * ldy + idx[i]]
+                ay[j * ldy + idx[i]] = 0.0
         return 0
     if code == WHERE:
         ab = aptr(s, o[2])
-        nb = ref_size(s, o[2])
+        ldb = dir_stride(s, o[2])
         mask = s.branches + o[3]
         sa = stride_of(s, o[1], n)
         sb = stride_of(s, o[2], n)
@@ -250,12 +252,12 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
             for i in range(n):
                 if mask[i]:
                     if aa != NULL:
-                        aa[j * na + i * sa] += ay[j * n + i]
+                        aa[j * lda + i * sa] += ay[j * ldy + i]
                 elif ab != NULL:
-                    ab[j * nb + i * sb] += ay[j * n + i]
+                    ab[j * ldb + i * sb] += ay[j * ldy + i]
         return 0
     if aa == NULL:
         return 0
     for j in range(s.q):
-        linear_map_transpose(code, o, s, aa + j * na, ay + j * n)
+        linear_map_transpose(code, o, s, aa + j * lda, ay + j * ldy)
     return 0

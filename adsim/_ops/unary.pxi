@@ -387,26 +387,29 @@ cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* tx = tptr(s, o[1])
     cdef double c = unary_param(s, o)
     cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t ldy = dir_stride(s, o[0]), ldx = dir_stride(s, o[1])
     cdef int64_t i, j
     cdef double d[2]
     cdef unary_rule_fn rule = UNARY_RULE[code]
     cdef double slope
     if tx == NULL:
-        memset(ty, 0, <size_t>(s.p * n) * sizeof(double))
+        for j in range(s.p):
+            memset(ty + j * ldy, 0, <size_t>n * sizeof(double))
         return 0
     if constant_slope(code, c, &slope):
-        for i in range(s.p * n):
-            ty[i] = slope * tx[i]
+        for j in range(s.p):
+            for i in range(n):
+                ty[j * ldy + i] = slope * tx[j * ldx + i]
         return 0
     if is_square(code, c):
         for j in range(s.p):
             for i in range(n):
-                ty[j * n + i] = 2.0 * x[i] * tx[j * n + i]
+                ty[j * ldy + i] = 2.0 * x[i] * tx[j * ldx + i]
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
         for j in range(s.p):
-            ty[j * n + i] = d[0] * tx[j * n + i]
+            ty[j * ldy + i] = d[0] * tx[j * ldx + i]
     return 0
 
 
@@ -417,6 +420,7 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* ax = aptr(s, o[1])
     cdef double c = unary_param(s, o)
     cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t ldy = dir_stride(s, o[0]), ldx = dir_stride(s, o[1])
     cdef int64_t i, j
     cdef double d[2]
     cdef unary_rule_fn rule = UNARY_RULE[code]
@@ -424,18 +428,19 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
         return 0
     cdef double slope
     if constant_slope(code, c, &slope):
-        for i in range(s.q * n):
-            ax[i] += slope * ay[i]
+        for j in range(s.q):
+            for i in range(n):
+                ax[j * ldx + i] += slope * ay[j * ldy + i]
         return 0
     if is_square(code, c):                     # 2x, without a call per element
         for j in range(s.q):
             for i in range(n):
-                ax[j * n + i] += 2.0 * x[i] * ay[j * n + i]
+                ax[j * ldx + i] += 2.0 * x[i] * ay[j * ldy + i]
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
         for j in range(s.q):
-            ax[j * n + i] += d[0] * ay[j * n + i]
+            ax[j * ldx + i] += d[0] * ay[j * ldy + i]
     return 0
 
 
@@ -449,6 +454,7 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double* tx = tptr(s, o[1])
     cdef double c = unary_param(s, o)
     cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t ldy = dir_stride(s, o[0]), ldx = dir_stride(s, o[1])
     cdef int64_t i, j
     cdef double d[2]
     cdef unary_rule_fn rule = UNARY_RULE[code]
@@ -458,20 +464,21 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     if constant_slope(code, c, &slope):        # linear: no second-derivative term
         for i in range(n):
             ax[i] += slope * ay[i]
-        for i in range(s.p * n):
-            dx[i] += slope * dy[i]
+        for j in range(s.p):
+            for i in range(n):
+                dx[j * ldx + i] += slope * dy[j * ldy + i]
         return 0
     if is_square(code, c):
         for i in range(n):
             ax[i] += 2.0 * x[i] * ay[i]
         for j in range(s.p):
             for i in range(n):
-                dx[j * n + i] += 2.0 * (x[i] * dy[j * n + i] + tx[j * n + i] * ay[i])
+                dx[j * ldx + i] += 2.0 * (x[i] * dy[j * ldy + i] + tx[j * ldx + i] * ay[i])
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 2, d)
         ax[i] += d[0] * ay[i]
         h = d[1] * ay[i] if ay[i] != 0.0 else 0.0    # no 0 * inf from d[1]
         for j in range(s.p):
-            dx[j * n + i] += d[0] * dy[j * n + i] + h * tx[j * n + i]
+            dx[j * ldx + i] += d[0] * dy[j * ldy + i] + h * tx[j * ldx + i]
     return 0
