@@ -316,8 +316,7 @@ cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil:
     cdef const int32_t* o
     cdef const int32_t* last
     cdef int32_t r
-    if s.run_of == NULL or k < 1 or s.code[k] != SUM or (s.flags[k] & FLAG_PUSH) or \
-            several_directions(s):
+    if s.run_of == NULL or k < 1 or s.code[k] != SUM or (s.flags[k] & FLAG_PUSH):
         return -1
     r = s.run_of[k - 1]
     o = s.opnd + s.start[k]
@@ -331,43 +330,56 @@ cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil:
 
 cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
     """Run r and the sum after it, forward and reverse chunk by chunk. The
-    output's adjoint (and tangent of the adjoint) must be seeded; its value
-    (and tangent) are written, bitwise as the sum op would (a running sum)."""
+    output's adjoints (and tangents of the adjoint) must be seeded; its value
+    (and tangents) are written, bitwise as the sum op would (running sums)."""
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef const int32_t* so = s.opnd + s.start[run[RUN_END]]
     cdef int out = so[0], src = so[1]
-    cdef double w = aptr(s, out)[0]
-    cdef double wdot = dptr(s, out)[0] if second_order else 0.0
-    cdef double total = 0.0, total_dot = 0.0
-    cdef int64_t* saved = save_views(s, run)
-    cdef int64_t c, a, n, i
-    cdef double* p
-    aptr(s, out)[0] = 0.0           # the output's slot may hold a variable the run
-    if second_order:                # reads, whose adjoint starts at zero (as when
-        dptr(s, out)[0] = 0.0       # the sum op is reversed on its own)
+    cdef int p = s.p if second_order else 0, q = s.q
+    cdef int64_t ld = dir_stride(s, src), c, a, n, i, j
+    cdef double total = 0.0
+    cdef double* x
+    cdef double* seeds = <double*>malloc(<size_t>(q + 2 * p) * sizeof(double))
+    cdef double* w = seeds                  # the output's adjoints
+    cdef double* wdot = seeds + q           # and their tangents
+    cdef double* total_dot = seeds + q + p  # the output's tangents
+    cdef int64_t* saved = NULL
+    if seeds == NULL:
+        raise MemoryError("adsim: no memory to sweep a run of elementwise ops")
+    for j in range(q):              # the output's slot may hold a variable the run
+        w[j] = aptr(s, out)[j]      # reads, whose adjoint starts at zero (as when
+        aptr(s, out)[j] = 0.0       # the sum op is reversed on its own)
+    for j in range(p):
+        wdot[j] = dptr(s, out)[j]
+        dptr(s, out)[j] = 0.0
+        total_dot[j] = 0.0
     try:
+        saved = save_views(s, run)
         for c in range(chunk_count(s, run)):
             chunk_bounds(s, run, c, &a, &n)
             set_views(s, run, saved, a, n)
             chunk_forward(s, run, a, n, True, second_order)
-            p = vptr(s, src)
+            x = vptr(s, src)
             for i in range(n):
-                total += p[i]
-            p = aptr(s, src)
-            for i in range(n):
-                p[i] += w
-            if second_order:
-                p = tptr(s, src)
+                total += x[i]
+            for j in range(q):
+                x = aptr(s, src) + j * ld
                 for i in range(n):
-                    total_dot += p[i]
-                p = dptr(s, src)
+                    x[i] += w[j]
+            for j in range(p):
+                x = tptr(s, src) + j * ld
                 for i in range(n):
-                    p[i] += wdot
+                    total_dot[j] += x[i]
+                x = dptr(s, src) + j * ld
+                for i in range(n):
+                    x[i] += wdot[j]
             chunk_reverse(s, run, a, n, second_order)
+        vptr(s, out)[0] = total     # written last: the run may read the slot's old value
+        for j in range(p):
+            tptr(s, out)[j] = total_dot[j]
     finally:
-        set_views(s, run, saved, -1, 0)
-        free(saved)
-    vptr(s, out)[0] = total         # written last: the run may read the slot's old value
-    if second_order:
-        tptr(s, out)[0] = total_dot
+        if saved != NULL:
+            set_views(s, run, saved, -1, 0)
+            free(saved)
+        free(seeds)
     return 0

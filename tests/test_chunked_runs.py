@@ -128,11 +128,11 @@ def test_vector_output_against_differences(f):
     check_grads(f, point(), modes=("fwd", "rev", "cs"), order=2)
 
 
-def sweeps(tape, xs, V, W, w):
+def sweeps(tape, xs, V, W, w, wdot):
     """Every compiled sweep of ``tape`` with the directions given."""
     _, ty = tape._tangent(xs, [V], True)
     _, adj = tape._adjoint(xs, W)
-    _, ty2, adj2, adot2 = tape._soadjoint(xs, [V], w)
+    _, ty2, adj2, adot2 = tape._soadjoint(xs, [V], w, wdot)
     return {"tangent": ty, "adjoint": adj[0], "second-order tangent": ty2,
             "second-order adjoint": adj2[0], "adjoint tangents": adot2[0],
             "value": tape._forward(xs)}
@@ -151,9 +151,10 @@ def test_chunked_equals_op_by_op(f, k):
     V = np.random.default_rng(3).standard_normal((k, N))
     W = np.random.default_rng(4).standard_normal((k, m))
     w = W[0].reshape(np.shape(f(x)))
-    chunked = sweeps(tape, xs, V, W, w)
+    wdot = np.random.default_rng(5).standard_normal((k, m))
+    chunked = sweeps(tape, xs, V, W, w, wdot)
     tape.chunked = False
-    reference = sweeps(tape, xs, V, W, w)
+    reference = sweeps(tape, xs, V, W, w, wdot)
     for name, expected in reference.items():
         tol = 0 if name == "value" else 1e-12
         np.testing.assert_allclose(chunked[name], expected, rtol=tol, atol=tol * 10, err_msg=name)
