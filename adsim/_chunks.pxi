@@ -87,7 +87,8 @@ cdef int elementwise_operands(int code) noexcept nogil:
 
 def find_runs(Tape tape):
     """The tape's runs: (run_of per op, run table, refs, shifted-source flag
-    per op). Computed once per tape length."""
+    per op, the slot_shift and slot_ld arrays of the sweeps). Computed once
+    per tape length."""
     cdef Sweep s
     tape.fill_sweep(&s)
     cdef int64_t n_ops = tape.n_ops, k, j, m, size
@@ -138,10 +139,11 @@ def find_runs(Tape tape):
             refs.extend(slots)
             refs.extend(consts)
         k = max(j, k + 1)
+    views = np.zeros(2 * tape.n_slots if table else 0, dtype=np.int64)
     if not table:                   # scalar and small-array tapes keep no per-op arrays
         run_of, shifted = run_of[:0], shifted[:0]
-    views = np.zeros(2 * tape.n_slots, dtype=np.int64)     # shift, then ld, per slot
-    views[tape.n_slots:] = [s.slot_size[i] for i in range(tape.n_slots)]
+    else:                           # per slot: view shift 0, then direction stride its size
+        views[tape.n_slots:] = [s.slot_size[i] for i in range(tape.n_slots)]
     return (n_ops, run_of, np.array(table, dtype=np.int32).reshape(-1, RUN_FIELDS),
             np.array(refs, dtype=np.int32), shifted, views)
 
