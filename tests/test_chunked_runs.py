@@ -17,6 +17,7 @@ from adsim import _tape
 from adsim.testing import check_grads
 
 N = 40_000                       # above the size from which runs are chunked
+RUN_SIZE = 32_768                # the smallest run that is chunked (_chunks.pxi)
 RNG = np.random.default_rng(0)
 C = RNG.uniform(0.5, 1.5, N - 1)
 
@@ -225,3 +226,34 @@ def test_final_sum_that_is_not_the_output():
     np.testing.assert_allclose(tape.gradient(x), g_expected, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(tape.hvp(x, v), hv_expected, rtol=1e-12, atol=1e-13)
 
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(150, 700), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2),
+                                                 st.integers(0, 5)), min_size=2, max_size=6))
+def test_random_stencils(width, terms):
+    """Random sums of shifted 2-d slices of a padded grid (rows of ``width``
+    elements, not a divisor of the chunk length): the chunked sweeps, which
+    take whole rows, must match the op-by-op ones in every mode."""
+    rows = -(-RUN_SIZE // width)
+
+    def f(x):
+        P = np.pad(x.reshape(rows, width), 1)
+        total = 0.5 * x.reshape(rows, width)
+        for a, b, u in terms:
+            total = total + UNARY[u](P[a:a + rows, b:b + width]) * total
+            total = np.tanh(total)
+        return total.reshape(-1)
+
+    x = point(rows * width, seed=8) * 0.5
+    tape = ad.record(f, x)
+    assert (_tape.find_runs(tape)[2][:, 7] == width).any()
+    xs = tape._inputs(x)
+    V = np.random.default_rng(9).standard_normal((2, x.size))
+    W = np.random.default_rng(10).standard_normal((2, x.size))
+    chunked = sweeps(tape, xs, V, W, W[0], W)
+    tape.chunked = False
+    reference = sweeps(tape, xs, V, W, W[0], W)
+    for name, expected in reference.items():
+        tol = 0 if name == "value" else 1e-12
+        np.testing.assert_allclose(chunked[name], expected, rtol=tol, atol=tol * 10, err_msg=name)
