@@ -51,10 +51,6 @@ VECTOR_K = 8
 TOLERANCE = 1e-8
 
 
-
-
-
-
 # ---- methods: prepare(inst, v) -> callable of no arguments -----------------------
 
 def _f_numpy(inst, v):
