@@ -238,15 +238,8 @@ cdef int chunk_forward(Sweep* s, const int32_t* run, int64_t a, int64_t n, bint 
     and pushes of what they overwrite when ``keep``."""
     cdef int64_t k
     cdef int32_t local[7]
-    cdef const int32_t* o
     for k in range(run[RUN_FIRST], run[RUN_END]):
-        o = chunk_operands(s, run, k, a, n, local)
-        if keep and (s.flags[k] & FLAG_PUSH):
-            save_result(s, k, tangents)
-        if tangents:
-            code_value_tangent(s, s.code[k], o, k)
-        else:
-            code_value(s, s.code[k], o, k)
+        forward_step(s, k, chunk_operands(s, run, k, a, n, local), keep, tangents)
     return 0
 
 
@@ -256,18 +249,8 @@ cdef int chunk_reverse(Sweep* s, const int32_t* run, int64_t a, int64_t n,
     tangents), clearing each result's adjoint and restoring pushed values."""
     cdef int64_t k
     cdef int32_t local[7]
-    cdef const int32_t* o
     for k in range(run[RUN_END] - 1, run[RUN_FIRST] - 1, -1):
-        o = chunk_operands(s, run, k, a, n, local)
-        if second_order:
-            code_soadjoint(s, s.code[k], o)
-            clear_result_adjoint(s, k, s.adj, 1)
-            clear_result_adjoint(s, k, s.adot, s.p)
-        else:
-            code_adjoint(s, s.code[k], o)
-            clear_result_adjoint(s, k, s.adj, s.q)
-        if s.flags[k] & FLAG_PUSH:
-            restore_result(s, k, second_order)
+        reverse_step(s, k, chunk_operands(s, run, k, a, n, local), second_order)
     return 0
 
 

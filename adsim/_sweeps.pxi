@@ -87,18 +87,6 @@ cdef inline int op_value(Sweep* s, int64_t k) except -1:
     return code_value(s, s.code[k], s.opnd + s.start[k], k)
 
 
-cdef inline int op_tangent(Sweep* s, int64_t k) except -1:
-    return code_tangent(s, s.code[k], s.opnd + s.start[k])
-
-
-cdef inline int op_adjoint(Sweep* s, int64_t k) except -1:
-    return code_adjoint(s, s.code[k], s.opnd + s.start[k])
-
-
-cdef inline int op_soadjoint(Sweep* s, int64_t k) except -1:
-    return code_soadjoint(s, s.code[k], s.opnd + s.start[k])
-
-
 cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
     """Op k's values, given its code and operands (which a chunked sweep
     may have moved)."""
@@ -237,76 +225,62 @@ cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs
         zero_doubles(adj + dirs * s.slot_off[r] + view_shift(s, r) + j * ld, s.slot_size[r])
 
 
-cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
-    """Zero-order sweep; with ``keep`` overwritten values go to the stack."""
-    cdef int64_t k = 0
-    cdef int32_t r
-    while k < n_ops:
-        r = run_at(s, k)
-        if r >= 0:
-            run_forward(s, r, keep, False)
-            k = s.runs[r * RUN_FIELDS + RUN_END]
-            continue
-        if keep and (s.flags[k] & FLAG_PUSH):
-            save_result(s, k, False)
-        if op_value(s, k):
-            s.err_op = k
-            return 1
-        k += 1
-    return 0
+cdef inline int forward_step(Sweep* s, int64_t k, const int32_t* o, bint keep,
+                             bint tangents) except -1:
+    """Op k forward (operands o, which a chunked sweep may have moved): its
+    values and tangents, after pushing what it overwrites when ``keep``;
+    1 when a branch record differs."""
+    if keep and (s.flags[k] & FLAG_PUSH):
+        save_result(s, k, tangents)
+    if tangents:
+        return code_value_tangent(s, s.code[k], o, k)
+    return code_value(s, s.code[k], o, k)
 
 
-cdef int tangent_sweep(Sweep* s, int64_t n_ops, bint keep) except -1:
-    """Values and p tangents; with ``keep`` both are saved when overwritten."""
-    cdef int64_t k = 0
-    cdef int32_t r
-    while k < n_ops:
-        r = run_at(s, k)
-        if r >= 0:
-            run_forward(s, r, keep, True)
-            k = s.runs[r * RUN_FIELDS + RUN_END]
-            continue
-        if keep and (s.flags[k] & FLAG_PUSH):
-            save_result(s, k, True)
-        if code_value_tangent(s, s.code[k], s.opnd + s.start[k], k):
-            s.err_op = k
-            return 1
-        k += 1
-    return 0
-
-
-cdef int adjoint_sweep(Sweep* s, int64_t n_ops) except -1:
-    """q adjoints, after a keeping forward sweep; restores the values."""
-    cdef int64_t k = n_ops - 1
-    cdef int32_t r
-    while k >= 0:
-        r = run_at(s, k)
-        if r >= 0:
-            run_reverse(s, r, False)
-            k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
-            continue
-        op_adjoint(s, k)
-        clear_result_adjoint(s, k, s.adj, s.q)
-        if s.flags[k] & FLAG_PUSH:
-            restore_result(s, k, False)
-        k -= 1
-    return 0
-
-
-cdef int soadjoint_sweep(Sweep* s, int64_t n_ops) except -1:
-    """Adjoint (q = 1) and its p tangents, after a keeping tangent sweep."""
-    cdef int64_t k = n_ops - 1
-    cdef int32_t r
-    while k >= 0:
-        r = run_at(s, k)
-        if r >= 0:
-            run_reverse(s, r, True)
-            k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
-            continue
-        op_soadjoint(s, k)
+cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_order) except -1:
+    """Op k in reverse: its adjoints (and their tangents), then the result's
+    adjoint cleared and the values it overwrote restored."""
+    if second_order:
+        code_soadjoint(s, s.code[k], o)
         clear_result_adjoint(s, k, s.adj, 1)
         clear_result_adjoint(s, k, s.adot, s.p)
-        if s.flags[k] & FLAG_PUSH:
-            restore_result(s, k, True)
+    else:
+        code_adjoint(s, s.code[k], o)
+        clear_result_adjoint(s, k, s.adj, s.q)
+    if s.flags[k] & FLAG_PUSH:
+        restore_result(s, k, second_order)
+    return 0
+
+
+cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1:
+    """Values, and p tangents when ``tangents``; with ``keep`` what ops
+    overwrite goes to the stack. 1 when a branch record differs."""
+    cdef int64_t k = 0
+    cdef int32_t r
+    while k < n_ops:
+        r = run_at(s, k)
+        if r >= 0:
+            run_forward(s, r, keep, tangents)
+            k = s.runs[r * RUN_FIELDS + RUN_END]
+            continue
+        if forward_step(s, k, s.opnd + s.start[k], keep, tangents):
+            s.err_op = k
+            return 1
+        k += 1
+    return 0
+
+
+cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1:
+    """q adjoints, or with ``second_order`` one adjoint and its p tangents,
+    after a keeping forward sweep; restores the values."""
+    cdef int64_t k = n_ops - 1
+    cdef int32_t r
+    while k >= 0:
+        r = run_at(s, k)
+        if r >= 0:
+            run_reverse(s, r, second_order)
+            k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
+            continue
+        reverse_step(s, k, s.opnd + s.start[k], second_order)
         k -= 1
     return 0

@@ -524,7 +524,7 @@ cdef class Tape:
         self.fill_sweep(&s)
         self.attach_runs(&s)
         self.stack.top = 0
-        if forward_sweep(&s, self.n_ops, False):
+        if forward_sweep(&s, self.n_ops, False, False):
             self.stack.top = 0
             self.raise_branch(&s)
         return self._output_value()
@@ -547,7 +547,7 @@ cdef class Tape:
         fused = run_into_output(&s, self.n_ops)
         first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
         self.stack.top = 0
-        if forward_sweep(&s, first, True):
+        if forward_sweep(&s, first, True, False):
             self.stack.top = 0
             self.raise_branch(&s)
         if W is None:
@@ -559,7 +559,7 @@ cdef class Tape:
         if fused >= 0:
             run_and_reverse(&s, fused, False)
         y = self._output_value()
-        adjoint_sweep(&s, first)
+        reverse_sweep(&s, first, False)
         assert self.stack.top == 0
         out = [self._take_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
         self.work_zero_lo, self.work_zero_hi = 0, q * self.arena_size
@@ -587,7 +587,7 @@ cdef class Tape:
         self._seed(&s, V, p)
         self.attach_runs(&s)
         self.stack.top = 0
-        if tangent_sweep(&s, self.n_ops, keep):
+        if forward_sweep(&s, self.n_ops, keep, True):
             self.stack.top = 0
             self.raise_branch(&s)
         return self._output_value(), self._read_dirs(tptr(&s, self.output_slot), p, self.output_slot)
@@ -636,7 +636,7 @@ cdef class Tape:
             run_and_reverse(&s, s.run_of[first], True)
         y = self._output_value()
         ty = self._read_dirs(tptr(&s, r), p, r)
-        soadjoint_sweep(&s, first)
+        reverse_sweep(&s, first, True)
         assert self.stack.top == 0
         adj = [self._take_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
             if adjoints else None
@@ -658,7 +658,7 @@ cdef class Tape:
         aptr(&s, r)[0] = 1.0
         if first < self.n_ops:
             run_and_reverse(&s, s.run_of[first], True)
-        soadjoint_sweep(&s, first)
+        reverse_sweep(&s, first, True)
         move_doubles(<double*>cnp.PyArray_DATA(out), dptr(&s, slot), self.slot_size[slot])
         self.second_order_done(&s, True)
         return out
@@ -684,7 +684,7 @@ cdef class Tape:
         fused = run_into_output(s, self.n_ops)
         first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
         self.stack.top = 0
-        if tangent_sweep(s, first, True):
+        if forward_sweep(s, first, True, True):
             self.stack.top = 0
             self.raise_branch(s)
         return first
@@ -718,7 +718,7 @@ cdef class Tape:
         try:
             for k in range(n_steps):
                 memcpy(saved, self.val + self.slot_off[x0], <size_t>size * sizeof(double))
-                if forward_sweep(&s, self.n_ops, False):
+                if forward_sweep(&s, self.n_ops, False, False):
                     memcpy(self.val + self.slot_off[x0], saved, <size_t>size * sizeof(double))
                     return k, self.slot_value(x0)
                 if r != x0:
