@@ -15,18 +15,55 @@ cdef object numpy_api():
     return _numpy_api_module
 
 
+# Only the recording makes Active arrays: a direct ``Active()`` would wrap no
+# tape (and crash on first use), so construction requires this private token.
+cdef object _MAKE = object()
+
+
 cdef Active new_active(Tape t, int slot, tuple shape):
-    cdef Active a = Active.__new__(Active)
+    cdef Active a = Active.__new__(Active, _MAKE)
     a.tape = t
-    a.slot = slot
+    a._slot = slot
     a.shape = shape
     a.size = t.slot_size[slot]
     return a
 
 
 def wrap(Tape tape, int slot, shape):
-    """The Active for ``slot`` of ``tape`` with the given shape."""
-    return new_active(tape, slot, tuple(shape))
+    """The Active for ``slot`` of ``tape`` (recording) with the given shape."""
+    shape = tuple(int(d) for d in shape)
+    if tape is None or not tape.recording:
+        raise ValueError("adsim: wrap needs a tape that is recording")
+    if not 0 <= slot < tape.n_slots:
+        raise ValueError(f"adsim: slot {slot} does not exist on this tape")
+    cdef int64_t size = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"adsim: negative dimension in shape {shape}")
+        size *= d
+    if size != tape.slot_size[slot]:
+        raise ValueError(f"adsim: shape {shape} has {size} elements, slot {slot} holds "
+                         f"{tape.slot_size[slot]}")
+    return new_active(tape, slot, shape)
+
+
+def make_view(Active view, Active root, index):
+    """Turn ``view`` (just recorded with the values of ``root`` at the flat
+    element positions ``index``) into a view of ``root``: it is gathered
+    again from ``root`` whenever it is read after ``root`` was written."""
+    if root._base is not None:
+        raise ValueError("adsim: the base of a view must be a root array")
+    if view.tape is not root.tape or view.shape != tuple(np.shape(index)):
+        raise ValueError("adsim: a view must match its index on the same tape")
+    view._base = root
+    view._index = index
+    view._version = root._version
+    return view
+
+
+def mark_written(Active root):
+    """Record that ``root``'s storage changed: its views read it again."""
+    root._version += 1
 
 
 cdef Active rec_unary(Active x, int code, double c):
@@ -35,9 +72,9 @@ cdef Active rec_unary(Active x, int code, double c):
     cdef int32_t ops[3]
     if not t.recording:
         numpy_api().tape_of(x)         # raises the error for a finished recording
+    ops[1] = x.ref()
     cdef int r = t.new_slot(x.size)
     ops[0] = r
-    ops[1] = x.slot
     ops[2] = -1
     if ADD_C <= code <= RPOW_C:        # ops with a scalar parameter keep it in the constants
         if t.n_consts + 1 > t.cap_consts:
@@ -95,7 +132,7 @@ cdef object arith(int code, object a, object b):
                 return rec_unary(x, POW_C, c)
         elif isinstance(b, Active) and (<Active>b).tape is x.tape and x.tape.recording \
                 and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
-            return rec_binary_refs(x.tape, code, x.slot, (<Active>b).slot, x.shape, x.size)
+            return rec_binary_refs(x.tape, code, x.ref(), (<Active>b).ref(), x.shape, x.size)
     elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
         x = <Active>b
         c = a
@@ -117,19 +154,75 @@ cdef class Active:
 
     Active arrays appear inside functions given to adsim (``grad``,
     ``record``, ...). They support NumPy's operators, ufuncs and the array
-    functions listed in docs/tape.md, and have value semantics: indexing
-    returns a copy, and ``y[i] = v`` writes into ``y`` alone.
+    functions listed in docs/tape.md, with NumPy's view semantics: basic
+    indexing, reshapes and transposes give views that share storage with
+    their base, and a write through any of them is seen by all.
+
+    A root array owns its storage (its slot). A view keeps its own slot with
+    a copy of its elements, the root, and the flat positions of its elements
+    in the root (``_index``, an integer array that is itself a NumPy view of
+    the root's position array, so NumPy decides what is a view). Writes go to
+    the root and bump its version; a view whose copy is older than the root's
+    version is gathered again before it is read.
     """
     cdef readonly Tape tape
-    cdef readonly int slot
+    cdef int _slot
     cdef readonly tuple shape
     cdef readonly int64_t size
+    cdef Active _base           # the root whose storage this view shares, or None
+    cdef object _index          # positions in the root (root: all of them, made lazily)
+    cdef int64_t _version       # root: writes so far; view: the root's version it holds
 
     __array_priority__ = 1000.0
 
+    def __cinit__(self, token=None):
+        if token is not _MAKE:
+            raise TypeError("adsim: Active arrays are made by a recording (adsim.grad, "
+                            "adsim.record, ...), not constructed directly")
+
     def __dealloc__(self):
         if self.tape is not None:
-            self.tape.release(self.slot)
+            self.tape.release(self._slot)
+
+    cdef int ref(self) except -1:
+        """The slot holding this array's current values (a stale view is
+        gathered again from its root first)."""
+        if self._base is not None and self._base._version != self._version:
+            numpy_api().refresh_view(self, self._base)
+            self._version = self._base._version
+        return self._slot
+
+    @property
+    def slot(self):
+        """The tape slot holding this array's current values."""
+        return self.ref()
+
+    @property
+    def base(self):
+        """The root array whose storage this view shares, or None (NumPy's ``base``)."""
+        return self._base
+
+    def _positions(self):
+        """Flat positions of this array's elements in its root's storage."""
+        if self._index is None:
+            self._index = np.arange(self.size, dtype=np.intp).reshape(self.shape)
+        return self._index
+
+    def _root(self):
+        return self if self._base is None else self._base
+
+    def _adopt(self, Active fresh):
+        """Take over the storage of ``fresh`` (a just-recorded root of this
+        shape, about to be dropped) and give it this array's old slot, which
+        is released with it. In-place operators on roots cost no copy."""
+        if fresh.tape is not self.tape or fresh.size != self.size or fresh._base is not None \
+                or self._base is not None:
+            raise ValueError("adsim: internal: _adopt needs two roots of one size")
+        self._slot, fresh._slot = fresh._slot, self._slot
+
+    def _view_slot(self):
+        """This view's own slot, without refreshing it (for the refresh itself)."""
+        return self._slot
 
     # ---- introspection -------------------------------------------------
     @property
@@ -141,12 +234,21 @@ cdef class Active:
         return np.dtype(np.float64)
 
     @property
+    def flat(self):
+        return numpy_api().FlatIndexer(self)
+
+    @property
     def T(self):
         return numpy_api().transpose(self)
 
     @property
     def real(self):
-        return self
+        return numpy_api().view_of(self)
+
+    @property
+    def imag(self):
+        raise UnsupportedOperation("adsim: .imag of a real active array is zero and read-only; "
+                                   "use np.zeros_like(x) for a zero array")
 
     def __len__(self):
         if not self.shape:
@@ -160,8 +262,20 @@ cdef class Active:
             yield self[i]
 
     def __repr__(self):
-        value = self.tape.slot_value(self.slot).reshape(self.shape)
+        value = self.tape.slot_value(self.ref()).reshape(self.shape)
         return f"Active(shape={self.shape}, recorded value={np.array2string(value, threshold=8)})"
+
+    # ---- copies: independent arrays, as np.copy gives ------------------
+    def __copy__(self):
+        return numpy_api().copy(self)
+
+    def __deepcopy__(self, memo):
+        return numpy_api().copy(self)
+
+    def __reduce__(self):
+        raise TypeError("adsim: an active array exists only inside its recording and cannot be "
+                        "pickled; return it from the function, or pickle adsim.value(x) after "
+                        "the call")
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
@@ -238,7 +352,27 @@ cdef class Active:
         return rec_unary(self, NEG, 0.0)
 
     def __pos__(self):
-        return self
+        return numpy_api().copy(self)
+
+    # in-place operators write into this array's storage (and so into its
+    # base and every other view of it), as NumPy's do
+    def __iadd__(self, other):
+        return numpy_api().assign_inplace(self, arith(ADD, self, other), "+=")
+
+    def __isub__(self, other):
+        return numpy_api().assign_inplace(self, arith(SUB, self, other), "-=")
+
+    def __imul__(self, other):
+        return numpy_api().assign_inplace(self, arith(MUL, self, other), "*=")
+
+    def __itruediv__(self, other):
+        return numpy_api().assign_inplace(self, arith(DIV, self, other), "/=")
+
+    def __ipow__(self, other):
+        return numpy_api().assign_inplace(self, arith(POW, self, other), "**=")
+
+    def __imatmul__(self, other):
+        return numpy_api().assign_inplace(self, numpy_api().matmul(self, other), "@=")
 
     def __abs__(self):
         return numpy_api().absolute(self)
@@ -290,15 +424,16 @@ cdef class Active:
                 k += self.size
             if not 0 <= k < self.size:
                 raise IndexError(f"index {key} is out of bounds for axis 0 with size {self.size}")
-            return self._gather_one(self.tape.new_slot(1), <int32_t>k)
+            return self._gather_one(<int32_t>k)
         return numpy_api().getitem(self, key)
 
-    cdef Active _gather_one(self, int r, int32_t k):
+    cdef Active _gather_one(self, int32_t k):
         """self[k] of a 1-d array: one GATHER with one stored index."""
         cdef int32_t ops[7]
         cdef Tape t = self.tape
+        ops[1] = self.ref()
+        cdef int r = t.new_slot(1)
         ops[0] = r
-        ops[1] = self.slot
         ops[2] = <int32_t>t.add_ints(&k, 1)
         ops[3] = k          # a slice of one element: start k, step 1, one row
         ops[4] = 1
@@ -357,10 +492,21 @@ cdef class Active:
         return numpy_api().reshape(self, shape, order=order)
 
     def ravel(self, order="C"):
-        return numpy_api().reshape(self, (-1,), order=order)
+        return numpy_api().ravel(self, order=order)
 
     def flatten(self, order="C"):
-        return numpy_api().reshape(self, (-1,), order=order)
+        return numpy_api().copy(numpy_api().reshape(self, (-1,), order=order))
+
+    def view(self, dtype=None):
+        if dtype is not None and np.dtype(dtype) != np.float64:
+            raise UnsupportedOperation(f"adsim: an active array cannot be viewed as {dtype}")
+        return numpy_api().view_of(self)
+
+    def swapaxes(self, axis1, axis2):
+        return numpy_api().array_function(np.swapaxes, (), (self, axis1, axis2), {})
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return numpy_api().array_function(np.diagonal, (), (self, offset, axis1, axis2), {})
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -373,10 +519,10 @@ cdef class Active:
     def copy(self):
         return numpy_api().copy(self)
 
-    def astype(self, dtype, copy=True):
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         if np.dtype(dtype) != np.float64:
             raise TypeError(f"adsim: an active array can only be float64, not {np.dtype(dtype)}")
-        return self
+        return numpy_api().copy(self) if copy else self
 
     def clip(self, a_min=None, a_max=None):
         return numpy_api().clip(self, a_min, a_max)

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from . import ops
-from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_binary_refs, \
-    record_unary, wrap
+from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, make_view, \
+    mark_written, record_binary_refs, record_unary, wrap
 from .errors import UnsupportedOperation
 
 _install_unary_ufuncs(ops.UNARY_UFUNCS)
@@ -134,7 +134,7 @@ def broadcast_to(x, shape, subok=False):
             cur[axis] = want
             out = new(out.tape, Op.BROADCAST, cur, [out.slot, outer, want, inner])
     if tuple(cur) != out.shape:
-        out = reshape(out, shape)
+        out = reshaped(out, shape)
     return out
 
 
@@ -232,7 +232,7 @@ def finish_reduction(out, shape, axes, keepdims):
         final = tuple(d for i, d in enumerate(shape) if i not in axes)
     if out.shape == final:
         return out
-    return reshape(out, final)
+    return reshaped(out, final)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -310,8 +310,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     at zeros, unlike exp(sum(log)))."""
     reject_kwargs("prod", out=out, initial=initial, where=where)
     if axis is None:
-        y = prod(reshape(a, (-1,)), axis=0)
-        return reshape(y, (1,) * a.ndim) if keepdims else y
+        y = prod(reshaped(a, (-1,)), axis=0)
+        return reshaped(y, (1,) * a.ndim) if keepdims else y
     axes = axes_of(axis, a.ndim)
     y = a
     for ax in sorted(axes, reverse=True):
@@ -330,22 +330,30 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def cumsum(a, axis=None, dtype=None, out=None):
     reject_kwargs("cumsum", out=out)
     if axis is None:
-        a, axis = reshape(a, (-1,)), 0
+        a, axis = reshaped(a, (-1,)), 0
     ax = normalize_axis(axis, a.ndim)
     outer, m, inner = split_at(a.shape, ax)
     return new(tape_of(a), Op.CUMSUM, a.shape, [a.slot, outer, m, inner])
 
 
 # ------------------------------------------------------ shape and indexing
+#
+# Views follow NumPy exactly: a function that only moves elements is applied
+# to the root's array of element positions (``Active._positions``); when
+# NumPy's result shares memory with that array, NumPy made a view, and so do
+# we (see the Active docstring for how views stay current).
 
 def copy(a, order="K", subok=False):
     return new(tape_of(a), Op.COPY, a.shape, [a.slot])
 
 
-def reshape(a, newshape=None, order="C", shape=None, copy=None):
-    newshape = shape if newshape is None else newshape
-    if order not in ("C", "A"):
-        raise UnsupportedOperation("adsim: only C-order reshapes are recorded")
+def reshaped(a, shape):
+    """A new array with ``a``'s elements in ``shape`` (internal: no view)."""
+    return new(tape_of(a), Op.COPY, resolve_shape(a, shape), [a.slot])
+
+
+def resolve_shape(a, newshape):
+    """``newshape`` for ``a``'s elements, its -1 worked out; NumPy's errors."""
     if isinstance(newshape, (int, np.integer)):
         newshape = (newshape,)
     newshape = tuple(int(d) for d in newshape)
@@ -356,9 +364,52 @@ def reshape(a, newshape=None, order="C", shape=None, copy=None):
         if known == 0 or a.size % known:
             raise ValueError(f"adsim: cannot reshape array of size {a.size} into shape {newshape}")
         newshape = tuple(a.size // known if d == -1 else d for d in newshape)
-    if size_of(newshape) != a.size:
+    if size_of(newshape) != a.size or any(d < 0 for d in newshape):
         raise ValueError(f"adsim: cannot reshape array of size {a.size} into shape {newshape}")
-    return new(tape_of(a), Op.COPY, newshape, [a.slot])
+    return newshape
+
+
+def refresh_view(view, root):
+    """Gather a view's elements again from its root (the root was written)."""
+    tape = tape_of(root)
+    positions = view._positions()
+    flat = positions.reshape(-1)
+    if flat.size == root.size and np.array_equal(flat, np.arange(root.size)):
+        tape.record_op(int(Op.COPY), -2, [view._view_slot(), root.slot])
+    else:
+        tape.record_op(int(Op.GATHER), -2, [view._view_slot(), root.slot, tape.add_indices(flat)]
+                       + strided(positions))
+
+
+def derived(a, positions, materialize=None):
+    """The result of a NumPy function that only moves ``a``'s elements, given
+    as the root positions of its elements: a view of ``a``'s root when NumPy's
+    own result is a view (``materialize()`` then records its values, by
+    default a gather from the root), else a copy."""
+    root = a._root()
+    if isinstance(positions, np.ndarray) and positions.size and \
+            np.may_share_memory(positions, root._positions()):
+        out = materialize() if materialize is not None else gather(root, positions)
+        if out is a or out.base is not None:
+            out = copy(out)
+        return make_view(out, root, positions)
+    return gather(root, np.asarray(positions))
+
+
+def view_of(a):
+    """A view of all of ``a`` (``a.view()``, ``a.real``, ``a[...]``)."""
+    return derived(a, a._positions()[...], lambda: copy(a))
+
+
+def reshape(a, newshape=None, order="C", shape=None, copy=None):
+    newshape = shape if newshape is None else newshape
+    if order not in ("C", "A"):
+        raise UnsupportedOperation("adsim: only C-order reshapes are recorded")
+    newshape = resolve_shape(a, newshape)
+    if copy:
+        return reshaped(a, newshape)
+    positions = a._positions().reshape(newshape)
+    return derived(a, positions, lambda: reshaped(a, newshape))
 
 
 def ravel(a, order="C"):
@@ -380,10 +431,6 @@ def _check_index(key):
             raise TypeError("adsim: an active array cannot be used as an index (its values "
                             "would be frozen); index with integers, slices or boolean masks "
                             "from comparisons")
-
-
-def element_indices(a):
-    return np.arange(a.size, dtype=np.int64).reshape(a.shape)
 
 
 def gather(a, idx):
@@ -416,24 +463,38 @@ def strided(idx):
 
 def getitem(a, key):
     _check_index(key)
-    if isinstance(key, (int, np.integer)) and a.ndim == 1:
-        if not -a.size <= key < a.size:
-            raise IndexError(f"index {key} is out of bounds for axis 0 with size {a.size}")
-        tape = tape_of(a)
-        return new(tape, Op.GATHER, (), [a.slot, tape.add_indices([key % a.size]), key % a.size, 1,
-                                         1, 0])
-    return gather(a, element_indices(a)[key])
+    return derived(a, a._positions()[key])
+
+
+def _same_elements(value, root, target):
+    """Is ``value`` a view showing exactly the elements ``target`` of ``root``?
+    (``y[a:b] += x`` assigns the view back to itself: nothing to write.)"""
+    return isinstance(value, Active) and value.base is root and \
+        value._positions().shape == np.shape(target) and np.array_equal(value._positions(), target)
 
 
 def setitem(a, key, value):
-    """a[key] = value, recorded in place (the overwritten part is saved on
-    the value stack when a reverse sweep needs it)."""
+    """a[key] = value, written into the storage of ``a``'s root (so every view
+    of it sees the write)."""
     _check_index(key)
-    tape = tape_of(a, value)
-    target = element_indices(a)[key]
+    check_writeable(a)
+    write_positions(a._root(), a._positions()[key], value)
+
+
+def check_writeable(a):
+    if not a._positions().flags.writeable:
+        raise ValueError("assignment destination is read-only (adsim follows NumPy: this "
+                         "view, e.g. from np.diagonal or np.broadcast_to, cannot be written; "
+                         "write into a copy)")
+
+
+def write_positions(root, target, value):
+    """root.flat[target] = value (broadcast to target's shape); the
+    overwritten part is saved on the value stack when a reverse sweep needs it."""
+    tape = tape_of(root, value)
     tshape = np.shape(target)
     m = size_of(tshape)
-    if m == 0:
+    if m == 0 or _same_elements(value, root, target):
         return
     vshape = shape_of(value)
     if size_of(vshape) not in (1, m):
@@ -446,8 +507,55 @@ def setitem(a, key, value):
         if arr.size not in (1, m):
             arr = np.broadcast_to(arr, tshape)
         v, vref = None, tape.const_ref(arr)
-    ioff = tape.add_indices(np.asarray(target).reshape(-1))
-    tape.record_op(int(Op.SCATTER), -2, [a.slot, vref, ioff, m] + strided(np.asarray(target)))
+    flat = np.asarray(target).reshape(-1)
+    if isinstance(value, Active) and v.size == root.size and \
+            np.array_equal(flat, np.arange(root.size)):
+        tape.record_op(int(Op.COPY), -2, [root.slot, vref])        # the whole root, in order
+    else:
+        ioff = tape.add_indices(flat)
+        tape.record_op(int(Op.SCATTER), -2, [root.slot, vref, ioff, m] +
+                       strided(np.asarray(target)))
+    mark_written(root)
+
+
+class FlatIndexer:
+    """``a.flat``: indexing as if ``a`` were 1-d, in C order; reads copy,
+    writes go to ``a``'s storage (NumPy's flatiter)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __len__(self):
+        return self.a.size
+
+    def __iter__(self):
+        return iter(ravel(self.a))
+
+    def __getitem__(self, key):
+        _check_index(key)
+        return gather(self.a._root(), np.asarray(self.a._positions().flat[key]))
+
+    def __setitem__(self, key, value):
+        _check_index(key)
+        check_writeable(self.a)
+        write_positions(self.a._root(), np.asarray(self.a._positions().flat[key]), value)
+
+
+def assign_inplace(a, result, op):
+    """``a op= b``: ``result`` (a op b, just recorded) is written into ``a``.
+    A 0-d root stands for a NumPy scalar (what indexing and reductions
+    return), which is immutable: ``s += 1`` rebinds ``s``."""
+    if a.ndim == 0 and a.base is None:
+        return result
+    if result.shape != a.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
+                         f"match the broadcast shape {result.shape} (in `{op}`)")
+    if a.base is None and result.base is None and result is not a:
+        a._adopt(result)            # a root takes over the fresh result's storage
+        mark_written(a)
+    else:
+        setitem(a, Ellipsis, result)
+    return a
 
 
 def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
@@ -465,9 +573,11 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
         index_pieces.append(np.arange(offset, offset + n, dtype=np.int64).reshape(shape))
         spans.append((offset, n))
         offset += n
+    if len(pieces) == 1 and isinstance(pieces[0], Active) and fill_value == 0.0:
+        moved = func(pieces[0]._positions(), *args, **kwargs)
+        if (np.asarray(moved) >= 0).all():
+            return derived(pieces[0], moved)
     idx = np.asarray(func(*index_pieces, *args, **kwargs))
-    if len(pieces) == 1 and isinstance(pieces[0], Active) and (idx >= 0).all():
-        return gather(pieces[0], idx)
     flat = idx.reshape(-1)
     fill = np.full(flat.size, float(fill_value))
     for p, (start, n) in zip(pieces, spans):
@@ -490,9 +600,13 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
 
 
 def transpose(a, axes=None):
-    if a.ndim < 2 and axes is None:
-        return a
-    return gather(a, np.transpose(element_indices(a), axes))
+    return derived(a, np.transpose(a._positions(), axes))
+
+
+def user_broadcast_to(x, shape, subok=False):
+    """np.broadcast_to: a read-only view, as in NumPy."""
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    return derived(x, np.broadcast_to(x._positions(), shape), lambda: broadcast_to(x, shape))
 
 
 def _sequence_function(func):
@@ -626,9 +740,20 @@ def unsupported(name):
 
 
 def ufunc(uf, method, inputs, kwargs):
-    if kwargs.get("out") is not None:
-        raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}(..., out=...)` writes into a "
-                                   f"plain array; assign the result instead")
+    out = kwargs.get("out")
+    if out is not None:
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if not isinstance(out, Active):
+            raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}(..., out=...)` writes an "
+                                       f"active result into a plain array; assign the result "
+                                       f"instead")
+        result = ufunc(uf, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
+        if not isinstance(result, Active):
+            result = as_active(tape_of(out), result)
+        if result.shape != out.shape:
+            result = broadcast_to(result, out.shape)
+        setitem(out, Ellipsis, result)
+        return out
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
@@ -666,7 +791,7 @@ FUNCTIONS = {
     np.dot: dot, np.matmul: matmul, np.vdot: vdot, np.inner: inner, np.outer: outer,
     np.einsum: einsum, np.trace: trace,
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
-    np.transpose: transpose, np.copy: copy, np.broadcast_to: broadcast_to,
+    np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
     np.where: where, np.clip: clip, np.pad: pad, np.diff: diff,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like,
