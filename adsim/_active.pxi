@@ -287,29 +287,48 @@ cdef class Active:
             f"be differentiated. To build an array from active pieces, make it active first: "
             f"`P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or use np.concatenate/np.pad.")
 
+    # Values without derivatives (adsim.value results) convert to plain
+    # numbers and arrays under a guard (numpy_api().frozen); integer
+    # conversions are piecewise constant, so any array converts under a guard
+    # on its interval; truth values are recorded comparisons.
     def __float__(self):
-        self._leak("float()")
-
-    def __int__(self):
-        self._leak("int()")
-
-    def __index__(self):
-        self._leak("using as an index")
+        return float(self._scalar(numpy_api().frozen(self, "float()")))
 
     def __complex__(self):
-        self._leak("complex()")
+        return complex(self._scalar(numpy_api().frozen(self, "complex()")))
+
+    def __int__(self):
+        return int(self._scalar(numpy_api().rounded(self, "trunc")))
+
+    def __index__(self):
+        cdef object v = self._scalar(numpy_api().current(self))
+        if self.shape != () or v != np.floor(v):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index "
+                            f"(an active array of shape {self.shape} holding {v})")
+        return int(self._scalar(numpy_api().rounded(self, "trunc")))
 
     def __bool__(self):
-        self._leak("bool() (an `if` or `and`/`or` directly on an array)")
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(numpy_api().compare(CMP_NE, self, 0.0))
 
     def __array__(self, dtype=None, copy=None):
-        self._leak("conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
+        cdef object v = numpy_api().frozen(
+            self, "conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
+        return v if dtype is None else v.astype(dtype)
 
     def item(self, *args):
-        self._leak(".item()")
+        return np.asarray(numpy_api().frozen(self, ".item()")).item(*args)
 
     def tolist(self):
-        self._leak(".tolist()")
+        return numpy_api().frozen(self, ".tolist()").tolist()
+
+    def _scalar(self, v):
+        if self.size != 1:
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars (an "
+                            f"active array of shape {self.shape})")
+        return np.asarray(v).reshape(()).item()
 
     # ---- arithmetic ----------------------------------------------------
     def __add__(self, other):
@@ -377,22 +396,20 @@ cdef class Active:
     def __abs__(self):
         return numpy_api().absolute(self)
 
-    def _integer_division(self, op):
-        raise UnsupportedOperation(f"adsim: `{op}` on an active array is not recorded (its "
-                                   f"derivative is zero or undefined almost everywhere); apply it "
-                                   f"to adsim.value(x) if a constant is intended")
-
     def __floordiv__(self, other):
-        self._integer_division("//")
+        return numpy_api().floor_divide(self, other)
 
     def __rfloordiv__(self, other):
-        self._integer_division("//")
+        return numpy_api().floor_divide(other, self)
 
     def __mod__(self, other):
-        self._integer_division("%")
+        return numpy_api().remainder(self, other)
 
     def __rmod__(self, other):
-        self._integer_division("%")
+        return numpy_api().remainder(other, self)
+
+    def __divmod__(self, other):
+        return numpy_api().floor_divide(self, other), numpy_api().remainder(self, other)
 
     # ---- comparisons: recorded branch outcomes, returned as plain bools --
     def __lt__(self, other):
@@ -520,9 +537,18 @@ cdef class Active:
         return numpy_api().copy(self)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        if np.dtype(dtype) != np.float64:
-            raise TypeError(f"adsim: an active array can only be float64, not {np.dtype(dtype)}")
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu":
+            return numpy_api().as_integers(self, dtype)
+        if dtype.kind == "b":
+            return numpy_api().compare(CMP_NE, self, 0.0)
+        if dtype != np.float64:
+            raise TypeError(f"adsim: an active array can only be float64, not {dtype} (integer "
+                            f"and boolean conversions give guarded plain arrays)")
         return numpy_api().copy(self) if copy else self
+
+    def round(self, decimals=0):
+        return numpy_api().around(self, decimals)
 
     def clip(self, a_min=None, a_max=None):
         return numpy_api().clip(self, a_min, a_max)

@@ -222,6 +222,98 @@ def stop_gradient(x):
     return record_unary(x, int(Op.STOP_GRADIENT))
 
 
+def value(x):
+    """``x`` without derivatives (see adsim.value): inside a recording a
+    recorded stop-gradient, so replays follow it; else a plain array."""
+    if isinstance(x, Active):
+        return stop_gradient(x)
+    return np.asarray(x)
+
+
+# ------------------------------------------- integer-valued results
+#
+# floor, ceil, trunc, rint, //, int(), astype(int), indices: their results
+# are piecewise constant in x. They are returned as plain arrays (so they
+# index, count and loop like NumPy's) and the recording keeps a guard: the
+# interval [lo, hi) that each element of x must stay in for the result to be
+# the same. A replay outside it raises BranchChanged (the functional API then
+# records again), so a guarded constant is never stale; its derivative, zero,
+# is exact almost everywhere.
+
+def guard(x, lo, hi):
+    """Record that every element of ``x`` lies in [lo, hi) (as it does now)."""
+    tape = tape_of(x)
+    record_compare(tape, CompareKind.CMP_GE, x.slot, tape.const_ref(lo), x.shape)
+    record_compare(tape, CompareKind.CMP_LT, x.slot, tape.const_ref(hi), x.shape)
+    if np.isnan(np.asarray(lo)).any():      # NaN fails both bounds whatever x is
+        record_compare(tape, CompareKind.CMP_EQ, x.slot, x.slot, x.shape)
+
+
+def current(x):
+    """The value ``x`` holds now, as a plain array of its shape."""
+    return tape_of(x).slot_value(x.slot).reshape(x.shape)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+def rounded(x, how):
+    """floor/ceil/trunc/rint of an active array: a guarded plain array."""
+    v = current(x)
+    with np.errstate(invalid="ignore"):
+        if how == "floor":
+            c = np.floor(v)
+            lo, hi = c, np.maximum(c + 1.0, _up(c))
+        elif how == "ceil":
+            c = np.ceil(v)
+            lo, hi = _up(c - 1.0), _up(c)
+        elif how == "trunc":
+            c = np.trunc(v)
+            neg = v < 0
+            lo = np.where(neg, _up(c - 1.0), c)
+            hi = np.where(neg, _up(c), np.maximum(c + 1.0, _up(c)))
+        elif how == "rint":
+            c = np.rint(v)
+            even = np.fmod(c, 2.0) == 0       # halves round to the even neighbour
+            lo = np.where(even, c - 0.5, _up(c - 0.5))
+            hi = np.where(even, _up(c + 0.5), c + 0.5)
+        else:
+            raise AssertionError(how)
+    guard(x, lo, hi)
+    return c
+
+
+def frozen(x, what):
+    """The current value of ``x`` as a plain array, guarded to stay equal on
+    replay. Only for values with no derivative (adsim.value results and what
+    is computed from them): freezing anything else would drop its derivative."""
+    if tape_of(x).slot_is_varied(x.slot):
+        x._leak(what)
+    v = current(x)
+    guard(x, v, _up(v))
+    return v
+
+
+def as_integers(x, dtype=np.int64):
+    """``x.astype(int)``: truncation, guarded."""
+    return rounded(x, "trunc").astype(dtype)
+
+
+def floor_divide(a, b):
+    return rounded(binary(Op.DIV, a, b), "floor")
+
+
+def remainder(a, b):
+    """a % b = a - b floor(a / b) (NumPy's sign convention); the floor is a
+    guarded constant, so the derivative is 1 in a and -floor(a/b) in b."""
+    return a - b * floor_divide(a, b)
+
+
+def fmod(a, b):
+    return a - b * rounded(binary(Op.DIV, a, b), "trunc")
+
+
 # ------------------------------------------------------------ reductions
 
 def finish_reduction(out, shape, axes, keepdims):
@@ -732,6 +824,19 @@ _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_L
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
 
 
+_ROUNDING_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint"}
+_INTEGER_DIVISION_UFUNCS = {np.floor_divide: floor_divide, np.remainder: remainder,
+                            np.fmod: fmod}
+
+
+def around(a, decimals=0, out=None):
+    reject_kwargs("round", out=out)
+    if decimals == 0:
+        return rounded(a, "rint")
+    scale = 10.0 ** decimals
+    return rounded(a * scale, "rint") / scale
+
+
 def unsupported(name):
     return UnsupportedOperation(
         f"adsim: cannot differentiate `{name}`: no rule is registered; register a primitive "
@@ -778,6 +883,10 @@ def ufunc(uf, method, inputs, kwargs):
         return matmul(*inputs)
     if uf is np.isnan:
         return compare(CompareKind.CMP_NE, inputs[0], inputs[0])
+    if uf in _ROUNDING_UFUNCS:
+        return rounded(inputs[0], _ROUNDING_UFUNCS[uf])
+    if uf in _INTEGER_DIVISION_UFUNCS:
+        return _INTEGER_DIVISION_UFUNCS[uf](*inputs)
     raise unsupported(f"numpy.{uf.__name__}")
 
 
@@ -793,6 +902,7 @@ FUNCTIONS = {
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
     np.where: where, np.clip: clip, np.pad: pad, np.diff: diff,
+    np.round: around, np.around: around, np.fix: lambda a, out=None: rounded(a, "trunc"),
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like,
     np.concatenate: _sequence_function(np.concatenate), np.stack: _sequence_function(np.stack),

@@ -180,6 +180,7 @@ cdef class Tape:
     cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1
     cdef void second_order_done(self, Sweep* s, bint clear_adjoints)
     cdef void mark_value_reads(self, int code, const int32_t* ops)
+    cdef uint8_t operands_varied(self, int code, const int32_t* ops)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
     cdef int _write_slot(self, int slot, object arr) except -1

@@ -46,6 +46,7 @@ cdef enum:
     SLOT_WRITTEN = 1        # holds a value an op wrote
     SLOT_PINNED = 2         # an input or the output: never reused
     SLOT_NEEDED = 4         # its current value is read by some reverse sweep
+    SLOT_VARIED = 8         # its value depends differentiably on the inputs
 
 # which values the reverse sweeps of an op read (bits); see value_uses in
 # each family file
@@ -226,7 +227,7 @@ cdef class Tape:
                 flag = FLAG_INPLACE
                 if self.slot_state[r] & SLOT_NEEDED:
                     flag |= FLAG_PUSH
-                self.slot_state[r] |= SLOT_WRITTEN
+                self.slot_state[r] |= SLOT_WRITTEN | self.operands_varied(code, ops)
             else:
                 # the old contents of r must be saved only if a reverse sweep
                 # reads them (a nonlinear op used them, or made them and needs
@@ -234,13 +235,38 @@ cdef class Tape:
                 if (self.slot_state[r] & SLOT_WRITTEN) and (self.slot_state[r] & SLOT_NEEDED):
                     flag = FLAG_PUSH
                 self.slot_state[r] = (self.slot_state[r] & SLOT_PINNED) | SLOT_WRITTEN | \
-                    (SLOT_NEEDED if VALUE_USES[code] & USES_RESULT else 0)
+                    (SLOT_NEEDED if VALUE_USES[code] & USES_RESULT else 0) | \
+                    self.operands_varied(code, ops)
         self.code[k] = <uint16_t>code
         self.start[k] = <int32_t>self.n_opnd
         self.flags[k] = flag
         self.n_opnd += nops
         self.n_ops += 1
         return k
+
+    cdef uint8_t operands_varied(self, int code, const int32_t* ops):
+        """SLOT_VARIED when an op's result depends differentiably on the
+        inputs: some argument does, and the op passes derivatives on."""
+        cdef int i, n_args = 2
+        if code == STOP_GRADIENT or code == SIGN or code == FILL:
+            return 0
+        if code == CALLBACK:
+            for i in range(ops[2]):
+                if ops[3 + i] >= 0 and self.slot_state[ops[3 + i]] & SLOT_VARIED:
+                    return SLOT_VARIED
+            return 0
+        if code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE):
+            n_args = 1
+        for i in range(1, 1 + n_args):
+            if ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
+                return SLOT_VARIED
+        return 0
+
+    def slot_is_varied(self, int slot):
+        """Does the current value of ``slot`` depend differentiably on the inputs?"""
+        if not 0 <= slot < self.n_slots:
+            raise ValueError(f"adsim: slot {slot} does not exist on this tape")
+        return bool(self.slot_state[slot] & SLOT_VARIED)
 
     cdef void mark_value_reads(self, int code, const int32_t* ops):
         """Flag the slots whose current values the reverse sweeps of this op read."""
@@ -403,7 +429,7 @@ cdef class Tape:
         """A new pinned input slot holding ``value`` (float64, any shape)."""
         arr = np.asarray(value, dtype=np.float64, order="C")
         cdef int slot = self.new_slot(arr.size)
-        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | SLOT_VARIED
         self._write_slot(slot, arr)
         self.input_slots.append(slot)
         self.input_shapes.append(arr.shape)

@@ -313,13 +313,7 @@ def hvp_operator(f, x, *args):
                           dtype=np.float64)
 
 
-def value(x):
-    """The current value of ``x`` as a plain array (not differentiated: the
-    recording keeps it as a constant)."""
-    if isinstance(x, Active):
-        v = x.tape.slot_value(x.slot).reshape(x.shape)
-        return v
-    return np.asarray(x)
+value = _numpy_api.value
 
 
 stop_gradient = _numpy_api.stop_gradient

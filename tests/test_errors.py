@@ -29,7 +29,7 @@ def test_error_classes_subclass_the_matching_builtins():
     (lambda z: np.sum(np.sort(z)), "numpy.sort"),
     (lambda z: np.linalg.det(np.outer(z, z)), "numpy.linalg.det"),
     (lambda z: np.median(z), "numpy.median"),
-    (lambda z: np.sum(np.floor(z)), "numpy.floor"),
+    (lambda z: np.sum(np.histogram(z)[0]), "numpy.histogram"),
     (lambda z: np.sum(np.logaddexp(z, z)), "numpy.logaddexp"),
     (lambda z: np.multiply.reduce(z), "numpy.multiply.reduce"),
 ])
@@ -50,19 +50,11 @@ def test_unsupported_function_is_named(f, name):
     (lambda z: np.sum(np.pad(z, 1, constant_values=(1.0, 2.0))), "constant_values"),
     (lambda z: np.sum(np.reshape(z, (3, 1), order="F")), "C-order"),
     (lambda z: np.sum(np.ones((2, 2, 3)) @ z), "batched"),
-    (lambda z: np.sum(z // 2.0), "//"),
 ])
 def test_unsupported_arguments_explain_themselves(f, words):
     with pytest.raises(adsim.UnsupportedOperation, match=None) as info:
         adsim.grad(f)(X)
     assert words in str(info.value)
-
-
-@pytest.mark.parametrize("f", [lambda z: np.sum(z % 2.0), lambda z: np.sum(2.0 // z),
-                               lambda z: np.sum(2.0 % z)])
-def test_modulo_and_reflected_floordiv_are_unsupported_operations(f):
-    with pytest.raises(adsim.UnsupportedOperation):
-        adsim.grad(f)(X)
 
 
 def test_dtype_changes_are_rejected():
@@ -163,15 +155,11 @@ def test_complex_and_object_constants_are_type_errors():
 
 @pytest.mark.parametrize(("f", "what"), [
     (lambda z: float(z[0]) * np.sum(z), "float()"),
-    (lambda z: int(z[0]) + np.sum(z), "int()"),
     (lambda z: complex(z[0]).real + np.sum(z), "complex()"),
-    (lambda z: np.sum(z) if z else 0.0, "bool()"),
-    (lambda z: np.sum(z) if z[0] and z[1] else 0.0, "bool()"),
     (lambda z: np.sum(np.asarray(z)), "np.asarray"),
     (lambda z: np.sum(np.array(z)), "np.asarray"),
     (lambda z: z[0].item() + np.sum(z), ".item()"),
     (lambda z: np.sum(z.tolist()), ".tolist()"),
-    (lambda z: [1.0, 2.0][z[0]] * np.sum(z), "index"),
 ])
 def test_active_value_leak(f, what):
     with pytest.raises(adsim.ActiveValueLeak) as info:

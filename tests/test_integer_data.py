@@ -1,0 +1,148 @@
+"""Integer-valued results of active values, and adsim.value.
+
+floor, ceil, trunc, rint, //, %, int(), astype(int) and indices computed from
+active values are piecewise constant: adsim returns them as plain arrays and
+records guards, so a replay where they would differ raises BranchChanged
+(the functional API records again) instead of reusing a stale constant.
+Every test compares with a fresh NumPy evaluation at points where the
+integers differ from those of the recording.
+"""
+import numpy as np
+import pytest
+
+import adsim as ad
+from fdcheck import fd_jacobian
+
+TABLE = np.linspace(-3.0, 5.0, 12) ** 2
+
+
+def fd_grad(f, x):
+    return fd_jacobian(f, [x]).reshape(x.shape)
+
+
+def lookup(x):
+    i = np.floor(ad.value(x)).astype(int) % TABLE.size
+    return np.sum(TABLE[i] * x)
+
+
+def interpolate(x):
+    """Linear interpolation in TABLE at positions x (a semi-Lagrangian step)."""
+    i = np.floor(x).astype(int)
+    w = x - i
+    return np.sum((1.0 - w) * TABLE[i] + w * TABLE[i + 1])
+
+
+def branch_on_value(x):
+    if ad.value(x)[0] > 0:
+        return np.sum(x ** 2)
+    return np.sum(np.sin(x))
+
+
+def modular(x):
+    return np.sum((x % 1.5) ** 2 + (x // 0.7) * x + np.fmod(x, 0.9) ** 2)
+
+
+def rounding(x):
+    return np.sum(np.ceil(x) * x + np.rint(2.0 * x) * x ** 2 + np.trunc(x) + np.round(x, 1) * x)
+
+
+def as_index(x):
+    k = int(x[0]) % 3
+    return np.sum(x[k:] ** 2) + x[int(np.floor(x[1])) % 4]
+
+
+FUNCTIONS = [lookup, interpolate, branch_on_value, modular, rounding, as_index]
+POINTS = [np.array([1.3, 2.6, 0.2, 3.4]), np.array([2.2, 0.4, 1.7, 0.43]),
+          np.array([-0.3, 3.7, 2.03, 1.12])]      # all at least 2e-3 from any jump
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_functional_api_follows_integer_data_at_new_points(f):
+    g = ad.value_and_grad(f)
+    for x in POINTS:
+        value, grad = g(x)
+        assert np.isclose(value, f(x.copy()), rtol=1e-13)
+        np.testing.assert_allclose(grad, fd_grad(f, x), rtol=1e-7, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_explicit_tape_refuses_points_where_integers_differ(f):
+    tape = ad.record(f, POINTS[0])
+    for x in POINTS[1:]:
+        try:
+            got = tape.gradient(x)
+        except ad.BranchChanged:
+            continue
+        np.testing.assert_allclose(got, fd_grad(f, x), rtol=1e-7, atol=1e-8)
+    # close to the recording, where no integer changes, the tape replays
+    x = POINTS[0] + 1e-3
+    np.testing.assert_allclose(tape.gradient(x), fd_grad(f, x), rtol=1e-7, atol=1e-8)
+    assert np.isclose(tape.forward(x), f(x.copy()), rtol=1e-13)
+
+
+def test_value_is_a_recorded_stop_gradient():
+    def f(x):
+        c = ad.value(x)
+        return np.sum(x * c) + np.sum(np.sin(c))
+    tape = ad.record(f, np.array([0.5, 1.5]))
+    x = np.array([2.0, -1.0])
+    assert np.isclose(tape.forward(x), f(x.copy()))
+    np.testing.assert_allclose(tape.gradient(x), x)
+
+
+def test_float_of_a_value_is_a_guarded_constant():
+    def scaled(x):
+        s = float(ad.value(np.max(np.abs(x))))     # a scale without derivative
+        return np.sum(x ** 3) / s
+    g = ad.grad(scaled)
+    for x in POINTS:
+        np.testing.assert_allclose(g(x), 3.0 * x ** 2 / np.max(np.abs(x)), rtol=1e-14)
+    tape = ad.record(scaled, POINTS[0])
+    with pytest.raises(ad.BranchChanged):
+        tape.gradient(POINTS[1])
+
+
+def test_float_of_a_differentiable_value_is_refused():
+    with pytest.raises(ad.ActiveValueLeak, match="float"):
+        ad.grad(lambda x: float(x[0]) * np.sum(x))(np.ones(3))
+    with pytest.raises(ad.ActiveValueLeak):
+        ad.grad(lambda x: np.sum(np.asarray(x) * x))(np.ones(3))
+
+
+def test_truth_values_are_recorded_branches():
+    def f(x):
+        if x[0]:
+            return np.sum(x ** 2)
+        return np.sum(x)
+    g = ad.grad(f)
+    np.testing.assert_allclose(g(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_allclose(g(np.array([0.0, 2.0])), [1.0, 1.0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        ad.grad(lambda x: np.sum(x) * bool(x))(np.ones(2))
+
+
+def test_index_conversion_needs_an_integral_scalar():
+    with pytest.raises(TypeError, match="integer scalar"):
+        ad.grad(lambda x: np.sum(x[: x[0]]))(np.array([1.5, 2.0]))
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(x[: x[0]] ** 2))(np.array([2.0, 3.0, 4.0])),
+                               [4.0, 6.0, 0.0])
+
+
+def test_guards_inside_checkpointed_loops_record_the_step_again():
+    """A semi-Lagrangian-like step whose cell indices change from step to step."""
+    def step(u, c):
+        i = np.floor(u * 3.0).astype(int) % TABLE.size
+        return u + 0.01 * TABLE[i] * c
+
+    def f(c, u0=np.array([0.1, 0.5, 0.9])):
+        return np.sum(ad.checkpoint_loop(step, u0, 40, args=(c,)) ** 2)
+
+    def plain(c, u0=np.array([0.1, 0.5, 0.9])):
+        u = u0.copy()
+        for _ in range(40):
+            u = step(u, c)
+        return np.sum(u ** 2)
+    c = np.array([1.0, 0.8, 1.2])
+    value, grad = ad.value_and_grad(f)(c)
+    assert np.isclose(value, plain(c), rtol=1e-12)
+    np.testing.assert_allclose(grad, fd_grad(plain, c), rtol=1e-6, atol=1e-9)
