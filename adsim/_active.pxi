@@ -16,12 +16,19 @@ cdef object numpy_api():
 
 
 # Only the recording makes Active arrays: a direct ``Active()`` would wrap no
-# tape (and crash on first use), so construction requires this private token.
-cdef object _MAKE = object()
+# tape (and crash on first use). new_active raises this flag around the
+# allocation; the GIL is held throughout, so no other thread can see it.
+cdef bint _making_active = False
 
 
 cdef Active new_active(Tape t, int slot, tuple shape):
-    cdef Active a = Active.__new__(Active, _MAKE)
+    global _making_active
+    _making_active = True
+    cdef Active a
+    try:
+        a = Active.__new__(Active)
+    finally:
+        _making_active = False
     a.tape = t
     a._slot = slot
     a.shape = shape
@@ -66,13 +73,20 @@ def mark_written(Active root):
     root._version += 1
 
 
+cdef inline int slot_of(Active a) except -1:
+    """``a.ref()`` without a method call on the common path (a root)."""
+    if a._base is None:
+        return a._slot
+    return a.ref()
+
+
 cdef Active rec_unary(Active x, int code, double c):
     """y = f(x; c) for a unary primitive."""
     cdef Tape t = x.tape
     cdef int32_t ops[3]
     if not t.recording:
         numpy_api().tape_of(x)         # raises the error for a finished recording
-    ops[1] = x.ref()
+    ops[1] = slot_of(x)
     cdef int r = t.new_slot(x.size)
     ops[0] = r
     ops[2] = -1
@@ -132,7 +146,7 @@ cdef object arith(int code, object a, object b):
                 return rec_unary(x, POW_C, c)
         elif isinstance(b, Active) and (<Active>b).tape is x.tape and x.tape.recording \
                 and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
-            return rec_binary_refs(x.tape, code, x.ref(), (<Active>b).ref(), x.shape, x.size)
+            return rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
     elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
         x = <Active>b
         c = a
@@ -175,8 +189,8 @@ cdef class Active:
 
     __array_priority__ = 1000.0
 
-    def __cinit__(self, token=None):
-        if token is not _MAKE:
+    def __cinit__(self):
+        if not _making_active:
             raise TypeError("adsim: Active arrays are made by a recording (adsim.grad, "
                             "adsim.record, ...), not constructed directly")
 
@@ -448,7 +462,7 @@ cdef class Active:
         """self[k] of a 1-d array: one GATHER with one stored index."""
         cdef int32_t ops[7]
         cdef Tape t = self.tape
-        ops[1] = self.ref()
+        ops[1] = slot_of(self)
         cdef int r = t.new_slot(1)
         ops[0] = r
         ops[2] = <int32_t>t.add_ints(&k, 1)
