@@ -261,8 +261,10 @@ cdef class Active:
 
     @property
     def imag(self):
-        raise UnsupportedOperation("adsim: .imag of a real active array is zero and read-only; "
-                                   "use np.zeros_like(x) for a zero array")
+        """Zero, read-only (a real array's imaginary part, as NumPy gives it)."""
+        out = np.zeros(self.shape)
+        out.flags.writeable = False
+        return out
 
     def __len__(self):
         if not self.shape:
@@ -480,6 +482,8 @@ cdef class Active:
     # ---- NumPy protocols -------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         cdef int code
+        if not isinstance(ufunc, np.ufunc) or not isinstance(method, str):
+            return NotImplemented
         if method == "__call__" and not kwargs and len(inputs) == 1 and isinstance(inputs[0], Active):
             code = UNARY_UFUNCS.get(ufunc, 0)
             if code:
@@ -487,6 +491,8 @@ cdef class Active:
         return numpy_api().ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        if not callable(func) or not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            return NotImplemented
         return numpy_api().array_function(func, types, args, kwargs)
 
     # ---- methods (NumPy's ndarray names) ---------------------------------

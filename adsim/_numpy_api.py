@@ -300,17 +300,26 @@ def as_integers(x, dtype=np.int64):
     return rounded(x, "trunc").astype(dtype)
 
 
+def _finite_divisor(b, op):
+    if not isinstance(b, Active) and not np.isfinite(constant(b)).all():
+        raise UnsupportedOperation(f"adsim: `{op}` by a non-finite constant is not recorded; "
+                                   f"use a finite divisor (or np.where to select the cases)")
+
+
 def floor_divide(a, b):
+    _finite_divisor(b, "//")
     return rounded(binary(Op.DIV, a, b), "floor")
 
 
 def remainder(a, b):
     """a % b = a - b floor(a / b) (NumPy's sign convention); the floor is a
     guarded constant, so the derivative is 1 in a and -floor(a/b) in b."""
+    _finite_divisor(b, "%")
     return a - b * floor_divide(a, b)
 
 
 def fmod(a, b):
+    _finite_divisor(b, "fmod")
     return a - b * rounded(binary(Op.DIV, a, b), "trunc")
 
 
@@ -539,9 +548,9 @@ def strided(idx):
     """[start, step, inner, outer_step] when the indices of a gather are those
     of a 1-d or 2-d slice, start + u outer_step + i step with i < inner
     (its kernel then needs no index loads), else zeros."""
-    rows = np.asarray(idx).reshape(-1, idx.shape[-1]) if np.ndim(idx) else np.reshape(idx, (1, 1))
-    if rows.size == 0:
+    if np.size(idx) == 0:
         return [0, 0, 0, 0]
+    rows = np.asarray(idx).reshape(-1, idx.shape[-1]) if np.ndim(idx) else np.reshape(idx, (1, 1))
     inner = rows.shape[1]
     step = int(rows[0, 1] - rows[0, 0]) if inner > 1 else 1
     outer_step = int(rows[1, 0] - rows[0, 0]) if rows.shape[0] > 1 else 0

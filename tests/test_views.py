@@ -297,3 +297,13 @@ program_steps = st.lists(
 def test_random_view_programs_match_numpy(program):
     x = np.linspace(0.2, 1.1, SHAPE[0] * SHAPE[1]).reshape(SHAPE)
     check_program(lambda z: run_program(program, z), x)
+
+
+def test_empty_views_and_writes():
+    def f(x):
+        A = x.reshape(2, 3) * 1.0
+        e = A[:, :0].reshape(-1)       # an empty view
+        A[1:1] = 5.0                    # an empty write
+        e *= 2.0
+        return np.sum(A ** 2) + np.sum(e)
+    check_program(f, np.linspace(0.1, 0.6, 6))
