@@ -300,8 +300,10 @@ cdef class Active:
             f"into a constant, so replays and derivatives would silently ignore it. Use "
             f"recorded comparisons (`if x > 0:` is recorded and checked on replay), np.where, "
             f"np.maximum/np.minimum/np.clip; or call adsim.value(x) for a value that should not "
-            f"be differentiated. To build an array from active pieces, make it active first: "
-            f"`P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or use np.concatenate/np.pad.")
+            f"be differentiated. Arrays made inside the recorded function (np.zeros(n), "
+            f"np.array([...])) accept active values; a plain array made outside it does not: "
+            f"make an active one, `P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or use "
+            f"np.concatenate/np.pad.")
 
     # Values without derivatives (adsim.value results) convert to plain
     # numbers and arrays under a guard (numpy_api().frozen); integer

@@ -712,9 +712,28 @@ def user_broadcast_to(x, shape, subok=False):
 
 def _sequence_function(func):
     def joined(arrays, *args, **kwargs):
-        arrays = list(arrays)
+        arrays = [_piece(a) for a in arrays]
         return index_map(lambda *idx: func(idx, *args, **kwargs), arrays)
     return joined
+
+
+def _piece(a):
+    """A piece of a joined array: active, or a plain array (a list holding
+    active values, such as ``[s]``, becomes active)."""
+    if isinstance(a, (list, tuple)):
+        from ._creation import from_pieces
+        return from_pieces(a, None)
+    return a
+
+
+def stack_pieces(pieces):
+    """np.array of a list of pieces, some active: they are stacked."""
+    pieces = [p if isinstance(p, Active) else constant(p) for p in pieces]
+    shapes = {shape_of(p) for p in pieces}
+    if len(shapes) > 1:
+        raise ValueError(f"setting an array element with a sequence. The requested array has "
+                         f"an inhomogeneous shape: pieces of shapes {sorted(shapes)}")
+    return index_map(lambda *idx: np.stack(idx), pieces)
 
 
 def pad(array, pad_width, mode="constant", **kwargs):

@@ -1,5 +1,6 @@
 """Recording: run a function on active inputs and keep the tape."""
 
+from . import _creation as creation
 from ._tape import Active, Opcode as Op, _as_float_array, wrap
 
 
@@ -14,7 +15,8 @@ def record(f, *args, **kwargs):
         arr = _as_float_array(a, f"argument {i}")
         inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
     try:
-        out = f(*inputs, **kwargs)
+        with creation.recording(tape):
+            out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()
         raise

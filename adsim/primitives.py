@@ -23,6 +23,7 @@ Hessian-vector products with no further work.
 """
 import numpy as np
 
+from ._creation import suspended
 from ._tape import Active, Opcode as Op, wrap
 from .errors import UnsupportedOperation
 
@@ -55,7 +56,8 @@ class Primitive:
                 refs.append(tape.const_ref(arr))
                 shapes.append(arr.shape)
         plain = [tape.slot_value(r).reshape(s) for r, s in zip(refs, shapes)]
-        out = np.asarray(self.value(*plain), dtype=np.float64)
+        with suspended():          # the rule runs on plain arrays
+            out = np.asarray(self.value(*plain), dtype=np.float64)
         app = Application(self, shapes, out.shape, first_value=out)
         cb = tape.add_callback(app)
         slot = tape.record_op(int(Op.CALLBACK), out.size, [cb, len(refs)] + refs)
@@ -90,7 +92,8 @@ class Application:
         if self._first_value is not None:      # computed while recording
             out, self._first_value = self._first_value, None
             return out.reshape(-1)
-        return np.asarray(self.prim.value(*self._args(flat_args)), dtype=np.float64).reshape(-1)
+        with suspended():
+            return np.asarray(self.prim.value(*self._args(flat_args)), dtype=np.float64).reshape(-1)
 
     def _rule(self, kind):
         rule = getattr(self.prim, kind)
@@ -109,7 +112,8 @@ class Application:
         rows = []
         for j in range(p):
             tj = [None if t is None else t[j].reshape(s) for t, s in zip(tangents, self.in_shapes)]
-            rows.append(np.asarray(jvp(args, out, tj), dtype=np.float64).reshape(-1))
+            with suspended():
+                rows.append(np.asarray(jvp(args, out, tj), dtype=np.float64).reshape(-1))
         return np.stack(rows)
 
     def adjoint(self, flat_args, result, adjoint):
@@ -118,7 +122,8 @@ class Application:
         out = result.reshape(self.out_shape)
         per_arg = [[] for _ in args]
         for j in range(adjoint.shape[0]):
-            adj = vjp(args, out, adjoint[j].reshape(self.out_shape))
+            with suspended():
+                adj = vjp(args, out, adjoint[j].reshape(self.out_shape))
             for i, a in enumerate(adj):
                 per_arg[i].append(None if a is None else
                                   np.broadcast_to(np.asarray(a, dtype=np.float64),
@@ -160,7 +165,8 @@ class Application:
         V = arg_t + [out_t, adjoint_tangents]
         xs = args + [out, adjoint.reshape(self.out_shape)]
         _, dadj = tape._tangent(tape._inputs(xs), [np.ascontiguousarray(v) for v in V])
-        adj = vjp(args, out, adjoint.reshape(self.out_shape))
+        with suspended():
+            adj = vjp(args, out, adjoint.reshape(self.out_shape))
         sizes = np.cumsum([0] + [a.size for a in args])
         adjs = [None if a is None else np.broadcast_to(np.asarray(a, float), s).reshape(-1)
                 for a, s in zip(adj, self.in_shapes)]

@@ -1,0 +1,252 @@
+"""Arrays created inside a recorded function: ``np.array([...])`` of active
+pieces, and ``np.zeros``/``np.empty``/... that receive active values later.
+
+NumPy's override protocols do not reach array creation (``np.array``,
+``np.zeros``, ...) nor item assignment into a plain array, so the line every
+ODE right-hand side has, ``return np.array([a * x, b * y])``, and the
+workspace pattern ``dy = np.zeros(n); dy[0] = ...`` need a mechanism of
+their own. While any thread records, the creation functions below are
+replaced in the ``numpy`` namespace by wrappers. In a thread that is not
+recording, or when called from library code (NumPy, SciPy, adsim itself),
+or inside a user rule of a primitive, a wrapper calls the original at once.
+Called from the recorded function's own code, on the recording thread:
+
+- ``np.array``/``np.asarray``/``np.asanyarray``/``np.ascontiguousarray`` of
+  (nested) sequences holding active values build an active array (a stack of
+  the pieces); of an active array they return it (``np.array`` copies, as
+  NumPy does); of plain data they are NumPy's own.
+- ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
+  forms with a float dtype return an active array of constants, so active
+  values can be written into it; ``np.empty`` is zero-filled.
+
+Only direct calls are affected: the calling line must spell the function's
+name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
+import *`` inside the recording). Compiled code that calls ``np.empty``
+from inside another function (a random generator, say) leaves no Python
+frame of its own, so the call is checked against the source of the nearest
+Python frame: its current call must name the wrapped function, or NumPy's
+original runs. Limits: a name bound before recording (``from numpy import
+zeros``) is not replaced, nor calls through another name (``z = np.zeros;
+z(n)``), nor code without source; integer, boolean and complex dtypes stay
+plain.
+"""
+import ast
+import linecache
+import sys
+import threading
+
+import numpy as np
+
+from ._tape import Active
+
+_LIBRARIES = ("numpy", "scipy", "adsim")
+_state = threading.local()
+_lock = threading.Lock()
+_installed = {"count": 0}
+
+
+def _stack():
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    return stack
+
+
+def current_tape():
+    """The innermost tape this thread records into (None: not recording, or
+    running a user rule of a primitive)."""
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else None
+
+
+class recording:
+    """``with recording(tape):`` the creation functions of this thread's
+    user code make arrays of ``tape``."""
+
+    def __init__(self, tape):
+        self.tape = tape
+
+    def __enter__(self):
+        _stack().append(self.tape)
+        with _lock:
+            if _installed["count"] == 0:
+                _install()
+            _installed["count"] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _stack().pop()
+        with _lock:
+            _installed["count"] -= 1
+            if _installed["count"] == 0:
+                _uninstall()
+        return False
+
+
+class suspended:
+    """``with suspended():`` user code runs on plain arrays (primitive rules)."""
+
+    def __enter__(self):
+        _stack().append(None)
+        return self
+
+    def __exit__(self, *exc):
+        _stack().pop()
+        return False
+
+
+def _user_tape(name):
+    """The tape for a creation call ``name(...)`` made directly by user code
+    on a recording thread, else None."""
+    tape = current_tape()
+    if tape is None:
+        return None
+    frame = sys._getframe(2)
+    caller = frame.f_globals.get("__name__", "")
+    if caller.split(".", 1)[0] in _LIBRARIES or _called_name(frame) != name:
+        return None
+    return tape
+
+
+_CALLS = {}           # (code, instruction offset) -> name the call spells, or None
+
+
+def _called_name(frame):
+    """The name of the function called by the call ``frame`` is executing,
+    as its source spells it (``np.zeros(...)`` -> "zeros")."""
+    key = (frame.f_code, frame.f_lasti)
+    if key not in _CALLS:
+        if len(_CALLS) > 4096:
+            _CALLS.clear()
+        _CALLS[key] = _spelled_name(frame.f_code, frame.f_lasti)
+    return _CALLS[key]
+
+
+def _spelled_name(code, offset):
+    try:
+        line, end_line, col, end_col = list(code.co_positions())[offset // 2]
+        lines = linecache.getlines(code.co_filename)
+        if None in (line, end_line, col, end_col) or end_line > len(lines):
+            return None
+        text = [ln.encode() for ln in lines[line - 1:end_line]]
+        text[-1] = text[-1][:end_col]
+        text[0] = text[0][col:]
+        node = ast.parse(b"".join(text).decode(), mode="eval").body
+    except (SyntaxError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _holds_active(obj, depth=0):
+    if isinstance(obj, Active):
+        return True
+    if isinstance(obj, (list, tuple)) and depth < 32:
+        return any(_holds_active(o, depth + 1) for o in obj)
+    return False
+
+
+def _float_dtype(dtype):
+    return dtype is None or np.dtype(dtype) == np.float64
+
+
+def from_pieces(obj, tape):
+    """An active array from nested sequences holding active values."""
+    from . import _numpy_api as api
+    if isinstance(obj, Active):
+        return obj
+    if isinstance(obj, (list, tuple)) and _holds_active(obj):
+        pieces = [from_pieces(o, tape) for o in obj]
+        return api.stack_pieces(pieces)
+    return api.constant(obj)
+
+
+def _array_wrapper(original, copies):
+    def array(obj, *args, **kwargs):
+        tape = _user_tape(original.__name__) if _holds_active(obj) else None
+        if tape is None:
+            return original(obj, *args, **kwargs)
+        dtype = kwargs.get("dtype", args[0] if args else None)
+        out = from_pieces(obj, tape)
+        if not _float_dtype(dtype):
+            return out.astype(dtype)        # integer/boolean: guarded plain arrays
+        if copies and out is obj:
+            from ._numpy_api import copy
+            out = copy(out)
+        return out
+    return _named(array, original)
+
+
+def _as_workspace(out, tape, empty):
+    """A float64 array just made by NumPy, as an active array of ``tape``."""
+    if isinstance(out, Active) or out.dtype != np.float64:
+        return out
+    from . import _numpy_api as api
+    return api.as_active(tape, np.zeros_like(out) if empty else out)
+
+
+def _filled_wrapper(original, empty=False):
+    def filled(*args, **kwargs):
+        tape = _user_tape(original.__name__)
+        out = original(*args, **kwargs)
+        return out if tape is None else _as_workspace(out, tape, empty)
+    return _named(filled, original)
+
+
+def _full_wrapper(original):
+    def full(shape, fill_value, *args, **kwargs):
+        tape = _user_tape(original.__name__)
+        dtype = kwargs.get("dtype", args[0] if args else None)
+        if tape is not None and isinstance(fill_value, Active) and _float_dtype(dtype):
+            from . import _numpy_api as api
+            return api.copy(api.broadcast_to(fill_value, np.empty(shape, bool).shape))
+        out = original(shape, fill_value, *args, **kwargs)
+        return out if tape is None else _as_workspace(out, tape, False)
+    return _named(full, original)
+
+
+def _named(wrapper, original):
+    wrapper.__wrapped__ = original
+    wrapper.__name__ = original.__name__
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+_ORIGINALS = {}
+
+
+def _wrappers():
+    return {
+        "array": _array_wrapper(np.array, copies=True),
+        "asarray": _array_wrapper(np.asarray, copies=False),
+        "asanyarray": _array_wrapper(np.asanyarray, copies=False),
+        "ascontiguousarray": _array_wrapper(np.ascontiguousarray, copies=False),
+        "zeros": _filled_wrapper(np.zeros),
+        "ones": _filled_wrapper(np.ones),
+        "full": _full_wrapper(np.full),
+        "empty": _filled_wrapper(np.empty, empty=True),
+        "zeros_like": _filled_wrapper(np.zeros_like),
+        "ones_like": _filled_wrapper(np.ones_like),
+        "full_like": _filled_wrapper(np.full_like),
+        "empty_like": _filled_wrapper(np.empty_like, empty=True),
+    }
+
+
+_WRAPPERS = {}
+
+
+def _install():
+    if not _WRAPPERS:
+        _ORIGINALS.update({name: getattr(np, name) for name in
+                           ("array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
+                            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like")})
+        _WRAPPERS.update(_wrappers())
+    for name, wrapper in _WRAPPERS.items():
+        setattr(np, name, wrapper)
+
+
+def _uninstall():
+    for name, original in _ORIGINALS.items():
+        setattr(np, name, original)
