@@ -37,6 +37,7 @@ import threading
 
 import numpy as np
 
+from ._np import core, joins
 from ._tape import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
@@ -140,41 +141,21 @@ def _spelled_name(code, offset):
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
-def _holds_active(obj, depth=0):
-    if isinstance(obj, Active):
-        return True
-    if isinstance(obj, (list, tuple)) and depth < 32:
-        return any(_holds_active(o, depth + 1) for o in obj)
-    return False
-
-
 def _float_dtype(dtype):
     return dtype is None or np.dtype(dtype) == np.float64
 
 
-def from_pieces(obj, tape):
-    """An active array from nested sequences holding active values."""
-    from . import _numpy_api as api
-    if isinstance(obj, Active):
-        return obj
-    if isinstance(obj, (list, tuple)) and _holds_active(obj):
-        pieces = [from_pieces(o, tape) for o in obj]
-        return api.stack_pieces(pieces)
-    return api.constant(obj)
-
-
 def _array_wrapper(original, copies):
     def array(obj, *args, **kwargs):
-        tape = _user_tape(original.__name__) if _holds_active(obj) else None
+        tape = _user_tape(original.__name__) if joins.holds_active(obj) else None
         if tape is None:
             return original(obj, *args, **kwargs)
         dtype = kwargs.get("dtype", args[0] if args else None)
-        out = from_pieces(obj, tape)
+        out = joins.from_pieces(obj)
         if not _float_dtype(dtype):
             return out.astype(dtype)        # integer/boolean: guarded plain arrays
         if copies and out is obj:
-            from ._numpy_api import copy
-            out = copy(out)
+            out = core.copy(out)
         return out
     return _named(array, original)
 
@@ -183,8 +164,7 @@ def _as_workspace(out, tape, empty):
     """A float64 array just made by NumPy, as an active array of ``tape``."""
     if isinstance(out, Active) or out.dtype != np.float64:
         return out
-    from . import _numpy_api as api
-    return api.as_active(tape, np.zeros_like(out) if empty else out)
+    return core.as_active(tape, np.zeros_like(out) if empty else out)
 
 
 def _filled_wrapper(original, empty=False):
@@ -200,8 +180,7 @@ def _full_wrapper(original):
         tape = _user_tape(original.__name__)
         dtype = kwargs.get("dtype", args[0] if args else None)
         if tape is not None and isinstance(fill_value, Active) and _float_dtype(dtype):
-            from . import _numpy_api as api
-            return api.copy(api.broadcast_to(fill_value, np.empty(shape, bool).shape))
+            return core.copy(core.broadcast_to(fill_value, np.empty(shape, bool).shape))
         out = original(shape, fill_value, *args, **kwargs)
         return out if tape is None else _as_workspace(out, tape, False)
     return _named(full, original)

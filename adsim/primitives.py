@@ -44,7 +44,7 @@ class Primitive:
     def __call__(self, *args):
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
-        from ._numpy_api import constant, tape_of
+        from ._np.core import constant, tape_of
         tape = tape_of(*args)
         refs, shapes = [], []
         for a in args:
@@ -151,8 +151,8 @@ class Application:
 
         def flat_vjp(*xs):
             adj = vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1])
-            from . import _numpy_api as api
-            pieces = [api.reshape(a, (-1,)) if isinstance(a, Active) else np.ravel(a) * 0.0
+            from ._np.core import reshaped
+            pieces = [reshaped(a, (-1,)) if isinstance(a, Active) else np.ravel(a) * 0.0
                       for a in adj]
             return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         try:

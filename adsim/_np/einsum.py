@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 
-from . import _numpy_api as api
-from .errors import UnsupportedOperation
+from .. import _tape
+from ..errors import UnsupportedOperation
+from . import core, products, reductions, views
 
 
 def _parse(subscripts, n_operands):
@@ -34,8 +35,8 @@ def _diagonal(x, labels):
         for pos, c in enumerate(labels):
             second = labels.find(c, pos + 1)
             if second >= 0:
-                x = api.index_map(lambda idx: np.diagonal(idx, 0, pos, second), [x]) \
-                    if isinstance(x, api.Active) else np.diagonal(x, 0, pos, second)
+                x = views.index_map(lambda idx: np.diagonal(idx, 0, pos, second), [x]) \
+                    if isinstance(x, _tape.Active) else np.diagonal(x, 0, pos, second)
                 labels = labels[:pos] + labels[pos + 1:second] + labels[second + 1:] + c
                 break
     return x, labels
@@ -46,7 +47,7 @@ def _sum_out(x, labels, keep):
     axes = tuple(i for i, c in enumerate(labels) if c not in keep)
     if not axes:
         return x, labels
-    x = api.sum(x, axis=axes) if isinstance(x, api.Active) else np.sum(x, axis=axes)
+    x = reductions.sum(x, axis=axes) if isinstance(x, _tape.Active) else np.sum(x, axis=axes)
     return x, "".join(c for c in labels if c in keep)
 
 
@@ -54,11 +55,11 @@ def _permute(x, labels, order):
     perm = [labels.index(c) for c in order]
     if perm == list(range(len(perm))):
         return x
-    return api.transpose(x, perm) if isinstance(x, api.Active) else np.transpose(x, perm)
+    return views.transpose(x, perm) if isinstance(x, _tape.Active) else np.transpose(x, perm)
 
 
 def _reshape(x, shape):
-    return api.reshape(x, shape) if isinstance(x, api.Active) else np.reshape(x, shape)
+    return views.reshape(x, shape) if isinstance(x, _tape.Active) else np.reshape(x, shape)
 
 
 def einsum(subscripts, *operands, optimize=False, **kwargs):
@@ -76,7 +77,7 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     xs, labels = [], []
     others = [set("".join(inputs[j] for j in range(len(inputs)) if j != i)) for i in range(len(inputs))]
     for x, lab, other in zip(operands, inputs, others):
-        x = x if isinstance(x, api.Active) else api.constant(x)
+        x = x if isinstance(x, _tape.Active) else core.constant(x)
         x, lab = _diagonal(x, lab)
         x, lab = _sum_out(x, lab, set(output) | other)
         xs.append(x)
@@ -84,7 +85,7 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     if len(xs) == 1:
         return _as_result(_permute(xs[0], labels[0], output))
     (a, b), (la, lb) = xs, labels
-    sizes = {c: d for x, lab in zip(xs, labels) for c, d in zip(lab, api.shape_of(x))}
+    sizes = {c: d for x, lab in zip(xs, labels) for c, d in zip(lab, core.shape_of(x))}
     shared = [c for c in la if c in lb]
     contracted = [c for c in shared if c not in output]
     batch = [c for c in shared if c in output]
@@ -96,7 +97,7 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
                       (math.prod(sizes[c] for c in free_a), ka))
         b2 = _reshape(_permute(b, lb, contracted + free_b),
                       (ka, math.prod(sizes[c] for c in free_b)))
-        prod = api.matmul(a2, b2) if (isinstance(a2, api.Active) or isinstance(b2, api.Active)) \
+        prod = products.matmul(a2, b2) if (isinstance(a2, _tape.Active) or isinstance(b2, _tape.Active)) \
             else a2 @ b2
         prod = _reshape(prod, tuple(sizes[c] for c in free_a + free_b))
         return _as_result(_permute(prod, "".join(free_a + free_b), output))
@@ -113,4 +114,4 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
 
 
 def _as_result(x):
-    return x if isinstance(x, api.Active) else np.asarray(x)
+    return x if isinstance(x, _tape.Active) else np.asarray(x)

@@ -1,9 +1,10 @@
 """``np.linalg.solve`` and ``np.linalg.norm`` on active arrays."""
 import numpy as np
 
-from . import _numpy_api as api
-from .errors import UnsupportedOperation
-from .primitives import primitive
+from ..errors import UnsupportedOperation
+from ..primitives import primitive
+from .elementwise import absolute
+from .reductions import amax, sum as reduce_sum
 
 
 def _solve_value(A, b):
@@ -44,10 +45,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord == 2 and axis is None and x.ndim == 2:
             raise UnsupportedOperation("adsim: the matrix 2-norm (largest singular value) is not "
                                        "recorded; use ord='fro' or compute it from an eigen-solver")
-        return np.sqrt(api.sum(x * x, axis=axis, keepdims=keepdims))
+        return np.sqrt(reduce_sum(x * x, axis=axis, keepdims=keepdims))
     if ord == 1 and (axis is not None or x.ndim == 1):
-        return api.sum(api.absolute(x), axis=axis, keepdims=keepdims)
+        return reduce_sum(absolute(x), axis=axis, keepdims=keepdims)
     if ord in (np.inf, "inf") and (axis is not None or x.ndim == 1):
-        return api.amax(api.absolute(x), axis=axis, keepdims=keepdims)
+        return amax(absolute(x), axis=axis, keepdims=keepdims)
     raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r}, axis={axis!r} is not "
                                f"supported; compute it from sums and abs")

@@ -1,0 +1,225 @@
+"""The pieces every NumPy function on active arrays is made of: the tape of
+the operands, constants, recording an op, broadcasting, elementwise binary
+ops and recorded comparisons, copies and gathers."""
+import math
+
+import numpy as np
+
+from .._tape import Active, CompareKind, Opcode as Op, record_binary_refs, wrap
+from ..errors import UnsupportedOperation
+
+
+def tape_of(*values):
+    """The recording tape shared by the active values among ``values``."""
+    tape = None
+    for v in values:
+        if isinstance(v, Active):
+            if tape is None:
+                tape = v.tape
+            elif v.tape is not tape:
+                raise ValueError(
+                    "adsim: active arrays from two different recordings were combined. A value "
+                    "recorded by one adsim call cannot be used inside another; pass it in as an "
+                    "argument of the inner function instead")
+    if tape is None:
+        raise TypeError("adsim: internal dispatch without an active operand")
+    if not tape.recording:
+        raise RuntimeError("adsim: this active array belongs to a finished recording; it can no "
+                           "longer be used in computations (return values, do not store them)")
+    return tape
+
+
+def shape_of(v):
+    return v.shape if isinstance(v, Active) else np.shape(v)
+
+
+def size_of(shape):
+    return math.prod(shape)
+
+
+def constant(v):
+    """A plain operand as a float64 array, with a clear error for bad dtypes."""
+    arr = np.asarray(v)
+    if arr.dtype.kind == "c":
+        raise TypeError("adsim: complex constants cannot enter a recording; split real and "
+                        "imaginary parts")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"adsim: cannot use a {arr.dtype} value in a recorded computation")
+    return arr.astype(np.float64, copy=False)
+
+
+def new(tape, code, shape, operands):
+    """Record op ``code`` with a new result of ``shape``; returns the Active."""
+    shape = tuple(int(d) for d in shape)
+    slot = tape.record_op(int(code), size_of(shape), operands)
+    return wrap(tape, slot, shape)
+
+
+def operand(tape, v, shape):
+    """``v`` as an operand of an elementwise op whose result has ``shape``.
+
+    Returns (ref, keep): ``keep`` holds a temporary Active alive until the op
+    is recorded (its slot could otherwise be reused for the result).
+    Operands keep size 1 (stride 0 in kernels) or are broadcast to ``shape``.
+    """
+    n = size_of(shape)
+    if isinstance(v, Active):
+        if v.size == n or v.size == 1:
+            return v.slot, v
+        b = broadcast_to(v, shape)
+        return b.slot, b
+    arr = constant(v)
+    if arr.size != n and arr.size != 1:
+        arr = np.broadcast_to(arr, shape)
+    return tape.const_ref(arr), None
+
+
+def as_active(tape, v):
+    """An Active holding ``v`` (a FILL of a constant when ``v`` is plain)."""
+    if isinstance(v, Active):
+        return v
+    arr = constant(v)
+    return new(tape, Op.FILL, arr.shape, [tape.const_ref(arr)])
+
+
+def normalize_axis(axis, ndim):
+    if not -ndim <= axis < max(ndim, 1):
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim if ndim else 0
+
+
+def axes_of(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted({normalize_axis(a, ndim) for a in axis}))
+    return (normalize_axis(axis, ndim),)
+
+
+def split_at(shape, axis):
+    """(outer, m, inner) view of ``shape`` around ``axis``."""
+    return size_of(shape[:axis]), shape[axis], size_of(shape[axis + 1:])
+
+
+def reject_kwargs(name, **kwargs):
+    for key, value in kwargs.items():
+        if value is not None and value is not np._NoValue:
+            raise UnsupportedOperation(f"adsim: {name}(..., {key}=...) is not supported on active "
+                                       f"arrays; leave {key} at its default")
+
+
+def unsupported(name):
+    return UnsupportedOperation(
+        f"adsim: cannot differentiate `{name}`: no rule is registered; register a primitive "
+        f"with adsim.primitive (vjp/jvp rules, see docs/tape.md), or call it on the plain "
+        f"value adsim.value(x)")
+
+
+def broadcast_to(x, shape, subok=False):
+    """Repeat ``x`` to ``shape`` with one BROADCAST op per repeated axis."""
+    shape = tuple(shape)
+    if np.broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"adsim: cannot broadcast shape {x.shape} to {shape}")
+    cur = [1] * (len(shape) - x.ndim) + list(x.shape)
+    out = x
+    for axis, (have, want) in enumerate(zip(list(cur), shape)):
+        if have == 1 and want != 1:
+            outer, _, inner = split_at(cur, axis)
+            cur[axis] = want
+            out = new(out.tape, Op.BROADCAST, cur, [out.slot, outer, want, inner])
+    if tuple(cur) != out.shape:
+        out = reshaped(out, shape)
+    return out
+
+
+def binary(code, a, b):
+    """a <op> b for a binary primitive, with NumPy broadcasting."""
+    tape = tape_of(a, b)
+    shape = np.broadcast_shapes(shape_of(a), shape_of(b))
+    ra, keep_a = operand(tape, a, shape)
+    rb, keep_b = operand(tape, b, shape)
+    if code == Op.MAXIMUM:
+        record_compare(tape, CompareKind.CMP_GE, ra, rb, shape)
+    elif code == Op.MINIMUM:
+        record_compare(tape, CompareKind.CMP_LE, ra, rb, shape)
+    return record_binary_refs(tape, int(code), ra, rb, shape)
+
+
+def record_compare(tape, kind, ra, rb, shape):
+    n = size_of(shape)
+    boff = tape.add_branch_space(n)
+    tape.record_op(int(Op.COMPARE), -1, [ra, rb, int(kind), boff, n])
+    return tape.branch_outcome(boff, n).reshape(shape)
+
+
+def compare(kind, a, b):
+    """A recorded comparison; returns the outcome as plain booleans."""
+    if not isinstance(a, Active) and not isinstance(b, Active):
+        raise TypeError("adsim: internal compare without an active operand")
+    if isinstance(b, Active) and not isinstance(a, Active):
+        return compare(_MIRROR[kind], b, a)
+    tape = tape_of(a, b)
+    shape = np.broadcast_shapes(shape_of(a), shape_of(b))
+    ra, keep_a = operand(tape, a, shape)
+    rb, keep_b = operand(tape, b, shape)
+    out = record_compare(tape, kind, ra, rb, shape)
+    return out[()] if out.ndim == 0 else out
+
+
+_MIRROR = {CompareKind.CMP_LT: CompareKind.CMP_GT, CompareKind.CMP_LE: CompareKind.CMP_GE,
+           CompareKind.CMP_GT: CompareKind.CMP_LT, CompareKind.CMP_GE: CompareKind.CMP_LE,
+           CompareKind.CMP_EQ: CompareKind.CMP_EQ, CompareKind.CMP_NE: CompareKind.CMP_NE}
+
+
+def copy(a, order="K", subok=False):
+    return new(tape_of(a), Op.COPY, a.shape, [a.slot])
+
+
+def reshaped(a, shape):
+    """A new array with ``a``'s elements in ``shape`` (internal: no view)."""
+    return new(tape_of(a), Op.COPY, resolve_shape(a, shape), [a.slot])
+
+
+def resolve_shape(a, newshape):
+    """``newshape`` for ``a``'s elements, its -1 worked out; NumPy's errors."""
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (newshape,)
+    newshape = tuple(int(d) for d in newshape)
+    if newshape.count(-1) > 1:
+        raise ValueError("adsim: can only specify one unknown dimension")
+    if -1 in newshape:
+        known = size_of([d for d in newshape if d != -1])
+        if known == 0 or a.size % known:
+            raise ValueError(f"adsim: cannot reshape array of size {a.size} into shape {newshape}")
+        newshape = tuple(a.size // known if d == -1 else d for d in newshape)
+    if size_of(newshape) != a.size or any(d < 0 for d in newshape):
+        raise ValueError(f"adsim: cannot reshape array of size {a.size} into shape {newshape}")
+    return newshape
+
+
+def gather(a, idx):
+    """Active with out[j] = a.flat[idx.flat[j]] and shape idx.shape."""
+    idx = np.asarray(idx)
+    flat = idx.reshape(-1)
+    tape = tape_of(a)
+    if flat.size == a.size and np.array_equal(flat, np.arange(a.size)):
+        return new(tape, Op.COPY, idx.shape, [a.slot])
+    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat)] + strided(idx))
+
+
+def strided(idx):
+    """[start, step, inner, outer_step] when the indices of a gather are those
+    of a 1-d or 2-d slice, start + u outer_step + i step with i < inner
+    (its kernel then needs no index loads), else zeros."""
+    if np.size(idx) == 0:
+        return [0, 0, 0, 0]
+    rows = np.asarray(idx).reshape(-1, idx.shape[-1]) if np.ndim(idx) else np.reshape(idx, (1, 1))
+    inner = rows.shape[1]
+    step = int(rows[0, 1] - rows[0, 0]) if inner > 1 else 1
+    outer_step = int(rows[1, 0] - rows[0, 0]) if rows.shape[0] > 1 else 0
+    if step == 0:
+        return [0, 0, 0, 0]
+    want = rows[0, 0] + outer_step * np.arange(rows.shape[0])[:, None] + step * np.arange(inner)
+    if not np.array_equal(rows, want):
+        return [0, 0, 0, 0]
+    return [int(rows[0, 0]), step, inner, outer_step]

@@ -1,0 +1,61 @@
+"""Elementwise functions that need more than one op or a branch record:
+abs, clip, where; and derivative-free values (stop_gradient, value)."""
+import numpy as np
+
+from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from ..errors import UnsupportedOperation
+from .core import binary, copy, new, operand, record_compare, reject_kwargs, shape_of, size_of, \
+    tape_of
+
+
+def absolute(x):
+    tape = tape_of(x)
+    record_compare(tape, CompareKind.CMP_GE, x.slot, tape.const_ref(0.0), x.shape)
+    return record_unary(x, int(Op.ABS))
+
+
+def clip(x, a_min=None, a_max=None, out=None, **kwargs):
+    reject_kwargs("clip", out=out)
+    a_min = kwargs.pop("min", a_min)
+    a_max = kwargs.pop("max", a_max)
+    y = x
+    if a_min is not None:
+        y = binary(Op.MAXIMUM, y, a_min)
+    if a_max is not None:
+        y = binary(Op.MINIMUM, y, a_max)
+    if y is x:
+        y = copy(x)
+    return y
+
+
+def where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise UnsupportedOperation("adsim: np.where(condition) with one argument returns indices; "
+                                   "call it on a comparison result, which is a plain array")
+    if isinstance(condition, Active):
+        raise TypeError("adsim: np.where needs a boolean condition, got an active float array; "
+                        "write a comparison such as np.where(x > 0, a, b)")
+    tape = tape_of(x, y)
+    mask = np.asarray(condition, dtype=bool)
+    shape = np.broadcast_shapes(mask.shape, shape_of(x), shape_of(y))
+    ra, keep_a = operand(tape, x, shape)
+    rb, keep_b = operand(tape, y, shape)
+    n = size_of(shape)
+    boff = tape.add_branch_space(n)
+    tape.set_branches(boff, np.broadcast_to(mask, shape))
+    return new(tape, Op.WHERE, shape, [ra, rb, boff])
+
+
+def stop_gradient(x):
+    """``x`` with derivative zero: replays follow its value, derivatives ignore it."""
+    if not isinstance(x, Active):
+        return x
+    return record_unary(x, int(Op.STOP_GRADIENT))
+
+
+def value(x):
+    """``x`` without derivatives (see adsim.value): inside a recording a
+    recorded stop-gradient, so replays follow it; else a plain array."""
+    if isinstance(x, Active):
+        return stop_gradient(x)
+    return np.asarray(x)

@@ -1,0 +1,106 @@
+"""Integer-valued results of active values: guarded constants.
+
+floor, ceil, trunc, rint, //, int(), astype(int), indices: their results
+are piecewise constant in x. They are returned as plain arrays (so they
+index, count and loop like NumPy's) and the recording keeps a guard: the
+interval [lo, hi) that each element of x must stay in for the result to be
+the same. A replay outside it raises BranchChanged (the functional API then
+records again), so a guarded constant is never stale; its derivative, zero,
+is exact almost everywhere.
+"""
+import numpy as np
+
+from .._tape import Active, CompareKind, Opcode as Op
+from ..errors import UnsupportedOperation
+from .core import binary, constant, record_compare, reject_kwargs, tape_of
+
+
+def guard(x, lo, hi):
+    """Record that every element of ``x`` lies in [lo, hi) (as it does now)."""
+    tape = tape_of(x)
+    record_compare(tape, CompareKind.CMP_GE, x.slot, tape.const_ref(lo), x.shape)
+    record_compare(tape, CompareKind.CMP_LT, x.slot, tape.const_ref(hi), x.shape)
+    if np.isnan(np.asarray(lo)).any():      # NaN fails both bounds whatever x is
+        record_compare(tape, CompareKind.CMP_EQ, x.slot, x.slot, x.shape)
+
+
+def current(x):
+    """The value ``x`` holds now, as a plain array of its shape."""
+    return tape_of(x).slot_value(x.slot).reshape(x.shape)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+def rounded(x, how):
+    """floor/ceil/trunc/rint of an active array: a guarded plain array."""
+    v = current(x)
+    with np.errstate(invalid="ignore"):
+        if how == "floor":
+            c = np.floor(v)
+            lo, hi = c, np.maximum(c + 1.0, _up(c))
+        elif how == "ceil":
+            c = np.ceil(v)
+            lo, hi = _up(c - 1.0), _up(c)
+        elif how == "trunc":
+            c = np.trunc(v)
+            neg = v < 0
+            lo = np.where(neg, _up(c - 1.0), c)
+            hi = np.where(neg, _up(c), np.maximum(c + 1.0, _up(c)))
+        elif how == "rint":
+            c = np.rint(v)
+            even = np.fmod(c, 2.0) == 0       # halves round to the even neighbour
+            lo = np.where(even, c - 0.5, _up(c - 0.5))
+            hi = np.where(even, _up(c + 0.5), c + 0.5)
+        else:
+            raise AssertionError(how)
+    guard(x, lo, hi)
+    return c
+
+
+def frozen(x, what):
+    """The current value of ``x`` as a plain array, guarded to stay equal on
+    replay. Only for values with no derivative (adsim.value results and what
+    is computed from them): freezing anything else would drop its derivative."""
+    if tape_of(x).slot_is_varied(x.slot):
+        x._leak(what)
+    v = current(x)
+    guard(x, v, _up(v))
+    return v
+
+
+def as_integers(x, dtype=np.int64):
+    """``x.astype(int)``: truncation, guarded."""
+    return rounded(x, "trunc").astype(dtype)
+
+
+def _finite_divisor(b, op):
+    if not isinstance(b, Active) and not np.isfinite(constant(b)).all():
+        raise UnsupportedOperation(f"adsim: `{op}` by a non-finite constant is not recorded; "
+                                   f"use a finite divisor (or np.where to select the cases)")
+
+
+def floor_divide(a, b):
+    _finite_divisor(b, "//")
+    return rounded(binary(Op.DIV, a, b), "floor")
+
+
+def remainder(a, b):
+    """a % b = a - b floor(a / b) (NumPy's sign convention); the floor is a
+    guarded constant, so the derivative is 1 in a and -floor(a/b) in b."""
+    _finite_divisor(b, "%")
+    return a - b * floor_divide(a, b)
+
+
+def fmod(a, b):
+    _finite_divisor(b, "fmod")
+    return a - b * rounded(binary(Op.DIV, a, b), "trunc")
+
+
+def around(a, decimals=0, out=None):
+    reject_kwargs("round", out=out)
+    if decimals == 0:
+        return rounded(a, "rint")
+    scale = 10.0 ** decimals
+    return rounded(a * scale, "rint") / scale

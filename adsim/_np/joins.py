@@ -1,0 +1,73 @@
+"""Arrays from several pieces (concatenate, stack, np.array of a list) and
+constant arrays shaped like an active one (zeros_like, ...)."""
+import numpy as np
+
+from .._tape import Active
+from .core import as_active, broadcast_to, constant, shape_of, tape_of
+from .views import index_map
+
+
+def sequence_function(func):
+    def joined(arrays, *args, **kwargs):
+        arrays = [_piece(a) for a in arrays]
+        return index_map(lambda *idx: func(idx, *args, **kwargs), arrays)
+    return joined
+
+
+def _piece(a):
+    """A piece of a joined array: active, or a plain array (a list holding
+    active values, such as ``[s]``, becomes active)."""
+    if isinstance(a, (list, tuple)):
+        return from_pieces(a)
+    return a
+
+
+def holds_active(obj, depth=0):
+    """Does ``obj`` (an array, or nested lists and tuples) hold active values?"""
+    if isinstance(obj, Active):
+        return True
+    if isinstance(obj, (list, tuple)) and depth < 32:
+        return any(holds_active(o, depth + 1) for o in obj)
+    return False
+
+
+def from_pieces(obj):
+    """np.array(obj) for nested sequences holding active values: an active
+    array stacked from the pieces (plain data alone stays a plain array)."""
+    if isinstance(obj, Active):
+        return obj
+    if isinstance(obj, (list, tuple)) and holds_active(obj):
+        return stack_pieces([from_pieces(o) for o in obj])
+    return constant(obj)
+
+
+def stack_pieces(pieces):
+    """np.array of a list of pieces, some active: they are stacked."""
+    pieces = [p if isinstance(p, Active) else constant(p) for p in pieces]
+    shapes = {shape_of(p) for p in pieces}
+    if len(shapes) > 1:
+        raise ValueError(f"setting an array element with a sequence. The requested array has "
+                         f"an inhomogeneous shape: pieces of shapes {sorted(shapes)}")
+    return index_map(lambda *idx: np.stack(idx), pieces)
+
+
+def _filled(a, value, shape, dtype=None):
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        raise TypeError("adsim: active arrays are float64")
+    shape = shape_of(a) if shape is None else (shape if isinstance(shape, tuple) else
+                                                tuple(np.atleast_1d(shape)))
+    return as_active(tape_of(a), np.full(shape, value, dtype=np.float64))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kw):
+    return _filled(a, 0.0, shape, dtype)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kw):
+    return _filled(a, 1.0, shape, dtype)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    if isinstance(fill_value, Active):
+        return broadcast_to(fill_value, shape_of(a) if shape is None else shape) + 0.0
+    return _filled(a, fill_value, shape, dtype)

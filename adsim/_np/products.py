@@ -1,0 +1,63 @@
+"""Products: matmul, dot, vdot, inner, outer, trace."""
+import numpy as np
+
+from .._tape import Active, Opcode as Op
+from ..errors import UnsupportedOperation
+from .core import as_active, binary, constant, new, reject_kwargs, shape_of, size_of, tape_of
+from .reductions import sum
+from .views import index_map, ravel
+
+
+def _as_matrix_operand(tape, v):
+    if isinstance(v, Active):
+        return v, v.slot, v.shape
+    arr = constant(v)
+    return None, tape.const_ref(arr), arr.shape
+
+
+def matmul(a, b, out=None):
+    reject_kwargs("matmul", out=out)
+    tape = tape_of(a, b)
+    keep_a, ra, sa = _as_matrix_operand(tape, a)
+    keep_b, rb, sb = _as_matrix_operand(tape, b)
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError("adsim: matmul: input operand does not have enough dimensions")
+    if len(sa) > 2 or len(sb) > 2:
+        raise UnsupportedOperation(
+            f"adsim: matmul of shapes {sa} and {sb}: stacked (batched) products are not "
+            f"recorded; loop over the leading axis or use np.einsum")
+    m, k = (1, sa[0]) if len(sa) == 1 else sa
+    k2, n = (sb[0], 1) if len(sb) == 1 else sb
+    if k != k2:
+        raise ValueError(f"adsim: matmul: shapes {sa} and {sb} are not aligned ({k} != {k2})")
+    shape = (() if len(sa) == 1 else (m,)) + (() if len(sb) == 1 else (n,))
+    return new(tape, Op.MATMUL, shape, [ra, rb, m, k, n])
+
+
+def dot(a, b, out=None):
+    if np.ndim(a) == 0 or np.ndim(b) == 0 or (isinstance(a, Active) and a.ndim == 0) \
+            or (isinstance(b, Active) and b.ndim == 0):
+        return binary(Op.MUL, a, b)
+    return matmul(a, b, out=out)
+
+
+def vdot(a, b):
+    return matmul(ravel(as_active(tape_of(a, b), a)), ravel(as_active(tape_of(a, b), b)))
+
+
+def inner(a, b):
+    if len(shape_of(a)) > 1 or len(shape_of(b)) > 1:
+        raise UnsupportedOperation("adsim: np.inner of arrays with more than one axis")
+    return matmul(a, b)
+
+
+def outer(a, b, out=None):
+    tape = tape_of(a, b)
+    ka, ra, sa = _as_matrix_operand(tape, a)
+    kb, rb, sb = _as_matrix_operand(tape, b)
+    m, n = size_of(sa), size_of(sb)
+    return new(tape, Op.MATMUL, (m, n), [ra, rb, m, 1, n])
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return sum(index_map(lambda idx: np.diagonal(idx, offset, axis1, axis2), [a]), axis=-1)

@@ -1,0 +1,119 @@
+"""Reductions along axes: sum, mean, prod, max/min and their positions, cumsum."""
+import numpy as np
+
+from .._tape import Active, Opcode as Op
+from .core import (as_active, axes_of, binary, copy, new, normalize_axis, reject_kwargs, reshaped,
+                   size_of, split_at, tape_of)
+from .views import getitem
+
+
+def finish_reduction(out, shape, axes, keepdims):
+    """Give the reduced result its final shape (keepdims puts 1s back)."""
+    if keepdims:
+        final = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    else:
+        final = tuple(d for i, d in enumerate(shape) if i not in axes)
+    if out.shape == final:
+        return out
+    return reshaped(out, final)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    reject_kwargs("sum", out=out, initial=initial, where=where)
+    axes = axes_of(axis, a.ndim)
+    tape = tape_of(a)
+    y, cur = a, list(a.shape)
+    for ax in sorted(axes, reverse=True):
+        outer, m, inner = split_at(cur, ax)
+        del cur[ax]
+        y = new(tape, Op.SUM, cur, [y.slot, outer, m, inner])
+    if y is a:
+        y = copy(a)
+    return finish_reduction(y, a.shape, axes, keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    reject_kwargs("mean", out=out, where=where)
+    count = size_of([a.shape[i] for i in axes_of(axis, a.ndim)])
+    return binary(Op.DIV, sum(a, axis=axis, keepdims=keepdims), float(count))
+
+
+def _extremum(a, axis, keepdims, want_min):
+    axes = axes_of(axis, a.ndim)
+    tape = tape_of(a)
+    if a.size == 0:
+        raise ValueError("adsim: max/min of an empty array")
+    y, cur = a, list(a.shape)
+    for ax in sorted(axes, reverse=True):
+        outer, m, inner = split_at(cur, ax)
+        del cur[ax]
+        ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
+        tape.record_op(int(Op.ARGEXT), -1, [y.slot, outer, m, inner, ioff, int(want_min)])
+        y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0, 0, 0])
+    return finish_reduction(y, a.shape, axes, keepdims)
+
+
+def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    reject_kwargs("max", out=out, initial=initial, where=where)
+    return _extremum(a, axis, keepdims, False)
+
+
+def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    reject_kwargs("min", out=out, initial=initial, where=where)
+    return _extremum(a, axis, keepdims, True)
+
+
+def _argext(a, axis, want_min):
+    tape = tape_of(a)
+    if axis is None:
+        outer, m, inner, shape = 1, a.size, 1, ()
+    else:
+        ax = normalize_axis(axis, a.ndim)
+        outer, m, inner = split_at(a.shape, ax)
+        shape = a.shape[:ax] + a.shape[ax + 1:]
+    ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
+    tape.record_op(int(Op.ARGEXT), -1, [a.slot, outer, m, inner, ioff, int(want_min)])
+    flat = tape.index_record(ioff, outer * inner).astype(np.intp)
+    local = (flat // inner) % m
+    return local.reshape(shape)[()] if shape == () else local.reshape(shape)
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    reject_kwargs("argmax", out=out)
+    return _argext(a, axis, False)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    reject_kwargs("argmin", out=out)
+    return _argext(a, axis, True)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product as a chain of multiplications along the axis (exact derivatives
+    at zeros, unlike exp(sum(log)))."""
+    reject_kwargs("prod", out=out, initial=initial, where=where)
+    if axis is None:
+        y = prod(reshaped(a, (-1,)), axis=0)
+        return reshaped(y, (1,) * a.ndim) if keepdims else y
+    axes = axes_of(axis, a.ndim)
+    y = a
+    for ax in sorted(axes, reverse=True):
+        n = y.shape[ax]
+        index = [slice(None)] * y.ndim
+        index[ax] = 0
+        acc = getitem(y, tuple(index)) if n else 1.0
+        for k in range(1, n):
+            index[ax] = k
+            acc = acc * getitem(y, tuple(index))
+        y = acc if isinstance(acc, Active) else as_active(tape_of(a), np.ones(
+            y.shape[:ax] + y.shape[ax + 1:]))
+    return finish_reduction(y, a.shape, axes, keepdims) if keepdims else y
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    reject_kwargs("cumsum", out=out)
+    if axis is None:
+        a, axis = reshaped(a, (-1,)), 0
+    ax = normalize_axis(axis, a.ndim)
+    outer, m, inner = split_at(a.shape, ax)
+    return new(tape_of(a), Op.CUMSUM, a.shape, [a.slot, outer, m, inner])

@@ -1,0 +1,248 @@
+"""Views, indexing and in-place writes, after NumPy.
+
+A function that only moves elements is applied to the root's array of element
+positions (``Active._positions``); when NumPy's result shares memory with
+that array NumPy made a view, and so do we (see the Active docstring for how
+views stay current). Writes go to the root's storage.
+"""
+import numpy as np
+
+from .._tape import Active, Opcode as Op, make_view, mark_written
+from ..errors import UnsupportedOperation
+from .core import (broadcast_to, constant, copy, gather, new, normalize_axis,
+                   reject_kwargs, reshaped, resolve_shape, shape_of, size_of, strided, tape_of)
+
+
+def refresh_view(view, root):
+    """Gather a view's elements again from its root (the root was written)."""
+    tape = tape_of(root)
+    positions = view._positions()
+    flat = positions.reshape(-1)
+    if flat.size == root.size and np.array_equal(flat, np.arange(root.size)):
+        tape.record_op(int(Op.COPY), -2, [view._view_slot(), root.slot])
+    else:
+        tape.record_op(int(Op.GATHER), -2, [view._view_slot(), root.slot, tape.add_indices(flat)]
+                       + strided(positions))
+
+
+def derived(a, positions, materialize=None):
+    """The result of a NumPy function that only moves ``a``'s elements, given
+    as the root positions of its elements: a view of ``a``'s root when NumPy's
+    own result is a view (``materialize()`` then records its values, by
+    default a gather from the root), else a copy."""
+    root = a._root()
+    if isinstance(positions, np.ndarray) and positions.size and \
+            np.may_share_memory(positions, root._positions()):
+        out = materialize() if materialize is not None else gather(root, positions)
+        if out is a or out.base is not None:
+            out = copy(out)
+        return make_view(out, root, positions)
+    return gather(root, np.asarray(positions))
+
+
+def view_of(a):
+    """A view of all of ``a`` (``a.view()``, ``a.real``, ``a[...]``)."""
+    return derived(a, a._positions()[...], lambda: copy(a))
+
+
+def reshape(a, newshape=None, order="C", shape=None, copy=None):
+    newshape = shape if newshape is None else newshape
+    if order not in ("C", "A"):
+        raise UnsupportedOperation("adsim: only C-order reshapes are recorded")
+    newshape = resolve_shape(a, newshape)
+    if copy:
+        return reshaped(a, newshape)
+    positions = a._positions().reshape(newshape)
+    return derived(a, positions, lambda: reshaped(a, newshape))
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order=order)
+
+
+def squeeze(a, axis=None):
+    return reshape(a, np.squeeze(np.empty(a.shape, dtype=np.bool_), axis=axis).shape)
+
+
+def expand_dims(a, axis):
+    return reshape(a, np.expand_dims(np.empty(a.shape, dtype=np.bool_), axis).shape)
+
+
+def _check_index(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if isinstance(part, Active):
+            raise TypeError("adsim: an active array cannot be used as an index (its values "
+                            "would be frozen); index with integers, slices or boolean masks "
+                            "from comparisons")
+
+
+def getitem(a, key):
+    _check_index(key)
+    return derived(a, a._positions()[key])
+
+
+def _same_elements(value, root, target):
+    """Is ``value`` a view showing exactly the elements ``target`` of ``root``?
+    (``y[a:b] += x`` assigns the view back to itself: nothing to write.)"""
+    return isinstance(value, Active) and value.base is root and \
+        value._positions().shape == np.shape(target) and np.array_equal(value._positions(), target)
+
+
+def setitem(a, key, value):
+    """a[key] = value, written into the storage of ``a``'s root (so every view
+    of it sees the write)."""
+    _check_index(key)
+    check_writeable(a)
+    write_positions(a._root(), a._positions()[key], value)
+
+
+def check_writeable(a):
+    if not a._positions().flags.writeable:
+        raise ValueError("assignment destination is read-only (adsim follows NumPy: this "
+                         "view, e.g. from np.diagonal or np.broadcast_to, cannot be written; "
+                         "write into a copy)")
+
+
+def write_positions(root, target, value):
+    """root.flat[target] = value (broadcast to target's shape); the
+    overwritten part is saved on the value stack when a reverse sweep needs it."""
+    tape = tape_of(root, value)
+    tshape = np.shape(target)
+    m = size_of(tshape)
+    if m == 0 or _same_elements(value, root, target):
+        return
+    vshape = shape_of(value)
+    if size_of(vshape) not in (1, m):
+        vshape = np.broadcast_shapes(vshape, tshape)
+    if isinstance(value, Active):
+        v = value if value.size in (1, m) else broadcast_to(value, tshape)
+        vref = v.slot
+    else:
+        arr = constant(value)
+        if arr.size not in (1, m):
+            arr = np.broadcast_to(arr, tshape)
+        v, vref = None, tape.const_ref(arr)
+    flat = np.asarray(target).reshape(-1)
+    if isinstance(value, Active) and v.size == root.size and \
+            np.array_equal(flat, np.arange(root.size)):
+        tape.record_op(int(Op.COPY), -2, [root.slot, vref])        # the whole root, in order
+    else:
+        ioff = tape.add_indices(flat)
+        tape.record_op(int(Op.SCATTER), -2, [root.slot, vref, ioff, m] +
+                       strided(np.asarray(target)))
+    mark_written(root)
+
+
+class FlatIndexer:
+    """``a.flat``: indexing as if ``a`` were 1-d, in C order; reads copy,
+    writes go to ``a``'s storage (NumPy's flatiter)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __len__(self):
+        return self.a.size
+
+    def __iter__(self):
+        return iter(ravel(self.a))
+
+    def __getitem__(self, key):
+        _check_index(key)
+        return gather(self.a._root(), np.asarray(self.a._positions().flat[key]))
+
+    def __setitem__(self, key, value):
+        _check_index(key)
+        check_writeable(self.a)
+        write_positions(self.a._root(), np.asarray(self.a._positions().flat[key]), value)
+
+
+def assign_inplace(a, result, op):
+    """``a op= b``: ``result`` (a op b, just recorded) is written into ``a``.
+    A 0-d root stands for a NumPy scalar (what indexing and reductions
+    return), which is immutable: ``s += 1`` rebinds ``s``."""
+    if a.ndim == 0 and a.base is None:
+        return result
+    if result.shape != a.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
+                         f"match the broadcast shape {result.shape} (in `{op}`)")
+    if a.base is None and result.base is None and result is not a:
+        a._adopt(result)            # a root takes over the fresh result's storage
+        mark_written(a)
+    else:
+        setitem(a, Ellipsis, result)
+    return a
+
+
+def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
+    """Record ``func(*pieces, *args, **kwargs)`` for a NumPy function that only
+    moves, repeats or pads elements, by applying it to element indices.
+
+    Each piece gets indices offset past the previous ones; padding positions
+    are marked -1 and filled with ``fill_value``.
+    """
+    tape = tape_of(*pieces)
+    index_pieces, offset, spans = [], 0, []
+    for p in pieces:
+        shape = shape_of(p)
+        n = size_of(shape)
+        index_pieces.append(np.arange(offset, offset + n, dtype=np.int64).reshape(shape))
+        spans.append((offset, n))
+        offset += n
+    if len(pieces) == 1 and isinstance(pieces[0], Active) and fill_value == 0.0:
+        moved = func(pieces[0]._positions(), *args, **kwargs)
+        if (np.asarray(moved) >= 0).all():
+            return derived(pieces[0], moved)
+    idx = np.asarray(func(*index_pieces, *args, **kwargs))
+    flat = idx.reshape(-1)
+    fill = np.full(flat.size, float(fill_value))
+    for p, (start, n) in zip(pieces, spans):
+        if not isinstance(p, Active):
+            sel = (flat >= start) & (flat < start + n)
+            fill[sel] = constant(p).reshape(-1)[flat[sel] - start]
+    out = new(tape, Op.FILL, idx.shape, [tape.const_ref(fill)])
+    for p, (start, n) in zip(pieces, spans):
+        if isinstance(p, Active):
+            positions = np.nonzero((flat >= start) & (flat < start + n))[0]
+            if positions.size == 0:
+                continue
+            local = flat[positions] - start
+            whole = np.array_equal(local, np.arange(n))
+            src = p if whole else gather(p, local)
+            rows = positions.reshape(p.shape) if whole and p.ndim else positions
+            tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot, tape.add_indices(positions),
+                                                 positions.size] + strided(rows))
+    return out
+
+
+def transpose(a, axes=None):
+    return derived(a, np.transpose(a._positions(), axes))
+
+
+def user_broadcast_to(x, shape, subok=False):
+    """np.broadcast_to: a read-only view, as in NumPy."""
+    shape = tuple(shape) if np.ndim(shape) else (int(shape),)
+    return derived(x, np.broadcast_to(x._positions(), shape), lambda: broadcast_to(x, shape))
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    if mode == "constant":
+        value = kwargs.pop("constant_values", 0)
+        if np.ndim(value) != 0:
+            raise UnsupportedOperation("adsim: np.pad with per-axis constant_values is not "
+                                       "supported; pad with one scalar")
+        return index_map(lambda idx: np.pad(idx, pad_width, mode="constant", constant_values=-1),
+                         [array], fill_value=value)
+    return index_map(lambda idx: np.pad(idx, pad_width, mode=mode, **kwargs), [array])
+
+
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    reject_kwargs("diff", prepend=prepend, append=append)
+    ax = normalize_axis(axis, a.ndim)
+    hi = [slice(None)] * a.ndim
+    lo = [slice(None)] * a.ndim
+    hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+    y = a
+    for _ in range(n):
+        y = getitem(y, tuple(hi)) - getitem(y, tuple(lo))
+    return y
