@@ -569,6 +569,43 @@ cdef class Active:
                             f"and boolean conversions give guarded plain arrays)")
         return numpy_api().copy(self) if copy else self
 
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.var(self, axis=axis, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return np.std(self, axis=axis, out=out, ddof=ddof, keepdims=keepdims, **kw)
+
+    def cumprod(self, axis=None):
+        return np.cumprod(self, axis=axis)
+
+    def trace(self, offset=0, axis1=0, axis2=1):
+        return np.trace(self, offset, axis1, axis2)
+
+    def argsort(self, axis=-1, kind=None, order=None):
+        return np.argsort(self, axis=axis, kind=kind, order=order)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """In place, as ndarray.sort."""
+        numpy_api().assign_inplace(self, np.sort(self, axis=axis, kind=kind, order=order), "sort")
+
+    def fill(self, value):
+        """In place, as ndarray.fill."""
+        self[...] = value
+
+    def conj(self):
+        return numpy_api().copy(self)
+
+    def conjugate(self):
+        return numpy_api().copy(self)
+
+    @property
+    def itemsize(self):
+        return 8
+
+    @property
+    def nbytes(self):
+        return 8 * self.size
+
     def round(self, decimals=0):
         return numpy_api().around(self, decimals)
 

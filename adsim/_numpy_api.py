@@ -9,17 +9,20 @@ from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     as_active, binary, broadcast_to, compare, constant, copy, shape_of, size_of, tape_of,
     unsupported)
-from ._np.einsum import einsum
+from ._np import elementwise, numeric, ordering
+from ._np.einsum import einsum, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, floor_divide, fmod, frozen, remainder, rounded)
-from ._np.joins import full_like, ones_like, sequence_function, zeros_like
+from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
 from ._np.linalg import norm, solve
-from ._np.products import dot, inner, matmul, outer, trace, vdot
+from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
-    FlatIndexer, assign_inplace, diff, expand_dims, getitem, index_map, pad, ravel,
-    refresh_view, reshape, setitem, squeeze, transpose, user_broadcast_to, view_of)
+    FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
+    refresh_view, reshape, rollaxis, setitem, split_function, squeeze, transpose, triangle,
+    user_broadcast_to, view_of)
+from ._np.views import diag
 from ._tape import Active, CompareKind, _install_unary_ufuncs, record_unary
 from .errors import UnsupportedOperation
 
@@ -33,6 +36,13 @@ _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_L
 _ROUNDING_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint"}
 _INTEGER_DIVISION_UFUNCS = {np.floor_divide: floor_divide, np.remainder: remainder,
                             np.fmod: fmod}
+_COMPOSED_UFUNCS = {
+    np.logaddexp: elementwise.logaddexp, np.logaddexp2: elementwise.logaddexp2,
+    np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
+    np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
+    np.isinf: elementwise.isinf, np.isfinite: elementwise.isfinite,
+    np.conjugate: copy,
+}
 
 
 def ufunc(uf, method, inputs, kwargs):
@@ -78,6 +88,8 @@ def ufunc(uf, method, inputs, kwargs):
         return rounded(inputs[0], _ROUNDING_UFUNCS[uf])
     if uf in _INTEGER_DIVISION_UFUNCS:
         return _INTEGER_DIVISION_UFUNCS[uf](*inputs)
+    if uf in _COMPOSED_UFUNCS:
+        return _COMPOSED_UFUNCS[uf](*inputs)
     raise unsupported(f"numpy.{uf.__name__}")
 
 
@@ -92,8 +104,19 @@ FUNCTIONS = {
     np.einsum: einsum, np.trace: trace,
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
-    np.where: where, np.clip: clip, np.pad: pad, np.diff: diff,
+    np.where: where, np.clip: clip, np.pad: pad, np.diff: numeric.diff,
     np.round: around, np.around: around, np.fix: lambda a, out=None: rounded(a, "trunc"),
+    np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
+    np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
+    np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
+    np.digitize: ordering.digitize, np.interp: ordering.interp,
+    np.sinc: elementwise.sinc, np.real: elementwise.real, np.imag: elementwise.imag,
+    np.select: elementwise.select, np.tensordot: tensordot, np.kron: kron, np.append: append,
+    np.triu: lambda m, k=0: triangle(m, k, True), np.tril: lambda m, k=0: triangle(m, k, False),
+    np.diag: diag, np.rollaxis: rollaxis,
+    np.split: split_function(np.split), np.array_split: split_function(np.array_split),
+    np.hsplit: split_function(np.hsplit), np.vsplit: split_function(np.vsplit),
+    np.dsplit: split_function(np.dsplit),
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: zeros_like,
     np.concatenate: sequence_function(np.concatenate), np.stack: sequence_function(np.stack),

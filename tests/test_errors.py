@@ -26,11 +26,11 @@ def test_error_classes_subclass_the_matching_builtins():
 
 @pytest.mark.parametrize(("f", "name"), [
     (lambda z: np.sum(np.fft.fft(z).real), "numpy.fft.fft"),
-    (lambda z: np.sum(np.sort(z)), "numpy.sort"),
+    (lambda z: np.sum(np.unwrap(z)), "numpy.unwrap"),
     (lambda z: np.linalg.det(np.outer(z, z)), "numpy.linalg.det"),
     (lambda z: np.median(z), "numpy.median"),
     (lambda z: np.sum(np.histogram(z)[0]), "numpy.histogram"),
-    (lambda z: np.sum(np.logaddexp(z, z)), "numpy.logaddexp"),
+    (lambda z: np.sum(np.heaviside(z, 0.5)), "numpy.heaviside"),
     (lambda z: np.multiply.reduce(z), "numpy.multiply.reduce"),
 ])
 def test_unsupported_function_is_named(f, name):

@@ -115,3 +115,22 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
 
 def _as_result(x):
     return x if isinstance(x, _tape.Active) else np.asarray(x)
+
+
+def tensordot(a, b, axes=2):
+    """Through einsum: the contracted axes get shared letters."""
+    na, nb = len(core.shape_of(a)), len(core.shape_of(b))
+    if np.ndim(axes) == 0:
+        axes_a, axes_b = list(range(na - axes, na)), list(range(axes))
+    else:
+        axes_a, axes_b = [np.atleast_1d(ax).tolist() for ax in axes]
+    axes_a = [ax % na for ax in axes_a]
+    axes_b = [ax % nb for ax in axes_b]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    la = [next(letters) for _ in range(na)]
+    lb = [next(letters) for _ in range(nb)]
+    for i, j in zip(axes_a, axes_b):
+        lb[j] = la[i]
+    out = [c for i, c in enumerate(la) if i not in axes_a] + \
+        [c for j, c in enumerate(lb) if j not in axes_b]
+    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)

@@ -4,8 +4,8 @@ import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_unary
 from ..errors import UnsupportedOperation
-from .core import binary, copy, new, operand, record_compare, reject_kwargs, shape_of, size_of, \
-    tape_of
+from .core import as_active, binary, compare, copy, new, operand, record_compare, reject_kwargs, \
+    shape_of, size_of, tape_of
 
 
 def absolute(x):
@@ -59,3 +59,61 @@ def value(x):
     if isinstance(x, Active):
         return stop_gradient(x)
     return np.asarray(x)
+
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))."""
+    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp(-absolute(as_difference(a, b))))
+
+
+def logaddexp2(a, b):
+    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp2(-absolute(as_difference(a, b)))) / np.log(2.0)
+
+
+def as_difference(a, b):
+    d = a - b
+    return d if isinstance(d, Active) else as_active(tape_of(a, b), d)
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), and near 0 its Taylor series (so derivatives of
+    every order are right at and near 0; the branches are recorded)."""
+    t = np.pi * x
+    small = absolute(x) < 1e-2
+    safe = where(small, 1.0, t)
+    series = 1.0 + t * t * (-1.0 / 6 + t * t * (1.0 / 120 + t * t * (-1.0 / 5040 + t * t / 362880)))
+    return where(small, series, np.sin(safe) / safe)
+
+
+def isinf(x):
+    return compare(CompareKind.CMP_EQ, absolute_value(x), np.inf)
+
+
+def isfinite(x):
+    v = absolute_value(x)
+    return compare(CompareKind.CMP_LT, v, np.inf) & compare(CompareKind.CMP_EQ, v, v)
+
+
+def absolute_value(x):
+    """|x| for a test only (no branch record needed: the comparison that uses
+    it is recorded)."""
+    return record_unary(x, int(Op.ABS))
+
+
+def real(x):
+    return copy(x)
+
+
+def imag(x):
+    return np.zeros(shape_of(x))
+
+
+def select(condlist, choicelist, default=0):
+    """The first choice whose condition holds (conditions are plain booleans,
+    e.g. recorded comparisons)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = where(cond, choice, out)
+    return out if isinstance(out, Active) else np.asarray(out, dtype=float)

@@ -71,3 +71,15 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     if isinstance(fill_value, Active):
         return broadcast_to(fill_value, shape_of(a) if shape is None else shape) + 0.0
     return _filled(a, fill_value, shape, dtype)
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        arr, values = _flat(arr), _flat(values)
+        axis = 0
+    return sequence_function(np.concatenate)([arr, values], axis=axis)
+
+
+def _flat(a):
+    a = _piece(a)
+    return a.reshape(-1) if isinstance(a, Active) else np.ravel(constant(a))

@@ -61,3 +61,16 @@ def outer(a, b, out=None):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return sum(index_map(lambda idx: np.diagonal(idx, offset, axis1, axis2), [a]), axis=-1)
+
+
+def kron(a, b):
+    """Kronecker product of arrays of equal dimension (1-d or 2-d)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) != len(sb) or len(sa) not in (1, 2):
+        raise UnsupportedOperation("adsim: np.kron of arrays of different or more than two "
+                                   "dimensions is not supported")
+    if len(sa) == 1:
+        return outer(a, b).reshape(-1)
+    pa = a.reshape(sa[0], 1, sa[1], 1) if isinstance(a, Active) else np.reshape(a, (sa[0], 1, sa[1], 1))
+    pb = b.reshape(1, sb[0], 1, sb[1]) if isinstance(b, Active) else np.reshape(b, (1, sb[0], 1, sb[1]))
+    return (pa * pb).reshape(sa[0] * sb[0], sa[1] * sb[1])

@@ -189,7 +189,7 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
         index_pieces.append(np.arange(offset, offset + n, dtype=np.int64).reshape(shape))
         spans.append((offset, n))
         offset += n
-    if len(pieces) == 1 and isinstance(pieces[0], Active) and fill_value == 0.0:
+    if len(pieces) == 1 and isinstance(pieces[0], Active):
         moved = func(pieces[0]._positions(), *args, **kwargs)
         if (np.asarray(moved) >= 0).all():
             return derived(pieces[0], moved)
@@ -236,13 +236,34 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return index_map(lambda idx: np.pad(idx, pad_width, mode=mode, **kwargs), [array])
 
 
-def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    reject_kwargs("diff", prepend=prepend, append=append)
-    ax = normalize_axis(axis, a.ndim)
-    hi = [slice(None)] * a.ndim
-    lo = [slice(None)] * a.ndim
-    hi[ax], lo[ax] = slice(1, None), slice(None, -1)
-    y = a
-    for _ in range(n):
-        y = getitem(y, tuple(hi)) - getitem(y, tuple(lo))
-    return y
+def triangle(m, k, upper):
+    """np.triu / np.tril: the other elements become zero (a copy, as in NumPy)."""
+    mask = (np.triu if upper else np.tril)(np.ones(m.shape[-2:], dtype=bool), k)
+    return where_mask(np.broadcast_to(mask, m.shape), m)
+
+
+def where_mask(mask, m):
+    """m where ``mask`` (a plain boolean array of m's shape), else 0."""
+    from .elementwise import where
+    return where(mask, m, 0.0)
+
+
+def diag(v, k=0):
+    """np.diag: the k-th diagonal of a 2-d array (a copy), or a 2-d array
+    with a 1-d array on its k-th diagonal."""
+    if v.ndim == 1:      # positions shifted by one so that 0 marks the zero fill
+        return index_map(lambda idx: np.diag(idx + 1, k) - 1, [v])
+    if v.ndim == 2:
+        return copy(index_map(lambda idx: np.diagonal(idx, k), [v]))
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+def split_function(func):
+    """np.split and its relatives: views of the pieces, as in NumPy."""
+    def pieces(a, *args, **kwargs):
+        return [derived(a, part) for part in func(a._positions(), *args, **kwargs)]
+    return pieces
+
+
+def rollaxis(a, axis, start=0):
+    return derived(a, np.rollaxis(a._positions(), axis, start))
