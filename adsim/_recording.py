@@ -1,17 +1,22 @@
 """Recording: run a function on active inputs and keep the tape."""
 
 from ._tape import Active, Opcode as Op, _as_float_array, wrap
+from ._validate import real_array
 
 
 def record(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are
-    constants. Returns the tape; its output is f's (single) return value."""
+    constants. Returns the tape; its output is f's (single) return value.
+
+    The tape freezes everything that is not an input: keyword arguments,
+    closures, globals, object attributes and random draws keep the values
+    they had while recording, whatever they are at replay."""
     from .tape import Tape
     tape = Tape()
     inputs = []
     for i, a in enumerate(args):
-        arr = _as_float_array(a, f"argument {i}")
+        arr = real_array(a, f"argument {i}")
         inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
     try:
         out = f(*inputs, **kwargs)

@@ -1,0 +1,575 @@
+"""Fingerprints of what a function reads besides its arguments.
+
+The functional API replays a cached tape only if the function's environment
+is what it was at recording. :class:`Snapshot` walks that environment --
+defaults, closure cells, the globals its code loads (and, recursively, the
+user functions, objects and containers reached from them) -- into a flat
+list of tokens, keeping copies of the arrays it meets; ``matches`` walks it
+again and compares. Modules, builtins and library (NumPy, SciPy, ...)
+functions and classes count by identity only. Anything the walk cannot see
+into (a C object holding hidden state, a structure too large or deep) makes
+the snapshot *blocked*: the function is then recorded on every call.
+:class:`RandomWatch` tells whether a recording drew random numbers.
+"""
+import ctypes
+import enum
+import functools
+import random as _py_random
+import sys
+import threading
+import types
+
+import numpy as np
+
+from ._codeinfo import code_info
+
+MAX_VALUES = 2000                 # values visited per walk
+MAX_DEPTH = 16                    # nesting of containers and objects
+MAX_ARRAY_BYTES = 64 * 2 ** 20    # array data copied per snapshot
+_SMALL_ARRAY = 16384              # bytes: compared as bytes below, as unsigned integers above
+
+_LIBRARY = frozenset({
+    "builtins", "numpy", "scipy", "adsim", "math", "cmath", "functools", "itertools",
+    "operator", "collections", "typing", "abc", "numbers", "copy", "warnings", "enum", "re",
+    "string", "statistics", "decimal", "fractions", "dataclasses", "contextlib", "logging",
+    "inspect", "types", "weakref", "threading", "_operator", "_functools", "_collections"})
+_HEAPTYPE = 1 << 9
+_C_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function",
+                          "_ArrayFunctionDispatcher"})
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                 np.random.SeedSequence, _py_random.Random)
+_IDENTITY_TYPES = (types.ModuleType, np.ufunc, np.dtype, enum.Enum, types.CodeType,
+                   types.MemberDescriptorType, types.GetSetDescriptorType,
+                   types.MethodDescriptorType, types.WrapperDescriptorType,
+                   types.ClassMethodDescriptorType, type(threading.Lock()),
+                   type(threading.RLock()), type(Ellipsis), type(NotImplemented))
+_SKIP_IN_CLASS = frozenset({
+    "__dict__", "__weakref__", "__module__", "__doc__", "__qualname__", "__annotations__",
+    "__slots__", "__match_args__", "_abc_impl", "__dataclass_fields__", "__dataclass_params__",
+    "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "__hash__"})
+
+
+class _Blocked(Exception):
+    """The walk met something it cannot fingerprint (the message says what)."""
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_MISSING = _Marker("missing")
+_EMPTY_CELL = _Marker("empty cell")
+_REF = _Marker("ref")
+
+
+def _is_library(module):
+    return isinstance(module, str) and module.partition(".")[0] in _LIBRARY
+
+
+def _name(obj):
+    t = obj if isinstance(obj, type) else type(obj)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+class _FrozenArray:
+    """An array's dtype, shape and contents at snapshot time (compared bit
+    for bit, so NaNs and signed zeros count)."""
+
+    __slots__ = ("dtype", "shape", "raw", "copy")
+
+    def __init__(self, a):
+        self.dtype, self.shape = a.dtype, a.shape
+        copy = np.array(a, order="C", copy=True, subok=False)
+        small = copy.nbytes <= _SMALL_ARRAY or copy.dtype.itemsize not in _UINT
+        self.raw = copy.tobytes() if small else None
+        self.copy = None if small else copy
+
+    def matches(self, a):
+        if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.shape != self.shape:
+            return False
+        if self.raw is not None:
+            return a.tobytes() == self.raw
+        u = _UINT[a.dtype.itemsize]
+        return bool(np.array_equal(a.view(u), self.copy.view(u)))
+
+
+class _Walk:
+    """One walk over an environment: the tokens, the random generators met,
+    and (first) the reason the function is impure."""
+
+    __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure")
+
+    def __init__(self, freeze):
+        self.tokens = []
+        self.emit = self.tokens.append
+        self.seen = {}
+        self.count = 0
+        self.nbytes = 0
+        self.freeze = freeze
+        self.randoms = []
+        self.impure = None
+
+    def value(self, v, depth=0):
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _Blocked(f"its environment holds more than {MAX_VALUES} values")
+        t = type(v)
+        if t in _PLAIN:
+            self.emit(t)
+            self.emit(v)
+            return
+        if depth > MAX_DEPTH:
+            raise _Blocked(f"its environment is nested more than {MAX_DEPTH} levels deep")
+        handler = _HANDLERS.get(t)
+        if handler is not None:
+            handler(self, v, depth)
+        else:
+            self.other(v, t, depth)
+
+    def first_visit(self, v):
+        """False (after a back-reference token) if ``v`` was met before."""
+        key = id(v)
+        index = self.seen.get(key)
+        if index is not None:
+            self.emit(_REF)
+            self.emit(index)
+            return False
+        self.seen[key] = len(self.seen)
+        return True
+
+    # ---- values --------------------------------------------------------
+    def float_(self, v, depth):
+        self.emit(float)
+        self.emit(v if v == v and v != 0.0 else v.hex())    # NaN and signed zeros exactly
+
+    def complex_(self, v, depth):
+        self.emit(complex)
+        self.emit(v.real.hex())
+        self.emit(v.imag.hex())
+
+    def sequence(self, v, depth):
+        if not self.first_visit(v):
+            return
+        self.emit(type(v))
+        self.emit(len(v))
+        for item in v:
+            self.value(item, depth + 1)
+
+    def mapping(self, v, depth):
+        if not self.first_visit(v):
+            return
+        self.emit(type(v))
+        self.emit(len(v))
+        for key, item in list(v.items()):
+            self.value(key, depth + 1)
+            self.value(item, depth + 1)
+
+    def set_(self, v, depth):
+        if not all(type(e) in _SCALARS for e in v):
+            raise _Blocked("its environment holds a set of objects that are not plain scalars")
+        self.emit(type(v))
+        self.emit(frozenset((type(e), e) for e in v))
+
+    def array(self, v, depth):
+        if v.dtype.hasobject:
+            raise _Blocked("its environment holds an array of Python objects")
+        self.nbytes += v.nbytes
+        if self.nbytes > MAX_ARRAY_BYTES:
+            raise _Blocked(f"its environment holds more than {MAX_ARRAY_BYTES // 2 ** 20} MB "
+                           f"of array data")
+        self.emit(type(v))
+        self.emit(_FrozenArray(v) if self.freeze else v)
+        if type(v) is not np.ndarray and getattr(v, "__dict__", None):
+            self.value(v.__dict__, depth + 1)
+
+    def numpy_scalar(self, v, depth):
+        self.emit(type(v))
+        self.emit(v.tobytes())
+
+    def identity(self, v, depth):
+        self.emit(v)
+
+    def module(self, m, depth):
+        self.emit(m)
+        if m is _py_random:                  # its functions draw from a hidden Random
+            self.randoms.append(m._inst)
+
+    # ---- code ------------------------------------------------------------
+    def function(self, fn, depth):
+        if _is_library(fn.__module__):
+            self.emit(fn)
+            wrapped = fn.__dict__.get("__wrapped__")
+            if wrapped is not None and fn.__module__.startswith("adsim"):
+                self.value(wrapped, depth + 1)      # an adsim transform of a user function
+            return
+        if not self.first_visit(fn):
+            return
+        code = fn.__code__
+        info = code_info(code)
+        if info.dynamic_globals:
+            raise _Blocked(f"`{fn.__qualname__}` reads globals through "
+                           f"{info.dynamic_globals}()")
+        if info.external and self.impure is None:
+            self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
+                           f"on more than its arguments")
+        self.emit(types.FunctionType)
+        self.emit(code)
+        self.value(fn.__defaults__, depth + 1)
+        self.value(fn.__kwdefaults__, depth + 1)
+        for cell in fn.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:
+                self.emit(_EMPTY_CELL)
+            else:
+                self.value(content, depth + 1)
+        glob, builtins = fn.__globals__, fn.__builtins__
+        for name in info.global_names:
+            v = glob.get(name, _MISSING)
+            if v is _MISSING:
+                self.emit(builtins.get(name, _MISSING))
+            else:
+                self.value(v, depth + 1)
+        if fn.__dict__:
+            self.value(fn.__dict__, depth + 1)
+
+    def method(self, m, depth):
+        self.emit(types.MethodType)
+        self.value(m.__func__, depth + 1)
+        self.value(m.__self__, depth + 1)
+
+    def builtin(self, fn, depth):
+        owner = fn.__self__
+        self.emit(fn if owner is None or isinstance(owner, types.ModuleType) else fn.__name__)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            self.value(owner, depth + 1)       # a method of an object: the object's state counts
+
+    def partial(self, p, depth):
+        self.emit(type(p))
+        self.value(p.func, depth + 1)
+        self.value(p.args, depth + 1)
+        self.value(p.keywords, depth + 1)
+
+    def wrapper(self, w, depth):               # staticmethod, classmethod
+        self.emit(type(w))
+        self.value(w.__func__, depth + 1)
+
+    def property_(self, p, depth):
+        self.emit(property)
+        for fn in (p.fget, p.fset, p.fdel):
+            self.value(fn, depth + 1)
+
+    def class_(self, cls, depth):
+        self.emit(cls)
+        if not cls.__flags__ & _HEAPTYPE or _is_library(cls.__module__) \
+                or not self.first_visit(cls):
+            return
+        # a user class: its attributes and methods count (class-level settings, helper
+        # methods reading globals); descriptors it made for itself count by identity
+        names = [n for n in cls.__dict__ if n not in _SKIP_IN_CLASS]
+        self.emit(len(names))
+        for n in names:
+            self.emit(n)
+            v = cls.__dict__[n]
+            try:
+                self.value(v, depth + 1)
+            except _Blocked:
+                if type(v).__flags__ & _HEAPTYPE or not _is_library(type(v).__module__):
+                    raise
+                self.emit(v)
+        for base in cls.__bases__:
+            self.value(base, depth + 1)
+
+    # ---- other objects -------------------------------------------------
+    def other(self, v, t, depth):
+        if isinstance(v, _RANDOM_TYPES):
+            self.randoms.append(v)
+            self.emit(v)
+        elif isinstance(v, type):
+            self.class_(v, depth)
+        elif isinstance(v, _IDENTITY_TYPES):
+            self.emit(v)
+        elif isinstance(v, (tuple, list)):
+            self.sequence(v, depth)
+            self._instance_dict(v, depth)
+        elif isinstance(v, dict):
+            self.mapping(v, depth)
+            self.value(getattr(v, "default_factory", None), depth + 1)
+            self._instance_dict(v, depth)
+        elif isinstance(v, (set, frozenset)):
+            self.set_(v, depth)
+        elif isinstance(v, np.ndarray):
+            self.array(v, depth)
+        elif isinstance(v, np.generic):
+            self.numpy_scalar(v, depth)
+        elif isinstance(v, float):
+            self.float_(float(v), depth)
+        elif isinstance(v, (int, str, bytes)):
+            self.emit(t)
+            self.emit(v)
+        elif t.__name__ in _C_FUNCTIONS and _is_library(getattr(v, "__module__", None)):
+            self.emit(v)                       # a compiled library function
+        else:
+            self.instance(v, t, depth)
+
+    def _instance_dict(self, v, depth):
+        d = getattr(v, "__dict__", None)
+        if d:
+            self.value(d, depth + 1)
+
+    def instance(self, v, t, depth):
+        slots = _visible_state(t)
+        if slots is None:
+            raise _Blocked(f"its environment holds a {_name(v)} object, whose state adsim "
+                           f"cannot see")
+        if not self.first_visit(v):
+            return
+        self.value(t, depth + 1)
+        self._instance_dict(v, depth)
+        for s in slots:
+            self.value(getattr(v, s, _MISSING), depth + 1)
+
+
+_SCALARS = {type(None), bool, int, str, bytes, float}
+_PLAIN = frozenset({type(None), bool, int, str, bytes})     # compared by type and ==
+_HANDLERS = {
+    float: _Walk.float_, complex: _Walk.complex_,
+    tuple: _Walk.sequence, list: _Walk.sequence, dict: _Walk.mapping,
+    set: _Walk.set_, frozenset: _Walk.set_, np.ndarray: _Walk.array,
+    np.float64: _Walk.numpy_scalar, np.int64: _Walk.numpy_scalar,
+    types.ModuleType: _Walk.module, np.ufunc: _Walk.identity, type: _Walk.class_,
+    types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
+    types.BuiltinFunctionType: _Walk.builtin, staticmethod: _Walk.wrapper,
+    classmethod: _Walk.wrapper, property: _Walk.property_, functools.partial: _Walk.partial,
+}
+_slots_of = {}
+
+
+def _visible_state(t):
+    """Slot names of instances of ``t`` if all their state is visible to
+    Python (``__dict__`` and ``__slots__`` of Python classes), else None."""
+    try:
+        return _slots_of[t]
+    except KeyError:
+        pass
+    slots = []
+    for klass in t.__mro__[:-1]:               # all but object
+        if not klass.__flags__ & _HEAPTYPE and klass is not BaseException \
+                and klass is not Exception:
+            slots = None
+            break
+        own = klass.__dict__.get("__slots__", ())
+        slots.extend([own] if isinstance(own, str) else
+                     [s for s in own if s not in ("__dict__", "__weakref__")])
+    result = None if slots is None else tuple(slots)
+    if len(_slots_of) < 4096:
+        _slots_of[t] = result
+    return result
+
+
+class Snapshot:
+    """What a function (and the arguments listed in ``extras``) depended on
+    at one moment.
+
+    Attributes
+    ----------
+    blocked : str or None
+        Why a tape recorded now may not be reused (None: it may be, as long
+        as :meth:`matches` holds).
+    randoms : list
+        Random generators met in the environment (for :class:`RandomWatch`).
+    """
+
+    __slots__ = ("tokens", "blocked", "randoms")
+
+    def __init__(self, f, extras=()):
+        walk = _Walk(freeze=True)
+        try:
+            walk.value(f)
+            walk.value(extras)
+        except _Blocked as err:
+            self.tokens, self.blocked, self.randoms = None, str(err), []
+            return
+        except RecursionError:
+            self.tokens, self.blocked, self.randoms = None, "its environment is too deep", []
+            return
+        self.tokens = walk.tokens
+        self.randoms = walk.randoms
+        self.blocked = walk.impure
+
+    def matches(self, f, extras=()):
+        """Whether the environment of ``f`` (and ``extras``) is unchanged."""
+        if self.tokens is None:
+            return False
+        walk = _Walk(freeze=False)
+        try:
+            walk.value(f)
+            walk.value(extras)
+        except (_Blocked, RecursionError):
+            return False
+        stored, current = self.tokens, walk.tokens
+        if len(stored) != len(current):
+            return False
+        for s, c in zip(stored, current):
+            if s is c:
+                continue
+            if type(s) is _FrozenArray:
+                if not s.matches(c):
+                    return False
+            elif type(s) is not type(c) or s != c:
+                return False
+        return True
+
+
+# ---- random state ----------------------------------------------------------
+
+def _state_of(source):
+    """A comparable fingerprint of a random source's state."""
+    if isinstance(source, np.random.Generator):
+        return _freeze(source.bit_generator.state)
+    if isinstance(source, np.random.RandomState):
+        return _freeze(source.get_state(legacy=False))
+    if isinstance(source, np.random.BitGenerator):
+        return _freeze(source.state)
+    if isinstance(source, np.random.SeedSequence):
+        return source.n_children_spawned
+    return source.getstate()                 # random.Random
+
+
+def _freeze(state):
+    if isinstance(state, dict):
+        return tuple((k, _freeze(v)) for k, v in state.items())
+    if isinstance(state, np.ndarray):
+        return state.dtype.str, state.shape, state.tobytes()
+    return state
+
+
+class _LegacyState:
+    """NumPy's global RandomState (behind ``np.random.normal`` etc., and
+    SciPy's default ``random_state``).
+
+    A full read (``get_state()``, about 25 us) is taken before a recording.
+    After it, the MT19937 words and position are read directly from the
+    state struct (a 2.5 kB copy): they change with every draw except a
+    normal served from the cached second Gaussian, so the full state is read
+    again only if a cached Gaussian was there before. The struct layout is
+    checked against ``get_state()`` once; if it differs, reads are all full.
+    """
+
+    def __init__(self):
+        self.rs = np.random.mtrand._rand
+        bits = self.rs._bit_generator
+        self.address = bits.ctypes.state_address if type(bits) is np.random.MT19937 else None
+        if self.address is not None and self._raw() != self.read()[0]:
+            self.address = None
+
+    def _raw(self):
+        return ctypes.string_at(self.address, 624 * 4 + 4)
+
+    def read(self):
+        """(MT19937 words and position as bytes, has_gauss, gauss)."""
+        full = self.rs.get_state(legacy=False)
+        state = full["state"]
+        if isinstance(state, dict) and "key" in state:
+            raw = state["key"].tobytes() + int(state["pos"]).to_bytes(4, sys.byteorder, signed=True)
+        else:
+            raw = _freeze(state)
+        return raw, full["has_gauss"], full["gauss"]
+
+    def changed_since(self, before):
+        if self.address is not None:
+            if self._raw() != before[0]:
+                return True
+            if not before[1]:                # no cached Gaussian: every draw moves the words
+                return False
+        return self.read() != before
+
+
+_legacy = None
+_legacy_lock = threading.Lock()
+
+
+def _legacy_state():
+    global _legacy
+    if _legacy is None:
+        with _legacy_lock:
+            if _legacy is None:
+                _legacy = _LegacyState()
+    return _legacy
+
+
+class RandomWatch:
+    """The states of every random source a recording could draw from:
+    NumPy's global one, and the generators met in the environment (Python's
+    ``random`` module among them when the code reaches it)."""
+
+    def __init__(self, generators):
+        self.legacy = _legacy_state()
+        self.legacy_before = self.legacy.read()
+        self.sources = [(_what(g), g) for g in generators]
+        self.states = [_state_of(g) for _, g in self.sources]
+
+    def changed(self):
+        """None, or which source a recording drew from since construction."""
+        if self.legacy.changed_since(self.legacy_before):
+            return "it draws random numbers (NumPy's global random state, np.random.*)"
+        for (what, source), before in zip(self.sources, self.states):
+            if _state_of(source) != before:
+                return f"it draws random numbers ({what})"
+        return None
+
+
+def _what(source):
+    if source is getattr(_py_random, "_inst", None):
+        return "Python's random module"
+    return f"the {_name(source)} in its environment"
+
+
+# ---- static arguments --------------------------------------------------------
+
+class ArrayKey:
+    """A non-differentiated array argument as part of a cache key (by dtype,
+    shape and exact contents)."""
+
+    __slots__ = ("_key", "_hash")
+
+    def __init__(self, array):
+        self._key = (type(array), array.dtype.str, array.shape, array.tobytes())
+        self._hash = hash(self._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayKey) and self._key == other._key
+
+
+def static_key(v):
+    """A hashable key equal exactly when two static arguments are equal by
+    type and value (so ``2`` and ``2.0`` differ), or None for values that
+    are not plain data (those are compared by :class:`Snapshot`)."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return (t, v)
+    if t is float:
+        return (t, v if v == v and v != 0.0 else v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, np.ndarray):
+        return None if v.dtype.hasobject else ArrayKey(v)
+    if isinstance(v, np.generic):
+        return (t, v.tobytes()) if not isinstance(v, np.object_) else None
+    if t is tuple or t is list:
+        keys = tuple(static_key(e) for e in v)
+        return None if any(k is None for k in keys) else (t, keys)
+    if t is dict:
+        items = tuple((static_key(k), static_key(e)) for k, e in v.items())
+        return None if any(a is None or b is None for a, b in items) else (t, items)
+    return None
