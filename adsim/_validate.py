@@ -48,19 +48,19 @@ def argnums(value):
                          f"not {value!r}")
 
 
-def resolve_argnums(nums, n_args, name="the function"):
+def resolve_argnums(nums, n_args, name="the function", label="argnums"):
     """``nums`` as non-negative positions among ``n_args`` positional
     arguments, Python-style: negative values count from the end; out of range
     and repeated positions raise :class:`adsim.errors.InvalidArgnums`."""
     out = []
     for i in nums:
         if not -n_args <= i < n_args:
-            raise InvalidArgnums(f"adsim: argnums={i} but {name} got {n_args} positional "
-                                 f"argument{'s' if n_args != 1 else ''}; argnums index the "
+            raise InvalidArgnums(f"adsim: {label}={i} but {name} got {n_args} positional "
+                                 f"argument{'s' if n_args != 1 else ''}; {label} index the "
                                  f"positional arguments (negative values count from the end)")
         out.append(i % n_args)
     if len(set(out)) != len(out):
         twice = next(p for p in out if out.count(p) > 1)
-        raise InvalidArgnums(f"adsim: argnums {tuple(nums)} name positional argument {twice} "
+        raise InvalidArgnums(f"adsim: {label} {tuple(nums)} name positional argument {twice} "
                              f"more than once; list each argument once")
     return tuple(out)

@@ -107,6 +107,25 @@ def _trailing(direction, shape):
     return np.shape(direction)[len(shape):]
 
 
+def _direction_axes(directions, shapes, what, of="input"):
+    """() for one direction per input, (k,) for k; checked against the
+    input shapes (used where no sweep runs to check them)."""
+    axes = {tuple(np.shape(d)[len(s):]) for d, s in zip(directions, shapes)}
+    bad = [i for i, (d, s) in enumerate(zip(directions, shapes))
+           if tuple(np.shape(d)[:len(s)]) != tuple(s) or np.ndim(d) > len(s) + 1]
+    if len(directions) != len(shapes) or bad or len(axes) > 1:
+        raise ValueError(f"adsim: the {what}s have shapes {[np.shape(d) for d in directions]}; "
+                         f"expected the {of} shapes {[tuple(s) for s in shapes]}, each with the "
+                         f"same trailing number of directions or none")
+    return axes.pop() if axes else ()
+
+
+def _nothing_to_sweep(tape, axes):
+    """No sweep is needed (or possible) when all arrays are empty or there
+    are zero directions: the results are empty."""
+    return tape.arena_elements == 0 or axes == (0,)
+
+
 def jvp(f, x, v):
     """(f(x), J v) by one forward sweep. ``x`` and ``v`` are arrays, or tuples
     of arrays for functions of several arguments; ``v`` may carry k
@@ -116,11 +135,10 @@ def jvp(f, x, v):
     vs = _directions(x, v, "tangent")
 
     def method(tape, values):
-        if tape.arena_elements == 0:        # nothing but empty arrays: J v is empty
-            dirs = _trailing(vs[0], np.shape(values[0])) if vs else ()
-            return tape.forward(*values), np.zeros(tuple(tape.output_shape) + dirs)
-        return tape.jvp(tuple(values), vs + tuple(np.zeros_like(a, dtype=float)
-                                                  for a in values[len(nums):]))
+        axes = _direction_axes(vs, [np.shape(a) for a in values], "tangent")
+        if _nothing_to_sweep(tape, axes):
+            return tape.forward(*values), np.zeros(tuple(tape.output_shape) + axes)
+        return tape.jvp(tuple(values), vs)
     return shared_cache(f).run(f, xs, {}, nums, method)
 
 
@@ -133,9 +151,9 @@ def vjp(f, x, w):
     single = not isinstance(x, (tuple, list))
 
     def method(tape, values):
-        if tape.arena_elements == 0:        # nothing but empty arrays: J^T w is empty
-            dirs = _trailing(w, tuple(tape.output_shape))
-            g = tuple(np.zeros(np.shape(a) + dirs) for a in values)
+        axes = _direction_axes([w], [tuple(tape.output_shape)], "adjoint weight", "output")
+        if _nothing_to_sweep(tape, axes):
+            g = tuple(np.zeros(np.shape(a) + axes) for a in values)
             return tape.forward(*values), _pick(g, nums, single)
         y, g = tape.vjp(tuple(values), w)
         return y, _pick(g, nums, single)
@@ -167,11 +185,15 @@ def jacobian(f, argnums=0, mode=None, cache=True):
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions."""
+    x = real_array(x, f"argument 0 of {_name(f)}")
     v = real_array(v, "direction")
-    dirs = _trailing(v, np.shape(x))     # () for one direction, (k,) for k
+    dirs = _trailing(v, x.shape)         # () for one direction, (k,) for k
 
     def method(tape, values):
         _check_scalar(tape, "hvp", f)
+        if dirs == (0,):                # zero directions: only the gradient to compute
+            _direction_axes([v], [x.shape], "direction")
+            return _pick(tape.value_and_gradient(*values)[1], (0,), True), np.zeros(x.shape + dirs)
         g, hv = tape.gradient_and_hvp(tuple(values), (v,) + tuple(
             np.zeros(np.shape(a) + dirs) for a in values[1:]))
         return _pick(g, (0,), True), _pick(hv, (0,), True)
@@ -186,6 +208,9 @@ def hvp(f, x, v, *args):
 
     def method(tape, values):           # one input: the tape's direct path
         _check_scalar(tape, "hvp", f)
+        if _trailing(v, values[0].shape) == (0,):       # zero directions: nothing to sweep
+            _direction_axes([v], [values[0].shape], "direction")
+            return np.zeros(values[0].shape + (0,))
         return tape.hvp(values[0], v)
     return shared_cache(f).run(f, (x,), {}, (0,), method)
 
