@@ -120,10 +120,13 @@ def _direction_axes(directions, shapes, what, of="input"):
     return axes.pop() if axes else ()
 
 
-def _nothing_to_sweep(tape, axes):
-    """No sweep is needed (or possible) when all arrays are empty or there
-    are zero directions: the results are empty."""
-    return tape.arena_elements == 0 or axes == (0,)
+def _empty_result_axes(tape, directions, shapes, what, of="input"):
+    """The direction axes when no sweep is needed (or possible) because all
+    arrays are empty or there are zero directions -- the results are then
+    empty arrays -- else None (the sweep runs and checks the shapes)."""
+    if tape.arena_elements and all(_trailing(d, s) != (0,) for d, s in zip(directions, shapes)):
+        return None
+    return _direction_axes(directions, shapes, what, of)
 
 
 def jvp(f, x, v):
@@ -135,8 +138,8 @@ def jvp(f, x, v):
     vs = _directions(x, v, "tangent")
 
     def method(tape, values):
-        axes = _direction_axes(vs, [np.shape(a) for a in values], "tangent")
-        if _nothing_to_sweep(tape, axes):
+        axes = _empty_result_axes(tape, vs, [np.shape(a) for a in values], "tangent")
+        if axes is not None:
             return tape.forward(*values), np.zeros(tuple(tape.output_shape) + axes)
         return tape.jvp(tuple(values), vs)
     return shared_cache(f).run(f, xs, {}, nums, method)
@@ -151,8 +154,9 @@ def vjp(f, x, w):
     single = not isinstance(x, (tuple, list))
 
     def method(tape, values):
-        axes = _direction_axes([w], [tuple(tape.output_shape)], "adjoint weight", "output")
-        if _nothing_to_sweep(tape, axes):
+        axes = _empty_result_axes(tape, [w], [tuple(tape.output_shape)], "adjoint weight",
+                                  "output")
+        if axes is not None:
             g = tuple(np.zeros(np.shape(a) + axes) for a in values)
             return tape.forward(*values), _pick(g, nums, single)
         y, g = tape.vjp(tuple(values), w)
