@@ -18,7 +18,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ._codeinfo import code_info, unused_parameters
-from ._purity import RandomWatch, Snapshot, static_key
+from ._purity import RandomWatch, Snapshot, result_neutral, static_key
 from ._recording import record
 from ._validate import real_array
 from .errors import BranchChanged
@@ -44,6 +44,7 @@ def _name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
 
+@result_neutral
 class TapeCache:
     """Tapes of one function; see the module docstring.
 

@@ -50,6 +50,18 @@ _SKIP_IN_CLASS = frozenset({
     "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "__hash__"})
 
 
+_RESULT_NEUTRAL = ()      # types whose instances never change a result (caches)
+
+
+def result_neutral(cls):
+    """Register ``cls`` as holding nothing a result depends on (a cache of
+    tapes): its instances are fingerprinted as one constant token, without
+    a reference to them."""
+    global _RESULT_NEUTRAL
+    _RESULT_NEUTRAL = _RESULT_NEUTRAL + (cls,)
+    return cls
+
+
 class _Blocked(Exception):
     """The walk met something it cannot fingerprint (the message says what)."""
 
@@ -65,6 +77,7 @@ class _Marker:
 
 
 _MISSING = _Marker("missing")
+_NEUTRAL = _Marker("cache")
 _EMPTY_CELL = _Marker("empty cell")
 _REF = _Marker("ref")
 
@@ -203,22 +216,13 @@ class _Walk:
 
     # ---- code ------------------------------------------------------------
     def function(self, fn, depth):
-        if _is_library(fn.__module__):
-            self.emit(fn)
-            wrapped = fn.__dict__.get("__wrapped__")
-            if wrapped is not None and fn.__module__.startswith("adsim"):
-                self.value(wrapped, depth + 1)      # an adsim transform of a user function
+        library = _is_library(fn.__module__)
+        if library and fn.__closure__ is None:
+            self.emit(fn)                   # a library function: its identity
             return
         if not self.first_visit(fn):
             return
         code = fn.__code__
-        info = code_info(code)
-        if info.dynamic_globals:
-            raise _Blocked(f"`{fn.__qualname__}` reads globals through "
-                           f"{info.dynamic_globals}()")
-        if info.external and self.impure is None:
-            self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
-                           f"on more than its arguments")
         self.emit(types.FunctionType)
         self.emit(code)
         self.value(fn.__defaults__, depth + 1)
@@ -230,6 +234,15 @@ class _Walk:
                 self.emit(_EMPTY_CELL)
             else:
                 self.value(content, depth + 1)
+        if library:                         # a closure made by library code (an adsim
+            return                          # transform of a user function): its cells
+        info = code_info(code)
+        if info.dynamic_globals:
+            raise _Blocked(f"`{fn.__qualname__}` reads globals through "
+                           f"{info.dynamic_globals}()")
+        if info.external and self.impure is None:
+            self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
+                           f"on more than its arguments")
         glob, builtins = fn.__globals__, fn.__builtins__
         for name in info.global_names:
             v = glob.get(name, _MISSING)
@@ -292,6 +305,8 @@ class _Walk:
         if isinstance(v, _RANDOM_TYPES):
             self.randoms.append(v)
             self.emit(v)
+        elif isinstance(v, _RESULT_NEUTRAL):
+            self.emit(_NEUTRAL)
         elif isinstance(v, type):
             self.class_(v, depth)
         elif isinstance(v, _IDENTITY_TYPES):
