@@ -87,19 +87,22 @@ class TapeCache:
         float arrays) and the cache key of a call."""
         call = _Call()
         call.args, call.kwargs = args, kwargs
-        name = _name(f)
-        positions = input_positions(args, argnums)
-        values = [real_array(args[i], f"argument {i} of {name}") for i in argnums]
-        values += [args[i] for i in positions[len(argnums):]]
+        values = [real_array(args[i], f"argument {i} of {_name(f)}") for i in argnums]
         static, extras = [], []
-        unused = unused_parameters(f) if self.cache else ()
-        params = code_info(f.__code__).positional if unused else ()
-        for i, a in enumerate(args) if self.cache else ():
-            if i not in positions and not (i < len(params) and params[i] in unused):
-                static.append((i, self._static(a, extras)))
-        for k in sorted(kwargs) if self.cache and kwargs else ():
-            if k not in unused:
-                static.append((k, self._static(kwargs[k], extras)))
+        if len(args) == len(argnums):           # only differentiated arguments
+            positions = list(argnums)
+        else:
+            positions = input_positions(args, argnums)
+            values += [args[i] for i in positions[len(argnums):]]
+        if self.cache and (kwargs or len(positions) < len(args)):
+            unused = unused_parameters(f)
+            params = code_info(f.__code__).positional if unused else ()
+            for i, a in enumerate(args):
+                if i not in positions and not (i < len(params) and params[i] in unused):
+                    static.append((i, self._static(a, extras)))
+            for k in sorted(kwargs):
+                if k not in unused:
+                    static.append((k, self._static(kwargs[k], extras)))
         call.positions, call.values = positions, values
         call.extras = tuple(extras)
         call.key = (tuple(positions), tuple(_shape(v) for v in values),

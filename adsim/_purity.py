@@ -82,8 +82,16 @@ _EMPTY_CELL = _Marker("empty cell")
 _REF = _Marker("ref")
 
 
+_library_modules = {}
+
+
 def _is_library(module):
-    return isinstance(module, str) and module.partition(".")[0] in _LIBRARY
+    known = _library_modules.get(module)
+    if known is None:
+        known = isinstance(module, str) and module.partition(".")[0] in _LIBRARY
+        if len(_library_modules) < 4096:
+            _library_modules[module] = known
+    return known
 
 
 def _name(obj):
@@ -408,7 +416,8 @@ class Snapshot:
         walk = _Walk(freeze=True)
         try:
             walk.value(f)
-            walk.value(extras)
+            if extras:
+                walk.value(extras)
         except _Blocked as err:
             self.tokens, self.blocked, self.randoms = None, str(err), []
             return
@@ -426,7 +435,8 @@ class Snapshot:
         walk = _Walk(freeze=False)
         try:
             walk.value(f)
-            walk.value(extras)
+            if extras:
+                walk.value(extras)
         except (_Blocked, RecursionError):
             return False
         stored, current = self.tokens, walk.tokens

@@ -52,6 +52,8 @@ def resolve_argnums(nums, n_args, name="the function", label="argnums"):
     """``nums`` as non-negative positions among ``n_args`` positional
     arguments, Python-style: negative values count from the end; out of range
     and repeated positions raise :class:`adsim.errors.InvalidArgnums`."""
+    if len(nums) == 1 and 0 <= nums[0] < n_args:
+        return nums
     out = []
     for i in nums:
         if not -n_args <= i < n_args:
