@@ -1,6 +1,6 @@
 """Recording: run a function on active inputs and keep the tape."""
 
-from ._tape import Active, Opcode as Op, _as_float_array, wrap
+from ._tape import Active, Opcode as Op, wrap
 from ._validate import real_array
 
 
@@ -37,6 +37,6 @@ def _output_active(tape, out, f):
         if out.tape is not tape:
             raise ValueError(f"adsim: {name} returned an active array of another recording")
         return out
-    arr = _as_float_array(out, f"the return value of {name}")
+    arr = real_array(out, f"the return value of {name}")
     # independent of the inputs: a constant output (all derivatives zero)
     return wrap(tape, tape.record_op(int(Op.FILL), arr.size, [tape.const_ref(arr)]), arr.shape)

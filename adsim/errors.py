@@ -50,9 +50,9 @@ class MemoryBudgetError(AdsimError, MemoryError):
 class InvalidInput(AdsimError, TypeError):
     """An argument that should be real numeric data is not.
 
-    Inputs of a recording, differentiated arguments, tangent directions and
-    adjoint weights must be real numbers: float arrays, or integers and
-    booleans (converted to float64). Complex values (their imaginary part
+    Inputs of a recording, differentiated arguments, tangent directions,
+    adjoint weights and the value a recorded function returns must be real
+    numbers: float arrays, or integers and booleans (converted to float64). Complex values (their imaginary part
     would be lost), ``None``, and object, string, bytes or datetime arrays are
     refused. Fix: pass a float64 array; split complex data into its real and
     imaginary parts.

@@ -96,6 +96,18 @@ def test_complex_input_never_loses_its_imaginary_part():
             call()
 
 
+@pytest.mark.parametrize(("out", "words"), [
+    (lambda z: np.sum(z) * 1j, "return value of <lambda> is complex"),
+    (lambda z: None, "return value of <lambda> is None"),
+    (lambda z: np.array(["a"]), "return value of <lambda> has dtype <U1"),
+])
+def test_awkward_return_values_raise_invalid_input(out, words):
+    for call in (lambda: adsim.record(out, X), lambda: adsim.grad(out)(X),
+                 lambda: adsim.jvp(out, X, X)):
+        with pytest.raises(InvalidInput, match=words):
+            call()
+
+
 # ------------------------------------------------------------------ empty arrays
 
 EMPTY = np.zeros(0)
