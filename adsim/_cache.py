@@ -18,7 +18,8 @@ from collections import OrderedDict
 import numpy as np
 
 from ._codeinfo import code_info, unused_parameters
-from ._purity import RandomWatch, Snapshot, result_neutral, static_key
+from ._purity import Snapshot, result_neutral
+from ._random_watch import RandomWatch
 from ._recording import record
 from ._validate import real_array
 from .errors import BranchChanged
@@ -65,8 +66,9 @@ class TapeCache:
         self._last = None                   # newest snapshot, shared while it matches
 
     def __repr__(self):
+        blocked = self.reuse_blocked_by
         return (f"<adsim tape cache: {len(self.tapes)} tapes, {self.recordings} recordings"
-                f"{'' if self.reuse_blocked_by is None else ', reuse blocked: ' + self.reuse_blocked_by}>")
+                f"{'' if blocked is None else ', reuse blocked: ' + blocked}>")
 
     # ---- one call ----------------------------------------------------------
     def run(self, f, args, kwargs, argnums, method):
@@ -166,6 +168,49 @@ def input_positions(args, argnums):
     the other float arrays (so new values of those need no recording)."""
     return list(argnums) + [i for i, a in enumerate(args) if i not in argnums
                             and isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
+# ---- cache keys --------------------------------------------------------------
+
+class ArrayKey:
+    """A non-differentiated array argument as part of a cache key (by dtype,
+    shape and exact contents)."""
+
+    __slots__ = ("_key", "_hash")
+
+    def __init__(self, array):
+        self._key = (type(array), array.dtype.str, array.shape, array.tobytes())
+        self._hash = hash(self._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayKey) and self._key == other._key
+
+
+def static_key(v):
+    """A hashable key equal exactly when two static arguments are equal by
+    type and value (so ``2`` and ``2.0`` differ), or None for values that
+    are not plain data (those are compared by :class:`Snapshot`)."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return (t, v)
+    if t is float:
+        return (t, v if v == v and v != 0.0 else v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, np.ndarray):
+        return None if v.dtype.hasobject else ArrayKey(v)
+    if isinstance(v, np.generic):
+        return (t, v.tobytes()) if not isinstance(v, np.object_) else None
+    if t is tuple or t is list:
+        keys = tuple(static_key(e) for e in v)
+        return None if any(k is None for k in keys) else (t, keys)
+    if t is dict:
+        items = tuple((static_key(k), static_key(e)) for k, e in v.items())
+        return None if any(a is None or b is None for a, b in items) else (t, items)
+    return None
 
 
 def _with_inputs(f, call):

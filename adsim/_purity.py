@@ -9,13 +9,12 @@ again and compares. Modules, builtins and library (NumPy, SciPy, ...)
 functions and classes count by identity only. Anything the walk cannot see
 into (a C object holding hidden state, a structure too large or deep) makes
 the snapshot *blocked*: the function is then recorded on every call.
-:class:`RandomWatch` tells whether a recording drew random numbers.
+The random generators met on the way are listed for
+:class:`adsim._random_watch.RandomWatch`.
 """
-import ctypes
 import enum
 import functools
 import random as _py_random
-import sys
 import threading
 import types
 
@@ -451,150 +450,3 @@ class Snapshot:
             elif type(s) is not type(c) or s != c:
                 return False
         return True
-
-
-# ---- random state ----------------------------------------------------------
-
-def _state_of(source):
-    """A comparable fingerprint of a random source's state."""
-    if isinstance(source, np.random.Generator):
-        return _freeze(source.bit_generator.state)
-    if isinstance(source, np.random.RandomState):
-        return _freeze(source.get_state(legacy=False))
-    if isinstance(source, np.random.BitGenerator):
-        return _freeze(source.state)
-    if isinstance(source, np.random.SeedSequence):
-        return source.n_children_spawned
-    return source.getstate()                 # random.Random
-
-
-def _freeze(state):
-    if isinstance(state, dict):
-        return tuple((k, _freeze(v)) for k, v in state.items())
-    if isinstance(state, np.ndarray):
-        return state.dtype.str, state.shape, state.tobytes()
-    return state
-
-
-class _LegacyState:
-    """NumPy's global RandomState (behind ``np.random.normal`` etc., and
-    SciPy's default ``random_state``).
-
-    A full read (``get_state()``, about 25 us) is taken before a recording.
-    After it, the MT19937 words and position are read directly from the
-    state struct (a 2.5 kB copy): they change with every draw except a
-    normal served from the cached second Gaussian, so the full state is read
-    again only if a cached Gaussian was there before. The struct layout is
-    checked against ``get_state()`` once; if it differs, reads are all full.
-    """
-
-    def __init__(self):
-        self.rs = np.random.mtrand._rand
-        bits = self.rs._bit_generator
-        self.address = bits.ctypes.state_address if type(bits) is np.random.MT19937 else None
-        if self.address is not None and self._raw() != self.read()[0]:
-            self.address = None
-
-    def _raw(self):
-        return ctypes.string_at(self.address, 624 * 4 + 4)
-
-    def read(self):
-        """(MT19937 words and position as bytes, has_gauss, gauss)."""
-        full = self.rs.get_state(legacy=False)
-        state = full["state"]
-        if isinstance(state, dict) and "key" in state:
-            raw = state["key"].tobytes() + int(state["pos"]).to_bytes(4, sys.byteorder, signed=True)
-        else:
-            raw = _freeze(state)
-        return raw, full["has_gauss"], full["gauss"]
-
-    def changed_since(self, before):
-        if self.address is not None:
-            if self._raw() != before[0]:
-                return True
-            if not before[1]:                # no cached Gaussian: every draw moves the words
-                return False
-        return self.read() != before
-
-
-_legacy = None
-_legacy_lock = threading.Lock()
-
-
-def _legacy_state():
-    global _legacy
-    if _legacy is None:
-        with _legacy_lock:
-            if _legacy is None:
-                _legacy = _LegacyState()
-    return _legacy
-
-
-class RandomWatch:
-    """The states of every random source a recording could draw from:
-    NumPy's global one, and the generators met in the environment (Python's
-    ``random`` module among them when the code reaches it)."""
-
-    def __init__(self, generators):
-        self.legacy = _legacy_state()
-        self.legacy_before = self.legacy.read()
-        self.sources = [(_what(g), g) for g in generators]
-        self.states = [_state_of(g) for _, g in self.sources]
-
-    def changed(self):
-        """None, or which source a recording drew from since construction."""
-        if self.legacy.changed_since(self.legacy_before):
-            return "it draws random numbers (NumPy's global random state, np.random.*)"
-        for (what, source), before in zip(self.sources, self.states):
-            if _state_of(source) != before:
-                return f"it draws random numbers ({what})"
-        return None
-
-
-def _what(source):
-    if source is getattr(_py_random, "_inst", None):
-        return "Python's random module"
-    return f"the {_name(source)} in its environment"
-
-
-# ---- static arguments --------------------------------------------------------
-
-class ArrayKey:
-    """A non-differentiated array argument as part of a cache key (by dtype,
-    shape and exact contents)."""
-
-    __slots__ = ("_key", "_hash")
-
-    def __init__(self, array):
-        self._key = (type(array), array.dtype.str, array.shape, array.tobytes())
-        self._hash = hash(self._key)
-
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        return isinstance(other, ArrayKey) and self._key == other._key
-
-
-def static_key(v):
-    """A hashable key equal exactly when two static arguments are equal by
-    type and value (so ``2`` and ``2.0`` differ), or None for values that
-    are not plain data (those are compared by :class:`Snapshot`)."""
-    t = type(v)
-    if t is int or t is str or t is bool or v is None or t is bytes:
-        return (t, v)
-    if t is float:
-        return (t, v if v == v and v != 0.0 else v.hex())
-    if t is complex:
-        return (t, v.real.hex(), v.imag.hex())
-    if isinstance(v, np.ndarray):
-        return None if v.dtype.hasobject else ArrayKey(v)
-    if isinstance(v, np.generic):
-        return (t, v.tobytes()) if not isinstance(v, np.object_) else None
-    if t is tuple or t is list:
-        keys = tuple(static_key(e) for e in v)
-        return None if any(k is None for k in keys) else (t, keys)
-    if t is dict:
-        items = tuple((static_key(k), static_key(e)) for k, e in v.items())
-        return None if any(a is None or b is None for a, b in items) else (t, items)
-    return None
