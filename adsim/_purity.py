@@ -216,11 +216,6 @@ class _Walk:
     def identity(self, v, depth):
         self.emit(v)
 
-    def module(self, m, depth):
-        self.emit(m)
-        if m is _py_random:                  # its functions draw from a hidden Random
-            self.randoms.append(m._inst)
-
     # ---- code ------------------------------------------------------------
     def function(self, fn, depth):
         library = _is_library(fn.__module__)
@@ -366,7 +361,7 @@ _HANDLERS = {
     tuple: _Walk.sequence, list: _Walk.sequence, dict: _Walk.mapping,
     set: _Walk.set_, frozenset: _Walk.set_, np.ndarray: _Walk.array,
     np.float64: _Walk.numpy_scalar, np.int64: _Walk.numpy_scalar,
-    types.ModuleType: _Walk.module, np.ufunc: _Walk.identity, type: _Walk.class_,
+    types.ModuleType: _Walk.identity, np.ufunc: _Walk.identity, type: _Walk.class_,
     types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
     types.BuiltinFunctionType: _Walk.builtin, staticmethod: _Walk.wrapper,
     classmethod: _Walk.wrapper, property: _Walk.property_, functools.partial: _Walk.partial,

@@ -2,9 +2,9 @@
 
 :class:`RandomWatch` reads, before and after a recording, the state of every
 random source the recorded function could draw from: NumPy's global
-RandomState and the generators its environment walk met (Python's ``random``
-module among them when the code reaches it). A recording that changed any
-of them drew random numbers, and its tape is never reused.
+RandomState, Python's ``random`` module and the generators its environment
+walk met. A recording that changed any of them drew random numbers, and its
+tape is never reused.
 """
 import ctypes
 import random as _py_random
@@ -90,13 +90,14 @@ def _legacy_state():
 
 class RandomWatch:
     """The states of every random source a recording could draw from:
-    NumPy's global one, and the generators met in the environment (Python's
-    ``random`` module among them when the code reaches it)."""
+    NumPy's and Python's global ones, and the generators met in the
+    environment."""
 
     def __init__(self, generators):
         self.legacy = _legacy_state()
         self.legacy_before = self.legacy.read()
-        self.sources = [(_what(g), g) for g in generators]
+        sources = [_py_random._inst] + [g for g in generators if g is not _py_random._inst]
+        self.sources = [(_what(g), g) for g in sources]
         self.states = [_state_of(g) for _, g in self.sources]
 
     def changed(self):
@@ -110,6 +111,6 @@ class RandomWatch:
 
 
 def _what(source):
-    if source is getattr(_py_random, "_inst", None):
+    if source is _py_random._inst:
         return "Python's random module"
     return f"the {type(source).__module__}.{type(source).__qualname__} in its environment"
