@@ -21,7 +21,7 @@ from ._codeinfo import code_info, unused_parameters
 from ._purity import Snapshot, result_neutral
 from ._random_watch import RandomWatch
 from ._recording import record
-from ._validate import real_array
+from ._validate import name_of as _name, real_array
 from .errors import BranchChanged
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
@@ -39,10 +39,6 @@ class _Call:
 
 def _shape(v):
     return v.shape if type(v) is np.ndarray else np.shape(v)
-
-
-def _name(f):
-    return getattr(f, "__name__", None) or type(f).__name__
 
 
 @result_neutral

@@ -93,7 +93,7 @@ def _is_library(module):
     return known
 
 
-def _name(obj):
+def _type_name(obj):
     t = obj if isinstance(obj, type) else type(obj)
     return f"{t.__module__}.{t.__qualname__}"
 
@@ -344,7 +344,7 @@ class _Walk:
     def instance(self, v, t, depth):
         slots = _visible_state(t)
         if slots is None:
-            raise _Blocked(f"its environment holds a {_name(v)} object, whose state adsim "
+            raise _Blocked(f"its environment holds a {_type_name(v)} object, whose state adsim "
                            f"cannot see")
         if not self.first_visit(v):
             return

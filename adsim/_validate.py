@@ -11,6 +11,11 @@ from .errors import InvalidArgnums, InvalidInput
 _FLOAT64 = np.dtype(np.float64)
 
 
+def name_of(f):
+    """A function's name for messages."""
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
 def real_array(x, what):
     """``x`` as a float64 array; integers and booleans convert. Complex data,
     ``None``, ragged sequences and object, string or datetime arrays raise

@@ -26,11 +26,7 @@ from . import _numpy_api
 from ._cache import TapeCache, shared_cache
 from ._nested import nested_derivative
 from ._tape import Active
-from ._validate import argnums as _argnums, real_array, resolve_argnums
-
-
-def _name(f):
-    return getattr(f, "__name__", None) or type(f).__name__
+from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
 
 
 def _pick(grads, argnums, single):

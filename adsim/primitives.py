@@ -55,7 +55,7 @@ class Primitive:
                 refs.append(tape.const_ref(arr))
                 shapes.append(arr.shape)
         plain = [tape.slot_value(r).reshape(s) for r, s in zip(refs, shapes)]
-        out = rule_result(self, "value function", self.value(*plain))
+        out = _rule_result(self, "value function", self.value(*plain))
         app = Application(self, shapes, out.shape, first_value=out)
         cb = tape.add_callback(app)
         slot = tape.record_op(int(Op.CALLBACK), out.size, [cb, len(refs)] + refs)
@@ -77,7 +77,7 @@ def primitive(value, *, jvp=None, vjp=None, name=None, linear=False):
 
 # ---- checks of what user rules return ------------------------------------------
 
-def rule_result(prim, rule, result, shape=None, of="the output"):
+def _rule_result(prim, rule, result, shape=None, of="the output"):
     """``result`` of ``prim``'s ``rule`` as a float64 array, refusing what
     would be silently wrong: None, sequences of arrays, complex or non-numeric
     data, and (when ``shape`` is given) another shape than ``shape`` (a 0-d
@@ -110,7 +110,7 @@ def rule_result(prim, rule, result, shape=None, of="the output"):
     return arr
 
 
-def rule_adjoints(prim, result, shapes, recorded=False):
+def _rule_adjoints(prim, result, shapes, recorded=False):
     """The per-argument adjoints a vjp rule returned, checked: one entry
     (an array of the argument's shape, or None) per argument. With
     ``recorded`` (the rule run on active arrays) active entries pass as
@@ -125,7 +125,7 @@ def rule_adjoints(prim, result, shapes, recorded=False):
                                  f"argument{'s' if n != 1 else ''}; return one (or None) per "
                                  f"argument")
     return [a if a is None or recorded and isinstance(a, Active) else
-            rule_result(prim, "vjp rule", a, s, f"argument {i}")
+            _rule_result(prim, "vjp rule", a, s, f"argument {i}")
             for i, (a, s) in enumerate(zip(result, shapes))]
 
 
@@ -146,7 +146,7 @@ class Application:
         if self._first_value is not None:      # computed while recording
             out, self._first_value = self._first_value, None
             return out.reshape(-1)
-        return rule_result(self.prim, "value function", self.prim.value(*self._args(flat_args)),
+        return _rule_result(self.prim, "value function", self.prim.value(*self._args(flat_args)),
                            self.out_shape).reshape(-1)
 
     def _rule(self, kind):
@@ -166,12 +166,12 @@ class Application:
         rows = []
         for j in range(p):
             tj = [None if t is None else t[j].reshape(s) for t, s in zip(tangents, self.in_shapes)]
-            rows.append(rule_result(self.prim, "jvp rule", jvp(args, out, tj),
+            rows.append(_rule_result(self.prim, "jvp rule", jvp(args, out, tj),
                                     self.out_shape).reshape(-1))
         return np.stack(rows)
 
     def _adjoints(self, vjp, args, out, weight):
-        return rule_adjoints(self.prim, vjp(args, out, weight.reshape(self.out_shape)),
+        return _rule_adjoints(self.prim, vjp(args, out, weight.reshape(self.out_shape)),
                              self.in_shapes)
 
     def adjoint(self, flat_args, result, adjoint):
@@ -205,7 +205,7 @@ class Application:
         shapes = self.in_shapes
 
         def flat_vjp(*xs):
-            adj = rule_adjoints(self.prim, vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1]),
+            adj = _rule_adjoints(self.prim, vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1]),
                                 shapes, recorded=True)
             from . import _numpy_api as api
             pieces = [api.reshape(a, (-1,)) if isinstance(a, Active) else

@@ -33,8 +33,7 @@ def _argnum(f, args, argnum):
     nums, single = _validate.argnums(argnum)
     if not single:
         raise InvalidArgnums(f"adsim: argnum must be one int, not {argnum!r}")
-    return _validate.resolve_argnums(nums, len(args), getattr(f, "__name__", "the function"),
-                                     "argnum")[0]
+    return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
 
 
 def _with_argnum(entry):
