@@ -10,6 +10,7 @@ integrators, not meant for large m.
 """
 import numpy as np
 
+from ._cache import input_positions
 from ._tape import Active
 from .errors import UnsupportedOperation
 from .primitives import Primitive
@@ -35,20 +36,20 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         def method(tape, vals):
             J = tape.jacobian(*vals)
             return J[0] if isinstance(J, tuple) else J
-        return cache.run(tuple(full), kwargs, (argnum,), method)
+        return cache.run(f, tuple(full), kwargs, (argnum,), method)
 
     def second_order(values, directions, weight):
         """Adjoint tangents of every argument for output weight ``weight``
         and argument directions ``directions`` (dict position -> array)."""
         full = inner_values(values)
+        tape_positions = input_positions(full, (argnum,))
 
         def method(tape, vals):
-            tape_positions = cache.tape(tuple(full), kwargs, (argnum,))[3]
             V = [np.asarray(directions.get(p, np.zeros(np.shape(full[p]))), dtype=float)
                  .reshape(1, -1) for p in tape_positions]
             _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight, None, False)
             return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
-        return cache.run(tuple(full), kwargs, (argnum,), method)
+        return cache.run(f, tuple(full), kwargs, (argnum,), method)
 
     def jvp(values, out, tangents):
         m = int(np.prod(out.shape[:out.ndim - np.ndim(values[position_of_x])]))

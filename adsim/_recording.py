@@ -1,18 +1,23 @@
 """Recording: run a function on active inputs and keep the tape."""
 
 from . import _creation as creation
-from ._tape import Active, Opcode as Op, _as_float_array, wrap
+from ._tape import Active, Opcode as Op, wrap
+from ._validate import real_array
 
 
 def record(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are
-    constants. Returns the tape; its output is f's (single) return value."""
+    constants. Returns the tape; its output is f's (single) return value.
+
+    The tape freezes everything that is not an input: keyword arguments,
+    closures, globals, object attributes and random draws keep the values
+    they had while recording, whatever they are at replay."""
     from .tape import Tape
     tape = Tape()
     inputs = []
     for i, a in enumerate(args):
-        arr = _as_float_array(a, f"argument {i}")
+        arr = real_array(a, f"argument {i}")
         inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
     try:
         with creation.recording(tape):
@@ -34,6 +39,6 @@ def _output_active(tape, out, f):
         if out.tape is not tape:
             raise ValueError(f"adsim: {name} returned an active array of another recording")
         return out
-    arr = _as_float_array(out, f"the return value of {name}")
+    arr = real_array(out, f"the return value of {name}")
     # independent of the inputs: a constant output (all derivatives zero)
     return wrap(tape, tape.record_op(int(Op.FILL), arr.size, [tape.const_ref(arr)]), arr.shape)

@@ -45,3 +45,35 @@ class MemoryBudgetError(AdsimError, MemoryError):
     The message states the smallest budget that works. Fix: raise
     ``memory_limit``, give ``snapshot_dir`` for disk snapshots, or shorten the step.
     """
+
+
+class InvalidInput(AdsimError, TypeError):
+    """An argument that should be real numeric data is not.
+
+    Inputs of a recording, differentiated arguments, tangent directions,
+    adjoint weights and the value a recorded function returns must be real
+    numbers: float arrays, or integers and booleans (converted to float64). Complex values (their imaginary part
+    would be lost), ``None``, and object, string, bytes or datetime arrays are
+    refused. Fix: pass a float64 array; split complex data into its real and
+    imaginary parts.
+    """
+
+
+class InvalidArgnums(AdsimError, ValueError):
+    """``argnums`` does not name distinct positional arguments of the call.
+
+    ``argnums`` is an int or a tuple of ints indexing the positional
+    arguments as Python indexes a tuple (negative values count from the end).
+    Fix: pass indexes within the number of positional arguments, each once.
+    """
+
+
+class PrimitiveRuleError(AdsimError, ValueError):
+    """A user primitive's value, jvp or vjp rule returned something unusable.
+
+    The message names the primitive and the rule: a value must be a real
+    array (complex results would lose their imaginary part), a jvp rule
+    returns one array of the output's shape, a vjp rule a sequence with one
+    adjoint (or ``None``) per argument, each of that argument's shape. Fix the
+    rule so that it returns what the message asks for.
+    """

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._creation import suspended
 from ._tape import Active, Opcode as Op, wrap
-from .errors import UnsupportedOperation
+from .errors import PrimitiveRuleError, UnsupportedOperation
 
 
 class Primitive:
@@ -56,8 +56,8 @@ class Primitive:
                 refs.append(tape.const_ref(arr))
                 shapes.append(arr.shape)
         plain = [tape.slot_value(r).reshape(s) for r, s in zip(refs, shapes)]
-        with suspended():          # the rule runs on plain arrays
-            out = np.asarray(self.value(*plain), dtype=np.float64)
+        with suspended():          # rules run on plain arrays
+            out = _rule_result(self, "value function", self.value(*plain))
         app = Application(self, shapes, out.shape, first_value=out)
         cb = tape.add_callback(app)
         slot = tape.record_op(int(Op.CALLBACK), out.size, [cb, len(refs)] + refs)
@@ -71,8 +71,64 @@ def primitive(value, *, jvp=None, vjp=None, name=None, linear=False):
     need a missing rule raise ``UnsupportedOperation``. ``linear=True``
     declares the function linear in its active arguments (an FFT, a linear
     solve with a constant matrix): its second derivative is zero, so
-    Hessian-vector products need only the vjp rule."""
+    Hessian-vector products need only the vjp rule. Rules that return
+    something unusable (None, complex values, a wrong shape, the wrong number
+    of adjoints) raise :class:`adsim.errors.PrimitiveRuleError`."""
     return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear)
+
+
+# ---- checks of what user rules return ------------------------------------------
+
+def _rule_result(prim, rule, result, shape=None, of="the output"):
+    """``result`` of ``prim``'s ``rule`` as a float64 array, refusing what
+    would be silently wrong: None, sequences of arrays, complex or non-numeric
+    data, and (when ``shape`` is given) another shape than ``shape`` (a 0-d
+    result broadcasts)."""
+    where = f"the {rule} of primitive `{prim.name}`"
+    if result is None:
+        raise PrimitiveRuleError(f"adsim: {where} returned None; return an array of {of}'s "
+                                 f"shape")
+    if isinstance(result, (tuple, list)):
+        raise PrimitiveRuleError(f"adsim: {where} returned a {type(result).__name__}; a "
+                                 f"primitive has one output: return one array")
+    try:
+        arr = np.asarray(result)
+    except (ValueError, TypeError) as err:
+        raise PrimitiveRuleError(f"adsim: {where} returned something that is not an array "
+                                 f"of numbers ({err})") from err
+    if arr.dtype.kind == "c":
+        raise PrimitiveRuleError(f"adsim: {where} returned complex values ({arr.dtype}); "
+                                 f"their imaginary part would be lost: return real values")
+    if arr.dtype.kind not in "biuf":
+        raise PrimitiveRuleError(f"adsim: {where} returned a {arr.dtype} array; return "
+                                 f"float64 values")
+    arr = arr.astype(np.float64, copy=False)
+    if shape is not None and arr.shape != tuple(shape):
+        if arr.ndim == 0:
+            return np.broadcast_to(arr, shape)
+        raise PrimitiveRuleError(
+            f"adsim: primitive returned {arr.size} numbers where {int(np.prod(shape))} were "
+            f"expected: {where} returned shape {arr.shape}, {of} has shape {tuple(shape)}")
+    return arr
+
+
+def _rule_adjoints(prim, result, shapes, recorded=False):
+    """The per-argument adjoints a vjp rule returned, checked: one entry
+    (an array of the argument's shape, or None) per argument. With
+    ``recorded`` (the rule run on active arrays) active entries pass as
+    they are."""
+    where = f"the vjp rule of primitive `{prim.name}`"
+    n = len(shapes)
+    if not isinstance(result, (tuple, list)):
+        raise PrimitiveRuleError(f"adsim: {where} returned a {type(result).__name__}; return a "
+                                 f"tuple with one adjoint (or None) per argument ({n})")
+    if len(result) != n:
+        raise PrimitiveRuleError(f"adsim: {where} returned {len(result)} adjoints for {n} "
+                                 f"argument{'s' if n != 1 else ''}; return one (or None) per "
+                                 f"argument")
+    return [a if a is None or recorded and isinstance(a, Active) else
+            _rule_result(prim, "vjp rule", a, s, f"argument {i}")
+            for i, (a, s) in enumerate(zip(result, shapes))]
 
 
 class Application:
@@ -93,7 +149,8 @@ class Application:
             out, self._first_value = self._first_value, None
             return out.reshape(-1)
         with suspended():
-            return np.asarray(self.prim.value(*self._args(flat_args)), dtype=np.float64).reshape(-1)
+            value = self.prim.value(*self._args(flat_args))
+        return _rule_result(self.prim, "value function", value, self.out_shape).reshape(-1)
 
     def _rule(self, kind):
         rule = getattr(self.prim, kind)
@@ -113,8 +170,14 @@ class Application:
         for j in range(p):
             tj = [None if t is None else t[j].reshape(s) for t, s in zip(tangents, self.in_shapes)]
             with suspended():
-                rows.append(np.asarray(jvp(args, out, tj), dtype=np.float64).reshape(-1))
+                tangent = jvp(args, out, tj)
+            rows.append(_rule_result(self.prim, "jvp rule", tangent, self.out_shape).reshape(-1))
         return np.stack(rows)
+
+    def _adjoints(self, vjp, args, out, weight):
+        with suspended():
+            adjoints = vjp(args, out, weight.reshape(self.out_shape))
+        return _rule_adjoints(self.prim, adjoints, self.in_shapes)
 
     def adjoint(self, flat_args, result, adjoint):
         vjp = self._rule("vjp")
@@ -122,13 +185,9 @@ class Application:
         out = result.reshape(self.out_shape)
         per_arg = [[] for _ in args]
         for j in range(adjoint.shape[0]):
-            with suspended():
-                adj = vjp(args, out, adjoint[j].reshape(self.out_shape))
-            for i, a in enumerate(adj):
-                per_arg[i].append(None if a is None else
-                                  np.broadcast_to(np.asarray(a, dtype=np.float64),
-                                                  self.in_shapes[i]).reshape(-1))
-        return [None if any(a is None for a in col) else np.stack(col) for col in per_arg]
+            for col, a in zip(per_arg, self._adjoints(vjp, args, out, adjoint[j])):
+                col.append(a)
+        return [_stack(col, a.size) for col, a in zip(per_arg, args)]
 
     def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents):
         """Adjoint, and its tangent: the tangent of the vjp rule in the
@@ -148,12 +207,15 @@ class Application:
         arg_t = [z if t is None else t for z, t in zip(zeros, tangents)]
         out_t = self.tangent(flat_args, result, arg_t)
         n_args = len(args)
+        shapes = self.in_shapes
 
         def flat_vjp(*xs):
-            adj = vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1])
+            adj = _rule_adjoints(self.prim, vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1]),
+                                shapes, recorded=True)
             from ._np.core import reshaped
-            pieces = [reshaped(a, (-1,)) if isinstance(a, Active) else np.ravel(a) * 0.0
-                      for a in adj]
+            pieces = [reshaped(a, (-1,)) if isinstance(a, Active) else
+                      np.zeros(int(np.prod(s))) if a is None else np.ravel(a) * 0.0
+                      for a, s in zip(adj, shapes)]
             return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         try:
             tape = record(flat_vjp, *args, out, adjoint.reshape(self.out_shape))
@@ -165,10 +227,16 @@ class Application:
         V = arg_t + [out_t, adjoint_tangents]
         xs = args + [out, adjoint.reshape(self.out_shape)]
         _, dadj = tape._tangent(tape._inputs(xs), [np.ascontiguousarray(v) for v in V])
-        with suspended():
-            adj = vjp(args, out, adjoint.reshape(self.out_shape))
+        adj = self._adjoints(vjp, args, out, adjoint)
         sizes = np.cumsum([0] + [a.size for a in args])
-        adjs = [None if a is None else np.broadcast_to(np.asarray(a, float), s).reshape(-1)
-                for a, s in zip(adj, self.in_shapes)]
+        adjs = [None if a is None else a.reshape(-1) for a in adj]
         adots = [dadj[:, sizes[i]:sizes[i + 1]] for i in range(n_args)]
         return adjs, adots
+
+
+def _stack(column, size):
+    """Per-direction adjoints of one argument as (q, size); None if the rule
+    gave None for every direction (a None among arrays is a zero)."""
+    if all(a is None for a in column):
+        return None
+    return np.stack([np.zeros(size) if a is None else a.reshape(-1) for a in column])

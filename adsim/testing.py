@@ -10,6 +10,7 @@ Hessian-vector products against differences of the gradient.
 import numpy as np
 
 from . import api
+from ._validate import real_array
 
 
 def _dot(a, b):
@@ -47,9 +48,9 @@ def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, ato
     seed : int
         Seed of the random directions.
     """
-    x = np.asarray(x, dtype=float)
+    x = real_array(x, "the point x of check_grads")
     rng = np.random.default_rng(seed)
-    y0 = np.asarray(f(x), dtype=float)
+    y0 = real_array(f(x), "the value of f")
     h = eps * (1.0 + np.max(np.abs(x))) if x.size else eps
     for _ in range(n_directions):
         v = rng.standard_normal(x.shape)

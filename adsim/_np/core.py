@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_binary_refs, wrap
+from .._validate import real_array
 from ..errors import UnsupportedOperation
 
 
@@ -39,13 +40,7 @@ def size_of(shape):
 
 def constant(v):
     """A plain operand as a float64 array, with a clear error for bad dtypes."""
-    arr = np.asarray(v)
-    if arr.dtype.kind == "c":
-        raise TypeError("adsim: complex constants cannot enter a recording; split real and "
-                        "imaginary parts")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"adsim: cannot use a {arr.dtype} value in a recorded computation")
-    return arr.astype(np.float64, copy=False)
+    return real_array(v, "a constant operand")
 
 
 def new(tape, code, shape, operands):

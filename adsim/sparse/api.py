@@ -13,14 +13,42 @@ Values::
 
 See docs/sparse.md.
 """
+import functools
+
+from adsim import _validate
 from adsim._recording import record
+from adsim.errors import InvalidArgnums
+from adsim.sparse import plan as _plan
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
-from adsim.sparse.plan import (SparseHessianPlan, SparseJacobianPlan, sparse_hessian,
-                               sparse_hessian_plan, sparse_jacobian, sparse_jacobian_plan)
+from adsim.sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
 __all__ = ["SparseHessianPlan", "SparseJacobianPlan", "hessian_pattern", "hessian_sparsity",
            "jacobian_pattern", "jacobian_sparsity", "sparse_hessian", "sparse_hessian_plan",
            "sparse_jacobian", "sparse_jacobian_plan"]
+
+
+def _argnum(f, args, argnum):
+    """``argnum`` as a position among ``args`` (Python indexing: negative
+    values count from the end)."""
+    nums, single = _validate.argnums(argnum)
+    if not single:
+        raise InvalidArgnums(f"adsim: argnum must be one int, not {argnum!r}")
+    return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
+
+
+def _with_argnum(entry):
+    """``entry`` (a function of ``(f, *args, argnum=...)``) with ``argnum``
+    resolved first."""
+    @functools.wraps(entry)
+    def checked(f, *args, argnum=0, **options):
+        return entry(f, *args, argnum=_argnum(f, args, argnum), **options)
+    return checked
+
+
+sparse_jacobian_plan = _with_argnum(_plan.sparse_jacobian_plan)
+sparse_jacobian = _with_argnum(_plan.sparse_jacobian)
+sparse_hessian_plan = _with_argnum(_plan.sparse_hessian_plan)
+sparse_hessian = _with_argnum(_plan.sparse_hessian)
 
 
 def jacobian_sparsity(F, *args, argnum=0):
@@ -42,7 +70,7 @@ def jacobian_sparsity(F, *args, argnum=0):
            [0, 1, 1, 0],
            [0, 0, 1, 1]])
     """
-    return jacobian_pattern(record(F, *args), [argnum])
+    return jacobian_pattern(record(F, *args), [_argnum(F, args, argnum)])
 
 
 def hessian_sparsity(f, *args, argnum=0):
@@ -62,4 +90,4 @@ def hessian_sparsity(f, *args, argnum=0):
            [1, 0, 1],
            [0, 1, 0]])
     """
-    return hessian_pattern(record(f, *args), [argnum])
+    return hessian_pattern(record(f, *args), [_argnum(f, args, argnum)])

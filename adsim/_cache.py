@@ -1,0 +1,241 @@
+"""The functional API's tape cache: reuse a recording only when provably safe.
+
+A :class:`TapeCache` keeps up to ``MAX_TAPES`` tapes of one function, keyed
+by the positions and shapes of the tape inputs and the static arguments
+(equal by type and value; arguments the function never reads are left out).
+A cached tape is replayed only if the function's environment still matches
+the :class:`~adsim._purity.Snapshot` taken when it was recorded; otherwise,
+or when the recording drew random numbers, changed its own environment or
+read something no snapshot can see, the function is recorded afresh on that
+call (``reuse_blocked_by`` says why). Caches are locked, so one transformed
+function may be called from several threads; two threads recording at once
+make two independent tapes.
+"""
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from ._codeinfo import code_info, unused_parameters
+from ._purity import Snapshot, result_neutral
+from ._random_watch import RandomWatch
+from ._recording import record
+from ._validate import name_of as _name, real_array
+from .errors import BranchChanged
+
+MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
+
+_CACHE_OFF = "cache=False: the function is recorded on every call"
+_CHANGED_ITSELF = ("it changed its own environment while running (an attribute, a closure "
+                   "variable or a container it reads), which a replay would not repeat")
+
+
+class _Call:
+    """One call's split into tape inputs and cache key."""
+
+    __slots__ = ("args", "kwargs", "positions", "values", "key", "extras")
+
+
+def _shape(v):
+    return v.shape if type(v) is np.ndarray else np.shape(v)
+
+
+@result_neutral
+class TapeCache:
+    """Tapes of one function; see the module docstring.
+
+    Attributes
+    ----------
+    recordings : int
+        How often the function was recorded.
+    reuse_blocked_by : str or None
+        Why the latest recording could not be kept for reuse (None if it was).
+    """
+
+    def __init__(self, cache=True):
+        self.cache = cache
+        self.tapes = OrderedDict()          # key -> (tape, snapshot)
+        self.recordings = 0
+        self.reuse_blocked_by = None if cache else _CACHE_OFF
+        self._lock = threading.Lock()
+        self._last = None                   # newest snapshot, shared while it matches
+
+    def __repr__(self):
+        blocked = self.reuse_blocked_by
+        return (f"<adsim tape cache: {len(self.tapes)} tapes, {self.recordings} recordings"
+                f"{'' if blocked is None else ', reuse blocked: ' + blocked}>")
+
+    # ---- one call ----------------------------------------------------------
+    def run(self, f, args, kwargs, argnums, method):
+        """``method(tape, input values)`` for the call ``f(*args, **kwargs)``
+        with ``args[argnums]`` differentiated, recording when needed and again
+        if the replay finds that a branch changed."""
+        call = self.split(f, args, kwargs, argnums)
+        tape = self._cached(f, call)
+        if tape is None:
+            tape = self._record(f, call)
+        try:
+            return method(tape, call.values)
+        except BranchChanged:
+            return method(self._record(f, call), call.values)
+
+    def split(self, f, args, kwargs, argnums):
+        """The tape inputs (differentiated arguments first, then the other
+        float arrays) and the cache key of a call."""
+        call = _Call()
+        call.args, call.kwargs = args, kwargs
+        values = [real_array(args[i], f"argument {i} of {_name(f)}") for i in argnums]
+        static, extras = [], []
+        if len(args) == len(argnums):           # only differentiated arguments
+            positions = list(argnums)
+        else:
+            positions = input_positions(args, argnums)
+            values += [args[i] for i in positions[len(argnums):]]
+        if self.cache and (kwargs or len(positions) < len(args)):
+            unused = unused_parameters(f)
+            params = code_info(f.__code__).positional if unused else ()
+            for i, a in enumerate(args):
+                if i not in positions and not (i < len(params) and params[i] in unused):
+                    static.append((i, self._static(a, extras)))
+            for k in sorted(kwargs):
+                if k not in unused:
+                    static.append((k, self._static(kwargs[k], extras)))
+        call.positions, call.values = positions, values
+        call.extras = tuple(extras)
+        call.key = (tuple(positions), tuple(_shape(v) for v in values),
+                    tuple(static)) if self.cache else None
+        return call
+
+    @staticmethod
+    def _static(a, extras):
+        key = static_key(a)
+        if key is None:                     # not plain data: compared by the snapshot
+            extras.append(a)
+            return ("object", type(a))
+        return key
+
+    # ---- cache -------------------------------------------------------------
+    def _cached(self, f, call):
+        if call.key is None:
+            return None
+        with self._lock:
+            entry = self.tapes.get(call.key)
+            if entry is not None:
+                self.tapes.move_to_end(call.key)
+        if entry is None or not entry[1].matches(f, call.extras):
+            return None
+        return entry[0]
+
+    def _snapshot(self, f, extras):
+        last = self._last
+        if last is not None and last.matches(f, extras):
+            return last
+        return Snapshot(f, extras)
+
+    def _record(self, f, call):
+        snapshot = watch = None
+        if call.key is not None:
+            snapshot = self._snapshot(f, call.extras)
+            if snapshot.blocked is None:
+                watch = RandomWatch(snapshot.randoms)
+        tape = record(_with_inputs(f, call), *call.values)
+        if snapshot is None:
+            blocked = _CACHE_OFF
+        else:
+            blocked = snapshot.blocked or watch.changed() or (
+                None if snapshot.matches(f, call.extras) else _CHANGED_ITSELF)
+        with self._lock:
+            self.recordings += 1
+            self.reuse_blocked_by = blocked
+            if blocked is None:
+                self.tapes[call.key] = (tape, snapshot)
+                self.tapes.move_to_end(call.key)
+                if len(self.tapes) > MAX_TAPES:
+                    self.tapes.popitem(last=False)
+                self._last = snapshot
+            else:
+                self.tapes.pop(call.key, None)
+        return tape
+
+
+def input_positions(args, argnums):
+    """Positions of a call's tape inputs: the differentiated arguments, then
+    the other float arrays (so new values of those need no recording)."""
+    return list(argnums) + [i for i, a in enumerate(args) if i not in argnums
+                            and isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
+# ---- cache keys --------------------------------------------------------------
+
+class ArrayKey:
+    """A non-differentiated array argument as part of a cache key (by dtype,
+    shape and exact contents)."""
+
+    __slots__ = ("_key", "_hash")
+
+    def __init__(self, array):
+        self._key = (type(array), array.dtype.str, array.shape, array.tobytes())
+        self._hash = hash(self._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayKey) and self._key == other._key
+
+
+def static_key(v):
+    """A hashable key equal exactly when two static arguments are equal by
+    type and value (so ``2`` and ``2.0`` differ), or None for values that
+    are not plain data (those are compared by :class:`Snapshot`)."""
+    t = type(v)
+    if t is int or t is str or t is bool or v is None or t is bytes:
+        return (t, v)
+    if t is float:
+        return (t, v if v == v and v != 0.0 else v.hex())
+    if t is complex:
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, np.ndarray):
+        return None if v.dtype.hasobject else ArrayKey(v)
+    if isinstance(v, np.generic):
+        return (t, v.tobytes()) if not isinstance(v, np.object_) else None
+    if t is tuple or t is list:
+        keys = tuple(static_key(e) for e in v)
+        return None if any(k is None for k in keys) else (t, keys)
+    if t is dict:
+        items = tuple((static_key(k), static_key(e)) for k, e in v.items())
+        return None if any(a is None or b is None for a, b in items) else (t, items)
+    return None
+
+
+def _with_inputs(f, call):
+    """``f`` as a function of the tape inputs alone (other arguments fixed)."""
+    args, kwargs, positions = call.args, call.kwargs, call.positions
+
+    def inputs_to_f(*inputs):
+        full = list(args)
+        for pos, v in zip(positions, inputs):
+            full[pos] = v
+        return f(*full, **kwargs)
+    inputs_to_f.__name__ = _name(f)
+    return inputs_to_f
+
+
+# ---- caches of the one-shot functions (jvp, vjp, hvp, ...) ---------------------
+
+_shared = weakref.WeakKeyDictionary()
+_shared_lock = threading.Lock()
+
+
+def shared_cache(f):
+    """The tape cache the one-shot functions keep for ``f``. It lives as long
+    as ``f`` does and holds no reference to it."""
+    try:
+        with _shared_lock:
+            c = _shared.get(f)
+            if c is None:
+                c = _shared[f] = TapeCache()
+        return c
+    except TypeError:       # not weak-referenceable or not hashable: no sharing
+        return TapeCache()

@@ -1,0 +1,121 @@
+"""What a Python function's bytecode reads, for the functional API's cache.
+
+For one code object (and the code objects nested in it: lambdas,
+comprehensions, inner functions) this finds the global names it loads, the
+parameters it never reads, and calls that make its result depend on more
+than its arguments and environment (random generators it creates, clocks,
+files) or that read variables by name at run time (``locals()``, ``eval``).
+The analysis is cached per code object.
+"""
+import dis
+import threading
+import types
+from collections import OrderedDict
+
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+
+# Names whose use lets code read its own parameters without a visible load.
+_FRAME_NAMES = frozenset({"locals", "vars", "exec", "eval", "globals", "_getframe",
+                          "currentframe", "f_locals", "f_back", "stack", "super"})
+# Names whose use lets code read globals that no LOAD_GLOBAL names.
+_DYNAMIC_GLOBAL_NAMES = frozenset({"exec", "eval", "globals"})
+# Calls whose results are not fixed by the arguments and the environment:
+# fresh random generators, clocks, files, user input.
+_EXTERNAL_NAMES = frozenset({
+    "default_rng", "SeedSequence", "RandomState", "Generator", "PCG64", "PCG64DXSM",
+    "MT19937", "Philox", "SFC64", "SystemRandom", "urandom", "getrandom", "token_bytes",
+    "token_hex", "token_urlsafe", "randbits", "uuid1", "uuid4", "time_ns", "perf_counter",
+    "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "thread_time", "now",
+    "utcnow", "today", "open", "input", "fromfile", "loadtxt", "genfromtxt", "load"})
+_STORES = frozenset({"STORE_FAST", "STORE_DEREF", "STORE_FAST_STORE_FAST"})
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+
+_CACHE_SIZE = 4096         # code objects whose analysis is kept
+
+
+class CodeInfo:
+    """The facts about one code object the tape cache needs.
+
+    Attributes
+    ----------
+    global_names : tuple of str
+        Globals (or builtins) loaded by name, here or in nested code.
+    unused : frozenset of str
+        Parameters never read (empty when the code reads its frame or takes
+        ``*args``/``**kwargs``).
+    positional : tuple of str
+        Names of the positional parameters, in order.
+    external : str or None
+        A name the code calls whose result depends on outside state (a new
+        random generator, a clock, a file), or None.
+    dynamic_globals : str or None
+        ``eval``/``exec``/``globals`` if the code reads globals by computed
+        names, else None.
+    """
+
+    __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals")
+
+    def __init__(self, code):
+        globals_, reads, names = [], set(), set()
+        for c in _code_tree(code):
+            names.update(c.co_names)
+            reads.update(c.co_cellvars)        # captured by nested code
+            for ins in dis.get_instructions(c):
+                if ins.opname in _GLOBAL_LOADS:
+                    if ins.argval not in globals_:
+                        globals_.append(ins.argval)
+                elif ins.opname not in _STORES and _reads_local(ins.opname):
+                    reads.update(_strings(ins.argval))
+        n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+        params = code.co_varnames[:n_pos + n_kw]
+        opaque = code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS) or names & _FRAME_NAMES
+        self.global_names = tuple(globals_)
+        self.positional = code.co_varnames[:n_pos]
+        self.unused = frozenset() if opaque else frozenset(p for p in params if p not in reads)
+        self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
+        self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
+
+
+def _code_tree(code):
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        yield c
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+
+def _reads_local(opname):
+    return "FAST" in opname or "DEREF" in opname or "CLOSURE" in opname or "CELL" in opname
+
+
+def _strings(argval):
+    if isinstance(argval, str):
+        return (argval,)
+    if isinstance(argval, tuple):
+        return tuple(a for a in argval if isinstance(a, str))
+    return ()
+
+
+_infos = OrderedDict()
+_lock = threading.Lock()
+
+
+def code_info(code):
+    """The (cached) :class:`CodeInfo` of a code object."""
+    info = _infos.get(code)
+    if info is None:
+        info = CodeInfo(code)
+        with _lock:
+            _infos[code] = info
+            if len(_infos) > _CACHE_SIZE:
+                _infos.popitem(last=False)
+    return info
+
+
+def unused_parameters(f):
+    """Names of ``f``'s parameters it provably never reads; empty unless
+    ``f`` is a plain Python function."""
+    if type(f) is not types.FunctionType:
+        return frozenset()
+    return code_info(f.__code__).unused

@@ -1,0 +1,447 @@
+"""Fingerprints of what a function reads besides its arguments.
+
+The functional API replays a cached tape only if the function's environment
+is what it was at recording. :class:`Snapshot` walks that environment --
+defaults, closure cells, the globals its code loads (and, recursively, the
+user functions, objects and containers reached from them) -- into a flat
+list of tokens, keeping copies of the arrays it meets; ``matches`` walks it
+again and compares. Modules, builtins and library (NumPy, SciPy, ...)
+functions and classes count by identity only. Anything the walk cannot see
+into (a C object holding hidden state, a structure too large or deep) makes
+the snapshot *blocked*: the function is then recorded on every call.
+The random generators met on the way are listed for
+:class:`adsim._random_watch.RandomWatch`.
+"""
+import enum
+import functools
+import random as _py_random
+import threading
+import types
+
+import numpy as np
+
+from ._codeinfo import code_info
+
+MAX_VALUES = 2000                 # values visited per walk
+MAX_DEPTH = 16                    # nesting of containers and objects
+MAX_ARRAY_BYTES = 64 * 2 ** 20    # array data copied per snapshot
+_SMALL_ARRAY = 16384              # bytes: compared as bytes below, as unsigned integers above
+
+_LIBRARY = frozenset({
+    "builtins", "numpy", "scipy", "adsim", "math", "cmath", "functools", "itertools",
+    "operator", "collections", "typing", "abc", "numbers", "copy", "warnings", "enum", "re",
+    "string", "statistics", "decimal", "fractions", "dataclasses", "contextlib", "logging",
+    "inspect", "types", "weakref", "threading", "_operator", "_functools", "_collections"})
+_HEAPTYPE = 1 << 9
+_C_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function",
+                          "_ArrayFunctionDispatcher"})
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                 np.random.SeedSequence, _py_random.Random)
+_IDENTITY_TYPES = (types.ModuleType, np.ufunc, np.dtype, enum.Enum, types.CodeType,
+                   types.MemberDescriptorType, types.GetSetDescriptorType,
+                   types.MethodDescriptorType, types.WrapperDescriptorType,
+                   types.ClassMethodDescriptorType, type(threading.Lock()),
+                   type(threading.RLock()), type(Ellipsis), type(NotImplemented))
+_SKIP_IN_CLASS = frozenset({
+    "__dict__", "__weakref__", "__module__", "__doc__", "__qualname__", "__annotations__",
+    "__slots__", "__match_args__", "_abc_impl", "__dataclass_fields__", "__dataclass_params__",
+    "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "__hash__"})
+
+
+_RESULT_NEUTRAL = ()      # types whose instances never change a result (caches)
+
+
+def result_neutral(cls):
+    """Register ``cls`` as holding nothing a result depends on (a cache of
+    tapes): its instances are fingerprinted as one constant token, without
+    a reference to them."""
+    global _RESULT_NEUTRAL
+    _RESULT_NEUTRAL = _RESULT_NEUTRAL + (cls,)
+    return cls
+
+
+class _Blocked(Exception):
+    """The walk met something it cannot fingerprint (the message says what)."""
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_MISSING = _Marker("missing")
+_NEUTRAL = _Marker("cache")
+_EMPTY_CELL = _Marker("empty cell")
+_REF = _Marker("ref")
+
+
+_library_modules = {}
+
+
+def _is_library(module):
+    known = _library_modules.get(module)
+    if known is None:
+        known = isinstance(module, str) and module.partition(".")[0] in _LIBRARY
+        if len(_library_modules) < 4096:
+            _library_modules[module] = known
+    return known
+
+
+def _type_name(obj):
+    t = obj if isinstance(obj, type) else type(obj)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+class _FrozenArray:
+    """An array's dtype, shape and contents at snapshot time (compared bit
+    for bit, so NaNs and signed zeros count)."""
+
+    __slots__ = ("dtype", "shape", "raw", "copy")
+
+    def __init__(self, a):
+        self.dtype, self.shape = a.dtype, a.shape
+        copy = np.array(a, order="C", copy=True, subok=False)
+        small = copy.nbytes <= _SMALL_ARRAY or copy.dtype.itemsize not in _UINT
+        self.raw = copy.tobytes() if small else None
+        self.copy = None if small else copy
+
+    def matches(self, a):
+        if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.shape != self.shape:
+            return False
+        if self.raw is not None:
+            return a.tobytes() == self.raw
+        u = _UINT[a.dtype.itemsize]
+        return bool(np.array_equal(a.view(u), self.copy.view(u)))
+
+
+class _Walk:
+    """One walk over an environment: the tokens, the random generators met,
+    and (first) the reason the function is impure."""
+
+    __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure")
+
+    def __init__(self, freeze):
+        self.tokens = []
+        self.emit = self.tokens.append
+        self.seen = {}
+        self.count = 0
+        self.nbytes = 0
+        self.freeze = freeze
+        self.randoms = []
+        self.impure = None
+
+    def value(self, v, depth=0):
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _Blocked(f"its environment holds more than {MAX_VALUES} values")
+        t = type(v)
+        if t in _PLAIN:
+            self.emit(t)
+            self.emit(v)
+            return
+        if depth > MAX_DEPTH:
+            raise _Blocked(f"its environment is nested more than {MAX_DEPTH} levels deep")
+        handler = _HANDLERS.get(t)
+        if handler is not None:
+            handler(self, v, depth)
+        else:
+            self.other(v, t, depth)
+
+    def first_visit(self, v):
+        """False (after a back-reference token) if ``v`` was met before."""
+        key = id(v)
+        index = self.seen.get(key)
+        if index is not None:
+            self.emit(_REF)
+            self.emit(index)
+            return False
+        self.seen[key] = len(self.seen)
+        return True
+
+    # ---- values --------------------------------------------------------
+    def float_(self, v, depth):
+        self.emit(float)
+        self.emit(v if v == v and v != 0.0 else v.hex())    # NaN and signed zeros exactly
+
+    def complex_(self, v, depth):
+        self.emit(complex)
+        self.emit(v.real.hex())
+        self.emit(v.imag.hex())
+
+    def sequence(self, v, depth):
+        if not self.first_visit(v):
+            return
+        self.emit(type(v))
+        self.emit(len(v))
+        for item in v:
+            self.value(item, depth + 1)
+
+    def mapping(self, v, depth):
+        if not self.first_visit(v):
+            return
+        self.emit(type(v))
+        self.emit(len(v))
+        for key, item in list(v.items()):
+            self.value(key, depth + 1)
+            self.value(item, depth + 1)
+
+    def set_(self, v, depth):
+        if not all(type(e) in _SCALARS for e in v):
+            raise _Blocked("its environment holds a set of objects that are not plain scalars")
+        self.emit(type(v))
+        self.emit(frozenset((type(e), e) for e in v))
+
+    def array(self, v, depth):
+        if v.dtype.hasobject:
+            raise _Blocked("its environment holds an array of Python objects")
+        self.nbytes += v.nbytes
+        if self.nbytes > MAX_ARRAY_BYTES:
+            raise _Blocked(f"its environment holds more than {MAX_ARRAY_BYTES // 2 ** 20} MB "
+                           f"of array data")
+        self.emit(type(v))
+        self.emit(_FrozenArray(v) if self.freeze else v)
+        if type(v) is not np.ndarray and getattr(v, "__dict__", None):
+            self.value(v.__dict__, depth + 1)
+
+    def numpy_scalar(self, v, depth):
+        self.emit(type(v))
+        self.emit(v.tobytes())
+
+    def identity(self, v, depth):
+        self.emit(v)
+
+    # ---- code ------------------------------------------------------------
+    def function(self, fn, depth):
+        library = _is_library(fn.__module__)
+        if library and fn.__closure__ is None:
+            self.emit(fn)                   # a library function: its identity
+            return
+        if not self.first_visit(fn):
+            return
+        code = fn.__code__
+        self.emit(types.FunctionType)
+        self.emit(code)
+        self.value(fn.__defaults__, depth + 1)
+        self.value(fn.__kwdefaults__, depth + 1)
+        for cell in fn.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:
+                self.emit(_EMPTY_CELL)
+            else:
+                self.value(content, depth + 1)
+        if library:                         # a closure made by library code (an adsim
+            return                          # transform of a user function): its cells
+        info = code_info(code)
+        if info.dynamic_globals:
+            raise _Blocked(f"`{fn.__qualname__}` reads globals through "
+                           f"{info.dynamic_globals}()")
+        if info.external and self.impure is None:
+            self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
+                           f"on more than its arguments")
+        glob, builtins = fn.__globals__, fn.__builtins__
+        for name in info.global_names:
+            v = glob.get(name, _MISSING)
+            if v is _MISSING:
+                self.emit(builtins.get(name, _MISSING))
+            else:
+                self.value(v, depth + 1)
+        if fn.__dict__:
+            self.value(fn.__dict__, depth + 1)
+
+    def method(self, m, depth):
+        self.emit(types.MethodType)
+        self.value(m.__func__, depth + 1)
+        self.value(m.__self__, depth + 1)
+
+    def builtin(self, fn, depth):
+        owner = fn.__self__
+        self.emit(fn if owner is None or isinstance(owner, types.ModuleType) else fn.__name__)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            self.value(owner, depth + 1)       # a method of an object: the object's state counts
+
+    def partial(self, p, depth):
+        self.emit(type(p))
+        self.value(p.func, depth + 1)
+        self.value(p.args, depth + 1)
+        self.value(p.keywords, depth + 1)
+
+    def wrapper(self, w, depth):               # staticmethod, classmethod
+        self.emit(type(w))
+        self.value(w.__func__, depth + 1)
+
+    def property_(self, p, depth):
+        self.emit(property)
+        for fn in (p.fget, p.fset, p.fdel):
+            self.value(fn, depth + 1)
+
+    def class_(self, cls, depth):
+        self.emit(cls)
+        if not cls.__flags__ & _HEAPTYPE or _is_library(cls.__module__) \
+                or not self.first_visit(cls):
+            return
+        # a user class: its attributes and methods count (class-level settings, helper
+        # methods reading globals); descriptors it made for itself count by identity
+        names = [n for n in cls.__dict__ if n not in _SKIP_IN_CLASS]
+        self.emit(len(names))
+        for n in names:
+            self.emit(n)
+            v = cls.__dict__[n]
+            try:
+                self.value(v, depth + 1)
+            except _Blocked:
+                if type(v).__flags__ & _HEAPTYPE or not _is_library(type(v).__module__):
+                    raise
+                self.emit(v)
+        for base in cls.__bases__:
+            self.value(base, depth + 1)
+
+    # ---- other objects -------------------------------------------------
+    def other(self, v, t, depth):
+        if isinstance(v, _RANDOM_TYPES):
+            self.randoms.append(v)
+            self.emit(v)
+        elif isinstance(v, _RESULT_NEUTRAL):
+            self.emit(_NEUTRAL)
+        elif isinstance(v, type):
+            self.class_(v, depth)
+        elif isinstance(v, _IDENTITY_TYPES):
+            self.emit(v)
+        elif isinstance(v, (tuple, list)):
+            self.sequence(v, depth)
+            self._instance_dict(v, depth)
+        elif isinstance(v, dict):
+            self.mapping(v, depth)
+            self.value(getattr(v, "default_factory", None), depth + 1)
+            self._instance_dict(v, depth)
+        elif isinstance(v, (set, frozenset)):
+            self.set_(v, depth)
+        elif isinstance(v, np.ndarray):
+            self.array(v, depth)
+        elif isinstance(v, np.generic):
+            self.numpy_scalar(v, depth)
+        elif isinstance(v, float):
+            self.float_(float(v), depth)
+        elif isinstance(v, (int, str, bytes)):
+            self.emit(t)
+            self.emit(v)
+        elif t.__name__ in _C_FUNCTIONS and _is_library(getattr(v, "__module__", None)):
+            self.emit(v)                       # a compiled library function
+        else:
+            self.instance(v, t, depth)
+
+    def _instance_dict(self, v, depth):
+        d = getattr(v, "__dict__", None)
+        if d:
+            self.value(d, depth + 1)
+
+    def instance(self, v, t, depth):
+        slots = _visible_state(t)
+        if slots is None:
+            raise _Blocked(f"its environment holds a {_type_name(v)} object, whose state adsim "
+                           f"cannot see")
+        if not self.first_visit(v):
+            return
+        self.value(t, depth + 1)
+        self._instance_dict(v, depth)
+        for s in slots:
+            self.value(getattr(v, s, _MISSING), depth + 1)
+
+
+_SCALARS = {type(None), bool, int, str, bytes, float}
+_PLAIN = frozenset({type(None), bool, int, str, bytes})     # compared by type and ==
+_HANDLERS = {
+    float: _Walk.float_, complex: _Walk.complex_,
+    tuple: _Walk.sequence, list: _Walk.sequence, dict: _Walk.mapping,
+    set: _Walk.set_, frozenset: _Walk.set_, np.ndarray: _Walk.array,
+    np.float64: _Walk.numpy_scalar, np.int64: _Walk.numpy_scalar,
+    types.ModuleType: _Walk.identity, np.ufunc: _Walk.identity, type: _Walk.class_,
+    types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
+    types.BuiltinFunctionType: _Walk.builtin, staticmethod: _Walk.wrapper,
+    classmethod: _Walk.wrapper, property: _Walk.property_, functools.partial: _Walk.partial,
+}
+_slots_of = {}
+
+
+def _visible_state(t):
+    """Slot names of instances of ``t`` if all their state is visible to
+    Python (``__dict__`` and ``__slots__`` of Python classes), else None."""
+    try:
+        return _slots_of[t]
+    except KeyError:
+        pass
+    slots = []
+    for klass in t.__mro__[:-1]:               # all but object
+        if not klass.__flags__ & _HEAPTYPE and klass is not BaseException \
+                and klass is not Exception:
+            slots = None
+            break
+        own = klass.__dict__.get("__slots__", ())
+        slots.extend([own] if isinstance(own, str) else
+                     [s for s in own if s not in ("__dict__", "__weakref__")])
+    result = None if slots is None else tuple(slots)
+    if len(_slots_of) < 4096:
+        _slots_of[t] = result
+    return result
+
+
+class Snapshot:
+    """What a function (and the arguments listed in ``extras``) depended on
+    at one moment.
+
+    Attributes
+    ----------
+    blocked : str or None
+        Why a tape recorded now may not be reused (None: it may be, as long
+        as :meth:`matches` holds).
+    randoms : list
+        Random generators met in the environment (for :class:`RandomWatch`).
+    """
+
+    __slots__ = ("tokens", "blocked", "randoms")
+
+    def __init__(self, f, extras=()):
+        walk = _Walk(freeze=True)
+        try:
+            walk.value(f)
+            if extras:
+                walk.value(extras)
+        except _Blocked as err:
+            self.tokens, self.blocked, self.randoms = None, str(err), []
+            return
+        except RecursionError:
+            self.tokens, self.blocked, self.randoms = None, "its environment is too deep", []
+            return
+        self.tokens = walk.tokens
+        self.randoms = walk.randoms
+        self.blocked = walk.impure
+
+    def matches(self, f, extras=()):
+        """Whether the environment of ``f`` (and ``extras``) is unchanged."""
+        if self.tokens is None:
+            return False
+        walk = _Walk(freeze=False)
+        try:
+            walk.value(f)
+            if extras:
+                walk.value(extras)
+        except (_Blocked, RecursionError):
+            return False
+        stored, current = self.tokens, walk.tokens
+        if len(stored) != len(current):
+            return False
+        for s, c in zip(stored, current):
+            if s is c:
+                continue
+            if type(s) is _FrozenArray:
+                if not s.matches(c):
+                    return False
+            elif type(s) is not type(c) or s != c:
+                return False
+        return True

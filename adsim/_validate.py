@@ -1,0 +1,73 @@
+"""Argument checks shared by every entry point (one source of the rules).
+
+``real_array`` is what an input, a direction or a weight must be: real
+numeric data, converted to float64. ``argnums`` / ``resolve_argnums`` give
+``argnums`` Python's indexing rules.
+"""
+import numpy as np
+
+from .errors import InvalidArgnums, InvalidInput
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def name_of(f):
+    """A function's name for messages."""
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def real_array(x, what):
+    """``x`` as a float64 array; integers and booleans convert. Complex data,
+    ``None``, ragged sequences and object, string or datetime arrays raise
+    :class:`adsim.errors.InvalidInput` naming ``what``."""
+    if type(x) is np.ndarray and x.dtype is _FLOAT64:
+        return x
+    if x is None:
+        raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:       # ragged nested sequences
+        raise InvalidInput(f"adsim: {what} is not an array of numbers ({err}); pass a "
+                           f"float64 array") from err
+    kind = arr.dtype.kind
+    if kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    if kind == "c":
+        raise InvalidInput(f"adsim: {what} is complex ({arr.dtype}); adsim differentiates real "
+                           f"float64 code: split it into real and imaginary parts")
+    raise InvalidInput(f"adsim: {what} has dtype {arr.dtype}; pass a float64 array")
+
+
+def _is_index(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def argnums(value):
+    """``argnums`` checked for type: (tuple of ints, whether a single int was
+    given). Ranges are checked per call by :func:`resolve_argnums`."""
+    if _is_index(value):
+        return (int(value),), True
+    if isinstance(value, (tuple, list)) and value and all(_is_index(i) for i in value):
+        return tuple(int(i) for i in value), False
+    raise InvalidArgnums(f"adsim: argnums must be an int or a non-empty tuple of ints, "
+                         f"not {value!r}")
+
+
+def resolve_argnums(nums, n_args, name="the function", label="argnums"):
+    """``nums`` as non-negative positions among ``n_args`` positional
+    arguments, Python-style: negative values count from the end; out of range
+    and repeated positions raise :class:`adsim.errors.InvalidArgnums`."""
+    if len(nums) == 1 and 0 <= nums[0] < n_args:
+        return nums
+    out = []
+    for i in nums:
+        if not -n_args <= i < n_args:
+            raise InvalidArgnums(f"adsim: {label}={i} but {name} got {n_args} positional "
+                                 f"argument{'s' if n_args != 1 else ''}; {label} index the "
+                                 f"positional arguments (negative values count from the end)")
+        out.append(i % n_args)
+    if len(set(out)) != len(out):
+        twice = next(p for p in out if out.count(p) > 1)
+        raise InvalidArgnums(f"adsim: {label} {tuple(nums)} name positional argument {twice} "
+                             f"more than once; list each argument once")
+    return tuple(out)
