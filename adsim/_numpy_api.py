@@ -3,6 +3,8 @@
 the names below are what the compiled front end (adsim/_active.pxi) and the
 rest of adsim call. The rules themselves live by topic in adsim/_np/.
 """
+import sys
+
 import numpy as np
 
 from . import ops
@@ -17,6 +19,7 @@ from ._np.integers import (  # noqa: F401
 from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
 from ._np.linalg import norm, solve
 from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
+from ._np.special import special_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
@@ -50,7 +53,7 @@ def ufunc(uf, method, inputs, kwargs):
     if out is not None:
         out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if not isinstance(out, Active):
-            raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}(..., out=...)` writes an "
+            raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}(..., out=...)` writes an "
                                        f"active result into a plain array; assign the result "
                                        f"instead")
         result = ufunc(uf, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
@@ -64,12 +67,12 @@ def ufunc(uf, method, inputs, kwargs):
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
             set(kwargs) - allowed:
-        raise UnsupportedOperation(f"adsim: `numpy.{uf.__name__}` with arguments "
+        raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}` with arguments "
                                    f"{sorted(kwargs)} is not supported on active arrays")
     if method == "reduce" and uf is np.add:
         return sum(inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
     if method != "__call__":
-        raise unsupported(f"numpy.{uf.__name__}.{method}")
+        raise unsupported(f"{ufunc_name(uf)}.{method}")
     if uf in (np.absolute, np.fabs):
         return absolute(inputs[0])
     if uf is np.positive:
@@ -90,7 +93,21 @@ def ufunc(uf, method, inputs, kwargs):
         return _INTEGER_DIVISION_UFUNCS[uf](*inputs)
     if uf in _COMPOSED_UFUNCS:
         return _COMPOSED_UFUNCS[uf](*inputs)
-    raise unsupported(f"numpy.{uf.__name__}")
+    recorded = special_ufunc(uf)
+    if recorded is not None:
+        return recorded(*inputs)
+    raise unsupported(ufunc_name(uf))
+
+
+def ufunc_name(uf):
+    """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
+    name = uf.__name__
+    if getattr(np, name, None) is uf:
+        return f"numpy.{name}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, name, None) is uf:
+        return f"scipy.special.{name}"
+    return name
 
 
 def _shape(a):

@@ -31,11 +31,14 @@ from .errors import PrimitiveRuleError, UnsupportedOperation
 class Primitive:
     """A function recorded as one CALLBACK op with user-given rules."""
 
-    def __init__(self, value, jvp=None, vjp=None, name=None, linear=False):
+    def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
+                 nondiff_argnums=()):
         self.value = value
+        self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = jvp
         self.vjp = vjp
         self.linear = linear
+        self.elementwise = elementwise
         self.name = name or getattr(value, "__name__", "primitive")
 
     def __repr__(self):
@@ -44,6 +47,11 @@ class Primitive:
     def __call__(self, *args):
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
+        for i in self.nondiff_argnums:
+            if isinstance(args[i], Active):
+                raise UnsupportedOperation(f"adsim: argument {i} of `{self.name}` has no "
+                                           f"derivative rule and cannot be active; pass a plain "
+                                           f"value (adsim.value(x) if no derivative is wanted)")
         from ._np.core import constant, tape_of
         tape = tape_of(*args)
         refs, shapes = [], []
@@ -64,17 +72,23 @@ class Primitive:
         return wrap(tape, slot, out.shape)
 
 
-def primitive(value, *, jvp=None, vjp=None, name=None, linear=False):
+def primitive(value, *, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
+              nondiff_argnums=()):
     """Make ``value`` (a function of plain arrays returning one array) a
     primitive with forward rule ``jvp(args, out, tangents)`` and reverse rule
     ``vjp(args, out, out_adjoint)``. Either rule may be omitted; sweeps that
     need a missing rule raise ``UnsupportedOperation``. ``linear=True``
     declares the function linear in its active arguments (an FFT, a linear
     solve with a constant matrix): its second derivative is zero, so
-    Hessian-vector products need only the vjp rule. Rules that return
-    something unusable (None, complex values, a wrong shape, the wrong number
-    of adjoints) raise :class:`adsim.errors.PrimitiveRuleError`."""
-    return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear)
+    Hessian-vector products need only the vjp rule. ``elementwise=True``
+    declares that each output element depends only on the arguments' elements
+    at the same position (NumPy broadcasting), which sparse Jacobians and
+    Hessians use. Rules that return something unusable (None, complex values,
+    a wrong shape, the wrong number of adjoints) raise
+    :class:`adsim.errors.PrimitiveRuleError`. Arguments at ``nondiff_argnums``
+    (an order, a flag) must be plain values; the rules get them as they are."""
+    return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear, elementwise=elementwise,
+                     nondiff_argnums=nondiff_argnums)
 
 
 # ---- checks of what user rules return ------------------------------------------
@@ -144,6 +158,23 @@ class Application:
     def _args(self, flat_args):
         return [a.reshape(s) for a, s in zip(flat_args, self.in_shapes)]
 
+    def pattern(self, arg_patterns):
+        """Sparsity of an elementwise primitive: output element k depends on
+        the elements the arguments broadcast to position k (None: dense)."""
+        if not self.prim.elementwise:
+            return None
+        import scipy.sparse as sp
+        n = int(np.prod(self.out_shape))
+        P = None
+        for A, shape in zip(arg_patterns, self.in_shapes):
+            if A.shape[0] == 0:             # a constant argument
+                continue
+            at = np.broadcast_to(np.arange(int(np.prod(shape))).reshape(shape),
+                                 self.out_shape).reshape(-1)
+            rows = sp.csr_array(A[at]) if n else A[:0]
+            P = rows if P is None else sp.csr_array((P + rows).astype(bool))
+        return P
+
     def value(self, flat_args):
         if self._first_value is not None:      # computed while recording
             out, self._first_value = self._first_value, None
@@ -208,29 +239,38 @@ class Application:
         out_t = self.tangent(flat_args, result, arg_t)
         n_args = len(args)
         shapes = self.in_shapes
+        fixed = self.prim.nondiff_argnums      # stay plain in the recorded rule
+        free = [i for i in range(n_args) if i not in fixed]
 
         def flat_vjp(*xs):
-            adj = _rule_adjoints(self.prim, vjp(list(xs[:n_args]), xs[n_args], xs[n_args + 1]),
-                                shapes, recorded=True)
+            full = list(args)
+            for i, x in zip(free, xs):
+                full[i] = x
+            adj = _rule_adjoints(self.prim, vjp(full, xs[-2], xs[-1]), shapes, recorded=True)
             from ._np.core import reshaped
             pieces = [reshaped(a, (-1,)) if isinstance(a, Active) else
-                      np.zeros(int(np.prod(s))) if a is None else np.ravel(a) * 0.0
-                      for a, s in zip(adj, shapes)]
+                      np.zeros(int(np.prod(shapes[i]))) if a is None else np.ravel(a) * 0.0
+                      for i, a in enumerate(adj) if i in free]
             return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         try:
-            tape = record(flat_vjp, *args, out, adjoint.reshape(self.out_shape))
+            tape = record(flat_vjp, *[args[i] for i in free], out, adjoint.reshape(self.out_shape))
         except (UnsupportedOperation, TypeError) as err:
             raise UnsupportedOperation(
                 f"adsim: second-order sweeps through primitive `{self.prim.name}` differentiate "
                 f"its vjp rule, which could not be recorded ({err}); write the vjp with NumPy "
                 f"operations adsim supports") from err
-        V = arg_t + [out_t, adjoint_tangents]
-        xs = args + [out, adjoint.reshape(self.out_shape)]
+        V = [arg_t[i] for i in free] + [out_t, adjoint_tangents]
+        xs = [args[i] for i in free] + [out, adjoint.reshape(self.out_shape)]
         _, dadj = tape._tangent(tape._inputs(xs), [np.ascontiguousarray(v) for v in V])
         adj = self._adjoints(vjp, args, out, adjoint)
-        sizes = np.cumsum([0] + [a.size for a in args])
         adjs = [None if a is None else a.reshape(-1) for a in adj]
-        adots = [dadj[:, sizes[i]:sizes[i + 1]] for i in range(n_args)]
+        adots, start = [], 0
+        for i, a in enumerate(args):
+            if i in fixed:
+                adots.append(np.zeros((p, a.size)))
+                continue
+            adots.append(dadj[:, start:start + a.size])
+            start += a.size
         return adjs, adots
 
 

@@ -1,0 +1,106 @@
+"""SciPy's special functions (``scipy.special`` ufuncs) on active arrays.
+
+Each is an elementwise primitive: its value is SciPy's, its partial
+derivatives are written with functions adsim differentiates (often other
+special functions here), so Hessian-vector products, which record the
+reverse rule, are exact too. One Python call per op and sweep.
+
+Derivatives: Abramowitz & Stegun, *Handbook of Mathematical Functions*
+(6.1.17, 6.3.1, 6.4.1, 7.1.19, 9.1.27, 9.6.26) and the NIST DLMF (5.15.1,
+7.10.1, 10.29.1).
+"""
+import numpy as np
+
+from .._tape import Active
+from ..primitives import primitive
+from .reductions import sum as reduce_sum
+
+_SQRT_PI = np.sqrt(np.pi)
+_SQRT_2PI = np.sqrt(2.0 * np.pi)
+
+
+def _sum_to(a, shape):
+    """Sum a broadcast adjoint back to an argument's ``shape``."""
+    shape = tuple(shape)
+    extra = np.ndim(a) - len(shape)
+    axes = tuple(range(extra)) + tuple(extra + i for i, d in enumerate(shape)
+                                       if d == 1 and np.shape(a)[extra + i] != 1)
+    if axes:
+        a = reduce_sum(a, axis=axes, keepdims=True) if isinstance(a, Active) else \
+            np.sum(a, axis=axes, keepdims=True)
+    return a.reshape(shape)
+
+
+def elementwise(ufunc, partials, static=()):
+    """The primitive for ``ufunc`` whose partial derivatives are
+    ``partials(*args)`` (one per argument; arguments at positions ``static``
+    are plain integers such as an order, with no derivative)."""
+    def jvp(args, out, tangents):
+        total = np.zeros(np.shape(out))
+        for i, (d, t) in enumerate(zip(partials(*args), tangents)):
+            if t is not None and i not in static:
+                total = total + d * t
+        return total
+
+    def vjp(args, out, w):
+        return tuple(None if i in static else _sum_to(d * w, np.shape(a))
+                     for i, (d, a) in enumerate(zip(partials(*args), args)))
+
+    return primitive(ufunc, jvp=jvp, vjp=vjp, name=f"scipy.special.{ufunc.__name__}",
+                     elementwise=True, nondiff_argnums=static)
+
+
+def _table():
+    import math
+
+    import scipy.special as sc
+    from scipy.special import _ufuncs
+
+    def polygamma(n, x):         # n >= 1, through Hurwitz's zeta (A&S 6.4.10)
+        return (-1.0) ** (n + 1) * math.factorial(n) * _ufuncs._zeta(n + 1.0, x)
+    return {
+        sc.gammaln: lambda x: (sc.digamma(x),),
+        sc.gamma: lambda x: (sc.gamma(x) * sc.digamma(x),),
+        sc.digamma: lambda x: (polygamma(1, x),),
+        _ufuncs._zeta: (lambda s, q: (None, -s * _ufuncs._zeta(s + 1.0, q)), (0,)),
+        sc.beta: lambda a, b: (sc.beta(a, b) * (sc.digamma(a) - sc.digamma(a + b)),
+                               sc.beta(a, b) * (sc.digamma(b) - sc.digamma(a + b))),
+        sc.betaln: lambda a, b: (sc.digamma(a) - sc.digamma(a + b),
+                                 sc.digamma(b) - sc.digamma(a + b)),
+        sc.erf: lambda x: (2.0 / _SQRT_PI * np.exp(-x * x),),
+        sc.erfc: lambda x: (-2.0 / _SQRT_PI * np.exp(-x * x),),
+        sc.erfinv: lambda y: (0.5 * _SQRT_PI * np.exp(sc.erfinv(y) ** 2),),
+        sc.erfcinv: lambda y: (-0.5 * _SQRT_PI * np.exp(sc.erfcinv(y) ** 2),),
+        sc.expit: lambda x: (sc.expit(x) * sc.expit(-x),),
+        sc.log_expit: lambda x: (sc.expit(-x),),
+        sc.logit: lambda p: (1.0 / (p * (1.0 - p)),),
+        sc.xlogy: lambda x, y: (np.log(y), np.where(x == 0, 0.0, x / y)),
+        sc.xlog1py: lambda x, y: (np.log1p(y), np.where(x == 0, 0.0, x / (1.0 + y))),
+        sc.entr: lambda x: (-np.log(x) - 1.0,),
+        sc.rel_entr: lambda x, y: (np.log(x / y) + 1.0, -x / y),
+        sc.ndtr: lambda x: (np.exp(-0.5 * x * x) / _SQRT_2PI,),
+        sc.log_ndtr: lambda x: (np.exp(-0.5 * x * x - sc.log_ndtr(x)) / _SQRT_2PI,),
+        sc.ndtri: lambda p: (_SQRT_2PI * np.exp(0.5 * sc.ndtri(p) ** 2),),
+        sc.jv: (lambda v, x: (None, 0.5 * (sc.jv(v - 1, x) - sc.jv(v + 1, x))), (0,)),
+        sc.iv: (lambda v, x: (None, 0.5 * (sc.iv(v - 1, x) + sc.iv(v + 1, x))), (0,)),
+        sc.j0: lambda x: (-sc.j1(x),),
+        sc.j1: lambda x: (0.5 * (sc.j0(x) - sc.jv(2, x)),),
+        sc.i0: lambda x: (sc.i1(x),),
+        sc.i1: lambda x: (0.5 * (sc.i0(x) + sc.iv(2, x)),),
+        sc.i0e: lambda x: (sc.i1e(x) - np.sign(x) * sc.i0e(x),),
+        sc.i1e: lambda x: (0.5 * (sc.i0e(x) + sc.ive(2, x)) - np.sign(x) * sc.i1e(x),),
+        sc.ive: (lambda v, x: (None, 0.5 * (sc.ive(v - 1, x) + sc.ive(v + 1, x))
+                               - np.sign(x) * sc.ive(v, x)), (0,)),
+    }
+
+
+_FUNCTIONS = {}
+
+
+def special_ufunc(uf):
+    """The recorded version of a scipy.special ufunc, or None."""
+    if not _FUNCTIONS:
+        for u, rule in _table().items():
+            partials, static = rule if isinstance(rule, tuple) else (rule, ())
+            _FUNCTIONS[u] = elementwise(u, partials, static)
+    return _FUNCTIONS.get(uf)
