@@ -10,7 +10,12 @@ runs inside that op's rules. At its peak a sweep through the loop holds
   occupy there, with their derivative rows, and the constants it added;
 * the copies the op protocol (adsim/_ops/callback.pxi) hands to the driver:
   arguments, result, incoming derivatives;
-* the driver's working states: replay results not yet dropped.
+* the driver's working states: replay results not yet dropped;
+* one state more as allocator slack: the C heap keeps a freed state-sized
+  block that an allocation of another size (a state with tangents, a
+  snapshot read from disk) cannot reuse, so resident memory runs up to
+  about one state above the bytes alive (measured: up to 0.9 states with
+  snapshots on disk, benchmarks/checkpoint_memory.py).
 
 :meth:`Footprint.fixed` adds up everything but the snapshots for one kind of
 sweep, so that ``memory_limit`` can be honoured as a bound: the driver keeps
@@ -98,7 +103,8 @@ class Footprint:
             phases.append(self._adjoint_rule(d))
         if kind == "second_order":
             phases.append(self._second_order_rule(d))
-        return self._outer(kind, d) + tape.during(kind, d) + max(phases)
+        slack = self.snapshot(kind, d) - SNAPSHOT_OVERHEAD
+        return self._outer(kind, d) + tape.during(kind, d) + max(phases) + slack
 
     # -- pieces, each an upper bound; S, I: state and input bytes ------------
 

@@ -255,7 +255,7 @@ class LoopOp:
         zdot = tangents[0] if tangents[0] is not None else np.zeros((p, z.size))
         in_dots = list(tangents[1:])
         if self.budgeted:
-            check_fits(self.options, self.footprint, self.steps, p)
+            check_fits(self.options, self.footprint, self.steps, p, self.n_steps)
         if self.cond is not None:
             run = self._while_forward("second_order", p, (z, zdot), inputs, in_dots,
                                       keep=not self.budgeted)

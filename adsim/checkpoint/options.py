@@ -3,6 +3,7 @@
 Every argument is checked when the loop is called, inside a recording or
 not, so that a mistake raises the same clear error wherever the loop runs.
 """
+import errno
 import math
 import os
 from collections.abc import MutableMapping
@@ -13,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._tape import Active
+from ..errors import SnapshotDirNotADirectoryError
 from .budget import parse_bytes
 from .multistage import TwoLevel
 from .online import Online
@@ -103,6 +105,13 @@ def _snapshot_dir(value):
     path = os.fspath(value)
     if not isinstance(path, str) or not path:
         raise TypeError(f"adsim: snapshot_dir must be a non-empty text path, got {value!r}")
+    existing = os.path.abspath(path)           # the path, or its nearest existing parent
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.path.exists(existing) and not os.path.isdir(existing):
+        raise SnapshotDirNotADirectoryError(
+            errno.ENOTDIR, f"adsim: snapshot_dir={path!r} cannot be a directory: {existing!r} "
+            f"is a file. Give a directory (it is created if missing)")
     return path
 
 

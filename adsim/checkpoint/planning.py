@@ -50,7 +50,7 @@ def _bound_variants(options, steps, kind, d, left):
     steps.keep_within(None if options.memory_limit is None else left, kind, d)
 
 
-def check_fits(options, footprint, steps, d):
+def check_fits(options, footprint, steps, d, n_steps):
     """For a forward sweep with ``d`` tangents (a jvp, or the forward half of
     a Hessian-vector product), which keeps no snapshots: raise if the budget
     cannot hold it. The op cannot tell which of the two sweeps runs, so the
@@ -61,11 +61,21 @@ def check_fits(options, footprint, steps, d):
     tape_bytes, fixed, snapshot = _sizes(footprint, steps, "tangent", d)
     if fixed > options.memory_limit:
         so_tape, so_fixed, so_snapshot = _sizes(footprint, steps, "second_order", d)
-        one = 0 if options.snapshot_dir is not None else 1
         purpose = (f"{_purpose('tangent', d)} (a jvp alone needs {fixed} bytes) or "
                    f"{_purpose('second_order', d)}")
-        raise _error(options, "second_order", d, so_tape, so_fixed, so_snapshot, one, purpose)
+        raise _error(options, "second_order", d, so_tape, max(so_fixed, fixed), so_snapshot,
+                     _fewest_snapshots(options, n_steps), purpose)
     _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes)
+
+
+def _fewest_snapshots(options, n_steps):
+    """Snapshots in memory a reverse sweep needs at least: those of a given
+    schedule, else one (none when they may go to snapshot_dir)."""
+    if options.schedule is not None and n_steps is not None:
+        sched = resolve_schedule(options.schedule, n_steps)
+        return sched.memory_snapshots if isinstance(sched, TwoLevel) else \
+            min(sched.snapshots, n_steps)
+    return 0 if options.snapshot_dir is not None else 1
 
 
 def snapshot_counts(options, footprint, steps, kind, d, n_steps):

@@ -12,6 +12,7 @@ raised as :class:`adsim.errors.SnapshotDirError` (a subclass of the matching
 builtin ``OSError``), naming the directory and what to do.
 """
 
+import errno
 import os
 import tempfile
 import warnings
@@ -131,6 +132,19 @@ class MemoryStore(_Store):
 
     def __repr__(self):
         return f"MemoryStore(slots={self.slots})"
+
+
+def _write_array(stream, array):
+    """One array in the ``.npy`` format, written through ``stream`` so that a
+    failed or short write (a full disk) raises OSError; NumPy's own writer
+    can lose such errors on the way to the file."""
+    if array.dtype.hasobject:
+        raise ValueError("object arrays cannot be stored as snapshots (no pickles)")
+    if not array.flags.c_contiguous:
+        array = array.copy()
+    np.lib.format.write_array_header_2_0(stream, np.lib.format.header_data_from_array_1_0(array))
+    if array.size:
+        stream.write(memoryview(array.reshape(-1)).cast("B"))
 
 
 def _private(array, copy):
@@ -281,9 +295,8 @@ class DiskStore(_Store):
             )
             with os.fdopen(handle, "wb") as stream:
                 count = np.array(len(snapshot), dtype=np.int64)
-                np.lib.format.write_array(stream, count, allow_pickle=False)
-                for array in snapshot:
-                    np.lib.format.write_array(stream, array, allow_pickle=False)
+                for array in (count,) + snapshot:
+                    _write_array(stream, array)
             os.replace(temporary, self._path(index))
         except BaseException as error:
             if temporary is not None:
@@ -311,6 +324,11 @@ class DiskStore(_Store):
         except OSError as error:
             raise snapshot_dir_error(
                 error, self._root, f"read snapshot slot {index} from {self._path(index)!r}"
+            ) from error
+        except ValueError as error:        # the file was changed since it was written
+            raise snapshot_dir_error(
+                OSError(errno.EIO, f"the file is damaged ({error})", self._path(index)),
+                self._root, f"read snapshot slot {index} from {self._path(index)!r}"
             ) from error
 
     def close(self):
