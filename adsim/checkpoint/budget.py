@@ -1,8 +1,11 @@
-"""Memory budgets: byte sizes and the number of snapshots that fit.
+"""Memory budgets: byte sizes, snapshot counts and the budget error.
 
-A checkpointed loop needs, at its peak, the tape of one step plus its
-snapshots: ``step_tape_nbytes + snapshots * state_nbytes`` bytes.
-:func:`snapshots_for_budget` inverts this for a ``memory_limit``.
+:func:`parse_bytes` reads a ``memory_limit`` ("100MB") in bounded time;
+:func:`snapshots_for_budget` is the simple model ``step_tape_nbytes +
+snapshots * state_nbytes`` for users planning by hand. A checkpointed loop
+counts more than that (its state copies, its slots in the enclosing tape):
+see :mod:`adsim.checkpoint.footprint` and :mod:`adsim.checkpoint.planning`,
+which raise :func:`budget_error`.
 """
 
 import math

@@ -160,6 +160,11 @@ class LoopOp:
         import scipy.sparse as sp
 
         from ..sparse.pattern import iterate_pattern, jacobian_pattern
+        if self.steps.dropped:
+            raise ValueError(
+                f"adsim: the sparsity pattern of this checkpointed loop is the union over its "
+                f"step's branch variants, and {self.steps.dropped} were dropped (more than 16, "
+                f"or beyond memory_limit); compute the pattern of a loop without memory_limit")
         size = arg_patterns[0].shape[0]
         J = None
         for tape in self.steps.variants:

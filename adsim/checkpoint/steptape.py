@@ -27,6 +27,7 @@ class StepTapes:
         self.step_flat = step_flat
         self.variants = []
         self.recordings = 0
+        self.dropped = 0            # variants dropped (too many, or beyond the budget)
         self._sizes = {}
         self._allowance = None      # (bytes, kind, directions) the variants may take together
         self._chunk = 1
@@ -40,9 +41,8 @@ class StepTapes:
         self._sizes[id(tape)] = _measure(tape, z, inputs)
         self.recordings += 1
         self.variants.insert(0, tape)
-        for old in self.variants[_MAX_VARIANTS:]:
-            self._sizes.pop(id(old), None)
-        del self.variants[_MAX_VARIANTS:]
+        while len(self.variants) > _MAX_VARIANTS:
+            self._drop_last()
         if self._allowance is not None:
             self.keep_within(*self._allowance)
         return tape
@@ -69,7 +69,11 @@ class StepTapes:
             return
         while len(self.variants) > 1 and sum(
                 self._sizes[id(t)].during(kind, directions) for t in self.variants) > nbytes:
-            self._sizes.pop(id(self.variants.pop()), None)
+            self._drop_last()
+
+    def _drop_last(self):
+        self._sizes.pop(id(self.variants.pop()), None)
+        self.dropped += 1
 
     def call(self, method, z, inputs):
         """``method(tape, [z] + inputs)`` on a variant whose branches hold at

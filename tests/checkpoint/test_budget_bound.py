@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import adsim
+from adsim.sparse.pattern import jacobian_pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,3 +150,46 @@ def test_budget_sets_the_snapshot_count_in_every_sweep():
             stats = {}
             MODES[mode](looped, dict(memory_limit=minimum + extra * per_snapshot, stats=stats))
             assert stats["snapshots"] == 1 + extra, (mode, extra)
+
+
+def test_branch_variants_are_dropped_to_stay_within_the_budget():
+    """A step whose branch flips every step has two recorded variants; a
+    budget with room for one drops the older variant (the step is recorded
+    again when its branch comes back), and the derivatives stay exact."""
+    calls = []
+
+    def flipping(y, p):
+        calls.append(1)
+        if y[0] > 0.5:
+            return 1.0 - y + 0.05 * np.sin(p * y) * np.cos(y)
+        return 1.0 - y + 0.05 * p * y
+
+    def loss(limit):
+        def f(x, k):
+            u = adsim.checkpoint_loop(flipping, x, N, args=(k,), memory_limit=limit)
+            return np.sum(u ** 2)
+        return f
+
+    def plain_loss(x, k):
+        for _ in range(N):
+            x = flipping(x, k)
+        return np.sum(x ** 2)
+
+    y0 = np.linspace(0.2, 0.4, 40)
+    want = adsim.grad(plain_loss, argnums=(0, 1))(y0, K)
+    with pytest.raises(adsim.MemoryBudgetError) as caught:
+        adsim.grad(loss(1), argnums=(0, 1))(y0, K)
+    minimum = stated_minimum(caught.value)
+    recordings = {}
+    for limit in (None, minimum):
+        calls.clear()
+        got = adsim.grad(loss(limit), argnums=(0, 1))(y0, K)
+        recordings[limit] = len(calls)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert recordings[None] == 2 and recordings[minimum] > N
+
+    tape = adsim.record(loss(minimum), y0, K)
+    tape.gradient(y0, K)                    # the budgeted sweep drops a variant
+    with pytest.raises(ValueError, match="union over its step's branch variants"):
+        jacobian_pattern(tape)              # rather than a pattern missing a branch
