@@ -202,7 +202,7 @@ def table(rows):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.checkpoint_memory",
                                 description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="one size, two modes")
+    p.add_argument("--quick", action="store_true", help="one size, two modes, two budgets")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--sizes", default=",".join(map(str, SIZES)))
     p.add_argument("--budgets", default=",".join(BUDGETS))
@@ -219,9 +219,10 @@ def main(argv=None):
         print("peak memory is measured through /proc/self/clear_refs (Linux); not available here")
         return 0
     modes, sizes = args.modes.split(","), [int(s) for s in args.sizes.split(",")]
+    budgets = args.budgets.split(",")
     if args.quick:
-        modes, sizes = ["grad", "hvp"], [20_000]
-    rows = measure(modes, sizes, args.budgets.split(","), args.steps)
+        modes, sizes, budgets = ["grad", "hvp"], [20_000], ["min", "min+1MB"]
+    rows = measure(modes, sizes, budgets, args.steps)
     if args.json:
         print(json.dumps(rows))
         return 0
