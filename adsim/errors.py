@@ -77,3 +77,38 @@ class PrimitiveRuleError(AdsimError, ValueError):
     adjoint (or ``None``) per argument, each of that argument's shape. Fix the
     rule so that it returns what the message asks for.
     """
+
+
+class SnapshotDirError(AdsimError, OSError):
+    """Snapshot files of a checkpointed loop could not be created, written or read.
+
+    Raised by the disk level of a checkpointed loop (``snapshot_dir=``) and by
+    :class:`adsim.checkpoint.DiskStore`. The message names ``snapshot_dir``,
+    the file and the system's reason (``errno`` is kept). Snapshot files
+    already written are removed before the error propagates. Fix: give
+    ``snapshot_dir`` a writable directory with room for the snapshots, or
+    raise ``memory_limit`` so that fewer snapshots go to disk. Subclasses
+    match the builtin of the cause (:class:`PermissionError`,
+    :class:`FileNotFoundError`, :class:`NotADirectoryError`).
+    """
+
+
+class SnapshotDirPermissionError(SnapshotDirError, PermissionError):
+    """``snapshot_dir`` (or a file in it) may not be written or read."""
+
+
+class SnapshotDirNotFoundError(SnapshotDirError, FileNotFoundError):
+    """The snapshot directory or a snapshot file vanished while the loop ran."""
+
+
+class SnapshotDirNotADirectoryError(SnapshotDirError, NotADirectoryError):
+    """``snapshot_dir`` (or one of its parents) is not a directory."""
+
+
+class SnapshotCleanupWarning(RuntimeWarning):
+    """A checkpointed loop could not remove its private snapshot directory.
+
+    The snapshot files in it are removed first; the warning says which empty
+    directory is left (for example when ``snapshot_dir`` was made read-only
+    while the loop ran). Fix: remove it by hand.
+    """

@@ -18,6 +18,9 @@ from .schedules import (
     simulate,
 )
 from .storage import DiskStore, MemoryStore, TieredStore
+from ..errors import (MemoryBudgetError, SnapshotCleanupWarning, SnapshotDirError,
+                      SnapshotDirNotADirectoryError, SnapshotDirNotFoundError,
+                      SnapshotDirPermissionError)
 
 __all__ = [
     "checkpoint_loop",
@@ -41,4 +44,10 @@ __all__ = [
     "parse_bytes",
     "format_bytes",
     "snapshots_for_budget",
+    "MemoryBudgetError",
+    "SnapshotDirError",
+    "SnapshotDirPermissionError",
+    "SnapshotDirNotFoundError",
+    "SnapshotDirNotADirectoryError",
+    "SnapshotCleanupWarning",
 ]

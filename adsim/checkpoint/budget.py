@@ -1,8 +1,11 @@
-"""Memory budgets: byte sizes and the number of snapshots that fit.
+"""Memory budgets: byte sizes, snapshot counts and the budget error.
 
-A checkpointed loop needs, at its peak, the tape of one step plus its
-snapshots: ``step_tape_nbytes + snapshots * state_nbytes`` bytes.
-:func:`snapshots_for_budget` inverts this for a ``memory_limit``.
+:func:`parse_bytes` reads a ``memory_limit`` ("100MB") in bounded time;
+:func:`snapshots_for_budget` is the simple model ``step_tape_nbytes +
+snapshots * state_nbytes`` for users planning by hand. A checkpointed loop
+counts more than that (its state copies, its slots in the enclosing tape):
+see :mod:`adsim.checkpoint.footprint` and :mod:`adsim.checkpoint.planning`,
+which raise :func:`budget_error`.
 """
 
 import math
@@ -13,7 +16,7 @@ from numbers import Integral, Real
 from ..errors import MemoryBudgetError
 from .schedules import _check_count
 
-__all__ = ["parse_bytes", "format_bytes", "snapshots_for_budget"]
+__all__ = ["parse_bytes", "format_bytes", "snapshots_for_budget", "budget_error"]
 
 _UNITS = {
     "": 1,
@@ -28,7 +31,13 @@ _UNITS = {
     "tib": 2**40,
 }
 
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?\s*([A-Za-z]*)\s*")
+_SIZE = re.compile(r"\s*([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?\s*([A-Za-z]*)\s*")
+
+# Sizes are byte counts of this machine's memory or disk: anything from
+# 2**63 bytes (9.2 exabytes) on is a mistake, and refusing it early keeps
+# text such as "1e10000000" from costing time.
+MAX_BYTES = 2**63 - 1
+_MAX_TEXT = 100
 
 
 def parse_bytes(size):
@@ -50,8 +59,8 @@ def parse_bytes(size):
     Raises
     ------
     ValueError
-        For text that is not a size, an unknown unit, or a negative or
-        non-finite number.
+        For text that is not a size, an unknown unit, a negative or
+        non-finite number, or a size of 2**63 bytes or more.
     TypeError
         For other types (including ``bool``).
 
@@ -63,30 +72,44 @@ def parse_bytes(size):
     if isinstance(size, bool):
         raise TypeError(f"a size must be a number or text, got {size!r}")
     if isinstance(size, Integral):
-        return _non_negative(int(size), size)
+        return _in_range(int(size), size)
     if isinstance(size, Real):
         if not math.isfinite(size):
             raise ValueError(f"a size must be finite, got {size!r}")
-        return _non_negative(math.floor(size), size)
+        if size < 0:
+            raise ValueError(f"a size must be >= 0, got {size!r}")
+        return _in_range(math.floor(size) if size < 2.0**64 else MAX_BYTES + 1, size)
     if not isinstance(size, str):
         raise TypeError(f"a size must be a number or text, got {type(size).__name__}")
-    match = _SIZE.fullmatch(size)
-    unit = match.group(3).lower() if match else None
-    if unit not in _UNITS:
+    match = _SIZE.fullmatch(size) if len(size) <= _MAX_TEXT else None
+    unit = match.group(4).lower() if match else None
+    if unit not in _UNITS or not (match.group(1) or match.group(2)):
         raise ValueError(
-            f"cannot read {size!r} as a size; write a number with an optional unit "
-            "B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of "
+            f"cannot read {size[:_MAX_TEXT]!r} as a size; write a number with an optional "
+            "unit B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of "
             "1024), for example '512MB' or '2 GiB'"
         )
-    number = Fraction(match.group(1))
-    if match.group(2):
-        number *= Fraction(10) ** int(match.group(2))
-    return math.floor(number * _UNITS[unit])
+    whole, fraction, exponent = match.group(1), match.group(2) or "", match.group(3)
+    mantissa = int(whole + fraction or "0")
+    # size = mantissa * 10**power * unit, with power bounded before it is used
+    power = (int(exponent) if exponent else 0) - len(fraction)
+    if mantissa == 0:
+        return 0
+    if len(str(mantissa)) + power > 20:          # >= 10**19 bytes before the unit
+        return _in_range(MAX_BYTES + 1, size)
+    if power < 0:
+        if -power > len(str(mantissa)) + 14:     # below 1e-14 before a unit < 1e13
+            return 0
+        return _in_range(math.floor(Fraction(mantissa * _UNITS[unit], 10**-power)), size)
+    return _in_range(mantissa * 10**power * _UNITS[unit], size)
 
 
-def _non_negative(count, given):
+def _in_range(count, given):
     if count < 0:
         raise ValueError(f"a size must be >= 0, got {given!r}")
+    if count > MAX_BYTES:
+        raise ValueError(f"a size must be below 2**63 bytes (9.2 EB), got {given!r}; "
+                         "for no limit give None")
     return count
 
 
@@ -155,3 +178,22 @@ def snapshots_for_budget(memory_limit, state_nbytes, step_tape_nbytes, n_steps=N
     if n_steps is not None:
         count = min(count, _check_count(n_steps, "n_steps", 1))
     return max(count, 1)
+
+
+def budget_error(limit, purpose, parts, minimum, snapshot_dir_helps):
+    """The :class:`MemoryBudgetError` of a sweep that cannot run within ``limit``.
+
+    ``purpose`` says which sweep (e.g. "a Hessian-vector product through this
+    checkpointed loop"), ``parts`` lists ``(what, bytes)`` of what it holds,
+    and ``minimum`` is the smallest budget with which that sweep runs.
+    """
+    needs = ", ".join(f"{what} {nbytes} bytes" for what, nbytes in parts)
+    ways = "Raise memory_limit to at least that"
+    if snapshot_dir_helps:
+        ways += ", give snapshot_dir= to keep snapshots on disk"
+    return MemoryBudgetError(
+        f"adsim: memory_limit={limit} bytes ({format_bytes(limit)}) is too small for {purpose}, "
+        f"which holds {needs}; the smallest budget that works is {minimum} bytes "
+        f"({format_bytes(minimum)}). {ways}, or shorten the step (fewer operations per step or "
+        f"a smaller state)."
+    )

@@ -6,68 +6,34 @@ the step's C sweeps along a checkpoint schedule: plain replays to advance,
 a taped replay and its adjoint to reverse one step, snapshots of the state
 kept in memory (or on disk) as the schedule says. Memory then holds the
 snapshots and one step's tape, not n steps' worth of tape.
+
+The driver never writes into a state array: replays return new arrays, so
+a snapshot in memory shares its arrays with the current state instead of
+copying them, and derivative arrays handed in by the op protocol are
+updated in place. With ``memory_limit`` every sweep is planned so that what
+it holds (:mod:`adsim.checkpoint.footprint`) stays within the budget; value
+passes then keep no snapshots, so that whatever sweep follows has the
+whole budget.
 """
+import functools
 import itertools
-import math
 import sys
 
 import numpy as np
 
 from .. import _numpy_api as api
 from .._tape import Active, Opcode as Op, wrap
-from .budget import parse_bytes, snapshots_for_budget
-from .multistage import TwoLevel
-from .online import Online
+from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401
+from .layout import StateLayout
+from .options import (check_args, check_callable, check_n_steps, check_state, default_snapshots,
+                      loop_options, resolve_schedule)
+from .planning import check_fits, offline_plan, online_plan
 from .schedules import Advance, FirstTurn, Restore, Revolve, TakeShot, YouTurn
 from .steptape import StepTapes
-from .storage import MemoryStore, TieredStore
+from .storage import MemoryStore
 from ..errors import MemoryBudgetError
 
-
-# ------------------------------------------------------------- state layout
-
-class StateLayout:
-    """Flattens a state (one array, or a tuple/list of arrays) into one vector."""
-
-    def __init__(self, state):
-        self.is_sequence = isinstance(state, (tuple, list))
-        self.kind = type(state) if self.is_sequence else None
-        leaves = list(state) if self.is_sequence else [state]
-        self.shapes = [tuple(api.shape_of(leaf)) for leaf in leaves]
-        self.sizes = [math.prod(s) for s in self.shapes]
-        self.size = sum(self.sizes)
-
-    def leaves(self, state):
-        leaves = list(state) if self.is_sequence else [state]
-        shapes = [tuple(api.shape_of(leaf)) for leaf in leaves]
-        if shapes != self.shapes:
-            raise ValueError(f"adsim: the loop step returned a state with shapes {shapes}; it "
-                             f"must keep the shapes of the initial state {self.shapes}")
-        return leaves
-
-    def flatten(self, state):
-        leaves = self.leaves(state)
-        flat = [api.reshape(x, (-1,)) if isinstance(x, Active) else
-                np.asarray(x, dtype=float).reshape(-1) for x in leaves]
-        if len(flat) == 1:
-            return flat[0]
-        return np.concatenate(flat)
-
-    def unflatten(self, z):
-        pieces, offset = [], 0
-        for shape, size in zip(self.shapes, self.sizes):
-            piece = z[offset:offset + size]
-            pieces.append(piece.reshape(shape))
-            offset += size
-        if not self.is_sequence:
-            return pieces[0]
-        return self.kind(pieces)
-
-
-# ------------------------------------------------------------- the loop op
-
-_SNAPSHOT_OVERHEAD = 512    # bytes of Python objects around each in-memory snapshot
-
+__all__ = ["checkpoint_loop", "checkpoint_while"]
 
 def _reset(stats, **fixed):
     """Start counting the work of a new sweep in ``stats``: ``forward_steps``
@@ -77,76 +43,114 @@ def _reset(stats, **fixed):
     stats.update(forward_steps=0, taped_steps=0, output_steps=0, **fixed)
 
 
+def _same(a, b):
+    """Whether two lists of arrays (or None) hold equal values."""
+    return len(a) == len(b) and all(
+        (x is None and y is None) or (x is not None and y is not None and np.array_equal(x, y))
+        for x, y in zip(a, b))
+
+
+def _explain_memory_errors(rule):
+    """Turn a bare MemoryError inside an op rule into a MemoryBudgetError
+    that says what the loop held and how to bound it."""
+    @functools.wraps(rule)
+    def wrapped(self, *args):
+        try:
+            return rule(self, *args)
+        except MemoryBudgetError:
+            raise
+        except MemoryError as error:
+            held = self.stats.get("snapshots", "no")
+            raise MemoryBudgetError(
+                f"adsim: the checkpointed loop ran out of memory ({error or 'no details'}) "
+                f"holding {held} snapshots of its state"
+                + (" (no memory_limit was given)" if not self.budgeted else "")
+                + "; give memory_limit= so that the snapshots fit next to everything else "
+                "the sweep holds, lower snapshots=, or give snapshot_dir= with memory_limit "
+                "to keep snapshots on disk") from error
+    return wrapped
+
+
 class LoopOp:
     """The CALLBACK rules of one checkpointed loop (see adsim/_ops/callback.pxi
     for the protocol: flat float64 arrays in and out)."""
 
-    def __init__(self, steps, n_steps=None, cond=None, layout=None, args_of=None, *,
-                 snapshots=None, memory_limit=None, snapshot_dir=None, schedule=None,
-                 progress=None, max_steps=None, stats=None):
+    def __init__(self, steps, options, n_steps=None, cond=None, layout=None, args_of=None):
         self.steps = steps
+        self.options = options
         self.n_steps = n_steps
         self.cond = cond
         self.layout = layout
         self.args_of = args_of
-        self.snapshots = snapshots
-        self.memory_limit = None if memory_limit is None else parse_bytes(memory_limit)
-        self.snapshot_dir = snapshot_dir
-        self.schedule = schedule
-        self.progress = progress
-        self.max_steps = max_steps
-        self.stats = {} if stats is None else stats
-        self._pending = None
-        self._prefix = None      # schedule state left by the last value pass
-        self._runs = {}          # online runs of checkpoint_while, per mode
+        self.stats = options.stats
+        self.footprint = None     # set when the op is recorded (its slots in the enclosing tape)
+        self._recorded = False    # the first value call is made while recording
+        self._cache = None        # that call's arguments and result, for the sweep that follows
+        self._prefix = None       # schedule state left by a value pass (no memory_limit)
+        self._run = None          # while loops: a forward pass with its snapshots (no memory_limit)
 
-    # ---- plain loop ----------------------------------------------------
+    @property
+    def budgeted(self):
+        return self.options.memory_limit is not None
+
+    def _forget(self):
+        """Drop what a value pass kept for a reverse sweep."""
+        self._cache = None
+        prefix, self._prefix = self._prefix, None
+        run, self._run = self._run, None
+        for kept in (prefix, run):
+            if kept is not None and kept["store"] is not None:
+                kept["store"].close()
+
+    # ---- values --------------------------------------------------------
+    @_explain_memory_errors
+    def value(self, flat_args):
+        cache, self._cache = self._cache, None
+        if cache is not None and _same(cache["args"], flat_args):
+            return cache["out"]
+        del cache
+        out = self.run_value(flat_args[0], flat_args[1:])
+        if not self._recorded:
+            self._recorded = True
+            self._cache = dict(args=list(flat_args), out=out)
+        return out
+
     def run_value(self, z, inputs):
+        self._forget()
         if self.cond is not None:
-            return self._while_forward("values", [z], inputs)[0]
+            run = self._while_forward("adjoint", 1, (z,), inputs, None, keep=not self.budgeted)
+            self._keep_run("adjoint", run, [z] + list(inputs))
+            return run["final"][0]
         _reset(self.stats, n_steps=self.n_steps)
-        self._drop_prefix()
-        memory, disk = self._slots(self.n_steps, z.nbytes, 1)
-        if disk or self.schedule is not None:
-            self.stats["output_steps"] = self.n_steps
-            return self.steps.iterate(z, inputs, self.n_steps)
-        return self._value_with_prefix(z, inputs)
+        if not self.budgeted and self.options.schedule is None:
+            return self._value_with_prefix(z, inputs)
+        self.stats["output_steps"] = self.n_steps
+        return self.steps.iterate(z, inputs, self.n_steps)
 
     def _value_with_prefix(self, z, inputs):
         """The loop's value, running the schedule's actions up to its first
         turn on the way: the snapshots a reverse sweep starts with are taken
         by the plain forward pass, which a reverse sweep then resumes."""
-        sched, store = self._plan(self.n_steps, z.nbytes, 1)
+        s = self.options.snapshots or default_snapshots(self.n_steps)
+        sched, store = Revolve(self.n_steps, s), MemoryStore(s, copy=False)
         actions = iter(sched)
-
-        def advance(state, k):
-            return [self.steps.iterate(state[0], inputs, k)]
         try:
             state, current, positions, first_turn = self._execute(
-                actions, [z], store, advance, None, until_turn=True)
+                actions, (z,), store, self._plain_advance(inputs), None, until_turn=True)
             out = self.steps.iterate(state[0], inputs, 1)
         except BaseException:
             store.close()
             raise
         self.stats["output_steps"] = 1
-        self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))
-        self._prefix = dict(key=[np.array(z, copy=True)] + [np.array(x, copy=True) for x in inputs],
-                            store=store, actions=itertools.chain([first_turn], actions),
-                            state=state, current=current, positions=positions,
-                            snapshots=sched.snapshots)
+        self.stats.update(snapshots=s, schedule=repr(sched))
+        self._prefix = dict(key=[z] + list(inputs), store=store, state=state, current=current,
+                            actions=itertools.chain([first_turn], actions), positions=positions)
         return out
 
-    def _drop_prefix(self, close=True):
-        prefix, self._prefix = self._prefix, None
-        if prefix is not None and close:
-            prefix["store"].close()
-        return prefix
-
-    def value(self, flat_args):
-        if self._pending is not None:
-            out, self._pending = self._pending, None
-            return out
-        return self.run_value(flat_args[0], flat_args[1:])
+    def _plain_advance(self, inputs):
+        def advance(state, k):
+            return (self.steps.iterate(state[0], inputs, k),)
+        return advance
 
     # ---- sparsity ------------------------------------------------------
     def pattern(self, arg_patterns):
@@ -156,6 +160,11 @@ class LoopOp:
         import scipy.sparse as sp
 
         from ..sparse.pattern import iterate_pattern, jacobian_pattern
+        if self.steps.dropped:
+            raise ValueError(
+                f"adsim: the sparsity pattern of this checkpointed loop is the union over its "
+                f"step's branch variants, and {self.steps.dropped} were dropped (more than 16, "
+                f"or beyond memory_limit); compute the pattern of a loop without memory_limit")
         size = arg_patterns[0].shape[0]
         J = None
         for tape in self.steps.variants:
@@ -166,78 +175,54 @@ class LoopOp:
         args = sp.vstack(arg_patterns[1:]) if len(arg_patterns) > 1 else None
         return iterate_pattern(J[:, :size], step_args, arg_patterns[0], args, self.n_steps)
 
-    # ---- schedules -----------------------------------------------------
-    def _slots(self, n_steps, state_nbytes, adjoint_directions, tangent_directions=0):
-        """(memory snapshots, disk snapshots) for this sweep."""
-        wanted = self.snapshots
-        if self.memory_limit is None:
-            return (wanted if wanted is not None else _default_snapshots(n_steps)), 0
-        tape_nbytes = self.steps.nbytes(adjoint_directions, tangent_directions)
-        state_nbytes += _SNAPSHOT_OVERHEAD
-        try:
-            fit = snapshots_for_budget(self.memory_limit, state_nbytes, tape_nbytes, n_steps)
-        except MemoryBudgetError:
-            if self.snapshot_dir is None:
-                raise
-            if self.memory_limit < tape_nbytes:     # disk snapshots cannot hold the tape
-                raise MemoryBudgetError(
-                    f"adsim: memory_limit={self.memory_limit} bytes cannot hold the tape of one "
-                    f"step ({tape_nbytes} bytes), which stays in memory even with snapshot_dir; "
-                    f"raise memory_limit to at least {tape_nbytes} bytes or shorten the step")
-            fit = 0
-        if wanted is None:
-            wanted = fit if self.snapshot_dir is None else max(fit, _default_snapshots(n_steps))
-        if wanted <= fit or self.snapshot_dir is None:
-            return min(wanted, fit) if self.snapshot_dir is None else wanted, 0
-        return fit, wanted - fit
-
-    def _plan(self, n_steps, state_nbytes, adjoint_directions, tangent_directions=0):
-        """(schedule, store) for an offline reversal of n_steps."""
-        if self.schedule is not None:
-            sched = self.schedule(n_steps) if callable(self.schedule) else self.schedule
-            if sched.n_steps != n_steps:
-                raise ValueError(f"adsim: the schedule is for {sched.n_steps} steps, the loop has {n_steps}")
-            return sched, MemoryStore(sched.snapshots)
-        memory, disk = self._slots(n_steps, state_nbytes, adjoint_directions, tangent_directions)
-        if disk:
-            return (TwoLevel(n_steps, memory, disk),
-                    TieredStore(memory, disk, self.snapshot_dir))
-        return Revolve(n_steps, memory), MemoryStore(memory)
-
+    # ---- executing a schedule ------------------------------------------------
     def _execute(self, actions, state, store, advance, turn, current=0, reverse_from=None,
                  positions=None, until_turn=False):
-        """Run schedule actions; ``state`` is a list of arrays; ``positions``
+        """Run schedule actions; ``state`` is a tuple of arrays; ``positions``
         maps filled snapshot slots to their step index. With ``until_turn``
         stop before the first turn and return (state, current, positions,
-        that turn action)."""
+        that turn action). Actions that would reverse the wrong steps raise
+        (a schedule of the user's own is checked as it runs)."""
         positions = {} if positions is None else positions
         total = reverse_from if reverse_from is not None else self.n_steps
-        position = total
-        for action in actions:
+        position = total                   # steps position.. are reversed
+        for number, action in enumerate(actions):
             if isinstance(action, Advance):
+                limit = position - 1 if position < total else total
+                if current is None or not 1 <= action.steps <= limit - current:
+                    _illegal(number, action, current, position)
                 state = advance(state, action.steps)
                 current += action.steps
                 self.stats["forward_steps"] += action.steps
             elif isinstance(action, TakeShot):
+                if current is None:
+                    _illegal(number, action, current, position)
                 store.put(action.index, state)
                 positions[action.index] = current
             elif isinstance(action, Restore):
                 state = store.get(action.index)
                 current = positions[action.index]
             elif isinstance(action, (FirstTurn, YouTurn)):
+                if current != position - 1 or isinstance(action, FirstTurn) != (position == total):
+                    _illegal(number, action, current, position)
                 if until_turn:
                     return state, current, positions, action
                 turn(state, current)
-                position = current
+                position, current, state = current, None, None
                 self.stats["taped_steps"] += 1
                 self._report(total - position, total)
+            else:
+                raise TypeError(f"adsim: schedule action {number} is not an action: {action!r}")
+        if position != 0 and not until_turn:
+            raise ValueError(f"adsim: the schedule ended with steps 0..{position - 1} not "
+                             f"reversed; check it with adsim.checkpoint.simulate")
         return position
 
     def _report(self, done, total):
-        if self.progress is None or self.progress is False:
+        if self.options.progress is None or self.options.progress is False:
             return
-        if callable(self.progress):
-            self.progress(done, total)
+        if callable(self.options.progress):
+            self.options.progress(done, total)
             return
         if done == total or done % max(1, total // 100) == 0:
             bar = int(40 * done / max(total, 1))
@@ -247,32 +232,40 @@ class LoopOp:
             sys.stderr.flush()
 
     # ---- reverse mode ----------------------------------------------------
+    @_explain_memory_errors
     def adjoint(self, flat_args, result, adjoint):
+        """Adjoints of the state and inputs; ``adjoint`` (q, size) is the
+        protocol's copy of the output adjoint, updated in place step by step."""
         z0, inputs = flat_args[0], flat_args[1:]
         q = adjoint.shape[0]
+        self._cache = None
         acc = [np.zeros((q, x.size)) for x in inputs]
-        zbar = [adjoint]
-
-        def advance(state, k):
-            return [self.steps.iterate(state[0], inputs, k)]
 
         def turn(state, current):
-            _, adj = self.steps.call(lambda t, xs: t._adjoint(xs, zbar[0]), state[0], inputs)
-            zbar[0] = adj[0]
+            _, adj = self.steps.call(lambda t, xs: t._adjoint(xs, adjoint), state[0], inputs)
+            adjoint[...] = adj[0]
             for a, g in zip(acc, adj[1:]):
                 a += g
 
-        self._reverse("values", [z0], inputs, advance, turn, z0.nbytes, q)
-        return [zbar[0]] + acc
+        self._reverse("adjoint", q, (z0,), inputs, self._plain_advance(inputs), turn,
+                      key=[z0] + list(inputs))
+        return [adjoint] + acc
 
     # ---- forward mode: no snapshots ----------------------------------------
+    @_explain_memory_errors
     def tangent(self, flat_args, result, tangents):
         z, inputs = flat_args[0], flat_args[1:]
         p = next(t.shape[0] for t in tangents if t is not None)
+        self._forget()
         zdot = tangents[0] if tangents[0] is not None else np.zeros((p, z.size))
-        in_dots = [t if t is not None else np.zeros((p, x.size)) for t, x in zip(tangents[1:], inputs)]
+        in_dots = list(tangents[1:])
+        if self.budgeted:
+            check_fits(self.options, self.footprint, self.steps, p, self.n_steps)
         if self.cond is not None:
-            return self._while_forward("tangents", [z, zdot], inputs, in_dots)[1]
+            run = self._while_forward("second_order", p, (z, zdot), inputs, in_dots,
+                                      keep=not self.budgeted)
+            self._keep_run("second_order", run, [z] + list(inputs) + list(tangents))
+            return run["final"][1]
         _reset(self.stats, n_steps=self.n_steps)
         for _ in range(self.n_steps):
             z, zdot = self.steps.call(lambda t, xs: t._tangent(xs, [zdot] + in_dots), z, inputs)
@@ -280,126 +273,128 @@ class LoopOp:
         return zdot
 
     # ---- second order: reverse on forward through the loop -------------------
+    @_explain_memory_errors
     def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents):
         z0, inputs = flat_args[0], flat_args[1:]
         p = adjoint_tangents.shape[0]
+        self._cache = None
         zdot0 = tangents[0] if tangents[0] is not None else np.zeros((p, z0.size))
-        in_dots = [t if t is not None else np.zeros((p, x.size)) for t, x in zip(tangents[1:], inputs)]
+        in_dots = list(tangents[1:])
         acc = [np.zeros(x.size) for x in inputs]
         acc_dot = [np.zeros((p, x.size)) for x in inputs]
-        bar = [adjoint, adjoint_tangents]
 
         def advance(state, k):
             z, zdot = state
             for _ in range(k):
                 z, zdot = self.steps.call(lambda t, xs: t._tangent(xs, [zdot] + in_dots), z, inputs)
-            return [z, zdot]
+            return (z, zdot)
 
         def turn(state, current):
             z, zdot = state
             _, _, adj, adot = self.steps.call(
-                lambda t, xs: t._soadjoint(xs, [zdot] + in_dots, bar[0], bar[1]), z, inputs)
-            bar[0], bar[1] = adj[0], adot[0]
+                lambda t, xs: t._soadjoint(xs, [zdot] + in_dots, adjoint, adjoint_tangents),
+                z, inputs)
+            adjoint[...] = adj[0]
+            adjoint_tangents[...] = adot[0]
             for a, g in zip(acc, adj[1:]):
                 a += g
             for a, g in zip(acc_dot, adot[1:]):
                 a += g
 
-        self._reverse("tangents", [z0, zdot0], inputs, advance, turn,
-                      z0.nbytes * (1 + p), 1, tangents=in_dots, tangent_directions=p)
-        return [bar[0]] + acc, [bar[1]] + acc_dot
+        self._reverse("second_order", p, (z0, zdot0), inputs, advance, turn, in_dots=in_dots,
+                      key=[z0] + list(inputs) + list(tangents))
+        return [adjoint] + acc, [adjoint_tangents] + acc_dot
 
-    def _reverse(self, mode, state0, inputs, advance, turn, state_nbytes, directions, tangents=None,
-                 tangent_directions=0):
-        if self.cond is None:
-            prefix = self._drop_prefix(close=False)
-            if prefix is not None and not (mode == "values"
-                    and prefix["snapshots"] == self._slots(self.n_steps, state_nbytes, directions)[0]
-                    and all(np.array_equal(a, b) for a, b in zip(prefix["key"], state0 + list(inputs)))):
-                prefix["store"].close()
-                prefix = None
-            if prefix is not None:
-                with prefix["store"]:        # resume where the value pass stopped
-                    self._execute(prefix["actions"], prefix["state"], prefix["store"], advance,
-                                  turn, current=prefix["current"], positions=prefix["positions"])
-                return
-            _reset(self.stats, n_steps=self.n_steps)
-            sched, store = self._plan(self.n_steps, state_nbytes, directions, tangent_directions)
-            self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))
-            with store:
-                self._execute(iter(sched), state0, store, advance, turn)
+    def _reverse(self, kind, d, state0, inputs, advance, turn, in_dots=None, key=None):
+        if self.cond is not None:
+            return self._reverse_while(kind, d, state0, inputs, advance, turn, in_dots, key)
+        prefix = self._take_prefix(kind, key)
+        if prefix is not None:
+            with prefix["store"]:        # resume where the value pass stopped
+                self._execute(prefix["actions"], prefix["state"], prefix["store"], advance,
+                              turn, current=prefix["current"], positions=prefix["positions"])
             return
-        run = self._runs.get(mode)
-        if run is None or not all(np.array_equal(a, b) for a, b in zip(run["key"], state0 + list(inputs))):
-            self._while_forward(mode, state0, inputs, tangents)
-            run = self._runs[mode]
-        n, store, sched = run["n"], run["store"], run["schedule"]
-        try:
-            self._execute(sched.reverse(n), run["final"], store, advance, turn,
-                          current=n, reverse_from=n, positions=run["positions"])
-        finally:
-            store.close()
-            self._runs.pop(mode, None)
+        _reset(self.stats, n_steps=self.n_steps)
+        sched, store, actions = offline_plan(self.options, self.footprint, self.steps, kind, d,
+                                             self.n_steps)
+        self.stats.update(snapshots=sched.snapshots, schedule=repr(sched))
+        with store:
+            self._execute(actions, state0, store, advance, turn)
 
-    # ---- while loops: online checkpointing during the forward pass ----------
-    def _while_forward(self, mode, state, inputs, in_dots=None):
-        """Run a while loop forward (values, or values and tangents), taking the
-        online schedule's snapshots. Returns the final state."""
-        old = self._runs.pop(mode, None)
-        if old is not None:
-            old["store"].close()
-        per_state = sum(x.nbytes for x in state)
-        memory, disk = self._slots(None, per_state, 1)
-        if disk:
-            raise ValueError("adsim: checkpoint_while keeps its snapshots in memory; raise "
-                             "memory_limit or lower snapshots")
-        sched = Online(memory)
-        store = MemoryStore(memory)
-        key = [np.array(a, copy=True) for a in state + list(inputs)]
+    def _take_prefix(self, kind, key):
+        prefix, self._prefix = self._prefix, None
+        if prefix is None:
+            return None
+        if kind == "adjoint" and _same(prefix.pop("key"), key):
+            return prefix
+        prefix["store"].close()
+        return None
+
+    # ---- while loops: online checkpointing ------------------------------------
+    def _reverse_while(self, kind, d, state0, inputs, advance, turn, in_dots, key):
+        run, self._run = self._run, None
+        if run is None or run["kind"] != kind or not _same(run["key"], key):
+            if run is not None:
+                run["store"].close()
+            run = self._while_forward(kind, d, state0, inputs, in_dots, keep=True)
+        n, store, sched = run["n"], run["store"], run["schedule"]
+        with store:        # the final state is dropped at the first Restore
+            if n:
+                self._execute(sched.reverse(n), run.pop("final"), store, advance, turn,
+                              current=n, reverse_from=n, positions=run["positions"])
+
+    def _keep_run(self, kind, run, key):
+        if run["store"] is not None:
+            self._run = dict(run, kind=kind, key=key)
+
+    def _while_forward(self, kind, d, state, inputs, in_dots, keep):
+        """Run the while loop forward (values, or values and tangents); with
+        ``keep`` take the online schedule's snapshots for a reverse sweep of
+        ``kind``. Returns the run: its length, final state, store, schedule."""
+        sched = store = None
+        if keep:
+            sched, store = online_plan(self.options, self.footprint, self.steps, kind, d)
+            _reset(self.stats, snapshots=sched.snapshots, schedule=repr(sched))
+        else:
+            _reset(self.stats)
         positions = {}
-        _reset(self.stats, snapshots=memory, schedule=repr(sched))
-        k = 0
+        k, limit = 0, self.options.max_steps
         try:
             while self.cond(self.layout.unflatten(state[0]), *self.args_of(inputs)):
-                if k >= self.max_steps:
+                if limit is not None and k >= limit:
                     raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps="
-                                       f"{self.max_steps} steps; raise max_steps or check cond")
-                shot = sched.forward_step(k)
-                if shot is not None:
-                    store.put(shot.index, state)
-                    positions[shot.index] = k
-                if len(state) == 1:
-                    state = [self.steps.call(lambda t, xs: t._forward(xs), state[0], inputs)]
-                else:
-                    state = list(self.steps.call(
-                        lambda t, xs: t._tangent(xs, [state[1]] + in_dots), state[0], inputs))
+                                       f"{limit} steps; raise max_steps or check cond")
+                if keep:
+                    shot = sched.forward_step(k)
+                    if shot is not None:
+                        store.put(shot.index, state)
+                        positions[shot.index] = k
+                state = self._one_step(state, inputs, in_dots)
                 k += 1
         except BaseException:
-            store.close()
+            if store is not None:
+                store.close()
             raise
         self.stats.update(n_steps=k, forward_steps=k)
-        if k == 0:
-            store.close()
-            raise ValueError("adsim: checkpoint_while ran no step (cond was false at the start); "
-                             "the loop is the identity, do not wrap it")
         self.n_steps = k
-        self._runs[mode] = dict(n=k, store=store, schedule=sched, final=state, key=key,
-                                positions=positions)
-        return state
+        return dict(n=k, store=store, schedule=sched, final=state, positions=positions)
+
+    def _one_step(self, state, inputs, in_dots):
+        if len(state) == 1:
+            return (self.steps.call(lambda t, xs: t._forward(xs), state[0], inputs),)
+        return tuple(self.steps.call(lambda t, xs: t._tangent(xs, [state[1]] + in_dots),
+                                     state[0], inputs))
 
 
-def _default_snapshots(n_steps):
-    """Snapshots when neither ``snapshots`` nor ``memory_limit`` is given:
-    enough for a recomputation factor of about 3 (repetition number <= 3)."""
-    if n_steps is None:
-        return 64
-    s = 1
-    while math.comb(s + 3, 3) < n_steps and s < n_steps:
-        s += 1
-    return max(1, min(s, n_steps))
+def _illegal(number, action, current, position):
+    where = "no current state (a turn spent it; Restore first)" if current is None else \
+        f"the current state is {current}"
+    raise ValueError(f"adsim: schedule action {number} ({action!r}) is illegal: {where}, and "
+                     f"steps {position}.. are reversed; check the schedule with "
+                     f"adsim.checkpoint.simulate")
 
 
-# ------------------------------------------------------------- public API
+# ------------------------------------------------------------- recording
 
 def _split_args(args):
     """Positions of loop inputs among ``args``: active arrays and float arrays
@@ -411,7 +406,6 @@ def _split_args(args):
 
 def _setup(step, state, args):
     layout = StateLayout(state)
-    args = tuple(args)
     positions = _split_args(args)
 
     def args_of(inputs):
@@ -426,37 +420,46 @@ def _setup(step, state, args):
     return layout, positions, args_of, step_flat
 
 
-def _record_loop(op_factory, layout, positions, args, step_flat, state):
+def _record_loop(make_op, layout, positions, args, step_flat, state):
     """Record the loop op in the enclosing tape; returns the final state."""
     leaves = [state] if not layout.is_sequence else list(state)
     inputs = [args[i] for i in positions]
     tape = api.tape_of(*[v for v in leaves + inputs if isinstance(v, Active)])
+    arena_before, constants = tape.arena_elements, 0
     z = layout.flatten(state)
-    z_ref = z.slot if isinstance(z, Active) else tape.const_ref(z)
-    refs, values = [], []
+    if isinstance(z, Active):
+        z_ref = z.slot
+    else:
+        z_ref = tape.const_ref(z)
+        constants += z.nbytes
+    refs, shaped = [], []
     for v in inputs:
         if isinstance(v, Active):
             refs.append(v.slot)
-            values.append(tape.slot_value(v.slot))
         else:
-            arr = np.asarray(v, dtype=float)
-            refs.append(tape.const_ref(arr))
-            values.append(arr.reshape(-1))
+            refs.append(tape.const_ref(np.asarray(v, dtype=float)))
+            constants += 8 * int(np.size(v))
+        shaped.append(tape.slot_value(refs[-1]).reshape(api.shape_of(v)))
     z0 = tape.slot_value(z_ref)
-    shaped = [val.reshape(api.shape_of(v)) for val, v in zip(values, inputs)]
     steps = StepTapes(step_flat, z0, shaped)
-    op = op_factory(steps)
-    op._pending = op.run_value(z0, values)
+    state_bytes, input_bytes = z0.nbytes, sum(x.nbytes for x in shaped)
+    del z0, shaped
+    op = make_op(steps)
     cb = tape.add_callback(op)
-    slot = tape.record_op(int(Op.CALLBACK), z0.size, [cb, 1 + len(refs), z_ref] + refs)
-    out = wrap(tape, slot, (z0.size,))
-    return layout.unflatten(out)
+    slot = tape.record_op(int(Op.CALLBACK), layout.size, [cb, 1 + len(refs), z_ref] + refs)
+    out = layout.unflatten(wrap(tape, slot, (layout.size,)))
+    op.footprint = Footprint(state=state_bytes, inputs=input_bytes,
+                             outer=8 * (tape.arena_elements - arena_before),
+                             outer_constants=constants)
+    return out
 
 
 def _any_active(state, args):
     leaves = list(state) if isinstance(state, (tuple, list)) else [state]
     return any(isinstance(v, Active) for v in leaves + list(args))
 
+
+# ------------------------------------------------------------- public API
 
 def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_limit=None,
                     snapshot_dir=None, schedule=None, progress=None, stats=None):
@@ -475,9 +478,9 @@ def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_lim
         ``step(state, *args) -> state``, plain NumPy code; state is an array
         or a tuple/list of arrays and keeps its shapes.
     state : array or tuple of arrays
-        Initial state.
+        Initial state (real numbers). An empty state is returned as it is.
     n_steps : int
-        Number of steps.
+        Number of steps, ``>= 0`` (an integer, as for ``range``).
     args : tuple
         Further arguments of ``step``. Arrays (active or not) are loop inputs
         whose adjoints accumulate over all steps; other values are constants.
@@ -485,15 +488,20 @@ def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_lim
         Snapshots kept, counting the initial state (default: enough for a
         recomputation factor of about 3, or what ``memory_limit`` allows).
     memory_limit : int or str, optional
-        Budget in bytes ("100MB") for snapshots plus the step's tape; the
-        snapshot count follows from it. ``MemoryBudgetError`` if even one
-        snapshot does not fit.
-    snapshot_dir : str, optional
-        Directory for snapshots beyond the memory budget (two-level schedule);
-        files are written atomically and removed when the sweep ends.
-    schedule : Revolve or callable, optional
-        A schedule object for ``n_steps`` (e.g. ``Revolve(n, 30)``), or a
-        callable ``n -> schedule``; overrides ``snapshots``.
+        Bound in bytes ("100MB") on the memory the loop adds to a sweep:
+        snapshots, the step's tape and every copy of the state the sweep
+        makes (see docs/checkpointing.md). A sweep that cannot run within it
+        raises ``MemoryBudgetError`` naming the smallest budget that works.
+    snapshot_dir : str or os.PathLike, optional
+        Directory for snapshots beyond ``memory_limit`` (two-level schedule);
+        files live in a private subdirectory, are written atomically and are
+        removed when the sweep ends, also on errors and KeyboardInterrupt.
+        File system failures raise ``adsim.errors.SnapshotDirError``.
+    schedule : optional
+        ``adsim.Revolve(n_steps, snapshots)``, ``adsim.TwoLevel(n_steps,
+        memory_snapshots, disk_snapshots)`` (with ``snapshot_dir``),
+        ``adsim.Online(snapshots)``, or a callable ``n -> schedule``;
+        overrides ``snapshots``.
     progress : bool or callable, optional
         ``True`` draws a progress bar of reverse sweeps on stderr; a callable
         gets ``(steps reversed, n_steps)``.
@@ -501,24 +509,26 @@ def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_lim
         Receives the work of the last sweep: ``forward_steps`` (plain step
         replays), ``taped_steps``, ``snapshots``, ``schedule``.
     """
-    n_steps = int(n_steps)
-    if n_steps < 0:
-        raise ValueError(f"adsim: n_steps must be >= 0, got {n_steps}")
+    check_callable(step, "step")
+    n_steps = check_n_steps(n_steps)
+    args = check_args(args)
+    size = check_state(state)
+    options = loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stats)
+    if options.schedule is not None and not callable(options.schedule) and n_steps:
+        resolve_schedule(options.schedule, n_steps)
     if n_steps == 0:
         return state
     if not _any_active(state, args):
         for _ in range(n_steps):
             state = step(state, *args)
         return state
+    if size == 0:           # nothing to iterate: the state stays empty
+        return state
     layout, positions, args_of, step_flat = _setup(step, state, args)
-    if memory_limit is not None:
-        parse_bytes(memory_limit)
 
-    def factory(steps):
-        return LoopOp(steps, n_steps=n_steps, layout=layout, args_of=args_of, snapshots=snapshots,
-                      memory_limit=memory_limit, snapshot_dir=snapshot_dir, schedule=schedule,
-                      progress=progress, stats=stats)
-    return _record_loop(factory, layout, positions, tuple(args), step_flat, state)
+    def make_op(steps):
+        return LoopOp(steps, options, n_steps=n_steps, layout=layout, args_of=args_of)
+    return _record_loop(make_op, layout, positions, args, step_flat, state)
 
 
 def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=None,
@@ -530,22 +540,30 @@ def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=N
     online schedule (:class:`adsim.checkpoint.Online`) whose total
     recomputation stays close to the offline binomial optimum. ``cond`` is
     evaluated on plain values; each replay runs as many steps as ``cond``
-    allows, and derivatives are those of the steps taken. Other parameters as
-    for :func:`checkpoint_loop`.
+    allows (possibly none), and derivatives are those of the steps taken.
+    ``max_steps`` (an integer, or None for no bound) stops a loop that does
+    not end. Other parameters as for :func:`checkpoint_loop`.
     """
+    check_callable(cond, "cond")
+    check_callable(step, "step")
+    args = check_args(args)
+    size = check_state(state)
+    options = loop_options(snapshots, memory_limit, None, None, progress, stats,
+                           max_steps=max_steps, while_loop=True)
     if not _any_active(state, args):
         k = 0
         while cond(state, *args):
-            if k >= max_steps:
-                raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps={max_steps}")
+            if options.max_steps is not None and k >= options.max_steps:
+                raise RuntimeError(f"adsim: checkpoint_while did not stop within "
+                                   f"max_steps={options.max_steps}")
             state = step(state, *args)
             k += 1
         return state
+    if size == 0:           # every step keeps the empty state
+        return state
     layout, positions, args_of, step_flat = _setup(step, state, args)
 
-    def factory(steps):
-        return LoopOp(steps, cond=cond, layout=layout, args_of=lambda inputs: args_of(
-            [x.reshape(api.shape_of(args[i])) for x, i in zip(inputs, positions)]),
-            snapshots=snapshots, memory_limit=memory_limit, progress=progress,
-            max_steps=max_steps, stats=stats)
-    return _record_loop(factory, layout, positions, tuple(args), step_flat, state)
+    def make_op(steps):
+        return LoopOp(steps, options, cond=cond, layout=layout, args_of=lambda inputs: args_of(
+            [x.reshape(api.shape_of(args[i])) for x, i in zip(inputs, positions)]))
+    return _record_loop(make_op, layout, positions, args, step_flat, state)

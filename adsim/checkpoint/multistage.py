@@ -20,6 +20,9 @@ from .schedules import (
 
 __all__ = ["TwoLevel"]
 
+# Depths whose counts are kept per TwoLevel schedule (lists of this length).
+_MAX_DEPTHS = 10**7
+
 
 def _binomial_depth_counts(n_steps, snapshots):
     """Shots and restores per nesting depth in ``Revolve(n_steps, snapshots)``.
@@ -27,8 +30,9 @@ def _binomial_depth_counts(n_steps, snapshots):
     Returns
     -------
     shots, restores : tuple of int
-        Length ``snapshots``; entry ``d`` counts the ``TakeShot`` /
-        ``Restore`` actions on the slot of depth ``d`` (slot ``d`` in
+        Length ``min(snapshots, n_steps)`` (the depths a reversal can use);
+        entry ``d`` counts the ``TakeShot`` / ``Restore`` actions on the
+        slot of depth ``d`` (slot ``d`` in
         :class:`~adsim.checkpoint.schedules.Revolve`).
 
     Notes
@@ -39,9 +43,10 @@ def _binomial_depth_counts(n_steps, snapshots):
     """
     n_steps = _check_count(n_steps, "n_steps", 1)
     snapshots = _check_count(snapshots, "snapshots", 1)
-    shots, restores = _reversal_counts(n_steps, min(snapshots, n_steps))
-    shots = _padded(shots, snapshots)
-    restores = _padded(restores, snapshots)
+    used = min(snapshots, n_steps)      # deeper depths are never used
+    shots, restores = _reversal_counts(n_steps, used)
+    shots = _padded(shots, used)
+    restores = _padded(restores, used)
     if n_steps > 1:
         shots[0] += 1
     return tuple(shots), tuple(restores)
@@ -164,23 +169,41 @@ class TwoLevel:
         if self._memory + self._disk < 1:
             raise ValueError("memory_snapshots + disk_snapshots must be >= 1, got 0")
         total = self._memory + self._disk
+        if min(total, self._n_steps) > _MAX_DEPTHS:
+            raise ValueError(
+                f"TwoLevel({self._n_steps}, {self._memory}, {self._disk}) would place "
+                f"{min(total, self._n_steps)} snapshot depths; at most {_MAX_DEPTHS} are "
+                "supported. Use fewer snapshots: beyond a few hundred they barely cut "
+                "recomputation (see Revolve(n, s).forward_steps)"
+            )
         self._depth_shots, self._depth_restores = _binomial_depth_counts(
             self._n_steps, total
         )
         self._slot_of_depth = self._assign_slots()
 
     def _assign_slots(self):
-        """Slot index of each depth: least restored depths to disk."""
-        total = self._memory + self._disk
-        order = sorted(
-            range(total),
+        """Slot index of each depth a reversal uses: the depths restored least
+        often (ties: fewer shots, then the shallower depth) go to disk.
+
+        Depths from ``min(snapshots, n_steps)`` on are never used; in that
+        order they come right after the used depths that are never touched,
+        so they take disk slots before any depth in use does.
+        """
+        used = len(self._depth_restores)
+        never = [d for d in range(used)
+                 if self._depth_restores[d] == 0 and self._depth_shots[d] == 0]
+        touched = sorted(
+            (d for d in range(used) if self._depth_restores[d] or self._depth_shots[d]),
             key=lambda d: (self._depth_restores[d], self._depth_shots[d], d),
         )
-        on_disk = sorted(order[: self._disk])
-        in_memory = sorted(order[self._disk :])
-        slot_of_depth = [0] * total
-        for slot, depth in enumerate(in_memory + on_disk):
+        unused = self._memory + self._disk - used
+        on_disk = set(never[: self._disk])
+        on_disk.update(touched[: max(0, self._disk - len(never) - unused)])
+        slot_of_depth = [0] * used
+        for slot, depth in enumerate(d for d in range(used) if d not in on_disk):
             slot_of_depth[depth] = slot
+        for rank, depth in enumerate(sorted(on_disk)):
+            slot_of_depth[depth] = self._memory + rank
         return tuple(slot_of_depth)
 
     @property

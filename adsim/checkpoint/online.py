@@ -16,6 +16,8 @@ forward pass which state to keep so that this total stays close to the
 offline optimum ``Revolve(n, s).forward_steps`` for every ``n``.
 """
 
+from itertools import islice
+
 from .schedules import (
     Advance,
     Restore,
@@ -125,7 +127,7 @@ class Online:
         """Forget the current run; the next call must be ``forward_step(0)``."""
         self._positions = []
         self._slots = []
-        self._free = []
+        self._unused = 0        # slots _unused .. snapshots - 1 have not been used yet
         self._next_step = 0
         self._reversed = False
         # Incremental data of _best_inner_change, valid for segments < _valid.
@@ -152,13 +154,14 @@ class Online:
             raise TypeError(f"step must be an integer, got {step!r}")
         if step == 0:
             self.reset()
-            self._free = list(range(self._snapshots - 1, 0, -1))
+            self._unused = 1
             return self._store(0, 0)
         if step != self._next_step or self._reversed:
             expected = "0" if self._reversed else f"{self._next_step} (or 0 to start again)"
             raise ValueError(f"forward_step expects step {expected}, got {step!r}")
-        if self._free:
-            return self._store(step, self._free.pop())
+        if self._unused < self._snapshots:
+            self._unused += 1
+            return self._store(step, self._unused - 1)
         victim = self._choose_victim(step)
         if victim is None:
             self._next_step += 1
@@ -284,7 +287,9 @@ class Online:
         for i in range(len(segments) - 1, -1, -1):
             start, stop, slot = segments[i]
             busy = set(held[:i + 1])
-            spare = [other for other in range(snapshots) if other not in busy]
+            # the reversal uses at most one slot per step of the segment
+            free = (other for other in range(snapshots) if other not in busy)
+            spare = list(islice(free, stop - start))
             yield Restore(slot)
             yield from _binomial_reversal(start, stop, [slot] + spare, i == len(segments) - 1)
 

@@ -200,9 +200,9 @@ def _binomial_reversal(start, stop, slots, first_turn):
     """
     you_turn = YouTurn()
     turn = FirstTurn() if first_turn else you_turn
-    restores = [Restore(slot) for slot in slots]
-    shots = [TakeShot(slot) for slot in slots]
-    n_slots = len(slots)
+    n_slots = min(len(slots), stop - start + 1)    # more slots than steps change nothing
+    restores = _ActionsOf(Restore, slots)
+    shots = _ActionsOf(TakeShot, slots)
     # Items: (start, stop, depth, repetition bound) or a depth to restore.
     pending = [(start, stop, 0, None)]
     while pending:
@@ -232,6 +232,20 @@ def _binomial_reversal(start, stop, slots, first_turn):
         else:
             yield shots[depth + 1]
             pending.append((a + j, b, depth + 1, r))
+
+
+class _ActionsOf(dict):
+    """``Restore``/``TakeShot`` actions of slot ``slots[depth]``, made when
+    first used (a schedule with very many slots allocates only those used)."""
+
+    def __init__(self, kind, slots):
+        super().__init__()
+        self.kind = kind
+        self.slots = slots
+
+    def __missing__(self, depth):
+        action = self[depth] = self.kind(self.slots[depth])
+        return action
 
 
 def _single_slot_reversal(n_steps, restore, turn, you_turn):

@@ -2,15 +2,22 @@
 
 A step is recorded once and replayed in C for every step. When a replay
 leaves the recorded path (an adaptive step accepted instead of rejected, a
-limiter switching side) the step is recorded again at that state; all
-variants are kept, and each replay first tries the variant used last.
+limiter switching side) the step is recorded again at that state; variants
+are kept, and each replay first tries the variant used last.
 """
+import time
+
 import numpy as np
 
 from .._recording import record
 from ..errors import BranchChanged
+from .footprint import StepTapeBytes
 
 _MAX_VARIANTS = 16
+
+# Plain replays run in chunks of about this many seconds, so that the
+# interpreter handles a pending Ctrl-C (KeyboardInterrupt) between chunks.
+_CHUNK_SECONDS = 0.05
 
 
 class StepTapes:
@@ -20,6 +27,10 @@ class StepTapes:
         self.step_flat = step_flat
         self.variants = []
         self.recordings = 0
+        self.dropped = 0            # variants dropped (too many, or beyond the budget)
+        self._sizes = {}
+        self._allowance = None      # (bytes, kind, directions) the variants may take together
+        self._chunk = 1
         self._record(z, inputs)
 
     def _record(self, z, inputs):
@@ -27,15 +38,42 @@ class StepTapes:
         if tuple(tape.output_shape) != (z.size,):
             raise ValueError(f"adsim: the loop step returned a state of {tuple(tape.output_shape)} "
                              f"values; it must return a state shaped like its input")
+        self._sizes[id(tape)] = _measure(tape, z, inputs)
         self.recordings += 1
         self.variants.insert(0, tape)
-        del self.variants[_MAX_VARIANTS:]
+        while len(self.variants) > _MAX_VARIANTS:
+            self._drop_last()
+        if self._allowance is not None:
+            self.keep_within(*self._allowance)
         return tape
 
     @property
     def tape(self):
         """The variant used last."""
         return self.variants[0]
+
+    def bytes(self):
+        """:class:`StepTapeBytes` bounding every variant held (for the budget)."""
+        sizes = list(self._sizes.values())
+        return StepTapeBytes(static=max(s.static for s in sizes),
+                             values=max(s.values for s in sizes),
+                             stack=max(s.stack for s in sizes))
+
+    def keep_within(self, nbytes, kind, directions):
+        """Drop the variants used least recently (never the last one used)
+        while all of them together would take more than ``nbytes`` during a
+        sweep of ``kind``; later variants recorded by this sweep obey the same
+        bound. ``nbytes=None`` lifts it."""
+        self._allowance = None if nbytes is None else (nbytes, kind, directions)
+        if nbytes is None:
+            return
+        while len(self.variants) > 1 and sum(
+                self._sizes[id(t)].during(kind, directions) for t in self.variants) > nbytes:
+            self._drop_last()
+
+    def _drop_last(self):
+        self._sizes.pop(id(self.variants.pop()), None)
+        self.dropped += 1
 
     def call(self, method, z, inputs):
         """``method(tape, [z] + inputs)`` on a variant whose branches hold at
@@ -52,28 +90,35 @@ class StepTapes:
         return method(tape, _shaped(tape, z, inputs))
 
     def iterate(self, z, inputs, n_steps):
-        """State after ``n_steps`` plain steps, replayed in C."""
+        """State after ``n_steps`` plain steps, replayed in C in chunks that
+        take about ``_CHUNK_SECONDS`` each."""
         done = 0
         while done < n_steps:
             tape = self.tape
-            k, z = tape._iterate(_shaped(tape, z, inputs), n_steps - done)
+            todo = min(self._chunk, n_steps - done)
+            started = time.perf_counter()
+            k, z = tape._iterate(_shaped(tape, z, inputs), todo)
+            elapsed = time.perf_counter() - started
             done += k
-            if done < n_steps:         # the branch changed at this state
+            if k < todo:               # the branch changed at this state
                 z = self.call(lambda t, xs: t._forward(xs), z, inputs)
                 done += 1
+            elif elapsed < _CHUNK_SECONDS / 2:
+                self._chunk *= 2
+            elif elapsed > _CHUNK_SECONDS and self._chunk > 1:
+                self._chunk //= 2
         return z
 
-    def nbytes(self, adjoint_directions=1, tangent_directions=0):
-        """Estimated bytes of the step tape while it is reversed: its buffers,
-        the value arena, the adjoint work arrays and the value stack (with
-        ``tangent_directions`` > 0, the second-order sweep's tangents and
-        adjoint tangents as well)."""
-        b = self.tape.stats()["bytes"]
-        static = sum(v for k, v in b.items() if k not in ("values", "value_stack_peak"))
-        values = b["values"]
-        stack = max(b["value_stack_peak"], values)
-        p = tangent_directions
-        return static + values * (1 + adjoint_directions + 2 * p) + stack * (1 + p)
+
+def _measure(tape, z, inputs):
+    """Byte sizes of a new step tape. One reverse sweep (weights zero) fills
+    the value stack as every later sweep will, so its size is known before
+    a budget is planned."""
+    tape._adjoint(_shaped(tape, z, inputs), np.zeros((1, z.size)))
+    sizes = tape.stats()["bytes"]
+    values, stack = sizes["values"], sizes["value_stack_peak"]
+    static = sum(v for k, v in sizes.items() if k not in ("values", "value_stack_peak"))
+    return StepTapeBytes(static=static, values=values, stack=stack)
 
 
 def _shaped(tape, z, inputs):

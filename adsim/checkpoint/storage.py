@@ -7,15 +7,21 @@ actions; ``put`` copies a snapshot into a slot (replacing its content) and
 
 Every store is a context manager; ``close()`` (also on leaving the ``with``
 block, whether normally or by an exception) drops the snapshots and removes
-every file the store created.
+every file the store created. File system errors of the disk level are
+raised as :class:`adsim.errors.SnapshotDirError` (a subclass of the matching
+builtin ``OSError``), naming the directory and what to do.
 """
 
+import errno
 import os
-import shutil
 import tempfile
+import warnings
 import weakref
 
 import numpy as np
+
+from ..errors import (SnapshotCleanupWarning, SnapshotDirError, SnapshotDirNotADirectoryError,
+                      SnapshotDirNotFoundError, SnapshotDirPermissionError)
 
 __all__ = ["MemoryStore", "DiskStore", "TieredStore"]
 
@@ -83,28 +89,39 @@ class _Store:
 
 
 class MemoryStore(_Store):
-    """Snapshots kept in memory as private copies.
+    """Snapshots kept in memory.
 
     Parameters
     ----------
     slots : int
         Number of slots.
+    copy : bool, optional
+        ``True`` (default): ``put`` stores private copies and ``get`` returns
+        copies, so the caller may modify what it gave or got. ``False``: the
+        store keeps read-only views of the arrays it is given and ``get``
+        returns those views; no state is copied. A driver that never writes
+        into its states (the checkpoint driver replaces them) saves one
+        state-sized copy per ``put`` and per ``get``.
     """
 
-    def __init__(self, slots):
+    def __init__(self, slots, copy=True):
         super().__init__(slots)
         self._snapshots = {}
+        self._copy = bool(copy)
 
     def put(self, index, arrays):
-        """Store a copy of ``arrays`` (a tuple or list of arrays) in slot ``index``."""
+        """Store ``arrays`` (a tuple or list of arrays) in slot ``index``."""
         index = self._check(index)
-        snapshot = tuple(array.copy() for array in _as_snapshot(arrays))
+        snapshot = tuple(_private(array, self._copy) for array in _as_snapshot(arrays))
         self._snapshots[index] = snapshot
         self._sizes[index] = sum(array.nbytes for array in snapshot)
 
     def get(self, index):
-        """Return a copy of the snapshot in slot ``index`` as a tuple of arrays."""
+        """Return the snapshot in slot ``index`` as a tuple of arrays (copies
+        unless the store was made with ``copy=False``)."""
         index = self._check(index, reading=True)
+        if not self._copy:
+            return self._snapshots[index]
         return tuple(array.copy() for array in self._snapshots[index])
 
     def close(self):
@@ -117,14 +134,96 @@ class MemoryStore(_Store):
         return f"MemoryStore(slots={self.slots})"
 
 
-def _remove_directory(path, root_to_remove):
-    """Remove the store's private directory, and its parent if it made it."""
-    shutil.rmtree(path, ignore_errors=True)
-    if root_to_remove is not None:
+def _write_array(stream, array):
+    """One array in the ``.npy`` format, written through ``stream`` so that a
+    failed or short write (a full disk) raises OSError; NumPy's own writer
+    can lose such errors on the way to the file."""
+    if array.dtype.hasobject:
+        raise ValueError("object arrays cannot be stored as snapshots (no pickles)")
+    if not array.flags.c_contiguous:
+        array = array.copy()
+    np.lib.format.write_array_header_2_0(stream, np.lib.format.header_data_from_array_1_0(array))
+    if array.size:
+        stream.write(memoryview(array.reshape(-1)).cast("B"))
+
+
+def _private(array, copy):
+    """A private copy of ``array``, or a read-only view sharing its data."""
+    if copy:
+        return array.copy()
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+_ERROR_CLASSES = ((PermissionError, SnapshotDirPermissionError),
+                  (FileNotFoundError, SnapshotDirNotFoundError),
+                  (NotADirectoryError, SnapshotDirNotADirectoryError))
+
+
+def snapshot_dir_error(error, directory, doing):
+    """``error`` (an OSError) as a :class:`SnapshotDirError` of the matching
+    builtin class, naming ``snapshot_dir``, what failed and what to do."""
+    cls = next((ours for builtin, ours in _ERROR_CLASSES if isinstance(error, builtin)),
+               SnapshotDirError)
+    reason = error.strerror or str(error) or type(error).__name__
+    message = (f"adsim: cannot {doing} (snapshot_dir={os.fspath(directory)!r}): {reason}. "
+               "Give snapshot_dir a directory this process may write to, with room for the "
+               "snapshots, and keep it while the loop runs; or raise memory_limit so that "
+               "fewer snapshots go to disk.")
+    new = cls(error.errno, message) if error.errno is not None else cls(message)
+    new.filename = error.filename
+    return new
+
+
+def _missing_parents(directory):
+    """The directories ``os.makedirs(directory)`` would create, deepest first."""
+    missing = []
+    path = os.path.abspath(directory)
+    while not os.path.exists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
+
+
+def _remove_directory(path, created):
+    """Remove the store's private directory with its files, then the
+    directories the store created for it (while they are empty). Warns
+    if the file system keeps anything."""
+    left = []
+    if os.path.isdir(path):
         try:
-            os.rmdir(root_to_remove)
+            os.chmod(path, 0o700)    # ours: writable again if someone changed that
         except OSError:
-            pass  # not empty: something else lives there now
+            pass
+        try:
+            names = os.listdir(path)
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                os.unlink(os.path.join(path, name))
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(name)
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            warnings.warn(
+                f"adsim: could not remove the snapshot directory {path!r} ({len(left)} files "
+                f"left in it): {error.strerror or error}; remove it by hand",
+                SnapshotCleanupWarning, stacklevel=3)
+    for parent in created:
+        try:
+            os.rmdir(parent)
+        except OSError:
+            break       # not empty: something else lives there now
 
 
 class DiskStore(_Store):
@@ -154,12 +253,25 @@ class DiskStore(_Store):
 
     def __init__(self, directory, slots):
         super().__init__(slots)
+        if not isinstance(directory, (str, os.PathLike)):
+            raise TypeError(f"adsim: snapshot_dir must be a path (str or os.PathLike), got "
+                            f"{type(directory).__name__}")
         directory = os.fspath(directory)
-        created = None
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
-            created = directory
-        self._directory = tempfile.mkdtemp(prefix="adsim-snapshots-", dir=directory)
+        if not isinstance(directory, str):
+            raise TypeError("adsim: snapshot_dir must be a text path, not bytes")
+        self._root = directory
+        created = _missing_parents(directory)
+        try:
+            if created:
+                os.makedirs(directory)
+            self._directory = tempfile.mkdtemp(prefix="adsim-snapshots-", dir=directory)
+        except OSError as error:
+            _remove_directory("", created)
+            raise snapshot_dir_error(error, directory, "create a snapshot directory there") \
+                from error
+        except BaseException:
+            _remove_directory("", created)
+            raise
         self._finalizer = weakref.finalize(
             self, _remove_directory, self._directory, created
         )
@@ -176,31 +288,48 @@ class DiskStore(_Store):
         """Write ``arrays`` (a tuple or list of arrays) to slot ``index``."""
         index = self._check(index)
         snapshot = _as_snapshot(arrays)
-        handle, temporary = tempfile.mkstemp(
-            prefix=f"slot-{index}-", suffix=".tmp", dir=self._directory
-        )
+        temporary = None
         try:
+            handle, temporary = tempfile.mkstemp(
+                prefix=f"slot-{index}-", suffix=".tmp", dir=self._directory
+            )
             with os.fdopen(handle, "wb") as stream:
                 count = np.array(len(snapshot), dtype=np.int64)
-                np.lib.format.write_array(stream, count, allow_pickle=False)
-                for array in snapshot:
-                    np.lib.format.write_array(stream, array, allow_pickle=False)
+                for array in (count,) + snapshot:
+                    _write_array(stream, array)
             os.replace(temporary, self._path(index))
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
+        except BaseException as error:
+            if temporary is not None:
+                try:
+                    os.remove(temporary)
+                except OSError:
+                    pass
+            if isinstance(error, OSError):
+                raise snapshot_dir_error(
+                    error, self._root, f"write snapshot slot {index} to {self._path(index)!r}"
+                ) from error
             raise
         self._sizes[index] = sum(array.nbytes for array in snapshot)
 
     def get(self, index):
         """Read the snapshot in slot ``index``; returns a tuple of new arrays."""
         index = self._check(index, reading=True)
-        with open(self._path(index), "rb") as stream:
-            count = int(np.lib.format.read_array(stream, allow_pickle=False))
-            return tuple(
-                np.lib.format.read_array(stream, allow_pickle=False)
-                for _ in range(count)
-            )
+        try:
+            with open(self._path(index), "rb") as stream:
+                count = int(np.lib.format.read_array(stream, allow_pickle=False))
+                return tuple(
+                    np.lib.format.read_array(stream, allow_pickle=False)
+                    for _ in range(count)
+                )
+        except OSError as error:
+            raise snapshot_dir_error(
+                error, self._root, f"read snapshot slot {index} from {self._path(index)!r}"
+            ) from error
+        except ValueError as error:        # the file was changed since it was written
+            raise snapshot_dir_error(
+                OSError(errno.EIO, f"the file is damaged ({error})", self._path(index)),
+                self._root, f"read snapshot slot {index} from {self._path(index)!r}"
+            ) from error
 
     def close(self):
         """Remove every file and directory the store created."""
@@ -227,10 +356,12 @@ class TieredStore:
         Where the disk slots keep their files (see :class:`DiskStore`); the
         system's temporary directory if not given. No directory is created
         when ``disk_slots`` is 0.
+    copy : bool, optional
+        Whether the memory slots keep copies (see :class:`MemoryStore`).
     """
 
-    def __init__(self, memory_slots, disk_slots, directory=None):
-        self.memory = MemoryStore(memory_slots)
+    def __init__(self, memory_slots, disk_slots, directory=None, copy=True):
+        self.memory = MemoryStore(memory_slots, copy=copy)
         if disk_slots:
             if directory is None:
                 directory = tempfile.gettempdir()

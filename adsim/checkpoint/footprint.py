@@ -1,0 +1,150 @@
+"""What a checkpointed loop holds in memory during each kind of sweep.
+
+A checkpointed loop is one op of the enclosing tape; its driver (loop.py)
+runs inside that op's rules. At its peak a sweep through the loop holds
+
+* its snapshots (:meth:`Footprint.snapshot` bytes each);
+* the step tape: fixed buffers, value arena, work buffer (one row of the
+  arena per derivative direction) and value stack;
+* the loop's part of the enclosing tape: the slots its input and output
+  occupy there, with their derivative rows, and the constants it added;
+* the copies the op protocol (adsim/_ops/callback.pxi) hands to the driver:
+  arguments, result, incoming derivatives;
+* the driver's working states: replay results not yet dropped;
+* one state more as allocator slack: the C heap keeps a freed state-sized
+  block that an allocation of another size (a state with tangents, a
+  snapshot read from disk) cannot reuse, so resident memory runs up to
+  about one state above the bytes alive (measured: up to 0.9 states with
+  snapshots on disk, benchmarks/checkpoint_memory.py).
+
+:meth:`Footprint.fixed` adds up everything but the snapshots for one kind of
+sweep, so that ``memory_limit`` can be honoured as a bound: the driver keeps
+``(memory_limit - fixed) // snapshot`` snapshots. Every count below is an
+upper bound of what the driver and the current compiled core allocate; the
+tests in tests/checkpoint/test_budget_bound.py compare them with the peak
+resident memory of real sweeps.
+"""
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "Footprint", "StepTapeBytes"]
+
+# values: a plain forward pass; adjoint: reverse sweep with q directions;
+# tangent: forward sweep with p tangents; second_order: reverse on forward
+# with p directions (Hessian-vector products).
+KINDS = ("values", "adjoint", "tangent", "second_order")
+
+SNAPSHOT_OVERHEAD = 512     # bytes of the Python objects around one snapshot in memory
+
+
+@dataclass(frozen=True)
+class StepTapeBytes:
+    """Byte sizes of one step tape: fixed buffers (ops, operands, constants,
+    indices, branch records, slot table), value arena, and the value stack a
+    keeping forward sweep fills."""
+
+    static: int
+    values: int
+    stack: int
+
+    def during(self, kind, directions):
+        """Resident bytes while a sweep of ``kind`` replays the tape. The work
+        buffer keeps its largest size; at least one row exists once the tape
+        has been reversed (the stack probe of steptape.py does that)."""
+        rows = {"values": 0, "adjoint": directions, "tangent": directions,
+                "second_order": 2 * directions + 1}[kind]
+        stack_rows = 1 + directions if kind == "second_order" else 1
+        return self.static + self.values * (1 + max(rows, 1)) + self.stack * stack_rows
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Bytes one checkpointed loop adds, apart from its step tape.
+
+    Parameters
+    ----------
+    state : int
+        Bytes of the flat loop state (S).
+    inputs : int
+        Bytes of the loop inputs (``args`` arrays) together (I).
+    outer : int
+        Bytes of the value slots the loop added to the enclosing tape (its
+        flat input and output and their reshapes), O.
+    outer_constants : int
+        Bytes of constants the loop added to the enclosing tape (a constant
+        state or constant ``args`` arrays).
+    """
+
+    state: int
+    inputs: int
+    outer: int
+    outer_constants: int
+
+    def snapshot(self, kind, directions):
+        """Bytes of one snapshot in memory: the state, and for second-order
+        sweeps its ``directions`` tangents too."""
+        rows = 1 + directions if kind == "second_order" else 1
+        return rows * self.state + SNAPSHOT_OVERHEAD
+
+    def fixed(self, kind, directions, tape):
+        """Peak bytes of a sweep of ``kind`` apart from the snapshots.
+
+        ``tape`` is the :class:`StepTapeBytes` of the step (the largest
+        variant). The sweep's op rules run one after another (the value,
+        then the tangents, then the reverse), so the peak is the largest
+        of them, on top of what stays for the whole sweep.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"unknown sweep kind {kind!r}")
+        d = directions
+        phases = [self._value_rule()]
+        if kind in ("tangent", "second_order"):
+            phases.append(self._tangent_rule(d))
+        if kind == "adjoint":
+            phases.append(self._adjoint_rule(d))
+        if kind == "second_order":
+            phases.append(self._second_order_rule(d))
+        slack = self.snapshot(kind, d) - SNAPSHOT_OVERHEAD
+        return self._outer(kind, d) + tape.during(kind, d) + max(phases) + slack
+
+    # -- pieces, each an upper bound; S, I: state and input bytes ------------
+
+    def _outer(self, kind, d):
+        """The loop's slots in the enclosing tape with their derivative rows."""
+        rows = {"values": 1, "adjoint": 1 + d, "tangent": 1 + d, "second_order": 2 + 2 * d}[kind]
+        return self.outer * rows + self.outer_constants
+
+    def _value_rule(self):
+        """Arguments copied in (S + I); then either the result kept from the
+        recording with the arguments it was made from (2S + I), or a chunked
+        replay: the previous chunk's state, the core's saved copy and the
+        new state (3S)."""
+        S, I = self.state, self.inputs
+        return S + I + max(2 * S + I, 3 * S)
+
+    def _tangent_rule(self, d):
+        """Arguments, result and argument tangents copied in (2S + I +
+        d(S + I)); per step the previous and the new state with tangents
+        (2(1 + d)S)."""
+        S, I = self.state, self.inputs
+        return 2 * S + I + d * (S + I) + 2 * (1 + d) * S
+
+    def _adjoint_rule(self, d):
+        """Arguments, result and output adjoint copied in (2S + I + dS; the
+        adjoint is updated in place); input adjoint sums (dI); the current
+        state read back from a snapshot (S); then an advance (3S, as in
+        :meth:`_value_rule`) or a turn (output value S and new adjoints
+        d(S + I))."""
+        S, I = self.state, self.inputs
+        return 2 * S + I + d * S + d * I + S + max(3 * S, S + d * (S + I))
+
+    def _second_order_rule(self, d):
+        """Arguments, result, argument tangents, output adjoint and adjoint
+        tangents copied in (3S + I + d(2S + I)); input adjoint sums and their
+        tangents ((1 + d)I); the current state with tangents ((1 + d)S);
+        then an advance (previous and new state with tangents, 2(1 + d)S) or
+        a turn (output value and tangents (1 + d)S, new adjoints and adjoint
+        tangents (1 + d)(S + I))."""
+        S, I = self.state, self.inputs
+        u = 1 + d
+        return (3 * S + I + d * (2 * S + I) + u * I + u * S
+                + max(2 * u * S, u * S + u * (S + I)))

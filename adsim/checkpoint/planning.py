@@ -1,0 +1,146 @@
+"""Schedules and snapshot stores for each sweep of a checkpointed loop.
+
+With ``memory_limit`` the snapshot count is what fits next to everything
+else the sweep holds (:mod:`adsim.checkpoint.footprint`): ``(memory_limit -
+fixed) // snapshot``. A budget that cannot hold the sweep raises
+``MemoryBudgetError`` naming the smallest budget that works for that sweep;
+snapshots beyond the budget go to ``snapshot_dir`` when it is given.
+"""
+from .budget import budget_error
+from .multistage import TwoLevel
+from .online import Online
+from .options import default_snapshots, resolve_schedule
+from .schedules import Revolve
+from .storage import MemoryStore, TieredStore
+
+__all__ = ["check_fits", "snapshot_counts", "offline_plan", "online_plan"]
+
+
+def _purpose(kind, directions):
+    plural = "" if directions == 1 else "s"
+    return {
+        "values": "the value of this checkpointed loop",
+        "adjoint": f"a reverse sweep (gradient, vjp) through this checkpointed loop with "
+                   f"{directions} adjoint direction{plural}",
+        "tangent": f"a forward sweep (jvp) through this checkpointed loop with {directions} "
+                   f"tangent direction{plural}",
+        "second_order": f"a Hessian-vector product through this checkpointed loop with "
+                        f"{directions} direction{plural}",
+    }[kind]
+
+
+def _sizes(footprint, steps, kind, d):
+    tape = steps.bytes()
+    return tape.during(kind, d), footprint.fixed(kind, d, tape), footprint.snapshot(kind, d)
+
+
+def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=None):
+    parts = [("the step tape", tape_bytes),
+             ("copies of the state and work arrays", fixed - tape_bytes)]
+    if snapshots:
+        parts.append((f"{snapshots} snapshot{'s' if snapshots > 1 else ''}",
+                      snapshots * snapshot))
+    disk_helps = snapshots > 0 and options.snapshot_dir is None and options.schedule is None
+    return budget_error(options.memory_limit, purpose or _purpose(kind, d), parts,
+                        fixed + snapshots * snapshot, disk_helps)
+
+
+def _bound_variants(options, steps, kind, d, left):
+    """Let the step's branch variants use the bytes the plan leaves."""
+    steps.keep_within(None if options.memory_limit is None else left, kind, d)
+
+
+def check_fits(options, footprint, steps, d, n_steps):
+    """For a forward sweep with ``d`` tangents (a jvp, or the forward half of
+    a Hessian-vector product), which keeps no snapshots: raise if the budget
+    cannot hold it. The op cannot tell which of the two sweeps runs, so the
+    error states the budget that serves both (the Hessian-vector product's,
+    the larger) and names the jvp's own minimum too."""
+    if options.memory_limit is None:
+        return _bound_variants(options, steps, "tangent", d, None)
+    tape_bytes, fixed, snapshot = _sizes(footprint, steps, "tangent", d)
+    if fixed > options.memory_limit:
+        so_tape, so_fixed, so_snapshot = _sizes(footprint, steps, "second_order", d)
+        purpose = (f"{_purpose('tangent', d)} (a jvp alone needs {fixed} bytes) or "
+                   f"{_purpose('second_order', d)}")
+        raise _error(options, "second_order", d, so_tape, max(so_fixed, fixed), so_snapshot,
+                     _fewest_snapshots(options, n_steps), purpose)
+    _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes)
+
+
+def _fewest_snapshots(options, n_steps):
+    """Snapshots in memory a reverse sweep needs at least: those of a given
+    schedule, else one (none when they may go to snapshot_dir)."""
+    if options.schedule is not None and n_steps is not None:
+        sched = resolve_schedule(options.schedule, n_steps)
+        return sched.memory_snapshots if isinstance(sched, TwoLevel) else \
+            min(sched.snapshots, n_steps)
+    return 0 if options.snapshot_dir is not None else 1
+
+
+def snapshot_counts(options, footprint, steps, kind, d, n_steps):
+    """(memory snapshots, disk snapshots) for a sweep; ``n_steps`` is None
+    for a while loop."""
+    wanted = options.snapshots
+    if options.memory_limit is None:
+        _bound_variants(options, steps, kind, d, None)
+        return (wanted if wanted is not None else default_snapshots(n_steps)), 0
+    limit = options.memory_limit
+    tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d)
+    on_disk = options.snapshot_dir is not None
+    if limit < fixed + (0 if on_disk else snapshot):
+        raise _error(options, kind, d, tape_bytes, fixed, snapshot, 0 if on_disk else 1)
+    fit = (limit - fixed) // snapshot
+    if n_steps is not None:
+        fit = min(fit, n_steps)
+    if wanted is None:
+        wanted = max(fit, default_snapshots(n_steps)) if on_disk else fit
+    if n_steps is not None:
+        wanted = min(wanted, n_steps)
+    memory = min(wanted, fit)
+    disk = wanted - memory if on_disk else 0
+    _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot)
+    return memory, disk
+
+
+def offline_plan(options, footprint, steps, kind, d, n_steps):
+    """(schedule, store, actions) for reversing ``n_steps`` steps."""
+    if options.schedule is not None:
+        return _given_schedule(options, footprint, steps, kind, d, n_steps)
+    memory, disk = snapshot_counts(options, footprint, steps, kind, d, n_steps)
+    if disk:
+        sched = TwoLevel(n_steps, memory, disk)
+        return sched, TieredStore(memory, disk, options.snapshot_dir, copy=False), iter(sched)
+    sched = Revolve(n_steps, memory)
+    return sched, MemoryStore(memory, copy=False), iter(sched)
+
+
+def _given_schedule(options, footprint, steps, kind, d, n_steps):
+    sched = resolve_schedule(options.schedule, n_steps)
+    two_level = isinstance(sched, TwoLevel)
+    memory = sched.memory_snapshots if two_level else min(sched.snapshots, n_steps)
+    if options.memory_limit is not None:
+        tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d)
+        if fixed + memory * snapshot > options.memory_limit:
+            raise _error(options, kind, d, tape_bytes, fixed, snapshot, memory,
+                         f"{_purpose(kind, d)} with schedule={sched!r} (or leave schedule out "
+                         f"and let memory_limit choose the snapshots)")
+        _bound_variants(options, steps, kind, d,
+                        options.memory_limit - fixed + tape_bytes - memory * snapshot)
+    else:
+        _bound_variants(options, steps, kind, d, None)
+    if two_level:
+        if sched.disk_snapshots and options.snapshot_dir is None:
+            raise ValueError(f"adsim: schedule={sched!r} keeps {sched.disk_snapshots} snapshots "
+                             f"on disk; give snapshot_dir= for their files")
+        store = TieredStore(sched.memory_snapshots, sched.disk_snapshots, options.snapshot_dir,
+                            copy=False)
+        return sched, store, iter(sched)
+    store = MemoryStore(sched.snapshots, copy=False)
+    return sched, store, (sched.actions(n_steps) if isinstance(sched, Online) else iter(sched))
+
+
+def online_plan(options, footprint, steps, kind, d):
+    """(schedule, store) for a while loop's forward pass and reversal."""
+    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None)
+    return Online(memory), MemoryStore(memory, copy=False)
