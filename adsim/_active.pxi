@@ -592,6 +592,33 @@ cdef class Active:
         """In place, as ndarray.fill."""
         self[...] = value
 
+    def any(self, axis=None, keepdims=False):
+        return np.any(numpy_api().compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return np.all(numpy_api().compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        return np.take(self, indices, axis=axis)
+
+    # Python's rounding builtins: guarded integers, as int() gives
+    def __round__(self, ndigits=None):
+        if ndigits is None:
+            return int(self._scalar(numpy_api().rounded(self, "rint")))
+        return numpy_api().around(self, ndigits)
+
+    def __trunc__(self):
+        return int(self._scalar(numpy_api().rounded(self, "trunc")))
+
+    def __floor__(self):
+        return int(self._scalar(numpy_api().rounded(self, "floor")))
+
+    def __ceil__(self):
+        return int(self._scalar(numpy_api().rounded(self, "ceil")))
+
     def conj(self):
         return numpy_api().copy(self)
 

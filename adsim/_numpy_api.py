@@ -25,7 +25,7 @@ from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
     refresh_view, reshape, rollaxis, setitem, split_function, squeeze, transpose, triangle,
     user_broadcast_to, view_of)
-from ._np.views import diag
+from ._np.views import copyto, diag, fill_diagonal
 from ._tape import Active, CompareKind, _install_unary_ufuncs, record_unary
 from .errors import UnsupportedOperation
 
@@ -72,6 +72,9 @@ def ufunc(uf, method, inputs, kwargs):
     if method == "reduce" and uf is np.add:
         return sum(inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
     if method != "__call__":
+        plain = on_plain_values(getattr(uf, method), inputs, kwargs)
+        if plain is not None:
+            return plain[0]
         raise unsupported(f"{ufunc_name(uf)}.{method}")
     if uf in (np.absolute, np.fabs):
         return absolute(inputs[0])
@@ -96,6 +99,9 @@ def ufunc(uf, method, inputs, kwargs):
     recorded = special_ufunc(uf)
     if recorded is not None:
         return recorded(*inputs)
+    plain = on_plain_values(uf, inputs, kwargs)
+    if plain is not None:
+        return plain[0]
     raise unsupported(ufunc_name(uf))
 
 
@@ -130,7 +136,7 @@ FUNCTIONS = {
     np.sinc: elementwise.sinc, np.real: elementwise.real, np.imag: elementwise.imag,
     np.select: elementwise.select, np.tensordot: tensordot, np.kron: kron, np.append: append,
     np.triu: lambda m, k=0: triangle(m, k, True), np.tril: lambda m, k=0: triangle(m, k, False),
-    np.diag: diag, np.rollaxis: rollaxis,
+    np.diag: diag, np.rollaxis: rollaxis, np.copyto: copyto, np.fill_diagonal: fill_diagonal,
     np.split: split_function(np.split), np.array_split: split_function(np.array_split),
     np.hsplit: split_function(np.hsplit), np.vsplit: split_function(np.vsplit),
     np.dsplit: split_function(np.dsplit),
@@ -155,6 +161,52 @@ for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.mov
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None:
+        plain = on_plain_values(func, args, kwargs)
+        if plain is not None:
+            return plain[0]
         raise unsupported(f"{getattr(func, '__module__', None) or 'numpy'}."
                           f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)
+
+
+def on_plain_values(func, args, kwargs):
+    """(func(*args, **kwargs),) computed on plain values when no active
+    argument has a derivative (constants, adsim.value results): a function
+    without a rule may then run as it is. The values are frozen under guards
+    (a constant's guard always holds). None when some argument has a
+    derivative."""
+    if func in _WRITES_ITS_ARGUMENTS or kwargs.get("out") is not None:
+        return None                 # a copy would take the write: never silently
+    actives = []
+    _collect_actives((args, kwargs), actives)
+    if not actives or any(a.tape.slot_is_varied(a.slot) for a in actives):
+        return None
+    values = {id(a): frozen(a, "") for a in actives}
+    plain_args, plain_kwargs = _replace_actives((args, kwargs), values)
+    return (func(*plain_args, **plain_kwargs),)
+
+
+_WRITES_ITS_ARGUMENTS = {np.put, np.place, np.putmask, np.put_along_axis, np.add.at,
+                         np.subtract.at, np.multiply.at, np.divide.at, np.maximum.at,
+                         np.minimum.at}
+
+
+def _collect_actives(obj, found, depth=0):
+    if isinstance(obj, Active):
+        found.append(obj)
+    elif isinstance(obj, (list, tuple)) and depth < 8:
+        for o in obj:
+            _collect_actives(o, found, depth + 1)
+    elif isinstance(obj, dict) and depth < 8:
+        for o in obj.values():
+            _collect_actives(o, found, depth + 1)
+
+
+def _replace_actives(obj, values, depth=0):
+    if isinstance(obj, Active):
+        return values[id(obj)]
+    if isinstance(obj, (list, tuple)) and depth < 8:
+        return type(obj)(_replace_actives(o, values, depth + 1) for o in obj)
+    if isinstance(obj, dict) and depth < 8:
+        return {k: _replace_actives(o, values, depth + 1) for k, o in obj.items()}
+    return obj

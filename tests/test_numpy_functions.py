@@ -105,3 +105,17 @@ def test_function_hessian_vector_products(name):
     h = 1e-4
     want = (g(x + h * v) - g(x - h * v)) / (2 * h)
     np.testing.assert_allclose(ad.hvp(scalar, x, v), want, rtol=1e-6, atol=1e-7)
+
+
+def test_logaddexp_from_minus_infinity_has_finite_derivatives():
+    """A forward recursion in log space starts from -inf: no NaN may leak."""
+    def forward(x):
+        la = np.full(3, -np.inf)
+        la[0] = x[0]
+        for _ in range(3):
+            la = np.logaddexp(la, np.roll(la, 1) + x)
+        return np.sum(la)
+    x = np.array([0.1, -0.3, 0.5])
+    value, g = ad.value_and_grad(forward)(x)
+    assert np.isclose(value, forward(x.copy()), rtol=1e-14)
+    np.testing.assert_allclose(g, fd_jacobian(forward, [x]).reshape(3), rtol=1e-7)

@@ -63,16 +63,22 @@ def value(x):
 
 def logaddexp(a, b):
     """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))."""
-    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp(-absolute(as_difference(a, b))))
+    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp(-absolute(finite_difference(a, b))))
 
 
 def logaddexp2(a, b):
-    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp2(-absolute(as_difference(a, b)))) / np.log(2.0)
+    return binary(Op.MAXIMUM, a, b) + \
+        np.log1p(np.exp2(-absolute(finite_difference(a, b)))) / np.log(2.0)
 
 
-def as_difference(a, b):
+def finite_difference(a, b):
+    """a - b, with 0 where it is NaN because a and b are the same infinity
+    (log-space sums start from -inf: the result is then that infinity, and
+    no NaN may reach the derivatives)."""
     d = a - b
-    return d if isinstance(d, Active) else as_active(tape_of(a, b), d)
+    d = d if isinstance(d, Active) else as_active(tape_of(a, b), d)
+    same_infinity = compare(CompareKind.CMP_NE, d, d)
+    return where(same_infinity, 0.0, d) if np.any(same_infinity) else d
 
 
 def sinc(x):

@@ -267,3 +267,31 @@ def split_function(func):
 
 def rollaxis(a, axis, start=0):
     return derived(a, np.rollaxis(a._positions(), axis, start))
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """np.copyto into an active array: a write, broadcast as NumPy does."""
+    if not isinstance(dst, Active):
+        raise UnsupportedOperation("adsim: np.copyto writes an active value into a plain array; "
+                                   "make the destination inside the recorded function "
+                                   "(np.zeros_like(...)) or assign the result instead")
+    if where is True:
+        setitem(dst, Ellipsis, src)
+    else:
+        from .elementwise import where as select_where
+        setitem(dst, Ellipsis, select_where(np.broadcast_to(where, dst.shape), src, dst))
+
+
+def fill_diagonal(a, val, wrap=False):
+    """np.fill_diagonal in place (NumPy's positions, including ``wrap``)."""
+    probe = np.zeros(a.shape, dtype=bool)
+    np.fill_diagonal(probe, True, wrap=wrap)
+    count = int(probe.sum())
+    if isinstance(val, Active):
+        if val.size not in (1, count):
+            raise UnsupportedOperation(f"adsim: np.fill_diagonal with an active value of "
+                                       f"{val.size} elements for {count} diagonal places; "
+                                       f"pass one value or one per place")
+        setitem(a, probe, val.reshape(-1) if val.size == count else val)
+    else:
+        setitem(a, probe, np.resize(np.asarray(val, dtype=float), count))

@@ -416,7 +416,8 @@ def _setup(step, state, args):
 
     def step_flat(z, *inputs):
         return layout.flatten(step(layout.unflatten(z), *args_of(inputs)))
-
+    # what the step's replays assume unchanged (steptape.record_pure_step)
+    step_flat.environment = (step, tuple(a for i, a in enumerate(args) if i not in positions))
     return layout, positions, args_of, step_flat
 
 

@@ -9,8 +9,10 @@ import time
 
 import numpy as np
 
+from .._purity import Snapshot
+from .._random_watch import RandomWatch
 from .._recording import record
-from ..errors import BranchChanged
+from ..errors import BranchChanged, UnsupportedOperation
 from .footprint import StepTapeBytes
 
 _MAX_VARIANTS = 16
@@ -31,10 +33,15 @@ class StepTapes:
         self._sizes = {}
         self._allowance = None      # (bytes, kind, directions) the variants may take together
         self._chunk = 1
+        self._checked = False       # the step's side effects were found harmless
         self._record(z, inputs)
 
     def _record(self, z, inputs):
-        tape = record(self.step_flat, z, *inputs)
+        if self._checked:
+            tape = record(self.step_flat, z, *inputs)
+        else:
+            tape = record_pure_step(self.step_flat, z, inputs)
+            self._checked = True
         if tuple(tape.output_shape) != (z.size,):
             raise ValueError(f"adsim: the loop step returned a state of {tuple(tape.output_shape)} "
                              f"values; it must return a state shaped like its input")
@@ -125,3 +132,37 @@ def _shaped(tape, z, inputs):
     """Flat loop state and inputs in the shapes the step tape was recorded with."""
     xs = [z] + list(inputs)
     return tape._inputs([np.reshape(x, s) for x, s in zip(xs, tape.input_shapes)])
+
+
+def record_pure_step(step, z, inputs):
+    """The tape of one step, refusing a step whose replays could not repeat
+    it: one that draws random numbers (every replay would reuse the first
+    draws), or that changes its own environment in a way its result depends
+    on (a time counter in a closure). A step that only counts its calls is
+    fine: when the environment changed, the step is recorded once more and
+    the two recordings must agree."""
+    user_step, constants = getattr(step, "environment", (step, ()))
+    snapshot = Snapshot(user_step, constants)
+    watch = RandomWatch(snapshot.randoms)
+    tape = record(step, z, *inputs)
+    why = watch.changed()
+    if why is None and snapshot.blocked is None and not snapshot.matches(user_step, constants):
+        again = record(step, z, *inputs)
+        if not _same_recording(tape, again, z, inputs):
+            why = "it changes its own environment (a variable in a closure, a global, an " \
+                  "object) and its result depends on that"
+    if why is not None:
+        raise UnsupportedOperation(
+            f"adsim: the step of a checkpointed loop is recorded once and replayed, but {why}, "
+            f"which replays would not repeat. Make the step a function of its state and args: "
+            f"keep time or counters in the state, and draw random numbers before the loop "
+            f"(pass them in args, indexed by a step counter kept in the state)")
+    return tape
+
+
+def _same_recording(a, b, z, inputs):
+    """Do two recordings of the step at the same point compute the same?"""
+    if len(a) != len(b) or not np.array_equal(a.op_codes(), b.op_codes()):
+        return False
+    xs = (z,) + tuple(inputs)
+    return np.array_equal(a.forward(*xs), b.forward(*xs), equal_nan=True)

@@ -1,0 +1,80 @@
+"""A checkpointed loop records its step once and replays it: a step that
+draws random numbers, or whose result depends on state it changes itself,
+is refused with a clear error instead of replaying stale draws or times.
+Steps that only count their calls stay fine."""
+import numpy as np
+import pytest
+
+import adsim as ad
+
+
+def test_random_draws_in_a_step_are_refused():
+    def step(s, c):
+        return s - 0.01 * c[0] * s + 0.1 * np.random.standard_normal(s.shape)
+
+    def f(c):
+        return np.sum(ad.checkpoint_loop(step, np.ones(3), 5, args=(c,)))
+    with pytest.raises(ad.UnsupportedOperation, match="draws random numbers"):
+        ad.grad(f)(np.array([0.5]))
+
+    rng = np.random.default_rng(0)
+
+    def step_with_generator(s, c):
+        return s * c[0] + rng.standard_normal(s.shape)
+    with pytest.raises(ad.UnsupportedOperation, match="draws random numbers"):
+        ad.grad(lambda c: np.sum(ad.checkpoint_loop(step_with_generator, np.ones(2), 3,
+                                                    args=(c,))))(np.array([0.5]))
+
+
+def test_a_time_counter_in_a_closure_is_refused():
+    clock = [0.0]
+
+    def step(s, c):
+        clock[0] += 0.1
+        return s * c[0] + clock[0]
+    with pytest.raises(ad.UnsupportedOperation, match="changes its own environment"):
+        ad.grad(lambda c: np.sum(ad.checkpoint_loop(step, np.ones(3), 5, args=(c,))))(
+            np.array([0.5]))
+
+
+def test_counting_calls_is_harmless():
+    calls = []
+
+    def step(s, c):
+        calls.append(1)
+        return s * c[0] + 0.1
+
+    def plain(c):
+        s = np.ones(3)
+        for _ in range(5):
+            s = s * c[0] + 0.1
+        return np.sum(s)
+    c = np.array([0.5])
+    value, g = ad.value_and_grad(lambda c: np.sum(ad.checkpoint_loop(step, np.ones(3), 5,
+                                                                     args=(c,))))(c)
+    assert np.isclose(value, plain(c))
+    h = 1e-6
+    assert np.isclose(g[0], (plain(c + h) - plain(c - h)) / (2 * h), rtol=1e-6)
+
+
+def test_noise_drawn_before_the_loop_works():
+    noise = np.random.default_rng(1).standard_normal((5, 3))
+
+    def step(state, c, noise):
+        s, k = state[:3], state[3]
+        return np.concatenate([s - 0.01 * c[0] * s + 0.1 * noise[int(k)], [k + 1.0]])
+
+    def f(c):
+        return np.sum(ad.checkpoint_loop(step, np.array([1.0, 1.0, 1.0, 0.0]), 5,
+                                         args=(c, noise))[:3])
+
+    def plain(c):
+        s = np.ones(3)
+        for k in range(5):
+            s = s - 0.01 * c[0] * s + 0.1 * noise[k]
+        return np.sum(s)
+    c = np.array([0.5])
+    value, g = ad.value_and_grad(f)(c)
+    assert np.isclose(value, plain(c))
+    h = 1e-6
+    assert np.isclose(g[0], (plain(c + h) - plain(c - h)) / (2 * h), rtol=1e-6)
