@@ -16,8 +16,9 @@ Called from the recorded function's own code, on the recording thread:
   the pieces); of an active array they return it (``np.array`` copies, as
   NumPy does); of plain data they are NumPy's own.
 - ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
-  forms with a float dtype return an active array of constants, so active
-  values can be written into it; ``np.empty`` is zero-filled.
+  forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
+  array of constants, so active values can be written into it; ``np.empty``
+  is zero-filled.
 
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
@@ -210,6 +211,8 @@ def _wrappers():
         "ones_like": _filled_wrapper(np.ones_like),
         "full_like": _filled_wrapper(np.full_like),
         "empty_like": _filled_wrapper(np.empty_like, empty=True),
+        "eye": _filled_wrapper(np.eye),
+        "identity": _filled_wrapper(np.identity),
     }
 
 
@@ -220,7 +223,8 @@ def _install():
     if not _WRAPPERS:
         _ORIGINALS.update({name: getattr(np, name) for name in
                            ("array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
-                            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like")})
+                            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                            "eye", "identity")})
         _WRAPPERS.update(_wrappers())
     for name, wrapper in _WRAPPERS.items():
         setattr(np, name, wrapper)

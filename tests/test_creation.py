@@ -45,6 +45,9 @@ def test_workspace_arrays_written_element_by_element():
         J[0, 0], J[0, 1], J[1, 0], J[1, 1] = x[0], x[1] ** 2, 1.0, x[2]
         w = np.ones_like(dy)
         w[-1] = x[3]
+        A = np.eye(2)
+        A[0, 1] = x[1]              # a Jacobian built from the identity
+        J = J + A @ np.identity(2)
         return np.sum(dy ** 2) + np.sum(J @ x[:2]) + w @ dy
     check(f, np.array([0.3, 0.5, 0.7, 1.1]))
 
