@@ -189,7 +189,6 @@ cdef class Tape:
     cdef dict _const_keys             # constants recorded so far, for sharing (recording only)
     # replays
     cdef public bint chunked          # sweep long elementwise runs chunk by chunk (_chunks.pxi)
-    cdef public object listing_names  # optional names of inputs for the listing
     cdef object _runs                 # the run tables (find_runs), built on first use
     cdef list _pool                   # idle Replays: the first n_idle entries (then None)
     cdef int n_idle

@@ -568,7 +568,7 @@ cdef class Tape:
             if self.code[k] != CALLBACK:
                 units += self.size_of(o[1]) + (self.slot_size[o[0]] if o[0] >= 0 else 0)
                 if self.code[k] == MATMUL:
-                    units += <int64_t>o[3] * o[4] * o[5]
+                    units += max(product3(o[3], o[4], o[5]), <int64_t>0)
             self.work_units += units
             since += units
             if since >= TICK_UNITS:
