@@ -197,7 +197,6 @@ cdef class Tape:
 
     cdef int new_slot(self, int64_t size) except -1
     cdef void release(self, int slot)
-    cdef int refuse_unless_recording(self, str what) except -1
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1
     cdef int64_t reserve_branches(self, int64_t n) except -1
@@ -207,8 +206,6 @@ cdef class Tape:
     cdef void program_sweep(self, Sweep* s)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
-    cdef int check_ref(self, int64_t ref) except -1
-    cdef int check_slot(self, int64_t slot) except -1
     cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1
     cdef int check_indices(self, int64_t off, int64_t n, int64_t bound) except -1
     cdef int _write_slot(self, int slot, object arr) except -1

@@ -20,6 +20,7 @@ tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
 """
 cimport numpy as cnp
+from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
@@ -79,6 +80,29 @@ cdef void init_value_uses():
 init_value_uses()
 
 
+# Checks of the recording helpers and of the operands of recorded ops
+# (inline: they run for every op recorded).
+
+cdef inline int need_recording(Tape t, str what) except -1:
+    if not t.recording:
+        raise RuntimeError(f"adsim: cannot {what}: this tape has finished recording; "
+                           f"record a new one")
+    return 0
+
+
+cdef inline int need_ref(Tape t, int64_t ref) except -1:
+    if not -t.n_const_ids <= ref < t.n_slots:
+        raise ValueError(f"adsim: {ref} is neither a slot (0 to {t.n_slots - 1}) nor a "
+                         f"constant (-1 to {-t.n_const_ids}) of this tape")
+    return 0
+
+
+cdef inline int need_slot(Tape t, int64_t slot) except -1:
+    if not 0 <= slot < t.n_slots:
+        raise ValueError(f"adsim: {slot} is not a slot of this tape (0 to {t.n_slots - 1})")
+    return 0
+
+
 cdef int malformed(int code, str why) except -1:
     """Refuse an op whose operands would make a kernel read or write outside
     the tape's buffers."""
@@ -98,17 +122,25 @@ cdef int64_t product3(int64_t a, int64_t b, int64_t c) noexcept:
     return a * c
 
 
-cdef object int32_operands(object operands, int code):
-    """The operands as an int32 array; a value past 32 bits is refused, not wrapped."""
-    values = np.asarray(list(operands))
-    if values.size and values.dtype.kind not in "iu":
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object v, int* overflow) except? -1
+
+
+cdef int32_t int32_operand(object value, int code) except? -1:
+    """An operand as a 32-bit integer: a value past 32 bits is refused, not wrapped."""
+    cdef int overflow = 0
+    cdef long long c
+    try:
+        v = PyNumber_Index(value)
+    except TypeError:
         raise TypeError(f"adsim: the operands of a {OPCODE_NAMES.get(code, code)} op must be "
-                        f"integers, not {values.dtype}")
-    if values.size and (values.min() < -2147483648 or values.max() > 2147483647):
-        raise TapeOverflow(f"adsim: a {OPCODE_NAMES.get(code, code)} op has an operand outside "
+                        f"integers, not {type(value).__name__}") from None
+    c = PyLong_AsLongLongAndOverflow(v, &overflow)
+    if overflow or not -2147483648 <= c <= 2147483647:
+        raise TapeOverflow(f"adsim: a {OPCODE_NAMES.get(code, code)} op has operand {v}, outside "
                            f"the tape's 32-bit range (an array of 2**31 or more elements?); "
                            f"split the array")
-    return np.ascontiguousarray(values, dtype=np.int32)
+    return <int32_t>c
 
 
 cdef int refuse_copy() except -1:
@@ -178,12 +210,6 @@ cdef class Tape:
     # recording primitives (called by the front end in _active.pxi and
     # adsim/_numpy_api.py)
 
-    cdef int refuse_unless_recording(self, str what) except -1:
-        if not self.recording:
-            raise RuntimeError(f"adsim: cannot {what}: this tape has finished recording; "
-                               f"record a new one")
-        return 0
-
     cdef int new_slot(self, int64_t size) except -1:
         """A slot of ``size`` elements: a freed one if any (first one whose
         value no reverse sweep reads, so overwriting it saves nothing), else
@@ -191,7 +217,7 @@ cdef class Tape:
         cdef list lists = self.free_slots.get(size)
         cdef int slot
         cdef int64_t c
-        self.refuse_unless_recording("add a value")
+        need_recording(self, "add a value")
         if size < 0:
             raise ValueError(f"adsim: a slot of {size} elements")
         if lists is not None:
@@ -229,13 +255,13 @@ cdef class Tape:
 
     def pin(self, int64_t slot):
         """Keep ``slot`` out of reuse (inputs and outputs)."""
-        self.refuse_unless_recording("pin a slot")
-        self.check_slot(slot)
+        need_recording(self, "pin a slot")
+        need_slot(self, slot)
         self.slot_state[slot] |= SLOT_PINNED
 
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0:
         cdef int64_t c
-        self.refuse_unless_recording("add a constant")
+        need_recording(self, "add a constant")
         if self.n_consts + n > self.cap_consts:
             self.consts = <double*>grow(self.consts, &self.cap_consts, self.n_consts + n, sizeof(double))
         if self.n_const_ids == self.cap_const_ids:
@@ -254,21 +280,21 @@ cdef class Tape:
 
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1:
         cdef int64_t off = self.n_ints
-        self.refuse_unless_recording("add indices")
+        need_recording(self, "add indices")
         if n < 0 or self.n_ints + n > 2147483647:
             raise TapeOverflow(f"adsim: the tape's index stream would pass 2**31 entries "
                                f"({self.n_ints} + {n}); checkpoint the loop "
                                f"(adsim.checkpoint_loop) so one step is recorded, not all")
         if self.n_ints + n > self.cap_ints:
             self.ints = <int32_t*>grow(self.ints, &self.cap_ints, self.n_ints + n, sizeof(int32_t))
-        if n:
+        if n and data != NULL:           # NULL: the caller fills them
             memcpy(self.ints + off, data, <size_t>n * sizeof(int32_t))
         self.n_ints += n
         return off
 
     cdef int64_t reserve_branches(self, int64_t n) except -1:
         cdef int64_t off = self.n_branches
-        self.refuse_unless_recording("add branch records")
+        need_recording(self, "add branch records")
         if n < 0 or self.n_branches + n > 2147483647:
             raise TapeOverflow(f"adsim: the tape's branch stream would pass 2**31 entries "
                                f"({self.n_branches} + {n})")
@@ -285,7 +311,7 @@ cdef class Tape:
         cdef int64_t k = self.n_ops, c
         cdef int r
         cdef uint8_t flag = 0
-        self.refuse_unless_recording("record an operation")
+        need_recording(self, "record an operation")
         self.check_op(code, ops, nops)
         r = ops[0]
         if k == self.cap_ops:
@@ -401,17 +427,6 @@ cdef class Tape:
     cdef int64_t size_of(self, int ref):
         return self.slot_size[ref] if ref >= 0 else self.const_size[-ref - 1]
 
-    cdef int check_ref(self, int64_t ref) except -1:
-        if not -self.n_const_ids <= ref < self.n_slots:
-            raise ValueError(f"adsim: {ref} is neither a slot (0 to {self.n_slots - 1}) nor a "
-                             f"constant (-1 to {-self.n_const_ids}) of this tape")
-        return 0
-
-    cdef int check_slot(self, int64_t slot) except -1:
-        if not 0 <= slot < self.n_slots:
-            raise ValueError(f"adsim: {slot} is not a slot of this tape (0 to {self.n_slots - 1})")
-        return 0
-
     cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1:
         if off < 0 or n < 0 or off > total - n:
             raise ValueError(f"adsim: entries {off} to {off + n} are outside the tape's {stream} "
@@ -434,25 +449,26 @@ cdef class Tape:
         """Append op ``code``; a new result slot of ``result_size`` elements is
         put first unless ``result_size < 0`` (no result, or operands[0] given
         when ``result_size == -2``). Returns the result slot (or -1)."""
-        cdef int r = -1
-        cdef cnp.ndarray buf
-        self.refuse_unless_recording("record an operation")
-        ops = int32_operands(operands, code)
-        if result_size >= 0:
-            r = self.new_slot(result_size)
-            ops = np.concatenate([np.array([r], dtype=np.int32), ops])
-        elif result_size == -1:
-            ops = np.concatenate([np.array([-1], dtype=np.int32), ops])
-        elif result_size == -2:
-            if ops.size == 0:
-                raise ValueError("adsim: result_size -2 takes the result slot as operands[0]")
-            r = ops[0]
-        else:
+        cdef int r = -1, i
+        cdef int first = 0 if result_size == -2 else 1
+        need_recording(self, "record an operation")
+        cdef list given = list(operands)
+        if result_size < -2 or (result_size == -2 and not given):
             raise ValueError(f"adsim: result_size {result_size}: the result's size, -1 for "
                              f"no result or -2 for the slot in operands[0]")
-        buf = ops
+        cdef cnp.ndarray buf = np.empty(len(given) + first, dtype=np.int32)
+        cdef int32_t* ops = <int32_t*>cnp.PyArray_DATA(buf)
+        for i in range(len(given)):
+            ops[first + i] = int32_operand(given[i], code)
+        if result_size >= 0:
+            r = self.new_slot(result_size)
+            ops[0] = r
+        elif result_size == -1:
+            ops[0] = -1
+        else:
+            r = ops[0]
         try:
-            self.append_op(code, <int32_t*>cnp.PyArray_DATA(buf), <int>cnp.PyArray_SIZE(buf))
+            self.append_op(code, ops, <int>cnp.PyArray_SIZE(buf))
         except BaseException:
             if result_size >= 0:
                 self.release(r)
@@ -463,7 +479,7 @@ cdef class Tape:
     def const_ref(self, value):
         """Store a constant array; returns its (negative) ref. Equal constants
         recorded again (a padding constant in every step, say) share one copy."""
-        self.refuse_unless_recording("add a constant")
+        need_recording(self, "add a constant")
         cdef cnp.ndarray arr = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
         key = (arr.shape[0], arr.tobytes()) if arr.shape[0] <= 64 else \
             (arr.shape[0], hash(arr.tobytes()))
@@ -477,38 +493,50 @@ cdef class Tape:
     def add_indices(self, idx):
         """Store element indices (integers that fit 32 bits); returns their
         offset in the index stream."""
-        self.refuse_unless_recording("add indices")
-        arr = np.asarray(idx)
-        if arr.size and arr.dtype.kind not in "biu":
+        cdef int64_t i, n, off
+        cdef int64_t* src
+        cdef cnp.ndarray wide
+        need_recording(self, "add indices")
+        cdef cnp.ndarray arr = np.asarray(idx)
+        if cnp.PyArray_TYPE(arr) == cnp.NPY_INT64 and cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            wide = arr                                    # the usual case: no conversion
+        elif cnp.PyArray_SIZE(arr) and arr.dtype.kind not in "biu":
             raise TypeError(f"adsim: element indices must be integers, not {arr.dtype}")
-        flat = arr.reshape(-1)
-        if flat.size and (flat.min() < -2147483648 or flat.max() > 2147483647):
-            raise TapeOverflow(
-                f"adsim: element index {flat.max() if flat.max() > 2147483647 else flat.min()} "
-                f"does not fit the tape's 32-bit index stream: arrays of 2**31 or more elements "
-                f"cannot be indexed element by element; split the array")
-        cdef cnp.ndarray buf = np.ascontiguousarray(flat, dtype=np.int32)
-        return self.add_ints(<int32_t*>cnp.PyArray_DATA(buf), buf.shape[0])
+        else:
+            wide = np.ascontiguousarray(arr, dtype=np.int64)
+        n = cnp.PyArray_SIZE(wide)
+        src = <int64_t*>cnp.PyArray_DATA(wide)
+        for i in range(n):
+            if not -2147483648 <= src[i] <= 2147483647:
+                raise TapeOverflow(
+                    f"adsim: element index {arr.reshape(-1)[i]} does not fit the tape's 32-bit "
+                    f"index stream: arrays of 2**31 or more elements cannot be indexed element "
+                    f"by element; split the array")
+        off = self.add_ints(NULL, n)
+        for i in range(n):
+            self.ints[off + i] = <int32_t>src[i]
+        return off
 
     def add_branch_space(self, int64_t n):
         return self.reserve_branches(n)
 
     def set_branches(self, int64_t off, mask):
         """Store recorded outcomes (a where-mask) at ``off`` of the branch stream."""
-        self.refuse_unless_recording("set branch records")
+        need_recording(self, "set branch records")
         cdef cnp.ndarray arr = np.ascontiguousarray(mask, dtype=np.bool_).reshape(-1).view(np.uint8)
         self.check_range(off, arr.shape[0], self.n_branches, "branch")
         memcpy(self.branches + off, cnp.PyArray_DATA(arr), <size_t>arr.shape[0])
 
     def add_callback(self, obj):
-        self.refuse_unless_recording("add a callback")
+        need_recording(self, "add a callback")
         self._callbacks.append(obj)
         return len(self._callbacks) - 1
 
     def new_input(self, value):
         """A new pinned input slot holding ``value`` (float64, any shape)."""
-        self.refuse_unless_recording("add an input")
-        arr = as_float_array(value, "an input")
+        need_recording(self, "add an input")
+        arr = value if is_float64_array(value) and cnp.PyArray_IS_C_CONTIGUOUS(value) else \
+            as_float_array(value, "an input")
         cdef int slot = self.new_slot(arr.size)
         self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN
         self._write_slot(slot, arr)
@@ -526,20 +554,24 @@ cdef class Tape:
     def finish(self, int64_t output_slot, tuple output_shape):
         """End recording with ``output_slot`` as the tape's output. From here
         on the program is read-only, and replays may run in any thread."""
-        self.refuse_unless_recording("finish it again")
-        self.check_slot(output_slot)
+        need_recording(self, "finish it again")
+        need_slot(self, output_slot)
+        for d in output_shape:
+            if type(d) is not int:             # NumPy integers, say
+                output_shape = tuple([PyNumber_Index(e) for e in output_shape])
+                break
         size = 1
         for d in output_shape:
-            if not isinstance(d, (int, np.integer)) or d < 0:
+            if d < 0:
                 raise ValueError(f"adsim: output shape {output_shape} is not a shape")
-            size *= int(d)
+            size = size * d
         if size != self.slot_size[output_slot]:
             raise ValueError(f"adsim: output shape {output_shape} for a slot of "
                              f"{self.slot_size[output_slot]} elements")
         self.slot_state[output_slot] |= SLOT_PINNED
         self.out_slot = <int>output_slot
-        self.output_shape = tuple(int(d) for d in output_shape)
-        self._output_template = np.empty(self.output_shape, dtype=np.bool_)   # its dims, for replays
+        self.output_shape = output_shape
+        self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
         self._callbacks = tuple(self._callbacks)
         self.mark_ticks()
         self.recording = False
@@ -625,7 +657,7 @@ cdef class Tape:
 
     def slot_value(self, int64_t ref):
         """Copy of a constant, or of a slot's value at the recording point (flat)."""
-        self.check_ref(ref)
+        need_ref(self, ref)
         cdef int64_t n = self.size_of(<int>ref)
         cdef Sweep s
         out = np.empty(n, dtype=np.float64)
@@ -641,7 +673,7 @@ cdef class Tape:
         return self.consts[off]
 
     def slot_size_of(self, int64_t ref):
-        self.check_ref(ref)
+        need_ref(self, ref)
         return self.size_of(<int>ref)
 
     def __len__(self):

@@ -408,10 +408,10 @@ cdef int binary_check(Tape t, int code, const int32_t* o, int nops) except -1:
     cdef int i
     if nops != 3:
         return malformed(code, f"{nops} operands; it takes [result, a, b]")
-    t.check_slot(o[0])
+    need_slot(t, o[0])
     n = t.slot_size[o[0]]
-    for i in (1, 2):
-        t.check_ref(o[i])
+    for i in range(1, 3):
+        need_ref(t, o[i])
         if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
             return malformed(code, f"an argument of {t.size_of(o[i])} elements and a result of {n}")
     return 0

@@ -85,8 +85,8 @@ cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
         if nops != 6:
             return malformed(code, f"{nops} operands; it takes [-1, a, b, kind, offset, n]")
         n = o[5]
-        for i in (1, 2):
-            t.check_ref(o[i])
+        for i in range(1, 3):
+            need_ref(t, o[i])
             if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
                 return malformed(code, f"an argument of {t.size_of(o[i])} elements for {n} outcomes")
         if not CMP_LT <= o[3] <= CMP_NE:
@@ -94,7 +94,7 @@ cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
         return t.check_range(o[4], n, t.n_branches, "branch")
     if nops != 7:
         return malformed(code, f"{nops} operands; it takes [-1, a, outer, m, inner, offset, min]")
-    t.check_ref(o[1])
+    need_ref(t, o[1])
     size = product3(o[2], o[3], o[4])
     if size != t.size_of(o[1]):
         return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "

@@ -123,9 +123,9 @@ cdef int callback_check(Tape t, int code, const int32_t* o, int nops) except -1:
     cdef int i
     if nops < 3 or o[2] != nops - 3:
         return malformed(code, f"{nops} operands; it takes [result, callback, nargs, args...]")
-    t.check_slot(o[0])
+    need_slot(t, o[0])
     if not 0 <= o[1] < len(t._callbacks):
         return malformed(code, f"callback {o[1]}; the tape has {len(t._callbacks)}")
     for i in range(o[2]):
-        t.check_ref(o[3 + i])
+        need_ref(t, o[3 + i])
     return 0

@@ -321,9 +321,9 @@ cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
     reading them)."""
     if nops != 6:
         return malformed(code, f"{nops} operands; it takes [result, a, b, m, k, n]")
-    t.check_slot(o[0])
-    t.check_ref(o[1])
-    t.check_ref(o[2])
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    need_ref(t, o[2])
     if o[3] < 0 or o[4] < 0 or o[5] < 0:
         return malformed(code, f"dimensions {o[3]} x {o[4]} x {o[5]}")
     if t.size_of(o[1]) != <int64_t>o[3] * o[4] or t.size_of(o[2]) != <int64_t>o[4] * o[5] \

@@ -267,7 +267,7 @@ cdef int strided_check(Tape t, int code, int64_t start, int64_t step, int64_t in
                        int64_t outer_step, int64_t rows, int64_t bound) except -1:
     """The positions start + u outer_step + i step (u < rows, i < inner) lie
     in [0, bound): the extremes are at the corners."""
-    cdef int64_t lo = start, hi = start, corner, du, di
+    cdef int64_t lo = start, hi = start, du, di
     if rows <= 0 or inner <= 0:
         return 0
     if rows > 2147483647 or inner > 2147483647:
@@ -275,9 +275,8 @@ cdef int strided_check(Tape t, int code, int64_t start, int64_t step, int64_t in
                            f"32-bit operands; split arrays of 2**31 or more elements")
     du = (rows - 1) * outer_step
     di = (inner - 1) * step
-    for corner in (start + du, start + di, start + du + di):
-        lo = min(lo, corner)
-        hi = max(hi, corner)
+    lo += min(du, <int64_t>0) + min(di, <int64_t>0)
+    hi += max(du, <int64_t>0) + max(di, <int64_t>0)
     if lo < 0 or hi >= bound:
         return malformed(code, f"strided positions {lo}..{hi} outside an array of {bound} elements")
     if hi > 2147483647:
@@ -294,8 +293,8 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
         7 if code == GATHER else 8 if code == SCATTER else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
-    t.check_slot(o[0])
-    t.check_ref(o[1])
+    need_slot(t, o[0])
+    need_ref(t, o[1])
     n = t.slot_size[o[0]]
     if code == COPY and t.size_of(o[1]) != n or \
             code == FILL and t.size_of(o[1]) != n and t.size_of(o[1]) != 1:
@@ -307,8 +306,9 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
             return malformed(code, f"an argument of {t.size_of(o[1])} and a result of {n} "
                                    f"elements for the view {o[2]} x {o[3]} x {o[4]}")
     elif code == WHERE:
-        t.check_ref(o[2])
-        if t.size_of(o[1]) not in (1, n) or t.size_of(o[2]) not in (1, n):
+        need_ref(t, o[2])
+        if not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == n) or \
+                not (t.size_of(o[2]) == 1 or t.size_of(o[2]) == n):
             return malformed(code, f"arguments of {t.size_of(o[1])} and {t.size_of(o[2])} "
                                    f"elements and a result of {n}")
         t.check_range(o[3], n, t.n_branches, "branch")
@@ -321,7 +321,7 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
             t.check_indices(o[2], n, t.size_of(o[1]))
             t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + n)
     elif code == SCATTER:
-        if o[3] < 0 or t.size_of(o[1]) not in (1, o[3]):
+        if o[3] < 0 or not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == o[3]):
             return malformed(code, f"{t.size_of(o[1])} values for {o[3]} positions")
         t.check_indices(o[2], o[3], n)        # the value stack saves them by index
         if o[5] != 0:

@@ -490,8 +490,8 @@ cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
     c_index a position in the constants (ops with a parameter) or -1."""
     if nops != 3:
         return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
-    t.check_slot(o[0])
-    t.check_ref(o[1])
+    need_slot(t, o[0])
+    need_ref(t, o[1])
     if t.size_of(o[1]) != t.slot_size[o[0]]:
         return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of "
                                f"{t.slot_size[o[0]]}")
