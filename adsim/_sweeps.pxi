@@ -60,7 +60,7 @@ cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
 cdef inline double chain(double partial, double seed) noexcept nogil:
     """partial * seed, and 0 when the seed is 0 (whatever the partial)."""
     cdef double product = partial * seed     # computed anyway: the loops vectorise it
-    return product if seed != 0.0 else 0.0   # as a select (see FP_SELECTS)
+    return product if seed != 0.0 else 0.0   # as a select (see below)
 
 # GCC does not turn the select above into vector code while it assumes that
 # floating-point operations may trap (-ftrapping-math, its default; clang's
@@ -73,7 +73,7 @@ cdef extern from *:
     #pragma GCC optimize ("no-trapping-math")
     #endif
     """
-    int FP_SELECTS "1"
+    pass
 
 
 # Work is counted in units of about one element touched (see Tape.mark_ticks).

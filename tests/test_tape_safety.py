@@ -294,7 +294,8 @@ for t in tapes:
         for a in AWKWARD:
             attempt(lambda: setattr(t, name, a))
     for call in (lambda: t.forward(x), lambda: t.gradient(x), lambda: t.hvp(x, x),
-                 lambda: t.jvp(x, x), lambda: t.vjp(x, 1.0), lambda: t.jacobian(x)):
+                 lambda: t.jvp(x, x), lambda: t.vjp(x, 1.0), lambda: t.jacobian(x),
+                 lambda: _tape.find_runs(t), lambda: _tape.Replay(), lambda: _tape.Replay(t)):
         attempt(call)
 
 # random programs: ops of every kind with operands that are valid, or nearly
