@@ -24,7 +24,7 @@ from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
-                        asinh, acosh, atanh, hypot, pow)
+                        asinh, acosh, atanh, hypot, pow, isfinite)
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 cimport scipy.linalg.cython_blas as blas

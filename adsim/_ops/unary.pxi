@@ -341,6 +341,13 @@ cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogi
     return False
 
 
+cdef inline double scaled(double slope, double seed) noexcept nogil:
+    """slope * seed for a constant slope: chain() only when the slope is not
+    finite (a finite slope times 0 is 0 already; the test is loop-invariant,
+    so the compiler keeps the plain loop for the usual case)."""
+    return slope * seed if isfinite(slope) else chain(slope, seed)
+
+
 cdef inline bint is_square(int code, double c) noexcept nogil:
     return code == SQUARE or (code == POW_C and c == 2.0)
 
@@ -399,7 +406,7 @@ cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if constant_slope(code, c, &slope):
         for j in range(s.p):
             for i in range(n):
-                ty[j * ldy + i] = chain(slope, tx[j * ldx + i])
+                ty[j * ldy + i] = scaled(slope, tx[j * ldx + i])
         return 0
     if is_square(code, c):
         for j in range(s.p):
@@ -430,7 +437,7 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if constant_slope(code, c, &slope):
         for j in range(s.q):
             for i in range(n):
-                ax[j * ldx + i] += chain(slope, ay[j * ldy + i])
+                ax[j * ldx + i] += scaled(slope, ay[j * ldy + i])
         return 0
     if is_square(code, c):                     # 2x, without a call per element
         for j in range(s.q):
@@ -463,10 +470,10 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double h, slope
     if constant_slope(code, c, &slope):        # linear: no second-derivative term
         for i in range(n):
-            ax[i] += chain(slope, ay[i])
+            ax[i] += scaled(slope, ay[i])
         for j in range(s.p):
             for i in range(n):
-                dx[j * ldx + i] += chain(slope, dy[j * ldy + i])
+                dx[j * ldx + i] += scaled(slope, dy[j * ldy + i])
         return 0
     if is_square(code, c):
         for i in range(n):
