@@ -276,12 +276,16 @@ cdef int directions_of(list V) except -1:
     raise ValueError("adsim: no direction given for any input")
 
 
+cdef cnp.ndarray new_output(Tape t):
+    """An empty array of the output's shape."""
+    return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(t._output_template),
+                             cnp.PyArray_DIMS(t._output_template), cnp.NPY_FLOAT64, 0)
+
+
 cdef object output_value(Tape t, Replay r):
-    cdef int out = t.out_slot
-    cdef cnp.ndarray y = cnp.PyArray_EMPTY(len(t.output_shape),
-                                           cnp.PyArray_DIMS(t._output_template),
-                                           cnp.NPY_FLOAT64, 0)
-    memcpy(cnp.PyArray_DATA(y), r.val + t.slot_off[out], <size_t>t.slot_size[out] * sizeof(double))
+    cdef cnp.ndarray y = new_output(t)
+    memcpy(cnp.PyArray_DATA(y), r.val + t.slot_off[t.out_slot],
+           <size_t>t.slot_size[t.out_slot] * sizeof(double))
     return y
 
 
@@ -320,24 +324,6 @@ cdef int replay_forward(Tape t, Replay r, int64_t n_ops, bint keep, bint tangent
     return 0
 
 
-cdef int replay_reverse(Tape t, Replay r, int64_t n_ops, bint second_order) except -1:
-    if r.heavy:
-        with nogil:
-            reverse_sweep(&r.s, n_ops, second_order)
-    else:
-        reverse_sweep(&r.s, n_ops, second_order)
-    return 0
-
-
-cdef int replay_run_and_reverse(Replay r, int32_t run, bint second_order) except -1:
-    if r.heavy:
-        with nogil:
-            run_and_reverse(&r.s, run, second_order)
-    else:
-        run_and_reverse(&r.s, run, second_order)
-    return 0
-
-
 cdef int raise_branch(Tape t, Sweep* s) except -1:
     k = s.err_op
     name = OPCODE_NAMES.get(t.code[k], "?")
@@ -355,25 +341,63 @@ cdef int64_t fused_start(Tape t, Replay r):
     return r.s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else t.n_ops
 
 
-cdef int64_t second_order_forward(Tape t, Replay r, object w, object wdot) except -1:
-    """After setup for SECOND_ORDER and seeding the tangents: the tangent
-    sweep, then the output's adjoint ``w`` and its tangents ``wdot`` (p,
-    output size; None: zero), and the fused final run if any. Returns where
-    second_order_reverse starts; the output's value and tangents are final."""
-    cdef Sweep* s = &r.s
-    cdef int out = t.out_slot
-    cdef int64_t size = t.slot_size[out]
-    cdef int64_t first = fused_start(t, r)
-    cdef cnp.ndarray wa = as_slot_array(w, size, "the output weight")
-    cdef cnp.ndarray wd = None if wdot is None else as_slot_array(wdot, s.p * size,
-                                                                  "the output weight's tangent")
-    replay_forward(t, r, first, True, True)
-    memcpy(aptr(s, out), cnp.PyArray_DATA(wa), <size_t>size * sizeof(double))
-    if wd is not None:
-        memcpy(dptr(s, out), cnp.PyArray_DATA(wd), <size_t>(s.p * size) * sizeof(double))
-    if first < t.n_ops:
-        replay_run_and_reverse(r, s.run_of[first], True)
-    return first
+ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)
+    int64_t first                   # where the forward sweep stops: a fused final run follows
+    int64_t n_ops
+    int out                         # the output slot, of ``size`` elements
+    int64_t size
+    const double* w                 # the output's adjoints (NULL: one weight 1 each)
+    const double* wdot              # their tangents, p directions (second order; NULL: zero)
+    double* y                       # the output's value is copied here (NULL: not wanted)
+    double* ty                      # its p tangents (second order; NULL: not wanted)
+
+
+cdef int reverse_replay(Sweep* s, Reversal* c, bint second_order) except -1 nogil:
+    """A keeping forward sweep (with tangents when ``second_order``), the
+    output's adjoints seeded, a fused final run swept forward and back, the
+    output read, and the reverse sweep: all without Python, so that a large
+    replay releases the GIL once. 1 when a branch record differs."""
+    cdef int64_t i
+    cdef int q = 1 if second_order else s.q
+    if forward_sweep(s, c.first, True, second_order):
+        return 1
+    if c.w == NULL:
+        for i in range(q * c.size):
+            aptr(s, c.out)[i] = 1.0
+    else:
+        memcpy(aptr(s, c.out), c.w, <size_t>(q * c.size) * sizeof(double))
+    if second_order and c.wdot != NULL:
+        memcpy(dptr(s, c.out), c.wdot, <size_t>(s.p * c.size) * sizeof(double))
+    if c.first < c.n_ops:
+        run_and_reverse(s, s.run_of[c.first], second_order)
+    if c.y != NULL:                         # before the reverse sweep restores values
+        memcpy(c.y, vptr(s, c.out), <size_t>c.size * sizeof(double))
+    if c.ty != NULL:
+        memcpy(c.ty, tptr(s, c.out), <size_t>(s.p * c.size) * sizeof(double))
+    reverse_sweep(s, c.first, second_order)
+    return 0
+
+
+cdef int replay_reverse(Tape t, Replay r, Reversal* c, bint second_order) except -1:
+    """reverse_replay of ``r``, without the GIL when heavy; BranchChanged on a new path."""
+    cdef int rc
+    c.first = fused_start(t, r)
+    c.n_ops = t.n_ops
+    c.out = t.out_slot
+    c.size = t.slot_size[t.out_slot]
+    if r.heavy:
+        with nogil:
+            rc = reverse_replay(&r.s, c, second_order)
+    else:
+        rc = reverse_replay(&r.s, c, second_order)
+    if rc:
+        raise_branch(t, &r.s)
+    assert r.stack.top == 0
+    return 0
+
+
+cdef inline double* data_of(cnp.ndarray a):
+    return NULL if a is None else <double*>cnp.PyArray_DATA(a)
 
 
 # ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
@@ -388,15 +412,13 @@ cdef object replay_values(Tape t, object xs):
 
 
 cdef tuple replay_adjoints(Tape t, object xs, object W):
-    cdef int out, slot
-    cdef int64_t q, first
-    cdef int64_t i, size
-    cdef cnp.ndarray w = None
+    cdef int slot
+    cdef int64_t q, size
+    cdef cnp.ndarray w = None, y
+    cdef Reversal c
     cdef Replay r
-    cdef Sweep* s
     t.check_replayable()
-    out = t.out_slot
-    size = t.slot_size[out]
+    size = t.slot_size[t.out_slot]
     if W is None:
         q = 1
     else:
@@ -405,21 +427,14 @@ cdef tuple replay_adjoints(Tape t, object xs, object W):
             raise ValueError(f"adsim: adjoint weights of shape {np.shape(W)}; expected (q, {size})")
         q = w.shape[0]
     r = replay_setup(t, xs, ADJOINTS, <int>q)
-    s = &r.s
     try:
-        first = fused_start(t, r)
-        replay_forward(t, r, first, True, False)
-        if w is None:
-            for i in range(size):
-                aptr(s, out)[i] = 1.0
-        else:
-            memcpy(aptr(s, out), cnp.PyArray_DATA(w), <size_t>(q * size) * sizeof(double))
-        if first < t.n_ops:
-            replay_run_and_reverse(r, s.run_of[first], False)
-        y = output_value(t, r)
-        replay_reverse(t, r, first, False)
-        assert r.stack.top == 0
-        adjoints = [take_dirs(t, aptr(s, slot), <int>q, slot) for slot in t._input_slots]
+        y = new_output(t)
+        c.w = data_of(w)
+        c.wdot = NULL
+        c.y = data_of(y)
+        c.ty = NULL
+        replay_reverse(t, r, &c, False)
+        adjoints = [take_dirs(t, aptr(&r.s, slot), <int>q, slot) for slot in t._input_slots]
         r.zero_lo, r.zero_hi = 0, q * t.arena_size        # the reverse sweep left them zero
         return y, adjoints
     finally:
@@ -442,16 +457,23 @@ cdef tuple replay_second_order(Tape t, object xs, object V, object w, object wdo
                                bint adjoints):
     cdef list dirs = list(V)
     cdef int p = directions_of(dirs)
-    cdef int64_t first
+    cdef int64_t size = t.slot_size[t.out_slot]
+    cdef cnp.ndarray wa = as_slot_array(w, size, "the output weight")
+    cdef cnp.ndarray wd = None if wdot is None else as_slot_array(wdot, p * size,
+                                                                  "the output weight's tangent")
+    cdef cnp.ndarray y, ty
+    cdef Reversal c
     cdef Replay r = replay_setup(t, xs, SECOND_ORDER, p)
     cdef Sweep* s = &r.s
     try:
         seed_tangents(t, r, dirs, p)
-        first = second_order_forward(t, r, w, wdot)
-        y = output_value(t, r)
-        ty = read_dirs(t, tptr(s, t.out_slot), p, t.out_slot)
-        replay_reverse(t, r, first, True)
-        assert r.stack.top == 0
+        y = new_output(t)
+        ty = copy_out(NULL, p, size)
+        c.w = data_of(wa)
+        c.wdot = data_of(wd)
+        c.y = data_of(y)
+        c.ty = data_of(ty)
+        replay_reverse(t, r, &c, True)
         adj = [take_dirs(t, aptr(s, slot), 0, slot) for slot in t._input_slots] \
             if adjoints else None
         adot = [take_dirs(t, dptr(s, slot), p, slot) for slot in t._input_slots]
@@ -464,21 +486,20 @@ cdef tuple replay_second_order(Tape t, object xs, object V, object w, object wdo
 cdef object replay_hvp_one(Tape t, object x, object v):
     """The second-order sweeps above for one input, a scalar output and one
     direction, without their general shaping (the common hvp)."""
-    cdef int slot, out
-    cdef int64_t first
+    cdef int slot
     cdef cnp.ndarray va, hv
+    cdef Reversal c
     cdef Replay r
     t.check_replayable()
     if len(t._input_slots) != 1 or t.slot_size[t.out_slot] != 1:
         raise ValueError("adsim: _hvp_one needs a tape of one input and a scalar output")
     slot = t._input_slots[0]
-    out = t.out_slot
     va = as_slot_array(v, t.slot_size[slot], "the direction")
     r = replay_setup(t, [x], SECOND_ORDER, 1)
     try:
         memcpy(tptr(&r.s, slot), cnp.PyArray_DATA(va), <size_t>t.slot_size[slot] * sizeof(double))
-        first = second_order_forward(t, r, ONE, None)
-        replay_reverse(t, r, first, True)
+        c.w = c.wdot = c.y = c.ty = NULL        # weight 1; nothing of the output read
+        replay_reverse(t, r, &c, True)
         hv = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(va), cnp.PyArray_DIMS(va), cnp.NPY_FLOAT64, 0)
         move_doubles(<double*>cnp.PyArray_DATA(hv), dptr(&r.s, slot), t.slot_size[slot])
         second_order_done(t, r, True)
@@ -532,5 +553,3 @@ cdef tuple replay_iterate(Tape t, object xs, int64_t n_steps):
         free(saved)
         replay_teardown(t, r)
 
-
-cdef object ONE = np.ones(1)        # the weight of a scalar output
