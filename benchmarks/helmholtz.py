@@ -286,7 +286,7 @@ def thread_throughput(s, n=THREAD_N, n_threads=2, seed=0):
     def calls():
         tape.gradient(x)
     per_call = T.measure(calls, s).median
-    k = max(10, int(s.target * 4 / per_call))
+    k = max(10, int(max(4 * s.target, 0.05) / per_call))   # samples of 0.05 s at least
     ratios, one, many = [], [], []
     for _ in range(max(3, s.repeats)):
         one.append(_threads_wall(calls, 1, k))
