@@ -10,7 +10,8 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
-                     MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, UnsupportedOperation)
+                     MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
+                     TapeOverflow, UnsupportedOperation)
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
@@ -20,7 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput",
-    "PrimitiveRuleError", "SnapshotDirError", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
+    "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeOverflow", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
     "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
     "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",

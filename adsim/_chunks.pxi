@@ -90,7 +90,7 @@ def find_runs(Tape tape):
     per op, the slot_shift and slot_ld arrays of the sweeps). Computed once
     per tape length."""
     cdef Sweep s
-    tape.fill_sweep(&s)
+    tape.program_sweep(&s)
     cdef int64_t n_ops = tape.n_ops, k, j, m, size
     cdef int code, i, ref
     cdef const int32_t* o
@@ -172,12 +172,13 @@ cdef void set_views(Sweep* s, const int32_t* run, int64_t* saved, int64_t a, int
         s.const_size[refs[ns + i]] = n if a >= 0 else run[RUN_SIZE]
 
 
-cdef int64_t* save_views(Sweep* s, const int32_t* run) except NULL:
+cdef int64_t* save_views(Sweep* s, const int32_t* run) except NULL nogil:
     cdef const int32_t* refs = s.run_refs + run[RUN_REFS]
     cdef int i, ns = run[RUN_N_SLOTS], nc = run[RUN_N_CONSTS]
     cdef int64_t* saved = <int64_t*>malloc((nc + 1) * sizeof(int64_t))
     if saved == NULL:
-        raise MemoryError("adsim: no memory to sweep a run of elementwise ops")
+        no_memory("a run of elementwise ops", (nc + 1) * <int64_t>sizeof(int64_t))
+        return NULL
     for i in range(nc):
         saved[i] = s.const_off[refs[ns + i]]
     return saved
@@ -233,7 +234,7 @@ cdef inline void chunk_bounds(Sweep* s, const int32_t* run, int64_t c, int64_t* 
 
 
 cdef int chunk_forward(Sweep* s, const int32_t* run, int64_t a, int64_t n, bint keep,
-                       bint tangents) except -1:
+                       bint tangents) except -1 nogil:
     """The run's ops on the chunk [a, a + n) (views set): values, tangents,
     and pushes of what they overwrite when ``keep``."""
     cdef int64_t k
@@ -244,7 +245,7 @@ cdef int chunk_forward(Sweep* s, const int32_t* run, int64_t a, int64_t n, bint 
 
 
 cdef int chunk_reverse(Sweep* s, const int32_t* run, int64_t a, int64_t n,
-                       bint second_order) except -1:
+                       bint second_order) except -1 nogil:
     """The run's ops on the chunk [a, a + n) in reverse: adjoints (and their
     tangents), clearing each result's adjoint and restoring pushed values."""
     cdef int64_t k
@@ -254,7 +255,12 @@ cdef int chunk_reverse(Sweep* s, const int32_t* run, int64_t a, int64_t n,
     return 0
 
 
-cdef int run_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1:
+cdef inline int chunk_done(Sweep* s, const int32_t* run, int64_t n) except -1 nogil:
+    """Count a chunk's work for the Ctrl-C checks."""
+    return check_signals(s, n * (run[RUN_END] - run[RUN_FIRST]) * s.width)
+
+
+cdef int run_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1 nogil:
     """Values (and tangents) of run r, chunk by chunk."""
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef int64_t* saved = save_views(s, run)
@@ -264,13 +270,14 @@ cdef int run_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1:
             chunk_bounds(s, run, c, &a, &n)
             set_views(s, run, saved, a, n)
             chunk_forward(s, run, a, n, keep, tangents)
+            chunk_done(s, run, n)
     finally:
         set_views(s, run, saved, -1, 0)
         free(saved)
     return 0
 
 
-cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1:
+cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
     """Adjoints (and their tangents) of run r, chunks and ops in reverse."""
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef int64_t* saved = save_views(s, run)
@@ -280,6 +287,7 @@ cdef int run_reverse(Sweep* s, int32_t r, bint second_order) except -1:
             chunk_bounds(s, run, c, &a, &n)
             set_views(s, run, saved, a, n)
             chunk_reverse(s, run, a, n, second_order)
+            chunk_done(s, run, n)
     finally:
         set_views(s, run, saved, -1, 0)
         free(saved)
@@ -313,7 +321,7 @@ cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil:
     return r
 
 
-cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
+cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
     """Run r and the sum after it, forward and reverse chunk by chunk. The
     output's adjoints (and tangents of the adjoint) must be seeded; its value
     (and tangents) are written, bitwise as the sum op would (running sums)."""
@@ -330,7 +338,7 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
     cdef double* total_dot = seeds + q + p  # the output's tangents
     cdef int64_t* saved = NULL
     if seeds == NULL:
-        raise MemoryError("adsim: no memory to sweep a run of elementwise ops")
+        return no_memory("a run of elementwise ops", (q + 2 * p) * <int64_t>sizeof(double))
     for j in range(q):              # the output's slot may hold a variable the run
         w[j] = aptr(s, out)[j]      # reads, whose adjoint starts at zero (as when
         aptr(s, out)[j] = 0.0       # the sum op is reversed on its own)
@@ -359,6 +367,7 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1:
                 for i in range(n):
                     x[i] += wdot[j]
             chunk_reverse(s, run, a, n, second_order)
+            chunk_done(s, run, 2 * n)
         vptr(s, out)[0] = total     # written last: the run may read the slot's old value
         for j in range(p):
             tptr(s, out)[j] = total_dot[j]

@@ -1,6 +1,8 @@
 # Generic sweeps over the tape. Each walks the op stream once and hands every
-# op to its family's kernel; no Python is called per op (CALLBACK ops aside).
-# Kernels return 0, or 1 when a branch record differs (s.err_op is then set).
+# op to its family's kernel; no Python is called per op (CALLBACK ops aside,
+# which take the GIL). Everything here is nogil: a replay that is worth it
+# runs without the GIL (_replay.pxi). Kernels return 0, 1 when a branch
+# record differs (s.err_op is then set), or -1 with an exception raised.
 
 cdef inline int64_t ref_size(Sweep* s, int ref) noexcept nogil:
     return s.slot_size[ref] if ref >= 0 else s.const_size[-ref - 1]
@@ -47,19 +49,66 @@ cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
     return 0 if ref_size(s, ref) == 1 and n != 1 else 1
 
 
+# A zero seed stays exactly zero. The adjoint of a branch that np.where did
+# not select is zero, but its partials may be infinite or NaN (sqrt, log,
+# arcsin, powers and divisions outside their domain): 0 * NaN would turn
+# the whole gradient into NaN although the branch contributes nothing. The
+# same holds for a zero tangent times an infinite partial (d sqrt(x) at 0
+# along a direction that does not move x). So every partial multiplies its
+# seed through chain(), and what a zero seed contributes is 0.
+
+cdef inline double chain(double partial, double seed) noexcept nogil:
+    """partial * seed, and 0 when the seed is 0 (whatever the partial)."""
+    cdef double product = partial * seed     # computed anyway: the loops vectorise it
+    return product if seed != 0.0 else 0.0   # as a select (see below)
+
+# GCC does not turn the select above into vector code while it assumes that
+# floating-point operations may trap (-ftrapping-math, its default; clang's
+# is the opposite). Nothing here traps or reads FP flags, so the module's
+# functions are compiled without that assumption; results are unchanged
+# (no reassociation or contraction is allowed by it).
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC optimize ("no-trapping-math")
+    #endif
+    """
+    pass
+
+
+# Work is counted in units of about one element touched (see Tape.mark_ticks).
+cdef enum:
+    TICK_UNITS = 65536              # work between two ops flagged FLAG_TICK
+    SIGNAL_UNITS = 4194304          # work between two checks for Ctrl-C (a few ms)
+
+cdef int64_t NO_SIGNAL_CHECKS = 0x7fffffffffffffff    # the budget of sweeps that never check
+
+
+cdef int check_signals(Sweep* s, int64_t units) except -1 nogil:
+    """Count ``units`` of work done; after SIGNAL_UNITS of them, let Python
+    handle a pending Ctrl-C (a long replay stays interruptible)."""
+    s.budget -= units
+    if s.budget >= 0:
+        return 0
+    s.budget = SIGNAL_UNITS
+    with gil:
+        PyErr_CheckSignals()
+    return 0
+
+
 cdef inline bint scalar_elementwise(Sweep* s, int code, const int32_t* o) noexcept nogil:
     """A unary or binary op on one element (scalar code): handled inline."""
     return code < BINARY_END and s.slot_size[o[0]] == 1
 
 
-cdef inline void scalar_value(Sweep* s, int code, const int32_t* o) noexcept:
+cdef inline void scalar_value(Sweep* s, int code, const int32_t* o) noexcept nogil:
     if code < UNARY_END:
         vptr(s, o[0])[0] = UNARY_VALUE[code](vptr(s, o[1])[0], unary_param(s, o))
     else:
         vptr(s, o[0])[0] = BINARY_VALUE[code](vptr(s, o[1])[0], vptr(s, o[2])[0])
 
 
-cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept:
+cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept nogil:
     cdef double d[5]
     cdef double* ay = aptr(s, o[0])
     cdef double* aa
@@ -71,23 +120,23 @@ cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept:
             return
         UNARY_RULE[code](vptr(s, o[1])[0], vptr(s, o[0])[0], unary_param(s, o), 1, d)
         for j in range(s.q):
-            aa[j] += d[0] * ay[j]
+            aa[j] += chain(d[0], ay[j])
         return
     aa = aptr(s, o[1])
     ab = aptr(s, o[2])
     BINARY_RULE[code](vptr(s, o[1])[0], vptr(s, o[2])[0], vptr(s, o[0])[0], 1, d)
     for j in range(s.q):
         if aa != NULL:
-            aa[j] += d[0] * ay[j]
+            aa[j] += chain(d[0], ay[j])
         if ab != NULL:
-            ab[j] += d[1] * ay[j]
+            ab[j] += chain(d[1], ay[j])
 
 
-cdef inline int op_value(Sweep* s, int64_t k) except -1:
+cdef inline int op_value(Sweep* s, int64_t k) except -1 nogil:
     return code_value(s, s.code[k], s.opnd + s.start[k], k)
 
 
-cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
+cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 nogil:
     """Op k's values, given its code and operands (which a chunked sweep
     may have moved)."""
     if scalar_elementwise(s, code, o):
@@ -106,7 +155,7 @@ cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
     return callback_value(s, code, o)
 
 
-cdef int code_value_tangent(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
+cdef int code_value_tangent(Sweep* s, int code, const int32_t* o, int64_t k) except -1 nogil:
     """Op k's values and then its tangents (a matrix product computes both in
     one pass over its matrix); 1 when a branch record differs."""
     if code == MATMUL:
@@ -116,7 +165,7 @@ cdef int code_value_tangent(Sweep* s, int code, const int32_t* o, int64_t k) exc
     return code_tangent(s, code, o)
 
 
-cdef int code_tangent(Sweep* s, int code, const int32_t* o) except -1:
+cdef int code_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if code < UNARY_END:
         return unary_tangent(s, code, o)
     if code < BINARY_END:
@@ -130,7 +179,7 @@ cdef int code_tangent(Sweep* s, int code, const int32_t* o) except -1:
     return callback_tangent(s, code, o)
 
 
-cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if scalar_elementwise(s, code, o):
         scalar_adjoint(s, code, o)
         return 0
@@ -147,7 +196,7 @@ cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     return callback_adjoint(s, code, o)
 
 
-cdef int code_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int code_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if code < UNARY_END:
         return unary_soadjoint(s, code, o)
     if code < BINARY_END:
@@ -161,7 +210,7 @@ cdef int code_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     return callback_soadjoint(s, code, o)
 
 
-cdef int linear_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int linear_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     """Second-order adjoint of a linear op: its adjoint map applied to the
     adjoint (one direction) and to the adjoint tangents (p directions)."""
     cdef double* adj = s.adj
@@ -175,7 +224,7 @@ cdef int linear_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef inline int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
+cdef inline int save_result(Sweep* s, int64_t k, bint with_tangents) except -1 nogil:
     """Push the values (and tangents) that op k is about to overwrite."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
@@ -194,7 +243,7 @@ cdef inline int save_result(Sweep* s, int64_t k, bint with_tangents) except -1:
     return 0
 
 
-cdef void restore_result(Sweep* s, int64_t k, bint with_tangents) noexcept:
+cdef void restore_result(Sweep* s, int64_t k, bint with_tangents) noexcept nogil:
     """Pop what save_result pushed for op k, in reverse order."""
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int r = o[0]
@@ -212,7 +261,7 @@ cdef void restore_result(Sweep* s, int64_t k, bint with_tangents) noexcept:
     stack_pop(s.stack, vptr(s, r), n)
 
 
-cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs) noexcept:
+cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs) noexcept nogil:
     """After op k is reversed its result slot holds an earlier variable (or
     none): that variable's adjoint starts at zero. SCATTER clears its own part."""
     cdef const int32_t* o = s.opnd + s.start[k]
@@ -226,33 +275,53 @@ cdef inline void clear_result_adjoint(Sweep* s, int64_t k, double* adj, int dirs
 
 
 cdef inline int forward_step(Sweep* s, int64_t k, const int32_t* o, bint keep,
-                             bint tangents) except -1:
+                             bint tangents) except -1 nogil:
     """Op k forward (operands o, which a chunked sweep may have moved): its
     values and tangents, after pushing what it overwrites when ``keep``;
     1 when a branch record differs."""
     if keep and (s.flags[k] & FLAG_PUSH):
         save_result(s, k, tangents)
-    if tangents:
+    if tangents and not (s.flags[k] & FLAG_PASSIVE):
         return code_value_tangent(s, s.code[k], o, k)
-    return code_value(s, s.code[k], o, k)
+    if code_value(s, s.code[k], o, k):
+        return 1
+    if tangents:
+        zero_result_tangents(s, o)
+    return 0
 
 
-cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_order) except -1:
+cdef inline void zero_result_tangents(Sweep* s, const int32_t* o) noexcept nogil:
+    """A result without derivative (FLAG_PASSIVE) has zero tangents: no rule
+    runs, so no infinite partial (sqrt at 0 of a constant) meets a zero."""
+    cdef int r = o[0]
+    cdef int64_t j, ld
+    if r < 0 or s.tan == NULL:
+        return
+    ld = dir_stride(s, r)
+    for j in range(s.p):
+        zero_doubles(tptr(s, r) + j * ld, s.slot_size[r])
+
+
+cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_order) except -1 nogil:
     """Op k in reverse: its adjoints (and their tangents), then the result's
-    adjoint cleared and the values it overwrote restored."""
+    adjoint cleared and the values it overwrote restored. An op whose result
+    has no derivative (FLAG_PASSIVE) passes nothing back."""
+    cdef bint passive = s.flags[k] & FLAG_PASSIVE
     if second_order:
-        code_soadjoint(s, s.code[k], o)
+        if not passive:
+            code_soadjoint(s, s.code[k], o)
         clear_result_adjoint(s, k, s.adj, 1)
         clear_result_adjoint(s, k, s.adot, s.p)
     else:
-        code_adjoint(s, s.code[k], o)
+        if not passive:
+            code_adjoint(s, s.code[k], o)
         clear_result_adjoint(s, k, s.adj, s.q)
     if s.flags[k] & FLAG_PUSH:
         restore_result(s, k, second_order)
     return 0
 
 
-cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1:
+cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
     """Values, and p tangents when ``tangents``; with ``keep`` what ops
     overwrite goes to the stack. 1 when a branch record differs."""
     cdef int64_t k = 0
@@ -266,11 +335,13 @@ cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except
         if forward_step(s, k, s.opnd + s.start[k], keep, tangents):
             s.err_op = k
             return 1
+        if s.flags[k] & FLAG_TICK:
+            check_signals(s, TICK_UNITS * s.width)
         k += 1
     return 0
 
 
-cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1:
+cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
     """q adjoints, or with ``second_order`` one adjoint and its p tangents,
     after a keeping forward sweep; restores the values."""
     cdef int64_t k = n_ops - 1
@@ -282,5 +353,7 @@ cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1:
             k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
             continue
         reverse_step(s, k, s.opnd + s.start[k], second_order)
+        if s.flags[k] & FLAG_TICK:
+            check_signals(s, TICK_UNITS * s.width)
         k -= 1
     return 0

@@ -86,6 +86,8 @@ cpdef enum CompareKind:
 cpdef enum OpFlag:
     FLAG_PUSH = 1           # the result overwrites a value the reverse sweep needs
     FLAG_INPLACE = 2        # the op writes part of an existing slot (SCATTER)
+    FLAG_TICK = 4           # set at finish every TICK_UNITS of work: sweeps may check for Ctrl-C here
+    FLAG_PASSIVE = 8        # the result has no derivative (constants, stop-gradients): no rules run
 
 ctypedef struct DStack:     # value stack of overwritten values
     double* data            # contents
@@ -113,8 +115,10 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     uint8_t* branches       # comparison outcomes
     DStack* stack           # overwritten values (and tangents)
     int64_t err_op          # op at which a replay left the recorded path
-    void* callbacks         # borrowed list of Python objects for CALLBACK ops
-    void* tape              # borrowed owning Tape
+    int64_t recording_op    # the op being recorded (its branch ops store outcomes), else -1
+    int64_t budget          # work left before the next check for Ctrl-C
+    int64_t width           # arrays per slot a sweep touches (1 + directions), for the budget
+    void* callbacks         # borrowed list or tuple of Python objects for CALLBACK ops
     int32_t* run_of         # run of each op or -1 (_chunks.pxi); NULL: no chunking
     int32_t* runs           # run table, RUN_FIELDS per run
     int32_t* run_refs       # slots and constant ids of each run
@@ -122,7 +126,26 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int64_t* slot_shift     # per slot: first element of its view in a run, or NULL
     int64_t* slot_ld        # per slot: distance between its directions, or NULL
 
+
+cdef class Replay:
+    """The state of one replay (_replay.pxi): value arena, work buffer, value stack."""
+    cdef Sweep s                      # the sweep in progress
+    cdef double* val                  # value arena
+    cdef bint owns_val                # False: the tape's recording arena, lent
+    cdef double* work                 # tangents, adjoints, adjoint tangents
+    cdef int64_t work_cap
+    cdef int64_t zero_lo              # work[lo:hi] is known to hold zeros (a
+    cdef int64_t zero_hi              # finished reverse sweep leaves its adjoints zero)
+    cdef DStack stack                 # values saved for the reverse sweep
+    cdef int64_t* own_sizes           # slot sizes, constant offsets, constant sizes:
+    cdef object runs                  # copies that chunked runs rewrite, with the run tables
+    cdef cnp.ndarray views            # own slot_shift / slot_ld of the chunked sweeps
+    cdef bint heavy                   # sweeps release the GIL
+    cdef bint chunked                 # the sweep is pointed at the run tables
+
+
 cdef class Tape:
+    # the recorded program: appended while recording, read-only afterwards
     cdef uint16_t* code
     cdef int32_t* start
     cdef uint8_t* flags
@@ -141,6 +164,7 @@ cdef class Tape:
     cdef int32_t* ints
     cdef int64_t n_ints
     cdef int64_t cap_ints
+    cdef int64_t ints_frozen          # ints below this are read by gathers/scatters: argext may not write them
     cdef uint8_t* branches
     cdef int64_t n_branches
     cdef int64_t cap_branches
@@ -149,24 +173,27 @@ cdef class Tape:
     cdef uint8_t* slot_state          # recording: 0 never written, 1 written, 2 pinned
     cdef int64_t n_slots
     cdef int64_t cap_slots
+    cdef object _callbacks            # Python objects of CALLBACK ops: a list, a tuple once finished
+    cdef list _input_slots
+    cdef list _input_shapes
+    cdef int out_slot                 # output slot, -1 until finished
+    cdef readonly object output_shape
+    cdef readonly bint recording
+    cdef bint failed                  # the recorded function raised
+    cdef int64_t work_units           # estimated work of one zero-order sweep (set at finish)
+    # the recording arena: values at the recording point (lent to the first replay)
     cdef double* val
     cdef int64_t arena_size
     cdef int64_t arena_cap
-    cdef double* work                 # sweep buffers (tangents, adjoints), reused
-    cdef int64_t work_cap
-    cdef int64_t work_zero_lo         # work[lo:hi] is known to hold zeros (a
-    cdef int64_t work_zero_hi         # finished reverse sweep leaves its adjoints zero)
-    cdef DStack stack
+    cdef bint arena_lent
     cdef dict free_slots              # size -> list of free slot ids (recording only)
-    cdef public list callbacks
-    cdef public list input_slots
-    cdef public list input_shapes
-    cdef public object output_slot
-    cdef public object output_shape
-    cdef public bint recording
+    cdef dict _const_keys             # constants recorded so far, for sharing (recording only)
+    # replays
     cdef public bint chunked          # sweep long elementwise runs chunk by chunk (_chunks.pxi)
-    cdef public object listing_names  # optional names of inputs for the listing
-    cdef public dict _cache           # per-tape memo for Python helpers
+    cdef object _runs                 # the run tables (find_runs), built on first use
+    cdef list _pool                   # idle Replays: the first n_idle entries (then None)
+    cdef int n_idle
+    cdef int64_t stack_peak           # largest value stack of any replay
     cdef cnp.ndarray _output_template # an empty array of the output's shape
 
     cdef int new_slot(self, int64_t size) except -1
@@ -175,18 +202,15 @@ cdef class Tape:
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
-    cdef void fill_sweep(self, Sweep* s)
-    cdef int attach_runs(self, Sweep* s) except -1
-    cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1
-    cdef void second_order_done(self, Sweep* s, bint clear_adjoints)
+    cdef int check_op(self, int code, const int32_t* o, int nops) except -1
     cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef uint8_t operands_varied(self, int code, const int32_t* ops)
+    cdef void program_sweep(self, Sweep* s)
     cdef int execute_last(self) except -1
     cdef int64_t size_of(self, int ref)
+    cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1
+    cdef int check_indices(self, int64_t off, int64_t n, int64_t bound) except -1
     cdef int _write_slot(self, int slot, object arr) except -1
-    cdef double* work_buffer(self, int64_t n, int64_t zero_from=*) except NULL
-    cdef raise_branch(self, Sweep* s)
-    cdef object _read_dirs(self, double* p, int dirs, int slot)
-    cdef object _take_dirs(self, double* p, int dirs, int slot)
-    cdef int _seed(self, Sweep* s, list V, int p) except -1
-    cdef void _clear_inputs(self, double* buf, int dirs)
+    cdef void mark_ticks(self)
+    cdef int check_replayable(self) except -1
+    cdef object run_tables(self)

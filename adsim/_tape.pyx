@@ -13,17 +13,23 @@ Layout (after ADOL-C's operation/location/value tapes; Griewank & Walther,
 * a slot table (offset, size) into one float64 value arena. Slots freed by
   Python are reused, and a sweep that keeps values for the reverse pass pushes
   what an op overwrites onto a value stack, so the arena holds live values.
+
+A Tape is this program, appended to while recording and read-only after
+``finish``; every replay runs on a Replay of its own (_replay.pxi), so one
+tape may be replayed by several threads at once. Every method reachable from
+Python checks its arguments: no call can read or write outside the buffers.
 """
 cimport numpy as cnp
+from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
-                        asinh, acosh, atanh, hypot, pow)
+                        asinh, acosh, atanh, hypot, pow, isfinite)
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 cimport scipy.linalg.cython_blas as blas
 
-from .errors import BranchChanged
+from .errors import BranchChanged, TapeCopyError, TapeOverflow
 
 cnp.import_array()
 
@@ -38,6 +44,7 @@ include "_ops/branch.pxi"
 include "_ops/structural.pxi"
 include "_ops/linalg.pxi"
 include "_ops/callback.pxi"
+include "_replay.pxi"
 
 OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}
 
@@ -74,6 +81,77 @@ cdef void init_value_uses():
 init_value_uses()
 
 
+# Checks of the recording helpers and of the operands of recorded ops
+# (inline: they run for every op recorded).
+
+cdef inline int need_recording(Tape t, str what) except -1:
+    if not t.recording:
+        raise RuntimeError(f"adsim: cannot {what}: this tape has finished recording; "
+                           f"record a new one")
+    return 0
+
+
+cdef inline int need_ref(Tape t, int64_t ref) except -1:
+    if not -t.n_const_ids <= ref < t.n_slots:
+        raise ValueError(f"adsim: {ref} is neither a slot (0 to {t.n_slots - 1}) nor a "
+                         f"constant (-1 to {-t.n_const_ids}) of this tape")
+    return 0
+
+
+cdef inline int need_slot(Tape t, int64_t slot) except -1:
+    if not 0 <= slot < t.n_slots:
+        raise ValueError(f"adsim: {slot} is not a slot of this tape (0 to {t.n_slots - 1})")
+    return 0
+
+
+cdef int malformed(int code, str why) except -1:
+    """Refuse an op whose operands would make a kernel read or write outside
+    the tape's buffers."""
+    raise ValueError(f"adsim: cannot record a {OPCODE_NAMES.get(code, code)} op with {why}")
+
+
+cdef int64_t product3(int64_t a, int64_t b, int64_t c) noexcept:
+    """a b c for non-negative 32-bit factors, or -1 (a negative factor, or
+    past 2**62)."""
+    if a < 0 or b < 0 or c < 0:
+        return -1
+    if b and a > ((<int64_t>1) << 62) // b:
+        return -1
+    a *= b
+    if c and a > ((<int64_t>1) << 62) // c:
+        return -1
+    return a * c
+
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object v, int* overflow) except? -1
+
+
+cdef int32_t int32_operand(object value, int code) except? -1:
+    """An operand as a 32-bit integer: a value past 32 bits is refused, not wrapped."""
+    cdef int overflow = 0
+    cdef long long c
+    try:
+        v = PyNumber_Index(value)
+    except TypeError:
+        raise TypeError(f"adsim: the operands of a {OPCODE_NAMES.get(code, code)} op must be "
+                        f"integers, not {type(value).__name__}") from None
+    c = PyLong_AsLongLongAndOverflow(v, &overflow)
+    if overflow or not -2147483648 <= c <= 2147483647:
+        raise TapeOverflow(f"adsim: a {OPCODE_NAMES.get(code, code)} op has operand {v}, outside "
+                           f"the tape's 32-bit range (an array of 2**31 or more elements?); "
+                           f"split the array")
+    return <int32_t>c
+
+
+cdef int refuse_copy() except -1:
+    raise TapeCopyError(
+        "adsim: a tape cannot be pickled or copied (there is no tape file format yet; one is "
+        "planned). To use the function in another process, record it there (adsim.record, or "
+        "the functional API, which records for you); to use it from several threads, share "
+        "this tape: replays are thread-safe")
+
+
 cdef class Tape:
     """A recorded NumPy computation, replayable in C for new inputs.
 
@@ -81,11 +159,9 @@ cdef class Tape:
     """
 
     def __cinit__(self):
-        self.chunked = True
-        self.cap_ops = self.cap_opnd = self.cap_consts = self.cap_const_ids = 0
-        self.cap_ints = self.cap_branches = self.cap_slots = self.arena_cap = 0
-        self.code = <uint16_t*>grow(NULL, &self.cap_ops, 64, sizeof(uint16_t))
         cdef int64_t c = 0
+        self.chunked = True
+        self.code = <uint16_t*>grow(NULL, &self.cap_ops, 64, sizeof(uint16_t))
         self.start = <int32_t*>grow(NULL, &c, self.cap_ops, sizeof(int32_t))
         c = 0
         self.flags = <uint8_t*>grow(NULL, &c, self.cap_ops, sizeof(uint8_t))
@@ -102,26 +178,34 @@ cdef class Tape:
         c = 0
         self.slot_state = <uint8_t*>grow(NULL, &c, self.cap_slots, sizeof(uint8_t))
         self.val = <double*>grow(NULL, &self.arena_cap, 256, sizeof(double))
-        self.work = NULL
-        self.work_cap = 0
-        self.work_zero_lo = self.work_zero_hi = 0
-        self.stack.data = NULL
-        self.stack.top = self.stack.cap = self.stack.peak = 0
         self.free_slots = {}
-        self.callbacks = []
-        self.input_slots = []
-        self.input_shapes = []
-        self.output_slot = None
-        self.output_shape = None
+        self._const_keys = {}
+        self._callbacks = []
+        self._input_slots = []
+        self._input_shapes = []
+        self._pool = []
+        self.out_slot = -1
         self.recording = True
-        self._cache = {}
 
     def __dealloc__(self):
         free(self.code); free(self.start); free(self.flags); free(self.opnd)
         free(self.consts); free(self.const_off); free(self.const_size)
         free(self.ints); free(self.branches)
         free(self.slot_off); free(self.slot_size); free(self.slot_state)
-        free(self.val); free(self.work); free(self.stack.data)
+        free(self.val)          # a Replay that borrowed it never frees it
+
+    # pickle, copy.copy and copy.deepcopy all refuse (TapeCopyError says why)
+    def __reduce__(self):
+        refuse_copy()
+
+    def __reduce_ex__(self, protocol):
+        refuse_copy()
+
+    def __copy__(self):
+        refuse_copy()
+
+    def __deepcopy__(self, memo):
+        refuse_copy()
 
     # ------------------------------------------------------------------
     # recording primitives (called by the front end in _active.pxi and
@@ -134,11 +218,17 @@ cdef class Tape:
         cdef list lists = self.free_slots.get(size)
         cdef int slot
         cdef int64_t c
+        need_recording(self, "add a value")
+        if size < 0:
+            raise ValueError(f"adsim: a slot of {size} elements")
         if lists is not None:
             if lists[0]:
                 return lists[0].pop()
             if lists[1]:
                 return lists[1].pop()
+        if self.n_slots >= 2147483647:
+            raise TapeOverflow("adsim: the tape holds 2**31 - 1 slots; checkpoint the loop "
+                               "(adsim.checkpoint_loop) so one step is recorded, not all")
         if self.n_slots == self.cap_slots:
             c = self.cap_slots
             self.slot_off = <int64_t*>grow(self.slot_off, &c, self.n_slots + 1, sizeof(int64_t))
@@ -157,19 +247,22 @@ cdef class Tape:
         return slot
 
     cdef void release(self, int slot):
-        if not self.recording or self.slot_state[slot] & SLOT_PINNED:
+        if not self.recording or not 0 <= slot < self.n_slots or self.slot_state[slot] & SLOT_PINNED:
             return
         lists = self.free_slots.get(self.slot_size[slot])
         if lists is None:
             lists = self.free_slots[self.slot_size[slot]] = [[], []]
         lists[1 if self.slot_state[slot] & SLOT_NEEDED else 0].append(slot)
 
-    def pin(self, int slot):
+    def pin(self, int64_t slot):
         """Keep ``slot`` out of reuse (inputs and outputs)."""
+        need_recording(self, "pin a slot")
+        need_slot(self, slot)
         self.slot_state[slot] |= SLOT_PINNED
 
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0:
         cdef int64_t c
+        need_recording(self, "add a constant")
         if self.n_consts + n > self.cap_consts:
             self.consts = <double*>grow(self.consts, &self.cap_consts, self.n_consts + n, sizeof(double))
         if self.n_const_ids == self.cap_const_ids:
@@ -177,6 +270,8 @@ cdef class Tape:
             self.const_off = <int64_t*>grow(self.const_off, &c, self.n_const_ids + 1, sizeof(int64_t))
             self.const_size = <int64_t*>grow(self.const_size, &self.cap_const_ids,
                                              self.n_const_ids + 1, sizeof(int64_t))
+        if self.n_const_ids >= 2147483647:
+            raise TapeOverflow("adsim: the tape holds 2**31 - 1 constants")
         memcpy(self.consts + self.n_consts, data, <size_t>n * sizeof(double))
         self.const_off[self.n_const_ids] = self.n_consts
         self.const_size[self.n_const_ids] = n
@@ -186,15 +281,24 @@ cdef class Tape:
 
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1:
         cdef int64_t off = self.n_ints
+        need_recording(self, "add indices")
+        if n < 0 or self.n_ints + n > 2147483647:
+            raise TapeOverflow(f"adsim: the tape's index stream would pass 2**31 entries "
+                               f"({self.n_ints} + {n}); checkpoint the loop "
+                               f"(adsim.checkpoint_loop) so one step is recorded, not all")
         if self.n_ints + n > self.cap_ints:
             self.ints = <int32_t*>grow(self.ints, &self.cap_ints, self.n_ints + n, sizeof(int32_t))
-        if n:
+        if n and data != NULL:           # NULL: the caller fills them
             memcpy(self.ints + off, data, <size_t>n * sizeof(int32_t))
         self.n_ints += n
         return off
 
     cdef int64_t reserve_branches(self, int64_t n) except -1:
         cdef int64_t off = self.n_branches
+        need_recording(self, "add branch records")
+        if n < 0 or self.n_branches + n > 2147483647:
+            raise TapeOverflow(f"adsim: the tape's branch stream would pass 2**31 entries "
+                               f"({self.n_branches} + {n})")
         if self.n_branches + n > self.cap_branches:
             self.branches = <uint8_t*>grow(self.branches, &self.cap_branches, self.n_branches + n,
                                            sizeof(uint8_t))
@@ -203,23 +307,25 @@ cdef class Tape:
         return off
 
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1:
-        """Append one op; its result slot is ops[0] (-1 for none)."""
+        """Append one op; its result slot is ops[0] (-1 for none). Its
+        operands are checked first (check_op)."""
         cdef int64_t k = self.n_ops, c
-        cdef int r = ops[0]
+        cdef int r
         cdef uint8_t flag = 0
-        if not self.recording:
-            raise RuntimeError("adsim: this tape has finished recording; record a new one")
+        need_recording(self, "record an operation")
+        self.check_op(code, ops, nops)
+        r = ops[0]
         if k == self.cap_ops:
             c = self.cap_ops
             self.start = <int32_t*>grow(self.start, &c, k + 1, sizeof(int32_t))
             c = self.cap_ops
             self.flags = <uint8_t*>grow(self.flags, &c, k + 1, sizeof(uint8_t))
             self.code = <uint16_t*>grow(self.code, &self.cap_ops, k + 1, sizeof(uint16_t))
+        if self.n_opnd + nops > 2147483647:
+            raise TapeOverflow("adsim: the tape passed 2**31 operands; checkpoint the loop "
+                               "(adsim.checkpoint_loop) so one step is recorded, not all")
         if self.n_opnd + nops > self.cap_opnd:
             self.opnd = <int32_t*>grow(self.opnd, &self.cap_opnd, self.n_opnd + nops, sizeof(int32_t))
-        if self.n_opnd + nops > 2147483647:
-            raise MemoryError("adsim: the tape passed 2**31 operands; checkpoint the loop "
-                              "(adsim.checkpoint_loop) so one step is recorded, not all")
         memcpy(self.opnd + self.n_opnd, ops, <size_t>nops * sizeof(int32_t))
         self.mark_value_reads(code, ops)
         if r >= 0:
@@ -237,12 +343,33 @@ cdef class Tape:
                 self.slot_state[r] = (self.slot_state[r] & SLOT_PINNED) | SLOT_WRITTEN | \
                     (SLOT_NEEDED if VALUE_USES[code] & USES_RESULT else 0) | \
                     self.operands_varied(code, ops)
+            if not self.slot_state[r] & SLOT_VARIED:
+                flag |= FLAG_PASSIVE       # no derivative: sweeps skip its rules
         self.code[k] = <uint16_t>code
         self.start[k] = <int32_t>self.n_opnd
         self.flags[k] = flag
         self.n_opnd += nops
         self.n_ops += 1
         return k
+
+    cdef int check_op(self, int code, const int32_t* o, int nops) except -1:
+        """Refuse operands a kernel could not run safely (each family file
+        says what its ops take)."""
+        if nops < 1:
+            return malformed(code, "no operands")
+        if 1 <= code < UNARY_END:
+            return unary_check(self, code, o, nops)
+        if ADD <= code < BINARY_END:
+            return binary_check(self, code, o, nops)
+        if COMPARE <= code < BRANCH_END:
+            return branch_check(self, code, o, nops)
+        if COPY <= code < STRUCTURAL_END:
+            return structural_check(self, code, o, nops)
+        if code == MATMUL:
+            return linalg_check(self, code, o, nops)
+        if code == CALLBACK:
+            return callback_check(self, code, o, nops)
+        raise ValueError(f"adsim: {code} is not an opcode")
 
     cdef uint8_t operands_varied(self, int code, const int32_t* ops):
         """SLOT_VARIED when an op's result depends differentiably on the
@@ -284,7 +411,8 @@ cdef class Tape:
             if ops[2] >= 0:
                 self.slot_state[ops[2]] |= SLOT_NEEDED
 
-    cdef void fill_sweep(self, Sweep* s):
+    cdef void program_sweep(self, Sweep* s):
+        """A sweep over the program, with the recording arena and no buffers."""
         s.code = self.code
         s.start = self.start
         s.flags = self.flags
@@ -302,10 +430,12 @@ cdef class Tape:
         s.const_size = self.const_size
         s.ints = self.ints
         s.branches = self.branches
-        s.stack = &self.stack
+        s.stack = NULL
         s.err_op = -1
-        s.callbacks = <void*>self.callbacks
-        s.tape = <void*>self
+        s.recording_op = -1
+        s.budget = NO_SIGNAL_CHECKS
+        s.width = 1
+        s.callbacks = <void*>self._callbacks
         s.run_of = NULL
         s.runs = NULL
         s.run_refs = NULL
@@ -313,456 +443,269 @@ cdef class Tape:
         s.slot_shift = NULL
         s.slot_ld = NULL
 
-    cdef int attach_runs(self, Sweep* s) except -1:
-        """Let the sweeps take runs of elementwise ops chunk by chunk (_chunks.pxi);
-        ``tape.chunked = False`` sweeps op by op, the reference for tests."""
-        cdef cnp.ndarray run_of, table, refs, shifted, views
-        if self.recording or not self.chunked:
-            return 0
-        found = self._cache.get("runs")
-        if found is None or found[0] != self.n_ops:
-            found = find_runs(self)
-            self._cache["runs"] = found
-        _, run_of, table, refs, shifted, views = found
-        if cnp.PyArray_SIZE(table) == 0:
-            return 0
-        s.run_of = <int32_t*>cnp.PyArray_DATA(run_of)
-        s.runs = <int32_t*>cnp.PyArray_DATA(table)
-        s.run_refs = <int32_t*>cnp.PyArray_DATA(refs)
-        s.run_shifted = <uint8_t*>cnp.PyArray_DATA(shifted)
-        s.slot_shift = <int64_t*>cnp.PyArray_DATA(views)
-        s.slot_ld = s.slot_shift + self.n_slots
-        return 0
-
     cdef int execute_last(self) except -1:
         """Compute the value of the op just appended (recording runs the same
         C kernel as replay, so recorded and replayed values agree bitwise)."""
         cdef Sweep s
-        self.fill_sweep(&s)
+        self.program_sweep(&s)
+        s.recording_op = self.n_ops - 1
         op_value(&s, self.n_ops - 1)
         return 0
 
     cdef int64_t size_of(self, int ref):
         return self.slot_size[ref] if ref >= 0 else self.const_size[-ref - 1]
 
+    cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1:
+        if off < 0 or n < 0 or off > total - n:
+            raise ValueError(f"adsim: entries {off} to {off + n} are outside the tape's {stream} "
+                             f"stream of {total}")
+        return 0
+
+    cdef int check_indices(self, int64_t off, int64_t n, int64_t bound) except -1:
+        """The n recorded indices at ``off`` index an array of ``bound`` elements."""
+        cdef int64_t j
+        self.check_range(off, n, self.n_ints, "index")
+        for j in range(off, off + n):
+            if not 0 <= self.ints[j] < bound:
+                raise IndexError(f"adsim: recorded index {self.ints[j]} is out of bounds for "
+                                 f"an array of {bound} elements")
+        return 0
+
     # Python-level recording helpers for adsim/_numpy_api.py -------------
 
-    def record_op(self, int code, int result_size, operands):
+    def record_op(self, int code, int64_t result_size, operands):
         """Append op ``code``; a new result slot of ``result_size`` elements is
         put first unless ``result_size < 0`` (no result, or operands[0] given
         when ``result_size == -2``). Returns the result slot (or -1)."""
-        cdef list ops = list(operands)
-        cdef int r = -1
+        cdef int r = -1, i
+        cdef int first = 0 if result_size == -2 else 1
+        need_recording(self, "record an operation")
+        cdef list given = list(operands)
+        if result_size < -2 or (result_size == -2 and not given):
+            raise ValueError(f"adsim: result_size {result_size}: the result's size, -1 for "
+                             f"no result or -2 for the slot in operands[0]")
+        cdef cnp.ndarray buf = np.empty(len(given) + first, dtype=np.int32)
+        cdef int32_t* ops = <int32_t*>cnp.PyArray_DATA(buf)
+        for i in range(len(given)):
+            ops[first + i] = int32_operand(given[i], code)
         if result_size >= 0:
             r = self.new_slot(result_size)
-            ops.insert(0, r)
+            ops[0] = r
         elif result_size == -1:
-            ops.insert(0, -1)
+            ops[0] = -1
         else:
             r = ops[0]
-        cdef cnp.ndarray buf = np.asarray(ops, dtype=np.int32)
-        self.append_op(code, <int32_t*>cnp.PyArray_DATA(buf), len(ops))
+        try:
+            self.append_op(code, ops, <int>cnp.PyArray_SIZE(buf))
+        except BaseException:
+            if result_size >= 0:
+                self.release(r)
+            raise
         self.execute_last()
         return r
 
     def const_ref(self, value):
         """Store a constant array; returns its (negative) ref. Equal constants
         recorded again (a padding constant in every step, say) share one copy."""
+        need_recording(self, "add a constant")
         cdef cnp.ndarray arr = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
         key = (arr.shape[0], arr.tobytes()) if arr.shape[0] <= 64 else \
             (arr.shape[0], hash(arr.tobytes()))
-        ref = self._cache.get(key)
+        ref = self._const_keys.get(key)
         if ref is not None and (arr.shape[0] <= 64 or np.array_equal(self.slot_value(ref), arr)):
             return ref
         ref = self.add_const_data(<double*>cnp.PyArray_DATA(arr), arr.shape[0])
-        self._cache[key] = ref
+        self._const_keys[key] = ref
         return ref
 
     def add_indices(self, idx):
-        """Store int32 indices; returns their offset in the index stream."""
-        cdef cnp.ndarray arr = np.ascontiguousarray(idx, dtype=np.int32).reshape(-1)
-        return self.add_ints(<int32_t*>cnp.PyArray_DATA(arr), arr.shape[0])
+        """Store element indices (integers that fit 32 bits); returns their
+        offset in the index stream."""
+        cdef int64_t i, n, off
+        cdef int64_t* src
+        cdef cnp.ndarray wide
+        need_recording(self, "add indices")
+        cdef cnp.ndarray arr = np.asarray(idx)
+        if cnp.PyArray_TYPE(arr) == cnp.NPY_INT64 and cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            wide = arr                                    # the usual case: no conversion
+        elif cnp.PyArray_SIZE(arr) and arr.dtype.kind not in "biu":
+            raise TypeError(f"adsim: element indices must be integers, not {arr.dtype}")
+        else:
+            wide = np.ascontiguousarray(arr, dtype=np.int64)
+        n = cnp.PyArray_SIZE(wide)
+        src = <int64_t*>cnp.PyArray_DATA(wide)
+        for i in range(n):
+            if not -2147483648 <= src[i] <= 2147483647:
+                raise TapeOverflow(
+                    f"adsim: element index {arr.reshape(-1)[i]} does not fit the tape's 32-bit "
+                    f"index stream: arrays of 2**31 or more elements cannot be indexed element "
+                    f"by element; split the array")
+        off = self.add_ints(NULL, n)
+        for i in range(n):
+            self.ints[off + i] = <int32_t>src[i]
+        return off
 
-    def add_branch_space(self, n):
+    def add_branch_space(self, int64_t n):
         return self.reserve_branches(n)
 
     def set_branches(self, int64_t off, mask):
-        cdef cnp.ndarray arr = np.ascontiguousarray(mask, dtype=np.uint8).reshape(-1)
+        """Store recorded outcomes (a where-mask) at ``off`` of the branch stream."""
+        need_recording(self, "set branch records")
+        cdef cnp.ndarray arr = np.ascontiguousarray(mask, dtype=np.bool_).reshape(-1).view(np.uint8)
+        self.check_range(off, arr.shape[0], self.n_branches, "branch")
         memcpy(self.branches + off, cnp.PyArray_DATA(arr), <size_t>arr.shape[0])
 
-    def branch_outcome(self, int64_t off, int64_t n):
-        """The recorded outcomes at ``off`` as a bool array."""
-        out = np.empty(n, dtype=np.bool_)
-        memcpy(cnp.PyArray_DATA(out), self.branches + off, <size_t>n)
-        return out
+    def add_callback(self, obj):
+        need_recording(self, "add a callback")
+        self._callbacks.append(obj)
+        return len(self._callbacks) - 1
 
-    def index_record(self, int64_t off, int64_t n):
-        out = np.empty(n, dtype=np.int32)
-        memcpy(cnp.PyArray_DATA(out), self.ints + off, <size_t>n * sizeof(int32_t))
-        return out
+    def new_input(self, value):
+        """A new pinned input slot holding ``value`` (float64, any shape)."""
+        need_recording(self, "add an input")
+        arr = value if is_float64_array(value) and cnp.PyArray_IS_C_CONTIGUOUS(value) else \
+            as_float_array(value, "an input")
+        cdef int slot = self.new_slot(arr.size)
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | SLOT_VARIED
+        self._write_slot(slot, arr)
+        self._input_slots.append(slot)
+        self._input_shapes.append(arr.shape)
+        return slot
 
-    def slot_value(self, int ref):
-        """Copy of the current contents of a slot or constant (flat)."""
-        cdef int64_t n = self.size_of(ref)
-        out = np.empty(n, dtype=np.float64)
-        cdef Sweep s
-        self.fill_sweep(&s)
-        memcpy(cnp.PyArray_DATA(out), vptr(&s, ref), <size_t>n * sizeof(double))
-        return out
+    cdef int _write_slot(self, int slot, object arr) except -1:
+        cdef cnp.ndarray a = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1)
+        if a.shape[0] != self.slot_size[slot]:
+            raise ValueError(f"adsim: {a.shape[0]} values for a slot of {self.slot_size[slot]}")
+        memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(a), <size_t>a.shape[0] * sizeof(double))
+        return 0
 
-    def param_value(self, int64_t off):
-        """The scalar parameter of a unary op (its position in the constants)."""
-        return self.consts[off]
+    def finish(self, int64_t output_slot, tuple output_shape):
+        """End recording with ``output_slot`` as the tape's output. From here
+        on the program is read-only, and replays may run in any thread."""
+        need_recording(self, "finish it again")
+        need_slot(self, output_slot)
+        for d in output_shape:
+            if type(d) is not int:             # NumPy integers, say
+                output_shape = tuple([PyNumber_Index(e) for e in output_shape])
+                break
+        size = 1
+        for d in output_shape:
+            if d < 0:
+                raise ValueError(f"adsim: output shape {output_shape} is not a shape")
+            size = size * d
+        if size != self.slot_size[output_slot]:
+            raise ValueError(f"adsim: output shape {output_shape} for a slot of "
+                             f"{self.slot_size[output_slot]} elements")
+        self.slot_state[output_slot] |= SLOT_PINNED
+        self.out_slot = <int>output_slot
+        self.output_shape = output_shape
+        self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
+        self._callbacks = tuple(self._callbacks)
+        self.mark_ticks()
+        self.recording = False
+        self.free_slots = {}
+        self._const_keys = {}
+
+    def finish_failed(self):
+        """End a recording whose function raised: the tape cannot be replayed."""
+        if self.recording:
+            self.recording = False
+            self.failed = True
+            self.free_slots = {}
+            self._const_keys = {}
+
+    cdef void mark_ticks(self):
+        """Estimate the work of a sweep (elements touched; multiply-adds of a
+        matrix product) and flag an op every TICK_UNITS of it: long sweeps
+        check for Ctrl-C there, short ones never, and only large sweeps
+        release the GIL (_replay.pxi)."""
+        cdef int64_t k, units, since = 0
+        cdef const int32_t* o
+        self.work_units = 0
+        for k in range(self.n_ops):
+            o = self.opnd + self.start[k]
+            units = 1
+            if self.code[k] != CALLBACK:
+                units += self.size_of(o[1]) + (self.slot_size[o[0]] if o[0] >= 0 else 0)
+                if self.code[k] == MATMUL:
+                    units += max(product3(o[3], o[4], o[5]), <int64_t>0)
+            self.work_units += units
+            since += units
+            if since >= TICK_UNITS:
+                self.flags[k] |= FLAG_TICK
+                since = 0
+
+    # ------------------------------------------------------------------
+    # reading the recording
+
+    @property
+    def recording_failed(self):
+        """True when the recorded function raised (the tape cannot be replayed)."""
+        return self.failed
+
+    @property
+    def callbacks(self):
+        """The Python objects of CALLBACK ops (a tuple once recording ends)."""
+        return self._callbacks
+
+    @property
+    def input_slots(self):
+        """The inputs' slots (a copy: changing it changes nothing)."""
+        return list(self._input_slots)
+
+    @property
+    def input_shapes(self):
+        """The inputs' shapes (a copy)."""
+        return list(self._input_shapes)
+
+    @property
+    def output_slot(self):
+        return None if self.out_slot < 0 else self.out_slot
+
+    @property
+    def n_inputs(self):
+        return len(self._input_slots)
 
     @property
     def arena_elements(self):
         return self.arena_size
 
-    def slot_size_of(self, int ref):
-        return self.size_of(ref)
-
-    def add_callback(self, obj):
-        self.callbacks.append(obj)
-        return len(self.callbacks) - 1
-
-    def new_input(self, value):
-        """A new pinned input slot holding ``value`` (float64, any shape)."""
-        arr = np.asarray(value, dtype=np.float64, order="C")
-        cdef int slot = self.new_slot(arr.size)
-        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | SLOT_VARIED
-        self._write_slot(slot, arr)
-        self.input_slots.append(slot)
-        self.input_shapes.append(arr.shape)
-        return slot
-
-    def finish(self, int output_slot, tuple output_shape):
-        """End recording with ``output_slot`` as the tape's output."""
-        self.slot_state[output_slot] |= SLOT_PINNED
-        self.output_slot = output_slot
-        self.output_shape = output_shape
-        self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
-        self.recording = False
-        self.free_slots = {}
-
-
-    def finish_failed(self):
-        """End a recording whose function raised: the tape cannot be replayed."""
-        self.recording = False
-        self.free_slots = {}
-
-    # ------------------------------------------------------------------
-    # replay
-
-    cdef int _write_slot(self, int slot, object arr) except -1:
-        cdef cnp.ndarray a = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1)
-        assert a.shape[0] == self.slot_size[slot]
-        memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(a), <size_t>a.shape[0] * sizeof(double))
-        return 0
-
-    cdef double* work_buffer(self, int64_t n, int64_t zero_from=0) except NULL:
-        """Scratch of n doubles for tangents/adjoints, kept between calls, zeroed
-        from ``zero_from`` on (tangents are written by every op before they
-        are read, so their part need not be)."""
-        if n > self.work_cap:
-            free(self.work)
-            self.work = NULL
-            self.work_cap = 0
-            self.work_zero_lo = self.work_zero_hi = 0
-            self.work = <double*>grow(NULL, &self.work_cap, max(n, 1), sizeof(double))
-        if n > zero_from and not (self.work_zero_lo <= zero_from and n <= self.work_zero_hi):
-            memset(self.work + zero_from, 0, <size_t>(n - zero_from) * sizeof(double))
-        self.work_zero_lo = self.work_zero_hi = 0      # in use until a sweep finishes
-        return self.work
-
-    cdef void _clear_inputs(self, double* buf, int dirs):
-        """Zero the input slots' part of an adjoint buffer. Every other slot's
-        adjoint is cleared by the reverse sweep itself (after its op), so the
-        whole buffer is then zero and the next sweep need not clear it."""
-        cdef int slot
-        for slot in self.input_slots:
-            memset(buf + dirs * self.slot_off[slot], 0,
-                   <size_t>(dirs * self.slot_size[slot]) * sizeof(double))
-
-    def _check_recorded(self):
-        if self.recording or self.output_slot is None:
-            raise RuntimeError("adsim: this tape is still recording; replay it after adsim.record returns")
-
-    def _inputs(self, xs):
-        """Normalise ``xs`` to one float64 array per input, checking shapes."""
-        self._check_recorded()
-        n_in = len(self.input_slots)
-        if not isinstance(xs, (tuple, list)) or (n_in == 1 and len(xs) != 1):
-            xs = (xs,)
-        if len(xs) != n_in:
-            raise ValueError(f"adsim: the tape has {n_in} inputs but {len(xs)} were given")
-        out = []
-        for i, x in enumerate(xs):
-            if type(x) is np.ndarray and (<cnp.ndarray>x).dtype is FLOAT64 and \
-                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and x.shape == self.input_shapes[i]:
-                out.append(x)          # the common case, without conversions
-                continue
-            arr = as_float_array(x, f"input {i}")
-            if arr.shape != self.input_shapes[i]:
-                raise ValueError(
-                    f"adsim: input {i} has shape {arr.shape} but the tape was recorded for "
-                    f"shape {self.input_shapes[i]}; record a new tape (adsim.record) for this "
-                    f"shape, or use the functional API (adsim.grad, ...) which does so")
-            out.append(arr)
+    def branch_outcome(self, int64_t off, int64_t n):
+        """The recorded outcomes at ``off`` as a bool array."""
+        self.check_range(off, n, self.n_branches, "branch")
+        out = np.empty(n, dtype=np.bool_)
+        memcpy(cnp.PyArray_DATA(out), self.branches + off, <size_t>n)     # bytes 0 or 1
         return out
 
-    def _load(self, xs):
-        """Copy the inputs (float64, C order, checked by _inputs) into their slots."""
-        cdef int i, slot
-        cdef cnp.ndarray arr
-        for i in range(len(self.input_slots)):
-            slot = self.input_slots[i]
-            arr = xs[i]
-            if not (arr.dtype is FLOAT64 and cnp.PyArray_IS_C_CONTIGUOUS(arr)
-                    and cnp.PyArray_SIZE(arr) == self.slot_size[slot]):
-                self._write_slot(slot, arr)
-                continue
-            memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(arr),
-                   <size_t>self.slot_size[slot] * sizeof(double))
-
-    cdef raise_branch(self, Sweep* s):
-        k = s.err_op
-        name = OPCODE_NAMES.get(self.code[k], "?")
-        raise BranchChanged(
-            f"adsim: the replay left the recorded path at op {k} ({name}): a comparison, "
-            f"abs/maximum/minimum/clip side or argmax index differs from the recording. "
-            f"Record the tape again at this point (the functional API adsim.grad/jvp/... "
-            f"does this automatically).", op_index=k, op_name=name)
-
-    def _output_value(self):
-        cdef int r = self.output_slot
-        cdef cnp.ndarray out = cnp.PyArray_EMPTY(len(self.output_shape),
-                                                 cnp.PyArray_DIMS(self._output_template),
-                                                 cnp.NPY_FLOAT64, 0)
-        memcpy(cnp.PyArray_DATA(out), self.val + self.slot_off[r],
-               <size_t>self.slot_size[r] * sizeof(double))
+    def index_record(self, int64_t off, int64_t n):
+        self.check_range(off, n, self.n_ints, "index")
+        out = np.empty(n, dtype=np.int32)
+        memcpy(cnp.PyArray_DATA(out), self.ints + off, <size_t>n * sizeof(int32_t))
         return out
 
-    def _forward(self, xs):
-        """Zero-order sweep. Sweeps that prepare a reverse sweep are part of
-        _adjoint and _soadjoint."""
+    def slot_value(self, int64_t ref):
+        """Copy of a constant, or of a slot's value at the recording point (flat)."""
+        need_ref(self, ref)
+        cdef int64_t n = self.size_of(<int>ref)
         cdef Sweep s
-        self._load(xs)
-        self.fill_sweep(&s)
-        self.attach_runs(&s)
-        self.stack.top = 0
-        if forward_sweep(&s, self.n_ops, False, False):
-            self.stack.top = 0
-            self.raise_branch(&s)
-        return self._output_value()
-
-    def _adjoint(self, xs, W):
-        """Reverse sweep with q adjoint directions ``W`` (q, output size), or
-        one weight 1 when ``W`` is None (the gradient of a scalar output).
-        Returns (output value, [per input (q, size)])."""
-        cdef Sweep s
-        cdef cnp.ndarray w
-        cdef int q = 1 if W is None else W.shape[0]
-        cdef int r = self.output_slot
-        cdef int64_t i, first
-        cdef int32_t fused
-        self._load(xs)
-        self.fill_sweep(&s)
-        s.q = q
-        s.adj = self.work_buffer(q * self.arena_size)
-        self.attach_runs(&s)
-        fused = run_into_output(&s, self.n_ops)
-        first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
-        self.stack.top = 0
-        if forward_sweep(&s, first, True, False):
-            self.stack.top = 0
-            self.raise_branch(&s)
-        if W is None:
-            for i in range(self.slot_size[r]):
-                aptr(&s, r)[i] = 1.0
-        else:
-            w = np.ascontiguousarray(W, dtype=np.float64)
-            memcpy(aptr(&s, r), cnp.PyArray_DATA(w), <size_t>(q * self.slot_size[r]) * sizeof(double))
-        if fused >= 0:
-            run_and_reverse(&s, fused, False)
-        y = self._output_value()
-        reverse_sweep(&s, first, False)
-        assert self.stack.top == 0
-        out = [self._take_dirs(aptr(&s, slot), q, slot) for slot in self.input_slots]
-        self.work_zero_lo, self.work_zero_hi = 0, q * self.arena_size
-        return y, out
-
-    cdef object _read_dirs(self, double* p, int dirs, int slot):
-        return copy_out(p, dirs, self.slot_size[slot])
-
-    cdef object _take_dirs(self, double* p, int dirs, int slot):
-        """_read_dirs of an input's adjoints that also zeroes them, as the
-        work buffer's adjoint part must be after a sweep (one pass, not two)."""
-        cdef cnp.ndarray out = copy_out(NULL, dirs, self.slot_size[slot])
-        move_doubles(<double*>cnp.PyArray_DATA(out), p, max(dirs, 1) * self.slot_size[slot])
+        out = np.empty(n, dtype=np.float64)
+        self.program_sweep(&s)
+        memcpy(cnp.PyArray_DATA(out), vptr(&s, <int>ref), <size_t>n * sizeof(double))
         return out
 
-    def _tangent(self, xs, V, bint keep=False):
-        """Forward sweep with p tangent directions; V[i] is (p, size of input i)
-        or None. Returns (output value, output tangents (p, output size))."""
-        cdef Sweep s
-        cdef int p = _directions_of(V)
-        self._load(xs)
-        self.fill_sweep(&s)
-        s.p = p
-        s.tan = self.work_buffer(p * self.arena_size, p * self.arena_size)
-        self._seed(&s, V, p)
-        self.attach_runs(&s)
-        self.stack.top = 0
-        if forward_sweep(&s, self.n_ops, keep, True):
-            self.stack.top = 0
-            self.raise_branch(&s)
-        return self._output_value(), self._read_dirs(tptr(&s, self.output_slot), p, self.output_slot)
+    def param_value(self, int64_t off):
+        """The scalar parameter of a unary op (its position in the constants)."""
+        if not 0 <= off < self.n_consts:
+            raise ValueError(f"adsim: {off} is not a position in the tape's {self.n_consts} "
+                             f"constants")
+        return self.consts[off]
 
-    cdef int _seed(self, Sweep* s, list V, int p) except -1:
-        cdef cnp.ndarray v
-        for slot, vi in zip(self.input_slots, V):
-            if vi is None:
-                memset(tptr(s, slot), 0, <size_t>(p * self.slot_size[slot]) * sizeof(double))
-                continue
-            if type(vi) is np.ndarray and (<cnp.ndarray>vi).dtype is FLOAT64 and \
-                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>vi):
-                v = vi
-            else:
-                v = np.ascontiguousarray(vi, dtype=np.float64)
-            memcpy(tptr(s, slot), cnp.PyArray_DATA(v), <size_t>(p * self.slot_size[slot]) * sizeof(double))
-        return 0
-
-    def _soadjoint(self, xs, V, w, wdot=None, bint adjoints=True):
-        """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
-        output adjoint and ``wdot`` (p, output size) its tangent (zero if None).
-        Returns (value, output tangents, [adjoint per input], [adjoint
-        tangents (p, size) per input]); the adjoints are None unless
-        ``adjoints`` (an hvp alone need not copy the gradient out)."""
-        cdef cnp.ndarray wd
-        cdef Sweep s
-        cdef int p = _directions_of(V)
-        cdef int r = self.output_slot
-        cdef int64_t first
-        cdef cnp.ndarray wa
-        if type(w) is np.ndarray and (<cnp.ndarray>w).dtype is FLOAT64 and \
-                cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>w):
-            wa = w
-        else:
-            wa = np.ascontiguousarray(w, dtype=np.float64)
-        if cnp.PyArray_SIZE(wa) != self.slot_size[r]:
-            raise ValueError(f"adsim: the output weight has {cnp.PyArray_SIZE(wa)} values, the "
-                             f"output {self.slot_size[r]}")
-        self._load(xs)
-        first = self.second_order_forward(&s, p, V)
-        memcpy(aptr(&s, r), cnp.PyArray_DATA(wa), <size_t>self.slot_size[r] * sizeof(double))
-        if wdot is not None:
-            wd = np.ascontiguousarray(wdot, dtype=np.float64)
-            memcpy(dptr(&s, r), cnp.PyArray_DATA(wd), <size_t>(p * self.slot_size[r]) * sizeof(double))
-        if first < self.n_ops:
-            run_and_reverse(&s, s.run_of[first], True)
-        y = self._output_value()
-        ty = self._read_dirs(tptr(&s, r), p, r)
-        reverse_sweep(&s, first, True)
-        assert self.stack.top == 0
-        adj = [self._take_dirs(aptr(&s, slot), 0, slot) for slot in self.input_slots] \
-            if adjoints else None
-        adot = [self._take_dirs(dptr(&s, slot), p, slot) for slot in self.input_slots]
-        self.second_order_done(&s, not adjoints)
-        return y, ty, adj, adot
-
-    def _hvp_one(self, cnp.ndarray x, cnp.ndarray v):
-        """H v for a tape of one input and a scalar output, one direction:
-        ``_soadjoint`` without its general shaping. x and v are float64,
-        C-ordered, of the input's shape (checked by the caller)."""
-        cdef Sweep s
-        cdef int slot = self.input_slots[0], r = self.output_slot
-        cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x),
-                                                 cnp.NPY_FLOAT64, 0)
-        memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(x),
-               <size_t>self.slot_size[slot] * sizeof(double))
-        cdef int64_t first = self.second_order_forward(&s, 1, [v])
-        aptr(&s, r)[0] = 1.0
-        if first < self.n_ops:
-            run_and_reverse(&s, s.run_of[first], True)
-        reverse_sweep(&s, first, True)
-        move_doubles(<double*>cnp.PyArray_DATA(out), dptr(&s, slot), self.slot_size[slot])
-        self.second_order_done(&s, True)
-        return out
-
-    cdef int64_t second_order_forward(self, Sweep* s, int p, list V) except -1:
-        """The tangent sweep that prepares a second-order adjoint sweep: the
-        work buffer holds p tangents, one adjoint and p adjoint tangents per
-        slot (the adjoint part zero). Inputs must be loaded. Returns where the
-        sweep stopped: before a final run summed into the output, which
-        run_and_reverse then sweeps forward and back (else the tape's end)."""
-        cdef int64_t n = self.arena_size, first
-        cdef int32_t fused
-        cdef double* buf
-        self.fill_sweep(s)
-        s.p = p
-        s.q = 1
-        buf = self.work_buffer((2 * p + 1) * n, p * n)
-        s.tan = buf
-        s.adj = buf + p * n
-        s.adot = buf + (p + 1) * n
-        self._seed(s, V, p)
-        self.attach_runs(s)
-        fused = run_into_output(s, self.n_ops)
-        first = s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else self.n_ops
-        self.stack.top = 0
-        if forward_sweep(s, first, True, True):
-            self.stack.top = 0
-            self.raise_branch(s)
-        return first
-
-    cdef void second_order_done(self, Sweep* s, bint clear_adjoints):
-        """After the second-order sweep, whose inputs' adjoint tangents were
-        taken (_take_dirs): clear the inputs' adjoints unless they were taken
-        too, so that the whole adjoint part of the work buffer is zero again."""
-        if clear_adjoints:
-            self._clear_inputs(s.adj, 1)
-        self.work_zero_lo, self.work_zero_hi = s.p * self.arena_size, (2 * s.p + 1) * self.arena_size
-
-    def _iterate(self, xs, int64_t n_steps):
-        """Apply the tape ``n_steps`` times, feeding the output back into input
-        0 (a loop body replayed in C). Returns (steps done, state): fewer than
-        ``n_steps`` steps when step ``steps done`` left the recorded path,
-        in which case ``state`` is the state before that step."""
-        cdef Sweep s
-        cdef int64_t k, size
-        cdef int x0 = self.input_slots[0], r = self.output_slot
-        self._check_recorded()
-        size = self.slot_size[x0]
-        if self.slot_size[r] != size:
-            raise ValueError("adsim: a loop body must return a state of its input's size")
-        self._load(xs)
-        self.fill_sweep(&s)
-        self.attach_runs(&s)
-        cdef double* saved = <double*>malloc(max(size, 1) * sizeof(double))
-        if saved == NULL:
-            raise MemoryError()
-        try:
-            for k in range(n_steps):
-                memcpy(saved, self.val + self.slot_off[x0], <size_t>size * sizeof(double))
-                if forward_sweep(&s, self.n_ops, False, False):
-                    memcpy(self.val + self.slot_off[x0], saved, <size_t>size * sizeof(double))
-                    return k, self.slot_value(x0)
-                if r != x0:
-                    memcpy(self.val + self.slot_off[x0], self.val + self.slot_off[r],
-                           <size_t>size * sizeof(double))
-            return n_steps, self.slot_value(x0)
-        finally:
-            free(saved)
-
-    # ------------------------------------------------------------------
-    # inspection
+    def slot_size_of(self, int64_t ref):
+        need_ref(self, ref)
+        return self.size_of(<int>ref)
 
     def __len__(self):
         return self.n_ops
-
-    @property
-    def n_inputs(self):
-        return len(self.input_slots)
 
     def op_codes(self):
         """Opcodes of all ops, as a NumPy array."""
@@ -773,10 +716,14 @@ cdef class Tape:
 
     def op_operands(self, int64_t k):
         """Operands of op k as a list of ints (result slot first)."""
+        if not 0 <= k < self.n_ops:
+            raise IndexError(f"adsim: op {k} of a tape of {self.n_ops} ops")
         cdef int64_t end = self.start[k + 1] if k + 1 < self.n_ops else self.n_opnd
         return [self.opnd[i] for i in range(self.start[k], end)]
 
     def op_flags(self, int64_t k):
+        if not 0 <= k < self.n_ops:
+            raise IndexError(f"adsim: op {k} of a tape of {self.n_ops} ops")
         return self.flags[k]
 
     def stats(self):
@@ -791,7 +738,7 @@ cdef class Tape:
             "branches": self.n_branches,
             "slot_table": self.n_slots * 2 * sizeof(int64_t),
             "values": self.arena_size * sizeof(double),
-            "value_stack_peak": self.stack.peak * sizeof(double),
+            "value_stack_peak": self.stack_peak * sizeof(double),
         }
         return {
             "n_ops": int(self.n_ops),
@@ -803,13 +750,89 @@ cdef class Tape:
                                   / max(self.n_ops, 1)),
         }
 
+    # ------------------------------------------------------------------
+    # replay: each call runs on a Replay of its own (_replay.pxi)
 
-cdef int _directions_of(list V) except -1:
-    """The number of directions p of per-input (p, size) seeds (None: constant)."""
-    for v in V:
-        if v is not None:
-            return v.shape[0]
-    raise ValueError("adsim: no direction given for any input")
+    cdef int check_replayable(self) except -1:
+        if self.failed:
+            raise RuntimeError("adsim: this tape's recording failed (the function raised); "
+                               "record it again")
+        if self.recording:
+            raise RuntimeError("adsim: this tape is still recording; replay it after "
+                               "adsim.record returns")
+        return 0
+
+    def _check_recorded(self):
+        self.check_replayable()
+
+    cdef object run_tables(self):
+        """The run tables of the chunked sweeps, found on first use. Two
+        threads may both build them; the first stored is kept (they are
+        equal) and never replaced, so a Replay may point into it."""
+        if self._runs is None:
+            found = find_runs(self)
+            if self._runs is None:
+                self._runs = found
+        return self._runs
+
+    def _inputs(self, xs):
+        """Normalise ``xs`` to one float64 array per input, checking shapes."""
+        self.check_replayable()
+        n_in = len(self._input_slots)
+        if not isinstance(xs, (tuple, list)) or (n_in == 1 and len(xs) != 1):
+            xs = (xs,)
+        if len(xs) != n_in:
+            raise ValueError(f"adsim: the tape has {n_in} inputs but {len(xs)} were given")
+        out = []
+        for i, x in enumerate(xs):
+            if is_float64_array(x) and \
+                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and x.shape == self._input_shapes[i]:
+                out.append(x)          # the common case, without conversions
+                continue
+            arr = as_float_array(x, f"input {i}")
+            if arr.shape != self._input_shapes[i]:
+                raise ValueError(
+                    f"adsim: input {i} has shape {arr.shape} but the tape was recorded for "
+                    f"shape {self._input_shapes[i]}; record a new tape (adsim.record) for this "
+                    f"shape, or use the functional API (adsim.grad, ...) which does so")
+            out.append(arr)
+        return out
+
+    def _forward(self, xs):
+        """Zero-order sweep: the output at the inputs ``xs`` (from _inputs)."""
+        return replay_values(self, xs)
+
+    def _adjoint(self, xs, W):
+        """Reverse sweep with q adjoint directions ``W`` (q, output size), or
+        one weight 1 when ``W`` is None (the gradient of a scalar output).
+        Returns (output value, [per input (q, size)])."""
+        return replay_adjoints(self, xs, W)
+
+    def _tangent(self, xs, V, bint keep=False):
+        """Forward sweep with p tangent directions; V[i] is (p, size of input i)
+        or None. Returns (output value, output tangents (p, output size))."""
+        return replay_tangents(self, xs, V, keep)
+
+    def _soadjoint(self, xs, V, w, wdot=None, bint adjoints=True):
+        """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
+        output adjoint and ``wdot`` (p, output size) its tangent (zero if None).
+        Returns (value, output tangents, [adjoint per input], [adjoint
+        tangents (p, size) per input]); the adjoints are None unless
+        ``adjoints`` (an hvp alone need not copy the gradient out)."""
+        return replay_second_order(self, xs, V, w, wdot, adjoints)
+
+    def _hvp_one(self, x, v):
+        """H v for a tape of one input and a scalar output, one direction:
+        _soadjoint without its general shaping. x and v are arrays of the
+        input's size."""
+        return replay_hvp_one(self, x, v)
+
+    def _iterate(self, xs, int64_t n_steps):
+        """Apply the tape ``n_steps`` times, feeding the output back into input
+        0 (a loop body replayed in C). Returns (steps done, state): fewer than
+        ``n_steps`` steps when step ``steps done`` left the recorded path,
+        in which case ``state`` is the state before that step."""
+        return replay_iterate(self, xs, n_steps)
 
 
 cdef object as_float_array(object x, str what):

@@ -112,3 +112,28 @@ class SnapshotCleanupWarning(RuntimeWarning):
     directory is left (for example when ``snapshot_dir`` was made read-only
     while the loop ran). Fix: remove it by hand.
     """
+
+
+class TapeOverflow(AdsimError, OverflowError):
+    """A recorded quantity does not fit the tape's 32-bit fields.
+
+    Element indices of gathers and scatters, operands and offsets into the
+    tape's streams are stored as 32-bit integers, so an array of 2**31 or more
+    elements cannot be indexed element by element, and one tape holds fewer
+    than 2**31 operands and indices. Nothing is wrapped around: the recording
+    stops with this error. Fix: split the array into pieces of fewer than
+    2**31 elements, or record a loop body once with ``adsim.checkpoint_loop``
+    instead of every iteration.
+    """
+
+
+class TapeCopyError(AdsimError, TypeError):
+    """A tape cannot be pickled or copied.
+
+    A tape is compiled buffers plus references to Python objects of this
+    process (user primitives, checkpointed loops), and there is no tape file
+    format yet (one is planned). Fix: to use a function in another process,
+    record it there (``adsim.record``, or the functional API, which records
+    for you); to use it from several threads, share the tape itself: replays
+    are thread-safe.
+    """

@@ -1,8 +1,9 @@
 """The user-facing tape: replay methods that shape inputs and results.
 
-The compiled base class (adsim._tape.Tape) holds the buffers and runs the
-sweeps on flat arrays; this class turns NumPy-shaped arguments into sweep
-seeds and sweep results back into NumPy shapes. Directions for vector modes
+The compiled base class (adsim._tape.Tape) holds the recorded program and
+runs the sweeps on flat arrays, each call on buffers of its own (so threads
+may share a tape); this class turns NumPy-shaped arguments into sweep seeds
+and sweep results back into NumPy shapes. Directions for vector modes
 go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 """
 import numpy as np

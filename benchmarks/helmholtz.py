@@ -23,6 +23,12 @@ Times are reported absolute, relative to the NumPy f at n = 1 (the survey's
 normalisation), relative to the NumPy f at the same n, and relative to the
 tape's own zero-order replay (``tape.forward``) at the same n.
 
+Threads: one tape shared by two threads, each calling ``tape.gradient`` in a
+loop, against one thread doing the same (n = 1000, BLAS limited to one
+thread). Replays run on buffers of their own and release the GIL while their
+compiled sweeps run, so the goal is a throughput ratio of at least 1.7 on two
+free cores; the median ratio over the samples is reported with its spread.
+
 References
 ----------
 .. [1] A. G. Baydin, B. A. Pearlmutter, A. A. Radul, J. M. Siskind,
@@ -30,7 +36,9 @@ References
    2018.
 """
 import os
+import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -44,6 +52,8 @@ AREA = "helmholtz"
 SLOW_ABOVE = 1000            # slow methods stop here unless --full
 QUADRATIC = "O(n) evaluations of f per gradient"
 TOLERANCE = {"ad": 1e-8, "fd": 1e-5}
+THREAD_N = 1000              # size of the shared-tape thread measurement
+THREAD_GOAL = 1.7            # throughput of two threads / one thread
 
 
 class Method:
@@ -244,6 +254,52 @@ def run_size(n, s, methods, seed=0, smallest=None):
     return out
 
 
+def _threads_wall(calls, n_threads, per_thread):
+    """Wall time for ``n_threads`` threads each running ``calls()`` ``per_thread``
+    times, from a common start (thread start-up is not timed)."""
+    start = threading.Barrier(n_threads + 1)
+
+    def work():
+        start.wait()
+        for _ in range(per_thread):
+            calls()
+    threads = [threading.Thread(target=work) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
+def thread_throughput(s, n=THREAD_N, n_threads=2, seed=0):
+    """Throughput of ``n_threads`` threads replaying one tape (``tape.gradient``)
+    relative to one thread: per sample, one thread makes k calls, then each
+    of ``n_threads`` threads makes k calls at once; the ratio is
+    n_threads * t_one / t_all."""
+    inst = problems.get("helmholtz").instance(n, seed)
+    tape = ad.record(inst.function(), inst.x)
+    x = inst.x
+    ref = tape.gradient(x)
+
+    def calls():
+        tape.gradient(x)
+    per_call = T.measure(calls, s).median
+    k = max(10, int(max(4 * s.target, 0.05) / per_call))   # samples of 0.05 s at least
+    ratios, one, many = [], [], []
+    for _ in range(max(3, s.repeats)):
+        one.append(_threads_wall(calls, 1, k))
+        many.append(_threads_wall(calls, n_threads, k))
+        ratios.append(n_threads * one[-1] / many[-1])
+    assert np.array_equal(tape.gradient(x), ref)
+    return {"n": n, "threads": n_threads, "calls_per_thread": k, "method": "tape.gradient",
+            "one_thread_per_call": statistics.median(one) / k,
+            "all_threads_per_call": statistics.median(many) / (n_threads * k),
+            "ratio_median": statistics.median(ratios), "ratio_min": min(ratios),
+            "ratio_max": max(ratios), "goal": THREAD_GOAL}
+
+
 def run(s, sizes=None):
     prob = problems.get("helmholtz")
     sizes = sizes or (prob.quick_sizes if s.quick else prob.sizes)
@@ -252,8 +308,11 @@ def run(s, sizes=None):
         t0 = time.perf_counter()
         results[n] = run_size(n, s, METHODS, smallest=sizes[0])
         print(f"helmholtz n={n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    threads = thread_throughput(s)
+    print(f"helmholtz threads: {threads['threads']} threads on one tape, n={threads['n']}: "
+          f"throughput x{threads['ratio_median']:.2f}", file=sys.stderr, flush=True)
     return {"sizes": list(sizes), "data": prob.data, "methods": {m.key: m.label for m in METHODS},
-            "by_size": results}
+            "by_size": results, "threads": threads}
 
 
 # ---- reporting --------------------------------------------------------------------
@@ -310,7 +369,23 @@ def markdown(res, s, machine, figure=None):
     skips = _skips(res)
     if skips:
         lines += ["Not measured:\n"] + skips
+    if "threads" in res:
+        lines += ["", _threads_markdown(res["threads"])]
     return "\n".join(lines) + "\n"
+
+
+def _threads_markdown(th):
+    ok = "yes" if th["ratio_median"] >= th["goal"] else "no"
+    return "\n".join([
+        f"### Threads sharing one tape (n = {th['n']})\n",
+        f"{th['threads']} threads each call `{th['method']}` {th['calls_per_thread']} times on one "
+        f"tape at once, against one thread alone (BLAS limited to one thread). Throughput ratio "
+        f"= {th['threads']} × (time of one thread) / (time of all threads).\n",
+        T.table(["time per call, one thread", f"time per call, {th['threads']} threads",
+                 "throughput ratio (median, min–max)", f"goal ≥ {th['goal']}"],
+                [[T.fmt_time(th["one_thread_per_call"]), T.fmt_time(th["all_threads_per_call"]),
+                  f"{th['ratio_median']:.2f} ({th['ratio_min']:.2f}–{th['ratio_max']:.2f})", ok]]),
+    ])
 
 
 def _marker(key):

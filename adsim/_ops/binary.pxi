@@ -136,7 +136,7 @@ cdef inline int binary_value_uses(int code) noexcept nogil:
     return 3        # DIV, POW, ARCTAN2, HYPOT
 
 
-cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1:
+cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
@@ -162,9 +162,15 @@ cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
+cdef inline double div_tangent(double ta, double tb, double b, double y) noexcept nogil:
+    """(ta - y tb) / b, the tangent of a / b: zero for zero tangents (b may be 0)."""
+    cdef double t = ta - chain(y, tb)
+    return t / b if t != 0.0 else 0.0
+
+
 cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const double* tb,
                               const double* a, const double* b, const double* y,
-                              int64_t n, int64_t ld, int p) noexcept:
+                              int64_t n, int64_t ld, int p) noexcept nogil:
     """Unit-stride loops for the common ops, so the compiler vectorises them;
     the same partials as the rules above. Operands and result have n
     elements and directions ld apart. Returns False if not handled."""
@@ -180,10 +186,10 @@ cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const doub
                 ty[j * ld + i] = ta[j * ld + i] - tb[j * ld + i]
         elif code == MUL:
             for i in range(n):
-                ty[j * ld + i] = b[i] * ta[j * ld + i] + a[i] * tb[j * ld + i]
+                ty[j * ld + i] = chain(b[i], ta[j * ld + i]) + chain(a[i], tb[j * ld + i])
         elif code == DIV:
             for i in range(n):
-                ty[j * ld + i] = (ta[j * ld + i] - y[i] * tb[j * ld + i]) / b[i]
+                ty[j * ld + i] = div_tangent(ta[j * ld + i], tb[j * ld + i], b[i], y[i])
         else:
             return False
     return True
@@ -191,7 +197,7 @@ cdef bint binary_tangent_fast(int code, double* ty, const double* ta, const doub
 
 cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, const double* tb,
                                     const double* a, const double* b, const double* y,
-                                    int64_t n, int64_t ld, int p) noexcept:
+                                    int64_t n, int64_t ld, int p) noexcept nogil:
     """Unit-stride tangents when one operand is a constant (its tangent NULL)."""
     cdef int64_t i, j
     for j in range(p):
@@ -204,13 +210,13 @@ cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, cons
         elif code == MUL:
             if ta != NULL:
                 for i in range(n):
-                    ty[j * ld + i] = b[i] * ta[j * ld + i]
+                    ty[j * ld + i] = chain(b[i], ta[j * ld + i])
             else:
                 for i in range(n):
-                    ty[j * ld + i] = a[i] * tb[j * ld + i]
+                    ty[j * ld + i] = chain(a[i], tb[j * ld + i])
         elif code == DIV and ta != NULL:
             for i in range(n):
-                ty[j * ld + i] = ta[j * ld + i] / b[i]
+                ty[j * ld + i] = div_tangent(ta[j * ld + i], 0.0, b[i], y[i])
         else:
             return False
     return True
@@ -218,7 +224,7 @@ cdef bint binary_tangent_one_active(int code, double* ty, const double* ta, cons
 
 cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab,
                               const double* a, const double* b, const double* y,
-                              int64_t n, int64_t ld, int q) noexcept:
+                              int64_t n, int64_t ld, int q) noexcept nogil:
     """Unit-stride adjoint loops for the common ops (see binary_tangent_fast)."""
     cdef int64_t i, j
     cdef double g
@@ -226,12 +232,12 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
         if code == MUL and aa != NULL:         # active * constant
             for j in range(q):
                 for i in range(n):
-                    aa[j * ld + i] += b[i] * ay[j * ld + i]
+                    aa[j * ld + i] += chain(b[i], ay[j * ld + i])
             return True
         if code == MUL and ab != NULL:
             for j in range(q):
                 for i in range(n):
-                    ab[j * ld + i] += a[i] * ay[j * ld + i]
+                    ab[j * ld + i] += chain(a[i], ay[j * ld + i])
             return True
         return False
     for j in range(q):
@@ -245,19 +251,19 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
                 ab[j * ld + i] -= ay[j * ld + i]
         elif code == MUL:
             for i in range(n):
-                aa[j * ld + i] += b[i] * ay[j * ld + i]
-                ab[j * ld + i] += a[i] * ay[j * ld + i]
+                aa[j * ld + i] += chain(b[i], ay[j * ld + i])
+                ab[j * ld + i] += chain(a[i], ay[j * ld + i])
         elif code == DIV:
             for i in range(n):
-                g = ay[j * ld + i] / b[i]
+                g = ay[j * ld + i] / b[i] if ay[j * ld + i] != 0.0 else 0.0
                 aa[j * ld + i] += g
-                ab[j * ld + i] -= g * y[i]
+                ab[j * ld + i] -= chain(y[i], g)
         else:
             return False
     return True
 
 
-cdef int binary_tangent(Sweep* s, int code, const int32_t* o) except -1:
+cdef int binary_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
@@ -278,14 +284,14 @@ cdef int binary_tangent(Sweep* s, int code, const int32_t* o) except -1:
         for j in range(s.p):
             t = 0.0
             if ta != NULL:
-                t += d[0] * ta[j * lda + i * sa]
+                t += chain(d[0], ta[j * lda + i * sa])
             if tb != NULL:
-                t += d[1] * tb[j * ldb + i * sb]
+                t += chain(d[1], tb[j * ldb + i * sb])
             ty[j * ldy + i] = t
     return 0
 
 
-cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
@@ -306,13 +312,13 @@ cdef int binary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
         for j in range(s.q):
             g = ay[j * ldy + i]
             if aa != NULL:
-                aa[j * lda + i * sa] += d[0] * g
+                aa[j * lda + i * sa] += chain(d[0], g)
             if ab != NULL:
-                ab[j * ldb + i * sb] += d[1] * g
+                ab[j * ldb + i * sb] += chain(d[1], g)
     return 0
 
 
-cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n) noexcept:
+cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n) noexcept nogil:
     """Unit-stride second-order adjoints of +, - and * of two active operands."""
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
@@ -331,12 +337,12 @@ cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n)
         return False
     if code == MUL:
         for i in range(n):
-            aa[i] += b[i] * ay[i]
-            ab[i] += a[i] * ay[i]
+            aa[i] += chain(b[i], ay[i])
+            ab[i] += chain(a[i], ay[i])
         for j in range(s.p):
             for i in range(n):
-                da[j * ld + i] += b[i] * dy[j * ld + i] + ay[i] * tb[j * ld + i]
-                db[j * ld + i] += a[i] * dy[j * ld + i] + ay[i] * ta[j * ld + i]
+                da[j * ld + i] += chain(b[i], dy[j * ld + i]) + chain(tb[j * ld + i], ay[i])
+                db[j * ld + i] += chain(a[i], dy[j * ld + i]) + chain(ta[j * ld + i], ay[i])
         return True
     for i in range(n):
         aa[i] += ay[i]
@@ -348,7 +354,7 @@ cdef bint binary_soadjoint_fast(int code, Sweep* s, const int32_t* o, int64_t n)
     return True
 
 
-cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
@@ -373,9 +379,9 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
         rule(a[i * sa], b[i * sb], y[i], 2, d)
         g = ay[i]
         if aa != NULL:
-            aa[i * sa] += d[0] * g
+            aa[i * sa] += chain(d[0], g)
         if ab != NULL:
-            ab[i * sb] += d[1] * g
+            ab[i * sb] += chain(d[1], g)
         for j in range(s.p):
             gd = dy[j * ldy + i]
             ha = 0.0
@@ -383,14 +389,29 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
             if g != 0.0:
                 if ta != NULL:
                     taj = ta[j * lda + i * sa]
-                    ha += d[2] * taj
-                    hb += d[3] * taj
+                    ha += chain(d[2], taj)
+                    hb += chain(d[3], taj)
                 if tb != NULL:
                     tbj = tb[j * ldb + i * sb]
-                    ha += d[3] * tbj
-                    hb += d[4] * tbj
+                    ha += chain(d[3], tbj)
+                    hb += chain(d[4], tbj)
             if da != NULL:
-                da[j * lda + i * sa] += d[0] * gd + g * ha
+                da[j * lda + i * sa] += chain(d[0], gd) + chain(ha, g)
             if db != NULL:
-                db[j * ldb + i * sb] += d[1] * gd + g * hb
+                db[j * ldb + i * sb] += chain(d[1], gd) + chain(hb, g)
+    return 0
+
+
+cdef int binary_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, a, b], a and b of r's size or of size 1."""
+    cdef int64_t n
+    cdef int i
+    if nops != 3:
+        return malformed(code, f"{nops} operands; it takes [result, a, b]")
+    need_slot(t, o[0])
+    n = t.slot_size[o[0]]
+    for i in range(1, 3):
+        need_ref(t, o[i])
+        if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
+            return malformed(code, f"an argument of {t.size_of(o[i])} elements and a result of {n}")
     return 0

@@ -1,6 +1,6 @@
 # Branch records: outcomes that fix the path through the user's code. They
-# have no result slot and no derivative. While recording (s.tape.recording)
-# they store the outcome; on replay they recompute it and report the first
+# have no result slot and no derivative. While recording (the op is
+# s.recording_op) they store the outcome; on replay they recompute it and report the first
 # difference, so that a tape never returns another branch's derivative.
 #
 # COMPARE [-1, a, b, kind, boff, n]: outcome of a <kind> b for n elements,
@@ -23,7 +23,7 @@ cdef inline uint8_t compare_one(double a, double b, int kind) noexcept nogil:
     return a != b
 
 
-cdef int compare_value(Sweep* s, const int32_t* o, bint recording) except -1:
+cdef int compare_value(Sweep* s, const int32_t* o, bint recording) except -1 nogil:
     cdef double* a = vptr(s, o[1])
     cdef double* b = vptr(s, o[2])
     cdef int kind = o[3]
@@ -41,7 +41,7 @@ cdef int compare_value(Sweep* s, const int32_t* o, bint recording) except -1:
     return 0
 
 
-cdef int argext_value(Sweep* s, const int32_t* o, bint recording) except -1:
+cdef int argext_value(Sweep* s, const int32_t* o, bint recording) except -1 nogil:
     cdef double* a = vptr(s, o[1])
     cdef int64_t outer = o[2], m = o[3], inner = o[4]
     cdef int32_t* rec = s.ints + o[5]
@@ -67,8 +67,43 @@ cdef int argext_value(Sweep* s, const int32_t* o, bint recording) except -1:
     return 0
 
 
-cdef int branch_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1:
-    cdef bint recording = (<Tape>(<object>s.tape)).recording and k == (<Tape>(<object>s.tape)).n_ops - 1
+cdef int branch_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 nogil:
+    cdef bint recording = k == s.recording_op
     if code == COMPARE:
         return compare_value(s, o, recording)
     return argext_value(s, o, recording)
+
+
+cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give (see the layouts above); an ARGEXT's
+    records must be fresh indices, not ones a gather or scatter reads."""
+    cdef int64_t n, size
+    cdef int i
+    if o[0] != -1:
+        return malformed(code, f"result {o[0]}; branch records have none (-1)")
+    if code == COMPARE:
+        if nops != 6:
+            return malformed(code, f"{nops} operands; it takes [-1, a, b, kind, offset, n]")
+        n = o[5]
+        for i in range(1, 3):
+            need_ref(t, o[i])
+            if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
+                return malformed(code, f"an argument of {t.size_of(o[i])} elements for {n} outcomes")
+        if not CMP_LT <= o[3] <= CMP_NE:
+            return malformed(code, f"comparison kind {o[3]}")
+        return t.check_range(o[4], n, t.n_branches, "branch")
+    if nops != 7:
+        return malformed(code, f"{nops} operands; it takes [-1, a, outer, m, inner, offset, min]")
+    need_ref(t, o[1])
+    size = product3(o[2], o[3], o[4])
+    if size != t.size_of(o[1]):
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                               f"{o[2]} x {o[3]} x {o[4]}")
+    if o[3] == 0 and <int64_t>o[2] * o[4] != 0:
+        return malformed(code, "an empty axis")
+    if size > 2147483648:
+        raise TapeOverflow(f"adsim: argmax/argmin over an array of {size} elements: its indices "
+                           f"do not fit the tape's 32-bit index stream; split the array")
+    if o[5] < t.ints_frozen:
+        return malformed(code, f"index offset {o[5]}, which holds indices of a gather or scatter")
+    return t.check_range(o[5], <int64_t>o[2] * o[4], t.n_ints, "index")

@@ -47,45 +47,85 @@ cdef list callback_tangents(Sweep* s, const int32_t* o):
     return out
 
 
-cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1:
-    cb = (<list>s.callbacks)[o[1]]
-    copy_in(vptr(s, o[0]), cb.value(callback_args(s, o)), ref_size(s, o[0]), False)
+cdef tuple per_argument(object results, const int32_t* o, str rule):
+    """A rule's results, one per argument (checked: the sweeps index them)."""
+    out = tuple(results)
+    if len(out) != o[2]:
+        raise ValueError(f"adsim: a primitive's {rule} rule returned {len(out)} results for "
+                         f"{o[2]} arguments; return one per argument (None for no derivative)")
+    return out
+
+
+cdef object callback_of(Sweep* s, const int32_t* o):
+    cbs = <object>s.callbacks
+    if not 0 <= o[1] < len(cbs):
+        raise IndexError(f"adsim: the tape has no callback {o[1]}")
+    return cbs[o[1]]
+
+
+# The rules run Python, so each kernel takes the GIL for its call (a sweep
+# that released it elsewhere keeps running without it).
+
+cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    with gil:
+        cb = callback_of(s, o)
+        copy_in(vptr(s, o[0]), cb.value(callback_args(s, o)), ref_size(s, o[0]), False)
     return 0
 
 
-cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1:
-    cb = (<list>s.callbacks)[o[1]]
+cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
-    result = copy_out(vptr(s, o[0]), 0, n)
-    out = cb.tangent(callback_args(s, o), result, callback_tangents(s, o))
-    copy_in(tptr(s, o[0]), out, s.p * n, False)
+    with gil:
+        cb = callback_of(s, o)
+        result = copy_out(vptr(s, o[0]), 0, n)
+        out = cb.tangent(callback_args(s, o), result, callback_tangents(s, o))
+        copy_in(tptr(s, o[0]), out, s.p * n, False)
     return 0
 
 
-cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1:
-    cb = (<list>s.callbacks)[o[1]]
+cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
     cdef int i
-    result = copy_out(vptr(s, o[0]), 0, n)
-    adjs = cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n))
-    for i in range(o[2]):
-        if adjs[i] is not None and o[3 + i] >= 0:
-            copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
+    with gil:
+        cb = callback_of(s, o)
+        result = copy_out(vptr(s, o[0]), 0, n)
+        adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n)),
+                            o, "adjoint")
+        for i in range(o[2]):
+            if adjs[i] is not None and o[3 + i] >= 0:
+                copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
     return 0
 
 
-cdef int callback_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
-    cb = (<list>s.callbacks)[o[1]]
+cdef int callback_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
     cdef int i
-    result = copy_out(vptr(s, o[0]), 0, n)
-    adjs, adots = cb.soadjoint(callback_args(s, o), result, callback_tangents(s, o),
-                               copy_out(aptr(s, o[0]), 0, n), copy_out(dptr(s, o[0]), s.p, n))
+    with gil:
+        cb = callback_of(s, o)
+        result = copy_out(vptr(s, o[0]), 0, n)
+        adjs, adots = cb.soadjoint(callback_args(s, o), result, callback_tangents(s, o),
+                                   copy_out(aptr(s, o[0]), 0, n), copy_out(dptr(s, o[0]), s.p, n))
+        adjs = per_argument(adjs, o, "second-order adjoint")
+        adots = per_argument(adots, o, "second-order adjoint")
+        for i in range(o[2]):
+            if o[3 + i] < 0:
+                continue
+            if adjs[i] is not None:
+                copy_in(aptr(s, o[3 + i]), adjs[i], ref_size(s, o[3 + i]), True)
+            if adots[i] is not None:
+                copy_in(dptr(s, o[3 + i]), adots[i], s.p * ref_size(s, o[3 + i]), True)
+    return 0
+
+
+cdef int callback_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, cb, nargs, a_1 .. a_nargs], cb a
+    registered callback."""
+    cdef int i
+    if nops < 3 or o[2] != nops - 3:
+        return malformed(code, f"{nops} operands; it takes [result, callback, nargs, args...]")
+    need_slot(t, o[0])
+    if not 0 <= o[1] < len(t._callbacks):
+        return malformed(code, f"callback {o[1]}; the tape has {len(t._callbacks)}")
     for i in range(o[2]):
-        if o[3 + i] < 0:
-            continue
-        if adjs[i] is not None:
-            copy_in(aptr(s, o[3 + i]), adjs[i], ref_size(s, o[3 + i]), True)
-        if adots[i] is not None:
-            copy_in(dptr(s, o[3 + i]), adots[i], s.p * ref_size(s, o[3 + i]), True)
+        need_ref(t, o[3 + i])
     return 0

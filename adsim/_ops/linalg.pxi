@@ -52,7 +52,7 @@ cdef void matvec_transposed(MatvecKind kind, int m, int k, int n, const double* 
 
 
 cdef void gemm_rm(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
-                  const double* A, const double* B, double beta, double* C) noexcept:
+                  const double* A, const double* B, double beta, double* C) noexcept nogil:
     """C (M x N, row-major) = alpha op(A) op(B) + beta C, op(A) M x K.
 
     Row-major C is column-major C^T = op(B)^T op(A)^T, so BLAS gets B first.
@@ -76,7 +76,7 @@ cdef void gemm_rm(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
 
 
 cdef void gemv_rm(bint trans_a, int M, int K, double alpha, const double* A, const double* x,
-                  double beta, double* y) noexcept:
+                  double beta, double* y) noexcept nogil:
     """y (M) = alpha op(A) x + beta y for row-major A, op(A) M x K (dgemv is
     several times faster than dgemm with one column)."""
     cdef char t = b'N' if trans_a else b'T'    # row-major A is column-major A^T
@@ -119,7 +119,7 @@ cdef void outer(int M, int N, double alpha, const double* a, const double* b, do
 
 
 cdef void product(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
-                  const double* A, const double* B, double beta, double* C) noexcept:
+                  const double* A, const double* B, double beta, double* C) noexcept nogil:
     """C = alpha op(A) op(B) + beta C, choosing dgemv/ddot for thin shapes and a
     plain loop for outer products (K = 1, as in the adjoint of a dot)."""
     cdef int inc = 1
@@ -135,15 +135,29 @@ cdef void product(bint trans_a, bint trans_b, int M, int N, int K, double alpha,
         gemm_rm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C)
 
 
+cdef void stacked_product(int dirs, bint trans_b, int m, int N, int K, const double* A,
+                         const double* B, double beta, double* C) noexcept nogil:
+    """C (dirs m x N) = A (dirs m x K) op(B) + beta C, the directions stacked as
+    the rows of one product, or one product per direction when dirs m
+    exceeds BLAS's int dimensions."""
+    cdef int j
+    if <int64_t>dirs * m <= 2147483647:
+        product(False, trans_b, dirs * m, N, K, 1.0, A, B, beta, C)
+        return
+    for j in range(dirs):
+        product(False, trans_b, m, N, K, 1.0, A + <int64_t>j * m * K, B, beta,
+                C + <int64_t>j * m * N)
+
+
 cdef inline int vector_operand(MatvecKind kind, const int32_t* o) noexcept nogil:
     return o[2] if kind == MAT_VEC else o[1]
 
 
-cdef double** pointer_pairs(int D) except NULL:
+cdef double** pointer_pairs(int D) except NULL nogil:
     """Room for D inputs X and D outputs Y (Y = X + D); free() it."""
     cdef double** X = <double**>malloc(2 * D * sizeof(double*))
     if X == NULL:
-        raise MemoryError("adsim: no memory for a matrix-vector product")
+        no_memory("a matrix-vector product", 2 * D * <int64_t>sizeof(double*))
     return X
 
 
@@ -158,7 +172,7 @@ cdef void fill_stack(double** X, double* first, double* rest, int64_t size, int 
         X[at + j] = rest + j * size
 
 
-cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_value) except -1:
+cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_value) except -1 nogil:
     """Value (if asked) and p tangents of a matrix-vector product: the vector
     operand's value and tangents go through the matrix in one pass; the
     matrix operand's tangents add their own products."""
@@ -179,16 +193,16 @@ cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_val
     if tC == NULL:
         return 0
     if tvec == NULL:
-        memset(tC, 0, <size_t>(s.p * m * n) * sizeof(double))
+        memset(tC, 0, <size_t>s.p * m * n * sizeof(double))
     if tmat != NULL and kind == MAT_VEC:        # dA b for all directions: (p m) x k times b
-        product(False, False, s.p * m, 1, k, 1.0, tmat, vptr(s, o[2]), 1.0, tC)
+        stacked_product(s.p, False, m, 1, k, tmat, vptr(s, o[2]), 1.0, tC)
     elif tmat != NULL:                          # a dB per direction
         for j in range(s.p):
-            product(False, False, 1, n, k, 1.0, vptr(s, o[1]), tmat + j * k * n, 1.0, tC + j * n)
+            product(False, False, 1, n, k, 1.0, vptr(s, o[1]), tmat + <int64_t>j * k * n, 1.0, tC + j * n)
     return 0
 
 
-cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1:
+cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
     if kind != NOT_MATVEC:
         return matvec_value_only(s, o, kind)
@@ -196,7 +210,7 @@ cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef int matvec_value_only(Sweep* s, const int32_t* o, MatvecKind kind) except -1:
+cdef int matvec_value_only(Sweep* s, const int32_t* o, MatvecKind kind) except -1 nogil:
     cdef double* X[2]
     X[0] = vptr(s, vector_operand(kind, o))
     X[1] = vptr(s, o[0])
@@ -204,7 +218,7 @@ cdef int matvec_value_only(Sweep* s, const int32_t* o, MatvecKind kind) except -
     return 0
 
 
-cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1:
+cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1 nogil:
     """Value and tangents together: one pass over a matrix for both."""
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
     if kind != NOT_MATVEC:
@@ -213,7 +227,7 @@ cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1:
     return linalg_tangent(s, MATMUL, o)
 
 
-cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1:
+cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int m = o[3], k = o[4], n = o[5], j
     cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* A = vptr(s, o[1])
@@ -224,17 +238,17 @@ cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1:
     if kind != NOT_MATVEC:
         return matvec_sweep(s, o, kind, False)
     if tA != NULL:      # all p directions of dA stacked: (p m) x k times B
-        product(False, False, s.p * m, n, k, 1.0, tA, B, 0.0, tC)
+        stacked_product(s.p, False, m, n, k, tA, B, 0.0, tC)
     else:
-        memset(tC, 0, <size_t>(s.p * m * n) * sizeof(double))
+        memset(tC, 0, <size_t>s.p * m * n * sizeof(double))
     if tB != NULL:
         for j in range(s.p):
-            product(False, False, m, n, k, 1.0, A, tB + j * k * n, 1.0, tC + j * m * n)
+            product(False, False, m, n, k, 1.0, A, tB + <int64_t>j * k * n, 1.0, tC + <int64_t>j * m * n)
     return 0
 
 
 cdef int matvec_vector_adjoints(Sweep* s, const int32_t* o, MatvecKind kind, double* aC,
-                                double* dC, int dirs, double* avec, double* dvec) except -1:
+                                double* dC, int dirs, double* avec, double* dvec) except -1 nogil:
     """The vector operand's adjoints avec += M^T aC (one set of ``dirs`` weights)
     and, when dC is given, dvec += M^T dC (p directions): one matrix pass."""
     cdef int m = o[3], k = o[4], n = o[5]
@@ -251,7 +265,7 @@ cdef int matvec_vector_adjoints(Sweep* s, const int32_t* o, MatvecKind kind, dou
 
 
 cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA,
-                              double* aB, int dirs, bint vector_part) noexcept:
+                              double* aB, int dirs, bint vector_part) noexcept nogil:
     """Abar += Cbar B^T and Bbar += A^T Cbar for ``dirs`` stacked directions.
     For matrix-vector products the vector operand's part is left to
     matvec_vector_adjoints unless ``vector_part``."""
@@ -260,10 +274,10 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
     cdef double* A = vptr(s, o[1])
     cdef double* B = vptr(s, o[2])
     if aA != NULL and kind != VEC_MAT:
-        product(False, True, dirs * m, k, n, 1.0, aC, B, 1.0, aA)
+        stacked_product(dirs, True, m, k, n, aC, B, 1.0, aA)
     if aB != NULL and kind != MAT_VEC:
         for j in range(dirs):
-            product(True, False, k, n, m, 1.0, A, aC + j * m * n, 1.0, aB + j * k * n)
+            product(True, False, k, n, m, 1.0, A, aC + <int64_t>j * m * n, 1.0, aB + <int64_t>j * k * n)
     if kind == NOT_MATVEC or not vector_part:
         return
     cdef double* avec = aB if kind == MAT_VEC else aA
@@ -271,12 +285,12 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
         matvec_vector_adjoints(s, o, kind, aC, NULL, dirs, avec, NULL)
 
 
-cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     matmul_adjoint_dirs(s, o, aptr(s, o[0]), aptr(s, o[1]), aptr(s, o[2]), s.q, True)
     return 0
 
 
-cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int m = o[3], k = o[4], n = o[5], j
     cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* aC = aptr(s, o[0])
@@ -295,7 +309,27 @@ cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
         matvec_vector_adjoints(s, o, kind, aC, dC, 1, aA, dA)
     for j in range(s.p):
         if dA != NULL and tB != NULL:       # Cbar dB^T
-            product(False, True, m, k, n, 1.0, aC, tB + j * k * n, 1.0, dA + j * m * k)
+            product(False, True, m, k, n, 1.0, aC, tB + <int64_t>j * k * n, 1.0, dA + <int64_t>j * m * k)
         if dB != NULL and tA != NULL:       # dA^T Cbar
-            product(True, False, k, n, m, 1.0, tA + j * m * k, aC, 1.0, dB + j * k * n)
+            product(True, False, k, n, m, 1.0, tA + <int64_t>j * m * k, aC, 1.0, dB + <int64_t>j * k * n)
+    return 0
+
+
+cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, a, b, m, k, n] with a of m k, b of
+    k n and r of m n elements, r distinct from a and b (BLAS writes r while
+    reading them)."""
+    if nops != 6:
+        return malformed(code, f"{nops} operands; it takes [result, a, b, m, k, n]")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    need_ref(t, o[2])
+    if o[3] < 0 or o[4] < 0 or o[5] < 0:
+        return malformed(code, f"dimensions {o[3]} x {o[4]} x {o[5]}")
+    if t.size_of(o[1]) != <int64_t>o[3] * o[4] or t.size_of(o[2]) != <int64_t>o[4] * o[5] \
+            or t.slot_size[o[0]] != <int64_t>o[3] * o[5]:
+        return malformed(code, f"operands of {t.size_of(o[1])}, {t.size_of(o[2])} and "
+                               f"{t.slot_size[o[0]]} elements for {o[3]} x {o[4]} x {o[5]}")
+    if o[0] == o[1] or o[0] == o[2]:
+        return malformed(code, "a result that is also an argument")
     return 0

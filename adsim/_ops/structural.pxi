@@ -15,7 +15,7 @@
 #                                       step != 0 the indices are strided as for GATHER
 # WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
 
-cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept:
+cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept nogil:
     """dst = L(src) for the one-input linear ops."""
     cdef int64_t outer, m, inner, u, k, i, base, n
     cdef const int32_t* idx
@@ -75,7 +75,7 @@ cdef inline void add_into(double* dst, const double* src, int64_t n) noexcept no
         dst[i] += src[i]
 
 
-cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept:
+cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept nogil:
     """dst += L^T(src): the adjoint of linear_map."""
     cdef int64_t outer, m, inner, u, k, i, base, n
     cdef const int32_t* idx
@@ -127,7 +127,7 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
                         dst[base + k * inner] += acc
 
 
-cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) noexcept:
+cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) noexcept nogil:
     cdef int64_t i
     if n_src == n:
         memcpy(dst, src, <size_t>n * sizeof(double))
@@ -137,7 +137,7 @@ cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) n
 
 
 cdef void scatter_into(double* r, const double* v, const int32_t* o, const int32_t* ints,
-                       int64_t sv) noexcept:
+                       int64_t sv) noexcept nogil:
     """r[idx[j]] = v[j * sv] (zero when v is NULL) for the m indices of a SCATTER."""
     cdef int64_t j, u, i, base, k
     cdef int64_t m = o[3], start = o[4], step = o[5], inner = o[6], outer = o[7]
@@ -158,7 +158,7 @@ cdef void scatter_into(double* r, const double* v, const int32_t* o, const int32
 
 
 cdef void where_into(double* r, const double* a, const double* b, const uint8_t* mask,
-                     int64_t n, int64_t sa, int64_t sb) noexcept:
+                     int64_t n, int64_t sa, int64_t sb) noexcept nogil:
     """r = mask ? a : b; a NULL operand (a constant's tangent) counts as zero."""
     cdef int64_t i
     for i in range(n):
@@ -168,7 +168,7 @@ cdef void where_into(double* r, const double* a, const double* b, const uint8_t*
             r[i] = b[i * sb] if b != NULL else 0.0
 
 
-cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1:
+cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
@@ -182,7 +182,7 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1:
+cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
     cdef double* ty = tptr(s, o[0])
     cdef double* ta = tptr(s, o[1])
@@ -211,7 +211,7 @@ cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
     cdef double* ay = aptr(s, o[0])
     cdef double* aa = aptr(s, o[1])
@@ -260,4 +260,71 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1:
         return 0
     for j in range(s.q):
         linear_map_transpose(code, o, s, aa + j * lda, ay + j * ldy)
+    return 0
+
+
+cdef int strided_check(Tape t, int code, int64_t start, int64_t step, int64_t inner,
+                       int64_t outer_step, int64_t rows, int64_t bound) except -1:
+    """The positions start + u outer_step + i step (u < rows, i < inner) lie
+    in [0, bound): the extremes are at the corners."""
+    cdef int64_t lo = start, hi = start, du, di
+    if rows <= 0 or inner <= 0:
+        return 0
+    if rows > 2147483647 or inner > 2147483647:
+        raise TapeOverflow(f"adsim: a slice of {rows} x {inner} elements does not fit the tape's "
+                           f"32-bit operands; split arrays of 2**31 or more elements")
+    du = (rows - 1) * outer_step
+    di = (inner - 1) * step
+    lo += min(du, <int64_t>0) + min(di, <int64_t>0)
+    hi += max(du, <int64_t>0) + max(di, <int64_t>0)
+    if lo < 0 or hi >= bound:
+        return malformed(code, f"strided positions {lo}..{hi} outside an array of {bound} elements")
+    if hi > 2147483647:
+        raise TapeOverflow(f"adsim: element position {hi} does not fit the tape's 32-bit "
+                           f"operands; split arrays of 2**31 or more elements")
+    return 0
+
+
+cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give (the layouts above): sizes that agree,
+    indices inside the arrays they index, masks inside the branch stream."""
+    cdef int64_t n, size, inner
+    cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
+        7 if code == GATHER else 8 if code == SCATTER else 5
+    if nops != want:
+        return malformed(code, f"{nops} operands instead of {want}")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    n = t.slot_size[o[0]]
+    if code == COPY and t.size_of(o[1]) != n or \
+            code == FILL and t.size_of(o[1]) != n and t.size_of(o[1]) != 1:
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of {n}")
+    if code == BROADCAST or code == SUM or code == CUMSUM:
+        size = product3(o[2], o[3], o[4])
+        if size < 0 or t.size_of(o[1]) != (<int64_t>o[2] * o[4] if code == BROADCAST else size) \
+                or n != (<int64_t>o[2] * o[4] if code == SUM else size):
+            return malformed(code, f"an argument of {t.size_of(o[1])} and a result of {n} "
+                                   f"elements for the view {o[2]} x {o[3]} x {o[4]}")
+    elif code == WHERE:
+        need_ref(t, o[2])
+        if not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == n) or \
+                not (t.size_of(o[2]) == 1 or t.size_of(o[2]) == n):
+            return malformed(code, f"arguments of {t.size_of(o[1])} and {t.size_of(o[2])} "
+                                   f"elements and a result of {n}")
+        t.check_range(o[3], n, t.n_branches, "branch")
+    elif code == GATHER:
+        if o[4] != 0:
+            inner = o[5] if o[5] > 0 else n
+            strided_check(t, code, o[3], o[4], inner, o[6], n // inner if inner else 0,
+                          t.size_of(o[1]))
+        else:
+            t.check_indices(o[2], n, t.size_of(o[1]))
+            t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + n)
+    elif code == SCATTER:
+        if o[3] < 0 or not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == o[3]):
+            return malformed(code, f"{t.size_of(o[1])} values for {o[3]} positions")
+        t.check_indices(o[2], o[3], n)        # the value stack saves them by index
+        if o[5] != 0:
+            strided_check(t, code, o[4], o[5], o[6], o[7], o[3] // o[6] if o[6] > 0 else 0, n)
+        t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + o[3])
     return 0

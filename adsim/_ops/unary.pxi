@@ -341,6 +341,13 @@ cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogi
     return False
 
 
+cdef inline double scaled(double slope, double seed) noexcept nogil:
+    """slope * seed for a constant slope: chain() only when the slope is not
+    finite (a finite slope times 0 is 0 already; the test is loop-invariant,
+    so the compiler keeps the plain loop for the usual case)."""
+    return slope * seed if isfinite(slope) else chain(slope, seed)
+
+
 cdef inline bint is_square(int code, double c) noexcept nogil:
     return code == SQUARE or (code == POW_C and c == 2.0)
 
@@ -349,7 +356,7 @@ cdef inline double unary_param(Sweep* s, const int32_t* o) noexcept nogil:
     return s.consts[o[2]] if o[2] >= 0 else 0.0
 
 
-cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1:
+cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* x = vptr(s, o[1])
     cdef double c = unary_param(s, o)
@@ -380,7 +387,7 @@ cdef int unary_value(Sweep* s, int code, const int32_t* o) except -1:
     return 0
 
 
-cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1:
+cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* x = vptr(s, o[1])
     cdef double* ty = tptr(s, o[0])
@@ -399,21 +406,21 @@ cdef int unary_tangent(Sweep* s, int code, const int32_t* o) except -1:
     if constant_slope(code, c, &slope):
         for j in range(s.p):
             for i in range(n):
-                ty[j * ldy + i] = slope * tx[j * ldx + i]
+                ty[j * ldy + i] = scaled(slope, tx[j * ldx + i])
         return 0
     if is_square(code, c):
         for j in range(s.p):
             for i in range(n):
-                ty[j * ldy + i] = 2.0 * x[i] * tx[j * ldx + i]
+                ty[j * ldy + i] = chain(2.0 * x[i], tx[j * ldx + i])
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
         for j in range(s.p):
-            ty[j * ldy + i] = d[0] * tx[j * ldx + i]
+            ty[j * ldy + i] = chain(d[0], tx[j * ldx + i])
     return 0
 
 
-cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* x = vptr(s, o[1])
     cdef double* ay = aptr(s, o[0])
@@ -430,21 +437,21 @@ cdef int unary_adjoint(Sweep* s, int code, const int32_t* o) except -1:
     if constant_slope(code, c, &slope):
         for j in range(s.q):
             for i in range(n):
-                ax[j * ldx + i] += slope * ay[j * ldy + i]
+                ax[j * ldx + i] += scaled(slope, ay[j * ldy + i])
         return 0
     if is_square(code, c):                     # 2x, without a call per element
         for j in range(s.q):
             for i in range(n):
-                ax[j * ldx + i] += 2.0 * x[i] * ay[j * ldy + i]
+                ax[j * ldx + i] += chain(2.0 * x[i], ay[j * ldy + i])
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 1, d)
         for j in range(s.q):
-            ax[j * ldx + i] += d[0] * ay[j * ldy + i]
+            ax[j * ldx + i] += chain(d[0], ay[j * ldy + i])
     return 0
 
 
-cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
+cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* x = vptr(s, o[1])
     cdef double* ay = aptr(s, o[0])
@@ -463,22 +470,38 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1:
     cdef double h, slope
     if constant_slope(code, c, &slope):        # linear: no second-derivative term
         for i in range(n):
-            ax[i] += slope * ay[i]
+            ax[i] += scaled(slope, ay[i])
         for j in range(s.p):
             for i in range(n):
-                dx[j * ldx + i] += slope * dy[j * ldy + i]
+                dx[j * ldx + i] += scaled(slope, dy[j * ldy + i])
         return 0
     if is_square(code, c):
         for i in range(n):
-            ax[i] += 2.0 * x[i] * ay[i]
+            ax[i] += chain(2.0 * x[i], ay[i])
         for j in range(s.p):
             for i in range(n):
-                dx[j * ldx + i] += 2.0 * (x[i] * dy[j * ldy + i] + tx[j * ldx + i] * ay[i])
+                dx[j * ldx + i] += chain(2.0 * x[i], dy[j * ldy + i]) + \
+                    chain(2.0 * tx[j * ldx + i], ay[i])
         return 0
     for i in range(n):
         rule(x[i], y[i], c, 2, d)
-        ax[i] += d[0] * ay[i]
-        h = d[1] * ay[i] if ay[i] != 0.0 else 0.0    # no 0 * inf from d[1]
+        ax[i] += chain(d[0], ay[i])
+        h = chain(d[1], ay[i])                  # the curvature term, zero with the adjoint
         for j in range(s.p):
-            dx[j * ldx + i] += d[0] * dy[j * ldy + i] + h * tx[j * ldx + i]
+            dx[j * ldx + i] += chain(d[0], dy[j * ldy + i]) + chain(tx[j * ldx + i], h)
+    return 0
+
+
+cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, x, c_index], x of r's size,
+    c_index a position in the constants (ops with a parameter) or -1."""
+    if nops != 3:
+        return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    if t.size_of(o[1]) != t.slot_size[o[0]]:
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of "
+                               f"{t.slot_size[o[0]]}")
+    if o[2] != -1 and not 0 <= o[2] < t.n_consts:
+        return malformed(code, f"parameter index {o[2]} outside the {t.n_consts} constants")
     return 0

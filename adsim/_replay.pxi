@@ -1,0 +1,555 @@
+# Replays. A Tape is the recorded program, read-only once recording ends; a
+# Replay holds what one replay writes: the value arena, the work buffer of
+# tangents and adjoints (with the range known to hold zeros) and the value
+# stack. Every sweep entry point of Tape runs
+#
+#     r = replay_setup(tape, xs, layout, dirs)   # a Replay from the tape's pool,
+#     try:                                       # buffers laid out, inputs loaded
+#         ... sweeps on r.s ...
+#     finally:
+#         replay_teardown(tape, r)               # back to the pool
+#
+# so threads replaying one tape never share buffers, and a thread replaying
+# again reuses them (no allocation per call). Sweeps whose work is worth it
+# run without the GIL (CALLBACK ops take it back for their Python rules), and
+# a long one lets Python handle Ctrl-C every few milliseconds.
+
+from cpython.pythread cimport PyThread_get_thread_ident
+import threading
+
+cdef enum:
+    POOL_MAX = 8                    # idle replays a tape keeps
+    GIL_RELEASE_UNITS = 8192        # sweeps estimated below this keep the GIL (releasing
+                                    # it costs as much as about 20 elements of work)
+
+cdef enum:                          # what the work buffer holds, per slot
+    VALUES = 0                      # nothing: a zero-order sweep
+    TANGENTS = 1                    # p tangents
+    ADJOINTS = 2                    # q adjoints, zero before the reverse sweep
+    SECOND_ORDER = 3                # p tangents, one adjoint, p adjoint tangents
+
+cdef unsigned long MAIN_THREAD = threading.main_thread().ident   # only it handles signals
+
+
+cdef class Replay:
+    """Buffers of one replay of a tape (see the top of _replay.pxi). Made and
+    kept by the tape; one thread uses it at a time."""
+
+    def __dealloc__(self):
+        if self.owns_val:
+            free(self.val)
+        free(self.work)
+        free(self.stack.data)
+        free(self.own_sizes)
+
+
+cdef Replay new_replay(Tape t):
+    """A Replay of ``t``: its first borrows the recording arena (no replay
+    reads a slot before writing it, but starting from the recorded values
+    keeps replays and the recording bitwise alike); later ones, for
+    concurrent calls, copy it."""
+    cdef Replay r = Replay.__new__(Replay)
+    if not t.arena_lent:
+        r.val = t.val
+        t.arena_lent = True
+    else:
+        r.val = <double*>malloc(<size_t>max(t.arena_size, 1) * sizeof(double))
+        if r.val == NULL:
+            raise MemoryError(f"adsim: no memory for a replay's values ({8 * t.arena_size} bytes)")
+        r.owns_val = True
+        memcpy(r.val, t.val, <size_t>t.arena_size * sizeof(double))
+    point_sweep(t, r)
+    return r
+
+
+cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
+    """A Replay of ``t`` for one call, from the tape's pool: its sweep laid
+    out for ``layout`` with ``dirs`` directions and the inputs ``xs`` loaded.
+    Should this fail, the Replay is dropped, not returned."""
+    cdef Replay r
+    cdef list arrays = input_arrays(t, xs)          # checked before a Replay is taken
+    if t.n_idle:                        # one step under the GIL: no other thread gets it
+        t.n_idle -= 1
+        r = <Replay>t._pool[t.n_idle]
+        t._pool[t.n_idle] = None
+    else:
+        r = new_replay(t)
+    if r.chunked != t.chunked:
+        point_sweep(t, r)
+    r.s.err_op = -1
+    r.stack.top = 0
+    lay_out(t, r, layout, dirs)
+    load_inputs(t, r, arrays)
+    return r
+
+
+cdef void replay_teardown(Tape t, Replay r):
+    """Give the Replay back to the tape's pool (idle Replays are the first
+    n_idle entries of the list, which keeps its length: no reallocation)."""
+    if r.stack.peak > t.stack_peak:
+        t.stack_peak = r.stack.peak
+    if t.n_idle < len(t._pool):
+        t._pool[t.n_idle] = r
+        t.n_idle += 1
+    elif t.n_idle < POOL_MAX:
+        t._pool.append(r)
+        t.n_idle += 1
+
+
+cdef int point_sweep(Tape t, Replay r) except -1:
+    """Point the Replay's sweep at the program and its buffers (once: the
+    program does not change), with chunked runs when the tape says so."""
+    cdef Sweep* s = &r.s
+    t.program_sweep(s)
+    s.val = r.val
+    s.stack = &r.stack
+    r.chunked = t.chunked
+    if r.chunked:
+        attach_runs(t, r)
+    return 0
+
+
+cdef int attach_runs(Tape t, Replay r) except -1:
+    """Let the sweeps take runs of elementwise ops chunk by chunk
+    (_chunks.pxi). A chunk rewrites slot sizes, constant offsets and view
+    shifts, so the Replay sweeps its own copies of them."""
+    cdef Sweep* s = &r.s
+    cdef cnp.ndarray run_of, table, refs, shifted
+    found = t.run_tables()
+    _, run_of, table, refs, shifted, _ = found
+    if cnp.PyArray_SIZE(table) == 0:
+        return 0
+    if r.runs is None:
+        r.own_sizes = <int64_t*>malloc(<size_t>(t.n_slots + 2 * t.n_const_ids + 1) * sizeof(int64_t))
+        if r.own_sizes == NULL:
+            raise MemoryError("adsim: no memory for a replay's slot table")
+        memcpy(r.own_sizes, t.slot_size, <size_t>t.n_slots * sizeof(int64_t))
+        memcpy(r.own_sizes + t.n_slots, t.const_off, <size_t>t.n_const_ids * sizeof(int64_t))
+        memcpy(r.own_sizes + t.n_slots + t.n_const_ids, t.const_size,
+               <size_t>t.n_const_ids * sizeof(int64_t))
+        r.views = np.array(found[5])
+        r.runs = found
+    s.slot_size = r.own_sizes
+    s.const_off = r.own_sizes + t.n_slots
+    s.const_size = r.own_sizes + t.n_slots + t.n_const_ids
+    s.run_of = <int32_t*>cnp.PyArray_DATA(run_of)
+    s.runs = <int32_t*>cnp.PyArray_DATA(table)
+    s.run_refs = <int32_t*>cnp.PyArray_DATA(refs)
+    s.run_shifted = <uint8_t*>cnp.PyArray_DATA(shifted)
+    s.slot_shift = <int64_t*>cnp.PyArray_DATA(r.views)
+    s.slot_ld = s.slot_shift + t.n_slots
+    return 0
+
+
+cdef int lay_out(Tape t, Replay r, int layout, int dirs) except -1:
+    """Point the sweep's tangents, adjoints and adjoint tangents into the
+    work buffer, direction-major per slot; the parts a sweep accumulates into
+    are zero. Also decides whether the sweeps release the GIL and whether
+    they check for Ctrl-C (only the main thread handles signals)."""
+    cdef Sweep* s = &r.s
+    cdef int64_t n = t.arena_size
+    cdef int64_t arrays = 0 if layout == VALUES else 2 * <int64_t>dirs + 1 \
+        if layout == SECOND_ORDER else dirs
+    cdef double* buf
+    if dirs < 0:
+        raise ValueError(f"adsim: {dirs} directions")
+    s.tan = s.adj = s.adot = NULL
+    s.p = s.q = 0
+    if n and arrays > ((<int64_t>1) << 60) // n:
+        raise MemoryError(f"adsim: {dirs} directions of {n} values do not fit in memory")
+    if layout == TANGENTS:                  # written by every op before they are read
+        s.tan = claim_work(r, arrays * n, arrays * n)
+        s.p = dirs
+    elif layout == ADJOINTS:
+        s.adj = claim_work(r, arrays * n, 0)
+        s.q = dirs
+    elif layout == SECOND_ORDER:
+        buf = claim_work(r, arrays * n, dirs * n)
+        s.tan = buf
+        s.adj = buf + dirs * n
+        s.adot = buf + (dirs + 1) * n
+        s.p = dirs
+        s.q = 1
+    s.width = min(1 + arrays, <int64_t>1 << 20)      # (kept small: budgets multiply it)
+    r.heavy = t.work_units >= GIL_RELEASE_UNITS // s.width
+    s.budget = SIGNAL_UNITS if PyThread_get_thread_ident() == MAIN_THREAD else NO_SIGNAL_CHECKS
+    return 0
+
+
+cdef double* claim_work(Replay r, int64_t size, int64_t zero_from) except NULL:
+    """The work buffer, of ``size`` doubles at least, zeroed from
+    ``zero_from`` on unless that part is known to hold zeros."""
+    if size > r.work_cap:
+        free(r.work)
+        r.work = NULL
+        r.work_cap = 0
+        r.zero_lo = r.zero_hi = 0
+        r.work = <double*>grow(NULL, &r.work_cap, max(size, 1), sizeof(double))
+    if size > zero_from and not (r.zero_lo <= zero_from and size <= r.zero_hi):
+        memset(r.work + zero_from, 0, <size_t>(size - zero_from) * sizeof(double))
+    r.zero_lo = r.zero_hi = 0           # in use until a sweep finishes
+    return r.work
+
+
+cdef list input_arrays(Tape t, object xs):
+    """``xs`` as a list of C-ordered float64 arrays of the inputs' sizes
+    (_inputs gives this already; anything else is converted, or refused)."""
+    cdef int i, slot
+    cdef int n_in = len(t._input_slots)
+    cdef bint ready = True
+    t.check_replayable()
+    if not isinstance(xs, list) or len(<list>xs) != n_in:
+        if not isinstance(xs, tuple) or len(xs) != n_in:
+            raise ValueError(f"adsim: the tape has {n_in} inputs; pass a list of {n_in} arrays")
+        xs = list(xs)
+    for i in range(n_in):
+        x = (<list>xs)[i]
+        slot = t._input_slots[i]
+        if not (is_float64_array(x) and
+                cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and
+                cnp.PyArray_SIZE(<cnp.ndarray>x) == t.slot_size[slot]):
+            ready = False
+    if ready:
+        return <list>xs
+    return [as_slot_array((<list>xs)[i], t.slot_size[t._input_slots[i]], f"input {i}")
+            for i in range(n_in)]
+
+
+cdef void load_inputs(Tape t, Replay r, list arrays):
+    """Copy the inputs (checked by input_arrays) into their slots."""
+    cdef int i, slot
+    for i in range(len(arrays)):
+        slot = t._input_slots[i]
+        memcpy(r.val + t.slot_off[slot], cnp.PyArray_DATA(<cnp.ndarray>arrays[i]),
+               <size_t>t.slot_size[slot] * sizeof(double))
+
+
+cdef inline bint is_float64_array(object x):
+    """An exact ndarray of float64 (checked in C: no attribute lookups)."""
+    return type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT64
+
+
+cdef cnp.ndarray as_slot_array(object x, int64_t size, str what):
+    """``x`` as a C-ordered float64 array of ``size`` elements (checked: its
+    data is copied into a slot)."""
+    cdef cnp.ndarray arr
+    if is_float64_array(x) and \
+            cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x):
+        arr = x
+    else:
+        arr = as_float_array(x, what)
+    if cnp.PyArray_SIZE(arr) != size:
+        raise ValueError(f"adsim: {what} has {cnp.PyArray_SIZE(arr)} elements where the tape "
+                         f"holds {size}")
+    return arr
+
+
+cdef int seed_tangents(Tape t, Replay r, list V, int p) except -1:
+    """The inputs' p tangents from V[i] (p, size of input i), or zero for None."""
+    cdef cnp.ndarray v
+    cdef int i, slot
+    cdef int n_in = len(t._input_slots)
+    if len(V) != n_in:
+        raise ValueError(f"adsim: {len(V)} directions for {n_in} inputs")
+    for i in range(n_in):
+        slot = t._input_slots[i]
+        if V[i] is None:
+            memset(tptr(&r.s, slot), 0, <size_t>(p * t.slot_size[slot]) * sizeof(double))
+            continue
+        v = as_slot_array(V[i], p * t.slot_size[slot], f"direction {i}")
+        memcpy(tptr(&r.s, slot), cnp.PyArray_DATA(v), <size_t>(p * t.slot_size[slot]) * sizeof(double))
+    return 0
+
+
+cdef int directions_of(list V) except -1:
+    """The number of directions p of per-input (p, size) seeds (None: constant)."""
+    cdef int64_t p
+    for v in V:
+        if v is not None:
+            if np.ndim(v) != 2:
+                raise ValueError(f"adsim: directions must be (p, size) arrays, not of shape "
+                                 f"{np.shape(v)}")
+            p = np.shape(v)[0]
+            if p > 2147483647:
+                raise TapeOverflow(f"adsim: {p} directions; at most 2**31 - 1 at once")
+            return <int>p
+    raise ValueError("adsim: no direction given for any input")
+
+
+cdef cnp.ndarray new_output(Tape t):
+    """An empty array of the output's shape."""
+    return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(t._output_template),
+                             cnp.PyArray_DIMS(t._output_template), cnp.NPY_FLOAT64, 0)
+
+
+cdef object output_value(Tape t, Replay r):
+    cdef cnp.ndarray y = new_output(t)
+    memcpy(cnp.PyArray_DATA(y), r.val + t.slot_off[t.out_slot],
+           <size_t>t.slot_size[t.out_slot] * sizeof(double))
+    return y
+
+
+cdef object read_dirs(Tape t, double* p, int dirs, int slot):
+    return copy_out(p, dirs, t.slot_size[slot])
+
+
+cdef object take_dirs(Tape t, double* p, int dirs, int slot):
+    """read_dirs of an input's adjoints that also zeroes them, as the work
+    buffer's adjoint part must be after a sweep (one pass, not two)."""
+    cdef cnp.ndarray out = copy_out(NULL, dirs, t.slot_size[slot])
+    move_doubles(<double*>cnp.PyArray_DATA(out), p, max(dirs, 1) * t.slot_size[slot])
+    return out
+
+
+cdef void clear_inputs(Tape t, double* buf, int dirs):
+    """Zero the input slots' part of an adjoint buffer. Every other slot's
+    adjoint is cleared by the reverse sweep itself (after its op), so the
+    whole buffer is then zero and the next sweep need not clear it."""
+    cdef int slot
+    for slot in t._input_slots:
+        memset(buf + dirs * t.slot_off[slot], 0, <size_t>(dirs * t.slot_size[slot]) * sizeof(double))
+
+
+# ---- sweeps of a Replay: without the GIL when heavy, BranchChanged on a new path
+
+cdef int replay_forward(Tape t, Replay r, int64_t n_ops, bint keep, bint tangents) except -1:
+    cdef int rc
+    if r.heavy:
+        with nogil:
+            rc = forward_sweep(&r.s, n_ops, keep, tangents)
+    else:
+        rc = forward_sweep(&r.s, n_ops, keep, tangents)
+    if rc:
+        raise_branch(t, &r.s)
+    return 0
+
+
+cdef int raise_branch(Tape t, Sweep* s) except -1:
+    k = s.err_op
+    name = OPCODE_NAMES.get(t.code[k], "?")
+    raise BranchChanged(
+        f"adsim: the replay left the recorded path at op {k} ({name}): a comparison, "
+        f"abs/maximum/minimum/clip side or argmax index differs from the recording. "
+        f"Record the tape again at this point (the functional API adsim.grad/jvp/... "
+        f"does this automatically).", op_index=k, op_name=name)
+
+
+cdef int64_t fused_start(Tape t, Replay r):
+    """Where the forward sweep stops before a final run summed into the
+    output, which run_and_reverse sweeps forward and back (else the end)."""
+    cdef int32_t fused = run_into_output(&r.s, t.n_ops)
+    return r.s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else t.n_ops
+
+
+ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)
+    int64_t first                   # where the forward sweep stops: a fused final run follows
+    int64_t n_ops
+    int out                         # the output slot, of ``size`` elements
+    int64_t size
+    const double* w                 # the output's adjoints (NULL: one weight 1 each)
+    const double* wdot              # their tangents, p directions (second order; NULL: zero)
+    double* y                       # the output's value is copied here (NULL: not wanted)
+    double* ty                      # its p tangents (second order; NULL: not wanted)
+
+
+cdef int reverse_replay(Sweep* s, Reversal* c, bint second_order) except -1 nogil:
+    """A keeping forward sweep (with tangents when ``second_order``), the
+    output's adjoints seeded, a fused final run swept forward and back, the
+    output read, and the reverse sweep: all without Python, so that a large
+    replay releases the GIL once. 1 when a branch record differs."""
+    cdef int64_t i
+    cdef int q = 1 if second_order else s.q
+    if forward_sweep(s, c.first, True, second_order):
+        return 1
+    if c.w == NULL:
+        for i in range(q * c.size):
+            aptr(s, c.out)[i] = 1.0
+    else:
+        memcpy(aptr(s, c.out), c.w, <size_t>(q * c.size) * sizeof(double))
+    if second_order and c.wdot != NULL:
+        memcpy(dptr(s, c.out), c.wdot, <size_t>(s.p * c.size) * sizeof(double))
+    if c.first < c.n_ops:
+        run_and_reverse(s, s.run_of[c.first], second_order)
+    if c.y != NULL:                         # before the reverse sweep restores values
+        memcpy(c.y, vptr(s, c.out), <size_t>c.size * sizeof(double))
+    if c.ty != NULL:
+        memcpy(c.ty, tptr(s, c.out), <size_t>(s.p * c.size) * sizeof(double))
+    reverse_sweep(s, c.first, second_order)
+    return 0
+
+
+cdef int replay_reverse(Tape t, Replay r, Reversal* c, bint second_order) except -1:
+    """reverse_replay of ``r``, without the GIL when heavy; BranchChanged on a new path."""
+    cdef int rc
+    c.first = fused_start(t, r)
+    c.n_ops = t.n_ops
+    c.out = t.out_slot
+    c.size = t.slot_size[t.out_slot]
+    if r.heavy:
+        with nogil:
+            rc = reverse_replay(&r.s, c, second_order)
+    else:
+        rc = reverse_replay(&r.s, c, second_order)
+    if rc:
+        raise_branch(t, &r.s)
+    assert r.stack.top == 0
+    return 0
+
+
+cdef inline double* data_of(cnp.ndarray a):
+    return NULL if a is None else <double*>cnp.PyArray_DATA(a)
+
+
+# ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
+
+cdef object replay_values(Tape t, object xs):
+    cdef Replay r = replay_setup(t, xs, VALUES, 0)
+    try:
+        replay_forward(t, r, t.n_ops, False, False)
+        return output_value(t, r)
+    finally:
+        replay_teardown(t, r)
+
+
+cdef tuple replay_adjoints(Tape t, object xs, object W):
+    cdef int slot
+    cdef int64_t q, size
+    cdef cnp.ndarray w = None, y
+    cdef Reversal c
+    cdef Replay r
+    t.check_replayable()
+    size = t.slot_size[t.out_slot]
+    if W is None:
+        q = 1
+    else:
+        w = np.ascontiguousarray(W, dtype=np.float64)
+        if w.ndim != 2 or w.shape[1] != size or w.shape[0] > 2147483647:
+            raise ValueError(f"adsim: adjoint weights of shape {np.shape(W)}; expected (q, {size})")
+        q = w.shape[0]
+    r = replay_setup(t, xs, ADJOINTS, <int>q)
+    try:
+        y = new_output(t)
+        c.w = data_of(w)
+        c.wdot = NULL
+        c.y = data_of(y)
+        c.ty = NULL
+        replay_reverse(t, r, &c, False)
+        adjoints = [take_dirs(t, aptr(&r.s, slot), <int>q, slot) for slot in t._input_slots]
+        r.zero_lo, r.zero_hi = 0, q * t.arena_size        # the reverse sweep left them zero
+        return y, adjoints
+    finally:
+        replay_teardown(t, r)
+
+
+cdef tuple replay_tangents(Tape t, object xs, object V, bint keep):
+    cdef list dirs = list(V)
+    cdef int p = directions_of(dirs)
+    cdef Replay r = replay_setup(t, xs, TANGENTS, p)
+    try:
+        seed_tangents(t, r, dirs, p)
+        replay_forward(t, r, t.n_ops, keep, True)
+        return output_value(t, r), read_dirs(t, tptr(&r.s, t.out_slot), p, t.out_slot)
+    finally:
+        replay_teardown(t, r)
+
+
+cdef tuple replay_second_order(Tape t, object xs, object V, object w, object wdot,
+                               bint adjoints):
+    cdef list dirs = list(V)
+    cdef int p = directions_of(dirs)
+    cdef int64_t size = t.slot_size[t.out_slot]
+    cdef cnp.ndarray wa = as_slot_array(w, size, "the output weight")
+    cdef cnp.ndarray wd = None if wdot is None else as_slot_array(wdot, p * size,
+                                                                  "the output weight's tangent")
+    cdef cnp.ndarray y, ty
+    cdef Reversal c
+    cdef Replay r = replay_setup(t, xs, SECOND_ORDER, p)
+    cdef Sweep* s = &r.s
+    try:
+        seed_tangents(t, r, dirs, p)
+        y = new_output(t)
+        ty = copy_out(NULL, p, size)
+        c.w = data_of(wa)
+        c.wdot = data_of(wd)
+        c.y = data_of(y)
+        c.ty = data_of(ty)
+        replay_reverse(t, r, &c, True)
+        adj = [take_dirs(t, aptr(s, slot), 0, slot) for slot in t._input_slots] \
+            if adjoints else None
+        adot = [take_dirs(t, dptr(s, slot), p, slot) for slot in t._input_slots]
+        second_order_done(t, r, not adjoints)
+        return y, ty, adj, adot
+    finally:
+        replay_teardown(t, r)
+
+
+cdef object replay_hvp_one(Tape t, object x, object v):
+    """The second-order sweeps above for one input, a scalar output and one
+    direction, without their general shaping (the common hvp)."""
+    cdef int slot
+    cdef cnp.ndarray va, hv
+    cdef Reversal c
+    cdef Replay r
+    t.check_replayable()
+    if len(t._input_slots) != 1 or t.slot_size[t.out_slot] != 1:
+        raise ValueError("adsim: _hvp_one needs a tape of one input and a scalar output")
+    slot = t._input_slots[0]
+    va = as_slot_array(v, t.slot_size[slot], "the direction")
+    r = replay_setup(t, [x], SECOND_ORDER, 1)
+    try:
+        memcpy(tptr(&r.s, slot), cnp.PyArray_DATA(va), <size_t>t.slot_size[slot] * sizeof(double))
+        c.w = c.wdot = c.y = c.ty = NULL        # weight 1; nothing of the output read
+        replay_reverse(t, r, &c, True)
+        hv = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(va), cnp.PyArray_DIMS(va), cnp.NPY_FLOAT64, 0)
+        move_doubles(<double*>cnp.PyArray_DATA(hv), dptr(&r.s, slot), t.slot_size[slot])
+        second_order_done(t, r, True)
+        return hv
+    finally:
+        replay_teardown(t, r)
+
+
+cdef void second_order_done(Tape t, Replay r, bint clear_adjoints):
+    """After the second-order sweep, whose inputs' adjoint tangents were
+    taken (take_dirs): clear the inputs' adjoints unless they were taken
+    too, so that the whole adjoint part of the work buffer is zero again."""
+    if clear_adjoints:
+        clear_inputs(t, r.s.adj, 1)
+    r.zero_lo, r.zero_hi = r.s.p * t.arena_size, (2 * r.s.p + 1) * t.arena_size
+
+
+cdef tuple replay_iterate(Tape t, object xs, int64_t n_steps):
+    cdef int64_t k, size
+    cdef int x0, out, rc
+    cdef double* saved = NULL
+    cdef Replay r
+    t.check_replayable()
+    if n_steps < 0:
+        raise ValueError(f"adsim: {n_steps} steps")
+    x0 = t._input_slots[0] if t._input_slots else -1
+    out = t.out_slot
+    if x0 < 0 or t.slot_size[out] != t.slot_size[x0]:
+        raise ValueError("adsim: a loop body must return a state of its first input's size")
+    size = t.slot_size[x0]
+    r = replay_setup(t, xs, VALUES, 0)
+    try:
+        saved = <double*>malloc(<size_t>max(size, 1) * sizeof(double))
+        if saved == NULL:
+            raise MemoryError(f"adsim: no memory for a loop state ({8 * size} bytes)")
+        for k in range(n_steps):
+            memcpy(saved, r.val + t.slot_off[x0], <size_t>size * sizeof(double))
+            if r.heavy:
+                with nogil:
+                    rc = forward_sweep(&r.s, t.n_ops, False, False)
+            else:
+                rc = forward_sweep(&r.s, t.n_ops, False, False)
+            if rc:
+                memcpy(r.val + t.slot_off[x0], saved, <size_t>size * sizeof(double))
+                return k, copy_out(r.val + t.slot_off[x0], 0, size)
+            if out != x0:
+                memcpy(r.val + t.slot_off[x0], r.val + t.slot_off[out], <size_t>size * sizeof(double))
+            check_signals(&r.s, t.work_units)       # many short steps are a long replay too
+        return n_steps, copy_out(r.val + t.slot_off[x0], 0, size)
+    finally:
+        free(saved)
+        replay_teardown(t, r)
+

@@ -1,0 +1,48 @@
+"""Values without derivative (constants made in the function, adsim.value
+results, data arguments) run no derivative rules: an infinite partial
+derivative of such a value (sqrt at 0, arcsin at 1, inf constants) never
+meets a zero and never turns into NaN, in any mode."""
+import numpy as np
+
+import adsim as ad
+
+X = np.array([0.3, 1.2, 0.7])
+
+
+def test_stop_gradient_through_an_infinite_partial():
+    f = lambda x: np.sum(x * np.sqrt(ad.value(x) - 0.3))        # noqa: E731
+    x = np.array([0.3, 1.2])
+    np.testing.assert_array_equal(np.isfinite(ad.grad(f)(x)), [True, True])
+    np.testing.assert_allclose(ad.grad(f)(x), np.sqrt(x - 0.3))
+    np.testing.assert_allclose(ad.jvp(f, x, np.ones(2))[1], np.sum(np.sqrt(x - 0.3)))
+    np.testing.assert_allclose(ad.hvp(f, x, np.ones(2)), 0.0)
+
+
+def test_constants_with_infinite_partials_made_inside_the_function():
+    def f(x):
+        d = np.ones(3) * np.inf                  # an "infinity" initialisation
+        s = np.sqrt(np.zeros(3)) + np.arcsin(np.ones(3))
+        return np.sum(np.minimum(d, x ** 2)) + s @ x
+    s = np.full(3, np.pi / 2)
+    np.testing.assert_allclose(ad.grad(f)(X), 2 * X + s)
+    np.testing.assert_allclose(ad.jvp(f, X, np.ones(3))[1], np.sum(2 * X + s))
+    np.testing.assert_allclose(ad.hessian(f)(X), 2 * np.eye(3))
+
+
+def test_data_arguments_with_infinite_partials():
+    f = lambda x, d: np.sum(x ** 2 * np.sqrt(d))                  # noqa: E731
+    d = np.array([0.0, 4.0, 1.0])
+    np.testing.assert_allclose(ad.hessian(f)(X, d), np.diag(2 * np.sqrt(d)))
+    np.testing.assert_allclose(ad.hvp(f, X, np.ones(3), d), 2 * np.sqrt(d))
+    np.testing.assert_allclose(ad.jvp(lambda x: f(x, d), X, np.ones(3))[1],
+                               np.sum(2 * X * np.sqrt(d)))
+
+
+def test_passive_ops_are_flagged_on_the_tape():
+    def f(x):
+        c = np.sqrt(np.arange(3.0) + 1.0) * np.ones(3)           # constants only
+        return np.sum(x * c)
+    tape = ad.record(f, X)
+    passive = [k for k in range(len(tape)) if tape.op_flags(k) & 8]
+    assert passive, "no op of the constant chain was flagged passive"
+    np.testing.assert_allclose(tape.gradient(X), np.sqrt(np.arange(3.0) + 1.0))
