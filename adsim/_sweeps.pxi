@@ -281,39 +281,39 @@ cdef inline int forward_step(Sweep* s, int64_t k, const int32_t* o, bint keep,
     1 when a branch record differs."""
     if keep and (s.flags[k] & FLAG_PUSH):
         save_result(s, k, tangents)
-    if tangents and not (s.flags[k] & FLAG_PASSIVE):
-        return code_value_tangent(s, s.code[k], o, k)
-    if code_value(s, s.code[k], o, k):
-        return 1
     if tangents:
-        zero_result_tangents(s, o)
-    return 0
+        if s.flags[k] & FLAG_PASSIVE:
+            return passive_value_tangent(s, k, o)
+        return code_value_tangent(s, s.code[k], o, k)
+    return code_value(s, s.code[k], o, k)
 
 
-cdef inline void zero_result_tangents(Sweep* s, const int32_t* o) noexcept nogil:
-    """A result without derivative (FLAG_PASSIVE) has zero tangents: no rule
-    runs, so no infinite partial (sqrt at 0 of a constant) meets a zero."""
+cdef int passive_value_tangent(Sweep* s, int64_t k, const int32_t* o) except -1 nogil:
+    """Op k's values, and zero tangents for its result, which has no
+    derivative (FLAG_PASSIVE): no rule runs, so no infinite partial (sqrt at
+    0 of a constant) ever meets a zero."""
     cdef int r = o[0]
     cdef int64_t j, ld
-    if r < 0 or s.tan == NULL:
-        return
-    ld = dir_stride(s, r)
-    for j in range(s.p):
-        zero_doubles(tptr(s, r) + j * ld, s.slot_size[r])
+    if code_value(s, s.code[k], o, k):
+        return 1
+    if r >= 0 and s.tan != NULL:
+        ld = dir_stride(s, r)
+        for j in range(s.p):
+            zero_doubles(tptr(s, r) + j * ld, s.slot_size[r])
+    return 0
 
 
 cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_order) except -1 nogil:
     """Op k in reverse: its adjoints (and their tangents), then the result's
     adjoint cleared and the values it overwrote restored. An op whose result
     has no derivative (FLAG_PASSIVE) passes nothing back."""
-    cdef bint passive = s.flags[k] & FLAG_PASSIVE
     if second_order:
-        if not passive:
+        if not (s.flags[k] & FLAG_PASSIVE):
             code_soadjoint(s, s.code[k], o)
         clear_result_adjoint(s, k, s.adj, 1)
         clear_result_adjoint(s, k, s.adot, s.p)
     else:
-        if not passive:
+        if not (s.flags[k] & FLAG_PASSIVE):
             code_adjoint(s, s.code[k], o)
         clear_result_adjoint(s, k, s.adj, s.q)
     if s.flags[k] & FLAG_PUSH:
