@@ -17,7 +17,7 @@ from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
-from ._np.linalg import norm, solve
+from ._np import linalg
 from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
@@ -147,7 +147,10 @@ FUNCTIONS = {
     np.column_stack: sequence_function(np.column_stack),
     np.shape: _shape, np.ndim: lambda a: len(shape_of(a)), np.size: lambda a, axis=None:
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
-    np.linalg.norm: norm, np.linalg.solve: solve,
+    np.linalg.norm: linalg.norm, np.linalg.solve: linalg.solve, np.linalg.inv: linalg.inv,
+    np.linalg.det: linalg.det, np.linalg.slogdet: linalg.slogdet,
+    np.linalg.cholesky: linalg.cholesky, np.linalg.eigh: linalg.eigh,
+    np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
 }
 
 

@@ -12,7 +12,23 @@ TABLE = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])    # away from the test points
 FP = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 M = np.arange(1.0, 13.0).reshape(3, 4) / 5.0
 
+SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+
+def _spd(x):
+    """A symmetric positive definite matrix depending on x (3 values)."""
+    return SPD + np.outer(x, x)
+
+
 CASES = {
+    "linalg.inv": (lambda x: np.linalg.inv(_spd(x)), (3,)),
+    "linalg.det": (lambda x: np.linalg.det(_spd(x) - 2.0 * np.eye(3)), (3,)),
+    "linalg.slogdet": (lambda x: np.linalg.slogdet(_spd(x)).logabsdet * np.linalg.slogdet(-_spd(x))[0], (3,)),
+    "linalg.cholesky": (lambda x: np.linalg.cholesky(_spd(x)), (3,)),
+    "linalg.eigvalsh": (lambda x: np.linalg.eigvalsh(_spd(x)), (3,)),
+    "linalg.eigh vectors": (lambda x: np.abs(np.linalg.eigh(_spd(x)).eigenvectors) * x, (3,)),
+    "linalg.matrix_power": (lambda x: np.linalg.matrix_power(_spd(x) * 0.3, 3), (3,)),
+    "linalg.matrix_power -1": (lambda x: np.linalg.matrix_power(_spd(x), -2), (3,)),
     "var": (lambda x: np.var(x), (6,)),
     "var axis ddof": (lambda x: np.var(x.reshape(2, 3), axis=1, ddof=1), (6,)),
     "std keepdims": (lambda x: np.std(x.reshape(3, 2), axis=0, keepdims=True), (6,)),

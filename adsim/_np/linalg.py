@@ -1,4 +1,7 @@
-"""``np.linalg.solve`` and ``np.linalg.norm`` on active arrays."""
+"""``np.linalg`` on active arrays: solve, norm, inv, det, slogdet, cholesky,
+eigh, eigvalsh, matrix_power."""
+from collections import namedtuple
+
 import numpy as np
 
 from ..errors import UnsupportedOperation
@@ -52,3 +55,171 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return amax(absolute(x), axis=axis, keepdims=keepdims)
     raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r}, axis={axis!r} is not "
                                f"supported; compute it from sums and abs")
+
+
+# ---- matrix functions: primitives whose rules are differentiable, so that
+# Hessian-vector products (which record the reverse rule) are exact too.
+# Rules after M. Giles, "An extended collection of matrix derivative results
+# for forward and reverse mode AD", 2008, and I. Murray, "Differentiation of
+# the Cholesky decomposition", 2016.
+
+def _square(name, a):
+    shape = np.shape(a)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise UnsupportedOperation(f"adsim: np.linalg.{name} of shape {shape}: only single square "
+                                   f"matrices are recorded (loop over a stack)")
+
+
+def _inv_jvp(args, out, tangents):
+    return -(out @ tangents[0] @ out)
+
+
+def _inv_vjp(args, out, w):
+    return (-(out.T @ w @ out.T),)
+
+
+_inv = primitive(np.linalg.inv, jvp=_inv_jvp, vjp=_inv_vjp, name="numpy.linalg.inv")
+
+
+def inv(a):
+    _square("inv", a)
+    return _inv(a)
+
+
+def _det_jvp(args, out, tangents):
+    return out * np.trace(inv(args[0]) @ tangents[0])
+
+
+def _det_vjp(args, out, w):
+    return (w * out * inv(args[0]).T,)
+
+
+_det = primitive(np.linalg.det, jvp=_det_jvp, vjp=_det_vjp, name="numpy.linalg.det")
+
+
+def det(a):
+    _square("det", a)
+    return _det(a)
+
+
+def _logabsdet(a):
+    return np.linalg.slogdet(a)[1]
+
+
+def _logabsdet_jvp(args, out, tangents):
+    return np.trace(inv(args[0]) @ tangents[0])
+
+
+def _logabsdet_vjp(args, out, w):
+    return (w * inv(args[0]).T,)
+
+
+_logabsdet_prim = primitive(_logabsdet, jvp=_logabsdet_jvp, vjp=_logabsdet_vjp,
+                            name="numpy.linalg.slogdet")
+
+
+def slogdet(a):
+    """(sign, log|det|): the sign is a branch record (it changes only where
+    the determinant crosses zero), the logarithm is differentiated."""
+    _square("slogdet", a)
+    d = det(a)
+    sign = 1.0 if d > 0 else (-1.0 if d < 0 else 0.0)
+    return SlogdetResult(sign, _logabsdet_prim(a))
+
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])   # NumPy's field names
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved (Murray 2016)."""
+    return np.tril(x) - 0.5 * np.diag(np.diag(x))
+
+
+def _cholesky_jvp(args, L, tangents):
+    Li = inv(L)
+    return L @ _phi(Li @ tangents[0] @ Li.T)
+
+
+def _cholesky_vjp(args, L, w):
+    Li = inv(L)
+    S = Li.T @ _phi(L.T @ w) @ Li
+    return (0.5 * (S + S.T),)
+
+
+_cholesky = primitive(np.linalg.cholesky, jvp=_cholesky_jvp, vjp=_cholesky_vjp,
+                      name="numpy.linalg.cholesky")
+
+
+def cholesky(a, upper=False):
+    _square("cholesky", a)
+    L = _cholesky(a)
+    return L.T if upper else L
+
+
+def _eigvalsh_jvp(args, w, tangents):
+    V = _eigenvectors(args[0])
+    return np.einsum("ij,ik,kj->j", V, tangents[0], V)
+
+
+def _eigvalsh_vjp(args, w, wbar):
+    V = _eigenvectors(args[0])
+    return ((V * wbar) @ V.T,)
+
+
+def _eigenvectors(a):
+    return eigh(a)[1]
+
+
+_eigvalsh = primitive(lambda a: np.linalg.eigvalsh(a), jvp=_eigvalsh_jvp, vjp=_eigvalsh_vjp,
+                      name="numpy.linalg.eigvalsh")
+
+
+def _eigvecs_value(a):
+    return np.linalg.eigh(a)[1]
+
+
+def _eigvecs_jvp(args, V, tangents):
+    """dV = V (F o (V^T dA V)), F_ij = 1 / (w_j - w_i) off the diagonal."""
+    w = eigvalsh(args[0])
+    return V @ (_gaps(w) * (V.T @ tangents[0] @ V))
+
+
+def _eigvecs_vjp(args, V, vbar):
+    w = eigvalsh(args[0])
+    return (V @ (_gaps(w) * (V.T @ vbar)) @ V.T,)
+
+
+def _gaps(w):
+    """F_ij = 1 / (w_j - w_i) for i != j, 0 on the diagonal (distinct eigenvalues)."""
+    d = w[None, :] - w[:, None]
+    eye = np.eye(d.shape[0])
+    return (1.0 - eye) / (d + eye)
+
+
+_eigvecs = primitive(_eigvecs_value, jvp=_eigvecs_jvp, vjp=_eigvecs_vjp,
+                     name="numpy.linalg.eigh")
+
+
+def eigvalsh(a, UPLO="L"):
+    _square("eigvalsh", a)
+    return _eigvalsh(a)
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues and eigenvectors of a symmetric matrix; the derivatives
+    assume distinct eigenvalues (as every such rule does)."""
+    _square("eigh", a)
+    return EighResult(eigvalsh(a), _eigvecs(a))
+
+
+def matrix_power(a, n):
+    _square("matrix_power", a)
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 0:
+        return np.eye(np.shape(a)[0])          # no dependence on a
+    result = a
+    for _ in range(int(n) - 1):
+        result = result @ a
+    return result
