@@ -27,7 +27,7 @@ def test_error_classes_subclass_the_matching_builtins():
 @pytest.mark.parametrize(("f", "name"), [
     (lambda z: np.sum(np.fft.fft(z).real), "numpy.fft.fft"),
     (lambda z: np.sum(np.unwrap(z)), "numpy.unwrap"),
-    (lambda z: np.linalg.det(np.outer(z, z)), "numpy.linalg.det"),
+    (lambda z: np.sum(np.linalg.svd(np.outer(z, z))[1]), "numpy.linalg.svd"),
     (lambda z: np.median(z), "numpy.median"),
     (lambda z: np.sum(np.histogram(z)[0]), "numpy.histogram"),
     (lambda z: np.sum(np.heaviside(z, 0.5)), "numpy.heaviside"),
