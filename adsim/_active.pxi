@@ -295,6 +295,15 @@ cdef class Active:
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
+        from ._callers import library_entry
+        entry = library_entry()
+        if entry is not None:
+            raise UnsupportedOperation(
+                f"adsim: cannot differentiate `{entry}`: it turns its active argument (shape "
+                f"{self.shape}) into a plain NumPy array, which would drop its derivative. "
+                f"Write it with the NumPy functions adsim supports (docs/numpy.md), register a "
+                f"primitive with adsim.primitive, or call it on adsim.value(x) if no derivative "
+                f"is wanted")
         raise ActiveValueLeak(
             f"adsim: {what} of an active array (shape {self.shape}) would turn a recorded value "
             f"into a constant, so replays and derivatives would silently ignore it. Use "

@@ -265,3 +265,9 @@ def test_nan_and_inf_inputs_on_replay():
     g = tape.gradient(np.array([np.nan, 1.0, np.inf]))
     assert np.isnan(g[0]) and g[1] == 2.0 and g[2] == np.inf
     assert np.isnan(tape.forward(np.array([np.nan, 1.0, 1.0])))
+
+
+def test_library_functions_that_convert_their_input_are_named():
+    from scipy.special import logsumexp
+    with pytest.raises(adsim.UnsupportedOperation, match="`scipy.special.logsumexp`"):
+        adsim.grad(lambda z: logsumexp(z))(X)
