@@ -378,8 +378,10 @@ def hessian(f, argnums=0):
 
     def hessian_f(*args):
         p = resolve_argnums(nums, len(args), _name(f))[0]
-        x = real_array(args[p], f"argument {p} of {_name(f)}")
         rest = args[:p] + args[p + 1:]
+        if args[p] is not None and is_container(args[p]):
+            return _container_hessian(g, args[p], p, rest, f)
+        x = real_array(args[p], f"argument {p} of {_name(f)}")
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
         H = hvp(g, x, eye, p, *rest).reshape(x.size, x.size)
         H = 0.5 * (H + H.T)
@@ -387,6 +389,25 @@ def hessian(f, argnums=0):
     hessian_f.__wrapped__ = f
     hessian_f.tapes = shared_cache(g)
     return hessian_f
+
+
+def _container_hessian(g, x, p, rest, f):
+    """The Hessian w.r.t. a container argument: blocks shaped
+    ``leaf_i.shape + leaf_j.shape`` in the container of containers (as JAX
+    nests them), from one vector-mode sweep over all leaves."""
+    leaves, tree = flatten(x)
+    xs = [real_array(leaf, f"argument {p}{path} of {_name(f)}")
+          for path, leaf in zip(tree.paths(), leaves)]
+    n = sum(a.size for a in xs)
+    eye = np.eye(n)
+    directions = split_flat(eye, [a.shape for a in xs], (n,))
+    hv = hvp(g, unflatten(tree, xs), unflatten(tree, directions), p, *rest)
+    H = np.concatenate([np.reshape(b, (-1, n)) for b in flatten(hv)[0]]) if n else eye
+    H = 0.5 * (H + H.T)
+    start = np.cumsum([0] + [a.size for a in xs])
+    return unflatten(tree, [unflatten(tree, [
+        H[start[i]:start[i + 1], start[j]:start[j + 1]].reshape(a.shape + b.shape)
+        for j, b in enumerate(xs)]) for i, a in enumerate(xs)])
 
 
 def laplacian(f):

@@ -59,13 +59,15 @@ def central(f, x, v):
 
 def gradient_by_differences(f, x):
     """Each element of each leaf of x perturbed in turn: the gradient, flat."""
-    out = []
-    for i, a in enumerate(leaves(x)):
-        for j in range(a.size):
-            e = [np.zeros_like(b) for b in leaves(x)]
-            e[i].flat[j] = 1.0
-            out.append(central(f, x, rebuild(x, e))[0])
-    return np.array(out)
+    return np.array([central(f, x, v)[0] for v in unit_directions(x)])
+
+
+def unit_directions(x):
+    """The unit vectors of the flat parameter space, each in x's structure."""
+    shapes = [a.shape for a in leaves(x)]
+    for e in np.eye(sum(a.size for a in leaves(x))):
+        pieces = np.split(e, np.cumsum([int(np.prod(s)) for s in shapes])[:-1])
+        yield rebuild(x, [q.reshape(s) for q, s in zip(pieces, shapes)])
 
 
 def same_structure(a, b):
@@ -235,6 +237,22 @@ def test_hvp_on_a_container_matches_differences_of_the_gradient():
     np.testing.assert_allclose(flat(g0), 2 * flat(g(params)), rtol=1e-13)
 
 
+def test_hessian_of_a_container_has_blocks_of_leaf_by_leaf_shape():
+    def f(p, c):
+        return np.sum(p["a"] ** 3 * p["b"][0]) * c + p["b"][1] ** 2 * np.sum(np.sin(p["a"]))
+    x = {"a": np.array([[1.0, 2.0, 0.5]]), "b": [np.array(3.0), 0.5]}
+    hess = adsim.hessian(f)(x, 2.0)
+    assert hess["a"]["a"].shape == (1, 3, 1, 3) and hess["a"]["b"][0].shape == (1, 3)
+    assert hess["b"][0]["a"].shape == (1, 3) and hess["b"][1]["b"][1].shape == ()
+    sizes = [a.size for a in leaves(x)]
+    dense = np.vstack([np.hstack([np.reshape(block, (si, sj)) for block, sj in zip(
+        leaves(row), sizes)]) for row, si in zip([hess["a"], hess["b"][0], hess["b"][1]], sizes)])
+    g = lambda p: flat(adsim.grad(f)(p, 2.0))  # noqa: E731
+    cols = np.array([(g(moved(x, v, H)) - g(moved(x, v, -H))) / (2 * H)
+                     for v in unit_directions(x)]).T
+    np.testing.assert_allclose(dense, cols, rtol=1e-6, atol=1e-8)
+
+
 def test_jacobian_of_a_container_output_and_input():
     rng = np.random.default_rng(6)
     x = [(rng.standard_normal((2, 3)), rng.standard_normal(2)), rng.standard_normal(3)]
@@ -243,10 +261,7 @@ def test_jacobian_of_a_container_output_and_input():
         assert set(J) == {"s", "y"}
         assert J["y"][0][0].shape == (2, 2, 3) and J["s"][1].shape == (3,)
         # column by column: J applied to each unit direction equals the differences
-        shapes = [a.shape for a in leaves(x)]
-        pieces = lambda e: np.split(e, np.cumsum([np.prod(s) for s in shapes])[:-1])  # noqa: E731
-        cols = np.array([central(two_outputs, x, rebuild(x, [p.reshape(s) for p, s in zip(
-            pieces(e), shapes)])) for e in np.eye(len(flat(x)))]).T
+        cols = np.array([central(two_outputs, x, v) for v in unit_directions(x)]).T
         rows = {key: np.concatenate([a.reshape(np.size(two_outputs(x)[key]), -1)
                                      for a in leaves(J[key])], axis=1) for key in ("s", "y")}
         np.testing.assert_allclose(np.vstack([rows["s"], rows["y"]]), cols, **TOL)
@@ -279,7 +294,7 @@ def test_a_direction_of_another_structure_is_refused_clearly():
 
 def test_containers_where_one_array_is_needed_are_named():
     params = [np.ones(2), np.ones(3)]
-    for call in (lambda: adsim.hessian(lambda p: np.sum(p[0]))(params),
+    for call in (lambda: adsim.laplacian(lambda p: np.sum(p[0]))(params),
                  lambda: adsim.record(lambda p: np.sum(p[0]), params),
                  lambda: adsim.jvp(np.sin, np.ones(2), params)):
         with pytest.raises(InvalidInput, match="is a container") as info:
