@@ -82,13 +82,18 @@ def _check_scalar(tape, what, f):
 def _any_active(args, f):
     """Whether an argument is active (a derivative taken inside a recording);
     containers of active values are refused there."""
+    active = False
     for a in args:
-        if a is not None and is_container(a) and any(isinstance(leaf, Active)
-                                                      for leaf in flatten(a)[0]):
+        if type(a) is np.ndarray or type(a) is float:      # the common cases, at once
+            continue
+        if isinstance(a, Active):
+            active = True
+        elif a is not None and is_container(a) and any(isinstance(leaf, Active)
+                                                        for leaf in flatten(a)[0]):
             raise UnsupportedOperation(
                 f"adsim: {_name(f)} got a container of active values: derivatives taken inside "
                 f"a recording take array arguments; pass the arrays as separate arguments")
-    return any(isinstance(a, Active) for a in args)
+    return active
 
 
 def _aux_value_and_grad(tape, call, f, single):
