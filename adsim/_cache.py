@@ -20,7 +20,8 @@ import numpy as np
 from ._codeinfo import code_info, unused_parameters
 from ._purity import Snapshot, result_neutral
 from ._random_watch import RandomWatch
-from ._recording import record
+from ._recording import flat_output, record
+from ._tree import LEAF, flatten, unflatten
 from ._validate import name_of as _name, real_array
 from .errors import BranchChanged
 
@@ -34,7 +35,8 @@ _CHANGED_ITSELF = ("it changed its own environment while running (an attribute, 
 class _Call:
     """One call's split into tape inputs and cache key."""
 
-    __slots__ = ("args", "kwargs", "positions", "values", "key", "extras")
+    __slots__ = ("args", "kwargs", "positions", "values", "key", "extras", "trees",
+                 "out_tree", "out_shapes")
 
 
 def _shape(v):
@@ -56,6 +58,7 @@ class TapeCache:
     def __init__(self, cache=True):
         self.cache = cache
         self.tapes = OrderedDict()          # key -> (tape, snapshot)
+        self._outputs = {}                  # key -> (output treedef, leaf shapes) of its tape
         self.recordings = 0
         self.reuse_blocked_by = None if cache else _CACHE_OFF
         self._lock = threading.Lock()
@@ -69,23 +72,46 @@ class TapeCache:
     # ---- one call ----------------------------------------------------------
     def run(self, f, args, kwargs, argnums, method):
         """``method(tape, input values)`` for the call ``f(*args, **kwargs)``
-        with ``args[argnums]`` differentiated, recording when needed and again
-        if the replay finds that a branch changed."""
+        with ``args[argnums]`` differentiated (arrays, and ``f`` returns one
+        array), recording when needed and again if the replay finds that a
+        branch changed."""
+        def plain(tape, call):
+            if not call.out_tree.is_leaf:
+                raise TypeError(f"adsim: {_name(f)} returned the container {call.out_tree!r} "
+                                f"(* marks an array); here it must return one array")
+            return method(tape, call.values)
+        return self.run_call(f, args, kwargs, argnums, plain)
+
+    def run_call(self, f, args, kwargs, argnums, method):
+        """``method(tape, call)`` as :meth:`run`; differentiated arguments may
+        be containers (``call.trees``, one leaf per tape input) and ``f`` may
+        return one (``call.out_tree``, ``call.out_shapes``)."""
         call = self.split(f, args, kwargs, argnums)
         tape = self._cached(f, call)
         if tape is None:
             tape = self._record(f, call)
         try:
-            return method(tape, call.values)
+            return method(tape, call)
         except BranchChanged:
-            return method(self._record(f, call), call.values)
+            return method(self._record(f, call), call)
 
     def split(self, f, args, kwargs, argnums):
         """The tape inputs (differentiated arguments first, then the other
         float arrays) and the cache key of a call."""
         call = _Call()
         call.args, call.kwargs = args, kwargs
-        values = [real_array(args[i], f"argument {i} of {_name(f)}") for i in argnums]
+        values, trees = [], []
+        for i in argnums:
+            a = args[i]
+            if type(a) is np.ndarray or a is None:      # the common case, without a walk
+                values.append(real_array(a, f"argument {i} of {_name(f)}"))
+                trees.append(LEAF)
+                continue
+            leaves, tree = flatten(a)
+            values += [real_array(leaf, f"argument {i}{path} of {_name(f)}")
+                       for path, leaf in zip(tree.paths(), leaves)]
+            trees.append(tree)
+        call.trees = tuple(trees)
         static, extras = [], []
         if len(args) == len(argnums):           # only differentiated arguments
             positions = list(argnums)
@@ -103,8 +129,8 @@ class TapeCache:
                     static.append((k, self._static(kwargs[k], extras)))
         call.positions, call.values = positions, values
         call.extras = tuple(extras)
-        call.key = (tuple(positions), tuple(_shape(v) for v in values),
-                    tuple(static)) if self.cache else None
+        call.key = (tuple(positions), tuple(_shape(v) for v in values), tuple(static),
+                    call.trees) if self.cache else None
         return call
 
     @staticmethod
@@ -123,8 +149,10 @@ class TapeCache:
             entry = self.tapes.get(call.key)
             if entry is not None:
                 self.tapes.move_to_end(call.key)
+                output = self._outputs[call.key]
         if entry is None or not entry[1].matches(f, call.extras):
             return None
+        call.out_tree, call.out_shapes = output
         return entry[0]
 
     def _snapshot(self, f, extras):
@@ -150,12 +178,14 @@ class TapeCache:
             self.reuse_blocked_by = blocked
             if blocked is None:
                 self.tapes[call.key] = (tape, snapshot)
+                self._outputs[call.key] = (call.out_tree, call.out_shapes)
                 self.tapes.move_to_end(call.key)
                 if len(self.tapes) > MAX_TAPES:
-                    self.tapes.popitem(last=False)
+                    self._outputs.pop(self.tapes.popitem(last=False)[0])
                 self._last = snapshot
             else:
                 self.tapes.pop(call.key, None)
+                self._outputs.pop(call.key, None)
         return tape
 
 
@@ -210,14 +240,21 @@ def static_key(v):
 
 
 def _with_inputs(f, call):
-    """``f`` as a function of the tape inputs alone (other arguments fixed)."""
-    args, kwargs, positions = call.args, call.kwargs, call.positions
+    """``f`` as a function of the tape inputs alone (other arguments fixed):
+    containers are rebuilt from their leaves, and a container returned is
+    flattened to one array (its structure kept in ``call``)."""
+    args, kwargs, positions, trees = call.args, call.kwargs, call.positions, call.trees
 
     def inputs_to_f(*inputs):
         full = list(args)
-        for pos, v in zip(positions, inputs):
-            full[pos] = v
-        return f(*full, **kwargs)
+        lo = 0
+        for k, pos in enumerate(positions):
+            tree = trees[k] if k < len(trees) else LEAF
+            n = tree.n_leaves
+            full[pos] = inputs[lo] if tree.is_leaf else unflatten(tree, inputs[lo:lo + n])
+            lo += n
+        out, call.out_tree, call.out_shapes = flat_output(f(*full, **kwargs), _name(f))
+        return out
     inputs_to_f.__name__ = _name(f)
     return inputs_to_f
 

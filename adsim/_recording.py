@@ -1,7 +1,10 @@
 """Recording: run a function on active inputs and keep the tape."""
 
+import numpy as np
+
 from . import _creation as creation
 from ._tape import Active, Opcode as Op, wrap
+from ._tree import LEAF, flatten, is_container
 from ._validate import real_array
 
 
@@ -32,9 +35,10 @@ def record(f, *args, **kwargs):
 
 def _output_active(tape, out, f):
     name = getattr(f, "__name__", "the function")
-    if isinstance(out, (tuple, list)):
-        raise TypeError(f"adsim: {name} returned a {type(out).__name__}; return one array "
-                        f"(np.concatenate the pieces, or differentiate each separately)")
+    if isinstance(out, (tuple, list)) or (out is not None and is_container(out)):
+        raise TypeError(f"adsim: {name} returned a {type(out).__name__}; a tape has one output "
+                        f"array: np.concatenate the pieces, or use the functional API (jvp, "
+                        f"vjp, jacobian), which accepts containers of outputs")
     if isinstance(out, Active):
         if out.tape is not tape:
             raise ValueError(f"adsim: {name} returned an active array of another recording")
@@ -42,3 +46,19 @@ def _output_active(tape, out, f):
     arr = real_array(out, f"the return value of {name}")
     # independent of the inputs: a constant output (all derivatives zero)
     return wrap(tape, tape.record_op(int(Op.FILL), arr.size, [tape.const_ref(arr)]), arr.shape)
+
+
+def flat_output(out, name):
+    """(one array, treedef, leaf shapes) of a function's return value: a
+    container's leaves raveled and concatenated (constants enter as
+    constants), a single array unchanged (treedef LEAF, shapes None)."""
+    leaves, tree = flatten(out)
+    if tree.is_leaf or out is None:     # None: refused with the single-array message
+        return out, LEAF, None
+    pieces, shapes = [], []
+    for path, leaf in zip(tree.paths(), leaves):
+        if not isinstance(leaf, Active):
+            leaf = real_array(leaf, f"the return value of {name} at {path}")
+        shapes.append(tuple(np.shape(leaf)))
+        pieces.append(np.reshape(leaf, -1))
+    return (np.concatenate(pieces) if pieces else np.zeros(0)), tree, tuple(shapes)

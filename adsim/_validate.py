@@ -6,6 +6,7 @@ numeric data, converted to float64. ``argnums`` / ``resolve_argnums`` give
 """
 import numpy as np
 
+from ._tree import is_container
 from .errors import InvalidArgnums, InvalidInput
 
 _FLOAT64 = np.dtype(np.float64)
@@ -19,11 +20,19 @@ def name_of(f):
 def real_array(x, what):
     """``x`` as a float64 array; integers and booleans convert. Complex data,
     ``None``, ragged sequences and object, string or datetime arrays raise
-    :class:`adsim.errors.InvalidInput` naming ``what``."""
+    :class:`adsim.errors.InvalidInput` naming ``what``. So does a container
+    of arrays (where one array is needed: the message says where containers
+    are accepted)."""
     if type(x) is np.ndarray and x.dtype is _FLOAT64:
         return x
     if x is None:
         raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
+    if is_container(x):
+        raise InvalidInput(f"adsim: {what} is a container ({type(x).__name__} of arrays or "
+                           f"containers), where one array is needed; pass one float64 array. "
+                           f"Containers (list, tuple, dict, namedtuple of arrays) are accepted "
+                           f"as arguments, directions and return values by grad, value_and_grad, "
+                           f"jvp, vjp, hvp, jacobian, hessian and adsim.testing.check_grads")
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:       # ragged nested sequences

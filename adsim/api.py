@@ -19,6 +19,11 @@ be kept. Array arguments that are not differentiated are tape inputs too, so
 new values of them need no recording. A replay that takes another branch
 records again. ``cache=False`` records on every call. Explicit tapes
 (``adsim.record``) freeze everything that is not an input.
+
+Differentiated arguments, directions, weights and return values may be
+containers (lists, tuples, dicts, namedtuples of arrays; see
+adsim/_tree.py): each leaf is one tape input, a returned container is one
+flat output, and results come back in the containers' structure.
 """
 import numpy as np
 
@@ -26,7 +31,9 @@ from . import _numpy_api
 from ._cache import TapeCache, shared_cache
 from ._nested import nested_derivative
 from ._tape import Active
+from ._tree import check_same, flatten, is_container, split_flat, unflatten
 from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
+from .errors import UnsupportedOperation
 
 
 def _pick(grads, argnums, single):
@@ -37,6 +44,34 @@ def _pick(grads, argnums, single):
     return picked[0] if single else tuple(picked)
 
 
+def _per_argument(call, leaves, single):
+    """Per-leaf results of the differentiated inputs (first on the tape)
+    rebuilt into the containers of the differentiated arguments."""
+    if not isinstance(leaves, tuple):
+        leaves = (leaves,)
+    out, lo = [], 0
+    for tree in call.trees:
+        n = tree.n_leaves
+        out.append(leaves[lo] if tree.is_leaf else unflatten(tree, leaves[lo:lo + n]))
+        lo += n
+    return out[0] if single else tuple(out)
+
+
+def _per_output(call, flat, axes=()):
+    """A flat output (or its tangents, with direction ``axes``) rebuilt into
+    the container the function returned."""
+    if call.out_tree.is_leaf:
+        return flat
+    return unflatten(call.out_tree, split_flat(np.asarray(flat), call.out_shapes, axes))
+
+
+def _one_output(call, what, f):
+    if not call.out_tree.is_leaf:
+        raise TypeError(f"adsim: {what} needs a function with a scalar output; {_name(f)} "
+                        f"returned the container {call.out_tree!r} (* marks an array). Return "
+                        f"(loss, aux) with has_aux=True, or use adsim.jacobian or adsim.vjp")
+
+
 def _check_scalar(tape, what, f):
     if tape.slot_size_of(tape.output_slot) != 1:
         raise ValueError(f"adsim: {what} needs a function with a scalar output; "
@@ -44,38 +79,82 @@ def _check_scalar(tape, what, f):
                          f"adsim.jacobian or adsim.vjp for vector outputs")
 
 
-def _any_active(args):
-    return any(isinstance(a, Active) for a in args)
+def _any_active(args, f):
+    """Whether an argument is active (a derivative taken inside a recording);
+    containers of active values are refused there."""
+    active = False
+    for a in args:
+        if type(a) is np.ndarray or type(a) is float:      # the common cases, at once
+            continue
+        if isinstance(a, Active):
+            active = True
+        elif a is not None and is_container(a) and any(isinstance(leaf, Active)
+                                                        for leaf in flatten(a)[0]):
+            raise UnsupportedOperation(
+                f"adsim: {_name(f)} got a container of active values: derivatives taken inside "
+                f"a recording take array arguments; pass the arrays as separate arguments")
+    return active
 
 
-def value_and_grad(f, argnums=0, cache=True):
-    """Return a function computing (f(*args), gradient of f w.r.t. args[argnums])."""
+def _aux_value_and_grad(tape, call, f, single):
+    """((loss, aux), gradient of the loss) for ``f`` returning (loss, aux):
+    the aux leaves are outputs of the tape too (so a replay gives their new
+    values), weighted zero in the reverse sweep."""
+    tree = call.out_tree
+    if (tree.kind not in ("tuple", "list") or len(tree.children) != 2
+            or not tree.children[0].is_leaf):
+        raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, aux) "
+                        f"with one scalar loss; it returned {tree!r} (* marks an array)")
+    if int(np.prod(call.out_shapes[0])) != 1:
+        raise ValueError(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss of shape "
+                         f"{call.out_shapes[0]} (with has_aux=True, the first of the pair)")
+    w = np.zeros(tuple(tape.output_shape))
+    w[0] = 1.0
+    y, g = tape.vjp(tuple(call.values), w)
+    aux = unflatten(tree.children[1], split_flat(np.asarray(y)[1:], call.out_shapes[1:]))
+    return (float(np.asarray(y)[0]), aux), _per_argument(call, g, single)
+
+
+def value_and_grad(f, argnums=0, cache=True, has_aux=False):
+    """Return a function computing (f(*args), gradient of f w.r.t. args[argnums]).
+
+    A differentiated argument may be a container of arrays; its gradient has
+    the same structure. With ``has_aux=True``, f returns ``(loss, aux)`` and
+    the result is ``((loss, aux), gradient)``, aux holding plain values."""
     nums, single = _argnums(argnums)
     tapes = TapeCache(cache)
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
-        if _any_active(args):       # inside a recording: a nested derivative
+        if _any_active(args, f):    # inside a recording: a nested derivative
+            if has_aux:
+                raise UnsupportedOperation(f"adsim: has_aux=True is not supported for "
+                                           f"derivatives of {_name(f)} taken inside a recording")
             grads = tuple(nested_derivative(f, args, kwargs, i, tapes) for i in pos)
             return f(*args, **kwargs), grads[0] if single else grads
 
-        def method(tape, values):
+        def method(tape, call):
+            if has_aux:
+                return _aux_value_and_grad(tape, call, f, single)
+            _one_output(call, "grad", f)
             _check_scalar(tape, "grad", f)
-            y, g = tape.value_and_gradient(*values)
-            return y, _pick(g, pos, single)
-        return tapes.run(f, args, kwargs, pos, method)
+            y, g = tape.value_and_gradient(*call.values)
+            return y, _per_argument(call, g, single)
+        return tapes.run_call(f, args, kwargs, pos, method)
     value_and_grad_f.tapes = tapes
     value_and_grad_f.__wrapped__ = f
     return value_and_grad_f
 
 
-def grad(f, argnums=0, cache=True):
+def grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing the gradient of scalar ``f`` w.r.t.
-    ``args[argnums]`` (a tuple of gradients when argnums is a tuple)."""
-    vg = value_and_grad(f, argnums, cache)
+    ``args[argnums]`` (a tuple of gradients when argnums is a tuple), in the
+    structure of the argument; ``(gradient, aux)`` with ``has_aux=True``."""
+    vg = value_and_grad(f, argnums, cache, has_aux)
 
     def grad_f(*args, **kwargs):
-        return vg(*args, **kwargs)[1]
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
     grad_f.tapes = vg.tapes
     grad_f.__wrapped__ = f
     return grad_f
@@ -88,14 +167,37 @@ def tapes_of(f):
     return shared_cache(f)
 
 
+def _several(x):
+    """Whether ``x`` lists several arguments: a plain tuple or list (a
+    namedtuple or a dict is one container argument)."""
+    return type(x) is tuple or type(x) is list
+
+
 def _primals(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    return tuple(x) if _several(x) else (x,)
 
 
-def _directions(x, v, what):
-    """Per-input directions (or weights) checked as real arrays."""
-    vs = _primals(v) if isinstance(x, (tuple, list)) else (v,)
-    return tuple(real_array(d, f"{what} {i}") for i, d in enumerate(vs))
+def _leaves_like(tree, d, what, of):
+    """The leaves of ``d`` (a direction or weight) checked to have the
+    structure ``tree`` of ``of``, as real arrays."""
+    if tree.is_leaf:
+        return [real_array(d, what)]
+    leaves, dtree = flatten(d)
+    check_same(dtree, tree, what, of)
+    return [real_array(leaf, f"{what}{p}") for p, leaf in zip(tree.paths(), leaves)]
+
+
+def _directions(call, x, v, what):
+    """Per-input-leaf directions (or weights) checked as real arrays, in the
+    structure of the arguments."""
+    vs = _primals(v) if _several(x) else (v,)
+    if len(vs) != len(call.trees) and all(t.is_leaf for t in call.trees):
+        return tuple(real_array(d, f"{what} {i}") for i, d in enumerate(vs))   # sweeps say so
+    if len(vs) != len(call.trees):
+        raise ValueError(f"adsim: {len(vs)} {what}s for {len(call.trees)} arguments; pass one "
+                         f"{what} per argument, in the argument's structure")
+    return tuple(leaf for i, (tree, d) in enumerate(zip(call.trees, vs))
+                 for leaf in _leaves_like(tree, d, f"{what} {i}", f"argument {i}"))
 
 
 def _trailing(direction, shape):
@@ -131,14 +233,18 @@ def jvp(f, x, v):
     directions in a trailing axis."""
     xs = _primals(x)
     nums = tuple(range(len(xs)))
-    vs = _directions(x, v, "tangent")
 
-    def method(tape, values):
+    def method(tape, call):
+        values = call.values
+        vs = _directions(call, x, v, "tangent")
         axes = _empty_result_axes(tape, vs, [np.shape(a) for a in values], "tangent")
         if axes is not None:
-            return tape.forward(*values), np.zeros(tuple(tape.output_shape) + axes)
-        return tape.jvp(tuple(values), vs)
-    return shared_cache(f).run(f, xs, {}, nums, method)
+            y, t = tape.forward(*values), np.zeros(tuple(tape.output_shape) + axes)
+        else:
+            y, t = tape.jvp(tuple(values), vs)
+            axes = _trailing(t, tuple(tape.output_shape))
+        return _per_output(call, y), _per_output(call, t, axes)
+    return shared_cache(f).run_call(f, xs, {}, nums, method)
 
 
 def vjp(f, x, w):
@@ -146,18 +252,31 @@ def vjp(f, x, w):
     trailing axis of k weights)."""
     xs = _primals(x)
     nums = tuple(range(len(xs)))
-    w = real_array(w, "adjoint weight")
-    single = not isinstance(x, (tuple, list))
+    single = not _several(x)
+    if not is_container(w):
+        w = real_array(w, "adjoint weight")
 
-    def method(tape, values):
-        axes = _empty_result_axes(tape, [w], [tuple(tape.output_shape)], "adjoint weight",
+    def method(tape, call):
+        values = call.values
+        W = _output_weight(call, w)
+        axes = _empty_result_axes(tape, [W], [tuple(tape.output_shape)], "adjoint weight",
                                   "output")
         if axes is not None:
             g = tuple(np.zeros(np.shape(a) + axes) for a in values)
-            return tape.forward(*values), _pick(g, nums, single)
-        y, g = tape.vjp(tuple(values), w)
-        return y, _pick(g, nums, single)
-    return shared_cache(f).run(f, xs, {}, nums, method)
+            return _per_output(call, tape.forward(*values)), _per_argument(call, g, single)
+        y, g = tape.vjp(tuple(values), W)
+        return _per_output(call, y), _per_argument(call, g, single)
+    return shared_cache(f).run_call(f, xs, {}, nums, method)
+
+
+def _output_weight(call, w):
+    """The adjoint weight(s) ``w``, in the structure of the output, as one
+    flat array (with the trailing axis of k weights, if any)."""
+    if call.out_tree.is_leaf:
+        return real_array(w, "adjoint weight")
+    ws = _leaves_like(call.out_tree, w, "adjoint weight", "output")
+    axes = _direction_axes(ws, call.out_shapes, "adjoint weight", "output")
+    return np.concatenate([d.reshape((-1,) + axes) for d in ws]) if ws else np.zeros((0,) + axes)
 
 
 def jacobian(f, argnums=0, mode=None, cache=True):
@@ -169,14 +288,19 @@ def jacobian(f, argnums=0, mode=None, cache=True):
 
     def jacobian_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
-        if _any_active(args):       # inside a recording: a nested derivative
+        if _any_active(args, f):    # inside a recording: a nested derivative
             jacs = tuple(nested_derivative(f, args, kwargs, i, tapes) for i in pos)
             return jacs[0] if single else jacs
 
-        def method(tape, values):
-            J = tape.jacobian(*values, mode=mode)
-            return _pick(J, pos, single)
-        return tapes.run(f, args, kwargs, pos, method)
+        def method(tape, call):
+            J = tape.jacobian(*call.values, mode=mode)
+            J = J if isinstance(J, tuple) else (J,)
+            if call.out_tree.is_leaf:
+                return _per_argument(call, J, single)
+            rows = [split_flat(j, call.out_shapes, j.shape[1:]) for j in J]
+            return unflatten(call.out_tree, [_per_argument(call, tuple(r[k] for r in rows), single)
+                                             for k in range(len(call.out_shapes))])
+        return tapes.run_call(f, args, kwargs, pos, method)
     jacobian_f.tapes = tapes
     jacobian_f.__wrapped__ = f
     return jacobian_f
@@ -184,7 +308,10 @@ def jacobian(f, argnums=0, mode=None, cache=True):
 
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
-    and one second-order adjoint sweep; ``v`` may carry k directions."""
+    and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
+    may be a container of arrays, ``v`` then has its structure."""
+    if x is not None and is_container(x):
+        return _container_grad_and_hvp(f, x, v, args)
     x = real_array(x, f"argument 0 of {_name(f)}")
     v = real_array(v, "direction")
     dirs = _trailing(v, x.shape)         # () for one direction, (k,) for k
@@ -200,9 +327,29 @@ def grad_and_hvp(f, x, v, *args):
     return shared_cache(f).run(f, (x,) + args, {}, (0,), method)
 
 
+def _container_grad_and_hvp(f, x, v, args):
+    """grad_and_hvp for ``x`` a container: each leaf is a tape input."""
+    def method(tape, call):
+        _one_output(call, "hvp", f)
+        _check_scalar(tape, "hvp", f)
+        n = call.trees[0].n_leaves
+        values = call.values
+        vs = _leaves_like(call.trees[0], v, "direction", "argument 0")
+        dirs = _direction_axes(vs, [np.shape(a) for a in values[:n]], "direction")
+        if dirs == (0,) or n == 0:      # nothing to sweep for H v
+            g = tape.value_and_gradient(*values)[1] if n else ()
+            return (_per_argument(call, g, True),
+                    _per_argument(call, tuple(np.zeros(np.shape(a) + dirs) for a in values), True))
+        g, hv = tape.gradient_and_hvp(tuple(values), tuple(vs) + tuple(
+            np.zeros(np.shape(a) + dirs) for a in values[n:]))
+        return _per_argument(call, g, True), _per_argument(call, hv, True)
+    return shared_cache(f).run_call(f, (x,) + args, {}, (0,), method)
+
+
 def hvp(f, x, v, *args):
-    """Hessian-vector product H(x) v of scalar f (reverse on forward)."""
-    if args:
+    """Hessian-vector product H(x) v of scalar f (reverse on forward); ``x``
+    may be a container of arrays, ``v`` then has its structure."""
+    if args or (x is not None and is_container(x)):
         return grad_and_hvp(f, x, v, *args)[1]
     v = real_array(v, "direction")
 
@@ -236,8 +383,10 @@ def hessian(f, argnums=0):
 
     def hessian_f(*args):
         p = resolve_argnums(nums, len(args), _name(f))[0]
-        x = real_array(args[p], f"argument {p} of {_name(f)}")
         rest = args[:p] + args[p + 1:]
+        if args[p] is not None and is_container(args[p]):
+            return _container_hessian(g, args[p], p, rest, f)
+        x = real_array(args[p], f"argument {p} of {_name(f)}")
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
         H = hvp(g, x, eye, p, *rest).reshape(x.size, x.size)
         H = 0.5 * (H + H.T)
@@ -245,6 +394,25 @@ def hessian(f, argnums=0):
     hessian_f.__wrapped__ = f
     hessian_f.tapes = shared_cache(g)
     return hessian_f
+
+
+def _container_hessian(g, x, p, rest, f):
+    """The Hessian w.r.t. a container argument: blocks shaped
+    ``leaf_i.shape + leaf_j.shape`` in the container of containers (as JAX
+    nests them), from one vector-mode sweep over all leaves."""
+    leaves, tree = flatten(x)
+    xs = [real_array(leaf, f"argument {p}{path} of {_name(f)}")
+          for path, leaf in zip(tree.paths(), leaves)]
+    n = sum(a.size for a in xs)
+    eye = np.eye(n)
+    directions = split_flat(eye, [a.shape for a in xs], (n,))
+    hv = hvp(g, unflatten(tree, xs), unflatten(tree, directions), p, *rest)
+    H = np.concatenate([np.reshape(b, (-1, n)) for b in flatten(hv)[0]]) if n else eye
+    H = 0.5 * (H + H.T)
+    start = np.cumsum([0] + [a.size for a in xs])
+    return unflatten(tree, [unflatten(tree, [
+        H[start[i]:start[i + 1], start[j]:start[j + 1]].reshape(a.shape + b.shape)
+        for j, b in enumerate(xs)]) for i, a in enumerate(xs)])
 
 
 def laplacian(f):

@@ -10,6 +10,7 @@ Hessian-vector products against differences of the gradient.
 import numpy as np
 
 from . import api
+from ._tree import flatten, is_container, unflatten
 from ._validate import real_array
 
 
@@ -26,6 +27,20 @@ def _close(name, got, want, rtol, atol):
                              f"(scale {scale:.3e}, rtol {rtol}, atol {atol})\n got:  {got}\n want: {want}")
 
 
+def _leaves(tree_value, what):
+    """(real array leaves, a function rebuilding the structure from leaves)."""
+    if tree_value is None or not is_container(tree_value):
+        return [real_array(tree_value, what)], lambda leaves: leaves[0]
+    leaves, tree = flatten(tree_value)
+    return ([real_array(leaf, f"{what}{p}") for p, leaf in zip(tree.paths(), leaves)],
+            lambda leaves: unflatten(tree, leaves))
+
+
+def _flat(tree_value, what="the value of f"):
+    leaves = _leaves(tree_value, what)[0]
+    return np.concatenate([np.ravel(a) for a in leaves]) if leaves else np.zeros(0)
+
+
 def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, atol=1e-7,
                 seed=0, n_directions=2):
     """Check adsim's derivatives of ``f`` at ``x``; raise AssertionError naming
@@ -34,9 +49,10 @@ def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, ato
     Parameters
     ----------
     f : callable
-        Function of one float64 array returning an array.
-    x : array_like
-        Point of the check.
+        Function of one argument (a float64 array or a container of arrays)
+        returning an array or a container of arrays.
+    x : array_like or container
+        Point of the check (directions and weights get its and f's structure).
     modes : tuple of {"fwd", "rev", "cs"}
         "fwd": J v against central differences; "rev": J^T w against the same
         differences projected on w, and the dot-product test between modes;
@@ -48,33 +64,49 @@ def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, ato
     seed : int
         Seed of the random directions.
     """
-    x = real_array(x, "the point x of check_grads")
+    xs, point = _leaves(x, "the point x of check_grads")
     rng = np.random.default_rng(seed)
-    y0 = real_array(f(x), "the value of f")
-    h = eps * (1.0 + np.max(np.abs(x))) if x.size else eps
+    ys, output = _leaves(f(point(xs)), "the value of f")
+    y0 = _flat(output(ys))
+    n = sum(a.size for a in xs)
+    h = eps * (1.0 + max(np.max(np.abs(a)) for a in xs if a.size)) if n else eps
     for _ in range(n_directions):
-        v = rng.standard_normal(x.shape)
-        w = rng.standard_normal(y0.shape)
-        fd = (np.asarray(f(x + h * v), float) - np.asarray(f(x - h * v), float)) / (2 * h)
-        y, jv = api.jvp(f, x, v)
-        _close("value", y, y0, 1e-12, 1e-12)
+        vs = [rng.standard_normal(a.shape) for a in xs]
+        ws = [rng.standard_normal(a.shape) for a in ys]
+        v, w = _flat(point(vs)), _flat(output(ws))
+        shifted = lambda s: point([a + s * d for a, d in zip(xs, vs)])  # noqa: E731
+        fd = (_flat(f(shifted(h))) - _flat(f(shifted(-h)))) / (2 * h)
+        y, jv = api.jvp(f, (point(xs),), (point(vs),))
+        _close("value", _flat(y), y0, 1e-12, 1e-12)
+        jv = _flat(jv)
         if "fwd" in modes:
             _close("forward mode J v vs central differences", jv, fd, rtol, atol)
         if "rev" in modes:
-            _, jtw = api.vjp(f, x, w)
+            jtw = _flat(api.vjp(f, (point(xs),), output(ws))[1][0])
             _close("reverse mode <J^T w, v> vs central differences <w, (f(x+hv)-f(x-hv))/2h>",
-                   _dot(jtw, v), _dot(w, fd), rtol, atol * max(1.0, np.sqrt(x.size)))
+                   _dot(jtw, v), _dot(w, fd), rtol, atol * max(1.0, np.sqrt(n)))
             _close("dot-product test <J^T w, v> vs <w, J v>", _dot(jtw, v), _dot(w, jv),
                    1e-10, 1e-12)
         if "cs" in modes:
             hc = 1e-30
-            cs = np.imag(f(x + 1j * hc * v)) / hc
+            cs = np.imag(_complex_flat(f(point([a + 1j * hc * d for a, d in zip(xs, vs)])))) / hc
             _close("forward mode J v vs complex step", jv, cs, 1e-10, 1e-12)
         if order >= 2:
-            wf = lambda z: np.sum(w * f(z))  # noqa: E731
-            hv = api.hvp(wf, x, v)
-            g_plus = api.grad(wf)(x + h * v)
-            g_minus = api.grad(wf)(x - h * v)
+            def wf(z):
+                return sum(np.sum(c * a) for c, a in zip(ws, _output_leaves(f(z))))
+            hv = _flat(api.hvp(wf, point(xs), point(vs)))
+            g_plus = _flat(api.grad(wf)(shifted(h)))
+            g_minus = _flat(api.grad(wf)(shifted(-h)))
             _close("Hessian-vector product vs central differences of the gradient", hv,
                    (g_plus - g_minus) / (2 * h), rtol * 10, atol * 10)
     return True
+
+
+def _output_leaves(y):
+    """The leaves of f's value (active arrays while recording)."""
+    return flatten(y)[0] if y is not None and is_container(y) else [y]
+
+
+def _complex_flat(y):
+    leaves = _output_leaves(y)
+    return np.concatenate([np.ravel(np.asarray(a)) for a in leaves]) if leaves else np.zeros(0)

@@ -1,0 +1,163 @@
+"""Parameters in containers: a container of arrays as its leaves and a treedef.
+
+Containers follow JAX's pytrees: ``tuple``, ``list``, ``dict`` (keys in
+sorted order), namedtuples, and ``None`` (a node without leaves). Anything
+else is a leaf. One exception keeps NumPy's reading of array_like data: a
+list or tuple holding only plain numbers (nested at any depth, or empty) is
+one leaf, so ``grad(f)([1.0, 2.0])`` passes ``f`` an array as it always did;
+a list or tuple that holds an array, an active value, a dict, a namedtuple
+or ``None`` is a container.
+"""
+import numbers
+
+import numpy as np
+
+from ._tape import Active
+from .errors import InvalidInput
+
+_NUMBER_TYPES = (numbers.Number, np.generic)
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _numbers_only(x):
+    """Whether a list/tuple is array_like data: plain numbers, nested."""
+    for e in x:
+        if type(e) is list or type(e) is tuple:
+            if not _numbers_only(e):
+                return False
+        elif not isinstance(e, _NUMBER_TYPES) or isinstance(e, Active):
+            return False
+    return True
+
+
+def is_container(x):
+    """Whether ``x`` is a container node (not a leaf)."""
+    if x is None or type(x) is dict or _is_namedtuple(x):
+        return True
+    return (type(x) is list or type(x) is tuple) and not _numbers_only(x)
+
+
+class TreeDef:
+    """The structure of a container: node kind, node data (sorted dict keys
+    or the namedtuple class) and children. Hashable, so it can be part of a
+    tape cache key; equal exactly when two containers have the same
+    structure."""
+
+    __slots__ = ("kind", "data", "children", "n_leaves", "_hash")
+
+    def __init__(self, kind, data=None, children=()):
+        self.kind, self.data, self.children = kind, data, tuple(children)
+        self.n_leaves = 1 if kind == "leaf" else sum(c.n_leaves for c in self.children)
+        self._hash = hash((kind, data, self.children))
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return (isinstance(other, TreeDef) and self._hash == other._hash and self.kind == other.kind
+                and self.data == other.data and self.children == other.children)
+
+    @property
+    def is_leaf(self):
+        return self.kind == "leaf"
+
+    def __repr__(self):
+        if self.is_leaf:
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = [repr(c) for c in self.children]
+        if self.kind == "dict":
+            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.data, inner)) + "}"
+        if self.kind == "namedtuple":
+            return f"{self.data.__name__}(" + ", ".join(inner) + ")"
+        if self.kind == "list":
+            return "[" + ", ".join(inner) + "]"
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+
+    def paths(self):
+        """Each leaf's place in the container, as indexing text ("[0][1]", "['W']")."""
+        if self.is_leaf:
+            return [""]
+        if self.kind == "dict":
+            keys = [f"[{k!r}]" for k in self.data]
+        elif self.kind == "namedtuple":
+            keys = [f".{name}" for name in self.data._fields]
+        else:
+            keys = [f"[{i}]" for i in range(len(self.children))]
+        return [k + p for k, c in zip(keys, self.children) for p in c.paths()]
+
+
+LEAF = TreeDef("leaf")
+_NONE = TreeDef("none")
+
+
+def _sorted_keys(d):
+    try:
+        return tuple(sorted(d))
+    except TypeError as err:
+        raise InvalidInput(f"adsim: a dict of parameters needs keys that sort (its leaves are "
+                           f"ordered by key, as JAX does); got keys {list(d)!r}") from err
+
+
+def flatten(x):
+    """(leaves, treedef) of ``x``; a leaf gives ([x], LEAF)."""
+    leaves = []
+    return leaves, _flatten(x, leaves)
+
+
+def _flatten(x, leaves):
+    if not is_container(x):
+        leaves.append(x)
+        return LEAF
+    if x is None:
+        return _NONE
+    if type(x) is dict:
+        keys = _sorted_keys(x)
+        return TreeDef("dict", keys, [_flatten(x[k], leaves) for k in keys])
+    if _is_namedtuple(x):
+        return TreeDef("namedtuple", type(x), [_flatten(e, leaves) for e in x])
+    return TreeDef(type(x).__name__, None, [_flatten(e, leaves) for e in x])
+
+
+def unflatten(tree, leaves):
+    """The container of structure ``tree`` holding ``leaves`` (in order)."""
+    it = iter(leaves)
+    out = _build(tree, it)
+    assert next(it, None) is None, "more leaves than the structure holds"
+    return out
+
+
+def _build(tree, it):
+    kind = tree.kind
+    if kind == "leaf":
+        return next(it)
+    if kind == "none":
+        return None
+    children = [_build(c, it) for c in tree.children]
+    if kind == "dict":
+        return dict(zip(tree.data, children))
+    if kind == "namedtuple":
+        return tree.data(*children)
+    return children if kind == "list" else tuple(children)
+
+
+def check_same(tree, expected, what, of):
+    """Raise InvalidInput unless ``what`` (a container) has the structure of ``of``."""
+    if tree != expected:
+        raise InvalidInput(f"adsim: the {what} has the structure {tree!r} but the {of} has "
+                           f"{expected!r} (* marks an array); pass a {what} with the same "
+                           f"containers, keys and number of leaves")
+
+
+def split_flat(flat, shapes, axes=()):
+    """A flat array (total size, *axes) cut into pieces of the given shapes."""
+    out, lo = [], 0
+    for s in shapes:
+        n = int(np.prod(s, dtype=np.int64))
+        out.append(flat[lo:lo + n].reshape(tuple(s) + tuple(axes)))
+        lo += n
+    return out
