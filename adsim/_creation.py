@@ -220,12 +220,9 @@ _WRAPPERS = {}
 
 
 def _install():
-    if not _WRAPPERS:
-        _ORIGINALS.update({name: getattr(np, name) for name in
-                           ("array", "asarray", "asanyarray", "ascontiguousarray", "zeros", "ones",
-                            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-                            "eye", "identity")})
+    if not _WRAPPERS:           # made once, while NumPy's originals are in place
         _WRAPPERS.update(_wrappers())
+        _ORIGINALS.update({name: w.__wrapped__ for name, w in _WRAPPERS.items()})
     for name, wrapper in _WRAPPERS.items():
         setattr(np, name, wrapper)
 
