@@ -13,10 +13,44 @@ from ..errors import UnsupportedOperation
 from . import core, products, reductions, views
 
 
+def _from_sublists(args):
+    """The subscripts string of einsum's operand-list form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, and the operands."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def spell(sub):
+        return "".join("..." if s is Ellipsis else letters[s] for s in sub)
+    has_output = len(args) % 2 == 1           # a trailing output sublist
+    pairs = args[:-1] if has_output else args
+    operands, terms = list(pairs[0::2]), [spell(sub) for sub in pairs[1::2]]
+    output = "->" + spell(args[-1]) if has_output else ""
+    return ",".join(terms) + output, operands
+
+
+def _spell_ellipsis(subscripts, operands):
+    """``...`` replaced by letters the subscripts do not use, aligned to the
+    right as NumPy broadcasts the ellipsis dimensions."""
+    if "." not in subscripts:
+        return subscripts
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    counts = [len(core.shape_of(x)) - len(t.replace("...", "")) if "..." in t else 0
+              for t, x in zip(terms, operands)]
+    n = max(counts, default=0)
+    letters = "".join(free[:n])
+    terms = [t.replace("...", letters[n - k:]) for t, k in zip(terms, counts)]
+    if arrow:
+        output = output.replace("...", letters)
+    else:
+        joined = "".join(terms)
+        output = letters + "".join(sorted(c for c in set(joined)
+                                          if joined.count(c) == 1 and c not in letters))
+    return ",".join(terms) + "->" + output
+
+
 def _parse(subscripts, n_operands):
     subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
-        raise UnsupportedOperation("adsim: np.einsum with '...' is not supported; spell out the indices")
     if "->" in subscripts:
         inputs, output = subscripts.split("->")
     else:
@@ -66,7 +100,8 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     if kwargs:
         raise UnsupportedOperation(f"adsim: np.einsum arguments {sorted(kwargs)} are not supported")
     if not isinstance(subscripts, str):
-        raise UnsupportedOperation("adsim: np.einsum needs the subscripts string form")
+        subscripts, operands = _from_sublists((subscripts,) + operands)
+    subscripts = _spell_ellipsis(subscripts.replace(" ", ""), operands)
     inputs, output = _parse(subscripts, len(operands))
     if len(operands) > 2:
         first = einsum(f"{inputs[0]},{inputs[1]}->" + "".join(
@@ -85,7 +120,10 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     if len(xs) == 1:
         return _as_result(_permute(xs[0], labels[0], output))
     (a, b), (la, lb) = xs, labels
-    sizes = {c: d for x, lab in zip(xs, labels) for c, d in zip(lab, core.shape_of(x))}
+    sizes = {}
+    for x, lab in zip(xs, labels):      # a broadcast dimension of size 1 takes the other's
+        for c, d in zip(lab, core.shape_of(x)):
+            sizes[c] = max(sizes.get(c, 1), d)
     shared = [c for c in la if c in lb]
     contracted = [c for c in shared if c not in output]
     batch = [c for c in shared if c in output]
