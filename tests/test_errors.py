@@ -52,7 +52,7 @@ PLAIN = np.zeros(3)      # made outside the recording: stays a plain array
     (lambda z: np.linalg.norm(np.reshape(z, (3, 1)), 2), "2-norm"),
     (lambda z: np.sum(np.pad(z, 1, constant_values=(1.0, 2.0))), "constant_values"),
     (lambda z: np.sum(np.reshape(z, (3, 1), order="F")), "C-order"),
-    (lambda z: np.sum(np.ones((2, 2, 3)) @ z), "batched"),
+    (lambda z: np.sum(z, initial=1.0), "initial"),
 ])
 def test_unsupported_arguments_explain_themselves(f, words):
     with pytest.raises(adsim.UnsupportedOperation, match=None) as info:

@@ -23,9 +23,7 @@ def matmul(a, b, out=None):
     if len(sa) == 0 or len(sb) == 0:
         raise ValueError("adsim: matmul: input operand does not have enough dimensions")
     if len(sa) > 2 or len(sb) > 2:
-        raise UnsupportedOperation(
-            f"adsim: matmul of shapes {sa} and {sb}: stacked (batched) products are not "
-            f"recorded; loop over the leading axis or use np.einsum")
+        return _stacked_matmul(a, b, sa, sb)
     m, k = (1, sa[0]) if len(sa) == 1 else sa
     k2, n = (sb[0], 1) if len(sb) == 1 else sb
     if k != k2:
@@ -74,3 +72,16 @@ def kron(a, b):
     pa = a.reshape(sa[0], 1, sa[1], 1) if isinstance(a, Active) else np.reshape(a, (sa[0], 1, sa[1], 1))
     pb = b.reshape(1, sb[0], 1, sb[1]) if isinstance(b, Active) else np.reshape(b, (1, sb[0], 1, sb[1]))
     return (pa * pb).reshape(sa[0] * sb[0], sa[1] * sb[1])
+
+
+def _stacked_matmul(a, b, sa, sb):
+    """Stacked (batched) products, broadcast over the leading axes as NumPy
+    does, through einsum (1-d operands as NumPy promotes them)."""
+    from .einsum import einsum
+    if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(shapes {sa} and {sb})")
+    left = "...j" if len(sa) == 1 else "...ij"
+    right = "j" if len(sb) == 1 else "...jk"
+    out = "..." + ("" if len(sa) == 1 else "i") + ("" if len(sb) == 1 else "k")
+    return einsum(f"{left},{right}->{out}", a, b)
