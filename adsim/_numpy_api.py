@@ -25,7 +25,7 @@ from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
     refresh_view, reshape, rollaxis, setitem, split_function, squeeze, transpose, triangle,
     user_broadcast_to, view_of)
-from ._np.views import copyto, diag, fill_diagonal
+from ._np.views import copyto, diag, fill_diagonal, ufunc_at
 from ._tape import Active, CompareKind, _install_unary_ufuncs, record_unary
 from .errors import UnsupportedOperation
 
@@ -36,6 +36,8 @@ _BINARY_UFUNCS = ops.BINARY_UFUNCS
 _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_LE,
                    np.greater: CompareKind.CMP_GT, np.greater_equal: CompareKind.CMP_GE,
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
+_AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
+              np.multiply: lambda a, b: a * b}
 _ROUNDING_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint"}
 _INTEGER_DIVISION_UFUNCS = {np.floor_divide: floor_divide, np.remainder: remainder,
                             np.fmod: fmod}
@@ -71,6 +73,8 @@ def ufunc(uf, method, inputs, kwargs):
                                    f"{sorted(kwargs)} is not supported on active arrays")
     if method == "reduce" and uf is np.add:
         return sum(inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
+        return ufunc_at(_AT_UFUNCS[uf], inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else 0.0)
     if method != "__call__":
         plain = on_plain_values(getattr(uf, method), inputs, kwargs)
         if plain is not None:

@@ -71,6 +71,7 @@ CASES = {
     "matmul stacked both": (lambda x: x.reshape(2, 2, 3) @ x.reshape(2, 3, 2), (12,)),
     "matmul stacked vector": (lambda x: np.concatenate([(x.reshape(2, 2, 3) @ x[:3]).ravel(),
                                                         (x[:2] @ x.reshape(2, 2, 3)).ravel()]), (12,)),
+    "ufunc.at": (lambda x: _accumulated(x), (7,)),
     "tensordot": (lambda x: np.tensordot(x.reshape(3, 4), M, axes=([0, 1], [0, 1])), (12,)),
     "tensordot int": (lambda x: np.tensordot(M.T, x.reshape(3, 4), axes=1), (12,)),
     "kron": (lambda x: np.kron(x.reshape(2, 2), M[:2, :2]), (4,)),
@@ -84,6 +85,14 @@ CASES = {
     "hsplit vsplit": (lambda x: np.vsplit(x.reshape(2, 4), 2)[1] * np.hsplit(x.reshape(2, 4), 2)[0].T.reshape(1, 4), (8,)),
     "rollaxis": (lambda x: np.rollaxis(x.reshape(2, 3, 2), 2) * np.arange(12.0).reshape(2, 2, 3), (12,)),
 }
+
+
+def _accumulated(x):
+    y = np.zeros(4)
+    np.add.at(y, np.array([0, 2, 2, 1, 2, 0]), x[:6] ** 2)     # repeats add once each
+    np.multiply.at(y, [1, 1], x[6])
+    np.subtract.at(y, [3], 0.5)
+    return y
 
 
 def _sorted_in_place(x):

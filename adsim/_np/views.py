@@ -295,3 +295,30 @@ def fill_diagonal(a, val, wrap=False):
         setitem(a, probe, val.reshape(-1) if val.size == count else val)
     else:
         setitem(a, probe, np.resize(np.asarray(val, dtype=float), count))
+
+
+def ufunc_at(op, a, indices, b):
+    """``np.add.at(a, indices, b)`` (and subtract, multiply): unbuffered, so
+    repeated indices apply once per occurrence. The positions are split into
+    layers without repeats (first occurrences, second ones, ...), and each
+    layer is one read-modify-write of ``a``'s storage."""
+    if not isinstance(a, Active):
+        raise UnsupportedOperation("adsim: ufunc.at writes an active value into a plain array; "
+                                   "make the array inside the recorded function (np.zeros(...))")
+    check_writeable(a)
+    target = np.asarray(a._positions()[indices])
+    flat = target.reshape(-1)
+    values = b if isinstance(b, Active) else constant(b)
+    values = broadcast_to(values, target.shape) if isinstance(values, Active) else \
+        np.broadcast_to(values, target.shape)
+    values = values.reshape(-1) if isinstance(values, Active) else np.ravel(values)
+    root = a._root()
+    order = np.argsort(flat, kind="stable")
+    first = np.r_[True, flat[order][1:] != flat[order][:-1]]
+    rank = np.empty(flat.size, dtype=np.intp)
+    rank[order] = np.arange(flat.size) - np.maximum.accumulate(np.where(first, np.arange(flat.size), 0))
+    for layer in range(int(rank.max()) + 1 if flat.size else 0):
+        where_ = np.nonzero(rank == layer)[0]
+        positions = flat[where_]
+        current = gather(root, positions)
+        write_positions(root, positions, op(current, values[where_]))
