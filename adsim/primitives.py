@@ -200,12 +200,17 @@ class Application:
         rows = []
         for j in range(p):
             tj = [None if t is None else t[j].reshape(s) for t, s in zip(tangents, self.in_shapes)]
+            if not any(t is not None and t.any() for t in tj):
+                rows.append(np.zeros(out.size))       # a zero seed gives exactly zero
+                continue
             with suspended():
                 tangent = jvp(args, out, tj)
             rows.append(_rule_result(self.prim, "jvp rule", tangent, self.out_shape).reshape(-1))
         return np.stack(rows)
 
     def _adjoints(self, vjp, args, out, weight):
+        if not np.any(weight):             # a zero seed gives exactly zero (0 * inf = 0)
+            return [np.zeros(np.shape(a)) for a in args]
         with suspended():
             adjoints = vjp(args, out, weight.reshape(self.out_shape))
         return _rule_adjoints(self.prim, adjoints, self.in_shapes)
@@ -227,6 +232,11 @@ class Application:
         from ._recording import record
         vjp = self._rule("vjp")
         p = adjoint_tangents.shape[0]
+        if not np.any(adjoint) and not np.any(adjoint_tangents):
+            # the vjp rule is linear in its seed: a zero seed and seed
+            # tangent give exactly zero (an unused eigenvector, say)
+            sizes = [int(np.prod(s)) for s in self.in_shapes]
+            return [np.zeros(n) for n in sizes], [np.zeros((p, n)) for n in sizes]
         if self.prim.linear:       # no curvature: the adjoint tangents are a vjp
             adjs = self.adjoint(flat_args, result, adjoint.reshape(1, -1))
             adots = self.adjoint(flat_args, result, adjoint_tangents)

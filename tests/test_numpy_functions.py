@@ -27,6 +27,12 @@ CASES = {
     "linalg.cholesky": (lambda x: np.linalg.cholesky(_spd(x)), (3,)),
     "linalg.eigvalsh": (lambda x: np.linalg.eigvalsh(_spd(x)), (3,)),
     "linalg.eigh vectors": (lambda x: np.abs(np.linalg.eigh(_spd(x)).eigenvectors) * x, (3,)),
+    "linalg.eigvalsh upper": (lambda x: np.linalg.eigvalsh(_spd(x) + np.triu(np.outer(x, x), 1),
+                                                            UPLO="U"), (3,)),
+    "linalg.eigh lower of non-symmetric": (lambda x: np.linalg.eigh(_spd(x) + np.triu(
+        np.outer(x, x), 1)).eigenvalues, (3,)),
+    "linalg.cholesky upper": (lambda x: np.linalg.cholesky(_spd(x) + np.tril(np.outer(x, x), -1),
+                                                           upper=True), (3,)),
     "linalg.matrix_power": (lambda x: np.linalg.matrix_power(_spd(x) * 0.3, 3), (3,)),
     "linalg.matrix_power -1": (lambda x: np.linalg.matrix_power(_spd(x), -2), (3,)),
     "var": (lambda x: np.var(x), (6,)),
@@ -152,3 +158,12 @@ def test_logaddexp_from_minus_infinity_has_finite_derivatives():
     value, g = ad.value_and_grad(forward)(x)
     assert np.isclose(value, forward(x.copy()), rtol=1e-14)
     np.testing.assert_allclose(g, fd_jacobian(forward, [x]).reshape(3), rtol=1e-7)
+
+
+def test_linalg_at_singular_and_degenerate_points():
+    """det's derivative at a singular matrix is the adjugate; eigenvalues at a
+    repeated eigenvalue have derivatives, and unused eigenvectors add nothing."""
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    np.testing.assert_allclose(ad.grad(np.linalg.det)(singular), [[4.0, -2.0], [-2.0, 1.0]])
+    g = ad.grad(lambda K: np.sum(np.log(np.linalg.eigh(K).eigenvalues)))(2.0 * np.eye(3))
+    np.testing.assert_allclose(g, 0.5 * np.eye(3))

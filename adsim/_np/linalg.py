@@ -86,12 +86,28 @@ def inv(a):
     return _inv(a)
 
 
+def _adjugate(a):
+    """adj(A), with A adj(A) = det(A) I: through the SVD on plain values, so
+    that it exists at singular matrices too; as det(A) inv(A) when recorded
+    (second derivatives), which needs A regular."""
+    if isinstance(a, np.ndarray):
+        U, s, Vt = np.linalg.svd(a)
+        n = s.size
+        others = np.array([np.prod(np.delete(s, i)) for i in range(n)])
+        return np.linalg.det(U) * np.linalg.det(Vt) * (Vt.T * others) @ U.T
+    try:
+        return det(a) * inv(a)
+    except np.linalg.LinAlgError as err:
+        raise UnsupportedOperation("adsim: second derivatives of np.linalg.det at a singular "
+                                   "matrix are not supported") from err
+
+
 def _det_jvp(args, out, tangents):
-    return out * np.trace(inv(args[0]) @ tangents[0])
+    return np.trace(_adjugate(args[0]) @ tangents[0])
 
 
 def _det_vjp(args, out, w):
-    return (w * out * inv(args[0]).T,)
+    return (w * _adjugate(args[0]).T,)
 
 
 _det = primitive(np.linalg.det, jvp=_det_jvp, vjp=_det_vjp, name="numpy.linalg.det")
@@ -131,6 +147,14 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])   # NumPy's f
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
+def _from_triangle(a, lower):
+    """The symmetric matrix NumPy's symmetric routines see: the lower (or
+    upper) triangle of ``a`` mirrored. Recording it makes the derivatives
+    those of the triangle actually read, as NumPy's values are."""
+    t = np.tril(a) if lower else np.triu(a)
+    return t + (np.tril(a, -1) if lower else np.triu(a, 1)).T
+
+
 def _phi(x):
     """Lower triangle with the diagonal halved (Murray 2016)."""
     return np.tril(x) - 0.5 * np.diag(np.diag(x))
@@ -152,8 +176,9 @@ _cholesky = primitive(np.linalg.cholesky, jvp=_cholesky_jvp, vjp=_cholesky_vjp,
 
 
 def cholesky(a, upper=False):
+    """NumPy reads the lower triangle (the upper one when ``upper``)."""
     _square("cholesky", a)
-    L = _cholesky(a)
+    L = _cholesky(_from_triangle(a, lower=not upper))
     return L.T if upper else L
 
 
@@ -201,16 +226,24 @@ _eigvecs = primitive(_eigvecs_value, jvp=_eigvecs_jvp, vjp=_eigvecs_vjp,
                      name="numpy.linalg.eigh")
 
 
+def _lower(UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return UPLO in ("L", "l")
+
+
 def eigvalsh(a, UPLO="L"):
     _square("eigvalsh", a)
-    return _eigvalsh(a)
+    return _eigvalsh(_from_triangle(a, _lower(UPLO)))
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues and eigenvectors of a symmetric matrix; the derivatives
-    assume distinct eigenvalues (as every such rule does)."""
+    """Eigenvalues and eigenvectors of the symmetric matrix NumPy reads from
+    one triangle; eigenvector derivatives need distinct eigenvalues (as
+    every such rule does), eigenvalue derivatives do not."""
     _square("eigh", a)
-    return EighResult(eigvalsh(a), _eigvecs(a))
+    s = _from_triangle(a, _lower(UPLO))
+    return EighResult(_eigvalsh(s), _eigvecs(s))
 
 
 def matrix_power(a, n):
