@@ -115,6 +115,17 @@ def _aux_value_and_grad(tape, call, f, single):
     return (float(np.asarray(y)[0]), aux), _per_argument(call, g, single)
 
 
+def _outside_recording(what, f, values):
+    """Refuse active arguments where a derivative inside a recording is not
+    recorded (only grad, value_and_grad and jacobian nest)."""
+    if _any_active(values, f):
+        raise UnsupportedOperation(
+            f"adsim: {what} of {_name(f)} on active arrays (inside a recording) is not "
+            f"supported: only first derivatives nest inside a recording (adsim.grad, "
+            f"adsim.value_and_grad, adsim.jacobian); take the {what} outside the recorded "
+            f"function")
+
+
 def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing (f(*args), gradient of f w.r.t. args[argnums]).
 
@@ -232,6 +243,7 @@ def jvp(f, x, v):
     of arrays for functions of several arguments; ``v`` may carry k
     directions in a trailing axis."""
     xs = _primals(x)
+    _outside_recording("jvp", f, xs + (v,))
     nums = tuple(range(len(xs)))
 
     def method(tape, call):
@@ -251,6 +263,7 @@ def vjp(f, x, w):
     """(f(x), J^T w) by one reverse sweep; ``w`` has f's output shape (or a
     trailing axis of k weights)."""
     xs = _primals(x)
+    _outside_recording("vjp", f, xs + (w,))
     nums = tuple(range(len(xs)))
     single = not _several(x)
     if not is_container(w):
@@ -310,6 +323,7 @@ def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
     may be a container of arrays, ``v`` then has its structure."""
+    _outside_recording("hvp", f, (x, v) + args)
     if x is not None and is_container(x):
         return _container_grad_and_hvp(f, x, v, args)
     x = real_array(x, f"argument 0 of {_name(f)}")
@@ -351,6 +365,7 @@ def hvp(f, x, v, *args):
     may be a container of arrays, ``v`` then has its structure."""
     if args or (x is not None and is_container(x)):
         return grad_and_hvp(f, x, v, *args)[1]
+    _outside_recording("hvp", f, (x, v))
     v = real_array(v, "direction")
 
     def method(tape, values):           # one input: the tape's direct path
@@ -382,6 +397,7 @@ def hessian(f, argnums=0):
         return f(*(r[:p] + (xx,) + r[p:]))
 
     def hessian_f(*args):
+        _outside_recording("hessian", f, args)
         p = resolve_argnums(nums, len(args), _name(f))[0]
         rest = args[:p] + args[p + 1:]
         if args[p] is not None and is_container(args[p]):
