@@ -134,6 +134,7 @@ FUNCTIONS = {
     np.where: where, np.clip: clip, np.pad: pad, np.diff: numeric.diff,
     np.round: around, np.around: around, np.fix: lambda a, out=None: rounded(a, "trunc"),
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
+    np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp,

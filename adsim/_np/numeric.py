@@ -155,3 +155,36 @@ def _gradient_along(f, axis, h, edge_order):
         last = (0.5 * at(-3) - 2.0 * at(-2) + 1.5 * at(-1)) / h
     return _concatenate([first, inner, last], axis=axis)
 
+
+
+def convolve(a, v, mode="full"):
+    """1-d discrete convolution, as a sum over the shorter operand of scaled,
+    shifted copies of the longer one (either may be active)."""
+    if np.ndim(a) != 1 or np.ndim(v) != 1:
+        raise ValueError("object too deep for desired array (np.convolve takes 1-d arrays)")
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    if n == 0 or m == 0:
+        raise ValueError("v cannot be empty" if m == 0 else "a cannot be empty")
+    if m > n:
+        a, v, n, m = v, a, m, n
+    tape = tape_of(a, v)
+    a = as_active(tape, a)
+    full = None
+    for j in range(m):
+        term = np.pad(a, (j, m - 1 - j)) * v[j]
+        full = term if full is None else full + term
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return full[start:start + n]
+    if mode == "valid":
+        return full[m - 1:n]
+    raise ValueError(f"mode must be one of 'valid', 'same' or 'full' (got {mode!r})")
+
+
+def correlate(a, v, mode="valid"):
+    """np.correlate of real arrays: the convolution with ``v`` reversed."""
+    if np.shape(v)[0] > np.shape(a)[0]:       # NumPy reverses the output then
+        return correlate(v, a, mode)[::-1]
+    return convolve(a, v[::-1], mode)
