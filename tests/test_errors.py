@@ -49,7 +49,7 @@ PLAIN = np.zeros(3)      # made outside the recording: stays a plain array
     (lambda z: np.sum(z, where=np.array([True, False, True])), "where"),
     (lambda z: np.sum(np.sin(z, out=PLAIN)), "out="),
     (lambda z: np.einsum("i->", z, dtype=np.float32), "dtype"),
-    (lambda z: np.linalg.norm(np.reshape(z, (3, 1)), 2), "2-norm"),
+    (lambda z: np.linalg.norm(np.reshape(z, (3, 1)), 2), "singular values"),
     (lambda z: np.sum(np.pad(z, 1, constant_values=(1.0, 2.0))), "constant_values"),
     (lambda z: np.sum(np.reshape(z, (3, 1), order="F")), "C-order"),
     (lambda z: np.sum(z, initial=1.0), "initial"),

@@ -83,6 +83,15 @@ CASES = {
     "convolve valid": (lambda x: np.convolve([1.0, -2.0, 1.0, 0.5, 3.0], x[:3] ** 2, mode="valid"), (3,)),
     "correlate": (lambda x: np.correlate(x, [1.0, 2.0]), (5,)),
     "correlate full longer v": (lambda x: np.correlate(x[:2], x[2:], mode="full"), (6,)),
+    "norm vector orders": (lambda x: np.stack([np.linalg.norm(x * [1, -1, 1, -1], o) for o in
+                                               (None, 1, 2, 3, 0.5, np.inf, -np.inf, -2)]), (4,)),
+    "norm matrix orders": (lambda x: np.stack([np.linalg.norm(x.reshape(2, 3) * [[1, -1, 1], [-1, 1, 1]], o) for o in
+                                               ("fro", 1, -1, np.inf, -np.inf)]), (6,)),
+    "norm axes": (lambda x: np.concatenate([np.linalg.norm(x.reshape(2, 3), axis=1),
+                                            np.linalg.norm(x.reshape(2, 3), 1, axis=0),
+                                            np.linalg.norm(x.reshape(1, 2, 3), axis=(1, 2)),
+                                            np.linalg.norm(x.reshape(2, 3), keepdims=True).ravel()]),
+                  (6,)),
     "tensordot": (lambda x: np.tensordot(x.reshape(3, 4), M, axes=([0, 1], [0, 1])), (12,)),
     "tensordot int": (lambda x: np.tensordot(M.T, x.reshape(3, 4), axes=1), (12,)),
     "kron": (lambda x: np.kron(x.reshape(2, 2), M[:2, :2]), (4,)),

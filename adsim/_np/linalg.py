@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
 from .elementwise import absolute
-from .reductions import amax, sum as reduce_sum
+from .reductions import amax, amin, sum as reduce_sum
 
 
 def _solve_value(A, b):
@@ -43,18 +43,61 @@ def solve(a, b):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector 2-, 1- and inf-norms and the Frobenius norm."""
-    if ord in (None, 2, "fro") and (axis is None or np.ndim(axis) == 0 or ord in (None, "fro")):
-        if ord == 2 and axis is None and x.ndim == 2:
-            raise UnsupportedOperation("adsim: the matrix 2-norm (largest singular value) is not "
-                                       "recorded; use ord='fro' or compute it from an eigen-solver")
+    """np.linalg.norm: every vector order, and the matrix 1-, inf- and
+    Frobenius norms (those of -1, -inf too); the matrix 2-norm and nuclear
+    norm need singular values, which are not recorded."""
+    nd = x.ndim
+    if axis is None:
+        if ord is None:
+            return _keep(np.sqrt(reduce_sum(x * x)), nd, keepdims)
+        if nd == 1:
+            return _vector_norm(x, ord, 0, keepdims)
+        if nd == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdims)
+        raise ValueError("Improper number of dimensions to norm.")
+    axes = tuple(np.atleast_1d(axis).tolist())
+    if len(axes) == 1:
+        return _vector_norm(x, 2 if ord is None else ord, axes[0], keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def _keep(y, nd, keepdims):
+    return y.reshape((1,) * nd) if keepdims else y
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    a = absolute(x)
+    if ord in (np.inf, "inf"):
+        return amax(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return amin(a, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord == 0:            # a count: piecewise constant, its comparisons recorded
+        return np.sum(x != 0, axis=axis, keepdims=keepdims).astype(float)
+    if ord == 1:
+        return reduce_sum(a, axis=axis, keepdims=keepdims)
+    if ord == 2:
         return np.sqrt(reduce_sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1 and (axis is not None or x.ndim == 1):
-        return reduce_sum(absolute(x), axis=axis, keepdims=keepdims)
-    if ord in (np.inf, "inf") and (axis is not None or x.ndim == 1):
-        return amax(absolute(x), axis=axis, keepdims=keepdims)
-    raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r}, axis={axis!r} is not "
-                               f"supported; compute it from sums and abs")
+    return reduce_sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    row, col = (ax % x.ndim for ax in axes)
+    if ord == "fro":
+        return np.sqrt(reduce_sum(x * x, axis=(row, col), keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed = col if ord in (np.inf, -np.inf) else row       # rows for inf, columns for 1
+        sums = reduce_sum(absolute(x), axis=summed, keepdims=True)
+        other = row if summed == col else col
+        pick = amax if ord in (1, np.inf) else amin
+        out = pick(sums, axis=other, keepdims=True)
+        return out if keepdims else out.reshape(tuple(d for i, d in enumerate(out.shape)
+                                                       if i not in (row, col)))
+    raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r} over a matrix needs "
+                               f"singular values, which are not recorded; use ord='fro', 1 or inf")
 
 
 # ---- matrix functions: primitives whose rules are differentiable, so that
