@@ -93,3 +93,50 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     last = fp[n - 1] if right is None else right
     low, high = x < xp[0], x > xp[-1]            # recorded comparisons
     return np.where(low, first, np.where(high, last, inside))
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """Quantiles by NumPy's default (linear) method: the sorted values at
+    (n - 1) q, interpolated; which values those are is a guarded order."""
+    if method != "linear" or out is not None:
+        raise UnsupportedOperation("adsim: np.quantile/np.percentile are recorded with "
+                                   "method='linear' and no out=")
+    qs = np.asarray(q, dtype=float)
+    if np.any(qs < 0) or np.any(qs > 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    if axis is None:
+        s, ax = sort(a.reshape(-1)), 0
+    else:
+        ax = normalize_axis(axis, a.ndim)
+        s = sort(a, axis=ax)
+    n = s.shape[ax]
+    h = (n - 1) * qs
+    lo = np.floor(h).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = h - lo
+
+    def take(k):
+        key = [slice(None)] * s.ndim
+        key[ax] = k
+        return getitem(s, tuple(key))
+    pieces = [take(int(l)) + fr * (take(int(u)) - take(int(l)))
+              for l, u, fr in zip(lo.reshape(-1), hi.reshape(-1), frac.reshape(-1))]
+    out = np.stack(pieces) if qs.ndim else pieces[0]
+    if qs.ndim:
+        out = out.reshape(qs.shape + pieces[0].shape)
+    if keepdims:
+        shape = list(a.shape) if axis is not None else [1] * a.ndim
+        if axis is not None:
+            shape[ax] = 1
+        out = out.reshape(qs.shape + tuple(1 if axis is None else d for d in shape))
+    return out
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False):
+    return quantile(a, np.asarray(q, dtype=float) / 100.0, axis=axis, out=out, method=method,
+                    keepdims=keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
