@@ -96,6 +96,9 @@ CASES = {
     "median axis": (lambda x: np.median(x.reshape(2, 3), axis=1, keepdims=True), (6,)),
     "quantile": (lambda x: np.quantile(x, [0.1, 0.5, 0.77]), (6,)),
     "percentile axis": (lambda x: np.percentile(x.reshape(3, 2), 30, axis=0), (6,)),
+    "matmul broadcast batch": (lambda x: np.concatenate([
+        (M[None, :2, :2] @ x.reshape(3, 2, 2)).ravel(),
+        (x.reshape(1, 2, 2, 3)[:, :, :, :2] @ x[:8].reshape(2, 1, 2, 2)).ravel()]), (12,)),
     "tensordot": (lambda x: np.tensordot(x.reshape(3, 4), M, axes=([0, 1], [0, 1])), (12,)),
     "tensordot int": (lambda x: np.tensordot(M.T, x.reshape(3, 4), axes=1), (12,)),
     "kron": (lambda x: np.kron(x.reshape(2, 2), M[:2, :2]), (4,)),

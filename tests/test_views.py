@@ -307,3 +307,22 @@ def test_empty_views_and_writes():
         e *= 2.0
         return np.sum(A ** 2) + np.sum(e)
     check_program(f, np.linspace(0.1, 0.6, 6))
+
+
+@pytest.mark.parametrize("write", [
+    lambda a: a.__setitem__(slice(None, None, -1), a),
+    lambda a: a.__setitem__([2, 0, 1, 3, 4, 5], a),
+    lambda a: np.copyto(a[::-1], a),
+    lambda a: a.reshape(2, 3).T.__setitem__(Ellipsis, a.reshape(3, 2)),
+])
+def test_an_array_written_into_an_overlapping_view_of_itself(write):
+    """NumPy reads the source before writing (as if buffered)."""
+    def f(x):
+        a = x ** 2
+        write(a)
+        return a * np.arange(1.0, 7.0)
+    x = np.linspace(0.5, 1.5, 6)
+    want = f(x.copy())
+    np.testing.assert_allclose(ad.record(f, x).forward(x), want, rtol=1e-15)
+    J = ad.jacobian(f)(x)
+    np.testing.assert_allclose(J, fd_jacobian(f, [x]).reshape(6, 6), rtol=1e-7, atol=1e-9)

@@ -143,9 +143,10 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     union = "".join(dict.fromkeys(output + la + lb))
     aligned = []
     for x, lab in zip((a, b), (la, lb)):
+        own = dict(zip(lab, core.shape_of(x)))      # 1 where this operand broadcasts
         order = [c for c in union if c in lab]
         x = _permute(x, lab, "".join(order))
-        aligned.append(_reshape(x, tuple(sizes[c] if c in lab else 1 for c in union)))
+        aligned.append(_reshape(x, tuple(own.get(c, 1) for c in union)))
     prod = aligned[0] * aligned[1]
     prod, lab = _sum_out(prod, union, set(output))
     return _as_result(_permute(prod, lab, output))

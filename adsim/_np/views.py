@@ -116,6 +116,8 @@ def write_positions(root, target, value):
     if size_of(vshape) not in (1, m):
         vshape = np.broadcast_shapes(vshape, tshape)
     if isinstance(value, Active):
+        if value.slot == root.slot:     # the root written into itself: NumPy reads a copy
+            value = copy(value)
         v = value if value.size in (1, m) else broadcast_to(value, tshape)
         vref = v.slot
     else:

@@ -25,6 +25,7 @@ References
 .. [5] S. Hossain and T. Steihaug, "Computing a sparse Jacobian matrix by
    rows and columns", Optim. Methods Softw. 10(1), 33-48, 1998.
 """
+import threading
 import time
 
 import numpy as np
@@ -253,6 +254,8 @@ class _Plan:
         self.choice = choice
         self.orders = tuple(orders)
         self.recordings = 0
+        self._lock = threading.Lock()
+        self._generation = 0      # odd while _prepare replaces the plan's state
         self._prepare(args)
 
     def _record(self, args):
@@ -264,12 +267,39 @@ class _Plan:
 
     def _evaluate(self, args):
         """The plan's compressed sweep at ``args``, recording, detecting and
-        coloring again when a comparison comes out differently there."""
-        try:
-            return self._sweep(args)
-        except BranchChanged:
-            self._prepare(args)
-            return self._sweep(args)
+        coloring again when a comparison comes out differently there.
+
+        Threads may share a plan. Sweeps run concurrently; a branch change
+        replaces the plan's state under a lock, and the generation count
+        (odd while the state is being replaced) tells a concurrent sweep that
+        it may have read a mix of old and new state, so it sweeps again."""
+        for _ in range(8):
+            gen = self._generation
+            try:
+                result = self._sweep(args)
+            except BranchChanged:
+                return self._prepare_and_sweep(args)
+            except Exception:
+                if self._generation != gen:
+                    continue
+                raise
+            if self._generation == gen and gen % 2 == 0:
+                return result
+        return self._prepare_and_sweep(args, only_if_changed=True)
+
+    def _prepare_and_sweep(self, args, only_if_changed=False):
+        with self._lock:
+            if only_if_changed:
+                try:
+                    return self._sweep(args)
+                except BranchChanged:
+                    pass
+            self._generation += 1
+            try:
+                self._prepare(args)
+                return self._sweep(args)
+            finally:
+                self._generation += 1
 
     @property
     def shape(self):

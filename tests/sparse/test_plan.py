@@ -287,3 +287,21 @@ def test_random_sparse_hessians_are_recovered(seed, n, method):
     plan = sparse_hessian_plan(f, x, method=method)
     check_plan(plan)
     assert_sparse_equal(plan(x), adsim.hessian(f)(x), rtol=1e-10)
+
+
+def test_a_plan_shared_by_threads_matches_serial_results_across_branch_changes():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def F(u):
+        out = np.zeros_like(u)
+        out[:-5] = np.where(u[:-5] > 0, u[:-5] * u[5:], np.sin(u[:-5]))
+        out[-5:] = u[-5:] ** 2
+        return out
+    rng = np.random.default_rng(3)
+    points = [rng.standard_normal(400) for _ in range(6)]
+    want = [adsim.sparse_jacobian(F, p).toarray() for p in points]
+    plan = adsim.sparse_jacobian_plan(F, points[0])
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: plan(points[k % 6]).toarray(), range(36)))
+    for k, J in enumerate(got):
+        np.testing.assert_array_equal(J, want[k % 6])
