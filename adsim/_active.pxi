@@ -328,11 +328,7 @@ cdef class Active:
         return int(self._scalar(numpy_api().rounded(self, "trunc")))
 
     def __index__(self):
-        cdef object v = self._scalar(numpy_api().current(self))
-        if self.shape != () or v != np.floor(v):
-            raise TypeError("only integer scalar arrays can be converted to a scalar index "
-                            f"(an active array of shape {self.shape} holding {v})")
-        return int(self._scalar(numpy_api().rounded(self, "trunc")))
+        return numpy_api().exact_index(self)
 
     def __bool__(self):
         if self.size != 1:

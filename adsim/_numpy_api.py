@@ -9,13 +9,13 @@ import numpy as np
 
 from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
-    as_active, binary, broadcast_to, compare, constant, copy, shape_of, size_of, tape_of,
-    unsupported)
+    active_leaves, as_active, binary, broadcast_to, compare, constant, copy, shape_of, size_of,
+    tape_of, unsupported)
 from ._np import elementwise, numeric, ordering
 from ._np.einsum import einsum, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
-    around, as_integers, current, floor_divide, fmod, frozen, remainder, rounded)
+    around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
 from ._np import linalg
 from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
@@ -186,8 +186,7 @@ def on_plain_values(func, args, kwargs):
     derivative."""
     if func in _WRITES_ITS_ARGUMENTS or kwargs.get("out") is not None:
         return None                 # a copy would take the write: never silently
-    actives = []
-    _collect_actives((args, kwargs), actives)
+    actives = active_leaves((args, kwargs))
     if not actives or any(a.tape.slot_is_varied(a.slot) for a in actives):
         return None
     values = {id(a): frozen(a, "") for a in actives}
@@ -198,17 +197,6 @@ def on_plain_values(func, args, kwargs):
 _WRITES_ITS_ARGUMENTS = {np.put, np.place, np.putmask, np.put_along_axis, np.add.at,
                          np.subtract.at, np.multiply.at, np.divide.at, np.maximum.at,
                          np.minimum.at}
-
-
-def _collect_actives(obj, found, depth=0):
-    if isinstance(obj, Active):
-        found.append(obj)
-    elif isinstance(obj, (list, tuple)) and depth < 8:
-        for o in obj:
-            _collect_actives(o, found, depth + 1)
-    elif isinstance(obj, dict) and depth < 8:
-        for o in obj.values():
-            _collect_actives(o, found, depth + 1)
 
 
 def _replace_actives(obj, values, depth=0):

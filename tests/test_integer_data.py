@@ -146,3 +146,14 @@ def test_guards_inside_checkpointed_loops_record_the_step_again():
     value, grad = ad.value_and_grad(f)(c)
     assert np.isclose(value, plain(c), rtol=1e-12)
     np.testing.assert_allclose(grad, fd_grad(plain, c), rtol=1e-6, atol=1e-9)
+
+
+def test_an_active_index_is_guarded_to_stay_that_integer():
+    """A list indexed by an active integral scalar: a replay where it is no
+    longer integral (where the index would be refused) must not reuse it."""
+    def f(x):
+        return np.sum(x[1:] ** 2) * [10.0, 20.0, 30.0][x[0]]
+    tape = ad.record(f, np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ad.BranchChanged):
+        tape.forward(np.array([1.5, 2.0, 3.0]))
+    assert np.isclose(tape.forward(np.array([1.0, 4.0, 3.0])), 25.0 * 20.0)

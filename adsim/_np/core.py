@@ -218,3 +218,15 @@ def strided(idx):
     if not np.array_equal(rows, want):
         return [0, 0, 0, 0]
     return [int(rows[0, 0]), step, inner, outer_step]
+
+
+def active_leaves(obj, depth=0):
+    """The active arrays held by ``obj`` and the lists, tuples and dicts
+    nested in it (to a bounded depth)."""
+    if isinstance(obj, Active):
+        return [obj]
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)) and depth < 8:
+        return [a for o in obj for a in active_leaves(o, depth + 1)]
+    return []

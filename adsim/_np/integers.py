@@ -70,6 +70,18 @@ def frozen(x, what):
     return v
 
 
+def exact_index(x):
+    """An active integral scalar used as an index: its value, guarded to stay
+    exactly that integer (NumPy refuses a non-integral index, so a replay
+    where it is one must not reuse the recorded index)."""
+    v = current(x).reshape(())
+    if x.shape != () or v != np.floor(v):
+        raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
+                        f"active array of shape {x.shape} holding {v})")
+    guard(x, v, _up(v))
+    return int(v)
+
+
 def as_integers(x, dtype=np.int64):
     """``x.astype(int)``: truncation, guarded."""
     return rounded(x, "trunc").astype(dtype)

@@ -9,8 +9,9 @@ import numpy as np
 
 from .._tape import Active, Opcode as Op, make_view, mark_written
 from ..errors import UnsupportedOperation
-from .core import (broadcast_to, constant, copy, gather, new, normalize_axis,
-                   reject_kwargs, reshaped, resolve_shape, shape_of, size_of, strided, tape_of)
+from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
+                   size_of, strided, tape_of)
+from .elementwise import where as select     # (copyto's parameter is named where)
 
 
 def refresh_view(view, root):
@@ -246,8 +247,7 @@ def triangle(m, k, upper):
 
 def where_mask(mask, m):
     """m where ``mask`` (a plain boolean array of m's shape), else 0."""
-    from .elementwise import where
-    return where(mask, m, 0.0)
+    return select(mask, m, 0.0)
 
 
 def diag(v, k=0):
@@ -280,8 +280,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is True:
         setitem(dst, Ellipsis, src)
     else:
-        from .elementwise import where as select_where
-        setitem(dst, Ellipsis, select_where(np.broadcast_to(where, dst.shape), src, dst))
+        setitem(dst, Ellipsis, select(np.broadcast_to(where, dst.shape), src, dst))
 
 
 def fill_diagonal(a, val, wrap=False):

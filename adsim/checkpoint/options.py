@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._np.core import active_leaves
 from .._tape import Active
 from ..errors import SnapshotDirNotADirectoryError, UnsupportedOperation
 from .budget import parse_bytes
@@ -160,22 +161,12 @@ def check_args(args):
         raise TypeError(f"adsim: args must be a tuple of further arguments of the step, got "
                         f"{type(args).__name__}; write args=(value,) for one argument")
     for i, a in enumerate(args):
-        if not isinstance(a, Active) and _holds_active(a):
+        if not isinstance(a, Active) and active_leaves(a):
             raise UnsupportedOperation(
                 f"adsim: args[{i}] of a checkpointed loop is a {type(a).__name__} holding active "
                 f"arrays; the loop takes active values as separate args: pass its arrays one by "
                 f"one (args=(p['k'], p['c'], ...)) and rebuild the container inside the step")
     return tuple(args)
-
-
-def _holds_active(obj, depth=0):
-    if isinstance(obj, Active):
-        return True
-    if isinstance(obj, dict) and depth < 8:
-        return any(_holds_active(v, depth + 1) for v in obj.values())
-    if isinstance(obj, (list, tuple)) and depth < 8:
-        return any(_holds_active(v, depth + 1) for v in obj)
-    return False
 
 
 def check_state(state):
