@@ -20,7 +20,7 @@ import numpy as np
 from ._codeinfo import code_info, unused_parameters
 from ._purity import Snapshot, result_neutral
 from ._random_watch import RandomWatch
-from ._recording import flat_output, record
+from ._recording import flat_output, record_inputs
 from ._tree import LEAF, flatten, unflatten
 from ._validate import name_of as _name, real_array
 from .errors import BranchChanged
@@ -35,7 +35,7 @@ _CHANGED_ITSELF = ("it changed its own environment while running (an attribute, 
 class _Call:
     """One call's split into tape inputs and cache key."""
 
-    __slots__ = ("args", "kwargs", "positions", "values", "key", "extras", "trees",
+    __slots__ = ("args", "kwargs", "positions", "values", "n_varied", "key", "extras", "trees",
                  "out_tree", "out_shapes")
 
 
@@ -70,23 +70,24 @@ class TapeCache:
                 f"{'' if blocked is None else ', reuse blocked: ' + blocked}>")
 
     # ---- one call ----------------------------------------------------------
-    def run(self, f, args, kwargs, argnums, method):
+    def run(self, f, args, kwargs, argnums, method, all_varied=False):
         """``method(tape, input values)`` for the call ``f(*args, **kwargs)``
         with ``args[argnums]`` differentiated (arrays, and ``f`` returns one
         array), recording when needed and again if the replay finds that a
-        branch changed."""
+        branch changed. ``all_varied``: every tape input, data included, is
+        differentiated (a nested derivative needs their mixed partials)."""
         def plain(tape, call):
             if not call.out_tree.is_leaf:
                 raise TypeError(f"adsim: {_name(f)} returned the container {call.out_tree!r} "
                                 f"(* marks an array); here it must return one array")
             return method(tape, call.values)
-        return self.run_call(f, args, kwargs, argnums, plain)
+        return self.run_call(f, args, kwargs, argnums, plain, all_varied)
 
-    def run_call(self, f, args, kwargs, argnums, method):
+    def run_call(self, f, args, kwargs, argnums, method, all_varied=False):
         """``method(tape, call)`` as :meth:`run`; differentiated arguments may
         be containers (``call.trees``, one leaf per tape input) and ``f`` may
         return one (``call.out_tree``, ``call.out_shapes``)."""
-        call = self.split(f, args, kwargs, argnums)
+        call = self.split(f, args, kwargs, argnums, all_varied)
         tape = self._cached(f, call)
         if tape is None:
             tape = self._record(f, call)
@@ -95,9 +96,10 @@ class TapeCache:
         except BranchChanged:
             return method(self._record(f, call), call)
 
-    def split(self, f, args, kwargs, argnums):
+    def split(self, f, args, kwargs, argnums, all_varied=False):
         """The tape inputs (differentiated arguments first, then the other
-        float arrays) and the cache key of a call."""
+        float arrays: data, recorded as inputs that are never differentiated)
+        and the cache key of a call."""
         call = _Call()
         call.args, call.kwargs = args, kwargs
         values, trees = [], []
@@ -112,6 +114,7 @@ class TapeCache:
                        for path, leaf in zip(tree.paths(), leaves)]
             trees.append(tree)
         call.trees = tuple(trees)
+        n_varied = len(values)
         static, extras = [], []
         if len(args) == len(argnums):           # only differentiated arguments
             positions = list(argnums)
@@ -128,9 +131,10 @@ class TapeCache:
                 if k not in unused:
                     static.append((k, self._static(kwargs[k], extras)))
         call.positions, call.values = positions, values
+        call.n_varied = len(values) if all_varied else n_varied
         call.extras = tuple(extras)
         call.key = (tuple(positions), tuple(_shape(v) for v in values), tuple(static),
-                    call.trees) if self.cache else None
+                    call.trees, call.n_varied) if self.cache else None
         return call
 
     @staticmethod
@@ -167,7 +171,7 @@ class TapeCache:
             snapshot = self._snapshot(f, call.extras)
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
-        tape = record(_with_inputs(f, call), *call.values)
+        tape = record_inputs(_with_inputs(f, call), call.values, {}, call.n_varied)
         if snapshot is None:
             blocked = _CACHE_OFF
         else:

@@ -36,7 +36,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         def method(tape, vals):
             J = tape.jacobian(*vals)
             return J[0] if isinstance(J, tuple) else J
-        return cache.run(f, tuple(full), kwargs, (argnum,), method)
+        return cache.run(f, tuple(full), kwargs, (argnum,), method, all_varied=True)
 
     def second_order(values, directions, weight):
         """Adjoint tangents of every argument for output weight ``weight``
@@ -49,7 +49,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
                  .reshape(1, -1) for p in tape_positions]
             _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight, None, False)
             return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
-        return cache.run(f, tuple(full), kwargs, (argnum,), method)
+        return cache.run(f, tuple(full), kwargs, (argnum,), method, all_varied=True)
 
     def jvp(values, out, tangents):
         m = int(np.prod(out.shape[:out.ndim - np.ndim(values[position_of_x])]))

@@ -16,12 +16,18 @@ def record(f, *args, **kwargs):
     The tape freezes everything that is not an input: keyword arguments,
     closures, globals, object attributes and random draws keep the values
     they had while recording, whatever they are at replay."""
+    return record_inputs(f, args, kwargs, len(args))
+
+
+def record_inputs(f, args, kwargs, n_varied):
+    """:func:`record` with only the first ``n_varied`` inputs differentiated;
+    the others are data (replayed with new values, never differentiated)."""
     from .tape import Tape
     tape = Tape()
     inputs = []
     for i, a in enumerate(args):
         arr = real_array(a, f"argument {i}")
-        inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
+        inputs.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
     try:
         with creation.recording(tape):
             out = f(*inputs, **kwargs)

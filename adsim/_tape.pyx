@@ -560,13 +560,16 @@ cdef class Tape:
         self._callbacks.append(obj)
         return len(self._callbacks) - 1
 
-    def new_input(self, value):
-        """A new pinned input slot holding ``value`` (float64, any shape)."""
+    def new_input(self, value, bint varied=True):
+        """A new pinned input slot holding ``value`` (float64, any shape).
+        ``varied=False``: an input that is never differentiated (data): what
+        is computed from it alone has no derivative, so it may be frozen
+        under guards and its ops skip their derivative rules."""
         need_recording(self, "add an input")
         arr = value if is_float64_array(value) and cnp.PyArray_IS_C_CONTIGUOUS(value) else \
             as_float_array(value, "an input")
         cdef int slot = self.new_slot(arr.size)
-        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | SLOT_VARIED
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | (SLOT_VARIED if varied else 0)
         self._write_slot(slot, arr)
         self._input_slots.append(slot)
         self._input_shapes.append(arr.shape)
