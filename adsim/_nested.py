@@ -13,6 +13,7 @@ import numpy as np
 from ._cache import input_positions
 from ._tape import Active
 from .errors import UnsupportedOperation
+from ._validate import name_of as _name
 from .primitives import Primitive
 
 
@@ -79,5 +80,5 @@ def nested_derivative(f, args, kwargs, argnum, cache):
                 total[pos] += adot[pos]
         return tuple(total[pos] for pos in positions)
 
-    prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {getattr(f, '__name__', 'f')}")
+    prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
     return prim(*[args[p] for p in positions])

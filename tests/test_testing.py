@@ -91,3 +91,12 @@ def test_tolerances_are_respected():
     with pytest.raises(AssertionError):
         check_grads(f, X, modes=("fwd",))
     assert check_grads(f, X, modes=("fwd",), rtol=1e-3) is True
+
+
+def test_reverse_mode_alone_needs_no_forward_rule():
+    right = adsim.primitive(lambda x: x ** 3, vjp=lambda a, out, g: (3 * a[0] ** 2 * g,))
+    wrong = adsim.primitive(lambda x: x ** 3, vjp=lambda a, out, g: (2 * a[0] ** 2 * g,))
+    x = np.array([1.0, 2.0])
+    assert check_grads(lambda x: np.sum(right(x)), x, modes=("rev",))
+    with pytest.raises(AssertionError, match="reverse mode"):
+        check_grads(lambda x: np.sum(wrong(x)), x, modes=("rev",))
