@@ -117,6 +117,8 @@ def ufunc_name(uf):
     special = sys.modules.get("scipy.special")
     if special is not None and getattr(special, name, None) is uf:
         return f"scipy.special.{name}"
+    if special is not None and name.startswith("_") and hasattr(special, name[1:]):
+        return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say
     return name
 
 
