@@ -46,7 +46,8 @@ def elementwise(ufunc, partials, static=()):
         return tuple(None if i in static else _sum_to(d * w, np.shape(a))
                      for i, (d, a) in enumerate(zip(partials(*args), args)))
 
-    return primitive(ufunc, jvp=jvp, vjp=vjp, name=f"scipy.special.{ufunc.__name__.lstrip('_')}",
+    public = ufunc.__name__.lstrip("_")          # _zeta is the ufunc behind zeta
+    return primitive(ufunc, jvp=jvp, vjp=vjp, name=f"scipy.special.{public}",
                      elementwise=True, nondiff_argnums=static)
 
 
