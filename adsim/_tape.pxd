@@ -3,9 +3,11 @@ cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
 # Opcodes. Families occupy ranges so sweeps dispatch on the family and each
-# family file dispatches on the opcode. adsim/ops.py holds one metadata row per
-# opcode; tests/test_ops_table.py fails when the two disagree.
+# family file dispatches on the opcode. The numbers are generated from the op
+# table, adsim/ops.py (python -m adsim.ops); tests/test_ops_table.py fails
+# when this block differs from what the table generates.
 cpdef enum Opcode:
+    # BEGIN opcodes generated from adsim/ops.py (python -m adsim.ops)
     # unary elementwise, one scalar parameter (_ops/unary.pxi)
     NEG = 1
     ABS = 2
@@ -33,13 +35,13 @@ cpdef enum Opcode:
     ARCSINH = 24
     ARCCOSH = 25
     ARCTANH = 26
-    ADD_C = 27              # x + c
-    MUL_C = 28              # x * c
-    RSUB_C = 29             # c - x
-    RDIV_C = 30             # c / x
-    POW_C = 31              # x ** c
-    RPOW_C = 32             # c ** x
-    STOP_GRADIENT = 33      # value x, derivative 0
+    ADD_C = 27
+    MUL_C = 28
+    RSUB_C = 29
+    RDIV_C = 30
+    POW_C = 31
+    RPOW_C = 32
+    STOP_GRADIENT = 33
     UNARY_END = 34
     # binary elementwise, operands of equal size or size 1 (_ops/binary.pxi)
     ADD = 64
@@ -72,6 +74,7 @@ cpdef enum Opcode:
     # user primitives and loops: one Python call per op (_ops/callback.pxi)
     CALLBACK = 192
     CALLBACK_END = 193
+    # END opcodes
 
 # comparison kinds of COMPARE
 cpdef enum CompareKind:

@@ -35,6 +35,7 @@ cnp.import_array()
 
 cdef object FLOAT64 = np.dtype(np.float64)
 
+include "_ops/facts.pxi"
 include "_buffers.pxi"
 include "_sweeps.pxi"
 include "_chunks.pxi"
@@ -57,28 +58,6 @@ cdef enum:
 
 # which values the reverse sweeps of an op read (bits); see value_uses in
 # each family file
-cdef enum:
-    USES_ARGS = 1
-    USES_RESULT = 2
-
-cdef uint8_t VALUE_USES[<int>CALLBACK_END]
-
-
-cdef void init_value_uses():
-    cdef int code
-    for code in range(<int>CALLBACK_END):
-        if code < UNARY_END:
-            VALUE_USES[code] = unary_value_uses(code)
-        elif code < BINARY_END:
-            VALUE_USES[code] = binary_value_uses(code)
-        elif code == MATMUL:
-            VALUE_USES[code] = USES_ARGS
-        elif code == CALLBACK:
-            VALUE_USES[code] = USES_ARGS | USES_RESULT
-        else:
-            VALUE_USES[code] = 0   # branch records and linear structural ops
-
-init_value_uses()
 
 
 # Checks of the recording helpers and of the operands of recorded ops

@@ -14,6 +14,18 @@ FAMILY_END = {"unary": Opcode.UNARY_END, "binary": Opcode.BINARY_END, "branch": 
 OPCODES = [op.name for op in Opcode if not op.name.endswith("_END")]
 
 
+def test_compiled_declarations_are_generated_from_the_table():
+    for path, text in ops.generated_files().items():
+        assert path.read_text() == text, f"{path} is stale: run `python -m adsim.ops`"
+
+
+def test_the_compiled_enum_has_the_table_numbers():
+    for spec in ops.TABLE:
+        assert int(Opcode[spec.name]) == spec.code, spec.name
+    for family, end in ops.FAMILY_END.items():
+        assert int(Opcode[family.upper() + "_END"]) == end
+
+
 def test_every_opcode_has_a_table_row_and_a_test_spec():
     assert [n for n in OPCODES if n not in ops.BY_NAME] == [], "opcodes without a row in adsim/ops.py"
     assert [n for n in OPCODES if n not in TESTED] == [], "opcodes without a spec in tests/opcases.py"

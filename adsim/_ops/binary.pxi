@@ -126,16 +126,6 @@ register_binary(MINIMUM, minimum_value, minimum_rule)
 
 # ---- kernels shared by all binary primitives: operands [r, a, b] ----
 
-cdef inline int binary_value_uses(int code) noexcept nogil:
-    """Values the reverse sweeps of each rule read: 1 = the operands, 2 = the
-    result (the rules above that use y)."""
-    if code == ADD or code == SUB:
-        return 0
-    if code == MUL or code == MAXIMUM or code == MINIMUM:
-        return 1
-    return 3        # DIV, POW, ARCTAN2, HYPOT
-
-
 cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* y = vptr(s, o[0])
     cdef double* a = vptr(s, o[1])

@@ -313,21 +313,8 @@ register_unary(STOP_GRADIENT, stop_gradient_value, stop_gradient_rule)
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
 
 cdef inline bint has_constant_slope(int code) noexcept nogil:
-    """The ops whose derivative does not depend on x."""
-    return code == NEG or code == ADD_C or code == MUL_C or code == RSUB_C or \
-        code == STOP_GRADIENT or code == SIGN
-
-
-cdef inline int unary_value_uses(int code) noexcept nogil:
-    """Values the reverse sweeps read: none for constant slopes, else x (1),
-    and y (2) for the rules above that use it."""
-    if has_constant_slope(code):
-        return 0
-    if code == SQRT or code == CBRT or code == RECIPROCAL or code == EXP or code == EXP2 \
-            or code == EXPM1 or code == SIN or code == COS or code == TAN or code == SINH \
-            or code == COSH or code == TANH or code == RDIV_C or code == RPOW_C:
-        return 3
-    return 1
+    """The ops whose derivative does not depend on x (adsim/ops.py)."""
+    return CONSTANT_SLOPE[code]
 
 
 cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogil:

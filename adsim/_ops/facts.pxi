@@ -1,0 +1,60 @@
+# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.
+# Per-opcode facts: the values each op's derivative rules read, and the
+# unary ops whose slope does not depend on x.
+
+cdef enum:
+    USES_ARGS = 1
+    USES_RESULT = 2
+
+cdef uint8_t VALUE_USES[<int>CALLBACK_END]
+cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]
+
+
+cdef void init_op_facts() noexcept:
+    memset(VALUE_USES, 0, sizeof(VALUE_USES))
+    memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))
+    CONSTANT_SLOPE[<int>NEG] = 1
+    VALUE_USES[<int>ABS] = USES_ARGS
+    CONSTANT_SLOPE[<int>SIGN] = 1
+    VALUE_USES[<int>SQRT] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>CBRT] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>SQUARE] = USES_ARGS
+    VALUE_USES[<int>RECIPROCAL] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>EXP] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>EXP2] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>EXPM1] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>LOG] = USES_ARGS
+    VALUE_USES[<int>LOG2] = USES_ARGS
+    VALUE_USES[<int>LOG10] = USES_ARGS
+    VALUE_USES[<int>LOG1P] = USES_ARGS
+    VALUE_USES[<int>SIN] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>COS] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>TAN] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>ARCSIN] = USES_ARGS
+    VALUE_USES[<int>ARCCOS] = USES_ARGS
+    VALUE_USES[<int>ARCTAN] = USES_ARGS
+    VALUE_USES[<int>SINH] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>COSH] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>TANH] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>ARCSINH] = USES_ARGS
+    VALUE_USES[<int>ARCCOSH] = USES_ARGS
+    VALUE_USES[<int>ARCTANH] = USES_ARGS
+    CONSTANT_SLOPE[<int>ADD_C] = 1
+    CONSTANT_SLOPE[<int>MUL_C] = 1
+    CONSTANT_SLOPE[<int>RSUB_C] = 1
+    VALUE_USES[<int>RDIV_C] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>POW_C] = USES_ARGS
+    VALUE_USES[<int>RPOW_C] = USES_ARGS | USES_RESULT
+    CONSTANT_SLOPE[<int>STOP_GRADIENT] = 1
+    VALUE_USES[<int>MUL] = USES_ARGS
+    VALUE_USES[<int>DIV] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>POW] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>ARCTAN2] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>HYPOT] = USES_ARGS | USES_RESULT
+    VALUE_USES[<int>MAXIMUM] = USES_ARGS
+    VALUE_USES[<int>MINIMUM] = USES_ARGS
+    VALUE_USES[<int>MATMUL] = USES_ARGS
+    VALUE_USES[<int>CALLBACK] = USES_ARGS | USES_RESULT
+
+
+init_op_facts()
