@@ -52,9 +52,13 @@ class CodeInfo:
     dynamic_globals : str or None
         ``eval``/``exec``/``globals`` if the code reads globals by computed
         names, else None.
+    names : tuple of str
+        Every name the code (or nested code) loads by name: globals and
+        attributes (``config.k`` reads ``k`` of the module ``config``).
     """
 
-    __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals")
+    __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals",
+                 "names")
 
     def __init__(self, code):
         globals_, reads, names = [], set(), set()
@@ -75,6 +79,7 @@ class CodeInfo:
         self.unused = frozenset() if opaque else frozenset(p for p in params if p not in reads)
         self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
         self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
+        self.names = tuple(sorted(names))
 
 
 def _code_tree(code):

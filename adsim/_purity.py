@@ -229,6 +229,7 @@ class _Walk:
         self.emit(code)
         self.value(fn.__defaults__, depth + 1)
         self.value(fn.__kwdefaults__, depth + 1)
+        info = None if library else code_info(code)
         for cell in fn.__closure__ or ():
             try:
                 content = cell.cell_contents
@@ -236,9 +237,10 @@ class _Walk:
                 self.emit(_EMPTY_CELL)
             else:
                 self.value(content, depth + 1)
+                if info is not None:
+                    self.user_module(content, info.names, depth + 1)
         if library:                         # a closure made by library code (an adsim
             return                          # transform of a user function): its cells
-        info = code_info(code)
         if info.dynamic_globals:
             raise _Blocked(f"`{fn.__qualname__}` reads globals through "
                            f"{info.dynamic_globals}()")
@@ -252,8 +254,22 @@ class _Walk:
                 self.emit(builtins.get(name, _MISSING))
             else:
                 self.value(v, depth + 1)
+                self.user_module(v, info.names, depth + 1)
         if fn.__dict__:
             self.value(fn.__dict__, depth + 1)
+
+    def user_module(self, module, names, depth):
+        """The attributes of a user module (a ``config`` or ``physics``
+        module of the project) that the code may read by name: the module
+        itself counts by identity, but these count by value."""
+        if type(module) is not types.ModuleType or _is_library(module.__name__):
+            return
+        attrs = module.__dict__
+        for name in names:
+            v = attrs.get(name, _MISSING)
+            if v is not _MISSING and not name.startswith("__"):
+                self.emit(name)
+                self.value(v, depth)
 
     def method(self, m, depth):
         self.emit(types.MethodType)

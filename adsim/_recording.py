@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _creation as creation
 from ._tape import Active, Opcode as Op, wrap
-from ._tree import LEAF, flatten, is_container
+from ._tree import LEAF, flatten, is_container, unflatten
 from ._validate import real_array
 
 
@@ -23,11 +23,22 @@ def record_inputs(f, args, kwargs, n_varied):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
     the others are data (replayed with new values, never differentiated)."""
     from .tape import Tape
-    tape = Tape()
+    from ._tree_tape import TreeTape
+    trees = [flatten(a)[1] if a is not None and is_container(a) else LEAF for a in args]
+    tape = TreeTape() if any(not t.is_leaf for t in trees) else Tape()
     inputs = []
     for i, a in enumerate(args):
-        arr = real_array(a, f"argument {i}")
-        inputs.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
+        if trees[i].is_leaf:
+            arr = real_array(a, f"argument {i}")
+            inputs.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
+            continue
+        leaves = []
+        for path, leaf in zip(trees[i].paths(), flatten(a)[0]):
+            arr = real_array(leaf, f"argument {i}{path}")
+            leaves.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
+        inputs.append(unflatten(trees[i], leaves))
+    if isinstance(tape, TreeTape):
+        tape._set_trees(trees)
     try:
         with creation.recording(tape):
             out = f(*inputs, **kwargs)

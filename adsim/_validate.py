@@ -32,7 +32,8 @@ def real_array(x, what):
                            f"containers), where one array is needed; pass one float64 array. "
                            f"Containers (list, tuple, dict, namedtuple of arrays) are accepted "
                            f"as arguments, directions and return values by grad, value_and_grad, "
-                           f"jvp, vjp, hvp, jacobian, hessian and adsim.testing.check_grads")
+                           f"jvp, vjp, hvp, jacobian, hessian and adsim.testing.check_grads, "
+                           f"and as arguments by adsim.record")
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:       # ragged nested sequences

@@ -295,7 +295,6 @@ def test_a_direction_of_another_structure_is_refused_clearly():
 def test_containers_where_one_array_is_needed_are_named():
     params = [np.ones(2), np.ones(3)]
     for call in (lambda: adsim.laplacian(lambda p: np.sum(p[0]))(params),
-                 lambda: adsim.record(lambda p: np.sum(p[0]), params),
                  lambda: adsim.jvp(np.sin, np.ones(2), params)):
         with pytest.raises(InvalidInput, match="is a container") as info:
             call()
@@ -332,3 +331,63 @@ def test_the_cache_keys_on_the_structure():
 
 def leaves_of(p):
     return list(p.values()) if isinstance(p, dict) else list(p)
+
+
+def _record_loss(p, x):
+    h = np.tanh(p["layers"][0][0] @ x + p["layers"][0][1])
+    return np.sum((p["layers"][1][0] @ h + p["layers"][1][1]) ** 2) + p["scale"] * np.sum(x ** 2)
+
+
+def _record_params(seed):
+    rng = np.random.default_rng(seed)
+    return {"layers": [(rng.standard_normal((3, 2)), rng.standard_normal(3)),
+                       (rng.standard_normal((1, 3)), rng.standard_normal(1))],
+            "scale": np.array(0.3)}
+
+
+def _leaves_close(a, b):
+    la, lb = adsim._tree.flatten(a)[0], adsim._tree.flatten(b)[0]
+    assert len(la) == len(lb)
+    for u, v in zip(la, lb):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-13)
+
+
+def test_record_takes_containers_and_answers_in_their_structure():
+    p, x = _record_params(0), np.array([0.4, -0.8])
+    tape = adsim.record(_record_loss, p, x)
+    p2, x2 = _record_params(1), np.array([-0.1, 0.6])        # a replay at a new point
+    np.testing.assert_allclose(tape.forward(p2, x2), _record_loss(p2, x2), rtol=1e-14)
+    _leaves_close(tape.gradient(p2, x2), adsim.grad(_record_loss, argnums=(0, 1))(p2, x2))
+    v = (_record_params(2), np.array([1.0, 0.5]))
+    y, t = tape.jvp((p2, x2), v)
+    _, t_ref = adsim.jvp(_record_loss, (p2, x2), v)
+    np.testing.assert_allclose(t, t_ref, rtol=1e-12)
+    _leaves_close(tape.vjp((p2, x2), 1.0)[1], tape.gradient(p2, x2))
+    hv = tape.hvp((p2, x2), v)
+    for a, b in zip(adsim._tree.flatten(hv)[0],
+                    adsim._tree.flatten(_hvp_by_differences(p2, x2, v))[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    J = tape.jacobian(p2, x2)
+    _leaves_close(J, tape.gradient(p2, x2))
+
+
+def _hvp_by_differences(p, x, v, h=1e-6):
+    g = adsim.grad(_record_loss, argnums=(0, 1))
+    flat, tree = adsim._tree.flatten((p, x))
+    dirs = adsim._tree.flatten(v)[0]
+    plus = g(*adsim._tree.unflatten(tree, [a + h * d for a, d in zip(flat, dirs)]))
+    minus = g(*adsim._tree.unflatten(tree, [a - h * d for a, d in zip(flat, dirs)]))
+    out = [(a - b) / (2 * h) for a, b in zip(adsim._tree.flatten(plus)[0],
+                                             adsim._tree.flatten(minus)[0])]
+    return adsim._tree.unflatten(adsim._tree.flatten(plus)[1], out)
+
+
+def test_a_recorded_container_of_another_structure_is_refused():
+    p, x = _record_params(0), np.array([0.4, -0.8])
+    tape = adsim.record(_record_loss, p, x)
+    q = dict(p)
+    del q["scale"]
+    with pytest.raises(InvalidInput, match="structure"):
+        tape.gradient(q, x)
+    with pytest.raises(ValueError, match="2 arguments"):
+        tape.gradient(p)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import adsim as ad
+import adsim.testing
 from fdcheck import fd_jacobian
 
 TABLE = np.linspace(-3.0, 5.0, 12) ** 2
@@ -157,3 +158,36 @@ def test_an_active_index_is_guarded_to_stay_that_integer():
     with pytest.raises(ad.BranchChanged):
         tape.forward(np.array([1.5, 2.0, 3.0]))
     assert np.isclose(tape.forward(np.array([1.0, 4.0, 3.0])), 25.0 * 20.0)
+
+
+def test_floor_division_and_remainder_use_numpys_quotient():
+    # 0.5 / 0.1 rounds to 5.0, but 0.1 is a little above 1/10: NumPy's
+    # quotient is 4 and its remainder just below 0.1
+    x = np.array([0.5, 1.0, -0.3, 2.05])
+    table = np.arange(40.0) ** 2
+    for f in (lambda x: np.sum(x // 0.1), lambda x: np.sum(table[(x % 4.0 // 0.1).astype(int)]),
+              lambda x: np.sum(np.floor_divide(x, -0.3)), lambda x: np.sum(np.fmod(x, 0.1) * x)):
+        value, _ = ad.value_and_grad(f)(x)
+        assert value == pytest.approx(f(x), rel=1e-14, abs=1e-14)
+    y, t = ad.jvp(lambda x: x % 0.1, x, np.ones(4))
+    np.testing.assert_allclose(y, x % 0.1, rtol=1e-13, atol=1e-16)
+    np.testing.assert_array_equal(t, np.ones(4))
+
+
+def test_remainder_quotients_match_numpy_at_random_points_and_replays():
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-5, 5, 400)
+    b = rng.choice([0.1, 0.3, -0.7, 2.0, 1e-3, -0.2], 400)
+    for fn in (np.floor_divide, np.remainder, np.fmod):
+        tape = ad.record(lambda a: fn(a, b) + 0.0 * a, a)
+        for point in (a, a + rng.uniform(-1e-9, 1e-9, 400)):
+            try:
+                y = tape.forward(point)
+            except ad.BranchChanged:
+                y = ad.record(lambda a: fn(a, b) + 0.0 * a, point).forward(point)
+            np.testing.assert_allclose(y, fn(point, b), rtol=0, atol=1e-15 * 8)
+
+
+def test_an_active_divisor_keeps_its_derivative():
+    f = lambda z: np.sum(np.remainder(z[:2], z[2:]) * z[:2]) + np.sum(np.fmod(z[:2], z[2:]) ** 2)
+    assert ad.testing.check_grads(f, np.array([2.5, -1.3, 0.3, -0.7]))

@@ -392,3 +392,20 @@ def test_explicit_tape_freezes_the_environment():
     tape = adsim.record(lambda z: np.sum(c * z), X)
     c[:] = 5.0
     assert_close(tape.gradient(X), np.ones(3), 0, 0)
+
+
+def test_attributes_of_a_user_module_count_by_value(tmp_path, monkeypatch):
+    (tmp_path / "user_physics_params.py").write_text(
+        "import numpy as np\nEPS = 1.0\nTABLE = np.array([1.0, 2.0])\n"
+        "def energy(r):\n    return EPS * np.sum(TABLE * r ** 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import user_physics_params as physics
+    x = np.array([1.0, 2.0])
+    g = adsim.grad(lambda r: physics.energy(r) + physics.EPS * r[0])
+    np.testing.assert_allclose(g(x), [3.0, 8.0])
+    physics.EPS = 3.0                       # a parameter set in the module
+    np.testing.assert_allclose(g(x), [9.0, 24.0])
+    physics.TABLE[1] = 5.0                  # an array of the module changed in place
+    np.testing.assert_allclose(g(x), [9.0, 60.0])
+    np.testing.assert_allclose(g(x), [9.0, 60.0])
+    assert g.tapes.recordings == 3          # unchanged module: the tape is reused

@@ -180,3 +180,14 @@ def test_a_selected_nan_still_propagates():
     x = np.array([0.0, 1.0])
     g = ad.record(lambda z: np.sum(np.where(z >= 0, np.sqrt(z), 0.0)), x).gradient(x)
     assert g[0] == np.inf and g[1] == 0.5
+
+
+def test_powers_of_a_zero_or_infinite_scalar_base_have_zero_derivatives():
+    # 0 ** x (x > 0) and inf ** x (x < 0) are constant: 0, not 0 * log(0) = NaN
+    x = np.array([2.0, 3.0])
+    for f in (lambda x: np.sum(0.0 ** x), lambda x: np.sum(np.power(0.0, x))):
+        np.testing.assert_array_equal(ad.grad(f)(x), [0.0, 0.0])
+        np.testing.assert_array_equal(ad.hvp(f, x, np.ones(2)), [0.0, 0.0])
+        np.testing.assert_array_equal(ad.jvp(f, x, np.ones(2))[1], 0.0)
+    np.testing.assert_array_equal(ad.grad(lambda x: np.sum(np.inf ** x))(-x), [0.0, 0.0])
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(2.0 ** x))(x), 2.0 ** x * np.log(2.0))

@@ -10,9 +10,9 @@ is exact almost everywhere.
 """
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op
+from .._tape import Active, CompareKind
 from ..errors import UnsupportedOperation
-from .core import binary, constant, record_compare, reject_kwargs, tape_of
+from .core import compare, constant, record_compare, reject_kwargs, tape_of
 
 
 def guard(x, lo, hi):
@@ -93,21 +93,57 @@ def _finite_divisor(b, op):
                                    f"use a finite divisor (or np.where to select the cases)")
 
 
+def _value_of(v):
+    return current(v) if isinstance(v, Active) else constant(v)
+
+
+def _quotient(a, b, how):
+    """NumPy's integer quotient of ``a`` by ``b`` ("floor" for // and %,
+    "trunc" for fmod) as a plain array, and the remainder ``a - b q``
+    recorded (derivative 1 in a, -q in b).
+
+    The quotient is NumPy's own (from the exact fmod, so 0.5 // 0.1 is 4,
+    not floor(0.5 / 0.1) = 5), and it is guarded through the remainder: q
+    stays the quotient exactly while r stays in its range, 0 <= r sign(b) <
+    |b| for floor (b keeping its sign), 0 <= r sign(a) < |b| for trunc."""
+    va, vb = _value_of(a), _value_of(b)
+    with np.errstate(all="ignore"):
+        if how == "floor":
+            q = np.floor_divide(va, vb)
+            side = np.sign(vb)
+        else:
+            q = np.rint((va - np.fmod(va, vb)) / vb)
+            side = np.where(np.signbit(va), -1.0, 1.0)
+        magnitude = b * np.sign(vb)
+    r = a - b * q
+    t = r * side
+    held = [np.all(compare(CompareKind.CMP_GE, t, 0.0)),
+            np.all(compare(CompareKind.CMP_LT, t, magnitude))]
+    if isinstance(b, Active):
+        held.append(np.all(compare(CompareKind.CMP_GT, magnitude, 0.0)))
+    if not all(held):       # rounding, a zero divisor or NaN: valid at this point only
+        for v in (a, b):
+            if isinstance(v, Active):
+                x = current(v)
+                guard(v, x, _up(x))
+    return q, r
+
+
 def floor_divide(a, b):
     _finite_divisor(b, "//")
-    return rounded(binary(Op.DIV, a, b), "floor")
+    return _quotient(a, b, "floor")[0]
 
 
 def remainder(a, b):
-    """a % b = a - b floor(a / b) (NumPy's sign convention); the floor is a
-    guarded constant, so the derivative is 1 in a and -floor(a/b) in b."""
+    """a % b = a - b q with q NumPy's floor quotient, guarded (NumPy's sign
+    convention); the derivative is 1 in a and -q in b."""
     _finite_divisor(b, "%")
-    return a - b * floor_divide(a, b)
+    return _quotient(a, b, "floor")[1]
 
 
 def fmod(a, b):
     _finite_divisor(b, "fmod")
-    return a - b * rounded(binary(Op.DIV, a, b), "trunc")
+    return _quotient(a, b, "trunc")[1]
 
 
 def around(a, decimals=0, out=None):

@@ -292,11 +292,12 @@ cdef void pow_c_rule(double x, double y, double c, int order, double* d) noexcep
             d[1] = c * (c - 1.0) * pow(x, c - 2.0)
 register_unary(POW_C, pow_c_value, pow_c_rule)
 
-# c^x: y' = y ln c, y'' = y (ln c)^2
+# c^x: y' = y ln c, y'' = y (ln c)^2; taken as 0 where y = 0 (as POW does:
+# 0^x for x > 0 and inf^x for x < 0 are constant there, not 0 * inf = NaN)
 cdef double rpow_c_value(double x, double c) noexcept nogil:
     return pow(c, x)
 cdef void rpow_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double lc = log(c)
+    cdef double lc = log(c) if y != 0.0 else 0.0
     d[0] = y * lc
     d[1] = y * lc * lc
 register_unary(RPOW_C, rpow_c_value, rpow_c_rule)
