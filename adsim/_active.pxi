@@ -297,6 +297,12 @@ cdef class Active:
     def _leak(self, what):
         from ._callers import library_entry
         entry = library_entry()
+        if entry is not None and numpy_api().has_rule_named(entry):
+            raise UnsupportedOperation(
+                f"adsim: `{entry}` received active values inside a Python list or tuple; "
+                f"NumPy turns such a sequence into a plain array before adsim sees it, which "
+                f"would drop the derivatives. Pass one array: np.array([...]) or np.stack(...) "
+                f"made inside the recorded function keep them")
         if entry is not None:
             raise UnsupportedOperation(
                 f"adsim: cannot differentiate `{entry}`: it turns its active argument (shape "
@@ -335,6 +341,11 @@ cdef class Active:
             raise ValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")
         return bool(numpy_api().compare(CMP_NE, self, 0.0))
+
+    def __format__(self, spec):
+        if not spec:
+            return str(self)
+        return format(numpy_api().frozen(self, f"formatting with {spec!r}")[()], spec)
 
     def __array__(self, dtype=None, copy=None):
         cdef object v = numpy_api().frozen(

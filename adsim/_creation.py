@@ -14,7 +14,11 @@ Called from the recorded function's own code, on the recording thread:
 - ``np.array``/``np.asarray``/``np.asanyarray``/``np.ascontiguousarray`` of
   (nested) sequences holding active values build an active array (a stack of
   the pieces); of an active array they return it (``np.array`` copies, as
-  NumPy does); of plain data they are NumPy's own.
+  NumPy does). ``np.array`` of plain float data makes a new array, so it
+  returns an active array of constants that active values can be written
+  into (``y0 = np.array([1.0, 0.0]); y0[1] = p``); the others of plain data
+  are NumPy's own (they may return their argument itself, which must stay
+  the same object).
 - ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
   array of constants, so active values can be written into it; ``np.empty``
@@ -148,9 +152,12 @@ def _float_dtype(dtype):
 
 def _array_wrapper(original, copies):
     def array(obj, *args, **kwargs):
-        tape = _user_tape(original.__name__) if joins.holds_active(obj) else None
+        pieces = joins.holds_active(obj)
+        tape = _user_tape(original.__name__) if pieces or copies else None
         if tape is None:
             return original(obj, *args, **kwargs)
+        if not pieces:              # np.array of plain data: a new array, so a workspace
+            return _as_workspace(original(obj, *args, **kwargs), tape, False)
         dtype = kwargs.get("dtype", args[0] if args else None)
         out = joins.from_pieces(obj)
         if not _float_dtype(dtype):

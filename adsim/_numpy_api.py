@@ -109,6 +109,17 @@ def ufunc(uf, method, inputs, kwargs):
     raise unsupported(ufunc_name(uf))
 
 
+def has_rule_named(name):
+    """Whether ``numpy.sum``-style ``name`` is a NumPy function or ufunc
+    that adsim records when it gets an active array."""
+    module, _, attr = name.rpartition(".")
+    obj = getattr(sys.modules.get(module), attr, None)
+    try:
+        return obj is not None and (obj in FUNCTIONS or isinstance(obj, np.ufunc))
+    except TypeError:                       # unhashable
+        return False
+
+
 def ufunc_name(uf):
     """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
     name = uf.__name__

@@ -74,16 +74,28 @@ def test_asarray_of_an_active_array_is_itself_and_array_copies():
 
 def test_integer_and_plain_creations_stay_plain():
     kinds = {}
+    data = np.array([1.0, 2.0])
 
     def f(x):
         kinds["int zeros"] = type(np.zeros(3, dtype=int))
-        kinds["list of floats"] = type(np.array([1.0, 2.0]))
+        kinds["int list"] = type(np.array([1, 2]))
+        kinds["asarray of plain"] = np.asarray(data) is data      # NumPy's own: no copy
         kinds["int of active"] = np.array([x[0], x[1]], dtype=int).dtype
         kinds["library"] = type(scipy.special.softmax(np.array([1.0, 2.0])))
         return np.sum(x)
     ad.grad(f)(np.array([1.5, 2.5]))
-    assert kinds == {"int zeros": np.ndarray, "list of floats": np.ndarray,
+    assert kinds == {"int zeros": np.ndarray, "int list": np.ndarray, "asarray of plain": True,
                      "int of active": np.dtype(int), "library": np.ndarray}
+
+
+def test_np_array_of_plain_floats_is_a_workspace_for_active_values():
+    def rhs(p):
+        y0 = np.array([1.0, 0.0])               # initial state, one entry a parameter
+        y0[1] = p[0]
+        return np.sum(y0 * p)                   # p + p**2
+    p = np.array([2.0])
+    np.testing.assert_allclose(ad.grad(rhs)(p), 1.0 + 2.0 * p)
+    np.testing.assert_allclose(ad.hessian(rhs)(p), [[2.0]])
 
 
 def test_creation_is_scoped_to_the_recording_thread():

@@ -18,16 +18,29 @@ def tape_of(*values):
             if tape is None:
                 tape = v.tape
             elif v.tape is not tape:
-                raise ValueError(
-                    "adsim: active arrays from two different recordings were combined. A value "
-                    "recorded by one adsim call cannot be used inside another; pass it in as an "
-                    "argument of the inner function instead")
+                raise ValueError(_MIXED_RECORDINGS if tape.recording and v.tape.recording
+                                 else _KEPT_FROM_EARLIER)
     if tape is None:
         raise TypeError("adsim: internal dispatch without an active operand")
     if not tape.recording:
         raise RuntimeError("adsim: this active array belongs to a finished recording; it can no "
-                           "longer be used in computations (return values, do not store them)")
+                           "longer be used in computations (return values, do not store them: "
+                           "an object attribute, global or cache holding one needs a plain "
+                           "array instead, made outside the recorded function)")
     return tape
+
+
+_MIXED_RECORDINGS = (
+    "adsim: active arrays from two different recordings were combined: a derivative taken "
+    "inside a recorded function (ad.grad(g)(y) in f) used an active value of the outer "
+    "function that g reads from its closure, a global or an object. Pass it to g as an "
+    "argument instead (ad.grad(g, argnums=0)(y, k) with g(y, k))")
+_KEPT_FROM_EARLIER = (
+    "adsim: an active array kept from an earlier recording was used again. Arrays computed "
+    "inside a recorded function are active arrays of that recording only: one stored in an "
+    "object attribute, a global or a cache (a workspace made once with np.zeros, say) cannot "
+    "be used by a later call. Store plain arrays there: make the workspace outside the "
+    "recorded function (in __init__, say)")
 
 
 def shape_of(v):
