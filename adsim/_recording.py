@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _creation as creation
+from ._scipy import hooks as scipy_hooks
 from ._tape import Active, Opcode as Op, wrap
 from ._tree import LEAF, flatten, is_container
 from ._validate import real_array
@@ -23,7 +24,7 @@ def record(f, *args, **kwargs):
         arr = real_array(a, f"argument {i}")
         inputs.append(wrap(tape, tape.new_input(arr), arr.shape))
     try:
-        with creation.recording(tape):
+        with creation.recording(tape), scipy_hooks.installed():
             out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()
