@@ -111,6 +111,7 @@ def test_values_outside_the_support_and_for_invalid_parameters(f, x):
     (lambda z: norm.rvs(loc=z, random_state=0), "scipy.stats.norm.rvs"),
     (lambda z: poisson.cdf(2, z), "scipy.stats.poisson.cdf"),
     (lambda z: t.cdf(1.0, z), "shape parameter df"),
+    (lambda z: gamma.logsf(1.0, z), "shape parameter a"),
     (lambda z: binom.pmf(z, 5, 0.3), "active count k"),
     (lambda z: binom.pmf(2, z, 0.3), "shape parameter n"),
     (lambda z: multivariate_normal.cdf(z, np.zeros(2)), "scipy.stats.multivariate_normal.cdf"),

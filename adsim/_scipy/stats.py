@@ -61,7 +61,7 @@ def _always(*shapes):
     return True
 
 
-_INCOMPLETE = ("cdf", "sf", "ppf", "isf")
+_INCOMPLETE = ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 
 CONTINUOUS = {
     "norm": Family(_anywhere, 0.0, _always, (), {
