@@ -118,3 +118,26 @@ def test_a_function_with_a_closure_is_hooked_and_restored():
     g = ad.grad(lambda b: np.sum(f(T, b)))(np.ones(2))
     assert_close(g, np.linalg.solve(T.T, np.ones(2)), rtol=1e-14, what="gradient")
     assert np.array_equal(f(T, np.ones(2)), np.linalg.solve(T, np.ones(2)))
+
+
+def test_tapes_are_reused_while_another_thread_records():
+    """The tape cache fingerprints SciPy's own code of a hooked closure
+    (solve_triangular), not the route another thread's recording put in."""
+    T = np.array([[2.0, 1.0], [0.0, 3.0]])
+    g = ad.grad(lambda x: np.sum(scipy.linalg.solve_triangular(T, x)))
+    g(np.ones(2))
+    inside, release = threading.Event(), threading.Event()
+
+    def holder(z):
+        inside.set()
+        release.wait(10.0)
+        return logsumexp(z)
+    other = threading.Thread(target=lambda: ad.grad(holder)(X))
+    other.start()
+    inside.wait(10.0)
+    for shift in (1.0, 2.0):
+        g(np.ones(2) + shift)
+    release.set()
+    other.join()
+    g(np.ones(2))
+    assert g.tapes.recordings == 1

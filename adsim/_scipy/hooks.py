@@ -69,7 +69,8 @@ def _install_imported():
         for (module, path), rule in importlib.import_module(table).HOOKS.items():
             function = _resolve(module, path)
             if function is not None and function not in _hooked:
-                _hooked[function] = _Hook(function, rule)
+                hook = _hooked[function] = _Hook(function, rule)    # known before it acts
+                hook.install()
 
 
 def _resolve(module, path):
@@ -98,15 +99,26 @@ class _Hook:
             if active_leaves((args, kwargs)):
                 return rule(*args, **kwargs)
             return original(*args, **kwargs)
+        self.route = route
 
+    def install(self):
         # extra keyword defaults first, then the code: every call sees a
         # consistent pair (SciPy's code ignores the extra default)
-        function.__kwdefaults__ = {**(self.kwdefaults or {}), "_adsim_route": route}
-        function.__code__ = _trampoline(self.code)
+        self.function.__kwdefaults__ = {**(self.kwdefaults or {}), "_adsim_route": self.route}
+        self.function.__code__ = _trampoline(self.code)
 
     def remove(self):
         self.function.__code__ = self.code
         self.function.__kwdefaults__ = self.kwdefaults
+
+
+def unhooked(function):
+    """(code, keyword defaults) of ``function`` as its library defines them,
+    hooked or not (what fingerprints of a user's environment should see)."""
+    hook = _hooked.get(function)
+    if hook is None:
+        return function.__code__, function.__kwdefaults__
+    return hook.code, hook.kwdefaults
 
 
 _TRAMPOLINES = {}
