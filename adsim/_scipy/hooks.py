@@ -37,7 +37,9 @@ _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy
            "scipy.stats": "adsim._scipy.stats"}
 _lock = threading.Lock()
 _users = {"count": 0}
-_hooked = {}              # function -> _Hook
+_made = {}                # SciPy module -> its hooks, made when first seen imported
+_known = {}               # function -> its _Hook (installed or not)
+_installed = set()        # SciPy modules whose hooks are in place
 
 
 class installed:
@@ -47,30 +49,35 @@ class installed:
     def __enter__(self):
         with _lock:
             _users["count"] += 1
-            _install_imported()
+            for scipy_module, table in _TABLES.items():
+                if scipy_module in _installed or scipy_module not in sys.modules:
+                    continue          # (a module imported meanwhile is hooked at the next one)
+                if scipy_module not in _made:
+                    _made[scipy_module] = _make_hooks(table)
+                for hook in _made[scipy_module]:
+                    hook.install()
+                _installed.add(scipy_module)
         return self
 
     def __exit__(self, *exc):
         with _lock:
             _users["count"] -= 1
             if _users["count"] == 0:
-                for hook in _hooked.values():
-                    hook.remove()
-                _hooked.clear()
+                for scipy_module in _installed:
+                    for hook in _made[scipy_module]:
+                        hook.remove()
+                _installed.clear()
         return False
 
 
-def _install_imported():
-    """Hook every listed function whose SciPy module is imported (again on
-    each recording: a module imported meanwhile is hooked then)."""
-    for scipy_module, table in _TABLES.items():
-        if scipy_module not in sys.modules:
-            continue
-        for (module, path), rule in importlib.import_module(table).HOOKS.items():
-            function = _resolve(module, path)
-            if function is not None and function not in _hooked:
-                hook = _hooked[function] = _Hook(function, rule)    # known before it acts
-                hook.install()
+def _make_hooks(table):
+    hooks = []
+    for (module, path), rule in importlib.import_module(table).HOOKS.items():
+        function = _resolve(module, path)
+        if function is not None:
+            hooks.append(_Hook(function, rule))
+            _known[function] = hooks[-1]
+    return hooks
 
 
 def _resolve(module, path):
@@ -99,13 +106,14 @@ class _Hook:
             if active_leaves((args, kwargs)):
                 return rule(*args, **kwargs)
             return original(*args, **kwargs)
-        self.route = route
+        self.routed_kwdefaults = {**(self.kwdefaults or {}), "_adsim_route": route}
+        self.trampoline = _trampoline(self.code)
 
     def install(self):
         # extra keyword defaults first, then the code: every call sees a
         # consistent pair (SciPy's code ignores the extra default)
-        self.function.__kwdefaults__ = {**(self.kwdefaults or {}), "_adsim_route": self.route}
-        self.function.__code__ = _trampoline(self.code)
+        self.function.__kwdefaults__ = self.routed_kwdefaults
+        self.function.__code__ = self.trampoline
 
     def remove(self):
         self.function.__code__ = self.code
@@ -115,7 +123,7 @@ class _Hook:
 def unhooked(function):
     """(code, keyword defaults) of ``function`` as its library defines them,
     hooked or not (what fingerprints of a user's environment should see)."""
-    hook = _hooked.get(function)
+    hook = _known.get(function)
     if hook is None:
         return function.__code__, function.__kwdefaults__
     return hook.code, hook.kwdefaults
