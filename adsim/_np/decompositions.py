@@ -26,7 +26,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tape import Active
 from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from . import triangular

@@ -19,7 +19,6 @@ import numpy as np
 import scipy.special as sc
 
 from .._np import joins
-from .._tape import Active
 from ..errors import UnsupportedOperation
 from . import mvn
 from .arrays import array
@@ -168,7 +167,7 @@ def _continuous(method):
                         x, lambda: np.where(x == 0, ends[0], np.where(x == 1, ends[1], np.nan)))
             return _invalid_to_nan(loc + scale * y, valid)
         y = (x - loc) / scale
-        below, above = _OUTSIDE.get(method, (None, None))
+        below, above = _OUTSIDE[method]
         if np.all(np.isneginf(lo)) and np.all(np.isposinf(hi)):
             out = _evaluate(family, method, y, shapes)
         else:
