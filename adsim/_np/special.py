@@ -109,11 +109,12 @@ def _table():
         sc.gammainccinv: (lambda a, p: (None, -1.0 / gamma_density(a, sc.gammainccinv(a, p))),
                           (0,)),
         sc.betainc: (lambda a, b, x: (None, None, beta_density(a, b, x)), (0, 1)),
-        sc.betaincc: (lambda a, b, x: (None, None, -beta_density(a, b, x)), (0, 1)),
         sc.betaincinv: (lambda a, b, y: (None, None, 1.0 / beta_density(a, b, sc.betaincinv(
             a, b, y))), (0, 1)),
         sc.stdtr: (lambda df, t: (None, t_density(df, t)), (0,)),
         sc.stdtrit: (lambda df, p: (None, 1.0 / t_density(df, sc.stdtrit(df, p))), (0,)),
+        **({sc.betaincc: (lambda a, b, x: (None, None, -beta_density(a, b, x)), (0, 1))}
+           if hasattr(sc, "betaincc") else {}),          # SciPy >= 1.11
     }
 
 

@@ -80,7 +80,7 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0,))),
     "beta": Family(lambda a, b: (0.0, 1.0), 0.5, lambda a, b: (a > 0) & (b > 0), (1.0, 1.0), {
         "logpdf": _beta_logpdf,
-        "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betaincc(a, b, y),
+        "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betainc(b, a, 1.0 - y),
         "ppf": lambda q, a, b: sc.betaincinv(a, b, q)}, dict.fromkeys(_INCOMPLETE, (0, 1))),
     "expon": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
