@@ -26,6 +26,8 @@ CASES = {
     "cho_factor cho_solve": (lambda a, y: cho_solve(cho_factor(a), y), [S, b]),
     "cho lower": (lambda a, y: cho_solve(cho_factor(a, lower=True), y), [S, B]),
     "cho_factor c": (lambda a: cho_factor(a)[0], [S]),
+    "cho_factor lower c of a non-symmetric matrix": (lambda a: cho_factor(a, lower=True)[0],
+                                                     [S + np.triu(A, 1)]),
     "lu_factor lu_solve": (lambda a, y: lu_solve(lu_factor(a), y), [A, b]),
     "lu_solve trans": (lambda a, y: lu_solve(lu_factor(a), y, trans=1), [A, B]),
     "lu_factor lu": (lambda a: lu_factor(a)[0], [A]),

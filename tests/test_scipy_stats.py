@@ -63,6 +63,8 @@ CASES.update({
     "multivariate_normal frozen": (lambda x, m, c: multivariate_normal(m, c).logpdf(x),
                                    [POINTS, MEAN, C]),
     "multivariate_normal frozen plain": (lambda x: multivariate_normal(MEAN, C).pdf(x), [POINTS]),
+    "multivariate_normal lower triangle": (lambda c: multivariate_normal.logpdf(POINTS, MEAN, c),
+                                           [C + np.triu(np.ones((3, 3)), 1)]),
     "multivariate_normal scalar cov": (lambda x, s: multivariate_normal.logpdf(x, MEAN, s),
                                        [POINTS, np.array(1.3)]),
     "multivariate_normal 1-d": (lambda x, s: multivariate_normal.logpdf(x, 0.5, s),
