@@ -11,7 +11,7 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
                      MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
-                     TapeOverflow, UnsupportedOperation)
+                     TapeOverflow, UndefinedDerivative, UnsupportedOperation)
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
@@ -23,7 +23,8 @@ __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput",
     "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeOverflow", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
     "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
-    "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
+    "UndefinedDerivative", "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp",
+    "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
     "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
     "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",

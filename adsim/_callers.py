@@ -36,13 +36,30 @@ def _is_library(module):
 
 def _public_name(frame):
     """The function's name where users import it from (the shortest module
-    path that exports the same object)."""
+    path that exports the same object). A decorator's wrapper (SciPy's
+    batching wrapper, say) is named after the function it wraps, found
+    among the wrapper's closure variables."""
     module = frame.f_globals.get("__name__", "")
     name = frame.f_code.co_name
-    obj = frame.f_globals.get(name)
+    found = _exported(module, name, frame.f_globals.get(name))
+    if found is None:
+        for var in frame.f_code.co_freevars:
+            inner = frame.f_locals.get(var)
+            if callable(inner) and hasattr(inner, "__module__") and hasattr(inner, "__name__"):
+                found = found or _exported(inner.__module__ or "", inner.__name__, inner)
+    return found or f"{module}.{getattr(frame.f_code, 'co_qualname', name)}"
+
+
+def _exported(module, name, obj):
+    """``package.name`` for the shortest parent of ``module`` that exports
+    ``obj`` (or a wrapper of it) as ``name``; None if none does."""
+    if obj is None:
+        return None
     parts = module.split(".")
     for i in range(1, len(parts) + 1):
         parent = sys.modules.get(".".join(parts[:i]))
-        if parent is not None and obj is not None and getattr(parent, name, None) is obj:
+        candidate = getattr(parent, name, None) if parent is not None else None
+        if candidate is not None and (candidate is obj or
+                                      getattr(candidate, "__wrapped__", None) is obj):
             return f"{'.'.join(parts[:i])}.{name}"
-    return f"{module}.{getattr(frame.f_code, 'co_qualname', name)}"
+    return None

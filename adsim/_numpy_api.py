@@ -18,6 +18,7 @@ from ._np.integers import (  # noqa: F401
     around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
 from ._np import linalg
+from ._np import decompositions
 from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
@@ -170,6 +171,8 @@ FUNCTIONS = {
     np.linalg.det: linalg.det, np.linalg.slogdet: linalg.slogdet,
     np.linalg.cholesky: linalg.cholesky, np.linalg.eigh: linalg.eigh,
     np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
+    np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
+    np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
 }
 
 

@@ -21,6 +21,7 @@ import types
 import numpy as np
 
 from ._codeinfo import code_info
+from ._scipy.hooks import unhooked
 
 MAX_VALUES = 2000                 # values visited per walk
 MAX_DEPTH = 16                    # nesting of containers and objects
@@ -224,11 +225,11 @@ class _Walk:
             return
         if not self.first_visit(fn):
             return
-        code = fn.__code__
+        code, kwdefaults = unhooked(fn)        # SciPy's own, also while a recording routes it
         self.emit(types.FunctionType)
         self.emit(code)
         self.value(fn.__defaults__, depth + 1)
-        self.value(fn.__kwdefaults__, depth + 1)
+        self.value(kwdefaults, depth + 1)
         info = None if library else code_info(code)
         for cell in fn.__closure__ or ():
             try:

@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _creation as creation
+from ._scipy import hooks as scipy_hooks
 from ._tape import Active, Opcode as Op, wrap
 from ._tree import LEAF, flatten, is_container, unflatten
 from ._validate import real_array
@@ -40,7 +41,7 @@ def record_inputs(f, args, kwargs, n_varied):
     if isinstance(tape, TreeTape):
         tape._set_trees(trees)
     try:
-        with creation.recording(tape):
+        with creation.recording(tape), scipy_hooks.installed():
             out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()

@@ -29,6 +29,19 @@ class UnsupportedOperation(AdsimError, TypeError):
     """
 
 
+class UndefinedDerivative(AdsimError, ValueError):
+    """The derivative asked for does not exist at this point.
+
+    Raised by the derivative rules of functions that are differentiable only
+    away from some points: singular vectors at repeated (or zero) singular
+    values, the QR factors, pseudo-inverse and least-squares solution of a
+    rank-deficient matrix. The message names the function and the values
+    that make the derivative undefined. Fix: differentiate a quantity that is
+    defined there (functions of the singular values alone, a regularized
+    matrix), or move the point.
+    """
+
+
 class ActiveValueLeak(AdsimError, TypeError):
     """An active (recorded) value was turned into a plain Python number or array.
 

@@ -47,6 +47,12 @@ class Primitive:
     def __call__(self, *args):
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
+        if self.nondiff_argnums:
+            from ._np.integers import plain_if_constant
+            args = tuple(plain_if_constant(a) if i in self.nondiff_argnums else a
+                         for i, a in enumerate(args))
+            if not any(isinstance(a, Active) for a in args):
+                return self.value(*args)
         for i in self.nondiff_argnums:
             if isinstance(args[i], Active):
                 raise UnsupportedOperation(f"adsim: argument {i} of `{self.name}` has no "

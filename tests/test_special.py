@@ -30,6 +30,11 @@ CASES = {
     "bessel i": (lambda x: sc.i0(x) + sc.i1(x) * sc.iv(3, x), X),
     "bessel scaled": (lambda x: sc.i0e(x - 1.0) + sc.i1e(x) + sc.ive(2, x), X),
     "hurwitz zeta": (lambda x: sc.zeta(3.0, x), X),
+    "gammainc gammaincc": (lambda x: sc.gammainc(2.5, x) + sc.gammaincc(X, 2.0 * x), X),
+    "gammaincinv": (lambda p: sc.gammaincinv(2.5, p) + sc.gammainccinv(X, p), P),
+    "betainc betaincc": (lambda p: sc.betainc(2.0, 3.5, p) * sc.betaincc(X, 1.5, p), P),
+    "betaincinv": (lambda p: sc.betaincinv(X, 1.5, p), P),
+    "stdtr stdtrit": (lambda x: sc.stdtr(3.5, x - 1.0) + sc.stdtrit(X + 1.0, x / 3.0), X),
 }
 
 

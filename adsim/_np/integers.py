@@ -70,6 +70,15 @@ def frozen(x, what):
     return v
 
 
+def plain_if_constant(v):
+    """``v`` as a plain array when it is an active array without a
+    derivative (an np.array of constants made in the function, data): it
+    may then go where only plain values can, under a guard; else ``v``."""
+    if isinstance(v, Active) and not tape_of(v).slot_is_varied(v.slot):
+        return frozen(v, "")
+    return v
+
+
 def exact_index(x):
     """An active integral scalar used as an index: its value, guarded to stay
     exactly that integer (NumPy refuses a non-integral index, so a replay

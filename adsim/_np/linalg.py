@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
+from .decompositions import svd
 from .elementwise import absolute
 from .reductions import amax, amin, sum as reduce_sum
 
@@ -44,8 +45,8 @@ def solve(a, b):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm: every vector order, and the matrix 1-, inf- and
-    Frobenius norms (those of -1, -inf too); the matrix 2-norm and nuclear
-    norm need singular values, which are not recorded."""
+    Frobenius norms (those of -1, -inf too); the matrix 2-norm, -2 and
+    nuclear norms from singular values (single matrices)."""
     nd = x.ndim
     if axis is None:
         if ord is None:
@@ -96,8 +97,15 @@ def _matrix_norm(x, ord, axes, keepdims):
         out = pick(sums, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(d for i, d in enumerate(out.shape)
                                                        if i not in (row, col)))
-    raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r} over a matrix needs "
-                               f"singular values, which are not recorded; use ord='fro', 1 or inf")
+    if ord in (2, -2, "nuc") and x.ndim == 2:
+        s = svd(x if row < col else x.T, compute_uv=False)
+        out = amax(s) if ord == 2 else (amin(s) if ord == -2 else reduce_sum(s))
+        return out.reshape((1, 1)) if keepdims else out
+    if ord in (2, -2, "nuc"):
+        raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r} over two axes of a "
+                                   f"{x.ndim}-d array: singular values are recorded for single "
+                                   f"matrices only; loop over the stack")
+    raise ValueError("Invalid norm order for matrices.")
 
 
 # ---- matrix functions: primitives whose rules are differentiable, so that

@@ -6,7 +6,7 @@ special functions here), so Hessian-vector products, which record the
 reverse rule, are exact too. One Python call per op and sweep.
 
 Derivatives: Abramowitz & Stegun, *Handbook of Mathematical Functions*
-(6.1.17, 6.3.1, 6.4.1, 7.1.19, 9.1.27, 9.6.26) and the NIST DLMF (5.15.1,
+(6.1.17, 6.3.1, 6.4.1, 6.5.25, 7.1.19, 9.1.27, 9.6.26, 26.5.1, 26.7.1) and the NIST DLMF (5.15.1,
 7.10.1, 10.29.1).
 """
 import numpy as np
@@ -59,6 +59,16 @@ def _table():
 
     def polygamma(n, x):         # n >= 1, through Hurwitz's zeta (A&S 6.4.10)
         return (-1.0) ** (n + 1) * math.factorial(n) * _ufuncs._zeta(n + 1.0, x)
+
+    def gamma_density(a, x):     # d/dx gammainc(a, x) (A&S 6.5.25)
+        return np.exp(sc.xlogy(a - 1.0, x) - x - sc.gammaln(a))
+
+    def beta_density(a, b, x):   # d/dx betainc(a, b, x) (A&S 26.5.1)
+        return np.exp(sc.xlogy(a - 1.0, x) + sc.xlog1py(b - 1.0, -x) - sc.betaln(a, b))
+
+    def t_density(df, t):        # d/dt stdtr(df, t) (A&S 26.7.1)
+        return np.exp(sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df)
+                      - 0.5 * np.log(np.pi * df) - 0.5 * (df + 1.0) * np.log1p(t * t / df))
     return {
         sc.gammaln: lambda x: (sc.digamma(x),),
         sc.gamma: lambda x: (sc.gamma(x) * sc.digamma(x),),
@@ -92,6 +102,20 @@ def _table():
         sc.i1e: lambda x: (0.5 * (sc.i0e(x) + sc.ive(2, x)) - np.sign(x) * sc.i1e(x),),
         sc.ive: (lambda v, x: (None, 0.5 * (sc.ive(v - 1, x) + sc.ive(v + 1, x))
                                - np.sign(x) * sc.ive(v, x)), (0,)),
+        # incomplete gamma and beta functions, Student's t distribution and
+        # their inverses: in the last argument only (inverse: 1 / density)
+        sc.gammainc: (lambda a, x: (None, gamma_density(a, x)), (0,)),
+        sc.gammaincc: (lambda a, x: (None, -gamma_density(a, x)), (0,)),
+        sc.gammaincinv: (lambda a, p: (None, 1.0 / gamma_density(a, sc.gammaincinv(a, p))), (0,)),
+        sc.gammainccinv: (lambda a, p: (None, -1.0 / gamma_density(a, sc.gammainccinv(a, p))),
+                          (0,)),
+        sc.betainc: (lambda a, b, x: (None, None, beta_density(a, b, x)), (0, 1)),
+        sc.betaincinv: (lambda a, b, y: (None, None, 1.0 / beta_density(a, b, sc.betaincinv(
+            a, b, y))), (0, 1)),
+        sc.stdtr: (lambda df, t: (None, t_density(df, t)), (0,)),
+        sc.stdtrit: (lambda df, p: (None, 1.0 / t_density(df, sc.stdtrit(df, p))), (0,)),
+        **({sc.betaincc: (lambda a, b, x: (None, None, -beta_density(a, b, x)), (0, 1))}
+           if hasattr(sc, "betaincc") else {}),          # SciPy >= 1.11
     }
 
 

@@ -1,0 +1,287 @@
+"""``scipy.linalg`` on single active matrices: solve_triangular, solve (every
+``assume_a``), cho_factor/cho_solve, lu_factor/lu_solve, expm, and the
+factorizations NumPy also has (cholesky, inv, det, svd, svdvals, qr, eigh,
+eigvalsh), called unchanged (see hooks.py).
+
+Each is written with adsim's recorded operations and primitives, and reads
+exactly the entries SciPy reads (a triangle, a band), so its derivative is
+zero in the others. LU after M. Giles, "An extended collection of matrix
+derivative results for forward and reverse mode AD", 2008; the Fréchet
+derivative of expm from the block-triangular identity
+expm([[A, E], [0, A]]) = [[e^A, L(A, E)], [0, e^A]] (N. J. Higham,
+*Functions of Matrices*, SIAM 2008, sec. 3.2; Al-Mohy & Higham, SIAM J.
+Matrix Anal. Appl. 30, 2009), whose adjoint is L(A^T, .).
+"""
+import numpy as np
+import scipy.linalg
+
+from .._np import decompositions, linalg, triangular
+from .._np.core import compare
+from .._tape import Active, CompareKind
+from ..errors import UnsupportedOperation
+from ..primitives import primitive
+from .arrays import array
+
+
+def _matrix(name, a, square=True):
+    shape = np.shape(a)
+    if len(shape) != 2 or (square and shape[0] != shape[1]):
+        raise UnsupportedOperation(f"adsim: scipy.linalg.{name} of shape {shape}: only single "
+                                   f"{'square ' if square else ''}matrices are recorded (loop "
+                                   f"over a batch)")
+
+
+def _rhs(name, b):
+    if np.ndim(b) not in (1, 2):
+        raise UnsupportedOperation(f"adsim: scipy.linalg.{name} with b of shape {np.shape(b)}: "
+                                   f"pass a vector or a matrix (loop over a batch)")
+
+
+def _transposed(trans):
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise ValueError(f"adsim: unknown trans={trans!r}; use 0, 1, 2, 'N', 'T' or 'C'")
+    return trans in (1, 2, "T", "C")           # 'C' is 'T' for real matrices
+
+
+def _unit_triangle(a, lower):
+    """The triangle of ``a`` with ones on the diagonal (a unit triangular
+    matrix as LAPACK reads it)."""
+    strict = np.tril(a, -1) if lower else np.triu(a, 1)
+    return strict + np.eye(np.shape(a)[0])
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    a, b = array(a, "scipy.linalg.solve_triangular"), array(b, "scipy.linalg.solve_triangular")
+    _matrix("solve_triangular", a)
+    _rhs("solve_triangular", b)
+    T = _unit_triangle(a, lower) if unit_diagonal else (np.tril(a) if lower else np.triu(a))
+    return triangular.solve(T, b, lower, _transposed(trans))
+
+
+_STRUCTURES = {None: "general", "general": "general", "gen": "general", "banded": "general",
+               "diagonal": "diagonal", "tridiagonal": "tridiagonal",
+               "upper triangular": "upper", "lower triangular": "lower",
+               "pos": "symmetric", "positive definite": "symmetric", "sym": "symmetric",
+               "symmetric": "symmetric", "her": "symmetric", "hermitian": "symmetric"}
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a=None, transposed=False):
+    """a^-1 b for the entries of ``a`` SciPy reads under ``assume_a``
+    (automatic structure detection, the default, reads all of them: the
+    structure it finds is that of the values, so the solution is that of
+    the whole matrix)."""
+    a, b = array(a, "scipy.linalg.solve"), array(b, "scipy.linalg.solve")
+    _matrix("solve", a)
+    _rhs("solve", b)
+    if assume_a not in _STRUCTURES:
+        raise ValueError(f"{assume_a} is not a recognized matrix structure")
+    structure = _STRUCTURES[assume_a]
+    if structure in ("upper", "lower"):
+        T = np.triu(a) if structure == "upper" else np.tril(a)
+        return triangular.solve(T, b, structure == "lower", transposed)
+    if structure == "diagonal":
+        d = np.diagonal(a)
+        return b / (d if np.ndim(b) == 1 else d[:, None])
+    if structure == "tridiagonal":
+        a = np.triu(np.tril(a, 1), -1)
+    elif structure == "symmetric":
+        a = np.tril(a) + np.tril(a, -1).T if lower else np.triu(a) + np.triu(a, 1).T
+    return linalg.solve(a.T if transposed else a, b)
+
+
+# ---- Cholesky ---------------------------------------------------------------
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """SciPy reads the upper triangle unless ``lower``, and returns that factor."""
+    a = array(a, "scipy.linalg.cholesky")
+    _matrix("cholesky", a)
+    return linalg.cholesky(a, upper=not lower)
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """(c, lower): the factor in the triangle SciPy writes, ``a``'s own
+    entries in the other (as LAPACK leaves them)."""
+    a = array(a, "scipy.linalg.cho_factor")
+    _matrix("cho_factor", a)
+    factor = linalg.cholesky(a, upper=not lower)
+    return factor + (np.triu(a, 1) if lower else np.tril(a, -1)), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """x with (L L^T) x = b, or (U^T U) x = b, from cho_factor's triangle."""
+    c, lower = c_and_lower
+    c, b = array(c, "scipy.linalg.cho_solve"), array(b, "scipy.linalg.cho_solve")
+    _matrix("cho_solve", c)
+    _rhs("cho_solve", b)
+    T = np.tril(c) if lower else np.triu(c)
+    return triangular.solve(T, triangular.solve(T, b, lower, not lower), lower, lower)
+
+
+# ---- LU ---------------------------------------------------------------------
+
+def _permutation(piv):
+    """perm with A[perm] = L U from LAPACK's row interchanges (row i was
+    swapped with row piv[i], in order)."""
+    perm = np.arange(len(piv))
+    for i, p in enumerate(piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_primitive(perm):
+    """Packed [lu, pivots] of P^T A = L U for pivots fixed at recording; the
+    pivots, a plain output without derivative, are guarded by the caller."""
+    n = len(perm)
+    back = np.argsort(perm)
+
+    def value(a):
+        lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+        return np.concatenate([lu.ravel(), piv.astype(float)])
+
+    def factors(out):
+        lu = np.reshape(out[:n * n], (n, n))
+        return _unit_triangle(lu, True), np.triu(lu)
+
+    def jvp(args, out, tangents):
+        """F = L^-1 P^T dA U^-1, dL = L tril(F, -1), dU = triu(F) U."""
+        L, U = factors(out)
+        F = triangular.solve(U, triangular.solve(L, tangents[0][perm], True).T, False, True).T
+        dlu = np.tril(L @ np.tril(F, -1), -1) + np.triu(F) @ U
+        return np.concatenate([np.ravel(dlu), np.zeros(n)])
+
+    def vjp(args, out, w):
+        """P^T Abar = L^-T (tril(L^T Lbar, -1) + triu(Ubar U^T)) U^-T."""
+        L, U = factors(out)
+        wlu = np.reshape(w[:n * n], (n, n))
+        G = np.tril(L.T @ np.tril(wlu, -1), -1) + np.triu(np.triu(wlu) @ U.T)
+        Abar = triangular.solve(U, triangular.solve(L, G, True, True).T, False).T
+        return (Abar[back],)
+    return primitive(value, jvp=jvp, vjp=vjp, name="scipy.linalg.lu_factor")
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv) as SciPy returns them; the pivots are those of the recording,
+    and a replay whose pivoting differs raises BranchChanged."""
+    a = array(a, "scipy.linalg.lu_factor")
+    _matrix("lu_factor", a)
+    n = np.shape(a)[0]
+    piv = scipy.linalg.lu_factor(_current(a), check_finite=False)[1]
+    packed = _lu_primitive(_permutation(piv))(a)
+    compare(CompareKind.CMP_EQ, packed[n * n:], piv.astype(float))      # guard the pivots
+    return np.reshape(packed[:n * n], (n, n)), piv
+
+
+def _current(a):
+    """The recorded value of ``a`` now (to choose pivots, which are guarded)."""
+    return a.tape.slot_value(a.slot).reshape(a.shape) if isinstance(a, Active) else a
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """x with A x = b (A^T x = b with ``trans``), A[perm] = L U."""
+    lu, piv = lu_and_piv
+    lu, b = array(lu, "scipy.linalg.lu_solve"), array(b, "scipy.linalg.lu_solve")
+    _matrix("lu_solve", lu)
+    _rhs("lu_solve", b)
+    if isinstance(piv, Active):
+        raise UnsupportedOperation("adsim: scipy.linalg.lu_solve with active pivots; pass the "
+                                   "pivots lu_factor returned")
+    perm = _permutation(np.asarray(piv))
+    L, U = _unit_triangle(lu, True), np.triu(lu)
+    if not _transposed(trans):
+        return triangular.solve(U, triangular.solve(L, b[perm], True), False)
+    w = triangular.solve(L, triangular.solve(U, b, False, True), True, True)
+    return w[np.argsort(perm)]
+
+
+# ---- expm -------------------------------------------------------------------
+
+def _frechet(A, E):
+    """L(A, E), the Fréchet derivative of expm at A in direction E."""
+    n = np.shape(A)[0]
+    zero = np.zeros((n, n))
+    block = np.concatenate([np.concatenate([A, E], axis=1),
+                            np.concatenate([zero, A], axis=1)], axis=0)
+    return _expm(block)[:n, n:]
+
+
+_expm = primitive(lambda A: scipy.linalg.expm(A), name="scipy.linalg.expm",
+                  jvp=lambda args, out, tangents: _frechet(args[0], tangents[0]),
+                  vjp=lambda args, out, w: (_frechet(args[0].T, w),))
+
+
+def expm(A):
+    A = array(A, "scipy.linalg.expm")
+    _matrix("expm", A)
+    return _expm(A)
+
+
+# ---- factorizations NumPy also has ------------------------------------------
+
+def _plain_options(name, **options):
+    for key, (value, default) in options.items():
+        if not (value is default or np.isscalar(value) and value == default):
+            raise UnsupportedOperation(f"adsim: scipy.linalg.{name}(..., {key}={value!r}) is not "
+                                       f"supported on active arrays; leave {key} at its default")
+
+
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    a = array(a, "scipy.linalg.inv")
+    _matrix("inv", a)
+    _plain_options("inv", assume_a=(assume_a, None))
+    return linalg.inv(a)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    a = array(a, "scipy.linalg.det")
+    _matrix("det", a)
+    return linalg.det(a)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    a = array(a, "scipy.linalg.svd")
+    _matrix("svd", a, square=False)
+    out = decompositions.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(out) if compute_uv else out
+
+
+def svdvals(a, overwrite_a=False, check_finite=True):
+    a = array(a, "scipy.linalg.svdvals")
+    _matrix("svdvals", a, square=False)
+    return decompositions.svd(a, compute_uv=False)
+
+
+_QR_MODES = {"full": "complete", "economic": "reduced", "r": "r", "raw": "raw"}
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    a = array(a, "scipy.linalg.qr")
+    _matrix("qr", a, square=False)
+    _plain_options("qr", pivoting=(pivoting, False))
+    if mode not in _QR_MODES:
+        raise ValueError("Mode argument should be one of ['full', 'r', 'economic', 'raw']")
+    out = decompositions.qr(a, mode=_QR_MODES[mode])
+    return (out,) if mode == "r" else tuple(out)
+
+
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    a = array(a, "scipy.linalg.eigh")
+    _matrix("eigh", a)
+    _plain_options("eigh", b=(b, None), subset_by_index=(subset_by_index, None),
+                   subset_by_value=(subset_by_value, None))
+    uplo = "L" if lower else "U"
+    return linalg.eigvalsh(a, uplo) if eigvals_only else tuple(linalg.eigh(a, uplo))
+
+
+def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,
+             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    return eigh(a, b, lower=lower, eigvals_only=True, subset_by_index=subset_by_index,
+                subset_by_value=subset_by_value)
+
+
+HOOKS = {("scipy.linalg", f.__name__): f for f in (
+    solve_triangular, solve, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, expm, inv,
+    det, svd, svdvals, qr, eigh, eigvalsh)}

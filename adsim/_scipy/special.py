@@ -1,0 +1,85 @@
+"""``scipy.special`` functions written in Python (not ufuncs): logsumexp,
+softmax, log_softmax, polygamma; written with recorded operations, so every
+mode, Hessian-vector products included, differentiates them."""
+import numpy as np
+import scipy.special as sc
+
+from .._np.core import axes_of
+from .._np.elementwise import stop_gradient
+from .._np.special import elementwise
+from .._tape import Active
+from .arrays import array
+
+
+def _shift(a, axes):
+    """The maximum over ``axes`` (kept), without derivative and with 0 where
+    it is infinite: exp(a - shift) neither overflows nor meets inf - inf."""
+    m = stop_gradient(np.max(a, axis=axes, keepdims=True))
+    return np.where(np.isfinite(m), m, 0.0)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b exp(a))) over ``axis``, as SciPy defines it: terms whose
+    weight is 0 are left out (their ``a`` may be infinite), and with
+    ``return_sign`` the logarithm of |sum| and its sign."""
+    a = np.atleast_1d(array(a, "scipy.special.logsumexp"))
+    counted = a
+    if b is not None:
+        b = array(b, "scipy.special.logsumexp")
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+        zero = b == 0
+        counted = np.where(zero, -np.inf, a)
+        # an active weight of 0 keeps its derivative exp(a - lse) unless its
+        # a is infinite or NaN (then left out, as SciPy does for the value)
+        left_out = zero & ~np.isfinite(a) if isinstance(b, Active) else zero
+        if np.any(left_out):
+            a = np.where(left_out, -np.inf, a)
+    axes = axes_of(axis, np.ndim(a))
+    if np.size(a) == 0:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(np.shape(a)))
+        out, sign = np.full(shape, -np.inf), np.full(shape, -1.0)
+    else:
+        shift = _shift(counted, axes)
+        terms = np.exp(a - shift) if b is None else b * np.exp(a - shift)
+        total = np.sum(terms, axis=axes, keepdims=True)
+        sign = np.sign(total)
+        magnitude = np.abs(total) if return_sign else total
+        empty = total == 0                    # every term zero: -inf, derivative 0, not NaN
+        if np.any(empty):
+            log_total = np.where(empty, -np.inf, np.log(np.where(empty, 1.0, magnitude)))
+        else:
+            log_total = np.log(magnitude)
+        out = log_total + shift
+    if not keepdims:
+        out, sign = np.squeeze(out, axis=axes), np.squeeze(sign, axis=axes)
+    return (out, sign) if return_sign else out
+
+
+def softmax(x, axis=None):
+    """exp(x) / sum(exp(x)) over ``axis``."""
+    x = array(x, "scipy.special.softmax")
+    axes = axes_of(axis, np.ndim(x))
+    e = np.exp(x - _shift(x, axes))
+    return e / np.sum(e, axis=axes, keepdims=True)
+
+
+def log_softmax(x, axis=None):
+    """x - logsumexp(x) over ``axis``."""
+    x = array(x, "scipy.special.log_softmax")
+    axes = axes_of(axis, np.ndim(x))
+    shifted = x - _shift(x, axes)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))
+
+
+# d/dx polygamma(n, x) = polygamma(n + 1, x) (A&S 6.4.1); n is a plain order
+_polygamma = elementwise(sc.polygamma, lambda n, x: (None, sc.polygamma(n + 1, x)), static=(0,))
+
+
+def polygamma(n, x):
+    return _polygamma(n if isinstance(n, Active) else np.asarray(n),
+                      array(x, "scipy.special.polygamma"))
+
+
+HOOKS = {("scipy.special", "logsumexp"): logsumexp, ("scipy.special", "softmax"): softmax,
+         ("scipy.special", "log_softmax"): log_softmax, ("scipy.special", "polygamma"): polygamma}

@@ -1,0 +1,243 @@
+"""``scipy.stats`` distributions on active arrays, called unchanged (see
+hooks.py): the methods of ``rv_continuous`` and ``rv_discrete`` are routed
+here when an argument is active, so ``norm.logpdf(x, loc, scale)``, frozen
+distributions (``norm(loc, scale).logpdf(x)``, which call the same methods)
+and ``multivariate_normal`` (mvn.py) are recorded.
+
+Each density is written with recorded operations and the special functions
+of adsim/_np/special.py, in the standardized variable y = (x - loc) / scale,
+so every argument (x, loc, scale, shape parameters) is differentiated in
+every mode. Points outside the support get SciPy's constants (logpdf -inf,
+cdf 0 or 1, ...) with derivative zero; invalid parameters (scale <= 0, a
+shape outside its range) give NaN, as SciPy does. Whether a point is inside
+is a recorded comparison. Distributions and methods without a rule raise
+``UnsupportedOperation`` naming them.
+"""
+from collections import namedtuple
+
+import numpy as np
+import scipy.special as sc
+
+from .._np import joins
+from .._np.integers import plain_if_constant
+from ..errors import UnsupportedOperation
+from . import mvn
+from .arrays import array
+
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+# A family in standardized form: support (lo, hi) given the shapes, a point
+# inside it, whether shapes are valid and valid values that stand in for
+# invalid ones (so that no NaN reaches the derivatives of a NaN result), and
+# its functions of (y, *shapes). ``plain`` maps a method to the positions of
+# shape parameters it does not differentiate (an integer count; an argument
+# of an incomplete function).
+Family = namedtuple("Family", "support interior valid stand_ins functions plain")
+
+
+def _student_t_logpdf(y, df):
+    return (sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df) - 0.5 * np.log(np.pi * df)
+            - 0.5 * (df + 1.0) * np.log1p(y * y / df))
+
+
+def _beta_logpdf(y, a, b):
+    return sc.xlogy(a - 1.0, y) + sc.xlog1py(b - 1.0, -y) - sc.betaln(a, b)
+
+
+def _binom_logpmf(k, n, p):
+    return (sc.gammaln(n + 1.0) - sc.gammaln(k + 1.0) - sc.gammaln(n - k + 1.0)
+            + sc.xlogy(k, p) + sc.xlog1py(n - k, -p))
+
+
+def _anywhere(*shapes):
+    return -np.inf, np.inf
+
+
+def _positive(*shapes):
+    return 0.0, np.inf
+
+
+def _always(*shapes):
+    return True
+
+
+_INCOMPLETE = ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")
+
+CONTINUOUS = {
+    "norm": Family(_anywhere, 0.0, _always, (), {
+        "logpdf": lambda y: -0.5 * y * y - _LOG_SQRT_2PI,
+        "cdf": sc.ndtr, "logcdf": sc.log_ndtr,
+        "sf": lambda y: sc.ndtr(-y), "logsf": lambda y: sc.log_ndtr(-y),
+        "ppf": sc.ndtri, "isf": lambda q: -sc.ndtri(q)}, {}),
+    "t": Family(_anywhere, 0.0, lambda df: df > 0, (1.0,), {
+        "logpdf": _student_t_logpdf,
+        "cdf": lambda y, df: sc.stdtr(df, y), "sf": lambda y, df: sc.stdtr(df, -y),
+        "ppf": lambda q, df: sc.stdtrit(df, q), "isf": lambda q, df: -sc.stdtrit(df, q)},
+        dict.fromkeys(_INCOMPLETE, (0,))),
+    "gamma": Family(_positive, 1.0, lambda a: a > 0, (1.0,), {
+        "logpdf": lambda y, a: sc.xlogy(a - 1.0, y) - y - sc.gammaln(a),
+        "cdf": lambda y, a: sc.gammainc(a, y), "sf": lambda y, a: sc.gammaincc(a, y),
+        "ppf": lambda q, a: sc.gammaincinv(a, q), "isf": lambda q, a: sc.gammainccinv(a, q)},
+        dict.fromkeys(_INCOMPLETE, (0,))),
+    "beta": Family(lambda a, b: (0.0, 1.0), 0.5, lambda a, b: (a > 0) & (b > 0), (1.0, 1.0), {
+        "logpdf": _beta_logpdf,
+        "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betainc(b, a, 1.0 - y),
+        "ppf": lambda q, a, b: sc.betaincinv(a, b, q)}, dict.fromkeys(_INCOMPLETE, (0, 1))),
+    "expon": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
+        "logcdf": lambda y: np.log(-np.expm1(-y)), "sf": lambda y: np.exp(-y),
+        "logsf": lambda y: -y, "ppf": lambda q: -np.log1p(-q), "isf": lambda q: -np.log(q)}, {}),
+}
+
+DISCRETE = {
+    "poisson": Family(lambda mu: (0.0, np.inf), 0.0, lambda mu: mu >= 0, (1.0,), {
+        "logpmf": lambda k, mu: sc.xlogy(k, mu) - sc.gammaln(k + 1.0) - mu}, {}),
+    "binom": Family(lambda n, p: (0.0, n), 0.0,
+                    lambda n, p: (n >= 0) & (n == np.floor(n)) & (0 <= p) & (p <= 1), (0.0, 0.5),
+                    {"logpmf": _binom_logpmf}, {"logpmf": (0,), "pmf": (0,)}),
+}
+
+# values outside the support: (below, above)
+_OUTSIDE = {"pdf": (0.0, 0.0), "logpdf": (-np.inf, -np.inf), "pmf": (0.0, 0.0),
+            "logpmf": (-np.inf, -np.inf), "cdf": (0.0, 1.0), "logcdf": (-np.inf, 0.0),
+            "sf": (1.0, 0.0), "logsf": (0.0, -np.inf)}
+
+
+# methods computed from another one when a family does not give them
+_DERIVED = {"pdf": ("logpdf", np.exp), "pmf": ("logpmf", np.exp), "logcdf": ("cdf", np.log),
+            "logsf": ("sf", np.log)}
+
+
+def _family(dist, method, table):
+    family = table.get(dist.name)
+    if family is None or method not in _methods(family):
+        supported = ", ".join(f"{name} ({' '.join(_methods(f))})" for name, f in table.items())
+        raise UnsupportedOperation(
+            f"adsim: scipy.stats.{dist.name}.{method} with active arguments has no rule; "
+            f"supported: {supported}. Write the density with NumPy and scipy.special, or call "
+            f"it on adsim.value(x) if no derivative is wanted")
+    return family
+
+
+def _methods(family):
+    names = set(family.functions)
+    return sorted(names | {m for m, (base, _) in _DERIVED.items() if base in names})
+
+
+def _evaluate(family, method, y, shapes):
+    f = family.functions.get(method)
+    if f is None:
+        base, outer = _DERIVED[method]
+        return outer(family.functions[base](y, *shapes))
+    return f(y, *shapes)
+
+
+def unsupported(method):
+    """The rule of a distribution method that has none (moments, entropy,
+    random variates, fits): an error naming it, as users call it."""
+    def rule(self, *args, **kwds):
+        raise UnsupportedOperation(
+            f"adsim: scipy.stats.{self.name}.{method} with active arguments is not supported; "
+            f"adsim differentiates the pdf/pmf, cdf, sf, their logarithms, ppf and isf of "
+            f"some distributions (docs/scipy.md). Call it on adsim.value(x) if no derivative "
+            f"is wanted")
+    return rule
+
+
+def _select(inside, formula, safe_point, y, outside):
+    """``formula(y)`` where ``inside``, the constants ``outside()`` elsewhere;
+    the formula sees a safe point outside, so no NaN reaches derivatives."""
+    if np.all(inside):
+        return formula(y)
+    return np.where(inside, formula(np.where(inside, y, safe_point)), outside())
+
+
+def _continuous(method):
+    def rule(self, x, *args, **kwds):
+        name = f"scipy.stats.{self.name}.{method}"
+        family = _family(self, method, CONTINUOUS)
+        shapes, loc, scale = self._parse_args(*args, **kwds)
+        x, loc, scale = array(x, name), array(loc, name), array(scale, name)
+        shapes = _shapes(shapes, name, self.shapes, family.plain.get(method, ()))
+        valid = (scale > 0) & family.valid(*shapes)
+        scale, shapes = _stand_in(valid, family, scale, shapes)
+        lo, hi = family.support(*shapes)
+        if method in ("ppf", "isf"):
+            ends = (lo, hi) if method == "ppf" else (hi, lo)
+            y = _select((x > 0) & (x < 1), lambda q: _evaluate(family, method, q, shapes), 0.5,
+                        x, lambda: np.where(x == 0, ends[0], np.where(x == 1, ends[1], np.nan)))
+            return _invalid_to_nan(loc + scale * y, valid)
+        y = (x - loc) / scale
+        below, above = _OUTSIDE[method]
+        if np.all(np.isneginf(lo)) and np.all(np.isposinf(hi)):
+            out = _evaluate(family, method, y, shapes)
+        else:
+            out = _select((y >= lo) & (y <= hi), lambda z: _evaluate(family, method, z, shapes),
+                          family.interior, y,
+                          lambda: np.where(y < lo, below, np.where(y > hi, above, np.nan)))
+        if method == "logpdf":
+            out = out - np.log(scale)
+        elif method == "pdf":
+            out = out / scale
+        return _invalid_to_nan(out, valid)
+    return rule
+
+
+def _discrete(method):
+    def rule(self, k, *args, **kwds):
+        name = f"scipy.stats.{self.name}.{method}"
+        family = _family(self, method, DISCRETE)
+        shapes, loc, _ = self._parse_args(*args, **kwds)
+        k, loc = plain_if_constant(k), plain_if_constant(loc)
+        if joins.holds_active(k) or joins.holds_active(loc):
+            raise UnsupportedOperation(f"adsim: {name} with an active count k or loc: the "
+                                       f"probability of an integer has no derivative in it; pass "
+                                       f"plain values (the parameters may be active)")
+        shapes = _shapes(shapes, name, self.shapes, family.plain.get(method, ()))
+        k = np.asarray(k, dtype=float) - np.asarray(loc, dtype=float)
+        valid = family.valid(*shapes)
+        lo, hi = family.support(*shapes)
+        _, shapes = _stand_in(valid, family, 1.0, shapes)
+        out = _select((k >= lo) & (k <= hi) & (k == np.floor(k)),
+                      lambda z: _evaluate(family, method, z, shapes), family.interior, k,
+                      lambda: np.where(np.isnan(k), np.nan, _OUTSIDE[method][0]))
+        return _invalid_to_nan(out, valid)
+    return rule
+
+
+def _shapes(shapes, name, names, plain):
+    """The shape parameters as arrays; those at positions ``plain`` (an
+    integer count, an argument of an incomplete function) must be plain."""
+    for i in plain:
+        if i < len(shapes) and joins.holds_active(shapes[i]):
+            raise UnsupportedOperation(f"adsim: {name} is not differentiated in its shape "
+                                       f"parameter {names.split(', ')[i]}; pass it as a plain "
+                                       f"value (the other arguments may be active)")
+    return [array(s, name) for s in shapes]
+
+
+def _stand_in(valid, family, scale, shapes):
+    """scale and shapes with valid stand-ins where they are invalid (the
+    result there is NaN; the formulas must not make NaN derivatives)."""
+    if np.all(valid):
+        return scale, shapes
+    return (np.where(valid, scale, 1.0),
+            [np.where(valid, s, safe) for s, safe in zip(shapes, family.stand_ins)])
+
+
+def _invalid_to_nan(out, valid):
+    return out if np.all(valid) else np.where(valid, out, np.nan)
+
+
+_INFRA = "scipy.stats._distn_infrastructure"
+HOOKS = {
+    **{(_INFRA, f"rv_continuous.{m}"): _continuous(m)
+       for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")},
+    **{(_INFRA, f"rv_discrete.{m}"): _discrete(m) for m in ("pmf", "logpmf")},
+    **{(_INFRA, f"rv_discrete.{m}"): unsupported(m)
+       for m in ("cdf", "logcdf", "sf", "logsf", "ppf", "isf", "rvs", "expect")},
+    **{(_INFRA, f"rv_continuous.{m}"): unsupported(m) for m in ("fit", "expect")},
+    **{(_INFRA, f"rv_generic.{m}"): unsupported(m)
+       for m in ("mean", "var", "std", "stats", "moment", "entropy", "rvs", "support", "nnlf")},
+    **mvn.HOOKS,
+}

@@ -1,0 +1,149 @@
+"""np.linalg.qr, svd, pinv, lstsq and the matrix 2- and nuclear norms: every
+sweep of the recorded tape against NumPy's values and central differences
+(fdcheck.check_tape: tangents, adjoints, the dot-product test, Jacobians in
+both modes, Hessian-vector products against differences of the gradient);
+a clear UndefinedDerivative where the derivative does not exist; and
+user-style programs."""
+import numpy as np
+import pytest
+
+import adsim as ad
+from fdcheck import assert_close, check_tape, fd_jacobian
+
+SHAPES = {"tall": (4, 3), "square": (3, 3), "wide": (2, 4)}
+
+
+def _matrix(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape) + np.eye(*shape)
+
+
+CASES = {
+    "qr Q": lambda a: np.linalg.qr(a)[0],
+    "qr R": lambda a: np.linalg.qr(a).R,
+    "qr mode r": lambda a: np.linalg.qr(a, mode="r"),
+    "svd values": lambda a: np.linalg.svd(a, compute_uv=False),
+    "svd U": lambda a: np.linalg.svd(a, full_matrices=False).U,
+    "svd Vh": lambda a: np.linalg.svd(a, full_matrices=False)[2],
+    "svd U s Vh": lambda a: np.einsum("ij,j,jk->ik", *np.linalg.svd(a, full_matrices=False)[:2],
+                                      np.linalg.svd(a, full_matrices=False)[2] ** 2),
+    "pinv": np.linalg.pinv,
+    "lstsq x": lambda a: np.linalg.lstsq(a, np.arange(1.0, a.shape[0] + 1))[0],
+    "lstsq matrix b": lambda a: np.linalg.lstsq(a, np.cos(np.arange(a.shape[0] * 2.0))
+                                                .reshape(-1, 2))[0],
+    "lstsq s": lambda a: np.linalg.lstsq(a, np.ones(a.shape[0]))[3],
+    "norm 2": lambda a: np.linalg.norm(a, 2),
+    "norm -2 axes": lambda a: np.linalg.norm(a, -2, axis=(1, 0), keepdims=True),
+    "norm nuc": lambda a: np.linalg.norm(a, "nuc"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_decomposition_every_sweep(name, shape):
+    check_tape(CASES[name], [_matrix(SHAPES[shape])], rtol=1e-6, atol=1e-8)
+
+
+def test_complete_qr_of_a_square_matrix_and_qr_of_a_wide_one():
+    A = _matrix((3, 3), seed=1)
+    check_tape(lambda a: np.concatenate(np.linalg.qr(a, mode="complete")), [A])
+    Q, R = np.linalg.qr(_matrix((2, 4)))
+    check_tape(lambda a: np.linalg.qr(a)[1], [_matrix((2, 4), seed=2)])
+    assert Q.shape == (2, 2) and R.shape == (2, 4)
+
+
+def test_lstsq_in_both_arguments_and_its_residuals():
+    A, b = _matrix((5, 2)), np.linspace(-1.0, 2.0, 5)
+    check_tape(lambda a, y: np.linalg.lstsq(a, y)[0], [A, b])
+    check_tape(lambda a, y: np.linalg.lstsq(a, y)[1], [A, b])
+    ranks = []
+
+    def fit(a):
+        x, residuals, rank, s = np.linalg.lstsq(a, b)
+        ranks.append(rank)
+        return x
+    ad.jacobian(fit)(A)
+    assert ranks == [np.linalg.lstsq(A, b)[2]]
+
+
+def test_singular_values_have_derivatives_at_repeated_values():
+    """The nuclear norm is differentiable at the identity (U V^T = I); the
+    sum of singular values there in every mode."""
+    eye = np.eye(3)
+    nuclear = lambda a: np.sum(np.linalg.svd(a, compute_uv=False))     # noqa: E731
+    assert_close(ad.grad(nuclear)(eye), eye, what="gradient of the nuclear norm")
+    v = np.arange(9.0).reshape(3, 3)
+    assert_close(ad.jvp(nuclear, eye, v)[1], np.trace(v), what="tangent of the nuclear norm")
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.sum(np.linalg.svd(a)[0] ** 3),
+    lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[2][0]),
+])
+def test_singular_vectors_at_repeated_singular_values_raise(f):
+    A = np.diag([2.0, 1.0, 1.0])
+    for run in (lambda: ad.grad(f)(A), lambda: ad.jvp(f, A, np.ones((3, 3))),
+                lambda: ad.hvp(f, A, np.ones((3, 3)))):
+        with pytest.raises(ad.UndefinedDerivative, match="repeated or zero singular values"):
+            run()
+
+
+def test_singular_vectors_at_a_zero_singular_value_raise():
+    with pytest.raises(ad.UndefinedDerivative, match="singular values"):
+        ad.grad(lambda a: np.sum(np.linalg.svd(a)[0]))(np.diag([1.0, 0.0]))
+
+
+@pytest.mark.parametrize(("f", "point", "words"), [
+    (lambda a: np.sum(np.linalg.qr(a)[0]), np.outer([1.0, 2.0, 3.0], [1.0, 1.0]), "full column"),
+    (lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]), _matrix((3, 2)), "completion"),
+    (lambda a: np.sum(np.linalg.svd(a)[0]), _matrix((3, 2)), "full_matrices=False"),
+    (lambda a: np.sum(np.linalg.pinv(a)), np.outer([1.0, 2.0, 3.0], [1.0, 1.0]), "rank-deficient"),
+    (lambda a: np.sum(np.linalg.lstsq(a, np.ones(3))[0]), np.outer([1.0, 2.0, 3.0], [1.0, 1.0]),
+     "rank-deficient"),
+])
+def test_undefined_derivatives_raise_with_the_reason(f, point, words):
+    with pytest.raises(ad.UndefinedDerivative, match=words):
+        ad.grad(f)(point)
+
+
+def test_unsupported_variants_are_named():
+    with pytest.raises(ad.UnsupportedOperation, match="raw"):
+        ad.grad(lambda a: np.sum(np.linalg.qr(a, mode="raw")[0]))(np.eye(2))
+    with pytest.raises(ad.UnsupportedOperation, match="hermitian"):
+        ad.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[1]))(np.eye(2))
+    with pytest.raises(ad.UnsupportedOperation, match="single"):
+        ad.grad(lambda a: np.sum(np.linalg.pinv(a)))(np.ones((2, 2, 2)))
+
+
+def test_procrustes_rotation_fit():
+    """Orthogonal Procrustes as users write it: R = U V^T from the SVD of
+    B A^T, and the misfit of R A against B, differentiated in A."""
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((3, 6))
+
+    def misfit(A):
+        U, _, Vt = np.linalg.svd(B @ A.T)
+        R = U @ Vt
+        return np.sum((R @ A - B) ** 2)
+    A = rng.standard_normal((3, 6))
+    g = ad.grad(misfit)(A)
+    assert_close(g, fd_jacobian(misfit, [A]).reshape(3, 6), rtol=1e-6, what="Procrustes gradient")
+    check_tape(misfit, [A], rtol=1e-6)
+
+
+def test_regression_coefficients_and_gram_schmidt():
+    """Least-squares coefficients of a polynomial fit as a function of the
+    data, and orthonormal columns from QR."""
+    t = np.linspace(0.0, 1.0, 7)
+    V = np.vander(t, 3)
+
+    def coefficients(y):
+        return np.linalg.lstsq(V, y, rcond=None)[0]
+    y = np.sin(3.0 * t)
+    J = ad.jacobian(coefficients)(y)
+    assert_close(J, np.linalg.pinv(V), rtol=1e-10, what="d coefficients / d data")
+
+    def orthonormal(a):
+        Q, _ = np.linalg.qr(a)
+        return Q.T @ np.arange(1.0, 6.0)
+    check_tape(orthonormal, [_matrix((5, 3), seed=4)])
