@@ -452,6 +452,8 @@ def ufunc(uf, method, inputs, kwargs):
         return _UNARY[uf](inputs[0])
     if uf in _BINARY and len(inputs) == 2:
         return binary(_BINARY[uf], *inputs)
+    if uf is np.matmul:
+        return bilinear(np.matmul, *inputs)
     raise unsupported_complex(f"numpy.{uf.__name__}")
 
 
