@@ -122,7 +122,25 @@ COMPOSITIONS = {
                                             + np.reciprocal(x + 1j) - (-np.fft.fft(x)) ** 2
                                             + np.positive(abs(x + 1j) * 1j) + np.power(x * 1j, 2)),
     "setitem and in-place": lambda x: _dealias(x),
+    "workspace and more shapes": lambda x: _workspace(x),
 }
+
+
+def _workspace(x):
+    z = np.fft.fft2(x.reshape(2, 4))
+    w = z * 0
+    w[:, 1:] = z[:, :-1]
+    w[0] = x[:4] + 1j
+    w **= 2
+    w -= 1j
+    w /= 1 + x[4:]
+    m = np.vstack([w, np.fft.fftshift(z)]).reshape(4, 4)
+    pieces = [np.trace(m), np.sum(np.diagonal(m)), np.sum(np.rot90(m)[0]),
+              np.sum(np.flip(m, axis=1) @ m), np.cumsum(np.roll(m.ravel(), 3))[-1],
+              np.sum(np.stack([z, 2 * z]) * np.moveaxis(np.tile(z, (2, 1, 1)), 0, 0)),
+              np.sum(np.fft.fftshift(x) * np.fft.ifftshift(np.conj(z.ravel())))]
+    pieces += [np.dot(row, row.conj()) for row in m[:2]]
+    return parts(np.stack(pieces)) if len(m) == 4 else None
 
 
 def _dealias(x):
@@ -249,6 +267,8 @@ def _raises(exc, match, body):
     (lambda x: np.sum(np.add.reduce(np.fft.fft(x)).real), UnsupportedOperation, "reduce"),
     (lambda x: np.sum(np.diff(np.fft.fft(x), prepend=0).real), UnsupportedOperation, "prepend"),
     (lambda x: np.sum(_store(x)), InvalidInput, "imaginary part"),
+    (lambda x: np.sum(_store_plain(x).real), ActiveValueLeak, "imaginary part"),
+    (lambda x: np.sum(np.fft.fft(x).astype(float)), ActiveValueLeak, "astype"),
 ])
 def test_unsupported_uses_raise(body, exc, match):
     _raises(exc, match, body)
@@ -257,6 +277,12 @@ def test_unsupported_uses_raise(body, exc, match):
 def _store(x):
     y = x * 1.0
     y[0] = np.fft.fft(x)[1]            # NumPy would drop the imaginary part
+    return y
+
+
+def _store_plain(x):
+    y = np.zeros(4, dtype=complex)     # complex creation stays plain (docs/complex.md)
+    y[0] = np.fft.fft(x)[1]
     return y
 
 
