@@ -267,6 +267,14 @@ def test_s_without_axes_warns_as_numpy():
     assert got.shape == want_shape + x.shape
 
 
+def test_primitive_rules_written_with_fft_record_for_second_order():
+    """A user primitive's vjp rule with numpy.fft is recorded by hvp."""
+    exp_ = adsim.primitive(np.exp, jvp=lambda a, o, t: o * t[0],
+                           vjp=lambda a, o, w: (np.fft.irfft(np.fft.rfft(o * w), n=o.size),))
+    x, v = np.array([0.1, 0.2, 0.3, 0.4]), np.array([1.0, -2.0, 0.5, 3.0])
+    assert_close(adsim.hvp(lambda z: np.sum(exp_(z)), x, v), np.exp(x) * v, 1e-13, 1e-15)
+
+
 def test_sparsity_of_elementwise_complex_arithmetic():
     """Complex arithmetic is real ops: an elementwise complex map keeps a
     diagonal Jacobian; through an FFT the pattern is dense."""
