@@ -331,9 +331,6 @@ def unsupported_complex(name):
 
 # ---- elementwise -------------------------------------------------------------
 
-_BINARY_NAMES = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.POW: "**"}
-
-
 def binary(code, a, b):
     """a <op> b where an operand is complex (active or constant)."""
     shape = np.broadcast_shapes(_shape(a), _shape(b))
@@ -348,8 +345,7 @@ def binary(code, a, b):
         return make(*_product(ar, ai, br, bi), shape, a, b)
     if code == Op.DIV:
         return make(*_quotient(ar, ai, br, bi), shape, a, b)
-    names = {int(k): v for k, v in _BINARY_NAMES.items()}
-    raise unsupported_complex(names.get(int(code), Op(code).name.lower()))
+    raise unsupported_complex(f"numpy.{Op(code).name.lower()}")
 
 
 def _product(ar, ai, br, bi):
