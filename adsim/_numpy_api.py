@@ -9,9 +9,11 @@ import numpy as np
 
 from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
-    active_leaves, as_active, binary, broadcast_to, compare, constant, copy, shape_of, size_of,
+    active_leaves, as_active, broadcast_to, compare, constant, copy, shape_of, size_of,
     tape_of, unsupported)
-from ._np import elementwise, numeric, ordering
+from ._np import core, elementwise, fft, numeric, ordering
+from ._np.complex import ComplexActive
+from ._np import complex as complex_
 from ._np.einsum import einsum, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
@@ -51,7 +53,16 @@ _COMPOSED_UFUNCS = {
 }
 
 
+def binary(code, a, b):
+    """a <op> b; a complex operand (active or constant) makes it complex."""
+    if complex_.is_complex(a) or complex_.is_complex(b):
+        return complex_.binary(code, a, b)
+    return core.binary(code, a, b)
+
+
 def ufunc(uf, method, inputs, kwargs):
+    if any(isinstance(v, ComplexActive) for v in inputs):
+        return complex_.ufunc(uf, method, inputs, kwargs)
     out = kwargs.get("out")
     if out is not None:
         out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
@@ -173,18 +184,22 @@ FUNCTIONS = {
     np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
+    **fft.FUNCTIONS,
 }
 
 
 # functions that only move elements: recorded through index_map (views where
 # NumPy gives views)
 for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.moveaxis,
-           np.diagonal, np.repeat, np.tile, np.take, np.atleast_1d, np.atleast_2d, np.atleast_3d):
+           np.diagonal, np.repeat, np.tile, np.take, np.atleast_1d, np.atleast_2d, np.atleast_3d,
+           np.fft.fftshift, np.fft.ifftshift):
     FUNCTIONS[_f] = (lambda f: lambda a, *args, **kw: index_map(f, [a], *args, **kw))(_f)
 
 
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
+    if ComplexActive in types and func not in fft.FUNCTIONS:
+        return complex_.array_function(func, args, kwargs)
     if impl is None:
         plain = on_plain_values(func, args, kwargs)
         if plain is not None:

@@ -25,7 +25,7 @@ def test_error_classes_subclass_the_matching_builtins():
 # ---------------------------------------------------- unsupported functions
 
 @pytest.mark.parametrize(("f", "name"), [
-    (lambda z: np.sum(np.fft.fft(z).real), "numpy.fft.fft"),
+    (lambda z: np.sum(np.fft.hfft(z)), "numpy.fft.hfft"),
     (lambda z: np.sum(np.unwrap(z)), "numpy.unwrap"),
     (lambda z: np.sum(np.linalg.eig(np.outer(z, z))[0]), "numpy.linalg.eig"),
     (lambda z: np.ptp(z), "numpy.ptp"),

@@ -1,0 +1,532 @@
+"""Complex intermediates of real functions.
+
+A complex active array (:class:`ComplexActive`) is a pair of real active
+arrays of one shape, its real and imaginary parts. Every operation on it is
+written with the real recorded ops, so every sweep (values, tangents,
+adjoints, Hessian-vector products, sparsity) handles it with no rule of its
+own, and its derivatives are those of the two real parts: the gradient of a
+real function of complex intermediates is its gradient with respect to the
+real inputs (docs/complex.md). A complex value never leaves the recording:
+turning it into a plain or a real array raises, and a recorded function
+returns a real quantity (``np.abs(z)**2``, ``z.real``).
+
+A real operand's imaginary part is an exact zero, so no term multiplies it
+(NumPy computes ``inf * 0`` there, adsim leaves the term out).
+"""
+import numbers
+
+import numpy as np
+
+from .._tape import Active, Opcode as Op
+from ..errors import ActiveValueLeak, UnsupportedOperation
+from .core import as_active, broadcast_to, tape_of
+
+_COMPLEX = np.dtype(np.complex128)
+
+
+class ComplexActive:
+    """A complex array being recorded: real active parts ``real`` and ``imag``.
+
+    Made by adsim, never by hand: ``np.fft.fft(x)``, ``1j * x``, a real
+    active array times a complex constant. Supports complex arithmetic
+    (``+ - * / **int``, unary ``-``), ``np.exp``, ``np.log``, ``np.abs``,
+    ``np.angle``, ``np.real``, ``np.imag``, ``np.conj``, sums, shape
+    functions, indexing and assignment with NumPy's semantics; anything else
+    raises :class:`adsim.errors.UnsupportedOperation` naming the function.
+    """
+    __slots__ = ("_re", "_im", "__weakref__")
+    __hash__ = None
+
+    def __init__(self, re, im):
+        if not (isinstance(re, Active) and isinstance(im, Active) and re.shape == im.shape):
+            raise TypeError("adsim: internal: a ComplexActive needs two active parts of one shape")
+        self._re = re
+        self._im = im
+
+    # ---- parts and introspection ------------------------------------------
+    @property
+    def real(self):
+        return self._re
+
+    @real.setter
+    def real(self, value):
+        self._re[...] = value
+
+    @property
+    def imag(self):
+        return self._im
+
+    @imag.setter
+    def imag(self, value):
+        self._im[...] = value
+
+    @property
+    def shape(self):
+        return self._re.shape
+
+    @property
+    def ndim(self):
+        return self._re.ndim
+
+    @property
+    def size(self):
+        return self._re.size
+
+    @property
+    def dtype(self):
+        return _COMPLEX
+
+    @property
+    def T(self):
+        return linear_parts(np.transpose, self)
+
+    def __len__(self):
+        return len(self._re)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        value = np.asarray(self._re.tape.slot_value(self._re.slot)).reshape(self.shape) + \
+            1j * np.asarray(self._im.tape.slot_value(self._im.slot)).reshape(self.shape)
+        return f"ComplexActive(shape={self.shape}, recorded value={np.array2string(value, threshold=8)})"
+
+    # ---- leaks: the value would leave the recording, or lose its imaginary part
+    def _leak(self, what):
+        raise ActiveValueLeak(
+            f"adsim: {what} of a complex active array (shape {self.shape}) would turn a recorded "
+            f"value into a plain or real one, dropping its derivative or its imaginary part. "
+            f"Complex values are intermediates: take a real quantity of them (np.real(z), "
+            f"np.imag(z), np.abs(z)**2), which a recorded function may return")
+
+    def __array__(self, dtype=None, copy=None):
+        self._leak("conversion to a NumPy array (np.asarray, or assignment into a plain or a "
+                   "real array)")
+
+    def __float__(self):
+        self._leak("float()")
+
+    def __complex__(self):
+        self._leak("complex()")
+
+    def __int__(self):
+        self._leak("int()")
+
+    def __index__(self):
+        self._leak("use as an index")
+
+    def __bool__(self):
+        self._leak("truth value (if z:)")
+
+    def item(self, *args):
+        self._leak(".item()")
+
+    def tolist(self):
+        self._leak(".tolist()")
+
+    def astype(self, dtype, *args, **kwargs):
+        if np.dtype(dtype).kind != "c":
+            self._leak(f".astype({np.dtype(dtype)})")
+        return self.copy()
+
+    # ---- arithmetic ------------------------------------------------------
+    def __add__(self, other):
+        return binary(Op.ADD, self, other)
+
+    def __radd__(self, other):
+        return binary(Op.ADD, other, self)
+
+    def __sub__(self, other):
+        return binary(Op.SUB, self, other)
+
+    def __rsub__(self, other):
+        return binary(Op.SUB, other, self)
+
+    def __mul__(self, other):
+        return binary(Op.MUL, self, other)
+
+    def __rmul__(self, other):
+        return binary(Op.MUL, other, self)
+
+    def __truediv__(self, other):
+        return binary(Op.DIV, self, other)
+
+    def __rtruediv__(self, other):
+        return binary(Op.DIV, other, self)
+
+    def __pow__(self, other, mod=None):
+        return binary(Op.POW, self, other)
+
+    def __rpow__(self, other, mod=None):
+        return binary(Op.POW, other, self)
+
+    def __matmul__(self, other):
+        return bilinear(np.matmul, self, other)
+
+    def __rmatmul__(self, other):
+        return bilinear(np.matmul, other, self)
+
+    def __neg__(self):
+        return ComplexActive(-self._re, -self._im)
+
+    def __pos__(self):
+        return self.copy()
+
+    def __abs__(self):
+        return absolute(self)
+
+    # in-place operators write into the parts (and so into every view of them)
+    def _assign(self, result):
+        self[...] = result
+        return self
+
+    def __iadd__(self, other):
+        return self._assign(self + other)
+
+    def __isub__(self, other):
+        return self._assign(self - other)
+
+    def __imul__(self, other):
+        return self._assign(self * other)
+
+    def __itruediv__(self, other):
+        return self._assign(self / other)
+
+    def __ipow__(self, other):
+        return self._assign(self ** other)
+
+    def __eq__(self, other):
+        raise unsupported_complex("==")
+
+    def __ne__(self, other):
+        raise unsupported_complex("!=")
+
+    # ---- indexing: basic indexing gives views of both parts -----------------
+    def __getitem__(self, key):
+        return ComplexActive(self._re[key], self._im[key])
+
+    def __setitem__(self, key, value):
+        re, im = parts(value)
+        self._re[key] = re
+        self._im[key] = im
+
+    # ---- methods (NumPy's ndarray names) ---------------------------------
+    def conj(self):
+        return conjugate(self)
+
+    conjugate = conj
+
+    def copy(self, order="K"):
+        return ComplexActive(np.copy(self._re), np.copy(self._im))
+
+    def sum(self, *args, **kwargs):
+        return linear_parts(np.sum, self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return linear_parts(np.mean, self, *args, **kwargs)
+
+    def cumsum(self, *args, **kwargs):
+        return linear_parts(np.cumsum, self, *args, **kwargs)
+
+    def reshape(self, *shape, **kwargs):
+        shape = shape[0] if len(shape) == 1 else shape
+        return linear_parts(np.reshape, self, shape, **kwargs)
+
+    def ravel(self, order="C"):
+        return linear_parts(np.ravel, self, order)
+
+    def flatten(self, order="C"):
+        return linear_parts(np.ravel, self, order).copy()
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 else (axes or None)
+        return linear_parts(np.transpose, self, axes)
+
+    def squeeze(self, axis=None):
+        return linear_parts(np.squeeze, self, axis)
+
+    def dot(self, other):
+        return bilinear(np.dot, self, other)
+
+    # ---- NumPy protocols -------------------------------------------------
+    def __array_ufunc__(self, uf, method, *inputs, **kwargs):
+        return ufunc(uf, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .. import _numpy_api
+        return _numpy_api.array_function(func, types, args, kwargs)
+
+
+# ---- operands ---------------------------------------------------------------
+
+def is_complex(v):
+    """Whether ``v`` makes an operation complex (a complex active array, or
+    complex constant data)."""
+    if isinstance(v, (Active, float, int)):
+        return False
+    return isinstance(v, (ComplexActive, complex)) or np.iscomplexobj(v)
+
+
+def parts(v):
+    """(real part, imaginary part) of an operand: active arrays, plain float
+    arrays or Python floats; a real operand's imaginary part is 0.0."""
+    if isinstance(v, ComplexActive):
+        return v._re, v._im
+    if isinstance(v, Active):
+        return v, 0.0
+    if isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_)):
+        c = complex(v)
+        return c.real, c.imag
+    from .core import constant
+    if np.iscomplexobj(v):
+        arr = np.asarray(v)
+        return np.ascontiguousarray(arr.real, dtype=float), np.ascontiguousarray(arr.imag,
+                                                                                 dtype=float)
+    return constant(v), 0.0
+
+
+def _shape(v):
+    return v.shape if isinstance(v, (Active, ComplexActive)) else np.shape(v)
+
+
+def _zero(v):
+    return type(v) is float and v == 0.0
+
+
+def _add(a, b):
+    return b if _zero(a) else a if _zero(b) else a + b
+
+
+def _sub(a, b):
+    return a if _zero(b) else -b if _zero(a) else a - b
+
+
+def _mul(a, b):
+    return 0.0 if _zero(a) or _zero(b) else a * b
+
+
+def make(re, im, shape, *operands):
+    """The ComplexActive with parts ``re`` and ``im`` (active or plain) and
+    ``shape``; plain parts become recorded constants."""
+    tape = tape_of(*[v._re if isinstance(v, ComplexActive) else v for v in (re, im) + operands
+                     if isinstance(v, (Active, ComplexActive))])
+    shape = tuple(shape)
+    return ComplexActive(_part(tape, re, shape), _part(tape, im, shape))
+
+
+def _part(tape, p, shape):
+    if isinstance(p, Active):
+        return p if p.shape == shape else broadcast_to(p, shape)
+    return as_active(tape, np.broadcast_to(np.asarray(p, dtype=float), shape))
+
+
+def unsupported_complex(name):
+    return UnsupportedOperation(
+        f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
+        f"support + - * / **int, exp, log, abs, angle, real, imag, conj, sums, shape functions, "
+        f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
+        f"and imaginary parts z.real and z.imag")
+
+
+# ---- elementwise -------------------------------------------------------------
+
+def binary(code, a, b):
+    """a <op> b where an operand is complex (active or constant)."""
+    shape = np.broadcast_shapes(_shape(a), _shape(b))
+    if code == Op.POW:
+        return make(*_power(a, b), shape, a, b)
+    (ar, ai), (br, bi) = parts(a), parts(b)
+    if code == Op.ADD:
+        return make(_add(ar, br), _add(ai, bi), shape, a, b)
+    if code == Op.SUB:
+        return make(_sub(ar, br), _sub(ai, bi), shape, a, b)
+    if code == Op.MUL:
+        return make(*_product(ar, ai, br, bi), shape, a, b)
+    if code == Op.DIV:
+        return make(*_quotient(ar, ai, br, bi), shape, a, b)
+    raise unsupported_complex(f"numpy.{Op(code).name.lower()}")
+
+
+def _product(ar, ai, br, bi):
+    return _sub(_mul(ar, br), _mul(ai, bi)), _add(_mul(ar, bi), _mul(ai, br))
+
+
+def _quotient(ar, ai, br, bi):
+    if _zero(bi):                      # a real divisor
+        return ar / br, (0.0 if _zero(ai) else ai / br)
+    if not isinstance(br, Active) and not isinstance(bi, Active):    # a constant divisor
+        c = 1.0 / (np.asarray(br) + 1j * np.asarray(bi))
+        return _product(ar, ai, c.real, c.imag)
+    d = br * br + bi * bi
+    re, im = _product(ar, ai, br, -bi)
+    return re / d, im / d
+
+
+def _power(a, b):
+    """Parts of a ** b for a complex ``a`` and an integer constant ``b``."""
+    p = _integer_exponent(b)
+    if not isinstance(a, ComplexActive) and not is_complex(a) or p is None:
+        raise UnsupportedOperation(
+            "adsim: `**` on complex active arrays takes a constant integer exponent (z**2, "
+            "z**-1); for other powers write exp(p * log(z)) with np.exp and np.log")
+    if p < 0:
+        inv = binary(Op.DIV, 1.0, a)
+        return _power(inv, -p)
+    result = (1.0, 0.0)             # z**0 is 1
+    base = parts(a)
+    first = True
+    while p:                           # binary powering: O(log p) products
+        if p & 1:
+            result = base if first else _product(*result, *base)
+            first = False
+        p >>= 1
+        if p:
+            base = _product(*base, *base)
+    return result
+
+
+def _integer_exponent(b):
+    if isinstance(b, (Active, ComplexActive)) or np.ndim(b) != 0 or np.iscomplexobj(b):
+        return None
+    v = float(np.asarray(b))
+    return int(v) if v.is_integer() else None
+
+
+def conjugate(z):
+    re, im = parts(z)
+    return make(np.copy(re) if isinstance(re, Active) else re, -im, _shape(z), z)
+
+
+def absolute(z):
+    """|z|; at z = 0 its derivative is taken as 0 (a recorded branch), so
+    |z|**2 is differentiable everywhere, as it is mathematically."""
+    re, im = parts(z)
+    r2 = re * re + im * im
+    nonzero = r2 > 0.0
+    if np.all(nonzero):
+        return np.hypot(re, im)
+    safe = np.where(nonzero, r2, 1.0)
+    return np.where(nonzero, np.sqrt(safe), 0.0)
+
+
+def angle(z, deg=False):
+    re, im = parts(z)
+    a = np.arctan2(im, re)
+    return a * (180.0 / np.pi) if deg else a
+
+
+def exp(z):
+    re, im = parts(z)
+    e = np.exp(re)
+    return make(e * np.cos(im), e * np.sin(im), _shape(z), z)
+
+
+def log(z):
+    """Principal logarithm: log|z| + i angle(z)."""
+    re, im = parts(z)
+    return make(0.5 * np.log(re * re + im * im), np.arctan2(im, re), _shape(z), z)
+
+
+_UNARY = {
+    np.negative: lambda z: -z, np.positive: lambda z: z.copy(),
+    np.conjugate: conjugate, np.absolute: absolute, np.exp: exp, np.log: log,
+    np.square: lambda z: binary(Op.MUL, z, z), np.reciprocal: lambda z: binary(Op.DIV, 1.0, z),
+}
+_BINARY = {np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,
+           np.power: Op.POW}
+
+
+def ufunc(uf, method, inputs, kwargs):
+    """NumPy ufunc calls with a complex active operand."""
+    if method != "__call__" or kwargs.get("out") is not None or \
+            set(kwargs) - {"out"}:
+        raise unsupported_complex(f"numpy.{uf.__name__}" + (f".{method}" if method !=
+                                                            "__call__" else "") +
+                                  (f" with arguments {sorted(kwargs)}" if kwargs else ""))
+    if uf in _UNARY and len(inputs) == 1:
+        return _UNARY[uf](inputs[0])
+    if uf in _BINARY and len(inputs) == 2:
+        return binary(_BINARY[uf], *inputs)
+    if uf is np.matmul:
+        return bilinear(np.matmul, *inputs)
+    raise unsupported_complex(f"numpy.{uf.__name__}")
+
+
+# ---- array functions ---------------------------------------------------------
+
+def linear_parts(func, z, *args, **kwargs):
+    """``func`` (real-linear in its first argument, e.g. a sum or a reshape)
+    applied to the real and imaginary parts of ``z``."""
+    re, im = parts(z)
+    if _zero(im):
+        im = np.zeros(_shape(z))
+    out_re, out_im = func(re, *args, **kwargs), func(im, *args, **kwargs)
+    return make(out_re, out_im, _shape(out_re), z)
+
+
+def sequence_parts(func, seq, *args, **kwargs):
+    """``func`` joining the pieces of ``seq`` (concatenate, stack, ...),
+    applied to their real parts and to their imaginary parts."""
+    pieces = [parts(p) for p in seq]
+    re = [r for r, _ in pieces]
+    im = [np.zeros(_shape(r)) if _zero(i) else i for r, i in pieces]
+    out_re, out_im = func(re, *args, **kwargs), func(im, *args, **kwargs)
+    return make(out_re, out_im, _shape(out_re), *seq)
+
+
+def bilinear(func, a, b, *args, **kwargs):
+    """``func`` bilinear in its two arguments (matmul, dot, outer):
+    (ar + i ai)(br + i bi) term by term."""
+    (ar, ai), (br, bi) = parts(a), parts(b)
+
+    def term(x, y):
+        return 0.0 if _zero(x) or _zero(y) else func(x, y, *args, **kwargs)
+    re = _sub(term(ar, br), term(ai, bi))
+    im = _add(term(ar, bi), term(ai, br))
+    return make(re, im, _shape(re if not _zero(re) else im), a, b)
+
+
+def _no_data_kwargs(func, name, *data):
+    def call(z, *args, **kwargs):
+        for key in data:
+            if kwargs.get(key) is not None:
+                raise unsupported_complex(f"{name}(..., {key}=...)")
+        return linear_parts(func, z, *args, **kwargs)
+    return call
+
+
+_LINEAR_FIRST = (np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.squeeze,
+                 np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.moveaxis,
+                 np.swapaxes, np.take, np.repeat, np.tile, np.copy, np.broadcast_to, np.trace,
+                 np.diagonal, np.atleast_1d, np.atleast_2d, np.fft.fftshift, np.fft.ifftshift)
+FUNCTIONS = {f: (lambda f: lambda z, *a, **k: linear_parts(f, z, *a, **k))(f)
+             for f in _LINEAR_FIRST}
+FUNCTIONS.update({
+    f: (lambda f: lambda seq, *a, **k: sequence_parts(f, seq, *a, **k))(f)
+    for f in (np.concatenate, np.stack, np.hstack, np.vstack)})
+FUNCTIONS.update({f: (lambda f: lambda a, b: bilinear(f, a, b))(f)
+                  for f in (np.dot, np.matmul, np.outer, np.inner)})
+FUNCTIONS.update({
+    np.diff: _no_data_kwargs(np.diff, "numpy.diff", "prepend", "append"),
+    np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
+    np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
+    np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
+    np.zeros_like: lambda z, dtype=None, *a, **k: np.zeros(z.shape, dtype or _COMPLEX),
+    np.ones_like: lambda z, dtype=None, *a, **k: np.ones(z.shape, dtype or _COMPLEX),
+})
+
+
+def _imag(v):
+    re, im = parts(v)
+    return np.zeros(_shape(v)) if _zero(im) else im
+
+
+def array_function(func, args, kwargs):
+    """NumPy array functions with a complex active argument (numpy.fft is
+    dispatched before, in adsim/_numpy_api.py)."""
+    impl = FUNCTIONS.get(func)
+    if impl is None:
+        raise unsupported_complex(f"{getattr(func, '__module__', None) or 'numpy'}."
+                                  f"{getattr(func, '__name__', func)}")
+    return impl(*args, **kwargs)
