@@ -284,3 +284,24 @@ def test_library_functions_that_convert_their_input_are_named():
 def test_second_order_transforms_inside_a_recording_say_so(inner):
     with pytest.raises(adsim.UnsupportedOperation, match="only first derivatives nest"):
         adsim.grad(lambda z: np.sum(inner(z)))(X)
+
+
+def test_slips_get_messages_that_name_the_fix():
+    def formats(x):
+        return f"{np.sum(x):.3f}"
+    with pytest.raises(adsim.ActiveValueLeak, match="formatting with '.3f'"):
+        adsim.grad(formats)(X)
+
+    with pytest.raises(adsim.UnsupportedOperation, match="inside a Python list or tuple"):
+        adsim.grad(lambda x: np.sum([x[0] ** 2, x[1] - 1.0]))(X)
+
+    class Solver:                       # a workspace cached on the object at first use
+        def loss(self, x):
+            if not hasattr(self, "work"):
+                self.work = np.zeros(X.shape)
+            self.work[:] = x
+            return np.sum(self.work ** 2)
+    solver = Solver()
+    np.testing.assert_allclose(adsim.grad(solver.loss)(X), 2 * X)
+    with pytest.raises(ValueError, match="kept from an earlier recording"):
+        adsim.grad(solver.loss)(X + 1.0)
