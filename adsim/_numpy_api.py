@@ -11,7 +11,7 @@ from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, shape_of, size_of,
     tape_of, unsupported)
-from ._np import core, elementwise, fft, numeric, ordering
+from ._np import composed, core, elementwise, fft, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import complex as complex_
 from ._np.einsum import einsum, tensordot
@@ -49,7 +49,8 @@ _COMPOSED_UFUNCS = {
     np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
     np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
     np.isinf: elementwise.isinf, np.isfinite: elementwise.isfinite,
-    np.conjugate: copy,
+    np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,
+    np.fmin: composed.fmin,
 }
 
 
@@ -184,6 +185,10 @@ FUNCTIONS = {
     np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
+    np.average: composed.average, np.nansum: composed.nansum, np.nanmean: composed.nanmean,
+    np.cross: composed.cross, np.ediff1d: composed.ediff1d,
+    np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
+    np.linspace: composed.linspace,
     **fft.FUNCTIONS,
 }
 

@@ -1,0 +1,144 @@
+"""NumPy functions written with other NumPy functions on active arrays:
+each calls NumPy's public API, which dispatches back to adsim, so its
+derivative is that of the composition (exact, every mode) and it needs no
+rule of its own: average, nansum, nanmean, cross, ediff1d, heaviside,
+fmax, fmin, take_along_axis, meshgrid, linspace."""
+import warnings
+
+import numpy as np
+
+from ..errors import UnsupportedOperation
+from .core import reject_kwargs, shape_of
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    if weights is None:
+        avg = np.mean(a, axis=axis, keepdims=keepdims)
+        count = np.size(a) / max(np.size(avg), 1)
+        return (avg, np.full(np.shape(avg), count)) if returned else avg
+    w = weights
+    if shape_of(w) != shape_of(a):
+        if axis is None or len(shape_of(w)) != 1 or isinstance(axis, tuple):
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        shape = [1] * len(shape_of(a))
+        shape[axis] = shape_of(w)[0]
+        w = np.reshape(w, shape)
+    total = np.sum(w * np.ones(shape_of(a)), axis=axis, keepdims=keepdims)
+    avg = np.sum(a * w, axis=axis, keepdims=keepdims) / total
+    return (avg, total) if returned else avg
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    reject_kwargs("nansum", out=out, initial=initial, where=where)
+    return np.sum(np.where(np.isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    reject_kwargs("nanmean", out=out, where=where)
+    kept = ~np.isnan(a)
+    return nansum(a, axis=axis, keepdims=keepdims) / np.sum(kept, axis=axis, keepdims=keepdims)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n"
+                         "(dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=3)
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return z
+    a2 = a[..., 2] if na == 3 else 0.0 * a0
+    b2 = b[..., 2] if nb == 3 else 0.0 * b0
+    c = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return np.moveaxis(c, -1, axisc)
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    d = np.diff(np.ravel(ary))
+    pieces = [np.ravel(p) for p in (to_begin,) if p is not None] + [d] + \
+        [np.ravel(p) for p in (to_end,) if p is not None]
+    return np.concatenate(pieces) if len(pieces) > 1 else d
+
+
+def heaviside(x1, x2, out=None):
+    """0 for x1 < 0, x2 at 0, 1 above (a recorded side, derivative 0 in x1)."""
+    reject_kwargs("heaviside", out=out)
+    return np.where(x1 < 0, 0.0, np.where(x1 > 0, 1.0, x2))
+
+
+def fmax(x1, x2, out=None):
+    """The larger, ignoring NaN (NaN only where both are NaN)."""
+    reject_kwargs("fmax", out=out)
+    return np.where(np.isnan(x2), x1, np.where(np.isnan(x1), x2, np.maximum(x1, x2)))
+
+
+def fmin(x1, x2, out=None):
+    reject_kwargs("fmin", out=out)
+    return np.where(np.isnan(x2), x1, np.where(np.isnan(x1), x2, np.minimum(x1, x2)))
+
+
+def take_along_axis(arr, indices, axis=-1):
+    if axis is None:
+        arr, axis = np.ravel(arr), 0
+    ndim = len(shape_of(arr))
+    axis = axis % ndim if ndim else 0
+    idx = np.asarray(indices)
+    if idx.ndim != ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    key = []
+    for d in range(ndim):
+        if d == axis:
+            key.append(idx)
+        else:
+            shape = [1] * ndim
+            shape[d] = shape_of(arr)[d]
+            key.append(np.arange(shape_of(arr)[d]).reshape(shape))
+    return arr[tuple(key)]
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    grids = []
+    for i, x in enumerate(xi):
+        shape = [1] * ndim
+        shape[i] = -1
+        grids.append(np.reshape(x, shape))
+    if indexing == "xy" and ndim > 1:
+        for i, g in enumerate(grids):
+            grids[i] = np.swapaxes(g, 0, 1) if np.ndim(g) > 1 else g
+    if sparse:
+        return tuple(grids)
+    full = np.broadcast_shapes(*[shape_of(g) for g in grids])
+    return tuple(np.broadcast_to(g, full) * 1.0 for g in grids)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
+    if np.ndim(start) or np.ndim(stop):
+        raise UnsupportedOperation("adsim: numpy.linspace with active array endpoints is not "
+                                   "supported; use scalar endpoints, or start + (stop - start) "
+                                   "* np.linspace(0, 1, num)[:, None]")
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    unit = np.arange(num, dtype=float)
+    span = stop - start
+    step = span / div if div > 0 else span * np.nan
+    y = start + unit * step if div > 0 else start + unit * span
+    if endpoint and num > 1:            # the last sample is stop exactly, as NumPy's
+        y = np.concatenate([y[:-1], np.reshape(stop * 1.0, (1,))])
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        y = y.astype(dtype)
+    return (y, step) if retstep else y
