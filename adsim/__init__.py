@@ -9,6 +9,7 @@ from ._tape import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
+from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
                      MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
                      TapeOverflow, UnsupportedOperation)
@@ -26,5 +27,5 @@ __all__ = [
     "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
     "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
-    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
+    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan", "integrate",
 ]
