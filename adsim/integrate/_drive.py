@@ -14,6 +14,7 @@ recorded one after the other in the enclosing tape (memory grows with the
 number of steps, as the output does).
 """
 from ..checkpoint import checkpoint_while
+from ..errors import UnsupportedOperation
 from ._rhs import FAILED, RUNNING
 
 __all__ = ["outputs_at", "every_step"]
@@ -58,8 +59,18 @@ def outputs_at(method, state, t_bound, times, args, loop, stats=None):
         if stats is not None:
             options["stats"] = {}
             stats.append(options["stats"])
-        return method.State(*checkpoint_while(cond, step, tuple(state),
-                                              args=(t_bound, t_target) + args, **options))
+        try:
+            final = checkpoint_while(cond, step, tuple(state), args=(t_bound, t_target) + args,
+                                     **options)
+        except ValueError as error:
+            if "two different recordings" not in str(error):
+                raise
+            raise UnsupportedOperation(
+                "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
+                "arguments (from a closure, a global or an object). With t_eval the steps are "
+                "recorded on their own tape, so pass such values through args=: "
+                "fun(t, y, *args)") from error
+        return method.State(*final)
     outputs, marks = [], []
     for t_target in times:
         state = run(_until(method), state, t_target)
