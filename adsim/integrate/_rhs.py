@@ -3,6 +3,7 @@ it, and the conversion of user values (arrays, or lists holding active
 numbers) to float arrays."""
 import numpy as np
 
+from .._creation import current_tape
 from .._np.joins import from_pieces, holds_active
 from .._tape import Active
 from ..errors import UnsupportedOperation
@@ -18,7 +19,7 @@ def real_array(x, what):
     active array as it is, a (nested) list holding active numbers stacked."""
     if isinstance(x, Active):
         return x
-    if holds_active(x):
+    if current_tape() is not None and holds_active(x):
         return from_pieces(x)
     arr = np.asarray(x)
     if arr.dtype.kind == "c":

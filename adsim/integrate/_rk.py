@@ -19,6 +19,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._np.core import as_active
+from .._tape import Active
 from ._common import MAX_FACTOR, MIN_FACTOR, SAFETY, min_step, norm, select_initial_step
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
@@ -103,16 +105,16 @@ class ExplicitRungeKutta:
 
     def _stages(self, t, y, f, h, args):
         """(y_new, f_new, K): the propagated solution, its derivative, and the
-        stage matrix whose last row is f_new."""
+        stage matrix whose last row is f_new (filled row by row, as SciPy
+        does, so that plain runs combine the stages with the same BLAS calls)."""
         tab = self.tableau
-        ks = [f]
+        K = _set_row(np.empty((tab.n_stages + 1, y.shape[0])), 0, f)
         for i in range(1, tab.n_stages):
-            dy = np.dot(np.stack(ks).T, tab.A[i, :i]) * h
-            ks.append(self.rhs(t + tab.C[i] * h, y + dy, args))
-        y_new = y + h * np.dot(np.stack(ks).T, tab.B)
+            dy = np.dot(K[:i].T, tab.A[i, :i]) * h
+            K = _set_row(K, i, self.rhs(t + tab.C[i] * h, y + dy, args))
+        y_new = y + h * np.dot(K[:-1].T, tab.B)
         f_new = self.rhs(t + h, y_new, args)
-        ks.append(f_new)
-        return y_new, f_new, np.stack(ks)
+        return y_new, f_new, _set_row(K, -1, f_new)
 
     def _error_norm(self, K, h, scale):
         tab = self.tableau
@@ -149,10 +151,11 @@ class ExplicitRungeKutta:
         """DOP853's interpolant: three more stages, then seven coefficient rows."""
         tab = self.tableau
         h = s.h_previous
-        K = s.K
-        for a, c in zip(tab.A_extra, tab.C_extra):
-            dy = np.dot(K.T, a[:K.shape[0]]) * h
-            K = np.concatenate([K, self.rhs(s.t_old + c * h, s.y_old + dy, args)[None, :]])
+        rows = s.K.shape[0]
+        K = _set_rows(np.empty((rows + len(tab.C_extra), s.y.shape[0])), rows, s.K)
+        for i, (a, c) in enumerate(zip(tab.A_extra, tab.C_extra), start=rows):
+            dy = np.dot(K[:i].T, a[:i]) * h
+            K = _set_row(K, i, self.rhs(s.t_old + c * h, s.y_old + dy, args))
         f_old = s.K[0]
         delta_y = s.y - s.y_old
         rows = h * np.dot(tab.D, K)
@@ -164,3 +167,19 @@ class ExplicitRungeKutta:
         """(nfev, njev, nlu) of a run ending in state ``s`` whose outputs
         interpolated ``dense_steps`` distinct steps."""
         return s.nfev + self.tableau.dense_stages * dense_steps, 0, 0
+
+
+def _set_row(K, i, row):
+    """``K[i] = row``; a plain ``K`` becomes active when ``row`` is."""
+    if isinstance(row, Active) and not isinstance(K, Active):
+        K = as_active(row.tape, K)
+    K[i] = row
+    return K
+
+
+def _set_rows(K, count, rows):
+    """``K[:count] = rows`` (as :func:`_set_row`)."""
+    if isinstance(rows, Active) and not isinstance(K, Active):
+        K = as_active(rows.tape, K)
+    K[:count] = rows
+    return K
