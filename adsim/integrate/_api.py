@@ -7,6 +7,9 @@ from ._options import (check_args, check_first_step, check_max_step, check_metho
                        warn_extraneous)
 from ._result import Count, OdeResult
 from ._rhs import FAILED, RightHandSide, real_array
+from ._bdf import BDF
+from ._implicit import JacobianSource
+from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._tableaux import EXPLICIT
 
@@ -17,6 +20,8 @@ MESSAGES = {0: "The solver successfully reached the end of the integration inter
             -1: "Required step size is less than spacing between numbers."}
 
 _EXPLICIT_OPTIONS = ("rtol", "atol", "max_step", "first_step")
+_IMPLICIT_OPTIONS = _EXPLICIT_OPTIONS + ("jac", "jac_sparsity")
+IMPLICIT = {"Radau": Radau, "BDF": BDF}
 
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
@@ -81,8 +86,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     """
     check_unsupported(dense_output, events, vectorized)
     name = check_method(method)
-    extraneous = [k for k in options if k not in _EXPLICIT_OPTIONS]
-    warn_extraneous(extraneous)
+    known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
+    warn_extraneous([k for k in options if k not in known])
     t0, tf = check_t_span(t_span)
     y0 = check_y0(y0)
     n = y0.shape[0]
@@ -99,7 +104,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                          "t_eval=[t_span[1]] for the final state)")
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
     rhs = RightHandSide(fun, n)
-    solver = ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
+    if name in EXPLICIT:
+        solver = ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
+    else:
+        jac = JacobianSource(rhs, options.get("jac"), n)
+        solver = IMPLICIT[name](rhs, jac, direction, rtol, atol, max_step)
     if n == 0 or tf == t0:
         return _trivial(rhs, t0, tf, y0, t_eval, args)
     state = solver.start(t0, y0, tf, args, first_step)
