@@ -3,8 +3,8 @@ import numpy as np
 
 from ._drive import every_step, outputs_at
 from ._options import (check_args, check_first_step, check_max_step, check_method,
-                       check_t_eval, check_t_span, check_tolerances, check_unsupported, check_y0,
-                       warn_extraneous)
+                       check_sparsity, check_t_eval, check_t_span, check_tolerances,
+                       check_unsupported, check_y0, warn_extraneous)
 from ._result import Count, OdeResult
 from ._rhs import FAILED, RightHandSide, real_array
 from ._bdf import BDF
@@ -47,8 +47,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``(t0, tf)``; either may be active. ``tf < t0`` integrates backwards.
     y0 : array_like, shape (n,)
         Initial state, real.
-    method : {"RK45", "RK23", "DOP853"}
-        Explicit Runge-Kutta pair, as in SciPy (or SciPy's class of that name).
+    method : {"RK45", "RK23", "DOP853", "Radau", "BDF"}
+        As in SciPy (or SciPy's class of that name). The implicit methods
+        use the exact Jacobian from adsim, or ``jac=`` as in SciPy.
     t_eval : array_like, optional
         Output times, sorted in the direction of integration, within
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
@@ -57,8 +58,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         are recorded.
     args : tuple, optional
         Extra arguments of ``fun``; arrays among them may be active.
-    rtol, atol, max_step, first_step : optional
-        As in SciPy (defaults 1e-3, 1e-6, inf, chosen automatically).
+    rtol, atol, max_step, first_step, jac, jac_sparsity : optional
+        As in SciPy (defaults 1e-3, 1e-6, inf, chosen automatically; ``jac``
+        a function ``jac(t, y, *args)`` or a constant matrix; the results do
+        not depend on ``jac_sparsity``).
     memory_limit : int or str, optional
         With ``t_eval``: bound (``"100MB"``) on the memory the checkpointing
         of each interval between output times adds to a sweep (see
@@ -80,9 +83,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         (``njev``, ``nlu``) guards its value: a replay whose count differs
         records again.
 
-    Not supported (each raises ``adsim.UnsupportedOperation``): ``Radau``,
-    ``BDF``, ``LSODA``, ``dense_output=True``, ``events``,
-    ``vectorized=True``, complex ``y0``. See docs/integrate.md.
+    Not supported (each raises ``adsim.UnsupportedOperation``): ``LSODA``,
+    ``dense_output=True``, ``events``, ``vectorized=True``, complex ``y0``,
+    Hessian-vector products through ``Radau``/``BDF`` without ``jac=``. See
+    docs/integrate.md.
     """
     check_unsupported(dense_output, events, vectorized)
     name = check_method(method)
@@ -107,6 +111,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if name in EXPLICIT:
         solver = ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
     else:
+        check_sparsity(options.get("jac_sparsity"), n)
         jac = JacobianSource(rhs, options.get("jac"), n)
         solver = IMPLICIT[name](rhs, jac, direction, rtol, atol, max_step)
     if n == 0 or tf == t0:

@@ -10,8 +10,8 @@ from ._common import EPS
 from ._rhs import real_array
 
 __all__ = ["check_method", "check_t_span", "check_y0", "check_args", "check_t_eval",
-           "check_tolerances", "check_max_step", "check_first_step", "check_unsupported",
-           "warn_extraneous"]
+           "check_tolerances", "check_max_step", "check_first_step", "check_sparsity",
+           "check_unsupported", "warn_extraneous"]
 
 SUPPORTED = ("RK23", "RK45", "DOP853", "Radau", "BDF")
 
@@ -127,6 +127,14 @@ def check_first_step(first_step, t0, tf):
     if first_step > abs(tf - t0):
         raise ValueError("`first_step` exceeds bounds.")
     return first_step
+
+
+def check_sparsity(sparsity, n):
+    """``jac_sparsity`` must describe an n-by-n Jacobian (the exact Jacobian
+    is computed densely, so the pattern does not change the results)."""
+    if sparsity is not None and tuple(np.shape(sparsity)) != (n, n):
+        raise ValueError(f"`jac_sparsity` is expected to have shape {(n, n)}, but actually has "
+                         f"{tuple(np.shape(sparsity))}.")
 
 
 def check_unsupported(dense_output, events, vectorized):

@@ -41,9 +41,9 @@ def _traced_peak(**options):
         tracemalloc.stop()
 
 
-def _smallest_budget():
-    """The largest of the smallest budgets the loops state (each loop's step
-    tape has its own size)."""
+def _budget_for(snapshots):
+    """A budget for about ``snapshots`` snapshots above the largest of the
+    smallest budgets the loops state (each loop's step tape has its size)."""
     budget = 1000
     while True:
         try:
@@ -52,18 +52,18 @@ def _smallest_budget():
         except adsim.MemoryBudgetError as error:
             stated = int(re.search(r"smallest budget that works is (\d+) bytes",
                                    str(error))[1])
-            assert stated > budget
-            budget = stated
+            assert stated + snapshots * SNAPSHOT > budget
+            budget = stated + snapshots * SNAPSHOT
 
 
 def test_memory_limit_bounds_the_snapshots_and_keeps_the_gradient():
     reference, every = _gradient(snapshots=10 ** 4)            # every state kept
     assert every[1]["n_steps"] > 50 and every[1]["snapshots"] == 10 ** 4
-    budget = _smallest_budget() + 3 * SNAPSHOT
+    budget = _budget_for(6)
     g, stats = _gradient(memory_limit=budget)
     assert len(stats) == 3                                     # two outputs, then the rest
     for s in stats[:2]:
-        assert 1 <= s["snapshots"] and s["snapshots"] * SNAPSHOT <= budget
+        assert 2 <= s["snapshots"] and s["snapshots"] * SNAPSHOT <= budget
         assert s["taped_steps"] == s["n_steps"] >= 20
     np.testing.assert_allclose(g, reference, rtol=1e-13, atol=0)
     few, _ = _gradient(snapshots=2)
