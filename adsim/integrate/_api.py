@@ -1,7 +1,8 @@
 """``adsim.integrate.solve_ivp``: SciPy's ``solve_ivp``, differentiable."""
 import numpy as np
 
-from ._drive import every_step, outputs_at
+from ._drive import Run
+from ._events import Events
 from ._options import (check_args, check_first_step, check_max_step, check_method,
                        check_sparsity, check_t_eval, check_t_span, check_tolerances,
                        check_unsupported, check_y0, warn_extraneous)
@@ -78,17 +79,20 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     -------
     OdeResult
         ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None), ``t_events``,
-        ``y_events`` (None), ``nfev``, ``njev``, ``nlu``, ``status``,
+        ``y_events`` (None without events), ``nfev``, ``njev``, ``nlu``, ``status``,
         ``message``, ``success``. Inside a recording, reading ``nfev``
         (``njev``, ``nlu``) guards its value: a replay whose count differs
         records again.
 
-    Not supported (each raises ``adsim.UnsupportedOperation``): ``LSODA``,
-    ``dense_output=True``, ``events``, ``vectorized=True``, complex ``y0``,
-    Hessian-vector products through ``Radau``/``BDF`` without ``jac=``. See
+    Events (``events=`` with ``terminal`` and ``direction``, as in SciPy)
+    are located on each step's interpolant; their times are differentiable
+    (implicit function theorem). Not supported (each raises
+    ``adsim.UnsupportedOperation``): ``LSODA``, ``dense_output=True``,
+    ``vectorized=True``, complex ``y0``, Hessian-vector products through
+    ``Radau``/``BDF`` without ``jac=`` and through event times. See
     docs/integrate.md.
     """
-    check_unsupported(dense_output, events, vectorized)
+    check_unsupported(dense_output, vectorized)
     name = check_method(method)
     known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
     warn_extraneous([k for k in options if k not in known])
@@ -115,26 +119,32 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         jac = JacobianSource(rhs, options.get("jac"), n)
         solver = IMPLICIT[name](rhs, jac, direction, rtol, atol, max_step)
     if n == 0 or tf == t0:
-        return _trivial(rhs, t0, tf, y0, t_eval, args)
+        result = _trivial(rhs, t0, tf, y0, t_eval, args)
+        if events is not None:
+            result["t_events"], result["y_events"] = Events(events, args).results(n)
+        return result
     state = solver.start(t0, y0, tf, args, first_step)
+    events = Events(events, args) if events is not None else None
+    run = Run(solver, tf, args, events)
     if t_eval is None:
-        times, ys, state = every_step(solver, state, tf, args)
-        t, y, dense_steps = _stack_times(times), np.stack(ys, axis=1), (lambda: 0)
+        times, ys = run.every_step(state)
+        t, y = _stack_times(times), np.stack(ys, axis=1)
     else:
         loop = {"max_steps": None}
         if memory_limit is not None:
             loop["memory_limit"] = memory_limit
         if snapshots is not None:
             loop["snapshots"] = snapshots
-        outputs, marks, state = outputs_at(solver, state, tf, t_eval, args, loop, stats)
+        outputs = run.outputs_at(state, t_eval, loop, stats)
         t = t_eval[:len(outputs)]
         y = np.stack(outputs, axis=1) if outputs else np.empty((n, 0))
-        dense_steps = lambda: _distinct(marks)     # noqa: E731
-    status = -1 if state.status == FAILED else 0
+    state = run.state
+    status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
+    t_events, y_events = events.results(n) if events is not None else (None, None)
 
     def count(i):
-        return Count(lambda: solver.counts(state, dense_steps())[i])
-    return OdeResult(t=t, y=y, sol=None, t_events=None, y_events=None, nfev=count(0),
+        return Count(lambda: solver.counts(state, _distinct(run.marks))[i])
+    return OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events, nfev=count(0),
                      njev=count(1), nlu=count(2), status=status, message=MESSAGES[status],
                      success=status >= 0)
 

@@ -36,15 +36,16 @@ ERROR_CONST = KAPPA * GAMMA + 1 / np.arange(1, MAX_ORDER + 2)
 
 BDFState = namedtuple("BDFState", [
     "t", "y", "D", "order", "n_equal_steps", "h_abs", "J", "current_jac", "c_lu", "lu_valid",
-    "t_try", "retry", "in_step", "t_old", "status", "n_accepted", "nfev", "njev", "nlu"])
+    "t_try", "retry", "in_step", "t_old", "y_old", "status", "n_accepted", "nfev", "njev",
+    "nlu"])
 BDFState.__doc__ = """State of the BDF solver: the differences ``D`` of the
 current ``order``, the number of steps taken with the current step size,
 the step size ``h_abs`` of the next attempt, the Jacobian ``J``
 (``current_jac``: evaluated in the current step), the coefficient ``c_lu``
 the Newton matrix ``I - c J`` was formed with (``lu_valid``), the time of a
 step to repeat with a fresh Jacobian (``t_try``, ``retry``), ``in_step``
-while a step is being attempted, ``t_old`` the start of the last accepted
-step, and the counts."""
+while a step is being attempted, ``t_old`` and ``y_old`` the start of the
+last accepted step, and the counts."""
 
 
 def _compute_R(order, factor):
@@ -95,7 +96,7 @@ class BDF:
                             np.zeros((MAX_ORDER + 1, n))])
         return BDFState(t=t0, y=y0, D=D, order=1.0, n_equal_steps=0.0, h_abs=h_abs, J=J,
                         current_jac=0.0, c_lu=1.0, lu_valid=0.0, t_try=t0, retry=0.0,
-                        in_step=0.0, t_old=t0, status=RUNNING, n_accepted=0.0,
+                        in_step=0.0, t_old=t0, y_old=y0, status=RUNNING, n_accepted=0.0,
                         nfev=float(nfev), njev=0.0 if self.jacobian.constant else 1.0, nlu=0.0)
 
     # ---- one attempt -----------------------------------------------------------
@@ -188,7 +189,7 @@ class BDF:
         D = np.stack(rows)
         status = FINISHED if self.direction * (t_new - t_bound) >= 0 else RUNNING
         s = s._replace(t=t_new, y=y_new, D=D, n_equal_steps=s.n_equal_steps + 1, t_old=s.t,
-                       status=status, in_step=0.0, n_accepted=s.n_accepted + 1)
+                       y_old=s.y, status=status, in_step=0.0, n_accepted=s.n_accepted + 1)
         if s.n_equal_steps < order + 1:
             return s
         # choose the order and the step size from the neighbouring orders' estimates

@@ -137,7 +137,7 @@ def check_sparsity(sparsity, n):
                          f"{tuple(np.shape(sparsity))}.")
 
 
-def check_unsupported(dense_output, events, vectorized):
+def check_unsupported(dense_output, vectorized):
     """Refuse SciPy options adsim does not implement, naming each."""
     if vectorized:
         raise UnsupportedOperation(
@@ -147,10 +147,6 @@ def check_unsupported(dense_output, events, vectorized):
         raise UnsupportedOperation(
             "adsim.integrate.solve_ivp: dense_output=True is not supported; give the times "
             "you need as t_eval=")
-    if events is not None:
-        raise UnsupportedOperation(
-            "adsim.integrate.solve_ivp: events= is not supported; integrate to the time of "
-            "interest with t_span or t_eval")
 
 
 def warn_extraneous(extraneous):

@@ -17,7 +17,6 @@ def decay(t, y):
 @pytest.mark.parametrize("options, match", [
     (dict(method="LSODA"), "LSODA"),
     (dict(dense_output=True), "dense_output"),
-    (dict(events=lambda t, y: y[0]), "events"),
     (dict(vectorized=True), "vectorized"),
 ])
 def test_unsupported_options_are_named(options, match):
