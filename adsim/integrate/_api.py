@@ -143,7 +143,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     t_events, y_events = events.results(n) if events is not None else (None, None)
 
     def count(i):
-        return Count(lambda: solver.counts(state, _distinct(run.marks))[i])
+        return Count(lambda: solver.counts(state, lambda: _distinct(run.marks))[i])
     return OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events, nfev=count(0),
                      njev=count(1), nlu=count(2), status=status, message=MESSAGES[status],
                      success=status >= 0)

@@ -182,7 +182,6 @@ class Radau:
     def _newton(self, s, t, y, h, Z0, args):
         """Simplified Newton iterations on the transformed collocation system:
         (converged, iterations, Z, rate)."""
-        n = y.shape[0]
         W = np.dot(TI, Z0)
         Z = Z0
         ch = h * C
@@ -215,7 +214,6 @@ class Radau:
                 converged = True
                 break
             dW_norm_old = dW_norm
-        assert n == Z.shape[1]
         return converged, k + 1, Z, rate
 
     def _predict(self, s, t, y, h):

@@ -4,7 +4,6 @@ import re
 import tracemalloc
 
 import numpy as np
-import pytest
 
 import adsim
 from adsim.integrate import solve_ivp
