@@ -123,8 +123,10 @@ class BDF:
         scale = self.atol + self.rtol * magnitude(y_predict)
         psi = np.dot(s.D[1:order + 1].T, GAMMA[1:order + 1]) / ALPHA[order]
         c = h / ALPHA[order]
-        if not s.lu_valid:
-            s = s._replace(c_lu=c, lu_valid=1.0, nlu=s.nlu + 1)
+        # the Newton matrix is formed for this step unless a valid one is kept:
+        # a select by the 0/1 flag, without a branch (one tape for both cases)
+        keep = s.lu_valid
+        s = s._replace(c_lu=keep * s.c_lu + (1 - keep) * c, lu_valid=1.0, nlu=s.nlu + 1 - keep)
         converged, n_iter, y_new, dy = self._newton(s, t_new, y_predict, c, psi, scale, args)
         s = s._replace(nfev=s.nfev + n_iter, h_abs=h_abs)
         if not converged:

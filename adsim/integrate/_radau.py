@@ -117,8 +117,11 @@ class Radau:
         h = t_new - t
         h_abs = magnitude(h)
         Z0 = self._predict(s, t, y, h) if s.has_sol else np.zeros((3, y.shape[0]))
-        if not s.lu_valid:            # new Newton matrices for this step size
-            s = s._replace(h_lu=h, lu_valid=1.0, nlu=s.nlu + 2)
+        # new Newton matrices for this step size unless valid ones are kept: a
+        # select by the 0/1 flag, without a branch (one tape for both cases)
+        keep = s.lu_valid
+        s = s._replace(h_lu=keep * s.h_lu + (1 - keep) * h, lu_valid=1.0,
+                       nlu=s.nlu + 2 * (1 - keep))
         converged, n_iter, Z, rate = self._newton(s, t, y, h, Z0, args)
         s = s._replace(nfev=s.nfev + 3 * n_iter)
         if not converged:
