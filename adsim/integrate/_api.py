@@ -112,14 +112,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                          "t_eval=[t_span[1]] for the final state)")
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
     rhs = RightHandSide(fun, n)
-    if name in EXPLICIT:
-        solver = ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
-    else:
-        check_sparsity(options.get("jac_sparsity"), n)
-        jac = JacobianSource(rhs, options.get("jac"), n)
-        solver = IMPLICIT[name](rhs, jac, direction, rtol, atol, max_step)
+    solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
     if n == 0 or tf == t0:
-        result = _trivial(rhs, t0, tf, y0, t_eval, args)
+        njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
+        result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)
         if events is not None:
             result["t_events"], result["y_events"] = Events(events, args).results(n)
         return result
@@ -131,10 +127,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         t, y = _stack_times(times), np.stack(ys, axis=1)
     else:
         loop = {"max_steps": None}
-        if memory_limit is not None:
-            loop["memory_limit"] = memory_limit
-        if snapshots is not None:
-            loop["snapshots"] = snapshots
+        loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
+                     if v is not None})
         outputs = run.outputs_at(state, t_eval, loop, stats)
         t = t_eval[:len(outputs)]
         y = np.stack(outputs, axis=1) if outputs else np.empty((n, 0))
@@ -149,6 +143,14 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      success=status >= 0)
 
 
+def _solver(name, rhs, direction, rtol, atol, max_step, options, n):
+    if name in EXPLICIT:
+        return ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
+    check_sparsity(options.get("jac_sparsity"), n)
+    jacobian = JacobianSource(rhs, options.get("jac"), n)
+    return IMPLICIT[name](rhs, jacobian, direction, rtol, atol, max_step)
+
+
 def _stack_times(times):
     return real_array(list(times), "t")
 
@@ -159,7 +161,7 @@ def _distinct(marks):
     return sum(1 for j, m in enumerate(marks) if j == 0 or m != marks[j - 1])
 
 
-def _trivial(rhs, t0, tf, y0, t_eval, args):
+def _trivial(rhs, t0, tf, y0, t_eval, args, njev):
     """An empty state or an empty interval: no step is taken (SciPy's solver
     evaluates fun once and reports the state at t0 and tf; over an empty
     interval SciPy reports no ``t_eval`` output, and neither does this)."""
@@ -172,5 +174,5 @@ def _trivial(rhs, t0, tf, y0, t_eval, args):
     else:
         t = t_eval
         y = np.stack([y0] * t_eval.shape[0], axis=1) if t_eval.shape[0] else np.empty((n, 0))
-    return OdeResult(t=t, y=y, sol=None, t_events=None, y_events=None, nfev=1, njev=0, nlu=0,
-                     status=0, message=MESSAGES[0], success=True)
+    return OdeResult(t=t, y=y, sol=None, t_events=None, y_events=None, nfev=1, njev=njev,
+                     nlu=0, status=0, message=MESSAGES[0], success=True)
