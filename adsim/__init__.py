@@ -9,8 +9,9 @@ from ._tape import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
+from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
-                     MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
+                     MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
                      TapeOverflow, UndefinedDerivative, UnsupportedOperation)
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
@@ -20,12 +21,12 @@ from .tape import Tape
 __version__ = "0.1.0"
 
 __all__ = [
-    "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput",
+    "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput", "MixedRecordings",
     "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeOverflow", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
     "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
     "UndefinedDerivative", "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp",
     "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
     "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
-    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
+    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan", "integrate",
 ]

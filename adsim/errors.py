@@ -81,6 +81,13 @@ class InvalidArgnums(AdsimError, ValueError):
     """
 
 
+class MixedRecordings(AdsimError, ValueError):
+    """Active arrays of two recordings met in one operation: a value of an
+    outer recording read by a function recorded on its own (a nested
+    derivative, a checkpointed step) from its closure, or an active array
+    kept from an earlier recording and used again."""
+
+
 class PrimitiveRuleError(AdsimError, ValueError):
     """A user primitive's value, jvp or vjp rule returned something unusable.
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_binary_refs, wrap
 from .._validate import real_array
-from ..errors import UnsupportedOperation
+from ..errors import MixedRecordings, UnsupportedOperation
 
 
 def tape_of(*values):
@@ -18,8 +18,8 @@ def tape_of(*values):
             if tape is None:
                 tape = v.tape
             elif v.tape is not tape:
-                raise ValueError(_MIXED_RECORDINGS if tape.recording and v.tape.recording
-                                 else _KEPT_FROM_EARLIER)
+                raise MixedRecordings(_MIXED_RECORDINGS if tape.recording and v.tape.recording
+                                      else _KEPT_FROM_EARLIER)
     if tape is None:
         raise TypeError("adsim: internal dispatch without an active operand")
     if not tape.recording:

@@ -1,0 +1,178 @@
+"""``adsim.integrate.solve_ivp``: SciPy's ``solve_ivp``, differentiable."""
+import numpy as np
+
+from ._drive import Run
+from ._events import Events
+from ._options import (check_args, check_first_step, check_max_step, check_method,
+                       check_sparsity, check_t_eval, check_t_span, check_tolerances,
+                       check_unsupported, check_y0, warn_extraneous)
+from ._result import Count, OdeResult
+from ._rhs import FAILED, RightHandSide, real_array
+from ._bdf import BDF
+from ._implicit import JacobianSource
+from ._radau import Radau
+from ._rk import ExplicitRungeKutta
+from ._tableaux import EXPLICIT
+
+__all__ = ["solve_ivp"]
+
+MESSAGES = {0: "The solver successfully reached the end of the integration interval.",
+            1: "A termination event occurred.",
+            -1: "Required step size is less than spacing between numbers."}
+
+_EXPLICIT_OPTIONS = ("rtol", "atol", "max_step", "first_step")
+_IMPLICIT_OPTIONS = _EXPLICIT_OPTIONS + ("jac", "jac_sparsity")
+IMPLICIT = {"Radau": Radau, "BDF": BDF}
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, *, memory_limit=None, snapshots=None, stats=None,
+              **options):
+    """Solve an initial value problem ``y' = fun(t, y, *args)``, ``y(t0) = y0``,
+    as ``scipy.integrate.solve_ivp`` does, differentiably.
+
+    Called with plain arrays it returns what SciPy returns (the same steps,
+    values equal to rounding). Called inside an adsim recording (``adsim.grad``,
+    ``jvp``, ``vjp``, ``hvp``, ``jacobian``, ``record``) with active ``y0``,
+    ``args``, ``t_span`` or ``t_eval``, the outputs are recorded and their
+    derivatives are those of the steps taken: the discrete adjoint (or
+    tangent) of the computed solution, step-size control included. A replay
+    at a point where an accept/reject decision differs records again.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(t, y, *args)``, plain NumPy code returning ``dy/dt`` of shape
+        ``(n,)`` (a list such as ``[y[1], -y[0]]`` is fine).
+    t_span : pair of float
+        ``(t0, tf)``; either may be active. ``tf < t0`` integrates backwards.
+    y0 : array_like, shape (n,)
+        Initial state, real.
+    method : {"RK45", "RK23", "DOP853", "Radau", "BDF"}
+        As in SciPy (or SciPy's class of that name). The implicit methods
+        use the exact Jacobian from adsim, or ``jac=`` as in SciPy.
+    t_eval : array_like, optional
+        Output times, sorted in the direction of integration, within
+        ``t_span``. With ``t_eval`` the integration is checkpointed: memory
+        stays bounded (``memory_limit``, ``snapshots``) however many steps
+        it takes. Without it every accepted step is an output and all steps
+        are recorded.
+    args : tuple, optional
+        Extra arguments of ``fun``; arrays among them may be active.
+    rtol, atol, max_step, first_step, jac, jac_sparsity : optional
+        As in SciPy (defaults 1e-3, 1e-6, inf, chosen automatically; ``jac``
+        a function ``jac(t, y, *args)`` or a constant matrix; the results do
+        not depend on ``jac_sparsity``).
+    memory_limit : int or str, optional
+        With ``t_eval``: bound (``"100MB"``) on the memory the checkpointing
+        of each interval between output times adds to a sweep (see
+        ``adsim.checkpoint_while``).
+    snapshots : int, optional
+        With ``t_eval``: snapshots per interval between output times
+        (default 20, or what ``memory_limit`` allows).
+    stats : list, optional
+        Receives one dict per checkpointed interval (the work counts of
+        ``adsim.checkpoint_while``), the last one for the part after the
+        last output time.
+
+    Returns
+    -------
+    OdeResult
+        ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None), ``t_events``,
+        ``y_events`` (None without events), ``nfev``, ``njev``, ``nlu``, ``status``,
+        ``message``, ``success``. Inside a recording, reading ``nfev``
+        (``njev``, ``nlu``) guards its value: a replay whose count differs
+        records again.
+
+    Events (``events=`` with ``terminal`` and ``direction``, as in SciPy)
+    are located on each step's interpolant; their times are differentiable
+    (implicit function theorem). Not supported (each raises
+    ``adsim.UnsupportedOperation``): ``LSODA``, ``dense_output=True``,
+    ``vectorized=True``, complex ``y0``, Hessian-vector products through
+    ``Radau``/``BDF`` without ``jac=`` and through event times. See
+    docs/integrate.md.
+    """
+    check_unsupported(dense_output, vectorized)
+    name = check_method(method)
+    known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
+    warn_extraneous([k for k in options if k not in known])
+    t0, tf = check_t_span(t_span)
+    y0 = check_y0(y0)
+    n = y0.shape[0]
+    args = check_args(args)
+    rtol, atol = check_tolerances(options.get("rtol", 1e-3), options.get("atol", 1e-6), n)
+    max_step = check_max_step(options.get("max_step", np.inf))
+    first_step = check_first_step(options.get("first_step"), t0, tf)
+    if t_eval is not None:
+        t_eval = check_t_eval(t_eval, t0, tf)
+    elif memory_limit is not None or snapshots is not None:
+        raise ValueError("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
+                         "checkpointing of an integration with t_eval=; without t_eval every "
+                         "step is an output and all steps are recorded. Give t_eval (e.g. "
+                         "t_eval=[t_span[1]] for the final state)")
+    direction = 1.0 if tf == t0 or tf > t0 else -1.0
+    rhs = RightHandSide(fun, n)
+    solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
+    if n == 0 or tf == t0:
+        njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
+        result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)
+        if events is not None:
+            result["t_events"], result["y_events"] = Events(events, args).results(n)
+        return result
+    state = solver.start(t0, y0, tf, args, first_step)
+    events = Events(events, args) if events is not None else None
+    run = Run(solver, tf, args, events)
+    if t_eval is None:
+        times, ys = run.every_step(state)
+        t, y = _stack_times(times), np.stack(ys, axis=1)
+    else:
+        loop = {"max_steps": None}
+        loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
+                     if v is not None})
+        outputs = run.outputs_at(state, t_eval, loop, stats)
+        t = t_eval[:len(outputs)]
+        y = np.stack(outputs, axis=1) if outputs else np.empty((n, 0))
+    state = run.state
+    status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
+    t_events, y_events = events.results(n) if events is not None else (None, None)
+
+    def count(i):
+        return Count(lambda: solver.counts(state, lambda: _distinct(run.marks))[i])
+    return OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events, nfev=count(0),
+                     njev=count(1), nlu=count(2), status=status, message=MESSAGES[status],
+                     success=status >= 0)
+
+
+def _solver(name, rhs, direction, rtol, atol, max_step, options, n):
+    if name in EXPLICIT:
+        return ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
+    check_sparsity(options.get("jac_sparsity"), n)
+    jacobian = JacobianSource(rhs, options.get("jac"), n)
+    return IMPLICIT[name](rhs, jacobian, direction, rtol, atol, max_step)
+
+
+def _stack_times(times):
+    return real_array(list(times), "t")
+
+
+def _distinct(marks):
+    """Number of distinct steps among outputs (consecutive outputs of one
+    step share their mark)."""
+    return sum(1 for j, m in enumerate(marks) if j == 0 or m != marks[j - 1])
+
+
+def _trivial(rhs, t0, tf, y0, t_eval, args, njev):
+    """An empty state or an empty interval: no step is taken (SciPy's solver
+    evaluates fun once and reports the state at t0 and tf; over an empty
+    interval SciPy reports no ``t_eval`` output, and neither does this)."""
+    rhs(t0, y0, args)
+    n = y0.shape[0]
+    if t_eval is None:
+        t, y = _stack_times([t0, tf]), np.stack([y0, y0], axis=1)
+    elif tf == t0:
+        t, y = t_eval[:0], np.empty((n, 0))
+    else:
+        t = t_eval
+        y = np.stack([y0] * t_eval.shape[0], axis=1) if t_eval.shape[0] else np.empty((n, 0))
+    return OdeResult(t=t, y=y, sol=None, t_events=None, y_events=None, nfev=1, njev=njev,
+                     nlu=0, status=0, message=MESSAGES[0], success=True)

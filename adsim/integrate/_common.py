@@ -1,0 +1,81 @@
+"""What every method shares: the error norm, the initial step size, the
+smallest step at a time, the step-size factors.
+
+Written so that the same code runs on plain arrays and, inside a recording,
+on active ones: every decision is a comparison (recorded as a branch when
+its operands are active), no value is turned into a plain number, and the
+continuous kinks (``abs``, ``min``, ``max``) are recorded without branches
+(:mod:`adsim.integrate._piecewise`).
+The definitions are those of Hairer, Norsett & Wanner and of SciPy's
+``solve_ivp``, whose results the solvers reproduce to rounding.
+"""
+import numpy as np
+
+from ._piecewise import larger, magnitude, smaller
+
+__all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",
+           "min_step"]
+
+EPS = np.finfo(float).eps
+SAFETY = 0.9            # fraction of the optimal step size taken
+MIN_FACTOR = 0.2        # smallest step-size factor after a rejection
+MAX_FACTOR = 10         # largest step-size factor after an acceptance
+_TINY = np.finfo(float).tiny
+
+
+def norm(x):
+    """Root-mean-square norm."""
+    return np.linalg.norm(x) / x.size ** 0.5
+
+
+def select_initial_step(call, t0, y0, t_bound, max_step, f0, direction, order, rtol, atol):
+    """First step size from the scaled norms of y0, f0 and of a difference
+    quotient of f (one more evaluation of the right-hand side ``call``).
+
+    References
+    ----------
+    E. Hairer, S. P. Norsett and G. Wanner, *Solving Ordinary Differential
+    Equations I*, 2nd ed., Springer, 1993, sec. II.4 ("Starting step size").
+    """
+    if y0.size == 0:
+        return np.inf
+    interval_length = magnitude(t_bound - t0)
+    if interval_length == 0.0:
+        return 0.0
+    scale = atol + magnitude(y0) * rtol
+    d0 = norm(y0 / scale)
+    d1 = norm(f0 / scale)
+    if d0 < 1e-5 or d1 < 1e-5:
+        h0 = 1e-6
+    else:
+        h0 = 0.01 * d0 / d1
+    h0 = smaller(h0, interval_length)
+    y1 = y0 + h0 * direction * f0
+    f1 = call(t0 + h0 * direction, y1)
+    d2 = norm((f1 - f0) / scale) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = larger(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / larger(d1, d2)) ** (1 / (order + 1))
+    return smaller(smaller(smaller(100 * h0, h1), interval_length), max_step)
+
+
+def min_step(t, direction):
+    """``10 * |nextafter(t, direction * inf) - t|``: steps shorter than ten
+    floating-point spacings at ``t`` fail.
+
+    The spacing comes from rounding alone (exact in binary floating point,
+    subnormals included), so that at an active ``t`` it is recorded without
+    a guard on the binary exponent of ``t``: adding half a unit in the last
+    place of ``a = |t|`` rounds up to the next number unless ``a`` is a
+    power of two (a tie, rounded to ``a``, which is even); at a power of
+    two the next number away from zero is a whole unit above it and the one
+    towards zero half a unit below.
+    """
+    a = larger(magnitude(t), _TINY)
+    spacing = (a + a * (EPS / 2)) - a
+    if spacing == 0:
+        spacing = (a + a * EPS) - a
+        if a > _TINY and t * direction < 0:
+            spacing = spacing / 2
+    return 10 * spacing

@@ -1,0 +1,147 @@
+"""Running a method: to each output time under checkpointing, or step by step.
+
+With ``t_eval`` the integration is cut at the output times: the attempts
+up to the first step that reaches ``t_eval[j]`` are one
+``adsim.checkpoint_while`` loop (one op of the enclosing tape, replayed in
+C, reversed with online checkpointing), and the output at ``t_eval[j]`` is
+the dense output of that step, recorded in the enclosing tape. The adjoint
+of output ``j`` therefore enters the reverse sweep between loop ``j + 1``
+and loop ``j``, at its time. With events a loop also stops after a step in
+which an event function changes sign; the events of that step are located
+in the enclosing tape, and the next loop carries on. The loops do not
+change the steps: each runs the attempts one long loop would, so the step
+sequence is SciPy's.
+
+Without ``t_eval`` every accepted step is an output; the attempts are then
+recorded one after the other in the enclosing tape (memory grows with the
+number of steps, as the output does).
+"""
+from ..checkpoint import checkpoint_while
+from ..errors import MixedRecordings, UnsupportedOperation
+from ._rhs import FAILED, RUNNING
+
+__all__ = ["Run"]
+
+
+class Run:
+    """One integration: the method, the end of the interval, ``fun``'s extra
+    arguments, the events (or None). After :meth:`outputs_at` or
+    :meth:`every_step`: ``state`` (the final solver state), ``stop`` (the
+    time of a terminal event, or None) and ``marks`` (the accepted-step
+    count of every step whose interpolant was used, in order)."""
+
+    def __init__(self, method, t_bound, args, events=None):
+        self.method = method
+        self.t_bound = t_bound
+        self.args = args
+        self.events = events
+        self.state = None
+        self.stop = None
+        self.marks = []
+
+    # ---- step by step ------------------------------------------------------------
+    def every_step(self, state):
+        """(times, solutions) of every accepted step, the start included (the
+        last one at the time of a terminal event)."""
+        method, events = self.method, self.events
+        times, ys = [state.t], [state.y]
+        g = events.values(state.t, state.y, self.args) if events else None
+        while state.status == RUNNING:
+            state, accepted = method.attempt(state, self.t_bound, self.args)
+            if not accepted:
+                continue
+            if events is not None:
+                g_new = events.values(state.t, state.y, self.args)
+                active = events.active(g, g_new)
+                g = g_new
+                if active and self._handle(state, active):
+                    times.append(self.stop)
+                    ys.append(method.dense(state, self.stop, self.args))
+                    break
+            times.append(state.t)
+            ys.append(state.y)
+        self.state = state
+        return times, ys
+
+    # ---- checkpointed, to each output time -----------------------------------------
+    def outputs_at(self, state, times, loop, stats=None):
+        """Interpolated solutions at ``times`` (in the direction of
+        integration), then the attempts to the end of the interval. Stops
+        before the first time a failed integration did not reach or that
+        lies beyond a terminal event. ``loop`` holds options of
+        ``checkpoint_while``; ``stats`` (a list) receives one dict of work
+        counts per loop."""
+        method, d = self.method, self.method.direction
+        outputs, handled = [], 0.0
+        for t_target in list(times) + [None]:
+            target = self.t_bound if t_target is None else t_target
+            while True:
+                state = self._loop(state, target, handled, loop, stats)
+                if self.events is None or state.status == FAILED or state.n_accepted == 0 \
+                        or state.n_accepted == handled:
+                    break
+                g = self.events.values(state.t_old, state.y_old, self.args)
+                active = self.events.active(g, self.events.values(state.t, state.y, self.args))
+                if not active:
+                    break
+                handled = state.n_accepted
+                if self._handle(state, active) or d * (state.t - target) >= 0:
+                    break
+            self.state = state
+            if state.status == FAILED or t_target is None:
+                break
+            if self.stop is not None and d * (t_target - self.stop) > 0:
+                break
+            outputs.append(method.dense(state, t_target, self.args))
+            self.marks.append(state.n_accepted)
+        return outputs
+
+    def _handle(self, state, active):
+        """Locate the active events of the last step; True when one terminates."""
+        self.marks.append(state.n_accepted)
+        self.stop = self.events.handle(self.method, state, active)
+        return self.stop is not None
+
+    def _loop(self, state, target, handled, loop, stats):
+        if self.stop is not None:          # a terminal event ended the integration
+            return state
+        options = dict(loop)
+        if stats is not None:
+            options["stats"] = {}
+            stats.append(options["stats"])
+        try:
+            final = checkpoint_while(_condition(self.method, self.events), _step(self.method),
+                                     tuple(state), args=(self.t_bound, target, handled)
+                                     + self.args, **options)
+        except MixedRecordings as error:
+            raise UnsupportedOperation(
+                "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
+                "arguments (from a closure, a global or an object). With t_eval the steps are "
+                "recorded on their own tape, so pass such values through args=: "
+                "fun(t, y, *args)") from error
+        return self.method.State(*final)
+
+
+def _step(method):
+    def attempt(state, t_bound, t_target, handled, *args):
+        return tuple(method.attempt(method.State(*state), t_bound, args)[0])
+    return attempt
+
+
+def _condition(method, events):
+    """Attempts continue until a step reaches ``t_target`` (at least one
+    step, so that there is an interpolant), and stop after a step whose
+    events are not yet handled (its accepted-step count is not ``handled``)."""
+    direction = method.direction
+
+    def more(state, t_bound, t_target, handled, *args):
+        s = method.State(*state)
+        if s.status != RUNNING:
+            return False
+        if s.n_accepted == 0:
+            return True
+        if events is not None and s.n_accepted != handled and events.active(
+                events.values(s.t_old, s.y_old, args), events.values(s.t, s.y, args)):
+            return False
+        return bool(direction * (s.t - t_target) < 0)
+    return more

@@ -1,0 +1,156 @@
+"""Checks of ``solve_ivp``'s arguments, with SciPy's rules and messages
+where SciPy has them, and clear adsim errors for what is not supported."""
+import warnings
+
+import numpy as np
+
+from .._tape import Active
+from ..errors import InvalidInput, UnsupportedOperation
+from ._common import EPS
+from ._rhs import real_array
+
+__all__ = ["check_method", "check_t_span", "check_y0", "check_args", "check_t_eval",
+           "check_tolerances", "check_max_step", "check_first_step", "check_sparsity",
+           "check_unsupported", "warn_extraneous"]
+
+SUPPORTED = ("RK23", "RK45", "DOP853", "Radau", "BDF")
+
+
+def check_method(method):
+    """The method's name; SciPy's solver classes count as their names."""
+    if isinstance(method, type):
+        name = method.__name__
+        if name in SUPPORTED and method.__module__.startswith("scipy.integrate"):
+            return name
+        raise UnsupportedOperation(
+            f"adsim.integrate.solve_ivp: method={method.__name__} is a solver class; adsim "
+            f"runs its own methods, chosen by name: one of {', '.join(SUPPORTED)}")
+    if method in SUPPORTED:
+        return method
+    if method == "LSODA":
+        raise UnsupportedOperation(
+            f"adsim.integrate.solve_ivp: method={method!r} is not supported; use one of "
+            f"{', '.join(SUPPORTED)} (see docs/integrate.md, 'Limits')")
+    raise ValueError(f"`method` must be one of {', '.join(SUPPORTED)}, got {method!r}")
+
+
+def _time(t, what):
+    if isinstance(t, Active):
+        if t.size != 1:
+            raise ValueError(f"adsim.integrate.solve_ivp: {what} must be a scalar, got shape "
+                             f"{t.shape}")
+        return t.reshape(())
+    value = np.asarray(t)
+    if value.dtype.kind == "c":
+        raise InvalidInput(f"adsim.integrate.solve_ivp: {what} is complex ({t!r}); times are "
+                           f"real numbers")
+    return float(t)
+
+
+def check_t_span(t_span):
+    try:
+        t0, tf = t_span
+    except (TypeError, ValueError):
+        raise ValueError(f"adsim.integrate.solve_ivp: t_span must be a pair (t0, tf), got "
+                         f"{t_span!r}") from None
+    return _time(t0, "t_span[0]"), _time(tf, "t_span[1]")
+
+
+def check_y0(y0):
+    y0 = real_array(y0, "y0")
+    if y0.ndim != 1:
+        raise ValueError("`y0` must be 1-dimensional.")
+    if not np.all(np.isfinite(y0)):
+        raise ValueError("All components of the initial state `y0` must be finite.")
+    return y0
+
+
+def check_args(args):
+    if args is None:
+        return ()
+    try:
+        return tuple(args)
+    except TypeError as error:
+        raise TypeError(f"Supplied 'args' cannot be unpacked. Please supply `args` as a tuple "
+                        f"(e.g. `args=({args},)`)") from error
+
+
+def check_t_eval(t_eval, t0, tf):
+    """``t_eval`` as a 1-D array (active or plain), within ``t_span`` and
+    sorted in the direction of integration."""
+    t_eval = real_array(t_eval, "t_eval")
+    if t_eval.ndim != 1:
+        raise ValueError("`t_eval` must be 1-dimensional.")
+    if np.any(t_eval < min(t0, tf)) or np.any(t_eval > max(t0, tf)):
+        raise ValueError("Values in `t_eval` are not within `t_span`.")
+    d = np.diff(t_eval)
+    if (tf > t0 and np.any(d <= 0)) or (tf < t0 and np.any(d >= 0)):
+        raise ValueError("Values in `t_eval` are not properly sorted.")
+    return t_eval
+
+
+def _plain(value, name):
+    if isinstance(value, Active):
+        raise UnsupportedOperation(
+            f"adsim.integrate.solve_ivp: {name} is active; tolerances and step bounds are "
+            f"options, not differentiable inputs: pass plain numbers")
+    return value
+
+
+def check_tolerances(rtol, atol, n):
+    rtol, atol = _plain(rtol, "rtol"), _plain(atol, "atol")
+    if np.any(np.asarray(rtol) < 100 * EPS):
+        warnings.warn(f"At least one element of `rtol` is too small. Setting "
+                      f"`rtol = np.maximum(rtol, {100 * EPS})`.", stacklevel=4)
+        rtol = np.maximum(rtol, 100 * EPS)
+    atol = np.asarray(atol, dtype=float)
+    if atol.ndim > 0 and atol.shape != (n,):
+        raise ValueError("`atol` has wrong shape.")
+    if np.any(atol < 0):
+        raise ValueError("`atol` must be positive.")
+    return rtol, (float(atol) if atol.ndim == 0 else atol)
+
+
+def check_max_step(max_step):
+    max_step = _plain(max_step, "max_step")
+    if max_step <= 0:
+        raise ValueError("`max_step` must be positive.")
+    return max_step
+
+
+def check_first_step(first_step, t0, tf):
+    if first_step is None:
+        return None
+    first_step = _plain(first_step, "first_step")
+    if first_step <= 0:
+        raise ValueError("`first_step` must be positive.")
+    if first_step > abs(tf - t0):
+        raise ValueError("`first_step` exceeds bounds.")
+    return first_step
+
+
+def check_sparsity(sparsity, n):
+    """``jac_sparsity`` must describe an n-by-n Jacobian (the exact Jacobian
+    is computed densely, so the pattern does not change the results)."""
+    if sparsity is not None and tuple(np.shape(sparsity)) != (n, n):
+        raise ValueError(f"`jac_sparsity` is expected to have shape {(n, n)}, but actually has "
+                         f"{tuple(np.shape(sparsity))}.")
+
+
+def check_unsupported(dense_output, vectorized):
+    """Refuse SciPy options adsim does not implement, naming each."""
+    if vectorized:
+        raise UnsupportedOperation(
+            "adsim.integrate.solve_ivp: vectorized=True is not supported: adsim calls fun "
+            "with one state of shape (n,) and records it; leave vectorized out")
+    if dense_output:
+        raise UnsupportedOperation(
+            "adsim.integrate.solve_ivp: dense_output=True is not supported; give the times "
+            "you need as t_eval=")
+
+
+def warn_extraneous(extraneous):
+    """SciPy's warning for options the chosen method does not use."""
+    if extraneous:
+        warnings.warn("The following arguments have no effect for a chosen solver: "
+                      + ", ".join(f"`{x}`" for x in extraneous) + ".", stacklevel=3)

@@ -1,0 +1,44 @@
+"""``abs``, ``maximum`` and ``minimum`` without branch records.
+
+``np.abs`` and ``np.maximum`` on active arrays record the side each element
+takes as a branch, so that a replay where a side differs records again. The
+solvers apply them to whole states (the error scale ``max(|y|, |y_new|)``)
+and to step-size factors, where some side changes at almost every step;
+recording the step again each time would cost more than the step. Their
+derivative rules read the side from the operands' values at every replay,
+so without the branch record the derivatives are still those of the point
+of evaluation (at a tie, the first operand's side).
+"""
+import numpy as np
+
+from .._np.core import operand, shape_of, tape_of
+from .._tape import Active, Opcode as Op, record_binary_refs, record_unary
+
+__all__ = ["magnitude", "larger", "smaller"]
+
+
+def magnitude(x):
+    """``np.abs(x)``."""
+    if isinstance(x, Active):
+        return record_unary(x, int(Op.ABS))
+    return np.abs(x)
+
+
+def _elementwise(code, plain, a, b):
+    if not isinstance(a, Active) and not isinstance(b, Active):
+        return plain(a, b)
+    tape = tape_of(a, b)
+    shape = np.broadcast_shapes(shape_of(a), shape_of(b))
+    ra, keep_a = operand(tape, a, shape)      # noqa: F841  (alive until recorded)
+    rb, keep_b = operand(tape, b, shape)      # noqa: F841
+    return record_binary_refs(tape, int(code), ra, rb, shape)
+
+
+def larger(a, b):
+    """``np.maximum(a, b)``."""
+    return _elementwise(Op.MAXIMUM, np.maximum, a, b)
+
+
+def smaller(a, b):
+    """``np.minimum(a, b)``."""
+    return _elementwise(Op.MINIMUM, np.minimum, a, b)

@@ -1,0 +1,188 @@
+"""Explicit Runge-Kutta pairs with error control (RK23, RK45, DOP853).
+
+The solver's whole state -- time, solution, derivative, step size, the
+stages of the last accepted step (for dense output), status and counts --
+is one tuple of arrays, and :meth:`ExplicitRungeKutta.attempt` makes one
+attempt from it: an accepted step, or a rejection that shrinks the step
+size. Accept/reject, the step-size clamps and the final step onto the end
+of the interval are plain ``if`` statements; inside a recording they are
+comparisons recorded as branches, so a replay that decides otherwise is
+recorded again (see docs/integrate.md).
+
+Continuous kinks (``abs``, ``min``, ``max``) are recorded without branches
+(:mod:`adsim.integrate._piecewise`), so the step's variants differ only in
+these decisions. Step-size control, the error norms and the interpolants are those of
+Hairer, Norsett & Wanner (1993), sec. II.4-II.6, as SciPy's ``solve_ivp``
+implements them, so that both take the same steps.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .._np.core import as_active
+from .._tape import Active
+from ._common import MAX_FACTOR, MIN_FACTOR, SAFETY, min_step, norm, select_initial_step
+from ._piecewise import larger, magnitude, smaller
+from ._rhs import FAILED, FINISHED, RUNNING
+
+__all__ = ["ExplicitRungeKutta", "RKState"]
+
+RKState = namedtuple("RKState", ["t", "y", "f", "h_abs", "t_old", "y_old", "K", "h_previous",
+                                 "status", "rejected", "n_accepted", "nfev"])
+RKState.__doc__ = """State of an explicit Runge-Kutta solver. ``h_abs`` is the
+step size the next attempt starts from; ``t_old``, ``y_old``, ``K`` (the
+stages, with the derivative at the new point last) and ``h_previous`` belong
+to the last accepted step; ``rejected`` is 1 after a rejected attempt of the
+current step; ``status`` is RUNNING, FINISHED or FAILED."""
+
+
+class ExplicitRungeKutta:
+    """One explicit pair (a :class:`~adsim.integrate._tableaux.ExplicitTableau`)
+    for one problem: right-hand side, direction, tolerances, largest step."""
+
+    State = RKState
+    uses_jacobian = False
+
+    def __init__(self, tableau, rhs, direction, rtol, atol, max_step):
+        self.tableau = tableau
+        self.rhs = rhs
+        self.direction = direction
+        self.rtol = rtol
+        self.atol = atol
+        self.max_step = max_step
+
+    # ---- start -------------------------------------------------------------
+    def start(self, t0, y0, t_bound, args, first_step):
+        """The state at ``t0`` (two evaluations of the right-hand side when
+        the first step is chosen, one otherwise)."""
+        f0 = self.rhs(t0, y0, args)
+        nfev = 1
+        if first_step is None:
+            h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
+                                        self.max_step, f0, self.direction,
+                                        self.tableau.error_order, self.rtol, self.atol)
+            nfev += 1
+        else:
+            h_abs = first_step
+        K = np.zeros((self.tableau.n_stages + 1, y0.shape[0]))
+        return RKState(t=t0, y=y0, f=f0, h_abs=h_abs, t_old=t0, y_old=y0, K=K, h_previous=0.0,
+                       status=RUNNING, rejected=0.0, n_accepted=0.0, nfev=float(nfev))
+
+    # ---- one attempt ---------------------------------------------------------
+    def attempt(self, s, t_bound, args):
+        """One attempted step from state ``s``: ``(state, accepted)``."""
+        d = self.direction
+        t, y = s.t, s.y
+        smallest = min_step(t, d)
+        h_abs = s.h_abs
+        if not s.rejected:             # a new step starts from a clamped step size
+            h_abs = smaller(larger(h_abs, smallest), self.max_step)
+        if h_abs < smallest:
+            return s._replace(status=FAILED), False
+        t_new = t + h_abs * d
+        if d * (t_new - t_bound) > 0:
+            t_new = t_bound
+        h = t_new - t
+        h_abs = magnitude(h)
+        y_new, f_new, K = self._stages(t, y, s.f, h, args)
+        scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
+        error_norm = self._error_norm(K, h, scale)
+        nfev = s.nfev + self.tableau.n_stages
+        exponent = self.tableau.error_exponent
+        if error_norm < 1:
+            if error_norm == 0:
+                factor = MAX_FACTOR
+            else:
+                factor = smaller(MAX_FACTOR, SAFETY * error_norm ** exponent)
+            if s.rejected:             # no growth right after a rejection
+                factor = smaller(1, factor)
+            status = FINISHED if d * (t_new - t_bound) >= 0 else RUNNING
+            return RKState(t=t_new, y=y_new, f=f_new, h_abs=h_abs * factor, t_old=t, y_old=y,
+                           K=K, h_previous=h, status=status, rejected=0.0,
+                           n_accepted=s.n_accepted + 1, nfev=nfev), True
+        factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
+        return s._replace(h_abs=h_abs * factor, rejected=1.0, nfev=nfev), False
+
+    def _stages(self, t, y, f, h, args):
+        """(y_new, f_new, K): the propagated solution, its derivative, and the
+        stage matrix whose last row is f_new (filled row by row, as SciPy
+        does, so that plain runs combine the stages with the same BLAS calls)."""
+        tab = self.tableau
+        K = _set_row(np.empty((tab.n_stages + 1, y.shape[0])), 0, f)
+        for i in range(1, tab.n_stages):
+            dy = np.dot(K[:i].T, tab.A[i, :i]) * h
+            K = _set_row(K, i, self.rhs(t + tab.C[i] * h, y + dy, args))
+        y_new = y + h * np.dot(K[:-1].T, tab.B)
+        f_new = self.rhs(t + h, y_new, args)
+        return y_new, f_new, _set_row(K, -1, f_new)
+
+    def _error_norm(self, K, h, scale):
+        tab = self.tableau
+        if tab.E is not None:
+            return norm(np.dot(K.T, tab.E) * h / scale)
+        # DOP853: the 5th-order estimate, corrected by the 3rd-order one
+        err5 = np.dot(K.T, tab.E5) / scale
+        err3 = np.dot(K.T, tab.E3) / scale
+        err5_norm_2 = np.linalg.norm(err5) ** 2
+        err3_norm_2 = np.linalg.norm(err3) ** 2
+        if err5_norm_2 == 0 and err3_norm_2 == 0:
+            return 0.0
+        denom = err5_norm_2 + 0.01 * err3_norm_2
+        return magnitude(h) * err5_norm_2 / np.sqrt(denom * scale.shape[0])
+
+    # ---- dense output ----------------------------------------------------------
+    def dense(self, s, t, args):
+        """The interpolant of the last accepted step at ``t``."""
+        tab = self.tableau
+        h = s.t - s.t_old
+        x = (t - s.t_old) / h
+        if tab.P is not None:
+            Q = np.dot(s.K.T, tab.P)
+            p = np.cumprod(np.tile(x, Q.shape[1]))
+            return h * np.dot(Q, p) + s.y_old
+        F = self._dop853_coefficients(s, args)
+        y = 0.0
+        for i, coefficient in enumerate(reversed(F)):
+            y = y + coefficient
+            y = y * x if i % 2 == 0 else y * (1 - x)
+        return y + s.y_old
+
+    def _dop853_coefficients(self, s, args):
+        """DOP853's interpolant: three more stages, then seven coefficient rows."""
+        tab = self.tableau
+        h = s.h_previous
+        rows = s.K.shape[0]
+        K = _set_rows(np.empty((rows + len(tab.C_extra), s.y.shape[0])), rows, s.K)
+        for i, (a, c) in enumerate(zip(tab.A_extra, tab.C_extra), start=rows):
+            dy = np.dot(K[:i].T, a[:i]) * h
+            K = _set_row(K, i, self.rhs(s.t_old + c * h, s.y_old + dy, args))
+        f_old = s.K[0]
+        delta_y = s.y - s.y_old
+        rows = h * np.dot(tab.D, K)
+        return [delta_y, h * f_old - delta_y, 2 * delta_y - h * (s.f + f_old)] + \
+            [rows[i] for i in range(rows.shape[0])]
+
+    # ---- counts ------------------------------------------------------------------
+    def counts(self, s, dense_steps):
+        """(nfev, njev, nlu) of a run ending in state ``s``; ``dense_steps()``
+        is the number of distinct steps whose interpolant was used (each
+        costs DOP853 three more evaluations; counted only then, as it
+        guards comparisons of step counts inside a recording)."""
+        extra = self.tableau.dense_stages
+        return (s.nfev + extra * dense_steps() if extra else s.nfev), 0, 0
+
+
+def _set_row(K, i, row):
+    """``K[i] = row``; a plain ``K`` becomes active when ``row`` is."""
+    if isinstance(row, Active) and not isinstance(K, Active):
+        K = as_active(row.tape, K)
+    K[i] = row
+    return K
+
+
+def _set_rows(K, count, rows):
+    """``K[:count] = rows`` (as :func:`_set_row`)."""
+    if isinstance(rows, Active) and not isinstance(K, Active):
+        K = as_active(rows.tape, K)
+    K[:count] = rows
+    return K

@@ -1,0 +1,128 @@
+"""solve_ivp's arguments: SciPy's checks and messages, clear adsim errors for
+what adsim does not support, and counts that are guarded only when read."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp as scipy_solve_ivp
+
+import adsim
+from adsim.integrate import solve_ivp
+
+
+def decay(t, y):
+    return -0.5 * y
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(method="LSODA"), "LSODA"),
+    (dict(dense_output=True), "dense_output"),
+    (dict(vectorized=True), "vectorized"),
+])
+def test_unsupported_options_are_named(options, match):
+    with pytest.raises(adsim.UnsupportedOperation, match=match):
+        solve_ivp(decay, (0, 1), [1.0], **options)
+
+
+def test_complex_and_non_numeric_states_are_refused():
+    with pytest.raises(adsim.UnsupportedOperation, match="complex"):
+        solve_ivp(decay, (0, 1), np.array([1 + 1j]))
+    with pytest.raises(TypeError, match="real numbers"):
+        solve_ivp(decay, (0, 1), np.array(["a"]))
+    with pytest.raises(adsim.UnsupportedOperation, match="complex"):
+        solve_ivp(lambda t, y: 1j * y, (0, 1), [1.0])
+
+
+def test_solver_classes_other_than_the_explicit_pairs_are_refused():
+    from scipy.integrate import LSODA
+    with pytest.raises(adsim.UnsupportedOperation, match="by name"):
+        solve_ivp(decay, (0, 1), [1.0], method=LSODA)
+    with pytest.raises(ValueError, match="must be one of"):
+        solve_ivp(decay, (0, 1), [1.0], method="Euler")
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(t_eval=[0.5, 2.0]), ValueError, "not within"),
+    (dict(t_eval=[0.5, 0.2]), ValueError, "properly sorted"),
+    (dict(t_eval=[[0.5]]), ValueError, "1-dimensional"),
+    (dict(args=3), TypeError, "cannot be unpacked"),
+    (dict(first_step=-1.0), ValueError, "positive"),
+    (dict(first_step=5.0), ValueError, "exceeds bounds"),
+    (dict(max_step=0.0), ValueError, "positive"),
+    (dict(atol=[1e-6, 1e-6]), ValueError, "wrong shape"),
+    (dict(atol=-1.0), ValueError, "positive"),
+])
+def test_scipy_argument_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        scipy_solve_ivp(decay, (0, 1), [1.0], **kwargs)
+    with pytest.raises(error, match=match):
+        solve_ivp(decay, (0, 1), [1.0], **kwargs)
+
+
+def test_state_and_derivative_shapes():
+    with pytest.raises(ValueError, match="1-dimensional"):
+        solve_ivp(decay, (0, 1), [[1.0]])
+    with pytest.raises(ValueError, match="finite"):
+        solve_ivp(decay, (0, 1), [np.nan])
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        solve_ivp(lambda t, y: np.zeros(3), (0, 1), [1.0, 2.0])
+    with pytest.raises(ValueError, match="pair"):
+        solve_ivp(decay, (0, 1, 2), [1.0])
+
+
+def test_warnings_as_scipy():
+    for solver in (solve_ivp, scipy_solve_ivp):
+        with pytest.warns(UserWarning, match="no effect"):
+            solver(decay, (0, 1), [1.0], jac=lambda t, y: -0.5)
+        with pytest.warns(UserWarning, match="rtol"):
+            solver(decay, (0, 1), [1.0], rtol=1e-20)
+
+
+def test_checkpoint_options_need_t_eval_and_tolerances_are_plain():
+    with pytest.raises(ValueError, match="t_eval"):
+        solve_ivp(decay, (0, 1), [1.0], memory_limit="1MB")
+
+    def f(rtol):
+        return np.sum(solve_ivp(decay, (0, 1), [1.0], rtol=rtol).y)
+    with pytest.raises(adsim.UnsupportedOperation, match="rtol"):
+        adsim.grad(f)(np.array(1e-3))
+
+
+def _integral(y0, read_nfev):
+    res = solve_ivp(lambda t, y: -y ** 3, (0.0, 4.0), y0, t_eval=[4.0], rtol=1e-8, atol=1e-10)
+    total = np.sum(res.y)
+    return total * res.nfev / res.nfev if read_nfev else total
+
+
+def test_counts_are_guarded_only_when_read():
+    """A tape that read nfev replays only where nfev is the same; one that
+    did not read it replays at a point where the steps differ."""
+    near, far = np.array([1.0]), np.array([3.0])
+    assert solve_ivp(lambda t, y: -y ** 3, (0, 4), near, t_eval=[4.0], rtol=1e-8,
+                     atol=1e-10).nfev != solve_ivp(lambda t, y: -y ** 3, (0, 4), far,
+                                                   t_eval=[4.0], rtol=1e-8, atol=1e-10).nfev
+    unread = adsim.record(lambda y0: _integral(y0, False), near)
+    np.testing.assert_allclose(unread.forward(far), _integral(far, False), rtol=1e-10)
+    read = adsim.record(lambda y0: _integral(y0, True), near)
+    with pytest.raises(adsim.BranchChanged):
+        read.forward(far)
+    # the functional API records again and is right at both points
+    grad = adsim.grad(lambda y0: _integral(y0, True))
+    for y0 in (near, far, near):
+        eps = 1e-6
+        fd = (_integral(y0 + eps, True) - _integral(y0 - eps, True)) / (2 * eps)
+        np.testing.assert_allclose(grad(y0), fd, rtol=1e-6)
+
+
+def test_status_is_guarded():
+    """A tape recorded where the integration succeeds does not replay where it fails."""
+    def final(y0):
+        res = solve_ivp(lambda t, y: y ** 2, (0.0, 2.0), y0, t_eval=[0.5])
+        return np.sum(res.y) + res.status
+    tape = adsim.record(final, np.array([0.1]))
+    assert tape.forward(np.array([0.2])) == pytest.approx(0.2 / (1 - 0.1), rel=1e-3)
+    with pytest.raises(adsim.BranchChanged):
+        tape.forward(np.array([1.0]))        # blows up at t = 1 < 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert final(np.array([1.0])) == pytest.approx(1 / (1 - 0.5) - 1, rel=1e-3)
