@@ -11,8 +11,8 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
-                     MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
-                     TapeOverflow, UndefinedDerivative, UnsupportedOperation)
+                     MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
+                     TapeCopyError, TapeOverflow, UndefinedDerivative, UnsupportedOperation)
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
