@@ -54,6 +54,26 @@ _COMPOSED_UFUNCS = {
 }
 
 
+def _running(uf):
+    """``uf.accumulate`` along an axis: one binary op per position."""
+    def accumulate(a, axis=0):
+        axis = axis % a.ndim if a.ndim else 0
+        pieces = [np.take(a, [0], axis=axis)]
+        for k in range(1, a.shape[axis]):
+            pieces.append(uf(pieces[-1], np.take(a, [k], axis=axis)))
+        return np.concatenate(pieces, axis=axis) if a.shape[axis] else a * 1.0
+    return accumulate
+
+
+_REDUCTIONS = {np.add: lambda a, axis, keepdims: sum(a, axis=axis, keepdims=keepdims),
+               np.multiply: lambda a, axis, keepdims: prod(a, axis=axis, keepdims=keepdims),
+               np.maximum: lambda a, axis, keepdims: amax(a, axis=axis, keepdims=keepdims),
+               np.minimum: lambda a, axis, keepdims: amin(a, axis=axis, keepdims=keepdims)}
+_ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
+                  np.multiply: lambda a, axis: numeric.cumprod(a, axis=axis),
+                  np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
+
+
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex."""
     if complex_.is_complex(a) or complex_.is_complex(b):
@@ -64,28 +84,21 @@ def binary(code, a, b):
 def ufunc(uf, method, inputs, kwargs):
     if any(isinstance(v, ComplexActive) for v in inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)
-    out = kwargs.get("out")
-    if out is not None:
-        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        if not isinstance(out, Active):
-            raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}(..., out=...)` writes an "
-                                       f"active result into a plain array; assign the result "
-                                       f"instead")
-        result = ufunc(uf, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
-        if not isinstance(result, Active):
-            result = as_active(tape_of(out), result)
-        if result.shape != out.shape:
-            result = broadcast_to(result, out.shape)
-        setitem(out, Ellipsis, result)
-        return out
+    if kwargs.get("out") is not None:
+        rest = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into_out(ufunc_name(uf), kwargs["out"], lambda: ufunc(uf, method, inputs, rest))
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else {"dtype"}
+    allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
+        {"dtype", "axis"} if method == "accumulate" else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
             set(kwargs) - allowed:
         raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}` with arguments "
                                    f"{sorted(kwargs)} is not supported on active arrays")
-    if method == "reduce" and uf is np.add:
-        return sum(inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    if method == "reduce" and uf in _REDUCTIONS:
+        return _REDUCTIONS[uf](inputs[0], axis=kwargs.get("axis", 0),
+                               keepdims=kwargs.get("keepdims", False))
+    if method == "accumulate" and uf in _ACCUMULATIONS:
+        return _ACCUMULATIONS[uf](inputs[0], axis=kwargs.get("axis", 0))
     if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
         return ufunc_at(_AT_UFUNCS[uf], inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else 0.0)
     if method != "__call__":
@@ -201,8 +214,28 @@ for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.mov
     FUNCTIONS[_f] = (lambda f: lambda a, *args, **kw: index_map(f, [a], *args, **kw))(_f)
 
 
+def _into_out(name, out, compute):
+    """NumPy's ``out=``: the result written into the active array ``out``,
+    which is returned."""
+    out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if not isinstance(out, Active):
+        raise UnsupportedOperation(f"adsim: `{name}(..., out=...)` writes an active result into "
+                                   f"a plain array; assign the result instead")
+    result = compute()
+    if not isinstance(result, Active):
+        result = as_active(tape_of(out), result)
+    if result.shape != out.shape:
+        result = broadcast_to(result, out.shape)
+    setitem(out, Ellipsis, result)
+    return out
+
+
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
+    if impl is not None and kwargs.get("out") is not None:
+        rest = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into_out(f"numpy.{getattr(func, '__name__', func)}", kwargs["out"],
+                         lambda: array_function(func, types, args, rest))
     if ComplexActive in types and func not in fft.FUNCTIONS:
         return complex_.array_function(func, args, kwargs)
     if impl is None:

@@ -116,6 +116,15 @@ def reject_kwargs(name, **kwargs):
                                        f"arrays; leave {key} at its default")
 
 
+def float64_only(name, dtype):
+    """Refuse a ``dtype=`` other than float64 (adsim computes in float64; a
+    float32 accumulation would silently differ from NumPy's)."""
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        raise UnsupportedOperation(f"adsim: {name}(..., dtype={np.dtype(dtype).name}) is not "
+                                   f"supported on active arrays: adsim computes in float64; "
+                                   f"leave dtype at its default")
+
+
 def unsupported(name):
     return UnsupportedOperation(
         f"adsim: cannot differentiate `{name}`: no rule is registered; register a primitive "

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._tape import Active
 from ..errors import UnsupportedOperation
-from .core import as_active, normalize_axis, reject_kwargs, tape_of
+from .core import as_active, float64_only, normalize_axis, reject_kwargs, tape_of
 from .joins import sequence_function
 from .reductions import mean as reduce_mean, sum as reduce_sum
 from .views import getitem
@@ -15,6 +15,7 @@ _concatenate = sequence_function(np.concatenate)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     reject_kwargs("var", out=out, where=where)
+    float64_only("var", dtype)
     ddof = ddof if correction is None else correction
     a = as_active(tape_of(a, mean), a)
     m = reduce_mean(a, axis=axis, keepdims=True) if mean is None else mean
@@ -45,6 +46,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     """Running products along an axis, one multiplication per position
     (exact derivatives at zeros, unlike exp(cumsum(log)))."""
     reject_kwargs("cumprod", out=out)
+    float64_only("cumprod", dtype)
     if axis is None:
         a, axis = a.reshape(-1), 0
     axis = normalize_axis(axis, a.ndim)

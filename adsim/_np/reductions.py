@@ -2,8 +2,8 @@
 import numpy as np
 
 from .._tape import Active, Opcode as Op
-from .core import (as_active, axes_of, binary, copy, new, normalize_axis, reject_kwargs, reshaped,
-                   size_of, split_at, tape_of)
+from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
+                   reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem
 
 
@@ -18,8 +18,29 @@ def finish_reduction(out, shape, axes, keepdims):
     return reshaped(out, final)
 
 
+def _masked(a, where, fill, name):
+    """``a`` with the elements outside NumPy's ``where=`` mask of a
+    reduction replaced by ``fill`` (the reduction's identity or initial)."""
+    if where is None or where is True:
+        return a
+    if fill is None:
+        raise ValueError(f"reduction operation '{name}' does not have an identity, so to use a "
+                         f"where mask one has to specify 'initial'")
+    mask = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    return np.where(mask, a, fill)
+
+
+def _with_initial(y, initial, combine):
+    return y if initial is None else combine(y, initial)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    reject_kwargs("sum", out=out, initial=initial, where=where)
+    reject_kwargs("sum", out=out)
+    float64_only("sum", dtype)
+    if where is not None or initial is not None:
+        total = sum(_masked(as_active(tape_of(a), a), where, 0.0, "add"), axis=axis,
+                    keepdims=keepdims)
+        return _with_initial(total, initial, np.add)
     axes = axes_of(axis, a.ndim)
     tape = tape_of(a)
     y, cur = a, list(a.shape)
@@ -33,7 +54,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    reject_kwargs("mean", out=out, where=where)
+    reject_kwargs("mean", out=out)
+    float64_only("mean", dtype)
+    if where is not None and where is not True:
+        mask = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+        count = np.sum(mask, axis=axis, keepdims=keepdims)
+        return sum(a, axis=axis, keepdims=keepdims, where=mask) / count
     count = size_of([a.shape[i] for i in axes_of(axis, a.ndim)])
     return binary(Op.DIV, sum(a, axis=axis, keepdims=keepdims), float(count))
 
@@ -54,13 +80,15 @@ def _extremum(a, axis, keepdims, want_min):
 
 
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    reject_kwargs("max", out=out, initial=initial, where=where)
-    return _extremum(a, axis, keepdims, False)
+    reject_kwargs("max", out=out)
+    a = _masked(a, where, initial, "maximum")
+    return _with_initial(_extremum(a, axis, keepdims, False), initial, np.maximum)
 
 
 def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    reject_kwargs("min", out=out, initial=initial, where=where)
-    return _extremum(a, axis, keepdims, True)
+    reject_kwargs("min", out=out)
+    a = _masked(a, where, initial, "minimum")
+    return _with_initial(_extremum(a, axis, keepdims, True), initial, np.minimum)
 
 
 def _argext(a, axis, want_min):
@@ -91,7 +119,12 @@ def argmin(a, axis=None, out=None, keepdims=False):
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product as a chain of multiplications along the axis (exact derivatives
     at zeros, unlike exp(sum(log)))."""
-    reject_kwargs("prod", out=out, initial=initial, where=where)
+    reject_kwargs("prod", out=out)
+    float64_only("prod", dtype)
+    if where is not None or initial is not None:
+        product = prod(_masked(as_active(tape_of(a), a), where, 1.0, "multiply"), axis=axis,
+                       keepdims=keepdims)
+        return _with_initial(product, initial, np.multiply)
     if axis is None:
         y = prod(reshaped(a, (-1,)), axis=0)
         return reshaped(y, (1,) * a.ndim) if keepdims else y
@@ -112,6 +145,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 def cumsum(a, axis=None, dtype=None, out=None):
     reject_kwargs("cumsum", out=out)
+    float64_only("cumsum", dtype)
     if axis is None:
         a, axis = reshaped(a, (-1,)), 0
     ax = normalize_axis(axis, a.ndim)
