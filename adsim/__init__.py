@@ -11,17 +11,20 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
                      MemoryBudgetError, PrimitiveRuleError, SnapshotDirError, TapeCopyError,
-                     TapeOverflow, UnsupportedOperation)
+                     TapeFileError, TapeOverflow, UnsupportedOperation)
+from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
 from .tape import Tape
+from .tapefile import load as load_tape
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput",
-    "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeOverflow", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
+    "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeFileError", "TapeOverflow",
+    "Online", "Revolve", "TwoLevel", "checkpoint_loop", "load_tape", "parallel",
     "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
     "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
