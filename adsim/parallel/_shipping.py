@@ -12,6 +12,7 @@ import collections
 import hashlib
 import threading
 
+from ..errors import TapeCopyError
 from ..tapefile import dumps, loads
 
 _CACHED = 4                     # loaded tapes a worker process (or thread) keeps
@@ -40,7 +41,13 @@ class ShippedTape:
         """The tape file, written on first use: (key, bytes)."""
         with self._lock:
             if self._data is None:
-                self._data = dumps(self._tape)
+                try:
+                    self._data = dumps(self._tape)
+                except TapeCopyError as err:
+                    _note(err, "adsim.parallel sends tapes to processes and Dask workers as "
+                               "tape files, and gives each thread a copy of a tape that holds "
+                               "a checkpointed loop")
+                    raise
                 self._key = hashlib.sha256(self._data).hexdigest()
             return self._key, self._data
 
@@ -102,7 +109,15 @@ def run_chunk(method, shipped, items, kwargs):
         try:
             out.append(call(*point, **kwargs) if spread else call(point, **kwargs))
         except Exception as err:
-            if hasattr(err, "add_note"):
-                err.add_note(f"adsim.parallel: raised by {method} at point {index}")
+            _note(err, f"adsim.parallel: raised by {method} at point {index}")
             raise
     return out
+
+
+def _note(err, text):
+    """Add ``text`` to the error's notes (``__notes__``, which tracebacks show
+    from Python 3.11 on)."""
+    if hasattr(err, "add_note"):
+        err.add_note(text)
+    else:
+        err.__notes__ = list(getattr(err, "__notes__", ())) + [text]

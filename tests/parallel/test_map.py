@@ -174,3 +174,14 @@ def test_primitives_must_be_named_and_made_in_the_worker_processes(processes):
     tape = ad.record(lambda x: np.sum(local(x) ** 2), X0)
     with pytest.raises(TapeFileError, match="`tests.parallel.local`.*not registered"):
         parallel.map("gradient", tape, POINTS[:3], executor=processes)
+
+
+def test_threads_need_a_copy_of_a_loop_and_say_so_when_it_cannot_be_made():
+    def f(p):
+        return np.sum(ad.checkpoint_loop(lambda u, p: u + 0.1 * unnamed(p * u), np.ones(6), 5,
+                                         args=(p,)))
+    tape = ad.record(f, X0)
+    with pytest.raises(TapeCopyError, match="without name=") as err:
+        parallel.map("gradient", tape, POINTS[:3])
+    assert any("copy of a tape that holds a checkpointed loop" in n
+               for n in getattr(err.value, "__notes__", []))
