@@ -119,8 +119,9 @@ def primitive(value, *, jvp=None, vjp=None, name=None, linear=False, elementwise
     Hessians use. ``name`` (a stable string such as ``"mylib.f"``) registers
     the primitive in this process: tapes using it can then be saved, pickled
     and sent to other processes, which must make the same primitive under the
-    same name before loading them (the name made last is the one used). Rules that return something unusable (None, complex values,
-    a wrong shape, the wrong number of adjoints) raise
+    same name before loading them (the name made last is the one used).
+    Rules that return something unusable (None, complex values, a wrong
+    shape, the wrong number of adjoints) raise
     :class:`adsim.errors.PrimitiveRuleError`. Arguments at ``nondiff_argnums``
     (an order, a flag) must be plain values; the rules get them as they are."""
     return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear, elementwise=elementwise,
