@@ -175,6 +175,7 @@ cdef class Tape:
         self._callbacks = []
         self._input_slots = []
         self._input_shapes = []
+        self._input_varied = []
         self._pool = []
         self.out_slot = -1
         self.recording = True
@@ -563,22 +564,26 @@ cdef class Tape:
         self._callbacks.append(obj)
         return len(self._callbacks) - 1
 
-    def new_input(self, value):
-        """A new pinned input slot holding ``value`` (float64, any shape)."""
+    def new_input(self, value, bint varied=True):
+        """A new pinned input slot holding ``value`` (float64, any shape).
+        ``varied=False``: an input that is never differentiated (data): what
+        is computed from it alone has no derivative, so its ops skip their
+        derivative rules."""
         need_recording(self, "add an input")
         arr = value if is_float64_array(value) and cnp.PyArray_IS_C_CONTIGUOUS(value) else \
             as_float_array(value, "an input")
         cdef int slot = self.new_slot(arr.size)
         self._write_slot(slot, arr)
-        self.add_input_slot(slot, arr.shape)
+        self.add_input_slot(slot, arr.shape, varied)
         return slot
 
-    cdef int add_input_slot(self, int slot, tuple shape) except -1:
-        """Make ``slot`` (of ``shape``'s size) the next input: written, pinned
-        and differentiable (recorded ops read these facts)."""
-        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | SLOT_VARIED
+    cdef int add_input_slot(self, int slot, tuple shape, bint varied) except -1:
+        """Make ``slot`` (of ``shape``'s size) the next input: written, pinned,
+        and differentiable when ``varied`` (recorded ops read these facts)."""
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | (SLOT_VARIED if varied else 0)
         self._input_slots.append(slot)
         self._input_shapes.append(shape)
+        self._input_varied.append(varied)
         return 0
 
     cdef int _write_slot(self, int slot, object arr) except -1:

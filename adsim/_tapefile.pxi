@@ -38,6 +38,7 @@ def program_buffers(Tape t):
         "slot_size": buffer_copy(t.slot_size, t.n_slots, np.int64),
         "input_slots": list(t._input_slots),
         "input_shapes": list(t._input_shapes),
+        "input_varied": list(t._input_varied),
         "out_slot": t.out_slot,
         "output_shape": tuple(t.output_shape),
         "chunked": bool(t.chunked),
@@ -49,8 +50,8 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
                  const int64_t[::1] const_off, const int64_t[::1] const_size,
                  const int32_t[::1] ints,
                  const uint8_t[::1] branches, const int64_t[::1] slot_size, list input_slots,
-                 list input_shapes, int64_t out_slot, tuple output_shape, callbacks,
-                 bint chunked):
+                 list input_shapes, list input_varied, int64_t out_slot, tuple output_shape,
+                 callbacks, bint chunked):
     """Fill ``t``, a new and empty Tape, with a program read from a file,
     checking everything a replay will rely on; the tape is then finished. On
     any error (ValueError, TypeError, IndexError, OverflowError, MemoryError)
@@ -61,7 +62,7 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
     try:
         load_slots(t, slot_size)
         load_streams(t, consts, const_off, const_size, ints, branches)
-        load_inputs_of(t, input_slots, input_shapes)
+        load_inputs_of(t, input_slots, input_shapes, input_varied)
         t._callbacks = list(callbacks)
         load_ops(t, code, start, flags, opnd)
         t.finish(out_slot, output_shape)
@@ -110,11 +111,13 @@ cdef int load_streams(Tape t, const double[::1] consts, const int64_t[::1] const
     return 0
 
 
-cdef int load_inputs_of(Tape t, list input_slots, list input_shapes) except -1:
-    """Distinct input slots, each of its shape's size."""
+cdef int load_inputs_of(Tape t, list input_slots, list input_shapes,
+                        list input_varied) except -1:
+    """Distinct input slots, each of its shape's size, differentiated or not."""
     cdef int i
-    if len(input_slots) != len(input_shapes):
-        raise ValueError(f"adsim: {len(input_slots)} input slots for {len(input_shapes)} shapes")
+    if not len(input_slots) == len(input_shapes) == len(input_varied):
+        raise ValueError(f"adsim: {len(input_slots)} input slots for {len(input_shapes)} shapes "
+                         f"and {len(input_varied)} varied flags")
     seen = set()
     for i in range(len(input_slots)):
         slot = PyNumber_Index(input_slots[i])
@@ -131,7 +134,9 @@ cdef int load_inputs_of(Tape t, list input_slots, list input_shapes) except -1:
         if size != t.slot_size[slot]:
             raise ValueError(f"adsim: input {i} of shape {shape} in a slot of "
                              f"{t.slot_size[slot]} values")
-        t.add_input_slot(slot, shape)
+        if type(input_varied[i]) is not bool:
+            raise ValueError(f"adsim: input {i} is varied={input_varied[i]!r}, not True or False")
+        t.add_input_slot(slot, shape, input_varied[i])
     return 0
 
 

@@ -119,8 +119,9 @@ def _callback_state(cb):
 def _encode_tape(tape, calls):
     buffers = _tape.program_buffers(tape)
     inputs = [len(buffers["input_slots"])]
-    for slot, shape in zip(buffers["input_slots"], buffers["input_shapes"]):
-        inputs += [slot, len(shape), *shape]
+    for slot, shape, varied in zip(buffers["input_slots"], buffers["input_shapes"],
+                                   buffers["input_varied"]):
+        inputs += [slot, int(varied), len(shape), *shape]
     extra = {
         b"INPT": np.array(inputs, dtype=np.int64),
         b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
@@ -398,9 +399,13 @@ def _build_tape(block, callbacks):
     from .tape import Tape
     inputs = _ints(block[b"INPT"], "the input section")
     n_inputs = inputs.next(0)
-    slots, shapes = [], []
+    slots, shapes, varied = [], [], []
     for _ in range(n_inputs):
         slots.append(inputs.next(0))
+        flag = inputs.next(0)
+        if flag > 1:
+            raise ValueError(f"the input section holds varied={flag}")
+        varied.append(bool(flag))
         shapes.append(inputs.shape())
     inputs.done()
     output = _ints(block[b"OUTP"], "the output section")
@@ -415,7 +420,7 @@ def _build_tape(block, callbacks):
     _tape.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
-                       block[b"SLOT"], slots, shapes, out_slot, out_shape, callbacks,
+                       block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
                        bool(chunked))
     _check_callback_ops(tape, callbacks)
     return tape

@@ -118,6 +118,26 @@ def test_a_tape_of_several_inputs_with_views_scatters_and_branches():
         assert all(a.tobytes() == b.tobytes() for a, b in zip(h0, h1))
 
 
+def test_inputs_that_are_data_stay_data():
+    from adsim._tape import Opcode as Op
+    t = ad.Tape()
+    x = t.new_input(np.array([0.5, 1.0, 2.0]))
+    d = t.new_input(np.array([3.0, -1.0, 0.25]), False)
+    s = t.record_op(int(Op.SIN), 3, [d, -1])            # computed from data alone
+    y = t.record_op(int(Op.MUL), 3, [x, s])
+    t.finish(t.record_op(int(Op.SUM), 1, [y, 1, 3, 1]), ())
+    loaded = roundtrip(t)
+    assert [loaded.op_flags(k) for k in range(len(t))] == [t.op_flags(k) for k in range(len(t))]
+    assert loaded.op_flags(0) & 8                        # no derivative rules run for sin(d)
+    point = (np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0]))
+    assert bits_of(loaded.value_and_gradient(*point)) == bits_of(t.value_and_gradient(*point))
+
+
+def bits_of(result):
+    value, gradients = result
+    return [np.asarray(value).tobytes()] + [g.tobytes() for g in gradients]
+
+
 def test_chunked_runs_and_their_setting_survive():
     def f(x):
         return np.sum(np.tanh(np.sin(x) * x + 1.0) ** 2 * np.exp(-x))
@@ -307,6 +327,7 @@ def _with_ints(data, tag, edit, dtype):
     ("CSIZ", "<i8", lambda c: c.__setitem__(0, -3), "outside the tape's constants"),
     ("INPT", "<i8", lambda i: i.__setitem__(1, 4), "input 0 of shape"),
     ("INPT", "<i8", lambda i: i.__setitem__(0, 3), "ends early"),
+    ("INPT", "<i8", lambda i: i.__setitem__(2, 2), "varied=2"),
     ("OUTP", "<i8", lambda o: o.__setitem__(0, 10 ** 9), "not a slot"),
     ("OUTP", "<i8", lambda o: o.__setitem__(1, 1), "output section ends early"),
     ("OPTS", "<i8", lambda o: o.__setitem__(0, 5), "chunked=5"),
