@@ -133,8 +133,8 @@ class TapeCopyError(AdsimError, TypeError):
     Tapes are saved, pickled and copied through the tape file format
     (docs/tape-format.md), which holds data, never code. A tape that depends
     on Python code of this process cannot be written: a primitive made
-    without a stable ``name=`` (or whose name now belongs to another
-    primitive), a ``checkpoint_while`` loop (its condition is code), a
+    without a stable ``name=`` or whose rules capture an object that cannot
+    be identified, a ``checkpoint_while`` loop (its condition is code), a
     checkpointed loop whose ``schedule=`` is a callable or a schedule class
     of your own, or a tape still recording or whose recording failed. The
     message names the object. Fix: give the primitive a stable name
@@ -153,8 +153,8 @@ class TapeFileError(AdsimError, ValueError):
     truncated or trailing bytes, or a program whose operands, slots, indices
     or branch records would reach outside its buffers (every one is checked
     before the tape can replay). Also raised when the tape uses a primitive
-    that is not registered in this process under the name it was saved with.
-    The message says what is wrong and where. Fix: write the file again with
-    ``tape.save``; for a missing primitive, import the module that makes it
-    (``adsim.primitive(..., name=...)``) before loading.
+    that this process has not made with the same name and rules (code,
+    captured values). The message says what is wrong and where. Fix: write
+    the file again with ``tape.save``; for a missing primitive, import the
+    module that makes it (``adsim.primitive(..., name=...)``) before loading.
     """

@@ -7,6 +7,7 @@ version, or altered with a valid digest (a hostile writer) are refused with
 TapeFileError before anything replays. Checkpointed loops in files:
 tests/checkpoint/test_persist.py; random damage: tests/test_tapefile_fuzz.py."""
 import copy
+import gc
 import io
 import json
 import pickle
@@ -17,6 +18,7 @@ import pytest
 
 import adsim as ad
 from adsim import tapefile
+from adsim._fingerprint import fingerprint
 from adsim.errors import TapeCopyError, TapeFileError
 from opcases import BINARY, BINARY_CASES, PROGRAMS, UNARY, UNARY_CASES, sample
 from tapefile_bytes import MAGIC, layout, replace_section, resign, section
@@ -233,8 +235,8 @@ def test_a_named_primitive_is_saved_by_name_and_found_when_loading():
     same_replays(tape, loaded, [x, x + 0.25])
     state = json.loads(_call_section(tapefile.dumps(tape)))[0]
     assert state == {"kind": "adsim.primitive", "tapes": [],
-                     "state": {"name": "tests.tapefile.cube", "in_shapes": [[3]],
-                               "out_shape": [3]}}
+                     "state": {"name": "tests.tapefile.cube", "fingerprint": fingerprint(cube),
+                               "in_shapes": [[3]], "out_shape": [3]}}
 
 
 def test_adsims_own_primitives_are_found_even_before_first_use():
@@ -245,18 +247,58 @@ def test_adsims_own_primitives_are_found_even_before_first_use():
     assert loaded.gradient(x).tobytes() == tape.gradient(x).tobytes()
 
 
-def test_primitives_without_a_stable_name_cannot_be_saved_and_say_so():
+def test_primitives_that_cannot_be_identified_cannot_be_saved_and_say_so():
     anonymous = ad.primitive(lambda x: 2.0 * x, vjp=lambda a, o, w: (2.0 * w,))
     with pytest.raises(TapeCopyError, match="`<lambda>`.*without name="):
         pickle.dumps(ad.record(lambda x: np.sum(anonymous(x)), np.ones(2)))
-    first = ad.primitive(lambda x: 2.0 * x, vjp=lambda a, o, w: (2.0 * w,), name="tests.twice")
-    tape = ad.record(lambda x: np.sum(first(x)), np.ones(2))
-    second = ad.primitive(lambda x: 2.0 * x, vjp=lambda a, o, w: (2.0 * w,), name="tests.twice")
-    with pytest.raises(TapeCopyError, match="`tests.twice`.*another primitive"):
-        tape.save(io.BytesIO())
-    assert ad.primitives.registered_primitive("tests.twice") is second
+    solver = object()
+    captures = ad.primitive(lambda x: 2.0 * x + 0.0 * id(solver),
+                            vjp=lambda a, o, w: (2.0 * w,), name="tests.captures")
+    with pytest.raises(TapeCopyError, match="`tests.captures`.*builtins.object object"):
+        pickle.dumps(ad.record(lambda x: np.sum(captures(x)), np.ones(2)))
     with pytest.raises(TypeError, match="non-empty string"):
         ad.primitive(lambda x: x, name=3)
+
+
+def scaled(c):
+    """A function that makes primitives: one name, a value captured per call."""
+    return ad.primitive(lambda x: c * x, vjp=lambda a, o, w: (c * w,), name="tests.scaled")
+
+
+def _saved_sum_of_squares(prim):
+    return tapefile.dumps(ad.record(lambda x: np.sum(prim(x) ** 2), np.ones(3)))
+
+
+def test_a_loaded_tape_gets_the_primitive_with_the_same_rules_and_captured_values():
+    twice = ad.primitive(lambda x: 2.0 * x, vjp=lambda a, o, w: (2.0 * w,), name="tests.times")
+    thrice = ad.primitive(lambda x: 3.0 * x, vjp=lambda a, o, w: (3.0 * w,), name="tests.times")
+    for prim in (twice, thrice):
+        tape = ad.record(lambda x: np.sum(prim(x)), np.ones(2))
+        assert roundtrip(tape).callbacks[0].prim is prim
+    assert fingerprint(scaled(0.5)) == fingerprint(scaled(0.5)) != fingerprint(scaled(0.7))
+    data = _saved_sum_of_squares(scaled(0.5))     # then dropped: gone from the registry
+    gc.collect()
+    other = scaled(0.7)
+    assert ad.primitives.primitives_named("tests.scaled") == [other]
+    with pytest.raises(TapeFileError, match="`tests.scaled`.*1 primitive.*none with the same"):
+        tapefile.loads(data)
+    again = scaled(0.5)
+    assert tapefile.loads(data).callbacks[0].prim is again
+    assert tapefile.loads(data).gradient(np.ones(3)).tobytes() == (0.5 * np.ones(3)).tobytes()
+
+
+def test_fingerprints_see_code_defaults_globals_and_captured_arrays():
+    kernel = np.arange(3.0)
+
+    def make(scale, k):
+        return ad.primitive(lambda x, s=scale: s * (x @ k), name="tests.fp")
+    base = fingerprint(make(1.0, kernel))
+    assert fingerprint(make(1.0, kernel.copy())) == base
+    assert fingerprint(make(2.0, kernel)) != base
+    assert fingerprint(make(1.0, kernel + np.array([0.0, 0.0, 1e-12]))) != base
+    assert fingerprint(ad.primitive(lambda x: x @ np.ones(3), name="tests.fp")) != base
+    assert fingerprint(cube) == fingerprint(ad.primitive(cube.value, jvp=cube.jvp, vjp=cube.vjp,
+                                                         name="tests.tapefile.cube"))
 
 
 def test_loading_a_tape_whose_primitive_is_not_registered_names_it():
