@@ -20,7 +20,8 @@ Every executor's results are checked bitwise against the serial ones.
 Times are medians over rounds that call every method once in turn (so that
 the load of a shared machine weighs on all alike), after a warm-up round
 (executors are started before timing; their first map ships and loads the
-tape). Times are wall-clock. Threads share one tape when it has no checkpointed loop and
+tape). Times are wall-clock; the serial loop's CPU time is reported too, as
+a measure of how much of a core the machine gave it. Threads share one tape when it has no checkpointed loop and
 otherwise replay a copy each; a loop's driver runs Python for every step, so
 threads mostly wait for the GIL there, and processes are the way to scale it.
 
@@ -157,13 +158,16 @@ def _rounds(calls, s):
     first = time.perf_counter() - started
     repeats = max(1, min(s.repeats, int(s.budget * len(calls) / max(first, 1e-9))))
     samples = {name: [] for name in calls}
+    cpu = {name: [] for name in calls}
     for _ in range(repeats):
         for name, call in calls.items():
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             for _ in range(number[name]):
                 call()
             samples[name].append((time.perf_counter() - t0) / number[name])
-    return {name: T.Timing(statistics.median(v), min(v), max(v), repeats, number[name])
+            cpu[name].append((time.process_time() - c0) / number[name])
+    return {name: T.Timing(statistics.median(v), min(v), max(v), repeats, number[name],
+                           statistics.median(cpu[name]))
             for name, v in samples.items()}
 
 
@@ -214,8 +218,13 @@ def markdown(res, s, machine):
     lines.append(T.table(["workload", "time per batch", "per gradient", "speed-up"], rows))
     best = max((e.get("speedup", 0.0) for k, e in res["ensemble"].items() if k != "serial"),
                default=0.0)
+    serial = res["ensemble"]["serial"]["timing"]
     lines += ["", f"Best ensemble speed-up {best:.2f} (goal ≥ {res['goal']:g}: "
-              f"{'met' if best >= res['goal'] else '**not met**'}).", "",
+              f"{'met' if best >= res['goal'] else '**not met**'}). The serial loop took "
+              f"{T.fmt_time(serial.median / sz['members'])} of wall-clock time but "
+              f"{T.fmt_time(serial.cpu_median / sz['members'])} of CPU time per gradient: the "
+              f"rest is time this process waited for a core, which no executor can give back.",
+              "",
               f"Trivial tape (`sum(x * x)`, 3 inputs, tape file {res['tape_bytes']['trivial']} "
               f"bytes) at {sz['points']} points:", ""]
     rows = [_row(f"one point per task: {LABELS[k]}", e, sz["points"])
