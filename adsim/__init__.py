@@ -12,21 +12,24 @@ from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_w
 from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
                      MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
-                     TapeCopyError, TapeOverflow, UndefinedDerivative, UnsupportedOperation)
+                     TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
+                     UnsupportedOperation)
+from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
 from .tape import Tape
+from .tapefile import load as load_tape
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Active", "ActiveValueLeak", "AdsimError", "InvalidArgnums", "InvalidInput", "MixedRecordings",
-    "PrimitiveRuleError", "SnapshotDirError", "TapeCopyError", "TapeOverflow", "Online", "Revolve", "TwoLevel", "checkpoint_loop",
-    "checkpoint_while", "BranchChanged", "MemoryBudgetError", "Tape",
-    "UndefinedDerivative", "UnsupportedOperation", "grad", "grad_and_hvp", "hessian", "hessp",
-    "hvp", "hvp_operator",
-    "jacobian", "jvp", "laplacian", "primitive", "record", "stop_gradient", "value",
-    "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian",
-    "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan", "integrate",
+    "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "InvalidArgnums", "InvalidInput",
+    "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
+    "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative",
+    "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
+    "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
+    "integrate", "jacobian", "jvp", "laplacian", "load_tape", "parallel", "primitive", "record",
+    "stop_gradient", "value", "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity",
+    "sparse_jacobian", "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
 ]

@@ -179,6 +179,7 @@ cdef class Tape:
     cdef object _callbacks            # Python objects of CALLBACK ops: a list, a tuple once finished
     cdef list _input_slots
     cdef list _input_shapes
+    cdef list _input_varied           # per input: differentiated (True) or data (False)
     cdef int out_slot                 # output slot, -1 until finished
     cdef readonly object output_shape
     cdef readonly bint recording
@@ -202,6 +203,8 @@ cdef class Tape:
     cdef int new_slot(self, int64_t size) except -1
     cdef void release(self, int slot)
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0
+    cdef int64_t add_const_values(self, const double* data, int64_t n) except -1
+    cdef int64_t add_const_id(self, int64_t off, int64_t n) except 0
     cdef int64_t add_ints(self, const int32_t* data, int64_t n) except -1
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
@@ -214,6 +217,7 @@ cdef class Tape:
     cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1
     cdef int check_indices(self, int64_t off, int64_t n, int64_t bound) except -1
     cdef int _write_slot(self, int slot, object arr) except -1
+    cdef int add_input_slot(self, int slot, tuple shape, bint varied) except -1
     cdef void mark_ticks(self)
     cdef int check_replayable(self) except -1
     cdef object run_tables(self)

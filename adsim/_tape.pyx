@@ -29,7 +29,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 cimport scipy.linalg.cython_blas as blas
 
-from .errors import BranchChanged, TapeCopyError, TapeOverflow
+from .errors import BranchChanged, TapeOverflow
 
 cnp.import_array()
 
@@ -123,14 +123,6 @@ cdef int32_t int32_operand(object value, int code) except? -1:
     return <int32_t>c
 
 
-cdef int refuse_copy() except -1:
-    raise TapeCopyError(
-        "adsim: a tape cannot be pickled or copied (there is no tape file format yet; one is "
-        "planned). To use the function in another process, record it there (adsim.record, or "
-        "the functional API, which records for you); to use it from several threads, share "
-        "this tape: replays are thread-safe")
-
-
 cdef class Tape:
     """A recorded NumPy computation, replayable in C for new inputs.
 
@@ -162,6 +154,7 @@ cdef class Tape:
         self._callbacks = []
         self._input_slots = []
         self._input_shapes = []
+        self._input_varied = []
         self._pool = []
         self.out_slot = -1
         self.recording = True
@@ -173,18 +166,11 @@ cdef class Tape:
         free(self.slot_off); free(self.slot_size); free(self.slot_state)
         free(self.val)          # a Replay that borrowed it never frees it
 
-    # pickle, copy.copy and copy.deepcopy all refuse (TapeCopyError says why)
+    # pickle, copy.copy and copy.deepcopy go through the tape file format
+    # (adsim/tapefile.py): data only, checked again when read back
     def __reduce__(self):
-        refuse_copy()
-
-    def __reduce_ex__(self, protocol):
-        refuse_copy()
-
-    def __copy__(self):
-        refuse_copy()
-
-    def __deepcopy__(self, memo):
-        refuse_copy()
+        from .tapefile import reduce_tape
+        return reduce_tape(self)
 
     # ------------------------------------------------------------------
     # recording primitives (called by the front end in _active.pxi and
@@ -240,21 +226,39 @@ cdef class Tape:
         self.slot_state[slot] |= SLOT_PINNED
 
     cdef int64_t add_const_data(self, const double* data, int64_t n) except 0:
-        cdef int64_t c
+        """A new constant holding ``data[:n]``; returns its ref."""
+        cdef int64_t off
         need_recording(self, "add a constant")
+        if self.n_const_ids >= 2147483647:
+            raise TapeOverflow("adsim: the tape holds 2**31 - 1 constants")
+        off = self.add_const_values(data, n)
+        return self.add_const_id(off, n)
+
+    cdef int64_t add_const_values(self, const double* data, int64_t n) except -1:
+        """Append ``data[:n]`` to the constants stream; returns their offset."""
+        cdef int64_t off = self.n_consts
+        need_recording(self, "add constants")
         if self.n_consts + n > self.cap_consts:
             self.consts = <double*>grow(self.consts, &self.cap_consts, self.n_consts + n, sizeof(double))
+        if n:
+            memcpy(self.consts + off, data, <size_t>n * sizeof(double))
+        self.n_consts += n
+        return off
+
+    cdef int64_t add_const_id(self, int64_t off, int64_t n) except 0:
+        """A constant made of the ``n`` stream values at ``off``; returns its ref."""
+        cdef int64_t c
+        need_recording(self, "add a constant")
+        self.check_range(off, n, self.n_consts, "constants")
+        if self.n_const_ids >= 2147483647:
+            raise TapeOverflow("adsim: the tape holds 2**31 - 1 constants")
         if self.n_const_ids == self.cap_const_ids:
             c = self.cap_const_ids
             self.const_off = <int64_t*>grow(self.const_off, &c, self.n_const_ids + 1, sizeof(int64_t))
             self.const_size = <int64_t*>grow(self.const_size, &self.cap_const_ids,
                                              self.n_const_ids + 1, sizeof(int64_t))
-        if self.n_const_ids >= 2147483647:
-            raise TapeOverflow("adsim: the tape holds 2**31 - 1 constants")
-        memcpy(self.consts + self.n_consts, data, <size_t>n * sizeof(double))
-        self.const_off[self.n_const_ids] = self.n_consts
+        self.const_off[self.n_const_ids] = off
         self.const_size[self.n_const_ids] = n
-        self.n_consts += n
         self.n_const_ids += 1
         return -self.n_const_ids          # ref of the new constant: -1 - id
 
@@ -548,11 +552,18 @@ cdef class Tape:
         arr = value if is_float64_array(value) and cnp.PyArray_IS_C_CONTIGUOUS(value) else \
             as_float_array(value, "an input")
         cdef int slot = self.new_slot(arr.size)
-        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | (SLOT_VARIED if varied else 0)
         self._write_slot(slot, arr)
-        self._input_slots.append(slot)
-        self._input_shapes.append(arr.shape)
+        self.add_input_slot(slot, arr.shape, varied)
         return slot
+
+    cdef int add_input_slot(self, int slot, tuple shape, bint varied) except -1:
+        """Make ``slot`` (of ``shape``'s size) the next input: written, pinned,
+        and differentiable when ``varied`` (recorded ops read these facts)."""
+        self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | (SLOT_VARIED if varied else 0)
+        self._input_slots.append(slot)
+        self._input_shapes.append(shape)
+        self._input_varied.append(varied)
+        return 0
 
     cdef int _write_slot(self, int slot, object arr) except -1:
         cdef cnp.ndarray a = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1)
@@ -834,4 +845,5 @@ def _as_float_array(x, what="input"):
     return as_float_array(x, what)
 
 
+include "_tapefile.pxi"
 include "_active.pxi"

@@ -148,12 +148,33 @@ class TapeOverflow(AdsimError, OverflowError):
 
 
 class TapeCopyError(AdsimError, TypeError):
-    """A tape cannot be pickled or copied.
+    """A tape cannot be saved, pickled or copied.
 
-    A tape is compiled buffers plus references to Python objects of this
-    process (user primitives, checkpointed loops), and there is no tape file
-    format yet (one is planned). Fix: to use a function in another process,
-    record it there (``adsim.record``, or the functional API, which records
-    for you); to use it from several threads, share the tape itself: replays
-    are thread-safe.
+    Tapes are saved, pickled and copied through the tape file format
+    (docs/tape-format.md), which holds data, never code. A tape that depends
+    on Python code of this process cannot be written: a primitive made
+    without a stable ``name=`` or whose rules capture an object that cannot
+    be identified, a ``checkpoint_while`` loop (its condition is code), a
+    checkpointed loop whose ``schedule=`` is a callable or a schedule class
+    of your own, or a tape still recording or whose recording failed. The
+    message names the object. Fix: give the primitive a stable name
+    (``adsim.primitive(f, ..., name="mylib.f")``, made once at import), use
+    ``checkpoint_loop`` with ``adsim.Revolve``/``TwoLevel``/``Online``, or
+    record the function in the process that replays it.
+    """
+
+
+class TapeFileError(AdsimError, ValueError):
+    """A tape file (or a pickled tape) cannot be loaded.
+
+    Raised by :func:`adsim.load_tape` and when unpickling a tape, for any file
+    that is not a complete, intact tape of a format this adsim reads: wrong
+    magic bytes, a newer format version, a checksum that does not match,
+    truncated or trailing bytes, or a program whose operands, slots, indices
+    or branch records would reach outside its buffers (every one is checked
+    before the tape can replay). Also raised when the tape uses a primitive
+    that this process has not made with the same name and rules (code,
+    captured values). The message says what is wrong and where. Fix: write
+    the file again with ``tape.save``; for a missing primitive, import the
+    module that makes it (``adsim.primitive(..., name=...)``) before loading.
     """

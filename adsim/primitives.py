@@ -14,18 +14,47 @@ Example::
     def f_vjp(args, out, out_adjoint):    # one adjoint per argument
         return (np.fft.irfft(np.fft.rfft(out_adjoint) * kernel.conj(), n=out_adjoint.size),)
 
-    conv = adsim.primitive(f_value, jvp=f_jvp, vjp=f_vjp, name="conv")
+    conv = adsim.primitive(f_value, jvp=f_jvp, vjp=f_vjp, name="mylib.conv")
     adsim.grad(lambda x: np.sum(conv(x) ** 2))(x0)
 
 Second-order sweeps (``hvp``) differentiate the vjp rule itself by recording
 it, so a vjp written with NumPy operations adsim supports gives exact
 Hessian-vector products with no further work.
+
+A primitive made with ``name=`` is registered in this process under that
+name, and a tape file refers to it by the name and a fingerprint of its
+rules (adsim/_fingerprint.py; its code is never saved): the process that
+loads the tape must have made the same primitive first, for example by
+importing the module that makes it at module level.
 """
+import threading
+import weakref
+
 import numpy as np
 
 from ._creation import suspended
+from ._fingerprint import fingerprint
 from ._tape import Active, Opcode as Op, wrap
-from .errors import PrimitiveRuleError, UnsupportedOperation
+from .errors import PrimitiveRuleError, TapeCopyError, UnsupportedOperation
+
+# name -> the live primitives made with that name= (tape files find a primitive by its
+# name and fingerprint); weak, so that primitives made and dropped do not accumulate
+_REGISTRY = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def primitives_named(name):
+    """The live primitives made with ``name=name`` in this process. adsim's
+    own ``scipy.special`` primitives are made on first use: asked for, they
+    are made here."""
+    with _REGISTRY_LOCK:
+        found = list(_REGISTRY.get(name, ()))
+    if not found and isinstance(name, str) and name.startswith("scipy.special."):
+        from ._np.special import special_ufunc
+        special_ufunc(None)
+        with _REGISTRY_LOCK:
+            found = list(_REGISTRY.get(name, ()))
+    return found
 
 
 class Primitive:
@@ -39,7 +68,13 @@ class Primitive:
         self.vjp = vjp
         self.linear = linear
         self.elementwise = elementwise
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"adsim: a primitive's name must be a non-empty string, got {name!r}")
         self.name = name or getattr(value, "__name__", "primitive")
+        self.registered = name is not None
+        if self.registered:
+            with _REGISTRY_LOCK:
+                _REGISTRY.setdefault(name, weakref.WeakSet()).add(self)
 
     def __repr__(self):
         return f"<adsim.primitive {self.name}>"
@@ -89,8 +124,12 @@ def primitive(value, *, jvp=None, vjp=None, name=None, linear=False, elementwise
     Hessian-vector products need only the vjp rule. ``elementwise=True``
     declares that each output element depends only on the arguments' elements
     at the same position (NumPy broadcasting), which sparse Jacobians and
-    Hessians use. Rules that return something unusable (None, complex values,
-    a wrong shape, the wrong number of adjoints) raise
+    Hessians use. ``name`` (a stable string such as ``"mylib.f"``) registers
+    the primitive in this process: tapes using it can then be saved, pickled
+    and sent to other processes, which must make the same primitive (same
+    name, same rules and captured values) before loading them.
+    Rules that return something unusable (None, complex values, a wrong
+    shape, the wrong number of adjoints) raise
     :class:`adsim.errors.PrimitiveRuleError`. Arguments at ``nondiff_argnums``
     (an order, a flag) must be plain values; the rules get them as they are."""
     return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=linear, elementwise=elementwise,
@@ -155,6 +194,9 @@ class Application:
     """One recorded call of a Primitive: the protocol of the CALLBACK kernel
     (flat float64 arrays in, flat arrays out; see adsim/_ops/callback.pxi)."""
 
+    file_kind = "adsim.primitive"    # tape files (adsim/tapefile.py) refer to it by name
+    thread_safe = True               # keeps nothing between calls: threads may share it
+
     def __init__(self, prim, in_shapes, out_shape, first_value=None):
         self.prim = prim
         self.in_shapes = in_shapes
@@ -163,6 +205,51 @@ class Application:
 
     def _args(self, flat_args):
         return [a.reshape(s) for a, s in zip(flat_args, self.in_shapes)]
+
+    # ---- tape files: the primitive's name and fingerprint, the shapes of this call --
+    def file_state(self):
+        prim = self.prim
+        try:
+            if not prim.registered:
+                raise TypeError("it was made without name=")
+            identity = fingerprint(prim)
+        except TypeError as err:
+            example = f"mylib.{prim.name}" if prim.name.isidentifier() else "mylib.f"
+            raise TapeCopyError(
+                f"adsim: the tape calls primitive `{prim.name}`, which cannot be saved: {err}. "
+                f"Tape files refer to a primitive by its name and what its rules compute with: "
+                f"make it at import with adsim.primitive(..., name={example!r}), from "
+                f"functions that capture arrays, numbers, strings and functions only") from err
+        return {"name": prim.name, "fingerprint": identity,
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, []
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        from .tapefile import expect_keys, shape_field
+        expect_keys(state, ("name", "fingerprint", "in_shapes", "out_shape"))
+        name, identity = state["name"], state["fingerprint"]
+        if not isinstance(name, str) or not isinstance(identity, str) or tapes or \
+                not isinstance(state["in_shapes"], list):
+            raise ValueError("a primitive is described by its name, fingerprint and shapes")
+        found = primitives_named(name)
+        prim = next((p for p in found if _same_fingerprint(p, identity)), None)
+        if prim is None and not found:
+            raise LookupError(f"the tape calls primitive `{name}`, which is not registered in "
+                              f"this process: import the module that makes it "
+                              f"(adsim.primitive(..., name={name!r})) before loading")
+        if prim is None:
+            raise LookupError(
+                f"the tape calls primitive `{name}`; this process has {len(found)} primitive(s) "
+                f"of that name, but none with the same rules and captured values (other code, "
+                f"another Python version, or a primitive made by a function for other "
+                f"arguments): make the same primitive before loading")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        return cls(prim, in_shapes, shape_field(state["out_shape"], "the output shape"))
+
+    def operand_sizes(self):
+        from .tapefile import size_of
+        return [size_of(s) for s in self.in_shapes], size_of(self.out_shape)
 
     def pattern(self, arg_patterns):
         """Sparsity of an elementwise primitive: output element k depends on
@@ -288,6 +375,13 @@ class Application:
             adots.append(dadj[:, start:start + a.size])
             start += a.size
         return adjs, adots
+
+
+def _same_fingerprint(prim, identity):
+    try:
+        return fingerprint(prim) == identity
+    except TypeError:                 # rules that cannot be identified match nothing
+        return False
 
 
 def _stack(column, size):

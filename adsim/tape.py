@@ -173,6 +173,18 @@ class Tape(_tape.Tape):
         hv = self._single([self._shape_dirs(d, x.shape, k) for d, x in zip(adot, xs)])
         return g, hv
 
+    # ---- files ---------------------------------------------------------------
+    def save(self, file):
+        """Write this tape to ``file`` (a path or a binary file object) in
+        the tape file format (docs/tape-format.md): the recorded program as
+        data, never code. :func:`adsim.load_tape` reads it back, in this or
+        another process, and the loaded tape replays bitwise like this one.
+        Primitives are referred to by the ``name=`` they were made with, and
+        checkpointed loops keep their step tapes and schedule settings;
+        :class:`adsim.errors.TapeCopyError` names what cannot be saved."""
+        from .tapefile import save
+        save(self, file)
+
     # ---- inspection --------------------------------------------------------
     def __repr__(self):
         return (f"<adsim.Tape: {len(self)} ops, inputs {self.input_shapes}, "

@@ -2,7 +2,8 @@
 compiled Tape either checks its arguments or refuses: out-of-range
 positions and refs, malformed operands of recorded ops, indices past 32
 bits, writes to a finished recording, replays of recordings that are still
-running or failed, tampering with its attributes, pickling and copying.
+running or failed, tampering with its attributes. Pickling and copying go
+through the tape file format.
 The fuzzing runs in a child process, so that a crash fails the test
 instead of ending the test session."""
 import copy
@@ -38,11 +39,20 @@ def tape():
 
 # ---- copies --------------------------------------------------------------------
 
-@pytest.mark.parametrize("how", [pickle.dumps, copy.copy, copy.deepcopy])
-def test_pickling_or_copying_a_tape_says_what_to_do_instead(tape, how):
-    with pytest.raises(TapeCopyError, match="record it there") as err:
-        how(tape)
-    assert isinstance(err.value, TypeError) and isinstance(err.value, AdsimError)
+@pytest.mark.parametrize("how", [lambda t: pickle.loads(pickle.dumps(t)), copy.copy,
+                                 copy.deepcopy])
+def test_pickling_or_copying_a_tape_goes_through_the_tape_file_format(tape, how):
+    other = how(tape)              # tests/test_tapefile.py checks the format itself
+    assert other is not tape and other.gradient(X).tobytes() == tape.gradient(X).tobytes()
+
+
+def test_a_tape_that_depends_on_code_says_why_it_cannot_be_pickled():
+    unnamed = ad.primitive(lambda x: x + 1.0, vjp=lambda a, o, w: (w,))
+    tape = ad.record(lambda x: np.sum(unnamed(x)), X)
+    for how in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TapeCopyError, match="without name=") as err:
+            how(tape)
+        assert isinstance(err.value, TypeError) and isinstance(err.value, AdsimError)
 
 
 # ---- recordings that are running or failed ----------------------------------------

@@ -27,6 +27,7 @@ from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noq
 from .layout import StateLayout
 from .options import (check_args, check_callable, check_n_steps, check_state, default_snapshots,
                       loop_options, resolve_schedule)
+from .persist import LoopFileState
 from .planning import check_fits, offline_plan, online_plan
 from .schedules import Advance, FirstTurn, Restore, Revolve, TakeShot, YouTurn
 from .steptape import StepTapes
@@ -71,7 +72,7 @@ def _explain_memory_errors(rule):
     return wrapped
 
 
-class LoopOp:
+class LoopOp(LoopFileState):
     """The CALLBACK rules of one checkpointed loop (see adsim/_ops/callback.pxi
     for the protocol: flat float64 arrays in and out)."""
 

@@ -26,6 +26,10 @@ class StepTapes:
     """Sub-tapes of one loop body ``step_flat(z, *inputs) -> z_next``."""
 
     def __init__(self, step_flat, z, inputs):
+        self._start(step_flat)
+        self._record(z, inputs)
+
+    def _start(self, step_flat):
         self.step_flat = step_flat
         self.variants = []
         self.recordings = 0
@@ -34,7 +38,23 @@ class StepTapes:
         self._allowance = None      # (bytes, kind, directions) the variants may take together
         self._chunk = 1
         self._checked = False       # the step's side effects were found harmless
-        self._record(z, inputs)
+
+    @classmethod
+    def restored(cls, variants, sizes, recordings, dropped, step_flat):
+        """Step tapes read from a tape file: ``variants`` (used last first)
+        with their :class:`StepTapeBytes`. ``step_flat`` is called when no
+        variant holds at a state (it has no step code to record: it raises)."""
+        self = cls.__new__(cls)
+        self._start(step_flat)
+        self._checked = True
+        self.variants = list(variants)
+        self._sizes = {id(t): s for t, s in zip(self.variants, sizes)}
+        self.recordings, self.dropped = recordings, dropped
+        return self
+
+    def sizes(self):
+        """The :class:`StepTapeBytes` of each variant, in the order of ``variants``."""
+        return [self._sizes[id(t)] for t in self.variants]
 
     def _record(self, z, inputs):
         if self._checked:

@@ -1,0 +1,155 @@
+"""Checkpointed loops in tape files (the callback protocol of adsim/tapefile.py).
+
+A loop op saves what its sweeps need and none of the user's code: the
+step's recorded tapes (its branch variants, used last first, with the byte
+sizes measured when each was recorded), the number of steps, the options
+(snapshots, memory_limit, snapshot_dir, progress=True) and the schedule
+(``Revolve``, ``TwoLevel`` or ``Online``, by their parameters).
+
+A loaded loop replays its recorded variants. It cannot record the step again
+(the step function is code), so at a state where none of its variants holds
+a replay raises :class:`adsim.BranchChanged`: record the tape again where the
+step function lives. Refused when saving: ``checkpoint_while`` (its
+condition is code) and ``schedule=`` callables or schedule classes of your
+own. A ``progress`` callable and the ``stats`` dict belong to the recording
+process: a loaded loop has no progress callable and fills a new dict.
+"""
+from ..errors import BranchChanged, TapeCopyError
+from ..tapefile import count_field, expect_keys, size_of
+from .footprint import Footprint, StepTapeBytes
+from .multistage import TwoLevel
+from .online import Online
+from .options import loop_options, resolve_schedule
+from .schedules import Revolve
+from .steptape import StepTapes
+
+_FIELDS = ("n_steps", "snapshots", "memory_limit", "snapshot_dir", "progress", "schedule",
+           "footprint", "variants", "recordings", "dropped")
+_SCHEDULES = {"Revolve": (Revolve, ("n_steps", "snapshots")),
+              "TwoLevel": (TwoLevel, ("n_steps", "memory_snapshots", "disk_snapshots")),
+              "Online": (Online, ("snapshots",))}
+
+
+class LoopFileState:
+    """The tape file protocol of a checkpointed loop op (mixed into LoopOp)."""
+
+    file_kind = "adsim.checkpoint_loop"
+
+    def file_state(self):
+        return loop_state(self)
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        return loop_from_state(cls, state, tapes)
+
+    def operand_sizes(self):
+        step = self.steps.tape
+        return [size_of(s) for s in step.input_shapes], size_of(step.output_shape)
+
+
+def loop_state(op):
+    """(state, step tapes) of a loop op; TapeCopyError for what is code."""
+    if op.cond is not None:
+        raise TapeCopyError("adsim: the tape holds a checkpoint_while loop, which cannot be "
+                            "saved: its condition is Python code. Use checkpoint_loop with a "
+                            "number of steps, or record the tape where it replays")
+    o = op.options
+    return {
+        "n_steps": op.n_steps,
+        "snapshots": o.snapshots,
+        "memory_limit": o.memory_limit,
+        "snapshot_dir": o.snapshot_dir,
+        "progress": o.progress if o.progress is True else None,
+        "schedule": _schedule_state(o.schedule),
+        "footprint": None if op.footprint is None else [
+            op.footprint.state, op.footprint.inputs, op.footprint.outer,
+            op.footprint.outer_constants],
+        "variants": [[b.static, b.values, b.stack] for b in op.steps.sizes()],
+        "recordings": op.steps.recordings,
+        "dropped": op.steps.dropped,
+    }, list(op.steps.variants)
+
+
+def _schedule_state(schedule):
+    if schedule is None:
+        return None
+    for name, (cls, params) in _SCHEDULES.items():
+        if type(schedule) is cls:
+            return dict({p: getattr(schedule, p) for p in params}, kind=name)
+    raise TapeCopyError(f"adsim: the tape holds a checkpointed loop with schedule="
+                        f"{schedule!r}, which cannot be saved (a callable or a schedule class of "
+                        f"your own is code); pass adsim.Revolve, adsim.TwoLevel or adsim.Online")
+
+
+def loop_from_state(cls, state, tapes):
+    """A loop op from its saved state and step tapes, every field checked
+    as checkpoint_loop checks its arguments."""
+    expect_keys(state, _FIELDS)
+    n_steps = count_field(state, "n_steps", 1)
+    if state["progress"] not in (None, True):
+        raise ValueError(f"progress is {state['progress']!r}")
+    schedule = _schedule_from(state["schedule"])
+    snapshot_dir = state["snapshot_dir"]
+    if snapshot_dir is not None and not isinstance(snapshot_dir, str):
+        raise ValueError(f"snapshot_dir is {snapshot_dir!r}")
+    options = loop_options(count_field(state, "snapshots", 1, optional=True),
+                           count_field(state, "memory_limit", 1, optional=True),
+                           snapshot_dir, schedule, state["progress"], None)
+    if schedule is not None:
+        resolve_schedule(schedule, n_steps)
+    sizes = _variant_sizes(state["variants"], tapes)
+    steps = StepTapes.restored(tapes, sizes, count_field(state, "recordings", len(tapes)),
+                               count_field(state, "dropped"), _cannot_record(len(tapes)))
+    op = cls(steps, options, n_steps=n_steps)
+    op.footprint = _footprint(state["footprint"])
+    return op
+
+
+def _schedule_from(spec):
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or spec.get("kind") not in _SCHEDULES:
+        raise ValueError(f"schedule is {spec!r}")
+    cls, params = _SCHEDULES[spec["kind"]]
+    expect_keys(spec, ("kind",) + params)
+    return cls(*[count_field(spec, p) for p in params])
+
+
+def _variant_sizes(listed, tapes):
+    """StepTapeBytes per step tape; the tapes map a state of one size to
+    the next with the same inputs."""
+    if not tapes or not isinstance(listed, list) or len(listed) != len(tapes):
+        raise ValueError(f"{len(tapes)} step tapes with sizes {listed!r}")
+    first = tapes[0]
+    if not first.input_shapes or size_of(first.output_shape) != size_of(first.input_shapes[0]):
+        raise ValueError(f"a step tape maps inputs {first.input_shapes} to "
+                         f"{first.output_shape}, not a state to a state of its size")
+    sizes = []
+    for tape, entry in zip(tapes, listed):
+        if tape.input_shapes != first.input_shapes or \
+                tuple(tape.output_shape) != tuple(first.output_shape):
+            raise ValueError("the step tapes differ in their inputs or output")
+        if not (isinstance(entry, list) and len(entry) == 3 and
+                all(type(v) is int and v >= 0 for v in entry)):
+            raise ValueError(f"step tape sizes {entry!r}")
+        sizes.append(StepTapeBytes(*entry))
+    return sizes
+
+
+def _footprint(listed):
+    if listed is None:
+        return None
+    if not (isinstance(listed, list) and len(listed) == 4 and
+            all(type(v) is int and v >= 0 for v in listed)):
+        raise ValueError(f"footprint {listed!r}")
+    return Footprint(*listed)
+
+
+def _cannot_record(n_variants):
+    def step_flat(*args):
+        raise BranchChanged(
+            f"adsim: a checkpointed loop loaded from a tape file reached a state where none of "
+            f"its {n_variants} recorded step variants holds (a branch of the step goes another "
+            f"way), and it cannot record the step again: tape files hold no code. Record the "
+            f"tape again at this point, in the process that has the step function")
+    return step_flat

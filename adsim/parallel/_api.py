@@ -1,0 +1,147 @@
+"""``adsim.parallel.map`` and ``adsim.parallel.sum_gradients`` (docs/parallel.md)."""
+import math
+import numbers
+
+import numpy as np
+
+from .. import _tape
+from ._backends import run, workers_of
+from ._shipping import ShippedTape, run_chunk
+
+# the replay methods of adsim.Tape a batch may call
+METHODS = ("forward", "gradient", "value_and_gradient", "jvp", "vjp", "hvp", "gradient_and_hvp",
+           "jacobian")
+
+
+def map(method, tape, points, executor=None, chunk_size=None, progress=None, **kwargs):
+    """``[tape.<method>(point, **kwargs) for point in points]``, computed in
+    parallel; results in the order of ``points``, bitwise equal to serial calls.
+
+    Parameters
+    ----------
+    method : str
+        One of ``METHODS``: "forward", "gradient", "value_and_gradient",
+        "jvp", "vjp", "hvp", "gradient_and_hvp", "jacobian".
+    tape : adsim.Tape
+        A finished tape (``adsim.record``). For a tape of several inputs each
+        point is a tuple of arrays, one per input.
+    points : iterable
+        Input points.
+    executor : optional
+        ``None`` (a thread pool of this machine's cores: replays release the
+        GIL), any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``
+        receives the tape as its tape file with every chunk), or a
+        ``dask.distributed.Client`` (the tape is scattered to every worker
+        once; chunks of points travel as tasks).
+    chunk_size : int, optional
+        Points per task (default: about four tasks per worker).
+    progress : callable, optional
+        ``progress(done, total)``, called in this thread as chunks finish.
+    **kwargs
+        Passed to every call (``v=`` for jvp and hvp, ``w=`` for vjp, ...).
+
+    Notes
+    -----
+    Tapes holding primitives are sent by the primitives' names (they must be
+    made with ``name=`` and made in the worker processes too); a tape
+    holding a checkpointed loop is copied for each thread that replays it.
+    An error at some point is raised here (noting the point's index), after
+    the tasks not yet started are cancelled.
+    """
+    _check_method(method)
+    _check_tape(tape, "tape")
+    points = list(points)
+    return _batch(method, [tape], [(0, p) for p in points], executor, chunk_size, progress,
+                  kwargs)
+
+
+def sum_gradients(tapes, inputs, executor=None, argnum=0, chunk_size=None, progress=None):
+    """(sum of values, sum of gradients) of scalar tapes over experiments.
+
+    ``tapes`` is one tape (the same model at every entry of ``inputs``) or a
+    list with one tape per entry; ``inputs[i]`` is the point of experiment i
+    (a tuple of arrays for a tape of several inputs). The gradient is taken
+    with respect to input ``argnum`` of each tape (the shared parameters), and
+    the sums run in the order of ``inputs``, so the result does not depend on
+    the executor. ``executor``, ``chunk_size`` and ``progress`` as for
+    :func:`map`.
+    """
+    inputs = list(inputs)
+    if isinstance(tapes, _tape.Tape):
+        tapes, jobs = [tapes], [(0, x) for x in inputs]
+    else:
+        tapes = list(tapes)
+        if len(tapes) != len(inputs):
+            raise ValueError(f"adsim.parallel.sum_gradients: {len(tapes)} tapes for "
+                             f"{len(inputs)} inputs; give one tape per input, or one tape")
+        unique = {}
+        for t in tapes:
+            unique.setdefault(id(t), len(unique))
+        jobs = [(unique[id(t)], x) for t, x in zip(tapes, inputs)]
+        tapes = list({id(t): t for t in tapes}.values())
+    if not jobs:
+        raise ValueError("adsim.parallel.sum_gradients: no experiments given")
+    for i, t in enumerate(tapes):
+        _check_tape(t, f"tapes[{i}]")
+        if not isinstance(argnum, numbers.Integral) or not 0 <= argnum < t.n_inputs:
+            raise ValueError(f"adsim.parallel.sum_gradients: argnum={argnum!r}, but tape {i} has "
+                             f"{t.n_inputs} input(s)")
+    results = _batch("value_and_gradient", tapes, jobs, executor, chunk_size, progress, {})
+    value, gradient = 0.0, None
+    for (position, _), (v, g) in zip(jobs, results):
+        g = g[argnum] if tapes[position].n_inputs > 1 else g
+        if gradient is not None and np.shape(g) != np.shape(gradient):
+            raise ValueError(f"adsim.parallel.sum_gradients: input {argnum} has shape "
+                             f"{np.shape(g)} in one experiment and {np.shape(gradient)} in "
+                             f"another")
+        value = value + v
+        gradient = np.array(g, dtype=float) if gradient is None else gradient + g
+    return value, gradient
+
+
+def _batch(method, tapes, jobs, executor, chunk_size, progress, kwargs):
+    """Run ``jobs`` (tape position, point): results in order."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"adsim.parallel: progress must be a callable (done, total), not "
+                        f"{type(progress).__name__}")
+    if not jobs:
+        return []
+    if chunk_size is None:
+        chunk_size = max(1, math.ceil(len(jobs) / (4 * workers_of(executor))))
+    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) \
+            or chunk_size < 1:
+        raise ValueError(f"adsim.parallel: chunk_size must be a positive integer, not "
+                         f"{chunk_size!r}")
+    shipped = [ShippedTape(t) for t in tapes]
+    tasks = []
+    for position, items in _chunks(jobs, int(chunk_size)):
+        tasks.append((run_chunk, (method, shipped[position], items, kwargs), len(items)))
+    return [r for chunk in run(tasks, executor, progress) for r in chunk]
+
+
+def _chunks(jobs, size):
+    """Runs of at most ``size`` consecutive jobs of the same tape, as
+    (tape position, [(job index, point), ...])."""
+    out, current, position = [], [], None
+    for index, (p, point) in enumerate(jobs):
+        if current and (p != position or len(current) == size):
+            out.append((position, current))
+            current = []
+        position = p
+        current.append((index, point))
+    if current:
+        out.append((position, current))
+    return out
+
+
+def _check_method(method):
+    if method not in METHODS:
+        raise ValueError(f"adsim.parallel: method {method!r} is not a replay of a tape; use one "
+                         f"of {', '.join(METHODS)}")
+
+
+def _check_tape(tape, what):
+    if not isinstance(tape, _tape.Tape):
+        raise TypeError(f"adsim.parallel: {what} must be a tape (adsim.record), not "
+                        f"{type(tape).__name__}")
+    tape._check_recorded()

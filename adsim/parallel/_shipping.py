@@ -1,0 +1,123 @@
+"""Tapes on their way to workers, and the function workers run.
+
+A :class:`ShippedTape` is the tape itself inside this process (a thread pool
+shares it) and its tape file when pickled (a process pool or a Dask worker
+receives bytes, never the user's code). A worker process loads those bytes
+once: loaded tapes are cached per process under the SHA-256 of their file.
+Replays of one tape are thread-safe, but a checkpointed loop keeps Python
+state between the sweeps of one call, so a tape holding one gets a copy per
+thread (loaded from its file), and threads never share its loop.
+"""
+import collections
+import hashlib
+import threading
+
+from ..errors import TapeCopyError
+from ..tapefile import dumps, loads
+
+_CACHED = 4                     # loaded tapes a worker process (or thread) keeps
+_process_cache = collections.OrderedDict()
+_process_lock = threading.Lock()
+_thread_cache = threading.local()
+
+
+def shared_by_threads(tape):
+    """Whether threads may replay ``tape`` at once: its callbacks keep no
+    state between calls (primitives do; checkpointed loops do not)."""
+    return all(getattr(cb, "thread_safe", False) for cb in tape.callbacks)
+
+
+class ShippedTape:
+    """A tape for a batch of tasks (see the module docstring)."""
+
+    def __init__(self, tape=None, data=None, key=None, shared=None):
+        self._tape = tape
+        self._data = data
+        self._key = key
+        self.shared = shared_by_threads(tape) if shared is None else shared
+        self._lock = threading.Lock()
+
+    def data(self):
+        """The tape file, written on first use: (key, bytes)."""
+        with self._lock:
+            if self._data is None:
+                try:
+                    self._data = dumps(self._tape)
+                except TapeCopyError as err:
+                    _note(err, "adsim.parallel sends tapes to processes and Dask workers as "
+                               "tape files, and gives each thread a copy of a tape that holds "
+                               "a checkpointed loop")
+                    raise
+                self._key = hashlib.sha256(self._data).hexdigest()
+            return self._key, self._data
+
+    def nbytes(self):
+        return len(self.data()[1])
+
+    def __reduce__(self):
+        key, data = self.data()
+        return (ShippedTape, (None, data, key, self.shared))
+
+    def tape(self):
+        """The tape the calling thread replays."""
+        if self.shared and self._tape is not None:
+            return self._tape
+        key, data = self.data() if self._tape is not None else (self._key, self._data)
+        if self.shared:
+            return _cached(_process_cache, key, data, _process_lock)
+        cache = getattr(_thread_cache, "tapes", None)
+        if cache is None:
+            cache = _thread_cache.tapes = collections.OrderedDict()
+        return _cached(cache, key, data, None)
+
+
+def _cached(cache, key, data, lock):
+    """The tape of file ``data`` from ``cache`` (an LRU of _CACHED), loaded on a miss."""
+    if lock is not None:
+        with lock:
+            tape = cache.get(key)
+    else:
+        tape = cache.get(key)
+    if tape is None:
+        tape = loads(data)
+        if lock is not None:
+            lock.acquire()
+        try:
+            tape = cache.setdefault(key, tape)
+            cache.move_to_end(key)
+            while len(cache) > _CACHED:
+                cache.popitem(last=False)
+        finally:
+            if lock is not None:
+                lock.release()
+    return tape
+
+
+# methods whose arguments are the tape's inputs one by one (a point of a
+# tape with several inputs is a tuple of arrays, spread over them)
+SPREAD = ("forward", "gradient", "value_and_gradient", "jacobian")
+
+
+def run_chunk(method, shipped, items, kwargs):
+    """``tape.<method>(point, **kwargs)`` for each (index, point) of
+    ``items``, in order; an error names the index of its point."""
+    tape = shipped.tape()
+    call = getattr(tape, method)
+    spread = method in SPREAD and tape.n_inputs > 1
+    out = []
+    for index, point in items:
+        try:
+            out.append(call(*point, **kwargs) if spread else call(point, **kwargs))
+        except Exception as err:
+            _note(err, f"adsim.parallel: raised by {method} at point {index}")
+            raise
+    return out
+
+
+def _note(err, text):
+    """Add ``text`` to the error's notes (``__notes__``, which tracebacks show
+    from Python 3.11 on)."""
+    if hasattr(err, "add_note"):
+        err.add_note(text)
+    else:
+        err.__notes__ = list(getattr(err, "__notes__", ())) + [text]

@@ -1,0 +1,484 @@
+"""Tape files: a finished tape written as bytes and read back safely.
+
+``tape.save(file)``, :func:`adsim.load_tape`, pickling and copying a tape
+use this format; docs/tape-format.md specifies it byte by byte. A file holds
+the recorded program as data: the tape's buffers as little-endian arrays of
+explicit types, and for each callback op (a named primitive, a checkpointed
+loop) a short JSON description plus the tapes it owns. No Python code or
+pickle is ever written or read.
+
+Reading checks the magic bytes, the format version, the lengths and a
+SHA-256 digest, then rebuilds every tape through the recording checks of the
+compiled core (adsim/_tapefile.pxi): each operand, slot, index range and
+branch record is checked before the tape is handed out, so a damaged or
+hostile file raises :class:`adsim.TapeFileError` and never reaches a replay.
+The digest detects damage; it is not a signature (anyone can write a file
+with a valid digest), which is why the program itself is checked.
+
+Callback objects take part through a small protocol: a class attribute
+``file_kind`` (a stable name listed in :func:`callback_classes`), a method
+``file_state()`` returning ``(state, tapes)`` (a JSON-able dict and the
+tapes the object owns), a classmethod ``from_file_state(state, tapes)`` and
+a method ``operand_sizes()`` returning ``(argument sizes, result size)``,
+which the loader compares with the op that calls the object.
+"""
+import hashlib
+import json
+import math
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from . import _tape
+from .errors import AdsimError, TapeCopyError, TapeFileError
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
+
+MAGIC = b"\x89adsim-tape\r\n\x1a\n\x00"     # 16 bytes: binary, catches newline translation
+FORMAT_VERSION = 1
+MAX_TAPES = 1 << 16                          # tapes in one file (a tape and the tapes it owns)
+MAX_DEPTH = 32                               # callbacks owning tapes that own callbacks ...
+MAX_VERSION_BYTES = 64
+
+_HEAD = struct.Struct("<16sHHI")             # magic, format version, flags, version length
+_LENGTH = struct.Struct("<Q")                # payload bytes
+_DIGEST_BYTES = 32                           # SHA-256
+_COUNT = struct.Struct("<I")                 # tapes in the payload, sections in a tape
+_SECTION = struct.Struct("<4sB3xQ")          # tag, type code, padding, item count
+
+_TYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 3: np.dtype("<i4"), 4: np.dtype("<i8"),
+          5: np.dtype("<f8"), 6: np.dtype("u1")}           # 6: UTF-8 text
+_NATIVE = {1: np.uint8, 2: np.uint16, 3: np.int32, 4: np.int64, 5: np.float64}
+
+# the sections of a tape: tag -> (type code, key of program_buffers)
+_SECTIONS = {
+    b"CODE": (2, "code"), b"STRT": (3, "start"), b"FLAG": (1, "flags"), b"OPND": (3, "opnd"),
+    b"CNST": (5, "consts"), b"COFF": (4, "const_off"), b"CSIZ": (4, "const_size"),
+    b"INTS": (3, "ints"),
+    b"BRCH": (1, "branches"), b"SLOT": (4, "slot_size"), b"INPT": (4, None),
+    b"OUTP": (4, None), b"OPTS": (4, None), b"CALL": (6, None),
+}
+
+
+def callback_classes():
+    """The callback classes a tape file may hold, by their ``file_kind``.
+    Only these are ever built from a file."""
+    from .checkpoint.loop import LoopOp
+    from .primitives import Application
+    return {cls.file_kind: cls for cls in (Application, LoopOp)}
+
+
+# ---- writing ---------------------------------------------------------------------
+
+def dumps(tape):
+    """The tape file of a finished ``tape``, as bytes.
+
+    Raises :class:`adsim.errors.TapeCopyError` when the tape holds something
+    that is code rather than data (see its documentation)."""
+    if not isinstance(tape, _tape.Tape):
+        raise TypeError(f"adsim: only tapes are written as tape files, not {type(tape).__name__}")
+    order, depth, blocks = [tape], [0], []
+    while len(blocks) < len(order):
+        t = order[len(blocks)]
+        if t.recording or t.recording_failed:
+            raise TapeCopyError("adsim: a tape that is still recording, or whose recording "
+                                "failed, cannot be saved, pickled or copied")
+        calls = []
+        for cb in t.callbacks:
+            kind, state, owned = _callback_state(cb)
+            if owned and depth[len(blocks)] + 1 > MAX_DEPTH:
+                raise TapeCopyError(f"adsim: callbacks own tapes {MAX_DEPTH} levels deep (loops "
+                                    f"in loops ...); tape files hold at most {MAX_DEPTH}")
+            calls.append({"kind": kind, "state": state,
+                          "tapes": list(range(len(order), len(order) + len(owned)))})
+            order.extend(owned)
+            depth.extend([depth[len(blocks)] + 1] * len(owned))
+        if len(order) > MAX_TAPES:
+            raise TapeCopyError(f"adsim: the tape owns more than {MAX_TAPES} tapes")
+        blocks.append(_encode_tape(t, calls))
+    payload = _COUNT.pack(len(blocks)) + b"".join(blocks)
+    return _seal(payload)
+
+
+def _callback_state(cb):
+    kind = getattr(type(cb), "file_kind", None)
+    if kind is None or callback_classes().get(kind) is not type(cb):
+        raise TapeCopyError(f"adsim: the tape holds a callback op of type {type(cb).__name__}, "
+                            f"which tape files cannot hold (only named primitives and "
+                            f"checkpointed loops); record the function in the process that "
+                            f"replays it")
+    state, owned = cb.file_state()
+    for t in owned:
+        if not isinstance(t, _tape.Tape):
+            raise TypeError(f"adsim: a {kind} callback gave {type(t).__name__} as a tape")
+    return kind, state, list(owned)
+
+
+def _encode_tape(tape, calls):
+    buffers = _tape.program_buffers(tape)
+    inputs = [len(buffers["input_slots"])]
+    for slot, shape, varied in zip(buffers["input_slots"], buffers["input_shapes"],
+                                   buffers["input_varied"]):
+        inputs += [slot, int(varied), len(shape), *shape]
+    extra = {
+        b"INPT": np.array(inputs, dtype=np.int64),
+        b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
+                           *buffers["output_shape"]], dtype=np.int64),
+        b"OPTS": np.array([int(buffers["chunked"])], dtype=np.int64),
+        b"CALL": np.frombuffer(json.dumps(calls, allow_nan=False, sort_keys=True,
+                                          separators=(",", ":")).encode(), dtype=np.uint8),
+    }
+    parts = [_COUNT.pack(len(_SECTIONS))]
+    for tag, (code, key) in _SECTIONS.items():
+        arr = buffers[key] if key is not None else extra[tag]
+        data = np.ascontiguousarray(arr, dtype=_TYPES[code]).tobytes()
+        parts += [_SECTION.pack(tag, code, len(data) // _TYPES[code].itemsize), data]
+    return b"".join(parts)
+
+
+def _writer_version():
+    from . import __version__
+    return __version__.encode()
+
+
+def _seal(payload):
+    """Header, digest and payload."""
+    version = _writer_version()
+    head = _HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(version)) + version + _LENGTH.pack(len(payload))
+    return head + hashlib.sha256(head + payload).digest() + payload
+
+
+def _path(file, mode):
+    if isinstance(file, (str, bytes, os.PathLike)):
+        return os.fspath(file)
+    raise TypeError(f"adsim: a tape file is given as a path or a binary file object open for "
+                    f"{mode}, not {type(file).__name__}")
+
+
+def save(tape, file):
+    """Write ``tape`` to ``file``: a path (written to a temporary file in the
+    same directory, then renamed, so a reader never sees half a file) or a
+    binary file object."""
+    data = dumps(tape)
+    if hasattr(file, "write"):
+        file.write(data)
+        return
+    path = os.fsdecode(_path(file, "writing"))
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".adsim-tape-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ---- reading ---------------------------------------------------------------------
+
+_REFUSED = (ValueError, TypeError, LookupError, OverflowError, MemoryError, RecursionError,
+            OSError, struct.error, AdsimError)
+
+
+def loads(data):
+    """The tape held by the bytes ``data`` (from :func:`dumps`).
+
+    Raises :class:`adsim.TapeFileError` for anything but an intact tape file
+    of a format this adsim reads, with every op checked (nothing replays
+    while loading)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"adsim: a tape file is bytes, not {type(data).__name__} (open files "
+                        f"in binary mode)")
+    try:
+        blocks, writer = _open(memoryview(data).cast("B"))
+    except TapeFileError:
+        raise
+    except _REFUSED as err:
+        raise TapeFileError(f"adsim: not a valid tape file: {_reason(err)}") from err
+    try:
+        return _build_all(blocks)
+    except TapeFileError:
+        raise
+    except _REFUSED as err:
+        raise TapeFileError(f"adsim: not a valid tape file (written by adsim {writer}): "
+                            f"{_reason(err)}") from err
+
+
+def load(file):
+    """The tape in ``file``: a path or a binary file object."""
+    if hasattr(file, "read"):
+        return loads(file.read())
+    with open(_path(file, "reading"), "rb") as fh:
+        return loads(fh.read())
+
+
+def _reason(err):
+    return str(err).removeprefix("adsim: ") or type(err).__name__
+
+
+class _Reader:
+    """Reads a memoryview front to back; running past its end is an error."""
+
+    def __init__(self, view, what):
+        self.view, self.pos, self.what = view, 0, what
+
+    def take(self, n):
+        if n < 0 or n > len(self.view) - self.pos:
+            raise TapeFileError(f"adsim: not a valid tape file: {self.what} ends after "
+                                f"{len(self.view)} bytes, {n} more were expected at byte "
+                                f"{self.pos} (truncated?)")
+        out = self.view[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, fmt):
+        return fmt.unpack(self.take(fmt.size))
+
+
+def _open(view):
+    """Check the header and digest; returns (raw tapes, writer version)."""
+    if len(view) < len(MAGIC) or bytes(view[:len(MAGIC)]) != MAGIC:
+        raise TapeFileError("adsim: not a tape file (its first bytes are not the tape file "
+                            "magic); tape files are written by tape.save")
+    head = _Reader(view, "the file")
+    _, version, flags, n_version = head.unpack(_HEAD)
+    if version != FORMAT_VERSION:
+        newer = version > FORMAT_VERSION
+        raise TapeFileError(f"adsim: the tape file has format version {version}; this adsim "
+                            f"reads version {FORMAT_VERSION}"
+                            + ("; upgrade adsim to load it" if newer else ""))
+    if flags != 0:
+        raise TapeFileError(f"adsim: the tape file sets header flags {flags:#x}, which format "
+                            f"{FORMAT_VERSION} does not define")
+    if n_version > MAX_VERSION_BYTES:
+        raise TapeFileError(f"adsim: the tape file's version field claims {n_version} bytes")
+    writer = bytes(head.take(n_version)).decode("utf-8")
+    (length,) = head.unpack(_LENGTH)
+    body = head.pos
+    digest = bytes(head.take(_DIGEST_BYTES))
+    if length != len(view) - head.pos:
+        raise TapeFileError(f"adsim: the tape file claims a payload of {length} bytes but "
+                            f"{len(view) - head.pos} follow its header (truncated, or bytes "
+                            f"appended?)")
+    payload = view[head.pos:]
+    check = hashlib.sha256(view[:body])
+    check.update(payload)
+    if check.digest() != digest:
+        raise TapeFileError("adsim: the tape file's SHA-256 digest does not match its contents: "
+                            "the file is damaged")
+    return _parse_payload(_Reader(payload, "the payload")), writer
+
+
+def _parse_payload(reader):
+    (n_tapes,) = reader.unpack(_COUNT)
+    if not 1 <= n_tapes <= MAX_TAPES:
+        raise ValueError(f"the payload holds {n_tapes} tapes (1 to {MAX_TAPES})")
+    blocks = [_parse_tape(reader, i) for i in range(n_tapes)]
+    if reader.pos != len(reader.view):
+        raise ValueError(f"{len(reader.view) - reader.pos} bytes follow the last tape")
+    return blocks
+
+
+def _parse_tape(reader, index):
+    (n_sections,) = reader.unpack(_COUNT)
+    if n_sections != len(_SECTIONS):
+        raise ValueError(f"tape {index} has {n_sections} sections; format {FORMAT_VERSION} "
+                         f"tapes have {len(_SECTIONS)}")
+    found = {}
+    for _ in range(n_sections):
+        tag, code, count = reader.unpack(_SECTION)
+        if tag not in _SECTIONS or tag in found:
+            raise ValueError(f"tape {index}: section {tag!r} is unknown or repeated")
+        if code != _SECTIONS[tag][0]:
+            raise ValueError(f"tape {index}: section {tag.decode()} has type code {code}, "
+                             f"not {_SECTIONS[tag][0]}")
+        dtype = _TYPES[code]
+        if count > (len(reader.view) - reader.pos) // dtype.itemsize:
+            raise ValueError(f"tape {index}: section {tag.decode()} claims {count} items, more "
+                             f"than the bytes left")
+        data = reader.take(count * dtype.itemsize)
+        if code == 6:
+            found[tag] = bytes(data).decode("utf-8")
+        else:
+            found[tag] = np.frombuffer(data, dtype=dtype).astype(_NATIVE[code])
+    return found
+
+
+def _ints(arr, what):
+    """A section of int64 fields as Python ints, read in order."""
+    return _Fields([int(v) for v in arr], what)
+
+
+class _Fields:
+    def __init__(self, values, what):
+        self.values, self.pos, self.what = values, 0, what
+
+    def next(self, minimum=None):
+        if self.pos >= len(self.values):
+            raise ValueError(f"{self.what} ends early")
+        v = self.values[self.pos]
+        self.pos += 1
+        if minimum is not None and v < minimum:
+            raise ValueError(f"{self.what} holds {v} where at least {minimum} belongs")
+        return v
+
+    def shape(self):
+        ndim = self.next(0)
+        if ndim > 64:
+            raise ValueError(f"{self.what} holds a shape of {ndim} dimensions")
+        return tuple(self.next(0) for _ in range(ndim))
+
+    def done(self):
+        if self.pos != len(self.values):
+            raise ValueError(f"{self.what} has {len(self.values) - self.pos} values too many")
+
+
+def _refuse_constant(name):
+    raise ValueError(f"the callback description holds {name}")
+
+
+def _calls_of(blocks):
+    """The parsed callback descriptions of every tape, with the tapes each
+    owns checked: every tape but the first is owned exactly once, by a tape
+    before it, and at most MAX_DEPTH levels deep."""
+    n = len(blocks)
+    owner, depth, calls = [None] * n, [0] * n, []
+    for i, block in enumerate(blocks):
+        listed = json.loads(block[b"CALL"], parse_constant=_refuse_constant)
+        if not isinstance(listed, list):
+            raise ValueError(f"tape {i}: the callback section is not a list")
+        for c in listed:
+            if not (isinstance(c, dict) and set(c) == {"kind", "state", "tapes"}
+                    and isinstance(c["kind"], str) and isinstance(c["state"], dict)
+                    and isinstance(c["tapes"], list)):
+                raise ValueError(f"tape {i}: a callback description is not "
+                                 f"{{kind, state, tapes}}")
+            for j in c["tapes"]:
+                if type(j) is not int or not i < j < n or owner[j] is not None:
+                    raise ValueError(f"tape {i}: a callback owns tape {j!r}, which is not a "
+                                     f"later tape owned by no other")
+                owner[j] = i
+                depth[j] = depth[i] + 1
+                if depth[j] > MAX_DEPTH:
+                    raise ValueError(f"tapes nest more than {MAX_DEPTH} levels deep")
+        calls.append(listed)
+    orphans = [j for j in range(1, n) if owner[j] is None]
+    if orphans:
+        raise ValueError(f"tape {orphans[0]} is owned by no callback")
+    return calls
+
+
+def _build_all(blocks):
+    """Tapes from the last to the first, so that owned tapes exist first."""
+    calls = _calls_of(blocks)
+    kinds = callback_classes()
+    tapes = [None] * len(blocks)
+    for i in range(len(blocks) - 1, -1, -1):
+        callbacks = []
+        for k, c in enumerate(calls[i]):
+            cls = kinds.get(c["kind"])
+            if cls is None:
+                raise ValueError(f"tape {i}: callback {k} is of kind {c['kind']!r}, which this "
+                                 f"adsim does not know")
+            try:
+                callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
+            except _REFUSED as err:
+                raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
+        try:
+            tapes[i] = _build_tape(blocks[i], callbacks)
+        except _REFUSED as err:
+            raise ValueError(f"tape {i}: {_reason(err)}") from err
+    return tapes[0]
+
+
+def _build_tape(block, callbacks):
+    from .tape import Tape
+    inputs = _ints(block[b"INPT"], "the input section")
+    n_inputs = inputs.next(0)
+    slots, shapes, varied = [], [], []
+    for _ in range(n_inputs):
+        slots.append(inputs.next(0))
+        flag = inputs.next(0)
+        if flag > 1:
+            raise ValueError(f"the input section holds varied={flag}")
+        varied.append(bool(flag))
+        shapes.append(inputs.shape())
+    inputs.done()
+    output = _ints(block[b"OUTP"], "the output section")
+    out_slot, out_shape = output.next(0), output.shape()
+    output.done()
+    options = _ints(block[b"OPTS"], "the options section")
+    chunked = options.next(0)
+    options.done()
+    if chunked > 1:
+        raise ValueError(f"the options section holds chunked={chunked}")
+    tape = Tape()
+    _tape.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
+                       block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
+                       block[b"BRCH"],
+                       block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
+                       bool(chunked))
+    _check_callback_ops(tape, callbacks)
+    return tape
+
+
+def _check_callback_ops(tape, callbacks):
+    """Each callback is called by exactly one op, whose arguments and result
+    have the sizes the callback works on."""
+    uses = [0] * len(callbacks)
+    for k in np.flatnonzero(tape.op_codes() == int(_tape.Opcode.CALLBACK)):
+        o = tape.op_operands(int(k))
+        uses[o[1]] += 1
+        args, result = callbacks[o[1]].operand_sizes()
+        given = [tape.slot_size_of(r) for r in o[3:]]
+        if list(args) != given or result != tape.slot_size_of(o[0]):
+            raise ValueError(f"op {k} calls callback {o[1]} with arguments of {given} values and "
+                             f"a result of {tape.slot_size_of(o[0])}; the callback works on "
+                             f"{list(args)} and {result}")
+    for i, n in enumerate(uses):
+        if n != 1:
+            raise ValueError(f"callback {i} is called by {n} ops; each is called by one")
+
+
+# ---- helpers for from_file_state -------------------------------------------------
+
+def count_field(state, key, minimum=0, optional=False):
+    """``state[key]`` as an int >= ``minimum`` (None allowed when ``optional``)."""
+    v = state.get(key)
+    if v is None and optional and key in state:
+        return None
+    if type(v) is not int or v < minimum:
+        raise ValueError(f"{key} is {v!r}, not an integer >= {minimum}")
+    return v
+
+
+def shape_field(value, what):
+    """A shape given as a list of non-negative ints."""
+    if not isinstance(value, list) or len(value) > 64 or \
+            any(type(d) is not int or d < 0 for d in value):
+        raise ValueError(f"{what} is {value!r}, not a shape")
+    return tuple(value)
+
+
+def expect_keys(state, keys):
+    if set(state) != set(keys):
+        raise ValueError(f"the state has fields {sorted(state)}, not {sorted(keys)}")
+
+
+def size_of(shape):
+    return math.prod(shape)
+
+
+# ---- pickling ----------------------------------------------------------------------
+
+def reduce_tape(tape):
+    """``__reduce__`` of tapes: pickled and copied as their tape file."""
+    return (_from_bytes, (dumps(tape),))
+
+
+def _from_bytes(data):
+    return loads(data)

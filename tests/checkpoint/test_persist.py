@@ -1,0 +1,175 @@
+"""Checkpointed loops in tape files (adsim/checkpoint/persist.py).
+
+A tape holding a checkpointed loop, saved and loaded, replays bitwise like
+the original (values, gradient, jvp, vjp, hvp) with the same schedule
+settings; its recorded branch variants travel with it, and a state where
+none holds raises BranchChanged (the loaded loop has no step code to record
+again). Loops that are code (checkpoint_while, schedule callables) are
+refused when saving."""
+import io
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import adsim as ad
+from adsim import tapefile
+from adsim.checkpoint import Online, Revolve, TwoLevel
+from adsim.errors import BranchChanged, TapeCopyError, TapeFileError
+
+P = np.array([10.0, 28.0, 8.0 / 3.0])
+
+
+def lorenz_step(u, p, dt):
+    """One RK2 step of the Lorenz system."""
+    def rhs(v):
+        return np.stack([p[0] * (v[1] - v[0]), v[0] * (p[1] - v[2]) - v[1],
+                         v[0] * v[1] - p[2] * v[2]])
+    k1 = rhs(u)
+    return u + 0.5 * dt * (k1 + rhs(u + dt * k1))
+
+
+def misfit(p, n_steps=60, **options):
+    u = ad.checkpoint_loop(lorenz_step, np.array([1.0, 1.0, 1.0]), n_steps, args=(p, 0.01),
+                           **options)
+    return np.sum((u - np.array([2.0, 3.0, 20.0])) ** 2)
+
+
+def bits(*arrays):
+    return [np.asarray(a).tobytes() for a in arrays]
+
+
+def all_sweeps(tape, p):
+    v = np.array([0.3, -0.2, 0.5])
+    return (bits(tape.forward(p)) + bits(*tape.value_and_gradient(p)) + bits(*tape.jvp(p, v))
+            + bits(*tape.vjp(p, 2.0)) + bits(tape.hvp(p, v)) + bits(tape.jacobian(p)))
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"snapshots": 4}, {"schedule": Revolve(60, 3)}, {"memory_limit": "1MB"},
+    {"schedule": Online(5)}, {"progress": True},
+], ids=["default", "snapshots", "revolve", "memory_limit", "online", "progress"])
+def test_a_loaded_loop_replays_bitwise_with_its_settings(options, capsys):
+    tape = ad.record(lambda p: misfit(p, **options), P)
+    loaded = pickle.loads(pickle.dumps(tape))
+    op, op2 = tape.callbacks[0], loaded.callbacks[0]
+    assert type(op2) is type(op) and op2.n_steps == op.n_steps == 60
+    assert op2.options.snapshots == op.options.snapshots
+    assert op2.options.memory_limit == op.options.memory_limit
+    assert repr(op2.options.schedule) == repr(op.options.schedule)
+    assert op2.options.progress == op.options.progress
+    assert op2.footprint == op.footprint and op2.steps.sizes() == op.steps.sizes()
+    for p in (P, P * 1.01):
+        assert all_sweeps(loaded, p) == all_sweeps(tape, p)
+    assert op2.stats["forward_steps"] == op.stats["forward_steps"] > 0
+    capsys.readouterr()
+
+
+def test_two_level_schedule_with_disk_snapshots(tmp_path):
+    tape = ad.record(lambda p: misfit(p, schedule=TwoLevel(60, 2, 2),
+                                      snapshot_dir=tmp_path / "snaps"), P)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    assert loaded.callbacks[0].options.snapshot_dir == str(tmp_path / "snaps")
+    assert loaded.callbacks[0].options.schedule.disk_snapshots == 2
+    assert all_sweeps(loaded, P) == all_sweeps(tape, P)
+
+
+def test_nested_loops_save_their_tapes_recursively():
+    def inner(u, p):
+        return ad.checkpoint_loop(lambda v, q: v + 0.05 * np.sin(q * v), u, 5, args=(p,))
+
+    def f(p):
+        u = ad.checkpoint_loop(inner, np.array([0.5, -0.3, 1.0]), 4, args=(p,))
+        return np.sum(u ** 2)
+    tape = ad.record(f, P / 10)
+    data = tapefile.dumps(tape)
+    loaded = tapefile.loads(data)
+    inner_op = loaded.callbacks[0].steps.tape.callbacks[0]
+    assert inner_op.n_steps == 5 and inner_op.steps.tape.callbacks == ()
+    assert all_sweeps(loaded, P / 10) == all_sweeps(tape, P / 10)
+
+
+def kink_step(u, p):
+    return u + 0.1 * np.where(u > 0.0, np.sin(p * u), -u * p)
+
+
+def kink_loss(p, u0):
+    return np.sum(ad.checkpoint_loop(kink_step, u0, 8, args=(p,)) ** 2)
+
+
+def test_branch_variants_travel_and_a_new_branch_raises_branch_changed():
+    p = np.array([1.0, 0.5])
+    tape = ad.record(kink_loss, p, np.array([0.5, 0.4]))
+    tape.gradient(p, np.array([-0.5, 0.4]))       # a second variant of the step is recorded
+    op = tape.callbacks[0]
+    assert len(op.steps.variants) == 2
+    loaded = pickle.loads(pickle.dumps(tape))
+    assert len(loaded.callbacks[0].steps.variants) == 2
+    for u0 in (np.array([0.5, 0.4]), np.array([-0.5, 0.4])):
+        assert bits(*loaded.value_and_gradient(p, u0)) == bits(*tape.value_and_gradient(p, u0))
+    with pytest.raises(BranchChanged, match="loaded from a tape file.*2 recorded step variants"):
+        loaded.gradient(p, np.array([0.5, -0.4]))
+    tape.gradient(p, np.array([0.5, -0.4]))      # the original records a third variant
+
+
+def test_loops_that_are_code_cannot_be_saved():
+    def while_loss(p):
+        u = ad.checkpoint_while(lambda u, p: u[0] < 2.0, lambda u, p: u + 0.1 * p, np.zeros(2),
+                                args=(p,))
+        return np.sum(u ** 2)
+    with pytest.raises(TapeCopyError, match="checkpoint_while.*condition is Python code"):
+        pickle.dumps(ad.record(while_loss, np.array([1.0, 0.5])))
+    tape = ad.record(lambda p: misfit(p, schedule=lambda n: Revolve(n, 3)), P)
+    with pytest.raises(TapeCopyError, match="schedule=.*cannot be saved"):
+        tape.save(io.BytesIO())
+
+
+def test_progress_callables_and_stats_stay_behind():
+    seen, stats = [], {}
+    tape = ad.record(lambda p: misfit(p, progress=lambda d, t: seen.append(d), stats=stats), P)
+    loaded = pickle.loads(pickle.dumps(tape))
+    assert loaded.callbacks[0].options.progress is None
+    before = dict(stats)
+    loaded.gradient(P)
+    assert seen == [] and stats == before and loaded.callbacks[0].stats["taped_steps"] == 60
+    tape.gradient(P)
+    assert seen[-1] == 60 and stats["taped_steps"] == 60
+
+
+def _loop_state(data):
+    from tapefile_bytes import section
+    _, count, at = section(data, "CALL")
+    return json.loads(data[at:at + count])
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda s: s.update(n_steps=0), "n_steps is 0"),
+    (lambda s: s.update(n_steps=61), "schedule is for 60 steps"),
+    (lambda s: s.update(snapshots="3"), "snapshots is '3'"),
+    (lambda s: s.update(schedule={"kind": "Evil", "n_steps": 60}), "schedule is"),
+    (lambda s: s["schedule"].update(snapshots=0), "snapshots must be >= 1"),
+    (lambda s: s.update(variants=[]), "step tapes with sizes"),
+    (lambda s: s.update(footprint=[1, 2, 3]), "footprint"),
+    (lambda s: s.update(progress="yes"), "progress is 'yes'"),
+    (lambda s: s.update(recordings=0), "recordings is 0"),
+])
+def test_altered_loop_descriptions_are_refused(edit, why):
+    from tapefile_bytes import replace_section
+    data = tapefile.dumps(ad.record(lambda p: misfit(p, schedule=Revolve(60, 3)), P))
+    calls = _loop_state(data)
+    edit(calls[0]["state"])
+    with pytest.raises(TapeFileError, match=why):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+def test_a_step_tape_of_the_wrong_size_is_refused():
+    from tapefile_bytes import replace_section, section
+    data = tapefile.dumps(ad.record(lambda p: misfit(p), P))
+    other = tapefile.dumps(ad.record(lambda u, p: u[:2] * p[0], np.ones(3), P))
+    calls = _loop_state(data)
+    _, count, at = section(other, "SLOT")
+    altered = replace_section(data, "SLOT", other[at:at + 8 * count], tape=1)
+    with pytest.raises(TapeFileError, match="tape 1"):
+        tapefile.loads(altered)
+    assert calls[0]["tapes"] == [1]
