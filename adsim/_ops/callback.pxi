@@ -20,8 +20,12 @@ cdef class SweepContext:
     owns one and what is kept is dropped when its call ends, so threads
     never share it."""
 
-    def __cinit__(self):
-        self.layout = RECORDING
+    def __cinit__(self, sweep="record", int directions=0):
+        layout = next((k for k, name in LAYOUT_NAMES.items() if name == sweep), None)
+        if layout is None:
+            raise ValueError(f"adsim: no sweep {sweep!r}; one of {sorted(LAYOUT_NAMES.values())}")
+        self.layout = layout
+        self.directions = directions
         self.kept = {}
 
     @property
