@@ -333,6 +333,7 @@ cdef class LoopRun:
     cdef readonly int64_t taped_steps
     cdef object report              # report(done, total) after turns, or None
     cdef int64_t every              # ... every this many turns (and at the last)
+    cdef LoopOutputs outputs        # states at chosen step counts (save_at), or None
 
     def __cinit__(self, LoopSteps steps, int64_t n_steps, state, tangents=None,
                   int64_t n_slots=0, int64_t memory_slots=0, disk=None, report=None,
@@ -373,10 +374,12 @@ cdef class LoopRun:
                 self.shot_at[i] = -1
         self.steps.finish()
 
-    def set_adjoints(self, adjoint, adjoint_tangents=None):
-        """The adjoints of the loop's output (q, size), or in second-order
+    def set_adjoints(self, adjoint, adjoint_tangents=None, outputs=None, output_tangents=None):
+        """The adjoints of the loop's final state (q, size), or in second-order
         sweeps its adjoint (size) and their tangents (p, size): C-ordered
-        float64 arrays that the turns update in place."""
+        float64 arrays that the turns update in place. ``outputs`` (and
+        ``output_tangents``) are those of the states of ``set_outputs``, one
+        row each, added as the sweep goes back through them."""
         cdef bint second = self.steps.layout == SECOND_ORDER
         cdef int64_t rows = 1 if second else self.steps.dirs
         if self.steps.layout != ADJOINTS and not second:
@@ -387,6 +390,26 @@ cdef class LoopRun:
             self.wdot_arr = in_place(adjoint_tangents, self.steps.dirs * self.size,
                                      "the loop output's adjoint tangents")
             self.wdot = <double*>cnp.PyArray_DATA(<cnp.ndarray>self.wdot_arr)
+        if self.outputs is not None:
+            if np.shape(outputs) != (self.outputs.k, rows * self.size) or (second and np.shape(
+                    output_tangents) != (self.outputs.k, self.steps.dirs * self.size)):
+                raise ValueError(f"adsim: adjoints of {self.outputs.k} saved states expected")
+            self.outputs.set_adjoints(outputs, output_tangents)
+
+    def set_outputs(self, indices):
+        """Copy out the states (and tangents) after ``indices`` steps as the
+        first pass goes through them; returns the LoopOutputs, whose
+        ``values`` hold them (k, width)."""
+        self.outputs = LoopOutputs(indices, self.width)
+        if self.current == 0:
+            self.outputs.capture(0, self.z)
+        return self.outputs
+
+    cdef void add_output_adjoints(self, int64_t index):
+        cdef bint second = self.steps.layout == SECOND_ORDER
+        if self.outputs is not None:
+            self.outputs.add_adjoints(index, self.w, (1 if second else self.steps.dirs) * self.size,
+                                      self.wdot, self.steps.dirs * self.size if second else 0)
 
     def set_report(self, report, int64_t every=1):
         """Call ``report(steps reversed, n_steps)`` after every ``every``-th turn and the last."""
@@ -430,8 +453,11 @@ cdef class LoopRun:
     cdef int run_steps(self, int64_t k) except -1:
         cdef int64_t i
         cdef double* zt = self.z + self.size if self.tangents else NULL
+        cdef bint capture = self.outputs is not None and self.outputs.capturing
         for i in range(k):
             self.steps.step(self.z, zt)
+            if capture:
+                self.outputs.capture(self.current + i + 1, self.z)
         return 0
 
     def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None):
@@ -534,6 +560,9 @@ cdef class LoopRun:
                     return True
                 if self.w == NULL:
                     raise ValueError("adsim: set_adjoints before reversing steps")
+                if self.outputs is not None:      # every state was passed: no more captures
+                    self.outputs.capturing = False
+                    self.add_output_adjoints(self.position)
                 self.steps.turn(self.z, zt, self.w, self.wdot)
                 self.position = self.current
                 self.current = -1
@@ -544,6 +573,8 @@ cdef class LoopRun:
         if self.position != 0 and not until_turn:
             raise ValueError(f"adsim: the schedule ended with steps 0..{self.position - 1} not "
                              f"reversed; check it with adsim.checkpoint.simulate")
+        if self.w != NULL:
+            self.add_output_adjoints(0)
         return False
 
     cdef int illegal(self, int kind, int64_t arg, str why=None) except -1:

@@ -46,6 +46,7 @@ include "_ops/linalg.pxi"
 include "_ops/callback.pxi"
 include "_replay.pxi"
 include "_schedule_actions.pxi"
+include "_loop_outputs.pxi"
 include "_loop_run.pxi"
 
 OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}

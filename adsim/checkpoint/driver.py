@@ -100,7 +100,7 @@ class LoopSweep:
             zdot = np.zeros((d, z.size))
         self._z, self._zdot = z, (zdot if tangents else None)
         self._in_dots = list(in_dots) if tangents else None
-        self.steps = self.run = None
+        self.steps = self.run = self.outputs = None
 
     def _start(self, n_steps, n_slots=0, memory_slots=0, total=0):
         """The executor, once the plan has chosen the step variants to keep."""
@@ -110,6 +110,8 @@ class LoopSweep:
         self.run = LoopRun(self.steps, n_steps, self._z, self._zdot, n_slots=n_slots,
                            memory_slots=memory_slots, disk=self.disk, report=report, every=every)
         self._z = self._zdot = None
+        if self.op.save_at is not None:
+            self.outputs = self.run.set_outputs(self.op.save_at)
 
     def matches(self, kind, d, key):
         """Whether this sweep (kept from a forward rule) serves a reverse rule."""
@@ -154,11 +156,12 @@ class LoopSweep:
         self.op.stats["output_steps"] = 1
         return self.run.after(1)
 
-    def reverse(self, adjoint, adjoint_tangents=None):
+    def reverse(self, adjoint, adjoint_tangents=None, saved=None, saved_tangents=None):
         """Run the rest of the schedule (all of it if ``until_turn`` did not
         run): the state's adjoints (and their tangents) replace the given
-        ones, in place; returns the inputs' summed adjoints (and tangents)."""
-        self.run.set_adjoints(adjoint, adjoint_tangents)
+        ones, in place, with those of the saved states (one row each) added
+        on the way; returns the inputs' summed adjoints (and tangents)."""
+        self.run.set_adjoints(adjoint, adjoint_tangents, saved, saved_tangents)
         try:
             self.run.execute(self.actions)
         finally:

@@ -52,8 +52,9 @@ def _constants(args, positions):
     return tuple(a for i, a in enumerate(args) if i not in positions)
 
 
-def _record_loop(make_op, layout, positions, args, step_flat, state):
-    """Record the loop op in the enclosing tape; returns the final state."""
+def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0):
+    """Record the loop op in the enclosing tape; returns the final state (and
+    with ``saved`` states besides it, those stacked: see ``_stacked``)."""
     leaves = [state] if not layout.is_sequence else list(state)
     inputs = [args[i] for i in positions]
     tape = api.tape_of(*[v for v in leaves + inputs if isinstance(v, Active)])
@@ -78,12 +79,67 @@ def _record_loop(make_op, layout, positions, args, step_flat, state):
     op = make_op(steps, z0.size)
     del z0, shaped
     cb = tape.add_callback(op)
-    slot = tape.record_op(int(Op.CALLBACK), layout.size, [cb, 1 + len(refs), z_ref] + refs)
-    out = layout.unflatten(wrap(tape, slot, (layout.size,)))
+    size = layout.size
+    slot = tape.record_op(int(Op.CALLBACK), (1 + saved) * size, [cb, 1 + len(refs), z_ref] + refs)
+    flat = wrap(tape, slot, ((1 + saved) * size,))
+    out = layout.unflatten(flat if not saved else flat[:size])
+    if saved:
+        out = (out, _stacked(layout, api.reshape(flat[size:], (saved, size))))
     op.footprint = Footprint(state=state_bytes, inputs=input_bytes,
                              outer=8 * (tape.arena_elements - arena_before),
-                             outer_constants=constants)
+                             outer_constants=constants, saved=saved * state_bytes)
     return out
+
+
+def _stacked(layout, rows):
+    """States given as the rows of a (k, size) array, stacked leaf by leaf:
+    an array (k,) + shape, or the state's container of such arrays."""
+    k = rows.shape[0]
+    pieces, offset = [], 0
+    for shape, size in zip(layout.shapes, layout.sizes):
+        pieces.append(api.reshape(rows[:, offset:offset + size], (k,) + tuple(shape)))
+        offset += size
+    return layout.kind(pieces) if layout.is_sequence else pieces[0]
+
+
+def _check_save_at(save_at, n_steps):
+    """``save_at`` as a 1-d int64 array of step counts in 0..n_steps."""
+    counts = np.asarray(save_at)
+    if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu") or \
+            counts.dtype == np.bool_:
+        raise TypeError(f"adsim: save_at must be a sequence of step counts (integers), got "
+                        f"{save_at!r}")
+    counts = counts.astype(np.int64)
+    if counts.size and (counts.min() < 0 or counts.max() > n_steps):
+        raise ValueError(f"adsim: save_at holds step counts outside 0..{n_steps} (n_steps): "
+                         f"{counts[(counts < 0) | (counts > n_steps)][:5].tolist()}")
+    return counts
+
+
+def _plain_loop(step, state, n_steps, args, save_at):
+    """The loop on plain values (nothing to differentiate)."""
+    if save_at is None:
+        for _ in range(n_steps):
+            state = step(state, *args)
+        return state
+    order = np.argsort(save_at, kind="stable")
+    saved, k = [None] * len(save_at), 0
+    for i in range(n_steps + 1):
+        while k < len(order) and save_at[order[k]] == i:
+            saved[order[k]] = state
+            k += 1
+        if i < n_steps:
+            state = step(state, *args)
+    return state, _stack_plain(state, saved)
+
+
+def _stack_plain(state, saved):
+    if isinstance(state, (tuple, list)):
+        leaves = [np.stack([np.asarray(s[i], dtype=float) for s in saved]) if saved else
+                  np.zeros((0,) + np.shape(leaf)) for i, leaf in enumerate(state)]
+        return type(state)(leaves)
+    return np.stack([np.asarray(s, dtype=float) for s in saved]) if saved else \
+        np.zeros((0,) + np.shape(state))
 
 
 def _any_active(state, args):
@@ -93,8 +149,9 @@ def _any_active(state, args):
 
 # ------------------------------------------------------------- public API
 
-def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_limit=None,
-                    snapshot_dir=None, schedule=None, progress=None, stats=None):
+def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=None,
+                    memory_limit=None, snapshot_dir=None, schedule=None, progress=None,
+                    stats=None):
     """``state = step(state, *args)`` repeated ``n_steps`` times, differentiated
     with binomial checkpointing.
 
@@ -116,6 +173,12 @@ def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_lim
     args : tuple
         Further arguments of ``step``. Arrays (active or not) are loop inputs
         whose adjoints accumulate over all steps; other values are constants.
+    save_at : sequence of int, optional
+        Step counts (each in ``0..n_steps``) of states to return besides the
+        last: the result is then ``(state, saved)``, ``saved`` holding the
+        state after ``save_at[i]`` steps at index ``i`` of a new first axis
+        (of each array of a tuple state). All of them are one op: a loss
+        reading the loop at many times costs no extra pass through it.
     snapshots : int, optional
         Snapshots kept, counting the initial state (default: enough for a
         recomputation factor of about 3, or what ``memory_limit`` allows).
@@ -145,22 +208,20 @@ def checkpoint_loop(step, state, n_steps, args=(), *, snapshots=None, memory_lim
     n_steps = check_n_steps(n_steps)
     args = check_args(args)
     size = check_state(state)
+    if save_at is not None:
+        save_at = _check_save_at(save_at, n_steps)
     options = loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stats)
     if options.schedule is not None and not callable(options.schedule) and n_steps:
         resolve_schedule(options.schedule, n_steps)
-    if n_steps == 0:
-        return state
-    if not _any_active(state, args):
-        for _ in range(n_steps):
-            state = step(state, *args)
-        return state
-    if size == 0:           # nothing to iterate: the state stays empty
-        return state
+    if n_steps == 0 or size == 0 or not _any_active(state, args):
+        # nothing to iterate (the state stays what it is), or nothing to differentiate
+        return _plain_loop(step, state, n_steps if size else 0, args, save_at)
     layout, positions, args_of, step_flat = _setup(step, state, args)
 
     def make_op(steps, size):
-        return LoopOp(steps, options, size, n_steps=n_steps)
-    return _record_loop(make_op, layout, positions, args, step_flat, state)
+        return LoopOp(steps, options, size, n_steps=n_steps, save_at=save_at)
+    return _record_loop(make_op, layout, positions, args, step_flat, state,
+                        0 if save_at is None else len(save_at))
 
 
 def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=None,

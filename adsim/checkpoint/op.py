@@ -58,12 +58,13 @@ class LoopOp(CallbackRules):
 
     name = "checkpointed loop"
 
-    def __init__(self, steps, options, size, n_steps=None, condition=None):
+    def __init__(self, steps, options, size, n_steps=None, condition=None, save_at=None):
         self.steps = steps
         self.options = options
         self.size = size
         self.n_steps = n_steps
         self.condition = condition
+        self.save_at = save_at    # step counts of the states returned besides the last
         self.stats = options.stats
         self.footprint = None     # set when the op is recorded (its slots in the enclosing tape)
         self.last_n_steps = None  # while loops: the steps of the last forward pass (patterns)
@@ -129,7 +130,7 @@ class LoopOp(CallbackRules):
             sweep = LoopSweep(self, "adjoint", d, z, inputs)
             try:
                 sweep.plan(self.n_steps)
-                out = sweep.output = sweep.until_turn()[0]
+                out = sweep.output = self._joined(sweep, sweep.until_turn())[0]
             except BaseException:
                 sweep.close()
                 raise
@@ -145,9 +146,35 @@ class LoopOp(CallbackRules):
     def _forward(self, kind, d, z, inputs, zdot=None, in_dots=None):
         sweep = LoopSweep(self, kind, d, z, inputs, zdot, in_dots)
         try:
-            return sweep.forward(self.n_steps)
+            return self._joined(sweep, sweep.forward(self.n_steps))
         finally:
             sweep.close()
+
+    def _joined(self, sweep, final):
+        """The op's result from the final state (and its tangents (p, size)):
+        with ``save_at``, the saved states follow it (and their tangents
+        follow its tangents, direction by direction)."""
+        z, zdot = final
+        if self.save_at is None:
+            return z, zdot
+        saved = sweep.outputs.values             # (k, size + p size): values, then tangents
+        n, k = self.size, len(self.save_at)
+        z = np.concatenate([z, saved[:, :n].reshape(-1)])
+        if zdot is not None:
+            p = zdot.shape[0]
+            dots = saved[:, n:].reshape(k, p, n).transpose(1, 0, 2).reshape(p, k * n)
+            zdot = np.concatenate([zdot, dots], axis=1)
+        return z, zdot
+
+    def _split(self, adjoint, rows):
+        """(final state's part, saved states' parts (k, rows * size)) of the
+        result's adjoints (rows, (1 + k) size), or (adjoint, None)."""
+        if self.save_at is None:
+            return adjoint, None
+        n, k = self.size, len(self.save_at)
+        flat = adjoint.reshape(rows, (1 + k) * n)
+        saved = flat[:, n:].reshape(rows, k, n).transpose(1, 0, 2).reshape(k, rows * n)
+        return np.ascontiguousarray(flat[:, :n]).reshape(adjoint.shape[:-1] + (n,)), saved
 
     def _while_forward(self, kind, d, z, inputs, zdot, in_dots, context):
         """A while loop's forward pass; kept in ``context`` for the reverse
@@ -186,7 +213,9 @@ class LoopOp(CallbackRules):
         step_args = J[:, size:] if J.shape[1] > size else None
         args = sp.vstack(arg_patterns[1:]) if len(arg_patterns) > 1 else None
         n_steps = self.n_steps if self.condition is None else self.last_n_steps
-        return iterate_pattern(J[:, :size], step_args, arg_patterns[0], args, n_steps)
+        counts = [n_steps] + ([] if self.save_at is None else [int(k) for k in self.save_at])
+        return sp.vstack([iterate_pattern(J[:, :size], step_args, arg_patterns[0], args, k)
+                          for k in counts], format="csr")
 
     # ---- reverse mode ----------------------------------------------------
     @_explain_memory_errors
@@ -194,8 +223,9 @@ class LoopOp(CallbackRules):
         """Adjoints of the state and inputs; ``adjoint`` (q, size) is the
         protocol's copy of the output adjoint, updated in place step by step."""
         q = adjoint.shape[0]
-        sums, _ = self._reverse("adjoint", q, args, None, context, adjoint)
-        return [adjoint] + list(sums)
+        final, saved = self._split(adjoint, q)
+        sums, _ = self._reverse("adjoint", q, args, None, context, final, None, saved)
+        return [final] + list(sums)
 
     # ---- forward mode: no snapshots ----------------------------------------
     @_explain_memory_errors
@@ -214,7 +244,7 @@ class LoopOp(CallbackRules):
             sweep = LoopSweep(self, "second_order", p, z, inputs, zdot, in_dots)
             try:
                 sweep.plan(self.n_steps)
-                sweep.output = sweep.until_turn()[1]
+                sweep.output = self._joined(sweep, sweep.until_turn())[1]
             except BaseException:
                 sweep.close()
                 raise
@@ -227,11 +257,14 @@ class LoopOp(CallbackRules):
     @_explain_memory_errors
     def soadjoint(self, args, result, tangents, adjoint, adjoint_tangents, context):
         p = adjoint_tangents.shape[0]
-        sums, dot_sums = self._reverse("second_order", p, args, tangents, context, adjoint,
-                                       adjoint_tangents)
-        return [adjoint] + list(sums), [adjoint_tangents] + list(dot_sums)
+        final, saved = self._split(adjoint, 1)
+        final_dots, saved_dots = self._split(adjoint_tangents, p)
+        sums, dot_sums = self._reverse("second_order", p, args, tangents, context, final,
+                                       final_dots, saved, saved_dots)
+        return [final] + list(sums), [final_dots] + list(dot_sums)
 
-    def _reverse(self, kind, d, args, tangents, context, adjoint, adjoint_tangents=None):
+    def _reverse(self, kind, d, args, tangents, context, adjoint, adjoint_tangents=None,
+                 saved=None, saved_tangents=None):
         """The reverse sweep: resumed from the forward pass kept in
         ``context``, or run from the start."""
         key = list(args)
@@ -250,7 +283,7 @@ class LoopOp(CallbackRules):
                     sweep.plan(self.n_steps)
             if self.condition is not None:
                 return sweep.reverse_while(adjoint, adjoint_tangents)
-            return sweep.reverse(adjoint, adjoint_tangents)
+            return sweep.reverse(adjoint, adjoint_tangents, saved, saved_tangents)
         finally:
             if sweep is not None:
                 sweep.close()

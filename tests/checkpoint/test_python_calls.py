@@ -4,7 +4,8 @@ The executor of a loop's schedule is compiled (adsim/_loop_run.pxi); Python
 is entered per sweep (planning, the op rules) but not per step. Counted with
 ``sys.setprofile`` (every Python call and every call of a builtin), a replay
 of a recorded loop through 2,000 steps and one through 4,000 steps make the
-same small number of calls, in every mode and for both kinds of loop.
+same small number of calls, in every mode and for both kinds of loop, also
+when the loss reads the loop's state at many times (``save_at``).
 """
 import sys
 
@@ -28,6 +29,15 @@ def loop(n, options):
     return f
 
 
+def saving_loop(n, options):
+    """A loss reading the state at 100 times of the loop."""
+    def f(y, p):
+        final, saved = adsim.checkpoint_loop(step, y, n, args=(p, DT),
+                                             save_at=np.arange(0, n, n // 100), **options)
+        return np.sum(final ** 2) + np.sum(np.sin(saved))
+    return f
+
+
 def while_loop(n, options):
     def f(y, p):
         z = adsim.checkpoint_while(lambda z, p: z[0] < n * DT, lambda z, p: np.concatenate(
@@ -44,7 +54,7 @@ MODES = {
     "hvp": lambda tape: tape.hvp((Y0, P), (np.ones(3), np.zeros(3))),
 }
 LOOPS = {"loop": (loop, {}), "budget": (loop, {"memory_limit": "2MB"}),
-         "while": (while_loop, {"snapshots": 30})}
+         "while": (while_loop, {"snapshots": 30}), "saved": (saving_loop, {"snapshots": 30})}
 
 
 def python_calls(run):
