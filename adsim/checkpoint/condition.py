@@ -61,6 +61,8 @@ class ConditionTapes:
         """Record the condition at the flat state ``z``; a condition that
         cannot be recorded faithfully turns to Python evaluation."""
         with self._lock:
+            if self.python_only:
+                return
             decided = []
 
             def recorded(z, *xs):

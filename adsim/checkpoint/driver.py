@@ -180,7 +180,8 @@ class LoopSweep:
         tangents)."""
         op = self.op
         online = None
-        if not op.condition.variants:    # its size is planned for: record it first
+        if not op.condition.variants and not op.condition.python_only:
+            # its size is planned for: record it first
             op.condition.add_variant(self._z, self.key[1:])
         if keep:
             sched, memory = online_plan(op.options, op.footprint, op.steps, self.kind,

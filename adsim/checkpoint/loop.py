@@ -232,8 +232,11 @@ def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=N
     The number of steps is found as the loop runs; snapshots are placed by an
     online schedule (:class:`adsim.checkpoint.Online`) whose total
     recomputation stays close to the offline binomial optimum. ``cond`` is
-    evaluated on plain values; each replay runs as many steps as ``cond``
-    allows (possibly none), and derivatives are those of the steps taken.
+    recorded like the step and decided in C (a ``cond`` that cannot be
+    recorded, one that converts the state to plain numbers or changes its
+    own environment, is called in Python on plain values at every step);
+    each replay runs as many steps as ``cond`` allows (possibly none), and
+    derivatives are those of the steps taken.
     ``max_steps`` (an integer, or None for no bound) stops a loop that does
     not end. Other parameters as for :func:`checkpoint_loop`.
     """
