@@ -118,7 +118,11 @@ def baseline_rows(directory, quick):
     if out.returncode:
         raise T.Skip(f"the baseline failed: {out.stderr.strip().splitlines()[-1:]}")
     rows = json.loads(out.stdout)
-    return {k: T.Timing(**v) if isinstance(v, dict) else v for k, v in rows.items()}
+    rows = {k: T.Timing(**v) if isinstance(v, dict) else v for k, v in rows.items()}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=directory,
+                            capture_output=True, text=True)
+    rows["commit"] = commit.stdout.strip() or "unknown commit"
+    return rows
 
 
 def run(s, baseline=None):
@@ -155,7 +159,8 @@ def markdown(res, s, machine):
             ("plain NumPy step in a Python loop", _us(res["numpy"]), f"{NUMPY_STEPS} steps")]
     base = res.get("baseline")
     if base and "skipped" not in base:
-        rows += [("before (`--baseline`): adsim value", _us(base["value"]), res["baseline_dir"]),
+        rows += [("before (`--baseline`): adsim value", _us(base["value"]),
+                  f"commit {base['commit']}"),
                  ("before (`--baseline`): adsim gradient", _us(base["gradient"]), "")]
     elif base:
         rows.append(("before (`--baseline`)", "– | –", base["skipped"]))

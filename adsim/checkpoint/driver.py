@@ -101,6 +101,8 @@ class LoopSweep:
         self._z, self._zdot = z, (zdot if tangents else None)
         self._in_dots = list(in_dots) if tangents else None
         self.steps = self.run = self.outputs = None
+        self.output = None          # the loop's result, when a forward rule keeps the sweep
+        self.base_steps = 0         # while loops: the steps of the forward pass
 
     def _start(self, n_steps, n_slots=0, memory_slots=0, total=0):
         """The executor, once the plan has chosen the step variants to keep."""

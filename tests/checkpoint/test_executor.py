@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 import adsim
 from adsim._tape import SweepContext
-from adsim.checkpoint import Advance, FirstTurn, Online, Restore, Revolve, TakeShot, TwoLevel
+from adsim.checkpoint import Advance, Online, Restore, Revolve, TakeShot, TwoLevel
 from adsim.checkpoint.storage import MemoryStore
 from adsim.errors import BranchChanged
 
