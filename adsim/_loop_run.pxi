@@ -14,6 +14,19 @@
 # Everything is per call: a sweep makes its own LoopSteps and LoopRun, and
 # the Replays come from the step tapes' pools, so threads replaying one
 # enclosing tape never share a buffer.
+#
+# States and snapshots are allocated through Python's raw allocator, so that
+# tracemalloc counts them as it counts NumPy arrays.
+
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
+
+
+cdef double* new_state(int64_t width) except NULL:
+    """Room for one state with its tangents (``width`` doubles)."""
+    cdef double* p = <double*>PyMem_RawMalloc(<size_t>max(width, 1) * sizeof(double))
+    if p == NULL:
+        raise MemoryError(f"adsim: no memory for a loop state ({8 * width} bytes)")
+    return p
 
 cdef class StepVariant:
     """One recorded variant of a step (or condition) tape in a run."""
@@ -338,13 +351,11 @@ cdef class LoopRun:
     def __cinit__(self, LoopSteps steps, int64_t n_steps, state, tangents=None,
                   int64_t n_slots=0, int64_t memory_slots=0, disk=None, report=None,
                   int64_t every=1):
-        cdef int64_t c = 0
-        cdef cnp.ndarray arr
         self.steps = steps
         self.size = steps.size
         self.tangents = tangents is not None
         self.width = self.size * (1 + (steps.dirs if self.tangents else 0))
-        self.z = <double*>grow(NULL, &c, max(self.width, 1), sizeof(double))
+        self.z = new_state(self.width)
         self.set_state(state, tangents)
         self.n_steps = self.position = n_steps
         self.n_slots = n_slots
@@ -357,10 +368,10 @@ cdef class LoopRun:
 
     def __dealloc__(self):
         cdef int64_t i
-        free(self.z)
+        PyMem_RawFree(self.z)
         if self.shots != NULL:
             for i in range(self.shot_cap):
-                free(self.shots[i])
+                PyMem_RawFree(self.shots[i])
         free(self.shots)
         free(self.shot_at)
 
@@ -369,7 +380,7 @@ cdef class LoopRun:
         cdef int64_t i
         if self.shots != NULL:
             for i in range(self.shot_cap):
-                free(self.shots[i])
+                PyMem_RawFree(self.shots[i])
                 self.shots[i] = NULL
                 self.shot_at[i] = -1
         self.steps.finish()
@@ -440,15 +451,14 @@ cdef class LoopRun:
 
     def after(self, int64_t k):
         """The state (and tangents) k steps after the current one, which stays."""
-        cdef int64_t c = 0, i
-        cdef double* saved = <double*>grow(NULL, &c, max(self.width, 1), sizeof(double))
+        cdef double* saved = new_state(self.width)
         memcpy(saved, self.z, <size_t>self.width * sizeof(double))
         try:
             self.run_steps(k)
             return self.state()
         finally:
             memcpy(self.z, saved, <size_t>self.width * sizeof(double))
-            free(saved)
+            PyMem_RawFree(saved)
 
     cdef int run_steps(self, int64_t k) except -1:
         cdef int64_t i
@@ -495,8 +505,7 @@ cdef class LoopRun:
                 self.shots[c] = NULL
                 self.shot_at[c] = -1
         if self.shots[slot] == NULL:
-            c = 0
-            self.shots[slot] = <double*>grow(NULL, &c, max(self.width, 1), sizeof(double))
+            self.shots[slot] = new_state(self.width)
         memcpy(self.shots[slot], self.z, <size_t>self.width * sizeof(double))
         self.shot_at[slot] = self.current
         return 0
