@@ -33,6 +33,7 @@ def test_revolve_actions(n, s):
     assert list(_tape.revolve_actions(n, s)) == encoded(Revolve(n, s))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(n=st.integers(1, 3000), s=st.integers(1, 80))
 def test_revolve_actions_and_costs_at_random(n, s):
@@ -53,6 +54,7 @@ def test_two_level_actions(n, memory, disk):
         encoded(sched)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, derandomize=True, database=None)
 @given(n=st.integers(1, 400), s=st.integers(1, 30))
 def test_online_run_of_known_length(n, s):

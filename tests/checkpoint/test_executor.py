@@ -114,6 +114,7 @@ def python_actions(sched, n):
     return list(sched.actions(n) if isinstance(sched, Online) else sched)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, derandomize=True, database=None)
 @given(n=st.integers(1, 25), s=st.integers(1, 12), q=st.integers(1, 2),
        kind=st.sampled_from(["revolve", "two_level", "online"]),
@@ -133,6 +134,7 @@ def test_reverse_sweep_is_bitwise_the_python_drivers(n, s, q, kind, step, seed):
     assert op.stats["taped_steps"] == n
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, derandomize=True, database=None)
 @given(n=st.integers(1, 20), s=st.integers(1, 8), p=st.integers(1, 2),
        kind=st.sampled_from(["revolve", "online"]), step=st.sampled_from(sorted(STEPS)),
