@@ -49,6 +49,7 @@ cdef Replay new_replay(Tape t):
     keeps replays and the recording bitwise alike); later ones, for
     concurrent calls, copy it."""
     cdef Replay r = Replay.__new__(Replay)
+    r.context = SweepContext()
     if not t.arena_lent:
         r.val = t.val
         t.arena_lent = True
@@ -78,6 +79,7 @@ cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
         point_sweep(t, r)
     r.s.err_op = -1
     r.stack.top = 0
+    r.context.begin(layout, dirs)
     lay_out(t, r, layout, dirs)
     load_inputs(t, r, arrays)
     return r
@@ -88,6 +90,8 @@ cdef void replay_teardown(Tape t, Replay r):
     n_idle entries of the list, which keeps its length: no reallocation)."""
     if r.stack.peak > t.stack_peak:
         t.stack_peak = r.stack.peak
+    if r.context.kept:                  # the call's kept values go with it
+        r.context.kept.clear()
     if t.n_idle < len(t._pool):
         t._pool[t.n_idle] = r
         t.n_idle += 1
@@ -103,6 +107,7 @@ cdef int point_sweep(Tape t, Replay r) except -1:
     t.program_sweep(s)
     s.val = r.val
     s.stack = &r.stack
+    s.context = <void*>r.context
     r.chunked = t.chunked
     if r.chunked:
         attach_runs(t, r)

@@ -122,6 +122,7 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int64_t budget          # work left before the next check for Ctrl-C
     int64_t width           # arrays per slot a sweep touches (1 + directions), for the budget
     void* callbacks         # borrowed list or tuple of Python objects for CALLBACK ops
+    void* context           # borrowed SweepContext of the replay (NULL while recording)
     int32_t* run_of         # run of each op or -1 (_chunks.pxi); NULL: no chunking
     int32_t* runs           # run table, RUN_FIELDS per run
     int32_t* run_refs       # slots and constant ids of each run
@@ -130,9 +131,19 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int64_t* slot_ld        # per slot: distance between its directions, or NULL
 
 
+cdef class SweepContext:
+    """What the rules of CALLBACK ops see of the replay running them (_ops/callback.pxi)."""
+    cdef public int layout            # VALUES, TANGENTS, ADJOINTS or SECOND_ORDER (_replay.pxi)
+    cdef public int directions        # tangent or adjoint directions of the sweep
+    cdef dict kept                    # what rules keep between the sweeps of one call
+
+    cdef void begin(self, int layout, int directions)
+
+
 cdef class Replay:
     """The state of one replay (_replay.pxi): value arena, work buffer, value stack."""
     cdef Sweep s                      # the sweep in progress
+    cdef SweepContext context         # of its CALLBACK ops, for one call
     cdef double* val                  # value arena
     cdef bint owns_val                # False: the tape's recording arena, lent
     cdef double* work                 # tangents, adjoints, adjoint tangents

@@ -26,7 +26,7 @@ from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, lo
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
                         asinh, acosh, atanh, hypot, pow, isfinite)
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 cimport scipy.linalg.cython_blas as blas
 
 from .errors import BranchChanged, TapeOverflow
@@ -46,6 +46,9 @@ include "_ops/structural.pxi"
 include "_ops/linalg.pxi"
 include "_ops/callback.pxi"
 include "_replay.pxi"
+include "_schedule_actions.pxi"
+include "_loop_outputs.pxi"
+include "_loop_run.pxi"
 
 OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}
 
@@ -419,6 +422,7 @@ cdef class Tape:
         s.budget = NO_SIGNAL_CHECKS
         s.width = 1
         s.callbacks = <void*>self._callbacks
+        s.context = NULL
         s.run_of = NULL
         s.runs = NULL
         s.run_refs = NULL

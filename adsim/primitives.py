@@ -32,6 +32,7 @@ import weakref
 
 import numpy as np
 
+from ._callback_rules import CallbackRules
 from ._creation import suspended
 from ._fingerprint import fingerprint
 from ._tape import Active, Opcode as Op, wrap
@@ -190,15 +191,16 @@ def _rule_adjoints(prim, result, shapes, recorded=False):
             for i, (a, s) in enumerate(zip(result, shapes))]
 
 
-class Application:
-    """One recorded call of a Primitive: the protocol of the CALLBACK kernel
-    (flat float64 arrays in, flat arrays out; see adsim/_ops/callback.pxi)."""
+class Application(CallbackRules):
+    """The rules of one recorded call of a Primitive (the CALLBACK protocol
+    of adsim/_callback_rules.py)."""
 
     file_kind = "adsim.primitive"    # tape files (adsim/tapefile.py) refer to it by name
     thread_safe = True               # keeps nothing between calls: threads may share it
 
     def __init__(self, prim, in_shapes, out_shape, first_value=None):
         self.prim = prim
+        self.name = prim.name
         self.in_shapes = in_shapes
         self.out_shape = out_shape
         self._first_value = first_value
@@ -268,7 +270,7 @@ class Application:
             P = rows if P is None else sp.csr_array((P + rows).astype(bool))
         return P
 
-    def value(self, flat_args):
+    def value(self, flat_args, context=None):
         if self._first_value is not None:      # computed while recording
             out, self._first_value = self._first_value, None
             return out.reshape(-1)
@@ -284,7 +286,7 @@ class Application:
                                        f"which {mode} needs; pass {kind}= to adsim.primitive")
         return rule
 
-    def tangent(self, flat_args, result, tangents):
+    def tangent(self, flat_args, result, tangents, context=None):
         jvp = self._rule("jvp")
         args = self._args(flat_args)
         out = result.reshape(self.out_shape)
@@ -308,7 +310,7 @@ class Application:
             adjoints = vjp(args, out, weight.reshape(self.out_shape))
         return _rule_adjoints(self.prim, adjoints, self.in_shapes)
 
-    def adjoint(self, flat_args, result, adjoint):
+    def adjoint(self, flat_args, result, adjoint, context=None):
         vjp = self._rule("vjp")
         args = self._args(flat_args)
         out = result.reshape(self.out_shape)
@@ -318,7 +320,7 @@ class Application:
                 col.append(a)
         return [_stack(col, a.size) for col, a in zip(per_arg, args)]
 
-    def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents):
+    def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents, context=None):
         """Adjoint, and its tangent: the tangent of the vjp rule in the
         direction (arg tangents, result tangent, adjoint tangent), computed by
         recording the vjp rule and running its tangent sweep."""

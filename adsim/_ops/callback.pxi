@@ -1,13 +1,59 @@
 # CALLBACK [r, cb, nargs, a_1 .. a_nargs]: an op whose rules live in Python,
-# one call per op (user primitives, checkpointed loops). callbacks[cb] has
-#   value(args)                               -> result (flat)
-#   tangent(args, result, tangents)           -> result tangents (p, size)
-#   adjoint(args, result, adjoint)            -> per arg (q, size) or None
-#   soadjoint(args, result, tangents, adjoint, adjoint_tangents)
-#                                             -> (per arg adjoint (size) or None,
-#                                                 per arg adjoint tangents (p, size) or None)
-# args are flat float64 copies; tangents[i] is None for a constant argument.
-# The Python layer (adsim/primitives.py, adsim/checkpoint/loop.py) reshapes.
+# one call per op and sweep (user primitives, checkpointed loops). The rules
+# callbacks[cb] must have, their arguments and what they return are defined
+# once, in adsim/_callback_rules.py; the kernels below hand them flat float64
+# copies and copy their results back, checked.
+
+cdef enum:
+    RECORDING = -1                  # SweepContext.layout of the call made while recording
+
+cdef dict LAYOUT_NAMES = {RECORDING: "record", VALUES: "values", TANGENTS: "tangent",
+                          ADJOINTS: "adjoint", SECOND_ORDER: "second_order"}
+
+
+cdef class SweepContext:
+    """What the rules of a CALLBACK op see of the replay that runs them: the
+    kind of sweep (``sweep``: "record", "values", "tangent", "adjoint" or
+    "second_order"), its number of ``directions``, and a place to ``keep``
+    values from one rule to a later one of the same call (a loop's forward
+    pass keeping snapshots for the reverse sweep that follows). A replay
+    owns one and what is kept is dropped when its call ends, so threads
+    never share it."""
+
+    def __cinit__(self, sweep="record", int directions=0):
+        layout = next((k for k, name in LAYOUT_NAMES.items() if name == sweep), None)
+        if layout is None:
+            raise ValueError(f"adsim: no sweep {sweep!r}; one of {sorted(LAYOUT_NAMES.values())}")
+        self.layout = layout
+        self.directions = directions
+        self.kept = {}
+
+    @property
+    def sweep(self):
+        return LAYOUT_NAMES[self.layout]
+
+    def keep(self, owner, value):
+        """Keep ``value`` for ``owner`` (an op's rules object) until the call ends."""
+        self.kept[id(owner)] = (owner, value)
+
+    def take(self, owner):
+        """What ``owner`` kept in this call (removed), or None."""
+        found = self.kept.pop(id(owner), None)
+        return None if found is None else found[1]
+
+    cdef void begin(self, int layout, int directions):
+        """A new call: ``layout`` and ``directions`` of its sweeps."""
+        if self.kept:
+            self.kept.clear()
+        self.layout = layout
+        self.directions = directions
+
+
+cdef SweepContext context_of(Sweep* s):
+    if s.context != NULL:
+        return <SweepContext>s.context
+    return SweepContext()          # recording: a call of its own
+
 
 cdef object copy_out(const double* src, int64_t dirs, int64_t n):
     """A new (dirs, n) array (n if dirs is 0) holding src; left empty if src is NULL."""
@@ -69,7 +115,8 @@ cdef object callback_of(Sweep* s, const int32_t* o):
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     with gil:
         cb = callback_of(s, o)
-        copy_in(vptr(s, o[0]), cb.value(callback_args(s, o)), ref_size(s, o[0]), False)
+        copy_in(vptr(s, o[0]), cb.value(callback_args(s, o), context_of(s)), ref_size(s, o[0]),
+                False)
     return 0
 
 
@@ -78,7 +125,7 @@ cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     with gil:
         cb = callback_of(s, o)
         result = copy_out(vptr(s, o[0]), 0, n)
-        out = cb.tangent(callback_args(s, o), result, callback_tangents(s, o))
+        out = cb.tangent(callback_args(s, o), result, callback_tangents(s, o), context_of(s))
         copy_in(tptr(s, o[0]), out, s.p * n, False)
     return 0
 
@@ -89,8 +136,8 @@ cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     with gil:
         cb = callback_of(s, o)
         result = copy_out(vptr(s, o[0]), 0, n)
-        adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n)),
-                            o, "adjoint")
+        adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n),
+                                        context_of(s)), o, "adjoint")
         for i in range(o[2]):
             if adjs[i] is not None and o[3 + i] >= 0:
                 copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
@@ -104,7 +151,8 @@ cdef int callback_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
         cb = callback_of(s, o)
         result = copy_out(vptr(s, o[0]), 0, n)
         adjs, adots = cb.soadjoint(callback_args(s, o), result, callback_tangents(s, o),
-                                   copy_out(aptr(s, o[0]), 0, n), copy_out(dptr(s, o[0]), s.p, n))
+                                   copy_out(aptr(s, o[0]), 0, n), copy_out(dptr(s, o[0]), s.p, n),
+                                   context_of(s))
         adjs = per_argument(adjs, o, "second-order adjoint")
         adots = per_argument(adots, o, "second-order adjoint")
         for i in range(o[2]):

@@ -21,7 +21,7 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
     cdef const int32_t* idx
     cdef double acc
     if code == COPY:
-        memcpy(dst, src, <size_t>ref_size(s, o[0]) * sizeof(double))
+        copy_doubles(dst, src, ref_size(s, o[0]))
     elif code == GATHER:
         n = ref_size(s, o[0])
         if o[4] != 0:
@@ -29,7 +29,7 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
             for u in range(n // inner if inner else 0):
                 base = o[3] + u * o[6]
                 if o[4] == 1:
-                    memcpy(dst + u * inner, src + base, <size_t>inner * sizeof(double))
+                    copy_doubles(dst + u * inner, src + base, inner)
                 else:
                     for i in range(inner):
                         dst[u * inner + i] = src[base + i * o[4]]
@@ -130,7 +130,7 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
 cdef void fill_value(double* dst, const double* src, int64_t n, int64_t n_src) noexcept nogil:
     cdef int64_t i
     if n_src == n:
-        memcpy(dst, src, <size_t>n * sizeof(double))
+        copy_doubles(dst, src, n)
     else:
         for i in range(n):
             dst[i] = src[0]
@@ -168,8 +168,32 @@ cdef void where_into(double* r, const double* a, const double* b, const uint8_t*
             r[i] = b[i * sb] if b != NULL else 0.0
 
 
+cdef inline int64_t single_element(Sweep* s, int code, const int32_t* o) noexcept nogil:
+    """The element a GATHER of one element reads, or a SCATTER of one element
+    writes (scalar code: x[0], the parts of np.stack); -1 for other ops,
+    which take the general loops."""
+    if code == GATHER and s.slot_size[o[0]] == 1:
+        if o[4] == 0:
+            return s.ints[o[2]]
+        if o[5] <= 1:                    # one row of one element: start
+            return o[3]
+    elif code == SCATTER and o[3] == 1:
+        if o[5] == 0:
+            return s.ints[o[2]]
+        if o[6] == 1:
+            return o[4]
+    return -1
+
+
 cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
+    cdef int64_t one = single_element(s, code, o)
+    if one >= 0:
+        if code == GATHER:
+            vptr(s, o[0])[0] = vptr(s, o[1])[one]
+        else:
+            vptr(s, o[0])[one] = vptr(s, o[1])[0]
+        return 0
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
     elif code == SCATTER:
@@ -220,6 +244,17 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef int64_t ldb, j, i, sa, sb, m, u, k, base
     cdef const int32_t* idx
     cdef const uint8_t* mask
+    cdef int64_t one = single_element(s, code, o)
+    if one >= 0:                         # the loops below, for one element
+        for j in range(s.q):
+            if code == GATHER:
+                if aa != NULL:
+                    aa[j * lda + one] += ay[j * ldy]
+            else:
+                if aa != NULL:
+                    aa[j * lda] += ay[j * ldy + one]
+                ay[j * ldy + one] = 0.0
+        return 0
     if code == FILL:
         return 0
     if code == SCATTER:

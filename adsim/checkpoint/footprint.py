@@ -1,16 +1,18 @@
 """What a checkpointed loop holds in memory during each kind of sweep.
 
-A checkpointed loop is one op of the enclosing tape; its driver (loop.py)
-runs inside that op's rules. At its peak a sweep through the loop holds
+A checkpointed loop is one op of the enclosing tape; its rules (op.py) run
+its sweeps through the compiled executor (adsim/_loop_run.pxi, driven by
+driver.py). At its peak a sweep through the loop holds
 
 * its snapshots (:meth:`Footprint.snapshot` bytes each);
 * the step tape: fixed buffers, value arena, work buffer (one row of the
   arena per derivative direction) and value stack;
 * the loop's part of the enclosing tape: the slots its input and output
   occupy there, with their derivative rows, and the constants it added;
-* the copies the op protocol (adsim/_ops/callback.pxi) hands to the driver:
+* the copies the op protocol (adsim/_ops/callback.pxi) hands to the rules:
   arguments, result, incoming derivatives;
-* the driver's working states: replay results not yet dropped;
+* the executor's states: the current state, a state read back from disk,
+  the arrays a rule returns;
 * one state more as allocator slack: the C heap keeps a freed state-sized
   block that an allocation of another size (a state with tangents, a
   snapshot read from disk) cannot reuse, so resident memory runs up to
@@ -20,9 +22,9 @@ runs inside that op's rules. At its peak a sweep through the loop holds
 :meth:`Footprint.fixed` adds up everything but the snapshots for one kind of
 sweep, so that ``memory_limit`` can be honoured as a bound: the driver keeps
 ``(memory_limit - fixed) // snapshot`` snapshots. Every count below is an
-upper bound of what the driver and the current compiled core allocate; the
-tests in tests/checkpoint/test_budget_bound.py compare them with the peak
-resident memory of real sweeps.
+upper bound of what the rules and the executor allocate; the tests in
+tests/checkpoint/test_budget_bound.py compare them with the peak resident
+memory of real sweeps.
 """
 from dataclasses import dataclass
 
@@ -33,7 +35,7 @@ __all__ = ["KINDS", "Footprint", "StepTapeBytes"]
 # with p directions (Hessian-vector products).
 KINDS = ("values", "adjoint", "tangent", "second_order")
 
-SNAPSHOT_OVERHEAD = 512     # bytes of the Python objects around one snapshot in memory
+SNAPSHOT_OVERHEAD = 512     # bytes planned around one snapshot in memory (an upper bound)
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,15 @@ class Footprint:
     outer_constants : int
         Bytes of constants the loop added to the enclosing tape (a constant
         state or constant ``args`` arrays).
+    saved : int
+        Bytes of the states returned besides the last (``save_at``), K.
     """
 
     state: int
     inputs: int
     outer: int
     outer_constants: int
+    saved: int = 0
 
     def snapshot(self, kind, directions):
         """Bytes of one snapshot in memory: the state, and for second-order
@@ -115,27 +120,35 @@ class Footprint:
 
     def _value_rule(self):
         """Arguments copied in (S + I); then either the result kept from the
-        recording with the arguments it was made from (2S + I), or a chunked
-        replay: the previous chunk's state, the core's saved copy and the
-        new state (3S)."""
-        S, I = self.state, self.inputs
-        return S + I + max(2 * S + I, 3 * S)
+        recording with the arguments it was made from (2S + I), or the
+        executor's current state, the state it steps from to the last one
+        and that last one (3S). With saved states (K): the executor's copies
+        of them and the result holding them (2K), and the recorded result
+        (K)."""
+        S, I, K = self.state, self.inputs, self.saved
+        return S + I + max(2 * S + I, 3 * S) + 3 * K
 
     def _tangent_rule(self, d):
         """Arguments, result and argument tangents copied in (2S + I +
-        d(S + I)); per step the previous and the new state with tangents
-        (2(1 + d)S)."""
-        S, I = self.state, self.inputs
-        return 2 * S + I + d * (S + I) + 2 * (1 + d) * S
+        d(S + I)); the current state with its tangents, its copy and the
+        last one (2(1 + d)S and less). Saved states: in the result and its
+        copy (K), their copies with tangents and the result's tangents
+        (2(1 + d)K)."""
+        S, I, K = self.state, self.inputs, self.saved
+        return 2 * S + I + d * (S + I) + 2 * (1 + d) * S + (3 + 2 * d) * K
 
     def _adjoint_rule(self, d):
         """Arguments, result and output adjoint copied in (2S + I + dS; the
         adjoint is updated in place); input adjoint sums (dI); the current
-        state read back from a snapshot (S); then an advance (3S, as in
-        :meth:`_value_rule`) or a turn (output value S and new adjoints
-        d(S + I))."""
-        S, I = self.state, self.inputs
-        return 2 * S + I + d * S + d * I + S + max(3 * S, S + d * (S + I))
+        state (S); a state read back from disk or the copy of an advance's
+        end (up to 3S), or a turn's output and adjoints (S + d(S + I), an
+        upper bound: turns update in place). Saved states: in the result,
+        their adjoints and the rows they are split into (K + 2dK), the
+        executor's copies of them (K), the final state's adjoints split off
+        (dS)."""
+        S, I, K = self.state, self.inputs, self.saved
+        saved = (2 + 2 * d) * K + d * S if K else 0
+        return 2 * S + I + d * S + d * I + S + max(3 * S, S + d * (S + I)) + saved
 
     def _second_order_rule(self, d):
         """Arguments, result, argument tangents, output adjoint and adjoint
@@ -143,8 +156,12 @@ class Footprint:
         tangents ((1 + d)I); the current state with tangents ((1 + d)S);
         then an advance (previous and new state with tangents, 2(1 + d)S) or
         a turn (output value and tangents (1 + d)S, new adjoints and adjoint
-        tangents (1 + d)(S + I))."""
-        S, I = self.state, self.inputs
+        tangents (1 + d)(S + I)); upper bounds, as for the adjoint. Saved
+        states: in the result, its adjoint and adjoint tangents and the rows
+        they are split into, the executor's copies with tangents
+        ((4 + 3d)K), the final state's parts split off ((1 + d)S)."""
+        S, I, K = self.state, self.inputs, self.saved
         u = 1 + d
+        saved = (4 + 3 * d) * K + u * S if K else 0
         return (3 * S + I + d * (2 * S + I) + u * I + u * S
-                + max(2 * u * S, u * S + u * (S + I)))
+                + max(2 * u * S, u * S + u * (S + I)) + saved)

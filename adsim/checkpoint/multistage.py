@@ -271,8 +271,13 @@ class TwoLevel:
         """Return a fresh iterator over the actions."""
         return iter(self)
 
+    def depth_slots(self):
+        """The slot of each nesting depth the reversal uses (depth 0 holds
+        the initial state)."""
+        return self._slot_of_depth[: min(self.snapshots, self._n_steps)]
+
     def __iter__(self):
-        slots = self._slot_of_depth[: min(self.snapshots, self._n_steps)]
+        slots = self.depth_slots()
         if self._n_steps > 1:
             yield TakeShot(slots[0])
         yield from _binomial_reversal(0, self._n_steps, slots, True)

@@ -203,3 +203,17 @@ def default_snapshots(n_steps):
     while math.comb(s + 3, 3) < n_steps and s < n_steps:
         s += 1
     return max(1, min(s, n_steps))
+
+
+def check_save_at(save_at, n_steps):
+    """``save_at`` as a 1-d int64 array of step counts in 0..n_steps."""
+    counts = np.asarray(save_at)
+    if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu") or \
+            counts.dtype == np.bool_:
+        raise TypeError(f"adsim: save_at must be a sequence of step counts (integers), got "
+                        f"{save_at!r}")
+    counts = counts.astype(np.int64)
+    if counts.size and (counts.min() < 0 or counts.max() > n_steps):
+        raise ValueError(f"adsim: save_at holds step counts outside 0..{n_steps} (n_steps): "
+                         f"{counts[(counts < 0) | (counts > n_steps)][:5].tolist()}")
+    return counts

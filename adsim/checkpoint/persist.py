@@ -19,12 +19,12 @@ from ..tapefile import count_field, expect_keys, size_of
 from .footprint import Footprint, StepTapeBytes
 from .multistage import TwoLevel
 from .online import Online
-from .options import loop_options, resolve_schedule
+from .options import check_save_at, loop_options, resolve_schedule
 from .schedules import Revolve
 from .steptape import StepTapes
 
 _FIELDS = ("n_steps", "snapshots", "memory_limit", "snapshot_dir", "progress", "schedule",
-           "footprint", "variants", "recordings", "dropped")
+           "footprint", "variants", "recordings", "dropped", "save_at")
 _SCHEDULES = {"Revolve": (Revolve, ("n_steps", "snapshots")),
               "TwoLevel": (TwoLevel, ("n_steps", "memory_snapshots", "disk_snapshots")),
               "Online": (Online, ("snapshots",))}
@@ -44,12 +44,13 @@ class LoopFileState:
 
     def operand_sizes(self):
         step = self.steps.tape
-        return [size_of(s) for s in step.input_shapes], size_of(step.output_shape)
+        saved = 0 if self.save_at is None else len(self.save_at)
+        return [size_of(s) for s in step.input_shapes], size_of(step.output_shape) * (1 + saved)
 
 
 def loop_state(op):
     """(state, step tapes) of a loop op; TapeCopyError for what is code."""
-    if op.cond is not None:
+    if op.condition is not None:
         raise TapeCopyError("adsim: the tape holds a checkpoint_while loop, which cannot be "
                             "saved: its condition is Python code. Use checkpoint_loop with a "
                             "number of steps, or record the tape where it replays")
@@ -67,6 +68,7 @@ def loop_state(op):
         "variants": [[b.static, b.values, b.stack] for b in op.steps.sizes()],
         "recordings": op.steps.recordings,
         "dropped": op.steps.dropped,
+        "save_at": None if op.save_at is None else [int(k) for k in op.save_at],
     }, list(op.steps.variants)
 
 
@@ -100,7 +102,10 @@ def loop_from_state(cls, state, tapes):
     sizes = _variant_sizes(state["variants"], tapes)
     steps = StepTapes.restored(tapes, sizes, count_field(state, "recordings", len(tapes)),
                                count_field(state, "dropped"), _cannot_record(len(tapes)))
-    op = cls(steps, options, n_steps=n_steps)
+    save_at = state["save_at"]
+    if save_at is not None:
+        save_at = check_save_at(save_at, n_steps)
+    op = cls(steps, options, size_of(tapes[0].output_shape), n_steps=n_steps, save_at=save_at)
     op.footprint = _footprint(state["footprint"])
     return op
 

@@ -1,4 +1,4 @@
-"""Schedules and snapshot stores for each sweep of a checkpointed loop.
+"""Schedules and snapshot counts for each sweep of a checkpointed loop.
 
 With ``memory_limit`` the snapshot count is what fits next to everything
 else the sweep holds (:mod:`adsim.checkpoint.footprint`): ``(memory_limit -
@@ -11,7 +11,6 @@ from .multistage import TwoLevel
 from .online import Online
 from .options import default_snapshots, resolve_schedule
 from .schedules import Revolve
-from .storage import MemoryStore, TieredStore
 
 __all__ = ["check_fits", "snapshot_counts", "offline_plan", "online_plan"]
 
@@ -29,14 +28,22 @@ def _purpose(kind, directions):
     }[kind]
 
 
-def _sizes(footprint, steps, kind, d):
+def _sizes(footprint, steps, kind, d, condition=None):
+    """(step tape bytes, fixed bytes, bytes per snapshot); the fixed part
+    includes the step tape and a while loop's condition tapes."""
     tape = steps.bytes()
-    return tape.during(kind, d), footprint.fixed(kind, d, tape), footprint.snapshot(kind, d)
+    held = condition.bytes() if condition is not None else 0
+    return (tape.during(kind, d), footprint.fixed(kind, d, tape) + held,
+            footprint.snapshot(kind, d))
 
 
-def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=None):
-    parts = [("the step tape", tape_bytes),
-             ("copies of the state and work arrays", fixed - tape_bytes)]
+def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=None,
+           condition=None):
+    held = condition.bytes() if condition is not None else 0
+    parts = [("the step tape", tape_bytes)]
+    if held:
+        parts.append(("the loop condition's tapes", held))
+    parts.append(("copies of the state and work arrays", fixed - tape_bytes - held))
     if snapshots:
         parts.append((f"{snapshots} snapshot{'s' if snapshots > 1 else ''}",
                       snapshots * snapshot))
@@ -45,27 +52,32 @@ def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=Non
                         fixed + snapshots * snapshot, disk_helps)
 
 
-def _bound_variants(options, steps, kind, d, left):
-    """Let the step's branch variants use the bytes the plan leaves."""
+def _bound_variants(options, steps, kind, d, left, condition=None):
+    """Let the step's branch variants use the bytes the plan leaves (a while
+    loop's condition keeps two variants at most: the bytes planned for it)."""
+    if condition is not None:
+        condition.keep_two(options.memory_limit is not None)
+        if left is not None:
+            left -= condition.bytes()
     steps.keep_within(None if options.memory_limit is None else left, kind, d)
 
 
-def check_fits(options, footprint, steps, d, n_steps):
-    """For a forward sweep with ``d`` tangents (a jvp, or the forward half of
-    a Hessian-vector product), which keeps no snapshots: raise if the budget
-    cannot hold it. The op cannot tell which of the two sweeps runs, so the
-    error states the budget that serves both (the Hessian-vector product's,
-    the larger) and names the jvp's own minimum too."""
+def check_fits(options, footprint, steps, d, n_steps, condition=None):
+    """For a forward sweep with ``d`` tangents (a jvp), which keeps no
+    snapshots: raise if the budget cannot hold it. The error states the
+    budget that also serves a Hessian-vector product (the larger), whose
+    forward half this sweep is, and names the jvp's own minimum too."""
     if options.memory_limit is None:
-        return _bound_variants(options, steps, "tangent", d, None)
-    tape_bytes, fixed, snapshot = _sizes(footprint, steps, "tangent", d)
+        return _bound_variants(options, steps, "tangent", d, None, condition)
+    tape_bytes, fixed, snapshot = _sizes(footprint, steps, "tangent", d, condition)
     if fixed > options.memory_limit:
-        so_tape, so_fixed, so_snapshot = _sizes(footprint, steps, "second_order", d)
+        so_tape, so_fixed, so_snapshot = _sizes(footprint, steps, "second_order", d, condition)
         purpose = (f"{_purpose('tangent', d)} (a jvp alone needs {fixed} bytes) or "
                    f"{_purpose('second_order', d)}")
         raise _error(options, "second_order", d, so_tape, max(so_fixed, fixed), so_snapshot,
-                     _fewest_snapshots(options, n_steps), purpose)
-    _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes)
+                     _fewest_snapshots(options, n_steps), purpose, condition)
+    _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes,
+                    condition)
 
 
 def _fewest_snapshots(options, n_steps):
@@ -78,18 +90,19 @@ def _fewest_snapshots(options, n_steps):
     return 0 if options.snapshot_dir is not None else 1
 
 
-def snapshot_counts(options, footprint, steps, kind, d, n_steps):
+def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None):
     """(memory snapshots, disk snapshots) for a sweep; ``n_steps`` is None
-    for a while loop."""
+    for a while loop, whose condition tapes are ``condition``."""
     wanted = options.snapshots
     if options.memory_limit is None:
-        _bound_variants(options, steps, kind, d, None)
+        _bound_variants(options, steps, kind, d, None, condition)
         return (wanted if wanted is not None else default_snapshots(n_steps)), 0
     limit = options.memory_limit
-    tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d)
+    tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d, condition)
     on_disk = options.snapshot_dir is not None
     if limit < fixed + (0 if on_disk else snapshot):
-        raise _error(options, kind, d, tape_bytes, fixed, snapshot, 0 if on_disk else 1)
+        raise _error(options, kind, d, tape_bytes, fixed, snapshot, 0 if on_disk else 1,
+                     condition=condition)
     fit = (limit - fixed) // snapshot
     if n_steps is not None:
         fit = min(fit, n_steps)
@@ -99,20 +112,20 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps):
         wanted = min(wanted, n_steps)
     memory = min(wanted, fit)
     disk = wanted - memory if on_disk else 0
-    _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot)
+    _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot,
+                    condition)
     return memory, disk
 
 
 def offline_plan(options, footprint, steps, kind, d, n_steps):
-    """(schedule, store, actions) for reversing ``n_steps`` steps."""
+    """(schedule, slots, memory slots) for reversing ``n_steps`` steps:
+    slots ``memory slots ..`` are kept on disk (``options.snapshot_dir``)."""
     if options.schedule is not None:
         return _given_schedule(options, footprint, steps, kind, d, n_steps)
     memory, disk = snapshot_counts(options, footprint, steps, kind, d, n_steps)
     if disk:
-        sched = TwoLevel(n_steps, memory, disk)
-        return sched, TieredStore(memory, disk, options.snapshot_dir, copy=False), iter(sched)
-    sched = Revolve(n_steps, memory)
-    return sched, MemoryStore(memory, copy=False), iter(sched)
+        return TwoLevel(n_steps, memory, disk), memory + disk, memory
+    return Revolve(n_steps, memory), memory, memory
 
 
 def _given_schedule(options, footprint, steps, kind, d, n_steps):
@@ -133,14 +146,11 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
         if sched.disk_snapshots and options.snapshot_dir is None:
             raise ValueError(f"adsim: schedule={sched!r} keeps {sched.disk_snapshots} snapshots "
                              f"on disk; give snapshot_dir= for their files")
-        store = TieredStore(sched.memory_snapshots, sched.disk_snapshots, options.snapshot_dir,
-                            copy=False)
-        return sched, store, iter(sched)
-    store = MemoryStore(sched.snapshots, copy=False)
-    return sched, store, (sched.actions(n_steps) if isinstance(sched, Online) else iter(sched))
+        return sched, sched.snapshots, sched.memory_snapshots
+    return sched, sched.snapshots, sched.snapshots
 
 
-def online_plan(options, footprint, steps, kind, d):
-    """(schedule, store) for a while loop's forward pass and reversal."""
-    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None)
-    return Online(memory), MemoryStore(memory, copy=False)
+def online_plan(options, footprint, steps, kind, d, condition):
+    """(schedule, slots) for a while loop's forward pass and reversal."""
+    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None, condition)
+    return Online(memory), memory

@@ -1,29 +1,30 @@
 """The recorded loop body: one step as a sub-tape, with its branch variants.
 
-A step is recorded once and replayed in C for every step. When a replay
-leaves the recorded path (an adaptive step accepted instead of rejected, a
-limiter switching side) the step is recorded again at that state; variants
-are kept, and each replay first tries the variant used last.
+A step is recorded once and replayed in C for every step (adsim/_loop_run.pxi).
+When a replay leaves the recorded path (an adaptive step accepted instead of
+rejected, a limiter switching side) the step is recorded again at that
+state; variants are kept, and each replay first tries the variant used last.
 """
-import time
+import threading
 
 import numpy as np
 
 from .._purity import Snapshot
 from .._random_watch import RandomWatch
 from .._recording import record
-from ..errors import BranchChanged, UnsupportedOperation
+from ..errors import UnsupportedOperation
 from .footprint import StepTapeBytes
 
 _MAX_VARIANTS = 16
 
-# Plain replays run in chunks of about this many seconds, so that the
-# interpreter handles a pending Ctrl-C (KeyboardInterrupt) between chunks.
-_CHUNK_SECONDS = 0.05
-
 
 class StepTapes:
-    """Sub-tapes of one loop body ``step_flat(z, *inputs) -> z_next``."""
+    """Sub-tapes of one loop body ``step_flat(z, *inputs) -> z_next``.
+
+    ``variants`` lists the recorded tapes, the one used last first. Sweeps
+    (possibly in several threads) replay them; recording a variant and
+    reordering them take a lock.
+    """
 
     def __init__(self, step_flat, z, inputs):
         self._start(step_flat)
@@ -36,8 +37,8 @@ class StepTapes:
         self.dropped = 0            # variants dropped (too many, or beyond the budget)
         self._sizes = {}
         self._allowance = None      # (bytes, kind, directions) the variants may take together
-        self._chunk = 1
         self._checked = False       # the step's side effects were found harmless
+        self._lock = threading.RLock()
 
     @classmethod
     def restored(cls, variants, sizes, recordings, dropped, step_flat):
@@ -57,22 +58,37 @@ class StepTapes:
         return [self._sizes[id(t)] for t in self.variants]
 
     def _record(self, z, inputs):
-        if self._checked:
-            tape = record(self.step_flat, z, *inputs)
-        else:
-            tape = record_pure_step(self.step_flat, z, inputs)
-            self._checked = True
-        if tuple(tape.output_shape) != (z.size,):
-            raise ValueError(f"adsim: the loop step returned a state of {tuple(tape.output_shape)} "
-                             f"values; it must return a state shaped like its input")
-        self._sizes[id(tape)] = _measure(tape, z, inputs)
-        self.recordings += 1
-        self.variants.insert(0, tape)
-        while len(self.variants) > _MAX_VARIANTS:
-            self._drop_last()
-        if self._allowance is not None:
-            self.keep_within(*self._allowance)
-        return tape
+        with self._lock:
+            if self._checked:
+                tape = record(self.step_flat, z, *inputs)
+            else:
+                tape = record_pure_step(self.step_flat, z, inputs)
+                self._checked = True
+            if tuple(tape.output_shape) != (z.size,):
+                raise ValueError(f"adsim: the loop step returned a state of "
+                                 f"{tuple(tape.output_shape)} values; it must return a state "
+                                 f"shaped like its input")
+            self._sizes[id(tape)] = _measure(tape, z, inputs)
+            self.recordings += 1
+            self.variants = [tape] + self.variants
+            while len(self.variants) > _MAX_VARIANTS:
+                self._drop_last()
+            if self._allowance is not None:
+                self.keep_within(*self._allowance)
+            return tape
+
+    def add_variant(self, z, inputs):
+        """Record one more variant at the flat state ``z`` (every variant
+        left its path there); ``inputs`` are the loop inputs, flat."""
+        shapes = self.variants[0].input_shapes[1:]
+        return self._record(z, [np.reshape(x, s) for x, s in zip(inputs, shapes)])
+
+    def used_order(self, order):
+        """A sweep used the variants in ``order`` (last used first): try
+        them in that order next time."""
+        with self._lock:
+            rank = {id(t): i for i, t in enumerate(order)}
+            self.variants = sorted(self.variants, key=lambda t: rank.get(id(t), len(rank)))
 
     @property
     def tape(self):
@@ -91,50 +107,19 @@ class StepTapes:
         while all of them together would take more than ``nbytes`` during a
         sweep of ``kind``; later variants recorded by this sweep obey the same
         bound. ``nbytes=None`` lifts it."""
-        self._allowance = None if nbytes is None else (nbytes, kind, directions)
-        if nbytes is None:
-            return
-        while len(self.variants) > 1 and sum(
-                self._sizes[id(t)].during(kind, directions) for t in self.variants) > nbytes:
-            self._drop_last()
+        with self._lock:
+            self._allowance = None if nbytes is None else (nbytes, kind, directions)
+            if nbytes is None:
+                return
+            while len(self.variants) > 1 and sum(
+                    self._sizes[id(t)].during(kind, directions) for t in self.variants) > nbytes:
+                self._drop_last()
 
     def _drop_last(self):
-        self._sizes.pop(id(self.variants.pop()), None)
+        dropped = self.variants[-1]
+        self.variants = self.variants[:-1]
+        self._sizes.pop(id(dropped), None)
         self.dropped += 1
-
-    def call(self, method, z, inputs):
-        """``method(tape, [z] + inputs)`` on a variant whose branches hold at
-        this state, recording a new one if none does."""
-        for i, tape in enumerate(self.variants):
-            try:
-                out = method(tape, _shaped(tape, z, inputs))
-            except BranchChanged:
-                continue
-            if i:
-                self.variants.insert(0, self.variants.pop(i))
-            return out
-        tape = self._record(z, [x.reshape(s) for x, s in zip(inputs, self.tape.input_shapes[1:])])
-        return method(tape, _shaped(tape, z, inputs))
-
-    def iterate(self, z, inputs, n_steps):
-        """State after ``n_steps`` plain steps, replayed in C in chunks that
-        take about ``_CHUNK_SECONDS`` each."""
-        done = 0
-        while done < n_steps:
-            tape = self.tape
-            todo = min(self._chunk, n_steps - done)
-            started = time.perf_counter()
-            k, z = tape._iterate(_shaped(tape, z, inputs), todo)
-            elapsed = time.perf_counter() - started
-            done += k
-            if k < todo:               # the branch changed at this state
-                z = self.call(lambda t, xs: t._forward(xs), z, inputs)
-                done += 1
-            elif elapsed < _CHUNK_SECONDS / 2:
-                self._chunk *= 2
-            elif elapsed > _CHUNK_SECONDS and self._chunk > 1:
-                self._chunk //= 2
-        return z
 
 
 def _measure(tape, z, inputs):

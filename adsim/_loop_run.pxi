@@ -1,0 +1,595 @@
+# The executor of checkpointed loops (adsim/checkpoint/driver.py sets it up).
+#
+# A loop's step is a small tape replayed once per step. LoopSteps holds, for
+# one sweep through the loop, a Replay of each recorded variant of the step
+# (or of the while loop's condition) with the loop's inputs loaded; LoopRun
+# holds the current state, the snapshots and the adjoints, and executes the
+# actions of a schedule (_schedule_actions.pxi): advances are plain (or
+# tangent) replays, a turn is a keeping replay and its adjoint (or
+# second-order adjoint) sweep of one step. No Python runs per step. Python
+# is called only to record a new variant of the step when every recorded
+# one leaves its path at the current state (BranchChanged), to read and
+# write snapshots kept on disk, and to report progress when asked to.
+#
+# Everything is per call: a sweep makes its own LoopSteps and LoopRun, and
+# the Replays come from the step tapes' pools, so threads replaying one
+# enclosing tape never share a buffer.
+#
+# States and snapshots are allocated through Python's raw allocator, so that
+# tracemalloc counts them as it counts NumPy arrays.
+
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
+
+
+cdef double* new_state(int64_t width) except NULL:
+    """Room for one state with its tangents (``width`` doubles)."""
+    cdef double* p = <double*>PyMem_RawMalloc(<size_t>max(width, 1) * sizeof(double))
+    if p == NULL:
+        raise MemoryError(f"adsim: no memory for a loop state ({8 * width} bytes)")
+    return p
+
+cdef class StepVariant:
+    """One recorded variant of a step (or condition) tape in a run."""
+    cdef Tape tape
+    cdef Replay replay              # None until the run first uses it
+    cdef int x0                     # the state's slot (input 0) and the result's
+    cdef int out
+    cdef int64_t first              # where a reversal's forward sweep stops (fused final run)
+    cdef bint outcome               # condition tapes: the outcome recorded
+
+
+cdef class LoopSteps:
+    """Replays of a loop's step variants for one sweep (see the top of the file).
+
+    ``tapes`` is the Python holder of the variants (adsim/checkpoint/steptape.py):
+    its ``variants`` (tapes, last used first) and ``add_variant(z, inputs)``,
+    which records one more at state ``z``. ``layout`` is the Replay layout of
+    the sweep's turns (VALUES or TANGENTS when nothing is reversed), with
+    ``dirs`` directions; ``in_dots`` the loop inputs' tangents (p, n_i) or None.
+    """
+    cdef object tapes
+    cdef list inputs                # the loop inputs, flat float64
+    cdef list in_dots
+    cdef readonly int layout
+    cdef readonly int dirs
+    cdef int64_t size               # state elements
+    cdef list variants              # StepVariant, in the order tried
+    cdef readonly list sums         # per input: adjoints summed over the turns
+    cdef readonly list dot_sums     # per input: adjoint tangents summed (second order)
+    cdef bint is_condition
+    cdef bint clean                 # no sweep was left unfinished (the work buffers are zero)
+
+    def __cinit__(self, tapes, list inputs, int layout, int dirs, int64_t size, list in_dots=None,
+                  bint condition=False):
+        cdef int i
+        self.tapes = tapes
+        self.inputs = [np.ascontiguousarray(x, dtype=np.float64).reshape(-1) for x in inputs]
+        self.layout = layout
+        self.dirs = dirs
+        self.size = size
+        self.in_dots = in_dots
+        self.is_condition = condition
+        self.clean = True
+        self.variants = []
+        if layout == ADJOINTS:
+            self.sums = [np.zeros((dirs, x.size)) for x in self.inputs]
+        elif layout == SECOND_ORDER:
+            self.sums = [np.zeros(x.size) for x in self.inputs]
+            self.dot_sums = [np.zeros((dirs, x.size)) for x in self.inputs]
+        self.sync()
+
+    cdef int sync(self) except -1:
+        """Take the holder's variants (after a recording some may be gone)."""
+        cdef dict known = {id(v.tape): v for v in self.variants}
+        cdef list fresh = []
+        cdef StepVariant v
+        cdef Tape t
+        for tape in self.tapes.variants:
+            v = known.pop(id(tape), None)
+            if v is None:
+                t = tape
+                t.check_replayable()
+                v = StepVariant.__new__(StepVariant)
+                v.tape = t
+                v.x0 = t._input_slots[0]
+                v.out = t.out_slot
+                if self.is_condition:
+                    v.outcome = self.tapes.outcome(t)
+            fresh.append(v)
+        for v in known.values():
+            self.release(v)
+        self.variants = fresh
+        return 0
+
+    cdef Replay replay_of(self, StepVariant v):
+        """The variant's Replay for this run: from its tape's pool, laid out
+        for the sweep, the loop inputs (and their tangents) loaded."""
+        cdef Tape t = v.tape
+        cdef Replay r
+        cdef list seeds
+        if v.replay is not None:
+            return v.replay
+        if t.slot_size[v.x0] != self.size or (t.slot_size[v.out] != self.size and
+                                              not self.is_condition):
+            raise ValueError(f"adsim: the loop step maps {t.slot_size[v.x0]} state values to "
+                             f"{t.slot_size[v.out]}; expected {self.size}")
+        r = replay_setup(t, [np.zeros(self.size)] + self.inputs, self.layout, self.dirs)
+        try:
+            if self.layout == TANGENTS or self.layout == SECOND_ORDER:
+                seeds = [None] + (self.in_dots if self.in_dots is not None
+                                  else [None] * len(self.inputs))
+                seed_tangents(t, r, seeds, self.dirs)
+            v.first = fused_start(t, r)
+        except BaseException:
+            replay_teardown(t, r)
+            raise
+        v.replay = r
+        return r
+
+    cdef void release(self, StepVariant v):
+        """Give the variant's Replay back to its tape, its work buffer known
+        zero if every sweep finished."""
+        cdef Replay r = v.replay
+        cdef int64_t n
+        if r is None:
+            return
+        v.replay = None
+        n = v.tape.arena_size
+        if self.clean and self.layout == ADJOINTS:
+            r.zero_lo, r.zero_hi = 0, self.dirs * n
+        elif self.clean and self.layout == SECOND_ORDER:
+            r.zero_lo, r.zero_hi = self.dirs * n, (2 * self.dirs + 1) * n
+        replay_teardown(v.tape, r)
+
+    def finish(self):
+        """Return every Replay, and tell the holder which variant was used last."""
+        cdef StepVariant v
+        order = [(<StepVariant>v).tape for v in self.variants]
+        for v in self.variants:
+            self.release(v)
+        self.tapes.used_order(order)
+
+    cdef int record(self, double* z) except -1:
+        """Python: record one more variant at state z (every variant left its
+        path). The Replays are given back first: the holder may drop variants
+        to stay within the memory budget, and nothing else may keep them."""
+        cdef StepVariant v
+        state = copy_out(z, 0, self.size)
+        for v in self.variants:
+            self.release(v)
+        self.variants = []
+        self.tapes.add_variant(state, self.inputs)
+        self.sync()
+        return 0
+
+    cdef int promote(self, int i):
+        if i:
+            self.variants.insert(0, self.variants.pop(i))
+        return 0
+
+    # -- plain and tangent steps ----------------------------------------------
+
+    cdef int try_forward(self, StepVariant v, double* z, double* zt) except -1:
+        """Step z (and its tangents zt, unless NULL) with variant v: 0, or 1
+        when the variant leaves its path at z (z unchanged)."""
+        cdef Replay r = self.replay_of(v)
+        cdef Sweep* s = &r.s
+        cdef int64_t n = self.size
+        cdef int rc
+        cdef bint tangents = zt != NULL
+        copy_doubles(vptr(s, v.x0), z, n)
+        if tangents:
+            copy_doubles(tptr(s, v.x0), zt, s.p * n)
+        r.context.begin(TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        if r.heavy:
+            with nogil:
+                rc = forward_sweep(s, v.tape.n_ops, False, tangents)
+        else:
+            rc = forward_sweep(s, v.tape.n_ops, False, tangents)
+        if rc:
+            return 1
+        copy_doubles(z, vptr(s, v.out), n)
+        if tangents:
+            copy_doubles(zt, tptr(s, v.out), s.p * n)
+        check_signals(s, v.tape.work_units)       # many short steps are a long replay too
+        return 0
+
+    cdef int step(self, double* z, double* zt) except -1:
+        """One step of the state (and tangents), with whichever variant holds."""
+        cdef int i
+        for i in range(len(self.variants)):
+            if not self.try_forward(<StepVariant>self.variants[i], z, zt):
+                return self.promote(i)
+        self.record(z)
+        if self.try_forward(<StepVariant>self.variants[0], z, zt):
+            raise RuntimeError("adsim: a step recorded at this state leaves its own path")
+        return 0
+
+    cdef int decide(self, double* z) except -1:
+        """A condition's outcome at z (condition tapes), recorded anew when
+        no variant follows its path there."""
+        cdef int i
+        cdef StepVariant v
+        cdef Replay r
+        cdef int rc
+        if self.tapes.python_only:        # a condition that could not be recorded
+            return 1 if self.tapes.evaluate(copy_out(z, 0, self.size), self.inputs) else 0
+        for i in range(len(self.variants)):
+            v = <StepVariant>self.variants[i]
+            r = self.replay_of(v)
+            copy_doubles(vptr(&r.s, v.x0), z, self.size)
+            r.context.begin(VALUES, 0)
+            rc = forward_sweep(&r.s, v.tape.n_ops, False, False)
+            if not rc:
+                self.promote(i)
+                return 1 if v.outcome else 0
+        self.record(z)
+        if self.tapes.python_only:
+            return self.decide(z)
+        return 1 if (<StepVariant>self.variants[0]).outcome else 0
+
+    # -- turns --------------------------------------------------------------
+
+    cdef int try_turn(self, StepVariant v, double* z, double* zt, double* w,
+                      double* wdot) except -1:
+        """Reverse one step from z with variant v: the output adjoints w
+        (and their tangents wdot) become the state's, the inputs' are summed.
+        1 when the variant leaves its path (nothing changed)."""
+        cdef Replay r = self.replay_of(v)
+        cdef Sweep* s = &r.s
+        cdef Tape t = v.tape
+        cdef bint second = self.layout == SECOND_ORDER
+        cdef int64_t n = self.size
+        cdef Reversal c
+        cdef int rc, i
+        copy_doubles(vptr(s, v.x0), z, n)
+        if second:
+            copy_doubles(tptr(s, v.x0), zt, s.p * n)
+        r.context.begin(self.layout, self.dirs)
+        c.first = v.first
+        c.n_ops = t.n_ops
+        c.out = v.out
+        c.size = n
+        c.w = w
+        c.wdot = wdot if second else NULL
+        c.y = c.ty = NULL
+        self.clean = False
+        if r.heavy:
+            with nogil:
+                rc = reverse_replay(s, &c, second)
+        else:
+            rc = reverse_replay(s, &c, second)
+        if rc:
+            r.stack.top = 0
+            self.clean = True
+            return 1
+        move_doubles(w, aptr(s, v.x0), (1 if second else s.q) * n)
+        if second:
+            move_doubles(wdot, dptr(s, v.x0), s.p * n)
+        for i in range(len(self.inputs)):
+            if second:
+                take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
+                take_sum(self.dot_sums[i], dptr(s, t._input_slots[1 + i]))
+            else:
+                take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
+        self.clean = True
+        check_signals(s, t.work_units * 3)
+        return 0
+
+    cdef int turn(self, double* z, double* zt, double* w, double* wdot) except -1:
+        cdef int i
+        for i in range(len(self.variants)):
+            if not self.try_turn(<StepVariant>self.variants[i], z, zt, w, wdot):
+                return self.promote(i)
+        self.record(z)
+        if self.try_turn(<StepVariant>self.variants[0], z, zt, w, wdot):
+            raise RuntimeError("adsim: a step recorded at this state leaves its own path")
+        return 0
+
+
+cdef void take_sum(cnp.ndarray total, double* part) noexcept:
+    """total += part, and part zeroed (the work buffer's adjoints stay zero)."""
+    cdef double* acc = <double*>cnp.PyArray_DATA(total)
+    cdef int64_t i, n = cnp.PyArray_SIZE(total)
+    for i in range(n):
+        acc[i] += part[i]
+        part[i] = 0.0
+
+
+cdef object in_place(object a, int64_t size, str what):
+    """``a`` if the turns may update it in place: C-ordered float64 of ``size`` elements."""
+    if not (is_float64_array(a) and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_SIZE(<cnp.ndarray>a) == size and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a)):
+        raise ValueError(f"adsim: {what} must be a writable C-ordered float64 array of {size} "
+                         f"elements")
+    return a
+
+
+cdef str action_repr(int kind, int64_t arg):
+    if kind == ACT_ADVANCE:
+        return f"Advance(steps={arg})"
+    if kind == ACT_TAKESHOT:
+        return f"TakeShot(index={arg})"
+    if kind == ACT_RESTORE:
+        return f"Restore(index={arg})"
+    return "FirstTurn()" if kind == ACT_FIRSTTURN else "YouTurn()"
+
+
+cdef class LoopRun:
+    """The state of one sweep through a checkpointed loop: the current state
+    (with its tangents in second-order sweeps), the snapshots, the adjoints,
+    and the position in the schedule. Slots below ``memory_slots`` are kept
+    here; the others on ``disk`` (a DiskStore, slot i as its slot i -
+    memory_slots), called from here."""
+    cdef LoopSteps steps
+    cdef int64_t size
+    cdef int64_t width              # doubles of a state with its tangents
+    cdef double* z                  # current state, then its p tangents
+    cdef bint tangents
+    cdef readonly int64_t n_steps
+    cdef readonly int64_t position  # steps position .. n_steps-1 are reversed
+    cdef readonly int64_t current   # index of the current state; -1: none (a turn spent it)
+    cdef object w_arr               # adjoints of the current output (updated in place)
+    cdef object wdot_arr
+    cdef double* w
+    cdef double* wdot
+    cdef double** shots             # memory snapshots by slot (NULL: never taken)
+    cdef int64_t* shot_at           # their state index, -1 when empty
+    cdef int64_t shot_cap
+    cdef readonly int64_t n_slots
+    cdef int64_t memory_slots
+    cdef object disk
+    cdef dict disk_at               # state index of each disk snapshot, by slot
+    cdef int64_t number             # actions executed
+    cdef int held                   # a turn held back by execute(until_turn=True)
+    cdef readonly int64_t forward_steps
+    cdef readonly int64_t taped_steps
+    cdef object report              # report(done, total) after turns, or None
+    cdef int64_t every              # ... every this many turns (and at the last)
+    cdef LoopOutputs outputs        # states at chosen step counts (save_at), or None
+
+    def __cinit__(self, LoopSteps steps, int64_t n_steps, state, tangents=None,
+                  int64_t n_slots=0, int64_t memory_slots=0, disk=None, report=None,
+                  int64_t every=1):
+        self.steps = steps
+        self.size = steps.size
+        self.tangents = tangents is not None
+        self.width = self.size * (1 + (steps.dirs if self.tangents else 0))
+        self.z = new_state(self.width)
+        self.set_state(state, tangents)
+        self.n_steps = self.position = n_steps
+        self.n_slots = n_slots
+        self.memory_slots = memory_slots
+        self.disk = disk
+        self.disk_at = {}
+        self.report = report
+        self.every = max(every, 1)
+        self.held = ACT_END
+
+    def __dealloc__(self):
+        cdef int64_t i
+        PyMem_RawFree(self.z)
+        if self.shots != NULL:
+            for i in range(self.shot_cap):
+                PyMem_RawFree(self.shots[i])
+        free(self.shots)
+        free(self.shot_at)
+
+    def close(self):
+        """Free the snapshots and give the Replays back."""
+        cdef int64_t i
+        if self.shots != NULL:
+            for i in range(self.shot_cap):
+                PyMem_RawFree(self.shots[i])
+                self.shots[i] = NULL
+                self.shot_at[i] = -1
+        self.steps.finish()
+
+    def set_adjoints(self, adjoint, adjoint_tangents=None, outputs=None, output_tangents=None):
+        """The adjoints of the loop's final state (q, size), or in second-order
+        sweeps its adjoint (size) and their tangents (p, size): C-ordered
+        float64 arrays that the turns update in place. ``outputs`` (and
+        ``output_tangents``) are those of the states of ``set_outputs``, one
+        row each, added as the sweep goes back through them."""
+        cdef bint second = self.steps.layout == SECOND_ORDER
+        cdef int64_t rows = 1 if second else self.steps.dirs
+        if self.steps.layout != ADJOINTS and not second:
+            raise ValueError("adsim: this sweep reverses no steps")
+        self.w_arr = in_place(adjoint, rows * self.size, "the loop output's adjoints")
+        self.w = <double*>cnp.PyArray_DATA(<cnp.ndarray>self.w_arr)
+        if second:
+            self.wdot_arr = in_place(adjoint_tangents, self.steps.dirs * self.size,
+                                     "the loop output's adjoint tangents")
+            self.wdot = <double*>cnp.PyArray_DATA(<cnp.ndarray>self.wdot_arr)
+        if self.outputs is not None:
+            if np.shape(outputs) != (self.outputs.k, rows * self.size) or (second and np.shape(
+                    output_tangents) != (self.outputs.k, self.steps.dirs * self.size)):
+                raise ValueError(f"adsim: adjoints of {self.outputs.k} saved states expected")
+            self.outputs.set_adjoints(outputs, output_tangents)
+
+    def set_outputs(self, indices):
+        """Copy out the states (and tangents) after ``indices`` steps as the
+        first pass goes through them; returns the LoopOutputs, whose
+        ``values`` hold them (k, width)."""
+        self.outputs = LoopOutputs(indices, self.width)
+        if self.current == 0:
+            self.outputs.capture(0, self.z)
+        return self.outputs
+
+    cdef void add_output_adjoints(self, int64_t index):
+        cdef bint second = self.steps.layout == SECOND_ORDER
+        if self.outputs is not None:
+            self.outputs.add_adjoints(index, self.w, (1 if second else self.steps.dirs) * self.size,
+                                      self.wdot, self.steps.dirs * self.size if second else 0)
+
+    def set_report(self, report, int64_t every=1):
+        """Call ``report(steps reversed, n_steps)`` after every ``every``-th turn and the last."""
+        self.report = report
+        self.every = max(every, 1)
+
+    cdef int set_state(self, state, tangents) except -1:
+        cdef cnp.ndarray a = as_slot_array(state, self.size, "the loop state")
+        memcpy(self.z, cnp.PyArray_DATA(a), <size_t>self.size * sizeof(double))
+        if self.tangents:
+            a = as_slot_array(tangents, self.width - self.size, "the loop state's tangents")
+            memcpy(self.z + self.size, cnp.PyArray_DATA(a),
+                   <size_t>(self.width - self.size) * sizeof(double))
+        self.current = 0
+        return 0
+
+    def state(self):
+        """The current state and its tangents (p, size) (None without)."""
+        if self.current < 0:
+            raise RuntimeError("adsim: no current state")
+        return (copy_out(self.z, 0, self.size),
+                copy_out(self.z + self.size, self.steps.dirs, self.size) if self.tangents else None)
+
+    def advance(self, int64_t k):
+        """Run k steps from the current state (no schedule)."""
+        self.run_steps(k)
+        self.current += k
+
+    def after(self, int64_t k):
+        """The state (and tangents) k steps after the current one, which stays."""
+        cdef double* saved = new_state(self.width)
+        memcpy(saved, self.z, <size_t>self.width * sizeof(double))
+        try:
+            self.run_steps(k)
+            return self.state()
+        finally:
+            memcpy(self.z, saved, <size_t>self.width * sizeof(double))
+            PyMem_RawFree(saved)
+
+    cdef int run_steps(self, int64_t k) except -1:
+        cdef int64_t i
+        cdef double* zt = self.z + self.size if self.tangents else NULL
+        cdef bint capture = self.outputs is not None and self.outputs.capturing
+        for i in range(k):
+            self.steps.step(self.z, zt)
+            if capture:
+                self.outputs.capture(self.current + i + 1, self.z)
+        return 0
+
+    def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None):
+        """Steps while the condition holds at the current state, taking the
+        online schedule's snapshots; returns the number of steps."""
+        cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
+        cdef double* zt = self.z + self.size if self.tangents else NULL
+        while condition.decide(self.z):
+            if limit >= 0 and k >= limit:
+                raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps="
+                                   f"{limit} steps; raise max_steps or check cond")
+            if online is not None:
+                slot = online.forward_step(k)
+                if slot >= 0:
+                    self.current = k
+                    self.take_shot(slot)
+            self.steps.step(self.z, zt)
+            k += 1
+        self.n_steps = self.position = self.current = k
+        return k
+
+    # -- snapshots ------------------------------------------------------------
+
+    cdef int take_shot(self, int64_t slot) except -1:
+        cdef int64_t c, old
+        if slot >= self.memory_slots:
+            self.disk.put(slot - self.memory_slots, (copy_out(self.z, 0, self.width),))
+            self.disk_at[slot] = self.current
+            return 0
+        if slot >= self.shot_cap:
+            old = c = self.shot_cap
+            self.shots = <double**>grow(self.shots, &c, slot + 1, sizeof(double*))
+            self.shot_at = <int64_t*>grow(self.shot_at, &self.shot_cap, slot + 1, sizeof(int64_t))
+            for c in range(old, self.shot_cap):
+                self.shots[c] = NULL
+                self.shot_at[c] = -1
+        if self.shots[slot] == NULL:
+            self.shots[slot] = new_state(self.width)
+        memcpy(self.shots[slot], self.z, <size_t>self.width * sizeof(double))
+        self.shot_at[slot] = self.current
+        return 0
+
+    cdef int64_t restore(self, int64_t slot) except -2:
+        """Make snapshot ``slot`` current; its state index, or -1 when empty."""
+        cdef cnp.ndarray a
+        if slot >= self.memory_slots:
+            if slot not in self.disk_at:
+                return -1
+            got = self.disk.get(slot - self.memory_slots)
+            a = as_slot_array(got[0], self.width, "a snapshot read from disk")
+            memcpy(self.z, cnp.PyArray_DATA(a), <size_t>self.width * sizeof(double))
+            return self.disk_at[slot]
+        if slot >= self.shot_cap or self.shot_at[slot] < 0:
+            return -1
+        memcpy(self.z, self.shots[slot], <size_t>self.width * sizeof(double))
+        return self.shot_at[slot]
+
+    # -- schedules ------------------------------------------------------------
+
+    def execute(self, Actions actions, bint until_turn=False):
+        """Execute ``actions``; with ``until_turn`` stop before the first turn
+        (a later call with the same actions resumes there). Returns whether
+        it stopped before a turn. Actions that would reverse the wrong steps
+        raise (a schedule of the user's own is checked as it runs)."""
+        cdef int kind
+        cdef int64_t arg = 0, limit, at
+        cdef double* zt = self.z + self.size if self.tangents else NULL
+        cdef int64_t total = self.n_steps
+        while True:
+            if self.held != ACT_END:
+                kind, self.held = self.held, ACT_END
+            else:
+                kind = actions.next(&arg)
+                if kind == ACT_END:
+                    break
+                self.number += 1
+            if kind == ACT_ADVANCE:
+                limit = self.position - 1 if self.position < total else total
+                if self.current < 0 or not 1 <= arg <= limit - self.current:
+                    self.illegal(kind, arg)
+                self.run_steps(arg)
+                self.current += arg
+                self.forward_steps += arg
+            elif kind == ACT_TAKESHOT:
+                if self.current < 0 or not 0 <= arg < self.n_slots:
+                    self.illegal(kind, arg)
+                self.take_shot(arg)
+            elif kind == ACT_RESTORE:
+                at = self.restore(arg) if 0 <= arg < self.n_slots else -1
+                if at < 0:
+                    self.illegal(kind, arg, "the slot holds no snapshot")
+                self.current = at
+            else:
+                if self.current != self.position - 1 or \
+                        (kind == ACT_FIRSTTURN) != (self.position == total):
+                    self.illegal(kind, arg)
+                if until_turn:
+                    self.held = kind
+                    return True
+                if self.w == NULL:
+                    raise ValueError("adsim: set_adjoints before reversing steps")
+                if self.outputs is not None:      # every state was passed: no more captures
+                    self.outputs.capturing = False
+                    self.add_output_adjoints(self.position)
+                self.steps.turn(self.z, zt, self.w, self.wdot)
+                self.position = self.current
+                self.current = -1
+                self.taped_steps += 1
+                if self.report is not None and ((total - self.position) % self.every == 0
+                                                or self.position == 0):
+                    self.report(total - self.position, total)
+        if self.position != 0 and not until_turn:
+            raise ValueError(f"adsim: the schedule ended with steps 0..{self.position - 1} not "
+                             f"reversed; check it with adsim.checkpoint.simulate")
+        if self.w != NULL:
+            self.add_output_adjoints(0)
+        return False
+
+    cdef int illegal(self, int kind, int64_t arg, str why=None) except -1:
+        if why is None:
+            why = "no current state (a turn spent it; Restore first)" if self.current < 0 else \
+                f"the current state is {self.current}"
+        raise ValueError(f"adsim: schedule action {self.number - 1} ({action_repr(kind, arg)}) is "
+                         f"illegal: {why}, and steps {self.position}.. are reversed; check the "
+                         f"schedule with adsim.checkpoint.simulate")
