@@ -20,7 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._common import MAX_FACTOR, MIN_FACTOR, min_step, norm, select_initial_step
+from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
 from ._implicit import solve_identity_minus
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, real_array
@@ -65,31 +65,14 @@ def change_D(D, order, factor):
     return np.concatenate([head, D[order + 1:]])
 
 
-class BDF:
+class BDF(ImplicitStepper):
     """Variable-order BDF for one problem (the interface of
     :class:`ExplicitRungeKutta`: ``start``, ``attempt``, ``dense``, ``counts``)."""
 
     State = BDFState
 
-    def __init__(self, rhs, jacobian, direction, rtol, atol, max_step):
-        self.rhs = rhs
-        self.jacobian = jacobian
-        self.direction = direction
-        self.rtol = rtol
-        self.atol = atol
-        self.max_step = max_step
-        self.newton_tol = max(10 * np.finfo(float).eps / rtol, min(0.03, rtol ** 0.5))
-
     def start(self, t0, y0, t_bound, args, first_step):
-        f0 = self.rhs(t0, y0, args)
-        nfev = 1
-        if first_step is None:
-            h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
-                                        self.max_step, f0, self.direction, 1, self.rtol,
-                                        self.atol)
-            nfev += 1
-        else:
-            h_abs = first_step
+        f0, h_abs, nfev = self.first_evaluation(t0, y0, t_bound, args, first_step, 1)
         J = self.jacobian(t0, y0, args)
         n = y0.shape[0]
         D = np.concatenate([y0[None, :], (f0 * h_abs * self.direction)[None, :],

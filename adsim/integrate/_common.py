@@ -79,3 +79,35 @@ def min_step(t, direction):
         if a > _TINY and t * direction < 0:
             spacing = spacing / 2
     return 10 * spacing
+
+
+class Stepper:
+    """What every method holds for one problem (right-hand side, direction,
+    tolerances, largest step) and how it starts."""
+
+    def __init__(self, rhs, direction, rtol, atol, max_step):
+        self.rhs = rhs
+        self.direction = direction
+        self.rtol = rtol
+        self.atol = atol
+        self.max_step = max_step
+
+    def first_evaluation(self, t0, y0, t_bound, args, first_step, error_order):
+        """(f(t0, y0), the first step size, evaluations made): SciPy's
+        select_initial_step unless ``first_step`` is given."""
+        f0 = self.rhs(t0, y0, args)
+        if first_step is not None:
+            return f0, first_step, 1
+        h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
+                                    self.max_step, f0, self.direction, error_order, self.rtol,
+                                    self.atol)
+        return f0, h_abs, 2
+
+
+class ImplicitStepper(Stepper):
+    """A :class:`Stepper` with a Jacobian source and SciPy's Newton tolerance."""
+
+    def __init__(self, rhs, jacobian, direction, rtol, atol, max_step):
+        super().__init__(rhs, direction, rtol, atol, max_step)
+        self.jacobian = jacobian
+        self.newton_tol = max(10 * np.finfo(float).eps / rtol, min(0.03, rtol ** 0.5))

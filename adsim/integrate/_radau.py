@@ -21,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._common import MAX_FACTOR, MIN_FACTOR, min_step, norm, select_initial_step
+from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
 from ._implicit import solve_shifted, solve_shifted_complex
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
@@ -61,32 +61,15 @@ collocation values of the last accepted step from ``t_old``, ``y_old``
 step in progress; the rest are counts."""
 
 
-class Radau:
+class Radau(ImplicitStepper):
     """Radau IIA(5) for one problem (see :class:`ExplicitRungeKutta` for the
     common interface: ``start``, ``attempt``, ``dense``, ``counts``)."""
 
     State = RadauState
     order = 5
 
-    def __init__(self, rhs, jacobian, direction, rtol, atol, max_step):
-        self.rhs = rhs
-        self.jacobian = jacobian
-        self.direction = direction
-        self.rtol = rtol
-        self.atol = atol
-        self.max_step = max_step
-        self.newton_tol = max(10 * np.finfo(float).eps / rtol, min(0.03, rtol ** 0.5))
-
     def start(self, t0, y0, t_bound, args, first_step):
-        f0 = self.rhs(t0, y0, args)
-        nfev = 1
-        if first_step is None:
-            h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
-                                        self.max_step, f0, self.direction, 3, self.rtol,
-                                        self.atol)
-            nfev += 1
-        else:
-            h_abs = first_step
+        f0, h_abs, nfev = self.first_evaluation(t0, y0, t_bound, args, first_step, 3)
         J = self.jacobian(t0, y0, args)
         n = y0.shape[0]
         return RadauState(t=t0, y=y0, f=f0, h_abs=h_abs, h_start=h_abs, h_old=1.0, error_old=1.0,

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._np.core import as_active
 from .._tape import Active
-from ._common import MAX_FACTOR, MIN_FACTOR, SAFETY, min_step, norm, select_initial_step
+from ._common import MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, min_step, norm
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
 
@@ -36,7 +36,7 @@ to the last accepted step; ``rejected`` is 1 after a rejected attempt of the
 current step; ``status`` is RUNNING, FINISHED or FAILED."""
 
 
-class ExplicitRungeKutta:
+class ExplicitRungeKutta(Stepper):
     """One explicit pair (a :class:`~adsim.integrate._tableaux.ExplicitTableau`)
     for one problem: right-hand side, direction, tolerances, largest step."""
 
@@ -44,26 +44,15 @@ class ExplicitRungeKutta:
     uses_jacobian = False
 
     def __init__(self, tableau, rhs, direction, rtol, atol, max_step):
+        super().__init__(rhs, direction, rtol, atol, max_step)
         self.tableau = tableau
-        self.rhs = rhs
-        self.direction = direction
-        self.rtol = rtol
-        self.atol = atol
-        self.max_step = max_step
 
     # ---- start -------------------------------------------------------------
     def start(self, t0, y0, t_bound, args, first_step):
         """The state at ``t0`` (two evaluations of the right-hand side when
         the first step is chosen, one otherwise)."""
-        f0 = self.rhs(t0, y0, args)
-        nfev = 1
-        if first_step is None:
-            h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
-                                        self.max_step, f0, self.direction,
-                                        self.tableau.error_order, self.rtol, self.atol)
-            nfev += 1
-        else:
-            h_abs = first_step
+        f0, h_abs, nfev = self.first_evaluation(t0, y0, t_bound, args, first_step,
+                                                self.tableau.error_order)
         K = np.zeros((self.tableau.n_stages + 1, y0.shape[0]))
         return RKState(t=t0, y=y0, f=f0, h_abs=h_abs, t_old=t0, y_old=y0, K=K, h_previous=0.0,
                        status=RUNNING, rejected=0.0, n_accepted=0.0, nfev=float(nfev))
