@@ -11,12 +11,12 @@ variants recorded while other threads replay).
 import os
 import re
 import tempfile
-import threading
 
 import numpy as np
 import pytest
 
 import adsim
+from threadwork import run_threads
 
 N = 60
 P = np.array([0.9, -0.4, 1.3, 0.2])
@@ -74,25 +74,6 @@ def test_threads_replaying_loops_get_the_serial_results_bitwise(n_threads):
             for method, call in shared.items():
                 for i, y in enumerate(points):
                     work.append((f"{name}.{method}[{i}]", call, y, np.copy(serial[method](y))))
-        start = threading.Barrier(n_threads)
-        wrong, errors = [], []
-
-        def worker(k):
-            order = np.random.default_rng(k).permutation(2 * len(work)) % len(work)
-            start.wait()
-            try:
-                for j in order:
-                    name, call, y, expected = work[j]
-                    if not np.array_equal(call(y), expected):
-                        wrong.append(name)
-            except BaseException as error:       # reported below, not lost in the thread
-                errors.append(error)
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(n_threads)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+        wrong = run_threads(n_threads, work, rounds=2)
         assert wrong == []
         assert not any(files for _, _, files in os.walk(directory))
