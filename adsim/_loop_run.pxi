@@ -194,6 +194,40 @@ cdef class LoopSteps:
         check_signals(s, v.tape.work_units)       # many short steps are a long replay too
         return 0
 
+    cdef int64_t run_released(self, double* z, double* zt, int64_t k) except -1:
+        """Up to k steps with the variant used last, the GIL released over
+        the whole run (so threads replaying loops run in parallel) when its
+        tape calls no Python; returns the steps taken: fewer when the
+        variant leaves its path, 0 for a tape with Python rules."""
+        if k <= 0 or not self.variants:
+            return 0
+        cdef StepVariant v = <StepVariant>self.variants[0]
+        if len(v.tape._callbacks):
+            return 0
+        cdef Replay r = self.replay_of(v)
+        cdef Sweep* s = &r.s
+        cdef int64_t n = self.size, done = 0, n_ops = v.tape.n_ops
+        cdef int64_t units = v.tape.work_units
+        cdef bint tangents = zt != NULL
+        cdef int64_t width = s.p * n
+        cdef int x0 = v.x0, out = v.out
+        cdef int rc = 0
+        r.context.begin(TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        with nogil:
+            while done < k:
+                copy_doubles(vptr(s, x0), z, n)
+                if tangents:
+                    copy_doubles(tptr(s, x0), zt, width)
+                rc = forward_sweep(s, n_ops, False, tangents)
+                if rc:
+                    break
+                copy_doubles(z, vptr(s, out), n)
+                if tangents:
+                    copy_doubles(zt, tptr(s, out), width)
+                done += 1
+                check_signals(s, units)
+        return done
+
     cdef int step(self, double* z, double* zt) except -1:
         """One step of the state (and tangents), with whichever variant holds."""
         cdef int i
@@ -254,10 +288,7 @@ cdef class LoopSteps:
         c.wdot = wdot if second else NULL
         c.y = c.ty = NULL
         self.clean = False
-        if r.heavy:
-            with nogil:
-                rc = reverse_replay(s, &c, second)
-        else:
+        with nogil:                 # always: threads reversing loops share the cores
             rc = reverse_replay(s, &c, second)
         if rc:
             r.stack.top = 0
@@ -461,13 +492,18 @@ cdef class LoopRun:
             PyMem_RawFree(saved)
 
     cdef int run_steps(self, int64_t k) except -1:
-        cdef int64_t i
+        cdef int64_t i = 0
         cdef double* zt = self.z + self.size if self.tangents else NULL
         cdef bint capture = self.outputs is not None and self.outputs.capturing
-        for i in range(k):
+        while i < k:
+            if not capture:             # runs of the last variant without the GIL
+                i += self.steps.run_released(self.z, zt, k - i)
+                if i >= k:
+                    break
             self.steps.step(self.z, zt)
             if capture:
                 self.outputs.capture(self.current + i + 1, self.z)
+            i += 1
         return 0
 
     def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None):
