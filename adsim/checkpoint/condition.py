@@ -33,6 +33,23 @@ class ConditionTapes:
         self._limit = _MAX_VARIANTS
         self._lock = threading.Lock()
 
+    @classmethod
+    def restored(cls, variants, outcomes, sizes, cond_flat):
+        """Condition tapes read from a tape file (``variants`` used last
+        first, each with its outcome and byte size); ``cond_flat`` is called
+        when no variant holds at a state (a loaded loop has no condition
+        code: it raises)."""
+        self = cls(cond_flat, (None, ()))
+        self.variants = list(variants)
+        self._outcomes = {id(t): bool(o) for t, o in zip(self.variants, outcomes)}
+        self._sizes = {id(t): int(n) for t, n in zip(self.variants, sizes)}
+        return self
+
+    def saved_facts(self):
+        """(outcomes, byte sizes) of the variants, in their order."""
+        return ([self._outcomes[id(t)] for t in self.variants],
+                [self._sizes[id(t)] for t in self.variants])
+
     def outcome(self, tape):
         return self._outcomes[id(tape)]
 

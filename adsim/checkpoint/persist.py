@@ -6,12 +6,15 @@ sizes measured when each was recorded), the number of steps, the options
 (snapshots, memory_limit, snapshot_dir, progress=True) and the schedule
 (``Revolve``, ``TwoLevel`` or ``Online``, by their parameters).
 
-A loaded loop replays its recorded variants. It cannot record the step again
-(the step function is code), so at a state where none of its variants holds
-a replay raises :class:`adsim.BranchChanged`: record the tape again where the
-step function lives. Refused when saving: ``checkpoint_while`` (its
-condition is code) and ``schedule=`` callables or schedule classes of your
-own. A ``progress`` callable and the ``stats`` dict belong to the recording
+A ``checkpoint_while`` loop also saves its condition's recorded variants,
+each with its outcome, and ``max_steps``.
+
+A loaded loop replays its recorded variants. It cannot record the step (or
+the condition) again, as they are code, so at a state where none of its
+variants holds a replay raises :class:`adsim.BranchChanged`: record the tape
+again where the step function lives. Refused when saving: a
+``checkpoint_while`` whose condition is evaluated in Python (it could not be
+recorded) and ``schedule=`` callables or schedule classes of your own. A ``progress`` callable and the ``stats`` dict belong to the recording
 process: a loaded loop has no progress callable and fills a new dict.
 """
 from ..errors import BranchChanged, TapeCopyError
@@ -21,10 +24,11 @@ from .multistage import TwoLevel
 from .online import Online
 from .options import check_save_at, loop_options, resolve_schedule
 from .schedules import Revolve
+from .condition import ConditionTapes
 from .steptape import StepTapes
 
 _FIELDS = ("n_steps", "snapshots", "memory_limit", "snapshot_dir", "progress", "schedule",
-           "footprint", "variants", "recordings", "dropped", "save_at")
+           "footprint", "variants", "recordings", "dropped", "save_at", "condition")
 _SCHEDULES = {"Revolve": (Revolve, ("n_steps", "snapshots")),
               "TwoLevel": (TwoLevel, ("n_steps", "memory_snapshots", "disk_snapshots")),
               "Online": (Online, ("snapshots",))}
@@ -50,10 +54,7 @@ class LoopFileState:
 
 def loop_state(op):
     """(state, step tapes) of a loop op; TapeCopyError for what is code."""
-    if op.condition is not None:
-        raise TapeCopyError("adsim: the tape holds a checkpoint_while loop, which cannot be "
-                            "saved: its condition is Python code. Use checkpoint_loop with a "
-                            "number of steps, or record the tape where it replays")
+    condition, condition_tapes = _condition_state(op)
     o = op.options
     return {
         "n_steps": op.n_steps,
@@ -69,7 +70,24 @@ def loop_state(op):
         "recordings": op.steps.recordings,
         "dropped": op.steps.dropped,
         "save_at": None if op.save_at is None else [int(k) for k in op.save_at],
-    }, list(op.steps.variants)
+        "condition": condition,
+    }, list(op.steps.variants) + condition_tapes
+
+
+def _condition_state(op):
+    """(saved facts, tapes) of a checkpoint_while condition, or (None, [])."""
+    cond = op.condition
+    if cond is None:
+        return None, []
+    if cond.python_only:
+        raise TapeCopyError("adsim: the tape holds a checkpoint_while loop whose condition is "
+                            "evaluated in Python (it could not be recorded: it converts the "
+                            "state to plain numbers or changes its environment), so it cannot "
+                            "be saved. Write the condition with comparisons of the state, or "
+                            "record the tape where it replays")
+    outcomes, sizes = cond.saved_facts()
+    return {"outcomes": outcomes, "sizes": sizes,
+            "max_steps": op.options.max_steps}, list(cond.variants)
 
 
 def _schedule_state(schedule):
@@ -87,27 +105,67 @@ def loop_from_state(cls, state, tapes):
     """A loop op from its saved state and step tapes, every field checked
     as checkpoint_loop checks its arguments."""
     expect_keys(state, _FIELDS)
-    n_steps = count_field(state, "n_steps", 1)
+    condition = state["condition"]
+    n_steps = None if condition is not None else count_field(state, "n_steps", 1)
     if state["progress"] not in (None, True):
         raise ValueError(f"progress is {state['progress']!r}")
     schedule = _schedule_from(state["schedule"])
     snapshot_dir = state["snapshot_dir"]
     if snapshot_dir is not None and not isinstance(snapshot_dir, str):
         raise ValueError(f"snapshot_dir is {snapshot_dir!r}")
-    options = loop_options(count_field(state, "snapshots", 1, optional=True),
-                           count_field(state, "memory_limit", 1, optional=True),
-                           snapshot_dir, schedule, state["progress"], None)
-    if schedule is not None:
+    n_step_tapes = len(tapes) if condition is None else _condition_split(condition, tapes)
+    step_tapes, condition_tapes = tapes[:n_step_tapes], tapes[n_step_tapes:]
+    if condition is None:
+        options = loop_options(count_field(state, "snapshots", 1, optional=True),
+                               count_field(state, "memory_limit", 1, optional=True),
+                               snapshot_dir, schedule, state["progress"], None)
+    else:
+        options = loop_options(count_field(state, "snapshots", 1, optional=True),
+                               count_field(state, "memory_limit", 1, optional=True),
+                               snapshot_dir, schedule, state["progress"], None,
+                               max_steps=count_field(condition, "max_steps", 1, optional=True),
+                               while_loop=True)
+    if schedule is not None and n_steps is not None:
         resolve_schedule(schedule, n_steps)
-    sizes = _variant_sizes(state["variants"], tapes)
-    steps = StepTapes.restored(tapes, sizes, count_field(state, "recordings", len(tapes)),
-                               count_field(state, "dropped"), _cannot_record(len(tapes)))
+    sizes = _variant_sizes(state["variants"], step_tapes)
+    steps = StepTapes.restored(step_tapes, sizes,
+                               count_field(state, "recordings", len(step_tapes)),
+                               count_field(state, "dropped"), _cannot_record(len(step_tapes)))
+    if condition is not None:
+        cond = ConditionTapes.restored(condition_tapes, condition["outcomes"],
+                                       condition["sizes"], _cannot_record(len(condition_tapes)))
+        if state["save_at"] is not None:
+            raise ValueError("a checkpoint_while loop with save_at")
+        op = cls(steps, options, size_of(step_tapes[0].output_shape), condition=cond)
+        op.footprint = _footprint(state["footprint"])
+        return op
     save_at = state["save_at"]
     if save_at is not None:
         save_at = check_save_at(save_at, n_steps)
     op = cls(steps, options, size_of(tapes[0].output_shape), n_steps=n_steps, save_at=save_at)
     op.footprint = _footprint(state["footprint"])
     return op
+
+
+def _condition_split(condition, tapes):
+    """How many of ``tapes`` are step tapes: the last ones are the
+    condition's variants, one per saved outcome, each mapping the state and
+    the loop inputs to one value."""
+    expect_keys(condition, ("outcomes", "sizes", "max_steps"))
+    outcomes, sizes = condition["outcomes"], condition["sizes"]
+    if not (isinstance(outcomes, list) and isinstance(sizes, list) and
+            len(outcomes) == len(sizes) and 0 < len(outcomes) < len(tapes) and
+            all(type(o) is bool for o in outcomes) and
+            all(type(n) is int and n >= 0 for n in sizes)):
+        raise ValueError(f"condition outcomes {outcomes!r} and sizes {sizes!r} for "
+                         f"{len(tapes)} tapes")
+    n_steps = len(tapes) - len(outcomes)
+    step = tapes[0]
+    for tape in tapes[n_steps:]:
+        if tape.input_shapes != step.input_shapes or size_of(tape.output_shape) != 1:
+            raise ValueError("a condition tape differs from the step in its inputs, or has "
+                             "more than one output")
+    return n_steps
 
 
 def _schedule_from(spec):

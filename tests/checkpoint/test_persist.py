@@ -4,8 +4,8 @@ A tape holding a checkpointed loop, saved and loaded, replays bitwise like
 the original (values, gradient, jvp, vjp, hvp) with the same schedule
 settings; its recorded branch variants travel with it, and a state where
 none holds raises BranchChanged (the loaded loop has no step code to record
-again). Loops that are code (checkpoint_while, schedule callables) are
-refused when saving."""
+again). Loops that are code (a checkpoint_while condition evaluated in
+Python, schedule callables) are refused when saving."""
 import io
 import json
 import pickle
@@ -113,13 +113,43 @@ def test_branch_variants_travel_and_a_new_branch_raises_branch_changed():
     tape.gradient(p, np.array([0.5, -0.4]))      # the original records a third variant
 
 
+def _while_loss(p):
+    u = ad.checkpoint_while(lambda u, p: u[0] < 2.0, lambda u, p: u + 0.1 * p, np.zeros(2),
+                            args=(p,), snapshots=3)
+    return np.sum(u ** 2)
+
+
+def test_a_while_loop_travels_with_its_recorded_condition():
+    p = np.array([1.0, 0.5])
+    tape = ad.record(_while_loss, p)
+    loaded = pickle.loads(pickle.dumps(tape))
+    v = np.array([0.3, -0.2])
+    for t in (tape, loaded):
+        t.sweeps = (bits(t.forward(p)) + bits(*t.value_and_gradient(p)) + bits(*t.jvp(p, v))
+                    + bits(*t.vjp(p, 2.0)) + bits(t.hvp(p, v)))
+    assert loaded.sweeps == tape.sweeps
+    near = np.array([1.01, 0.45])                  # the same 20 steps: the same paths
+    assert bits(*loaded.value_and_gradient(near)) == bits(*tape.value_and_gradient(near))
+    # 25 steps: the two saved condition variants (true, false) decide every
+    # state, so the loaded loop runs the new number of steps too
+    far = np.array([0.8, 0.5])
+    assert bits(*loaded.value_and_gradient(far)) == bits(*tape.value_and_gradient(far))
+    np.testing.assert_allclose(loaded.gradient(far), ad.grad(_while_loss)(far), rtol=1e-14)
+    assert loaded.callbacks[0].last_n_steps == 25
+
+
 def test_loops_that_are_code_cannot_be_saved():
-    def while_loss(p):
-        u = ad.checkpoint_while(lambda u, p: u[0] < 2.0, lambda u, p: u + 0.1 * p, np.zeros(2),
-                                args=(p,))
+    calls = []
+
+    def counted(u, p):                  # changes its environment: evaluated in Python
+        calls.append(1)
+        return u[0] < 2.0
+
+    def python_condition_loss(p):
+        u = ad.checkpoint_while(counted, lambda u, p: u + 0.1 * p, np.zeros(2), args=(p,))
         return np.sum(u ** 2)
-    with pytest.raises(TapeCopyError, match="checkpoint_while.*condition is Python code"):
-        pickle.dumps(ad.record(while_loss, np.array([1.0, 0.5])))
+    with pytest.raises(TapeCopyError, match="checkpoint_while.*evaluated in Python"):
+        pickle.dumps(ad.record(python_condition_loss, np.array([1.0, 0.5])))
     tape = ad.record(lambda p: misfit(p, schedule=lambda n: Revolve(n, 3)), P)
     with pytest.raises(TapeCopyError, match="schedule=.*cannot be saved"):
         tape.save(io.BytesIO())
