@@ -203,3 +203,19 @@ def test_a_step_tape_of_the_wrong_size_is_refused():
     with pytest.raises(TapeFileError, match="tape 1"):
         tapefile.loads(altered)
     assert calls[0]["tapes"] == [1]
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda c: c.update(outcomes=[True]), "condition outcomes"),
+    (lambda c: c.update(outcomes=[1, 0]), "condition outcomes"),
+    (lambda c: c.update(sizes=[-1, 3]), "condition outcomes"),
+    (lambda c: c.update(max_steps=0), "max_steps"),
+    (lambda c: c.pop("max_steps"), "max_steps"),
+])
+def test_altered_while_conditions_are_refused(edit, why):
+    from tapefile_bytes import replace_section
+    data = tapefile.dumps(ad.record(_while_loss, np.array([1.0, 0.5])))
+    calls = _loop_state(data)
+    edit(calls[0]["state"]["condition"])
+    with pytest.raises(TapeFileError, match=why):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
