@@ -188,3 +188,18 @@ def test_linalg_at_singular_and_degenerate_points():
     np.testing.assert_allclose(ad.grad(np.linalg.det)(singular), [[4.0, -2.0], [-2.0, 1.0]])
     g = ad.grad(lambda K: np.sum(np.log(np.linalg.eigh(K).eigenvalues)))(2.0 * np.eye(3))
     np.testing.assert_allclose(g, 0.5 * np.eye(3))
+
+
+def test_eigenvectors_and_second_derivatives_at_a_repeated_eigenvalue_are_refused():
+    """At equal eigenvalues the eigenvectors have no derivative, nor do the
+    eigenvalues a second one: UndefinedDerivative, never NaN."""
+    A = np.diag([1.0, 1.0, 2.0])
+    V = np.ones((3, 3))
+    uses_vectors = lambda K: np.sum(np.linalg.eigh(K)[1][:, 0] ** 3)        # noqa: E731
+    values = lambda K: np.sum(np.linalg.eigvalsh(K) ** 2)                    # noqa: E731
+    for call in (lambda: ad.grad(uses_vectors)(A), lambda: ad.jvp(uses_vectors, A, V),
+                 lambda: ad.hvp(values, A, V)):
+        with pytest.raises(ad.UndefinedDerivative, match="eigenvalues 0 and 1 are equal"):
+            call()
+    np.testing.assert_allclose(ad.grad(values)(A), 2 * A)       # first derivatives exist
+    assert ad.jvp(values, A, V)[1] == pytest.approx(8.0)

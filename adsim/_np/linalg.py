@@ -4,7 +4,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..errors import UnsupportedOperation
+from .._tape import Active
+from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd
 from .elementwise import absolute
@@ -255,14 +256,33 @@ def _eigvecs_value(a):
     return np.linalg.eigh(a)[1]
 
 
+def _distinct(w, why):
+    """Refuse equal eigenvalues: the eigenvectors (and the second
+    derivatives of the eigenvalues) have no derivative there."""
+    if isinstance(w, Active):
+        return
+    repeated = (w[None, :] == w[:, None]) & ~np.eye(w.size, dtype=bool)
+    if repeated.any():
+        i, j = np.argwhere(repeated)[0]
+        raise UndefinedDerivative(
+            f"adsim: numpy.linalg.eigh: {why}, and eigenvalues {i} and {j} are equal "
+            f"({float(w[i])!r}): the eigenvectors of a repeated eigenvalue, and the second "
+            f"derivatives of the eigenvalues, do not exist there. For first derivatives of the "
+            f"eigenvalues alone use np.linalg.eigvalsh; otherwise move the point")
+
+
 def _eigvecs_jvp(args, V, tangents):
     """dV = V (F o (V^T dA V)), F_ij = 1 / (w_j - w_i) off the diagonal."""
     w = eigvalsh(args[0])
+    _distinct(w, "forward mode computes the eigenvectors' tangents (also for second "
+                 "derivatives of eigenvalues)")
     return V @ (_gaps(w) * (V.T @ tangents[0] @ V))
 
 
 def _eigvecs_vjp(args, V, vbar):
+    """Called only for a nonzero seed: the eigenvectors are used."""
     w = eigvalsh(args[0])
+    _distinct(w, "the eigenvectors are used")
     return (V @ (_gaps(w) * (V.T @ vbar)) @ V.T,)
 
 
