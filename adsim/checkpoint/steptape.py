@@ -15,7 +15,7 @@ from .._recording import record
 from ..errors import UnsupportedOperation
 from .footprint import StepTapeBytes
 
-_MAX_VARIANTS = 16
+_MAX_VARIANTS = 48
 
 
 class StepTapes:
