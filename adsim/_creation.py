@@ -19,6 +19,8 @@ Called from the recorded function's own code, on the recording thread:
   into (``y0 = np.array([1.0, 0.0]); y0[1] = p``); the others of plain data
   are NumPy's own (they may return their argument itself, which must stay
   the same object).
+- ``np.arange`` with an active endpoint or step counts its values under a
+  guard and makes them from the endpoints.
 - ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
   array of constants, so active values can be written into it; ``np.empty``
@@ -42,7 +44,7 @@ import threading
 
 import numpy as np
 
-from ._np import core, joins
+from ._np import composed, core, joins
 from ._tape import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
@@ -194,6 +196,15 @@ def _full_wrapper(original):
     return _named(full, original)
 
 
+def _arange_wrapper(original):
+    def arange(*args, **kwargs):
+        if any(isinstance(a, Active) for a in args + tuple(kwargs.values())) and \
+                _user_tape(original.__name__) is not None:
+            return composed.arange(*args, **kwargs)
+        return original(*args, **kwargs)
+    return _named(arange, original)
+
+
 def _named(wrapper, original):
     wrapper.__wrapped__ = original
     wrapper.__name__ = original.__name__
@@ -220,6 +231,7 @@ def _wrappers():
         "empty_like": _filled_wrapper(np.empty_like, empty=True),
         "eye": _filled_wrapper(np.eye),
         "identity": _filled_wrapper(np.identity),
+        "arange": _arange_wrapper(np.arange),
     }
 
 

@@ -201,7 +201,7 @@ FUNCTIONS = {
     np.average: composed.average, np.nansum: composed.nansum, np.nanmean: composed.nanmean,
     np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
-    np.linspace: composed.linspace,
+    np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
     **fft.FUNCTIONS,
 }
 

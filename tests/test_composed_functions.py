@@ -33,6 +33,8 @@ CASES = {
                     A.ravel()[:7]),
     "linspace": (lambda x: np.linspace(x[0], x[1] + 3.0, 7) ** 2, np.array([0.2, 0.9])),
     "linspace open": (lambda x: np.linspace(0.0, x[0], 5, endpoint=False), np.array([1.3])),
+    "pad active fill": (lambda x: np.pad(x[:3] ** 2, (1, 2), constant_values=x[3]),
+                        np.array([0.3, -0.5, 1.2, 0.7])),
 }
 
 
@@ -56,3 +58,27 @@ def test_cross_of_2_vectors_warns_as_numpy_does():
     with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):
         g = ad.grad(lambda x: np.sum(np.cross(x[:2], x[2:4])))(np.array([1.0, 2.0, 3.0, 4.0]))
     np.testing.assert_allclose(g, [4.0, -3.0, -2.0, 1.0])
+
+
+def test_arange_with_an_active_endpoint_counts_under_a_guard():
+    def f(p):
+        x = np.arange(0.0, p[0], 0.1)          # a grid whose extent is a parameter
+        return np.sum(np.sin(x * p[1]))
+    p = np.array([1.05, 2.0])
+    g = ad.grad(f)
+    for point in (p, np.array([1.25, 2.0]), np.array([1.27, 1.5])):
+        x = np.arange(0.0, point[0], 0.1)
+        np.testing.assert_allclose(g(point), [0.0, np.sum(x * np.cos(x * point[1]))])
+    assert g.tapes.recordings == 2           # 11 values, then 13 twice (the tape reused)
+    assert check_grads(lambda q: np.arange(q[0], 2.0, q[1]) ** 2, np.array([0.15, 0.4]))
+
+
+def test_isclose_and_allclose_are_recorded_tests():
+    def f(x):
+        near = np.isclose(x, [1.0, 2.0, 3.0])
+        return float(np.allclose(x[:1], 1.0)) + np.sum(np.where(near, x, 2.0 * x))
+    x = np.array([1.0, 2.0, 2.5])
+    np.testing.assert_allclose(ad.grad(f)(x), [1.0, 1.0, 2.0])
+    tape = ad.record(f, x)
+    with pytest.raises(ad.BranchChanged):
+        tape.gradient(np.array([1.0, 2.0, 3.0]))        # x[2] is close to 3 now

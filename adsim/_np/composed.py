@@ -2,7 +2,7 @@
 each calls NumPy's public API, which dispatches back to adsim, so its
 derivative is that of the composition (exact, every mode) and it needs no
 rule of its own: average, nansum, nanmean, cross, ediff1d, heaviside,
-fmax, fmin, take_along_axis, meshgrid, linspace."""
+fmax, fmin, take_along_axis, meshgrid, linspace, arange, isclose, allclose."""
 import warnings
 
 import numpy as np
@@ -142,3 +142,30 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if dtype is not None and np.dtype(dtype) != np.float64:
         y = y.astype(dtype)
     return (y, step) if retstep else y
+
+
+def arange(start, stop=None, step=None, dtype=None, **kwargs):
+    """Values start, start + step, ... below stop, with active endpoints or
+    step: the count is a guarded integer (a replay where it differs records
+    again), the values follow the endpoints."""
+    if stop is None:
+        start, stop = 0.0, start
+    step = 1.0 if step is None else step
+    count = np.ceil((stop - start) / step)
+    n = max(int(count), 0)
+    y = start + step * np.arange(n, dtype=float)
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        y = y.astype(dtype)
+    return y
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's test, on recorded comparisons (plain booleans, checked on replay)."""
+    close = (np.abs(a - b) <= atol + rtol * np.abs(b)) | (a == b)
+    if equal_nan:
+        close = close | (np.isnan(a) & np.isnan(b))
+    return close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))

@@ -234,8 +234,16 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if np.ndim(value) != 0:
             raise UnsupportedOperation("adsim: np.pad with per-axis constant_values is not "
                                        "supported; pad with one scalar")
-        return index_map(lambda idx: np.pad(idx, pad_width, mode="constant", constant_values=-1),
-                         [array], fill_value=value)
+        def padded(fill):
+            return index_map(lambda idx: np.pad(idx, pad_width, mode="constant",
+                                                constant_values=-1), [array], fill_value=fill)
+        if not isinstance(value, Active):
+            return padded(value)
+        # an active fill (a boundary value that is a parameter): zeros, plus
+        # the value times the plain mask of the padded border
+        border = np.pad(np.zeros(np.shape(array)), pad_width, mode="constant",
+                        constant_values=1.0)
+        return padded(0.0) + value * border
     return index_map(lambda idx: np.pad(idx, pad_width, mode=mode, **kwargs), [array])
 
 
