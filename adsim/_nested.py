@@ -17,9 +17,51 @@ from ._validate import name_of as _name
 from .primitives import Primitive
 
 
+def closure_actives(f):
+    """The closure cells of ``f`` holding active arrays of a recording in
+    progress (an outer value the inner function reads: ``lambda y: k * y``
+    with ``k`` active), with their arrays."""
+    cells = getattr(f, "__closure__", None) or ()
+    found = []
+    for cell in cells:
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, Active) and v.tape.recording:
+            found.append((cell, v))
+    return found
+
+
+def _lifted(f, cells):
+    """``f`` with the values of ``cells`` as extra trailing arguments: while
+    it runs, each cell holds the value passed (an active array of the inner
+    recording, or a plain array), so the inner tape takes the outer values
+    as inputs and the nested derivative includes their mixed partials."""
+    n = len(cells)
+
+    def lifted(*args, **kwargs):
+        outer = [cell.cell_contents for cell in cells]
+        for cell, v in zip(cells, args[len(args) - n:]):
+            cell.cell_contents = v
+        try:
+            return f(*args[:len(args) - n], **kwargs)
+        finally:
+            for cell, v in zip(cells, outer):
+                cell.cell_contents = v
+    lifted.__name__ = _name(f)
+    return lifted
+
+
 def nested_derivative(f, args, kwargs, argnum, cache):
     """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
-    as one op whose inputs are the active arguments of ``args``."""
+    as one op whose inputs are the active arguments of ``args`` and the
+    active arrays ``f`` reads from its closure (an outer variable: they are
+    inputs of the inner tape, so no perturbation is confused)."""
+    lifts = closure_actives(f)
+    if lifts:
+        f = _lifted(f, [cell for cell, _ in lifts])
+        args = tuple(args) + tuple(v for _, v in lifts)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     if argnum not in positions:
         positions.append(argnum)

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _numpy_api
 from ._cache import TapeCache, shared_cache
-from ._nested import nested_derivative
+from ._nested import closure_actives, nested_derivative
 from ._tape import Active
 from ._tree import check_same, flatten, is_container, split_flat, unflatten
 from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
@@ -80,9 +80,10 @@ def _check_scalar(tape, what, f):
 
 
 def _any_active(args, f):
-    """Whether an argument is active (a derivative taken inside a recording);
-    containers of active values are refused there."""
-    active = False
+    """Whether an argument, or a value ``f`` reads from its closure, is
+    active (a derivative taken inside a recording); containers of active
+    values are refused there."""
+    active = bool(closure_actives(f))
     for a in args:
         if type(a) is np.ndarray or type(a) is float:      # the common cases, at once
             continue

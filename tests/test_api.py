@@ -502,3 +502,28 @@ def test_hvp_through_a_nested_derivative_is_unsupported():
     assert_close(adsim.grad(f)(x), fd_jacobian(f, [x])[0], 1e-8, 1e-9)
     with pytest.raises(adsim.UnsupportedOperation, match="third derivatives"):
         adsim.hvp(f, x, np.ones(3))
+
+
+def test_nested_derivatives_of_closures_over_outer_values_confuse_no_perturbation():
+    # Siskind & Pearlmutter: d/dx [x * d/dy (x + y)] = 1 (confusing the two
+    # perturbations gives 2)
+    assert adsim.grad(lambda x: x * adsim.grad(lambda y: x + y)(np.array(1.0)))(
+        np.array(1.0)) == 1.0
+    # d/dk sum(d/du (k u^2) at u = 1) = d/dk (4 k) = 4
+    assert adsim.grad(lambda k: np.sum(adsim.jacobian(lambda u: k * u ** 2)(np.ones(2))))(
+        np.array(2.0)) == 4.0
+
+
+def test_bilevel_inner_gradient_steps_closing_over_the_outer_parameters():
+    def outer(theta):
+        w = np.zeros(2)
+        inner = adsim.grad(lambda w: np.sum((w - theta) ** 2) + 0.1 * np.sum(w ** 4))
+        for _ in range(3):
+            w = w - 0.1 * inner(w)
+        return np.sum(w ** 2)
+    theta = np.array([0.5, -1.0])
+    assert_close(adsim.grad(outer)(theta), fd_jacobian(outer, [theta])[0], 1e-7, 1e-9)
+    tape = adsim.record(outer, theta)
+    theta2 = np.array([0.2, 0.7])
+    assert_close(tape.gradient(theta2), fd_jacobian(outer, [theta2])[0], 1e-7, 1e-9)
+    assert_close(tape.forward(theta2), outer(theta2), 1e-14, 0)
