@@ -53,6 +53,22 @@ def _lifted(f, cells):
     return lifted
 
 
+def lift_closures(functions, args):
+    """``functions`` (sharing trailing extra arguments) and ``args`` with
+    the active values the functions read from their closures appended, for
+    code recorded on a tape of its own (a checkpointed step, a condition):
+    the step then takes them as loop inputs."""
+    cells, actives = [], []
+    for f in functions:
+        for cell, v in closure_actives(f):
+            if all(cell is not c for c in cells):
+                cells.append(cell)
+                actives.append(v)
+    if not cells:
+        return list(functions), tuple(args)
+    return [_lifted(f, cells) for f in functions], tuple(args) + tuple(actives)
+
+
 def nested_derivative(f, args, kwargs, argnum, cache):
     """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
     as one op whose inputs are the active arguments of ``args`` and the

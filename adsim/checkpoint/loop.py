@@ -13,6 +13,7 @@ from .._tape import Active, Opcode as Op, wrap
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
+from .._nested import lift_closures
 from .op import LoopOp
 from .options import check_args, check_callable, check_n_steps, check_save_at, check_state, \
     loop_options, resolve_schedule
@@ -193,6 +194,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
     check_callable(step, "step")
     n_steps = check_n_steps(n_steps)
     args = check_args(args)
+    (step,), args = lift_closures([step], args)     # closed-over active values: loop inputs
     size = check_state(state)
     if save_at is not None:
         save_at = check_save_at(save_at, n_steps)
@@ -229,6 +231,7 @@ def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=N
     check_callable(cond, "cond")
     check_callable(step, "step")
     args = check_args(args)
+    (cond, step), args = lift_closures([cond, step], args)
     size = check_state(state)
     options = loop_options(snapshots, memory_limit, None, None, progress, stats,
                            max_steps=max_steps, while_loop=True)

@@ -3,6 +3,7 @@ import numpy as np
 
 from ._drive import Run
 from ._events import Events
+from .._nested import lift_closures
 from ._options import (check_args, check_first_step, check_max_step, check_method,
                        check_sparsity, check_t_eval, check_t_span, check_tolerances,
                        check_unsupported, check_y0, warn_extraneous)
@@ -100,6 +101,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     y0 = check_y0(y0)
     n = y0.shape[0]
     args = check_args(args)
+    # active values fun (or jac) reads from its closure are passed as args:
+    # the steps are recorded on tapes of their own
+    jac = options.get("jac")
+    lifted, args = lift_closures([fun] + ([jac] if callable(jac) else []), args)
+    fun = lifted[0]
+    if callable(jac):
+        options = dict(options, jac=lifted[1])
     rtol, atol = check_tolerances(options.get("rtol", 1e-3), options.get("atol", 1e-6), n)
     max_step = check_max_step(options.get("max_step", np.inf))
     first_step = check_first_step(options.get("first_step"), t0, tf)

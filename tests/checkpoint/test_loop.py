@@ -642,3 +642,30 @@ def test_checkpointed_adjoint_equals_plain_adjoint(n, s):
     assert_all_rel(got, plain_gradients(n))
     assert stats["forward_steps"] == Revolve(n, s).forward_steps
     assert stats["taped_steps"] == n
+
+
+def test_a_step_closing_over_active_parameters_takes_them_as_loop_inputs():
+    def loss(k, **options):
+        def step(u):
+            return u + 0.01 * (-k * u + np.sin(u))
+        u = adsim.checkpoint_loop(step, np.array([1.0, 0.5]), 50, **options)
+        return np.sum(u ** 2)
+
+    def through_args(k):
+        u = adsim.checkpoint_loop(lambda u, k: u + 0.01 * (-k * u + np.sin(u)),
+                                  np.array([1.0, 0.5]), 50, args=(k,))
+        return np.sum(u ** 2)
+    k = np.array([0.7, 1.3])
+    for options in ({}, {"snapshots": 3}):
+        np.testing.assert_array_equal(adsim.grad(lambda k: loss(k, **options))(k),
+                                      adsim.grad(through_args)(k))
+    v = np.array([0.4, -1.0])
+    np.testing.assert_allclose(adsim.hvp(loss, k, v), adsim.hvp(through_args, k, v), rtol=1e-13)
+
+    def while_loss(k):
+        limit = 2.0 * k[0]
+        u = adsim.checkpoint_while(lambda u: u[0] < limit, lambda u: u + 0.1 * k, np.zeros(2))
+        return np.sum(u ** 2)
+    k = np.array([0.14, 1.0])                  # 20 steps of 0.1 k reach u[0] = 2 k[0]
+    assert while_loss(k) == pytest.approx(4.0 * np.sum(k ** 2))
+    np.testing.assert_allclose(adsim.grad(while_loss)(k), 8.0 * k)

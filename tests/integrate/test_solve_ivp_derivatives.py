@@ -151,10 +151,10 @@ def test_hvp_against_differences_of_gradients(method):
 
 
 def test_captured_parameters():
-    """With t_eval the steps are recorded apart from the enclosing recording:
-    a right-hand side that reads an active parameter from its closure is
-    refused with the fix (pass it in args); without t_eval it is recorded
-    with the steps and differentiates like the args form."""
+    """A right-hand side that reads an active parameter from its closure
+    differentiates like the args form: with t_eval (steps recorded apart
+    from the enclosing recording) the captured value becomes a loop input;
+    without t_eval it is recorded with the steps."""
     y0, mu = POINT[0], POINT[1]
 
     def through_args(mu, t_eval):
@@ -164,7 +164,7 @@ def test_captured_parameters():
         def fun(t, y):
             return [y[1], mu[0] * (1 - y[0] ** 2) * y[1] - y[0]]
         return np.sum(solve_ivp(fun, (0, 2), y0, t_eval=t_eval).y[:, -1])
-    with pytest.raises(adsim.UnsupportedOperation, match="args="):
-        adsim.grad(captured)(mu, [1.0, 2.0])
+    np.testing.assert_allclose(adsim.grad(captured)(mu, [1.0, 2.0]),
+                               adsim.grad(through_args)(mu, [1.0, 2.0]), rtol=1e-12)
     np.testing.assert_allclose(adsim.grad(captured)(mu, None),
                                adsim.grad(through_args)(mu, [2.0]), rtol=1e-9)
