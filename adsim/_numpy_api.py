@@ -14,14 +14,14 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
 from ._np import composed, core, elementwise, fft, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import complex as complex_
-from ._np.einsum import einsum, tensordot
+from ._np.einsum import dot, einsum, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
 from ._np import linalg
 from ._np import decompositions
-from ._np.products import dot, inner, kron, matmul, outer, trace, vdot
+from ._np.products import inner, kron, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
@@ -245,6 +245,9 @@ def array_function(func, types, args, kwargs):
         raise unsupported(f"{getattr(func, '__module__', None) or 'numpy'}."
                           f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)
+
+
+complex_.use_dispatcher(array_function)
 
 
 def on_plain_values(func, args, kwargs):

@@ -254,8 +254,16 @@ class ComplexActive:
         return ufunc(uf, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .. import _numpy_api
-        return _numpy_api.array_function(func, types, args, kwargs)
+        return _DISPATCH["array_function"](func, types, args, kwargs)
+
+
+# The front end's one dispatcher of NumPy functions (adsim/_numpy_api.py
+# hands it over when it is imported: it imports this module, not back).
+_DISPATCH = {}
+
+
+def use_dispatcher(array_function):
+    _DISPATCH["array_function"] = array_function
 
 
 # ---- operands ---------------------------------------------------------------

@@ -173,3 +173,32 @@ def tensordot(a, b, axes=2):
     out = [c for i, c in enumerate(la) if i not in axes_a] + \
         [c for j, c in enumerate(lb) if j not in axes_b]
     return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+
+
+def matmul(a, b, out=None):
+    """``np.matmul`` (and ``@``): 2-d products as one op; stacked (batched)
+    ones broadcast over the leading axes as NumPy does, through einsum (1-d
+    operands as NumPy promotes them)."""
+    core.reject_kwargs("matmul", out=out)
+    sa, sb = core.shape_of(a), core.shape_of(b)
+    if len(sa) <= 2 and len(sb) <= 2:
+        return products.matmul(a, b)
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError("adsim: matmul: input operand does not have enough dimensions")
+    if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(shapes {sa} and {sb})")
+    left = "...j" if len(sa) == 1 else "...ij"
+    right = "j" if len(sb) == 1 else "...jk"
+    result = "..." + ("" if len(sa) == 1 else "i") + ("" if len(sb) == 1 else "k")
+    return einsum(f"{left},{right}->{result}", a, b)
+
+
+def dot(a, b, out=None):
+    """``np.dot``: products of operands of up to 2 dimensions, scalars, and
+    the stacked forms matmul shares with it."""
+    if max(len(core.shape_of(a)), len(core.shape_of(b))) > 2 and \
+            min(len(core.shape_of(a)), len(core.shape_of(b))) > 0:
+        core.reject_kwargs("dot", out=out)
+        return matmul(a, b)
+    return products.dot(a, b, out=out)

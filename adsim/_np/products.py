@@ -22,8 +22,8 @@ def matmul(a, b, out=None):
     keep_b, rb, sb = _as_matrix_operand(tape, b)
     if len(sa) == 0 or len(sb) == 0:
         raise ValueError("adsim: matmul: input operand does not have enough dimensions")
-    if len(sa) > 2 or len(sb) > 2:
-        return _stacked_matmul(a, b, sa, sb)
+    if len(sa) > 2 or len(sb) > 2:          # stacked products: adsim/_np/einsum.py
+        raise UnsupportedOperation("adsim: internal 2-d matmul of stacked operands")
     m, k = (1, sa[0]) if len(sa) == 1 else sa
     k2, n = (sb[0], 1) if len(sb) == 1 else sb
     if k != k2:
@@ -72,16 +72,3 @@ def kron(a, b):
     pa = a.reshape(sa[0], 1, sa[1], 1) if isinstance(a, Active) else np.reshape(a, (sa[0], 1, sa[1], 1))
     pb = b.reshape(1, sb[0], 1, sb[1]) if isinstance(b, Active) else np.reshape(b, (1, sb[0], 1, sb[1]))
     return (pa * pb).reshape(sa[0] * sb[0], sa[1] * sb[1])
-
-
-def _stacked_matmul(a, b, sa, sb):
-    """Stacked (batched) products, broadcast over the leading axes as NumPy
-    does, through einsum (1-d operands as NumPy promotes them)."""
-    from .einsum import einsum
-    if sa[-1] != (sb[0] if len(sb) == 1 else sb[-2]):
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(shapes {sa} and {sb})")
-    left = "...j" if len(sa) == 1 else "...ij"
-    right = "j" if len(sb) == 1 else "...jk"
-    out = "..." + ("" if len(sa) == 1 else "i") + ("" if len(sb) == 1 else "k")
-    return einsum(f"{left},{right}->{out}", a, b)
