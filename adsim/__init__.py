@@ -21,7 +21,7 @@ from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sp
 from .tape import Tape
 from .tapefile import load as load_tape
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "InvalidArgnums", "InvalidInput",

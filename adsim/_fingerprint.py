@@ -78,7 +78,6 @@ class _Describer:
             self.active.discard(id(obj))
 
     def _compound(self, obj, depth, strict):
-        from .primitives import Primitive
         if isinstance(obj, (tuple, list)):
             return (type(obj).__name__, tuple(self(x, depth, strict) for x in obj))
         if isinstance(obj, (set, frozenset)):
@@ -86,7 +85,7 @@ class _Describer:
         if isinstance(obj, dict):
             return ("dict", tuple(sorted((repr(self(k, depth, strict)), self(v, depth, strict))
                                          for k, v in obj.items())))
-        if isinstance(obj, Primitive):
+        if getattr(type(obj), "fingerprinted_by_rules", False):      # an adsim primitive
             return self.primitive(obj, depth)
         if isinstance(obj, types.FunctionType):
             return self._function(obj, depth)

@@ -34,6 +34,8 @@ import numpy as np
 
 from ._callback_rules import CallbackRules
 from ._creation import suspended
+from ._filefields import expect_keys, shape_field, size_of
+from .tapefile import register_callback_kind
 from ._fingerprint import fingerprint
 from ._tape import Active, Opcode as Op, wrap
 from .errors import PrimitiveRuleError, TapeCopyError, UnsupportedOperation
@@ -50,16 +52,27 @@ def primitives_named(name):
     are made here."""
     with _REGISTRY_LOCK:
         found = list(_REGISTRY.get(name, ()))
-    if not found and isinstance(name, str) and name.startswith("scipy.special."):
-        from ._np.special import special_ufunc
-        special_ufunc(None)
-        with _REGISTRY_LOCK:
-            found = list(_REGISTRY.get(name, ()))
+    for prefix, make in _MADE_ON_DEMAND:
+        if not found and isinstance(name, str) and name.startswith(prefix):
+            make()
+            with _REGISTRY_LOCK:
+                found = list(_REGISTRY.get(name, ()))
     return found
+
+
+_MADE_ON_DEMAND = []     # (name prefix, function making the primitives of that prefix)
+
+
+def make_on_demand(prefix, make):
+    """Primitives named ``prefix...`` are made by ``make()`` when first
+    asked for by name (adsim's scipy.special primitives)."""
+    _MADE_ON_DEMAND.append((prefix, make))
 
 
 class Primitive:
     """A function recorded as one CALLBACK op with user-given rules."""
+
+    fingerprinted_by_rules = True     # adsim/_fingerprint.py: known by its rules
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -228,7 +241,6 @@ class Application(CallbackRules):
 
     @classmethod
     def from_file_state(cls, state, tapes):
-        from .tapefile import expect_keys, shape_field
         expect_keys(state, ("name", "fingerprint", "in_shapes", "out_shape"))
         name, identity = state["name"], state["fingerprint"]
         if not isinstance(name, str) or not isinstance(identity, str) or tapes or \
@@ -250,7 +262,6 @@ class Application(CallbackRules):
         return cls(prim, in_shapes, shape_field(state["out_shape"], "the output shape"))
 
     def operand_sizes(self):
-        from .tapefile import size_of
         return [size_of(s) for s in self.in_shapes], size_of(self.out_shape)
 
     def pattern(self, arg_patterns):
@@ -378,6 +389,9 @@ class Application(CallbackRules):
             start += a.size
         return adjs, adots
 
+
+
+register_callback_kind(Application)
 
 def _same_fingerprint(prim, identity):
     try:

@@ -24,7 +24,6 @@ which the loader compares with the op that calls the object.
 """
 import hashlib
 import json
-import math
 import os
 import struct
 import tempfile
@@ -32,6 +31,7 @@ import tempfile
 import numpy as np
 
 from . import _tape
+from ._version import __version__
 from .errors import AdsimError, TapeCopyError, TapeFileError
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
@@ -62,12 +62,26 @@ _SECTIONS = {
 }
 
 
+_KINDS = {}         # file_kind -> the callback class built from it
+
+
+def register_callback_kind(cls):
+    """Let tape files hold callbacks of ``cls`` (its ``file_kind`` names it
+    in a file; only registered classes are ever built from one)."""
+    _KINDS[cls.file_kind] = cls
+    return cls
+
+
 def callback_classes():
-    """The callback classes a tape file may hold, by their ``file_kind``.
-    Only these are ever built from a file."""
-    from .checkpoint.loop import LoopOp
-    from .primitives import Application
-    return {cls.file_kind: cls for cls in (Application, LoopOp)}
+    """The callback classes a tape file may hold, by their ``file_kind``."""
+    return dict(_KINDS)
+
+
+_TAPE_CLASS = []    # the user-facing Tape class (adsim/tape.py hands it over)
+
+
+def use_tape_class(cls):
+    _TAPE_CLASS[:] = [cls]
 
 
 # ---- writing ---------------------------------------------------------------------
@@ -139,7 +153,6 @@ def _encode_tape(tape, calls):
 
 
 def _writer_version():
-    from . import __version__
     return __version__.encode()
 
 
@@ -396,7 +409,7 @@ def _build_all(blocks):
 
 
 def _build_tape(block, callbacks):
-    from .tape import Tape
+    Tape = _TAPE_CLASS[0]
     inputs = _ints(block[b"INPT"], "the input section")
     n_inputs = inputs.next(0)
     slots, shapes, varied = [], [], []
@@ -445,33 +458,6 @@ def _check_callback_ops(tape, callbacks):
 
 
 # ---- helpers for from_file_state -------------------------------------------------
-
-def count_field(state, key, minimum=0, optional=False):
-    """``state[key]`` as an int >= ``minimum`` (None allowed when ``optional``)."""
-    v = state.get(key)
-    if v is None and optional and key in state:
-        return None
-    if type(v) is not int or v < minimum:
-        raise ValueError(f"{key} is {v!r}, not an integer >= {minimum}")
-    return v
-
-
-def shape_field(value, what):
-    """A shape given as a list of non-negative ints."""
-    if not isinstance(value, list) or len(value) > 64 or \
-            any(type(d) is not int or d < 0 for d in value):
-        raise ValueError(f"{what} is {value!r}, not a shape")
-    return tuple(value)
-
-
-def expect_keys(state, keys):
-    if set(state) != set(keys):
-        raise ValueError(f"the state has fields {sorted(state)}, not {sorted(keys)}")
-
-
-def size_of(shape):
-    return math.prod(shape)
-
 
 # ---- pickling ----------------------------------------------------------------------
 

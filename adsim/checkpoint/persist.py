@@ -18,7 +18,7 @@ recorded) and ``schedule=`` callables or schedule classes of your own. A ``progr
 process: a loaded loop has no progress callable and fills a new dict.
 """
 from ..errors import BranchChanged, TapeCopyError
-from ..tapefile import count_field, expect_keys, size_of
+from .._filefields import count_field, expect_keys, size_of
 from .footprint import Footprint, StepTapeBytes
 from .multistage import TwoLevel
 from .online import Online
