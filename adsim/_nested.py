@@ -7,10 +7,18 @@ tape), and its own derivatives are second-order sweeps of that inner tape.
 For F with m outputs, a directional derivative of J costs m second-order
 sweeps (one per output weight e_i): fine for the small systems of implicit
 integrators, not meant for large m.
+
+Higher orders: when the primitive's own rules are recorded (a second-order
+sweep of a tape holding it records its vjp rule on active arrays; a
+derivative of a derivative of a derivative), they differentiate J written
+out as recorded ops (adsim/_transcribe.py), through another nested
+derivative — so each order adds one level, and any order is reached.
 """
 import numpy as np
 
-from ._cache import input_positions
+from . import _transcribe
+from ._cache import TapeCache, input_positions
+from ._np.integers import current
 from ._tape import Active
 from .errors import UnsupportedOperation
 from ._validate import name_of as _name
@@ -111,6 +119,9 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         return cache.run(f, tuple(full), kwargs, (argnum,), method, all_varied=True)
 
     def jvp(values, out, tangents):
+        if any(isinstance(v, Active) for v in values) or \
+                any(isinstance(t, Active) for t in tangents):
+            return recorded_jvp(values, tangents)
         m = int(np.prod(out.shape[:out.ndim - np.ndim(values[position_of_x])]))
         directions = {pos: t for pos, t in zip(positions, tangents) if t is not None}
         rows = []
@@ -120,10 +131,31 @@ def nested_derivative(f, args, kwargs, argnum, cache):
             rows.append(second_order(values, directions, w)[argnum].reshape(-1))
         return np.array(rows).reshape(out.shape)
 
+    def recorded_jacobian(values):
+        """J at active ``values`` as recorded ops of their tape (the inner
+        tape is recorded again when its path does not hold there)."""
+        full = inner_values(values)
+        plain = tuple(current(v) if isinstance(v, Active) else v for v in full)
+        inputs = [full[p] for p in input_positions(plain, (argnum,))]
+
+        def method(tape, vals):
+            tape._forward(tape._inputs(vals))        # BranchChanged: recorded again
+            return _transcribe.jacobian(tape, inputs, 0)
+        return cache.run(f, plain, kwargs, (argnum,), method, all_varied=True)
+
+    def recorded_rule(values, rule, count):
+        """A rule's value as recorded ops: the derivatives of
+        ``rule(J, *values)`` w.r.t. the first ``count`` values, J recorded."""
+        h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
+        h.__name__ = f"derivative of {_name(f)}"
+        tapes = TapeCache()
+        return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
+
     def vjp(values, out, out_adjoint):
-        if any(isinstance(v, Active) for v in values):    # recorded by a second-order sweep
-            raise UnsupportedOperation("adsim: Hessian-vector products through a nested "
-                                       "derivative need third derivatives, which are not recorded")
+        if any(isinstance(v, Active) for v in values) or isinstance(out_adjoint, Active):
+            # the rule is being recorded: one derivative order more
+            return recorded_rule(tuple(values) + (out_adjoint,),
+                                 lambda J, *vals: np.sum(vals[-1] * J), len(values))
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -137,6 +169,12 @@ def nested_derivative(f, args, kwargs, argnum, cache):
             for pos in positions:
                 total[pos] += adot[pos]
         return tuple(total[pos] for pos in positions)
+
+    def recorded_jvp(values, tangents):
+        """The jvp rule recorded: sum_k dJ/dvalues[k] tangents[k]."""
+        given = [k for k, t in enumerate(tangents) if t is not None]
+        Ds = recorded_rule(tuple(values), lambda J, *vals: J, len(values))
+        return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
     return prim(*[args[p] for p in positions])

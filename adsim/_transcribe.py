@@ -1,0 +1,453 @@
+"""A finished tape's Jacobian written out as ops of the recording in progress.
+
+Nested derivatives are primitives whose values come from compiled sweeps of
+an inner tape (adsim/_nested.py), and whose own derivatives are second-order
+sweeps of it. One order more — a Hessian-vector product through ``grad``,
+``grad(grad(grad(f)))`` — needs the derivative as a *recorded computation*.
+:func:`jacobian` provides it: it runs the inner tape's ops again on active
+arrays of the recording in progress (the forward pass), then each op's
+adjoint rule, written with NumPy operations on those arrays, in reverse
+order (one reverse pass per output element). The Jacobian is thus an
+active array made of ordinary ops, whose derivatives the outer tape knows;
+applied to its own result the construction reaches any order (repeated
+differentiation of the derivative program: Griewank & Walther, *Evaluating
+Derivatives*, 2nd ed., SIAM 2008, ch. 13).
+
+Paths: the caller first checks that the inner tape holds at the current
+values (a replay that raises ``BranchChanged`` otherwise). The comparisons
+and ``argmax`` records of the inner tape are recorded again on the outer
+tape, so outer replays check them; its indices and ``where`` masks are
+constants of that path. Masks that the adjoint rules need (the side of
+``abs``, ``maximum``, ``minimum``) are recorded comparisons. An adjoint that
+is exactly zero stays zero (0 · inf = 0) where a rule's factor can be
+infinite, through a recorded test of the adjoint, as in the compiled sweeps.
+
+Ops are processed on flat arrays (a slot's elements); the values of every
+op are kept per op, so that a slot written again later (reused, or updated
+in place) still gives each rule the values it read.
+"""
+import numpy as np
+
+from ._tape import Active, Opcode as Op, record_binary_refs, record_unary, wrap
+from ._np.core import as_active, gather
+from ._np.views import ufunc_at
+from .errors import BranchChanged, UnsupportedOperation
+from .ops import BY_CODE
+from .primitives import Application, _rule_adjoints
+from .sparse.pattern import Program
+
+_LN2, _LN10 = np.log(2.0), np.log(10.0)
+
+
+def jacobian(tape, inputs, wrt):
+    """d output / d inputs[wrt] of the finished ``tape`` at ``inputs`` (one
+    value per tape input: active arrays of the recording in progress, or
+    plain arrays), shaped ``output.shape + inputs[wrt].shape``, recorded."""
+    run = _Transcription(tape, inputs)
+    out_shape = tuple(tape.output_shape)
+    x_shape = np.shape(inputs[wrt])
+    m = int(np.prod(out_shape))
+    rows = []
+    for i in range(m):
+        seed = np.zeros(m)
+        seed[i] = 1.0
+        rows.append(run.adjoint_of_input(seed, wrt))
+    if not rows:
+        return np.zeros(out_shape + x_shape)
+    if not any(isinstance(r, Active) for r in rows):
+        return np.stack(rows).reshape(out_shape + x_shape)
+    return np.stack([as_active(run.outer, r) for r in rows]).reshape(out_shape + x_shape)
+
+
+def _flat(v):
+    return v.reshape(-1) if isinstance(v, Active) else np.asarray(v, dtype=float).reshape(-1)
+
+
+def _plain_safe_multiply(g, d):
+    with np.errstate(all="ignore"):
+        return np.where(g != 0, g * d, 0.0)
+
+
+def _times(g, d):
+    """g * d, exactly zero where g is zero (d may be infinite there)."""
+    if not isinstance(g, Active) and not isinstance(d, Active):
+        return _plain_safe_multiply(g, d)
+    if not isinstance(g, Active):
+        if np.all(g != 0):
+            return g * d
+        if not np.any(g):
+            return np.zeros(np.broadcast_shapes(np.shape(g), d.shape))
+    return np.where(g != 0, g * d, 0.0)
+
+
+class _Transcription:
+    """The forward pass of ``tape`` on the recording in progress; reverse
+    passes on demand."""
+
+    def __init__(self, tape, inputs):
+        self.tape = tape
+        self.prog = Program(tape)
+        self.outer = next((v.tape for v in inputs if isinstance(v, Active)), None)
+        if self.outer is None:
+            raise TypeError("adsim: internal: a transcription needs an active input")
+        self._check_callbacks()
+        self.inputs = [_flat(v) for v in inputs]
+        current = {}
+        for slot, v in zip(tape.input_slots, self.inputs):
+            current[slot] = v
+        self.current = current
+        self.read = []           # per op: the values of its slot operands, in order
+        self.result = []         # per op: its result value (None for branch records)
+        forward = {"unary": self._unary, "binary": self._binary, "branch": self._branch,
+                   "linalg": self._matmul, "callback": self._callback}
+        for k, code in enumerate(self.prog.codes):
+            spec = BY_CODE[code]
+            rule = getattr(self, "_" + spec.name.lower()) if spec.family == "structural" \
+                else forward[spec.family]
+            o = self.prog.operands[k]
+            out = rule(k, o)
+            self.result.append(out)
+            if out is not None and o[0] >= 0:
+                current[o[0]] = out
+        ref = tape.output_slot
+        self.output = self.value(ref)
+
+    def _check_callbacks(self):
+        for cb in self.tape.callbacks:
+            if not isinstance(cb, Application):
+                raise UnsupportedOperation(
+                    f"adsim: derivatives of order three and more are recorded op by op, which "
+                    f"{getattr(cb, 'name', type(cb).__name__)} does not support (a checkpointed "
+                    f"loop or an ODE solve inside a nested derivative): take one derivative "
+                    f"order less, or move the loop out of the nested function")
+
+    # ---- values ----------------------------------------------------------
+    def value(self, ref):
+        """The flat value of a slot now (an active or plain array), or of a constant."""
+        if ref < 0:
+            return self.tape.slot_value(ref).reshape(-1)
+        v = self.current.get(ref)
+        if v is None:            # a slot read before any op wrote it: cannot happen on a tape
+            raise RuntimeError(f"adsim: internal: slot {ref} read before it was written")
+        return v
+
+    def ref(self, v):
+        return v.slot if isinstance(v, Active) else self.outer.const_ref(v)
+
+    def active(self, v):
+        return v if isinstance(v, Active) else as_active(self.outer, v)
+
+    def _reads(self, k, refs):
+        vals = [self.value(r) for r in refs]
+        self.read.append(vals)
+        return vals
+
+    def _new(self, code, size, operands):
+        return wrap(self.outer, self.outer.record_op(int(code), size, operands), (size,))
+
+    # ---- forward rules: the op recorded again on the outer tape ------------------------
+    def _unary(self, k, o):
+        (x,) = self._reads(k, [o[1]])
+        return record_unary(self.active(x), self.prog.codes[k], self.prog.param(k))
+
+    def _binary(self, k, o):
+        a, b = self._reads(k, [o[1], o[2]])
+        if not isinstance(a, Active) and not isinstance(b, Active):
+            a = self.active(a)
+        n = self.prog.size(o[0])
+        return record_binary_refs(self.outer, self.prog.codes[k], self.ref(a), self.ref(b), (n,))
+
+    def _branch(self, k, o):
+        code = self.prog.codes[k]
+        if code == Op.COMPARE:
+            a, b = self._reads(k, [o[1], o[2]])
+            if not isinstance(a, Active) and not isinstance(b, Active):
+                return None
+            n = o[5]
+            off = self.outer.add_branch_space(n)
+            self.outer.record_op(int(Op.COMPARE), -1, [self.ref(a), self.ref(b), o[3], off, n])
+            same = np.array_equal(self.outer.branch_outcome(off, n),
+                                  self.tape.branch_outcome(o[4], n))
+        else:                    # ARGEXT
+            (a,) = self._reads(k, [o[1]])
+            if not isinstance(a, Active):
+                return None
+            n = o[2] * o[4]
+            off = self.outer.add_indices(np.zeros(n, dtype=np.int64))
+            self.outer.record_op(int(Op.ARGEXT), -1, [a.slot, o[2], o[3], o[4], off, o[6]])
+            same = np.array_equal(self.outer.index_record(off, n), self.tape.index_record(o[5], n))
+        if not same:
+            raise BranchChanged("adsim: a nested derivative's tape took another path at these "
+                                "values", k, BY_CODE[code].name)
+        return None
+
+    def _copy(self, k, o):
+        (a,) = self._reads(k, [o[1]])
+        return a                 # values are never written in place here: share it
+
+    def _fill(self, k, o):
+        (c,) = self._reads(k, [o[1]])
+        return np.broadcast_to(c, (self.prog.size(o[0]),)).copy()
+
+    def _structural_view(self, k, o):
+        (a,) = self._reads(k, [o[1]])
+        return self._new(self.prog.codes[k], self.prog.size(o[0]),
+                         [self.active(a).slot, o[2], o[3], o[4]])
+
+    _broadcast = _sum = _cumsum = _structural_view
+
+    def _gather(self, k, o):
+        (a,) = self._reads(k, [o[1]])
+        idx = self.prog.indices(k)
+        return gather(a, idx) if isinstance(a, Active) else a[idx]
+
+    def _scatter(self, k, o):
+        old, v = self._reads(k, [o[0], o[1]])
+        idx = self.prog.indices(k)
+        if not isinstance(old, Active) and not isinstance(v, Active):
+            new = old.copy()
+            new[idx] = v
+            return new
+        # out of place: the old value stays what earlier ops read
+        base = self._new(Op.COPY, old.size, [self.active(old).slot])
+        self.outer.record_op(int(Op.SCATTER), -2, [base.slot, self.ref(v),
+                                                   self.outer.add_indices(idx), o[3], 0, 0, 0, 0])
+        return base
+
+    def _where(self, k, o):
+        a, b = self._reads(k, [o[1], o[2]])
+        n = self.prog.size(o[0])
+        mask = self.prog.where_mask(k)
+        if not isinstance(a, Active) and not isinstance(b, Active):
+            return np.where(mask, a, b)
+        off = self.outer.add_branch_space(n)
+        self.outer.set_branches(off, mask)
+        return self._new(Op.WHERE, n, [self.ref(a), self.ref(b), off])
+
+    def _matmul(self, k, o):
+        a, b = self._reads(k, [o[1], o[2]])
+        m, kk, n = o[3], o[4], o[5]
+        if not isinstance(a, Active) and not isinstance(b, Active):
+            return (a.reshape(m, kk) @ b.reshape(kk, n)).reshape(-1)
+        return self._new(Op.MATMUL, m * n, [self.ref(a), self.ref(b), m, kk, n])
+
+    def _callback(self, k, o):
+        app = self.tape.callbacks[o[1]]
+        args = self._reads(k, list(o[3:3 + o[2]]))
+        shaped = [a.reshape(s) for a, s in zip(args, app.in_shapes)]
+        return _flat(app.prim(*shaped))
+
+    # ---- reverse pass -------------------------------------------------------------
+    def adjoint_of_input(self, seed, wrt):
+        """The adjoint of input ``wrt`` for output weights ``seed``."""
+        adj = {}
+        out_ref = self.tape.output_slot
+        if out_ref < 0:
+            return np.zeros(self.inputs[wrt].size)
+        adj[out_ref] = seed
+        prog = self.prog
+        for k in range(len(prog.codes) - 1, -1, -1):
+            code = prog.codes[k]
+            o = prog.operands[k]
+            if o[0] < 0:                                  # a branch record
+                continue
+            if code == Op.SCATTER:                        # in place: only the written part
+                g = adj.get(o[0])
+                if g is not None:
+                    self._scatter_adjoint(k, o, g, adj)
+                continue
+            g = adj.pop(o[0], None)
+            if g is None or (not isinstance(g, Active) and not np.any(g)):
+                continue
+            spec = BY_CODE[code]
+            if spec.family == "unary":
+                with np.errstate(all="ignore"):       # plain factors may be infinite
+                    parts = [(o[1], self._unary_adjoint(k, g))]
+            elif spec.family == "binary":
+                with np.errstate(all="ignore"):
+                    parts = self._binary_adjoint(k, o, g)
+            elif spec.family == "linalg":
+                parts = self._matmul_adjoint(k, o, g)
+            elif spec.family == "callback":
+                parts = self._callback_adjoint(k, o, g)
+            else:
+                parts = getattr(self, f"_{spec.name.lower()}_adjoint")(k, o, g)
+            for ref, part in parts:
+                self._accumulate(adj, ref, part)
+        total = adj.get(self.tape.input_slots[wrt])
+        return np.zeros(self.inputs[wrt].size) if total is None else total
+
+    def _accumulate(self, adj, ref, part):
+        if ref < 0 or part is None:
+            return
+        size = self.prog.size(ref)
+        if (part.size if isinstance(part, Active) else np.size(part)) != size:            # a size-one operand of an elementwise op
+            part = np.sum(part).reshape(1) if isinstance(part, Active) else \
+                np.array([np.sum(part)])
+        old = adj.get(ref)
+        adj[ref] = part if old is None else old + part
+
+    # ---- adjoint rules: each returns [(operand ref, adjoint contribution)] ------------
+    def _unary_adjoint(self, k, g):
+        code = self.prog.codes[k]
+        (x,) = self.read[k]
+        y = self.result[k]
+        c = self.prog.param(k)
+        if code in (Op.SIGN, Op.STOP_GRADIENT) or code == Op.POW_C and c == 0.0:
+            return None
+        if code in (Op.NEG, Op.RSUB_C):
+            return -g
+        if code == Op.ADD_C or code == Op.POW_C and c == 1.0:
+            return g
+        if code == Op.MUL_C:
+            return g * c
+        if code == Op.ABS:
+            return np.where(x >= 0.0, g, -g)
+        slope, finite = _UNARY_SLOPES[code](x, y, c)
+        return g * slope if finite else _times(g, slope)
+
+    def _binary_adjoint(self, k, o, g):
+        code = self.prog.codes[k]
+        a, b = self.read[k]
+        y = self.result[k]
+        if code == Op.ADD:
+            return [(o[1], g), (o[2], g)]
+        if code == Op.SUB:
+            return [(o[1], g), (o[2], -g)]
+        if code == Op.MUL:
+            return [(o[1], g * b if o[1] >= 0 else None), (o[2], g * a if o[2] >= 0 else None)]
+        if code in (Op.MAXIMUM, Op.MINIMUM):         # ties go to a, as the compiled rule
+            first = a >= b if code == Op.MAXIMUM else a <= b
+            return [(o[1], np.where(first, g, 0.0)), (o[2], np.where(first, 0.0, g))]
+        if code == Op.DIV:
+            return [(o[1], _times(g, 1.0 / b)), (o[2], _times(g, -y / b))]
+        if code == Op.POW:
+            parts = []
+            if o[1] >= 0:
+                parts.append((o[1], _times(g, np.where(b != 0.0, b * a ** (b - 1.0), 0.0))))
+            if o[2] >= 0:
+                parts.append((o[2], _times(g, np.where(y != 0.0, y * np.log(a), 0.0))))
+            return parts
+        if code == Op.ARCTAN2:
+            r = a * a + b * b
+            return [(o[1], _times(g, b / r)), (o[2], _times(g, -a / r))]
+        if code == Op.HYPOT:
+            return [(o[1], _times(g, a / y)), (o[2], _times(g, b / y))]
+        raise UnsupportedOperation(f"adsim: no recorded adjoint rule for {BY_CODE[code].name}")
+
+    def _copy_adjoint(self, k, o, g):
+        return [(o[1], g)]
+
+    def _fill_adjoint(self, k, o, g):
+        return []
+
+    def _broadcast_adjoint(self, k, o, g):
+        outer, m, inner = o[2], o[3], o[4]
+        return [(o[1], g.reshape(outer, m, inner).sum(axis=1).reshape(-1))]
+
+    def _sum_adjoint(self, k, o, g):
+        outer, m, inner = o[2], o[3], o[4]
+        return [(o[1], np.broadcast_to(g.reshape(outer, 1, inner), (outer, m, inner))
+                 .reshape(-1))]
+
+    def _cumsum_adjoint(self, k, o, g):
+        outer, m, inner = o[2], o[3], o[4]
+        backwards = g.reshape(outer, m, inner)[:, ::-1, :]
+        return [(o[1], np.cumsum(backwards, axis=1)[:, ::-1, :].reshape(-1))]
+
+    def _gather_adjoint(self, k, o, g):
+        idx = self.prog.indices(k)
+        n = self.prog.size(o[1])
+        if not isinstance(g, Active):
+            total = np.zeros(n)
+            np.add.at(total, idx, g)
+            return [(o[1], total)]
+        total = as_active(self.outer, np.zeros(n))
+        if np.unique(idx).size == idx.size:
+            total[idx] = g
+        else:
+            ufunc_at(np.add, total, idx, g)
+        return [(o[1], total)]
+
+    def _scatter_adjoint(self, k, o, g, adj):
+        idx = self.prog.indices(k)
+        n = self.prog.size(o[0])
+        last = np.zeros(idx.size, dtype=bool)         # the write that wins at each position
+        _, first_from_end = np.unique(idx[::-1], return_index=True)
+        last[idx.size - 1 - first_from_end] = True
+        written = g[idx] if isinstance(g, Active) else np.asarray(g)[idx]
+        part = written if last.all() else np.where(last, written, 0.0)
+        keep = np.ones(n)
+        keep[idx] = 0.0
+        adj[o[0]] = g * keep
+        self._accumulate(adj, o[1], part)
+
+    def _where_adjoint(self, k, o, g):
+        mask = self.prog.where_mask(k)
+        return [(o[1], np.where(mask, g, 0.0)), (o[2], np.where(mask, 0.0, g))]
+
+    def _matmul_adjoint(self, k, o, g):
+        a, b = self.read[k]
+        m, kk, n = o[3], o[4], o[5]
+        G = g.reshape(m, n)
+        return [(o[1], (G @ b.reshape(kk, n).T).reshape(-1)),
+                (o[2], (a.reshape(m, kk).T @ G).reshape(-1))]
+
+    def _callback_adjoint(self, k, o, g):
+        app = self.tape.callbacks[o[1]]
+        prim = app.prim
+        if prim.vjp is None:
+            raise UnsupportedOperation(f"adsim: primitive `{prim.name}` has no vjp rule, which "
+                                       f"derivatives of order three and more need")
+        args = [a.reshape(s) for a, s in zip(self.read[k], app.in_shapes)]
+        out = self.result[k].reshape(app.out_shape)
+        adjoints = _rule_adjoints(prim, prim.vjp(args, out, g.reshape(app.out_shape)),
+                                  app.in_shapes, recorded=True)
+        refs = o[3:3 + o[2]]
+        return [(ref, None if a is None else _flat(a)) for i, (ref, a) in
+                enumerate(zip(refs, adjoints)) if i not in prim.nondiff_argnums]
+
+
+def _slope(expression, finite=False):
+    return lambda x, y, c: (expression(x, y, c), finite)
+
+
+# the derivative of each unary op that needs its operand or result, as NumPy
+# on active arrays; ``finite``: the slope cannot be infinite (no zero-test needed)
+_UNARY_SLOPES = {
+    Op.SQRT: _slope(lambda x, y, c: 0.5 / y),
+    Op.CBRT: _slope(lambda x, y, c: 1.0 / (3.0 * y * y)),
+    Op.SQUARE: _slope(lambda x, y, c: 2.0 * x, True),
+    Op.RECIPROCAL: _slope(lambda x, y, c: -(y * y)),
+    Op.EXP: _slope(lambda x, y, c: y),
+    Op.EXP2: _slope(lambda x, y, c: y * _LN2),
+    Op.EXPM1: _slope(lambda x, y, c: y + 1.0),
+    Op.LOG: _slope(lambda x, y, c: 1.0 / x),
+    Op.LOG2: _slope(lambda x, y, c: 1.0 / (x * _LN2)),
+    Op.LOG10: _slope(lambda x, y, c: 1.0 / (x * _LN10)),
+    Op.LOG1P: _slope(lambda x, y, c: 1.0 / (1.0 + x)),
+    Op.SIN: _slope(lambda x, y, c: np.cos(x), True),
+    Op.COS: _slope(lambda x, y, c: -np.sin(x), True),
+    Op.TAN: _slope(lambda x, y, c: 1.0 + y * y),
+    Op.ARCSIN: _slope(lambda x, y, c: 1.0 / np.sqrt(1.0 - x * x)),
+    Op.ARCCOS: _slope(lambda x, y, c: -1.0 / np.sqrt(1.0 - x * x)),
+    Op.ARCTAN: _slope(lambda x, y, c: 1.0 / (1.0 + x * x), True),
+    Op.SINH: _slope(lambda x, y, c: np.cosh(x)),
+    Op.COSH: _slope(lambda x, y, c: np.sinh(x)),
+    Op.TANH: _slope(lambda x, y, c: 1.0 - y * y, True),
+    Op.ARCSINH: _slope(lambda x, y, c: 1.0 / np.sqrt(x * x + 1.0), True),
+    Op.ARCCOSH: _slope(lambda x, y, c: 1.0 / np.sqrt(x * x - 1.0)),
+    Op.ARCTANH: _slope(lambda x, y, c: 1.0 / (1.0 - x * x)),
+    Op.RDIV_C: _slope(lambda x, y, c: -y / x),
+    Op.POW_C: _slope(lambda x, y, c: 2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
+    Op.RPOW_C: lambda x, y, c: _rpow_slope(y, c),
+}
+
+
+def _rpow_slope(y, c):
+    """y ln c, taken as 0 where y = 0 (0^x, inf^x: constant there)."""
+    with np.errstate(divide="ignore"):
+        lc = float(np.log(c))
+    if 0.0 < c < np.inf:
+        return y * lc, True
+    return np.where(y != 0.0, y * lc, 0.0), False
