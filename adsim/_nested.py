@@ -14,6 +14,8 @@ derivative of a derivative of a derivative), they differentiate J written
 out as recorded ops (adsim/_transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
 """
+import types
+
 import numpy as np
 
 from . import _transcribe
@@ -25,19 +27,33 @@ from .primitives import Primitive
 
 
 def closure_actives(f):
-    """The closure cells of ``f`` holding active arrays of a recording in
-    progress (an outer value the inner function reads: ``lambda y: k * y``
-    with ``k`` active), with their arrays."""
-    cells = getattr(f, "__closure__", None) or ()
-    found = []
-    for cell in cells:
+    """The closure cells holding active arrays of a recording in progress
+    that ``f`` reads (an outer value the inner function reads: ``lambda y:
+    k * y`` with ``k`` active), with their arrays. Functions ``f`` closes
+    over are searched too (``ad.jacobian(ad.grad(lambda w: k * w))``: the
+    lambda's ``k`` is read through the gradient function)."""
+    found, seen = [], set()
+    _closure_actives(f, found, seen, 0)
+    return found
+
+
+_MAX_CLOSURE_DEPTH = 8
+
+
+def _closure_actives(f, found, seen, depth):
+    if id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
+        return
+    seen.add(id(f))
+    for cell in getattr(f, "__closure__", None) or ():
         try:
             v = cell.cell_contents
-        except ValueError:
+        except ValueError:          # an empty cell (a name assigned later)
             continue
-        if isinstance(v, Active) and v.tape.recording:
-            found.append((cell, v))
-    return found
+        if isinstance(v, Active):
+            if v.tape.recording and all(cell is not c for c, _ in found):
+                found.append((cell, v))
+        elif isinstance(v, types.FunctionType):
+            _closure_actives(v, found, seen, depth + 1)
 
 
 def _lifted(f, cells):
@@ -177,3 +193,70 @@ def nested_derivative(f, args, kwargs, argnum, cache):
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
     return prim(*[args[p] for p in positions])
+
+
+# ---- the other transformations inside a recording, made of nested derivatives -----
+
+def _per_direction(direction, shape, one):
+    """``one(d)`` for a direction of ``shape``, or for each of k directions
+    along a trailing axis (results stacked along a new last axis)."""
+    if np.shape(direction) == tuple(shape):
+        return one(direction)
+    if np.ndim(direction) != len(shape) + 1 or np.shape(direction)[:-1] != tuple(shape):
+        raise ValueError(f"adsim: a direction of shape {np.shape(direction)} for an argument of "
+                         f"shape {tuple(shape)}; give the argument's shape, or a trailing axis "
+                         f"of k directions")
+    return np.stack([one(direction[..., j]) for j in range(np.shape(direction)[-1])], axis=-1)
+
+
+def _named(g, what, f):
+    g.__name__ = f"{what} of {_name(f)}"
+    return g
+
+
+def nested_jvp(f, xs, vs):
+    """(f(*xs), J v) inside a recording: J v = d/de f(xs + e vs) at e = 0,
+    one nested derivative w.r.t. the scalar e (one forward sweep for its
+    value)."""
+    n = len(xs)
+    along = _named(lambda e, *xv: f(*[x + e * v for x, v in zip(xv[:n], xv[n:])]),
+                   "a directional derivative", f)
+    tapes = TapeCache()
+    shape = np.shape(xs[0]) if n == 1 else None
+
+    def one(direction):
+        ds = (direction,) if n == 1 else tuple(direction)
+        return nested_derivative(along, (np.array(0.0),) + tuple(xs) + ds, {}, 0, tapes)
+    if n == 1:
+        return f(*xs), _per_direction(vs[0], shape, one)
+    return f(*xs), one(vs)
+
+
+def nested_vjp(f, xs, w):
+    """(f(*xs), w^T J) inside a recording: the gradient of sum(w * f(xs)),
+    one nested derivative per argument (one reverse sweep for its value)."""
+    n = len(xs)
+    weighted = _named(lambda *xw: np.sum(xw[n] * f(*xw[:n])), "a weighted sum", f)
+    tapes = TapeCache()
+    y = f(*xs)
+
+    def one(weight):
+        grads = tuple(nested_derivative(weighted, tuple(xs) + (weight,), {}, i, tapes)
+                      for i in range(n))
+        return grads[0] if n == 1 else grads
+    if np.shape(w) == np.shape(y) or n > 1:
+        return y, one(w)
+    return y, _per_direction(w, np.shape(y), one)
+
+
+def nested_hvp(f, x, v, args):
+    """(gradient, H v) of scalar f inside a recording: H v is the gradient of
+    grad(f)(x) . v (a nested derivative of a nested derivative)."""
+    from .api import grad
+    inner = grad(f)
+    along = _named(lambda y, d, *rest: np.sum(inner(y, *rest) * d), "a Hessian-vector product",
+                   f)
+    tapes = TapeCache()
+    g = inner(x, *args)
+    return g, _per_direction(v, np.shape(x), lambda d: nested_derivative(
+        along, (x, d) + tuple(args), {}, 0, tapes))
