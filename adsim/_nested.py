@@ -92,6 +92,15 @@ def lift_closures(functions, args):
     return [_lifted(f, cells) for f in functions], tuple(args) + tuple(actives)
 
 
+def _contracted(J, *values):
+    """<w, J> for the weight w last among ``values`` (the vjp rule's value)."""
+    return np.sum(values[-1] * J)
+
+
+def _itself(J, *values):
+    return J
+
+
 def nested_derivative(f, args, kwargs, argnum, cache):
     """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
     as one op whose inputs are the active arguments of ``args`` and the
@@ -158,19 +167,22 @@ def nested_derivative(f, args, kwargs, argnum, cache):
             return _transcribe.jacobian(tape, inputs, 0)
         return cache.run(f, plain, kwargs, (argnum,), method, all_varied=True)
 
+    rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
+
     def recorded_rule(values, rule, count):
         """A rule's value as recorded ops: the derivatives of
         ``rule(J, *values)`` w.r.t. the first ``count`` values, J recorded."""
-        h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
-        h.__name__ = f"derivative of {_name(f)}"
-        tapes = TapeCache()
+        if rule not in rule_functions:
+            h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
+            h.__name__ = f"derivative of {_name(f)}"
+            rule_functions[rule] = h, TapeCache()
+        h, tapes = rule_functions[rule]
         return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
 
     def vjp(values, out, out_adjoint):
         if any(isinstance(v, Active) for v in values) or isinstance(out_adjoint, Active):
             # the rule is being recorded: one derivative order more
-            return recorded_rule(tuple(values) + (out_adjoint,),
-                                 lambda J, *vals: np.sum(vals[-1] * J), len(values))
+            return recorded_rule(tuple(values) + (out_adjoint,), _contracted, len(values))
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -188,7 +200,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     def recorded_jvp(values, tangents):
         """The jvp rule recorded: sum_k dJ/dvalues[k] tangents[k]."""
         given = [k for k, t in enumerate(tangents) if t is not None]
-        Ds = recorded_rule(tuple(values), lambda J, *vals: J, len(values))
+        Ds = recorded_rule(tuple(values), _itself, len(values))
         return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
