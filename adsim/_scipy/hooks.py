@@ -34,7 +34,7 @@ from .._np.core import active_leaves
 # SciPy module -> adsim module holding its rule table ``HOOKS``, a dict
 # {(module, "function" or "Class.method"): rule}
 _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy.special",
-           "scipy.stats": "adsim._scipy.stats"}
+           "scipy.stats": "adsim._scipy.stats", "scipy.integrate": "adsim._scipy.integrate"}
 _lock = threading.Lock()
 _users = {"count": 0}
 _made = {}                # SciPy module -> its hooks, made when first seen imported
@@ -102,8 +102,11 @@ class _Hook:
         original.__kwdefaults__ = None if self.kwdefaults is None else dict(self.kwdefaults)
         original.__qualname__ = function.__qualname__
 
+        routes_also = getattr(rule, "routes_also", None)   # active values out of reach
+
         def route(args, kwargs):
-            if active_leaves((args, kwargs)):
+            if active_leaves((args, kwargs)) or routes_also is not None and \
+                    routes_also(args, kwargs):
                 return rule(*args, **kwargs)
             return original(*args, **kwargs)
         self.routed_kwdefaults = {**(self.kwdefaults or {}), "_adsim_route": route}
