@@ -261,11 +261,10 @@ def nested_vjp(f, xs, w):
     return y, _per_direction(w, np.shape(y), one)
 
 
-def nested_hvp(f, x, v, args):
-    """(gradient, H v) of scalar f inside a recording: H v is the gradient of
-    grad(f)(x) . v (a nested derivative of a nested derivative)."""
-    from .api import grad
-    inner = grad(f)
+def nested_hvp(f, inner, x, v, args):
+    """(gradient, H v) of scalar f inside a recording, ``inner`` its
+    gradient function: H v is the gradient of inner(x) . v (a nested
+    derivative of a nested derivative)."""
     along = _named(lambda y, d, *rest: np.sum(inner(y, *rest) * d), "a Hessian-vector product",
                    f)
     tapes = TapeCache()

@@ -331,7 +331,7 @@ def grad_and_hvp(f, x, v, *args):
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
     may be a container of arrays, ``v`` then has its structure."""
     if _any_active((x, v) + args, f):     # inside a recording: nested derivatives
-        return nested_hvp(f, x, v, args)
+        return nested_hvp(f, grad(f), x, v, args)
     if x is not None and is_container(x):
         return _container_grad_and_hvp(f, x, v, args)
     x = real_array(x, f"argument 0 of {_name(f)}")
@@ -374,7 +374,7 @@ def hvp(f, x, v, *args):
     if args or (x is not None and is_container(x)):
         return grad_and_hvp(f, x, v, *args)[1]
     if _any_active((x, v), f):           # inside a recording: nested derivatives
-        return nested_hvp(f, x, v, ())[1]
+        return nested_hvp(f, grad(f), x, v, ())[1]
     v = real_array(v, "direction")
 
     def method(tape, values):           # one input: the tape's direct path
