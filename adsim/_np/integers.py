@@ -79,6 +79,19 @@ def plain_if_constant(v):
     return v
 
 
+def plain_value(v, what):
+    """``v`` where adsim needs a plain value (a table searched, an order):
+    plain values pass, an active array without a derivative becomes plain
+    (plain_if_constant), and one with a derivative raises, naming ``what``."""
+    v = plain_if_constant(v)
+    if isinstance(v, Active):
+        raise UnsupportedOperation(
+            f"adsim: {what} cannot be active: it depends on the inputs (an active array of "
+            f"shape {v.shape}). Pass a plain array, or constants made in the recorded function "
+            f"(adsim.value(x) if no derivative through it is wanted)")
+    return v
+
+
 def exact_index(x):
     """An active integral scalar used as an index: its value, guarded to stay
     exactly that integer (NumPy refuses a non-integral index, so a replay
