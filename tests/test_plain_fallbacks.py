@@ -21,7 +21,7 @@ def test_functions_without_rules_run_on_constants():
     def f(x):
         w = np.zeros(3)
         w[0] = 1.0
-        k = int(np.trim_zeros(w)[0] + 1)            # no rule: runs on the constant
+        k = np.unique(w).size                       # no rule: runs on the constant
         F = np.fft.fft(w).real                      # fft of a constant
         M = np.linalg.inv(np.eye(3) * 2.0 + w[:, None])
         nz = np.nonzero(w)[0]
@@ -39,8 +39,8 @@ def test_functions_without_rules_follow_value_results_at_new_points():
 
 
 def test_functions_without_rules_refuse_values_with_derivatives():
-    with pytest.raises(ad.UnsupportedOperation, match="numpy.trim_zeros"):
-        ad.grad(lambda x: np.sum(np.trim_zeros(x)))(np.ones(3))
+    with pytest.raises(ad.UnsupportedOperation, match="numpy.unique"):
+        ad.grad(lambda x: np.sum(np.unique(x)))(np.ones(3))
 
 
 def test_in_place_writers_fill_diagonal_and_copyto():

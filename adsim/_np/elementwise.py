@@ -1,5 +1,7 @@
 """Elementwise functions that need more than one op or a branch record:
-abs, clip, where; and derivative-free values (stop_gradient, value)."""
+abs, clip, where, logaddexp, sinc, tests (isinf, isfinite, isposinf,
+isneginf), copysign, angle, nan_to_num, real_if_close; and derivative-free
+values (stop_gradient, value)."""
 import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_unary

@@ -1,4 +1,6 @@
-"""Views, indexing and in-place writes, after NumPy.
+"""Views, indexing and in-place writes, after NumPy: reshapes in every
+order and in place (``a.shape = ...``), transposes, diagonals, splits,
+selections (compress, extract), and the writes into an array's storage.
 
 A function that only moves elements is applied to the root's array of element
 positions (``Active._positions``); when NumPy's result shares memory with
