@@ -26,8 +26,8 @@ from ._version import __version__
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "InvalidArgnums", "InvalidInput",
     "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
-    "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative",
-    "UnsupportedAttribute", "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
+    "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
+    "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "integrate", "jacobian", "jvp", "laplacian", "load_tape", "parallel", "primitive", "record",
     "stop_gradient", "value", "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity",

@@ -18,8 +18,7 @@ from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
-from ._np.joins import append, block, full_like, ones_like, piece, sequence_function, \
-    zeros_like
+from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np import linalg
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -257,8 +256,7 @@ FUNCTIONS.update({
     # arrays from pieces, selections
     np.dstack: sequence_function(np.dstack), np.block: block, np.diagflat: diagflat,
     np.compress: compress, np.extract: extract,
-    np.insert: lambda arr, obj, values, axis=None: index_map(
-        lambda i, v: np.insert(i, obj, v, axis=axis), [piece(arr), piece(values)]),
+    np.insert: insert,
     # np.linalg
     np.linalg.multi_dot: linalg_composed.multi_dot, np.linalg.cond: linalg_composed.cond,
     np.linalg.tensorsolve: linalg_composed.tensorsolve,

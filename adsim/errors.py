@@ -57,8 +57,9 @@ class UnsupportedAttribute(AdsimError, AttributeError):
 
     Raised for ndarray names such as ``tobytes``, ``ctypes`` or ``resize``
     that have no meaning for a recorded value, or no derivative. The message
-    names the attribute and what to use instead: a NumPy function adsim
-    records, or the plain value ``np.asarray(adsim.value(x))``.
+    names the attribute and what to use instead. Fix: call the NumPy function
+    adsim records (``np.resize(x, shape)``), or take the attribute of the
+    plain value ``np.asarray(adsim.value(x))``.
     """
 
 

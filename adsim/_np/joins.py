@@ -1,5 +1,6 @@
-"""Arrays from several pieces (concatenate, stack, np.array of a list) and
-constant arrays shaped like an active one (zeros_like, ...)."""
+"""Arrays from several pieces (concatenate, stack, block, append, insert,
+np.array of a list) and constant arrays shaped like an active one
+(zeros_like, ...)."""
 import numpy as np
 
 from .._tape import Active
@@ -78,6 +79,11 @@ def append(arr, values, axis=None):
         arr, values = _flat(arr), _flat(values)
         axis = 0
     return sequence_function(np.concatenate)([arr, values], axis=axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """np.insert: either the array or the inserted values may be active."""
+    return index_map(lambda a, v: np.insert(a, obj, v, axis=axis), [piece(arr), piece(values)])
 
 
 def _flat(a):
