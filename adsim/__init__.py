@@ -13,7 +13,7 @@ from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
                      MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
                      TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
-                     UnsupportedOperation)
+                     UnsupportedAttribute, UnsupportedOperation)
 from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
@@ -26,7 +26,7 @@ from ._version import __version__
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "InvalidArgnums", "InvalidInput",
     "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
-    "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative",
+    "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "integrate", "jacobian", "jvp", "laplacian", "load_tape", "parallel", "primitive", "record",

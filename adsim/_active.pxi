@@ -3,7 +3,9 @@
 # arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
 # adsim/_numpy_api.py.
 
-from .errors import ActiveValueLeak, UnsupportedOperation
+from cpython.object cimport PyObject_GenericSetAttr
+
+from .errors import ActiveValueLeak, UnsupportedAttribute, UnsupportedOperation
 
 cdef object _numpy_api_module = None
 
@@ -218,9 +220,17 @@ cdef class Active:
 
     def _positions(self):
         """Flat positions of this array's elements in its root's storage."""
-        if self._index is None:
-            self._index = np.arange(self.size, dtype=np.intp).reshape(self.shape)
+        if self._index is None:        # a copy: the root's positions own their data, as it does
+            self._index = np.arange(self.size, dtype=np.intp).reshape(self.shape).copy()
         return self._index
+
+    def _reshaped_in_place(self, tuple shape, index):
+        """``a.shape = shape`` (adsim/_np/views.py set_shape): the same
+        elements in C order, ``index`` their positions."""
+        if len(index.shape) != len(shape) or index.size != self.size:
+            raise ValueError("adsim: internal: an in-place reshape keeps the elements")
+        self.shape = shape
+        self._index = index
 
     def _root(self):
         return self if self._base is None else self._base
@@ -254,6 +264,54 @@ cdef class Active:
     @property
     def T(self):
         return numpy_api().transpose(self)
+
+    @property
+    def mT(self):
+        """The matrix transpose of a stack (the last two axes swapped), a view."""
+        if len(self.shape) < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return numpy_api().array_function(np.swapaxes, (), (self, -1, -2), {})
+
+    @property
+    def flags(self):
+        """NumPy's flags of this array: its layout and writeability are those
+        of its element positions (adsim/_np/views.py), which NumPy keeps as
+        it would keep the array's own."""
+        return self._positions().flags
+
+    def setflags(self, write=None, align=None, uic=None):
+        if align is not None or uic is not None:
+            raise UnsupportedOperation("adsim: setflags(align=..., uic=...) of an active array; "
+                                       "only write= is recorded")
+        self._positions().setflags(write=write)
+
+    @property
+    def strides(self):
+        """NumPy's strides of a float64 array laid out as this one is."""
+        p = self._positions()
+        return tuple(s // p.itemsize * 8 for s in p.strides)
+
+    @property
+    def device(self):
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise ValueError(f"Unsupported device {device!r}. Only 'cpu' is accepted.")
+        return self
+
+    def __setattr__(self, name, value):
+        if name == "shape":             # NumPy's in-place reshape
+            numpy_api().set_shape(self, value)
+        else:
+            PyObject_GenericSetAttr(self, name, value)
+
+    def __getattr__(self, name):
+        """Only for names Active lacks: NumPy's ndarray attributes get an
+        error that says what to use instead."""
+        if name.startswith("__") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'adsim._tape.Active' object has no attribute '{name}'")
+        raise UnsupportedAttribute(numpy_api().missing_attribute_message(name, self.shape))
 
     @property
     def real(self):
@@ -295,8 +353,16 @@ cdef class Active:
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
-        from ._callers import library_entry
+        from ._callers import library_entry, method_call_name
         entry = library_entry()
+        method = method_call_name() if entry is None else None
+        if method is not None and hasattr(np.ndarray, method) and \
+                numpy_api().has_rule_named(f"numpy.{method}"):
+            raise ActiveValueLeak(
+                f"adsim: `.{method}(...)`, a method of a plain NumPy array, turned its active "
+                f"argument (shape {self.shape}) into a plain array, which would drop its "
+                f"derivative. Call NumPy's function instead, which adsim records: "
+                f"np.{method}(a, x)" + (", or a @ x" if method == "dot" else ""))
         if entry is not None and numpy_api().has_rule_named(entry):
             raise UnsupportedOperation(
                 f"adsim: `{entry}` received active values inside a Python list or tuple; "
@@ -424,6 +490,13 @@ cdef class Active:
     def __ipow__(self, other):
         return numpy_api().assign_inplace(self, arith(POW, self, other), "**=")
 
+    def __imod__(self, other):
+        return numpy_api().assign_inplace(self, numpy_api().remainder(self, other), "%=")
+
+    def __ifloordiv__(self, other):
+        quotient = numpy_api().floor_divide(self, other)
+        return numpy_api().assign_inplace(self, numpy_api().as_active(self.tape, quotient), "//=")
+
     def __imatmul__(self, other):
         return numpy_api().assign_inplace(self, numpy_api().matmul(self, other), "@=")
 
@@ -541,16 +614,16 @@ cdef class Active:
     def dot(self, other):
         return numpy_api().dot(self, other)
 
-    def reshape(self, *shape, order="C"):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or np.ndim(shape[0]) == 1):
             shape = tuple(shape[0])
-        return numpy_api().reshape(self, shape, order=order)
+        return numpy_api().reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order="C"):
         return numpy_api().ravel(self, order=order)
 
     def flatten(self, order="C"):
-        return numpy_api().copy(numpy_api().reshape(self, (-1,), order=order))
+        return numpy_api().copy(numpy_api().ravel(self, order=order))
 
     def view(self, dtype=None):
         if dtype is not None and np.dtype(dtype) != np.float64:
@@ -613,6 +686,23 @@ cdef class Active:
 
     def all(self, axis=None, keepdims=False):
         return np.all(numpy_api().compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+
+    def nonzero(self):
+        return np.nonzero(self)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """In place, as ndarray.partition."""
+        numpy_api().assign_inplace(
+            self, np.partition(self, kth, axis=axis, kind=kind, order=order), "partition")
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return np.argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis=axis, out=out)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side=side, sorter=sorter)
 
     def repeat(self, repeats, axis=None):
         return np.repeat(self, repeats, axis=axis)

@@ -1,7 +1,12 @@
 """Which library function the user called, seen from inside it: errors that
 arise deep in SciPy (an ``np.asarray`` on an active array) name the
-function the user wrote, as its documentation names it."""
+function the user wrote, as its documentation names it; and which call the
+user's line is making, read from its source (``np.zeros(...)``,
+``A.dot(x)``)."""
+import ast
+import linecache
 import sys
+import types
 
 _OURS = ("adsim",)
 
@@ -63,3 +68,59 @@ def _exported(module, name, obj):
                                       getattr(candidate, "__wrapped__", None) is obj):
             return f"{'.'.join(parts[:i])}.{name}"
     return None
+
+
+def user_frame():
+    """The innermost frame of the user's code (neither adsim nor a library)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".", 1)[0] not in _OURS and not _is_library(module):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+_CALLS = {}           # (code, instruction offset) -> the called expression, or None
+
+
+def called_expression(frame):
+    """The expression naming the function that the call ``frame`` is
+    executing calls, as its source spells it (``np.zeros`` of
+    ``np.zeros(n)``, an ast node), or None without source."""
+    key = (frame.f_code, frame.f_lasti)
+    if key not in _CALLS:
+        if len(_CALLS) > 4096:
+            _CALLS.clear()
+        _CALLS[key] = _parse_call(frame.f_code, frame.f_lasti)
+    return _CALLS[key]
+
+
+def _parse_call(code, offset):
+    try:
+        line, end_line, col, end_col = list(code.co_positions())[offset // 2]
+        lines = linecache.getlines(code.co_filename)
+        if None in (line, end_line, col, end_col) or end_line > len(lines):
+            return None
+        text = [ln.encode() for ln in lines[line - 1:end_line]]
+        text[-1] = text[-1][:end_col]
+        text[0] = text[0][col:]
+        node = ast.parse(b"".join(text).decode(), mode="eval").body
+    except (SyntaxError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    return node.func if isinstance(node, ast.Call) else None
+
+
+def method_call_name():
+    """``dot`` when the user's line is calling a method ``a.dot(...)`` (not a
+    module's function such as ``np.dot``), else None."""
+    frame = user_frame()
+    func = called_expression(frame) if frame is not None else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    receiver = func.value
+    if isinstance(receiver, ast.Name):
+        bound = frame.f_locals.get(receiver.id, frame.f_globals.get(receiver.id))
+        if isinstance(bound, types.ModuleType):
+            return None
+    return func.attr

@@ -25,6 +25,10 @@ Called from the recorded function's own code, on the recording thread:
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
   array of constants, so active values can be written into it; ``np.empty``
   is zero-filled.
+- ``np.r_``/``np.c_`` with active items (adsim/_np/index_tricks.py), and
+  ``np.polyval`` with active values inside a list of coefficients (NumPy's
+  dispatch does not look into the list): adsim's rules, whoever calls them,
+  since NumPy's would fail on those arguments; otherwise NumPy's own.
 
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
@@ -38,13 +42,14 @@ z(n)``), nor code without source; integer, boolean and complex dtypes stay
 plain.
 """
 import ast
-import linecache
 import sys
 import threading
 
 import numpy as np
 
-from ._np import composed, core, joins
+from ._callers import called_expression
+from ._np import composed, core, joins, numeric
+from ._np.index_tricks import Concatenator
 from ._tape import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
@@ -116,35 +121,10 @@ def _user_tape(name):
     return tape
 
 
-_CALLS = {}           # (code, instruction offset) -> name the call spells, or None
-
-
 def _called_name(frame):
     """The name of the function called by the call ``frame`` is executing,
     as its source spells it (``np.zeros(...)`` -> "zeros")."""
-    key = (frame.f_code, frame.f_lasti)
-    if key not in _CALLS:
-        if len(_CALLS) > 4096:
-            _CALLS.clear()
-        _CALLS[key] = _spelled_name(frame.f_code, frame.f_lasti)
-    return _CALLS[key]
-
-
-def _spelled_name(code, offset):
-    try:
-        line, end_line, col, end_col = list(code.co_positions())[offset // 2]
-        lines = linecache.getlines(code.co_filename)
-        if None in (line, end_line, col, end_col) or end_line > len(lines):
-            return None
-        text = [ln.encode() for ln in lines[line - 1:end_line]]
-        text[-1] = text[-1][:end_col]
-        text[0] = text[0][col:]
-        node = ast.parse(b"".join(text).decode(), mode="eval").body
-    except (SyntaxError, ValueError, IndexError, UnicodeDecodeError):
-        return None
-    if not isinstance(node, ast.Call):
-        return None
-    func = node.func
+    func = called_expression(frame)
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
@@ -205,6 +185,16 @@ def _arange_wrapper(original):
     return _named(arange, original)
 
 
+def _listed_wrapper(original, rule):
+    """``original`` unless an argument holds active values inside a list,
+    which NumPy's dispatch does not see: then adsim's ``rule``."""
+    def call(*args, **kwargs):
+        if joins.holds_active(args) or joins.holds_active(list(kwargs.values())):
+            return rule(*args, **kwargs)
+        return original(*args, **kwargs)
+    return _named(call, original)
+
+
 def _named(wrapper, original):
     wrapper.__wrapped__ = original
     wrapper.__name__ = original.__name__
@@ -232,6 +222,9 @@ def _wrappers():
         "eye": _filled_wrapper(np.eye),
         "identity": _filled_wrapper(np.identity),
         "arange": _arange_wrapper(np.arange),
+        "polyval": _listed_wrapper(np.polyval, numeric.polyval),
+        "r_": Concatenator(np.r_),
+        "c_": Concatenator(np.c_),
     }
 
 

@@ -11,24 +11,26 @@ from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, shape_of, size_of,
     tape_of, unsupported)
-from ._np import composed, core, elementwise, fft, numeric, ordering
+from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import complex as complex_
-from ._np.einsum import dot, einsum, matmul, tensordot
+from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
-from ._np.joins import append, full_like, ones_like, sequence_function, zeros_like
+from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np import linalg
 from ._np import decompositions
-from ._np.products import inner, kron, outer, trace, vdot
+from ._np.products import kron, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
-    refresh_view, reshape, rollaxis, setitem, split_function, squeeze, transpose, triangle,
+    refresh_view, reshape, rollaxis, set_shape, setitem, split_function, squeeze, transpose,
+    triangle,
     user_broadcast_to, view_of)
-from ._np.views import copyto, diag, fill_diagonal, ufunc_at
+from ._np.views import compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
+    unstack
 from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_unary
 from .errors import UnsupportedOperation
 
@@ -48,6 +50,11 @@ _COMPOSED_UFUNCS = {
     np.isinf: elementwise.isinf, np.isfinite: elementwise.isfinite,
     np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,
     np.fmin: composed.fmin, np.divmod: lambda a, b: (floor_divide(a, b), remainder(a, b)),
+    np.copysign: elementwise.copysign,
+    **{uf: rule for uf, rule in ((getattr(np, "vecdot", None), linalg_composed.vecdot),
+                                 (getattr(np, "matvec", None), linalg_composed.matvec),
+                                 (getattr(np, "vecmat", None), linalg_composed.vecmat))
+       if uf is not None},       # NumPy >= 2.0 (vecdot), 2.2 (matvec, vecmat)
 }
 
 
@@ -139,6 +146,28 @@ def has_rule_named(name):
         return False
 
 
+_ATTRIBUTE_ADVICE = {
+    "resize": "it changes the array's size in place, which a recorded array cannot; make a "
+              "new array: np.resize(x, shape) repeats the elements, np.pad or np.concatenate "
+              "with zeros fill as ndarray.resize does",
+    "put": "write through indexing instead: x.flat[indices] = values",
+    "choose": "it uses the array as integer indices; call np.choose(indices, choices) with "
+              "integer indices (np.floor(x).astype(int) of an active x is one)",
+}
+_RAW_MEMORY = ("it needs the memory of a plain array; take it of np.asarray(adsim.value(x)) (a "
+               "value without derivative, checked on replay), or of the result after the "
+               "recorded function returns")
+
+
+def missing_attribute_message(name, shape):
+    """What to say about ndarray's attribute ``name``, which Active lacks."""
+    advice = _ATTRIBUTE_ADVICE.get(name)
+    if advice is None and has_rule_named(f"numpy.{name}"):
+        advice = f"call np.{name}(x, ...), which adsim records"
+    return (f"adsim: active arrays (here of shape {shape}) have no ndarray attribute "
+            f"`{name}`: {advice or _RAW_MEMORY}")
+
+
 def ufunc_name(uf):
     """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
     name = uf.__name__
@@ -191,19 +220,73 @@ FUNCTIONS = {
     np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
-    np.average: composed.average, np.nansum: composed.nansum, np.nanmean: composed.nanmean,
-    np.cross: composed.cross, np.ediff1d: composed.ediff1d,
+    np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
     **fft.FUNCTIONS,
 }
 
 
+FUNCTIONS.update({
+    # sorting, searching, counting
+    np.partition: ordering.partition, np.argpartition: ordering.argpartition,
+    np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
+    np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
+    np.trim_zeros: ordering.trim_zeros,
+    # statistics, NaN-skipping ones included
+    np.ptp: numeric.ptp, np.cov: numeric.cov, np.corrcoef: numeric.corrcoef,
+    np.nanmedian: ordering.nanmedian, np.nanquantile: ordering.nanquantile,
+    np.nanpercentile: ordering.nanpercentile, np.nansum: nanfunctions.nansum,
+    np.nanmean: nanfunctions.nanmean, np.nanprod: nanfunctions.nanprod,
+    np.nanmax: nanfunctions.nanmax, np.nanmin: nanfunctions.nanmin,
+    np.nanargmax: nanfunctions.nanargmax, np.nanargmin: nanfunctions.nanargmin,
+    np.nanvar: nanfunctions.nanvar, np.nanstd: nanfunctions.nanstd,
+    np.nancumsum: nanfunctions.nancumsum, np.nancumprod: nanfunctions.nancumprod,
+    # elementwise
+    np.angle: elementwise.angle, np.nan_to_num: elementwise.nan_to_num,
+    np.real_if_close: elementwise.real_if_close, np.isposinf: elementwise.isposinf,
+    np.isneginf: elementwise.isneginf, np.i0: lambda x: _scipy_special_rule("i0")(x),
+    np.piecewise: composed.piecewise, np.vander: numeric.vander,
+    # arrays from pieces, selections
+    np.dstack: sequence_function(np.dstack), np.block: block, np.diagflat: diagflat,
+    np.compress: compress, np.extract: extract,
+    np.insert: insert,
+    # np.linalg
+    np.linalg.multi_dot: linalg_composed.multi_dot, np.linalg.cond: linalg_composed.cond,
+    np.linalg.tensorsolve: linalg_composed.tensorsolve,
+    np.linalg.tensorinv: linalg_composed.tensorinv,
+})
+
+# NumPy 2's names (the array API): registered where this NumPy has them
+for _module, _name, _rule in (
+        (np, "cumulative_sum", numeric.cumulative(cumsum, 0.0)),
+        (np, "cumulative_prod", numeric.cumulative(numeric.cumprod, 1.0)),
+        (np, "unstack", unstack),
+        (np, "astype", lambda x, dtype, /, *, copy=True, device=None: x.astype(dtype, copy=copy)),
+        (np.linalg, "matmul", linalg_composed.matmul), (np.linalg, "outer", linalg_composed.outer),
+        (np.linalg, "vecdot", linalg_composed.vecdot), (np.linalg, "trace", linalg_composed.trace),
+        (np.linalg, "diagonal", linalg_composed.diagonal),
+        (np.linalg, "cross", linalg_composed.cross),
+        (np.linalg, "matrix_transpose", linalg_composed.matrix_transpose),
+        (np, "matrix_transpose", linalg_composed.matrix_transpose),
+        (np.linalg, "vector_norm", linalg_composed.vector_norm),
+        (np.linalg, "matrix_norm", linalg_composed.matrix_norm),
+        (np.linalg, "svdvals", linalg_composed.svdvals)):
+    if hasattr(_module, _name):
+        FUNCTIONS[getattr(_module, _name)] = _rule
+
+
+def _scipy_special_rule(name):
+    import scipy.special
+    return special_ufunc(getattr(scipy.special, name))
+
+
 # functions that only move elements: recorded through index_map (views where
 # NumPy gives views)
 for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.moveaxis,
            np.diagonal, np.repeat, np.tile, np.take, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-           np.fft.fftshift, np.fft.ifftshift):
+           np.fft.fftshift, np.fft.ifftshift, np.resize, np.delete,
+           np.lib.stride_tricks.sliding_window_view):
     FUNCTIONS[_f] = (lambda f: lambda a, *args, **kw: index_map(f, [a], *args, **kw))(_f)
 
 

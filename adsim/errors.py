@@ -52,6 +52,17 @@ class ActiveValueLeak(AdsimError, TypeError):
     """
 
 
+class UnsupportedAttribute(AdsimError, AttributeError):
+    """An attribute or method of NumPy's ndarray that active arrays do not have.
+
+    Raised for ndarray names such as ``tobytes``, ``ctypes`` or ``resize``
+    that have no meaning for a recorded value, or no derivative. The message
+    names the attribute and what to use instead. Fix: call the NumPy function
+    adsim records (``np.resize(x, shape)``), or take the attribute of the
+    plain value ``np.asarray(adsim.value(x))``.
+    """
+
+
 class MemoryBudgetError(AdsimError, MemoryError):
     """A checkpointed loop cannot run within the requested memory budget.
 

@@ -97,16 +97,12 @@ class Primitive:
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
         if self.nondiff_argnums:
-            from ._np.integers import plain_if_constant
-            args = tuple(plain_if_constant(a) if i in self.nondiff_argnums else a
+            from ._np.integers import plain_value
+            args = tuple(plain_value(a, f"argument {i} of `{self.name}` (it has no derivative "
+                                        f"rule)") if i in self.nondiff_argnums else a
                          for i, a in enumerate(args))
             if not any(isinstance(a, Active) for a in args):
                 return self.value(*args)
-        for i in self.nondiff_argnums:
-            if isinstance(args[i], Active):
-                raise UnsupportedOperation(f"adsim: argument {i} of `{self.name}` has no "
-                                           f"derivative rule and cannot be active; pass a plain "
-                                           f"value (adsim.value(x) if no derivative is wanted)")
         from ._np.core import constant, tape_of
         tape = tape_of(*args)
         refs, shapes = [], []

@@ -114,7 +114,7 @@ def executors():
             import distributed
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=WORKERS, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=50))
+                dashboard_address=":0", silence_logs=50))
             pools["dask"] = stack.enter_context(distributed.Client(cluster))
         yield pools
 

@@ -109,7 +109,7 @@ def executor_for(args):
         else:
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=args.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=40))
+                dashboard_address=":0", silence_logs=40))
             client = stack.enter_context(distributed.Client(cluster))
             where = f"a local cluster of {args.workers} worker processes"
         yield client, where

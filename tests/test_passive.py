@@ -50,8 +50,8 @@ def test_passive_ops_are_flagged_on_the_tape():
 
 
 def _loss_with_unruled_data_functions(x, d):
-    # np.ptp and np.unique have no derivative rule: fine on data
-    return np.sum(x ** 2) * np.ptp(d) + np.sum(np.unique(d)) * x[0]
+    # np.unique has no derivative rule: fine on data
+    return np.sum(x ** 2) * np.ptp(np.unique(d)) + np.sum(np.unique(d)) * x[0]
 
 
 def _expected_gradient(x, d):
@@ -72,7 +72,7 @@ def test_data_arguments_reach_functions_without_rules_and_stay_current():
 
 def test_differentiating_the_data_argument_still_refuses_a_function_without_rule():
     g = ad.grad(_loss_with_unruled_data_functions, argnums=(0, 1))
-    with pytest.raises(ad.UnsupportedOperation, match="ptp"):
+    with pytest.raises(ad.UnsupportedOperation, match="unique"):
         g(np.array([1.0, 2.0]), np.array([3.0, 1.0, 2.0]))
 
 

@@ -1,7 +1,7 @@
 """NumPy functions written with other NumPy functions on active arrays:
 each calls NumPy's public API, which dispatches back to adsim, so its
 derivative is that of the composition (exact, every mode) and it needs no
-rule of its own: average, nansum, nanmean, cross, ediff1d, heaviside,
+rule of its own: average, cross, ediff1d, heaviside,
 fmax, fmin, take_along_axis, meshgrid, linspace, arange, isclose, allclose."""
 import warnings
 
@@ -26,17 +26,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     total = np.sum(w * np.ones(shape_of(a)), axis=axis, keepdims=keepdims)
     avg = np.sum(a * w, axis=axis, keepdims=keepdims) / total
     return (avg, total) if returned else avg
-
-
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    reject_kwargs("nansum", out=out, initial=initial, where=where)
-    return np.sum(np.where(np.isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
-
-
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    reject_kwargs("nanmean", out=out, where=where)
-    kept = ~np.isnan(a)
-    return nansum(a, axis=axis, keepdims=keepdims) / np.sum(kept, axis=axis, keepdims=keepdims)
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -169,3 +158,28 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """NumPy's piecewise: zeros, then for each condition (plain booleans,
+    e.g. recorded comparisons) the function of the selected elements, or a
+    value, written there; a missing last condition is "none of the others"."""
+    n_functions = len(funclist)
+    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray))
+                                 and len(shape_of(x)) != 0):
+        condlist = [condlist]
+    condlist = np.asarray(condlist, dtype=bool)
+    n = len(condlist)
+    if n == n_functions - 1:
+        condlist = np.concatenate([condlist, ~np.any(condlist, axis=0, keepdims=True)], axis=0)
+    elif n != n_functions:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = np.zeros_like(x)
+    for cond, func in zip(condlist, funclist):
+        if not callable(func):
+            y[cond] = func
+        else:
+            vals = x[cond]
+            if np.size(vals) > 0:
+                y[cond] = func(vals, *args, **kw)
+    return y

@@ -1,4 +1,5 @@
-"""``np.linalg.qr``, ``svd``, ``pinv`` and ``lstsq`` on single active matrices.
+"""``np.linalg.qr``, ``svd``, ``pinv`` (also of stacks of matrices) and
+``lstsq`` on active matrices.
 
 Each factorization is one primitive whose output packs its factors (they
 are sliced apart as views), with rules written in differentiable operations
@@ -29,16 +30,17 @@ import numpy as np
 from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from . import triangular
+from .stacks import at_least_2d, over_stack
 
 QRResult = namedtuple("QRResult", ["Q", "R"])           # NumPy's field names
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 _EPS = np.finfo(float).eps
 
 
-def _matrix(name, a):
+def _matrix(a):
     if np.ndim(a) != 2:
-        raise UnsupportedOperation(f"adsim: np.linalg.{name} of shape {np.shape(a)}: only single "
-                                   f"matrices are recorded (loop over a stack)")
+        raise np.linalg.LinAlgError(f"{np.ndim(a)}-dimensional array given. Array must be "
+                                    f"two-dimensional")
 
 
 def _plain(x):
@@ -96,12 +98,16 @@ _qr = primitive(_qr_value, jvp=_qr_jvp, vjp=_qr_vjp, name="numpy.linalg.qr")
 
 
 def qr(a, mode="reduced"):
-    _matrix("qr", a)
+    at_least_2d(a)
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
     if mode == "raw":
         raise UnsupportedOperation("adsim: np.linalg.qr(mode='raw') (Householder reflectors) is "
                                    "not recorded; use mode='reduced', 'complete' or 'r'")
+    return over_stack(lambda m: _qr_of(m, mode), lambda m: np.linalg.qr(m, mode=mode), [a])
+
+
+def _qr_of(a, mode):
     m, n = np.shape(a)
     if mode == "complete" and m > n:
         raise UndefinedDerivative(
@@ -220,10 +226,15 @@ _svd_vectors = primitive(_vectors_value, jvp=_vectors_jvp, vjp=_vectors_vjp,
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    _matrix("svd", a)
+    at_least_2d(a)
     if hermitian:
         raise UnsupportedOperation("adsim: np.linalg.svd(hermitian=True) of an active matrix is "
                                    "not recorded; pass hermitian=False")
+    return over_stack(lambda m: _svd_of(m, full_matrices, compute_uv),
+                      lambda m: np.linalg.svd(m, full_matrices, compute_uv), [a])
+
+
+def _svd_of(a, full_matrices, compute_uv):
     s = _svd_values(a)
     if not compute_uv:
         return s
@@ -273,12 +284,12 @@ def _pinv_rcond(shape, rcond, rtol):
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
-    _matrix("pinv", a)
+    at_least_2d(a)
     if hermitian:
         raise UnsupportedOperation("adsim: np.linalg.pinv(hermitian=True) of an active matrix is "
                                    "not recorded; pass hermitian=False")
-    cut = _pinv_rcond(np.shape(a), rcond, rtol)
-    return _pinv_primitive(cut)(a)
+    cut = _pinv_rcond(np.shape(a)[-2:], rcond, rtol)
+    return over_stack(_pinv_primitive(cut), lambda m: np.linalg.pinv(m, rcond=cut), [a])
 
 
 def _pinv_primitive(cut):
@@ -296,7 +307,7 @@ def _pinv_primitive(cut):
 def lstsq(a, b, rcond=None):
     """(x, residuals, rank, s) as NumPy gives them, for a full-rank ``a``:
     x = pinv(a) b, differentiated in ``a`` and ``b``."""
-    _matrix("lstsq", a)
+    _matrix(a)
     if np.ndim(b) not in (1, 2):
         raise UnsupportedOperation(f"adsim: np.linalg.lstsq with b of shape {np.shape(b)}; pass "
                                    f"a vector or a matrix")

@@ -165,6 +165,10 @@ def tensordot(a, b, axes=2):
         axes_a, axes_b = [np.atleast_1d(ax).tolist() for ax in axes]
     axes_a = [ax % na for ax in axes_a]
     axes_b = [ax % nb for ax in axes_b]
+    sa, sb = core.shape_of(a), core.shape_of(b)
+    if len(axes_a) != len(axes_b) or any(sa[i] != sb[j] for i, j in zip(axes_a, axes_b)):
+        raise ValueError(f"shape-mismatch for sum (shapes {sa} and {sb}, axes {axes_a} and "
+                         f"{axes_b})")
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     la = [next(letters) for _ in range(na)]
     lb = [next(letters) for _ in range(nb)]
@@ -195,10 +199,21 @@ def matmul(a, b, out=None):
 
 
 def dot(a, b, out=None):
-    """``np.dot``: products of operands of up to 2 dimensions, scalars, and
-    the stacked forms matmul shares with it."""
-    if max(len(core.shape_of(a)), len(core.shape_of(b))) > 2 and \
-            min(len(core.shape_of(a)), len(core.shape_of(b))) > 0:
+    """``np.dot``: products of operands of up to 2 dimensions and scalars;
+    an N-d ``a`` (N > 2) sums its last axis against the second-to-last of
+    ``b`` (its only one when 1-d), as NumPy does."""
+    na, nb = len(core.shape_of(a)), len(core.shape_of(b))
+    if max(na, nb) > 2 and min(na, nb) > 0:
         core.reject_kwargs("dot", out=out)
-        return matmul(a, b)
+        return tensordot(a, b, axes=([na - 1], [max(nb - 2, 0)]))
     return products.dot(a, b, out=out)
+
+
+def inner(a, b):
+    """``np.inner``: sums over the last axes of both (a product with a scalar)."""
+    na, nb = len(core.shape_of(a)), len(core.shape_of(b))
+    if na == 0 or nb == 0:
+        return products.dot(a, b)
+    if na == 1 and nb == 1:
+        return products.matmul(a, b)
+    return tensordot(a, b, axes=([na - 1], [nb - 1]))

@@ -1,11 +1,14 @@
 """Elementwise functions that need more than one op or a branch record:
-abs, clip, where; and derivative-free values (stop_gradient, value)."""
+abs, clip, where, logaddexp, sinc, tests (isinf, isfinite, isposinf,
+isneginf), copysign, angle, nan_to_num, real_if_close; and derivative-free
+values (stop_gradient, value)."""
 import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_unary
 from ..errors import UnsupportedOperation
-from .core import as_active, binary, compare, copy, new, operand, record_compare, reject_kwargs, \
-    shape_of, size_of, tape_of
+from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
+    reject_kwargs, shape_of, size_of, tape_of
+from .integers import current, plain_if_constant
 
 
 def absolute(x):
@@ -32,6 +35,7 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise UnsupportedOperation("adsim: np.where(condition) with one argument returns indices; "
                                    "call it on a comparison result, which is a plain array")
+    condition = plain_if_constant(condition)
     if isinstance(condition, Active):
         raise TypeError("adsim: np.where needs a boolean condition, got an active float array; "
                         "write a comparison such as np.where(x > 0, a, b)")
@@ -123,3 +127,54 @@ def select(condlist, choicelist, default=0):
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         out = where(cond, choice, out)
     return out if isinstance(out, Active) else np.asarray(out, dtype=float)
+
+
+def copysign(x1, x2):
+    """|x1| with the sign of x2. The sign is piecewise constant in x2: for an
+    active x2 it is a recorded comparison (a NaN x2 keeps its sign; comparisons
+    cannot tell -0.0 from 0.0, so an x2 that is zero keeps the sign its zero
+    had at recording)."""
+    if isinstance(x2, Active):
+        compare(CompareKind.CMP_LT, x2, 0.0)
+        compare(CompareKind.CMP_EQ, x2, x2)
+        negative = np.signbit(current(x2))
+    else:
+        negative = np.signbit(constant(x2))
+    sign = np.where(negative, -1.0, 1.0)
+    return absolute(x1) * sign if isinstance(x1, Active) else np.abs(constant(x1)) * sign
+
+
+def angle(z, deg=False):
+    """The angle of a real array: arctan2(0, x), 0 or pi (NumPy's values at
+    -0.0 and NaN too); derivative 0 away from 0."""
+    a = np.arctan2(0.0, z)
+    return a * (180.0 / np.pi) if deg else a
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN and infinities replaced (recorded tests); in place with copy=False."""
+    big = np.finfo(np.float64).max
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    y = where(compare(CompareKind.CMP_NE, x, x), nan,
+              where(compare(CompareKind.CMP_EQ, x, np.inf), posinf,
+                    where(compare(CompareKind.CMP_EQ, x, -np.inf), neginf, x)))
+    if copy:
+        return y
+    x[...] = y
+    return x
+
+
+def real_if_close(a, tol=100):
+    """A real array is returned as it is (NumPy's rule for real input)."""
+    return a
+
+
+def isposinf(x, out=None):
+    reject_kwargs("isposinf", out=out)
+    return compare(CompareKind.CMP_EQ, x, np.inf)
+
+
+def isneginf(x, out=None):
+    reject_kwargs("isneginf", out=out)
+    return compare(CompareKind.CMP_EQ, x, -np.inf)

@@ -14,6 +14,7 @@ constant is never stale; its derivative, zero, is exact almost everywhere.
 import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from ..errors import UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
 
 
@@ -80,6 +81,19 @@ def plain_if_constant(v):
     may then go where only plain values can, under a guard; else ``v``."""
     if isinstance(v, Active) and not tape_of(v).slot_is_varied(v.slot):
         return frozen(v, "")
+    return v
+
+
+def plain_value(v, what):
+    """``v`` where adsim needs a plain value (a table searched, an order):
+    plain values pass, an active array without a derivative becomes plain
+    (plain_if_constant), and one with a derivative raises, naming ``what``."""
+    v = plain_if_constant(v)
+    if isinstance(v, Active):
+        raise UnsupportedOperation(
+            f"adsim: {what} cannot be active: it depends on the inputs (an active array of "
+            f"shape {v.shape}). Pass a plain array, or constants made in the recorded function "
+            f"(adsim.value(x) if no derivative through it is wanted)")
     return v
 
 

@@ -1,5 +1,6 @@
-"""Arrays from several pieces (concatenate, stack, np.array of a list) and
-constant arrays shaped like an active one (zeros_like, ...)."""
+"""Arrays from several pieces (concatenate, stack, block, append, insert,
+np.array of a list) and constant arrays shaped like an active one
+(zeros_like, ...)."""
 import numpy as np
 
 from .._tape import Active
@@ -9,12 +10,12 @@ from .views import index_map
 
 def sequence_function(func):
     def joined(arrays, *args, **kwargs):
-        arrays = [_piece(a) for a in arrays]
+        arrays = [piece(a) for a in arrays]
         return index_map(lambda *idx: func(idx, *args, **kwargs), arrays)
     return joined
 
 
-def _piece(a):
+def piece(a):
     """A piece of a joined array: active, or a plain array (a list holding
     active values, such as ``[s]``, becomes active)."""
     if isinstance(a, (list, tuple)):
@@ -80,6 +81,32 @@ def append(arr, values, axis=None):
     return sequence_function(np.concatenate)([arr, values], axis=axis)
 
 
+def insert(arr, obj, values, axis=None):
+    """np.insert: either the array or the inserted values may be active."""
+    return index_map(lambda a, v: np.insert(a, obj, v, axis=axis), [piece(arr), piece(values)])
+
+
 def _flat(a):
-    a = _piece(a)
+    a = piece(a)
     return a.reshape(-1) if isinstance(a, Active) else np.ravel(constant(a))
+
+
+def block(arrays):
+    """np.block: the nested lists of pieces laid out by NumPy's own block,
+    applied to their element positions."""
+    leaves = []
+
+    def template(obj):
+        if isinstance(obj, tuple):
+            raise TypeError("arrays is a tuple. Only lists can be used to arrange blocks, and "
+                            "np.block does not allow implicit conversion from tuple to ndarray.")
+        if isinstance(obj, list):
+            return [template(o) for o in obj]
+        leaves.append(obj)
+        return None
+
+    layout = template(arrays)
+
+    def rebuilt(shape, pieces):
+        return [rebuilt(o, pieces) for o in shape] if isinstance(shape, list) else next(pieces)
+    return index_map(lambda *idx: np.block(rebuilt(layout, iter(idx))), leaves)

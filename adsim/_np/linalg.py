@@ -1,5 +1,6 @@
 """``np.linalg`` on active arrays: solve, norm, inv, det, slogdet, cholesky,
 eigh, eigvalsh, matrix_power."""
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -9,7 +10,9 @@ from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd
 from .elementwise import absolute
+from .core import shape_of
 from .reductions import amax, amin, sum as reduce_sum
+from .stacks import over_stack, square
 
 
 def _solve_value(A, b):
@@ -38,10 +41,11 @@ _solve = primitive(_solve_value, jvp=_solve_jvp, vjp=_solve_vjp, name="linalg.so
 
 
 def solve(a, b):
-    if np.ndim(a) != 2 or np.ndim(b) not in (1, 2):
-        raise UnsupportedOperation("adsim: np.linalg.solve on stacked matrices is not supported; "
-                                   "loop over the stack")
-    return _solve(a, b)
+    """NumPy 2's rule: b is one vector for every matrix when it is 1-d, else a
+    stack of matrices; the batch axes broadcast."""
+    square("solve", a)
+    vector = len(shape_of(b)) == 1
+    return over_stack(_solve, np.linalg.solve, [a, b], core=(2, 1 if vector else 2))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -53,13 +57,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord is None:
             return _keep(np.sqrt(reduce_sum(x * x)), nd, keepdims)
         if nd == 1:
-            return _vector_norm(x, ord, 0, keepdims)
+            return vector_norm_along(x, ord, 0, keepdims)
         if nd == 2:
             return _matrix_norm(x, ord, (0, 1), keepdims)
         raise ValueError("Improper number of dimensions to norm.")
     axes = tuple(np.atleast_1d(axis).tolist())
     if len(axes) == 1:
-        return _vector_norm(x, 2 if ord is None else ord, axes[0], keepdims)
+        return vector_norm_along(x, 2 if ord is None else ord, axes[0], keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
     raise ValueError("Improper number of dimensions to norm.")
@@ -69,7 +73,7 @@ def _keep(y, nd, keepdims):
     return y.reshape((1,) * nd) if keepdims else y
 
 
-def _vector_norm(x, ord, axis, keepdims):
+def vector_norm_along(x, ord, axis, keepdims):
     a = absolute(x)
     if ord in (np.inf, "inf"):
         return amax(a, axis=axis, keepdims=keepdims)
@@ -98,14 +102,13 @@ def _matrix_norm(x, ord, axes, keepdims):
         out = pick(sums, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(d for i, d in enumerate(out.shape)
                                                        if i not in (row, col)))
-    if ord in (2, -2, "nuc") and x.ndim == 2:
-        s = svd(x if row < col else x.T, compute_uv=False)
-        out = amax(s) if ord == 2 else (amin(s) if ord == -2 else reduce_sum(s))
-        return out.reshape((1, 1)) if keepdims else out
     if ord in (2, -2, "nuc"):
-        raise UnsupportedOperation(f"adsim: np.linalg.norm with ord={ord!r} over two axes of a "
-                                   f"{x.ndim}-d array: singular values are recorded for single "
-                                   f"matrices only; loop over the stack")
+        s = svd(np.moveaxis(x, (row, col), (-2, -1)), compute_uv=False)
+        out = amax(s, axis=-1) if ord == 2 else (amin(s, axis=-1) if ord == -2 else
+                                                reduce_sum(s, axis=-1))
+        if keepdims:
+            out = out.reshape(tuple(1 if i in (row, col) else d for i, d in enumerate(x.shape)))
+        return out
     raise ValueError("Invalid norm order for matrices.")
 
 
@@ -114,13 +117,6 @@ def _matrix_norm(x, ord, axes, keepdims):
 # Rules after M. Giles, "An extended collection of matrix derivative results
 # for forward and reverse mode AD", 2008, and I. Murray, "Differentiation of
 # the Cholesky decomposition", 2016.
-
-def _square(name, a):
-    shape = np.shape(a)
-    if len(shape) != 2 or shape[0] != shape[1]:
-        raise UnsupportedOperation(f"adsim: np.linalg.{name} of shape {shape}: only single square "
-                                   f"matrices are recorded (loop over a stack)")
-
 
 def _inv_jvp(args, out, tangents):
     return -(out @ tangents[0] @ out)
@@ -134,8 +130,8 @@ _inv = primitive(np.linalg.inv, jvp=_inv_jvp, vjp=_inv_vjp, name="numpy.linalg.i
 
 
 def inv(a):
-    _square("inv", a)
-    return _inv(a)
+    square("inv", a)
+    return over_stack(_inv, np.linalg.inv, [a])
 
 
 def _adjugate(a):
@@ -166,8 +162,8 @@ _det = primitive(np.linalg.det, jvp=_det_jvp, vjp=_det_vjp, name="numpy.linalg.d
 
 
 def det(a):
-    _square("det", a)
-    return _det(a)
+    square("det", a)
+    return over_stack(_det, np.linalg.det, [a])
 
 
 def _logabsdet(a):
@@ -189,8 +185,12 @@ _logabsdet_prim = primitive(_logabsdet, jvp=_logabsdet_jvp, vjp=_logabsdet_vjp,
 def slogdet(a):
     """(sign, log|det|): the sign is a branch record (it changes only where
     the determinant crosses zero), the logarithm is differentiated."""
-    _square("slogdet", a)
-    d = det(a)
+    square("slogdet", a)
+    return over_stack(_slogdet, np.linalg.slogdet, [a])
+
+
+def _slogdet(a):
+    d = _det(a)
     sign = 1.0 if d > 0 else (-1.0 if d < 0 else 0.0)
     return SlogdetResult(sign, _logabsdet_prim(a))
 
@@ -229,7 +229,11 @@ _cholesky = primitive(np.linalg.cholesky, jvp=_cholesky_jvp, vjp=_cholesky_vjp,
 
 def cholesky(a, upper=False):
     """NumPy reads the lower triangle (the upper one when ``upper``)."""
-    _square("cholesky", a)
+    square("cholesky", a)
+    return over_stack(lambda m: _cholesky_of(m, upper), np.linalg.cholesky, [a])
+
+
+def _cholesky_of(a, upper):
     L = _cholesky(_from_triangle(a, lower=not upper))
     return L.T if upper else L
 
@@ -304,26 +308,32 @@ def _lower(UPLO):
 
 
 def eigvalsh(a, UPLO="L"):
-    _square("eigvalsh", a)
-    return _eigvalsh(_from_triangle(a, _lower(UPLO)))
+    square("eigvalsh", a)
+    lower = _lower(UPLO)
+    return over_stack(lambda m: _eigvalsh(_from_triangle(m, lower)), np.linalg.eigvalsh, [a])
 
 
 def eigh(a, UPLO="L"):
     """Eigenvalues and eigenvectors of the symmetric matrix NumPy reads from
     one triangle; eigenvector derivatives need distinct eigenvalues (as
     every such rule does), eigenvalue derivatives do not."""
-    _square("eigh", a)
-    s = _from_triangle(a, _lower(UPLO))
+    square("eigh", a)
+    lower = _lower(UPLO)
+    return over_stack(lambda m: _eigh(_from_triangle(m, lower)), np.linalg.eigh, [a])
+
+
+def _eigh(s):
     return EighResult(_eigvalsh(s), _eigvecs(s))
 
 
 def matrix_power(a, n):
-    _square("matrix_power", a)
+    square("matrix_power", a)
+    n = operator.index(n)
     if n < 0:
         a, n = inv(a), -n
-    if n == 0:
-        return np.eye(np.shape(a)[0])          # no dependence on a
+    if n == 0:                                 # no dependence on a
+        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).copy()
     result = a
-    for _ in range(int(n) - 1):
+    for _ in range(n - 1):
         result = result @ a
     return result

@@ -1,12 +1,16 @@
 """Statistics and calculus on active arrays, composed of recorded ops:
-var, std, cumprod, diff (with prepend/append), gradient, trapezoid, polyval."""
+var, std, ptp, cov, corrcoef, cumprod, diff (with prepend/append),
+gradient, trapezoid, polyval, vander, convolve, correlate."""
+import warnings
+
 import numpy as np
 
 from .._tape import Active
 from ..errors import UnsupportedOperation
-from .core import as_active, float64_only, normalize_axis, reject_kwargs, tape_of
+from .core import as_active, float64_only, normalize_axis, reject_kwargs, shape_of, tape_of
+from .integers import plain_value
 from .joins import sequence_function
-from .reductions import mean as reduce_mean, sum as reduce_sum
+from .reductions import amax, amin, mean as reduce_mean, sum as reduce_sum
 from .views import getitem
 
 _concatenate = sequence_function(np.concatenate)
@@ -28,6 +32,70 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction=None):
     return np.sqrt(var(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where,
                        mean=mean, correction=correction))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    reject_kwargs("ptp", out=out)
+    return amax(a, axis=axis, keepdims=keepdims) - amin(a, axis=axis, keepdims=keepdims)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """NumPy's covariance estimate (weights, ddof, bias, rowvar), written with
+    np.average and a product; observation weights may be active."""
+    float64_only("cov", dtype)
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    X = _observations(m, rowvar)
+    if y is not None:
+        X = np.concatenate([X, _observations(y, rowvar)], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        fw = np.asarray(plain_value(fweights, "fweights of np.cov"))
+        if not np.all(fw == np.around(fw)):
+            raise TypeError("fweights must be integer")
+        if fw.ndim > 1 or fw.shape[0] != X.shape[1] or np.any(fw < 0):
+            raise ValueError("fweights must be a 1-d array of non-negative integers, one per "
+                             "observation")
+        w = fw.astype(float)
+    if aweights is not None:
+        if len(shape_of(aweights)) > 1 or shape_of(aweights)[0] != X.shape[1]:
+            raise ValueError("aweights must be a 1-d array, one weight per observation")
+        w = aweights if w is None else w * aweights
+    avg, w_sum = np.average(X, axis=1, weights=w, returned=True)
+    if w is None:
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum[0]
+    elif aweights is None:
+        fact = w_sum[0] - ddof
+    else:
+        fact = w_sum[0] - ddof * np.sum(w * aweights) / w_sum[0]
+    if fact <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+        fact = 0.0
+    X = X - avg[:, None]
+    c = X @ (X if w is None else X * w).T
+    return np.squeeze(c * np.true_divide(1.0, fact))
+
+
+def _observations(m, rowvar):
+    """np.cov's variables as rows."""
+    if len(shape_of(m)) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    X = np.atleast_2d(m)
+    return X.T if not rowvar and shape_of(X)[0] != 1 else X
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    c = cov(x, y, rowvar, dtype=dtype)
+    if len(shape_of(c)) == 0:
+        return c / c
+    s = np.sqrt(np.diag(c))
+    c = c / s[:, None] / s[None, :]
+    return np.clip(c, -1.0, 1.0)
 
 
 def _axes(axis, ndim):
@@ -56,6 +124,27 @@ def cumprod(a, axis=None, dtype=None, out=None):
     for k in range(1, a.shape[axis]):
         acc.append(acc[-1] * _along(a, axis, k))
     return np.stack(acc, axis=axis)
+
+
+def cumulative(running, identity):
+    """NumPy 2's cumulative_sum / cumulative_prod: ``running`` (cumsum,
+    cumprod) along an axis that must be given for n-d arrays, optionally
+    starting from the identity."""
+    def call(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        reject_kwargs("cumulative", out=out)
+        float64_only("cumulative", dtype)
+        ndim = len(shape_of(x))
+        if axis is None:
+            if ndim > 1:
+                raise ValueError("axis must be specified for multi-dimensional arrays.")
+            axis = 0
+        y = running(x, axis=axis)
+        if not include_initial:
+            return y
+        shape = list(shape_of(y))
+        shape[normalize_axis(axis, ndim)] = 1
+        return _concatenate([np.full(shape, identity), y], axis=axis)
+    return call
 
 
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
@@ -111,16 +200,37 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 
 def polyval(p, x):
-    """Horner's scheme; p and x may each be active."""
+    """Horner's scheme; p (an array, or a list of numbers and active
+    scalars) and x may each be active."""
     if isinstance(p, np.poly1d):
         p = p.coeffs
-    coeffs = [p[i] for i in range(len(p))] if isinstance(p, Active) else list(np.asarray(p))
+    if isinstance(p, Active):
+        coeffs = [p[i] for i in range(len(p))]
+    elif isinstance(p, (list, tuple)):
+        coeffs = [c if isinstance(c, Active) else float(c) for c in p]
+    else:
+        coeffs = list(np.asarray(p))
     if not coeffs:
         return x * 0.0
     y = coeffs[0] + x * 0.0
     for c in coeffs[1:]:
         y = y * x + c
     return y
+
+
+def vander(x, N=None, increasing=False):
+    """Columns x**0, x**1, ... by repeated multiplication, as NumPy makes
+    them (exact derivatives at 0)."""
+    if len(shape_of(x)) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = shape_of(x)[0]
+    N = n if N is None else int(N)
+    columns = [np.ones(n)] if N > 0 else []
+    for _ in range(1, N):
+        columns.append(x * 1.0 if len(columns) == 1 else columns[-1] * x)
+    if not columns:
+        return np.zeros((n, 0))
+    return np.stack(columns if increasing else columns[::-1], axis=1)
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):

@@ -1,4 +1,6 @@
-"""Orderings of active values: sort, argsort, searchsorted, digitize, interp.
+"""Orderings of active values: sort, argsort, partition, argpartition,
+searchsorted, digitize, interp, nonzero, trim_zeros, and the quantiles (median,
+quantile, percentile and their NaN-skipping forms).
 
 Which permutation sorts x, or which interval of a table holds x, is
 piecewise constant in x, so it is a guarded plain array (adsim/_np/integers.py
@@ -6,13 +8,17 @@ explains guards): a sort records that its result is non-decreasing, a search
 records the interval each value lies in. A replay where either differs
 raises BranchChanged.
 """
+import warnings
+
 import numpy as np
 
 from .._tape import Active, CompareKind
 from ..errors import UnsupportedOperation
-from .core import as_active, constant, gather, normalize_axis, record_compare, tape_of
-from .integers import _up, current, guard
-from .views import getitem
+from .core import as_active, axes_of, compare, constant, gather, normalize_axis, \
+    record_compare, size_of, tape_of
+from .elementwise import where
+from .integers import _up, current, guard, plain_value
+from .views import getitem, reshape, transpose
 
 
 def _sorted_along(a, axis, kind):
@@ -32,26 +38,83 @@ def _sorted_along(a, axis, kind):
     return out, order
 
 
+def _flat_if_none(a, axis):
+    return (reshape(a, (-1,)), 0) if axis is None else (a, axis)
+
+
 def sort(a, axis=-1, kind=None, order=None, stable=None):
     if order is not None:
         raise UnsupportedOperation("adsim: np.sort with order= (structured arrays) is not supported")
-    if axis is None:
-        a, axis = a.reshape(-1), 0
+    a, axis = _flat_if_none(a, axis)
     return _sorted_along(a, axis, kind)[0]
 
 
 def argsort(a, axis=-1, kind=None, order=None, stable=None):
-    if axis is None:
-        a, axis = a.reshape(-1), 0
+    a, axis = _flat_if_none(a, axis)
     return _sorted_along(a, axis, kind)[1]
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """NumPy's own partition indices at the recorded values, guarded by the
+    sorted order of the whole axis: introselect only compares elements, so
+    while their order stays, so do its indices."""
+    if order is not None:
+        raise UnsupportedOperation("adsim: np.partition with order= (structured arrays) is not "
+                                   "supported")
+    a, axis = _flat_if_none(a, axis)
+    _sorted_along(a, axis, kind)
+    return np.argpartition(current(a), kth, axis=axis, kind=kind)
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    a, axis = _flat_if_none(a, axis)
+    order = argpartition(a, kth, axis=axis, kind=kind, order=order)
+    return gather(a, np.take_along_axis(np.arange(a.size).reshape(a.shape), order,
+                                        axis=normalize_axis(axis, a.ndim)))
+
+
+def nonzero(a):
+    """Indices of the nonzero elements: those of a recorded comparison."""
+    return np.nonzero(compare(CompareKind.CMP_NE, a, 0.0))
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    return np.count_nonzero(compare(CompareKind.CMP_NE, a, 0.0), axis=axis, keepdims=keepdims)
+
+
+def argwhere(a):
+    return np.argwhere(compare(CompareKind.CMP_NE, a, 0.0))
+
+
+def flatnonzero(a):
+    return np.flatnonzero(compare(CompareKind.CMP_NE, a, 0.0))
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """The slice (a view) without leading and/or trailing zeros, found by
+    recorded comparisons; along every axis (``axis=None``) or the given ones."""
+    trim = trim.lower()
+    if any(c not in "fb" for c in trim):
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    nonzero_ = np.asarray(compare(CompareKind.CMP_NE, filt, 0.0))
+    axes = range(filt.ndim) if axis is None else \
+        [normalize_axis(ax, filt.ndim) for ax in np.atleast_1d(axis)]
+    key = [slice(None)] * filt.ndim
+    for ax in axes:
+        hits = np.flatnonzero(np.any(nonzero_, axis=tuple(i for i in range(filt.ndim) if i != ax)))
+        if hits.size == 0:                 # all zeros: empty along the trimmed axes
+            key = [slice(0, 0) if i in axes else k for i, k in enumerate(key)]
+            break
+        key[ax] = slice(hits[0] if "f" in trim else 0,
+                        hits[-1] + 1 if "b" in trim else filt.shape[ax])
+    return getitem(filt, tuple(key))
 
 
 def searchsorted(a, v, side="left", sorter=None):
     """Positions of active values ``v`` in a plain sorted array ``a``."""
-    if isinstance(a, Active) or sorter is not None:
-        raise UnsupportedOperation("adsim: np.searchsorted needs a plain sorted array (no sorter); "
-                                   "the values searched for may be active")
-    table = np.asarray(a, dtype=float)
+    table = np.asarray(plain_value(a, "the sorted array `a` of np.searchsorted"), dtype=float)
+    if sorter is not None:
+        table = table[np.asarray(plain_value(sorter, "the sorter of np.searchsorted"))]
     values = current(v)
     idx = np.searchsorted(table, values, side=side)
     below = np.concatenate([[-np.inf], table])[idx]
@@ -64,7 +127,7 @@ def searchsorted(a, v, side="left", sorter=None):
 
 
 def digitize(x, bins, right=False):
-    bins = np.asarray(bins, dtype=float)
+    bins = np.asarray(plain_value(bins, "the bins of np.digitize"), dtype=float)
     if bins.size > 1 and bins[0] > bins[-1]:
         raise UnsupportedOperation("adsim: np.digitize with decreasing bins is not supported; "
                                    "reverse them")
@@ -73,20 +136,29 @@ def digitize(x, bins, right=False):
 
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation at active points ``x`` in a plain table
-    ``xp`` (increasing) of plain or active values ``fp``."""
-    if isinstance(xp, Active) or period is not None:
-        raise UnsupportedOperation("adsim: np.interp needs plain, increasing xp (no period); x "
-                                   "and fp may be active")
-    xp = np.asarray(xp, dtype=float)
+    ``xp`` (increasing, or any order with ``period``) of plain or active
+    values ``fp``."""
+    xp = np.asarray(plain_value(xp, "the table xp of np.interp"), dtype=float)
     tape = tape_of(x, fp, left, right)
-    x = as_active(tape, x)
     fp = fp if isinstance(fp, Active) else constant(fp)
+    if period is not None:          # NumPy's periodic form: one period, padded at both ends
+        period = abs(float(plain_value(period, "the period of np.interp")))
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        x = x % period
+        order = np.argsort(xp % period, kind="stable")
+        xp = (xp % period)[order]
+        xp = np.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = fp[order]
+        fp = np.concatenate([fp[-1:], fp, fp[:1]])
+        left = right = None
+    x = as_active(tape, x)
     n = xp.size
     cell = np.clip(searchsorted(xp, x, side="right") - 1, 0, max(n - 2, 0))
-    f0 = getitem(fp, cell) if isinstance(fp, Active) else fp[cell]
-    f1 = getitem(fp, np.minimum(cell + 1, n - 1)) if isinstance(fp, Active) \
-        else fp[np.minimum(cell + 1, n - 1)]
-    width = np.where(n > 1, xp[np.minimum(cell + 1, n - 1)] - xp[cell], 1.0)
+    upper = np.minimum(cell + 1, n - 1)
+    f0 = fp[cell]
+    f1 = fp[upper]
+    width = np.where(n > 1, xp[upper] - xp[cell], 1.0)
     width = np.where(width == 0, 1.0, width)
     inside = f0 + (x - xp[cell]) / width * (f1 - f0)
     first = fp[0] if left is None else left
@@ -95,48 +167,96 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return np.where(low, first, np.where(high, last, inside))
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
-    """Quantiles by NumPy's default (linear) method: the sorted values at
-    (n - 1) q, interpolated; which values those are is a guarded order."""
-    if method != "linear" or out is not None:
-        raise UnsupportedOperation("adsim: np.quantile/np.percentile are recorded with "
-                                   "method='linear' and no out=")
-    qs = np.asarray(q, dtype=float)
+# ---- quantiles ---------------------------------------------------------------
+
+def _rows(a, axis):
+    """``a`` as (rows, m): the reduced axes moved last and merged; with the
+    shape of the kept axes and the reduced axes."""
+    axes = axes_of(axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    moved = transpose(a, kept + list(axes)) if kept + list(axes) != list(range(a.ndim)) else a
+    kept_shape = tuple(a.shape[i] for i in kept)
+    return reshape(moved, (size_of(kept_shape), size_of([a.shape[i] for i in axes]))), \
+        kept_shape, axes
+
+
+def _quantile(a, q, axis, keepdims, method, skip_nan, name):
+    """Quantiles by NumPy's linear method along ``axis`` (an int, a tuple or
+    None): the sorted values at (n - 1) q, interpolated as NumPy's lerp does.
+    A slice with NaN gives NaN (``skip_nan``: its NaNs are left out, an
+    all-NaN slice gives NaN and NumPy's warning)."""
+    if method != "linear":
+        raise UnsupportedOperation(f"adsim: np.{name} is recorded with method='linear'")
+    qs = np.asarray(plain_value(q, f"q of np.{name}"), dtype=float)
     if np.any(qs < 0) or np.any(qs > 1):
         raise ValueError("Quantiles must be in the range [0, 1]")
-    if axis is None:
-        s, ax = sort(a.reshape(-1)), 0
-    else:
-        ax = normalize_axis(axis, a.ndim)
-        s = sort(a, axis=ax)
-    n = s.shape[ax]
-    h = (n - 1) * qs
+    rows, kept_shape, axes = _rows(a, axis)
+    m = rows.shape[1]
+    if m == 0:
+        raise UnsupportedOperation(f"adsim: np.{name} of an empty slice (NumPy returns NaN with "
+                                   f"a warning); take it of a non-empty array")
+    s = sort(rows, axis=1)
+    missing = compare(CompareKind.CMP_NE, rows, rows)          # NaN (a recorded test)
+    n_nan = np.sum(np.reshape(missing, rows.shape), axis=1)
+    count = m - n_nan if skip_nan else np.full(rows.shape[0], m)
+    h = (np.maximum(count, 1) - 1.0)[:, None] * qs.reshape(1, -1)
     lo = np.floor(h).astype(int)
-    hi = np.minimum(lo + 1, n - 1)
-    frac = h - lo
+    hi = np.minimum(lo + 1, np.maximum(count, 1)[:, None] - 1)
+    t = h - lo
+    r = np.arange(rows.shape[0])[:, None]
+    below, above = getitem(s, (r, lo)), getitem(s, (r, hi))
+    upper = t >= 0.5                  # NumPy's lerp: from the nearer end
+    out = where(upper, above, below) + (above - below) * np.where(upper, t - 1.0, t)
+    bad = (count == 0) if skip_nan else (n_nan > 0)
+    if np.any(bad):
+        if skip_nan:
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        out = where(bad[:, None], np.nan, out)
+    out = transpose(out) if qs.ndim else reshape(out, (-1,))
+    shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape)) if keepdims \
+        else kept_shape
+    return reshape(out, qs.shape + shape)
 
-    def take(k):
-        key = [slice(None)] * s.ndim
-        key[ax] = k
-        return getitem(s, tuple(key))
-    pieces = [take(int(l)) + fr * (take(int(u)) - take(int(l)))
-              for l, u, fr in zip(lo.reshape(-1), hi.reshape(-1), frac.reshape(-1))]
-    out = np.stack(pieces) if qs.ndim else pieces[0]
-    if qs.ndim:
-        out = out.reshape(qs.shape + pieces[0].shape)
-    if keepdims:
-        shape = list(a.shape) if axis is not None else [1] * a.ndim
-        if axis is not None:
-            shape[ax] = 1
-        out = out.reshape(qs.shape + tuple(1 if axis is None else d for d in shape))
-    return out
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+             *, weights=None, interpolation=None):
+    _no_out("quantile", out, weights)
+    return _quantile(a, q, axis, keepdims, method, False, "quantile")
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False):
-    return quantile(a, np.asarray(q, dtype=float) / 100.0, axis=axis, out=out, method=method,
-                    keepdims=keepdims)
+               keepdims=False, *, weights=None, interpolation=None):
+    _no_out("percentile", out, weights)
+    return _quantile(a, _percent(q, "percentile"), axis, keepdims, method, False, "percentile")
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+    _no_out("median", out, None)
+    return _quantile(a, 0.5, axis, keepdims, "linear", False, "median")
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    _no_out("nanquantile", out, weights)
+    return _quantile(a, q, axis, keepdims, method, True, "nanquantile")
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    _no_out("nanpercentile", out, weights)
+    return _quantile(a, _percent(q, "nanpercentile"), axis, keepdims, method, True,
+                     "nanpercentile")
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_out("nanmedian", out, None)
+    return _quantile(a, 0.5, axis, keepdims, "linear", True, "nanmedian")
+
+
+def _percent(q, name):
+    return np.asarray(plain_value(q, f"q of np.{name}"), dtype=float) / 100.0
+
+
+def _no_out(name, out, weights):
+    if out is not None or weights is not None:
+        raise UnsupportedOperation(f"adsim: np.{name} is recorded without out= and weights=")

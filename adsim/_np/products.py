@@ -1,4 +1,4 @@
-"""Products: matmul, dot, vdot, inner, outer, trace."""
+"""Products: matmul, dot, vdot, outer, trace, kron (stacked and N-d ones in einsum.py)."""
 import numpy as np
 
 from .._tape import Active, Opcode as Op
@@ -41,12 +41,6 @@ def dot(a, b, out=None):
 
 def vdot(a, b):
     return matmul(ravel(as_active(tape_of(a, b), a)), ravel(as_active(tape_of(a, b), b)))
-
-
-def inner(a, b):
-    if len(shape_of(a)) > 1 or len(shape_of(b)) > 1:
-        raise UnsupportedOperation("adsim: np.inner of arrays with more than one axis")
-    return matmul(a, b)
 
 
 def outer(a, b, out=None):

@@ -1,4 +1,6 @@
-"""Views, indexing and in-place writes, after NumPy.
+"""Views, indexing and in-place writes, after NumPy: reshapes in every
+order and in place (``a.shape = ...``), transposes, diagonals, splits,
+selections (compress, extract), and the writes into an array's storage.
 
 A function that only moves elements is applied to the root's array of element
 positions (``Active._positions``); when NumPy's result shares memory with
@@ -12,6 +14,7 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
+from .integers import plain_value
 
 
 def refresh_view(view, root):
@@ -32,6 +35,8 @@ def derived(a, positions, materialize=None):
     own result is a view (``materialize()`` then records its values, by
     default a gather from the root), else a copy."""
     root = a._root()
+    if positions is a._positions():        # each array keeps its own positions object
+        positions = positions.view()
     if isinstance(positions, np.ndarray) and positions.size and \
             np.may_share_memory(positions, root._positions()):
         out = materialize() if materialize is not None else gather(root, positions)
@@ -47,18 +52,46 @@ def view_of(a):
 
 
 def reshape(a, newshape=None, order="C", shape=None, copy=None):
+    """NumPy's reshape in any order: the positions of ``a``'s elements
+    reshaped as NumPy reshapes them (a view where NumPy's is one)."""
     newshape = shape if newshape is None else newshape
-    if order not in ("C", "A"):
-        raise UnsupportedOperation("adsim: only C-order reshapes are recorded")
     newshape = resolve_shape(a, newshape)
+    if order not in ("C", "F", "A"):
+        raise ValueError("order must be one of 'C', 'F', 'A'")
     if copy:
-        return reshaped(a, newshape)
-    positions = a._positions().reshape(newshape)
-    return derived(a, positions, lambda: reshaped(a, newshape))
+        return reshaped(a, newshape) if order == "C" else \
+            gather(a._root(), a._positions().reshape(newshape, order=order))
+    positions = a._positions().reshape(newshape, order=order)
+    if copy is False and positions.size and \
+            not np.may_share_memory(positions, a._root()._positions()):
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    if order == "C":
+        return derived(a, positions, lambda: reshaped(a, newshape))
+    return derived(a, positions)
+
+
+def set_shape(a, shape):
+    """``a.shape = shape``: NumPy's in-place reshape, where NumPy allows one
+    (its own check on the positions raises AttributeError where a copy would
+    be needed)."""
+    newshape = resolve_shape(a, shape)
+    index = a._positions()
+    index.shape = newshape
+    a._reshaped_in_place(newshape, index)
 
 
 def ravel(a, order="C"):
-    return reshape(a, (-1,), order=order)
+    if order == "C":
+        return reshape(a, (-1,))
+    if order not in ("F", "A", "K"):
+        raise ValueError("order must be one of 'C', 'F', 'A', or 'K'")
+    return derived(a, np.ravel(a._positions(), order=order))
+
+
+def diagflat(v, k=0):
+    """A 2-d array with the flattened ``v`` on its k-th diagonal (positions
+    shifted by one so that 0 marks the zero fill, as in diag)."""
+    return index_map(lambda idx: np.diagflat(idx + 1, k) - 1, [v])
 
 
 def squeeze(a, axis=None):
@@ -169,6 +202,7 @@ def assign_inplace(a, result, op):
     if result.shape != a.shape:
         raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
                          f"match the broadcast shape {result.shape} (in `{op}`)")
+    check_writeable(a)
     if a.base is None and result.base is None and result is not a:
         a._adopt(result)            # a root takes over the fresh result's storage
         mark_written(a)
@@ -331,3 +365,25 @@ def ufunc_at(op, a, indices, b):
         positions = flat[where_]
         current = gather(root, positions)
         write_positions(root, positions, op(current, values[where_]))
+
+
+def unstack(x, /, *, axis=0):
+    """The views along ``axis``, as NumPy's unstack gives them."""
+    return tuple(derived(x, part) for part in np.unstack(x._positions(), axis=axis))
+
+
+def compress(condition, a, axis=None, out=None):
+    if out is not None:
+        raise UnsupportedOperation("adsim: np.compress(..., out=...) is not recorded; assign the "
+                                   "result instead")
+    condition = np.asarray(plain_value(condition, "the condition of np.compress"))
+    if not isinstance(a, Active):
+        return np.compress(condition, a, axis=axis)
+    return index_map(lambda idx: np.compress(condition, idx, axis=axis), [a])
+
+
+def extract(condition, arr):
+    condition = np.asarray(plain_value(condition, "the condition of np.extract"))
+    if not isinstance(arr, Active):
+        return np.extract(condition, arr)
+    return index_map(lambda idx: np.extract(condition, idx), [arr])

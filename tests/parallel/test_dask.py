@@ -23,7 +23,7 @@ X0 = np.linspace(0.2, 1.0, 6)
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None, silence_logs=50,
+                                       dashboard_address=":0", silence_logs=50,
                                        death_timeout=60)
     client = distributed.Client(cluster, timeout=60)
     client.run(__import__, "parallel_models")          # the workers make the named primitive

@@ -1,0 +1,68 @@
+"""``np.r_`` and ``np.c_`` with active pieces.
+
+They are objects, not functions, so NumPy's dispatch never sees active
+items: while a function is recorded, adsim/_creation.py puts a
+:class:`Concatenator` in their place. Given active items it lets NumPy's own
+concatenator lay out the element positions of every piece (slices become
+their aranges or linspaces, scalars stay scalars, directives such as
+``'0,2,1'`` apply unchanged), and records the result as a copy of those
+elements (adsim/_np/views.py ``index_map``). Without active items it is
+NumPy's.
+"""
+import numpy as np
+
+from .._tape import Active
+from ..errors import UnsupportedOperation
+from .joins import from_pieces, holds_active
+from .views import index_map
+
+
+class Concatenator:
+    """Stands for ``np.r_`` or ``np.c_`` (``original``) while recording."""
+
+    def __init__(self, original):
+        self.__wrapped__ = original
+
+    def __getitem__(self, key):
+        if not holds_active(key):
+            return self.__wrapped__[key]
+        return concatenate_items(self.__wrapped__, key if isinstance(key, tuple) else (key,))
+
+    def __len__(self):
+        return len(self.__wrapped__)
+
+    def __getattr__(self, name):
+        return getattr(self.__wrapped__, name)
+
+
+def concatenate_items(original, items):
+    pieces, layout = [], []          # layout: ("item", x) kept as is, or ("piece", is_scalar)
+    for item in items:
+        if isinstance(item, str):
+            if item in ("r", "c"):
+                raise UnsupportedOperation(
+                    f"adsim: the directive {item!r} of np.r_/np.c_ makes an np.matrix, which "
+                    f"adsim does not record; leave it out (np.r_[...] makes an array)")
+            layout.append(("item", item))
+            continue
+        if isinstance(item, slice):
+            piece = np.r_[item]                          # its arange or linspace
+        elif isinstance(item, (list, tuple)):
+            piece = from_pieces(item)
+        else:
+            piece = item
+        scalar = (isinstance(item, Active) and item.ndim == 0) or type(item) in np.ScalarType
+        pieces.append(piece)
+        layout.append(("piece", scalar))
+
+    def laid_out(*positions):
+        it = iter(positions)
+        key = []
+        for kind, value in layout:
+            if kind == "item":
+                key.append(value)
+            else:
+                p = next(it)
+                key.append(np.intp(p) if value else p)
+        return original[tuple(key)]
+    return index_map(laid_out, pieces)

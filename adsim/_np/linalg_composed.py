@@ -1,0 +1,188 @@
+"""``np.linalg`` functions written with other recorded functions, so their
+derivatives are those of the composition: NumPy 2's array-API names
+(matmul, outer, vecdot, trace, diagonal, cross, matrix_transpose,
+vector_norm, matrix_norm, svdvals), multi_dot (in NumPy's cheapest order),
+tensorsolve, tensorinv and cond (through singular values, or a norm of the
+inverse)."""
+import math
+
+import numpy as np
+
+from .._tape import CompareKind
+from ..errors import UndefinedDerivative, UnsupportedOperation
+from . import composed, einsum, linalg, products
+from .core import compare, float64_only, shape_of
+from .decompositions import svd
+from .stacks import square
+from .views import index_map
+
+
+def matmul(x1, x2, /):
+    return einsum.matmul(x1, x2)
+
+
+def outer(x1, x2, /):
+    n1, n2 = len(shape_of(x1)), len(shape_of(x2))
+    if n1 != 1 or n2 != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} and "
+                         f"x2.ndim={n2}.")
+    return products.outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Sums of products along ``axis`` (real arrays: no conjugate)."""
+    return np.sum(x1 * x2, axis=axis)
+
+
+def matvec(x1, x2, /):
+    return einsum.einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1, x2, /):
+    return einsum.einsum("...i,...ij->...j", x1, x2)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    float64_only("linalg.trace", dtype)
+    return products.trace(x, offset, -2, -1)
+
+
+def diagonal(x, /, *, offset=0):
+    return index_map(lambda idx: np.diagonal(idx, offset, -2, -1), [x])
+
+
+def matrix_transpose(x, /):
+    if len(shape_of(x)) < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return np.swapaxes(x, -1, -2)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    n1, n2 = shape_of(x1)[axis], shape_of(x2)[axis]
+    if n1 != 3 or n2 != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but they "
+                         f"are {n1} and {n2} dimensional instead.")
+    return composed.cross(x1, x2, axis=axis)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """A vector norm over ``axis`` (None: all elements; a tuple: those axes
+    taken together)."""
+    shape = shape_of(x)
+    axes = tuple(range(len(shape))) if axis is None else \
+        tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    flat = np.reshape(np.transpose(x, axes + rest),
+                      (math.prod(shape[i] for i in axes),) + tuple(shape[i] for i in rest))
+    result = linalg.vector_norm_along(flat, ord, 0, False)
+    if keepdims:
+        result = np.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return result
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def svdvals(x, /):
+    return svd(x, compute_uv=False)
+
+
+def multi_dot(arrays, *, out=None):
+    """The product of a chain of matrices in NumPy's order (the cheapest,
+    as NumPy finds it), so values agree to the last bit; a first or last
+    1-d operand is a row or column vector."""
+    n = len(arrays)
+    if n < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if out is not None:
+        raise UnsupportedOperation("adsim: np.linalg.multi_dot(..., out=...) is not recorded; "
+                                   "assign the result instead")
+    if n == 2:
+        return np.dot(arrays[0], arrays[1])
+    first, last = len(shape_of(arrays[0])), len(shape_of(arrays[-1]))
+    chain = list(arrays)
+    if first == 1:
+        chain[0] = np.reshape(chain[0], (1, -1))
+    if last == 1:
+        chain[-1] = np.reshape(chain[-1], (-1, 1))
+    if any(len(shape_of(a)) != 2 for a in chain):
+        raise np.linalg.LinAlgError("multi_dot: the arrays between the first and the last must "
+                                    "be two-dimensional")
+    split = _chain_order([shape_of(a) for a in chain])
+
+    def product(i, j):
+        if i == j:
+            return chain[i]
+        k = split[i][j]
+        return np.dot(product(i, k), product(k + 1, j))     # plain factors stay plain
+    result = product(0, n - 1)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return np.ravel(result) if first == 1 or last == 1 else result
+
+
+def _chain_order(shapes):
+    """split[i][j]: where the cheapest product of matrices i..j splits
+    (the first such split, as NumPy takes it)."""
+    n = len(shapes)
+    dims = [s[0] for s in shapes] + [shapes[-1][1]]
+    cost = [[0.0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) = b: a solve of ``a`` reshaped square."""
+    sa, nb = shape_of(a), len(shape_of(b))
+    if axes is not None:
+        order = [k for k in range(len(sa)) if k not in [ax % len(sa) for ax in axes]] + \
+            [ax % len(sa) for ax in axes]
+        a, sa = np.transpose(a, order), tuple(sa[k] for k in order)
+    unknown = sa[nb:]
+    n = math.prod(unknown)
+    if math.prod(sa) != n * n:
+        raise np.linalg.LinAlgError("Input arrays must satisfy the requirement "
+                                    "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return np.reshape(linalg.solve(np.reshape(a, (n, n)), np.ravel(b)), unknown)
+
+
+def tensorinv(a, ind=2):
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    shape = shape_of(a)
+    n = math.prod(shape[ind:])
+    return np.reshape(linalg.inv(np.reshape(a, (n, -1))), shape[ind:] + shape[:ind])
+
+
+def cond(x, p=None):
+    """Condition numbers: by singular values (p None, 2, -2) or as
+    norm(x, p) norm(inv(x), p); of stacks too. A singular matrix's, which
+    NumPy gives as inf, has no derivative and raises."""
+    shape = shape_of(x)
+    if len(shape) >= 2 and 0 in shape[-2:]:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if p is None or p in (2, -2):
+        s = svd(x, compute_uv=False)
+        largest, smallest = s[..., 0], s[..., -1]
+        denominator = largest if p == -2 else smallest
+        if np.any(compare(CompareKind.CMP_EQ, denominator, 0.0)):
+            raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix "
+                                      f"(a zero singular value) is infinite and has no "
+                                      f"derivative")
+        return smallest / largest if p == -2 else largest / smallest
+    square("cond", x)
+    try:
+        inverse = linalg.inv(x)
+    except np.linalg.LinAlgError as err:
+        raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix is "
+                                  f"infinite and has no derivative") from err
+    return linalg.norm(x, p, axis=(-2, -1)) * linalg.norm(inverse, p, axis=(-2, -1))
