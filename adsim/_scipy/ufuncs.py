@@ -61,6 +61,11 @@ def _table():
         below = g * (np.cos(np.pi * xl) - np.sin(np.pi * xl) * sc.digamma(1.0 - xl) / np.pi)
         return np.where(low, below, -sc.rgamma(xh) * sc.digamma(xh))
 
+    def expn_derivative(n, x):
+        """E_n' = -E_(n-1) for n >= 1; E_0 = exp(-x) / x (SciPy has no E_-1)."""
+        return np.where(n > 0, -sc.expn(np.maximum(n - 1, 0), x),
+                        -np.exp(-x) * (1.0 + x) / (x * x))
+
     def spence_derivative(z):
         """d/dz spence(z) = log(z) / (1 - z) = -log1p(u) / u, u = z - 1
         (a series near z = 1, where the quotient is 0 / 0)."""
@@ -148,7 +153,7 @@ def _table():
         sc.dawsn: lambda x: (1.0 - 2.0 * x * sc.dawsn(x),),
         sc.exp1: lambda x: (-np.exp(-x) / x,),
         sc.expi: lambda x: (np.exp(x) / x,),
-        sc.expn: (lambda n, x: (None, -sc.expn(n - 1, x)), order),
+        sc.expn: (lambda n, x: (None, expn_derivative(n, x)), order),
         sc.spence: lambda z: (spence_derivative(z),),
         sc.owens_t: owens_t,
         # transforms and losses
