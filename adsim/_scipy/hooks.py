@@ -34,7 +34,9 @@ from .._np.core import active_leaves
 # SciPy module -> adsim module holding its rule table ``HOOKS``, a dict
 # {(module, "function" or "Class.method"): rule}
 _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy.special",
-           "scipy.stats": "adsim._scipy.stats"}
+           "scipy.stats": "adsim._scipy.stats", "scipy.signal": "adsim._scipy.signal",
+           "scipy.spatial.distance": "adsim._scipy.distance",
+           "scipy.optimize": "adsim._scipy.optimize"}
 _lock = threading.Lock()
 _users = {"count": 0}
 _made = {}                # SciPy module -> its hooks, made when first seen imported
