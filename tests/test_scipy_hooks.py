@@ -141,3 +141,24 @@ def test_tapes_are_reused_while_another_thread_records():
     other.join()
     g(np.ones(2))
     assert g.tapes.recordings == 1
+
+
+def test_every_hooked_function_of_every_table_is_restored():
+    """All rule tables (linalg, special, stats, signal, spatial.distance,
+    optimize): each listed SciPy function exists in this SciPy and has its
+    own code and keyword defaults back after a recording."""
+    import importlib
+
+    import scipy.optimize  # noqa: F401  (modules imported before the recording are hooked)
+    import scipy.signal  # noqa: F401
+    import scipy.spatial.distance  # noqa: F401
+    from adsim._scipy import hooks
+    functions = []
+    for table in hooks._TABLES.values():
+        for module, path in importlib.import_module(table).HOOKS:
+            function = hooks._resolve(module, path)
+            assert function is not None, f"{module}.{path} is not a Python function here"
+            functions.append(function)
+    before = [(f.__code__, f.__kwdefaults__) for f in functions]
+    ad.grad(lambda z: logsumexp(scipy.signal.convolve(z, [1.0, 2.0])))(X)
+    assert [(f.__code__, f.__kwdefaults__) for f in functions] == before
