@@ -116,7 +116,8 @@ def test_scipys_values_at_a_closed_end_of_the_support(name, shapes, method):
 
 
 DISCRETE = {
-    "poisson.cdf": (lambda mu: st.poisson.cdf([0, 1.5, 3, 7], mu), [np.array([2.5, 1.0, 0.5, 3.0])]),
+    "poisson.cdf": (lambda mu: st.poisson.cdf([0, 1.5, 3, 7], mu),
+                    [np.array([2.5, 1.0, 0.5, 3.0])]),
     "poisson.logsf": (lambda mu: st.poisson.logsf(np.array([[0], [2]]), mu, loc=-1),
                       [np.array([2.5, 1.0, 0.5])]),
     "binom.cdf": (lambda p: st.binom.cdf([0, 1, 3, 6], 7, p), [np.array(0.3)]),

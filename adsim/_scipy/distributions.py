@@ -181,8 +181,10 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0,))),
     "lognorm": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": _lognorm_logpdf,
-        "cdf": lambda y, s: sc.ndtr(np.log(y) / s), "logcdf": lambda y, s: sc.log_ndtr(np.log(y) / s),
-        "sf": lambda y, s: sc.ndtr(-np.log(y) / s), "logsf": lambda y, s: sc.log_ndtr(-np.log(y) / s),
+        "cdf": lambda y, s: sc.ndtr(np.log(y) / s),
+        "logcdf": lambda y, s: sc.log_ndtr(np.log(y) / s),
+        "sf": lambda y, s: sc.ndtr(-np.log(y) / s),
+        "logsf": lambda y, s: sc.log_ndtr(-np.log(y) / s),
         "ppf": lambda q, s: np.exp(s * sc.ndtri(q)), "isf": lambda q, s: np.exp(-s * sc.ndtri(q)),
         "entropy": lambda s: 0.5 * (1.0 + _LOG_2PI) + np.log(s)}, {}, open=True),
     "laplace": Family(_anywhere, 0.0, _always, (), _symmetric(
@@ -202,14 +204,16 @@ CONTINUOUS = {
     "invgamma": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, a: -(a + 1.0) * np.log(y) - 1.0 / y - sc.gammaln(a),
         "cdf": lambda y, a: sc.gammaincc(a, 1.0 / y), "sf": lambda y, a: sc.gammainc(a, 1.0 / y),
-        "ppf": lambda q, a: 1.0 / sc.gammainccinv(a, q), "isf": lambda q, a: 1.0 / sc.gammaincinv(a, q),
+        "ppf": lambda q, a: 1.0 / sc.gammainccinv(a, q),
+        "isf": lambda q, a: 1.0 / sc.gammaincinv(a, q),
         "entropy": lambda a: a - (a + 1.0) * sc.digamma(a) + sc.gammaln(a)},
         dict.fromkeys(_INCOMPLETE, (0,)), open=True),
     "weibull_min": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, y) - y ** c,
         "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: np.log(-np.expm1(-y ** c)),
         "sf": lambda y, c: np.exp(-y ** c), "logsf": lambda y, c: -y ** c,
-        "ppf": lambda q, c: (-np.log1p(-q)) ** (1.0 / c), "isf": lambda q, c: (-np.log(q)) ** (1.0 / c),
+        "ppf": lambda q, c: (-np.log1p(-q)) ** (1.0 / c),
+        "isf": lambda q, c: (-np.log(q)) ** (1.0 / c),
         "entropy": lambda c: -_EULER / c - np.log(c) + _EULER + 1.0}, {}),
     "halfnorm": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: 0.5 * np.log(2.0 / np.pi) - 0.5 * y * y,

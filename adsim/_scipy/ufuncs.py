@@ -188,11 +188,11 @@ def _require_positive_gamma_arguments(n, k):
     n, k = plain(n), plain(k)
     bad = ~((n > -1.0) & (k > -1.0) & (n - k > -1.0))
     if np.any(bad):
+        at_n, at_k = np.broadcast_to(n, bad.shape)[bad][:3], np.broadcast_to(k, bad.shape)[bad][:3]
         raise UnsupportedOperation(
             "adsim: the derivative of scipy.special.binom(n, k) is computed where n > -1, "
-            "k > -1 and n - k > -1 (the Gamma function form); at n = "
-            f"{np.broadcast_to(n, bad.shape)[bad][:3]}, k = {np.broadcast_to(k, bad.shape)[bad][:3]} "
-            "it is not: pass these arguments as plain values")
+            f"k > -1 and n - k > -1 (the Gamma function form); at n = {at_n}, k = {at_k} it "
+            "is not: pass these arguments as plain values")
 
 
 # the name of each plain order argument, for the message refusing an active one
