@@ -106,3 +106,9 @@ def test_plain_calls_give_scipys_results_inside_a_recording():
     ad.grad(f)(C)
     assert np.array_equal(seen["toeplitz"], sla.toeplitz(C, R))
     assert np.array_equal(seen["sqrtm"], sla.sqrtm(SPD))
+
+
+@pytest.mark.parametrize("name", ["expm", "cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm"])
+def test_primary_matrix_functions_every_sweep(name):
+    f = getattr(sla, name)
+    check_tape(f, [0.3 * B], rtol=1e-6, atol=1e-8, value_rtol=1e-10, value_atol=1e-13)

@@ -1,18 +1,14 @@
 """``scipy.linalg`` on single active matrices: solve_triangular, solve (every
 ``assume_a``), solve_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
-expm, norm, and the factorizations NumPy also has (cholesky, inv, det, svd,
+norm, and the factorizations NumPy also has (cholesky, inv, det, svd,
 svdvals, qr, eigh, eigvalsh), called unchanged (see hooks.py); the
-structured matrices (structured.py) and solve_sylvester, sqrtm, logm
-(matfuncs.py) join them in ``HOOKS``.
+structured matrices (structured.py), solve_sylvester and the matrix
+functions expm, logm, sqrtm, ... (matfuncs.py) join them in ``HOOKS``.
 
 Each is written with adsim's recorded operations and primitives, and reads
 exactly the entries SciPy reads (a triangle, a band), so its derivative is
 zero in the others. LU after M. Giles, "An extended collection of matrix
-derivative results for forward and reverse mode AD", 2008; the Fréchet
-derivative of expm from the block-triangular identity
-expm([[A, E], [0, A]]) = [[e^A, L(A, E)], [0, e^A]] (N. J. Higham,
-*Functions of Matrices*, SIAM 2008, sec. 3.2; Al-Mohy & Higham, SIAM J.
-Matrix Anal. Appl. 30, 2009), whose adjoint is L(A^T, .).
+derivative results for forward and reverse mode AD", 2008.
 """
 import numpy as np
 import scipy.linalg
@@ -238,28 +234,6 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     return np.eye(n)[perm].T, L, U
 
 
-# ---- expm -------------------------------------------------------------------
-
-def _frechet(A, E):
-    """L(A, E), the Fréchet derivative of expm at A in direction E."""
-    n = np.shape(A)[0]
-    zero = np.zeros((n, n))
-    block = np.concatenate([np.concatenate([A, E], axis=1),
-                            np.concatenate([zero, A], axis=1)], axis=0)
-    return _expm(block)[:n, n:]
-
-
-_expm = primitive(lambda A: scipy.linalg.expm(A), name="scipy.linalg.expm",
-                  jvp=lambda args, out, tangents: _frechet(args[0], tangents[0]),
-                  vjp=lambda args, out, w: (_frechet(args[0].T, w),))
-
-
-def expm(A):
-    A = array(A, "scipy.linalg.expm")
-    _matrix("expm", A)
-    return _expm(A)
-
-
 # ---- factorizations NumPy also has ------------------------------------------
 
 def _plain_options(name, **options):
@@ -332,4 +306,4 @@ def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, typ
 
 HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
     solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
-    expm, norm, inv, det, svd, svdvals, qr, eigh, eigvalsh)}, **structured.HOOKS, **matfuncs.HOOKS}
+    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh)}, **structured.HOOKS, **matfuncs.HOOKS}

@@ -1,5 +1,6 @@
-"""``scipy.linalg.solve_sylvester``, ``sqrtm`` and ``logm`` on single real
-active matrices, called unchanged (see hooks.py): primitives whose values
+"""``scipy.linalg.solve_sylvester`` and the matrix functions ``expm``,
+``logm``, ``sqrtm``, ``cosm``, ``sinm``, ``tanm``, ``coshm``, ``sinhm``,
+``tanhm`` on single real active matrices, called unchanged (see hooks.py): primitives whose values
 are SciPy's and whose rules call the primitives again, so second
 derivatives (recorded rules) are exact too.
 
@@ -10,9 +11,11 @@ derivatives (recorded rules) are exact too.
 - sqrtm: X^2 = A gives X dX + dX X = dA (a Sylvester equation in dX, with
   the adjoint X^T Y + Y X^T = Xbar, Abar = Y); defined where the square
   root is real and X, -X share no eigenvalue.
-- logm: the Fréchet derivative L(A, E) is the upper-right block of
-  logm([[A, E], [0, A]]) (N. J. Higham, *Functions of Matrices*, SIAM
-  2008, eq. (3.16)); its adjoint is L(A^T, .).
+- expm, logm and the trigonometric and hyperbolic functions: the Fréchet
+  derivative L(A, E) of a primary matrix function f is the upper-right
+  block of f([[A, E], [0, A]]) (N. J. Higham, *Functions of Matrices*,
+  SIAM 2008, eq. (3.16); Al-Mohy & Higham, SIAM J. Matrix Anal. Appl. 30,
+  2009), and its adjoint is L(A^T, .).
 
 Results SciPy computes as complex (negative real eigenvalues) are refused:
 adsim differentiates real functions.
@@ -97,24 +100,37 @@ def sqrtm(A, disp=None, blocksize=None):
     return _sqrtm(A)
 
 
-def _log_frechet(A, E):
-    """L(A, E), the Fréchet derivative of logm at A in direction E."""
-    n = np.shape(A)[0]
-    block = np.concatenate([np.concatenate([A, E], axis=1),
-                            np.concatenate([np.zeros((n, n)), A], axis=1)], axis=0)
-    return _logm(block)[:n, n:]
+def _primary(name):
+    """scipy.linalg.``name`` (a primary matrix function f) as a primitive:
+    L_f(A, E) is the upper-right block of f([[A, E], [0, A]]), and its
+    adjoint L_f(A^T, .)."""
+    function = getattr(scipy.linalg, name)
+
+    def frechet(A, E):
+        n = np.shape(A)[0]
+        block = np.concatenate([np.concatenate([A, E], axis=1),
+                                np.concatenate([np.zeros((n, n)), A], axis=1)], axis=0)
+        return prim(block)[:n, n:]
+    prim = primitive(lambda a: _real(name, function(a)), name=f"scipy.linalg.{name}",
+                     jvp=lambda args, out, tangents: frechet(args[0], tangents[0]),
+                     vjp=lambda args, out, w: (frechet(args[0].T, w),))
+
+    def rule(A):
+        A = array(A, f"scipy.linalg.{name}")
+        _square(name, A)
+        return prim(A)
+    rule.__name__ = name
+    return rule
 
 
-_logm = primitive(lambda a: _real("logm", scipy.linalg.logm(a)), name="scipy.linalg.logm",
-                  jvp=lambda args, out, tangents: _log_frechet(args[0], tangents[0]),
-                  vjp=lambda args, out, w: (_log_frechet(args[0].T, w),))
+_PRIMARY = {name: _primary(name) for name in
+            ("expm", "logm", "cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm")}
 
 
 def logm(A, disp=None):
     _no_error_estimate("logm", disp)
-    A = array(A, "scipy.linalg.logm")
-    _square("logm", A)
-    return _logm(A)
+    return _PRIMARY["logm"](A)
 
 
-HOOKS = {("scipy.linalg", f.__name__): f for f in (solve_sylvester, sqrtm, logm)}
+HOOKS = {**{("scipy.linalg", name): rule for name, rule in _PRIMARY.items()},
+         **{("scipy.linalg", f.__name__): f for f in (solve_sylvester, sqrtm, logm)}}
