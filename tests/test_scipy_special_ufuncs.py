@@ -52,6 +52,15 @@ CASES = {
     "rel_entr": (lambda x, y: sc.rel_entr(x, y), [M, np.array([0.5, 1.5, 2.0])]),
     "entr": (lambda x: sc.entr(x), [X]),
     "multigammaln": (lambda a: sc.multigammaln(a, 3), [X + 1.5]),
+    "hyp2f1": (lambda x: sc.hyp2f1(1.5, np.array([[0.5], [-1.2]]), 2.5, x), [X / 4.0]),
+    "hyp1f1": (lambda x: sc.hyp1f1(0.7, np.array([1.5, 2.0, 3.5, 0.4]), x), [X - 1.0]),
+    "ellipk ellipe near and at 0": (lambda m: sc.ellipk(m) * sc.ellipe(m),
+                                    [np.array([-0.6, -0.02, 0.0, 0.03, 0.4, 0.9])]),
+    "exprel near and at 0": (lambda x: sc.exprel(x), [np.array([-2.0, -0.05, 0.0, 0.02, 1.5])]),
+    "powm1": (lambda x, y: sc.powm1(x, y), [X, np.array([[0.5], [-1.5]])]),
+    "cosm1": (lambda x: sc.cosm1(x), [M]),
+    "softplus (written with NumPy)": (lambda x: sc.softplus(x - 2.0), [M]),
+    "radian": (lambda d, m, s: sc.radian(d, m, s), [X * 30.0, X * 10.0, np.array(20.0)]),
     "numpy's functions": (lambda x: sc.expm1(x) + sc.log1p(x) + sc.cbrt(x) + sc.exp2(x), [M]),
     "exact degree functions": (lambda x: sc.exp10(x / 3.0) + sc.cosdg(30.0 * x)
                                + sc.sindg(40.0 * x) + sc.tandg(10.0 * x) + sc.cotdg(10.0 * x), [X]),
@@ -67,7 +76,7 @@ def test_every_sweep(name):
 def test_derivatives_at_special_points_equal_their_closed_forms():
     """rgamma at -n is 0 with derivative (-1)^n n!; spence'(1) = -1 and
     spence''(1) = 1/2; d boxcox / d lambda at 0 is log(x)^2 / 2; gammasgn
-    has derivative 0."""
+    has derivative 0; ellipk'(0) = pi/8, ellipe'(0) = -pi/8, exprel'(0) = 1/2."""
     n = np.array([0.0, -1.0, -2.0, -3.0])
     assert_close(ad.jvp(sc.rgamma, n, np.ones(4))[1], [1.0, -1.0, 2.0, -6.0], rtol=1e-12,
                  what="rgamma' at the poles of gamma")
@@ -78,6 +87,9 @@ def test_derivatives_at_special_points_equal_their_closed_forms():
     assert_close(ad.jvp(lambda lam: sc.boxcox(x, lam), np.zeros(2), np.ones(2))[1],
                  np.log(x) ** 2 / 2, rtol=1e-15, what="d boxcox / d lambda at 0")
     assert np.all(ad.jvp(sc.gammasgn, np.array([-1.5, 0.5]), np.ones(2))[1] == 0.0)
+    zero = np.array(0.0)
+    assert_close([ad.grad(sc.ellipk)(zero), ad.grad(sc.ellipe)(zero), ad.grad(sc.exprel)(zero)],
+                 [np.pi / 8, -np.pi / 8, 0.5], rtol=1e-15, what="derivatives at 0")
 
 
 def test_expm1_log1p_cbrt_exp2_are_numpys_recorded_ops():
@@ -103,6 +115,7 @@ def test_tapes_with_them_pickle():
     (lambda v: sc.kv(v, 2.0), "scipy.special.kv is not differentiated in its order v"),
     (lambda n: sc.yn(n, 2.0), "scipy.special.yn is not differentiated in its order n"),
     (lambda n: sc.expn(n, 2.0), "scipy.special.expn is not differentiated in its order n"),
+    (lambda a: sc.hyp2f1(1.0, a, 2.0, 0.3), "hyp2f1 is not differentiated in its parameters"),
     (lambda a: sc.multigammaln(2.5, a[0]), "active dimension d"),
     (lambda n: sc.binom(n, 5.0), r"binom\(n, k\) is computed where n > -1"),
     (lambda a: sc.gammainc(a, 2.0), "argument 0 of `scipy.special.gammainc`"),
