@@ -20,6 +20,8 @@ it. Derivatives: DLMF 10.6.2, 10.29.2 (Bessel recurrences), 13.3.15,
 (reflection), 6.2.1, 7.2.3, 7.5.1, 8.19.13, 25.12.1 (dilogarithm, SciPy's
 ``spence(z) = Li2(1 - z)``), 26.3 (binomials), Owen (1956) for T(h, a).
 """
+import threading
+
 import numpy as np
 import scipy.special as sc
 
@@ -254,6 +256,7 @@ def _require_positive_gamma_arguments(n, k):
 _PLAIN_NAMES = {"yn": "order n", "yv": "order v", "kv": "order v", "kve": "order v",
                 "expn": "order n", "hyp2f1": "parameters a, b, c", "hyp1f1": "parameters a, b"}
 _FUNCTIONS = {}
+_MAKING = threading.Lock()
 
 
 def _with_plain_arguments(uf, recorded, static):
@@ -271,13 +274,17 @@ def _with_plain_arguments(uf, recorded, static):
 
 
 def scipy_ufunc(uf):
-    """The recorded version of one of the ufuncs above, or None."""
+    """The recorded version of one of the ufuncs above, or None (made on
+    first use, once, also when threads ask at the same time)."""
     if not _FUNCTIONS:
-        for u, rule in _table().items():
-            partials, static = rule if isinstance(rule, tuple) else (rule, ())
-            recorded = elementwise(u, partials, static)
-            _FUNCTIONS[u] = _with_plain_arguments(u, recorded, static) if static else recorded
-        _FUNCTIONS.update(_same_as_numpy())
+        with _MAKING:
+            if not _FUNCTIONS:
+                made = dict(_same_as_numpy())
+                for u, rule in _table().items():
+                    partials, static = rule if isinstance(rule, tuple) else (rule, ())
+                    recorded = elementwise(u, partials, static)
+                    made[u] = _with_plain_arguments(u, recorded, static) if static else recorded
+                _FUNCTIONS.update(made)
     return _FUNCTIONS.get(uf)
 
 
