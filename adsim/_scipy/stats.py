@@ -1,12 +1,14 @@
 """``scipy.stats`` distributions on active arrays, called unchanged (see
 hooks.py): the methods of ``rv_continuous`` and ``rv_discrete`` are routed
 here when an argument is active, so ``norm.logpdf(x, loc, scale)``, frozen
-distributions (``norm(loc, scale).logpdf(x)``, which call the same methods)
-and ``multivariate_normal`` (mvn.py) are recorded.
+distributions (``norm(loc, scale).logpdf(x)``, which call the same methods),
+``multivariate_normal`` (mvn.py) and ``dirichlet`` (dirichlet.py) are
+recorded.
 
-Each density is written with recorded operations and the special functions
-of adsim/_np/special.py, in the standardized variable y = (x - loc) / scale,
-so every argument (x, loc, scale, shape parameters) is differentiated in
+The families are the rows of distributions.py, each written with recorded
+operations and special functions in the standardized variable
+y = (x - loc) / scale; this module adds loc and scale, the support, invalid
+parameters and the derived methods, so every argument (x, loc, scale, shape parameters) is differentiated in
 every mode. Points outside the support get SciPy's constants (logpdf -inf,
 cdf 0 or 1, ...) with derivative zero; invalid parameters (scale <= 0, a
 shape outside its range) give NaN, as SciPy does. Whether a point is inside
