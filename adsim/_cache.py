@@ -55,8 +55,9 @@ class TapeCache:
         Why the latest recording could not be kept for reuse (None if it was).
     """
 
-    def __init__(self, cache=True):
+    def __init__(self, cache=True, opaque_outputs=False):
         self.cache = cache
+        self.opaque_outputs = opaque_outputs    # non-numeric output leaves pass through
         self.tapes = OrderedDict()          # key -> (tape, snapshot)
         self._outputs = {}                  # key -> (output treedef, leaf shapes) of its tape
         self.recordings = 0
@@ -171,7 +172,8 @@ class TapeCache:
             snapshot = self._snapshot(f, call.extras)
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
-        tape = record_inputs(_with_inputs(f, call), call.values, {}, call.n_varied)
+        tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
+                             call.n_varied)
         if snapshot is None:
             blocked = _CACHE_OFF
         else:
@@ -243,7 +245,7 @@ def static_key(v):
     return None
 
 
-def _with_inputs(f, call):
+def _with_inputs(f, call, opaque=False):
     """``f`` as a function of the tape inputs alone (other arguments fixed):
     containers are rebuilt from their leaves, and a container returned is
     flattened to one array (its structure kept in ``call``)."""
@@ -257,7 +259,7 @@ def _with_inputs(f, call):
             n = tree.n_leaves
             full[pos] = inputs[lo] if tree.is_leaf else unflatten(tree, inputs[lo:lo + n])
             lo += n
-        out, call.out_tree, call.out_shapes = flat_output(f(*full, **kwargs), _name(f))
+        out, call.out_tree, call.out_shapes = flat_output(f(*full, **kwargs), _name(f), opaque)
         return out
     inputs_to_f.__name__ = _name(f)
     return inputs_to_f

@@ -14,6 +14,8 @@ derivative of a derivative of a derivative), they differentiate J written
 out as recorded ops (adsim/_transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
 """
+import types
+
 import numpy as np
 
 from . import _transcribe
@@ -25,19 +27,33 @@ from .primitives import Primitive
 
 
 def closure_actives(f):
-    """The closure cells of ``f`` holding active arrays of a recording in
-    progress (an outer value the inner function reads: ``lambda y: k * y``
-    with ``k`` active), with their arrays."""
-    cells = getattr(f, "__closure__", None) or ()
-    found = []
-    for cell in cells:
+    """The closure cells holding active arrays of a recording in progress
+    that ``f`` reads (an outer value the inner function reads: ``lambda y:
+    k * y`` with ``k`` active), with their arrays. Functions ``f`` closes
+    over are searched too (``ad.jacobian(ad.grad(lambda w: k * w))``: the
+    lambda's ``k`` is read through the gradient function)."""
+    found, seen = [], set()
+    _closure_actives(f, found, seen, 0)
+    return found
+
+
+_MAX_CLOSURE_DEPTH = 8
+
+
+def _closure_actives(f, found, seen, depth):
+    if id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
+        return
+    seen.add(id(f))
+    for cell in getattr(f, "__closure__", None) or ():
         try:
             v = cell.cell_contents
-        except ValueError:
+        except ValueError:          # an empty cell (a name assigned later)
             continue
-        if isinstance(v, Active) and v.tape.recording:
-            found.append((cell, v))
-    return found
+        if isinstance(v, Active):
+            if v.tape.recording and all(cell is not c for c, _ in found):
+                found.append((cell, v))
+        elif isinstance(v, types.FunctionType):
+            _closure_actives(v, found, seen, depth + 1)
 
 
 def _lifted(f, cells):
@@ -74,6 +90,15 @@ def lift_closures(functions, args):
     if not cells:
         return list(functions), tuple(args)
     return [_lifted(f, cells) for f in functions], tuple(args) + tuple(actives)
+
+
+def _contracted(J, *values):
+    """<w, J> for the weight w last among ``values`` (the vjp rule's value)."""
+    return np.sum(values[-1] * J)
+
+
+def _itself(J, *values):
+    return J
 
 
 def nested_derivative(f, args, kwargs, argnum, cache):
@@ -142,19 +167,22 @@ def nested_derivative(f, args, kwargs, argnum, cache):
             return _transcribe.jacobian(tape, inputs, 0)
         return cache.run(f, plain, kwargs, (argnum,), method, all_varied=True)
 
+    rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
+
     def recorded_rule(values, rule, count):
         """A rule's value as recorded ops: the derivatives of
         ``rule(J, *values)`` w.r.t. the first ``count`` values, J recorded."""
-        h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
-        h.__name__ = f"derivative of {_name(f)}"
-        tapes = TapeCache()
+        if rule not in rule_functions:
+            h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
+            h.__name__ = f"derivative of {_name(f)}"
+            rule_functions[rule] = h, TapeCache()
+        h, tapes = rule_functions[rule]
         return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
 
     def vjp(values, out, out_adjoint):
         if any(isinstance(v, Active) for v in values) or isinstance(out_adjoint, Active):
             # the rule is being recorded: one derivative order more
-            return recorded_rule(tuple(values) + (out_adjoint,),
-                                 lambda J, *vals: np.sum(vals[-1] * J), len(values))
+            return recorded_rule(tuple(values) + (out_adjoint,), _contracted, len(values))
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -172,8 +200,74 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     def recorded_jvp(values, tangents):
         """The jvp rule recorded: sum_k dJ/dvalues[k] tangents[k]."""
         given = [k for k, t in enumerate(tangents) if t is not None]
-        Ds = recorded_rule(tuple(values), lambda J, *vals: J, len(values))
+        Ds = recorded_rule(tuple(values), _itself, len(values))
         return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
     return prim(*[args[p] for p in positions])
+
+
+# ---- the other transformations inside a recording, made of nested derivatives -----
+
+def _per_direction(direction, shape, one):
+    """``one(d)`` for a direction of ``shape``, or for each of k directions
+    along a trailing axis (results stacked along a new last axis)."""
+    if np.shape(direction) == tuple(shape):
+        return one(direction)
+    if np.ndim(direction) != len(shape) + 1 or np.shape(direction)[:-1] != tuple(shape):
+        raise ValueError(f"adsim: a direction of shape {np.shape(direction)} for an argument of "
+                         f"shape {tuple(shape)}; give the argument's shape, or a trailing axis "
+                         f"of k directions")
+    return np.stack([one(direction[..., j]) for j in range(np.shape(direction)[-1])], axis=-1)
+
+
+def _named(g, what, f):
+    g.__name__ = f"{what} of {_name(f)}"
+    return g
+
+
+def nested_jvp(f, xs, vs):
+    """(f(*xs), J v) inside a recording: J v = d/de f(xs + e vs) at e = 0,
+    one nested derivative w.r.t. the scalar e (one forward sweep for its
+    value)."""
+    n = len(xs)
+    along = _named(lambda e, *xv: f(*[x + e * v for x, v in zip(xv[:n], xv[n:])]),
+                   "a directional derivative", f)
+    tapes = TapeCache()
+    shape = np.shape(xs[0]) if n == 1 else None
+
+    def one(direction):
+        ds = (direction,) if n == 1 else tuple(direction)
+        return nested_derivative(along, (np.array(0.0),) + tuple(xs) + ds, {}, 0, tapes)
+    if n == 1:
+        return f(*xs), _per_direction(vs[0], shape, one)
+    return f(*xs), one(vs)
+
+
+def nested_vjp(f, xs, w):
+    """(f(*xs), w^T J) inside a recording: the gradient of sum(w * f(xs)),
+    one nested derivative per argument (one reverse sweep for its value)."""
+    n = len(xs)
+    weighted = _named(lambda *xw: np.sum(xw[n] * f(*xw[:n])), "a weighted sum", f)
+    tapes = TapeCache()
+    y = f(*xs)
+
+    def one(weight):
+        grads = tuple(nested_derivative(weighted, tuple(xs) + (weight,), {}, i, tapes)
+                      for i in range(n))
+        return grads[0] if n == 1 else grads
+    if np.shape(w) == np.shape(y) or n > 1:
+        return y, one(w)
+    return y, _per_direction(w, np.shape(y), one)
+
+
+def nested_hvp(f, inner, x, v, args):
+    """(gradient, H v) of scalar f inside a recording, ``inner`` its
+    gradient function: H v is the gradient of inner(x) . v (a nested
+    derivative of a nested derivative)."""
+    along = _named(lambda y, d, *rest: np.sum(inner(y, *rest) * d), "a Hessian-vector product",
+                   f)
+    tapes = TapeCache()
+    g = inner(x, *args)
+    return g, _per_direction(v, np.shape(x), lambda d: nested_derivative(
+        along, (x, d) + tuple(args), {}, 0, tapes))

@@ -30,7 +30,7 @@ from ._np.views import (  # noqa: F401
     refresh_view, reshape, rollaxis, setitem, split_function, squeeze, transpose, triangle,
     user_broadcast_to, view_of)
 from ._np.views import copyto, diag, fill_diagonal, ufunc_at
-from ._tape import Active, CompareKind, _install_unary_ufuncs, record_unary
+from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_unary
 from .errors import UnsupportedOperation
 
 _install_unary_ufuncs(ops.UNARY_UFUNCS)
@@ -42,16 +42,13 @@ _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_L
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
 _AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
               np.multiply: lambda a, b: a * b}
-_ROUNDING_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "rint"}
-_INTEGER_DIVISION_UFUNCS = {np.floor_divide: floor_divide, np.remainder: remainder,
-                            np.fmod: fmod}
 _COMPOSED_UFUNCS = {
     np.logaddexp: elementwise.logaddexp, np.logaddexp2: elementwise.logaddexp2,
     np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
     np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
     np.isinf: elementwise.isinf, np.isfinite: elementwise.isfinite,
     np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,
-    np.fmin: composed.fmin,
+    np.fmin: composed.fmin, np.divmod: lambda a, b: (floor_divide(a, b), remainder(a, b)),
 }
 
 
@@ -121,10 +118,6 @@ def ufunc(uf, method, inputs, kwargs):
         return matmul(*inputs)
     if uf is np.isnan:
         return compare(CompareKind.CMP_NE, inputs[0], inputs[0])
-    if uf in _ROUNDING_UFUNCS:
-        return rounded(inputs[0], _ROUNDING_UFUNCS[uf])
-    if uf in _INTEGER_DIVISION_UFUNCS:
-        return _INTEGER_DIVISION_UFUNCS[uf](*inputs)
     if uf in _COMPOSED_UFUNCS:
         return _COMPOSED_UFUNCS[uf](*inputs)
     recorded = special_ufunc(uf)
@@ -174,7 +167,7 @@ FUNCTIONS = {
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
     np.where: where, np.clip: clip, np.pad: pad, np.diff: numeric.diff,
-    np.round: around, np.around: around, np.fix: lambda a, out=None: rounded(a, "trunc"),
+    np.round: around, np.around: around, np.fix: lambda a, out=None: record_unary(a, int(Op.TRUNC)),
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
     np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,

@@ -5,7 +5,7 @@ import numpy as np
 from . import _creation as creation
 from ._scipy import hooks as scipy_hooks
 from ._tape import Active, Opcode as Op, wrap
-from ._tree import LEAF, flatten, is_container, unflatten
+from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
 from ._validate import real_array
 
 
@@ -66,13 +66,17 @@ def _output_active(tape, out, f):
     return wrap(tape, tape.record_op(int(Op.FILL), arr.size, [tape.const_ref(arr)]), arr.shape)
 
 
-def flat_output(out, name):
+def flat_output(out, name, opaque=False):
     """(one array, treedef, leaf shapes) of a function's return value: a
     container's leaves raveled and concatenated (constants enter as
-    constants), a single array unchanged (treedef LEAF, shapes None)."""
+    constants), a single array unchanged (treedef LEAF, shapes None).
+    ``opaque``: leaves that are not numbers (strings, objects) are kept in
+    the treedef, as they are (the auxiliary output of ``has_aux``)."""
     leaves, tree = flatten(out)
     if tree.is_leaf or out is None:     # None: refused with the single-array message
         return out, LEAF, None
+    if opaque:
+        tree, leaves = keep_constants(tree, leaves)
     pieces, shapes = [], []
     for path, leaf in zip(tree.paths(), leaves):
         if not isinstance(leaf, Active):

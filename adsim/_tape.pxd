@@ -42,7 +42,11 @@ cpdef enum Opcode:
     POW_C = 31
     RPOW_C = 32
     STOP_GRADIENT = 33
-    UNARY_END = 34
+    FLOOR = 34
+    CEIL = 35
+    TRUNC = 36
+    RINT = 37
+    UNARY_END = 38
     # binary elementwise, operands of equal size or size 1 (_ops/binary.pxi)
     ADD = 64
     SUB = 65
@@ -53,7 +57,10 @@ cpdef enum Opcode:
     HYPOT = 70
     MAXIMUM = 71
     MINIMUM = 72
-    BINARY_END = 73
+    FLOOR_DIVIDE = 73
+    REMAINDER = 74
+    FMOD = 75
+    BINARY_END = 76
     # branch records: no result, checked on replay (_ops/branch.pxi)
     COMPARE = 96
     ARGEXT = 97

@@ -24,7 +24,8 @@ from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
-                        asinh, acosh, atanh, hypot, pow, isfinite)
+                        asinh, acosh, atanh, hypot, pow, isfinite, floor, ceil, trunc,
+                        rint, fmod, copysign)
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
 cimport scipy.linalg.cython_blas as blas
@@ -361,7 +362,7 @@ cdef class Tape:
         """SLOT_VARIED when an op's result depends differentiably on the
         inputs: some argument does, and the op passes derivatives on."""
         cdef int i, n_args = 2
-        if code == STOP_GRADIENT or code == SIGN or code == FILL:
+        if code == FILL or (code < BINARY_END and NO_DERIVATIVE[code]):
             return 0
         if code == CALLBACK:
             for i in range(ops[2]):

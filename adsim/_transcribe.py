@@ -32,7 +32,7 @@ from ._tape import Active, Opcode as Op, record_binary_refs, record_unary, wrap
 from ._np.core import as_active, gather
 from ._np.views import ufunc_at
 from .errors import BranchChanged, UnsupportedOperation
-from .ops import BY_CODE
+from .ops import BY_CODE, ZERO
 from .primitives import Application, _rule_adjoints
 from .sparse.pattern import Program
 
@@ -293,8 +293,8 @@ class _Transcription:
         (x,) = self.read[k]
         y = self.result[k]
         c = self.prog.param(k)
-        if code in (Op.SIGN, Op.STOP_GRADIENT) or code == Op.POW_C and c == 0.0:
-            return None
+        if BY_CODE[code].hessian == ZERO or code == Op.POW_C and c == 0.0:
+            return None                              # sign, rounding, stop_gradient
         if code in (Op.NEG, Op.RSUB_C):
             return -g
         if code == Op.ADD_C or code == Op.POW_C and c == 1.0:
@@ -316,6 +316,12 @@ class _Transcription:
             return [(o[1], g), (o[2], -g)]
         if code == Op.MUL:
             return [(o[1], g * b if o[1] >= 0 else None), (o[2], g * a if o[2] >= 0 else None)]
+        if code == Op.FLOOR_DIVIDE:
+            return []
+        if code == Op.REMAINDER:                     # a - b (a // b)
+            return [(o[1], g), (o[2], -g * np.floor_divide(a, b) if o[2] >= 0 else None)]
+        if code == Op.FMOD:                          # a - b trunc(a / b)
+            return [(o[1], g), (o[2], -g * np.rint((a - y) / b) if o[2] >= 0 else None)]
         if code in (Op.MAXIMUM, Op.MINIMUM):         # ties go to a, as the compiled rule
             first = a >= b if code == Op.MAXIMUM else a <= b
             return [(o[1], np.where(first, g, 0.0)), (o[2], np.where(first, 0.0, g))]

@@ -69,6 +69,8 @@ class TreeDef:
             return "*"
         if self.kind == "none":
             return "None"
+        if self.kind == "constant":
+            return repr(self.data.value)
         inner = [repr(c) for c in self.children]
         if self.kind == "dict":
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.data, inner)) + "}"
@@ -93,6 +95,45 @@ class TreeDef:
 
 LEAF = TreeDef("leaf")
 _NONE = TreeDef("none")
+
+
+class _Constant:
+    """A value kept in a treedef (a string in an auxiliary output): compared
+    and hashed by identity, so any object can be one."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _is_data(leaf):
+    """Whether a leaf is numeric data (an output of a tape), not an opaque value."""
+    if isinstance(leaf, Active) or isinstance(leaf, _NUMBER_TYPES):
+        return True
+    try:
+        return np.asarray(leaf).dtype.kind in "biuf"
+    except Exception:                       # noqa: BLE001 (any object may refuse conversion)
+        return False
+
+
+def keep_constants(tree, leaves):
+    """(tree, leaves) with every non-numeric leaf (a string, an object) moved
+    into the treedef as a constant: an auxiliary output passes through."""
+    it = iter(leaves)
+    kept = []
+
+    def walk(node):
+        if node.is_leaf:
+            leaf = next(it)
+            if _is_data(leaf):
+                kept.append(leaf)
+                return node
+            return TreeDef("constant", _Constant(leaf))
+        if not node.children:
+            return node
+        return TreeDef(node.kind, node.data, [walk(c) for c in node.children])
+    return walk(tree), kept
 
 
 def _sorted_keys(d):
@@ -137,6 +178,8 @@ def _build(tree, it):
         return next(it)
     if kind == "none":
         return None
+    if kind == "constant":
+        return tree.data.value
     children = [_build(c, it) for c in tree.children]
     if kind == "dict":
         return dict(zip(tree.data, children))

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _numpy_api
 from ._cache import TapeCache, shared_cache
-from ._nested import closure_actives, nested_derivative
+from ._nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
 from ._tape import Active
 from ._tree import check_same, flatten, is_container, split_flat, unflatten
 from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
@@ -116,17 +116,6 @@ def _aux_value_and_grad(tape, call, f, single):
     return (float(np.asarray(y)[0]), aux), _per_argument(call, g, single)
 
 
-def _outside_recording(what, f, values):
-    """Refuse active arguments where a derivative inside a recording is not
-    recorded (only grad, value_and_grad and jacobian nest)."""
-    if _any_active(values, f):
-        raise UnsupportedOperation(
-            f"adsim: {what} of {_name(f)} on active arrays (inside a recording) is not "
-            f"supported: only first derivatives nest inside a recording (adsim.grad, "
-            f"adsim.value_and_grad, adsim.jacobian); take the {what} outside the recorded "
-            f"function")
-
-
 def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing (f(*args), gradient of f w.r.t. args[argnums]).
 
@@ -134,15 +123,13 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     the same structure. With ``has_aux=True``, f returns ``(loss, aux)`` and
     the result is ``((loss, aux), gradient)``, aux holding plain values."""
     nums, single = _argnums(argnums)
-    tapes = TapeCache(cache)
+    tapes = TapeCache(cache, opaque_outputs=has_aux)
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
         if _any_active(args, f):    # inside a recording: a nested derivative
-            if has_aux:
-                raise UnsupportedOperation(f"adsim: has_aux=True is not supported for "
-                                           f"derivatives of {_name(f)} taken inside a recording")
-            grads = tuple(nested_derivative(f, args, kwargs, i, tapes) for i in pos)
+            loss = _loss_of(f) if has_aux else f
+            grads = tuple(nested_derivative(loss, args, kwargs, i, tapes) for i in pos)
             return f(*args, **kwargs), grads[0] if single else grads
 
         def method(tape, call):
@@ -156,6 +143,18 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     value_and_grad_f.tapes = tapes
     value_and_grad_f.__wrapped__ = f
     return value_and_grad_f
+
+
+def _loss_of(f):
+    """The first of the (loss, aux) pair ``f`` returns."""
+    def loss(*args, **kwargs):
+        out = f(*args, **kwargs)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair "
+                            f"(loss, aux); it returned {type(out).__name__}")
+        return out[0]
+    loss.__name__ = _name(f)
+    return loss
 
 
 def grad(f, argnums=0, cache=True, has_aux=False):
@@ -244,7 +243,9 @@ def jvp(f, x, v):
     of arrays for functions of several arguments; ``v`` may carry k
     directions in a trailing axis."""
     xs = _primals(x)
-    _outside_recording("jvp", f, xs + (v,))
+    vs = _primals(v) if _several(x) and isinstance(v, (tuple, list)) else (v,)
+    if _any_active(xs + vs, f):          # inside a recording: nested derivatives
+        return nested_jvp(f, xs, vs)
     nums = tuple(range(len(xs)))
 
     def method(tape, call):
@@ -264,7 +265,8 @@ def vjp(f, x, w):
     """(f(x), J^T w) by one reverse sweep; ``w`` has f's output shape (or a
     trailing axis of k weights)."""
     xs = _primals(x)
-    _outside_recording("vjp", f, xs + (w,))
+    if _any_active(xs + (w,), f):        # inside a recording: nested derivatives
+        return nested_vjp(f, xs, w)
     nums = tuple(range(len(xs)))
     single = not _several(x)
     if not is_container(w):
@@ -293,12 +295,16 @@ def _output_weight(call, w):
     return np.concatenate([d.reshape((-1,) + axes) for d in ws]) if ws else np.zeros((0,) + axes)
 
 
+_MODE_NAMES = {"fwd": "forward", "rev": "reverse"}     # check_grads' names of the modes
+
+
 def jacobian(f, argnums=0, mode=None, cache=True):
     """Return a function computing the dense Jacobian of f, shaped
     output.shape + input.shape; forward or reverse sweeps, whichever needs
     fewer directions, unless ``mode`` says."""
     nums, single = _argnums(argnums)
     tapes = TapeCache(cache)
+    mode = _MODE_NAMES.get(mode, mode) if isinstance(mode, str) else mode
 
     def jacobian_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
@@ -324,7 +330,8 @@ def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
     may be a container of arrays, ``v`` then has its structure."""
-    _outside_recording("hvp", f, (x, v) + args)
+    if _any_active((x, v) + args, f):     # inside a recording: nested derivatives
+        return nested_hvp(f, grad(f), x, v, args)
     if x is not None and is_container(x):
         return _container_grad_and_hvp(f, x, v, args)
     x = real_array(x, f"argument 0 of {_name(f)}")
@@ -366,7 +373,8 @@ def hvp(f, x, v, *args):
     may be a container of arrays, ``v`` then has its structure."""
     if args or (x is not None and is_container(x)):
         return grad_and_hvp(f, x, v, *args)[1]
-    _outside_recording("hvp", f, (x, v))
+    if _any_active((x, v), f):           # inside a recording: nested derivatives
+        return nested_hvp(f, grad(f), x, v, ())[1]
     v = real_array(v, "direction")
 
     def method(tape, values):           # one input: the tape's direct path
@@ -381,6 +389,8 @@ def hvp(f, x, v, *args):
 def hessp(f):
     """``hessp(x, p, *args)`` for scipy.optimize.minimize."""
     def hessp_f(x, p, *args):
+        if _any_active((x, p) + args, f):
+            return hvp(f, x, p, *args)
         return hvp(f, real_array(x, "x"), real_array(p, "p"), *args)
     hessp_f.__wrapped__ = f
     hessp_f.tapes = shared_cache(f)
@@ -398,8 +408,9 @@ def hessian(f, argnums=0):
         return f(*(r[:p] + (xx,) + r[p:]))
 
     def hessian_f(*args):
-        _outside_recording("hessian", f, args)
         p = resolve_argnums(nums, len(args), _name(f))[0]
+        if _any_active(args, f):         # inside a recording: a Jacobian of the gradient
+            return jacobian(grad(f, argnums=p), argnums=p)(*args)
         rest = args[:p] + args[p + 1:]
         if args[p] is not None and is_container(args[p]):
             return _container_hessian(g, args[p], p, rest, f)
@@ -435,6 +446,9 @@ def _container_hessian(g, x, p, rest, f):
 def laplacian(f):
     """Return a function computing the trace of the Hessian of scalar f."""
     def laplacian_f(x, *args):
+        if _any_active((x,) + args, f):  # inside a recording: the trace of a nested Hessian
+            H = hessian(lambda y, *r: f(y, *r))(x, *args)
+            return np.trace(H.reshape(x.size, x.size))
         x = real_array(x, "x")
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
         H = hvp(f, x, eye, *args).reshape(x.size, x.size)

@@ -87,6 +87,11 @@ TABLE = [
     _u("POW_C", domain=(0.3, 3.0), param=2.7),
     _u("RPOW_C", param=1.9, reads="xy"),
     _u("STOP_GRADIENT", hessian=ZERO, constant_slope=True),
+    # rounding: piecewise constant, derivative zero; recomputed by every replay
+    _u("FLOOR", [np.floor], hessian=ZERO, constant_slope=True),
+    _u("CEIL", [np.ceil], hessian=ZERO, constant_slope=True),
+    _u("TRUNC", [np.trunc], hessian=ZERO, constant_slope=True),
+    _u("RINT", [np.rint], hessian=ZERO, constant_slope=True),
     _b("ADD", [np.add], hessian=LINEAR, reads=""),
     _b("SUB", [np.subtract], hessian=LINEAR, reads=""),
     _b("MUL", [np.multiply], hessian=BILINEAR, reads="x"),
@@ -96,6 +101,11 @@ TABLE = [
     _b("HYPOT", [np.hypot]),
     _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x"),
     _b("MINIMUM", [np.minimum], hessian=LINEAR, reads="x"),
+    # NumPy's integer division of floats (its divmod algorithm, exactly):
+    # the quotient has derivative zero, the remainders 1 in a and -q in b
+    _b("FLOOR_DIVIDE", [np.floor_divide], (0.3, 3.0), hessian=ZERO, reads=""),
+    _b("REMAINDER", [np.remainder], (0.3, 3.0), hessian=LINEAR, reads="x"),
+    _b("FMOD", [np.fmod], (0.3, 3.0), hessian=LINEAR, reads="x"),
     _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                          np.not_equal), ("@a", "@b", "kind", "branch_offset", "n"), "branch"),
     _s("ARGEXT", ZERO, (np.argmax, np.argmin),
@@ -170,19 +180,24 @@ def facts_pxi():
     """adsim/_ops/facts.pxi: per-opcode facts the kernels look up."""
     uses = {"": "0", "x": "USES_ARGS", "y": "USES_RESULT", "xy": "USES_ARGS | USES_RESULT"}
     out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
-           "# Per-opcode facts: the values each op's derivative rules read, and the\n",
-           "# unary ops whose slope does not depend on x.\n\n",
+           "# Per-opcode facts: the values each op's derivative rules read, the\n",
+           "# unary ops whose slope does not depend on x, the elementwise ops\n",
+           "# whose derivative is zero.\n\n",
            "cdef enum:\n    USES_ARGS = 1\n    USES_RESULT = 2\n\n",
            "cdef uint8_t VALUE_USES[<int>CALLBACK_END]\n",
-           "cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]\n\n\n",
+           "cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]\n",
+           "cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]\n\n\n",
            "cdef void init_op_facts() noexcept:\n",
            "    memset(VALUE_USES, 0, sizeof(VALUE_USES))\n",
-           "    memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))\n"]
+           "    memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))\n",
+           "    memset(NO_DERIVATIVE, 0, sizeof(NO_DERIVATIVE))\n"]
     for spec in TABLE:
         if spec.reads:
             out.append(f"    VALUE_USES[<int>{spec.name}] = {uses[spec.reads]}\n")
         if spec.constant_slope:
             out.append(f"    CONSTANT_SLOPE[<int>{spec.name}] = 1\n")
+        if spec.family in ("unary", "binary") and spec.hessian == ZERO:
+            out.append(f"    NO_DERIVATIVE[<int>{spec.name}] = 1\n")
     return "".join(out + ["\n\ninit_op_facts()\n"])
 
 

@@ -16,6 +16,14 @@ KINKS = {
     "SIGN": lambda x: abs(x),
     "MAXIMUM": lambda a, b: abs(a - b),
     "MINIMUM": lambda a, b: abs(a - b),
+    "FLOOR": lambda x: np.abs(x - np.rint(x)),
+    "CEIL": lambda x: np.abs(x - np.rint(x)),
+    "TRUNC": lambda x: np.abs(x - np.rint(x)),
+    "RINT": lambda x: np.abs(x - np.floor(x) - 0.5),
+    # a multiple of b: where the quotient jumps
+    "FLOOR_DIVIDE": lambda a, b: np.abs(a - b * np.rint(a / b)),
+    "REMAINDER": lambda a, b: np.abs(a - b * np.rint(a / b)),
+    "FMOD": lambda a, b: np.abs(a - b * np.rint(a / b)),
 }
 NONSMOOTH = set(KINKS)
 

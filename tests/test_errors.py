@@ -275,17 +275,6 @@ def test_library_functions_that_convert_their_input_are_named():
         adsim.grad(lambda z: np.sum(signm(np.diag(z))))(X)
 
 
-@pytest.mark.parametrize("inner", [
-    lambda z: adsim.hessian(lambda w, a: np.sum(a * w ** 4))(z, 2.0),
-    lambda z: adsim.hvp(lambda w: np.sum(w ** 4), z, np.ones(3)),
-    lambda z: adsim.jvp(lambda w: w ** 2, z, z)[1],
-    lambda z: adsim.vjp(lambda w: w ** 2, z, z)[1],
-])
-def test_second_order_transforms_inside_a_recording_say_so(inner):
-    with pytest.raises(adsim.UnsupportedOperation, match="only first derivatives nest"):
-        adsim.grad(lambda z: np.sum(inner(z)))(X)
-
-
 def test_slips_get_messages_that_name_the_fix():
     def formats(x):
         return f"{np.sum(x):.3f}"

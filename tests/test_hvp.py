@@ -25,6 +25,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 import adsim
 from adsim import ops
 from fdcheck import assert_close, central, distinct
+from opcases import FD_KINKS, NONSMOOTH
 
 # ---------------------------------------------------------------- checkers
 
@@ -77,17 +78,6 @@ BINARY = [s for s in ops.TABLE if s.family == "binary"]
 W5 = np.array([0.7, -1.3, 0.4, 1.1, -0.6])
 C5 = np.array([0.3, 0.5, -0.2, 0.8, 0.1])
 
-# distance to the nearest kink or branch cut, where differences are not valid
-KINKS = {
-    "ABS": lambda x: np.abs(x),
-    "SIGN": lambda x: np.abs(x),
-    "MAXIMUM": lambda a, b: np.abs(a - b),
-    "MINIMUM": lambda a, b: np.abs(a - b),
-    "ARCTAN2": lambda a, b: np.where(b < 0, np.abs(a), np.hypot(a, b)),
-    "HYPOT": lambda a, b: np.hypot(a, b),
-}
-
-
 def unary_callable(spec):
     if spec.name == "STOP_GRADIENT":
         return adsim.stop_gradient
@@ -99,7 +89,7 @@ def unary_callable(spec):
 
 def sample(rng, spec, shapes):
     lo, hi = spec.domain
-    kink = KINKS.get(spec.name)
+    kink = FD_KINKS.get(spec.name)
     for _ in range(1000):
         xs = [rng.uniform(lo, hi, size=s) for s in shapes]
         if kink is None or np.min(kink(*xs)) > 0.08:
@@ -220,8 +210,8 @@ def test_every_opcode_is_covered():
 
 # --------------------------------------------------------------- random programs
 
-SMOOTH_UNARY = [s for s in UNARY if s.name not in ("ABS", "SIGN", "STOP_GRADIENT")]
-SMOOTH_BINARY = [s for s in BINARY if s.name not in ("MAXIMUM", "MINIMUM", "ARCTAN2")]
+SMOOTH_UNARY = [s for s in UNARY if s.name not in NONSMOOTH | {"STOP_GRADIENT"}]
+SMOOTH_BINARY = [s for s in BINARY if s.name not in NONSMOOTH | {"ARCTAN2"}]
 
 
 def into(domain, z):

@@ -1,11 +1,12 @@
 """Integer-valued results of active values, and adsim.value.
 
-floor, ceil, trunc, rint, //, %, int(), astype(int) and indices computed from
-active values are piecewise constant: adsim returns them as plain arrays and
-records guards, so a replay where they would differ raises BranchChanged
-(the functional API records again) instead of reusing a stale constant.
-Every test compares with a fresh NumPy evaluation at points where the
-integers differ from those of the recording.
+floor, ceil, trunc, rint, round, //, % and fmod of active values are
+recorded ops that replays compute again with NumPy's exact values. int(),
+astype(int) and indices computed from active values are plain arrays under
+guards, so a replay where they would differ raises BranchChanged (the
+functional API records again) instead of reusing a stale constant. Every
+test compares with a fresh NumPy evaluation at points where the integers
+differ from those of the recording.
 """
 import numpy as np
 import pytest
@@ -191,3 +192,47 @@ def test_remainder_quotients_match_numpy_at_random_points_and_replays():
 def test_an_active_divisor_keeps_its_derivative():
     f = lambda z: np.sum(np.remainder(z[:2], z[2:]) * z[:2]) + np.sum(np.fmod(z[:2], z[2:]) ** 2)
     assert ad.testing.check_grads(f, np.array([2.5, -1.3, 0.3, -0.7]))
+
+
+SPECIAL = [0.5, 0.1, -0.5, -0.1, 3.0, -3.0, 7.25, -7.25, 1e-300, 0.0, -0.0, np.inf, -np.inf,
+           np.nan, 2.0, 1e308, 5.551115123125783e-17]
+
+
+def test_rounding_and_integer_division_are_numpys_at_every_special_value():
+    a, b = (np.array(v) for v in zip(*[(p, q) for p in SPECIAL for q in SPECIAL]))
+    functions = [np.floor_divide, np.remainder, np.fmod, lambda u, v: divmod(u, v)[0],
+                 lambda u, v: divmod(u, v)[1], lambda u, v: np.floor(u), lambda u, v: np.ceil(u),
+                 lambda u, v: np.trunc(u), lambda u, v: np.rint(u), lambda u, v: np.round(u, 2),
+                 lambda u, v: np.fix(u), lambda u, v: u // v, lambda u, v: u % v]
+    tape = ad.record(lambda u, v: np.stack([f(u, v) for f in functions]), np.ones(a.size),
+                     np.ones(b.size))
+    got = tape.forward(a, b)
+    with np.errstate(all="ignore"):
+        want = np.stack([f(a, b) for f in functions])
+    np.testing.assert_array_equal(got, want)                        # NaN where NumPy's is
+    assert np.array_equal(np.signbit(got), np.signbit(want))        # signed zeros too
+
+
+def test_float_rounding_and_wrapping_replay_across_cells():
+    """No guard: an explicit tape follows x into other cells and periods."""
+    def f(x):
+        return np.sum((x % 1.0) ** 2 * np.floor(x) + (x // 0.35) * x + np.fmod(x, 0.7) * np.rint(x))
+    tape = ad.record(f, POINTS[0])
+    for x in POINTS[1:] + [-POINTS[0]]:
+        assert tape.forward(x) == pytest.approx(f(x), rel=1e-14)
+        np.testing.assert_allclose(tape.gradient(x), fd_grad(f, x), rtol=1e-7, atol=1e-8)
+
+
+def test_a_periodic_wrap_records_once():
+    """Particles wrapped into a periodic box: the same tape at every step."""
+    L = 2.0
+
+    def positions(v):
+        x = np.array([0.3, 1.1, 1.9])
+        for _ in range(20):
+            x = (x + 0.17 * v) % L
+        return np.sum(np.sin(np.pi * x))
+    g = ad.grad(positions)
+    for v in (np.array([1.0, -2.0, 0.5]), np.array([3.1, 0.2, -1.4])):
+        np.testing.assert_allclose(g(v), fd_grad(positions, v), rtol=1e-7, atol=1e-8)
+    assert g.tapes.recordings == 1

@@ -1,18 +1,20 @@
-"""Integer-valued results of active values: guarded constants.
+"""Integer-valued results of active values.
 
-floor, ceil, trunc, rint, //, int(), astype(int), indices: their results
-are piecewise constant in x. They are returned as plain arrays (so they
-index, count and loop like NumPy's) and the recording keeps a guard: the
-interval [lo, hi) that each element of x must stay in for the result to be
-the same. A replay outside it raises BranchChanged (the functional API then
-records again), so a guarded constant is never stale; its derivative, zero,
-is exact almost everywhere.
+Float results — np.floor, np.ceil, np.trunc, np.rint, np.round, //, % and
+np.fmod — are recorded ops (adsim/ops.py) that every replay computes again,
+with NumPy's exact semantics; the rounding ops and // have derivative zero.
+
+Results of integer type — int(), astype(int), an active scalar used as an
+index — are plain arrays (so they index, count and loop like NumPy's), and
+the recording keeps a guard: the interval [lo, hi) that each element of x
+must stay in for the result to be the same. A replay outside it raises
+BranchChanged (the functional API then records again), so a guarded
+constant is never stale; its derivative, zero, is exact almost everywhere.
 """
 import numpy as np
 
-from .._tape import Active, CompareKind
-from ..errors import UnsupportedOperation
-from .core import compare, constant, record_compare, reject_kwargs, tape_of
+from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from .core import binary, record_compare, reject_kwargs, tape_of
 
 
 def guard(x, lo, hi):
@@ -34,7 +36,9 @@ def _up(v):
 
 
 def rounded(x, how):
-    """floor/ceil/trunc/rint of an active array: a guarded plain array."""
+    """floor/ceil/trunc/rint of an active array as a guarded plain array, for
+    results of integer type (``astype(int)``, ``int(x)``): float results of
+    the rounding functions are recorded ops instead."""
     v = current(x)
     with np.errstate(invalid="ignore"):
         if how == "floor":
@@ -96,68 +100,25 @@ def as_integers(x, dtype=np.int64):
     return rounded(x, "trunc").astype(dtype)
 
 
-def _finite_divisor(b, op):
-    if not isinstance(b, Active) and not np.isfinite(constant(b)).all():
-        raise UnsupportedOperation(f"adsim: `{op}` by a non-finite constant is not recorded; "
-                                   f"use a finite divisor (or np.where to select the cases)")
-
-
-def _value_of(v):
-    return current(v) if isinstance(v, Active) else constant(v)
-
-
-def _quotient(a, b, how):
-    """NumPy's integer quotient of ``a`` by ``b`` ("floor" for // and %,
-    "trunc" for fmod) as a plain array, and the remainder ``a - b q``
-    recorded (derivative 1 in a, -q in b).
-
-    The quotient is NumPy's own (from the exact fmod, so 0.5 // 0.1 is 4,
-    not floor(0.5 / 0.1) = 5), and it is guarded through the remainder: q
-    stays the quotient exactly while r stays in its range, 0 <= r sign(b) <
-    |b| for floor (b keeping its sign), 0 <= r sign(a) < |b| for trunc."""
-    va, vb = _value_of(a), _value_of(b)
-    with np.errstate(all="ignore"):
-        if how == "floor":
-            q = np.floor_divide(va, vb)
-            side = np.sign(vb)
-        else:
-            q = np.rint((va - np.fmod(va, vb)) / vb)
-            side = np.where(np.signbit(va), -1.0, 1.0)
-        magnitude = b * np.sign(vb)
-    r = a - b * q
-    t = r * side
-    held = [np.all(compare(CompareKind.CMP_GE, t, 0.0)),
-            np.all(compare(CompareKind.CMP_LT, t, magnitude))]
-    if isinstance(b, Active):
-        held.append(np.all(compare(CompareKind.CMP_GT, magnitude, 0.0)))
-    if not all(held):       # rounding, a zero divisor or NaN: valid at this point only
-        for v in (a, b):
-            if isinstance(v, Active):
-                x = current(v)
-                guard(v, x, _up(x))
-    return q, r
-
-
 def floor_divide(a, b):
-    _finite_divisor(b, "//")
-    return _quotient(a, b, "floor")[0]
+    """a // b: NumPy's floor quotient, recorded (derivative zero)."""
+    return binary(Op.FLOOR_DIVIDE, a, b)
 
 
 def remainder(a, b):
-    """a % b = a - b q with q NumPy's floor quotient, guarded (NumPy's sign
-    convention); the derivative is 1 in a and -q in b."""
-    _finite_divisor(b, "%")
-    return _quotient(a, b, "floor")[1]
+    """a % b with NumPy's sign convention, recorded: derivative 1 in a and
+    -(a // b) in b."""
+    return binary(Op.REMAINDER, a, b)
 
 
 def fmod(a, b):
-    _finite_divisor(b, "fmod")
-    return _quotient(a, b, "trunc")[1]
+    return binary(Op.FMOD, a, b)
 
 
 def around(a, decimals=0, out=None):
+    """np.round: rint of a scaled by 10**decimals, as NumPy computes it."""
     reject_kwargs("round", out=out)
     if decimals == 0:
-        return rounded(a, "rint")
+        return record_unary(a, int(Op.RINT))
     scale = 10.0 ** decimals
-    return rounded(a * scale, "rint") / scale
+    return record_unary(a * scale, int(Op.RINT)) / scale

@@ -124,6 +124,65 @@ cdef void minimum_rule(double a, double b, double y, int order, double* d) noexc
 register_binary(MINIMUM, minimum_value, minimum_rule)
 
 
+# NumPy's float floor division and remainder (its npy_divmod: the quotient
+# from the exact fmod, snapped to an integer, so 0.5 // 0.1 is 4 and the
+# remainder takes the sign of b). a // b has derivative zero; a % b has
+# y_a = 1, y_b = -(a // b); fmod(a, b) has y_a = 1, y_b = -trunc(a / b).
+cdef inline double numpy_divmod(double a, double b, double* modulus) noexcept nogil:
+    cdef double mod = fmod(a, b), div, floordiv
+    if b == 0.0:
+        modulus[0] = mod
+        return a / b
+    div = (a - mod) / b
+    if mod != 0.0:
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+            div -= 1.0
+    else:
+        mod = copysign(0.0, b)
+    if div != 0.0:
+        floordiv = floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+    else:
+        floordiv = copysign(0.0, a / b)
+    modulus[0] = mod
+    return floordiv
+cdef void zero_binary_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 0.0
+    d[1] = 0.0
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+cdef double floor_divide_value(double a, double b) noexcept nogil:
+    cdef double mod
+    return numpy_divmod(a, b, &mod)
+register_binary(FLOOR_DIVIDE, floor_divide_value, zero_binary_rule)
+cdef double remainder_value(double a, double b) noexcept nogil:
+    cdef double mod
+    if b == 0.0:
+        return fmod(a, b)
+    numpy_divmod(a, b, &mod)
+    return mod
+cdef void remainder_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    cdef double mod
+    d[0] = 1.0
+    d[1] = -numpy_divmod(a, b, &mod)
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(REMAINDER, remainder_value, remainder_rule)
+cdef double fmod_value(double a, double b) noexcept nogil:
+    return fmod(a, b)
+cdef void fmod_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = 1.0
+    d[1] = -rint((a - fmod(a, b)) / b)        # reads a and b only (not y)
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(FMOD, fmod_value, fmod_rule)
+
+
 # ---- kernels shared by all binary primitives: operands [r, a, b] ----
 
 cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:

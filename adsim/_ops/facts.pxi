@@ -1,6 +1,7 @@
 # Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.
-# Per-opcode facts: the values each op's derivative rules read, and the
-# unary ops whose slope does not depend on x.
+# Per-opcode facts: the values each op's derivative rules read, the
+# unary ops whose slope does not depend on x, the elementwise ops
+# whose derivative is zero.
 
 cdef enum:
     USES_ARGS = 1
@@ -8,14 +9,17 @@ cdef enum:
 
 cdef uint8_t VALUE_USES[<int>CALLBACK_END]
 cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]
+cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]
 
 
 cdef void init_op_facts() noexcept:
     memset(VALUE_USES, 0, sizeof(VALUE_USES))
     memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))
+    memset(NO_DERIVATIVE, 0, sizeof(NO_DERIVATIVE))
     CONSTANT_SLOPE[<int>NEG] = 1
     VALUE_USES[<int>ABS] = USES_ARGS
     CONSTANT_SLOPE[<int>SIGN] = 1
+    NO_DERIVATIVE[<int>SIGN] = 1
     VALUE_USES[<int>SQRT] = USES_ARGS | USES_RESULT
     VALUE_USES[<int>CBRT] = USES_ARGS | USES_RESULT
     VALUE_USES[<int>SQUARE] = USES_ARGS
@@ -46,6 +50,15 @@ cdef void init_op_facts() noexcept:
     VALUE_USES[<int>POW_C] = USES_ARGS
     VALUE_USES[<int>RPOW_C] = USES_ARGS | USES_RESULT
     CONSTANT_SLOPE[<int>STOP_GRADIENT] = 1
+    NO_DERIVATIVE[<int>STOP_GRADIENT] = 1
+    CONSTANT_SLOPE[<int>FLOOR] = 1
+    NO_DERIVATIVE[<int>FLOOR] = 1
+    CONSTANT_SLOPE[<int>CEIL] = 1
+    NO_DERIVATIVE[<int>CEIL] = 1
+    CONSTANT_SLOPE[<int>TRUNC] = 1
+    NO_DERIVATIVE[<int>TRUNC] = 1
+    CONSTANT_SLOPE[<int>RINT] = 1
+    NO_DERIVATIVE[<int>RINT] = 1
     VALUE_USES[<int>MUL] = USES_ARGS
     VALUE_USES[<int>DIV] = USES_ARGS | USES_RESULT
     VALUE_USES[<int>POW] = USES_ARGS | USES_RESULT
@@ -53,6 +66,9 @@ cdef void init_op_facts() noexcept:
     VALUE_USES[<int>HYPOT] = USES_ARGS | USES_RESULT
     VALUE_USES[<int>MAXIMUM] = USES_ARGS
     VALUE_USES[<int>MINIMUM] = USES_ARGS
+    NO_DERIVATIVE[<int>FLOOR_DIVIDE] = 1
+    VALUE_USES[<int>REMAINDER] = USES_ARGS
+    VALUE_USES[<int>FMOD] = USES_ARGS
     VALUE_USES[<int>MATMUL] = USES_ARGS
     VALUE_USES[<int>CALLBACK] = USES_ARGS | USES_RESULT
 

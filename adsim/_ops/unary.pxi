@@ -311,6 +311,25 @@ cdef void stop_gradient_rule(double x, double y, double c, int order, double* d)
 register_unary(STOP_GRADIENT, stop_gradient_value, stop_gradient_rule)
 
 
+# floor, ceil, trunc, rint: piecewise constant, zero derivative (no guard:
+# every replay rounds the new values)
+cdef void zero_rule(double x, double y, double c, int order, double* d) noexcept nogil:
+    d[0] = 0.0
+    d[1] = 0.0
+cdef double floor_value(double x, double c) noexcept nogil:
+    return floor(x)
+register_unary(FLOOR, floor_value, zero_rule)
+cdef double ceil_value(double x, double c) noexcept nogil:
+    return ceil(x)
+register_unary(CEIL, ceil_value, zero_rule)
+cdef double trunc_value(double x, double c) noexcept nogil:
+    return trunc(x)
+register_unary(TRUNC, trunc_value, zero_rule)
+cdef double rint_value(double x, double c) noexcept nogil:
+    return rint(x)              # halves to even, as NumPy (the default rounding mode)
+register_unary(RINT, rint_value, zero_rule)
+
+
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
 
 cdef inline bint has_constant_slope(int code) noexcept nogil:

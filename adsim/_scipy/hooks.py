@@ -37,7 +37,7 @@ from ..primitives import make_on_demand
 _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy.special",
            "scipy.stats": "adsim._scipy.stats", "scipy.signal": "adsim._scipy.signal",
            "scipy.spatial.distance": "adsim._scipy.distance",
-           "scipy.optimize": "adsim._scipy.optimize"}
+           "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate"}
 # the rule modules make primitives named after SciPy's functions
 # ("scipy.linalg.expm"): a tape file naming one imports its module
 for _module, _table in _TABLES.items():
@@ -109,8 +109,11 @@ class _Hook:
         original.__kwdefaults__ = None if self.kwdefaults is None else dict(self.kwdefaults)
         original.__qualname__ = function.__qualname__
 
+        routes_also = getattr(rule, "routes_also", None)   # active values out of reach
+
         def route(args, kwargs):
-            if active_leaves((args, kwargs)):
+            if active_leaves((args, kwargs)) or routes_also is not None and \
+                    routes_also(args, kwargs):
                 return rule(*args, **kwargs)
             return original(*args, **kwargs)
         self.routed_kwdefaults = {**(self.kwdefaults or {}), "_adsim_route": route}

@@ -43,7 +43,7 @@ References
 import numpy as np
 import scipy.sparse as sp
 
-from adsim.ops import BY_CODE, LINEAR, NONLINEAR
+from adsim.ops import BY_CODE, LINEAR, NONLINEAR, ZERO
 from adsim._tape import Opcode as Op
 
 from .domains import (Domains, apply_left, canonical, empty, expand, indptr_from_counts,
@@ -63,7 +63,7 @@ ZERO_DERIVATIVE, LINEAR_OP, NONLINEAR_OP = 0, 1, 2
 def unary_kind(code, c):
     """Whether a unary op with parameter ``c`` has a zero, constant or varying
     derivative (the op table's class, refined by the parameter)."""
-    if code in (Op.SIGN, Op.STOP_GRADIENT):
+    if BY_CODE[code].hessian == ZERO:            # sign, rounding, stop_gradient
         return ZERO_DERIVATIVE
     if code == Op.MUL_C and c == 0.0 or code == Op.RDIV_C and c == 0.0:
         return ZERO_DERIVATIVE
@@ -241,6 +241,8 @@ class DomainSweep:
 
     def binary(self, k, o):
         n = self.program.size(o[0])
+        if BY_CODE[self.program.codes[k]].hessian == ZERO:     # a // b: no derivative
+            return self.empty(n)
         A, B = expand(self.get(o[1]), n), expand(self.get(o[2]), n)
         if self.program.codes[k] in (Op.MAXIMUM, Op.MINIMUM):
             mask = self.program.side_mask(k)
@@ -415,6 +417,8 @@ class Liveness:
             self.mark(o[1], L)
 
     def binary(self, k, o, L):
+        if BY_CODE[self.program.codes[k]].hessian == ZERO:
+            return
         mask = None
         if self.program.codes[k] in (Op.MAXIMUM, Op.MINIMUM):
             mask = self.program.side_mask(k)

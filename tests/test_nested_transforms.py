@@ -1,0 +1,78 @@
+"""Every transformation inside a recording: jvp, vjp, hvp, hessian, hessp,
+laplacian and has_aux nest like grad and jacobian (each is made of nested
+derivatives), checked against central differences of the function they
+are called in."""
+import numpy as np
+import pytest
+
+import adsim
+from fdcheck import assert_close, fd_jacobian
+
+X = np.array([0.3, -0.5, 0.9])
+F = lambda y: np.sum(np.sin(y) * y ** 2)  # noqa: E731
+A = np.array([1.0, 2.0, 3.0])
+
+
+def check_gradient(outer, x, rtol=1e-7, atol=1e-8):
+    assert_close(adsim.grad(outer)(x), fd_jacobian(outer, [x])[0], rtol, atol)
+
+
+@pytest.mark.parametrize("inner", [
+    lambda z: adsim.hessian(lambda w, a: np.sum(a * w ** 4))(z, 2.0),
+    lambda z: adsim.hvp(lambda w: np.sum(w ** 4), z, np.ones(3)),
+    lambda z: adsim.hvp(lambda w: np.sum(w ** 4), z, np.stack([z, z ** 2], axis=-1)),
+    lambda z: adsim.jvp(lambda w: w ** 2, z, z)[1],
+    lambda z: adsim.jvp(lambda w: np.outer(w, w), z, np.stack([z, 1 + z], axis=-1))[1],
+    lambda z: adsim.jvp(lambda u, w: u * np.sin(w), (z, z ** 2), (np.ones(3), z))[1],
+    lambda z: adsim.vjp(lambda w: w ** 2, z, z)[1],
+    lambda z: adsim.vjp(lambda u, w: u * np.sin(w), (z, 2 * z), np.ones(3))[1][1],
+    lambda z: adsim.hessp(lambda w: np.sum(np.exp(w) * w))(z, z),
+    lambda z: adsim.laplacian(lambda w: np.sum(np.cos(w) * w ** 3))(z),
+    lambda z: adsim.grad_and_hvp(lambda w, c: np.sum(c * w ** 3), z, np.ones(3), 2.0)[1],
+], ids=["hessian", "hvp", "hvp, 2 directions", "jvp", "jvp, 2 directions", "jvp, 2 arguments",
+        "vjp", "vjp, 2 arguments", "hessp", "laplacian", "grad_and_hvp"])
+def test_transforms_inside_a_recording(inner):
+    check_gradient(lambda z: np.sum(inner(z) ** 2), X)
+
+
+def test_elementwise_derivatives_by_vjp_to_third_order():
+    egrad = lambda g: (lambda y: adsim.vjp(g, y, np.ones_like(y))[1])  # noqa: E731
+    t = np.tanh(X)
+    assert_close(egrad(egrad(np.tanh))(X), -2 * t * (1 - t ** 2), 1e-13, 1e-14)
+    assert_close(egrad(egrad(egrad(np.tanh)))(X), (1 - t ** 2) * (6 * t ** 2 - 2), 1e-13, 1e-14)
+
+
+def test_log_determinant_of_a_hessian_differentiated_by_its_parameters():
+    def log_det(a):
+        H = adsim.hessian(lambda y: np.sum(a * y ** 4) + np.sum(y ** 2) * a[0])(X)
+        return np.linalg.slogdet(H)[1]
+    check_gradient(log_det, A)
+
+
+def test_jacobian_of_a_gradient_of_a_closure():
+    outer = lambda a: np.sum(adsim.jacobian(adsim.grad(lambda w: np.sum(a * w ** 3)))(np.ones(3)))  # noqa: E731,E501
+    assert_close(adsim.grad(outer)(A), np.full(3, 6.0), 1e-14, 1e-14)
+
+
+def test_has_aux_passes_any_value_through():
+    g = adsim.grad(lambda y: (np.sum(y ** 2), {"note": "fit", "y": 2 * y, "kind": object}),
+                   has_aux=True)
+    for x in (X, X + 1):
+        grad, aux = g(x)
+        assert_close(grad, 2 * x, 0, 0)
+        assert aux["note"] == "fit" and aux["kind"] is object
+        assert_close(aux["y"], 2 * x, 0, 0)
+    assert adsim.grad(lambda y: (np.sum(y), "done"), has_aux=True)(X)[1] == "done"
+
+
+def test_has_aux_inside_a_recording():
+    def outer(a):
+        g, aux = adsim.grad(lambda y: (np.sum(a * y ** 2), y[0] * a[1]), has_aux=True)(X)
+        return np.sum(g * aux)
+    check_gradient(outer, A)
+
+
+def test_jacobian_modes_take_the_short_names_too():
+    J = adsim.jacobian(lambda y: np.sin(y) * y[0], mode="reverse")(X)
+    assert_close(adsim.jacobian(lambda y: np.sin(y) * y[0], mode="fwd")(X), J, 1e-14, 1e-15)
+    assert_close(adsim.jacobian(lambda y: np.sin(y) * y[0], mode="rev")(X), J, 1e-14, 1e-15)
