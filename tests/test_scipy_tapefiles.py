@@ -1,5 +1,6 @@
-"""Tapes that call adsim's SciPy primitives (scipy.linalg.expm, the
-convolution, the skew-normal cdf, scipy.special.kv) load in a fresh process
+"""Tapes that call adsim's SciPy primitives (the matrix functions and
+solve_sylvester, the convolution and lfilter, the skew-normal cdf,
+scipy.special.kv) load in a fresh process
 that never recorded with them: a tape file naming such a primitive imports
 the module that makes it."""
 import pathlib
@@ -25,7 +26,10 @@ sys.stdout.write(np.asarray(tape.gradient(np.array([0.3, 0.7, 1.1, 0.5]))).tobyt
 
 
 def f(x):
-    return (np.sum(sla.expm(x.reshape(2, 2) * 0.1)) + np.sum(sig.convolve(x, [1.0, -0.5]))
+    A = x.reshape(2, 2) * 0.1 + np.eye(2)
+    return (np.sum(sla.expm(A)) + np.sum(sla.cosm(A)) + np.sum(sla.sqrtm(A))
+            + np.sum(sla.solve_sylvester(A, A.T, np.eye(2))) + np.sum(sig.convolve(x, [1.0, -0.5]))
+            + np.sum(sig.lfilter([1.0, 0.5], [1.0, -0.3], x))
             + np.sum(st.skewnorm.cdf(x, 1.5)) + np.sum(sc.kv(1.5, x)))
 
 

@@ -104,14 +104,15 @@ def _primary(name):
     """scipy.linalg.``name`` (a primary matrix function f) as a primitive:
     L_f(A, E) is the upper-right block of f([[A, E], [0, A]]), and its
     adjoint L_f(A^T, .)."""
-    function = getattr(scipy.linalg, name)
+    def value(a):             # SciPy's function looked up by name (tape files identify it)
+        return _real(name, getattr(scipy.linalg, name)(a))
 
     def frechet(A, E):
         n = np.shape(A)[0]
         block = np.concatenate([np.concatenate([A, E], axis=1),
                                 np.concatenate([np.zeros((n, n)), A], axis=1)], axis=0)
         return prim(block)[:n, n:]
-    prim = primitive(lambda a: _real(name, function(a)), name=f"scipy.linalg.{name}",
+    prim = primitive(value, name=f"scipy.linalg.{name}",
                      jvp=lambda args, out, tangents: frechet(args[0], tangents[0]),
                      vjp=lambda args, out, w: (frechet(args[0].T, w),))
 
