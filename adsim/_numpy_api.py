@@ -23,6 +23,7 @@ from ._np import linalg
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
 from ._np.special import special_ufunc
+from ._scipy.ufuncs import scipy_ufunc
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
@@ -127,6 +128,8 @@ def ufunc(uf, method, inputs, kwargs):
     if uf in _COMPOSED_UFUNCS:
         return _COMPOSED_UFUNCS[uf](*inputs)
     recorded = special_ufunc(uf)
+    if recorded is None:
+        recorded = scipy_ufunc(uf)
     if recorded is not None:
         return recorded(*inputs)
     plain = on_plain_values(uf, inputs, kwargs)

@@ -141,3 +141,47 @@ def test_tapes_are_reused_while_another_thread_records():
     other.join()
     g(np.ones(2))
     assert g.tapes.recordings == 1
+
+
+def test_every_hooked_function_of_every_table_is_restored():
+    """All rule tables (linalg, special, stats, signal, spatial.distance,
+    optimize): each listed SciPy function exists in this SciPy and has its
+    own code and keyword defaults back after a recording."""
+    import importlib
+
+    import scipy.optimize  # noqa: F401  (modules imported before the recording are hooked)
+    import scipy.signal  # noqa: F401
+    import scipy.spatial.distance  # noqa: F401
+    from adsim._scipy import hooks
+    functions = []
+    for table in hooks._TABLES.values():
+        for module, path in importlib.import_module(table).HOOKS:
+            function = hooks._resolve(module, path)
+            assert function is not None, f"{module}.{path} is not a Python function here"
+            functions.append(function)
+    before = [(f.__code__, f.__kwdefaults__) for f in functions]
+    ad.grad(lambda z: logsumexp(scipy.signal.convolve(z, [1.0, 2.0])))(X)
+    assert [(f.__code__, f.__kwdefaults__) for f in functions] == before
+
+
+def test_every_function_with_a_rule_is_documented():
+    """docs/scipy.md names every hooked function, every scipy.special ufunc
+    with a rule and every distribution of the table."""
+    import importlib
+    import pathlib
+    import re
+
+    from adsim._np.special import _table as numpy_side_table
+    from adsim._scipy import distributions, hooks
+    from adsim._scipy.ufuncs import _same_as_numpy, _table
+    page = (pathlib.Path(__file__).parent.parent / "docs" / "scipy.md").read_text()
+    names = {path.split(".")[-1] for table in hooks._TABLES.values()
+             for _, path in importlib.import_module(table).HOOKS
+             if not path.split(".")[-1].startswith("_")}
+    names -= {"pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "pmf", "logpmf",
+              "entropy", "mean", "var", "std", "stats", "moment", "rvs", "support", "nnlf", "fit",
+              "expect"}
+    names |= {u.__name__.lstrip("_") for u in (*_table(), *_same_as_numpy(), *numpy_side_table())}
+    names |= set(distributions.CONTINUOUS) | set(distributions.DISCRETE)
+    missing = sorted(n for n in names if not re.search(rf"`[^`]*\b{n}\b[^`]*`", page))
+    assert not missing, f"docs/scipy.md does not name {missing}"

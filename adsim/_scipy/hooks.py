@@ -30,11 +30,18 @@ import threading
 import types
 
 from .._np.core import active_leaves
+from ..primitives import make_on_demand
 
 # SciPy module -> adsim module holding its rule table ``HOOKS``, a dict
 # {(module, "function" or "Class.method"): rule}
 _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy.special",
-           "scipy.stats": "adsim._scipy.stats", "scipy.integrate": "adsim._scipy.integrate"}
+           "scipy.stats": "adsim._scipy.stats", "scipy.signal": "adsim._scipy.signal",
+           "scipy.spatial.distance": "adsim._scipy.distance",
+           "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate"}
+# the rule modules make primitives named after SciPy's functions
+# ("scipy.linalg.expm"): a tape file naming one imports its module
+for _module, _table in _TABLES.items():
+    make_on_demand(f"{_module}.", lambda table=_table: importlib.import_module(table))
 _lock = threading.Lock()
 _users = {"count": 0}
 _made = {}                # SciPy module -> its hooks, made when first seen imported

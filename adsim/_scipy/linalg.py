@@ -1,16 +1,14 @@
 """``scipy.linalg`` on single active matrices: solve_triangular, solve (every
-``assume_a``), cho_factor/cho_solve, lu_factor/lu_solve, expm, and the
-factorizations NumPy also has (cholesky, inv, det, svd, svdvals, qr, eigh,
-eigvalsh), called unchanged (see hooks.py).
+``assume_a``), solve_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
+norm, and the factorizations NumPy also has (cholesky, inv, det, svd,
+svdvals, qr, eigh, eigvalsh), called unchanged (see hooks.py); the
+structured matrices (structured.py), solve_sylvester and the matrix
+functions expm, logm, sqrtm, ... (matfuncs.py) join them in ``HOOKS``.
 
 Each is written with adsim's recorded operations and primitives, and reads
 exactly the entries SciPy reads (a triangle, a band), so its derivative is
 zero in the others. LU after M. Giles, "An extended collection of matrix
-derivative results for forward and reverse mode AD", 2008; the Fréchet
-derivative of expm from the block-triangular identity
-expm([[A, E], [0, A]]) = [[e^A, L(A, E)], [0, e^A]] (N. J. Higham,
-*Functions of Matrices*, SIAM 2008, sec. 3.2; Al-Mohy & Higham, SIAM J.
-Matrix Anal. Appl. 30, 2009), whose adjoint is L(A^T, .).
+derivative results for forward and reverse mode AD", 2008.
 """
 import numpy as np
 import scipy.linalg
@@ -20,6 +18,7 @@ from .._np.core import compare
 from .._tape import Active, CompareKind
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
+from . import matfuncs, structured
 from .arrays import array
 
 
@@ -89,6 +88,29 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     elif structure == "symmetric":
         a = np.tril(a) + np.tril(a, -1).T if lower else np.triu(a) + np.triu(a, 1).T
     return linalg.solve(a.T if transposed else a, b)
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """a^-1 b for the band matrix a[i, j] = ab[u + i - j, j] (|i - j| within
+    the band): the band is gathered into a dense matrix and solved (O(n^3);
+    the entries of ``ab`` outside the band are not read)."""
+    name = "scipy.linalg.solve_banded"
+    ab, b = array(ab, name), array(b, name)
+    lower, upper = (int(k) for k in l_and_u)
+    if np.ndim(ab) != 2 or np.shape(ab)[0] != lower + upper + 1:
+        raise ValueError("invalid values for the number of lower and upper diagonals: "
+                         f"l+u+1 ({lower + upper + 1}) does not equal ab.shape[0] "
+                         f"({np.shape(ab)[0]})")
+    _rhs("solve_banded", b)
+    n = np.shape(ab)[1]
+    if np.shape(b)[0] != n:
+        raise ValueError("shapes of ab and b are not compatible.")
+    i, j = np.indices((n, n))
+    row = upper + i - j
+    inside = (row >= 0) & (row <= lower + upper)
+    padded = np.concatenate([np.reshape(ab, (-1,)), np.zeros(1)])     # the last entry is 0
+    a = padded[np.where(inside, row * n + j, (lower + upper + 1) * n)]
+    return linalg.solve(a, b)
 
 
 # ---- Cholesky ---------------------------------------------------------------
@@ -195,26 +217,21 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     return w[np.argsort(perm)]
 
 
-# ---- expm -------------------------------------------------------------------
-
-def _frechet(A, E):
-    """L(A, E), the Fréchet derivative of expm at A in direction E."""
-    n = np.shape(A)[0]
-    zero = np.zeros((n, n))
-    block = np.concatenate([np.concatenate([A, E], axis=1),
-                            np.concatenate([zero, A], axis=1)], axis=0)
-    return _expm(block)[:n, n:]
-
-
-_expm = primitive(lambda A: scipy.linalg.expm(A), name="scipy.linalg.expm",
-                  jvp=lambda args, out, tangents: _frechet(args[0], tangents[0]),
-                  vjp=lambda args, out, w: (_frechet(args[0].T, w),))
-
-
-def expm(A):
-    A = array(A, "scipy.linalg.expm")
-    _matrix("expm", A)
-    return _expm(A)
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """A = P L U (or (P L, U), or (p, L, U) with A = L[p] U) from lu_factor's
+    rule: the pivots are those of the recording, guarded."""
+    a = array(a, "scipy.linalg.lu")
+    _matrix("lu", a)
+    n = np.shape(a)[0]
+    packed, piv = lu_factor(a)
+    perm = _permutation(np.asarray(piv))
+    L, U = _unit_triangle(packed, True), np.triu(packed)
+    back = np.argsort(perm)                 # A = L[back] U
+    if permute_l:
+        return L[back], U
+    if p_indices:
+        return back, L, U
+    return np.eye(n)[perm].T, L, U
 
 
 # ---- factorizations NumPy also has ------------------------------------------
@@ -224,6 +241,11 @@ def _plain_options(name, **options):
         if not (value is default or np.isscalar(value) and value == default):
             raise UnsupportedOperation(f"adsim: scipy.linalg.{name}(..., {key}={value!r}) is not "
                                        f"supported on active arrays; leave {key} at its default")
+
+
+def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
+    """np.linalg.norm's rule (every order it supports)."""
+    return linalg.norm(array(a, "scipy.linalg.norm"), ord=ord, axis=axis, keepdims=keepdims)
 
 
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
@@ -282,6 +304,6 @@ def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, typ
                 subset_by_value=subset_by_value)
 
 
-HOOKS = {("scipy.linalg", f.__name__): f for f in (
-    solve_triangular, solve, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, expm, inv,
-    det, svd, svdvals, qr, eigh, eigvalsh)}
+HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
+    solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
+    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh)}, **structured.HOOKS, **matfuncs.HOOKS}

@@ -1,5 +1,5 @@
-"""``scipy.stats.multivariate_normal`` log-density and density in x, mean and
-covariance, called unchanged (see hooks.py), frozen or not.
+"""``scipy.stats.multivariate_normal`` log-density, density and entropy in
+x, mean and covariance, called unchanged (see hooks.py), frozen or not.
 
 log N(x; m, C) = -(d log 2 pi + log det C + |L^-1 (x - m)|^2) / 2 with
 C = L L^T (Cholesky of the lower triangle, the triangle SciPy's
@@ -75,6 +75,17 @@ def _logdensity(x, mean, cov, allow_singular, name):
     return -0.5 * (dim * np.log(2.0 * np.pi) + log_det + mahalanobis)
 
 
+def _entropy(mean, cov, name):
+    """(d (log 2 pi + 1) + log det C) / 2."""
+    mean, cov, dim = _parameters(mean, cov, name)
+    L = linalg.cholesky(cov)
+    return 0.5 * (dim * (np.log(2.0 * np.pi) + 1.0)) + np.sum(np.log(np.diagonal(L)))
+
+
+def entropy(self, mean=None, cov=1):
+    return _entropy(mean, cov, f"{_NAME}.entropy")
+
+
 def logpdf(self, x, mean=None, cov=1, allow_singular=False):
     return _squeeze(_logdensity(x, mean, cov, allow_singular, f"{_NAME}.logpdf"))
 
@@ -85,7 +96,7 @@ def pdf(self, x, mean=None, cov=1, allow_singular=False):
 
 class FrozenNormal:
     """``multivariate_normal(mean, cov)`` with active parameters: logpdf,
-    pdf, mean, cov and dim; other methods raise naming themselves."""
+    pdf, entropy, mean, cov and dim; other methods raise naming themselves."""
 
     def __init__(self, mean, cov, allow_singular):
         self.mean, self.cov, self.dim = _parameters(mean, cov, f"{_NAME}")
@@ -98,17 +109,20 @@ class FrozenNormal:
     def pdf(self, x):
         return np.exp(self.logpdf(x))
 
+    def entropy(self):
+        return _entropy(self.mean, self.cov, f"{_NAME}.entropy")
+
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
         raise UnsupportedOperation(f"adsim: {_NAME}(mean, cov).{name} with active parameters is "
-                                   f"not supported; logpdf and pdf are")
+                                   f"not supported; logpdf, pdf and entropy are")
 
 
 def _unsupported(method):
     def rule(self, *args, **kwargs):
         raise UnsupportedOperation(f"adsim: {_NAME}.{method} with active arguments is not "
-                                   f"supported; logpdf and pdf are")
+                                   f"supported; logpdf, pdf and entropy are")
     return rule
 
 
@@ -131,5 +145,6 @@ HOOKS = {(_MODULE, "multivariate_normal_gen.logpdf"): logpdf,
          (_MODULE, "multivariate_normal_gen.__call__"): freeze,
          (_MODULE, "multivariate_normal_frozen.logpdf"): frozen_logpdf,
          (_MODULE, "multivariate_normal_frozen.pdf"): frozen_pdf,
+         (_MODULE, "multivariate_normal_gen.entropy"): entropy,
          **{(_MODULE, f"multivariate_normal_{kind}.{m}"): _unsupported(m)
-            for kind in ("gen", "frozen") for m in ("cdf", "logcdf", "rvs", "entropy")}}
+            for kind in ("gen", "frozen") for m in ("cdf", "logcdf", "rvs")}}

@@ -1,13 +1,15 @@
 """``scipy.special`` functions written in Python (not ufuncs): logsumexp,
-softmax, log_softmax, polygamma; written with recorded operations, so every
+softmax, log_softmax, polygamma, multigammaln; written with recorded operations, so every
 mode, Hessian-vector products included, differentiates them."""
 import numpy as np
 import scipy.special as sc
 
 from .._np.core import axes_of
 from .._np.elementwise import stop_gradient
+from .._np.integers import plain_if_constant
 from .._np.special import elementwise
 from .._tape import Active
+from ..errors import UnsupportedOperation
 from .arrays import array
 
 
@@ -81,5 +83,25 @@ def polygamma(n, x):
                       array(x, "scipy.special.polygamma"))
 
 
+def multigammaln(a, d):
+    """log of the multivariate gamma function, d (d - 1) / 4 log(pi) +
+    sum_j gammaln(a - (j - 1) / 2), j = 1..d, for a plain integer d."""
+    a = array(a, "scipy.special.multigammaln")
+    d = plain_if_constant(d)
+    if isinstance(d, Active):
+        raise UnsupportedOperation("adsim: scipy.special.multigammaln with an active dimension "
+                                   "d; pass d as a plain integer")
+    d = np.asarray(d)[()]
+    if not np.isscalar(d) or (np.floor(d) != d):
+        raise ValueError("d should be a positive integer (dimension)")
+    if np.any(a <= 0.5 * (d - 1)):
+        raise ValueError(f"condition a > 0.5 * (d-1) ({0.5 * (d - 1)}) not met")
+    total = 0.0 * a
+    for j in range(int(d)):
+        total = total + sc.gammaln(a - 0.5 * j)
+    return d * (d - 1) * 0.25 * np.log(np.pi) + total
+
+
 HOOKS = {("scipy.special", "logsumexp"): logsumexp, ("scipy.special", "softmax"): softmax,
-         ("scipy.special", "log_softmax"): log_softmax, ("scipy.special", "polygamma"): polygamma}
+         ("scipy.special", "log_softmax"): log_softmax, ("scipy.special", "polygamma"): polygamma,
+         ("scipy.special", "multigammaln"): multigammaln}

@@ -1,101 +1,28 @@
 """``scipy.stats`` distributions on active arrays, called unchanged (see
 hooks.py): the methods of ``rv_continuous`` and ``rv_discrete`` are routed
 here when an argument is active, so ``norm.logpdf(x, loc, scale)``, frozen
-distributions (``norm(loc, scale).logpdf(x)``, which call the same methods)
-and ``multivariate_normal`` (mvn.py) are recorded.
+distributions (``norm(loc, scale).logpdf(x)``, which call the same methods),
+``multivariate_normal`` (mvn.py) and ``dirichlet`` (dirichlet.py) are
+recorded.
 
-Each density is written with recorded operations and the special functions
-of adsim/_np/special.py, in the standardized variable y = (x - loc) / scale,
-so every argument (x, loc, scale, shape parameters) is differentiated in
+The families are the rows of distributions.py, each written with recorded
+operations and special functions in the standardized variable
+y = (x - loc) / scale; this module adds loc and scale, the support, invalid
+parameters and the derived methods, so every argument (x, loc, scale, shape parameters) is differentiated in
 every mode. Points outside the support get SciPy's constants (logpdf -inf,
 cdf 0 or 1, ...) with derivative zero; invalid parameters (scale <= 0, a
 shape outside its range) give NaN, as SciPy does. Whether a point is inside
 is a recorded comparison. Distributions and methods without a rule raise
 ``UnsupportedOperation`` naming them.
 """
-from collections import namedtuple
-
 import numpy as np
-import scipy.special as sc
 
 from .._np import joins
 from .._np.integers import plain_if_constant
 from ..errors import UnsupportedOperation
-from . import mvn
+from . import dirichlet, mvn
 from .arrays import array
-
-_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
-# A family in standardized form: support (lo, hi) given the shapes, a point
-# inside it, whether shapes are valid and valid values that stand in for
-# invalid ones (so that no NaN reaches the derivatives of a NaN result), and
-# its functions of (y, *shapes). ``plain`` maps a method to the positions of
-# shape parameters it does not differentiate (an integer count; an argument
-# of an incomplete function).
-Family = namedtuple("Family", "support interior valid stand_ins functions plain")
-
-
-def _student_t_logpdf(y, df):
-    return (sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df) - 0.5 * np.log(np.pi * df)
-            - 0.5 * (df + 1.0) * np.log1p(y * y / df))
-
-
-def _beta_logpdf(y, a, b):
-    return sc.xlogy(a - 1.0, y) + sc.xlog1py(b - 1.0, -y) - sc.betaln(a, b)
-
-
-def _binom_logpmf(k, n, p):
-    return (sc.gammaln(n + 1.0) - sc.gammaln(k + 1.0) - sc.gammaln(n - k + 1.0)
-            + sc.xlogy(k, p) + sc.xlog1py(n - k, -p))
-
-
-def _anywhere(*shapes):
-    return -np.inf, np.inf
-
-
-def _positive(*shapes):
-    return 0.0, np.inf
-
-
-def _always(*shapes):
-    return True
-
-
-_INCOMPLETE = ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")
-
-CONTINUOUS = {
-    "norm": Family(_anywhere, 0.0, _always, (), {
-        "logpdf": lambda y: -0.5 * y * y - _LOG_SQRT_2PI,
-        "cdf": sc.ndtr, "logcdf": sc.log_ndtr,
-        "sf": lambda y: sc.ndtr(-y), "logsf": lambda y: sc.log_ndtr(-y),
-        "ppf": sc.ndtri, "isf": lambda q: -sc.ndtri(q)}, {}),
-    "t": Family(_anywhere, 0.0, lambda df: df > 0, (1.0,), {
-        "logpdf": _student_t_logpdf,
-        "cdf": lambda y, df: sc.stdtr(df, y), "sf": lambda y, df: sc.stdtr(df, -y),
-        "ppf": lambda q, df: sc.stdtrit(df, q), "isf": lambda q, df: -sc.stdtrit(df, q)},
-        dict.fromkeys(_INCOMPLETE, (0,))),
-    "gamma": Family(_positive, 1.0, lambda a: a > 0, (1.0,), {
-        "logpdf": lambda y, a: sc.xlogy(a - 1.0, y) - y - sc.gammaln(a),
-        "cdf": lambda y, a: sc.gammainc(a, y), "sf": lambda y, a: sc.gammaincc(a, y),
-        "ppf": lambda q, a: sc.gammaincinv(a, q), "isf": lambda q, a: sc.gammainccinv(a, q)},
-        dict.fromkeys(_INCOMPLETE, (0,))),
-    "beta": Family(lambda a, b: (0.0, 1.0), 0.5, lambda a, b: (a > 0) & (b > 0), (1.0, 1.0), {
-        "logpdf": _beta_logpdf,
-        "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betainc(b, a, 1.0 - y),
-        "ppf": lambda q, a, b: sc.betaincinv(a, b, q)}, dict.fromkeys(_INCOMPLETE, (0, 1))),
-    "expon": Family(_positive, 1.0, _always, (), {
-        "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
-        "logcdf": lambda y: np.log(-np.expm1(-y)), "sf": lambda y: np.exp(-y),
-        "logsf": lambda y: -y, "ppf": lambda q: -np.log1p(-q), "isf": lambda q: -np.log(q)}, {}),
-}
-
-DISCRETE = {
-    "poisson": Family(lambda mu: (0.0, np.inf), 0.0, lambda mu: mu >= 0, (1.0,), {
-        "logpmf": lambda k, mu: sc.xlogy(k, mu) - sc.gammaln(k + 1.0) - mu}, {}),
-    "binom": Family(lambda n, p: (0.0, n), 0.0,
-                    lambda n, p: (n >= 0) & (n == np.floor(n)) & (0 <= p) & (p <= 1), (0.0, 0.5),
-                    {"logpmf": _binom_logpmf}, {"logpmf": (0,), "pmf": (0,)}),
-}
+from .distributions import CONTINUOUS, DISCRETE
 
 # values outside the support: (below, above)
 _OUTSIDE = {"pdf": (0.0, 0.0), "logpdf": (-np.inf, -np.inf), "pmf": (0.0, 0.0),
@@ -152,6 +79,14 @@ def _select(inside, formula, safe_point, y, outside):
     return np.where(inside, formula(np.where(inside, y, safe_point)), outside())
 
 
+def _inside(family, y, lo, hi, cumulative=False):
+    """Whether y is in the support (a recorded comparison): open ends are
+    outside; a discrete cdf or sf is a formula on [lo, hi) only."""
+    if family.open:
+        return (y > lo) & (y < hi)
+    return (y >= lo) & ((y < hi) if cumulative else (y <= hi))
+
+
 def _continuous(method):
     def rule(self, x, *args, **kwds):
         name = f"scipy.stats.{self.name}.{method}"
@@ -172,15 +107,33 @@ def _continuous(method):
         if np.all(np.isneginf(lo)) and np.all(np.isposinf(hi)):
             out = _evaluate(family, method, y, shapes)
         else:
-            out = _select((y >= lo) & (y <= hi), lambda z: _evaluate(family, method, z, shapes),
-                          family.interior, y,
-                          lambda: np.where(y < lo, below, np.where(y > hi, above, np.nan)))
+            out = _select(_inside(family, y, lo, hi),
+                          lambda z: _evaluate(family, method, z, shapes), family.interior, y,
+                          lambda: np.where(y <= lo, below, np.where(y >= hi, above, np.nan)))
         if method == "logpdf":
             out = out - np.log(scale)
         elif method == "pdf":
             out = out / scale
         return _invalid_to_nan(out, valid)
     return rule
+
+
+def _entropy(self, *args, **kwds):
+    """Differential entropy: the family's entropy of its shapes + log(scale)."""
+    name = f"scipy.stats.{self.name}.entropy"
+    family = CONTINUOUS.get(self.name)
+    if family is None or "entropy" not in family.functions:
+        return unsupported("entropy")(self)
+    shapes, loc, scale = self._parse_args(*args, **kwds)
+    loc, scale = array(loc, name), array(scale, name)
+    shapes = _shapes(shapes, name, self.shapes, ())
+    valid = (scale > 0) & family.valid(*shapes) & (loc == loc)
+    scale, shapes = _stand_in(valid, family, scale, shapes)
+    out = family.functions["entropy"](*shapes) + np.log(scale) + 0.0 * loc
+    return _invalid_to_nan(out, valid)
+
+
+_CUMULATIVE = ("cdf", "logcdf", "sf", "logsf")
 
 
 def _discrete(method):
@@ -198,9 +151,16 @@ def _discrete(method):
         valid = family.valid(*shapes)
         lo, hi = family.support(*shapes)
         _, shapes = _stand_in(valid, family, 1.0, shapes)
-        out = _select((k >= lo) & (k <= hi) & (k == np.floor(k)),
-                      lambda z: _evaluate(family, method, z, shapes), family.interior, k,
-                      lambda: np.where(np.isnan(k), np.nan, _OUTSIDE[method][0]))
+        below, above = _OUTSIDE[method]
+        if method in _CUMULATIVE:        # of floor(k), as SciPy: constant between counts
+            k = np.floor(k)
+            inside, outside = _inside(family, k, lo, hi, cumulative=True), \
+                lambda: np.where(np.isnan(k), np.nan, np.where(k < lo, below, above))
+        else:
+            inside, outside = (k >= lo) & (k <= hi) & (k == np.floor(k)), \
+                lambda: np.where(np.isnan(k), np.nan, below)
+        out = _select(inside, lambda z: _evaluate(family, method, z, shapes), family.interior, k,
+                      outside)
         return _invalid_to_nan(out, valid)
     return rule
 
@@ -233,11 +193,13 @@ _INFRA = "scipy.stats._distn_infrastructure"
 HOOKS = {
     **{(_INFRA, f"rv_continuous.{m}"): _continuous(m)
        for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")},
-    **{(_INFRA, f"rv_discrete.{m}"): _discrete(m) for m in ("pmf", "logpmf")},
-    **{(_INFRA, f"rv_discrete.{m}"): unsupported(m)
-       for m in ("cdf", "logcdf", "sf", "logsf", "ppf", "isf", "rvs", "expect")},
+    **{(_INFRA, f"rv_discrete.{m}"): _discrete(m)
+       for m in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")},
+    **{(_INFRA, f"rv_discrete.{m}"): unsupported(m) for m in ("ppf", "isf", "rvs", "expect")},
     **{(_INFRA, f"rv_continuous.{m}"): unsupported(m) for m in ("fit", "expect")},
     **{(_INFRA, f"rv_generic.{m}"): unsupported(m)
-       for m in ("mean", "var", "std", "stats", "moment", "entropy", "rvs", "support", "nnlf")},
+       for m in ("mean", "var", "std", "stats", "moment", "rvs", "support", "nnlf")},
+    (_INFRA, "rv_generic.entropy"): _entropy,
     **mvn.HOOKS,
+    **dirichlet.HOOKS,
 }

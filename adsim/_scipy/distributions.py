@@ -1,0 +1,256 @@
+"""The ``scipy.stats`` distributions adsim differentiates: one row each.
+
+A continuous family is written in the standardized variable y = (x - loc) /
+scale (stats.py adds loc and scale, the support, invalid parameters and the
+derived methods); a discrete one in the count k - loc. A row gives:
+
+- ``support(*shapes)``: (lo, hi) of y; ``open``: whether its finite ends are
+  outside (where the density's formula is 0 * inf, as lognorm at 0);
+- ``interior``: a point inside, where formulas are evaluated for points
+  outside (so that no NaN reaches the derivatives);
+- ``valid(*shapes)`` and ``stand_ins``: valid values that replace invalid
+  shapes (the result there is NaN);
+- ``functions``: method -> formula of (y, *shapes): logpdf or logpmf, cdf,
+  sf, ppf, isf, ..., and ``entropy`` of the shapes alone (stats.py adds
+  log(scale)); a missing pdf/logcdf/logsf comes from logpdf/cdf/sf;
+- ``plain``: method -> positions of shape parameters it does not
+  differentiate (an argument of an incomplete gamma or beta function).
+
+Formulas: the distributions' definitions as SciPy documents them
+(N. L. Johnson, S. Kotz, N. Balakrishnan, *Continuous Univariate
+Distributions*, 1994-95), written with recorded NumPy operations and the
+special functions adsim differentiates.
+"""
+from collections import namedtuple
+
+import numpy as np
+import scipy.special as sc
+
+from .._np.special import _sum_to
+from ..primitives import primitive
+
+Family = namedtuple("Family", "support interior valid stand_ins functions plain open",
+                    defaults=(False,))
+
+_LOG_2PI = np.log(2.0 * np.pi)
+_EULER = np.euler_gamma
+_INCOMPLETE = ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")
+
+
+def _anywhere(*shapes):
+    return -np.inf, np.inf
+
+
+def _positive(*shapes):
+    return 0.0, np.inf
+
+
+def _always(*shapes):
+    return True
+
+
+def _positive_shape(s):
+    return s > 0
+
+
+def _symmetric(logpdf, cdf, logcdf, ppf, entropy):
+    """The methods of a distribution symmetric about 0: sf(y) = cdf(-y),
+    isf(q) = -ppf(q)."""
+    return {"logpdf": logpdf, "cdf": cdf, "logcdf": logcdf, "sf": lambda y: cdf(-y),
+            "logsf": lambda y: logcdf(-y), "ppf": ppf, "isf": lambda q: -ppf(q),
+            "entropy": lambda: entropy}
+
+
+def _minus_abs(y):
+    """-|y| with the derivative of the side y is on (at 0 that of y >= 0),
+    so second derivatives are those of a smooth function on each side."""
+    return np.where(y < 0, y, -y)
+
+
+def _student_t_logpdf(y, df):
+    return (sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df) - 0.5 * np.log(np.pi * df)
+            - 0.5 * (df + 1.0) * np.log1p(y * y / df))
+
+
+def _student_t_entropy(df):
+    half = 0.5 * (df + 1.0)
+    return (half * (sc.digamma(half) - sc.digamma(0.5 * df)) + 0.5 * np.log(df)
+            + sc.betaln(0.5 * df, 0.5))
+
+
+def _gamma_entropy(a):
+    return a + sc.gammaln(a) + (1.0 - a) * sc.digamma(a)
+
+
+def _beta_logpdf(y, a, b):
+    return sc.xlogy(a - 1.0, y) + sc.xlog1py(b - 1.0, -y) - sc.betaln(a, b)
+
+
+def _beta_entropy(a, b):
+    return (sc.betaln(a, b) - (a - 1.0) * sc.digamma(a) - (b - 1.0) * sc.digamma(b)
+            + (a + b - 2.0) * sc.digamma(a + b))
+
+
+def _chi2_logpdf(y, df):
+    half = 0.5 * df
+    return sc.xlogy(half - 1.0, y) - 0.5 * y - half * np.log(2.0) - sc.gammaln(half)
+
+
+def _lognorm_logpdf(y, s):
+    log_y = np.log(y)
+    return -log_y - np.log(s) - 0.5 * _LOG_2PI - 0.5 * (log_y / s) ** 2
+
+
+def _laplace_cdf(y):
+    half_tail = 0.5 * np.exp(_minus_abs(y))
+    return np.where(y < 0, half_tail, 1.0 - half_tail)
+
+
+def _laplace_logcdf(y):
+    m = _minus_abs(y)
+    return np.where(y < 0, m - np.log(2.0), np.log1p(-0.5 * np.exp(m)))
+
+
+def _laplace_ppf(q):
+    low = q < 0.5
+    return np.where(low, np.log(2.0 * np.where(low, q, 0.25)),
+                    -np.log(2.0 - 2.0 * np.where(low, 0.75, q)))
+
+
+def _skewnorm_cdf_partials(y, a):
+    """dF/dy = 2 phi(y) Phi(a y) (the density), dF/da = -2 dT(y, a)/da =
+    -exp(-y^2 (1 + a^2) / 2) / (pi (1 + a^2)) (Owen's T function)."""
+    return (2.0 * np.exp(-0.5 * y * y - 0.5 * _LOG_2PI) * sc.ndtr(a * y),
+            -np.exp(-0.5 * y * y * (1.0 + a * a)) / (np.pi * (1.0 + a * a)))
+
+
+def _skewnorm_cdf_value(y, a):
+    import scipy.stats
+    return np.asarray(scipy.stats.skewnorm.cdf(y, a), dtype=float)
+
+
+def _skewnorm_cdf_jvp(args, out, tangents):
+    total = np.zeros(np.shape(out))
+    for d, t in zip(_skewnorm_cdf_partials(*args), tangents):
+        if t is not None:
+            total = total + d * t
+    return total
+
+
+def _skewnorm_cdf_vjp(args, out, w):
+    return tuple(_sum_to(d * w, np.shape(x)) for d, x in zip(_skewnorm_cdf_partials(*args), args))
+
+
+# SciPy's value (ndtr(y) - 2 T(y, a) cancels in the left tail for a > 0),
+# derivatives in closed form
+_skewnorm_cdf = primitive(_skewnorm_cdf_value, jvp=_skewnorm_cdf_jvp, vjp=_skewnorm_cdf_vjp,
+                          name="scipy.stats.skewnorm.cdf", elementwise=True)
+
+
+CONTINUOUS = {
+    "norm": Family(_anywhere, 0.0, _always, (), _symmetric(
+        lambda y: -0.5 * y * y - 0.5 * _LOG_2PI, sc.ndtr, sc.log_ndtr, sc.ndtri,
+        0.5 * (1.0 + _LOG_2PI)), {}),
+    "t": Family(_anywhere, 0.0, _positive_shape, (1.0,), {
+        "logpdf": _student_t_logpdf,
+        "cdf": lambda y, df: sc.stdtr(df, y), "sf": lambda y, df: sc.stdtr(df, -y),
+        "ppf": lambda q, df: sc.stdtrit(df, q), "isf": lambda q, df: -sc.stdtrit(df, q),
+        "entropy": _student_t_entropy}, dict.fromkeys(_INCOMPLETE, (0,))),
+    "gamma": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, a: sc.xlogy(a - 1.0, y) - y - sc.gammaln(a),
+        "cdf": lambda y, a: sc.gammainc(a, y), "sf": lambda y, a: sc.gammaincc(a, y),
+        "ppf": lambda q, a: sc.gammaincinv(a, q), "isf": lambda q, a: sc.gammainccinv(a, q),
+        "entropy": _gamma_entropy}, dict.fromkeys(_INCOMPLETE, (0,))),
+    "beta": Family(lambda a, b: (0.0, 1.0), 0.5, lambda a, b: (a > 0) & (b > 0), (1.0, 1.0), {
+        "logpdf": _beta_logpdf,
+        "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betainc(b, a, 1.0 - y),
+        "ppf": lambda q, a, b: sc.betaincinv(a, b, q), "entropy": _beta_entropy},
+        dict.fromkeys(_INCOMPLETE, (0, 1))),
+    "expon": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
+        "logcdf": lambda y: np.log(-np.expm1(-y)), "sf": lambda y: np.exp(-y),
+        "logsf": lambda y: -y, "ppf": lambda q: -np.log1p(-q), "isf": lambda q: -np.log(q),
+        "entropy": lambda: 1.0}, {}),
+    "chi2": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": _chi2_logpdf,
+        "cdf": lambda y, df: sc.gammainc(0.5 * df, 0.5 * y),
+        "sf": lambda y, df: sc.gammaincc(0.5 * df, 0.5 * y),
+        "ppf": lambda q, df: 2.0 * sc.gammaincinv(0.5 * df, q),
+        "isf": lambda q, df: 2.0 * sc.gammainccinv(0.5 * df, q),
+        "entropy": lambda df: _gamma_entropy(0.5 * df) + np.log(2.0)},
+        dict.fromkeys(_INCOMPLETE, (0,))),
+    "lognorm": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": _lognorm_logpdf,
+        "cdf": lambda y, s: sc.ndtr(np.log(y) / s),
+        "logcdf": lambda y, s: sc.log_ndtr(np.log(y) / s),
+        "sf": lambda y, s: sc.ndtr(-np.log(y) / s),
+        "logsf": lambda y, s: sc.log_ndtr(-np.log(y) / s),
+        "ppf": lambda q, s: np.exp(s * sc.ndtri(q)), "isf": lambda q, s: np.exp(-s * sc.ndtri(q)),
+        "entropy": lambda s: 0.5 * (1.0 + _LOG_2PI) + np.log(s)}, {}, open=True),
+    "laplace": Family(_anywhere, 0.0, _always, (), _symmetric(
+        lambda y: _minus_abs(y) - np.log(2.0), _laplace_cdf, _laplace_logcdf, _laplace_ppf,
+        1.0 + np.log(2.0)), {}),
+    "cauchy": Family(_anywhere, 0.0, _always, (), _symmetric(
+        lambda y: -np.log(np.pi) - np.log1p(y * y), lambda y: 0.5 + np.arctan(y) / np.pi,
+        lambda y: np.log(0.5 + np.arctan(y) / np.pi), lambda q: np.tan(np.pi * (q - 0.5)),
+        np.log(4.0 * np.pi)), {}),
+    "logistic": Family(_anywhere, 0.0, _always, (), _symmetric(
+        lambda y: _minus_abs(y) - 2.0 * np.log1p(np.exp(_minus_abs(y))), sc.expit, sc.log_expit,
+        sc.logit, 2.0), {}),
+    "uniform": Family(lambda: (0.0, 1.0), 0.5, _always, (), {
+        "logpdf": lambda y: 0.0 * y, "cdf": lambda y: 1.0 * y, "sf": lambda y: 1.0 - y,
+        "logcdf": lambda y: np.log(y), "logsf": lambda y: np.log1p(-y),
+        "ppf": lambda q: 1.0 * q, "isf": lambda q: 1.0 - q, "entropy": lambda: 0.0}, {}),
+    "invgamma": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, a: -(a + 1.0) * np.log(y) - 1.0 / y - sc.gammaln(a),
+        "cdf": lambda y, a: sc.gammaincc(a, 1.0 / y), "sf": lambda y, a: sc.gammainc(a, 1.0 / y),
+        "ppf": lambda q, a: 1.0 / sc.gammainccinv(a, q),
+        "isf": lambda q, a: 1.0 / sc.gammaincinv(a, q),
+        "entropy": lambda a: a - (a + 1.0) * sc.digamma(a) + sc.gammaln(a)},
+        dict.fromkeys(_INCOMPLETE, (0,)), open=True),
+    "weibull_min": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, y) - y ** c,
+        "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: np.log(-np.expm1(-y ** c)),
+        "sf": lambda y, c: np.exp(-y ** c), "logsf": lambda y, c: -y ** c,
+        "ppf": lambda q, c: (-np.log1p(-q)) ** (1.0 / c),
+        "isf": lambda q, c: (-np.log(q)) ** (1.0 / c),
+        "entropy": lambda c: -_EULER / c - np.log(c) + _EULER + 1.0}, {}),
+    "halfnorm": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: 0.5 * np.log(2.0 / np.pi) - 0.5 * y * y,
+        "cdf": lambda y: sc.erf(y / np.sqrt(2.0)), "sf": lambda y: sc.erfc(y / np.sqrt(2.0)),
+        "logsf": lambda y: np.log(2.0) + sc.log_ndtr(-y),
+        "ppf": lambda q: sc.ndtri(0.5 * (1.0 + q)), "isf": lambda q: -sc.ndtri(0.5 * q),
+        "entropy": lambda: 0.5 * np.log(0.5 * np.pi) + 0.5}, {}),
+    "skewnorm": Family(_anywhere, 0.0, _always, (), {
+        "logpdf": lambda y, a: np.log(2.0) - 0.5 * y * y - 0.5 * _LOG_2PI + sc.log_ndtr(a * y),
+        "cdf": _skewnorm_cdf, "sf": lambda y, a: _skewnorm_cdf(-y, -a)}, {}),
+}
+
+
+def _binom_logpmf(k, n, p):
+    return (sc.gammaln(n + 1.0) - sc.gammaln(k + 1.0) - sc.gammaln(n - k + 1.0)
+            + sc.xlogy(k, p) + sc.xlog1py(n - k, -p))
+
+
+def _binom_cdf(k, n, p):          # P(K <= k), k = 0..n-1 (the ends are constants)
+    return sc.betainc(n - k, k + 1.0, 1.0 - p)
+
+
+def _binom_sf(k, n, p):
+    return sc.betainc(k + 1.0, n - k, p)
+
+
+# counts k (whole numbers for pmf; the floor for cdf and sf, as SciPy)
+DISCRETE = {
+    "poisson": Family(lambda mu: (0.0, np.inf), 0.0, lambda mu: mu >= 0, (1.0,), {
+        "logpmf": lambda k, mu: sc.xlogy(k, mu) - sc.gammaln(k + 1.0) - mu,
+        "cdf": lambda k, mu: sc.gammaincc(k + 1.0, mu),
+        "sf": lambda k, mu: sc.gammainc(k + 1.0, mu)}, {}),
+    "binom": Family(lambda n, p: (0.0, n), 0.0,
+                    lambda n, p: (n >= 0) & (n == np.floor(n)) & (0 <= p) & (p <= 1), (0.0, 0.5),
+                    {"logpmf": _binom_logpmf, "cdf": _binom_cdf, "sf": _binom_sf},
+                    dict.fromkeys(("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"), (0,))),
+    "bernoulli": Family(lambda p: (0.0, 1.0), 0.0, lambda p: (0 <= p) & (p <= 1), (0.5,), {
+        "logpmf": lambda k, p: _binom_logpmf(k, 1.0, p),
+        "cdf": lambda k, p: _binom_cdf(k, 1.0, p), "sf": lambda k, p: _binom_sf(k, 1.0, p)}, {}),
+}

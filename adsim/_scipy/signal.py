@@ -1,0 +1,211 @@
+"""``scipy.signal`` convolutions on active arrays, called unchanged (see
+hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
+correlate2d (modes full, same, valid), and lfilter.
+
+Convolution is bilinear: one primitive computes the full N-d convolution
+y = a * b (SciPy's values, by the method SciPy would choose), and its rules
+are convolutions again: dy = da * b + a * db, abar = valid(w * flip(b)),
+bbar = valid(w * flip(a)) (a correlation with the output adjoint), so
+second derivatives are exact. Modes ``same`` and ``valid`` crop the full
+result as SciPy does, and correlate(a, b) = a * flip(b) for real arrays.
+
+lfilter solves sum_k a_k y[n-k] = sum_k b_k x[n-k] along ``axis``: in x it
+is linear with the transposed filter run backwards as its adjoint
+(x̄ = flip(lfilter(b, a, flip(ȳ)))); in b and a, dy = lfilter(db, a, x) -
+lfilter(da, a, y), whose adjoints are correlations of g = flip(lfilter(1,
+a, flip(ȳ))) with x and y.
+"""
+import numpy as np
+import scipy.signal
+
+from ..errors import UnsupportedOperation
+from ..primitives import primitive
+from .arrays import array
+
+
+def _flip(a):
+    return a[(slice(None, None, -1),) * np.ndim(a)]
+
+
+def _valid_crop(full, short):
+    """The entries of a full convolution where one operand covers the other
+    (``short`` is the smaller shape in every axis)."""
+    index = tuple(slice(s - 1, d - s + 1) for d, s in zip(np.shape(full), short))
+    return full[index]
+
+
+def _full_rules(convolve_full):
+    def jvp(args, out, tangents):
+        a, b = args
+        da, db = tangents
+        total = np.zeros(np.shape(out))
+        if da is not None:
+            total = total + convolve_full(da, b)
+        if db is not None:
+            total = total + convolve_full(a, db)
+        return total
+
+    def vjp(args, out, w):
+        a, b = args
+        return (_valid_crop(convolve_full(w, _flip(b)), np.shape(b)),
+                _valid_crop(convolve_full(w, _flip(a)), np.shape(a)))
+    return jvp, vjp
+
+
+def _make_full(method):
+    """The full convolution as SciPy's ``method`` ('direct' or 'fft') computes it."""
+    def value(a, b):
+        return scipy.signal.convolve(a, b, mode="full", method=method)
+
+    def convolve_full(a, b):
+        return prim(a, b)
+    jvp, vjp = _full_rules(convolve_full)
+    prim = primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.signal.convolve.{method}")
+    return prim
+
+
+_FULL = {method: _make_full(method) for method in ("direct", "fft")}
+
+
+def _operands(name, in1, in2):
+    in1, in2 = array(in1, name), array(in2, name)
+    if np.ndim(in1) != np.ndim(in2):
+        raise ValueError("in1 and in2 should have the same dimensionality")
+    if np.size(in1) == 0 or np.size(in2) == 0:
+        raise UnsupportedOperation(f"adsim: {name} of an empty array is not recorded")
+    return in1, in2
+
+
+def _value(x):
+    from .._np.integers import current
+    from .._tape import Active
+    return current(x) if isinstance(x, Active) else x
+
+
+def _crop(name, full, s1, s2, mode, round_up=False):
+    """``full`` cropped as ``mode`` asks: ``same`` keeps s1 entries centred,
+    the extra one left of centre (``round_up``: right of it, as correlate2d,
+    which centres the convolution with the flipped kernel)."""
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = [(d - s + round_up) // 2 for d, s in zip(np.shape(full), s1)]
+        return full[tuple(slice(b, b + s) for b, s in zip(start, s1))]
+    if mode == "valid":
+        if not (all(m >= n for m, n in zip(s1, s2)) or all(n >= m for m, n in zip(s1, s2))):
+            raise ValueError("For 'valid' mode, one must be at least as large as the other in "
+                             "every dimension")
+        return _valid_crop(full, tuple(min(m, n) for m, n in zip(s1, s2)))
+    raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.")
+
+
+def _convolve(name, in1, in2, mode, method, flip_second=False, round_up=False):
+    in1, in2 = _operands(name, in1, in2)
+    s1, s2 = np.shape(in1), np.shape(in2)
+    if mode not in ("full", "same", "valid"):
+        raise ValueError("Acceptable mode flags are 'valid', 'same', or 'full'.")
+    if np.ndim(in1) == 0:
+        return in1 * in2
+    kernel = _flip(in2) if flip_second else in2
+    if method == "auto":
+        method = scipy.signal.choose_conv_method(_value(in1), _value(kernel), mode=mode)
+    if method not in _FULL:
+        raise ValueError("Acceptable method flags are 'auto', 'direct', or 'fft'.")
+    return _crop(name, _FULL[method](in1, kernel), s1, s2, mode, round_up)
+
+
+def convolve(in1, in2, mode="full", method="auto"):
+    return _convolve("scipy.signal.convolve", in1, in2, mode, method)
+
+
+def correlate(in1, in2, mode="full", method="auto"):
+    return _convolve("scipy.signal.correlate", in1, in2, mode, method, flip_second=True)
+
+
+def _no_axes(name, axes):
+    if axes is not None:
+        raise UnsupportedOperation(f"adsim: scipy.signal.{name}(..., axes={axes!r}) is not "
+                                   f"recorded; convolve over every axis (axes=None)")
+
+
+def fftconvolve(in1, in2, mode="full", axes=None):
+    _no_axes("fftconvolve", axes)
+    return _convolve("scipy.signal.fftconvolve", in1, in2, mode, "fft")
+
+
+def oaconvolve(in1, in2, mode="full", axes=None):
+    _no_axes("oaconvolve", axes)
+    return _convolve("scipy.signal.oaconvolve", in1, in2, mode, "fft")
+
+
+def _two_d(name, in1, in2, boundary, fillvalue):
+    in1, in2 = array(in1, name), array(in2, name)
+    if np.ndim(in1) != 2 or np.ndim(in2) != 2:
+        raise ValueError(f"{name.split('.')[-1]} inputs must both be 2-D arrays")
+    if boundary not in ("fill", "pad") or np.any(np.asarray(_value(fillvalue)) != 0):
+        raise UnsupportedOperation(f"adsim: {name} with boundary={boundary!r}, "
+                                   f"fillvalue={fillvalue!r} is not recorded; the zero fill "
+                                   f"(boundary='fill', fillvalue=0) is")
+    return in1, in2
+
+
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = _two_d("scipy.signal.convolve2d", in1, in2, boundary, fillvalue)
+    return _convolve("scipy.signal.convolve2d", in1, in2, mode, "direct")
+
+
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = _two_d("scipy.signal.correlate2d", in1, in2, boundary, fillvalue)
+    return _convolve("scipy.signal.correlate2d", in1, in2, mode, "direct", flip_second=True,
+                     round_up=True)
+
+
+# ---- lfilter ------------------------------------------------------------------
+
+def _lagged_sums(g, z, taps):
+    """sum over everything of g[..., n] z[..., n - k], k = 0..taps-1."""
+    n = np.shape(z)[-1]
+    return np.stack([np.sum(g[..., k:] * z[..., :n - k]) if k < n else 0.0 * np.sum(g)
+                     for k in range(taps)])
+
+
+def _lfilter_jvp(args, y, tangents):
+    b, a, x = args
+    db, da, dx = tangents
+    total = np.zeros(np.shape(y))
+    if dx is not None:
+        total = total + _lfilter(b, a, dx)
+    if db is not None:
+        total = total + _lfilter(db, a, x)
+    if da is not None:
+        total = total - _lfilter(da, a, y)
+    return total
+
+
+def _lfilter_vjp(args, y, w):
+    b, a, x = args
+    g = _lfilter(np.ones(1), a, w[..., ::-1])[..., ::-1]       # the all-pole part, transposed
+    xbar = _lfilter(b, a, w[..., ::-1])[..., ::-1]             # H^T = J H J (Toeplitz)
+    return (_lagged_sums(g, x, np.shape(b)[0]), -_lagged_sums(g, y, np.shape(a)[0]), xbar)
+
+
+_lfilter = primitive(lambda b, a, x: scipy.signal.lfilter(b, a, x, axis=-1),
+                     jvp=_lfilter_jvp, vjp=_lfilter_vjp, name="scipy.signal.lfilter")
+
+
+def lfilter(b, a, x, axis=-1, zi=None):
+    """The IIR filter along ``axis`` (initial conditions ``zi`` are not recorded)."""
+    name = "scipy.signal.lfilter"
+    if zi is not None:
+        raise UnsupportedOperation(f"adsim: {name}(..., zi=...) (initial conditions and final "
+                                   f"states) is not recorded on active arrays; leave zi out")
+    b, a, x = array(b, name), array(a, name), array(x, name)
+    if np.ndim(b) != 1 or np.ndim(a) != 1 or np.ndim(x) == 0:
+        raise ValueError(f"adsim: {name} takes 1-d b and a and an array x; got shapes "
+                         f"{np.shape(b)}, {np.shape(a)}, {np.shape(x)}")
+    moved = np.moveaxis(x, axis, -1)
+    return np.moveaxis(_lfilter(b, a, moved), -1, axis)
+
+
+HOOKS = {("scipy.signal", f.__name__): f for f in (
+    convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter)}

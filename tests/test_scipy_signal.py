@@ -1,0 +1,87 @@
+"""scipy.signal's convolutions and lfilter called unchanged on active arrays:
+every sweep against SciPy's values and central differences for each mode,
+both argument orders (also the smaller one first), 1-d and 2-d, each
+method; lfilter in b, a and x along any axis; clear errors for options
+that are not recorded."""
+import numpy as np
+import pytest
+import scipy.signal as sig
+
+import adsim as ad
+from fdcheck import assert_close, check_tape
+
+rng = np.random.default_rng(11)
+LONG, SHORT = rng.standard_normal(6), rng.standard_normal(3)
+EVEN = rng.standard_normal(4)
+WIDE, SMALL = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
+
+CONVOLUTIONS = {
+    "convolve": lambda a, b, mode: sig.convolve(a, b, mode),
+    "convolve direct": lambda a, b, mode: sig.convolve(a, b, mode, method="direct"),
+    "convolve fft": lambda a, b, mode: sig.convolve(a, b, mode=mode, method="fft"),
+    "correlate": lambda a, b, mode: sig.correlate(a, b, mode),
+    "fftconvolve": lambda a, b, mode: sig.fftconvolve(a, b, mode),
+    "oaconvolve": lambda a, b, mode: sig.oaconvolve(a, b, mode),
+}
+OPERANDS = {"1-d": [LONG, SHORT], "1-d even kernel": [LONG, EVEN], "1-d short first": [SHORT, LONG],
+            "2-d": [WIDE, SMALL], "2-d small first": [SMALL, WIDE]}
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("operands", sorted(OPERANDS))
+@pytest.mark.parametrize("name", sorted(CONVOLUTIONS))
+def test_convolutions_every_sweep(name, operands, mode):
+    f = CONVOLUTIONS[name]
+    check_tape(lambda a, b: f(a, b, mode), OPERANDS[operands],
+               rtol=1e-6, value_rtol=1e-12, value_atol=1e-13)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("f", [sig.convolve2d, sig.correlate2d])
+@pytest.mark.parametrize("operands", [[WIDE, SMALL], [SMALL, WIDE], [WIDE, WIDE[:, ::-1]]])
+def test_two_dimensional_every_sweep(f, operands, mode):
+    check_tape(lambda a, b: f(a, b, mode), operands, rtol=1e-6, value_rtol=1e-12,
+               value_atol=1e-13)
+
+
+def test_one_argument_active_and_a_list_kernel():
+    """A plain kernel given as a list, an active signal; the adjoint is the
+    correlation with the kernel."""
+    w = rng.standard_normal(LONG.size + 2)
+    g = ad.vjp(lambda x: sig.convolve(x, [1.0, -2.0, 0.5]), LONG, w)[1]
+    assert_close(g, np.correlate(w, [1.0, -2.0, 0.5], "valid"), rtol=1e-13, what="adjoint")
+
+
+B, A = np.array([0.5, 0.3, -0.2]), np.array([1.2, -0.4, 0.1])
+LFILTER = {
+    "b a x": (lambda b, a, x: sig.lfilter(b, a, x), [B, A, LONG]),
+    "axis 0": (lambda b, a, x: sig.lfilter(b, a, x, axis=0), [B, A[:2], WIDE]),
+    "2-d last axis": (lambda x: sig.lfilter([1.0, 2.0], [1.0], x), [WIDE]),
+    "filter longer than x": (lambda a: sig.lfilter(B, a, SHORT),
+                             [np.array([2.0, 0.3, 0.2, -0.1, 0.05])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LFILTER))
+def test_lfilter_every_sweep(name):
+    f, xs = LFILTER[name]
+    check_tape(f, xs, rtol=1e-6, value_rtol=1e-12, value_atol=1e-14)
+
+
+def test_lfilter_adjoint_in_x_is_the_filter_run_backwards():
+    w = rng.standard_normal(LONG.size)
+    g = ad.vjp(lambda x: sig.lfilter(B, A, x), LONG, w)[1]
+    assert_close(g, sig.lfilter(B, A, w[::-1])[::-1], rtol=1e-13, what="adjoint")
+
+
+@pytest.mark.parametrize("f, error, words", [
+    (lambda x: sig.fftconvolve(x, x, axes=0), ad.UnsupportedOperation, "axes=0"),
+    (lambda x: sig.convolve2d(x, x, boundary="wrap"), ad.UnsupportedOperation, "'wrap'"),
+    (lambda x: sig.correlate2d(x, x, fillvalue=1.0), ad.UnsupportedOperation, "fillvalue=1.0"),
+    (lambda x: sig.lfilter(B, A, x[0], zi=np.zeros(2)), ad.UnsupportedOperation, "zi="),
+    (lambda x: sig.convolve(x, x[0], "valid"), ValueError, "same dimensionality"),
+    (lambda x: sig.convolve(x, x[:1, :5].T, "valid"), ValueError, "at least as large"),
+])
+def test_what_is_not_recorded_is_refused_by_name(f, error, words):
+    with pytest.raises(error, match=words):
+        ad.grad(lambda x: np.sum(f(x)))(WIDE)
