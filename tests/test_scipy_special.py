@@ -109,3 +109,9 @@ def test_softmax_cross_entropy():
         return -np.sum(log_softmax(logits, axis=1)[np.arange(2), labels])
     W = np.array([[0.2, -0.1, 0.4], [0.3, 0.1, -0.2]])
     check_tape(loss, [W])
+
+
+def test_xlogy_keeps_its_mixed_second_derivative_where_x_is_zero():
+    for f, y, slope in ((sc.xlogy, 2.0, 0.5), (sc.xlog1py, 1.0, 0.5)):
+        H = ad.hessian(lambda z: f(z[0], z[1]))(np.array([0.0, y]))
+        np.testing.assert_allclose(H, [[0.0, slope], [slope, 0.0]], atol=1e-15)

@@ -85,8 +85,10 @@ def _table():
         sc.expit: lambda x: (sc.expit(x) * sc.expit(-x),),
         sc.log_expit: lambda x: (sc.expit(-x),),
         sc.logit: lambda p: (1.0 / (p * (1.0 - p)),),
-        sc.xlogy: lambda x, y: (np.log(y), np.where(x == 0, 0.0, x / y)),
-        sc.xlog1py: lambda x, y: (np.log1p(y), np.where(x == 0, 0.0, x / (1.0 + y))),
+        # d/dy = x / y, written so that its x-derivative 1 / y survives at x = 0
+        # (a constant 0 there would lose the mixed second derivative)
+        sc.xlogy: lambda x, y: (np.log(y), x / np.where((x == 0) & (y == 0), 1.0, y)),
+        sc.xlog1py: lambda x, y: (np.log1p(y), x / np.where((x == 0) & (y == -1), 1.0, 1.0 + y)),
         sc.entr: lambda x: (-np.log(x) - 1.0,),
         sc.rel_entr: lambda x, y: (np.log(x / y) + 1.0, -x / y),
         sc.ndtr: lambda x: (np.exp(-0.5 * x * x) / _SQRT_2PI,),
