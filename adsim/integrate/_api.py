@@ -154,8 +154,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):
     if name in EXPLICIT:
         return ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
-    check_sparsity(options.get("jac_sparsity"), n)
-    jacobian = JacobianSource(rhs, options.get("jac"), n)
+    sparsity = check_sparsity(options.get("jac_sparsity"), n)
+    jacobian = JacobianSource(rhs, options.get("jac"), n, sparsity)
     return IMPLICIT[name](rhs, jacobian, direction, rtol, atol, max_step)
 
 
