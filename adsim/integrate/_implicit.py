@@ -140,7 +140,7 @@ def _plain(a):
     """The value an argument holds now, without derivatives (for detection)."""
     if isinstance(a, Active):
         return current(a)
-    if isinstance(a, (list, tuple)):
+    if type(a) in (list, tuple):
         return type(a)(_plain(e) for e in a)
     return a
 

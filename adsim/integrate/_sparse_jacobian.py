@@ -143,10 +143,11 @@ class ColoredJacobian:
             self._warned = True
             warnings.warn(
                 f"adsim.integrate.solve_ivp: the Jacobian of fun has {branch.missed} "
-                f"nonzero{'s' if branch.missed != 1 else ''} outside the pattern detected at the start of the integration (fun took "
-                f"another branch); the Newton matrices leave them out, which may slow Newton's "
-                f"convergence but keeps the solution and its derivatives those of the steps "
-                f"taken. Give jac_sparsity= covering every branch to include them",
+                f"nonzero{'s' if branch.missed != 1 else ''} outside the pattern detected at "
+                f"the start of the integration (fun took another branch); the Newton matrices "
+                f"leave them out, which may slow Newton's convergence but keeps the solution "
+                f"and its derivatives those of the steps taken. Give jac_sparsity= covering "
+                f"every branch to include them",
                 stacklevel=2)
         return branch
 

@@ -215,11 +215,10 @@ class SparseLinear:
             d_data, d_scalars, d_b = tangents[0], tangents[1:-1], tangents[-1]
             J = self.matrix(data)
             J_dot = self.matrix(np.zeros(self.nnz) if d_data is None else d_data)
-            with np.errstate(all="ignore"):
-                dA = form.derivative(J, J_dot, self.identity, [float(s) for s in scalars],
-                                     [0.0 if d is None else float(d) for d in d_scalars])
             x = self._complex(out) if form.complex else out
             with np.errstate(all="ignore"):          # NaNs of a singular matrix pass on
+                dA = form.derivative(J, J_dot, self.identity, [float(s) for s in scalars],
+                                     [0.0 if d is None else float(d) for d in d_scalars])
                 dA_x = (dA.conj().T if transposed else dA) @ x
             r = -dA_x if d_b is None else (self._complex(d_b) if form.complex else d_b) - dA_x
             if form.complex:

@@ -112,6 +112,14 @@ def test_sparse_and_dense_derivatives_agree_and_match_differences(method):
                            (y0, P0), (v, dp))
     assert tangent == pytest.approx(g_y0 @ v + g_p @ dp, rel=1e-10)
 
+    def outputs(p):
+        return solve_ivp(brusselator, (0.0, 2.0), y0, method=method, args=(p[0], p[1], p[2]),
+                         t_eval=[1.0, 2.0], rtol=1e-6, atol=1e-8, jac_sparsity=banded(N)).y
+    out, _ = adsim.jvp(outputs, P0, dp)
+    weight = np.stack([np.ones(y0.size), 2 * np.linspace(0.5, 1.5, y0.size) * out[:, 1]], 1)
+    _, back = adsim.vjp(outputs, P0, weight)
+    np.testing.assert_allclose(back, g_p, rtol=1e-10)
+
 
 @pytest.mark.parametrize("method", IMPLICIT)
 def test_a_pattern_that_misses_nonzeros_changes_the_steps_not_the_derivatives(method):
