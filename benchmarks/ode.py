@@ -106,11 +106,70 @@ def run_case(case, s):
                 per_evaluation=timings["adsim_gradient"].median / nfev)
 
 
+def _stiff_mol_cases(s):
+    """1-D Brusselator with diffusion by the method of lines (n = 500
+    equations, ``--quick``: 200), Radau and BDF, rtol = 1e-6, atol = 1e-8,
+    10 outputs on [0, 2], the loss ``sum(y**2)`` differentiated with respect
+    to y0 and (a, b, alpha). SciPy's forward solve gets ``jac_sparsity``
+    (grouped differences, sparse LU); adsim's Jacobian is sparse (its own
+    choice for this size) or dense (the size threshold raised for the
+    measurement: one equation per second-order sweep, dense LU)."""
+    import scipy.sparse as sp
+    from adsim.integrate import _implicit
+
+    def brusselator(t, y, a, b, alpha):
+        N = y.shape[0] // 2
+        u, v = y[:N], y[N:]
+        k = alpha * (N + 1) ** 2
+        up = np.concatenate([np.ones(1), u, np.ones(1)])
+        vp = np.concatenate([3 * np.ones(1), v, 3 * np.ones(1)])
+        return np.concatenate([a + u * u * v - (b + 1) * u + k * (up[2:] - 2 * u + up[:-2]),
+                               b * u - u * u * v + k * (vp[2:] - 2 * v + vp[:-2])])
+    N = 100 if s.quick else 250
+    x = np.arange(1, N + 1) / (N + 1)
+    y0, p = np.concatenate([1 + np.sin(2 * np.pi * x), 3 * np.ones(N)]), np.array([1.0, 3.0, 0.02])
+    tridiagonal = sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(N, N))
+    pattern = sp.csc_array(sp.block_array([[tridiagonal, sp.eye_array(N)],
+                                           [sp.eye_array(N), tridiagonal]]))
+    results, threshold = [], _implicit.SPARSE_MIN_SIZE
+    for method in ("BDF", "Radau"):
+        options = dict(method=method, t_eval=np.linspace(0.2, 2.0, 10), rtol=1e-6, atol=1e-8)
+
+        def loss(y0, p):
+            res = solve_ivp(brusselator, (0.0, 2.0), y0, args=(p[0], p[1], p[2]), **options)
+            return np.sum(res.y ** 2)
+        def scipy_solve():
+            return scipy_solve_ivp(brusselator, (0.0, 2.0), y0, args=tuple(p),
+                                   jac_sparsity=pattern, **options)
+        scipy_forward, scipy_nfev = T.measure(scipy_solve, s), scipy_solve().nfev
+        for kind in ("sparse", "dense"):
+            _implicit.SPARSE_MIN_SIZE = threshold if kind == "sparse" else 2 * N + 1
+            try:
+                value_and_grad = ad.value_and_grad(loss, argnums=(0, 1))
+                value_and_grad(y0, p)                           # records the tape
+                timings = {"scipy_forward": scipy_forward,
+                           "adsim_forward": T.measure(lambda: solve_ivp(
+                               brusselator, (0.0, 2.0), y0, args=tuple(p), **options), s),
+                           "adsim_gradient": T.measure(lambda: value_and_grad(y0, p), s)}
+                nfev = solve_ivp(brusselator, (0.0, 2.0), y0, args=tuple(p), **options).nfev
+            finally:
+                _implicit.SPARSE_MIN_SIZE = threshold
+            results.append(dict(
+                name=f"Brusselator MOL, n = {2 * N}, {method}: adsim {kind} Jacobian, SciPy "
+                f"jac_sparsity", nfev=nfev, scipy_nfev=scipy_nfev,
+                recordings=value_and_grad.tapes.recordings,
+                timings={k: v.as_dict() for k, v in timings.items()},
+                ratio=timings["adsim_gradient"].median / scipy_forward.median,
+                per_evaluation=timings["adsim_gradient"].median / nfev))
+    return results
+
+
 def run(s):
     ends = (1.0, 10.0) if s.quick else (10.0, 100.0)
     cases = [_lorenz_case(t) for t in ends] + [_lotka_volterra_case()] + \
         [_robertson_case(m) for m in ("BDF", "Radau")]
-    return {"cases": [run_case(c, s) for c in cases], "peers": "diffrax and torchdiffeq are "
+    return {"cases": [run_case(c, s) for c in cases] + _stiff_mol_cases(s),
+            "peers": "diffrax and torchdiffeq are "
             "not timed here yet"}
 
 

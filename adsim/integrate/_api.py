@@ -51,7 +51,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         Initial state, real.
     method : {"RK45", "RK23", "DOP853", "Radau", "BDF"}
         As in SciPy (or SciPy's class of that name). The implicit methods
-        use the exact Jacobian from adsim, or ``jac=`` as in SciPy.
+        use the exact Jacobian from adsim (dense, or for systems of 100
+        equations or more with a sparse pattern, sparse by coloring with
+        sparse LU), or ``jac=`` as in SciPy.
     t_eval : array_like, optional
         Output times, sorted in the direction of integration, within
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
@@ -62,8 +64,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         Extra arguments of ``fun``; arrays among them may be active.
     rtol, atol, max_step, first_step, jac, jac_sparsity : optional
         As in SciPy (defaults 1e-3, 1e-6, inf, chosen automatically; ``jac``
-        a function ``jac(t, y, *args)`` or a constant matrix; the results do
-        not depend on ``jac_sparsity``).
+        a NumPy function ``jac(t, y, *args)`` or a constant matrix, dense or
+        sparse; ``jac_sparsity``, used without ``jac``, the pattern of
+        adsim's Jacobian, whose nonzeros make the Newton matrices sparse:
+        entries outside it are left out of them, see docs/integrate.md).
     memory_limit : int or str, optional
         With ``t_eval``: bound (``"100MB"``) on the memory the checkpointing
         of each interval between output times adds to a sweep (see
@@ -154,8 +158,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):
     if name in EXPLICIT:
         return ExplicitRungeKutta(EXPLICIT[name], rhs, direction, rtol, atol, max_step)
-    check_sparsity(options.get("jac_sparsity"), n)
-    jacobian = JacobianSource(rhs, options.get("jac"), n)
+    sparsity = check_sparsity(options.get("jac_sparsity"), n)
+    jacobian = JacobianSource(rhs, options.get("jac"), n, sparsity)
     return IMPLICIT[name](rhs, jacobian, direction, rtol, atol, max_step)
 
 

@@ -21,7 +21,6 @@ from collections import namedtuple
 import numpy as np
 
 from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
-from ._implicit import solve_identity_minus
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, real_array
 
@@ -150,7 +149,7 @@ class BDF(ImplicitStepper):
             f = self.rhs(t_new, y, args)
             if not np.all(np.isfinite(f)):
                 break
-            dy = solve_identity_minus(s.J, s.c_lu, c * f - psi - correction)
+            dy = self.jacobian.linear.identity_minus(s.J, s.c_lu, c * f - psi - correction)
             dy_norm = norm(dy / scale)
             rate = None if dy_norm_old is None else dy_norm / dy_norm_old
             if rate is not None and (rate >= 1 or rate ** (NEWTON_MAXITER - k) / (1 - rate)

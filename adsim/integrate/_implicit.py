@@ -1,63 +1,149 @@
 """What the implicit methods share: the Jacobian of the right-hand side and
 the linear solves of their Newton iterations.
 
-The Jacobian ``f_y`` comes from adsim (``adsim.jacobian`` of ``fun``; inside
-a recording a nested derivative, recorded as one op whose derivatives are
-second-order sweeps of ``fun``; Hessian-vector products through it would
-need third derivatives and are refused), or from the user's ``jac`` as in
-SciPy (recorded like ``fun``, so every mode works through it).
-The Newton matrices ``c I - J`` are solved with ``np.linalg.solve``, whose
-recorded rule solves the transposed system for the adjoint. SciPy factors a
-matrix once and reuses the factors while the step size and the Jacobian
-stay; here the matrix is rebuilt from the Jacobian and the step size it
-was factored with (carried in the solver state), which gives the same
-iteration, and each solve factors again.
+The Jacobian ``f_y`` comes from SciPy's ``jac`` option (a function
+``jac(t, y, *args)`` in NumPy, recorded like ``fun`` so every mode works
+through it, or a constant matrix, dense or sparse), or from adsim, in one
+of two representations chosen at the first evaluation:
+
+* dense (``adsim.jacobian`` of ``fun``; inside a recording a nested
+  derivative, one op whose derivatives are second-order sweeps of ``fun``,
+  one per equation), with the Newton matrices ``c I - J`` solved by
+  ``np.linalg.solve``, whose recorded rule solves the transposed system for
+  the adjoint. SciPy factors a matrix once and reuses the factors while the
+  step size and the Jacobian stay; here the matrix is rebuilt from the
+  Jacobian and the step size it was factored with (carried in the solver
+  state), which gives the same iteration, and each solve factors again;
+* sparse (:class:`ColoredJacobian`: values on a fixed pattern by row
+  coloring, derivatives by one second-order sweep per color), with SciPy's
+  sparse LU and transposed solves by the same factors
+  (:class:`SparseLinear`). Used when ``jac_sparsity`` is given (its nonzeros
+  are the pattern, as in SciPy), and otherwise for systems of at least
+  :data:`SPARSE_MIN_SIZE` equations whose detected pattern (at ``t0, y0``)
+  fills at most :data:`SPARSE_MAX_DENSITY` of the matrix.
+
+Hessian-vector products through adsim's dense Jacobian differentiate it
+once more (third derivatives of ``fun``, recorded: adsim/_transcribe.py);
+through the sparse one they are refused, naming ``jac=``.
 """
 import numpy as np
+import scipy.sparse as sp
 
 from ..api import jacobian
+from .._np.integers import current
 from .._tape import Active
+from ..errors import UnsupportedOperation
 from ._rhs import real_array
+from ._sparse_jacobian import ColoredJacobian
+from ._sparse_solve import SparseLinear
 
-__all__ = ["JacobianSource", "solve_shifted", "solve_shifted_complex", "solve_identity_minus"]
+__all__ = ["JacobianSource", "DenseLinear", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
+
+SPARSE_MIN_SIZE = 100
+"""Smallest system for which adsim's Jacobian may be sparse: below it dense
+LU and a dense Jacobian cost little, and stay native ops of the tape."""
+
+SPARSE_MAX_DENSITY = 0.1
+"""Largest fraction of nonzeros of a detected pattern that makes the
+Jacobian sparse: denser matrices fill in under sparse LU."""
+
+# named so: errors of the nested derivative name the function and the
+# alternative (Hessian-vector products through the sparse Jacobian are refused)
+_JACOBIAN_NAME = ("solve_ivp's fun, whose Jacobian the implicit methods compute; for "
+                  "Hessian-vector products give jac= (a NumPy function of t, y, *args)")
 
 
 class JacobianSource:
-    """``J = f_y(t, y)`` for a method: from adsim, or from SciPy's ``jac``
-    option (a callable ``jac(t, y, *args)`` or a constant matrix, which is
-    then never recomputed)."""
+    """``J = f_y(t, y)`` for a method, and the solves with it (``linear``):
+    from adsim, dense or sparse, or from SciPy's ``jac`` option (a callable
+    ``jac(t, y, *args)`` or a constant matrix, which is then never
+    recomputed). ``sparsity`` is ``jac_sparsity`` as a CSC pattern, or None."""
 
-    def __init__(self, rhs, jac, n):
-        self.rhs = rhs
+    def __init__(self, rhs, jac, n, sparsity=None):
         self.n = n
         self.constant = jac is not None and not callable(jac)
         self.user = jac if callable(jac) else None
         self.matrix = None
-        if self.constant:
+        self.linear = None              # chosen at the first evaluation for adsim's J
+        self.sparse = None
+        if self.constant and sp.issparse(jac):
+            self.matrix = self._sparse_constant(jac)
+        elif self.constant:
             self.matrix = self._checked(real_array(jac, "jac"))
-        elif jac is None:
-            self._adsim = jacobian(self._fun_of_y)
+            self.linear = DENSE
+        elif self.user is not None:
+            self.linear = DENSE
+        else:
+            fun_of_y = _fun_of_y(rhs)
+            self._dense = jacobian(fun_of_y)
+            self._colored = ColoredJacobian(fun_of_y, "sparse derivative of " + _JACOBIAN_NAME)
+            if sparsity is not None:
+                self._use_sparse(sparsity, warn_outside=False)
 
-    def _fun_of_y(self, y, t, *args):
-        return self.rhs(t, y, args)
-    # named so: Hessian-vector products through the nested derivative (third
-    # derivatives of fun) are refused with this name in the message
-    _fun_of_y.__name__ = ("solve_ivp's fun, whose Jacobian the implicit methods compute; for "
-                          "Hessian-vector products give jac= (a NumPy function of t, y, *args)")
+    def _sparse_constant(self, jac):
+        J = sp.csc_matrix(jac, dtype=float)
+        self._checked(J)
+        J.sort_indices()
+        self.linear = SparseLinear(J)
+        return J.data.copy()
+
+    def _use_sparse(self, pattern, warn_outside):
+        self._colored.use_pattern(pattern, warn_outside)
+        self.sparse = self._colored
+        self.linear = SparseLinear(self._colored.P)
+
+    def _choose(self, t, y, args):
+        """Dense or sparse adsim Jacobian, from the pattern at the first point."""
+        self.linear = DENSE
+        if self.n < SPARSE_MIN_SIZE:
+            return
+        plain = [_plain(a) for a in (y, t) + tuple(args)]
+        pattern = self._colored.detect(*plain)
+        if pattern.nnz <= SPARSE_MAX_DENSITY * self.n * self.n:
+            self._use_sparse(pattern, warn_outside=True)
 
     def __call__(self, t, y, args):
         if self.constant:
             return self.matrix
         if self.user is not None:
-            return self._checked(real_array(self.user(t, y, *args), "jac(t, y)"))
+            J = self.user(t, y, *args)
+            if sp.issparse(J):
+                raise UnsupportedOperation(
+                    "adsim.integrate.solve_ivp: jac returned a scipy.sparse matrix; adsim "
+                    "records jac like fun, so it must return a dense array written with "
+                    "NumPy. Or leave jac out: adsim then computes the exact Jacobian itself, "
+                    "sparse by coloring for large systems (jac_sparsity= gives the pattern)")
+            return self._checked(real_array(J, "jac(t, y)"))
         time = t if isinstance(t, Active) else np.asarray(t, dtype=float)
-        return self._adsim(y, time, *args)
+        if self.linear is None:
+            self._choose(time, y, args)
+        if self.sparse is not None:
+            return self.sparse(y, time, *args)
+        return self._dense(y, time, *args)
 
     def _checked(self, J):
         if tuple(J.shape) != (self.n, self.n):
             raise ValueError(f"`jac` is expected to have shape {(self.n, self.n)}, but actually "
                              f"has {tuple(J.shape)}.")
         return J
+
+
+def _fun_of_y(rhs):
+    """``fun`` as a function of ``y`` first, whose derivative is ``f_y`` (a
+    closure over ``rhs`` alone: the tape caches check what it reads)."""
+    def fun_of_y(y, t, *args):
+        return rhs(t, y, args)
+    fun_of_y.__name__ = _JACOBIAN_NAME
+    return fun_of_y
+
+
+def _plain(a):
+    """The value an argument holds now, without derivatives (for detection)."""
+    if isinstance(a, Active):
+        return current(a)
+    if type(a) in (list, tuple):
+        return type(a)(_plain(e) for e in a)
+    return a
 
 
 def solve_shifted(J, c, b):
@@ -84,3 +170,14 @@ def solve_shifted_complex(J, alpha, beta, b_re, b_im):
     M = np.concatenate([np.concatenate([A, -B], axis=1), np.concatenate([B, A], axis=1)])
     x = np.linalg.solve(M, np.concatenate([b_re, b_im]))
     return x[:n], x[n:]
+
+
+class DenseLinear:
+    """The Newton solves of a dense Jacobian (recorded ``np.linalg.solve``)."""
+
+    shifted = staticmethod(solve_shifted)
+    identity_minus = staticmethod(solve_identity_minus)
+    shifted_complex = staticmethod(solve_shifted_complex)
+
+
+DENSE = DenseLinear()

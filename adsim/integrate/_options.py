@@ -3,6 +3,7 @@ where SciPy has them, and clear adsim errors for what is not supported."""
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._tape import Active
 from ..errors import InvalidInput, UnsupportedOperation
@@ -130,11 +131,28 @@ def check_first_step(first_step, t0, tf):
 
 
 def check_sparsity(sparsity, n):
-    """``jac_sparsity`` must describe an n-by-n Jacobian (the exact Jacobian
-    is computed densely, so the pattern does not change the results)."""
-    if sparsity is not None and tuple(np.shape(sparsity)) != (n, n):
+    """``jac_sparsity`` as SciPy reads it: an n-by-n array or sparse matrix
+    whose nonzero entries mark where the Jacobian may be nonzero. Returns a
+    boolean CSC pattern, or None."""
+    if sparsity is None:
+        return None
+    if isinstance(sparsity, Active):
+        raise UnsupportedOperation(
+            "adsim.integrate.solve_ivp: jac_sparsity is active; it is a pattern (where the "
+            "Jacobian may be nonzero), not a differentiable input: pass a plain array or "
+            "sparse matrix")
+    if not sp.issparse(sparsity):
+        sparsity = np.asarray(sparsity)
+        if sparsity.dtype.kind not in "biufc":
+            raise TypeError(f"adsim.integrate.solve_ivp: jac_sparsity must hold numbers or "
+                            f"booleans (nonzero where the Jacobian may be nonzero), got dtype "
+                            f"{sparsity.dtype}")
+    if tuple(np.shape(sparsity)) != (n, n):
         raise ValueError(f"`jac_sparsity` is expected to have shape {(n, n)}, but actually has "
                          f"{tuple(np.shape(sparsity))}.")
+    pattern = sp.csc_matrix(sparsity)
+    pattern.eliminate_zeros()
+    return sp.csc_matrix(pattern, dtype=bool)
 
 
 def check_unsupported(dense_output, vectorized):

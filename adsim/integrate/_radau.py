@@ -22,7 +22,6 @@ from collections import namedtuple
 import numpy as np
 
 from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
-from ._implicit import solve_shifted, solve_shifted_complex
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
 
@@ -115,12 +114,13 @@ class Radau(ImplicitStepper):
             return s._replace(h_abs=0.5 * h_abs, lu_valid=0.0), False
         y_new = y + Z[-1]
         ZE = np.dot(Z.T, E) / h
-        error = solve_shifted(s.J, MU_REAL / s.h_lu, s.f + ZE)
+        solve = self.jacobian.linear.shifted
+        error = solve(s.J, MU_REAL / s.h_lu, s.f + ZE)
         scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
         error_norm = norm(error / scale)
         safety = 0.9 * (2 * NEWTON_MAXITER + 1) / (2 * NEWTON_MAXITER + n_iter)
         if s.rejected and error_norm > 1:     # a better estimate after a rejection
-            error = solve_shifted(s.J, MU_REAL / s.h_lu, self.rhs(t, y + error, args) + ZE)
+            error = solve(s.J, MU_REAL / s.h_lu, self.rhs(t, y + error, args) + ZE)
             error_norm = norm(error / scale)
             s = s._replace(nfev=s.nfev + 1)
         if error_norm > 1:
@@ -175,6 +175,7 @@ class Radau(ImplicitStepper):
         converged = False
         scale = self.atol + magnitude(y) * self.rtol
         alpha, beta = MU_ALPHA / s.h_lu, MU_BETA / s.h_lu
+        linear = self.jacobian.linear
         for k in range(NEWTON_MAXITER):
             F = np.stack([self.rhs(t + ch[i], y + Z[i], args) for i in range(3)])
             if not np.all(np.isfinite(F)):
@@ -183,8 +184,8 @@ class Radau(ImplicitStepper):
             mr, mi = MU_ALPHA / h, MU_BETA / h
             f_re = np.dot(F.T, TI[1]) - (mr * W[1] - mi * W[2])
             f_im = np.dot(F.T, TI[2]) - (mr * W[2] + mi * W[1])
-            dW_real = solve_shifted(s.J, MU_REAL / s.h_lu, f_real)
-            dW_re, dW_im = solve_shifted_complex(s.J, alpha, beta, f_re, f_im)
+            dW_real = linear.shifted(s.J, MU_REAL / s.h_lu, f_real)
+            dW_re, dW_im = linear.shifted_complex(s.J, alpha, beta, f_re, f_im)
             dW = np.stack([dW_real, dW_re, dW_im])
             dW_norm = norm(dW / scale)
             if dW_norm_old is not None:

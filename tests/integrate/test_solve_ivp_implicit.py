@@ -172,12 +172,3 @@ def test_method_of_lines_outputs_recorded(method):
                                              args=(KAPPA, DX), t_eval=[0.25, 0.5], rtol=1e-6,
                                              atol=1e-9).y, U0)
     np.testing.assert_allclose(tape.forward(U0), ref.y, rtol=1e-10, atol=1e-12)
-
-
-def test_jacobian_sparsity_is_checked_and_changes_nothing():
-    with pytest.raises(ValueError, match="jac_sparsity"):
-        solve_ivp(robertson, (0.0, 1.0), Y0, method="BDF", args=(K,), jac_sparsity=np.eye(2))
-    plain = solve_ivp(robertson, (0.0, 1.0), Y0, method="BDF", args=(K,))
-    pattern = solve_ivp(robertson, (0.0, 1.0), Y0, method="BDF", args=(K,),
-                        jac_sparsity=np.ones((3, 3)))
-    np.testing.assert_array_equal(plain.y, pattern.y)

@@ -1,0 +1,36 @@
+"""A small cache of values derived from their keys (factorisations, the
+coloring of a tape's pattern), shared by the threads replaying a tape."""
+import threading
+from collections import OrderedDict
+
+from .._purity import result_neutral
+
+__all__ = ["Kept"]
+
+
+@result_neutral
+class Kept:
+    """The ``size`` most recently used values, by key. Each value is a
+    function of its key alone, so the cache never changes a result (the
+    environment checks of recorded steps count it as a constant)."""
+
+    def __init__(self, size):
+        self.size = size
+        self._values = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        """The value kept for ``key``, or None."""
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+            return value
+
+    def put(self, key, value):
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+        return value

@@ -1,0 +1,232 @@
+"""The Jacobian of the right-hand side on a sparse pattern, by row coloring.
+
+For the sparse Newton matrices of Radau and BDF: ``J = d fun / d y`` at
+``(t, y, args)``, as its values on a fixed pattern ``P`` (the entries of the
+Newton matrices, CSC order).
+
+Values. ``fun`` is recorded (one tape per control path, re-recorded when a
+replay's branch differs), the pattern ``Q`` of that tape is detected
+(:func:`adsim.sparse.pattern.jacobian_pattern`) and the rows of ``Q`` are
+colored so that no two rows of one color share a column. One adjoint sweep
+with the weights ``w_r`` (the indicator of the rows of color ``r``) gives
+``C = W^T J``, and every entry of ``Q`` is one entry of it:
+``J[i, j] = C[color(i), j]``. The values on ``P`` are those of ``Q``; an
+entry of ``P`` outside ``Q`` is zero, and an entry of ``Q`` outside ``P`` is
+left out: the Newton matrix is then an approximation, as it is in SciPy with
+a ``jac_sparsity`` that misses a nonzero, which changes the steps (Newton
+converges more slowly) but neither the correctness of the computed solution
+nor that of its derivatives, which are those of the matrix actually used.
+
+Derivatives. Inside a recording the values are one op. Its rules are
+second-order adjoint sweeps of the same tape: a sweep with tangent
+direction ``v`` (of y, t and the arguments) and output weight ``w`` gives
+``sum_i w_i d/dx (grad f_i . v)``, and
+
+* tangent: with ``v`` the inputs' tangent and ``w = w_r``, its y part is
+  row ``r`` of ``dC = W^T dJ`` (``d/dy_j`` of the directional derivative
+  ``sum_l (d f_i / d x_l) v_l`` is the tangent of ``J[i, j]``), read like
+  ``C``;
+* adjoint: with ``v`` the y-direction holding, in each column ``j``, the
+  adjoint of the entry ``(i, j)`` whose row ``i`` has color ``r``, and
+  ``w = w_r``, it gives ``sum over those entries of J_bar[i, j] grad J[i, j]``
+  for every input.
+
+One sweep per color for each rule (the tangent and the weight both vary
+with the color), where the dense nested Jacobian needs one per equation.
+"""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._cache import TapeCache, input_positions
+from .._tape import Active
+from ..errors import UnsupportedOperation
+from ..primitives import Primitive
+from ..sparse.coloring import best_row_coloring
+from ..sparse.orderings import row_indices
+from ..sparse.pattern import jacobian_pattern
+from ..sparse.recovery import RowRecovery
+from ._kept import Kept
+
+__all__ = ["ColoredJacobian"]
+
+KEPT_BRANCHES = 8
+"""Control paths of ``fun`` whose pattern and coloring are kept."""
+
+
+class _Branch:
+    """What one tape of ``fun`` (one control path) needs: its pattern ``Q``,
+    a row coloring with its seeds and recovery, and where the entries of the
+    fixed pattern ``P`` sit among those of ``Q``."""
+
+    def __init__(self, tape, P):
+        self.tape = tape
+        Q = jacobian_pattern(tape, [0])
+        coloring = best_row_coloring(Q)
+        self.recovery = RowRecovery(Q, coloring.colors)
+        Q = self.recovery.pattern
+        self.W = coloring.seed()                              # (n, q)
+        self.Wt = np.ascontiguousarray(self.W.T)
+        self.colors = self.recovery.colors
+        self.n = Q.shape[1]
+        self.q_rows = row_indices(Q)
+        self.q_cols = Q.indices.astype(np.intp)
+        # position of each entry of P among Q's (CSR order), or -1
+        where = sp.csr_array((np.arange(1, Q.nnz + 1), Q.indices, Q.indptr), shape=Q.shape)
+        Pc = sp.csc_array(P)
+        p_rows = Pc.indices
+        p_cols = np.repeat(np.arange(P.shape[1]), np.diff(Pc.indptr))
+        self.take = (np.asarray(where[p_rows, p_cols]).reshape(-1) - 1).astype(np.intp) \
+            if P.nnz else np.zeros(0, dtype=np.intp)
+        self.inside = self.take >= 0
+        self.missed = Q.nnz - int(np.count_nonzero(self.inside))     # of Q, not in P
+        self.nnz_q = Q.nnz
+
+    @property
+    def ncolors(self):
+        return self.Wt.shape[0]
+
+    def on_p(self, C):
+        """Values on P from a compressed product ``C = W^T J`` (q, n)."""
+        data_q = self.recovery(C).data if self.nnz_q else np.zeros(0)
+        out = np.zeros(self.take.shape[0])
+        out[self.inside] = data_q[self.take[self.inside]]
+        return out
+
+    def compressed_adjoint(self, data_bar):
+        """The (q, n) directions whose row r holds, in column j, the adjoint of
+        the entry (i, j) of Q with color(i) = r."""
+        bar_q = np.zeros(self.nnz_q)
+        bar_q[self.take[self.inside]] = data_bar[self.inside]
+        C_bar = np.zeros((self.ncolors, self.n))
+        C_bar[self.colors[self.q_rows], self.q_cols] = bar_q
+        return C_bar
+
+
+class ColoredJacobian:
+    """``d fun / d y`` on a pattern, for ``fun_of_y(y, t, *args)``; see the
+    module docstring. ``detect`` gives the pattern at a point; after
+    ``use_pattern(P)`` a call returns the values on ``P`` (plain, or inside
+    a recording one recorded op), warning once when ``fun`` has entries
+    outside ``P`` and ``warn_outside`` is set (a detected pattern that a
+    later control path outgrows)."""
+
+    def __init__(self, fun_of_y, name):
+        self.fun = fun_of_y
+        self.name = name
+        self.P = None
+        self.warn_outside = False
+        self._tapes = TapeCache()
+        self._branches = Kept(KEPT_BRANCHES)
+        self._warned = False
+
+    # ---- pattern -------------------------------------------------------------------
+    def detect(self, y, t, *args):
+        """The pattern (boolean CSR, n x n) of ``fun`` at plain arguments."""
+        return self._tapes.run(self.fun, (y, t) + args, {}, (0,),
+                               lambda tape, values: jacobian_pattern(tape, [0]),
+                               all_varied=True)
+
+    def use_pattern(self, P, warn_outside=False):
+        self.P = sp.csc_matrix(P, dtype=bool)
+        self.P.sort_indices()
+        self.warn_outside = warn_outside
+        self._branches = Kept(KEPT_BRANCHES)          # their gathers belong to the pattern
+
+    def _branch(self, tape):
+        branch = self._branches.get(id(tape))
+        if branch is not None and branch.tape is tape:
+            return branch
+        branch = self._branches.put(id(tape), _Branch(tape, self.P))
+        if branch.missed and self.warn_outside and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"adsim.integrate.solve_ivp: the Jacobian of fun has {branch.missed} "
+                f"nonzero{'s' if branch.missed != 1 else ''} outside the pattern detected at "
+                f"the start of the integration (fun took another branch); the Newton matrices "
+                f"leave them out, which may slow Newton's convergence but keeps the solution "
+                f"and its derivatives those of the steps taken. Give jac_sparsity= covering "
+                f"every branch to include them",
+                stacklevel=2)
+        return branch
+
+    # ---- values and derivatives ----------------------------------------------------
+    def _run(self, full, method):
+        """``method(branch, tape, inputs, positions)`` on the tape of ``fun`` at
+        the plain arguments ``full`` (recorded again when a branch differs)."""
+        positions = input_positions(full, (0,))
+
+        def run(tape, values):
+            return method(self._branch(tape), tape, tape._inputs(values), positions)
+        return self._tapes.run(self.fun, tuple(full), {}, (0,), run, all_varied=True)
+
+    def values(self, full):
+        def method(branch, tape, xs, positions):
+            if not branch.ncolors:
+                return np.zeros(self.P.nnz)
+            return branch.on_p(tape._adjoint(xs, branch.Wt)[1][0])
+        return self._run(full, method)
+
+    def tangent(self, full, directions):
+        """Tangent of the values for the input tangents ``directions`` (dict
+        position in ``full`` -> array)."""
+        def method(branch, tape, xs, positions):
+            V = [None if p not in directions else
+                 np.asarray(directions[p], dtype=float).reshape(1, -1) for p in positions]
+            C_dot = np.zeros((branch.ncolors, xs[0].size))
+            for r in range(branch.ncolors):
+                C_dot[r] = tape._soadjoint(xs, V, branch.W[:, r], None, False)[3][0][0]
+            return branch.on_p(C_dot) if branch.ncolors else np.zeros(self.P.nnz)
+        return self._run(full, method)
+
+    def adjoints(self, full, data_bar, wanted):
+        """Adjoints of the arguments at positions ``wanted`` for the values'
+        adjoint ``data_bar``."""
+        def method(branch, tape, xs, positions):
+            totals = {p: np.zeros(np.shape(full[p])) for p in wanted}
+            if not branch.ncolors:
+                return totals
+            C_bar = branch.compressed_adjoint(data_bar)
+            for r in range(branch.ncolors):
+                if not C_bar[r].any():
+                    continue
+                V = [C_bar[r:r + 1]] + [None] * (len(xs) - 1)
+                adot = tape._soadjoint(xs, V, branch.W[:, r], None, False)[3]
+                for k, p in enumerate(positions):
+                    if p in totals:
+                        totals[p] += adot[k][0].reshape(np.shape(full[p]))
+            return totals
+        return self._run(full, method)
+
+    def __call__(self, y, t, *args):
+        """Values on ``P`` at ``(y, t, *args)``; one recorded op when any is active."""
+        full = (y, t) + args
+        active = [i for i, a in enumerate(full) if isinstance(a, Active)]
+        if not active:
+            return self.values(full)
+
+        def substituted(values):
+            f = list(full)
+            for p, v in zip(active, values):
+                f[p] = v
+            return f
+
+        def value(*values):
+            return self.values(substituted(values))
+
+        def jvp(values, out, tangents):
+            return self.tangent(substituted(values),
+                                {p: d for p, d in zip(active, tangents) if d is not None})
+
+        def vjp(values, out, out_adjoint):
+            if any(isinstance(v, Active) for v in values):   # recorded by a second-order sweep
+                raise UnsupportedOperation(
+                    "adsim: Hessian-vector products through the sparse (colored) Jacobian of "
+                    "Radau/BDF need its derivatives recorded, which is not supported; give jac= "
+                    "(a NumPy function of t, y, *args)")
+            totals = self.adjoints(substituted(values), np.asarray(out_adjoint, dtype=float),
+                                   active)
+            return tuple(totals[p] for p in active)
+
+        return Primitive(value, jvp=jvp, vjp=vjp, name=self.name)(*[full[p] for p in active])

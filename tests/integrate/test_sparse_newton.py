@@ -1,0 +1,152 @@
+"""The pieces of the sparse Newton iterations on their own: the Jacobian by
+row coloring (values and derivatives against adsim's dense nested Jacobian)
+and the sparse LU solves (values against dense solves, derivatives against
+central differences, tangent and adjoint rules against each other, and the
+adjoint's transposed solve with the forward's factorisation)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import adsim
+from adsim.integrate._sparse_jacobian import ColoredJacobian
+from adsim.integrate._sparse_solve import SparseLinear
+
+RNG = np.random.default_rng(11)
+N = 9
+
+
+def reaction_diffusion(y, t, k):
+    """Tridiagonal Jacobian depending on y, t and both rates."""
+    padded = np.concatenate([np.zeros(1), y, np.zeros(1)])
+    return k[0] * (padded[2:] - 2 * y + padded[:-2]) + np.sin(t) * k[1] * y ** 2 * padded[2:]
+
+
+Y = RNG.uniform(0.5, 1.5, N)
+T = np.array(0.7)
+K = np.array([2.0, 0.5])
+
+
+def test_colored_jacobian_values_and_derivatives_are_the_dense_ones_on_the_pattern():
+    """On the detected pattern, and on one that misses entries and adds
+    others: the values are the exact Jacobian's there (zero elsewhere in the
+    pattern), and their tangents and adjoints are those of that projection."""
+    colored = ColoredJacobian(reaction_diffusion, "test Jacobian")
+    detected = colored.detect(Y, T, K)
+    assert detected.nnz == 3 * N - 2
+    partial = sp.csc_matrix(sp.eye(N) + sp.eye(N, k=2), dtype=bool)   # misses one band
+    dense_jacobian = adsim.jacobian(reaction_diffusion)
+    for P in (detected, partial):
+        colored.use_pattern(P)
+        Pc = sp.csc_matrix(P)
+        Pc.sort_indices()
+        rows = Pc.indices
+        cols = np.repeat(np.arange(N), np.diff(Pc.indptr))
+        np.testing.assert_allclose(colored(Y, T, K), dense_jacobian(Y, T, K)[rows, cols],
+                                   rtol=1e-14, atol=0)
+        w = RNG.standard_normal(rows.size)
+        W = np.zeros((N, N))
+        W[rows, cols] = w
+
+        def sparse_loss(y, t, k):
+            return np.sum(w * colored(y, t, k))
+
+        def dense_loss(y, t, k):
+            return np.sum(W * dense_jacobian(y, t, k))
+        g_sparse = adsim.grad(sparse_loss, argnums=(0, 1, 2))(Y, T, K)
+        g_dense = adsim.grad(dense_loss, argnums=(0, 1, 2))(Y, T, K)
+        for a, b in zip(g_sparse, g_dense):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        v = (RNG.standard_normal(N), np.array(0.3), RNG.standard_normal(2))
+        _, t_sparse = adsim.jvp(sparse_loss, (Y, T, K), v)
+        _, t_dense = adsim.jvp(dense_loss, (Y, T, K), v)
+        assert t_sparse == pytest.approx(t_dense, rel=1e-12)
+
+
+# ---- sparse LU solves ------------------------------------------------------------
+
+PATTERN = sp.csc_matrix(sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 2], shape=(N, N)))
+LINEAR = SparseLinear(PATTERN)
+DATA = RNG.standard_normal(PATTERN.nnz)
+J = LINEAR.matrix(DATA).toarray()
+B = RNG.standard_normal(N)
+B2 = RNG.standard_normal(N)
+C = 2.5
+ALPHA, BETA = 3.0, -1.5
+W_OUT = RNG.standard_normal(2 * N)
+
+
+def shifted(data, c, b, b2):
+    return np.dot(W_OUT[:N], LINEAR.shifted(data, c[0], b)) ** 2
+
+
+def identity_minus(data, c, b, b2):
+    return np.dot(W_OUT[:N], LINEAR.identity_minus(data, c[0], b)) ** 2
+
+
+def shifted_complex(data, coefficients, b, b2):
+    x_re, x_im = LINEAR.shifted_complex(data, coefficients[0], coefficients[1], b, b2)
+    return np.dot(W_OUT, np.concatenate([x_re, x_im])) ** 2
+
+
+SOLVES = {"shifted": (shifted, [C]), "identity_minus": (identity_minus, [0.1]),
+          "shifted_complex": (shifted_complex, [ALPHA, BETA])}
+
+
+def test_solves_are_the_dense_ones():
+    eye = np.eye(N)
+    np.testing.assert_allclose(LINEAR.shifted(DATA, C, B), np.linalg.solve(C * eye - J, B),
+                               rtol=1e-12)
+    np.testing.assert_allclose(LINEAR.identity_minus(DATA, C, B),
+                               np.linalg.solve(eye - C * J, B), rtol=1e-12)
+    x = np.linalg.solve((ALPHA + 1j * BETA) * eye - J, B + 1j * B2)
+    x_re, x_im = LINEAR.shifted_complex(DATA, ALPHA, BETA, B, B2)
+    np.testing.assert_allclose(x_re + 1j * x_im, x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SOLVES))
+def test_solve_derivatives_in_every_mode(name):
+    """Gradient against central differences; tangent against gradient; the
+    Hessian-vector product (the recorded adjoint rule, with its transposed
+    solves) against differences of the gradient."""
+    f, scalars = SOLVES[name]
+    point = (DATA, np.array(scalars), B, B2)
+    g = adsim.grad(f, argnums=(0, 1, 2, 3))(*point)
+    eps = 1e-6
+    direction = tuple(RNG.standard_normal(np.shape(p)) for p in point)
+
+    def moved(s):
+        return tuple(p + s * eps * d for p, d in zip(point, direction))
+    fd = (f(*moved(1)) - f(*moved(-1))) / (2 * eps)
+    along = sum(np.sum(a * d) for a, d in zip(g, direction))
+    assert along == pytest.approx(fd, rel=1e-7)
+    _, tangent = adsim.jvp(f, point, direction)
+    assert tangent == pytest.approx(along, rel=1e-12)
+
+    sizes = np.cumsum([np.size(p) for p in point])[:-1]
+
+    def flat(z):
+        return f(*np.split(z, sizes))
+    z = np.concatenate([np.ravel(p) for p in point])
+    v = np.concatenate([np.ravel(d) for d in direction])
+    hv = adsim.hvp(flat, z, v)
+    grad = adsim.grad(flat)
+    np.testing.assert_allclose(hv, (grad(z + eps * v) - grad(z - eps * v)) / (2 * eps),
+                               rtol=1e-5, atol=1e-6 * np.max(np.abs(hv)))
+
+
+def test_adjoint_solves_with_the_forward_factorisation():
+    """One matrix, one factorisation: the forward solve and the transposed
+    solve of its adjoint find the same factors."""
+    linear = SparseLinear(PATTERN)
+    adsim.grad(lambda data: np.sum(linear.shifted(data, C, B) ** 2))(DATA)
+    assert len(linear._factors._values) == 1
+    adsim.grad(lambda data: np.sum(linear.shifted(data, C + 1.0, B) ** 2))(DATA)
+    assert len(linear._factors._values) == 2
+
+
+def test_a_singular_matrix_gives_nan_not_an_error():
+    """As SciPy's dense LU: the Newton iteration sees non-finite values and
+    fails, and the method takes a smaller step."""
+    linear = SparseLinear(sp.eye(3, format="csc"))
+    assert np.all(np.isnan(linear.shifted(np.ones(3), 1.0, np.ones(3))))
+    assert np.all(np.isnan(linear.shifted(np.ones(3), np.inf, np.ones(3))))
