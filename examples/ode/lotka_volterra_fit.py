@@ -54,11 +54,12 @@ def start_and_rates(theta):
     return np.exp(theta[4:]), np.exp(theta[:4])
 
 
-def model(theta, t_obs, **tolerances):
-    """Populations at the observation times, shape (2, n_obs)."""
+def model(theta, t_obs, **options):
+    """Populations at the observation times, shape (2, n_obs); ``options`` of
+    solve_ivp (method, rtol, atol) replace the defaults."""
     start, rates = start_and_rates(theta)
     sol = solve_ivp(lotka_volterra, (0.0, t_obs[-1]), start, t_eval=t_obs, args=(rates,),
-                    **(tolerances or TOL))
+                    **{**TOL, **options})
     return sol.y
 
 
@@ -74,9 +75,9 @@ class Observations:
         r = (np.log(populations) - np.log(self.values)) / self.noise
         return 0.5 * np.sum(r * r)
 
-    def misfit(self, **tolerances):
-        """The misfit as a function of ``theta``."""
-        return lambda theta: self.misfit_of(model(theta, self.times, **tolerances))
+    def misfit(self, **options):
+        """The misfit as a function of ``theta`` (``options`` of solve_ivp)."""
+        return lambda theta: self.misfit_of(model(theta, self.times, **options))
 
     def reference_gradient(self, theta):
         """d misfit / d theta of the exact ODE solution (forward sensitivities)."""
@@ -97,10 +98,11 @@ def observations(quick=False, seed=0, noise=0.05):
     return Observations(times, clean * np.exp(noise * rng.standard_normal(clean.shape)), noise)
 
 
-def fit(obs, theta0=GUESS):
-    """L-BFGS-B with adsim's gradients; the result, the number of
-    evaluations and the number of tapes recorded."""
-    value_and_grad = adsim.value_and_grad(obs.misfit())
+def fit(obs, theta0=GUESS, value_and_grad=None):
+    """L-BFGS-B with adsim's gradients (``value_and_grad`` of the misfit, made
+    here if not given); the result, the number of evaluations and how often
+    the misfit was recorded."""
+    value_and_grad = value_and_grad or adsim.value_and_grad(obs.misfit())
     evaluations = []
 
     def objective(theta):
@@ -128,7 +130,7 @@ def run(quick=False, verbose=True, seed=0):
     fd_error = relative_error(g, central_differences(misfit, GUESS))
 
     t0 = time.perf_counter()
-    result, evaluations, recordings = fit(obs)
+    result, evaluations, recordings = fit(obs, value_and_grad=value_and_grad)
     t_fit = time.perf_counter() - t0
     fitted = np.exp(result.x)
     truth = np.exp(TRUE_THETA)
@@ -147,7 +149,7 @@ def run(quick=False, verbose=True, seed=0):
         print(f"  gradient vs forward sensitivities: relative error {sens_error:.1e}; "
               f"vs central differences: {fd_error:.1e}")
         print(f"  L-BFGS-B: {result.nit} iterations, {evaluations} evaluations, {t_fit:.2f} s, "
-              f"{recordings} tape recorded, success={result.success}")
+              f"the misfit recorded {recordings} times, success={result.success}")
         print("  parameter   true      fitted")
         for name, true, got in zip(NAMES, truth, fitted):
             print(f"  {name:8s} {true:8.4f}  {got:8.4f}")

@@ -101,7 +101,7 @@ class Observations:
 def observations(quick=False, noise=0.02, seed=0):
     """The true model with noise (drawn here, outside the class, so that the
     misfit's tape is reused: see lotka_volterra_fit.py)."""
-    times = np.logspace(-3, 2, 11) if quick else np.logspace(-3, 3, 16)
+    times = np.logspace(-3, 1, 9) if quick else np.logspace(-3, 3, 16)
     clean = model(np.log(TRUE_RATES), times)
     rng = np.random.default_rng(seed)
     return Observations(times, clean * np.exp(noise * rng.standard_normal(clean.shape)), noise)
@@ -158,7 +158,7 @@ def run(quick=False, method="BDF", verbose=True, seed=0):
     rms = float(np.sqrt(np.mean(residual ** 2)))
     if verbose:
         print(f"  L-BFGS-B with {method}: {result.nit} iterations, {evaluations} evaluations, "
-              f"{t_fit:.2f} s, {recordings} tapes recorded, success={result.success}")
+              f"{t_fit:.2f} s, the misfit recorded {recordings} times, success={result.success}")
         print("  rate   true        initial guess  fitted")
         for i in range(3):
             print(f"  k{i + 1}   {TRUE_RATES[i]:10.4g}  {np.exp(GUESS[i]):10.4g}     "

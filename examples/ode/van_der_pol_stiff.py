@@ -81,8 +81,12 @@ class Setup:
     def loss(self, method):
         return lambda theta: loss_of(self.solve(theta, method).y)
 
+    @property
+    def reference_rtol(self):
+        return min(1e-9, self.tolerances["rtol"] / 100)
+
     def reference_gradient(self, theta):
-        rtol = min(1e-9, self.tolerances["rtol"] / 100)
+        rtol = self.reference_rtol
         y, S = forward_sensitivities(van_der_pol, (0.0, self.times[-1]),
                                      initial_state_and_parameters, theta, self.times,
                                      method="Radau", rtol=rtol, atol=rtol / 10)
@@ -125,8 +129,8 @@ def run(quick=False, rtol=1e-7, verbose=True):
     if verbose:
         print(f"Van der Pol, mu = {THETA[0]:g}, L = sum of x at t = {times}, "
               f"rtol = {rtol:g}, atol = {rtol * 1e-2:g}")
-        print(f"  forward sensitivities (SciPy Radau, rtol {min(1e-9, rtol / 100):g}, {t_ref:.1f} s): "
-              f"{np.array2string(reference, precision=8)}")
+        print(f"  forward sensitivities (SciPy Radau, rtol {setup.reference_rtol:g}, "
+              f"{t_ref:.1f} s): {np.array2string(reference, precision=8)}")
     results = [compare(setup, method, reference, verbose) for method in METHODS]
     return dict(results=results, reference=reference, rtol=rtol)
 
