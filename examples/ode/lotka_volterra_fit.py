@@ -6,7 +6,9 @@ This is the script one writes with ``scipy.integrate.solve_ivp``: a
 right-hand side in plain NumPy, ``solve_ivp(..., t_eval=t_obs, args=...)``
 for the model at the observation times, a least-squares misfit, and
 ``scipy.optimize.minimize``. The only change is the import of ``solve_ivp``
-from ``adsim.integrate``: the misfit is then differentiable, and
+from ``adsim.integrate`` (inside a recording SciPy's own would be adsim's
+too; the import says so, and gives the options ``memory_limit=`` and
+``snapshots=``): the misfit is then differentiable, and
 ``adsim.value_and_grad`` hands L-BFGS-B exact gradients with respect to the
 four rates and the two initial populations (in log space, so they stay
 positive).
