@@ -1,5 +1,6 @@
 """Fixtures shared by the test directories."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,15 +10,21 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 def _load_example(name):
     """Import examples/<name>.py (``name`` may name a subdirectory, as in
-    "ode/dopri5_adjoint") as a module of its own."""
+    "ode/robertson_fit") as a module of its own. Its directory is on
+    ``sys.path`` while it loads, as for a script run by Python, so that it
+    can import the modules beside it."""
     path = EXAMPLES / f"{name}.py"
     spec = importlib.util.spec_from_file_location("example_" + name.replace("/", "_"), path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 
 @pytest.fixture
 def load_example():
-    """``load_example("ode/dopri5_adjoint")``: an example script as a module."""
+    """``load_example("ode/robertson_fit")``: an example script as a module."""
     return _load_example
