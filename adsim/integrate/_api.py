@@ -74,7 +74,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     stats : list, optional
         Receives one dict per checkpointed interval (the work counts of
         ``adsim.checkpoint_while``), the last one for the part after the
-        last output time.
+        last output time, if the integration goes on after it.
 
     Returns
     -------
