@@ -292,12 +292,12 @@ def pde_child(t_end):
 
     gradient_call(0.01, [])()                # imports and first-call costs
     stats = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     peak, (value, (g_kappa, g_u0)) = _peak_of(gradient_call(t_end, stats))
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     loop = stats[0]
     return dict(t_end=t_end, points=PDE_POINTS, memory_limit=PDE_MEMORY_LIMIT, seconds=seconds,
-                peak_added=peak, n_steps=loop["n_steps"], snapshots=loop["snapshots"],
+                cpu_seconds=cpu_seconds, peak_added=peak, n_steps=loop["n_steps"], snapshots=loop["snapshots"],
                 forward_steps=loop["forward_steps"], taped_steps=loop["taped_steps"],
                 value=float(value), gradient_norm=float(np.linalg.norm(
                     np.concatenate([g_kappa, g_u0]))))
@@ -368,7 +368,8 @@ def _pde_lines(pde):
         f"{pde['n_steps']} steps (attempts), {pde['snapshots']} snapshots, "
         f"{pde['forward_steps']} plain step replays ({pde['forward_steps'] / pde['n_steps']:.2f} "
         f"per step) and {pde['taped_steps']} reversed; first call (recording and sweeps) "
-        f"{pde['seconds']:.1f} s; peak resident memory added {added:.1f} MB "
+        f"{pde['seconds']:.1f} s ({pde['cpu_seconds']:.1f} s CPU); peak resident memory added "
+        f"{added:.1f} MB "
         f"({'within' if added <= limit else 'above'} {limit:g} MB)."]
 
 
