@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 DOCS_PATH = ROOT / "docs" / "benchmarks.md"
 FIGURES_DIR = ROOT / "docs" / "figures"
-PEERS = ("autograd", "casadi", "jax", "torch")
+PEERS = ("autograd", "casadi", "jax", "torch", "diffrax", "torchdiffeq")
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
             "MKL_NUM_THREADS")
 
@@ -408,6 +408,18 @@ def peer(name):
         return __import__(name)
     except ImportError:
         raise Skip(f"{name} not installed") from None
+
+
+def jax_peer(settings):
+    """JAX in double precision (or raise Skip); with one thread asked for,
+    XLA's CPU backend runs on one thread (its flags are read when it starts,
+    so this must come before the first import of JAX)."""
+    if settings.threads == 1 and "jax" not in sys.modules:
+        flags = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+    jax = peer("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
 
 
 def area_main(area, description, run, markdown, argv=None):

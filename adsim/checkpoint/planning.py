@@ -2,7 +2,8 @@
 
 With ``memory_limit`` the snapshot count is what fits next to everything
 else the sweep holds (:mod:`adsim.checkpoint.footprint`): ``(memory_limit -
-fixed) // snapshot``. A budget that cannot hold the sweep raises
+fixed) // snapshot``, less the room of the step's other recorded branch
+variants when they take at most half of it. A budget that cannot hold the sweep raises
 ``MemoryBudgetError`` naming the smallest budget that works for that sweep;
 snapshots beyond the budget go to ``snapshot_dir`` when it is given.
 """
@@ -54,11 +55,10 @@ def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=Non
 
 def _bound_variants(options, steps, kind, d, left, condition=None):
     """Let the step's branch variants use the bytes the plan leaves (a while
-    loop's condition keeps two variants at most: the bytes planned for it)."""
+    loop's condition keeps two variants at most: the bytes planned for it in
+    the fixed part, which ``left`` excludes)."""
     if condition is not None:
         condition.keep_two(options.memory_limit is not None)
-        if left is not None:
-            left -= condition.bytes()
     steps.keep_within(None if options.memory_limit is None else left, kind, d)
 
 
@@ -103,7 +103,15 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     if limit < fixed + (0 if on_disk else snapshot):
         raise _error(options, kind, d, tape_bytes, fixed, snapshot, 0 if on_disk else 1,
                      condition=condition)
-    fit = (limit - fixed) // snapshot
+    room = limit - fixed
+    # the step variants recorded so far keep their room when they take at
+    # most half of it: a step whose branch alternates (an adaptive step
+    # accepted, then rejected) is then not recorded again each time it
+    # changes (with less room they would be dropped in turn all the same);
+    # one snapshot whenever one fits
+    others = max(steps.variants_bytes(kind, d) - tape_bytes, 0)
+    fit = max((room - (others if 2 * others <= room else 0)) // snapshot,
+              min(room // snapshot, 1))
     if n_steps is not None:
         fit = min(fit, n_steps)
     if wanted is None:

@@ -102,6 +102,10 @@ class StepTapes:
                              values=max(s.values for s in sizes),
                              stack=max(s.stack for s in sizes))
 
+    def variants_bytes(self, kind, directions):
+        """Bytes all variants held take together during a sweep of ``kind``."""
+        return sum(s.during(kind, directions) for s in self._sizes.values())
+
     def keep_within(self, nbytes, kind, directions):
         """Drop the variants used least recently (never the last one used)
         while all of them together would take more than ``nbytes`` during a
@@ -111,8 +115,7 @@ class StepTapes:
             self._allowance = None if nbytes is None else (nbytes, kind, directions)
             if nbytes is None:
                 return
-            while len(self.variants) > 1 and sum(
-                    self._sizes[id(t)].during(kind, directions) for t in self.variants) > nbytes:
+            while len(self.variants) > 1 and self.variants_bytes(kind, directions) > nbytes:
                 self._drop_last()
 
     def _drop_last(self):

@@ -74,11 +74,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``adsim.checkpoint_while``).
     snapshots : int, optional
         With ``t_eval``: snapshots per interval between output times
-        (default 20, or what ``memory_limit`` allows).
+        (default 20; with ``memory_limit``, at most what it holds).
     stats : list, optional
         Receives one dict per checkpointed interval (the work counts of
         ``adsim.checkpoint_while``), the last one for the part after the
-        last output time.
+        last output time, if the integration goes on after it.
 
     Returns
     -------

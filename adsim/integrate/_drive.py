@@ -70,10 +70,13 @@ class Run:
         before the first time a failed integration did not reach or that
         lies beyond a terminal event. ``loop`` holds options of
         ``checkpoint_while``; ``stats`` (a list) receives one dict of work
-        counts per loop."""
+        counts per loop (no loop runs after an output time that ends the
+        integration)."""
         method, d = self.method, self.method.direction
         outputs, handled = [], 0.0
         for t_target in list(times) + [None]:
+            if t_target is None and state.status != RUNNING:
+                break           # the last output time ended the integration
             target = self.t_bound if t_target is None else t_target
             while True:
                 state = self._loop(state, target, handled, loop, stats)
