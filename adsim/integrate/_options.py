@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .._np.integers import plain_if_constant
 from .._tape import Active
 from ..errors import InvalidInput, UnsupportedOperation
 from ._common import EPS
@@ -91,6 +92,9 @@ def check_t_eval(t_eval, t0, tf):
 
 
 def _plain(value, name):
+    """An option as a plain value: constants made in the recorded function
+    pass (as plain arrays); a value that depends on the inputs is refused."""
+    value = plain_if_constant(value)
     if isinstance(value, Active):
         raise UnsupportedOperation(
             f"adsim.integrate.solve_ivp: {name} is active; tolerances and step bounds are "

@@ -126,3 +126,17 @@ def test_status_is_guarded():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert final(np.array([1.0])) == pytest.approx(1 / (1 - 0.5) - 1, rel=1e-3)
+
+
+def _final_with_constant_atol(k):
+    sol = solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), [1.0, 2.0], args=(k,), t_eval=[1.0],
+                    atol=np.array([1e-8, 1e-10]), rtol=1e-9)   # made inside the recording
+    return np.sum(sol.y)
+
+
+def test_tolerances_made_inside_the_recorded_function_are_options():
+    g = adsim.grad(_final_with_constant_atol)(np.array(0.5))
+    np.testing.assert_allclose(g, -3.0 * np.exp(-0.5), rtol=1e-8)
+    with pytest.raises(adsim.UnsupportedOperation, match="atol is active"):
+        adsim.grad(lambda k: np.sum(solve_ivp(lambda t, y: -y, (0.0, 1.0), [1.0], atol=k).y))(
+            np.array(1e-6))
