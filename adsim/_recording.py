@@ -4,6 +4,7 @@ import numpy as np
 
 from . import _creation as creation
 from ._scipy import hooks as scipy_hooks
+from .primitives import use_recorder
 from ._tape import Active, Opcode as Op, wrap
 from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
 from ._validate import real_array
@@ -84,3 +85,6 @@ def flat_output(out, name, opaque=False):
         shapes.append(tuple(np.shape(leaf)))
         pieces.append(np.reshape(leaf, -1))
     return (np.concatenate(pieces) if pieces else np.zeros(0)), tree, tuple(shapes)
+
+
+use_recorder(record)

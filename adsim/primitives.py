@@ -61,6 +61,12 @@ def primitives_named(name):
 
 
 _MADE_ON_DEMAND = []     # (name prefix, function making the primitives of that prefix)
+_RECORDER = [None]       # adsim.record, handed over by adsim/_recording.py (no import circle)
+
+
+def use_recorder(record):
+    """The function that records a tape (second-order sweeps record vjp rules)."""
+    _RECORDER[0] = record
 
 
 def make_on_demand(prefix, make):
@@ -331,7 +337,7 @@ class Application(CallbackRules):
         """Adjoint, and its tangent: the tangent of the vjp rule in the
         direction (arg tangents, result tangent, adjoint tangent), computed by
         recording the vjp rule and running its tangent sweep."""
-        from ._recording import record
+        record = _RECORDER[0]
         vjp = self._rule("vjp")
         p = adjoint_tangents.shape[0]
         if not np.any(adjoint) and not np.any(adjoint_tangents):
