@@ -1,0 +1,1172 @@
+"""The function table of tests/test_function_table.py: for every NumPy and
+SciPy function, ufunc method and ndarray method adsim records, the calls
+that exercise it.
+
+``CASES`` maps the callable itself (``np.sum``, ``np.add.reduce``,
+``scipy.special.gammaln``, ``scipy.stats.norm.logpdf``; ``"ndarray.sum"``
+for a method of an active array) to a list of :class:`Case`: a function of
+one input ``x`` of the case's shape that builds the arguments and calls it.
+Each is checked for values, tangents, adjoints, Hessian-vector products,
+the complex step and sparsity patterns. ``VALUE_ONLY`` lists the callables
+without a derivative (shapes, comparisons, orderings); their cases are
+checked for values. ``REFUSED`` lists calls adsim must refuse with a typed
+error. Adding a function is one line in one of these tables.
+"""
+import copy
+import math
+import operator
+import pickle
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sl
+import scipy.special as sc
+import scipy.stats as st
+
+import adsim
+from adsim import ops
+
+MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: ``f(x)`` for ``x`` of ``shape`` sampled in ``domain``."""
+
+    f: object
+    shape: tuple
+    label: str = ""
+    domain: tuple = (-2.0, 2.0)
+    no_complex_step: str = ""   # why the complex step does not apply to this call
+    bugs: tuple = ()            # ((mode or "all", what is wrong + a reproducer), ...)
+
+
+def case(f, shape, label="", domain=(-2.0, 2.0), cs="", bugs=()):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return Case(f, shape, label, tuple(domain), cs, tuple(bugs))
+
+
+def bug(reason, *modes):
+    """``bugs=`` entries: the modes (all when none) that fail, and why."""
+    return tuple((m, reason) for m in (modes or ("all",)))
+
+
+def numpy_accepts(f, shape, domain=(-2.0, 2.0)):
+    """Whether NumPy computes ``f`` at a point of ``shape`` without error or
+    warning: generated argument variants keep only what NumPy allows."""
+    import warnings
+    x = np.linspace(domain[0], domain[1], int(np.prod(shape)) + 2)[1:-1].reshape(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            f(x)
+        except (ValueError, TypeError, IndexError, RuntimeWarning, np.exceptions.AxisError):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- known bugs
+
+EMPTY_TAPE = ("SystemError 'returned NULL without setting an exception' from the tangent, adjoint "
+              "and second-order sweeps of a tape whose input and output are both empty: "
+              "adsim.record(np.sin, np.zeros(0)).jvp([np.zeros(0)], [np.zeros(0)])")
+ZERO_D_AXIS = ("a reduction or cumulative sum/product of a 0-d array with axis=0 or -1 raises "
+               "IndexError/AxisError where NumPy returns the value: adsim.grad(lambda x: "
+               "np.sum(x, axis=0))(np.array(0.3))")
+STD_OF_ONE = ("np.std of a single value (a 0-d array, an axis of length 1) has reverse derivative "
+              "NaN (forward: 0, the derivative of the constant 0): adsim.grad(np.std)(np.array(0.7))")
+RDIVMOD = ("divmod(2.0, x) of an active x raises 'TypeError: unsupported operand type(s) for "
+           "divmod()' where NumPy computes it (x.__rdivmod__ exists but refuses): "
+           "adsim.record(lambda x: divmod(2.0, x)[1], np.ones(3))")
+CLIP_MAX = ("x.clip(max=0.0) (NumPy 2's min=/max= keywords of ndarray.clip) raises 'TypeError: "
+            "clip() got an unexpected keyword argument': adsim.record(lambda x: x.clip(max=0.0), "
+            "np.ones(3))")
+TABLE_INSIDE = ("np.searchsorted of a sorted table made inside the recorded function "
+                "(np.array([0.0, 1.0]), an active constant there) is refused as if the table were "
+                "active: adsim.record(lambda x: x * np.searchsorted(np.array([0.0, 1.0]), x), "
+                "np.ones(2))")
+INDEX_1D = ("operator.index of a 1-d active array raises 'ValueError: cannot reshape array of size "
+            "3 into shape ()' where NumPy raises TypeError ('only integer scalar arrays ...'): "
+            "inside a recording, np.ones(3)[x] with x active of shape (3,)")
+DELITEM = ("del x[0] raises 'NotImplementedError: Subscript deletion not supported by "
+           "adsim._tape.Active' where NumPy raises ValueError('cannot delete array elements')")
+ASTYPE = ("x.astype(np.float32) raises a plain TypeError, not an adsim error class (its message "
+          "is clear: 'an active array can only be float64')")
+ATLEAST_MANY = ("np.atleast_1d with several arguments, some active, raises 'TypeError: adsim: "
+                "internal dispatch without an active operand': adsim.record(lambda x: "
+                "np.atleast_1d(x[0], x)[0], np.ones(2))")
+ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shape (2,) where NumPy "
+                "gives (2, 1)): inside a recording, np.argmax(x, axis=1, keepdims=True) with x of "
+                "shape (2, 3)")
+NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
+            "'scipy.stats._continuous_distns._call_super_mom.<locals>.wrapper' (the override of "
+            "fit that norm, gamma, beta, expon... have) instead of scipy.stats.norm.fit")
+INNER_0D = ("np.inner with a 0-d operand raises 'ValueError: adsim: matmul: input operand does not "
+            "have enough dimensions' where NumPy multiplies: adsim.record(lambda x: np.inner(x[0], "
+            "x[1:]), np.ones(3))")
+EMPTY_MAX = ("max/min over an axis of an array with another axis of length 0 are refused ('max/min "
+             "of an empty array') where NumPy returns an empty array: adsim.record(lambda x: "
+             "np.max(x, axis=0), np.zeros((2, 0)))")
+EMPTY_ACCUMULATE = ("maximum/minimum.accumulate of an empty array raise IndexError ('cannot do a "
+                    "non-empty take from an empty axes'): adsim.record(np.maximum.accumulate, "
+                    "np.zeros(0))")
+
+
+def _empty_in_and_out(c):
+    if 0 not in c.shape:
+        return False
+    try:
+        return np.size(c.f(np.zeros(c.shape))) == 0
+    except Exception:                   # noqa: BLE001  (the case's own test reports it)
+        return False
+
+
+def known_bugs(key, c):
+    """Bugs that follow from a case's shapes rather than its function."""
+    if _empty_in_and_out(c):
+        return bug(EMPTY_TAPE, "forward", "reverse", "hvp", "complex_step")
+    return ()
+
+
+# ---------------------------------------------------------------- constants
+
+REAL_DTYPE = "a real dtype= or out= discards the imaginary part"
+REAL_X = "np.interp takes real points x only"
+SCIPY_COMPLEX_LOSES = ("SciPy's complex routine loses an imaginary part of 1e-20 here (Im f / h "
+                       "comes out ~1e3-1e4)")
+
+INT3 = np.array([1, 2, 3])
+F32_3 = np.array([0.5, 1.5, 2.5], dtype=np.float32)
+BOOL3 = np.array([True, False, True])
+C3 = np.array([0.7, -1.3, 2.1])
+A23 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+A33 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.25, 1.0]])
+SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+TABLE5 = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])      # sorted; no sample lies on it
+FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
+
+
+def spd(x):
+    """A symmetric positive definite 3 x 3 matrix of three values."""
+    return SPD3 + np.outer(x, x)
+
+
+def general(x):
+    """A well-conditioned 3 x 3 matrix of nine values."""
+    return x.reshape(3, 3) + 4.0 * np.eye(3)
+
+
+# ---------------------------------------------------------------- generators
+
+SHAPES_1 = ((), (4,), (2, 3), (0,))
+SHAPES_2 = (((3,), (3,)), ((2, 3), (3,)), ((), (2, 2)), ((2, 1), (1, 3)), ((0,), ()))
+
+
+def _split(x, shapes):
+    out, start = [], 0
+    for s in shapes:
+        n = int(np.prod(s))
+        out.append(x[start:start + n].reshape(s))
+        start += n
+    return out
+
+
+def unary(uf, domain=(-2.0, 2.0), shapes=SHAPES_1, cs=""):
+    """A unary function at every shape of ``shapes``."""
+    return [case(uf, s, str(s), domain, cs) for s in shapes]
+
+
+def binary(uf, domain=(-2.0, 2.0), constants=(INT3, F32_3, 2, 1.5), cs=""):
+    """A binary function: two active operands broadcast against each other,
+    one operand constant (integer, float32, Python scalars) on either side,
+    and the same operand twice."""
+    cases = []
+    for sa, sb in SHAPES_2:
+        n = int(np.prod(sa)) + int(np.prod(sb))
+        cases.append(case((lambda sa, sb: lambda x: uf(*_split(x, (sa, sb))))(sa, sb), n,
+                          f"{sa}x{sb}", domain, cs))
+    for c in constants:
+        what = f"{np.asarray(c).dtype}{np.shape(c)}"
+        cases.append(case((lambda c: lambda x: uf(x, c))(c), np.shape(c) or (2,),
+                          f"active,{what}", domain, cs))
+        cases.append(case((lambda c: lambda x: uf(c, x))(c), np.shape(c) or (2,),
+                          f"{what},active", domain, cs))
+    cases.append(case(lambda x: uf(x, x), (3,), "same operand", domain, cs))
+    return cases
+
+
+def _zero_d_axis(shape, kw):
+    return bug(ZERO_D_AXIS) if shape == () and kw.get("axis") is not None else ()
+
+
+def variants(f, shapes, label, domain=(-2.0, 2.0), cs="", bugs=None, **grid):
+    """``f(x, **kw)`` for every shape and every combination of the keyword
+    values in ``grid`` that NumPy accepts (JAX-style argument variants);
+    ``bugs(shape, kw)`` gives the known bugs of a variant."""
+    import itertools
+    names = list(grid)
+    cases = []
+    for shape in shapes:
+        for values in itertools.product(*grid.values()):
+            kw = dict(zip(names, values))
+            g = (lambda kw: lambda x: f(x, **kw))(kw)
+            if numpy_accepts(g, shape, domain):
+                text = ",".join(f"{k}={v}" for k, v in kw.items())
+                cases.append(case(g, shape, f"{label}{shape}{text}", domain, cs,
+                                  bugs(shape, kw) if bugs else ()))
+    return cases
+
+
+def reduction(fn, shapes=((4,), (2, 3), (), (0,), (2, 0)), axes=(None, 0, 1, -1, (0, 1)),
+              keepdims=(False, True), label="", domain=(-2.0, 2.0), cs="", bugs=None, **kw):
+    """``fn(x, axis=..., keepdims=..., **kw)`` where NumPy allows it."""
+    def known(shape, g):
+        return _zero_d_axis(shape, g) + (bugs(shape, g) if bugs else ())
+    return variants(lambda x, **g: fn(x, **g, **kw), shapes, label, domain, cs, known,
+                    axis=axes, keepdims=keepdims)
+
+
+def method(name):
+    """``x.name(*args, **kw)`` as a function of ``x``."""
+    return lambda x, *args, **kw: getattr(x, name)(*args, **kw)
+
+
+# ---------------------------------------------------------------- ufuncs
+
+def _op_table_ufuncs():
+    """The elementwise rows of adsim/ops.py, each at its sampling domain."""
+    out = {}
+    for spec in ops.TABLE:
+        for uf in spec.numpy if spec.family in ("unary", "binary") else ():
+            out[uf] = (unary if spec.family == "unary" else binary)(uf, spec.domain)
+    return out
+
+
+NANS = np.array([np.nan, 1.0, np.nan, -1.0])
+
+
+def _empty_max(shape, kw):
+    return bug(EMPTY_MAX) if 0 in shape and shape != (0,) else ()
+
+
+def _accumulate_cases(uf, bugs=None):
+    return variants(lambda x, axis: uf.accumulate(x, axis=axis), ((4,), (2, 3), (0,)),
+                    "", bugs=bugs, axis=(0, 1, -1))
+
+
+def _into(x, at, values, n=4):
+    """``at(y, indices, values)`` into an active copy of ``x[:n]``."""
+    y = x[:n] * 1.0
+    at(y, np.array([0, 2, 2, 1]), values)
+    return y
+
+
+UFUNCS = {
+    **_op_table_ufuncs(),
+    np.positive: unary(np.positive),
+    np.floor: unary(np.floor), np.ceil: unary(np.ceil), np.trunc: unary(np.trunc),
+    np.rint: unary(np.rint),
+    np.floor_divide: [
+        case(lambda x: np.floor_divide(x, 1.0), 4), case(lambda x: x // 2, (2, 3), "x // 2"),
+        case(lambda x: np.floor_divide(1.0, x), 4, "1 // x", (0.55, 2.0))],
+    np.remainder: [
+        case(lambda x: np.remainder(x, 1.0), 4), case(lambda x: x % 2, (2, 3), "x % 2"),
+        case(lambda x: np.remainder(1.0, x), 4, "1 % x", (0.55, 2.0)),
+        case(lambda x: np.remainder(x[:3] + 2.0, x[3:] + 3.0), 6, "both active", (0.05, 0.95))],
+    np.fmod: [
+        case(lambda x: np.fmod(x, [1.0, 2.0, 1.0]), 3),
+        case(lambda x: np.fmod(1.0, x), 4, "1 fmod x", (0.55, 2.0)),
+        case(lambda x: np.fmod(x[:3] + 2.0, x[3:] + 3.0), 6, "both active", (0.05, 0.95))],
+    np.logaddexp: binary(np.logaddexp), np.logaddexp2: binary(np.logaddexp2),
+    np.deg2rad: unary(np.deg2rad), np.rad2deg: unary(np.rad2deg),
+    np.radians: unary(np.radians), np.degrees: unary(np.degrees),
+    np.conjugate: unary(np.conjugate),
+    np.heaviside: [
+        case(lambda x: np.heaviside(x, 0.5), 4),
+        case(lambda x: np.heaviside(np.array([0.0, 1.0, -1.0, 0.0]), x), 4, "x1 constant with 0"),
+        case(lambda x: np.heaviside(x[:3], x[3:]), 6, "both active")],
+    np.fmax: binary(np.fmax) + [case(lambda x: np.fmax(x, NANS), 4, "NaN constant"),
+                                case(lambda x: np.fmax(NANS[::-1], x), 4, "NaN constant first")],
+    np.fmin: binary(np.fmin) + [case(lambda x: np.fmin(x, NANS), 4, "NaN constant")],
+    np.add.reduce: reduction(np.add.reduce),
+    np.multiply.reduce: reduction(np.multiply.reduce),
+    np.maximum.reduce: reduction(np.maximum.reduce, bugs=_empty_max),
+    np.minimum.reduce: reduction(np.minimum.reduce, bugs=_empty_max),
+    np.add.accumulate: _accumulate_cases(np.add),
+    np.multiply.accumulate: _accumulate_cases(np.multiply),
+    np.maximum.accumulate: _accumulate_cases(np.maximum, lambda s, kw: bug(EMPTY_ACCUMULATE)
+                                             if 0 in s else ()),
+    np.minimum.accumulate: _accumulate_cases(np.minimum, lambda s, kw: bug(EMPTY_ACCUMULATE)
+                                             if 0 in s else ()),
+    np.add.at: [case(lambda x: _into(x, np.add.at, x[4:] ** 2), 8),
+                case(lambda x: _into(x, np.add.at, 0.5), 4, "constant values"),
+                case(lambda x: _add_at_into_zeros(x), 3, "into np.zeros",
+                     cs="np.zeros(4) is a real array: complex values cannot be added into it")],
+    np.subtract.at: [case(lambda x: _into(x, np.subtract.at, x[4:] ** 2), 8)],
+    np.multiply.at: [case(lambda x: _into(x, np.multiply.at, x[4:]), 8),
+                     case(lambda x: _into(x, np.multiply.at, 1.5), 4, "constant values")],
+}
+
+
+def _add_at_into_zeros(x):
+    y = np.zeros(4)                 # active while recording
+    np.add.at(y, [0, 3, 3], x * x)
+    return y
+
+
+# ---------------------------------------------------------------- NumPy functions
+
+def _axes_cases(f, shapes=((4,), (2, 3)), axes=(None, 0, -1), bugs=_zero_d_axis, **grid):
+    return variants(lambda x, **kw: f(x, **kw), shapes, "", bugs=bugs, axis=axes, **grid)
+
+
+def _max_min(fn):
+    return reduction(fn, bugs=_empty_max) + [
+        case(lambda x: fn(x, initial=0.1), 4, "initial"),
+        case(lambda x: fn(x.reshape(2, 2), axis=0, where=BOOL3[:2], initial=-3.0), 4,
+             "where initial")]
+
+
+def _spaced(x):
+    """Sorted, well-separated values made of x (for coordinates)."""
+    return np.cumsum(1.0 + 0.1 * x)
+
+
+def _sorted_copy(x):
+    y = x * 1.0
+    y.sort()
+    return y
+
+
+def _copyto(x, **kw):
+    y = np.zeros_like(x, shape=(2, 3))
+    np.copyto(y, x[:3] ** 2, **kw)
+    return y
+
+
+def _fill_diagonal(x, val, wrap=False, shape=(3, 3)):
+    y = x.reshape(shape) * 1.0
+    np.fill_diagonal(y, val, wrap=wrap)
+    return y
+
+
+NUMPY = {
+    np.sum: reduction(np.sum) + [
+        case(lambda x: np.sum(x, where=np.array([True, False, True, True])), 4, "where"),
+        case(lambda x: np.sum(x.reshape(2, 2), axis=0, initial=1.5), 4, "initial"),
+        case(lambda x: np.sum(x, dtype=np.float64), 4, "dtype", cs=REAL_DTYPE),
+        case(lambda x: np.sum(x.reshape(2, 2), axis=1, out=np.zeros(2)), 4, "out", cs=REAL_DTYPE)],
+    np.mean: reduction(np.mean) + [
+        case(lambda x: np.mean(x, where=np.array([True, False, True, True])), 4, "where")],
+    np.prod: reduction(np.prod) + [case(lambda x: np.prod(x, initial=2.0), 4, "initial")],
+    np.max: _max_min(np.max), np.amax: _max_min(np.amax),
+    np.min: _max_min(np.min), np.amin: _max_min(np.amin),
+    np.cumsum: _axes_cases(np.cumsum, ((4,), (2, 3), (), (0,))),
+    np.cumprod: _axes_cases(np.cumprod, ((4,), (2, 3), (), (0,))),
+    np.dot: [
+        case(lambda x: np.dot(x[:3], x[3:]), 6, "1-d . 1-d"),
+        case(lambda x: np.dot(x.reshape(2, 3), C3), 6, "2-d . constant"),
+        case(lambda x: np.dot(A23, x), 3, "constant . 1-d"),
+        case(lambda x: np.dot(x[:6].reshape(2, 3), x[6:].reshape(3, 2)), 12, "2-d . 2-d"),
+        case(lambda x: np.dot(x[0], x[1:]), 4, "0-d . 1-d"),
+        case(lambda x: np.dot(x.reshape(2, 1, 2), x[:4].reshape(2, 2)), 4, "3-d . 2-d")],
+    np.matmul: [
+        case(lambda x: np.matmul(x[:6].reshape(2, 3), x[6:].reshape(3, 2)), 12, "2-d @ 2-d"),
+        case(lambda x: x[:2] @ x[2:].reshape(2, 3), 8, "1-d @ 2-d"),
+        case(lambda x: np.matmul(x.reshape(2, 3), C3), 6, "2-d @ constant 1-d"),
+        case(lambda x: np.matmul(x[:3], x[3:]), 6, "1-d @ 1-d"),
+        case(lambda x: np.matmul(x.reshape(2, 2, 3), A23.T), 12, "stack @ constant"),
+        case(lambda x: np.matmul(A23, x.reshape(2, 3, 2)), 12, "constant @ stack"),
+        case(lambda x: np.matmul(x[:4].reshape(1, 2, 2), x[4:].reshape(3, 2, 1)), 10,
+             "broadcast batch")],
+    np.vdot: [case(lambda x: np.vdot(x[:3], x[3:]), 6),
+              case(lambda x: np.vdot(x.reshape(2, 3), A23), 6, "2-d constant")],
+    np.inner: [case(lambda x: np.inner(x[:3], x[3:]), 6),
+               case(lambda x: np.inner(x[0], x[1:]), 4, "0-d", bugs=bug(INNER_0D))],
+    np.outer: [case(lambda x: np.outer(x[:2], x[2:]), 5),
+               case(lambda x: np.outer(C3, x.reshape(2, 2)), 4, "constant, 2-d flattened")],
+    np.einsum: [
+        case(lambda x: np.einsum("ij,jk->ik", x[:6].reshape(2, 3), x[6:].reshape(3, 2)), 12),
+        case(lambda x: np.einsum("ii->", x.reshape(3, 3)), 9, "trace"),
+        case(lambda x: np.einsum("ii->i", x.reshape(3, 3)), 9, "diagonal"),
+        case(lambda x: np.einsum("ij->ji", x.reshape(2, 3)), 6, "transpose"),
+        case(lambda x: np.einsum("i,i", x, x), 4, "implicit output, same operand"),
+        case(lambda x: np.einsum("ij,ij->i", x.reshape(2, 3), A23), 6, "rowwise with constant"),
+        case(lambda x: np.einsum("...ij,jk->...ik", x.reshape(2, 2, 3), A23.T), 12, "ellipsis"),
+        case(lambda x: np.einsum(x.reshape(2, 3), [0, 1], C3, [1], [0]), 6, "sublists"),
+        case(lambda x: np.einsum("i,j,k->ijk", x[:2], x[2:4], x[4:]), 6, "three operands"),
+        case(lambda x: np.einsum("ij,jk,kl->il", x.reshape(2, 3), A33, x.reshape(3, 2),
+                                 optimize=True), 6, "optimize")],
+    np.trace: [case(lambda x: np.trace(x.reshape(3, 3)), 9),
+               case(lambda x: np.trace(x.reshape(3, 3), offset=1), 9, "offset 1"),
+               case(lambda x: np.trace(x.reshape(2, 3), offset=-1), 6, "offset -1"),
+               case(lambda x: np.trace(x.reshape(2, 2, 3), axis1=0, axis2=2), 12, "axes")],
+    np.reshape: [case(lambda x: np.reshape(x, (3, 2)), 6),
+                 case(lambda x: np.reshape(x, (2, -1)), 6, "-1"),
+                 case(lambda x: np.reshape(x, ()), 1, "to 0-d"),
+                 case(lambda x: np.reshape(x, (1, 1)), (), "0-d to 2-d"),
+                 case(lambda x: np.reshape(x, (2, 0)), 0, "empty")],
+    np.ravel: [case(lambda x: np.ravel(x.reshape(2, 3)), 6), case(np.ravel, (), "0-d")],
+    np.squeeze: [case(lambda x: np.squeeze(x.reshape(1, 3, 1)), 3),
+                 case(lambda x: np.squeeze(x.reshape(1, 3, 1), axis=2), 3, "axis"),
+                 case(lambda x: np.squeeze(x.reshape(1, 1)), 1, "to 0-d")],
+    np.expand_dims: [case(lambda x: np.expand_dims(x, 0), 3),
+                     case(lambda x: np.expand_dims(x, -1), (2, 2), "-1"),
+                     case(lambda x: np.expand_dims(x, (0, 2)), 3, "tuple"),
+                     case(lambda x: np.expand_dims(x, 0), (), "0-d")],
+    np.transpose: [case(np.transpose, (2, 3)),
+                   case(lambda x: np.transpose(x.reshape(2, 3, 2), (1, 0, 2)), 12, "axes"),
+                   case(np.transpose, 3, "1-d"), case(np.transpose, (), "0-d")],
+    np.copy: [case(np.copy, 4), case(np.copy, (), "0-d"), case(np.copy, (2, 0), "empty")],
+    np.broadcast_to: [case(lambda x: np.broadcast_to(x, (2, 3)), 3),
+                      case(lambda x: np.broadcast_to(x, (2, 2)), (), "0-d"),
+                      case(lambda x: np.broadcast_to(x.reshape(2, 1), (2, 3)), 2, "column")],
+    np.where: [
+        case(lambda x: np.where(x > 0, x ** 2, np.sin(x)), 6),
+        case(lambda x: np.where(BOOL3, x, 0.5), 3, "constant condition"),
+        case(lambda x: np.where(BOOL3[:2, None], x[:3], x[3:, None]), 5, "broadcast"),
+        case(lambda x: np.where(x[0] > 0, x[1:], -x[1:]), (3,), "0-d condition")],
+    np.clip: [case(lambda x: np.clip(x, -1.0, 1.0), 6),
+              case(lambda x: np.clip(x, None, 0.0), 4, "a_min None"),
+              case(lambda x: np.clip(x[:4], x[4], x[5]), 6, "active bounds"),
+              case(lambda x: np.clip(x, C3 - 1.0, 1.0), 3, "array bound"),
+              case(lambda x: np.clip(x, -1.0, 1.0), (), "0-d")],
+    np.pad: [case(lambda x: np.pad(x, 1), 3),
+             case(lambda x: np.pad(x.reshape(2, 2), ((1, 0), (0, 2))), 4, "widths"),
+             case(lambda x: np.pad(x, 2, constant_values=0.5), 3, "constant_values"),
+             case(lambda x: np.pad(x[1:], 1, constant_values=x[0]), 4, "active constant_values"),
+             case(lambda x: np.pad(x, 2, mode="edge"), 3, "edge"),
+             case(lambda x: np.pad(x, 2, mode="reflect"), 3, "reflect"),
+             case(lambda x: np.pad(x, 2, mode="symmetric"), 3, "symmetric"),
+             case(lambda x: np.pad(x, (1, 2), mode="wrap"), 3, "wrap")],
+    np.diff: _axes_cases(np.diff, ((5,), (2, 3)), (0, -1), n=(1, 2)) + [
+        case(lambda x: np.diff(x, prepend=0.5, append=x[0]), 4, "prepend append"),
+        case(lambda x: np.diff(x, n=3), 2, "empty result"),
+        case(lambda x: np.diff(x, n=0), 3, "n=0")],
+    np.round: [case(np.round, 4), case(lambda x: np.round(x, -1), 4, "decimals -1"),
+               case(np.round, (), "0-d")],
+    np.around: [case(np.around, 4), case(lambda x: np.around(x, decimals=-1), 4, "-1")],
+    np.fix: unary(np.fix),
+    np.var: reduction(np.var) + _axes_cases(np.var, ((4,), (2, 3)), (None, 0), ddof=(1,)),
+    np.std: reduction(np.std, bugs=lambda s, kw: bug(STD_OF_ONE, "reverse")
+                      if s == () else ()) + _axes_cases(np.std, ((4,), (2, 3)), (None, 0), ddof=(1,)),
+    np.convolve: [case(lambda x: np.convolve(x, [0.25, 0.5, -0.25]), 5),
+                  case(lambda x: np.convolve(x[:3], x[3:], mode="same"), 7, "same, active"),
+                  case(lambda x: np.convolve(C3, x, mode="valid"), 5, "valid"),
+                  case(lambda x: np.convolve(x[:1], x[1:]), 3, "length 1")],
+    np.correlate: [case(lambda x: np.correlate(x, [1.0, 2.0]), 5),
+                   case(lambda x: np.correlate(x[:2], x[2:], mode="full"), 6, "full, active"),
+                   case(lambda x: np.correlate(x[:4], x[4:], mode="same"), 6, "same")],
+    np.trapezoid: [case(np.trapezoid, 5), case(lambda x: np.trapezoid(x, dx=0.1), 5, "dx"),
+                   case(lambda x: np.trapezoid(x, np.linspace(0, 1, 5) ** 2), 5, "x"),
+                   case(lambda x: np.trapezoid(x[:3], _spaced(x[3:])), 6, "active x"),
+                   case(lambda x: np.trapezoid(x.reshape(2, 3), axis=0), 6, "axis")],
+    np.polyval: [case(lambda x: np.polyval([1.0, -2.0, 0.5], x), 4),
+                 case(lambda x: np.polyval(x[:3], x[3:]), 5, "active coefficients"),
+                 case(lambda x: np.polyval(x, 0.7), 4, "constant point"),
+                 case(lambda x: np.polyval(C3, x), (), "0-d")],
+    np.gradient: [case(lambda x: np.gradient(x, 0.5), 6),
+                  case(lambda x: np.gradient(x, edge_order=2), 6, "edge_order 2"),
+                  case(lambda x: np.stack(np.gradient(x.reshape(2, 3))), 6, "2-d"),
+                  case(lambda x: np.gradient(x.reshape(2, 3), axis=1), 6, "axis")],
+    np.sort: _axes_cases(np.sort, ((4,), (2, 3), (0,))) + [
+        case(lambda x: np.sort(x, axis=None), (), "0-d"),
+        case(lambda x: np.sort(x, kind="stable"), 4, "stable")],
+    np.interp: [case(lambda x: np.interp(x, TABLE5, FP5), 4, cs=REAL_X),
+                case(lambda x: np.interp(np.array([0.2, 1.0, 3.0]), TABLE5, x), 5, "active fp"),
+                case(lambda x: np.interp(x * 3.0, TABLE5, FP5, left=-5.0, right=x[0]), 4,
+                     "outside, active right", cs=REAL_X),
+                case(lambda x: np.interp(x, TABLE5, FP5), (), "0-d", cs=REAL_X)],
+    np.median: _axes_cases(np.median, ((5,), (2, 3)), keepdims=(False, True)),
+    np.quantile: [case(lambda x: np.quantile(x, 0.3), 5),
+                  case(lambda x: np.quantile(x, [0.1, 0.5, 0.77]), 6, "q array"),
+                  case(lambda x: np.quantile(x.reshape(2, 3), 0.4, axis=1, keepdims=True), 6,
+                       "axis keepdims")],
+    np.percentile: [case(lambda x: np.percentile(x, 30), 5),
+                    case(lambda x: np.percentile(x.reshape(3, 2), [20, 90], axis=0), 6, "axis")],
+    np.sinc: unary(np.sinc),
+    np.real: unary(np.real, shapes=((), (4,))),
+    np.imag: unary(np.imag, shapes=((), (4,))),
+    np.select: [case(lambda x: np.select([x < 0.3, x > 1.0], [x ** 2, np.sin(x)], 2.0), 6),
+                case(lambda x: np.select([BOOL3], [x[:3]], x[3:]), 6, "active default")],
+    np.tensordot: [case(lambda x: np.tensordot(x.reshape(2, 3), A23, axes=2), 6),
+                   case(lambda x: np.tensordot(x.reshape(2, 3), A23.T, axes=1), 6, "axes=1"),
+                   case(lambda x: np.tensordot(x[:6].reshape(2, 3), x[6:].reshape(2, 2),
+                                               axes=([0], [1])), 10, "lists, active"),
+                   case(lambda x: np.tensordot(x[:2], x[2:], axes=0), 5, "outer")],
+    np.kron: [case(lambda x: np.kron(x.reshape(2, 2), A23[:, :2]), 4),
+              case(lambda x: np.kron(x[:3], x[3:]), 5, "1-d, active")],
+    np.append: [case(lambda x: np.append(x, [0.5, 1.5]), 3),
+                case(lambda x: np.append(x.reshape(2, 2), x[:2].reshape(1, 2), axis=0), 4, "axis"),
+                case(lambda x: np.append(x[:2], [x[2] ** 2, 3.0]), 3, "active scalar in list")],
+    np.triu: [case(np.triu, (3, 3)), case(lambda x: np.triu(x, 1), (3, 3), "k=1"),
+              case(lambda x: np.triu(x, -1), (2, 3), "k=-1"),
+              case(np.triu, (2, 2, 3), "stack")],
+    np.tril: [case(np.tril, (3, 3)), case(lambda x: np.tril(x, -1), (3, 2), "k=-1"),
+              case(lambda x: np.tril(x, 1), (3, 3), "k=1")],
+    np.diag: [case(np.diag, 3), case(lambda x: np.diag(x, 1), 3, "1-d k=1"),
+              case(lambda x: np.diag(x, -2), 2, "1-d k=-2"), case(np.diag, (3, 3), "2-d"),
+              case(lambda x: np.diag(x, 1), (2, 3), "2-d k=1")],
+    np.rollaxis: [case(lambda x: np.rollaxis(x.reshape(2, 3, 2), 2), 12),
+                  case(lambda x: np.rollaxis(x.reshape(2, 3, 2), 0, 3), 12, "start")],
+    np.copyto: [case(lambda x: _copyto(x), 3),
+                case(lambda x: _copyto(x, where=np.array([[True, False, True]] * 2)), 3,
+                     "where")],
+    np.fill_diagonal: [case(lambda x: _fill_diagonal(x, 0.5), 9),
+                       case(lambda x: _fill_diagonal(x[1:], x[0]), 10, "active value"),
+                       case(lambda x: _fill_diagonal(x, C3), 9, "array value"),
+                       case(lambda x: _fill_diagonal(x, 0.5, True, (5, 2)), 10, "wrap")],
+    np.split: [case(lambda x: np.stack(np.split(x, 3)), 6),
+               case(lambda x: np.concatenate(np.split(x, [1, 3])[::-1]), 5, "indices"),
+               case(lambda x: np.split(x.reshape(2, 4), 2, axis=1)[1], 8, "axis")],
+    np.array_split: [case(lambda x: np.stack([np.sum(p) for p in np.array_split(x, 3)]), 7)],
+    np.hsplit: [case(lambda x: np.hsplit(x.reshape(2, 4), 2)[0], 8)],
+    np.vsplit: [case(lambda x: np.vsplit(x.reshape(4, 2), [1])[1], 8)],
+    np.dsplit: [case(lambda x: np.dsplit(x.reshape(1, 2, 4), 2)[1], 8)],
+    np.zeros_like: [case(lambda x: np.zeros_like(x) + x, 3),
+                    case(lambda x: np.zeros_like(x, shape=(2, 2)), 3, "shape")],
+    np.ones_like: [case(lambda x: np.ones_like(x) * x, 3),
+                   case(lambda x: np.ones_like(x), (), "0-d")],
+    np.empty_like: [case(lambda x: _written(np.empty_like(x), x), 3)],
+    np.full_like: [case(lambda x: np.full_like(x, 2.5), 3),
+                   case(lambda x: np.full_like(x, x[0]) * x, 3, "active fill")],
+    np.concatenate: [
+        case(lambda x: np.concatenate([x[:2], x[2:] ** 2]), 5),
+        case(lambda x: np.concatenate([x.reshape(2, 2), A23[:, :2]], axis=1), 4, "axis 1"),
+        case(lambda x: np.concatenate([x.reshape(2, 2), x.reshape(2, 2)], axis=None), 4,
+             "axis None"),
+        case(lambda x: np.concatenate([x[1:], [x[0], 2.0]]), 4, "active scalar in a list"),
+        case(lambda x: np.concatenate([x, np.zeros(0)]), 0, "empty")],
+    np.stack: [case(lambda x: np.stack([x[:2], x[2:]]), 4),
+               case(lambda x: np.stack([x[:2], C3[:2]], axis=-1), 2, "axis -1, constant"),
+               case(lambda x: np.stack([x[0], x[1] ** 2]), 2, "0-d pieces")],
+    np.hstack: [case(lambda x: np.hstack([x[:2], [1.0], x[2:]]), 4)],
+    np.vstack: [case(lambda x: np.vstack([x[:3], C3]), 3), case(lambda x: np.vstack([x, x]), (),
+                                                                "0-d")],
+    np.column_stack: [case(lambda x: np.column_stack([x[:3], x[3:]]), 6)],
+    np.average: [case(np.average, 4),
+                 case(lambda x: np.average(x[:3], weights=C3 + 2.0), 3, "weights"),
+                 case(lambda x: np.average(x[:3], weights=x[3:] + 3.0), 6, "active weights"),
+                 case(lambda x: np.average(x.reshape(2, 3), axis=1, weights=C3 + 2.0), 6, "axis"),
+                 case(lambda x: np.stack(np.average(x, weights=[1.0, 2.0, 3.0],
+                                                    returned=True)), 3, "returned")],
+    np.nansum: [case(lambda x: np.nansum(x * NANS), 4),
+                case(lambda x: np.nansum(x.reshape(2, 2) * NANS.reshape(2, 2), axis=0), 4, "axis")],
+    np.nanmean: [case(lambda x: np.nanmean(x * NANS), 4),
+                 case(lambda x: np.nanmean(x.reshape(2, 2) * NANS.reshape(2, 2), axis=1,
+                                           keepdims=True), 4, "axis")],
+    np.cross: [case(lambda x: np.cross(x[:3], x[3:]), 6),
+               case(lambda x: np.cross(x.reshape(2, 3), C3), 6, "stack, constant"),
+               case(lambda x: np.cross(x.reshape(3, 2), A33[:, :2], axis=0), 6, "axis")],
+    np.ediff1d: [case(np.ediff1d, 4),
+                 case(lambda x: np.ediff1d(x[1:], to_begin=x[0], to_end=[1.0, 2.0]), 4, "ends")],
+    np.take_along_axis: [
+        case(lambda x: np.take_along_axis(x.reshape(2, 3), np.array([[2, 0], [1, 1]]), axis=1),
+             6),
+        case(lambda x: np.take_along_axis(x, np.array([3, 0, 0]), axis=0), 4, "1-d")],
+    np.meshgrid: [case(lambda x: np.stack(np.meshgrid(x[:2], x[2:])), 5),
+                  case(lambda x: np.stack(np.meshgrid(x[:2], C3, indexing="ij")), 2, "ij"),
+                  case(lambda x: np.meshgrid(x[:2], x[2:], sparse=True)[1] * x[0], 5, "sparse")],
+    np.linspace: [case(lambda x: np.linspace(x[0], x[1], 5), 2),
+                  case(lambda x: np.linspace(0.5, x, 4, endpoint=False), (), "endpoint"),
+                  case(lambda x: np.linspace(x[0], 2.0, 1), 1, "num 1"),
+                  case(lambda x: np.linspace(x[0], x[1], 3, retstep=True)[1] * x, 2, "retstep")],
+}
+
+
+def _written(y, x):
+    y[...] = x ** 2
+    return y
+
+
+def _sym(x):
+    """A symmetric 3 x 3 matrix with distinct eigenvalues."""
+    return np.diag([1.0, 2.5, 4.0]) + 0.3 * (x.reshape(3, 3) + x.reshape(3, 3).T)
+
+
+LINALG = {
+    np.linalg.norm: [
+        *[case((lambda o: lambda x: np.linalg.norm(x, o))(o), 4, f"vector ord={o}")
+          for o in (None, 1, 2, 3, 0.5, np.inf, -np.inf, -2)],
+        *[case((lambda o: lambda x: np.linalg.norm(x.reshape(2, 3), o))(o), 6, f"matrix ord={o}")
+          for o in ("fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc")],
+        case(lambda x: np.linalg.norm(x.reshape(2, 3), axis=1), 6, "axis"),
+        case(lambda x: np.linalg.norm(x.reshape(2, 3), 1, axis=0, keepdims=True), 6, "keepdims"),
+        case(lambda x: np.linalg.norm(x.reshape(1, 2, 3), axis=(1, 2)), 6, "matrix axes"),
+        case(lambda x: np.linalg.norm(x), (), "0-d")],
+    np.linalg.solve: [case(lambda x: np.linalg.solve(general(x[:9]), x[9:]), 12),
+                      case(lambda x: np.linalg.solve(A33, x.reshape(3, 2)), 6, "constant matrix"),
+                      case(lambda x: np.linalg.solve(spd(x), C3), 3, "constant right side")],
+    np.linalg.inv: [case(lambda x: np.linalg.inv(general(x)), 9),
+                    case(lambda x: np.linalg.inv(x.reshape(1, 1) + 3.0), 1, "1 x 1")],
+    np.linalg.det: [case(lambda x: np.linalg.det(general(x)), 9),
+                    case(lambda x: np.linalg.det(spd(x) - 3.0 * np.eye(3)), 3, "indefinite")],
+    np.linalg.slogdet: [
+        case(lambda x: np.linalg.slogdet(general(x)).logabsdet, 9),
+        case(lambda x: np.linalg.slogdet(2.0 * np.eye(3) - spd(x))[0] * x, 3, "sign")],
+    np.linalg.cholesky: [case(lambda x: np.linalg.cholesky(spd(x)), 3),
+                         case(lambda x: np.linalg.cholesky(spd(x[:3]) + np.triu(
+                             x[3:].reshape(3, 3), 1), upper=True), 12, "upper")],
+    np.linalg.eigh: [case(lambda x: np.linalg.eigh(_sym(x)).eigenvalues, 9),
+                     case(lambda x: np.abs(np.linalg.eigh(_sym(x))[1]), 9, "vectors"),
+                     case(lambda x: np.linalg.eigh(_sym(x) + np.triu(x.reshape(3, 3), 1),
+                                                   UPLO="U")[0], 9, "UPLO")],
+    np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 9),
+                         case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO")],
+    np.linalg.matrix_power: [
+        *[case((lambda k: lambda x: np.linalg.matrix_power(0.3 * general(x), k))(k), 9, f"{k}")
+          for k in (0, 1, 3, -2)]],
+    np.linalg.qr: [case(lambda x: np.linalg.qr(general(x))[1], 9),
+                   case(lambda x: np.linalg.qr(x.reshape(3, 2) + A33[:, :2])[0], 6, "tall Q"),
+                   case(lambda x: np.linalg.qr(x.reshape(2, 3) + A23, mode="r"), 6, "wide r"),
+                   case(lambda x: np.linalg.qr(general(x), mode="complete").Q, 9, "complete")],
+    np.linalg.svd: [case(lambda x: np.linalg.svd(x.reshape(2, 3) + A23, compute_uv=False), 6),
+                    case(lambda x: np.abs(np.linalg.svd(general(x))[0]), 9, "U of square"),
+                    case(lambda x: np.abs(np.linalg.svd(x.reshape(3, 2) + A33[:, :2],
+                                                        full_matrices=False).Vh), 6, "Vh thin")],
+    np.linalg.pinv: [case(lambda x: np.linalg.pinv(x.reshape(3, 2) + A33[:, :2]), 6),
+                     case(lambda x: np.linalg.pinv(general(x)), 9, "square")],
+    np.linalg.lstsq: [
+        case(lambda x: np.linalg.lstsq(x[:6].reshape(3, 2) + A33[:, :2], x[6:])[0], 9),
+        case(lambda x: np.linalg.lstsq(A33[:, :2], x, rcond=None)[1], 3, "residuals"),
+        case(lambda x: np.linalg.lstsq(x.reshape(3, 2) + A33[:, :2], C3)[3], 6,
+             "singular values")],
+}
+
+
+def _real_of(transform, **kw):
+    return lambda x: np.real(transform(x, **kw)) + np.imag(transform(x, **kw)) ** 2
+
+
+FFT = {
+    np.fft.fft: [case(_real_of(np.fft.fft), 4), case(_real_of(np.fft.fft, n=6), 4, "n"),
+                 case(_real_of(np.fft.fft, axis=0, norm="ortho"), (2, 3), "axis norm"),
+                 case(lambda x: np.abs(np.fft.fft(x)) ** 2, 5, "power spectrum")],
+    np.fft.ifft: [case(_real_of(np.fft.ifft), 4),
+                  case(_real_of(np.fft.ifft, norm="forward"), (2, 2), "norm")],
+    np.fft.rfft: [case(_real_of(np.fft.rfft), 5), case(_real_of(np.fft.rfft, n=4), 5, "n")],
+    np.fft.irfft: [case(lambda x: np.fft.irfft(np.fft.rfft(x) * [1.0, 0.5, 2.0]), 4),
+                   case(lambda x: np.fft.irfft(x[:3] + 1j * x[3:]), 6, "complex of parts"),
+                   case(lambda x: np.fft.irfft(x, n=5), 3, "real input, n")],
+    np.fft.fft2: [case(_real_of(np.fft.fft2), (2, 3)),
+                  case(_real_of(np.fft.fft2, axes=(0, 2)), (2, 2, 2), "axes")],
+    np.fft.ifft2: [case(_real_of(np.fft.ifft2, s=(2, 4)), (2, 3))],
+    np.fft.rfft2: [case(_real_of(np.fft.rfft2), (2, 4))],
+    np.fft.irfft2: [case(lambda x: np.fft.irfft2(np.fft.rfft2(x) * 2.0, s=(2, 4)), (2, 4))],
+    np.fft.fftn: [case(_real_of(np.fft.fftn), (2, 2, 2)),
+                  case(_real_of(np.fft.fftn, axes=(1,)), (2, 3), "axes")],
+    np.fft.ifftn: [case(_real_of(np.fft.ifftn, norm="ortho"), (2, 3))],
+    np.fft.rfftn: [case(_real_of(np.fft.rfftn), (2, 2, 3))],
+    np.fft.irfftn: [case(lambda x: np.fft.irfftn(np.fft.rfftn(x) ** 2, s=(2, 4), axes=(0, 1)),
+                         (2, 4))],
+    np.fft.fftshift: [case(np.fft.fftshift, 5), case(lambda x: np.fft.fftshift(x, axes=1), (2, 3),
+                                                     "axes")],
+    np.fft.ifftshift: [case(np.fft.ifftshift, (2, 3))],
+}
+
+INDEX_MAPS = {
+    np.flip: [case(np.flip, 4), case(lambda x: np.flip(x, 0), (2, 3), "axis"),
+              case(np.flip, (), "0-d")],
+    np.fliplr: [case(np.fliplr, (2, 3))], np.flipud: [case(np.flipud, (2, 3))],
+    np.roll: [case(lambda x: np.roll(x, 2), 5),
+              case(lambda x: np.roll(x, (1, -1), axis=(0, 1)), (2, 3), "axes"),
+              case(lambda x: np.roll(x, 1), (0,), "empty")],
+    np.rot90: [case(np.rot90, (2, 3)), case(lambda x: np.rot90(x, -1, axes=(1, 2)), (2, 2, 2), "k")],
+    np.swapaxes: [case(lambda x: np.swapaxes(x, 0, 2), (2, 3, 1))],
+    np.moveaxis: [case(lambda x: np.moveaxis(x, 0, -1), (2, 3, 2)),
+                  case(lambda x: np.moveaxis(x, [0, 1], [1, 0]), (2, 3), "lists")],
+    np.diagonal: [case(np.diagonal, (3, 3)), case(lambda x: np.diagonal(x, 1), (2, 3), "offset"),
+                  case(lambda x: np.diagonal(x, axis1=1, axis2=2), (2, 2, 2), "axes")],
+    np.repeat: [case(lambda x: np.repeat(x, 2), 3),
+                case(lambda x: np.repeat(x, [1, 0, 3], axis=0), (3, 2), "counts axis"),
+                case(lambda x: np.repeat(x, 3), (), "0-d")],
+    np.tile: [case(lambda x: np.tile(x, 2), 3), case(lambda x: np.tile(x, (2, 1, 2)), (2, 2), "reps")],
+    np.take: [case(lambda x: np.take(x, [3, 0, 0]), 4),
+              case(lambda x: np.take(x, [[1], [0]], axis=1), (2, 3), "axis"),
+              case(lambda x: np.take(x, [5, -7], mode="wrap"), 4, "wrap"),
+              case(lambda x: np.take(x, [9, -1], mode="clip"), 4, "clip")],
+    np.atleast_1d: [case(np.atleast_1d, ()), case(lambda x: np.atleast_1d(x[0], x)[0], 2, "two",
+                                                  bugs=bug(ATLEAST_MANY))],
+    np.atleast_2d: [case(np.atleast_2d, 3), case(np.atleast_2d, (), "0-d")],
+    np.atleast_3d: [case(np.atleast_3d, (2, 2)), case(np.atleast_3d, 3, "1-d")],
+}
+
+
+# ---------------------------------------------------------------- SciPy
+
+SHAPES_S = ((), (4,))
+
+
+def _second(f, first, domain, label=""):
+    """``f(first, x)``: differentiated in its last argument only."""
+    return [case(lambda x: f(first, x), s, f"{label}{s}", domain) for s in SHAPES_S]
+
+
+SPECIAL_UFUNCS = {
+    sc.gammaln: unary(sc.gammaln, (0.2, 3.0), SHAPES_S),
+    sc.gamma: unary(sc.gamma, (0.2, 3.0), SHAPES_S) + [
+        case(lambda x: sc.gamma(x - 2.5), 3, "negative", (-0.45, 0.45), cs=SCIPY_COMPLEX_LOSES)],
+    sc.digamma: unary(sc.digamma, (0.2, 3.0), SHAPES_S),
+    sc.zeta: _second(sc.zeta, 3.0, (0.2, 3.0)),
+    sc.beta: [case(lambda x: sc.beta(x[:2], x[2:]), 4, domain=(0.3, 3.0)),
+              case(lambda x: sc.beta(x, 2.0), (2, 2), "constant b", (0.3, 3.0))],
+    sc.betaln: [case(lambda x: sc.betaln(x[:2], x[2:, None]), 4, domain=(0.3, 3.0))],
+    sc.erf: unary(sc.erf, shapes=SHAPES_S), sc.erfc: unary(sc.erfc, shapes=SHAPES_S),
+    sc.erfinv: unary(sc.erfinv, (-0.9, 0.9), SHAPES_S),
+    sc.erfcinv: unary(sc.erfcinv, (0.1, 1.9), SHAPES_S),
+    sc.expit: unary(sc.expit, shapes=SHAPES_S), sc.log_expit: unary(sc.log_expit, shapes=SHAPES_S),
+    sc.logit: unary(sc.logit, (0.05, 0.95), SHAPES_S),
+    sc.xlogy: [case(lambda x: sc.xlogy(x[:2], x[2:]), 4, domain=(0.2, 3.0)),
+               case(lambda x: sc.xlogy(np.array([0.0, 1.5, 0.0]), x), 3, "x = 0", (0.2, 3.0))],
+    sc.xlog1py: [case(lambda x: sc.xlog1py(x[:2], x[2:]), 4, domain=(-0.5, 2.0)),
+                 case(lambda x: sc.xlog1py(np.array([0.0, 1.5]), x), 2, "x = 0", (-0.5, 2.0))],
+    sc.entr: unary(sc.entr, (0.1, 3.0), SHAPES_S),
+    sc.rel_entr: [case(lambda x: sc.rel_entr(x[:2], x[2:]), 4, domain=(0.2, 3.0))],
+    sc.ndtr: unary(sc.ndtr, shapes=SHAPES_S), sc.log_ndtr: unary(sc.log_ndtr, shapes=SHAPES_S),
+    sc.ndtri: unary(sc.ndtri, (0.05, 0.95), SHAPES_S),
+    sc.jv: _second(sc.jv, 1.5, (0.2, 3.0)) + [
+        case(lambda x: sc.jv(np.array([0.0, 1.0, 2.5]), x), 3, "orders", (0.2, 3.0))],
+    sc.iv: _second(sc.iv, 0.5, (0.2, 3.0)),
+    sc.j0: unary(sc.j0, shapes=SHAPES_S), sc.j1: unary(sc.j1, shapes=SHAPES_S),
+    sc.i0: unary(sc.i0, shapes=SHAPES_S), sc.i1: unary(sc.i1, shapes=SHAPES_S),
+    sc.i0e: unary(sc.i0e, shapes=SHAPES_S), sc.i1e: unary(sc.i1e, shapes=SHAPES_S),
+    sc.ive: _second(sc.ive, 1.0, (-2.0, 2.0)),
+    sc.gammainc: _second(sc.gammainc, 2.5, (0.2, 3.0)),
+    sc.gammaincc: _second(sc.gammaincc, 2.5, (0.2, 3.0)),
+    sc.gammaincinv: _second(sc.gammaincinv, 2.5, (0.2, 0.7)),
+    sc.gammainccinv: _second(sc.gammainccinv, 2.5, (0.3, 0.8)),
+    sc.betainc: [case(lambda x: sc.betainc(2.0, 3.0, x), 4, domain=(0.05, 0.95))],
+    sc.betaincc: [case(lambda x: sc.betaincc(2.0, 3.0, x), 4, domain=(0.05, 0.95))],
+    sc.betaincinv: [case(lambda x: sc.betaincinv(2.0, 3.0, x), 4, domain=(0.05, 0.95))],
+    sc.stdtr: _second(sc.stdtr, 3.5, (-2.0, 2.0)),
+    sc.stdtrit: _second(sc.stdtrit, 3.5, (0.25, 0.85)),
+}
+
+SCIPY_FUNCTIONS = {
+    sc.logsumexp: [case(sc.logsumexp, 4),
+                   case(lambda x: sc.logsumexp(x, axis=0), (2, 3), "axis"),
+                   case(lambda x: sc.logsumexp(x.reshape(1, 2, 3), axis=(0, 2), keepdims=True), 6,
+                        "axes keepdims"),
+                   case(lambda x: sc.logsumexp(x[:3], b=x[3:] + 2.5), 6, "active b"),
+                   case(lambda x: sc.logsumexp(x, b=np.array([1.0, 0.0, 2.0])), 3, "b with 0"),
+                   case(lambda x: sc.logsumexp(x, b=np.array([1.0, -3.0, 0.5]),
+                                               return_sign=True)[0], 3, "return_sign",
+                        cs="not holomorphic: log |sum|"),
+                   case(sc.logsumexp, (), "0-d")],
+    sc.softmax: [case(sc.softmax, 4), case(lambda x: sc.softmax(x, axis=1), (2, 3), "axis")],
+    sc.log_softmax: [case(sc.log_softmax, 4),
+                     case(lambda x: sc.log_softmax(x, axis=0), (2, 3), "axis")],
+    sc.polygamma: [case(lambda x: sc.polygamma(1, x), 3, domain=(0.2, 3.0)),
+                   case(lambda x: sc.polygamma(np.array([0, 1, 2, 3]), x), 4, "orders", (0.2, 3.0)),
+                   case(lambda x: sc.polygamma(0, x), (), "n=0", (0.2, 3.0))],
+    sl.solve_triangular: [
+        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:]), 12),
+        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:].reshape(3, 1), lower=True,
+                                           trans="T"), 12, "lower T"),
+        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:], trans=1, unit_diagonal=True),
+             12, "unit diagonal")],
+    sl.solve: [case(lambda x: sl.solve(general(x[:9]), x[9:]), 12),
+               *[case((lambda a: lambda x: sl.solve(_sym(x[:9]) + 3.0 * np.eye(3), x[9:],
+                                                   assume_a=a))(a), 12, a,
+                      cs="not holomorphic: Cholesky" if a == "pos" else "")
+                 for a in ("pos", "sym", "diagonal", "tridiagonal", "upper triangular",
+                           "lower triangular")],
+               case(lambda x: sl.solve(general(x[:9]), x[9:], transposed=True), 12, "transposed",
+                    cs="SciPy refuses transposed complex systems")],
+    sl.cholesky: [case(lambda x: sl.cholesky(spd(x)), 3),
+                  case(lambda x: sl.cholesky(spd(x), lower=True), 3, "lower")],
+    sl.cho_factor: [case(lambda x: sl.cho_factor(spd(x))[0], 3),
+                    case(lambda x: np.tril(sl.cho_factor(spd(x), lower=True)[0]), 3, "lower")],
+    sl.cho_solve: [case(lambda x: sl.cho_solve(sl.cho_factor(spd(x[:3])), x[3:]), 6)],
+    sl.lu_factor: [case(lambda x: sl.lu_factor(general(x))[0], 9)],
+    sl.lu_solve: [case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:9])), x[9:]), 12),
+                  case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:9])), x[9:], trans=1), 12,
+                       "trans")],
+    sl.expm: [case(lambda x: sl.expm(0.3 * x.reshape(3, 3)), 9),
+              case(lambda x: sl.expm(x.reshape(1, 1)), 1, "1 x 1")],
+    sl.inv: [case(lambda x: sl.inv(general(x)), 9)],
+    sl.det: [case(lambda x: sl.det(general(x)), 9)],
+    sl.svd: [case(lambda x: sl.svd(x.reshape(2, 3) + A23, compute_uv=False), 6),
+             case(lambda x: np.abs(sl.svd(general(x))[2]), 9, "Vh")],
+    sl.svdvals: [case(lambda x: sl.svdvals(x.reshape(3, 2) + A33[:, :2]), 6)],
+    sl.qr: [case(lambda x: sl.qr(general(x))[1], 9),
+            case(lambda x: sl.qr(x.reshape(3, 2) + A33[:, :2], mode="economic")[0], 6, "economic"),
+            case(lambda x: sl.qr(general(x), mode="r")[0], 9, "r")],
+    sl.eigh: [case(lambda x: sl.eigh(_sym(x))[0], 9),
+              case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 9, "upper values")],
+    sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 9)],
+}
+
+
+def _stats_cases(dist, methods, args, domain, n):
+    return {getattr(dist, m): [case((lambda m: lambda x: getattr(dist, m)(*args(x)))(m), n,
+                                    domain=domain)] for m in methods}
+
+
+_ALL_CONTINUOUS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")
+MVN_FROZEN = st.multivariate_normal(np.array([0.1, -0.2, 0.3]), SPD3)
+
+STATS = {
+    **_stats_cases(st.norm, _ALL_CONTINUOUS, lambda x: (x[:3], x[3] - 1.0, x[4]), (0.2, 1.8), 5),
+    **_stats_cases(st.norm, ("ppf", "isf"), lambda x: (x[:3], x[3], x[4]), (0.05, 0.95), 5),
+    **_stats_cases(st.expon, _ALL_CONTINUOUS, lambda x: (x[:3], -x[3], x[4]), (0.2, 1.8), 5),
+    **_stats_cases(st.expon, ("ppf", "isf"), lambda x: (x[:3], x[3], x[4]), (0.05, 0.95), 5),
+    **_stats_cases(st.t, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 2.0, x[4] - 1.0, x[5]),
+                   (0.2, 1.8), 6),
+    **_stats_cases(st.t, ("cdf", "logcdf", "sf", "logsf"), lambda x: (x[:3], 3.5, x[3] - 1.0,
+                                                                      x[4]), (0.2, 1.8), 5),
+    **_stats_cases(st.t, ("ppf", "isf"), lambda x: (x[:3], 3.5, x[3], x[4]), (0.05, 0.95), 5),
+    **_stats_cases(st.gamma, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 1.0, -x[4], x[5]),
+                   (0.2, 1.8), 6),
+    **_stats_cases(st.gamma, ("cdf", "logcdf", "sf", "logsf"), lambda x: (x[:3], 2.5, -x[3],
+                                                                          x[4]), (0.2, 1.8), 5),
+    **_stats_cases(st.gamma, ("ppf", "isf"), lambda x: (x[:3], 2.5, x[3], x[4]), (0.05, 0.95), 5),
+    **_stats_cases(st.beta, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 1.0, x[4] + 1.0),
+                   (0.05, 0.95), 5),
+    **_stats_cases(st.beta, ("cdf", "logcdf", "sf", "logsf", "ppf"),
+                   lambda x: (x[:3], 2.5, 1.7, x[3] - 1.0, x[4] + 1.0), (0.05, 0.95), 5),
+    **_stats_cases(st.poisson, ("pmf", "logpmf"), lambda x: ([0, 1, 3], x), (0.2, 3.0), 3),
+    **_stats_cases(st.binom, ("pmf", "logpmf"), lambda x: ([0, 2, 5], 5, x), (0.05, 0.95), 3),
+    st.multivariate_normal.logpdf: [
+        case(lambda x: st.multivariate_normal.logpdf(x[:3], x[3:6], spd(x[6:])), 9),
+        case(lambda x: st.multivariate_normal.logpdf(x.reshape(2, 3), cov=SPD3), 6, "points")],
+    st.multivariate_normal.pdf: [
+        case(lambda x: st.multivariate_normal.pdf(x[:3], x[3:], SPD3), 6)],
+    st.multivariate_normal.__call__: [
+        case(lambda x: st.multivariate_normal(x[3:6], spd(x[6:])).logpdf(x[:3]), 9)],
+    MVN_FROZEN.logpdf: [case(MVN_FROZEN.logpdf, 3)],
+    MVN_FROZEN.pdf: [case(MVN_FROZEN.pdf, (2, 3))],
+}
+
+
+# ---------------------------------------------------------------- methods and operators of Active
+
+def _inplace(op, other, shape=None):
+    def f(x):
+        y = x * 1.0 if shape is None else x.reshape(shape) * 1.0
+        return op(y, other(x) if callable(other) else other)
+    return f
+
+
+def _set(key, value):
+    """``y[key] = value(x)`` into an active copy of x."""
+    def f(x):
+        y = x * 1.0
+        y[key] = value(x)
+        return y * y
+    return f
+
+
+def _set_into_zeros(x):
+    y = np.zeros(4)                # active while recording
+    y[0] = x[0]
+    y[2:] = x[1:] ** 2
+    return y
+
+
+def _sorted_method(x, **kw):
+    y = x * 1.0
+    y.sort(**kw)
+    return y
+
+
+def _filled(x):
+    y = x * 1.0
+    y.fill(0.5)
+    return y + x
+
+
+M = {f"ndarray.{name}": [case(method(name), s, str(s)) for s in ((4,), (2, 3))]
+     for name in ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "ravel",
+                  "flatten", "view", "transpose", "squeeze", "copy", "conj", "conjugate",
+                  "var", "std", "round")}
+M["ndarray.sum"] += [case(lambda x: x.sum(axis=0, keepdims=True), (2, 3), "axis keepdims")]
+M["ndarray.mean"] += [case(lambda x: x.mean(axis=-1), (2, 3), "axis")]
+M["ndarray.prod"] += [case(lambda x: x.prod(axis=1), (2, 3), "axis")]
+M["ndarray.max"] += [case(lambda x: x.max(axis=0), (2, 3), "axis")]
+M["ndarray.min"] += [case(lambda x: x.min(axis=1, keepdims=True), (2, 3), "axis keepdims")]
+M["ndarray.cumsum"] += [case(lambda x: x.cumsum(axis=1), (2, 3), "axis")]
+M["ndarray.cumprod"] += [case(lambda x: x.cumprod(axis=0), (2, 3), "axis")]
+M["ndarray.var"] += [case(lambda x: x.var(axis=0, ddof=1), (2, 3), "axis ddof")]
+M["ndarray.std"] += [case(lambda x: x.std(axis=1, ddof=1, keepdims=True), (2, 3), "keepdims")]
+M["ndarray.transpose"] += [case(lambda x: x.transpose(1, 0, 2), (2, 3, 2), "axes"),
+                           case(lambda x: x.transpose((2, 0, 1)), (2, 3, 2), "axes tuple")]
+M["ndarray.squeeze"] += [case(lambda x: x.reshape(1, 4).squeeze(axis=0), 4, "axis")]
+M["ndarray.round"] += [case(lambda x: x.round(-1), 4, "decimals")]
+M.update({
+    "ndarray.dot": [case(lambda x: x[:3].dot(x[3:]), 6),
+                    case(lambda x: x.reshape(2, 3).dot(A33), 6, "constant")],
+    "ndarray.reshape": [case(lambda x: x.reshape(3, 2), 6), case(lambda x: x.reshape((-1, 2)), 6,
+                                                                "tuple"),
+                        case(lambda x: x.reshape(()), 1, "0-d")],
+    "ndarray.swapaxes": [case(lambda x: x.swapaxes(0, 1), (2, 3))],
+    "ndarray.diagonal": [case(lambda x: x.diagonal(), (3, 3)),
+                         case(lambda x: x.diagonal(1, 1, 2), (2, 2, 3), "offset axes")],
+    "ndarray.astype": [case(lambda x: x.astype(float), 4),
+                       case(lambda x: x.astype(np.float64, copy=False), 4, "copy=False")],
+    "ndarray.trace": [case(lambda x: x.trace(), (3, 3)),
+                      case(lambda x: x.trace(offset=1), (2, 3), "offset")],
+    "ndarray.sort": [case(_sorted_method, 4), case(lambda x: _sorted_method(x, axis=0), (3, 2),
+                                                   "axis")],
+    "ndarray.fill": [case(_filled, 3)],
+    "ndarray.repeat": [case(lambda x: x.repeat(2), 3),
+                       case(lambda x: x.repeat([2, 1], axis=0), (2, 2), "axis")],
+    "ndarray.take": [case(lambda x: x.take([2, 0, 2]), 3),
+                     case(lambda x: x.take([1], axis=1), (2, 3), "axis")],
+    "ndarray.clip": [case(lambda x: x.clip(-1.0, 1.0), 5),
+                     case(lambda x: x.clip(max=0.0), 4, "max", bugs=bug(CLIP_MAX))],
+    "ndarray.T": [case(lambda x: x.T, (2, 3)), case(lambda x: x.T, 3, "1-d")],
+    "ndarray.real": [case(lambda x: x.real, 3)], "ndarray.imag": [case(lambda x: x.imag + x, 3)],
+    "ndarray.flat": [case(lambda x: x.flat[[1, 4]], (2, 3)), case(lambda x: x.flat[2], (2, 2), "int")],
+    "ndarray.__add__": [case(lambda x: x + 1.5, 3), case(lambda x: x[:2] + x[2:, None], 5, "broadcast"),
+                        case(lambda x: x + INT3, 3, "int array"), case(lambda x: x + x, (), "0-d")],
+    "ndarray.__radd__": [case(lambda x: 1.5 + x, 3), case(lambda x: [1.0, 2.0, 3.0] + x, 3, "list")],
+    "ndarray.__sub__": [case(lambda x: x - F32_3, 3), case(lambda x: x[:2] - x[2:], 4, "active")],
+    "ndarray.__rsub__": [case(lambda x: 2 - x, 3)],
+    "ndarray.__mul__": [case(lambda x: x * BOOL3, 3, "bool"), case(lambda x: x[:2] * x[2:], 4)],
+    "ndarray.__rmul__": [case(lambda x: 2.5 * x, 3)],
+    "ndarray.__truediv__": [case(lambda x: x[:2] / x[2:], 4, domain=(0.3, 3.0)),
+                            case(lambda x: x / 3, 3, "int")],
+    "ndarray.__rtruediv__": [case(lambda x: 1.5 / x, 3, domain=(0.3, 3.0))],
+    "ndarray.__pow__": [case(lambda x: x[:2] ** x[2:], 4, domain=(0.3, 3.0)),
+                        case(lambda x: x ** 2, 3, "square"), case(lambda x: x ** -0.5, 3, "-0.5",
+                                                                  (0.3, 3.0))],
+    "ndarray.__rpow__": [case(lambda x: 2.0 ** x, 3), case(lambda x: INT3 ** x, 3, "int array")],
+    "ndarray.__matmul__": [case(lambda x: x.reshape(2, 3) @ A33, 6),
+                           case(lambda x: x[:3] @ x[3:].reshape(3, 2), 9, "active")],
+    "ndarray.__rmatmul__": [case(lambda x: A23 @ x, 3), case(lambda x: [1.0, 2.0] @ x.reshape(2, 2),
+                                                             4, "list")],
+    "ndarray.__neg__": [case(lambda x: -x, 3)], "ndarray.__pos__": [case(lambda x: +x, 3)],
+    "ndarray.__abs__": [case(abs, 3)],
+    "ndarray.__floordiv__": [case(lambda x: x // 1.0, 3)],
+    "ndarray.__rfloordiv__": [case(lambda x: 1.0 // x, 3, domain=(0.55, 2.0))],
+    "ndarray.__mod__": [case(lambda x: x % 1.0, 3)],
+    "ndarray.__rmod__": [case(lambda x: 1.0 % x, 3, domain=(0.55, 2.0))],
+    "ndarray.__divmod__": [case(lambda x: divmod(x, 1.0)[1], 3),
+                           case(lambda x: divmod(x, 1.0)[0] * x, 3, "quotient")],
+    "ndarray.__rdivmod__": [case(lambda x: divmod(1.0, x)[1], 3, domain=(0.55, 2.0), bugs=bug(
+        RDIVMOD))],
+    "ndarray.__iadd__": [case(_inplace(operator.iadd, lambda x: x ** 2), 3),
+                         case(_inplace(operator.iadd, 1.0), 3, "constant")],
+    "ndarray.__isub__": [case(_inplace(operator.isub, lambda x: x[::-1]), 3)],
+    "ndarray.__imul__": [case(_inplace(operator.imul, lambda x: x), 3)],
+    "ndarray.__itruediv__": [case(_inplace(operator.itruediv, lambda x: x + 3.0), 3)],
+    "ndarray.__ipow__": [case(_inplace(operator.ipow, 3), 3)],
+    "ndarray.__imatmul__": [case(_inplace(operator.imatmul, lambda x: x.reshape(2, 2), (2, 2)), 4)],
+    "ndarray.__getitem__": [
+        case(lambda x: x[1:3], 4), case(lambda x: x[::-2], 5, "negative step"),
+        case(lambda x: x[[2, 0, 2]], 3, "integer array"),
+        case(lambda x: x[x > 0.0], 6, "boolean mask"),
+        case(lambda x: x[:, None, 1:], (2, 3), "newaxis"), case(lambda x: x[..., 0], (2, 3), "ellipsis"),
+        case(lambda x: x[1, -1], (2, 3), "scalar"), case(lambda x: x[()], (), "0-d"),
+        case(lambda x: x[[0, 1], [2, 0]], (2, 3), "two index arrays"),
+        case(lambda x: x[2:2], 3, "empty")],
+    "ndarray.__setitem__": [
+        case(_set(slice(1, 3), lambda x: x[:2] ** 2), 4), case(_set(0, lambda x: 2.5), 3, "constant"),
+        case(_set(np.array([2, 0]), lambda x: x[1:]), 3, "integer array"),
+        case(_set(np.array([True, False, True]), lambda x: np.sin(x[:2])), 3, "mask"),
+        case(_set(Ellipsis, lambda x: x[0]), 3, "broadcast scalar"),
+        case(_set_into_zeros, 3, "into np.zeros",
+             cs="np.zeros(4) is a real array: complex values cannot be assigned into it")],
+    "ndarray.__iter__": [case(lambda x: np.stack([r * (i + 1) for i, r in enumerate(x)]), (2, 3))],
+    "ndarray.__copy__": [case(lambda x: copy.copy(x) * x, 3)],
+    "ndarray.__deepcopy__": [case(lambda x: copy.deepcopy(x) * x, 3)],
+})
+
+CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
+         **SCIPY_FUNCTIONS, **STATS, **M}
+
+
+# ---------------------------------------------------------------- without derivatives
+
+def _compare_cases(uf):
+    return [case(lambda x: uf(x, 0.3), 4), case(lambda x: uf(x.reshape(2, 2), x[:2]), 4,
+                                                 "broadcast"),
+            case(lambda x: uf(x, x), (), "0-d same operand")]
+
+
+def _order_cases(f):
+    return [case(f, 5), case(lambda x: f(x.reshape(2, 3), axis=0), 6, "axis")]
+
+
+VALUE_ONLY = {
+    **{uf: _compare_cases(uf) for uf in (np.less, np.less_equal, np.greater, np.greater_equal,
+                                         np.equal, np.not_equal)},
+    **{f: [case(lambda x, f=f: f(x * NANS), 4), case(lambda x, f=f: f(x), (), "0-d")]
+       for f in (np.isnan, np.isinf, np.isfinite)},
+    np.argmax: _order_cases(np.argmax) + [case(lambda x: np.argmax(x.reshape(2, 3), axis=1,
+                                                                   keepdims=True), 6, "keepdims",
+                                               bugs=bug(ARG_KEEPDIMS))],
+    np.argmin: _order_cases(np.argmin) + [case(lambda x: np.argmin(x, 0, keepdims=True), (2, 2),
+                                               "keepdims", bugs=bug(ARG_KEEPDIMS))],
+    np.argsort: _order_cases(np.argsort) + [case(lambda x: np.argsort(x, axis=None), (2, 2), "None")],
+    np.searchsorted: [case(lambda x: np.searchsorted(TABLE5, x), 4),
+                      case(lambda x: np.searchsorted(TABLE5, x[0], side="right"), 2, "right"),
+                      case(lambda x: np.searchsorted(np.array([0.0, 1.0]), x), 3,
+                           "table made in the function", bugs=bug(TABLE_INSIDE))],
+    np.digitize: [case(lambda x: np.digitize(x, TABLE5), 4),
+                  case(lambda x: np.digitize(x, TABLE5, right=True), 4, "right")],
+    np.shape: [case(np.shape, (2, 3)), case(np.shape, (), "0-d")],
+    np.ndim: [case(np.ndim, (2, 3)), case(np.ndim, (), "0-d")],
+    np.size: [case(np.size, (2, 3)), case(lambda x: np.size(x, 1), (2, 3), "axis")],
+    np.isclose: [case(lambda x: np.isclose(x, x + 1e-9), 3),
+                 case(lambda x: np.isclose(x, C3, atol=2.0), 3, "atol")],
+    np.allclose: [case(lambda x: np.allclose(x, x[::-1]), 3), case(lambda x: np.allclose(x, x), 3,
+                                                                   "equal")],
+    **{f"ndarray.{name}": [case(method(name), (2, 3))] for name in ("argmax", "argmin", "argsort",
+                                                                    "__len__")},
+    **{f"ndarray.{name}": [case((lambda name: lambda x: getattr(x, name))(name), (2, 3))]
+       for name in ("ndim", "shape", "size", "dtype", "itemsize", "nbytes")},
+    "ndarray.any": [case(lambda x: (x * BOOL3).any(), 3), case(lambda x: x.any(axis=0), (2, 3),
+                                                               "axis")],
+    "ndarray.all": [case(lambda x: x.all(), 3), case(lambda x: (x * BOOL3).all(), 3, "zero")],
+    "ndarray.base": [case(lambda x: x[1:].base is None, 3)],
+    **{f"ndarray.{name}": [case((lambda op: lambda x: op(x[:2], x[1:]))(getattr(operator, name)),
+                                3)]
+       for name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__")},
+    "ndarray.__bool__": [case(lambda x: bool(x > 0.0) and bool(x), ())],
+    "ndarray.__int__": [case(int, ())],
+    # a 0-d active array stands for a NumPy scalar (x[()]), which defines these
+    "ndarray.__round__": [case(lambda x: round(x[()]), ()),
+                          case(lambda x: round(x[()], 1), (), "ndigits")],
+    "ndarray.__trunc__": [case(lambda x: math.trunc(x[()]), ())],
+    "ndarray.__floor__": [case(lambda x: math.floor(x[()]), ())],
+    "ndarray.__ceil__": [case(lambda x: math.ceil(x[()]), ())],
+}
+def refuse(f, shape, error, match, label="", bugs=()):
+    """A call adsim must refuse with ``error`` whose message matches ``match``."""
+    return case(f, shape, label, bugs=bugs), error, match
+
+
+def _leak(f, label=""):
+    return [refuse(f, 3, adsim.ActiveValueLeak, "would turn a recorded value into a constant",
+                   label)]
+
+
+def _stats_refusal(call, name):
+    return [refuse(call, 3, adsim.UnsupportedOperation, name.replace(".", r"\."))]
+
+
+_MVN_GEN, _MVN_FROZEN = type(st.multivariate_normal), type(MVN_FROZEN)
+
+REFUSED = {
+    "ndarray.__float__": _leak(lambda x: float(x[0])),
+    "ndarray.__complex__": _leak(lambda x: complex(x[0])),
+    "ndarray.__format__": _leak(lambda x: f"{x[0]:.3f}"),
+    "ndarray.__array__": [refuse(lambda x: x.__array__(), 3, adsim.ActiveValueLeak,
+                                 "conversion to a plain NumPy array")],
+    "ndarray.item": _leak(lambda x: x[0].item()),
+    "ndarray.tolist": _leak(lambda x: x.tolist()),
+    "ndarray.__index__": [refuse(lambda x: x.__index__(), (), TypeError, "integer scalar arrays"),
+                          refuse(lambda x: x.__index__(), 3, TypeError, "integer scalar arrays",
+                                 "1-d", bug(INDEX_1D))],
+    "ndarray.__reduce__": [refuse(lambda x: pickle.dumps(x), 3, TypeError, "cannot be pickled")],
+    "ndarray.__delitem__": [refuse(lambda x: x.__delitem__(0), 3, ValueError, "delete",
+                                   bugs=bug(DELITEM))],
+    "ndarray.astype": [refuse(lambda x: x.astype(np.float32), 3, adsim.UnsupportedOperation,
+                              "float32", bugs=bug(ASTYPE))],
+    np.gradient: [refuse(lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.7])), 4,
+                         adsim.UnsupportedOperation, "np.gradient with coordinate arrays")],
+    np.inner: [refuse(lambda x: np.inner(x.reshape(2, 3), A23), 6, adsim.UnsupportedOperation,
+                      "np.inner of arrays with more than one axis")],
+    sc.zeta: [refuse(lambda x: sc.zeta(x + 2.0, 1.5), 3, adsim.UnsupportedOperation, "zeta")],
+    sc.gammainc: [refuse(lambda x: sc.gammainc(x + 3.0, 1.5), 3, adsim.UnsupportedOperation,
+                         "gammainc")],
+    st.rv_continuous.fit: _stats_refusal(lambda x: st.t.fit(x), "scipy.stats.t.fit") + [
+        refuse(lambda x: st.norm.fit(x), 3, adsim.UnsupportedOperation, r"scipy\.stats\.norm\.fit",
+               "norm", bug(NORM_FIT))],
+    st.rv_continuous.expect: _stats_refusal(lambda x: st.norm.expect(loc=x[0]),
+                                            "scipy.stats.norm.expect"),
+    **{getattr(st.rv_discrete, m): _stats_refusal(
+        (lambda m: lambda x: getattr(st.poisson, m)(0.5, x))(m), f"scipy.stats.poisson.{m}")
+       for m in ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")},
+    st.rv_discrete.rvs: _stats_refusal(lambda x: st.poisson.rvs(x), "scipy.stats.poisson.rvs"),
+    st.rv_discrete.expect: _stats_refusal(lambda x: st.poisson.expect(args=(x[0],)),
+                                          "scipy.stats.poisson.expect"),
+    **{getattr(st.rv_continuous, m): _stats_refusal(
+        (lambda m: lambda x: getattr(st.norm, m)(x[0], x[1]))(m), f"scipy.stats.norm.{m}")
+       for m in ("mean", "var", "std", "stats", "entropy", "rvs", "support")},
+    st.rv_continuous.moment: _stats_refusal(lambda x: st.norm.moment(2, x[0]),
+                                            "scipy.stats.norm.moment"),
+    st.rv_continuous.nnlf: _stats_refusal(lambda x: st.norm.nnlf(x[:2], C3),
+                                          "scipy.stats.norm.nnlf"),
+    **{getattr(_MVN_GEN, m): _stats_refusal(
+        (lambda m: lambda x: getattr(st.multivariate_normal, m)(x, cov=SPD3))(m),
+        f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf", "entropy", "rvs")},
+    **{getattr(_MVN_FROZEN, m): _stats_refusal(
+        (lambda m: lambda x: getattr(MVN_FROZEN, m)(x))(m),
+        f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf")},
+}
+
+NOT_FUNCTIONS = {
+    "ndarray.__new__": "construction: active arrays come from recordings",
+    "ndarray.__repr__": "text for people, not a value",
+    "ndarray.__array_ufunc__": "the ufunc protocol every ufunc case goes through",
+    "ndarray.__array_function__": "the function protocol every NumPy function case goes through",
+    "ndarray.__array_priority__": "a protocol constant",
+    "ndarray.__hash__": "None: arrays are unhashable",
+    "ndarray.__doc__": "documentation",
+    "ndarray.__pyx_vtable__": "the compiled class's internals",
+    "ndarray.slot": "adsim's own attribute (where the value lives on the tape), not NumPy's",
+    "ndarray.tape": "adsim's own attribute (the recording), not NumPy's",
+    _MVN_FROZEN.entropy: "takes no array argument, so no call passes it an active one",
+    _MVN_FROZEN.rvs: "takes no array argument, so no call passes it an active one",
+}
+
+# ---------------------------------------------------------------- where the complex step does not apply
+
+NO_COMPLEX_LOOP = "NumPy/SciPy have no complex loop for it"
+NO_COMPLEX_STEP = {
+    **dict.fromkeys([np.arctan2, np.hypot, np.cbrt, np.ceil, np.floor, np.trunc, np.fabs,
+                     np.deg2rad, np.rad2deg, np.degrees, np.radians, np.floor_divide, np.fmod,
+                     np.remainder, np.heaviside, np.logaddexp, np.logaddexp2], NO_COMPLEX_LOOP),
+    np.absolute: "not holomorphic: |z|",
+    np.sign: "not holomorphic: sign(z) = z / |z|",
+    np.conjugate: "not holomorphic: conj(z)",
+    np.real: "not holomorphic: Re z", np.imag: "not holomorphic: Im z",
+    np.var: "not holomorphic: NumPy's variance of complex values is the mean of |z - mean|^2",
+    np.std: "not holomorphic: the square root of NumPy's variance of |z - mean|^2",
+    np.vdot: "not holomorphic: conjugates its first argument",
+    np.correlate: "not holomorphic: conjugates its second argument",
+    np.quantile: "NumPy's quantile takes real arrays only",
+    np.percentile: "NumPy's percentile takes real arrays only",
+    np.fix: NO_COMPLEX_LOOP,
+    **dict.fromkeys([np.linalg.norm, np.linalg.slogdet], "not holomorphic: absolute values"),
+    **dict.fromkeys([np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.qr,
+                     np.linalg.svd, np.linalg.pinv, np.linalg.lstsq, sl.cholesky, sl.cho_factor,
+                     sl.cho_solve, sl.svd, sl.svdvals, sl.qr, sl.eigh, sl.eigvalsh],
+                    "not holomorphic: Hermitian (conjugate) transposes"),
+    **dict.fromkeys([np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
+                     np.fft.ifftn, np.fft.irfft],
+                    "its real results here are Re, Im or |.| of complex values: not holomorphic"),
+    **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn],
+                    "NumPy's real transforms take real input only"),
+    **dict.fromkeys([sc.gammaln, sc.zeta, sc.beta, sc.betaln, sc.erfinv, sc.erfcinv, sc.expit,
+                     sc.log_expit, sc.logit, sc.entr, sc.rel_entr, sc.ndtri, sc.j0, sc.j1,
+                     sc.i0, sc.i1, sc.i0e, sc.i1e, sc.gammainc, sc.gammaincc, sc.gammaincinv,
+                     sc.gammainccinv, sc.betainc, sc.betaincc, sc.betaincinv, sc.stdtr,
+                     sc.stdtrit, sc.polygamma], NO_COMPLEX_LOOP),
+    sc.jv: SCIPY_COMPLEX_LOSES,
+    sc.ive: "not holomorphic: scaled by exp(-|Re z|)",
+    **dict.fromkeys([getattr(d, m) for d, ms in ((st.norm, ("ppf", "isf")), (st.expon, ("ppf", "isf")),
+                                                 (st.t, ("ppf", "isf")), (st.gamma, ("ppf", "isf")),
+                                                 (st.beta, ("ppf",)),
+                                                 (st.poisson, ("pmf", "logpmf")),
+                                                 (st.binom, ("pmf", "logpmf"))) for m in ms],
+                    "SciPy casts its arguments to real"),
+    **dict.fromkeys([getattr(d, m) for d, ms in (
+        (st.t, _ALL_CONTINUOUS), (st.gamma, _ALL_CONTINUOUS), (st.beta, _ALL_CONTINUOUS))
+        for m in ms], "SciPy's special functions behind it have no complex loop"),
+    **dict.fromkeys([st.multivariate_normal.logpdf, st.multivariate_normal.pdf,
+                     st.multivariate_normal.__call__, MVN_FROZEN.logpdf, MVN_FROZEN.pdf],
+                    "SciPy casts its arguments to real"),
+    **dict.fromkeys(["ndarray.conj", "ndarray.conjugate", "ndarray.real"], "not holomorphic"),
+    "ndarray.__abs__": "not holomorphic: |z|",
+    "ndarray.var": "not holomorphic: the mean of |z - mean|^2",
+    "ndarray.std": "not holomorphic: the square root of the mean of |z - mean|^2",
+    "ndarray.astype": "casts to a real dtype",
+    **dict.fromkeys(["ndarray.__floordiv__", "ndarray.__rfloordiv__", "ndarray.__mod__",
+                     "ndarray.__rmod__", "ndarray.__divmod__", "ndarray.__rdivmod__"],
+                    NO_COMPLEX_LOOP),
+}
+

@@ -1,0 +1,344 @@
+"""Every function adsim records, checked in every mode, from one table
+(tests/functable_cases.py), in the style of JAX's NumPy tests.
+
+* Completeness: every callable adsim dispatches (read from its dispatch
+  tables: ``FUNCTIONS`` and the ufunc tables of adsim/_numpy_api.py, the
+  scipy.special ufuncs, the SciPy hooks and distributions, the methods and
+  operators of ``Active``; plus every NumPy ufunc found to record) has a
+  case, a value-only case, a refusal or a stated reason.
+* Every differentiable case: the value against NumPy/SciPy; tangents,
+  adjoints and Hessian-vector products against central differences; the
+  tangent against the complex step where the function is holomorphic and
+  NumPy takes complex input (``NO_COMPLEX_STEP`` says why not elsewhere);
+  the Jacobian and Hessian sparsity patterns contain every nonzero of the
+  dense Jacobian and of the Hessian of a weighted sum of the outputs.
+* Value-only cases: the value inside a recording equals NumPy's.
+* Refusals: a typed adsim error naming what was refused.
+
+Known bugs are xfail(strict=True) cases whose reason names the bug and a
+reproducer; a fixed bug makes its case pass and the test fail until the
+mark is removed.
+"""
+import inspect
+import types
+import zlib
+
+import numpy as np
+import pytest
+
+import adsim
+from adsim._tape import Active
+from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
+import functable_cases as table
+from fdcheck import ATOL, RTOL, assert_close, central, check_hvp, complex_step, distinct
+
+PUBLIC_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg",
+                  "scipy.stats")
+
+
+# ---------------------------------------------------------------- names
+
+def name_of(key):
+    """Where users find ``key``: ``numpy.sum``, ``numpy.add.reduce``,
+    ``scipy.special.zeta`` (for its private ufunc), ``scipy.stats.norm.logpdf``,
+    ``ndarray.sum``."""
+    import importlib
+    import scipy.stats as st
+    if isinstance(key, str):
+        return key
+    if isinstance(key, np.ufunc):
+        from adsim._numpy_api import ufunc_name
+        return ufunc_name(key)
+    if isinstance(key, types.BuiltinMethodType) and isinstance(key.__self__, np.ufunc):
+        return f"{name_of(key.__self__)}.{key.__name__}"
+    if inspect.ismethod(key):
+        owner = key.__self__
+        if isinstance(owner, (st.rv_continuous, st.rv_discrete)):
+            return f"scipy.stats.{owner.name}.{key.__name__}"
+        return name_of(key.__func__)
+    for module in PUBLIC_MODULES:
+        if getattr(importlib.import_module(module), getattr(key, "__name__", ""), None) is key:
+            return f"{module}.{key.__name__}"
+    return f"{key.__module__}.{key.__qualname__}"
+
+
+# ---------------------------------------------------------------- what adsim dispatches
+
+def _records_on_active(uf):
+    """Whether the NumPy ufunc ``uf`` records on active float arguments."""
+    def f(x):
+        uf(*[x[:2], x[2:]][:uf.nin])
+        return x * 1.0
+    try:
+        adsim.record(f, np.array([0.3, 0.6, 0.45, 0.8]))
+    except adsim.UnsupportedOperation:
+        return False
+    return True
+
+
+def dispatched():
+    """Name -> callable of everything adsim records or refuses by a rule of
+    its own, read from its dispatch tables."""
+    import scipy.stats as st
+    from adsim import _numpy_api as api, ops
+    from adsim._np.special import _table as special_ufuncs
+    from adsim._scipy import linalg as linalg_rules, mvn, special as special_rules
+    from adsim._scipy import stats as stats_rules
+    from adsim._scipy.hooks import _resolve
+
+    found = list(api.FUNCTIONS)
+    for uf_table in (ops.UNARY_UFUNCS, ops.BINARY_UFUNCS, api._COMPARE_UFUNCS,
+                     api._ROUNDING_UFUNCS, api._INTEGER_DIVISION_UFUNCS, api._COMPOSED_UFUNCS):
+        found += list(uf_table)
+    found += [uf.reduce for uf in api._REDUCTIONS] + [uf.accumulate for uf in api._ACCUMULATIONS]
+    found += [uf.at for uf in api._AT_UFUNCS]
+    # ufuncs dispatched by a branch of api.ufunc() rather than a table
+    found += [uf for uf in vars(np).values() if isinstance(uf, np.ufunc) and uf.nin <= 2
+              and _records_on_active(uf)]
+    found += list(special_ufuncs())
+    for (module, path), rule in {**linalg_rules.HOOKS, **special_rules.HOOKS, **mvn.HOOKS,
+                                 **stats_rules.HOOKS}.items():
+        generic = path.split(".")[0] in ("rv_continuous", "rv_discrete")
+        refuses = rule.__qualname__.split(".")[0] in ("unsupported", "_unsupported")
+        if not generic or refuses:
+            function = _resolve(module, path)
+            if function is not None:
+                found.append(function)
+    for families in (stats_rules.CONTINUOUS, stats_rules.DISCRETE):
+        for dist, family in families.items():
+            found += [getattr(getattr(st, dist), m) for m in stats_rules._methods(family)]
+    found += [f"ndarray.{name}" for name in vars(Active)
+              if not name.startswith("_") or name.startswith("__")]
+    return {name_of(f): f for f in found}
+
+
+def _listed():
+    return {name_of(k): k for t in (table.CASES, table.VALUE_ONLY, table.REFUSED,
+                                    table.NOT_FUNCTIONS) for k in t}
+
+
+def test_every_dispatched_function_has_a_case():
+    missing = sorted(set(dispatched()) - set(_listed()))
+    assert missing == [], f"functions adsim dispatches without a case in tests/functable_cases.py: {missing}"
+
+
+def test_every_table_entry_is_dispatched():
+    stale = sorted(set(_listed()) - set(dispatched()))
+    assert stale == [], f"table entries adsim does not dispatch: {stale}"
+    keys = {name_of(k) for k in table.CASES}
+    assert sorted(set(map(name_of, table.NO_COMPLEX_STEP)) - keys) == []
+    cases, values, refused, others = (set(map(name_of, t)) for t in (
+        table.CASES, table.VALUE_ONLY, table.REFUSED, table.NOT_FUNCTIONS))
+    assert cases & values == set(), "both differentiable and value-only"
+    assert others & (cases | values | refused) == set(), "not a function, yet with cases"
+    assert all(table.CASES.values()) and all(table.VALUE_ONLY.values())
+
+
+# ---------------------------------------------------------------- points
+
+def _id(key, c, i):
+    return f"{name_of(key)}[{c.label or i}]"
+
+
+def _seed(text):
+    return zlib.crc32(text.encode())
+
+
+def sample(c, seed):
+    """A point of the case's domain: values 0.08 apart and away from the
+    multiples of 0.5, so that differences cross no kink or reordering."""
+    return distinct(np.random.default_rng(seed), c.shape, *c.domain)
+
+
+class Prepared:
+    """One case recorded at one point, with its reference Jacobian; shared
+    by the modes of the case."""
+
+    def __init__(self, c, seed):
+        self.rng = np.random.default_rng(seed)
+        self.x = sample(c, seed)
+        self.want = np.asarray(c.f(self.x.copy()), dtype=float)
+        self.tape = adsim.record(c.f, self.x)
+        self.m, self.n = self.want.size, self.x.size
+        self.J = _fd_jacobian(c.f, self.x, self.m)
+        self.scale = max(1.0, np.max(np.abs(self.J), initial=0.0))
+
+
+def _fd_jacobian(f, x, m):
+    cols = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = 1.0
+        cols.append(np.ravel(central(f, [x], [e.reshape(x.shape)])))
+    return np.stack(cols, axis=1) if cols else np.zeros((m, 0))
+
+
+_PREPARED = {}
+
+
+def prepared(cid, c):
+    if cid not in _PREPARED:
+        _PREPARED[cid] = Prepared(c, _seed(cid))
+    return _PREPARED[cid]
+
+
+# ---------------------------------------------------------------- the modes
+
+def check_value(p, c):
+    assert tuple(p.tape.output_shape) == p.want.shape
+    assert_close(p.tape.forward(p.x), p.want, rtol=1e-12, atol=1e-14, what="replayed value")
+
+
+def check_forward(p, c):
+    atol = ATOL * p.scale
+    v = p.rng.standard_normal(p.x.shape)
+    y, jv = p.tape.jvp([p.x], [v])
+    assert_close(y, p.want, rtol=1e-12, atol=1e-14, what="value of the tangent sweep")
+    assert_close(np.ravel(jv), p.J @ np.ravel(v), RTOL, atol, "J v")
+    V = p.rng.standard_normal(p.x.shape + (3,))
+    _, JV = p.tape.jvp([p.x], [V])
+    assert_close(np.reshape(JV, (p.m, 3)), p.J @ V.reshape(p.n, 3), RTOL, atol, "J V")
+    J = p.tape.jacobian(p.x, mode="forward")
+    assert_close(np.reshape(J, (p.m, p.n)), p.J, RTOL, atol, "dense Jacobian (forward)")
+
+
+def check_reverse(p, c):
+    atol = ATOL * p.scale
+    w = p.rng.standard_normal(p.want.shape)
+    y, g = p.tape.vjp([p.x], w)
+    assert_close(y, p.want, rtol=1e-12, atol=1e-14, what="value of the adjoint sweep")
+    assert_close(np.ravel(g), p.J.T @ np.ravel(w), RTOL, atol, "J^T w")
+    W = p.rng.standard_normal(p.want.shape + (3,))
+    _, G = p.tape.vjp([p.x], W)
+    assert_close(np.reshape(G, (p.n, 3)), p.J.T @ W.reshape(p.m, 3), RTOL, atol, "J^T W")
+    J = p.tape.jacobian(p.x, mode="reverse")
+    assert_close(np.reshape(J, (p.m, p.n)), p.J, RTOL, atol, "dense Jacobian (reverse)")
+    v = p.rng.standard_normal(p.x.shape)
+    _, jv = p.tape.jvp([p.x], [v])
+    lhs, rhs = float(np.dot(np.ravel(w), np.ravel(jv))), float(np.dot(np.ravel(g), np.ravel(v)))
+    assert abs(lhs - rhs) <= 1e-12 * max(abs(lhs), abs(rhs)) + 1e-13, \
+        f"dot-product test <w, J v> = <J^T w, v>: {lhs!r} != {rhs!r}"
+    if p.m == 1:
+        value, grad = p.tape.value_and_gradient(p.x)
+        assert_close(grad, p.J[0].reshape(p.x.shape), RTOL, atol, "gradient")
+
+
+def check_hvp_mode(p, c):
+    check_hvp(p.tape, [p.x], p.rng.standard_normal(p.want.shape), p.rng)
+
+
+def check_complex_step(p, c):
+    v = p.rng.standard_normal(p.x.shape)
+    _, jv = p.tape.jvp([p.x], [v])
+    assert_close(jv, complex_step(c.f, [p.x], [v]), rtol=1e-10, atol=1e-12 * p.scale,
+                 what="J v against the complex step")
+
+
+def check_sparsity(p, c):
+    """Patterns may hold structural zeros, never miss a nonzero."""
+    pattern = jacobian_pattern(p.tape).toarray()
+    assert pattern.shape == (p.m, p.n)
+    missed = np.argwhere((np.abs(p.J) > 1e-6 * p.scale) & ~pattern)
+    assert missed.size == 0, f"Jacobian pattern misses nonzeros at (row, column) {missed.tolist()}"
+    w = p.rng.standard_normal(p.want.shape)
+    H = np.reshape(p.tape.hvp([p.x], np.eye(p.n).reshape(p.x.shape + (p.n,)), w), (p.n, p.n)) \
+        if p.n else np.zeros((0, 0))
+    hpattern = hessian_pattern(p.tape).toarray()
+    missed = np.argwhere((np.abs(H) > 1e-10 * max(1.0, np.max(np.abs(H), initial=0.0)))
+                         & ~hpattern)
+    assert missed.size == 0, f"Hessian pattern misses nonzeros at {missed.tolist()}"
+
+
+CHECKS = {"value": check_value, "forward": check_forward, "reverse": check_reverse,
+          "hvp": check_hvp_mode, "complex_step": check_complex_step, "sparsity": check_sparsity}
+
+
+def no_complex_step(key, c):
+    return c.no_complex_step or table.NO_COMPLEX_STEP.get(key, "")
+
+
+def _marks(key, c, mode):
+    reasons = [r for m, r in c.bugs + table.known_bugs(key, c) if m in ("all", mode)]
+    return [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
+
+
+def run(check, marks):
+    """``check()``; under a known bug, a failure is reported without its
+    traceback (formatting hundreds of them would dominate the run time)."""
+    if not marks:
+        return check()
+    try:
+        check()
+    except Exception as e:              # noqa: BLE001  (reported as the expected failure)
+        pytest.fail(f"{type(e).__name__}: {e}", pytrace=False)
+
+
+def _params():
+    for key, cases in table.CASES.items():
+        for i, c in enumerate(cases):
+            cid = _id(key, c, i)
+            for mode in table.MODES:
+                if mode == "complex_step" and no_complex_step(key, c):
+                    continue
+                marks = _marks(key, c, mode)
+                yield pytest.param(cid, c, mode, bool(marks), id=f"{cid}-{mode}", marks=marks)
+
+
+@pytest.mark.parametrize("cid, c, mode, known", list(_params()))
+def test_function(cid, c, mode, known):
+    run(lambda: CHECKS[mode](prepared(cid, c), c), known)
+
+
+# ---------------------------------------------------------------- without derivatives
+
+def inside_recording(f, x):
+    """``f(x)`` computed on an active ``x`` while recording."""
+    box = []
+
+    def g(a):
+        out = f(a)
+        box.append(adsim.value(out) if isinstance(out, Active) else out)
+        return a * 1.0
+    adsim.record(g, x)
+    return box[0]
+
+
+def _same(got, want, what):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want), what
+        for a, b in zip(got, want):
+            _same(a, b, what)
+        return
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.dtype == want_a.dtype, f"{what}: dtype {got_a.dtype} != {want_a.dtype}"
+    np.testing.assert_array_equal(got_a, want_a, err_msg=what)
+
+
+def _value_params():
+    for key, cases in table.VALUE_ONLY.items():
+        for i, c in enumerate(cases):
+            cid = _id(key, c, i)
+            marks = _marks(key, c, "value")
+            yield pytest.param(cid, c, bool(marks), id=cid, marks=marks)
+
+
+@pytest.mark.parametrize("cid, c, known", list(_value_params()))
+def test_value_only(cid, c, known):
+    x = sample(c, _seed(cid))
+    run(lambda: _same(inside_recording(c.f, x), c.f(x.copy()), cid), known)
+
+
+def _refused_params():
+    for key, cases in table.REFUSED.items():
+        for i, (c, error, match) in enumerate(cases):
+            cid = _id(key, c, i)
+            marks = _marks(key, c, "value")
+            yield pytest.param(cid, c, error, match, bool(marks), id=cid, marks=marks)
+
+
+@pytest.mark.parametrize("cid, c, error, match, known", list(_refused_params()))
+def test_refused(cid, c, error, match, known):
+    def check():
+        with pytest.raises(error, match=match):
+            inside_recording(c.f, sample(c, _seed(cid)))
+    run(check, known)
