@@ -147,13 +147,15 @@ FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 
 
 def spd(x):
-    """A symmetric positive definite 3 x 3 matrix of three values."""
-    return SPD3 + np.outer(x, x)
+    """A symmetric positive definite k x k matrix of k values."""
+    k = x.size
+    return SPD3[:k, :k] + np.outer(x, x)
 
 
 def general(x):
-    """A well-conditioned 3 x 3 matrix of nine values."""
-    return x.reshape(3, 3) + 4.0 * np.eye(3)
+    """A well-conditioned k x k matrix of k * k values."""
+    k = math.isqrt(x.size)
+    return x.reshape(k, k) + 4.0 * np.eye(k)
 
 
 # ---------------------------------------------------------------- generators
@@ -580,8 +582,9 @@ def _written(y, x):
 
 
 def _sym(x):
-    """A symmetric 3 x 3 matrix with distinct eigenvalues."""
-    return np.diag([1.0, 2.5, 4.0]) + 0.3 * (x.reshape(3, 3) + x.reshape(3, 3).T)
+    """A symmetric k x k matrix of k * k values, eigenvalues 1.4 or more apart."""
+    k = math.isqrt(x.size)
+    return np.diag(1.0 + 3.0 * np.arange(k)) + 0.2 * (x.reshape(k, k) + x.reshape(k, k).T)
 
 
 LINALG = {
@@ -594,7 +597,7 @@ LINALG = {
         case(lambda x: np.linalg.norm(x.reshape(2, 3), 1, axis=0, keepdims=True), 6, "keepdims"),
         case(lambda x: np.linalg.norm(x.reshape(1, 2, 3), axis=(1, 2)), 6, "matrix axes"),
         case(lambda x: np.linalg.norm(x), (), "0-d")],
-    np.linalg.solve: [case(lambda x: np.linalg.solve(general(x[:9]), x[9:]), 12),
+    np.linalg.solve: [case(lambda x: np.linalg.solve(general(x[:4]), x[4:]), 6),
                       case(lambda x: np.linalg.solve(A33, x.reshape(3, 2)), 6, "constant matrix"),
                       case(lambda x: np.linalg.solve(spd(x), C3), 3, "constant right side")],
     np.linalg.inv: [case(lambda x: np.linalg.inv(general(x)), 9),
@@ -605,27 +608,27 @@ LINALG = {
         case(lambda x: np.linalg.slogdet(general(x)).logabsdet, 9),
         case(lambda x: np.linalg.slogdet(2.0 * np.eye(3) - spd(x))[0] * x, 3, "sign")],
     np.linalg.cholesky: [case(lambda x: np.linalg.cholesky(spd(x)), 3),
-                         case(lambda x: np.linalg.cholesky(spd(x[:3]) + np.triu(
-                             x[3:].reshape(3, 3), 1), upper=True), 12, "upper")],
-    np.linalg.eigh: [case(lambda x: np.linalg.eigh(_sym(x)).eigenvalues, 9),
-                     case(lambda x: np.abs(np.linalg.eigh(_sym(x))[1]), 9, "vectors"),
-                     case(lambda x: np.linalg.eigh(_sym(x) + np.triu(x.reshape(3, 3), 1),
-                                                   UPLO="U")[0], 9, "UPLO")],
-    np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 9),
+                         case(lambda x: np.linalg.cholesky(spd(x[:2]) + np.triu(
+                             x[2:].reshape(2, 2), 1), upper=True), 6, "upper")],
+    np.linalg.eigh: [case(lambda x: np.linalg.eigh(_sym(x)).eigenvalues, 4),
+                     case(lambda x: np.abs(np.linalg.eigh(_sym(x))[1]), 4, "vectors"),
+                     case(lambda x: np.linalg.eigh(_sym(x) + np.triu(x.reshape(2, 2), 1),
+                                                   UPLO="U")[0], 4, "UPLO")],
+    np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 4),
                          case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO")],
     np.linalg.matrix_power: [
         *[case((lambda k: lambda x: np.linalg.matrix_power(0.3 * general(x), k))(k), 9, f"{k}")
           for k in (0, 1, 3, -2)]],
-    np.linalg.qr: [case(lambda x: np.linalg.qr(general(x))[1], 9),
+    np.linalg.qr: [case(lambda x: np.linalg.qr(general(x))[1], 4),
                    case(lambda x: np.linalg.qr(x.reshape(3, 2) + A33[:, :2])[0], 6, "tall Q"),
                    case(lambda x: np.linalg.qr(x.reshape(2, 3) + A23, mode="r"), 6, "wide r"),
-                   case(lambda x: np.linalg.qr(general(x), mode="complete").Q, 9, "complete")],
+                   case(lambda x: np.linalg.qr(general(x), mode="complete").Q, 4, "complete")],
     np.linalg.svd: [case(lambda x: np.linalg.svd(x.reshape(2, 3) + A23, compute_uv=False), 6),
-                    case(lambda x: np.abs(np.linalg.svd(general(x))[0]), 9, "U of square"),
+                    case(lambda x: np.abs(np.linalg.svd(general(x))[0]), 4, "U of square"),
                     case(lambda x: np.abs(np.linalg.svd(x.reshape(3, 2) + A33[:, :2],
                                                         full_matrices=False).Vh), 6, "Vh thin")],
     np.linalg.pinv: [case(lambda x: np.linalg.pinv(x.reshape(3, 2) + A33[:, :2]), 6),
-                     case(lambda x: np.linalg.pinv(general(x)), 9, "square")],
+                     case(lambda x: np.linalg.pinv(general(x)), 4, "square")],
     np.linalg.lstsq: [
         case(lambda x: np.linalg.lstsq(x[:6].reshape(3, 2) + A33[:, :2], x[6:])[0], 9),
         case(lambda x: np.linalg.lstsq(A33[:, :2], x, rcond=None)[1], 3, "residuals"),
@@ -760,41 +763,41 @@ SCIPY_FUNCTIONS = {
                    case(lambda x: sc.polygamma(np.array([0, 1, 2, 3]), x), 4, "orders", (0.2, 3.0)),
                    case(lambda x: sc.polygamma(0, x), (), "n=0", (0.2, 3.0))],
     sl.solve_triangular: [
-        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:]), 12),
-        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:].reshape(3, 1), lower=True,
-                                           trans="T"), 12, "lower T"),
-        case(lambda x: sl.solve_triangular(general(x[:9]), x[9:], trans=1, unit_diagonal=True),
-             12, "unit diagonal")],
-    sl.solve: [case(lambda x: sl.solve(general(x[:9]), x[9:]), 12),
-               *[case((lambda a: lambda x: sl.solve(_sym(x[:9]) + 3.0 * np.eye(3), x[9:],
-                                                   assume_a=a))(a), 12, a,
+        case(lambda x: sl.solve_triangular(general(x[:4]), x[4:]), 6),
+        case(lambda x: sl.solve_triangular(general(x[:4]), x[4:].reshape(2, 1), lower=True,
+                                           trans="T"), 6, "lower T"),
+        case(lambda x: sl.solve_triangular(general(x[:4]), x[4:], trans=1, unit_diagonal=True),
+             6, "unit diagonal")],
+    sl.solve: [case(lambda x: sl.solve(general(x[:4]), x[4:]), 6),
+               *[case((lambda a: lambda x: sl.solve(_sym(x[:4]) + 3.0 * np.eye(2), x[4:],
+                                                   assume_a=a))(a), 6, a,
                       cs="not holomorphic: Cholesky" if a == "pos" else "")
                  for a in ("pos", "sym", "diagonal", "tridiagonal", "upper triangular",
                            "lower triangular")],
-               case(lambda x: sl.solve(general(x[:9]), x[9:], transposed=True), 12, "transposed",
+               case(lambda x: sl.solve(general(x[:4]), x[4:], transposed=True), 6, "transposed",
                     cs="SciPy refuses transposed complex systems")],
     sl.cholesky: [case(lambda x: sl.cholesky(spd(x)), 3),
                   case(lambda x: sl.cholesky(spd(x), lower=True), 3, "lower")],
     sl.cho_factor: [case(lambda x: sl.cho_factor(spd(x))[0], 3),
                     case(lambda x: np.tril(sl.cho_factor(spd(x), lower=True)[0]), 3, "lower")],
     sl.cho_solve: [case(lambda x: sl.cho_solve(sl.cho_factor(spd(x[:3])), x[3:]), 6)],
-    sl.lu_factor: [case(lambda x: sl.lu_factor(general(x))[0], 9)],
-    sl.lu_solve: [case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:9])), x[9:]), 12),
-                  case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:9])), x[9:], trans=1), 12,
+    sl.lu_factor: [case(lambda x: sl.lu_factor(general(x))[0], 4)],
+    sl.lu_solve: [case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:4])), x[4:]), 6),
+                  case(lambda x: sl.lu_solve(sl.lu_factor(general(x[:4])), x[4:], trans=1), 6,
                        "trans")],
-    sl.expm: [case(lambda x: sl.expm(0.3 * x.reshape(3, 3)), 9),
+    sl.expm: [case(lambda x: sl.expm(0.3 * x.reshape(2, 2)), 4),
               case(lambda x: sl.expm(x.reshape(1, 1)), 1, "1 x 1")],
     sl.inv: [case(lambda x: sl.inv(general(x)), 9)],
     sl.det: [case(lambda x: sl.det(general(x)), 9)],
     sl.svd: [case(lambda x: sl.svd(x.reshape(2, 3) + A23, compute_uv=False), 6),
-             case(lambda x: np.abs(sl.svd(general(x))[2]), 9, "Vh")],
+             case(lambda x: np.abs(sl.svd(general(x))[2]), 4, "Vh")],
     sl.svdvals: [case(lambda x: sl.svdvals(x.reshape(3, 2) + A33[:, :2]), 6)],
-    sl.qr: [case(lambda x: sl.qr(general(x))[1], 9),
+    sl.qr: [case(lambda x: sl.qr(general(x))[1], 4),
             case(lambda x: sl.qr(x.reshape(3, 2) + A33[:, :2], mode="economic")[0], 6, "economic"),
-            case(lambda x: sl.qr(general(x), mode="r")[0], 9, "r")],
-    sl.eigh: [case(lambda x: sl.eigh(_sym(x))[0], 9),
-              case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 9, "upper values")],
-    sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 9)],
+            case(lambda x: sl.qr(general(x), mode="r")[0], 4, "r")],
+    sl.eigh: [case(lambda x: sl.eigh(_sym(x))[0], 4),
+              case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 4, "upper values")],
+    sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 4)],
 }
 
 
@@ -828,16 +831,58 @@ STATS = {
     **_stats_cases(st.poisson, ("pmf", "logpmf"), lambda x: ([0, 1, 3], x), (0.2, 3.0), 3),
     **_stats_cases(st.binom, ("pmf", "logpmf"), lambda x: ([0, 2, 5], 5, x), (0.05, 0.95), 3),
     st.multivariate_normal.logpdf: [
-        case(lambda x: st.multivariate_normal.logpdf(x[:3], x[3:6], spd(x[6:])), 9),
+        case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),
         case(lambda x: st.multivariate_normal.logpdf(x.reshape(2, 3), cov=SPD3), 6, "points")],
     st.multivariate_normal.pdf: [
         case(lambda x: st.multivariate_normal.pdf(x[:3], x[3:], SPD3), 6)],
     st.multivariate_normal.__call__: [
-        case(lambda x: st.multivariate_normal(x[3:6], spd(x[6:])).logpdf(x[:3]), 9)],
+        case(lambda x: st.multivariate_normal(x[2:4], spd(x[4:])).logpdf(x[:2]), 6)],
     MVN_FROZEN.logpdf: [case(MVN_FROZEN.logpdf, 3)],
     MVN_FROZEN.pdf: [case(MVN_FROZEN.pdf, (2, 3))],
 }
 
+
+# ---------------------------------------------------------------- creation inside the recorded function
+
+COMPLEX_ARANGE = "NumPy counts complex ranges differently (an empty array here)"
+WRITES_INTO_REAL = "a real array made by the function: complex values cannot be written into it"
+
+
+def _workspace(make, key=slice(1, None)):
+    """``y = make(); y[key] = x ** 2``: the ODE right-hand-side pattern."""
+    def f(x):
+        y = make(x)
+        y[key] = x[:np.size(y[key])] ** 2
+        return y
+    return f
+
+
+CREATION = {
+    np.array: [case(lambda x: np.array([x[0] * x[1], x[2], 1.5]), 3, "list of pieces"),
+               case(lambda x: np.array([[x[0], x[1]], [x[1] ** 2, 2.0]]), 2, "nested"),
+               case(lambda x: np.array(x) * x, 3, "copy"),
+               case(_workspace(lambda x: np.array([1.0, 0.0, 0.0])), 3, "plain, written",
+                    cs=WRITES_INTO_REAL)],
+    np.asarray: [case(lambda x: np.asarray(x) * x, 3),
+                 case(lambda x: np.asarray([x[1], x[0]], dtype=float), 2, "list",
+                      cs="dtype=float is real")],
+    np.asanyarray: [case(lambda x: np.asanyarray([x[0], 2.0 * x[1]]), 2)],
+    np.ascontiguousarray: [case(lambda x: np.ascontiguousarray(x.T), (2, 3))],
+    np.zeros: [case(_workspace(lambda x: np.zeros(4)), 3, cs=WRITES_INTO_REAL),
+               case(_workspace(lambda x: np.zeros((2, 2)), (0, slice(None))), 2, "2-d",
+                    cs=WRITES_INTO_REAL)],
+    np.ones: [case(_workspace(lambda x: np.ones(3)), 2, cs=WRITES_INTO_REAL)],
+    np.empty: [case(_workspace(lambda x: np.empty(3), slice(None)), 3, cs=WRITES_INTO_REAL)],
+    np.full: [case(_workspace(lambda x: np.full(4, 0.5)), 3, cs=WRITES_INTO_REAL),
+              case(lambda x: np.full(3, x[0]) * x, 3, "active fill")],
+    np.eye: [case(_workspace(lambda x: np.eye(2), (0, slice(1, None))), 1, cs=WRITES_INTO_REAL),
+             case(lambda x: np.eye(3, k=1) * x, 3, "k")],
+    np.identity: [case(lambda x: np.identity(2) @ x, 2)],
+    np.arange: [case(lambda x: np.arange(x[0], 3.0), 1, "active start", cs=COMPLEX_ARANGE),
+                case(lambda x: np.arange(0.0, 2.0, x[0]), 1, "active step", (0.3, 0.9),
+                     cs=COMPLEX_ARANGE),
+                case(lambda x: np.arange(3.0) * x, 3, "plain")],
+}
 
 # ---------------------------------------------------------------- methods and operators of Active
 
@@ -974,7 +1019,7 @@ M.update({
 })
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
-         **SCIPY_FUNCTIONS, **STATS, **M}
+         **SCIPY_FUNCTIONS, **STATS, **M, **CREATION}
 
 
 # ---------------------------------------------------------------- without derivatives
