@@ -74,7 +74,8 @@ ZERO_D_AXIS = ("a reduction or cumulative sum/product of a 0-d array with axis=0
                "IndexError/AxisError where NumPy returns the value: adsim.grad(lambda x: "
                "np.sum(x, axis=0))(np.array(0.3))")
 STD_OF_ONE = ("np.std of a single value (a 0-d array, an axis of length 1) has reverse derivative "
-              "NaN (forward: 0, the derivative of the constant 0): adsim.grad(np.std)(np.array(0.7))")
+              "NaN (forward: 0, the derivative of the constant 0): "
+              "adsim.grad(np.std)(np.array(0.7))")
 RDIVMOD = ("divmod(2.0, x) of an active x raises 'TypeError: unsupported operand type(s) for "
            "divmod()' where NumPy computes it (x.__rdivmod__ exists but refuses): "
            "adsim.record(lambda x: divmod(2.0, x)[1], np.ones(3))")
@@ -451,7 +452,8 @@ NUMPY = {
     np.fix: unary(np.fix),
     np.var: reduction(np.var) + _axes_cases(np.var, ((4,), (2, 3)), (None, 0), ddof=(1,)),
     np.std: reduction(np.std, bugs=lambda s, kw: bug(STD_OF_ONE, "reverse")
-                      if s == () else ()) + _axes_cases(np.std, ((4,), (2, 3)), (None, 0), ddof=(1,)),
+                      if s == () else ()) + _axes_cases(np.std, ((4,), (2, 3)), (None, 0),
+                                                        ddof=(1,)),
     np.convolve: [case(lambda x: np.convolve(x, [0.25, 0.5, -0.25]), 5),
                   case(lambda x: np.convolve(x[:3], x[3:], mode="same"), 7, "same, active"),
                   case(lambda x: np.convolve(C3, x, mode="valid"), 5, "valid"),
@@ -674,7 +676,8 @@ INDEX_MAPS = {
     np.roll: [case(lambda x: np.roll(x, 2), 5),
               case(lambda x: np.roll(x, (1, -1), axis=(0, 1)), (2, 3), "axes"),
               case(lambda x: np.roll(x, 1), (0,), "empty")],
-    np.rot90: [case(np.rot90, (2, 3)), case(lambda x: np.rot90(x, -1, axes=(1, 2)), (2, 2, 2), "k")],
+    np.rot90: [case(np.rot90, (2, 3)),
+               case(lambda x: np.rot90(x, -1, axes=(1, 2)), (2, 2, 2), "k")],
     np.swapaxes: [case(lambda x: np.swapaxes(x, 0, 2), (2, 3, 1))],
     np.moveaxis: [case(lambda x: np.moveaxis(x, 0, -1), (2, 3, 2)),
                   case(lambda x: np.moveaxis(x, [0, 1], [1, 0]), (2, 3), "lists")],
@@ -683,7 +686,8 @@ INDEX_MAPS = {
     np.repeat: [case(lambda x: np.repeat(x, 2), 3),
                 case(lambda x: np.repeat(x, [1, 0, 3], axis=0), (3, 2), "counts axis"),
                 case(lambda x: np.repeat(x, 3), (), "0-d")],
-    np.tile: [case(lambda x: np.tile(x, 2), 3), case(lambda x: np.tile(x, (2, 1, 2)), (2, 2), "reps")],
+    np.tile: [case(lambda x: np.tile(x, 2), 3),
+              case(lambda x: np.tile(x, (2, 1, 2)), (2, 2), "reps")],
     np.take: [case(lambda x: np.take(x, [3, 0, 0]), 4),
               case(lambda x: np.take(x, [[1], [0]], axis=1), (2, 3), "axis"),
               case(lambda x: np.take(x, [5, -7], mode="wrap"), 4, "wrap"),
@@ -842,7 +846,7 @@ STATS = {
 }
 
 
-# ---------------------------------------------------------------- creation inside the recorded function
+# ---------------------------------------------------------------- creation while recording
 
 COMPLEX_ARANGE = "NumPy counts complex ranges differently (an empty array here)"
 WRITES_INTO_REAL = "a real array made by the function: complex values cannot be written into it"
@@ -962,10 +966,13 @@ M.update({
                      case(lambda x: x.clip(max=0.0), 4, "max", bugs=bug(CLIP_MAX))],
     "ndarray.T": [case(lambda x: x.T, (2, 3)), case(lambda x: x.T, 3, "1-d")],
     "ndarray.real": [case(lambda x: x.real, 3)], "ndarray.imag": [case(lambda x: x.imag + x, 3)],
-    "ndarray.flat": [case(lambda x: x.flat[[1, 4]], (2, 3)), case(lambda x: x.flat[2], (2, 2), "int")],
-    "ndarray.__add__": [case(lambda x: x + 1.5, 3), case(lambda x: x[:2] + x[2:, None], 5, "broadcast"),
+    "ndarray.flat": [case(lambda x: x.flat[[1, 4]], (2, 3)),
+                     case(lambda x: x.flat[2], (2, 2), "int")],
+    "ndarray.__add__": [case(lambda x: x + 1.5, 3),
+                        case(lambda x: x[:2] + x[2:, None], 5, "broadcast"),
                         case(lambda x: x + INT3, 3, "int array"), case(lambda x: x + x, (), "0-d")],
-    "ndarray.__radd__": [case(lambda x: 1.5 + x, 3), case(lambda x: [1.0, 2.0, 3.0] + x, 3, "list")],
+    "ndarray.__radd__": [case(lambda x: 1.5 + x, 3),
+                         case(lambda x: [1.0, 2.0, 3.0] + x, 3, "list")],
     "ndarray.__sub__": [case(lambda x: x - F32_3, 3), case(lambda x: x[:2] - x[2:], 4, "active")],
     "ndarray.__rsub__": [case(lambda x: 2 - x, 3)],
     "ndarray.__mul__": [case(lambda x: x * BOOL3, 3, "bool"), case(lambda x: x[:2] * x[2:], 4)],
@@ -1002,12 +1009,14 @@ M.update({
         case(lambda x: x[1:3], 4), case(lambda x: x[::-2], 5, "negative step"),
         case(lambda x: x[[2, 0, 2]], 3, "integer array"),
         case(lambda x: x[x > 0.0], 6, "boolean mask"),
-        case(lambda x: x[:, None, 1:], (2, 3), "newaxis"), case(lambda x: x[..., 0], (2, 3), "ellipsis"),
+        case(lambda x: x[:, None, 1:], (2, 3), "newaxis"),
+        case(lambda x: x[..., 0], (2, 3), "ellipsis"),
         case(lambda x: x[1, -1], (2, 3), "scalar"), case(lambda x: x[()], (), "0-d"),
         case(lambda x: x[[0, 1], [2, 0]], (2, 3), "two index arrays"),
         case(lambda x: x[2:2], 3, "empty")],
     "ndarray.__setitem__": [
-        case(_set(slice(1, 3), lambda x: x[:2] ** 2), 4), case(_set(0, lambda x: 2.5), 3, "constant"),
+        case(_set(slice(1, 3), lambda x: x[:2] ** 2), 4),
+        case(_set(0, lambda x: 2.5), 3, "constant"),
         case(_set(np.array([2, 0]), lambda x: x[1:]), 3, "integer array"),
         case(_set(np.array([True, False, True]), lambda x: np.sin(x[:2])), 3, "mask"),
         case(_set(Ellipsis, lambda x: x[0]), 3, "broadcast scalar"),
@@ -1044,7 +1053,8 @@ VALUE_ONLY = {
                                                bugs=bug(ARG_KEEPDIMS))],
     np.argmin: _order_cases(np.argmin) + [case(lambda x: np.argmin(x, 0, keepdims=True), (2, 2),
                                                "keepdims", bugs=bug(ARG_KEEPDIMS))],
-    np.argsort: _order_cases(np.argsort) + [case(lambda x: np.argsort(x, axis=None), (2, 2), "None")],
+    np.argsort: _order_cases(np.argsort) + [case(lambda x: np.argsort(x, axis=None), (2, 2),
+                                                 "None")],
     np.searchsorted: [case(lambda x: np.searchsorted(TABLE5, x), 4),
                       case(lambda x: np.searchsorted(TABLE5, x[0], side="right"), 2, "right"),
                       case(lambda x: np.searchsorted(np.array([0.0, 1.0]), x), 3,
@@ -1158,7 +1168,7 @@ NOT_FUNCTIONS = {
     _MVN_FROZEN.rvs: "takes no array argument, so no call passes it an active one",
 }
 
-# ---------------------------------------------------------------- where the complex step does not apply
+# ---------------------------------------------------------------- no complex step
 
 NO_COMPLEX_LOOP = "NumPy/SciPy have no complex loop for it"
 NO_COMPLEX_STEP = {
@@ -1193,7 +1203,8 @@ NO_COMPLEX_STEP = {
                      sc.stdtrit, sc.polygamma], NO_COMPLEX_LOOP),
     sc.jv: SCIPY_COMPLEX_LOSES,
     sc.ive: "not holomorphic: scaled by exp(-|Re z|)",
-    **dict.fromkeys([getattr(d, m) for d, ms in ((st.norm, ("ppf", "isf")), (st.expon, ("ppf", "isf")),
+    **dict.fromkeys([getattr(d, m) for d, ms in ((st.norm, ("ppf", "isf")),
+                                                 (st.expon, ("ppf", "isf")),
                                                  (st.t, ("ppf", "isf")), (st.gamma, ("ppf", "isf")),
                                                  (st.beta, ("ppf",)),
                                                  (st.poisson, ("pmf", "logpmf")),

@@ -269,18 +269,18 @@ _KNOWN = {}
 
 
 def bug_modes(key, c):
-    """Mode -> reason of the case's known bugs."""
+    """Mode -> reasons of the case's known bugs."""
     if id(c) not in _KNOWN:
         found = {}
         for mode, reason in c.bugs + table.known_bugs(key, c):
             for m in table.MODES if mode == "all" else (mode,):
-                found[m] = "; ".join(filter(None, (found.get(m), reason)))
+                found.setdefault(m, []).append(reason)
         _KNOWN[id(c)] = found
     return _KNOWN[id(c)]
 
 
 def _xfail(bugs):
-    reason = "; ".join(dict.fromkeys(bugs.values()))
+    reason = "; ".join(dict.fromkeys(r for reasons in bugs.values() for r in reasons))
     return [pytest.mark.xfail(strict=True, raises=KnownBug, reason=reason)] if bugs else []
 
 
@@ -378,3 +378,35 @@ def test_refused(cid, c, error, match, known):
         with pytest.raises(error, match=match):
             inside_recording(c.f, sample(c, _seed(cid)))
     expect_bug(check) if known else check()
+
+
+# ---------------------------------------------------------------- the checks can fail
+
+def _sin_rules(jvp_slope=1.0, vjp_slope=1.0, curvature=True):
+    """sin as a primitive whose rules may be off by a factor, or whose
+    reverse rule hides its own derivative (no curvature)."""
+    def slope(x):
+        return np.cos(x) if curvature else adsim.stop_gradient(np.cos(x))
+    return adsim.primitive(np.sin, jvp=lambda a, out, t: jvp_slope * np.cos(a[0]) * t[0],
+                           vjp=lambda a, out, w: (vjp_slope * slope(a[0]) * w,))
+
+
+WRONG_RULES = {
+    "forward": _sin_rules(jvp_slope=1.0 + 1e-4),
+    "complex_step": _sin_rules(jvp_slope=1.0 + 1e-4),
+    "reverse": _sin_rules(vjp_slope=1.0 + 1e-4),
+    "hvp": _sin_rules(curvature=False),
+    # declared elementwise, but each output depends on the inputs before it
+    "sparsity": adsim.primitive(np.cumsum, jvp=lambda a, out, t: np.cumsum(t[0]),
+                                vjp=lambda a, out, w: (np.cumsum(w[::-1])[::-1],),
+                                elementwise=True, linear=True),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(WRONG_RULES))
+def test_each_check_fails_on_a_wrong_rule(mode):
+    c = table.case(WRONG_RULES[mode], 4)
+    p = Prepared(c, _seed(mode))
+    check_value(p, c)
+    with pytest.raises(AssertionError):
+        CHECKS[mode](p, c)
