@@ -13,9 +13,11 @@ checked for values. ``REFUSED`` lists calls adsim must refuse with a typed
 error. Adding a function is one line in one of these tables.
 """
 import copy
+import itertools
 import math
 import operator
 import pickle
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +56,6 @@ def bug(reason, *modes):
 def numpy_accepts(f, shape, domain=(-2.0, 2.0)):
     """Whether NumPy computes ``f`` at a point of ``shape`` without error or
     warning: generated argument variants keep only what NumPy allows."""
-    import warnings
     x = np.linspace(domain[0], domain[1], int(np.prod(shape)) + 2)[1:-1].reshape(shape)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -85,10 +86,10 @@ CLIP_MAX = ("x.clip(max=0.0) (NumPy 2's min=/max= keywords of ndarray.clip) rais
 TABLE_INSIDE = ("np.searchsorted of a sorted table made inside the recorded function "
                 "(np.array([0.0, 1.0]), an active constant there) is refused as if the table were "
                 "active: adsim.record(lambda x: x * np.searchsorted(np.array([0.0, 1.0]), x), "
-                "np.ones(2))")
+                "np.ones(2)) in a file (code with source)")
 INDEX_1D = ("operator.index of a 1-d active array raises 'ValueError: cannot reshape array of size "
             "3 into shape ()' where NumPy raises TypeError ('only integer scalar arrays ...'): "
-            "inside a recording, np.ones(3)[x] with x active of shape (3,)")
+            "adsim.record(lambda x: x * x.__index__(), np.ones(3))")
 DELITEM = ("del x[0] raises 'NotImplementedError: Subscript deletion not supported by "
            "adsim._tape.Active' where NumPy raises ValueError('cannot delete array elements')")
 ASTYPE = ("x.astype(np.float32) raises a plain TypeError, not an adsim error class (its message "
@@ -96,9 +97,10 @@ ASTYPE = ("x.astype(np.float32) raises a plain TypeError, not an adsim error cla
 ATLEAST_MANY = ("np.atleast_1d with several arguments, some active, raises 'TypeError: adsim: "
                 "internal dispatch without an active operand': adsim.record(lambda x: "
                 "np.atleast_1d(x[0], x)[0], np.ones(2))")
-ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shape (2,) where NumPy "
-                "gives (2, 1)): inside a recording, np.argmax(x, axis=1, keepdims=True) with x of "
-                "shape (2, 3)")
+ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shape (n,) where NumPy "
+                "gives (n, 1); with a square x, x * np.argmax(x, 1, keepdims=True) then broadcasts "
+                "along the wrong axis, silently): adsim.record(lambda x: x * np.argmax(x, axis=1, "
+                "keepdims=True), np.arange(6.0).reshape(2, 3)) fails to broadcast")
 NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
             "'scipy.stats._continuous_distns._call_super_mom.<locals>.wrapper' (the override of "
             "fit that norm, gamma, beta, expon... have) instead of scipy.stats.norm.fit")
@@ -206,7 +208,6 @@ def variants(f, shapes, label, domain=(-2.0, 2.0), cs="", bugs=None, **grid):
     """``f(x, **kw)`` for every shape and every combination of the keyword
     values in ``grid`` that NumPy accepts (JAX-style argument variants);
     ``bugs(shape, kw)`` gives the known bugs of a variant."""
-    import itertools
     names = list(grid)
     cases = []
     for shape in shapes:
