@@ -20,14 +20,17 @@ reproducer; a fixed bug makes its case pass and the test fail until the
 mark is removed.
 """
 import functools
+import importlib
 import inspect
 import types
 import zlib
 
 import numpy as np
 import pytest
+import scipy.stats as st
 
 import adsim
+from adsim._numpy_api import ufunc_name
 from adsim._tape import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
@@ -43,12 +46,9 @@ def name_of(key):
     """Where users find ``key``: ``numpy.sum``, ``numpy.add.reduce``,
     ``scipy.special.zeta`` (for its private ufunc), ``scipy.stats.norm.logpdf``,
     ``ndarray.sum``."""
-    import importlib
-    import scipy.stats as st
     if isinstance(key, str):
         return key
     if isinstance(key, np.ufunc):
-        from adsim._numpy_api import ufunc_name
         return ufunc_name(key)
     if isinstance(key, types.BuiltinMethodType) and isinstance(key.__self__, np.ufunc):
         return f"{name_of(key.__self__)}.{key.__name__}"
@@ -81,7 +81,6 @@ def _records_on_active(uf):
 def dispatched():
     """Name -> callable of everything adsim records or refuses by a rule of
     its own, read from its dispatch tables."""
-    import scipy.stats as st
     from adsim import _creation, _numpy_api as api, ops
     from adsim._np.special import _table as special_ufuncs
     from adsim._scipy import linalg as linalg_rules, mvn, special as special_rules
@@ -135,6 +134,13 @@ def test_every_table_entry_is_dispatched():
     assert cases & values == set(), "both differentiable and value-only"
     assert others & (cases | values | refused) == set(), "not a function, yet with cases"
     assert all(table.CASES.values()) and all(table.VALUE_ONLY.values())
+
+
+def test_case_names_are_unique():
+    """A case's name keys its recorded tape and its seed."""
+    names = [_id(key, c, i) for t in (table.CASES, table.VALUE_ONLY)
+             for key, cases in t.items() for i, c in enumerate(cases)]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
 
 
 # ---------------------------------------------------------------- points
@@ -222,7 +228,7 @@ def check_reverse(p, c):
     assert abs(lhs - rhs) <= 1e-12 * max(abs(lhs), abs(rhs)) + 1e-13, \
         f"dot-product test <w, J v> = <J^T w, v>: {lhs!r} != {rhs!r}"
     if p.m == 1:
-        value, grad = p.tape.value_and_gradient(p.x)
+        _, grad = p.tape.value_and_gradient(p.x)
         assert_close(grad, p.J[0].reshape(p.x.shape), RTOL, atol, "gradient")
 
 
@@ -322,6 +328,21 @@ def test_function(cid, c, modes, bugs):
     assert not fixed, f"modes {fixed} pass: remove their known bug from the case"
     if bugs:
         raise KnownBug(f"modes {sorted(bugs)} fail as expected")
+
+
+def _without_complex_loop():
+    for key, cases in table.CASES.items():
+        for i, c in enumerate(cases):
+            if no_complex_step(key, c) == table.NO_COMPLEX_LOOP:
+                yield pytest.param(c, id=_id(key, c, i))
+
+
+@pytest.mark.parametrize("c", list(_without_complex_loop()))
+def test_no_complex_loop_is_true(c):
+    """A reason to skip the complex step that has gone stale fails here."""
+    x = sample(c, 0)
+    with pytest.raises(TypeError):
+        c.f(x + 1e-20j)
 
 
 # ---------------------------------------------------------------- without derivatives
