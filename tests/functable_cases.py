@@ -80,9 +80,9 @@ STD_OF_ONE = ("np.std of a single value (a 0-d array, an axis of length 1) has r
 RDIVMOD = ("divmod(2.0, x) of an active x raises 'TypeError: unsupported operand type(s) for "
            "divmod()' where NumPy computes it (x.__rdivmod__ exists but refuses): "
            "adsim.record(lambda x: divmod(2.0, x)[1], np.ones(3))")
-CLIP_MAX = ("x.clip(max=0.0) (NumPy 2's min=/max= keywords of ndarray.clip) raises 'TypeError: "
-            "clip() got an unexpected keyword argument': adsim.record(lambda x: x.clip(max=0.0), "
-            "np.ones(3))")
+CLIP_MAX = ("x.clip(max=0.0), x.clip(min=0.0) (NumPy 2's keywords of ndarray.clip) raise "
+            "'TypeError: clip() got an unexpected keyword argument': adsim.record(lambda x: "
+            "x.clip(max=0.0), np.ones(3))")
 TABLE_INSIDE = ("np.searchsorted of a sorted table made inside the recorded function "
                 "(np.array([0.0, 1.0]), an active constant there) is refused as if the table were "
                 "active: adsim.record(lambda x: x * np.searchsorted(np.array([0.0, 1.0]), x), "
@@ -104,6 +104,9 @@ ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shap
 NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
             "'scipy.stats._continuous_distns._call_super_mom.<locals>.wrapper' (the override of "
             "fit that norm, gamma, beta, expon... have) instead of scipy.stats.norm.fit")
+DOT_ND = ("np.dot of two operands of 3 or more dimensions is computed as np.matmul (shape (2, 2, "
+          "1) where NumPy's dot gives (2, 2, 2, 1): silently wrong where the shapes broadcast): "
+          "adsim.record(lambda a: np.dot(a, np.ones((2, 2, 1))), np.ones((2, 2, 2))).output_shape")
 INNER_0D = ("np.inner with a 0-d operand raises 'ValueError: adsim: matmul: input operand does not "
             "have enough dimensions' where NumPy multiplies: adsim.record(lambda x: np.inner(x[0], "
             "x[1:]), np.ones(3))")
@@ -1028,8 +1031,88 @@ M.update({
     "ndarray.__deepcopy__": [case(lambda x: copy.deepcopy(x) * x, 3)],
 })
 
+
+
+# ---------------------------------------------------------------- edge cases
+
+def _iadd_view(x):
+    y = x * 1.0
+    y[1:] += x[:-1] ** 2
+    return y
+
+
+def _write_through_view(x):
+    y = x.reshape(2, 3) * 1.0
+    v = y[:, 1:]
+    v *= 2.0
+    v[0, 0] = x[0] ** 3
+    return y
+
+
+def _sin_out(x):
+    y = np.empty_like(x)
+    np.sin(x, out=y)
+    return y * x
+
+
+ZEROS4 = np.array([[0.0, 1.0], [1.0, 1.0]])
+
+# more calls of functions above: 3-d axes, zero factors, 1 x 1 matrices,
+# empty pieces, writes through views
+EDGE_CASES = {
+    np.sum: [case(lambda x: np.sum(x.reshape(2, 2, 2), axis=(0, 2)), 8, "3-d axes")],
+    np.max: [case(lambda x: np.max(x.reshape(2, 2, 2), axis=(0, 2), keepdims=True), 8,
+                  "3-d axes")],
+    np.prod: [case(lambda x: np.prod(np.concatenate([x, [0.0]])), 3, "a zero factor"),
+              case(lambda x: np.prod(x.reshape(2, 2) * ZEROS4, axis=0), 4, "a zero, axis")],
+    np.cumprod: [case(lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])), 4, "a zero")],
+    np.std: [case(lambda x: np.std(x.reshape(2, 2, 2), axis=(0, 2)), 8, "3-d axes")],
+    np.sort: [case(lambda x: np.sort(x.reshape(2, 2, 2), axis=1), 8, "3-d axis 1")],
+    np.median: [case(np.median, 4, "even count")],
+    np.quantile: [case(lambda x: np.quantile(x, [0.0, 1.0]), 4, "ends")],
+    np.einsum: [case(lambda x: np.einsum("iij->j", x.reshape(2, 2, 2)), 8, "repeated index"),
+                case(lambda x: np.einsum(",i->i", x[0], x[1:]), 3, "0-d operand")],
+    np.matmul: [case(lambda x: x[:2] @ x[2:].reshape(2, 2, 2), 10, "1-d @ stack"),
+                case(lambda x: x[2:].reshape(2, 2, 2) @ x[:2], 10, "stack @ 1-d")],
+    np.dot: [case(lambda x: np.dot(x[:8].reshape(2, 2, 2), x[8:].reshape(2, 2, 1)), 12,
+                  "3-d . 3-d", bugs=bug(DOT_ND))],
+    np.outer: [case(lambda x: np.outer(x[0], x[1:]), 3, "0-d")],
+    np.where: [case(lambda x: np.where(np.array([1, 0, 2]), x, -x), 3, "integer condition")],
+    np.clip: [case(lambda x: np.clip(x, np.array([-1, 0, -2]), 1), 3, "integer bounds")],
+    np.repeat: [case(lambda x: np.repeat(x, [0, 2, 0]), 3, "zero counts")],
+    np.tile: [case(lambda x: np.tile(x, 0), 3, "zero reps")],
+    np.take: [case(lambda x: np.take(x, []), 3, "no indices")],
+    np.concatenate: [case(lambda x: np.concatenate([x[:0], x, x[3:]]), 3, "empty pieces")],
+    np.flip: [case(lambda x: np.flip(x.reshape(2, 0), 0), 0, "empty")],
+    np.pad: [case(lambda x: np.pad(x, 1), 0, "empty"), case(lambda x: np.pad(x, 0), 3, "no width")],
+    np.linalg.norm: [case(lambda x: np.linalg.norm(x), 0, "empty"),
+                     case(lambda x: np.linalg.norm(x.reshape(2, 3), 3, axis=0), 6, "ord 3 axis")],
+    np.linalg.det: [case(lambda x: np.linalg.det(x.reshape(1, 1)), 1, "1 x 1")],
+    np.linalg.slogdet: [case(lambda x: np.linalg.slogdet(x.reshape(1, 1) - 3.0)[1], 1, "1 x 1")],
+    np.linalg.eigh: [case(lambda x: np.linalg.eigh(x.reshape(1, 1))[0], 1, "1 x 1")],
+    np.linalg.svd: [case(lambda x: np.linalg.svd(x.reshape(1, 1) + 3.0, compute_uv=False), 1,
+                         "1 x 1")],
+    np.linalg.qr: [case(lambda x: np.linalg.qr(x.reshape(1, 1) + 3.0)[1], 1, "1 x 1")],
+    np.linalg.cholesky: [case(lambda x: np.linalg.cholesky(x.reshape(1, 1) ** 2 + 1.0), 1,
+                              "1 x 1")],
+    np.fft.fft: [case(lambda x: np.real(np.fft.fft(x, n=2)), 4, "n smaller")],
+    np.fft.ifft2: [case(lambda x: np.real(np.fft.ifft2(x, axes=(0, 2))), (2, 2, 2), "axes")],
+    sc.gammaln: [case(lambda x: sc.gammaln(x.reshape(2, 1) * np.ones(3)), 2, "broadcast",
+                      (0.2, 3.0))],
+    np.sin: [case(_sin_out, 3, "out=")],
+    "ndarray.__iadd__": [case(_iadd_view, 4, "into a view")],
+    "ndarray.__imul__": [case(_write_through_view, 6, "through a view")],
+    "ndarray.sum": [case(lambda x: x.sum(dtype=float), 3, "dtype", cs=REAL_DTYPE)],
+    "ndarray.max": [case(lambda x: x.max(initial=0.3), 3, "initial")],
+    "ndarray.min": [case(lambda x: x.min(where=BOOL3, initial=5.0), 3, "where")],
+    "ndarray.clip": [case(lambda x: x.clip(min=0.0), 4, "min", bugs=bug(CLIP_MAX))],
+    "ndarray.trace": [case(lambda x: x.trace(axis1=1, axis2=2), (2, 2, 2), "3-d axes")],
+}
+
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
          **SCIPY_FUNCTIONS, **STATS, **M, **CREATION}
+for _key, _more in EDGE_CASES.items():
+    CASES[_key] = CASES[_key] + _more
 
 
 # ---------------------------------------------------------------- without derivatives
@@ -1106,6 +1189,11 @@ def _stats_refusal(call, name):
 _MVN_GEN, _MVN_FROZEN = type(st.multivariate_normal), type(MVN_FROZEN)
 
 REFUSED = {
+    np.kron: [refuse(lambda x: np.kron(x[0], x[1:]), 3, adsim.UnsupportedOperation, "np.kron")],
+    np.linspace: [refuse(lambda x: np.linspace(x[:2], x[2:], 3), 4, adsim.UnsupportedOperation,
+                         "linspace with active array endpoints")],
+    np.var: [refuse(lambda x: np.var(x, where=np.array([True, True, False])), 3,
+                    adsim.UnsupportedOperation, "where")],
     "ndarray.__float__": _leak(lambda x: float(x[0])),
     "ndarray.__complex__": _leak(lambda x: complex(x[0])),
     "ndarray.__format__": _leak(lambda x: f"{x[0]:.3f}"),
