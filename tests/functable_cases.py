@@ -21,7 +21,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.integrate
 import scipy.linalg as sl
+import scipy.optimize
+import scipy.signal as signal
+import scipy.spatial.distance as distance
 import scipy.special as sc
 import scipy.stats as st
 
@@ -83,10 +87,6 @@ RDIVMOD = ("divmod(2.0, x) of an active x raises 'TypeError: unsupported operand
 CLIP_MAX = ("x.clip(max=0.0), x.clip(min=0.0) (NumPy 2's keywords of ndarray.clip) raise "
             "'TypeError: clip() got an unexpected keyword argument': adsim.record(lambda x: "
             "x.clip(max=0.0), np.ones(3))")
-TABLE_INSIDE = ("np.searchsorted of a sorted table made inside the recorded function "
-                "(np.array([0.0, 1.0]), an active constant there) is refused as if the table were "
-                "active: adsim.record(lambda x: x * np.searchsorted(np.array([0.0, 1.0]), x), "
-                "np.ones(2)) in a file (code with source)")
 INDEX_1D = ("operator.index of a 1-d active array raises 'ValueError: cannot reshape array of size "
             "3 into shape ()' where NumPy raises TypeError ('only integer scalar arrays ...'): "
             "adsim.record(lambda x: x * x.__index__(), np.ones(3))")
@@ -104,12 +104,12 @@ ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shap
 NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
             "'scipy.stats._continuous_distns._call_super_mom.<locals>.wrapper' (the override of "
             "fit that norm, gamma, beta, expon... have) instead of scipy.stats.norm.fit")
-DOT_ND = ("np.dot of two operands of 3 or more dimensions is computed as np.matmul (shape (2, 2, "
-          "1) where NumPy's dot gives (2, 2, 2, 1): silently wrong where the shapes broadcast): "
-          "adsim.record(lambda a: np.dot(a, np.ones((2, 2, 1))), np.ones((2, 2, 2))).output_shape")
-INNER_0D = ("np.inner with a 0-d operand raises 'ValueError: adsim: matmul: input operand does not "
-            "have enough dimensions' where NumPy multiplies: adsim.record(lambda x: np.inner(x[0], "
-            "x[1:]), np.ones(3))")
+VECMAT_1D = ("np.vecmat with a 1-d second operand raises 'KeyError: j' (NumPy: ValueError, not "
+             "enough dimensions): adsim.record(lambda x: np.vecmat(x[:2], x[2:]), np.ones(4))")
+CORRCOEF_REPLAY = ("a tape of np.corrcoef records NumPy's clip to [-1, 1], whose diagonal sits on "
+                   "the bound (1 up to rounding): replays at nearby points raise BranchChanged (18 of "
+                   "20 in a trial), so hvp by differences, Newton steps and sparse plans cannot "
+                   "reuse it: t = adsim.record(np.corrcoef, X); t.forward(X + 1e-3 * noise)")
 EMPTY_MAX = ("max/min over an axis of an array with another axis of length 0 are refused ('max/min "
              "of an empty array') where NumPy returns an empty array: adsim.record(lambda x: "
              "np.max(x, axis=0), np.zeros((2, 0)))")
@@ -389,7 +389,8 @@ NUMPY = {
     np.vdot: [case(lambda x: np.vdot(x[:3], x[3:]), 6),
               case(lambda x: np.vdot(x.reshape(2, 3), A23), 6, "2-d constant")],
     np.inner: [case(lambda x: np.inner(x[:3], x[3:]), 6),
-               case(lambda x: np.inner(x[0], x[1:]), 4, "0-d", bugs=bug(INNER_0D))],
+               case(lambda x: np.inner(x[0], x[1:]), 4, "0-d"),
+               case(lambda x: np.inner(x.reshape(2, 3), A23), 6, "2-d")],
     np.outer: [case(lambda x: np.outer(x[:2], x[2:]), 5),
                case(lambda x: np.outer(C3, x.reshape(2, 2)), 4, "constant, 2-d flattened")],
     np.einsum: [
@@ -809,35 +810,106 @@ SCIPY_FUNCTIONS = {
 }
 
 
-def _stats_cases(dist, methods, args, domain, n):
-    return {getattr(dist, m): [case((lambda m: lambda x: getattr(dist, m)(*args(x)))(m), n,
-                                    domain=domain)] for m in methods}
+# shape parameters of each distribution at a point inside their range; a
+# case moves them by 0.1 x. A distribution adsim adds gets no case until it
+# is listed here (the completeness test names its methods).
+STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace": (),
+               "logistic": (), "uniform": (), "t": (3.5,), "gamma": (2.5,), "chi2": (3.0,),
+               "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
+               "skewnorm": (1.5,), "beta": (2.5, 1.7)}
+# the counts k (plain) and the parameters, active, of discrete distributions
+STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
+                 "binom": (lambda x: ([0, 2, 4], 5, x), 1),
+                 "bernoulli": (lambda x: (0, x), 1)}
+STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
+STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5}   # points where differences of the density are accurate
 
 
-_ALL_CONTINUOUS = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")
+def _stat_arguments(name, method, x):
+    """(points, *shapes, loc, scale) of a continuous distribution from x:
+    shapes that adsim does not differentiate in ``method`` stay plain."""
+    from adsim._scipy.distributions import CONTINUOUS
+    plain = CONTINUOUS[name].plain.get(method, ())
+    base = STAT_SHAPES[name]
+    points, rest = (x[:3], x[3:]) if method != "entropy" else ((), x)
+    if method in ("ppf", "isf"):
+        points = 0.25 + 0.5 * points                  # quantiles away from 0 and 1
+    elif method != "entropy":
+        points = points + STAT_SHIFT.get(name, 0.0)
+    shapes, k = [], 0
+    for i, b in enumerate(base):
+        if i in plain:
+            shapes.append(b)
+        else:
+            shapes.append(b + 0.1 * rest[k])
+            k += 1
+    loc, scale = 0.05 * rest[k], 1.0 + 0.2 * rest[k + 1]
+    return ((points,) if method != "entropy" else ()) + tuple(shapes) + (loc, scale)
+
+
+def _stat_size(name, method):
+    from adsim._scipy.distributions import CONTINUOUS
+    plain = CONTINUOUS[name].plain.get(method, ())
+    active = sum(1 for i in range(len(STAT_SHAPES[name])) if i not in plain)
+    return (3 if method != "entropy" else 0) + active + 2
+
+
+def _stat_cases():
+    from adsim._scipy import distributions, stats
+    cases = {}
+    for name in STAT_SHAPES:
+        dist = getattr(st, name)
+        for m in stats._methods(distributions.CONTINUOUS[name]):
+            cases[getattr(dist, m)] = [case(
+                (lambda name, m: lambda x: getattr(getattr(st, name), m)(
+                    *_stat_arguments(name, m, x)))(name, m), _stat_size(name, m),
+                domain=STAT_DOMAIN)]
+    for name, (arguments, n) in STAT_DISCRETE.items():
+        dist = getattr(st, name)
+        for m in stats._methods(distributions.DISCRETE[name]):
+            cases[getattr(dist, m)] = [case(
+                (lambda dist, m, arguments: lambda x: getattr(dist, m)(*arguments(x)))(
+                    dist, m, arguments), n, domain=STAT_DOMAIN)]
+    return cases
+
+
+# methods where the complex step does not apply: "*" all of a distribution's
+STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
+                       "cauchy": "entropy ppf isf cdf logcdf sf logsf",
+                       "halfnorm": "entropy ppf isf", "laplace": "entropy ppf isf",
+                       "logistic": "entropy ppf isf cdf logcdf sf logsf",
+                       "uniform": "entropy ppf isf", "t": "*", "gamma": "*", "chi2": "*",
+                       "invgamma": "*", "lognorm": "entropy ppf isf",
+                       "weibull_min": "entropy ppf isf", "beta": "*",
+                       "skewnorm": "cdf logcdf sf logsf", "poisson": "*", "binom": "*",
+                       "bernoulli": "*"}
+STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
+
+
+def _stats_without_complex_step():
+    from adsim._scipy import distributions, stats
+    families = {**distributions.CONTINUOUS, **distributions.DISCRETE}
+    out = {}
+    for table, reason in ((STAT_REFUSE_COMPLEX, REFUSES_COMPLEX),
+                          (STAT_WITH_ABS, "SciPy computes it with |x|: not holomorphic")):
+        for name, methods in table.items():
+            names = stats._methods(families[name]) if methods == "*" else methods.split()
+            out.update(dict.fromkeys([getattr(getattr(st, name), m) for m in names], reason))
+    out.update(dict.fromkeys([st.dirichlet.logpdf, st.dirichlet.pdf, st.dirichlet.entropy,
+                              st.dirichlet.__call__], REFUSES_COMPLEX))
+    return out
+
+
 MVN_FROZEN = st.multivariate_normal(np.array([0.1, -0.2, 0.3]), SPD3)
 
+
+def _simplex(x):
+    return np.concatenate([0.3 * x, [1.0 - 0.3 * np.sum(x)]])
+
+
 STATS = {
-    **_stats_cases(st.norm, _ALL_CONTINUOUS, lambda x: (x[:3], x[3] - 1.0, x[4]), (0.2, 1.8), 5),
-    **_stats_cases(st.norm, ("ppf", "isf"), lambda x: (x[:3], x[3], x[4]), (0.05, 0.95), 5),
-    **_stats_cases(st.expon, _ALL_CONTINUOUS, lambda x: (x[:3], -x[3], x[4]), (0.2, 1.8), 5),
-    **_stats_cases(st.expon, ("ppf", "isf"), lambda x: (x[:3], x[3], x[4]), (0.05, 0.95), 5),
-    **_stats_cases(st.t, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 2.0, x[4] - 1.0, x[5]),
-                   (0.2, 1.8), 6),
-    **_stats_cases(st.t, ("cdf", "logcdf", "sf", "logsf"), lambda x: (x[:3], 3.5, x[3] - 1.0,
-                                                                      x[4]), (0.2, 1.8), 5),
-    **_stats_cases(st.t, ("ppf", "isf"), lambda x: (x[:3], 3.5, x[3], x[4]), (0.05, 0.95), 5),
-    **_stats_cases(st.gamma, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 1.0, -x[4], x[5]),
-                   (0.2, 1.8), 6),
-    **_stats_cases(st.gamma, ("cdf", "logcdf", "sf", "logsf"), lambda x: (x[:3], 2.5, -x[3],
-                                                                          x[4]), (0.2, 1.8), 5),
-    **_stats_cases(st.gamma, ("ppf", "isf"), lambda x: (x[:3], 2.5, x[3], x[4]), (0.05, 0.95), 5),
-    **_stats_cases(st.beta, ("pdf", "logpdf"), lambda x: (x[:3], x[3] + 1.0, x[4] + 1.0),
-                   (0.05, 0.95), 5),
-    **_stats_cases(st.beta, ("cdf", "logcdf", "sf", "logsf", "ppf"),
-                   lambda x: (x[:3], 2.5, 1.7, x[3] - 1.0, x[4] + 1.0), (0.05, 0.95), 5),
-    **_stats_cases(st.poisson, ("pmf", "logpmf"), lambda x: ([0, 1, 3], x), (0.2, 3.0), 3),
-    **_stats_cases(st.binom, ("pmf", "logpmf"), lambda x: ([0, 2, 5], 5, x), (0.05, 0.95), 3),
+    **_stat_cases(),
+    st.norm.logpdf: [case(lambda x: st.norm(x[3], x[4]).logpdf(x[:3]), 5, "frozen", STAT_DOMAIN)],
     st.multivariate_normal.logpdf: [
         case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),
         case(lambda x: st.multivariate_normal.logpdf(x.reshape(2, 3), cov=SPD3), 6, "points")],
@@ -846,7 +918,216 @@ STATS = {
     st.multivariate_normal.__call__: [
         case(lambda x: st.multivariate_normal(x[2:4], spd(x[4:])).logpdf(x[:2]), 6)],
     MVN_FROZEN.logpdf: [case(MVN_FROZEN.logpdf, 3)],
+    st.multivariate_normal.entropy: [case(lambda x: st.multivariate_normal.entropy(cov=spd(x)), 2)],
     MVN_FROZEN.pdf: [case(MVN_FROZEN.pdf, (2, 3))],
+    st.dirichlet.logpdf: [case(lambda x: st.dirichlet.logpdf(_simplex(x[:2]), 1.0 + x[2:]), 5,
+                               domain=STAT_DOMAIN)],
+    st.dirichlet.pdf: [case(lambda x: st.dirichlet.pdf(_simplex(x[:2]), 1.5 + x[2:]), 5,
+                            domain=STAT_DOMAIN)],
+    st.dirichlet.entropy: [case(lambda x: st.dirichlet.entropy(1.0 + x), 3, domain=STAT_DOMAIN)],
+    st.dirichlet.__call__: [case(lambda x: st.dirichlet(1.0 + x[2:]).logpdf(_simplex(x[:2])), 5,
+                                 domain=STAT_DOMAIN)],
+}
+
+
+# ---------------------------------------------------------------- more NumPy
+
+NAN2 = np.array([[1.0, np.nan, 1.0], [np.nan, 1.0, 1.0]])      # NaNs for the nan-functions
+
+
+def _with_nans(f):
+    return lambda x: f(x.reshape(2, 3) * NAN2)
+
+
+def _partitioned(x):
+    y = x * 1.0
+    y.partition(2)
+    return y
+
+
+def _nan_reductions():
+    out = {}
+    for f in (np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanvar, np.nanstd,
+              np.nanmedian):
+        one_value = bug(STD_OF_ONE, "reverse") if f is np.nanstd else ()     # column 0
+        out[f] = [case(_with_nans(f), 6),
+                  case((lambda f: _with_nans(lambda y: f(y, axis=0)))(f), 6, "axis 0",
+                       bugs=one_value),
+                  case((lambda f: _with_nans(lambda y: f(y, axis=1, keepdims=True)))(f), 6,
+                       "axis 1 keepdims")]
+    out[np.nancumsum] = [case(_with_nans(np.nancumsum), 6),
+                         case(_with_nans(lambda y: np.nancumsum(y, axis=1)), 6, "axis")]
+    out[np.nancumprod] = [case(_with_nans(lambda y: np.nancumprod(y, axis=0)), 6)]
+    out[np.nanquantile] = [case(_with_nans(lambda y: np.nanquantile(y, [0.25, 0.5], axis=1)), 6)]
+    out[np.nanpercentile] = [case(_with_nans(lambda y: np.nanpercentile(y, 40)), 6)]
+    return out
+
+
+NUMPY_MORE = {
+    **_nan_reductions(),
+    np.ptp: [case(np.ptp, 4), case(lambda x: np.ptp(x, axis=1), (2, 3), "axis")],
+    np.cov: [case(np.cov, (2, 3)), case(lambda x: np.cov(x, rowvar=False, ddof=0), (3, 2),
+                                        "columns"),
+             case(lambda x: np.cov(x[:3], x[3:]), 6, "two")],
+    np.corrcoef: [case(np.corrcoef, (2, 3), bugs=bug(CORRCOEF_REPLAY, "hvp"))],
+    np.partition: [case(lambda x: np.partition(x, 2), 5),
+                   case(lambda x: np.partition(x, 1, axis=0), (3, 2), "axis")],
+    np.angle: [case(lambda x: np.angle(x + 1j * x[::-1]), 3)],
+    np.nan_to_num: [case(lambda x: np.nan_to_num(x * NANS, nan=0.5), 4),
+                    case(lambda x: np.nan_to_num(x * np.array([1.0, np.inf, -np.inf])), 3, "inf")],
+    np.real_if_close: [case(np.real_if_close, 3)],
+    np.i0: [case(np.i0, 4)],
+    np.piecewise: [case(lambda x: np.piecewise(x, [x < 0.0, x >= 0.0], [np.sin, lambda v: v ** 2]),
+                        5),
+                   case(lambda x: np.piecewise(x, [x < -1.0], [0.5, np.cos]), 4, "default")],
+    np.vander: [case(np.vander, 3), case(lambda x: np.vander(x, 2, increasing=True), 3, "N")],
+    np.copysign: [case(lambda x: np.copysign(x, np.array([1.0, -1.0, -2.0])), 3),
+                  case(lambda x: np.copysign(x[:2], x[2:]), 4, "active sign")],
+    np.divmod: [case(lambda x: np.divmod(x, 1.0)[1], 3),
+                case(lambda x: np.divmod(2.5, x)[1], 3, "constant numerator", (0.55, 1.2))],
+    np.dstack: [case(lambda x: np.dstack([x[:2], x[2:]]), 4)],
+    np.block: [case(lambda x: np.block([[x.reshape(2, 2), np.eye(2)],
+                                        [x.reshape(2, 2).T, x.reshape(2, 2)]]), 4),
+               case(lambda x: np.block([x[:2], np.ones(1), x[2:]]), 4, "1-d")],
+    np.diagflat: [case(np.diagflat, (2, 2)), case(lambda x: np.diagflat(x, 1), 2, "k")],
+    np.compress: [case(lambda x: np.compress([True, False, True], x), 3),
+                  case(lambda x: np.compress([False, True], x, axis=0), (2, 2), "axis")],
+    np.extract: [case(lambda x: np.extract(BOOL3, x), 3)],
+    np.insert: [case(lambda x: np.insert(x, 1, 0.5), 3),
+                case(lambda x: np.insert(x[1:], [0, 2], x[0] ** 2), 4, "active values")],
+    np.delete: [case(lambda x: np.delete(x, 1), 3),
+                case(lambda x: np.delete(x, [0], axis=1), (2, 3), "axis")],
+    np.resize: [case(lambda x: np.resize(x, (2, 3)), 4)],
+    np.lib.stride_tricks.sliding_window_view: [
+        case(lambda x: np.lib.stride_tricks.sliding_window_view(x, 3), 5)],
+    np.r_: [case(lambda x: np.r_[x[:2], 0.5, x[2:]], 4), case(lambda x: np.r_[x, 0:2], 2, "slice")],
+    np.c_: [case(lambda x: np.c_[x[:2], x[2:]], 4)],
+    np.trim_zeros: [case(lambda x: np.trim_zeros(np.concatenate([[0.0], x, [0.0, 0.0]])), 3)],
+    np.linalg.multi_dot: [case(lambda x: np.linalg.multi_dot([x.reshape(1, 3), A33, x]), 3)],
+    np.linalg.cond: [case(lambda x: np.linalg.cond(general(x)), 4),
+                     case(lambda x: np.linalg.cond(general(x), 1), 4, "ord 1")],
+    np.linalg.tensorsolve: [case(lambda x: np.linalg.tensorsolve(general(x[:4]), x[4:]), 6)],
+    np.linalg.tensorinv: [case(lambda x: np.linalg.tensorinv(general(x).reshape(2, 2), ind=1), 4)],
+    np.cumulative_sum: [case(np.cumulative_sum, 4),
+                        case(lambda x: np.cumulative_sum(x, axis=0, include_initial=True),
+                             (2, 2), "include_initial")],
+    np.cumulative_prod: [case(np.cumulative_prod, 4)],
+    np.unstack: [case(lambda x: np.unstack(x)[1] * 2.0, (2, 3))],
+    np.astype: [case(lambda x: np.astype(x, np.float64), 3)],
+    np.matrix_transpose: [case(np.matrix_transpose, (2, 2, 3))],
+    np.linalg.matrix_transpose: [case(np.linalg.matrix_transpose, (2, 3))],
+    np.linalg.matmul: [case(lambda x: np.linalg.matmul(x.reshape(2, 2), x.reshape(2, 2)), 4)],
+    np.linalg.outer: [case(lambda x: np.linalg.outer(x[:2], x[2:]), 5)],
+    np.linalg.vecdot: [case(lambda x: np.linalg.vecdot(x.reshape(2, 3), C3), 6)],
+    np.linalg.trace: [case(np.linalg.trace, (2, 2, 2))],
+    np.linalg.diagonal: [case(lambda x: np.linalg.diagonal(x, offset=1), (2, 3))],
+    np.linalg.cross: [case(lambda x: np.linalg.cross(x[:3], x[3:]), 6)],
+    np.linalg.vector_norm: [case(np.linalg.vector_norm, 4),
+                            case(lambda x: np.linalg.vector_norm(x, ord=1, axis=0), (2, 3), "ord")],
+    np.linalg.matrix_norm: [case(np.linalg.matrix_norm, (2, 3)),
+                            case(lambda x: np.linalg.matrix_norm(x, ord="nuc"), (2, 3), "nuc")],
+    np.linalg.svdvals: [case(lambda x: np.linalg.svdvals(x + A23), (2, 3))],
+    np.vecdot: [case(lambda x: np.vecdot(x[:3], x[3:]), 6),
+                case(lambda x: np.vecdot(x.reshape(2, 2), x[:2]), 4, "broadcast")],
+    np.matvec: [case(lambda x: np.matvec(x[:4].reshape(2, 2), x[4:]), 6),
+                case(lambda x: np.matvec(A23, x.reshape(2, 3)), 6, "stack")],
+    np.vecmat: [case(lambda x: np.vecmat(x[:2], x[2:].reshape(2, 2)), 6),
+                case(lambda x: np.vecmat(x[:2], x[2:]), 4, "1-d matrix", bugs=bug(VECMAT_1D))],
+    "ndarray.compress": [case(lambda x: x.compress([True, False, True]), 3)],
+    "ndarray.partition": [case(_partitioned, 4)],
+    "ndarray.mT": [case(lambda x: x.mT, (2, 2, 3))],
+}
+
+
+# ---------------------------------------------------------------- more scipy.special
+
+def _unaries(domains, shapes=SHAPES_S):
+    return {f: unary(f, d, shapes) for f, d in domains.items()}
+
+
+SPECIAL_MORE = {
+    **_unaries({sc.y0: (0.2, 3.0), sc.y1: (0.2, 3.0), sc.k0: (0.2, 3.0), sc.k1: (0.2, 3.0),
+                sc.k0e: (0.2, 3.0), sc.k1e: (0.2, 3.0), sc.gammasgn: (0.2, 3.0),
+                sc.rgamma: (-2.0, 2.0), sc.loggamma: (0.2, 3.0), sc.erfcx: (-2.0, 2.0),
+                sc.erfi: (-2.0, 2.0), sc.dawsn: (-2.0, 2.0), sc.exp1: (0.2, 3.0),
+                sc.expi: (0.2, 3.0), sc.spence: (0.2, 3.0), sc.ellipk: (-2.0, 0.9),
+                sc.ellipe: (-2.0, 0.9), sc.exprel: (-2.0, 2.0), sc.cosm1: (-2.0, 2.0),
+                sc.exp10: (-1.0, 1.0), sc.cosdg: (-2.0, 2.0), sc.sindg: (-2.0, 2.0),
+                sc.tandg: (-2.0, 2.0), sc.cotdg: (0.2, 3.0), sc.expm1: (-2.0, 2.0),
+                sc.log1p: (-0.5, 2.0), sc.cbrt: (0.2, 3.0), sc.exp2: (-2.0, 2.0)}),
+    sc.yn: _second(sc.yn, 2, (0.2, 3.0)), sc.yv: _second(sc.yv, 1.5, (0.2, 3.0)),
+    sc.kv: _second(sc.kv, 0.5, (0.2, 3.0)), sc.kve: _second(sc.kve, 1.5, (0.2, 3.0)),
+    sc.expn: _second(sc.expn, 2, (0.2, 3.0)),
+    sc.binom: [case(lambda x: sc.binom(3.0 + x[:2], x[2:]), 4, domain=(0.2, 1.8)),
+               case(lambda x: sc.binom(5, x), 3, "integer n", (0.2, 1.8))],
+    sc.owens_t: [case(lambda x: sc.owens_t(x[:2], x[2:]), 4)],
+    sc.hyp2f1: [case(lambda x: sc.hyp2f1(0.5, 1.5, 2.5, x), 3, domain=(-0.8, 0.8))],
+    sc.hyp1f1: [case(lambda x: sc.hyp1f1(0.5, 1.5, x), 3)],
+    sc.boxcox: [case(lambda x: sc.boxcox(x[:2] + 2.5, x[2:]), 4),
+                case(lambda x: sc.boxcox(x + 2.5, 0.0), 3, "lambda 0")],
+    sc.boxcox1p: [case(lambda x: sc.boxcox1p(x[:2] + 1.5, x[2:]), 4)],
+    sc.huber: [case(lambda x: sc.huber(1.0, x), 4), case(lambda x: sc.huber(x[:2] + 2.5, x[2:]), 4,
+                                                           "active delta")],
+    sc.pseudo_huber: [case(lambda x: sc.pseudo_huber(x[:2] + 2.5, x[2:]), 4)],
+    sc.kl_div: [case(lambda x: sc.kl_div(x[:2], x[2:]), 4, domain=(0.2, 3.0))],
+    sc.powm1: [case(lambda x: sc.powm1(x[:2], x[2:]), 4, domain=(0.2, 3.0))],
+    sc.radian: [case(lambda x: sc.radian(x[0], x[1], x[2]), 3)],
+    sc.multigammaln: [case(lambda x: sc.multigammaln(x, 3), 2, domain=(1.2, 3.0))],
+}
+
+
+# ---------------------------------------------------------------- more SciPy
+
+def _odes(x):
+    sol = scipy.integrate.solve_ivp(lambda t, y: -x[0] * y + np.sin(t), (0.0, 0.5), x[1:],
+                                    t_eval=[0.25, 0.5], rtol=1e-11, atol=1e-12)
+    return sol.y
+
+
+def _odeint(x):
+    return scipy.integrate.odeint(lambda y, t: -x[0] * y, x[1:], [0.0, 0.5])
+
+
+SCIPY_MORE = {
+    sl.lu: [case(lambda x: sl.lu(general(x))[2], 4), case(lambda x: sl.lu(general(x))[1], 4, "L")],
+    sl.norm: [case(lambda x: sl.norm(x), (2, 3)), case(lambda x: sl.norm(x, 1), 4, "ord 1")],
+    sl.solve_banded: [case(lambda x: sl.solve_banded((1, 1), np.array(
+        [[0.0, 0.5, 0.5], [4.0, 4.0, 4.0], [0.5, 0.5, 0.0]]) + x[:9].reshape(3, 3) * 0.1, x[9:]),
+        12)],
+    sl.solve_sylvester: [case(lambda x: sl.solve_sylvester(general(x[:4]), np.eye(2), x[4:].reshape(
+        2, 2)), 8)],
+    sl.block_diag: [case(lambda x: sl.block_diag(x[:2].reshape(1, 2), x[2:].reshape(2, 1), 1.5),
+                         4)],
+    sl.toeplitz: [case(lambda x: sl.toeplitz(x[:3], x[3:]), 6),
+                  case(lambda x: sl.toeplitz(x), 3, "symmetric", cs="conjugates c for r")],
+    sl.circulant: [case(sl.circulant, 3)],
+    sl.hankel: [case(lambda x: sl.hankel(x[:3], x[2:]), 5)],
+    **{f: [case((lambda f: lambda x: f(0.3 * x.reshape(2, 2) + np.eye(2)))(f), 4)]
+       for f in (sl.sqrtm, sl.logm, sl.cosm, sl.sinm, sl.tanm, sl.coshm, sl.sinhm, sl.tanhm)},
+    signal.convolve: [case(lambda x: signal.convolve(x[:3], x[3:]), 5),
+                      case(lambda x: signal.convolve(x.reshape(2, 2), A23, mode="same"), 4, "2-d")],
+    signal.correlate: [case(lambda x: signal.correlate(x, C3, mode="valid"), 4)],
+    signal.fftconvolve: [case(lambda x: signal.fftconvolve(x[:3], x[3:]), 5)],
+    signal.oaconvolve: [case(lambda x: signal.oaconvolve(x, C3, mode="same"), 4)],
+    signal.convolve2d: [case(lambda x: signal.convolve2d(x.reshape(2, 2), A23), 4)],
+    signal.correlate2d: [case(lambda x: signal.correlate2d(x.reshape(2, 3), x.reshape(2, 3)[:1],
+                                                           mode="same"), 6)],
+    signal.lfilter: [case(lambda x: signal.lfilter([0.5, 0.25], [1.0, -0.3], x), 5),
+                     case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
+                          "active coefficients")],
+    distance.pdist: [case(lambda x: distance.pdist(x.reshape(3, 2)), 6),
+                     case(lambda x: distance.pdist(x.reshape(3, 2), "sqeuclidean"), 6, "metric")],
+    distance.cdist: [case(lambda x: distance.cdist(x[:4].reshape(2, 2), x[4:].reshape(1, 2)), 6),
+                     case(lambda x: distance.cdist(x.reshape(2, 2), A23[:, :2], "cityblock"), 4,
+                          "cityblock")],
+    distance.squareform: [case(distance.squareform, 3),
+                          case(lambda x: distance.squareform(distance.squareform(x)), 3, "back")],
+    scipy.optimize.rosen: [case(scipy.optimize.rosen, 4)],
+    scipy.optimize.rosen_der: [case(scipy.optimize.rosen_der, 4)],
+    scipy.optimize.rosen_hess: [case(scipy.optimize.rosen_hess, 3)],
+    scipy.optimize.rosen_hess_prod: [case(lambda x: scipy.optimize.rosen_hess_prod(x, C3), 3)],
+    scipy.integrate.solve_ivp: [case(_odes, 3, domain=(0.2, 1.8),
+                                     cs="step sizes come from error norms |.|: not holomorphic")],
 }
 
 
@@ -920,6 +1201,12 @@ def _set_into_zeros(x):
 def _sorted_method(x, **kw):
     y = x * 1.0
     y.sort(**kw)
+    return y
+
+
+def _reshaped_in_place(x):
+    y = x * 1.0
+    y.shape = (2, 2)           # NumPy's in-place reshape
     return y
 
 
@@ -1008,6 +1295,8 @@ M.update({
     "ndarray.__imul__": [case(_inplace(operator.imul, lambda x: x), 3)],
     "ndarray.__itruediv__": [case(_inplace(operator.itruediv, lambda x: x + 3.0), 3)],
     "ndarray.__ipow__": [case(_inplace(operator.ipow, 3), 3)],
+    "ndarray.__ifloordiv__": [case(_inplace(operator.ifloordiv, 1.0), 3)],
+    "ndarray.__imod__": [case(_inplace(operator.imod, 1.0), 3)],
     "ndarray.__imatmul__": [case(_inplace(operator.imatmul, lambda x: x.reshape(2, 2), (2, 2)), 4)],
     "ndarray.__getitem__": [
         case(lambda x: x[1:3], 4), case(lambda x: x[::-2], 5, "negative step"),
@@ -1028,6 +1317,8 @@ M.update({
              cs="np.zeros(4) is a real array: complex values cannot be assigned into it")],
     "ndarray.__iter__": [case(lambda x: np.stack([r * (i + 1) for i, r in enumerate(x)]), (2, 3))],
     "ndarray.__copy__": [case(lambda x: copy.copy(x) * x, 3)],
+    "ndarray.to_device": [case(lambda x: x.to_device("cpu") * x, 3)],
+    "ndarray.__setattr__": [case(_reshaped_in_place, 4)],
     "ndarray.__deepcopy__": [case(lambda x: copy.deepcopy(x) * x, 3)],
 })
 
@@ -1075,7 +1366,7 @@ EDGE_CASES = {
     np.matmul: [case(lambda x: x[:2] @ x[2:].reshape(2, 2, 2), 10, "1-d @ stack"),
                 case(lambda x: x[2:].reshape(2, 2, 2) @ x[:2], 10, "stack @ 1-d")],
     np.dot: [case(lambda x: np.dot(x[:8].reshape(2, 2, 2), x[8:].reshape(2, 2, 1)), 12,
-                  "3-d . 3-d", bugs=bug(DOT_ND))],
+                  "3-d . 3-d")],
     np.outer: [case(lambda x: np.outer(x[0], x[1:]), 3, "0-d")],
     np.where: [case(lambda x: np.where(np.array([1, 0, 2]), x, -x), 3, "integer condition")],
     np.clip: [case(lambda x: np.clip(x, np.array([-1, 0, -2]), 1), 3, "integer bounds")],
@@ -1110,7 +1401,8 @@ EDGE_CASES = {
 }
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
-         **SCIPY_FUNCTIONS, **STATS, **M, **CREATION}
+         **SCIPY_FUNCTIONS, **STATS, **M, **CREATION, **NUMPY_MORE, **SPECIAL_MORE,
+         **SCIPY_MORE}
 for _key, _more in EDGE_CASES.items():
     CASES[_key] = CASES[_key] + _more
 
@@ -1142,7 +1434,7 @@ VALUE_ONLY = {
     np.searchsorted: [case(lambda x: np.searchsorted(TABLE5, x), 4),
                       case(lambda x: np.searchsorted(TABLE5, x[0], side="right"), 2, "right"),
                       case(lambda x: np.searchsorted(np.array([0.0, 1.0]), x), 3,
-                           "table made in the function", bugs=bug(TABLE_INSIDE))],
+                           "table made in the function")],
     np.digitize: [case(lambda x: np.digitize(x, TABLE5), 4),
                   case(lambda x: np.digitize(x, TABLE5, right=True), 4, "right")],
     np.shape: [case(np.shape, (2, 3)), case(np.shape, (), "0-d")],
@@ -1160,6 +1452,25 @@ VALUE_ONLY = {
                                                                "axis")],
     "ndarray.all": [case(lambda x: x.all(), 3), case(lambda x: (x * BOOL3).all(), 3, "zero")],
     "ndarray.base": [case(lambda x: x[1:].base is None, 3)],
+    np.argpartition: [case(lambda x: np.argpartition(x, 2)[2], 5),
+                      case(lambda x: np.argpartition(x, 1, axis=0)[1], (3, 2), "axis")],
+    np.nonzero: [case(lambda x: np.nonzero(x * BOOL3), 3),
+                 case(lambda x: np.nonzero(x > 0.0), (2, 3), "comparison")],
+    np.count_nonzero: [case(lambda x: np.count_nonzero(x * BOOL3), 3),
+                       case(lambda x: np.count_nonzero(x > 0.0, axis=0), (2, 3), "axis")],
+    np.argwhere: [case(lambda x: np.argwhere(x.reshape(3, 1) * BOOL3[:, None]), 3)],
+    np.flatnonzero: [case(lambda x: np.flatnonzero(x * BOOL3), 3)],
+    np.isposinf: [case(lambda x: np.isposinf(x * np.array([1.0, np.inf, -np.inf])), 3)],
+    np.isneginf: [case(lambda x: np.isneginf(x * np.array([1.0, np.inf, -np.inf])), 3)],
+    np.nanargmax: [case(_with_nans(np.nanargmax), 6),
+                   case(_with_nans(lambda y: np.nanargmax(y, axis=1)), 6, "axis")],
+    np.nanargmin: [case(_with_nans(lambda y: np.nanargmin(y, axis=0)), 6)],
+    "ndarray.argpartition": [case(lambda x: x.argpartition(1)[1], 4)],
+    "ndarray.nonzero": [case(lambda x: (x * BOOL3).nonzero(), 3)],
+    "ndarray.device": [case(lambda x: x.device, 3)],
+    "ndarray.flags": [case(lambda x: (x.flags.c_contiguous, x[::2].flags.c_contiguous), 3)],
+    "ndarray.strides": [case(lambda x: x.strides, (2, 3))],
+    "ndarray.setflags": [case(lambda x: x.setflags(write=True), 3)],
     **{f"ndarray.{name}": [case((lambda op: lambda x: op(x[:2], x[1:]))(getattr(operator, name)),
                                 3)]
        for name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__")},
@@ -1189,6 +1500,13 @@ def _stats_refusal(call, name):
 _MVN_GEN, _MVN_FROZEN = type(st.multivariate_normal), type(MVN_FROZEN)
 
 REFUSED = {
+    np.real_if_close: [refuse(lambda x: np.real_if_close(x + 0j), 3, adsim.UnsupportedOperation,
+                              "real_if_close")],
+    "ndarray.__getattr__": [refuse(lambda x: x.ctypes, 3, adsim.UnsupportedAttribute,
+                                   "no ndarray attribute `ctypes`")],
+    "ndarray.searchsorted": [refuse(lambda x: x.searchsorted(0.5), 3, adsim.UnsupportedOperation,
+                                    "cannot be active")],
+    scipy.integrate.odeint: [refuse(_odeint, 2, adsim.UnsupportedOperation, "odeint")],
     np.kron: [refuse(lambda x: np.kron(x[0], x[1:]), 3, adsim.UnsupportedOperation, "np.kron")],
     np.linspace: [refuse(lambda x: np.linspace(x[:2], x[2:], 3), 4, adsim.UnsupportedOperation,
                          "linspace with active array endpoints")],
@@ -1211,8 +1529,6 @@ REFUSED = {
                               "float32", bugs=bug(ASTYPE))],
     np.gradient: [refuse(lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.7])), 4,
                          adsim.UnsupportedOperation, "np.gradient with coordinate arrays")],
-    np.inner: [refuse(lambda x: np.inner(x.reshape(2, 3), A23), 6, adsim.UnsupportedOperation,
-                      "np.inner of arrays with more than one axis")],
     sc.zeta: [refuse(lambda x: sc.zeta(x + 2.0, 1.5), 3, adsim.UnsupportedOperation, "zeta")],
     sc.gammainc: [refuse(lambda x: sc.gammainc(x + 3.0, 1.5), 3, adsim.UnsupportedOperation,
                          "gammainc")],
@@ -1223,20 +1539,20 @@ REFUSED = {
                                             "scipy.stats.norm.expect"),
     **{getattr(st.rv_discrete, m): _stats_refusal(
         (lambda m: lambda x: getattr(st.poisson, m)(0.5, x))(m), f"scipy.stats.poisson.{m}")
-       for m in ("cdf", "logcdf", "sf", "logsf", "ppf", "isf")},
+       for m in ("ppf", "isf")},
     st.rv_discrete.rvs: _stats_refusal(lambda x: st.poisson.rvs(x), "scipy.stats.poisson.rvs"),
     st.rv_discrete.expect: _stats_refusal(lambda x: st.poisson.expect(args=(x[0],)),
                                           "scipy.stats.poisson.expect"),
     **{getattr(st.rv_continuous, m): _stats_refusal(
         (lambda m: lambda x: getattr(st.norm, m)(x[0], x[1]))(m), f"scipy.stats.norm.{m}")
-       for m in ("mean", "var", "std", "stats", "entropy", "rvs", "support")},
+       for m in ("mean", "var", "std", "stats", "rvs", "support")},
     st.rv_continuous.moment: _stats_refusal(lambda x: st.norm.moment(2, x[0]),
                                             "scipy.stats.norm.moment"),
     st.rv_continuous.nnlf: _stats_refusal(lambda x: st.norm.nnlf(x[:2], C3),
                                           "scipy.stats.norm.nnlf"),
     **{getattr(_MVN_GEN, m): _stats_refusal(
         (lambda m: lambda x: getattr(st.multivariate_normal, m)(x, cov=SPD3))(m),
-        f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf", "entropy", "rvs")},
+        f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf", "rvs")},
     **{getattr(_MVN_FROZEN, m): _stats_refusal(
         (lambda m: lambda x: getattr(MVN_FROZEN, m)(x))(m),
         f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf")},
@@ -1244,6 +1560,8 @@ REFUSED = {
 
 NOT_FUNCTIONS = {
     "ndarray.__new__": "construction: active arrays come from recordings",
+    "ndarray.__getattribute__": "Python's attribute lookup",
+    "ndarray.__delattr__": "Python's attribute deletion",
     "ndarray.__repr__": "text for people, not a value",
     "ndarray.__array_ufunc__": "the ufunc protocol every ufunc case goes through",
     "ndarray.__array_function__": "the function protocol every NumPy function case goes through",
@@ -1253,17 +1571,19 @@ NOT_FUNCTIONS = {
     "ndarray.__pyx_vtable__": "the compiled class's internals",
     "ndarray.slot": "adsim's own attribute (where the value lives on the tape), not NumPy's",
     "ndarray.tape": "adsim's own attribute (the recording), not NumPy's",
-    _MVN_FROZEN.entropy: "takes no array argument, so no call passes it an active one",
     _MVN_FROZEN.rvs: "takes no array argument, so no call passes it an active one",
 }
 
 # ---------------------------------------------------------------- no complex step
 
-NO_COMPLEX_LOOP = "NumPy/SciPy have no complex loop for it"
+REFUSES_COMPLEX = "NumPy/SciPy refuse complex input here (no complex loop, or a cast to real)"
+NOT_HOLOMORPHIC = "not holomorphic"
+FFT_MIXES = ("computed by FFTs, which mix real and imaginary parts: rounding of the real parts "
+             "(1e-16) swamps the step (1e-20)")
 NO_COMPLEX_STEP = {
     **dict.fromkeys([np.arctan2, np.hypot, np.cbrt, np.ceil, np.floor, np.trunc, np.fabs,
                      np.deg2rad, np.rad2deg, np.degrees, np.radians, np.floor_divide, np.fmod,
-                     np.remainder, np.heaviside, np.logaddexp, np.logaddexp2], NO_COMPLEX_LOOP),
+                     np.remainder, np.heaviside, np.logaddexp, np.logaddexp2], REFUSES_COMPLEX),
     np.absolute: "not holomorphic: |z|",
     np.sign: "not holomorphic: sign(z) = z / |z|",
     np.conjugate: "not holomorphic: conj(z)",
@@ -1274,7 +1594,7 @@ NO_COMPLEX_STEP = {
     np.correlate: "not holomorphic: conjugates its second argument",
     np.quantile: "NumPy's quantile takes real arrays only",
     np.percentile: "NumPy's percentile takes real arrays only",
-    np.fix: NO_COMPLEX_LOOP,
+    np.fix: REFUSES_COMPLEX,
     **dict.fromkeys([np.linalg.norm, np.linalg.slogdet], "not holomorphic: absolute values"),
     **dict.fromkeys([np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.qr,
                      np.linalg.svd, np.linalg.pinv, np.linalg.lstsq, sl.cholesky, sl.cho_factor,
@@ -1289,21 +1609,12 @@ NO_COMPLEX_STEP = {
                      sc.log_expit, sc.logit, sc.entr, sc.rel_entr, sc.ndtri, sc.j0, sc.j1,
                      sc.i0, sc.i1, sc.i0e, sc.i1e, sc.gammainc, sc.gammaincc, sc.gammaincinv,
                      sc.gammainccinv, sc.betainc, sc.betaincc, sc.betaincinv, sc.stdtr,
-                     sc.stdtrit, sc.polygamma], NO_COMPLEX_LOOP),
+                     sc.stdtrit, sc.polygamma], REFUSES_COMPLEX),
     sc.jv: SCIPY_COMPLEX_LOSES,
     sc.ive: "not holomorphic: scaled by exp(-|Re z|)",
-    **dict.fromkeys([getattr(d, m) for d, ms in ((st.norm, ("ppf", "isf")),
-                                                 (st.expon, ("ppf", "isf")),
-                                                 (st.t, ("ppf", "isf")), (st.gamma, ("ppf", "isf")),
-                                                 (st.beta, ("ppf",)),
-                                                 (st.poisson, ("pmf", "logpmf")),
-                                                 (st.binom, ("pmf", "logpmf"))) for m in ms],
-                    "SciPy casts its arguments to real"),
-    **dict.fromkeys([getattr(d, m) for d, ms in (
-        (st.t, _ALL_CONTINUOUS), (st.gamma, _ALL_CONTINUOUS), (st.beta, _ALL_CONTINUOUS))
-        for m in ms], "SciPy's special functions behind it have no complex loop"),
     **dict.fromkeys([st.multivariate_normal.logpdf, st.multivariate_normal.pdf,
-                     st.multivariate_normal.__call__, MVN_FROZEN.logpdf, MVN_FROZEN.pdf],
+                     st.multivariate_normal.__call__, MVN_FROZEN.logpdf, MVN_FROZEN.pdf,
+                     st.multivariate_normal.entropy],
                     "SciPy casts its arguments to real"),
     **dict.fromkeys(["ndarray.conj", "ndarray.conjugate", "ndarray.real"], "not holomorphic"),
     "ndarray.__abs__": "not holomorphic: |z|",
@@ -1312,6 +1623,26 @@ NO_COMPLEX_STEP = {
     "ndarray.astype": "casts to a real dtype",
     **dict.fromkeys(["ndarray.__floordiv__", "ndarray.__rfloordiv__", "ndarray.__mod__",
                      "ndarray.__rmod__", "ndarray.__divmod__", "ndarray.__rdivmod__"],
-                    NO_COMPLEX_LOOP),
+                    REFUSES_COMPLEX),
+    "ndarray.__ifloordiv__": REFUSES_COMPLEX, "ndarray.__imod__": REFUSES_COMPLEX,
+    **dict.fromkeys([np.copysign, np.divmod, np.nanquantile, np.nanpercentile, np.i0, np.astype,
+                     sc.binom, sc.boxcox, sc.boxcox1p, sc.cbrt, sc.cosdg, sc.cosm1, sc.cotdg,
+                     sc.ellipe, sc.ellipk, sc.exp10, sc.exp2, sc.expn, sc.exprel, sc.gammasgn,
+                     sc.huber, sc.k0, sc.k0e, sc.k1, sc.k1e, sc.kl_div, sc.owens_t, sc.powm1,
+                     sc.pseudo_huber, sc.radian, sc.sindg, sc.tandg, sc.y0, sc.y1, sc.yn,
+                     sc.multigammaln, distance.pdist, distance.cdist], REFUSES_COMPLEX),
+    **dict.fromkeys([np.angle, np.real_if_close], "not holomorphic: arg z, Re z"),
+    **dict.fromkeys([np.nanvar, np.nanstd], "not holomorphic: |z - mean|^2"),
+    **dict.fromkeys([np.cov, np.corrcoef, np.vecdot, np.vecmat, np.linalg.vecdot,
+                     signal.correlate2d], "not holomorphic: conjugates an operand"),
+    **dict.fromkeys([np.linalg.cond, np.linalg.vector_norm, np.linalg.matrix_norm,
+                     np.linalg.svdvals, sl.norm], "not holomorphic: absolute values"),
+    np.partition: "NumPy orders the elements beside the kth differently for complex input",
+    np.nan_to_num: "replaces a NaN in the real and the imaginary part alike",
+    **dict.fromkeys([signal.fftconvolve, signal.oaconvolve], FFT_MIXES),
+    **dict.fromkeys([sc.yv, sc.rgamma, sl.solve_sylvester, sl.cosm, sl.sinm, sl.tanm],
+                    SCIPY_COMPLEX_LOSES),
+    sc.expi: "branch cut along the real axis (Im Ei(x + i0) = pi)",
+    **_stats_without_complex_step(),
 }
 
