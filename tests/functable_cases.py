@@ -107,9 +107,9 @@ NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
 VECMAT_1D = ("np.vecmat with a 1-d second operand raises 'KeyError: j' (NumPy: ValueError, not "
              "enough dimensions): adsim.record(lambda x: np.vecmat(x[:2], x[2:]), np.ones(4))")
 CORRCOEF_REPLAY = ("a tape of np.corrcoef records NumPy's clip to [-1, 1], whose diagonal sits on "
-                   "the bound (1 up to rounding): replays at nearby points raise BranchChanged (18 of "
-                   "20 in a trial), so hvp by differences, Newton steps and sparse plans cannot "
-                   "reuse it: t = adsim.record(np.corrcoef, X); t.forward(X + 1e-3 * noise)")
+                   "the bound (1 up to rounding): replays at nearby points raise BranchChanged "
+                   "(18 of 20 in a trial), so hvp by differences, Newton steps and sparse plans "
+                   "cannot reuse it: t = adsim.record(np.corrcoef, X); t.forward(X + 1e-3 * noise)")
 EMPTY_MAX = ("max/min over an axis of an array with another axis of length 0 are refused ('max/min "
              "of an empty array') where NumPy returns an empty array: adsim.record(lambda x: "
              "np.max(x, axis=0), np.zeros((2, 0)))")
