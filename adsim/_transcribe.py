@@ -63,21 +63,19 @@ def _flat(v):
     return v.reshape(-1) if isinstance(v, Active) else np.asarray(v, dtype=float).reshape(-1)
 
 
-def _plain_safe_multiply(g, d):
-    with np.errstate(all="ignore"):
-        return np.where(g != 0, g * d, 0.0)
-
-
 def _times(g, d):
-    """g * d, exactly zero where g is zero (d may be infinite there)."""
+    """g * d, exactly zero where g is zero and d is not finite (an adjoint
+    that is structurally zero meets an infinite slope: 0 · inf = 0, as in the
+    compiled sweeps). Elsewhere it is the plain product, so the derivatives
+    of a g that merely happens to be zero at this point survive. The test of
+    d is recorded (``isfinite`` of an active array), so replays check it."""
     if not isinstance(g, Active) and not isinstance(d, Active):
-        return _plain_safe_multiply(g, d)
-    if not isinstance(g, Active):
-        if np.all(g != 0):
-            return g * d
-        if not np.any(g):
-            return np.zeros(np.broadcast_shapes(np.shape(g), d.shape))
-    return np.where(g != 0, g * d, 0.0)
+        with np.errstate(all="ignore"):
+            return np.where(np.isfinite(d) | (g != 0), g * d, 0.0)
+    finite = np.isfinite(d)
+    if np.all(finite):
+        return g * d
+    return np.where(finite | (g != 0), g * d, 0.0)
 
 
 class _Transcription:
@@ -329,10 +327,10 @@ class _Transcription:
             return [(o[1], _times(g, 1.0 / b)), (o[2], _times(g, -y / b))]
         if code == Op.POW:
             parts = []
-            if o[1] >= 0:
-                parts.append((o[1], _times(g, np.where(b != 0.0, b * a ** (b - 1.0), 0.0))))
-            if o[2] >= 0:
-                parts.append((o[2], _times(g, np.where(y != 0.0, y * np.log(a), 0.0))))
+            if o[1] >= 0:                            # b a^(b-1), zero where b is
+                parts.append((o[1], _times(g, _times(b, a ** (b - 1.0)))))
+            if o[2] >= 0:                            # y ln a, zero where y is (a -> 0+)
+                parts.append((o[2], _times(g, _times(y, np.log(a)))))
             return parts
         if code == Op.ARCTAN2:
             r = a * a + b * b

@@ -175,3 +175,25 @@ def test_loops_inside_a_derivative_of_order_three_are_refused_clearly():
     assert np.all(np.isfinite(adsim.grad(f)(p)))
     with pytest.raises(adsim.UnsupportedOperation, match="order three"):
         adsim.hvp(f, p, np.ones(2))
+
+
+@pytest.mark.parametrize("f, x, want", [
+    (lambda x: x * np.exp(x), 0.0, 3.0),
+    (lambda x: (x - 1.0) * np.exp(x), 1.0, 3.0 * np.e),
+    (lambda x: x * np.exp(x * x), 0.0, 6.0),
+    (lambda x: x * np.cosh(x), 0.0, 3.0),
+    (lambda x: x * np.log1p(x * x), 0.0, 6.0),
+], ids=["x exp x", "(x-1) exp x", "x exp x^2", "x cosh x", "x log1p x^2"])
+def test_a_factor_that_is_zero_here_keeps_its_derivatives(f, x, want):
+    """An adjoint that happens to be 0 at the point (not structurally) still
+    has derivatives: the third derivative of x e^x at 0 is 3, not 1."""
+    third = adsim.grad(adsim.grad(adsim.grad(f)))(np.array(x))
+    assert third == pytest.approx(want, rel=1e-12)
+    fourth = adsim.grad(adsim.grad(adsim.grad(adsim.grad(lambda x: np.exp(x * x)))))
+    assert fourth(np.array(0.0)) == pytest.approx(12.0, rel=1e-12)
+
+
+def test_power_derivatives_where_the_exponent_is_zero():
+    T = adsim.jacobian(adsim.hessian(lambda z: z[0] ** z[1]))(np.array([2.0, 0.0]))
+    assert T[0, 1, 1] == pytest.approx(np.log(2.0), rel=1e-12)    # d3/da db^2 of a^b at b = 0
+    assert T[0, 0, 1] == pytest.approx(-0.25, rel=1e-12)          # d3/da^2 db: -1/a^2
