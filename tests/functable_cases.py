@@ -78,9 +78,9 @@ EMPTY_TAPE = ("SystemError 'returned NULL without setting an exception' from the
 ZERO_D_AXIS = ("a reduction or cumulative sum/product of a 0-d array with axis=0 or -1 raises "
                "IndexError/AxisError where NumPy returns the value: adsim.grad(lambda x: "
                "np.sum(x, axis=0))(np.array(0.3))")
-STD_OF_ONE = ("np.std of a single value (a 0-d array, an axis of length 1) has reverse derivative "
+STD_OF_ONE = ("np.nanstd of a single non-NaN value (a column of one number) has reverse derivative "
               "NaN (forward: 0, the derivative of the constant 0): "
-              "adsim.grad(np.std)(np.array(0.7))")
+              "adsim.grad(lambda x: np.sum(np.nanstd(x, axis=0)))(np.array([[0.7], [np.nan]]))")
 RDIVMOD = ("divmod(2.0, x) of an active x raises 'TypeError: unsupported operand type(s) for "
            "divmod()' where NumPy computes it (x.__rdivmod__ exists but refuses): "
            "adsim.record(lambda x: divmod(2.0, x)[1], np.ones(3))")
@@ -97,10 +97,6 @@ ASTYPE = ("x.astype(np.float32) raises a plain TypeError, not an adsim error cla
 ATLEAST_MANY = ("np.atleast_1d with several arguments, some active, raises 'TypeError: adsim: "
                 "internal dispatch without an active operand': adsim.record(lambda x: "
                 "np.atleast_1d(x[0], x)[0], np.ones(2))")
-ARG_KEEPDIMS = ("np.argmax/np.argmin ignore keepdims=True on active arrays (shape (n,) where NumPy "
-                "gives (n, 1); with a square x, x * np.argmax(x, 1, keepdims=True) then broadcasts "
-                "along the wrong axis, silently): adsim.record(lambda x: x * np.argmax(x, axis=1, "
-                "keepdims=True), np.arange(6.0).reshape(2, 3)) fails to broadcast")
 NORM_FIT = ("st.norm.fit(x) of an active x raises UnsupportedOperation naming "
             "'scipy.stats._continuous_distns._call_super_mom.<locals>.wrapper' (the override of "
             "fit that norm, gamma, beta, expon... have) instead of scipy.stats.norm.fit")
@@ -456,9 +452,7 @@ NUMPY = {
     np.around: [case(np.around, 4), case(lambda x: np.around(x, decimals=-1), 4, "-1")],
     np.fix: unary(np.fix),
     np.var: reduction(np.var) + _axes_cases(np.var, ((4,), (2, 3)), (None, 0), ddof=(1,)),
-    np.std: reduction(np.std, bugs=lambda s, kw: bug(STD_OF_ONE, "reverse")
-                      if s == () else ()) + _axes_cases(np.std, ((4,), (2, 3)), (None, 0),
-                                                        ddof=(1,)),
+    np.std: reduction(np.std) + _axes_cases(np.std, ((4,), (2, 3)), (None, 0), ddof=(1,)),
     np.convolve: [case(lambda x: np.convolve(x, [0.25, 0.5, -0.25]), 5),
                   case(lambda x: np.convolve(x[:3], x[3:], mode="same"), 7, "same, active"),
                   case(lambda x: np.convolve(C3, x, mode="valid"), 5, "valid"),
@@ -1425,10 +1419,9 @@ VALUE_ONLY = {
     **{f: [case(lambda x, f=f: f(x * NANS), 4), case(lambda x, f=f: f(x), (), "0-d")]
        for f in (np.isnan, np.isinf, np.isfinite)},
     np.argmax: _order_cases(np.argmax) + [case(lambda x: np.argmax(x.reshape(2, 3), axis=1,
-                                                                   keepdims=True), 6, "keepdims",
-                                               bugs=bug(ARG_KEEPDIMS))],
+                                                                   keepdims=True), 6, "keepdims")],
     np.argmin: _order_cases(np.argmin) + [case(lambda x: np.argmin(x, 0, keepdims=True), (2, 2),
-                                               "keepdims", bugs=bug(ARG_KEEPDIMS))],
+                                               "keepdims")],
     np.argsort: _order_cases(np.argsort) + [case(lambda x: np.argsort(x, axis=None), (2, 2),
                                                  "None")],
     np.searchsorted: [case(lambda x: np.searchsorted(TABLE5, x), 4),

@@ -30,8 +30,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
-    return np.sqrt(var(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where,
-                       mean=mean, correction=correction))
+    v = var(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
+            correction=correction)
+    count = np.prod([np.shape(a)[i] for i in _axes(axis, np.ndim(a))], dtype=float)
+    if count == 1 and mean is None and (ddof if correction is None else correction) == 0:
+        return v        # one value: identically 0, and so is its derivative (sqrt would say inf)
+    return np.sqrt(v)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):

@@ -91,14 +91,15 @@ def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return _with_initial(_extremum(a, axis, keepdims, True), initial, np.minimum)
 
 
-def _argext(a, axis, want_min):
+def _argext(a, axis, want_min, keepdims=False):
     tape = tape_of(a)
     if axis is None:
-        outer, m, inner, shape = 1, a.size, 1, ()
+        outer, m, inner = 1, a.size, 1
+        shape = (1,) * a.ndim if keepdims else ()
     else:
         ax = normalize_axis(axis, a.ndim)
         outer, m, inner = split_at(a.shape, ax)
-        shape = a.shape[:ax] + a.shape[ax + 1:]
+        shape = a.shape[:ax] + ((1,) if keepdims else ()) + a.shape[ax + 1:]
     ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
     tape.record_op(int(Op.ARGEXT), -1, [a.slot, outer, m, inner, ioff, int(want_min)])
     flat = tape.index_record(ioff, outer * inner).astype(np.intp)
@@ -108,12 +109,12 @@ def _argext(a, axis, want_min):
 
 def argmax(a, axis=None, out=None, keepdims=False):
     reject_kwargs("argmax", out=out)
-    return _argext(a, axis, False)
+    return _argext(a, axis, False, keepdims)
 
 
 def argmin(a, axis=None, out=None, keepdims=False):
     reject_kwargs("argmin", out=out)
-    return _argext(a, axis, True)
+    return _argext(a, axis, True, keepdims)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
