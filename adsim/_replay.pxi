@@ -184,7 +184,7 @@ cdef int lay_out(Tape t, Replay r, int layout, int dirs) except -1:
 cdef double* claim_work(Replay r, int64_t size, int64_t zero_from) except NULL:
     """The work buffer, of ``size`` doubles at least, zeroed from
     ``zero_from`` on unless that part is known to hold zeros."""
-    if size > r.work_cap:
+    if size > r.work_cap or r.work == NULL:       # (NULL: a sweep of empty arrays)
         free(r.work)
         r.work = NULL
         r.work_cap = 0
