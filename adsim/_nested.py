@@ -22,6 +22,7 @@ from . import _transcribe
 from ._cache import TapeCache, input_positions
 from ._np.integers import current
 from ._tape import Active
+from .errors import UnsupportedOperation
 from ._validate import name_of as _name
 from .primitives import Primitive
 
@@ -73,6 +74,7 @@ def _lifted(f, cells):
             for cell, v in zip(cells, outer):
                 cell.cell_contents = v
     lifted.__name__ = _name(f)
+    lifted.__dict__.update(getattr(f, "__dict__", {}))    # attributes (an event's terminal)
     return lifted
 
 
@@ -182,7 +184,14 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     def vjp(values, out, out_adjoint):
         if any(isinstance(v, Active) for v in values) or isinstance(out_adjoint, Active):
             # the rule is being recorded: one derivative order more
-            return recorded_rule(tuple(values) + (out_adjoint,), _contracted, len(values))
+            try:
+                return recorded_rule(tuple(values) + (out_adjoint,), _contracted, len(values))
+            except (UnsupportedOperation, TypeError) as err:
+                if "order three and more" in str(err):
+                    raise
+                raise UnsupportedOperation(
+                    f"adsim: derivatives of order three and more of {_name(f)} are recorded op "
+                    f"by op, and one of its operations could not be: {err}") from err
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -204,6 +213,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
+    prim.explains_recorded_rule = True
     return prim(*[args[p] for p in positions])
 
 

@@ -79,6 +79,7 @@ class Primitive:
     """A function recorded as one CALLBACK op with user-given rules."""
 
     fingerprinted_by_rules = True     # adsim/_fingerprint.py: known by its rules
+    explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -373,6 +374,8 @@ class Application(CallbackRules):
         try:
             tape = record(flat_vjp, *[args[i] for i in free], out, adjoint.reshape(self.out_shape))
         except (UnsupportedOperation, TypeError) as err:
+            if self.prim.explains_recorded_rule:
+                raise
             raise UnsupportedOperation(
                 f"adsim: second-order sweeps through primitive `{self.prim.name}` differentiate "
                 f"its vjp rule, which could not be recorded ({err}); write the vjp with NumPy "

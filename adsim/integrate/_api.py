@@ -105,13 +105,20 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     y0 = check_y0(y0)
     n = y0.shape[0]
     args = check_args(args)
-    # active values fun (or jac) reads from its closure are passed as args:
-    # the steps are recorded on tapes of their own
+    # active values fun (or jac, or an event) reads from its closure are
+    # passed as args to all of them: the steps are recorded on tapes of their own
     jac = options.get("jac")
-    lifted, args = lift_closures([fun] + ([jac] if callable(jac) else []), args)
+    event_functions = [] if events is None else \
+        [events] if callable(events) else list(events) if isinstance(events, (list, tuple)) \
+        else []
+    lifted, args = lift_closures([fun] + ([jac] if callable(jac) else []) + event_functions,
+                                 args)
     fun = lifted[0]
     if callable(jac):
         options = dict(options, jac=lifted[1])
+    if event_functions:
+        lifted_events = lifted[len(lifted) - len(event_functions):]
+        events = lifted_events[0] if callable(events) else lifted_events
     rtol, atol = check_tolerances(options.get("rtol", 1e-3), options.get("atol", 1e-6), n)
     max_step = check_max_step(options.get("max_step", np.inf))
     first_step = check_first_step(options.get("first_step"), t0, tf)

@@ -121,3 +121,19 @@ def test_event_structure_is_guarded_and_hvp_refused():
         tape.forward(np.array([0.0, 5.0]))          # apex below 5: no crossing
     with pytest.raises(adsim.UnsupportedOperation, match="event"):
         adsim.hvp(f, Y0, np.array([0.0, 1.0]))
+
+
+def _event_time(p):
+    def crossing(t, y):
+        return y[0] - p[1]                     # reads p from the enclosing function
+    crossing.terminal = True
+    sol = solve_ivp(lambda t, y: -p[0] * y, (0.0, 5.0), np.array([1.0]), events=[crossing],
+                    rtol=1e-10, atol=1e-12)
+    return sol.t_events[0][0]
+
+
+def test_events_reading_active_values_from_their_closure():
+    # t* = -ln(p1) / p0
+    p = np.array([0.8, 0.5])
+    np.testing.assert_allclose(adsim.grad(_event_time)(p),
+                               [np.log(p[1]) / p[0] ** 2, -1.0 / (p[0] * p[1])], rtol=1e-7)
