@@ -121,6 +121,23 @@ class _FrozenArray:
         return bool(np.array_equal(a.view(u), self.copy.view(u)))
 
 
+# containers adsim writes into (the stats= of checkpointed loops and solve_ivp),
+# by id, with the object itself so a recycled id never matches: what they hold
+# is an output of the sweeps, not an input the recording depends on
+_OUTPUT_CHANNELS = {}
+_OUTPUT = object()
+_MAX_OUTPUT_CHANNELS = 1024
+
+
+def output_channel(container):
+    """Mark a dict or list that adsim's sweeps write into (``stats=``): tape
+    caches do not record again when its contents change."""
+    if type(container) in (dict, list):
+        if len(_OUTPUT_CHANNELS) >= _MAX_OUTPUT_CHANNELS:
+            _OUTPUT_CHANNELS.pop(next(iter(_OUTPUT_CHANNELS)))
+        _OUTPUT_CHANNELS[id(container)] = container
+
+
 class _Walk:
     """One walk over an environment: the tokens, the random generators met,
     and (first) the reason the function is impure."""
@@ -148,6 +165,10 @@ class _Walk:
             return
         if depth > MAX_DEPTH:
             raise _Blocked(f"its environment is nested more than {MAX_DEPTH} levels deep")
+        if (t is dict or t is list) and _OUTPUT_CHANNELS.get(id(v)) is v:
+            self.emit(_OUTPUT)              # written by adsim (stats=): not an input
+            self.emit(id(v))
+            return
         handler = _HANDLERS.get(t)
         if handler is not None:
             handler(self, v, depth)

@@ -409,3 +409,17 @@ def test_attributes_of_a_user_module_count_by_value(tmp_path, monkeypatch):
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     assert g.tapes.recordings == 3          # unchanged module: the tape is reused
+
+
+def test_a_stats_container_does_not_force_recording_again():
+    """stats= is written by the sweeps, not read by the recording: after the
+    first calls the tape is reused, and the counts still follow each sweep."""
+    stats = {}
+
+    def loss(x):
+        return np.sum(adsim.checkpoint_loop(lambda u: 0.9 * u + 0.01 * u ** 2, x, 10, stats=stats))
+    g = adsim.value_and_grad(loss)
+    for k in range(5):
+        g(np.full(3, 1.0 + 0.1 * k))
+        assert stats["taped_steps"] == 10
+    assert g.tapes.recordings <= 2

@@ -14,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._np.core import active_leaves
+from .._purity import output_channel
 from .._tape import Active
 from ..errors import SnapshotDirNotADirectoryError, UnsupportedOperation
 from .budget import parse_bytes
@@ -64,6 +65,8 @@ def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stat
     elif not isinstance(stats, MutableMapping):
         raise TypeError(f"adsim: stats must be a dict to fill with the work counts, got "
                         f"{type(stats).__name__}")
+    else:
+        output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     if while_loop and max_steps is not None:
         max_steps = _count(max_steps, "max_steps", 0)
     return LoopOptions(snapshots=snapshots, memory_limit=memory_limit, snapshot_dir=snapshot_dir,

@@ -4,6 +4,7 @@ import numpy as np
 from ._drive import Run
 from ._events import Events
 from .._nested import lift_closures
+from .._purity import output_channel
 from ._options import (check_args, check_first_step, check_max_step, check_method,
                        check_sparsity, check_t_eval, check_t_span, check_tolerances,
                        check_unsupported, check_y0, warn_extraneous)
@@ -104,6 +105,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     t0, tf = check_t_span(t_span)
     y0 = check_y0(y0)
     n = y0.shape[0]
+    if stats is not None:
+        output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     args = check_args(args)
     # active values fun (or jac, or an event) reads from its closure are
     # passed as args to all of them: the steps are recorded on tapes of their own
