@@ -81,6 +81,19 @@ def user_frame():
     return None
 
 
+def source_hint():
+    """A sentence for errors raised in user code that has no source to read
+    (typed at a prompt, ``python -c``, ``exec``): np.array([...]) of active
+    values is recognised by reading the calling line, so it cannot be there."""
+    frame = user_frame()
+    if frame is None or linecache.getline(frame.f_code.co_filename, frame.f_lineno):
+        return ""
+    return (" (This code has no source file to read, as when typed at a prompt or run with "
+            "python -c, so np.array([...]) and np.zeros(n) inside it stay plain: use "
+            "np.stack([...]) and np.zeros_like(x, shape=(n,)) there, or put the function in "
+            "a file.)")
+
+
 _CALLS = {}           # (code, instruction offset) -> the called expression, or None
 
 

@@ -153,3 +153,11 @@ def test_compiled_library_code_calling_creation_functions_gets_plain_arrays():
     g = ad.grad(f)(np.ones(3))
     np.testing.assert_allclose(g, np.random.default_rng(0).standard_normal(3))
     assert seen["noise"] is np.ndarray
+
+
+def test_code_without_source_is_told_what_to_use_instead():
+    namespace = {"np": np}
+    exec(compile("def f(x):\n    return np.sum(np.asarray([x[0], x[1] ** 2]))\n",
+                 "<typed at a prompt>", "exec"), namespace)
+    with pytest.raises(ad.ActiveValueLeak, match="no source file"):
+        ad.grad(namespace["f"])(np.ones(2))
