@@ -72,9 +72,6 @@ def numpy_accepts(f, shape, domain=(-2.0, 2.0)):
 
 # ---------------------------------------------------------------- known bugs
 
-ZERO_D_AXIS = ("a reduction or cumulative sum/product of a 0-d array with axis=0 or -1 raises "
-               "IndexError/AxisError where NumPy returns the value: adsim.grad(lambda x: "
-               "np.sum(x, axis=0))(np.array(0.3))")
 STD_OF_ONE = ("np.nanstd of a single non-NaN value (a column of one number) has reverse derivative "
               "NaN (forward: 0, the derivative of the constant 0): "
               "adsim.grad(lambda x: np.sum(np.nanstd(x, axis=0)))(np.array([[0.7], [np.nan]]))")
@@ -103,12 +100,6 @@ CORRCOEF_REPLAY = ("a tape of np.corrcoef records NumPy's clip to [-1, 1], whose
                    "the bound (1 up to rounding): replays at nearby points raise BranchChanged "
                    "(18 of 20 in a trial), so hvp by differences, Newton steps and sparse plans "
                    "cannot reuse it: t = adsim.record(np.corrcoef, X); t.forward(X + 1e-3 * noise)")
-EMPTY_MAX = ("max/min over an axis of an array with another axis of length 0 are refused ('max/min "
-             "of an empty array') where NumPy returns an empty array: adsim.record(lambda x: "
-             "np.max(x, axis=0), np.zeros((2, 0)))")
-EMPTY_ACCUMULATE = ("maximum/minimum.accumulate of an empty array raise IndexError ('cannot do a "
-                    "non-empty take from an empty axes'): adsim.record(np.maximum.accumulate, "
-                    "np.zeros(0))")
 
 
 def known_bugs(key, c):
@@ -186,10 +177,6 @@ def binary(uf, domain=(-2.0, 2.0), constants=(INT3, F32_3, 2, 1.5), cs=""):
     return cases
 
 
-def _zero_d_axis(shape, kw):
-    return bug(ZERO_D_AXIS) if shape == () and kw.get("axis") is not None else ()
-
-
 def variants(f, shapes, label, domain=(-2.0, 2.0), cs="", bugs=None, **grid):
     """``f(x, **kw)`` for every shape and every combination of the keyword
     values in ``grid`` that NumPy accepts (JAX-style argument variants);
@@ -210,9 +197,7 @@ def variants(f, shapes, label, domain=(-2.0, 2.0), cs="", bugs=None, **grid):
 def reduction(fn, shapes=((4,), (2, 3), (), (0,), (2, 0)), axes=(None, 0, 1, -1, (0, 1)),
               keepdims=(False, True), label="", domain=(-2.0, 2.0), cs="", bugs=None, **kw):
     """``fn(x, axis=..., keepdims=..., **kw)`` where NumPy allows it."""
-    def known(shape, g):
-        return _zero_d_axis(shape, g) + (bugs(shape, g) if bugs else ())
-    return variants(lambda x, **g: fn(x, **g, **kw), shapes, label, domain, cs, known,
+    return variants(lambda x, **g: fn(x, **g, **kw), shapes, label, domain, cs, bugs,
                     axis=axes, keepdims=keepdims)
 
 
@@ -235,13 +220,9 @@ def _op_table_ufuncs():
 NANS = np.array([np.nan, 1.0, np.nan, -1.0])
 
 
-def _empty_max(shape, kw):
-    return bug(EMPTY_MAX) if 0 in shape and shape != (0,) else ()
-
-
-def _accumulate_cases(uf, bugs=None):
+def _accumulate_cases(uf):
     return variants(lambda x, axis: uf.accumulate(x, axis=axis), ((4,), (2, 3), (0,)),
-                    "", bugs=bugs, axis=(0, 1, -1))
+                    "", axis=(0, 1, -1))
 
 
 def _into(x, at, values, n=4):
@@ -280,14 +261,12 @@ UFUNCS = {
     np.fmin: binary(np.fmin) + [case(lambda x: np.fmin(x, NANS), 4, "NaN constant")],
     np.add.reduce: reduction(np.add.reduce),
     np.multiply.reduce: reduction(np.multiply.reduce),
-    np.maximum.reduce: reduction(np.maximum.reduce, bugs=_empty_max),
-    np.minimum.reduce: reduction(np.minimum.reduce, bugs=_empty_max),
+    np.maximum.reduce: reduction(np.maximum.reduce),
+    np.minimum.reduce: reduction(np.minimum.reduce),
     np.add.accumulate: _accumulate_cases(np.add),
     np.multiply.accumulate: _accumulate_cases(np.multiply),
-    np.maximum.accumulate: _accumulate_cases(np.maximum, lambda s, kw: bug(EMPTY_ACCUMULATE)
-                                             if 0 in s else ()),
-    np.minimum.accumulate: _accumulate_cases(np.minimum, lambda s, kw: bug(EMPTY_ACCUMULATE)
-                                             if 0 in s else ()),
+    np.maximum.accumulate: _accumulate_cases(np.maximum),
+    np.minimum.accumulate: _accumulate_cases(np.minimum),
     np.add.at: [case(lambda x: _into(x, np.add.at, x[4:] ** 2), 8),
                 case(lambda x: _into(x, np.add.at, 0.5), 4, "constant values"),
                 case(lambda x: _add_at_into_zeros(x), 3, "into np.zeros",
@@ -306,12 +285,12 @@ def _add_at_into_zeros(x):
 
 # ---------------------------------------------------------------- NumPy functions
 
-def _axes_cases(f, shapes=((4,), (2, 3)), axes=(None, 0, -1), bugs=_zero_d_axis, **grid):
-    return variants(lambda x, **kw: f(x, **kw), shapes, "", bugs=bugs, axis=axes, **grid)
+def _axes_cases(f, shapes=((4,), (2, 3)), axes=(None, 0, -1), **grid):
+    return variants(lambda x, **kw: f(x, **kw), shapes, "", axis=axes, **grid)
 
 
 def _max_min(fn):
-    return reduction(fn, bugs=_empty_max) + [
+    return reduction(fn) + [
         case(lambda x: fn(x, initial=0.1), 4, "initial"),
         case(lambda x: fn(x.reshape(2, 2), axis=0, where=BOOL3[:2], initial=-3.0), 4,
              "where initial")]

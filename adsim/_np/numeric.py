@@ -119,8 +119,8 @@ def cumprod(a, axis=None, dtype=None, out=None):
     (exact derivatives at zeros, unlike exp(cumsum(log)))."""
     reject_kwargs("cumprod", out=out)
     float64_only("cumprod", dtype)
-    if axis is None:
-        a, axis = a.reshape(-1), 0
+    if axis is None or a.ndim == 0:          # a 0-d array runs along its one value
+        a, axis = a.reshape(-1), 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim)
     if a.shape[axis] == 0:
         return a * 1.0
