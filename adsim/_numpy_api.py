@@ -291,10 +291,21 @@ def _scipy_special_rule(name):
 # functions that only move elements: recorded through index_map (views where
 # NumPy gives views)
 for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.moveaxis,
-           np.diagonal, np.repeat, np.tile, np.take, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-           np.fft.fftshift, np.fft.ifftshift, np.resize, np.delete,
-           np.lib.stride_tricks.sliding_window_view):
+           np.diagonal, np.repeat, np.tile, np.take, np.fft.fftshift, np.fft.ifftshift, np.resize,
+           np.delete, np.lib.stride_tricks.sliding_window_view):
     FUNCTIONS[_f] = (lambda f: lambda a, *args, **kw: index_map(f, [a], *args, **kw))(_f)
+
+
+def _atleast(f):
+    """np.atleast_1d/2d/3d of one array, or of several (a tuple), each on its own."""
+    def rule(*arys):
+        out = tuple(index_map(f, [a]) if isinstance(a, Active) else f(a) for a in arys)
+        return out[0] if len(out) == 1 else out
+    return rule
+
+
+for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    FUNCTIONS[_f] = _atleast(_f)
 
 
 def _into_out(name, out, compute):
