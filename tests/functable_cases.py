@@ -72,9 +72,6 @@ def numpy_accepts(f, shape, domain=(-2.0, 2.0)):
 
 # ---------------------------------------------------------------- known bugs
 
-STD_OF_ONE = ("np.nanstd of a single non-NaN value (a column of one number) has reverse derivative "
-              "NaN (forward: 0, the derivative of the constant 0): "
-              "adsim.grad(lambda x: np.sum(np.nanstd(x, axis=0)))(np.array([[0.7], [np.nan]]))")
 CORRCOEF_REPLAY = ("a tape of np.corrcoef records NumPy's clip to [-1, 1], whose diagonal sits on "
                    "the bound (1 up to rounding): replays at nearby points raise BranchChanged "
                    "(18 of 20 in a trial), so hvp by differences, Newton steps and sparse plans "
@@ -890,10 +887,9 @@ def _nan_reductions():
     out = {}
     for f in (np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanvar, np.nanstd,
               np.nanmedian):
-        one_value = bug(STD_OF_ONE, "reverse") if f is np.nanstd else ()     # column 0
         out[f] = [case(_with_nans(f), 6),
-                  case((lambda f: _with_nans(lambda y: f(y, axis=0)))(f), 6, "axis 0",
-                       bugs=one_value),
+                  case((lambda f: _with_nans(lambda y: f(y, axis=0)))(f), 6, "axis 0 (a column "
+                       "of one number)"),
                   case((lambda f: _with_nans(lambda y: f(y, axis=1, keepdims=True)))(f), 6,
                        "axis 1 keepdims")]
     out[np.nancumsum] = [case(_with_nans(np.nancumsum), 6),
