@@ -98,8 +98,13 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     if len(shape_of(c)) == 0:
         return c / c
     s = np.sqrt(np.diag(c))
-    c = c / s[:, None] / s[None, :]
-    return np.clip(c, -1.0, 1.0)
+    r = c / s[:, None] / s[None, :]
+    # NumPy clips to [-1, 1]; the diagonal is 1 (NaN for a constant
+    # variable) up to rounding, so a recorded clip there would sit on its
+    # bound and a replay could take the other side: it is 1, derivative 0
+    diagonal = np.eye(shape_of(r)[0], dtype=bool)
+    return np.where(diagonal, np.where(r != r, r, 1.0),
+                    np.clip(np.where(diagonal, 0.0, r), -1.0, 1.0))
 
 
 def _axes(axis, ndim):
