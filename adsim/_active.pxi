@@ -518,6 +518,9 @@ cdef class Active:
     def __divmod__(self, other):
         return numpy_api().floor_divide(self, other), numpy_api().remainder(self, other)
 
+    def __rdivmod__(self, other):
+        return numpy_api().floor_divide(other, self), numpy_api().remainder(other, self)
+
     # ---- comparisons: recorded branch outcomes, returned as plain bools --
     def __lt__(self, other):
         return numpy_api().compare(CMP_LT, self, other)
@@ -569,6 +572,9 @@ cdef class Active:
 
     def __setitem__(self, key, value):
         numpy_api().setitem(self, key, value)
+
+    def __delitem__(self, key):
+        raise ValueError("cannot delete array elements")
 
     # ---- NumPy protocols -------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -654,8 +660,10 @@ cdef class Active:
         if dtype.kind == "b":
             return numpy_api().compare(CMP_NE, self, 0.0)
         if dtype != np.float64:
-            raise TypeError(f"adsim: an active array can only be float64, not {dtype} (integer "
-                            f"and boolean conversions give guarded plain arrays)")
+            raise UnsupportedOperation(
+                f"adsim: an active array can only be float64, not {dtype} (integer and boolean "
+                f"conversions give guarded plain arrays); keep float64, or convert the plain "
+                f"value adsim.value(x) outside the differentiated computation")
         return numpy_api().copy(self) if copy else self
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
@@ -742,8 +750,8 @@ cdef class Active:
     def round(self, decimals=0):
         return numpy_api().around(self, decimals)
 
-    def clip(self, a_min=None, a_max=None):
-        return numpy_api().clip(self, a_min, a_max)
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return numpy_api().clip(self, min, max, out=out, **kwargs)
 
 
 UNARY_UFUNCS = {}

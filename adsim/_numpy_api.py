@@ -9,8 +9,8 @@ import numpy as np
 
 from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
-    active_leaves, as_active, broadcast_to, compare, constant, copy, shape_of, size_of,
-    tape_of, unsupported)
+    active_leaves, as_active, broadcast_to, compare, constant, copy, normalize_axis, shape_of,
+    size_of, tape_of, unsupported)
 from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import complex as complex_
@@ -62,11 +62,15 @@ _COMPOSED_UFUNCS = {
 def _running(uf):
     """``uf.accumulate`` along an axis: one binary op per position."""
     def accumulate(a, axis=0):
-        axis = axis % a.ndim if a.ndim else 0
+        if a.ndim == 0:
+            raise TypeError("cannot accumulate on a scalar")
+        axis = normalize_axis(axis, a.ndim)
+        if a.shape[axis] == 0:
+            return a * 1.0
         pieces = [np.take(a, [0], axis=axis)]
         for k in range(1, a.shape[axis]):
             pieces.append(uf(pieces[-1], np.take(a, [k], axis=axis)))
-        return np.concatenate(pieces, axis=axis) if a.shape[axis] else a * 1.0
+        return np.concatenate(pieces, axis=axis)
     return accumulate
 
 
@@ -287,10 +291,21 @@ def _scipy_special_rule(name):
 # functions that only move elements: recorded through index_map (views where
 # NumPy gives views)
 for _f in (np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.swapaxes, np.moveaxis,
-           np.diagonal, np.repeat, np.tile, np.take, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-           np.fft.fftshift, np.fft.ifftshift, np.resize, np.delete,
-           np.lib.stride_tricks.sliding_window_view):
+           np.diagonal, np.repeat, np.tile, np.take, np.fft.fftshift, np.fft.ifftshift, np.resize,
+           np.delete, np.lib.stride_tricks.sliding_window_view):
     FUNCTIONS[_f] = (lambda f: lambda a, *args, **kw: index_map(f, [a], *args, **kw))(_f)
+
+
+def _atleast(f):
+    """np.atleast_1d/2d/3d of one array, or of several (a tuple), each on its own."""
+    def rule(*arys):
+        out = tuple(index_map(f, [a]) if isinstance(a, Active) else f(a) for a in arys)
+        return out[0] if len(out) == 1 else out
+    return rule
+
+
+for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    FUNCTIONS[_f] = _atleast(_f)
 
 
 def _into_out(name, out, compute):

@@ -91,9 +91,9 @@ def as_active(tape, v):
 
 
 def normalize_axis(axis, ndim):
-    if not -ndim <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(axis, ndim)
-    return axis % ndim if ndim else 0
+    return axis % ndim
 
 
 def axes_of(axis, ndim):
@@ -102,6 +102,15 @@ def axes_of(axis, ndim):
     if isinstance(axis, (tuple, list)):
         return tuple(sorted({normalize_axis(a, ndim) for a in axis}))
     return (normalize_axis(axis, ndim),)
+
+
+def reduce_axes(axis, ndim):
+    """``axes_of`` as ``ufunc.reduce`` reads ``axis``: a 0-d array takes an
+    integer axis 0 or -1 and reduces over nothing (NumPy's rule for scalars)."""
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) \
+            and axis in (0, -1):
+        return ()
+    return axes_of(axis, ndim)
 
 
 def split_at(shape, axis):

@@ -19,8 +19,12 @@ def absolute(x):
 
 def clip(x, a_min=None, a_max=None, out=None, **kwargs):
     reject_kwargs("clip", out=out)
+    if (a_min is not None or a_max is not None) and ("min" in kwargs or "max" in kwargs):
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are "
+                         "provided is forbidden.")
     a_min = kwargs.pop("min", a_min)
     a_max = kwargs.pop("max", a_max)
+    reject_kwargs("clip", **kwargs)
     y = x
     if a_min is not None:
         y = binary(Op.MAXIMUM, y, a_min)

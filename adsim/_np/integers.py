@@ -101,10 +101,13 @@ def exact_index(x):
     """An active integral scalar used as an index: its value, guarded to stay
     exactly that integer (NumPy refuses a non-integral index, so a replay
     where it is one must not reuse the recorded index)."""
-    v = current(x).reshape(())
-    if x.shape != () or v != np.floor(v):
+    if x.shape != ():
         raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
-                        f"active array of shape {x.shape} holding {v})")
+                        f"active array of shape {x.shape})")
+    v = current(x).reshape(())
+    if v != np.floor(v):
+        raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
+                        f"active array holding {v})")
     guard(x, v, _up(v))
     return int(v)
 

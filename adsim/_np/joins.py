@@ -52,11 +52,15 @@ def stack_pieces(pieces):
     return index_map(lambda *idx: np.stack(idx), pieces)
 
 
+def _other_dtype(dtype):
+    return dtype is not None and np.dtype(dtype) != np.float64
+
+
 def _filled(a, value, shape, dtype=None):
-    if dtype is not None and np.dtype(dtype) != np.float64:
-        raise TypeError("adsim: active arrays are float64")
     shape = shape_of(a) if shape is None else (shape if isinstance(shape, tuple) else
                                                 tuple(np.atleast_1d(shape)))
+    if _other_dtype(dtype):         # a plain array: its values do not depend on ``a``
+        return np.full(shape, value, dtype=dtype)
     return as_active(tape_of(a), np.full(shape, value, dtype=np.float64))
 
 
@@ -70,7 +74,8 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kw):
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
     if isinstance(fill_value, Active):
-        return broadcast_to(fill_value, shape_of(a) if shape is None else shape) + 0.0
+        out = broadcast_to(fill_value, shape_of(a) if shape is None else shape) + 0.0
+        return out.astype(dtype) if _other_dtype(dtype) else out
     return _filled(a, fill_value, shape, dtype)
 
 

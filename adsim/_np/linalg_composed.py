@@ -29,16 +29,41 @@ def outer(x1, x2, /):
     return products.outer(x1, x2)
 
 
+def _core_dims(name, signature, *shapes):
+    """NumPy's checks of a gufunc's core dimensions (the trailing axes named
+    in ``signature``) on the operands' shapes: each has enough axes, and axes
+    of one name have one size (broadcasting would otherwise hide a mismatch)."""
+    cores = [[c for c in core.split(",") if c] for core in
+             signature.split("->")[0].strip("()").split("),(")]
+    seen = {}
+    for k, (names, shape) in enumerate(zip(cores, shapes)):
+        if len(shape) < len(names):
+            raise ValueError(f"{name}: Input operand {k} does not have enough dimensions (has "
+                             f"{len(shape)}, gufunc core with signature {signature} requires "
+                             f"{len(names)})")
+        for i, (c, d) in enumerate(zip(names, shape[len(shape) - len(names):])):
+            if seen.setdefault(c, d) != d:
+                raise ValueError(f"{name}: Input operand {k} has a mismatch in its core dimension "
+                                 f"{i}, with gufunc signature {signature} (size {d} is different "
+                                 f"from {seen[c]})")
+
+
 def vecdot(x1, x2, /, *, axis=-1):
-    """Sums of products along ``axis`` (real arrays: no conjugate)."""
-    return np.sum(x1 * x2, axis=axis)
+    """Sums of products along ``axis`` of each operand (real arrays: no
+    conjugate); the other axes broadcast."""
+    if axis != -1 and shape_of(x1) and shape_of(x2):
+        x1, x2 = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
+    _core_dims("vecdot", "(n),(n)->()", shape_of(x1), shape_of(x2))
+    return np.sum(x1 * x2, axis=-1)
 
 
 def matvec(x1, x2, /):
+    _core_dims("matvec", "(m,n),(n)->(m)", shape_of(x1), shape_of(x2))
     return einsum.einsum("...ij,...j->...i", x1, x2)
 
 
 def vecmat(x1, x2, /):
+    _core_dims("vecmat", "(n),(n,m)->(m)", shape_of(x1), shape_of(x2))
     return einsum.einsum("...i,...ij->...j", x1, x2)
 
 

@@ -89,26 +89,38 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
            mean=None, correction=None):
     reject_kwargs("nanvar", out=out, where=where, mean=mean)
-    ddof = ddof if correction is None else correction
+    return _nanvar(a, axis, dtype, ddof if correction is None else correction, keepdims)[0]
+
+
+def _nanvar(a, axis, dtype, ddof, keepdims):
+    """(nanvar, a plain mask of its elements that are constants: one value
+    counted, or none left after ddof)."""
     missing = _nan(a)
     count = _kept_count(a, axis, True)
     mean = nansum(a, axis=axis, dtype=dtype, keepdims=True) / np.maximum(count, 1)
     d = select(missing, 0.0, a - mean)
-    dof = count - ddof
     if not keepdims:
-        dof = np.squeeze(dof, axis=axis) if axis is not None else dof.reshape(())
+        count = np.squeeze(count, axis=axis) if axis is not None else count.reshape(())
+    dof = count - ddof
     total = reduce_sum(d * d, axis=axis, keepdims=keepdims)
     bad = dof <= 0
+    constant = bad | (count == 1)
     if np.any(bad):
         _warn("Degrees of freedom <= 0 for slice.")
-        return select(bad, np.nan, total / np.where(bad, 1.0, dof))
-    return total / dof
+        return select(bad, np.nan, total / np.where(bad, 1.0, dof)), constant
+    return total / dof, constant
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
            mean=None, correction=None):
-    return np.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                          where=where, mean=mean, correction=correction))
+    reject_kwargs("nanstd", out=out, where=where, mean=mean)
+    v, constant = _nanvar(a, axis, dtype, ddof if correction is None else correction, keepdims)
+    if not np.any(constant):
+        return np.sqrt(v)
+    # one value counted: the variance is identically 0 (NaN with no degrees
+    # of freedom left), and so is its derivative; sqrt's would be infinite,
+    # so it sees a stand-in there
+    return select(constant, v, np.sqrt(select(constant, 1.0, v)))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

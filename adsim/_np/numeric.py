@@ -98,8 +98,13 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     if len(shape_of(c)) == 0:
         return c / c
     s = np.sqrt(np.diag(c))
-    c = c / s[:, None] / s[None, :]
-    return np.clip(c, -1.0, 1.0)
+    r = c / s[:, None] / s[None, :]
+    # NumPy clips to [-1, 1]; the diagonal is 1 (NaN for a constant
+    # variable) up to rounding, so a recorded clip there would sit on its
+    # bound and a replay could take the other side: it is 1, derivative 0
+    diagonal = np.eye(shape_of(r)[0], dtype=bool)
+    return np.where(diagonal, np.where(r != r, r, 1.0),
+                    np.clip(np.where(diagonal, 0.0, r), -1.0, 1.0))
 
 
 def _axes(axis, ndim):
@@ -119,8 +124,8 @@ def cumprod(a, axis=None, dtype=None, out=None):
     (exact derivatives at zeros, unlike exp(cumsum(log)))."""
     reject_kwargs("cumprod", out=out)
     float64_only("cumprod", dtype)
-    if axis is None:
-        a, axis = a.reshape(-1), 0
+    if axis is None or a.ndim == 0:          # a 0-d array runs along its one value
+        a, axis = a.reshape(-1), 0 if axis is None else axis
     axis = normalize_axis(axis, a.ndim)
     if a.shape[axis] == 0:
         return a * 1.0

@@ -3,7 +3,7 @@ import numpy as np
 
 from .._tape import Active, Opcode as Op
 from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
-                   reject_kwargs, reshaped, size_of, split_at, tape_of)
+                   reduce_axes, reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem
 
 
@@ -41,7 +41,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         total = sum(_masked(as_active(tape_of(a), a), where, 0.0, "add"), axis=axis,
                     keepdims=keepdims)
         return _with_initial(total, initial, np.add)
-    axes = axes_of(axis, a.ndim)
+    axes = reduce_axes(axis, a.ndim)
     tape = tape_of(a)
     y, cur = a, list(a.shape)
     for ax in sorted(axes, reverse=True):
@@ -65,10 +65,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def _extremum(a, axis, keepdims, want_min):
-    axes = axes_of(axis, a.ndim)
+    axes = reduce_axes(axis, a.ndim)
     tape = tape_of(a)
-    if a.size == 0:
-        raise ValueError("adsim: max/min of an empty array")
+    if any(a.shape[ax] == 0 for ax in axes):
+        raise ValueError(f"adsim: {'min' if want_min else 'max'} over an axis of length 0 "
+                         f"(shape {a.shape}, axis={axis}): NumPy's maximum/minimum have no "
+                         f"identity; pass initial= or reduce over non-empty axes")
+    if a.size == 0:             # another axis is empty: so is the result
+        return finish_reduction(as_active(tape, np.zeros([d for i, d in enumerate(a.shape)
+                                                          if i not in axes])), a.shape, axes,
+                                keepdims)
     y, cur = a, list(a.shape)
     for ax in sorted(axes, reverse=True):
         outer, m, inner = split_at(cur, ax)
@@ -93,7 +99,7 @@ def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 def _argext(a, axis, want_min, keepdims=False):
     tape = tape_of(a)
-    if axis is None:
+    if axis is None or not reduce_axes(axis, a.ndim):
         outer, m, inner = 1, a.size, 1
         shape = (1,) * a.ndim if keepdims else ()
     else:
@@ -129,7 +135,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     if axis is None:
         y = prod(reshaped(a, (-1,)), axis=0)
         return reshaped(y, (1,) * a.ndim) if keepdims else y
-    axes = axes_of(axis, a.ndim)
+    axes = reduce_axes(axis, a.ndim)
     y = a
     for ax in sorted(axes, reverse=True):
         n = y.shape[ax]
@@ -147,8 +153,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def cumsum(a, axis=None, dtype=None, out=None):
     reject_kwargs("cumsum", out=out)
     float64_only("cumsum", dtype)
-    if axis is None:
-        a, axis = reshaped(a, (-1,)), 0
+    if axis is None or a.ndim == 0:          # a 0-d array runs along its one value
+        a, axis = reshaped(a, (-1,)), 0 if axis is None else axis
     ax = normalize_axis(axis, a.ndim)
     outer, m, inner = split_at(a.shape, ax)
     return new(tape_of(a), Op.CUMSUM, a.shape, [a.slot, outer, m, inner])

@@ -15,6 +15,8 @@ shape outside its range) give NaN, as SciPy does. Whether a point is inside
 is a recorded comparison. Distributions and methods without a rule raise
 ``UnsupportedOperation`` naming them.
 """
+import types
+
 import numpy as np
 
 from .._np import joins
@@ -190,15 +192,37 @@ def _invalid_to_nan(out, valid):
 
 
 _INFRA = "scipy.stats._distn_infrastructure"
+# methods without a rule, by the base class that defines them
+_UNSUPPORTED = {"rv_discrete": ("ppf", "isf", "rvs", "expect"), "rv_continuous": ("fit", "expect"),
+                "rv_generic": ("mean", "var", "std", "stats", "moment", "rvs", "support", "nnlf")}
+
+
+def _overrides(methods):
+    """{(module, "Class.method"): name} for the distribution classes of
+    scipy.stats that define their own ``method`` among ``methods`` (norm,
+    gamma, beta... have their own fit): calls of those never reach the base
+    class's hook, so each needs one."""
+    import scipy.stats
+    found, todo = {}, [scipy.stats.rv_continuous, scipy.stats.rv_discrete]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if not cls.__module__.startswith("scipy.stats.") or cls.__name__ in _UNSUPPORTED:
+            continue
+        for m in methods:
+            if isinstance(vars(cls).get(m), types.FunctionType):
+                found[(cls.__module__, f"{cls.__qualname__}.{m}")] = m
+    return found
+
+
 HOOKS = {
     **{(_INFRA, f"rv_continuous.{m}"): _continuous(m)
        for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")},
     **{(_INFRA, f"rv_discrete.{m}"): _discrete(m)
        for m in ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf")},
-    **{(_INFRA, f"rv_discrete.{m}"): unsupported(m) for m in ("ppf", "isf", "rvs", "expect")},
-    **{(_INFRA, f"rv_continuous.{m}"): unsupported(m) for m in ("fit", "expect")},
-    **{(_INFRA, f"rv_generic.{m}"): unsupported(m)
-       for m in ("mean", "var", "std", "stats", "moment", "rvs", "support", "nnlf")},
+    **{(_INFRA, f"{base}.{m}"): unsupported(m) for base, ms in _UNSUPPORTED.items() for m in ms},
+    **{key: unsupported(m) for key, m in
+       _overrides({m for ms in _UNSUPPORTED.values() for m in ms}).items()},
     (_INFRA, "rv_generic.entropy"): _entropy,
     **mvn.HOOKS,
     **dirichlet.HOOKS,
