@@ -25,8 +25,6 @@ docs/integrate.md. ``--quick`` makes small versions of the figures (a test
 runs it); the full run takes a few minutes.
 """
 import argparse
-import ctypes
-import gc
 import sys
 import time
 from pathlib import Path
@@ -35,9 +33,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "examples" / "ode"))
+sys.path.insert(0, str(HERE.parent.parent))           # benchmarks/, for the memory probe
 
 import adsim  # noqa: E402
 import burgers_method_of_lines as burgers  # noqa: E402
+from benchmarks.checkpoint_memory import _peak_of  # noqa: E402
 import lotka_volterra_fit as lv  # noqa: E402
 import robertson_fit as robertson  # noqa: E402
 from sensitivity_reference import chain, forward_sensitivities, relative_error  # noqa: E402
@@ -118,28 +118,17 @@ def gradient_error_figure(path, quick):
 
 # ---- (b) time and memory against snapshots ---------------------------------------
 
-def _resident():
-    values = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmHWM:", "VmRSS:")):
-                key, value = line.split(":")
-                values[key] = int(value.split()[0]) * 1024
-    return values
-
-
 def peak_added(call):
     """CPU seconds ``call()`` takes and the bytes of resident memory it adds
-    at its peak (the high-water mark reset to the current size first)."""
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)     # freed heap pages go back first
-    before = _resident()["VmRSS"]
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    t0 = time.process_time()
-    call()
-    seconds = time.process_time() - t0
-    return seconds, _resident()["VmHWM"] - before
+    at its peak (measured as benchmarks/checkpoint_memory.py measures it)."""
+    seconds = []
+
+    def timed():
+        t0 = time.process_time()
+        call()
+        seconds.append(time.process_time() - t0)
+    peak, _ = _peak_of(timed)
+    return seconds[0], peak
 
 
 def checkpoint_cost(points, t_end, rtol, snapshot_counts):
