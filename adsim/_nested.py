@@ -219,16 +219,23 @@ def nested_derivative(f, args, kwargs, argnum, cache):
 
 # ---- the other transformations inside a recording, made of nested derivatives -----
 
-def _per_direction(direction, shape, one):
-    """``one(d)`` for a direction of ``shape``, or for each of k directions
-    along a trailing axis (results stacked along a new last axis)."""
-    if np.shape(direction) == tuple(shape):
-        return one(direction)
-    if np.ndim(direction) != len(shape) + 1 or np.shape(direction)[:-1] != tuple(shape):
-        raise ValueError(f"adsim: a direction of shape {np.shape(direction)} for an argument of "
-                         f"shape {tuple(shape)}; give the argument's shape, or a trailing axis "
-                         f"of k directions")
-    return np.stack([one(direction[..., j]) for j in range(np.shape(direction)[-1])], axis=-1)
+def _per_direction(directions, shapes, one):
+    """``one(directions)`` for directions of ``shapes`` (one per argument),
+    or for each of k directions along a trailing axis of every one of them,
+    the results stacked along a new last axis (a tuple of results: each)."""
+    ds, shapes = tuple(directions), [tuple(sh) for sh in shapes]
+    if all(np.shape(d) == sh for d, sh in zip(ds, shapes)):
+        return one(ds)
+    if not all(np.ndim(d) == len(sh) + 1 and np.shape(d)[:-1] == sh
+               for d, sh in zip(ds, shapes)) or len({np.shape(d)[-1] for d in ds}) != 1:
+        raise ValueError(f"adsim: directions of shapes {[np.shape(d) for d in ds]} for "
+                         f"arguments of shapes {shapes}; give each argument's shape, or the same "
+                         f"trailing axis of k directions to every one")
+    k = np.shape(ds[0])[-1]
+    results = [one(tuple(d[..., j] for d in ds)) for j in range(max(k, 1))]
+    if isinstance(results[0], tuple):
+        return tuple(np.stack(r, axis=-1)[..., :k] for r in zip(*results))
+    return np.stack(results, axis=-1)[..., :k]
 
 
 def _named(g, what, f):
@@ -244,14 +251,10 @@ def nested_jvp(f, xs, vs):
     along = _named(lambda e, *xv: f(*[x + e * v for x, v in zip(xv[:n], xv[n:])]),
                    "a directional derivative", f)
     tapes = TapeCache()
-    shape = np.shape(xs[0]) if n == 1 else None
 
-    def one(direction):
-        ds = (direction,) if n == 1 else tuple(direction)
+    def one(ds):
         return nested_derivative(along, (np.array(0.0),) + tuple(xs) + ds, {}, 0, tapes)
-    if n == 1:
-        return f(*xs), _per_direction(vs[0], shape, one)
-    return f(*xs), one(vs)
+    return f(*xs), _per_direction(vs, [np.shape(x) for x in xs], one)
 
 
 def nested_vjp(f, xs, w):
@@ -262,13 +265,11 @@ def nested_vjp(f, xs, w):
     tapes = TapeCache()
     y = f(*xs)
 
-    def one(weight):
-        grads = tuple(nested_derivative(weighted, tuple(xs) + (weight,), {}, i, tapes)
+    def one(ws):
+        grads = tuple(nested_derivative(weighted, tuple(xs) + ws, {}, i, tapes)
                       for i in range(n))
         return grads[0] if n == 1 else grads
-    if np.shape(w) == np.shape(y) or n > 1:
-        return y, one(w)
-    return y, _per_direction(w, np.shape(y), one)
+    return y, _per_direction((w,), [np.shape(y)], one)
 
 
 def nested_hvp(f, inner, x, v, args):
@@ -279,5 +280,5 @@ def nested_hvp(f, inner, x, v, args):
                    f)
     tapes = TapeCache()
     g = inner(x, *args)
-    return g, _per_direction(v, np.shape(x), lambda d: nested_derivative(
-        along, (x, d) + tuple(args), {}, 0, tapes))
+    return g, _per_direction((v,), [np.shape(x)], lambda ds: nested_derivative(
+        along, (x,) + ds + tuple(args), {}, 0, tapes))

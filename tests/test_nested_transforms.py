@@ -76,3 +76,24 @@ def test_jacobian_modes_take_the_short_names_too():
     J = adsim.jacobian(lambda y: np.sin(y) * y[0], mode="reverse")(X)
     assert_close(adsim.jacobian(lambda y: np.sin(y) * y[0], mode="fwd")(X), J, 1e-14, 1e-15)
     assert_close(adsim.jacobian(lambda y: np.sin(y) * y[0], mode="rev")(X), J, 1e-14, 1e-15)
+
+
+def test_several_directions_for_several_arguments_inside_a_recording():
+    """A trailing axis of k directions (k equal to the argument size, where
+    broadcasting would silently mix them up) gives one result per direction."""
+    f = lambda u, w: u * np.sin(w)  # noqa: E731
+    U, W = np.stack([X, 1 + X, X ** 2], axis=-1), np.stack([1 - X, X, 2 * X], axis=-1)
+
+    def jvps(z):
+        return adsim.jvp(f, (z, z ** 2), (U * z[:, None], W))[1]
+
+    def vjps(z):
+        return adsim.vjp(f, (z, 2 * z), U * z[:, None])[1][1]
+    for outer, one in ((jvps, lambda z, j: adsim.jvp(f, (z, z ** 2), (U[:, j] * z, W[:, j]))[1]),
+                       (vjps, lambda z, j: adsim.vjp(f, (z, 2 * z), U[:, j] * z)[1][1])):
+        got = adsim.jacobian(outer)(X)
+        want = np.stack([adsim.jacobian(lambda z: one(z, j))(X) for j in range(3)], axis=1)
+        assert_close(got, want, 1e-13, 1e-14)
+        assert_close(outer(X), np.stack([one(X, j) for j in range(3)], axis=-1), 1e-14, 1e-15)
+    with pytest.raises(ValueError, match="trailing axis"):
+        adsim.grad(lambda z: np.sum(adsim.jvp(f, (z, z), (U, X))[1]))(X)
