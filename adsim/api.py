@@ -447,7 +447,7 @@ def laplacian(f):
     """Return a function computing the trace of the Hessian of scalar f."""
     def laplacian_f(x, *args):
         if _any_active((x,) + args, f):  # inside a recording: the trace of a nested Hessian
-            H = hessian(lambda y, *r: f(y, *r))(x, *args)
+            H = hessian(f)(x, *args)
             return np.trace(H.reshape(x.size, x.size))
         x = real_array(x, "x")
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
