@@ -18,19 +18,14 @@ cdef object numpy_api():
 
 
 # Only the recording makes Active arrays: a direct ``Active()`` would wrap no
-# tape (and crash on first use). new_active raises this flag around the
-# allocation; the GIL is held throughout, so no other thread can see it.
-cdef bint _making_active = False
+# tape (and crash on first use). new_active passes this private token to the
+# allocation. (A module flag raised around it is not enough: the allocation can
+# run the garbage collector, whose finalizers let another thread in.)
+cdef object _MAKE_ACTIVE = object()
 
 
 cdef Active new_active(Tape t, int slot, tuple shape):
-    global _making_active
-    _making_active = True
-    cdef Active a
-    try:
-        a = Active.__new__(Active)
-    finally:
-        _making_active = False
+    cdef Active a = Active.__new__(Active, _MAKE_ACTIVE)
     a.tape = t
     a._slot = slot
     a.shape = shape
@@ -191,8 +186,8 @@ cdef class Active:
 
     __array_priority__ = 1000.0
 
-    def __cinit__(self):
-        if not _making_active:
+    def __cinit__(self, token=None):
+        if token is not _MAKE_ACTIVE:
             raise TypeError("adsim: Active arrays are made by a recording (adsim.grad, "
                             "adsim.record, ...), not constructed directly")
 
