@@ -10,8 +10,8 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
-from .errors import (ActiveValueLeak, AdsimError, BranchChanged, InvalidArgnums, InvalidInput,
-                     MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
+from .errors import (ActiveValueLeak, AdsimError, BranchChanged, IndexOutOfBounds,
+                     InvalidArgnums, InvalidInput, MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
                      TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
                      UnsupportedAttribute, UnsupportedOperation)
 from . import parallel
@@ -24,7 +24,8 @@ from .tapefile import load as load_tape
 from ._version import __version__
 
 __all__ = [
-    "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "InvalidArgnums", "InvalidInput",
+    "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "IndexOutOfBounds",
+    "InvalidArgnums", "InvalidInput",
     "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
     "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",

@@ -13,6 +13,8 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     size_of, tape_of, unsupported)
 from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
+from ._np import integer_data
+from ._np.integer_array import IntegerArray
 from ._np import complex as complex_
 from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
@@ -39,6 +41,7 @@ _install_unary_ufuncs(ops.UNARY_UFUNCS)
 
 
 _BINARY_UFUNCS = ops.BINARY_UFUNCS
+_UFUNC_OF_BINARY = {code: uf for uf, code in reversed(list(_BINARY_UFUNCS.items()))}
 _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_LE,
                    np.greater: CompareKind.CMP_GT, np.greater_equal: CompareKind.CMP_GE,
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
@@ -85,12 +88,16 @@ _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
 
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex."""
+    if isinstance(a, IntegerArray) or isinstance(b, IntegerArray):
+        return integer_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
     if complex_.is_complex(a) or complex_.is_complex(b):
         return complex_.binary(code, a, b)
     return core.binary(code, a, b)
 
 
 def ufunc(uf, method, inputs, kwargs):
+    if any(isinstance(v, IntegerArray) for v in inputs):
+        return integer_data.ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, ComplexActive) for v in inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)
     if kwargs.get("out") is not None:
@@ -325,6 +332,8 @@ def _into_out(name, out, compute):
 
 
 def array_function(func, types, args, kwargs):
+    if IntegerArray in types or integer_data.holds_integers(args, kwargs):
+        return integer_data.array_function(func, args, kwargs)
     impl = FUNCTIONS.get(func)
     if impl is not None and kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}

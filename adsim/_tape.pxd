@@ -74,7 +74,8 @@ cpdef enum Opcode:
     GATHER = 133
     SCATTER = 134
     WHERE = 135
-    STRUCTURAL_END = 136
+    GATHER_AT = 136
+    STRUCTURAL_END = 137
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     LINALG_END = 161

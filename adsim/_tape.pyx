@@ -30,7 +30,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
 cimport scipy.linalg.cython_blas as blas
 
-from .errors import BranchChanged, TapeOverflow
+from .errors import BranchChanged, IndexOutOfBounds, TapeOverflow
 
 cnp.import_array()
 
@@ -391,6 +391,10 @@ cdef class Tape:
             for i in range(ops[2]):
                 if ops[3 + i] >= 0:
                     self.slot_state[ops[3 + i]] |= SLOT_NEEDED
+            return
+        if code == GATHER_AT:                 # its indices, not the values it moves
+            if ops[2] >= 0:
+                self.slot_state[ops[2]] |= SLOT_NEEDED
             return
         if ops[1] >= 0:
             self.slot_state[ops[1]] |= SLOT_NEEDED

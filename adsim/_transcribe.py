@@ -29,7 +29,7 @@ in place) still gives each rule the values it read.
 import numpy as np
 
 from ._tape import Active, Opcode as Op, record_binary_refs, record_unary, wrap
-from ._np.core import as_active, gather
+from ._np.core import as_active, binary, gather
 from ._np.views import ufunc_at
 from .errors import BranchChanged, UnsupportedOperation
 from .ops import BY_CODE, ZERO
@@ -76,6 +76,15 @@ def _times(g, d):
     if np.all(finite):
         return g * d
     return np.where(finite | (g != 0), g * d, 0.0)
+
+
+def _positions_at(i, outer, m, inner):
+    """The flat positions a GATHER_AT reads for the plain index values ``i``."""
+    p = np.asarray(i, dtype=np.int64).reshape(-1)
+    p = np.where(p < 0, p + m, p)
+    u = np.arange(outer)[:, None, None]
+    t = np.arange(inner)[None, None, :]
+    return ((u * m + p[None, :, None]) * inner + t).reshape(-1)
 
 
 class _Transcription:
@@ -198,6 +207,14 @@ class _Transcription:
         (a,) = self._reads(k, [o[1]])
         idx = self.prog.indices(k)
         return gather(a, idx) if isinstance(a, Active) else a[idx]
+
+    def _gather_at(self, k, o):
+        a, i = self._reads(k, [o[1], o[2]])
+        n = self.prog.size(o[0])
+        if not isinstance(i, Active):
+            pos = _positions_at(i, o[3], o[4], o[5])
+            return gather(a, pos) if isinstance(a, Active) else a[pos]
+        return self._new(Op.GATHER_AT, n, [self.ref(a), i.slot, o[3], o[4], o[5]])
 
     def _scatter(self, k, o):
         old, v = self._reads(k, [o[0], o[1]])
@@ -359,8 +376,8 @@ class _Transcription:
         backwards = g.reshape(outer, m, inner)[:, ::-1, :]
         return [(o[1], np.cumsum(backwards, axis=1)[:, ::-1, :].reshape(-1))]
 
-    def _gather_adjoint(self, k, o, g):
-        idx = self.prog.indices(k)
+    def _gather_adjoint_at(self, o, g, idx):
+        """The adjoint of r = a[idx] (flat positions)."""
         n = self.prog.size(o[1])
         if not isinstance(g, Active):
             total = np.zeros(n)
@@ -372,6 +389,26 @@ class _Transcription:
         else:
             ufunc_at(np.add, total, idx, g)
         return [(o[1], total)]
+
+    def _gather_at_adjoint(self, k, o, g):
+        """Where the indices are recorded values, the adjoint is E g with
+        E[p, j] = 1 if index j picks position p: E = max(0, 1 - |i - p|),
+        exact for integers, made of ops without branches."""
+        _, i = self.read[k]
+        outer, m, inner = o[3], o[4], o[5]
+        if not isinstance(i, Active):
+            return self._gather_adjoint_at(o, g, _positions_at(i, outer, m, inner))
+        picks = i.size
+        pos = binary(Op.REMAINDER, i, float(m), sides=False)          # negative ones wrap
+        gap = record_unary(pos.reshape(1, picks) - np.arange(m, dtype=float).reshape(m, 1),
+                           int(Op.ABS))
+        E = binary(Op.MAXIMUM, 1.0 - gap, 0.0, sides=False)
+        G = g.reshape(outer, picks, inner) if isinstance(g, Active) else \
+            np.asarray(g).reshape(outer, picks, inner)
+        return [(o[1], np.einsum("pj,ujt->upt", E, G).reshape(-1))]
+
+    def _gather_adjoint(self, k, o, g):
+        return self._gather_adjoint_at(o, g, self.prog.indices(k))
 
     def _scatter_adjoint(self, k, o, g, adj):
         idx = self.prog.indices(k)

@@ -21,6 +21,17 @@ class BranchChanged(AdsimError, RuntimeError):
         self.op_name = op_name
 
 
+class IndexOutOfBounds(BranchChanged, IndexError):
+    """A replay computed an index outside the axis it indexes (integer data
+    recorded from the inputs, ``x.astype(int)`` used as an index, moved out
+    of range at the new input).
+
+    NumPy would raise ``IndexError`` on this path; the tape returns nothing.
+    A ``BranchChanged``: the functional API records again, and NumPy's own
+    error then points at the line of the user's code.
+    """
+
+
 class UnsupportedOperation(AdsimError, TypeError):
     """A NumPy function or operation has no differentiation rule.
 

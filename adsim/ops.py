@@ -120,6 +120,9 @@ TABLE = [
     _s("SCATTER", LINEAR, (np.concatenate, np.pad),
        ("@v", "index_offset", "m", "start", "step", "inner", "outer_step")),
     _s("WHERE", LINEAR, (np.where,), ("@a", "@b", "branch_offset")),
+    # a gather whose indices are values of the tape (integer data, recorded):
+    # read at every replay, bounds-checked there; derivative 0 in the indices
+    _s("GATHER_AT", LINEAR, (), ("@a", "@i", "outer", "m", "inner"), reads="x"),
     _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),
        "linalg", reads="x"),
     _s("CALLBACK", NONLINEAR, (np.linalg.solve,), ("callback", "n_args", "@args..."), "callback",

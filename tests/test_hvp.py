@@ -183,6 +183,9 @@ PROGRAMS = {
                + np.sum(np.transpose(np.reshape(x[:4], (2, 2))) * np.reshape(x[1:], (2, 2)) ** 2),
                (5,), (-2.0, 2.0)),
     "SCATTER": (_scatter, (4,), (-2.0, 2.0)),
+    "GATHER_AT": (lambda X: np.sum(X[:, np.floor(np.abs(X[0]) * 1.5).astype(int) % 3] ** 3 * X)
+                  + np.sum(np.take(X, np.floor(X[1] + 2.0).astype(int) - 2, axis=1) ** 2 * X),
+                  (2, 3), (-2.0, 2.0)),
     "WHERE": (lambda x: np.sum(np.where(x > 0, x ** 3, np.sin(x)) * x), (6,), "distinct"),
     "MATMUL": (lambda X: np.sum((X @ X) ** 2) + np.sum(X @ A43[:3]) ** 2
                + np.einsum("ij,ij->", X, X) * np.sum(np.outer(X[0], X[1])), (3, 3), (-1.0, 1.0)),

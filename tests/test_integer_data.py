@@ -2,9 +2,10 @@
 
 floor, ceil, trunc, rint, round, //, % and fmod of active values are
 recorded ops that replays compute again with NumPy's exact values. int(),
-astype(int) and indices computed from active values are plain arrays under
-guards, so a replay where they would differ raises BranchChanged (the
-functional API records again) instead of reusing a stale constant. Every
+and integer data indexing plain arrays are plain arrays under guards, so a
+replay where they would differ raises BranchChanged (the functional API
+records again) instead of reusing a stale constant (recorded gathers by
+integer data: test_integer_gathers.py). Every
 test compares with a fresh NumPy evaluation at points where the integers
 differ from those of the recording.
 """

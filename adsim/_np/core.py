@@ -158,13 +158,17 @@ def broadcast_to(x, shape, subok=False):
     return out
 
 
-def binary(code, a, b):
-    """a <op> b for a binary primitive, with NumPy broadcasting."""
+def binary(code, a, b, sides=True):
+    """a <op> b for a binary primitive, with NumPy broadcasting. maximum and
+    minimum record which side they took (a branch: their derivative depends
+    on it) unless ``sides`` is false (operands without derivative)."""
     tape = tape_of(a, b)
     shape = np.broadcast_shapes(shape_of(a), shape_of(b))
     ra, keep_a = operand(tape, a, shape)
     rb, keep_b = operand(tape, b, shape)
-    if code == Op.MAXIMUM:
+    if not sides:
+        pass
+    elif code == Op.MAXIMUM:
         record_compare(tape, CompareKind.CMP_GE, ra, rb, shape)
     elif code == Op.MINIMUM:
         record_compare(tape, CompareKind.CMP_LE, ra, rb, shape)

@@ -4,12 +4,14 @@ Float results — np.floor, np.ceil, np.trunc, np.rint, np.round, //, % and
 np.fmod — are recorded ops (adsim/ops.py) that every replay computes again,
 with NumPy's exact semantics; the rounding ops and // have derivative zero.
 
-Results of integer type — int(), astype(int), an active scalar used as an
-index — are plain arrays (so they index, count and loop like NumPy's), and
-the recording keeps a guard: the interval [lo, hi) that each element of x
-must stay in for the result to be the same. A replay outside it raises
-BranchChanged (the functional API then records again), so a guarded
-constant is never stale; its derivative, zero, is exact almost everywhere.
+``astype(np.int64)`` (``astype(int)``) gives integer data that replays
+compute again (integer_data.py). Other results of integer type — int(),
+other integer dtypes, an active scalar used as an index — are plain arrays
+(so they index, count and loop like NumPy's), and the recording keeps a
+guard: the interval [lo, hi) that each element of x must stay in for the
+result to be the same. A replay outside it raises BranchChanged (the
+functional API then records again), so a guarded constant is never stale;
+its derivative, zero, is exact almost everywhere.
 """
 import numpy as np
 
@@ -113,7 +115,14 @@ def exact_index(x):
 
 
 def as_integers(x, dtype=np.int64):
-    """``x.astype(int)``: truncation, guarded."""
+    """``x.astype(int)``: int64 data are recorded (integer_data); other
+    integer types, and values outside the exact range of floats now, are a
+    truncation under a guard."""
+    if np.dtype(dtype) == np.int64:
+        from .integer_data import from_active
+        recorded = from_active(x)
+        if recorded is not None:
+            return recorded
     return rounded(x, "trunc").astype(dtype)
 
 

@@ -14,6 +14,8 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
+from . import integer_data
+from .integer_array import IntegerArray
 from .integers import plain_value
 
 
@@ -113,6 +115,8 @@ def _check_index(key):
 
 def getitem(a, key):
     _check_index(key)
+    if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
+        return integer_data.getitem(a, key)
     return derived(a, a._positions()[key])
 
 

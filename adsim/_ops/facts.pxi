@@ -69,6 +69,7 @@ cdef void init_op_facts() noexcept:
     NO_DERIVATIVE[<int>FLOOR_DIVIDE] = 1
     VALUE_USES[<int>REMAINDER] = USES_ARGS
     VALUE_USES[<int>FMOD] = USES_ARGS
+    VALUE_USES[<int>GATHER_AT] = USES_ARGS
     VALUE_USES[<int>MATMUL] = USES_ARGS
     VALUE_USES[<int>CALLBACK] = USES_ARGS | USES_RESULT
 

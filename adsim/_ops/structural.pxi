@@ -14,13 +14,64 @@
 #                                       r[idx[j]] = v[j] in place (last write wins); when
 #                                       step != 0 the indices are strided as for GATHER
 # WHERE     [r, a, b, boff]             r[i] = a[i] if mask[i] else b[i]
+# GATHER_AT [r, a, i, outer, m, inner]  r[u, j, t] = a[u, i[j], t]: the indices are the
+#                                       values of slot i (integer data, held as floats),
+#                                       read by every replay and checked there against
+#                                       the axis of m (negative ones count from its end)
+
+cdef inline int64_t position_on_axis(double v, int64_t m) noexcept nogil:
+    """The position index value ``v`` picks on an axis of ``m`` elements
+    (NumPy's rule for negative indices), or -1 when ``v`` is outside the
+    axis or not an integer (NaN included)."""
+    cdef int64_t k
+    if not (v >= -<double>m and v < <double>m):
+        return -1
+    k = <int64_t>v
+    if <double>k != v:
+        return -1
+    return k + m if k < 0 else k
+
+
+cdef void gather_at_map(const int32_t* o, Sweep* s, double* dst, const double* src,
+                        bint transpose) noexcept nogil:
+    """dst = GATHER_AT(src), or dst += its transpose; an index outside the
+    axis (never there after gather_at_value accepted it) moves nothing."""
+    cdef const double* idx = vptr(s, o[2])
+    cdef int64_t outer = o[3], m = o[4], inner = o[5], k = ref_size(s, o[2])
+    cdef int64_t u, j, p, a_base, r_base
+    for u in range(outer):
+        for j in range(k):
+            p = position_on_axis(idx[j], m)
+            if p < 0:
+                continue
+            a_base = (u * m + p) * inner
+            r_base = (u * k + j) * inner
+            if transpose:
+                add_into(dst + a_base, src + r_base, inner)
+            else:
+                copy_doubles(dst + r_base, src + a_base, inner)
+
+
+cdef int gather_at_value(Sweep* s, const int32_t* o) noexcept nogil:
+    """The values of a GATHER_AT; 1 (the replay left the recorded path: NumPy
+    would raise IndexError) when an index is outside the axis."""
+    cdef const double* idx = vptr(s, o[2])
+    cdef int64_t j
+    for j in range(ref_size(s, o[2])):
+        if position_on_axis(idx[j], o[4]) < 0:
+            return 1
+    gather_at_map(o, s, vptr(s, o[0]), vptr(s, o[1]), False)
+    return 0
+
 
 cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const double* src) noexcept nogil:
     """dst = L(src) for the one-input linear ops."""
     cdef int64_t outer, m, inner, u, k, i, base, n
     cdef const int32_t* idx
     cdef double acc
-    if code == COPY:
+    if code == GATHER_AT:
+        gather_at_map(o, s, dst, src, False)
+    elif code == COPY:
         copy_doubles(dst, src, ref_size(s, o[0]))
     elif code == GATHER:
         n = ref_size(s, o[0])
@@ -80,7 +131,9 @@ cdef void linear_map_transpose(int code, const int32_t* o, Sweep* s, double* dst
     cdef int64_t outer, m, inner, u, k, i, base, n
     cdef const int32_t* idx
     cdef double acc
-    if code == COPY:
+    if code == GATHER_AT:
+        gather_at_map(o, s, dst, src, True)
+    elif code == COPY:
         add_into(dst, src, ref_size(s, o[0]))
     elif code == GATHER:
         n = ref_size(s, o[0])
@@ -196,6 +249,8 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
         return 0
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
+    elif code == GATHER_AT:
+        return gather_at_value(s, o)
     elif code == SCATTER:
         scatter_into(vptr(s, o[0]), vptr(s, o[1]), o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
@@ -325,12 +380,21 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     indices inside the arrays they index, masks inside the branch stream."""
     cdef int64_t n, size, inner
     cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
-        7 if code == GATHER else 8 if code == SCATTER else 5
+        7 if code == GATHER else 8 if code == SCATTER else 6 if code == GATHER_AT else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
+    if code == GATHER_AT:
+        need_ref(t, o[2])
+        size = product3(o[3], o[4], o[5])
+        if size < 0 or t.size_of(o[1]) != size or \
+                n != <int64_t>o[3] * o[5] * t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
+            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                                   f"{o[3]} x {o[4]} x {o[5]}, {t.size_of(o[2])} indices and a "
+                                   f"result of {n} in slot {o[0]}")
+        return 0
     if code == COPY and t.size_of(o[1]) != n or \
             code == FILL and t.size_of(o[1]) != n and t.size_of(o[1]) != 1:
         return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of {n}")

@@ -174,7 +174,7 @@ class DomainSweep:
                     "callback": self.callback, "branch": None}
         structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
                       "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
-                      "SCATTER": self.scatter, "WHERE": self.where}
+                      "GATHER_AT": self.gather_at, "SCATTER": self.scatter, "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
@@ -282,6 +282,15 @@ class DomainSweep:
     def gather(self, k, o):
         return self.get_rows(o[1], self.program.indices(k))
 
+    def gather_at(self, k, o):
+        """Indices read at replay: each result element may take any element
+        of its fiber along the indexed axis (a bound for every replay)."""
+        outer, m, inner = o[3], o[4], o[5]
+        fibers = self._outer_inner([None, None, outer, m, inner])
+        U = apply_left(self.get(o[1]), fibers, np.arange(fibers.shape[0]), outer * inner)
+        picks = self.program.size(o[2])
+        return take_rows(U, self._outer_inner([None, None, outer, picks, inner]))
+
     def scatter(self, k, o):
         rows = self.program.indices(k)
         V = expand(self.get(o[1]), rows.shape[0])
@@ -356,7 +365,8 @@ class Liveness:
         families = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
                     "callback": self.callback}
         structural = {"COPY": self.copy, "BROADCAST": self.broadcast, "SUM": self.sum,
-                      "CUMSUM": self.cumsum, "GATHER": self.gather, "WHERE": self.where}
+                      "CUMSUM": self.cumsum, "GATHER": self.gather, "GATHER_AT": self.gather_at,
+                      "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
@@ -447,6 +457,12 @@ class Liveness:
 
     def gather(self, k, o, L):
         self.mark_at(o[1], self.program.indices(k)[L])
+
+    def gather_at(self, k, o, L):
+        outer, m, inner = o[3], o[4], o[5]
+        picks = self.program.size(o[2])
+        fiber = L.reshape(outer, picks, inner).any(axis=1, keepdims=True)
+        self.mark(o[1], np.broadcast_to(fiber, (outer, m, inner)).reshape(-1))
 
     def scatter(self, k, o, L):
         rows = self.program.indices(k)

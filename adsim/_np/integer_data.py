@@ -1,0 +1,248 @@
+"""The rules of :class:`IntegerArray` (integer data of a recording; see
+``integer_array``): what is recorded, and the guarded plain fallback.
+
+NumPy decides every result type: a ufunc is tried on empty arrays of the
+operands' dtypes, and an int64 result of an integer-preserving ufunc is
+recorded as integer data, a float64 result as an active float array; any
+other (comparisons, bitwise ops, int ** int) takes the plain fallback.
+"""
+import warnings
+
+import numpy as np
+
+from .._tape import Active, Opcode as Op, record_unary
+from .core import binary, copy as copy_active, new, size_of, tape_of
+from .integer_array import IntegerArray
+from .integers import current, frozen, guard
+
+# floats hold every integer of magnitude below 2**53 exactly; integer data
+# are guarded to stay there (NaN and infinities fail the guard too)
+EXACT = 2.0 ** 53
+
+_PRESERVING = {np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL,
+               np.floor_divide: Op.FLOOR_DIVIDE, np.remainder: Op.REMAINDER,
+               np.maximum: Op.MAXIMUM, np.minimum: Op.MINIMUM}
+_GROWING = (np.add, np.subtract, np.multiply)        # can leave the exact range
+_UNARY = {np.negative: Op.NEG, np.absolute: Op.ABS, np.sign: Op.SIGN}
+
+
+def exact_integers(values):
+    """Integer data holding ``values`` (integral floats without derivative),
+    guarded to stay in the exactly representable range."""
+    guard(values, -EXACT, EXACT)
+    return IntegerArray(values)
+
+
+def from_active(x):
+    """``x.astype(np.int64)`` of an active array, recorded (truncation), or
+    None when its values now are outside the exact range (NaN included):
+    the caller then converts under a guard, with NumPy's own warnings."""
+    v = current(x)
+    if v.size and not np.all(np.abs(v) < EXACT):
+        return None
+    return exact_integers(record_unary(x, int(Op.TRUNC)))
+
+
+def current_integers(a):
+    """The integers ``a`` holds now (no guard: for display only)."""
+    return current(a.values).astype(np.int64)
+
+
+def plain(a):
+    """``a`` as a plain int64 array, guarded to stay exactly that."""
+    return frozen(a.values, "").astype(np.int64)
+
+
+def astype(a, dtype):
+    if dtype == np.int64:
+        return a
+    if dtype == np.float64:
+        return copy_active(a.values)
+    return plain(a).astype(dtype)
+
+
+# ---- operands ------------------------------------------------------------------
+
+def _dtype_probe(v):
+    """What stands for ``v`` when NumPy is asked for a result type."""
+    if isinstance(v, IntegerArray):
+        return np.empty(0, dtype=np.int64)
+    if isinstance(v, Active):
+        return np.empty(0, dtype=np.float64)
+    if isinstance(v, (bool, int, float, complex, np.generic)):
+        return v
+    return np.empty(0, dtype=np.asarray(v).dtype)
+
+
+def _result_dtype(uf, inputs):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            out = uf(*[_dtype_probe(v) for v in inputs])
+        except TypeError:
+            return None
+    return out[0].dtype if isinstance(out, tuple) else np.asarray(out).dtype
+
+
+def _floats(v):
+    """An operand of a recorded op: integer data as their float values."""
+    return v.values if isinstance(v, IntegerArray) else v
+
+
+def _plain_operands(obj, depth=0):
+    if isinstance(obj, IntegerArray):
+        return plain(obj)
+    if isinstance(obj, (list, tuple)) and depth < 8:
+        return type(obj)(_plain_operands(o, depth + 1) for o in obj)
+    if isinstance(obj, dict) and depth < 8:
+        return {k: _plain_operands(o, depth + 1) for k, o in obj.items()}
+    return obj
+
+
+def holds_integers(args, kwargs):
+    """Is integer data among the arguments (NumPy dispatches functions on
+    some arguments only: np.take not on its indices)?"""
+    return any(isinstance(v, IntegerArray) for v in (*args, *kwargs.values()))
+
+
+def _nonzero_plain_integers(v):
+    return not isinstance(v, (IntegerArray, Active)) and np.asarray(v).dtype.kind in "iub" \
+        and np.all(np.asarray(v) != 0)
+
+
+# ---- ufuncs --------------------------------------------------------------------
+
+def ufunc(uf, method, inputs, kwargs):
+    if method == "__call__" and not kwargs:
+        dtype = _result_dtype(uf, inputs)
+        if dtype == np.int64 and uf in _UNARY:
+            values = record_unary(inputs[0].values, int(_UNARY[uf]))
+            return IntegerArray(values)
+        if dtype == np.int64 and uf in _PRESERVING and len(inputs) == 2:
+            if uf in (np.floor_divide, np.remainder) and not _nonzero_plain_integers(inputs[1]):
+                return _fallback(uf, inputs, kwargs)      # x // 0 and x % 0 are NumPy's own
+            values = binary(_PRESERVING[uf], _floats(inputs[0]), _floats(inputs[1]),
+                            sides=False)
+            return exact_integers(values) if uf in _GROWING else IntegerArray(values)
+        if dtype == np.float64:
+            return uf(*[_floats(v) for v in inputs])
+    return _fallback(uf, inputs, kwargs, method)
+
+
+def _fallback(uf, inputs, kwargs, method="__call__"):
+    f = uf if method == "__call__" else getattr(uf, method)
+    return f(*_plain_operands(inputs), **_plain_operands(kwargs))
+
+
+# ---- functions -----------------------------------------------------------------
+
+def array_function(func, args, kwargs):
+    rule = FUNCTIONS.get(func)
+    if rule is not None:
+        out = rule(*args, **kwargs)
+        if out is not NotImplemented:
+            return out
+    return func(*_plain_operands(args), **_plain_operands(kwargs))
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take of an active array with integer data as the indices: a
+    recorded GATHER_AT. (NumPy does not dispatch np.take on its indices: a
+    plain array indexed by integer data takes the guarded fallback.)"""
+    if not isinstance(a, Active) or not isinstance(indices, IntegerArray) or out is not None \
+            or mode != "raise":
+        return NotImplemented
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    if not -len(a.shape) <= axis < len(a.shape):
+        raise np.exceptions.AxisError(axis, len(a.shape))
+    axis %= len(a.shape)
+    check_bounds(indices, a.shape[axis], axis)
+    return gather_at(a, indices.values, axis)
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    if out is not None or kwargs or not isinstance(a, IntegerArray):
+        return NotImplemented
+    for bound, uf in ((a_min, np.maximum), (a_max, np.minimum)):
+        if bound is not None:
+            a = ufunc(uf, "__call__", (a, bound), {})
+    return a
+
+
+FUNCTIONS = {np.take: take, np.clip: clip,
+             np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
+             np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}
+
+
+# ---- gathers -------------------------------------------------------------------
+
+def check_bounds(indices, m, axis):
+    """NumPy's IndexError for indices outside an axis of ``m`` elements."""
+    v = current(indices.values)
+    bad = (v < -m) | (v >= m)
+    if np.any(bad):
+        raise IndexError(f"index {int(v[bad].flat[0])} is out of bounds for axis {axis} "
+                         f"with size {m}")
+
+
+def gather_at(a, index_values, axis):
+    """``np.take(a, i, axis)`` of an active ``a`` for the index values of
+    integer data (an Active): one GATHER_AT, which every replay computes
+    with the indices of that replay."""
+    tape = tape_of(a, index_values)
+    shape = tuple(a.shape)
+    ref = a.slot
+    outer, inner = size_of(shape[:axis]), size_of(shape[axis + 1:])
+    out_shape = shape[:axis] + tuple(index_values.shape) + shape[axis + 1:]
+    return new(tape, Op.GATHER_AT, out_shape,
+               [ref, index_values.slot, outer, shape[axis], inner])
+
+
+def getitem(a, key):
+    """``a[key]`` of an active array where ``key`` holds integer data: one
+    integer-data part among slices, integers, None and Ellipsis is recorded
+    (NumPy's placement of its axes included); other keys convert the integer
+    data to plain values (guarded)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    at = [n for n, p in enumerate(parts) if isinstance(p, IntegerArray)]
+    simple = all(p is None or p is Ellipsis or isinstance(p, slice) or
+                 (isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)))
+                 for n, p in enumerate(parts) if n not in at)
+    if len(at) != 1 or not simple:
+        return a[_plain_operands(parts if isinstance(key, tuple) else key)]
+    n = at[0]
+    idx = parts[n]
+    positions = a._positions()
+    want = positions[parts[:n] + (current_integers(idx),) + parts[n + 1:]].shape
+    axis = _axis_of(parts, n, a.ndim)
+    base = a[parts[:n] + (slice(None),) + parts[n + 1:]]
+    check_bounds(idx, base.shape[axis], axis)
+    out = gather_at(base, idx.values, axis)
+    if out.shape != want:             # integers and the index apart: its axes go first
+        out = np.moveaxis(out, list(range(axis, axis + idx.ndim)), list(range(idx.ndim)))
+    if out.shape != want:
+        raise AssertionError(f"adsim: internal: indexing gave {out.shape}, NumPy {want}")
+    return out
+
+
+def _axis_of(parts, n, ndim):
+    """The axis of ``a[parts[:n] + (slice(None),) + ...]`` that part n indexes."""
+    consumed = sum(1 for p in parts if p is not None and p is not Ellipsis
+                   and not isinstance(p, IntegerArray)) + 1
+    axis = 0
+    for p in parts[:n]:
+        if p is Ellipsis:
+            axis += ndim - consumed
+        elif p is None or isinstance(p, slice):
+            axis += 1
+    return axis
+
+
+def index_integers(a, key):
+    """``i[key]`` of integer data: integer data again."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(p, IntegerArray) for p in parts):
+        return IntegerArray(getitem(a.values, key))
+    return IntegerArray(a.values[key])
