@@ -340,7 +340,7 @@ cdef int raise_branch(Tape t, Sweep* s) except -1:
             f"automatically).", op_index=k, op_name=name)
     raise BranchChanged(
         f"adsim: the replay left the recorded path at op {k} ({name}): a comparison, "
-        f"abs/maximum/minimum/clip side or argmax index differs from the recording. "
+        f"abs/maximum/minimum/clip side max/min position or guarded integer differs from the recording. "
         f"Record the tape again at this point (the functional API adsim.grad/jvp/... "
         f"does this automatically).", op_index=k, op_name=name)
 

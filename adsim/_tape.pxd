@@ -75,7 +75,8 @@ cpdef enum Opcode:
     SCATTER = 134
     WHERE = 135
     GATHER_AT = 136
-    STRUCTURAL_END = 137
+    ARGEXT_AT = 137
+    STRUCTURAL_END = 138
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     LINALG_END = 161

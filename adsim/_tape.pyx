@@ -362,7 +362,7 @@ cdef class Tape:
         """SLOT_VARIED when an op's result depends differentiably on the
         inputs: some argument does, and the op passes derivatives on."""
         cdef int i, n_args = 2
-        if code == FILL or (code < BINARY_END and NO_DERIVATIVE[code]):
+        if NO_DERIVATIVE[code]:
             return 0
         if code == CALLBACK:
             for i in range(ops[2]):

@@ -216,6 +216,14 @@ class _Transcription:
             return gather(a, pos) if isinstance(a, Active) else a[pos]
         return self._new(Op.GATHER_AT, n, [self.ref(a), i.slot, o[3], o[4], o[5]])
 
+    def _argext_at(self, k, o):
+        (a,) = self._reads(k, [o[1]])
+        outer, m, inner = o[2], o[3], o[4]
+        if not isinstance(a, Active):
+            pick = np.argmin if o[5] else np.argmax
+            return pick(a.reshape(outer, m, inner), axis=1).reshape(-1).astype(float)
+        return self._new(Op.ARGEXT_AT, outer * inner, [a.slot, outer, m, inner, o[5]])
+
     def _scatter(self, k, o):
         old, v = self._reads(k, [o[0], o[1]])
         idx = self.prog.indices(k)
@@ -406,6 +414,9 @@ class _Transcription:
         G = g.reshape(outer, picks, inner) if isinstance(g, Active) else \
             np.asarray(g).reshape(outer, picks, inner)
         return [(o[1], np.einsum("pj,ujt->upt", E, G).reshape(-1))]
+
+    def _argext_at_adjoint(self, k, o, g):
+        return []                                     # positions: no derivative
 
     def _gather_adjoint(self, k, o, g):
         return self._gather_adjoint_at(o, g, self.prog.indices(k))

@@ -9,8 +9,8 @@ class BranchChanged(AdsimError, RuntimeError):
     """A replay took a different path than the recording.
 
     Raised by a tape replay when a recorded outcome (a comparison, the side of
-    ``abs``/``maximum``/``minimum``/``clip``, the index of ``argmax`` or of a
-    ``max`` reduction) differs at the new input. The tape's derivatives would be
+    ``abs``/``maximum``/``minimum``/``clip``, the index of a ``max`` or ``min``
+    reduction) differs at the new input. The tape's derivatives would be
     those of another branch, so none are returned. Fix: record the tape again at
     the new point; the functional API (``grad``, ``jvp``, ...) does this for you.
     """

@@ -123,6 +123,8 @@ TABLE = [
     # a gather whose indices are values of the tape (integer data, recorded):
     # read at every replay, bounds-checked there; derivative 0 in the indices
     _s("GATHER_AT", LINEAR, (), ("@a", "@i", "outer", "m", "inner"), reads="x"),
+    # argmax/argmin as values (integer data): position along the axis, no derivative
+    _s("ARGEXT_AT", ZERO, (), ("@a", "outer", "m", "inner", "want_min")),
     _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),
        "linalg", reads="x"),
     _s("CALLBACK", NONLINEAR, (np.linalg.solve,), ("callback", "n_args", "@args..."), "callback",
@@ -184,8 +186,8 @@ def facts_pxi():
     uses = {"": "0", "x": "USES_ARGS", "y": "USES_RESULT", "xy": "USES_ARGS | USES_RESULT"}
     out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
            "# Per-opcode facts: the values each op's derivative rules read, the\n",
-           "# unary ops whose slope does not depend on x, the elementwise ops\n",
-           "# whose derivative is zero.\n\n",
+           "# unary ops whose slope does not depend on x, the ops whose result\n",
+           "# has derivative zero.\n\n",
            "cdef enum:\n    USES_ARGS = 1\n    USES_RESULT = 2\n\n",
            "cdef uint8_t VALUE_USES[<int>CALLBACK_END]\n",
            "cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]\n",
@@ -199,7 +201,7 @@ def facts_pxi():
             out.append(f"    VALUE_USES[<int>{spec.name}] = {uses[spec.reads]}\n")
         if spec.constant_slope:
             out.append(f"    CONSTANT_SLOPE[<int>{spec.name}] = 1\n")
-        if spec.family in ("unary", "binary") and spec.hessian == ZERO:
+        if spec.family != "branch" and spec.hessian == ZERO:
             out.append(f"    NO_DERIVATIVE[<int>{spec.name}] = 1\n")
     return "".join(out + ["\n\ninit_op_facts()\n"])
 

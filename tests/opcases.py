@@ -105,6 +105,8 @@ PROGRAMS = {
     "CUMSUM": (lambda x: np.cumsum(x * x), (5,), (-2.0, 2.0)),
     "GATHER": (lambda x: x[[2, 0, 0, 1]] ** 2 * x[::-1][:4], (5,), (-2.0, 2.0)),
     "SCATTER": (_scatter_program, (4,), (-2.0, 2.0)),
+    "ARGEXT_AT": (lambda x: x[np.argmax(np.reshape(x, (2, 3)), axis=1)] * x[np.argmin(x)] * x[:2],
+                  (6,), (-2.0, 2.0)),
     "GATHER_AT": (lambda x: x[np.floor(np.abs(x) * 2.0).astype(int) % 5] ** 2 * x, (5,),
                   (-2.0, 2.0)),
     "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),

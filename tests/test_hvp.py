@@ -183,6 +183,8 @@ PROGRAMS = {
                + np.sum(np.transpose(np.reshape(x[:4], (2, 2))) * np.reshape(x[1:], (2, 2)) ** 2),
                (5,), (-2.0, 2.0)),
     "SCATTER": (_scatter, (4,), (-2.0, 2.0)),
+    "ARGEXT_AT": (lambda X: np.sum(X[:, np.argmax(X, axis=0)] ** 3) * X[0, np.argmin(X[1])],
+                  (2, 3), "distinct"),
     "GATHER_AT": (lambda X: np.sum(X[:, np.floor(np.abs(X[0]) * 1.5).astype(int) % 3] ** 3 * X)
                   + np.sum(np.take(X, np.floor(X[1] + 2.0).astype(int) - 2, axis=1) ** 2 * X),
                   (2, 3), (-2.0, 2.0)),

@@ -5,6 +5,7 @@ from .._tape import Active, Opcode as Op
 from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
                    reduce_axes, reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem
+from .integer_array import IntegerArray
 
 
 def finish_reduction(out, shape, axes, keepdims):
@@ -98,6 +99,8 @@ def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def _argext(a, axis, want_min, keepdims=False):
+    """argmax/argmin: integer data (an ARGEXT_AT op), which replays compute
+    again, so ``x[np.argmax(x)]`` follows new inputs."""
     tape = tape_of(a)
     if axis is None or not reduce_axes(axis, a.ndim):
         outer, m, inner = 1, a.size, 1
@@ -106,11 +109,10 @@ def _argext(a, axis, want_min, keepdims=False):
         ax = normalize_axis(axis, a.ndim)
         outer, m, inner = split_at(a.shape, ax)
         shape = a.shape[:ax] + ((1,) if keepdims else ()) + a.shape[ax + 1:]
-    ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
-    tape.record_op(int(Op.ARGEXT), -1, [a.slot, outer, m, inner, ioff, int(want_min)])
-    flat = tape.index_record(ioff, outer * inner).astype(np.intp)
-    local = (flat // inner) % m
-    return local.reshape(shape)[()] if shape == () else local.reshape(shape)
+    if m == 0 and outer * inner:
+        raise ValueError(f"attempt to get {'argmin' if want_min else 'argmax'} of an empty "
+                         f"sequence")
+    return IntegerArray(new(tape, Op.ARGEXT_AT, shape, [a.slot, outer, m, inner, int(want_min)]))
 
 
 def argmax(a, axis=None, out=None, keepdims=False):

@@ -1,7 +1,7 @@
 # Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.
 # Per-opcode facts: the values each op's derivative rules read, the
-# unary ops whose slope does not depend on x, the elementwise ops
-# whose derivative is zero.
+# unary ops whose slope does not depend on x, the ops whose result
+# has derivative zero.
 
 cdef enum:
     USES_ARGS = 1
@@ -69,7 +69,9 @@ cdef void init_op_facts() noexcept:
     NO_DERIVATIVE[<int>FLOOR_DIVIDE] = 1
     VALUE_USES[<int>REMAINDER] = USES_ARGS
     VALUE_USES[<int>FMOD] = USES_ARGS
+    NO_DERIVATIVE[<int>FILL] = 1
     VALUE_USES[<int>GATHER_AT] = USES_ARGS
+    NO_DERIVATIVE[<int>ARGEXT_AT] = 1
     VALUE_USES[<int>MATMUL] = USES_ARGS
     VALUE_USES[<int>CALLBACK] = USES_ARGS | USES_RESULT
 

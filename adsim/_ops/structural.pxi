@@ -18,6 +18,9 @@
 #                                       values of slot i (integer data, held as floats),
 #                                       read by every replay and checked there against
 #                                       the axis of m (negative ones count from its end)
+# ARGEXT_AT [r, a, outer, m, inner, want_min]
+#                                       r[u, t] = the position k of the max (min) of
+#                                       a[u, k, t] (the first; NaN wins, as in NumPy)
 
 cdef inline int64_t position_on_axis(double v, int64_t m) noexcept nogil:
     """The position index value ``v`` picks on an axis of ``m`` elements
@@ -50,6 +53,26 @@ cdef void gather_at_map(const int32_t* o, Sweep* s, double* dst, const double* s
                 add_into(dst + a_base, src + r_base, inner)
             else:
                 copy_doubles(dst + r_base, src + a_base, inner)
+
+
+cdef void argext_at_value(Sweep* s, const int32_t* o) noexcept nogil:
+    cdef const double* a = vptr(s, o[1])
+    cdef double* r = vptr(s, o[0])
+    cdef int64_t outer = o[2], m = o[3], inner = o[4], u, t, k, best
+    cdef bint want_min = o[5]
+    cdef double v, bv
+    for u in range(outer):
+        for t in range(inner):
+            best = 0
+            bv = a[u * m * inner + t]
+            for k in range(1, m):
+                if bv != bv:                 # NaN wins
+                    break
+                v = a[(u * m + k) * inner + t]
+                if v != v or (v < bv if want_min else v > bv):
+                    bv = v
+                    best = k
+            r[u * inner + t] = <double>best
 
 
 cdef int gather_at_value(Sweep* s, const int32_t* o) noexcept nogil:
@@ -251,6 +274,8 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
     elif code == GATHER_AT:
         return gather_at_value(s, o)
+    elif code == ARGEXT_AT:
+        argext_at_value(s, o)
     elif code == SCATTER:
         scatter_into(vptr(s, o[0]), vptr(s, o[1]), o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
@@ -380,12 +405,20 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     indices inside the arrays they index, masks inside the branch stream."""
     cdef int64_t n, size, inner
     cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
-        7 if code == GATHER else 8 if code == SCATTER else 6 if code == GATHER_AT else 5
+        7 if code == GATHER else 8 if code == SCATTER else \
+        6 if code == GATHER_AT or code == ARGEXT_AT else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
+    if code == ARGEXT_AT:
+        size = product3(o[2], o[3], o[4])
+        if size < 0 or t.size_of(o[1]) != size or n != <int64_t>o[2] * o[4] or \
+                (o[3] == 0 and n != 0) or o[0] == o[1]:
+            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                                   f"{o[2]} x {o[3]} x {o[4]} and a result of {n}")
+        return 0
     if code == GATHER_AT:
         need_ref(t, o[2])
         size = product3(o[3], o[4], o[5])
