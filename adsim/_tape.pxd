@@ -76,7 +76,8 @@ cpdef enum Opcode:
     WHERE = 135
     GATHER_AT = 136
     ARGEXT_AT = 137
-    STRUCTURAL_END = 138
+    SEARCH = 138
+    STRUCTURAL_END = 139
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     LINALG_END = 161

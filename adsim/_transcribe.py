@@ -224,6 +224,12 @@ class _Transcription:
             return pick(a.reshape(outer, m, inner), axis=1).reshape(-1).astype(float)
         return self._new(Op.ARGEXT_AT, outer * inner, [a.slot, outer, m, inner, o[5]])
 
+    def _search(self, k, o):
+        table, v = self._reads(k, [o[1], o[2]])
+        if not isinstance(table, Active) and not isinstance(v, Active):
+            return np.searchsorted(table, v, side="right" if o[3] else "left").astype(float)
+        return self._new(Op.SEARCH, self.prog.size(o[0]), [self.ref(table), self.ref(v), o[3]])
+
     def _scatter(self, k, o):
         old, v = self._reads(k, [o[0], o[1]])
         idx = self.prog.indices(k)
@@ -417,6 +423,8 @@ class _Transcription:
 
     def _argext_at_adjoint(self, k, o, g):
         return []                                     # positions: no derivative
+
+    _search_adjoint = _argext_at_adjoint
 
     def _gather_adjoint(self, k, o, g):
         return self._gather_adjoint_at(o, g, self.prog.indices(k))

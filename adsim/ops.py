@@ -125,6 +125,8 @@ TABLE = [
     _s("GATHER_AT", LINEAR, (), ("@a", "@i", "outer", "m", "inner"), reads="x"),
     # argmax/argmin as values (integer data): position along the axis, no derivative
     _s("ARGEXT_AT", ZERO, (), ("@a", "outer", "m", "inner", "want_min")),
+    # np.searchsorted in a sorted table, as values (integer data): no derivative
+    _s("SEARCH", ZERO, (), ("@table", "@v", "right")),
     _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),
        "linalg", reads="x"),
     _s("CALLBACK", NONLINEAR, (np.linalg.solve,), ("callback", "n_args", "@args..."), "callback",

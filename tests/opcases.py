@@ -107,6 +107,8 @@ PROGRAMS = {
     "SCATTER": (_scatter_program, (4,), (-2.0, 2.0)),
     "ARGEXT_AT": (lambda x: x[np.argmax(np.reshape(x, (2, 3)), axis=1)] * x[np.argmin(x)] * x[:2],
                   (6,), (-2.0, 2.0)),
+    "SEARCH": (lambda x: np.interp(x, np.linspace(-2.0, 2.0, 7), np.cos(np.arange(7.0))) * x
+               + np.searchsorted(np.linspace(-2.0, 2.0, 5), x) * x, (5,), (-1.9, 1.9)),
     "GATHER_AT": (lambda x: x[np.floor(np.abs(x) * 2.0).astype(int) % 5] ** 2 * x, (5,),
                   (-2.0, 2.0)),
     "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),

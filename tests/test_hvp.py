@@ -185,6 +185,9 @@ PROGRAMS = {
     "SCATTER": (_scatter, (4,), (-2.0, 2.0)),
     "ARGEXT_AT": (lambda X: np.sum(X[:, np.argmax(X, axis=0)] ** 3) * X[0, np.argmin(X[1])],
                   (2, 3), "distinct"),
+    "SEARCH": (lambda x: np.sum(np.interp(x, np.linspace(-2.0, 2.0, 7), np.cos(np.arange(7.0)))
+                                * x ** 2) + np.sum(np.digitize(x, [-1.0, 0.0, 1.0]) * x ** 3),
+               (5,), (-1.9, 1.9)),
     "GATHER_AT": (lambda X: np.sum(X[:, np.floor(np.abs(X[0]) * 1.5).astype(int) % 3] ** 3 * X)
                   + np.sum(np.take(X, np.floor(X[1] + 2.0).astype(int) - 2, axis=1) ** 2 * X),
                   (2, 3), (-2.0, 2.0)),

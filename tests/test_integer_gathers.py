@@ -252,3 +252,37 @@ def test_malformed_gather_at_operands_are_refused():
 
     ad.grad(f)(np.array([0.5, 1.5, 2.5]))
     assert len(seen) == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([-2.0, -1.0, -1.0, 0.0, 0.5, 3.0, np.inf, np.nan]), min_size=0,
+                max_size=7),
+       st.lists(st.sampled_from([-3.0, -1.0, 0.0, 0.25, 0.5, 3.0, 7.0, np.inf, -np.inf, np.nan]),
+                min_size=3, max_size=3),
+       st.sampled_from(["left", "right"]))
+def test_searchsorted_replays_numpy_positions(table, v, side):
+    """Recorded searches give np.searchsorted's positions at every replay,
+    duplicates, infinities and NaN (sorted last) included."""
+    table = np.sort(np.array(table, dtype=float))
+
+    def f(x):
+        return np.sum(np.searchsorted(table, x, side=side) * 1.0)
+
+    tape = ad.record(f, np.array([0.1, 0.2, 0.3]))
+    x = np.array(v)
+    assert tape.forward(x) == np.sum(np.searchsorted(table, x, side=side))
+
+
+def test_interpolation_in_a_table_replays_across_cells():
+    xp = np.linspace(0.0, 5.0, 11)
+    fp = np.sin(xp) * xp
+
+    def f(x):
+        return np.sum(np.interp(x, xp, fp) ** 2) + np.sum(np.digitize(x, xp) * 0.5 * x)
+
+    tape = ad.record(f, np.array([0.33, 1.7, 4.2, 2.9]))
+    for x in (np.array([3.1, 0.2, 1.1, 4.9]), np.array([2.35, 2.45, 0.05, 3.3])):
+        assert np.isclose(tape.forward(x), f(x), rtol=1e-14)
+        np.testing.assert_allclose(tape.gradient(x), fd_grad(f, x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ad.BranchChanged):         # below the table: NumPy's other branch
+        tape.forward(np.array([-1.0, 1.0, 1.0, 1.0]))

@@ -162,6 +162,27 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return gather_at(a, indices.values, axis)
 
 
+def take_rows(table, indices):
+    """``table[i]`` along the first axis, for an active or plain ``table``
+    (adsim's own lookups: a plain table is a constant of the tape); plain
+    indices index as NumPy does."""
+    if not isinstance(indices, IntegerArray):
+        return table[indices]
+    check_bounds(indices, np.shape(table)[0], 0)
+    return gather_at(table, indices.values, 0)
+
+
+def search(table, v, side):
+    """np.searchsorted(table, v, side) of active values ``v`` in a plain
+    table sorted in NumPy's order: integer data (a SEARCH op), or None when
+    the table is not sorted (NumPy's result then depends on its search)."""
+    if not np.array_equal(np.sort(table), table, equal_nan=True):
+        return None
+    tape = tape_of(v)
+    ref = tape.const_ref(table)
+    return IntegerArray(new(tape, Op.SEARCH, v.shape, [ref, v.slot, int(side == "right")]))
+
+
 def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     if out is not None or kwargs or not isinstance(a, IntegerArray):
         return NotImplemented
@@ -188,12 +209,18 @@ def check_bounds(indices, m, axis):
 
 
 def gather_at(a, index_values, axis):
-    """``np.take(a, i, axis)`` of an active ``a`` for the index values of
-    integer data (an Active): one GATHER_AT, which every replay computes
-    with the indices of that replay."""
-    tape = tape_of(a, index_values)
+    """``np.take(a, i, axis)`` for the index values of integer data (an
+    Active): one GATHER_AT, which every replay computes with the indices of
+    that replay. A plain ``a`` (a table adsim itself indexes, as in
+    np.interp) becomes a constant of the tape."""
+    if isinstance(a, Active):
+        tape = tape_of(a, index_values)
+        ref = a.slot
+    else:
+        tape = tape_of(index_values)
+        a = np.asarray(a, dtype=np.float64)
+        ref = tape.const_ref(a)
     shape = tuple(a.shape)
-    ref = a.slot
     outer, inner = size_of(shape[:axis]), size_of(shape[axis + 1:])
     out_shape = shape[:axis] + tuple(index_values.shape) + shape[axis + 1:]
     return new(tape, Op.GATHER_AT, out_shape,

@@ -72,6 +72,7 @@ cdef void init_op_facts() noexcept:
     NO_DERIVATIVE[<int>FILL] = 1
     VALUE_USES[<int>GATHER_AT] = USES_ARGS
     NO_DERIVATIVE[<int>ARGEXT_AT] = 1
+    NO_DERIVATIVE[<int>SEARCH] = 1
     VALUE_USES[<int>MATMUL] = USES_ARGS
     VALUE_USES[<int>CALLBACK] = USES_ARGS | USES_RESULT
 

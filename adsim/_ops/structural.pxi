@@ -21,6 +21,9 @@
 # ARGEXT_AT [r, a, outer, m, inner, want_min]
 #                                       r[u, t] = the position k of the max (min) of
 #                                       a[u, k, t] (the first; NaN wins, as in NumPy)
+# SEARCH    [r, table, v, right]        r[j] = the number of table entries below v[j]
+#                                       (right: not above), by NumPy's binary search
+#                                       and ordering (NaN above everything)
 
 cdef inline int64_t position_on_axis(double v, int64_t m) noexcept nogil:
     """The position index value ``v`` picks on an axis of ``m`` elements
@@ -73,6 +76,31 @@ cdef void argext_at_value(Sweep* s, const int32_t* o) noexcept nogil:
                     bv = v
                     best = k
             r[u * inner + t] = <double>best
+
+
+cdef inline bint nan_last_less(double a, double b) noexcept nogil:
+    """a < b in NumPy's sort order, where NaN comes after every number."""
+    return a < b or (b != b and a == a)
+
+
+cdef void search_value(Sweep* s, const int32_t* o) noexcept nogil:
+    cdef const double* table = vptr(s, o[1])
+    cdef const double* v = vptr(s, o[2])
+    cdef double* r = vptr(s, o[0])
+    cdef int64_t n = ref_size(s, o[1]), k = ref_size(s, o[2]), j, lo, hi, mid
+    cdef bint right = o[3]
+    cdef double x
+    for j in range(k):
+        x = v[j]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            if (not nan_last_less(x, table[mid])) if right else nan_last_less(table[mid], x):
+                lo = mid + 1
+            else:
+                hi = mid
+        r[j] = <double>lo
 
 
 cdef int gather_at_value(Sweep* s, const int32_t* o) noexcept nogil:
@@ -276,6 +304,8 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
         return gather_at_value(s, o)
     elif code == ARGEXT_AT:
         argext_at_value(s, o)
+    elif code == SEARCH:
+        search_value(s, o)
     elif code == SCATTER:
         scatter_into(vptr(s, o[0]), vptr(s, o[1]), o, s.ints, stride_of(s, o[1], o[3]))
     elif code == WHERE:
@@ -406,12 +436,17 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     cdef int64_t n, size, inner
     cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
         7 if code == GATHER else 8 if code == SCATTER else \
-        6 if code == GATHER_AT or code == ARGEXT_AT else 5
+        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
+    if code == SEARCH:
+        need_ref(t, o[2])
+        if n != t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
+            return malformed(code, f"{t.size_of(o[2])} values and a result of {n} in slot {o[0]}")
+        return 0
     if code == ARGEXT_AT:
         size = product3(o[2], o[3], o[4])
         if size < 0 or t.size_of(o[1]) != size or n != <int64_t>o[2] * o[4] or \

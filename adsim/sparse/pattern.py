@@ -175,7 +175,7 @@ class DomainSweep:
         structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
                       "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
                       "GATHER_AT": self.gather_at, "SCATTER": self.scatter, "WHERE": self.where,
-                      "ARGEXT_AT": self.fill}
+                      "ARGEXT_AT": self.fill, "SEARCH": self.fill}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
