@@ -8,13 +8,16 @@ recording the step again each time would cost more than the step. Their
 derivative rules read the side from the operands' values at every replay,
 so without the branch record the derivatives are still those of the point
 of evaluation (at a tie, the first operand's side).
+
+:func:`frozen_at_or_below` makes the same kind of choice for a derivative
+alone: a value whose derivative is dropped where it does not exceed a level.
 """
 import numpy as np
 
 from .._np.core import operand, shape_of, tape_of
 from .._tape import Active, Opcode as Op, record_binary_refs, record_unary
 
-__all__ = ["magnitude", "larger", "smaller"]
+__all__ = ["magnitude", "larger", "smaller", "frozen_at_or_below"]
 
 
 def magnitude(x):
@@ -42,3 +45,17 @@ def larger(a, b):
 def smaller(a, b):
     """``np.minimum(a, b)``."""
     return _elementwise(Op.MINIMUM, np.minimum, a, b)
+
+
+def frozen_at_or_below(x, level):
+    """``x`` (a finite number), whose derivative is zero where ``x <= level``.
+
+    The value is exactly ``x``; the side is read from the values at every
+    replay (``sign(max(x - level, 0))``, a 0/1 factor of derivative zero),
+    like the side of :func:`larger`, without a branch record.
+    """
+    if not isinstance(x, Active):
+        return x
+    fixed = record_unary(x, int(Op.STOP_GRADIENT))
+    live = record_unary(larger(x - level, 0.0), int(Op.SIGN))
+    return fixed + live * (x - fixed)

@@ -21,8 +21,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
-from ._piecewise import larger, magnitude, smaller
+from .._tape import Active
+from ._common import EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
+from ._piecewise import frozen_at_or_below, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
 
 __all__ = ["Radau", "RadauState"]
@@ -44,6 +45,10 @@ P = np.array([[13 / 3 + 7 * S6 / 3, -23 / 3 - 22 * S6 / 3, 10 / 3 + 5 * S6],   #
               [13 / 3 - 7 * S6 / 3, -23 / 3 + 22 * S6 / 3, 10 / 3 - 5 * S6],
               [1 / 3, -8 / 3, 10 / 3]])
 NEWTON_MAXITER = 6
+ROUNDING_MARGIN = 100.0
+"""An error estimate at most this many times its rounding level (see
+:meth:`Radau._rounding_level`) is rounding noise: its value steers the
+step size as in SciPy, its derivative counts as zero."""
 
 RadauState = namedtuple("RadauState", [
     "t", "y", "f", "h_abs", "h_start", "h_old", "error_old", "history", "use_history",
@@ -115,18 +120,23 @@ class Radau(ImplicitStepper):
         y_new = y + Z[-1]
         ZE = np.dot(Z.T, E) / h
         solve = self.jacobian.linear.shifted
-        error = solve(s.J, MU_REAL / s.h_lu, s.f + ZE)
+        f = s.f
+        error = solve(s.J, MU_REAL / s.h_lu, f + ZE)
         scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
         error_norm = norm(error / scale)
         safety = 0.9 * (2 * NEWTON_MAXITER + 1) / (2 * NEWTON_MAXITER + n_iter)
         if s.rejected and error_norm > 1:     # a better estimate after a rejection
-            error = solve(s.J, MU_REAL / s.h_lu, self.rhs(t, y + error, args) + ZE)
+            f = self.rhs(t, y + error, args)
+            error = solve(s.J, MU_REAL / s.h_lu, f + ZE)
             error_norm = norm(error / scale)
             s = s._replace(nfev=s.nfev + 1)
         if error_norm > 1:
             factor = self._predict_factor(s, h_abs, error_norm)
             h_abs = h_abs * larger(MIN_FACTOR, safety * factor)
             return s._replace(h_abs=h_abs, lu_valid=0.0, rejected=1.0), False
+        if isinstance(error_norm, Active):
+            error_norm = frozen_at_or_below(
+                error_norm, self._rounding_level(f, Z, h_abs, s.h_lu, scale))
         return self._accept(s, t_new, y_new, h_abs, Z, error_norm, safety, n_iter, rate,
                             t_bound, args), True
 
@@ -156,6 +166,27 @@ class Radau(ImplicitStepper):
             current_jac=current_jac, h_lu=s.h_lu, lu_valid=lu_valid, Z=Z, has_sol=1.0,
             t_old=s.t, y_old=s.y, status=status, in_step=0.0, rejected=0.0,
             n_accepted=s.n_accepted + 1, nfev=s.nfev + 1, njev=njev, nlu=s.nlu)
+
+    def _rounding_level(self, f, Z, h_abs, h_lu, scale):
+        """:data:`ROUNDING_MARGIN` times the rounding error of an error
+        estimate, in the error norm.
+
+        The estimate solves ``(MU_REAL / h_lu) I - J`` for ``f + Z^T E / h``,
+        two nearly opposite vectors when the step's local error is small;
+        their rounding, ``EPS (|f| + |Z^T| |E| / h)``, is carried through
+        the solve as through its non-stiff part (a factor ``h_lu / MU_REAL``).
+        Below that level the estimate's value (and with it the next step
+        sizes, as in SciPy) is set by rounding, and its derivative is the
+        derivative of rounding errors: large, and not even linear in the
+        direction of differentiation. The first step of Robertson's kinetics
+        from (1, 0, 0) has an error norm of 3e-19 whose derivative came out
+        as -6e3 per unit of log k1; the predictive controller
+        (:meth:`_predict_factor`, through ``error_old``) carried it into
+        every later step size, and the gradient was off by 1e-2.
+        """
+        rounding = EPS * (magnitude(f) + np.dot(magnitude(Z).T, np.abs(E)) / h_abs) \
+            * (magnitude(h_lu) / MU_REAL)
+        return ROUNDING_MARGIN * norm(rounding / scale)
 
     def _predict_factor(self, s, h_abs, error_norm):
         """Gustafsson's predictive factor (Hairer & Wanner IV.8, (8.25))."""

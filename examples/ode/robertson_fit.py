@@ -132,7 +132,13 @@ def fit(obs, method):
     def objective(theta):
         evaluations.append(theta)
         return value_and_grad(theta)
-    result = minimize(objective, GUESS, jac=True, method="L-BFGS-B")
+    # the misfit of an adaptive solve is piecewise smooth: step decisions (and,
+    # with Radau, the rounding of the first step's error estimate, which
+    # steers the next step sizes as in SciPy) move it by about rtol relative.
+    # Smaller reductions are not progress, and a line search that asks for
+    # them fails.
+    result = minimize(objective, GUESS, jac=True, method="L-BFGS-B",
+                      options={"ftol": 10 * RTOL})
     return result, len(evaluations), value_and_grad.tapes.recordings
 
 
@@ -169,17 +175,14 @@ def run(quick=False, method="BDF", verbose=True, seed=0):
                 t_fit=t_fit)
 
 
-# Largest relative gradient error accepted at rtol = 1e-7. Radau's is 1.5e-4
-# on the full problem: its derivatives carry rounding noise amplified to
-# that size (a tangent seeded with 3 e differs from 3 times the one seeded
-# with e by as much; BDF's agree to 1e-14), so its error against the
-# sensitivities scatters with rtol instead of shrinking steadily.
-GRADIENT_TOLERANCE = {"BDF": 1e-5, "Radau": 1e-3}
+# Largest relative gradient error accepted at rtol = 1e-7 (measured: 2e-7 for
+# Radau and 5e-7 for BDF on the full problem).
+GRADIENT_TOLERANCE = 1e-5
 
 
 def check(out):
     for method, error in out["gradient_errors"].items():
-        assert error < GRADIENT_TOLERANCE[method], \
+        assert error < GRADIENT_TOLERANCE, \
             f"{method}: gradient disagrees with the forward sensitivities"
     assert out["success"], "the optimizer did not converge"
     assert out["rate_error"] < 0.1, "fitted rates far from the truth"

@@ -13,6 +13,21 @@ def van_der_pol(t, y, mu):
     return np.array([y[1], mu[0] * (1 - y[0] ** 2) * y[1] - y[0]])
 
 
+def robertson(t, y, k):
+    """Robertson's chemical kinetics (stiff); k = (0.04, 3e7, 1e4)."""
+    return [-k[0] * y[0] + k[2] * y[1] * y[2],
+            k[0] * y[0] - k[1] * y[1] ** 2 - k[2] * y[1] * y[2],
+            k[1] * y[1] ** 2]
+
+
+def robertson_jacobian(t, y, k):
+    """d robertson / dy, written out (usable as ``jac=`` inside a recording)."""
+    zero = 0 * y[0]
+    return np.array([[-k[0] + zero, k[2] * y[2], k[2] * y[1]],
+                     [k[0] + zero, -2 * k[1] * y[1] - k[2] * y[2], -k[2] * y[1]],
+                     [zero, 2 * k[1] * y[1], zero]])
+
+
 def heat(t, u, kappa, dx):
     """1-D heat equation, method of lines, zero Dirichlet boundaries; a
     conductivity field ``kappa`` on the grid and a time-dependent source."""

@@ -12,23 +12,9 @@ from scipy.integrate import solve_ivp as scipy_solve_ivp
 
 import adsim
 from adsim.integrate import solve_ivp
-from ivp_problems import heat, heat_problem, van_der_pol
+from ivp_problems import heat, heat_problem, robertson, robertson_jacobian, van_der_pol
 
 IMPLICIT = ("Radau", "BDF")
-
-
-def robertson(t, y, k):
-    """Robertson's chemical kinetics (stiff); k = (0.04, 3e7, 1e4)."""
-    return [-k[0] * y[0] + k[2] * y[1] * y[2],
-            k[0] * y[0] - k[1] * y[1] ** 2 - k[2] * y[1] * y[2],
-            k[1] * y[1] ** 2]
-
-
-def robertson_jacobian(t, y, k):
-    zero = 0 * y[0]
-    return np.array([[-k[0] + zero, k[2] * y[2], k[2] * y[1]],
-                     [k[0] + zero, -2 * k[1] * y[1] - k[2] * y[2], -k[2] * y[1]],
-                     [zero, 2 * k[1] * y[1], zero]])
 
 
 def van_der_pol_jacobian(t, y, mu):
