@@ -75,9 +75,10 @@ cpdef enum Opcode:
     SCATTER = 134
     WHERE = 135
     GATHER_AT = 136
-    ARGEXT_AT = 137
-    SEARCH = 138
-    STRUCTURAL_END = 139
+    SCATTER_AT = 137
+    ARGEXT_AT = 138
+    SEARCH = 139
+    STRUCTURAL_END = 140
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     LINALG_END = 161

@@ -369,7 +369,8 @@ cdef class Tape:
                 if ops[3 + i] >= 0 and self.slot_state[ops[3 + i]] & SLOT_VARIED:
                     return SLOT_VARIED
             return 0
-        if code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE):
+        if code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE
+                                and code != SCATTER_AT):
             n_args = 1
         for i in range(1, 1 + n_args):
             if ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
@@ -392,9 +393,10 @@ cdef class Tape:
                 if ops[3 + i] >= 0:
                     self.slot_state[ops[3 + i]] |= SLOT_NEEDED
             return
-        if code == GATHER_AT:                 # its indices, not the values it moves
-            if ops[2] >= 0:
-                self.slot_state[ops[2]] |= SLOT_NEEDED
+        if code == GATHER_AT or code == SCATTER_AT:    # indices, not the values moved
+            i = 2 if code == GATHER_AT else 3
+            if ops[i] >= 0:
+                self.slot_state[ops[i]] |= SLOT_NEEDED
             return
         if ops[1] >= 0:
             self.slot_state[ops[1]] |= SLOT_NEEDED

@@ -78,6 +78,20 @@ def _times(g, d):
     return np.where(finite | (g != 0), g * d, 0.0)
 
 
+def _shaped(g, shape):
+    return g.reshape(shape) if isinstance(g, Active) else np.asarray(g).reshape(shape)
+
+
+def _one_hot(i, m):
+    """E[p, j] = 1 where index value i[j] picks position p of an axis of m,
+    else 0: max(0, 1 - |(i mod m) - p|), exact for integers, recorded with
+    ops that have no branches (i has no derivative)."""
+    pos = binary(Op.REMAINDER, i.reshape(-1), float(m), sides=False)     # negative ones wrap
+    gap = record_unary(pos.reshape(1, i.size) - np.arange(m, dtype=float).reshape(m, 1),
+                       int(Op.ABS))
+    return binary(Op.MAXIMUM, 1.0 - gap, 0.0, sides=False)
+
+
 def _positions_at(i, outer, m, inner):
     """The flat positions a GATHER_AT reads for the plain index values ``i``."""
     p = np.asarray(i, dtype=np.int64).reshape(-1)
@@ -229,6 +243,29 @@ class _Transcription:
         if not isinstance(table, Active) and not isinstance(v, Active):
             return np.searchsorted(table, v, side="right" if o[3] else "left").astype(float)
         return self._new(Op.SEARCH, self.prog.size(o[0]), [self.ref(table), self.ref(v), o[3]])
+
+    def _scatter_at(self, k, o):
+        base, v, i = self._reads(k, [o[1], o[2], o[3]])
+        outer, m, inner, add = o[4], o[5], o[6], o[7]
+        if isinstance(i, Active):
+            return self._new(Op.SCATTER_AT, self.prog.size(o[0]),
+                             [self.ref(base), self.ref(v), i.slot, outer, m, inner, add])
+        pos = _positions_at(i, outer, m, inner)
+        if not isinstance(base, Active) and not isinstance(v, Active):
+            new = np.array(base, dtype=float)
+            if add:
+                np.add.at(new, pos, v)
+            else:
+                new[pos] = v
+            return new
+        new = self._new(Op.COPY, self.prog.size(o[0]), [self.active(base).slot])
+        if add:
+            ufunc_at(np.add, new, pos, v)
+        else:
+            self.outer.record_op(int(Op.SCATTER), -2, [new.slot, self.ref(v),
+                                                       self.outer.add_indices(pos), pos.size,
+                                                       0, 0, 0, 0])
+        return new
 
     def _scatter(self, k, o):
         old, v = self._reads(k, [o[0], o[1]])
@@ -405,21 +442,44 @@ class _Transcription:
         return [(o[1], total)]
 
     def _gather_at_adjoint(self, k, o, g):
-        """Where the indices are recorded values, the adjoint is E g with
-        E[p, j] = 1 if index j picks position p: E = max(0, 1 - |i - p|),
-        exact for integers, made of ops without branches."""
+        """Where the indices are recorded values, the adjoint is E g with the
+        one-hot matrix E of the indices (_one_hot)."""
         _, i = self.read[k]
         outer, m, inner = o[3], o[4], o[5]
         if not isinstance(i, Active):
             return self._gather_adjoint_at(o, g, _positions_at(i, outer, m, inner))
+        G = _shaped(g, (outer, i.size, inner))
+        return [(o[1], np.einsum("pj,ujt->upt", _one_hot(i, m), G).reshape(-1))]
+
+    def _scatter_at_adjoint(self, k, o, g):
+        """base's adjoint is g where no index writes (all of g when adding),
+        v's is g at its index (only for the last write to a position)."""
+        _, _, i = self.read[k]
+        outer, m, inner, add = o[4], o[5], o[6], o[7]
         picks = i.size
-        pos = binary(Op.REMAINDER, i, float(m), sides=False)          # negative ones wrap
-        gap = record_unary(pos.reshape(1, picks) - np.arange(m, dtype=float).reshape(m, 1),
-                           int(Op.ABS))
-        E = binary(Op.MAXIMUM, 1.0 - gap, 0.0, sides=False)
-        G = g.reshape(outer, picks, inner) if isinstance(g, Active) else \
-            np.asarray(g).reshape(outer, picks, inner)
-        return [(o[1], np.einsum("pj,ujt->upt", E, G).reshape(-1))]
+        if not isinstance(i, Active):
+            pos = _positions_at(i, outer, m, inner)
+            taken = g[pos] if isinstance(g, Active) else np.asarray(g)[pos]
+            if add:
+                return [(o[1], g), (o[2], taken)]
+            p = (np.asarray(i, dtype=np.int64).reshape(-1) + m) % m
+            last = np.zeros(picks, dtype=bool)
+            last[picks - 1 - np.unique(p[::-1], return_index=True)[1]] = True
+            keep = np.ones(m)
+            keep[p] = 0.0
+            lasts = np.broadcast_to(last[None, :, None], (outer, picks, inner)).reshape(-1)
+            return [(o[1], g * np.broadcast_to(keep[None, :, None], (outer, m, inner)).reshape(-1)),
+                    (o[2], np.where(lasts, taken, 0.0))]
+        E = _one_hot(i, m)
+        G = _shaped(g, (outer, m, inner))
+        taken = np.einsum("pj,upt->ujt", E, G)
+        if add:
+            return [(o[1], g), (o[2], taken.reshape(-1))]
+        hit = binary(Op.MINIMUM, np.sum(E, axis=1), 1.0, sides=False)
+        same = np.einsum("pj,pl->jl", E, E) * np.triu(np.ones((picks, picks)), 1)
+        last = 1.0 - binary(Op.MINIMUM, np.sum(same, axis=1), 1.0, sides=False)
+        return [(o[1], (G * (1.0 - hit).reshape(1, m, 1)).reshape(-1)),
+                (o[2], (taken * last.reshape(1, picks, 1)).reshape(-1))]
 
     def _argext_at_adjoint(self, k, o, g):
         return []                                     # positions: no derivative

@@ -123,6 +123,9 @@ TABLE = [
     # a gather whose indices are values of the tape (integer data, recorded):
     # read at every replay, bounds-checked there; derivative 0 in the indices
     _s("GATHER_AT", LINEAR, (), ("@a", "@i", "outer", "m", "inner"), reads="x"),
+    # writes at integer data: r = base with v written (add: added, as np.add.at) at the
+    # positions the replay reads from i; out of place
+    _s("SCATTER_AT", LINEAR, (), ("@base", "@v", "@i", "outer", "m", "inner", "add"), reads="x"),
     # argmax/argmin as values (integer data): position along the axis, no derivative
     _s("ARGEXT_AT", ZERO, (), ("@a", "outer", "m", "inner", "want_min")),
     # np.searchsorted in a sorted table, as values (integer data): no derivative

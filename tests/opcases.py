@@ -94,6 +94,14 @@ def _compare_program(x):
     return np.cos(x)
 
 
+def _scatter_at_program(x):
+    u = x ** 2
+    i = np.floor(np.abs(x) * 2.0).astype(int) % 5
+    u[i] = np.sin(x)
+    np.add.at(u, i[::-1], x ** 3)
+    return u * x
+
+
 PROGRAMS = {
     # name: (function, input shape, sampling interval)
     "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
@@ -109,6 +117,7 @@ PROGRAMS = {
                   (6,), (-2.0, 2.0)),
     "SEARCH": (lambda x: np.interp(x, np.linspace(-2.0, 2.0, 7), np.cos(np.arange(7.0))) * x
                + np.searchsorted(np.linspace(-2.0, 2.0, 5), x) * x, (5,), (-1.9, 1.9)),
+    "SCATTER_AT": (_scatter_at_program, (5,), (-2.0, 2.0)),
     "GATHER_AT": (lambda x: x[np.floor(np.abs(x) * 2.0).astype(int) % 5] ** 2 * x, (5,),
                   (-2.0, 2.0)),
     "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),

@@ -167,6 +167,14 @@ def _scatter(x):
 
 
 # opcode name: (scalar program, input shape, how to sample the input)
+def _scatter_at_sum(x):
+    u = x ** 2
+    i = np.floor(np.abs(x) * 2.0).astype(int) % 5
+    u[i] = np.sin(x) * x
+    np.add.at(u, i[::-1], x ** 3)
+    return np.sum(u ** 2 * x)
+
+
 PROGRAMS = {
     "COMPARE": (_compare, (4,), (0.1, 2.0)),
     "ARGEXT": (lambda X: np.sum(np.max(X, axis=1) ** 3) + np.min(X) * np.sum(X * X), (2, 3),
@@ -188,6 +196,7 @@ PROGRAMS = {
     "SEARCH": (lambda x: np.sum(np.interp(x, np.linspace(-2.0, 2.0, 7), np.cos(np.arange(7.0)))
                                 * x ** 2) + np.sum(np.digitize(x, [-1.0, 0.0, 1.0]) * x ** 3),
                (5,), (-1.9, 1.9)),
+    "SCATTER_AT": (lambda x: _scatter_at_sum(x), (5,), (-2.0, 2.0)),
     "GATHER_AT": (lambda X: np.sum(X[:, np.floor(np.abs(X[0]) * 1.5).astype(int) % 3] ** 3 * X)
                   + np.sum(np.take(X, np.floor(X[1] + 2.0).astype(int) - 2, axis=1) ** 2 * X),
                   (2, 3), (-2.0, 2.0)),

@@ -10,8 +10,9 @@ import warnings
 
 import numpy as np
 
-from .._tape import Active, Opcode as Op, record_unary
-from .core import binary, copy as copy_active, new, size_of, tape_of
+from .._tape import Active, Opcode as Op, mark_written, record_unary
+from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
+                   reshaped, size_of, tape_of)
 from .integer_array import IntegerArray
 from .integers import current, frozen, guard
 
@@ -113,6 +114,11 @@ def _nonzero_plain_integers(v):
 # ---- ufuncs --------------------------------------------------------------------
 
 def ufunc(uf, method, inputs, kwargs):
+    if method == "at" and uf in (np.add, np.subtract) and len(inputs) == 3 and not kwargs \
+            and isinstance(inputs[0], Active) and isinstance(inputs[1], IntegerArray):
+        b = inputs[2] if uf is np.add else -_floats(inputs[2])
+        setitem(inputs[0], inputs[1], b, add=True)
+        return None
     if method == "__call__" and not kwargs:
         dtype = _result_dtype(uf, inputs)
         if dtype == np.int64 and uf in _UNARY:
@@ -227,31 +233,92 @@ def gather_at(a, index_values, axis):
                [ref, index_values.slot, outer, shape[axis], inner])
 
 
-def getitem(a, key):
-    """``a[key]`` of an active array where ``key`` holds integer data: one
-    integer-data part among slices, integers, None and Ellipsis is recorded
-    (NumPy's placement of its axes included); other keys convert the integer
-    data to plain values (guarded)."""
+def plain_key(key):
+    """``key`` with its integer data as plain (guarded) values."""
+    return _plain_operands(key)
+
+
+def _integer_part(key):
+    """(parts, n): the key as a tuple and the place of its one integer-data
+    part, when the other parts are slices, integers, None or Ellipsis (the
+    keys recorded here); else None."""
     parts = key if isinstance(key, tuple) else (key,)
     at = [n for n, p in enumerate(parts) if isinstance(p, IntegerArray)]
     simple = all(p is None or p is Ellipsis or isinstance(p, slice) or
                  (isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)))
                  for n, p in enumerate(parts) if n not in at)
-    if len(at) != 1 or not simple:
-        return a[_plain_operands(parts if isinstance(key, tuple) else key)]
-    n = at[0]
-    idx = parts[n]
-    positions = a._positions()
-    want = positions[parts[:n] + (current_integers(idx),) + parts[n + 1:]].shape
-    axis = _axis_of(parts, n, a.ndim)
-    base = a[parts[:n] + (slice(None),) + parts[n + 1:]]
-    check_bounds(idx, base.shape[axis], axis)
-    out = gather_at(base, idx.values, axis)
-    if out.shape != want:             # integers and the index apart: its axes go first
-        out = np.moveaxis(out, list(range(axis, axis + idx.ndim)), list(range(idx.ndim)))
-    if out.shape != want:
-        raise AssertionError(f"adsim: internal: indexing gave {out.shape}, NumPy {want}")
+    return (parts, at[0]) if len(at) == 1 and simple else None
+
+
+class _Placement:
+    """Where ``a[key]`` takes its elements when part n of the key is integer
+    data: the positions P of a[key with that part a full slice], the axis of
+    P it indexes, and NumPy's result shape (its errors included)."""
+
+    def __init__(self, a, parts, n):
+        self.idx = idx = parts[n]
+        positions = a._positions()
+        self.want = positions[parts[:n] + (current_integers(idx),) + parts[n + 1:]].shape
+        self.kept = parts[:n] + (slice(None),) + parts[n + 1:]
+        self.P = positions[self.kept]
+        self.axis = _axis_of(parts, n, a.ndim)
+        check_bounds(idx, self.P.shape[self.axis], self.axis)
+        ax, k = self.axis, idx.ndim
+        self.taken = self.P.shape[:ax] + idx.shape + self.P.shape[ax + 1:]
+        # integers and the index apart: NumPy puts the index's axes first
+        self.moved = self.taken != self.want
+        self.to_numpy = (list(range(ax, ax + k)), list(range(k)))
+
+    def layout(self):
+        outer, inner = size_of(self.P.shape[:self.axis]), size_of(self.P.shape[self.axis + 1:])
+        return [outer, self.P.shape[self.axis], inner]
+
+
+def getitem(a, key):
+    """``a[key]`` of an active array where ``key`` holds integer data: one
+    integer-data part among slices, integers, None and Ellipsis is recorded
+    (NumPy's placement of its axes included); other keys convert the integer
+    data to plain values (guarded)."""
+    found = _integer_part(key)
+    if found is None:
+        return a[plain_key(key)]
+    at = _Placement(a, *found)
+    out = gather_at(a[at.kept], at.idx.values, at.axis)
+    if at.moved:
+        out = np.moveaxis(out, *at.to_numpy)
+    if out.shape != at.want:
+        raise AssertionError(f"adsim: internal: indexing gave {out.shape}, NumPy {at.want}")
     return out
+
+
+def setitem(a, key, value, add=False):
+    """``a[key] = value`` (or ``np.add.at(a, key, value)`` when ``add``)
+    where ``key`` holds integer data as ``getitem`` records it: one
+    SCATTER_AT writing the positions the replay reads; False for other keys
+    (the caller converts them to plain values)."""
+    from .views import check_writeable, write_positions
+    found = _integer_part(key)
+    if found is None:
+        return False
+    check_writeable(a)
+    at = _Placement(a, *found)
+    tape = tape_of(a)
+    v = _floats(value)
+    v = v if isinstance(v, Active) else as_active(tape, np.asarray(constant(v)))
+    v = broadcast_to(v, at.want)
+    if at.moved:
+        v = np.moveaxis(v, *reversed(at.to_numpy))
+    root = a._root()
+    whole = at.P.size == root.size and np.array_equal(at.P.reshape(-1), np.arange(root.size))
+    base = root if whole else gather(root, at.P)
+    written = new(tape, Op.SCATTER_AT, at.P.shape,
+                  [base.slot, v.slot, at.idx.values.slot] + at.layout() + [int(add)])
+    if whole:
+        root._adopt(reshaped(written, root.shape) if written.shape != root.shape else written)
+        mark_written(root)
+    else:
+        write_positions(root, at.P, written)
+    return True
 
 
 def _axis_of(parts, n, ndim):

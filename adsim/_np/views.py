@@ -131,6 +131,10 @@ def setitem(a, key, value):
     """a[key] = value, written into the storage of ``a``'s root (so every view
     of it sees the write)."""
     _check_index(key)
+    if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
+        if integer_data.setitem(a, key, value):
+            return
+        key = integer_data.plain_key(key)
     check_writeable(a)
     write_positions(a._root(), a._positions()[key], value)
 

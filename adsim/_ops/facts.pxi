@@ -71,6 +71,7 @@ cdef void init_op_facts() noexcept:
     VALUE_USES[<int>FMOD] = USES_ARGS
     NO_DERIVATIVE[<int>FILL] = 1
     VALUE_USES[<int>GATHER_AT] = USES_ARGS
+    VALUE_USES[<int>SCATTER_AT] = USES_ARGS
     NO_DERIVATIVE[<int>ARGEXT_AT] = 1
     NO_DERIVATIVE[<int>SEARCH] = 1
     VALUE_USES[<int>MATMUL] = USES_ARGS

@@ -18,6 +18,10 @@
 #                                       values of slot i (integer data, held as floats),
 #                                       read by every replay and checked there against
 #                                       the axis of m (negative ones count from its end)
+# SCATTER_AT [r, base, v, i, outer, m, inner, add]
+#                                       r = base, then r[u, i[j], t] = v[u, j, t] for j in
+#                                       order (the last write wins), or += for every j
+#                                       when ``add`` (np.add.at); indices as GATHER_AT's
 # ARGEXT_AT [r, a, outer, m, inner, want_min]
 #                                       r[u, t] = the position k of the max (min) of
 #                                       a[u, k, t] (the first; NaN wins, as in NumPy)
@@ -101,6 +105,67 @@ cdef void search_value(Sweep* s, const int32_t* o) noexcept nogil:
             else:
                 hi = mid
         r[j] = <double>lo
+
+
+cdef bint indices_inside(Sweep* s, int ref, int64_t m) noexcept nogil:
+    """Do the index values of ``ref`` all pick positions of an axis of m?"""
+    cdef const double* idx = vptr(s, ref)
+    cdef int64_t j
+    for j in range(ref_size(s, ref)):
+        if position_on_axis(idx[j], m) < 0:
+            return False
+    return True
+
+
+cdef void scatter_at_map(const int32_t* o, Sweep* s, double* r, const double* base,
+                         const double* v) noexcept nogil:
+    """r = SCATTER_AT(base, v) (a NULL base or v counts as zeros)."""
+    cdef const double* idx = vptr(s, o[3])
+    cdef int64_t outer = o[4], m = o[5], inner = o[6], k = ref_size(s, o[3])
+    cdef int64_t u, j, p, t, a_base, v_base
+    cdef bint add = o[7]
+    if base != NULL:
+        copy_doubles(r, base, outer * m * inner)
+    else:
+        memset(r, 0, <size_t>(outer * m * inner) * sizeof(double))
+    if add and v == NULL:
+        return
+    for u in range(outer):
+        for j in range(k):
+            p = position_on_axis(idx[j], m)
+            if p < 0:
+                continue
+            a_base = (u * m + p) * inner
+            v_base = (u * k + j) * inner
+            if add:
+                add_into(r + a_base, v + v_base, inner)
+            elif v != NULL:
+                copy_doubles(r + a_base, v + v_base, inner)
+            else:
+                memset(r + a_base, 0, <size_t>inner * sizeof(double))
+
+
+cdef void scatter_at_transpose(const int32_t* o, Sweep* s, double* ar, double* ab,
+                               double* av) noexcept nogil:
+    """ab += the part of ar that base reaches, av += the part v reaches; ar,
+    the result's adjoint, is consumed (its overwritten positions zeroed)."""
+    cdef const double* idx = vptr(s, o[3])
+    cdef int64_t outer = o[4], m = o[5], inner = o[6], k = ref_size(s, o[3])
+    cdef int64_t u, j, p, t, a_base, v_base
+    cdef bint add = o[7]
+    for u in range(outer):
+        for j in range(k - 1, -1, -1):         # the last write to a position wins
+            p = position_on_axis(idx[j], m)
+            if p < 0:
+                continue
+            a_base = (u * m + p) * inner
+            v_base = (u * k + j) * inner
+            if av != NULL:
+                add_into(av + v_base, ar + a_base, inner)
+            if not add:
+                memset(ar + a_base, 0, <size_t>inner * sizeof(double))
+    if ab != NULL:
+        add_into(ab, ar, outer * m * inner)
 
 
 cdef int gather_at_value(Sweep* s, const int32_t* o) noexcept nogil:
@@ -302,6 +367,10 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
     elif code == GATHER_AT:
         return gather_at_value(s, o)
+    elif code == SCATTER_AT:
+        if not indices_inside(s, o[3], o[5]):
+            return 1                     # NumPy would raise IndexError: off the path
+        scatter_at_map(o, s, vptr(s, o[0]), vptr(s, o[1]), vptr(s, o[2]))
     elif code == ARGEXT_AT:
         argext_at_value(s, o)
     elif code == SEARCH:
@@ -322,6 +391,13 @@ cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef double* ta = tptr(s, o[1])
     cdef double* tb
     cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb, j
+    if code == SCATTER_AT:
+        tb = tptr(s, o[2])
+        ldb = dir_stride(s, o[2])
+        for j in range(s.p):
+            scatter_at_map(o, s, ty + j * ldy, ta + j * lda if ta != NULL else NULL,
+                           tb + j * ldb if tb != NULL else NULL)
+        return 0
     if code == FILL or (ta == NULL and code != WHERE):
         if code == SCATTER:
             for j in range(s.p):
@@ -366,6 +442,13 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
                 ay[j * ldy + one] = 0.0
         return 0
     if code == FILL:
+        return 0
+    if code == SCATTER_AT:
+        ab = aptr(s, o[2])
+        ldb = dir_stride(s, o[2])
+        for j in range(s.q):
+            scatter_at_transpose(o, s, ay + j * ldy, aa + j * lda if aa != NULL else NULL,
+                                 ab + j * ldb if ab != NULL else NULL)
         return 0
     if code == SCATTER:
         idx = s.ints + o[2]
@@ -436,12 +519,24 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     cdef int64_t n, size, inner
     cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
         7 if code == GATHER else 8 if code == SCATTER else \
-        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else 5
+        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else \
+        8 if code == SCATTER_AT else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
+    if code == SCATTER_AT:
+        need_ref(t, o[2])
+        need_ref(t, o[3])
+        size = product3(o[4], o[5], o[6])
+        if size < 0 or n != size or t.size_of(o[1]) != size or \
+                t.size_of(o[2]) != <int64_t>o[4] * o[6] * t.size_of(o[3]) or \
+                o[0] == o[1] or o[0] == o[2] or o[0] == o[3] or not 0 <= o[7] <= 1:
+            return malformed(code, f"a base of {t.size_of(o[1])} elements viewed as {o[4]} x "
+                                   f"{o[5]} x {o[6]}, {t.size_of(o[2])} values for "
+                                   f"{t.size_of(o[3])} indices and a result of {n} in slot {o[0]}")
+        return 0
     if code == SEARCH:
         need_ref(t, o[2])
         if n != t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:

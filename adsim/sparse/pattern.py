@@ -174,7 +174,8 @@ class DomainSweep:
                     "callback": self.callback, "branch": None}
         structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
                       "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
-                      "GATHER_AT": self.gather_at, "SCATTER": self.scatter, "WHERE": self.where,
+                      "GATHER_AT": self.gather_at, "SCATTER_AT": self.scatter_at,
+                      "SCATTER": self.scatter, "WHERE": self.where,
                       "ARGEXT_AT": self.fill, "SEARCH": self.fill}
         self.rules = {}
         for code in set(program.codes):
@@ -292,6 +293,17 @@ class DomainSweep:
         picks = self.program.size(o[2])
         return take_rows(U, self._outer_inner([None, None, outer, picks, inner]))
 
+    def scatter_at(self, k, o):
+        """Positions read at replay: each element of a fiber may receive any
+        value written to that fiber, and keeps its base (a bound for every
+        replay)."""
+        outer, m, inner = o[4], o[5], o[6]
+        picks = self.program.size(o[3])
+        sources = self._outer_inner([None, None, outer, picks, inner])
+        U = apply_left(self.get(o[2]), sources, np.arange(sources.shape[0]), outer * inner)
+        written = take_rows(U, self._outer_inner([None, None, outer, m, inner]))
+        return union(expand(self.get(o[1]), outer * m * inner), written)
+
     def scatter(self, k, o):
         rows = self.program.indices(k)
         V = expand(self.get(o[1]), rows.shape[0])
@@ -367,7 +379,7 @@ class Liveness:
                     "callback": self.callback}
         structural = {"COPY": self.copy, "BROADCAST": self.broadcast, "SUM": self.sum,
                       "CUMSUM": self.cumsum, "GATHER": self.gather, "GATHER_AT": self.gather_at,
-                      "WHERE": self.where}
+                      "SCATTER_AT": self.scatter_at, "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
@@ -464,6 +476,13 @@ class Liveness:
         picks = self.program.size(o[2])
         fiber = L.reshape(outer, picks, inner).any(axis=1, keepdims=True)
         self.mark(o[1], np.broadcast_to(fiber, (outer, m, inner)).reshape(-1))
+
+    def scatter_at(self, k, o, L):
+        outer, m, inner = o[4], o[5], o[6]
+        picks = self.program.size(o[3])
+        self.mark(o[1], L)
+        fiber = L.reshape(outer, m, inner).any(axis=1, keepdims=True)
+        self.mark(o[2], np.broadcast_to(fiber, (outer, picks, inner)).reshape(-1))
 
     def scatter(self, k, o, L):
         rows = self.program.indices(k)
