@@ -518,22 +518,22 @@ cdef class Active:
 
     # ---- comparisons: recorded branch outcomes, returned as plain bools --
     def __lt__(self, other):
-        return numpy_api().compare(CMP_LT, self, other)
+        return numpy_api().recorded_compare(CMP_LT, self, other)
 
     def __le__(self, other):
-        return numpy_api().compare(CMP_LE, self, other)
+        return numpy_api().recorded_compare(CMP_LE, self, other)
 
     def __gt__(self, other):
-        return numpy_api().compare(CMP_GT, self, other)
+        return numpy_api().recorded_compare(CMP_GT, self, other)
 
     def __ge__(self, other):
-        return numpy_api().compare(CMP_GE, self, other)
+        return numpy_api().recorded_compare(CMP_GE, self, other)
 
     def __eq__(self, other):
-        return numpy_api().compare(CMP_EQ, self, other)
+        return numpy_api().recorded_compare(CMP_EQ, self, other)
 
     def __ne__(self, other):
-        return numpy_api().compare(CMP_NE, self, other)
+        return numpy_api().recorded_compare(CMP_NE, self, other)
 
     __hash__ = None
 

@@ -13,8 +13,8 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     size_of, tape_of, unsupported)
 from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
-from ._np import integer_data
-from ._np.integer_array import IntegerArray
+from ._np import recorded_data
+from ._np.recorded_arrays import BoolArray, IntegerArray
 from ._np import complex as complex_
 from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
@@ -86,18 +86,26 @@ _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
 
 
+def recorded_compare(kind, a, b):
+    """A comparison in the user's code: boolean data, which replays compute
+    again (recorded_data); of complex operands, NumPy's refusal."""
+    if complex_.is_complex(a) or complex_.is_complex(b):
+        return compare(kind, a, b)
+    return recorded_data.compare(kind, a, b)
+
+
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex."""
-    if isinstance(a, IntegerArray) or isinstance(b, IntegerArray):
-        return integer_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
+    if isinstance(a, (IntegerArray, BoolArray)) or isinstance(b, (IntegerArray, BoolArray)):
+        return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
     if complex_.is_complex(a) or complex_.is_complex(b):
         return complex_.binary(code, a, b)
     return core.binary(code, a, b)
 
 
 def ufunc(uf, method, inputs, kwargs):
-    if any(isinstance(v, IntegerArray) for v in inputs):
-        return integer_data.ufunc(uf, method, inputs, kwargs)
+    if any(isinstance(v, (IntegerArray, BoolArray)) for v in inputs):
+        return recorded_data.ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, ComplexActive) for v in inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)
     if kwargs.get("out") is not None:
@@ -131,7 +139,7 @@ def ufunc(uf, method, inputs, kwargs):
     if uf in _BINARY_UFUNCS:
         return binary(_BINARY_UFUNCS[uf], *inputs)
     if uf in _COMPARE_UFUNCS:
-        return compare(_COMPARE_UFUNCS[uf], *inputs)
+        return recorded_compare(_COMPARE_UFUNCS[uf], *inputs)
     if uf is np.matmul:
         return matmul(*inputs)
     if uf is np.isnan:
@@ -332,8 +340,8 @@ def _into_out(name, out, compute):
 
 
 def array_function(func, types, args, kwargs):
-    if IntegerArray in types or integer_data.holds_integers(args, kwargs):
-        return integer_data.array_function(func, args, kwargs)
+    if recorded_data.holds_recorded(args, kwargs):
+        return recorded_data.array_function(func, args, kwargs)
     impl = FUNCTIONS.get(func)
     if impl is not None and kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}

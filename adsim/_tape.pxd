@@ -60,7 +60,13 @@ cpdef enum Opcode:
     FLOOR_DIVIDE = 73
     REMAINDER = 74
     FMOD = 75
-    BINARY_END = 76
+    LESS = 76
+    LESS_EQUAL = 77
+    GREATER = 78
+    GREATER_EQUAL = 79
+    EQUAL = 80
+    NOT_EQUAL = 81
+    BINARY_END = 82
     # branch records: no result, checked on replay (_ops/branch.pxi)
     COMPARE = 96
     ARGEXT = 97
@@ -76,9 +82,10 @@ cpdef enum Opcode:
     WHERE = 135
     GATHER_AT = 136
     SCATTER_AT = 137
-    ARGEXT_AT = 138
-    SEARCH = 139
-    STRUCTURAL_END = 140
+    SELECT = 138
+    ARGEXT_AT = 139
+    SEARCH = 140
+    STRUCTURAL_END = 141
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     LINALG_END = 161

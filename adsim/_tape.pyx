@@ -369,8 +369,10 @@ cdef class Tape:
                 if ops[3 + i] >= 0 and self.slot_state[ops[3 + i]] & SLOT_VARIED:
                     return SLOT_VARIED
             return 0
-        if code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE
-                                and code != SCATTER_AT):
+        if code == SELECT:
+            n_args = 3
+        elif code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE
+                                  and code != SCATTER_AT):
             n_args = 1
         for i in range(1, 1 + n_args):
             if ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
@@ -393,8 +395,8 @@ cdef class Tape:
                 if ops[3 + i] >= 0:
                     self.slot_state[ops[3 + i]] |= SLOT_NEEDED
             return
-        if code == GATHER_AT or code == SCATTER_AT:    # indices, not the values moved
-            i = 2 if code == GATHER_AT else 3
+        if code == GATHER_AT or code == SCATTER_AT or code == SELECT:   # indices, masks
+            i = 2 if code == GATHER_AT else 3 if code == SCATTER_AT else 1
             if ops[i] >= 0:
                 self.slot_state[ops[i]] |= SLOT_NEEDED
             return

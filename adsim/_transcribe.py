@@ -267,6 +267,28 @@ class _Transcription:
                                                        0, 0, 0, 0])
         return new
 
+    def _select(self, k, o):
+        m, a, b = self._reads(k, [o[1], o[2], o[3]])
+        n = self.prog.size(o[0])
+        if not isinstance(m, Active):
+            mask = np.broadcast_to(np.asarray(m) != 0.0, (n,))
+            if not isinstance(a, Active) and not isinstance(b, Active):
+                return np.where(mask, a, b)
+            off = self.outer.add_branch_space(n)
+            self.outer.set_branches(off, mask)
+            return self._new(Op.WHERE, n, [self.ref(a), self.ref(b), off])
+        return self._new(Op.SELECT, n, [m.slot, self.ref(a), self.ref(b)])
+
+    def _select_adjoint(self, k, o, g):
+        m = self.read[k][0]
+        if not isinstance(m, Active):
+            mask = np.asarray(m) != 0.0
+            return [(o[2], np.where(mask, g, 0.0)), (o[3], np.where(mask, 0.0, g))]
+        n = self.prog.size(o[0])
+        g = self.active(g)
+        return [(o[2], self._new(Op.SELECT, n, [m.slot, g.slot, self.outer.const_ref(0.0)])),
+                (o[3], self._new(Op.SELECT, n, [m.slot, self.outer.const_ref(0.0), g.slot]))]
+
     def _scatter(self, k, o):
         old, v = self._reads(k, [o[0], o[1]])
         idx = self.prog.indices(k)
@@ -382,7 +404,7 @@ class _Transcription:
             return [(o[1], g), (o[2], -g)]
         if code == Op.MUL:
             return [(o[1], g * b if o[1] >= 0 else None), (o[2], g * a if o[2] >= 0 else None)]
-        if code == Op.FLOOR_DIVIDE:
+        if BY_CODE[code].hessian == ZERO:             # a // b, comparisons
             return []
         if code == Op.REMAINDER:                     # a - b (a // b)
             return [(o[1], g), (o[2], -g * np.floor_divide(a, b) if o[2] >= 0 else None)]

@@ -106,6 +106,13 @@ TABLE = [
     _b("FLOOR_DIVIDE", [np.floor_divide], (0.3, 3.0), hessian=ZERO, reads=""),
     _b("REMAINDER", [np.remainder], (0.3, 3.0), hessian=LINEAR, reads="x"),
     _b("FMOD", [np.fmod], (0.3, 3.0), hessian=LINEAR, reads="x"),
+    # comparisons as values (boolean data of the recording: 1.0 true, 0.0 false)
+    _b("LESS", hessian=ZERO, reads=""),
+    _b("LESS_EQUAL", hessian=ZERO, reads=""),
+    _b("GREATER", hessian=ZERO, reads=""),
+    _b("GREATER_EQUAL", hessian=ZERO, reads=""),
+    _b("EQUAL", hessian=ZERO, reads=""),
+    _b("NOT_EQUAL", hessian=ZERO, reads=""),
     _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                          np.not_equal), ("@a", "@b", "kind", "branch_offset", "n"), "branch"),
     _s("ARGEXT", ZERO, (np.argmax, np.argmin),
@@ -126,6 +133,8 @@ TABLE = [
     # writes at integer data: r = base with v written (add: added, as np.add.at) at the
     # positions the replay reads from i; out of place
     _s("SCATTER_AT", LINEAR, (), ("@base", "@v", "@i", "outer", "m", "inner", "add"), reads="x"),
+    # np.where on boolean data: r = a where m else b, the mask read at replay
+    _s("SELECT", LINEAR, (), ("@m", "@a", "@b"), reads="x"),
     # argmax/argmin as values (integer data): position along the axis, no derivative
     _s("ARGEXT_AT", ZERO, (), ("@a", "outer", "m", "inner", "want_min")),
     # np.searchsorted in a sorted table, as values (integer data): no derivative

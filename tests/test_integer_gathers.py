@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import adsim as ad
-from adsim._np.integer_array import IntegerArray
+from adsim._np.recorded_arrays import IntegerArray
 from fdcheck import fd_jacobian
 
 X0 = np.array([0.3, 1.1, 2.7, 1.9, 0.6, 3.4])

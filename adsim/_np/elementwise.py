@@ -9,6 +9,8 @@ from ..errors import UnsupportedOperation
 from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
     reject_kwargs, shape_of, size_of, tape_of
 from .integers import current, plain_if_constant
+from . import recorded_data
+from .recorded_arrays import BoolArray, IntegerArray
 
 
 def absolute(x):
@@ -36,6 +38,8 @@ def clip(x, a_min=None, a_max=None, out=None, **kwargs):
 
 
 def where(condition, x=None, y=None):
+    if isinstance(condition, (BoolArray, IntegerArray)) and x is not None and y is not None:
+        return recorded_data.where(condition, x, y)
     if x is None or y is None:
         raise UnsupportedOperation("adsim: np.where(condition) with one argument returns indices; "
                                    "call it on a comparison result, which is a plain array")

@@ -119,7 +119,7 @@ def as_integers(x, dtype=np.int64):
     integer types, and values outside the exact range of floats now, are a
     truncation under a guard."""
     if np.dtype(dtype) == np.int64:
-        from .integer_data import from_active
+        from .recorded_data import from_active
         recorded = from_active(x)
         if recorded is not None:
             return recorded

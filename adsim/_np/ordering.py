@@ -16,7 +16,7 @@ from .._tape import Active, CompareKind
 from ..errors import UnsupportedOperation
 from .core import as_active, axes_of, compare, constant, gather, normalize_axis, \
     record_compare, size_of, tape_of
-from . import integer_data
+from . import recorded_data
 from .elementwise import where
 from .integers import _up, current, guard, plain_value
 from .views import getitem, reshape, transpose
@@ -119,7 +119,7 @@ def searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     if table.ndim == 1 and isinstance(v, Active):
-        recorded = integer_data.search(table, v, side)
+        recorded = recorded_data.search(table, v, side)
         if recorded is not None:
             return recorded
     values = current(v)
@@ -163,10 +163,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     n = xp.size
     cell = np.clip(searchsorted(xp, x, side="right") - 1, 0, max(n - 2, 0))
     upper = np.minimum(cell + 1, n - 1)
-    f0 = integer_data.take_rows(fp, cell)
-    f1 = integer_data.take_rows(fp, upper)
-    x0 = integer_data.take_rows(xp, cell)
-    width = np.where(n > 1, integer_data.take_rows(xp, upper) - x0, 1.0)
+    f0 = recorded_data.take_rows(fp, cell)
+    f1 = recorded_data.take_rows(fp, upper)
+    x0 = recorded_data.take_rows(xp, cell)
+    width = np.where(n > 1, recorded_data.take_rows(xp, upper) - x0, 1.0)
     width = np.where(width == 0, 1.0, width)
     inside = f0 + (x - x0) / width * (f1 - f0)
     first = fp[0] if left is None else left

@@ -5,7 +5,7 @@ from .._tape import Active, Opcode as Op
 from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
                    reduce_axes, reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem
-from .integer_array import IntegerArray
+from .recorded_arrays import IntegerArray
 
 
 def finish_reduction(out, shape, axes, keepdims):

@@ -14,8 +14,8 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
-from . import integer_data
-from .integer_array import IntegerArray
+from . import recorded_data
+from .recorded_arrays import IntegerArray
 from .integers import plain_value
 
 
@@ -116,7 +116,7 @@ def _check_index(key):
 def getitem(a, key):
     _check_index(key)
     if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
-        return integer_data.getitem(a, key)
+        return recorded_data.getitem(a, key)
     return derived(a, a._positions()[key])
 
 
@@ -132,9 +132,9 @@ def setitem(a, key, value):
     of it sees the write)."""
     _check_index(key)
     if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
-        if integer_data.setitem(a, key, value):
+        if recorded_data.setitem(a, key, value):
             return
-        key = integer_data.plain_key(key)
+        key = recorded_data.plain_key(key)
     check_writeable(a)
     write_positions(a._root(), a._positions()[key], value)
 

@@ -154,6 +154,26 @@ cdef void zero_binary_rule(double a, double b, double y, int order, double* d) n
     d[2] = 0.0
     d[3] = 0.0
     d[4] = 0.0
+# comparisons as values: 1.0 or 0.0 (NaN compares as in C: only != holds)
+cdef double less_value(double a, double b) noexcept nogil:
+    return 1.0 if a < b else 0.0
+cdef double less_equal_value(double a, double b) noexcept nogil:
+    return 1.0 if a <= b else 0.0
+cdef double greater_value(double a, double b) noexcept nogil:
+    return 1.0 if a > b else 0.0
+cdef double greater_equal_value(double a, double b) noexcept nogil:
+    return 1.0 if a >= b else 0.0
+cdef double equal_value(double a, double b) noexcept nogil:
+    return 1.0 if a == b else 0.0
+cdef double not_equal_value(double a, double b) noexcept nogil:
+    return 1.0 if a != b else 0.0
+register_binary(LESS, less_value, zero_binary_rule)
+register_binary(LESS_EQUAL, less_equal_value, zero_binary_rule)
+register_binary(GREATER, greater_value, zero_binary_rule)
+register_binary(GREATER_EQUAL, greater_equal_value, zero_binary_rule)
+register_binary(EQUAL, equal_value, zero_binary_rule)
+register_binary(NOT_EQUAL, not_equal_value, zero_binary_rule)
+
 cdef double floor_divide_value(double a, double b) noexcept nogil:
     cdef double mod
     return numpy_divmod(a, b, &mod)

@@ -22,6 +22,8 @@
 #                                       r = base, then r[u, i[j], t] = v[u, j, t] for j in
 #                                       order (the last write wins), or += for every j
 #                                       when ``add`` (np.add.at); indices as GATHER_AT's
+# SELECT    [r, m, a, b]                r[i] = a[i] if m[i] != 0 else b[i]: np.where on
+#                                       boolean data, the mask read at replay
 # ARGEXT_AT [r, a, outer, m, inner, want_min]
 #                                       r[u, t] = the position k of the max (min) of
 #                                       a[u, k, t] (the first; NaN wins, as in NumPy)
@@ -166,6 +168,17 @@ cdef void scatter_at_transpose(const int32_t* o, Sweep* s, double* ar, double* a
                 memset(ar + a_base, 0, <size_t>inner * sizeof(double))
     if ab != NULL:
         add_into(ab, ar, outer * m * inner)
+
+
+cdef void select_into(double* r, const double* m, const double* a, const double* b,
+                      int64_t n, int64_t sm, int64_t sa, int64_t sb) noexcept nogil:
+    """r = m ? a : b; a NULL operand (a constant's tangent) counts as zero."""
+    cdef int64_t i
+    for i in range(n):
+        if m[i * sm] != 0.0:
+            r[i] = a[i * sa] if a != NULL else 0.0
+        else:
+            r[i] = b[i * sb] if b != NULL else 0.0
 
 
 cdef int gather_at_value(Sweep* s, const int32_t* o) noexcept nogil:
@@ -367,6 +380,9 @@ cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
     elif code == GATHER_AT:
         return gather_at_value(s, o)
+    elif code == SELECT:
+        select_into(vptr(s, o[0]), vptr(s, o[1]), vptr(s, o[2]), vptr(s, o[3]), n,
+                    stride_of(s, o[1], n), stride_of(s, o[2], n), stride_of(s, o[3], n))
     elif code == SCATTER_AT:
         if not indices_inside(s, o[3], o[5]):
             return 1                     # NumPy would raise IndexError: off the path
@@ -391,6 +407,16 @@ cdef int structural_tangent(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef double* ta = tptr(s, o[1])
     cdef double* tb
     cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1]), ldb, j
+    if code == SELECT:
+        ta = tptr(s, o[2])
+        tb = tptr(s, o[3])
+        lda = dir_stride(s, o[2])
+        ldb = dir_stride(s, o[3])
+        for j in range(s.p):
+            select_into(ty + j * ldy, vptr(s, o[1]), ta + j * lda if ta != NULL else NULL,
+                        tb + j * ldb if tb != NULL else NULL, n, stride_of(s, o[1], n),
+                        stride_of(s, o[2], n), stride_of(s, o[3], n))
+        return 0
     if code == SCATTER_AT:
         tb = tptr(s, o[2])
         ldb = dir_stride(s, o[2])
@@ -427,9 +453,10 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef double* aa = aptr(s, o[1])
     cdef double* ab
     cdef int64_t ldy = dir_stride(s, o[0]), lda = dir_stride(s, o[1])
-    cdef int64_t ldb, j, i, sa, sb, m, u, k, base
+    cdef int64_t ldb, j, i, sa, sb, sm, m, u, k, base
     cdef const int32_t* idx
     cdef const uint8_t* mask
+    cdef const double* mv
     cdef int64_t one = single_element(s, code, o)
     if one >= 0:                         # the loops below, for one element
         for j in range(s.q):
@@ -442,6 +469,23 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
                 ay[j * ldy + one] = 0.0
         return 0
     if code == FILL:
+        return 0
+    if code == SELECT:
+        aa = aptr(s, o[2])
+        ab = aptr(s, o[3])
+        lda = dir_stride(s, o[2])
+        ldb = dir_stride(s, o[3])
+        mv = vptr(s, o[1])
+        sm = stride_of(s, o[1], n)
+        sa = stride_of(s, o[2], n)
+        sb = stride_of(s, o[3], n)
+        for j in range(s.q):
+            for i in range(n):
+                if mv[i * sm] != 0.0:
+                    if aa != NULL:
+                        aa[j * lda + i * sa] += ay[j * ldy + i]
+                elif ab != NULL:
+                    ab[j * ldb + i * sb] += ay[j * ldy + i]
         return 0
     if code == SCATTER_AT:
         ab = aptr(s, o[2])
@@ -517,15 +561,23 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     """Operands a recording may give (the layouts above): sizes that agree,
     indices inside the arrays they index, masks inside the branch stream."""
     cdef int64_t n, size, inner
+    cdef int i
     cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
         7 if code == GATHER else 8 if code == SCATTER else \
         6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else \
-        8 if code == SCATTER_AT else 5
+        8 if code == SCATTER_AT else 4 if code == SELECT else 5
     if nops != want:
         return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
+    if code == SELECT:
+        for i in range(1, 4):
+            need_ref(t, o[i])
+            if (t.size_of(o[i]) != n and t.size_of(o[i]) != 1) or o[0] == o[i]:
+                return malformed(code, f"an operand of {t.size_of(o[i])} elements for a result "
+                                       f"of {n} in slot {o[0]}")
+        return 0
     if code == SCATTER_AT:
         need_ref(t, o[2])
         need_ref(t, o[3])

@@ -175,7 +175,7 @@ class DomainSweep:
         structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
                       "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
                       "GATHER_AT": self.gather_at, "SCATTER_AT": self.scatter_at,
-                      "SCATTER": self.scatter, "WHERE": self.where,
+                      "SELECT": self.select, "SCATTER": self.scatter, "WHERE": self.where,
                       "ARGEXT_AT": self.fill, "SEARCH": self.fill}
         self.rules = {}
         for code in set(program.codes):
@@ -293,6 +293,11 @@ class DomainSweep:
         picks = self.program.size(o[2])
         return take_rows(U, self._outer_inner([None, None, outer, picks, inner]))
 
+    def select(self, k, o):
+        """The mask is read at replay: either side may be taken."""
+        n = self.program.size(o[0])
+        return union(expand(self.get(o[2]), n), expand(self.get(o[3]), n))
+
     def scatter_at(self, k, o):
         """Positions read at replay: each element of a fiber may receive any
         value written to that fiber, and keeps its base (a bound for every
@@ -379,7 +384,7 @@ class Liveness:
                     "callback": self.callback}
         structural = {"COPY": self.copy, "BROADCAST": self.broadcast, "SUM": self.sum,
                       "CUMSUM": self.cumsum, "GATHER": self.gather, "GATHER_AT": self.gather_at,
-                      "SCATTER_AT": self.scatter_at, "WHERE": self.where}
+                      "SCATTER_AT": self.scatter_at, "SELECT": self.select, "WHERE": self.where}
         self.rules = {}
         for code in set(program.codes):
             spec = BY_CODE[code]
@@ -476,6 +481,10 @@ class Liveness:
         picks = self.program.size(o[2])
         fiber = L.reshape(outer, picks, inner).any(axis=1, keepdims=True)
         self.mark(o[1], np.broadcast_to(fiber, (outer, m, inner)).reshape(-1))
+
+    def select(self, k, o, L):
+        self.mark(o[2], L)
+        self.mark(o[3], L)
 
     def scatter_at(self, k, o, L):
         outer, m, inner = o[4], o[5], o[6]

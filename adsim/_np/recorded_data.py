@@ -1,19 +1,21 @@
-"""The rules of :class:`IntegerArray` (integer data of a recording; see
-``integer_array``): what is recorded, and the guarded plain fallback.
+"""The rules of integer and boolean data of a recording (``IntegerArray``,
+``BoolArray``; see ``recorded_arrays``): what is recorded, and the guarded
+plain fallback.
 
 NumPy decides every result type: a ufunc is tried on empty arrays of the
-operands' dtypes, and an int64 result of an integer-preserving ufunc is
-recorded as integer data, a float64 result as an active float array; any
-other (comparisons, bitwise ops, int ** int) takes the plain fallback.
+operands' dtypes. An int64 result of an integer-preserving ufunc is
+recorded as integer data, a bool result of a comparison or logical ufunc as
+boolean data, a float64 result as an active float array; any other (bitwise
+ops on integers, int ** int, ...) takes the plain fallback.
 """
 import warnings
 
 import numpy as np
 
-from .._tape import Active, Opcode as Op, mark_written, record_unary
+from .._tape import Active, CompareKind, Opcode as Op, mark_written, record_unary
 from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
-                   reshaped, size_of, tape_of)
-from .integer_array import IntegerArray
+                   operand, record_compare, reshaped, shape_of, size_of, tape_of)
+from .recorded_arrays import BoolArray, IntegerArray, _RecordedArray
 from .integers import current, frozen, guard
 
 # floats hold every integer of magnitude below 2**53 exactly; integer data
@@ -44,21 +46,42 @@ def from_active(x):
     return exact_integers(record_unary(x, int(Op.TRUNC)))
 
 
-def current_integers(a):
-    """The integers ``a`` holds now (no guard: for display only)."""
-    return current(a.values).astype(np.int64)
+def _typed(values, dtype):
+    """Float values held by recorded data as NumPy's values of ``dtype``."""
+    return values != 0.0 if dtype == np.bool_ else values.astype(dtype)
+
+
+def current_values(a):
+    """The values ``a`` holds now (no guard: for display only)."""
+    return _typed(current(a.values), a.dtype)
+
 
 
 def plain(a):
-    """``a`` as a plain int64 array, guarded to stay exactly that."""
-    return frozen(a.values, "").astype(np.int64)
+    """``a`` as a plain array of its dtype, guarded to stay exactly that."""
+    return _typed(frozen(a.values, ""), a.dtype)
+
+
+def truth(a):
+    """``bool(a)`` of one element: a recorded test (the replay checks it)."""
+    if a.size != 1:
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")
+    tape = tape_of(a.values)
+    outcome = record_compare(tape, CompareKind.CMP_NE, a.values.slot, tape.const_ref(0.0),
+                             a.shape)
+    return bool(outcome.reshape(()))
 
 
 def astype(a, dtype):
-    if dtype == np.int64:
+    if dtype == a.dtype:
         return a
     if dtype == np.float64:
         return copy_active(a.values)
+    if dtype == np.int64:
+        return IntegerArray(a.values)              # booleans: 0 and 1
+    if dtype == np.bool_:
+        return _as_bool(a)
     return plain(a).astype(dtype)
 
 
@@ -66,8 +89,8 @@ def astype(a, dtype):
 
 def _dtype_probe(v):
     """What stands for ``v`` when NumPy is asked for a result type."""
-    if isinstance(v, IntegerArray):
-        return np.empty(0, dtype=np.int64)
+    if isinstance(v, _RecordedArray):
+        return np.empty(0, dtype=v.dtype)
     if isinstance(v, Active):
         return np.empty(0, dtype=np.float64)
     if isinstance(v, (bool, int, float, complex, np.generic)):
@@ -86,12 +109,24 @@ def _result_dtype(uf, inputs):
 
 
 def _floats(v):
-    """An operand of a recorded op: integer data as their float values."""
-    return v.values if isinstance(v, IntegerArray) else v
+    """An operand of a recorded op: recorded data as their float values,
+    plain booleans as 0.0 and 1.0."""
+    if isinstance(v, _RecordedArray):
+        return v.values
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == np.bool_):
+        return np.asarray(v, dtype=np.float64)
+    return v
+
+
+def _as_bool(v):
+    """``v != 0`` as boolean data (booleans as they are)."""
+    if isinstance(v, BoolArray):
+        return v
+    return BoolArray(binary(Op.NOT_EQUAL, _floats(v), 0.0))
 
 
 def _plain_operands(obj, depth=0):
-    if isinstance(obj, IntegerArray):
+    if isinstance(obj, _RecordedArray):
         return plain(obj)
     if isinstance(obj, (list, tuple)) and depth < 8:
         return type(obj)(_plain_operands(o, depth + 1) for o in obj)
@@ -100,10 +135,10 @@ def _plain_operands(obj, depth=0):
     return obj
 
 
-def holds_integers(args, kwargs):
-    """Is integer data among the arguments (NumPy dispatches functions on
+def holds_recorded(args, kwargs):
+    """Is recorded data among the arguments (NumPy dispatches functions on
     some arguments only: np.take not on its indices)?"""
-    return any(isinstance(v, IntegerArray) for v in (*args, *kwargs.values()))
+    return any(isinstance(v, _RecordedArray) for v in (*args, *kwargs.values()))
 
 
 def _nonzero_plain_integers(v):
@@ -130,9 +165,58 @@ def ufunc(uf, method, inputs, kwargs):
             values = binary(_PRESERVING[uf], _floats(inputs[0]), _floats(inputs[1]),
                             sides=False)
             return exact_integers(values) if uf in _GROWING else IntegerArray(values)
+        if dtype == np.bool_:
+            recorded = _boolean(uf, inputs)
+            if recorded is not None:
+                return recorded
         if dtype == np.float64:
             return uf(*[_floats(v) for v in inputs])
     return _fallback(uf, inputs, kwargs, method)
+
+
+_COMPARISONS = {np.less: Op.LESS, np.less_equal: Op.LESS_EQUAL, np.greater: Op.GREATER,
+                np.greater_equal: Op.GREATER_EQUAL, np.equal: Op.EQUAL,
+                np.not_equal: Op.NOT_EQUAL}
+_KIND_UFUNC = {CompareKind.CMP_LT: np.less, CompareKind.CMP_LE: np.less_equal,
+               CompareKind.CMP_GT: np.greater, CompareKind.CMP_GE: np.greater_equal,
+               CompareKind.CMP_EQ: np.equal, CompareKind.CMP_NE: np.not_equal}
+
+
+def compare(kind, a, b):
+    """``a <kind> b`` with an active operand: boolean data (complex operands
+    and other types take NumPy's own path)."""
+    return ufunc(_KIND_UFUNC[kind], "__call__", (a, b), {})
+
+
+def _boolean(uf, inputs):
+    """Comparisons and logic with a bool result, on values; None for other
+    ufuncs with a bool result (the plain fallback)."""
+    if uf in _COMPARISONS:
+        return BoolArray(binary(_COMPARISONS[uf], _floats(inputs[0]), _floats(inputs[1]),
+                                sides=False))
+    if uf in (np.logical_not, np.invert):
+        return BoolArray(1.0 - _as_bool(inputs[0]).values)
+    if uf is np.isnan:
+        v = _floats(inputs[0])
+        return BoolArray(binary(Op.NOT_EQUAL, v, v, sides=False))
+    if uf is np.isfinite:
+        v = _floats(inputs[0])
+        return BoolArray(binary(Op.EQUAL, v - v, 0.0, sides=False))
+    if uf is np.isinf:
+        return BoolArray(binary(Op.EQUAL, record_unary(as_active(tape_of(_floats(inputs[0])),
+                                                                 _floats(inputs[0])),
+                                                       int(Op.ABS)), np.inf, sides=False))
+    if len(inputs) != 2:
+        return None
+    a, b = (_as_bool(v).values if isinstance(v, (_RecordedArray, Active)) else
+            np.asarray(v, dtype=bool).astype(np.float64) for v in inputs)
+    if uf in (np.logical_and, np.bitwise_and, np.multiply, np.minimum):
+        return BoolArray(binary(Op.MUL, a, b))
+    if uf in (np.logical_or, np.bitwise_or, np.add, np.maximum):
+        return BoolArray(binary(Op.MAXIMUM, a, b, sides=False))
+    if uf in (np.logical_xor, np.bitwise_xor):
+        return BoolArray(binary(Op.NOT_EQUAL, a, b, sides=False))
+    return None
 
 
 def _fallback(uf, inputs, kwargs, method="__call__"):
@@ -198,7 +282,65 @@ def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     return a
 
 
-FUNCTIONS = {np.take: take, np.clip: clip,
+def where(condition, x=None, y=None):
+    """np.where on boolean data: a SELECT, whose mask the replay reads (the
+    side not taken passes no derivative, not even 0 * NaN)."""
+    if x is None or y is None or not isinstance(condition, _RecordedArray):
+        return NotImplemented
+    m = _as_bool(condition).values
+    tape = tape_of(m, *[v for v in (x, y) if isinstance(v, Active)])
+    shape = np.broadcast_shapes(condition.shape, np.shape(x), np.shape(y))
+    rm, keep_m = operand(tape, m, shape)
+    ra, keep_a = operand(tape, _floats(x), shape)
+    rb, keep_b = operand(tape, _floats(y), shape)
+    out = new(tape, Op.SELECT, shape, [rm, ra, rb])
+    kinds = {_kind_of(x), _kind_of(y)}
+    if kinds == {"b"}:
+        return BoolArray(out)
+    if kinds <= {"b", "i"}:
+        return IntegerArray(out)
+    return out
+
+
+def _kind_of(v):
+    """NumPy's kind of an operand: b, i (integers), or f (float, active or not)."""
+    if isinstance(v, _RecordedArray):
+        return v.dtype.kind
+    if isinstance(v, Active):
+        return "f"
+    kind = np.asarray(v).dtype.kind
+    return "i" if kind in "iu" else kind
+
+
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    if not isinstance(a, _RecordedArray) or out is not None or initial is not None or \
+            where is not None or dtype not in (None, int, np.int64):
+        return NotImplemented
+    return exact_integers(np.sum(a.values, axis=axis, keepdims=keepdims))
+
+
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    if not isinstance(a, _RecordedArray):
+        return NotImplemented
+    return IntegerArray(np.sum(_as_bool(a).values, axis=axis, keepdims=keepdims))
+
+
+def _any(a, axis=None, out=None, keepdims=False, *, where=None):
+    if not isinstance(a, _RecordedArray) or out is not None or where is not None:
+        return NotImplemented
+    count = np.sum(_as_bool(a).values, axis=axis, keepdims=keepdims)
+    return BoolArray(binary(Op.GREATER, count, 0.0, sides=False))
+
+
+def _all(a, axis=None, out=None, keepdims=False, *, where=None):
+    if not isinstance(a, _RecordedArray) or out is not None or where is not None:
+        return NotImplemented
+    misses = np.sum(1.0 - _as_bool(a).values, axis=axis, keepdims=keepdims)
+    return BoolArray(binary(Op.EQUAL, misses, 0.0, sides=False))
+
+
+FUNCTIONS = {np.take: take, np.clip: clip, np.where: where, np.sum: _sum,
+             np.count_nonzero: _count_nonzero, np.any: _any, np.all: _all,
              np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
              np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}
 
@@ -258,7 +400,7 @@ class _Placement:
     def __init__(self, a, parts, n):
         self.idx = idx = parts[n]
         positions = a._positions()
-        self.want = positions[parts[:n] + (current_integers(idx),) + parts[n + 1:]].shape
+        self.want = positions[parts[:n] + (current_values(idx),) + parts[n + 1:]].shape
         self.kept = parts[:n] + (slice(None),) + parts[n + 1:]
         self.P = positions[self.kept]
         self.axis = _axis_of(parts, n, a.ndim)
