@@ -220,6 +220,9 @@ RESULTS = {
     "gammaln": scipy.special.gammaln, "xlogy": lambda a: scipy.special.xlogy(a, a),
     "maximum.accumulate": lambda a: np.maximum.accumulate(a, axis=0),
     "softmax": lambda a: scipy.special.softmax(a, axis=0),
+    "einsum view": lambda a: np.einsum("...ij->...ji", a),
+    "einsum product": lambda a: np.einsum("...j,jk->...k", a, np.ones((a.shape[-1], 2))),
+    "einsum sum": lambda a: np.einsum("i...->...", a),
 }
 
 
@@ -255,6 +258,18 @@ def test_round_is_laid_out_as_numpys(kind):
     want = f(X.copy(), seen_np)
     assert np.isclose(ad.value_and_grad(lambda x: f(x, seen_ad))(X)[0], want, rtol=1e-13)
     assert seen_ad == seen_np
+
+
+def test_einsum_diagonal_is_a_writeable_view():
+    """np.einsum('ii->i', A) is a view of A's diagonal that can be written, as NumPy's."""
+    def f(x, seen):
+        A = (x[:9] * 1.0).reshape(3, 3)
+        d = np.einsum("ii->i", A)
+        seen.append(observed(d))
+        d[1] = x[0] ** 2
+        A[0, 0] = 3.0 * x[1]
+        return np.sum(A * np.arange(9.0).reshape(3, 3)) + np.sum(d * np.array([1.0, 2.0, 3.0]))
+    check_like_numpy(f, X[:9])
 
 
 def test_diag_of_a_matrix_is_a_read_only_view():

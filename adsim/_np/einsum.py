@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _tape
 from ..errors import UnsupportedOperation
-from . import core, products, reductions, views
+from . import core, layout, products, reductions, views
 
 
 def _from_sublists(args):
@@ -98,13 +98,26 @@ def _reshape(x, shape):
 
 def einsum(subscripts, *operands, optimize=False, **kwargs):
     """``np.einsum``: NumPy's own errors for subscripts that do not fit the
-    operands, then the contraction."""
+    operands; a view where NumPy's is one (``'ii->i'``, ``'ij->ji'``: one
+    operand whose elements only move); else the contraction, laid out in
+    memory as NumPy's."""
     if kwargs:
         raise UnsupportedOperation(f"adsim: np.einsum arguments {sorted(kwargs)} are not supported")
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + operands)
     _check(subscripts, [np.broadcast_to(0.0, core.shape_of(x)) for x in operands])
-    return contract(subscripts, *operands)
+    if len(operands) == 1 and isinstance(operands[0], _tape.Active):
+        a = operands[0]
+        moved = np.einsum(subscripts, a._positions())      # NumPy's result, of positions
+        if moved.size and np.may_share_memory(moved, a._root()._positions()):
+            return views.derived(a, moved)
+    out = contract(subscripts, *operands)
+    if isinstance(out, _tape.Active) and not any(out is x for x in operands) and \
+            any(layout.other_layout(x) for x in operands):
+        if out.base is not None:        # a view of the contraction's own result
+            out = core.copy(out, "C")
+        layout.laid_out(out, np.einsum(subscripts, *(layout.template(x) for x in operands)))
+    return out
 
 
 def _check(subscripts, stand_ins):
