@@ -137,7 +137,8 @@ def test_ndmin_prepends_axes():
         B = np.array(x[:3], ndmin=2)
         C = np.array([[x[0]], [x[1]]], ndmin=3)
         seen.append((observed(B), observed(C)))
-        return np.sum(B.T * np.array([[1.0, 2.0, 3.0]])) + np.sum(C * np.arange(2.0).reshape(1, 2, 1))
+        return np.sum(B.T * np.array([[1.0, 2.0, 3.0]])) + \
+            np.sum(C * np.arange(2.0).reshape(1, 2, 1))
     check_like_numpy(f, X[:3])
 
 
@@ -211,12 +212,14 @@ RESULTS = {
     "abs": np.abs, "maximum": lambda a: np.maximum(a, 1.0), "cumsum": lambda a: np.cumsum(a, 0),
     "cumprod": lambda a: np.cumprod(a, 0), "sort": lambda a: np.sort(a, 0),
     "partition": lambda a: np.partition(a, 1, axis=0), "sum": lambda a: a.sum(1),
-    "mean keepdims": lambda a: np.mean(a, 0, keepdims=True) * a, "diff": lambda a: np.diff(a, axis=0),
+    "mean keepdims": lambda a: np.mean(a, 0, keepdims=True) * a,
+    "diff": lambda a: np.diff(a, axis=0),
     "concatenate": lambda a: np.concatenate([a, a]), "stack": lambda a: np.stack([a, a], axis=-1),
     "roll": lambda a: np.roll(a, 1, 0), "copy": np.copy, "positive": lambda a: +a,
     "matmul": lambda a: a @ np.ones((a.shape[-1], 3)),
     "select": lambda a: np.select([a > 1.0], [a]),
-    "gradient": lambda a: np.gradient(a, axis=1), "cross": lambda a: np.cross(a[..., :3], np.ones(3)),
+    "gradient": lambda a: np.gradient(a, axis=1),
+    "cross": lambda a: np.cross(a[..., :3], np.ones(3)),
     "gammaln": scipy.special.gammaln, "xlogy": lambda a: scipy.special.xlogy(a, a),
     "maximum.accumulate": lambda a: np.maximum.accumulate(a, axis=0),
     "softmax": lambda a: scipy.special.softmax(a, axis=0),

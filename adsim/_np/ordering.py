@@ -70,9 +70,9 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     a, axis = _flat_if_none(a, axis)
     order = argpartition(a, kth, axis=axis, kind=kind, order=order)
-    return layout.elementwise(gather(a, np.take_along_axis(np.arange(a.size).reshape(a.shape),
-                                                           order, axis=normalize_axis(axis, a.ndim))),
-                              a)
+    moved = np.take_along_axis(np.arange(a.size).reshape(a.shape), order,
+                               axis=normalize_axis(axis, a.ndim))
+    return layout.elementwise(gather(a, moved), a)        # a's layout, as NumPy's
 
 
 def nonzero(a):
