@@ -284,3 +284,21 @@ def test_diag_of_a_matrix_is_a_read_only_view():
         A[0, 1] = x[0] ** 2
         return np.sum(d * np.array([1.0, 2.0]))
     check_like_numpy(f, X[:9])
+
+
+def test_a_scalar_converts_to_a_new_array():
+    """x[0] and np.sum(x) are NumPy scalars: np.asarray and its relatives
+    make new arrays of them (copy=False raises), so writes into those leave
+    the scalar alone."""
+    def f(x, seen):
+        s = x[0] * 1.0
+        a = np.asarray(s)
+        a[...] = 5.0
+        t = np.sum(x)
+        b = np.ascontiguousarray(t)
+        b[0] = 7.0 * x[1]
+        seen.append((observed(a), observed(b)))
+        return s * 2.0 + t * b[0]
+    check_like_numpy(f, X[:3])
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        ad.grad(lambda x: np.array(x[0], copy=False))(X[:3])

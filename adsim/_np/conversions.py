@@ -44,9 +44,12 @@ def is_float64(dtype):
 def convert(func, a, kwargs):
     """``func(a, **kwargs)`` for the conversion ``func`` of the active array
     ``a``, whose ``dtype`` argument (if any) is float64: ``a`` itself, a
-    view of its storage, or a copy laid out as NumPy's."""
+    view of its storage, or a copy laid out as NumPy's. A 0-d root stands
+    for a NumPy scalar (what indexing and reductions return), as in the
+    in-place operators, so it converts as a scalar: to a new array."""
     positions = a._positions()
-    result = func(positions, **kwargs)
+    scalar = a.ndim == 0 and a.base is None
+    result = func(positions[()] if scalar else positions, **kwargs)
     if result is positions:
         return a
     return derived(a, result)
