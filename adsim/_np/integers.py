@@ -18,6 +18,7 @@ import numpy as np
 from .._tape import Active, CompareKind, Opcode as Op, record_unary
 from ..errors import UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
+from . import layout
 
 
 def guard(x, lo, hi):
@@ -147,4 +148,5 @@ def around(a, decimals=0, out=None):
     if decimals == 0:
         return record_unary(a, int(Op.RINT))
     scale = 10.0 ** decimals
-    return record_unary(a * scale, int(Op.RINT)) / scale
+    fortran = layout.other_layout(a) and a.flags.f_contiguous       # NumPy allocates so
+    return layout.in_order(record_unary(a * scale, int(Op.RINT)) / scale, "F" if fortran else "C")
