@@ -70,6 +70,23 @@ def mark_written(Active root):
     root._version += 1
 
 
+cdef inline bint laid_out_otherwise(Active a):
+    """Is ``a`` laid out in memory other than in C order (a transpose, a
+    Fortran-order array)? Its elementwise results then follow its layout, as
+    NumPy's do (adsim/_np/layout.py). Arrays with fewer than two axes, and
+    roots whose positions were never asked for, are in C order."""
+    return a._index is not None and len(a.shape) >= 2 and \
+        not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a._index)
+
+
+def other_layout(v):
+    """``laid_out_otherwise`` for an active array or a plain operand."""
+    if isinstance(v, Active):
+        return laid_out_otherwise(<Active>v)
+    return isinstance(v, np.ndarray) and (<cnp.ndarray>v).ndim >= 2 and \
+        not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>v)
+
+
 cdef inline int slot_of(Active a) except -1:
     """``a.ref()`` without a method call on the common path (a root)."""
     if a._base is None:
@@ -95,7 +112,10 @@ cdef Active rec_unary(Active x, int code, double c):
         t.n_consts += 1
     t.append_op(code, ops, 3)
     t.execute_last()
-    return new_active(t, r, x.shape)
+    cdef Active y = new_active(t, r, x.shape)
+    if laid_out_otherwise(x):
+        numpy_api().lay_out_elementwise(y, x)
+    return y
 
 
 def record_unary(Active x, int code, double c=0.0):
@@ -127,7 +147,7 @@ cdef inline bint is_number(object v):
 
 cdef object arith(int code, object a, object b):
     """a <op> b with at least one Active; scalar constants become unary ops."""
-    cdef Active x
+    cdef Active x, y
     cdef double c
     if isinstance(a, Active):
         x = <Active>a
@@ -143,7 +163,10 @@ cdef object arith(int code, object a, object b):
                 return rec_unary(x, POW_C, c)
         elif isinstance(b, Active) and (<Active>b).tape is x.tape and x.tape.recording \
                 and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
-            return rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
+            y = rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
+            if laid_out_otherwise(x) or laid_out_otherwise(<Active>b):
+                numpy_api().lay_out_elementwise(y, x, b)
+            return y
     elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
         x = <Active>b
         c = a
@@ -229,6 +252,16 @@ cdef class Active:
 
     def _root(self):
         return self if self._base is None else self._base
+
+    def _lay_out(self, index):
+        """Lay this root out in memory as ``index`` is laid out (NumPy's
+        strides of the array, e.g. Fortran order; adsim/_np/layout.py).
+        ``index`` holds each element's C-order position, so which value is
+        where does not change: only what NumPy makes a view and a copy."""
+        if self._base is not None or not isinstance(index, np.ndarray) or \
+                index.shape != self.shape or index.dtype != np.intp:
+            raise ValueError("adsim: internal: _lay_out needs a root and positions of its shape")
+        self._index = index
 
     def _adopt(self, Active fresh):
         """Take over the storage of ``fresh`` (a just-recorded root of this
@@ -645,8 +678,8 @@ cdef class Active:
     def squeeze(self, axis=None):
         return numpy_api().squeeze(self, axis=axis)
 
-    def copy(self):
-        return numpy_api().copy(self)
+    def copy(self, order="C"):
+        return numpy_api().copy(self, order=order)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         dtype = np.dtype(dtype)
@@ -659,7 +692,7 @@ cdef class Active:
                 f"adsim: an active array can only be float64, not {dtype} (integer and boolean "
                 f"conversions give guarded plain arrays); keep float64, or convert the plain "
                 f"value adsim.value(x) outside the differentiated computation")
-        return numpy_api().copy(self) if copy else self
+        return numpy_api().astype_float(self, order=order, copy=copy)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         return np.var(self, axis=axis, out=out, ddof=ddof, keepdims=keepdims, **kw)

@@ -11,20 +11,22 @@ recording, or when called from library code (NumPy, SciPy, adsim itself),
 or inside a user rule of a primitive, a wrapper calls the original at once.
 Called from the recorded function's own code, on the recording thread:
 
-- ``np.array``/``np.asarray``/``np.asanyarray``/``np.ascontiguousarray`` of
-  (nested) sequences holding active values build an active array (a stack of
-  the pieces); of an active array they return it (``np.array`` copies, as
-  NumPy does). ``np.array`` of plain float data makes a new array, so it
-  returns an active array of constants that active values can be written
-  into (``y0 = np.array([1.0, 0.0]); y0[1] = p``); the others of plain data
-  are NumPy's own (they may return their argument itself, which must stay
-  the same object).
+- ``np.array``/``np.asarray``/``np.asanyarray``/``np.ascontiguousarray``/
+  ``np.asfortranarray``/``np.require`` of (nested) sequences holding active
+  values build an active array (a stack of the pieces); of an active array
+  they return it, a view of it or a copy exactly where NumPy does
+  (adsim/_np/conversions.py). ``np.fromiter`` of active scalars stacks them.
+  ``np.array`` and ``np.fromiter`` of plain float data make a new array, so
+  they return an active array of constants that active values can be
+  written into (``y0 = np.array([1.0, 0.0]); y0[1] = p``); the others of
+  plain data are NumPy's own (they may return their argument itself, which
+  must stay the same object).
 - ``np.arange`` with an active endpoint or step counts its values under a
   guard and makes them from the endpoints.
 - ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
-  array of constants, so active values can be written into it; ``np.empty``
-  is zero-filled.
+  array of constants, so active values can be written into it, laid out in
+  memory as NumPy's (``order="F"``); ``np.empty`` is zero-filled.
 - ``np.r_``/``np.c_`` with active items (adsim/_np/index_tricks.py), and
   ``np.polyval`` with active values inside a list of coefficients (NumPy's
   dispatch does not look into the list): adsim's rules, whoever calls them,
@@ -42,17 +44,19 @@ z(n)``), nor code without source; integer, boolean and complex dtypes stay
 plain.
 """
 import ast
+import itertools
 import sys
 import threading
 
 import numpy as np
 
 from ._callers import called_expression
-from ._np import composed, core, joins, numeric
+from ._np import composed, conversions, core, joins, layout, numeric
 from ._np.index_tricks import Concatenator
 from ._tape import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
+_NUMPY_ARRAY = np.array
 _state = threading.local()
 _lock = threading.Lock()
 _installed = {"count": 0}
@@ -132,29 +136,30 @@ def _float_dtype(dtype):
     return dtype is None or np.dtype(dtype) == np.float64
 
 
-def _array_wrapper(original, copies):
+def _array_wrapper(original):
+    """np.array and the conversions after it (asarray, ascontiguousarray,
+    require, ...) of active arrays and of lists holding active values."""
     def array(obj, *args, **kwargs):
         pieces = joins.holds_active(obj)
-        tape = _user_tape(original.__name__) if pieces or copies else None
-        if tape is None:
+        makes_new = original is _NUMPY_ARRAY
+        tape = _user_tape(original.__name__) if pieces or makes_new else None
+        if tape is None or kwargs.get("like") is not None:
             return original(obj, *args, **kwargs)
         if not pieces:              # np.array of plain data: a new array, so a workspace
             return _as_workspace(original(obj, *args, **kwargs), tape, False)
-        dtype = kwargs.get("dtype", args[0] if args else None)
-        out = joins.from_pieces(obj)
-        if not _float_dtype(dtype):
-            return out.astype(dtype)        # integer/boolean: guarded plain arrays
-        if copies and out is obj:
-            out = core.copy(out)
-        return out
+        kwargs = conversions.keywords(original, obj, args, kwargs)
+        if isinstance(obj, Active):
+            return conversions.converted(original, obj, kwargs)
+        return conversions.converted(original, joins.from_pieces(obj), kwargs, fresh=True)
     return _named(array, original)
 
 
 def _as_workspace(out, tape, empty):
-    """A float64 array just made by NumPy, as an active array of ``tape``."""
+    """A float64 array just made by NumPy, as an active array of ``tape``
+    laid out in memory as ``out`` is (``order="F"``)."""
     if isinstance(out, Active) or out.dtype != np.float64:
         return out
-    return core.as_active(tape, np.zeros_like(out) if empty else out)
+    return layout.laid_out(core.as_active(tape, np.zeros_like(out) if empty else out), out)
 
 
 def _filled_wrapper(original, empty=False):
@@ -170,7 +175,9 @@ def _full_wrapper(original):
         tape = _user_tape(original.__name__)
         dtype = kwargs.get("dtype", args[0] if args else None)
         if tape is not None and isinstance(fill_value, Active) and _float_dtype(dtype):
-            return core.copy(core.broadcast_to(fill_value, np.empty(shape, bool).shape))
+            like = original(shape, 0.0, *args, **kwargs)        # NumPy's shape and layout
+            return layout.laid_out(core.copy(core.broadcast_to(fill_value, like.shape), "C"),
+                                   like)
         out = original(shape, fill_value, *args, **kwargs)
         return out if tape is None else _as_workspace(out, tape, False)
     return _named(full, original)
@@ -183,6 +190,29 @@ def _arange_wrapper(original):
             return composed.arange(*args, **kwargs)
         return original(*args, **kwargs)
     return _named(arange, original)
+
+
+def _fromiter_wrapper(original):
+    """np.fromiter of active scalars (``(xi ** 2 for xi in x)``): the items
+    are taken from the iterator and stacked, as np.array of their list."""
+    def fromiter(iter, dtype, count=-1, *, like=None):
+        tape = _user_tape(original.__name__)
+        if tape is None or like is not None:
+            return original(iter, dtype, count, like=like)
+        items = list(itertools.islice(iter, count) if count >= 0 else iter)
+        if not joins.holds_active(items):
+            return _as_workspace(original(items, dtype, count), tape, False)
+        if 0 <= count and len(items) < count:
+            raise ValueError(f"iterator too short: Expected {count} but iterator had only "
+                             f"{len(items)} items.")
+        shaped = [np.shape(v) for v in items if np.shape(v) != ()]
+        if shaped:
+            raise ValueError(f"setting an array element with a sequence. (np.fromiter takes "
+                             f"scalars; an item has shape {shaped[0]}: use np.array or "
+                             f"np.stack of the items)")
+        return conversions.converted(_NUMPY_ARRAY, joins.from_pieces(items), {"dtype": dtype},
+                                     fresh=True)
+    return _named(fromiter, original)
 
 
 def _listed_wrapper(original, rule):
@@ -207,10 +237,13 @@ _ORIGINALS = {}
 
 def _wrappers():
     return {
-        "array": _array_wrapper(np.array, copies=True),
-        "asarray": _array_wrapper(np.asarray, copies=False),
-        "asanyarray": _array_wrapper(np.asanyarray, copies=False),
-        "ascontiguousarray": _array_wrapper(np.ascontiguousarray, copies=False),
+        "array": _array_wrapper(np.array),
+        "asarray": _array_wrapper(np.asarray),
+        "asanyarray": _array_wrapper(np.asanyarray),
+        "ascontiguousarray": _array_wrapper(np.ascontiguousarray),
+        "asfortranarray": _array_wrapper(np.asfortranarray),
+        "require": _array_wrapper(np.require),
+        "fromiter": _fromiter_wrapper(np.fromiter),
         "zeros": _filled_wrapper(np.zeros),
         "ones": _filled_wrapper(np.ones),
         "full": _full_wrapper(np.full),

@@ -21,6 +21,8 @@ from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa
 from ._np.integers import (  # noqa: F401
     around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
+from ._np.conversions import astype_float  # noqa: F401  (Active.astype)
+from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
 from ._np import linalg
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -122,7 +124,8 @@ def ufunc(uf, method, inputs, kwargs):
         return _REDUCTIONS[uf](inputs[0], axis=kwargs.get("axis", 0),
                                keepdims=kwargs.get("keepdims", False))
     if method == "accumulate" and uf in _ACCUMULATIONS:
-        return _ACCUMULATIONS[uf](inputs[0], axis=kwargs.get("axis", 0))
+        return _as_ufunc_lays_out(_ACCUMULATIONS[uf](inputs[0], axis=kwargs.get("axis", 0)),
+                                  inputs[:1])
     if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
         return ufunc_at(_AT_UFUNCS[uf], inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else 0.0)
     if method != "__call__":
@@ -130,6 +133,23 @@ def ufunc(uf, method, inputs, kwargs):
         if plain is not None:
             return plain[0]
         raise unsupported(f"{ufunc_name(uf)}.{method}")
+    if uf.signature is not None:            # matmul, vecdot, ...: not elementwise
+        return _called(uf, inputs, kwargs)
+    return _as_ufunc_lays_out(_called(uf, inputs, kwargs), inputs)
+
+
+def _as_ufunc_lays_out(result, inputs):
+    """An elementwise ufunc's new active results laid out as NumPy lays out
+    a ufunc's (rules made of several ops, SciPy's ufuncs and accumulations
+    among them)."""
+    for out in (result if isinstance(result, tuple) else (result,)):
+        if isinstance(out, Active) and not any(out is v for v in inputs):
+            lay_out_elementwise(out, *inputs)
+    return result
+
+
+def _called(uf, inputs, kwargs):
+    """``uf(*inputs)`` of active inputs."""
     if uf in (np.absolute, np.fabs):
         return absolute(inputs[0])
     if uf is np.positive:

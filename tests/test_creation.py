@@ -161,3 +161,38 @@ def test_code_without_source_is_told_what_to_use_instead():
                  "<typed at a prompt>", "exec"), namespace)
     with pytest.raises(ad.ActiveValueLeak, match="no source file"):
         ad.grad(namespace["f"])(np.ones(2))
+
+
+def test_fromiter_of_active_scalars_stacks_them():
+    def f(x):
+        squares = np.fromiter((xi ** 2 for xi in x), dtype=float)
+        first = np.fromiter((np.sin(xi) for xi in x), float, count=2)
+        plain = np.fromiter(range(3), dtype=float)      # a workspace, as np.array's
+        plain[0] = x[0]
+        return np.sum(squares * np.arange(1.0, 4.0)) + np.prod(first) + np.sum(plain * x)
+    check(f, np.array([0.4, 0.9, 1.3]))
+
+
+def test_fromiter_errors_are_numpys():
+    x = np.array([0.4, 0.9, 1.3])
+    with pytest.raises(ValueError) as expected:
+        np.fromiter((xi for xi in x), dtype=float, count=5)
+    with pytest.raises(ValueError) as got:
+        ad.grad(lambda x: np.sum(np.fromiter((xi for xi in x), dtype=float, count=5)))(x)
+    assert str(got.value) == str(expected.value)
+    with pytest.raises(ValueError, match="setting an array element with a sequence.*np.stack"):
+        ad.grad(lambda x: np.sum(np.fromiter((x[i:i + 1] for i in range(3)), dtype=float)))(x)
+
+
+@pytest.mark.parametrize("subscripts, shapes", [
+    ("ij,jk->ik", [(3, 3), (4, 3)]), ("ii", [(2, 3)]), ("ij,k", [(3, 3, 3), (3,)]),
+    ("...i,...i", [(2, 3), (4, 3)]), ("ab,bc,cd->ad", [(2, 3), (3, 4), (5, 2)])])
+def test_einsum_with_operands_that_do_not_fit_raises_numpys_error(subscripts, shapes):
+    def operands(x):
+        return [x[:int(np.prod(s))].reshape(s) for s in shapes]
+    x = np.linspace(0.5, 2.0, 27)
+    with pytest.raises(ValueError) as expected:
+        np.einsum(subscripts, *operands(x))
+    with pytest.raises(ValueError) as got:
+        ad.grad(lambda x: np.sum(np.einsum(subscripts, *operands(x))))(x)
+    assert str(got.value) == str(expected.value)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import UnsupportedOperation
 from .core import reject_kwargs, shape_of
+from . import layout
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -48,7 +49,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a2 = a[..., 2] if na == 3 else 0.0 * a0
     b2 = b[..., 2] if nb == 3 else 0.0 * b0
     c = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
-    return np.moveaxis(c, -1, axisc)
+    return np.moveaxis(layout.in_order(c, "C"), -1, axisc)      # NumPy's is made in C order
 
 
 def ediff1d(ary, to_end=None, to_begin=None):

@@ -5,9 +5,10 @@ import math
 
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, record_binary_refs, wrap
+from .._tape import Active, CompareKind, Opcode as Op, other_layout, record_binary_refs, wrap
 from .._validate import real_array
 from ..errors import MixedRecordings, UnsupportedOperation
+from . import layout
 
 
 def tape_of(*values):
@@ -172,7 +173,7 @@ def binary(code, a, b, sides=True):
         record_compare(tape, CompareKind.CMP_GE, ra, rb, shape)
     elif code == Op.MINIMUM:
         record_compare(tape, CompareKind.CMP_LE, ra, rb, shape)
-    return record_binary_refs(tape, int(code), ra, rb, shape)
+    return layout.elementwise(record_binary_refs(tape, int(code), ra, rb, shape), a, b)
 
 
 def record_compare(tape, kind, ra, rb, shape):
@@ -192,7 +193,7 @@ def compare(kind, a, b):
     shape = np.broadcast_shapes(shape_of(a), shape_of(b))
     ra, keep_a = operand(tape, a, shape)
     rb, keep_b = operand(tape, b, shape)
-    out = record_compare(tape, kind, ra, rb, shape)
+    out = layout.plain_elementwise(record_compare(tape, kind, ra, rb, shape), a, b)
     return out[()] if out.ndim == 0 else out
 
 
@@ -202,7 +203,12 @@ _MIRROR = {CompareKind.CMP_LT: CompareKind.CMP_GT, CompareKind.CMP_LE: CompareKi
 
 
 def copy(a, order="K", subok=False):
-    return new(tape_of(a), Op.COPY, a.shape, [a.slot])
+    """np.copy: a new array of ``a``'s values, laid out in memory as NumPy's
+    copy in ``order`` is (order "K" keeps a transpose's layout)."""
+    out = new(tape_of(a), Op.COPY, a.shape, [a.slot])
+    if order == "C" or (order in ("K", "A") and not other_layout(a)):
+        return out
+    return layout.laid_out(out, np.copy(a._positions(), order=order))   # NumPy checks ``order``
 
 
 def reshaped(a, shape):

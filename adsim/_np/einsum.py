@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _tape
 from ..errors import UnsupportedOperation
-from . import core, products, reductions, views
+from . import core, layout, products, reductions, views
 
 
 def _from_sublists(args):
@@ -97,18 +97,50 @@ def _reshape(x, shape):
 
 
 def einsum(subscripts, *operands, optimize=False, **kwargs):
+    """``np.einsum``: NumPy's own errors for subscripts that do not fit the
+    operands; a view where NumPy's is one (``'ii->i'``, ``'ij->ji'``: one
+    operand whose elements only move); else the contraction, laid out in
+    memory as NumPy's."""
     if kwargs:
         raise UnsupportedOperation(f"adsim: np.einsum arguments {sorted(kwargs)} are not supported")
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + operands)
+    _check(subscripts, [np.broadcast_to(0.0, core.shape_of(x)) for x in operands])
+    if len(operands) == 1 and isinstance(operands[0], _tape.Active):
+        a = operands[0]
+        moved = np.einsum(subscripts, a._positions())      # NumPy's result, of positions
+        if moved.size and np.may_share_memory(moved, a._root()._positions()):
+            return views.derived(a, moved)
+    out = contract(subscripts, *operands)
+    if isinstance(out, _tape.Active) and not any(out is x for x in operands) and \
+            any(layout.other_layout(x) for x in operands):
+        if out.base is not None:        # a view of the contraction's own result
+            out = core.copy(out, "C")
+        layout.laid_out(out, np.einsum(subscripts, *(layout.template(x) for x in operands)))
+    return out
+
+
+def _check(subscripts, stand_ins):
+    """NumPy's own error when the subscripts do not fit the operands' shapes.
+    NumPy's einsum_path checks them without computing; where it objects,
+    einsum itself is asked (of stand-ins of the operands' shapes) for its
+    message, which it gives before computing anything."""
+    try:
+        np.einsum_path(subscripts, *stand_ins, optimize=False)
+    except ValueError:
+        np.einsum(subscripts, *stand_ins)
+
+
+def contract(subscripts, *operands):
+    """einsum of checked subscripts (string form)."""
     subscripts = _spell_ellipsis(subscripts.replace(" ", ""), operands)
     inputs, output = _parse(subscripts, len(operands))
     if len(operands) > 2:
-        first = einsum(f"{inputs[0]},{inputs[1]}->" + "".join(
+        first = contract(f"{inputs[0]},{inputs[1]}->" + "".join(
             sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:])))),
             operands[0], operands[1])
         rest = "".join(sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:]))))
-        return einsum(",".join([rest] + inputs[2:]) + "->" + output, first, *operands[2:])
+        return contract(",".join([rest] + inputs[2:]) + "->" + output, first, *operands[2:])
     xs, labels = [], []
     others = [set("".join(inputs[j] for j in range(len(inputs)) if j != i)) for i in range(len(inputs))]
     for x, lab, other in zip(operands, inputs, others):
@@ -176,7 +208,7 @@ def tensordot(a, b, axes=2):
         lb[j] = la[i]
     out = [c for i, c in enumerate(la) if i not in axes_a] + \
         [c for j, c in enumerate(lb) if j not in axes_b]
-    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+    return contract(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
 def matmul(a, b, out=None):
@@ -195,7 +227,7 @@ def matmul(a, b, out=None):
     left = "...j" if len(sa) == 1 else "...ij"
     right = "j" if len(sb) == 1 else "...jk"
     result = "..." + ("" if len(sa) == 1 else "i") + ("" if len(sb) == 1 else "k")
-    return einsum(f"{left},{right}->{result}", a, b)
+    return contract(f"{left},{right}->{result}", a, b)
 
 
 def dot(a, b, out=None):

@@ -9,7 +9,7 @@ from ..errors import UnsupportedOperation
 from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
     reject_kwargs, shape_of, size_of, tape_of
 from .integers import current, plain_if_constant
-from . import recorded_data
+from . import layout, recorded_data
 from .recorded_arrays import BoolArray, IntegerArray
 
 
@@ -55,7 +55,7 @@ def where(condition, x=None, y=None):
     n = size_of(shape)
     boff = tape.add_branch_space(n)
     tape.set_branches(boff, np.broadcast_to(mask, shape))
-    return new(tape, Op.WHERE, shape, [ra, rb, boff])
+    return layout.elementwise(new(tape, Op.WHERE, shape, [ra, rb, boff]), mask, x, y)
 
 
 def stop_gradient(x):
@@ -134,7 +134,7 @@ def select(condlist, choicelist, default=0):
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         out = where(cond, choice, out)
-    return out if isinstance(out, Active) else np.asarray(out, dtype=float)
+    return layout.in_order(out, "C") if isinstance(out, Active) else np.asarray(out, dtype=float)
 
 
 def copysign(x1, x2):

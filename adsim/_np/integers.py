@@ -5,7 +5,7 @@ np.fmod — are recorded ops (adsim/ops.py) that every replay computes again,
 with NumPy's exact semantics; the rounding ops and // have derivative zero.
 
 ``astype(np.int64)`` (``astype(int)``) gives integer data that replays
-compute again (integer_data.py). Other results of integer type — int(),
+compute again (recorded_data.py). Other results of integer type — int(),
 other integer dtypes, an active scalar used as an index — are plain arrays
 (so they index, count and loop like NumPy's), and the recording keeps a
 guard: the interval [lo, hi) that each element of x must stay in for the
@@ -18,6 +18,7 @@ import numpy as np
 from .._tape import Active, CompareKind, Opcode as Op, record_unary
 from ..errors import UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
+from . import layout
 
 
 def guard(x, lo, hi):
@@ -115,7 +116,7 @@ def exact_index(x):
 
 
 def as_integers(x, dtype=np.int64):
-    """``x.astype(int)``: int64 data are recorded (integer_data); other
+    """``x.astype(int)``: int64 data are recorded (recorded_data); other
     integer types, and values outside the exact range of floats now, are a
     truncation under a guard."""
     if np.dtype(dtype) == np.int64:
@@ -147,4 +148,5 @@ def around(a, decimals=0, out=None):
     if decimals == 0:
         return record_unary(a, int(Op.RINT))
     scale = 10.0 ** decimals
-    return record_unary(a * scale, int(Op.RINT)) / scale
+    fortran = layout.other_layout(a) and a.flags.f_contiguous       # NumPy allocates so
+    return layout.in_order(record_unary(a * scale, int(Op.RINT)) / scale, "F" if fortran else "C")

@@ -4,7 +4,8 @@ np.array of a list) and constant arrays shaped like an active one
 import numpy as np
 
 from .._tape import Active
-from .core import as_active, broadcast_to, constant, shape_of, tape_of
+from .core import as_active, broadcast_to, constant, copy, shape_of, tape_of
+from . import layout
 from .views import index_map
 
 
@@ -56,27 +57,30 @@ def _other_dtype(dtype):
     return dtype is not None and np.dtype(dtype) != np.float64
 
 
-def _filled(a, value, shape, dtype=None):
-    shape = shape_of(a) if shape is None else (shape if isinstance(shape, tuple) else
-                                                tuple(np.atleast_1d(shape)))
+def _filled(a, value, shape, dtype=None, order="K"):
+    """np.full_like(a, value, ...): NumPy's own, of the plain array laid out
+    as ``a`` is, made active when float64."""
+    out = np.full_like(layout.template(a), value, dtype=dtype if _other_dtype(dtype) else
+                       np.float64, order=order, shape=shape)
     if _other_dtype(dtype):         # a plain array: its values do not depend on ``a``
-        return np.full(shape, value, dtype=dtype)
-    return as_active(tape_of(a), np.full(shape, value, dtype=np.float64))
+        return out
+    return layout.laid_out(as_active(tape_of(a), out), out)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kw):
-    return _filled(a, 0.0, shape, dtype)
+    return _filled(a, 0.0, shape, dtype, order)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kw):
-    return _filled(a, 1.0, shape, dtype)
+    return _filled(a, 1.0, shape, dtype, order)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
     if isinstance(fill_value, Active):
-        out = broadcast_to(fill_value, shape_of(a) if shape is None else shape) + 0.0
+        like = np.empty_like(layout.template(a), dtype=np.float64, order=order, shape=shape)
+        out = layout.laid_out(copy(broadcast_to(fill_value, like.shape), "C"), like)
         return out.astype(dtype) if _other_dtype(dtype) else out
-    return _filled(a, fill_value, shape, dtype)
+    return _filled(a, fill_value, shape, dtype, order)
 
 
 def append(arr, values, axis=None):

@@ -12,6 +12,7 @@ from .integers import plain_value
 from .joins import sequence_function
 from .reductions import amax, amin, mean as reduce_mean, sum as reduce_sum
 from .views import getitem
+from . import layout
 
 _concatenate = sequence_function(np.concatenate)
 
@@ -132,7 +133,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     acc = [_along(a, axis, 0)]
     for k in range(1, a.shape[axis]):
         acc.append(acc[-1] * _along(a, axis, k))
-    return np.stack(acc, axis=axis)
+    return layout.elementwise(np.stack(acc, axis=axis), a)       # a's layout, as NumPy's
 
 
 def cumulative(running, identity):
@@ -274,7 +275,8 @@ def _gradient_along(f, axis, h, edge_order):
     else:
         first = (-1.5 * at(0) + 2.0 * at(1) - 0.5 * at(2)) / h
         last = (0.5 * at(-3) - 2.0 * at(-2) + 1.5 * at(-1)) / h
-    return _concatenate([first, inner, last], axis=axis)
+    # laid out as f, as NumPy's (np.empty_like(f) filled in)
+    return layout.elementwise(_concatenate([first, inner, last], axis=axis), f)
 
 
 

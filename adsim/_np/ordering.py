@@ -20,6 +20,7 @@ from . import recorded_data
 from .elementwise import where
 from .integers import _up, current, guard, plain_value
 from .views import getitem, reshape, transpose
+from . import layout
 
 
 def _sorted_along(a, axis, kind):
@@ -47,7 +48,7 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     if order is not None:
         raise UnsupportedOperation("adsim: np.sort with order= (structured arrays) is not supported")
     a, axis = _flat_if_none(a, axis)
-    return _sorted_along(a, axis, kind)[0]
+    return layout.elementwise(_sorted_along(a, axis, kind)[0], a)      # a's layout, as NumPy's
 
 
 def argsort(a, axis=-1, kind=None, order=None, stable=None):
@@ -70,8 +71,9 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     a, axis = _flat_if_none(a, axis)
     order = argpartition(a, kth, axis=axis, kind=kind, order=order)
-    return gather(a, np.take_along_axis(np.arange(a.size).reshape(a.shape), order,
-                                        axis=normalize_axis(axis, a.ndim)))
+    moved = np.take_along_axis(np.arange(a.size).reshape(a.shape), order,
+                               axis=normalize_axis(axis, a.ndim))
+    return layout.elementwise(gather(a, moved), a)        # a's layout, as NumPy's
 
 
 def nonzero(a):

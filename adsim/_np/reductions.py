@@ -5,6 +5,7 @@ from .._tape import Active, Opcode as Op
 from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
                    reduce_axes, reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem
+from . import layout
 from .recorded_arrays import IntegerArray
 
 
@@ -51,7 +52,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         y = new(tape, Op.SUM, cur, [y.slot, outer, m, inner])
     if y is a:
         y = copy(a)
-    return finish_reduction(y, a.shape, axes, keepdims)
+    return layout.reduced(finish_reduction(y, a.shape, axes, keepdims), a, axes, keepdims)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
@@ -83,7 +84,7 @@ def _extremum(a, axis, keepdims, want_min):
         ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
         tape.record_op(int(Op.ARGEXT), -1, [y.slot, outer, m, inner, ioff, int(want_min)])
         y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0, 0, 0])
-    return finish_reduction(y, a.shape, axes, keepdims)
+    return layout.reduced(finish_reduction(y, a.shape, axes, keepdims), a, axes, keepdims)
 
 
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -159,4 +160,4 @@ def cumsum(a, axis=None, dtype=None, out=None):
         a, axis = reshaped(a, (-1,)), 0 if axis is None else axis
     ax = normalize_axis(axis, a.ndim)
     outer, m, inner = split_at(a.shape, ax)
-    return new(tape_of(a), Op.CUMSUM, a.shape, [a.slot, outer, m, inner])
+    return layout.elementwise(new(tape_of(a), Op.CUMSUM, a.shape, [a.slot, outer, m, inner]), a)

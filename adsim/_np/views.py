@@ -14,7 +14,7 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
-from . import recorded_data
+from . import layout, recorded_data
 from .recorded_arrays import IntegerArray
 from .integers import plain_value
 
@@ -35,7 +35,8 @@ def derived(a, positions, materialize=None):
     """The result of a NumPy function that only moves ``a``'s elements, given
     as the root positions of its elements: a view of ``a``'s root when NumPy's
     own result is a view (``materialize()`` then records its values, by
-    default a gather from the root), else a copy."""
+    default a gather from the root), else a copy laid out in memory as
+    NumPy's (``A[:, [0, 2]]`` is in Fortran order)."""
     root = a._root()
     if positions is a._positions():        # each array keeps its own positions object
         positions = positions.view()
@@ -45,7 +46,8 @@ def derived(a, positions, materialize=None):
         if out is a or out.base is not None:
             out = copy(out)
         return make_view(out, root, positions)
-    return gather(root, np.asarray(positions))
+    positions = np.asarray(positions)
+    return layout.laid_out(gather(root, positions), positions)
 
 
 def view_of(a):
@@ -61,8 +63,10 @@ def reshape(a, newshape=None, order="C", shape=None, copy=None):
     if order not in ("C", "F", "A"):
         raise ValueError("order must be one of 'C', 'F', 'A'")
     if copy:
-        return reshaped(a, newshape) if order == "C" else \
-            gather(a._root(), a._positions().reshape(newshape, order=order))
+        if order == "C":
+            return reshaped(a, newshape)
+        positions = a._positions().reshape(newshape, order=order)
+        return layout.laid_out(gather(a._root(), positions), positions)
     positions = a._positions().reshape(newshape, order=order)
     if copy is False and positions.size and \
             not np.may_share_memory(positions, a._root()._positions()):
@@ -231,7 +235,7 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
     for p in pieces:
         shape = shape_of(p)
         n = size_of(shape)
-        index_pieces.append(np.arange(offset, offset + n, dtype=np.int64).reshape(shape))
+        index_pieces.append(layout.numbered(shape, offset, p))
         spans.append((offset, n))
         offset += n
     if len(pieces) == 1 and isinstance(pieces[0], Active):
@@ -245,7 +249,7 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
         if not isinstance(p, Active):
             sel = (flat >= start) & (flat < start + n)
             fill[sel] = constant(p).reshape(-1)[flat[sel] - start]
-    out = new(tape, Op.FILL, idx.shape, [tape.const_ref(fill)])
+    out = layout.laid_out(new(tape, Op.FILL, idx.shape, [tape.const_ref(fill)]), idx)
     for p, (start, n) in zip(pieces, spans):
         if isinstance(p, Active):
             positions = np.nonzero((flat >= start) & (flat < start + n))[0]
@@ -301,12 +305,12 @@ def where_mask(mask, m):
 
 
 def diag(v, k=0):
-    """np.diag: the k-th diagonal of a 2-d array (a copy), or a 2-d array
-    with a 1-d array on its k-th diagonal."""
+    """np.diag: the k-th diagonal of a 2-d array (a read-only view, as
+    NumPy's), or a 2-d array with a 1-d array on its k-th diagonal."""
     if v.ndim == 1:      # positions shifted by one so that 0 marks the zero fill
         return index_map(lambda idx: np.diag(idx + 1, k) - 1, [v])
     if v.ndim == 2:
-        return copy(index_map(lambda idx: np.diagonal(idx, k), [v]))
+        return index_map(lambda idx: np.diagonal(idx, k), [v])
     raise ValueError("Input must be 1- or 2-d.")
 
 

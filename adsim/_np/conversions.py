@@ -1,0 +1,79 @@
+"""NumPy's conversions of an active array: ``np.array``, ``np.asarray``,
+``np.asanyarray``, ``np.ascontiguousarray``, ``np.asfortranarray``,
+``np.require`` and ``ndarray.astype``.
+
+Each returns the array itself, a view of its storage, or a copy: NumPy
+decides, asked the same conversion of the array's positions (see
+adsim/_np/layout.py), so ``np.ascontiguousarray(A[:, 1])`` is a copy (a
+write into it does not reach ``A``) and ``np.array(A, copy=False)`` is ``A``
+itself; NumPy's own errors (``copy=False`` where a copy is needed) come
+with them.
+"""
+import functools
+import inspect
+
+import numpy as np
+
+from .views import derived
+
+
+@functools.cache
+def _signature(func):
+    return inspect.signature(func)
+
+
+def keywords(func, obj, args, kwargs):
+    """The arguments of the call ``func(obj, *args, **kwargs)`` after the
+    array, all by name (Python's own error for arguments ``func`` does not
+    take)."""
+    bound = _signature(func).bind(obj, *args, **kwargs).arguments
+    del bound[next(iter(bound))]
+    return bound
+
+
+def refuse_copy():
+    """NumPy's own error for ``copy=False`` where a copy is needed (a list
+    always needs one)."""
+    np.asarray([0.0], copy=False)
+
+
+def is_float64(dtype):
+    return dtype is None or np.dtype(dtype) == np.float64
+
+
+def convert(func, a, kwargs):
+    """``func(a, **kwargs)`` for the conversion ``func`` of the active array
+    ``a``, whose ``dtype`` argument (if any) is float64: ``a`` itself, a
+    view of its storage, or a copy laid out as NumPy's. A 0-d root stands
+    for a NumPy scalar (what indexing and reductions return), as in the
+    in-place operators, so it converts as a scalar: to a new array."""
+    positions = a._positions()
+    scalar = a.ndim == 0 and a.base is None
+    result = func(positions[()] if scalar else positions, **kwargs)
+    if result is positions:
+        return a
+    return derived(a, result)
+
+
+def converted(func, a, kwargs, fresh=False):
+    """``func(a, **kwargs)``. ``fresh``: ``a`` was just made from a list, so
+    only ``order``, ``ndmin`` and the like still apply (no second copy), and
+    ``copy=False`` fails as NumPy's does for a list."""
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", None)
+    if fresh:
+        if kwargs.get("copy") is False:
+            refuse_copy()
+        if "copy" in kwargs or func.__name__ == "array":
+            kwargs["copy"] = None
+    if is_float64(dtype):
+        return convert(func, a, kwargs)
+    if kwargs.get("copy") is False:
+        refuse_copy()                           # another dtype is always a copy
+    return convert(func, a, kwargs).astype(dtype)
+
+
+def astype_float(a, order="K", copy=True):
+    """``a.astype(float64, order=..., copy=...)``: ``a`` itself when no copy
+    is asked for and ``a`` is laid out as ``order`` asks, else a copy."""
+    return convert(lambda p, **kw: p.astype(np.intp, **kw), a, {"order": order, "copy": copy})
