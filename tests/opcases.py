@@ -8,7 +8,7 @@ import numpy as np
 from adsim import ops
 
 UNARY = [s for s in ops.TABLE if s.family == "unary"]
-BINARY = [s for s in ops.TABLE if s.family == "binary"]
+BINARY = [s for s in ops.TABLE if s.family == "binary" and s.numpy]   # comparisons: PROGRAMS
 
 # distance to the nearest kink, where finite differences are not valid
 KINKS = {
@@ -102,6 +102,8 @@ def _scatter_at_program(x):
     return u * x
 
 
+MASK6 = np.array([True, False, False, True, True, False])      # a plain mask: WHERE
+
 PROGRAMS = {
     # name: (function, input shape, sampling interval)
     "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
@@ -120,7 +122,14 @@ PROGRAMS = {
     "SCATTER_AT": (_scatter_at_program, (5,), (-2.0, 2.0)),
     "GATHER_AT": (lambda x: x[np.floor(np.abs(x) * 2.0).astype(int) % 5] ** 2 * x, (5,),
                   (-2.0, 2.0)),
-    "WHERE": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),
+    "WHERE": (lambda x: np.where(MASK6, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),
+    "SELECT": (lambda x: np.where(x > 0, x ** 2, np.sin(x)), (6,), (-2.0, 2.0)),
+    **{name: ((lambda op: lambda x: np.where(op(x[:3], x[3:]), x[:3] ** 2, np.sin(x[3:])))(op),
+              (6,), (-2.0, 2.0))
+       for name, op in (("LESS", np.less), ("LESS_EQUAL", np.less_equal),
+                        ("GREATER", np.greater), ("GREATER_EQUAL", np.greater_equal),
+                        ("EQUAL", lambda a, b: np.equal(np.floor(a), np.floor(b))),
+                        ("NOT_EQUAL", lambda a, b: np.not_equal(np.floor(a), np.floor(b))))},
     "MATMUL": (lambda x: (x @ A43) ** 2, (4,), (-2.0, 2.0)),
     "CALLBACK": (lambda x: np.linalg.solve(M4 + 0.1 * x[:, None] * x[None, :], x), (4,), (-1.0, 1.0)),
 }

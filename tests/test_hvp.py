@@ -74,7 +74,7 @@ def opcodes_of(f, x):
 C_OPS = {"ADD_C": lambda x, c: x + c, "MUL_C": lambda x, c: c * x, "RSUB_C": lambda x, c: c - x,
          "RDIV_C": lambda x, c: c / x, "POW_C": lambda x, c: x ** c, "RPOW_C": lambda x, c: c ** x}
 UNARY = [s for s in ops.TABLE if s.family == "unary"]
-BINARY = [s for s in ops.TABLE if s.family == "binary"]
+BINARY = [s for s in ops.TABLE if s.family == "binary" and s.numpy]   # comparisons: PROGRAMS
 W5 = np.array([0.7, -1.3, 0.4, 1.1, -0.6])
 C5 = np.array([0.3, 0.5, -0.2, 0.8, 0.1])
 
@@ -167,6 +167,9 @@ def _scatter(x):
 
 
 # opcode name: (scalar program, input shape, how to sample the input)
+MASK6 = np.array([True, False, False, True, True, False])      # a plain mask: WHERE
+
+
 def _scatter_at_sum(x):
     u = x ** 2
     i = np.floor(np.abs(x) * 2.0).astype(int) % 5
@@ -200,7 +203,15 @@ PROGRAMS = {
     "GATHER_AT": (lambda X: np.sum(X[:, np.floor(np.abs(X[0]) * 1.5).astype(int) % 3] ** 3 * X)
                   + np.sum(np.take(X, np.floor(X[1] + 2.0).astype(int) - 2, axis=1) ** 2 * X),
                   (2, 3), (-2.0, 2.0)),
-    "WHERE": (lambda x: np.sum(np.where(x > 0, x ** 3, np.sin(x)) * x), (6,), "distinct"),
+    "WHERE": (lambda x: np.sum(np.where(MASK6, x ** 3, np.sin(x)) * x), (6,), "distinct"),
+    "SELECT": (lambda x: np.sum(np.where(x > 0, x ** 3, np.sin(x)) * x), (6,), "distinct"),
+    **{name: ((lambda op: lambda x: np.sum(np.where(op(x[:3], x[3:]), x[:3] ** 3,
+                                                    np.sin(x[3:]) * x[:3])))(op),
+              (6,), "distinct")
+       for name, op in (("LESS", np.less), ("LESS_EQUAL", np.less_equal),
+                        ("GREATER", np.greater), ("GREATER_EQUAL", np.greater_equal),
+                        ("EQUAL", lambda a, b: np.equal(np.floor(a), np.floor(b))),
+                        ("NOT_EQUAL", lambda a, b: np.not_equal(np.floor(a), np.floor(b))))},
     "MATMUL": (lambda X: np.sum((X @ X) ** 2) + np.sum(X @ A43[:3]) ** 2
                + np.einsum("ij,ij->", X, X) * np.sum(np.outer(X[0], X[1])), (3, 3), (-1.0, 1.0)),
     "CALLBACK": (lambda x: np.sum(np.linalg.solve(M4 + np.eye(4) * (x * x), x) ** 2), (4,),

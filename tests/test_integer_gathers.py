@@ -310,11 +310,10 @@ def test_interpolation_in_a_table_replays_across_cells():
         return np.sum(np.interp(x, xp, fp) ** 2) + np.sum(np.digitize(x, xp) * 0.5 * x)
 
     tape = ad.record(f, np.array([0.33, 1.7, 4.2, 2.9]))
-    for x in (np.array([3.1, 0.2, 1.1, 4.9]), np.array([2.35, 2.45, 0.05, 3.3])):
+    for x in (np.array([3.1, 0.2, 1.1, 4.9]), np.array([2.35, 2.45, 0.05, 3.3]),
+              np.array([-1.0, 1.3, 6.1, 2.2])):               # below and above the table too
         assert np.isclose(tape.forward(x), f(x), rtol=1e-14)
         np.testing.assert_allclose(tape.gradient(x), fd_grad(f, x), rtol=1e-6, atol=1e-8)
-    with pytest.raises(ad.BranchChanged):         # below the table: NumPy's other branch
-        tape.forward(np.array([-1.0, 1.0, 1.0, 1.0]))
 
 
 def test_writes_at_integer_data_follow_numpy():

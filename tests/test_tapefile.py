@@ -316,7 +316,8 @@ def saved():
     def f(x):
         y = np.sin(x) * x[::-1]
         y[1:3] = x[:2] ** 2
-        return np.sum(np.where(x > 0.5, y, 2.0 * y)) + np.max(x) + x @ x + np.sum(cube(x))
+        return np.sum(np.where(x > 0.5, y, 2.0 * y)) + np.max(x) + x @ x + np.sum(cube(x)) \
+            + np.sum(np.abs(x - 0.45))
     return tapefile.dumps(ad.record(f, np.linspace(0.1, 0.9, 5)))
 
 

@@ -15,7 +15,7 @@ _WITH_PARAM = {
     "RDIV_C": lambda t, c: c / t, "POW_C": lambda t, c: t ** c, "RPOW_C": lambda t, c: c ** t,
 }
 _UNARY = [s for s in ops.TABLE if s.family == "unary" and s.name != "STOP_GRADIENT"]
-_BINARY = [s for s in ops.TABLE if s.family == "binary"]
+_BINARY = [s for s in ops.TABLE if s.family == "binary" and s.numpy]
 
 
 def _unary_fn(spec):

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import UnsupportedOperation
 from .core import reject_kwargs, shape_of
 from . import layout
+from .recorded_arrays import BoolArray
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -166,7 +167,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     e.g. recorded comparisons) the function of the selected elements, or a
     value, written there; a missing last condition is "none of the others"."""
     n_functions = len(funclist)
-    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray))
+    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray, BoolArray))
                                  and len(shape_of(x)) != 0):
         condlist = [condlist]
     condlist = np.asarray(condlist, dtype=bool)

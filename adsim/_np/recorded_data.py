@@ -15,6 +15,7 @@ import numpy as np
 from .._tape import Active, CompareKind, Opcode as Op, mark_written, record_unary
 from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
                    operand, record_compare, reshaped, shape_of, size_of, tape_of)
+from . import layout
 from .recorded_arrays import BoolArray, IntegerArray, _RecordedArray
 from .integers import current, frozen, guard
 
@@ -48,7 +49,7 @@ def from_active(x):
 
 def _typed(values, dtype):
     """Float values held by recorded data as NumPy's values of ``dtype``."""
-    return values != 0.0 if dtype == np.bool_ else values.astype(dtype)
+    return np.asarray(values != 0.0) if dtype == np.bool_ else values.astype(dtype)
 
 
 def current_values(a):
@@ -293,7 +294,7 @@ def where(condition, x=None, y=None):
     rm, keep_m = operand(tape, m, shape)
     ra, keep_a = operand(tape, _floats(x), shape)
     rb, keep_b = operand(tape, _floats(y), shape)
-    out = new(tape, Op.SELECT, shape, [rm, ra, rb])
+    out = layout.elementwise(new(tape, Op.SELECT, shape, [rm, ra, rb]), m, _floats(x), _floats(y))
     kinds = {_kind_of(x), _kind_of(y)}
     if kinds == {"b"}:
         return BoolArray(out)
@@ -476,9 +477,12 @@ def _axis_of(parts, n, ndim):
     return axis
 
 
-def index_integers(a, key):
-    """``i[key]`` of integer data: integer data again."""
+def index_recorded(a, key):
+    """``a[key]`` of recorded data: recorded data of the same type (a
+    boolean-mask key, whose result size depends on it, converts to plain)."""
     parts = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(p, BoolArray) for p in parts):
+        return plain(a)[plain_key(key)]
     if any(isinstance(p, IntegerArray) for p in parts):
-        return IntegerArray(getitem(a.values, key))
-    return IntegerArray(a.values[key])
+        return type(a)(getitem(a.values, key))
+    return type(a)(a.values[key])

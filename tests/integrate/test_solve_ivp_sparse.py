@@ -171,7 +171,8 @@ def test_hessian_vector_products_through_the_sparse_jacobian_are_refused(method)
 def switching(t, u):
     """Each value couples to its left neighbour once it falls below 0.5 (a
     kink, no jump): at u0 > 0.5 the Jacobian is diagonal, later bidiagonal."""
-    return np.where(u < 0.5, 1e3 * (0.5 - u) * (np.roll(u, 1) - u), 0.0) - (u - 0.2)
+    below = np.asarray(u < 0.5)          # a plain mask: a branch of the recording
+    return np.where(below, 1e3 * (0.5 - u) * (np.roll(u, 1) - u), 0.0) - (u - 0.2)
 
 
 def test_a_branch_outgrowing_the_detected_pattern_warns_and_stays_exact():

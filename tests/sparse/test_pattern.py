@@ -182,7 +182,10 @@ OPS = {
     "sum_axis": (lambda x: np.sum(x.reshape(2, 3), axis=0) * x[:3], True),
     "mean": (lambda x: x - np.mean(x), True),
     "cumsum": (lambda x: np.cumsum(x.reshape(2, 3), axis=1).ravel() ** 2, True),
-    "where": (lambda x: np.where(x > 0.5, x ** 2, np.sin(x[::-1])), True),
+    # a mask the replay reads: either side's pattern, a superset at any one point
+    "where": (lambda x: np.where(x > 0.5, x ** 2, np.sin(x[::-1])), False),
+    # a plain mask is a branch of the recording: its side's pattern exactly
+    "where_plain": (lambda x: np.where(np.asarray(x > 0.5), x ** 2, np.sin(x[::-1])), True),
     "maximum": (lambda x: np.maximum(x, x[::-1]) * x, True),
     "clip": (lambda x: np.clip(x, 0.3, 0.7) ** 3, True),
     "abs": (lambda x: np.abs(x - 0.5) * x[0], True),

@@ -140,8 +140,9 @@ def test_plan_reuse_at_new_points_and_parameters():
 
 def test_branch_change_records_and_detects_again():
     def F(x):
-        # the coupling to the next element exists only where x > 0
-        return np.where(x[:-1] > 0, x[:-1] * x[1:], 2.0 * x[:-1])
+        # the coupling to the next element exists only where x > 0 (a plain
+        # mask: a branch of the recording)
+        return np.where(np.asarray(x[:-1] > 0), x[:-1] * x[1:], 2.0 * x[:-1])
     x0 = np.array([1.0, 1.0, -1.0, 1.0, 1.0])
     plan = sparse_jacobian_plan(F, x0)
     assert plan.pattern.nnz == 7
@@ -151,6 +152,16 @@ def test_branch_change_records_and_detects_again():
     assert plan.pattern.nnz == 5
     check_plan(plan)
     assert_sparse_equal(J, adsim.jacobian(F)(x1))
+
+
+def test_a_mask_read_at_replay_needs_no_new_recording():
+    def F(x):
+        return np.where(x[:-1] > 0, x[:-1] * x[1:], 2.0 * x[:-1])
+    plan = sparse_jacobian_plan(F, np.array([1.0, 1.0, -1.0, 1.0, 1.0]))
+    assert plan.pattern.nnz == 8                  # both sides' couplings
+    for x in (np.array([1.0, -1.0, -1.0, -1.0, 1.0]), np.array([2.0, 1.0, 3.0, -1.0, 1.0])):
+        assert_sparse_equal(plan(x), adsim.jacobian(F)(x))
+    assert plan.recordings == 1
 
 
 def test_branch_change_in_a_hessian_plan():
