@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tape import Active, CompareKind, Opcode as Op, mark_written, record_unary
 from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
-                   operand, record_compare, reshaped, shape_of, size_of, tape_of)
+                   operand, record_compare, reshaped, size_of, tape_of)
 from . import layout
 from .recorded_arrays import BoolArray, IntegerArray, _RecordedArray
 from .integers import current, frozen, guard
