@@ -40,6 +40,7 @@ class LoopOptions:
     progress: Any
     stats: MutableMapping
     max_steps: Optional[int] = None
+    group: Any = None               # the LoopGroup of the loop (adsim/checkpoint/group.py)
 
 
 def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stats,
