@@ -106,6 +106,8 @@ class LoopSweep:
         self.base_steps = 0         # while loops: the steps of the forward pass
         self.closed = False         # close() ran: snapshots and replays are given back
         self.taken = False          # a reverse rule took it (a LoopGroup may not close it)
+        if op.budgeted and op.options.group is not None:
+            op.options.group.evict()
 
     def _start(self, n_steps, n_slots=0, memory_slots=0, total=0):
         """The executor, once the plan has chosen the step variants to keep."""
@@ -144,11 +146,11 @@ class LoopSweep:
 
     # -- counted loops ----------------------------------------------------------
 
-    def forward(self, n_steps, raising=True):
+    def forward(self, n_steps, raising=True, plan=True):
         """The state (and tangents) after ``n_steps`` steps, no snapshots. A
-        plain pass is planned here (``raising``: see ``plan_values``); a
-        tangent pass was checked by the op's tangent rule."""
-        if self.kind == "values":
+        plain pass is planned here when ``plan`` (``raising``: see
+        ``plan_values``); a tangent pass was checked by the op's tangent rule."""
+        if self.kind == "values" and plan:
             plan_values(self.op.options, self.op.footprint, self.op.steps, n_steps,
                         raising=raising)
         self._start(n_steps)
@@ -192,10 +194,10 @@ class LoopSweep:
 
     # -- while loops ----------------------------------------------------------
 
-    def forward_while(self, keep, raising=True):
+    def forward_while(self, keep, raising=True, plan=True):
         """Run the while loop forward; with ``keep`` take the online
         schedule's snapshots for a reversal. Returns the final state (and
-        tangents). ``raising`` as for :meth:`forward`."""
+        tangents). ``raising`` and ``plan`` as for :meth:`forward`."""
         op = self.op
         online = None
         if not op.condition.variants and not op.condition.python_only:
@@ -208,7 +210,7 @@ class LoopSweep:
             online = OnlineDecisions(memory)
             self._start(0, memory, memory)
         else:
-            if self.kind == "values":
+            if self.kind == "values" and plan:
                 plan_values(op.options, op.footprint, op.steps, None, op.condition, raising)
             reset_stats(op.stats)
             self._start(0)

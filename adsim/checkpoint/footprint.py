@@ -69,14 +69,21 @@ class StepTapeBytes:
                 "second_order": 2 * directions + 1}[kind]
         stack_rows = 1 + directions if kind == "second_order" else 1
         nbytes = self.static + self.values * (1 + max(rows, 1)) + self.stack * stack_rows
-        return nbytes + tape_overhead(nbytes)
+        # a sweep with more rows than the one that measured the variant (one
+        # row) frees its work buffer and value stack for larger ones; the
+        # freed blocks stay resident until the heap is next trimmed
+        outgrown = (self.values if rows > 1 else 0) + (self.stack if stack_rows > 1 else 0)
+        return nbytes + outgrown + tape_overhead(nbytes)
 
     def recording(self):
-        """Bytes a recording of a variant holds besides the variant itself:
-        its buffers grow by doubling, and while one is copied to its new
-        size the old copy is held too (at most half of each buffer; the
-        value stack grows so while the new tape is measured)."""
-        return (self.static + self.values + self.stack) // 2
+        """Bytes a recording of a variant holds at its peak besides the
+        variant itself: its buffers grow by doubling, and the blocks they
+        outgrow (up to half of each one's final size; the value stack grows
+        so while the new tape is measured) stay resident until the heap is
+        trimmed after the recording; the step's code makes temporaries of
+        its own (measured: 0.8 to 1.9 MB for a 1000-point RK45 step whose
+        buffers take 1.8 MB)."""
+        return self.static + self.values + self.stack
 
 
 @dataclass(frozen=True)

@@ -71,11 +71,18 @@ class LoopGroup:
 
     # ---- the one kept forward pass -------------------------------------------------
     def hold(self, sweep):
-        """``sweep`` is kept for its reverse rule: close the one kept before
-        (unless a reverse rule has taken it)."""
+        """``sweep`` is kept for its reverse rule (the only one)."""
+        self.evict()
         with self._lock:
-            old, self._held = self._held, sweep
-            if old is not None and old is not sweep and not old.taken:
+            self._held = sweep
+
+    def evict(self):
+        """A sweep through one of the loops begins: close the forward pass
+        kept for another one (unless its reverse rule has taken it), whose
+        snapshots the new sweep's plan does not count."""
+        with self._lock:
+            old, self._held = self._held, None
+            if old is not None and not old.taken:
                 old.close()
 
     def take(self, sweep):

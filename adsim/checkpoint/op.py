@@ -142,10 +142,14 @@ class LoopOp(CallbackRules, LoopFileState):
         reverse = context.sweep == "adjoint" or (
             context.sweep == "record" and not self.budgeted and self.options.schedule is None)
         d = context.directions if context.sweep == "adjoint" else 1
-        raising = context.sweep == "values"       # (see planning.plan_values)
+        # a plain pass is planned in a recording and in a values sweep (see
+        # planning.plan_values); in a tangent or second-order sweep the plan of
+        # the sweep before it bounds it, and _check_budget raised if it must
+        raising = context.sweep == "values"
+        plain = context.sweep in ("record", "values")
         if self.condition is not None:
             out = self._while_forward("adjoint" if reverse else "values", d, z, inputs, None, None,
-                                      context if reverse else None, raising)[0]
+                                      context if reverse else None, raising, plain)[0]
         elif reverse:
             sweep = LoopSweep(self, "adjoint", d, z, inputs)
             try:
@@ -157,7 +161,7 @@ class LoopOp(CallbackRules, LoopFileState):
             self._keep(context, sweep)
         else:
             reset_stats(self.stats, n_steps=self.n_steps, output_steps=self.n_steps)
-            out = self._forward("values", 0, z, inputs, raising=raising)[0]
+            out = self._forward("values", 0, z, inputs, raising=raising, plan=plain)[0]
         if context.sweep == "record" and self._first is None:
             with self._lock:
                 self._first = (list(args), out)
@@ -173,10 +177,10 @@ class LoopOp(CallbackRules, LoopFileState):
             check_reversal(self.options, self.footprint, self.steps, "second_order", d,
                            self.n_steps, self.condition)
 
-    def _forward(self, kind, d, z, inputs, zdot=None, in_dots=None, raising=True):
+    def _forward(self, kind, d, z, inputs, zdot=None, in_dots=None, raising=True, plan=True):
         sweep = LoopSweep(self, kind, d, z, inputs, zdot, in_dots)
         try:
-            return self._joined(sweep, sweep.forward(self.n_steps, raising))
+            return self._joined(sweep, sweep.forward(self.n_steps, raising, plan))
         finally:
             sweep.close()
 
@@ -206,12 +210,13 @@ class LoopOp(CallbackRules, LoopFileState):
         saved = flat[:, n:].reshape(rows, k, n).transpose(1, 0, 2).reshape(k, rows * n)
         return np.ascontiguousarray(flat[:, :n]).reshape(adjoint.shape[:-1] + (n,)), saved
 
-    def _while_forward(self, kind, d, z, inputs, zdot, in_dots, context, raising=True):
+    def _while_forward(self, kind, d, z, inputs, zdot, in_dots, context, raising=True,
+                       plan=True):
         """A while loop's forward pass; kept in ``context`` for the reverse
         rule when given."""
         sweep = LoopSweep(self, kind, d, z, inputs, zdot, in_dots)
         try:
-            out = sweep.forward_while(keep=context is not None, raising=raising)
+            out = sweep.forward_while(keep=context is not None, raising=raising, plan=plan)
         except BaseException:
             sweep.close()
             raise

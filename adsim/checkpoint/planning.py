@@ -64,13 +64,26 @@ def _error(options, kind, d, sizes, snapshots, purpose=None):
                         fixed + snapshots * snapshot, disk_helps)
 
 
-def _bound_variants(options, steps, kind, d, left, condition=None):
+def _variants_cap(options, footprint, steps, condition):
+    """Bytes the step's variants may keep after any sweep: a sweep that
+    follows (a Hessian-vector product after a gradient, say) makes its
+    copies and derivative rows before its plan drops variants, so variants
+    kept by one sweep must leave the fixed part of a second-order sweep
+    with one direction, the largest of the usual ones."""
+    tape_bytes, fixed = _sizes(options, footprint, steps, "second_order", 1, condition)[:2]
+    return options.memory_limit - fixed + tape_bytes
+
+
+def _bound_variants(options, steps, kind, d, left, condition=None, cap=None):
     """Let the step's branch variants use the bytes the plan leaves (a while
     loop's condition keeps two variants at most: the bytes planned for it in
-    the fixed part, which ``left`` excludes)."""
+    the fixed part, which ``left`` excludes), and no more than ``cap``
+    (:func:`_variants_cap`)."""
     if condition is not None:
         condition.keep_two(options.memory_limit is not None)
-    steps.keep_within(None if options.memory_limit is None else left, kind, d)
+    if options.memory_limit is not None and cap is not None:
+        left = min(left, cap)
+    steps.keep_within(None if options.memory_limit is None else max(left, 0), kind, d)
 
 
 def check_fits(options, footprint, steps, d, n_steps, condition=None):
@@ -91,7 +104,7 @@ def check_fits(options, footprint, steps, d, n_steps, condition=None):
         raise _error(options, "second_order", d, so_sizes, _fewest_snapshots(options, n_steps),
                      purpose)
     _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes,
-                    condition)
+                    condition, _variants_cap(options, footprint, steps, condition))
 
 
 def plan_values(options, footprint, steps, n_steps, condition=None, raising=True):
@@ -107,8 +120,8 @@ def plan_values(options, footprint, steps, n_steps, condition=None, raising=True
     tape_bytes, fixed = sizes[:2]
     if raising and fixed > options.memory_limit:
         raise _error(options, "values", 0, sizes, 0)
-    _bound_variants(options, steps, "values", 0,
-                    max(options.memory_limit - fixed + tape_bytes, 0), condition)
+    _bound_variants(options, steps, "values", 0, options.memory_limit - fixed + tape_bytes,
+                    condition, _variants_cap(options, footprint, steps, condition))
 
 
 def check_reversal(options, footprint, steps, kind, d, n_steps, condition=None):
@@ -154,7 +167,9 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     # used last first: a step whose branch alternates (an adaptive step
     # accepted, rejected, accepted after a rejection) is then not recorded
     # again each time it changes; one snapshot whenever one fits
-    others = max(steps.variants_bytes(kind, d) - tape_bytes, 0)
+    cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
+        d != 1 else limit - fixed + tape_bytes
+    others = max(min(steps.variants_bytes(kind, d), cap) - tape_bytes, 0)
     if 2 * others > room:
         others = min(others, (room // 2) // tape_bytes * tape_bytes) if tape_bytes else 0
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
@@ -167,7 +182,7 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     memory = min(wanted, fit)
     disk = wanted - memory if on_disk else 0
     _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot,
-                    condition)
+                    condition, cap)
     return memory, disk
 
 
@@ -194,7 +209,8 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
                          f"{_purpose(kind, d)} with schedule={sched!r} (or leave schedule out "
                          f"and let memory_limit choose the snapshots)")
         _bound_variants(options, steps, kind, d,
-                        options.memory_limit - fixed + tape_bytes - memory * snapshot)
+                        options.memory_limit - fixed + tape_bytes - memory * snapshot,
+                        cap=_variants_cap(options, footprint, steps, None))
     else:
         _bound_variants(options, steps, kind, d, None)
     if two_level:
