@@ -53,6 +53,10 @@ class LoopGroup:
     def add(self, op):
         self._ops.add(op)
 
+    def footprints(self):
+        """The footprints of the group's loops (each plans with its own)."""
+        return [op.footprint for op in list(self._ops) if op.footprint is not None]
+
     def outside(self, kind, d, footprint):
         """Bytes the group holds in a sweep of ``kind`` with ``d``
         directions through the loop of ``footprint``, besides what that

@@ -71,6 +71,7 @@ class LoopOp(CallbackRules, LoopFileState):
         self.footprint = None     # set when the op is recorded (its slots in the enclosing tape)
         self.last_n_steps = None  # while loops: the steps of the last forward pass (patterns)
         self._first = None        # the value made while recording, for the first replay
+        self._first_nbytes = 0
         self._lock = threading.Lock()
 
     @property
@@ -100,13 +101,10 @@ class LoopOp(CallbackRules, LoopFileState):
         return sweep
 
     def first_nbytes(self):
-        """Bytes of what the recording's value rule keeps for the first replay."""
-        first = self._first
-        if first is None:
-            return 0
-        key, found = first
-        return sum(np.asarray(a).nbytes for a in key) + (
-            found.nbytes if isinstance(found, np.ndarray) else 0)
+        """Bytes of what the recording's value rule kept for the first replay
+        (counted after that replay took it too: a group's budget is then
+        the same in every sweep, and its stated minimum the same)."""
+        return self._first_nbytes
 
     def _take_first(self, args, context):
         """The value computed while recording, when the first replay asks
@@ -165,6 +163,7 @@ class LoopOp(CallbackRules, LoopFileState):
         if context.sweep == "record" and self._first is None:
             with self._lock:
                 self._first = (list(args), out)
+                self._first_nbytes = sum(np.asarray(a).nbytes for a in args) + out.nbytes
         return out
 
     def _check_budget(self, context):

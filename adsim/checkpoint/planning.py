@@ -51,7 +51,22 @@ def _sizes(options, footprint, steps, kind, d, condition=None):
             footprint.snapshot(kind, d), held)
 
 
+def _largest(options, footprint, steps, kind, d, condition=None):
+    """``_sizes`` of the loop, or of the loop of its group that needs most
+    (a group's budget must serve each of its loops: its error states that)."""
+    sizes = _sizes(options, footprint, steps, kind, d, condition)
+    if options.group is not None:
+        for other in options.group.footprints():
+            if other is not footprint:
+                found = _sizes(options, other, steps, kind, d, condition)
+                if found[1] > sizes[1]:
+                    sizes = found
+    return sizes
+
+
 def _error(options, kind, d, sizes, snapshots, purpose=None):
+    """The budget error of a sweep whose loop (the one of its group that
+    needs most) has ``sizes``, with ``snapshots`` in memory at least."""
     tape_bytes, fixed, snapshot, held = sizes
     parts = [("the step tape", tape_bytes)] + held
     parts.append(("copies of the state and work arrays",
@@ -59,7 +74,8 @@ def _error(options, kind, d, sizes, snapshots, purpose=None):
     if snapshots:
         parts.append((f"{snapshots} snapshot{'s' if snapshots > 1 else ''}",
                       snapshots * snapshot))
-    disk_helps = snapshots > 0 and options.snapshot_dir is None and options.schedule is None
+    disk_helps = snapshots > 0 and options.snapshot_dir is None and options.schedule is None \
+        and not options.while_loop     # (while loops keep no snapshots on disk)
     return budget_error(options.memory_limit, purpose or _purpose(kind, d), parts,
                         fixed + snapshots * snapshot, disk_helps)
 
@@ -96,7 +112,8 @@ def check_fits(options, footprint, steps, d, n_steps, condition=None):
     sizes = _sizes(options, footprint, steps, "tangent", d, condition)
     tape_bytes, fixed = sizes[:2]
     if fixed > options.memory_limit:
-        so_sizes = _sizes(options, footprint, steps, "second_order", d, condition)
+        fixed = _largest(options, footprint, steps, "tangent", d, condition)[1]
+        so_sizes = _largest(options, footprint, steps, "second_order", d, condition)
         purpose = (f"{_purpose('tangent', d)} (a jvp alone needs {fixed} bytes) or "
                    f"{_purpose('second_order', d)}")
         if so_sizes[1] < fixed:
@@ -119,7 +136,8 @@ def plan_values(options, footprint, steps, n_steps, condition=None, raising=True
     sizes = _sizes(options, footprint, steps, "values", 0, condition)
     tape_bytes, fixed = sizes[:2]
     if raising and fixed > options.memory_limit:
-        raise _error(options, "values", 0, sizes, 0)
+        raise _error(options, "values", 0,
+                     _largest(options, footprint, steps, "values", 0, condition), 0)
     _bound_variants(options, steps, "values", 0, options.memory_limit - fixed + tape_bytes,
                     condition, _variants_cap(options, footprint, steps, condition))
 
@@ -136,7 +154,8 @@ def check_reversal(options, footprint, steps, kind, d, n_steps, condition=None):
     if fixed + memory * snapshot > options.memory_limit:
         purpose = None if options.schedule is None else \
             f"{_purpose(kind, d)} with schedule={options.schedule!r}"
-        raise _error(options, kind, d, sizes, memory, purpose)
+        raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
+                     memory, purpose)
 
 
 def _fewest_snapshots(options, n_steps):
@@ -161,7 +180,8 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     tape_bytes, fixed, snapshot = sizes[:3]
     on_disk = options.snapshot_dir is not None
     if limit < fixed + (0 if on_disk else snapshot):
-        raise _error(options, kind, d, sizes, 0 if on_disk else 1)
+        raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
+                     0 if on_disk else 1)
     room = limit - fixed
     # the step's other recorded variants keep up to half of the room, those
     # used last first: a step whose branch alternates (an adaptive step
