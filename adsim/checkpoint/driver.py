@@ -24,6 +24,10 @@ from .storage import DiskStore
 
 __all__ = ["LoopSweep", "reset_stats"]
 
+# Snapshots in memory that a sweep gives back to the system when it ends
+# (heap.py: a trim costs about 60 microseconds, worth it from a megabyte on)
+_TRIM_FROM = 10**6
+
 # Replay layouts of the sweeps (adsim/_replay.pxi), by the kinds of footprint.py
 LAYOUTS = {"values": 0, "tangent": 1, "adjoint": 2, "second_order": 3}
 
@@ -104,6 +108,7 @@ class LoopSweep:
         self.steps = self.run = self.outputs = None
         self.output = None          # the loop's result, when a forward rule keeps the sweep
         self.base_steps = 0         # while loops: the steps of the forward pass
+        self._snapshot_bytes = 0    # of the snapshots in memory
         self.closed = False         # close() ran: snapshots and replays are given back
         self.taken = False          # a reverse rule took it (a LoopGroup may not close it)
         if op.budgeted and op.options.group is not None:
@@ -112,6 +117,9 @@ class LoopSweep:
     def _start(self, n_steps, n_slots=0, memory_slots=0, total=0):
         """The executor, once the plan has chosen the step variants to keep."""
         report, every = _progress(self.op.options.progress, total)
+        footprint = self.op.footprint
+        self._snapshot_bytes = memory_slots * footprint.snapshot(self.kind, self.directions) \
+            if memory_slots and footprint is not None else 0
         self.steps = LoopSteps(self.op.steps, self.key[1:], LAYOUTS[self.kind], self.directions,
                                self.op.size, self._in_dots)
         self.run = LoopRun(self.steps, n_steps, self._z, self._zdot, n_slots=n_slots,
@@ -141,7 +149,7 @@ class LoopSweep:
         finally:
             if disk is not None:
                 disk.close()
-            if self.op.options.memory_limit is not None:
+            if self.op.options.memory_limit is not None and self._snapshot_bytes >= _TRIM_FROM:
                 release_free_memory()   # the snapshots' pages, before the next sweep
 
     # -- counted loops ----------------------------------------------------------

@@ -41,7 +41,7 @@ class LoopGroup:
         self.steps = None           # StepTapes of the loops
         self.condition = None       # ConditionTapes of the loops
         self._ops = weakref.WeakSet()
-        self._held = None           # the LoopSweep kept for a reverse rule
+        self._held = None           # weak reference to the LoopSweep kept for a reverse rule
         self._lock = threading.Lock()
 
     def finish(self):
@@ -75,17 +75,19 @@ class LoopGroup:
 
     # ---- the one kept forward pass -------------------------------------------------
     def hold(self, sweep):
-        """``sweep`` is kept for its reverse rule (the only one)."""
+        """``sweep`` is kept for its reverse rule (the only one; the call's
+        context keeps it alive, this only finds it)."""
         self.evict()
         with self._lock:
-            self._held = sweep
+            self._held = weakref.ref(sweep)
 
     def evict(self):
         """A sweep through one of the loops begins: close the forward pass
         kept for another one (unless its reverse rule has taken it), whose
         snapshots the new sweep's plan does not count."""
         with self._lock:
-            old, self._held = self._held, None
+            old = self._held() if self._held is not None else None
+            self._held = None
             if old is not None and not old.taken:
                 old.close()
 
@@ -95,6 +97,6 @@ class LoopGroup:
             if sweep.closed:
                 return False
             sweep.taken = True
-            if self._held is sweep:
+            if self._held is not None and self._held() is sweep:
                 self._held = None
             return True

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..checkpoint.group import LoopGroup
 from .._np.core import active_leaves, tape_of
+from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._nested import lift_closures
@@ -177,9 +178,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
 def _group(values):
     """The LoopGroup of the recording the active ``values`` belong to, or
-    None when none is active (nothing is recorded)."""
+    None when none is active (nothing is recorded) or they are not of one
+    recording (the loops raise that with their own message)."""
     found = active_leaves(list(values))
-    return LoopGroup(tape_of(*found)) if found else None
+    try:
+        return LoopGroup(tape_of(*found)) if found else None
+    except (MixedRecordings, RuntimeError):
+        return None
 
 
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):
