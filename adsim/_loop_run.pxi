@@ -157,6 +157,7 @@ cdef class LoopSteps:
         state = copy_out(z, 0, self.size)
         for v in self.variants:
             self.release(v)
+        v = None                        # (else it keeps the last variant, the one dropped first)
         self.variants = []
         self.tapes.add_variant(state, self.inputs)
         self.sync()

@@ -19,7 +19,13 @@ Modes: grad; vjp with 2 weight vectors; hvp (the tape's one-input path),
 tape_hvp (``adsim.record(f, x).hvp``), hvp_args (the parameters ``k`` as a
 second input: the general second-order sweep); jvp; while_grad, while_hvp,
 while_jvp (``checkpoint_while`` with the same step); disk_grad, disk_hvp
-(``snapshot_dir``: snapshots beyond M go to files).
+(``snapshot_dir``: snapshots beyond M go to files); branch_grad, branch_hvp
+(a step whose branch changes every few steps: three recorded variants, which
+the budget keeps or drops); ivp_grad, ivp_hvp (``adsim.integrate.solve_ivp``,
+RK45, on the method-of-lines Burgers equation of ``adsim.demo`` with ``n``
+points over about ``n_steps`` steps, two output times: the loss is
+``sum(y ** 2)`` over both; its accepted, rejected and re-tried steps are
+variants).
 
 Usage::
 
@@ -40,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("grad", "vjp", "hvp", "tape_hvp", "hvp_args", "jvp", "while_grad", "while_hvp",
-         "while_jvp", "disk_grad", "disk_hvp")
+         "while_jvp", "disk_grad", "disk_hvp", "branch_grad", "branch_hvp", "ivp_grad", "ivp_hvp")
 SIZES = (1000, 10_000, 100_000, 200_000)
 BUDGETS = ("min", "min+1MB", "min+5MB", "50MB")
 N_STEPS = 40
@@ -86,9 +92,24 @@ def _problem(mode, n, n_steps, budget, directory, loop=True, stats=None):
     def step(u, k):
         return u + 0.1 * (k * (np.roll(u, 1) - 2 * u + np.roll(u, -1))) - 0.01 * u ** 3
 
+    def branching(u, k):
+        """The step, then a phase counter (the last value) that takes three
+        branches in turn."""
+        phase = u[-1:]
+        out = step(u[:-1], k[:-1])
+        if phase[0] < 1.0:
+            out = out + 1e-3 * np.sin(out)
+        elif phase[0] < 2.0:
+            out = out - 1e-3 * out ** 2
+        return np.concatenate([out, np.where(phase < 2.0, phase + 1.0, 0.0 * phase)])
+
     def looped(x, k):
         if not loop:
             return x
+        if mode.startswith("ivp"):
+            return _integrated(x, k, n_steps, options)
+        if mode.startswith("branch"):
+            return ad.checkpoint_loop(branching, x, n_steps, args=(k,), **options)
         if mode.startswith("while"):
             def counted(state, k):
                 return step(state[0], k), state[1] + 1.0
@@ -113,6 +134,28 @@ def _problem(mode, n, n_steps, budget, directory, loop=True, stats=None):
     if kind == "jvp":
         return lambda: ad.jvp(f, x, v)
     raise ValueError(f"unknown mode {mode!r}")
+
+
+def _integrated(u0, k, n_steps, options):
+    """solve_ivp (RK45) of the Burgers equation of adsim.demo from ``u0``,
+    the viscosity ``k / 50``, over about ``n_steps`` steps (RK45's step is
+    bounded by stability: about 0.7 dx^2 / max viscosity); the solution at
+    two times, stacked."""
+    import numpy as np
+    from adsim.demo import rhs
+    from adsim.integrate import solve_ivp
+    n = u0.shape[0]
+    dx = 1.0 / n
+    kappa = k / 50
+    t_end = n_steps * 0.7 * dx * dx / np.max(kappa)
+    stats = options.get("stats")
+    found = [] if stats is not None else None
+    res = solve_ivp(lambda t, u, kappa: rhs(u, kappa, dx), (0.0, t_end), u0, args=(kappa,),
+                    t_eval=[t_end / 2, t_end], memory_limit=options["memory_limit"],
+                    snapshots=10 ** 9, stats=found)
+    if stats is not None:           # filled by the sweeps, one dict per interval
+        stats["intervals"] = found
+    return res.y
 
 
 def _minimum(mode, n, n_steps, directory):
@@ -151,7 +194,9 @@ def child(mode, n, n_steps, budget):
         except ad.MemoryBudgetError as error:
             row = dict(error=str(error))
         else:
-            row = dict(peak=peak, snapshots=stats.get("snapshots"), schedule=stats.get("schedule"))
+            # (solve_ivp: its busier interval)
+            found = max(stats.get("intervals", [stats]), key=lambda s: s.get("snapshots") or 0)
+            row = dict(peak=peak, snapshots=found.get("snapshots"), schedule=found.get("schedule"))
         row["files_left"] = sum(len(files) for _, _, files in os.walk(directory))
         return row
 

@@ -89,7 +89,7 @@ def test_burgers_method_of_lines(load_example):
 
 def test_burgers_adjoint_small_grid(load_example):
     example = load_example("ode/burgers_adjoint")
-    out = example.run(n_steps=300, points=64, memory_limit="60kB", check=True, verbose=False)
+    out = example.run(n_steps=300, points=64, memory_limit="120kB", check=True, verbose=False)
     assert out["fd_error"] < 1e-7
     assert 1 < out["snapshots"] < 300
     assert out["forward_steps"] == out["revolve_optimum"]

@@ -15,6 +15,7 @@ import numpy as np
 from .._purity import Snapshot
 from .._random_watch import RandomWatch
 from .._recording import record
+from .footprint import tape_overhead
 
 _MAX_VARIANTS = 16
 
@@ -61,8 +62,10 @@ class ConditionTapes:
             self._trim(self._limit)
 
     def bytes(self):
-        """Bytes the variants may hold: two of the largest recorded."""
-        return 2 * max(self._sizes.values(), default=0)
+        """Bytes the variants may hold: two of the largest recorded, and a
+        third being recorded (half of it: see StepTapeBytes.recording)."""
+        largest = max(self._sizes.values(), default=0)
+        return 2 * (largest + tape_overhead(largest)) + largest // 2 if largest else 0
 
     def _trim(self, count):
         for dropped in self.variants[count:]:

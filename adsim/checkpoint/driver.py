@@ -17,11 +17,16 @@ from .._tape import (ACTION_KINDS, LoopRun, LoopSteps, OnlineDecisions, OnlineRu
                      revolve_actions)
 from .multistage import TwoLevel
 from .online import Online
-from .planning import offline_plan, online_plan
+from .planning import offline_plan, online_plan, plan_values
 from .schedules import Advance, FirstTurn, Restore, Revolve, TakeShot, YouTurn
+from .heap import release_free_memory
 from .storage import DiskStore
 
 __all__ = ["LoopSweep", "reset_stats"]
+
+# Snapshots in memory that a sweep gives back to the system when it ends
+# (heap.py: a trim costs about 60 microseconds, worth it from a megabyte on)
+_TRIM_FROM = 10**6
 
 # Replay layouts of the sweeps (adsim/_replay.pxi), by the kinds of footprint.py
 LAYOUTS = {"values": 0, "tangent": 1, "adjoint": 2, "second_order": 3}
@@ -103,10 +108,18 @@ class LoopSweep:
         self.steps = self.run = self.outputs = None
         self.output = None          # the loop's result, when a forward rule keeps the sweep
         self.base_steps = 0         # while loops: the steps of the forward pass
+        self._snapshot_bytes = 0    # of the snapshots in memory
+        self.closed = False         # close() ran: snapshots and replays are given back
+        self.taken = False          # a reverse rule took it (a LoopGroup may not close it)
+        if op.budgeted and op.options.group is not None:
+            op.options.group.evict()
 
     def _start(self, n_steps, n_slots=0, memory_slots=0, total=0):
         """The executor, once the plan has chosen the step variants to keep."""
         report, every = _progress(self.op.options.progress, total)
+        footprint = self.op.footprint
+        self._snapshot_bytes = memory_slots * footprint.snapshot(self.kind, self.directions) \
+            if memory_slots and footprint is not None else 0
         self.steps = LoopSteps(self.op.steps, self.key[1:], LAYOUTS[self.kind], self.directions,
                                self.op.size, self._in_dots)
         self.run = LoopRun(self.steps, n_steps, self._z, self._zdot, n_slots=n_slots,
@@ -117,24 +130,37 @@ class LoopSweep:
 
     def matches(self, kind, d, key):
         """Whether this sweep (kept from a forward rule) serves a reverse rule."""
-        return kind == self.kind and d == self.directions and len(key) == len(self.key) and all(
-            np.array_equal(a, b) for a, b in zip(key, self.key))
+        return not self.closed and kind == self.kind and d == self.directions and \
+            len(key) == len(self.key) and all(np.array_equal(a, b) for a, b in zip(key, self.key))
 
     def close(self):
-        """Free the snapshots and remove their files; give the Replays back."""
+        """Free the snapshots and remove their files; give the Replays back
+        (once; the current state goes with the executor)."""
+        if self.closed:
+            return
+        self.closed = True
+        run, steps, disk = self.run, self.steps, self.disk
+        self.run = self.steps = self.disk = self._z = self._zdot = None
         try:
-            if self.run is not None:
-                self.run.close()
-            elif self.steps is not None:
-                self.steps.finish()
+            if run is not None:
+                run.close()
+            elif steps is not None:
+                steps.finish()
         finally:
-            if self.disk is not None:
-                self.disk.close()
+            if disk is not None:
+                disk.close()
+            if self.op.options.memory_limit is not None and self._snapshot_bytes >= _TRIM_FROM:
+                release_free_memory()   # the snapshots' pages, before the next sweep
 
     # -- counted loops ----------------------------------------------------------
 
-    def forward(self, n_steps):
-        """The state (and tangents) after ``n_steps`` steps, no snapshots."""
+    def forward(self, n_steps, raising=True, plan=True):
+        """The state (and tangents) after ``n_steps`` steps, no snapshots. A
+        plain pass is planned here when ``plan`` (``raising``: see
+        ``plan_values``); a tangent pass was checked by the op's tangent rule."""
+        if self.kind == "values" and plan:
+            plan_values(self.op.options, self.op.footprint, self.op.steps, n_steps,
+                        raising=raising)
         self._start(n_steps)
         self.run.advance(n_steps)
         return self.run.state()
@@ -176,10 +202,10 @@ class LoopSweep:
 
     # -- while loops ----------------------------------------------------------
 
-    def forward_while(self, keep):
+    def forward_while(self, keep, raising=True, plan=True):
         """Run the while loop forward; with ``keep`` take the online
         schedule's snapshots for a reversal. Returns the final state (and
-        tangents)."""
+        tangents). ``raising`` and ``plan`` as for :meth:`forward`."""
         op = self.op
         online = None
         if not op.condition.variants and not op.condition.python_only:
@@ -192,6 +218,8 @@ class LoopSweep:
             online = OnlineDecisions(memory)
             self._start(0, memory, memory)
         else:
+            if self.kind == "values" and plan:
+                plan_values(op.options, op.footprint, op.steps, None, op.condition, raising)
             reset_stats(op.stats)
             self._start(0)
         condition = LoopSteps(op.condition, list(self.key[1:]), 0, 0, op.size, None, True)

@@ -17,7 +17,11 @@ driver.py). At its peak a sweep through the loop holds
   block that an allocation of another size (a state with tangents, a
   snapshot read from disk) cannot reuse, so resident memory runs up to
   about one state above the bytes alive (measured: up to 0.9 states with
-  snapshots on disk, benchmarks/checkpoint_memory.py).
+  snapshots on disk, benchmarks/checkpoint_memory.py);
+* a step variant being recorded (a branch changed): see
+  :meth:`StepTapeBytes.recording`. Freed variants and what a recording
+  outgrows are given back to the system (adsim/checkpoint/heap.py), so
+  they do not stay resident besides.
 
 :meth:`Footprint.fixed` adds up everything but the snapshots for one kind of
 sweep, so that ``memory_limit`` can be honoured as a bound: the driver keeps
@@ -28,7 +32,7 @@ memory of real sweeps.
 """
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Footprint", "StepTapeBytes"]
+__all__ = ["KINDS", "Footprint", "StepTapeBytes", "tape_overhead"]
 
 # values: a plain forward pass; adjoint: reverse sweep with q directions;
 # tangent: forward sweep with p tangents; second_order: reverse on forward
@@ -36,6 +40,15 @@ __all__ = ["KINDS", "Footprint", "StepTapeBytes"]
 KINDS = ("values", "adjoint", "tangent", "second_order")
 
 SNAPSHOT_OVERHEAD = 512     # bytes planned around one snapshot in memory (an upper bound)
+
+
+def tape_overhead(nbytes):
+    """Resident bytes of a tape with buffers of ``nbytes`` besides them:
+    its sixteen-odd buffers come from the system in whole pages (up to two
+    partial pages each), and its Python objects, slot and run tables (of
+    the chunked sweeps) come on top (measured: 2 to 8 per cent of the
+    buffers of a 1000-point RK45 step)."""
+    return nbytes // 10 + 8192
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,22 @@ class StepTapeBytes:
         rows = {"values": 0, "adjoint": directions, "tangent": directions,
                 "second_order": 2 * directions + 1}[kind]
         stack_rows = 1 + directions if kind == "second_order" else 1
-        return self.static + self.values * (1 + max(rows, 1)) + self.stack * stack_rows
+        nbytes = self.static + self.values * (1 + max(rows, 1)) + self.stack * stack_rows
+        # a sweep with more rows than the one that measured the variant (one
+        # row) frees its work buffer and value stack for larger ones; the
+        # freed blocks stay resident until the heap is next trimmed
+        outgrown = (self.values if rows > 1 else 0) + (self.stack if stack_rows > 1 else 0)
+        return nbytes + outgrown + tape_overhead(nbytes)
+
+    def recording(self):
+        """Bytes a recording of a variant holds at its peak besides the
+        variant itself: its buffers grow by doubling, and the blocks they
+        outgrow (up to half of each one's final size; the value stack grows
+        so while the new tape is measured) stay resident until the heap is
+        trimmed after the recording; the step's code makes temporaries of
+        its own (measured: 0.8 to 1.9 MB for a 1000-point RK45 step whose
+        buffers take 1.8 MB)."""
+        return self.static + self.values + self.stack
 
 
 @dataclass(frozen=True)
@@ -109,7 +137,8 @@ class Footprint:
         if kind == "second_order":
             phases.append(self._second_order_rule(d))
         slack = self.snapshot(kind, d) - SNAPSHOT_OVERHEAD
-        return self._outer(kind, d) + tape.during(kind, d) + max(phases) + slack
+        return (self._outer(kind, d) + tape.during(kind, d) + tape.recording() + max(phases)
+                + slack)
 
     # -- pieces, each an upper bound; S, I: state and input bytes ------------
 

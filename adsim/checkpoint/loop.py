@@ -6,6 +6,8 @@ of one step; the op's rules run the loop's sweeps through the driver
 (:mod:`adsim.checkpoint.driver`), which executes checkpoint schedules in
 compiled code.
 """
+from dataclasses import replace
+
 import numpy as np
 
 from .. import _numpy_api as api
@@ -19,7 +21,7 @@ from .options import check_args, check_callable, check_n_steps, check_save_at, c
     loop_options, resolve_schedule
 from .steptape import StepTapes
 
-__all__ = ["checkpoint_loop", "checkpoint_while"]
+__all__ = ["checkpoint_loop", "checkpoint_while", "grouped_while", "while_options"]
 
 
 # ------------------------------------------------------------- recording
@@ -53,9 +55,10 @@ def _constants(args, positions):
     return tuple(a for i, a in enumerate(args) if i not in positions)
 
 
-def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0):
+def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0, group=None):
     """Record the loop op in the enclosing tape; returns the final state (and
-    with ``saved`` states besides it, those stacked: see ``_stacked``)."""
+    with ``saved`` states besides it, those stacked: see ``_stacked``). The
+    loops of a ``group`` share their step's variants."""
     leaves = [state] if not layout.is_sequence else list(state)
     inputs = [args[i] for i in positions]
     tape = api.tape_of(*[v for v in leaves + inputs if isinstance(v, Active)])
@@ -75,20 +78,29 @@ def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0):
             constants += 8 * int(np.size(v))
         shaped.append(tape.slot_value(refs[-1]).reshape(api.shape_of(v)))
     z0 = tape.slot_value(z_ref)
-    steps = StepTapes(step_flat, z0, shaped)
+    steps = group.steps if group is not None and group.steps is not None and \
+        group.steps.serves(z0, shaped) else StepTapes(step_flat, z0, shaped)
     state_bytes, input_bytes = z0.nbytes, sum(x.nbytes for x in shaped)
     op = make_op(steps, z0.size)
     del z0, shaped
-    cb = tape.add_callback(op)
     size = layout.size
+
+    def footprint(outer_elements):
+        return Footprint(state=state_bytes, inputs=input_bytes, outer=8 * outer_elements,
+                         outer_constants=constants, saved=saved * state_bytes)
+    # the value is computed as the op is recorded, when its result slot is
+    # made: that pass is planned with the slot (the reshapes below add theirs)
+    op.footprint = footprint(tape.arena_elements - arena_before + (1 + saved) * size)
+    cb = tape.add_callback(op)
     slot = tape.record_op(int(Op.CALLBACK), (1 + saved) * size, [cb, 1 + len(refs), z_ref] + refs)
     flat = wrap(tape, slot, ((1 + saved) * size,))
     out = layout.unflatten(flat if not saved else flat[:size])
     if saved:
         out = (out, _stacked(layout, api.reshape(flat[size:], (saved, size))))
-    op.footprint = Footprint(state=state_bytes, inputs=input_bytes,
-                             outer=8 * (tape.arena_elements - arena_before),
-                             outer_constants=constants, saved=saved * state_bytes)
+    op.footprint = footprint(tape.arena_elements - arena_before)
+    if group is not None:
+        group.steps = steps
+        group.add(op)
     return out
 
 
@@ -228,13 +240,38 @@ def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=N
     ``max_steps`` (an integer, or None for no bound) stops a loop that does
     not end. Other parameters as for :func:`checkpoint_loop`.
     """
+    cond, step, args, size = _checked_while(cond, step, state, args)
+    options = while_options(snapshots, memory_limit, max_steps, progress, stats)
+    return _while(cond, step, state, args, size, options)
+
+
+def while_options(snapshots=20, memory_limit=None, max_steps=10 ** 6, progress=None,
+                  stats=None):
+    """The checked options of :func:`checkpoint_while` (for :func:`grouped_while`)."""
+    return loop_options(snapshots, memory_limit, None, None, progress, stats,
+                        max_steps=max_steps, while_loop=True)
+
+
+def grouped_while(group, cond, step, state, args, options):
+    """:func:`checkpoint_while` with checked ``options``, the loop one of
+    ``group`` (a :class:`~adsim.checkpoint.group.LoopGroup`): it shares the
+    recorded step and condition of the group's other loops, which must
+    therefore be the same functions of the state and ``args`` (what
+    differs between the loops is in ``args``)."""
+    cond, step, args, size = _checked_while(cond, step, state, args)
+    return _while(cond, step, state, args, size, replace(options, group=group))
+
+
+def _checked_while(cond, step, state, args):
     check_callable(cond, "cond")
     check_callable(step, "step")
     args = check_args(args)
     (cond, step), args = lift_closures([cond, step], args)
-    size = check_state(state)
-    options = loop_options(snapshots, memory_limit, None, None, progress, stats,
-                           max_steps=max_steps, while_loop=True)
+    return cond, step, args, check_state(state)
+
+
+def _while(cond, step, state, args, size, options):
+    group = options.group
     if not _any_active(state, args):
         k = 0
         while cond(state, *args):
@@ -251,8 +288,11 @@ def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=N
     def cond_flat(z, *inputs):
         return cond(layout.unflatten(z), *args_of(
             [np.reshape(x, api.shape_of(args[i])) for x, i in zip(inputs, positions)]))
-    condition = ConditionTapes(cond_flat, (cond, _constants(args, positions)))
+    condition = group.condition if group is not None and group.condition is not None else \
+        ConditionTapes(cond_flat, (cond, _constants(args, positions)))
+    if group is not None:
+        group.condition = condition
 
     def make_op(steps, size):
         return LoopOp(steps, options, size, condition=condition)
-    return _record_loop(make_op, layout, positions, args, step_flat, state)
+    return _record_loop(make_op, layout, positions, args, step_flat, state, group=group)

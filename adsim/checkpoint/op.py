@@ -24,7 +24,7 @@ from ..errors import MemoryBudgetError
 from .driver import LoopSweep, reset_stats
 from ..tapefile import register_callback_kind
 from .persist import LoopFileState
-from .planning import check_fits
+from .planning import check_fits, check_reversal
 
 __all__ = ["LoopOp"]
 
@@ -71,6 +71,7 @@ class LoopOp(CallbackRules, LoopFileState):
         self.footprint = None     # set when the op is recorded (its slots in the enclosing tape)
         self.last_n_steps = None  # while loops: the steps of the last forward pass (patterns)
         self._first = None        # the value made while recording, for the first replay
+        self._first_nbytes = 0
         self._lock = threading.Lock()
 
     @property
@@ -78,20 +79,32 @@ class LoopOp(CallbackRules, LoopFileState):
         return self.options.memory_limit is not None
 
     def _keep(self, context, sweep):
-        """Keep a forward pass for the reverse rule of the same call."""
+        """Keep a forward pass for the reverse rule of the same call (of a
+        loop in a group under a budget: the only one the group keeps)."""
         if context.sweep == "record":
             with self._lock:
                 self._first = (sweep.key, sweep)
-        else:
-            context.keep(self, sweep)
+            return
+        if self.budgeted and self.options.group is not None:
+            self.options.group.hold(sweep)
+        context.keep(self, sweep)
 
     def _kept(self, context, kind, d, key):
         """The forward pass kept for this reverse rule, if it serves it."""
         sweep = context.take(self)
+        group = self.options.group
+        if sweep is not None and group is not None and not group.take(sweep):
+            sweep = None                # its group closed it for another loop's
         if sweep is not None and not sweep.matches(kind, d, key):
             sweep.close()
             sweep = None
         return sweep
+
+    def first_nbytes(self):
+        """Bytes of what the recording's value rule kept for the first replay
+        (counted after that replay took it too: a group's budget is then
+        the same in every sweep, and its stated minimum the same)."""
+        return self._first_nbytes
 
     def _take_first(self, args, context):
         """The value computed while recording, when the first replay asks
@@ -121,13 +134,20 @@ class LoopOp(CallbackRules, LoopFileState):
         first = self._take_first(args, context)
         if first is not None:
             return first
+        if self.budgeted:
+            self._check_budget(context)
         z, inputs = args[0], args[1:]
         reverse = context.sweep == "adjoint" or (
             context.sweep == "record" and not self.budgeted and self.options.schedule is None)
         d = context.directions if context.sweep == "adjoint" else 1
+        # a plain pass is planned in a recording and in a values sweep (see
+        # planning.plan_values); in a tangent or second-order sweep the plan of
+        # the sweep before it bounds it, and _check_budget raised if it must
+        raising = context.sweep == "values"
+        plain = context.sweep in ("record", "values")
         if self.condition is not None:
             out = self._while_forward("adjoint" if reverse else "values", d, z, inputs, None, None,
-                                      context if reverse else None)[0]
+                                      context if reverse else None, raising, plain)[0]
         elif reverse:
             sweep = LoopSweep(self, "adjoint", d, z, inputs)
             try:
@@ -139,16 +159,27 @@ class LoopOp(CallbackRules, LoopFileState):
             self._keep(context, sweep)
         else:
             reset_stats(self.stats, n_steps=self.n_steps, output_steps=self.n_steps)
-            out = self._forward("values", 0, z, inputs)[0]
+            out = self._forward("values", 0, z, inputs, raising=raising, plan=plain)[0]
         if context.sweep == "record" and self._first is None:
             with self._lock:
                 self._first = (list(args), out)
+                self._first_nbytes = sum(np.asarray(a).nbytes for a in args) + out.nbytes
         return out
 
-    def _forward(self, kind, d, z, inputs, zdot=None, in_dots=None):
+    def _check_budget(self, context):
+        """Before the plain forward pass of a tangent or second-order sweep:
+        raise that sweep's budget error now, not after the pass has run."""
+        d = context.directions
+        if context.sweep == "tangent":
+            check_fits(self.options, self.footprint, self.steps, d, self.n_steps, self.condition)
+        elif context.sweep == "second_order":
+            check_reversal(self.options, self.footprint, self.steps, "second_order", d,
+                           self.n_steps, self.condition)
+
+    def _forward(self, kind, d, z, inputs, zdot=None, in_dots=None, raising=True, plan=True):
         sweep = LoopSweep(self, kind, d, z, inputs, zdot, in_dots)
         try:
-            return self._joined(sweep, sweep.forward(self.n_steps))
+            return self._joined(sweep, sweep.forward(self.n_steps, raising, plan))
         finally:
             sweep.close()
 
@@ -178,12 +209,13 @@ class LoopOp(CallbackRules, LoopFileState):
         saved = flat[:, n:].reshape(rows, k, n).transpose(1, 0, 2).reshape(k, rows * n)
         return np.ascontiguousarray(flat[:, :n]).reshape(adjoint.shape[:-1] + (n,)), saved
 
-    def _while_forward(self, kind, d, z, inputs, zdot, in_dots, context):
+    def _while_forward(self, kind, d, z, inputs, zdot, in_dots, context, raising=True,
+                       plan=True):
         """A while loop's forward pass; kept in ``context`` for the reverse
         rule when given."""
         sweep = LoopSweep(self, kind, d, z, inputs, zdot, in_dots)
         try:
-            out = sweep.forward_while(keep=context is not None)
+            out = sweep.forward_while(keep=context is not None, raising=raising, plan=plan)
         except BaseException:
             sweep.close()
             raise

@@ -40,6 +40,8 @@ class LoopOptions:
     progress: Any
     stats: MutableMapping
     max_steps: Optional[int] = None
+    while_loop: bool = False        # checkpoint_while (no snapshot_dir)
+    group: Any = None               # the LoopGroup of the loop (adsim/checkpoint/group.py)
 
 
 def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stats,
@@ -70,7 +72,8 @@ def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stat
     if while_loop and max_steps is not None:
         max_steps = _count(max_steps, "max_steps", 0)
     return LoopOptions(snapshots=snapshots, memory_limit=memory_limit, snapshot_dir=snapshot_dir,
-                       schedule=schedule, progress=progress, stats=stats, max_steps=max_steps)
+                       schedule=schedule, progress=progress, stats=stats, max_steps=max_steps,
+                       while_loop=while_loop)
 
 
 def _count(value, name, minimum):

@@ -13,7 +13,8 @@ from .online import Online
 from .options import default_snapshots, resolve_schedule
 from .schedules import Revolve
 
-__all__ = ["check_fits", "snapshot_counts", "offline_plan", "online_plan"]
+__all__ = ["check_fits", "check_reversal", "plan_values", "snapshot_counts", "offline_plan",
+           "online_plan"]
 
 
 def _purpose(kind, directions):
@@ -29,37 +30,76 @@ def _purpose(kind, directions):
     }[kind]
 
 
-def _sizes(footprint, steps, kind, d, condition=None):
-    """(step tape bytes, fixed bytes, bytes per snapshot); the fixed part
-    includes the step tape and a while loop's condition tapes."""
+def _held(options, footprint, kind, d, condition):
+    """(what, bytes) of what the sweep holds besides the loop's footprint:
+    a while loop's condition tapes, the other parts of a loop group."""
+    parts = []
+    if condition is not None and condition.bytes():
+        parts.append(("the loop condition's tapes", condition.bytes()))
+    if options.group is not None:
+        parts.append(("the rest of the integration (its other intervals and outputs, "
+                      "recorded in the enclosing tape)", options.group.outside(kind, d, footprint)))
+    return parts
+
+
+def _sizes(options, footprint, steps, kind, d, condition=None):
+    """(step tape bytes, fixed bytes, bytes per snapshot, parts held besides);
+    the fixed part includes the step tape and the parts held besides."""
     tape = steps.bytes()
-    held = condition.bytes() if condition is not None else 0
-    return (tape.during(kind, d), footprint.fixed(kind, d, tape) + held,
-            footprint.snapshot(kind, d))
+    held = _held(options, footprint, kind, d, condition)
+    return (tape.during(kind, d), footprint.fixed(kind, d, tape) + sum(n for _, n in held),
+            footprint.snapshot(kind, d), held)
 
 
-def _error(options, kind, d, tape_bytes, fixed, snapshot, snapshots, purpose=None,
-           condition=None):
-    held = condition.bytes() if condition is not None else 0
-    parts = [("the step tape", tape_bytes)]
-    if held:
-        parts.append(("the loop condition's tapes", held))
-    parts.append(("copies of the state and work arrays", fixed - tape_bytes - held))
+def _largest(options, footprint, steps, kind, d, condition=None):
+    """``_sizes`` of the loop, or of the loop of its group that needs most
+    (a group's budget must serve each of its loops: its error states that)."""
+    sizes = _sizes(options, footprint, steps, kind, d, condition)
+    if options.group is not None:
+        for other in options.group.footprints():
+            if other is not footprint:
+                found = _sizes(options, other, steps, kind, d, condition)
+                if found[1] > sizes[1]:
+                    sizes = found
+    return sizes
+
+
+def _error(options, kind, d, sizes, snapshots, purpose=None):
+    """The budget error of a sweep whose loop (the one of its group that
+    needs most) has ``sizes``, with ``snapshots`` in memory at least."""
+    tape_bytes, fixed, snapshot, held = sizes
+    parts = [("the step tape", tape_bytes)] + held
+    parts.append(("copies of the state and work arrays",
+                  fixed - tape_bytes - sum(n for _, n in held)))
     if snapshots:
         parts.append((f"{snapshots} snapshot{'s' if snapshots > 1 else ''}",
                       snapshots * snapshot))
-    disk_helps = snapshots > 0 and options.snapshot_dir is None and options.schedule is None
+    disk_helps = snapshots > 0 and options.snapshot_dir is None and options.schedule is None \
+        and not options.while_loop     # (while loops keep no snapshots on disk)
     return budget_error(options.memory_limit, purpose or _purpose(kind, d), parts,
                         fixed + snapshots * snapshot, disk_helps)
 
 
-def _bound_variants(options, steps, kind, d, left, condition=None):
+def _variants_cap(options, footprint, steps, condition):
+    """Bytes the step's variants may keep after any sweep: a sweep that
+    follows (a Hessian-vector product after a gradient, say) makes its
+    copies and derivative rows before its plan drops variants, so variants
+    kept by one sweep must leave the fixed part of a second-order sweep
+    with one direction, the largest of the usual ones."""
+    tape_bytes, fixed = _sizes(options, footprint, steps, "second_order", 1, condition)[:2]
+    return options.memory_limit - fixed + tape_bytes
+
+
+def _bound_variants(options, steps, kind, d, left, condition=None, cap=None):
     """Let the step's branch variants use the bytes the plan leaves (a while
     loop's condition keeps two variants at most: the bytes planned for it in
-    the fixed part, which ``left`` excludes)."""
+    the fixed part, which ``left`` excludes), and no more than ``cap``
+    (:func:`_variants_cap`)."""
     if condition is not None:
         condition.keep_two(options.memory_limit is not None)
-    steps.keep_within(None if options.memory_limit is None else left, kind, d)
+    if options.memory_limit is not None and cap is not None:
+        left = min(left, cap)
+    steps.keep_within(None if options.memory_limit is None else max(left, 0), kind, d)
 
 
 def check_fits(options, footprint, steps, d, n_steps, condition=None):
@@ -69,15 +109,53 @@ def check_fits(options, footprint, steps, d, n_steps, condition=None):
     forward half this sweep is, and names the jvp's own minimum too."""
     if options.memory_limit is None:
         return _bound_variants(options, steps, "tangent", d, None, condition)
-    tape_bytes, fixed, snapshot = _sizes(footprint, steps, "tangent", d, condition)
+    sizes = _sizes(options, footprint, steps, "tangent", d, condition)
+    tape_bytes, fixed = sizes[:2]
     if fixed > options.memory_limit:
-        so_tape, so_fixed, so_snapshot = _sizes(footprint, steps, "second_order", d, condition)
+        fixed = _largest(options, footprint, steps, "tangent", d, condition)[1]
+        so_sizes = _largest(options, footprint, steps, "second_order", d, condition)
         purpose = (f"{_purpose('tangent', d)} (a jvp alone needs {fixed} bytes) or "
                    f"{_purpose('second_order', d)}")
-        raise _error(options, "second_order", d, so_tape, max(so_fixed, fixed), so_snapshot,
-                     _fewest_snapshots(options, n_steps), purpose, condition)
+        if so_sizes[1] < fixed:
+            so_sizes = (so_sizes[0], fixed) + so_sizes[2:]
+        raise _error(options, "second_order", d, so_sizes, _fewest_snapshots(options, n_steps),
+                     purpose)
     _bound_variants(options, steps, "tangent", d, options.memory_limit - fixed + tape_bytes,
-                    condition)
+                    condition, _variants_cap(options, footprint, steps, condition))
+
+
+def plan_values(options, footprint, steps, n_steps, condition=None, raising=True):
+    """For a plain forward pass (the loop's value): raise if the budget
+    cannot hold it (``raising``), and let the step's variants use what the
+    pass leaves. The pass that runs while the enclosing function is
+    recorded does not raise: the sweep of the call that follows (a reverse
+    sweep, a jvp) needs more and raises with its own, larger minimum, or
+    runs within the budget."""
+    if options.memory_limit is None:
+        return _bound_variants(options, steps, "values", 0, None, condition)
+    sizes = _sizes(options, footprint, steps, "values", 0, condition)
+    tape_bytes, fixed = sizes[:2]
+    if raising and fixed > options.memory_limit:
+        raise _error(options, "values", 0,
+                     _largest(options, footprint, steps, "values", 0, condition), 0)
+    _bound_variants(options, steps, "values", 0, options.memory_limit - fixed + tape_bytes,
+                    condition, _variants_cap(options, footprint, steps, condition))
+
+
+def check_reversal(options, footprint, steps, kind, d, n_steps, condition=None):
+    """Raise the error of a reverse sweep of ``kind`` that the budget cannot
+    hold, before the plain forward pass that precedes it in the same call
+    runs (so that it never runs beyond the budget of a sweep that fails)."""
+    if options.memory_limit is None:
+        return
+    sizes = _sizes(options, footprint, steps, kind, d, condition)
+    fixed, snapshot = sizes[1:3]
+    memory = _fewest_snapshots(options, n_steps)
+    if fixed + memory * snapshot > options.memory_limit:
+        purpose = None if options.schedule is None else \
+            f"{_purpose(kind, d)} with schedule={options.schedule!r}"
+        raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
+                     memory, purpose)
 
 
 def _fewest_snapshots(options, n_steps):
@@ -98,20 +176,23 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
         _bound_variants(options, steps, kind, d, None, condition)
         return (wanted if wanted is not None else default_snapshots(n_steps)), 0
     limit = options.memory_limit
-    tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d, condition)
+    sizes = _sizes(options, footprint, steps, kind, d, condition)
+    tape_bytes, fixed, snapshot = sizes[:3]
     on_disk = options.snapshot_dir is not None
     if limit < fixed + (0 if on_disk else snapshot):
-        raise _error(options, kind, d, tape_bytes, fixed, snapshot, 0 if on_disk else 1,
-                     condition=condition)
+        raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
+                     0 if on_disk else 1)
     room = limit - fixed
-    # the step variants recorded so far keep their room when they take at
-    # most half of it: a step whose branch alternates (an adaptive step
-    # accepted, then rejected) is then not recorded again each time it
-    # changes (with less room they would be dropped in turn all the same);
-    # one snapshot whenever one fits
-    others = max(steps.variants_bytes(kind, d) - tape_bytes, 0)
-    fit = max((room - (others if 2 * others <= room else 0)) // snapshot,
-              min(room // snapshot, 1))
+    # the step's other recorded variants keep up to half of the room, those
+    # used last first: a step whose branch alternates (an adaptive step
+    # accepted, rejected, accepted after a rejection) is then not recorded
+    # again each time it changes; one snapshot whenever one fits
+    cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
+        d != 1 else limit - fixed + tape_bytes
+    others = max(min(steps.variants_bytes(kind, d), cap) - tape_bytes, 0)
+    if 2 * others > room:
+        others = min(others, (room // 2) // tape_bytes * tape_bytes) if tape_bytes else 0
+    fit = max((room - others) // snapshot, min(room // snapshot, 1))
     if n_steps is not None:
         fit = min(fit, n_steps)
     if wanted is None:
@@ -121,7 +202,7 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     memory = min(wanted, fit)
     disk = wanted - memory if on_disk else 0
     _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot,
-                    condition)
+                    condition, cap)
     return memory, disk
 
 
@@ -141,13 +222,15 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
     two_level = isinstance(sched, TwoLevel)
     memory = sched.memory_snapshots if two_level else min(sched.snapshots, n_steps)
     if options.memory_limit is not None:
-        tape_bytes, fixed, snapshot = _sizes(footprint, steps, kind, d)
+        sizes = _sizes(options, footprint, steps, kind, d)
+        tape_bytes, fixed, snapshot = sizes[:3]
         if fixed + memory * snapshot > options.memory_limit:
-            raise _error(options, kind, d, tape_bytes, fixed, snapshot, memory,
+            raise _error(options, kind, d, sizes, memory,
                          f"{_purpose(kind, d)} with schedule={sched!r} (or leave schedule out "
                          f"and let memory_limit choose the snapshots)")
         _bound_variants(options, steps, kind, d,
-                        options.memory_limit - fixed + tape_bytes - memory * snapshot)
+                        options.memory_limit - fixed + tape_bytes - memory * snapshot,
+                        cap=_variants_cap(options, footprint, steps, None))
     else:
         _bound_variants(options, steps, kind, d, None)
     if two_level:

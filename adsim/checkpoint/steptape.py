@@ -14,6 +14,7 @@ from .._random_watch import RandomWatch
 from .._recording import record
 from ..errors import UnsupportedOperation
 from .footprint import StepTapeBytes
+from .heap import release_free_memory
 
 _MAX_VARIANTS = 48
 
@@ -36,6 +37,7 @@ class StepTapes:
         self.recordings = 0
         self.dropped = 0            # variants dropped (too many, or beyond the budget)
         self._sizes = {}
+        self._largest = None        # StepTapeBytes bounding every variant recorded so far
         self._allowance = None      # (bytes, kind, directions) the variants may take together
         self._checked = False       # the step's side effects were found harmless
         self._lock = threading.RLock()
@@ -49,9 +51,17 @@ class StepTapes:
         self._start(step_flat)
         self._checked = True
         self.variants = list(variants)
+        self._input_shapes = self.variants[0].input_shapes
         self._sizes = {id(t): s for t, s in zip(self.variants, sizes)}
+        for size in sizes:
+            self._grow_largest(size)
         self.recordings, self.dropped = recordings, dropped
         return self
+
+    def serves(self, z, inputs):
+        """Whether these tapes take the flat state ``z`` and the ``inputs``
+        (their sizes and shapes), as a loop sharing them must give."""
+        return [np.shape(x) for x in [z] + list(inputs)] == [tuple(s) for s in self._input_shapes]
 
     def sizes(self):
         """The :class:`StepTapeBytes` of each variant, in the order of ``variants``."""
@@ -59,6 +69,7 @@ class StepTapes:
 
     def _record(self, z, inputs):
         with self._lock:
+            self._make_room()
             if self._checked:
                 tape = record(self.step_flat, z, *inputs)
             else:
@@ -68,19 +79,22 @@ class StepTapes:
                 raise ValueError(f"adsim: the loop step returned a state of "
                                  f"{tuple(tape.output_shape)} values; it must return a state "
                                  f"shaped like its input")
+            self._input_shapes = tape.input_shapes
             self._sizes[id(tape)] = _measure(tape, z, inputs)
+            self._grow_largest(self._sizes[id(tape)])
             self.recordings += 1
             self.variants = [tape] + self.variants
             while len(self.variants) > _MAX_VARIANTS:
                 self._drop_last()
             if self._allowance is not None:
                 self.keep_within(*self._allowance)
+                release_free_memory()   # the buffers the recording outgrew
             return tape
 
     def add_variant(self, z, inputs):
         """Record one more variant at the flat state ``z`` (every variant
         left its path there); ``inputs`` are the loop inputs, flat."""
-        shapes = self.variants[0].input_shapes[1:]
+        shapes = self._input_shapes[1:]
         return self._record(z, [np.reshape(x, s) for x, s in zip(inputs, shapes)])
 
     def used_order(self, order):
@@ -96,11 +110,15 @@ class StepTapes:
         return self.variants[0]
 
     def bytes(self):
-        """:class:`StepTapeBytes` bounding every variant held (for the budget)."""
-        sizes = list(self._sizes.values())
-        return StepTapeBytes(static=max(s.static for s in sizes),
-                             values=max(s.values for s in sizes),
-                             stack=max(s.stack for s in sizes))
+        """:class:`StepTapeBytes` bounding every variant recorded so far, held
+        or dropped (for the budget: a variant recorded again has that size)."""
+        return self._largest
+
+    def _grow_largest(self, size):
+        old = self._largest or size
+        self._largest = StepTapeBytes(static=max(old.static, size.static),
+                                      values=max(old.values, size.values),
+                                      stack=max(old.stack, size.stack))
 
     def variants_bytes(self, kind, directions):
         """Bytes all variants held take together during a sweep of ``kind``."""
@@ -115,8 +133,25 @@ class StepTapes:
             self._allowance = None if nbytes is None else (nbytes, kind, directions)
             if nbytes is None:
                 return
+            dropped = self.dropped
             while len(self.variants) > 1 and self.variants_bytes(kind, directions) > nbytes:
                 self._drop_last()
+            if self.dropped != dropped:
+                release_free_memory()
+
+    def _make_room(self):
+        """Before a recording under a bound: drop the variants used least
+        recently (all of them if need be: the new one replaces them, as
+        every one left its path) until the new one fits next to the rest."""
+        if self._allowance is None or not self.variants:
+            return
+        nbytes, kind, directions = self._allowance
+        new = self._largest.during(kind, directions)
+        dropped = self.dropped
+        while self.variants and self.variants_bytes(kind, directions) + new > nbytes:
+            self._drop_last()
+        if self.dropped != dropped:     # before the recording touches fresh pages
+            release_free_memory()
 
     def _drop_last(self):
         dropped = self.variants[-1]

@@ -1,6 +1,9 @@
 """``adsim.integrate.solve_ivp``: SciPy's ``solve_ivp``, differentiable."""
 import numpy as np
 
+from ..checkpoint.group import LoopGroup
+from .._np.core import active_leaves, tape_of
+from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._nested import lift_closures
@@ -141,19 +144,27 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         if events is not None:
             result["t_events"], result["y_events"] = Events(events, args).results(n)
         return result
-    state = solver.start(t0, y0, tf, args, first_step)
-    events = Events(events, args) if events is not None else None
-    run = Run(solver, tf, args, events)
-    if t_eval is None:
-        times, ys = run.every_step(state)
-        t, y = _stack_times(times), np.stack(ys, axis=1)
-    else:
+    group = None
+    if t_eval is not None:
         loop = {"max_steps": None}
         loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
                      if v is not None})
-        outputs = run.outputs_at(state, t_eval, loop, stats)
-        t = t_eval[:len(outputs)]
-        y = np.stack(outputs, axis=1) if outputs else np.empty((n, 0))
+        # the intervals' loops share the budget and their recorded steps
+        group = _group((t0, tf, y0, t_eval, args))
+    try:
+        state = solver.start(t0, y0, tf, args, first_step)
+        events = Events(events, args) if events is not None else None
+        run = Run(solver, tf, args, events, group)
+        if t_eval is None:
+            times, ys = run.every_step(state)
+            t, y = _stack_times(times), np.stack(ys, axis=1)
+        else:
+            outputs = run.outputs_at(state, t_eval, loop, stats)
+            t = t_eval[:len(outputs)]
+            y = np.stack(outputs, axis=1) if outputs else np.empty((n, 0))
+    finally:
+        if group is not None:
+            group.finish()
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -163,6 +174,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     return OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events, nfev=count(0),
                      njev=count(1), nlu=count(2), status=status, message=MESSAGES[status],
                      success=status >= 0)
+
+
+def _group(values):
+    """The LoopGroup of the recording the active ``values`` belong to, or
+    None when none is active (nothing is recorded) or they are not of one
+    recording (the loops raise that with their own message)."""
+    found = active_leaves(list(values))
+    try:
+        return LoopGroup(tape_of(*found)) if found else None
+    except (MixedRecordings, RuntimeError):
+        return None
 
 
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):

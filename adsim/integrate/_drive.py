@@ -16,7 +16,11 @@ Without ``t_eval`` every accepted step is an output; the attempts are then
 recorded one after the other in the enclosing tape (memory grows with the
 number of steps, as the output does).
 """
+import numpy as np
+
+from .._tape import Active
 from ..checkpoint import checkpoint_while
+from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
 from ._rhs import FAILED, RUNNING
 
@@ -30,11 +34,14 @@ class Run:
     time of a terminal event, or None) and ``marks`` (the accepted-step
     count of every step whose interpolant was used, in order)."""
 
-    def __init__(self, method, t_bound, args, events=None):
+    def __init__(self, method, t_bound, args, events=None, group=None):
         self.method = method
         self.t_bound = t_bound
         self.args = args
         self.events = events
+        self.group = group              # the LoopGroup of the loops, inside a recording
+        self._step = _step(method)
+        self._condition = _condition(method, events)
         self.state = None
         self.stop = None
         self.marks = []
@@ -112,10 +119,15 @@ class Run:
         if stats is not None:
             options["stats"] = {}
             stats.append(options["stats"])
+        # the interval's end is a loop input, so that all loops share one step and condition
+        args = (self.t_bound, _input(target), _input(handled)) + self.args
         try:
-            final = checkpoint_while(_condition(self.method, self.events), _step(self.method),
-                                     tuple(state), args=(self.t_bound, target, handled)
-                                     + self.args, **options)
+            if self.group is None:
+                final = checkpoint_while(self._condition, self._step, tuple(state), args=args,
+                                         **options)
+            else:
+                final = grouped_while(self.group, self._condition, self._step, tuple(state),
+                                      args, while_options(**options))
         except MixedRecordings as error:
             raise UnsupportedOperation(
                 "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
@@ -123,6 +135,11 @@ class Run:
                 "recorded on their own tape, so pass such values through args=: "
                 "fun(t, y, *args)") from error
         return self.method.State(*final)
+
+
+def _input(t):
+    """A time as a loop input: an active value as it is, a number as an array."""
+    return t if isinstance(t, Active) else np.asarray(t, dtype=float)
 
 
 def _step(method):

@@ -38,8 +38,10 @@ def losses(directory, y0):
                                                          **options) ** 2)
 
     on_disk = {"snapshots": 12, "snapshot_dir": directory}
-    try:                            # the smallest budget: every snapshot on disk
-        adsim.grad(loss(dict(on_disk, memory_limit=1)))(y0, P)
+    tiny = adsim.record(loss(dict(on_disk, memory_limit=1)), y0, P)
+    v = np.linspace(-1.0, 1.0, 4)
+    try:            # the smallest budget of the largest sweep (an hvp): every snapshot on disk
+        tiny.hvp((y0, P), (v, 0.0 * v))
     except adsim.MemoryBudgetError as error:
         minimum = int(re.search(r"smallest budget that works is (\d+)", str(error))[1])
 

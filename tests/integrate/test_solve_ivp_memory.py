@@ -4,6 +4,7 @@ import re
 import tracemalloc
 
 import numpy as np
+import pytest
 
 import adsim
 from adsim.integrate import solve_ivp
@@ -81,3 +82,57 @@ def test_peak_memory_follows_the_snapshots():
     kept = sum(s["n_steps"] for s in stats) - 3 * len(stats)
     saved = _traced_peak(snapshots=10 ** 4) - _traced_peak(snapshots=3)
     assert 0.7 * kept * STATE < saved < 1.3 * kept * SNAPSHOT, (saved, kept)
+
+
+# ------------------------------------------------- one budget for the whole integration
+
+def several_outputs(fun, limit, count=4):
+    def loss(u0):
+        res = solve_ivp(fun, (0.0, T_END), u0, t_eval=np.linspace(0.3, T_END, count),
+                        args=(NU, DX), rtol=1e-6, atol=1e-8, memory_limit=limit)
+        return np.sum(res.y ** 2) + np.sum(res.y[:, -1] ** 3)
+    return loss
+
+
+V = np.cos(np.arange(U0.size))
+MODES = {"grad": lambda loss: adsim.grad(loss)(U0),
+         "hvp": lambda loss: adsim.hvp(loss, U0, V),
+         "jvp": lambda loss: adsim.jvp(loss, U0, V)[1]}
+
+
+def stated(error):
+    return int(re.search(r"smallest budget that works is (\d+) bytes", str(error))[1])
+
+
+def test_stated_minimum_serves_every_interval_of_the_integration():
+    """With several output times the intervals' loops share one budget; the
+    minimum an error states is that of the interval needing most, so that
+    the call runs with it (and, for the sweep whose own minimum it is, not
+    with one byte less); the integration has no snapshot_dir to suggest."""
+    for mode, run in MODES.items():
+        want = run(several_outputs(burgers, None))
+        with pytest.raises(adsim.MemoryBudgetError) as caught:
+            run(several_outputs(burgers, 1))
+        assert "snapshot_dir" not in str(caught.value)
+        minimum = stated(caught.value)
+        np.testing.assert_allclose(run(several_outputs(burgers, minimum)), want, rtol=1e-12)
+        if mode != "jvp":       # a jvp's error states the budget that also serves an hvp
+            with pytest.raises(adsim.MemoryBudgetError) as again:
+                run(several_outputs(burgers, minimum - 1))
+            assert stated(again.value) == minimum
+
+
+def test_intervals_share_the_recorded_steps():
+    """The loops between output times run the same step and condition (the
+    interval's end is a loop input), so the step is recorded for the
+    integration, not again for each interval: as many calls of fun for 20
+    output times as for 2."""
+    calls = {}
+    for count in (2, 20):
+        calls[count] = []
+
+        def counted(t, u, nu, dx, seen=calls[count]):
+            seen.append(1)
+            return burgers(t, u, nu, dx)
+        adsim.grad(several_outputs(counted, "5MB", count))(U0)
+    assert len(calls[20]) == len(calls[2])
