@@ -16,8 +16,10 @@ Without ``t_eval`` every accepted step is an output; the attempts are then
 recorded one after the other in the enclosing tape (memory grows with the
 number of steps, as the output does).
 """
+from .._tape import Active
 from ..checkpoint import checkpoint_while
 from ..errors import MixedRecordings, UnsupportedOperation
+from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
 __all__ = ["Run"]
@@ -38,6 +40,7 @@ class Run:
         self.state = None
         self.stop = None
         self.marks = []
+        self.layout = None          # of the flat loop state, once a loop is recorded
 
     # ---- step by step ------------------------------------------------------------
     def every_step(self, state):
@@ -112,33 +115,52 @@ class Run:
         if stats is not None:
             options["stats"] = {}
             stats.append(options["stats"])
+        args = (self.t_bound, target, handled) + self.args
+        if self.layout is None and _recorded(state, args):
+            self.layout = FlatLayout(state)
+        layout = self.layout
+        if layout is None:
+            start = tuple(state)
+        elif isinstance(state, FlatView) and state.pristine:
+            start = state._z
+        else:
+            start = layout.vector(state)
         try:
-            final = checkpoint_while(_condition(self.method, self.events), _step(self.method),
-                                     tuple(state), args=(self.t_bound, target, handled)
-                                     + self.args, **options)
+            final = checkpoint_while(_condition(self.method, self.events, layout),
+                                     _step(self.method, layout), start, args=args, **options)
         except MixedRecordings as error:
             raise UnsupportedOperation(
                 "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
                 "arguments (from a closure, a global or an object). With t_eval the steps are "
                 "recorded on their own tape, so pass such values through args=: "
                 "fun(t, y, *args)") from error
-        return self.method.State(*final)
+        return self.method.State(*final) if layout is None else layout.view(final)
 
 
-def _step(method):
+def _recorded(state, args):
+    """Does the loop record (some value of the state or args is active)?"""
+    return isinstance(state, FlatView) or any(isinstance(v, Active)
+                                              for v in tuple(state) + tuple(args))
+
+
+def _step(method, layout):
+    """One attempt, on the state's tuple or (``layout``) its flat vector."""
     def attempt(state, t_bound, t_target, handled, *args):
-        return tuple(method.attempt(method.State(*state), t_bound, args)[0])
+        if layout is None:
+            return tuple(method.attempt(method.State(*state), t_bound, args)[0])
+        view = layout.view(state)
+        return layout.vector(method.attempt(view, t_bound, args)[0], base=view)
     return attempt
 
 
-def _condition(method, events):
+def _condition(method, events, layout):
     """Attempts continue until a step reaches ``t_target`` (at least one
     step, so that there is an interpolant), and stop after a step whose
     events are not yet handled (its accepted-step count is not ``handled``)."""
     direction = method.direction
 
     def more(state, t_bound, t_target, handled, *args):
-        s = method.State(*state)
+        s = method.State(*state) if layout is None else layout.view(state)
         if s.status != RUNNING:
             return False
         if s.n_accepted == 0:
@@ -146,5 +168,6 @@ def _condition(method, events):
         if events is not None and s.n_accepted != handled and events.active(
                 events.values(s.t_old, s.y_old, args), events.values(s.t, s.y, args)):
             return False
-        return bool(direction * (s.t - t_target) < 0)
+        # direction * (t - t_target) < 0, one comparison
+        return bool(s.t < t_target if direction > 0 else s.t > t_target)
     return more

@@ -19,11 +19,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._np.core import as_active
 from .._tape import Active
-from ._common import MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, min_step, norm
+from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, min_step, norm,
+                      spacing_bound)
 from ._piecewise import larger, magnitude, smaller
-from ._rhs import FAILED, FINISHED, RUNNING
+from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
 __all__ = ["ExplicitRungeKutta", "RKState"]
 
@@ -31,9 +31,9 @@ RKState = namedtuple("RKState", ["t", "y", "f", "h_abs", "t_old", "y_old", "K", 
                                  "status", "rejected", "n_accepted", "nfev"])
 RKState.__doc__ = """State of an explicit Runge-Kutta solver. ``h_abs`` is the
 step size the next attempt starts from; ``t_old``, ``y_old``, ``K`` (the
-stages, with the derivative at the new point last) and ``h_previous`` belong
-to the last accepted step; ``rejected`` is 1 after a rejected attempt of the
-current step; ``status`` is RUNNING, FINISHED or FAILED."""
+stages, with the derivative at the new point last) and ``h_previous``
+belong to the last accepted step; ``rejected`` is 1 after a rejected attempt
+of the current step; ``status`` is RUNNING, FINISHED or FAILED."""
 
 
 class ExplicitRungeKutta(Stepper):
@@ -59,20 +59,29 @@ class ExplicitRungeKutta(Stepper):
 
     # ---- one attempt ---------------------------------------------------------
     def attempt(self, s, t_bound, args):
-        """One attempted step from state ``s``: ``(state, accepted)``."""
+        """One attempted step from state ``s``: ``(state, accepted)``.
+
+        Called only while the integration runs, so ``t`` lies before
+        ``t_bound``. Comparisons of signed differences with zero are
+        written as comparisons of their terms (the same outcome in floating
+        point), so that a recording holds one op for each."""
         d = self.direction
         t, y = s.t, s.y
-        smallest = min_step(t, d)
+        rejected = bool(s.rejected)
         h_abs = s.h_abs
-        if not s.rejected:             # a new step starts from a clamped step size
-            h_abs = smaller(larger(h_abs, smallest), self.max_step)
-        if h_abs < smallest:
-            return s._replace(status=FAILED), False
-        t_new = t + h_abs * d
-        if d * (t_new - t_bound) > 0:
+        if not rejected and self.max_step < np.inf:     # a new step starts from a clamped size
+            h_abs = smaller(h_abs, self.max_step)
+        if h_abs < spacing_bound(t):    # rare: close to the smallest step, decided exactly
+            smallest = min_step(t, d)
+            if not rejected:
+                h_abs = smaller(larger(s.h_abs, smallest), self.max_step)
+            if h_abs < smallest:
+                return s._replace(status=FAILED), False
+        t_new = t + h_abs if d > 0 else t - h_abs
+        if t_new > t_bound if d > 0 else t_new < t_bound:
             t_new = t_bound
         h = t_new - t
-        h_abs = magnitude(h)
+        h_abs = h if d > 0 else magnitude(h)     # h >= 0 forwards (t_new >= t)
         y_new, f_new, K = self._stages(t, y, s.f, h, args)
         scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
         error_norm = self._error_norm(K, h, scale)
@@ -83,12 +92,12 @@ class ExplicitRungeKutta(Stepper):
                 factor = MAX_FACTOR
             else:
                 factor = smaller(MAX_FACTOR, SAFETY * error_norm ** exponent)
-            if s.rejected:             # no growth right after a rejection
+            if rejected:               # no growth right after a rejection
                 factor = smaller(1, factor)
-            status = FINISHED if d * (t_new - t_bound) >= 0 else RUNNING
+            done = t_new >= t_bound if d > 0 else t_new <= t_bound
             return RKState(t=t_new, y=y_new, f=f_new, h_abs=h_abs * factor, t_old=t, y_old=y,
-                           K=K, h_previous=h, status=status, rejected=0.0,
-                           n_accepted=s.n_accepted + 1, nfev=nfev), True
+                           K=K, h_previous=h, status=FINISHED if done else RUNNING,
+                           rejected=0.0, n_accepted=s.n_accepted + 1, nfev=nfev), True
         factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
         return s._replace(h_abs=h_abs * factor, rejected=1.0, nfev=nfev), False
 
@@ -97,21 +106,21 @@ class ExplicitRungeKutta(Stepper):
         stage matrix whose last row is f_new (filled row by row, as SciPy
         does, so that plain runs combine the stages with the same BLAS calls)."""
         tab = self.tableau
-        K = _set_row(np.empty((tab.n_stages + 1, y.shape[0])), 0, f)
+        K = set_row(np.zeros((tab.n_stages + 1, y.shape[0])), 0, f)
         for i in range(1, tab.n_stages):
-            dy = np.dot(K[:i].T, tab.A[i, :i]) * h
-            K = _set_row(K, i, self.rhs(t + tab.C[i] * h, y + dy, args))
-        y_new = y + h * np.dot(K[:-1].T, tab.B)
-        f_new = self.rhs(t + h, y_new, args)
-        return y_new, f_new, _set_row(K, -1, f_new)
+            dy = combine(K, tab.A[i], i) * h
+            K = self.rhs.into(K, i, self.rhs.time(t, tab.C[i], h), y + dy, args)
+        y_new = y + h * combine(K, tab.B, tab.n_stages)
+        K = self.rhs.into(K, -1, self.rhs.time(t, 1, h), y_new, args)
+        return y_new, K[-1], K
 
     def _error_norm(self, K, h, scale):
         tab = self.tableau
         if tab.E is not None:
-            return norm(np.dot(K.T, tab.E) * h / scale)
+            return norm(combine(K, tab.E, K.shape[0]) * h / scale)
         # DOP853: the 5th-order estimate, corrected by the 3rd-order one
-        err5 = np.dot(K.T, tab.E5) / scale
-        err3 = np.dot(K.T, tab.E3) / scale
+        err5 = combine(K, tab.E5, K.shape[0]) / scale
+        err3 = combine(K, tab.E3, K.shape[0]) / scale
         err5_norm_2 = np.linalg.norm(err5) ** 2
         err3_norm_2 = np.linalg.norm(err3) ** 2
         if err5_norm_2 == 0 and err3_norm_2 == 0:
@@ -141,10 +150,10 @@ class ExplicitRungeKutta(Stepper):
         tab = self.tableau
         h = s.h_previous
         rows = s.K.shape[0]
-        K = _set_rows(np.empty((rows + len(tab.C_extra), s.y.shape[0])), rows, s.K)
+        K = set_row(np.zeros((rows + len(tab.C_extra), s.y.shape[0])), slice(0, rows), s.K)
         for i, (a, c) in enumerate(zip(tab.A_extra, tab.C_extra), start=rows):
-            dy = np.dot(K[:i].T, a[:i]) * h
-            K = _set_row(K, i, self.rhs(s.t_old + c * h, s.y_old + dy, args))
+            dy = combine(K, a, i) * h
+            K = self.rhs.into(K, i, self.rhs.time(s.t_old, c, h), s.y_old + dy, args)
         f_old = s.K[0]
         delta_y = s.y - s.y_old
         rows = h * np.dot(tab.D, K)
@@ -161,17 +170,15 @@ class ExplicitRungeKutta(Stepper):
         return (s.nfev + extra * dense_steps() if extra else s.nfev), 0, 0
 
 
-def _set_row(K, i, row):
-    """``K[i] = row``; a plain ``K`` becomes active when ``row`` is."""
-    if isinstance(row, Active) and not isinstance(K, Active):
-        K = as_active(row.tape, K)
-    K[i] = row
-    return K
+def combine(K, weights, count):
+    """The combination ``weights[:count] @ K[:count]`` of the first
+    ``count`` stages. On plain arrays it is SciPy's BLAS call, so that
+    plain runs are SciPy's bit for bit; recorded, it is one matrix product
+    over the whole stage matrix, the weights of the stages beyond ``count``
+    zero (those rows are still zero), with no slice or transpose recorded."""
+    if not isinstance(K, Active):
+        return np.dot(K[:count].T, weights[:count])
+    padded = np.zeros(K.shape[0])
+    padded[:count] = weights[:count]
+    return np.dot(padded, K)
 
-
-def _set_rows(K, count, rows):
-    """``K[:count] = rows`` (as :func:`_set_row`)."""
-    if isinstance(rows, Active) and not isinstance(K, Active):
-        K = as_active(rows.tape, K)
-    K[:count] = rows
-    return K

@@ -1,0 +1,149 @@
+"""A solver's state as one flat vector: the state of the checkpointed loops.
+
+Inside a recording the attempts between two output times are one loop,
+whose state is one vector. A step reads a field of it only when it asks
+for it, with one gather (a scalar by an integer index, an array by an
+index array of its shape, so no reshape is recorded). The new state is
+written field by field into one fill that already holds its plain fields,
+or, when most fields pass on unchanged (a rejected attempt), into a copy
+of the old vector. A step tape then spends its ops on the method, not on
+taking the state apart and putting it together.
+"""
+import math
+
+import numpy as np
+
+from .._np.core import as_active, shape_of
+from .._tape import Active
+
+__all__ = ["FlatLayout", "FlatView"]
+
+_UNREAD = object()
+
+
+class FlatLayout:
+    """Where each field of a method's state (a namedtuple of floats and
+    arrays, the fields' shapes those of ``state``) lies in the flat vector."""
+
+    def __init__(self, state):
+        self.State = type(state)
+        self.fields = self.State._fields
+        self.index = {name: i for i, name in enumerate(self.fields)}
+        self.shapes = [tuple(shape_of(v)) for v in state]
+        self.offsets = [0]
+        for shape in self.shapes:
+            self.offsets.append(self.offsets[-1] + math.prod(shape))
+        self.size = self.offsets.pop()
+        # arrays of two or more axes are read and written through index arrays
+        self.grids = [o + np.arange(math.prod(s)).reshape(s) if len(s) > 1 else None
+                      for o, s in zip(self.offsets, self.shapes)]
+
+    def place(self, i):
+        """Where field ``i`` lies: an index, a slice or an index array (made
+        when asked: the layout holds no slices, which a fingerprint of the
+        steps' environment cannot see into)."""
+        shape, offset = self.shapes[i], self.offsets[i]
+        if not shape:
+            return offset
+        if len(shape) == 1:
+            return slice(offset, offset + shape[0])
+        return self.grids[i]
+
+    def view(self, z):
+        """The state held in the flat vector ``z``, its fields read when asked for."""
+        return FlatView(self, z)
+
+    def vector(self, state, base=None):
+        """The flat vector of ``state`` (a State or a :class:`FlatView`). With
+        ``base``, the view of the vector ``state`` was computed from, the
+        fields ``state`` passes on unchanged are copied from it."""
+        n = len(self.fields)
+        same = [base is not None and _unchanged(state, base, i) for i in range(n)]
+        values = [None if same[i] else _field(state, i) for i in range(n)]
+        for i, v in enumerate(values):
+            if v is not None and tuple(shape_of(v)) != self.shapes[i]:
+                raise ValueError(f"adsim.integrate: the solver state's field "
+                                 f"{self.fields[i]!r} has shape {tuple(shape_of(v))}; the "
+                                 f"state's layout holds {self.shapes[i]}")
+        recorded = [i for i, v in enumerate(values) if isinstance(v, Active)]
+        plain = [i for i, v in enumerate(values) if v is not None and not isinstance(v, Active)]
+        if any(same) and len(plain) <= sum(same):
+            out = np.copy(base._z)             # most fields pass on: write the others over it
+            written = recorded + plain
+        else:
+            filled = np.zeros(self.size)
+            for i in plain:
+                filled[self.place(i)] = values[i]
+            if not recorded and not any(same):
+                return filled
+            tape = (values[recorded[0]] if recorded else base._z).tape
+            out = as_active(tape, filled)
+            written = recorded + [i for i in range(n) if same[i]]
+            values = [base._field(i) if same[i] else v for i, v in enumerate(values)]
+        for i in written:
+            out[self.place(i)] = values[i]
+        return out
+
+
+class FlatView:
+    """A state held in a flat vector, with a namedtuple's interface (fields
+    as attributes, ``_replace``, iteration). Views made by ``_replace`` share
+    the fields read from the vector, so a field is gathered once."""
+
+    __slots__ = ("_layout", "_z", "_read", "_values")
+
+    def __init__(self, layout, z, read=None, values=None):
+        n = len(layout.fields)
+        self._layout = layout
+        self._z = z
+        self._read = [_UNREAD] * n if read is None else read
+        self._values = [_UNREAD] * n if values is None else values
+
+    @property
+    def pristine(self):
+        """No field replaced: the view is its vector."""
+        return all(v is _UNREAD for v in self._values)
+
+    def _field(self, i):
+        v = self._values[i]
+        if v is _UNREAD:
+            v = self._read[i]
+            if v is _UNREAD:
+                v = self._read[i] = self._z[self._layout.place(i)]
+        return v
+
+    def __getattr__(self, name):
+        i = self._layout.index.get(name)
+        if i is None:
+            raise AttributeError(f"{self._layout.State.__name__} has no field {name!r}")
+        return self._field(i)
+
+    def _replace(self, **changes):
+        values = list(self._values)
+        for name, v in changes.items():
+            values[self._layout.index[name]] = v
+        return FlatView(self._layout, self._z, self._read, values)
+
+    def __iter__(self):
+        return (self._field(i) for i in range(len(self._values)))
+
+    def __len__(self):
+        return len(self._values)
+
+
+def _field(state, i):
+    return state._field(i) if isinstance(state, FlatView) else state[i]
+
+
+def _unchanged(state, base, i):
+    """Does ``state`` hold the field ``i`` of ``base`` (at the same place)?"""
+    if isinstance(state, FlatView):
+        if state._z is not base._z:
+            return False
+        v = state._values[i]
+        if v is _UNREAD:
+            return True
+    else:
+        v = state[i]
+    read = base._read[i]
+    return read is not _UNREAD and v is read
