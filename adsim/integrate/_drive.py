@@ -16,9 +16,11 @@ Without ``t_eval`` every accepted step is an output; the attempts are then
 recorded one after the other in the enclosing tape (memory grows with the
 number of steps, as the output does).
 """
+from .._np.core import shape_of
 from .._tape import Active
 from ..checkpoint import checkpoint_while
 from ..errors import MixedRecordings, UnsupportedOperation
+from ._carried import SNAPSHOTS_PER_INTERVAL, carried_outputs, fits
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
@@ -74,8 +76,17 @@ class Run:
         lies beyond a terminal event. ``loop`` holds options of
         ``checkpoint_while``; ``stats`` (a list) receives one dict of work
         counts per loop (no loop runs after an output time that ends the
-        integration)."""
+        integration; one loop in all when the outputs travel in its state,
+        with ``snapshots`` per interval between output times)."""
         method, d = self.method, self.method.direction
+        if self.events is None and _recorded(state, (times, self.t_bound) + self.args) \
+                and fits(state, shape_of(times)[0]):
+            intervals = shape_of(times)[0] + 1
+            loop = dict(loop, snapshots=loop.get("snapshots", SNAPSHOTS_PER_INTERVAL) * intervals)
+            self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
+                                                  self.t_bound, self.args,
+                                                  self._options(loop, stats))
+            return outputs
         outputs, handled = [], 0.0
         for t_target in list(times) + [None]:
             if t_target is None and state.status != RUNNING:
@@ -111,13 +122,9 @@ class Run:
     def _loop(self, state, target, handled, loop, stats):
         if self.stop is not None:          # a terminal event ended the integration
             return state
-        options = dict(loop)
-        if stats is not None:
-            options["stats"] = {}
-            stats.append(options["stats"])
         args = (self.t_bound, target, handled) + self.args
         if self.layout is None and _recorded(state, args):
-            self.layout = FlatLayout(state)
+            self.layout = FlatLayout(state._fields, state)
         layout = self.layout
         if layout is None:
             start = tuple(state)
@@ -125,16 +132,32 @@ class Run:
             start = state._z
         else:
             start = layout.vector(state)
+        final = self._checkpointed(_condition(self.method, self.events, layout),
+                                   _step(self.method, layout), start, args,
+                                   self._options(loop, stats))
+        return self.method.State(*final) if layout is None else layout.view(final)
+
+    @staticmethod
+    def _options(loop, stats):
+        """Options of one ``checkpoint_while``; its work counts go to ``stats``."""
+        options = dict(loop)
+        if stats is not None:
+            options["stats"] = {}
+            stats.append(options["stats"])
+        return options
+
+    @staticmethod
+    def _checkpointed(cond, step, state, args, options):
+        """``checkpoint_while``, its error on values read from closures
+        reworded for ``fun``."""
         try:
-            final = checkpoint_while(_condition(self.method, self.events, layout),
-                                     _step(self.method, layout), start, args=args, **options)
+            return checkpoint_while(cond, step, state, args=args, **options)
         except MixedRecordings as error:
             raise UnsupportedOperation(
                 "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
                 "arguments (from a closure, a global or an object). With t_eval the steps are "
                 "recorded on their own tape, so pass such values through args=: "
                 "fun(t, y, *args)") from error
-        return self.method.State(*final) if layout is None else layout.view(final)
 
 
 def _recorded(state, args):

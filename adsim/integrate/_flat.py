@@ -22,14 +22,13 @@ _UNREAD = object()
 
 
 class FlatLayout:
-    """Where each field of a method's state (a namedtuple of floats and
-    arrays, the fields' shapes those of ``state``) lies in the flat vector."""
+    """Where each field of a state lies in the flat vector: ``fields`` names
+    them, ``values`` (floats and arrays, active or not) give their shapes."""
 
-    def __init__(self, state):
-        self.State = type(state)
-        self.fields = self.State._fields
+    def __init__(self, fields, values):
+        self.fields = tuple(fields)
         self.index = {name: i for i, name in enumerate(self.fields)}
-        self.shapes = [tuple(shape_of(v)) for v in state]
+        self.shapes = [tuple(shape_of(v)) for v in values]
         self.offsets = [0]
         for shape in self.shapes:
             self.offsets.append(self.offsets[-1] + math.prod(shape))
@@ -115,7 +114,7 @@ class FlatView:
     def __getattr__(self, name):
         i = self._layout.index.get(name)
         if i is None:
-            raise AttributeError(f"{self._layout.State.__name__} has no field {name!r}")
+            raise AttributeError(f"the solver state has no field {name!r}")
         return self._field(i)
 
     def _replace(self, **changes):

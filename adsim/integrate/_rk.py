@@ -46,6 +46,7 @@ class ExplicitRungeKutta(Stepper):
     def __init__(self, tableau, rhs, direction, rtol, atol, max_step):
         super().__init__(rhs, direction, rtol, atol, max_step)
         self.tableau = tableau
+        self.dense_evaluations = tableau.dense_stages
 
     # ---- start -------------------------------------------------------------
     def start(self, t0, y0, t_bound, args, first_step):
@@ -71,7 +72,7 @@ class ExplicitRungeKutta(Stepper):
         h_abs = s.h_abs
         if not rejected and self.max_step < np.inf:     # a new step starts from a clamped size
             h_abs = smaller(h_abs, self.max_step)
-        if h_abs < spacing_bound(t):    # rare: close to the smallest step, decided exactly
+        if h_abs < spacing_bound(t, t_bound, d):   # rare: near the smallest step, decided exactly
             smallest = min_step(t, d)
             if not rejected:
                 h_abs = smaller(larger(s.h_abs, smallest), self.max_step)
@@ -94,10 +95,14 @@ class ExplicitRungeKutta(Stepper):
                 factor = smaller(MAX_FACTOR, SAFETY * error_norm ** exponent)
             if rejected:               # no growth right after a rejection
                 factor = smaller(1, factor)
-            done = t_new >= t_bound if d > 0 else t_new <= t_bound
-            return RKState(t=t_new, y=y_new, f=f_new, h_abs=h_abs * factor, t_old=t, y_old=y,
-                           K=K, h_previous=h, status=FINISHED if done else RUNNING,
-                           rejected=0.0, n_accepted=s.n_accepted + 1, nfev=nfev), True
+            s = s._replace(t=t_new, y=y_new, f=f_new, h_abs=h_abs * factor, t_old=t, y_old=y,
+                           K=K, h_previous=h, n_accepted=s.n_accepted + 1, nfev=nfev)
+            # status (RUNNING) and rejected (0) stay as they are unless they change
+            if rejected:
+                s = s._replace(rejected=0.0)
+            if t_new >= t_bound if d > 0 else t_new <= t_bound:
+                s = s._replace(status=FINISHED)
+            return s, True
         factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
         return s._replace(h_abs=h_abs * factor, rejected=1.0, nfev=nfev), False
 
@@ -163,9 +168,10 @@ class ExplicitRungeKutta(Stepper):
     # ---- counts ------------------------------------------------------------------
     def counts(self, s, dense_steps):
         """(nfev, njev, nlu) of a run ending in state ``s``; ``dense_steps()``
-        is the number of distinct steps whose interpolant was used (each
-        costs DOP853 three more evaluations; counted only then, as it
-        guards comparisons of step counts inside a recording)."""
+        is the number of distinct steps whose interpolant was used outside
+        the loops (each costs DOP853 three more evaluations; counted only
+        then, as it guards comparisons of step counts inside a recording);
+        interpolants used inside a loop count in ``s.nfev``."""
         extra = self.tableau.dense_stages
         return (s.nfev + extra * dense_steps() if extra else s.nfev), 0, 0
 
