@@ -81,7 +81,8 @@ class Run:
         method, d = self.method, self.method.direction
         if self.events is None and _recorded(state, (times, self.t_bound) + self.args) \
                 and fits(state, shape_of(times)[0]):
-            intervals = shape_of(times)[0] + 1
+            # one interval per output time, and one more when the last is not the end
+            intervals = shape_of(times)[0] + (0 if times[-1] == self.t_bound else 1)
             loop = dict(loop, snapshots=loop.get("snapshots", SNAPSHOTS_PER_INTERVAL) * intervals)
             self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
                                                   self.t_bound, self.args,
