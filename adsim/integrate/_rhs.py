@@ -66,8 +66,8 @@ class RightHandSide:
         (``[y[1], -y[0]]``), is written into the row number by number, with
         no array stacked from it first."""
         f = self.fun(t, y, *args)
-        if isinstance(f, (list, tuple)) and len(f) == self.n and all(map(_is_number, f)) \
-                and any(isinstance(v, Active) for v in f):
+        if isinstance(f, (list, tuple)) and len(f) == self.n and current_tape() is not None \
+                and all(map(_is_number, f)) and any(isinstance(v, Active) for v in f):
             K = _active_like(K, next(v for v in f if isinstance(v, Active)))
             for j, v in enumerate(f):
                 K[i, j] = v
