@@ -87,14 +87,15 @@ def _step(method, layout, m):
         if not isinstance(s, FlatView):     # a new state of the method's own type
             s = view._replace(**dict(zip(solver, s)))
         if accepted:
-            s = _emit(method, s, m, args)
+            s = _emit(method, layout, s, m, args)
         return layout.vector(s, base=view)
     return attempt
 
 
-def _emit(method, s, m, args):
+def _emit(method, layout, s, m, args):
     """State ``s`` after an accepted step, with the interpolants of the step
-    at the output times it reached appended to the outputs."""
+    at the output times it reached appended to the outputs (written in
+    place into the step's input vector)."""
     d, t = method.direction, s.t
     due, te = [], s.next_time
     while te <= t if d > 0 else te >= t:
@@ -106,9 +107,8 @@ def _emit(method, s, m, args):
     if not k:
         return s
     pad = d * np.inf
-    rows = np.stack([method.dense(s, te, args) for te in due])
-    changes = dict(outputs=rows if k == m else np.concatenate([s.outputs[k:], rows]),
-                   produced=s.produced + k)
+    layout.push_rows(s, "outputs", [method.dense(s, te, args) for te in due])
+    changes = dict(produced=s.produced + k)
     if m > 1:
         later = s.later_times
         changes["next_time"] = later[k - 1] if k < m else pad

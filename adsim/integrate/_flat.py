@@ -3,10 +3,10 @@
 Inside a recording the attempts between two output times are one loop,
 whose state is one vector. A step reads a field of it only when it asks
 for it, with one gather (a scalar by an integer index, an array by an
-index array of its shape, so no reshape is recorded). The new state is
+index array of its shape: a copy, with no reshape recorded). The new state is
 written field by field into one fill that already holds its plain fields,
-or, when most fields pass on unchanged (a rejected attempt), into a copy
-of the old vector. A step tape then spends its ops on the method, not on
+or, when most fields pass on unchanged, over the old vector itself (the
+step's input, whose fields were read before). A step tape then spends its ops on the method, not on
 taking the state apart and putting it together.
 """
 import math
@@ -33,20 +33,11 @@ class FlatLayout:
         for shape in self.shapes:
             self.offsets.append(self.offsets[-1] + math.prod(shape))
         self.size = self.offsets.pop()
-        # arrays of two or more axes are read and written through index arrays
-        self.grids = [o + np.arange(math.prod(s)).reshape(s) if len(s) > 1 else None
-                      for o, s in zip(self.offsets, self.shapes)]
-
-    def place(self, i):
-        """Where field ``i`` lies: an index, a slice or an index array (made
-        when asked: the layout holds no slices, which a fingerprint of the
-        steps' environment cannot see into)."""
-        shape, offset = self.shapes[i], self.offsets[i]
-        if not shape:
-            return offset
-        if len(shape) == 1:
-            return slice(offset, offset + shape[0])
-        return self.grids[i]
+        # arrays are read and written through index arrays of their shape:
+        # reading makes a copy (a slice would be a view, which a later write
+        # into the vector would change)
+        self.places = [o if not s else o + np.arange(math.prod(s)).reshape(s)
+                       for o, s in zip(self.offsets, self.shapes)]
 
     def view(self, z):
         """The state held in the flat vector ``z``, its fields read when asked for."""
@@ -67,12 +58,15 @@ class FlatLayout:
         recorded = [i for i, v in enumerate(values) if isinstance(v, Active)]
         plain = [i for i, v in enumerate(values) if v is not None and not isinstance(v, Active)]
         if any(same) and len(plain) <= sum(same):
-            out = np.copy(base._z)             # most fields pass on: write the others over it
+            # most fields pass on: write the others over the old vector, in
+            # place when it is recorded (a step's input, read only through
+            # the fields already gathered: no copy is recorded)
+            out = base._z if isinstance(base._z, Active) else np.copy(base._z)
             written = recorded + plain
         else:
             filled = np.zeros(self.size)
             for i in plain:
-                filled[self.place(i)] = values[i]
+                filled[self.places[i]] = values[i]
             if not recorded and not any(same):
                 return filled
             tape = (values[recorded[0]] if recorded else base._z).tape
@@ -80,8 +74,23 @@ class FlatLayout:
             written = recorded + [i for i in range(n) if same[i]]
             values = [base._field(i) if same[i] else v for i, v in enumerate(values)]
         for i in written:
-            out[self.place(i)] = values[i]
+            out[self.places[i]] = values[i]
         return out
+
+
+    def push_rows(self, view, name, rows):
+        """Shift the rows of the 2-D field ``name`` of the recorded vector
+        of ``view`` forward by ``len(rows)`` and write ``rows`` (a list)
+        behind them, in place: one gather and one scatter for the kept rows
+        and one scatter per new row, whatever the field's size. The vector
+        must be a step's input, whose other fields this does not touch."""
+        place, k = self.places[self.index[name]], len(rows)
+        z = view._z
+        assert isinstance(z, Active) and view._values[self.index[name]] is _UNREAD
+        if k < place.shape[0]:
+            z[place[:-k]] = z[place[k:]]
+        for j, row in enumerate(rows, start=place.shape[0] - k):
+            z[place[j]] = row
 
 
 class FlatView:
@@ -108,7 +117,7 @@ class FlatView:
         if v is _UNREAD:
             v = self._read[i]
             if v is _UNREAD:
-                v = self._read[i] = self._z[self._layout.place(i)]
+                v = self._read[i] = self._z[self._layout.places[i]]
         return v
 
     def __getattr__(self, name):
