@@ -59,7 +59,7 @@ def carried_outputs(loop, method, state, times, t_bound, args, options):
     if m > 1:
         carried["later_times"] = times[1:]
     values = list(state) + list(carried.values())
-    layout = FlatLayout(method.State._fields + tuple(carried), values)
+    layout = FlatLayout(method.State._fields + tuple(carried), values, method.State)
 
     def running(z, t_bound, *args):
         return bool(layout.view(z).status == RUNNING)
@@ -116,9 +116,8 @@ def _emit(method, layout, s, m, args):
             np.concatenate([later[k:], np.full(k, pad)])
     else:
         changes["next_time"] = pad
-    if method.dense_evaluations:
-        changes["nfev"] = s.nfev + method.dense_evaluations
-    return s._replace(**changes)
+    s = s._replace(**changes)
+    return method.count_dense(s) if method.dense_evaluations else s
 
 
 def _count(produced, m):

@@ -106,6 +106,7 @@ class Stepper:
     tolerances, largest step) and how it starts."""
 
     dense_evaluations = 0       # evaluations of fun the interpolant of a step adds
+                                # (count_dense adds them to a state's count)
 
     def __init__(self, rhs, direction, rtol, atol, max_step):
         self.rhs = rhs

@@ -125,7 +125,7 @@ class Run:
             return state
         args = (self.t_bound, target, handled) + self.args
         if self.layout is None and _recorded(state, args):
-            self.layout = FlatLayout(state._fields, state)
+            self.layout = FlatLayout(state._fields, state, self.method.State)
         layout = self.layout
         if layout is None:
             start = tuple(state)

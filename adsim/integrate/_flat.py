@@ -23,9 +23,12 @@ _UNREAD = object()
 
 class FlatLayout:
     """Where each field of a state lies in the flat vector: ``fields`` names
-    them, ``values`` (floats and arrays, active or not) give their shapes."""
+    them, ``values`` (floats and arrays, active or not) give their shapes;
+    the properties of the class ``State`` (a method's state type) are read
+    from views as from its instances."""
 
-    def __init__(self, fields, values):
+    def __init__(self, fields, values, State):
+        self.State = State
         self.fields = tuple(fields)
         self.index = {name: i for i, name in enumerate(self.fields)}
         self.shapes = [tuple(shape_of(v)) for v in values]
@@ -122,9 +125,12 @@ class FlatView:
 
     def __getattr__(self, name):
         i = self._layout.index.get(name)
-        if i is None:
-            raise AttributeError(f"the solver state has no field {name!r}")
-        return self._field(i)
+        if i is not None:
+            return self._field(i)
+        derived = getattr(self._layout.State, name, None)
+        if isinstance(derived, property):
+            return derived.fget(self)
+        raise AttributeError(f"{self._layout.State.__name__} has no field {name!r}")
 
     def _replace(self, **changes):
         values = list(self._values)

@@ -27,13 +27,37 @@ from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
 __all__ = ["ExplicitRungeKutta", "RKState"]
 
-RKState = namedtuple("RKState", ["t", "y", "f", "h_abs", "t_old", "y_old", "K", "h_previous",
-                                 "status", "rejected", "n_accepted", "nfev"])
-RKState.__doc__ = """State of an explicit Runge-Kutta solver. ``h_abs`` is the
-step size the next attempt starts from; ``t_old``, ``y_old``, ``K`` (the
-stages, with the derivative at the new point last) and ``h_previous``
-belong to the last accepted step; ``rejected`` is 1 after a rejected attempt
-of the current step; ``status`` is RUNNING, FINISHED or FAILED."""
+class RKState(namedtuple("RKState", ["t", "y", "h_abs", "t_old", "y_old", "K", "status",
+                                      "rejected", "counts"])):
+    """State of an explicit Runge-Kutta solver. ``h_abs`` is the step size
+    the next attempt starts from; ``t_old``, ``y_old`` and ``K`` (the stages,
+    with the derivative at the new point last) belong to the last accepted
+    step; ``rejected`` is 1 after a rejected attempt of the current step;
+    ``status`` is RUNNING, FINISHED or FAILED; ``counts`` holds the accepted
+    steps and the evaluations of fun.
+
+    What follows from these is not stored (a step updates fewer numbers):
+    the derivative ``f`` at ``t`` is the last stage (at the start ``K`` holds
+    ``f(t0)`` there), the last step ``h_previous`` is ``t - t_old`` (the
+    same number), and the counts are ``n_accepted`` and ``nfev``."""
+
+    __slots__ = ()
+
+    @property
+    def f(self):
+        return self.K[-1]
+
+    @property
+    def h_previous(self):
+        return self.t - self.t_old
+
+    @property
+    def n_accepted(self):
+        return self.counts[0]
+
+    @property
+    def nfev(self):
+        return self.counts[1]
 
 
 class ExplicitRungeKutta(Stepper):
@@ -54,9 +78,9 @@ class ExplicitRungeKutta(Stepper):
         the first step is chosen, one otherwise)."""
         f0, h_abs, nfev = self.first_evaluation(t0, y0, t_bound, args, first_step,
                                                 self.tableau.error_order)
-        K = np.zeros((self.tableau.n_stages + 1, y0.shape[0]))
-        return RKState(t=t0, y=y0, f=f0, h_abs=h_abs, t_old=t0, y_old=y0, K=K, h_previous=0.0,
-                       status=RUNNING, rejected=0.0, n_accepted=0.0, nfev=float(nfev))
+        K = set_row(np.zeros((self.tableau.n_stages + 1, y0.shape[0])), -1, f0)
+        return RKState(t=t0, y=y0, h_abs=h_abs, t_old=t0, y_old=y0, K=K, status=RUNNING,
+                       rejected=0.0, counts=np.array([0.0, nfev]))
 
     # ---- one attempt ---------------------------------------------------------
     def attempt(self, s, t_bound, args):
@@ -83,10 +107,9 @@ class ExplicitRungeKutta(Stepper):
             t_new = t_bound
         h = t_new - t
         h_abs = h if d > 0 else magnitude(h)     # h >= 0 forwards (t_new >= t)
-        y_new, f_new, K = self._stages(t, y, s.f, h, args)
+        y_new, K = self._stages(t, y, s.f, h, args)
         scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
         error_norm = self._error_norm(K, h, scale)
-        nfev = s.nfev + self.tableau.n_stages
         exponent = self.tableau.error_exponent
         if error_norm < 1:
             if error_norm == 0:
@@ -95,8 +118,8 @@ class ExplicitRungeKutta(Stepper):
                 factor = smaller(MAX_FACTOR, SAFETY * error_norm ** exponent)
             if rejected:               # no growth right after a rejection
                 factor = smaller(1, factor)
-            s = s._replace(t=t_new, y=y_new, f=f_new, h_abs=h_abs * factor, t_old=t, y_old=y,
-                           K=K, h_previous=h, n_accepted=s.n_accepted + 1, nfev=nfev)
+            s = s._replace(t=t_new, y=y_new, h_abs=h_abs * factor, t_old=t, y_old=y, K=K,
+                           counts=s.counts + (1.0, self.tableau.n_stages))
             # status (RUNNING) and rejected (0) stay as they are unless they change
             if rejected:
                 s = s._replace(rejected=0.0)
@@ -104,11 +127,12 @@ class ExplicitRungeKutta(Stepper):
                 s = s._replace(status=FINISHED)
             return s, True
         factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
-        return s._replace(h_abs=h_abs * factor, rejected=1.0, nfev=nfev), False
+        return s._replace(h_abs=h_abs * factor, rejected=1.0,
+                          counts=s.counts + (0.0, self.tableau.n_stages)), False
 
     def _stages(self, t, y, f, h, args):
-        """(y_new, f_new, K): the propagated solution, its derivative, and the
-        stage matrix whose last row is f_new (filled row by row, as SciPy
+        """(y_new, K): the propagated solution and the stage matrix, whose
+        last row is the derivative at the new point (filled row by row, as SciPy
         does, so that plain runs combine the stages with the same BLAS calls)."""
         tab = self.tableau
         K = set_row(np.zeros((tab.n_stages + 1, y.shape[0])), 0, f)
@@ -117,7 +141,7 @@ class ExplicitRungeKutta(Stepper):
             K = self.rhs.into(K, i, self.rhs.time(t, tab.C[i], h), y + dy, args)
         y_new = y + h * combine(K, tab.B, tab.n_stages)
         K = self.rhs.into(K, -1, self.rhs.time(t, 1, h), y_new, args)
-        return y_new, K[-1], K
+        return y_new, K
 
     def _error_norm(self, K, h, scale):
         tab = self.tableau
@@ -166,6 +190,10 @@ class ExplicitRungeKutta(Stepper):
             [rows[i] for i in range(rows.shape[0])]
 
     # ---- counts ------------------------------------------------------------------
+    def count_dense(self, s):
+        """State ``s`` with the evaluations of one step's interpolant counted."""
+        return s._replace(counts=s.counts + (0.0, self.dense_evaluations))
+
     def counts(self, s, dense_steps):
         """(nfev, njev, nlu) of a run ending in state ``s``; ``dense_steps()``
         is the number of distinct steps whose interpolant was used outside

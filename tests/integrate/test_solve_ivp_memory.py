@@ -16,7 +16,7 @@ from ivp_problems import burgers, burgers_problem
 
 U0, NU, DX = burgers_problem(128)
 T_END = 1.5
-SOLVER = 8 * U0.size * (7 + 3) + 8 * 8          # RK45: 7 stage rows, y, f, y_old, 8 scalars
+SOLVER = 8 * U0.size * (7 + 2) + 8 * 7          # RK45: 7 stage rows, y, y_old, 7 scalars
 OVERHEAD = 512                                  # a snapshot's bookkeeping (docs/checkpointing.md)
 T_EVAL = [0.5, T_END]
 # (events, loops, bytes of a loop state): without events the two outputs travel
