@@ -107,7 +107,7 @@ class ExplicitRungeKutta(Stepper):
             t_new = t_bound
         h = t_new - t
         h_abs = h if d > 0 else magnitude(h)     # h >= 0 forwards (t_new >= t)
-        y_new, K = self._stages(t, y, s.f, h, args)
+        y_new, K = self._stages(t, y, s, h, args)
         scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
         error_norm = self._error_norm(K, h, scale)
         exponent = self.tableau.error_exponent
@@ -130,12 +130,20 @@ class ExplicitRungeKutta(Stepper):
         return s._replace(h_abs=h_abs * factor, rejected=1.0,
                           counts=s.counts + (0.0, self.tableau.n_stages)), False
 
-    def _stages(self, t, y, f, h, args):
+    def _stages(self, t, y, s, h, args):
         """(y_new, K): the propagated solution and the stage matrix, whose
         last row is the derivative at the new point (filled row by row, as SciPy
-        does, so that plain runs combine the stages with the same BLAS calls)."""
+        does, so that plain runs combine the stages with the same BLAS calls).
+
+        Recorded, the new stage matrix starts as one gather from the old
+        one: its last row (``f``) first, then its other rows, each written
+        over before a nonzero weight meets it (they are finite: the stages
+        of an accepted step), where weights of zero read them meanwhile."""
         tab = self.tableau
-        K = set_row(np.zeros((tab.n_stages + 1, y.shape[0])), 0, f)
+        if isinstance(s.K, Active):
+            K = s.K[[tab.n_stages] + list(range(1, tab.n_stages + 1))]
+        else:
+            K = set_row(np.zeros((tab.n_stages + 1, y.shape[0])), 0, s.f)
         for i in range(1, tab.n_stages):
             dy = combine(K, tab.A[i], i) * h
             K = self.rhs.into(K, i, self.rhs.time(t, tab.C[i], h), y + dy, args)
