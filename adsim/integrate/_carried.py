@@ -41,12 +41,15 @@ SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapsho
 
 
 def fits(state, m):
-    """Do ``m`` outputs travel in the loop state? When the fields they add
-    hold no more numbers than the solver state (or than SMALL_OUTPUTS), a
-    step copying them costs no more than copying the state itself."""
+    """Do ``m`` outputs travel in the loop state? Every step copies them on
+    (and its reverse their adjoints), where a loop per output time costs
+    Python per loop instead: they do when the fields they add hold at most
+    an eighth of the numbers of the solver state (copying them adds little
+    to a step of a large system), or at most SMALL_OUTPUTS (a small system,
+    whose steps cost about what a loop's Python does)."""
     n = shape_of(state.y)[0]
     size = sum(math.prod(shape_of(v)) for v in state)
-    return m * (n + 1) + 1 <= max(size, SMALL_OUTPUTS)
+    return m * (n + 1) + 1 <= max(size // 8, SMALL_OUTPUTS)
 
 
 def carried_outputs(loop, method, state, times, t_bound, args, options):

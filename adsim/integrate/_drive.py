@@ -10,7 +10,14 @@ and loop ``j``, at its time. With events a loop also stops after a step in
 which an event function changes sign; the events of that step are located
 in the enclosing tape, and the next loop carries on. The loops do not
 change the steps: each runs the attempts one long loop would, so the step
-sequence is SciPy's.
+sequence is SciPy's. Inside a recording a loop's state is the solver state
+as one flat vector (:mod:`adsim.integrate._flat`), passed from one loop to
+the next as it is; on plain values it is the state's tuple.
+
+Without events, and when the outputs are small next to the solver state,
+the whole integration is one loop instead, the outputs travelling in its
+state (:mod:`adsim.integrate._carried`): a replay then runs no Python per
+output time.
 
 Without ``t_eval`` every accepted step is an output; the attempts are then
 recorded one after the other in the enclosing tape (memory grows with the
