@@ -1,13 +1,14 @@
 """A solver's state as one flat vector: the state of the checkpointed loops.
 
-Inside a recording the attempts between two output times are one loop,
-whose state is one vector. A step reads a field of it only when it asks
-for it, with one gather (a scalar by an integer index, an array by an
-index array of its shape: a copy, with no reshape recorded). The new state is
+Inside a recording the attempts of an integration with ``t_eval`` are
+checkpointed loops (one in all, or one per interval between output times),
+whose state is one vector. A step reads a field of it only when it asks for
+it, with one gather (a scalar by an integer index, an array by an index
+array of its shape: a copy, with no reshape recorded). The new state is
 written field by field into one fill that already holds its plain fields,
 or, when most fields pass on unchanged, over the old vector itself (the
-step's input, whose fields were read before). A step tape then spends its ops on the method, not on
-taking the state apart and putting it together.
+step's input, whose fields were read before). A step tape then spends its
+ops on the method, not on taking the state apart and putting it together.
 """
 import math
 
@@ -80,16 +81,16 @@ class FlatLayout:
             out[self.places[i]] = values[i]
         return out
 
-
     def push_rows(self, view, name, rows):
         """Shift the rows of the 2-D field ``name`` of the recorded vector
         of ``view`` forward by ``len(rows)`` and write ``rows`` (a list)
         behind them, in place: one gather and one scatter for the kept rows
         and one scatter per new row, whatever the field's size. The vector
         must be a step's input, whose other fields this does not touch."""
-        place, k = self.places[self.index[name]], len(rows)
-        z = view._z
-        assert isinstance(z, Active) and view._values[self.index[name]] is _UNREAD
+        i = self.index[name]
+        place, k, z = self.places[i], len(rows), view._z
+        assert isinstance(z, Active) and view._values[i] is _UNREAD
+        view._read[i] = _UNREAD         # a copy read before is out of date
         if k < place.shape[0]:
             z[place[:-k]] = z[place[k:]]
         for j, row in enumerate(rows, start=place.shape[0] - k):
@@ -135,6 +136,8 @@ class FlatView:
     def _replace(self, **changes):
         values = list(self._values)
         for name, v in changes.items():
+            if name not in self._layout.index:
+                raise ValueError(f"{self._layout.State.__name__} has no field {name!r}")
             values[self._layout.index[name]] = v
         return FlatView(self._layout, self._z, self._read, values)
 
