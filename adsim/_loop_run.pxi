@@ -142,12 +142,14 @@ cdef class LoopSteps:
         replay_teardown(v.tape, r)
 
     def finish(self):
-        """Return every Replay, and tell the holder which variant was used last."""
+        """Return every Replay, and tell the holder which variant was used
+        last (when that changed the order it holds)."""
         cdef StepVariant v
-        order = [(<StepVariant>v).tape for v in self.variants]
+        cdef list order = [(<StepVariant>v).tape for v in self.variants]
         for v in self.variants:
             self.release(v)
-        self.tapes.used_order(order)
+        if not same_items(order, self.tapes.variants):
+            self.tapes.used_order(order)
 
     cdef int record(self, double* z) except -1:
         """Python: record one more variant at state z (every variant left its
@@ -317,6 +319,17 @@ cdef class LoopSteps:
         if self.try_turn(<StepVariant>self.variants[0], z, zt, w, wdot):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
         return 0
+
+
+cdef bint same_items(list a, object b):
+    """Do the lists hold the same objects in the same order?"""
+    cdef Py_ssize_t i
+    if len(a) != len(b):
+        return False
+    for i in range(len(a)):
+        if a[i] is not b[i]:
+            return False
+    return True
 
 
 cdef void take_sum(cnp.ndarray total, double* part) noexcept:

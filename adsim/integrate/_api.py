@@ -74,15 +74,18 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         entries outside it are left out of them, see docs/integrate.md).
     memory_limit : int or str, optional
         With ``t_eval``: bound (``"100MB"``) on the memory the checkpointing
-        of each interval between output times adds to a sweep (see
-        ``adsim.checkpoint_while``).
+        of each checkpointed loop adds to a sweep (see
+        ``adsim.checkpoint_while``). Inside a recording, outputs small next
+        to the solver state travel in the state of one loop over the whole
+        integration; otherwise each interval between output times is a loop.
     snapshots : int, optional
         With ``t_eval``: snapshots per interval between output times
         (default 20; with ``memory_limit``, at most what it holds).
     stats : list, optional
-        Receives one dict per checkpointed interval (the work counts of
-        ``adsim.checkpoint_while``), the last one for the part after the
-        last output time, if the integration goes on after it.
+        Receives one dict per checkpointed loop (the work counts of
+        ``adsim.checkpoint_while``): one in all, or one per interval between
+        output times, the last one for the part after the last output time,
+        if the integration goes on after it.
 
     Returns
     -------

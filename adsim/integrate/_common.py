@@ -11,10 +11,11 @@ The definitions are those of Hairer, Norsett & Wanner and of SciPy's
 """
 import numpy as np
 
+from .._tape import Active
 from ._piecewise import larger, magnitude, smaller
 
 __all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",
-           "min_step"]
+           "min_step", "spacing_bound"]
 
 EPS = np.finfo(float).eps
 SAFETY = 0.9            # fraction of the optimal step size taken
@@ -81,9 +82,28 @@ def min_step(t, direction):
     return 10 * spacing
 
 
+def spacing_bound(t, t_bound, direction):
+    """A number at least :func:`min_step` at ``t``, for ``t`` not past
+    ``t_bound``: ``10 * EPS * max(|t|, tiny)`` (a spacing of floating-point
+    numbers at ``a >= tiny`` is at most ``EPS * a``; the product rounds to
+    no less, as ``10 * EPS`` is exact), or the same at ``|t_bound|`` when
+    ``t_bound`` is a plain number and ``|t| <= |t_bound|`` (one comparison:
+    ``t`` lies between ``-|t_bound|`` and ``t_bound``). A step size at least
+    this large needs no exact minimum: two ops where :func:`min_step` takes
+    seven and a branch."""
+    if not isinstance(t_bound, Active):
+        reach = abs(float(t_bound))
+        if t >= -reach if direction > 0 else t <= reach:
+            return max(reach, _TINY) * (10 * EPS)
+    return larger(magnitude(t), _TINY) * (10 * EPS)
+
+
 class Stepper:
     """What every method holds for one problem (right-hand side, direction,
     tolerances, largest step) and how it starts."""
+
+    dense_evaluations = 0       # evaluations of fun the interpolant of a step adds
+                                # (count_dense adds them to a state's count)
 
     def __init__(self, rhs, direction, rtol, atol, max_step):
         self.rhs = rhs

@@ -10,7 +10,14 @@ and loop ``j``, at its time. With events a loop also stops after a step in
 which an event function changes sign; the events of that step are located
 in the enclosing tape, and the next loop carries on. The loops do not
 change the steps: each runs the attempts one long loop would, so the step
-sequence is SciPy's.
+sequence is SciPy's. Inside a recording a loop's state is the solver state
+as one flat vector (:mod:`adsim.integrate._flat`), passed from one loop to
+the next as it is; on plain values it is the state's tuple.
+
+Without events, and when the outputs are small next to the solver state,
+the whole integration is one loop instead, the outputs travelling in its
+state (:mod:`adsim.integrate._carried`): a replay then runs no Python per
+output time.
 
 Without ``t_eval`` every accepted step is an output; the attempts are then
 recorded one after the other in the enclosing tape (memory grows with the
@@ -18,10 +25,13 @@ number of steps, as the output does).
 """
 import numpy as np
 
+from .._np.core import shape_of
 from .._tape import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
+from ._carried import SNAPSHOTS_PER_INTERVAL, carried_outputs, fits
+from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
 __all__ = ["Run"]
@@ -40,11 +50,11 @@ class Run:
         self.args = args
         self.events = events
         self.group = group              # the LoopGroup of the loops, inside a recording
-        self._step = _step(method)
-        self._condition = _condition(method, events)
         self.state = None
         self.stop = None
         self.marks = []
+        self.layout = None          # of the flat loop state, once a loop is recorded
+        self._functions = None      # (condition, step) of every loop: one recorded step
 
     # ---- step by step ------------------------------------------------------------
     def every_step(self, state):
@@ -78,8 +88,18 @@ class Run:
         lies beyond a terminal event. ``loop`` holds options of
         ``checkpoint_while``; ``stats`` (a list) receives one dict of work
         counts per loop (no loop runs after an output time that ends the
-        integration)."""
+        integration; one loop in all when the outputs travel in its state,
+        with ``snapshots`` per interval between output times)."""
         method, d = self.method, self.method.direction
+        if self.events is None and _recorded(state, (times, self.t_bound) + self.args) \
+                and fits(state, shape_of(times)[0]):
+            # one interval per output time, and one more when the last is not the end
+            intervals = shape_of(times)[0] + (0 if times[-1] == self.t_bound else 1)
+            loop = dict(loop, snapshots=loop.get("snapshots", SNAPSHOTS_PER_INTERVAL) * intervals)
+            self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
+                                                  self.t_bound, self.args,
+                                                  self._options(loop, stats))
+            return outputs
         outputs, handled = [], 0.0
         for t_target in list(times) + [None]:
             if t_target is None and state.status != RUNNING:
@@ -115,26 +135,47 @@ class Run:
     def _loop(self, state, target, handled, loop, stats):
         if self.stop is not None:          # a terminal event ended the integration
             return state
+        # the interval's end is a loop input, so that all loops share one step and condition
+        args = (self.t_bound, _input(target), _input(handled)) + self.args
+        if self.layout is None and _recorded(state, args):
+            self.layout = FlatLayout(state._fields, state, self.method.State)
+        layout = self.layout
+        if layout is None:
+            start = tuple(state)
+        elif isinstance(state, FlatView) and state.pristine:
+            start = state._z
+        else:
+            start = layout.vector(state)
+        if self._functions is None or self._functions[2] is not layout:
+            self._functions = (_condition(self.method, self.events, layout),
+                               _step(self.method, layout), layout)
+        condition, step, _ = self._functions
+        final = self._checkpointed(condition, step, start, args, self._options(loop, stats))
+        return self.method.State(*final) if layout is None else layout.view(final)
+
+    @staticmethod
+    def _options(loop, stats):
+        """Options of one ``checkpoint_while``; its work counts go to ``stats``."""
         options = dict(loop)
         if stats is not None:
             options["stats"] = {}
             stats.append(options["stats"])
-        # the interval's end is a loop input, so that all loops share one step and condition
-        args = (self.t_bound, _input(target), _input(handled)) + self.args
+        return options
+
+    def _checkpointed(self, cond, step, state, args, options):
+        """``checkpoint_while`` (in the integration's loop group, which shares
+        one budget, inside a recording), its error on values read from
+        closures reworded for ``fun``."""
         try:
             if self.group is None:
-                final = checkpoint_while(self._condition, self._step, tuple(state), args=args,
-                                         **options)
-            else:
-                final = grouped_while(self.group, self._condition, self._step, tuple(state),
-                                      args, while_options(**options))
+                return checkpoint_while(cond, step, state, args=args, **options)
+            return grouped_while(self.group, cond, step, state, args, while_options(**options))
         except MixedRecordings as error:
             raise UnsupportedOperation(
                 "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
                 "arguments (from a closure, a global or an object). With t_eval the steps are "
                 "recorded on their own tape, so pass such values through args=: "
                 "fun(t, y, *args)") from error
-        return self.method.State(*final)
 
 
 def _input(t):
@@ -142,20 +183,30 @@ def _input(t):
     return t if isinstance(t, Active) else np.asarray(t, dtype=float)
 
 
-def _step(method):
+def _recorded(state, args):
+    """Does the loop record (some value of the state or args is active)?"""
+    return isinstance(state, FlatView) or any(isinstance(v, Active)
+                                              for v in tuple(state) + tuple(args))
+
+
+def _step(method, layout):
+    """One attempt, on the state's tuple or (``layout``) its flat vector."""
     def attempt(state, t_bound, t_target, handled, *args):
-        return tuple(method.attempt(method.State(*state), t_bound, args)[0])
+        if layout is None:
+            return tuple(method.attempt(method.State(*state), t_bound, args)[0])
+        view = layout.view(state)
+        return layout.vector(method.attempt(view, t_bound, args)[0], base=view)
     return attempt
 
 
-def _condition(method, events):
+def _condition(method, events, layout):
     """Attempts continue until a step reaches ``t_target`` (at least one
     step, so that there is an interpolant), and stop after a step whose
     events are not yet handled (its accepted-step count is not ``handled``)."""
     direction = method.direction
 
     def more(state, t_bound, t_target, handled, *args):
-        s = method.State(*state)
+        s = method.State(*state) if layout is None else layout.view(state)
         if s.status != RUNNING:
             return False
         if s.n_accepted == 0:
@@ -163,5 +214,6 @@ def _condition(method, events):
         if events is not None and s.n_accepted != handled and events.active(
                 events.values(s.t_old, s.y_old, args), events.values(s.t, s.y, args)):
             return False
-        return bool(direction * (s.t - t_target) < 0)
+        # direction * (t - t_target) < 0, one comparison
+        return bool(s.t < t_target if direction > 0 else s.t > t_target)
     return more

@@ -3,12 +3,14 @@ it, and the conversion of user values (arrays, or lists holding active
 numbers) to float arrays."""
 import numpy as np
 
+from .._codeinfo import unused_parameters
 from .._creation import current_tape
+from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
 from .._tape import Active
 from ..errors import UnsupportedOperation
 
-__all__ = ["RightHandSide", "real_array", "RUNNING", "FINISHED", "FAILED"]
+__all__ = ["RightHandSide", "real_array", "set_row", "RUNNING", "FINISHED", "FAILED"]
 
 # solver status carried in a method's state (a float, so that it can be a loop state)
 RUNNING, FINISHED, FAILED = 0.0, 1.0, -1.0
@@ -35,14 +37,45 @@ def real_array(x, what):
 
 class RightHandSide:
     """``fun(t, y, *args)`` as a float vector of the state's length; inside a
-    recording ``fun`` runs on active values and is recorded."""
+    recording ``fun`` runs on active values and is recorded.
+
+    ``reads_time`` is False when ``fun`` provably never reads ``t`` (its
+    bytecode never loads it: an autonomous system); the stages of a step
+    then pass no time, so that no stage times are recorded."""
 
     def __init__(self, fun, n):
         self.fun = fun
         self.n = n
+        code = getattr(fun, "__code__", None)
+        self.reads_time = code is None or code.co_argcount == 0 or \
+            code.co_varnames[0] not in unused_parameters(fun)
+
+    def time(self, t, c, h):
+        """The time ``t + c * h`` of a stage (``t + h`` for ``c = 1``, the
+        same number), or None when ``fun`` never reads it."""
+        if not self.reads_time:
+            return None
+        return t + h if c == 1 else t + c * h
 
     def __call__(self, t, y, args):
-        f = real_array(self.fun(t, y, *args), "fun(t, y)")
+        return self._checked(self.fun(t, y, *args))
+
+    def into(self, K, i, t, y, args):
+        """``K`` with row ``i`` set to ``fun(t, y, *args)`` (a plain ``K``
+        becomes active when the row is). A list of numbers, some active
+        (``[y[1], -y[0]]``), is written into the row number by number, with
+        no array stacked from it first."""
+        f = self.fun(t, y, *args)
+        if isinstance(f, (list, tuple)) and len(f) == self.n and current_tape() is not None \
+                and all(map(_is_number, f)) and any(isinstance(v, Active) for v in f):
+            K = _active_like(K, next(v for v in f if isinstance(v, Active)))
+            for j, v in enumerate(f):
+                K[i, j] = v
+            return K
+        return set_row(K, i, self._checked(f))
+
+    def _checked(self, f):
+        f = real_array(f, "fun(t, y)")
         if f.shape != (self.n,):
             if f.size == self.n:
                 return np.reshape(f, (self.n,))
@@ -50,3 +83,23 @@ class RightHandSide:
                              f"{tuple(f.shape)}; it must return the derivative of y, shape "
                              f"({self.n},)")
         return f
+
+
+def _is_number(v):
+    """An active scalar or a real Python/NumPy number."""
+    if isinstance(v, Active):
+        return v.shape == ()
+    return isinstance(v, (int, float, np.integer, np.floating))
+
+
+def _active_like(K, row):
+    """``K``, recorded on ``row``'s tape when it is plain."""
+    return K if isinstance(K, Active) else as_active(row.tape, K)
+
+
+def set_row(K, i, row):
+    """``K[i] = row``; a plain ``K`` becomes active when ``row`` is."""
+    if isinstance(row, Active):
+        K = _active_like(K, row)
+    K[i] = row
+    return K

@@ -179,7 +179,7 @@ def checkpoint_cost_figure(path, quick):
     points, t_end, rtol = (128, 0.5, 1e-6) if quick else (512, 0.5, 1e-9)
     counts = (4, 16, 64) if quick else (3, 4, 6, 8, 12, 16, 32, 64, 128, 256)
     rows, t_plain, nfev, fd_error = checkpoint_cost(points, t_end, rtol, counts)
-    snapshot_bytes = (7 + 4) * points * 8       # RK45: (s + 4) n numbers per snapshot
+    snapshot_bytes = (7 + 2) * points * 8       # RK45: 7 stage rows, y and y_old per snapshot
     print(f"Burgers, {points} points, RK45 (rtol {rtol:g}) on [0, {t_end:g}]: {rows[0]['steps']} "
           f"attempted steps, {nfev} evaluations, plain solve {t_plain:.2f} s CPU; gradient vs "
           f"central differences {fd_error:.1e}")

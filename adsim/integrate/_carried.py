@@ -1,0 +1,131 @@
+"""All output times in one checkpointed loop: the outputs travel in its state.
+
+Inside a recording, when the solutions at the output times are small next
+to the solver state, an integration with ``t_eval`` is one
+``adsim.checkpoint_while`` loop from ``t0`` until the solver stops (as
+SciPy's loop runs). Its state is the solver's flat state
+(:mod:`adsim.integrate._flat`) with four more fields:
+
+* ``next_time``: the next output time;
+* ``later_times``: the output times after it, the queue filled up behind
+  with ``direction * inf``, a time no step reaches;
+* ``outputs``: the interpolated solutions so far, newest last (a step that
+  passes ``k`` output times shifts them forward by ``k`` rows and writes its
+  ``k`` interpolants behind them, so after ``m`` outputs row ``j`` is the
+  solution at ``t_eval[j]``);
+* ``produced``: how many there are.
+
+A step that passes no output time costs three ops more than a plain step
+(a comparison foreseeing the output test of each step at its start, so
+that a replay leaving a recorded variant for an output leaves it early,
+and the test itself); a replay runs the whole integration in compiled code with no Python
+per output time, and the adjoint of each output enters the reverse sweep
+at the step that made it, through the rows that carry it back there.
+"""
+import inspect
+import math
+
+import numpy as np
+
+from .._np.core import shape_of
+from ..checkpoint import checkpoint_while
+from ._flat import FlatLayout, FlatView
+from ._rhs import FAILED, RUNNING
+
+__all__ = ["fits", "carried_outputs", "SNAPSHOTS_PER_INTERVAL"]
+
+# outputs of at most this many numbers always travel in the state
+SMALL_OUTPUTS = 1024
+# the snapshots an interval between output times gets by default: checkpoint_while's
+SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapshots"].default
+
+
+def fits(state, m):
+    """Do ``m`` outputs travel in the loop state? Every step copies them on
+    (and its reverse their adjoints), where a loop per output time costs
+    Python per loop instead: they do when the fields they add hold at most
+    an eighth of the numbers of the solver state (copying them adds little
+    to a step of a large system), or at most SMALL_OUTPUTS (a small system,
+    whose steps cost about what a loop's Python does)."""
+    n = shape_of(state.y)[0]
+    size = sum(math.prod(shape_of(v)) for v in state)
+    return m * (n + 1) + 1 <= max(size // 8, SMALL_OUTPUTS)
+
+
+def carried_outputs(loop, method, state, times, t_bound, args, options):
+    """Run the integration from ``state`` as one loop (``loop``: a callable
+    like ``checkpoint_while``) with ``options``; returns the final state
+    (its solver fields readable as attributes) and the outputs at
+    ``times``, as many as the integration reached (all unless it failed)."""
+    m, n = shape_of(times)[0], shape_of(state.y)[0]
+    carried = {"next_time": times[0], "outputs": np.zeros((m, n)), "produced": 0.0}
+    if m > 1:
+        carried["later_times"] = times[1:]
+    values = list(state) + list(carried.values())
+    layout = FlatLayout(method.State._fields + tuple(carried), values, method.State)
+
+    def running(z, t_bound, *args):
+        return bool(layout.view(z).status == RUNNING)
+
+    final = layout.view(loop(running, _step(method, layout, m), layout.vector(values),
+                             (t_bound,) + tuple(args), options))
+    produced = m if final.status != FAILED else _count(final.produced, m)
+    rows = final.outputs
+    return final, [rows[j] for j in range(m - produced, m)]
+
+
+def _step(method, layout, m):
+    solver = method.State._fields
+    d = method.direction
+
+    def attempt(z, t_bound, *args):
+        view = layout.view(z)
+        # Foresee the output test of the step (after its work) by one recorded
+        # comparison at its start: a replay whose step reaches an output time
+        # where the recorded one did not (or the reverse) leaves the recorded
+        # variant here, before the work, not after it. Its outcome decides nothing.
+        t, h, te = view.t, view.h_abs, view.next_time
+        bool(te <= t + h if d > 0 else te >= t - h)
+        s, accepted = method.attempt(view, t_bound, args)
+        if not isinstance(s, FlatView):     # a new state of the method's own type
+            s = view._replace(**dict(zip(solver, s)))
+        if accepted:
+            s = _emit(method, layout, s, m, args)
+        return layout.vector(s, base=view)
+    return attempt
+
+
+def _emit(method, layout, s, m, args):
+    """State ``s`` after an accepted step, with the interpolants of the step
+    at the output times it reached appended to the outputs (written in
+    place into the step's input vector)."""
+    d, t = method.direction, s.t
+    due, te = [], s.next_time
+    while te <= t if d > 0 else te >= t:
+        due.append(te)
+        if len(due) == m:
+            break
+        te = s.later_times[len(due) - 1]
+    k = len(due)
+    if not k:
+        return s
+    pad = d * np.inf
+    layout.push_rows(s, "outputs", [method.dense(s, te, args) for te in due])
+    changes = dict(produced=s.produced + k)
+    if m > 1:
+        later = s.later_times
+        changes["next_time"] = later[k - 1] if k < m else pad
+        changes["later_times"] = np.full(m - 1, pad) if k >= m - 1 else \
+            np.concatenate([later[k:], np.full(k, pad)])
+    else:
+        changes["next_time"] = pad
+    s = s._replace(**changes)
+    return method.count_dense(s) if method.dense_evaluations else s
+
+
+def _count(produced, m):
+    """``produced`` (a recorded count) as an int, each comparison guarded."""
+    for k in range(m + 1):
+        if produced == k:
+            return k
+    raise AssertionError(f"adsim.integrate: {produced} outputs of {m}")
