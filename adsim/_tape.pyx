@@ -388,8 +388,8 @@ cdef class Tape:
     cdef void mark_value_reads(self, int code, const int32_t* ops):
         """Flag the slots whose current values the reverse sweeps of this op read."""
         cdef int i
-        if not VALUE_USES[code] & USES_ARGS:
-            return
+        if not VALUE_USES[code] & USES_ARGS or not self.operands_varied(code, ops):
+            return                  # (a result without derivative: no reverse rule runs)
         if code == CALLBACK:
             for i in range(ops[2]):
                 if ops[3 + i] >= 0:
