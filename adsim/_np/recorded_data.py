@@ -320,6 +320,19 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return exact_integers(np.sum(a.values, axis=axis, keepdims=keepdims))
 
 
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    if not isinstance(a, _RecordedArray) or out is not None or kwargs or \
+            dtype not in (None, float, np.float64):
+        return NotImplemented
+    return np.mean(a.values, axis=axis, keepdims=keepdims)
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    if not isinstance(a, _RecordedArray) or out is not None or dtype not in (None, int, np.int64):
+        return NotImplemented
+    return exact_integers(np.cumsum(a.values, axis=axis))
+
+
 def _count_nonzero(a, axis=None, *, keepdims=False):
     if not isinstance(a, _RecordedArray):
         return NotImplemented
@@ -340,7 +353,8 @@ def _all(a, axis=None, out=None, keepdims=False, *, where=None):
     return BoolArray(binary(Op.EQUAL, misses, 0.0, sides=False))
 
 
-FUNCTIONS = {np.take: take, np.clip: clip, np.where: where, np.sum: _sum,
+FUNCTIONS = {np.take: take, np.clip: clip, np.where: where, np.sum: _sum, np.mean: _mean,
+             np.cumsum: _cumsum,
              np.count_nonzero: _count_nonzero, np.any: _any, np.all: _all,
              np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
              np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}
