@@ -53,7 +53,6 @@ _COMPOSED_UFUNCS = {
     np.logaddexp: elementwise.logaddexp, np.logaddexp2: elementwise.logaddexp2,
     np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
     np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
-    np.isinf: elementwise.isinf, np.isfinite: elementwise.isfinite,
     np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,
     np.fmin: composed.fmin, np.divmod: lambda a, b: (floor_divide(a, b), remainder(a, b)),
     np.copysign: elementwise.copysign,
@@ -162,8 +161,8 @@ def _called(uf, inputs, kwargs):
         return recorded_compare(_COMPARE_UFUNCS[uf], *inputs)
     if uf is np.matmul:
         return matmul(*inputs)
-    if uf is np.isnan:
-        return compare(CompareKind.CMP_NE, inputs[0], inputs[0])
+    if uf in (np.isnan, np.isinf, np.isfinite):
+        return recorded_data.ufunc(uf, "__call__", inputs, kwargs)      # boolean data
     if uf in _COMPOSED_UFUNCS:
         return _COMPOSED_UFUNCS[uf](*inputs)
     recorded = special_ufunc(uf)

@@ -39,6 +39,9 @@ REPLAYED = {      # masks the replay reads: one recording serves every point
     "sum along an axis": lambda x: np.sum(np.sum(x.reshape(2, 2) > 0, axis=0) * x[:2]),
     "where of integers": lambda x: np.sum(np.where(x > 0, 1, 0) * x),
     "any without if": lambda x: np.sum(np.where(np.any(x > 3), x, -x)),
+    "nan tests": lambda x: np.sum(np.where(np.isinf(np.where(x > 0, x, np.inf))
+                                           | np.isnan(np.where(x > 1, np.nan, x)), 0.0, x ** 3)
+                                  + np.isfinite(np.where(x < 2, x, -np.inf)) * x),
 }
 BRANCHES = {      # plain values: branch records
     "if": lambda x: np.sum(x ** 2) if np.any(x > 3) else np.sum(x),
