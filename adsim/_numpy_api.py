@@ -14,7 +14,7 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
 from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import recorded_data
-from ._np.recorded_arrays import BoolArray, IntegerArray
+from ._np.recorded_arrays import RecordedArray
 from ._np import complex as complex_
 from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
@@ -97,7 +97,7 @@ def recorded_compare(kind, a, b):
 
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex."""
-    if isinstance(a, (IntegerArray, BoolArray)) or isinstance(b, (IntegerArray, BoolArray)):
+    if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
         return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
     if complex_.is_complex(a) or complex_.is_complex(b):
         return complex_.binary(code, a, b)
@@ -105,7 +105,7 @@ def binary(code, a, b):
 
 
 def ufunc(uf, method, inputs, kwargs):
-    if any(isinstance(v, (IntegerArray, BoolArray)) for v in inputs):
+    if any(isinstance(v, RecordedArray) for v in inputs):
         return recorded_data.ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, ComplexActive) for v in inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)

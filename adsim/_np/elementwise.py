@@ -10,7 +10,7 @@ from .core import as_active, binary, compare, constant, copy, new, operand, reco
     reject_kwargs, shape_of, size_of, tape_of
 from .integers import current, plain_if_constant
 from . import layout, recorded_data
-from .recorded_arrays import BoolArray, IntegerArray
+from .recorded_arrays import RecordedArray
 
 
 def absolute(x):
@@ -38,7 +38,7 @@ def clip(x, a_min=None, a_max=None, out=None, **kwargs):
 
 
 def where(condition, x=None, y=None):
-    if isinstance(condition, (BoolArray, IntegerArray)) and x is not None and y is not None:
+    if isinstance(condition, RecordedArray) and x is not None and y is not None:
         return recorded_data.where(condition, x, y)
     if x is None or y is None:
         raise UnsupportedOperation("adsim: np.where(condition) with one argument returns indices; "
@@ -101,21 +101,6 @@ def sinc(x):
     safe = where(small, 1.0, t)
     series = 1.0 + t * t * (-1.0 / 6 + t * t * (1.0 / 120 + t * t * (-1.0 / 5040 + t * t / 362880)))
     return where(small, series, np.sin(safe) / safe)
-
-
-def isinf(x):
-    return compare(CompareKind.CMP_EQ, absolute_value(x), np.inf)
-
-
-def isfinite(x):
-    v = absolute_value(x)
-    return compare(CompareKind.CMP_LT, v, np.inf) & compare(CompareKind.CMP_EQ, v, v)
-
-
-def absolute_value(x):
-    """|x| for a test only (no branch record needed: the comparison that uses
-    it is recorded)."""
-    return record_unary(x, int(Op.ABS))
 
 
 def real(x):

@@ -27,7 +27,7 @@ def _rules():
     return recorded_data
 
 
-class _RecordedArray:
+class RecordedArray:
     """What integer and boolean data share (see the module)."""
 
     __array_priority__ = 1001.0        # above Active's: mixed operators come here
@@ -151,13 +151,13 @@ class _RecordedArray:
         return _rules().ufunc(np.invert, "__call__", (self,), {})
 
 
-class IntegerArray(_RecordedArray):
+class IntegerArray(RecordedArray):
     """int64 data computed from active values, recorded (see the module)."""
 
     dtype = np.dtype(np.int64)
 
 
-class BoolArray(_RecordedArray):
+class BoolArray(RecordedArray):
     """Booleans computed from active values (a comparison), recorded (see the
     module)."""
 
@@ -175,8 +175,8 @@ for _name, _uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                    ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
                    ("or", np.bitwise_or), ("xor", np.bitwise_xor), ("lshift", np.left_shift),
                    ("rshift", np.right_shift), ("matmul", np.matmul)):
-    setattr(_RecordedArray, f"__{_name}__", _operator(_uf))
-    setattr(_RecordedArray, f"__r{_name}__", _operator(_uf, reflected=True))
+    setattr(RecordedArray, f"__{_name}__", _operator(_uf))
+    setattr(RecordedArray, f"__r{_name}__", _operator(_uf, reflected=True))
 for _name, _uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)):
-    setattr(_RecordedArray, f"__{_name}__", _operator(_uf))
+    setattr(RecordedArray, f"__{_name}__", _operator(_uf))

@@ -16,7 +16,7 @@ from .._tape import Active, CompareKind, Opcode as Op, mark_written, record_unar
 from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
                    operand, record_compare, reshaped, size_of, tape_of)
 from . import layout
-from .recorded_arrays import BoolArray, IntegerArray, _RecordedArray
+from .recorded_arrays import BoolArray, IntegerArray, RecordedArray
 from .integers import current, frozen, guard
 
 # floats hold every integer of magnitude below 2**53 exactly; integer data
@@ -90,7 +90,7 @@ def astype(a, dtype):
 
 def _dtype_probe(v):
     """What stands for ``v`` when NumPy is asked for a result type."""
-    if isinstance(v, _RecordedArray):
+    if isinstance(v, RecordedArray):
         return np.empty(0, dtype=v.dtype)
     if isinstance(v, Active):
         return np.empty(0, dtype=np.float64)
@@ -112,7 +112,7 @@ def _result_dtype(uf, inputs):
 def _floats(v):
     """An operand of a recorded op: recorded data as their float values,
     plain booleans as 0.0 and 1.0."""
-    if isinstance(v, _RecordedArray):
+    if isinstance(v, RecordedArray):
         return v.values
     if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == np.bool_):
         return np.asarray(v, dtype=np.float64)
@@ -127,7 +127,7 @@ def _as_bool(v):
 
 
 def _plain_operands(obj, depth=0):
-    if isinstance(obj, _RecordedArray):
+    if isinstance(obj, RecordedArray):
         return plain(obj)
     if isinstance(obj, (list, tuple)) and depth < 8:
         return type(obj)(_plain_operands(o, depth + 1) for o in obj)
@@ -139,7 +139,7 @@ def _plain_operands(obj, depth=0):
 def holds_recorded(args, kwargs):
     """Is recorded data among the arguments (NumPy dispatches functions on
     some arguments only: np.take not on its indices)?"""
-    return any(isinstance(v, _RecordedArray) for v in (*args, *kwargs.values()))
+    return any(isinstance(v, RecordedArray) for v in (*args, *kwargs.values()))
 
 
 def _nonzero_plain_integers(v):
@@ -209,7 +209,7 @@ def _boolean(uf, inputs):
                                                        int(Op.ABS)), np.inf, sides=False))
     if len(inputs) != 2:
         return None
-    a, b = (_as_bool(v).values if isinstance(v, (_RecordedArray, Active)) else
+    a, b = (_as_bool(v).values if isinstance(v, (RecordedArray, Active)) else
             np.asarray(v, dtype=bool).astype(np.float64) for v in inputs)
     if uf in (np.logical_and, np.bitwise_and, np.multiply, np.minimum):
         return BoolArray(binary(Op.MUL, a, b))
@@ -286,7 +286,7 @@ def clip(a, a_min=None, a_max=None, out=None, **kwargs):
 def where(condition, x=None, y=None):
     """np.where on boolean data: a SELECT, whose mask the replay reads (the
     side not taken passes no derivative, not even 0 * NaN)."""
-    if x is None or y is None or not isinstance(condition, _RecordedArray):
+    if x is None or y is None or not isinstance(condition, RecordedArray):
         return NotImplemented
     m = _as_bool(condition).values
     tape = tape_of(m, *[v for v in (x, y) if isinstance(v, Active)])
@@ -305,7 +305,7 @@ def where(condition, x=None, y=None):
 
 def _kind_of(v):
     """NumPy's kind of an operand: b, i (integers), or f (float, active or not)."""
-    if isinstance(v, _RecordedArray):
+    if isinstance(v, RecordedArray):
         return v.dtype.kind
     if isinstance(v, Active):
         return "f"
@@ -314,40 +314,40 @@ def _kind_of(v):
 
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    if not isinstance(a, _RecordedArray) or out is not None or initial is not None or \
+    if not isinstance(a, RecordedArray) or out is not None or initial is not None or \
             where is not None or dtype not in (None, int, np.int64):
         return NotImplemented
     return exact_integers(np.sum(a.values, axis=axis, keepdims=keepdims))
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    if not isinstance(a, _RecordedArray) or out is not None or kwargs or \
+    if not isinstance(a, RecordedArray) or out is not None or kwargs or \
             dtype not in (None, float, np.float64):
         return NotImplemented
     return np.mean(a.values, axis=axis, keepdims=keepdims)
 
 
 def _cumsum(a, axis=None, dtype=None, out=None):
-    if not isinstance(a, _RecordedArray) or out is not None or dtype not in (None, int, np.int64):
+    if not isinstance(a, RecordedArray) or out is not None or dtype not in (None, int, np.int64):
         return NotImplemented
     return exact_integers(np.cumsum(a.values, axis=axis))
 
 
 def _count_nonzero(a, axis=None, *, keepdims=False):
-    if not isinstance(a, _RecordedArray):
+    if not isinstance(a, RecordedArray):
         return NotImplemented
     return IntegerArray(np.sum(_as_bool(a).values, axis=axis, keepdims=keepdims))
 
 
 def _any(a, axis=None, out=None, keepdims=False, *, where=None):
-    if not isinstance(a, _RecordedArray) or out is not None or where is not None:
+    if not isinstance(a, RecordedArray) or out is not None or where is not None:
         return NotImplemented
     count = np.sum(_as_bool(a).values, axis=axis, keepdims=keepdims)
     return BoolArray(binary(Op.GREATER, count, 0.0, sides=False))
 
 
 def _all(a, axis=None, out=None, keepdims=False, *, where=None):
-    if not isinstance(a, _RecordedArray) or out is not None or where is not None:
+    if not isinstance(a, RecordedArray) or out is not None or where is not None:
         return NotImplemented
     misses = np.sum(1.0 - _as_bool(a).values, axis=axis, keepdims=keepdims)
     return BoolArray(binary(Op.EQUAL, misses, 0.0, sides=False))
