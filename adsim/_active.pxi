@@ -183,6 +183,12 @@ cdef object arith(int code, object a, object b):
     return numpy_api().binary(code, a, b)
 
 
+# Arrays up to this size keep the scalars read from them (Active._gather_one);
+# larger ones, read element by element in a loop, would keep every element's slot
+cdef enum:
+    SHARED_ELEMENTS_UP_TO = 256
+
+
 cdef class Active:
     """An array being recorded: a slot of a tape plus its shape.
 
@@ -206,6 +212,10 @@ cdef class Active:
     cdef Active _base           # the root whose storage this view shares, or None
     cdef object _index          # positions in the root (root: all of them, made lazily)
     cdef int64_t _version       # root: writes so far; view: the root's version it holds
+    cdef readonly bint _shared_scalar  # x[k] of a 1-d array: a NumPy scalar, immutable and shared
+    cdef dict _elements         # 1-d: the scalars x[k] recorded from this slot's contents
+    cdef int _elements_slot     # ... the slot and its write count they were recorded from
+    cdef uint32_t _elements_writes
 
     __array_priority__ = 1000.0
 
@@ -583,10 +593,22 @@ cdef class Active:
         return numpy_api().getitem(self, key)
 
     cdef Active _gather_one(self, int32_t k):
-        """self[k] of a 1-d array: one GATHER with one stored index."""
+        """self[k] of a 1-d array: one GATHER with one stored index. The
+        result is a NumPy scalar (immutable), so a small array hands out the
+        same one again until its slot is written: a right-hand side that
+        reads ``p[0]`` in every stage records one gather, not one per read."""
         cdef int32_t ops[7]
         cdef Tape t = self.tape
-        ops[1] = slot_of(self)
+        cdef Active e
+        cdef int src = slot_of(self)
+        if self._elements is not None:
+            if self._elements_slot == src and self._elements_writes == t.slot_writes[src]:
+                e = self._elements.get(k)
+                if e is not None:
+                    return e
+            else:
+                self._elements = None
+        ops[1] = src
         cdef int r = t.new_slot(1)
         ops[0] = r
         ops[2] = <int32_t>t.add_ints(&k, 1)
@@ -596,7 +618,15 @@ cdef class Active:
         ops[6] = 0
         t.append_op(GATHER, ops, 7)
         t.execute_last()
-        return new_active(t, r, ())
+        e = new_active(t, r, ())
+        e._shared_scalar = True
+        if self.size <= SHARED_ELEMENTS_UP_TO:
+            if self._elements is None:
+                self._elements = {}
+                self._elements_slot = src
+                self._elements_writes = t.slot_writes[src]
+            self._elements[k] = e
+        return e
 
     def __setitem__(self, key, value):
         numpy_api().setitem(self, key, value)

@@ -83,23 +83,24 @@ cdef class LoopSteps:
         cdef dict known = {id(v.tape): v for v in self.variants}
         cdef list fresh = []
         cdef StepVariant v
-        cdef Tape t
         for tape in self.tapes.variants:
             v = known.pop(id(tape), None)
-            if v is None:
-                t = tape
-                t.check_replayable()
-                v = StepVariant.__new__(StepVariant)
-                v.tape = t
-                v.x0 = t._input_slots[0]
-                v.out = t.out_slot
-                if self.is_condition:
-                    v.outcome = self.tapes.outcome(t)
-            fresh.append(v)
+            fresh.append(self.new_variant(tape) if v is None else v)
         for v in known.values():
             self.release(v)
         self.variants = fresh
         return 0
+
+    cdef StepVariant new_variant(self, Tape t):
+        cdef StepVariant v
+        t.check_replayable()
+        v = StepVariant.__new__(StepVariant)
+        v.tape = t
+        v.x0 = t._input_slots[0]
+        v.out = t.out_slot
+        if self.is_condition:
+            v.outcome = self.tapes.outcome(t)
+        return v
 
     cdef Replay replay_of(self, StepVariant v):
         """The variant's Replay for this run: from its tape's pool, laid out
@@ -278,7 +279,7 @@ cdef class LoopSteps:
         cdef bint second = self.layout == SECOND_ORDER
         cdef int64_t n = self.size
         cdef Reversal c
-        cdef int rc, i
+        cdef int rc
         copy_doubles(vptr(s, v.x0), z, n)
         if second:
             copy_doubles(tptr(s, v.x0), zt, s.p * n)
@@ -297,15 +298,22 @@ cdef class LoopSteps:
             r.stack.top = 0
             self.clean = True
             return 1
+        return self.took_turn(v, s, w, wdot)
+
+    cdef int took_turn(self, StepVariant v, Sweep* s, double* w, double* wdot) except -1:
+        """After a step's adjoint sweep: the state's adjoints (and their
+        tangents) to w (wdot), the inputs' added to their sums."""
+        cdef Tape t = v.tape
+        cdef bint second = self.layout == SECOND_ORDER
+        cdef int64_t n = self.size
+        cdef int i
         move_doubles(w, aptr(s, v.x0), (1 if second else s.q) * n)
         if second:
             move_doubles(wdot, dptr(s, v.x0), s.p * n)
         for i in range(len(self.inputs)):
+            take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
             if second:
-                take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
                 take_sum(self.dot_sums[i], dptr(s, t._input_slots[1 + i]))
-            else:
-                take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
         self.clean = True
         check_signals(s, t.work_units * 3)
         return 0
@@ -318,6 +326,77 @@ cdef class LoopSteps:
         self.record(z)
         if self.try_turn(<StepVariant>self.variants[0], z, zt, w, wdot):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
+        return 0
+
+
+    # -- kept forward sweeps (_loop_kept.pxi) ------------------------------------
+
+    cdef int step_kept(self, double* z, KeptForwards kept, int64_t index) except -1:
+        """Step ``index`` from z as step() takes it, by a keeping forward
+        sweep that ``kept`` keeps for the step's turn when it has room."""
+        cdef int i
+        for i in range(len(self.variants)):
+            if not self.try_kept(<StepVariant>self.variants[i], z, kept, index):
+                return self.promote(i)
+        self.record(z)
+        if self.try_kept(<StepVariant>self.variants[0], z, kept, index):
+            raise RuntimeError("adsim: a step recorded at this state leaves its own path")
+        return 0
+
+    cdef int try_kept(self, StepVariant v, double* z, KeptForwards kept,
+                      int64_t index) except -1:
+        """try_forward, by a keeping sweep kept in ``kept`` when it wants it."""
+        cdef Tape t = v.tape
+        cdef Replay r
+        cdef Sweep* s
+        cdef int rc
+        r = self.replay_of(v) if kept.wants(index, t) else None
+        if r is None or v.first != t.n_ops:
+            # not kept, nor any later step; nor a tape whose final run fuses
+            # its forward and reverse sweeps (a turn's own keeping sweep does)
+            kept.stopped = True
+            return self.try_forward(v, z, NULL)
+        s = &r.s
+        copy_doubles(vptr(s, v.x0), z, self.size)
+        r.context.begin(self.layout, self.dirs)
+        r.stack.top = 0
+        if r.heavy:
+            with nogil:
+                rc = forward_sweep(s, t.n_ops, True, False)
+        else:
+            rc = forward_sweep(s, t.n_ops, True, False)
+        if not rc:
+            copy_doubles(z, vptr(s, v.out), self.size)
+            kept.add(t, s)
+        r.stack.top = 0
+        check_signals(s, t.work_units)
+        return 1 if rc else 0
+
+    cdef int turn_kept(self, KeptForwards kept, int64_t index, double* w) except -1:
+        """Reverse kept step ``index``: its adjoint sweep alone, from what its
+        keeping forward sweep left (first-order sweeps only)."""
+        cdef Tape t = kept.tape_of(index)
+        cdef StepVariant v = None, u
+        cdef Replay r
+        cdef Sweep* s
+        for u in self.variants:
+            if u.tape is t:
+                v = u
+                break
+        cdef bint listed = v is not None
+        if not listed:                  # dropped since: a Replay for this turn only
+            v = self.new_variant(t)
+        r = self.replay_of(v)
+        s = &r.s
+        kept.restore(index, s)
+        r.context.begin(self.layout, self.dirs)
+        memcpy(aptr(s, v.out), w, <size_t>(s.q * self.size) * sizeof(double))
+        self.clean = False
+        with nogil:
+            reverse_sweep(s, t.n_ops, False)
+        self.took_turn(v, s, w, NULL)
+        if not listed:
+            self.release(v)
         return 0
 
 
@@ -392,6 +471,7 @@ cdef class LoopRun:
     cdef object report              # report(done, total) after turns, or None
     cdef int64_t every              # ... every this many turns (and at the last)
     cdef LoopOutputs outputs        # states at chosen step counts (save_at), or None
+    cdef KeptForwards kept          # kept forward sweeps of the first steps, or None
 
     def __cinit__(self, LoopSteps steps, int64_t n_steps, state, tangents=None,
                   int64_t n_slots=0, int64_t memory_slots=0, disk=None, report=None,
@@ -428,6 +508,8 @@ cdef class LoopRun:
                 PyMem_RawFree(self.shots[i])
                 self.shots[i] = NULL
                 self.shot_at[i] = -1
+        if self.kept is not None:
+            self.kept.close()
         self.steps.finish()
 
     def set_adjoints(self, adjoint, adjoint_tangents=None, outputs=None, output_tangents=None):
@@ -520,9 +602,12 @@ cdef class LoopRun:
             i += 1
         return 0
 
-    def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None):
+    def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None,
+                  KeptForwards kept=None):
         """Steps while the condition holds at the current state, taking the
-        online schedule's snapshots; returns the number of steps."""
+        online schedule's snapshots and keeping the first steps' forward
+        sweeps in ``kept`` (if given; adjoint sweeps); returns the number of
+        steps."""
         cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
         cdef double* zt = self.z + self.size if self.tangents else NULL
         while condition.decide(self.z):
@@ -534,8 +619,12 @@ cdef class LoopRun:
                 if slot >= 0:
                     self.current = k
                     self.take_shot(slot)
-            self.steps.step(self.z, zt)
+            if kept is not None:
+                self.steps.step_kept(self.z, kept, k)
+            else:
+                self.steps.step(self.z, zt)
             k += 1
+        self.kept = kept
         self.n_steps = self.position = self.current = k
         return k
 
@@ -622,7 +711,10 @@ cdef class LoopRun:
                 if self.outputs is not None:      # every state was passed: no more captures
                     self.outputs.capturing = False
                     self.add_output_adjoints(self.position)
-                self.steps.turn(self.z, zt, self.w, self.wdot)
+                if self.kept is not None and self.kept.tape_of(self.position - 1) is not None:
+                    self.steps.turn_kept(self.kept, self.position - 1, self.w)
+                else:
+                    self.steps.turn(self.z, zt, self.w, self.wdot)
                 self.position = self.current
                 self.current = -1
                 self.taped_steps += 1

@@ -1,6 +1,6 @@
 # Shared declarations of the compiled core: opcodes, buffers, sweep state.
 cimport numpy as cnp
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
 # Opcodes. Families occupy ranges so sweeps dispatch on the family and each
 # family file dispatches on the opcode. The numbers are generated from the op
@@ -203,6 +203,7 @@ cdef class Tape:
     cdef int64_t* slot_off
     cdef int64_t* slot_size
     cdef uint8_t* slot_state          # recording: 0 never written, 1 written, 2 pinned
+    cdef uint32_t* slot_writes        # recording: ops that wrote each slot (element caches check it)
     cdef int64_t n_slots
     cdef int64_t cap_slots
     cdef object _callbacks            # Python objects of CALLBACK ops: a list, a tuple once finished

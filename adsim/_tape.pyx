@@ -49,6 +49,7 @@ include "_ops/callback.pxi"
 include "_replay.pxi"
 include "_schedule_actions.pxi"
 include "_loop_outputs.pxi"
+include "_loop_kept.pxi"
 include "_loop_run.pxi"
 
 OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}
@@ -152,6 +153,8 @@ cdef class Tape:
         self.slot_size = <int64_t*>grow(NULL, &c, self.cap_slots, sizeof(int64_t))
         c = 0
         self.slot_state = <uint8_t*>grow(NULL, &c, self.cap_slots, sizeof(uint8_t))
+        c = 0
+        self.slot_writes = <uint32_t*>grow(NULL, &c, self.cap_slots, sizeof(uint32_t))
         self.val = <double*>grow(NULL, &self.arena_cap, 256, sizeof(double))
         self.free_slots = {}
         self._const_keys = {}
@@ -167,7 +170,7 @@ cdef class Tape:
         free(self.code); free(self.start); free(self.flags); free(self.opnd)
         free(self.consts); free(self.const_off); free(self.const_size)
         free(self.ints); free(self.branches)
-        free(self.slot_off); free(self.slot_size); free(self.slot_state)
+        free(self.slot_off); free(self.slot_size); free(self.slot_state); free(self.slot_writes)
         free(self.val)          # a Replay that borrowed it never frees it
 
     # pickle, copy.copy and copy.deepcopy go through the tape file format
@@ -203,6 +206,9 @@ cdef class Tape:
             self.slot_off = <int64_t*>grow(self.slot_off, &c, self.n_slots + 1, sizeof(int64_t))
             c = self.cap_slots
             self.slot_size = <int64_t*>grow(self.slot_size, &c, self.n_slots + 1, sizeof(int64_t))
+            c = self.cap_slots
+            self.slot_writes = <uint32_t*>grow(self.slot_writes, &c, self.n_slots + 1,
+                                               sizeof(uint32_t))
             self.slot_state = <uint8_t*>grow(self.slot_state, &self.cap_slots, self.n_slots + 1,
                                              sizeof(uint8_t))
         if self.arena_size + size > self.arena_cap:
@@ -211,6 +217,7 @@ cdef class Tape:
         self.slot_off[slot] = self.arena_size
         self.slot_size[slot] = size
         self.slot_state[slot] = 0
+        self.slot_writes[slot] = 0
         self.arena_size += size
         self.n_slots += 1
         return slot
@@ -316,6 +323,7 @@ cdef class Tape:
         memcpy(self.opnd + self.n_opnd, ops, <size_t>nops * sizeof(int32_t))
         self.mark_value_reads(code, ops)
         if r >= 0:
+            self.slot_writes[r] += 1
             if code == SCATTER:            # partial overwrite: saved if read in reverse
                 flag = FLAG_INPLACE
                 if self.slot_state[r] & SLOT_NEEDED:

@@ -80,6 +80,9 @@ def set_shape(a, shape):
     """``a.shape = shape``: NumPy's in-place reshape, where NumPy allows one
     (its own check on the positions raises AttributeError where a copy would
     be needed)."""
+    if a._shared_scalar:
+        raise AttributeError("adsim: the shape of a NumPy scalar (x[k] of a 1-d array) is not "
+                             "writable; use np.reshape(x[k], shape)")
     newshape = resolve_shape(a, shape)
     index = a._positions()
     index.shape = newshape
@@ -144,6 +147,10 @@ def setitem(a, key, value):
 
 
 def check_writeable(a):
+    if a._shared_scalar:
+        raise TypeError("adsim: x[k] of a 1-d array is a NumPy scalar, which does not support "
+                        "item assignment (NumPy's float64 does not either); write into x, or "
+                        "make a 0-d array with np.array(x[k])")
     if not a._positions().flags.writeable:
         raise ValueError("assignment destination is read-only (adsim follows NumPy: this "
                          "view, e.g. from np.diagonal or np.broadcast_to, cannot be written; "

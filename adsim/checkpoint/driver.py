@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from .._tape import (ACTION_KINDS, LoopRun, LoopSteps, OnlineDecisions, OnlineRun, PythonActions,
-                     revolve_actions)
+from .._tape import (ACTION_KINDS, KeptForwards, LoopRun, LoopSteps, OnlineDecisions, OnlineRun,
+                     PythonActions, revolve_actions)
 from .multistage import TwoLevel
 from .online import Online
 from .planning import offline_plan, online_plan, plan_values
@@ -27,6 +27,11 @@ __all__ = ["LoopSweep", "reset_stats"]
 # Snapshots in memory that a sweep gives back to the system when it ends
 # (heap.py: a trim costs about 60 microseconds, worth it from a megabyte on)
 _TRIM_FROM = 10**6
+
+# Without memory_limit, the forward sweeps of a while loop's first steps are
+# kept (in keeping form) up to this many bytes, so that their turns need no
+# second forward sweep (adsim/_loop_kept.pxi)
+KEPT_FORWARDS_BYTES = 16 * 2**20
 
 # Replay layouts of the sweeps (adsim/_replay.pxi), by the kinds of footprint.py
 LAYOUTS = {"values": 0, "tangent": 1, "adjoint": 2, "second_order": 3}
@@ -42,8 +47,9 @@ def reset_stats(stats, **fixed):
     """Start counting the work of a new sweep in ``stats``: ``forward_steps``
     counts the plain steps of the schedule's advances (Revolve's count),
     ``output_steps`` the plain steps run only to produce the loop's value,
-    ``taped_steps`` the steps reversed."""
-    stats.update(dict(forward_steps=0, taped_steps=0, output_steps=0), **fixed)
+    ``taped_steps`` the steps reversed, ``kept_steps`` those of them whose
+    first forward sweep was kept for their turn (adsim/_loop_kept.pxi)."""
+    stats.update(dict(forward_steps=0, taped_steps=0, output_steps=0, kept_steps=0), **fixed)
 
 
 def compiled_actions(sched, n_steps):
@@ -222,12 +228,16 @@ class LoopSweep:
                 plan_values(op.options, op.footprint, op.steps, None, op.condition, raising)
             reset_stats(op.stats)
             self._start(0)
+        kept = KeptForwards(KEPT_FORWARDS_BYTES) if keep and self.kind == "adjoint" and \
+            op.options.memory_limit is None else None
         condition = LoopSteps(op.condition, list(self.key[1:]), 0, 0, op.size, None, True)
         try:
-            n = self.run.run_while(condition, online, op.options.max_steps)
+            n = self.run.run_while(condition, online, op.options.max_steps, kept)
         finally:
             condition.finish()
         op.stats.update(n_steps=n, forward_steps=n)
+        if kept is not None:
+            op.stats["kept_steps"] = kept.kept
         op.last_n_steps = n
         if keep and n:
             self.actions = online.reversal(n)
