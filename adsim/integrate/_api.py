@@ -100,11 +100,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     are located on each step's interpolant; their times are differentiable
     (implicit function theorem). Not supported (each raises
     ``adsim.UnsupportedOperation``): ``LSODA``, ``dense_output=True``,
-    ``vectorized=True``, complex ``y0``, Hessian-vector products through
+    complex ``y0``, Hessian-vector products through
     ``Radau``/``BDF`` without ``jac=`` and through event times. See
     docs/integrate.md.
     """
-    check_unsupported(dense_output, vectorized)
+    check_unsupported(dense_output)
     name = check_method(method)
     known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
     warn_extraneous([k for k in options if k not in known])
@@ -139,7 +139,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                          "step is an output and all steps are recorded. Give t_eval (e.g. "
                          "t_eval=[t_span[1]] for the final state)")
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
-    rhs = RightHandSide(fun, n)
+    rhs = RightHandSide(fun, n, vectorized)
     solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1

@@ -159,12 +159,8 @@ def check_sparsity(sparsity, n):
     return sp.csc_matrix(pattern, dtype=bool)
 
 
-def check_unsupported(dense_output, vectorized):
+def check_unsupported(dense_output):
     """Refuse SciPy options adsim does not implement, naming each."""
-    if vectorized:
-        raise UnsupportedOperation(
-            "adsim.integrate.solve_ivp: vectorized=True is not supported: adsim calls fun "
-            "with one state of shape (n,) and records it; leave vectorized out")
     if dense_output:
         raise UnsupportedOperation(
             "adsim.integrate.solve_ivp: dense_output=True is not supported; give the times "

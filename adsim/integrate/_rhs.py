@@ -41,10 +41,14 @@ class RightHandSide:
 
     ``reads_time`` is False when ``fun`` provably never reads ``t`` (its
     bytecode never loads it: an autonomous system); the stages of a step
-    then pass no time, so that no stage times are recorded."""
+    then pass no time, so that no stage times are recorded.
 
-    def __init__(self, fun, n):
-        self.fun = fun
+    A ``vectorized`` fun is called as SciPy calls it for a step: on the
+    state as one column, shape (n, 1). (SciPy calls it on many columns only
+    to difference its Jacobian, which adsim records instead.)"""
+
+    def __init__(self, fun, n, vectorized=False):
+        self.fun = _on_one_column(fun) if vectorized else fun
         self.n = n
         code = getattr(fun, "__code__", None)
         self.reads_time = code is None or code.co_argcount == 0 or \
@@ -83,6 +87,12 @@ class RightHandSide:
                              f"{tuple(f.shape)}; it must return the derivative of y, shape "
                              f"({self.n},)")
         return f
+
+
+def _on_one_column(fun):
+    def column_fun(t, y, *args):
+        return fun(t, y[:, None], *args)
+    return column_fun
 
 
 def _is_number(v):
