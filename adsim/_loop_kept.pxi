@@ -97,6 +97,8 @@ cdef class KeptForwards:
         memcpy(s.val, block, <size_t>t.arena_size * sizeof(double))
         memcpy(s.stack.data, block + t.arena_size, <size_t>top * sizeof(double))
         s.stack.top = top
+        if top > s.stack.peak:
+            s.stack.peak = top
         PyMem_RawFree(block)
         self.blocks[index] = NULL
         self.tapes[index] = None

@@ -328,7 +328,6 @@ cdef class LoopSteps:
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
         return 0
 
-
     # -- kept forward sweeps (_loop_kept.pxi) ------------------------------------
 
     cdef int step_kept(self, double* z, KeptForwards kept, int64_t index) except -1:

@@ -43,7 +43,7 @@ def test_lotka_volterra_fit(load_example, tmp_path, capsys):
     figure = tmp_path / "fit.png"
     out = example.main(["--quick", "--figure", str(figure)])
     assert figure.stat().st_size > 10_000
-    assert out["sens_error"] < 1e-6 and out["fd_error"] < 1e-8
+    assert out["sens_error"] < 1e-7 and out["fd_error"] < 1e-6
     assert out["success"] and out["parameter_error"] < 0.1
     assert out["recordings"] == 1          # one tape serves every step count the fit meets
     assert "forward sensitivities" in capsys.readouterr().out
@@ -54,7 +54,7 @@ def test_brusselator_adjoint(load_example):
     out = example.main(["--quick"])
     assert [r["method"] for r in out["results"]] == ["RK45", "DOP853"]
     for r in out["results"]:
-        assert r["fd_error"] < 1e-7 and r["sens_error"] < 1e-5
+        assert r["fd_error"] < 1e-6 and r["sens_error"] < 1e-5
     for errors in out["sweep"].values():       # rtol 1e-5 -> 1e-8
         assert errors[1] < errors[0] / 100
 
@@ -64,7 +64,8 @@ def test_van_der_pol_stiff(load_example):
     out = example.main(["--quick"])
     assert [r["method"] for r in out["results"]] == ["Radau", "BDF"]
     for r in out["results"]:
-        assert np.all(r["errors"][:2] < 2e-5)
+        assert np.all(r["errors"][:2] < 2e-5)        # step sizes followed
+        assert np.all(r["held_errors"] < 1e-4)       # held: before the jump, v0 too
         assert r["counts"] == r["scipy_counts"] and r["output_error"] < 1e-8
 
 
@@ -83,7 +84,7 @@ def test_burgers_method_of_lines(load_example):
     example = load_example("ode/burgers_method_of_lines")
     out = example.main(["--quick"])
     assert out["budget_difference"] == 0.0      # the schedule changes the work, not the numbers
-    assert out["fd_error"] < 1e-8
+    assert out["fd_error"] < 1e-5
     assert out["g_kappa"].shape == (64,) and out["g_u0"].shape == (64,)
 
 
@@ -110,6 +111,8 @@ def test_integrate_figures(tmp_path):
     rows = out["rows"]
     assert [r["snapshots"] for r in rows] == [4, 16, 64]
     assert rows[0]["factor"] > rows[-1]["factor"] >= 1     # fewer snapshots, more replays
-    assert all(r["peak"] > 0 for r in rows) and out["fd_error"] < 1e-7
+    # rtol 1e-6; differences of the solver also differentiate its step-size
+    # control, which the adjoint holds fixed: they agree to about rtol
+    assert all(r["peak"] > 0 for r in rows) and out["fd_error"] < 3e-5
     assert adsim.Online(4).forward_steps_for(rows[0]["steps"]) == \
         round(rows[0]["factor"] * rows[0]["steps"])

@@ -32,7 +32,7 @@ IMPLICIT = {"Radau": Radau, "BDF": BDF}
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
               vectorized=False, args=None, *, memory_limit=None, snapshots=None, stats=None,
-              **options):
+              follow_steps=False, **options):
     """Solve an initial value problem ``y' = fun(t, y, *args)``, ``y(t0) = y0``,
     as ``scipy.integrate.solve_ivp`` does, differentiably.
 
@@ -86,6 +86,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``adsim.checkpoint_while``): one in all, or one per interval between
         output times, the last one for the part after the last output time,
         if the integration goes on after it.
+    follow_steps : bool, optional
+        Whether derivatives follow the step sizes the error controller
+        chooses (the exact derivative of the numbers computed). By default
+        they do not, as in diffrax: the derivatives are those of the steps
+        taken with their sizes held fixed. See docs/integrate.md ("Step
+        sizes held or followed") for when each is the better estimate of the
+        exact solution's derivative.
 
     Returns
     -------
@@ -141,6 +148,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
     rhs = RightHandSide(fun, n, vectorized)
     solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
+    if not isinstance(follow_steps, (bool, np.bool_)):
+        raise TypeError(f"adsim.integrate.solve_ivp: follow_steps must be True or False, got "
+                        f"{type(follow_steps).__name__}")
+    solver.follow_steps = bool(follow_steps)
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
         result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)

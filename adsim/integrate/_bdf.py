@@ -122,7 +122,7 @@ class BDF(ImplicitStepper):
         scale = self.atol + self.rtol * magnitude(y_new)
         error_norm = norm(ERROR_CONST[order] * dy / scale)
         if error_norm > 1:
-            factor = larger(MIN_FACTOR, safety * error_norm ** (-1 / (order + 1)))
+            factor = self.controlled(larger(MIN_FACTOR, safety * error_norm ** (-1 / (order + 1))))
             return s._replace(h_abs=h_abs * factor, D=change_D(s.D, order, factor),
                               n_equal_steps=0.0), False
         return self._accept(s, t_new, y_new, dy, order, error_norm, safety, scale, t_bound), True
@@ -184,7 +184,7 @@ class BDF(ImplicitStepper):
         with np.errstate(divide="ignore"):
             factors = error_norms ** (-1 / np.arange(order, order + 3))
         order += int(np.argmax(factors)) - 1
-        factor = smaller(MAX_FACTOR, safety * np.max(factors))
+        factor = self.controlled(smaller(MAX_FACTOR, safety * np.max(factors)))
         return s._replace(order=float(order), h_abs=s.h_abs * factor,
                           D=change_D(D, order, factor), n_equal_steps=0.0, lu_valid=0.0)
 

@@ -1,5 +1,5 @@
 """What every method shares: the error norm, the initial step size, the
-smallest step at a time, the step-size factors.
+smallest step at a time, the step-size factors and what they pass on.
 
 Written so that the same code runs on plain arrays and, inside a recording,
 on active ones: every decision is a comparison (recorded as a branch when
@@ -11,6 +11,7 @@ The definitions are those of Hairer, Norsett & Wanner and of SciPy's
 """
 import numpy as np
 
+from .._np.elementwise import stop_gradient
 from .._tape import Active
 from ._piecewise import larger, magnitude, smaller
 
@@ -104,6 +105,7 @@ class Stepper:
 
     dense_evaluations = 0       # evaluations of fun the interpolant of a step adds
                                 # (count_dense adds them to a state's count)
+    follow_steps = False        # derivatives follow the step sizes (see controlled)
 
     def __init__(self, rhs, direction, rtol, atol, max_step):
         self.rhs = rhs
@@ -111,6 +113,29 @@ class Stepper:
         self.rtol = rtol
         self.atol = atol
         self.max_step = max_step
+
+    def controlled(self, size):
+        """A step size, or a step-size factor, chosen by the error controller:
+        its value steers the steps exactly as SciPy's does. By default it
+        passes no derivative, as in diffrax: the derivatives are those of
+        the steps taken with their sizes held fixed, the time grid moving
+        only with ``t0`` and, through the last step it clips, ``t_bound``.
+        With ``follow_steps`` they also follow the step sizes: the exact
+        derivative of the computed numbers.
+
+        The two differ by the derivative of the discretisation error, of the
+        order of the tolerance where the steps follow smooth features of the
+        solution, and either can be far off (docs/integrate.md, "Step sizes
+        held or followed"): held, where a sharp feature moves with the
+        parameters (the jumps of a relaxation oscillation); followed, where
+        the steps react to features fixed in time (a dose switched off at a
+        time, a forcing interpolated from a table), where a derivative
+        through the controller grows from step to step, and where stability
+        or rounding sets the steps.
+        """
+        if self.follow_steps or not isinstance(size, Active):
+            return size
+        return stop_gradient(size)
 
     def first_evaluation(self, t0, y0, t_bound, args, first_step, error_order):
         """(f(t0, y0), the first step size, evaluations made): SciPy's
@@ -121,7 +146,7 @@ class Stepper:
         h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
                                     self.max_step, f0, self.direction, error_order, self.rtol,
                                     self.atol)
-        return f0, h_abs, 2
+        return f0, self.controlled(h_abs), 2
 
 
 class ImplicitStepper(Stepper):

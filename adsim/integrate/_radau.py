@@ -48,7 +48,9 @@ NEWTON_MAXITER = 6
 ROUNDING_MARGIN = 100.0
 """An error estimate at most this many times its rounding level (see
 :meth:`Radau._rounding_level`) is rounding noise: its value steers the
-step size as in SciPy, its derivative counts as zero."""
+step size as in SciPy, its derivative counts as zero (where derivatives
+follow the step sizes, ``follow_steps=True``; otherwise the step sizes
+pass none anyway)."""
 
 RadauState = namedtuple("RadauState", [
     "t", "y", "f", "h_abs", "h_start", "h_old", "error_old", "history", "use_history",
@@ -132,7 +134,7 @@ class Radau(ImplicitStepper):
             s = s._replace(nfev=s.nfev + 1)
         if error_norm > 1:
             factor = self._predict_factor(s, h_abs, error_norm)
-            h_abs = h_abs * larger(MIN_FACTOR, safety * factor)
+            h_abs = h_abs * self.controlled(larger(MIN_FACTOR, safety * factor))
             return s._replace(h_abs=h_abs, lu_valid=0.0, rejected=1.0), False
         if isinstance(error_norm, Active):
             error_norm = frozen_at_or_below(
@@ -146,7 +148,8 @@ class Radau(ImplicitStepper):
         if error_norm == 0:
             factor = MAX_FACTOR
         else:
-            factor = smaller(MAX_FACTOR, safety * self._predict_factor(s, h_abs, error_norm))
+            factor = self.controlled(
+                smaller(MAX_FACTOR, safety * self._predict_factor(s, h_abs, error_norm)))
         lu_valid = s.lu_valid
         if not recompute_jac and factor < 1.2:
             factor = 1.0

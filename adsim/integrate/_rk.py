@@ -118,7 +118,7 @@ class ExplicitRungeKutta(Stepper):
                 factor = smaller(MAX_FACTOR, SAFETY * error_norm ** exponent)
             if rejected:               # no growth right after a rejection
                 factor = smaller(1, factor)
-            s = s._replace(t=t_new, y=y_new, h_abs=h_abs * factor, t_old=t, y_old=y, K=K,
+            s = s._replace(t=t_new, y=y_new, h_abs=h_abs * self.controlled(factor), t_old=t, y_old=y, K=K,
                            counts=s.counts + (1.0, self.tableau.n_stages))
             # status (RUNNING) and rejected (0) stay as they are unless they change
             if rejected:
@@ -127,7 +127,7 @@ class ExplicitRungeKutta(Stepper):
                 s = s._replace(status=FINISHED)
             return s, True
         factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
-        return s._replace(h_abs=h_abs * factor, rejected=1.0,
+        return s._replace(h_abs=h_abs * self.controlled(factor), rejected=1.0,
                           counts=s.counts + (0.0, self.tableau.n_stages)), False
 
     def _stages(self, t, y, s, h, args):

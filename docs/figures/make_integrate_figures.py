@@ -174,8 +174,8 @@ def checkpoint_cost(points, t_end, rtol, snapshot_counts):
 
 def checkpoint_cost_figure(path, quick):
     import matplotlib.pyplot as plt
-    # RK45's steps limited by accuracy, not by the stability of the diffusion:
-    # there the derivative through step-size control is sound (see the text)
+    # RK45's steps limited by accuracy, not by the stability of the diffusion
+    # (the usual case for a method of lines integrated to a tolerance)
     points, t_end, rtol = (128, 0.5, 1e-6) if quick else (512, 0.5, 1e-9)
     counts = (4, 16, 64) if quick else (3, 4, 6, 8, 12, 16, 32, 64, 128, 256)
     rows, t_plain, nfev, fd_error = checkpoint_cost(points, t_end, rtol, counts)

@@ -8,14 +8,15 @@ integrated by ``adsim.integrate.solve_ivp`` with the adaptive Dormand-Prince
 pairs of SciPy: RK45 (5(4), Shampine's interpolant) and DOP853 (8(5,3)).
 The loss ``L = sum_j (x(t_j)^2 + y(t_j)^2) / 2`` over the output times is
 differentiated with respect to ``theta = (A, B, x0, y0)`` by one reverse
-sweep: the discrete adjoint of the steps SciPy takes, accept/reject
-decisions and step-size control included.
+sweep: the discrete adjoint of the steps SciPy takes, with their
+accept/reject decisions and their sizes (the step-size controller steers
+the steps and passes no derivative).
 
 Two references, two meanings:
 
-* central differences of the same adaptive solver: the derivative of the
-  computed solution, which the adjoint is exactly (agreement to the accuracy
-  of the differences);
+* central differences of the same adaptive solver: they also differentiate
+  its step-size control, which the adjoint holds fixed, so the two agree to
+  about the tolerance;
 * the forward sensitivity equations ``S' = f_y S + f_p``, integrated with
   the state by ``scipy.integrate.solve_ivp`` (DOP853, rtol 1e-12): the
   derivative of the exact ODE solution. The adjoint differs from it by the

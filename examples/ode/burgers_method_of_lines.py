@@ -142,7 +142,9 @@ def run(points=128, t_end=1.0, memory_limit="2MB", verbose=True):
 
 def check(out):
     assert out["budget_difference"] < 1e-12, "the memory budget changed the gradient"
-    assert out["fd_error"] < 1e-6, "adjoint disagrees with central differences"
+    # central differences of the solver also differentiate its step-size
+    # control, which the adjoint holds fixed: they agree to about rtol
+    assert out["fd_error"] < 10 * TOL["rtol"], "adjoint disagrees with central differences"
 
 
 def main(argv=None):

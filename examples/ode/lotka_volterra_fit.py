@@ -14,11 +14,12 @@ four rates and the two initial populations (in log space, so they stay
 positive).
 
 The gradient is the discrete adjoint of the adaptive RK45 integration
-(rtol = atol = 1e-9), step-size control included. The script checks it
-against central differences of the same misfit (the derivative of the
-computed solution, so they agree to the accuracy of the differences) and
-against the continuous forward sensitivities (the derivative of the exact
-solution, ``sensitivity_reference.py``: they agree to about the tolerance),
+(rtol = atol = 1e-9) along the steps it takes, their sizes held fixed. The
+script checks it against the continuous forward sensitivities (the
+derivative of the exact solution, ``sensitivity_reference.py``: they agree
+to about the tolerance) and against central differences of the same misfit
+(which also differentiate the step-size control: again to about the
+tolerance),
 then fits noisy synthetic data and checks the fitted parameters and the
 residuals.
 
