@@ -13,10 +13,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._np.core import active_leaves
 from .._purity import output_channel
 from .._tape import Active
-from ..errors import SnapshotDirNotADirectoryError, UnsupportedOperation
+from ..errors import SnapshotDirNotADirectoryError
 from .budget import parse_bytes
 from .multistage import TwoLevel
 from .online import Online
@@ -166,12 +165,6 @@ def check_args(args):
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"adsim: args must be a tuple of further arguments of the step, got "
                         f"{type(args).__name__}; write args=(value,) for one argument")
-    for i, a in enumerate(args):
-        if not isinstance(a, Active) and active_leaves(a):
-            raise UnsupportedOperation(
-                f"adsim: args[{i}] of a checkpointed loop is a {type(a).__name__} holding active "
-                f"arrays; the loop takes active values as separate args: pass its arrays one by "
-                f"one (args=(p['k'], p['c'], ...)) and rebuild the container inside the step")
     return tuple(args)
 
 

@@ -6,6 +6,7 @@ from .._np.core import active_leaves, tape_of
 from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
+from .._container_args import spread_containers
 from .._nested import lift_closures
 from .._purity import output_channel
 from ._options import (check_args, check_first_step, check_max_step, check_method,
@@ -65,7 +66,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         it takes. Without it every accepted step is an output and all steps
         are recorded.
     args : tuple, optional
-        Extra arguments of ``fun``; arrays among them may be active.
+        Extra arguments of ``fun`` (and of ``jac`` and the events); arrays
+        among them may be active, also inside a dict, list or tuple of
+        parameters, which ``fun`` receives as given.
     rtol, atol, max_step, first_step, jac, jac_sparsity : optional
         As in SciPy (defaults 1e-3, 1e-6, inf, chosen automatically; ``jac``
         a NumPy function ``jac(t, y, *args)`` or a constant matrix, dense or
@@ -127,8 +130,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     event_functions = [] if events is None else \
         [events] if callable(events) else list(events) if isinstance(events, (list, tuple)) \
         else []
-    lifted, args = lift_closures([fun] + ([jac] if callable(jac) else []) + event_functions,
-                                 args)
+    # parameters in a dict (or list, tuple) travel as their arrays
+    functions, args = spread_containers([fun] + ([jac] if callable(jac) else []) +
+                                        event_functions, args)
+    lifted, args = lift_closures(functions, args)
     fun = lifted[0]
     if callable(jac):
         options = dict(options, jac=lifted[1])

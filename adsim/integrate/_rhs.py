@@ -1,6 +1,8 @@
 """The user's right-hand side ``fun(t, y, *args)``, called as a solver needs
 it, and the conversion of user values (arrays, or lists holding active
 numbers) to float arrays."""
+import inspect
+
 import numpy as np
 
 from .._codeinfo import unused_parameters
@@ -50,6 +52,7 @@ class RightHandSide:
     def __init__(self, fun, n, vectorized=False):
         self.fun = _on_one_column(fun) if vectorized else fun
         self.n = n
+        fun = inspect.unwrap(fun)       # the user's function (containers in args: _container_args)
         code = getattr(fun, "__code__", None)
         self.reads_time = code is None or code.co_argcount == 0 or \
             code.co_varnames[0] not in unused_parameters(fun)

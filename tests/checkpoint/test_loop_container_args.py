@@ -1,0 +1,51 @@
+"""Parameters in a dict, list or tuple passed through ``args=`` of a
+checkpointed loop: the step (and the condition) get the container as
+given; its active values are loop inputs, its plain numbers constants."""
+import numpy as np
+
+import adsim
+
+THETA = np.array([0.8, 0.5])
+
+
+def step(z, p):
+    return z + 0.01 * (p["a"] * z - p["b"][0] * z ** 2 * p["b"][1])
+
+
+def unrolled(theta, n):
+    p = {"a": theta[0], "b": (theta[1], 2.0)}
+    z = np.linspace(0.5, 1.5, 4)
+    for _ in range(n):
+        z = step(z, p)
+    return np.sum(z ** 2)
+
+
+def test_checkpoint_loop_with_a_dict():
+    def loss(theta):
+        p = {"a": theta[0], "b": (theta[1], 2.0)}
+        z = adsim.checkpoint_loop(step, np.linspace(0.5, 1.5, 4), 60, args=(p,), snapshots=4)
+        return np.sum(z ** 2)
+    np.testing.assert_allclose(adsim.grad(loss)(THETA), adsim.grad(unrolled)(THETA, 60),
+                               rtol=1e-12)
+    v = np.array([0.3, -0.7])
+    np.testing.assert_allclose(adsim.hvp(loss, THETA, v),
+                               adsim.hvp(lambda t: unrolled(t, 60), THETA, v), rtol=1e-10)
+
+
+def test_checkpoint_while_with_a_dict_read_by_the_condition():
+    def cond(z, p):
+        return z[0] < p["stop"]
+
+    def loss(theta):
+        p = {"a": theta[0], "b": (theta[1], 2.0), "stop": 0.7}
+        z = adsim.checkpoint_while(cond, step, np.linspace(0.5, 1.5, 4), args=(p,),
+                                   snapshots=3)
+        return np.sum(z ** 2)
+
+    def plain(theta):
+        p = {"a": theta[0], "b": (theta[1], 2.0)}
+        z = np.linspace(0.5, 1.5, 4)
+        while adsim.value(z[0]) < 0.7:
+            z = step(z, p)
+        return np.sum(z ** 2)
+    np.testing.assert_allclose(adsim.grad(loss)(THETA), adsim.grad(plain)(THETA), rtol=1e-12)
