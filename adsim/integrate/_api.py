@@ -1,5 +1,6 @@
 """``adsim.integrate.solve_ivp``: SciPy's ``solve_ivp``, differentiable."""
 import numpy as np
+from scipy.integrate import solve_ivp as scipy_solve_ivp
 
 from ..checkpoint.group import LoopGroup
 from .._np.core import active_leaves, tape_of
@@ -7,9 +8,9 @@ from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._container_args import spread_containers
-from .._nested import lift_closures
+from .._nested import closure_actives, lift_closures
 from .._purity import output_channel
-from ._options import (check_args, check_first_step, check_max_step, check_method,
+from ._options import (SUPPORTED, check_args, check_first_step, check_max_step, check_method,
                        check_sparsity, check_t_eval, check_t_span, check_tolerances,
                        check_unsupported, check_y0, warn_extraneous)
 from ._result import Count, OdeResult
@@ -108,12 +109,18 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
     Events (``events=`` with ``terminal`` and ``direction``, as in SciPy)
     are located on each step's interpolant; their times are differentiable
-    (implicit function theorem). Not supported (each raises
-    ``adsim.UnsupportedOperation``): ``LSODA``, ``dense_output=True``,
-    complex ``y0``, Hessian-vector products through
+    (implicit function theorem). Not differentiated (with active values
+    each raises ``adsim.UnsupportedOperation``; a call without any is
+    SciPy's): ``LSODA``, ``dense_output=True``, other solver classes,
+    complex ``y0``. Not supported either: Hessian-vector products through
     ``Radau``/``BDF`` without ``jac=`` and through event times. See
     docs/integrate.md.
     """
+    if _only_scipy_has(method, dense_output, y0) and not _holds_active(
+            fun, t_span, y0, t_eval, events, args, options):
+        return scipy_solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                               dense_output=dense_output, events=events, vectorized=vectorized,
+                               args=args, **options)
     check_unsupported(dense_output)
     name = check_method(method)
     known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
@@ -204,6 +211,26 @@ def _group(values):
         return LoopGroup(tape_of(*found)) if found else None
     except (MixedRecordings, RuntimeError):
         return None
+
+
+def _only_scipy_has(method, dense_output, y0):
+    """Options only SciPy's solve_ivp implements: a call that uses one and
+    holds no active value is SciPy's (it has nothing to differentiate)."""
+    if dense_output or method == "LSODA":
+        return True
+    if isinstance(method, type):
+        return not (method.__module__.startswith("scipy.integrate") and
+                    method.__name__ in SUPPORTED)
+    return not active_leaves(y0) and np.iscomplexobj(y0)
+
+
+def _holds_active(fun, t_span, y0, t_eval, events, args, options):
+    """Whether any argument, or a closure of fun, jac or an event, holds an
+    active value."""
+    functions = [fun, options.get("jac")] + \
+        (list(events) if isinstance(events, (list, tuple)) else [events])
+    return bool(active_leaves([t_span, y0, t_eval, args, list(options.values())])) or \
+        any(callable(f) and closure_actives(f) for f in functions)
 
 
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):

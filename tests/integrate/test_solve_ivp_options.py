@@ -18,14 +18,30 @@ def decay(t, y):
     (dict(method="LSODA"), "LSODA"),
     (dict(dense_output=True), "dense_output"),
 ])
-def test_unsupported_options_are_named(options, match):
+def test_options_only_scipy_has_are_scipys_on_plain_calls_and_named_on_active_ones(options,
+                                                                                   match):
+    from scipy.integrate import solve_ivp as scipy_solve_ivp
+    ours, scipys = solve_ivp(decay, (0, 1), [1.0], **options), \
+        scipy_solve_ivp(decay, (0, 1), [1.0], **options)
+    np.testing.assert_array_equal(ours.y, scipys.y)
+    assert (ours.sol is None) == (scipys.sol is None)
     with pytest.raises(adsim.UnsupportedOperation, match=match):
-        solve_ivp(decay, (0, 1), [1.0], **options)
+        adsim.grad(lambda y0: solve_ivp(decay, (0, 1), y0, **options).y[0, -1])(np.array([1.0]))
+    k = adsim.value(np.array(0.5))
+
+    def closure(c):
+        return solve_ivp(lambda t, y: -c * y, (0, 1), [1.0], **options).y[0, -1]
+    with pytest.raises(adsim.UnsupportedOperation, match=match):
+        adsim.grad(closure)(k)
 
 
 def test_complex_and_non_numeric_states_are_refused():
+    from scipy.integrate import solve_ivp as scipy_solve_ivp
+    plain = solve_ivp(decay, (0, 1), np.array([1 + 1j]))          # SciPy's, on a plain call
+    np.testing.assert_array_equal(plain.y, scipy_solve_ivp(decay, (0, 1), np.array([1 + 1j])).y)
     with pytest.raises(adsim.UnsupportedOperation, match="complex"):
-        solve_ivp(decay, (0, 1), np.array([1 + 1j]))
+        adsim.grad(lambda a: solve_ivp(decay, (0, 1), np.array([1 + 1j]) * a).y.real[0, -1])(
+            np.array(1.0))
     with pytest.raises(TypeError, match="real numbers"):
         solve_ivp(decay, (0, 1), np.array(["a"]))
     with pytest.raises(adsim.UnsupportedOperation, match="complex"):
@@ -34,8 +50,11 @@ def test_complex_and_non_numeric_states_are_refused():
 
 def test_solver_classes_other_than_the_explicit_pairs_are_refused():
     from scipy.integrate import LSODA
+    plain = solve_ivp(decay, (0, 1), [1.0], method=LSODA)          # SciPy's, on a plain call
+    assert plain.success
     with pytest.raises(adsim.UnsupportedOperation, match="by name"):
-        solve_ivp(decay, (0, 1), [1.0], method=LSODA)
+        adsim.grad(lambda y0: solve_ivp(decay, (0, 1), y0, method=LSODA).y[0, -1])(
+            np.array([1.0]))
     with pytest.raises(ValueError, match="must be one of"):
         solve_ivp(decay, (0, 1), [1.0], method="Euler")
 
