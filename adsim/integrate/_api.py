@@ -42,9 +42,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     values equal to rounding). Called inside an adsim recording (``adsim.grad``,
     ``jvp``, ``vjp``, ``hvp``, ``jacobian``, ``record``) with active ``y0``,
     ``args``, ``t_span`` or ``t_eval``, the outputs are recorded and their
-    derivatives are those of the steps taken: the discrete adjoint (or
-    tangent) of the computed solution, step-size control included. A replay
-    at a point where an accept/reject decision differs records again.
+    derivatives are those of the steps taken, their sizes held fixed (see
+    ``follow_steps``): the discrete adjoint (or tangent) of the integrator.
+    A replay at a point where an accept/reject decision differs records
+    again.
 
     Parameters
     ----------

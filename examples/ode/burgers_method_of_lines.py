@@ -27,15 +27,14 @@ several times slower; give the budget room for a few step tapes. (On 128
 points a step tape takes about 0.3 MB; with ``memory_limit="0.7MB"`` the
 gradient takes ten times as long as with "2MB".)
 
-The derivative includes the step-size control. On 128 points RK45's steps
-are limited by accuracy and the derivative is smooth. On 256 points they
-sit at the explicit stability limit of the diffusion, where the step-size
-sequence reacts to perturbations of 1e-12 (the number of steps varies from
-one to the next): there the exact derivative of the computed solution
-varies wildly between neighbouring points (a directional derivative of
-5e2 at one point, -1e-1 at a point 1e-9 away, against -1.2e-3 from central
-differences), and central differences or a fixed-step method (below) are
-what to trust.
+The derivative holds the step sizes fixed (adsim's default). On 128 points
+RK45's steps are limited by accuracy; on 256 points they sit at the
+explicit stability limit of the diffusion, where the step-size sequence
+reacts to perturbations of 1e-12 (the number of steps varies from one to the
+next). There a derivative that followed the step sizes
+(``follow_steps=True``) would vary wildly between neighbouring points (a
+directional derivative of 5e2 at one point, -1e-1 at a point 1e-9 away);
+held, it agrees with central differences of the solver to 1e-4.
 
 ``examples/ode/burgers_adjoint.py`` runs the same problem with a fixed-step
 RK4 in ``adsim.checkpoint_loop``: with the number of steps known ahead, the
