@@ -8,12 +8,15 @@ as its leaves (in ``adsim._tree`` order) and rebuilt for the user's
 function, which sees the container it was given.
 """
 import functools
+import types
 
 from ._np.core import active_leaves
 from ._tape import Active
 from ._tree import flatten, unflatten
 
-__all__ = ["spread_containers"]
+__all__ = ["spread_containers", "lift_container_closures"]
+
+_MAX_CLOSURE_DEPTH = 8
 
 
 def _holds_active(a):
@@ -49,3 +52,55 @@ def spread_containers(functions, args):
             return f(*a[:len(a) - n], *rebuilt(a[len(a) - n:]), **kwargs)
         return with_containers
     return [wrap(f) for f in functions], flat
+
+
+def lift_container_closures(functions, args):
+    """``functions`` and ``args`` with the containers holding active values
+    that the functions read from their closures (``lambda t, y: f(t, y,
+    params)`` with ``params`` a dict) passed as trailing arguments, leaf by
+    leaf: while a function runs, each such cell holds the container rebuilt
+    from the leaves passed, as ``adsim._nested.lift_closures`` does for
+    single arrays."""
+    cells = []
+    for f in functions:
+        _container_cells(f, cells, set(), 0)
+    if not cells:
+        return list(functions), tuple(args)
+    pieces = [flatten(cell.cell_contents) for cell in cells]
+    flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
+    n = len(flat)
+
+    def wrap(f):
+        if f is None:
+            return None
+
+        @functools.wraps(f)
+        def with_cells(*a, **kwargs):
+            values, i = a[len(a) - n:], 0
+            outer = [cell.cell_contents for cell in cells]
+            try:
+                for cell, (leaves, tree) in zip(cells, pieces):
+                    cell.cell_contents = unflatten(tree, values[i:i + len(leaves)])
+                    i += len(leaves)
+                return f(*a[:len(a) - n], **kwargs)
+            finally:
+                for cell, v in zip(cells, outer):
+                    cell.cell_contents = v
+        return with_cells
+    return [wrap(f) for f in functions], tuple(args) + flat
+
+
+def _container_cells(f, cells, seen, depth):
+    if f is None or id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
+        return
+    seen.add(id(f))
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:          # an empty cell (a name assigned later)
+            continue
+        if isinstance(v, types.FunctionType):
+            _container_cells(v, cells, seen, depth + 1)
+        elif _holds_active(v) and all(cell is not c for c in cells) and \
+                any(a.tape.recording for a in active_leaves(v)):
+            cells.append(cell)

@@ -15,7 +15,7 @@ from .._tape import Active, Opcode as Op, wrap
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
-from .._container_args import spread_containers
+from .._container_args import lift_container_closures, spread_containers
 from .._nested import lift_closures
 from .op import LoopOp
 from .options import check_args, check_callable, check_n_steps, check_save_at, check_state, \
@@ -208,6 +208,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
     n_steps = check_n_steps(n_steps)
     args = check_args(args)
     (step,), args = spread_containers([step], args)    # parameters in a dict: their arrays
+    (step,), args = lift_container_closures([step], args)
     (step,), args = lift_closures([step], args)     # closed-over active values: loop inputs
     size = check_state(state)
     if save_at is not None:
@@ -269,6 +270,7 @@ def _checked_while(cond, step, state, args):
     check_callable(step, "step")
     args = check_args(args)
     (cond, step), args = spread_containers([cond, step], args)
+    (cond, step), args = lift_container_closures([cond, step], args)
     (cond, step), args = lift_closures([cond, step], args)
     return cond, step, args, check_state(state)
 

@@ -7,7 +7,7 @@ from .._np.core import active_leaves, tape_of
 from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
-from .._container_args import spread_containers
+from .._container_args import lift_container_closures, spread_containers
 from .._nested import closure_actives, lift_closures
 from .._purity import output_channel
 from ._options import (SUPPORTED, check_args, check_first_step, check_max_step, check_method,
@@ -138,9 +138,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     event_functions = [] if events is None else \
         [events] if callable(events) else list(events) if isinstance(events, (list, tuple)) \
         else []
-    # parameters in a dict (or list, tuple) travel as their arrays
+    # parameters in a dict (or list, tuple), in args or in a closure, travel
+    # as their arrays
     functions, args = spread_containers([fun] + ([jac] if callable(jac) else []) +
                                         event_functions, args)
+    functions, args = lift_container_closures(functions, args)
     lifted, args = lift_closures(functions, args)
     fun = lifted[0]
     if callable(jac):

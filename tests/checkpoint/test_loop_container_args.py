@@ -49,3 +49,19 @@ def test_checkpoint_while_with_a_dict_read_by_the_condition():
             z = step(z, p)
         return np.sum(z ** 2)
     np.testing.assert_allclose(adsim.grad(loss)(THETA), adsim.grad(plain)(THETA), rtol=1e-12)
+
+
+def test_a_dict_read_from_the_closure_of_the_step():
+    def loss(theta):
+        p = {"a": theta[0], "b": (theta[1], 2.0)}
+        z = adsim.checkpoint_loop(lambda z: step(z, p), np.linspace(0.5, 1.5, 4), 60,
+                                  snapshots=4)
+        return np.sum(z ** 2)
+    np.testing.assert_allclose(adsim.grad(loss)(THETA), adsim.grad(unrolled)(THETA, 60),
+                               rtol=1e-12)
+    # the closure holds the caller's dict again afterwards
+    p = {"a": 1.0}
+    f = (lambda z: z * p["a"])
+    adsim.grad(lambda a: np.sum(adsim.checkpoint_loop(
+        lambda z: f(z) * a, np.ones(2), 3)))(np.array(1.1))
+    assert p == {"a": 1.0} and f.__closure__[0].cell_contents is p

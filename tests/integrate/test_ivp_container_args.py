@@ -55,3 +55,21 @@ def test_a_dict_of_parameters_in_args(method, jac):
     eps = 1e-7
     fd = [(loss(theta + eps * e) - loss(theta - eps * e)) / (2 * eps) for e in np.eye(2)]
     np.testing.assert_allclose(g, fd, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["RK45", "BDF"])
+def test_a_dict_of_parameters_read_from_the_closure(method):
+    theta = np.array([0.3, 0.1])
+
+    def loss(theta):
+        p = params(theta)
+        sol = solve_ivp(lambda t, y: sir(t, y, p), (0.0, 40.0), [990.0, 10.0, 0.0],
+                        t_eval=T_OBS, method=method, rtol=1e-10, atol=1e-10)
+        return np.sum(sol.y[1] ** 2)
+
+    def with_args(theta):
+        sol = solve_ivp(sir, (0.0, 40.0), [990.0, 10.0, 0.0], args=(params(theta),),
+                        t_eval=T_OBS, method=method, rtol=1e-10, atol=1e-10)
+        return np.sum(sol.y[1] ** 2)
+    np.testing.assert_array_equal(adsim.grad(loss)(theta), adsim.grad(with_args)(theta))
+    assert loss(theta) == with_args(theta)
