@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _numpy_api as api
 from .._tape import Active, Opcode as Op, wrap
+from ..errors import MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
@@ -79,8 +80,16 @@ def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0, gr
             constants += 8 * int(np.size(v))
         shaped.append(tape.slot_value(refs[-1]).reshape(api.shape_of(v)))
     z0 = tape.slot_value(z_ref)
-    steps = group.steps if group is not None and group.steps is not None and \
-        group.steps.serves(z0, shaped) else StepTapes(step_flat, z0, shaped)
+    try:
+        steps = group.steps if group is not None and group.steps is not None and \
+            group.steps.serves(z0, shaped) else StepTapes(step_flat, z0, shaped)
+    except MixedRecordings as error:
+        raise MixedRecordings(
+            "adsim: the step of a checkpointed loop reads an active value that is not one of "
+            "its arguments (from a global, an object attribute, or kept from an earlier "
+            "recording). The step is recorded on a tape of its own: pass the value through "
+            "the state or args= (values the step reads from its closure are passed for you)"
+        ) from error
     state_bytes, input_bytes = z0.nbytes, sum(x.nbytes for x in shaped)
     op = make_op(steps, z0.size)
     del z0, shaped

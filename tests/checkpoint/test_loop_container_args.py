@@ -2,6 +2,7 @@
 checkpointed loop: the step (and the condition) get the container as
 given; its active values are loop inputs, its plain numbers constants."""
 import numpy as np
+import pytest
 
 import adsim
 
@@ -65,3 +66,21 @@ def test_a_dict_read_from_the_closure_of_the_step():
     adsim.grad(lambda a: np.sum(adsim.checkpoint_loop(
         lambda z: f(z) * a, np.ones(2), 3)))(np.array(1.1))
     assert p == {"a": 1.0} and f.__closure__[0].cell_contents is p
+
+
+_GLOBAL_RATE = None
+
+
+def test_an_active_global_read_by_the_step_is_named():
+    def step_with_global(z):
+        return z * _GLOBAL_RATE
+
+    def loss(k):
+        global _GLOBAL_RATE
+        _GLOBAL_RATE = k
+        try:
+            return np.sum(adsim.checkpoint_loop(step_with_global, np.ones(2), 3))
+        finally:
+            _GLOBAL_RATE = None
+    with pytest.raises(adsim.MixedRecordings, match="step of a checkpointed loop.*args="):
+        adsim.grad(loss)(np.array(1.1))
