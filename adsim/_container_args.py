@@ -8,19 +8,33 @@ as its leaves (in ``adsim._tree`` order) and rebuilt for the user's
 function, which sees the container it was given.
 """
 import functools
-import types
 
+from ._nested import closure_cells
 from ._np.core import active_leaves
 from ._tape import Active
 from ._tree import flatten, unflatten
 
 __all__ = ["spread_containers", "lift_container_closures"]
 
-_MAX_CLOSURE_DEPTH = 8
-
 
 def _holds_active(a):
     return not isinstance(a, Active) and bool(active_leaves(a))
+
+
+def _holds_recorded(a):
+    """A container holding active values of a recording in progress."""
+    return _holds_active(a) and any(v.tape.recording for v in active_leaves(a))
+
+
+def _rebuilt(pieces, values):
+    """The arguments that ``pieces`` ((leaves, treedef or None for a plain
+    argument) each) were flattened from, rebuilt from ``values``."""
+    out, i = [], 0
+    for leaves, tree in pieces:
+        k = len(leaves)
+        out.append(values[i] if tree is None else unflatten(tree, values[i:i + k]))
+        i += k
+    return out
 
 
 def spread_containers(functions, args):
@@ -35,21 +49,13 @@ def spread_containers(functions, args):
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
-    def rebuilt(values):
-        out, i = [], 0
-        for leaves, tree in pieces:
-            k = len(leaves)
-            out.append(values[i] if tree is None else unflatten(tree, values[i:i + k]))
-            i += k
-        return out
-
     def wrap(f):
         if f is None:
             return None
 
         @functools.wraps(f)         # name, and attributes (an event's terminal)
         def with_containers(*a, **kwargs):
-            return f(*a[:len(a) - n], *rebuilt(a[len(a) - n:]), **kwargs)
+            return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
         return with_containers
     return [wrap(f) for f in functions], flat
 
@@ -63,7 +69,9 @@ def lift_container_closures(functions, args):
     single arrays."""
     cells = []
     for f in functions:
-        _container_cells(f, cells, set(), 0)
+        for cell, _ in closure_cells(f, _holds_recorded):
+            if all(cell is not c for c in cells):
+                cells.append(cell)
     if not cells:
         return list(functions), tuple(args)
     pieces = [flatten(cell.cell_contents) for cell in cells]
@@ -76,12 +84,10 @@ def lift_container_closures(functions, args):
 
         @functools.wraps(f)
         def with_cells(*a, **kwargs):
-            values, i = a[len(a) - n:], 0
             outer = [cell.cell_contents for cell in cells]
             try:
-                for cell, (leaves, tree) in zip(cells, pieces):
-                    cell.cell_contents = unflatten(tree, values[i:i + len(leaves)])
-                    i += len(leaves)
+                for cell, container in zip(cells, _rebuilt(pieces, a[len(a) - n:])):
+                    cell.cell_contents = container
                 return f(*a[:len(a) - n], **kwargs)
             finally:
                 for cell, v in zip(cells, outer):
@@ -89,18 +95,3 @@ def lift_container_closures(functions, args):
         return with_cells
     return [wrap(f) for f in functions], tuple(args) + flat
 
-
-def _container_cells(f, cells, seen, depth):
-    if f is None or id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
-        return
-    seen.add(id(f))
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:          # an empty cell (a name assigned later)
-            continue
-        if isinstance(v, types.FunctionType):
-            _container_cells(v, cells, seen, depth + 1)
-        elif _holds_active(v) and all(cell is not c for c in cells) and \
-                any(a.tape.recording for a in active_leaves(v)):
-            cells.append(cell)

@@ -33,15 +33,22 @@ def closure_actives(f):
     k * y`` with ``k`` active), with their arrays. Functions ``f`` closes
     over are searched too (``ad.jacobian(ad.grad(lambda w: k * w))``: the
     lambda's ``k`` is read through the gradient function)."""
-    found, seen = [], set()
-    _closure_actives(f, found, seen, 0)
-    return found
+    return closure_cells(f, lambda v: isinstance(v, Active) and v.tape.recording)
 
 
 _MAX_CLOSURE_DEPTH = 8
 
 
-def _closure_actives(f, found, seen, depth):
+def closure_cells(f, wanted):
+    """The closure cells of ``f``, and of the functions it closes over (to a
+    bounded depth), whose contents ``wanted`` accepts, with their contents;
+    each cell once."""
+    found = []
+    _closure_cells(f, wanted, found, set(), 0)
+    return found
+
+
+def _closure_cells(f, wanted, found, seen, depth):
     if id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
         return
     seen.add(id(f))
@@ -50,11 +57,10 @@ def _closure_actives(f, found, seen, depth):
             v = cell.cell_contents
         except ValueError:          # an empty cell (a name assigned later)
             continue
-        if isinstance(v, Active):
-            if v.tape.recording and all(cell is not c for c, _ in found):
-                found.append((cell, v))
-        elif isinstance(v, types.FunctionType):
-            _closure_actives(v, found, seen, depth + 1)
+        if isinstance(v, types.FunctionType):
+            _closure_cells(v, wanted, found, seen, depth + 1)
+        elif wanted(v) and all(cell is not c for c, _ in found):
+            found.append((cell, v))
 
 
 def _lifted(f, cells):
