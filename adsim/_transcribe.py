@@ -32,6 +32,7 @@ from ._tape import Active, Opcode as Op, record_binary_refs, record_unary, wrap
 from ._np.core import as_active, binary, gather
 from ._np.views import ufunc_at
 from .errors import BranchChanged, UnsupportedOperation
+from ._rules import RuleTable, family
 from .ops import BY_CODE, ZERO
 from .primitives import Application, _rule_adjoints
 from .sparse.pattern import Program
@@ -119,14 +120,10 @@ class _Transcription:
         self.current = current
         self.read = []           # per op: the values of its slot operands, in order
         self.result = []         # per op: its result value (None for branch records)
-        forward = {"unary": self._unary, "binary": self._binary, "branch": self._branch,
-                   "linalg": self._matmul, "callback": self._callback}
+        forward = FORWARD_RULES.bind(self, self.prog.codes)
         for k, code in enumerate(self.prog.codes):
-            spec = BY_CODE[code]
-            rule = getattr(self, "_" + spec.name.lower()) if spec.family == "structural" \
-                else forward[spec.family]
             o = self.prog.operands[k]
-            out = rule(k, o)
+            out = forward[code](k, o)
             self.result.append(out)
             if out is not None and o[0] >= 0:
                 current[o[0]] = out
@@ -320,8 +317,8 @@ class _Transcription:
         return self._new(Op.MATMUL, m * n, [self.ref(a), self.ref(b), m, kk, n])
 
     def _callback(self, k, o):
-        app = self.tape.callbacks[o[1]]
-        args = self._reads(k, list(o[3:3 + o[2]]))
+        app = self.tape.callbacks[o.callback]
+        args = self._reads(k, list(o.args))
         shaped = [a.reshape(s) for a, s in zip(args, app.in_shapes)]
         return _flat(app.prim(*shaped))
 
@@ -334,32 +331,24 @@ class _Transcription:
             return np.zeros(self.inputs[wrt].size)
         adj[out_ref] = seed
         prog = self.prog
+        rules = ADJOINT_RULES.bind(self, prog.codes)
         for k in range(len(prog.codes) - 1, -1, -1):
             code = prog.codes[k]
             o = prog.operands[k]
-            if o[0] < 0:                                  # a branch record
+            if o.result < 0:                              # a branch record
                 continue
-            if code == Op.SCATTER:                        # in place: only the written part
-                g = adj.get(o[0])
+            rule = rules[code]
+            if o.spec.in_place:                           # only the written part
+                g = adj.get(o.result)
                 if g is not None:
-                    self._scatter_adjoint(k, o, g, adj)
+                    rule(k, o, g, adj)
                 continue
-            g = adj.pop(o[0], None)
-            if g is None or (not isinstance(g, Active) and not np.any(g)):
+            g = adj.pop(o.result, None)                   # (the slot's earlier value is
+            if rule is None or g is None or \
+                    (not isinstance(g, Active) and not np.any(g)):   # another adjoint's)
                 continue
-            spec = BY_CODE[code]
-            if spec.family == "unary":
-                with np.errstate(all="ignore"):       # plain factors may be infinite
-                    parts = [(o[1], self._unary_adjoint(k, g))]
-            elif spec.family == "binary":
-                with np.errstate(all="ignore"):
-                    parts = self._binary_adjoint(k, o, g)
-            elif spec.family == "linalg":
-                parts = self._matmul_adjoint(k, o, g)
-            elif spec.family == "callback":
-                parts = self._callback_adjoint(k, o, g)
-            else:
-                parts = getattr(self, f"_{spec.name.lower()}_adjoint")(k, o, g)
+            with np.errstate(all="ignore"):               # plain factors may be infinite
+                parts = rule(k, o, g)
             for ref, part in parts:
                 self._accumulate(adj, ref, part)
         total = adj.get(self.tape.input_slots[wrt])
@@ -376,6 +365,9 @@ class _Transcription:
         adj[ref] = part if old is None else old + part
 
     # ---- adjoint rules: each returns [(operand ref, adjoint contribution)] ------------
+    def _unary_adjoints(self, k, o, g):
+        return [(o.x, self._unary_adjoint(k, g))]
+
     def _unary_adjoint(self, k, g):
         code = self.prog.codes[k]
         (x,) = self.read[k]
@@ -503,11 +495,6 @@ class _Transcription:
         return [(o[1], (G * (1.0 - hit).reshape(1, m, 1)).reshape(-1)),
                 (o[2], (taken * last.reshape(1, picks, 1)).reshape(-1))]
 
-    def _argext_at_adjoint(self, k, o, g):
-        return []                                     # positions: no derivative
-
-    _search_adjoint = _argext_at_adjoint
-
     def _gather_adjoint(self, k, o, g):
         return self._gather_adjoint_at(o, g, self.prog.indices(k))
 
@@ -536,7 +523,7 @@ class _Transcription:
                 (o[2], (a.reshape(m, kk).T @ G).reshape(-1))]
 
     def _callback_adjoint(self, k, o, g):
-        app = self.tape.callbacks[o[1]]
+        app = self.tape.callbacks[o.callback]
         prim = app.prim
         if prim.vjp is None:
             raise UnsupportedOperation(f"adsim: primitive `{prim.name}` has no vjp rule, which "
@@ -545,9 +532,28 @@ class _Transcription:
         out = self.result[k].reshape(app.out_shape)
         adjoints = _rule_adjoints(prim, prim.vjp(args, out, g.reshape(app.out_shape)),
                                   app.in_shapes, recorded=True)
-        refs = o[3:3 + o[2]]
         return [(ref, None if a is None else _flat(a)) for i, (ref, a) in
-                enumerate(zip(refs, adjoints)) if i not in prim.nondiff_argnums]
+                enumerate(zip(o.args, adjoints)) if i not in prim.nondiff_argnums]
+
+
+# the rule of every op in each pass (adsim/_rules.py)
+FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_transcribe.py", [
+    (family("unary"), "_unary"), (family("binary"), "_binary"), (family("branch"), "_branch"),
+    ("COPY", "_copy"), ("FILL", "_fill"), (("BROADCAST", "SUM", "CUMSUM"), "_structural_view"),
+    ("GATHER", "_gather"), ("SCATTER", "_scatter"), ("WHERE", "_where"),
+    ("GATHER_AT", "_gather_at"), ("SCATTER_AT", "_scatter_at"), ("SELECT", "_select"),
+    ("ARGEXT_AT", "_argext_at"), ("SEARCH", "_search"), ("MATMUL", "_matmul"),
+    ("CALLBACK", "_callback")])
+
+ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_transcribe.py", [
+    (family("unary"), "_unary_adjoints"), (family("binary"), "_binary_adjoint"),
+    (family("branch"), None), ("COPY", "_copy_adjoint"), ("FILL", "_fill_adjoint"),
+    ("BROADCAST", "_broadcast_adjoint"), ("SUM", "_sum_adjoint"),
+    ("CUMSUM", "_cumsum_adjoint"), ("GATHER", "_gather_adjoint"),
+    ("SCATTER", "_scatter_adjoint"), ("WHERE", "_where_adjoint"),
+    ("GATHER_AT", "_gather_at_adjoint"), ("SCATTER_AT", "_scatter_at_adjoint"),
+    ("SELECT", "_select_adjoint"), ("ARGEXT_AT", None), ("SEARCH", None),
+    ("MATMUL", "_matmul_adjoint"), ("CALLBACK", "_callback_adjoint")])
 
 
 def _slope(expression, finite=False):

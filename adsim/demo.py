@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 import adsim as ad
+from adsim._decoder import decode
 
 
 def rhs(u, kappa, dx):
@@ -103,7 +104,7 @@ def full_tape_bytes(u0, kappa, dt, dx, n_steps):
     step = ad.record(lambda u, k: rk4_step(u, k, dt, dx), u0, kappa)
     b = step.stats()["bytes"]
     per_step = (b["opcodes"] + b["operands"] + b["indices"]
-                + 8 * sum(step.slot_size_of(step.op_operands(k)[0]) for k in range(len(step))))
+                + 8 * sum(step.slot_size_of(o.result) for o in decode(step)[1] if o.result >= 0))
     return per_step * n_steps
 
 

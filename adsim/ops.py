@@ -22,6 +22,49 @@ import numpy as np
 ZERO, LINEAR, BILINEAR, NONLINEAR = "zero", "linear", "bilinear", "nonlinear"
 
 
+# Roles of an op's operands (after its result slot, operand 0).
+VALUE = "value"          # a slot or a constant whose values the op reads
+DATA = "data"            # a slot of integer or boolean data read at replay (no derivative)
+INTS = "ints"            # an offset into the index stream
+BRANCHES = "branches"    # an offset into the branch stream
+PARAM = "param"          # the constant id of a scalar parameter, or -1
+INT = "int"              # an integer attribute (a size, a kind, a flag)
+CALLBACK = "callback"    # the position of a Python object in the tape's callbacks
+COUNT = "count"          # the number of the variadic operands that follow
+SLOT_ROLES = (VALUE, DATA)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand of an op: its name and role; ``variadic``: it stands for
+    the COUNT operands before it names, in order (only the last one)."""
+
+    name: str
+    role: str = INT
+    variadic: bool = False
+
+    @property
+    def is_ref(self):
+        """A slot or constant reference (a value slot, a data slot)."""
+        return self.role in SLOT_ROLES
+
+
+def value(name):
+    return Operand(name, VALUE)
+
+
+def data(name):
+    return Operand(name, DATA)
+
+
+def ints(name="index_offset"):
+    return Operand(name, INTS)
+
+
+def branches(name="branch_offset"):
+    return Operand(name, BRANCHES)
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """Metadata of one opcode."""
@@ -32,60 +75,107 @@ class OpSpec:
     numpy: tuple = ()            # NumPy callables recorded as this op
     domain: tuple = (-2.0, 2.0)  # test sampling interval of the (first) operand
     param: float = None          # scalar parameter used by tests (unary *_C ops)
-    operands: tuple = ()         # operand layout after the result; "@" marks slot refs
-    reads: str = ""              # values the derivative rules read: "x" operands, "y" result
+    operands: tuple = ()         # Operand per operand after the result, in order
+    reads: tuple = ()            # operand names whose values the derivative rules read,
+    #                              "result" for the result (a rule that reads a value not
+    #                              listed would see it overwritten)
     constant_slope: bool = False  # unary: the derivative does not depend on x
+    index_map: str = "elementwise"  # how result elements map to operand elements
+    chunkable: bool = False      # may run chunk by chunk inside an elementwise run
+    in_place: bool = False       # writes part of its result slot, keeping the rest
     code: int = 0                # set from the row's place in its family (below)
+
+    @property
+    def variadic(self):
+        return bool(self.operands) and self.operands[-1].variadic
+
+    @property
+    def n_operands(self):
+        """Operands including the result; for a variadic op, those before its
+        variadic operands."""
+        return 1 + len(self.operands) - self.variadic
+
+    def position(self, name):
+        """The position of the named operand (the result is 0)."""
+        for i, operand in enumerate(self.operands):
+            if operand.name == name:
+                return i + 1
+        raise KeyError(f"op {self.name} has no operand {name!r}")
+
+    @property
+    def has_derivative(self):
+        """Whether the result has a derivative (branch records have no result)."""
+        return self.family != "branch" and self.hessian != ZERO
+
+
+def _reads(spec_reads, operands):
+    """Row shorthand: "x" all value operands, "y" the result, or names."""
+    out = []
+    for word in spec_reads.split():
+        if word == "x":
+            out += [o.name for o in operands if o.role == VALUE]
+        elif word == "y":
+            out.append("result")
+        else:
+            out.append(word)
+    return tuple(out)
 
 
 def _u(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, param=None, reads="x",
        constant_slope=False):
-    return OpSpec(name, "unary", hessian, tuple(numpy), domain, param, ("@x", "c_index"),
-                  "" if constant_slope else reads, constant_slope)
+    operands = (value("x"), Operand("c", PARAM))
+    return OpSpec(name, "unary", hessian, tuple(numpy), domain, param, operands,
+                  () if constant_slope else _reads(reads, operands), constant_slope,
+                  chunkable=True)
 
 
-def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="xy"):
-    return OpSpec(name, "binary", hessian, tuple(numpy), domain, operands=("@a", "@b"),
-                  reads=reads)
+def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="x y"):
+    operands = (value("a"), value("b"))
+    return OpSpec(name, "binary", hessian, tuple(numpy), domain, operands=operands,
+                  reads=_reads(reads, operands), chunkable=True)
 
 
-def _s(name, hessian, numpy, operands, family="structural", reads=""):
-    return OpSpec(name, family, hessian, tuple(numpy), operands=tuple(operands), reads=reads)
+def _s(name, hessian, numpy, operands, family="structural", reads="", index_map=None,
+       chunkable=False, in_place=False):
+    operands = tuple(o if isinstance(o, Operand) else Operand(o) for o in operands)
+    return OpSpec(name, family, hessian, tuple(numpy), operands=operands,
+                  reads=_reads(reads, operands), index_map=index_map or name.lower(),
+                  chunkable=chunkable, in_place=in_place)
 
 
 TABLE = [
     _u("NEG", [np.negative], hessian=LINEAR, constant_slope=True),
     _u("ABS", [np.absolute, np.fabs], hessian=LINEAR),
     _u("SIGN", [np.sign], hessian=ZERO, constant_slope=True),
-    _u("SQRT", [np.sqrt], (0.2, 3.0), reads="xy"),
-    _u("CBRT", [np.cbrt], (0.2, 3.0), reads="xy"),
+    _u("SQRT", [np.sqrt], (0.2, 3.0), reads="x y"),
+    _u("CBRT", [np.cbrt], (0.2, 3.0), reads="x y"),
     _u("SQUARE", [np.square]),
-    _u("RECIPROCAL", [np.reciprocal], (0.3, 3.0), reads="xy"),
-    _u("EXP", [np.exp], reads="xy"),
-    _u("EXP2", [np.exp2], reads="xy"),
-    _u("EXPM1", [np.expm1], reads="xy"),
+    _u("RECIPROCAL", [np.reciprocal], (0.3, 3.0), reads="x y"),
+    _u("EXP", [np.exp], reads="x y"),
+    _u("EXP2", [np.exp2], reads="x y"),
+    _u("EXPM1", [np.expm1], reads="x y"),
     _u("LOG", [np.log], (0.2, 3.0)),
     _u("LOG2", [np.log2], (0.2, 3.0)),
     _u("LOG10", [np.log10], (0.2, 3.0)),
     _u("LOG1P", [np.log1p], (-0.5, 2.0)),
-    _u("SIN", [np.sin], reads="xy"),
-    _u("COS", [np.cos], reads="xy"),
-    _u("TAN", [np.tan], (-1.3, 1.3), reads="xy"),
+    _u("SIN", [np.sin], reads="x y"),
+    _u("COS", [np.cos], reads="x y"),
+    _u("TAN", [np.tan], (-1.3, 1.3), reads="x y"),
     _u("ARCSIN", [np.arcsin], (-0.9, 0.9)),
     _u("ARCCOS", [np.arccos], (-0.9, 0.9)),
     _u("ARCTAN", [np.arctan]),
-    _u("SINH", [np.sinh], reads="xy"),
-    _u("COSH", [np.cosh], reads="xy"),
-    _u("TANH", [np.tanh], reads="xy"),
+    _u("SINH", [np.sinh], reads="x y"),
+    _u("COSH", [np.cosh], reads="x y"),
+    _u("TANH", [np.tanh], reads="x y"),
     _u("ARCSINH", [np.arcsinh]),
     _u("ARCCOSH", [np.arccosh], (1.2, 3.0)),
     _u("ARCTANH", [np.arctanh], (-0.9, 0.9)),
     _u("ADD_C", hessian=LINEAR, param=1.5, constant_slope=True),
     _u("MUL_C", hessian=LINEAR, param=-2.5, constant_slope=True),
     _u("RSUB_C", hessian=LINEAR, param=0.75, constant_slope=True),
-    _u("RDIV_C", domain=(0.3, 3.0), param=1.7, reads="xy"),
+    _u("RDIV_C", domain=(0.3, 3.0), param=1.7, reads="x y"),
     _u("POW_C", domain=(0.3, 3.0), param=2.7),
-    _u("RPOW_C", param=1.9, reads="xy"),
+    _u("RPOW_C", param=1.9, reads="x y"),
     _u("STOP_GRADIENT", hessian=ZERO, constant_slope=True),
     # rounding: piecewise constant, derivative zero; recomputed by every replay
     _u("FLOOR", [np.floor], hessian=ZERO, constant_slope=True),
@@ -114,35 +204,42 @@ TABLE = [
     _b("EQUAL", hessian=ZERO, reads=""),
     _b("NOT_EQUAL", hessian=ZERO, reads=""),
     _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
-                         np.not_equal), ("@a", "@b", "kind", "branch_offset", "n"), "branch"),
+                         np.not_equal),
+       (value("a"), value("b"), "kind", branches(), "n"), "branch", index_map="none"),
     _s("ARGEXT", ZERO, (np.argmax, np.argmin),
-       ("@a", "outer", "m", "inner", "index_offset", "want_min"), "branch"),
-    _s("COPY", LINEAR, (np.copy, np.reshape, np.ravel), ("@a",)),
-    _s("FILL", ZERO, (np.zeros_like, np.ones_like, np.full_like), ("@c",)),
-    _s("BROADCAST", LINEAR, (np.broadcast_to,), ("@a", "outer", "m", "inner")),
-    _s("SUM", LINEAR, (np.sum, np.mean), ("@a", "outer", "m", "inner")),
-    _s("CUMSUM", LINEAR, (np.cumsum,), ("@a", "outer", "m", "inner")),
+       (value("a"), "outer", "m", "inner", ints(), "want_min"), "branch", index_map="none"),
+    _s("COPY", LINEAR, (np.copy, np.reshape, np.ravel), (value("a"),), index_map="elementwise",
+       chunkable=True),
+    _s("FILL", ZERO, (np.zeros_like, np.ones_like, np.full_like), (value("c"),)),
+    _s("BROADCAST", LINEAR, (np.broadcast_to,), (value("a"), "outer", "m", "inner")),
+    _s("SUM", LINEAR, (np.sum, np.mean), (value("a"), "outer", "m", "inner")),
+    _s("CUMSUM", LINEAR, (np.cumsum,), (value("a"), "outer", "m", "inner")),
+    # strided (step != 0) or 2-d slice gathers run chunk by chunk in elementwise runs
     _s("GATHER", LINEAR, (np.take, np.transpose, np.max, np.min),
-       ("@a", "index_offset", "start", "step", "inner", "outer_step")),
+       (value("a"), ints(), "start", "step", "inner", "outer_step"), chunkable=True),
+    # in place: the result slot is also the array written into
     _s("SCATTER", LINEAR, (np.concatenate, np.pad),
-       ("@v", "index_offset", "m", "start", "step", "inner", "outer_step")),
-    _s("WHERE", LINEAR, (np.where,), ("@a", "@b", "branch_offset")),
+       (value("v"), ints(), "m", "start", "step", "inner", "outer_step"), in_place=True),
+    _s("WHERE", LINEAR, (np.where,), (value("a"), value("b"), branches())),
     # a gather whose indices are values of the tape (integer data, recorded):
     # read at every replay, bounds-checked there; derivative 0 in the indices
-    _s("GATHER_AT", LINEAR, (), ("@a", "@i", "outer", "m", "inner"), reads="x"),
+    _s("GATHER_AT", LINEAR, (), (value("a"), data("i"), "outer", "m", "inner"), reads="i"),
     # writes at integer data: r = base with v written (add: added, as np.add.at) at the
     # positions the replay reads from i; out of place
-    _s("SCATTER_AT", LINEAR, (), ("@base", "@v", "@i", "outer", "m", "inner", "add"), reads="x"),
+    _s("SCATTER_AT", LINEAR, (),
+       (value("base"), value("v"), data("i"), "outer", "m", "inner", "add"), reads="i"),
     # np.where on boolean data: r = a where m else b, the mask read at replay
-    _s("SELECT", LINEAR, (), ("@m", "@a", "@b"), reads="x"),
+    _s("SELECT", LINEAR, (), (data("m"), value("a"), value("b")), reads="m"),
     # argmax/argmin as values (integer data): position along the axis, no derivative
-    _s("ARGEXT_AT", ZERO, (), ("@a", "outer", "m", "inner", "want_min")),
+    _s("ARGEXT_AT", ZERO, (), (value("a"), "outer", "m", "inner", "want_min")),
     # np.searchsorted in a sorted table, as values (integer data): no derivative
-    _s("SEARCH", ZERO, (), ("@table", "@v", "right")),
-    _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum), ("@a", "@b", "m", "k", "n"),
-       "linalg", reads="x"),
-    _s("CALLBACK", NONLINEAR, (np.linalg.solve,), ("callback", "n_args", "@args..."), "callback",
-       reads="xy"),
+    _s("SEARCH", ZERO, (), (value("table"), value("v"), "right")),
+    _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum),
+       (value("a"), value("b"), "m", "k", "n"), "linalg", reads="x"),
+    _s("CALLBACK", NONLINEAR, (np.linalg.solve,),
+       (Operand("callback", CALLBACK), Operand("n_args", COUNT),
+        Operand("args", VALUE, variadic=True)), "callback", reads="args result",
+       index_map="dense"),
 ]
 
 # family -> first opcode; each family's codes follow its rows, then its *_END
@@ -197,7 +294,6 @@ def opcode_enum():
 
 def facts_pxi():
     """adsim/_ops/facts.pxi: per-opcode facts the kernels look up."""
-    uses = {"": "0", "x": "USES_ARGS", "y": "USES_RESULT", "xy": "USES_ARGS | USES_RESULT"}
     out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
            "# Per-opcode facts: the values each op's derivative rules read, the\n",
            "# unary ops whose slope does not depend on x, the ops whose result\n",
@@ -211,8 +307,10 @@ def facts_pxi():
            "    memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))\n",
            "    memset(NO_DERIVATIVE, 0, sizeof(NO_DERIVATIVE))\n"]
     for spec in TABLE:
-        if spec.reads:
-            out.append(f"    VALUE_USES[<int>{spec.name}] = {uses[spec.reads]}\n")
+        uses = " | ".join((["USES_ARGS"] if set(spec.reads) - {"result"} else [])
+                          + (["USES_RESULT"] if "result" in spec.reads else []))
+        if uses:
+            out.append(f"    VALUE_USES[<int>{spec.name}] = {uses}\n")
         if spec.constant_slope:
             out.append(f"    CONSTANT_SLOPE[<int>{spec.name}] = 1\n")
         if spec.family != "branch" and spec.hessian == ZERO:

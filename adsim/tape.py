@@ -9,7 +9,8 @@ go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 import numpy as np
 
 from . import _tape, tapefile
-from .ops import BY_CODE
+from . import ops
+from ._decoder import decode_op
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
@@ -199,23 +200,17 @@ def _ref(tape, ref):
     return f"c{-ref - 1}[{tape.slot_size_of(ref)}]"
 
 
-def _names(spec, count):
-    names = list(spec.operands)
-    if names and names[-1].endswith("..."):
-        names = names[:-1] + [names[-1][:-3]] * (count - len(names) + 1)
-    return names
-
-
-def _operand(tape, spec, name, value):
-    if name.startswith("@"):
-        return _ref(tape, value)
-    if name == "c_index":
+def _operand(tape, operand, value):
+    """One operand of the listing, by its role (adsim/ops.py)."""
+    if operand.is_ref:
+        return ", ".join(_ref(tape, r) for r in value) if operand.variadic else _ref(tape, value)
+    if operand.role == ops.PARAM:
         return f"c={tape.param_value(value):g}" if value >= 0 else ""
-    if name == "kind":
-        return ["<", "<=", ">", ">=", "==", "!="][value]
-    if name == "callback":
+    if operand.role == ops.CALLBACK:
         return type(tape.callbacks[value]).__name__
-    return f"{name}={value}"
+    if operand.name == "kind":
+        return ["<", "<=", ">", ">=", "==", "!="][value]
+    return f"{operand.name}={value}"
 
 
 def listing(tape, limit=200):
@@ -225,13 +220,12 @@ def listing(tape, limit=200):
     lines.append(f"  inputs: {inputs}")
     codes = tape.op_codes()
     for k, code in enumerate(codes[:limit]):
-        spec = BY_CODE[int(code)]
-        o = tape.op_operands(k)
-        res = _ref(tape, o[0]) if o[0] >= 0 else "-"
-        args = ", ".join(_operand(tape, spec, name, value)
-                         for name, value in zip(_names(spec, len(o) - 1), o[1:]))
+        o = decode_op(int(code), tape.op_operands(k))
+        res = _ref(tape, o.result) if o.result >= 0 else "-"
+        args = ", ".join(text for text in (_operand(tape, operand, value) for operand, value
+                                           in zip(o.spec.operands, o[1:])) if text)
         flag = " (saves overwritten)" if tape.op_flags(k) & 1 else ""
-        lines.append(f"  {k:5d}  {res:>12} <- {spec.name.lower()}({args.rstrip(', ')}){flag}")
+        lines.append(f"  {k:5d}  {res:>12} <- {o.spec.name.lower()}({args}){flag}")
     if len(codes) > limit:
         lines.append(f"  ... {len(codes) - limit} more ops")
     lines.append(f"  output: s{tape.output_slot}{tuple(tape.output_shape)}")

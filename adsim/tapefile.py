@@ -31,6 +31,7 @@ import tempfile
 import numpy as np
 
 from . import _tape
+from ._decoder import decode_op
 from ._version import __version__
 from .errors import AdsimError, TapeCopyError, TapeFileError
 
@@ -443,15 +444,16 @@ def _check_callback_ops(tape, callbacks):
     """Each callback is called by exactly one op, whose arguments and result
     have the sizes the callback works on."""
     uses = [0] * len(callbacks)
-    for k in np.flatnonzero(tape.op_codes() == int(_tape.Opcode.CALLBACK)):
-        o = tape.op_operands(int(k))
-        uses[o[1]] += 1
-        args, result = callbacks[o[1]].operand_sizes()
-        given = [tape.slot_size_of(r) for r in o[3:]]
-        if list(args) != given or result != tape.slot_size_of(o[0]):
-            raise ValueError(f"op {k} calls callback {o[1]} with arguments of {given} values and "
-                             f"a result of {tape.slot_size_of(o[0])}; the callback works on "
-                             f"{list(args)} and {result}")
+    callback = int(_tape.Opcode.CALLBACK)
+    for k in np.flatnonzero(tape.op_codes() == callback):
+        o = decode_op(callback, tape.op_operands(int(k)))
+        uses[o.callback] += 1
+        args, result = callbacks[o.callback].operand_sizes()
+        given = [tape.slot_size_of(r) for r in o.args]
+        if list(args) != given or result != tape.slot_size_of(o.result):
+            raise ValueError(f"op {k} calls callback {o.callback} with arguments of {given} "
+                             f"values and a result of {tape.slot_size_of(o.result)}; the "
+                             f"callback works on {list(args)} and {result}")
     for i, n in enumerate(uses):
         if n != 1:
             raise ValueError(f"callback {i} is called by {n} ops; each is called by one")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import adsim
+from adsim._decoder import decode
 from adsim.testing import check_grads
 
 
@@ -31,8 +32,7 @@ def test_arena_holds_live_values_not_every_result():
     x = np.linspace(-0.7, 0.9, 1000)
     tape = adsim.record(lambda z: np.sum(nonlinear_chain(z)), x)
     stats = tape.stats()
-    results = sum(tape.slot_size_of(tape.op_operands(k)[0]) for k in range(len(tape))
-                  if tape.op_operands(k)[0] >= 0)
+    results = sum(tape.slot_size_of(o.result) for o in decode(tape)[1] if o.result >= 0)
     assert stats["arena_elements"] < results / 10
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import adsim as ad
 from adsim import ops
+from adsim._decoder import decode, refs
 
 # NumPy expressions of the unary ops recorded with a scalar parameter
 _WITH_PARAM = {
@@ -42,10 +43,10 @@ def _poisoned(op, n_args, poison):
 
 def _reused_slots(tape, n_args):
     """Do the poison ops write into the slots of the op's operands and result?"""
-    codes = tape.op_codes()
+    codes, decoded = decode(tape)
     k_op = next(k for k, c in enumerate(codes) if k >= n_args and c != codes[0])
-    wanted = set(tape.op_operands(k_op)[:1 + n_args])
-    written = {tape.op_operands(k)[0] for k in range(k_op + 2, len(codes))}
+    wanted = {decoded[k_op].result} | {ref for _, ref in refs(decoded[k_op])}
+    written = {o.result for o in decoded[k_op + 2:]}
     return wanted <= written
 
 

@@ -43,7 +43,9 @@ References
 import numpy as np
 import scipy.sparse as sp
 
-from adsim.ops import BY_CODE, LINEAR, NONLINEAR, ZERO
+from adsim._decoder import decode
+from adsim._rules import RuleTable, family
+from adsim.ops import BILINEAR, BY_CODE, LINEAR, NONLINEAR, TABLE, ZERO
 from adsim._tape import Opcode as Op
 
 from .domains import (Domains, apply_left, canonical, empty, expand, indptr_from_counts,
@@ -75,15 +77,14 @@ def unary_kind(code, c):
 
 
 class Program:
-    """The ops of a tape decoded once: opcodes, operands and the columns
-    (independents) of the selected inputs."""
+    """The ops of a tape decoded once (adsim/_decoder.py): opcodes, operands
+    as named tuples, and the columns (independents) of the selected inputs."""
 
     def __init__(self, tape, inputs=None):
         if tape.recording or tape.output_slot is None:
             raise RuntimeError("adsim: sparsity needs a finished recording (adsim.record)")
         self.tape = tape
-        self.codes = [int(c) for c in tape.op_codes()]
-        self.operands = [tape.op_operands(k) for k in range(len(self.codes))]
+        self.codes, self.operands = decode(tape)
         positions = list(range(tape.n_inputs)) if inputs is None else [int(i) for i in inputs]
         for i in positions:
             if not 0 <= i < tape.n_inputs:
@@ -105,8 +106,8 @@ class Program:
         return self.tape.slot_size_of(ref)
 
     def param(self, k):
-        o = self.operands[k]
-        return self.tape.param_value(o[2]) if o[2] >= 0 else 0.0
+        c = self.operands[k].c
+        return self.tape.param_value(c) if c >= 0 else 0.0
 
     def unary_kind(self, k):
         return unary_kind(self.codes[k], self.param(k))
@@ -117,13 +118,13 @@ class Program:
         o = self.operands[k]
         if k > 0 and self.codes[k - 1] == Op.COMPARE:
             c = self.operands[k - 1]
-            if c[1] == o[1] and c[2] == o[2]:
-                return self.tape.branch_outcome(c[4], c[5])
+            if c.a == o.a and c.b == o.b:
+                return self.tape.branch_outcome(c.branch_offset, c.n)
         return None
 
     def where_mask(self, k):
         o = self.operands[k]
-        return self.tape.branch_outcome(o[3], self.size(o[0]))
+        return self.tape.branch_outcome(o.branch_offset, self.size(o.result))
 
     def indices(self, k):
         """Element indices of a GATHER (read) or SCATTER (written) op; a
@@ -131,22 +132,17 @@ class Program:
         ``step != 0`` reads ``start + (j // inner) outer_step + (j % inner) step``."""
         o = self.operands[k]
         if self.codes[k] == Op.SCATTER:
-            return self.tape.index_record(o[2], o[3]).astype(np.intp)
-        n = self.size(o[0])
-        if len(o) >= 7 and o[4] != 0:
-            inner = o[5] if o[5] > 0 else n
+            return self.tape.index_record(o.index_offset, o.m).astype(np.intp)
+        n = self.size(o.result)
+        if o.step != 0:
+            inner = o.inner if o.inner > 0 else n
             j = np.arange(n, dtype=np.intp)
-            return o[3] + (j // inner) * o[6] + (j % inner) * o[4]
-        return self.tape.index_record(o[2], n).astype(np.intp)
+            return o.start + (j // inner) * o.outer_step + (j % inner) * o.step
+        return self.tape.index_record(o.index_offset, n).astype(np.intp)
 
     def constant_nonzero(self, ref, shape):
         return self.tape.slot_value(ref).reshape(shape) != 0.0
 
-    def family(self, k):
-        return BY_CODE[self.codes[k]].family
-
-    def spec(self, k):
-        return BY_CODE[self.codes[k]]
 
 
 # ---------------------------------------------------------------- forward sweep
@@ -170,21 +166,7 @@ class DomainSweep:
         self.patterns = {}
         self.pending = {}               # slot -> {row: indices} not yet merged
         self._empties = {}
-        families = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
-                    "callback": self.callback, "branch": None}
-        structural = {"COPY": self.copy, "FILL": self.fill, "BROADCAST": self.broadcast,
-                      "SUM": self.sum, "CUMSUM": self.cumsum, "GATHER": self.gather,
-                      "GATHER_AT": self.gather_at, "SCATTER_AT": self.scatter_at,
-                      "SELECT": self.select, "SCATTER": self.scatter, "WHERE": self.where,
-                      "ARGEXT_AT": self.fill, "SEARCH": self.fill}
-        self.rules = {}
-        for code in set(program.codes):
-            spec = BY_CODE[code]
-            table = structural if spec.family == "structural" else families
-            key = spec.name if spec.family == "structural" else spec.family
-            if key not in table:
-                raise NotImplementedError(f"adsim: no sparsity rule for op {spec.name}")
-            self.rules[code] = table[key]
+        self.rules = JACOBIAN_RULES.bind(self, program.codes)
 
     def empty(self, rows):
         P = self._empties.get(rows)
@@ -238,14 +220,14 @@ class DomainSweep:
     # ---- rules: each returns the result's domains ----------------------
     def unary(self, k, o):
         if self.program.unary_kind(k) == ZERO_DERIVATIVE:
-            return self.empty(self.program.size(o[0]))
-        return self.get(o[1])
+            return self.empty(self.program.size(o.result))
+        return self.get(o.x)
 
     def binary(self, k, o):
-        n = self.program.size(o[0])
+        n = self.program.size(o.result)
         if BY_CODE[self.program.codes[k]].hessian == ZERO:     # a // b: no derivative
             return self.empty(n)
-        A, B = expand(self.get(o[1]), n), expand(self.get(o[2]), n)
+        A, B = expand(self.get(o.a), n), expand(self.get(o.b), n)
         if self.program.codes[k] in (Op.MAXIMUM, Op.MINIMUM):
             mask = self.program.side_mask(k)
             if mask is not None:
@@ -253,28 +235,27 @@ class DomainSweep:
         return union(A, B)
 
     def copy(self, k, o):
-        return self.get(o[1])
+        return self.get(o.a)
 
-    def fill(self, k, o):
-        return self.empty(self.program.size(o[0]))
+    def no_dependence(self, k, o):
+        return self.empty(self.program.size(o.result))
 
     @staticmethod
-    def _outer_inner(o):
-        outer, m, inner = o[2], o[3], o[4]
+    def _outer_inner(outer, m, inner):
         u = np.arange(outer, dtype=np.intp)[:, None, None]
         i = np.arange(inner, dtype=np.intp)[None, None, :]
         return np.broadcast_to(u * inner + i, (outer, m, inner)).reshape(-1)
 
     def broadcast(self, k, o):
-        return take_rows(self.get(o[1]), self._outer_inner(o))
+        return take_rows(self.get(o.a), self._outer_inner(o.outer, o.m, o.inner))
 
     def sum(self, k, o):
-        target = self._outer_inner(o)
-        return apply_left(self.get(o[1]), target, np.arange(target.shape[0]), o[2] * o[4])
+        target = self._outer_inner(o.outer, o.m, o.inner)
+        return apply_left(self.get(o.a), target, np.arange(target.shape[0]), o.outer * o.inner)
 
     def cumsum(self, k, o):
-        outer, m, inner = o[2], o[3], o[4]
-        A = self.get(o[1])
+        outer, m, inner = o.outer, o.m, o.inner
+        A = self.get(o.a)
         source = np.flatnonzero(np.diff(A.indptr))          # rows with a domain
         count = m - (source // inner) % m                   # positions they reach
         src = np.repeat(source, count)
@@ -282,37 +263,37 @@ class DomainSweep:
         return apply_left(A, target, src, outer * m * inner)
 
     def gather(self, k, o):
-        return self.get_rows(o[1], self.program.indices(k))
+        return self.get_rows(o.a, self.program.indices(k))
 
     def gather_at(self, k, o):
         """Indices read at replay: each result element may take any element
         of its fiber along the indexed axis (a bound for every replay)."""
-        outer, m, inner = o[3], o[4], o[5]
-        fibers = self._outer_inner([None, None, outer, m, inner])
-        U = apply_left(self.get(o[1]), fibers, np.arange(fibers.shape[0]), outer * inner)
-        picks = self.program.size(o[2])
-        return take_rows(U, self._outer_inner([None, None, outer, picks, inner]))
+        outer, m, inner = o.outer, o.m, o.inner
+        fibers = self._outer_inner(outer, m, inner)
+        U = apply_left(self.get(o.a), fibers, np.arange(fibers.shape[0]), outer * inner)
+        picks = self.program.size(o.i)
+        return take_rows(U, self._outer_inner(outer, picks, inner))
 
     def select(self, k, o):
         """The mask is read at replay: either side may be taken."""
-        n = self.program.size(o[0])
-        return union(expand(self.get(o[2]), n), expand(self.get(o[3]), n))
+        n = self.program.size(o.result)
+        return union(expand(self.get(o.a), n), expand(self.get(o.b), n))
 
     def scatter_at(self, k, o):
         """Positions read at replay: each element of a fiber may receive any
         value written to that fiber, and keeps its base (a bound for every
         replay)."""
-        outer, m, inner = o[4], o[5], o[6]
-        picks = self.program.size(o[3])
-        sources = self._outer_inner([None, None, outer, picks, inner])
-        U = apply_left(self.get(o[2]), sources, np.arange(sources.shape[0]), outer * inner)
-        written = take_rows(U, self._outer_inner([None, None, outer, m, inner]))
-        return union(expand(self.get(o[1]), outer * m * inner), written)
+        outer, m, inner = o.outer, o.m, o.inner
+        picks = self.program.size(o.i)
+        sources = self._outer_inner(outer, picks, inner)
+        U = apply_left(self.get(o.v), sources, np.arange(sources.shape[0]), outer * inner)
+        written = take_rows(U, self._outer_inner(outer, m, inner))
+        return union(expand(self.get(o.base), outer * m * inner), written)
 
     def scatter(self, k, o):
         rows = self.program.indices(k)
-        V = expand(self.get(o[1]), rows.shape[0])
-        r = o[0]
+        V = expand(self.get(o.v), rows.shape[0])
+        r = o.result
         if rows.shape[0] <= SMALL_WRITE and rows.shape[0] * 8 < self.program.size(r):
             new = self.pending.setdefault(r, {})
             for j, i in enumerate(rows.tolist()):
@@ -321,12 +302,12 @@ class DomainSweep:
         return replace_rows(self.get(r), rows, V)
 
     def where(self, k, o):
-        n = self.program.size(o[0])
-        A, B = expand(self.get(o[1]), n), expand(self.get(o[2]), n)
+        n = self.program.size(o.result)
+        A, B = expand(self.get(o.a), n), expand(self.get(o.b), n)
         return select_rows(self.program.where_mask(k), A, B)
 
     def matmul(self, k, o):
-        r, a, b, m, kk, n = o[:6]
+        a, b, m, kk, n = o.a, o.b, o.m, o.k, o.n
         prog = self.program
         result = self.empty(m * n)
         i = np.arange(m, dtype=np.intp)
@@ -351,9 +332,9 @@ class DomainSweep:
         return result
 
     def callback(self, k, o):
-        n = self.program.size(o[0])
-        args = [self.get(ref) for ref in o[3:3 + o[2]]]
-        cb = self.program.tape.callbacks[o[1]]
+        n = self.program.size(o.result)
+        args = [self.get(ref) for ref in o.args]
+        cb = self.program.tape.callbacks[o.callback]
         rule = getattr(cb, "pattern", None)
         P = None if rule is None else rule([canonical(a) for a in args])
         if P is None:
@@ -380,18 +361,7 @@ class Liveness:
         self.program = program
         self.wanted = wanted
         self.live = {}
-        families = {"unary": self.unary, "binary": self.binary, "linalg": self.matmul,
-                    "callback": self.callback}
-        structural = {"COPY": self.copy, "BROADCAST": self.broadcast, "SUM": self.sum,
-                      "CUMSUM": self.cumsum, "GATHER": self.gather, "GATHER_AT": self.gather_at,
-                      "SCATTER_AT": self.scatter_at, "SELECT": self.select, "WHERE": self.where}
-        self.rules = {}
-        for code in set(program.codes):
-            spec = BY_CODE[code]
-            if spec.family == "structural":
-                self.rules[code] = structural.get(spec.name)     # FILL: nothing
-            else:
-                self.rules[code] = families.get(spec.family)     # branch: nothing
+        self.rules = LIVENESS_RULES.bind(self, program.codes)
 
     def mark(self, ref, mask):
         """Elements of ``ref`` where ``mask`` influence the output."""
@@ -425,24 +395,24 @@ class Liveness:
             if r < 0:
                 continue
             code = prog.codes[k]
-            if code == Op.SCATTER:              # in place: only the written part
+            rule = self.rules[code]
+            if o.spec.in_place:                 # only the written part dies
                 L = self.live.get(r)
                 if L is not None:
-                    self.scatter(k, o, L)
+                    rule(k, o, L)
                 continue
             L = self.live.pop(r, None)
             if L is None or not L.any():
                 continue
             if k in self.wanted:
                 kept[k] = L
-            rule = self.rules[code]
             if rule is not None:
                 rule(k, o, L)
         return kept
 
     def unary(self, k, o, L):
         if self.program.unary_kind(k) != ZERO_DERIVATIVE:
-            self.mark(o[1], L)
+            self.mark(o.x, L)
 
     def binary(self, k, o, L):
         if BY_CODE[self.program.codes[k]].hessian == ZERO:
@@ -451,67 +421,65 @@ class Liveness:
         if self.program.codes[k] in (Op.MAXIMUM, Op.MINIMUM):
             mask = self.program.side_mask(k)
         if mask is None:
-            self.mark(o[1], L)
-            self.mark(o[2], L)
+            self.mark(o.a, L)
+            self.mark(o.b, L)
         else:
-            self.mark(o[1], L & mask)
-            self.mark(o[2], L & ~mask)
+            self.mark(o.a, L & mask)
+            self.mark(o.b, L & ~mask)
 
     def copy(self, k, o, L):
-        self.mark(o[1], L)
+        self.mark(o.a, L)
 
     def broadcast(self, k, o, L):
-        outer, m, inner = o[2], o[3], o[4]
-        self.mark(o[1], L.reshape(outer, m, inner).any(axis=1).reshape(-1))
+        self.mark(o.a, L.reshape(o.outer, o.m, o.inner).any(axis=1).reshape(-1))
 
     def sum(self, k, o, L):
-        outer, m, inner = o[2], o[3], o[4]
-        self.mark(o[1], np.broadcast_to(L.reshape(outer, 1, inner), (outer, m, inner)).reshape(-1))
+        outer, m, inner = o.outer, o.m, o.inner
+        self.mark(o.a, np.broadcast_to(L.reshape(outer, 1, inner), (outer, m, inner)).reshape(-1))
 
     def cumsum(self, k, o, L):
-        outer, m, inner = o[2], o[3], o[4]
-        later = np.logical_or.accumulate(L.reshape(outer, m, inner)[:, ::-1, :], axis=1)
-        self.mark(o[1], later[:, ::-1, :].reshape(-1))
+        later = np.logical_or.accumulate(L.reshape(o.outer, o.m, o.inner)[:, ::-1, :], axis=1)
+        self.mark(o.a, later[:, ::-1, :].reshape(-1))
 
     def gather(self, k, o, L):
-        self.mark_at(o[1], self.program.indices(k)[L])
+        self.mark_at(o.a, self.program.indices(k)[L])
 
     def gather_at(self, k, o, L):
-        outer, m, inner = o[3], o[4], o[5]
-        picks = self.program.size(o[2])
+        outer, m, inner = o.outer, o.m, o.inner
+        picks = self.program.size(o.i)
         fiber = L.reshape(outer, picks, inner).any(axis=1, keepdims=True)
-        self.mark(o[1], np.broadcast_to(fiber, (outer, m, inner)).reshape(-1))
+        self.mark(o.a, np.broadcast_to(fiber, (outer, m, inner)).reshape(-1))
 
     def select(self, k, o, L):
-        self.mark(o[2], L)
-        self.mark(o[3], L)
+        self.mark(o.a, L)
+        self.mark(o.b, L)
 
     def scatter_at(self, k, o, L):
-        outer, m, inner = o[4], o[5], o[6]
-        picks = self.program.size(o[3])
-        self.mark(o[1], L)
+        outer, m, inner = o.outer, o.m, o.inner
+        picks = self.program.size(o.i)
+        self.mark(o.base, L)
         fiber = L.reshape(outer, m, inner).any(axis=1, keepdims=True)
-        self.mark(o[2], np.broadcast_to(fiber, (outer, picks, inner)).reshape(-1))
+        self.mark(o.v, np.broadcast_to(fiber, (outer, picks, inner)).reshape(-1))
 
     def scatter(self, k, o, L):
         rows = self.program.indices(k)
         taken = np.zeros(rows.shape[0], dtype=bool)
         taken[last_writes(rows)] = True
         taken &= L[rows]
-        if o[1] >= 0 and taken.any():
-            if self.program.size(o[1]) == 1:
-                self.mark_at(o[1], np.zeros(1, dtype=np.intp))
+        if o.v >= 0 and taken.any():
+            if self.program.size(o.v) == 1:
+                self.mark_at(o.v, np.zeros(1, dtype=np.intp))
             else:
-                self.mark_at(o[1], np.flatnonzero(taken))
+                self.mark_at(o.v, np.flatnonzero(taken))
         L[rows] = False                         # overwritten: the old values are dead
 
     def where(self, k, o, L):
         mask = self.program.where_mask(k)
-        self.mark(o[1], L & mask)
-        self.mark(o[2], L & ~mask)
+        self.mark(o.a, L & mask)
+        self.mark(o.b, L & ~mask)
 
     def matmul(self, k, o, L):
-        r, a, b, m, kk, n = o[:6]
+        a, b, m, kk, n = o.a, o.b, o.m, o.k, o.n
         prog = self.program
         L2 = L.reshape(m, n)
         if a >= 0:
@@ -530,7 +498,7 @@ class Liveness:
             self.mark(b, Lb.reshape(-1))
 
     def callback(self, k, o, L):
-        for ref in o[3:3 + o[2]]:
+        for ref in o.args:
             self.mark(ref, np.ones(self.program.size(ref), dtype=bool))
 
 
@@ -547,6 +515,7 @@ class Interactions:
         self.rows, self.cols = [], []
         self.pending = 0
         self.merged = sp.csr_array((self.n, self.n), dtype=bool)
+        self.rules = INTERACTION_RULES.bind(self, self.program.codes)
 
     def add(self, A, B):
         """Interactions ``A^T B``: for every row k, dom_A(k) x dom_B(k)."""
@@ -585,32 +554,33 @@ class Interactions:
         if L is None:
             return
         prog = self.program
-        o = prog.operands[k]
-        family = prog.family(k)
-        n = L.shape[0]
         rows = np.flatnonzero(L)
-        if family == "unary":
-            Q = self.rows_of(o[1], rows, n)
-            self.add(Q, Q)
-        elif family == "binary":
-            code = prog.codes[k]
-            A, B = self.rows_of(o[1], rows, n), self.rows_of(o[2], rows, n)
-            if code == Op.MUL:
-                self.add(A, B)
-            elif code == Op.DIV:                    # a/b: no a-a term
-                self.add(A, B)
-                self.add(B, B)
-            else:
-                U = union(A, B)
-                self.add(U, U)
-        elif family == "linalg":
-            self.matmul(o, L)
-        elif family == "callback":
-            Q = take_rows(result, rows)
-            self.add(Q, Q)
+        self.rules[prog.codes[k]](prog.operands[k], L, rows, result)
 
-    def matmul(self, o, L):
-        r, a, b, m, kk, n = o[:6]
+    # ---- rules: the interactions of one op's live elements ------------------
+    def unary(self, o, L, rows, result):
+        Q = self.rows_of(o.x, rows, L.shape[0])
+        self.add(Q, Q)
+
+    def binary(self, o, L, rows, result):
+        n = L.shape[0]
+        A, B = self.rows_of(o.a, rows, n), self.rows_of(o.b, rows, n)
+        code = o.spec.code
+        if code == Op.MUL:
+            self.add(A, B)
+        elif code == Op.DIV:                        # a/b: no a-a term
+            self.add(A, B)
+            self.add(B, B)
+        else:
+            U = union(A, B)
+            self.add(U, U)
+
+    def callback(self, o, L, rows, result):
+        Q = take_rows(result, rows)
+        self.add(Q, Q)
+
+    def matmul(self, o, L, rows, result):
+        a, b, m, kk, n = o.a, o.b, o.m, o.k, o.n
         A, B = self.sweep.get(a), self.sweep.get(b)
         if A.nnz == 0 or B.nnz == 0:
             return
@@ -624,25 +594,58 @@ class Interactions:
 
 
 def _wanted_ops(program):
-    """Ops that add Hessian interactions: nonlinear unary ops, nonlinear or
-    bilinear binary ops, products of two active matrices, callbacks."""
+    """Ops that add Hessian interactions: those with an interaction rule,
+    less the ones this tape makes linear (a unary op whose parameter makes
+    it linear, a product or quotient by a constant, a matrix product with a
+    constant factor)."""
     wanted = set()
     for k, code in enumerate(program.codes):
-        spec = BY_CODE[code]
+        if INTERACTION_RULES.rule(code) is None:
+            continue
         o = program.operands[k]
-        if spec.family == "unary":
-            if program.unary_kind(k) == NONLINEAR_OP:
-                wanted.add(k)
-        elif spec.family == "binary":
-            if spec.hessian != LINEAR and not (code == Op.MUL and (o[1] < 0 or o[2] < 0)) \
-                    and not (code == Op.DIV and o[2] < 0):
-                wanted.add(k)
-        elif spec.family == "linalg":
-            if o[1] >= 0 and o[2] >= 0:
-                wanted.add(k)
-        elif spec.family == "callback":
-            wanted.add(k)
+        kind = o.spec.family
+        if kind == "unary":
+            if program.unary_kind(k) != NONLINEAR_OP:
+                continue
+        elif kind == "binary":
+            if code == Op.MUL and (o.a < 0 or o.b < 0) or code == Op.DIV and o.b < 0:
+                continue
+        elif kind == "linalg":
+            if o.a < 0 or o.b < 0:
+                continue
+        wanted.add(k)
     return wanted
+
+
+# ---------------------------------------------------------------- rule tables
+
+_NO_DERIVATIVE = [spec.name for spec in TABLE if spec.family != "branch" and
+                  spec.hessian == ZERO and spec.family not in ("unary", "binary")]
+
+# Jacobian sparsity: the result's index domains from the operands'
+JACOBIAN_RULES = RuleTable("Jacobian sparsity", "adsim/sparse/pattern.py (DomainSweep)", [
+    (family("unary"), "unary"), (family("binary"), "binary"), (family("branch"), None),
+    ("COPY", "copy"), (_NO_DERIVATIVE, "no_dependence"), ("BROADCAST", "broadcast"),
+    ("SUM", "sum"), ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"),
+    ("WHERE", "where"), ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"),
+    ("SELECT", "select"), ("MATMUL", "matmul"), ("CALLBACK", "callback")])
+
+# liveness: the operand elements through which a live result element reaches the output
+LIVENESS_RULES = RuleTable("Hessian liveness", "adsim/sparse/pattern.py (Liveness)", [
+    (family("unary"), "unary"), (family("binary"), "binary"), (family("branch"), None),
+    ("COPY", "copy"), (_NO_DERIVATIVE, None), ("BROADCAST", "broadcast"), ("SUM", "sum"),
+    ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"), ("WHERE", "where"),
+    ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"), ("SELECT", "select"),
+    ("MATMUL", "matmul"), ("CALLBACK", "callback")])
+
+# Hessian interactions: the variable pairs a nonlinear op couples (linear ops: none)
+INTERACTION_RULES = RuleTable("Hessian interactions", "adsim/sparse/pattern.py (Interactions)", [
+    ([spec.name for spec in TABLE if spec.hessian in (LINEAR, ZERO)], None),
+    ([spec.name for spec in TABLE if spec.family == "unary" and spec.hessian == NONLINEAR],
+     "unary"),
+    ([spec.name for spec in TABLE if spec.family == "binary" and
+      spec.hessian in (NONLINEAR, BILINEAR)], "binary"),
+    ("MATMUL", "matmul"), ("CALLBACK", "callback")])
 
 
 # ---------------------------------------------------------------- public
