@@ -33,11 +33,10 @@ from ._np.core import as_active, binary, gather
 from ._np.views import ufunc_at
 from .errors import BranchChanged, UnsupportedOperation
 from ._rules import RuleTable, family
-from .ops import BY_CODE, ZERO
+from .ops import BY_CODE, TABLE, ZERO, numpy_rule
 from .primitives import Application, _rule_adjoints
 from .sparse.pattern import Program
 
-_LN2, _LN10 = np.log(2.0), np.log(10.0)
 
 
 def jacobian(tape, inputs, wrt):
@@ -556,38 +555,17 @@ ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_transcribe.py", [
     ("MATMUL", "_matmul_adjoint"), ("CALLBACK", "_callback_adjoint")])
 
 
-def _slope(expression, finite=False):
-    return lambda x, y, c: (expression(x, y, c), finite)
+def _row_slope(rule):
+    slope = numpy_rule(rule.slope)
+    return lambda x, y, c: (slope(x, y, c), rule.finite)
 
 
-# the derivative of each unary op that needs its operand or result, as NumPy
-# on active arrays; ``finite``: the slope cannot be infinite (no zero-test needed)
+# the derivative of each unary op as NumPy on active arrays, from its row in
+# adsim/ops.py; ``finite``: the slope cannot be infinite (no zero-test needed)
 _UNARY_SLOPES = {
-    Op.SQRT: _slope(lambda x, y, c: 0.5 / y),
-    Op.CBRT: _slope(lambda x, y, c: 1.0 / (3.0 * y * y)),
-    Op.SQUARE: _slope(lambda x, y, c: 2.0 * x, True),
-    Op.RECIPROCAL: _slope(lambda x, y, c: -(y * y)),
-    Op.EXP: _slope(lambda x, y, c: y),
-    Op.EXP2: _slope(lambda x, y, c: y * _LN2),
-    Op.EXPM1: _slope(lambda x, y, c: y + 1.0),
-    Op.LOG: _slope(lambda x, y, c: 1.0 / x),
-    Op.LOG2: _slope(lambda x, y, c: 1.0 / (x * _LN2)),
-    Op.LOG10: _slope(lambda x, y, c: 1.0 / (x * _LN10)),
-    Op.LOG1P: _slope(lambda x, y, c: 1.0 / (1.0 + x)),
-    Op.SIN: _slope(lambda x, y, c: np.cos(x), True),
-    Op.COS: _slope(lambda x, y, c: -np.sin(x), True),
-    Op.TAN: _slope(lambda x, y, c: 1.0 + y * y),
-    Op.ARCSIN: _slope(lambda x, y, c: 1.0 / np.sqrt(1.0 - x * x)),
-    Op.ARCCOS: _slope(lambda x, y, c: -1.0 / np.sqrt(1.0 - x * x)),
-    Op.ARCTAN: _slope(lambda x, y, c: 1.0 / (1.0 + x * x), True),
-    Op.SINH: _slope(lambda x, y, c: np.cosh(x)),
-    Op.COSH: _slope(lambda x, y, c: np.sinh(x)),
-    Op.TANH: _slope(lambda x, y, c: 1.0 - y * y, True),
-    Op.ARCSINH: _slope(lambda x, y, c: 1.0 / np.sqrt(x * x + 1.0), True),
-    Op.ARCCOSH: _slope(lambda x, y, c: 1.0 / np.sqrt(x * x - 1.0)),
-    Op.ARCTANH: _slope(lambda x, y, c: 1.0 / (1.0 - x * x)),
-    Op.RDIV_C: _slope(lambda x, y, c: -y / x),
-    Op.POW_C: _slope(lambda x, y, c: 2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
+    **{spec.code: _row_slope(spec.rule) for spec in TABLE if spec.rule is not None},
+    # the two whose kernels are written by hand (exact zeros for special parameters)
+    Op.POW_C: lambda x, y, c: (2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
     Op.RPOW_C: lambda x, y, c: _rpow_slope(y, c),
 }
 

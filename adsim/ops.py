@@ -66,6 +66,42 @@ def branches(name="branch_offset"):
 
 
 @dataclass(frozen=True)
+class UnaryRule:
+    """A unary op's value and first and second derivatives as expressions in
+    ``x`` (the operand), ``y`` (the value), ``c`` (the parameter) and the
+    constants LN2 and LN10, written with + - * / and the C math library's
+    function names, so that the same text is C and, with those names bound
+    to NumPy's functions, NumPy (see :func:`numpy_rule`)."""
+
+    value: str
+    slope: str
+    curvature: str
+    finite: bool = False         # the slope is finite wherever the value is
+
+    def names(self):
+        """The variables the derivative expressions read ("x", "y", "c")."""
+        import re
+        words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", self.slope + " " + self.curvature))
+        return words & {"x", "y", "c"}
+
+
+_NUMPY_NAMES = {"sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "exp2": np.exp2,
+                "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
+                "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+                "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+                "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+                "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+                "rint": np.rint, "LN2": float(np.log(2.0)), "LN10": float(np.log(10.0))}
+
+
+def numpy_rule(expression):
+    """``f(x, y, c)`` evaluating a row's expression with NumPy's functions
+    (on plain or active arrays alike)."""
+    code = compile(expression, f"<adsim rule {expression}>", "eval")
+    return lambda x, y, c: eval(code, _NUMPY_NAMES, {"x": x, "y": y, "c": c})
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """Metadata of one opcode."""
 
@@ -83,6 +119,8 @@ class OpSpec:
     index_map: str = "elementwise"  # how result elements map to operand elements
     chunkable: bool = False      # may run chunk by chunk inside an elementwise run
     in_place: bool = False       # writes part of its result slot, keeping the rest
+    rule: "UnaryRule" = None     # unary: value and derivatives as expressions (None: the
+    #                              kernel block in adsim/_ops/unary.pxi is written by hand)
     code: int = 0                # set from the row's place in its family (below)
 
     @property
@@ -122,11 +160,12 @@ def _reads(spec_reads, operands):
 
 
 def _u(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, param=None, reads="x",
-       constant_slope=False):
-    operands = (value("x"), Operand("c", PARAM))
+       constant_slope=False, value=None, slope=None, curvature=None, finite=False):
+    operands = (Operand("x", VALUE), Operand("c", PARAM))
+    rule = None if slope is None else UnaryRule(value, slope, curvature, finite)
     return OpSpec(name, "unary", hessian, tuple(numpy), domain, param, operands,
                   () if constant_slope else _reads(reads, operands), constant_slope,
-                  chunkable=True)
+                  chunkable=True, rule=rule)
 
 
 def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="x y"):
@@ -144,44 +183,94 @@ def _s(name, hessian, numpy, operands, family="structural", reads="", index_map=
 
 
 TABLE = [
-    _u("NEG", [np.negative], hessian=LINEAR, constant_slope=True),
+    _u("NEG", [np.negative], hessian=LINEAR, constant_slope=True,
+       value="-x", slope="-1.0",
+       curvature="0.0", finite=True),
     _u("ABS", [np.absolute, np.fabs], hessian=LINEAR),
     _u("SIGN", [np.sign], hessian=ZERO, constant_slope=True),
-    _u("SQRT", [np.sqrt], (0.2, 3.0), reads="x y"),
-    _u("CBRT", [np.cbrt], (0.2, 3.0), reads="x y"),
-    _u("SQUARE", [np.square]),
-    _u("RECIPROCAL", [np.reciprocal], (0.3, 3.0), reads="x y"),
-    _u("EXP", [np.exp], reads="x y"),
-    _u("EXP2", [np.exp2], reads="x y"),
-    _u("EXPM1", [np.expm1], reads="x y"),
-    _u("LOG", [np.log], (0.2, 3.0)),
-    _u("LOG2", [np.log2], (0.2, 3.0)),
-    _u("LOG10", [np.log10], (0.2, 3.0)),
-    _u("LOG1P", [np.log1p], (-0.5, 2.0)),
-    _u("SIN", [np.sin], reads="x y"),
-    _u("COS", [np.cos], reads="x y"),
-    _u("TAN", [np.tan], (-1.3, 1.3), reads="x y"),
-    _u("ARCSIN", [np.arcsin], (-0.9, 0.9)),
-    _u("ARCCOS", [np.arccos], (-0.9, 0.9)),
-    _u("ARCTAN", [np.arctan]),
-    _u("SINH", [np.sinh], reads="x y"),
-    _u("COSH", [np.cosh], reads="x y"),
-    _u("TANH", [np.tanh], reads="x y"),
-    _u("ARCSINH", [np.arcsinh]),
-    _u("ARCCOSH", [np.arccosh], (1.2, 3.0)),
-    _u("ARCTANH", [np.arctanh], (-0.9, 0.9)),
-    _u("ADD_C", hessian=LINEAR, param=1.5, constant_slope=True),
-    _u("MUL_C", hessian=LINEAR, param=-2.5, constant_slope=True),
-    _u("RSUB_C", hessian=LINEAR, param=0.75, constant_slope=True),
-    _u("RDIV_C", domain=(0.3, 3.0), param=1.7, reads="x y"),
+    _u("SQRT", [np.sqrt], (0.2, 3.0), reads="x y",
+       value="sqrt(x)", slope="0.5 / y",
+       curvature="-0.25 / (x * y)"),
+    _u("CBRT", [np.cbrt], (0.2, 3.0), reads="x y",
+       value="cbrt(x)", slope="1.0 / (3.0 * y * y)",
+       curvature="-2.0 / (9.0 * y * y * y * y * y)"),
+    _u("SQUARE", [np.square], value="x * x", slope="2.0 * x", curvature="2.0", finite=True),
+    _u("RECIPROCAL", [np.reciprocal], (0.3, 3.0), reads="x y",
+       value="1.0 / x", slope="-y * y",
+       curvature="2.0 * y * y * y"),
+    _u("EXP", [np.exp], reads="x y", value="exp(x)", slope="y", curvature="y"),
+    _u("EXP2", [np.exp2], reads="x y",
+       value="exp2(x)", slope="y * LN2",
+       curvature="y * LN2 * LN2"),
+    _u("EXPM1", [np.expm1], reads="x y", value="expm1(x)", slope="y + 1.0", curvature="y + 1.0"),
+    _u("LOG", [np.log], (0.2, 3.0), value="log(x)", slope="1.0 / x", curvature="-1.0 / (x * x)"),
+    _u("LOG2", [np.log2], (0.2, 3.0),
+       value="log2(x)", slope="1.0 / (x * LN2)",
+       curvature="-1.0 / (x * x * LN2)"),
+    _u("LOG10", [np.log10], (0.2, 3.0),
+       value="log10(x)", slope="1.0 / (x * LN10)",
+       curvature="-1.0 / (x * x * LN10)"),
+    _u("LOG1P", [np.log1p], (-0.5, 2.0),
+       value="log1p(x)", slope="1.0 / (1.0 + x)",
+       curvature="-1.0 / ((1.0 + x) * (1.0 + x))"),
+    _u("SIN", [np.sin], reads="x y", value="sin(x)", slope="cos(x)", curvature="-y", finite=True),
+    _u("COS", [np.cos], reads="x y", value="cos(x)", slope="-sin(x)", curvature="-y", finite=True),
+    _u("TAN", [np.tan], (-1.3, 1.3), reads="x y",
+       value="tan(x)", slope="1.0 + y * y",
+       curvature="2.0 * y * (1.0 + y * y)"),
+    _u("ARCSIN", [np.arcsin], (-0.9, 0.9),
+       value="asin(x)", slope="1.0 / sqrt(1.0 - x * x)",
+       curvature="x / ((1.0 - x * x) * sqrt(1.0 - x * x))"),
+    _u("ARCCOS", [np.arccos], (-0.9, 0.9),
+       value="acos(x)", slope="-1.0 / sqrt(1.0 - x * x)",
+       curvature="-x / ((1.0 - x * x) * sqrt(1.0 - x * x))"),
+    _u("ARCTAN", [np.arctan],
+       value="atan(x)", slope="1.0 / (1.0 + x * x)",
+       curvature="-2.0 * x / ((1.0 + x * x) * (1.0 + x * x))", finite=True),
+    _u("SINH", [np.sinh], reads="x y", value="sinh(x)", slope="cosh(x)", curvature="y"),
+    _u("COSH", [np.cosh], reads="x y", value="cosh(x)", slope="sinh(x)", curvature="y"),
+    _u("TANH", [np.tanh], reads="x y",
+       value="tanh(x)", slope="1.0 - y * y",
+       curvature="-2.0 * y * (1.0 - y * y)", finite=True),
+    _u("ARCSINH", [np.arcsinh],
+       value="asinh(x)", slope="1.0 / sqrt(1.0 + x * x)",
+       curvature="-x / ((1.0 + x * x) * sqrt(1.0 + x * x))", finite=True),
+    _u("ARCCOSH", [np.arccosh], (1.2, 3.0),
+       value="acosh(x)", slope="1.0 / sqrt(x * x - 1.0)",
+       curvature="-x / ((x * x - 1.0) * sqrt(x * x - 1.0))"),
+    _u("ARCTANH", [np.arctanh], (-0.9, 0.9),
+       value="atanh(x)", slope="1.0 / (1.0 - x * x)",
+       curvature="2.0 * x / ((1.0 - x * x) * (1.0 - x * x))"),
+    _u("ADD_C", hessian=LINEAR, param=1.5, constant_slope=True,
+       value="x + c", slope="1.0",
+       curvature="0.0", finite=True),
+    _u("MUL_C", hessian=LINEAR, param=-2.5, constant_slope=True,
+       value="x * c", slope="c",
+       curvature="0.0"),
+    _u("RSUB_C", hessian=LINEAR, param=0.75, constant_slope=True,
+       value="c - x", slope="-1.0",
+       curvature="0.0", finite=True),
+    _u("RDIV_C", domain=(0.3, 3.0), param=1.7, reads="x y",
+       value="c / x", slope="-y / x",
+       curvature="2.0 * y / (x * x)"),
     _u("POW_C", domain=(0.3, 3.0), param=2.7),
     _u("RPOW_C", param=1.9, reads="x y"),
-    _u("STOP_GRADIENT", hessian=ZERO, constant_slope=True),
+    _u("STOP_GRADIENT", hessian=ZERO, constant_slope=True,
+       value="x", slope="0.0",
+       curvature="0.0", finite=True),
     # rounding: piecewise constant, derivative zero; recomputed by every replay
-    _u("FLOOR", [np.floor], hessian=ZERO, constant_slope=True),
-    _u("CEIL", [np.ceil], hessian=ZERO, constant_slope=True),
-    _u("TRUNC", [np.trunc], hessian=ZERO, constant_slope=True),
-    _u("RINT", [np.rint], hessian=ZERO, constant_slope=True),
+    _u("FLOOR", [np.floor], hessian=ZERO, constant_slope=True,
+       value="floor(x)", slope="0.0",
+       curvature="0.0", finite=True),
+    _u("CEIL", [np.ceil], hessian=ZERO, constant_slope=True,
+       value="ceil(x)", slope="0.0",
+       curvature="0.0", finite=True),
+    _u("TRUNC", [np.trunc], hessian=ZERO, constant_slope=True,
+       value="trunc(x)", slope="0.0",
+       curvature="0.0", finite=True),
+    _u("RINT", [np.rint], hessian=ZERO, constant_slope=True,
+       value="rint(x)", slope="0.0",
+       curvature="0.0", finite=True),
     _b("ADD", [np.add], hessian=LINEAR, reads=""),
     _b("SUB", [np.subtract], hessian=LINEAR, reads=""),
     _b("MUL", [np.multiply], hessian=BILINEAR, reads="x"),
