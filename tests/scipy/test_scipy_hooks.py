@@ -14,6 +14,7 @@ from scipy.special import logsumexp
 
 import adsim as ad
 from fdcheck import assert_close
+from paths import ROOT
 
 X = np.array([0.3, -1.2, 2.0])
 lse_alias = scipy.special.logsumexp
@@ -168,13 +169,12 @@ def test_every_function_with_a_rule_is_documented():
     """docs/scipy.md names every hooked function, every scipy.special ufunc
     with a rule and every distribution of the table."""
     import importlib
-    import pathlib
     import re
 
     from adsim._np.special import _table as numpy_side_table
     from adsim._scipy import distributions, hooks
     from adsim._scipy.ufuncs import _same_as_numpy, _table
-    page = (pathlib.Path(__file__).parent.parent / "docs" / "scipy.md").read_text()
+    page = (ROOT / "docs" / "scipy.md").read_text()
     names = {path.split(".")[-1] for table in hooks._TABLES.values()
              for _, path in importlib.import_module(table).HOOKS
              if not path.split(".")[-1].startswith("_")}

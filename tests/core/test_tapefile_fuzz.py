@@ -13,11 +13,10 @@ space is capped, so that a file claiming a huge program meets MemoryError).
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from paths import TESTS
 
-TESTS = Path(__file__).resolve().parent
 
 FUZZ = textwrap.dedent(r"""
     import resource, struct, sys

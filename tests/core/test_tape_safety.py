@@ -12,7 +12,6 @@ import pickle
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,8 +20,8 @@ import adsim as ad
 from adsim import _tape
 from adsim._tape import Opcode as Op
 from adsim.errors import AdsimError, TapeCopyError, TapeOverflow
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 X = np.linspace(0.1, 0.9, 5)
 
 

@@ -3,7 +3,6 @@ solve_sylvester, the convolution and lfilter, the skew-normal cdf,
 scipy.special.kv) load in a fresh process
 that never recorded with them: a tape file naming such a primitive imports
 the module that makes it."""
-import pathlib
 import pickle
 import subprocess
 import sys
@@ -15,8 +14,8 @@ import scipy.special as sc
 import scipy.stats as st
 
 import adsim as ad
+from paths import ROOT
 
-TESTS = pathlib.Path(__file__).parent
 LOAD = """
 import pickle, sys
 import numpy as np
@@ -37,8 +36,8 @@ def test_a_fresh_process_loads_tapes_of_adsims_scipy_primitives():
     x = np.array([0.3, 0.7, 1.1, 0.5])
     tape = ad.record(f, x)
     run = subprocess.run([sys.executable, "-c", LOAD], input=pickle.dumps(tape),
-                         capture_output=True, timeout=120, cwd=TESTS.parent,
-                         env={"PYTHONPATH": str(TESTS.parent), "OPENBLAS_NUM_THREADS": "1",
+                         capture_output=True, timeout=120, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1",
                               "PATH": ""})
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     assert bytes.fromhex(run.stdout.decode()) == tape.gradient(x).tobytes()

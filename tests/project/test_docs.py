@@ -1,12 +1,11 @@
 """The Python code blocks of the README and the docs run (each page in one namespace)."""
 import linecache
-import pathlib
 import re
 
 import pytest
+from paths import ROOT
 
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
-ROOT = pathlib.Path(__file__).parent.parent
 DOCS = [page for page in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
         if FENCE.search(page.read_text())]
 

@@ -11,15 +11,14 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import adsim as ad
 from threadwork import run_threads
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(0)
 
 # ---- tapes: large (the GIL is released), chunked, small (it is kept), with a callback

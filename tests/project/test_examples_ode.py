@@ -6,13 +6,12 @@ variants and check the measured numbers once more, tighter where the small
 problem allows.
 """
 import importlib.util
-from pathlib import Path
 
 import numpy as np
 
 import adsim
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_sensitivity_reference_on_exponential_decay(load_example):

@@ -7,9 +7,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_quick_benchmarks_run(tmp_path):

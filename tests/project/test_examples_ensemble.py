@@ -6,9 +6,8 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_script_runs_on_dask_or_falls_back_to_threads():
