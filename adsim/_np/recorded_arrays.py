@@ -153,25 +153,25 @@ class RecordedArray:
         return np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
     def __neg__(self):
-        return self.__array_ufunc__(np.negative, "__call__", self)
+        return self.values.__array_ufunc__(np.negative, "__call__", self)
 
     def __pos__(self):
-        return self.__array_ufunc__(np.positive, "__call__", self)
+        return self.values.__array_ufunc__(np.positive, "__call__", self)
 
     def __abs__(self):
-        return self.__array_ufunc__(np.absolute, "__call__", self)
+        return self.values.__array_ufunc__(np.absolute, "__call__", self)
 
     def __invert__(self):
-        return self.__array_ufunc__(np.invert, "__call__", self)
+        return self.values.__array_ufunc__(np.invert, "__call__", self)
 
     def _binary(uf):
         def operator(self, other):
-            return self.__array_ufunc__(uf, "__call__", self, other)
+            return self.values.__array_ufunc__(uf, "__call__", self, other)
         return operator
 
     def _reflected(uf):
         def operator(self, other):
-            return self.__array_ufunc__(uf, "__call__", other, self)
+            return self.values.__array_ufunc__(uf, "__call__", other, self)
         return operator
 
     __add__, __radd__ = _binary(np.add), _reflected(np.add)

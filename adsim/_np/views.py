@@ -1,6 +1,7 @@
 """Views, indexing and in-place writes, after NumPy: reshapes in every
 order and in place (``a.shape = ...``), transposes, diagonals, splits,
-selections (compress, extract), and the writes into an array's storage.
+selections (compress, extract), and indexed assignment, which writes into
+the root's storage (writes.py).
 
 A function that only moves elements is applied to the root's array of element
 positions (``Active._positions``); when NumPy's result shares memory with
