@@ -18,7 +18,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ._codeinfo import code_info, unused_parameters
-from ._purity import Snapshot, result_neutral
+from ._purity import ResultNeutral, Snapshot
 from ._random_watch import RandomWatch
 from ._recording import flat_output, record_inputs
 from ._tree import LEAF, flatten, unflatten
@@ -43,8 +43,7 @@ def _shape(v):
     return v.shape if type(v) is np.ndarray else np.shape(v)
 
 
-@result_neutral
-class TapeCache:
+class TapeCache(ResultNeutral):
     """Tapes of one function; see the module docstring.
 
     Attributes

@@ -14,14 +14,14 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
 from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
 from ._np.complex import ComplexActive
 from ._np import recorded_data
-from ._np.recorded_arrays import RecordedArray
+from ._np.recorded_arrays import RecordedArray, holds_recorded
 from ._np import complex as complex_
 from ._np.einsum import dot, einsum, inner, matmul, tensordot
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np.integers import (  # noqa: F401
-    around, as_integers, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
+    around, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
-from ._np.conversions import astype_float  # noqa: F401  (Active.astype)
+from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
 from ._np import linalg
 from ._np import decompositions
@@ -359,7 +359,7 @@ def _into_out(name, out, compute):
 
 
 def array_function(func, types, args, kwargs):
-    if recorded_data.holds_recorded(args, kwargs):
+    if holds_recorded(args, kwargs):
         return recorded_data.array_function(func, args, kwargs)
     impl = FUNCTIONS.get(func)
     if impl is not None and kwargs.get("out") is not None:
@@ -376,8 +376,6 @@ def array_function(func, types, args, kwargs):
                           f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)
 
-
-complex_.use_dispatcher(array_function)
 
 
 def on_plain_values(func, args, kwargs):

@@ -50,16 +50,12 @@ _SKIP_IN_CLASS = frozenset({
     "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "__hash__"})
 
 
-_RESULT_NEUTRAL = ()      # types whose instances never change a result (caches)
-
-
-def result_neutral(cls):
-    """Register ``cls`` as holding nothing a result depends on (a cache of
-    tapes): its instances are fingerprinted as one constant token, without
+class ResultNeutral:
+    """Base of the types holding nothing a result depends on (a cache of
+    tapes): their instances are fingerprinted as one constant token, without
     a reference to them."""
-    global _RESULT_NEUTRAL
-    _RESULT_NEUTRAL = _RESULT_NEUTRAL + (cls,)
-    return cls
+
+    __slots__ = ()
 
 
 class _Blocked(Exception):
@@ -345,7 +341,7 @@ class _Walk:
         if isinstance(v, _RANDOM_TYPES):
             self.randoms.append(v)
             self.emit(v)
-        elif isinstance(v, _RESULT_NEUTRAL):
+        elif isinstance(v, ResultNeutral):
             self.emit(_NEUTRAL)
         elif isinstance(v, type):
             self.class_(v, depth)

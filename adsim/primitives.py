@@ -35,7 +35,6 @@ import numpy as np
 from ._callback_rules import CallbackRules
 from ._creation import suspended
 from ._filefields import expect_keys, shape_field, size_of
-from .tapefile import register_callback_kind
 from ._fingerprint import fingerprint
 from ._tape import Active, Opcode as Op, wrap
 from .errors import PrimitiveRuleError, TapeCopyError, UnsupportedOperation
@@ -395,8 +394,6 @@ class Application(CallbackRules):
         return adjs, adots
 
 
-
-register_callback_kind(Application)
 
 def _same_fingerprint(prim, identity):
     try:

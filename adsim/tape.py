@@ -8,9 +8,9 @@ go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 """
 import numpy as np
 
-from . import _tape, tapefile
-from . import ops
+from . import _tape, ops
 from ._decoder import decode_op
+from ._tapefile_write import save as save_tape_file
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
@@ -183,7 +183,7 @@ class Tape(_tape.Tape):
         Primitives are referred to by the ``name=`` they were made with, and
         checkpointed loops keep their step tapes and schedule settings;
         :class:`adsim.errors.TapeCopyError` names what cannot be saved."""
-        tapefile.save(self, file)
+        save_tape_file(self, file)
 
     # ---- inspection --------------------------------------------------------
     def __repr__(self):
@@ -230,6 +230,3 @@ def listing(tape, limit=200):
         lines.append(f"  ... {len(codes) - limit} more ops")
     lines.append(f"  output: s{tape.output_slot}{tuple(tape.output_shape)}")
     return "\n".join(lines)
-
-
-tapefile.use_tape_class(Tape)

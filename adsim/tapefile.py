@@ -24,172 +24,28 @@ which the loader compares with the op that calls the object.
 """
 import hashlib
 import json
-import os
 import struct
-import tempfile
 
 import numpy as np
 
 from . import _tape
 from ._decoder import decode_op
-from ._version import __version__
-from .errors import AdsimError, TapeCopyError, TapeFileError
+from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
+    FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, _COUNT, _DIGEST_BYTES,
+    _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, dumps, save)
+from .checkpoint.op import LoopOp
+from .errors import AdsimError, TapeFileError
+from .primitives import Application
+from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
-MAGIC = b"\x89adsim-tape\r\n\x1a\n\x00"     # 16 bytes: binary, catches newline translation
-FORMAT_VERSION = 1
-MAX_TAPES = 1 << 16                          # tapes in one file (a tape and the tapes it owns)
-MAX_DEPTH = 32                               # callbacks owning tapes that own callbacks ...
-MAX_VERSION_BYTES = 64
-
-_HEAD = struct.Struct("<16sHHI")             # magic, format version, flags, version length
-_LENGTH = struct.Struct("<Q")                # payload bytes
-_DIGEST_BYTES = 32                           # SHA-256
-_COUNT = struct.Struct("<I")                 # tapes in the payload, sections in a tape
-_SECTION = struct.Struct("<4sB3xQ")          # tag, type code, padding, item count
-
-_TYPES = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 3: np.dtype("<i4"), 4: np.dtype("<i8"),
-          5: np.dtype("<f8"), 6: np.dtype("u1")}           # 6: UTF-8 text
-_NATIVE = {1: np.uint8, 2: np.uint16, 3: np.int32, 4: np.int64, 5: np.float64}
-
-# the sections of a tape: tag -> (type code, key of program_buffers)
-_SECTIONS = {
-    b"CODE": (2, "code"), b"STRT": (3, "start"), b"FLAG": (1, "flags"), b"OPND": (3, "opnd"),
-    b"CNST": (5, "consts"), b"COFF": (4, "const_off"), b"CSIZ": (4, "const_size"),
-    b"INTS": (3, "ints"),
-    b"BRCH": (1, "branches"), b"SLOT": (4, "slot_size"), b"INPT": (4, None),
-    b"OUTP": (4, None), b"OPTS": (4, None), b"CALL": (6, None),
-}
-
-
-_KINDS = {}         # file_kind -> the callback class built from it
-
-
-def register_callback_kind(cls):
-    """Let tape files hold callbacks of ``cls`` (its ``file_kind`` names it
-    in a file; only registered classes are ever built from one)."""
-    _KINDS[cls.file_kind] = cls
-    return cls
+_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, LoopOp)}
 
 
 def callback_classes():
     """The callback classes a tape file may hold, by their ``file_kind``."""
-    return dict(_KINDS)
-
-
-_TAPE_CLASS = []    # the user-facing Tape class (adsim/tape.py hands it over)
-
-
-def use_tape_class(cls):
-    _TAPE_CLASS[:] = [cls]
-
-
-# ---- writing ---------------------------------------------------------------------
-
-def dumps(tape):
-    """The tape file of a finished ``tape``, as bytes.
-
-    Raises :class:`adsim.errors.TapeCopyError` when the tape holds something
-    that is code rather than data (see its documentation)."""
-    if not isinstance(tape, _tape.Tape):
-        raise TypeError(f"adsim: only tapes are written as tape files, not {type(tape).__name__}")
-    order, depth, blocks = [tape], [0], []
-    while len(blocks) < len(order):
-        t = order[len(blocks)]
-        if t.recording or t.recording_failed:
-            raise TapeCopyError("adsim: a tape that is still recording, or whose recording "
-                                "failed, cannot be saved, pickled or copied")
-        calls = []
-        for cb in t.callbacks:
-            kind, state, owned = _callback_state(cb)
-            if owned and depth[len(blocks)] + 1 > MAX_DEPTH:
-                raise TapeCopyError(f"adsim: callbacks own tapes {MAX_DEPTH} levels deep (loops "
-                                    f"in loops ...); tape files hold at most {MAX_DEPTH}")
-            calls.append({"kind": kind, "state": state,
-                          "tapes": list(range(len(order), len(order) + len(owned)))})
-            order.extend(owned)
-            depth.extend([depth[len(blocks)] + 1] * len(owned))
-        if len(order) > MAX_TAPES:
-            raise TapeCopyError(f"adsim: the tape owns more than {MAX_TAPES} tapes")
-        blocks.append(_encode_tape(t, calls))
-    payload = _COUNT.pack(len(blocks)) + b"".join(blocks)
-    return _seal(payload)
-
-
-def _callback_state(cb):
-    kind = getattr(type(cb), "file_kind", None)
-    if kind is None or callback_classes().get(kind) is not type(cb):
-        raise TapeCopyError(f"adsim: the tape holds a callback op of type {type(cb).__name__}, "
-                            f"which tape files cannot hold (only named primitives and "
-                            f"checkpointed loops); record the function in the process that "
-                            f"replays it")
-    state, owned = cb.file_state()
-    for t in owned:
-        if not isinstance(t, _tape.Tape):
-            raise TypeError(f"adsim: a {kind} callback gave {type(t).__name__} as a tape")
-    return kind, state, list(owned)
-
-
-def _encode_tape(tape, calls):
-    buffers = _tape.program_buffers(tape)
-    inputs = [len(buffers["input_slots"])]
-    for slot, shape, varied in zip(buffers["input_slots"], buffers["input_shapes"],
-                                   buffers["input_varied"]):
-        inputs += [slot, int(varied), len(shape), *shape]
-    extra = {
-        b"INPT": np.array(inputs, dtype=np.int64),
-        b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
-                           *buffers["output_shape"]], dtype=np.int64),
-        b"OPTS": np.array([int(buffers["chunked"])], dtype=np.int64),
-        b"CALL": np.frombuffer(json.dumps(calls, allow_nan=False, sort_keys=True,
-                                          separators=(",", ":")).encode(), dtype=np.uint8),
-    }
-    parts = [_COUNT.pack(len(_SECTIONS))]
-    for tag, (code, key) in _SECTIONS.items():
-        arr = buffers[key] if key is not None else extra[tag]
-        data = np.ascontiguousarray(arr, dtype=_TYPES[code]).tobytes()
-        parts += [_SECTION.pack(tag, code, len(data) // _TYPES[code].itemsize), data]
-    return b"".join(parts)
-
-
-def _writer_version():
-    return __version__.encode()
-
-
-def _seal(payload):
-    """Header, digest and payload."""
-    version = _writer_version()
-    head = _HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(version)) + version + _LENGTH.pack(len(payload))
-    return head + hashlib.sha256(head + payload).digest() + payload
-
-
-def _path(file, mode):
-    if isinstance(file, (str, bytes, os.PathLike)):
-        return os.fspath(file)
-    raise TypeError(f"adsim: a tape file is given as a path or a binary file object open for "
-                    f"{mode}, not {type(file).__name__}")
-
-
-def save(tape, file):
-    """Write ``tape`` to ``file``: a path (written to a temporary file in the
-    same directory, then renamed, so a reader never sees half a file) or a
-    binary file object."""
-    data = dumps(tape)
-    if hasattr(file, "write"):
-        file.write(data)
-        return
-    path = os.fsdecode(_path(file, "writing"))
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".adsim-tape-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    return dict(_CALLBACK_CLASSES)
 
 
 # ---- reading ---------------------------------------------------------------------
@@ -410,7 +266,6 @@ def _build_all(blocks):
 
 
 def _build_tape(block, callbacks):
-    Tape = _TAPE_CLASS[0]
     inputs = _ints(block[b"INPT"], "the input section")
     n_inputs = inputs.next(0)
     slots, shapes, varied = [], [], []
@@ -458,8 +313,6 @@ def _check_callback_ops(tape, callbacks):
         if n != 1:
             raise ValueError(f"callback {i} is called by {n} ops; each is called by one")
 
-
-# ---- helpers for from_file_state -------------------------------------------------
 
 # ---- pickling ----------------------------------------------------------------------
 

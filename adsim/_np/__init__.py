@@ -1,3 +1,28 @@
-"""NumPy semantics on active arrays, by topic; adsim/_numpy_api.py dispatches
-NumPy's calls to them. Modules import only lower layers: core, then views,
-then the rest."""
+"""NumPy semantics on active arrays, by topic; adsim/_numpy_api.py, above all
+of them, dispatches NumPy's calls to them.
+
+The modules form layers. Each imports, at module level, only modules of
+lower layers (and the compiled core, errors, primitives); a call upwards
+goes through NumPy's protocols, which the front end hands to
+adsim/_numpy_api.py. Bottom to top:
+
+1. layout, triangular -- results laid out in memory as NumPy's; triangular solves
+2. core -- tape of operands, constants, recording ops, broadcasting, comparisons, gathers
+3. integers, writes, stacks, complex -- guards and integer-valued results; writes
+   into a root's storage; stacks of matrices; complex intermediates
+4. recorded_arrays, decompositions, fft -- integer and boolean data (types and
+   conversions); qr, svd, pinv, lstsq; numpy.fft
+5. recorded_indexing, composed -- gathers and scatters at integer data; functions
+   composed of others
+6. recorded_data -- ufuncs and functions of integer and boolean data
+7. elementwise -- elementwise functions of several ops or a branch, where
+8. views -- views, indexing and in-place writes
+9. conversions, joins, ordering, reductions -- np.asarray and astype; joins and
+   padding; sorts, searches, quantiles; sums, extrema, arg-extrema
+10. index_tricks, linalg, numeric, products, special -- np.r_ and np.c_;
+    numpy.linalg; statistics and calculus; dot, outer, kron, trace; SciPy's
+    special functions
+11. einsum, nanfunctions -- einsum and the products built on it; the
+    NaN-skipping functions
+12. linalg_composed -- linear algebra composed of the above
+"""

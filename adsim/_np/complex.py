@@ -19,7 +19,7 @@ import numpy as np
 
 from .._tape import Active, Opcode as Op
 from ..errors import ActiveValueLeak, UnsupportedOperation
-from .core import as_active, broadcast_to, tape_of
+from .core import as_active, broadcast_to, constant, tape_of
 
 _COMPLEX = np.dtype(np.complex128)
 
@@ -254,16 +254,9 @@ class ComplexActive:
         return ufunc(uf, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return _DISPATCH["array_function"](func, types, args, kwargs)
-
-
-# The front end's one dispatcher of NumPy functions (adsim/_numpy_api.py
-# hands it over when it is imported: it imports this module, not back).
-_DISPATCH = {}
-
-
-def use_dispatcher(array_function):
-    _DISPATCH["array_function"] = array_function
+        # the dispatch layer (adsim/_numpy_api.py), through the front end of
+        # the real part: it sends functions without a rule of their own here
+        return self._re.__array_function__(func, types, args, kwargs)
 
 
 # ---- operands ---------------------------------------------------------------
@@ -286,7 +279,6 @@ def parts(v):
     if isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_)):
         c = complex(v)
         return c.real, c.imag
-    from .core import constant
     if np.iscomplexobj(v):
         arr = np.asarray(v)
         return np.ascontiguousarray(arr.real, dtype=float), np.ascontiguousarray(arr.imag,

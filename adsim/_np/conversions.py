@@ -1,6 +1,6 @@
 """NumPy's conversions of an active array: ``np.array``, ``np.asarray``,
 ``np.asanyarray``, ``np.ascontiguousarray``, ``np.asfortranarray``,
-``np.require`` and ``ndarray.astype``.
+``np.require`` and ``ndarray.astype`` (to float64, and to integers).
 
 Each returns the array itself, a view of its storage, or a copy: NumPy
 decides, asked the same conversion of the array's positions (see
@@ -14,6 +14,8 @@ import inspect
 
 import numpy as np
 
+from .integers import rounded
+from .recorded_data import from_active
 from .views import derived
 
 
@@ -77,3 +79,14 @@ def astype_float(a, order="K", copy=True):
     """``a.astype(float64, order=..., copy=...)``: ``a`` itself when no copy
     is asked for and ``a`` is laid out as ``order`` asks, else a copy."""
     return convert(lambda p, **kw: p.astype(np.intp, **kw), a, {"order": order, "copy": copy})
+
+
+def as_integers(x, dtype=np.int64):
+    """``x.astype(int)``: int64 data are recorded (integer data, see
+    recorded_arrays); other integer types, and values outside the exact
+    range of floats now, are a truncation under a guard."""
+    if np.dtype(dtype) == np.int64:
+        recorded = from_active(x)
+        if recorded is not None:
+            return recorded
+    return rounded(x, "trunc").astype(dtype)

@@ -17,6 +17,7 @@ from ..errors import UnsupportedOperation
 from .core import as_active, axes_of, compare, constant, gather, normalize_axis, \
     record_compare, size_of, tape_of
 from . import recorded_data
+from .recorded_indexing import take_rows
 from .elementwise import where
 from .integers import _up, current, guard, plain_value
 from .views import getitem, reshape, transpose
@@ -165,10 +166,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     n = xp.size
     cell = np.clip(searchsorted(xp, x, side="right") - 1, 0, max(n - 2, 0))
     upper = np.minimum(cell + 1, n - 1)
-    f0 = recorded_data.take_rows(fp, cell)
-    f1 = recorded_data.take_rows(fp, upper)
-    x0 = recorded_data.take_rows(xp, cell)
-    width = np.where(n > 1, recorded_data.take_rows(xp, upper) - x0, 1.0)
+    f0 = take_rows(fp, cell)
+    f1 = take_rows(fp, upper)
+    x0 = take_rows(xp, cell)
+    width = np.where(n > 1, take_rows(xp, upper) - x0, 1.0)
     width = np.where(width == 0, 1.0, width)
     inside = f0 + (x - x0) / width * (f1 - f0)
     first = fp[0] if left is None else left

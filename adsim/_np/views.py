@@ -1,6 +1,7 @@
 """Views, indexing and in-place writes, after NumPy: reshapes in every
 order and in place (``a.shape = ...``), transposes, diagonals, splits,
-selections (compress, extract), and the writes into an array's storage.
+selections (compress, extract), and indexed assignment, which writes into
+the root's storage (writes.py).
 
 A function that only moves elements is applied to the root's array of element
 positions (``Active._positions``); when NumPy's result shares memory with
@@ -14,9 +15,10 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
-from . import layout, recorded_data
+from . import layout, recorded_indexing
 from .recorded_arrays import IntegerArray
 from .integers import plain_value
+from .writes import check_writeable, write_positions
 
 
 def refresh_view(view, root):
@@ -123,15 +125,8 @@ def _check_index(key):
 def getitem(a, key):
     _check_index(key)
     if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
-        return recorded_data.getitem(a, key)
+        return recorded_indexing.getitem(a, key)
     return derived(a, a._positions()[key])
-
-
-def _same_elements(value, root, target):
-    """Is ``value`` a view showing exactly the elements ``target`` of ``root``?
-    (``y[a:b] += x`` assigns the view back to itself: nothing to write.)"""
-    return isinstance(value, Active) and value.base is root and \
-        value._positions().shape == np.shape(target) and np.array_equal(value._positions(), target)
 
 
 def setitem(a, key, value):
@@ -139,54 +134,11 @@ def setitem(a, key, value):
     of it sees the write)."""
     _check_index(key)
     if any(isinstance(p, IntegerArray) for p in (key if isinstance(key, tuple) else (key,))):
-        if recorded_data.setitem(a, key, value):
+        if recorded_indexing.setitem(a, key, value):
             return
-        key = recorded_data.plain_key(key)
+        key = recorded_indexing.plain_key(key)
     check_writeable(a)
     write_positions(a._root(), a._positions()[key], value)
-
-
-def check_writeable(a):
-    if a._shared_scalar:
-        raise TypeError("adsim: x[k] of a 1-d array is a NumPy scalar, which does not support "
-                        "item assignment (NumPy's float64 does not either); write into x, or "
-                        "make a 0-d array with np.array(x[k])")
-    if not a._positions().flags.writeable:
-        raise ValueError("assignment destination is read-only (adsim follows NumPy: this "
-                         "view, e.g. from np.diagonal or np.broadcast_to, cannot be written; "
-                         "write into a copy)")
-
-
-def write_positions(root, target, value):
-    """root.flat[target] = value (broadcast to target's shape); the
-    overwritten part is saved on the value stack when a reverse sweep needs it."""
-    tape = tape_of(root, value)
-    tshape = np.shape(target)
-    m = size_of(tshape)
-    if m == 0 or _same_elements(value, root, target):
-        return
-    vshape = shape_of(value)
-    if size_of(vshape) not in (1, m):
-        vshape = np.broadcast_shapes(vshape, tshape)
-    if isinstance(value, Active):
-        if value.slot == root.slot:     # the root written into itself: NumPy reads a copy
-            value = copy(value)
-        v = value if value.size in (1, m) else broadcast_to(value, tshape)
-        vref = v.slot
-    else:
-        arr = constant(value)
-        if arr.size not in (1, m):
-            arr = np.broadcast_to(arr, tshape)
-        v, vref = None, tape.const_ref(arr)
-    flat = np.asarray(target).reshape(-1)
-    if isinstance(value, Active) and v.size == root.size and \
-            np.array_equal(flat, np.arange(root.size)):
-        tape.record_op(int(Op.COPY), -2, [root.slot, vref])        # the whole root, in order
-    else:
-        ioff = tape.add_indices(flat)
-        tape.record_op(int(Op.SCATTER), -2, [root.slot, vref, ioff, m] +
-                       strided(np.asarray(target)))
-    mark_written(root)
 
 
 class FlatIndexer:

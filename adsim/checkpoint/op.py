@@ -22,7 +22,6 @@ import numpy as np
 from .._callback_rules import CallbackRules
 from ..errors import MemoryBudgetError
 from .driver import LoopSweep, reset_stats
-from ..tapefile import register_callback_kind
 from .persist import LoopFileState
 from .planning import check_fits, check_reversal
 
@@ -321,6 +320,3 @@ class LoopOp(CallbackRules, LoopFileState):
         finally:
             if sweep is not None:
                 sweep.close()
-
-
-register_callback_kind(LoopOp)

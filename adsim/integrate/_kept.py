@@ -3,13 +3,12 @@ coloring of a tape's pattern), shared by the threads replaying a tape."""
 import threading
 from collections import OrderedDict
 
-from .._purity import result_neutral
+from .._purity import ResultNeutral
 
 __all__ = ["Kept"]
 
 
-@result_neutral
-class Kept:
+class Kept(ResultNeutral):
     """The ``size`` most recently used values, by key. Each value is a
     function of its key alone, so the cache never changes a result (the
     environment checks of recorded steps count it as a constant)."""
