@@ -407,13 +407,39 @@ def facts_pxi():
     return "".join(out + ["\n\ninit_op_facts()\n"])
 
 
+def unary_rules_pxi():
+    """adsim/_ops/unary_rules.pxi: the value and rule block of every unary op
+    whose row gives its calculus as expressions (see UnaryRule)."""
+    out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
+           "# The value function and derivative rule of each unary op whose row gives\n",
+           "# them as expressions (the shared kernels are in unary.pxi).\n"]
+    for spec in TABLE:
+        if spec.family != "unary" or spec.rule is None:
+            continue
+        low, rule = spec.name.lower(), spec.rule
+        out += ["\n",
+                f"# {rule.value}: slope {rule.slope}, curvature {rule.curvature}\n",
+                f"cdef double {low}_value(double x, double c) noexcept nogil:\n",
+                f"    return {rule.value}\n",
+                f"cdef void {low}_rule(double x, double y, double c, int order, "
+                f"double* d) noexcept nogil:\n",
+                f"    d[0] = {rule.slope}\n"]
+        if any(ch.isalpha() for ch in rule.curvature.replace("LN", "")):
+            out += ["    if order > 1:\n", f"        d[1] = {rule.curvature}\n"]
+        else:
+            out.append(f"    d[1] = {rule.curvature}\n")
+        out.append(f"register_unary({spec.name}, {low}_value, {low}_rule)\n")
+    return "".join(out)
+
+
 def generated_files():
     """{path: the text the table generates for it}."""
     pxd = _HERE / "_tape.pxd"
     text = pxd.read_text()
     head, rest = text.split(_ENUM_BEGIN, 1)
     tail = rest.split(_ENUM_END, 1)[1]
-    return {pxd: head + opcode_enum() + tail, _HERE / "_ops" / "facts.pxi": facts_pxi()}
+    return {pxd: head + opcode_enum() + tail, _HERE / "_ops" / "facts.pxi": facts_pxi(),
+            _HERE / "_ops" / "unary_rules.pxi": unary_rules_pxi()}
 
 
 def main(argv):

@@ -1,8 +1,9 @@
 # Unary elementwise primitives. Each primitive is one block: its value
 # y = f(x; c) and its rule, which writes d[0] = f'(x) and, when order >= 2,
-# d[1] = f''(x), both given x and the computed y. Tangent, adjoint and
-# second-order kernels below are shared; sparsity is elementwise (identity)
-# and the Hessian class (LINEAR or NONLINEAR) is in adsim/ops.py.
+# d[1] = f''(x), both given x and the computed y; most blocks are generated
+# from the expressions of their rows in adsim/ops.py (unary_rules.pxi).
+# Tangent, adjoint and second-order kernels below are shared; sparsity is
+# elementwise (identity) and the Hessian class is in the row.
 
 ctypedef double (*unary_value_fn)(double x, double c) noexcept nogil
 ctypedef void (*unary_rule_fn)(double x, double y, double c, int order, double* d) noexcept nogil
@@ -17,13 +18,12 @@ cdef void register_unary(int code, unary_value_fn value, unary_rule_fn rule):
 cdef double LN2 = log(2.0)
 cdef double LN10 = log(10.0)
 
-# -x
-cdef double neg_value(double x, double c) noexcept nogil:
-    return -x
-cdef void neg_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = -1.0
-    d[1] = 0.0
-register_unary(NEG, neg_value, neg_rule)
+# The ops whose rows in adsim/ops.py give value, slope and curvature as
+# expressions: their blocks are generated from the rows.
+include "unary_rules.pxi"
+
+# The ops written by hand: a value or rule with cases an expression does
+# not state (the side of abs, exact zeros of powers at special parameters).
 
 # |x|; the side is fixed by a COMPARE recorded before it
 cdef double abs_value(double x, double c) noexcept nogil:
@@ -44,232 +44,6 @@ cdef void sign_rule(double x, double y, double c, int order, double* d) noexcept
     d[0] = 0.0
     d[1] = 0.0
 register_unary(SIGN, sign_value, sign_rule)
-
-# sqrt(x): y' = 1/(2y), y'' = -1/(4 x y)
-cdef double sqrt_value(double x, double c) noexcept nogil:
-    return sqrt(x)
-cdef void sqrt_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 0.5 / y
-    if order > 1:
-        d[1] = -0.25 / (x * y)
-register_unary(SQRT, sqrt_value, sqrt_rule)
-
-# cbrt(x): y' = 1/(3 y^2), y'' = -2/(9 y^5)
-cdef double cbrt_value(double x, double c) noexcept nogil:
-    return cbrt(x)
-cdef void cbrt_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (3.0 * y * y)
-    if order > 1:
-        d[1] = -2.0 / (9.0 * y * y * y * y * y)
-register_unary(CBRT, cbrt_value, cbrt_rule)
-
-# x^2
-cdef double square_value(double x, double c) noexcept nogil:
-    return x * x
-cdef void square_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 2.0 * x
-    d[1] = 2.0
-register_unary(SQUARE, square_value, square_rule)
-
-# 1/x: y' = -y^2, y'' = 2 y^3
-cdef double reciprocal_value(double x, double c) noexcept nogil:
-    return 1.0 / x
-cdef void reciprocal_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = -y * y
-    d[1] = 2.0 * y * y * y
-register_unary(RECIPROCAL, reciprocal_value, reciprocal_rule)
-
-# e^x
-cdef double exp_value(double x, double c) noexcept nogil:
-    return exp(x)
-cdef void exp_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = y
-    d[1] = y
-register_unary(EXP, exp_value, exp_rule)
-
-# 2^x
-cdef double exp2_value(double x, double c) noexcept nogil:
-    return exp2(x)
-cdef void exp2_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = y * LN2
-    d[1] = y * LN2 * LN2
-register_unary(EXP2, exp2_value, exp2_rule)
-
-# e^x - 1
-cdef double expm1_value(double x, double c) noexcept nogil:
-    return expm1(x)
-cdef void expm1_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = y + 1.0
-    d[1] = y + 1.0
-register_unary(EXPM1, expm1_value, expm1_rule)
-
-# ln x
-cdef double log_value(double x, double c) noexcept nogil:
-    return log(x)
-cdef void log_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / x
-    d[1] = -1.0 / (x * x)
-register_unary(LOG, log_value, log_rule)
-
-# log2 x
-cdef double log2_value(double x, double c) noexcept nogil:
-    return log2(x)
-cdef void log2_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (x * LN2)
-    d[1] = -1.0 / (x * x * LN2)
-register_unary(LOG2, log2_value, log2_rule)
-
-# log10 x
-cdef double log10_value(double x, double c) noexcept nogil:
-    return log10(x)
-cdef void log10_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (x * LN10)
-    d[1] = -1.0 / (x * x * LN10)
-register_unary(LOG10, log10_value, log10_rule)
-
-# ln(1 + x)
-cdef double log1p_value(double x, double c) noexcept nogil:
-    return log1p(x)
-cdef void log1p_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (1.0 + x)
-    d[1] = -d[0] * d[0]
-register_unary(LOG1P, log1p_value, log1p_rule)
-
-# sin x
-cdef double sin_value(double x, double c) noexcept nogil:
-    return sin(x)
-cdef void sin_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = cos(x)
-    d[1] = -y
-register_unary(SIN, sin_value, sin_rule)
-
-# cos x
-cdef double cos_value(double x, double c) noexcept nogil:
-    return cos(x)
-cdef void cos_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = -sin(x)
-    d[1] = -y
-register_unary(COS, cos_value, cos_rule)
-
-# tan x: y' = 1 + y^2, y'' = 2 y (1 + y^2)
-cdef double tan_value(double x, double c) noexcept nogil:
-    return tan(x)
-cdef void tan_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 + y * y
-    d[1] = 2.0 * y * d[0]
-register_unary(TAN, tan_value, tan_rule)
-
-# arcsin x: y' = (1 - x^2)^(-1/2), y'' = x (1 - x^2)^(-3/2)
-cdef double arcsin_value(double x, double c) noexcept nogil:
-    return asin(x)
-cdef void arcsin_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double u = 1.0 - x * x
-    d[0] = 1.0 / sqrt(u)
-    if order > 1:
-        d[1] = x * d[0] / u
-register_unary(ARCSIN, arcsin_value, arcsin_rule)
-
-# arccos x: the negative of arcsin's derivatives
-cdef double arccos_value(double x, double c) noexcept nogil:
-    return acos(x)
-cdef void arccos_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double u = 1.0 - x * x
-    d[0] = -1.0 / sqrt(u)
-    if order > 1:
-        d[1] = x * d[0] / u
-register_unary(ARCCOS, arccos_value, arccos_rule)
-
-# arctan x: y' = 1/(1 + x^2), y'' = -2x/(1 + x^2)^2
-cdef double arctan_value(double x, double c) noexcept nogil:
-    return atan(x)
-cdef void arctan_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (1.0 + x * x)
-    d[1] = -2.0 * x * d[0] * d[0]
-register_unary(ARCTAN, arctan_value, arctan_rule)
-
-# sinh x
-cdef double sinh_value(double x, double c) noexcept nogil:
-    return sinh(x)
-cdef void sinh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = cosh(x)
-    d[1] = y
-register_unary(SINH, sinh_value, sinh_rule)
-
-# cosh x
-cdef double cosh_value(double x, double c) noexcept nogil:
-    return cosh(x)
-cdef void cosh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = sinh(x)
-    d[1] = y
-register_unary(COSH, cosh_value, cosh_rule)
-
-# tanh x: y' = 1 - y^2, y'' = -2 y (1 - y^2)
-cdef double tanh_value(double x, double c) noexcept nogil:
-    return tanh(x)
-cdef void tanh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 - y * y
-    d[1] = -2.0 * y * d[0]
-register_unary(TANH, tanh_value, tanh_rule)
-
-# arcsinh x: y' = (1 + x^2)^(-1/2), y'' = -x (1 + x^2)^(-3/2)
-cdef double arcsinh_value(double x, double c) noexcept nogil:
-    return asinh(x)
-cdef void arcsinh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double u = 1.0 + x * x
-    d[0] = 1.0 / sqrt(u)
-    if order > 1:
-        d[1] = -x * d[0] / u
-register_unary(ARCSINH, arcsinh_value, arcsinh_rule)
-
-# arccosh x: y' = (x^2 - 1)^(-1/2), y'' = -x (x^2 - 1)^(-3/2)
-cdef double arccosh_value(double x, double c) noexcept nogil:
-    return acosh(x)
-cdef void arccosh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double u = x * x - 1.0
-    d[0] = 1.0 / sqrt(u)
-    if order > 1:
-        d[1] = -x * d[0] / u
-register_unary(ARCCOSH, arccosh_value, arccosh_rule)
-
-# arctanh x: y' = 1/(1 - x^2), y'' = 2x/(1 - x^2)^2
-cdef double arctanh_value(double x, double c) noexcept nogil:
-    return atanh(x)
-cdef void arctanh_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / (1.0 - x * x)
-    d[1] = 2.0 * x * d[0] * d[0]
-register_unary(ARCTANH, arctanh_value, arctanh_rule)
-
-# x + c
-cdef double add_c_value(double x, double c) noexcept nogil:
-    return x + c
-cdef void add_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0
-    d[1] = 0.0
-register_unary(ADD_C, add_c_value, add_c_rule)
-
-# x * c
-cdef double mul_c_value(double x, double c) noexcept nogil:
-    return x * c
-cdef void mul_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = c
-    d[1] = 0.0
-register_unary(MUL_C, mul_c_value, mul_c_rule)
-
-# c - x
-cdef double rsub_c_value(double x, double c) noexcept nogil:
-    return c - x
-cdef void rsub_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = -1.0
-    d[1] = 0.0
-register_unary(RSUB_C, rsub_c_value, rsub_c_rule)
-
-# c / x: y' = -y/x, y'' = 2y/x^2
-cdef double rdiv_c_value(double x, double c) noexcept nogil:
-    return c / x
-cdef void rdiv_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = -y / x
-    d[1] = 2.0 * y / (x * x)
-register_unary(RDIV_C, rdiv_c_value, rdiv_c_rule)
 
 # x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact zeros for c in {0, 1}
 cdef double pow_c_value(double x, double c) noexcept nogil:
@@ -301,34 +75,6 @@ cdef void rpow_c_rule(double x, double y, double c, int order, double* d) noexce
     d[0] = y * lc
     d[1] = y * lc * lc
 register_unary(RPOW_C, rpow_c_value, rpow_c_rule)
-
-# stop_gradient(x): the value follows x on replay, the derivative is zero
-cdef double stop_gradient_value(double x, double c) noexcept nogil:
-    return x
-cdef void stop_gradient_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 0.0
-    d[1] = 0.0
-register_unary(STOP_GRADIENT, stop_gradient_value, stop_gradient_rule)
-
-
-# floor, ceil, trunc, rint: piecewise constant, zero derivative (no guard:
-# every replay rounds the new values)
-cdef void zero_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 0.0
-    d[1] = 0.0
-cdef double floor_value(double x, double c) noexcept nogil:
-    return floor(x)
-register_unary(FLOOR, floor_value, zero_rule)
-cdef double ceil_value(double x, double c) noexcept nogil:
-    return ceil(x)
-register_unary(CEIL, ceil_value, zero_rule)
-cdef double trunc_value(double x, double c) noexcept nogil:
-    return trunc(x)
-register_unary(TRUNC, trunc_value, zero_rule)
-cdef double rint_value(double x, double c) noexcept nogil:
-    return rint(x)              # halves to even, as NumPy (the default rounding mode)
-register_unary(RINT, rint_value, zero_rule)
-
 
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
 
