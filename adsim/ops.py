@@ -24,14 +24,15 @@ ZERO, LINEAR, BILINEAR, NONLINEAR = "zero", "linear", "bilinear", "nonlinear"
 
 # Roles of an op's operands (after its result slot, operand 0).
 VALUE = "value"          # a slot or a constant whose values the op reads
-DATA = "data"            # a slot of integer or boolean data read at replay (no derivative)
+INDEX = "index"          # a slot of integer data read at replay as positions (no derivative)
+MASK = "mask"            # a slot of boolean data read at replay (no derivative)
 INTS = "ints"            # an offset into the index stream
 BRANCHES = "branches"    # an offset into the branch stream
 PARAM = "param"          # the constant id of a scalar parameter, or -1
 INT = "int"              # an integer attribute (a size, a kind, a flag)
 CALLBACK = "callback"    # the position of a Python object in the tape's callbacks
 COUNT = "count"          # the number of the variadic operands that follow
-SLOT_ROLES = (VALUE, DATA)
+SLOT_ROLES = (VALUE, INDEX, MASK)
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,12 @@ def value(name):
     return Operand(name, VALUE)
 
 
-def data(name):
-    return Operand(name, DATA)
+def index(name):
+    return Operand(name, INDEX)
+
+
+def mask(name):
+    return Operand(name, MASK)
 
 
 def ints(name="index_offset"):
@@ -312,13 +317,13 @@ TABLE = [
     _s("WHERE", LINEAR, (np.where,), (value("a"), value("b"), branches())),
     # a gather whose indices are values of the tape (integer data, recorded):
     # read at every replay, bounds-checked there; derivative 0 in the indices
-    _s("GATHER_AT", LINEAR, (), (value("a"), data("i"), "outer", "m", "inner"), reads="i"),
+    _s("GATHER_AT", LINEAR, (), (value("a"), index("i"), "outer", "m", "inner"), reads="i"),
     # writes at integer data: r = base with v written (add: added, as np.add.at) at the
     # positions the replay reads from i; out of place
     _s("SCATTER_AT", LINEAR, (),
-       (value("base"), value("v"), data("i"), "outer", "m", "inner", "add"), reads="i"),
+       (value("base"), value("v"), index("i"), "outer", "m", "inner", "add"), reads="i"),
     # np.where on boolean data: r = a where m else b, the mask read at replay
-    _s("SELECT", LINEAR, (), (data("m"), value("a"), value("b")), reads="m"),
+    _s("SELECT", LINEAR, (), (mask("m"), value("a"), value("b")), reads="m"),
     # argmax/argmin as values (integer data): position along the axis, no derivative
     _s("ARGEXT_AT", ZERO, (), (value("a"), "outer", "m", "inner", "want_min")),
     # np.searchsorted in a sorted table, as values (integer data): no derivative
