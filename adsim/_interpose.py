@@ -145,10 +145,13 @@ def enabled():
 
 _lock = threading.Lock()
 _count = 0              # recordings running with interposition on, over all threads
-_numpy = {}             # name -> (NumPy's object, adsim's wrapper), made at the first install
+_originals = {}         # name -> NumPy's object, and
+_wrappers = {}          # name -> adsim's wrapper: made at the first install
+_SCIPY_MODULES = hooks.scipy_modules()
 _hooks = {}             # SciPy module -> its _Hook list, made when first seen imported
 _known = {}             # SciPy function -> its _Hook (installed or not)
-_hooked = set()         # SciPy modules whose functions are changed now
+_hooked = []            # the _Hooks in place now (their modules: _hooked_modules)
+_hooked_modules = set()
 
 
 class installed:
@@ -182,32 +185,31 @@ class installed:
 
 
 def _change_numpy():
-    if not _numpy:              # made once, while NumPy's own objects are in place
-        _numpy.update({name: (wrapper.__wrapped__, wrapper)
-                       for name, wrapper in creation._wrappers().items()})
-    for name, (_, wrapper) in _numpy.items():
-        setattr(np, name, wrapper)
+    if not _wrappers:           # made once, while NumPy's own objects are in place
+        _wrappers.update(creation._wrappers())
+        _originals.update({name: w.__wrapped__ for name, w in _wrappers.items()})
+    vars(np).update(_wrappers)
 
 
 def _hook_scipy():
     """Hook the SciPy modules with rules imported by now and not hooked yet."""
-    for scipy_module in hooks.scipy_modules():
-        if scipy_module in _hooked or scipy_module not in sys.modules:
+    for scipy_module in _SCIPY_MODULES:
+        if scipy_module in _hooked_modules or scipy_module not in sys.modules:
             continue
         if scipy_module not in _hooks:
             _hooks[scipy_module] = _make_hooks(scipy_module)
         for hook in _hooks[scipy_module]:
             hook.install()
-        _hooked.add(scipy_module)
+        _hooked.extend(_hooks[scipy_module])
+        _hooked_modules.add(scipy_module)
 
 
 def _restore():
-    for name, (original, _) in _numpy.items():
-        setattr(np, name, original)
-    for scipy_module in _hooked:
-        for hook in _hooks[scipy_module]:
-            hook.remove()
+    vars(np).update(_originals)
+    for hook in _hooked:
+        hook.remove()
     _hooked.clear()
+    _hooked_modules.clear()
 
 
 def _make_hooks(scipy_module):
