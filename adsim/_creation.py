@@ -173,11 +173,37 @@ def _array_wrapper(original):
             return original(obj, *args, **kwargs)
         if not pieces:              # np.array of plain data: a new array, so a workspace
             return _as_workspace(original(obj, *args, **kwargs), tape, False)
-        kwargs = conversions.keywords(original, obj, args, kwargs)
+        kwargs = conversions.keywords(_with_signature(original), obj, args, kwargs)
         if isinstance(obj, Active):
             return conversions.converted(original, obj, kwargs)
         return conversions.converted(original, joins.from_pieces(obj), kwargs, fresh=True)
     return _named(array, original)
+
+
+def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.array."""
+
+
+def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.asarray and np.asanyarray."""
+
+
+def _contiguous(a, dtype=None, *, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.ascontiguousarray and
+    np.asfortranarray."""
+
+
+# NumPy gives its compiled conversions a signature from 2.4 on
+_DOCUMENTED = {"array": _array, "asarray": _asarray, "asanyarray": _asarray,
+               "ascontiguousarray": _contiguous, "asfortranarray": _contiguous}
+
+
+def _with_signature(original):
+    """``original``, or a stand-in with its documented signature where NumPy
+    gives it none."""
+    if getattr(original, "__text_signature__", "") is None:
+        return _DOCUMENTED.get(original.__name__, original)
+    return original
 
 
 def _as_workspace(out, tape, empty):
