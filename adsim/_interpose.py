@@ -10,7 +10,9 @@ interposition on, adsim changes exactly two things outside itself:
    NumPy's override protocols do not reach array creation, so this is how
    ``np.array([a * x, b * y])`` and ``dy = np.zeros(n); dy[0] = ...`` in
    the recorded function's own code become recorded arrays. Other callers
-   (other threads, NumPy, SciPy, adsim itself) get NumPy's result.
+   (other threads, NumPy, SciPy, adsim itself) get NumPy's result, except
+   that ``r_``, ``c_`` and ``polyval`` given active items take adsim's rule
+   whoever calls them (NumPy's would fail on them).
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -42,7 +44,9 @@ hooked when the next recording starts.
 The setting is read when a recording starts (``grad``, ``record``, ``jvp``,
 ... and every nested or checkpointed recording inside them) and holds until
 that recording ends; changing it inside a recorded function affects the
-recordings started after the change only. A recording started with
+recordings started after the change only (a derivative taken inside a
+recorded function is recorded again when the outer tape replays, with the
+setting in force then). A recording started with
 interposition off installs nothing, and its own calls see NumPy and SciPy
 as they are even while another thread's recording has the changes in place
 (the wrappers and trampolines step aside for it): ``np.zeros`` makes a plain
@@ -170,8 +174,13 @@ class installed:
             with _lock:
                 if _count == 0:
                     _change_numpy()
+                try:
+                    _hook_scipy()
+                except BaseException:
+                    if _count == 0:         # nothing left half changed
+                        _restore()
+                    raise
                 _count += 1
-                _hook_scipy()
         return self
 
     def __exit__(self, *exc):
