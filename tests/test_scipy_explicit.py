@@ -159,3 +159,16 @@ def test_frozen_distributions_with_plain_parameters_route_active_points():
         np.array([0.2, 0.3, 0.5]))
     np.testing.assert_array_equal(g, want)
     np.testing.assert_allclose(h, -(np.array([0.1, 0.4]) - 0.5) / 4.0, rtol=1e-14)
+
+
+def test_explicit_distributions_pickle_and_copy():
+    import copy
+    import pickle
+    for obj in (asp.stats.norm, asp.stats.norm(0.5, 2.0), asp.stats.dirichlet, MVN_FROZEN):
+        for again in (pickle.loads(pickle.dumps(obj)), copy.copy(obj), copy.deepcopy(obj)):
+            assert type(again) is type(obj)
+    x = np.array([0.1, 0.4])
+    again = pickle.loads(pickle.dumps(asp.stats.norm(0.5, 2.0)))
+    with ad.interposition(False):
+        g = ad.grad(lambda v: np.sum(again.logpdf(v)))(x)
+    np.testing.assert_allclose(g, -(x - 0.5) / 4.0, rtol=1e-14)

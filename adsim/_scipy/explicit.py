@@ -113,9 +113,22 @@ def _make_subclass(cls, table):
     if not methods:
         return None
     return type(cls.__name__, (cls,), {
-        **methods, "__module__": "adsim.scipy.stats",
+        **methods, "__module__": "adsim.scipy.stats", "__reduce__": _reduce,
         "__doc__": f"{cls.__module__}.{cls.__qualname__} with adsim's rules on active "
                    f"arguments in {', '.join(sorted(methods))}."})
+
+
+def _reduce(self):
+    """Pickled (and copied) as SciPy's object of the base class, routed again
+    when loaded."""
+    plain = object.__new__(type(self).__bases__[0])
+    plain.__dict__.update(self.__dict__)
+    return _routed_again, (plain,)
+
+
+def _routed_again(plain):
+    plain.__class__ = _subclass(type(plain), hooks.rules("scipy.stats"))
+    return plain
 
 
 def _method(rule, original, table):
