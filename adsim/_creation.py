@@ -111,7 +111,7 @@ class recording:
 
     __slots__ = ("entry",)
 
-    def __init__(self, tape, routed=True):
+    def __init__(self, tape, routed):
         self.entry = (tape, routed)
 
     def __enter__(self):
