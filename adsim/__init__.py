@@ -10,6 +10,7 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
+from ._interpose import interposition, set_interposition
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, IndexOutOfBounds,
                      InvalidArgnums, InvalidInput, MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
                      TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
@@ -30,7 +31,15 @@ __all__ = [
     "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
-    "integrate", "jacobian", "jvp", "laplacian", "load_tape", "parallel", "primitive", "record",
+    "integrate", "interposition", "jacobian", "jvp", "laplacian", "load_tape", "parallel",
+    "primitive", "record", "scipy", "set_interposition",
     "stop_gradient", "value", "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity",
     "sparse_jacobian", "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
 ]
+
+
+def __getattr__(name):
+    if name == "scipy":         # adsim.scipy imports SciPy's modules: only when asked for
+        import importlib
+        return importlib.import_module("adsim.scipy")
+    raise AttributeError(f"module 'adsim' has no attribute {name!r}")

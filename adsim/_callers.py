@@ -81,17 +81,28 @@ def user_frame():
     return None
 
 
+_HINTS = []      # more sentences of source_hint (adsim/_creation.py adds one)
+
+
+def add_hint(hint):
+    """Have :func:`source_hint` add ``hint()`` (a sentence, or "")."""
+    _HINTS.append(hint)
+
+
 def source_hint():
-    """A sentence for errors raised in user code that has no source to read
-    (typed at a prompt, ``python -c``, ``exec``): np.array([...]) of active
-    values is recognised by reading the calling line, so it cannot be there."""
+    """Sentences for errors raised where np.array([...]) and np.zeros(n) in
+    the user's code make plain arrays: code that has no source to read
+    (typed at a prompt, ``python -c``, ``exec``; np.array([...]) of active
+    values is recognised by reading the calling line, so it cannot be
+    there), and those of :func:`add_hint`."""
+    more = "".join(hint() for hint in _HINTS)
     frame = user_frame()
     if frame is None or linecache.getline(frame.f_code.co_filename, frame.f_lineno):
-        return ""
+        return more
     return (" (This code has no source file to read, as when typed at a prompt or run with "
             "python -c, so np.array([...]) and np.zeros(n) inside it stay plain: use "
             "np.stack([...]) and np.zeros_like(x, shape=(n,)) there, or put the function in "
-            "a file.)")
+            "a file.)" + more)
 
 
 _CALLS = {}           # (code, instruction offset) -> the called expression, or None

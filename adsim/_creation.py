@@ -5,11 +5,13 @@ NumPy's override protocols do not reach array creation (``np.array``,
 ``np.zeros``, ...) nor item assignment into a plain array, so the line every
 ODE right-hand side has, ``return np.array([a * x, b * y])``, and the
 workspace pattern ``dy = np.zeros(n); dy[0] = ...`` need a mechanism of
-their own. While any thread records, the creation functions below are
-replaced in the ``numpy`` namespace by wrappers. In a thread that is not
-recording, or when called from library code (NumPy, SciPy, adsim itself),
-or inside a user rule of a primitive, a wrapper calls the original at once.
-Called from the recorded function's own code, on the recording thread:
+their own. This module makes wrappers of the creation functions below;
+adsim/_interpose.py puts them in the ``numpy`` namespace while any thread
+records with interposition on. In a thread that is not recording, in a
+recording entered with interposition off, when called from library code
+(NumPy, SciPy, adsim itself), or inside a user rule of a primitive, a
+wrapper calls the original at once. Called from the recorded function's own
+code, on a thread recording with interposition on:
 
 - ``np.array``/``np.asarray``/``np.asanyarray``/``np.ascontiguousarray``/
   ``np.asfortranarray``/``np.require`` of (nested) sequences holding active
@@ -50,7 +52,7 @@ import threading
 
 import numpy as np
 
-from ._callers import called_expression
+from ._callers import add_hint, called_expression
 from ._np import composed, conversions, core, joins, layout, numeric
 from ._np.index_tricks import Concatenator
 from ._tape import Active
@@ -58,11 +60,13 @@ from ._tape import Active
 _LIBRARIES = ("numpy", "scipy", "adsim")
 _NUMPY_ARRAY = np.array
 _state = threading.local()
-_lock = threading.Lock()
-_installed = {"count": 0}
 
 
 def _stack():
+    """This thread's recordings, innermost last: (tape, routed) each, where
+    ``routed`` says whether calls of the user's code reach adsim through
+    the functions adsim/_interpose.py changed (the recording's interposition
+    setting); (None, False) inside a user rule of a primitive."""
     stack = getattr(_state, "stack", None)
     if stack is None:
         stack = _state.stack = []
@@ -73,30 +77,49 @@ def current_tape():
     """The innermost tape this thread records into (None: not recording, or
     running a user rule of a primitive)."""
     stack = getattr(_state, "stack", None)
-    return stack[-1] if stack else None
+    return stack[-1][0] if stack else None
+
+
+def routed():
+    """Whether a call on this thread goes to adsim's rules through a changed
+    NumPy or SciPy function: False inside a recording entered with
+    interposition off (the original runs, as if nothing were changed), True
+    in a thread that is not recording (active arguments still need a rule)."""
+    stack = getattr(_state, "stack", None)
+    return stack[-1][1] if stack else True
+
+
+def _interposition_hint():
+    """The sentence errors about plain arrays add inside a recording entered
+    with interposition off."""
+    stack = getattr(_state, "stack", None)
+    if not stack or stack[-1][0] is None or stack[-1][1]:
+        return ""
+    return (" (Interposition is off in this recording (adsim.interposition(False), "
+            "adsim.set_interposition(False) or ADSIM_INTERPOSE=0), so np.zeros(n) and "
+            "np.array([...]) in it make plain arrays: use np.zeros_like(x, shape=(n,)) and "
+            "np.stack([...]) there, or record with interposition on.)")
+
+
+add_hint(_interposition_hint)
 
 
 class recording:
-    """``with recording(tape):`` the creation functions of this thread's
-    user code make arrays of ``tape``."""
+    """``with recording(tape, routed):`` the creation functions of this
+    thread's user code make arrays of ``tape`` (when ``routed``: the
+    recording's interposition setting)."""
 
-    def __init__(self, tape):
-        self.tape = tape
+    __slots__ = ("entry",)
+
+    def __init__(self, tape, routed):
+        self.entry = (tape, routed)
 
     def __enter__(self):
-        _stack().append(self.tape)
-        with _lock:
-            if _installed["count"] == 0:
-                _install()
-            _installed["count"] += 1
+        _stack().append(self.entry)
         return self
 
     def __exit__(self, *exc):
         _stack().pop()
-        with _lock:
-            _installed["count"] -= 1
-            if _installed["count"] == 0:
-                _uninstall()
         return False
 
 
@@ -104,7 +127,7 @@ class suspended:
     """``with suspended():`` user code runs on plain arrays (primitive rules)."""
 
     def __enter__(self):
-        _stack().append(None)
+        _stack().append((None, False))
         return self
 
     def __exit__(self, *exc):
@@ -115,8 +138,11 @@ class suspended:
 def _user_tape(name):
     """The tape for a creation call ``name(...)`` made directly by user code
     on a recording thread, else None."""
-    tape = current_tape()
-    if tape is None:
+    stack = getattr(_state, "stack", None)
+    if not stack:
+        return None
+    tape, routed_here = stack[-1]
+    if tape is None or not routed_here:
         return None
     frame = sys._getframe(2)
     caller = frame.f_globals.get("__name__", "")
@@ -147,11 +173,37 @@ def _array_wrapper(original):
             return original(obj, *args, **kwargs)
         if not pieces:              # np.array of plain data: a new array, so a workspace
             return _as_workspace(original(obj, *args, **kwargs), tape, False)
-        kwargs = conversions.keywords(original, obj, args, kwargs)
+        kwargs = conversions.keywords(_with_signature(original), obj, args, kwargs)
         if isinstance(obj, Active):
             return conversions.converted(original, obj, kwargs)
         return conversions.converted(original, joins.from_pieces(obj), kwargs, fresh=True)
     return _named(array, original)
+
+
+def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.array."""
+
+
+def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.asarray and np.asanyarray."""
+
+
+def _contiguous(a, dtype=None, *, like=None):
+    """The signature NumPy 2.2-2.3 documents for np.ascontiguousarray and
+    np.asfortranarray."""
+
+
+# NumPy gives its compiled conversions a signature from 2.4 on
+_DOCUMENTED = {"array": _array, "asarray": _asarray, "asanyarray": _asarray,
+               "ascontiguousarray": _contiguous, "asfortranarray": _contiguous}
+
+
+def _with_signature(original):
+    """``original``, or a stand-in with its documented signature where NumPy
+    gives it none."""
+    if getattr(original, "__text_signature__", "") is None:
+        return _DOCUMENTED.get(original.__name__, original)
+    return original
 
 
 def _as_workspace(out, tape, empty):
@@ -219,10 +271,20 @@ def _listed_wrapper(original, rule):
     """``original`` unless an argument holds active values inside a list,
     which NumPy's dispatch does not see: then adsim's ``rule``."""
     def call(*args, **kwargs):
-        if joins.holds_active(args) or joins.holds_active(list(kwargs.values())):
+        if (joins.holds_active(args) or joins.holds_active(list(kwargs.values()))) and routed():
             return rule(*args, **kwargs)
         return original(*args, **kwargs)
     return _named(call, original)
+
+
+class _RoutedConcatenator(Concatenator):
+    """``np.r_``/``np.c_`` with adsim's rule for active items, except in a
+    recording entered with interposition off (NumPy's own there)."""
+
+    def __getitem__(self, key):
+        if not routed():
+            return self.__wrapped__[key]
+        return super().__getitem__(key)
 
 
 def _named(wrapper, original):
@@ -232,10 +294,10 @@ def _named(wrapper, original):
     return wrapper
 
 
-_ORIGINALS = {}
-
-
 def _wrappers():
+    """adsim's stand-ins for NumPy's creation functions, by the name each
+    takes in ``numpy`` (made from the objects bound there now); installed
+    and removed by adsim/_interpose.py."""
     return {
         "array": _array_wrapper(np.array),
         "asarray": _array_wrapper(np.asarray),
@@ -256,22 +318,6 @@ def _wrappers():
         "identity": _filled_wrapper(np.identity),
         "arange": _arange_wrapper(np.arange),
         "polyval": _listed_wrapper(np.polyval, numeric.polyval),
-        "r_": Concatenator(np.r_),
-        "c_": Concatenator(np.c_),
+        "r_": _RoutedConcatenator(np.r_),
+        "c_": _RoutedConcatenator(np.c_),
     }
-
-
-_WRAPPERS = {}
-
-
-def _install():
-    if not _WRAPPERS:           # made once, while NumPy's originals are in place
-        _WRAPPERS.update(_wrappers())
-        _ORIGINALS.update({name: w.__wrapped__ for name, w in _WRAPPERS.items()})
-    for name, wrapper in _WRAPPERS.items():
-        setattr(np, name, wrapper)
-
-
-def _uninstall():
-    for name, original in _ORIGINALS.items():
-        setattr(np, name, original)

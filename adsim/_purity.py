@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from ._codeinfo import code_info
-from ._scipy.hooks import unhooked
+from ._interpose import unhooked
 
 MAX_VALUES = 2000                 # values visited per walk
 MAX_DEPTH = 16                    # nesting of containers and objects

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from . import _creation as creation
-from ._scipy import hooks as scipy_hooks
+from . import _creation as creation, _interpose as interpose
 from .primitives import use_recorder
 from ._tape import Active, Opcode as Op, wrap
 from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
@@ -41,8 +40,9 @@ def record_inputs(f, args, kwargs, n_varied):
         inputs.append(unflatten(trees[i], leaves))
     if isinstance(tape, TreeTape):
         tape._set_trees(trees)
+    interposed = interpose.enabled()         # this thread's setting, read once per recording
     try:
-        with creation.recording(tape), scipy_hooks.installed():
+        with interpose.installed(interposed), creation.recording(tape, interposed):
             out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()

@@ -227,3 +227,18 @@ HOOKS = {
     **mvn.HOOKS,
     **dirichlet.HOOKS,
 }
+
+
+def covers(obj):
+    """Whether the ``scipy.stats`` object ``obj`` has rules here (what
+    ``adsim.scipy.stats`` holds): a distribution with a row in
+    distributions.py, or one of a class with rules of its own
+    (``multivariate_normal``, ``dirichlet``)."""
+    import scipy.stats
+    if isinstance(obj, scipy.stats.rv_continuous):
+        return getattr(obj, "name", None) in CONTINUOUS
+    if isinstance(obj, scipy.stats.rv_discrete):
+        return getattr(obj, "name", None) in DISCRETE
+    cls = type(obj)
+    return any((module, path.rsplit(".", 1)[0]) == (cls.__module__, cls.__qualname__)
+               for module, path in {**mvn.HOOKS, **dirichlet.HOOKS})

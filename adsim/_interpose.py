@@ -1,0 +1,297 @@
+"""Everything adsim changes in other modules, and the switch that turns it off.
+
+Importing adsim changes nothing outside adsim. While a recording runs with
+interposition on, adsim changes exactly two things outside itself:
+
+1. **The** ``numpy`` **namespace.** 21 names are bound to adsim's wrappers
+   (adsim/_creation.py): ``array asarray asanyarray ascontiguousarray
+   asfortranarray require fromiter zeros ones full empty zeros_like
+   ones_like full_like empty_like eye identity arange polyval r_ c_``.
+   NumPy's override protocols do not reach array creation, so this is how
+   ``np.array([a * x, b * y])`` and ``dy = np.zeros(n); dy[0] = ...`` in
+   the recorded function's own code become recorded arrays. Other callers
+   (other threads, NumPy, SciPy, adsim itself) get NumPy's result, except
+   that ``r_``, ``c_`` and ``polyval`` given active items take adsim's rule
+   whoever calls them (NumPy's would fail on them).
+2. **The code of SciPy functions.** Each Python function listed in a rule
+   table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
+   ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
+   distribution classes, ...), in a SciPy module imported before the
+   recording starts, has its ``__code__`` replaced by a trampoline and a
+   keyword default ``_adsim_route`` added to its ``__kwdefaults__``. The
+   function object stays the same, so every name of it reaches adsim's rule
+   when an argument is active; other calls run SciPy's own code with its
+   own defaults. While hooked, ``inspect.signature`` of such a function
+   without ``__wrapped__`` shows ``(*args, **kwargs)``.
+
+Both are made when the first recording with interposition on starts, in
+any thread, and undone when the last one ends, also when the recorded
+function raised: one lock, one count of such recordings over all threads
+and nested recordings. A SciPy module imported during a recording is
+hooked when the next recording starts.
+
+**The switch.** Interposition is on unless turned off:
+
+- ``ADSIM_INTERPOSE=0`` in the environment when adsim is imported sets the
+  default (``0``/``false``/``no``/``off`` or ``1``/``true``/``yes``/``on``;
+  another value raises ``ValueError`` at import);
+- ``adsim.set_interposition(enabled)`` sets the default for every thread
+  and returns the previous default;
+- ``with adsim.interposition(enabled):`` sets it for the calling thread
+  only, inside the block (blocks nest; the innermost wins; other threads,
+  including threads started inside the block, keep the default).
+
+The setting is read when a recording starts (``grad``, ``record``, ``jvp``,
+... and every nested or checkpointed recording inside them) and holds until
+that recording ends; changing it inside a recorded function affects the
+recordings started after the change only (a derivative taken inside a
+recorded function is recorded again when the outer tape replays, with the
+setting in force then). A recording started with
+interposition off installs nothing, and its own calls see NumPy and SciPy
+as they are even while another thread's recording has the changes in place
+(the wrappers and trampolines step aside for it): ``np.zeros`` makes a plain
+array, which refuses active values, and a SciPy function without a
+NumPy-only implementation raises adsim's ``UnsupportedOperation`` on an
+active argument. What works there: NumPy functions and ufuncs (NumPy's own
+dispatch reaches adsim), ``np.stack``/``np.concatenate`` instead of
+``np.array([...])``, ``np.zeros_like(x, shape=n)`` for a workspace, and the
+explicit namespace ``adsim.scipy`` for SciPy. Replays are unaffected: a
+tape recorded either way replays the same.
+"""
+import os
+import sys
+import threading
+import types
+
+import numpy as np
+
+from . import _creation as creation
+from ._scipy import hooks
+
+_ENVIRONMENT = "ADSIM_INTERPOSE"
+_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}
+
+
+def _from_environment():
+    text = os.environ.get(_ENVIRONMENT, "").strip()
+    if not text:
+        return True
+    if text.lower() not in _WORDS:
+        raise ValueError(f"adsim: {_ENVIRONMENT}={text!r} is neither on nor off: set it to 0 "
+                         f"(explicit calls only) or 1 (the default)")
+    return _WORDS[text.lower()]
+
+
+_default = _from_environment()
+_local = threading.local()          # .settings: this thread's interposition blocks
+
+
+def _checked(enabled, where):
+    if not isinstance(enabled, (bool, np.bool_)):
+        raise TypeError(f"adsim.{where} takes True or False, got {type(enabled).__name__}")
+    return bool(enabled)
+
+
+def set_interposition(enabled):
+    """Turn interposition on (``True``, the default) or off (``False``) for
+    the recordings that start from now on, in every thread that is not
+    inside a ``with adsim.interposition(...)`` block; returns the previous
+    default.
+
+    With interposition on, a recording puts adsim's wrappers of NumPy's
+    creation functions (``np.zeros``, ``np.array``, ...) into ``numpy`` and
+    routes the SciPy functions adsim has rules for, until it ends. With it
+    off, nothing outside adsim is changed: write ``np.stack([...])`` and
+    ``np.zeros_like(x, shape=n)`` in recorded code and call SciPy through
+    ``adsim.scipy`` (docs/scipy.md). The environment variable
+    ``ADSIM_INTERPOSE=0`` sets the same default at import."""
+    global _default
+    previous, _default = _default, _checked(enabled, "set_interposition")
+    return previous
+
+
+class interposition:
+    """``with adsim.interposition(False):`` recordings started by this thread
+    inside the block change nothing outside adsim (``True``: they do, whatever
+    the default). Other threads are not affected; blocks nest.
+
+    See :func:`adsim.set_interposition` for what interposition does."""
+
+    __slots__ = ("enabled",)
+
+    def __init__(self, enabled):
+        self.enabled = _checked(enabled, "interposition")
+
+    def __enter__(self):
+        settings = getattr(_local, "settings", None)
+        if settings is None:
+            settings = _local.settings = []
+        settings.append(self.enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _local.settings.pop()
+        return False
+
+    def __repr__(self):
+        return f"adsim.interposition({self.enabled})"
+
+
+def enabled():
+    """This thread's setting now: its innermost ``interposition`` block, or
+    the default."""
+    settings = getattr(_local, "settings", None)
+    return settings[-1] if settings else _default
+
+
+# ---------------------------------------------------------------- installing
+
+_lock = threading.Lock()
+_count = 0              # recordings running with interposition on, over all threads
+_originals = {}         # name -> NumPy's object, and
+_wrappers = {}          # name -> adsim's wrapper: made at the first install
+_SCIPY_MODULES = hooks.scipy_modules()
+_hooks = {}             # SciPy module -> its _Hook list, made when first seen imported
+_known = {}             # SciPy function -> its _Hook (installed or not)
+_hooked = []            # the _Hooks in place now (their modules: _hooked_modules)
+_hooked_modules = set()
+
+
+class installed:
+    """``with installed(on):`` one recording's share of interposition: when
+    ``on``, adsim's changes (the module docstring) are in place until the last
+    such share ends in any thread; when not, nothing happens."""
+
+    __slots__ = ("on",)
+
+    def __init__(self, on):
+        self.on = on
+
+    def __enter__(self):
+        global _count
+        if self.on:
+            with _lock:
+                if _count == 0:
+                    _change_numpy()
+                try:
+                    _hook_scipy()
+                except BaseException:
+                    if _count == 0:         # nothing left half changed
+                        _restore()
+                    raise
+                _count += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _count
+        if self.on:
+            with _lock:
+                _count -= 1
+                if _count == 0:
+                    _restore()
+        return False
+
+
+def _change_numpy():
+    if not _wrappers:           # made once, while NumPy's own objects are in place
+        _wrappers.update(creation._wrappers())
+        _originals.update({name: w.__wrapped__ for name, w in _wrappers.items()})
+    vars(np).update(_wrappers)
+
+
+def _hook_scipy():
+    """Hook the SciPy modules with rules imported by now and not hooked yet."""
+    for scipy_module in _SCIPY_MODULES:
+        if scipy_module in _hooked_modules or scipy_module not in sys.modules:
+            continue
+        if scipy_module not in _hooks:
+            _hooks[scipy_module] = _make_hooks(scipy_module)
+        for hook in _hooks[scipy_module]:
+            hook.install()
+        _hooked.extend(_hooks[scipy_module])
+        _hooked_modules.add(scipy_module)
+
+
+def _restore():
+    vars(np).update(_originals)
+    for hook in _hooked:
+        hook.remove()
+    _hooked.clear()
+    _hooked_modules.clear()
+
+
+def _make_hooks(scipy_module):
+    made = []
+    for (module, path), rule in hooks.rules(scipy_module).items():
+        function = hooks._resolve(module, path)
+        if function is not None:
+            made.append(_Hook(function, rule))
+            _known[function] = made[-1]
+    return made
+
+
+class _Hook:
+    """One SciPy function: its original code and keyword defaults, and a
+    copy of the original function the trampoline calls."""
+
+    def __init__(self, function, rule):
+        self.function = function
+        self.code = function.__code__
+        self.kwdefaults = function.__kwdefaults__
+        original = types.FunctionType(self.code, function.__globals__, function.__name__,
+                                      function.__defaults__, function.__closure__)
+        original.__kwdefaults__ = None if self.kwdefaults is None else dict(self.kwdefaults)
+        original.__qualname__ = function.__qualname__
+        takes_rule = hooks.chooser(rule)
+        routed = creation.routed
+
+        def route(args, kwargs):
+            if takes_rule(args, kwargs) and routed():
+                return rule(*args, **kwargs)
+            return original(*args, **kwargs)
+        self.routed_kwdefaults = {**(self.kwdefaults or {}), "_adsim_route": route}
+        self.trampoline = _trampoline(self.code)
+
+    def install(self):
+        # extra keyword defaults first, then the code: every call sees a
+        # consistent pair (SciPy's code ignores the extra default)
+        self.function.__kwdefaults__ = self.routed_kwdefaults
+        self.function.__code__ = self.trampoline
+
+    def remove(self):
+        self.function.__code__ = self.code
+        self.function.__kwdefaults__ = self.kwdefaults
+
+
+def unhooked(function):
+    """(code, keyword defaults) of ``function`` as its library defines them,
+    hooked or not (what fingerprints of a user's environment should see)."""
+    hook = _known.get(function)
+    if hook is None:
+        return function.__code__, function.__kwdefaults__
+    return hook.code, hook.kwdefaults
+
+
+_TRAMPOLINES = {}
+
+
+def _trampoline(code):
+    """Code that calls its ``_adsim_route`` keyword default with the call's
+    arguments, declaring the free variables of ``code`` (a function's
+    closure must match its code's)."""
+    if code not in _TRAMPOLINES:
+        free = code.co_freevars
+        declare = f"        nonlocal {', '.join(free)}\n" if free else ""
+        source = (f"def factory({', '.join(free)}):\n"
+                  f"    def {code.co_name}(*args, _adsim_route, **kwargs):\n"
+                  f"{declare}"
+                  f"        return _adsim_route(args, kwargs)\n"
+                  f"    return {code.co_name}\n")
+        namespace = {}
+        exec(compile(source, f"<adsim route of {code.co_qualname}>", "exec"), namespace)
+        trampoline = namespace["factory"](*free).__code__
+        assert trampoline.co_freevars == free
+        _TRAMPOLINES[code] = trampoline
+    return _TRAMPOLINES[code]
+

@@ -1,0 +1,203 @@
+"""The explicit namespace ``adsim.scipy``, made from the rule tables.
+
+``adsim.scipy.special.logsumexp``, ``adsim.scipy.linalg.solve``,
+``adsim.scipy.stats.norm``, ... are SciPy's functions with adsim's rules,
+reached by calling them rather than by changing SciPy (adsim/_interpose.py),
+so they work with interposition off, and outside recordings as drop-in
+replacements. Each module of adsim/scipy asks :func:`fill` for its names;
+they come from the same tables the hooks are made from, so there is no
+second list:
+
+- a function of a ``HOOKS`` table (adsim/_scipy/hooks.py) becomes a function
+  that runs the rule when the call takes it (:func:`hooks.chooser`: an active
+  argument anywhere) and SciPy's function otherwise;
+- a ``scipy.stats`` distribution that the rule module covers (its
+  ``covers``: a row of distributions.py, or a multivariate distribution
+  whose class has rules of its own) becomes an instance of
+  a subclass whose hooked methods are routed the same way. SciPy's frozen
+  distributions call the methods of a distribution of the same class, so
+  ``adsim.scipy.stats.norm(loc, scale).logpdf(x)`` is routed too; a frozen
+  object SciPy makes through a routed method (``multivariate_normal(m, C)``
+  with plain arguments), and the distribution a multivariate frozen object
+  delegates to, get the routed subclass of their class;
+- a ``scipy.special`` ufunc with a rule (adsim/_np/special.py,
+  adsim/_scipy/ufuncs.py) is SciPy's ufunc itself: NumPy hands active
+  arguments to adsim; so is a public function whose private ufunc has one
+  (``zeta``).
+
+A name without a rule is not there: asking for it raises AttributeError
+naming docs/scipy.md and SciPy's own function.
+"""
+import copy
+import functools
+import importlib
+import threading
+import types
+
+import numpy as np
+
+from . import hooks
+
+_LOCK = threading.RLock()
+_SUBCLASSES = {}          # SciPy class -> its routed subclass, or None (no hooked method)
+
+
+def fill(namespace, scipy_module):
+    """Put the explicit objects for ``scipy_module`` ("scipy.special") into
+    the module dict ``namespace``; returns (``__all__``, ``__getattr__``)."""
+    made = _made(scipy_module)
+    namespace.update(made)
+    return sorted(made), _missing(namespace["__name__"], scipy_module)
+
+
+def _made(scipy_module):
+    module = importlib.import_module(scipy_module)
+    table = hooks.rules(scipy_module)
+    out = {}
+    for (where, path), rule in table.items():
+        if where == scipy_module and "." not in path:
+            function = hooks._resolve(where, path)
+            if function is not None:            # (not in this SciPy version)
+                out[path] = _function(rule, function, scipy_module)
+    if any("." in path for _, path in table):   # methods: the objects of the module using them
+        covers = hooks.rule_module(scipy_module).covers
+        for name, obj in vars(module).items():
+            if not name.startswith("_") and not isinstance(obj, type) and covers(obj):
+                cls = _subclass(type(obj), table)
+                if cls is not None:
+                    out[name] = _instance(obj, cls)
+    if scipy_module == "scipy.special":
+        out.update(_special_ufuncs(module))
+    return out
+
+
+def _function(rule, function, scipy_module):
+    takes_rule = hooks.chooser(rule)
+
+    def explicit(*args, **kwargs):
+        if takes_rule(args, kwargs):
+            return rule(*args, **kwargs)
+        return function(*args, **kwargs)
+    functools.update_wrapper(explicit, function)
+    explicit.__module__ = f"adsim.{scipy_module}"
+    explicit.__qualname__ = function.__name__
+    explicit.__doc__ = (f"{scipy_module}.{function.__name__} with adsim's rule on active "
+                        f"arguments (SciPy's own function otherwise).\n\n"
+                        f"{function.__doc__ or ''}")
+    return explicit
+
+
+# ---------------------------------------------------------------- scipy.stats
+
+def _subclass(cls, table):
+    """``cls`` with the methods that have a rule in ``table`` routed (made
+    once), or None where it has none."""
+    if cls not in _SUBCLASSES:
+        with _LOCK:
+            if cls not in _SUBCLASSES:
+                _SUBCLASSES[cls] = _make_subclass(cls, table)
+    return _SUBCLASSES[cls]
+
+
+def _make_subclass(cls, table):
+    names = {path.rsplit(".", 1)[1] for _, path in table if "." in path}
+    methods = {}
+    for name in names:
+        for klass in cls.__mro__:                  # the method Python would call
+            if name in vars(klass):
+                rule = table.get((klass.__module__, f"{klass.__qualname__}.{name}"))
+                original = vars(klass)[name]
+                if rule is not None and isinstance(original, types.FunctionType):
+                    methods[name] = _method(rule, original, table)
+                break
+    if not methods:
+        return None
+    return type(cls.__name__, (cls,), {
+        **methods, "__module__": "adsim.scipy.stats", "__reduce__": _reduce,
+        "__doc__": f"{cls.__module__}.{cls.__qualname__} with adsim's rules on active "
+                   f"arguments in {', '.join(sorted(methods))}."})
+
+
+def _reduce(self):
+    """Pickled (and copied) as SciPy's object of the base class, routed again
+    when loaded."""
+    plain = object.__new__(type(self).__bases__[0])
+    plain.__dict__.update(self.__dict__)
+    return _routed_again, (plain,)
+
+
+def _routed_again(plain):
+    plain.__class__ = _subclass(type(plain), hooks.rules("scipy.stats"))
+    return plain
+
+
+def _method(rule, original, table):
+    takes_rule = hooks.chooser(rule)
+
+    def method(self, *args, **kwargs):
+        if takes_rule((self,) + args, kwargs):
+            return rule(self, *args, **kwargs)
+        return _routed_result(original(self, *args, **kwargs), table)
+    functools.update_wrapper(method, original)
+    return method
+
+
+def _instance(obj, cls):
+    """A copy of SciPy's distribution ``obj`` of the routed class ``cls``."""
+    twin = copy.copy(obj)
+    twin.__class__ = cls
+    return twin
+
+
+def _routed_result(out, table):
+    """An object SciPy's code made in a routed method (a frozen
+    distribution), and the distribution it delegates to, routed too."""
+    for obj in (out, getattr(out, "_dist", None)):
+        if type(obj).__module__.startswith("scipy."):
+            cls = _subclass(type(obj), table)
+            if cls is not None:
+                obj.__class__ = cls
+    return out
+
+
+# ---------------------------------------------------------------- scipy.special ufuncs
+
+def _special_ufuncs(module):
+    """The public ufuncs of scipy.special with a rule, and the public
+    functions named after a private one with a rule (``zeta`` for its
+    ``_zeta``), as SciPy has them."""
+    from .._np.special import special_ufunc
+    from .ufuncs import scipy_ufunc
+
+    def has_rule(u):
+        return special_ufunc(u) is not None or scipy_ufunc(u) is not None
+    out = {}
+    for name, obj in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(obj, np.ufunc) and has_rule(obj):
+            out[name] = obj
+    for obj in list(vars(module).values()) + list(vars(module._ufuncs).values()):
+        if isinstance(obj, np.ufunc) and obj.__name__.startswith("_") and has_rule(obj):
+            public = getattr(module, obj.__name__.lstrip("_"), None)
+            if isinstance(public, types.FunctionType):
+                out[public.__name__] = public
+    return out
+
+
+# ---------------------------------------------------------------- names without a rule
+
+def _missing(module_name, scipy_module):
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        module = importlib.import_module(scipy_module)
+        where = (f"call {scipy_module}.{name} itself: written with NumPy functions it is "
+                 f"recorded through them, otherwise it raises UnsupportedOperation naming "
+                 f"itself on an active argument; or call it on adsim.value(x)"
+                 if hasattr(module, name) else f"{scipy_module} has no {name!r} either")
+        raise AttributeError(
+            f"module {module_name!r} has no attribute {name!r}: adsim has no rule for "
+            f"{scipy_module}.{name} (docs/scipy.md lists the functions with rules, "
+            f"{module_name}.__all__ holds them); {where}")
+    return __getattr__
