@@ -13,10 +13,13 @@ checked for values. ``REFUSED`` lists calls adsim must refuse with a typed
 error. Adding a function is one line in one of these tables.
 """
 import copy
+import importlib
+import inspect
 import itertools
 import math
 import operator
 import pickle
+import types
 import warnings
 from dataclasses import dataclass
 
@@ -31,6 +34,7 @@ import scipy.stats as st
 
 import adsim
 from adsim import ops
+from adsim._numpy_api import ufunc_name
 
 MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity")
 
@@ -1605,3 +1609,33 @@ NO_COMPLEX_STEP = {
     **_stats_without_complex_step(),
 }
 
+
+# ---- where users find each callable (test ids and messages) ------------------------
+
+PUBLIC_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg",
+                  "scipy.stats", "scipy.signal", "scipy.spatial.distance", "scipy.optimize",
+                  "scipy.integrate")
+
+
+def name_of(key):
+    """Where users find ``key``: ``numpy.sum``, ``numpy.add.reduce``,
+    ``scipy.special.zeta`` (for its private ufunc), ``scipy.stats.norm.logpdf``,
+    ``ndarray.sum``."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, np.ufunc):
+        return ufunc_name(key)
+    if isinstance(key, types.BuiltinMethodType) and isinstance(key.__self__, np.ufunc):
+        return f"{name_of(key.__self__)}.{key.__name__}"
+    if inspect.ismethod(key):
+        owner = key.__self__
+        if isinstance(owner, (st.rv_continuous, st.rv_discrete)):
+            return f"scipy.stats.{owner.name}.{key.__name__}"
+        return name_of(key.__func__)
+    for module in PUBLIC_MODULES:
+        if getattr(importlib.import_module(module), getattr(key, "__name__", ""), None) is key:
+            return f"{module}.{key.__name__}"
+        for attr, value in vars(importlib.import_module(module)).items():
+            if value is key and not attr.startswith("_"):      # objects such as np.r_
+                return f"{module}.{attr}"
+    return f"{key.__module__}.{key.__qualname__}"

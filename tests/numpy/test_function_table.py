@@ -21,8 +21,6 @@ mark is removed.
 """
 import functools
 import importlib
-import inspect
-import types
 import zlib
 
 import numpy as np
@@ -30,42 +28,11 @@ import pytest
 import scipy.stats as st
 
 import adsim
-from adsim._numpy_api import ufunc_name
 from adsim._tape import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
+from functable_cases import PUBLIC_MODULES, name_of
 from fdcheck import ATOL, RTOL, assert_close, central, check_hvp, complex_step, distinct
-
-PUBLIC_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg",
-                  "scipy.stats", "scipy.signal", "scipy.spatial.distance", "scipy.optimize",
-                  "scipy.integrate")
-
-
-# ---------------------------------------------------------------- names
-
-def name_of(key):
-    """Where users find ``key``: ``numpy.sum``, ``numpy.add.reduce``,
-    ``scipy.special.zeta`` (for its private ufunc), ``scipy.stats.norm.logpdf``,
-    ``ndarray.sum``."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, np.ufunc):
-        return ufunc_name(key)
-    if isinstance(key, types.BuiltinMethodType) and isinstance(key.__self__, np.ufunc):
-        return f"{name_of(key.__self__)}.{key.__name__}"
-    if inspect.ismethod(key):
-        owner = key.__self__
-        if isinstance(owner, (st.rv_continuous, st.rv_discrete)):
-            return f"scipy.stats.{owner.name}.{key.__name__}"
-        return name_of(key.__func__)
-    for module in PUBLIC_MODULES:
-        if getattr(importlib.import_module(module), getattr(key, "__name__", ""), None) is key:
-            return f"{module}.{key.__name__}"
-        for attr, value in vars(importlib.import_module(module)).items():
-            if value is key and not attr.startswith("_"):      # objects such as np.r_
-                return f"{module}.{attr}"
-    return f"{key.__module__}.{key.__qualname__}"
-
 
 # ---------------------------------------------------------------- what adsim dispatches
 

@@ -18,7 +18,7 @@ import adsim.scipy as asp
 import adsim.scipy.spatial.distance  # noqa: F401
 import functable_cases as table
 from fdcheck import distinct
-from test_function_table import name_of
+from functable_cases import name_of
 
 MODULES = ("scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal",
            "scipy.spatial.distance", "scipy.optimize", "scipy.integrate")

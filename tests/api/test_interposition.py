@@ -5,7 +5,6 @@ explicit calls still work; the three forms of the switch (environment,
 ``set_interposition``, ``interposition``) and when the setting is read."""
 import contextlib
 import os
-import pathlib
 import subprocess
 import sys
 import threading
@@ -18,11 +17,11 @@ import adsim as ad
 import adsim.scipy.special as asp
 from adsim import _interpose
 from fdcheck import assert_close
+from paths import ROOT
 
 X = np.array([0.3, -1.2, 2.0])
 ZEROS = np.zeros                        # NumPy's own, bound before any recording
 LSE_CODE = scipy.special.logsumexp.__code__
-ROOT = pathlib.Path(__file__).parent.parent
 
 
 def _softmax(x):
