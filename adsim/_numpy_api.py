@@ -36,10 +36,9 @@ from ._np.views import (  # noqa: F401
     user_broadcast_to, view_of)
 from ._np.views import compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
     unstack
-from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_unary
+from ._opcodes import CompareKind, Opcode as Op
+from ._active import Active, record_unary
 from .errors import UnsupportedOperation
-
-_install_unary_ufuncs(ops.UNARY_UFUNCS)
 
 
 _BINARY_UFUNCS = ops.BINARY_UFUNCS

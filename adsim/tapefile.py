@@ -30,7 +30,7 @@ import tempfile
 
 import numpy as np
 
-from . import _tape
+from . import _opcodes, _tape
 from ._version import __version__
 from .errors import AdsimError, TapeCopyError, TapeFileError
 
@@ -443,7 +443,7 @@ def _check_callback_ops(tape, callbacks):
     """Each callback is called by exactly one op, whose arguments and result
     have the sizes the callback works on."""
     uses = [0] * len(callbacks)
-    for k in np.flatnonzero(tape.op_codes() == int(_tape.Opcode.CALLBACK)):
+    for k in np.flatnonzero(tape.op_codes() == int(_opcodes.Opcode.CALLBACK)):
         o = tape.op_operands(int(k))
         uses[o[1]] += 1
         args, result = callbacks[o[1]].operand_sizes()

@@ -31,7 +31,7 @@ import scipy.stats as st
 
 import adsim
 from adsim._numpy_api import ufunc_name
-from adsim._tape import Active
+from adsim._active import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
 from fdcheck import ATOL, RTOL, assert_close, central, check_hvp, complex_step, distinct

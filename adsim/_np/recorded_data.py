@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, mark_written, record_unary
+from .._opcodes import CompareKind, Opcode as Op
+from .._active import Active, mark_written, record_unary
 from .core import (as_active, binary, broadcast_to, constant, copy as copy_active, gather, new,
                    operand, record_compare, reshaped, size_of, tape_of)
 from . import layout

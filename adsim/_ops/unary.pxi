@@ -497,18 +497,3 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
         for j in range(s.p):
             dx[j * ldx + i] += chain(d[0], dy[j * ldy + i]) + chain(tx[j * ldx + i], h)
     return 0
-
-
-cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give: [r, x, c_index], x of r's size,
-    c_index a position in the constants (ops with a parameter) or -1."""
-    if nops != 3:
-        return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
-    need_slot(t, o[0])
-    need_ref(t, o[1])
-    if t.size_of(o[1]) != t.slot_size[o[0]]:
-        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of "
-                               f"{t.slot_size[o[0]]}")
-    if o[2] != -1 and not 0 <= o[2] < t.n_consts:
-        return malformed(code, f"parameter index {o[2]} outside the {t.n_consts} constants")
-    return 0

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from adsim.ops import BY_CODE, LINEAR, NONLINEAR, ZERO
-from adsim._tape import Opcode as Op
+from adsim._opcodes import Opcode as Op
 
 from .domains import (Domains, apply_left, canonical, empty, expand, indptr_from_counts,
                       iterate_pattern, last_writes, ragged_arange, replace_rows, select_rows,
