@@ -7,9 +7,12 @@ arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
 adsim/_numpy_api.py. Owns ``Active`` and the recording helpers the Python
 layer calls (``wrap``, ``make_view``, ``mark_written``, ``other_layout``,
 ``record_unary``, ``record_binary_refs``), and ``UNARY_UFUNCS``, the unary
-ufuncs recorded here in C (read from the op table, adsim/ops.py). Nothing
-cimports from this module, so it has no .pxd; it cimports the Tape (and its
-recording methods) from _tape.pxd and the opcodes from _opcodes.pxd.
+ufuncs recorded here in C (read from the op table, adsim/ops.py). It
+appends ops through the Tape's C methods (_tape.pxd).
+
+_active.pxd exposes the ``Active`` class with its C fields (its slot, shape,
+root and view state) and its C methods ``ref`` and ``_gather_one``, for
+compiled code that records on active arrays.
 """
 cimport numpy as cnp
 from cpython.object cimport PyObject_GenericSetAttr
@@ -214,17 +217,7 @@ cdef class Active:
     the root and bump its version; a view whose copy is older than the root's
     version is gathered again before it is read.
     """
-    cdef readonly Tape tape
-    cdef int _slot
-    cdef readonly tuple shape
-    cdef readonly int64_t size
-    cdef Active _base           # the root whose storage this view shares, or None
-    cdef object _index          # positions in the root (root: all of them, made lazily)
-    cdef int64_t _version       # root: writes so far; view: the root's version it holds
-    cdef readonly bint _shared_scalar  # x[k] of a 1-d array: a NumPy scalar, immutable and shared
-    cdef dict _elements         # 1-d: the scalars x[k] recorded from this slot's contents
-    cdef int _elements_slot     # ... the slot and its write count they were recorded from
-    cdef uint32_t _elements_writes
+    # (its C fields are declared in _active.pxd)
 
     __array_priority__ = 1000.0
 

@@ -1,6 +1,6 @@
 """NumPy's calls on active arrays, dispatched: ``ufunc`` serves
 ``__array_ufunc__``, ``array_function`` serves ``__array_function__``, and
-the names below are what the compiled front end (adsim/_active.pxi) and the
+the names below are what the compiled front end (adsim/_active.pyx) and the
 rest of adsim call. The rules themselves live by topic in adsim/_np/.
 """
 import sys

@@ -18,6 +18,22 @@ A Tape is this program, appended to while recording and read-only after
 ``finish``; every replay runs on a Replay of its own (_replay.pxi), so one
 tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
+
+This module owns the Tape (recording, slots, the checks of every family's
+operands in ``_ops/checks.pxi``, inspection), its replays (``_replay.pxi``:
+``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...)
+and the loading of tape files (``_tapefile.pxi``). The Tape and its replays
+share one unit because each needs the other: the Tape's sweep methods run
+replays, and every replay reads the Tape's buffers. The sweeps and kernels
+they drive are below (adsim/_sweeps.pyx and the kernel modules), the loop
+executor and the front end above.
+
+_tape.pxd exposes the ``Tape`` and ``Replay`` classes with their C fields
+and methods (the front end, adsim/_active.pyx, appends ops directly), and
+what the loop executor (adsim/_loops.pyx) runs step tapes with:
+``replay_setup``/``replay_teardown``, ``seed_tangents``, ``fused_start``,
+``reverse_replay`` with its ``Reversal``, ``as_slot_array`` and the inline
+``is_float64_array``.
 """
 cimport numpy as cnp
 from cpython.number cimport PyNumber_Index
@@ -169,7 +185,7 @@ cdef class Tape:
         return reduce_tape(self)
 
     # ------------------------------------------------------------------
-    # recording primitives (called by the front end in _active.pxi and
+    # recording primitives (called by the front end in adsim/_active.pyx and
     # adsim/_numpy_api.py)
 
     cdef int new_slot(self, int64_t size) except -1:

@@ -3,6 +3,8 @@
 # partials d[2] = f_aa, d[3] = f_ab, d[4] = f_bb. Operands have the result's
 # size or size 1 (a broadcast scalar, stride 0); a constant operand has no
 # tangent or adjoint and its partials are never multiplied (no 0 * inf).
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 ctypedef double (*binary_value_fn)(double a, double b) noexcept nogil
 ctypedef void (*binary_rule_fn)(double a, double b, double y, int order, double* d) noexcept nogil

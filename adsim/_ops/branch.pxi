@@ -8,6 +8,8 @@
 # ARGEXT  [-1, a, outer, m, inner, ioff, want_min]: flat index of the max (or
 #     min) over the middle axis of a viewed as (outer, m, inner), stored at
 #     ints[ioff:ioff+outer*inner]; GATHER ops read the same indices.
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef inline uint8_t compare_one(double a, double b, int kind) noexcept nogil:
     if kind == CMP_LT:

@@ -3,6 +3,8 @@
 # callbacks[cb] must have, their arguments and what they return are defined
 # once, in adsim/_callback_rules.py; the kernels below hand them flat float64
 # copies and copy their results back, checked.
+#
+# Compiled into adsim/_callback.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef dict LAYOUT_NAMES = {RECORDING: "record", VALUES: "values", TANGENTS: "tangent",
                           ADJOINTS: "adjoint", SECOND_ORDER: "second_order"}

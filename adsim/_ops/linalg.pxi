@@ -5,6 +5,8 @@
 #   tangent:  dC = dA B + A dB
 #   adjoint:  Abar += Cbar B^T,  Bbar += A^T Cbar
 #   second:   dAbar += dCbar B^T + Cbar dB^T,  dBbar += dA^T Cbar + A^T dCbar
+#
+# Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 # Matrix-vector products with several vectors stream the matrix once
 # (adsim/_matvec.h says why).

@@ -30,6 +30,8 @@
 # SEARCH    [r, table, v, right]        r[j] = the number of table entries below v[j]
 #                                       (right: not above), by NumPy's binary search
 #                                       and ordering (NaN above everything)
+#
+# Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef inline int64_t position_on_axis(double v, int64_t m) noexcept nogil:
     """The position index value ``v`` picks on an axis of ``m`` elements

@@ -3,6 +3,8 @@
 # d[1] = f''(x), both given x and the computed y. Tangent, adjoint and
 # second-order kernels below are shared; sparsity is elementwise (identity)
 # and the Hessian class (LINEAR or NONLINEAR) is in adsim/ops.py.
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 ctypedef double (*unary_value_fn)(double x, double c) noexcept nogil
 ctypedef void (*unary_rule_fn)(double x, double y, double c, int order, double* d) noexcept nogil
