@@ -6,10 +6,13 @@ scatters, selections: ``_ops/structural.pxi``) and of matrix products
 _structural.pxd exposes their value, tangent and adjoint kernels
 (``structural_*``, ``linalg_*``), which the sweeps (adsim/_sweeps.pyx) call
 once per op: an op here moves or multiplies whole arrays, so the call
-between modules costs nothing next to its work. The elementwise kernels,
-which scalar code runs one element at a time, stay in _sweeps beside the
-sweep loop. Operands are checked when recorded, by the Tape
-(``_ops/checks.pxi``).
+between modules costs little next to its work. The exception is scalar
+code, which reads and writes vectors one element at a time: the one-element
+GATHER and SCATTER are inline functions of _structural.pxd
+(``one_element_value``, ``one_element_adjoint``), which the sweeps run
+without a call. The elementwise kernels, which scalar code runs one element
+per op, stay in _sweeps beside the sweep loop. Operands are checked when
+recorded, by the Tape (``_ops/checks.pxi``).
 """
 from libc.math cimport isfinite, isnan
 from libc.stdint cimport int32_t, int64_t, uint8_t

@@ -30,9 +30,29 @@ cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 n
 cdef inline int op_value(Sweep* s, int64_t k) except -1 nogil:
     return code_value(s, s.code[k], s.opnd + s.start[k], k)
 
-# whole sweeps: 0, 1 when a branch record differs (s.err_op set), -1 raised
-cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil
-cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil
+# whole sweeps: 0, 1 when a branch record differs (s.err_op set), -1 raised.
+# One function per kind of sweep (its flags constant inside the loop);
+# forward_sweep and reverse_sweep pick one.
+cdef int forward_values(Sweep* s, int64_t n_ops) except -1 nogil
+cdef int forward_values_kept(Sweep* s, int64_t n_ops) except -1 nogil
+cdef int forward_tangents(Sweep* s, int64_t n_ops) except -1 nogil
+cdef int forward_tangents_kept(Sweep* s, int64_t n_ops) except -1 nogil
+cdef int reverse_adjoints(Sweep* s, int64_t n_ops) except -1 nogil
+cdef int reverse_second_order(Sweep* s, int64_t n_ops) except -1 nogil
+
+
+cdef inline int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
+    """Values, and p tangents when ``tangents``; with ``keep`` what ops
+    overwrite goes to the stack. 1 when a branch record differs."""
+    if tangents:
+        return forward_tangents_kept(s, n_ops) if keep else forward_tangents(s, n_ops)
+    return forward_values_kept(s, n_ops) if keep else forward_values(s, n_ops)
+
+
+cdef inline int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
+    """q adjoints, or with ``second_order`` one adjoint and its p tangents,
+    after a keeping forward sweep; restores the values."""
+    return reverse_second_order(s, n_ops) if second_order else reverse_adjoints(s, n_ops)
 
 # chunked runs of elementwise ops
 cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots)

@@ -91,6 +91,8 @@ cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 n
     if code < BRANCH_END:
         return branch_value(s, code, o, k)
     if code < STRUCTURAL_END:
+        if one_element_value(s, code, o):       # inline: scalar code
+            return 0
         return structural_value(s, code, o)
     if code < LINALG_END:
         return linalg_value(s, code, o)
@@ -132,6 +134,8 @@ cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if code < BRANCH_END:
         return 0
     if code < STRUCTURAL_END:
+        if one_element_adjoint(s, code, o):     # inline: scalar code
+            return 0
         return structural_adjoint(s, code, o)
     if code < LINALG_END:
         return linalg_adjoint(s, code, o)
@@ -263,7 +267,7 @@ cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_
     return 0
 
 
-cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
+cdef inline int sweep_forward(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
     """Values, and p tangents when ``tangents``; with ``keep`` what ops
     overwrite goes to the stack. 1 when a branch record differs."""
     cdef int64_t k = 0
@@ -283,7 +287,7 @@ cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except
     return 0
 
 
-cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
+cdef inline int sweep_reverse(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
     """q adjoints, or with ``second_order`` one adjoint and its p tangents,
     after a keeping forward sweep; restores the values."""
     cdef int64_t k = n_ops - 1
@@ -299,3 +303,33 @@ cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nog
             check_signals(s, TICK_UNITS * s.width)
         k -= 1
     return 0
+
+
+# The sweeps other modules call, one function per kind of sweep: each is one
+# of the loops above with its flags constant, so the compiler drops the
+# branches that do not apply from the loop over the ops (a call from
+# another module cannot pass it constants). forward_sweep and reverse_sweep
+# in _sweeps.pxd pick one.
+
+cdef int forward_values(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, False, False)
+
+
+cdef int forward_values_kept(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, True, False)
+
+
+cdef int forward_tangents(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, False, True)
+
+
+cdef int forward_tangents_kept(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, True, True)
+
+
+cdef int reverse_adjoints(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_reverse(s, n_ops, False)
+
+
+cdef int reverse_second_order(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_reverse(s, n_ops, True)

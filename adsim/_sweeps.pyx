@@ -9,10 +9,13 @@ runs one element per op, so these kernels stay in the module of the sweep
 loop, where the compiler sees them; the kernels of structural ops, matrix
 products (adsim/_structural.pyx) and CALLBACK ops (adsim/_callback.pyx)
 move whole arrays or call Python, and are called across modules, once per
-op.
+op (one-element gathers and scatters excepted: they are inline functions of
+_structural.pxd). setup.py lets GCC inline more in this unit than it would
+(its accessors of the sweep's arrays must stay inline).
 
 _sweeps.pxd exposes what a replay (adsim/_tape.pyx) and the loop executor
-(adsim/_loops.pyx) call: ``forward_sweep``, ``reverse_sweep``,
+(adsim/_loops.pyx) call: ``forward_sweep``, ``reverse_sweep`` (inline: they
+pick one exported loop per kind of sweep, compiled with its flags constant),
 ``code_value``/``op_value`` (recording computes each op's value with the
 replay's kernel), ``check_signals`` with the work units, and the run tables
 (``runs_of``, ``run_into_output``, ``run_and_reverse``, the ``RUN_*``
@@ -31,7 +34,8 @@ import numpy as np
 from ._opcodes cimport *
 from ._callback cimport callback_value, callback_tangent, callback_adjoint, callback_soadjoint
 from ._structural cimport (structural_value, structural_tangent, structural_adjoint,
-                           linalg_value, linalg_value_tangent, linalg_tangent, linalg_adjoint,
+                           one_element_value, one_element_adjoint, linalg_value,
+                           linalg_value_tangent, linalg_tangent, linalg_adjoint,
                            linalg_soadjoint)
 
 include "_sweeps.pxi"

@@ -352,31 +352,13 @@ cdef void where_into(double* r, const double* a, const double* b, const uint8_t*
             r[i] = b[i * sb] if b != NULL else 0.0
 
 
-cdef inline int64_t single_element(Sweep* s, int code, const int32_t* o) noexcept nogil:
-    """The element a GATHER of one element reads, or a SCATTER of one element
-    writes (scalar code: x[0], the parts of np.stack); -1 for other ops,
-    which take the general loops."""
-    if code == GATHER and s.slot_size[o[0]] == 1:
-        if o[4] == 0:
-            return s.ints[o[2]]
-        if o[5] <= 1:                    # one row of one element: start
-            return o[3]
-    elif code == SCATTER and o[3] == 1:
-        if o[5] == 0:
-            return s.ints[o[2]]
-        if o[6] == 1:
-            return o[4]
-    return -1
-
+# A GATHER or SCATTER of one element (scalar code) is handled by the inline
+# one_element_value and one_element_adjoint of _structural.pxd, which the
+# sweeps run before calling these kernels; the kernels start with them too.
 
 cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
-    cdef int64_t one = single_element(s, code, o)
-    if one >= 0:
-        if code == GATHER:
-            vptr(s, o[0])[0] = vptr(s, o[1])[one]
-        else:
-            vptr(s, o[0])[one] = vptr(s, o[1])[0]
+    if one_element_value(s, code, o):
         return 0
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
@@ -459,16 +441,7 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef const int32_t* idx
     cdef const uint8_t* mask
     cdef const double* mv
-    cdef int64_t one = single_element(s, code, o)
-    if one >= 0:                         # the loops below, for one element
-        for j in range(s.q):
-            if code == GATHER:
-                if aa != NULL:
-                    aa[j * lda + one] += ay[j * ldy]
-            else:
-                if aa != NULL:
-                    aa[j * lda] += ay[j * ldy + one]
-                ay[j * ldy + one] = 0.0
+    if one_element_adjoint(s, code, o):
         return 0
     if code == FILL:
         return 0
