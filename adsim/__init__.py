@@ -5,7 +5,7 @@ replayed in C for values, tangents, adjoints and Hessian-vector products.
 """
 from . import _numpy_api  # noqa: F401  (installs the ufunc table of the front end)
 from ._recording import record
-from ._tape import Active
+from ._active import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while

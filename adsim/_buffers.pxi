@@ -1,10 +1,9 @@
 # Growable C buffers and the value stack. Buffers double when full so that
-# appending is amortised O(1). The sweeps run without the GIL: what they call
-# here is nogil and reports failure by a return value, and the few errors
-# are raised with the GIL taken back (no_memory).
-
-cdef extern from "Python.h":
-    int PyErr_CheckSignals() except -1
+# appending is amortised O(1). The small inline ones (copy_doubles,
+# zero_doubles, stack_push, stack_pop, stack_pop_indexed) are in _opcodes.pxd,
+# so every module compiles them in. The sweeps run without the GIL: what
+# they call here is nogil and reports failure by a return value, and the few
+# errors are raised with the GIL taken back (no_memory).
 
 cdef void* grow_to(void* ptr, int64_t* cap, int64_t need, size_t itemsize) noexcept nogil:
     """``ptr`` reallocated to hold at least ``need`` items, or NULL when
@@ -40,25 +39,6 @@ cdef int no_memory(const char* what, int64_t nbytes) except -1 nogil:
         raise MemoryError(f"adsim: no memory for {what.decode()} ({nbytes} bytes)")
 
 
-cdef inline void copy_doubles(double* dst, const double* src, int64_t n) noexcept nogil:
-    """memcpy, without the call for the 1-element slots of scalar code."""
-    cdef int64_t i
-    if n <= 4:
-        for i in range(n):
-            dst[i] = src[i]
-    else:
-        memcpy(dst, src, <size_t>n * sizeof(double))
-
-
-cdef inline void zero_doubles(double* dst, int64_t n) noexcept nogil:
-    cdef int64_t i
-    if n <= 4:
-        for i in range(n):
-            dst[i] = 0.0
-    else:
-        memset(dst, 0, <size_t>n * sizeof(double))
-
-
 cdef void move_doubles(double* dst, double* src, int64_t n) noexcept nogil:
     """Copy src to dst and zero src, in one pass over src."""
     cdef int64_t i
@@ -77,21 +57,6 @@ cdef int stack_reserve(DStack* st, int64_t n) except -1 nogil:
     return 0
 
 
-cdef inline int stack_push(DStack* st, const double* src, int64_t n) except -1 nogil:
-    if st.top + n > st.cap:
-        stack_reserve(st, n)
-    copy_doubles(st.data + st.top, src, n)
-    st.top += n
-    if st.top > st.peak:
-        st.peak = st.top
-    return 0
-
-
-cdef inline void stack_pop(DStack* st, double* dst, int64_t n) noexcept nogil:
-    st.top -= n
-    copy_doubles(dst, st.data + st.top, n)
-
-
 cdef int stack_push_indexed(DStack* st, const double* src, const int32_t* idx,
                             int64_t m) except -1 nogil:
     cdef int64_t j
@@ -103,11 +68,3 @@ cdef int stack_push_indexed(DStack* st, const double* src, const int32_t* idx,
     if st.top > st.peak:
         st.peak = st.top
     return 0
-
-
-cdef inline void stack_pop_indexed(DStack* st, double* dst, const int32_t* idx,
-                                   int64_t m) noexcept nogil:
-    cdef int64_t j
-    st.top -= m
-    for j in range(m):
-        dst[idx[j]] = st.data[st.top + j]

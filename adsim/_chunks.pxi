@@ -28,16 +28,7 @@ cdef enum:
     RUN_CACHE_DOUBLES = 49152   # per chunk, over the run's slots (about 384 kB)
     RUN_CHUNK_MIN = 1024
 
-cdef enum:                      # fields of a run record (a row of the run table)
-    RUN_FIRST = 0
-    RUN_END = 1
-    RUN_SIZE = 2
-    RUN_CHUNK = 3
-    RUN_REFS = 4                # where the run's slots, then its constant ids, start in run_refs
-    RUN_N_SLOTS = 5
-    RUN_N_CONSTS = 6
-    RUN_ROW = 7                 # chunks are multiples of this (the rows of 2-d slices)
-    RUN_FIELDS = 8
+# The fields of a run record (a row of the run table) are in _sweeps.pxd.
 
 
 cdef inline bint strided_gather(const int32_t* o, int64_t n) noexcept nogil:
@@ -85,13 +76,13 @@ cdef int elementwise_operands(int code) noexcept nogil:
     return 0                # GATHER reads its source by index
 
 
-def find_runs(Tape tape):
-    """The tape's runs: (run_of per op, run table, refs, shifted-source flag
-    per op, the slot_shift and slot_ld arrays of the sweeps). Computed once
-    per tape length."""
-    cdef Sweep s
-    tape.program_sweep(&s)
-    cdef int64_t n_ops = tape.n_ops, k, j, m, size
+cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots):
+    """The runs of a program (a sweep from Tape.program_sweep): (run_of per
+    op, run table, refs, shifted-source flag per op, the slot_shift and
+    slot_ld arrays of the sweeps). Tape.run_tables and find_runs
+    (adsim/_tape.pyx) compute them once per tape."""
+    cdef Sweep s = program[0]
+    cdef int64_t k, j, m, size
     cdef int code, i, ref
     cdef const int32_t* o
     run_of = np.full(n_ops, -1, dtype=np.int32)
@@ -139,11 +130,11 @@ def find_runs(Tape tape):
             refs.extend(slots)
             refs.extend(consts)
         k = max(j, k + 1)
-    views = np.zeros(2 * tape.n_slots if table else 0, dtype=np.int64)
+    views = np.zeros(2 * n_slots if table else 0, dtype=np.int64)
     if not table:                   # scalar and small-array tapes keep no per-op arrays
         run_of, shifted = run_of[:0], shifted[:0]
     else:                           # per slot: view shift 0, then direction stride its size
-        views[tape.n_slots:] = [s.slot_size[i] for i in range(tape.n_slots)]
+        views[n_slots:] = [s.slot_size[i] for i in range(n_slots)]
     return (n_ops, run_of, np.array(table, dtype=np.int32).reshape(-1, RUN_FIELDS),
             np.array(refs, dtype=np.int32), shifted, views)
 

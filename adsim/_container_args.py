@@ -11,7 +11,7 @@ import functools
 
 from ._nested import closure_cells
 from ._np.core import active_leaves
-from ._tape import Active
+from ._active import Active
 from ._tree import flatten, unflatten
 
 __all__ = ["spread_containers", "lift_container_closures"]

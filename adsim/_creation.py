@@ -55,7 +55,7 @@ import numpy as np
 from ._callers import add_hint, called_expression
 from ._np import composed, conversions, core, joins, layout, numeric
 from ._np.index_tricks import Concatenator
-from ._tape import Active
+from ._active import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
 _NUMPY_ARRAY = np.array

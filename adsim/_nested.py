@@ -21,7 +21,7 @@ import numpy as np
 from . import _transcribe
 from ._cache import TapeCache, input_positions
 from ._np.integers import current
-from ._tape import Active
+from ._active import Active
 from .errors import UnsupportedOperation
 from ._validate import name_of as _name
 from .primitives import Primitive

@@ -1,6 +1,6 @@
 """NumPy's calls on active arrays, dispatched: ``ufunc`` serves
 ``__array_ufunc__``, ``array_function`` serves ``__array_function__``, and
-the names below are what the compiled front end (adsim/_active.pxi) and the
+the names below are what the compiled front end (adsim/_active.pyx) and the
 rest of adsim call. The rules themselves live by topic in adsim/_np/.
 """
 import sys
@@ -36,10 +36,9 @@ from ._np.views import (  # noqa: F401
     user_broadcast_to, view_of)
 from ._np.views import compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
     unstack
-from ._tape import Active, CompareKind, Opcode as Op, _install_unary_ufuncs, record_unary
+from ._opcodes import CompareKind, Opcode as Op
+from ._active import Active, record_unary
 from .errors import UnsupportedOperation
-
-_install_unary_ufuncs(ops.UNARY_UFUNCS)
 
 
 _BINARY_UFUNCS = ops.BINARY_UFUNCS

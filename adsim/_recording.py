@@ -4,7 +4,8 @@ import numpy as np
 
 from . import _creation as creation, _interpose as interpose
 from .primitives import use_recorder
-from ._tape import Active, Opcode as Op, wrap
+from ._opcodes import Opcode as Op
+from ._active import Active, wrap
 from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
 from ._validate import real_array
 

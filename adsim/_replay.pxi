@@ -22,12 +22,6 @@ cdef enum:
     GIL_RELEASE_UNITS = 8192        # sweeps estimated below this keep the GIL (releasing
                                     # it costs as much as about 20 elements of work)
 
-cdef enum:                          # what the work buffer holds, per slot
-    VALUES = 0                      # nothing: a zero-order sweep
-    TANGENTS = 1                    # p tangents
-    ADJOINTS = 2                    # q adjoints, zero before the reverse sweep
-    SECOND_ORDER = 3                # p tangents, one adjoint, p adjoint tangents
-
 cdef unsigned long MAIN_THREAD = threading.main_thread().ident   # only it handles signals
 
 
@@ -229,11 +223,6 @@ cdef void load_inputs(Tape t, Replay r, list arrays):
                <size_t>t.slot_size[slot] * sizeof(double))
 
 
-cdef inline bint is_float64_array(object x):
-    """An exact ndarray of float64 (checked in C: no attribute lookups)."""
-    return type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT64
-
-
 cdef cnp.ndarray as_slot_array(object x, int64_t size, str what):
     """``x`` as a C-ordered float64 array of ``size`` elements (checked: its
     data is copied into a slot)."""
@@ -351,16 +340,6 @@ cdef int64_t fused_start(Tape t, Replay r):
     cdef int32_t fused = run_into_output(&r.s, t.n_ops)
     return r.s.runs[fused * RUN_FIELDS + RUN_FIRST] if fused >= 0 else t.n_ops
 
-
-ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)
-    int64_t first                   # where the forward sweep stops: a fused final run follows
-    int64_t n_ops
-    int out                         # the output slot, of ``size`` elements
-    int64_t size
-    const double* w                 # the output's adjoints (NULL: one weight 1 each)
-    const double* wdot              # their tangents, p directions (second order; NULL: zero)
-    double* y                       # the output's value is copied here (NULL: not wanted)
-    double* ty                      # its p tangents (second order; NULL: not wanted)
 
 
 cdef int reverse_replay(Sweep* s, Reversal* c, bint second_order) except -1 nogil:

@@ -4,65 +4,11 @@
 # runs without the GIL (_replay.pxi). Kernels return 0, 1 when a branch
 # record differs (s.err_op is then set), or -1 with an exception raised.
 
-cdef inline int64_t ref_size(Sweep* s, int ref) noexcept nogil:
-    return s.slot_size[ref] if ref >= 0 else s.const_size[-ref - 1]
+# The accessors of a sweep's arrays (vptr, tptr, aptr, dptr, ref_size, ...)
+# and chain(), which every partial multiplies its seed through, are inline
+# functions of _opcodes.pxd: the kernel modules compile them in as well.
 
-# Inside a chunked run (_chunks.pxi) a slot of the run is a view on elements
-# [a, a + n) of its m elements: slot_size is n, slot_shift a, and slot_ld m,
-# the distance between its directions (tangents and adjoints are stored
-# direction-major, [p][m]). Elsewhere shift is 0 and ld the slot's size.
-
-cdef inline int64_t view_shift(Sweep* s, int ref) noexcept nogil:
-    return s.slot_shift[ref] if s.slot_shift != NULL else 0
-
-cdef inline int64_t dir_stride(Sweep* s, int ref) noexcept nogil:
-    """Elements between two directions of ``ref``'s tangents or adjoints."""
-    if ref >= 0 and s.slot_ld != NULL:
-        return s.slot_ld[ref]
-    return ref_size(s, ref)
-
-cdef inline double* vptr(Sweep* s, int ref) noexcept nogil:
-    if ref >= 0:
-        return s.val + s.slot_off[ref] + view_shift(s, ref)
-    return s.consts + s.const_off[-ref - 1]
-
-cdef inline double* tptr(Sweep* s, int ref) noexcept nogil:
-    """Tangents of ``ref`` (p directions), NULL for constants."""
-    if ref < 0 or s.tan == NULL:
-        return NULL
-    return s.tan + s.p * s.slot_off[ref] + view_shift(s, ref)
-
-cdef inline double* aptr(Sweep* s, int ref) noexcept nogil:
-    """Adjoints of ``ref`` (q directions), NULL for constants."""
-    if ref < 0 or s.adj == NULL:
-        return NULL
-    return s.adj + s.q * s.slot_off[ref] + view_shift(s, ref)
-
-cdef inline double* dptr(Sweep* s, int ref) noexcept nogil:
-    """Tangents of the adjoints of ``ref`` (p directions), NULL for constants."""
-    if ref < 0 or s.adot == NULL:
-        return NULL
-    return s.adot + s.p * s.slot_off[ref] + view_shift(s, ref)
-
-cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
-    """1 for an operand of the result's size, 0 for a broadcast scalar."""
-    return 0 if ref_size(s, ref) == 1 and n != 1 else 1
-
-
-# A zero seed stays exactly zero. The adjoint of a branch that np.where did
-# not select is zero, but its partials may be infinite or NaN (sqrt, log,
-# arcsin, powers and divisions outside their domain): 0 * NaN would turn
-# the whole gradient into NaN although the branch contributes nothing. The
-# same holds for a zero tangent times an infinite partial (d sqrt(x) at 0
-# along a direction that does not move x). So every partial multiplies its
-# seed through chain(), and what a zero seed contributes is 0.
-
-cdef inline double chain(double partial, double seed) noexcept nogil:
-    """partial * seed, and 0 when the seed is 0 (whatever the partial)."""
-    cdef double product = partial * seed     # computed anyway: the loops vectorise it
-    return product if seed != 0.0 else 0.0   # as a select (see below)
-
-# GCC does not turn the select above into vector code while it assumes that
+# GCC does not turn the select of chain() into vector code while it assumes that
 # floating-point operations may trap (-ftrapping-math, its default; clang's
 # is the opposite). Nothing here traps or reads FP flags, so the module's
 # functions are compiled without that assumption; results are unchanged
@@ -76,12 +22,12 @@ cdef extern from *:
     pass
 
 
-# Work is counted in units of about one element touched (see Tape.mark_ticks).
-cdef enum:
-    TICK_UNITS = 65536              # work between two ops flagged FLAG_TICK
-    SIGNAL_UNITS = 4194304          # work between two checks for Ctrl-C (a few ms)
+# Work is counted in units of about one element touched (see Tape.mark_ticks;
+# TICK_UNITS and SIGNAL_UNITS are in _sweeps.pxd).
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
 
-cdef int64_t NO_SIGNAL_CHECKS = 0x7fffffffffffffff    # the budget of sweeps that never check
+NO_SIGNAL_CHECKS = 0x7fffffffffffffff      # the budget of sweeps that never check
 
 
 cdef int check_signals(Sweep* s, int64_t units) except -1 nogil:
@@ -132,10 +78,6 @@ cdef inline void scalar_adjoint(Sweep* s, int code, const int32_t* o) noexcept n
             ab[j] += chain(d[1], ay[j])
 
 
-cdef inline int op_value(Sweep* s, int64_t k) except -1 nogil:
-    return code_value(s, s.code[k], s.opnd + s.start[k], k)
-
-
 cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 nogil:
     """Op k's values, given its code and operands (which a chunked sweep
     may have moved)."""
@@ -149,6 +91,8 @@ cdef int code_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1 n
     if code < BRANCH_END:
         return branch_value(s, code, o, k)
     if code < STRUCTURAL_END:
+        if one_element_value(s, code, o):       # inline: scalar code
+            return 0
         return structural_value(s, code, o)
     if code < LINALG_END:
         return linalg_value(s, code, o)
@@ -190,6 +134,8 @@ cdef int code_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if code < BRANCH_END:
         return 0
     if code < STRUCTURAL_END:
+        if one_element_adjoint(s, code, o):     # inline: scalar code
+            return 0
         return structural_adjoint(s, code, o)
     if code < LINALG_END:
         return linalg_adjoint(s, code, o)
@@ -321,7 +267,7 @@ cdef inline int reverse_step(Sweep* s, int64_t k, const int32_t* o, bint second_
     return 0
 
 
-cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
+cdef inline int sweep_forward(Sweep* s, int64_t n_ops, bint keep, bint tangents) except -1 nogil:
     """Values, and p tangents when ``tangents``; with ``keep`` what ops
     overwrite goes to the stack. 1 when a branch record differs."""
     cdef int64_t k = 0
@@ -341,7 +287,7 @@ cdef int forward_sweep(Sweep* s, int64_t n_ops, bint keep, bint tangents) except
     return 0
 
 
-cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
+cdef inline int sweep_reverse(Sweep* s, int64_t n_ops, bint second_order) except -1 nogil:
     """q adjoints, or with ``second_order`` one adjoint and its p tangents,
     after a keeping forward sweep; restores the values."""
     cdef int64_t k = n_ops - 1
@@ -357,3 +303,33 @@ cdef int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except -1 nog
             check_signals(s, TICK_UNITS * s.width)
         k -= 1
     return 0
+
+
+# The sweeps other modules call, one function per kind of sweep: each is one
+# of the loops above with its flags constant, so the compiler drops the
+# branches that do not apply from the loop over the ops (a call from
+# another module cannot pass it constants). forward_sweep and reverse_sweep
+# in _sweeps.pxd pick one.
+
+cdef int forward_values(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, False, False)
+
+
+cdef int forward_values_kept(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, True, False)
+
+
+cdef int forward_tangents(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, False, True)
+
+
+cdef int forward_tangents_kept(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_forward(s, n_ops, True, True)
+
+
+cdef int reverse_adjoints(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_reverse(s, n_ops, False)
+
+
+cdef int reverse_second_order(Sweep* s, int64_t n_ops) except -1 nogil:
+    return sweep_reverse(s, n_ops, True)

@@ -1,162 +1,11 @@
-# Shared declarations of the compiled core: opcodes, buffers, sweep state.
+# Declarations of adsim/_tape.pyx: the Tape (the recorded program) and the
+# Replay (the buffers of one replay), with the replay functions the loop
+# executor (adsim/_loops.pyx) and the front end (adsim/_active.pyx) call.
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
-# Opcodes. Families occupy ranges so sweeps dispatch on the family and each
-# family file dispatches on the opcode. The numbers are generated from the op
-# table, adsim/ops.py (python -m adsim.ops); tests/test_ops_table.py fails
-# when this block differs from what the table generates.
-cpdef enum Opcode:
-    # BEGIN opcodes generated from adsim/ops.py (python -m adsim.ops)
-    # unary elementwise, one scalar parameter (_ops/unary.pxi)
-    NEG = 1
-    ABS = 2
-    SIGN = 3
-    SQRT = 4
-    CBRT = 5
-    SQUARE = 6
-    RECIPROCAL = 7
-    EXP = 8
-    EXP2 = 9
-    EXPM1 = 10
-    LOG = 11
-    LOG2 = 12
-    LOG10 = 13
-    LOG1P = 14
-    SIN = 15
-    COS = 16
-    TAN = 17
-    ARCSIN = 18
-    ARCCOS = 19
-    ARCTAN = 20
-    SINH = 21
-    COSH = 22
-    TANH = 23
-    ARCSINH = 24
-    ARCCOSH = 25
-    ARCTANH = 26
-    ADD_C = 27
-    MUL_C = 28
-    RSUB_C = 29
-    RDIV_C = 30
-    POW_C = 31
-    RPOW_C = 32
-    STOP_GRADIENT = 33
-    FLOOR = 34
-    CEIL = 35
-    TRUNC = 36
-    RINT = 37
-    UNARY_END = 38
-    # binary elementwise, operands of equal size or size 1 (_ops/binary.pxi)
-    ADD = 64
-    SUB = 65
-    MUL = 66
-    DIV = 67
-    POW = 68
-    ARCTAN2 = 69
-    HYPOT = 70
-    MAXIMUM = 71
-    MINIMUM = 72
-    FLOOR_DIVIDE = 73
-    REMAINDER = 74
-    FMOD = 75
-    LESS = 76
-    LESS_EQUAL = 77
-    GREATER = 78
-    GREATER_EQUAL = 79
-    EQUAL = 80
-    NOT_EQUAL = 81
-    BINARY_END = 82
-    # branch records: no result, checked on replay (_ops/branch.pxi)
-    COMPARE = 96
-    ARGEXT = 97
-    BRANCH_END = 98
-    # linear structural ops (_ops/structural.pxi)
-    COPY = 128
-    FILL = 129
-    BROADCAST = 130
-    SUM = 131
-    CUMSUM = 132
-    GATHER = 133
-    SCATTER = 134
-    WHERE = 135
-    GATHER_AT = 136
-    SCATTER_AT = 137
-    SELECT = 138
-    ARGEXT_AT = 139
-    SEARCH = 140
-    STRUCTURAL_END = 141
-    # linear algebra (_ops/linalg.pxi)
-    MATMUL = 160
-    LINALG_END = 161
-    # user primitives and loops: one Python call per op (_ops/callback.pxi)
-    CALLBACK = 192
-    CALLBACK_END = 193
-    # END opcodes
-
-# comparison kinds of COMPARE
-cpdef enum CompareKind:
-    CMP_LT = 0
-    CMP_LE = 1
-    CMP_GT = 2
-    CMP_GE = 3
-    CMP_EQ = 4
-    CMP_NE = 5
-
-# per-op flags
-cpdef enum OpFlag:
-    FLAG_PUSH = 1           # the result overwrites a value the reverse sweep needs
-    FLAG_INPLACE = 2        # the op writes part of an existing slot (SCATTER)
-    FLAG_TICK = 4           # set at finish every TICK_UNITS of work: sweeps may check for Ctrl-C here
-    FLAG_PASSIVE = 8        # the result has no derivative (constants, stop-gradients): no rules run
-
-ctypedef struct DStack:     # value stack of overwritten values
-    double* data            # contents
-    int64_t top             # number of doubles held
-    int64_t cap             # capacity in doubles
-    int64_t peak            # largest top seen
-
-ctypedef struct Sweep:      # everything a kernel reads or writes
-    uint16_t* code          # opcode per op
-    int32_t* start          # operand offset per op
-    uint8_t* flags          # OpFlag bits per op
-    int32_t* opnd           # operand stream
-    double* val             # value arena
-    double* tan             # tangents: p directions per slot, direction-major
-    double* adj             # adjoints: q directions per slot
-    double* adot            # tangents of adjoints (second order): p directions
-    int p                   # tangent directions
-    int q                   # adjoint directions
-    int64_t* slot_off       # arena offset per slot
-    int64_t* slot_size      # elements per slot
-    double* consts          # constants stream
-    int64_t* const_off      # offset per constant id
-    int64_t* const_size     # elements per constant id
-    int32_t* ints           # index stream (gather/scatter indices, argext records)
-    uint8_t* branches       # comparison outcomes
-    DStack* stack           # overwritten values (and tangents)
-    int64_t err_op          # op at which a replay left the recorded path
-    int64_t recording_op    # the op being recorded (its branch ops store outcomes), else -1
-    int64_t budget          # work left before the next check for Ctrl-C
-    int64_t width           # arrays per slot a sweep touches (1 + directions), for the budget
-    void* callbacks         # borrowed list or tuple of Python objects for CALLBACK ops
-    void* context           # borrowed SweepContext of the replay (NULL while recording)
-    int32_t* run_of         # run of each op or -1 (_chunks.pxi); NULL: no chunking
-    int32_t* runs           # run table, RUN_FIELDS per run
-    int32_t* run_refs       # slots and constant ids of each run
-    uint8_t* run_shifted    # per op: a gather whose source has a view in its run
-    int64_t* slot_shift     # per slot: first element of its view in a run, or NULL
-    int64_t* slot_ld        # per slot: distance between its directions, or NULL
-
-
-cdef class SweepContext:
-    """What the rules of CALLBACK ops see of the replay running them (_ops/callback.pxi)."""
-    cdef public int layout            # VALUES, TANGENTS, ADJOINTS or SECOND_ORDER (_replay.pxi)
-    cdef public int directions        # tangent or adjoint directions of the sweep
-    cdef dict kept                    # what rules keep between the sweeps of one call
-
-    cdef void begin(self, int layout, int directions)
-
+from ._opcodes cimport Sweep, DStack
+from ._callback cimport SweepContext
 
 cdef class Replay:
     """The state of one replay (_replay.pxi): value arena, work buffer, value stack."""
@@ -251,3 +100,29 @@ cdef class Tape:
     cdef void mark_ticks(self)
     cdef int check_replayable(self) except -1
     cdef object run_tables(self)
+
+
+ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)
+    int64_t first                   # where the forward sweep stops: a fused final run follows
+    int64_t n_ops
+    int out                         # the output slot, of ``size`` elements
+    int64_t size
+    const double* w                 # the output's adjoints (NULL: one weight 1 each)
+    const double* wdot              # their tangents, p directions (second order; NULL: zero)
+    double* y                       # the output's value is copied here (NULL: not wanted)
+    double* ty                      # its p tangents (second order; NULL: not wanted)
+
+
+# replays (_replay.pxi): every sweep entry point takes a Replay with
+# replay_setup and gives it back with replay_teardown
+cdef Replay replay_setup(Tape t, object xs, int layout, int dirs)
+cdef void replay_teardown(Tape t, Replay r)
+cdef int seed_tangents(Tape t, Replay r, list V, int p) except -1
+cdef int64_t fused_start(Tape t, Replay r)
+cdef int reverse_replay(Sweep* s, Reversal* c, bint second_order) except -1 nogil
+cdef cnp.ndarray as_slot_array(object x, int64_t size, str what)
+
+
+cdef inline bint is_float64_array(object x):
+    """An exact ndarray of float64 (checked in C: no attribute lookups)."""
+    return type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT64

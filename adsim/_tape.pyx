@@ -18,41 +18,46 @@ A Tape is this program, appended to while recording and read-only after
 ``finish``; every replay runs on a Replay of its own (_replay.pxi), so one
 tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
+
+This module owns the Tape (recording, slots, the checks of every family's
+operands in ``_ops/checks.pxi``, inspection), its replays (``_replay.pxi``:
+``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...)
+and the loading of tape files (``_tapefile.pxi``). The Tape and its replays
+share one unit because each needs the other: the Tape's sweep methods run
+replays, and every replay reads the Tape's buffers. The sweeps and kernels
+they drive are below (adsim/_sweeps.pyx and the kernel modules), the loop
+executor and the front end above.
+
+_tape.pxd exposes the ``Tape`` and ``Replay`` classes with their C fields
+and methods (the front end, adsim/_active.pyx, appends ops directly), and
+what the loop executor (adsim/_loops.pyx) runs step tapes with:
+``replay_setup``/``replay_teardown``, ``seed_tangents``, ``fused_start``,
+``reverse_replay`` with its ``Reversal``, ``as_slot_array`` and the inline
+``is_float64_array``.
 """
 cimport numpy as cnp
 from cpython.number cimport PyNumber_Index
 import numpy as np
-from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
-                        sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
-                        asinh, acosh, atanh, hypot, pow, isfinite, floor, ceil, trunc,
-                        rint, fmod, copysign)
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memmove, memset
-cimport scipy.linalg.cython_blas as blas
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
+from ._opcodes cimport *
+from ._callback cimport SweepContext, VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
+from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RUN_FIELDS,
+                       check_signals, op_value, forward_sweep, reverse_sweep, runs_of,
+                       run_into_output, run_and_reverse)
+
+from ._opcodes import OPCODE_NAMES
 from .errors import BranchChanged, IndexOutOfBounds, TapeOverflow
 
 cnp.import_array()
 
 cdef object FLOAT64 = np.dtype(np.float64)
 
-include "_ops/facts.pxi"
-include "_buffers.pxi"
-include "_sweeps.pxi"
-include "_chunks.pxi"
-include "_ops/unary.pxi"
-include "_ops/binary.pxi"
-include "_ops/branch.pxi"
-include "_ops/structural.pxi"
-include "_ops/linalg.pxi"
-include "_ops/callback.pxi"
+include "_ops/checks.pxi"
 include "_replay.pxi"
-include "_schedule_actions.pxi"
-include "_loop_outputs.pxi"
-include "_loop_kept.pxi"
-include "_loop_run.pxi"
-
-OPCODE_NAMES = {int(op): op.name for op in Opcode if not op.name.endswith("_END")}
+include "_tapefile.pxi"
 
 # slot states while recording (bits)
 cdef enum:
@@ -61,8 +66,8 @@ cdef enum:
     SLOT_NEEDED = 4         # its current value is read by some reverse sweep
     SLOT_VARIED = 8         # its value depends differentiably on the inputs
 
-# which values the reverse sweeps of an op read (bits); see value_uses in
-# each family file
+# which values the reverse sweeps of an op read: reads_args and reads_result
+# (_opcodes.pxd), from the op table's facts (_ops/facts.pxi)
 
 
 # Checks of the recording helpers and of the operands of recorded ops
@@ -180,7 +185,7 @@ cdef class Tape:
         return reduce_tape(self)
 
     # ------------------------------------------------------------------
-    # recording primitives (called by the front end in _active.pxi and
+    # recording primitives (called by the front end in adsim/_active.pyx and
     # adsim/_numpy_api.py)
 
     cdef int new_slot(self, int64_t size) except -1:
@@ -336,7 +341,7 @@ cdef class Tape:
                 if (self.slot_state[r] & SLOT_WRITTEN) and (self.slot_state[r] & SLOT_NEEDED):
                     flag = FLAG_PUSH
                 self.slot_state[r] = (self.slot_state[r] & SLOT_PINNED) | SLOT_WRITTEN | \
-                    (SLOT_NEEDED if VALUE_USES[code] & USES_RESULT else 0) | \
+                    (SLOT_NEEDED if reads_result(code) else 0) | \
                     self.operands_varied(code, ops)
             if not self.slot_state[r] & SLOT_VARIED:
                 flag |= FLAG_PASSIVE       # no derivative: sweeps skip its rules
@@ -396,7 +401,7 @@ cdef class Tape:
     cdef void mark_value_reads(self, int code, const int32_t* ops):
         """Flag the slots whose current values the reverse sweeps of this op read."""
         cdef int i
-        if not VALUE_USES[code] & USES_ARGS or not self.operands_varied(code, ops):
+        if not reads_args(code) or not self.operands_varied(code, ops):
             return                  # (a result without derivative: no reverse rule runs)
         if code == CALLBACK:
             for i in range(ops[2]):
@@ -866,5 +871,11 @@ def _as_float_array(x, what="input"):
     return as_float_array(x, what)
 
 
-include "_tapefile.pxi"
-include "_active.pxi"
+
+def find_runs(Tape tape):
+    """The tape's runs of elementwise ops, as the chunked sweeps take them
+    (_chunks.pxi): (run_of per op, run table, refs, shifted-source flag per
+    op, the slot_shift and slot_ld arrays of the sweeps)."""
+    cdef Sweep s
+    tape.program_sweep(&s)
+    return runs_of(&s, tape.n_ops, tape.n_slots)

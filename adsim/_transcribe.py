@@ -28,7 +28,8 @@ in place) still gives each rule the values it read.
 """
 import numpy as np
 
-from ._tape import Active, Opcode as Op, record_binary_refs, record_unary, wrap
+from ._opcodes import Opcode as Op
+from ._active import Active, record_binary_refs, record_unary, wrap
 from ._np.core import as_active, binary, gather
 from ._np.views import ufunc_at
 from .errors import BranchChanged, UnsupportedOperation

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ._tape import Active
+from ._active import Active
 from .errors import InvalidInput
 
 _NUMBER_TYPES = (numbers.Number, np.generic)

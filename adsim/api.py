@@ -30,7 +30,7 @@ import numpy as np
 from . import _numpy_api
 from ._cache import TapeCache, shared_cache
 from ._nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
-from ._tape import Active
+from ._active import Active
 from ._tree import check_same, flatten, is_container, split_flat, unflatten
 from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
 from .errors import UnsupportedOperation

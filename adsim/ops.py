@@ -9,7 +9,7 @@ rule that reads a value not listed here would see it overwritten), whether
 its slope is constant and, for elementwise ops, the domain on which tests
 sample it. Opcode numbers follow from the row order inside each family's
 range. The compiled declarations are generated from this table:
-``python -m adsim.ops`` rewrites the opcode enum in ``adsim/_tape.pxd`` and
+``python -m adsim.ops`` rewrites the opcode enum in ``adsim/_opcodes.pxd`` and
 ``adsim/_ops/facts.pxi``; ``tests/test_ops_table.py`` fails when they
 differ from what the table generates.
 """
@@ -377,7 +377,7 @@ _HERE = Path(__file__).parent
 
 
 def opcode_enum():
-    """The body of ``cpdef enum Opcode`` in adsim/_tape.pxd."""
+    """The body of ``cpdef enum Opcode`` in adsim/_opcodes.pxd."""
     lines = [_ENUM_BEGIN]
     for family in FAMILY_START:
         lines.append(f"    # {FAMILY_NOTE[family]}\n")
@@ -439,7 +439,7 @@ def unary_rules_pxi():
 
 def generated_files():
     """{path: the text the table generates for it}."""
-    pxd = _HERE / "_tape.pxd"
+    pxd = _HERE / "_opcodes.pxd"
     text = pxd.read_text()
     head, rest = text.split(_ENUM_BEGIN, 1)
     tail = rest.split(_ENUM_END, 1)[1]

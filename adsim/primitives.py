@@ -36,7 +36,8 @@ from ._callback_rules import CallbackRules
 from ._creation import suspended
 from ._filefields import expect_keys, shape_field, size_of
 from ._fingerprint import fingerprint
-from ._tape import Active, Opcode as Op, wrap
+from ._opcodes import Opcode as Op
+from ._active import Active, wrap
 from .errors import PrimitiveRuleError, TapeCopyError, UnsupportedOperation
 
 # name -> the live primitives made with that name= (tape files find a primitive by its

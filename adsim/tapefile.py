@@ -28,7 +28,7 @@ import struct
 
 import numpy as np
 
-from . import _tape
+from . import _opcodes, _tape
 from ._decoder import decode_op
 from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
     FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, _COUNT, _DIGEST_BYTES,
@@ -299,7 +299,7 @@ def _check_callback_ops(tape, callbacks):
     """Each callback is called by exactly one op, whose arguments and result
     have the sizes the callback works on."""
     uses = [0] * len(callbacks)
-    callback = int(_tape.Opcode.CALLBACK)
+    callback = int(_opcodes.Opcode.CALLBACK)
     for k in np.flatnonzero(tape.op_codes() == callback):
         o = decode_op(callback, tape.op_operands(int(k)))
         uses[o.callback] += 1

@@ -17,7 +17,8 @@ import numbers
 
 import numpy as np
 
-from .._tape import Active, Opcode as Op
+from .._opcodes import Opcode as Op
+from .._active import Active
 from ..errors import ActiveValueLeak, UnsupportedOperation
 from .core import as_active, broadcast_to, constant, tape_of
 

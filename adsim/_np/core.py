@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, other_layout, record_binary_refs, wrap
+from .._opcodes import CompareKind, Opcode as Op
+from .._active import Active, other_layout, record_binary_refs, wrap
 from .._validate import real_array
 from ..errors import MixedRecordings, UnsupportedOperation
 from . import layout

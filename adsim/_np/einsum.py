@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .. import _tape
+from .. import _active
 from ..errors import UnsupportedOperation
 from . import core, layout, products, reductions, views
 
@@ -70,7 +70,7 @@ def _diagonal(x, labels):
             second = labels.find(c, pos + 1)
             if second >= 0:
                 x = views.index_map(lambda idx: np.diagonal(idx, 0, pos, second), [x]) \
-                    if isinstance(x, _tape.Active) else np.diagonal(x, 0, pos, second)
+                    if isinstance(x, _active.Active) else np.diagonal(x, 0, pos, second)
                 labels = labels[:pos] + labels[pos + 1:second] + labels[second + 1:] + c
                 break
     return x, labels
@@ -81,7 +81,7 @@ def _sum_out(x, labels, keep):
     axes = tuple(i for i, c in enumerate(labels) if c not in keep)
     if not axes:
         return x, labels
-    x = reductions.sum(x, axis=axes) if isinstance(x, _tape.Active) else np.sum(x, axis=axes)
+    x = reductions.sum(x, axis=axes) if isinstance(x, _active.Active) else np.sum(x, axis=axes)
     return x, "".join(c for c in labels if c in keep)
 
 
@@ -89,11 +89,11 @@ def _permute(x, labels, order):
     perm = [labels.index(c) for c in order]
     if perm == list(range(len(perm))):
         return x
-    return views.transpose(x, perm) if isinstance(x, _tape.Active) else np.transpose(x, perm)
+    return views.transpose(x, perm) if isinstance(x, _active.Active) else np.transpose(x, perm)
 
 
 def _reshape(x, shape):
-    return views.reshape(x, shape) if isinstance(x, _tape.Active) else np.reshape(x, shape)
+    return views.reshape(x, shape) if isinstance(x, _active.Active) else np.reshape(x, shape)
 
 
 def einsum(subscripts, *operands, optimize=False, **kwargs):
@@ -106,13 +106,13 @@ def einsum(subscripts, *operands, optimize=False, **kwargs):
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + operands)
     _check(subscripts, [np.broadcast_to(0.0, core.shape_of(x)) for x in operands])
-    if len(operands) == 1 and isinstance(operands[0], _tape.Active):
+    if len(operands) == 1 and isinstance(operands[0], _active.Active):
         a = operands[0]
         moved = np.einsum(subscripts, a._positions())      # NumPy's result, of positions
         if moved.size and np.may_share_memory(moved, a._root()._positions()):
             return views.derived(a, moved)
     out = contract(subscripts, *operands)
-    if isinstance(out, _tape.Active) and not any(out is x for x in operands) and \
+    if isinstance(out, _active.Active) and not any(out is x for x in operands) and \
             any(layout.other_layout(x) for x in operands):
         if out.base is not None:        # a view of the contraction's own result
             out = core.copy(out, "C")
@@ -144,7 +144,7 @@ def contract(subscripts, *operands):
     xs, labels = [], []
     others = [set("".join(inputs[j] for j in range(len(inputs)) if j != i)) for i in range(len(inputs))]
     for x, lab, other in zip(operands, inputs, others):
-        x = x if isinstance(x, _tape.Active) else core.constant(x)
+        x = x if isinstance(x, _active.Active) else core.constant(x)
         x, lab = _diagonal(x, lab)
         x, lab = _sum_out(x, lab, set(output) | other)
         xs.append(x)
@@ -167,7 +167,7 @@ def contract(subscripts, *operands):
                       (math.prod(sizes[c] for c in free_a), ka))
         b2 = _reshape(_permute(b, lb, contracted + free_b),
                       (ka, math.prod(sizes[c] for c in free_b)))
-        prod = products.matmul(a2, b2) if (isinstance(a2, _tape.Active) or isinstance(b2, _tape.Active)) \
+        prod = products.matmul(a2, b2) if (isinstance(a2, _active.Active) or isinstance(b2, _active.Active)) \
             else a2 @ b2
         prod = _reshape(prod, tuple(sizes[c] for c in free_a + free_b))
         return _as_result(_permute(prod, "".join(free_a + free_b), output))
@@ -185,7 +185,7 @@ def contract(subscripts, *operands):
 
 
 def _as_result(x):
-    return x if isinstance(x, _tape.Active) else np.asarray(x)
+    return x if isinstance(x, _active.Active) else np.asarray(x)
 
 
 def tensordot(a, b, axes=2):

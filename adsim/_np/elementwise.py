@@ -4,7 +4,8 @@ isneginf), copysign, angle, nan_to_num, real_if_close; and derivative-free
 values (stop_gradient, value)."""
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from .._opcodes import CompareKind, Opcode as Op
+from .._active import Active, record_unary
 from ..errors import UnsupportedOperation
 from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
     reject_kwargs, shape_of, size_of, tape_of

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import Primitive
 from .complex import ComplexActive

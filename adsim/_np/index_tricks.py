@@ -11,7 +11,7 @@ NumPy's.
 """
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from .joins import from_pieces, holds_active
 from .views import index_map

@@ -15,7 +15,8 @@ constant is never stale; its derivative, zero, is exact almost everywhere.
 """
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from .._opcodes import CompareKind, Opcode as Op
+from .._active import Active, record_unary
 from ..errors import UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
 from . import layout

@@ -3,7 +3,7 @@ np.array of a list) and constant arrays shaped like an active one
 (zeros_like, ...)."""
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from .core import as_active, broadcast_to, constant, copy, shape_of, tape_of
 from . import layout
 from .views import index_map

@@ -15,7 +15,7 @@ ufuncs keep their operands' layout).
 """
 import numpy as np
 
-from .._tape import Active, other_layout
+from .._active import Active, other_layout
 
 
 def laid_out(out, template):

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._tape import CompareKind
+from .._opcodes import CompareKind
 from ..errors import UndefinedDerivative, UnsupportedOperation
 from . import composed, einsum, linalg, products
 from .core import compare, float64_only, shape_of

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._tape import CompareKind
+from .._opcodes import CompareKind
 from .core import compare, reject_kwargs
 from .elementwise import where as select     # (NumPy's reductions have a where= parameter)
 from .numeric import cumprod

@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from .._tape import Active, CompareKind
+from .._opcodes import CompareKind
+from .._active import Active
 from ..errors import UnsupportedOperation
 from .core import as_active, axes_of, compare, constant, gather, normalize_axis, \
     record_compare, size_of, tape_of

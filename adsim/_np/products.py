@@ -1,7 +1,8 @@
 """Products: matmul, dot, vdot, outer, trace, kron (stacked and N-d ones in einsum.py)."""
 import numpy as np
 
-from .._tape import Active, Opcode as Op
+from .._opcodes import Opcode as Op
+from .._active import Active
 from ..errors import UnsupportedOperation
 from .core import as_active, binary, constant, new, reject_kwargs, shape_of, size_of, tape_of
 from .reductions import sum

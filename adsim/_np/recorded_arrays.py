@@ -26,7 +26,7 @@ dispatch layer (adsim/_numpy_api.py); it applies the rules of
 """
 import numpy as np
 
-from .._tape import CompareKind, Opcode as Op
+from .._opcodes import CompareKind, Opcode as Op
 from .core import binary, copy as copy_active, record_compare, tape_of
 from .integers import current, frozen
 

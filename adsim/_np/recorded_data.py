@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-from .._tape import Active, CompareKind, Opcode as Op, record_unary
+from .._opcodes import CompareKind, Opcode as Op
+from .._active import Active, record_unary
 from .core import as_active, binary, new, operand, tape_of
 from . import layout
 from .recorded_arrays import BoolArray, IntegerArray, RecordedArray, as_bool, floats, \

@@ -5,7 +5,8 @@ replay computes with the indices of that replay. Keys of other forms
 convert the integer data to plain values (guarded)."""
 import numpy as np
 
-from .._tape import Active, Opcode as Op, mark_written
+from .._active import Active, mark_written
+from .._opcodes import Opcode as Op
 from .core import as_active, broadcast_to, constant, gather, new, reshaped, size_of, tape_of
 from .recorded_arrays import IntegerArray, current_values, floats, plain_operands
 from .integers import current

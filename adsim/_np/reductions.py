@@ -1,7 +1,8 @@
 """Reductions along axes: sum, mean, prod, max/min and their positions, cumsum."""
 import numpy as np
 
-from .._tape import Active, Opcode as Op
+from .._opcodes import Opcode as Op
+from .._active import Active
 from .core import (as_active, axes_of, binary, copy, float64_only, new, normalize_axis,
                    reduce_axes, reject_kwargs, reshaped, size_of, split_at, tape_of)
 from .views import getitem

@@ -11,7 +11,7 @@ Derivatives: Abramowitz & Stegun, *Handbook of Mathematical Functions*
 """
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ..primitives import primitive, make_on_demand
 from .reductions import sum as reduce_sum
 

@@ -10,7 +10,8 @@ views stay current). Writes go to the root's storage.
 """
 import numpy as np
 
-from .._tape import Active, Opcode as Op, make_view, mark_written
+from .._opcodes import Opcode as Op
+from .._active import Active, make_view, mark_written
 from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)

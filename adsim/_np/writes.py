@@ -5,7 +5,8 @@ assignment (views.py) and writes at integer data (recorded_indexing.py)
 both end here."""
 import numpy as np
 
-from .._tape import Active, Opcode as Op, mark_written
+from .._active import Active, mark_written
+from .._opcodes import Opcode as Op
 from .core import broadcast_to, constant, copy, shape_of, size_of, strided, tape_of
 
 

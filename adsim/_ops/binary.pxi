@@ -3,6 +3,8 @@
 # partials d[2] = f_aa, d[3] = f_ab, d[4] = f_bb. Operands have the result's
 # size or size 1 (a broadcast scalar, stride 0); a constant operand has no
 # tangent or adjoint and its partials are never multiplied (no 0 * inf).
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 ctypedef double (*binary_value_fn)(double a, double b) noexcept nogil
 ctypedef void (*binary_rule_fn)(double a, double b, double y, int order, double* d) noexcept nogil
@@ -468,19 +470,4 @@ cdef int binary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
                 da[j * lda + i * sa] += chain(d[0], gd) + chain(ha, g)
             if db != NULL:
                 db[j * ldb + i * sb] += chain(d[1], gd) + chain(hb, g)
-    return 0
-
-
-cdef int binary_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give: [r, a, b], a and b of r's size or of size 1."""
-    cdef int64_t n
-    cdef int i
-    if nops != 3:
-        return malformed(code, f"{nops} operands; it takes [result, a, b]")
-    need_slot(t, o[0])
-    n = t.slot_size[o[0]]
-    for i in range(1, 3):
-        need_ref(t, o[i])
-        if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
-            return malformed(code, f"an argument of {t.size_of(o[i])} elements and a result of {n}")
     return 0

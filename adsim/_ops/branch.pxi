@@ -8,6 +8,8 @@
 # ARGEXT  [-1, a, outer, m, inner, ioff, want_min]: flat index of the max (or
 #     min) over the middle axis of a viewed as (outer, m, inner), stored at
 #     ints[ioff:ioff+outer*inner]; GATHER ops read the same indices.
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef inline uint8_t compare_one(double a, double b, int kind) noexcept nogil:
     if kind == CMP_LT:
@@ -72,38 +74,3 @@ cdef int branch_value(Sweep* s, int code, const int32_t* o, int64_t k) except -1
     if code == COMPARE:
         return compare_value(s, o, recording)
     return argext_value(s, o, recording)
-
-
-cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give (see the layouts above); an ARGEXT's
-    records must be fresh indices, not ones a gather or scatter reads."""
-    cdef int64_t n, size
-    cdef int i
-    if o[0] != -1:
-        return malformed(code, f"result {o[0]}; branch records have none (-1)")
-    if code == COMPARE:
-        if nops != 6:
-            return malformed(code, f"{nops} operands; it takes [-1, a, b, kind, offset, n]")
-        n = o[5]
-        for i in range(1, 3):
-            need_ref(t, o[i])
-            if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
-                return malformed(code, f"an argument of {t.size_of(o[i])} elements for {n} outcomes")
-        if not CMP_LT <= o[3] <= CMP_NE:
-            return malformed(code, f"comparison kind {o[3]}")
-        return t.check_range(o[4], n, t.n_branches, "branch")
-    if nops != 7:
-        return malformed(code, f"{nops} operands; it takes [-1, a, outer, m, inner, offset, min]")
-    need_ref(t, o[1])
-    size = product3(o[2], o[3], o[4])
-    if size != t.size_of(o[1]):
-        return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
-                               f"{o[2]} x {o[3]} x {o[4]}")
-    if o[3] == 0 and <int64_t>o[2] * o[4] != 0:
-        return malformed(code, "an empty axis")
-    if size > 2147483648:
-        raise TapeOverflow(f"adsim: argmax/argmin over an array of {size} elements: its indices "
-                           f"do not fit the tape's 32-bit index stream; split the array")
-    if o[5] < t.ints_frozen:
-        return malformed(code, f"index offset {o[5]}, which holds indices of a gather or scatter")
-    return t.check_range(o[5], <int64_t>o[2] * o[4], t.n_ints, "index")

@@ -3,9 +3,8 @@
 # callbacks[cb] must have, their arguments and what they return are defined
 # once, in adsim/_callback_rules.py; the kernels below hand them flat float64
 # copies and copy their results back, checked.
-
-cdef enum:
-    RECORDING = -1                  # SweepContext.layout of the call made while recording
+#
+# Compiled into adsim/_callback.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef dict LAYOUT_NAMES = {RECORDING: "record", VALUES: "values", TANGENTS: "tangent",
                           ADJOINTS: "adjoint", SECOND_ORDER: "second_order"}
@@ -162,18 +161,4 @@ cdef int callback_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
                 copy_in(aptr(s, o[3 + i]), adjs[i], ref_size(s, o[3 + i]), True)
             if adots[i] is not None:
                 copy_in(dptr(s, o[3 + i]), adots[i], s.p * ref_size(s, o[3 + i]), True)
-    return 0
-
-
-cdef int callback_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give: [r, cb, nargs, a_1 .. a_nargs], cb a
-    registered callback."""
-    cdef int i
-    if nops < 3 or o[2] != nops - 3:
-        return malformed(code, f"{nops} operands; it takes [result, callback, nargs, args...]")
-    need_slot(t, o[0])
-    if not 0 <= o[1] < len(t._callbacks):
-        return malformed(code, f"callback {o[1]}; the tape has {len(t._callbacks)}")
-    for i in range(o[2]):
-        need_ref(t, o[3 + i])
     return 0

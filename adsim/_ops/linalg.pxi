@@ -5,6 +5,8 @@
 #   tangent:  dC = dA B + A dB
 #   adjoint:  Abar += Cbar B^T,  Bbar += A^T Cbar
 #   second:   dAbar += dCbar B^T + Cbar dB^T,  dBbar += dA^T Cbar + A^T dCbar
+#
+# Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 # Matrix-vector products with several vectors stream the matrix once
 # (adsim/_matvec.h says why).
@@ -312,24 +314,4 @@ cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
             product(False, True, m, k, n, 1.0, aC, tB + <int64_t>j * k * n, 1.0, dA + <int64_t>j * m * k)
         if dB != NULL and tA != NULL:       # dA^T Cbar
             product(True, False, k, n, m, 1.0, tA + <int64_t>j * m * k, aC, 1.0, dB + <int64_t>j * k * n)
-    return 0
-
-
-cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give: [r, a, b, m, k, n] with a of m k, b of
-    k n and r of m n elements, r distinct from a and b (BLAS writes r while
-    reading them)."""
-    if nops != 6:
-        return malformed(code, f"{nops} operands; it takes [result, a, b, m, k, n]")
-    need_slot(t, o[0])
-    need_ref(t, o[1])
-    need_ref(t, o[2])
-    if o[3] < 0 or o[4] < 0 or o[5] < 0:
-        return malformed(code, f"dimensions {o[3]} x {o[4]} x {o[5]}")
-    if t.size_of(o[1]) != <int64_t>o[3] * o[4] or t.size_of(o[2]) != <int64_t>o[4] * o[5] \
-            or t.slot_size[o[0]] != <int64_t>o[3] * o[5]:
-        return malformed(code, f"operands of {t.size_of(o[1])}, {t.size_of(o[2])} and "
-                               f"{t.slot_size[o[0]]} elements for {o[3]} x {o[4]} x {o[5]}")
-    if o[0] == o[1] or o[0] == o[2]:
-        return malformed(code, "a result that is also an argument")
     return 0

@@ -30,6 +30,8 @@
 # SEARCH    [r, table, v, right]        r[j] = the number of table entries below v[j]
 #                                       (right: not above), by NumPy's binary search
 #                                       and ordering (NaN above everything)
+#
+# Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 cdef inline int64_t position_on_axis(double v, int64_t m) noexcept nogil:
     """The position index value ``v`` picks on an axis of ``m`` elements
@@ -350,31 +352,13 @@ cdef void where_into(double* r, const double* a, const double* b, const uint8_t*
             r[i] = b[i * sb] if b != NULL else 0.0
 
 
-cdef inline int64_t single_element(Sweep* s, int code, const int32_t* o) noexcept nogil:
-    """The element a GATHER of one element reads, or a SCATTER of one element
-    writes (scalar code: x[0], the parts of np.stack); -1 for other ops,
-    which take the general loops."""
-    if code == GATHER and s.slot_size[o[0]] == 1:
-        if o[4] == 0:
-            return s.ints[o[2]]
-        if o[5] <= 1:                    # one row of one element: start
-            return o[3]
-    elif code == SCATTER and o[3] == 1:
-        if o[5] == 0:
-            return s.ints[o[2]]
-        if o[6] == 1:
-            return o[4]
-    return -1
-
+# A GATHER or SCATTER of one element (scalar code) is handled by the inline
+# one_element_value and one_element_adjoint of _structural.pxd, which the
+# sweeps run before calling these kernels; the kernels start with them too.
 
 cdef int structural_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef int64_t n = ref_size(s, o[0])
-    cdef int64_t one = single_element(s, code, o)
-    if one >= 0:
-        if code == GATHER:
-            vptr(s, o[0])[0] = vptr(s, o[1])[one]
-        else:
-            vptr(s, o[0])[one] = vptr(s, o[1])[0]
+    if one_element_value(s, code, o):
         return 0
     if code == FILL:
         fill_value(vptr(s, o[0]), vptr(s, o[1]), n, ref_size(s, o[1]))
@@ -457,16 +441,7 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
     cdef const int32_t* idx
     cdef const uint8_t* mask
     cdef const double* mv
-    cdef int64_t one = single_element(s, code, o)
-    if one >= 0:                         # the loops below, for one element
-        for j in range(s.q):
-            if code == GATHER:
-                if aa != NULL:
-                    aa[j * lda + one] += ay[j * ldy]
-            else:
-                if aa != NULL:
-                    aa[j * lda] += ay[j * ldy + one]
-                ay[j * ldy + one] = 0.0
+    if one_element_adjoint(s, code, o):
         return 0
     if code == FILL:
         return 0
@@ -532,113 +507,4 @@ cdef int structural_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogi
         return 0
     for j in range(s.q):
         linear_map_transpose(code, o, s, aa + j * lda, ay + j * ldy)
-    return 0
-
-
-cdef int strided_check(Tape t, int code, int64_t start, int64_t step, int64_t inner,
-                       int64_t outer_step, int64_t rows, int64_t bound) except -1:
-    """The positions start + u outer_step + i step (u < rows, i < inner) lie
-    in [0, bound): the extremes are at the corners."""
-    cdef int64_t lo = start, hi = start, du, di
-    if rows <= 0 or inner <= 0:
-        return 0
-    if rows > 2147483647 or inner > 2147483647:
-        raise TapeOverflow(f"adsim: a slice of {rows} x {inner} elements does not fit the tape's "
-                           f"32-bit operands; split arrays of 2**31 or more elements")
-    du = (rows - 1) * outer_step
-    di = (inner - 1) * step
-    lo += min(du, <int64_t>0) + min(di, <int64_t>0)
-    hi += max(du, <int64_t>0) + max(di, <int64_t>0)
-    if lo < 0 or hi >= bound:
-        return malformed(code, f"strided positions {lo}..{hi} outside an array of {bound} elements")
-    if hi > 2147483647:
-        raise TapeOverflow(f"adsim: element position {hi} does not fit the tape's 32-bit "
-                           f"operands; split arrays of 2**31 or more elements")
-    return 0
-
-
-cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give (the layouts above): sizes that agree,
-    indices inside the arrays they index, masks inside the branch stream."""
-    cdef int64_t n, size, inner
-    cdef int i
-    cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
-        7 if code == GATHER else 8 if code == SCATTER else \
-        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else \
-        8 if code == SCATTER_AT else 4 if code == SELECT else 5
-    if nops != want:
-        return malformed(code, f"{nops} operands instead of {want}")
-    need_slot(t, o[0])
-    need_ref(t, o[1])
-    n = t.slot_size[o[0]]
-    if code == SELECT:
-        for i in range(1, 4):
-            need_ref(t, o[i])
-            if (t.size_of(o[i]) != n and t.size_of(o[i]) != 1) or o[0] == o[i]:
-                return malformed(code, f"an operand of {t.size_of(o[i])} elements for a result "
-                                       f"of {n} in slot {o[0]}")
-        return 0
-    if code == SCATTER_AT:
-        need_ref(t, o[2])
-        need_ref(t, o[3])
-        size = product3(o[4], o[5], o[6])
-        if size < 0 or n != size or t.size_of(o[1]) != size or \
-                t.size_of(o[2]) != <int64_t>o[4] * o[6] * t.size_of(o[3]) or \
-                o[0] == o[1] or o[0] == o[2] or o[0] == o[3] or not 0 <= o[7] <= 1:
-            return malformed(code, f"a base of {t.size_of(o[1])} elements viewed as {o[4]} x "
-                                   f"{o[5]} x {o[6]}, {t.size_of(o[2])} values for "
-                                   f"{t.size_of(o[3])} indices and a result of {n} in slot {o[0]}")
-        return 0
-    if code == SEARCH:
-        need_ref(t, o[2])
-        if n != t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
-            return malformed(code, f"{t.size_of(o[2])} values and a result of {n} in slot {o[0]}")
-        return 0
-    if code == ARGEXT_AT:
-        size = product3(o[2], o[3], o[4])
-        if size < 0 or t.size_of(o[1]) != size or n != <int64_t>o[2] * o[4] or \
-                (o[3] == 0 and n != 0) or o[0] == o[1]:
-            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
-                                   f"{o[2]} x {o[3]} x {o[4]} and a result of {n}")
-        return 0
-    if code == GATHER_AT:
-        need_ref(t, o[2])
-        size = product3(o[3], o[4], o[5])
-        if size < 0 or t.size_of(o[1]) != size or \
-                n != <int64_t>o[3] * o[5] * t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
-            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
-                                   f"{o[3]} x {o[4]} x {o[5]}, {t.size_of(o[2])} indices and a "
-                                   f"result of {n} in slot {o[0]}")
-        return 0
-    if code == COPY and t.size_of(o[1]) != n or \
-            code == FILL and t.size_of(o[1]) != n and t.size_of(o[1]) != 1:
-        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of {n}")
-    if code == BROADCAST or code == SUM or code == CUMSUM:
-        size = product3(o[2], o[3], o[4])
-        if size < 0 or t.size_of(o[1]) != (<int64_t>o[2] * o[4] if code == BROADCAST else size) \
-                or n != (<int64_t>o[2] * o[4] if code == SUM else size):
-            return malformed(code, f"an argument of {t.size_of(o[1])} and a result of {n} "
-                                   f"elements for the view {o[2]} x {o[3]} x {o[4]}")
-    elif code == WHERE:
-        need_ref(t, o[2])
-        if not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == n) or \
-                not (t.size_of(o[2]) == 1 or t.size_of(o[2]) == n):
-            return malformed(code, f"arguments of {t.size_of(o[1])} and {t.size_of(o[2])} "
-                                   f"elements and a result of {n}")
-        t.check_range(o[3], n, t.n_branches, "branch")
-    elif code == GATHER:
-        if o[4] != 0:
-            inner = o[5] if o[5] > 0 else n
-            strided_check(t, code, o[3], o[4], inner, o[6], n // inner if inner else 0,
-                          t.size_of(o[1]))
-        else:
-            t.check_indices(o[2], n, t.size_of(o[1]))
-            t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + n)
-    elif code == SCATTER:
-        if o[3] < 0 or not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == o[3]):
-            return malformed(code, f"{t.size_of(o[1])} values for {o[3]} positions")
-        t.check_indices(o[2], o[3], n)        # the value stack saves them by index
-        if o[5] != 0:
-            strided_check(t, code, o[4], o[5], o[6], o[7], o[3] // o[6] if o[6] > 0 else 0, n)
-        t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + o[3])
     return 0

@@ -4,6 +4,8 @@
 # from the expressions of their rows in adsim/ops.py (unary_rules.pxi).
 # Tangent, adjoint and second-order kernels below are shared; sparsity is
 # elementwise (identity) and the Hessian class is in the row.
+#
+# Compiled into adsim/_sweeps.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 ctypedef double (*unary_value_fn)(double x, double c) noexcept nogil
 ctypedef void (*unary_rule_fn)(double x, double y, double c, int order, double* d) noexcept nogil
@@ -242,19 +244,4 @@ cdef int unary_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
         h = chain(d[1], ay[i])                  # the curvature term, zero with the adjoint
         for j in range(s.p):
             dx[j * ldx + i] += chain(d[0], dy[j * ldy + i]) + chain(tx[j * ldx + i], h)
-    return 0
-
-
-cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
-    """Operands a recording may give: [r, x, c_index], x of r's size,
-    c_index a position in the constants (ops with a parameter) or -1."""
-    if nops != 3:
-        return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
-    need_slot(t, o[0])
-    need_ref(t, o[1])
-    if t.size_of(o[1]) != t.slot_size[o[0]]:
-        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of "
-                               f"{t.slot_size[o[0]]}")
-    if o[2] != -1 and not 0 <= o[2] < t.n_consts:
-        return malformed(code, f"parameter index {o[2]} outside the {t.n_consts} constants")
     return 0

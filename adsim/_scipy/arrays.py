@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._np import joins
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 
 

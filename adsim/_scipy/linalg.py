@@ -15,7 +15,8 @@ import scipy.linalg
 
 from .._np import decompositions, linalg, triangular
 from .._np.core import compare
-from .._tape import Active, CompareKind
+from .._opcodes import CompareKind
+from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
 from . import matfuncs, structured

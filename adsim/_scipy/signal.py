@@ -78,7 +78,7 @@ def _operands(name, in1, in2):
 
 def _value(x):
     from .._np.integers import current
-    from .._tape import Active
+    from .._active import Active
     return current(x) if isinstance(x, Active) else x
 
 

@@ -8,7 +8,7 @@ from .._np.core import axes_of
 from .._np.elementwise import stop_gradient
 from .._np.integers import plain_if_constant
 from .._np.special import elementwise
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from .arrays import array
 

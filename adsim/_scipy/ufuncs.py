@@ -27,7 +27,7 @@ import scipy.special as sc
 
 from .._np.integers import plain_if_constant
 from .._np.special import elementwise
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import make_on_demand
 

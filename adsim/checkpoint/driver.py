@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from .._tape import (ACTION_KINDS, KeptForwards, LoopRun, LoopSteps, OnlineDecisions, OnlineRun,
-                     PythonActions, revolve_actions)
+from .._loops import (ACTION_KINDS, KeptForwards, LoopRun, LoopSteps, OnlineDecisions, OnlineRun,
+                      PythonActions, revolve_actions)
 from .multistage import TwoLevel
 from .online import Online
 from .planning import offline_plan, online_plan, plan_values

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from .. import _numpy_api as api
-from .._tape import Active
+from .._active import Active
 
 __all__ = ["StateLayout"]
 

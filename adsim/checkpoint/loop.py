@@ -11,7 +11,8 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _numpy_api as api
-from .._tape import Active, Opcode as Op, wrap
+from .._opcodes import Opcode as Op
+from .._active import Active, wrap
 from ..errors import MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)

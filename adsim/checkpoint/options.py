@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._purity import output_channel
-from .._tape import Active
+from .._active import Active
 from ..errors import SnapshotDirNotADirectoryError
 from .budget import parse_bytes
 from .multistage import TwoLevel

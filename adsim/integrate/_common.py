@@ -12,7 +12,7 @@ The definitions are those of Hairer, Norsett & Wanner and of SciPy's
 import numpy as np
 
 from .._np.elementwise import stop_gradient
-from .._tape import Active
+from .._active import Active
 from ._piecewise import larger, magnitude, smaller
 
 __all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",

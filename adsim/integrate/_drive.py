@@ -26,7 +26,7 @@ number of steps, as the output does).
 import numpy as np
 
 from .._np.core import shape_of
-from .._tape import Active
+from .._active import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation

@@ -18,7 +18,7 @@ from ..api import grad, jvp
 from ..checkpoint.layout import StateLayout
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
-from .._tape import Active
+from .._active import Active
 from ._common import EPS
 from ._rhs import real_array
 

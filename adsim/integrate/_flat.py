@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._np.core import as_active, shape_of
-from .._tape import Active
+from .._active import Active
 
 __all__ = ["FlatLayout", "FlatView"]
 

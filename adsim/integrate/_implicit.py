@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ..api import jacobian
 from .._np.integers import current
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from ._rhs import real_array
 from ._sparse_jacobian import ColoredJacobian

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._np.integers import plain_if_constant
-from .._tape import Active
+from .._active import Active
 from ..errors import InvalidInput, UnsupportedOperation
 from ._common import EPS
 from ._rhs import real_array

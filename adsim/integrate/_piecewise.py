@@ -15,7 +15,8 @@ alone: a value whose derivative is dropped where it does not exceed a level.
 import numpy as np
 
 from .._np.core import operand, shape_of, tape_of
-from .._tape import Active, Opcode as Op, record_binary_refs, record_unary
+from .._opcodes import Opcode as Op
+from .._active import Active, record_binary_refs, record_unary
 
 __all__ = ["magnitude", "larger", "smaller", "frozen_at_or_below"]
 

@@ -21,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ._common import EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
 from ._piecewise import frozen_at_or_below, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING

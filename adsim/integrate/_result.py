@@ -1,6 +1,6 @@
 """The result of ``solve_ivp``: SciPy's ``OdeResult`` fields, with counts
 that become guarded integers only when read."""
-from .._tape import Active
+from .._active import Active
 
 __all__ = ["OdeResult", "Count"]
 

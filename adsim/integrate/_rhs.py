@@ -9,7 +9,7 @@ from .._codeinfo import unused_parameters
 from .._creation import current_tape
 from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 
 __all__ = ["RightHandSide", "real_array", "set_row", "RUNNING", "FINISHED", "FAILED"]

@@ -19,7 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._tape import Active
+from .._active import Active
 from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, min_step, norm,
                       spacing_bound)
 from ._piecewise import larger, magnitude, smaller

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._cache import TapeCache, input_positions
-from .._tape import Active
+from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import Primitive
 from ..sparse.coloring import best_row_coloring

@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from adsim._decoder import decode
 from adsim._rules import RuleTable, family
 from adsim.ops import BILINEAR, BY_CODE, LINEAR, NONLINEAR, TABLE, ZERO
-from adsim._tape import Opcode as Op
+from adsim._opcodes import Opcode as Op
 
 from .domains import (Domains, apply_left, canonical, empty, expand, indptr_from_counts,
                       iterate_pattern, last_writes, ragged_arange, replace_rows, select_rows,

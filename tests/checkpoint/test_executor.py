@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import adsim
-from adsim._tape import SweepContext
+from adsim._callback import SweepContext
 from adsim.checkpoint import Advance, Online, Restore, Revolve, TakeShot, TwoLevel
 from adsim.checkpoint.storage import MemoryStore
 from adsim.errors import BranchChanged

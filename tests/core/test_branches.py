@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import adsim
-from adsim._tape import Opcode
+from adsim._opcodes import Opcode
 from fdcheck import assert_close, fd_jacobian
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 import adsim
 from adsim import ops
-from adsim._tape import OPCODE_NAMES, Opcode
+from adsim._opcodes import OPCODE_NAMES, Opcode
 from opcases import BINARY, PROGRAMS, TESTED, UNARY, UNARY_CASES, sample
 
 FAMILY_END = {"unary": Opcode.UNARY_END, "binary": Opcode.BINARY_END, "branch": Opcode.BRANCH_END,

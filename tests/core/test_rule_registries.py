@@ -8,7 +8,7 @@ import adsim
 from adsim import ops
 from adsim._decoder import LAYOUTS, decode, decode_op, refs
 from adsim._rules import REGISTRIES, RuleTable
-from adsim._tape import Opcode
+from adsim._opcodes import Opcode
 import adsim._transcribe  # noqa: F401  (makes its tables)
 import adsim.sparse.pattern  # noqa: F401
 

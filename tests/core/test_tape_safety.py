@@ -18,7 +18,7 @@ import pytest
 
 import adsim as ad
 from adsim import _tape
-from adsim._tape import Opcode as Op
+from adsim._opcodes import Opcode as Op
 from adsim.errors import AdsimError, TapeCopyError, TapeOverflow
 from paths import ROOT
 
@@ -308,7 +308,7 @@ for t in tapes:
         attempt(call)
 
 # random programs: ops of every kind with operands that are valid, or nearly
-from adsim._tape import Opcode as Op
+from adsim._opcodes import Opcode as Op
 
 class Rules:          # a callback op's Python rules, sometimes answering wrongly
     def __init__(self, size, wrong):

@@ -94,7 +94,7 @@ def test_loaded_tape_replays_bitwise_like_the_original(name, label, spec, f):
         tape = ad.record(lambda z: f(z[:5], z[5:]), np.concatenate([a, b]))
         near = [np.concatenate([a, b]), np.concatenate(sample(rng, spec, [(5,), (5,)]))]
     loaded = roundtrip(tape)
-    assert name in {ad._tape.OPCODE_NAMES[int(c)] for c in loaded.op_codes()}
+    assert name in {ad._opcodes.OPCODE_NAMES[int(c)] for c in loaded.op_codes()}
     assert [loaded.op_operands(k) for k in range(len(loaded))] == \
         [tape.op_operands(k) for k in range(len(tape))]
     same_replays(tape, loaded, near)
@@ -121,7 +121,7 @@ def test_a_tape_of_several_inputs_with_views_scatters_and_branches():
 
 
 def test_inputs_that_are_data_stay_data():
-    from adsim._tape import Opcode as Op
+    from adsim._opcodes import Opcode as Op
     t = ad.Tape()
     x = t.new_input(np.array([0.5, 1.0, 2.0]))
     d = t.new_input(np.array([3.0, -1.0, 0.25]), False)

@@ -1,7 +1,7 @@
 """Op by op, the values a derivative rule claims not to read are poisoned:
 the tape reuses the slots of dead intermediates, and overwrites of a slot
 some reverse rule reads are saved on the value stack. If an op's list of the
-values its rules read (VALUE_USES in adsim/_tape.pyx) left one out, its slot
+values its rules read (VALUE_USES in adsim/_ops/facts.pxi) left one out, its slot
 would be overwritten by the poison below and a derivative would change."""
 import numpy as np
 import pytest

@@ -28,7 +28,7 @@ import pytest
 import scipy.stats as st
 
 import adsim
-from adsim._tape import Active
+from adsim._active import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
 from functable_cases import PUBLIC_MODULES, name_of

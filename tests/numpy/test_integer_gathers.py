@@ -266,7 +266,7 @@ def test_sparsity_of_a_recorded_gather_covers_every_replay():
 
 
 def test_malformed_gather_at_operands_are_refused():
-    from adsim._tape import Opcode as Op
+    from adsim._opcodes import Opcode as Op
     seen = []
 
     def f(x):

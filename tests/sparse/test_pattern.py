@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import adsim
-from adsim._tape import Opcode
+from adsim._opcodes import Opcode
 from adsim.sparse.api import hessian_sparsity, jacobian_sparsity
 from adsim.sparse.pattern import hessian_pattern, iterate_pattern, jacobian_pattern
 

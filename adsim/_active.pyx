@@ -1,20 +1,32 @@
-# The recording front end: Active wraps one slot of a tape that is recording.
-# Operators and NumPy's override protocols append ops; the hot paths (scalar
-# arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
-# adsim/_numpy_api.py.
+# cython: language_level=3
+"""The recording front end: ``Active`` wraps one slot of a tape that is
+recording.
 
+Operators and NumPy's override protocols append ops; the hot paths (scalar
+arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
+adsim/_numpy_api.py. Owns ``Active`` and the recording helpers the Python
+layer calls (``wrap``, ``make_view``, ``mark_written``, ``other_layout``,
+``record_unary``, ``record_binary_refs``), and ``UNARY_UFUNCS``, the unary
+ufuncs recorded here in C (read from the op table, adsim/ops.py). It
+appends ops through the Tape's C methods (_tape.pxd).
+
+_active.pxd exposes the ``Active`` class with its C fields (its slot, shape,
+root and view state) and its C methods ``ref`` and ``_gather_one``, for
+compiled code that records on active arrays.
+"""
+cimport numpy as cnp
 from cpython.object cimport PyObject_GenericSetAttr
+from cpython.number cimport PyNumber_Index
+import numpy as np
+from libc.stdint cimport int32_t, int64_t
+
+from ._opcodes cimport *
+from ._tape cimport Tape
 
 from .errors import ActiveValueLeak, UnsupportedAttribute, UnsupportedOperation
+from .ops import UNARY_UFUNCS
 
-cdef object _numpy_api_module = None
-
-cdef object numpy_api():
-    global _numpy_api_module
-    if _numpy_api_module is None:
-        from . import _numpy_api
-        _numpy_api_module = _numpy_api
-    return _numpy_api_module
+cnp.import_array()
 
 
 # Only the recording makes Active arrays: a direct ``Active()`` would wrap no
@@ -99,7 +111,7 @@ cdef Active rec_unary(Active x, int code, double c):
     cdef Tape t = x.tape
     cdef int32_t ops[3]
     if not t.recording:
-        numpy_api().tape_of(x)         # raises the error for a finished recording
+        _numpy_api.tape_of(x)         # raises the error for a finished recording
     ops[1] = slot_of(x)
     cdef int r = t.new_slot(x.size)
     ops[0] = r
@@ -114,7 +126,7 @@ cdef Active rec_unary(Active x, int code, double c):
     t.execute_last()
     cdef Active y = new_active(t, r, x.shape)
     if laid_out_otherwise(x):
-        numpy_api().lay_out_elementwise(y, x)
+        _numpy_api.lay_out_elementwise(y, x)
     return y
 
 
@@ -165,7 +177,7 @@ cdef object arith(int code, object a, object b):
                 and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
             y = rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
             if laid_out_otherwise(x) or laid_out_otherwise(<Active>b):
-                numpy_api().lay_out_elementwise(y, x, b)
+                _numpy_api.lay_out_elementwise(y, x, b)
             return y
     elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
         x = <Active>b
@@ -180,7 +192,7 @@ cdef object arith(int code, object a, object b):
             return rec_unary(x, RDIV_C, c)
         if code == POW:
             return rec_unary(x, RPOW_C, c)
-    return numpy_api().binary(code, a, b)
+    return _numpy_api.binary(code, a, b)
 
 
 # Arrays up to this size keep the scalars read from them (Active._gather_one);
@@ -205,17 +217,7 @@ cdef class Active:
     the root and bump its version; a view whose copy is older than the root's
     version is gathered again before it is read.
     """
-    cdef readonly Tape tape
-    cdef int _slot
-    cdef readonly tuple shape
-    cdef readonly int64_t size
-    cdef Active _base           # the root whose storage this view shares, or None
-    cdef object _index          # positions in the root (root: all of them, made lazily)
-    cdef int64_t _version       # root: writes so far; view: the root's version it holds
-    cdef readonly bint _shared_scalar  # x[k] of a 1-d array: a NumPy scalar, immutable and shared
-    cdef dict _elements         # 1-d: the scalars x[k] recorded from this slot's contents
-    cdef int _elements_slot     # ... the slot and its write count they were recorded from
-    cdef uint32_t _elements_writes
+    # (its C fields are declared in _active.pxd)
 
     __array_priority__ = 1000.0
 
@@ -232,7 +234,7 @@ cdef class Active:
         """The slot holding this array's current values (a stale view is
         gathered again from its root first)."""
         if self._base is not None and self._base._version != self._version:
-            numpy_api().refresh_view(self, self._base)
+            _numpy_api.refresh_view(self, self._base)
             self._version = self._base._version
         return self._slot
 
@@ -297,18 +299,18 @@ cdef class Active:
 
     @property
     def flat(self):
-        return numpy_api().FlatIndexer(self)
+        return _numpy_api.FlatIndexer(self)
 
     @property
     def T(self):
-        return numpy_api().transpose(self)
+        return _numpy_api.transpose(self)
 
     @property
     def mT(self):
         """The matrix transpose of a stack (the last two axes swapped), a view."""
         if len(self.shape) < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return numpy_api().array_function(np.swapaxes, (), (self, -1, -2), {})
+        return _numpy_api.array_function(np.swapaxes, (), (self, -1, -2), {})
 
     @property
     def flags(self):
@@ -340,7 +342,7 @@ cdef class Active:
 
     def __setattr__(self, name, value):
         if name == "shape":             # NumPy's in-place reshape
-            numpy_api().set_shape(self, value)
+            _numpy_api.set_shape(self, value)
         else:
             PyObject_GenericSetAttr(self, name, value)
 
@@ -349,11 +351,11 @@ cdef class Active:
         error that says what to use instead."""
         if name.startswith("__") or not hasattr(np.ndarray, name):
             raise AttributeError(f"'adsim._tape.Active' object has no attribute '{name}'")
-        raise UnsupportedAttribute(numpy_api().missing_attribute_message(name, self.shape))
+        raise UnsupportedAttribute(_numpy_api.missing_attribute_message(name, self.shape))
 
     @property
     def real(self):
-        return numpy_api().view_of(self)
+        return _numpy_api.view_of(self)
 
     @property
     def imag(self):
@@ -379,10 +381,10 @@ cdef class Active:
 
     # ---- copies: independent arrays, as np.copy gives ------------------
     def __copy__(self):
-        return numpy_api().copy(self)
+        return _numpy_api.copy(self)
 
     def __deepcopy__(self, memo):
-        return numpy_api().copy(self)
+        return _numpy_api.copy(self)
 
     def __reduce__(self):
         raise TypeError("adsim: an active array exists only inside its recording and cannot be "
@@ -395,13 +397,13 @@ cdef class Active:
         entry = library_entry()
         method = method_call_name() if entry is None else None
         if method is not None and hasattr(np.ndarray, method) and \
-                numpy_api().has_rule_named(f"numpy.{method}"):
+                _numpy_api.has_rule_named(f"numpy.{method}"):
             raise ActiveValueLeak(
                 f"adsim: `.{method}(...)`, a method of a plain NumPy array, turned its active "
                 f"argument (shape {self.shape}) into a plain array, which would drop its "
                 f"derivative. Call NumPy's function instead, which adsim records: "
                 f"np.{method}(a, x)" + (", or a @ x" if method == "dot" else ""))
-        if entry is not None and numpy_api().has_rule_named(entry):
+        if entry is not None and _numpy_api.has_rule_named(entry):
             raise UnsupportedOperation(
                 f"adsim: `{entry}` received active values inside a Python list or tuple; "
                 f"NumPy turns such a sequence into a plain array before adsim sees it, which "
@@ -425,42 +427,42 @@ cdef class Active:
             f"np.concatenate/np.pad." + source_hint())
 
     # Values without derivatives (adsim.value results) convert to plain
-    # numbers and arrays under a guard (numpy_api().frozen); integer
+    # numbers and arrays under a guard (_numpy_api.frozen); integer
     # conversions are piecewise constant, so any array converts under a guard
     # on its interval; truth values are recorded comparisons.
     def __float__(self):
-        return float(self._scalar(numpy_api().frozen(self, "float()")))
+        return float(self._scalar(_numpy_api.frozen(self, "float()")))
 
     def __complex__(self):
-        return complex(self._scalar(numpy_api().frozen(self, "complex()")))
+        return complex(self._scalar(_numpy_api.frozen(self, "complex()")))
 
     def __int__(self):
-        return int(self._scalar(numpy_api().rounded(self, "trunc")))
+        return int(self._scalar(_numpy_api.rounded(self, "trunc")))
 
     def __index__(self):
-        return numpy_api().exact_index(self)
+        return _numpy_api.exact_index(self)
 
     def __bool__(self):
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")
-        return bool(numpy_api().compare(CMP_NE, self, 0.0))
+        return bool(_numpy_api.compare(CMP_NE, self, 0.0))
 
     def __format__(self, spec):
         if not spec:
             return str(self)
-        return format(numpy_api().frozen(self, f"formatting with {spec!r}")[()], spec)
+        return format(_numpy_api.frozen(self, f"formatting with {spec!r}")[()], spec)
 
     def __array__(self, dtype=None, copy=None):
-        cdef object v = numpy_api().frozen(
+        cdef object v = _numpy_api.frozen(
             self, "conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
         return v if dtype is None else v.astype(dtype)
 
     def item(self, *args):
-        return np.asarray(numpy_api().frozen(self, ".item()")).item(*args)
+        return np.asarray(_numpy_api.frozen(self, ".item()")).item(*args)
 
     def tolist(self):
-        return numpy_api().frozen(self, ".tolist()").tolist()
+        return _numpy_api.frozen(self, ".tolist()").tolist()
 
     def _scalar(self, v):
         if self.size != 1:
@@ -500,83 +502,83 @@ cdef class Active:
         return arith(POW, other, self)
 
     def __matmul__(self, other):
-        return numpy_api().matmul(self, other)
+        return _numpy_api.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return numpy_api().matmul(other, self)
+        return _numpy_api.matmul(other, self)
 
     def __neg__(self):
         return rec_unary(self, NEG, 0.0)
 
     def __pos__(self):
-        return numpy_api().copy(self)
+        return _numpy_api.copy(self)
 
     # in-place operators write into this array's storage (and so into its
     # base and every other view of it), as NumPy's do
     def __iadd__(self, other):
-        return numpy_api().assign_inplace(self, arith(ADD, self, other), "+=")
+        return _numpy_api.assign_inplace(self, arith(ADD, self, other), "+=")
 
     def __isub__(self, other):
-        return numpy_api().assign_inplace(self, arith(SUB, self, other), "-=")
+        return _numpy_api.assign_inplace(self, arith(SUB, self, other), "-=")
 
     def __imul__(self, other):
-        return numpy_api().assign_inplace(self, arith(MUL, self, other), "*=")
+        return _numpy_api.assign_inplace(self, arith(MUL, self, other), "*=")
 
     def __itruediv__(self, other):
-        return numpy_api().assign_inplace(self, arith(DIV, self, other), "/=")
+        return _numpy_api.assign_inplace(self, arith(DIV, self, other), "/=")
 
     def __ipow__(self, other):
-        return numpy_api().assign_inplace(self, arith(POW, self, other), "**=")
+        return _numpy_api.assign_inplace(self, arith(POW, self, other), "**=")
 
     def __imod__(self, other):
-        return numpy_api().assign_inplace(self, numpy_api().remainder(self, other), "%=")
+        return _numpy_api.assign_inplace(self, _numpy_api.remainder(self, other), "%=")
 
     def __ifloordiv__(self, other):
-        quotient = numpy_api().floor_divide(self, other)
-        return numpy_api().assign_inplace(self, numpy_api().as_active(self.tape, quotient), "//=")
+        quotient = _numpy_api.floor_divide(self, other)
+        return _numpy_api.assign_inplace(self, _numpy_api.as_active(self.tape, quotient), "//=")
 
     def __imatmul__(self, other):
-        return numpy_api().assign_inplace(self, numpy_api().matmul(self, other), "@=")
+        return _numpy_api.assign_inplace(self, _numpy_api.matmul(self, other), "@=")
 
     def __abs__(self):
-        return numpy_api().absolute(self)
+        return _numpy_api.absolute(self)
 
     def __floordiv__(self, other):
-        return numpy_api().floor_divide(self, other)
+        return _numpy_api.floor_divide(self, other)
 
     def __rfloordiv__(self, other):
-        return numpy_api().floor_divide(other, self)
+        return _numpy_api.floor_divide(other, self)
 
     def __mod__(self, other):
-        return numpy_api().remainder(self, other)
+        return _numpy_api.remainder(self, other)
 
     def __rmod__(self, other):
-        return numpy_api().remainder(other, self)
+        return _numpy_api.remainder(other, self)
 
     def __divmod__(self, other):
-        return numpy_api().floor_divide(self, other), numpy_api().remainder(self, other)
+        return _numpy_api.floor_divide(self, other), _numpy_api.remainder(self, other)
 
     def __rdivmod__(self, other):
-        return numpy_api().floor_divide(other, self), numpy_api().remainder(other, self)
+        return _numpy_api.floor_divide(other, self), _numpy_api.remainder(other, self)
 
     # ---- comparisons: recorded branch outcomes, returned as plain bools --
     def __lt__(self, other):
-        return numpy_api().recorded_compare(CMP_LT, self, other)
+        return _numpy_api.recorded_compare(CMP_LT, self, other)
 
     def __le__(self, other):
-        return numpy_api().recorded_compare(CMP_LE, self, other)
+        return _numpy_api.recorded_compare(CMP_LE, self, other)
 
     def __gt__(self, other):
-        return numpy_api().recorded_compare(CMP_GT, self, other)
+        return _numpy_api.recorded_compare(CMP_GT, self, other)
 
     def __ge__(self, other):
-        return numpy_api().recorded_compare(CMP_GE, self, other)
+        return _numpy_api.recorded_compare(CMP_GE, self, other)
 
     def __eq__(self, other):
-        return numpy_api().recorded_compare(CMP_EQ, self, other)
+        return _numpy_api.recorded_compare(CMP_EQ, self, other)
 
     def __ne__(self, other):
-        return numpy_api().recorded_compare(CMP_NE, self, other)
+        return _numpy_api.recorded_compare(CMP_NE, self, other)
 
     __hash__ = None
 
@@ -590,7 +592,7 @@ cdef class Active:
             if not 0 <= k < self.size:
                 raise IndexError(f"index {key} is out of bounds for axis 0 with size {self.size}")
             return self._gather_one(<int32_t>k)
-        return numpy_api().getitem(self, key)
+        return _numpy_api.getitem(self, key)
 
     cdef Active _gather_one(self, int32_t k):
         """self[k] of a 1-d array: one GATHER with one stored index. The
@@ -629,7 +631,7 @@ cdef class Active:
         return e
 
     def __setitem__(self, key, value):
-        numpy_api().setitem(self, key, value)
+        _numpy_api.setitem(self, key, value)
 
     def __delitem__(self, key):
         raise ValueError("cannot delete array elements")
@@ -643,86 +645,86 @@ cdef class Active:
             code = UNARY_UFUNCS.get(ufunc, 0)
             if code:
                 return rec_unary(<Active>inputs[0], code, 0.0)
-        return numpy_api().ufunc(ufunc, method, inputs, kwargs)
+        return _numpy_api.ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if not callable(func) or not isinstance(args, tuple) or not isinstance(kwargs, dict):
             return NotImplemented
-        return numpy_api().array_function(func, types, args, kwargs)
+        return _numpy_api.array_function(func, types, args, kwargs)
 
     # ---- methods (NumPy's ndarray names) ---------------------------------
     def sum(self, axis=None, keepdims=False, **kw):
-        return numpy_api().sum(self, axis=axis, keepdims=keepdims, **kw)
+        return _numpy_api.sum(self, axis=axis, keepdims=keepdims, **kw)
 
     def mean(self, axis=None, keepdims=False, **kw):
-        return numpy_api().mean(self, axis=axis, keepdims=keepdims, **kw)
+        return _numpy_api.mean(self, axis=axis, keepdims=keepdims, **kw)
 
     def prod(self, axis=None, keepdims=False, **kw):
-        return numpy_api().prod(self, axis=axis, keepdims=keepdims, **kw)
+        return _numpy_api.prod(self, axis=axis, keepdims=keepdims, **kw)
 
     def max(self, axis=None, keepdims=False, **kw):
-        return numpy_api().amax(self, axis=axis, keepdims=keepdims, **kw)
+        return _numpy_api.amax(self, axis=axis, keepdims=keepdims, **kw)
 
     def min(self, axis=None, keepdims=False, **kw):
-        return numpy_api().amin(self, axis=axis, keepdims=keepdims, **kw)
+        return _numpy_api.amin(self, axis=axis, keepdims=keepdims, **kw)
 
     def argmax(self, axis=None):
-        return numpy_api().argmax(self, axis=axis)
+        return _numpy_api.argmax(self, axis=axis)
 
     def argmin(self, axis=None):
-        return numpy_api().argmin(self, axis=axis)
+        return _numpy_api.argmin(self, axis=axis)
 
     def cumsum(self, axis=None):
-        return numpy_api().cumsum(self, axis=axis)
+        return _numpy_api.cumsum(self, axis=axis)
 
     def dot(self, other):
-        return numpy_api().dot(self, other)
+        return _numpy_api.dot(self, other)
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or np.ndim(shape[0]) == 1):
             shape = tuple(shape[0])
-        return numpy_api().reshape(self, shape, order=order, copy=copy)
+        return _numpy_api.reshape(self, shape, order=order, copy=copy)
 
     def ravel(self, order="C"):
-        return numpy_api().ravel(self, order=order)
+        return _numpy_api.ravel(self, order=order)
 
     def flatten(self, order="C"):
-        return numpy_api().copy(numpy_api().ravel(self, order=order))
+        return _numpy_api.copy(_numpy_api.ravel(self, order=order))
 
     def view(self, dtype=None):
         if dtype is not None and np.dtype(dtype) != np.float64:
             raise UnsupportedOperation(f"adsim: an active array cannot be viewed as {dtype}")
-        return numpy_api().view_of(self)
+        return _numpy_api.view_of(self)
 
     def swapaxes(self, axis1, axis2):
-        return numpy_api().array_function(np.swapaxes, (), (self, axis1, axis2), {})
+        return _numpy_api.array_function(np.swapaxes, (), (self, axis1, axis2), {})
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
-        return numpy_api().array_function(np.diagonal, (), (self, offset, axis1, axis2), {})
+        return _numpy_api.array_function(np.diagonal, (), (self, offset, axis1, axis2), {})
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return numpy_api().transpose(self, axes or None)
+        return _numpy_api.transpose(self, axes or None)
 
     def squeeze(self, axis=None):
-        return numpy_api().squeeze(self, axis=axis)
+        return _numpy_api.squeeze(self, axis=axis)
 
     def copy(self, order="C"):
-        return numpy_api().copy(self, order=order)
+        return _numpy_api.copy(self, order=order)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         dtype = np.dtype(dtype)
         if dtype.kind in "iu":
-            return numpy_api().as_integers(self, dtype)
+            return _numpy_api.as_integers(self, dtype)
         if dtype.kind == "b":
-            return numpy_api().compare(CMP_NE, self, 0.0)
+            return _numpy_api.compare(CMP_NE, self, 0.0)
         if dtype != np.float64:
             raise UnsupportedOperation(
                 f"adsim: an active array can only be float64, not {dtype} (integer and boolean "
                 f"conversions give guarded plain arrays); keep float64, or convert the plain "
                 f"value adsim.value(x) outside the differentiated computation")
-        return numpy_api().astype_float(self, order=order, copy=copy)
+        return _numpy_api.astype_float(self, order=order, copy=copy)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         return np.var(self, axis=axis, out=out, ddof=ddof, keepdims=keepdims, **kw)
@@ -741,24 +743,24 @@ cdef class Active:
 
     def sort(self, axis=-1, kind=None, order=None):
         """In place, as ndarray.sort."""
-        numpy_api().assign_inplace(self, np.sort(self, axis=axis, kind=kind, order=order), "sort")
+        _numpy_api.assign_inplace(self, np.sort(self, axis=axis, kind=kind, order=order), "sort")
 
     def fill(self, value):
         """In place, as ndarray.fill."""
         self[...] = value
 
     def any(self, axis=None, keepdims=False):
-        return np.any(numpy_api().compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+        return np.any(_numpy_api.compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
 
     def all(self, axis=None, keepdims=False):
-        return np.all(numpy_api().compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+        return np.all(_numpy_api.compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
 
     def nonzero(self):
         return np.nonzero(self)
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         """In place, as ndarray.partition."""
-        numpy_api().assign_inplace(
+        _numpy_api.assign_inplace(
             self, np.partition(self, kth, axis=axis, kind=kind, order=order), "partition")
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
@@ -779,23 +781,23 @@ cdef class Active:
     # Python's rounding builtins: guarded integers, as int() gives
     def __round__(self, ndigits=None):
         if ndigits is None:
-            return int(self._scalar(numpy_api().rounded(self, "rint")))
-        return numpy_api().around(self, ndigits)
+            return int(self._scalar(_numpy_api.rounded(self, "rint")))
+        return _numpy_api.around(self, ndigits)
 
     def __trunc__(self):
-        return int(self._scalar(numpy_api().rounded(self, "trunc")))
+        return int(self._scalar(_numpy_api.rounded(self, "trunc")))
 
     def __floor__(self):
-        return int(self._scalar(numpy_api().rounded(self, "floor")))
+        return int(self._scalar(_numpy_api.rounded(self, "floor")))
 
     def __ceil__(self):
-        return int(self._scalar(numpy_api().rounded(self, "ceil")))
+        return int(self._scalar(_numpy_api.rounded(self, "ceil")))
 
     def conj(self):
-        return numpy_api().copy(self)
+        return _numpy_api.copy(self)
 
     def conjugate(self):
-        return numpy_api().copy(self)
+        return _numpy_api.copy(self)
 
     @property
     def itemsize(self):
@@ -806,17 +808,15 @@ cdef class Active:
         return 8 * self.size
 
     def round(self, decimals=0):
-        return numpy_api().around(self, decimals)
+        return _numpy_api.around(self, decimals)
 
     def clip(self, min=None, max=None, out=None, **kwargs):
-        return numpy_api().clip(self, min, max, out=out, **kwargs)
+        return _numpy_api.clip(self, min, max, out=out, **kwargs)
 
 
-UNARY_UFUNCS = {}
 
-
-def _install_unary_ufuncs(table):
-    """Called once by adsim/_numpy_api.py with {ufunc: opcode} for unary
-    ufuncs that need no branch record."""
-    UNARY_UFUNCS.clear()
-    UNARY_UFUNCS.update(table)
+# The front end is one layer in two languages: the compiled Active here, and
+# the Python rules of adsim/_numpy_api.py and adsim/_np, which record what
+# Active does not and import Active, so they are imported last, once the
+# types and functions above exist.
+from . import _numpy_api

@@ -1,0 +1,225 @@
+# The checks of recorded operands, one per op family: Tape.check_op refuses
+# any op whose operands would make its kernel read or write outside the
+# tape's buffers. They read the Tape being recorded, so they are compiled
+# with it (adsim/_tape.pyx); the kernels they guard, and the operand layouts
+# they check, are in the family files named below.
+
+
+# ---- unary (_ops/unary.pxi)
+
+cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, x, c_index], x of r's size,
+    c_index a position in the constants (ops with a parameter) or -1."""
+    if nops != 3:
+        return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    if t.size_of(o[1]) != t.slot_size[o[0]]:
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of "
+                               f"{t.slot_size[o[0]]}")
+    if o[2] != -1 and not 0 <= o[2] < t.n_consts:
+        return malformed(code, f"parameter index {o[2]} outside the {t.n_consts} constants")
+    return 0
+
+
+# ---- binary (_ops/binary.pxi)
+
+cdef int binary_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, a, b], a and b of r's size or of size 1."""
+    cdef int64_t n
+    cdef int i
+    if nops != 3:
+        return malformed(code, f"{nops} operands; it takes [result, a, b]")
+    need_slot(t, o[0])
+    n = t.slot_size[o[0]]
+    for i in range(1, 3):
+        need_ref(t, o[i])
+        if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
+            return malformed(code, f"an argument of {t.size_of(o[i])} elements and a result of {n}")
+    return 0
+
+
+# ---- branch (_ops/branch.pxi)
+
+cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give (see the layouts in _ops/branch.pxi); an ARGEXT's
+    records must be fresh indices, not ones a gather or scatter reads."""
+    cdef int64_t n, size
+    cdef int i
+    if o[0] != -1:
+        return malformed(code, f"result {o[0]}; branch records have none (-1)")
+    if code == COMPARE:
+        if nops != 6:
+            return malformed(code, f"{nops} operands; it takes [-1, a, b, kind, offset, n]")
+        n = o[5]
+        for i in range(1, 3):
+            need_ref(t, o[i])
+            if t.size_of(o[i]) != n and t.size_of(o[i]) != 1:
+                return malformed(code, f"an argument of {t.size_of(o[i])} elements for {n} outcomes")
+        if not CMP_LT <= o[3] <= CMP_NE:
+            return malformed(code, f"comparison kind {o[3]}")
+        return t.check_range(o[4], n, t.n_branches, "branch")
+    if nops != 7:
+        return malformed(code, f"{nops} operands; it takes [-1, a, outer, m, inner, offset, min]")
+    need_ref(t, o[1])
+    size = product3(o[2], o[3], o[4])
+    if size != t.size_of(o[1]):
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                               f"{o[2]} x {o[3]} x {o[4]}")
+    if o[3] == 0 and <int64_t>o[2] * o[4] != 0:
+        return malformed(code, "an empty axis")
+    if size > 2147483648:
+        raise TapeOverflow(f"adsim: argmax/argmin over an array of {size} elements: its indices "
+                           f"do not fit the tape's 32-bit index stream; split the array")
+    if o[5] < t.ints_frozen:
+        return malformed(code, f"index offset {o[5]}, which holds indices of a gather or scatter")
+    return t.check_range(o[5], <int64_t>o[2] * o[4], t.n_ints, "index")
+
+
+# ---- structural (_ops/structural.pxi)
+
+cdef int strided_check(Tape t, int code, int64_t start, int64_t step, int64_t inner,
+                       int64_t outer_step, int64_t rows, int64_t bound) except -1:
+    """The positions start + u outer_step + i step (u < rows, i < inner) lie
+    in [0, bound): the extremes are at the corners."""
+    cdef int64_t lo = start, hi = start, du, di
+    if rows <= 0 or inner <= 0:
+        return 0
+    if rows > 2147483647 or inner > 2147483647:
+        raise TapeOverflow(f"adsim: a slice of {rows} x {inner} elements does not fit the tape's "
+                           f"32-bit operands; split arrays of 2**31 or more elements")
+    du = (rows - 1) * outer_step
+    di = (inner - 1) * step
+    lo += min(du, <int64_t>0) + min(di, <int64_t>0)
+    hi += max(du, <int64_t>0) + max(di, <int64_t>0)
+    if lo < 0 or hi >= bound:
+        return malformed(code, f"strided positions {lo}..{hi} outside an array of {bound} elements")
+    if hi > 2147483647:
+        raise TapeOverflow(f"adsim: element position {hi} does not fit the tape's 32-bit "
+                           f"operands; split arrays of 2**31 or more elements")
+    return 0
+
+
+cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give (the layouts in _ops/structural.pxi): sizes that agree,
+    indices inside the arrays they index, masks inside the branch stream."""
+    cdef int64_t n, size, inner
+    cdef int i
+    cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
+        7 if code == GATHER else 8 if code == SCATTER else \
+        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else \
+        8 if code == SCATTER_AT else 4 if code == SELECT else 5
+    if nops != want:
+        return malformed(code, f"{nops} operands instead of {want}")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    n = t.slot_size[o[0]]
+    if code == SELECT:
+        for i in range(1, 4):
+            need_ref(t, o[i])
+            if (t.size_of(o[i]) != n and t.size_of(o[i]) != 1) or o[0] == o[i]:
+                return malformed(code, f"an operand of {t.size_of(o[i])} elements for a result "
+                                       f"of {n} in slot {o[0]}")
+        return 0
+    if code == SCATTER_AT:
+        need_ref(t, o[2])
+        need_ref(t, o[3])
+        size = product3(o[4], o[5], o[6])
+        if size < 0 or n != size or t.size_of(o[1]) != size or \
+                t.size_of(o[2]) != <int64_t>o[4] * o[6] * t.size_of(o[3]) or \
+                o[0] == o[1] or o[0] == o[2] or o[0] == o[3] or not 0 <= o[7] <= 1:
+            return malformed(code, f"a base of {t.size_of(o[1])} elements viewed as {o[4]} x "
+                                   f"{o[5]} x {o[6]}, {t.size_of(o[2])} values for "
+                                   f"{t.size_of(o[3])} indices and a result of {n} in slot {o[0]}")
+        return 0
+    if code == SEARCH:
+        need_ref(t, o[2])
+        if n != t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
+            return malformed(code, f"{t.size_of(o[2])} values and a result of {n} in slot {o[0]}")
+        return 0
+    if code == ARGEXT_AT:
+        size = product3(o[2], o[3], o[4])
+        if size < 0 or t.size_of(o[1]) != size or n != <int64_t>o[2] * o[4] or \
+                (o[3] == 0 and n != 0) or o[0] == o[1]:
+            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                                   f"{o[2]} x {o[3]} x {o[4]} and a result of {n}")
+        return 0
+    if code == GATHER_AT:
+        need_ref(t, o[2])
+        size = product3(o[3], o[4], o[5])
+        if size < 0 or t.size_of(o[1]) != size or \
+                n != <int64_t>o[3] * o[5] * t.size_of(o[2]) or o[0] == o[1] or o[0] == o[2]:
+            return malformed(code, f"an argument of {t.size_of(o[1])} elements viewed as "
+                                   f"{o[3]} x {o[4]} x {o[5]}, {t.size_of(o[2])} indices and a "
+                                   f"result of {n} in slot {o[0]}")
+        return 0
+    if code == COPY and t.size_of(o[1]) != n or \
+            code == FILL and t.size_of(o[1]) != n and t.size_of(o[1]) != 1:
+        return malformed(code, f"an argument of {t.size_of(o[1])} elements and a result of {n}")
+    if code == BROADCAST or code == SUM or code == CUMSUM:
+        size = product3(o[2], o[3], o[4])
+        if size < 0 or t.size_of(o[1]) != (<int64_t>o[2] * o[4] if code == BROADCAST else size) \
+                or n != (<int64_t>o[2] * o[4] if code == SUM else size):
+            return malformed(code, f"an argument of {t.size_of(o[1])} and a result of {n} "
+                                   f"elements for the view {o[2]} x {o[3]} x {o[4]}")
+    elif code == WHERE:
+        need_ref(t, o[2])
+        if not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == n) or \
+                not (t.size_of(o[2]) == 1 or t.size_of(o[2]) == n):
+            return malformed(code, f"arguments of {t.size_of(o[1])} and {t.size_of(o[2])} "
+                                   f"elements and a result of {n}")
+        t.check_range(o[3], n, t.n_branches, "branch")
+    elif code == GATHER:
+        if o[4] != 0:
+            inner = o[5] if o[5] > 0 else n
+            strided_check(t, code, o[3], o[4], inner, o[6], n // inner if inner else 0,
+                          t.size_of(o[1]))
+        else:
+            t.check_indices(o[2], n, t.size_of(o[1]))
+            t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + n)
+    elif code == SCATTER:
+        if o[3] < 0 or not (t.size_of(o[1]) == 1 or t.size_of(o[1]) == o[3]):
+            return malformed(code, f"{t.size_of(o[1])} values for {o[3]} positions")
+        t.check_indices(o[2], o[3], n)        # the value stack saves them by index
+        if o[5] != 0:
+            strided_check(t, code, o[4], o[5], o[6], o[7], o[3] // o[6] if o[6] > 0 else 0, n)
+        t.ints_frozen = max(t.ints_frozen, <int64_t>o[2] + o[3])
+    return 0
+
+
+# ---- linalg (_ops/linalg.pxi)
+
+cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, a, b, m, k, n] with a of m k, b of
+    k n and r of m n elements, r distinct from a and b (BLAS writes r while
+    reading them)."""
+    if nops != 6:
+        return malformed(code, f"{nops} operands; it takes [result, a, b, m, k, n]")
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    need_ref(t, o[2])
+    if o[3] < 0 or o[4] < 0 or o[5] < 0:
+        return malformed(code, f"dimensions {o[3]} x {o[4]} x {o[5]}")
+    if t.size_of(o[1]) != <int64_t>o[3] * o[4] or t.size_of(o[2]) != <int64_t>o[4] * o[5] \
+            or t.slot_size[o[0]] != <int64_t>o[3] * o[5]:
+        return malformed(code, f"operands of {t.size_of(o[1])}, {t.size_of(o[2])} and "
+                               f"{t.slot_size[o[0]]} elements for {o[3]} x {o[4]} x {o[5]}")
+    if o[0] == o[1] or o[0] == o[2]:
+        return malformed(code, "a result that is also an argument")
+    return 0
+
+
+# ---- callback (_ops/callback.pxi)
+
+cdef int callback_check(Tape t, int code, const int32_t* o, int nops) except -1:
+    """Operands a recording may give: [r, cb, nargs, a_1 .. a_nargs], cb a
+    registered callback."""
+    cdef int i
+    if nops < 3 or o[2] != nops - 3:
+        return malformed(code, f"{nops} operands; it takes [result, callback, nargs, args...]")
+    need_slot(t, o[0])
+    if not 0 <= o[1] < len(t._callbacks):
+        return malformed(code, f"callback {o[1]}; the tape has {len(t._callbacks)}")
+    for i in range(o[2]):
+        need_ref(t, o[3 + i])
+    return 0
