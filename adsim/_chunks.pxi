@@ -50,30 +50,22 @@ cdef int64_t chunkable_size(Sweep* s, int64_t k) noexcept nogil:
     cdef int code = s.code[k]
     cdef const int32_t* o = s.opnd + s.start[k]
     cdef int64_t n
-    if s.flags[k] & FLAG_INPLACE or o[0] < 0:
+    cdef int i
+    if not CHUNKABLE[code] or s.flags[k] & FLAG_INPLACE or o[0] < 0:
         return -1
     n = s.slot_size[o[0]]
-    if code < UNARY_END:
-        return n if ref_size(s, o[1]) == n else -1
-    if code < BINARY_END:
-        if (ref_size(s, o[1]) != n and ref_size(s, o[1]) != 1) or \
-                (ref_size(s, o[2]) != n and ref_size(s, o[2]) != 1):
+    if code == GATHER:
+        return n if o[1] >= 0 and (strided_gather(o, n) or slice_rows(s, o, n) > 0) else -1
+    for i in range(1, 1 + ELEMENTWISE_OPERANDS[code]):     # of the result's size, or 1
+        if ref_size(s, o[i]) != n and ref_size(s, o[i]) != 1:
             return -1
-        return n
-    if code == COPY:
-        return n if ref_size(s, o[1]) == n else -1
-    if code == GATHER and o[1] >= 0 and (strided_gather(o, n) or slice_rows(s, o, n) > 0):
-        return n
-    return -1
+    return n
 
 
-cdef int elementwise_operands(int code) noexcept nogil:
-    """Operands after the result that are read element by element."""
-    if code < UNARY_END or code == COPY:
-        return 1
-    if code < BINARY_END:
-        return 2
-    return 0                # GATHER reads its source by index
+cdef inline int elementwise_operands(int code) noexcept nogil:
+    """Operands after the result that are read element by element (GATHER
+    reads its source by index)."""
+    return ELEMENTWISE_OPERANDS[code]
 
 
 cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots):

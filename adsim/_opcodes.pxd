@@ -156,9 +156,17 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
 # filled when adsim._opcodes is imported; bits of VALUE_USES: reads_args and
 # reads_result say which (USES_ARGS and USES_RESULT stay in the generated file)
 
-cdef uint8_t VALUE_USES[<int>CALLBACK_END]
-cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]
-cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]
+# BEGIN per-op facts generated from adsim/ops.py (python -m adsim.ops)
+cdef uint8_t VALUE_USES[<int>CALLBACK_END]    # the reverse rules read the arguments (USES_ARGS), the result (USES_RESULT)
+cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]    # unary: the derivative does not depend on x
+cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]    # the result has derivative zero (no reverse rule runs)
+cdef uint8_t OPERAND_COUNT[<int>CALLBACK_END]    # operands with the result (a variadic op: before the variadic ones)
+cdef uint8_t VALUE_OPERANDS[<int>CALLBACK_END]    # bit i: operand i is a value slot (bit 0: the variadic operands)
+cdef uint8_t READ_OPERANDS[<int>CALLBACK_END]    # bit i: the reverse rules read operand i's values (bit 0: the variadic ones)
+cdef uint8_t INDEX_OPERAND[<int>CALLBACK_END]    # the position of the operand of index data read at replay, or 0
+cdef uint8_t CHUNKABLE[<int>CALLBACK_END]    # may run chunk by chunk inside a run of elementwise ops
+cdef uint8_t ELEMENTWISE_OPERANDS[<int>CALLBACK_END]    # operands after the result a chunked run reads element by element
+# END per-op facts
 
 cdef bint reads_args(int code) noexcept nogil      # the reverse rules of code read its arguments
 cdef bint reads_result(int code) noexcept nogil    # ... and its result

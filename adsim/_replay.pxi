@@ -321,7 +321,7 @@ cdef int replay_forward(Tape t, Replay r, int64_t n_ops, bint keep, bint tangent
 cdef int raise_branch(Tape t, Sweep* s) except -1:
     k = s.err_op
     name = OPCODE_NAMES.get(t.code[k], "?")
-    if t.code[k] == GATHER_AT or t.code[k] == SCATTER_AT:
+    if INDEX_OPERAND[t.code[k]]:             # an index read at replay, out of bounds
         raise IndexOutOfBounds(
             f"adsim: at op {k} ({name}) an index computed by the replay is outside the "
             f"axis it indexes (NumPy would raise IndexError here). Record the tape again at "

@@ -357,6 +357,11 @@ cdef class Tape:
         says what its ops take)."""
         if nops < 1:
             return malformed(code, "no operands")
+        if 0 < code < CALLBACK_END and OPERAND_COUNT[code]:     # the row's layout
+            if nops < OPERAND_COUNT[code] if VALUE_OPERANDS[code] & 1 else \
+                    nops != OPERAND_COUNT[code]:
+                return malformed(code, f"{nops} operands; its layout (adsim/ops.py) has "
+                                       f"{OPERAND_COUNT[code]}")
         if 1 <= code < UNARY_END:
             return unary_check(self, code, o, nops)
         if ADD <= code < BINARY_END:
@@ -374,21 +379,16 @@ cdef class Tape:
     cdef uint8_t operands_varied(self, int code, const int32_t* ops):
         """SLOT_VARIED when an op's result depends differentiably on the
         inputs: some argument does, and the op passes derivatives on."""
-        cdef int i, n_args = 2
+        cdef int i
+        cdef uint8_t values = VALUE_OPERANDS[code]      # positions of value operands (row)
         if NO_DERIVATIVE[code]:
             return 0
-        if code == CALLBACK:
-            for i in range(ops[2]):
-                if ops[3 + i] >= 0 and self.slot_state[ops[3 + i]] & SLOT_VARIED:
+        if values & 1:                                  # the variadic ones
+            for i in range(OPERAND_COUNT[code], OPERAND_COUNT[code] + ops[OPERAND_COUNT[code] - 1]):
+                if ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
                     return SLOT_VARIED
-            return 0
-        if code == SELECT:
-            n_args = 3
-        elif code < UNARY_END or (code >= COPY and code < STRUCTURAL_END and code != WHERE
-                                  and code != SCATTER_AT):
-            n_args = 1
-        for i in range(1, 1 + n_args):
-            if ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
+        for i in range(1, OPERAND_COUNT[code]):
+            if values & (1 << i) and ops[i] >= 0 and self.slot_state[ops[i]] & SLOT_VARIED:
                 return SLOT_VARIED
         return 0
 
@@ -399,25 +399,19 @@ cdef class Tape:
         return bool(self.slot_state[slot] & SLOT_VARIED)
 
     cdef void mark_value_reads(self, int code, const int32_t* ops):
-        """Flag the slots whose current values the reverse sweeps of this op read."""
+        """Flag the slots whose current values the reverse sweeps of this op
+        read (READ_OPERANDS, from the row's ``reads``)."""
         cdef int i
-        if not reads_args(code) or not self.operands_varied(code, ops):
+        cdef uint8_t reads = READ_OPERANDS[code]
+        if not reads or not self.operands_varied(code, ops):
             return                  # (a result without derivative: no reverse rule runs)
-        if code == CALLBACK:
-            for i in range(ops[2]):
-                if ops[3 + i] >= 0:
-                    self.slot_state[ops[3 + i]] |= SLOT_NEEDED
-            return
-        if code == GATHER_AT or code == SCATTER_AT or code == SELECT:   # indices, masks
-            i = 2 if code == GATHER_AT else 3 if code == SCATTER_AT else 1
-            if ops[i] >= 0:
+        if reads & 1:               # the variadic operands
+            for i in range(OPERAND_COUNT[code], OPERAND_COUNT[code] + ops[OPERAND_COUNT[code] - 1]):
+                if ops[i] >= 0:
+                    self.slot_state[ops[i]] |= SLOT_NEEDED
+        for i in range(1, OPERAND_COUNT[code]):
+            if reads & (1 << i) and ops[i] >= 0:
                 self.slot_state[ops[i]] |= SLOT_NEEDED
-            return
-        if ops[1] >= 0:
-            self.slot_state[ops[1]] |= SLOT_NEEDED
-        if (code >= ADD and code < BINARY_END) or code == MATMUL:
-            if ops[2] >= 0:
-                self.slot_state[ops[2]] |= SLOT_NEEDED
 
     cdef void program_sweep(self, Sweep* s):
         """A sweep over the program, with the recording arena and no buffers."""

@@ -386,29 +386,69 @@ def opcode_enum():
     return "".join(lines + [_ENUM_END])
 
 
+def _bits(positions):
+    out = 0
+    for i in positions:
+        out |= 1 << i
+    return out
+
+
+def _operand_bits(spec, keep):
+    """Bit i: operand i (the result is 0) is kept; bit 0: the variadic ones."""
+    bits = []
+    for i, operand in enumerate(spec.operands):
+        if keep(operand):
+            bits.append(0 if operand.variadic else i + 1)
+    return _bits(bits)
+
+
+# the compiled per-op facts: (name, what it says, value of a row; 0 is the default)
+FACTS = [
+    ("VALUE_USES", "the reverse rules read the arguments (USES_ARGS), the result (USES_RESULT)",
+     lambda spec: (1 if set(spec.reads) - {"result"} else 0) | (2 if "result" in spec.reads
+                                                                   else 0)),
+    ("CONSTANT_SLOPE", "unary: the derivative does not depend on x",
+     lambda spec: int(spec.constant_slope)),
+    ("NO_DERIVATIVE", "the result has derivative zero (no reverse rule runs)",
+     lambda spec: int(spec.family != "branch" and spec.hessian == ZERO)),
+    ("OPERAND_COUNT", "operands with the result (a variadic op: before the variadic ones)",
+     lambda spec: spec.n_operands),
+    ("VALUE_OPERANDS", "bit i: operand i is a value slot (bit 0: the variadic operands)",
+     lambda spec: _operand_bits(spec, lambda o: o.role == VALUE)),
+    ("READ_OPERANDS", "bit i: the reverse rules read operand i's values (bit 0: the variadic ones)",
+     lambda spec: _operand_bits(spec, lambda o: o.name in spec.reads)),
+    ("INDEX_OPERAND", "the position of the operand of index data read at replay, or 0",
+     lambda spec: next((i + 1 for i, o in enumerate(spec.operands) if o.role == INDEX), 0)),
+    ("CHUNKABLE", "may run chunk by chunk inside a run of elementwise ops",
+     lambda spec: int(spec.chunkable)),
+    ("ELEMENTWISE_OPERANDS", "operands after the result a chunked run reads element by element",
+     lambda spec: sum(o.role == VALUE for o in spec.operands)
+     if spec.index_map == "elementwise" else 0),
+]
+
+_FACTS_BEGIN = "# BEGIN per-op facts generated from adsim/ops.py (python -m adsim.ops)\n"
+_FACTS_END = "# END per-op facts\n"
+
+
+def fact_declarations():
+    """The declarations of the fact arrays (in adsim/_opcodes.pxd and facts.pxi)."""
+    return "".join(f"cdef uint8_t {name}[<int>CALLBACK_END]    # {doc}\n"
+                   for name, doc, _ in FACTS)
+
+
 def facts_pxi():
     """adsim/_ops/facts.pxi: per-opcode facts the kernels look up."""
     out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
-           "# Per-opcode facts: the values each op's derivative rules read, the\n",
-           "# unary ops whose slope does not depend on x, the ops whose result\n",
-           "# has derivative zero.\n\n",
+           "# Per-opcode facts of the rows (declared in adsim/_opcodes.pxd as well).\n\n",
            "cdef enum:\n    USES_ARGS = 1\n    USES_RESULT = 2\n\n",
-           "cdef uint8_t VALUE_USES[<int>CALLBACK_END]\n",
-           "cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]\n",
-           "cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]\n\n\n",
-           "cdef void init_op_facts() noexcept:\n",
-           "    memset(VALUE_USES, 0, sizeof(VALUE_USES))\n",
-           "    memset(CONSTANT_SLOPE, 0, sizeof(CONSTANT_SLOPE))\n",
-           "    memset(NO_DERIVATIVE, 0, sizeof(NO_DERIVATIVE))\n"]
+           fact_declarations(), "\n\n",
+           "cdef void init_op_facts() noexcept:\n"]
+    out += [f"    memset({name}, 0, sizeof({name}))\n" for name, _, _ in FACTS]
     for spec in TABLE:
-        uses = " | ".join((["USES_ARGS"] if set(spec.reads) - {"result"} else [])
-                          + (["USES_RESULT"] if "result" in spec.reads else []))
-        if uses:
-            out.append(f"    VALUE_USES[<int>{spec.name}] = {uses}\n")
-        if spec.constant_slope:
-            out.append(f"    CONSTANT_SLOPE[<int>{spec.name}] = 1\n")
-        if spec.family != "branch" and spec.hessian == ZERO:
-            out.append(f"    NO_DERIVATIVE[<int>{spec.name}] = 1\n")
+        for name, _, fact in FACTS:
+            value = fact(spec)
+            if value:
+                out.append(f"    {name}[<int>{spec.name}] = {value}\n")
     return "".join(out + ["\n\ninit_op_facts()\n"])
 
 
@@ -443,7 +483,10 @@ def generated_files():
     text = pxd.read_text()
     head, rest = text.split(_ENUM_BEGIN, 1)
     tail = rest.split(_ENUM_END, 1)[1]
-    return {pxd: head + opcode_enum() + tail, _HERE / "_ops" / "facts.pxi": facts_pxi(),
+    text = head + opcode_enum() + tail
+    head, rest = text.split(_FACTS_BEGIN, 1)
+    tail = rest.split(_FACTS_END, 1)[1]
+    return {pxd: head + _FACTS_BEGIN + fact_declarations() + _FACTS_END + tail, _HERE / "_ops" / "facts.pxi": facts_pxi(),
             _HERE / "_ops" / "unary_rules.pxi": unary_rules_pxi()}
 
 

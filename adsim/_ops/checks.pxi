@@ -1,6 +1,7 @@
 # The checks of recorded operands, one per op family: Tape.check_op refuses
 # any op whose operands would make its kernel read or write outside the
-# tape's buffers. They read the Tape being recorded, so they are compiled
+# tape's buffers. The number of operands is checked before, against the
+# op's row (OPERAND_COUNT, generated from adsim/ops.py). They read the Tape being recorded, so they are compiled
 # with it (adsim/_tape.pyx); the kernels they guard, and the operand layouts
 # they check, are in the family files named below.
 
@@ -10,8 +11,6 @@
 cdef int unary_check(Tape t, int code, const int32_t* o, int nops) except -1:
     """Operands a recording may give: [r, x, c_index], x of r's size,
     c_index a position in the constants (ops with a parameter) or -1."""
-    if nops != 3:
-        return malformed(code, f"{nops} operands; it takes [result, x, parameter index]")
     need_slot(t, o[0])
     need_ref(t, o[1])
     if t.size_of(o[1]) != t.slot_size[o[0]]:
@@ -28,8 +27,6 @@ cdef int binary_check(Tape t, int code, const int32_t* o, int nops) except -1:
     """Operands a recording may give: [r, a, b], a and b of r's size or of size 1."""
     cdef int64_t n
     cdef int i
-    if nops != 3:
-        return malformed(code, f"{nops} operands; it takes [result, a, b]")
     need_slot(t, o[0])
     n = t.slot_size[o[0]]
     for i in range(1, 3):
@@ -49,8 +46,6 @@ cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
     if o[0] != -1:
         return malformed(code, f"result {o[0]}; branch records have none (-1)")
     if code == COMPARE:
-        if nops != 6:
-            return malformed(code, f"{nops} operands; it takes [-1, a, b, kind, offset, n]")
         n = o[5]
         for i in range(1, 3):
             need_ref(t, o[i])
@@ -59,8 +54,6 @@ cdef int branch_check(Tape t, int code, const int32_t* o, int nops) except -1:
         if not CMP_LT <= o[3] <= CMP_NE:
             return malformed(code, f"comparison kind {o[3]}")
         return t.check_range(o[4], n, t.n_branches, "branch")
-    if nops != 7:
-        return malformed(code, f"{nops} operands; it takes [-1, a, outer, m, inner, offset, min]")
     need_ref(t, o[1])
     size = product3(o[2], o[3], o[4])
     if size != t.size_of(o[1]):
@@ -105,12 +98,6 @@ cdef int structural_check(Tape t, int code, const int32_t* o, int nops) except -
     indices inside the arrays they index, masks inside the branch stream."""
     cdef int64_t n, size, inner
     cdef int i
-    cdef int want = 2 if code == COPY or code == FILL else 4 if code == WHERE else \
-        7 if code == GATHER else 8 if code == SCATTER else \
-        6 if code == GATHER_AT or code == ARGEXT_AT else 4 if code == SEARCH else \
-        8 if code == SCATTER_AT else 4 if code == SELECT else 5
-    if nops != want:
-        return malformed(code, f"{nops} operands instead of {want}")
     need_slot(t, o[0])
     need_ref(t, o[1])
     n = t.slot_size[o[0]]
@@ -193,8 +180,6 @@ cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
     """Operands a recording may give: [r, a, b, m, k, n] with a of m k, b of
     k n and r of m n elements, r distinct from a and b (BLAS writes r while
     reading them)."""
-    if nops != 6:
-        return malformed(code, f"{nops} operands; it takes [result, a, b, m, k, n]")
     need_slot(t, o[0])
     need_ref(t, o[1])
     need_ref(t, o[2])
