@@ -38,17 +38,18 @@ def given(value):
     return f"{text} ({type(value).__name__})"
 
 
+def _where(entry):
+    return f"adsim: {entry}: " if entry else "adsim: "
+
+
 def function(f, entry, name="f", usage=""):
     """``f`` if it can be called; else :class:`adsim.errors.NotCallable`
-    naming the entry point (``"adsim.grad"``), the argument ``name``, what
-    was given and ``usage`` (how the entry point is called)."""
+    naming the entry point (``"grad"``), the argument ``name``, what was
+    given and ``usage`` (how the entry point is called)."""
     if callable(f):
         return f
-    hint = " (the value of a function, not the function?)" if isinstance(
-        f, (int, float, complex, np.ndarray, np.generic)) and not isinstance(f, bool) else ""
-    raise NotCallable(f"adsim: {entry}: {name} must be a callable (a function), got "
-                      f"{given(f)}{hint}. Pass the function itself" +
-                      (f": {usage}" if usage else ""))
+    raise NotCallable(f"{_where(entry)}{name} must be a callable (a function), got {given(f)}. "
+                      f"Pass the function itself" + (f": {usage}" if usage else ""))
 
 
 def flag(value, name, entry):
@@ -56,10 +57,10 @@ def flag(value, name, entry):
     raises :class:`adsim.errors.InvalidArgument` naming ``name``."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise InvalidArgument(f"adsim: {entry}: {name} must be True or False, got {given(value)}")
+    raise InvalidArgument(f"{_where(entry)}{name} must be True or False, got {given(value)}")
 
 
-def count(value, name, entry, minimum=0, accepted=""):
+def count(value, name, entry=None, minimum=0, accepted=""):
     """``value`` as an int >= ``minimum``, with NumPy's rule for counts (no
     floats, no bools): :class:`adsim.errors.InvalidArgument` for another
     type, :class:`adsim.errors.InvalidArgumentValue` below ``minimum``.
@@ -71,12 +72,11 @@ def count(value, name, entry, minimum=0, accepted=""):
             pass
         else:
             if value < minimum:
-                raise InvalidArgumentValue(f"adsim: {entry}: {name} must be >= {minimum}, got "
+                raise InvalidArgumentValue(f"{_where(entry)}{name} must be >= {minimum}, got "
                                            f"{value}{accepted}")
             return value
-    raise InvalidArgument(f"adsim: {entry}: {name} must be an integer >= {minimum} (a Python "
-                          f"or NumPy int; a float such as 3.0 is refused, as by range()), got "
-                          f"{given(value)}{accepted}")
+    raise InvalidArgument(f"{_where(entry)}{name} must be an integer >= {minimum} (an int or "
+                          f"a NumPy integer, not a float or a bool), got {given(value)}{accepted}")
 
 
 def real_array(x, what):
