@@ -39,12 +39,12 @@ def given(value):
 
 
 def _where(entry):
-    return f"adsim: {entry}: " if entry else "adsim: "
+    return f"adsim.{entry}: " if entry else "adsim: "
 
 
 def function(f, entry, name="f", usage=""):
     """``f`` if it can be called; else :class:`adsim.errors.NotCallable`
-    naming the entry point (``"grad"``), the argument ``name``, what was
+    naming the entry point (``"grad"`` for adsim.grad), the argument ``name``, what was
     given and ``usage`` (how the entry point is called)."""
     if callable(f):
         return f
