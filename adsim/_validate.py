@@ -7,6 +7,7 @@ taking a function checks it with; ``flag`` and ``count`` check options.
 Messages name the entry point, the argument, what was given (``given``)
 and what is accepted.
 """
+import types
 from operator import index
 
 import numpy as np
@@ -26,6 +27,8 @@ def name_of(f):
 def given(value):
     """``value`` as messages show what was given: a short repr and the type,
     arrays by shape and dtype."""
+    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return f"the function {name_of(value)}"
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if isinstance(shape, tuple) and dtype is not None and not isinstance(value, np.generic):
         return f"an array of shape {shape} ({dtype})"

@@ -240,8 +240,8 @@ def _check_count(n_directions, n_primals, what):
     if n_directions != n_primals:
         entry = "jvp" if what == "tangent" else "vjp"
         raise InvalidArgumentValue(
-            f"adsim: {entry}: {n_directions} {what}{'s' if n_directions != 1 else ''} for "
-            f"{n_primals} primals; pass one {what} per argument, in the form of the primals "
+            f"adsim.{entry}: {n_directions} {what}{'s' if n_directions != 1 else ''} for "
+            f"{n_primals} primal{'s' if n_primals != 1 else ''}; pass one {what} per argument, in the form of the primals "
             f"(a tuple or list of {n_primals}), each in its argument's structure and shape "
             f"(with a trailing axis of k directions, if any)")
 
@@ -259,7 +259,7 @@ def _primals_call(f, x, entry, run):
         direction = "(v1, ..., vn)" if entry == "jvp" else "w"
         one = "v" if entry == "jvp" else "w"
         raise InvalidArgument(
-            f"adsim: {entry}: the primals are a {type(x).__name__} of {len(x)} items, which "
+            f"adsim.{entry}: the primals are a {type(x).__name__} of {len(x)} items, which "
             f"{entry} reads as JAX does, one item per positional argument of {_name(f)}; but "
             f"{_name(f)}{_signature(f)} cannot take {len(x)} positional arguments. Accepted "
             f"forms: {entry}(f, x, {one}) with one array x (np.asarray(...) of a list of "
@@ -389,7 +389,7 @@ def jacobian(f, argnums=0, mode=None, cache=True):
     nums, single = _argnums(argnums)
     if not (mode is None or isinstance(mode, str) and mode in _MODES):
         raise InvalidArgumentValue(
-            f"adsim: jacobian: mode must be None (forward or reverse sweeps, whichever needs "
+            f"adsim.jacobian: mode must be None (forward or reverse sweeps, whichever needs "
             f"fewer), 'forward' (or 'fwd') or 'reverse' (or 'rev'), got {given(mode)}")
     tapes = TapeCache(flag(cache, "cache", "jacobian"))
     mode = _MODE_NAMES.get(mode, mode) if isinstance(mode, str) else mode

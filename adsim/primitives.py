@@ -160,7 +160,7 @@ def _positions(nondiff_argnums):
             isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
             for i in nondiff_argnums):
         return tuple(int(i) for i in nondiff_argnums)
-    raise InvalidArgument(f"adsim: primitive: nondiff_argnums must be a tuple of ints (the "
+    raise InvalidArgument(f"adsim.primitive: nondiff_argnums must be a tuple of ints (the "
                           f"positions of arguments without derivatives, such as an order or a "
                           f"flag), got {given(nondiff_argnums)}; write (i,) for one")
 
