@@ -11,9 +11,11 @@ from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobia
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, IndexOutOfBounds,
-                     InvalidArgnums, InvalidInput, MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
-                     TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
-                     UnsupportedAttribute, UnsupportedOperation)
+                     InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
+                     MemoryBudgetError, MixedRecordings, NotCallable, NotPicklable,
+                     PrimitiveRuleError, SnapshotDirError, TapeCopyError, TapeFileError,
+                     TapeOverflow, UndefinedDerivative, UnsupportedAttribute,
+                     UnsupportedOperation)
 from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
@@ -25,8 +27,9 @@ from ._version import __version__
 
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "IndexOutOfBounds",
-    "InvalidArgnums", "InvalidInput",
-    "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
+    "InvalidArgnums", "InvalidArgument", "InvalidArgumentValue", "InvalidInput",
+    "MemoryBudgetError", "MixedRecordings", "NotCallable", "NotPicklable", "PrimitiveRuleError",
+    "SnapshotDirError",
     "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",

@@ -241,9 +241,9 @@ def _check_count(n_directions, n_primals, what):
         entry = "jvp" if what == "tangent" else "vjp"
         raise InvalidArgumentValue(
             f"adsim.{entry}: {n_directions} {what}{'s' if n_directions != 1 else ''} for "
-            f"{n_primals} primal{'s' if n_primals != 1 else ''}; pass one {what} per argument, in the form of the primals "
-            f"(a tuple or list of {n_primals}), each in its argument's structure and shape "
-            f"(with a trailing axis of k directions, if any)")
+            f"{n_primals} primal{'s' if n_primals != 1 else ''}; pass one {what} per argument, "
+            f"in the form of the primals (a tuple or list of {n_primals}), each in its "
+            f"argument's structure and shape (with a trailing axis of k directions, if any)")
 
 
 def _primals_call(f, x, entry, run):
