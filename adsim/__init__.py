@@ -12,9 +12,11 @@ from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_w
 from . import integrate
 from ._interpose import interposition, set_interposition
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, IndexOutOfBounds,
-                     InvalidArgnums, InvalidInput, MemoryBudgetError, MixedRecordings, PrimitiveRuleError, SnapshotDirError,
-                     TapeCopyError, TapeFileError, TapeOverflow, UndefinedDerivative,
-                     UnsupportedAttribute, UnsupportedOperation)
+                     InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
+                     MemoryBudgetError, MixedRecordings, NotCallable, NotPicklable,
+                     PrimitiveRuleError, SnapshotDirError, TapeCopyError, TapeFileError,
+                     TapeOverflow, UndefinedDerivative, UnsupportedAttribute,
+                     UnsupportedOperation)
 from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
@@ -26,8 +28,9 @@ from ._version import __version__
 
 __all__ = [
     "Active", "ActiveValueLeak", "AdsimError", "BranchChanged", "IndexOutOfBounds",
-    "InvalidArgnums", "InvalidInput",
-    "MemoryBudgetError", "MixedRecordings", "PrimitiveRuleError", "SnapshotDirError",
+    "InvalidArgnums", "InvalidArgument", "InvalidArgumentValue", "InvalidInput",
+    "MemoryBudgetError", "MixedRecordings", "NotCallable", "NotPicklable", "PrimitiveRuleError",
+    "SnapshotDirError",
     "TapeCopyError", "TapeFileError", "TapeOverflow", "UndefinedDerivative", "UnsupportedAttribute",
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",

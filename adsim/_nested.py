@@ -22,6 +22,7 @@ from . import _transcribe
 from ._cache import TapeCache, input_positions
 from ._np.integers import current
 from ._active import Active
+from ._transformed import Transformed, inner_function
 from .errors import UnsupportedOperation
 from ._validate import name_of as _name
 from .primitives import Primitive
@@ -49,6 +50,7 @@ def closure_cells(f, wanted):
 
 
 def _closure_cells(f, wanted, found, seen, depth):
+    f = inner_function(f)           # adsim.grad(g) and the like: the closure that runs
     if id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
         return
     seen.add(id(f))
@@ -57,7 +59,7 @@ def _closure_cells(f, wanted, found, seen, depth):
             v = cell.cell_contents
         except ValueError:          # an empty cell (a name assigned later)
             continue
-        if isinstance(v, types.FunctionType):
+        if isinstance(v, (types.FunctionType, Transformed)):
             _closure_cells(v, wanted, found, seen, depth + 1)
         elif wanted(v) and all(cell is not c for c, _ in found):
             found.append((cell, v))

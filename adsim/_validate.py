@@ -2,12 +2,19 @@
 
 ``real_array`` is what an input, a direction or a weight must be: real
 numeric data, converted to float64. ``argnums`` / ``resolve_argnums`` give
-``argnums`` Python's indexing rules.
+``argnums`` Python's indexing rules. ``function`` is what every entry point
+taking a function checks it with; ``flag`` and ``count`` check options.
+Messages name the entry point, the argument, what was given (``given``)
+and what is accepted.
 """
+import types
+from operator import index
+
 import numpy as np
 
 from ._tree import is_container
-from .errors import InvalidArgnums, InvalidInput
+from .errors import (InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
+                     NotCallable)
 
 _FLOAT64 = np.dtype(np.float64)
 
@@ -15,6 +22,64 @@ _FLOAT64 = np.dtype(np.float64)
 def name_of(f):
     """A function's name for messages."""
     return getattr(f, "__name__", None) or type(f).__name__
+
+
+def given(value):
+    """``value`` as messages show what was given: a short repr and the type,
+    arrays by shape and dtype."""
+    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return f"the function {name_of(value)}"
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None and not isinstance(value, np.generic):
+        return f"an array of shape {shape} ({dtype})"
+    try:
+        text = repr(value)
+    except Exception:                   # a repr that fails says nothing more than the type
+        return f"a {type(value).__name__} object"
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _where(entry):
+    return f"adsim.{entry}: " if entry else "adsim: "
+
+
+def function(f, entry, name="f", usage=""):
+    """``f`` if it can be called; else :class:`adsim.errors.NotCallable`
+    naming the entry point (``"grad"`` for adsim.grad), the argument ``name``, what was
+    given and ``usage`` (how the entry point is called)."""
+    if callable(f):
+        return f
+    raise NotCallable(f"{_where(entry)}{name} must be a callable (a function), got {given(f)}. "
+                      f"Pass the function itself" + (f": {usage}" if usage else ""))
+
+
+def flag(value, name, entry):
+    """``value`` as a bool: True, False (or NumPy's bools); anything else
+    raises :class:`adsim.errors.InvalidArgument` naming ``name``."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InvalidArgument(f"{_where(entry)}{name} must be True or False, got {given(value)}")
+
+
+def count(value, name, entry=None, minimum=0, accepted=""):
+    """``value`` as an int >= ``minimum``, with NumPy's rule for counts (no
+    floats, no bools): :class:`adsim.errors.InvalidArgument` for another
+    type, :class:`adsim.errors.InvalidArgumentValue` below ``minimum``.
+    ``accepted`` (a sentence) adds what else to do."""
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            value = index(value)
+        except TypeError:
+            pass
+        else:
+            if value < minimum:
+                raise InvalidArgumentValue(f"{_where(entry)}{name} must be >= {minimum}, got "
+                                           f"{value}{accepted}")
+            return value
+    raise InvalidArgument(f"{_where(entry)}{name} must be an integer >= {minimum} (an int or "
+                          f"a NumPy integer, not a float or a bool), got {given(value)}{accepted}")
 
 
 def real_array(x, what):

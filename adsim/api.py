@@ -25,15 +25,40 @@ containers (lists, tuples, dicts, namedtuples of arrays; see
 adsim/_tree.py): each leaf is one tape input, a returned container is one
 flat output, and results come back in the containers' structure.
 """
+import inspect
+
 import numpy as np
 
 from . import _numpy_api
 from ._cache import TapeCache, shared_cache
 from ._nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
 from ._active import Active
+from ._transformed import Transformed, not_picklable
 from ._tree import check_same, flatten, is_container, split_flat, unflatten
-from ._validate import argnums as _argnums, name_of as _name, real_array, resolve_argnums
-from .errors import UnsupportedOperation
+from ._validate import (argnums as _argnums, flag, function, given, name_of as _name, real_array,
+                        resolve_argnums)
+from .errors import (AdsimError, InvalidArgnums, InvalidArgument, InvalidArgumentValue,
+                     UnsupportedOperation)
+
+# how each transformation is called, for messages about its function argument
+_USAGE = {
+    "grad": "adsim.grad(f)(x), not adsim.grad(f(x))",
+    "value_and_grad": "adsim.value_and_grad(f)(x), not adsim.value_and_grad(f(x))",
+    "jacobian": "adsim.jacobian(f)(x), not adsim.jacobian(f(x))",
+    "hessian": "adsim.hessian(f)(x), not adsim.hessian(f(x))",
+    "hessp": "minimize(f, x0, hessp=adsim.hessp(f)), not adsim.hessp(f(x))",
+    "laplacian": "adsim.laplacian(f)(x), not adsim.laplacian(f(x))",
+    "jvp": "adsim.jvp(f, x, v), not adsim.jvp(f(x), x, v)",
+    "vjp": "adsim.vjp(f, x, w), not adsim.vjp(f(x), x, w)",
+    "hvp": "adsim.hvp(f, x, v), not adsim.hvp(f(x), x, v)",
+    "grad_and_hvp": "adsim.grad_and_hvp(f, x, v), not adsim.grad_and_hvp(f(x), x, v)",
+    "hvp_operator": "adsim.hvp_operator(f, x), not adsim.hvp_operator(f(x), x)",
+}
+
+
+def _function(f, entry):
+    """``f`` checked to be a function, for the transformation ``entry``."""
+    return function(f, entry, "f", _USAGE[entry])
 
 
 def _pick(grads, argnums, single):
@@ -122,7 +147,10 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     A differentiated argument may be a container of arrays; its gradient has
     the same structure. With ``has_aux=True``, f returns ``(loss, aux)`` and
     the result is ``((loss, aux), gradient)``, aux holding plain values."""
+    _function(f, "value_and_grad")
     nums, single = _argnums(argnums)
+    cache = flag(cache, "cache", "value_and_grad")
+    has_aux = flag(has_aux, "has_aux", "value_and_grad")
     tapes = TapeCache(cache, opaque_outputs=has_aux)
 
     def value_and_grad_f(*args, **kwargs):
@@ -140,9 +168,7 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
             y, g = tape.value_and_gradient(*call.values)
             return y, _per_argument(call, g, single)
         return tapes.run_call(f, args, kwargs, pos, method)
-    value_and_grad_f.tapes = tapes
-    value_and_grad_f.__wrapped__ = f
-    return value_and_grad_f
+    return Transformed(value_and_grad_f, "value_and_grad", f, tapes)
 
 
 def _loss_of(f):
@@ -161,14 +187,16 @@ def grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing the gradient of scalar ``f`` w.r.t.
     ``args[argnums]`` (a tuple of gradients when argnums is a tuple), in the
     structure of the argument; ``(gradient, aux)`` with ``has_aux=True``."""
+    _function(f, "grad")
+    cache = flag(cache, "cache", "grad")
+    has_aux = flag(has_aux, "has_aux", "grad")
     vg = value_and_grad(f, argnums, cache, has_aux)
+    value_and_grad_f = vg._call
 
     def grad_f(*args, **kwargs):
-        value, g = vg(*args, **kwargs)
+        value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g
-    grad_f.tapes = vg.tapes
-    grad_f.__wrapped__ = f
-    return grad_f
+    return Transformed(grad_f, "grad", f, vg.tapes)
 
 
 def tapes_of(f):
@@ -202,13 +230,61 @@ def _directions(call, x, v, what):
     """Per-input-leaf directions (or weights) checked as real arrays, in the
     structure of the arguments."""
     vs = _primals(v) if _several(x) else (v,)
-    if len(vs) != len(call.trees) and all(t.is_leaf for t in call.trees):
-        return tuple(real_array(d, f"{what} {i}") for i, d in enumerate(vs))   # sweeps say so
-    if len(vs) != len(call.trees):
-        raise ValueError(f"adsim: {len(vs)} {what}s for {len(call.trees)} arguments; pass one "
-                         f"{what} per argument, in the argument's structure")
+    _check_count(len(vs), len(call.trees), what)
     return tuple(leaf for i, (tree, d) in enumerate(zip(call.trees, vs))
                  for leaf in _leaves_like(tree, d, f"{what} {i}", f"argument {i}"))
+
+
+def _check_count(n_directions, n_primals, what):
+    """One tangent (or weight) per primal, as the primals are given."""
+    if n_directions != n_primals:
+        entry = "jvp" if what == "tangent" else "vjp"
+        raise InvalidArgumentValue(
+            f"adsim.{entry}: {n_directions} {what}{'s' if n_directions != 1 else ''} for "
+            f"{n_primals} primal{'s' if n_primals != 1 else ''}; pass one {what} per argument, "
+            f"in the form of the primals (a tuple or list of {n_primals}), each in its "
+            f"argument's structure and shape (with a trailing axis of k directions, if any)")
+
+
+def _primals_call(f, x, entry, run):
+    """``run()`` (which calls ``f`` with the primals ``x``); a call that
+    cannot fit ``f``'s parameters because ``x`` is a tuple or list of
+    several arguments raises :class:`adsim.errors.InvalidArgument` naming
+    the accepted forms."""
+    try:
+        return run()
+    except TypeError as err:
+        if not _several(x) or isinstance(err, AdsimError) or _fits(f, len(x)):
+            raise
+        direction = "(v1, ..., vn)" if entry == "jvp" else "w"
+        one = "v" if entry == "jvp" else "w"
+        raise InvalidArgument(
+            f"adsim.{entry}: the primals are a {type(x).__name__} of {len(x)} items, which "
+            f"{entry} reads as JAX does, one item per positional argument of {_name(f)}; but "
+            f"{_name(f)}{_signature(f)} cannot take {len(x)} positional arguments. Accepted "
+            f"forms: {entry}(f, x, {one}) with one array x (np.asarray(...) of a list of "
+            f"numbers), or {entry}(f, (x1, ..., xn), {direction}) with a tuple or list of one "
+            f"item per argument; an argument that is itself a list or tuple goes in a tuple "
+            f"of its own: {entry}(f, (x,), {'(v,)' if entry == 'jvp' else 'w'})") from err
+
+
+def _fits(f, n):
+    """Whether ``f`` can take ``n`` positional arguments (True when its
+    signature cannot be read)."""
+    try:
+        inspect.signature(f).bind(*range(n))
+    except TypeError:
+        return False
+    except ValueError:                  # no signature to read (a builtin)
+        return True
+    return True
+
+
+def _signature(f):
+    try:
+        return str(inspect.signature(f))
+    except (TypeError, ValueError):
+        return ""
 
 
 def _trailing(direction, shape):
@@ -241,11 +317,15 @@ def _empty_result_axes(tape, directions, shapes, what, of="input"):
 def jvp(f, x, v):
     """(f(x), J v) by one forward sweep. ``x`` and ``v`` are arrays, or tuples
     of arrays for functions of several arguments; ``v`` may carry k
-    directions in a trailing axis."""
+    directions in a trailing axis. A list of primals is read as a tuple (as
+    JAX reads them); an argument that is itself a list goes in a tuple:
+    ``jvp(f, (x,), (v,))``."""
+    _function(f, "jvp")
     xs = _primals(x)
     vs = _primals(v) if _several(x) and isinstance(v, (tuple, list)) else (v,)
+    _check_count(len(vs), len(xs), "tangent")
     if _any_active(xs + vs, f):          # inside a recording: nested derivatives
-        return nested_jvp(f, xs, vs)
+        return _primals_call(f, x, "jvp", lambda: nested_jvp(f, xs, vs))
     nums = tuple(range(len(xs)))
 
     def method(tape, call):
@@ -258,15 +338,17 @@ def jvp(f, x, v):
             y, t = tape.jvp(tuple(values), vs)
             axes = _trailing(t, tuple(tape.output_shape))
         return _per_output(call, y), _per_output(call, t, axes)
-    return shared_cache(f).run_call(f, xs, {}, nums, method)
+    return _primals_call(f, x, "jvp", lambda: shared_cache(f).run_call(f, xs, {}, nums, method))
 
 
 def vjp(f, x, w):
     """(f(x), J^T w) by one reverse sweep; ``w`` has f's output shape (or a
-    trailing axis of k weights)."""
+    trailing axis of k weights). ``x`` is an array, or a tuple (or list) of
+    the arguments, as for :func:`jvp`."""
+    _function(f, "vjp")
     xs = _primals(x)
     if _any_active(xs + (w,), f):        # inside a recording: nested derivatives
-        return nested_vjp(f, xs, w)
+        return _primals_call(f, x, "vjp", lambda: nested_vjp(f, xs, w))
     nums = tuple(range(len(xs)))
     single = not _several(x)
     if not is_container(w):
@@ -282,7 +364,7 @@ def vjp(f, x, w):
             return _per_output(call, tape.forward(*values)), _per_argument(call, g, single)
         y, g = tape.vjp(tuple(values), W)
         return _per_output(call, y), _per_argument(call, g, single)
-    return shared_cache(f).run_call(f, xs, {}, nums, method)
+    return _primals_call(f, x, "vjp", lambda: shared_cache(f).run_call(f, xs, {}, nums, method))
 
 
 def _output_weight(call, w):
@@ -296,14 +378,20 @@ def _output_weight(call, w):
 
 
 _MODE_NAMES = {"fwd": "forward", "rev": "reverse"}     # check_grads' names of the modes
+_MODES = (None, "forward", "reverse", "fwd", "rev")
 
 
 def jacobian(f, argnums=0, mode=None, cache=True):
     """Return a function computing the dense Jacobian of f, shaped
     output.shape + input.shape; forward or reverse sweeps, whichever needs
     fewer directions, unless ``mode`` says."""
+    _function(f, "jacobian")
     nums, single = _argnums(argnums)
-    tapes = TapeCache(cache)
+    if not (mode is None or isinstance(mode, str) and mode in _MODES):
+        raise InvalidArgumentValue(
+            f"adsim.jacobian: mode must be None (forward or reverse sweeps, whichever needs "
+            f"fewer), 'forward' (or 'fwd') or 'reverse' (or 'rev'), got {given(mode)}")
+    tapes = TapeCache(flag(cache, "cache", "jacobian"))
     mode = _MODE_NAMES.get(mode, mode) if isinstance(mode, str) else mode
 
     def jacobian_f(*args, **kwargs):
@@ -321,15 +409,14 @@ def jacobian(f, argnums=0, mode=None, cache=True):
             return unflatten(call.out_tree, [_per_argument(call, tuple(r[k] for r in rows), single)
                                              for k in range(len(call.out_shapes))])
         return tapes.run_call(f, args, kwargs, pos, method)
-    jacobian_f.tapes = tapes
-    jacobian_f.__wrapped__ = f
-    return jacobian_f
+    return Transformed(jacobian_f, "jacobian", f, tapes)
 
 
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
     may be a container of arrays, ``v`` then has its structure."""
+    _function(f, "grad_and_hvp")
     if _any_active((x, v) + args, f):     # inside a recording: nested derivatives
         return nested_hvp(f, grad(f), x, v, args)
     if x is not None and is_container(x):
@@ -371,6 +458,7 @@ def _container_grad_and_hvp(f, x, v, args):
 def hvp(f, x, v, *args):
     """Hessian-vector product H(x) v of scalar f (reverse on forward); ``x``
     may be a container of arrays, ``v`` then has its structure."""
+    _function(f, "hvp")
     if args or (x is not None and is_container(x)):
         return grad_and_hvp(f, x, v, *args)[1]
     if _any_active((x, v), f):           # inside a recording: nested derivatives
@@ -388,20 +476,24 @@ def hvp(f, x, v, *args):
 
 def hessp(f):
     """``hessp(x, p, *args)`` for scipy.optimize.minimize."""
+    _function(f, "hessp")
+
     def hessp_f(x, p, *args):
         if _any_active((x, p) + args, f):
             return hvp(f, x, p, *args)
         return hvp(f, real_array(x, "x"), real_array(p, "p"), *args)
-    hessp_f.__wrapped__ = f
-    hessp_f.tapes = shared_cache(f)
-    return hessp_f
+    return Transformed(hessp_f, "hessp", f, shared_cache(f))
 
 
 def hessian(f, argnums=0):
     """Return a function computing the dense Hessian of scalar f w.r.t. one
     argument, from vector-mode Hessian-vector products (symmetrised)."""
+    _function(f, "hessian")
     if not isinstance(argnums, (int, np.integer)) or isinstance(argnums, bool):
-        raise ValueError("adsim: hessian takes one argnum (an int)")
+        raise InvalidArgnums(f"adsim: hessian takes one argnum (an int: the Hessian is taken "
+                             f"with respect to one argument), got argnums={given(argnums)}. For "
+                             f"the Hessian in several arrays, pass them in one container "
+                             f"argument (a tuple or dict): its blocks come back nested")
     nums, _ = _argnums(argnums)
 
     def g(xx, p, *r):   # made once, so that its tapes stay cached between calls
@@ -419,9 +511,7 @@ def hessian(f, argnums=0):
         H = hvp(g, x, eye, p, *rest).reshape(x.size, x.size)
         H = 0.5 * (H + H.T)
         return H.reshape(x.shape + x.shape)
-    hessian_f.__wrapped__ = f
-    hessian_f.tapes = shared_cache(g)
-    return hessian_f
+    return Transformed(hessian_f, "hessian", f, shared_cache(g))
 
 
 def _container_hessian(g, x, p, rest, f):
@@ -445,6 +535,8 @@ def _container_hessian(g, x, p, rest, f):
 
 def laplacian(f):
     """Return a function computing the trace of the Hessian of scalar f."""
+    _function(f, "laplacian")
+
     def laplacian_f(x, *args):
         if _any_active((x,) + args, f):  # inside a recording: the trace of a nested Hessian
             H = hessian(f)(x, *args)
@@ -453,28 +545,64 @@ def laplacian(f):
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
         H = hvp(f, x, eye, *args).reshape(x.size, x.size)
         return float(np.trace(H))
-    laplacian_f.__wrapped__ = f
-    laplacian_f.tapes = shared_cache(f)
-    return laplacian_f
+    return Transformed(laplacian_f, "laplacian", f, shared_cache(f))
 
 
 def hvp_operator(f, x, *args):
     """The Hessian of scalar f at x as a symmetric scipy LinearOperator."""
+    _function(f, "hvp_operator")
+    return _hessian_operator()(f, real_array(x, "x"), args)
+
+
+_OPERATOR = []
+
+
+def _hessian_operator():
+    """The LinearOperator class of :func:`hvp_operator` (made on first use:
+    SciPy's sparse.linalg is imported only then)."""
+    if _OPERATOR:
+        return _OPERATOR[0]
     from scipy.sparse.linalg import LinearOperator
-    x = real_array(x, "x")
 
-    def matvec(v):
-        if np.iscomplexobj(v):      # a real operator: H (a + ib) = H a + i H b
-            return matvec(np.real(v)) + 1j * matvec(np.imag(v))
-        return hvp(f, x, real_array(v, "vector").reshape(x.shape), *args).reshape(-1)
+    class HessianOperator(LinearOperator):
+        """H(x) of scalar f: products with vectors and matrices by
+        Hessian-vector products; symmetric, real (H (a + ib) = H a + i H b)."""
 
-    def matmat(V):
-        if np.iscomplexobj(V):
-            return matmat(np.real(V)) + 1j * matmat(np.imag(V))
-        V = real_array(V, "matrix")
-        return hvp(f, x, V.reshape(x.shape + (V.shape[1],)), *args).reshape(x.size, V.shape[1])
-    return LinearOperator((x.size, x.size), matvec=matvec, rmatvec=matvec, matmat=matmat,
-                          dtype=np.float64)
+        def __init__(self, f, x, args):
+            super().__init__(np.float64, (x.size, x.size))
+            self.f, self.x, self.args = f, x, args
+
+        def _matvec(self, v):
+            if np.iscomplexobj(v):
+                return self._matvec(np.real(v)) + 1j * self._matvec(np.imag(v))
+            x = self.x
+            return hvp(self.f, x, real_array(v, "vector").reshape(x.shape),
+                       *self.args).reshape(-1)
+
+        def _rmatvec(self, v):
+            return self._matvec(v)
+
+        def _matmat(self, V):
+            if np.iscomplexobj(V):
+                return self._matmat(np.real(V)) + 1j * self._matmat(np.imag(V))
+            x = self.x
+            V = real_array(V, "matrix")
+            return hvp(self.f, x, V.reshape(x.shape + (V.shape[1],)),
+                       *self.args).reshape(x.size, V.shape[1])
+
+        def _adjoint(self):
+            return self
+
+        def __copy__(self):
+            return self
+
+        def __deepcopy__(self, memo):
+            return self
+
+        def __reduce__(self):
+            raise not_picklable("hvp_operator", self.f)
+    _OPERATOR.append(HessianOperator)
+    return HessianOperator
 
 
 value = _numpy_api.value

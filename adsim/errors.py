@@ -103,6 +103,58 @@ class InvalidArgnums(AdsimError, ValueError):
     """
 
 
+class InvalidArgument(AdsimError, TypeError):
+    """An argument of an adsim entry point has a type it does not accept.
+
+    Raised by the functional API, ``checkpoint_loop``/``checkpoint_while``,
+    ``adsim.integrate.solve_ivp``, the sparse entry points and
+    ``adsim.parallel`` for options and arguments of the wrong kind: a count
+    that is not an integer, a flag that is not a bool, a tuple of primals
+    that does not fit the function's parameters. The message names the
+    argument, what was given and what is accepted. Fix: pass one of the
+    accepted forms the message lists.
+    """
+
+
+class InvalidArgumentValue(AdsimError, ValueError):
+    """An argument of an adsim entry point has the right type but a value it
+    cannot use (a negative count, an unknown mode, a time outside the
+    interval). The message names the argument, the value given and the
+    values accepted. Fix: pass a value from the accepted range.
+    """
+
+
+class NotCallable(InvalidArgument):
+    """A function was expected and something else was given.
+
+    Every transformation takes the function itself: ``adsim.grad(f)(x)``,
+    not ``adsim.grad(f(x))`` (the value of ``f`` at ``x``); likewise
+    ``jvp``, ``vjp``, ``jacobian``, ``hessian``, ``hvp``, ``checkpoint_loop``
+    (``step``), ``checkpoint_while`` (``cond``, ``step``), ``primitive``
+    (its value function and rules) and ``integrate.solve_ivp`` (``fun``).
+    Also raised when a primitive's value function or rule is replaced by
+    something that cannot be called. The message names the entry point,
+    the argument and what was given. Fix: pass a function (a ``def``, a
+    ``lambda``, a bound method or any callable object).
+    """
+
+
+class NotPicklable(AdsimError, TypeError):
+    """A function made by an adsim transformation (``adsim.grad(f)``,
+    ``jacobian``, ``hessian``, ``hessp``, ``laplacian``, ``value_and_grad``,
+    the operator of ``hvp_operator``) was pickled.
+
+    These functions live in the process that made them: they hold the user
+    function and its tapes, and pickle sends functions by name. Fix: to
+    send derivatives to another process, record the function
+    (``tape = adsim.record(f, x)``) and send the tape (``tape.save(path)``
+    and ``adsim.load_tape(path)``, or ``pickle.dumps(tape)``), or let
+    ``adsim.parallel.map(method, tape, points, executor=...)`` ship it; or
+    define a module-level function that calls the transformation, which
+    pickle sends by name.
+    """
+
+
 class MixedRecordings(AdsimError, ValueError):
     """Active arrays of two recordings met in one operation: a value of an
     outer recording read by a function recorded on its own (a nested

@@ -38,7 +38,15 @@ from ._filefields import expect_keys, shape_field, size_of
 from ._fingerprint import fingerprint
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
-from .errors import PrimitiveRuleError, TapeCopyError, UnsupportedOperation
+from ._validate import function, given
+from .errors import (InvalidArgument, NotCallable, PrimitiveRuleError, TapeCopyError,
+                     UnsupportedOperation)
+
+# what each part of a primitive is, for messages
+_PARTS = {"value": "the function computing its output from plain arrays",
+          "jvp": "jvp(args, out, tangents) -> the output's tangent, or None (no forward rule)",
+          "vjp": "vjp(args, out, out_adjoint) -> one adjoint per argument, or None (no reverse "
+                 "rule)"}
 
 # name -> the live primitives made with that name= (tape files find a primitive by its
 # name and fingerprint); weak, so that primitives made and dropped do not accumulate
@@ -83,8 +91,13 @@ class Primitive:
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
+        function(value, "primitive", "value", "adsim.primitive(f, jvp=f_jvp, vjp=f_vjp, "
+                                              "name='mylib.f') with f computing the output")
+        for kind, rule in (("jvp", jvp), ("vjp", vjp)):
+            if rule is not None:
+                function(rule, "primitive", kind, f"{kind}=f_{kind} with f_{_PARTS[kind]}")
         self.value = value
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _positions(nondiff_argnums)
         self.jvp = jvp
         self.vjp = vjp
         self.linear = linear
@@ -100,7 +113,19 @@ class Primitive:
     def __repr__(self):
         return f"<adsim.primitive {self.name}>"
 
+    def not_callable(self, kind):
+        """The error for a value function or rule replaced by something that
+        cannot be called (after adsim.primitive checked it)."""
+        part = "value function" if kind == "value" else f"{kind} rule"
+        now = getattr(self, kind)
+        return NotCallable(f"adsim: primitive `{self.name}` has no usable {part}: its `{kind}` "
+                           f"is {'None' if now is None else given(now)}, which cannot be "
+                           f"called. Set `{kind}` to {_PARTS[kind]}, or make the primitive "
+                           f"again with adsim.primitive")
+
     def __call__(self, *args):
+        if not callable(self.value):
+            raise self.not_callable("value")
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
         if self.nondiff_argnums:
@@ -128,6 +153,17 @@ class Primitive:
         cb = tape.add_callback(app)
         slot = tape.record_op(int(Op.CALLBACK), out.size, [cb, len(refs)] + refs)
         return wrap(tape, slot, out.shape)
+
+
+def _positions(nondiff_argnums):
+    """``nondiff_argnums`` as a tuple of argument positions."""
+    if isinstance(nondiff_argnums, (tuple, list)) and all(
+            isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+            for i in nondiff_argnums):
+        return tuple(int(i) for i in nondiff_argnums)
+    raise InvalidArgument(f"adsim.primitive: nondiff_argnums must be a tuple of ints (the "
+                          f"positions of arguments without derivatives, such as an order or a "
+                          f"flag), got {given(nondiff_argnums)}; write (i,) for one")
 
 
 def primitive(value, *, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
@@ -288,6 +324,8 @@ class Application(CallbackRules):
         if self._first_value is not None:      # computed while recording
             out, self._first_value = self._first_value, None
             return out.reshape(-1)
+        if not callable(self.prim.value):
+            raise self.prim.not_callable("value")
         with suspended():
             value = self.prim.value(*self._args(flat_args))
         return _rule_result(self.prim, "value function", value, self.out_shape).reshape(-1)
@@ -298,6 +336,8 @@ class Application(CallbackRules):
             mode = "forward mode (jvp, jacobian columns)" if kind == "jvp" else "reverse mode (grad, vjp)"
             raise UnsupportedOperation(f"adsim: primitive `{self.prim.name}` has no {kind} rule, "
                                        f"which {mode} needs; pass {kind}= to adsim.primitive")
+        if not callable(rule):
+            raise self.prim.not_callable(kind)
         return rule
 
     def tangent(self, flat_args, result, tangents, context=None):

@@ -1458,6 +1458,65 @@ def _own_method_refusals():
 
 _MVN_GEN, _MVN_FROZEN = type(st.multivariate_normal), type(MVN_FROZEN)
 
+
+def _solver_refusal(name, call):
+    """A SciPy solver given a function of the active input: adsim's error
+    names the solver (SciPy's own would not say what went wrong)."""
+    return [refuse(call, 2, adsim.UnsupportedOperation,
+                   rf"through scipy\.optimize\.{name}: the function it calls")]
+
+
+def _equations(x):
+    return lambda z: z ** 2 - x ** 2 - 1.0
+
+
+def _objective(x):
+    return lambda z: np.sum((z - x) ** 2)
+
+
+def _scalar_equation(x):
+    return lambda z: z ** 2 - x[0] ** 2 - 1.0
+
+
+_opt = scipy.optimize
+_BOX = [(-3.0, 3.0)] * 2
+_SOLVER_CALLS = {
+    "fsolve": lambda x: _opt.fsolve(_equations(x), np.ones(2)),
+    "root": lambda x: _opt.root(_equations(x), np.ones(2)).x,
+    "leastsq": lambda x: _opt.leastsq(_equations(x), np.ones(2))[0],
+    "least_squares": lambda x: _opt.least_squares(_equations(x), np.ones(2)).x,
+    "curve_fit": lambda x: _opt.curve_fit(lambda t, a: a * t * x[0], np.arange(3.0),
+                                          np.arange(3.0))[0],
+    "minimize": lambda x: _opt.minimize(_objective(x), np.zeros(2)).x,
+    "minimize_scalar": lambda x: _opt.minimize_scalar(lambda z: (z - x[0]) ** 2).x,
+    "root_scalar": lambda x: _opt.root_scalar(_scalar_equation(x), bracket=(0.0, 5.0)).root,
+    **{name: (lambda name: lambda x: getattr(_opt, name)(_scalar_equation(x), 0.0, 5.0))(name)
+       for name in ("brentq", "brenth", "ridder", "bisect", "toms748")},
+    **{name: (lambda name: lambda x: getattr(_opt, name)(_objective(x), np.zeros(2), disp=0))(
+        name) for name in ("fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_slsqp")},
+    "fmin_ncg": lambda x: _opt.fmin_ncg(_objective(x), np.zeros(2), lambda z: 2.0 * (z - x),
+                                        disp=0),
+    "fmin_l_bfgs_b": lambda x: _opt.fmin_l_bfgs_b(_objective(x), np.zeros(2),
+                                                  approx_grad=True)[0],
+    "fmin_tnc": lambda x: _opt.fmin_tnc(_objective(x), np.zeros(2), approx_grad=True,
+                                        disp=0)[0],
+    "fmin_cobyla": lambda x: _opt.fmin_cobyla(_objective(x), np.zeros(2), [lambda z: 1.0],
+                                              disp=0),
+    "basinhopping": lambda x: _opt.basinhopping(_objective(x), np.zeros(2), niter=1).x,
+    "differential_evolution": lambda x: _opt.differential_evolution(_objective(x), _BOX,
+                                                                    maxiter=1).x,
+    "dual_annealing": lambda x: _opt.dual_annealing(_objective(x), _BOX, maxiter=2).x,
+    "shgo": lambda x: _opt.shgo(_objective(x), _BOX).x,
+    "direct": lambda x: _opt.direct(_objective(x), _BOX, maxfun=50).x,
+    "brute": lambda x: _opt.brute(_objective(x), _BOX, Ns=3, finish=None),
+    **{name: (lambda name: lambda x: getattr(_opt, name)(_equations(x), np.ones(2)))(name)
+       for name in ("newton_krylov", "anderson", "broyden1", "broyden2", "excitingmixing",
+                    "linearmixing", "diagbroyden")},
+    "approx_fprime": lambda x: _opt.approx_fprime(np.ones(2), _objective(x)),
+    "check_grad": lambda x: _opt.check_grad(_objective(x), lambda z: 2.0 * (z - x),
+                                            np.ones(2)),
+}
+
 REFUSED = {
     np.real_if_close: [refuse(lambda x: np.real_if_close(x + 0j), 3, adsim.UnsupportedOperation,
                               "real_if_close")],
@@ -1519,6 +1578,8 @@ REFUSED = {
     **{getattr(_MVN_FROZEN, m): _stats_refusal(
         (lambda m: lambda x: getattr(MVN_FROZEN, m)(x))(m),
         f"scipy.stats.multivariate_normal.{m}") for m in ("cdf", "logcdf")},
+    **{getattr(scipy.optimize, name): _solver_refusal(name, call)
+       for name, call in _SOLVER_CALLS.items()},
 }
 
 NOT_FUNCTIONS = {

@@ -1,11 +1,38 @@
-"""``scipy.optimize``'s Rosenbrock test function and its derivatives on active
-arrays, called unchanged (see hooks.py; SciPy's own code converts its
-argument through the array API, which drops the derivative): rosen,
-rosen_der, rosen_hess, rosen_hess_prod, written as SciPy defines them along
-the first axis."""
+"""``scipy.optimize`` inside a recording.
+
+The Rosenbrock test function and its derivatives on active arrays, called
+unchanged (see hooks.py; SciPy's own code converts its argument through the
+array API, which drops the derivative): rosen, rosen_der, rosen_hess,
+rosen_hess_prod, written as SciPy defines them along the first axis.
+
+The solvers (``fsolve``, ``root``, ``minimize``, ``least_squares``, ...),
+called while this thread records, run as SciPy's with the functions they are
+given watched: a function returning a value that depends on the inputs being
+differentiated (an active array) cannot be solved through, since the solver
+computes on plain floats. SciPy would report that as an error of its own
+("Result from function call is not a proper array of floats", "The
+user-provided objective function must return a scalar value", with adsim's
+error printed on stderr or chained below), so the error raised is adsim's
+:class:`~adsim.errors.UnsupportedOperation`, naming the solver and the
+function and saying what to do. Solvers SciPy writes in Python on NumPy
+operations (``newton``, ``root_scalar`` with ``newton``/``secant``/
+``halley``, ``golden``, ``fminbound``) are recorded through as they run: a
+call that succeeds is left as it is.
+"""
+import functools
+import inspect
+import sys
+import types
+
 import numpy as np
 
+from .._creation import current_tape
+from .._np.core import active_leaves
+from .._active import Active
+from .._validate import name_of
+from ..errors import UnsupportedOperation
 from .arrays import array
+from .._interpose import unhooked
 
 
 def rosen(x):
@@ -41,5 +68,141 @@ def rosen_hess_prod(x, p):
     return np.concatenate([first, inner, last])
 
 
+# ---- solvers ------------------------------------------------------------------
+
+def _minpack(method_default=None):
+    """Whether a call passes the function's values to MINPACK, whose C code
+    would print adsim's error and raise its own (the watch then raises at
+    once): always, or with ``method`` (default ``method_default``) 'hybr'
+    or 'lm'."""
+    if method_default is None:
+        return lambda arguments: True
+    return lambda arguments: arguments.get("method", method_default) in ("hybr", "lm")
+
+
+# solver -> whether its functions' values go straight to compiled code
+SOLVERS = {
+    "fsolve": _minpack(), "leastsq": _minpack(), "curve_fit": _minpack(), "root": _minpack("hybr"),
+    **{name: None for name in (
+        "minimize", "minimize_scalar", "root_scalar", "least_squares", "brentq", "brenth",
+        "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_ncg",
+        "fmin_l_bfgs_b", "fmin_tnc", "fmin_cobyla", "fmin_slsqp", "basinhopping",
+        "differential_evolution", "dual_annealing", "shgo", "direct", "brute", "newton_krylov",
+        "anderson", "broyden1", "broyden2", "excitingmixing", "linearmixing", "diagbroyden",
+        "approx_fprime", "check_grad")},
+}
+
+
+def solver_error(solver, function, value):
+    """adsim's error for ``function`` (called by ``scipy.optimize.<solver>``)
+    returning the active ``value``."""
+    return UnsupportedOperation(
+        f"adsim: cannot differentiate through scipy.optimize.{solver}: the function it calls "
+        f"({name_of(function)}) returned a value that depends on the inputs being "
+        f"differentiated (an active array of shape {value.shape}), and {solver} computes on "
+        f"plain floats, which would drop that dependence. Either differentiate the solution "
+        f"by the implicit function theorem: at a solution x of F(x, p) = 0 (for a minimizer, F "
+        f"is the gradient of the objective), dx/dp = -(dF/dx)^-1 dF/dp; make the solve an "
+        f"adsim.primitive(solve, jvp=..., vjp=...) that calls {solver} on plain values, with "
+        f"rules from that formula (adsim.jacobian gives dF/dx and dF/dp at the solution). Or, "
+        f"if no derivative through the solution is wanted, call {solver} on plain values "
+        f"(adsim.value(p) for an active p)")
+
+
+def _varied(value):
+    """The first active array in ``value`` that carries a derivative."""
+    for leaf in active_leaves(value):
+        if leaf.tape.slot_is_varied(leaf.slot):
+            return leaf
+    return None
+
+
+class _Watch:
+    """The functions given to one solver call, wrapped: a value carrying a
+    derivative is noted (and raises at once when ``strict``)."""
+
+    def __init__(self, solver, strict):
+        self.solver = solver
+        self.strict = strict
+        self.error = None
+
+    def function(self, f):
+        @functools.wraps(f)
+        def watched(*args, **kwargs):
+            out = f(*args, **kwargs)
+            if self.error is None:
+                leaf = _varied(out)
+                if leaf is not None:
+                    self.error = solver_error(self.solver, f, leaf)
+            if self.strict and self.error is not None:
+                raise self.error
+            return out
+        return watched
+
+    def value(self, v, depth=0):
+        """``v`` with the functions in it watched (in lists, tuples and
+        dicts such as constraints, to a small depth)."""
+        if callable(v) and not isinstance(v, (type, Active)):
+            return self.function(v)
+        if depth < 2 and type(v) in (list, tuple):
+            return type(v)(self.value(item, depth + 1) for item in v)
+        if depth < 2 and type(v) is dict:
+            return {k: self.value(item, depth + 1) for k, item in v.items()}
+        return v
+
+
+_ORIGINALS = {}
+
+
+def _original(function):
+    """SciPy's own ``function`` (its code and keyword defaults as SciPy
+    defines them, whether or not a recording routes it here), and the
+    signature its arguments are bound to."""
+    code, kwdefaults = unhooked(function)
+    found = _ORIGINALS.get(function)
+    if found is None or found[0].__code__ is not code:
+        original = types.FunctionType(code, function.__globals__, function.__name__,
+                                      function.__defaults__, function.__closure__)
+        original.__kwdefaults__ = None if kwdefaults is None else dict(kwdefaults)
+        original.__qualname__ = function.__qualname__
+        target = function if hasattr(function, "__wrapped__") else original
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            signature = None
+        found = _ORIGINALS[function] = (original, signature)
+    return found
+
+
+def _solver_rule(solver, strict_when):
+    def rule(*args, **kwargs):
+        original, signature = _original(getattr(sys.modules["scipy.optimize"], solver))
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except (AttributeError, TypeError):       # no signature, or a call SciPy refuses
+            return original(*args, **kwargs)
+        watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
+        for name, value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if name == "args":                    # the extra arguments of the functions
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                bound.arguments[name] = {k: v if k == "args" else watch.value(v)
+                                         for k, v in value.items()}
+            else:
+                bound.arguments[name] = watch.value(value)
+        try:
+            return original(*bound.args, **bound.kwargs)
+        except Exception as err:
+            if watch.error is None or err is watch.error:
+                raise
+            raise watch.error from err
+    rule.__name__ = solver
+    rule.routes_also = lambda args, kwargs: current_tape() is not None
+    return rule
+
+
 HOOKS = {("scipy.optimize", f.__name__): f for f in (rosen, rosen_der, rosen_hess,
                                                      rosen_hess_prod)}
+HOOKS.update({("scipy.optimize", solver): _solver_rule(solver, strict)
+              for solver, strict in SOLVERS.items()})

@@ -214,7 +214,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
         Receives the work of the last sweep: ``forward_steps`` (plain step
         replays), ``taped_steps``, ``snapshots``, ``schedule``.
     """
-    check_callable(step, "step")
+    check_callable(step, "step", "checkpoint_loop")
     n_steps = check_n_steps(n_steps)
     args = check_args(args)
     (step,), args = spread_containers([step], args)    # parameters in a dict: their arrays
@@ -276,8 +276,8 @@ def grouped_while(group, cond, step, state, args, options):
 
 
 def _checked_while(cond, step, state, args):
-    check_callable(cond, "cond")
-    check_callable(step, "step")
+    check_callable(cond, "cond", "checkpoint_while")
+    check_callable(step, "step", "checkpoint_while")
     args = check_args(args)
     (cond, step), args = spread_containers([cond, step], args)
     (cond, step), args = lift_container_closures([cond, step], args)

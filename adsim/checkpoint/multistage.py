@@ -163,9 +163,9 @@ class TwoLevel:
     requires_n_steps = True
 
     def __init__(self, n_steps, memory_snapshots, disk_snapshots):
-        self._n_steps = _check_count(n_steps, "n_steps", 1)
-        self._memory = _check_count(memory_snapshots, "memory_snapshots", 0)
-        self._disk = _check_count(disk_snapshots, "disk_snapshots", 0)
+        self._n_steps = _check_count(n_steps, "n_steps", 1, "TwoLevel")
+        self._memory = _check_count(memory_snapshots, "memory_snapshots", 0, "TwoLevel")
+        self._disk = _check_count(disk_snapshots, "disk_snapshots", 0, "TwoLevel")
         if self._memory + self._disk < 1:
             raise ValueError("memory_snapshots + disk_snapshots must be >= 1, got 0")
         total = self._memory + self._disk

@@ -104,7 +104,7 @@ class Online:
     requires_n_steps = False
 
     def __init__(self, snapshots):
-        self._snapshots = _check_count(snapshots, "snapshots", 1)
+        self._snapshots = _check_count(snapshots, "snapshots", 1, "Online")
         self._costs = {}
         self.reset()
 

@@ -8,14 +8,14 @@ import math
 import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from operator import index
 from typing import Any, Optional
 
 import numpy as np
 
 from .._purity import output_channel
 from .._active import Active
-from ..errors import SnapshotDirNotADirectoryError
+from .._validate import count as _valid_count, function, given
+from ..errors import InvalidArgument, InvalidArgumentValue, SnapshotDirNotADirectoryError
 from .budget import parse_bytes
 from .multistage import TwoLevel
 from .online import Online
@@ -55,17 +55,18 @@ def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stat
     schedule = _schedule(schedule)
     if snapshot_dir is not None and memory_limit is None and not isinstance(schedule, TwoLevel) \
             and not callable(schedule):
-        raise ValueError("adsim: snapshot_dir holds the snapshots that do not fit in "
-                         "memory_limit; give memory_limit= as well (or schedule=adsim.TwoLevel(...)"
-                         " to choose the disk snapshots yourself)")
+        raise InvalidArgumentValue("adsim: snapshot_dir holds the snapshots that do not fit in "
+                                   "memory_limit; give memory_limit= as well (or "
+                                   "schedule=adsim.TwoLevel(...) to choose the disk snapshots "
+                                   "yourself)")
     if not (progress is None or isinstance(progress, bool) or callable(progress)):
-        raise TypeError(f"adsim: progress must be True, False, None or a callable "
-                        f"(done, total) -> None, got {type(progress).__name__}")
+        raise InvalidArgument(f"adsim: progress must be True, False, None or a callable "
+                              f"(done, total) -> None, got {given(progress)}")
     if stats is None:
         stats = {}
     elif not isinstance(stats, MutableMapping):
-        raise TypeError(f"adsim: stats must be a dict to fill with the work counts, got "
-                        f"{type(stats).__name__}")
+        raise InvalidArgument(f"adsim: stats must be a dict to fill with the work counts, got "
+                              f"{given(stats)}")
     else:
         output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     if while_loop and max_steps is not None:
@@ -76,21 +77,15 @@ def loop_options(snapshots, memory_limit, snapshot_dir, schedule, progress, stat
 
 
 def _count(value, name, minimum):
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"adsim: {name} must be an integer, got {value!r}")
-    try:
-        value = index(value)
-    except TypeError:
-        raise TypeError(f"adsim: {name} must be an integer, got {value!r} "
-                        f"({type(value).__name__})") from None
-    if value < minimum:
-        raise ValueError(f"adsim: {name} must be >= {minimum}, got {value}")
-    return value
+    return _valid_count(value, name, None, minimum)
 
 
 def check_n_steps(n_steps):
     """``n_steps`` as an int >= 0 (NumPy's rule for counts: no floats, no bools)."""
-    return _count(n_steps, "n_steps", 0)
+    return _valid_count(n_steps, "n_steps", "checkpoint_loop", 0, accepted=(
+        ". For a loop whose number of steps is not known in advance, use "
+        "adsim.checkpoint_while(cond, step, state, args), which runs while cond(state, *args) "
+        "holds" if n_steps is None else ""))
 
 
 def _memory_limit(value):
@@ -155,16 +150,19 @@ def resolve_schedule(schedule, n_steps):
     return sched
 
 
-def check_callable(f, name):
-    if not callable(f):
-        raise TypeError(f"adsim: {name} must be a callable, got {type(f).__name__}")
+_USAGE = {"step": "step(state, *args) returning the next state",
+          "cond": "cond(state, *args) returning whether to take another step"}
+
+
+def check_callable(f, name, entry):
+    function(f, entry, name, _USAGE.get(name, ""))
 
 
 def check_args(args):
     """``args`` as a tuple; a bare array is refused (iterating it would pass rows)."""
     if not isinstance(args, (tuple, list)):
-        raise TypeError(f"adsim: args must be a tuple of further arguments of the step, got "
-                        f"{type(args).__name__}; write args=(value,) for one argument")
+        raise InvalidArgument(f"adsim: args must be a tuple of further arguments of the step, "
+                              f"got {given(args)}; write args=(value,) for one argument")
     return tuple(args)
 
 
@@ -173,7 +171,8 @@ def check_state(state):
     numbers; returns the number of state values."""
     leaves = list(state) if isinstance(state, (tuple, list)) else [state]
     if isinstance(state, (tuple, list)) and not leaves:
-        raise ValueError("adsim: the loop state is an empty tuple; give at least one array")
+        raise InvalidArgumentValue("adsim: the loop state is an empty tuple; give at least one "
+                                   "array")
     size = 0
     for i, leaf in enumerate(leaves):
         where = f"state[{i}]" if isinstance(state, (tuple, list)) else "state"
@@ -181,12 +180,19 @@ def check_state(state):
             size += leaf.size
             continue
         if isinstance(leaf, (tuple, list)) and isinstance(state, (tuple, list)):
-            raise TypeError(f"adsim: {where} is a {type(leaf).__name__}; a loop state is an "
-                            f"array or a flat tuple of arrays (nest no further)")
-        arr = np.asarray(leaf)
+            raise InvalidArgument(f"adsim: {where} is a {type(leaf).__name__}; a loop state is "
+                                  f"an array or a flat tuple of arrays (nest no further)")
+        try:
+            arr = np.asarray(leaf)
+        except ValueError:                  # a ragged sequence
+            arr = np.empty(0, dtype=object)
+        if arr.dtype.kind == "O":
+            raise InvalidArgument(f"adsim: {where} must be an array of real numbers (a loop "
+                                  f"state is an array or a flat tuple or list of arrays), got "
+                                  f"{given(leaf)}")
         if arr.dtype.kind not in "biuf":
-            raise TypeError(f"adsim: {where} has dtype {arr.dtype}; a loop state holds real "
-                            f"numbers (float64 arrays)")
+            raise InvalidArgument(f"adsim: {where} has dtype {arr.dtype}; a loop state holds "
+                                  f"real numbers (float64 arrays)")
         size += arr.size
     return size
 

@@ -35,7 +35,8 @@ be verified without a tape.
 
 from dataclasses import dataclass
 from math import comb, isqrt
-from operator import index
+
+from .._validate import count
 
 __all__ = [
     "Action",
@@ -259,17 +260,10 @@ def _single_slot_reversal(n_steps, restore, turn, you_turn):
         yield you_turn
 
 
-def _check_count(value, name, minimum):
-    """Return ``value`` as an int, raising if it is not an integer >= minimum."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    try:
-        value = index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {value!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
+def _check_count(value, name, minimum, entry=None):
+    """Return ``value`` as an int, raising if it is not an integer >= minimum
+    (the message names ``entry``, the schedule or function checking it)."""
+    return count(value, name, entry, minimum)
 
 
 # ---------------------------------------------------------------------------
@@ -326,8 +320,8 @@ class Revolve:
     requires_n_steps = True
 
     def __init__(self, n_steps, snapshots):
-        self._n_steps = _check_count(n_steps, "n_steps", 1)
-        self._snapshots = _check_count(snapshots, "snapshots", 1)
+        self._n_steps = _check_count(n_steps, "n_steps", 1, "Revolve")
+        self._snapshots = _check_count(snapshots, "snapshots", 1, "Revolve")
 
     @property
     def n_steps(self):
@@ -547,8 +541,8 @@ def simulate(actions, n_steps=None, snapshots=None):
         n_steps = actions.n_steps
     if snapshots is None:
         snapshots = actions.snapshots
-    n_steps = _check_count(n_steps, "n_steps", 1)
-    snapshots = _check_count(snapshots, "snapshots", 1)
+    n_steps = _check_count(n_steps, "n_steps", 1, "simulate")
+    snapshots = _check_count(snapshots, "snapshots", 1, "simulate")
     executor = _Executor(n_steps, snapshots)
     executor.run(actions)
     return executor.counts()

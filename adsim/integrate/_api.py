@@ -10,9 +10,11 @@ from ._events import Events
 from .._container_args import lift_container_closures, spread_containers
 from .._nested import closure_actives, lift_closures
 from .._purity import output_channel
-from ._options import (SUPPORTED, check_args, check_first_step, check_max_step, check_method,
-                       check_sparsity, check_t_eval, check_t_span, check_tolerances,
-                       check_unsupported, check_y0, warn_extraneous)
+from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
+                       check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
+                       check_t_span, check_tolerances, check_unsupported, check_y0,
+                       warn_extraneous)
+from .._validate import flag
 from ._result import Count, OdeResult
 from ._rhs import FAILED, RightHandSide, real_array
 from ._bdf import BDF
@@ -117,6 +119,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     ``Radau``/``BDF`` without ``jac=`` and through event times. See
     docs/integrate.md.
     """
+    check_fun(fun)
+    events = check_events(events)
     if _only_scipy_has(method, dense_output, y0) and not _holds_active(
             fun, t_span, y0, t_eval, events, args, options):
         return scipy_solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
@@ -129,7 +133,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     t0, tf = check_t_span(t_span)
     y0 = check_y0(y0)
     n = y0.shape[0]
-    if stats is not None:
+    if check_stats(stats) is not None:
         output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     args = check_args(args)
     # active values fun (or jac, or an event) reads from its closure are
@@ -163,10 +167,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
     rhs = RightHandSide(fun, n, vectorized)
     solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
-    if not isinstance(follow_steps, (bool, np.bool_)):
-        raise TypeError(f"adsim.integrate.solve_ivp: follow_steps must be True or False, got "
-                        f"{type(follow_steps).__name__}")
-    solver.follow_steps = bool(follow_steps)
+    solver.follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
         result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)

@@ -7,15 +7,22 @@ import scipy.sparse as sp
 
 from .._np.integers import plain_if_constant
 from .._active import Active
-from ..errors import InvalidInput, UnsupportedOperation
+from .._validate import function, given
+from ..errors import InvalidArgument, InvalidInput, UnsupportedOperation
 from ._common import EPS
 from ._rhs import real_array
 
-__all__ = ["check_method", "check_t_span", "check_y0", "check_args", "check_t_eval",
-           "check_tolerances", "check_max_step", "check_first_step", "check_sparsity",
-           "check_unsupported", "warn_extraneous"]
+__all__ = ["check_fun", "check_method", "check_t_span", "check_y0", "check_args",
+           "check_t_eval", "check_events", "check_stats", "check_tolerances", "check_max_step",
+           "check_first_step", "check_sparsity", "check_unsupported", "warn_extraneous"]
 
 SUPPORTED = ("RK23", "RK45", "DOP853", "Radau", "BDF")
+_WHERE = "adsim.integrate.solve_ivp"
+
+
+def check_fun(fun):
+    function(fun, "integrate.solve_ivp", "fun",
+             "fun(t, y, *args) returning dy/dt, as for scipy.integrate.solve_ivp")
 
 
 def check_method(method):
@@ -46,6 +53,8 @@ def _time(t, what):
     if value.dtype.kind == "c":
         raise InvalidInput(f"adsim.integrate.solve_ivp: {what} is complex ({t!r}); times are "
                            f"real numbers")
+    if value.dtype.kind not in "biuf" or value.size != 1:
+        raise InvalidArgument(f"{_WHERE}: {what} must be a real number, got {given(t)}")
     return float(t)
 
 
@@ -77,6 +86,26 @@ def check_args(args):
                         f"(e.g. `args=({args},)`)") from error
 
 
+def check_events(events):
+    """``events`` as None, one callable or a list or tuple of callables."""
+    if events is None or callable(events) or isinstance(events, (list, tuple)) and all(
+            callable(e) for e in events):
+        return events
+    bad = events if not isinstance(events, (list, tuple)) else \
+        next(e for e in events if not callable(e))
+    where = "" if bad is events else f" (item {list(events).index(bad)})"
+    raise InvalidArgument(f"{_WHERE}: events must be a callable event(t, y, *args) or a list or "
+                          f"tuple of them, got {given(bad)}{where}")
+
+
+def check_stats(stats):
+    """``stats`` as None or a list to receive one dict per checkpointed loop."""
+    if stats is None or isinstance(stats, list):
+        return stats
+    raise InvalidArgument(f"{_WHERE}: stats must be a list (it receives one dict of work counts "
+                          f"per checkpointed loop), got {given(stats)}; pass stats=[]")
+
+
 def check_t_eval(t_eval, t0, tf):
     """``t_eval`` as a 1-D array (active or plain), within ``t_span`` and
     sorted in the direction of integration."""
@@ -91,19 +120,27 @@ def check_t_eval(t_eval, t0, tf):
     return t_eval
 
 
-def _plain(value, name):
+def _plain(value, name, accepted="a real number"):
     """An option as a plain value: constants made in the recorded function
-    pass (as plain arrays); a value that depends on the inputs is refused."""
+    pass (as plain arrays); a value that depends on the inputs is refused,
+    and so is anything but real numbers (``accepted`` says what is)."""
     value = plain_if_constant(value)
     if isinstance(value, Active):
         raise UnsupportedOperation(
             f"adsim.integrate.solve_ivp: {name} is active; tolerances and step bounds are "
             f"options, not differentiable inputs: pass plain numbers")
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):         # a ragged sequence
+        kind = "O"
+    if kind not in "biuf" or (accepted == "a real number" and np.ndim(value) != 0):
+        raise InvalidArgument(f"{_WHERE}: {name} must be {accepted}, got {given(value)}")
     return value
 
 
 def check_tolerances(rtol, atol, n):
-    rtol, atol = _plain(rtol, "rtol"), _plain(atol, "atol")
+    tolerance = f"a real number or an array of {n} (one per component of y)"
+    rtol, atol = _plain(rtol, "rtol", tolerance), _plain(atol, "atol", tolerance)
     if np.any(np.asarray(rtol) < 100 * EPS):
         warnings.warn(f"At least one element of `rtol` is too small. Setting "
                       f"`rtol = np.maximum(rtol, {100 * EPS})`.", stacklevel=4)

@@ -10,7 +10,8 @@ from .._creation import current_tape
 from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
 from .._active import Active
-from ..errors import UnsupportedOperation
+from .._validate import given
+from ..errors import InvalidArgument, UnsupportedOperation
 
 __all__ = ["RightHandSide", "real_array", "set_row", "RUNNING", "FINISHED", "FAILED"]
 
@@ -32,8 +33,8 @@ def real_array(x, what):
             f"Split y into its real and imaginary parts (a state twice as long) and write fun "
             f"for that state")
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"adsim.integrate.solve_ivp: {what} must hold real numbers, got dtype "
-                        f"{arr.dtype}")
+        raise InvalidArgument(f"adsim.integrate.solve_ivp: {what} must hold real numbers, got "
+                              f"{given(x) if arr.dtype.kind == 'O' else f'dtype {arr.dtype}'}")
     return arr.astype(float)
 
 

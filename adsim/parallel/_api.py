@@ -5,6 +5,8 @@ import numbers
 import numpy as np
 
 from .. import _tape
+from .._validate import given
+from ..errors import InvalidArgument, InvalidArgumentValue
 from ._backends import run, workers_of
 from ._shipping import ShippedTape, run_chunk
 
@@ -50,7 +52,8 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     """
     _check_method(method)
     _check_tape(tape, "tape")
-    points = list(points)
+    points = _listed(points, "map", "points", "an iterable of input points (a list of arrays, "
+                     "or of tuples of arrays for a tape of several inputs)")
     return _batch(method, [tape], [(0, p) for p in points], executor, chunk_size, progress,
                   kwargs)
 
@@ -66,26 +69,35 @@ def sum_gradients(tapes, inputs, executor=None, argnum=0, chunk_size=None, progr
     the executor. ``executor``, ``chunk_size`` and ``progress`` as for
     :func:`map`.
     """
-    inputs = list(inputs)
+    inputs = _listed(inputs, "sum_gradients", "inputs", "an iterable with the point of each "
+                     "experiment (an array, or a tuple of arrays for a tape of several inputs)")
     if isinstance(tapes, _tape.Tape):
         tapes, jobs = [tapes], [(0, x) for x in inputs]
     else:
-        tapes = list(tapes)
+        tapes = _listed(tapes, "sum_gradients", "tapes", "one tape (adsim.record), or a list "
+                        "with one tape per experiment")
         if len(tapes) != len(inputs):
-            raise ValueError(f"adsim.parallel.sum_gradients: {len(tapes)} tapes for "
-                             f"{len(inputs)} inputs; give one tape per input, or one tape")
+            raise InvalidArgumentValue(f"adsim.parallel.sum_gradients: {len(tapes)} tapes for "
+                                       f"{len(inputs)} inputs; give one tape per input, or one "
+                                       f"tape")
         unique = {}
         for t in tapes:
             unique.setdefault(id(t), len(unique))
         jobs = [(unique[id(t)], x) for t, x in zip(tapes, inputs)]
         tapes = list({id(t): t for t in tapes}.values())
     if not jobs:
-        raise ValueError("adsim.parallel.sum_gradients: no experiments given")
+        raise InvalidArgumentValue("adsim.parallel.sum_gradients: no experiments given (inputs "
+                                   "is empty); give the point of at least one experiment")
+    if not isinstance(argnum, numbers.Integral) or isinstance(argnum, bool):
+        raise InvalidArgument(f"adsim.parallel.sum_gradients: argnum must be an int (the input "
+                              f"of each tape to take the gradient with respect to), got "
+                              f"{given(argnum)}")
     for i, t in enumerate(tapes):
         _check_tape(t, f"tapes[{i}]")
-        if not isinstance(argnum, numbers.Integral) or not 0 <= argnum < t.n_inputs:
-            raise ValueError(f"adsim.parallel.sum_gradients: argnum={argnum!r}, but tape {i} has "
-                             f"{t.n_inputs} input(s)")
+        if not 0 <= argnum < t.n_inputs:
+            raise InvalidArgumentValue(f"adsim.parallel.sum_gradients: argnum={argnum!r}, but "
+                                       f"tape {i} has {t.n_inputs} input(s); argnum must be in "
+                                       f"0..{t.n_inputs - 1}")
     results = _batch("value_and_gradient", tapes, jobs, executor, chunk_size, progress, {})
     value, gradient = 0.0, None
     for (position, _), (v, g) in zip(jobs, results):
@@ -102,16 +114,16 @@ def sum_gradients(tapes, inputs, executor=None, argnum=0, chunk_size=None, progr
 def _batch(method, tapes, jobs, executor, chunk_size, progress, kwargs):
     """Run ``jobs`` (tape position, point): results in order."""
     if progress is not None and not callable(progress):
-        raise TypeError(f"adsim.parallel: progress must be a callable (done, total), not "
-                        f"{type(progress).__name__}")
+        raise InvalidArgument(f"adsim.parallel: progress must be None or a callable "
+                              f"progress(done, total), got {given(progress)}")
     if not jobs:
         return []
     if chunk_size is None:
         chunk_size = max(1, math.ceil(len(jobs) / (4 * workers_of(executor))))
     elif isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) \
             or chunk_size < 1:
-        raise ValueError(f"adsim.parallel: chunk_size must be a positive integer, not "
-                         f"{chunk_size!r}")
+        raise InvalidArgumentValue(f"adsim.parallel: chunk_size must be None (about four tasks "
+                                   f"per worker) or a positive integer, got {given(chunk_size)}")
     shipped = [ShippedTape(t) for t in tapes]
     tasks = []
     for position, items in _chunks(jobs, int(chunk_size)):
@@ -134,14 +146,24 @@ def _chunks(jobs, size):
     return out
 
 
+def _listed(values, entry, name, accepted):
+    """``values`` (an iterable) as a list."""
+    try:
+        return list(values)
+    except TypeError:
+        raise InvalidArgument(f"adsim.parallel.{entry}: {name} must be {accepted}, got "
+                              f"{given(values)}") from None
+
+
 def _check_method(method):
-    if method not in METHODS:
-        raise ValueError(f"adsim.parallel: method {method!r} is not a replay of a tape; use one "
-                         f"of {', '.join(METHODS)}")
+    if not isinstance(method, str) or method not in METHODS:
+        raise InvalidArgumentValue(f"adsim.parallel: method {method!r} is not a replay of a "
+                                   f"tape; use one of {', '.join(METHODS)}")
 
 
 def _check_tape(tape, what):
     if not isinstance(tape, _tape.Tape):
-        raise TypeError(f"adsim.parallel: {what} must be a tape (adsim.record), not "
-                        f"{type(tape).__name__}")
+        raise InvalidArgument(f"adsim.parallel: {what} must be a tape (adsim.record), got "
+                              f"{given(tape)}" + ("; record it first: adsim.record(f, x)"
+                                                  if callable(tape) else ""))
     tape._check_recorded()

@@ -17,8 +17,9 @@ import functools
 
 from adsim import _validate
 from adsim._recording import record
-from adsim.errors import InvalidArgnums
+from adsim.errors import InvalidArgnums, InvalidArgument, InvalidArgumentValue
 from adsim.sparse import plan as _plan
+from adsim.sparse.orderings import ORDERINGS
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from adsim.sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
@@ -36,11 +37,36 @@ def _argnum(f, args, argnum):
     return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
 
 
+def _function(f, entry):
+    what = "scalar f(*args)" if "hessian" in entry else "F(*args) returning one array"
+    _validate.function(f, entry, "f" if "hessian" in entry else "F",
+                       f"adsim.{entry}({'f' if 'hessian' in entry else 'F'}, x) with {what}")
+
+
+def _orders(orders, entry):
+    """``orders`` checked: a tuple or list of ordering names (or explicit
+    permutations, checked when used)."""
+    if isinstance(orders, (tuple, list)) and orders:
+        for item in orders:
+            if isinstance(item, str) and item not in ORDERINGS:
+                raise InvalidArgumentValue(f"adsim.{entry}: orders holds the unknown ordering "
+                                           f"{item!r}; the orderings are {ORDERINGS}")
+        return orders
+    raise InvalidArgument(f"adsim.{entry}: orders must be a non-empty tuple or list of ordering "
+                          f"names from {ORDERINGS} (or explicit permutations), got "
+                          f"{_validate.given(orders)}" +
+                          (f"; for one ordering write orders=({orders!r},)"
+                           if isinstance(orders, str) else ""))
+
+
 def _with_argnum(entry):
-    """``entry`` (a function of ``(f, *args, argnum=...)``) with ``argnum``
-    resolved first."""
+    """``entry`` (a function of ``(f, *args, argnum=...)``) with ``f``
+    checked and ``argnum`` resolved first."""
     @functools.wraps(entry)
     def checked(f, *args, argnum=0, **options):
+        _function(f, entry.__name__)
+        if "orders" in options:
+            _orders(options["orders"], entry.__name__)
         return entry(f, *args, argnum=_argnum(f, args, argnum), **options)
     return checked
 
@@ -70,6 +96,7 @@ def jacobian_sparsity(F, *args, argnum=0):
            [0, 1, 1, 0],
            [0, 0, 1, 1]])
     """
+    _function(F, "jacobian_sparsity")
     return jacobian_pattern(record(F, *args), [_argnum(F, args, argnum)])
 
 
@@ -90,4 +117,5 @@ def hessian_sparsity(f, *args, argnum=0):
            [1, 0, 1],
            [0, 1, 0]])
     """
+    _function(f, "hessian_sparsity")
     return hessian_pattern(record(f, *args), [_argnum(f, args, argnum)])
