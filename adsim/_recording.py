@@ -7,7 +7,7 @@ from .primitives import use_recorder
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
 from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
-from ._validate import real_array
+from ._validate import function, real_array
 
 
 def record(f, *args, **kwargs):
@@ -18,6 +18,7 @@ def record(f, *args, **kwargs):
     The tape freezes everything that is not an input: keyword arguments,
     closures, globals, object attributes and random draws keep the values
     they had while recording, whatever they are at replay."""
+    function(f, "record", usage="adsim.record(f, x), then tape.gradient(x)")
     return record_inputs(f, args, kwargs, len(args))
 
 

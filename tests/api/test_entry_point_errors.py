@@ -140,6 +140,7 @@ TRANSFORMS = {
     "sparse_hessian": lambda g: adsim.sparse_hessian(g, X),
     "jacobian_sparsity": lambda g: adsim.jacobian_sparsity(g, X),
     "hessian_sparsity": lambda g: adsim.hessian_sparsity(g, X),
+    "record": lambda g: adsim.record(g, X),
 }
 
 
