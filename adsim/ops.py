@@ -173,6 +173,13 @@ def _u(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, param=None, reads=
                   chunkable=True, rule=rule)
 
 
+def _rounding(name, ufunc, value):
+    """A piecewise-constant unary op: derivative zero, values recomputed by
+    every replay."""
+    return _u(name, [ufunc], hessian=ZERO, constant_slope=True, value=value, slope="0.0",
+              curvature="0.0", finite=True)
+
+
 def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="x y"):
     operands = (value("a"), value("b"))
     return OpSpec(name, "binary", hessian, tuple(numpy), domain, operands=operands,
@@ -264,18 +271,10 @@ TABLE = [
        value="x", slope="0.0",
        curvature="0.0", finite=True),
     # rounding: piecewise constant, derivative zero; recomputed by every replay
-    _u("FLOOR", [np.floor], hessian=ZERO, constant_slope=True,
-       value="floor(x)", slope="0.0",
-       curvature="0.0", finite=True),
-    _u("CEIL", [np.ceil], hessian=ZERO, constant_slope=True,
-       value="ceil(x)", slope="0.0",
-       curvature="0.0", finite=True),
-    _u("TRUNC", [np.trunc], hessian=ZERO, constant_slope=True,
-       value="trunc(x)", slope="0.0",
-       curvature="0.0", finite=True),
-    _u("RINT", [np.rint], hessian=ZERO, constant_slope=True,
-       value="rint(x)", slope="0.0",
-       curvature="0.0", finite=True),
+    _rounding("FLOOR", np.floor, "floor(x)"),
+    _rounding("CEIL", np.ceil, "ceil(x)"),
+    _rounding("TRUNC", np.trunc, "trunc(x)"),
+    _rounding("RINT", np.rint, "rint(x)"),
     _b("ADD", [np.add], hessian=LINEAR, reads=""),
     _b("SUB", [np.subtract], hessian=LINEAR, reads=""),
     _b("MUL", [np.multiply], hessian=BILINEAR, reads="x"),
