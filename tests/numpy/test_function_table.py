@@ -31,7 +31,7 @@ import adsim
 from adsim._active import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
-from functable_cases import PUBLIC_MODULES, name_of
+from functable_cases import name_of
 from fdcheck import ATOL, RTOL, assert_close, central, check_hvp, complex_step, distinct
 
 # ---------------------------------------------------------------- what adsim dispatches
