@@ -9,7 +9,8 @@ function, which sees the container it was given.
 """
 import functools
 
-from ._nested import closure_cells
+from ._nested import closure_cells, distinct_slots
+from ._outer_values import recording_in_progress
 from ._np.core import active_leaves
 from ._active import Active
 from ._tree import flatten, unflatten
@@ -67,14 +68,12 @@ def lift_container_closures(functions, args):
     leaf: while a function runs, each such cell holds the container rebuilt
     from the leaves passed, as ``adsim._nested.lift_closures`` does for
     single arrays."""
-    cells = []
-    for f in functions:
-        for cell, _ in closure_cells(f, _holds_recorded):
-            if all(cell is not c for c in cells):
-                cells.append(cell)
+    if not recording_in_progress():
+        return list(functions), tuple(args)
+    cells = distinct_slots(closure_cells(f, _holds_recorded) for f in functions)
     if not cells:
         return list(functions), tuple(args)
-    pieces = [flatten(cell.cell_contents) for cell in cells]
+    pieces = [flatten(cell.get()) for cell in cells]
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
@@ -84,14 +83,14 @@ def lift_container_closures(functions, args):
 
         @functools.wraps(f)
         def with_cells(*a, **kwargs):
-            outer = [cell.cell_contents for cell in cells]
+            outer = [cell.get() for cell in cells]
             try:
                 for cell, container in zip(cells, _rebuilt(pieces, a[len(a) - n:])):
-                    cell.cell_contents = container
+                    cell.set(container)
                 return f(*a[:len(a) - n], **kwargs)
             finally:
                 for cell, v in zip(cells, outer):
-                    cell.cell_contents = v
+                    cell.set(v)
         return with_cells
     return [wrap(f) for f in functions], tuple(args) + flat
 

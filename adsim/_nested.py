@@ -14,13 +14,13 @@ derivative of a derivative of a derivative), they differentiate J written
 out as recorded ops (adsim/_transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
 """
-import types
-
 import numpy as np
 
 from . import _transcribe
 from ._cache import TapeCache, input_positions
+from ._np.core import active_leaves
 from ._np.integers import current
+from ._outer_values import outer_slots, recording_in_progress
 from ._active import Active
 from ._transformed import Transformed, inner_function
 from .errors import UnsupportedOperation
@@ -29,58 +29,67 @@ from .primitives import Primitive
 
 
 def closure_actives(f):
-    """The closure cells holding active arrays of a recording in progress
-    that ``f`` reads (an outer value the inner function reads: ``lambda y:
-    k * y`` with ``k`` active), with their arrays. Functions ``f`` closes
-    over are searched too (``ad.jacobian(ad.grad(lambda w: k * w))``: the
-    lambda's ``k`` is read through the gradient function)."""
+    """The places holding active arrays of a recording in progress that
+    ``f`` reads from outside its arguments -- its closure (``lambda y: k *
+    y`` with ``k`` active), the object it is bound to or closes over
+    (``self.beta``), a module global -- with their arrays
+    (adsim/_outer_values.py). Functions ``f`` reaches are searched too
+    (``ad.jacobian(ad.grad(lambda w: k * w))``: the lambda's ``k`` is read
+    through the gradient function)."""
+    if not recording_in_progress():
+        return []
     return closure_cells(f, lambda v: isinstance(v, Active) and v.tape.recording)
 
 
-_MAX_CLOSURE_DEPTH = 8
+def reads_recorded_values(f):
+    """Whether ``f`` reads, from outside its arguments, an active array of a
+    recording in progress or a container (dict, list, tuple) holding one."""
+    if not recording_in_progress():
+        return False
+    return bool(closure_cells(f, _recorded_or_holding))
+
+
+def _recorded_or_holding(v):
+    if isinstance(v, Active):
+        return v.tape.recording
+    return isinstance(v, (dict, list, tuple)) and any(
+        isinstance(leaf, Active) and leaf.tape.recording for leaf in active_leaves(v))
 
 
 def closure_cells(f, wanted):
-    """The closure cells of ``f``, and of the functions it closes over (to a
-    bounded depth), whose contents ``wanted`` accepts, with their contents;
-    each cell once."""
-    found = []
-    _closure_cells(f, wanted, found, set(), 0)
-    return found
+    """The places ``f`` reads from outside its arguments (closure cells,
+    attributes, globals: :class:`adsim._outer_values.Slot`) whose contents
+    ``wanted`` accepts, with their contents; each place once."""
+    return outer_slots(f, wanted)
 
 
-def _closure_cells(f, wanted, found, seen, depth):
-    f = inner_function(f)           # adsim.grad(g) and the like: the closure that runs
-    if id(f) in seen or depth > _MAX_CLOSURE_DEPTH:
-        return
-    seen.add(id(f))
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:          # an empty cell (a name assigned later)
-            continue
-        if isinstance(v, (types.FunctionType, Transformed)):
-            _closure_cells(v, wanted, found, seen, depth + 1)
-        elif wanted(v) and all(cell is not c for c, _ in found):
-            found.append((cell, v))
+def distinct_slots(groups):
+    """The slots of ``groups`` (lists of ``(slot, value)``), each place once."""
+    slots, keys = [], set()
+    for group in groups:
+        for slot, _ in group:
+            if slot.key not in keys:
+                keys.add(slot.key)
+                slots.append(slot)
+    return slots
 
 
-def _lifted(f, cells):
-    """``f`` with the values of ``cells`` as extra trailing arguments: while
-    it runs, each cell holds the value passed (an active array of the inner
+def _lifted(f, slots):
+    """``f`` with the values of ``slots`` as extra trailing arguments: while
+    it runs, each slot holds the value passed (an active array of the inner
     recording, or a plain array), so the inner tape takes the outer values
     as inputs and the nested derivative includes their mixed partials."""
-    n = len(cells)
+    n = len(slots)
 
     def lifted(*args, **kwargs):
-        outer = [cell.cell_contents for cell in cells]
-        for cell, v in zip(cells, args[len(args) - n:]):
-            cell.cell_contents = v
+        outer = [slot.get() for slot in slots]
+        for slot, v in zip(slots, args[len(args) - n:]):
+            slot.set(v)
         try:
             return f(*args[:len(args) - n], **kwargs)
         finally:
-            for cell, v in zip(cells, outer):
-                cell.cell_contents = v
+            for slot, v in zip(slots, outer):
+                slot.set(v)
     lifted.__name__ = _name(f)
     lifted.__dict__.update(getattr(f, "__dict__", {}))    # attributes (an event's terminal)
     return lifted
@@ -91,15 +100,10 @@ def lift_closures(functions, args):
     the active values the functions read from their closures appended, for
     code recorded on a tape of its own (a checkpointed step, a condition):
     the step then takes them as loop inputs."""
-    cells, actives = [], []
-    for f in functions:
-        for cell, v in closure_actives(f):
-            if all(cell is not c for c in cells):
-                cells.append(cell)
-                actives.append(v)
-    if not cells:
+    slots = distinct_slots(closure_actives(f) for f in functions)
+    if not slots:
         return list(functions), tuple(args)
-    return [_lifted(f, cells) for f in functions], tuple(args) + tuple(actives)
+    return [_lifted(f, slots) for f in functions], tuple(args) + tuple(s.get() for s in slots)
 
 
 def _contracted(J, *values):
@@ -118,7 +122,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     inputs of the inner tape, so no perturbation is confused)."""
     lifts = closure_actives(f)
     if lifts:
-        f = _lifted(f, [cell for cell, _ in lifts])
+        f = _lifted(f, [slot for slot, _ in lifts])
         args = tuple(args) + tuple(v for _, v in lifts)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     if argnum not in positions:

@@ -4,7 +4,7 @@ values is :func:`adsim.integrate.solve_ivp` (the same steps and numbers as
 SciPy's, differentiable); every other call is SciPy's. ``odeint`` (LSODA)
 has no differentiable counterpart here: such a call says what to use.
 """
-from .._nested import closure_actives
+from .._nested import reads_recorded_values
 from ..errors import UnsupportedOperation
 
 
@@ -14,13 +14,14 @@ def solve_ivp(fun, t_span, y0, *args, **kwargs):
 
 
 def _reads_active_values(args, kwargs):
-    """Whether a function passed to the solver reads active values from its
-    closure (``lambda t, y: -k * y`` with ``k`` active)."""
+    """Whether a function passed to the solver reads active values from
+    outside its arguments (``lambda t, y: -k * y`` with ``k`` active, a
+    bound method reading ``self.k``, a global, a dict of parameters)."""
     candidates = list(args[:1]) + [kwargs.get(name) for name in ("fun", "jac", "events")]
     events = kwargs.get("events")
     if isinstance(events, (list, tuple)):
         candidates += list(events)
-    return any(callable(c) and closure_actives(c) for c in candidates)
+    return any(callable(c) and reads_recorded_values(c) for c in candidates)
 
 
 solve_ivp.routes_also = _reads_active_values
@@ -35,6 +36,6 @@ def odeint(func, y0, t, *args, **kwargs):
 
 
 odeint.routes_also = lambda args, kwargs: bool(args) and callable(args[0]) and \
-    bool(closure_actives(args[0]))
+    reads_recorded_values(args[0])
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint}

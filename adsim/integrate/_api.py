@@ -8,7 +8,7 @@ from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._container_args import lift_container_closures, spread_containers
-from .._nested import closure_actives, lift_closures
+from .._nested import lift_closures, reads_recorded_values
 from .._purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
@@ -234,7 +234,7 @@ def _holds_active(fun, t_span, y0, t_eval, events, args, options):
     functions = [fun, options.get("jac")] + \
         (list(events) if isinstance(events, (list, tuple)) else [events])
     return bool(active_leaves([t_span, y0, t_eval, args, list(options.values())])) or \
-        any(callable(f) and closure_actives(f) for f in functions)
+        any(callable(f) and reads_recorded_values(f) for f in functions)
 
 
 def _solver(name, rhs, direction, rtol, atol, max_step, options, n):

@@ -1,0 +1,222 @@
+"""Values a function reads from outside its arguments, as places that can be
+swapped while it runs.
+
+Code recorded on a tape of its own (a checkpointed step, the right-hand
+side of ``solve_ivp``, a derivative taken inside a recording) must take the
+active values it reads as inputs of that tape. Scientists pass parameters
+in many ways besides arguments: a closure (``lambda t, y: -k * y``), an
+object (``lambda t, y: model.rhs(t, y)``, a bound method ``model.rhs``
+reading ``self.beta``, a callable object), or a module global. Each such
+place is a :class:`Slot` -- a closure cell, an attribute of an object, an
+entry of a module's globals -- that the caller fills with the tape's input
+while the function runs and restores afterwards.
+
+The search follows what the function can reach: its closure cells, the
+globals its code names, the object a bound method is bound to, the
+attributes of objects found there, and the functions found on the way (a
+helper function reading a global), to a bounded depth. It is skipped
+outright when no recording is in progress on this thread: then no value is
+a recorded one.
+"""
+import dis
+import functools
+import types
+
+import numpy as np
+
+from ._creation import current_tape
+from ._active import Active
+from ._transformed import Transformed, inner_function
+
+__all__ = ["Slot", "outer_slots", "recording_in_progress"]
+
+_MAX_DEPTH = 8
+_MAX_ELEMENTS = 256     # longer containers are data, not a model's parts
+
+# attribute and global values never searched: they hold no parameters of a model
+_LEAF_TYPES = (types.ModuleType, type, np.ndarray, np.generic, str, bytes, int, float, complex,
+               bool, type(None), range, slice)
+
+
+def recording_in_progress():
+    """Whether this thread records into a tape now (so that a value can be
+    an active array of a recording in progress)."""
+    return current_tape() is not None
+
+
+class Slot:
+    """A place holding a value a function reads: ``get``, ``set`` and
+    ``describe`` (for messages). Two slots are the same place when their
+    ``key`` is."""
+
+    __slots__ = ("holder", "name", "kind")
+
+    def __init__(self, kind, holder, name):
+        self.kind = kind        # "cell", "attribute" or "global"
+        self.holder = holder
+        self.name = name
+
+    @property
+    def key(self):
+        return (self.kind, id(self.holder), self.name)
+
+    def get(self):
+        if self.kind == "cell":
+            return self.holder.cell_contents
+        if self.kind == "attribute":
+            return getattr(self.holder, self.name)
+        if self.kind == "partial":
+            return _partial_bound(self.holder)[self.name]
+        return self.holder[self.name]
+
+    def set(self, value):
+        if self.kind == "cell":
+            self.holder.cell_contents = value
+        elif self.kind == "attribute":
+            # past a __setattr__ that validates or a frozen dataclass: the
+            # value is put back unchanged when the function returns
+            object.__setattr__(self.holder, self.name, value)
+        elif self.kind == "partial":
+            # a partial's arguments are read-only attributes; its state is not
+            func, args, keywords, namespace = self.holder.__reduce__()[2]
+            args, keywords = list(args), dict(keywords or {})
+            if isinstance(self.name, int):
+                args[self.name] = value
+            else:
+                keywords[self.name] = value
+            self.holder.__setstate__((func, tuple(args), keywords, namespace))
+        else:
+            self.holder[self.name] = value
+
+    def describe(self):
+        if self.kind == "cell":
+            return "a value in its closure"
+        if self.kind == "attribute":
+            return f"attribute `{self.name}` of a {type(self.holder).__name__} object"
+        if self.kind == "partial":
+            return f"argument {self.name!r} bound by functools.partial"
+        return f"global `{self.name}` of module {self.holder.get('__name__', '?')}"
+
+
+def outer_slots(f, wanted):
+    """The places ``f`` can read that hold a value ``wanted`` accepts, with
+    their values: ``[(slot, value)]``, each place once, in the order found
+    (closure cells first, as before objects and globals were searched)."""
+    found = {}
+    _search_function(f, wanted, found, set(), 0)
+    return list(found.values())
+
+
+def _search_function(f, wanted, found, seen, depth):
+    f = inner_function(f)           # adsim.grad(g) and the like: the closure that runs
+    if not isinstance(f, (types.FunctionType, types.MethodType, functools.partial)):
+        if callable(f) and not isinstance(f, _LEAF_TYPES + (types.BuiltinFunctionType,)):
+            _search_object(f, wanted, found, seen, depth)       # a callable object
+        return
+    if id(f) in seen or depth > _MAX_DEPTH:
+        return
+    seen.add(id(f))
+    if isinstance(f, functools.partial):
+        _search_function(f.func, wanted, found, seen, depth + 1)
+        for name, v in _partial_bound(f).items():
+            _consider(Slot("partial", f, name), v, wanted, found, seen, depth)
+        return
+    if isinstance(f, types.MethodType):
+        _search_function(f.__func__, wanted, found, seen, depth + 1)
+        _search_object(f.__self__, wanted, found, seen, depth + 1)
+        return
+    for cell in f.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:          # an empty cell (a name assigned later)
+            continue
+        _consider(Slot("cell", cell, None), v, wanted, found, seen, depth)
+    if _is_adsim(f):
+        return                      # adsim's module globals hold no recorded values
+    names = _global_names(f.__code__)
+    module_globals = f.__globals__
+    for name in names:
+        if name in module_globals:
+            _consider(Slot("global", module_globals, name), module_globals[name], wanted, found,
+                      seen, depth)
+
+
+def _consider(slot, v, wanted, found, seen, depth):
+    if isinstance(v, (types.FunctionType, types.MethodType, Transformed)):
+        _search_function(v, wanted, found, seen, depth + 1)
+    elif wanted(v):
+        found.setdefault(slot.key, (slot, v))
+    elif isinstance(v, (dict, list, tuple)):
+        _search_elements(v, wanted, found, seen, depth + 1)
+    elif not isinstance(v, _LEAF_TYPES + (Active,)):
+        _search_object(v, wanted, found, seen, depth + 1)
+
+
+def _search_elements(container, wanted, found, seen, depth):
+    """Objects and functions held in a dict, list or tuple (a model's list
+    of species, each with its rate): their attributes are places; the
+    container's own entries are not (a container holding active values
+    is itself a place, lifted leaf by leaf)."""
+    if id(container) in seen or depth > _MAX_DEPTH or len(container) > _MAX_ELEMENTS:
+        return
+    seen.add(id(container))
+    for v in (container.values() if isinstance(container, dict) else container):
+        if isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
+            _search_function(v, wanted, found, seen, depth + 1)
+        elif isinstance(v, (dict, list, tuple)):
+            _search_elements(v, wanted, found, seen, depth + 1)
+        elif not isinstance(v, _LEAF_TYPES + (Active, Transformed)):
+            _search_object(v, wanted, found, seen, depth + 1)
+
+
+def _search_object(obj, wanted, found, seen, depth):
+    """The attributes of an instance (its ``__dict__`` and ``__slots__``),
+    and, for a callable object, its ``__call__``. adsim's own objects are
+    not searched: code that hands a user's function to them has lifted
+    what that function reads already, and passes it on as arguments."""
+    if id(obj) in seen or depth > _MAX_DEPTH or _is_adsim(type(obj)):
+        return
+    seen.add(id(obj))
+    for name, v in _attributes(obj):
+        _consider(Slot("attribute", obj, name), v, wanted, found, seen, depth)
+    call = getattr(type(obj), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        _search_function(call, wanted, found, seen, depth + 1)
+
+
+def _is_adsim(f):
+    module = getattr(f, "__module__", None) or ""
+    return module == "adsim" or module.startswith("adsim.")
+
+
+def _partial_bound(p):
+    """The arguments a ``functools.partial`` binds: positions and keywords."""
+    bound = dict(enumerate(p.args))
+    bound.update(p.keywords)
+    return bound
+
+
+def _attributes(obj):
+    out = list(getattr(obj, "__dict__", {}).items())
+    for klass in type(obj).__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if isinstance(name, str) and hasattr(obj, name) and not name.startswith("__"):
+                out.append((name, getattr(obj, name)))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code):
+    """The names ``code`` (and the code of functions and comprehensions
+    defined in it) looks up as globals: attribute names, which share
+    ``co_names``, are not among them."""
+    names = []
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            name = instruction.argval
+            if name not in names:
+                names.append(name)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.extend(n for n in _global_names(const) if n not in names)
+    return tuple(names)
