@@ -22,7 +22,6 @@ from ._np.core import active_leaves
 from ._np.integers import current
 from ._outer_values import outer_slots, recording_in_progress
 from ._active import Active
-from ._transformed import Transformed, inner_function
 from .errors import UnsupportedOperation
 from ._validate import name_of as _name
 from .primitives import Primitive
