@@ -160,11 +160,14 @@ def _condition_split(condition, tapes):
         raise ValueError(f"condition outcomes {outcomes!r} and sizes {sizes!r} for "
                          f"{len(tapes)} tapes")
     n_steps = len(tapes) - len(outcomes)
-    step = tapes[0]
+    # a condition is recorded on the loop inputs as flat arrays (scalars of
+    # shape (1,)): the loop hands both the same buffers, so sizes must agree
+    step_sizes = [size_of(s) for s in tapes[0].input_shapes]
     for tape in tapes[n_steps:]:
-        if tape.input_shapes != step.input_shapes or size_of(tape.output_shape) != 1:
-            raise ValueError("a condition tape differs from the step in its inputs, or has "
-                             "more than one output")
+        if [size_of(s) for s in tape.input_shapes] != step_sizes or \
+                size_of(tape.output_shape) != 1:
+            raise ValueError("a condition tape differs from the step in the sizes of its "
+                             "inputs, or has more than one output")
     return n_steps
 
 

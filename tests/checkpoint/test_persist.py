@@ -138,6 +138,25 @@ def test_a_while_loop_travels_with_its_recorded_condition():
     assert loaded.callbacks[0].last_n_steps == 25
 
 
+def _while_loss_with_scalar_args(p):
+    u = ad.checkpoint_while(lambda u, a, b: u[0] < 2.0, lambda u, a, b: u + 0.1 * np.stack([a, b]),
+                            np.zeros(2), args=(p[0], p[1]), snapshots=3)
+    return np.sum(u ** 2)
+
+
+def test_a_while_loop_with_scalar_inputs_travels():
+    # the condition is recorded on flat inputs (a scalar as shape (1,)), the
+    # step on the inputs as they are: the file holds both, and loads
+    p = np.array([1.0, 0.5])
+    tape = ad.record(_while_loss_with_scalar_args, p)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    v = np.array([0.3, -0.2])
+    for t in (tape, loaded):
+        t.sweeps = (bits(t.forward(p)) + bits(*t.value_and_gradient(p)) + bits(*t.jvp(p, v))
+                    + bits(*t.vjp(p, 2.0)))
+    assert loaded.sweeps == tape.sweeps
+
+
 def test_loops_that_are_code_cannot_be_saved():
     calls = []
 
