@@ -4,13 +4,13 @@ A function runs once on active arrays that record a flat tape; the tape is
 replayed in C for values, tangents, adjoints and Hessian-vector products.
 """
 from . import _numpy_api  # noqa: F401  (installs the ufunc table of the front end)
-from ._recording import record
+from ._record.recording import record
 from ._active import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
                   laplacian, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
-from ._interpose import interposition, set_interposition
+from ._record.interpose import interposition, set_interposition
 from .errors import (ActiveValueLeak, AdsimError, BranchChanged, IndexOutOfBounds,
                      InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
                      MemoryBudgetError, MixedRecordings, NotCallable, NotPicklable,

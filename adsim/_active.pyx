@@ -393,7 +393,7 @@ cdef class Active:
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
-        from ._callers import library_entry, method_call_name, source_hint
+        from ._record.callers import library_entry, method_call_name, source_hint
         entry = library_entry()
         method = method_call_name() if entry is None else None
         if method is not None and hasattr(np.ndarray, method) and \

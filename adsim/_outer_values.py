@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from ._creation import current_tape
+from ._record.creation import current_tape
 from ._active import Active
 from ._transformed import Transformed, inner_function
 

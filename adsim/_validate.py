@@ -12,7 +12,7 @@ from operator import index
 
 import numpy as np
 
-from ._tree import is_container
+from ._containers.tree import is_container
 from .errors import (InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
                      NotCallable)
 

@@ -2,7 +2,7 @@
 
 Each transformed function records its argument function on a tape and
 replays the tape in C. A tape is reused for a later call only when that is
-provably safe (see adsim/_cache.py and docs/tape.md, "What the functional
+provably safe (see adsim/_tapecache/cache.py and docs/tape.md, "What the functional
 API records and reuses"):
 
 - the tape inputs have the same shapes and every other argument is equal by
@@ -22,7 +22,7 @@ records again. ``cache=False`` records on every call. Explicit tapes
 
 Differentiated arguments, directions, weights and return values may be
 containers (lists, tuples, dicts, namedtuples of arrays; see
-adsim/_tree.py): each leaf is one tape input, a returned container is one
+adsim/_containers/tree.py): each leaf is one tape input, a returned container is one
 flat output, and results come back in the containers' structure.
 """
 import inspect
@@ -30,11 +30,11 @@ import inspect
 import numpy as np
 
 from . import _numpy_api
-from ._cache import TapeCache, shared_cache
-from ._nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
+from ._tapecache.cache import TapeCache, shared_cache
+from ._nesting.nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
 from ._active import Active
 from ._transformed import Transformed, not_picklable
-from ._tree import check_same, flatten, is_container, split_flat, unflatten
+from ._containers.tree import check_same, flatten, is_container, split_flat, unflatten
 from ._validate import (argnums as _argnums, flag, function, given, name_of as _name, real_array,
                         resolve_argnums)
 from .errors import (AdsimError, InvalidArgnums, InvalidArgument, InvalidArgumentValue,

@@ -23,7 +23,7 @@ Hessian-vector products with no further work.
 
 A primitive made with ``name=`` is registered in this process under that
 name, and a tape file refers to it by the name and a fingerprint of its
-rules (adsim/_fingerprint.py; its code is never saved): the process that
+rules (adsim/_tapecache/fingerprint.py; its code is never saved): the process that
 loads the tape must have made the same primitive first, for example by
 importing the module that makes it at module level.
 """
@@ -33,9 +33,9 @@ import weakref
 import numpy as np
 
 from ._callback_rules import CallbackRules
-from ._creation import suspended
+from ._record.creation import suspended
 from ._filefields import expect_keys, shape_field, size_of
-from ._fingerprint import fingerprint
+from ._tapecache.fingerprint import fingerprint
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
 from ._validate import function, given
@@ -69,7 +69,7 @@ def primitives_named(name):
 
 
 _MADE_ON_DEMAND = []     # (name prefix, function making the primitives of that prefix)
-_RECORDER = [None]       # adsim.record, handed over by adsim/_recording.py (no import circle)
+_RECORDER = [None]       # adsim.record, handed over by adsim/_record/recording.py (no import circle)
 
 
 def use_recorder(record):
@@ -86,7 +86,7 @@ def make_on_demand(prefix, make):
 class Primitive:
     """A function recorded as one CALLBACK op with user-given rules."""
 
-    fingerprinted_by_rules = True     # adsim/_fingerprint.py: known by its rules
+    fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,

@@ -10,7 +10,7 @@ Hessian-vector products against differences of the gradient.
 import numpy as np
 
 from . import api
-from ._tree import flatten, is_container, unflatten
+from ._containers.tree import flatten, is_container, unflatten
 from ._validate import real_array
 
 

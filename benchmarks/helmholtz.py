@@ -44,7 +44,7 @@ import time
 import numpy as np
 
 import adsim as ad
-from adsim._purity import MAX_ARRAY_BYTES
+from adsim._tapecache.purity import MAX_ARRAY_BYTES
 
 from . import problems
 from . import timing as T

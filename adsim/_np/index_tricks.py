@@ -1,7 +1,7 @@
 """``np.r_`` and ``np.c_`` with active pieces.
 
 They are objects, not functions, so NumPy's dispatch never sees active
-items: while a function is recorded, adsim/_creation.py puts a
+items: while a function is recorded, adsim/_record/creation.py puts a
 :class:`Concatenator` in their place. Given active items it lets NumPy's own
 concatenator lay out the element positions of every piece (slices become
 their aranges or linspaces, scalars stay scalars, directives such as

@@ -2,7 +2,7 @@
 
 ``adsim.scipy.special.logsumexp``, ``adsim.scipy.linalg.solve``,
 ``adsim.scipy.stats.norm``, ... are SciPy's functions with adsim's rules,
-reached by calling them rather than by changing SciPy (adsim/_interpose.py),
+reached by calling them rather than by changing SciPy (adsim/_record/interpose.py),
 so they work with interposition off, and outside recordings as drop-in
 replacements. Each module of adsim/scipy asks :func:`fill` for its names;
 they come from the same tables the hooks are made from, so there is no

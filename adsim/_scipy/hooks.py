@@ -8,7 +8,7 @@ turn an active argument into a plain array (which adsim refuses, naming the
 function). Each rule module below lists the functions it covers in a table
 ``HOOKS``; two things are made from these tables:
 
-- the hooks (adsim/_interpose.py): while any thread records with
+- the hooks (adsim/_record/interpose.py): while any thread records with
   interposition on, each listed function has its *code* replaced by a
   trampoline, so every name of it (``from scipy.special import
   logsumexp``, ``sla.solve_triangular``, the instance ``norm``) reaches

@@ -4,7 +4,7 @@ values is :func:`adsim.integrate.solve_ivp` (the same steps and numbers as
 SciPy's, differentiable); every other call is SciPy's. ``odeint`` (LSODA)
 has no differentiable counterpart here: such a call says what to use.
 """
-from .._nested import reads_recorded_values
+from .._nesting.nested import reads_recorded_values
 from ..errors import UnsupportedOperation
 
 

@@ -26,13 +26,13 @@ import types
 
 import numpy as np
 
-from .._creation import current_tape
+from .._record.creation import current_tape
 from .._np.core import active_leaves
 from .._active import Active
 from .._validate import name_of
 from ..errors import UnsupportedOperation
 from .arrays import array
-from .._interpose import unhooked
+from .._record.interpose import unhooked
 
 
 def rosen(x):

@@ -12,9 +12,9 @@ import threading
 
 import numpy as np
 
-from .._purity import Snapshot
-from .._random_watch import RandomWatch
-from .._recording import record
+from .._tapecache.purity import Snapshot
+from .._tapecache.random_watch import RandomWatch
+from .._record.recording import record
 from .footprint import tape_overhead
 
 _MAX_VARIANTS = 16

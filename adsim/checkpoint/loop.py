@@ -17,8 +17,8 @@ from ..errors import MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
-from .._container_args import lift_container_closures, spread_containers
-from .._nested import lift_closures
+from .._containers.container_args import lift_container_closures, spread_containers
+from .._nesting.nested import lift_closures
 from .op import LoopOp
 from .options import check_args, check_callable, check_n_steps, check_save_at, check_state, \
     loop_options, resolve_schedule

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._purity import output_channel
+from .._tapecache.purity import output_channel
 from .._active import Active
 from .._validate import count as _valid_count, function, given
 from ..errors import InvalidArgument, InvalidArgumentValue, SnapshotDirNotADirectoryError

@@ -9,9 +9,9 @@ import threading
 
 import numpy as np
 
-from .._purity import Snapshot
-from .._random_watch import RandomWatch
-from .._recording import record
+from .._tapecache.purity import Snapshot
+from .._tapecache.random_watch import RandomWatch
+from .._record.recording import record
 from ..errors import UnsupportedOperation
 from .footprint import StepTapeBytes
 from .heap import release_free_memory

@@ -7,9 +7,9 @@ from .._np.core import active_leaves, tape_of
 from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
-from .._container_args import lift_container_closures, spread_containers
-from .._nested import lift_closures, reads_recorded_values
-from .._purity import output_channel
+from .._containers.container_args import lift_container_closures, spread_containers
+from .._nesting.nested import lift_closures, reads_recorded_values
+from .._tapecache.purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
                        check_t_span, check_tolerances, check_unsupported, check_y0,

@@ -23,7 +23,7 @@ of two representations chosen at the first evaluation:
   fills at most :data:`SPARSE_MAX_DENSITY` of the matrix.
 
 Hessian-vector products through adsim's dense Jacobian differentiate it
-once more (third derivatives of ``fun``, recorded: adsim/_transcribe.py);
+once more (third derivatives of ``fun``, recorded: adsim/_nesting/transcribe.py);
 through the sparse one they are refused, naming ``jac=``.
 """
 import numpy as np

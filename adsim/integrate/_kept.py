@@ -3,7 +3,7 @@ coloring of a tape's pattern), shared by the threads replaying a tape."""
 import threading
 from collections import OrderedDict
 
-from .._purity import ResultNeutral
+from .._tapecache.purity import ResultNeutral
 
 __all__ = ["Kept"]
 

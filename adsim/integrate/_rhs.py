@@ -5,8 +5,8 @@ import inspect
 
 import numpy as np
 
-from .._codeinfo import unused_parameters
-from .._creation import current_tape
+from .._tapecache.codeinfo import unused_parameters
+from .._record.creation import current_tape
 from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
 from .._active import Active
@@ -53,7 +53,7 @@ class RightHandSide:
     def __init__(self, fun, n, vectorized=False):
         self.fun = _on_one_column(fun) if vectorized else fun
         self.n = n
-        fun = inspect.unwrap(fun)       # the user's function (containers in args: _container_args)
+        fun = inspect.unwrap(fun)       # the user's function (containers in args: container_args.py)
         code = getattr(fun, "__code__", None)
         self.reads_time = code is None or code.co_argcount == 0 or \
             code.co_varnames[0] not in unused_parameters(fun)

@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._cache import TapeCache, input_positions
+from .._tapecache.cache import TapeCache, input_positions
 from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import Primitive

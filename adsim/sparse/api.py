@@ -16,7 +16,7 @@ See docs/sparse.md.
 import functools
 
 from adsim import _validate
-from adsim._recording import record
+from adsim._record.recording import record
 from adsim.errors import InvalidArgnums, InvalidArgument, InvalidArgumentValue
 from adsim.sparse import plan as _plan
 from adsim.sparse.orderings import ORDERINGS

@@ -31,7 +31,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from adsim._recording import record
+from adsim._record.recording import record
 from adsim.errors import BranchChanged
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
 from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import adsim
-from adsim import _cache
+from adsim._tapecache import cache as _cache
 from fdcheck import assert_close
 
 THREADS = 4

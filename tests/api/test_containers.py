@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import adsim
+from adsim._containers.tree import flatten, unflatten
 from adsim.errors import InvalidInput, UnsupportedOperation
 from adsim.testing import check_grads
 
@@ -346,7 +347,7 @@ def _record_params(seed):
 
 
 def _leaves_close(a, b):
-    la, lb = adsim._tree.flatten(a)[0], adsim._tree.flatten(b)[0]
+    la, lb = flatten(a)[0], flatten(b)[0]
     assert len(la) == len(lb)
     for u, v in zip(la, lb):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-13)
@@ -364,8 +365,7 @@ def test_record_takes_containers_and_answers_in_their_structure():
     np.testing.assert_allclose(t, t_ref, rtol=1e-12)
     _leaves_close(tape.vjp((p2, x2), 1.0)[1], tape.gradient(p2, x2))
     hv = tape.hvp((p2, x2), v)
-    for a, b in zip(adsim._tree.flatten(hv)[0],
-                    adsim._tree.flatten(_hvp_by_differences(p2, x2, v))[0]):
+    for a, b in zip(flatten(hv)[0], flatten(_hvp_by_differences(p2, x2, v))[0]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     J = tape.jacobian(p2, x2)
     _leaves_close(J, tape.gradient(p2, x2))
@@ -373,13 +373,12 @@ def test_record_takes_containers_and_answers_in_their_structure():
 
 def _hvp_by_differences(p, x, v, h=1e-6):
     g = adsim.grad(_record_loss, argnums=(0, 1))
-    flat, tree = adsim._tree.flatten((p, x))
-    dirs = adsim._tree.flatten(v)[0]
-    plus = g(*adsim._tree.unflatten(tree, [a + h * d for a, d in zip(flat, dirs)]))
-    minus = g(*adsim._tree.unflatten(tree, [a - h * d for a, d in zip(flat, dirs)]))
-    out = [(a - b) / (2 * h) for a, b in zip(adsim._tree.flatten(plus)[0],
-                                             adsim._tree.flatten(minus)[0])]
-    return adsim._tree.unflatten(adsim._tree.flatten(plus)[1], out)
+    flat, tree = flatten((p, x))
+    dirs = flatten(v)[0]
+    plus = g(*unflatten(tree, [a + h * d for a, d in zip(flat, dirs)]))
+    minus = g(*unflatten(tree, [a - h * d for a, d in zip(flat, dirs)]))
+    out = [(a - b) / (2 * h) for a, b in zip(flatten(plus)[0], flatten(minus)[0])]
+    return unflatten(flatten(plus)[1], out)
 
 
 def test_a_recorded_container_of_another_structure_is_refused():

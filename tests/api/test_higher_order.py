@@ -1,5 +1,5 @@
 """Derivatives of order three and more: nested derivatives whose own rules
-are recorded (adsim/_transcribe.py). Each order is checked against central
+are recorded (adsim/_nesting/transcribe.py). Each order is checked against central
 differences of the order below it, which the compiled second-order sweeps
 give; every op's recorded adjoint rule is exercised through the op table."""
 import numpy as np

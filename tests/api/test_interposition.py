@@ -1,4 +1,4 @@
-"""The opt-out of interposition (adsim/_interpose.py): with it off, a
+"""The opt-out of interposition (adsim/_record/interpose.py): with it off, a
 recording changes nothing in NumPy or SciPy, its own calls see them as they
 are (also while another thread's recording has the changes in place), and
 explicit calls still work; the three forms of the switch (environment,
@@ -15,7 +15,7 @@ import scipy.special
 
 import adsim as ad
 import adsim.scipy.special as asp
-from adsim import _interpose
+from adsim._record import interpose as _interpose
 from fdcheck import assert_close
 from paths import ROOT
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import adsim
-from adsim import _purity
+from adsim._tapecache import purity as _purity
 from fdcheck import assert_close
 
 X = np.array([0.5, -0.3, 0.2])

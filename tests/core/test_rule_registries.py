@@ -9,7 +9,7 @@ from adsim import ops
 from adsim._decoder import LAYOUTS, decode, decode_op, refs
 from adsim._rules import REGISTRIES, RuleTable
 from adsim._opcodes import Opcode
-import adsim._transcribe  # noqa: F401  (makes its tables)
+import adsim._nesting.transcribe  # noqa: F401  (makes its tables)
 import adsim.sparse.pattern  # noqa: F401
 
 

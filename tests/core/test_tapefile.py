@@ -18,7 +18,7 @@ import pytest
 
 import adsim as ad
 from adsim import tapefile
-from adsim._fingerprint import fingerprint
+from adsim._tapecache.fingerprint import fingerprint
 from adsim.errors import TapeCopyError, TapeFileError
 from opcases import BINARY, BINARY_CASES, PROGRAMS, UNARY, UNARY_CASES, sample
 from tapefile_bytes import MAGIC, layout, replace_section, resign, section

@@ -8,7 +8,7 @@ import pytest
 
 import adsim as ad
 from adsim import ops
-from adsim._transcribe import _UNARY_SLOPES
+from adsim._nesting.transcribe import _UNARY_SLOPES
 from opcases import UNARY_CASES
 
 ROWS = [s for s in ops.TABLE if s.rule is not None]

@@ -92,7 +92,8 @@ def _scipy_hooks():
 def dispatched():
     """Name -> callable of everything adsim records or refuses by a rule of
     its own, read from its dispatch tables."""
-    from adsim import _creation, _numpy_api as api
+    from adsim import _numpy_api as api
+    from adsim._record import creation as _creation
 
     found = list(api.FUNCTIONS)
     # every NumPy ufunc api.ufunc() records, from a table or a branch of its own

@@ -5,7 +5,7 @@ import re
 
 from adsim import ops
 from adsim._rules import REGISTRIES
-import adsim._transcribe  # noqa: F401  (makes its tables)
+import adsim._nesting.transcribe  # noqa: F401  (makes its tables)
 import adsim.sparse.pattern  # noqa: F401
 from paths import ROOT
 

@@ -4,16 +4,16 @@ side, Jacobian and events of ``solve_ivp``).
 
 Such code takes its active values as separate arguments (loop inputs), so
 an argument that is a dict, list or tuple holding active values is passed
-as its leaves (in ``adsim._tree`` order) and rebuilt for the user's
+as its leaves (in ``adsim._containers.tree`` order) and rebuilt for the user's
 function, which sees the container it was given.
 """
 import functools
 
-from ._nested import closure_cells, distinct_slots
-from ._outer_values import recording_in_progress
-from ._np.core import active_leaves
-from ._active import Active
-from ._tree import flatten, unflatten
+from .._nesting.nested import closure_cells, distinct_slots
+from .._outer_values import recording_in_progress
+from .._np.core import active_leaves
+from .._active import Active
+from .tree import flatten, unflatten
 
 __all__ = ["spread_containers", "lift_container_closures"]
 
@@ -66,7 +66,7 @@ def lift_container_closures(functions, args):
     that the functions read from their closures (``lambda t, y: f(t, y,
     params)`` with ``params`` a dict) passed as trailing arguments, leaf by
     leaf: while a function runs, each such cell holds the container rebuilt
-    from the leaves passed, as ``adsim._nested.lift_closures`` does for
+    from the leaves passed, as ``adsim._nesting.nested.lift_closures`` does for
     single arrays."""
     if not recording_in_progress():
         return list(functions), tuple(args)

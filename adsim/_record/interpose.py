@@ -4,7 +4,7 @@ Importing adsim changes nothing outside adsim. While a recording runs with
 interposition on, adsim changes exactly two things outside itself:
 
 1. **The** ``numpy`` **namespace.** 21 names are bound to adsim's wrappers
-   (adsim/_creation.py): ``array asarray asanyarray ascontiguousarray
+   (adsim/_record/creation.py): ``array asarray asanyarray ascontiguousarray
    asfortranarray require fromiter zeros ones full empty zeros_like
    ones_like full_like empty_like eye identity arange polyval r_ c_``.
    NumPy's override protocols do not reach array creation, so this is how
@@ -65,8 +65,8 @@ import types
 
 import numpy as np
 
-from . import _creation as creation
-from ._scipy import hooks
+from . import creation
+from .._scipy import hooks
 
 _ENVIRONMENT = "ADSIM_INTERPOSE"
 _WORDS = {"1": True, "true": True, "yes": True, "on": True,

@@ -12,8 +12,8 @@ import numbers
 
 import numpy as np
 
-from ._active import Active
-from .errors import InvalidInput
+from .._active import Active
+from ..errors import InvalidInput
 
 _NUMBER_TYPES = (numbers.Number, np.generic)
 

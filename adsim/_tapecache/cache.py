@@ -4,7 +4,7 @@ A :class:`TapeCache` keeps up to ``MAX_TAPES`` tapes of one function, keyed
 by the positions and shapes of the tape inputs and the static arguments
 (equal by type and value; arguments the function never reads are left out).
 A cached tape is replayed only if the function's environment still matches
-the :class:`~adsim._purity.Snapshot` taken when it was recorded; otherwise,
+the :class:`~adsim._tapecache.purity.Snapshot` taken when it was recorded; otherwise,
 or when the recording drew random numbers, changed its own environment or
 read something no snapshot can see, the function is recorded afresh on that
 call (``reuse_blocked_by`` says why). Caches are locked, so one transformed
@@ -17,13 +17,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._codeinfo import code_info, unused_parameters
-from ._purity import ResultNeutral, Snapshot
-from ._random_watch import RandomWatch
-from ._recording import flat_output, record_inputs
-from ._tree import LEAF, flatten, unflatten
-from ._validate import name_of as _name, real_array
-from .errors import BranchChanged
+from .codeinfo import code_info, unused_parameters
+from .purity import ResultNeutral, Snapshot
+from .random_watch import RandomWatch
+from .._record.recording import flat_output, record_inputs
+from .._containers.tree import LEAF, flatten, unflatten
+from .._validate import name_of as _name, real_array
+from ..errors import BranchChanged
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
 

@@ -5,9 +5,9 @@ arrays (nested, as for the functional API) records one tape input per leaf.
 A :class:`TreeTape` takes its arguments, directions and weights in those
 structures and returns gradients, tangents and Jacobians in them.
 """
-from ._tree import check_same, flatten, unflatten
-from ._validate import real_array
-from .tape import Tape
+from .tree import check_same, flatten, unflatten
+from .._validate import real_array
+from ..tape import Tape
 
 
 class TreeTape(Tape):

@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from . import _creation as creation, _interpose as interpose
-from .primitives import use_recorder
-from ._opcodes import Opcode as Op
-from ._active import Active, wrap
-from ._tree import LEAF, flatten, is_container, keep_constants, unflatten
-from ._validate import function, real_array
+from . import creation, interpose
+from ..primitives import use_recorder
+from .._opcodes import Opcode as Op
+from .._active import Active, wrap
+from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
+from .._validate import function, real_array
 
 
 def record(f, *args, **kwargs):
@@ -25,8 +25,8 @@ def record(f, *args, **kwargs):
 def record_inputs(f, args, kwargs, n_varied):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
     the others are data (replayed with new values, never differentiated)."""
-    from .tape import Tape
-    from ._tree_tape import TreeTape
+    from ..tape import Tape
+    from .._containers.tree_tape import TreeTape
     trees = [flatten(a)[1] if a is not None and is_container(a) else LEAF for a in args]
     tape = TreeTape() if any(not t.is_leaf for t in trees) else Tape()
     inputs = []

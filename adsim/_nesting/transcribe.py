@@ -1,7 +1,7 @@
 """A finished tape's Jacobian written out as ops of the recording in progress.
 
 Nested derivatives are primitives whose values come from compiled sweeps of
-an inner tape (adsim/_nested.py), and whose own derivatives are second-order
+an inner tape (adsim/_nesting/nested.py), and whose own derivatives are second-order
 sweeps of it. One order more — a Hessian-vector product through ``grad``,
 ``grad(grad(grad(f)))`` — needs the derivative as a *recorded computation*.
 :func:`jacobian` provides it: it runs the inner tape's ops again on active
@@ -28,15 +28,15 @@ in place) still gives each rule the values it read.
 """
 import numpy as np
 
-from ._opcodes import Opcode as Op
-from ._active import Active, record_binary_refs, record_unary, wrap
-from ._np.core import as_active, binary, gather
-from ._np.views import ufunc_at
-from .errors import BranchChanged, UnsupportedOperation
-from ._rules import RuleTable, family
-from .ops import BY_CODE, TABLE, ZERO, numpy_rule
-from .primitives import Application, _rule_adjoints
-from .sparse.pattern import Program
+from .._opcodes import Opcode as Op
+from .._active import Active, record_binary_refs, record_unary, wrap
+from .._np.core import as_active, binary, gather
+from .._np.views import ufunc_at
+from ..errors import BranchChanged, UnsupportedOperation
+from .._rules import RuleTable, family
+from ..ops import BY_CODE, TABLE, ZERO, numpy_rule
+from ..primitives import Application, _rule_adjoints
+from ..sparse.pattern import Program
 
 
 
@@ -537,7 +537,7 @@ class _Transcription:
 
 
 # the rule of every op in each pass (adsim/_rules.py)
-FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_transcribe.py", [
+FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_nesting/transcribe.py", [
     (family("unary"), "_unary"), (family("binary"), "_binary"), (family("branch"), "_branch"),
     ("COPY", "_copy"), ("FILL", "_fill"), (("BROADCAST", "SUM", "CUMSUM"), "_structural_view"),
     ("GATHER", "_gather"), ("SCATTER", "_scatter"), ("WHERE", "_where"),
@@ -545,7 +545,7 @@ FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_transcribe.py", [
     ("ARGEXT_AT", "_argext_at"), ("SEARCH", "_search"), ("MATMUL", "_matmul"),
     ("CALLBACK", "_callback")])
 
-ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_transcribe.py", [
+ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_nesting/transcribe.py", [
     (family("unary"), "_unary_adjoints"), (family("binary"), "_binary_adjoint"),
     (family("branch"), None), ("COPY", "_copy_adjoint"), ("FILL", "_fill_adjoint"),
     ("BROADCAST", "_broadcast_adjoint"), ("SUM", "_sum_adjoint"),

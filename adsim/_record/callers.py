@@ -81,7 +81,7 @@ def user_frame():
     return None
 
 
-_HINTS = []      # more sentences of source_hint (adsim/_creation.py adds one)
+_HINTS = []      # more sentences of source_hint (adsim/_record/creation.py adds one)
 
 
 def add_hint(hint):

@@ -10,7 +10,7 @@ functions and classes count by identity only. Anything the walk cannot see
 into (a C object holding hidden state, a structure too large or deep) makes
 the snapshot *blocked*: the function is then recorded on every call.
 The random generators met on the way are listed for
-:class:`adsim._random_watch.RandomWatch`.
+:class:`adsim._tapecache.random_watch.RandomWatch`.
 """
 import enum
 import functools
@@ -20,8 +20,8 @@ import types
 
 import numpy as np
 
-from ._codeinfo import code_info
-from ._interpose import unhooked
+from .codeinfo import code_info
+from .._record.interpose import unhooked
 
 MAX_VALUES = 2000                 # values visited per walk
 MAX_DEPTH = 16                    # nesting of containers and objects

@@ -6,7 +6,7 @@ NumPy's override protocols do not reach array creation (``np.array``,
 ODE right-hand side has, ``return np.array([a * x, b * y])``, and the
 workspace pattern ``dy = np.zeros(n); dy[0] = ...`` need a mechanism of
 their own. This module makes wrappers of the creation functions below;
-adsim/_interpose.py puts them in the ``numpy`` namespace while any thread
+adsim/_record/interpose.py puts them in the ``numpy`` namespace while any thread
 records with interposition on. In a thread that is not recording, in a
 recording entered with interposition off, when called from library code
 (NumPy, SciPy, adsim itself), or inside a user rule of a primitive, a
@@ -52,10 +52,10 @@ import threading
 
 import numpy as np
 
-from ._callers import add_hint, called_expression
-from ._np import composed, conversions, core, joins, layout, numeric
-from ._np.index_tricks import Concatenator
-from ._active import Active
+from .callers import add_hint, called_expression
+from .._np import composed, conversions, core, joins, layout, numeric
+from .._np.index_tricks import Concatenator
+from .._active import Active
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
 _NUMPY_ARRAY = np.array
@@ -65,7 +65,7 @@ _state = threading.local()
 def _stack():
     """This thread's recordings, innermost last: (tape, routed) each, where
     ``routed`` says whether calls of the user's code reach adsim through
-    the functions adsim/_interpose.py changed (the recording's interposition
+    the functions adsim/_record/interpose.py changed (the recording's interposition
     setting); (None, False) inside a user rule of a primitive."""
     stack = getattr(_state, "stack", None)
     if stack is None:
@@ -297,7 +297,7 @@ def _named(wrapper, original):
 def _wrappers():
     """adsim's stand-ins for NumPy's creation functions, by the name each
     takes in ``numpy`` (made from the objects bound there now); installed
-    and removed by adsim/_interpose.py."""
+    and removed by adsim/_record/interpose.py."""
     return {
         "array": _array_wrapper(np.array),
         "asarray": _array_wrapper(np.asarray),

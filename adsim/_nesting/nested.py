@@ -11,20 +11,20 @@ integrators, not meant for large m.
 Higher orders: when the primitive's own rules are recorded (a second-order
 sweep of a tape holding it records its vjp rule on active arrays; a
 derivative of a derivative of a derivative), they differentiate J written
-out as recorded ops (adsim/_transcribe.py), through another nested
+out as recorded ops (adsim/_nesting/transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
 """
 import numpy as np
 
-from . import _transcribe
-from ._cache import TapeCache, input_positions
-from ._np.core import active_leaves
-from ._np.integers import current
-from ._outer_values import outer_slots, recording_in_progress
-from ._active import Active
-from .errors import UnsupportedOperation
-from ._validate import name_of as _name
-from .primitives import Primitive
+from . import transcribe
+from .._tapecache.cache import TapeCache, input_positions
+from .._np.core import active_leaves
+from .._np.integers import current
+from .._outer_values import outer_slots, recording_in_progress
+from .._active import Active
+from ..errors import UnsupportedOperation
+from .._validate import name_of as _name
+from ..primitives import Primitive
 
 
 def closure_actives(f):
@@ -177,7 +177,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
 
         def method(tape, vals):
             tape._forward(tape._inputs(vals))        # BranchChanged: recorded again
-            return _transcribe.jacobian(tape, inputs, 0)
+            return transcribe.jacobian(tape, inputs, 0)
         return cache.run(f, plain, kwargs, (argnum,), method, all_varied=True)
 
     rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
