@@ -56,31 +56,18 @@ _REGISTRY_LOCK = threading.Lock()
 
 def primitives_named(name):
     """The live primitives made with ``name=name`` in this process. adsim's
-    own ``scipy.special`` primitives are made on first use: asked for, they
-    are made here."""
+    own SciPy primitives exist once made on first use; the tape-file reader
+    (adsim/tapefile.py) makes those a file names before asking."""
     with _REGISTRY_LOCK:
-        found = list(_REGISTRY.get(name, ()))
-    for prefix, make in _MADE_ON_DEMAND:
-        if not found and isinstance(name, str) and name.startswith(prefix):
-            make()
-            with _REGISTRY_LOCK:
-                found = list(_REGISTRY.get(name, ()))
-    return found
+        return list(_REGISTRY.get(name, ()))
 
 
-_MADE_ON_DEMAND = []     # (name prefix, function making the primitives of that prefix)
 _RECORDER = [None]       # adsim.record, handed over by adsim/_record/recording.py (no import circle)
 
 
 def use_recorder(record):
     """The function that records a tape (second-order sweeps record vjp rules)."""
     _RECORDER[0] = record
-
-
-def make_on_demand(prefix, make):
-    """Primitives named ``prefix...`` are made by ``make()`` when first
-    asked for by name (adsim's scipy.special primitives)."""
-    _MADE_ON_DEMAND.append((prefix, make))
 
 
 class Primitive:

@@ -33,9 +33,12 @@ from ._decoder import decode_op
 from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
     FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, _COUNT, _DIGEST_BYTES,
     _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, dumps, save)
+from ._np.special import special_ufunc
+from ._scipy import hooks
+from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, TapeFileError
-from .primitives import Application
+from .primitives import Application, primitives_named
 from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
@@ -46,6 +49,28 @@ _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, LoopOp)}
 def callback_classes():
     """The callback classes a tape file may hold, by their ``file_kind``."""
     return dict(_CALLBACK_CLASSES)
+
+
+# adsim's own primitives are made on first use: its scipy.special ufuncs, and
+# the primitives of the SciPy rule modules, named after SciPy's functions
+# ("scipy.linalg.expm"). (name prefix, function making those of that prefix),
+# tried in order until the name is registered.
+_MADE_ON_DEMAND = (
+    ("scipy.special.", lambda: special_ufunc(None)),
+    ("scipy.special.", lambda: scipy_ufunc(None)),
+    *((f"{module}.", lambda module=module: hooks.rule_module(module))
+      for module in hooks.scipy_modules()))
+
+
+def _make_named_primitive(state):
+    """Make the adsim primitive a file's primitive ``state`` names, if it is
+    one of those made on first use and not made yet."""
+    name = state.get("name") if isinstance(state, dict) else None
+    if not isinstance(name, str):
+        return
+    for prefix, make in _MADE_ON_DEMAND:
+        if name.startswith(prefix) and not primitives_named(name):
+            make()
 
 
 # ---- reading ---------------------------------------------------------------------
@@ -255,6 +280,8 @@ def _build_all(blocks):
                 raise ValueError(f"tape {i}: callback {k} is of kind {c['kind']!r}, which this "
                                  f"adsim does not know")
             try:
+                if cls is Application:
+                    _make_named_primitive(c["state"])
                 callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err

@@ -12,7 +12,7 @@ Derivatives: Abramowitz & Stegun, *Handbook of Mathematical Functions*
 import numpy as np
 
 from .._active import Active
-from ..primitives import primitive, make_on_demand
+from ..primitives import primitive
 from .reductions import sum as reduce_sum
 
 _SQRT_PI = np.sqrt(np.pi)
@@ -131,6 +131,3 @@ def special_ufunc(uf):
             partials, static = rule if isinstance(rule, tuple) else (rule, ())
             _FUNCTIONS[u] = elementwise(u, partials, static)
     return _FUNCTIONS.get(uf)
-
-
-make_on_demand("scipy.special.", lambda: special_ufunc(None))

@@ -32,7 +32,6 @@ import sys
 import types
 
 from .._np.core import active_leaves
-from ..primitives import make_on_demand
 
 # SciPy module -> adsim module holding its rule table ``HOOKS``, a dict
 # {(module, "function" or "Class.method"): rule}
@@ -40,10 +39,6 @@ _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy
            "scipy.stats": "adsim._scipy.stats", "scipy.signal": "adsim._scipy.signal",
            "scipy.spatial.distance": "adsim._scipy.distance",
            "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate"}
-# the rule modules make primitives named after SciPy's functions
-# ("scipy.linalg.expm"): a tape file naming one imports its module
-for _module, _table in _TABLES.items():
-    make_on_demand(f"{_module}.", lambda table=_table: importlib.import_module(table))
 
 
 def scipy_modules():

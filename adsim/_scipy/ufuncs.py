@@ -29,7 +29,6 @@ from .._np.integers import plain_if_constant
 from .._np.special import elementwise
 from .._active import Active
 from ..errors import UnsupportedOperation
-from ..primitives import make_on_demand
 
 _SQRT_PI = np.sqrt(np.pi)
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
@@ -286,6 +285,3 @@ def scipy_ufunc(uf):
                     made[u] = _with_plain_arguments(u, recorded, static) if static else recorded
                 _FUNCTIONS.update(made)
     return _FUNCTIONS.get(uf)
-
-
-make_on_demand("scipy.special.", lambda: scipy_ufunc(None))
