@@ -34,6 +34,7 @@ import numpy as np
 
 from ._callback_rules import CallbackRules
 from ._record.creation import suspended
+from ._record.recording import record
 from ._filefields import expect_keys, shape_field, size_of
 from ._tapecache.fingerprint import fingerprint
 from ._opcodes import Opcode as Op
@@ -60,14 +61,6 @@ def primitives_named(name):
     (adsim/tapefile.py) makes those a file names before asking."""
     with _REGISTRY_LOCK:
         return list(_REGISTRY.get(name, ()))
-
-
-_RECORDER = [None]       # adsim.record, handed over by adsim/_record/recording.py (no import circle)
-
-
-def use_recorder(record):
-    """The function that records a tape (second-order sweeps record vjp rules)."""
-    _RECORDER[0] = record
 
 
 class Primitive:
@@ -365,7 +358,6 @@ class Application(CallbackRules):
         """Adjoint, and its tangent: the tangent of the vjp rule in the
         direction (arg tangents, result tangent, adjoint tangent), computed by
         recording the vjp rule and running its tangent sweep."""
-        record = _RECORDER[0]
         vjp = self._rule("vjp")
         p = adjoint_tangents.shape[0]
         if not np.any(adjoint) and not np.any(adjoint_tangents):

@@ -3,7 +3,6 @@
 import numpy as np
 
 from . import creation, interpose
-from ..primitives import use_recorder
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
 from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
@@ -87,6 +86,3 @@ def flat_output(out, name, opaque=False):
         shapes.append(tuple(np.shape(leaf)))
         pieces.append(np.reshape(leaf, -1))
     return (np.concatenate(pieces) if pieces else np.zeros(0)), tree, tuple(shapes)
-
-
-use_recorder(record)
