@@ -394,6 +394,7 @@ cdef class Active:
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
         from ._record.callers import library_entry, method_call_name, source_hint
+        from ._record.creation import interposition_hint
         entry = library_entry()
         method = method_call_name() if entry is None else None
         if method is not None and hasattr(np.ndarray, method) and \
@@ -424,7 +425,7 @@ cdef class Active:
             f"be differentiated. Arrays made inside the recorded function (np.zeros(n), "
             f"np.array([...])) accept active values; a plain array made outside it does not: "
             f"make an active one, `P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or use "
-            f"np.concatenate/np.pad." + source_hint())
+            f"np.concatenate/np.pad." + source_hint(interposition_hint()))
 
     # Values without derivatives (adsim.value results) convert to plain
     # numbers and arrays under a guard (_numpy_api.frozen); integer

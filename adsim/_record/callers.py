@@ -81,21 +81,12 @@ def user_frame():
     return None
 
 
-_HINTS = []      # more sentences of source_hint (adsim/_record/creation.py adds one)
-
-
-def add_hint(hint):
-    """Have :func:`source_hint` add ``hint()`` (a sentence, or "")."""
-    _HINTS.append(hint)
-
-
-def source_hint():
+def source_hint(more=""):
     """Sentences for errors raised where np.array([...]) and np.zeros(n) in
     the user's code make plain arrays: code that has no source to read
     (typed at a prompt, ``python -c``, ``exec``; np.array([...]) of active
     values is recognised by reading the calling line, so it cannot be
-    there), and those of :func:`add_hint`."""
-    more = "".join(hint() for hint in _HINTS)
+    there), followed by ``more`` (the caller's own sentences)."""
     frame = user_frame()
     if frame is None or linecache.getline(frame.f_code.co_filename, frame.f_lineno):
         return more

@@ -52,7 +52,7 @@ import threading
 
 import numpy as np
 
-from .callers import add_hint, called_expression
+from .callers import called_expression
 from .._np import composed, conversions, core, joins, layout, numeric
 from .._np.index_tricks import Concatenator
 from .._active import Active
@@ -89,9 +89,9 @@ def routed():
     return stack[-1][1] if stack else True
 
 
-def _interposition_hint():
+def interposition_hint():
     """The sentence errors about plain arrays add inside a recording entered
-    with interposition off."""
+    with interposition off ("" elsewhere)."""
     stack = getattr(_state, "stack", None)
     if not stack or stack[-1][0] is None or stack[-1][1]:
         return ""
@@ -99,9 +99,6 @@ def _interposition_hint():
             "adsim.set_interposition(False) or ADSIM_INTERPOSE=0), so np.zeros(n) and "
             "np.array([...]) in it make plain arrays: use np.zeros_like(x, shape=(n,)) and "
             "np.stack([...]) there, or record with interposition on.)")
-
-
-add_hint(_interposition_hint)
 
 
 class recording:
