@@ -3,7 +3,7 @@
 A function runs once on active arrays that record a flat tape; the tape is
 replayed in C for values, tangents, adjoints and Hessian-vector products.
 """
-from . import _numpy_api  # noqa: F401  (installs the ufunc table of the front end)
+from . import _numpy_api  # noqa: F401  (first: the compiled core imports it at its end, after _np)
 from ._record.recording import record
 from ._active import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,

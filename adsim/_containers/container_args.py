@@ -10,7 +10,7 @@ function, which sees the container it was given.
 import functools
 
 from .._nesting.nested import closure_cells, distinct_slots
-from .._outer_values import recording_in_progress
+from .._nesting.outer_values import recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
 from .tree import flatten, unflatten

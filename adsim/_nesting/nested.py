@@ -20,7 +20,7 @@ from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
 from .._np.core import active_leaves
 from .._np.integers import current
-from .._outer_values import outer_slots, recording_in_progress
+from .outer_values import outer_slots, recording_in_progress
 from .._active import Active
 from ..errors import UnsupportedOperation
 from .._validate import name_of as _name
@@ -32,7 +32,7 @@ def closure_actives(f):
     ``f`` reads from outside its arguments -- its closure (``lambda y: k *
     y`` with ``k`` active), the object it is bound to or closes over
     (``self.beta``), a module global -- with their arrays
-    (adsim/_outer_values.py). Functions ``f`` reaches are searched too
+    (adsim/_nesting/outer_values.py). Functions ``f`` reaches are searched too
     (``ad.jacobian(ad.grad(lambda w: k * w))``: the lambda's ``k`` is read
     through the gradient function)."""
     if not recording_in_progress():
@@ -57,7 +57,7 @@ def _recorded_or_holding(v):
 
 def closure_cells(f, wanted):
     """The places ``f`` reads from outside its arguments (closure cells,
-    attributes, globals: :class:`adsim._outer_values.Slot`) whose contents
+    attributes, globals: :class:`adsim._nesting.outer_values.Slot`) whose contents
     ``wanted`` accepts, with their contents; each place once."""
     return outer_slots(f, wanted)
 

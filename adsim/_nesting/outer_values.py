@@ -24,9 +24,9 @@ import types
 
 import numpy as np
 
-from ._record.creation import current_tape
-from ._active import Active
-from ._transformed import Transformed, inner_function
+from .._record.creation import current_tape
+from .._active import Active
+from .._transformed import Transformed, inner_function
 
 __all__ = ["Slot", "outer_slots", "recording_in_progress"]
 
