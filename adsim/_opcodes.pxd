@@ -272,15 +272,21 @@ cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
     return 0 if ref_size(s, ref) == 1 and n != 1 else 1
 
 
-# A zero seed stays exactly zero. The adjoint of a branch that np.where did
-# not select is zero, but its partials may be infinite or NaN (sqrt, log,
-# arcsin, powers and divisions outside their domain): 0 * NaN would turn
-# the whole gradient into NaN although the branch contributes nothing. The
-# same holds for a zero tangent times an infinite partial (d sqrt(x) at 0
-# along a direction that does not move x). So every partial multiplies its
-# seed through chain(), and what a zero seed contributes is 0.
+# A zero factor makes a zero contribution, whichever side it is on. The
+# adjoint of a branch that np.where did not select is zero, but its partials
+# may be infinite or NaN (sqrt, log, arcsin, powers and divisions outside
+# their domain): 0 * NaN would turn the whole gradient into NaN although the
+# branch contributes nothing. The same holds for a zero tangent times an
+# infinite partial (d sqrt(x) at 0 along a direction that does not move x).
+# And forward and reverse mode meet the same factors in opposite orders:
+# for sqrt(sum(x**2)) at x = 0 forward multiplies the infinite partial of
+# sqrt by the zero tangent 2x*v, reverse multiplies the zero partial 2x by
+# the infinite adjoint of sqrt. Only a rule symmetric in the two factors
+# gives both modes the same answer (here the zero subgradient of the norm,
+# and 0 for a partial 1/inf = 0 behind an overflow). So every partial
+# multiplies its seed through chain().
 
 cdef inline double chain(double partial, double seed) noexcept nogil:
-    """partial * seed, and 0 when the seed is 0 (whatever the partial)."""
+    """partial * seed, and 0 when either is 0 (whatever the other)."""
     cdef double product = partial * seed     # computed anyway: the loops vectorise it
-    return product if seed != 0.0 else 0.0   # as a select (see _sweeps.pyx)
+    return product if (seed != 0.0 and partial != 0.0) else 0.0   # a select

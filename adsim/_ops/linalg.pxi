@@ -204,6 +204,50 @@ cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_val
     return 0
 
 
+# ---- products with an infinite or NaN factor --------------------------------------
+# BLAS multiplies 0 * inf into NaN; the sweeps' rule is that a zero factor
+# contributes zero (chain in _opcodes.pxd), so that forward and reverse mode
+# agree (sqrt(x @ x) at x = 0: the infinite adjoint of sqrt meets x = 0).
+# An adjoint seed that is not finite is rare: it is looked for (a pass over
+# the seed, small beside the product) and, when present, the adjoint is
+# formed term by term. (Tangents are not checked: a scan of the matrix would
+# cost as much as a matrix-vector product, and an infinite matrix entry is
+# rarer still.)
+
+cdef bint all_finite(const double* x, int64_t n) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        if not isfinite(x[i]):
+            return False
+    return True
+
+
+cdef void termwise_adjoint(Sweep* s, const int32_t* o, double* aC, double* aA, double* aB,
+                           int dirs) noexcept nogil:
+    """Abar += Cbar B^T and Bbar += A^T Cbar, each term through chain()."""
+    cdef int m = o[3], k = o[4], n = o[5], i, l, j, d
+    cdef double* A = vptr(s, o[1])
+    cdef double* B = vptr(s, o[2])
+    cdef double* C
+    cdef double acc
+    for d in range(dirs):
+        C = aC + <int64_t>d * m * n
+        if aA != NULL:
+            for i in range(m):
+                for l in range(k):
+                    acc = 0.0
+                    for j in range(n):
+                        acc += chain(B[l * n + j], C[i * n + j])
+                    aA[<int64_t>d * m * k + i * k + l] += acc
+        if aB != NULL:
+            for l in range(k):
+                for j in range(n):
+                    acc = 0.0
+                    for i in range(m):
+                        acc += chain(A[i * k + l], C[i * n + j])
+                    aB[<int64_t>d * k * n + l * n + j] += acc
+
+
 cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
     if kind != NOT_MATVEC:
@@ -288,7 +332,11 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
 
 
 cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
-    matmul_adjoint_dirs(s, o, aptr(s, o[0]), aptr(s, o[1]), aptr(s, o[2]), s.q, True)
+    cdef double* aC = aptr(s, o[0])
+    if not all_finite(aC, <int64_t>s.q * o[3] * o[5]):
+        termwise_adjoint(s, o, aC, aptr(s, o[1]), aptr(s, o[2]), s.q)
+        return 0
+    matmul_adjoint_dirs(s, o, aC, aptr(s, o[1]), aptr(s, o[2]), s.q, True)
     return 0
 
 
