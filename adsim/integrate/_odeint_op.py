@@ -48,7 +48,9 @@ class OdeintOp(CallbackRules):
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.times_varied = varied[1]
         self.field = None
-        self._lock = threading.Lock()
+        # one rule at a time: the rules share the recorded field, the caches
+        # below, and func's closure cells (set to the values of each call)
+        self._lock = threading.RLock()
         # (arguments, (Y, success)) of the latest value: first the one computed while recording
         self._solved = (self._key(first[0]), first[1])
         self._path = (None, None)      # (arguments, Trajectory) of the latest adjoint
@@ -65,18 +67,15 @@ class OdeintOp(CallbackRules):
     # ---- value ---------------------------------------------------------------------
     def _solve(self, flat):
         key = self._key(flat)
-        with self._lock:
-            if self._solved[0] == key:
-                return self._solved[1]
-        y0, t, params = self._split(flat)
-        Y, _, success = self.call.solve(y0, t, params)
-        solved = (np.asarray(Y, dtype=float).reshape(self.m, self.n), success)
-        with self._lock:
-            self._solved = (key, solved)
-        return solved
+        if self._solved[0] != key:
+            y0, t, params = self._split(flat)
+            Y, _, success = self.call.solve(y0, t, params)
+            self._solved = (key, (np.asarray(Y, dtype=float).reshape(self.m, self.n), success))
+        return self._solved[1]
 
     def value(self, args, context=None):
-        return self._solve(args)[0].reshape(-1)
+        with self._lock:
+            return self._solve(args)[0].reshape(-1)
 
     # ---- derivatives -------------------------------------------------------------
     def _prepared(self, flat):
@@ -90,13 +89,16 @@ class OdeintOp(CallbackRules):
                 "derivative. Raise mxstep=, loosen the tolerances, or keep the parameters "
                 "where the solution exists")
         y0, t, params = self._split(flat)
-        with self._lock:
-            if self.field is None:
-                self.field = RecordedField(self.call.rhs, self.n, self.shapes[2:])
+        if self.field is None:
+            self.field = RecordedField(self.call.rhs, self.n, self.shapes[2:])
         self.field.at(params)
         return y0, t, params, Y
 
     def tangent(self, args, result, tangents, context=None):
+        with self._lock, suspended():
+            return self._tangent(args, tangents)
+
+    def _tangent(self, args, tangents):
         y0, t, params, Y = self._prepared(args)
         k = next((d.shape[0] for d in tangents if d is not None), 1)
         full = np.concatenate([np.zeros((k, s)) if d is None else d.reshape(k, s)
@@ -107,26 +109,25 @@ class OdeintOp(CallbackRules):
         if live.any():
             D = full[live] / scale[live, None]
             found = np.empty((D.shape[0], self.m * self.n))
-            with suspended():
-                for g in groups(D.shape[0], self.n, fixed=self.n):
-                    dy0, dt, dp = np.split(D[g], [self.n, self.n + self.m], axis=1)
-                    found[g] = sensitivity_solve(self.field, t, Y, dy0, dt, dp,
-                                                 self.call.settings).reshape(-1, self.m * self.n)
+            for g in groups(D.shape[0], self.n, fixed=self.n):
+                dy0, dt, dp = np.split(D[g], [self.n, self.n + self.m], axis=1)
+                found[g] = sensitivity_solve(self.field, t, Y, dy0, dt, dp,
+                                             self.call.settings).reshape(-1, self.m * self.n)
             out[live] = found * scale[live, None]
         return out
 
-    def _trajectory(self, args, y0, t):
+    def _trajectory(self, args, y0, t, params):
         key = self._key(args)
-        with self._lock:
-            if self._path[0] == key:
-                return self._path[1]
-        path = trajectory(self.call.plain_rhs(self._split(args)[2]), self.field, y0, t[0],
-                          t[-1], self.call.settings)
-        with self._lock:
-            self._path = (key, path)
-        return path
+        if self._path[0] != key:
+            self._path = (key, trajectory(self.call.plain_rhs(params), self.field, y0, t[0],
+                                          t[-1], self.call.settings))
+        return self._path[1]
 
     def adjoint(self, args, result, adjoint, context=None):
+        with self._lock, suspended():
+            return self._adjoint(args, adjoint)
+
+    def _adjoint(self, args, adjoint):
         y0, t, params, Y = self._prepared(args)
         q = adjoint.shape[0]
         P = self.field.n_params
@@ -136,14 +137,13 @@ class OdeintOp(CallbackRules):
         if live.any():
             W = adjoint[live].reshape(-1, self.m, self.n) / scale[live, None, None]
             found = [np.empty((W.shape[0], size)) for size in (self.n, self.m, P)]
-            with suspended():
-                moves = self.m > 1 and t[-1] != t[0]
-                path = self._trajectory(args, y0, t) if moves else None
-                for g in groups(W.shape[0], self.n + P):
-                    for into, got in zip(found, adjoint_solve(self.field, path, t, Y, W[g],
-                                                              self.call.settings,
-                                                              self.times_varied)):
-                        into[g] = got
+            moves = self.m > 1 and t[-1] != t[0]
+            path = self._trajectory(args, y0, t, params) if moves else None
+            for g in groups(W.shape[0], self.n + P):
+                for into, got in zip(found, adjoint_solve(self.field, path, t, Y, W[g],
+                                                          self.call.settings,
+                                                          self.times_varied)):
+                    into[g] = got
             s = scale[live, None]
             out_y0[live], out_t[live], out_p[live] = (f * s for f in found)
         pieces = np.split(out_p, np.cumsum(self.sizes[2:])[:-1], axis=1) if P else []
