@@ -295,6 +295,22 @@ def test_a_failed_integration_has_no_derivative():
             adsim.grad(loss)(np.array(0.7))
 
 
+def test_explicit_namespace_with_interposition_off():
+    """adsim.scipy.integrate.odeint needs no change to SciPy; a final time
+    given in a list with a plain start is differentiated too."""
+    from adsim.scipy.integrate import odeint as explicit_odeint
+
+    def loss(k, T, solver):
+        return np.sum(solver(decay, Y0, [0.0, T], args=(k,))[-1])
+    args = (np.array(0.7), np.array(1.5))
+    hooked = adsim.grad(loss, argnums=(0, 1))(*args, odeint)
+    with adsim.interposition(False):
+        explicit = adsim.grad(loss, argnums=(0, 1))(*args, explicit_odeint)
+    np.testing.assert_array_equal(hooked, explicit)
+    exact = np.sum(Y0) * np.exp(-0.7 * 1.5) * np.array([-1.5, -0.7])
+    np.testing.assert_allclose(hooked, exact, rtol=2e-7)
+
+
 def test_plain_calls_stay_scipys():
     def f(y0):
         plain = odeint(decay, [1.0], [0.0, 1.0], args=(0.5,))
