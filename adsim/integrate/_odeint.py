@@ -120,9 +120,12 @@ class Call:
                         o["mxstep"], o["mxordn"], o["mxords"])
 
     def _args(self, params):
+        """``args`` with ``params`` at the active positions; plain 0-d values
+        as NumPy scalars, as the user's program passes numbers (arithmetic
+        on 0-d arrays gives the same numbers, slower)."""
         full = list(self.args)
         for i, p in zip(self.positions, params):
-            full[i] = p
+            full[i] = p[()] if type(p) is np.ndarray and p.ndim == 0 else p
         return tuple(full)
 
     def solve(self, y0, t, params):
@@ -137,10 +140,11 @@ class Call:
         return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
 
     def plain_rhs(self, params):
-        """``f(t, y)`` as a float vector at the parameter values ``params``."""
-        def f(t, y):
-            return np.asarray(self.rhs(t, y, *params), dtype=float).reshape(-1)
-        return f
+        """``f(t, y)`` at the parameter values ``params``."""
+        func, args = self.func, self._args(params)
+        if self.tfirst:
+            return lambda t, y: func(t, y, *args)
+        return lambda t, y: func(y, t, *args)
 
 
 def _call(func, Dfun, y0, t, args, options):

@@ -15,10 +15,10 @@ For ``y' = f(t, y, p)``, ``y(t_0) = y0``, and outputs ``Y_j = y(t_j)``:
   ``t̄_j = Ȳ_j · f(t_j, Y_j)`` (``j ≥ 1``) and
   ``t̄_0 = -λ(t_0⁺) · f(t_0, y0)`` (``λ`` before ``Ȳ_0`` is added).
   ``f_y`` and ``f_p`` are taken along the forward solution, which comes from
-  ``solve_ivp(method="LSODA", dense_output=True)`` at the call's
-  tolerances: its interpolant is accurate to about the tolerance everywhere,
-  which is what the adjoint needs (odeint's own outputs are exact SciPy
-  values, but only at the output times).
+  SciPy's ``LSODA`` solver (``solve_ivp(method="LSODA", dense_output=True)``)
+  at the call's tolerances: its interpolant is accurate to about the
+  tolerance everywhere, which is what the adjoint needs (odeint's own
+  outputs are SciPy's values, but only at the output times).
 
 Each backward interval ``[t_{j-1}, t_j]`` is one LSODA solve that stops
 exactly at its end (``tcrit``: no evaluation beyond it), restarted after the
@@ -44,7 +44,7 @@ import bisect
 import warnings
 
 import numpy as np
-from scipy.integrate import ODEintWarning, odeint as scipy_odeint, solve_ivp
+from scipy.integrate import LSODA, ODEintWarning, odeint as scipy_odeint
 
 from ..errors import UndefinedDerivative
 
@@ -111,21 +111,18 @@ def groups(count, block, fixed=0, largest=64):
 
 
 class Trajectory:
-    """The forward solution ``y(t)`` between the first and last output time:
-    the interpolants of LSODA's steps (``solve_ivp`` dense output), looked
-    up by bisection. Each is the Nordsieck polynomial of its step,
-    ``y(t) = yh · ((t - t_n) / h)^(0..q)``, evaluated here directly (SciPy's
-    ``LsodaDenseOutput`` call, whose checks cost more than the sum)."""
+    """The forward solution ``y(t)`` between the first and last output time,
+    step by step: ``times`` are LSODA's step ends (the first the start),
+    ``steps`` each step's interpolant, looked up by bisection. Each is the
+    Nordsieck polynomial of its step, ``y(t) = yh · ((t - t_n) / h)^(0..q)``,
+    evaluated here directly (SciPy's ``LsodaDenseOutput`` call, whose checks
+    cost more than the sum)."""
 
-    def __init__(self, solutions, ascending):
-        self.ascending = ascending
-        ts, interpolants = [], []
-        for sol in solutions:
-            ts.extend(sol.ts[1:] if ts else sol.ts)
-            interpolants.extend(sol.interpolants)
-        keys = np.asarray(ts) if ascending else -np.asarray(ts)
-        self.keys = keys[1:-1].tolist()       # interior breakpoints
-        self.steps = [_nordsieck(s) for s in interpolants]
+    def __init__(self, times, steps):
+        self.ascending = times[-1] >= times[0]
+        keys = np.asarray(times) if self.ascending else -np.asarray(times)
+        self.keys = keys[1:-1].tolist()       # interior step ends
+        self.steps = steps
         self._last = (None, None)
 
     def __call__(self, t):
@@ -155,24 +152,29 @@ def _nordsieck(interpolant):
 
 
 def trajectory(rhs, field, y0, t0, tf, settings):
-    """``y`` on ``[t0, tf]`` from ``y(t0) = y0`` (``rhs(t, y)`` plain),
-    pieced at the critical times; the Jacobian from the recorded ``field``."""
-    solutions = []
+    """``y`` on ``[t0, tf]`` from ``y(t0) = y0`` (``rhs(t, y)`` plain): SciPy's
+    ``LSODA`` solver stepped to ``tf`` (``solve_ivp``'s, without its
+    bookkeeping), pieced at the critical times; the Jacobian from the
+    recorded ``field``."""
+    times, steps = [t0], []
     y = np.asarray(y0, dtype=float)
     rtol = float(np.min(settings.rtol))
     max_step = settings.hmax if settings.hmax > 0 else np.inf
     for a, b in settings.pieces(t0, tf):
-        sol = solve_ivp(rhs, (a, b), y, method="LSODA", dense_output=True, rtol=rtol,
-                        atol=settings.atol, max_step=max_step, min_step=settings.hmin,
-                        jac=lambda t, z: field.jacobians(t, z)[0])
-        if not sol.success:
-            raise UndefinedDerivative(
-                f"adsim: the forward solution that the adjoint of scipy.integrate.odeint needs "
-                f"could not be computed between t = {a!r} and t = {b!r} ({sol.message}); its "
-                f"derivative is not defined there")
-        solutions.append(sol.sol)
-        y = sol.y[:, -1]
-    return Trajectory(solutions, tf >= t0)
+        solver = LSODA(rhs, a, y, b, rtol=rtol, atol=settings.atol, max_step=max_step,
+                       min_step=settings.hmin, jac=lambda t, z: field.jacobians(t, z)[0])
+        while solver.status == "running":
+            message = solver.step()
+            if solver.status == "failed":
+                raise UndefinedDerivative(
+                    f"adsim: the forward solution that the adjoint of scipy.integrate.odeint "
+                    f"needs could not be computed between t = {a!r} and t = {b!r} (LSODA "
+                    f"stopped at t = {solver.t!r}: {message}); its derivative is not defined "
+                    f"there")
+            steps.append(_nordsieck(solver.dense_output()))
+            times.append(solver.t)
+        y = solver.y
+    return Trajectory(times, steps)
 
 
 def adjoint_solve(field, path, t, Y, W, settings, times=True):
