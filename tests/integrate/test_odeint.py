@@ -168,6 +168,12 @@ def test_lotka_volterra_against_sensitivities_and_differences():
         central(lambda p: loss(LV_Z0, p, rtol=1e-11, atol=1e-11), LV_P)])
     assert relative_error(differences, want) < 3e-6     # the differences' own error
 
+    def over_times(t, **tol):
+        return np.sum(W * odeint(lotka_volterra, LV_Z0, t, args=tuple(LV_P), **tol))
+    g_times = adsim.grad(over_times)(LV_T)
+    differences = central(lambda t: over_times(t, rtol=1e-11, atol=1e-11), LV_T, h=1e-5)
+    assert relative_error(g_times, differences) < 3e-6
+
 
 def test_robertson_stiff_kinetics():
     """The classic stiff problem, rates in log space: reverse and forward
