@@ -248,6 +248,16 @@ def sir(y, t, N, beta, gamma):
     return dSdt, dIdt, dRdt
 
 
+def sir_into_array(y, t, N, beta, gamma):
+    """The same model written into an array made in func."""
+    dydt = np.zeros(3)
+    S, I, R = y
+    dydt[0] = -beta * S * I / N
+    dydt[1] = beta * S * I / N - gamma * I
+    dydt[2] = gamma * I
+    return dydt
+
+
 def test_sir_model_fit():
     """The SIR model as the SciPy cookbook writes it, fitted to noisy
     infection counts with SciPy's minimize and adsim's gradient."""
@@ -267,6 +277,9 @@ def test_sir_model_fit():
                                                    atol=1e-11)[:, 1] - data) ** 2) / 1e4, start,
                           h=1e-5)
     assert relative_error(g, differences) < 1e-6
+    def misfit_into_array(rates):
+        return np.sum((odeint(sir_into_array, y0, t, args=(N, *rates))[:, 1] - data) ** 2) / 1e4
+    np.testing.assert_array_equal(adsim.grad(misfit_into_array)(start), g)
     fit = scipy.optimize.minimize(adsim.value_and_grad(misfit), start, jac=True, method="BFGS")
     assert fit.success
     np.testing.assert_allclose(fit.x, truth, rtol=0.02)
