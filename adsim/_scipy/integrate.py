@@ -1,11 +1,13 @@
-"""``scipy.integrate.solve_ivp`` called unchanged inside a recording: a call
-whose arguments, or whose ``fun``/``jac``/``events`` closures, hold active
-values is :func:`adsim.integrate.solve_ivp` (the same steps and numbers as
-SciPy's, differentiable); every other call is SciPy's. ``odeint`` (LSODA)
-has no differentiable counterpart here: such a call says what to use.
+"""``scipy.integrate.solve_ivp`` and ``odeint`` called unchanged inside a
+recording: a call whose arguments, or the values its functions (``fun``,
+``jac``, ``events``; ``func``, ``Dfun``) read from outside their arguments,
+hold active values is
+:func:`adsim.integrate.solve_ivp` (the same steps and numbers as SciPy's,
+differentiable) or :func:`adsim.integrate.odeint` (SciPy's numbers, the
+derivatives of the exact solution to about the tolerance); every other call
+is SciPy's.
 """
 from .._nesting.nested import reads_recorded_values
-from ..errors import UnsupportedOperation
 
 
 def solve_ivp(fun, t_span, y0, *args, **kwargs):
@@ -28,14 +30,17 @@ solve_ivp.routes_also = _reads_active_values
 
 
 def odeint(func, y0, t, *args, **kwargs):
-    raise UnsupportedOperation(
-        "adsim: scipy.integrate.odeint (LSODA) on active values is not differentiable here; "
-        "call scipy.integrate.solve_ivp(lambda t, y: func(y, t, *args), (t[0], t[-1]), y0, "
-        "t_eval=t, method='RK45' (or 'BDF'/'Radau' for stiff problems)) instead: inside a "
-        "recording it is adsim.integrate.solve_ivp, differentiable in every mode")
+    from ..integrate import odeint as differentiable_odeint
+    return differentiable_odeint(func, y0, t, *args, **kwargs)
 
 
-odeint.routes_also = lambda args, kwargs: bool(args) and callable(args[0]) and \
-    reads_recorded_values(args[0])
+def _odeint_reads_active_values(args, kwargs):
+    """Whether ``func`` or ``Dfun`` (positional argument 4) reads active
+    values from outside its arguments (closure, object, global)."""
+    candidates = list(args[:1]) + list(args[4:5]) + [kwargs.get(k) for k in ("func", "Dfun")]
+    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+
+
+odeint.routes_also = _odeint_reads_active_values
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint}

@@ -177,3 +177,25 @@ def test_a_checkpointed_step_reading_an_object_attribute():
     tape = adsim.record(loss, k)
     assert tape.forward(np.array(0.5)) == pytest.approx(2 * 0.5 ** 4, rel=1e-14)
     assert tape.gradient(np.array(0.5)) == pytest.approx(2 * 4 * 0.5 ** 3, rel=1e-14)
+
+
+def test_odeint_with_a_bound_method_reading_its_parameters():
+    from scipy.integrate import odeint
+
+    class SIR:
+        def __init__(self, beta, gamma):
+            self.beta, self.gamma = beta, gamma
+
+        def deriv(self, y, t):
+            S, I, R = y
+            return np.stack([-self.beta * S * I, self.beta * S * I - self.gamma * I,
+                             self.gamma * I])
+    t = np.linspace(0, 10, 11)
+
+    def loss(p):
+        model = SIR(p[0], p[1])
+        return np.sum(odeint(model.deriv, [0.99, 0.01, 0.0], t, rtol=1e-11, atol=1e-12)[:, 1])
+    p = np.array([1.5, 0.3])
+    h = 1e-5
+    differences = [(loss(p + h * e) - loss(p - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(adsim.grad(loss)(p), differences, rtol=1e-6)

@@ -1,9 +1,8 @@
-"""scipy.integrate.solve_ivp called unchanged inside a recording is adsim's
-(adsim/_scipy/integrate.py): active arguments, or active values its right-
-hand side reads from a closure, make it differentiable; plain calls stay
-SciPy's."""
+"""scipy.integrate.solve_ivp and odeint called unchanged inside a recording
+are adsim's (adsim/_scipy/integrate.py): active arguments, or active values
+the right-hand side reads from a closure, make them differentiable; plain
+calls stay SciPy's."""
 import numpy as np
-import pytest
 import scipy.integrate
 
 import adsim
@@ -44,9 +43,15 @@ def test_plain_calls_inside_a_recording_stay_scipys():
                                                              [1.0]).y[0, -1]
 
 
-def test_odeint_on_active_values_names_the_replacement():
-    with pytest.raises(adsim.UnsupportedOperation, match="solve_ivp"):
-        adsim.grad(lambda y0: np.sum(scipy.integrate.odeint(lambda y, t: -y, y0, [0.0, 1.0])))(Y0)
+def test_odeint_on_active_values_is_adsims():
+    """scipy.integrate.odeint with active arguments, or a func reading an
+    active rate from its closure, is adsim.integrate.odeint (its tests:
+    tests/integrate/test_odeint.py)."""
+    t = [0.0, 1.0]
     k = np.array([0.5])
-    with pytest.raises(adsim.UnsupportedOperation, match="solve_ivp"):
-        adsim.grad(lambda k: np.sum(scipy.integrate.odeint(lambda y, t: -k * y, Y0, [0.0, 1.0])))(k)
+    np.testing.assert_allclose(
+        adsim.grad(lambda y0: np.sum(scipy.integrate.odeint(lambda y, t: -y, y0, t)))(Y0),
+        [1.0 + np.exp(-1.0)] * 2, rtol=1e-7)
+    np.testing.assert_allclose(
+        adsim.grad(lambda k: np.sum(scipy.integrate.odeint(lambda y, t: -k * y, Y0, t)))(k),
+        -np.sum(Y0) * np.exp(-k), rtol=1e-7)

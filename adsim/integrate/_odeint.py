@@ -1,0 +1,186 @@
+"""``adsim.integrate.odeint``: SciPy's ``odeint`` (LSODA), differentiable.
+
+A call that holds no active value is SciPy's ``odeint`` itself. A call with
+active values in ``y0``, ``t``, ``args`` or ``func``'s closure is recorded as
+one op (adsim/integrate/_odeint_op.py): its value is SciPy's ``odeint`` on
+the plain values, its derivatives those of the exact solution of the ODE,
+computed to about the tolerance (adsim/integrate/_odeint_solves.py).
+"""
+import functools
+
+import numpy as np
+from scipy.integrate import odeint as scipy_odeint
+
+from .._active import Active, wrap
+from .._containers.container_args import lift_container_closures, spread_containers
+from .._record.creation import suspended
+from .._nesting.nested import lift_closures, reads_recorded_values
+from .._np.core import active_leaves, constant, tape_of
+from .._np.joins import from_pieces
+from .._opcodes import Opcode as Op
+from .._validate import function
+from ..errors import UnsupportedOperation
+from ._odeint_op import OdeintOp
+from ._odeint_solves import Settings
+
+__all__ = ["odeint"]
+
+# options that are numbers of the solver, not inputs of the solution
+_PLAIN_OPTIONS = ("rtol", "atol", "tcrit", "h0", "hmax", "hmin")
+
+
+def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
+           rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
+           mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+    """Integrate ``dy/dt = func(y, t, *args)`` (``func(t, y, *args)`` with
+    ``tfirst=True``) from ``y(t[0]) = y0`` as ``scipy.integrate.odeint``
+    does, differentiably.
+
+    The arguments and the result are SciPy's: ``y`` of shape
+    ``(len(t), len(y0))`` with ``y[0] = y0``, and ``(y, infodict)`` with
+    ``full_output=True`` (``infodict`` from SciPy, of the call recorded).
+    The values are SciPy's: ``odeint`` itself runs on the plain values.
+
+    Inside an adsim recording, ``y0``, ``t``, the arrays in ``args`` (also
+    inside a dict, list or tuple there) and the arrays ``func`` reads from
+    its closure may be active. The derivatives are those of the exact
+    solution of the ODE, computed to about the tolerance: reverse mode
+    (``grad``, ``vjp``) by the continuous adjoint ``λ' = -f_yᵀ λ`` integrated
+    backwards by LSODA along a dense forward solution, the parameters'
+    adjoint as the integral of ``f_pᵀ λ``; forward mode (``jvp``) by the
+    forward sensitivity equations ``S' = f_y S + f_p ṗ``. ``f_y`` and ``f_p``
+    come from ``func`` recorded once as an adsim tape. The derivative with
+    respect to an output time ``t[j]`` is ``f(t[j], y[j])``; ``t[0]`` acts
+    through the initial condition.
+
+    ``Dfun``, ``col_deriv``, ``ml``, ``mu``, ``h0``, ``ixpr``, ``mxhnil``
+    and ``printmessg`` serve SciPy's solve (the values); the derivative
+    solves take the Jacobian from the recording of ``func``, the tolerances,
+    ``tcrit``, ``hmax``, ``hmin``, ``mxordn``, ``mxords`` of the call and ten
+    times its ``mxstep``.
+
+    Not supported (each raises an adsim error naming it): active
+    ``rtol``, ``atol``, ``tcrit``, ``h0``, ``hmax``, ``hmin``; second
+    derivatives (``hvp``, a derivative of a derivative): use
+    ``adsim.integrate.solve_ivp`` with ``method='Radau'``; derivatives where
+    SciPy's integration failed. See docs/integrate.md.
+    """
+    options = dict(col_deriv=col_deriv, ml=ml, mu=mu, rtol=rtol, atol=atol, tcrit=tcrit, h0=h0,
+                   hmax=hmax, hmin=hmin, ixpr=ixpr, mxstep=mxstep, mxhnil=mxhnil, mxordn=mxordn,
+                   mxords=mxords, printmessg=printmessg, tfirst=tfirst)
+    if not _holds_active(func, Dfun, y0, t, args, options):
+        return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,
+                            **options)
+    function(func, "integrate.odeint", "func",
+             "func(y, t, *args) returning dy/dt, as for scipy.integrate.odeint")
+    for name in _PLAIN_OPTIONS:
+        if active_leaves(options[name]):
+            raise UnsupportedOperation(
+                f"adsim: odeint's {name}= is an option of the solver, not an input of the "
+                f"solution, and cannot be active; pass its plain value adsim.value({name})")
+    if not isinstance(args, tuple):
+        raise TypeError("Extra arguments must be in a tuple.")      # SciPy's message
+    call, inputs, y0_shape = _call(func, Dfun, y0, t, args, options)
+    tape, refs, plain = _operands(inputs)
+    y0_plain, t_plain, params = plain[0], plain[1], plain[2:]
+    Y, info, success = call.solve(y0_plain.reshape(y0_shape), t_plain, params)
+    m, n = Y.shape
+    op = OdeintOp(call, n, m, [p.shape for p in params],
+                  [isinstance(inputs[0], Active), isinstance(inputs[1], Active)],
+                  (plain, (Y, success)))
+    cb = tape.add_callback(op)
+    slot = tape.record_op(int(Op.CALLBACK), m * n, [cb, len(refs)] + refs)
+    y = wrap(tape, slot, (m, n))
+    return (y, info) if full_output else y
+
+
+def _holds_active(func, Dfun, y0, t, args, options):
+    return bool(active_leaves([y0, t, args, [options[k] for k in _PLAIN_OPTIONS]])) or \
+        any(callable(f) and reads_recorded_values(f) for f in (func, Dfun))
+
+
+class Call:
+    """The user's call on plain values: SciPy's ``odeint`` and the
+    right-hand side ``rhs(t, y, *params)`` for values ``params`` of the
+    active arguments (at ``positions`` of ``args``)."""
+
+    def __init__(self, func, Dfun, args, positions, options, n):
+        self.func, self.Dfun = func, Dfun
+        self.args, self.positions = args, positions
+        self.options = options
+        self.tfirst = bool(options["tfirst"])
+        self.n = n
+
+    @functools.cached_property
+    def settings(self):
+        """The options the derivative solves take over (read after SciPy's
+        own solve has checked them)."""
+        o = self.options
+        return Settings(self.n, o["rtol"], o["atol"], o["tcrit"], o["hmax"], o["hmin"],
+                        o["mxstep"], o["mxordn"], o["mxords"])
+
+    def _args(self, params):
+        """``args`` with ``params`` at the active positions; plain 0-d values
+        as NumPy scalars, as the user's program passes numbers (arithmetic
+        on 0-d arrays gives the same numbers, slower)."""
+        full = list(self.args)
+        for i, p in zip(self.positions, params):
+            full[i] = p[()] if type(p) is np.ndarray and p.ndim == 0 else p
+        return tuple(full)
+
+    def solve(self, y0, t, params):
+        """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
+        with suspended():          # SciPy's own odeint, user code on plain arrays
+            Y, info = scipy_odeint(self.func, y0, t, args=self._args(params), Dfun=self.Dfun,
+                                   full_output=True, **self.options)
+        return Y, info, info["message"] == "Integration successful."
+
+    def rhs(self, t, y, *params):
+        args = self._args(params)
+        return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
+
+    def plain_rhs(self, params):
+        """``f(t, y)`` at the parameter values ``params``."""
+        func, args = self.func, self._args(params)
+        if self.tfirst:
+            return lambda t, y: func(t, y, *args)
+        return lambda t, y: func(y, t, *args)
+
+
+def _call(func, Dfun, y0, t, args, options):
+    """The Call, the op's inputs (y0 flat, t, and the active values among
+    the arguments: containers spread, closures lifted) and y0's shape."""
+    functions = [func] + ([Dfun] if callable(Dfun) else [])
+    functions, args = spread_containers(functions, args)
+    functions, args = lift_container_closures(functions, args)
+    functions, args = lift_closures(functions, args)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
+    y0 = _array(y0)
+    shape = np.shape(y0) if not isinstance(y0, Active) else y0.shape
+    y0 = y0.reshape(-1) if isinstance(y0, Active) else np.ravel(y0)
+    t = _array(t)
+    call = Call(functions[0], functions[1] if len(functions) > 1 else Dfun, args, positions,
+                options, y0.shape[0])
+    return call, [y0, t] + [args[i] for i in positions], shape
+
+
+def _array(x):
+    """An active array, a list holding active numbers stacked, or a plain value as it is."""
+    if isinstance(x, Active) or not active_leaves(x):
+        return x
+    return from_pieces(x)
+
+
+def _operands(inputs):
+    """(the recording, the operand refs, the plain values) of the op's inputs."""
+    tape = tape_of(*[a for a in inputs if isinstance(a, Active)])
+    refs, plain = [], []
+    for a in inputs:
+        if isinstance(a, Active):
+            ref, shape = a.slot, a.shape
+        else:
+            arr = constant(a)
+            ref, shape = tape.const_ref(arr), arr.shape
+        refs.append(ref)
+        plain.append(np.array(tape.slot_value(ref)).reshape(shape))
+    return tape, refs, plain
