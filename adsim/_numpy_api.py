@@ -204,11 +204,13 @@ def _called(uf, inputs, kwargs):
 
 def has_rule_named(name):
     """Whether ``numpy.sum``-style ``name`` is a NumPy function or ufunc
-    that adsim records when it gets an active array."""
+    that adsim records when it gets an active array (the name may be bound
+    to adsim's wrapper of it while a recording runs)."""
     module, _, attr = name.rpartition(".")
     obj = getattr(sys.modules.get(module), attr, None)
     try:
-        return obj is not None and (obj in FUNCTIONS or isinstance(obj, np.ufunc))
+        return obj is not None and (obj in FUNCTIONS or isinstance(obj, np.ufunc) or
+                                    getattr(obj, "__wrapped__", None) in FUNCTIONS)
     except TypeError:                       # unhashable
         return False
 
@@ -386,6 +388,9 @@ def _into_out(name, out, compute):
 
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
+    if impl is None and getattr(func, "__wrapped__", None) in FUNCTIONS:
+        func = func.__wrapped__         # adsim's wrapper (adsim/_record/listed.py), looked
+        impl = FUNCTIONS[func]          # up in numpy while a recording runs
     if impl is not None:
         args, kwargs = array_likes.arguments(func, args, kwargs)
     if holds_recorded(args, kwargs):
