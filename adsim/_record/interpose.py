@@ -158,6 +158,8 @@ _lock = threading.Lock()
 _count = 0              # recordings running with interposition on, over all threads
 _originals = {}         # (module, name) -> NumPy's object, and
 _wrappers = {}          # (module, name) -> adsim's wrapper: made at the first install
+_wrapper_names = {}     # module -> {name: wrapper}, and
+_original_names = {}    # module -> {name: NumPy's object}: the two above, per module
 _SCIPY_MODULES = hooks.scipy_modules()
 _hooks = {}             # SciPy module -> its _Hook list, made when first seen imported
 _known = {}             # SciPy function -> its _Hook (installed or not)
@@ -205,8 +207,19 @@ def _change_numpy():
         _wrappers.update({(np, name): w for name, w in creation._wrappers().items()})
         _wrappers.update(listed.wrappers(taken=creation._wrappers().keys()))
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
-    for (module, name), wrapper in _wrappers.items():
-        setattr(module, name, wrapper)
+        _by_module(_wrappers, _wrapper_names)
+        _by_module(_originals, _original_names)
+    # one dict update per module: a recording starts and ends with these, and
+    # a few hundred attribute stores one by one would cost more than the
+    # recording of a small function
+    for module, names in _wrapper_names.items():
+        vars(module).update(names)
+
+
+def _by_module(objects, out):
+    """{module: {name: object}} from {(module, name): object}."""
+    for (module, name), obj in objects.items():
+        out.setdefault(module, {})[name] = obj
 
 
 def _hook_scipy():
@@ -223,8 +236,8 @@ def _hook_scipy():
 
 
 def _restore():
-    for (module, name), original in _originals.items():
-        setattr(module, name, original)
+    for module, names in _original_names.items():
+        vars(module).update(names)
     for hook in _hooked:
         hook.remove()
     _hooked.clear()
