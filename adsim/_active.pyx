@@ -393,7 +393,8 @@ cdef class Active:
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
-        from ._record.callers import library_entry, method_call_name, source_hint
+        from ._record.callers import (library_entry, listed_message, listed_operation,
+                                      method_call_name, source_hint)
         from ._record.creation import interposition_hint
         entry = library_entry()
         method = method_call_name() if entry is None else None
@@ -404,12 +405,10 @@ cdef class Active:
                 f"argument (shape {self.shape}) into a plain array, which would drop its "
                 f"derivative. Call NumPy's function instead, which adsim records: "
                 f"np.{method}(a, x)" + (", or a @ x" if method == "dot" else ""))
-        if entry is not None and _numpy_api.has_rule_named(entry):
-            raise UnsupportedOperation(
-                f"adsim: `{entry}` received active values inside a Python list or tuple; "
-                f"NumPy turns such a sequence into a plain array before adsim sees it, which "
-                f"would drop the derivatives. Pass one array: np.array([...]) or np.stack(...) "
-                f"made inside the recorded function keep them")
+        listed = f"`{entry}`" if entry is not None and _numpy_api.has_rule_named(entry) else \
+            listed_operation() if entry is None else None
+        if listed is not None:
+            raise UnsupportedOperation(listed_message(listed) + source_hint(interposition_hint()))
         if entry is not None:
             raise UnsupportedOperation(
                 f"adsim: cannot differentiate `{entry}`: it turns its active argument (shape "

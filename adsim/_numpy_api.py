@@ -2,6 +2,12 @@
 ``__array_ufunc__``, ``array_function`` serves ``__array_function__``, and
 the names below are what the compiled front end (adsim/_active.pyx) and the
 rest of adsim call. The rules themselves live by topic in adsim/_np/.
+
+Lists and tuples holding active values, given where NumPy takes an
+array_like, become one active array here, before a rule sees them: in
+``array_function``, ``ufunc`` and the operators (``binary``, ``matmul``,
+``floor_divide``, ``remainder``, ``recorded_compare``, the ``dot`` method),
+by the parameter tables of adsim/_np/array_likes.py.
 """
 import sys
 
@@ -11,15 +17,17 @@ from . import ops
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, normalize_axis, shape_of,
     size_of, tape_of, unsupported)
-from ._np import composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering
+from ._np import (
+    array_likes, composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering)
 from ._np.complex import ComplexActive
 from ._np import recorded_data
 from ._np.recorded_arrays import RecordedArray, holds_recorded
 from ._np import complex as complex_
-from ._np.einsum import dot, einsum, inner, matmul, tensordot
+from ._np.einsum import einsum, inner, tensordot
+from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
-from ._np.integers import (  # noqa: F401
-    around, current, exact_index, floor_divide, fmod, frozen, remainder, rounded)
+from ._np import integers as _integers
+from ._np.integers import around, current, exact_index, fmod, frozen, rounded  # noqa: F401
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
@@ -86,9 +94,26 @@ _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
 
 
+def _operator(rule):
+    """``rule(a, b)`` of two array_likes (an operator of the front end, or
+    the function behind it)."""
+    def operator(a, b):
+        return rule(*array_likes.operands(a, b))
+    operator.__name__ = operator.__qualname__ = rule.__name__
+    operator.__doc__ = rule.__doc__
+    return operator
+
+
+dot = _operator(_products.dot)
+matmul = _operator(_products.matmul)
+floor_divide = _operator(_integers.floor_divide)
+remainder = _operator(_integers.remainder)
+
+
 def recorded_compare(kind, a, b):
     """A comparison in the user's code: boolean data, which replays compute
     again (recorded_data); of complex operands, NumPy's refusal."""
+    a, b = array_likes.operands(a, b)
     if complex_.is_complex(a) or complex_.is_complex(b):
         return compare(kind, a, b)
     return recorded_data.compare(kind, a, b)
@@ -96,6 +121,7 @@ def recorded_compare(kind, a, b):
 
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex."""
+    a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
         return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
     if complex_.is_complex(a) or complex_.is_complex(b):
@@ -104,6 +130,7 @@ def binary(code, a, b):
 
 
 def ufunc(uf, method, inputs, kwargs):
+    inputs = array_likes.ufunc_inputs(method, inputs)
     if any(isinstance(v, RecordedArray) for v in inputs):
         return recorded_data.ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, ComplexActive) for v in inputs):
@@ -159,7 +186,7 @@ def _called(uf, inputs, kwargs):
     if uf in _COMPARE_UFUNCS:
         return recorded_compare(_COMPARE_UFUNCS[uf], *inputs)
     if uf is np.matmul:
-        return matmul(*inputs)
+        return _products.matmul(*inputs)
     if uf in (np.isnan, np.isinf, np.isfinite):
         return recorded_data.ufunc(uf, "__call__", inputs, kwargs)      # boolean data
     if uf in _COMPOSED_UFUNCS:
@@ -177,11 +204,13 @@ def _called(uf, inputs, kwargs):
 
 def has_rule_named(name):
     """Whether ``numpy.sum``-style ``name`` is a NumPy function or ufunc
-    that adsim records when it gets an active array."""
+    that adsim records when it gets an active array (the name may be bound
+    to adsim's wrapper of it while a recording runs)."""
     module, _, attr = name.rpartition(".")
     obj = getattr(sys.modules.get(module), attr, None)
     try:
-        return obj is not None and (obj in FUNCTIONS or isinstance(obj, np.ufunc))
+        return obj is not None and (obj in FUNCTIONS or isinstance(obj, np.ufunc) or
+                                    getattr(obj, "__wrapped__", None) in FUNCTIONS)
     except TypeError:                       # unhashable
         return False
 
@@ -228,8 +257,8 @@ def _shape(a):
 FUNCTIONS = {
     np.sum: sum, np.mean: mean, np.prod: prod, np.max: amax, np.amax: amax,
     np.min: amin, np.amin: amin, np.argmax: argmax, np.argmin: argmin, np.cumsum: cumsum,
-    np.dot: dot, np.matmul: matmul, np.vdot: vdot, np.inner: inner, np.outer: outer,
-    np.einsum: einsum, np.trace: trace,
+    np.dot: _products.dot, np.matmul: _products.matmul, np.vdot: vdot, np.inner: inner,
+    np.outer: outer, np.einsum: einsum, np.trace: trace,
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
     np.where: where, np.clip: clip, np.pad: pad, np.diff: numeric.diff,
@@ -358,9 +387,14 @@ def _into_out(name, out, compute):
 
 
 def array_function(func, types, args, kwargs):
+    impl = FUNCTIONS.get(func)
+    if impl is None and getattr(func, "__wrapped__", None) in FUNCTIONS:
+        func = func.__wrapped__         # adsim's wrapper (adsim/_record/listed.py), looked
+        impl = FUNCTIONS[func]          # up in numpy while a recording runs
+    if impl is not None:
+        args, kwargs = array_likes.arguments(func, args, kwargs)
     if holds_recorded(args, kwargs):
         return recorded_data.array_function(func, args, kwargs)
-    impl = FUNCTIONS.get(func)
     if impl is not None and kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
         return _into_out(f"numpy.{getattr(func, '__name__', func)}", kwargs["out"],

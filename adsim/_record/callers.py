@@ -8,6 +8,8 @@ import linecache
 import sys
 import types
 
+import numpy as np
+
 _OURS = ("adsim",)
 
 
@@ -96,22 +98,30 @@ def source_hint(more=""):
             "a file.)" + more)
 
 
-_CALLS = {}           # (code, instruction offset) -> the called expression, or None
+_EXPRESSIONS = {}      # (code, instruction offset) -> the expression it executes, or None
+
+
+def current_expression(frame):
+    """The expression the instruction ``frame`` is executing belongs to, as
+    an ast node (the call ``np.zeros(n)``, the operation ``a - b``), or None
+    without source."""
+    key = (frame.f_code, frame.f_lasti)
+    if key not in _EXPRESSIONS:
+        if len(_EXPRESSIONS) > 4096:
+            _EXPRESSIONS.clear()
+        _EXPRESSIONS[key] = _parse(frame.f_code, frame.f_lasti)
+    return _EXPRESSIONS[key]
 
 
 def called_expression(frame):
     """The expression naming the function that the call ``frame`` is
     executing calls, as its source spells it (``np.zeros`` of
     ``np.zeros(n)``, an ast node), or None without source."""
-    key = (frame.f_code, frame.f_lasti)
-    if key not in _CALLS:
-        if len(_CALLS) > 4096:
-            _CALLS.clear()
-        _CALLS[key] = _parse_call(frame.f_code, frame.f_lasti)
-    return _CALLS[key]
+    node = current_expression(frame)
+    return node.func if isinstance(node, ast.Call) else None
 
 
-def _parse_call(code, offset):
+def _parse(code, offset):
     try:
         line, end_line, col, end_col = list(code.co_positions())[offset // 2]
         lines = linecache.getlines(code.co_filename)
@@ -120,10 +130,75 @@ def _parse_call(code, offset):
         text = [ln.encode() for ln in lines[line - 1:end_line]]
         text[-1] = text[-1][:end_col]
         text[0] = text[0][col:]
-        node = ast.parse(b"".join(text).decode(), mode="eval").body
+        return ast.parse(b"".join(text).decode(), mode="eval").body
     except (SyntaxError, ValueError, IndexError, UnicodeDecodeError):
         return None
-    return node.func if isinstance(node, ast.Call) else None
+
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+              ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.Lt: "<", ast.LtE: "<=",
+              ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def listed_operation():
+    """What the user's line applies to active values inside a Python list or
+    tuple that NumPy converts without asking adsim: "`numpy.exp`" for a
+    ufunc given no active operand of its own (``np.exp([a, b])``), "the
+    operator `-`" for a list and a plain array (``[a, b] - data``); else
+    None."""
+    frame = user_frame()
+    node = current_expression(frame) if frame is not None else None
+    if isinstance(node, ast.Call):
+        func = _named_object(node.func, frame)
+        uf = getattr(func, "__self__", func)            # np.add.reduce: its ufunc
+        if isinstance(uf, np.ufunc):
+            from .._numpy_api import ufunc_name     # imports adsim/_np, which imports this
+            return f"`{ufunc_name(uf)}{'' if uf is func else '.' + func.__name__}`"
+        return None
+    if isinstance(node, ast.BinOp):
+        ops, operands = [node.op], [node.left, node.right]
+    elif isinstance(node, ast.Compare):
+        ops, operands = node.ops, [node.left, *node.comparators]
+    else:
+        return None
+    if any(_is_listed(o, frame) for o in operands) and type(ops[0]) in _OPERATORS:
+        return f"the operator `{_OPERATORS[type(ops[0])]}`"
+    return None
+
+
+def _named_object(node, frame):
+    """The object a dotted name (``np.exp``, ``np.add.reduce``, ``exp``)
+    of the frame's code is bound to; None for any other expression. Only
+    modules and ufuncs are looked into, so no user code runs."""
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(
+            node.id, frame.f_builtins.get(node.id)))
+    if isinstance(node, ast.Attribute):
+        owner = _named_object(node.value, frame)
+        if isinstance(owner, (types.ModuleType, np.ufunc)):
+            return getattr(owner, node.attr, None)
+    return None
+
+
+def _is_listed(node, frame):
+    """Is the operand ``node`` a list or tuple (a display, a comprehension,
+    or a name bound to one)?"""
+    if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return isinstance(node, ast.Name) and isinstance(_named_object(node, frame), (list, tuple))
+
+
+def listed_message(name):
+    """The error for active values inside a list or tuple that ``name`` (a
+    NumPy function, ufunc or operator) turned into a plain array itself."""
+    return (f"adsim: {name} received active values inside a Python list or tuple, which NumPy "
+            f"turns into a plain array before adsim sees it: that would drop the derivatives. "
+            f"adsim makes such lists active arrays in the calls NumPy hands to it (an argument "
+            f"of its own is active: np.add([a, b], x), [a, b] - x) and, while a recording "
+            f"with interposition on runs, in calls of the NumPy functions it records through "
+            f"the numpy module (np.sum([a, b]); not ufuncs, nor names bound before the "
+            f"recording started, such as `from numpy import sum`). Make the list one array "
+            f"first: np.array([...]) or np.stack([...]) inside the recorded function")
 
 
 def method_call_name():

@@ -29,10 +29,10 @@ code, on a thread recording with interposition on:
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
   array of constants, so active values can be written into it, laid out in
   memory as NumPy's (``order="F"``); ``np.empty`` is zero-filled.
-- ``np.r_``/``np.c_`` with active items (adsim/_np/index_tricks.py), and
-  ``np.polyval`` with active values inside a list of coefficients (NumPy's
-  dispatch does not look into the list): adsim's rules, whoever calls them,
-  since NumPy's would fail on those arguments; otherwise NumPy's own.
+- ``np.r_``/``np.c_`` with active items (adsim/_np/index_tricks.py):
+  adsim's rule, whoever calls them, since NumPy's would fail on those
+  items; otherwise NumPy's own. (The functions adsim dispatches, given
+  active values inside lists, are adsim/_record/listed.py's.)
 
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
@@ -53,7 +53,7 @@ import threading
 import numpy as np
 
 from .callers import called_expression
-from .._np import composed, conversions, core, joins, layout, numeric
+from .._np import composed, conversions, core, joins, layout
 from .._np.index_tricks import Concatenator
 from .._active import Active
 
@@ -264,16 +264,6 @@ def _fromiter_wrapper(original):
     return _named(fromiter, original)
 
 
-def _listed_wrapper(original, rule):
-    """``original`` unless an argument holds active values inside a list,
-    which NumPy's dispatch does not see: then adsim's ``rule``."""
-    def call(*args, **kwargs):
-        if (joins.holds_active(args) or joins.holds_active(list(kwargs.values()))) and routed():
-            return rule(*args, **kwargs)
-        return original(*args, **kwargs)
-    return _named(call, original)
-
-
 class _RoutedConcatenator(Concatenator):
     """``np.r_``/``np.c_`` with adsim's rule for active items, except in a
     recording entered with interposition off (NumPy's own there)."""
@@ -314,7 +304,6 @@ def _wrappers():
         "eye": _filled_wrapper(np.eye),
         "identity": _filled_wrapper(np.identity),
         "arange": _arange_wrapper(np.arange),
-        "polyval": _listed_wrapper(np.polyval, numeric.polyval),
         "r_": _RoutedConcatenator(np.r_),
         "c_": _RoutedConcatenator(np.c_),
     }

@@ -3,16 +3,22 @@
 Importing adsim changes nothing outside adsim. While a recording runs with
 interposition on, adsim changes exactly two things outside itself:
 
-1. **The** ``numpy`` **namespace.** 21 names are bound to adsim's wrappers
+1. **The** ``numpy`` **namespace.** 20 names are bound to adsim's wrappers
    (adsim/_record/creation.py): ``array asarray asanyarray ascontiguousarray
    asfortranarray require fromiter zeros ones full empty zeros_like
-   ones_like full_like empty_like eye identity arange polyval r_ c_``.
+   ones_like full_like empty_like eye identity arange r_ c_``.
    NumPy's override protocols do not reach array creation, so this is how
    ``np.array([a * x, b * y])`` and ``dy = np.zeros(n); dy[0] = ...`` in
    the recorded function's own code become recorded arrays. Other callers
    (other threads, NumPy, SciPy, adsim itself) get NumPy's result, except
-   that ``r_``, ``c_`` and ``polyval`` given active items take adsim's rule
-   whoever calls them (NumPy's would fail on them).
+   that ``r_`` and ``c_`` given active items take adsim's rule whoever
+   calls them (NumPy's would fail on them). And every other name under
+   which ``numpy``, ``numpy.linalg``, ``numpy.fft`` and
+   ``numpy.lib.stride_tricks`` hold a function of adsim's dispatch table
+   (``np.sum``, ``np.linalg.det``, ...; not ufuncs) is bound to a wrapper
+   (adsim/_record/listed.py) that makes lists and tuples holding active
+   values active arrays before calling NumPy's function, whoever calls it:
+   NumPy's dispatch does not look into lists (``np.sum([a, b])``).
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -54,8 +60,9 @@ array, which refuses active values, and a SciPy function without a
 NumPy-only implementation raises adsim's ``UnsupportedOperation`` on an
 active argument. What works there: NumPy functions and ufuncs (NumPy's own
 dispatch reaches adsim), ``np.stack``/``np.concatenate`` instead of
-``np.array([...])``, ``np.zeros_like(x, shape=n)`` for a workspace, and the
-explicit namespace ``adsim.scipy`` for SciPy. Replays are unaffected: a
+``np.array([...])`` and of lists holding active values only,
+``np.zeros_like(x, shape=n)`` for a workspace, and the explicit namespace
+``adsim.scipy`` for SciPy. Replays are unaffected: a
 tape recorded either way replays the same.
 """
 import os
@@ -65,7 +72,7 @@ import types
 
 import numpy as np
 
-from . import creation
+from . import creation, listed
 from .._scipy import hooks
 
 _ENVIRONMENT = "ADSIM_INTERPOSE"
@@ -149,8 +156,10 @@ def enabled():
 
 _lock = threading.Lock()
 _count = 0              # recordings running with interposition on, over all threads
-_originals = {}         # name -> NumPy's object, and
-_wrappers = {}          # name -> adsim's wrapper: made at the first install
+_originals = {}         # (module, name) -> NumPy's object, and
+_wrappers = {}          # (module, name) -> adsim's wrapper: made at the first install
+_wrapper_names = {}     # module -> {name: wrapper}, and
+_original_names = {}    # module -> {name: NumPy's object}: the two above, per module
 _SCIPY_MODULES = hooks.scipy_modules()
 _hooks = {}             # SciPy module -> its _Hook list, made when first seen imported
 _known = {}             # SciPy function -> its _Hook (installed or not)
@@ -195,9 +204,22 @@ class installed:
 
 def _change_numpy():
     if not _wrappers:           # made once, while NumPy's own objects are in place
-        _wrappers.update(creation._wrappers())
-        _originals.update({name: w.__wrapped__ for name, w in _wrappers.items()})
-    vars(np).update(_wrappers)
+        _wrappers.update({(np, name): w for name, w in creation._wrappers().items()})
+        _wrappers.update(listed.wrappers(taken=creation._wrappers().keys()))
+        _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
+        _by_module(_wrappers, _wrapper_names)
+        _by_module(_originals, _original_names)
+    # one dict update per module: a recording starts and ends with these, and
+    # a few hundred attribute stores one by one would cost more than the
+    # recording of a small function
+    for module, names in _wrapper_names.items():
+        vars(module).update(names)
+
+
+def _by_module(objects, out):
+    """{module: {name: object}} from {(module, name): object}."""
+    for (module, name), obj in objects.items():
+        out.setdefault(module, {})[name] = obj
 
 
 def _hook_scipy():
@@ -214,7 +236,8 @@ def _hook_scipy():
 
 
 def _restore():
-    vars(np).update(_originals)
+    for module, names in _original_names.items():
+        vars(module).update(names)
     for hook in _hooked:
         hook.remove()
     _hooked.clear()
