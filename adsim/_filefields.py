@@ -2,6 +2,8 @@
 tape reader and the callback ops that describe themselves in a file."""
 import math
 
+import numpy as np
+
 
 def count_field(state, key, minimum=0, optional=False):
     """``state[key]`` as an int >= ``minimum`` (None allowed when ``optional``)."""
@@ -28,3 +30,25 @@ def expect_keys(state, keys):
 
 def size_of(shape):
     return math.prod(shape)
+
+
+def json_data(value, what):
+    """``value`` (numbers, strings, None, lists, tuples, dicts with string
+    keys, NumPy scalars and arrays, nested) as JSON data: tuples and arrays
+    become lists, NumPy scalars Python numbers. TypeError naming ``what``
+    for anything else, and for floats that are not finite."""
+    if value is None or type(value) in (bool, str, int):
+        return value
+    if isinstance(value, (np.bool_, np.integer)):
+        return value.item()
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise TypeError(f"{what} holds {value!r}, a float a tape file keeps only when finite")
+        return float(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return json_data(value.tolist(), what)
+    if isinstance(value, (list, tuple)):
+        return [json_data(v, what) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: json_data(v, what) for k, v in value.items()}
+    raise TypeError(f"{what} holds a {type(value).__name__}, which a tape file cannot keep")

@@ -41,12 +41,12 @@ from ._scipy import hooks
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, TapeFileError
-from .primitives import Application, primitives_named
+from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
-_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, LoopOp)}
+_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication, LoopOp)}
 
 
 def callback_classes():
@@ -55,24 +55,30 @@ def callback_classes():
 
 
 # adsim's own primitives are made on first use: its scipy.special ufuncs, and
-# the primitives of the SciPy rule modules, named after SciPy's functions
-# ("scipy.linalg.expm"). (name prefix, function making those of that prefix),
-# tried in order until the name is registered.
+# the primitives and built-in families of the SciPy rule modules, named after
+# SciPy's functions ("scipy.linalg.expm", "scipy.linalg.lu_factor"). (name
+# prefix, function making those of that prefix), tried in order until the name
+# is known.
 _MADE_ON_DEMAND = (
     ("scipy.special.", lambda: special_ufunc(None)),
     ("scipy.special.", lambda: scipy_ufunc(None)),
     *((f"{module}.", lambda module=module: hooks.rule_module(module))
       for module in hooks.scipy_modules()))
 
+# the field of a callback's state naming what is made on first use, by kind
+_NAMED_BY = {Application: ("name", primitives_named),
+             BuiltinApplication: ("family", builtin_family)}
 
-def _make_named_primitive(state):
-    """Make the adsim primitive a file's primitive ``state`` names, if it is
-    one of those made on first use and not made yet."""
-    name = state.get("name") if isinstance(state, dict) else None
+
+def _make_named_primitive(cls, state):
+    """Make the adsim primitive (or family of primitives) a file's callback
+    ``state`` names, if it is one of those made on first use and not made yet."""
+    field, known = _NAMED_BY.get(cls, (None, None))
+    name = state.get(field) if field is not None and isinstance(state, dict) else None
     if not isinstance(name, str):
         return
     for prefix, make in _MADE_ON_DEMAND:
-        if name.startswith(prefix) and not primitives_named(name):
+        if name.startswith(prefix) and not known(name):
             make()
 
 
@@ -283,8 +289,7 @@ def _build_all(blocks):
                 raise ValueError(f"tape {i}: callback {k} is of kind {c['kind']!r}, which this "
                                  f"adsim does not know")
             try:
-                if cls is Application:
-                    _make_named_primitive(c["state"])
+                _make_named_primitive(cls, c["state"])
                 callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
