@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from .errors import BranchChanged
+
 
 def count_field(state, key, minimum=0, optional=False):
     """``state[key]`` as an int >= ``minimum`` (None allowed when ``optional``)."""
@@ -52,3 +54,15 @@ def json_data(value, what):
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: json_data(v, what) for k, v in value.items()}
     raise TypeError(f"{what} holds a {type(value).__name__}, which a tape file cannot keep")
+
+
+def no_variant_holds(what, n_variants, piece, source):
+    """The error of a callback loaded from a tape file (a checkpointed loop,
+    a nested derivative) at a point where none of the recorded variants of
+    its ``piece`` (the step, the function) holds: it has no code to record
+    the piece again (``source`` names the code that could)."""
+    return BranchChanged(
+        f"adsim: {what} loaded from a tape file reached a point where none of its {n_variants} "
+        f"recorded {piece} variants holds (a branch of the {piece} goes another way), and it "
+        f"cannot record the {piece} again: tape files hold no code. Record the tape again at "
+        f"this point, in the process that has {source}")

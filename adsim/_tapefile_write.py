@@ -47,6 +47,7 @@ SECTIONS_OF = {1: frozenset(_SECTIONS) - {b"ARGS"}, 2: frozenset(_SECTIONS)}
 # file_kind -> the class (module and qualified name) whose callbacks a tape file holds
 CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.builtin_primitive": "adsim.primitives.BuiltinApplication",
+                    "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 
@@ -90,8 +91,9 @@ def _callback_state(cb):
     kind = getattr(type(cb), "file_kind", None)
     if kind is None or CALLBACK_CLASSES.get(kind) != _class_name(type(cb)):
         raise TapeCopyError(f"adsim: the tape holds a callback op of type {type(cb).__name__}, "
-                            f"which tape files cannot hold (only primitives and checkpointed "
-                            f"loops); record the function in the process that replays it")
+                            f"which tape files cannot hold (only primitives, nested derivatives "
+                            f"and checkpointed loops); record the function in the process that "
+                            f"replays it")
     state, owned = cb.file_state()
     for t in owned:
         if not isinstance(t, _tape.Tape):

@@ -41,12 +41,14 @@ from ._scipy import hooks
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, TapeFileError
+from ._nesting.nested import NestedApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
-_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication, LoopOp)}
+_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
+                                                    NestedApplication, LoopOp)}
 
 
 def callback_classes():

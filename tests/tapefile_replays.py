@@ -84,9 +84,11 @@ def copies(tape, tmp_path=None):
 
 
 def assert_same_replays(tape, copied, points, methods=None):
-    """``copied`` replays bitwise like ``tape`` at every point of ``points``
-    (each a tuple of arguments)."""
+    """Every tape of ``copied`` (a tape or a list of them) replays bitwise
+    like ``tape`` at every point of ``points`` (each a tuple of arguments)."""
+    copied = copied if isinstance(copied, list) else [copied]
     for k, args in enumerate(points):
         want = outcomes(tape, args, seed=k, methods=methods)
         assert not any(isinstance(v, str) for v in want.values()), want
-        assert outcomes(copied, args, seed=k, methods=methods) == want
+        for other in copied:
+            assert outcomes(other, args, seed=k, methods=methods) == want
