@@ -25,6 +25,11 @@ class Tape(_tape.Tape):
     """
 
     # ---- shaping helpers -------------------------------------------------
+    def _n_arguments(self):
+        """How many arguments a replay takes: one per input (a tape recorded
+        with containers takes one container per recorded argument)."""
+        return self.n_inputs
+
     def _single(self, arrays):
         return arrays[0] if self.n_inputs == 1 else tuple(arrays)
 

@@ -20,6 +20,9 @@ class TreeTape(Tape):
     def _set_trees(self, trees):
         self._trees = tuple(trees)
 
+    def _n_arguments(self):
+        return len(self._trees)
+
     # ---- structure ---------------------------------------------------------
     def _args(self, xs, what="argument"):
         """(leaves, structures) of the arguments ``xs`` (one per recorded
