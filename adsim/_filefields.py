@@ -3,6 +3,7 @@ tape reader and the callback ops that describe themselves in a file."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from .errors import BranchChanged
 
@@ -66,3 +67,21 @@ def no_variant_holds(what, n_variants, piece, source):
         f"recorded {piece} variants holds (a branch of the {piece} goes another way), and it "
         f"cannot record the {piece} again: tape files hold no code. Record the tape again at "
         f"this point, in the process that has {source}")
+
+
+def pattern_field(n, indptr, indices):
+    """An n-by-n boolean CSC pattern from a tape file's lists, checked
+    (each column's rows distinct and in order)."""
+    if type(n) is not int or not 1 <= n <= 1 << 31 or not isinstance(indptr, list) or \
+            not isinstance(indices, list) or len(indptr) != n + 1 or \
+            not all(type(v) is int for v in indptr) or not all(type(v) is int for v in indices):
+        raise ValueError("a pattern is its size n and the integer lists indptr (n + 1 of them) "
+                         "and indices")
+    ptr, idx = np.array(indptr, dtype=np.int64), np.array(indices, dtype=np.int64)
+    if ptr[0] != 0 or ptr[-1] != idx.size or np.any(np.diff(ptr) < 0) or \
+            np.any(idx < 0) or np.any(idx >= n):
+        raise ValueError(f"the pattern's indptr and indices do not describe an {n} x {n} matrix")
+    P = sp.csc_matrix((np.ones(idx.size, dtype=bool), idx, ptr), shape=(n, n))
+    if not P.has_canonical_format:
+        raise ValueError("the pattern's rows are not distinct and in order in every column")
+    return P

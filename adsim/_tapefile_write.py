@@ -48,6 +48,7 @@ SECTIONS_OF = {1: frozenset(_SECTIONS) - {b"ARGS"}, 2: frozenset(_SECTIONS)}
 CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.builtin_primitive": "adsim.primitives.BuiltinApplication",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
+                    "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 

@@ -458,7 +458,11 @@ class BuiltinFamily:
         return f"<adsim built-in primitives {self.name}, rules version {self.version}>"
 
     def __call__(self, **parameters):
-        prim = self.make(**parameters)
+        return self.adopt(self.make(**parameters), **parameters)
+
+    def adopt(self, prim, **parameters):
+        """Mark ``prim`` as the family's primitive for ``parameters`` (one
+        that ``make(**parameters)`` makes again); returns it."""
         prim.saved_as = (self, parameters)
         return prim
 

@@ -42,13 +42,15 @@ from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, TapeFileError
 from ._nesting.nested import NestedApplication
+from .integrate._sparse_jacobian import ColoredApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
-                                                    NestedApplication, LoopOp)}
+                                                    NestedApplication, ColoredApplication,
+                                                    LoopOp)}
 
 
 def callback_classes():

@@ -3,11 +3,13 @@ containers (dicts, lists, tuples, namedtuples of arrays): what a tape loaded
 from its file (or unpickled) must reproduce bitwise. Used by the tests of
 tape files of containers, adsim's built-in primitives, nested derivatives
 and solve_ivp."""
+import json
 import pickle
 
 import numpy as np
 
 from adsim import tapefile
+from tapefile_bytes import sections
 
 
 def like(x, rng, scale=1.0):
@@ -92,3 +94,11 @@ def assert_same_replays(tape, copied, points, methods=None):
         assert not any(isinstance(v, str) for v in want.values()), want
         for other in copied:
             assert outcomes(other, args, seed=k, methods=methods) == want
+
+
+def callback_kinds(tape):
+    """The kinds of the callbacks of every tape in ``tape``'s file (its
+    loops' step tapes and nested derivatives' inner tapes too)."""
+    data = tapefile.dumps(tape)
+    return {c["kind"] for _, tag, _, count, _, at in sections(data) if tag == "CALL"
+            for c in json.loads(bytes(data[at:at + count]).decode())}

@@ -118,14 +118,14 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     if lifts:
         f = _lifted(f, [slot for slot, _ in lifts])
         args = tuple(args) + tuple(v for _, v in lifts)
-    positions = [i for i, a in enumerate(args) if isinstance(a, Active) or _float_array(a)]
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active) or float_array(a)]
     if argnum not in positions:
         positions.append(argnum)
-    inner = _RecordedInner(f, args, kwargs, positions, argnum, cache)
-    return _derivative(inner)(*[args[p] for p in positions])
+    inner = RecordedInner(f, kwargs, argnum, cache)
+    return _derivative(inner, args, positions)(*[args[p] for p in positions])
 
 
-def _float_array(a):
+def float_array(a):
     """An argument that is a tape input of the inner function (cache.input_positions)."""
     return isinstance(a, np.ndarray) and a.dtype.kind == "f"
 
@@ -150,25 +150,18 @@ class _Variants:
             return list(self._tapes)
 
 
-class _RecordedInner:
-    """The inner function of a nested derivative in the process that has
-    it: a tape cache records it, again where a replay leaves its path.
-    ``positions`` are the places in ``args`` of the op's arguments, in op
-    order; the tape inputs are ``args[argnum]``, then the other positions in
-    order (``cache.input_positions``)."""
+class RecordedInner:
+    """The inner function of a derivative op (a nested derivative, the
+    sparse Jacobian of solve_ivp's implicit methods) in the process that has
+    it: a tape cache records ``f`` (differentiated in argument ``argnum``),
+    again where a replay leaves its path. The tapes used are its variants,
+    which a tape file saves. Tape inputs are ``full[argnum]``, then the other
+    float arrays of ``full`` in order (``cache.input_positions``)."""
 
-    def __init__(self, f, args, kwargs, positions, argnum, cache):
-        self.f, self.args, self.kwargs, self.cache = f, tuple(args), kwargs, cache
-        self.positions, self.argnum = positions, argnum
+    def __init__(self, f, kwargs, argnum, cache):
+        self.f, self.kwargs, self.argnum, self.cache = f, kwargs, argnum, cache
         self.name = _name(f)
         self.variants = _Variants()
-
-    def full(self, values):
-        """The arguments of ``f`` with ``values`` at the op's positions."""
-        full = list(self.args)
-        for pos, v in zip(self.positions, values):
-            full[pos] = v
-        return full
 
     def run(self, full, method):
         """``method(tape, tape input values)`` on the tape of ``f`` at ``full``."""
@@ -179,21 +172,13 @@ class _RecordedInner:
                               all_varied=True)
 
 
-class _SavedInner:
-    """The inner function of a nested derivative loaded from a tape file:
-    its recorded variants, no code. Arguments are numbered by their order
-    among the tape inputs (``argnum`` first, then the others in order), so
-    ``full`` holds only the op's arguments."""
+class SavedInner:
+    """The inner function of a derivative op loaded from a tape file: its
+    recorded variants, no code (``what`` names the op in messages)."""
 
-    def __init__(self, name, positions, argnum, tapes):
-        self.name, self.positions, self.argnum = name, positions, argnum
+    def __init__(self, name, argnum, tapes, what):
+        self.name, self.argnum, self.what = name, argnum, what
         self.variants = _Variants(tapes)
-
-    def full(self, values):
-        full = [None] * len(self.positions)
-        for pos, v in zip(self.positions, values):
-            full[pos] = v
-        return full
 
     def run(self, full, method):
         """``method`` on the first variant whose path holds at ``full``;
@@ -210,8 +195,7 @@ class _SavedInner:
                 continue
             self.variants.use(tape)
             return result
-        raise no_variant_holds(f"the nested derivative `derivative of {self.name}`", len(tapes),
-                               "function", f"`{self.name}`") from changed
+        raise no_variant_holds(self.what, len(tapes), "function", f"`{self.name}`") from changed
 
 
 def _contracted(J, *values):
@@ -223,25 +207,33 @@ def _itself(J, *values):
     return J
 
 
-def _derivative(inner):
+def _derivative(inner, args, positions):
     """The primitive whose value at the op's arguments is the Jacobian of
     ``inner``'s function w.r.t. argument ``inner.argnum``, with its rules:
     second-order sweeps of the inner tape, and for higher orders its
     Jacobian written out as recorded ops (the same rules whether the inner
-    function is recorded here or its tapes were loaded from a file)."""
-    positions, argnum = inner.positions, inner.argnum
+    function is recorded here or its tapes were loaded from a file). The
+    op's arguments go to ``positions`` of the function's arguments
+    ``args`` (the others stay as they are)."""
+    argnum = inner.argnum
     position_of_x = positions.index(argnum)
+
+    def full_args(values):
+        full = list(args)
+        for pos, v in zip(positions, values):
+            full[pos] = v
+        return full
 
     def value(*values):
         def method(tape, vals):
             J = tape.jacobian(*vals)
             return J[0] if isinstance(J, tuple) else J
-        return inner.run(inner.full(values), method)
+        return inner.run(full_args(values), method)
 
     def second_order(values, directions, weight):
         """Adjoint tangents of every argument for output weight ``weight``
         and argument directions ``directions`` (dict position -> array)."""
-        full = inner.full(values)
+        full = full_args(values)
         tape_positions = input_positions(full, (argnum,))
 
         def method(tape, vals):
@@ -267,7 +259,7 @@ def _derivative(inner):
     def recorded_jacobian(values):
         """J at active ``values`` as recorded ops of their tape (the inner
         tape is recorded again when its path does not hold there)."""
-        full = inner.full(values)
+        full = full_args(values)
         plain = [current(v) if isinstance(v, Active) else v for v in full]
         inputs = [full[p] for p in input_positions(plain, (argnum,))]
 
@@ -319,7 +311,7 @@ def _derivative(inner):
         Ds = recorded_rule(tuple(values), _itself, len(values))
         return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
-    return NestedPrimitive(inner, value, jvp, vjp)
+    return NestedPrimitive(inner, positions, value, jvp, vjp)
 
 
 class NestedPrimitive(Primitive):
@@ -327,10 +319,10 @@ class NestedPrimitive(Primitive):
 
     explains_recorded_rule = True
 
-    def __init__(self, inner, value, jvp, vjp):
+    def __init__(self, inner, positions, value, jvp, vjp):
         super().__init__(value, jvp=jvp, vjp=vjp)
         self.name = f"derivative of {inner.name}"
-        self.inner = inner
+        self.inner, self.positions = inner, positions
 
     def applied(self, in_shapes, out_shape, first_value):
         return NestedApplication(self, in_shapes, out_shape, first_value=first_value)
@@ -347,9 +339,9 @@ class NestedApplication(Application):
 
     def file_state(self):
         inner = self.prim.inner
-        rank = {p: k for k, p in enumerate(sorted(inner.positions))}
-        return {"function": inner.name, "operands": [rank[p] for p in inner.positions],
-                "argnum": rank[inner.argnum], "in_shapes": [list(s) for s in self.in_shapes],
+        operands, argnum = operand_ranks(self.prim.positions, inner.argnum)
+        return {"function": inner.name, "operands": operands, "argnum": argnum,
+                "in_shapes": [list(s) for s in self.in_shapes],
                 "out_shape": list(self.out_shape)}, inner.variants.tapes()
 
     @classmethod
@@ -376,8 +368,17 @@ class NestedApplication(Application):
                 raise ValueError(f"a tape of the function maps inputs {tape.input_shapes} to "
                                  f"{tape.output_shape}; the nested derivative has arguments "
                                  f"{inputs} and output {out_shape}")
-        inner = _SavedInner(name, operands, argnum, tapes)
-        return cls(_derivative(inner), in_shapes, out_shape)
+        inner = SavedInner(name, argnum, tapes, f"the nested derivative `derivative of {name}`")
+        return cls(_derivative(inner, [None] * n, operands), in_shapes, out_shape)
+
+
+def operand_ranks(positions, argnum):
+    """(operands, argnum) of a derivative op as a tape file numbers them: an
+    argument's number is its rank among the op's arguments in the call, so
+    that the inner tapes' inputs are argument ``argnum``, then the others
+    by increasing number (as ``cache.input_positions`` orders them)."""
+    rank = {p: k for k, p in enumerate(sorted(positions))}
+    return [rank[p] for p in positions], rank[argnum]
 
 
 # ---- the other transformations inside a recording, made of nested derivatives -----

@@ -3,19 +3,21 @@ as ``args=tuple(rates)``, as a dict in ``args`` (a tape taking the dict), or
 read from a closure. Saved, loaded and unpickled tapes replay bitwise like
 the original (forward, gradient, jvp, vjp, hvp) at the recorded point and
 near it; Radau's and BDF's Jacobian (a nested derivative of ``fun``)
-travels as the recorded variants of ``fun``. A fresh process replays them
-without the model's code."""
+travels as the recorded variants of ``fun``, their sparse Jacobian (by
+coloring) with its pattern and the sparse LU solves by it. A fresh process
+replays them without the model's code."""
 import pickle
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import adsim as ad
 from adsim.integrate import solve_ivp
 from paths import ROOT
-from tapefile_replays import as_bytes, assert_same_replays, copies, nearby
+from tapefile_replays import as_bytes, assert_same_replays, callback_kinds, copies, nearby
 
 METHODS = ["RK45", "DOP853", "Radau", "BDF"]
 Z0 = np.array([1.0, 0.5])
@@ -60,8 +62,44 @@ def by_closure(method):
 def test_solve_ivp_tapes_replay_bitwise_after_saving_and_pickling(method, parameters, tmp_path):
     loss, args = parameters(method)
     tape = ad.record(loss, *args)
+    if method in ("Radau", "BDF"):          # the Jacobian of fun: a nested derivative
+        assert "adsim.nested_derivative" in callback_kinds(tape)
     near = tuple(nearby(a, np.random.default_rng(1), 1e-6) for a in args)
     assert_same_replays(tape, copies(tape, tmp_path), [args, near])
+
+
+def heat(t, u, k):
+    """The 1-D heat equation, insulated ends (a tridiagonal Jacobian)."""
+    left, right = np.concatenate([u[:1], u[:-1]]), np.concatenate([u[1:], u[-1:]])
+    return k * (left - 2.0 * u + right)
+
+
+def tridiagonal(n):
+    return sp.diags_array([np.ones(n - 1), np.ones(n), np.ones(n - 1)], offsets=[-1, 0, 1])
+
+
+@pytest.mark.parametrize("method,n,given", [("Radau", 8, True), ("BDF", 8, True),
+                                            ("BDF", 100, False)])
+def test_tapes_of_the_sparse_jacobian_replay_bitwise_after_saving(method, n, given):
+    """Radau and BDF with jac_sparsity, or a large system whose detected
+    pattern is sparse: the colored Jacobian and the sparse LU solves travel
+    (its Hessian-vector products are refused in both, as documented)."""
+    options = {"jac_sparsity": tridiagonal(n)} if given else {}
+
+    def loss(u0, k):
+        sol = solve_ivp(heat, (0.0, 0.05), u0, method=method, args=(k,), rtol=1e-4,
+                        atol=1e-6, **options)
+        return np.sum(sol.y[:, -1] ** 2)
+    args = (np.sin(np.linspace(0.0, 3.0, n)) + 1.0, np.array(0.8 * n))
+    tape = ad.record(loss, *args)
+    assert {"adsim.sparse_jacobian", "adsim.builtin_primitive"} <= callback_kinds(tape)
+    near = tuple(nearby(a, np.random.default_rng(2), 1e-6) for a in args)
+    loaded = copies(tape)
+    assert_same_replays(tape, loaded, [args, near],
+                        methods=["forward", "gradient", "jvp", "vjp"])
+    for t in [tape] + loaded:
+        with pytest.raises(ad.UnsupportedOperation, match="sparse .colored. Jacobian"):
+            t.hvp(args, args)
 
 
 LOAD = """
