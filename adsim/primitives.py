@@ -69,6 +69,7 @@ class Primitive:
     fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
     saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
+    not_saved = None                  # why, for one of adsim's that tape files cannot hold
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -248,6 +249,10 @@ class Application(CallbackRules):
     # ---- tape files: the primitive's name and fingerprint, the shapes of this call --
     def file_state(self):
         prim = self.prim
+        if prim.not_saved is not None:
+            raise TapeCopyError(f"adsim: the tape holds `{prim.name}`, {prim.not_saved}; tape "
+                                f"files cannot hold it. Record the tape in the process that "
+                                f"replays it")
         try:
             if not prim.registered:
                 raise TypeError("it was made without name=")
