@@ -13,6 +13,9 @@ class BranchChanged(AdsimError, RuntimeError):
     reduction) differs at the new input. The tape's derivatives would be
     those of another branch, so none are returned. Fix: record the tape again at
     the new point; the functional API (``grad``, ``jvp``, ...) does this for you.
+    A tape loaded from a file raises it too where a checkpointed loop or a
+    nested derivative in it meets a path none of its recorded variants
+    follows (it has no code to record them again).
     """
 
     def __init__(self, message, op_index=-1, op_name=""):
