@@ -13,6 +13,14 @@ sweep of a tape holding it records its vjp rule on active arrays; a
 derivative of a derivative of a derivative), they differentiate J written
 out as recorded ops (adsim/_nesting/transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
+
+Tape files: every rule replays tapes of the inner function through a source
+(:class:`RecordedInner`, a tape cache that records the function again where
+a path does not hold, keeping the tapes it used as variants; or
+:class:`SavedInner`, those variants loaded from a file, which raises
+BranchChanged where none holds). :class:`NestedApplication` saves the
+variants and where the op's arguments go among their inputs, so a loaded
+nested derivative runs the same rules on the same tapes.
 """
 import threading
 

@@ -47,9 +47,7 @@ def test_the_example_of_the_task_loads_with_its_dict():
 def test_nested_containers_replay_bitwise_after_saving_loading_and_pickling(tmp_path):
     tape = ad.record(model, PARAMS, STATE)
     points = [(PARAMS, STATE), (nearby(PARAMS, RNG), nearby(STATE, RNG))]
-    loaded = copies(tape, tmp_path)
-    assert all(repr(t._trees) == repr(tape._trees) for t in loaded)
-    assert_same_replays(tape, loaded, points)
+    assert_same_replays(tape, copies(tape, tmp_path), points)
     data = tapefile.dumps(tape)
     assert tapefile.dumps(tapefile.loads(data)) == data       # saving again: the same file
 
