@@ -17,7 +17,8 @@ from ._version import __version__
 from .errors import TapeCopyError
 
 MAGIC = b"\x89adsim-tape\r\n\x1a\n\x00"     # 16 bytes: binary, catches newline translation
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2                           # 2: ARGS section; readers read 1 too
+READS_VERSIONS = (1, 2)
 MAX_TAPES = 1 << 16                          # tapes in one file (a tape and the tapes it owns)
 MAX_DEPTH = 32                               # callbacks owning tapes that own callbacks ...
 MAX_VERSION_BYTES = 64
@@ -38,11 +39,16 @@ _SECTIONS = {
     b"CNST": (5, "consts"), b"COFF": (4, "const_off"), b"CSIZ": (4, "const_size"),
     b"INTS": (3, "ints"),
     b"BRCH": (1, "branches"), b"SLOT": (4, "slot_size"), b"INPT": (4, None),
-    b"OUTP": (4, None), b"OPTS": (4, None), b"CALL": (6, None),
+    b"OUTP": (4, None), b"OPTS": (4, None), b"CALL": (6, None), b"ARGS": (6, None),
 }
+# the sections of each format version a reader knows
+SECTIONS_OF = {1: frozenset(_SECTIONS) - {b"ARGS"}, 2: frozenset(_SECTIONS)}
 
 # file_kind -> the class (module and qualified name) whose callbacks a tape file holds
 CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
+                    "adsim.builtin_primitive": "adsim.primitives.BuiltinApplication",
+                    "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
+                    "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 
@@ -86,8 +92,8 @@ def _callback_state(cb):
     kind = getattr(type(cb), "file_kind", None)
     if kind is None or CALLBACK_CLASSES.get(kind) != _class_name(type(cb)):
         raise TapeCopyError(f"adsim: the tape holds a callback op of type {type(cb).__name__}, "
-                            f"which tape files cannot hold (only named primitives and "
-                            f"checkpointed loops); record the function in the process that "
+                            f"which tape files cannot hold (only primitives, nested derivatives "
+                            f"and checkpointed loops); record the function in the process that "
                             f"replays it")
     state, owned = cb.file_state()
     for t in owned:
@@ -107,8 +113,8 @@ def _encode_tape(tape, calls):
         b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
                            *buffers["output_shape"]], dtype=np.int64),
         b"OPTS": np.array([int(buffers["chunked"])], dtype=np.int64),
-        b"CALL": np.frombuffer(json.dumps(calls, allow_nan=False, sort_keys=True,
-                                          separators=(",", ":")).encode(), dtype=np.uint8),
+        b"CALL": _text(calls),
+        b"ARGS": _text(_argument_structures(tape)),
     }
     parts = [_COUNT.pack(len(_SECTIONS))]
     for tag, (code, key) in _SECTIONS.items():
@@ -116,6 +122,19 @@ def _encode_tape(tape, calls):
         data = np.ascontiguousarray(arr, dtype=_TYPES[code]).tobytes()
         parts += [_SECTION.pack(tag, code, len(data) // _TYPES[code].itemsize), data]
     return b"".join(parts)
+
+
+def _text(data):
+    """JSON data as the bytes of a text section."""
+    return np.frombuffer(json.dumps(data, allow_nan=False, sort_keys=True,
+                                    separators=(",", ":")).encode(), dtype=np.uint8)
+
+
+def _argument_structures(tape):
+    """The containers a tape takes (a TreeTape's structures), or None for
+    a tape of arrays."""
+    structures = getattr(tape, "_argument_structures", None)
+    return None if structures is None else structures()
 
 
 def _writer_version():

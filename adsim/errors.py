@@ -13,6 +13,9 @@ class BranchChanged(AdsimError, RuntimeError):
     reduction) differs at the new input. The tape's derivatives would be
     those of another branch, so none are returned. Fix: record the tape again at
     the new point; the functional API (``grad``, ``jvp``, ...) does this for you.
+    A tape loaded from a file raises it too where a checkpointed loop or a
+    nested derivative in it meets a path none of its recorded variants
+    follows (it has no code to record them again).
     """
 
     def __init__(self, message, op_index=-1, op_name=""):
@@ -228,13 +231,16 @@ class TapeCopyError(AdsimError, TypeError):
     (docs/tape-format.md), which holds data, never code. A tape that depends
     on Python code of this process cannot be written: a primitive made
     without a stable ``name=`` or whose rules capture an object that cannot
-    be identified, a ``checkpoint_while`` loop (its condition is code), a
-    checkpointed loop whose ``schedule=`` is a callable or a schedule class
-    of your own, or a tape still recording or whose recording failed. The
-    message names the object. Fix: give the primitive a stable name
-    (``adsim.primitive(f, ..., name="mylib.f")``, made once at import), use
-    ``checkpoint_loop`` with ``adsim.Revolve``/``TwoLevel``/``Online``, or
-    record the function in the process that replays it.
+    be identified, a ``checkpoint_while`` loop whose condition is evaluated
+    in Python, a checkpointed loop whose ``schedule=`` is a callable or a
+    schedule class of your own, the event times of ``solve_ivp`` (found by
+    root finding on the event function at every replay), or a tape still
+    recording or whose recording failed; so can containers a file cannot
+    name (dict keys other than strings and integers). The message names the
+    object. Fix: give the primitive a stable name (``adsim.primitive(f, ...,
+    name="mylib.f")``, made once at import), use ``checkpoint_loop`` with
+    ``adsim.Revolve``/``TwoLevel``/``Online``, or record the function in the
+    process that replays it.
     """
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from ._callback_rules import CallbackRules
 from ._record.creation import suspended
 from ._record.recording import record
-from ._filefields import expect_keys, shape_field, size_of
+from ._filefields import expect_keys, json_data, shape_field, size_of
 from ._tapecache.fingerprint import fingerprint
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
@@ -68,6 +68,8 @@ class Primitive:
 
     fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
+    saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
+    not_saved = None                  # why, for one of adsim's that tape files cannot hold
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -129,10 +131,14 @@ class Primitive:
         plain = [tape.slot_value(r).reshape(s) for r, s in zip(refs, shapes)]
         with suspended():          # rules run on plain arrays
             out = _rule_result(self, "value function", self.value(*plain))
-        app = Application(self, shapes, out.shape, first_value=out)
-        cb = tape.add_callback(app)
+        cb = tape.add_callback(self.applied(shapes, out.shape, out))
         slot = tape.record_op(int(Op.CALLBACK), out.size, [cb, len(refs)] + refs)
         return wrap(tape, slot, out.shape)
+
+    def applied(self, in_shapes, out_shape, first_value):
+        """The rules of one recorded call (the CALLBACK op's object)."""
+        cls = Application if self.saved_as is None else BuiltinApplication
+        return cls(self, in_shapes, out_shape, first_value=first_value)
 
 
 def _positions(nondiff_argnums):
@@ -243,6 +249,10 @@ class Application(CallbackRules):
     # ---- tape files: the primitive's name and fingerprint, the shapes of this call --
     def file_state(self):
         prim = self.prim
+        if prim.not_saved is not None:
+            raise TapeCopyError(f"adsim: the tape holds `{prim.name}`, {prim.not_saved}; tape "
+                                f"files cannot hold it. Record the tape in the process that "
+                                f"replays it")
         try:
             if not prim.registered:
                 raise TypeError("it was made without name=")
@@ -428,3 +438,81 @@ def _stack(column, size):
     if all(a is None for a in column):
         return None
     return np.stack([np.zeros(size) if a is None else a.reshape(-1) for a in column])
+
+
+# ---- adsim's own primitives made from parameters -------------------------------
+
+_FAMILIES = {}          # name -> BuiltinFamily
+
+
+class BuiltinFamily:
+    """adsim's own primitives of one kind made per call from parameters (an
+    FFT from its plan, an LU factorisation from its pivots): calling the
+    family with the parameters (JSON data once saved: numbers, strings,
+    lists) makes one with ``make(**parameters)``. A tape file saves the
+    family's name, ``version`` (of its rules: raised when they change what
+    they compute) and the parameters; the reader makes the primitive again
+    from them, so no fingerprint of code is needed. ``make`` checks the
+    parameters as it would check a file's."""
+
+    def __init__(self, name, version, make):
+        self.name, self.version, self.make = name, version, make
+        _FAMILIES[name] = self
+
+    def __repr__(self):
+        return f"<adsim built-in primitives {self.name}, rules version {self.version}>"
+
+    def __call__(self, **parameters):
+        return self.adopt(self.make(**parameters), **parameters)
+
+    def adopt(self, prim, **parameters):
+        """Mark ``prim`` as the family's primitive for ``parameters`` (one
+        that ``make(**parameters)`` makes again); returns it."""
+        prim.saved_as = (self, parameters)
+        return prim
+
+
+def builtin_family(name):
+    """The :class:`BuiltinFamily` called ``name``, or None if its module is
+    not imported yet (adsim/tapefile.py imports those a file names)."""
+    return _FAMILIES.get(name)
+
+
+class BuiltinApplication(Application):
+    """One recorded call of a primitive of a :class:`BuiltinFamily`: saved
+    by the family's name and rules version and the call's parameters."""
+
+    file_kind = "adsim.builtin_primitive"
+
+    def file_state(self):
+        family, parameters = self.prim.saved_as
+        try:
+            data = json_data(parameters, "its parameters")
+        except TypeError as err:
+            raise TapeCopyError(f"adsim: the tape calls adsim's primitive `{self.name}`, which "
+                                f"cannot be saved: {err}. Record the function in the process "
+                                f"that replays it") from err
+        return {"family": family.name, "version": family.version, "parameters": data,
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, []
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("family", "version", "parameters", "in_shapes", "out_shape"))
+        name, version, parameters = state["family"], state["version"], state["parameters"]
+        if not isinstance(name, str) or type(version) is not int or tapes or \
+                not isinstance(parameters, dict) or not isinstance(state["in_shapes"], list):
+            raise ValueError("a built-in primitive is described by its family, rules version, "
+                             "parameters and shapes")
+        family = builtin_family(name)
+        if family is None:
+            raise LookupError(f"the tape calls adsim's built-in primitives `{name}`, which this "
+                              f"adsim does not have (written by another version of adsim?)")
+        if version != family.version:
+            raise LookupError(f"the tape calls adsim's built-in primitives `{name}` with rules "
+                              f"of version {version}; this adsim has version {family.version}: "
+                              f"record the tape again with this adsim")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        return cls(family(**parameters), in_shapes,
+                   shape_field(state["out_shape"], "the output shape"))
+

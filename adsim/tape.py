@@ -25,6 +25,11 @@ class Tape(_tape.Tape):
     """
 
     # ---- shaping helpers -------------------------------------------------
+    def _n_arguments(self):
+        """How many arguments a replay takes: one per input (a tape recorded
+        with containers takes one container per recorded argument)."""
+        return self.n_inputs
+
     def _single(self, arrays):
         return arrays[0] if self.n_inputs == 1 else tuple(arrays)
 
@@ -180,9 +185,12 @@ class Tape(_tape.Tape):
         the tape file format (docs/tape-format.md): the recorded program as
         data, never code. :func:`adsim.load_tape` reads it back, in this or
         another process, and the loaded tape replays bitwise like this one.
-        Primitives are referred to by the ``name=`` they were made with, and
-        checkpointed loops keep their step tapes and schedule settings;
-        :class:`adsim.errors.TapeCopyError` names what cannot be saved."""
+        Primitives are referred to by the ``name=`` they were made with (adsim's
+        own by their rules and parameters), nested derivatives keep the
+        recorded variants of their inner function, checkpointed loops their
+        step tapes and schedule settings, and a tape recorded with containers
+        their structure; :class:`adsim.errors.TapeCopyError` names what cannot
+        be saved."""
         save_tape_file(self, file)
 
     # ---- inspection --------------------------------------------------------

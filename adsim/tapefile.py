@@ -31,19 +31,26 @@ import numpy as np
 from . import _opcodes, _tape
 from ._decoder import decode_op
 from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
-    FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, _COUNT, _DIGEST_BYTES,
-    _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, dumps, save)
+    FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, READS_VERSIONS, SECTIONS_OF,
+    _COUNT, _DIGEST_BYTES, _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, dumps,
+    save)
+from ._containers.saved_trees import structures_from_data
+from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, TapeFileError
-from .primitives import Application, primitives_named
+from ._nesting.nested import NestedApplication
+from .integrate._sparse_jacobian import ColoredApplication
+from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
-_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, LoopOp)}
+_CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
+                                                    NestedApplication, ColoredApplication,
+                                                    LoopOp)}
 
 
 def callback_classes():
@@ -52,24 +59,30 @@ def callback_classes():
 
 
 # adsim's own primitives are made on first use: its scipy.special ufuncs, and
-# the primitives of the SciPy rule modules, named after SciPy's functions
-# ("scipy.linalg.expm"). (name prefix, function making those of that prefix),
-# tried in order until the name is registered.
+# the primitives and built-in families of the SciPy rule modules, named after
+# SciPy's functions ("scipy.linalg.expm", "scipy.linalg.lu_factor"). (name
+# prefix, function making those of that prefix), tried in order until the name
+# is known.
 _MADE_ON_DEMAND = (
     ("scipy.special.", lambda: special_ufunc(None)),
     ("scipy.special.", lambda: scipy_ufunc(None)),
     *((f"{module}.", lambda module=module: hooks.rule_module(module))
       for module in hooks.scipy_modules()))
 
+# the field of a callback's state naming what is made on first use, by kind
+_NAMED_BY = {Application: ("name", primitives_named),
+             BuiltinApplication: ("family", builtin_family)}
 
-def _make_named_primitive(state):
-    """Make the adsim primitive a file's primitive ``state`` names, if it is
-    one of those made on first use and not made yet."""
-    name = state.get("name") if isinstance(state, dict) else None
+
+def _make_named_primitive(cls, state):
+    """Make the adsim primitive (or family of primitives) a file's callback
+    ``state`` names, if it is one of those made on first use and not made yet."""
+    field, known = _NAMED_BY.get(cls, (None, None))
+    name = state.get(field) if field is not None and isinstance(state, dict) else None
     if not isinstance(name, str):
         return
     for prefix, make in _MADE_ON_DEMAND:
-        if name.startswith(prefix) and not primitives_named(name):
+        if name.startswith(prefix) and not known(name):
             make()
 
 
@@ -141,14 +154,14 @@ def _open(view):
                             "magic); tape files are written by tape.save")
     head = _Reader(view, "the file")
     _, version, flags, n_version = head.unpack(_HEAD)
-    if version != FORMAT_VERSION:
+    if version not in READS_VERSIONS:
         newer = version > FORMAT_VERSION
         raise TapeFileError(f"adsim: the tape file has format version {version}; this adsim "
-                            f"reads version {FORMAT_VERSION}"
+                            f"reads versions {', '.join(map(str, READS_VERSIONS))}"
                             + ("; upgrade adsim to load it" if newer else ""))
     if flags != 0:
         raise TapeFileError(f"adsim: the tape file sets header flags {flags:#x}, which format "
-                            f"{FORMAT_VERSION} does not define")
+                            f"{version} does not define")
     if n_version > MAX_VERSION_BYTES:
         raise TapeFileError(f"adsim: the tape file's version field claims {n_version} bytes")
     writer = bytes(head.take(n_version)).decode("utf-8")
@@ -165,28 +178,28 @@ def _open(view):
     if check.digest() != digest:
         raise TapeFileError("adsim: the tape file's SHA-256 digest does not match its contents: "
                             "the file is damaged")
-    return _parse_payload(_Reader(payload, "the payload")), writer
+    return _parse_payload(_Reader(payload, "the payload"), version), writer
 
 
-def _parse_payload(reader):
+def _parse_payload(reader, version):
     (n_tapes,) = reader.unpack(_COUNT)
     if not 1 <= n_tapes <= MAX_TAPES:
         raise ValueError(f"the payload holds {n_tapes} tapes (1 to {MAX_TAPES})")
-    blocks = [_parse_tape(reader, i) for i in range(n_tapes)]
+    blocks = [_parse_tape(reader, i, SECTIONS_OF[version], version) for i in range(n_tapes)]
     if reader.pos != len(reader.view):
         raise ValueError(f"{len(reader.view) - reader.pos} bytes follow the last tape")
     return blocks
 
 
-def _parse_tape(reader, index):
+def _parse_tape(reader, index, tags, version):
     (n_sections,) = reader.unpack(_COUNT)
-    if n_sections != len(_SECTIONS):
-        raise ValueError(f"tape {index} has {n_sections} sections; format {FORMAT_VERSION} "
-                         f"tapes have {len(_SECTIONS)}")
+    if n_sections != len(tags):
+        raise ValueError(f"tape {index} has {n_sections} sections; format {version} "
+                         f"tapes have {len(tags)}")
     found = {}
     for _ in range(n_sections):
         tag, code, count = reader.unpack(_SECTION)
-        if tag not in _SECTIONS or tag in found:
+        if tag not in tags or tag in found:
             raise ValueError(f"tape {index}: section {tag!r} is unknown or repeated")
         if code != _SECTIONS[tag][0]:
             raise ValueError(f"tape {index}: section {tag.decode()} has type code {code}, "
@@ -233,7 +246,7 @@ class _Fields:
 
 
 def _refuse_constant(name):
-    raise ValueError(f"the callback description holds {name}")
+    raise ValueError(f"a JSON section of the file holds {name}")
 
 
 def _calls_of(blocks):
@@ -280,8 +293,7 @@ def _build_all(blocks):
                 raise ValueError(f"tape {i}: callback {k} is of kind {c['kind']!r}, which this "
                                  f"adsim does not know")
             try:
-                if cls is Application:
-                    _make_named_primitive(c["state"])
+                _make_named_primitive(cls, c["state"])
                 callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
@@ -312,14 +324,31 @@ def _build_tape(block, callbacks):
     options.done()
     if chunked > 1:
         raise ValueError(f"the options section holds chunked={chunked}")
-    tape = Tape()
+    structures = _argument_structures(block, n_inputs)
+    tape = Tape() if structures is None else TreeTape()
     _tape.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
                        block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
                        bool(chunked))
     _check_callback_ops(tape, callbacks)
+    if structures is not None:
+        tape._set_trees(structures)
     return tape
+
+
+def _argument_structures(block, n_inputs):
+    """The containers the tape takes (treedefs), or None: a tape of arrays
+    (and every tape of a version-1 file)."""
+    if b"ARGS" not in block:
+        return None
+    data = json.loads(block[b"ARGS"], parse_constant=_refuse_constant)
+    if data is None:
+        return None
+    try:
+        return structures_from_data(data, n_inputs)
+    except (ValueError, TypeError, RecursionError) as err:
+        raise ValueError(f"the argument section: {_reason(err)}") from err
 
 
 def _check_callback_ops(tape, callbacks):

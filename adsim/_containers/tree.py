@@ -97,6 +97,32 @@ LEAF = TreeDef("leaf")
 _NONE = TreeDef("none")
 
 
+class SavedNamedTuple:
+    """The node data of a namedtuple read from a tape file: its type name
+    and field names, not its class (adsim/_containers/saved_trees.py). A
+    namedtuple conforms to it when its class has the same names."""
+
+    __slots__ = ("__name__", "_fields")
+
+    def __init__(self, name, fields):
+        self.__name__, self._fields = name, tuple(fields)
+
+    def __hash__(self):
+        return hash((SavedNamedTuple, self.__name__, self._fields))
+
+    def __eq__(self, other):
+        return isinstance(other, SavedNamedTuple) and \
+            (self.__name__, self._fields) == (other.__name__, other._fields)
+
+    def __repr__(self):
+        return f"{self.__name__}({', '.join(self._fields)})"
+
+    def accepts(self, cls):
+        """Whether namedtuples of class ``cls`` have this type name and these fields."""
+        return getattr(cls, "__name__", None) == self.__name__ and \
+            tuple(getattr(cls, "_fields", ())) == self._fields
+
+
 class _Constant:
     """A value kept in a treedef (a string in an auxiliary output): compared
     and hashed by identity, so any object can be one."""
@@ -188,9 +214,25 @@ def _build(tree, it):
     return children if kind == "list" else tuple(children)
 
 
+def conforms(tree, expected):
+    """Whether ``tree`` has the structure ``expected``: equal treedefs, where
+    a namedtuple read from a tape file (:class:`SavedNamedTuple`) takes any
+    namedtuple class of its type name and field names."""
+    if tree == expected:
+        return True
+    if tree.kind != expected.kind or len(tree.children) != len(expected.children):
+        return False
+    if isinstance(expected.data, SavedNamedTuple):
+        same = tree.kind == "namedtuple" and expected.data.accepts(tree.data)
+    else:
+        same = tree.data == expected.data
+    return same and all(conforms(c, e) for c, e in zip(tree.children, expected.children))
+
+
 def check_same(tree, expected, what, of):
-    """Raise InvalidInput unless ``what`` (a container) has the structure of ``of``."""
-    if tree != expected:
+    """Raise InvalidInput unless ``what`` (a container) has the structure of
+    ``of`` (see :func:`conforms`)."""
+    if not conforms(tree, expected):
         raise InvalidInput(f"adsim: the {what} has the structure {tree!r} but the {of} has "
                            f"{expected!r} (* marks an array); pass a {what} with the same "
                            f"containers, keys and number of leaves")

@@ -5,6 +5,7 @@ arrays (nested, as for the functional API) records one tape input per leaf.
 A :class:`TreeTape` takes its arguments, directions and weights in those
 structures and returns gradients, tangents and Jacobians in them.
 """
+from .saved_trees import structures_data
 from .tree import check_same, flatten, unflatten
 from .._validate import real_array
 from ..tape import Tape
@@ -19,63 +20,83 @@ class TreeTape(Tape):
     def _set_trees(self, trees):
         self._trees = tuple(trees)
 
+    def _n_arguments(self):
+        return len(self._trees)
+
     # ---- structure ---------------------------------------------------------
     def _args(self, xs, what="argument"):
-        """Leaves of the arguments ``xs`` (one per recorded argument)."""
+        """(leaves, structures) of the arguments ``xs`` (one per recorded
+        argument). Results are nested in the structures given, which are
+        the recorded ones (or, for a tape loaded from a file, conform to
+        them: a namedtuple of the saved name and fields, of the caller's
+        class)."""
         if len(xs) != len(self._trees):
             raise ValueError(f"adsim: this tape was recorded with {len(self._trees)} arguments; "
                              f"got {len(xs)}")
-        leaves = []
+        leaves, trees = [], []
         for i, (tree, x) in enumerate(zip(self._trees, xs)):
             got, t = flatten(x)
             check_same(t, tree, f"{what} {i}", f"recorded argument {i}")
             leaves += [real_array(leaf, f"{what} {i}{p}") for p, leaf in zip(tree.paths(), got)]
-        return leaves
+            trees.append(t)
+        return leaves, trees
 
     def _pair(self, x, v, what):
         """Leaves of a point ``x`` and of ``v`` in its structure (one argument:
-        the container itself; several: a tuple of them)."""
+        the container itself; several: a tuple of them), and the structures
+        of ``x``."""
         several = len(self._trees) > 1
         xs, vs = (tuple(x), tuple(v)) if several else ((x,), (v,))
-        return self._leaf_call(self._args(xs)), self._leaf_call(self._args(vs, what))
+        leaves, trees = self._args(xs)
+        return self._leaf_call(leaves), self._leaf_call(self._args(vs, what)[0]), trees
 
     def _leaf_call(self, leaves):
         return leaves[0] if len(leaves) == 1 else tuple(leaves)
 
-    def _nest(self, per_leaf):
-        """Per-leaf results (one or a tuple) in the arguments' structure."""
+    @staticmethod
+    def _nest(per_leaf, trees):
+        """Per-leaf results (one or a tuple) in the structures ``trees``."""
         per_leaf = list(per_leaf) if isinstance(per_leaf, tuple) else [per_leaf]
         out, lo = [], 0
-        for tree in self._trees:
+        for tree in trees:
             out.append(unflatten(tree, per_leaf[lo:lo + tree.n_leaves]))
             lo += tree.n_leaves
         return out[0] if len(out) == 1 else tuple(out)
 
+    def _argument_structures(self):
+        """The recorded structures as a tape file holds them (docs/tape-format.md)."""
+        return structures_data(self._trees)
+
     # ---- replays -----------------------------------------------------------
     def forward(self, *xs):
-        return super().forward(*self._args(xs))
+        return super().forward(*self._args(xs)[0])
 
     def value_and_gradient(self, *xs):
-        y, g = super().value_and_gradient(*self._args(xs))
-        return y, self._nest(g)
+        leaves, trees = self._args(xs)
+        y, g = super().value_and_gradient(*leaves)
+        return y, self._nest(g, trees)
 
     def gradient(self, *xs):
         return self.value_and_gradient(*xs)[1]
 
     def jacobian(self, *xs, mode=None):
-        return self._nest(super().jacobian(*self._args(xs), mode=mode))
+        leaves, trees = self._args(xs)
+        return self._nest(super().jacobian(*leaves, mode=mode), trees)
 
     def jvp(self, x, v):
-        return super().jvp(*self._pair(x, v, "tangent"))
+        xs, vs, _ = self._pair(x, v, "tangent")
+        return super().jvp(xs, vs)
 
     def vjp(self, x, w):
         several = len(self._trees) > 1
-        y, adj = super().vjp(self._leaf_call(self._args(tuple(x) if several else (x,))), w)
-        return y, self._nest(adj)
+        leaves, trees = self._args(tuple(x) if several else (x,))
+        y, adj = super().vjp(self._leaf_call(leaves), w)
+        return y, self._nest(adj, trees)
 
     def hvp(self, x, v, w=None):
         return self.gradient_and_hvp(x, v, w)[1]
 
     def gradient_and_hvp(self, x, v, w=None):
-        g, hv = super().gradient_and_hvp(*self._pair(x, v, "direction"), w)
-        return self._nest(g), self._nest(hv)
+        xs, vs, trees = self._pair(x, v, "direction")
+        g, hv = super().gradient_and_hvp(xs, vs, w)
+        return self._nest(g, trees), self._nest(hv, trees)

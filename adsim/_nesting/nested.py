@@ -13,18 +13,29 @@ sweep of a tape holding it records its vjp rule on active arrays; a
 derivative of a derivative of a derivative), they differentiate J written
 out as recorded ops (adsim/_nesting/transcribe.py), through another nested
 derivative — so each order adds one level, and any order is reached.
+
+Tape files: every rule replays tapes of the inner function through a source
+(:class:`RecordedInner`, a tape cache that records the function again where
+a path does not hold, keeping the tapes it used as variants; or
+:class:`SavedInner`, those variants loaded from a file, which raises
+BranchChanged where none holds). :class:`NestedApplication` saves the
+variants and where the op's arguments go among their inputs, so a loaded
+nested derivative runs the same rules on the same tapes.
 """
+import threading
+
 import numpy as np
 
 from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
+from .._filefields import expect_keys, no_variant_holds, shape_field
 from .._np.core import active_leaves
 from .._np.integers import current
 from .outer_values import outer_slots, recording_in_progress
 from .._active import Active
-from ..errors import UnsupportedOperation
-from .._validate import name_of as _name
-from ..primitives import Primitive
+from ..errors import BranchChanged, UnsupportedOperation
+from .._validate import name_of as _name, real_array
+from ..primitives import Application, Primitive
 
 
 def closure_actives(f):
@@ -105,6 +116,96 @@ def lift_closures(functions, args):
     return [_lifted(f, slots) for f in functions], tuple(args) + tuple(s.get() for s in slots)
 
 
+def nested_derivative(f, args, kwargs, argnum, cache):
+    """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
+    as one op whose inputs are the active arguments of ``args``, its float
+    arrays (constants of the op, so that a tape file keeps them) and the
+    active arrays ``f`` reads from its closure (an outer variable: they are
+    inputs of the inner tape, so no perturbation is confused)."""
+    lifts = closure_actives(f)
+    if lifts:
+        f = _lifted(f, [slot for slot, _ in lifts])
+        args = tuple(args) + tuple(v for _, v in lifts)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active) or float_array(a)]
+    if argnum not in positions:
+        positions.append(argnum)
+    inner = RecordedInner(f, kwargs, argnum, cache)
+    return _derivative(inner, args, positions)(*[args[p] for p in positions])
+
+
+def float_array(a):
+    """An argument that is a tape input of the inner function (cache.input_positions)."""
+    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+_MAX_VARIANTS = 16      # inner tapes a nested derivative keeps for tape files
+
+
+class _Variants:
+    """The tapes of its inner function a nested derivative replayed (one
+    per branch path met), the one used last first: what a tape file saves."""
+
+    def __init__(self, tapes=()):
+        self._tapes = list(tapes)
+        self._lock = threading.Lock()
+
+    def use(self, tape):
+        with self._lock:
+            self._tapes = [tape] + [t for t in self._tapes if t is not tape][:_MAX_VARIANTS - 1]
+
+    def tapes(self):
+        with self._lock:
+            return list(self._tapes)
+
+
+class RecordedInner:
+    """The inner function of a derivative op (a nested derivative, the
+    sparse Jacobian of solve_ivp's implicit methods) in the process that has
+    it: a tape cache records ``f`` (differentiated in argument ``argnum``),
+    again where a replay leaves its path. The tapes used are its variants,
+    which a tape file saves. Tape inputs are ``full[argnum]``, then the other
+    float arrays of ``full`` in order (``cache.input_positions``)."""
+
+    def __init__(self, f, kwargs, argnum, cache):
+        self.f, self.kwargs, self.argnum, self.cache = f, kwargs, argnum, cache
+        self.name = _name(f)
+        self.variants = _Variants()
+
+    def run(self, full, method):
+        """``method(tape, tape input values)`` on the tape of ``f`` at ``full``."""
+        def used(tape, values):
+            self.variants.use(tape)
+            return method(tape, values)
+        return self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,), used,
+                              all_varied=True)
+
+
+class SavedInner:
+    """The inner function of a derivative op loaded from a tape file: its
+    recorded variants, no code (``what`` names the op in messages)."""
+
+    def __init__(self, name, argnum, tapes, what):
+        self.name, self.argnum, self.what = name, argnum, what
+        self.variants = _Variants(tapes)
+
+    def run(self, full, method):
+        """``method`` on the first variant whose path holds at ``full``;
+        BranchChanged if none does (it cannot record ``f`` again)."""
+        order = input_positions(full, (self.argnum,))
+        values = [real_array(full[self.argnum], f"argument {self.argnum}")] + \
+            [full[p] for p in order[1:]]
+        tapes, changed = self.variants.tapes(), None
+        for tape in tapes:
+            try:
+                result = method(tape, values)
+            except BranchChanged as err:
+                changed = err
+                continue
+            self.variants.use(tape)
+            return result
+        raise no_variant_holds(self.what, len(tapes), "function", f"`{self.name}`") from changed
+
+
 def _contracted(J, *values):
     """<w, J> for the weight w last among ``values`` (the vjp rule's value)."""
     return np.sum(values[-1] * J)
@@ -114,38 +215,33 @@ def _itself(J, *values):
     return J
 
 
-def nested_derivative(f, args, kwargs, argnum, cache):
-    """Record d f(args)/d args[argnum] (Jacobian, shaped out.shape + x.shape)
-    as one op whose inputs are the active arguments of ``args`` and the
-    active arrays ``f`` reads from its closure (an outer variable: they are
-    inputs of the inner tape, so no perturbation is confused)."""
-    lifts = closure_actives(f)
-    if lifts:
-        f = _lifted(f, [slot for slot, _ in lifts])
-        args = tuple(args) + tuple(v for _, v in lifts)
-    positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
-    if argnum not in positions:
-        positions.append(argnum)
+def _derivative(inner, args, positions):
+    """The primitive whose value at the op's arguments is the Jacobian of
+    ``inner``'s function w.r.t. argument ``inner.argnum``, with its rules:
+    second-order sweeps of the inner tape, and for higher orders its
+    Jacobian written out as recorded ops (the same rules whether the inner
+    function is recorded here or its tapes were loaded from a file). The
+    op's arguments go to ``positions`` of the function's arguments
+    ``args`` (the others stay as they are)."""
+    argnum = inner.argnum
     position_of_x = positions.index(argnum)
 
-    def inner_values(values):
+    def full_args(values):
         full = list(args)
         for pos, v in zip(positions, values):
             full[pos] = v
         return full
 
     def value(*values):
-        full = inner_values(values)
-
         def method(tape, vals):
             J = tape.jacobian(*vals)
             return J[0] if isinstance(J, tuple) else J
-        return cache.run(f, tuple(full), kwargs, (argnum,), method, all_varied=True)
+        return inner.run(full_args(values), method)
 
     def second_order(values, directions, weight):
         """Adjoint tangents of every argument for output weight ``weight``
         and argument directions ``directions`` (dict position -> array)."""
-        full = inner_values(values)
+        full = full_args(values)
         tape_positions = input_positions(full, (argnum,))
 
         def method(tape, vals):
@@ -153,7 +249,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
                  .reshape(1, -1) for p in tape_positions]
             _, _, _, adot = tape._soadjoint(tape._inputs(vals), V, weight, None, False)
             return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
-        return cache.run(f, tuple(full), kwargs, (argnum,), method, all_varied=True)
+        return inner.run(full, method)
 
     def jvp(values, out, tangents):
         if any(isinstance(v, Active) for v in values) or \
@@ -171,14 +267,14 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     def recorded_jacobian(values):
         """J at active ``values`` as recorded ops of their tape (the inner
         tape is recorded again when its path does not hold there)."""
-        full = inner_values(values)
-        plain = tuple(current(v) if isinstance(v, Active) else v for v in full)
+        full = full_args(values)
+        plain = [current(v) if isinstance(v, Active) else v for v in full]
         inputs = [full[p] for p in input_positions(plain, (argnum,))]
 
         def method(tape, vals):
             tape._forward(tape._inputs(vals))        # BranchChanged: recorded again
             return transcribe.jacobian(tape, inputs, 0)
-        return cache.run(f, plain, kwargs, (argnum,), method, all_varied=True)
+        return inner.run(plain, method)
 
     rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
 
@@ -187,7 +283,7 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         ``rule(J, *values)`` w.r.t. the first ``count`` values, J recorded."""
         if rule not in rule_functions:
             h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
-            h.__name__ = f"derivative of {_name(f)}"
+            h.__name__ = f"derivative of {inner.name}"
             rule_functions[rule] = h, TapeCache()
         h, tapes = rule_functions[rule]
         return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
@@ -201,8 +297,8 @@ def nested_derivative(f, args, kwargs, argnum, cache):
                 if "order three and more" in str(err):
                     raise
                 raise UnsupportedOperation(
-                    f"adsim: derivatives of order three and more of {_name(f)} are recorded op "
-                    f"by op, and one of its operations could not be: {err}") from err
+                    f"adsim: derivatives of order three and more of {inner.name} are recorded "
+                    f"op by op, and one of its operations could not be: {err}") from err
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -223,9 +319,74 @@ def nested_derivative(f, args, kwargs, argnum, cache):
         Ds = recorded_rule(tuple(values), _itself, len(values))
         return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
-    prim = Primitive(value, jvp=jvp, vjp=vjp, name=f"derivative of {_name(f)}")
-    prim.explains_recorded_rule = True
-    return prim(*[args[p] for p in positions])
+    return NestedPrimitive(inner, positions, value, jvp, vjp)
+
+
+class NestedPrimitive(Primitive):
+    """A nested derivative as a primitive (see :func:`_derivative`)."""
+
+    explains_recorded_rule = True
+
+    def __init__(self, inner, positions, value, jvp, vjp):
+        super().__init__(value, jvp=jvp, vjp=vjp)
+        self.name = f"derivative of {inner.name}"
+        self.inner, self.positions = inner, positions
+
+    def applied(self, in_shapes, out_shape, first_value):
+        return NestedApplication(self, in_shapes, out_shape, first_value=first_value)
+
+
+class NestedApplication(Application):
+    """One recorded nested derivative. A tape file saves the recorded
+    variants of its inner function (one tape per branch path met, the one
+    used last first) and where the op's arguments go among their inputs;
+    a loaded one replays those variants and raises BranchChanged where none
+    holds (it has no code to record the function again)."""
+
+    file_kind = "adsim.nested_derivative"
+
+    def file_state(self):
+        inner = self.prim.inner
+        operands, argnum = operand_ranks(self.prim.positions, inner.argnum)
+        return {"function": inner.name, "operands": operands, "argnum": argnum,
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, inner.variants.tapes()
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("function", "operands", "argnum", "in_shapes", "out_shape"))
+        name, operands, argnum = state["function"], state["operands"], state["argnum"]
+        if not isinstance(name, str) or not isinstance(state["in_shapes"], list):
+            raise ValueError("a nested derivative is described by its function's name, "
+                             "operands, argnum and shapes")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        n = len(in_shapes)
+        if not (isinstance(operands, list) and all(type(p) is int for p in operands)
+                and sorted(operands) == list(range(n)) and type(argnum) is int and 0 <= argnum < n):
+            raise ValueError(f"the operands {operands!r} and argnum {argnum!r} do not number "
+                             f"{n} arguments")
+        out_shape = shape_field(state["out_shape"], "the output shape")
+        shape_at = {p: s for p, s in zip(operands, in_shapes)}
+        inputs = [shape_at[argnum]] + [shape_at[p] for p in range(n) if p != argnum]
+        if not tapes:
+            raise ValueError("a nested derivative owns no tape of its function")
+        for tape in tapes:
+            if [tuple(s) for s in tape.input_shapes] != inputs or \
+                    tuple(tape.output_shape) + shape_at[argnum] != out_shape:
+                raise ValueError(f"a tape of the function maps inputs {tape.input_shapes} to "
+                                 f"{tape.output_shape}; the nested derivative has arguments "
+                                 f"{inputs} and output {out_shape}")
+        inner = SavedInner(name, argnum, tapes, f"the nested derivative `derivative of {name}`")
+        return cls(_derivative(inner, [None] * n, operands), in_shapes, out_shape)
+
+
+def operand_ranks(positions, argnum):
+    """(operands, argnum) of a derivative op as a tape file numbers them: an
+    argument's number is its rank among the op's arguments in the call, so
+    that the inner tapes' inputs are argument ``argnum``, then the others
+    by increasing number (as ``cache.input_positions`` orders them)."""
+    rank = {p: k for k, p in enumerate(sorted(positions))}
+    return [rank[p] for p in positions], rank[argnum]
 
 
 # ---- the other transformations inside a recording, made of nested derivatives -----

@@ -28,7 +28,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import UndefinedDerivative, UnsupportedOperation
-from ..primitives import primitive
+from ..primitives import BuiltinFamily, primitive
 from . import triangular
 from .stacks import at_least_2d, over_stack
 
@@ -289,10 +289,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
         raise UnsupportedOperation("adsim: np.linalg.pinv(hermitian=True) of an active matrix is "
                                    "not recorded; pass hermitian=False")
     cut = _pinv_rcond(np.shape(a)[-2:], rcond, rtol)
-    return over_stack(_pinv_primitive(cut), lambda m: np.linalg.pinv(m, rcond=cut), [a])
+    return over_stack(_PINV(cut=cut), lambda m: np.linalg.pinv(m, rcond=cut), [a])
 
 
 def _pinv_primitive(cut):
+    cut = _cutoff(cut)
+
     def jvp(args, X, tangents):
         _full_rank(args[0], cut, "np.linalg.pinv")
         return _pinv_jvp_rule(args[0], X, tangents[0])
@@ -304,6 +306,18 @@ def _pinv_primitive(cut):
                      name="numpy.linalg.pinv")
 
 
+def _cutoff(cut):
+    """A cutoff (rcond) as given, or as a tape file saves it (a list for an array)."""
+    if isinstance(cut, list):
+        return np.array(cut, dtype=float)
+    if isinstance(cut, bool) or not isinstance(cut, (int, float, np.number, np.ndarray)):
+        raise ValueError(f"the cutoff {cut!r} is not a number")
+    return cut
+
+
+_PINV = BuiltinFamily("numpy.linalg.pinv", 1, _pinv_primitive)
+
+
 def lstsq(a, b, rcond=None):
     """(x, residuals, rank, s) as NumPy gives them, for a full-rank ``a``:
     x = pinv(a) b, differentiated in ``a`` and ``b``."""
@@ -313,7 +327,7 @@ def lstsq(a, b, rcond=None):
                                    f"a vector or a matrix")
     m, n = np.shape(a)
     cut = max(m, n) * _EPS if rcond is None else rcond
-    x = _lstsq_primitive(cut)(a, b)
+    x = _LSTSQ(cut=cut)(a, b)
     s = _values(a)
     if m > n:
         r = b - a @ x
@@ -324,12 +338,14 @@ def lstsq(a, b, rcond=None):
 
 
 def _lstsq_primitive(cut):
+    cut = _cutoff(cut)
+
     def value(a, b):
         _full_rank(a, cut, "np.linalg.lstsq")     # the rank it returns stays min(m, n)
         return np.linalg.lstsq(a, b, rcond=cut)[0]
 
     def pseudo_inverse(a):
-        return np.linalg.pinv(a, rcond=cut) if _plain(a) else _pinv_primitive(cut)(a)
+        return np.linalg.pinv(a, rcond=cut) if _plain(a) else _PINV(cut=cut)(a)
 
     def jvp(args, x, tangents):
         (A, b), (dA, db) = args, tangents
@@ -343,3 +359,6 @@ def _lstsq_primitive(cut):
         W = np.outer(xbar, b) if np.ndim(b) == 1 else xbar @ b.T
         return _pinv_vjp_rule(A, X, W), X.T @ xbar
     return primitive(value, jvp=jvp, vjp=vjp, name="numpy.linalg.lstsq")
+
+
+_LSTSQ = BuiltinFamily("numpy.linalg.lstsq", 1, _lstsq_primitive)

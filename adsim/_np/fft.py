@@ -22,7 +22,7 @@ import numpy as np
 
 from .._active import Active
 from ..errors import UnsupportedOperation
-from ..primitives import Primitive
+from ..primitives import BuiltinFamily, Primitive
 from .complex import ComplexActive
 from .core import normalize_axis
 
@@ -110,6 +110,23 @@ def _primitive(plan, name, complex_input):
     return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
 
 
+def _planned(kind, name, in_shape, s, axes, norm, complex_input):
+    """The op of one transform from its plan's parameters (what tape files
+    save of it), checked as a file's are."""
+    lists = (in_shape, s, axes)
+    if kind not in ("fftn", "ifftn", "rfftn", "irfftn") or type(complex_input) is not bool \
+            or kind == "rfftn" and complex_input or not isinstance(name, str) \
+            or not all(isinstance(v, (list, tuple)) and all(type(n) is int for n in v)
+                       for v in lists) \
+            or min(in_shape, default=0) < 0 or min(s, default=1) < 1 or len(in_shape) > 64:
+        raise ValueError(f"the FFT plan {kind!r} {name!r} {in_shape!r} {s!r} is not one numpy.fft "
+                         f"makes")
+    return _primitive(_plan(kind, name, tuple(in_shape), s, axes, norm), name, complex_input)
+
+
+_TRANSFORMS = BuiltinFamily("numpy.fft", 1, _planned)
+
+
 def _plan(kind, name, shape, s, axes, norm):
     """Resolve ``s`` and ``axes`` as NumPy does (``s`` without ``axes``:
     the last len(s) axes, with NumPy's deprecation warning)."""
@@ -150,7 +167,8 @@ def transform(kind, name, a, s, axes, norm, out):
                         f"numpy.fft.fftn, or take z.real)")
     plan = _plan(kind, name, a.shape, s, axes, norm)
     args = (a.real, a.imag) if complex_input else (a,)
-    y = _primitive(plan, name, complex_input)(*args)
+    y = _TRANSFORMS(kind=kind, name=name, in_shape=plan.in_shape, s=plan.s, axes=plan.axes,
+                    norm=norm, complex_input=complex_input)(*args)
     return ComplexActive(y[0], y[1]) if plan.complex_output else y
 
 

@@ -18,7 +18,7 @@ from .._np.core import compare
 from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
-from ..primitives import primitive
+from ..primitives import BuiltinFamily, primitive
 from . import matfuncs, structured
 from .arrays import array
 
@@ -155,8 +155,13 @@ def _permutation(piv):
 
 def _lu_primitive(perm):
     """Packed [lu, pivots] of P^T A = L U for pivots fixed at recording; the
-    pivots, a plain output without derivative, are guarded by the caller."""
-    n = len(perm)
+    pivots, a plain output without derivative, are guarded by the caller.
+    ``perm`` (a list of ints, as tape files save it) is checked to be a
+    permutation."""
+    n = len(perm) if isinstance(perm, (list, tuple)) else -1
+    if n < 0 or not all(type(p) is int for p in perm) or sorted(perm) != list(range(n)):
+        raise ValueError(f"the LU pivots {perm!r} are not a permutation")
+    perm = np.array(perm, dtype=np.intp)
     back = np.argsort(perm)
 
     def value(a):
@@ -184,6 +189,9 @@ def _lu_primitive(perm):
     return primitive(value, jvp=jvp, vjp=vjp, name="scipy.linalg.lu_factor")
 
 
+_LU = BuiltinFamily("scipy.linalg.lu_factor", 1, _lu_primitive)
+
+
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, piv) as SciPy returns them; the pivots are those of the recording,
     and a replay whose pivoting differs raises BranchChanged."""
@@ -191,7 +199,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     _matrix("lu_factor", a)
     n = np.shape(a)[0]
     piv = scipy.linalg.lu_factor(_current(a), check_finite=False)[1]
-    packed = _lu_primitive(_permutation(piv))(a)
+    packed = _LU(perm=_permutation(piv).tolist())(a)
     compare(CompareKind.CMP_EQ, packed[n * n:], piv.astype(float))      # guard the pivots
     return np.reshape(packed[:n * n], (n, n)), piv
 

@@ -17,8 +17,8 @@ again where the step function lives. Refused when saving: a
 recorded) and ``schedule=`` callables or schedule classes of your own. A ``progress`` callable and the ``stats`` dict belong to the recording
 process: a loaded loop has no progress callable and fills a new dict.
 """
-from ..errors import BranchChanged, TapeCopyError
-from .._filefields import count_field, expect_keys, size_of
+from ..errors import TapeCopyError
+from .._filefields import count_field, expect_keys, no_variant_holds, size_of
 from .footprint import Footprint, StepTapeBytes
 from .multistage import TwoLevel
 from .online import Online
@@ -213,9 +213,5 @@ def _footprint(listed):
 
 def _cannot_record(n_variants):
     def step_flat(*args):
-        raise BranchChanged(
-            f"adsim: a checkpointed loop loaded from a tape file reached a state where none of "
-            f"its {n_variants} recorded step variants holds (a branch of the step goes another "
-            f"way), and it cannot record the step again: tape files hold no code. Record the "
-            f"tape again at this point, in the process that has the step function")
+        raise no_variant_holds("a checkpointed loop", n_variants, "step", "the step function")
     return step_flat

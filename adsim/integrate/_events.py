@@ -161,5 +161,8 @@ def _event_time(method, event, args, layout):
         g_tau, g_inputs = slopes(tau, inputs)
         return tuple(-tau_adjoint / g_tau * g for g in g_inputs)
 
-    return primitive(value, jvp=tau_jvp, vjp=tau_vjp,
+    prim = primitive(value, jvp=tau_jvp, vjp=tau_vjp,
                      name=f"time of event {getattr(event, '__name__', '')}".rstrip())
+    prim.not_saved = ("the time of an event of solve_ivp, which every replay finds again with "
+                      "brentq on the event function (code)")
+    return prim

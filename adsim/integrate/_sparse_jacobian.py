@@ -41,8 +41,10 @@ import scipy.sparse as sp
 
 from .._tapecache.cache import TapeCache, input_positions
 from .._active import Active
+from .._filefields import expect_keys, pattern_field, shape_field
+from .._nesting.nested import RecordedInner, SavedInner, float_array, operand_ranks
 from ..errors import UnsupportedOperation
-from ..primitives import Primitive
+from ..primitives import Application, Primitive
 from ..sparse.coloring import best_row_coloring
 from ..sparse.orderings import row_indices
 from ..sparse.pattern import jacobian_pattern
@@ -118,6 +120,8 @@ class ColoredJacobian:
         self.P = None
         self.warn_outside = False
         self._tapes = TapeCache()
+        # the tapes of fun used (its variants, which tape files save); no fun: restored()
+        self._inner = None if fun_of_y is None else RecordedInner(fun_of_y, {}, 0, self._tapes)
         self._branches = Kept(KEPT_BRANCHES)
         self._warned = False
 
@@ -159,7 +163,7 @@ class ColoredJacobian:
 
         def run(tape, values):
             return method(self._branch(tape), tape, tape._inputs(values), positions)
-        return self._tapes.run(self.fun, tuple(full), {}, (0,), run, all_varied=True)
+        return self._inner.run(full, run)
 
     def values(self, full):
         def method(branch, tape, xs, positions):
@@ -200,12 +204,18 @@ class ColoredJacobian:
         return self._run(full, method)
 
     def __call__(self, y, t, *args):
-        """Values on ``P`` at ``(y, t, *args)``; one recorded op when any is active."""
+        """Values on ``P`` at ``(y, t, *args)``; one recorded op when any is
+        active, whose arguments are the active ones and the float arrays
+        (constants of the op, which a tape file keeps)."""
         full = (y, t) + args
-        active = [i for i, a in enumerate(full) if isinstance(a, Active)]
-        if not active:
+        if not any(isinstance(a, Active) for a in full):
             return self.values(full)
+        active = [i for i, a in enumerate(full) if isinstance(a, Active) or float_array(a)]
+        return self.op(full, active)(*[full[p] for p in active])
 
+    def op(self, full, active):
+        """The primitive of the values on ``P`` at ``full`` with its
+        arguments at positions ``active``."""
         def substituted(values):
             f = list(full)
             for p, v in zip(active, values):
@@ -229,4 +239,77 @@ class ColoredJacobian:
                                    active)
             return tuple(totals[p] for p in active)
 
-        return Primitive(value, jvp=jvp, vjp=vjp, name=self.name)(*[full[p] for p in active])
+        return ColoredPrimitive(self, active, value, jvp, vjp)
+
+    # ---- tape files -----------------------------------------------------------------
+    @classmethod
+    def restored(cls, name, P, tapes):
+        """The sparse Jacobian of a tape file: its pattern and the recorded
+        variants of ``fun``, without ``fun`` (BranchChanged where none holds)."""
+        self = cls(None, name)
+        self.use_pattern(P)
+        self._inner = SavedInner(name, 0, tapes, f"the sparse Jacobian `{name}`")
+        return self
+
+
+class ColoredPrimitive(Primitive):
+    """The values on the pattern as one op (see :meth:`ColoredJacobian.op`)."""
+
+    explains_recorded_rule = True
+
+    def __init__(self, jacobian, positions, value, jvp, vjp):
+        super().__init__(value, jvp=jvp, vjp=vjp)
+        self.name = jacobian.name
+        self.jacobian, self.positions = jacobian, positions
+
+    def applied(self, in_shapes, out_shape, first_value):
+        return ColoredApplication(self, in_shapes, out_shape, first_value=first_value)
+
+
+class ColoredApplication(Application):
+    """One recorded sparse Jacobian. A tape file saves its pattern, the
+    recorded variants of ``fun`` and where the op's arguments go among their
+    inputs (as for nested derivatives); a loaded one colors each variant's
+    pattern again as the recording did, and raises BranchChanged where no
+    variant holds."""
+
+    file_kind = "adsim.sparse_jacobian"
+
+    def file_state(self):
+        colored = self.prim.jacobian
+        operands, _ = operand_ranks(self.prim.positions, 0)
+        P = colored.P
+        return {"function": colored.name, "operands": operands, "n": P.shape[0],
+                "indptr": P.indptr.tolist(), "indices": P.indices.tolist(),
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, colored._inner.variants.tapes()
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("function", "operands", "n", "indptr", "indices", "in_shapes",
+                            "out_shape"))
+        name, operands = state["function"], state["operands"]
+        if not isinstance(name, str) or not isinstance(state["in_shapes"], list) or not tapes:
+            raise ValueError("a sparse Jacobian is described by its function's name, operands, "
+                             "pattern and shapes, and owns the tapes of its function")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        n_args = len(in_shapes)
+        if not (isinstance(operands, list) and all(type(p) is int for p in operands)
+                and sorted(operands) == list(range(n_args))):
+            raise ValueError(f"the operands {operands!r} do not number {n_args} arguments")
+        P = pattern_field(state["n"], state["indptr"], state["indices"])
+        out_shape = shape_field(state["out_shape"], "the output shape")
+        shape_at = dict(zip(operands, in_shapes))
+        inputs = [shape_at[p] for p in range(n_args)]
+        if out_shape != (P.nnz,) or inputs[0] != (P.shape[0],):
+            raise ValueError(f"a sparse Jacobian of {P.nnz} values on a {P.shape[0]} x "
+                             f"{P.shape[0]} pattern has output {out_shape} and y of shape "
+                             f"{inputs[0]}")
+        for tape in tapes:
+            if [tuple(s) for s in tape.input_shapes] != inputs or \
+                    tuple(tape.output_shape) != inputs[0]:
+                raise ValueError(f"a tape of the function maps inputs {tape.input_shapes} to "
+                                 f"{tape.output_shape}; the sparse Jacobian has arguments "
+                                 f"{inputs}")
+        colored = ColoredJacobian.restored(name, P, tapes)
+        return cls(colored.op([None] * n_args, operands), in_shapes, out_shape)

@@ -27,11 +27,14 @@ The transposed solve ``y = A^{-T} w`` is a primitive with the mirrored rules
 primitives and NumPy operations, so they can be recorded: second-order
 sweeps differentiate them.
 """
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
-from ..primitives import Primitive
+from .._filefields import pattern_field
+from ..primitives import BuiltinFamily, Primitive
 from ._kept import Kept
 
 __all__ = ["SparseLinear"]
@@ -148,10 +151,12 @@ class SparseLinear:
         for form in FORMS:
             for transposed in (False, True):
                 kind = "transposed " if transposed else ""
-                self._solves[form, transposed] = Primitive(
+                self._solves[form, transposed] = _SOLVES.adopt(Primitive(
                     self._value(form, transposed), jvp=self._jvp(form, transposed),
                     vjp=self._vjp(form, transposed),
-                    name=f"solve_ivp's sparse {kind}Newton solve ({form.name})")
+                    name=f"solve_ivp's sparse {kind}Newton solve ({form.name})"),
+                    n=self.n, indptr=self.indptr, indices=self.indices, form=form.name,
+                    transposed=transposed)
 
     # ---- the solves the methods call ------------------------------------------
     def shifted(self, data, c, b):
@@ -235,3 +240,26 @@ class SparseLinear:
             adjoints = form.adjoints(data, scalars, left, right, self.rows, self.cols)
             return tuple(adjoints) + (u,)
         return vjp
+
+
+# ---- tape files -----------------------------------------------------------------------
+
+_LOADED = weakref.WeakValueDictionary()     # pattern -> SparseLinear of the tapes loaded
+
+
+def _solve_of(n, indptr, indices, form, transposed):
+    """A Newton solve of a tape file, on the pattern (n, indptr, indices)
+    in CSC form; the solves of one pattern share one SparseLinear, and so
+    its factorisations, as in the recording."""
+    forms = {f.name: f for f in FORMS}
+    if form not in forms or type(transposed) is not bool:
+        raise ValueError(f"a sparse Newton solve of form {form!r}, transposed={transposed!r}")
+    pattern = pattern_field(n, indptr, indices)
+    key = (n, pattern.indptr.tobytes(), pattern.indices.tobytes())
+    linear = _LOADED.get(key)
+    if linear is None:
+        linear = _LOADED.setdefault(key, SparseLinear(pattern))
+    return linear._solves[forms[form], transposed]
+
+
+_SOLVES = BuiltinFamily("solve_ivp.sparse_newton_solve", 1, _solve_of)

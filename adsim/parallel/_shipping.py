@@ -103,7 +103,7 @@ def run_chunk(method, shipped, items, kwargs):
     ``items``, in order; an error names the index of its point."""
     tape = shipped.tape()
     call = getattr(tape, method)
-    spread = method in SPREAD and tape.n_inputs > 1
+    spread = method in SPREAD and tape._n_arguments() > 1
     out = []
     for index, point in items:
         try:
