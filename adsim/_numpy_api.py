@@ -36,6 +36,7 @@ from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._scipy.ufuncs import scipy_ufunc
+from ._record.callers import ufunc_name
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
@@ -235,19 +236,6 @@ def missing_attribute_message(name, shape):
         advice = f"call np.{name}(x, ...), which adsim records"
     return (f"adsim: active arrays (here of shape {shape}) have no ndarray attribute "
             f"`{name}`: {advice or _RAW_MEMORY}")
-
-
-def ufunc_name(uf):
-    """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
-    name = uf.__name__
-    if getattr(np, name, None) is uf:
-        return f"numpy.{name}"
-    special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, name, None) is uf:
-        return f"scipy.special.{name}"
-    if special is not None and name.startswith("_") and hasattr(special, name[1:]):
-        return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say
-    return name
 
 
 def _shape(a):

@@ -152,7 +152,6 @@ def listed_operation():
         func = _named_object(node.func, frame)
         uf = getattr(func, "__self__", func)            # np.add.reduce: its ufunc
         if isinstance(uf, np.ufunc):
-            from .._numpy_api import ufunc_name     # imports adsim/_np, which imports this
             return f"`{ufunc_name(uf)}{'' if uf is func else '.' + func.__name__}`"
         return None
     if isinstance(node, ast.BinOp):
@@ -214,3 +213,16 @@ def method_call_name():
         if isinstance(bound, types.ModuleType):
             return None
     return func.attr
+
+
+def ufunc_name(uf):
+    """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
+    name = uf.__name__
+    if getattr(np, name, None) is uf:
+        return f"numpy.{name}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, name, None) is uf:
+        return f"scipy.special.{name}"
+    if special is not None and name.startswith("_") and hasattr(special, name[1:]):
+        return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say
+    return name

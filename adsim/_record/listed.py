@@ -6,13 +6,12 @@ argument of their own, so NumPy would convert the lists itself and never
 ask adsim. While a recording runs with interposition on,
 adsim/_record/interpose.py binds each name under which ``numpy``,
 ``numpy.linalg``, ``numpy.fft`` and ``numpy.lib.stride_tricks`` hold a
-function adsim dispatches (``FUNCTIONS`` of adsim/_numpy_api.py, ufuncs
-aside) to a wrapper made here. A call whose arguments hold active values
-inside a list or tuple goes to adsim's dispatch as NumPy's
-``__array_function__`` protocol would send it (``array_function`` of
-adsim/_numpy_api.py, which makes the array_like arguments active arrays by
-adsim/_np/array_likes.py before the rule sees them); any other call goes
-to NumPy's function as it is. This holds whoever calls (NumPy, SciPy, the
+function NumPy dispatches by ``__array_function__`` (ufuncs aside) to a
+wrapper made here. A call whose arguments hold active values inside a list
+or tuple has its array_like arguments made active arrays
+(adsim/_np/array_likes.py) and then goes to NumPy's function, whose
+dispatch now sends it to adsim (and to adsim's error for a function
+without a rule); any other call goes to NumPy's function as it is. This holds whoever calls (NumPy, SciPy, the
 user), except in a recording entered with interposition off, where NumPy's
 own function runs.
 
@@ -28,8 +27,6 @@ import numpy.fft
 import numpy.lib.stride_tricks
 import numpy.linalg
 
-from .. import _numpy_api
-from .._active import Active
 from .._np import array_likes
 from .creation import routed
 
@@ -39,7 +36,9 @@ _MODULES = (np, np.linalg, np.fft, np.lib.stride_tricks)
 def _listed_wrapper(original):
     def call(*args, **kwargs):
         if array_likes.holds_listed_active(args, kwargs) and routed():
-            return _numpy_api.array_function(original, _types(args, kwargs), args, kwargs)
+            # with the lists made active arrays, NumPy's own dispatch sends
+            # the call to adsim (Active.__array_function__)
+            args, kwargs = array_likes.arguments(original, args, kwargs)
         return original(*args, **kwargs)
     call.__wrapped__ = original
     call.__name__ = original.__name__
@@ -49,18 +48,11 @@ def _listed_wrapper(original):
     return call
 
 
-def _types(args, kwargs):
-    """The types NumPy's dispatch would name: those of the arguments that
-    implement ``__array_function__``, and Active (inside the lists)."""
-    return tuple({Active, *(type(v) for v in (*args, *kwargs.values())
-                            if hasattr(type(v), "__array_function__"))})
-
-
 def _dispatched(obj):
-    try:
-        return obj in _numpy_api.FUNCTIONS and not isinstance(obj, np.ufunc)
-    except TypeError:                           # unhashable
-        return False
+    """A function NumPy dispatches by ``__array_function__`` (it keeps its
+    undispatched implementation as ``_implementation``); ufuncs are not
+    wrapped (see the module docstring)."""
+    return callable(obj) and hasattr(obj, "_implementation") and not isinstance(obj, np.ufunc)
 
 
 def wrappers(taken):
