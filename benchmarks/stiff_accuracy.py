@@ -27,9 +27,9 @@ active values, and the refusal is reported.
 
 Each case runs under try/except: one that fails is reported with its
 error and the others go on. ``--quick``: Robertson alone at rtol 1e-6
-(seconds). Results go to ``benchmarks/results/stiff_accuracy.json``; the
-markdown is printed, and written to docs/benchmarks.md only with
-``--docs``.
+(seconds); ``--problems KEY ...``: some problems only. Results go to
+``benchmarks/results/stiff_accuracy.json``; the markdown is printed, and
+written to docs/benchmarks.md only with ``--docs``.
 """
 import sys
 import time
@@ -130,14 +130,14 @@ def lsoda_support(problem):
     return dict(supported=True, message="")
 
 
-def cases(quick):
+def cases(quick, only=None):
     if quick:
         return ["robertson"], (1e-6,)
-    return list(stiff.BENCHMARK_KEYS), RTOLS
+    return list(only or stiff.BENCHMARK_KEYS), RTOLS
 
 
-def run(settings):
-    keys, rtols = cases(settings.quick)
+def run(settings, only=None):
+    keys, rtols = cases(settings.quick, only)
     measure = T.Settings(quick=settings.quick, target=0.05, repeats=3, warmup=1,
                          budget=2.0 if settings.quick else 6.0)
     out = {"rows": [], "references": {}, "lsoda": None}
@@ -225,12 +225,15 @@ def markdown(res, s, machine):
 
 
 def main(argv=None):
-    args = T.parser(AREA, __doc__.splitlines()[0]).parse_args(argv)
+    parser = T.parser(AREA, __doc__.splitlines()[0])
+    parser.add_argument("--problems", nargs="+", metavar="KEY", default=None,
+                        help=f"only these problems (default {' '.join(stiff.BENCHMARK_KEYS)})")
+    args = parser.parse_args(argv)
     if args.docs is None:          # docs/benchmarks.md only when asked for
         args.docs = False
     settings = T.settings_from(args, AREA)
     machine = T.machine_info(T.limit_threads(settings))
-    results = run(settings)
+    results = run(settings, args.problems)
     return T.report(AREA, settings, machine, results, markdown(results, settings, machine))
 
 
