@@ -334,7 +334,7 @@ def _documented_types(func):
 
 def _converted(func, name):
     positional, variadic, keyword = array_likes._table(func)
-    params = inspect.signature(func).parameters
+    params = array_likes._signature(func).parameters
     if params[name].kind is inspect.Parameter.VAR_POSITIONAL:
         return variadic is not None
     return keyword.get(name) is not None or (
