@@ -360,3 +360,87 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
             free(saved)
         free(seeds)
     return 0
+
+
+# ---- fused runs: a run compiled into one loop (adsim/_fuse/) ------------------
+#
+# A run may carry fused kernels, generated from its ops' rows and compiled
+# for this processor: every intermediate stays in registers. The values and
+# tangents kernels write what run_forward writes when nothing is kept (the
+# last value, and tangent, of each slot the run writes); the gradient and
+# second-order kernels replace run_and_reverse and write no slot at all
+# (slots keep the values they had before the run, which is all a reverse
+# sweep after it may read). Each takes one direction; several stay with the
+# interpreter.
+
+cdef double** fused_pointers(Sweep* s, const FusedRun* f) noexcept nogil:
+    """Values, tangents, adjoints and adjoint tangents of the kernel's refs
+    (NULL where the sweep has none, and for constants); NULL when out of memory."""
+    cdef double** ptrs = <double**>malloc(<size_t>(4 * f.n_refs + 1) * sizeof(double*))
+    cdef int i, n = f.n_refs
+    if ptrs == NULL:
+        return NULL
+    for i in range(n):
+        ptrs[i] = vptr(s, f.refs[i])
+        ptrs[n + i] = tptr(s, f.refs[i])
+        ptrs[2 * n + i] = aptr(s, f.refs[i])
+        ptrs[3 * n + i] = dptr(s, f.refs[i])
+    return ptrs
+
+
+cdef int call_fused(Sweep* s, const FusedRun* f, fused_kernel kernel, const double* seeds,
+                    double* outs) except -1 nogil:
+    cdef double** ptrs = fused_pointers(s, f)
+    cdef int n = f.n_refs
+    if ptrs == NULL:
+        return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
+    kernel(ptrs, ptrs + n, ptrs + 2 * n, ptrs + 3 * n, seeds, outs)
+    free(ptrs)
+    return 0
+
+
+cdef inline int64_t run_work(Sweep* s, int32_t r) noexcept nogil:
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    return <int64_t>run[RUN_SIZE] * (run[RUN_END] - run[RUN_FIRST]) * s.width
+
+
+cdef bint fused_forward(Sweep* s, int32_t r, bint tangents) except -1 nogil:
+    """Run r's values (and one direction of tangents) by its fused kernel;
+    False when it has none for this sweep."""
+    cdef fused_kernel kernel
+    if s.fused == NULL or (tangents and s.p != 1):
+        return False
+    kernel = s.fused[r].tangents if tangents else s.fused[r].values
+    if kernel == NULL:
+        return False
+    call_fused(s, &s.fused[r], kernel, NULL, NULL)
+    check_signals(s, run_work(s, r))
+    return True
+
+
+cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
+    """run_and_reverse of run r by its fused kernel, for one adjoint
+    direction (with one tangent direction when ``second_order``); False
+    when it has none for this sweep."""
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    cdef int out = (s.opnd + s.start[run[RUN_END]])[0]
+    cdef fused_kernel kernel
+    cdef double seeds[2]
+    cdef double outs[2]
+    if s.fused == NULL or (s.p != 1 if second_order else s.q != 1):
+        return False
+    kernel = s.fused[r].second_order if second_order else s.fused[r].gradient
+    if kernel == NULL:
+        return False
+    seeds[0] = aptr(s, out)[0]      # the output's slot may hold a variable the run reads,
+    aptr(s, out)[0] = 0.0           # whose adjoint starts at zero (as in run_and_reverse)
+    seeds[1] = 0.0
+    if second_order:
+        seeds[1] = dptr(s, out)[0]
+        dptr(s, out)[0] = 0.0
+    call_fused(s, &s.fused[r], kernel, seeds, outs)
+    vptr(s, out)[0] = outs[0]
+    if second_order:
+        tptr(s, out)[0] = outs[1]
+    check_signals(s, 2 * run_work(s, r))
+    return True

@@ -119,6 +119,21 @@ ctypedef struct DStack:     # value stack of overwritten values
     int64_t cap             # capacity in doubles
     int64_t peak            # largest top seen
 
+# A fused kernel (adsim/_fuse/): one run of elementwise ops compiled into one
+# loop. V, T, A, D hold the values, tangents, adjoints and adjoint tangents of
+# the run's refs (FusedRun.refs); seeds are the output's adjoint and its
+# tangent, outs receive the output's value and tangent (see codegen.py).
+ctypedef void (*fused_kernel)(double** V, double** T, double** A, double** D,
+                              const double* seeds, double* outs) noexcept nogil
+
+ctypedef struct FusedRun:  # the fused kernels of one run (one direction each), or NULLs
+    fused_kernel values     # the last value of every slot the run writes
+    fused_kernel tangents   # ... with their tangents
+    fused_kernel gradient   # the run and the sum after it into the output, forward and reverse
+    fused_kernel second_order   # ... with tangents and adjoint tangents
+    int32_t* refs           # the slots and constants the kernels read and write, in order
+    int32_t n_refs
+
 ctypedef struct Sweep:      # everything a kernel reads or writes
     uint16_t* code          # opcode per op
     int32_t* start          # operand offset per op
@@ -150,6 +165,7 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     uint8_t* run_shifted    # per op: a gather whose source has a view in its run
     int64_t* slot_shift     # per slot: first element of its view in a run, or NULL
     int64_t* slot_ld        # per slot: distance between its directions, or NULL
+    FusedRun* fused         # per run: its fused kernels (adsim/_fuse/), or NULL
 
 
 # ---- per-op facts (_ops/facts.pxi, generated from adsim/ops.py) ----------------
@@ -286,7 +302,6 @@ cdef inline int64_t stride_of(Sweep* s, int ref, int64_t n) noexcept nogil:
 # and 0 for a partial 1/inf = 0 behind an overflow). So every partial
 # multiplies its seed through chain().
 
-cdef inline double chain(double partial, double seed) noexcept nogil:
-    """partial * seed, and 0 when either is 0 (whatever the other)."""
-    cdef double product = partial * seed     # computed anyway: the loops vectorise it
-    return product if (seed != 0.0 and partial != 0.0) else 0.0   # a select
+cdef extern from "_elementwise.h":
+    double chain(double partial, double seed) noexcept nogil   # partial * seed; 0 if either is 0
+    double scaled(double slope, double seed) noexcept nogil    # chain() for a constant slope

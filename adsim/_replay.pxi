@@ -71,6 +71,7 @@ cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
         r = new_replay(t)
     if r.chunked != t.chunked:
         point_sweep(t, r)
+    r.s.fused = t.fused if r.chunked else NULL     # fused after this Replay was made, maybe
     r.s.err_op = -1
     r.stack.top = 0
     r.context.begin(layout, dirs)
@@ -358,7 +359,7 @@ cdef int reverse_replay(Sweep* s, Reversal* c, bint second_order) except -1 nogi
         memcpy(aptr(s, c.out), c.w, <size_t>(q * c.size) * sizeof(double))
     if second_order and c.wdot != NULL:
         memcpy(dptr(s, c.out), c.wdot, <size_t>(s.p * c.size) * sizeof(double))
-    if c.first < c.n_ops:
+    if c.first < c.n_ops and not fused_reverse(s, s.run_of[c.first], second_order):
         run_and_reverse(s, s.run_of[c.first], second_order)
     if c.y != NULL:                         # before the reverse sweep restores values
         memcpy(c.y, vptr(s, c.out), <size_t>c.size * sizeof(double))

@@ -275,7 +275,8 @@ cdef inline int sweep_forward(Sweep* s, int64_t n_ops, bint keep, bint tangents)
     while k < n_ops:
         r = run_at(s, k)
         if r >= 0:
-            run_forward(s, r, keep, tangents)
+            if keep or not fused_forward(s, r, tangents):
+                run_forward(s, r, keep, tangents)
             k = s.runs[r * RUN_FIELDS + RUN_END]
             continue
         if forward_step(s, k, s.opnd + s.start[k], keep, tangents):

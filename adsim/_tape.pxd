@@ -4,7 +4,7 @@
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
-from ._opcodes cimport Sweep, DStack
+from ._opcodes cimport Sweep, DStack, FusedRun
 from ._callback cimport SweepContext
 
 cdef class Replay:
@@ -74,6 +74,8 @@ cdef class Tape:
     # replays
     cdef public bint chunked          # sweep long elementwise runs chunk by chunk (_chunks.pxi)
     cdef object _runs                 # the run tables (find_runs), built on first use
+    cdef FusedRun* fused              # per run: fused kernels (adsim/_fuse/), set once, or NULL
+    cdef object _fused_keep           # what the fused kernels need alive (libraries, refs)
     cdef list _pool                   # idle Replays: the first n_idle entries (then None)
     cdef int n_idle
     cdef int64_t stack_peak           # largest value stack of any replay

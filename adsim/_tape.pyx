@@ -39,14 +39,15 @@ cimport numpy as cnp
 from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport intptr_t
 from libc.string cimport memcpy, memset
 
 from ._opcodes cimport *
 from ._callback cimport SweepContext, VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
 from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RUN_FIELDS,
                        check_signals, op_value, forward_sweep, reverse_sweep, runs_of,
-                       run_into_output, run_and_reverse)
+                       run_into_output, run_and_reverse, fused_reverse)
 
 from ._opcodes import OPCODE_NAMES
 from .errors import BranchChanged, IndexOutOfBounds, TapeOverflow
@@ -177,6 +178,7 @@ cdef class Tape:
         free(self.ints); free(self.branches)
         free(self.slot_off); free(self.slot_size); free(self.slot_state); free(self.slot_writes)
         free(self.val)          # a Replay that borrowed it never frees it
+        free(self.fused)
 
     # pickle, copy.copy and copy.deepcopy go through the tape file format
     # (adsim/tapefile.py): data only, checked again when read back
@@ -445,6 +447,7 @@ cdef class Tape:
         s.run_shifted = NULL
         s.slot_shift = NULL
         s.slot_ld = NULL
+        s.fused = NULL
 
     cdef int execute_last(self) except -1:
         """Compute the value of the op just appended (recording runs the same
@@ -787,6 +790,46 @@ cdef class Tape:
             if self._runs is None:
                 self._runs = found
         return self._runs
+
+    def _install_fused(self, entries, keep):
+        """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
+        (run index, {kind: address} for kinds among values, tangents,
+        gradient, second_order, int32 array of the refs they read);
+        ``keep`` holds what the addresses live in. Once per tape: replays
+        may be reading the table, so it is never replaced."""
+        cdef FusedRun* table
+        cdef cnp.ndarray refs
+        cdef int64_t n_runs
+        if self.fused != NULL:
+            raise RuntimeError("adsim: this tape's runs are fused already")
+        if not self.chunked or not entries:
+            return 0
+        n_runs = len(self.run_tables()[2])
+        table = <FusedRun*>calloc(max(n_runs, 1), sizeof(FusedRun))
+        if table == NULL:
+            raise MemoryError("adsim: no memory for the fused runs' table")
+        kept = [keep]
+        for run, kernels, refs_array in entries:
+            if not 0 <= run < n_runs:
+                free(table)
+                raise ValueError(f"adsim: no run {run} in this tape")
+            refs = np.ascontiguousarray(refs_array, dtype=np.int32)
+            kept.append(refs)
+            table[run].values = <fused_kernel><intptr_t>kernels.get("values", 0)
+            table[run].tangents = <fused_kernel><intptr_t>kernels.get("tangents", 0)
+            table[run].gradient = <fused_kernel><intptr_t>kernels.get("gradient", 0)
+            table[run].second_order = <fused_kernel><intptr_t>kernels.get("second_order", 0)
+            table[run].refs = <int32_t*>cnp.PyArray_DATA(refs)
+            table[run].n_refs = <int32_t>cnp.PyArray_SIZE(refs)
+        self._fused_keep = kept
+        self.fused = table
+        return len(entries)
+
+    def _run_table(self):
+        """The tape's runs of elementwise ops, as the chunked sweeps take
+        them: rows (first op, end op, size, chunk, refs offset, slots,
+        constants, row length); empty when chunking is off."""
+        return np.array(self.run_tables()[2]) if self.chunked else np.zeros((0, RUN_FIELDS), np.int32)
 
     def _inputs(self, xs):
         """Normalise ``xs`` to one float64 array per input, checking shapes."""

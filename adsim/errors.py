@@ -258,3 +258,8 @@ class TapeFileError(AdsimError, ValueError):
     the file again with ``tape.save``; for a missing primitive, import the
     module that makes it (``adsim.primitive(..., name=...)``) before loading.
     """
+
+
+class NoCompiler(AdsimError, RuntimeError):
+    """``Tape.fuse`` found no C compiler that builds its kernels (``$CC``,
+    else ``cc``). Nothing changes: the tape replays with the interpreter."""

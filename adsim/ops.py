@@ -90,6 +90,20 @@ class UnaryRule:
         return words & {"x", "y", "c"}
 
 
+@dataclass(frozen=True)
+class BinaryRule:
+    """A binary op's value and partial derivatives as expressions in ``a``,
+    ``b`` (the operands) and ``y`` (the value), as UnaryRule's: ``da``,
+    ``db`` the first partials, ``daa``, ``dab``, ``dbb`` the second."""
+
+    value: str
+    da: str
+    db: str
+    daa: str = "0.0"
+    dab: str = "0.0"
+    dbb: str = "0.0"
+
+
 _NUMPY_NAMES = {"sqrt": np.sqrt, "cbrt": np.cbrt, "exp": np.exp, "exp2": np.exp2,
                 "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
                 "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,
@@ -124,8 +138,9 @@ class OpSpec:
     index_map: str = "elementwise"  # how result elements map to operand elements
     chunkable: bool = False      # may run chunk by chunk inside an elementwise run
     in_place: bool = False       # writes part of its result slot, keeping the rest
-    rule: "UnaryRule" = None     # unary: value and derivatives as expressions (None: the
-    #                              kernel block in adsim/_ops/unary.pxi is written by hand)
+    rule: object = None          # unary and binary: value and derivatives as expressions
+    #                              (UnaryRule, BinaryRule; None: the kernel block in
+    #                              adsim/_ops/unary.pxi or binary.pxi is written by hand)
     code: int = 0                # set from the row's place in its family (below)
 
     @property
@@ -180,10 +195,10 @@ def _rounding(name, ufunc, value):
               curvature="0.0", finite=True)
 
 
-def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="x y"):
+def _b(name, numpy=(), domain=(-2.0, 2.0), hessian=NONLINEAR, reads="x y", rule=None):
     operands = (value("a"), value("b"))
     return OpSpec(name, "binary", hessian, tuple(numpy), domain, operands=operands,
-                  reads=_reads(reads, operands), chunkable=True)
+                  reads=_reads(reads, operands), chunkable=True, rule=rule)
 
 
 def _s(name, hessian, numpy, operands, family="structural", reads="", index_map=None,
@@ -275,10 +290,14 @@ TABLE = [
     _rounding("CEIL", np.ceil, "ceil(x)"),
     _rounding("TRUNC", np.trunc, "trunc(x)"),
     _rounding("RINT", np.rint, "rint(x)"),
-    _b("ADD", [np.add], hessian=LINEAR, reads=""),
-    _b("SUB", [np.subtract], hessian=LINEAR, reads=""),
-    _b("MUL", [np.multiply], hessian=BILINEAR, reads="x"),
-    _b("DIV", [np.true_divide], (0.3, 3.0)),
+    _b("ADD", [np.add], hessian=LINEAR, reads="", rule=BinaryRule("a + b", "1.0", "1.0")),
+    _b("SUB", [np.subtract], hessian=LINEAR, reads="", rule=BinaryRule("a - b", "1.0", "-1.0")),
+    _b("MUL", [np.multiply], hessian=BILINEAR, reads="x",
+       rule=BinaryRule("a * b", "b", "a", dab="1.0")),
+    # y_a = 1/b, y_b = -y/b, y_ab = -1/b^2, y_bb = 2y/b^2
+    _b("DIV", [np.true_divide], (0.3, 3.0),
+       rule=BinaryRule("a / b", "1.0 / b", "-y / b", dab="-1.0 / (b * b)",
+                       dbb="2.0 * y / (b * b)")),
     _b("POW", [np.power, np.float_power], (0.3, 3.0)),
     _b("ARCTAN2", [np.arctan2]),
     _b("HYPOT", [np.hypot]),
@@ -476,6 +495,42 @@ def unary_rules_pxi():
     return "".join(out)
 
 
+def _is_number(expression):
+    try:
+        float(expression)
+    except ValueError:
+        return False
+    return True
+
+
+def binary_rules_pxi():
+    """adsim/_ops/binary_rules.pxi: the value and rule block of every binary
+    op whose row gives its calculus as expressions (see BinaryRule)."""
+    out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
+           "# The value function and derivative rule of each binary op whose row gives\n",
+           "# them as expressions (the shared kernels are in binary.pxi).\n"]
+    for spec in TABLE:
+        if spec.family != "binary" or spec.rule is None:
+            continue
+        low, rule = spec.name.lower(), spec.rule
+        second = [rule.daa, rule.dab, rule.dbb]
+        out += ["\n",
+                f"# {rule.value}: partials {rule.da}, {rule.db}; second {', '.join(second)}\n",
+                f"cdef double {low}_value(double a, double b) noexcept nogil:\n",
+                f"    return {rule.value}\n",
+                f"cdef void {low}_rule(double a, double b, double y, int order, "
+                f"double* d) noexcept nogil:\n",
+                f"    d[0] = {rule.da}\n",
+                f"    d[1] = {rule.db}\n"]
+        if all(_is_number(e) for e in second):
+            out += [f"    d[{2 + i}] = {e}\n" for i, e in enumerate(second)]
+        else:
+            out += ["    if order > 1:\n"] + [f"        d[{2 + i}] = {e}\n"
+                                               for i, e in enumerate(second)]
+        out.append(f"register_binary({spec.name}, {low}_value, {low}_rule)\n")
+    return "".join(out)
+
+
 def generated_files():
     """{path: the text the table generates for it}."""
     pxd = _HERE / "_opcodes.pxd"
@@ -486,7 +541,8 @@ def generated_files():
     head, rest = text.split(_FACTS_BEGIN, 1)
     tail = rest.split(_FACTS_END, 1)[1]
     return {pxd: head + _FACTS_BEGIN + fact_declarations() + _FACTS_END + tail, _HERE / "_ops" / "facts.pxi": facts_pxi(),
-            _HERE / "_ops" / "unary_rules.pxi": unary_rules_pxi()}
+            _HERE / "_ops" / "unary_rules.pxi": unary_rules_pxi(),
+            _HERE / "_ops" / "binary_rules.pxi": binary_rules_pxi()}
 
 
 def main(argv):

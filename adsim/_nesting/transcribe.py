@@ -34,7 +34,7 @@ from .._np.core import as_active, binary, gather
 from .._np.views import ufunc_at
 from ..errors import BranchChanged, UnsupportedOperation
 from .._rules import RuleTable, family
-from ..ops import BY_CODE, TABLE, ZERO, numpy_rule
+from ..ops import BY_CODE, TABLE, ZERO, UnaryRule, numpy_rule
 from ..primitives import Application, _rule_adjoints
 from ..sparse.pattern import Program
 
@@ -564,7 +564,8 @@ def _row_slope(rule):
 # the derivative of each unary op as NumPy on active arrays, from its row in
 # adsim/ops.py; ``finite``: the slope cannot be infinite (no zero-test needed)
 _UNARY_SLOPES = {
-    **{spec.code: _row_slope(spec.rule) for spec in TABLE if spec.rule is not None},
+    **{spec.code: _row_slope(spec.rule) for spec in TABLE
+       if isinstance(spec.rule, UnaryRule)},
     # the two whose kernels are written by hand (exact zeros for special parameters)
     Op.POW_C: lambda x, y, c: (2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
     Op.RPOW_C: lambda x, y, c: _rpow_slope(y, c),

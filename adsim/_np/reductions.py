@@ -37,6 +37,17 @@ def _with_initial(y, initial, combine):
     return y if initial is None else combine(y, initial)
 
 
+def _blocks(axes):
+    """Sorted axes as [first, end) blocks of adjacent axes."""
+    blocks = []
+    for ax in axes:
+        if blocks and blocks[-1][1] == ax:
+            blocks[-1][1] = ax + 1
+        else:
+            blocks.append([ax, ax + 1])
+    return blocks
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     reject_kwargs("sum", out=out)
     float64_only("sum", dtype)
@@ -47,9 +58,11 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     axes = reduce_axes(axis, a.ndim)
     tape = tape_of(a)
     y, cur = a, list(a.shape)
-    for ax in sorted(axes, reverse=True):
-        outer, m, inner = split_at(cur, ax)
-        del cur[ax]
+    for first, end in reversed(_blocks(sorted(axes))):   # adjacent axes: one op (and one
+        outer = size_of(cur[:first])                      # run into a scalar output for the
+        m = size_of(cur[first:end])                       # sweeps, see _chunks.pxi)
+        inner = size_of(cur[end:])
+        del cur[first:end]
         y = new(tape, Op.SUM, cur, [y.slot, outer, m, inner])
     if y is a:
         y = copy(a)

@@ -16,50 +16,11 @@ cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
     BINARY_VALUE[code] = value
     BINARY_RULE[code] = rule
 
-# a + b
-cdef double add_value(double a, double b) noexcept nogil:
-    return a + b
-cdef void add_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = 1.0
-    d[1] = 1.0
-    d[2] = 0.0
-    d[3] = 0.0
-    d[4] = 0.0
-register_binary(ADD, add_value, add_rule)
+# The ops whose rows in adsim/ops.py give value and partials as expressions
+# (add, subtract, multiply, divide): their blocks are generated from the rows.
+include "binary_rules.pxi"
 
-# a - b
-cdef double sub_value(double a, double b) noexcept nogil:
-    return a - b
-cdef void sub_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = 1.0
-    d[1] = -1.0
-    d[2] = 0.0
-    d[3] = 0.0
-    d[4] = 0.0
-register_binary(SUB, sub_value, sub_rule)
-
-# a * b
-cdef double mul_value(double a, double b) noexcept nogil:
-    return a * b
-cdef void mul_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = b
-    d[1] = a
-    d[2] = 0.0
-    d[3] = 1.0
-    d[4] = 0.0
-register_binary(MUL, mul_value, mul_rule)
-
-# a / b: y_a = 1/b, y_b = -y/b, y_ab = -1/b^2, y_bb = 2y/b^2
-cdef double div_value(double a, double b) noexcept nogil:
-    return a / b
-cdef void div_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = 1.0 / b
-    d[1] = -y / b
-    if order > 1:
-        d[2] = 0.0
-        d[3] = -1.0 / (b * b)
-        d[4] = 2.0 * y / (b * b)
-register_binary(DIV, div_value, div_rule)
+# The ops written by hand: cases an expression does not state.
 
 # a ** b: y_a = b a^(b-1), y_b = y ln a (taken as 0 where y = 0, the limit
 # for a -> 0+), y_aa = b (b-1) a^(b-2), y_ab = a^(b-1) (1 + b ln a), y_bb = y ln^2 a

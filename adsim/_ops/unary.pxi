@@ -26,56 +26,50 @@ include "unary_rules.pxi"
 
 # The ops written by hand: a value or rule with cases an expression does
 # not state (the side of abs, exact zeros of powers at special parameters).
+# Their C is in adsim/_elementwise.h, which the fused kernels include too.
+
+cdef extern from "_elementwise.h":
+    double adsim_abs_value(double x) noexcept nogil
+    double adsim_abs_slope(double x) noexcept nogil
+    double adsim_sign_value(double x) noexcept nogil
+    double adsim_pow_c_value(double x, double c) noexcept nogil
+    double adsim_pow_c_slope(double x, double c) noexcept nogil
+    double adsim_pow_c_curvature(double x, double c) noexcept nogil
+    double adsim_rpow_c_value(double x, double c) noexcept nogil
+    double adsim_rpow_c_slope(double y, double c) noexcept nogil
+    double adsim_rpow_c_curvature(double y, double c) noexcept nogil
 
 # |x|; the side is fixed by a COMPARE recorded before it
 cdef double abs_value(double x, double c) noexcept nogil:
-    return fabs(x)
+    return adsim_abs_value(x)
 cdef void abs_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    d[0] = 1.0 if x >= 0.0 else -1.0
+    d[0] = adsim_abs_slope(x)
     d[1] = 0.0
 register_unary(ABS, abs_value, abs_rule)
 
 # sign(x): piecewise constant, zero derivative
 cdef double sign_value(double x, double c) noexcept nogil:
-    if x > 0.0:
-        return 1.0
-    if x < 0.0:
-        return -1.0
-    return x    # 0 stays 0, nan stays nan
+    return adsim_sign_value(x)
 cdef void sign_rule(double x, double y, double c, int order, double* d) noexcept nogil:
     d[0] = 0.0
     d[1] = 0.0
 register_unary(SIGN, sign_value, sign_rule)
 
-# x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact zeros for c in {0, 1}
+# x^c
 cdef double pow_c_value(double x, double c) noexcept nogil:
-    if c == 2.0:
-        return x * x
-    return pow(x, c)
+    return adsim_pow_c_value(x, c)
 cdef void pow_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    if c == 0.0:
-        d[0] = 0.0
-        d[1] = 0.0
-    elif c == 1.0:
-        d[0] = 1.0
-        d[1] = 0.0
-    elif c == 2.0:
-        d[0] = 2.0 * x
-        d[1] = 2.0
-    else:
-        d[0] = c * pow(x, c - 1.0)
-        if order > 1:
-            d[1] = c * (c - 1.0) * pow(x, c - 2.0)
+    d[0] = adsim_pow_c_slope(x, c)
+    if order > 1:
+        d[1] = adsim_pow_c_curvature(x, c)
 register_unary(POW_C, pow_c_value, pow_c_rule)
 
-# c^x: y' = y ln c, y'' = y (ln c)^2; taken as 0 where y = 0 (as POW does:
-# 0^x for x > 0 and inf^x for x < 0 are constant there, not 0 * inf = NaN)
+# c^x
 cdef double rpow_c_value(double x, double c) noexcept nogil:
-    return pow(c, x)
+    return adsim_rpow_c_value(x, c)
 cdef void rpow_c_rule(double x, double y, double c, int order, double* d) noexcept nogil:
-    cdef double lc = log(c) if y != 0.0 else 0.0
-    d[0] = y * lc
-    d[1] = y * lc * lc
+    d[0] = adsim_rpow_c_slope(y, c)
+    d[1] = adsim_rpow_c_curvature(y, c)
 register_unary(RPOW_C, rpow_c_value, rpow_c_rule)
 
 # ---- kernels shared by all unary primitives: operands [r, x, c_index] ----
@@ -94,13 +88,6 @@ cdef inline bint constant_slope(int code, double c, double* slope) noexcept nogi
         slope[0] = d[0]
         return True
     return False
-
-
-cdef inline double scaled(double slope, double seed) noexcept nogil:
-    """slope * seed for a constant slope: chain() only when the slope is not
-    finite (a finite slope times 0 is 0 already; the test is loop-invariant,
-    so the compiler keeps the plain loop for the usual case)."""
-    return slope * seed if isfinite(slope) else chain(slope, seed)
 
 
 cdef inline bint is_square(int code, double c) noexcept nogil:

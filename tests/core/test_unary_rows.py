@@ -11,7 +11,7 @@ from adsim import ops
 from adsim._nesting.transcribe import _UNARY_SLOPES
 from opcases import UNARY_CASES
 
-ROWS = [s for s in ops.TABLE if s.rule is not None]
+ROWS = [s for s in ops.TABLE if isinstance(s.rule, ops.UnaryRule)]
 
 
 def _point(spec, n=9, seed=3):

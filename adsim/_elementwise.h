@@ -1,0 +1,58 @@
+/* Elementwise rules written in C, shared by the compiled sweeps (through
+ * adsim/_opcodes.pxd and adsim/_ops/unary.pxi) and the fused kernels that
+ * adsim/_fuse/codegen.py generates, so that both compute the same thing.
+ * The rules given as expressions are in the rows of adsim/ops.py. */
+#ifndef ADSIM_ELEMENTWISE_H
+#define ADSIM_ELEMENTWISE_H
+#include <math.h>
+
+/* partial * seed, and 0 when either is 0 (whatever the other): the
+ * zero-times-infinity rule of every mode (see adsim/_opcodes.pxd). The
+ * product is computed anyway and chosen by a select, so loops vectorise. */
+static inline double chain(double partial, double seed) {
+    double product = partial * seed;
+    return (seed != 0.0 && partial != 0.0) ? product : 0.0;
+}
+
+/* slope * seed for a constant slope: chain() only when the slope is not
+ * finite (a finite slope times 0 is 0 already). */
+static inline double scaled(double slope, double seed) {
+    return isfinite(slope) ? slope * seed : chain(slope, seed);
+}
+
+/* |x|: the side is fixed by a COMPARE recorded before the op */
+static inline double adsim_abs_value(double x) { return fabs(x); }
+static inline double adsim_abs_slope(double x) { return x >= 0.0 ? 1.0 : -1.0; }
+
+/* sign(x): 0 stays 0 and NaN stays NaN; derivative zero */
+static inline double adsim_sign_value(double x) {
+    return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x);
+}
+
+/* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2} */
+static inline double adsim_pow_c_value(double x, double c) {
+    return c == 2.0 ? x * x : pow(x, c);
+}
+static inline double adsim_pow_c_slope(double x, double c) {
+    if (c == 0.0) return 0.0;
+    if (c == 1.0) return 1.0;
+    if (c == 2.0) return 2.0 * x;
+    return c * pow(x, c - 1.0);
+}
+static inline double adsim_pow_c_curvature(double x, double c) {
+    if (c == 0.0 || c == 1.0) return 0.0;
+    if (c == 2.0) return 2.0;
+    return c * (c - 1.0) * pow(x, c - 2.0);
+}
+
+/* c^x: y' = y ln c, y'' = y (ln c)^2; 0 where y = 0 (0^x for x > 0 and
+ * inf^x for x < 0 are constant there, not 0 * inf = NaN) */
+static inline double adsim_rpow_c_value(double x, double c) { return pow(c, x); }
+static inline double adsim_rpow_c_slope(double y, double c) {
+    return y * (y != 0.0 ? log(c) : 0.0);
+}
+static inline double adsim_rpow_c_curvature(double y, double c) {
+    double lc = y != 0.0 ? log(c) : 0.0;
+    return y * lc * lc;
+}
+#endif

@@ -1,0 +1,397 @@
+"""C for one run of elementwise ops: its fused kernels.
+
+A run (``adsim/_chunks.pxi``) is a stretch of ops whose element i reads
+element i of its operands (or a broadcast scalar, or one element of a strided
+or 2-d slice of a source no op of the run writes). Each op's value and
+derivatives come from its row in ``adsim/ops.py`` (``UnaryRule``,
+``BinaryRule``) or, for the few unary ops written by hand, from
+``adsim/_elementwise.h``, which the compiled sweeps use too, as they use its
+``chain`` (the zero-times-infinity rule). So a fused kernel computes what
+the interpreter computes, up to rounding: the interpreter's fast paths for
+common ops write some products differently (``g / b`` for ``chain(1 / b,
+g)``), and sums over the run's elements (into the output, or into the
+adjoint of a broadcast scalar) add in another order.
+
+Four kernels per run, one direction each (the sweeps keep the interpreter
+for several):
+
+- ``values``: the last value of every slot the run writes;
+- ``tangents``: the same, with their tangents;
+- ``gradient`` (a run the tape's last op sums into the scalar output): the
+  run, the sum, and the reverse sweep seeded with the output's adjoint,
+  adding the adjoints of the run's inputs; it writes no slot, so slots keep
+  the values they had before the run (all a reverse sweep after it reads);
+- ``second_order``: the same with tangents and the tangents of the adjoints
+  (reverse on forward: Hessian-vector products).
+
+The kernels loop over the run's rows (one row unless it holds 2-d slices) in
+blocks of ``BLOCK`` elements. Inside a block every value, tangent, adjoint
+and adjoint tangent of op k is a local (``v``, ``t``, ``g``, ``h`` and k);
+what goes to memory per element is gathered in per-block buffers first, so
+the element loop has no store a later element reads, and vectorises.
+
+Kernel arguments: ``V``, ``T``, ``A``, ``D`` hold the values, tangents,
+adjoints and adjoint tangents of the refs in ``RunSource.refs`` (NULL where
+a sweep has none, and for constants), ``seeds`` the output's adjoint and its
+tangent, ``outs`` receives the output's value and tangent.
+"""
+import math
+from dataclasses import dataclass
+
+from ..ops import BY_CODE, BinaryRule, UnaryRule, ZERO
+from .._decoder import decode_op
+from .._opcodes import OpFlag
+
+BLOCK = 256
+KINDS = ("values", "tangents", "gradient", "second_order")
+_PASSIVE = int(OpFlag.FLAG_PASSIVE)
+
+# unary ops written by hand: value, slope, curvature as C over x, y, c (_elementwise.h)
+_WRITTEN_UNARY = {
+    "ABS": ("adsim_abs_value(x)", "adsim_abs_slope(x)", "0.0"),
+    "SIGN": ("adsim_sign_value(x)", "0.0", "0.0"),
+    "POW_C": ("adsim_pow_c_value(x, c)", "adsim_pow_c_slope(x, c)",
+              "adsim_pow_c_curvature(x, c)"),
+    "RPOW_C": ("adsim_rpow_c_value(x, c)", "adsim_rpow_c_slope(y, c)",
+               "adsim_rpow_c_curvature(y, c)"),
+}
+
+PRELUDE = f"""#include <stdint.h>
+#include <math.h>
+#include "_elementwise.h"
+#define LN2 log(2.0)
+#define LN10 log(10.0)
+#define BLOCK {BLOCK}
+"""
+
+
+class NotFusable(Exception):
+    """A run holds an op without a fused form; the interpreter sweeps it."""
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """The C of one run's kernels and the refs they read, in order."""
+
+    text: str
+    refs: tuple                   # slot and constant refs: the index of V[], T[], A[], D[]
+    kinds: tuple                  # the kernels made (KINDS), named adsim_<kind>_<name>
+
+
+def c_literal(value):
+    """A double as C source, exactly."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    return f"({float(value).hex()})"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """How an op reads one operand at element j: its value and tangent as C,
+    and the locals its adjoint and adjoint tangent add to (None: a constant)."""
+
+    value: str
+    tangent: str
+    adjoint: str = None
+    adjoint_tangent: str = None
+
+
+@dataclass
+class External:
+    """A ref the run reads but does not write (at the time it reads it)."""
+
+    index: int                    # in refs
+    kind: str                     # "vector", "scalar" or "gather"
+    active: bool                  # a slot (not a constant): adjoints flow to it
+    offset: str = ""              # gather: the first element of a block
+    step: int = 1
+
+
+class _Run:
+    """The names and lines of one run's kernels, built op by op."""
+
+    def __init__(self, tape, m, row):
+        self.tape, self.m = tape, m
+        self.row = row if row > 1 else m        # a run of 2-d slices is swept by rows
+        self.refs = []                  # index in V[], T[], A[], D[] per ref
+        self.versions = {}              # slot -> op whose result it holds
+        self.writer = {}                # slot -> op that wrote its last value
+        self.externals = {}             # (ref, kind, offset, step) -> (position, External)
+        self.ops = []
+        self.value, self.tangent = [], []           # per op, in order
+        self.reverse, self.reverse2 = [], []        # per op, last op first
+
+    def ref_index(self, ref):
+        if ref not in self.refs:
+            self.refs.append(ref)
+        return self.refs.index(ref)
+
+    def external(self, ref, kind, offset="", step=1):
+        key = (ref, kind, offset, step)
+        if key not in self.externals:
+            self.externals[key] = (len(self.externals),
+                                   External(self.ref_index(ref), kind, ref >= 0, offset, step))
+        return self.externals[key]
+
+    def read(self, ref):
+        """The Operand of ``ref`` at element j."""
+        if ref >= 0 and ref in self.versions:
+            k = self.versions[ref]
+            return Operand(f"v{k}", f"t{k}", f"g{k}", f"h{k}")
+        size = self.tape.slot_size_of(ref)
+        if size == self.m:
+            x, ext = self.external(ref, "vector")
+            names = (f"E{x}[j]", f"TE{x}[j]")
+        elif size == 1:
+            x, ext = self.external(ref, "scalar")
+            names = (f"s{x}", f"ts{x}")
+        else:
+            raise NotFusable(f"an operand of {size} elements in a run of {self.m}")
+        if not ext.active:
+            return Operand(names[0], "0.0")
+        return Operand(names[0], names[1], f"ge{x}", f"he{x}")
+
+    def add(self, k, result, value, tangent, reverse, reverse2):
+        self.ops.append(k)
+        self.value.append(f"double v{k}; {value}")
+        self.tangent.append(tangent)      # a statement setting t<k>_
+        self.reverse[:0] = reverse
+        self.reverse2[:0] = reverse2
+        self.versions[result] = k
+        self.writer[result] = k
+
+
+def _block(names, body):
+    """``{ const double x = ..., ...; body }`` with every name used (no warnings)."""
+    decls = ", ".join(f"{n} = {e}" for n, e in names)
+    unused = " ".join(f"(void){n};" for n, _ in names)
+    return f"{{ const double {decls}; {unused} {body} }}"
+
+
+def _unary(run, k, spec, op, live):
+    x = run.read(op.x)
+    c = c_literal(run.tape.param_value(op.c)) if op.c >= 0 else "0.0"
+    if isinstance(spec.rule, UnaryRule):
+        value, slope, curvature = spec.rule.value, spec.rule.slope, spec.rule.curvature
+    elif spec.name in _WRITTEN_UNARY:
+        value, slope, curvature = _WRITTEN_UNARY[spec.name]
+    else:
+        raise NotFusable(f"{spec.name} has no fused form")
+    names = [("x", x.value), ("y", f"v{k}"), ("c", c)]
+    times = "scaled" if spec.constant_slope else "chain"
+    value_line = _block(names[::2], f"v{k} = {value};")
+    tangent = _block(names, f"t{k}_ = {times}({slope}, {x.tangent});")
+    reverse, reverse2 = [], []
+    if live and x.adjoint:
+        reverse.append(_block(names, f"{x.adjoint} += {times}({slope}, g{k});"))
+        if spec.constant_slope:
+            second = f"{x.adjoint_tangent} += scaled({slope}, h{k});"
+        else:
+            second = (f"{x.adjoint_tangent} += chain({slope}, h{k}) + "
+                      f"chain({x.tangent}, chain({curvature}, g{k}));")
+        reverse2.append(_block(names, f"{x.adjoint} += {times}({slope}, g{k}); {second}"))
+    run.add(k, op.result, value_line, tangent, reverse, reverse2)
+
+
+def _binary(run, k, spec, op, live):
+    if not isinstance(spec.rule, BinaryRule):
+        raise NotFusable(f"{spec.name} has no fused form")
+    a, b = run.read(op.a), run.read(op.b)
+    r = spec.rule
+    names = [("a", a.value), ("b", b.value), ("y", f"v{k}")]
+    value_line = _block(names[:2], f"v{k} = {r.value};")
+    tangent = _block(names, f"t{k}_ = chain({r.da}, {a.tangent}) + chain({r.db}, {b.tangent});")
+    first = [f"{o.adjoint} += chain({d}, g{k});" for o, d in ((a, r.da), (b, r.db)) if o.adjoint]
+    second = []
+    ha = f"(g{k} != 0.0 ? chain({r.daa}, {a.tangent}) + chain({r.dab}, {b.tangent}) : 0.0)"
+    hb = f"(g{k} != 0.0 ? chain({r.dab}, {a.tangent}) + chain({r.dbb}, {b.tangent}) : 0.0)"
+    for o, d, hess in ((a, r.da, ha), (b, r.db, hb)):
+        if o.adjoint:
+            second.append(f"{o.adjoint_tangent} += chain({d}, h{k}) + chain({hess}, g{k});")
+    reverse = [_block(names, " ".join(first))] if live and first else []
+    reverse2 = [_block(names, " ".join(first + second))] if live and first else []
+    run.add(k, op.result, value_line, tangent, reverse, reverse2)
+
+
+def _copy(run, k, op, live):
+    a = run.read(op.a)
+    back = live and a.adjoint
+    run.add(k, op.result, f"v{k} = {a.value};", f"t{k}_ = {a.tangent};",
+            [f"{a.adjoint} += g{k};"] if back else [],
+            [f"{a.adjoint} += g{k}; {a.adjoint_tangent} += h{k};"] if back else [])
+
+
+def _gather(run, k, op, live):
+    """A strided (one row) or 2-d slice gather: r[i] = a[start + i step], or
+    for rows of ``inner``: a[start + row outer_step + col step]."""
+    if op.a in run.versions:
+        raise NotFusable("a gather from a slot the run writes")
+    if op.inner > 0 and op.inner != run.m:             # rows of op.inner elements
+        if op.inner != run.row:
+            raise NotFusable("a 2-d slice whose rows are not the run's")
+        offset = f"{op.start} + r * (int64_t){op.outer_step} + c0 * (int64_t){op.step}"
+    else:
+        offset = f"{op.start} + (r * (int64_t){run.row} + c0) * (int64_t){op.step}"
+    x, ext = run.external(op.a, "gather", offset, op.step)
+    at = f"[j * (int64_t){op.step}]"
+    tangent = f"t{k}_ = TG{x}{at};" if ext.active else f"t{k}_ = 0.0;"
+    back = live and ext.active
+    run.add(k, op.result, f"v{k} = G{x}{at};", tangent,
+            [f"ge{x} += g{k};"] if back else [],
+            [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
+
+
+def run_source(tape, run_row, codes, flags, name):
+    """The C of run ``run_row`` (a row of the tape's run table): functions
+    ``adsim_<kind>_<name>``, or raise NotFusable. ``codes`` and ``flags``
+    are the tape's per-op arrays."""
+    first, end, m, row = int(run_row[0]), int(run_row[1]), int(run_row[2]), int(run_row[7])
+    run = _Run(tape, m, row)
+    for k in range(first, end):
+        code = int(codes[k])
+        op, spec = decode_op(code, tape.op_operands(k)), BY_CODE[code]
+        live = not (flags[k] & _PASSIVE) and spec.hessian != ZERO
+        if spec.family == "unary":
+            _unary(run, k, spec, op, live)
+        elif spec.family == "binary":
+            _binary(run, k, spec, op, live)
+        elif spec.name == "COPY":
+            _copy(run, k, op, live)
+        elif spec.name == "GATHER":
+            _gather(run, k, op, live)
+        else:
+            raise NotFusable(f"{spec.name} has no fused form")
+    written = sorted(run.writer)
+    for slot in written:
+        run.ref_index(slot)
+    # the run the tape's last op sums into the output (run_into_output decides
+    # when the kernels run; this only says whether to make them)
+    summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
+        tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
+    kinds = KINDS if summed else KINDS[:2]
+    text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1)
+                     for kind in kinds)
+    return RunSource(text, tuple(run.refs), kinds)
+
+
+def _kernel(run, kind, written, function, last):
+    tangents = kind in ("tangents", "second_order")
+    reverse = kind in ("gradient", "second_order")
+    externals = [e for _, e in run.externals.values()]
+    lines = [f"void {function}(double** V, double** T, double** A, double** D, "
+             f"const double* seeds, double* outs) {{",
+             "    (void)V; (void)T; (void)A; (void)D; (void)seeds; (void)outs;"]
+    for x, e in enumerate(externals):
+        if e.kind == "scalar":
+            lines.append(f"    const double s{x} = V[{e.index}][0];")
+            if tangents and e.active:
+                lines.append(f"    const double ts{x} = T[{e.index}][0];")
+            if reverse and e.active:
+                lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)accd{x};")
+    if reverse:
+        lines.append("    double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;")
+        if tangents:
+            lines.append("    double sumd0 = 0.0, sumd1 = 0.0, sumd2 = 0.0, sumd3 = 0.0;")
+    lines += [f"    for (int64_t r = 0; r < {run.m // run.row}; r++) {{",
+              f"      for (int64_t c0 = 0; c0 < {run.row}; c0 += BLOCK) {{",
+              f"        const int64_t nb = {run.row} - c0 < BLOCK ? {run.row} - c0 : BLOCK;",
+              f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
+              "        (void)i0;"]
+    for x, e in enumerate(externals):
+        if e.kind == "scalar":
+            continue
+        start = "i0" if e.kind == "vector" else f"({e.offset})"
+        name = "E" if e.kind == "vector" else "G"
+        lines.append(f"        const double* {name}{x} = V[{e.index}] + {start};")
+        if tangents and e.active:
+            lines.append(f"        const double* T{name}{x} = T[{e.index}] + {start};")
+        if reverse and e.active:
+            lines += [f"        double b{x}[BLOCK];"]
+            if kind == "second_order":
+                lines += [f"        double bd{x}[BLOCK];"]
+    for x, e in enumerate(externals):
+        if e.kind == "scalar" and reverse and e.active:
+            lines.append(f"        double b{x}[BLOCK];")
+            if kind == "second_order":
+                lines += [f"        double bd{x}[BLOCK];"]
+    if not reverse:
+        for slot in written:
+            i = run.refs.index(slot)
+            lines.append(f"        double* W{i} = V[{i}] + i0;")
+            if tangents:
+                lines.append(f"        double* TW{i} = T[{i}] + i0;")
+    else:
+        lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
+                                                     if tangents else [])
+    lines.append("        for (int64_t j = 0; j < nb; j++) {")
+    body = []
+    for k, value, tangent in zip(run.ops, run.value, run.tangent):
+        body.append(value)
+        if tangents:
+            body.append(f"double t{k}_; {tangent} const double t{k} = t{k}_; (void)t{k};")
+    if reverse:
+        body.append(f"last[j] = v{last};")
+        if tangents:
+            body.append(f"lastd[j] = t{last};")
+        body += [f"double g{k} = 0.0;" for k in run.ops]
+        if kind == "second_order":
+            body += [f"double h{k} = 0.0;" for k in run.ops]
+        actives = [x for x, e in enumerate(externals) if e.active]
+        body += [f"double ge{x} = 0.0;" for x in actives]
+        if kind == "second_order":
+            body += [f"double he{x} = 0.0;" for x in actives]
+        body.append(f"g{last} = seeds[0];")
+        if kind == "second_order":
+            body.append(f"h{last} = seeds[1];")
+        body += run.reverse2 if kind == "second_order" else run.reverse
+        body += [f"b{x}[j] = ge{x};" for x in actives]
+        if kind == "second_order":
+            body += [f"bd{x}[j] = he{x};" for x in actives]
+    else:
+        for slot in written:
+            i = run.refs.index(slot)
+            body.append(f"W{i}[j] = v{run.writer[slot]};")
+            if tangents:
+                body.append(f"TW{i}[j] = t{run.writer[slot]};")
+    lines += ["            " + line for line in body]
+    lines.append("        }")
+    if reverse:
+        lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
+        for x, e in enumerate(externals):
+            if not e.active:
+                continue
+            buffers = [("A", f"b{x}")] + ([("D", f"bd{x}")] if kind == "second_order" else [])
+            for array, buffer in buffers:
+                if e.kind == "scalar":
+                    acc = f"acc{x}" if array == "A" else f"accd{x}"
+                    lines.append(f"        for (int64_t j = 0; j < nb; j++) {acc} += {buffer}[j];")
+                else:
+                    start, step = ("i0", 1) if e.kind == "vector" else (f"({e.offset})", e.step)
+                    lines += [f"        {{ double* a = {array}[{e.index}] + {start};",
+                              f"          for (int64_t j = 0; j < nb; j++) "
+                              f"a[j * (int64_t){step}] += {buffer}[j]; }}"]
+    lines += ["      }", "    }"]
+    if reverse:
+        for x, e in enumerate(externals):
+            if e.kind == "scalar" and e.active:
+                lines.append(f"    A[{e.index}][0] += acc{x};")
+                if kind == "second_order":
+                    lines.append(f"    D[{e.index}][0] += accd{x};")
+        lines.append("    outs[0] = (sum0 + sum1) + (sum2 + sum3);")
+        if tangents:
+            lines.append("    outs[1] = (sumd0 + sumd1) + (sumd2 + sumd3);")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _block_sums(buffer, acc):
+    """Add a block's buffer to four partial sums (independent: they vectorise)."""
+    return ["        {", "            int64_t j = 0;",
+            "            for (; j + 4 <= nb; j += 4) {",
+            f"                {acc}0 += {buffer}[j]; {acc}1 += {buffer}[j + 1]; "
+            f"{acc}2 += {buffer}[j + 2]; {acc}3 += {buffer}[j + 3];",
+            "            }",
+            f"            for (; j < nb; j++) {acc}0 += {buffer}[j];",
+            "        }"]

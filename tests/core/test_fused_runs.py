@@ -1,0 +1,282 @@
+"""Fused runs (adsim/_fuse/, ``Tape.fuse``): a run of elementwise ops on
+large arrays compiled into one loop. Every test compares a fused tape with
+the same tape swept by the interpreter — values and gradients to rounding,
+NaN and infinity in the same places, the zero-times-infinity rule kept —
+and checks that the sweeps without fused kernels (tangents, hvp, several
+adjoint directions) are unchanged, on random programs and on the shapes
+runs take: slices of an input, 2-d slices of a grid, broadcast scalars,
+constant arrays, reused slots."""
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import adsim as ad
+from adsim import ops
+from adsim.errors import NoCompiler
+
+N = 40_000                      # above the size from which runs are chunked (and fused)
+RNG = np.random.default_rng(1)
+C = RNG.uniform(0.5, 1.5, N)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernel_cache(tmp_path_factory):
+    """Compiled kernels go to a directory of the test session, not the user's cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    mp.undo()
+
+
+def fused_and_plain(f, x):
+    fused, plain = ad.record(f, x), ad.record(f, x)
+    report = fused.fuse()
+    return fused, plain, report
+
+
+def assert_same(a, b, rtol=1e-11):
+    """Equal to rounding, with NaN and infinities in the same places. The
+    tolerance is that of sums over the run's elements (the adjoint of a
+    broadcast scalar, the output), which fused and interpreted sweeps add in
+    different orders."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.array_equal(np.isinf(a), np.isinf(b))
+    assert np.array_equal(a[np.isinf(a)], b[np.isinf(b)])
+    finite = np.isfinite(a)
+    scale = max(np.max(np.abs(b[finite]), initial=0.0), 1e-300)
+    assert np.max(np.abs(a[finite] - b[finite]), initial=0.0) <= rtol * scale
+
+
+def check_sweeps(fused, plain, x):
+    """Every sweep of the fused tape agrees with the interpreter's: values,
+    gradient, one tangent, the hvp (fused kernels), and vector modes of
+    several directions (the interpreter, bitwise)."""
+    assert_same(fused.forward(x), plain.forward(x))
+    assert_same(fused.gradient(x), plain.gradient(x))
+    v = np.cos(np.arange(x.size))
+    assert_same(fused.jvp(x, v)[1], plain.jvp(x, v)[1])
+    assert_same(fused.hvp(x, v), plain.hvp(x, v))
+    V = np.stack([v, np.sin(np.arange(x.size))], axis=-1)
+    assert np.array_equal(fused.jvp(x, V)[1], plain.jvp(x, V)[1], equal_nan=True)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def test_rosenbrock_is_fused_and_right():
+    x = RNG.uniform(-1.5, 1.5, N)
+    v = RNG.standard_normal(N)
+    fused, plain, report = fused_and_plain(rosenbrock, x)
+    assert report.fused == report.runs == 1 and not report.reasons
+    g = np.zeros_like(x)
+    t = x[1:] - x[:-1] ** 2
+    g[:-1] += -400.0 * x[:-1] * t - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * t
+    np.testing.assert_allclose(fused.gradient(x), g, rtol=1e-12, atol=1e-9)
+    hv = np.zeros_like(x)
+    hv[:-1] += (1200.0 * x[:-1] ** 2 - 400.0 * x[1:] + 2.0) * v[:-1] - 400.0 * x[:-1] * v[1:]
+    hv[1:] += -400.0 * x[:-1] * v[:-1] + 200.0 * v[1:]
+    np.testing.assert_allclose(fused.hvp(x, v), hv, rtol=1e-12, atol=1e-8)
+    step = 1e-6                 # hvp against differences of the (fused) gradient
+    fd = (fused.gradient(x + step * v) - fused.gradient(x - step * v)) / (2 * step)
+    np.testing.assert_allclose(fused.hvp(x, v), fd, rtol=1e-5, atol=1e-4)
+    check_sweeps(fused, plain, x)
+    check_sweeps(fused, plain, x[::-1].copy())      # a new point
+
+
+# every unary op with an expression row or a hand-written rule, mapped into its domain
+UNARY = [s for s in ops.TABLE if s.family == "unary" and s.numpy and s.name != "ABS"]
+
+
+def all_unary(x):
+    total = 0.0
+    for spec in UNARY:
+        lo, hi = spec.domain
+        total = total + spec.numpy[0](lo + (hi - lo) * x) * C
+    return np.sum(total)
+
+
+def test_every_unary_op_fuses_with_its_rows_calculus():
+    x = RNG.uniform(0.05, 0.95, N)
+    fused, plain, report = fused_and_plain(all_unary, x)
+    assert report.fused == report.runs == 1, str(report)
+    check_sweeps(fused, plain, x)
+
+
+def powers(x):
+    """x**c for the parameters POW_C treats exactly, c**x, and abs of a sign."""
+    y = x ** 2 + x ** 3 + x ** 0.5 + x ** 1 + x ** 0 + 1.7 ** x + np.sign(x - 0.5) * x
+    return np.sum(y * C)
+
+
+def test_powers_and_their_exact_cases():
+    x = RNG.uniform(0.0, 1.0, N)
+    x[:10] = 0.0
+    fused, plain, report = fused_and_plain(powers, x)
+    assert report.fused == 1, str(report)
+    check_sweeps(fused, plain, x)
+
+
+def norm_like(x):
+    """sqrt at 0: an infinite partial times a zero one (the zero subgradient)."""
+    return np.sum(np.sqrt(x * x) + np.sqrt(x * x * C))
+
+
+def test_zero_times_infinity_as_the_interpreter():
+    x = RNG.uniform(-1.0, 1.0, N)
+    x[::7] = 0.0
+    fused, plain, _ = fused_and_plain(norm_like, x)
+    assert np.all(fused.gradient(x)[::7] == 0.0)
+    check_sweeps(fused, plain, x)
+
+
+def test_nan_and_infinity_propagate_as_the_interpreter():
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, _ = fused_and_plain(lambda z: np.sum(np.log(z) * z + 1.0 / z), np.abs(x) + 0.1)
+    x[:5] = [0.0, -1.0, np.inf, -np.inf, np.nan]
+    assert_same(fused.forward(x), plain.forward(x))
+    assert_same(fused.gradient(x), plain.gradient(x))
+
+
+def grid_residual(u):
+    """A 5-point stencil on a grid: 2-d slices (rows of the run), exp, tanh."""
+    U = u.reshape(200, 200)
+    lap = U[:-2, 1:-1] + U[2:, 1:-1] + U[1:-1, :-2] + U[1:-1, 2:] - 4.0 * U[1:-1, 1:-1]
+    r = 0.1 * lap + np.exp(-U[1:-1, 1:-1]) - np.tanh(U[1:-1, 1:-1])
+    return np.sum(r * r)
+
+
+def test_two_dimensional_slices():
+    u = RNG.uniform(0.0, 1.0, 200 * 200)
+    fused, plain, report = fused_and_plain(grid_residual, u)
+    assert report.fused == 1, str(report)
+    check_sweeps(fused, plain, u)
+
+
+def broadcast_and_reuse(x):
+    """An active scalar over the run, a constant array, a slot read after a
+    later op of the run overwrote it, the output's slot read by the run."""
+    s = np.sum(x[:100]) / 100.0
+    a = x * s + C
+    b = a * a
+    a = b - s / (1.0 + a * a)
+    return np.sum(a * C + b * s)
+
+
+def test_broadcast_scalars_constants_and_reused_slots():
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, _ = fused_and_plain(broadcast_and_reuse, x)
+    check_sweeps(fused, plain, x)
+
+
+def test_several_adjoint_directions_use_the_interpreter():
+    def f(x):
+        return np.exp(-x * x) * C
+
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, _ = fused_and_plain(f, x)
+    W = RNG.standard_normal((3, N))
+    a, b = fused.vjp(x, W.T), plain.vjp(x, W.T)
+    assert np.array_equal(a[1], b[1])
+    assert_same(fused.forward(x), plain.forward(x))
+
+
+def test_an_op_without_fused_form_stays_interpreted():
+    def f(x):
+        return np.sum(np.arctan2(x, C) * x)
+
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, report = fused_and_plain(f, x)
+    assert report.fused == 0 and "ARCTAN2" in report.reasons[0][1]
+    check_sweeps(fused, plain, x)
+
+
+def test_without_a_compiler_the_tape_is_unchanged(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/adsim-test-cc")
+    x = RNG.uniform(-1.0, 1.0, N)
+    tape = ad.record(rosenbrock, x)
+    with pytest.raises(NoCompiler, match="no C compiler"):
+        tape.fuse()
+    plain = ad.record(rosenbrock, x)
+    assert np.array_equal(tape.gradient(x), plain.gradient(x))
+
+
+def test_fusing_twice_returns_the_first_report():
+    tape = ad.record(rosenbrock, RNG.uniform(-1.0, 1.0, N))
+    assert tape.fuse() is tape.fuse()
+
+
+def test_threads_share_a_fused_tape():
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, _ = fused_and_plain(broadcast_and_reuse, x)
+    points = [x + 0.01 * i for i in range(8)]
+    expected = [plain.gradient(p) for p in points]
+    results = [None] * 8
+
+    def work(i):
+        for _ in range(3):
+            results[i] = fused.gradient(points[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        assert_same(got, want)
+
+
+# ---- random programs -----------------------------------------------------
+
+UNARY_SAFE = [np.exp, np.tanh, np.sin, np.cos, np.arctan, np.sqrt, np.log1p, np.square,
+              np.negative, np.expm1, np.cbrt]
+BINARY = [np.add, np.subtract, np.multiply, np.true_divide]
+
+
+@st.composite
+def programs(draw):
+    steps = []
+    for _ in range(draw(st.integers(2, 10))):
+        kind = draw(st.sampled_from(["unary", "binary", "scalar", "const"]))
+        if kind == "unary":
+            steps.append(("unary", draw(st.integers(0, len(UNARY_SAFE) - 1)),
+                          draw(st.integers(0, 20))))
+        else:
+            steps.append((kind, draw(st.integers(0, len(BINARY) - 1)),
+                          draw(st.integers(0, 20)), draw(st.integers(0, 20))))
+    return steps
+
+
+def run_program(steps, x):
+    """Values from slices of x, combined by the steps; the sum of the last."""
+    s = x[0] * 0.5 + 1.0                             # an active scalar
+    values = [x[1:], x[:-1], x[1:] * 0.5 + 0.25]
+    for step in steps:
+        pick = lambda i: values[i % len(values)]     # noqa: E731
+        if step[0] == "unary":
+            u = UNARY_SAFE[step[1]]
+            a = pick(step[2])
+            values.append(u(a * a + 0.5) if u in (np.sqrt, np.log1p, np.cbrt) else u(a))
+        elif step[0] == "binary":
+            op, a, b = BINARY[step[1]], pick(step[2]), pick(step[3])
+            values.append(op(a, b * b + 1.0) if op is np.true_divide else op(a, b))
+        elif step[0] == "scalar":
+            values.append(BINARY[step[1]](pick(step[2]), s))
+        else:
+            values.append(BINARY[step[1] % 3](pick(step[2]), C[1:]))
+    return np.sum(values[-1] * C[1:])
+
+
+@settings(max_examples=8, deadline=None)
+@given(programs(), st.integers(0, 2 ** 32 - 1))
+def test_random_programs(steps, seed):
+    x = np.random.default_rng(seed).uniform(-1.0, 1.0, N)
+    f = lambda z: run_program(steps, z)              # noqa: E731
+    fused, plain, report = fused_and_plain(f, x)
+    assert report.fused == report.runs, str(report)
+    check_sweeps(fused, plain, x)
+    check_sweeps(fused, plain, np.random.default_rng(seed + 1).uniform(-1.0, 1.0, N))
