@@ -56,13 +56,19 @@ _WRITTEN_UNARY = {
                "adsim_rpow_c_curvature(y, c)"),
 }
 
-PRELUDE = f"""#include <stdint.h>
-#include <math.h>
-#include "_elementwise.h"
-#define LN2 log(2.0)
-#define LN10 log(10.0)
-#define BLOCK {BLOCK}
-"""
+# glibc's vector math library (libmvec, glibc 2.35 or newer): declared SIMD,
+# the element loops call its vector exp, log, ... (within 4 ulp of libm)
+# rather than one libm call per element; compiler.py defines ADSIM_VECTOR_MATH
+# where it links.
+VECTOR_MATH = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cos", "cosh", "exp",
+               "exp2", "expm1", "log", "log10", "log1p", "log2", "sin", "sinh", "tan", "tanh")
+
+PRELUDE = "\n".join([
+    "#include <stdint.h>", "#include <string.h>", "#include <math.h>",
+    "#ifdef ADSIM_VECTOR_MATH"] +
+    [f'__attribute__((simd("notinbranch"))) double {name}(double);' for name in VECTOR_MATH] +
+    ["#endif", '#include "_elementwise.h"', "#define LN2 log(2.0)", "#define LN10 log(10.0)",
+     f"#define BLOCK {BLOCK}", ""])
 
 
 class NotFusable(Exception):
@@ -316,12 +322,12 @@ def _kernel(run, kind, written, function, last):
             lines.append(f"        double b{x}[BLOCK];")
             if kind == "second_order":
                 lines += [f"        double bd{x}[BLOCK];"]
-    if not reverse:
-        for slot in written:
+    if not reverse:             # results go to block buffers: the element loop then
+        for slot in written:    # stores nothing a load may alias, and vectorises
             i = run.refs.index(slot)
-            lines.append(f"        double* W{i} = V[{i}] + i0;")
+            lines.append(f"        double w{i}[BLOCK];")
             if tangents:
-                lines.append(f"        double* TW{i} = T[{i}] + i0;")
+                lines.append(f"        double tw{i}[BLOCK];")
     else:
         lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
                                                      if tangents else [])
@@ -352,11 +358,17 @@ def _kernel(run, kind, written, function, last):
     else:
         for slot in written:
             i = run.refs.index(slot)
-            body.append(f"W{i}[j] = v{run.writer[slot]};")
+            body.append(f"w{i}[j] = v{run.writer[slot]};")
             if tangents:
-                body.append(f"TW{i}[j] = t{run.writer[slot]};")
+                body.append(f"tw{i}[j] = t{run.writer[slot]};")
     lines += ["            " + line for line in body]
     lines.append("        }")
+    if not reverse:
+        for slot in written:
+            i = run.refs.index(slot)
+            lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")
+            if tangents:
+                lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
     if reverse:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
         for x, e in enumerate(externals):

@@ -3,7 +3,8 @@
 The system's C compiler (``$CC``, else ``cc``) builds each source for this
 processor (``-march=native``, so the element loops use its widest vectors)
 without contracting ``a * b + c`` into fused multiply-adds, which would round
-differently from the interpreter. Libraries are kept in a cache directory
+differently from the interpreter (flags below; the options are GCC's and
+Clang's). Libraries are kept in a cache directory
 (``$ADSIM_KERNEL_CACHE``, else ``~/.cache/adsim/kernels``), named by a hash
 of the source, the compiler's command and version and the processor's
 features: a cache shared by different machines never hands one a library
@@ -22,7 +23,16 @@ from pathlib import Path
 
 from ..errors import NoCompiler
 
-FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared")
+# -fno-trapping-math lets the element loops compute both sides of chain()'s
+# select (floating-point exception flags are not read); -fno-tree-pre keeps
+# x[j + 1] of one slice and x[j] of another from becoming a value carried
+# from one element to the next, which stops the loops from vectorising
+# (-fno-tree-dominator-opts: the same, in the larger loops of second-order sweeps).
+FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+         "-fno-tree-pre", "-fno-tree-dominator-opts", "-fPIC", "-shared")
+# glibc's vector math functions (see codegen.VECTOR_MATH), tried first where
+# they may exist; a compiler or glibc without them builds without
+VECTOR_MATH = ("-DADSIM_VECTOR_MATH", "-lmvec")
 _HEADERS = Path(__file__).resolve().parent.parent      # adsim/, where _elementwise.h is
 
 
@@ -75,18 +85,31 @@ def build(source):
     directory = _writable_cache()
     library = directory / f"run_{key}.so"
     if not library.exists():
-        _compile(command, source, directory, library)
+        extras = [VECTOR_MATH, ()] if _may_have_vector_math() else [()]
+        for i, extra in enumerate(extras):
+            try:
+                _compile(command, source, directory, library, extra)
+                break
+            except NoCompiler:
+                if i == len(extras) - 1:
+                    raise
     return ctypes.CDLL(str(library))
 
 
-def _compile(command, source, directory, library):
+def _may_have_vector_math():
+    libc, version = platform.libc_ver()
+    return platform.system() == "Linux" and platform.machine() == "x86_64" and libc == "glibc" \
+        and tuple(int(p) for p in version.split(".")[:2]) >= (2, 35)
+
+
+def _compile(command, source, directory, library, extra=()):
     fd, c_path = tempfile.mkstemp(suffix=".c", dir=directory)
     with os.fdopen(fd, "w") as f:
         f.write(source)
     partial = c_path[:-2] + ".so.part"
     try:
         done = subprocess.run(command.split() + list(FLAGS) + [f"-I{_HEADERS}", "-o", partial,
-                                                                c_path, "-lm"],
+                                                                c_path, *extra, "-lm"],
                               capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             raise NoCompiler(f"the C compiler {command!r} failed on a fused run:\n"
