@@ -36,14 +36,16 @@ code, on a thread recording with interposition on:
 
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
-import *`` inside the recording). Compiled code that calls ``np.empty``
+import zeros`` in a module imported before the recording, whose global name
+adsim/_record/interpose.py rebinds, or inside the recording). Compiled code that calls ``np.empty``
 from inside another function (a random generator, say) leaves no Python
 frame of its own, so the call is checked against the source of the nearest
 Python frame: its current call must name the wrapped function, or NumPy's
-original runs. Limits: a name bound before recording (``from numpy import
-zeros``) is not replaced, nor calls through another name (``z = np.zeros;
-z(n)``), nor code without source; integer, boolean and complex dtypes stay
-plain.
+original runs. Limits: calls through another name (``z = np.zeros;
+z(n)``, ``from numpy import array as arr``, a function passed as an
+argument) reach NumPy's own function, and ``bypassed_creation`` gives the
+error that names the cause when active values reach one; code without
+source gives plain arrays; integer, boolean and complex dtypes stay plain.
 """
 import ast
 import itertools

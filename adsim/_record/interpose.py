@@ -19,6 +19,16 @@ interposition on, adsim changes exactly two things outside itself:
    (adsim/_record/listed.py) that makes lists and tuples holding active
    values active arrays before calling NumPy's function, whoever calls it:
    NumPy's dispatch does not look into lists (``np.sum([a, b])``).
+   In every other module (not NumPy's, SciPy's or adsim's) imported before
+   the recording starts, a global name bound under NumPy's own name to one
+   of those functions (``from numpy import zeros, array, sum``, as
+   libraries write) is bound to the same wrapper, and back at the end
+   unless the module rebound it meanwhile; a module is looked through once,
+   when a recording first finds it imported (``__main__`` at every
+   recording, since it may still be running its imports). Other names of
+   them (``from numpy import array as arr``, a variable holding
+   ``np.array``) are not rebound: adsim/_record/creation.py's
+   ``bypassed_creation`` names the cause when active values reach one.
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
