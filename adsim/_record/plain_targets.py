@@ -75,7 +75,13 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     tape = tape_of(*actives)
     if not any(tape.slot_is_varied(a.slot) for a in actives):
         return plain_call({id(a): frozen(a, "") for a in actives})
-    symbol = _augmented_symbol(sys._getframe(1)) if operator_form else None
+    symbol = _augmented_symbol(sys._getframe(1))
+    if symbol is not None and not operator_form:        # `a @= b`: matmul with axes
+        raise UnsupportedOperation(
+            f"adsim: `{symbol}` writes an active result into a plain array (shape "
+            f"{out.shape}), which cannot hold it, and only + - * / ** // % may replace it "
+            f"by an active one. Write `a = a {symbol[:-1]} b`, or make `a` inside the "
+            f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one)")
     refusal = _refusal(out, symbol, count, tape)
     if refusal is not None:
         raise refusal
@@ -112,10 +118,11 @@ def _refusal(out, symbol, count, tape):
     """None when a new active array may take the place of ``out``, the
     target of the augmented assignment ``symbol``; else the error to raise."""
     if symbol is None:
-        return UnsupportedOperation("adsim: a NumPy call with out= given a plain array writes an active result into "
-                "it, which a plain array cannot hold; assign the result instead (`a = np.add(a, "
-                "b)`), or make `a` inside the recorded function (np.zeros(n), np.array(a)), "
-                "where arrays take active values")
+        return UnsupportedOperation(
+            "adsim: a NumPy call with out= given a plain array writes an active result into "
+            "it, which a plain array cannot hold; assign the result instead (`a = np.add(a, "
+            "b)`), or make `a` inside the recorded function (np.zeros(n), np.array(a)), "
+            "where arrays take active values")
     fix = (f"Write `a = a {symbol[:-1]} ...` (a new array), or make the array inside the "
            f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one), "
            f"where arrays take active values in place")
@@ -126,16 +133,18 @@ def _refusal(out, symbol, count, tape):
             f"views of its memory exist): a plain array cannot hold active values, and the "
             f"array it shares memory with cannot be replaced. " + fix)
     if out.dtype != np.float64:
-        return UnsupportedOperation(f"adsim: `{symbol}` writes an active result into a plain array of dtype "
-                f"{out.dtype}; only float64 arrays are differentiated. " + fix)
+        return UnsupportedOperation(
+            f"adsim: `{symbol}` writes an active result into a plain array of dtype "
+            f"{out.dtype}; only float64 arrays are differentiated. " + fix)
     if not out.flags.writeable:
         return ValueError("output array is read-only")
     if count != _unaliased_count(tape):
-        return UnsupportedOperation(f"adsim: `{symbol}` writes an active result into a plain array (shape "
-                f"{out.shape}) that is also reachable in another way (another name, an "
-                f"attribute, a list or dict, a closure, or a view of it): a plain array cannot "
-                f"hold active values, and replacing it by an active one would leave the other "
-                f"holders with the old values. " + fix)
+        return UnsupportedOperation(
+            f"adsim: `{symbol}` writes an active result into a plain array (shape "
+            f"{out.shape}) that is also reachable in another way (another name, an "
+            f"attribute, a list or dict, a closure, or a view of it): a plain array cannot "
+            f"hold active values, and replacing it by an active one would leave the other "
+            f"holders with the old values. " + fix)
     return None
 
 

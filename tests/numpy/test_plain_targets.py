@@ -210,6 +210,15 @@ def test_writes_that_cannot_replace_the_array_are_refused(write):
         ad.jacobian(f)(np.ones(4))
 
 
+def test_a_matrix_product_in_place_is_refused_with_what_to_write():
+    def f(p):
+        a = P0.copy()
+        a @= np.reshape(p, (2, 2))
+        return a
+    with pytest.raises(ad.UnsupportedOperation, match=r"`@=` .* Write `a = a @ b`"):
+        ad.jacobian(f)(np.ones(4))
+
+
 def test_a_closure_holding_the_array_is_refused():
     def f(p):
         a = X0 * 1.0
@@ -274,6 +283,16 @@ def test_names_are_rebound_only_while_recording():
     assert seen["during"]
     assert lib.zeros is np.zeros and lib.array is np.array and lib.sum is np.sum
     np.testing.assert_allclose(ad.grad(f)(np.array([3.0, 1.0])), [7.0, 2.0])
+
+
+def test_numpy_under_another_module_name():
+    import numpy as jnp
+
+    def f(p):
+        y = jnp.zeros(3)
+        y[1:] = p
+        return jnp.array([y[0] + 1.0, y[1] * y[2]])
+    check_everywhere(f, np.array([0.5, 2.0]), np.array([0.4, 2.5]))
 
 
 TO_ARRAY = np.array         # bound before the recording, under another name
