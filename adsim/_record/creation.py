@@ -37,11 +37,11 @@ code, on a thread recording with interposition on:
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
 import zeros`` in a module imported before the recording, whose global name
-adsim/_record/interpose.py rebinds, or inside the recording). Compiled code that calls ``np.empty``
-from inside another function (a random generator, say) leaves no Python
-frame of its own, so the call is checked against the source of the nearest
-Python frame: its current call must name the wrapped function, or NumPy's
-original runs. Limits: calls through another name (``z = np.zeros;
+adsim/_record/interpose.py rebinds, or inside the recording). Compiled code
+that calls ``np.empty`` from inside another function (a random generator,
+say) leaves no Python frame of its own, so the call is checked against the
+source of the nearest Python frame: its current call must name the wrapped
+function, or NumPy's original runs. Limits: calls through another name (``z = np.zeros;
 z(n)``, ``from numpy import array as arr``, a function passed as an
 argument) reach NumPy's own function, and ``bypassed_creation`` gives the
 error that names the cause when active values reach one; code without
@@ -51,7 +51,6 @@ import ast
 import itertools
 import sys
 import threading
-import types
 
 import numpy as np
 
@@ -200,12 +199,9 @@ def _bound_object(node, frame):
             if node.id in namespace:
                 return namespace[node.id]
         return None
-    if isinstance(node, ast.Attribute):
-        owner = _bound_object(node.value, frame)
-        if isinstance(owner, types.ModuleType) or owner is not None and \
-                not isinstance(owner, type) and hasattr(type(owner), "__dict__") and \
-                node.attr in getattr(owner, "__dict__", {}):
-            return getattr(owner, node.attr, None)
+    if isinstance(node, ast.Attribute):         # a module's or an instance's own attribute:
+        attrs = getattr(_bound_object(node.value, frame), "__dict__", None)    # no code runs
+        return attrs.get(node.attr) if isinstance(attrs, dict) else None
     return None
 
 

@@ -18,9 +18,10 @@ plain ``out``. Three outcomes, in this order:
    result is indistinguishable from writing into it. This needs all of:
    the call is an augmented assignment (the caller's instruction is an
    in-place ``BINARY_OP``; the explicit ``np.add(a, b, out=a)`` is not: its
-   result is often discarded); ``out`` owns its data (not a view: ``x[1:]
-   += b`` writes into ``x``) and is float64 and writeable; and its
-   reference count is exactly that of an unaliased target (the target's own
+   result is often discarded); ``out``'s memory is its own (it owns it, or
+   views a temporary nothing else holds, as ``np.linspace`` returns; not
+   ``x[1:] += b``, which writes into ``x``); it is float64 and writeable;
+   and its reference count is exactly that of an unaliased target (the target's own
    reference, the interpreter's stack and the dispatch in between): any
    other name, attribute, list, closure or view (views hold their base) adds
    a reference. The unaliased count is measured once per process by the
