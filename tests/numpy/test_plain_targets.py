@@ -300,6 +300,21 @@ def test_names_are_rebound_only_while_recording():
     np.testing.assert_allclose(ad.grad(f)(np.array([3.0, 1.0])), [7.0, 2.0])
 
 
+def test_names_are_restored_after_an_error_and_one_rebound_meanwhile_is_kept():
+    def mine(a, b):
+        return np.sum(a * b)
+
+    def f(p):
+        lib.dot = mine
+        raise RuntimeError("stopped inside the recording")
+    try:
+        with pytest.raises(RuntimeError, match="stopped inside"):
+            ad.grad(f)(np.ones(2))
+        assert lib.dot is mine and lib.zeros is np.zeros and lib.outer is np.outer
+    finally:
+        lib.dot = np.dot
+
+
 def test_numpy_under_another_module_name():
     import numpy as jnp
 
