@@ -135,6 +135,33 @@ def test_a_constant_correction_keeps_the_array_plain_and_shared():
     np.testing.assert_allclose(ad.record(momentum_free, p).forward(p), (want + p[0]) * p[1])
 
 
+def test_a_small_n_body_integration_from_plain_positions_and_velocities():
+    """Leapfrog steps of softened springs between four bodies, written as an
+    N-body code is: plain state arrays, momentum removed first, in-place
+    updates by forces that depend on the parameters (stiffness, softening)."""
+    pos0 = np.array([[0.0, 0.0], [1.0, 0.1], [0.2, 1.1], [1.3, 0.9]])
+    vel0 = np.array([[0.1, 0.0], [0.0, -0.1], [-0.05, 0.02], [0.0, 0.08]])
+
+    def forces(pos, p):
+        d = pos[None, :, :] - pos[:, None, :]
+        r2 = np.sum(d ** 2, axis=2) + p[1] ** 2
+        return p[0] * np.sum(d / r2[:, :, None] ** 1.5, axis=1)
+
+    def final_positions(p):
+        n, dt = 4, 0.05
+        mass = 20 * np.ones((n, 1))
+        pos = pos0.copy()
+        vel = vel0.copy()
+        vel -= np.mean(mass * vel, 0) / np.mean(mass)
+        for _ in range(5):
+            vel += 0.5 * dt * forces(pos, p) / mass
+            pos += dt * vel
+            vel += 0.5 * dt * forces(pos, p) / mass
+        return pos
+    p = np.array([1.5, 0.3])
+    check_everywhere(final_positions, p, np.array([1.4, 0.35]))
+
+
 def test_a_constant_from_data_is_checked_on_replay():
     """A correction computed from a data argument (not differentiated) is
     written as a plain value under a guard: other data records again."""
