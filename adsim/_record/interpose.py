@@ -3,7 +3,8 @@
 Importing adsim changes nothing outside adsim. While a recording runs with
 interposition on, adsim changes exactly two things outside itself:
 
-1. **The** ``numpy`` **namespace.** 20 names are bound to adsim's wrappers
+1. **The** ``numpy`` **namespace, and names imported from it.** 20 names
+   are bound to adsim's wrappers
    (adsim/_record/creation.py): ``array asarray asanyarray ascontiguousarray
    asfortranarray require fromiter zeros ones full empty zeros_like
    ones_like full_like empty_like eye identity arange r_ c_``.
