@@ -25,7 +25,8 @@ plain ``out``. Three outcomes, in this order:
    reference, the interpreter's stack and the dispatch in between): any
    other name, attribute, list, closure or view (views hold their base) adds
    a reference. The unaliased count is measured once per process by the
-   same call on an array known to be unaliased (``_unaliased_count``), so
+   same call on arrays known to be unaliased, a local and an attribute,
+   taking the smaller (``_unaliased_count``), with tracing off, so
    NumPy's and Python's own references along the way are counted as they
    are, whatever their versions. An error in the count only ever goes one
    way: a reference adsim did not expect makes a refusal, never a rebinding.
@@ -190,12 +191,31 @@ def _measure(operand):
         sys.setprofile(profile)
 
 
+class _Box:
+    __slots__ = ("target",)
+
+
 def _count_in_place_target(operand):
+    """The smaller of the counts of two unaliased targets, a local name and
+    an attribute (the same on the interpreters adsim supports; a reference
+    that some tool added to one of them only raises that one)."""
+    counts = []
+    for update in (_update_local, _update_attribute):
+        try:
+            update(operand)
+        except _Measured as measured:
+            counts.append(measured.count)
+        except Exception:               # noqa: BLE001 (no measurement: every case refuses)
+            return None
+    return min(counts) if len(counts) == 2 else None
+
+
+def _update_local(operand):
     target = np.zeros(())
-    try:
-        target += operand               # the same call as the user's, on an unaliased target
-    except _Measured as measured:
-        return measured.count
-    except Exception:                   # noqa: BLE001 (no measurement: every case refuses)
-        return None
-    return None
+    target += operand                   # the same call as the user's, on an unaliased target
+
+
+def _update_attribute(operand):
+    box = _Box()
+    box.target = np.zeros(())
+    box.target += operand
