@@ -395,7 +395,10 @@ cdef class Active:
     def _leak(self, what):
         from ._record.callers import (library_entry, listed_message, listed_operation,
                                       method_call_name, source_hint)
-        from ._record.creation import interposition_hint
+        from ._record.creation import bypassed_creation, interposition_hint
+        bypassed = bypassed_creation(self.shape)
+        if bypassed is not None:
+            raise UnsupportedOperation(bypassed)
         entry = library_entry()
         method = method_call_name() if entry is None else None
         if method is not None and hasattr(np.ndarray, method) and \

@@ -37,6 +37,7 @@ from ._np.products import kron, outer, trace, vdot
 from ._np.special import special_ufunc
 from ._scipy.ufuncs import scipy_ufunc
 from ._record.callers import ufunc_name
+from ._record import plain_targets
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
@@ -138,7 +139,11 @@ def ufunc(uf, method, inputs, kwargs):
         return complex_.ufunc(uf, method, inputs, kwargs)
     if kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
-        return _into_out(ufunc_name(uf), kwargs["out"], lambda: ufunc(uf, method, inputs, rest))
+        operator_form = method == "__call__" and len(inputs) == 2 and not rest and \
+            isinstance(kwargs["out"], tuple) and inputs[0] is kwargs["out"][0]  # a += b
+        return _into_out(ufunc_name(uf), kwargs["out"], lambda: ufunc(uf, method, inputs, rest),
+                         inputs, lambda values: getattr(uf, method)(
+                             *_replace_actives(inputs, values), **kwargs), operator_form)
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method == "accumulate" else {"dtype"}
@@ -358,13 +363,18 @@ for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     FUNCTIONS[_f] = _atleast(_f)
 
 
-def _into_out(name, out, compute):
+def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
     """NumPy's ``out=``: the result written into the active array ``out``,
-    which is returned."""
+    which is returned. A plain ``out`` (``plain += active``) is
+    adsim/_record/plain_targets.py's: ``plain_call`` makes NumPy's call on
+    the plain values of the active ``arguments`` (a nest of them)."""
     out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if isinstance(out, np.ndarray) and type(out) is np.ndarray:
+        return plain_targets.written_into_plain(out, active_leaves(arguments), compute,
+                                                plain_call, operator_form)
     if not isinstance(out, Active):
         raise UnsupportedOperation(f"adsim: `{name}(..., out=...)` writes an active result into "
-                                   f"a plain array; assign the result instead")
+                                   f"a {type(out).__name__}; assign the result instead")
     result = compute()
     if not isinstance(result, Active):
         result = as_active(tape_of(out), result)
@@ -386,7 +396,9 @@ def array_function(func, types, args, kwargs):
     if impl is not None and kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
         return _into_out(f"numpy.{getattr(func, '__name__', func)}", kwargs["out"],
-                         lambda: array_function(func, types, args, rest))
+                         lambda: array_function(func, types, args, rest), (args, rest),
+                         lambda values: func(*_replace_actives(args, values),
+                                             **_replace_actives(kwargs, values)))
     if ComplexActive in types and func not in fft.FUNCTIONS:
         return complex_.array_function(func, args, kwargs)
     if impl is None:

@@ -195,8 +195,10 @@ def listed_message(name):
             f"adsim makes such lists active arrays in the calls NumPy hands to it (an argument "
             f"of its own is active: np.add([a, b], x), [a, b] - x) and, while a recording "
             f"with interposition on runs, in calls of the NumPy functions it records through "
-            f"the numpy module (np.sum([a, b]); not ufuncs, nor names bound before the "
-            f"recording started, such as `from numpy import sum`). Make the list one array "
+            f"the numpy module and by NumPy's own names imported at the top of a module "
+            f"(np.sum([a, b]), or sum([a, b]) after `from numpy import sum`; not ufuncs, nor "
+            f"other names such as `from numpy import sum as total` or a variable holding "
+            f"np.sum, nor modules imported while recording). Make the list one array "
             f"first: np.array([...]) or np.stack([...]) inside the recorded function")
 
 

@@ -36,14 +36,16 @@ code, on a thread recording with interposition on:
 
 Only direct calls are affected: the calling line must spell the function's
 name (``np.zeros(n)``, ``numpy.zeros(n)``, ``zeros(n)`` after ``from numpy
-import *`` inside the recording). Compiled code that calls ``np.empty``
-from inside another function (a random generator, say) leaves no Python
-frame of its own, so the call is checked against the source of the nearest
-Python frame: its current call must name the wrapped function, or NumPy's
-original runs. Limits: a name bound before recording (``from numpy import
-zeros``) is not replaced, nor calls through another name (``z = np.zeros;
-z(n)``), nor code without source; integer, boolean and complex dtypes stay
-plain.
+import zeros`` in a module imported before the recording, whose global name
+adsim/_record/interpose.py rebinds, or inside the recording). Compiled code
+that calls ``np.empty`` from inside another function (a random generator,
+say) leaves no Python frame of its own, so the call is checked against the
+source of the nearest Python frame: its current call must name the wrapped
+function, or NumPy's original runs. Limits: calls through another name (``z = np.zeros;
+z(n)``, ``from numpy import array as arr``, a function passed as an
+argument) reach NumPy's own function, and ``bypassed_creation`` gives the
+error that names the cause when active values reach one; code without
+source gives plain arrays; integer, boolean and complex dtypes stay plain.
 """
 import ast
 import itertools
@@ -153,6 +155,54 @@ def _called_name(frame):
     as its source spells it (``np.zeros(...)`` -> "zeros")."""
     func = called_expression(frame)
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def bypassed_creation(shape):
+    """The error message for an active value (of ``shape``) that NumPy is
+    converting to a plain array inside a call of one of the creation
+    functions above made by user code through a name adsim did not rebind
+    (a local alias, an argument, an attribute, a module imported during the
+    recording), so NumPy's own function runs. None when the innermost frame
+    outside adsim is not user code making such a call, and in a recording
+    without interposition (interposition_hint says what to do there)."""
+    if not routed():
+        return None                 # interposition_hint() says what to do there
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".", 1)[0] == "adsim":
+        frame = frame.f_back
+    if frame is None or frame.f_globals.get("__name__", "").split(".", 1)[0] in _LIBRARIES:
+        return None
+    node = called_expression(frame)
+    called = _bound_object(node, frame) if node is not None else None
+    original = getattr(called, "__wrapped__", called)
+    if not any(original is o for o in _ORIGINALS):
+        return None
+    spelled = ast.unparse(node)
+    name = original.__name__
+    return (f"adsim: `{spelled}(...)` called NumPy's np.{name} with an active value (shape "
+            f"{shape}) inside it, and NumPy turns it into a plain number, which would drop its "
+            f"derivative. adsim records np.{name} called through the numpy module "
+            f"(`np.{name}(...)`) and through `{name}` imported from numpy in a module imported "
+            f"before the recording started, not through another name: `{spelled}` here is "
+            f"NumPy's function bound in a way adsim does not see (a variable or argument "
+            f"holding it, an attribute, an alias such as `from numpy import {name} as ...`, or "
+            f"a module imported while recording). Call np.{name}(...) here, or use "
+            f"np.stack([...]) for a list of active values")
+
+
+def _bound_object(node, frame):
+    """The object the expression ``node`` (a name or a dotted name) is bound
+    to in ``frame`` (its locals read too: for error messages only, since
+    reading them makes the frame hold its locals), or None."""
+    if isinstance(node, ast.Name):
+        for namespace in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if node.id in namespace:
+                return namespace[node.id]
+        return None
+    if isinstance(node, ast.Attribute):         # a module's or an instance's own attribute:
+        attrs = getattr(_bound_object(node.value, frame), "__dict__", None)    # no code runs
+        return attrs.get(node.attr) if isinstance(attrs, dict) else None
+    return None
 
 
 def _float_dtype(dtype):
@@ -307,3 +357,8 @@ def _wrappers():
         "r_": _RoutedConcatenator(np.r_),
         "c_": _RoutedConcatenator(np.c_),
     }
+
+
+# NumPy's creation functions the wrappers stand in for (made at import, while
+# NumPy's own objects are in place)
+_ORIGINALS = tuple(w.__wrapped__ for w in _wrappers().values() if callable(w))

@@ -3,7 +3,8 @@
 Importing adsim changes nothing outside adsim. While a recording runs with
 interposition on, adsim changes exactly two things outside itself:
 
-1. **The** ``numpy`` **namespace.** 20 names are bound to adsim's wrappers
+1. **The** ``numpy`` **namespace, and names imported from it.** 20 names
+   are bound to adsim's wrappers
    (adsim/_record/creation.py): ``array asarray asanyarray ascontiguousarray
    asfortranarray require fromiter zeros ones full empty zeros_like
    ones_like full_like empty_like eye identity arange r_ c_``.
@@ -19,6 +20,16 @@ interposition on, adsim changes exactly two things outside itself:
    (adsim/_record/listed.py) that makes lists and tuples holding active
    values active arrays before calling NumPy's function, whoever calls it:
    NumPy's dispatch does not look into lists (``np.sum([a, b])``).
+   In every other module (not NumPy's, SciPy's or adsim's) imported before
+   the recording starts, a global name bound under NumPy's own name to one
+   of those functions (``from numpy import zeros, array, sum``, as
+   libraries write) is bound to the same wrapper, and back at the end
+   unless the module rebound it meanwhile; a module is looked through once,
+   when a recording first finds it imported (``__main__`` at every
+   recording, since it may still be running its imports). Other names of
+   them (``from numpy import array as arr``, a variable holding
+   ``np.array``) are not rebound: adsim/_record/creation.py's
+   ``bypassed_creation`` names the cause when active values reach one.
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -214,12 +225,62 @@ def _change_numpy():
     # recording of a small function
     for module, names in _wrapper_names.items():
         vars(module).update(names)
+    _bind_imported_names()
 
 
 def _by_module(objects, out):
     """{module: {name: object}} from {(module, name): object}."""
     for (module, name), obj in objects.items():
         out.setdefault(module, {})[name] = obj
+
+
+_LIBRARY_PACKAGES = ("numpy", "scipy", "adsim")
+_imported = {}          # NumPy's name -> [(original, wrapper)] of the functions wrapped
+_importers = {}         # module name -> [(its globals, name)] bound to a wrapped original
+_modules_seen = set()   # names of the modules looked through, and
+_modules_count = [0]    # len(sys.modules) then
+_imported_bound = []    # (globals, name, original, wrapper) rebound now
+
+
+def _bind_imported_names():
+    """``from numpy import zeros, array, sum``: bind each global name of a
+    module (other than NumPy's, SciPy's and adsim's) that is bound, under
+    NumPy's own name, to a function wrapped in ``numpy``, ``numpy.linalg``
+    or ``numpy.fft`` to its wrapper. Modules are looked through once, when
+    first seen (``__main__`` each time: it may still be running its
+    imports)."""
+    if not _imported:
+        for (module, name), wrapper in _wrappers.items():
+            _imported.setdefault(name, []).append((_originals[module, name], wrapper))
+    if len(sys.modules) != _modules_count[0]:
+        _modules_count[0] = len(sys.modules)
+        for name, module in list(sys.modules.items()):
+            if name not in _modules_seen:
+                _modules_seen.add(name)
+                _look_into(name, module)
+    if "__main__" in sys.modules:
+        _look_into("__main__", sys.modules["__main__"])
+    for found in _importers.values():
+        for namespace, name in found:
+            bound = namespace.get(name)
+            for original, wrapper in _imported[name]:
+                if bound is original:
+                    namespace[name] = wrapper
+                    _imported_bound.append((namespace, name, original, wrapper))
+
+
+def _look_into(module_name, module):
+    """Note in ``_importers`` the module's global names bound to NumPy's
+    functions of the same name."""
+    namespace = getattr(module, "__dict__", None)
+    if module_name.split(".", 1)[0] in _LIBRARY_PACKAGES or not isinstance(namespace, dict):
+        return
+    found = [(namespace, name) for name in namespace.keys() & _imported.keys()
+             if any(namespace.get(name) is original for original, _ in _imported[name])]
+    if found:
+        _importers[module_name] = found
+    else:
+        _importers.pop(module_name, None)
 
 
 def _hook_scipy():
@@ -238,6 +299,10 @@ def _hook_scipy():
 def _restore():
     for module, names in _original_names.items():
         vars(module).update(names)
+    for namespace, name, original, wrapper in _imported_bound:
+        if namespace.get(name) is wrapper:      # unless the module rebound it meanwhile
+            namespace[name] = original
+    _imported_bound.clear()
     for hook in _hooked:
         hook.remove()
     _hooked.clear()
