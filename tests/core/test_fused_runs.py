@@ -107,33 +107,37 @@ def test_every_unary_op_fuses_with_its_rows_calculus():
     check_sweeps(fused, plain, x)
 
 
-def each_unary(x):
-    """Every unary op's values, each a run of its own (a scaling, then the op)."""
-    parts = []
-    for spec in UNARY:
-        lo, hi = spec.domain
-        parts.append(spec.numpy[0](lo + (hi - lo) * x))
-    return np.concatenate(parts)
+def unary_group(group):
+    """The values of a few unary ops, each over its domain: one small run,
+    whose loop the compiler vectorises (calling the vector math library
+    where it links)."""
+    def f(x):
+        return np.concatenate([s.numpy[0](s.domain[0] + (s.domain[1] - s.domain[0]) * x)
+                               for s in group])
+    return f
 
 
 def ulps(a, b):
     """Units in the last place between float64 arrays (finite, same sign)."""
-    ia, ib = a.view(np.int64), b.view(np.int64)
-    return np.abs(ia - ib)
+    return np.abs(a.view(np.int64) - b.view(np.int64))
 
 
-def test_fused_values_are_within_four_ulp_of_the_interpreters():
-    """Fused loops may call the vector math library (within 4 ulp of libm)."""
+@pytest.mark.parametrize("first", range(0, len(UNARY), 6))
+def test_fused_values_are_within_a_few_ulp_of_the_interpreters(first):
+    """Fused loops may call glibc's vector math functions, which its manual
+    puts within 4 ulp of the exact result (libm within 1 to 3): 8 between them."""
     x = np.linspace(0.0, 1.0, N)
-    fused, plain, report = fused_and_plain(each_unary, x)
+    group = UNARY[first:first + 6]
+    fused, plain, report = fused_and_plain(unary_group(group), x)
     assert report.fused == report.runs >= 1, str(report)
-    a, b = fused.forward(x).reshape(len(UNARY), N), plain.forward(x).reshape(len(UNARY), N)
-    for spec, got, want in zip(UNARY, a, b):
+    a = fused.forward(x).reshape(len(group), N)
+    b = plain.forward(x).reshape(len(group), N)
+    for spec, got, want in zip(group, a, b):
         same = (got == want) | (np.isnan(got) & np.isnan(want))
-        finite = np.isfinite(want) & ~same
-        assert np.all(same | finite), spec.name
-        assert np.all(np.sign(got[finite]) == np.sign(want[finite])), spec.name
-        assert np.max(ulps(got[finite], want[finite]), initial=0) <= 4, spec.name
+        differ = ~same
+        assert np.all(np.isfinite(want[differ])), spec.name
+        assert np.all(np.sign(got[differ]) == np.sign(want[differ])), spec.name
+        assert np.max(ulps(got[differ], want[differ]), initial=0) <= 8, spec.name
 
 
 def powers(x):
