@@ -404,17 +404,50 @@ cdef inline int64_t run_work(Sweep* s, int32_t r) noexcept nogil:
     return <int64_t>run[RUN_SIZE] * (run[RUN_END] - run[RUN_FIRST]) * s.width
 
 
-cdef bint fused_forward(Sweep* s, int32_t r, bint tangents) except -1 nogil:
+cdef inline bint fused_reversal(Sweep* s, int32_t r) noexcept nogil:
+    """Whether run r is reversed by its fused kernel in this sweep (one
+    adjoint direction, no tangents): then its keeping forward saves what that
+    kernel reads instead of what the interpreter's reverse rules read."""
+    return s.fused != NULL and s.fused[r].reverse != NULL and s.adj != NULL and s.q == 1 \
+        and s.tan == NULL and s.adot == NULL
+
+
+cdef bint fused_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1 nogil:
     """Run r's values (and one direction of tangents) by its fused kernel;
-    False when it has none for this sweep."""
+    False when it has none for this sweep. A keeping forward first pushes
+    the slots the fused reverse reads (FusedRun.saved)."""
     cdef fused_kernel kernel
-    if s.fused == NULL or (tangents and s.p != 1):
+    cdef const FusedRun* f
+    cdef int i
+    if s.fused == NULL or (tangents and s.p != 1) or (keep and (tangents or
+                                                                not fused_reversal(s, r))):
         return False
-    kernel = s.fused[r].tangents if tangents else s.fused[r].values
+    f = &s.fused[r]
+    kernel = f.tangents if tangents else f.values
     if kernel == NULL:
         return False
-    call_fused(s, &s.fused[r], kernel, NULL, NULL)
+    if keep:
+        for i in range(f.n_saved):
+            stack_push(s.stack, vptr(s, f.saved[i]), ref_size(s, f.saved[i]))
+    call_fused(s, f, kernel, NULL, NULL)
     check_signals(s, run_work(s, r))
+    return True
+
+
+cdef bint fused_run_reverse(Sweep* s, int32_t r) except -1 nogil:
+    """The adjoints of run r by its fused kernel (after fused_forward kept
+    it): the saved slots come back from the stack, which restores the
+    values every reverse rule before the run reads, and the kernel sweeps
+    the run forward and back from them. False when the run is not fused so."""
+    cdef const FusedRun* f
+    cdef int i
+    if not fused_reversal(s, r):
+        return False
+    f = &s.fused[r]
+    for i in range(f.n_saved - 1, -1, -1):
+        stack_pop(s.stack, vptr(s, f.saved[i]), ref_size(s, f.saved[i]))
+    call_fused(s, f, f.reverse, NULL, NULL)
+    check_signals(s, 2 * run_work(s, r))
     return True
 
 

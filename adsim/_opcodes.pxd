@@ -129,10 +129,13 @@ ctypedef void (*fused_kernel)(double** V, double** T, double** A, double** D,
 ctypedef struct FusedRun:  # the fused kernels of one run (one direction each), or NULLs
     fused_kernel values     # the last value of every slot the run writes
     fused_kernel tangents   # ... with their tangents
+    fused_kernel reverse    # the run's adjoints (one direction), after a keeping forward
     fused_kernel gradient   # the run and the sum after it into the output, forward and reverse
     fused_kernel second_order   # ... with tangents and adjoint tangents
     int32_t* refs           # the slots and constants the kernels read and write, in order
     int32_t n_refs
+    int32_t* saved          # the slots a keeping forward pushes for the reverse kernel
+    int32_t n_saved
 
 ctypedef struct Sweep:      # everything a kernel reads or writes
     uint16_t* code          # opcode per op

@@ -275,7 +275,7 @@ cdef inline int sweep_forward(Sweep* s, int64_t n_ops, bint keep, bint tangents)
     while k < n_ops:
         r = run_at(s, k)
         if r >= 0:
-            if keep or not fused_forward(s, r, tangents):
+            if not fused_forward(s, r, keep, tangents):
                 run_forward(s, r, keep, tangents)
             k = s.runs[r * RUN_FIELDS + RUN_END]
             continue
@@ -296,7 +296,8 @@ cdef inline int sweep_reverse(Sweep* s, int64_t n_ops, bint second_order) except
     while k >= 0:
         r = run_at(s, k)
         if r >= 0:
-            run_reverse(s, r, second_order)
+            if second_order or not fused_run_reverse(s, r):
+                run_reverse(s, r, second_order)
             k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
             continue
         reverse_step(s, k, s.opnd + s.start[k], second_order)

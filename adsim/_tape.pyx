@@ -794,11 +794,12 @@ cdef class Tape:
     def _install_fused(self, entries, keep):
         """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
         (run index, {kind: address} for kinds among values, tangents,
-        gradient, second_order, int32 array of the refs they read);
+        reverse, gradient, second_order, int32 array of the refs they read,
+        int32 array of the slots a keeping forward saves for the reverse kernel);
         ``keep`` holds what the addresses live in. Once per tape: replays
         may be reading the table, so it is never replaced."""
         cdef FusedRun* table
-        cdef cnp.ndarray refs
+        cdef cnp.ndarray refs, saved
         cdef int64_t n_runs
         if self.fused != NULL:
             raise RuntimeError("adsim: this tape's runs are fused already")
@@ -809,18 +810,22 @@ cdef class Tape:
         if table == NULL:
             raise MemoryError("adsim: no memory for the fused runs' table")
         kept = [keep]
-        for run, kernels, refs_array in entries:
+        for run, kernels, refs_array, saved_array in entries:
             if not 0 <= run < n_runs:
                 free(table)
                 raise ValueError(f"adsim: no run {run} in this tape")
             refs = np.ascontiguousarray(refs_array, dtype=np.int32)
-            kept.append(refs)
+            saved = np.ascontiguousarray(saved_array, dtype=np.int32)
+            kept += [refs, saved]
             table[run].values = <fused_kernel><intptr_t>kernels.get("values", 0)
             table[run].tangents = <fused_kernel><intptr_t>kernels.get("tangents", 0)
+            table[run].reverse = <fused_kernel><intptr_t>kernels.get("reverse", 0)
             table[run].gradient = <fused_kernel><intptr_t>kernels.get("gradient", 0)
             table[run].second_order = <fused_kernel><intptr_t>kernels.get("second_order", 0)
             table[run].refs = <int32_t*>cnp.PyArray_DATA(refs)
             table[run].n_refs = <int32_t>cnp.PyArray_SIZE(refs)
+            table[run].saved = <int32_t*>cnp.PyArray_DATA(saved)
+            table[run].n_saved = <int32_t>cnp.PyArray_SIZE(saved)
         self._fused_keep = kept
         self.fused = table
         return len(entries)

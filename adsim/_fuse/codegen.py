@@ -43,8 +43,9 @@ from .._decoder import decode_op
 from .._opcodes import OpFlag
 
 BLOCK = 256
-KINDS = ("values", "tangents", "gradient", "second_order")
+KINDS = ("values", "tangents", "reverse", "gradient", "second_order")
 _PASSIVE = int(OpFlag.FLAG_PASSIVE)
+_PUSH = int(OpFlag.FLAG_PUSH)
 
 # unary ops written by hand: value, slope, curvature as C over x, y, c (_elementwise.h)
 _WRITTEN_UNARY = {
@@ -82,6 +83,7 @@ class RunSource:
     text: str
     refs: tuple                   # slot and constant refs: the index of V[], T[], A[], D[]
     kinds: tuple                  # the kernels made (KINDS), named adsim_<kind>_<name>
+    saved: tuple = ()             # slots a keeping forward pushes for the reverse kernel
 
 
 def c_literal(value):
@@ -276,15 +278,24 @@ def run_source(tape, run_row, codes, flags, name):
     # when the kernels run; this only says whether to make them)
     summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
         tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
-    kinds = KINDS if summed else KINDS[:2]
+    kinds = KINDS if summed else KINDS[:3]
     text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1)
                      for kind in kinds)
-    return RunSource(text, tuple(run.refs), kinds)
+    # what the reverse kernel needs back from the value stack: every slot the
+    # run reads (it recomputes the run), and the slots whose value before the
+    # run some reverse rule before it reads (their first writer pushes it)
+    first_writer = {}
+    for k in range(first, end):
+        first_writer.setdefault(tape.op_operands(k)[0], k)
+    saved = sorted({key[0] for key in run.externals if key[0] >= 0} |
+                   {slot for slot, k in first_writer.items() if flags[k] & _PUSH})
+    return RunSource(text, tuple(run.refs), kinds, tuple(saved))
 
 
 def _kernel(run, kind, written, function, last):
     tangents = kind in ("tangents", "second_order")
-    reverse = kind in ("gradient", "second_order")
+    reverse = kind in ("reverse", "gradient", "second_order")
+    summed = kind in ("gradient", "second_order")       # into the scalar output
     externals = [e for _, e in run.externals.values()]
     lines = [f"void {function}(double** V, double** T, double** A, double** D, "
              f"const double* seeds, double* outs) {{",
@@ -296,7 +307,7 @@ def _kernel(run, kind, written, function, last):
                 lines.append(f"    const double ts{x} = T[{e.index}][0];")
             if reverse and e.active:
                 lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)accd{x};")
-    if reverse:
+    if summed:
         lines.append("    double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;")
         if tangents:
             lines.append("    double sumd0 = 0.0, sumd1 = 0.0, sumd2 = 0.0, sumd3 = 0.0;")
@@ -328,9 +339,15 @@ def _kernel(run, kind, written, function, last):
             lines.append(f"        double w{i}[BLOCK];")
             if tangents:
                 lines.append(f"        double tw{i}[BLOCK];")
-    else:
+    elif summed:
         lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
                                                      if tangents else [])
+    else:                       # the adjoints of the slots' last values seed the sweep;
+        for slot in written:    # they are cleared, as the interpreter clears them
+            i = run.refs.index(slot)
+            lines += [f"        double sd{i}[BLOCK];",
+                      f"        {{ double* a = A[{i}] + i0;",
+                      f"          for (int64_t j = 0; j < nb; j++) {{ sd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
     lines.append("        for (int64_t j = 0; j < nb; j++) {")
     body = []
     for k, value, tangent in zip(run.ops, run.value, run.tangent):
@@ -338,8 +355,9 @@ def _kernel(run, kind, written, function, last):
         if tangents:
             body.append(f"double t{k}_; {tangent} const double t{k} = t{k}_; (void)t{k};")
     if reverse:
-        body.append(f"last[j] = v{last};")
-        if tangents:
+        if summed:
+            body.append(f"last[j] = v{last};")
+        if summed and tangents:
             body.append(f"lastd[j] = t{last};")
         body += [f"double g{k} = 0.0;" for k in run.ops]
         if kind == "second_order":
@@ -348,7 +366,10 @@ def _kernel(run, kind, written, function, last):
         body += [f"double ge{x} = 0.0;" for x in actives]
         if kind == "second_order":
             body += [f"double he{x} = 0.0;" for x in actives]
-        body.append(f"g{last} = seeds[0];")
+        if summed:
+            body.append(f"g{last} = seeds[0];")
+        else:
+            body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];" for slot in written]
         if kind == "second_order":
             body.append(f"h{last} = seeds[1];")
         body += run.reverse2 if kind == "second_order" else run.reverse
@@ -369,8 +390,9 @@ def _kernel(run, kind, written, function, last):
             lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")
             if tangents:
                 lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
-    if reverse:
+    if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
+    if reverse:
         for x, e in enumerate(externals):
             if not e.active:
                 continue
@@ -391,6 +413,7 @@ def _kernel(run, kind, written, function, last):
                 lines.append(f"    A[{e.index}][0] += acc{x};")
                 if kind == "second_order":
                     lines.append(f"    D[{e.index}][0] += accd{x};")
+    if summed:
         lines.append("    outs[0] = (sum0 + sum1) + (sum2 + sum3);")
         if tangents:
             lines.append("    outs[1] = (sumd0 + sumd1) + (sumd2 + sumd3);")

@@ -46,6 +46,7 @@ def _fuse(tape):
     if sources:
         library = compiler.build("\n".join([codegen.PRELUDE] + [s.text for _, s in sources]))
         entries = [(index, {kind: compiler.address(library, f"adsim_{kind}_r{index}")
-                            for kind in s.kinds}, list(s.refs)) for index, s in sources]
+                            for kind in s.kinds}, list(s.refs), list(s.saved))
+                   for index, s in sources]
         tape._install_fused(entries, library)
     return Fusion(len(table), len(sources), tuple(reasons))

@@ -274,7 +274,7 @@ BINARY = [np.add, np.subtract, np.multiply, np.true_divide]
 def programs(draw):
     steps = []
     for _ in range(draw(st.integers(2, 10))):
-        kind = draw(st.sampled_from(["unary", "binary", "scalar", "const"]))
+        kind = draw(st.sampled_from(["unary", "binary", "scalar", "const", "barrier"]))
         if kind == "unary":
             steps.append(("unary", draw(st.integers(0, len(UNARY_SAFE) - 1)),
                           draw(st.integers(0, 20))))
@@ -299,17 +299,49 @@ def run_program(steps, x):
             values.append(op(a, b * b + 1.0) if op is np.true_divide else op(a, b))
         elif step[0] == "scalar":
             values.append(BINARY[step[1]](pick(step[2]), s))
-        else:
+        elif step[0] == "const":
             values.append(BINARY[step[1] % 3](pick(step[2]), C[1:]))
-    return np.sum(values[-1] * C[1:])
+        else:                                        # not elementwise: runs end here
+            values.append(np.cumsum(pick(step[2])) * 1e-3)
+    return values[-1] * C[1:]
 
 
 @settings(max_examples=8, deadline=None)
 @given(programs(), st.integers(0, 2 ** 32 - 1))
 def test_random_programs(steps, seed):
+    """Scalar losses (runs summed into the output, and runs before it) and
+    vector outputs (reversed from a seed on each element)."""
     x = np.random.default_rng(seed).uniform(-1.0, 1.0, N)
-    f = lambda z: run_program(steps, z)              # noqa: E731
-    fused, plain, report = fused_and_plain(f, x)
+    loss = lambda z: np.sum(run_program(steps, z))   # noqa: E731
+    fused, plain, report = fused_and_plain(loss, x)
     assert report.fused == report.runs, str(report)
     check_sweeps(fused, plain, x)
     check_sweeps(fused, plain, np.random.default_rng(seed + 1).uniform(-1.0, 1.0, N))
+    vector = lambda z: run_program(steps, z)         # noqa: E731
+    fused, plain, _ = fused_and_plain(vector, x)
+    w = np.random.default_rng(seed + 2).standard_normal(N - 1)
+    for a, b in zip(fused.vjp(x, w), plain.vjp(x, w)):
+        assert_same(a, b)
+    W = np.stack([w, w[::-1]], axis=-1)               # two directions: the interpreter
+    assert np.array_equal(fused.vjp(x, W)[1], plain.vjp(x, W)[1], equal_nan=True)
+
+
+def test_runs_between_other_ops_reverse_fused():
+    """A run before a cumsum and one after it; a vector output; the values
+    the ops before a run need back after it (reused slots)."""
+    def f(x):
+        t = np.sin(x)
+        a = np.exp(-t * t) * C + x[::-1]
+        b = np.cumsum(a) * 1e-3
+        a = np.tanh(b) * t + a * a
+        return a * np.cos(x)
+
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, report = fused_and_plain(f, x)
+    assert report.fused == report.runs == 2, str(report)
+    w = RNG.standard_normal(N)
+    for a, b in zip(fused.vjp(x, w), plain.vjp(x, w)):
+        assert_same(a, b)
+    loss = lambda z: np.sum(f(z) ** 2)                # noqa: E731
+    fused, plain, _ = fused_and_plain(loss, x)
+    check_sweeps(fused, plain, x)
