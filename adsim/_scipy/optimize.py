@@ -33,6 +33,8 @@ from .._validate import name_of
 from ..errors import UnsupportedOperation
 from .arrays import array
 from .._record.interpose import unhooked
+from .._nesting.nested import reads_recorded_values
+from .solver_calls import IMPLICIT, differentiated_solve
 
 
 def rosen(x):
@@ -174,6 +176,28 @@ def _original(function):
     return found
 
 
+def _spread_keywords(bound, signature):
+    """The bound arguments as keywords, ``**kw`` spread."""
+    arguments = {}
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        else:
+            arguments[name] = value
+    return arguments
+
+
+def _depends_on_active(arguments):
+    """Whether the solution depends on active values: arrays in ``args``
+    (least_squares' ``kwargs``), or values a function given reads from
+    outside its arguments. An active starting point or bracket alone does
+    not move the solution."""
+    if active_leaves([arguments.get("args", ()), arguments.get("kwargs")]):
+        return True
+    return any(callable(v) and not isinstance(v, (type, Active)) and reads_recorded_values(v)
+               for v in arguments.values())
+
+
 def _solver_rule(solver, strict_when):
     def rule(*args, **kwargs):
         original, signature = _original(getattr(sys.modules["scipy.optimize"], solver))
@@ -181,6 +205,10 @@ def _solver_rule(solver, strict_when):
             bound = signature.bind(*args, **kwargs)
         except (AttributeError, TypeError):       # no signature, or a call SciPy refuses
             return original(*args, **kwargs)
+        if solver in IMPLICIT:
+            arguments = _spread_keywords(bound, signature)
+            if _depends_on_active(arguments):
+                return differentiated_solve(solver, original, signature, arguments)
         watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
         for name, value in bound.arguments.items():
             kind = signature.parameters[name].kind
