@@ -13,8 +13,9 @@ a fixed point. Differentiating that identity gives::
 (adsim/primitives.py):
 
 - value: SciPy's solver on the plain parameter values (adsim/_scipy/
-  solver_calls.py), starting from the previous solution on replay; a solve
-  that does not converge raises :class:`adsim.errors.SolverNotConverged`;
+  solver_calls.py), starting on replay from the previous solution (and,
+  should that fail, from the program's own start); a solve that does not
+  converge raises :class:`adsim.errors.SolverNotConverged`;
 - tangent and adjoint: one solve with ``F_x`` (or its transpose), ``F_p``
   from a tangent or adjoint sweep of a tape of ``F`` recorded at the
   solution (:class:`Equations`) or, for a minimiser, a second-order sweep of
@@ -42,7 +43,7 @@ import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._record.recording import record
-from ..errors import BranchChanged, UndefinedDerivative
+from ..errors import BranchChanged, SolverNotConverged, UndefinedDerivative
 from ..primitives import Primitive
 
 __all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "ImplicitSolution"]
@@ -216,8 +217,9 @@ class ImplicitSolution:
         self.system = system
         self.solve = solve
         self.what = system.what
-        self._start = np.array(x_start, dtype=float).reshape(-1)
+        self._first = self._start = np.array(x_start, dtype=float).reshape(-1)
         self._lock = threading.Lock()
+        self._solved_at = None              # the parameters of the latest solve
         self._factors = (None, None)
         self.primitive = Primitive(self._value, jvp=self._jvp, vjp=self._vjp)
         self.primitive.name = f"scipy.optimize.{self.what} (its solution)"
@@ -229,9 +231,21 @@ class ImplicitSolution:
         return self.primitive(*params)
 
     def _value(self, *params):
+        values = [_plain(p) for p in params]
+        key = _key(values)
         with self._lock:
-            x = np.array(self.solve(self._start, [_plain(p) for p in params]), dtype=float)
-            self._start = x.reshape(-1)
+            if key == self._solved_at:        # the same parameters: the same solution
+                return self._start.copy()
+            try:
+                x = self.solve(self._start, values)
+            except SolverNotConverged:
+                # a minimiser started at a minimum may stop at once (a line
+                # search finding no decrease): start where the program did
+                if self._start is self._first:
+                    raise
+                x = self.solve(self._first, values)
+            self._start = np.array(x, dtype=float).reshape(-1)
+            self._solved_at = key
         return self._start.copy()
 
     def _factorised(self, x, params):
