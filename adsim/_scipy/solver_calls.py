@@ -258,11 +258,11 @@ def _as_array(out):
     return from_pieces(out)
 
 
-def _system(spec, function, x_shape, n, what):
-    """The equations F(x_flat, *args) of ``spec.kind`` for ``function``
-    (taking ``(x, *args)``)."""
-    def value_of(x, args):
-        out = function(np.reshape(x, x_shape), *args)
+def _system(spec, function, x_shape, n, what, full_args):
+    """The equations F(x_flat, *params) of ``spec.kind`` for ``function``
+    (taking ``(x, *args)``, ``args = full_args(params)``)."""
+    def value_of(x, params):
+        out = function(np.reshape(x, x_shape), *full_args(params))
         return out[0] if spec.first_of else out
 
     if spec.kind == "root":
@@ -335,7 +335,7 @@ def differentiated_solve(solver, original, signature, arguments):
         first.setdefault("shape", x.shape)
         return x.reshape(-1)
 
-    system = _system(spec, functions[0], spec.x_shape, n, solver)
+    system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
     solution = ImplicitSolution(system, solve, x0)
     x = solution([args[i] for i in positions])
     return spec.answer(first["raw"], x.reshape(first["shape"]))
