@@ -226,7 +226,9 @@ def _bounds_check(solver, bounds):
         lo = np.broadcast_to(_plain(lower), np.shape(x))
         hi = np.broadcast_to(_plain(upper), np.shape(x))
         margin = np.sqrt(np.finfo(float).eps)
-        touching = (x - lo <= margin * (1 + np.abs(lo))) | (hi - x <= margin * (1 + np.abs(hi)))
+        with np.errstate(invalid="ignore"):          # no bound: -inf or inf
+            touching = (np.isfinite(lo) & (x - lo <= margin * (1 + np.abs(lo)))) | \
+                (np.isfinite(hi) & (hi - x <= margin * (1 + np.abs(hi))))
         if np.any(touching):
             where = np.flatnonzero(np.ravel(touching))
             raise UnsupportedOperation(
