@@ -5,19 +5,25 @@ unchanged (see hooks.py; SciPy's own code converts its argument through the
 array API, which drops the derivative): rosen, rosen_der, rosen_hess,
 rosen_hess_prod, written as SciPy defines them along the first axis.
 
-The solvers (``fsolve``, ``root``, ``minimize``, ``least_squares``, ...),
-called while this thread records, run as SciPy's with the functions they are
-given watched: a function returning a value that depends on the inputs being
-differentiated (an active array) cannot be solved through, since the solver
-computes on plain floats. SciPy would report that as an error of its own
-("Result from function call is not a proper array of floats", "The
-user-provided objective function must return a scalar value", with adsim's
-error printed on stderr or chained below), so the error raised is adsim's
-:class:`~adsim.errors.UnsupportedOperation`, naming the solver and the
-function and saying what to do. Solvers SciPy writes in Python on NumPy
-operations (``newton``, ``root_scalar`` with ``newton``/``secant``/
-``halley``, ``golden``, ``fminbound``) are recorded through as they run: a
-call that succeeds is left as it is.
+The solvers, called while this thread records, are routed here. A call of
+one of the solvers of ``solver_calls.IMPLICIT`` (``fsolve``, ``root``,
+``root_scalar``, ``brentq`` and the other bracketing methods, ``newton``,
+``newton_krylov`` and the other large-scale solvers, ``fixed_point``,
+``minimize``, ``minimize_scalar``, ``least_squares``, ``leastsq``) whose
+solution depends on active values -- in ``args``, or read by its function
+from a closure, an object or a global -- is differentiated through its
+solution by the implicit function theorem (adsim/_scipy/solver_calls.py,
+adsim/_scipy/implicit.py). Every other call runs as SciPy's with the
+functions it is given watched: a function returning a value that depends on
+the inputs being differentiated (an active array) cannot be solved through,
+since the solver computes on plain floats. SciPy would report that as an
+error of its own ("Result from function call is not a proper array of
+floats", "The user-provided objective function must return a scalar value",
+with adsim's error printed on stderr or chained below), so the error raised
+is adsim's :class:`~adsim.errors.UnsupportedOperation`, naming the solver
+and the function and saying what to do. Solvers SciPy writes in Python on
+NumPy operations (``golden``, ``fminbound``) are recorded through as they
+run: a call that succeeds is left as it is.
 """
 import functools
 import inspect
@@ -34,6 +40,7 @@ from ..errors import UnsupportedOperation
 from .arrays import array
 from .._record.interpose import unhooked
 from .._nesting.nested import reads_recorded_values
+from .._record.callers import library_entry
 from .solver_calls import IMPLICIT, differentiated_solve
 
 
@@ -86,8 +93,8 @@ def _minpack(method_default=None):
 SOLVERS = {
     "fsolve": _minpack(), "leastsq": _minpack(), "curve_fit": _minpack(), "root": _minpack("hybr"),
     **{name: None for name in (
-        "minimize", "minimize_scalar", "root_scalar", "newton", "fixed_point", "least_squares", "brentq", "brenth",
-        "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_ncg",
+        "minimize", "minimize_scalar", "root_scalar", "newton", "fixed_point", "least_squares",
+        "brentq", "brenth", "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_ncg",
         "fmin_l_bfgs_b", "fmin_tnc", "fmin_cobyla", "fmin_slsqp", "basinhopping",
         "differential_evolution", "dual_annealing", "shgo", "direct", "brute", "newton_krylov",
         "anderson", "broyden1", "broyden2", "excitingmixing", "linearmixing", "diagbroyden",
@@ -198,6 +205,16 @@ def _depends_on_active(arguments):
                for v in arguments.values())
 
 
+def _inside_another_solver(solver):
+    """Whether SciPy's own code makes this call (``basinhopping`` calling
+    ``minimize``, ``curve_fit`` calling ``leastsq``): the outer solver's
+    result is not the solution of this one, so it is not differentiated
+    through it (the outer solver is refused by name instead)."""
+    entry = library_entry()
+    return entry is not None and entry.startswith("scipy.") and \
+        entry.rsplit(".", 1)[-1] != solver
+
+
 def _solver_rule(solver, strict_when):
     def rule(*args, **kwargs):
         original, signature = _original(getattr(sys.modules["scipy.optimize"], solver))
@@ -205,7 +222,7 @@ def _solver_rule(solver, strict_when):
             bound = signature.bind(*args, **kwargs)
         except (AttributeError, TypeError):       # no signature, or a call SciPy refuses
             return original(*args, **kwargs)
-        if solver in IMPLICIT:
+        if solver in IMPLICIT and not _inside_another_solver(solver):
             arguments = _spread_keywords(bound, signature)
             if _depends_on_active(arguments):
                 return differentiated_solve(solver, original, signature, arguments)

@@ -325,8 +325,9 @@ def differentiated_solve(solver, original, signature, arguments):
         with suspended():
             raw, x, converged, why = spec.run(original, this)
         if not converged:
+            why = " ".join(str(why).split())
             raise SolverNotConverged(
-                f"adsim: scipy.optimize.{solver} did not converge ({' '.join(str(why).split())}), so there is no "
+                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
                 f"solution to differentiate. Give it a better starting point, more iterations "
                 f"or a looser tolerance, or keep the parameters where the problem has a "
                 f"solution")

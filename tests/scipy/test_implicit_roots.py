@@ -140,8 +140,8 @@ def test_root_scalar_and_newton():
                               bracket=(0.0, 3.0), xtol=1e-14).root
 
     def by_newton(p):
-        return so.newton(lambda z: z ** 3 + p[0] * z - p[1], 1.5, fprime=lambda z: 3 * z ** 2 + p[0],
-                         tol=1e-14)
+        return so.newton(lambda z: z ** 3 + p[0] * z - p[1], 1.5,
+                         fprime=lambda z: 3 * z ** 2 + p[0], tol=1e-14)
     for f in (by_root_scalar, by_newton):
         check_solution_derivatives(f, P, V, moved=0.01)
 
