@@ -43,7 +43,8 @@ import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._record.recording import record
-from ..errors import BranchChanged, SolverNotConverged, UndefinedDerivative
+from ..errors import (BranchChanged, SolverNotConverged, UndefinedDerivative,
+                      UnsupportedOperation)
 from ..primitives import Primitive
 
 __all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "ImplicitSolution"]
@@ -276,6 +277,12 @@ class ImplicitSolution:
         ``F_x`` by a nested Jacobian, a dense solve, ``F_p^T lambda`` by a
         nested gradient."""
         from ..api import grad, jacobian
+        if self.system.n > DENSE_UP_TO:
+            raise UnsupportedOperation(
+                f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
+                f"through scipy.optimize.{self.what} are computed with a dense Jacobian of its "
+                f"equations, for up to {DENSE_UP_TO} unknowns; this solve has "
+                f"{self.system.n}. First derivatives (grad, jvp, vjp) work at any size")
         F = self.system.F
         J = jacobian(F, argnums=0)(out, *args)
         lam = np.linalg.solve(np.transpose(J), np.ravel(weight))

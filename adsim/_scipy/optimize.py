@@ -109,13 +109,16 @@ def solver_error(solver, function, value):
         f"adsim: cannot differentiate through scipy.optimize.{solver}: the function it calls "
         f"({name_of(function)}) returned a value that depends on the inputs being "
         f"differentiated (an active array of shape {value.shape}), and {solver} computes on "
-        f"plain floats, which would drop that dependence. Either differentiate the solution "
-        f"by the implicit function theorem: at a solution x of F(x, p) = 0 (for a minimizer, F "
-        f"is the gradient of the objective), dx/dp = -(dF/dx)^-1 dF/dp; make the solve an "
-        f"adsim.primitive(solve, jvp=..., vjp=...) that calls {solver} on plain values, with "
-        f"rules from that formula (adsim.jacobian gives dF/dx and dF/dp at the solution). Or, "
-        f"if no derivative through the solution is wanted, call {solver} on plain values "
-        f"(adsim.value(p) for an active p)")
+        f"plain floats, which would drop that dependence. adsim differentiates "
+        f"{', '.join(sorted(IMPLICIT))} through their solutions when the program calls them "
+        f"(docs/scipy.md); {solver} is not among them here. Either write the problem for one "
+        f"of those, or differentiate the solution by the implicit function theorem yourself: "
+        f"at a solution x of F(x, p) = 0 (for a minimizer, F is the gradient of the "
+        f"objective), dx/dp = -(dF/dx)^-1 dF/dp; make the solve an adsim.primitive(solve, "
+        f"jvp=..., vjp=...) that calls {solver} on plain values, with rules from that formula "
+        f"(adsim.jacobian gives dF/dx and dF/dp at the solution). Or, if no derivative through "
+        f"the solution is wanted, call {solver} on plain values (adsim.value(p) for an active "
+        f"p)")
 
 
 def _varied(value):
@@ -224,7 +227,8 @@ def _solver_rule(solver, strict_when):
             return original(*args, **kwargs)
         if solver in IMPLICIT and not _inside_another_solver(solver):
             arguments = _spread_keywords(bound, signature)
-            if _depends_on_active(arguments):
+            if _depends_on_active(arguments) or active_leaves(list(arguments.values())):
+                # (an active start or bracket alone: solved on its plain value)
                 return differentiated_solve(solver, original, signature, arguments)
         watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
         for name, value in bound.arguments.items():

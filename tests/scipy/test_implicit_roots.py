@@ -270,3 +270,27 @@ def test_more_equations_than_unknowns_is_refused_by_name():
                               method="lm").x)
     with pytest.raises(adsim.InvalidArgumentValue, match="3 numbers for 1 unknowns"):
         adsim.grad(f)(P)
+
+
+def test_an_active_start_alone_is_solved_on_its_plain_value():
+    def f(p):
+        return np.sum(so.fsolve(lambda z: z ** 3 + z - 2.0, p, xtol=1e-13) * p)
+    # the root (1, 1) does not move with the start: d/dp sum(root * p) = root
+    assert_close(adsim.grad(f)(np.array([0.5, 1.5])), [1.0, 1.0], 1e-10, 1e-12)
+
+
+def test_tapes_holding_a_solve_say_they_cannot_be_saved(tmp_path):
+    tape = adsim.record(lambda p: np.sum(so.fsolve(cubic, np.ones(2), args=(p,))), P)
+    with pytest.raises(adsim.TapeCopyError, match="scipy.optimize.fsolve"):
+        tape.save(tmp_path / "solve.adt")
+
+
+def test_second_derivatives_of_a_large_solve_are_refused_by_name():
+    n = 450
+
+    def f(p):
+        return np.sum(so.fsolve(lambda z: z ** 3 + z - p[0] * np.linspace(0, 1, n), np.zeros(n),
+                                xtol=1e-12))
+    assert np.isfinite(adsim.grad(f)(np.array([1.0]))).all()
+    with pytest.raises(adsim.UnsupportedOperation, match="for up to 400 unknowns"):
+        adsim.hvp(f, np.array([1.0]), np.array([1.0]))
