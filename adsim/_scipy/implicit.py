@@ -43,9 +43,11 @@ import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._record.recording import record
-from ..errors import (BranchChanged, SolverNotConverged, UndefinedDerivative,
-                      UnsupportedOperation)
+from ..errors import (BranchChanged, InvalidArgumentValue, SolverNotConverged,
+                      UndefinedDerivative, UnsupportedOperation)
+from ..api import grad, jacobian
 from ..primitives import Primitive
+from ..sparse.plan import SparseJacobianPlan
 
 __all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "ImplicitSolution"]
 
@@ -67,17 +69,17 @@ class _Recorded:
         self._lock = threading.Lock()
 
     def sweep(self, method, inputs, *seeds):
+        """The tape method ``method`` ("_tangent", "_adjoint", "_soadjoint")
+        at ``inputs`` with ``seeds``."""
         tape = self._tape
-        for attempt in range(2):
-            if tape is None or attempt:
-                with self._lock:
-                    tape = self._tape = record(self.function, *inputs)
+        if tape is not None:
             try:
                 return getattr(tape, method)(tape._inputs(inputs), *seeds)
             except BranchChanged:
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+                pass                     # another path of the function here: record it
+        with self._lock:
+            tape = self._tape = record(self.function, *inputs)
+        return getattr(tape, method)(tape._inputs(inputs), *seeds)
 
 
 class _Factors:
@@ -134,7 +136,6 @@ class Equations:
         """The equations as a function adsim records (also on active arrays)."""
         out = self.residual(x, *params)
         if np.size(out) != self.n:
-            from ..errors import InvalidArgumentValue
             raise InvalidArgumentValue(
                 f"adsim: the function solved by {self.what} returned {np.size(out)} numbers for "
                 f"{self.n} unknowns; the implicit function theorem needs as many equations as "
@@ -147,7 +148,6 @@ class Equations:
             seeds = [np.eye(self.n)] + [np.zeros((self.n, p.size)) for p in params]
             return self.tape.sweep("_tangent", inputs, seeds)[1].T
         if self._plan is None:
-            from ..sparse.plan import SparseJacobianPlan
             self._plan = SparseJacobianPlan(self.F, inputs, 0)
         return self._plan(*inputs)
 
@@ -174,7 +174,6 @@ class Stationarity:
     def f(self, x, *params):
         out = self.objective(x, *params)
         if np.size(out) != 1:
-            from ..errors import InvalidArgumentValue
             raise InvalidArgumentValue(
                 f"adsim: the objective minimised by {self.what} returned {np.size(out)} "
                 f"numbers; it must return one")
@@ -182,7 +181,6 @@ class Stationarity:
 
     def F(self, x, *params):
         """The gradient of the objective, as a function adsim records."""
-        from ..api import grad
         return grad(self.f)(x, *params)
 
     def _second(self, x, params):
@@ -276,7 +274,6 @@ class ImplicitSolution:
         """The adjoint rule on active arrays (second-order sweeps record it):
         ``F_x`` by a nested Jacobian, a dense solve, ``F_p^T lambda`` by a
         nested gradient."""
-        from ..api import grad, jacobian
         if self.system.n > DENSE_UP_TO:
             raise UnsupportedOperation(
                 f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
