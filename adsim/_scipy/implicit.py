@@ -24,9 +24,9 @@ a fixed point. Differentiating that identity gives::
   machinery records (``F_x`` by a nested ``adsim.jacobian``), dense.
 
 ``F_x`` is factorised once per point, densely for up to
-:data:`DENSE_UP_TO` unknowns; above that, for root finders, as a sparse
-matrix from adsim's coloring plan (adsim/sparse/plan.py) factorised by
-``splu``: a large discretised system costs a few tangent sweeps and one
+:data:`DENSE_UP_TO` unknowns; above that as a sparse matrix from adsim's
+coloring plans (adsim/sparse/plan.py: the Jacobian of the equations, the
+Hessian of an objective) factorised by ``splu``: a large discretised system costs a few tangent sweeps and one
 sparse factorisation. A singular ``F_x`` raises
 :class:`adsim.UndefinedDerivative`.
 
@@ -47,12 +47,12 @@ from ..errors import (BranchChanged, InvalidArgumentValue, SolverNotConverged,
                       UndefinedDerivative, UnsupportedOperation)
 from ..api import grad, jacobian
 from ..primitives import Primitive
-from ..sparse.plan import SparseJacobianPlan
+from ..sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
 __all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "ImplicitSolution"]
 
 DENSE_UP_TO = 400
-"""Unknowns up to which ``F_x`` is a dense matrix (above: sparse, for root finders)."""
+"""Unknowns up to which ``F_x`` is a dense matrix (above: sparse)."""
 
 
 def _plain(a):
@@ -164,12 +164,15 @@ class Stationarity:
     """A minimiser's first-order conditions ``grad_x f(x, *params) = 0`` for
     a scalar objective ``f``: ``F_x`` (its Hessian) and ``F_p`` (the mixed
     second derivatives) from one second-order sweep of ``f``'s tape with the
-    n unit directions of x (dense)."""
+    n unit directions of x (dense); above :data:`DENSE_UP_TO` unknowns, the
+    Hessian by adsim's sparse Hessian plan and ``F_p dp``, ``F_p^T w`` by
+    one second-order sweep each."""
 
     def __init__(self, objective, n, what):
         self.objective, self.n, self.what = objective, n, what
         self.tape = _Recorded(self.f)
         self._at = (None, None)
+        self._plan = None
 
     def f(self, x, *params):
         out = self.objective(x, *params)
@@ -191,14 +194,29 @@ class Stationarity:
             self._at = (key, adots)
         return self._at[1]
 
+    def _directional(self, x, params, seeds):
+        """``d/dx_i`` and ``d/dp`` of ``grad f . v`` for one direction ``v``
+        (``seeds``: one row per input)."""
+        return self.tape.sweep("_soadjoint", [x] + params, seeds, np.ones(1))[3]
+
     def jacobian(self, x, params):
-        return self._second(x, params)[0]
+        if self.n <= DENSE_UP_TO:
+            return self._second(x, params)[0]
+        if self._plan is None:
+            self._plan = SparseHessianPlan(self.f, [x] + params, 0)
+        return self._plan(x, *params)
 
     def parameter_tangent(self, x, params, dparams):
+        if self.n > DENSE_UP_TO:            # H_xp dp: the x part for v = (0, dp)
+            seeds = [np.zeros((1, self.n))] + [np.reshape(d, (1, -1)) for d in dparams]
+            return self._directional(x, params, seeds)[0][0]
         mixed = self._second(x, params)[1:]
         return sum((m @ np.ravel(d) for m, d in zip(mixed, dparams)), np.zeros(self.n))
 
     def parameter_adjoint(self, x, params, weight):
+        if self.n > DENSE_UP_TO:            # H_px w: the p parts for v = (w, 0)
+            seeds = [np.reshape(weight, (1, -1))] + [np.zeros((1, p.size)) for p in params]
+            return [a[0] for a in self._directional(x, params, seeds)[1:]]
         return [m.T @ weight for m in self._second(x, params)[1:]]
 
 

@@ -91,6 +91,29 @@ def test_ridge_regression_minimiser_as_a_function_of_the_regularisation():
                  "validation gradient")
 
 
+def test_a_large_smoothing_problem_takes_the_sparse_hessian():
+    """Whittaker smoothing of 450 samples: the minimiser of ||x - y||^2 +
+    alpha ||diff(x)||^2 is (I + alpha D^T D)^-1 y; its derivative in
+    log(alpha) comes from the sparse Hessian of the objective (more than
+    400 unknowns)."""
+    n = 450
+    t = np.linspace(0.0, 1.0, n)
+    y = np.sin(6 * t) + 0.1 * np.cos(40 * t)
+
+    def smoothed(log_alpha):
+        alpha = np.exp(log_alpha)
+
+        def objective(x):
+            return np.sum((x - y) ** 2) + alpha * np.sum(np.diff(x) ** 2)
+        return so.minimize(objective, np.zeros(n), jac=adsim.grad(objective), method="L-BFGS-B",
+                           options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 5000}).x
+    D = np.diff(np.eye(n), axis=0)
+    K = np.eye(n) + np.e * D.T @ D
+    x = np.linalg.solve(K, y)
+    want = -np.linalg.solve(K, np.e * D.T @ D @ x)
+    assert_close(adsim.jacobian(smoothed)(np.array(1.0)), want, 1e-6, 1e-8, "dx / dlog(alpha)")
+
+
 def test_minimize_with_bounds_inactive_at_the_solution():
     def f(p):
         res = so.minimize(quartic, np.zeros(2), args=(p,), method="L-BFGS-B",
