@@ -299,11 +299,11 @@ def differentiated_solve(solver, original, signature, arguments):
             for k, v in arguments.items()}
     call.pop("kwargs", None) if keywords else None
     if not positions:        # nothing the solution depends on is active
-        call.update(zip(names, functions))
+        leak = _Leak(solver)
+        call.update({name: leak.watched(f) for name, f in zip(names, functions)})
         if takes_args:
             call["args"] = args
-        with suspended():
-            return original(**call)
+        return leak.run(lambda: original(**call))
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
@@ -316,14 +316,14 @@ def differentiated_solve(solver, original, signature, arguments):
 
     def solve(x_start, values):
         full = with_params(values)
+        leak = _Leak(solver)
         this = dict(call)
-        this.update({name: _bound_to(f, full) for name, f in zip(names, functions)})
+        this.update({name: leak.watched(_bound_to(f, full)) for name, f in zip(names, functions)})
         if takes_args:
             this["args"] = ()
         if spec.start:
             this[spec.start] = np.reshape(x_start, np.shape(x0))
-        with suspended():
-            raw, x, converged, why = spec.run(original, this)
+        raw, x, converged, why = leak.run(lambda: spec.run(original, this))
         if not converged:
             why = " ".join(str(why).split())
             raise SolverNotConverged(
@@ -342,6 +342,48 @@ def differentiated_solve(solver, original, signature, arguments):
     solution = ImplicitSolution(system, solve, x0)
     x = solution([args[i] for i in positions])
     return spec.answer(first["raw"], x.reshape(first["shape"]))
+
+
+class _Leak:
+    """The functions of one plain solve, watched: a value that still
+    depends on the inputs being differentiated means the function reads an
+    active value where adsim's search for parameters does not look."""
+
+    def __init__(self, solver):
+        self.solver = solver
+        self.error = None
+
+    def watched(self, f):
+        @functools.wraps(f)
+        def watched(*xs):
+            out = f(*xs)
+            if self.error is None and (isinstance(out, Active) or active_leaves(out)):
+                self.error = UnsupportedOperation(
+                    f"adsim: the function given to scipy.optimize.{self.solver} "
+                    f"({getattr(f, '__name__', 'function')}) reads a value that depends on the "
+                    f"inputs being differentiated from a place adsim does not search for "
+                    f"parameters (it looks in args, closures, the attributes of objects and "
+                    f"module globals, to a depth of 8 and in containers of up to 256 "
+                    f"entries). Pass the value through args=, or through a closure")
+            if self.error is not None:
+                raise self.error
+            return out
+        return watched
+
+    def run(self, solve):
+        """``solve()`` on plain values; the error about a watched function,
+        rather than SciPy's own error about it or a result after SciPy's
+        code swallowed it."""
+        try:
+            with suspended():
+                result = solve()
+        except Exception as err:
+            if self.error is None or err is self.error:
+                raise
+            raise self.error from err
+        if self.error is not None:
+            raise self.error
+        return result
 
 
 def _with_keywords(f):

@@ -294,3 +294,17 @@ def test_second_derivatives_of_a_large_solve_are_refused_by_name():
     assert np.isfinite(adsim.grad(f)(np.array([1.0]))).all()
     with pytest.raises(adsim.UnsupportedOperation, match="for up to 400 unknowns"):
         adsim.hvp(f, np.array([1.0]), np.array([1.0]))
+
+
+class Rates:
+    def __init__(self, k):
+        self.k = k
+
+
+def test_a_parameter_where_adsim_does_not_search_is_refused_by_name(capfd):
+    def f(k):
+        registry = [Rates(k)] + [None] * 300          # past the search's container limit
+        return np.sum(so.fsolve(lambda z: z ** 3 + z - registry[0].k, np.ones(2)))
+    with pytest.raises(adsim.UnsupportedOperation, match="from a place adsim does not search"):
+        adsim.grad(f)(P)
+    assert capfd.readouterr().err == ""
