@@ -26,8 +26,8 @@ a fixed point. Differentiating that identity gives::
 ``F_x`` is factorised once per point, densely for up to
 :data:`DENSE_UP_TO` unknowns; above that as a sparse matrix from adsim's
 coloring plans (adsim/sparse/plan.py: the Jacobian of the equations, the
-Hessian of an objective) factorised by ``splu``: a large discretised system costs a few tangent sweeps and one
-sparse factorisation. A singular ``F_x`` raises
+Hessian of an objective) factorised by ``splu``: a large discretised
+system costs a few compressed sweeps and one sparse factorisation. A singular ``F_x`` raises
 :class:`adsim.UndefinedDerivative`.
 
 The derivative is that of the exact solution at the parameters; for the
