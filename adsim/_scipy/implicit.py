@@ -27,7 +27,10 @@ a fixed point. Differentiating that identity gives::
 :data:`DENSE_UP_TO` unknowns; above that as a sparse matrix from adsim's
 coloring plans (adsim/sparse/plan.py: the Jacobian of the equations, the
 Hessian of an objective) factorised by ``splu``: a large discretised
-system costs a few compressed sweeps and one sparse factorisation. A singular ``F_x`` raises
+system costs a few compressed sweeps and one sparse factorisation. Where
+that sparse Jacobian would take more than :data:`KRYLOV_ABOVE_COLORS`
+sweeps (a dense coupling), GMRES solves with ``F_x`` by one tangent or
+adjoint sweep per iteration instead. A singular ``F_x`` raises
 :class:`adsim.UndefinedDerivative`.
 
 The derivative is that of the exact solution at the parameters; for the
@@ -53,6 +56,11 @@ __all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "ImplicitSolution"]
 
 DENSE_UP_TO = 400
 """Unknowns up to which ``F_x`` is a dense matrix (above: sparse)."""
+
+KRYLOV_ABOVE_COLORS = 40
+"""Sweeps of a sparse Jacobian of the equations above which GMRES on sweeps replaces it."""
+
+KRYLOV_RTOL = 1e-12
 
 
 def _plain(a):
@@ -112,6 +120,35 @@ class _Factors:
         return scipy.linalg.lu_solve(self.lu, b, trans=1 if transpose else 0, check_finite=False)
 
 
+class _Krylov:
+    """``F_x`` as an operator when its sparse Jacobian would need many sweeps
+    (a dense coupling: an integral term, a mean field): GMRES with one
+    tangent sweep (``F_x v``) or adjoint sweep (``F_x^T w``) per iteration,
+    to a relative residual of :data:`KRYLOV_RTOL`."""
+
+    def __init__(self, equations, x, params):
+        n = equations.n
+        self.forward = spla.LinearOperator(
+            (n, n), matvec=lambda v: equations.unknowns_tangent(x, params, v),
+            rmatvec=lambda w: equations.unknowns_adjoint(x, params, w), dtype=float)
+        self.what = equations.what
+
+    def solve(self, b, transpose=False):
+        operator = self.forward.T if transpose else self.forward
+        if not np.any(b):
+            return np.zeros_like(b)
+        x, info = spla.gmres(operator, b, rtol=KRYLOV_RTOL, atol=0.0, restart=50,
+                             maxiter=max(20, b.size // 10))
+        if info != 0:
+            raise UndefinedDerivative(
+                f"adsim: the derivative of the solution of scipy.optimize.{self.what} needs a "
+                f"linear solve with the Jacobian of its equations, which GMRES did not finish "
+                f"(the Jacobian is nearly singular or badly conditioned there, and too dense "
+                f"for a sparse factorisation). Rescale the equations, or keep the parameters "
+                f"where the solution is well determined")
+        return x
+
+
 def _singular(what):
     return UndefinedDerivative(
         f"adsim: the solution found by {what} has no derivative with respect to the "
@@ -142,14 +179,28 @@ class Equations:
                 f"unknowns")
         return np.reshape(out, (self.n,))
 
-    def jacobian(self, x, params):
+    def factors(self, x, params):
+        """``F_x`` ready to solve with: dense or sparse LU, or GMRES on
+        sweeps when the sparse Jacobian would take more than
+        :data:`KRYLOV_ABOVE_COLORS` sweeps."""
         inputs = [x] + params
         if self.n <= DENSE_UP_TO:
             seeds = [np.eye(self.n)] + [np.zeros((self.n, p.size)) for p in params]
-            return self.tape.sweep("_tangent", inputs, seeds)[1].T
+            return _Factors(self.tape.sweep("_tangent", inputs, seeds)[1].T, self.what)
         if self._plan is None:
             self._plan = SparseJacobianPlan(self.F, inputs, 0)
-        return self._plan(*inputs)
+        if self._plan.ncolors > KRYLOV_ABOVE_COLORS:
+            return _Krylov(self, x, params)
+        return _Factors(self._plan(*inputs), self.what)
+
+    def unknowns_tangent(self, x, params, v):
+        """``F_x v``."""
+        seeds = [np.reshape(v, (1, -1))] + [np.zeros((1, p.size)) for p in params]
+        return self.tape.sweep("_tangent", [x] + params, seeds)[1][0]
+
+    def unknowns_adjoint(self, x, params, w):
+        """``F_x^T w``."""
+        return self.tape.sweep("_adjoint", [x] + params, np.reshape(w, (1, -1)))[1][0][0]
 
     def parameter_tangent(self, x, params, dparams):
         seeds = [np.zeros((1, self.n))] + [np.reshape(d, (1, -1)) for d in dparams]
@@ -199,12 +250,13 @@ class Stationarity:
         (``seeds``: one row per input)."""
         return self.tape.sweep("_soadjoint", [x] + params, seeds, np.ones(1))[3]
 
-    def jacobian(self, x, params):
+    def factors(self, x, params):
+        """``F_x``, the Hessian, factorised (dense or sparse LU)."""
         if self.n <= DENSE_UP_TO:
-            return self._second(x, params)[0]
+            return _Factors(self._second(x, params)[0], self.what)
         if self._plan is None:
             self._plan = SparseHessianPlan(self.f, [x] + params, 0)
-        return self._plan(x, *params)
+        return _Factors(self._plan(x, *params), self.what)
 
     def parameter_tangent(self, x, params, dparams):
         if self.n > DENSE_UP_TO:            # H_xp dp: the x part for v = (0, dp)
@@ -269,7 +321,7 @@ class ImplicitSolution:
         key = _key([x] + params)
         with self._lock:
             if self._factors[0] != key:
-                self._factors = (key, _Factors(self.system.jacobian(x, params), self.what))
+                self._factors = (key, self.system.factors(x, params))
             return self._factors[1]
 
     def _jvp(self, args, out, tangents):
