@@ -56,6 +56,16 @@ class UndefinedDerivative(AdsimError, ValueError):
     """
 
 
+class SolverNotConverged(UndefinedDerivative):
+    """A SciPy solver differentiated through its solution (``fsolve``,
+    ``root``, ``minimize``, ...) did not converge, so there is no solution
+    whose derivative the implicit function theorem gives.
+
+    Fix: a better starting point, more iterations or looser tolerances for
+    the solver, or parameters where the problem has a solution.
+    """
+
+
 class ActiveValueLeak(AdsimError, TypeError):
     """An active (recorded) value was turned into a plain Python number or array.
 

@@ -1469,32 +1469,16 @@ def _solver_refusal(name, call):
                    rf"through scipy\.optimize\.{name}: the function it calls")]
 
 
-def _equations(x):
-    return lambda z: z ** 2 - x ** 2 - 1.0
-
-
 def _objective(x):
     return lambda z: np.sum((z - x) ** 2)
 
 
-def _scalar_equation(x):
-    return lambda z: z ** 2 - x[0] ** 2 - 1.0
-
-
 _opt = scipy.optimize
 _BOX = [(-3.0, 3.0)] * 2
+# solvers adsim does not differentiate: adsim's error names the solver
 _SOLVER_CALLS = {
-    "fsolve": lambda x: _opt.fsolve(_equations(x), np.ones(2)),
-    "root": lambda x: _opt.root(_equations(x), np.ones(2)).x,
-    "leastsq": lambda x: _opt.leastsq(_equations(x), np.ones(2))[0],
-    "least_squares": lambda x: _opt.least_squares(_equations(x), np.ones(2)).x,
     "curve_fit": lambda x: _opt.curve_fit(lambda t, a: a * t * x[0], np.arange(3.0),
                                           np.arange(3.0))[0],
-    "minimize": lambda x: _opt.minimize(_objective(x), np.zeros(2)).x,
-    "minimize_scalar": lambda x: _opt.minimize_scalar(lambda z: (z - x[0]) ** 2).x,
-    "root_scalar": lambda x: _opt.root_scalar(_scalar_equation(x), bracket=(0.0, 5.0)).root,
-    **{name: (lambda name: lambda x: getattr(_opt, name)(_scalar_equation(x), 0.0, 5.0))(name)
-       for name in ("brentq", "brenth", "ridder", "bisect", "toms748")},
     **{name: (lambda name: lambda x: getattr(_opt, name)(_objective(x), np.zeros(2), disp=0))(
         name) for name in ("fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_slsqp")},
     "fmin_ncg": lambda x: _opt.fmin_ncg(_objective(x), np.zeros(2), lambda z: 2.0 * (z - x),
@@ -1512,13 +1496,71 @@ _SOLVER_CALLS = {
     "shgo": lambda x: _opt.shgo(_objective(x), _BOX).x,
     "direct": lambda x: _opt.direct(_objective(x), _BOX, maxfun=50).x,
     "brute": lambda x: _opt.brute(_objective(x), _BOX, Ns=3, finish=None),
-    **{name: (lambda name: lambda x: getattr(_opt, name)(_equations(x), np.ones(2)))(name)
-       for name in ("newton_krylov", "anderson", "broyden1", "broyden2", "excitingmixing",
-                    "linearmixing", "diagbroyden")},
     "approx_fprime": lambda x: _opt.approx_fprime(np.ones(2), _objective(x)),
     "check_grad": lambda x: _opt.check_grad(_objective(x), lambda z: 2.0 * (z - x),
                                             np.ones(2)),
 }
+
+
+def _contraction(x):
+    """z = 0.5 cos(z) + 0.3 x: one solution, F = z - g(z) has F_z near 1."""
+    return lambda z: z - 0.5 * np.cos(z) - 0.3 * x
+
+
+def _cubic(x):
+    """z^3 + z = x: one real root for every x."""
+    return lambda z: z ** 3 + z - x
+
+
+def _quartic(x):
+    """Minimised where z^3 + z = x."""
+    return lambda z: np.sum(0.25 * z ** 4 + 0.5 * z ** 2 - x * z)
+
+
+def _scalar_solver(name):
+    return lambda x: getattr(_opt, name)(_cubic(x), -3.0, 3.0, xtol=1e-15)
+
+
+# solvers differentiated through their solutions (implicit function theorem),
+# converged to rounding so that differences see the exact derivative
+SOLVERS = {
+    _opt.fsolve: [case(lambda x: _opt.fsolve(_cubic(x), np.zeros(2), xtol=1e-13), 2,
+                       domain=(0.5, 1.5))],
+    _opt.root: [case((lambda m: lambda x: _opt.root(_contraction(x), np.zeros(2), method=m,
+                                                   tol=1e-13).x)(m), 2, m)
+                for m in ("hybr", "lm", "krylov")],
+    _opt.leastsq: [case(lambda x: _opt.leastsq(_cubic(x), np.zeros(2), xtol=1e-14)[0], 2,
+                        domain=(0.5, 1.5))],
+    _opt.least_squares: [case(lambda x: _opt.least_squares(_cubic(x), np.zeros(2), xtol=1e-15,
+                                                           ftol=1e-15, gtol=1e-15).x, 2,
+                              domain=(0.5, 1.5))],
+    _opt.minimize: [case(lambda x: _opt.minimize(
+        _quartic(x), np.zeros(2), method="trust-ncg", jac=lambda z: z ** 3 + z - x,
+        hess=lambda z: np.diag(3 * z ** 2 + 1), options={"gtol": 1e-14}).x, 2,
+        domain=(0.5, 1.5))],
+    _opt.minimize_scalar: [case(lambda x: _opt.minimize_scalar(
+        lambda z: (z - x) ** 2 + 0.5 * np.cos(z), bounds=(-3.0, 3.0), method="bounded",
+        options={"xatol": 1e-15}).x, (), domain=(0.5, 1.5))],
+    _opt.root_scalar: [case(lambda x: _opt.root_scalar(_cubic(x), bracket=(-3.0, 3.0),
+                                                       xtol=1e-15).root, ())],
+    **{getattr(_opt, name): [case(_scalar_solver(name), ())]
+       for name in ("brentq", "brenth", "ridder", "bisect", "toms748")},
+    _opt.newton: [case(lambda x: _opt.newton(_cubic(x), 0.5, fprime=lambda z: 3 * z ** 2 + 1,
+                                             tol=1e-15), ())],
+    _opt.fixed_point: [case(lambda x: _opt.fixed_point(lambda z: 0.5 * np.cos(z) + 0.3 * x,
+                                                       np.zeros(2), xtol=1e-15), 2)],
+    **{getattr(_opt, name): [case((lambda name: lambda x: getattr(_opt, name)(
+        _contraction(x), np.zeros(2), f_tol=1e-14))(name), 2)]
+       for name in ("newton_krylov", "broyden1", "broyden2", "diagbroyden")},
+    # mixing with a positive step needs a Jacobian near -1
+    **{getattr(_opt, name): [case((lambda name: lambda x: getattr(_opt, name)(
+        lambda z: -_contraction(x)(z), np.zeros(2), f_tol=1e-14))(name), 2)]
+       for name in ("excitingmixing", "linearmixing")},
+    # (with a longer memory, anderson's own least-squares solves warn of ill-conditioning)
+    _opt.anderson: [case(lambda x: _opt.anderson(lambda z: -_contraction(x)(z), np.zeros(2),
+                                                 M=1, f_tol=1e-14), 2)],
+}
+CASES.update(SOLVERS)
 
 REFUSED = {
     np.real_if_close: [refuse(lambda x: np.real_if_close(x + 0j), 3, adsim.UnsupportedOperation,
@@ -1671,6 +1713,7 @@ NO_COMPLEX_STEP = {
                     SCIPY_COMPLEX_LOSES),
     sc.expi: "branch cut along the real axis (Im Ei(x + i0) = pi)",
     **_stats_without_complex_step(),
+    **dict.fromkeys(SOLVERS, "SciPy's solvers compute on real floats"),
 }
 
 

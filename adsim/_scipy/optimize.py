@@ -5,19 +5,25 @@ unchanged (see hooks.py; SciPy's own code converts its argument through the
 array API, which drops the derivative): rosen, rosen_der, rosen_hess,
 rosen_hess_prod, written as SciPy defines them along the first axis.
 
-The solvers (``fsolve``, ``root``, ``minimize``, ``least_squares``, ...),
-called while this thread records, run as SciPy's with the functions they are
-given watched: a function returning a value that depends on the inputs being
-differentiated (an active array) cannot be solved through, since the solver
-computes on plain floats. SciPy would report that as an error of its own
-("Result from function call is not a proper array of floats", "The
-user-provided objective function must return a scalar value", with adsim's
-error printed on stderr or chained below), so the error raised is adsim's
-:class:`~adsim.errors.UnsupportedOperation`, naming the solver and the
-function and saying what to do. Solvers SciPy writes in Python on NumPy
-operations (``newton``, ``root_scalar`` with ``newton``/``secant``/
-``halley``, ``golden``, ``fminbound``) are recorded through as they run: a
-call that succeeds is left as it is.
+The solvers, called while this thread records, are routed here. A call of
+one of the solvers of ``solver_calls.IMPLICIT`` (``fsolve``, ``root``,
+``root_scalar``, ``brentq`` and the other bracketing methods, ``newton``,
+``newton_krylov`` and the other large-scale solvers, ``fixed_point``,
+``minimize``, ``minimize_scalar``, ``least_squares``, ``leastsq``) whose
+solution depends on active values -- in ``args``, or read by its function
+from a closure, an object or a global -- is differentiated through its
+solution by the implicit function theorem (adsim/_scipy/solver_calls.py,
+adsim/_scipy/implicit.py). Every other call runs as SciPy's with the
+functions it is given watched: a function returning a value that depends on
+the inputs being differentiated (an active array) cannot be solved through,
+since the solver computes on plain floats. SciPy would report that as an
+error of its own ("Result from function call is not a proper array of
+floats", "The user-provided objective function must return a scalar value",
+with adsim's error printed on stderr or chained below), so the error raised
+is adsim's :class:`~adsim.errors.UnsupportedOperation`, naming the solver
+and the function and saying what to do. Solvers SciPy writes in Python on
+NumPy operations (``golden``, ``fminbound``) are recorded through as they
+run: a call that succeeds is left as it is.
 """
 import functools
 import inspect
@@ -33,6 +39,9 @@ from .._validate import name_of
 from ..errors import UnsupportedOperation
 from .arrays import array
 from .._record.interpose import unhooked
+from .._nesting.nested import reads_recorded_values
+from .._record.callers import library_entry
+from .solver_calls import IMPLICIT, differentiated_solve
 
 
 def rosen(x):
@@ -84,12 +93,12 @@ def _minpack(method_default=None):
 SOLVERS = {
     "fsolve": _minpack(), "leastsq": _minpack(), "curve_fit": _minpack(), "root": _minpack("hybr"),
     **{name: None for name in (
-        "minimize", "minimize_scalar", "root_scalar", "least_squares", "brentq", "brenth",
-        "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_ncg",
-        "fmin_l_bfgs_b", "fmin_tnc", "fmin_cobyla", "fmin_slsqp", "basinhopping",
-        "differential_evolution", "dual_annealing", "shgo", "direct", "brute", "newton_krylov",
-        "anderson", "broyden1", "broyden2", "excitingmixing", "linearmixing", "diagbroyden",
-        "approx_fprime", "check_grad")},
+        "minimize", "minimize_scalar", "root_scalar", "newton", "fixed_point", "least_squares",
+        "brentq", "brenth", "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg",
+        "fmin_bfgs", "fmin_ncg", "fmin_l_bfgs_b", "fmin_tnc", "fmin_cobyla", "fmin_slsqp",
+        "basinhopping", "differential_evolution", "dual_annealing", "shgo", "direct", "brute",
+        "newton_krylov", "anderson", "broyden1", "broyden2", "excitingmixing", "linearmixing",
+        "diagbroyden", "approx_fprime", "check_grad")},
 }
 
 
@@ -100,13 +109,16 @@ def solver_error(solver, function, value):
         f"adsim: cannot differentiate through scipy.optimize.{solver}: the function it calls "
         f"({name_of(function)}) returned a value that depends on the inputs being "
         f"differentiated (an active array of shape {value.shape}), and {solver} computes on "
-        f"plain floats, which would drop that dependence. Either differentiate the solution "
-        f"by the implicit function theorem: at a solution x of F(x, p) = 0 (for a minimizer, F "
-        f"is the gradient of the objective), dx/dp = -(dF/dx)^-1 dF/dp; make the solve an "
-        f"adsim.primitive(solve, jvp=..., vjp=...) that calls {solver} on plain values, with "
-        f"rules from that formula (adsim.jacobian gives dF/dx and dF/dp at the solution). Or, "
-        f"if no derivative through the solution is wanted, call {solver} on plain values "
-        f"(adsim.value(p) for an active p)")
+        f"plain floats, which would drop that dependence. adsim differentiates "
+        f"{', '.join(sorted(IMPLICIT))} through their solutions when the program calls them "
+        f"(docs/scipy.md); {solver} is not among them here. Either write the problem for one "
+        f"of those, or differentiate the solution by the implicit function theorem yourself: "
+        f"at a solution x of F(x, p) = 0 (for a minimizer, F is the gradient of the "
+        f"objective), dx/dp = -(dF/dx)^-1 dF/dp; make the solve an adsim.primitive(solve, "
+        f"jvp=..., vjp=...) that calls {solver} on plain values, with rules from that formula "
+        f"(adsim.jacobian gives dF/dx and dF/dp at the solution). Or, if no derivative through "
+        f"the solution is wanted, call {solver} on plain values (adsim.value(p) for an active "
+        f"p)")
 
 
 def _varied(value):
@@ -174,6 +186,38 @@ def _original(function):
     return found
 
 
+def _spread_keywords(bound, signature):
+    """The bound arguments as keywords, ``**kw`` spread."""
+    arguments = {}
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+        else:
+            arguments[name] = value
+    return arguments
+
+
+def _depends_on_active(arguments):
+    """Whether the solution depends on active values: arrays in ``args``
+    (least_squares' ``kwargs``), or values a function given reads from
+    outside its arguments. An active starting point or bracket alone does
+    not move the solution."""
+    if active_leaves([arguments.get("args", ()), arguments.get("kwargs")]):
+        return True
+    return any(callable(v) and not isinstance(v, (type, Active)) and reads_recorded_values(v)
+               for v in arguments.values())
+
+
+def _inside_another_solver(solver):
+    """Whether SciPy's own code makes this call (``basinhopping`` calling
+    ``minimize``, ``curve_fit`` calling ``leastsq``): the outer solver's
+    result is not the solution of this one, so it is not differentiated
+    through it (the outer solver is refused by name instead)."""
+    entry = library_entry()
+    return entry is not None and entry.startswith("scipy.") and \
+        entry.rsplit(".", 1)[-1] != solver
+
+
 def _solver_rule(solver, strict_when):
     def rule(*args, **kwargs):
         original, signature = _original(getattr(sys.modules["scipy.optimize"], solver))
@@ -181,6 +225,11 @@ def _solver_rule(solver, strict_when):
             bound = signature.bind(*args, **kwargs)
         except (AttributeError, TypeError):       # no signature, or a call SciPy refuses
             return original(*args, **kwargs)
+        if solver in IMPLICIT and not _inside_another_solver(solver):
+            arguments = _spread_keywords(bound, signature)
+            if _depends_on_active(arguments) or active_leaves(list(arguments.values())):
+                # (an active start or bracket alone: solved on its plain value)
+                return differentiated_solve(solver, original, signature, arguments)
         watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
         for name, value in bound.arguments.items():
             kind = signature.parameters[name].kind

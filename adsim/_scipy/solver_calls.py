@@ -1,0 +1,402 @@
+"""SciPy's solvers called on functions of active parameters, differentiated
+through their solutions (adsim/_scipy/implicit.py).
+
+Each solver has a :class:`Spec`: which argument holds the function whose
+root, minimum or fixed point is sought, which takes the starting point
+(replaced by the previous solution when a replay solves again), how to run
+SciPy's solver and read whether it converged, and how to put the active
+solution where the solver returns its ``x`` (the other fields of a result,
+``fun``, ``jac``, ``nfev``, ..., stay SciPy's plain values of the recorded
+call).
+
+The parameters are the active values the function reads: arrays among
+``args`` (also inside a dict, list or tuple), and those it reads from a
+closure, an object or a global (adsim/_nesting/outer_values.py, lifted to
+extra arguments as for ``solve_ivp``). SciPy's solver runs on their plain
+values with functions of ``x`` alone; the equations are recorded as
+functions of ``(x, *parameters)``.
+"""
+import copy
+import functools
+
+import numpy as np
+
+from .._active import Active
+from .._containers.container_args import lift_container_closures, spread_containers
+from .._nesting.nested import lift_closures
+from .._np.core import active_leaves
+from .._np.joins import from_pieces
+from .._record.creation import suspended
+from ..errors import SolverNotConverged, UnsupportedOperation
+from .implicit import Equations, ImplicitSolution, Stationarity
+
+__all__ = ["IMPLICIT", "differentiated_solve"]
+
+
+class Spec:
+    """How one solver call is differentiated (see the module docstring).
+
+    kind: "root" (F = f), "fixed_point" (F = x - g), "minimum" (F = grad f),
+    "least_squares" (F = grad of 0.5 ||r||^2); function: the argument
+    holding f, g or r; start: the argument taking the start, or None;
+    x_shape: the shape of x as the solver passes it to the function;
+    run(original, call) -> (raw result, x, converged, why not);
+    answer(raw, x) -> the solver's return value with the active x;
+    first_of: the function returns a tuple whose first item is the value
+    (``jac=True``); lifted: other functions taking ``(x, *args)``;
+    check(x): refuses a solution the derivative does not hold at."""
+
+    def __init__(self, kind, function, start, x_shape, run, answer, first_of=False, lifted=(),
+                 check=None):
+        self.kind, self.function, self.start, self.x_shape = kind, function, start, x_shape
+        self.run, self.answer, self.first_of, self.lifted = run, answer, first_of, lifted
+        self.check = check
+
+
+# ---- the solvers ---------------------------------------------------------------------
+
+def _flat_shape(x0):
+    return (int(np.size(x0)),)
+
+
+def _with_x(result, x):
+    """A copy of an OptimizeResult with the active solution as ``x``."""
+    out = copy.copy(result)
+    out["x"] = x
+    return out
+
+
+def _fsolve(a):
+    def run(original, call):
+        x, info, ier, message = original(**dict(call, full_output=True))
+        return (x, info, ier, message), x, ier == 1, message
+    return Spec("root", "func", "x0", _flat_shape(a["x0"]), run,
+                lambda raw, x: (x,) + raw[1:] if a.get("full_output") else x,
+                lifted=("fprime",))
+
+
+def _root(a):
+    def run(original, call):
+        res = original(**call)
+        return res, res.x, bool(res.success), res.message
+    return Spec("root", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
+                first_of=a.get("jac") is True, lifted=("jac",))
+
+
+def _root_scalar(a):
+    def run(original, call):
+        res = original(**call)
+        return res, res.root, bool(res.converged), res.flag
+
+    def answer(raw, x):
+        out = copy.copy(raw)
+        out.root = x
+        return out
+    return Spec("root", "f", "x0" if a.get("x0") is not None else None, (), run, answer,
+                first_of=a.get("fprime") is True or a.get("fprime2") is True,
+                lifted=("fprime", "fprime2"))
+
+
+def _bracketing(a):
+    def run(original, call):
+        x, r = original(**dict(call, full_output=True, disp=False))
+        return (x, r), x, bool(r.converged), r.flag
+    return Spec("root", "f", None, (), run,
+                lambda raw, x: (x, raw[1]) if a.get("full_output") else x)
+
+
+def _newton(a):
+    scalar = np.ndim(a["x0"]) == 0
+
+    def run(original, call):
+        res = original(**dict(call, full_output=True, disp=False))
+        if scalar:
+            return res, res[0], bool(res[1].converged), res[1].flag
+        return res, res.root, bool(np.all(res.converged)), "some elements did not converge"
+
+    def answer(raw, x):
+        if not a.get("full_output"):
+            return x
+        return (x, raw[1]) if scalar else raw._replace(root=x)
+    return Spec("root", "func", "x0", np.shape(a["x0"]), run, answer,
+                lifted=("fprime", "fprime2"))
+
+
+def _fixed_point(a):
+    def run(original, call):
+        try:
+            x = original(**call)
+        except RuntimeError as err:        # SciPy's "Failed to converge after ..."
+            return err, None, False, str(err)
+        return x, x, True, ""
+    return Spec("fixed_point", "func", "x0", np.shape(a["x0"]), run, lambda raw, x: x)
+
+
+def _nonlin(a):
+    from scipy.optimize import NoConvergence
+
+    def run(original, call):
+        try:
+            x = original(**call)
+        except NoConvergence as err:
+            return err, None, False, "the iteration stopped before the tolerance was met"
+        return x, x, True, ""
+    return Spec("root", "F", "xin", np.shape(a["xin"]), run, lambda raw, x: x)
+
+
+def _minimize(a):
+    if a.get("constraints"):
+        raise UnsupportedOperation(
+            "adsim: scipy.optimize.minimize with constraints= is not differentiated: where a "
+            "constraint is active the solution moves with the parameters through the "
+            "constraint (the KKT conditions), not through the gradient of the objective, which "
+            "is what adsim differentiates. Differentiate an unconstrained (or bound-constrained, "
+            "with bounds inactive at the solution) formulation, e.g. with a penalty or a change "
+            "of variables")
+
+    def run(original, call):
+        res = original(**call)
+        return res, res.x, bool(res.success), res.message
+    return Spec("minimum", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
+                first_of=a.get("jac") is True, lifted=("jac", "hess", "hessp"),
+                check=_bounds_check("minimize", a.get("bounds")))
+
+
+def _minimize_scalar(a):
+    def run(original, call):
+        res = original(**call)
+        return res, res.x, bool(res.success), res.message
+    return Spec("minimum", "fun", None, (), run, _with_x,
+                check=_bounds_check("minimize_scalar", a.get("bounds")))
+
+
+def _least_squares(a):
+    if a.get("loss", "linear") != "linear":
+        raise UnsupportedOperation(
+            f"adsim: scipy.optimize.least_squares with loss={a['loss']!r} is not "
+            f"differentiated; loss='linear' is (the minimiser of 0.5 ||r||^2). Write the robust "
+            f"loss into an objective and use scipy.optimize.minimize")
+
+    def run(original, call):
+        res = original(**call)
+        return res, res.x, bool(res.success), res.message
+    return Spec("least_squares", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
+                lifted=("jac",), check=_bounds_check("least_squares", a.get("bounds")))
+
+
+def _leastsq(a):
+    def run(original, call):
+        raw = original(**dict(call, full_output=True))
+        return raw, raw[0], raw[4] in (1, 2, 3, 4), raw[3]
+    return Spec("least_squares", "func", "x0", _flat_shape(a["x0"]), run,
+                lambda raw, x: (x,) + raw[1:] if a.get("full_output") else (x, raw[4]),
+                lifted=("Dfun",))
+
+
+IMPLICIT = {
+    "fsolve": _fsolve, "root": _root, "root_scalar": _root_scalar, "newton": _newton,
+    **{name: _bracketing for name in ("brentq", "brenth", "ridder", "bisect", "toms748")},
+    "fixed_point": _fixed_point,
+    **{name: _nonlin for name in ("newton_krylov", "anderson", "broyden1", "broyden2",
+                                  "excitingmixing", "linearmixing", "diagbroyden")},
+    "minimize": _minimize, "minimize_scalar": _minimize_scalar,
+    "least_squares": _least_squares, "leastsq": _leastsq,
+}
+"""Solvers differentiated through their solutions: name -> Spec of a call's arguments."""
+
+
+# ---- bounds ------------------------------------------------------------------------
+
+def _bounds_check(solver, bounds):
+    """A check refusing a solution on one of ``bounds`` (there the first
+    order conditions are not ``grad f = 0``); None without bounds."""
+    if bounds is None:
+        return None
+    from scipy.optimize import Bounds
+    if isinstance(bounds, Bounds):
+        lower, upper = bounds.lb, bounds.ub
+    elif solver == "least_squares" or (len(bounds) == 2 and solver == "minimize_scalar"):
+        lower, upper = bounds
+    else:
+        pairs = list(bounds)
+        lower = [-np.inf if lo is None else lo for lo, _ in pairs]
+        upper = [np.inf if hi is None else hi for _, hi in pairs]
+
+    def check(x):
+        lo = np.broadcast_to(_plain(lower), np.shape(x))
+        hi = np.broadcast_to(_plain(upper), np.shape(x))
+        margin = np.sqrt(np.finfo(float).eps)
+        with np.errstate(invalid="ignore"):          # no bound: -inf or inf
+            touching = (np.isfinite(lo) & (x - lo <= margin * (1 + np.abs(lo)))) | \
+                (np.isfinite(hi) & (hi - x <= margin * (1 + np.abs(hi))))
+        if np.any(touching):
+            where = np.flatnonzero(np.ravel(touching))
+            raise UnsupportedOperation(
+                f"adsim: the solution of scipy.optimize.{solver} lies on its bounds (at "
+                f"{'position' if where.size == 1 else 'positions'} "
+                f"{', '.join(map(str, where[:5]))}), where it is held by the bound rather than "
+                f"by a zero gradient of the objective; its derivative through the active bound "
+                f"is not computed. Widen the bounds so that none is active at the solution, or "
+                f"fix the bounded unknowns and differentiate the remaining problem")
+    return check
+
+
+# ---- the call ----------------------------------------------------------------------
+
+def _plain(v):
+    """The plain value of an active array (or a list or tuple of them)."""
+    if isinstance(v, Active):
+        return np.array(v.tape.slot_value(v.slot)).reshape(v.shape)
+    if type(v) in (list, tuple) and active_leaves(v):
+        return type(v)(_plain(item) for item in v)
+    return v
+
+
+def _as_array(out):
+    """A function's value as an array (a list such as ``[x[0] - p, ...]``
+    stacked)."""
+    if isinstance(out, Active) or not active_leaves(out):
+        return out if isinstance(out, Active) else np.asarray(out, dtype=float)
+    return from_pieces(out)
+
+
+def _system(spec, function, x_shape, n, what, full_args):
+    """The equations F(x_flat, *params) of ``spec.kind`` for ``function``
+    (taking ``(x, *args)``, ``args = full_args(params)``)."""
+    def value_of(x, params):
+        out = function(np.reshape(x, x_shape), *full_args(params))
+        return out[0] if spec.first_of else out
+
+    if spec.kind == "root":
+        return Equations(lambda x, *args: _as_array(value_of(x, args)), n, what)
+    if spec.kind == "fixed_point":
+        return Equations(lambda x, *args: x - np.reshape(_as_array(value_of(x, args)), (-1,)),
+                         n, what)
+    if spec.kind == "minimum":
+        return Stationarity(lambda x, *args: _as_array(value_of(x, args)), n, what)
+    return Stationarity(lambda x, *args: 0.5 * np.sum(_as_array(value_of(x, args)) ** 2), n,
+                        what)
+
+
+def differentiated_solve(solver, original, signature, arguments):
+    """``original`` (SciPy's solver) called with ``arguments`` (its bound
+    arguments, ``**kw`` spread), its solution active: the return value."""
+    spec = IMPLICIT[solver](arguments)
+    names = [spec.function] + [n for n in spec.lifted if callable(arguments.get(n))]
+    takes_args = "args" in signature.parameters
+    args = arguments.get("args", ()) if takes_args else ()
+    args = args if isinstance(args, tuple) else (args,)
+    functions = [arguments[n] for n in names]
+    keywords = arguments.get("kwargs") if solver == "least_squares" else None
+    if keywords:             # least_squares' kwargs=: one more (container) argument
+        functions = [_with_keywords(f) for f in functions]
+        args = args + (dict(keywords),)
+    functions, args = spread_containers(functions, args)
+    functions, args = lift_container_closures(functions, args)
+    functions, args = lift_closures(functions, args)
+    positions = [i for i, v in enumerate(args) if isinstance(v, Active)]
+    call = {k: v if k in names or k == "args" or callable(v) else _plain(v)
+            for k, v in arguments.items()}
+    call.pop("kwargs", None) if keywords else None
+    if not positions:        # nothing the solution depends on is active
+        leak = _Leak(solver)
+        call.update({name: leak.watched(f) for name, f in zip(names, functions)})
+        if takes_args:
+            call["args"] = args
+        return leak.run(lambda: original(**call))
+    x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
+    n = int(np.prod(spec.x_shape))
+    first = {}
+
+    def with_params(values):
+        full = list(args)
+        for i, v in zip(positions, values):
+            full[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
+        return tuple(full)
+
+    def solve(x_start, values):
+        full = with_params(values)
+        leak = _Leak(solver)
+        this = dict(call)
+        this.update({name: leak.watched(_bound_to(f, full)) for name, f in zip(names, functions)})
+        if takes_args:
+            this["args"] = ()
+        if spec.start:
+            this[spec.start] = np.reshape(x_start, np.shape(x0))
+        raw, x, converged, why = leak.run(lambda: spec.run(original, this))
+        if not converged:
+            why = " ".join(str(why).split())
+            raise SolverNotConverged(
+                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
+                f"solution to differentiate. Give it a better starting point, more iterations "
+                f"or a looser tolerance, or keep the parameters where the problem has a "
+                f"solution")
+        x = np.asarray(x, dtype=float)
+        if spec.check is not None:
+            spec.check(x)
+        first.setdefault("raw", raw)
+        first.setdefault("shape", x.shape)
+        return x.reshape(-1)
+
+    system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
+    solution = ImplicitSolution(system, solve, x0)
+    x = solution([args[i] for i in positions])
+    return spec.answer(first["raw"], x.reshape(first["shape"]))
+
+
+class _Leak:
+    """The functions of one plain solve, watched: a value that still
+    depends on the inputs being differentiated means the function reads an
+    active value where adsim's search for parameters does not look."""
+
+    def __init__(self, solver):
+        self.solver = solver
+        self.error = None
+
+    def watched(self, f):
+        @functools.wraps(f)
+        def watched(*xs):
+            out = f(*xs)
+            if self.error is None and (isinstance(out, Active) or active_leaves(out)):
+                self.error = UnsupportedOperation(
+                    f"adsim: the function given to scipy.optimize.{self.solver} "
+                    f"({getattr(f, '__name__', 'function')}) reads a value that depends on the "
+                    f"inputs being differentiated from a place adsim does not search for "
+                    f"parameters (it looks in args, closures, the attributes of objects and "
+                    f"module globals, to a depth of 8 and in containers of up to 256 "
+                    f"entries). Pass the value through args=, or through a closure")
+            if self.error is not None:
+                raise self.error
+            return out
+        return watched
+
+    def run(self, solve):
+        """``solve()`` on plain values; the error about a watched function,
+        rather than SciPy's own error about it or a result after SciPy's
+        code swallowed it."""
+        try:
+            with suspended():
+                result = solve()
+        except Exception as err:
+            if self.error is None or err is self.error:
+                raise
+            raise self.error from err
+        if self.error is not None:
+            raise self.error
+        return result
+
+
+def _with_keywords(f):
+    @functools.wraps(f)
+    def with_keywords(x, *args):
+        return f(x, *args[:-1], **args[-1])
+    return with_keywords
+
+
+def _bound_to(f, args):
+    """``f`` with its extra arguments bound: SciPy calls it with ``x`` (and,
+    for ``hessp``, the vector) alone."""
+    @functools.wraps(f)
+    def bound(*xs):
+        return f(*xs, *args)
+    return bound

@@ -1,0 +1,209 @@
+"""Minimisers of scipy.optimize differentiated through their solutions:
+the minimiser x*(p) through the first-order conditions grad_x f(x*, p) = 0
+(minimize, minimize_scalar), J^T r = 0 (least_squares, leastsq); bounds
+inactive at the solution; refusals where the derivative would be wrong."""
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+import adsim
+from adsim.errors import SolverNotConverged, UndefinedDerivative, UnsupportedOperation
+from fdcheck import assert_close
+from implicit_checks import check_solution_derivatives
+
+P = np.array([1.0, 2.0])
+V = np.array([0.3, -0.7])
+
+
+def quartic(z, p):
+    return np.sum((z - p) ** 4) + p[0] * np.sum(z ** 2) + z[0] * z[1]
+
+
+@pytest.mark.parametrize("method, options", [
+    ("BFGS", {"gtol": 1e-7}), ("L-BFGS-B", {"gtol": 1e-12, "ftol": 1e-15}),
+    ("Newton-CG", {"xtol": 1e-12}), ("trust-exact", {"gtol": 1e-12}),
+    ("Nelder-Mead", {"xatol": 1e-12, "fatol": 1e-15, "maxiter": 4000})])
+def test_minimize_methods_agree_with_differences(method, options):
+    needs = {"BFGS": dict(jac=adsim.grad(quartic)), "Newton-CG": dict(jac=adsim.grad(quartic)),
+             "trust-exact": dict(jac=adsim.grad(quartic), hess=adsim.hessian(quartic))}
+
+    def f(p):
+        res = so.minimize(quartic, np.zeros(2), args=(p,), method=method, options=options,
+                          **needs.get(method, {}))
+        return np.sum(res.x ** 2)
+    # a minimiser is found to about the square root of the objective's precision:
+    # differences of it are that accurate
+    check_solution_derivatives(f, P, V, rtol=1e-3 if method == "Nelder-Mead" else 1e-4,
+                               atol=1e-7, value_rtol=1e-6,
+                               second_order=method in ("Newton-CG", "trust-exact"))
+
+
+def test_minimize_and_fsolve_on_the_gradient_give_the_same_derivative():
+    """The derivative is that of the exact minimiser: fsolve on the gradient,
+    which converges to rounding, gives the same (to the minimiser's accuracy)."""
+    grad_quartic = adsim.grad(quartic)
+
+    def by_minimize(p):
+        return so.minimize(quartic, np.zeros(2), args=(p,), jac=grad_quartic, method="BFGS",
+                           options={"gtol": 1e-9}).x
+
+    def by_fsolve(p):
+        return so.fsolve(grad_quartic, np.zeros(2), args=(p,), xtol=1e-14)
+    assert_close(adsim.jacobian(by_minimize)(P), adsim.jacobian(by_fsolve)(P), 1e-7, 1e-9,
+                 "Jacobian of the minimiser")
+
+
+def test_minimize_with_the_gradient_returned_with_the_objective():
+    def fun(z, p):
+        return quartic(z, p), adsim.grad(quartic)(z, p)
+
+    def f(p):
+        res = so.minimize(fun, np.zeros(2), args=(p,), jac=True, method="BFGS",
+                          options={"gtol": 1e-10})
+        return res.x[0] - res.x[1]
+    check_solution_derivatives(f, P, V, rtol=1e-4, value_rtol=1e-6)
+
+
+def test_ridge_regression_minimiser_as_a_function_of_the_regularisation():
+    """The minimiser of ||A w - b||^2 + alpha ||w||^2 found by minimize is
+    (A^T A + alpha I)^-1 A^T b: its derivative in alpha is known exactly."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((20, 4))
+    b = rng.standard_normal(20)
+
+    def fitted(log_alpha):
+        alpha = np.exp(log_alpha)
+        def objective(w):
+            return np.sum((A @ w - b) ** 2) + alpha * np.sum(w ** 2)
+        res = so.minimize(objective, np.zeros(4), jac=adsim.grad(objective), method="BFGS",
+                          options={"gtol": 1e-11})
+        return res.x
+
+    def validation_error(log_alpha):
+        return np.sum((fitted(log_alpha) - 0.1) ** 2)
+    log_alpha = np.array(0.5)
+    alpha = np.exp(0.5)
+    K = A.T @ A + alpha * np.eye(4)
+    w = np.linalg.solve(K, A.T @ b)
+    dw = -np.linalg.solve(K, w) * alpha                 # d w / d log(alpha)
+    assert_close(adsim.jacobian(fitted)(log_alpha), dw, 1e-6, 1e-8, "dw/dlog(alpha)")
+    assert_close(adsim.grad(validation_error)(log_alpha), 2 * (w - 0.1) @ dw, 1e-6, 1e-8,
+                 "validation gradient")
+
+
+def test_a_large_smoothing_problem_takes_the_sparse_hessian():
+    """Whittaker smoothing of 450 samples: the minimiser of ||x - y||^2 +
+    alpha ||diff(x)||^2 is (I + alpha D^T D)^-1 y; its derivative in
+    log(alpha) comes from the sparse Hessian of the objective (more than
+    400 unknowns)."""
+    n = 450
+    t = np.linspace(0.0, 1.0, n)
+    y = np.sin(6 * t) + 0.1 * np.cos(40 * t)
+
+    def smoothed(log_alpha):
+        alpha = np.exp(log_alpha)
+
+        def objective(x):
+            return np.sum((x - y) ** 2) + alpha * np.sum(np.diff(x) ** 2)
+        return so.minimize(objective, np.zeros(n), jac=adsim.grad(objective), method="L-BFGS-B",
+                           options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 5000}).x
+    D = np.diff(np.eye(n), axis=0)
+    K = np.eye(n) + np.e * D.T @ D
+    x = np.linalg.solve(K, y)
+    want = -np.linalg.solve(K, np.e * D.T @ D @ x)
+    assert_close(adsim.jacobian(smoothed)(np.array(1.0)), want, 1e-6, 1e-8, "dx / dlog(alpha)")
+
+
+def test_minimize_with_bounds_inactive_at_the_solution():
+    def f(p):
+        res = so.minimize(quartic, np.zeros(2), args=(p,), method="L-BFGS-B",
+                          bounds=[(-5.0, 5.0), (None, 3.0)],
+                          options={"gtol": 1e-12, "ftol": 1e-15})
+        return np.sum(res.x ** 2)
+    check_solution_derivatives(f, P, V, rtol=1e-4, value_rtol=1e-6, second_order=False)
+
+
+def test_minimize_scalar():
+    def f(p):
+        # d/dz: 2 (z - a) + 4 b z^3 = 0; at (1, 2), z = 1/2
+        return so.minimize_scalar(lambda z: (z - p[0]) ** 2 + p[1] * z ** 4).x
+    # dz/da = 2 / (2 + 12 b z^2) = 1/4, dz/db = -4 z^3 / (2 + 12 b z^2) = -1/16
+    # Brent's method finds z to about 1e-8 (its default tol): so is the derivative
+    assert_close(adsim.grad(f)(P), [0.25, -0.0625], 1e-7, 1e-9, "minimize_scalar")
+
+    def bounded(p):
+        return so.minimize_scalar(lambda z: (z - p[0]) ** 2 + p[1] * z ** 4, bounds=(-3, 3),
+                                  method="bounded", options={"xatol": 1e-12}).x
+    assert_close(adsim.grad(bounded)(P), [0.25, -0.0625], 1e-7, 1e-9, "bounded")
+
+
+def test_least_squares_curve_fit_as_a_function_of_the_data():
+    """Fitted decay rate of y = c exp(-k t) as a function of the measured
+    values: least_squares with the data in args, and leastsq."""
+    t = np.linspace(0.0, 2.0, 8)
+
+    def residuals(theta, y):
+        return theta[0] * np.exp(-theta[1] * t) - y
+
+    def by_least_squares(y):
+        res = so.least_squares(residuals, np.array([1.0, 1.0]), args=(y,), xtol=1e-15,
+                               ftol=1e-15, gtol=1e-15)
+        return res.x[1]
+
+    def by_leastsq(y):
+        theta, ier = so.leastsq(residuals, np.array([1.0, 1.0]), args=(y,), xtol=1e-14,
+                                ftol=1e-14)
+        return theta[1]
+    y = 2.0 * np.exp(-0.7 * t) + 0.01 * np.sin(7 * t)
+    v = np.cos(np.arange(8.0))
+    for f in (by_least_squares, by_leastsq):
+        check_solution_derivatives(f, y, v, rtol=1e-4, moved=0.01, value_rtol=1e-7)
+
+
+def test_least_squares_keyword_arguments_and_bounds():
+    def f(p):
+        res = so.least_squares(lambda z, scale: scale * (z - p) + 0.1 * z ** 3, np.zeros(2),
+                               kwargs={"scale": p[0]}, bounds=([-4, -4], [4, 4]),
+                               xtol=1e-15, ftol=1e-15, gtol=1e-15)
+        return np.sum(res.x ** 2)
+    check_solution_derivatives(f, P, V, rtol=1e-5, value_rtol=1e-7, second_order=False)
+
+
+# ---- refusals ------------------------------------------------------------------
+
+def test_an_active_bound_is_refused():
+    def f(p):
+        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2),
+                                  bounds=[(0.0, 1.5)] * 2).x)
+    with pytest.raises(UnsupportedOperation, match="lies on its bounds \\(at position 1\\)"):
+        adsim.grad(f)(P)
+
+
+def test_constraints_are_refused():
+    def f(p):
+        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2),
+                                  constraints=[{"type": "ineq", "fun": lambda z: 1 - z[0]}]).x)
+    with pytest.raises(UnsupportedOperation, match="constraints= is not differentiated"):
+        adsim.grad(f)(P)
+
+
+def test_a_robust_loss_is_refused():
+    def f(p):
+        return np.sum(so.least_squares(lambda z: z - p, np.zeros(2), loss="soft_l1").x)
+    with pytest.raises(UnsupportedOperation, match="loss='soft_l1'"):
+        adsim.grad(f)(P)
+
+
+def test_a_flat_direction_of_the_objective_is_refused():
+    def f(p):
+        return np.sum(so.minimize(lambda z: p[1] * (z[0] + z[1] - p[0]) ** 2, np.zeros(2)).x)
+    with pytest.raises(UndefinedDerivative, match="singular"):
+        adsim.grad(f)(P)
+
+
+def test_an_unsuccessful_minimisation_is_refused():
+    def f(p):
+        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 4), np.zeros(2), method="BFGS",
+                                  options={"maxiter": 2}).x)
+    with pytest.raises(SolverNotConverged, match="minimize did not converge"):
+        adsim.grad(f)(P)
