@@ -11,7 +11,8 @@ For each: the NumPy f; a copy of x (the memory bandwidth the machine gives
 one core: the physical limit of a sweep that reads x and writes a gradient);
 adsim's ``tape.forward``, ``tape.gradient`` and ``tape.hvp``, interpreted and
 after ``tape.fuse()`` (runs of elementwise ops compiled into one loop; the
-fused results are checked against the interpreter's); and, when installed,
+fused results are checked against the interpreter's; ratios take the faster
+of the two); and, when installed,
 JAX ``jit`` of f, ``grad`` and a forward-over-reverse hvp. The gradient's
 achieved bandwidth counts the 16 n bytes it must move (read x, write the
 gradient).
@@ -85,9 +86,13 @@ def one_case(name, f, n, s):
         g, g_fused = plain.gradient(x), fused.gradient(x)
         error = np.max(np.abs(g - g_fused)) / np.max(np.abs(g))
         assert error <= 1e-11, f"fused gradient of {name} differs by {error:.2e}"
+        h, h_fused = plain.hvp(x, v), fused.hvp(x, v)
+        error_hvp = np.max(np.abs(h - h_fused)) / np.max(np.abs(h))
+        assert error_hvp <= 1e-11, f"fused hvp of {name} differs by {error_hvp:.2e}"
         row |= {"fused_forward": T.measure(lambda: fused.forward(x), s),
                 "fused_gradient": T.measure(lambda: fused.gradient(x), s),
-                "fused_difference": float(error)}
+                "fused_hvp": T.measure(lambda: fused.hvp(x, v), s),
+                "fused_difference": float(max(error, error_hvp))}
     row["jax"] = _jax_methods(f, x, s) if s.peers else {"skipped": "--no-peers"}
     return row
 
@@ -114,19 +119,22 @@ def markdown(res, s, machine):
     for r in res["rows"]:
         jax = r["jax"]
         has_jax = "skipped" not in jax
-        fused_f, fused_g = r.get("fused_forward"), r.get("fused_gradient")
+        fused_f, fused_g, fused_h = r.get("fused_forward"), r.get("fused_gradient"), \
+            r.get("fused_hvp")
         best_g = min(r["gradient"].median, fused_g.median if fused_g else np.inf)
+        best_h = min(r["hvp"].median, fused_h.median if fused_h else np.inf)
         best_f = min(r["forward"].median, fused_f.median if fused_f else np.inf)
         bandwidth = f"{16 * r['n'] / best_g / 1e9:.3g} / {16 * r['n'] / r['copy'].median / 1e9:.3g}"
         rows.append((r["problem"], f"{r['n']:,}", _ms(r["numpy_f"]), _ms(r["forward"]),
                      _ms(fused_f), T.fmt_ratio(best_f / r["numpy_f"].median),
-                     _ms(r["gradient"]), _ms(fused_g), _ms(r["hvp"]),
+                     _ms(r["gradient"]), _ms(fused_g), _ms(r["hvp"]), _ms(fused_h),
                      _ms(jax.get("f")), _ms(jax.get("gradient")), _ms(jax.get("hvp")),
                      T.fmt_ratio(best_g / jax["gradient"].median) if has_jax else "–",
-                     T.fmt_ratio(r["hvp"].median / jax["hvp"].median) if has_jax else "–",
+                     T.fmt_ratio(best_h / jax["hvp"].median) if has_jax else "–",
                      bandwidth))
     lines.append(T.table(["problem", "n", "NumPy f", "forward", "fused forward", "forward / f",
-                          "gradient", "fused gradient", "hvp", "JAX f", "JAX grad", "JAX hvp",
+                          "gradient", "fused gradient", "hvp", "fused hvp", "JAX f", "JAX grad",
+                          "JAX hvp",
                           "gradient / JAX", "hvp / JAX", "GB/s gradient / copy"], rows))
     skipped = {r["jax"]["skipped"] for r in res["rows"] if "skipped" in r["jax"]}
     if skipped:
