@@ -404,23 +404,31 @@ cdef inline int64_t run_work(Sweep* s, int32_t r) noexcept nogil:
     return <int64_t>run[RUN_SIZE] * (run[RUN_END] - run[RUN_FIRST]) * s.width
 
 
-cdef inline bint fused_reversal(Sweep* s, int32_t r) noexcept nogil:
-    """Whether run r is reversed by its fused kernel in this sweep (one
-    adjoint direction, no tangents): then its keeping forward saves what that
-    kernel reads instead of what the interpreter's reverse rules read."""
-    return s.fused != NULL and s.fused[r].reverse != NULL and s.adj != NULL and s.q == 1 \
-        and s.tan == NULL and s.adot == NULL
+cdef inline fused_kernel fused_reversal(Sweep* s, int32_t r, bint second_order) noexcept nogil:
+    """The kernel that reverses run r in this sweep, or NULL: one adjoint
+    direction (first order), or one adjoint and one tangent direction
+    (second order). With one, the run's keeping forward saves what that
+    kernel reads instead of what the interpreter's reverse rules read; the
+    forward (with tangents exactly when second order) and the reverse of a
+    sweep see the same layout, so they choose alike."""
+    if s.fused == NULL or s.adj == NULL or s.q != 1:
+        return NULL
+    if not second_order and s.tan == NULL and s.adot == NULL:
+        return s.fused[r].reverse
+    if second_order and s.tan != NULL and s.adot != NULL and s.p == 1:
+        return s.fused[r].reverse2
+    return NULL
 
 
 cdef bint fused_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1 nogil:
     """Run r's values (and one direction of tangents) by its fused kernel;
     False when it has none for this sweep. A keeping forward first pushes
-    the slots the fused reverse reads (FusedRun.saved)."""
+    the slots (and tangents) the fused reverse reads (FusedRun.saved)."""
     cdef fused_kernel kernel
     cdef const FusedRun* f
     cdef int i
-    if s.fused == NULL or (tangents and s.p != 1) or (keep and (tangents or
-                                                                not fused_reversal(s, r))):
+    if s.fused == NULL or (tangents and s.p != 1) or \
+            (keep and fused_reversal(s, r, tangents) == NULL):
         return False
     f = &s.fused[r]
     kernel = f.tangents if tangents else f.values
@@ -429,24 +437,30 @@ cdef bint fused_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1
     if keep:
         for i in range(f.n_saved):
             stack_push(s.stack, vptr(s, f.saved[i]), ref_size(s, f.saved[i]))
+            if tangents:
+                stack_push(s.stack, tptr(s, f.saved[i]), ref_size(s, f.saved[i]))
     call_fused(s, f, kernel, NULL, NULL)
     check_signals(s, run_work(s, r))
     return True
 
 
-cdef bint fused_run_reverse(Sweep* s, int32_t r) except -1 nogil:
-    """The adjoints of run r by its fused kernel (after fused_forward kept
-    it): the saved slots come back from the stack, which restores the
-    values every reverse rule before the run reads, and the kernel sweeps
-    the run forward and back from them. False when the run is not fused so."""
+cdef bint fused_run_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
+    """The adjoints (and their tangents) of run r by its fused kernel, after
+    fused_forward kept it: the saved slots come back from the stack, which
+    restores the values every reverse rule before the run reads, and the
+    kernel sweeps the run forward and back from them. False when the run is
+    not fused so."""
     cdef const FusedRun* f
+    cdef fused_kernel kernel = fused_reversal(s, r, second_order)
     cdef int i
-    if not fused_reversal(s, r):
+    if kernel == NULL:
         return False
     f = &s.fused[r]
     for i in range(f.n_saved - 1, -1, -1):
+        if second_order:
+            stack_pop(s.stack, tptr(s, f.saved[i]), ref_size(s, f.saved[i]))
         stack_pop(s.stack, vptr(s, f.saved[i]), ref_size(s, f.saved[i]))
-    call_fused(s, f, f.reverse, NULL, NULL)
+    call_fused(s, f, kernel, NULL, NULL)
     check_signals(s, 2 * run_work(s, r))
     return True
 

@@ -130,6 +130,7 @@ ctypedef struct FusedRun:  # the fused kernels of one run (one direction each), 
     fused_kernel values     # the last value of every slot the run writes
     fused_kernel tangents   # ... with their tangents
     fused_kernel reverse    # the run's adjoints (one direction), after a keeping forward
+    fused_kernel reverse2   # ... with their tangents (one direction: second order)
     fused_kernel gradient   # the run and the sum after it into the output, forward and reverse
     fused_kernel second_order   # ... with tangents and adjoint tangents
     int32_t* refs           # the slots and constants the kernels read and write, in order

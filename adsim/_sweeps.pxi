@@ -296,7 +296,7 @@ cdef inline int sweep_reverse(Sweep* s, int64_t n_ops, bint second_order) except
     while k >= 0:
         r = run_at(s, k)
         if r >= 0:
-            if second_order or not fused_run_reverse(s, r):
+            if not fused_run_reverse(s, r, second_order):
                 run_reverse(s, r, second_order)
             k = s.runs[r * RUN_FIELDS + RUN_FIRST] - 1
             continue

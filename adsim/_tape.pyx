@@ -794,7 +794,7 @@ cdef class Tape:
     def _install_fused(self, entries, keep):
         """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
         (run index, {kind: address} for kinds among values, tangents,
-        reverse, gradient, second_order, int32 array of the refs they read,
+        reverse, reverse2, gradient, second_order, int32 array of the refs they read,
         int32 array of the slots a keeping forward saves for the reverse kernel);
         ``keep`` holds what the addresses live in. Once per tape: replays
         may be reading the table, so it is never replaced."""
@@ -820,6 +820,7 @@ cdef class Tape:
             table[run].values = <fused_kernel><intptr_t>kernels.get("values", 0)
             table[run].tangents = <fused_kernel><intptr_t>kernels.get("tangents", 0)
             table[run].reverse = <fused_kernel><intptr_t>kernels.get("reverse", 0)
+            table[run].reverse2 = <fused_kernel><intptr_t>kernels.get("reverse2", 0)
             table[run].gradient = <fused_kernel><intptr_t>kernels.get("gradient", 0)
             table[run].second_order = <fused_kernel><intptr_t>kernels.get("second_order", 0)
             table[run].refs = <int32_t*>cnp.PyArray_DATA(refs)

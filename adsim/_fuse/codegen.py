@@ -43,7 +43,7 @@ from .._decoder import decode_op
 from .._opcodes import OpFlag
 
 BLOCK = 256
-KINDS = ("values", "tangents", "reverse", "gradient", "second_order")
+KINDS = ("values", "tangents", "reverse", "reverse2", "gradient", "second_order")
 _PASSIVE = int(OpFlag.FLAG_PASSIVE)
 _PUSH = int(OpFlag.FLAG_PUSH)
 
@@ -278,7 +278,7 @@ def run_source(tape, run_row, codes, flags, name):
     # when the kernels run; this only says whether to make them)
     summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
         tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
-    kinds = KINDS if summed else KINDS[:3]
+    kinds = KINDS if summed else KINDS[:4]
     text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1)
                      for kind in kinds)
     # what the reverse kernel needs back from the value stack: every slot the
@@ -293,8 +293,9 @@ def run_source(tape, run_row, codes, flags, name):
 
 
 def _kernel(run, kind, written, function, last):
-    tangents = kind in ("tangents", "second_order")
-    reverse = kind in ("reverse", "gradient", "second_order")
+    tangents = kind in ("tangents", "reverse2", "second_order")
+    reverse = kind in ("reverse", "reverse2", "gradient", "second_order")
+    second = kind in ("reverse2", "second_order")        # adjoint tangents too
     summed = kind in ("gradient", "second_order")       # into the scalar output
     externals = [e for _, e in run.externals.values()]
     lines = [f"void {function}(double** V, double** T, double** A, double** D, "
@@ -326,12 +327,12 @@ def _kernel(run, kind, written, function, last):
             lines.append(f"        const double* T{name}{x} = T[{e.index}] + {start};")
         if reverse and e.active:
             lines += [f"        double b{x}[BLOCK];"]
-            if kind == "second_order":
+            if second:
                 lines += [f"        double bd{x}[BLOCK];"]
     for x, e in enumerate(externals):
         if e.kind == "scalar" and reverse and e.active:
             lines.append(f"        double b{x}[BLOCK];")
-            if kind == "second_order":
+            if second:
                 lines += [f"        double bd{x}[BLOCK];"]
     if not reverse:             # results go to block buffers: the element loop then
         for slot in written:    # stores nothing a load may alias, and vectorises
@@ -348,6 +349,11 @@ def _kernel(run, kind, written, function, last):
             lines += [f"        double sd{i}[BLOCK];",
                       f"        {{ double* a = A[{i}] + i0;",
                       f"          for (int64_t j = 0; j < nb; j++) {{ sd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
+            if second:
+                lines += [f"        double sdd{i}[BLOCK];",
+                          f"        {{ double* a = D[{i}] + i0;",
+                          f"          for (int64_t j = 0; j < nb; j++) "
+                          f"{{ sdd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
     lines.append("        for (int64_t j = 0; j < nb; j++) {")
     body = []
     for k, value, tangent in zip(run.ops, run.value, run.tangent):
@@ -360,21 +366,24 @@ def _kernel(run, kind, written, function, last):
         if summed and tangents:
             body.append(f"lastd[j] = t{last};")
         body += [f"double g{k} = 0.0;" for k in run.ops]
-        if kind == "second_order":
+        if second:
             body += [f"double h{k} = 0.0;" for k in run.ops]
         actives = [x for x, e in enumerate(externals) if e.active]
         body += [f"double ge{x} = 0.0;" for x in actives]
-        if kind == "second_order":
+        if second:
             body += [f"double he{x} = 0.0;" for x in actives]
         if summed:
             body.append(f"g{last} = seeds[0];")
+            if second:
+                body.append(f"h{last} = seeds[1];")
         else:
             body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];" for slot in written]
-        if kind == "second_order":
-            body.append(f"h{last} = seeds[1];")
-        body += run.reverse2 if kind == "second_order" else run.reverse
+            if second:
+                body += [f"h{run.writer[slot]} = sdd{run.refs.index(slot)}[j];"
+                         for slot in written]
+        body += run.reverse2 if second else run.reverse
         body += [f"b{x}[j] = ge{x};" for x in actives]
-        if kind == "second_order":
+        if second:
             body += [f"bd{x}[j] = he{x};" for x in actives]
     else:
         for slot in written:
@@ -396,7 +405,7 @@ def _kernel(run, kind, written, function, last):
         for x, e in enumerate(externals):
             if not e.active:
                 continue
-            buffers = [("A", f"b{x}")] + ([("D", f"bd{x}")] if kind == "second_order" else [])
+            buffers = [("A", f"b{x}")] + ([("D", f"bd{x}")] if second else [])
             for array, buffer in buffers:
                 if e.kind == "scalar":
                     acc = f"acc{x}" if array == "A" else f"accd{x}"
@@ -411,7 +420,7 @@ def _kernel(run, kind, written, function, last):
         for x, e in enumerate(externals):
             if e.kind == "scalar" and e.active:
                 lines.append(f"    A[{e.index}][0] += acc{x};")
-                if kind == "second_order":
+                if second:
                     lines.append(f"    D[{e.index}][0] += accd{x};")
     if summed:
         lines.append("    outs[0] = (sum0 + sum1) + (sum2 + sum3);")

@@ -345,3 +345,21 @@ def test_runs_between_other_ops_reverse_fused():
     loss = lambda z: np.sum(f(z) ** 2)                # noqa: E731
     fused, plain, _ = fused_and_plain(loss, x)
     check_sweeps(fused, plain, x)
+
+
+def test_a_loss_of_several_sums_reverses_every_run_fused():
+    """The output adds two sums: no run is summed straight into it, so the
+    gradient and the hvp reverse each run with the general kernels."""
+    def f(x):
+        a = np.exp(-x * x) * C
+        b = np.sin(x) * x + a
+        return np.sum(a * a) + np.sum(b * b * b)
+
+    x = RNG.uniform(-1.0, 1.0, N)
+    fused, plain, report = fused_and_plain(f, x)
+    assert report.fused == report.runs >= 1, str(report)
+    check_sweeps(fused, plain, x)
+    v = RNG.standard_normal(N)
+    step = 1e-6
+    fd = (fused.gradient(x + step * v) - fused.gradient(x - step * v)) / (2 * step)
+    np.testing.assert_allclose(fused.hvp(x, v), fd, rtol=1e-5, atol=1e-6)
