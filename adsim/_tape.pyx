@@ -370,7 +370,7 @@ cdef class Tape:
             return branch_check(self, code, o, nops)
         if COPY <= code < STRUCTURAL_END:
             return structural_check(self, code, o, nops)
-        if code == MATMUL:
+        if MATMUL <= code < LINALG_END:
             return linalg_check(self, code, o, nops)
         if code == CALLBACK:
             return callback_check(self, code, o, nops)
@@ -642,6 +642,8 @@ cdef class Tape:
                 units += self.size_of(o[1]) + (self.slot_size[o[0]] if o[0] >= 0 else 0)
                 if self.code[k] == MATMUL:
                     units += max(product3(o[3], o[4], o[5]), <int64_t>0)
+                elif self.code[k] == SPMV:       # a multiply-add per stored entry and column
+                    units += self.size_of(o[1]) * o[6]
             self.work_units += units
             since += units
             if since >= TICK_UNITS:

@@ -258,3 +258,16 @@ class TapeFileError(AdsimError, ValueError):
     the file again with ``tape.save``; for a missing primitive, import the
     module that makes it (``adsim.primitive(..., name=...)``) before loading.
     """
+
+
+class SolverNotConverged(AdsimError, RuntimeError):
+    """An iterative solver inside a differentiated function did not converge.
+
+    Raised when a Krylov solve of ``scipy.sparse.linalg`` (``cg``, ``gmres``,
+    ...) with an active right-hand side returns ``info != 0``, in the forward
+    solve or in a tangent or adjoint solve (the same method with the same
+    tolerances, on the transpose for the adjoint): its result is not the
+    solution, so it has no derivative. The message names the method and its
+    options. Fix: raise ``maxiter``, loosen ``rtol``/``atol``, or use a direct
+    solve (``spsolve``, ``splu``).
+    """

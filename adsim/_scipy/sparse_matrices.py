@@ -1,0 +1,101 @@
+"""The operator methods of ``scipy.sparse`` matrices and of
+``LinearOperator`` taken over while recording (adsim/_scipy/hooks.py): a
+call with an active argument becomes one recorded sparse product
+(adsim/_np/sparse_products.py) or, for a scale by an active scalar, an
+active sparse matrix (adsim/_scipy/sparse_active.py).
+
+SciPy's ``_spbase.__matmul__`` turns its operand into a plain array
+(``np.asanyarray``) before Python could ask the operand's
+``__rmatmul__``: the operator protocol cannot reach adsim for ``L @ u``,
+so these methods are hooked like SciPy's functions.
+"""
+import numpy as np
+
+from .._np.sparse_products import matrix_times, product, unpacked
+from ..errors import UnsupportedOperation
+
+
+
+def _matmul(self, other):
+    return product(self, other)
+
+
+def _rmatmul(self, other):
+    return product(other, self)
+
+
+def _dot(self, other):
+    """``A.dot(x)``: a scalar scales (an active scale makes an active sparse
+    matrix), an array is a matrix product."""
+    if np.ndim(other) == 0:
+        return _scaled(self, other, "dot")
+    return product(self, other)
+
+
+def _spmatrix_mul(self, other):
+    """``A * x`` of an ``spmatrix``: the matrix product (a scalar scales)."""
+    if np.ndim(other) == 0:
+        return _scaled(self, other, "*")
+    return product(self, other)
+
+
+def _spmatrix_rmul(self, other):
+    if np.ndim(other) == 0:
+        return _scaled(self, other, "*")
+    return product(other, self)
+
+
+def _scaled(matrix, scale, name):
+    from .sparse_active import scaled            # active sparse matrices build on this module
+    return scaled(matrix, scale, name)
+
+
+def _elementwise(name):
+    def refuse(self, other, *args, **kwargs):
+        if np.ndim(other) == 0:
+            return _scaled(self, other, name)
+        raise UnsupportedOperation(
+            f"adsim: `{name}` of a scipy.sparse array and an active array (elementwise, a "
+            f"sparse result) is not supported; for the matrix product write `A @ x`")
+    refuse.__name__ = refuse.__qualname__ = f"unsupported_{name.strip('_')}"
+    return refuse
+
+
+def _operator_matvec(self, x):
+    """``op.matvec(x)``/``op.matmat(x)``/``op @ x`` of a LinearOperator."""
+    return product(self, x)
+
+
+def _operator_rmatvec(self, x):
+    matrix, transposed = unpacked(self)
+    return matrix_times(matrix, x, not transposed)
+
+
+HOOKS = {
+    ("scipy.sparse._base", "_spbase.__matmul__"): _matmul,
+    ("scipy.sparse._base", "_spbase.__rmatmul__"): _rmatmul,
+    ("scipy.sparse._base", "_spbase.dot"): _dot,
+    ("scipy.sparse._coo", "_coo_base.dot"): _dot,
+    ("scipy.sparse._matrix", "spmatrix.__mul__"): _spmatrix_mul,
+    ("scipy.sparse._matrix", "spmatrix.__rmul__"): _spmatrix_rmul,
+    ("scipy.sparse._base", "_spbase.__mul__"): _elementwise("__mul__"),
+    ("scipy.sparse._base", "_spbase.__rmul__"): _elementwise("__rmul__"),
+    ("scipy.sparse._base", "_spbase.multiply"): _elementwise("multiply"),
+}
+
+# LinearOperators made by aslinearoperator of a sparse matrix (in the table of
+# scipy.sparse.linalg, adsim/_scipy/sparse_solve.py, whose module defines them)
+OPERATOR_HOOKS = {
+    ("scipy.sparse.linalg._interface", "LinearOperator.matvec"): _operator_matvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator.matmat"): _operator_matvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator.dot"): _operator_matvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator.__matmul__"): _operator_matvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator.__mul__"): _operator_matvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator.rmatvec"): _operator_rmatvec,
+}
+
+
+def covers(obj):
+    """No module-level objects of scipy.sparse take rules of their own (the
+    explicit namespace asks)."""
+    return False
