@@ -405,6 +405,8 @@ cdef class Tape:
         cdef uint8_t reads = READ_OPERANDS[code]
         if not reads or not self.operands_varied(code, ops):
             return                  # (a result without derivative: no reverse rule runs)
+        if code == SPMV and ops[1] < 0:
+            reads = 0               # a constant matrix: only the values' adjoint reads x
         if reads & 1:               # the variadic operands
             for i in range(OPERAND_COUNT[code], OPERAND_COUNT[code] + ops[OPERAND_COUNT[code] - 1]):
                 if ops[i] >= 0:

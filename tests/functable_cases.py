@@ -1388,6 +1388,16 @@ SPARSE = {
             _A5 if name in ("cg", "minres") else _N5, x, **_TIGHT)[0]))
        for name in ("cg", "gmres", "bicgstab", "lgmres")},
     sparse_linalg.minres: _sparse(lambda x: np.sin(sparse_linalg.minres(_A5, x, rtol=1e-12)[0])),
+    # matrices assembled from active values
+    sp._coo._coo_base.__init__: _sparse(
+        lambda x: sp.coo_matrix((x ** 2, ([0, 1, 1, 4, 4], [0, 2, 2, 3, 0])), shape=(5, 5)) @ x),
+    sp._compressed._cs_matrix.__init__: _sparse(
+        lambda x: sp.csr_array((np.sin(x), [0, 3, 1, 2, 4], [0, 2, 3, 5, 5, 5]), shape=(5, 5))
+        @ x),
+    sp.diags: _sparse(lambda x: sp.diags([x[1:], x ** 2], [-1, 0]) @ np.cos(x)),
+    sp.diags_array: _sparse(lambda x: sp.diags_array(x ** 3, offsets=0) @ x),
+    sp.kron: _sparse(lambda x: sp.kron(sp.diags(x[:2]), sp.diags(x[2:4]) + sp.eye(2)).toarray()
+                     .ravel()),
 }
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,

@@ -138,10 +138,11 @@ def _float(x):
 # ---- operands: scipy.sparse matrices and the LinearOperators made of them ----------
 
 def is_sparse_operand(obj):
-    """A constant sparse matrix or a LinearOperator ``aslinearoperator`` made
-    of one (its transposes included)."""
-    return sp.issparse(obj) or (isinstance(obj, LinearOperator) and
-                                _operator_matrix(obj) is not None)
+    """A constant sparse matrix, a LinearOperator ``aslinearoperator`` made
+    of one (its transposes included), or a sparse matrix of active values
+    (adsim/_scipy/sparse_active.py: it has ``_recorded_product``)."""
+    return sp.issparse(obj) or hasattr(type(obj), "_recorded_product") or \
+        (isinstance(obj, LinearOperator) and _operator_matrix(obj) is not None)
 
 
 def _operator_matrix(op):
@@ -170,6 +171,9 @@ def unpacked(obj):
 def product(a, b):
     """``a @ b`` where one side is a constant sparse matrix (or a
     LinearOperator of one) and the other an array: one SPMV op."""
+    for side in (a, b):
+        if hasattr(type(side), "_recorded_product"):      # a matrix of active values
+            return side._recorded_product(a, b)
     if is_sparse_operand(a) and is_sparse_operand(b):
         raise UnsupportedOperation("adsim: a product of two sparse matrices with an active "
                                    "argument is not supported")

@@ -44,7 +44,9 @@ cdef void csr_product(const int32_t* ptr, const int32_t* col, const double* v, i
             acc = 0.0
             for p in range(ptr[i], ptr[i + 1]):
                 acc += v[p] * x[col[p]]
-            y[i] = y[i] + acc if accumulate else acc
+            if accumulate:
+                acc += y[i]
+            y[i] = acc
         return
     if not accumulate:
         memset(y, 0, <size_t>(rows_out * n) * sizeof(double))

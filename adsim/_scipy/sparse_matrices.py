@@ -13,6 +13,7 @@ import numpy as np
 
 from .._np.sparse_products import matrix_times, product, unpacked
 from ..errors import UnsupportedOperation
+from . import sparse_active
 
 
 
@@ -46,8 +47,7 @@ def _spmatrix_rmul(self, other):
 
 
 def _scaled(matrix, scale, name):
-    from .sparse_active import scaled            # active sparse matrices build on this module
-    return scaled(matrix, scale, name)
+    return sparse_active.scaled(matrix, scale, name)
 
 
 def _elementwise(name):
@@ -72,6 +72,7 @@ def _operator_rmatvec(self, x):
 
 
 HOOKS = {
+    **sparse_active.HOOKS,
     ("scipy.sparse._base", "_spbase.__matmul__"): _matmul,
     ("scipy.sparse._base", "_spbase.__rmatmul__"): _rmatmul,
     ("scipy.sparse._base", "_spbase.dot"): _dot,

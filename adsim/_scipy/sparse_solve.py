@@ -17,9 +17,6 @@ and the solver's options, and the reader factorises again.
 Matrices assembled from active values are adsim/_scipy/sparse_active.py's;
 a solve with one goes there.
 """
-import contextlib
-import threading
-
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -30,12 +27,12 @@ from ..errors import SolverNotConverged, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active
+from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
 
 _KRYLOV = {"cg": spla.cg, "gmres": spla.gmres, "bicgstab": spla.bicgstab,
            "minres": spla.minres, "lgmres": spla.lgmres}
 _SYMMETRIC = ("cg", "minres")          # methods that take A to be symmetric: A^T is A
-_FACTORS = {"splu": spla.splu, "spilu": spla.spilu}
 
 
 def _is_transposed(trans):
@@ -230,29 +227,10 @@ def _is_recorded(value):
     return bool(active_leaves(value))
 
 
-_own = threading.local()        # .calls: adsim's own calls of SciPy's factorisations
-
-
-@contextlib.contextmanager
-def _scipy_itself():
-    """Calls of ``splu``/``spilu`` inside (adsim's own) run SciPy's code
-    while they are hooked."""
-    _own.calls = getattr(_own, "calls", 0) + 1
-    try:
-        yield
-    finally:
-        _own.calls -= 1
-
-
-def _factorise(method, matrix, options):
-    with _scipy_itself():
-        return _FACTORS[method](matrix, **options)
-
-
 def _recording(args, kwargs):
     """A factorisation made while this thread records (not by adsim itself)
     returns a RecordedFactor, whose solves take active right-hand sides."""
-    return current_tape() is not None and not getattr(_own, "calls", 0)
+    return current_tape() is not None and not adsim_factorising()
 
 
 def _factor_rule(method):
