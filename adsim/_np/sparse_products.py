@@ -83,9 +83,11 @@ def stored_form(matrix):
                                    f"active array; only 2-d sparse matrices are supported")
     if matrix.format == "csc":
         m, k = matrix.shape
-        return Pattern(matrix.indptr, matrix.indices, (k, m)), matrix.data, True
+        nnz = matrix.indptr[-1]          # (SciPy allows longer index and data arrays)
+        return Pattern(matrix.indptr, matrix.indices[:nnz], (k, m)), matrix.data[:nnz], True
     csr = matrix.tocsr()
-    return Pattern(csr.indptr, csr.indices, csr.shape), csr.data, False
+    nnz = csr.indptr[-1]
+    return Pattern(csr.indptr, csr.indices[:nnz], csr.shape), csr.data[:nnz], False
 
 
 def spmv(tape, pattern, values_ref, x, transpose):

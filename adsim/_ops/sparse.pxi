@@ -28,10 +28,16 @@ cdef void csr_product(const int32_t* ptr, const int32_t* col, const double* v, i
     """y (+)= S x (trans: S^T x) for the CSR matrix (ptr, col, v) of m rows and
     k columns, x and y row-major with n columns."""
     cdef int64_t i, p, j, c, rows_out = k if trans else m
-    cdef double acc, vi
+    cdef double acc, vi, xi
     if trans:
         if not accumulate:
             memset(y, 0, <size_t>(rows_out * n) * sizeof(double))
+        if n == 1:               # one vector: scatter each row's entries
+            for i in range(m):
+                xi = x[i]
+                for p in range(ptr[i], ptr[i + 1]):
+                    y[col[p]] += v[p] * xi
+            return
         for i in range(m):
             for p in range(ptr[i], ptr[i + 1]):
                 c = col[p] * n

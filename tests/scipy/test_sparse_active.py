@@ -36,11 +36,14 @@ PROGRAMS = {
     "diags(v)": lambda v: sp.diags(v) @ v,
     "diags three": lambda v: sp.diags([v[1:], 2.0 + v ** 2, v[:-1] * v[1:]], [-1, 0, 1]) @ W,
     "diags_array": lambda v: sp.diags_array(np.exp(v), offsets=0) @ v,
-    "kron": lambda v: (sp.kron(sp.diags(v[:2]), sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]])))
+    "kron": lambda v: (sp.kron(sp.diags(v[:2]), sp.csr_matrix(np.array([[1.0, 2.0],
+                                                                         [0.0, 3.0]])))
                        @ np.arange(4.0)),
-    "kron of two active": lambda v: sp.kron(sp.diags(v[:2]), sp.diags(v[2:4] ** 2)).toarray().ravel(),
-    "A + B, A - c B, -A": lambda v: ((sp.diags(v) + sp.eye(N) * 3.0 - v[0] * sp.diags(v[:-1] ** 2, 1))
-                                     @ W - (-sp.diags(v)) @ v),
+    "kron of two active": lambda v: sp.kron(sp.diags(v[:2]),
+                                            sp.diags(v[2:4] ** 2)).toarray().ravel(),
+    "A + B, A - c B, -A": lambda v: ((sp.diags(v) + sp.eye(N) * 3.0
+                                      - v[0] * sp.diags(v[:-1] ** 2, 1)) @ W
+                                     - (-sp.diags(v)) @ v),
     "A * c, c * A, A / c": lambda v: ((sp.diags(v) * v[1]) @ W + (v[2] * sp.diags(v ** 2)) @ W
                                       + (sp.diags(v) / v[3]) @ v),
     "constant sparse * active scalar": lambda v: (sp.eye(N, format="csr") * v[0]) @ v,
@@ -91,6 +94,29 @@ def test_jacobian_pattern_of_an_assembled_matrix_times_a_constant():
     tape = ad.record(lambda v: sp.diags([v[1:], v, v[:-1]], [-1, 0, 1]) @ W, X0)
     J = ad.jacobian(lambda v: sp.diags([v[1:], v, v[:-1]], [-1, 0, 1]) @ W)(X0)
     assert np.array_equal(jacobian_pattern(tape).toarray(), J != 0)
+
+
+def test_hessian_pattern_of_a_product_with_its_own_values():
+    """y = A(v) v with entries (i_p, j_p) of values v_p: d2 y / dv_p dv_j_p
+    is nonzero; the pattern is exactly that of the Hessian computed."""
+    from adsim.sparse.pattern import hessian_pattern
+    rows, cols = np.array([0, 1, 3, 4, 2]), np.array([2, 1, 0, 4, 3])
+    f = lambda v: np.sum(W * (sp.coo_matrix((v, (rows, cols)), shape=(N, N)) @ v))  # noqa: E731
+    tape = ad.record(f, X0)
+    H = ad.hessian(f)(X0)
+    assert np.array_equal(hessian_pattern(tape).toarray(), H != 0)
+
+
+def test_third_derivatives_of_an_active_solve():
+    f = lambda v: np.sum(np.sin(spsolve(sp.diags([v[1:], 4.0 + v, -v[:-1]], [-1, 0, 1],  # noqa: E731
+                                                 format="csc"), W)))
+    d = lambda v: np.sum(np.sin(np.linalg.solve(  # noqa: E731
+        np.diag(v[1:], -1) + np.diag(4.0 + v) - np.diag(v[:-1], 1), W)))
+    w, u = np.cos(np.arange(N)), np.linspace(1.0, -1.0, N)
+
+    def third(h):
+        return ad.grad(lambda y: ad.grad(lambda z: ad.grad(h)(z) @ w)(y) @ u)(X0)
+    assert_close(third(f), third(d), 1e-10, 1e-12, "third derivative")
 
 
 def test_tape_files_and_replay_of_an_active_solve():
