@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from .._active import Active
 from .._np.core import active_leaves, tape_of
 from .._np.sparse_products import Pattern, spmv
-from ..errors import UnsupportedOperation
+from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .superlu import factorise
 
@@ -109,9 +109,10 @@ class ActiveSparse:
                 f"{self.nnz} stored entries>")
 
     def __getattr__(self, name):
-        if name.startswith("__") or name.startswith("_"):
+        if name.startswith("_"):
             raise AttributeError(name)
-        raise _unsupported(name)
+        # an AttributeError (hasattr is False) that says what is supported
+        raise UnsupportedAttribute(str(_unsupported(name)))
 
     def __getitem__(self, key):
         """Rows and columns picked by slices, integer arrays or boolean masks

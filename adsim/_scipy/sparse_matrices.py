@@ -11,7 +11,7 @@ so these methods are hooked like SciPy's functions.
 """
 import numpy as np
 
-from .._np.sparse_products import matrix_times, product, unpacked
+from .._np.sparse_products import is_sparse_operand, matrix_times, product, unpacked
 from ..errors import UnsupportedOperation
 from . import sparse_active
 
@@ -62,13 +62,33 @@ def _elementwise(name):
 
 
 def _operator_matvec(self, x):
-    """``op.matvec(x)``/``op.matmat(x)``/``op @ x`` of a LinearOperator."""
-    return product(self, x)
+    """``op.matvec(x)``/``op.matmat(x)``/``op @ x`` of a LinearOperator: one
+    sparse product for an operator of a sparse matrix; any other operator's
+    own ``_matvec``/``_matmat`` (the user's code, recorded) on the active x."""
+    if is_sparse_operand(self):
+        return product(self, x)
+    if np.ndim(x) == 0:
+        raise UnsupportedOperation("adsim: a LinearOperator times an active scalar is not "
+                                   "supported; scale the vector instead")
+    return _own_rule(self, x, "_matvec", "_matmat")
 
 
 def _operator_rmatvec(self, x):
-    matrix, transposed = unpacked(self)
-    return matrix_times(matrix, x, not transposed)
+    if is_sparse_operand(self):
+        matrix, transposed = unpacked(self)
+        return matrix_times(matrix, x, not transposed)
+    return _own_rule(self, x, "_rmatvec", "_rmatmat")
+
+
+def _own_rule(op, x, vector_rule, matrix_rule):
+    """SciPy's LinearOperator.matvec/matmat without their conversion of x to
+    a plain array: the operator's own rule on x, shaped as SciPy shapes it."""
+    if np.ndim(x) == 1 or (np.ndim(x) == 2 and np.shape(x)[1] == 1):
+        y = getattr(op, vector_rule)(x.reshape(-1))
+        return y.reshape(-1) if np.ndim(x) == 1 else y.reshape(-1, 1)
+    if np.ndim(x) == 2:
+        return getattr(op, matrix_rule)(x)
+    raise ValueError(f"adsim: a LinearOperator times an array of shape {np.shape(x)}")
 
 
 HOOKS = {

@@ -184,3 +184,13 @@ def test_refusals_name_the_operation():
         ad.grad(lambda u: np.sum(np.real(sp.csr_matrix(LAPLACIAN * 1j) @ u)))(U0)
     with pytest.raises(ValueError, match="dimension mismatch"):
         ad.grad(lambda u: np.sum(RECT @ u[:3]))(U0)
+
+
+def test_a_linear_operator_of_user_code_runs_its_own_rules_on_active_arrays():
+    """LinearOperator(shape, matvec=..., rmatvec=...) written with NumPy: its
+    rules are recorded like any code (SciPy's matvec would make x plain)."""
+    from scipy.sparse.linalg import LinearOperator
+    A = np.array([[2.0, 1.0, 0.0], [0.0, 3.0, -1.0], [0.5, 0.0, 1.0]])
+    op = LinearOperator((3, 3), matvec=lambda v: A @ v, rmatvec=lambda v: A.T @ v)
+    check_tape(lambda x: np.sin(op @ x) + op.rmatvec(x) * x
+               + np.sum(op.matmat(np.stack([x, x ** 2], axis=1)) ** 2), [U0[:3]])
