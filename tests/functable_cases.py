@@ -1388,6 +1388,9 @@ SPARSE = {
             _A5 if name in ("cg", "minres") else _N5, x, **_TIGHT)[0]))
        for name in ("cg", "gmres", "bicgstab", "lgmres")},
     sparse_linalg.minres: _sparse(lambda x: np.sin(sparse_linalg.minres(_A5, x, rtol=1e-12)[0])),
+    sp._base._spbase.__mul__: _sparse(lambda x: (sp.csr_array(_L5) * x).toarray().ravel()),
+    sp._base._spbase.__rmul__: _sparse(lambda x: (x[:, None] * sp.csr_array(_L5)) @ x),
+    sp._base._spbase.multiply: _sparse(lambda x: _L5.multiply(np.sin(x)[:, None]) @ x),
     # matrices assembled from active values
     sp._coo._coo_base.__init__: _sparse(
         lambda x: sp.coo_matrix((x ** 2, ([0, 1, 1, 4, 4], [0, 2, 2, 3, 0])), shape=(5, 5)) @ x),
@@ -1574,12 +1577,6 @@ _SOLVER_CALLS = {
 }
 
 REFUSED = {
-    sp._base._spbase.__mul__: [refuse(lambda x: sp.csr_array(_L5) * x, 5,
-                                      adsim.UnsupportedOperation, "elementwise")],
-    sp._base._spbase.__rmul__: [refuse(lambda x: sp.csr_array(_L5).__rmul__(x), 5,
-                                       adsim.UnsupportedOperation, "elementwise")],
-    sp._base._spbase.multiply: [refuse(lambda x: _L5.multiply(x), 5,
-                                       adsim.UnsupportedOperation, "elementwise")],
     np.real_if_close: [refuse(lambda x: np.real_if_close(x + 0j), 3, adsim.UnsupportedOperation,
                               "real_if_close")],
     "ndarray.__getattr__": [refuse(lambda x: x.ctypes, 3, adsim.UnsupportedAttribute,

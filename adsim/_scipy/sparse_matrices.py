@@ -51,14 +51,14 @@ def _scaled(matrix, scale, name):
 
 
 def _elementwise(name):
-    def refuse(self, other, *args, **kwargs):
+    """``A * X`` of an ``sparray`` and ``A.multiply(X)``: elementwise, a sparse
+    matrix of active values on A's pattern (a scalar scales)."""
+    def multiply(self, other):
         if np.ndim(other) == 0:
             return _scaled(self, other, name)
-        raise UnsupportedOperation(
-            f"adsim: `{name}` of a scipy.sparse array and an active array (elementwise, a "
-            f"sparse result) is not supported; for the matrix product write `A @ x`")
-    refuse.__name__ = refuse.__qualname__ = f"unsupported_{name.strip('_')}"
-    return refuse
+        return sparse_active.as_active_sparse(self, name).multiply(other)
+    multiply.__name__ = multiply.__qualname__ = f"elementwise_{name.strip('_')}"
+    return multiply
 
 
 def _operator_matvec(self, x):

@@ -54,12 +54,14 @@ class _Factored:
 
 
 class _Triangular:
+    """A^-1 and A^-T of a triangular matrix: A^T is triangular the other way."""
+
     def __init__(self, matrix, lower, unit_diagonal):
         self.matrix, self.lower, self.unit = sp.csr_matrix(matrix), lower, unit_diagonal
+        self.transpose = self.matrix.T.tocsr()
 
     def solve(self, b, transposed, derivative=False):
-        A, lower = (self.matrix.T.tocsr(), not self.lower) if transposed else \
-            (self.matrix, self.lower)
+        A, lower = (self.transpose, not self.lower) if transposed else (self.matrix, self.lower)
         return spla.spsolve_triangular(A, np.asarray(b, dtype=float), lower=lower,
                                        unit_diagonal=self.unit)
 
