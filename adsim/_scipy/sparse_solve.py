@@ -172,7 +172,9 @@ def _solve_with(solver, method, matrix_params, options, b, transposed=False):
 def _constant_matrix(A, name):
     """A constant matrix argument as a SciPy sparse matrix."""
     if sparse_active.is_active_matrix(A):
-        return None
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{name} with a matrix assembled from active values is "
+            f"not supported; solve with scipy.sparse.linalg.spsolve(A, b)")
     from .._np.sparse_products import unpacked
     if isinstance(A, spla.LinearOperator):
         matrix, transposed = unpacked(A)
@@ -196,8 +198,11 @@ def spsolve(A, b, permc_spec=None, use_umfpack=True):
     return _solve_with(_Factored(factor), "splu", _matrix_parameters(matrix), options, b)
 
 
-spsolve.routes_also = lambda args, kwargs: any(
-    sparse_active.is_active_matrix(a) for a in (*args, *kwargs.values()))
+def _names_an_active_matrix(args, kwargs):
+    return any(sparse_active.is_active_matrix(a) for a in (*args, *kwargs.values()))
+
+
+spsolve.routes_also = _names_an_active_matrix
 
 
 class RecordedFactor:
@@ -237,10 +242,6 @@ def _recording(args, kwargs):
 
 def _factor_rule(method):
     def factor(A, **options):
-        if sparse_active.is_active_matrix(A):
-            raise UnsupportedOperation(
-                f"adsim: scipy.sparse.linalg.{method} of a matrix assembled from active values "
-                f"is not supported; call scipy.sparse.linalg.spsolve(A, b) with it")
         matrix = sp.csc_matrix(_constant_matrix(A, method), dtype=float)
         return RecordedFactor(_factorise(method, matrix, options), method,
                               _matrix_parameters(matrix), options)
@@ -264,6 +265,7 @@ factorized.routes_also = _recording
 
 def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
                        unit_diagonal=False):
+    """x with A x = b for a constant triangular A (the adjoint solves with A^T)."""
     matrix = _constant_matrix(A, "spsolve_triangular")
     b = array(b, "scipy.sparse.linalg.spsolve_triangular")
     options = {"lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
@@ -271,12 +273,11 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
                        options, b)
 
 
+spsolve_triangular.routes_also = _names_an_active_matrix
+
+
 def _krylov_rule(method):
     def solve(A, b, x0=None, *, M=None, callback=None, **options):
-        if sparse_active.is_active_matrix(A):
-            raise UnsupportedOperation(
-                f"adsim: scipy.sparse.linalg.{method} with a matrix assembled from active "
-                f"values is not supported; use scipy.sparse.linalg.spsolve")
         if M is not None:
             raise UnsupportedOperation(
                 f"adsim: scipy.sparse.linalg.{method} with a preconditioner M and an active "
@@ -295,6 +296,7 @@ def _krylov_rule(method):
                          x0=None if x0 is None else np.asarray(x0, dtype=float), callback=callback)
         return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0
     solve.__name__ = solve.__qualname__ = method
+    solve.routes_also = _names_an_active_matrix
     return solve
 
 

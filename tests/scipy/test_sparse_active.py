@@ -140,6 +140,12 @@ def test_refusals_name_the_operation():
         ad.grad(lambda v: np.sum((sp.diags(v) @ sp.eye(N)).toarray()))(X0)
     with pytest.raises(ad.errors.UnsupportedOperation, match="indices must be plain"):
         ad.grad(lambda v: np.sum(sp.coo_matrix((v, (v, np.arange(N)))) @ W))(X0)
+    with pytest.raises(ad.errors.UnsupportedOperation, match="cg with a matrix assembled"):
+        ad.grad(lambda v: np.sum(__import__("scipy.sparse.linalg").sparse.linalg.cg(
+            sp.diags(v + 3.0), W)[0]))(X0)
+    with pytest.raises(ad.errors.UnsupportedOperation, match="spsolve_triangular"):
+        ad.grad(lambda v: np.sum(__import__("scipy.sparse.linalg").sparse.linalg
+                                 .spsolve_triangular(sp.diags(v + 3.0, format="csr"), W)))(X0)
     with pytest.raises(ad.errors.UnsupportedOperation, match="splu"):
         ad.grad(lambda v: np.sum(__import__("scipy.sparse.linalg").sparse.linalg.splu(
             sp.diags(v, format="csc")).solve(W)))(X0)
