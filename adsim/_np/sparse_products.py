@@ -104,8 +104,7 @@ def spmv(tape, pattern, values_ref, x, transpose):
         raise ValueError(f"adsim: matmul: dimension mismatch: a sparse matrix of shape "
                          f"{(rows_out, rows_in)} times an array of shape {shape}")
     n = 1 if len(shape) == 1 else shape[1]
-    keep = x if isinstance(x, Active) else None
-    x_ref = x.slot if keep is not None else tape.const_ref(np.asarray(x, dtype=float))
+    x_ref = x.slot if isinstance(x, Active) else tape.const_ref(np.asarray(x, dtype=float))
     out_shape = (rows_out,) + shape[1:]
     return new(tape, Op.SPMV, out_shape, [values_ref, x_ref, pattern.offset_on(tape), m, k, n,
                                           int(transpose)])
@@ -148,7 +147,9 @@ def is_sparse_operand(obj):
 
 
 def _operator_matrix(op):
-    """(matrix, transposed) behind a LinearOperator, or None."""
+    """(matrix, transposed) behind a LinearOperator, or None: those of
+    ``aslinearoperator(S)`` for a sparse S, and their ``.T``/``.H`` (SciPy's
+    private classes, known by name)."""
     transposed = False
     while type(op).__name__ in ("_TransposedLinearOperator", "_AdjointLinearOperator"):
         op, transposed = op.A, not transposed
