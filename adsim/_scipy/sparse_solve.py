@@ -189,13 +189,16 @@ def _constant_matrix(A, name):
 
 
 def spsolve(A, b, permc_spec=None, use_umfpack=True):
-    if sparse_active.is_active_matrix(A):
-        return sparse_active.spsolve(A, b, permc_spec)
-    matrix = _constant_matrix(A, "spsolve")
+    """x with A x = b; a column b of shape (n, 1) gives a vector, as SciPy's."""
     b = array(b, "scipy.sparse.linalg.spsolve")
-    options = {} if permc_spec is None else {"permc_spec": permc_spec}
-    factor = _factorise("splu", sp.csc_matrix(matrix, dtype=float), options)
-    return _solve_with(_Factored(factor), "splu", _matrix_parameters(matrix), options, b)
+    if sparse_active.is_active_matrix(A):
+        x = sparse_active.spsolve(A, b, permc_spec)
+    else:
+        matrix = _constant_matrix(A, "spsolve")
+        options = {} if permc_spec is None else {"permc_spec": permc_spec}
+        factor = _factorise("splu", sp.csc_matrix(matrix, dtype=float), options)
+        x = _solve_with(_Factored(factor), "splu", _matrix_parameters(matrix), options, b)
+    return x.reshape(-1) if np.ndim(b) == 2 and np.shape(b)[1] == 1 else x
 
 
 def _names_an_active_matrix(args, kwargs):

@@ -7,6 +7,8 @@ import threading
 
 import scipy.sparse.linalg as spla
 
+from ..errors import UndefinedDerivative
+
 FACTORISATIONS = {"splu": spla.splu, "spilu": spla.spilu}
 _own = threading.local()        # .calls: adsim's own factorisations running in this thread
 
@@ -21,9 +23,19 @@ def _scipy_itself():
 
 
 def factorise(method, matrix, options):
-    """SciPy's ``splu``/``spilu`` of ``matrix`` with ``options``, hooked or not."""
+    """SciPy's ``splu``/``spilu`` of ``matrix`` with ``options``, hooked or not;
+    a singular matrix raises UndefinedDerivative (SciPy's spsolve would
+    return NaN with a warning)."""
     with _scipy_itself():
-        return FACTORISATIONS[method](matrix, **options)
+        try:
+            return FACTORISATIONS[method](matrix, **options)
+        except RuntimeError as err:
+            if "singular" not in str(err):
+                raise
+            raise UndefinedDerivative(
+                f"adsim: scipy.sparse.linalg.{method}: the {matrix.shape[0]} x "
+                f"{matrix.shape[1]} matrix is singular ({err}); a solve with it has no "
+                f"derivative. Check the matrix (boundary conditions, a zero row)") from err
 
 
 def adsim_factorising():

@@ -94,6 +94,17 @@ def test_an_unconverged_krylov_solve_raises():
         ad.grad(lambda b: np.sum(cg(SPD, b, rtol=1e-14, maxiter=1)[0] ** 2))(B0)
 
 
+def test_a_column_right_hand_side_gives_a_vector_as_in_scipy():
+    tape = ad.record(lambda b: spsolve(A, b[:, None]), B0)
+    assert tuple(tape.output_shape) == spsolve(A, B0[:, None]).shape == (N,)
+
+
+def test_a_singular_matrix_raises():
+    singular = sp.csc_matrix(np.diag([1.0, 0.0, 2.0]))
+    with pytest.raises(ad.errors.UndefinedDerivative, match="singular"):
+        ad.grad(lambda b: np.sum(spsolve(singular, b)))(np.ones(3))
+
+
 def test_refusals():
     with pytest.raises(ad.errors.UnsupportedOperation, match="preconditioner"):
         ad.grad(lambda b: np.sum(cg(SPD, b, M=sp.eye(N))[0]))(B0)
