@@ -68,25 +68,31 @@ class _Triangular:
 
 class _Krylov:
     """A Krylov method's solves: the value from the user's x0 (and with the
-    user's callback), derivatives from zero. A derivative solve that breaks
-    down (info < 0: bicgstab on some right-hand sides) is done again by
-    GMRES to the same tolerance: the derivative is A^-1 db whichever method
-    finds it."""
+    user's callback), derivatives from zero; all with the user's
+    preconditioner M (its transpose for the adjoint of a non-symmetric
+    method, when M has one: a matrix, or a LinearOperator with rmatvec). A
+    derivative solve that breaks down (info < 0: bicgstab on some right-hand
+    sides) is done again by GMRES to the same tolerance: the derivative is
+    A^-1 db whichever method finds it."""
 
-    def __init__(self, matrix, method, options, x0=None, callback=None):
+    def __init__(self, matrix, method, options, x0=None, callback=None, M=None):
         self.matrix, self.method, self.options = matrix, method, options
         self.x0, self.callback = x0, callback
+        self.M = M
+        self.M_transposed = None if M is None or method in _SYMMETRIC else _transposed_operator(M)
 
     def solve(self, b, transposed, derivative=False):
-        A = self.matrix.T if transposed and self.method not in _SYMMETRIC else self.matrix
+        flipped = transposed and self.method not in _SYMMETRIC
+        A = self.matrix.T if flipped else self.matrix
+        M = self.M_transposed if flipped else self.M
         b = np.asarray(b, dtype=float)
         if derivative and not np.any(b):        # a zero seed: the solution is zero
             return np.zeros_like(b)
         extra = {} if derivative else {"x0": self.x0, "callback": self.callback}
-        x, info = _KRYLOV[self.method](A, b, **self.options, **extra)
+        x, info = _KRYLOV[self.method](A, b, **self.options, **extra, M=M)
         if info < 0 and derivative:
             tolerances = {k: v for k, v in self.options.items() if k in ("rtol", "atol")}
-            x, info = spla.gmres(A, b, restart=min(b.shape[0], 100), **tolerances)
+            x, info = spla.gmres(A, b, restart=min(b.shape[0], 100), M=M, **tolerances)
         if info != 0:
             what = "did not converge" if info > 0 else "broke down"
             raise SolverNotConverged(
@@ -95,6 +101,20 @@ class _Krylov:
                 f"result has no derivative. Raise maxiter, "
                 f"loosen rtol/atol or precondition the system")
         return x
+
+
+def _transposed_operator(M):
+    """M^T of a preconditioner, or None when it has none (the adjoint solve
+    then runs without one)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M.T
+    if not isinstance(M, spla.LinearOperator):
+        return None
+    if hasattr(M, "_CustomLinearOperator__rmatvec_impl"):     # LinearOperator(shape, matvec=...)
+        return M.T if M._CustomLinearOperator__rmatvec_impl is not None else None
+    base = spla.LinearOperator
+    overrides = type(M)._rmatvec is not base._rmatvec or type(M)._adjoint is not base._adjoint
+    return M.T if overrides else None
 
 
 def _which_solve(transposed, derivative):
@@ -281,13 +301,9 @@ spsolve_triangular.routes_also = _names_an_active_matrix
 
 def _krylov_rule(method):
     def solve(A, b, x0=None, *, M=None, callback=None, **options):
-        if M is not None:
-            raise UnsupportedOperation(
-                f"adsim: scipy.sparse.linalg.{method} with a preconditioner M and an active "
-                f"right-hand side is not supported; solve without M, or with spsolve/splu")
-        if _is_recorded(x0) or _is_recorded(options):
+        if _is_recorded(x0) or _is_recorded(options) or _is_recorded(M):
             raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with an active "
-                                       f"initial guess x0 or option; pass plain values "
+                                       f"initial guess x0, option or preconditioner; pass plain values "
                                        f"(adsim.value)")
         matrix = _constant_matrix(A, method)
         b = array(b, f"scipy.sparse.linalg.{method}")
@@ -296,7 +312,8 @@ def _krylov_rule(method):
                              f"array of shape {np.shape(b)}")
         csr = sp.csr_matrix(matrix, dtype=float)
         solver = _Krylov(csr, method, options,
-                         x0=None if x0 is None else np.asarray(x0, dtype=float), callback=callback)
+                         x0=None if x0 is None else np.asarray(x0, dtype=float), callback=callback,
+                         M=M)
         return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0
     solve.__name__ = solve.__qualname__ = method
     solve.routes_also = _names_an_active_matrix
