@@ -40,8 +40,8 @@ def _unsupported(what):
     return UnsupportedOperation(
         f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
         f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
-        f"tocsr/tocsc/tocoo, toarray, diagonal, row and column selection, products with "
-        f"arrays, spsolve and scipy.sparse.kron")
+        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, row and column selection, products "
+        f"with arrays, spsolve and scipy.sparse.kron")
 
 
 def _entries_pattern(rows, cols, shape):
@@ -278,6 +278,22 @@ class ActiveSparse:
         if isinstance(self, ActiveSparseMatrix):
             raise _unsupported("todense (np.matrix results); use toarray")
         return self.toarray(order, out)
+
+    def sum(self, axis=None, dtype=None, out=None):
+        """The sum of the entries (duplicates included), of each column
+        (axis 0) or of each row (axis 1): shaped as SciPy's (a 2-d row or
+        column for an spmatrix, whose np.matrix becomes a 2-d array here)."""
+        if dtype is not None or out is not None:
+            raise _unsupported("sum with dtype= or out=")
+        m, n = self._shape
+        if axis is None:
+            return np.sum(self._values) if self.nnz else 0.0
+        axis = int(axis) % 2
+        along = self._cols if axis == 0 else self._rows
+        totals = self._collect(along, n if axis == 0 else m)
+        if isinstance(self, ActiveSparseArray):
+            return totals
+        return totals.reshape(1, n) if axis == 0 else totals.reshape(m, 1)
 
     def diagonal(self, k=0):
         m, n = self._shape
