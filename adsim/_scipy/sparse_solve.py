@@ -89,7 +89,12 @@ class _Krylov:
         if derivative and not np.any(b):        # a zero seed: the solution is zero
             return np.zeros_like(b)
         extra = {} if derivative else {"x0": self.x0, "callback": self.callback}
-        x, info = _KRYLOV[self.method](A, b, **self.options, **extra, M=M)
+        try:
+            x, info = _KRYLOV[self.method](A, b, **self.options, **extra, M=M)
+        except NotImplementedError as err:          # a LinearOperator without rmatvec
+            raise UnsupportedOperation(
+                f"adsim: the adjoint of scipy.sparse.linalg.{self.method} solves with A^T, "
+                f"which this LinearOperator does not give ({err}); give it an rmatvec") from err
         if info < 0 and derivative:
             tolerances = {k: v for k, v in self.options.items() if k in ("rtol", "atol")}
             x, info = spla.gmres(A, b, restart=min(b.shape[0], 100), M=M, **tolerances)
@@ -142,7 +147,11 @@ def _pair(solver, name, parameters):
             return (prims[not transposed](adjoint),)       # recorded (higher orders)
 
         prim = primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
-        prims[transposed] = _SOLVE.adopt(prim, **parameters, transposed=transposed)
+        if parameters is None:          # a LinearOperator of Python code
+            prim.not_saved = "a Krylov solve with a LinearOperator of Python code"
+            prims[transposed] = prim
+        else:
+            prims[transposed] = _SOLVE.adopt(prim, **parameters, transposed=transposed)
     return prims
 
 
@@ -183,8 +192,11 @@ _SOLVE = BuiltinFamily("scipy.sparse.linalg.solve", 1, _make)
 
 
 def _solve_with(solver, method, matrix_params, options, b, transposed=False):
-    prims = _pair(solver, _name(method), {**matrix_params, "method": method, "options": options})
-    return prims[transposed](b)
+    """The solve of ``b`` as a primitive; ``matrix_params`` None: of an
+    operator tape files cannot keep."""
+    parameters = None if matrix_params is None else \
+        {**matrix_params, "method": method, "options": options}
+    return _pair(solver, _name(method), parameters)[transposed](b)
 
 
 # ---- the hooked functions ---------------------------------------------------------
@@ -299,21 +311,40 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
 spsolve_triangular.routes_also = _names_an_active_matrix
 
 
+def _is_code_operator(A):
+    """A LinearOperator whose products are Python code (not one of a matrix)."""
+    from .._np.sparse_products import is_sparse_operand
+    return isinstance(A, spla.LinearOperator) and not is_sparse_operand(A) and \
+        type(A).__name__ != "MatrixLinearOperator"
+
+
+def _plain_operator(A, method, n):
+    """Refuse an operator whose products read active values (its matrix then
+    depends on the inputs, which a solve of b alone would not see)."""
+    if _is_recorded(A._matvec(np.ones(n))):     # (SciPy's matvec refuses active results)
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{method} with a LinearOperator whose matvec reads "
+            f"active values: only the right-hand side may be active. Assemble the matrix "
+            f"(scipy.sparse) and use spsolve")
+
+
 def _krylov_rule(method):
     def solve(A, b, x0=None, *, M=None, callback=None, **options):
         if _is_recorded(x0) or _is_recorded(options) or _is_recorded(M):
             raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with an active "
-                                       f"initial guess x0, option or preconditioner; pass plain values "
-                                       f"(adsim.value)")
-        matrix = _constant_matrix(A, method)
+                                       f"initial guess x0, option or preconditioner; pass "
+                                       f"plain values (adsim.value)")
         b = array(b, f"scipy.sparse.linalg.{method}")
         if np.ndim(b) != 1:
             raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
                              f"array of shape {np.shape(b)}")
-        csr = sp.csr_matrix(matrix, dtype=float)
-        solver = _Krylov(csr, method, options,
-                         x0=None if x0 is None else np.asarray(x0, dtype=float), callback=callback,
-                         M=M)
+        x0 = None if x0 is None else np.asarray(x0, dtype=float)
+        if _is_code_operator(A):
+            _plain_operator(A, method, np.shape(b)[0])
+            solver = _Krylov(A, method, options, x0=x0, callback=callback, M=M)
+            return _solve_with(solver, method, None, options, b), 0
+        csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
+        solver = _Krylov(csr, method, options, x0=x0, callback=callback, M=M)
         return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0
     solve.__name__ = solve.__qualname__ = method
     solve.routes_also = _names_an_active_matrix

@@ -129,6 +129,27 @@ def test_preconditioned_krylov_solves(method):
                [B0], rtol=1e-6, value_rtol=1e-12)
 
 
+def test_krylov_solves_with_a_linear_operator_of_python_code():
+    """A matrix-free operator (matvec and rmatvec written with NumPy): the
+    solves run it on plain arrays; tape files refuse to keep it."""
+    D = A.toarray()
+    op = spla.LinearOperator((N, N), matvec=lambda v: D @ v, rmatvec=lambda v: D.T @ v)
+    f = lambda b: np.sin(gmres(op, b, atol=1e-13, rtol=1e-12)[0])  # noqa: E731
+    tape = check_tape(f, [B0], rtol=1e-6, value_rtol=1e-12)
+    with pytest.raises(ad.errors.TapeCopyError, match="LinearOperator of Python code"):
+        tape.save(io.BytesIO())
+    no_transpose = spla.LinearOperator((N, N), matvec=lambda v: D @ v)
+    with pytest.raises(ad.errors.UnsupportedOperation, match="rmatvec"):
+        ad.grad(lambda b: np.sum(gmres(no_transpose, b, rtol=1e-12)[0]))(B0)
+    theta = np.array([2.0])
+    with pytest.raises(ad.errors.UnsupportedOperation, match="reads active values"):
+        ad.grad(lambda t: np.sum(cg(spla.LinearOperator(
+            (N, N), matvec=lambda v: t[0] * (SPD @ v), dtype=float), B0 * t[0])[0]))(theta)
+    with pytest.raises(ad.errors.UnsupportedOperation, match="_CustomLinearOperator"):
+        ad.grad(lambda t: np.sum(cg(spla.LinearOperator(          # (SciPy probes its dtype)
+            (N, N), matvec=lambda v: t[0] * (SPD @ v)), B0)[0]))(theta)
+
+
 def test_refusals():
     with pytest.raises(ad.errors.UnsupportedOperation, match="initial guess"):
         ad.grad(lambda b: np.sum(cg(SPD, B0, x0=b)[0]))(B0)
