@@ -26,7 +26,7 @@ from .._record.creation import current_tape
 from ..errors import SolverNotConverged, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
-from . import sparse_active
+from . import sparse_active, sparse_active_solve
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
 
@@ -224,7 +224,7 @@ def spsolve(A, b, permc_spec=None, use_umfpack=True):
     """x with A x = b; a column b of shape (n, 1) gives a vector, as SciPy's."""
     b = array(b, "scipy.sparse.linalg.spsolve")
     if sparse_active.is_active_matrix(A):
-        x = sparse_active.spsolve(A, b, permc_spec)
+        x = sparse_active_solve.spsolve(A, b, permc_spec)
     else:
         matrix = _constant_matrix(A, "spsolve")
         options = {} if permc_spec is None else {"permc_spec": permc_spec}
