@@ -32,6 +32,7 @@ from ._np.joins import append, block, full_like, insert, ones_like, sequence_fun
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
 from ._np import linalg
+from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
 from ._np.special import special_ufunc
@@ -106,8 +107,21 @@ def _operator(rule):
     return operator
 
 
-dot = _operator(_products.dot)
-matmul = _operator(_products.matmul)
+def _or_sparse(rule):
+    """``rule(a, b, ...)``, or the recorded sparse product when one side is a
+    scipy.sparse matrix (or a LinearOperator of one): ``u @ L``,
+    ``np.dot(L, u)``."""
+    def product(a, b, *args, **kwargs):
+        if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b):
+            return sparse_products.product(a, b)
+        return rule(a, b, *args, **kwargs)
+    product.__name__ = product.__qualname__ = rule.__name__
+    product.__doc__ = rule.__doc__
+    return product
+
+
+dot = _or_sparse(_operator(_products.dot))
+matmul = _or_sparse(_operator(_products.matmul))
 floor_divide = _operator(_integers.floor_divide)
 remainder = _operator(_integers.remainder)
 
@@ -122,7 +136,11 @@ def recorded_compare(kind, a, b):
 
 
 def binary(code, a, b):
-    """a <op> b; a complex operand (active or constant) makes it complex."""
+    """a <op> b; a complex operand (active or constant) makes it complex. A
+    scipy.sparse operand is the sparse class's to handle (``u * L`` of an
+    spmatrix is its matrix product): NotImplemented sends Python to it."""
+    if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b):
+        return NotImplemented
     a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
         return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
@@ -250,7 +268,8 @@ def _shape(a):
 FUNCTIONS = {
     np.sum: sum, np.mean: mean, np.prod: prod, np.max: amax, np.amax: amax,
     np.min: amin, np.amin: amin, np.argmax: argmax, np.argmin: argmin, np.cumsum: cumsum,
-    np.dot: _products.dot, np.matmul: _products.matmul, np.vdot: vdot, np.inner: inner,
+    np.dot: _or_sparse(_products.dot), np.matmul: _or_sparse(_products.matmul), np.vdot: vdot,
+    np.inner: inner,
     np.outer: outer, np.einsum: einsum, np.trace: trace,
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,

@@ -91,7 +91,8 @@ cpdef enum Opcode:
     STRUCTURAL_END = 141
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
-    LINALG_END = 161
+    SPMV = 161
+    LINALG_END = 162
     # user primitives and loops: one Python call per op (_ops/callback.pxi)
     CALLBACK = 192
     CALLBACK_END = 193

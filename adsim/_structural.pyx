@@ -1,7 +1,8 @@
 # cython: language_level=3
 """Kernels of the linear structural ops (copies, broadcasts, sums, gathers,
 scatters, selections: ``_ops/structural.pxi``) and of matrix products
-(``_ops/linalg.pxi``, through BLAS and adsim/_matvec.h).
+(``_ops/linalg.pxi``, through BLAS and adsim/_matvec.h; products with sparse
+matrices: ``_ops/sparse.pxi``).
 
 _structural.pxd exposes their value, tangent and adjoint kernels
 (``structural_*``, ``linalg_*``), which the sweeps (adsim/_sweeps.pyx) call
@@ -33,4 +34,5 @@ cdef extern from *:
     pass
 
 include "_ops/structural.pxi"
+include "_ops/sparse.pxi"
 include "_ops/linalg.pxi"

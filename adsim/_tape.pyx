@@ -372,7 +372,7 @@ cdef class Tape:
             return branch_check(self, code, o, nops)
         if COPY <= code < STRUCTURAL_END:
             return structural_check(self, code, o, nops)
-        if code == MATMUL:
+        if MATMUL <= code < LINALG_END:
             return linalg_check(self, code, o, nops)
         if code == CALLBACK:
             return callback_check(self, code, o, nops)
@@ -407,6 +407,8 @@ cdef class Tape:
         cdef uint8_t reads = READ_OPERANDS[code]
         if not reads or not self.operands_varied(code, ops):
             return                  # (a result without derivative: no reverse rule runs)
+        if code == SPMV and ops[1] < 0:
+            reads = 0               # a constant matrix: only the values' adjoint reads x
         if reads & 1:               # the variadic operands
             for i in range(OPERAND_COUNT[code], OPERAND_COUNT[code] + ops[OPERAND_COUNT[code] - 1]):
                 if ops[i] >= 0:
@@ -645,6 +647,8 @@ cdef class Tape:
                 units += self.size_of(o[1]) + (self.slot_size[o[0]] if o[0] >= 0 else 0)
                 if self.code[k] == MATMUL:
                     units += max(product3(o[3], o[4], o[5]), <int64_t>0)
+                elif self.code[k] == SPMV:       # a multiply-add per stored entry and column
+                    units += self.size_of(o[1]) * o[6]
             self.work_units += units
             since += units
             if since >= TICK_UNITS:

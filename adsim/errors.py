@@ -57,12 +57,20 @@ class UndefinedDerivative(AdsimError, ValueError):
 
 
 class SolverNotConverged(UndefinedDerivative):
-    """A SciPy solver differentiated through its solution (``fsolve``,
-    ``root``, ``minimize``, ...) did not converge, so there is no solution
-    whose derivative the implicit function theorem gives.
+    """A SciPy solver differentiated through its solution did not converge,
+    so there is no solution whose derivative can be taken.
+
+    Raised for the nonlinear solvers (``fsolve``, ``root``, ``minimize``,
+    ...; their derivative comes from the implicit function theorem) and for
+    the Krylov solves of ``scipy.sparse.linalg`` (``cg``, ``gmres``, ...)
+    with active values, whose ``info != 0`` in the forward solve or in a
+    tangent or adjoint solve (the same method and tolerances, on the
+    transpose for the adjoint) means the result is not the solution. The
+    message names the solver and its options.
 
     Fix: a better starting point, more iterations or looser tolerances for
-    the solver, or parameters where the problem has a solution.
+    the solver, a direct solve (``spsolve``, ``splu``) for a linear system,
+    or parameters where the problem has a solution.
     """
 
 

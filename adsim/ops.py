@@ -348,6 +348,11 @@ TABLE = [
     _s("SEARCH", ZERO, (), (value("table"), value("v"), "right")),
     _s("MATMUL", BILINEAR, (np.matmul, np.dot, np.outer, np.einsum),
        (value("a"), value("b"), "m", "k", "n"), "linalg", reads="x"),
+    # a sparse matrix S (m x k, CSR: m + 1 row pointers then nnz column indices in the
+    # index stream at ``ints``; its nnz values in a) times x (k x n, row-major), or S^T
+    # times x (m x n) when ``trans``: scipy.sparse products, bilinear in (a, x)
+    _s("SPMV", BILINEAR, (), (value("a"), value("x"), ints(), "m", "k", "n", "trans"),
+       "linalg", reads="x"),
     _s("CALLBACK", NONLINEAR, (np.linalg.solve,),
        (Operand("callback", CALLBACK), Operand("n_args", COUNT),
         Operand("args", VALUE, variadic=True)), "callback", reads="args result",

@@ -29,6 +29,8 @@ import scipy.linalg as sl
 import scipy.optimize
 import scipy.signal as signal
 import scipy.spatial.distance as distance
+import scipy.sparse as sp
+import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
 import scipy.stats as st
 
@@ -1347,9 +1349,63 @@ EDGE_CASES = {
     "ndarray.trace": [case(lambda x: x.trace(axis1=1, axis2=2), (2, 2, 2), "3-d axes")],
 }
 
+# ---- scipy.sparse: constant matrices times active arrays, solves with active b
+
+_L5 = sp.csr_matrix(sp.diags([1.0, -2.5, 0.75], [-1, 0, 2], shape=(5, 5)))
+_A5 = sp.csc_matrix(_L5 @ _L5.T + 4.0 * sp.eye(5))          # symmetric positive definite
+_N5 = sp.csc_matrix(_L5 + 5.0 * sp.eye(5))                  # not symmetric
+_NO_CS = "sparse products and solves are recorded for real arrays"
+_TIGHT = {"rtol": 1e-10, "atol": 1e-14}
+_operator = sparse_linalg.aslinearoperator
+
+
+def _sparse(f, label=""):
+    return [case(f, 5, label, cs=_NO_CS)]
+
+
+SPARSE = {
+    sp._base._spbase.__matmul__: _sparse(lambda x: np.sin(_L5 @ x)),
+    sp._base._spbase.__rmatmul__: _sparse(lambda x: _L5.__rmatmul__(np.sin(x))),
+    sp._base._spbase.dot: _sparse(lambda x: _L5.dot(x ** 2)),
+    sp._coo._coo_base.dot: _sparse(lambda x: _L5.tocoo().dot(np.cos(x))),
+    sp._matrix.spmatrix.__mul__: _sparse(lambda x: np.tanh(_L5 * x)),
+    sp._matrix.spmatrix.__rmul__: _sparse(lambda x: x * _L5 * x),
+    sparse_linalg.LinearOperator.matvec: _sparse(lambda x: _operator(_L5).matvec(x) ** 2),
+    sparse_linalg.LinearOperator.matmat: _sparse(
+        lambda x: _operator(_L5).matmat(np.stack([x, x ** 2], axis=1))),
+    sparse_linalg.LinearOperator.dot: _sparse(lambda x: _operator(_L5).dot(np.sin(x))),
+    sparse_linalg.LinearOperator.__matmul__: _sparse(lambda x: _operator(_L5).T @ x ** 2),
+    sparse_linalg.LinearOperator.__mul__: _sparse(lambda x: _operator(_L5) * x ** 3),
+    sparse_linalg.LinearOperator.rmatvec: _sparse(lambda x: _operator(_L5).rmatvec(x) * x),
+    sparse_linalg.spsolve: _sparse(lambda x: np.sin(sparse_linalg.spsolve(_N5, x))),
+    sparse_linalg.splu: _sparse(lambda x: sparse_linalg.splu(_N5).solve(x ** 2, trans="T")),
+    sparse_linalg.spilu: _sparse(lambda x: sparse_linalg.spilu(_N5).solve(np.sin(x))),
+    sparse_linalg.factorized: _sparse(lambda x: sparse_linalg.factorized(_N5)(x) * x),
+    sparse_linalg.spsolve_triangular: _sparse(
+        lambda x: sparse_linalg.spsolve_triangular(sp.tril(_N5, format="csr"), x ** 2)),
+    **{getattr(sparse_linalg, name): _sparse(
+        lambda x, name=name: np.sin(getattr(sparse_linalg, name)(
+            _A5 if name in ("cg", "minres") else _N5, x, **_TIGHT)[0]))
+       for name in ("cg", "gmres", "bicgstab", "lgmres")},
+    sparse_linalg.minres: _sparse(lambda x: np.sin(sparse_linalg.minres(_A5, x, rtol=1e-12)[0])),
+    sp._base._spbase.__mul__: _sparse(lambda x: (sp.csr_array(_L5) * x).toarray().ravel()),
+    sp._base._spbase.__rmul__: _sparse(lambda x: (x[:, None] * sp.csr_array(_L5)) @ x),
+    sp._base._spbase.multiply: _sparse(lambda x: _L5.multiply(np.sin(x)[:, None]) @ x),
+    # matrices assembled from active values
+    sp._coo._coo_base.__init__: _sparse(
+        lambda x: sp.coo_matrix((x ** 2, ([0, 1, 1, 4, 4], [0, 2, 2, 3, 0])), shape=(5, 5)) @ x),
+    sp._compressed._cs_matrix.__init__: _sparse(
+        lambda x: sp.csr_array((np.sin(x), [0, 3, 1, 2, 4], [0, 2, 3, 5, 5, 5]), shape=(5, 5))
+        @ x),
+    sp.diags: _sparse(lambda x: sp.diags([x[1:], x ** 2], [-1, 0]) @ np.cos(x)),
+    sp.diags_array: _sparse(lambda x: sp.diags_array(x ** 3, offsets=0) @ x),
+    sp.kron: _sparse(lambda x: sp.kron(sp.diags(x[:2]), sp.diags(x[2:4]) + sp.eye(2)).toarray()
+                     .ravel()),
+}
+
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
          **SCIPY_FUNCTIONS, **STATS, **M, **CREATION, **NUMPY_MORE, **SPECIAL_MORE,
-         **SCIPY_MORE}
+         **SCIPY_MORE, **SPARSE}
 for _key, _more in EDGE_CASES.items():
     CASES[_key] = CASES[_key] + _more
 

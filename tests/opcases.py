@@ -4,6 +4,7 @@ plain NumPy arrays, which gives the reference values."""
 import operator
 
 import numpy as np
+import scipy.sparse as sp
 
 from adsim import ops
 
@@ -78,6 +79,8 @@ def sample(rng, spec, shapes):
 
 A43 = np.random.default_rng(11).standard_normal((4, 3))
 M4 = np.random.default_rng(12).standard_normal((4, 4)) + 4.0 * np.eye(4)
+# a sparse 3 x 4 matrix (CSR) with an empty column
+S34 = sp.csr_matrix(np.array([[1.5, 0.0, -2.0, 0.0], [0.0, 0.5, 0.0, 0.0], [0.25, 0.0, 3.0, 0.0]]))
 
 
 def _scatter_program(x):
@@ -131,6 +134,8 @@ PROGRAMS = {
                         ("EQUAL", lambda a, b: np.equal(np.floor(a), np.floor(b))),
                         ("NOT_EQUAL", lambda a, b: np.not_equal(np.floor(a), np.floor(b))))},
     "MATMUL": (lambda x: (x @ A43) ** 2, (4,), (-2.0, 2.0)),
+    "SPMV": (lambda x: np.concatenate([(S34 @ x) ** 2, x @ S34.T.tocsc(), S34.T @ np.sin(x[:3])]),
+             (4,), (-2.0, 2.0)),
     "CALLBACK": (lambda x: np.linalg.solve(M4 + 0.1 * x[:, None] * x[None, :], x), (4,), (-1.0, 1.0)),
 }
 

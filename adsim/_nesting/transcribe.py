@@ -27,10 +27,12 @@ op are kept per op, so that a slot written again later (reused, or updated
 in place) still gives each rule the values it read.
 """
 import numpy as np
+import scipy.sparse as sp
 
 from .._opcodes import Opcode as Op
 from .._active import Active, record_binary_refs, record_unary, wrap
 from .._np.core import as_active, binary, gather
+from .._np import sparse_products
 from .._np.views import ufunc_at
 from ..errors import BranchChanged, UnsupportedOperation
 from .._rules import RuleTable, family
@@ -316,6 +318,16 @@ class _Transcription:
             return (a.reshape(m, kk) @ b.reshape(kk, n)).reshape(-1)
         return self._new(Op.MATMUL, m * n, [self.ref(a), self.ref(b), m, kk, n])
 
+    def _spmv(self, k, o):
+        a, x = self._reads(k, [o.a, o.x])
+        indptr, indices = self.prog.sparse_pattern(k)
+        X = x.reshape(-1, o.n)
+        if not isinstance(a, Active) and not isinstance(x, Active):
+            S = sp.csr_array((a, indices, indptr), shape=(o.m, o.k))
+            return ((S.T if o.trans else S) @ X).reshape(-1)
+        pattern = sparse_products.Pattern(indptr, indices, (o.m, o.k))
+        return sparse_products.spmv(self.outer, pattern, self.ref(a), X, o.trans).reshape(-1)
+
     def _callback(self, k, o):
         app = self.tape.callbacks[o.callback]
         args = self._reads(k, list(o.args))
@@ -522,6 +534,22 @@ class _Transcription:
         return [(o[1], (G @ b.reshape(kk, n).T).reshape(-1)),
                 (o[2], (a.reshape(m, kk).T @ G).reshape(-1))]
 
+    def _spmv_adjoint(self, k, o, g):
+        a, x = self.read[k]
+        indptr, indices = self.prog.sparse_pattern(k)
+        n = o.n
+        G, X = g.reshape(-1, n), x.reshape(-1, n)
+        if isinstance(a, Active) or isinstance(G, Active):
+            pattern = sparse_products.Pattern(indptr, indices, (o.m, o.k))
+            x_adjoint = sparse_products.spmv(self.outer, pattern, self.ref(a), G, not o.trans)
+        else:
+            S = sp.csr_array((a, indices, indptr), shape=(o.m, o.k))
+            x_adjoint = (S if o.trans else S.T) @ G
+        rows = np.repeat(np.arange(o.m), np.diff(indptr))
+        out, into = (indices, rows) if o.trans else (rows, indices)
+        a_adjoint = np.sum(G[out] * X[into], axis=1)
+        return [(o.a, _flat(a_adjoint)), (o.x, _flat(x_adjoint))]
+
     def _callback_adjoint(self, k, o, g):
         app = self.tape.callbacks[o.callback]
         prim = app.prim
@@ -542,7 +570,7 @@ FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_nesting/transcribe.
     ("COPY", "_copy"), ("FILL", "_fill"), (("BROADCAST", "SUM", "CUMSUM"), "_structural_view"),
     ("GATHER", "_gather"), ("SCATTER", "_scatter"), ("WHERE", "_where"),
     ("GATHER_AT", "_gather_at"), ("SCATTER_AT", "_scatter_at"), ("SELECT", "_select"),
-    ("ARGEXT_AT", "_argext_at"), ("SEARCH", "_search"), ("MATMUL", "_matmul"),
+    ("ARGEXT_AT", "_argext_at"), ("SEARCH", "_search"), ("MATMUL", "_matmul"), ("SPMV", "_spmv"),
     ("CALLBACK", "_callback")])
 
 ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_nesting/transcribe.py", [
@@ -553,7 +581,8 @@ ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_nesting/transcribe.
     ("SCATTER", "_scatter_adjoint"), ("WHERE", "_where_adjoint"),
     ("GATHER_AT", "_gather_at_adjoint"), ("SCATTER_AT", "_scatter_at_adjoint"),
     ("SELECT", "_select_adjoint"), ("ARGEXT_AT", None), ("SEARCH", None),
-    ("MATMUL", "_matmul_adjoint"), ("CALLBACK", "_callback_adjoint")])
+    ("MATMUL", "_matmul_adjoint"), ("SPMV", "_spmv_adjoint"),
+    ("CALLBACK", "_callback_adjoint")])
 
 
 def _row_slope(rule):

@@ -180,6 +180,8 @@ cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
     """Operands a recording may give: [r, a, b, m, k, n] with a of m k, b of
     k n and r of m n elements, r distinct from a and b (BLAS writes r while
     reading them)."""
+    if code == SPMV:
+        return spmv_check(t, code, o)
     need_slot(t, o[0])
     need_ref(t, o[1])
     need_ref(t, o[2])
@@ -191,6 +193,38 @@ cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
                                f"{t.slot_size[o[0]]} elements for {o[3]} x {o[4]} x {o[5]}")
     if o[0] == o[1] or o[0] == o[2]:
         return malformed(code, "a result that is also an argument")
+    return 0
+
+
+cdef int spmv_check(Tape t, int code, const int32_t* o) except -1:
+    """[r, a, x, ioff, m, k, n, trans] (_ops/sparse.pxi): a CSR pattern in the
+    index stream (row pointers from 0 up to the nnz values of a, never
+    decreasing; column indices below k), x and r of the sizes the product
+    takes, r distinct from a and x."""
+    cdef int64_t m = o[4], k = o[5], n = o[6], nnz, i
+    cdef const int32_t* ptr
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    need_ref(t, o[2])
+    if m < 0 or k < 0 or n < 0 or not 0 <= o[7] <= 1:
+        return malformed(code, f"dimensions {m} x {k} x {n}, transpose flag {o[7]}")
+    nnz = t.size_of(o[1])
+    t.check_range(o[3], m + 1, t.n_ints, "index")
+    ptr = t.ints + o[3]
+    if ptr[0] != 0 or ptr[m] != nnz:
+        return malformed(code, f"row pointers from {ptr[0]} to {ptr[m]} for {nnz} values")
+    for i in range(m):
+        if ptr[i + 1] < ptr[i]:
+            return malformed(code, f"row pointers decreasing at row {i}")
+    t.check_indices(<int64_t>o[3] + m + 1, nnz, k)
+    if t.size_of(o[2]) != (m if o[7] else k) * n or \
+            t.slot_size[o[0]] != (k if o[7] else m) * n:
+        return malformed(code, f"an argument of {t.size_of(o[2])} and a result of "
+                               f"{t.slot_size[o[0]]} elements for a {m} x {k} matrix "
+                               f"{'transposed ' if o[7] else ''}times {n} columns")
+    if o[0] == o[1] or o[0] == o[2]:
+        return malformed(code, "a result that is also an argument")
+    t.ints_frozen = max(t.ints_frozen, <int64_t>o[3] + m + 1 + nnz)
     return 0
 
 

@@ -389,6 +389,10 @@ cdef void init_op_facts() noexcept:
     OPERAND_COUNT[<int>MATMUL] = 6
     VALUE_OPERANDS[<int>MATMUL] = 6
     READ_OPERANDS[<int>MATMUL] = 6
+    VALUE_USES[<int>SPMV] = 1
+    OPERAND_COUNT[<int>SPMV] = 8
+    VALUE_OPERANDS[<int>SPMV] = 6
+    READ_OPERANDS[<int>SPMV] = 6
     VALUE_USES[<int>CALLBACK] = 3
     OPERAND_COUNT[<int>CALLBACK] = 3
     VALUE_OPERANDS[<int>CALLBACK] = 1

@@ -6,6 +6,9 @@
 #   adjoint:  Abar += Cbar B^T,  Bbar += A^T Cbar
 #   second:   dAbar += dCbar B^T + Cbar dB^T,  dBbar += dA^T Cbar + A^T dCbar
 #
+# SPMV, the product with a sparse matrix, has its kernels in _ops/sparse.pxi;
+# the entry points below hand it there.
+#
 # Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
 # Matrix-vector products with several vectors stream the matrix once
@@ -249,6 +252,8 @@ cdef void termwise_adjoint(Sweep* s, const int32_t* o, double* aC, double* aA, d
 
 
 cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == SPMV:
+        return spmv_value(s, o)
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
     if kind != NOT_MATVEC:
         return matvec_value_only(s, o, kind)
@@ -274,6 +279,8 @@ cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1 nogil:
 
 
 cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == SPMV:
+        return spmv_tangent(s, o)
     cdef int m = o[3], k = o[4], n = o[5], j
     cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* A = vptr(s, o[1])
@@ -332,6 +339,8 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
 
 
 cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == SPMV:
+        return spmv_adjoint(s, o)
     cdef double* aC = aptr(s, o[0])
     if not all_finite(aC, <int64_t>s.q * o[3] * o[5]):
         termwise_adjoint(s, o, aC, aptr(s, o[1]), aptr(s, o[2]), s.q)
@@ -341,6 +350,8 @@ cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == SPMV:
+        return spmv_soadjoint(s, o)
     cdef int m = o[3], k = o[4], n = o[5], j
     cdef MatvecKind kind = matvec_kind(m, k, n)
     cdef double* aC = aptr(s, o[0])

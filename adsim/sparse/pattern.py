@@ -143,6 +143,26 @@ class Program:
     def constant_nonzero(self, ref, shape):
         return self.tape.slot_value(ref).reshape(shape) != 0.0
 
+    def sparse_pattern(self, k):
+        """(row pointers, column indices) of an SPMV op's CSR matrix."""
+        o = self.operands[k]
+        held = self.tape.index_record(o.index_offset, o.m + 1 + self.size(o.a)).astype(np.intp)
+        return held[:o.m + 1], held[o.m + 1:]
+
+    def sparse_entries(self, k):
+        """An SPMV op's stored entries: (out, into, p), for each entry p that
+        can be nonzero (all of an active matrix, the nonzero values of a
+        constant one), the result row it adds to and the row of x it reads."""
+        o = self.operands[k]
+        nnz = self.size(o.a)
+        indptr, cols = self.sparse_pattern(k)
+        rows = np.repeat(np.arange(o.m, dtype=np.intp), np.diff(indptr))
+        p = np.arange(nnz, dtype=np.intp)
+        if o.a < 0:
+            p = np.flatnonzero(self.constant_nonzero(o.a, (nnz,)))
+        out, into = (cols[p], rows[p]) if o.trans else (rows[p], cols[p])
+        return out, into, p
+
 
 
 # ---------------------------------------------------------------- forward sweep
@@ -331,6 +351,26 @@ class DomainSweep:
             result = union(result, apply_left(B, rows, cols, m * n))
         return result
 
+    def spmv(self, k, o):
+        """r[out_p, j] <- x[into_p, j] and a[p] for each stored entry p (a
+        constant x: only where x[into_p, j] != 0)."""
+        out, into, p = self.program.sparse_entries(k)
+        n, size = o.n, self.program.size(o.result)
+        j = np.arange(n, dtype=np.intp)
+        result = self.empty(size)
+        X, A = self.get(o.x), self.get(o.a)
+        if X.nnz:
+            rows = (out[:, None] * n + j[None, :]).reshape(-1)
+            cols = (into[:, None] * n + j[None, :]).reshape(-1)
+            result = union(result, apply_left(X, rows, cols, size))
+        if A.nnz:
+            if o.x < 0:
+                e, jj = np.nonzero(self.program.constant_nonzero(o.x, (-1, n))[into])
+            else:
+                e, jj = np.repeat(np.arange(p.shape[0]), n), np.tile(j, p.shape[0])
+            result = union(result, apply_left(A, out[e] * n + jj, p[e], size))
+        return result
+
     def callback(self, k, o):
         n = self.program.size(o.result)
         args = [self.get(ref) for ref in o.args]
@@ -497,6 +537,19 @@ class Liveness:
                 Lb = np.broadcast_to(L2.any(axis=0)[None, :], (kk, n))
             self.mark(b, Lb.reshape(-1))
 
+    def spmv(self, k, o, L):
+        out, into, p = self.program.sparse_entries(k)
+        n = o.n
+        L2 = L.reshape(-1, n)
+        if o.x >= 0:
+            rows_in = self.program.size(o.x) // n if n else 0
+            M = sp.csr_array((np.ones(out.shape[0]), (into, out)), shape=(rows_in, L2.shape[0]))
+            self.mark(o.x, ((M @ L2.astype(np.float64)) > 0).reshape(-1))
+        if o.a >= 0:
+            La = np.zeros(self.program.size(o.a), dtype=bool)
+            La[p] = L2[out].any(axis=1)
+            self.mark(o.a, La)
+
     def callback(self, k, o, L):
         for ref in o.args:
             self.mark(ref, np.ones(self.program.size(ref), dtype=bool))
@@ -555,6 +608,7 @@ class Interactions:
             return
         prog = self.program
         rows = np.flatnonzero(L)
+        self.k = k                  # (the op's place, for rules that read its index data)
         self.rules[prog.codes[k]](prog.operands[k], L, rows, result)
 
     # ---- rules: the interactions of one op's live elements ------------------
@@ -592,6 +646,18 @@ class Interactions:
                          shape=(m * kk, kk * n))
         self.add(A, Domains.of(X @ B.scipy()))
 
+    def spmv(self, o, L, rows, result):
+        """dom(a_p) x dom(x[into_p, j]) for each live r[out_p, j]."""
+        A, X = self.sweep.get(o.a), self.sweep.get(o.x)
+        if A.nnz == 0 or X.nnz == 0:
+            return
+        out, into, p = self.program.sparse_entries(self.k)
+        n = o.n
+        e, jj = np.nonzero(L.reshape(-1, n)[out])
+        M = sp.csr_array((np.ones(e.shape[0], dtype=bool), (p[e], into[e] * n + jj)),
+                         shape=(A.nrows, X.nrows))
+        self.add(A, Domains.of(M @ X.scipy()))
+
 
 def _wanted_ops(program):
     """Ops that add Hessian interactions: those with an interaction rule,
@@ -611,7 +677,7 @@ def _wanted_ops(program):
             if code == Op.MUL and (o.a < 0 or o.b < 0) or code == Op.DIV and o.b < 0:
                 continue
         elif kind == "linalg":
-            if o.a < 0 or o.b < 0:
+            if o.a < 0 or (o.x if code == Op.SPMV else o.b) < 0:
                 continue
         wanted.add(k)
     return wanted
@@ -628,7 +694,7 @@ JACOBIAN_RULES = RuleTable("Jacobian sparsity", "adsim/sparse/pattern.py (Domain
     ("COPY", "copy"), (_NO_DERIVATIVE, "no_dependence"), ("BROADCAST", "broadcast"),
     ("SUM", "sum"), ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"),
     ("WHERE", "where"), ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"),
-    ("SELECT", "select"), ("MATMUL", "matmul"), ("CALLBACK", "callback")])
+    ("SELECT", "select"), ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
 
 # liveness: the operand elements through which a live result element reaches the output
 LIVENESS_RULES = RuleTable("Hessian liveness", "adsim/sparse/pattern.py (Liveness)", [
@@ -636,7 +702,7 @@ LIVENESS_RULES = RuleTable("Hessian liveness", "adsim/sparse/pattern.py (Livenes
     ("COPY", "copy"), (_NO_DERIVATIVE, None), ("BROADCAST", "broadcast"), ("SUM", "sum"),
     ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"), ("WHERE", "where"),
     ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"), ("SELECT", "select"),
-    ("MATMUL", "matmul"), ("CALLBACK", "callback")])
+    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
 
 # Hessian interactions: the variable pairs a nonlinear op couples (linear ops: none)
 INTERACTION_RULES = RuleTable("Hessian interactions", "adsim/sparse/pattern.py (Interactions)", [
@@ -645,7 +711,7 @@ INTERACTION_RULES = RuleTable("Hessian interactions", "adsim/sparse/pattern.py (
      "unary"),
     ([spec.name for spec in TABLE if spec.family == "binary" and
       spec.hessian in (NONLINEAR, BILINEAR)], "binary"),
-    ("MATMUL", "matmul"), ("CALLBACK", "callback")])
+    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
 
 
 # ---------------------------------------------------------------- public

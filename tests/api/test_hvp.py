@@ -25,7 +25,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 import adsim
 from adsim import ops
 from fdcheck import assert_close, central, distinct
-from opcases import FD_KINKS, NONSMOOTH
+from opcases import FD_KINKS, NONSMOOTH, S34
 
 # ---------------------------------------------------------------- checkers
 
@@ -214,6 +214,8 @@ PROGRAMS = {
                         ("NOT_EQUAL", lambda a, b: np.not_equal(np.floor(a), np.floor(b))))},
     "MATMUL": (lambda X: np.sum((X @ X) ** 2) + np.sum(X @ A43[:3]) ** 2
                + np.einsum("ij,ij->", X, X) * np.sum(np.outer(X[0], X[1])), (3, 3), (-1.0, 1.0)),
+    "SPMV": (lambda x: np.sum(np.sin(S34 @ x) ** 2) + np.sum(S34.T.tocsc() @ (x[:3] * x[1:])),
+             (4,), (-1.0, 1.0)),
     "CALLBACK": (lambda x: np.sum(np.linalg.solve(M4 + np.eye(4) * (x * x), x) ** 2), (4,),
                  (-1.0, 1.0)),
 }

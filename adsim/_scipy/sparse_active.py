@@ -1,0 +1,519 @@
+"""Sparse matrices assembled from active values: ``coo_matrix((v, (i, j)),
+shape)``, ``csr_matrix((v, indices, indptr))``, ``csc_matrix(...)``,
+``diags(v, offsets)``, ``sparse.kron``, and what is made of them (``A + B``,
+``A * c``, ``A.multiply(X)``, ``A.T``, ``.tocsr()``); their products with
+arrays and ``spsolve``.
+
+Such a matrix is an :class:`ActiveSparse`: a fixed pattern (the row and
+column of each stored entry, plain integers of the recording) and the
+entries' values, an active vector on the tape. Duplicate entries are kept
+and summed wherever the matrix acts, as SciPy sums duplicates of a COO
+matrix. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values as a
+slot, so every sweep differentiates them in the values too; sums, scales
+and Kronecker products are recorded operations on the value vectors.
+``spsolve(A, b)`` with such a matrix is adsim/_scipy/sparse_active_solve.py.
+
+The constructors of SciPy's classes are hooked (adsim/_scipy/hooks.py): a
+``coo_matrix(...)`` given active values becomes an ActiveSparse (its class
+is changed before it is used), as ``diags`` and ``kron`` return one.
+Anything else asked of one raises ``UnsupportedOperation`` naming it.
+"""
+import abc
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._active import Active
+from .._np.core import active_leaves, tape_of
+from .._np.sparse_products import Pattern, spmv
+from ..errors import UnsupportedAttribute, UnsupportedOperation
+
+
+def _unsupported(what):
+    return UnsupportedOperation(
+        f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
+        f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
+        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, row and column selection, products "
+        f"with arrays, spsolve and scipy.sparse.kron")
+
+
+def _entries_pattern(rows, cols, shape):
+    """The CSR pattern (and the order of the entries in it) of entries at
+    (rows, cols): entries stay distinct (duplicates are summed by the
+    products)."""
+    order = np.lexsort((cols, rows))
+    counts = np.bincount(rows, minlength=shape[0])
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return Pattern(indptr, cols[order], shape), order
+
+
+class ActiveSparse:
+    """A sparse matrix of active values: entries at ``rows``, ``cols``
+    (CSR order) with values ``values`` (active, or plain)."""
+
+    __array_ufunc__ = None       # NumPy hands binary operators to the reflected methods
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def _setup(self, rows, cols, values, shape, format_name):
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        cols = np.asarray(cols, dtype=np.int64).ravel()
+        shape = (int(shape[0]), int(shape[1]))
+        if rows.size and (rows.min() < 0 or rows.max() >= shape[0] or cols.min() < 0
+                          or cols.max() >= shape[1]):
+            raise ValueError(f"adsim: sparse entries outside a matrix of shape {shape}")
+        if np.size(values) != rows.size:
+            raise ValueError(f"adsim: {np.size(values)} values for {rows.size} entries")
+        pattern, order = _entries_pattern(rows, cols, shape)
+        self._rows, self._cols = rows[order], cols[order]
+        self._pattern = pattern
+        values = values.reshape(-1) if isinstance(values, Active) else \
+            np.asarray(values, dtype=float).reshape(-1)
+        self._values = values if np.array_equal(order, np.arange(order.size)) else values[order]
+        self._shape = shape
+        self.format = format_name
+        return self
+
+    @classmethod
+    def made(cls, rows, cols, values, shape, like_array, format_name="csr"):
+        kind = ActiveSparseArray if like_array else ActiveSparseMatrix
+        return kind.__new__(kind)._setup(rows, cols, values, shape, format_name)
+
+    def _like(self, rows, cols, values, shape=None):
+        return ActiveSparse.made(rows, cols, values, shape or self._shape,
+                                 isinstance(self, ActiveSparseArray), self.format)
+
+    # ---- what it is ---------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def nnz(self):
+        return int(self._rows.size)
+
+    @property
+    def values(self):
+        """The values of the stored entries, in CSR order (active)."""
+        return self._values
+
+    @property
+    def entries(self):
+        """(rows, columns) of the stored entries, in CSR order."""
+        return self._rows, self._cols
+
+    def __repr__(self):
+        return (f"<adsim sparse {self.format} matrix of active values, shape {self._shape}, "
+                f"{self.nnz} stored entries>")
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        # an AttributeError (hasattr is False) that says what is supported
+        raise UnsupportedAttribute(str(_unsupported(name)))
+
+    def __getitem__(self, key):
+        """Rows and columns picked by slices, integer arrays or boolean masks
+        (``K[free][:, free]``): the entries there, renumbered."""
+        rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        (keep_r, new_r, m) = _axis_selection(rows_key, self._shape[0])
+        (keep_c, new_c, n) = _axis_selection(cols_key, self._shape[1])
+        kept = np.flatnonzero(keep_r[self._rows] & keep_c[self._cols])
+        return self._like(new_r[self._rows[kept]], new_c[self._cols[kept]],
+                          _take(self._values, kept), (m, n))
+
+    def __pow__(self, other):
+        raise _unsupported("**")
+
+    def __abs__(self):
+        return self._like(self._rows, self._cols, abs(self._values))
+
+    def __iter__(self):
+        raise _unsupported("iteration")
+
+    def __len__(self):
+        raise _unsupported("len()")
+
+    # ---- formats, transposes -------------------------------------------------------
+    def tocsr(self, copy=False):
+        return self
+
+    tocsc = tocoo = tocsr
+
+    def asformat(self, format, copy=False):
+        return self
+
+    def copy(self):
+        return self
+
+    @property
+    def T(self):
+        return self._like(self._cols, self._rows, self._values, self._shape[::-1])
+
+    def transpose(self, axes=None, copy=False):
+        if axes is not None:
+            raise _unsupported("transpose with axes")
+        return self.T
+
+    # ---- products --------------------------------------------------------------------
+    def _recorded_product(self, a, b):
+        """``a @ b`` with this matrix on one side (NumPy's dispatch and the
+        sparse products hand them here)."""
+        return self.__matmul__(b) if a is self else self.__rmatmul__(a)
+
+    def __matmul__(self, other):
+        if isinstance(other, ActiveSparse) or sp.issparse(other):
+            raise _unsupported("a product of two sparse matrices (@)")
+        if _is_scalar(other):
+            raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
+        values, x = self._values, other
+        if not isinstance(values, Active) and not active_leaves(x):
+            S = sp.csr_array((values, self._pattern.indices, self._pattern.indptr),
+                             shape=self._shape)
+            return S @ np.asarray(x, dtype=float)
+        tape = tape_of(values, x)
+        ref = values.slot if isinstance(values, Active) else tape.const_ref(values)
+        if not isinstance(x, Active) and active_leaves(x):
+            x = np.asarray(x)
+        return spmv(tape, self._pattern, ref, x, False)
+
+    def __rmatmul__(self, other):
+        if isinstance(other, ActiveSparse) or sp.issparse(other):
+            raise _unsupported("a product of two sparse matrices (@)")
+        if _is_scalar(other):
+            raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
+        if np.ndim(other) == 2:
+            return self.T.__matmul__(other.T).T
+        return self.T.__matmul__(other)
+
+    def dot(self, other):
+        return self._scaled(other) if _is_scalar(other) else self @ other
+
+    def matvec(self, other):
+        return self @ other
+
+    # ---- arithmetic --------------------------------------------------------------------
+    def _scaled(self, c):
+        return self._like(self._rows, self._cols, self._values * c)
+
+    def __mul__(self, other):
+        if _is_scalar(other):
+            return self._scaled(other)
+        if isinstance(self, ActiveSparseArray):
+            return self.multiply(other)
+        return self @ other                   # an spmatrix: * is the matrix product
+
+    def __rmul__(self, other):
+        if _is_scalar(other):
+            return self._scaled(other)
+        if isinstance(self, ActiveSparseArray):
+            return self.multiply(other)
+        return self.__rmatmul__(other)
+
+    def __truediv__(self, other):
+        if not _is_scalar(other):
+            raise _unsupported("division by an array")
+        return self._scaled(1.0 / other)
+
+    def __neg__(self):
+        return self._scaled(-1.0)
+
+    def __pos__(self):
+        return self
+
+    def __add__(self, other):
+        other = as_active_sparse(other, "+")
+        if other.shape != self._shape:
+            raise ValueError(f"adsim: inconsistent shapes {self._shape} and {other.shape}")
+        return self._like(np.concatenate([self._rows, other._rows]),
+                          np.concatenate([self._cols, other._cols]),
+                          _concatenate(self._values, other._values))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self + (-as_active_sparse(other, "-"))
+
+    def __rsub__(self, other):
+        return as_active_sparse(other, "-") + (-self)
+
+    def multiply(self, other):
+        """Elementwise product: the values times ``other`` at the stored
+        entries (a dense array broadcast to the shape, or a sparse matrix)."""
+        if _is_scalar(other):
+            return self._scaled(other)
+        if isinstance(other, ActiveSparse):
+            raise _unsupported("multiply of two matrices of active values")
+        if sp.issparse(other):
+            other = other.toarray()
+        if not isinstance(other, Active):
+            other = np.broadcast_to(np.asarray(other, dtype=float), self._shape)
+        else:
+            other = np.broadcast_to(other, self._shape)
+        return self._like(self._rows, self._cols,
+                          self._values * other[self._rows, self._cols])
+
+    # ---- to dense and parts --------------------------------------------------------------
+    def _collect(self, positions, size):
+        """out[t] = the sum of the values of the entries p with
+        positions[p] = t (a constant 0-1 matrix times the values)."""
+        values = self._values
+        if not isinstance(values, Active):
+            return np.bincount(positions, weights=values, minlength=size)
+        order = np.argsort(positions, kind="stable")
+        counts = np.bincount(positions, minlength=size)
+        collect = Pattern(np.concatenate([[0], np.cumsum(counts)]), order, (size, values.size))
+        tape = values.tape
+        return spmv(tape, collect, tape.const_ref(np.ones(values.size)), values, False)
+
+    def toarray(self, order=None, out=None):
+        if out is not None:
+            raise _unsupported("toarray(out=)")
+        m, k = self._shape
+        return self._collect(self._rows * k + self._cols, m * k).reshape(m, k)
+
+    def todense(self, order=None, out=None):
+        if isinstance(self, ActiveSparseMatrix):
+            raise _unsupported("todense (np.matrix results); use toarray")
+        return self.toarray(order, out)
+
+    def sum(self, axis=None, dtype=None, out=None):
+        """The sum of the entries (duplicates included), of each column
+        (axis 0) or of each row (axis 1): shaped as SciPy's (a 2-d row or
+        column for an spmatrix, whose np.matrix becomes a 2-d array here)."""
+        if dtype is not None or out is not None:
+            raise _unsupported("sum with dtype= or out=")
+        m, n = self._shape
+        if axis is None:
+            return np.sum(self._values) if self.nnz else 0.0
+        axis = int(axis) % 2
+        along = self._cols if axis == 0 else self._rows
+        totals = self._collect(along, n if axis == 0 else m)
+        if isinstance(self, ActiveSparseArray):
+            return totals
+        return totals.reshape(1, n) if axis == 0 else totals.reshape(m, 1)
+
+    def diagonal(self, k=0):
+        m, n = self._shape
+        length = max(0, min(m + min(k, 0), n - max(k, 0)))
+        on = np.flatnonzero(self._cols - self._rows == k)
+        part = self._like(self._rows[on], self._cols[on], _take(self._values, on))
+        return part._collect(part._rows - max(-k, 0), length)
+
+
+class ActiveSparseMatrix(ActiveSparse):
+    """An ActiveSparse made where SciPy would make an ``spmatrix`` (its
+    layout matches theirs, so a constructor's instance can become one)."""
+
+
+class ActiveSparseArray(abc.ABC, ActiveSparse):
+    """An ActiveSparse made where SciPy would make an ``sparray`` (its
+    layout matches theirs, so a constructor's instance can become one)."""
+
+
+def _axis_selection(key, size):
+    """(kept, new position, new size) of the positions of an axis a key
+    selects: a slice, integer positions (each at most once) or a mask."""
+    if isinstance(key, Active) or active_leaves(key):
+        raise _unsupported("indexing with active values")
+    if isinstance(key, (int, np.integer)):
+        raise _unsupported("indexing with a single integer (take a slice i:i+1)")
+    picked = np.arange(size)[key]
+    if picked.ndim != 1 or np.unique(picked).size != picked.size:
+        raise _unsupported("indexing that repeats rows or columns")
+    kept = np.zeros(size, dtype=bool)
+    kept[picked] = True
+    new = np.full(size, -1, dtype=np.int64)
+    new[picked] = np.arange(picked.size)
+    return kept, new, picked.size
+
+
+def _is_scalar(x):
+    """A number (active or not); np.ndim of a sparse matrix is 0 too."""
+    return not (sp.issparse(x) or isinstance(x, ActiveSparse)) and np.ndim(x) == 0
+
+
+def _take(values, positions):
+    return values[positions]
+
+
+def _concatenate(a, b):
+    if not isinstance(a, Active) and not isinstance(b, Active):
+        return np.concatenate([a, b])
+    return np.concatenate([a.reshape(-1) if isinstance(a, Active) else np.asarray(a, float),
+                           b.reshape(-1) if isinstance(b, Active) else np.asarray(b, float)])
+
+
+def is_active_matrix(obj):
+    return isinstance(obj, ActiveSparse)
+
+
+def as_active_sparse(obj, what):
+    """An ActiveSparse, or a constant sparse matrix as one (plain values)."""
+    if isinstance(obj, ActiveSparse):
+        return obj
+    if sp.issparse(obj):
+        coo = sp.coo_matrix(obj)
+        return ActiveSparse.made(coo.row, coo.col, coo.data.astype(float), coo.shape, False)
+    raise _unsupported(f"{what} with a {type(obj).__name__}")
+
+
+# ---- the hooked constructors and functions ------------------------------------------
+
+def _from_arguments(arg1, shape, format_name):
+    """(rows, cols, values, shape) of a constructor's ``arg1``."""
+    if isinstance(arg1, ActiveSparse):
+        if shape is not None and tuple(shape) != arg1.shape:
+            raise _unsupported("a change of shape")
+        return arg1._rows, arg1._cols, arg1._values, arg1.shape
+    if isinstance(arg1, Active) and arg1.ndim == 2:    # a dense array: every entry stored
+        r, c = np.nonzero(np.ones(arg1.shape, dtype=bool))
+        return r, c, arg1.reshape(-1), arg1.shape
+    if not isinstance(arg1, tuple):
+        raise _unsupported(f"{format_name}_matrix of an active dense array; pass "
+                           f"(values, (row, col)) or (values, indices, indptr)")
+    if len(arg1) == 2:                              # (values, (rows, cols))
+        values, (rows, cols) = arg1
+        rows, cols = _plain_indices(rows), _plain_indices(cols)
+        if shape is None:
+            shape = (int(rows.max()) + 1 if rows.size else 0,
+                     int(cols.max()) + 1 if cols.size else 0)
+        return rows, cols, values, shape
+    if len(arg1) == 3:                              # (values, indices, indptr)
+        values, indices, indptr = arg1
+        indices, indptr = _plain_indices(indices), _plain_indices(indptr)
+        major = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+        if shape is None:
+            shape = (indptr.size - 1, int(indices.max()) + 1 if indices.size else 0)
+            if format_name == "csc":
+                shape = shape[::-1]
+        if format_name == "csc":
+            return indices, major, values, shape
+        return major, indices, values, shape
+    raise _unsupported(f"{format_name} constructor arguments of length {len(arg1)}")
+
+
+def _plain_indices(idx):
+    if isinstance(idx, Active) or active_leaves(idx):
+        raise UnsupportedOperation("adsim: sparse matrix indices must be plain integers, not "
+                                   "active values")
+    arr = np.asarray(idx)
+    if arr.size and arr.dtype.kind not in "iub":
+        raise TypeError(f"adsim: sparse matrix indices must be integers, not {arr.dtype}")
+    return arr.astype(np.int64).ravel()
+
+
+def _init(format_name, self, arg1, shape, dtype):
+    """A constructor given active values: ``self`` becomes an ActiveSparse
+    (of the matrix or array kind SciPy would make)."""
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise _unsupported(f"dtype={dtype}")
+    rows, cols, values, shape = _from_arguments(arg1, shape, format_name)
+    self.__class__ = ActiveSparseArray if isinstance(self, sp.sparray) else ActiveSparseMatrix
+    self._setup(rows, cols, values, shape, format_name)
+
+
+def diags(diagonals, offsets=0, shape=None, format=None, dtype=None):
+    return _diagonals(diagonals, offsets, shape, format, False)
+
+
+def diags_array(diagonals, /, *, offsets=0, shape=None, format=None, dtype=None):
+    return _diagonals(diagonals, offsets, shape, format, True)
+
+
+def _diagonals(diagonals, offsets, shape, format, like_array):
+    """The entries of SciPy's ``diags``: diagonal t at offset k_t fills
+    positions (i, i + k_t) in order, a scalar diagonal broadcast."""
+    single = np.ndim(offsets) == 0
+    if single and (isinstance(diagonals, Active) and diagonals.ndim == 1
+                   or not isinstance(diagonals, (list, tuple))):
+        diagonals, offsets = [diagonals], [offsets]
+    elif single:
+        offsets = [offsets]
+    offsets = [int(k) for k in np.atleast_1d(offsets)]
+    if len(diagonals) != len(offsets):
+        raise ValueError("adsim: diags: different number of diagonals and offsets")
+    lengths = [np.size(d) for d in diagonals]
+    if shape is None:
+        m = max(n + abs(k) for n, k in zip(lengths, offsets))
+        shape = (m, m)
+    m, n = shape
+    rows, cols, parts = [], [], []
+    for d, k in zip(diagonals, offsets):
+        length = max(0, min(m + min(k, 0), n - max(k, 0)))
+        if np.size(d) == 1:
+            d = d.reshape(()) if isinstance(d, Active) else float(np.asarray(d).reshape(()))
+            d = d * np.ones(length)
+        elif np.size(d) < length:
+            raise ValueError(f"adsim: diags: diagonal of length {np.size(d)} at offset {k} "
+                             f"shorter than {length}")
+        else:
+            d = d[:length]
+        i = np.arange(length) + max(-k, 0)
+        rows.append(i)
+        cols.append(i + k)
+        parts.append(d.reshape(-1) if isinstance(d, Active) else np.asarray(d, float))
+    values = np.concatenate(parts) if any(isinstance(p, Active) for p in parts) else \
+        np.concatenate(parts)
+    return ActiveSparse.made(np.concatenate(rows), np.concatenate(cols), values, shape,
+                             like_array, format or "dia")
+
+
+def kron(A, B, format=None):
+    """Kronecker product: entry (a, b) at (i_a m_B + i_b, j_a n_B + j_b) with
+    value v_a w_b."""
+    like_array = isinstance(A, (sp.sparray, ActiveSparseArray)) or \
+        isinstance(B, (sp.sparray, ActiveSparseArray))
+    A, B = _kron_operand(A), _kron_operand(B)
+    mb, nb = B.shape
+    rows = (A._rows[:, None] * mb + B._rows[None, :]).ravel()
+    cols = (A._cols[:, None] * nb + B._cols[None, :]).ravel()
+    values = (A._values.reshape(-1, 1) * B._values.reshape(1, -1)).reshape(-1)
+    return ActiveSparse.made(rows, cols, values, (A.shape[0] * mb, A.shape[1] * nb),
+                             like_array, format or "bsr")
+
+
+def _kron_operand(M):
+    if isinstance(M, ActiveSparse) or sp.issparse(M):
+        return as_active_sparse(M, "kron")
+    arr = M if isinstance(M, Active) else np.asarray(M, dtype=float)
+    if np.ndim(arr) != 2:
+        raise _unsupported("kron of an array that is not 2-d")
+    r, c = np.nonzero(np.ones(np.shape(arr), dtype=bool))
+    return ActiveSparse.made(r, c, arr.reshape(-1), np.shape(arr), False)
+
+
+def _involves_active_matrix(args, kwargs):
+    return any(isinstance(a, ActiveSparse) for a in (*args, *kwargs.values()))
+
+
+for _rule in (diags, diags_array, kron):
+    _rule.routes_also = _involves_active_matrix
+
+
+def _compressed_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
+    fmt = "csc" if isinstance(self, (sp.csc_matrix, sp.csc_array)) else "csr"
+    return _init(fmt, self, arg1, shape, dtype)
+
+
+def _coo_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
+    return _init("coo", self, arg1, shape, dtype)
+
+
+for _rule, _owner in ((_compressed_init, "_cs_matrix"), (_coo_init, "_coo_base")):
+    _rule.__name__, _rule.__qualname__ = "__init__", f"{_owner}.__init__"
+    _rule.routes_also = _involves_active_matrix
+
+HOOKS = {
+    ("scipy.sparse._coo", "_coo_base.__init__"): _coo_init,
+    ("scipy.sparse._compressed", "_cs_matrix.__init__"): _compressed_init,
+    ("scipy.sparse._construct", "diags"): diags,
+    ("scipy.sparse._construct", "diags_array"): diags_array,
+    ("scipy.sparse._construct", "kron"): kron,
+}
+
+
+def scaled(matrix, scale, name):
+    """A constant sparse matrix times an active scalar (``A * c``, ``c * A``,
+    ``A.dot(c)``)."""
+    return as_active_sparse(matrix, name)._scaled(scale)

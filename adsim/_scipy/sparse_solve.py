@@ -1,0 +1,364 @@
+"""``scipy.sparse.linalg`` solves with an active right-hand side: ``spsolve``,
+``splu``/``spilu`` objects (``.solve(b, trans=...)``), ``factorized``,
+``spsolve_triangular`` and the Krylov solvers ``cg``, ``gmres``,
+``bicgstab``, ``minres``, ``lgmres``; called unchanged (see hooks.py).
+
+For a constant matrix A, x = A^-1 b is linear in b: its tangent is
+A^-1 db and its adjoint A^-T xbar. Each solve is one primitive (a CALLBACK
+op, adsim/primitives.py) holding the solver of its matrix: a direct solve
+keeps its factorisation, and the adjoint solves with its transpose
+(SuperLU's ``solve(trans='T')``, a triangular solve with the other
+triangle); a Krylov solve runs the same method on A^T (A for the symmetric
+methods cg and minres) with the forward solve's tolerances, and a solve that
+does not converge raises :class:`adsim.errors.SolverNotConverged`. The
+primitives are of a :class:`BuiltinFamily`: a tape file keeps the matrix
+and the solver's options, and the reader factorises again.
+
+Matrices assembled from active values are adsim/_scipy/sparse_active.py's;
+a solve with one goes there.
+"""
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .._active import Active
+from .._record.creation import current_tape
+from ..errors import SolverNotConverged, UnsupportedOperation
+from ..primitives import BuiltinFamily, primitive
+from .arrays import array
+from . import sparse_active, sparse_active_solve
+from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
+from .sparse_matrices import OPERATOR_HOOKS
+
+_KRYLOV = {"cg": spla.cg, "gmres": spla.gmres, "bicgstab": spla.bicgstab,
+           "minres": spla.minres, "lgmres": spla.lgmres}
+_SYMMETRIC = ("cg", "minres")          # methods that take A to be symmetric: A^T is A
+
+
+def _is_transposed(trans):
+    if trans not in ("N", "T", "H"):
+        raise ValueError(f"adsim: trans={trans!r}; SuperLU.solve takes 'N', 'T' or 'H'")
+    return trans != "N"                # 'H' is 'T' for real matrices
+
+
+# ---- the solvers of one matrix, in both directions ----------------------------------
+
+class _Factored:
+    """A^-1 and A^-T through one SuperLU factorisation (splu or spilu)."""
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def solve(self, b, transposed, derivative=False):
+        return self.factor.solve(np.asarray(b, dtype=float), trans="T" if transposed else "N")
+
+
+class _Triangular:
+    """A^-1 and A^-T of a triangular matrix: A^T is triangular the other way."""
+
+    def __init__(self, matrix, lower, unit_diagonal):
+        self.matrix, self.lower, self.unit = sp.csr_matrix(matrix), lower, unit_diagonal
+        self.transpose = self.matrix.T.tocsr()
+
+    def solve(self, b, transposed, derivative=False):
+        A, lower = (self.transpose, not self.lower) if transposed else (self.matrix, self.lower)
+        return spla.spsolve_triangular(A, np.asarray(b, dtype=float), lower=lower,
+                                       unit_diagonal=self.unit)
+
+
+class _Krylov:
+    """A Krylov method's solves: the value from the user's x0 (and with the
+    user's callback), derivatives from zero; all with the user's
+    preconditioner M (its transpose for the adjoint of a non-symmetric
+    method, when M has one: a matrix, or a LinearOperator with rmatvec). A
+    derivative solve that breaks down (info < 0: bicgstab on some right-hand
+    sides) is done again by GMRES to the same tolerance: the derivative is
+    A^-1 db whichever method finds it."""
+
+    def __init__(self, matrix, method, options, x0=None, callback=None, M=None):
+        self.matrix, self.method, self.options = matrix, method, options
+        self.x0, self.callback = x0, callback
+        self.M = M
+        self.M_transposed = None if M is None or method in _SYMMETRIC else _transposed_operator(M)
+
+    def solve(self, b, transposed, derivative=False):
+        flipped = transposed and self.method not in _SYMMETRIC
+        A = self.matrix.T if flipped else self.matrix
+        M = self.M_transposed if flipped else self.M
+        b = np.asarray(b, dtype=float)
+        if derivative and not np.any(b):        # a zero seed: the solution is zero
+            return np.zeros_like(b)
+        extra = {} if derivative else {"x0": self.x0, "callback": self.callback}
+        try:
+            x, info = _KRYLOV[self.method](A, b, **self.options, **extra, M=M)
+        except NotImplementedError as err:          # a LinearOperator without rmatvec
+            raise UnsupportedOperation(
+                f"adsim: the adjoint of scipy.sparse.linalg.{self.method} solves with A^T, "
+                f"which this LinearOperator does not give ({err}); give it an rmatvec") from err
+        if info < 0 and derivative:
+            tolerances = {k: v for k, v in self.options.items() if k in ("rtol", "atol")}
+            x, info = spla.gmres(A, b, restart=min(b.shape[0], 100), M=M, **tolerances)
+        if info != 0:
+            what = "did not converge" if info > 0 else "broke down"
+            raise SolverNotConverged(
+                f"adsim: scipy.sparse.linalg.{self.method} {what} (info = {info}) in "
+                f"{_which_solve(transposed, derivative)} with options {self.options}; its "
+                f"result has no derivative. Raise maxiter, "
+                f"loosen rtol/atol or precondition the system")
+        return x
+
+
+def _transposed_operator(M):
+    """M^T of a preconditioner, or None when it has none (the adjoint solve
+    then runs without one)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M.T
+    if not isinstance(M, spla.LinearOperator):
+        return None
+    if hasattr(M, "_CustomLinearOperator__rmatvec_impl"):     # LinearOperator(shape, matvec=...)
+        return M.T if M._CustomLinearOperator__rmatvec_impl is not None else None
+    base = spla.LinearOperator
+    overrides = type(M)._rmatvec is not base._rmatvec or type(M)._adjoint is not base._adjoint
+    return M.T if overrides else None
+
+
+def _which_solve(transposed, derivative):
+    if transposed:
+        return "an adjoint solve with the transpose"
+    return "a tangent solve" if derivative else "the solve"
+
+
+# ---- primitives of one solver: x = A^-1 b and x = A^-T b ---------------------------
+
+def _pair(solver, name, parameters):
+    """The two primitives b -> A^-1 b and b -> A^-T b of ``solver``, each
+    the other's adjoint; returns {False: A^-1, True: A^-T}."""
+    prims = {}
+    for transposed in (False, True):
+        def value(b, transposed=transposed):
+            return solver.solve(b, transposed)
+
+        def jvp(args, out, tangents, transposed=transposed):
+            return None if tangents[0] is None else solver.solve(tangents[0], transposed, True)
+
+        def vjp(args, out, adjoint, transposed=transposed):
+            if not isinstance(adjoint, Active):
+                return (solver.solve(adjoint, not transposed, True),)
+            return (prims[not transposed](adjoint),)       # recorded (higher orders)
+
+        prim = primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
+        if parameters is None:          # a LinearOperator of Python code
+            prim.not_saved = "a Krylov solve with a LinearOperator of Python code"
+            prims[transposed] = prim
+        else:
+            prims[transposed] = _SOLVE.adopt(prim, **parameters, transposed=transposed)
+    return prims
+
+
+def _matrix_parameters(matrix):
+    """A sparse matrix as tape-file parameters (a CSC copy: later changes to
+    the user's matrix do not reach the tape)."""
+    csc = sp.csc_matrix(matrix, dtype=float, copy=True)
+    return {"indptr": csc.indptr, "indices": csc.indices, "data": csc.data,
+            "shape": list(csc.shape)}
+
+
+def _csc(indptr, indices, data, shape):
+    return sp.csc_matrix((np.asarray(data, dtype=float), np.asarray(indices, dtype=np.int64),
+                          np.asarray(indptr, dtype=np.int64)), shape=tuple(shape))
+
+
+def _make(indptr, indices, data, shape, method, options, transposed):
+    """The family's primitive from its parameters (a tape file's)."""
+    A = _csc(indptr, indices, data, shape)
+    if method in _FACTORS:
+        solver = _Factored(_factorise(method, A, options))
+    elif method == "triangular":
+        solver = _Triangular(A, **options)
+    elif method in _KRYLOV:
+        solver = _Krylov(A, method, options)
+    else:
+        raise ValueError(f"unknown sparse solver {method!r}")
+    params = {"indptr": indptr, "indices": indices, "data": data, "shape": shape,
+              "method": method, "options": options}
+    return _pair(solver, _name(method), params)[bool(transposed)]
+
+
+def _name(method):
+    return f"scipy.sparse.linalg.{'spsolve_triangular' if method == 'triangular' else method}"
+
+
+_SOLVE = BuiltinFamily("scipy.sparse.linalg.solve", 1, _make)
+
+
+def _solve_with(solver, method, matrix_params, options, b, transposed=False):
+    """The solve of ``b`` as a primitive; ``matrix_params`` None: of an
+    operator tape files cannot keep."""
+    parameters = None if matrix_params is None else \
+        {**matrix_params, "method": method, "options": options}
+    return _pair(solver, _name(method), parameters)[transposed](b)
+
+
+# ---- the hooked functions ---------------------------------------------------------
+
+def _constant_matrix(A, name):
+    """A constant matrix argument as a SciPy sparse matrix."""
+    if sparse_active.is_active_matrix(A):
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{name} with a matrix assembled from active values is "
+            f"not supported; solve with scipy.sparse.linalg.spsolve(A, b)")
+    from .._np.sparse_products import unpacked
+    if isinstance(A, spla.LinearOperator):
+        matrix, transposed = unpacked(A)
+        return matrix.T if transposed else matrix
+    if sp.issparse(A):
+        return A
+    if isinstance(A, np.ndarray) and A.ndim == 2:
+        return sp.csc_matrix(A)
+    raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{name} with a matrix of type "
+                               f"{type(A).__name__} and an active right-hand side; pass a "
+                               f"sparse matrix")
+
+
+def spsolve(A, b, permc_spec=None, use_umfpack=True):
+    """x with A x = b; a column b of shape (n, 1) gives a vector, as SciPy's."""
+    b = array(b, "scipy.sparse.linalg.spsolve")
+    if sparse_active.is_active_matrix(A):
+        x = sparse_active_solve.spsolve(A, b, permc_spec)
+    else:
+        matrix = _constant_matrix(A, "spsolve")
+        options = {} if permc_spec is None else {"permc_spec": permc_spec}
+        factor = _factorise("splu", sp.csc_matrix(matrix, dtype=float), options)
+        x = _solve_with(_Factored(factor), "splu", _matrix_parameters(matrix), options, b)
+    return x.reshape(-1) if np.ndim(b) == 2 and np.shape(b)[1] == 1 else x
+
+
+def _names_an_active_matrix(args, kwargs):
+    return any(sparse_active.is_active_matrix(a) for a in (*args, *kwargs.values()))
+
+
+spsolve.routes_also = _names_an_active_matrix
+
+
+class RecordedFactor:
+    """What ``splu``/``spilu`` return while recording: SciPy's SuperLU object
+    (every attribute is its), whose ``solve`` records a solve when its
+    right-hand side is active."""
+
+    def __init__(self, factor, method, matrix_params, options):
+        self._factor, self._method = factor, method
+        self._matrix_params, self._options = matrix_params, options
+
+    def __getattr__(self, name):
+        return getattr(self._factor, name)
+
+    def __repr__(self):
+        return repr(self._factor)
+
+    def solve(self, rhs, trans="N"):
+        transposed = _is_transposed(trans)
+        if not _is_recorded(rhs):
+            return self._factor.solve(rhs, trans=trans)
+        b = array(rhs, f"scipy.sparse.linalg.{self._method}(A).solve")
+        return _solve_with(_Factored(self._factor), self._method, self._matrix_params,
+                           self._options, b, transposed)
+
+
+def _is_recorded(value):
+    from .._np.core import active_leaves
+    return bool(active_leaves(value))
+
+
+def _recording(args, kwargs):
+    """A factorisation made while this thread records (not by adsim itself)
+    returns a RecordedFactor, whose solves take active right-hand sides."""
+    return current_tape() is not None and not adsim_factorising()
+
+
+def _factor_rule(method):
+    def factor(A, **options):
+        matrix = sp.csc_matrix(_constant_matrix(A, method), dtype=float)
+        return RecordedFactor(_factorise(method, matrix, options), method,
+                              _matrix_parameters(matrix), options)
+    factor.__name__ = factor.__qualname__ = method
+    factor.routes_also = _recording
+    return factor
+
+
+splu = _factor_rule("splu")
+spilu = _factor_rule("spilu")
+
+
+def factorized(A):
+    """The solve function of a factorisation (SciPy uses UMFPACK when it is
+    installed, SuperLU otherwise: the same solution to rounding)."""
+    return splu(A).solve
+
+
+factorized.routes_also = _recording
+
+
+def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
+                       unit_diagonal=False):
+    """x with A x = b for a constant triangular A (the adjoint solves with A^T)."""
+    matrix = _constant_matrix(A, "spsolve_triangular")
+    b = array(b, "scipy.sparse.linalg.spsolve_triangular")
+    options = {"lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
+    return _solve_with(_Triangular(matrix, **options), "triangular", _matrix_parameters(matrix),
+                       options, b)
+
+
+spsolve_triangular.routes_also = _names_an_active_matrix
+
+
+def _is_code_operator(A):
+    """A LinearOperator whose products are Python code (not one of a matrix)."""
+    from .._np.sparse_products import is_sparse_operand
+    return isinstance(A, spla.LinearOperator) and not is_sparse_operand(A) and \
+        type(A).__name__ != "MatrixLinearOperator"
+
+
+def _plain_operator(A, method, n):
+    """Refuse an operator whose products read active values (its matrix then
+    depends on the inputs, which a solve of b alone would not see)."""
+    if _is_recorded(A._matvec(np.ones(n))):     # (SciPy's matvec refuses active results)
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{method} with a LinearOperator whose matvec reads "
+            f"active values: only the right-hand side may be active. Assemble the matrix "
+            f"(scipy.sparse) and use spsolve")
+
+
+def _krylov_rule(method):
+    def solve(A, b, x0=None, *, M=None, callback=None, **options):
+        if _is_recorded(x0) or _is_recorded(options) or _is_recorded(M):
+            raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with an active "
+                                       f"initial guess x0, option or preconditioner; pass "
+                                       f"plain values (adsim.value)")
+        b = array(b, f"scipy.sparse.linalg.{method}")
+        if np.ndim(b) != 1:
+            raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
+                             f"array of shape {np.shape(b)}")
+        x0 = None if x0 is None else np.asarray(x0, dtype=float)
+        if _is_code_operator(A):
+            _plain_operator(A, method, np.shape(b)[0])
+            solver = _Krylov(A, method, options, x0=x0, callback=callback, M=M)
+            return _solve_with(solver, method, None, options, b), 0
+        csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
+        solver = _Krylov(csr, method, options, x0=x0, callback=callback, M=M)
+        return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0
+    solve.__name__ = solve.__qualname__ = method
+    solve.routes_also = _names_an_active_matrix
+    return solve
+
+
+HOOKS = {
+    **{("scipy.sparse.linalg", f.__name__): f
+       for f in (spsolve, splu, spilu, factorized, spsolve_triangular)},
+    **{("scipy.sparse.linalg", name): _krylov_rule(name) for name in _KRYLOV},
+    **OPERATOR_HOOKS,
+}
+
+
+def covers(obj):
+    """No module-level objects of scipy.sparse.linalg take rules of their own."""
+    return False
