@@ -8,7 +8,7 @@ derivatives of the exact solution to about the tolerance); every other call
 is SciPy's.
 """
 from .._nesting.nested import reads_recorded_values
-from . import quadrature
+from . import quadrature, samples
 
 
 def solve_ivp(fun, t_span, y0, *args, **kwargs):
@@ -57,4 +57,5 @@ for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
          **{("scipy.integrate", name): getattr(quadrature, name)
-            for name in ("quad", "quad_vec", "fixed_quad")}}
+            for name in ("quad", "quad_vec", "fixed_quad")},
+         **samples.HOOKS}
