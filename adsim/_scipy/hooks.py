@@ -38,7 +38,8 @@ from .._np.core import active_leaves
 _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy.special",
            "scipy.stats": "adsim._scipy.stats", "scipy.signal": "adsim._scipy.signal",
            "scipy.spatial.distance": "adsim._scipy.distance",
-           "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate"}
+           "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate",
+           "scipy.interpolate": "adsim._scipy.interpolate"}
 
 
 def scipy_modules():
