@@ -7,16 +7,22 @@ A constructor is routed when its data are active; a method of an object
 when its argument is, or when the object holds active coefficients (made
 by a routed constructor): ``routes_also`` looks at the object.
 """
-from . import splines
+from .._active import Active
+from . import grids, interp1d, splines
 
 _PP = "scipy.interpolate._interpolate"
 _CUBIC = "scipy.interpolate._cubic"
 _BSPL = "scipy.interpolate._bsplines"
 
 
+# where the objects keep data that routed constructors make active
+_DATA = ("_c", "_y", "_values")
+
+
 def _holds_active(args, kwargs):
     """Whether the object a method is called on holds active data."""
-    return bool(args) and splines.coefficients_active(args[0])
+    return bool(args) and any(isinstance(getattr(args[0], name, None), Active)
+                              for name in _DATA)
 
 
 _METHODS = {
@@ -28,6 +34,8 @@ _METHODS = {
     (_BSPL, "BSpline.derivative"): splines.bspline_derivative,
     (_BSPL, "BSpline.antiderivative"): splines.bspline_antiderivative,
     (_BSPL, "BSpline.integrate"): splines.bspline_integrate,
+    ("scipy.interpolate._polyint", "_Interpolator1D.__call__"): interp1d.interp1d_call,
+    ("scipy.interpolate._rgi", "RegularGridInterpolator.__call__"): grids.rgi_call,
 }
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
@@ -39,11 +47,14 @@ HOOKS = {
     (_CUBIC, "PchipInterpolator.__init__"): splines.pchip_init,
     (_CUBIC, "Akima1DInterpolator.__init__"): splines.akima_init,
     ("scipy.interpolate", "make_interp_spline"): splines.make_interp_spline,
+    (_PP, "interp1d.__init__"): interp1d.interp1d_init,
+    ("scipy.interpolate._rgi", "RegularGridInterpolator.__init__"): grids.rgi_init,
+    ("scipy.interpolate", "interpn"): grids.interpn,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
 CLASSES = ("PPoly", "BSpline", "CubicSpline", "CubicHermiteSpline", "PchipInterpolator",
-           "Akima1DInterpolator")
+           "Akima1DInterpolator", "interp1d", "RegularGridInterpolator")
 
 
 def covers(obj):
