@@ -8,7 +8,7 @@ when its argument is, or when the object holds active coefficients (made
 by a routed constructor): ``routes_also`` looks at the object.
 """
 from .._active import Active
-from . import grids, interp1d, splines
+from . import bivariate, grids, interp1d, splines
 
 _PP = "scipy.interpolate._interpolate"
 _CUBIC = "scipy.interpolate._cubic"
@@ -21,8 +21,9 @@ _DATA = ("_c", "_y", "_values")
 
 def _holds_active(args, kwargs):
     """Whether the object a method is called on holds active data."""
-    return bool(args) and any(isinstance(getattr(args[0], name, None), Active)
-                              for name in _DATA)
+    return bool(args) and (any(isinstance(getattr(args[0], name, None), Active)
+                               for name in _DATA)
+                           or bivariate.holds_active_coefficients(args[0]))
 
 
 _METHODS = {
@@ -36,6 +37,7 @@ _METHODS = {
     (_BSPL, "BSpline.integrate"): splines.bspline_integrate,
     ("scipy.interpolate._polyint", "_Interpolator1D.__call__"): interp1d.interp1d_call,
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__call__"): grids.rgi_call,
+    ("scipy.interpolate._fitpack2", "_BivariateSplineBase.__call__"): bivariate.rbs_call,
 }
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
@@ -50,11 +52,13 @@ HOOKS = {
     (_PP, "interp1d.__init__"): interp1d.interp1d_init,
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__init__"): grids.rgi_init,
     ("scipy.interpolate", "interpn"): grids.interpn,
+    ("scipy.interpolate._fitpack2", "RectBivariateSpline.__init__"): bivariate.rbs_init,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
 CLASSES = ("PPoly", "BSpline", "CubicSpline", "CubicHermiteSpline", "PchipInterpolator",
-           "Akima1DInterpolator", "interp1d", "RegularGridInterpolator")
+           "Akima1DInterpolator", "interp1d", "RegularGridInterpolator",
+           "RectBivariateSpline")
 
 
 def covers(obj):
