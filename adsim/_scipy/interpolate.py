@@ -8,6 +8,7 @@ when its argument is, or when the object holds active coefficients (made
 by a routed constructor): ``routes_also`` looks at the object.
 """
 from .._active import Active
+from ..errors import UnsupportedOperation
 from . import bivariate, grids, interp1d, splines
 
 _PP = "scipy.interpolate._interpolate"
@@ -39,6 +40,30 @@ _METHODS = {
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__call__"): grids.rgi_call,
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.__call__"): bivariate.rbs_call,
 }
+
+
+def _unsupported(method):
+    """The rule of a method without one, on an object holding active data:
+    an error naming it (instead of an error from SciPy's compiled code)."""
+    def rule(self, *args, **kwargs):
+        raise UnsupportedOperation(
+            f"adsim: scipy.interpolate.{type(self).__name__}.{method} on active data or "
+            f"points is not supported; adsim differentiates evaluation, derivative, "
+            f"antiderivative and integrate (docs/scipy.md). Call it on an object made from "
+            f"plain values (adsim.value(y)) if no derivative is wanted")
+    return rule
+
+
+_METHODS.update({
+    (_PP, "PPoly.roots"): _unsupported("roots"), (_PP, "PPoly.solve"): _unsupported("solve"),
+    (_PP, "_PPolyBase.extend"): _unsupported("extend"),
+    (_BSPL, "BSpline.insert_knot"): _unsupported("insert_knot"),
+    ("scipy.interpolate._fitpack2", "BivariateSpline.integral"): _unsupported("integral"),
+    ("scipy.interpolate._fitpack2", "_BivariateSplineBase.partial_derivative"):
+        _unsupported("partial_derivative"),
+    ("scipy.interpolate._fitpack2", "_BivariateSplineBase.get_coeffs"):
+        _unsupported("get_coeffs"),
+})
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
 

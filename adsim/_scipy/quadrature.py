@@ -9,7 +9,10 @@ every replay, and whose derivatives follow the Leibniz rule
     d/dp  int_a^b f(x, p) dx = int_a^b df/dp(x, p) dx + f(b, p) b' - f(a, p) a',
 
 the integral of the integrand's derivative computed by the same SciPy
-routine with the same options (tolerances, ``limit``, ``points``). The
+routine with the same options (tolerances, ``limit``, ``points``; the
+vector of derivatives in all parameters that the reverse rule needs is
+integrated by ``quad_vec``, the same adaptive Gauss-Kronrod scheme on all
+elements at once, with ``quad``'s options). The
 integrand's derivative at each node is a replay of its tape (adsim.jvp and
 adsim.vjp). The reverse rule is itself such an integral (of the
 integrand's vjp, a function of the parameters and the adjoint), so
@@ -75,7 +78,9 @@ def _container_of_active(v):
 
 class _Integral:
     """int_a^b h(x, *params) dx by ``routine`` ("quad": a scalar integrand,
-    or one quad per element of a vector one; "quad_vec") with ``options``."""
+    and quad_vec with quad's options for the vector of derivatives in the
+    parameters that the reverse rule integrates; "quad_vec") with
+    ``options``."""
 
     def __init__(self, h, routine, options, shape):
         self.h, self.routine, self.options, self.shape = h, routine, options, shape
@@ -93,10 +98,10 @@ class _Integral:
             value, error = si.quad(lambda x: float(np.reshape(g(x), ())), a, b,
                                    **self.options)[:2]
             return np.reshape(float(value), self.shape), error
-        parts = [si.quad(lambda x, i=i: float(np.reshape(g(x), -1)[i]), a, b,
-                         **self.options)[:2] for i in range(size)]
-        return (np.array([v for v, _ in parts], dtype=float).reshape(self.shape),
-                max(e for _, e in parts))
+        # a vector (the parameters' derivatives): the same Gauss-Kronrod
+        # scheme on all elements at once, to the same tolerances
+        value, error = si.quad_vec(g, a, b, norm="max", **self.options)[:2]
+        return np.asarray(value, dtype=float).reshape(self.shape), error
 
     def value(self, a, b, *params):
         value, self.error = self.integrate(lambda x: _plain(self.h(x, *params), self.shape),
