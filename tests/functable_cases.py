@@ -757,13 +757,14 @@ SCIPY_FUNCTIONS = {
 STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace": (),
                "logistic": (), "uniform": (), "t": (3.5,), "gamma": (2.5,), "chi2": (3.0,),
                "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
-               "skewnorm": (1.5,), "beta": (2.5, 1.7)}
+               "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
+               "rayleigh": (), "pareto": (2.5,)}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
                  "bernoulli": (lambda x: (0, x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
-STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5}   # points where differences of the density are accurate
+STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2}   # points where differences of the density are accurate
 
 
 def _stat_arguments(name, method, x):
@@ -822,8 +823,10 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "uniform": "entropy ppf isf", "t": "*", "gamma": "*", "chi2": "*",
                        "invgamma": "*", "lognorm": "entropy ppf isf",
                        "weibull_min": "entropy ppf isf", "beta": "*",
-                       "skewnorm": "cdf logcdf sf logsf", "poisson": "*", "binom": "*",
-                       "bernoulli": "*"}
+                       "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
+                       "bernoulli": "*", "gumbel_r": "entropy ppf isf",
+                       "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
+                       "pareto": "entropy ppf isf"}
 STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
 
 
