@@ -35,7 +35,7 @@ from .._nesting.nested import closure_cells, lift_closures
 from .._np.core import active_leaves
 from .._np.integers import current
 from .._record.creation import suspended
-from ..errors import UnsupportedOperation
+from ..errors import BranchChanged, UnsupportedOperation
 from ..primitives import Primitive
 from .arrays import array
 
@@ -84,6 +84,7 @@ class _Integral:
 
     def __init__(self, h, routine, options, shape):
         self.h, self.routine, self.options, self.shape = h, routine, options, shape
+        self.taped = h if isinstance(h, (_Taped, _VjpIntegrand)) else _Taped(h)
         self.error = None           # SciPy's error estimate of the last value
 
     def integrate(self, g, a, b):
@@ -109,18 +110,13 @@ class _Integral:
         return value
 
     def jvp(self, args, out, tangents):
-        import adsim
         a, b, *params = args
         ta, tb, *tp = tangents
         total = np.zeros(self.shape)
         if any(t is not None for t in tp):
-            directions = tuple(np.zeros(np.shape(p)) if t is None else t
-                               for p, t in zip(params, tp))
-
-            def directional(x):
-                return adsim.jvp(self.h, (np.float64(x),) + tuple(params),
-                                 (np.float64(0.0),) + directions)[1]
-            total = total + self.integrate(directional, a, b)[0]
+            directions = [np.zeros(()) if t is None else t for t in tp]
+            total = total + self.integrate(
+                lambda x: self.taped.jvp(x, params, directions), a, b)[0]
         return total + self._moved(b, tb, params) - self._moved(a, ta, params)
 
     def _moved(self, limit, tangent, params):
@@ -135,7 +131,7 @@ class _Integral:
         adjoints = [None, None]
         if params:
             shapes = [np.shape(p) for p in params]
-            weighted, _ = _integral(_VjpIntegrand(self.h, shapes), self.routine, self.options,
+            weighted, _ = _integral(_VjpIntegrand(self.taped), self.routine, self.options,
                                     (sum(int(np.prod(s)) for s in shapes),))
             flat = weighted(a, b, w, *params)
             start = 0
@@ -155,19 +151,97 @@ class _Integral:
         return np.sum(w * self.h(limit, *params))
 
 
+class _Taped:
+    """The integrand h(x, *params) and the tape its derivatives at a node
+    replay (recorded once, again where a node leaves its path): the tape
+    cache of adsim.jvp would not keep it, since h's environment holds the
+    outer recording's active values."""
+
+    def __init__(self, h):
+        self.h = h
+        self.__name__ = getattr(h, "__name__", "integrand")
+        self._tape = None
+
+    def __call__(self, x, *params):
+        return self.h(x, *params)
+
+    def _run(self, method, x, params):
+        import adsim
+        inputs = [_point(x)] + [np.asarray(p, dtype=float) for p in params]
+        tape = self._tape
+        if tape is not None:
+            try:
+                return method(tape, inputs)
+            except BranchChanged:
+                pass
+        self._tape = tape = adsim.record(self.h, *inputs)
+        return method(tape, inputs)
+
+    def jvp(self, x, params, directions):
+        """d h(x, params) in the parameters' directions (x fixed)."""
+        return self._run(lambda tape, xs: tape.jvp(xs, [np.zeros(())] + list(directions))[1],
+                         x, params)
+
+    def vjp(self, x, params, w):
+        """w . dh/dparams at (x, params): one adjoint per parameter."""
+        return self._run(lambda tape, xs: _adjoints(tape.vjp(xs, w)[1])[1:], x, params)
+
+    def hvp(self, x, params, w, directions):
+        """The derivative of vjp(x, params, w) in the parameters' directions
+        (x fixed): a second-order sweep of the same tape."""
+        return self._run(lambda tape, xs: _adjoints(
+            tape.hvp(xs, [np.zeros(())] + list(directions), w))[1:], x, params)
+
+
+def _adjoints(g):
+    return list(g) if isinstance(g, (tuple, list)) else [g]
+
+
 class _VjpIntegrand:
     """x, w, *params -> the vjp of h at (x, params) with weight w, the
     parameters' parts flattened into one vector: the integrand of the
-    reverse rule (linear in w)."""
+    reverse rule (linear in w). Called on active values it is being
+    recorded (a second-order sweep): then the vjp is a nested derivative."""
 
-    def __init__(self, h, shapes):
-        self.h, self.shapes = h, shapes
-        self.__name__ = f"vjp of {getattr(h, '__name__', 'integrand')}"
+    def __init__(self, taped):
+        self.taped = taped
+        self.__name__ = f"vjp of {taped.__name__}"
+        self._recorded = None       # itself on a tape: for third derivatives
 
     def __call__(self, x, w, *params):
-        import adsim
-        _, adjoints = adsim.vjp(self.h, (x,) + tuple(params), w)
-        return np.concatenate([np.reshape(g, -1) for g in adjoints[1:]])
+        if any(isinstance(v, Active) for v in (x, w) + tuple(params)):
+            import adsim
+            adjoints = adsim.vjp(self.taped, (x,) + tuple(params), w)[1][1:]
+        else:
+            adjoints = self.taped.vjp(x, params, w)
+        return _flat(adjoints)
+
+    def jvp(self, x, weight_and_params, directions):
+        """Its derivative in (w, params) along (w', params'): the hvp of h's
+        tape along params' with weight w, plus the vjp with weight w' (it is
+        linear in w): second derivatives without recording it."""
+        (w, *params), (w_dot, *p_dot) = weight_and_params, directions
+        out = 0.0
+        if np.any(w_dot):
+            out = out + _flat(self.taped.vjp(x, params, w_dot))
+        if any(np.any(d) for d in p_dot):
+            out = out + _flat(self.taped.hvp(x, params, w, p_dot))
+        return out + np.zeros(sum(int(np.size(p)) for p in params))
+
+    def vjp(self, x, weight_and_params, u):
+        if self._recorded is None:
+            self._recorded = _Taped(self)
+        return self._recorded.vjp(x, weight_and_params, u)
+
+
+def _flat(arrays):
+    return np.concatenate([np.reshape(a, -1) for a in arrays])
+
+
+def _point(x):
+    """A node as a 0-d float array: an input of the integrand's tape (a
+    Python float would be a constant of it, recorded again at every node)."""
+    return x if isinstance(x, Active) else np.asarray(x, dtype=float)
 
 
 def _plain(v, shape):
