@@ -17,19 +17,19 @@ import scipy.interpolate as si
 from .._active import Active
 from ..errors import UnsupportedOperation
 from . import piecewise, splines
-from .arrays import array
+from .arrays import array, now
 
 _NAME = "scipy.interpolate.RectBivariateSpline"
 
 
 def rbs_init(self, x, y, z, bbox=[None] * 4, kx=3, ky=3, s=0, maxit=20):   # noqa: B006 (SciPy's)
-    splines._refuse_active("RectBivariateSpline", x=x, y=y, bbox=bbox)
+    splines.refuse_active("RectBivariateSpline", x=x, y=y, bbox=bbox)
     if s != 0:
         raise UnsupportedOperation(f"adsim: {_NAME} with s={s} and active z: a smoothing "
                                    f"spline places its knots by z, which is not differentiated; "
                                    f"use s=0 (interpolation) or RegularGridInterpolator")
     z = array(z, _NAME)
-    si.RectBivariateSpline.__init__(self, x, y, splines._now(z), bbox=bbox, kx=kx, ky=ky, s=s,
+    si.RectBivariateSpline.__init__(self, x, y, now(z), bbox=bbox, kx=kx, ky=ky, s=s,
                                     maxit=maxit)
     tx, ty, _ = self.tck
     mx = si.make_lsq_spline(np.asarray(x, float), np.eye(len(x)), tx, k=kx).c
@@ -60,7 +60,7 @@ def rbs_call(self, x, y, dx=0, dy=0, grid=True):
     coefficients = np.reshape(c, (len(tx) - kx - 1, len(ty) - ky - 1))
     if grid:
         for what, v in (("x", x), ("y", y)):
-            if np.size(v) >= 2 and not np.all(np.diff(splines._now(v)) >= 0.0):
+            if np.size(v) >= 2 and not np.all(np.diff(now(v)) >= 0.0):
                 raise ValueError(f"{what} must be strictly increasing when `grid` is True")
         bx = _basis(tx, kx, np.reshape(x, (-1,)), dx)
         by = _basis(ty, ky, np.reshape(y, (-1,)), dy)

@@ -31,7 +31,7 @@ import scipy.interpolate as si
 from .._np.core import active_leaves
 from ..errors import UnsupportedOperation
 from . import piecewise, splines
-from .arrays import array
+from .arrays import array, now
 
 _NAME = "scipy.interpolate.RegularGridInterpolator"
 _SPLINES = {"slinear": 1, "cubic": 3, "quintic": 5}
@@ -39,13 +39,13 @@ _SPLINES = {"slinear": 1, "cubic": 3, "quintic": 5}
 
 def rgi_init(self, points, values, method="linear", bounds_error=True, fill_value=np.nan, *,
              solver=None, solver_args=None):
-    splines._refuse_active("RegularGridInterpolator", points=points, fill_value=fill_value)
+    splines.refuse_active("RegularGridInterpolator", points=points, fill_value=fill_value)
     if solver is not None and solver is not _spsolve():
         raise UnsupportedOperation(f"adsim: {_NAME} with active values and solver={solver!r} "
                                    f"is not supported: adsim solves for the spline coefficients "
                                    f"directly (as solver=scipy.sparse.linalg.spsolve does)")
     values = array(values, _NAME)
-    si.RegularGridInterpolator.__init__(self, points, splines._now(values), method=method,
+    si.RegularGridInterpolator.__init__(self, points, now(values), method=method,
                                         bounds_error=bounds_error, fill_value=fill_value,
                                         solver=solver, solver_args=solver_args)
     descending = tuple(self._descending_dimensions)
@@ -134,13 +134,12 @@ def rgi_call(self, xi, method=None, *, nu=None):
     ndim = len(self._grid)
     flat, shape = _points(self, xi)
     values = self._values
-    now = splines._now(flat)
-    inside = np.ones(now.shape[0], dtype=bool)
+    inside = True                   # recorded comparisons: replays check them
     for d, grid in enumerate(self._grid):
-        inside_d = (grid[0] <= now[:, d]) & (now[:, d] <= grid[-1])
+        inside_d = (grid[0] <= flat[:, d]) & (flat[:, d] <= grid[-1])
         if self.bounds_error and not np.all(inside_d):
             raise ValueError(f"One of the requested xi is out of bounds in dimension {d}")
-        inside &= inside_d
+        inside = inside & inside_d
     if method in _SPLINES:
         nu = (0,) * ndim if nu is None else tuple(int(v) for v in nu)
         out = _spline(self, values, flat, _SPLINES[method], nu)

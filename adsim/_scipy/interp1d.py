@@ -22,14 +22,14 @@ import scipy.interpolate as si
 
 from ..errors import UnsupportedOperation
 from . import splines
-from .arrays import array
+from .arrays import array, now
 
 
 def interp1d_init(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=None,
                   fill_value=np.nan, assume_sorted=False):
-    splines._refuse_active("interp1d", x=x, fill_value=fill_value)
+    splines.refuse_active("interp1d", x=x, fill_value=fill_value)
     y = array(y, "scipy.interpolate.interp1d")
-    si.interp1d.__init__(self, x, splines._now(y), kind=kind, axis=axis, copy=copy,
+    si.interp1d.__init__(self, x, now(y), kind=kind, axis=axis, copy=copy,
                          bounds_error=bounds_error, fill_value=fill_value,
                          assume_sorted=assume_sorted)
     if not assume_sorted:
@@ -44,7 +44,7 @@ def interp1d_init(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=No
 
         def make(data, bc):
             return si.make_interp_spline(self.x, data, k=order, check_finite=False).c
-        splines._install(self._spline, splines._affine(make, self._y, None))
+        splines.install(self._spline, splines.affine_coefficients(make, self._y, None))
     self._adsim_extrapolated_fill = _do_extrapolate(fill_value)
 
 
@@ -95,7 +95,7 @@ def interp1d_call(self, x):
     if not self._extrapolate:
         below, above = xf < self.x[0], xf > self.x[-1]
         if self.bounds_error and (np.any(below) or np.any(above)):
-            self._check_bounds(splines._now(xf))         # raises SciPy's ValueError
+            self._check_bounds(now(xf))         # raises SciPy's ValueError
         fill_below, fill_above = _fills(self)
         out = np.where(below[:, None], fill_below, np.where(above[:, None], fill_above, out))
     return self._finish_y(out, x_shape)

@@ -12,11 +12,12 @@ the integral of the integrand's derivative computed by the same SciPy
 routine with the same options (tolerances, ``limit``, ``points``; the
 vector of derivatives in all parameters that the reverse rule needs is
 integrated by ``quad_vec``, the same adaptive Gauss-Kronrod scheme on all
-elements at once, with ``quad``'s options). The
-integrand's derivative at each node is a replay of its tape (adsim.jvp and
-adsim.vjp). The reverse rule is itself such an integral (of the
-integrand's vjp, a function of the parameters and the adjoint), so
-second-order sweeps record it and differentiate it the same way.
+elements at once, with ``quad``'s options). The integrand's derivative at
+each node is a replay of its tape (:class:`_Taped`). The reverse rule is
+itself such an integral (of the integrand's vjp, a function of the
+parameters and the adjoint, :class:`_VjpIntegrand`), so second-order
+sweeps record it and differentiate it the same way, by second-order
+sweeps of the same tape.
 
 The parameters are the active values in ``args`` and the active values
 the integrand reads from outside its arguments (closure, object, global:
@@ -33,11 +34,10 @@ from scipy.special import roots_legendre
 from .._active import Active
 from .._nesting.nested import closure_cells, lift_closures
 from .._np.core import active_leaves
-from .._np.integers import current
 from .._record.creation import suspended
 from ..errors import BranchChanged, UnsupportedOperation
 from ..primitives import Primitive
-from .arrays import array
+from .arrays import array, now
 
 def _refuse(name, why, what_to_do):
     raise UnsupportedOperation(f"adsim: scipy.integrate.{name} with active parameters: {why}; "
@@ -122,7 +122,7 @@ class _Integral:
     def _moved(self, limit, tangent, params):
         """h(limit, params) times the limit's tangent (0 for a constant or
         infinite limit, where the integrand is not evaluated)."""
-        if tangent is None or not np.any(tangent) or np.isinf(_now(limit)):
+        if tangent is None or not np.any(tangent) or np.isinf(now(limit)):
             return np.zeros(self.shape)
         return _plain(self.h(limit, *params), self.shape) * tangent
 
@@ -146,7 +146,7 @@ class _Integral:
     def _boundary(self, w, limit, params):
         """w . h(limit, params): the adjoint of a limit (0 at an infinite one,
         which cannot move; the integrand is not evaluated there)."""
-        if np.isinf(_now(limit)):
+        if np.isinf(now(limit)):
             return np.zeros(())
         return np.sum(w * self.h(limit, *params))
 
@@ -264,17 +264,13 @@ def _limit(x, name, which):
     return x
 
 
-def _now(v):
-    return current(v) if isinstance(v, Active) else np.asarray(v)
-
-
 def _shape_of(h, a, b, params):
     """The integrand's output shape, from one call at the midpoint of plain limits."""
-    lo, hi = (float(_now(v)) for v in (a, b))
+    lo, hi = (float(now(v)) for v in (a, b))
     mid = 0.5 * (lo + hi) if np.isfinite(lo + hi) else (lo if np.isfinite(lo) else
                                                        hi if np.isfinite(hi) else 0.0)
     with suspended():
-        plain = [_now(p) for p in params]
+        plain = [now(p) for p in params]
         return np.shape(h(mid, *plain))
 
 
@@ -322,7 +318,7 @@ def fixed_quad(func, a, b, args=(), n=5):
     once on the n active nodes."""
     nodes, weights = roots_legendre(n)
     a, b = array(a, "scipy.integrate.fixed_quad"), array(b, "scipy.integrate.fixed_quad")
-    if np.isinf(_now(a)).any() or np.isinf(_now(b)).any():
+    if np.isinf(now(a)).any() or np.isinf(now(b)).any():
         raise ValueError("Gaussian quadrature is only available for finite limits.")
     args = args if isinstance(args, tuple) else (args,)
     y = (b - a) * (nodes + 1) / 2.0 + a

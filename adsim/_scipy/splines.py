@@ -28,17 +28,12 @@ import scipy.interpolate as si
 
 from .._active import Active
 from .._np.core import active_leaves
-from .._np.integers import current
 from ..errors import UnsupportedOperation
 from . import piecewise
-from .arrays import array
+from .arrays import array, now
 
 
-def _now(v):
-    return current(v) if isinstance(v, Active) else np.asarray(v)
-
-
-def _refuse_active(name, **values):
+def refuse_active(name, **values):
     for what, v in values.items():
         if active_leaves(v) or isinstance(v, Active):
             raise UnsupportedOperation(
@@ -62,7 +57,7 @@ def _homogeneous(bc, trailing):
     return bc
 
 
-def _affine(make, y0, bc):
+def affine_coefficients(make, y0, bc):
     """make(data, bc) -> plain coefficients, affine in data along axis 0:
     the coefficients for the active data y0 (n, *trailing), recorded as
     basis @ y0 + offset."""
@@ -91,7 +86,7 @@ def _moved(y, axis, name):
     return y, np.moveaxis(y, axis % max(np.ndim(y), 1), 0)
 
 
-def _install(obj, c):
+def install(obj, c):
     """Put the active coefficients ``c`` into SciPy's object; returns it."""
     obj._c = c
     return obj
@@ -100,15 +95,15 @@ def _install(obj, c):
 # ---------------------------------------------------------------- constructors
 
 def cubic_spline_init(self, x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
-    _refuse_active("CubicSpline", x=x, bc_type=bc_type)
+    refuse_active("CubicSpline", x=x, bc_type=bc_type)
     y, y0 = _moved(y, axis, "CubicSpline")
-    si.CubicSpline.__init__(self, x, _now(y), axis=axis, bc_type=bc_type,
+    si.CubicSpline.__init__(self, x, now(y), axis=axis, bc_type=bc_type,
                             extrapolate=extrapolate)
     breaks = np.asarray(self._x)
 
     def make(data, bc):
         return si.CubicSpline(breaks, data, axis=0, bc_type=bc).c
-    _install(self, _affine(make, y0, bc_type))
+    install(self, affine_coefficients(make, y0, bc_type))
 
 
 def hermite_coefficients(x, y0, dydx0):
@@ -121,12 +116,12 @@ def hermite_coefficients(x, y0, dydx0):
 
 
 def cubic_hermite_init(self, x, y, dydx, axis=0, extrapolate=None):
-    _refuse_active("CubicHermiteSpline", x=x)
+    refuse_active("CubicHermiteSpline", x=x)
     y, y0 = _moved(y, axis, "CubicHermiteSpline")
     dydx, d0 = _moved(dydx, axis, "CubicHermiteSpline")
-    si.CubicHermiteSpline.__init__(self, x, _now(y), _now(dydx), axis=axis,
+    si.CubicHermiteSpline.__init__(self, x, now(y), now(dydx), axis=axis,
                                    extrapolate=extrapolate)
-    _install(self, hermite_coefficients(self._x, y0, d0))
+    install(self, hermite_coefficients(self._x, y0, d0))
 
 
 def _pchip_edge(h0, h1, m0, m1):
@@ -155,10 +150,10 @@ def pchip_slopes(x, y0):
 
 
 def pchip_init(self, x, y, axis=0, extrapolate=None):
-    _refuse_active("PchipInterpolator", x=x)
+    refuse_active("PchipInterpolator", x=x)
     y, y0 = _moved(y, axis, "PchipInterpolator")
-    si.PchipInterpolator.__init__(self, x, _now(y), axis=axis, extrapolate=extrapolate)
-    _install(self, hermite_coefficients(self._x, y0, pchip_slopes(self._x, y0)))
+    si.PchipInterpolator.__init__(self, x, now(y), axis=axis, extrapolate=extrapolate)
+    install(self, hermite_coefficients(self._x, y0, pchip_slopes(self._x, y0)))
 
 
 def akima_slopes(x, y0, method):
@@ -188,22 +183,22 @@ def akima_slopes(x, y0, method):
 
 
 def akima_init(self, x, y, axis=0, *, method="akima", extrapolate=None):
-    _refuse_active("Akima1DInterpolator", x=x)
+    refuse_active("Akima1DInterpolator", x=x)
     y, y0 = _moved(y, axis, "Akima1DInterpolator")
-    si.Akima1DInterpolator.__init__(self, x, _now(y), axis=axis, method=method,
+    si.Akima1DInterpolator.__init__(self, x, now(y), axis=axis, method=method,
                                     extrapolate=extrapolate)
-    _install(self, hermite_coefficients(self._x, y0, akima_slopes(self._x, y0, method)))
+    install(self, hermite_coefficients(self._x, y0, akima_slopes(self._x, y0, method)))
 
 
 def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=True):
-    _refuse_active("make_interp_spline", x=x, t=t, bc_type=bc_type)
+    refuse_active("make_interp_spline", x=x, t=t, bc_type=bc_type)
     y, y0 = _moved(y, axis, "make_interp_spline")
-    spline = si.make_interp_spline(x, _now(y), k=k, t=t, bc_type=bc_type, axis=axis,
+    spline = si.make_interp_spline(x, now(y), k=k, t=t, bc_type=bc_type, axis=axis,
                                    check_finite=check_finite)
 
     def make(data, bc):
         return si.make_interp_spline(x, data, k=k, t=t, bc_type=bc, axis=0).c
-    return _install(spline, _affine(make, y0, bc_type))
+    return install(spline, affine_coefficients(make, y0, bc_type))
 
 
 # ---------------------------------------------------------------- PPoly methods
@@ -232,7 +227,7 @@ def ppoly_call(self, x, nu=0, extrapolate=None):
 
 def _like(self, c, breaks, extrapolate):
     made = type(self).construct_fast(np.zeros(np.shape(c)), breaks, extrapolate, self.axis)
-    return _install(made, c)
+    return install(made, c)
 
 
 def ppoly_derivative(self, nu=1):
@@ -287,7 +282,7 @@ def _linear_in_c(self, method):
     c = np.tensordot(np.asarray(unit.c), self._c, axes=([1], [0]))
     made = type(self).construct_fast(np.asarray(unit.t), np.zeros(np.shape(c)), unit.k,
                                      self.extrapolate, self.axis)
-    return _install(made, c)
+    return install(made, c)
 
 
 def bspline_derivative(self, nu=1):

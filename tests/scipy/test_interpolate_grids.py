@@ -145,3 +145,15 @@ def test_refusals_name_themselves():
         ad.grad(lambda z: np.sum(si.RectBivariateSpline(GX, GY, z, s=0.1)(0.5, 0.5)))(V)
     with pytest.raises(UnsupportedOperation, match="active points"):
         ad.grad(lambda g: np.sum(si.RegularGridInterpolator((g, GY), V)(P)))(GX)
+
+
+def test_a_replay_where_a_point_leaves_the_grid_is_a_branch_change():
+    """Whether a point is inside is recorded: a replay that moves it out
+    raises BranchChanged instead of reusing the recorded fill mask."""
+    from adsim.errors import BranchChanged
+    table = si.RegularGridInterpolator((GX, GY), V, bounds_error=False, fill_value=0.0)
+    tape = ad.record(lambda p: table(p), P)
+    outside = P + np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(BranchChanged):
+        tape.forward(outside)
+    assert_close(ad.jacobian(lambda p: table(p))(outside)[2], np.zeros((4, 2)), atol=0)
