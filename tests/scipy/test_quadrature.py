@@ -141,3 +141,35 @@ def test_refused_options_name_themselves():
         return si.quad(lambda x: params["k"] * x, 0.0, 1.0)[0]
     with pytest.raises(UnsupportedOperation, match="dict"):
         ad.grad(f)(P0)
+
+
+def test_tape_files_refuse_the_integral_by_name(tmp_path):
+    from adsim.errors import TapeCopyError
+    tape = ad.record(decaying_wave, P0)
+    with pytest.raises(TapeCopyError, match="integral of a Python integrand"):
+        tape.save(tmp_path / "wave.adsim")
+
+
+def test_explicit_namespace_with_interposition_off():
+    import adsim.scipy.integrate as asi
+
+    def wave(p):
+        return asi.quad(lambda s, k: np.sin(k * s) * np.exp(-p[1] * s), 0.0, p[1],
+                        args=(p[0],))[0]
+    with ad.interposition(False):
+        g = ad.grad(wave)(P0)
+    assert_close(g, ad.grad(decaying_wave)(P0), rtol=1e-12)
+
+
+def test_double_integral_by_dblquad_and_by_nested_quad():
+    """int_0^1 int_0^{p1} exp(-p0 x y) dy dx, as dblquad and as a quad inside
+    the integrand of a quad."""
+    def by_dblquad(p):
+        return si.dblquad(lambda y, x: np.exp(-p[0] * x * y), 0.0, 1.0, 0.0, p[1])[0]
+
+    def nested(p):
+        return si.quad(lambda x: si.quad(lambda y: np.exp(-p[0] * x * y), 0.0, p[1])[0],
+                       0.0, 1.0)[0]
+    want = [(by_dblquad(P0 + 1e-6 * e) - by_dblquad(P0 - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
+    assert_close(ad.grad(by_dblquad)(P0), want, rtol=1e-6)
+    assert_close(ad.grad(nested)(P0), want, rtol=1e-6)
