@@ -57,11 +57,23 @@ def _homogeneous(bc, trailing):
     return bc
 
 
+# the map from n data values to coefficients is held dense (about 4 n^2
+# numbers): beyond this many points it would take hundreds of megabytes
+MAX_DENSE_POINTS = 2500
+
+
 def affine_coefficients(make, y0, bc):
     """make(data, bc) -> plain coefficients, affine in data along axis 0:
     the coefficients for the active data y0 (n, *trailing), recorded as
     basis @ y0 + offset."""
     n = y0.shape[0]
+    if n > MAX_DENSE_POINTS:
+        raise UnsupportedOperation(
+            f"adsim: a spline through {n} active data values: adsim holds the linear map from "
+            f"the data to the spline's coefficients as a dense array (about {4 * n * n * 8 >> 20} "
+            f"MB), and does so for at most {MAX_DENSE_POINTS} points. Fit splines to pieces of "
+            f"the data, use interp1d(kind='linear') or PchipInterpolator (no such map), or pass "
+            f"plain data (adsim.value(y)) if no derivative in it is wanted")
     if isinstance(bc, str) and bc == "periodic":
         tie = np.eye(n)[:, :n - 1]          # y[-1] = y[0]: a map of y[:-1]
         tie[-1, 0] = 1.0

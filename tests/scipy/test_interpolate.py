@@ -120,3 +120,13 @@ def test_refused_arguments_name_themselves():
         ad.grad(lambda x: np.sum(si.CubicSpline(x, Y)(XQ)))(X)
     with pytest.raises(UnsupportedOperation, match="roots"):
         ad.grad(lambda y: np.sum(si.CubicSpline(X, y).roots()))(Y)
+
+
+def test_more_points_than_the_dense_map_allows_are_refused_by_name():
+    from adsim._scipy.splines import MAX_DENSE_POINTS
+    n = MAX_DENSE_POINTS + 1
+    x = np.linspace(0.0, 1.0, n)
+    with pytest.raises(UnsupportedOperation, match=f"{n} active data values"):
+        ad.grad(lambda y: si.CubicSpline(x, y)(0.5))(np.sin(x))
+    g = ad.grad(lambda y: si.PchipInterpolator(x, y)(0.5))(np.sin(x))    # no map: fine
+    assert np.count_nonzero(g) <= 4
