@@ -130,3 +130,19 @@ def test_more_points_than_the_dense_map_allows_are_refused_by_name():
         ad.grad(lambda y: si.CubicSpline(x, y)(0.5))(np.sin(x))
     g = ad.grad(lambda y: si.PchipInterpolator(x, y)(0.5))(np.sin(x))    # no map: fine
     assert np.count_nonzero(g) <= 4
+
+
+@pytest.mark.parametrize("name", ["CubicSpline not-a-knot", "CubicSpline natural",
+                                  "CubicSpline derivative values", "make_interp_spline",
+                                  "make_interp_spline k=5"])
+def test_data_derivatives_match_the_complex_step(name):
+    """SciPy builds these splines from complex data too, and they are linear
+    in it: Im f(y + i h v) / h is J v to rounding, a sharper reference than
+    differences."""
+    make = SPLINES[name]
+    v = np.cos(3.0 * X)
+    reference = np.imag(make(Y + 1e-20j * v)(XQ)) / 1e-20
+    assert_close(ad.jvp(lambda y: make(y)(XQ), Y, v)[1], reference, rtol=1e-12, atol=1e-13)
+    w = np.array([0.3, -1.0, 0.5, 2.0])
+    J = np.stack([np.imag(make(Y + 1e-20j * e)(XQ)) / 1e-20 for e in np.eye(len(X))], axis=1)
+    assert_close(ad.vjp(lambda y: make(y)(XQ), Y, w)[1], J.T @ w, rtol=1e-12, atol=1e-13)
