@@ -20,6 +20,10 @@ second list:
   object SciPy makes through a routed method (``multivariate_normal(m, C)``
   with plain arguments), and the distribution a multivariate frozen object
   delegates to, get the routed subclass of their class;
+- a class a rule module lists in ``CLASSES`` (the interpolators of
+  ``scipy.interpolate``) becomes its routed subclass, made the same way;
+  a function's result that is a SciPy object (the spline
+  ``make_interp_spline`` returns) gets the routed subclass of its class;
 - a ``scipy.special`` ufunc with a rule (adsim/_np/special.py,
   adsim/_scipy/ufuncs.py) is SciPy's ufunc itself: NumPy hands active
   arguments to adsim; so is a public function whose private ufunc has one
