@@ -146,3 +146,13 @@ def test_data_derivatives_match_the_complex_step(name):
     w = np.array([0.3, -1.0, 0.5, 2.0])
     J = np.stack([np.imag(make(Y + 1e-20j * e)(XQ)) / 1e-20 for e in np.eye(len(X))], axis=1)
     assert_close(ad.vjp(lambda y: make(y)(XQ), Y, w)[1], J.T @ w, rtol=1e-12, atol=1e-13)
+
+
+def test_periodic_extrapolation_and_pchip_interpolate():
+    x = np.linspace(0.0, 2.0 * np.pi, 7)
+    y = np.sin(x)
+    y[-1] = y[0]
+    spline = si.CubicSpline(x, y, bc_type="periodic")        # extrapolates periodically
+    q = np.array([-1.0, 7.5, 3.0])
+    assert_close(np.diag(ad.jacobian(lambda q: spline(q))(q)), spline(q, 1), rtol=1e-12)
+    check_tape(lambda y: si.pchip_interpolate(X, y, XQ, der=1), [Y], rtol=1e-6, order=1)
