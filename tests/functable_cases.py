@@ -1115,6 +1115,9 @@ QUADRATURE_AND_INTERPOLATION = {
         lambda x: interpolate.Akima1DInterpolator(IX, x, method="makima")(IQ), 6)],
     interpolate.make_interp_spline: [case(lambda x: interpolate.make_interp_spline(IX, x)(IQ), 6)],
     _PPOLY.__mro__[1].__call__: [case(lambda x: interpolate.CubicSpline(IX, IY)(x), 3, domain=(0.05, 1.95))],
+    _PPOLY.__mro__[1].__init__: [case(lambda x: interpolate.PPoly(x.reshape(2, 5), IX)(IQ), 10)],
+    _BSPL.__init__: [case(lambda x: interpolate.BSpline(
+        interpolate.make_interp_spline(IX, IY).t, x, 3)(IQ), 6)],
     _PPOLY.derivative: [case(lambda x: interpolate.CubicSpline(IX, x).derivative()(IQ), 6)],
     _PPOLY.antiderivative: [case(lambda x: interpolate.CubicSpline(IX, x).antiderivative(2)(IQ),
                                  6)],

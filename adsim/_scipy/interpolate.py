@@ -74,6 +74,8 @@ HOOKS = {
     (_CUBIC, "PchipInterpolator.__init__"): splines.pchip_init,
     (_CUBIC, "Akima1DInterpolator.__init__"): splines.akima_init,
     ("scipy.interpolate", "make_interp_spline"): splines.make_interp_spline,
+    (_PP, "_PPolyBase.__init__"): splines.ppoly_init,
+    (_BSPL, "BSpline.__init__"): splines.bspline_init,
     (_PP, "interp1d.__init__"): interp1d.interp1d_init,
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__init__"): grids.rgi_init,
     ("scipy.interpolate", "interpn"): grids.interpn,

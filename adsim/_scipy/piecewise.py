@@ -21,6 +21,7 @@ import numpy as np
 import scipy.interpolate as si
 from scipy.special import poch
 
+from .._active import Active
 from ..errors import UnsupportedOperation
 
 
@@ -109,13 +110,35 @@ def integral(c, breaks, a, b, extrapolate=True):
 
 
 def bspline_basis(t, k, n_coefficients):
-    """The PPoly coefficients (k + 1, len(t) - 1, n) of the B-splines of knots
-    ``t`` (the map from B-spline coefficients, linear)."""
+    """The PPoly coefficients (k + 1, len(t) - 1, n) of the n B-splines of
+    knots ``t``, each alone (dense: for the small bases of grids)."""
     columns = [si.PPoly.from_spline(si.BSpline(t, unit, k)).c for unit in np.eye(n_coefficients)]
     return np.stack(columns, axis=-1)
 
 
-def bspline_coefficients(t, k, c):
-    """PPoly coefficients of the B-spline (t, c, k), c active (n, *trailing)."""
-    basis = bspline_basis(t, k, np.shape(c)[0])
-    return np.tensordot(basis, c, axes=([2], [0]))
+def bspline_pieces(t, k, c):
+    """(breaks, PPoly coefficients (k + 1, pieces, *trailing)) of the
+    B-spline (t, c, k) on its base interval t[k] .. t[n], where BSpline
+    evaluates (and extrapolates from the end pieces): SciPy's
+    ``PPoly.from_spline`` for plain c; for active c the same linear map,
+    recorded. On base piece i only the B-splines i - k .. i are nonzero,
+    one of each residue mod k + 1, so k + 1 conversions of the sums of the
+    B-splines of one residue give every piece's map (O(n), not a dense
+    n-column basis)."""
+    t = np.asarray(t, dtype=float)
+    n = t.size - k - 1                 # (c may be longer: FITPACK pads it to len(t))
+    base = slice(k, n)
+    if not isinstance(c, Active):
+        flat = np.reshape(np.asarray(c, dtype=float), (np.shape(c)[0], -1))
+        pp = [si.PPoly.from_spline(si.BSpline(t, flat[:, j], k)).c[:, base]
+              for j in range(flat.shape[1])]
+        return t[k:n + 1], np.reshape(np.stack(pp, axis=-1), pp[0].shape + np.shape(c)[1:])
+    pieces = np.arange(k, n)
+    trailing = (1,) * (np.ndim(c) - 1)
+    total = 0.0
+    for r in range(k + 1):
+        residue = (np.arange(n) % (k + 1) == r).astype(float)
+        local = si.PPoly.from_spline(si.BSpline(t, residue, k)).c[:, base]
+        j = pieces - ((pieces - r) % (k + 1))          # the B-spline of residue r on piece i
+        total = total + local.reshape(local.shape + trailing) * c[j][None]
+    return t[k:n + 1], total

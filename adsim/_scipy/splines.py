@@ -213,6 +213,25 @@ def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=Tru
     return install(spline, affine_coefficients(make, y0, bc_type))
 
 
+def ppoly_init(self, c, x, extrapolate=None, axis=0):
+    if not isinstance(self, si.PPoly):
+        raise UnsupportedOperation(f"adsim: scipy.interpolate.{type(self).__name__} with active "
+                                   f"coefficients is not supported; use PPoly")
+    refuse_active("PPoly", x=x)
+    c = array(c, "scipy.interpolate.PPoly")
+    si.PPoly.__init__(self, now(c), x, extrapolate=extrapolate, axis=axis)
+    if axis != 0:                       # SciPy's order: (k, m, ...) first
+        c = np.moveaxis(np.moveaxis(c, axis + 1, 0), axis + 1, 0)
+    install(self, c)
+
+
+def bspline_init(self, t, c, k, extrapolate=True, axis=0):
+    refuse_active("BSpline", t=t)
+    c = array(c, "scipy.interpolate.BSpline")
+    si.BSpline.__init__(self, t, now(c), k, extrapolate=extrapolate, axis=axis)
+    install(self, np.moveaxis(c, self.axis, 0) if self.axis else c)
+
+
 # ---------------------------------------------------------------- PPoly methods
 
 def _increasing(self, name):
@@ -271,10 +290,7 @@ def _base(self):
     """(breaks, PPoly coefficients) of the spline on its base interval
     t[k] .. t[n], where BSpline evaluates (and extrapolates from the end
     pieces)."""
-    t, k = np.asarray(self._t), self.k
-    n = t.size - k - 1
-    c = piecewise.bspline_coefficients(t, k, self._c)
-    return t[k:n + 1], c[:, k:n]
+    return piecewise.bspline_pieces(self._t, self.k, self._c)
 
 
 def bspline_call(self, x, nu=0, extrapolate=None):

@@ -156,3 +156,24 @@ def test_periodic_extrapolation_and_pchip_interpolate():
     q = np.array([-1.0, 7.5, 3.0])
     assert_close(np.diag(ad.jacobian(lambda q: spline(q))(q)), spline(q, 1), rtol=1e-12)
     check_tape(lambda y: si.pchip_interpolate(X, y, XQ, der=1), [Y], rtol=1e-6, order=1)
+
+
+def test_a_large_plain_table_at_active_points_costs_little():
+    """A B-spline's pieces come from SciPy's from_spline (plain coefficients)
+    or from k + 1 conversions (active ones): no dense basis of the table."""
+    x = np.linspace(0.0, 1.0, 20000)
+    table = si.interp1d(x, np.sin(30.0 * x), kind="cubic")
+    q = np.array([0.1234, 0.5678, 0.9012])
+    g = ad.grad(lambda q: np.sum(table(q)))(q)
+    assert_close(g, table._spline(q, 1)[:, 0], rtol=1e-10)
+    spline = si.make_interp_spline(x[:2000], np.cos(x[:2000]))
+    check_tape(lambda c: si.BSpline(spline.t, c, 3)(q[:2] / 10.0), [spline.c], rtol=1e-6,
+               order=1)
+
+
+def test_ppoly_and_bspline_made_from_active_coefficients():
+    spline = si.CubicSpline(X, Y)
+    check_tape(lambda c: si.PPoly(c, X)(XQ), [spline.c], rtol=1e-6)
+    check_tape(lambda c: si.PPoly(c, X).integrate(0.1, 1.8), [spline.c], rtol=1e-6, order=1)
+    b = si.make_interp_spline(X, Y)
+    check_tape(lambda c: si.BSpline(b.t, c, 3).derivative()(XQ), [b.c], rtol=1e-6, order=1)
