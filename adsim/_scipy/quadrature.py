@@ -39,6 +39,7 @@ from ..errors import BranchChanged, UnsupportedOperation
 from ..primitives import Primitive
 from .arrays import array, now
 
+
 def _refuse(name, why, what_to_do):
     raise UnsupportedOperation(f"adsim: scipy.integrate.{name} with active parameters: {why}; "
                                f"{what_to_do}")
