@@ -23,7 +23,7 @@ _NAME = "scipy.interpolate.RectBivariateSpline"
 
 
 def rbs_init(self, x, y, z, bbox=[None] * 4, kx=3, ky=3, s=0, maxit=20):   # noqa: B006 (SciPy's)
-    splines.refuse_active("RectBivariateSpline", x=x, y=y, bbox=bbox)
+    x, y, bbox = splines.plain_arguments("RectBivariateSpline", x=x, y=y, bbox=bbox)
     if s != 0:
         raise UnsupportedOperation(f"adsim: {_NAME} with s={s} and active z: a smoothing "
                                    f"spline places its knots by z, which is not differentiated; "

@@ -39,7 +39,8 @@ _SPLINES = {"slinear": 1, "cubic": 3, "quintic": 5}
 
 def rgi_init(self, points, values, method="linear", bounds_error=True, fill_value=np.nan, *,
              solver=None, solver_args=None):
-    splines.refuse_active("RegularGridInterpolator", points=points, fill_value=fill_value)
+    points, fill_value = splines.plain_arguments("RegularGridInterpolator", points=points,
+                                                 fill_value=fill_value)
     if solver is not None and solver is not _spsolve():
         raise UnsupportedOperation(f"adsim: {_NAME} with active values and solver={solver!r} "
                                    f"is not supported: adsim solves for the spline coefficients "

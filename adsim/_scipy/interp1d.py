@@ -21,13 +21,13 @@ import numpy as np
 import scipy.interpolate as si
 
 from ..errors import UnsupportedOperation
-from . import splines
+from . import collocation, splines
 from .arrays import array, now
 
 
 def interp1d_init(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=None,
                   fill_value=np.nan, assume_sorted=False):
-    splines.refuse_active("interp1d", x=x, fill_value=fill_value)
+    x, fill_value = splines.plain_arguments("interp1d", x=x, fill_value=fill_value)
     y = array(y, "scipy.interpolate.interp1d")
     si.interp1d.__init__(self, x, now(y), kind=kind, axis=axis, copy=copy,
                          bounds_error=bounds_error, fill_value=fill_value,
@@ -40,11 +40,14 @@ def interp1d_init(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=No
         if np.isnan(np.asarray(self.x)).any():
             raise UnsupportedOperation("adsim: interp1d with NaN in x and active y: SciPy "
                                        "gives NaN everywhere; remove the NaN points")
-        order = self._spline.k
-
-        def make(data, bc):
-            return si.make_interp_spline(self.x, data, k=order, check_finite=False).c
-        splines.install(self._spline, splines.affine_coefficients(make, self._y, None))
+        order, knots = self._spline.k, np.asarray(self._spline.t)
+        if knots.size - order - 1 == len(self.x):      # a square collocation system
+            splines.install(self._spline, collocation.coefficients(
+                np.asarray(self.x, dtype=float), knots, order, self._y, [], []))
+        else:
+            def make(data, bc):
+                return si.make_interp_spline(self.x, data, k=order, check_finite=False).c
+            splines.install(self._spline, splines.affine_coefficients(make, self._y, None))
     self._adsim_extrapolated_fill = _do_extrapolate(fill_value)
 
 

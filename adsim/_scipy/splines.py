@@ -28,18 +28,32 @@ import scipy.interpolate as si
 
 from .._active import Active
 from .._np.core import active_leaves
+from .._np.integers import plain_if_constant
 from ..errors import UnsupportedOperation
-from . import piecewise
+from . import collocation, piecewise
 from .arrays import array, now
 
 
-def refuse_active(name, **values):
+def plain_arguments(name, **values):
+    """The arguments ``values`` (sample points, knots, boundary or fill
+    values) as plain values, in order: constants made in the recorded
+    function pass; an active one is refused by name."""
+    out = []
     for what, v in values.items():
+        v = _plain_if_constant(v)
         if active_leaves(v) or isinstance(v, Active):
             raise UnsupportedOperation(
                 f"adsim: scipy.interpolate.{name} with active {what} is not differentiated "
                 f"(only the data values and the points of evaluation are); pass {what} as "
                 f"plain values (adsim.value({what}) if no derivative through it is wanted)")
+        out.append(v)
+    return out
+
+
+def _plain_if_constant(v):
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain_if_constant(e) for e in v)
+    return plain_if_constant(v)
 
 
 def coefficients_active(obj):
@@ -107,15 +121,48 @@ def install(obj, c):
 # ---------------------------------------------------------------- constructors
 
 def cubic_spline_init(self, x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
-    refuse_active("CubicSpline", x=x, bc_type=bc_type)
+    x, bc_type = plain_arguments("CubicSpline", x=x, bc_type=bc_type)
     y, y0 = _moved(y, axis, "CubicSpline")
     si.CubicSpline.__init__(self, x, now(y), axis=axis, bc_type=bc_type,
                             extrapolate=extrapolate)
     breaks = np.asarray(self._x)
+    ends = _bspline_conditions(bc_type)
+    if ends is not None and breaks.size >= 4:
+        install(self, _cubic_from_bspline(breaks, y0, ends))
+        return
 
     def make(data, bc):
         return si.CubicSpline(breaks, data, axis=0, bc_type=bc).c
     install(self, affine_coefficients(make, y0, bc_type))
+
+
+def _bspline_conditions(bc_type):
+    """CubicSpline's ``bc_type`` as make_interp_spline's end conditions (the
+    same cubic spline): (left, right) lists of (order, value), or None where
+    it has no such form (periodic; not-a-knot at one end only)."""
+    if isinstance(bc_type, str) and bc_type != "periodic":
+        return collocation.conditions(bc_type)
+    if isinstance(bc_type, str):
+        return None
+    aliases = {"clamped": (1, 0.0), "natural": (2, 0.0)}
+    ends = [aliases.get(e, e) if isinstance(e, str) else e for e in bc_type]
+    if any(isinstance(e, str) for e in ends):
+        return None
+    return [tuple(ends[0])], [tuple(ends[1])]
+
+
+def _cubic_from_bspline(breaks, y0, ends):
+    """CubicSpline's coefficients from the cubic B-spline through the data
+    (a banded solve, collocation.py): each piece's Taylor coefficients at
+    its break, recorded."""
+    left, right = ends
+    bc = (left, right) if left or right else None
+    t = si.make_interp_spline(breaks, np.zeros(breaks.size), k=3, bc_type=bc).t
+    c = collocation.coefficients(breaks, t, 3, y0, left, right)
+    pieces, pp = piecewise.bspline_pieces(t, 3, c)
+    taylor = [piecewise.evaluate(pp, pieces, breaks[:-1], nu=m) / (1.0, 1.0, 2.0, 6.0)[m]
+              for m in (3, 2, 1, 0)]
+    return np.stack(taylor)
 
 
 def hermite_coefficients(x, y0, dydx0):
@@ -128,7 +175,7 @@ def hermite_coefficients(x, y0, dydx0):
 
 
 def cubic_hermite_init(self, x, y, dydx, axis=0, extrapolate=None):
-    refuse_active("CubicHermiteSpline", x=x)
+    (x,) = plain_arguments("CubicHermiteSpline", x=x)
     y, y0 = _moved(y, axis, "CubicHermiteSpline")
     dydx, d0 = _moved(dydx, axis, "CubicHermiteSpline")
     si.CubicHermiteSpline.__init__(self, x, now(y), now(dydx), axis=axis,
@@ -162,7 +209,7 @@ def pchip_slopes(x, y0):
 
 
 def pchip_init(self, x, y, axis=0, extrapolate=None):
-    refuse_active("PchipInterpolator", x=x)
+    (x,) = plain_arguments("PchipInterpolator", x=x)
     y, y0 = _moved(y, axis, "PchipInterpolator")
     si.PchipInterpolator.__init__(self, x, now(y), axis=axis, extrapolate=extrapolate)
     install(self, hermite_coefficients(self._x, y0, pchip_slopes(self._x, y0)))
@@ -195,7 +242,7 @@ def akima_slopes(x, y0, method):
 
 
 def akima_init(self, x, y, axis=0, *, method="akima", extrapolate=None):
-    refuse_active("Akima1DInterpolator", x=x)
+    (x,) = plain_arguments("Akima1DInterpolator", x=x)
     y, y0 = _moved(y, axis, "Akima1DInterpolator")
     si.Akima1DInterpolator.__init__(self, x, now(y), axis=axis, method=method,
                                     extrapolate=extrapolate)
@@ -203,10 +250,15 @@ def akima_init(self, x, y, axis=0, *, method="akima", extrapolate=None):
 
 
 def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=True):
-    refuse_active("make_interp_spline", x=x, t=t, bc_type=bc_type)
+    x, t, bc_type = plain_arguments("make_interp_spline", x=x, t=t, bc_type=bc_type)
     y, y0 = _moved(y, axis, "make_interp_spline")
     spline = si.make_interp_spline(x, now(y), k=k, t=t, bc_type=bc_type, axis=axis,
                                    check_finite=check_finite)
+
+    ends = collocation.conditions(bc_type)
+    if ends is not None:
+        return install(spline, collocation.coefficients(np.asarray(x, dtype=float), spline.t, k,
+                                                        y0, *ends))
 
     def make(data, bc):
         return si.make_interp_spline(x, data, k=k, t=t, bc_type=bc, axis=0).c
@@ -217,7 +269,7 @@ def ppoly_init(self, c, x, extrapolate=None, axis=0):
     if not isinstance(self, si.PPoly):
         raise UnsupportedOperation(f"adsim: scipy.interpolate.{type(self).__name__} with active "
                                    f"coefficients is not supported; use PPoly")
-    refuse_active("PPoly", x=x)
+    (x,) = plain_arguments("PPoly", x=x)
     c = array(c, "scipy.interpolate.PPoly")
     si.PPoly.__init__(self, now(c), x, extrapolate=extrapolate, axis=axis)
     if axis != 0:                       # SciPy's order: (k, m, ...) first
@@ -226,7 +278,7 @@ def ppoly_init(self, c, x, extrapolate=None, axis=0):
 
 
 def bspline_init(self, t, c, k, extrapolate=True, axis=0):
-    refuse_active("BSpline", t=t)
+    (t,) = plain_arguments("BSpline", t=t)
     c = array(c, "scipy.interpolate.BSpline")
     si.BSpline.__init__(self, t, now(c), k, extrapolate=extrapolate, axis=axis)
     install(self, np.moveaxis(c, self.axis, 0) if self.axis else c)
