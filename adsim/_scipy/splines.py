@@ -10,18 +10,21 @@ object, so that evaluating it, its ``derivative``, ``antiderivative`` and
 the active coefficients and raises UnsupportedOperation naming itself.
 
 - ``CubicSpline`` and ``make_interp_spline`` coefficients are affine in
-  y (a banded solve with y on the right-hand side, plus the boundary
-  derivative values): the map is SciPy's own constructor applied to the
-  unit vectors (the offset: applied to zeros), recorded as one tensor
-  product with y. Periodic data tie y[-1] to y[0]: the coefficients are
-  then a map of y[:-1].
+  y: an interpolating B-spline is one banded collocation solve
+  (collocation.py), and ``CubicSpline`` the Taylor coefficients at its
+  breaks of the cubic B-spline with the same ends. Where there is no such
+  solve (periodic ends, not-a-knot at one end only) the map is SciPy's
+  own constructor applied to the unit vectors (the offset: applied to
+  zeros), recorded as one tensor product with y, for at most
+  MAX_DENSE_POINTS points. Periodic data tie y[-1] to y[0]: the
+  coefficients are then a map of y[:-1].
 - ``CubicHermiteSpline`` coefficients are linear in (y, dydx); PCHIP and
   Akima slopes are nonlinear in y: they are written here with recorded
   operations after SciPy's formulas (the branches where a slope is set to
   zero, or where Akima's weights vanish, are recorded comparisons).
 
 Active sample points ``x`` (the breaks), knots ``t`` and boundary values
-are refused by name.
+are refused by name (constants made in the recorded function pass).
 """
 import numpy as np
 import scipy.interpolate as si
