@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
+import scipy.interpolate as interpolate
 import scipy.linalg as sl
 import scipy.optimize
 import scipy.signal as signal
@@ -758,13 +759,14 @@ SCIPY_FUNCTIONS = {
 STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace": (),
                "logistic": (), "uniform": (), "t": (3.5,), "gamma": (2.5,), "chi2": (3.0,),
                "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
-               "skewnorm": (1.5,), "beta": (2.5, 1.7)}
+               "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
+               "rayleigh": (), "pareto": (2.5,)}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
                  "bernoulli": (lambda x: (0, x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
-STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5}   # points where differences of the density are accurate
+STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2}   # points where differences of the density are accurate
 
 
 def _stat_arguments(name, method, x):
@@ -823,8 +825,10 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "uniform": "entropy ppf isf", "t": "*", "gamma": "*", "chi2": "*",
                        "invgamma": "*", "lognorm": "entropy ppf isf",
                        "weibull_min": "entropy ppf isf", "beta": "*",
-                       "skewnorm": "cdf logcdf sf logsf", "poisson": "*", "binom": "*",
-                       "bernoulli": "*"}
+                       "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
+                       "bernoulli": "*", "gumbel_r": "entropy ppf isf",
+                       "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
+                       "pareto": "entropy ppf isf"}
 STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
 
 
@@ -1073,6 +1077,76 @@ SCIPY_MORE = {
     scipy.optimize.rosen_hess_prod: [case(lambda x: scipy.optimize.rosen_hess_prod(x, C3), 3)],
     scipy.integrate.solve_ivp: [case(_odes, 3, domain=(0.2, 1.8),
                                      cs="step sizes come from error norms |.|: not holomorphic")],
+}
+
+
+# ---------------------------------------------------------------- quadrature and interpolation
+
+IX = np.array([0.0, 0.33, 0.72, 1.24, 1.61, 2.0])      # data points off the sampling grid
+IY = np.sin(2.0 * IX) + 0.3 * IX
+IQ = np.array([0.12, 0.55, 1.37, 1.93])
+GX, GY = np.array([0.0, 0.37, 1.0]), np.array([0.0, 0.28, 0.63, 1.0])
+GP = np.array([[0.11, 0.52], [0.83, 0.17]])
+BX, BY = np.array([0.0, 0.37, 0.71, 1.0]), np.array([0.0, 0.28, 0.63, 1.0])
+GV, BV = np.add.outer(GX, GY ** 2), np.multiply.outer(np.cos(BX), BY + 1.0)
+_PPOLY, _BSPL = interpolate.PPoly, interpolate.BSpline
+_FITPACK2 = importlib.import_module("scipy.interpolate._fitpack2")
+_POLYINT = importlib.import_module("scipy.interpolate._polyint")
+_INSIDE = (0.05, 0.95)
+
+QUADRATURE_AND_INTERPOLATION = {
+    scipy.integrate.quad: [case(lambda x: scipy.integrate.quad(
+        lambda s, a: np.sin(a * s) * np.exp(-x[1] * s), 0.0, x[2], args=(x[0],))[0], 3,
+        domain=(0.2, 1.8))],
+    scipy.integrate.quad_vec: [case(lambda x: scipy.integrate.quad_vec(
+        lambda s: np.cos(s * np.array([0.0, 1.0])) * np.exp(-x[0] * s), 0.0, x[1])[0], 2,
+        domain=(0.2, 1.8))],
+    scipy.integrate.fixed_quad: [case(lambda x: scipy.integrate.fixed_quad(
+        lambda s: np.cos(x[0] * s), 0.0, x[1], n=4)[0], 2)],
+    scipy.integrate.trapezoid: [case(lambda x: scipy.integrate.trapezoid(x[:4], x[4:]), 8)],
+    scipy.integrate.cumulative_trapezoid: [case(lambda x: scipy.integrate.cumulative_trapezoid(
+        x, dx=0.5, initial=0), 4)],
+    scipy.integrate.simpson: [case(lambda x: scipy.integrate.simpson(x, x=IX[:5]), 5)],
+    scipy.integrate.romb: [case(lambda x: scipy.integrate.romb(x[:5], dx=x[5]), 6)],
+    interpolate.CubicSpline.__init__: [case(lambda x: interpolate.CubicSpline(IX, x)(IQ), 6)],
+    interpolate.CubicHermiteSpline.__init__: [case(
+        lambda x: interpolate.CubicHermiteSpline(IX, x, np.cos(x))(IQ), 6)],
+    interpolate.PchipInterpolator.__init__: [case(
+        lambda x: interpolate.PchipInterpolator(IX, x)(IQ), 6)],
+    interpolate.Akima1DInterpolator.__init__: [case(
+        lambda x: interpolate.Akima1DInterpolator(IX, x, method="makima")(IQ), 6)],
+    interpolate.make_interp_spline: [case(lambda x: interpolate.make_interp_spline(IX, x)(IQ), 6)],
+    _PPOLY.__mro__[1].__call__: [case(lambda x: interpolate.CubicSpline(IX, IY)(x), 3, domain=(0.05, 1.95))],
+    _PPOLY.__mro__[1].__init__: [case(lambda x: interpolate.PPoly(x.reshape(2, 5), IX)(IQ), 10)],
+    _BSPL.__init__: [case(lambda x: interpolate.BSpline(
+        interpolate.make_interp_spline(IX, IY).t, x, 3)(IQ), 6)],
+    _PPOLY.derivative: [case(lambda x: interpolate.CubicSpline(IX, x).derivative()(IQ), 6)],
+    _PPOLY.antiderivative: [case(lambda x: interpolate.CubicSpline(IX, x).antiderivative(2)(IQ),
+                                 6)],
+    _PPOLY.integrate: [case(lambda x: interpolate.CubicSpline(IX, IY).integrate(x[0], x[1]), 2,
+                              domain=(0.05, 1.95))],
+    _BSPL.__call__: [case(lambda x: interpolate.make_interp_spline(IX, IY)(x), 3,
+                            domain=(0.05, 1.95))],
+    _BSPL.derivative: [case(lambda x: interpolate.make_interp_spline(IX, x).derivative()(IQ), 6)],
+    _BSPL.antiderivative: [case(
+        lambda x: interpolate.make_interp_spline(IX, x).antiderivative()(IQ), 6)],
+    _BSPL.integrate: [case(lambda x: interpolate.make_interp_spline(IX, x).integrate(0.1, 1.7),
+                           6)],
+    interpolate.interp1d.__init__: [case(lambda x: interpolate.interp1d(IX, x, kind="cubic")(IQ),
+                                         6)],
+    _POLYINT._Interpolator1D.__call__: [case(lambda x: interpolate.interp1d(IX, IY)(x), 3,
+                                               domain=(0.05, 1.95))],
+    interpolate.RegularGridInterpolator.__init__: [case(
+        lambda x: interpolate.RegularGridInterpolator((GX, GY), x.reshape(3, 4))(GP), 12)],
+    interpolate.RegularGridInterpolator.__call__: [case(
+        lambda x: interpolate.RegularGridInterpolator((GX, GY), GV)(x.reshape(2, 2)), 4,
+        domain=_INSIDE)],
+    interpolate.interpn: [case(lambda x: interpolate.interpn((GX, GY), x.reshape(3, 4), GP), 12)],
+    interpolate.RectBivariateSpline.__init__: [case(lambda x: interpolate.RectBivariateSpline(
+        BX, BY, x.reshape(4, 4), kx=2, ky=2)(IQ[:2] / 2, IQ[1:] / 2), 16)],
+    _FITPACK2._BivariateSplineBase.__call__: [case(
+        lambda x: interpolate.RectBivariateSpline(BX, BY, BV, kx=2, ky=2).ev(x[:2], x[2:]), 4,
+        domain=_INSIDE)],
 }
 
 
@@ -1405,7 +1479,7 @@ SPARSE = {
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
          **SCIPY_FUNCTIONS, **STATS, **M, **CREATION, **NUMPY_MORE, **SPECIAL_MORE,
-         **SCIPY_MORE, **SPARSE}
+         **SCIPY_MORE, **SPARSE, **QUADRATURE_AND_INTERPOLATION}
 for _key, _more in EDGE_CASES.items():
     CASES[_key] = CASES[_key] + _more
 
@@ -1626,6 +1700,20 @@ REFUSED = {
     "ndarray.searchsorted": [refuse(lambda x: x.searchsorted(0.5), 3, adsim.UnsupportedOperation,
                                     "cannot be active")],
     scipy.integrate.odeint: [refuse(_odeint_active_rtol, 3, adsim.UnsupportedOperation, "rtol=")],
+    **{method: [refuse((lambda call: lambda x: call(interpolate.CubicSpline(IX, x)))(call), 6,
+                       adsim.UnsupportedOperation, method.__name__)]
+       for method, call in ((_PPOLY.roots, lambda s: s.roots()),
+                            (_PPOLY.solve, lambda s: s.solve(0.5)),
+                            (_PPOLY.__mro__[1].extend, lambda s: s.extend(np.zeros((4, 1)), [2.5])))},
+    _BSPL.insert_knot: [refuse(lambda x: interpolate.make_interp_spline(IX, x).insert_knot(0.5), 6,
+                               adsim.UnsupportedOperation, "insert_knot")],
+    **{method: [refuse((lambda call: lambda x: call(interpolate.RectBivariateSpline(
+        BX, BY, x.reshape(4, 4), kx=2, ky=2)))(call), 16, adsim.UnsupportedOperation,
+        method.__name__)]
+       for method, call in ((_FITPACK2.BivariateSpline.integral, lambda s: s.integral(0, 1, 0, 1)),
+                            (_FITPACK2._BivariateSplineBase.partial_derivative,
+                             lambda s: s.partial_derivative(1, 0)),
+                            (_FITPACK2._BivariateSplineBase.get_coeffs, lambda s: s.get_coeffs()))},
     np.kron: [refuse(lambda x: np.kron(x[0], x[1:]), 3, adsim.UnsupportedOperation, "np.kron")],
     np.linspace: [refuse(lambda x: np.linspace(x[:2], x[2:], 3), 4, adsim.UnsupportedOperation,
                          "linspace with active array endpoints")],
@@ -1770,6 +1858,8 @@ NO_COMPLEX_STEP = {
     sc.expi: "branch cut along the real axis (Im Ei(x + i0) = pi)",
     **_stats_without_complex_step(),
     **dict.fromkeys(SOLVERS, "SciPy's solvers compute on real floats"),
+    **dict.fromkeys(QUADRATURE_AND_INTERPOLATION, "adsim's rules for quadrature and "
+                    "interpolation take real values (SciPy's compiled codes are real)"),
 }
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .._np import joins
+from .._np.integers import current
 from .._active import Active
 from ..errors import UnsupportedOperation
 
@@ -18,3 +19,8 @@ def array(x, name):
         raise UnsupportedOperation(f"adsim: `{name}` of a {x.dtype} array is not supported with "
                                    f"active arguments; adsim differentiates real float64 code")
     return x.astype(float)
+
+
+def now(x):
+    """The value ``x`` holds now: a plain array (an active one's current value)."""
+    return current(x) if isinstance(x, Active) else np.asarray(x)

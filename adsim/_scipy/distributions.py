@@ -147,6 +147,53 @@ _skewnorm_cdf = primitive(_skewnorm_cdf_value, jvp=_skewnorm_cdf_jvp, vjp=_skewn
                           name="scipy.stats.skewnorm.cdf", elementwise=True)
 
 
+def _skewnorm_quantile_partials(y, a, sign):
+    """dy/dq and dy/da of the quantile y(q, a) with F(y, a) = q (ppf,
+    sign 1) or 1 - F(y, a) = q (isf, sign -1), by the implicit function
+    theorem: dy/dq = sign / f(y, a), dy/da = -dF/da / f(y, a)."""
+    density, d_shape = _skewnorm_cdf_partials(y, a)
+    return sign / density, -d_shape / density
+
+
+def _skewnorm_quantile(method, sign):
+    def value(q, a):
+        import scipy.stats
+        return np.asarray(getattr(scipy.stats.skewnorm, method)(q, a), dtype=float)
+
+    def jvp(args, out, tangents):
+        total = np.zeros(np.shape(out))
+        for d, t in zip(_skewnorm_quantile_partials(out, args[1], sign), tangents):
+            if t is not None:
+                total = total + d * t
+        return total
+
+    def vjp(args, out, w):
+        return tuple(_sum_to(d * w, np.shape(x))
+                     for d, x in zip(_skewnorm_quantile_partials(out, args[1], sign), args))
+    # SciPy's value (a root of the cdf), derivatives by the implicit function theorem
+    return primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.stats.skewnorm.{method}",
+                     elementwise=True)
+
+
+_skewnorm_ppf = _skewnorm_quantile("ppf", 1.0)
+_skewnorm_isf = _skewnorm_quantile("isf", -1.0)
+
+
+def _gumbel(sign):
+    """Gumbel for the maximum (sign 1, gumbel_r) or the minimum (sign -1,
+    gumbel_l) in the standardized variable."""
+    if sign > 0:
+        return {"logpdf": lambda y: -y - np.exp(-y), "cdf": lambda y: np.exp(-np.exp(-y)),
+                "logcdf": lambda y: -np.exp(-y), "sf": lambda y: -np.expm1(-np.exp(-y)),
+                "logsf": lambda y: np.log(-np.expm1(-np.exp(-y))),
+                "ppf": lambda q: -np.log(-np.log(q)), "isf": lambda q: -np.log(-np.log1p(-q)),
+                "entropy": lambda: _EULER + 1.0}
+    return {"logpdf": lambda y: y - np.exp(y), "cdf": lambda y: -np.expm1(-np.exp(y)),
+            "logcdf": lambda y: np.log(-np.expm1(-np.exp(y))), "sf": lambda y: np.exp(-np.exp(y)),
+            "logsf": lambda y: -np.exp(y), "ppf": lambda q: np.log(-np.log1p(-q)),
+            "isf": lambda q: np.log(-np.log(q)), "entropy": lambda: _EULER + 1.0}
+
+
 CONTINUOUS = {
     "norm": Family(_anywhere, 0.0, _always, (), _symmetric(
         lambda y: -0.5 * y * y - 0.5 * _LOG_2PI, sc.ndtr, sc.log_ndtr, sc.ndtri,
@@ -164,7 +211,9 @@ CONTINUOUS = {
     "beta": Family(lambda a, b: (0.0, 1.0), 0.5, lambda a, b: (a > 0) & (b > 0), (1.0, 1.0), {
         "logpdf": _beta_logpdf,
         "cdf": lambda y, a, b: sc.betainc(a, b, y), "sf": lambda y, a, b: sc.betainc(b, a, 1.0 - y),
-        "ppf": lambda q, a, b: sc.betaincinv(a, b, q), "entropy": _beta_entropy},
+        "ppf": lambda q, a, b: sc.betaincinv(a, b, q),
+        # P(X > x) = q for X ~ Beta(a, b) is P(1 - X < 1 - x) = q, 1 - X ~ Beta(b, a)
+        "isf": lambda q, a, b: 1.0 - sc.betaincinv(b, a, q), "entropy": _beta_entropy},
         dict.fromkeys(_INCOMPLETE, (0, 1))),
     "expon": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
@@ -223,7 +272,23 @@ CONTINUOUS = {
         "entropy": lambda: 0.5 * np.log(0.5 * np.pi) + 0.5}, {}),
     "skewnorm": Family(_anywhere, 0.0, _always, (), {
         "logpdf": lambda y, a: np.log(2.0) - 0.5 * y * y - 0.5 * _LOG_2PI + sc.log_ndtr(a * y),
-        "cdf": _skewnorm_cdf, "sf": lambda y, a: _skewnorm_cdf(-y, -a)}, {}),
+        "cdf": _skewnorm_cdf, "sf": lambda y, a: _skewnorm_cdf(-y, -a),
+        "ppf": _skewnorm_ppf, "isf": _skewnorm_isf}, {}),
+    "gumbel_r": Family(_anywhere, 0.0, _always, (), _gumbel(1), {}),
+    "gumbel_l": Family(_anywhere, 0.0, _always, (), _gumbel(-1), {}),
+    "rayleigh": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: np.log(y) - 0.5 * y * y, "cdf": lambda y: -np.expm1(-0.5 * y * y),
+        "logcdf": lambda y: np.log(-np.expm1(-0.5 * y * y)), "sf": lambda y: np.exp(-0.5 * y * y),
+        "logsf": lambda y: -0.5 * y * y, "ppf": lambda q: np.sqrt(-2.0 * np.log1p(-q)),
+        "isf": lambda q: np.sqrt(-2.0 * np.log(q)),
+        "entropy": lambda: 0.5 * _EULER + 1.0 - 0.5 * np.log(2.0)}, {}, open=True),
+    "pareto": Family(lambda b: (1.0, np.inf), 2.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, b: np.log(b) - (b + 1.0) * np.log(y),
+        "cdf": lambda y, b: -np.expm1(-b * np.log(y)),
+        "logcdf": lambda y, b: np.log(-np.expm1(-b * np.log(y))),
+        "sf": lambda y, b: np.exp(-b * np.log(y)), "logsf": lambda y, b: -b * np.log(y),
+        "ppf": lambda q, b: np.exp(-np.log1p(-q) / b), "isf": lambda q, b: np.exp(-np.log(q) / b),
+        "entropy": lambda b: 1.0 + 1.0 / b - np.log(b)}, {}),
 }
 
 

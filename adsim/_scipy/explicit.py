@@ -20,6 +20,10 @@ second list:
   object SciPy makes through a routed method (``multivariate_normal(m, C)``
   with plain arguments), and the distribution a multivariate frozen object
   delegates to, get the routed subclass of their class;
+- a class a rule module lists in ``CLASSES`` (the interpolators of
+  ``scipy.interpolate``) becomes its routed subclass, made the same way;
+  a function's result that is a SciPy object (the spline
+  ``make_interp_spline`` returns) gets the routed subclass of its class;
 - a ``scipy.special`` ufunc with a rule (adsim/_np/special.py,
   adsim/_scipy/ufuncs.py) is SciPy's ufunc itself: NumPy hands active
   arguments to adsim; so is a public function whose private ufunc has one
@@ -60,12 +64,16 @@ def _made(scipy_module):
             if function is not None:            # (not in this SciPy version)
                 out[path] = _function(rule, function, scipy_module)
     if any("." in path for _, path in table):   # methods: the objects of the module using them
-        covers = hooks.rule_module(scipy_module).covers
+        rule_module = hooks.rule_module(scipy_module)
         for name, obj in vars(module).items():
-            if not name.startswith("_") and not isinstance(obj, type) and covers(obj):
-                cls = _subclass(type(obj), table)
+            if not name.startswith("_") and not isinstance(obj, type) and rule_module.covers(obj):
+                cls = _subclass(type(obj), table, scipy_module)
                 if cls is not None:
                     out[name] = _instance(obj, cls)
+        for name in getattr(rule_module, "CLASSES", ()):     # classes users instantiate
+            cls = _subclass(getattr(module, name), table, scipy_module)
+            if cls is not None:
+                out[name] = cls
     if scipy_module == "scipy.special":
         out.update(_special_ufuncs(module))
     return out
@@ -73,11 +81,11 @@ def _made(scipy_module):
 
 def _function(rule, function, scipy_module):
     takes_rule = hooks.chooser(rule)
+    table = hooks.rules(scipy_module)
 
     def explicit(*args, **kwargs):
-        if takes_rule(args, kwargs):
-            return rule(*args, **kwargs)
-        return function(*args, **kwargs)
+        out = rule(*args, **kwargs) if takes_rule(args, kwargs) else function(*args, **kwargs)
+        return _routed_result(out, table, scipy_module)   # (a spline made by a function)
     functools.update_wrapper(explicit, function)
     explicit.__module__ = f"adsim.{scipy_module}"
     explicit.__qualname__ = function.__name__
@@ -89,17 +97,17 @@ def _function(rule, function, scipy_module):
 
 # ---------------------------------------------------------------- scipy.stats
 
-def _subclass(cls, table):
-    """``cls`` with the methods that have a rule in ``table`` routed (made
-    once), or None where it has none."""
+def _subclass(cls, table, scipy_module="scipy.stats"):
+    """``cls`` with the methods that have a rule in ``table`` (of
+    ``scipy_module``) routed (made once), or None where it has none."""
     if cls not in _SUBCLASSES:
         with _LOCK:
             if cls not in _SUBCLASSES:
-                _SUBCLASSES[cls] = _make_subclass(cls, table)
+                _SUBCLASSES[cls] = _make_subclass(cls, table, scipy_module)
     return _SUBCLASSES[cls]
 
 
-def _make_subclass(cls, table):
+def _make_subclass(cls, table, scipy_module):
     names = {path.rsplit(".", 1)[1] for _, path in table if "." in path}
     methods = {}
     for name in names:
@@ -108,12 +116,13 @@ def _make_subclass(cls, table):
                 rule = table.get((klass.__module__, f"{klass.__qualname__}.{name}"))
                 original = vars(klass)[name]
                 if rule is not None and isinstance(original, types.FunctionType):
-                    methods[name] = _method(rule, original, table)
+                    methods[name] = _method(rule, original, table, scipy_module)
                 break
     if not methods:
         return None
     return type(cls.__name__, (cls,), {
-        **methods, "__module__": "adsim.scipy.stats", "__reduce__": _reduce,
+        **methods, "__module__": f"adsim.{scipy_module}", "__reduce__": _reduce,
+        "_adsim_rules_of": scipy_module,
         "__doc__": f"{cls.__module__}.{cls.__qualname__} with adsim's rules on active "
                    f"arguments in {', '.join(sorted(methods))}."})
 
@@ -121,23 +130,31 @@ def _make_subclass(cls, table):
 def _reduce(self):
     """Pickled (and copied) as SciPy's object of the base class, routed again
     when loaded."""
-    plain = object.__new__(type(self).__bases__[0])
-    plain.__dict__.update(self.__dict__)
-    return _routed_again, (plain,)
+    return _routed_again, (type(self).__bases__[0], self.__getstate__(), self._adsim_rules_of)
 
 
-def _routed_again(plain):
-    plain.__class__ = _subclass(type(plain), hooks.rules("scipy.stats"))
+def _routed_again(base, state, scipy_module):
+    """An object of ``base`` with the ``state`` of ``__getstate__`` (a dict,
+    or a pair (dict, slots) for classes with ``__slots__``), routed."""
+    plain = object.__new__(base)
+    if hasattr(base, "__setstate__"):          # the class's own (scipy.stats)
+        plain.__setstate__(state)
+    else:
+        attributes, slots = state if isinstance(state, tuple) else (state, None)
+        plain.__dict__.update(attributes or {})
+        for name, value in (slots or {}).items():
+            setattr(plain, name, value)
+    plain.__class__ = _subclass(base, hooks.rules(scipy_module), scipy_module)
     return plain
 
 
-def _method(rule, original, table):
+def _method(rule, original, table, scipy_module):
     takes_rule = hooks.chooser(rule)
 
     def method(self, *args, **kwargs):
         if takes_rule((self,) + args, kwargs):
             return rule(self, *args, **kwargs)
-        return _routed_result(original(self, *args, **kwargs), table)
+        return _routed_result(original(self, *args, **kwargs), table, scipy_module)
     functools.update_wrapper(method, original)
     return method
 
@@ -149,12 +166,12 @@ def _instance(obj, cls):
     return twin
 
 
-def _routed_result(out, table):
+def _routed_result(out, table, scipy_module):
     """An object SciPy's code made in a routed method (a frozen
     distribution), and the distribution it delegates to, routed too."""
     for obj in (out, getattr(out, "_dist", None)):
         if type(obj).__module__.startswith("scipy."):
-            cls = _subclass(type(obj), table)
+            cls = _subclass(type(obj), table, scipy_module)
             if cls is not None:
                 obj.__class__ = cls
     return out

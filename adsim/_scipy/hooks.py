@@ -40,7 +40,8 @@ _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy
            "scipy.spatial.distance": "adsim._scipy.distance",
            "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate",
            "scipy.sparse": "adsim._scipy.sparse_matrices",
-           "scipy.sparse.linalg": "adsim._scipy.sparse_solve"}
+           "scipy.sparse.linalg": "adsim._scipy.sparse_solve",
+           "scipy.interpolate": "adsim._scipy.interpolate"}
 
 
 def scipy_modules():

@@ -8,6 +8,7 @@ derivatives of the exact solution to about the tolerance); every other call
 is SciPy's.
 """
 from .._nesting.nested import reads_recorded_values
+from . import quadrature, samples
 
 
 def solve_ivp(fun, t_span, y0, *args, **kwargs):
@@ -43,4 +44,18 @@ def _odeint_reads_active_values(args, kwargs):
 
 odeint.routes_also = _odeint_reads_active_values
 
-HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint}
+
+def _integrand_reads_active_values(args, kwargs):
+    """Whether the integrand (first argument, or ``func``/``f``) reads
+    active values from outside its arguments."""
+    candidates = list(args[:1]) + [kwargs.get(name) for name in ("func", "f")]
+    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+
+
+for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
+    _rule.routes_also = _integrand_reads_active_values
+
+HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
+         **{("scipy.integrate", name): getattr(quadrature, name)
+            for name in ("quad", "quad_vec", "fixed_quad")},
+         **samples.HOOKS}

@@ -1,6 +1,7 @@
 """adsim's own primitives made per call from parameters in tape files:
 numpy.fft's transforms (one per plan), scipy.linalg.lu_factor (one per
-pivoting), numpy.linalg.pinv and lstsq (one per cutoff). A file saves each
+pivoting), numpy.linalg.pinv and lstsq (one per cutoff), the collocation
+solves of interpolating splines (one per knots and end conditions). A file saves each
 by its family's name, the version of the family's rules and the call's
 parameters, and the reader makes it again: loaded and unpickled tapes replay
 bitwise like the original, in this process and in a fresh one; files naming
@@ -13,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.interpolate as si
 import scipy.linalg as sla
 
 import adsim as ad
@@ -46,7 +48,14 @@ def pseudo_inverses(x):
             + np.sum(np.linalg.pinv(a, rcond=1e-10) * a.T))
 
 
-CASES = {"fft": spectra, "lu": factorized, "pinv": pseudo_inverses}
+def splines(x):
+    knots = np.array([0.0, 0.4, 0.9, 1.3, 2.0, 2.4])
+    clamped = si.CubicSpline(knots, x, bc_type="clamped")
+    return np.sum(clamped(np.array([0.2, 1.1, 2.2])) ** 2) + si.make_interp_spline(
+        knots, x ** 2, k=5)(1.7)
+
+
+CASES = {"fft": spectra, "lu": factorized, "pinv": pseudo_inverses, "splines": splines}
 
 
 def _calls(data, tape=0):

@@ -1,0 +1,326 @@
+"""``scipy.integrate.quad``, ``quad_vec`` and ``fixed_quad`` with active
+integrand parameters or limits.
+
+An adaptive rule (``quad``, ``quad_vec``) chooses its nodes from the values
+it meets, so it is not recorded step by step: the integral is one op (a
+primitive) whose value is SciPy's own call on plain values, run again at
+every replay, and whose derivatives follow the Leibniz rule
+
+    d/dp  int_a^b f(x, p) dx = int_a^b df/dp(x, p) dx + f(b, p) b' - f(a, p) a',
+
+the integral of the integrand's derivative computed by the same SciPy
+routine with the same options (tolerances, ``limit``, ``points``; the
+vector of derivatives in all parameters that the reverse rule needs is
+integrated by ``quad_vec``, the same adaptive Gauss-Kronrod scheme on all
+elements at once, with ``quad``'s options). The integrand's derivative at
+each node is a replay of its tape (:class:`_Taped`). The reverse rule is
+itself such an integral (of the integrand's vjp, a function of the
+parameters and the adjoint, :class:`_VjpIntegrand`), so second-order
+sweeps record it and differentiate it the same way, by second-order
+sweeps of the same tape.
+
+The parameters are the active values in ``args`` and the active values
+the integrand reads from outside its arguments (closure, object, global:
+adsim/_nesting/outer_values.py), lifted to inputs of the op.
+
+``fixed_quad`` is a fixed Gauss-Legendre sum: it is recorded as it is
+(the integrand evaluated once on the active nodes), so its derivatives are
+those of the sum SciPy computes.
+"""
+import numpy as np
+import scipy.integrate as si
+from scipy.special import roots_legendre
+
+from .._active import Active
+from .._nesting.nested import closure_cells, lift_closures
+from .._np.core import active_leaves
+from .._record.creation import suspended
+from ..errors import BranchChanged, UnsupportedOperation
+from ..primitives import Primitive
+from .arrays import array, now
+
+
+def _refuse(name, why, what_to_do):
+    raise UnsupportedOperation(f"adsim: scipy.integrate.{name} with active parameters: {why}; "
+                               f"{what_to_do}")
+
+
+def _parameters(name, func, args):
+    """(integrand h(x, *params), params): the active entries of ``args`` and
+    the active values ``func`` reads from outside its arguments become the
+    trailing ``params``; everything else stays as it is in ``h``."""
+    args = args if isinstance(args, tuple) else (args,)
+    for a in args:
+        if not isinstance(a, Active) and active_leaves(a):
+            _refuse(name, f"an argument in args= is a {type(a).__name__} holding active values",
+                    "pass each active array as its own entry of args")
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
+    (lifted,), extended = lift_closures([func], args)
+    outer = list(extended[len(args):])
+    if closure_cells(func, _container_of_active):
+        _refuse(name, "the integrand reads a dict, list or tuple holding active values from "
+                      "outside its arguments",
+                "pass the active arrays in args= (or as separate closure variables)")
+
+    def h(x, *params):
+        full = list(args)
+        for i, p in zip(positions, params):
+            full[i] = p
+        return lifted(x, *full, *params[len(positions):])
+    h.__name__ = getattr(func, "__name__", "integrand")
+    return h, [args[i] for i in positions] + outer
+
+
+def _container_of_active(v):
+    return isinstance(v, (dict, list, tuple)) and bool(active_leaves(v))
+
+
+# ---------------------------------------------------------------- the integral op
+
+class _Integral:
+    """int_a^b h(x, *params) dx by ``routine`` ("quad": a scalar integrand,
+    and quad_vec with quad's options for the vector of derivatives in the
+    parameters that the reverse rule integrates; "quad_vec") with
+    ``options``."""
+
+    def __init__(self, h, routine, options, shape):
+        self.h, self.routine, self.options, self.shape = h, routine, options, shape
+        self.taped = h if isinstance(h, (_Taped, _VjpIntegrand)) else _Taped(h)
+        self.error = None           # SciPy's error estimate of the last value
+
+    def integrate(self, g, a, b):
+        """(int_a^b g(x) dx, SciPy's error estimate) of a plain integrand by
+        the routine and options."""
+        a, b = float(a), float(b)
+        if self.routine == "quad_vec":
+            value, error = si.quad_vec(g, a, b, **self.options)[:2]
+            return np.asarray(value, dtype=float).reshape(self.shape), error
+        size = int(np.prod(self.shape))
+        if size == 1:
+            value, error = si.quad(lambda x: float(np.reshape(g(x), ())), a, b,
+                                   **self.options)[:2]
+            return np.reshape(float(value), self.shape), error
+        # a vector (the parameters' derivatives): the same Gauss-Kronrod
+        # scheme on all elements at once, to the same tolerances
+        value, error = si.quad_vec(g, a, b, norm="max", **self.options)[:2]
+        return np.asarray(value, dtype=float).reshape(self.shape), error
+
+    def value(self, a, b, *params):
+        value, self.error = self.integrate(lambda x: _plain(self.h(x, *params), self.shape),
+                                           a, b)
+        return value
+
+    def jvp(self, args, out, tangents):
+        a, b, *params = args
+        ta, tb, *tp = tangents
+        total = np.zeros(self.shape)
+        if any(t is not None for t in tp):
+            directions = [np.zeros(()) if t is None else t for t in tp]
+            total = total + self.integrate(
+                lambda x: self.taped.jvp(x, params, directions), a, b)[0]
+        return total + self._moved(b, tb, params) - self._moved(a, ta, params)
+
+    def _moved(self, limit, tangent, params):
+        """h(limit, params) times the limit's tangent (0 for a constant or
+        infinite limit, where the integrand is not evaluated)."""
+        if tangent is None or not np.any(tangent) or np.isinf(now(limit)):
+            return np.zeros(self.shape)
+        return _plain(self.h(limit, *params), self.shape) * tangent
+
+    def vjp(self, args, out, w):
+        a, b, *params = args
+        adjoints = [None, None]
+        if params:
+            shapes = [np.shape(p) for p in params]
+            weighted, _ = _integral(_VjpIntegrand(self.taped), self.routine, self.options,
+                                    (sum(int(np.prod(s)) for s in shapes),))
+            flat = weighted(a, b, w, *params)
+            start = 0
+            for s in shapes:
+                n = int(np.prod(s))
+                adjoints.append(np.reshape(flat[start:start + n], s))
+                start += n
+        adjoints[1] = self._boundary(w, b, params)
+        adjoints[0] = -self._boundary(w, a, params)
+        return tuple(adjoints)
+
+    def _boundary(self, w, limit, params):
+        """w . h(limit, params): the adjoint of a limit (0 at an infinite one,
+        which cannot move; the integrand is not evaluated there)."""
+        if np.isinf(now(limit)):
+            return np.zeros(())
+        return np.sum(w * self.h(limit, *params))
+
+
+class _Taped:
+    """The integrand h(x, *params) and the tape its derivatives at a node
+    replay (recorded once, again where a node leaves its path): the tape
+    cache of adsim.jvp would not keep it, since h's environment holds the
+    outer recording's active values."""
+
+    def __init__(self, h):
+        self.h = h
+        self.__name__ = getattr(h, "__name__", "integrand")
+        self._tape = None
+
+    def __call__(self, x, *params):
+        return self.h(x, *params)
+
+    def _run(self, method, x, params):
+        import adsim
+        inputs = [_point(x)] + [np.asarray(p, dtype=float) for p in params]
+        tape = self._tape
+        if tape is not None:
+            try:
+                return method(tape, inputs)
+            except BranchChanged:
+                pass
+        self._tape = tape = adsim.record(self.h, *inputs)
+        return method(tape, inputs)
+
+    def jvp(self, x, params, directions):
+        """d h(x, params) in the parameters' directions (x fixed)."""
+        return self._run(lambda tape, xs: tape.jvp(xs, [np.zeros(())] + list(directions))[1],
+                         x, params)
+
+    def vjp(self, x, params, w):
+        """w . dh/dparams at (x, params): one adjoint per parameter."""
+        return self._run(lambda tape, xs: _adjoints(tape.vjp(xs, w)[1])[1:], x, params)
+
+    def hvp(self, x, params, w, directions):
+        """The derivative of vjp(x, params, w) in the parameters' directions
+        (x fixed): a second-order sweep of the same tape."""
+        return self._run(lambda tape, xs: _adjoints(
+            tape.hvp(xs, [np.zeros(())] + list(directions), w))[1:], x, params)
+
+
+def _adjoints(g):
+    return list(g) if isinstance(g, (tuple, list)) else [g]
+
+
+class _VjpIntegrand:
+    """x, w, *params -> the vjp of h at (x, params) with weight w, the
+    parameters' parts flattened into one vector: the integrand of the
+    reverse rule (linear in w). Called on active values it is being
+    recorded (a second-order sweep): then the vjp is a nested derivative."""
+
+    def __init__(self, taped):
+        self.taped = taped
+        self.__name__ = f"vjp of {taped.__name__}"
+        self._recorded = None       # itself on a tape: for third derivatives
+
+    def __call__(self, x, w, *params):
+        if any(isinstance(v, Active) for v in (x, w) + tuple(params)):
+            import adsim
+            adjoints = adsim.vjp(self.taped, (x,) + tuple(params), w)[1][1:]
+        else:
+            adjoints = self.taped.vjp(x, params, w)
+        return _flat(adjoints)
+
+    def jvp(self, x, weight_and_params, directions):
+        """Its derivative in (w, params) along (w', params'): the hvp of h's
+        tape along params' with weight w, plus the vjp with weight w' (it is
+        linear in w): second derivatives without recording it."""
+        (w, *params), (w_dot, *p_dot) = weight_and_params, directions
+        out = 0.0
+        if np.any(w_dot):
+            out = out + _flat(self.taped.vjp(x, params, w_dot))
+        if any(np.any(d) for d in p_dot):
+            out = out + _flat(self.taped.hvp(x, params, w, p_dot))
+        return out + np.zeros(sum(int(np.size(p)) for p in params))
+
+    def vjp(self, x, weight_and_params, u):
+        if self._recorded is None:
+            self._recorded = _Taped(self)
+        return self._recorded.vjp(x, weight_and_params, u)
+
+
+def _flat(arrays):
+    return np.concatenate([np.reshape(a, -1) for a in arrays])
+
+
+def _point(x):
+    """A node as a 0-d float array: an input of the integrand's tape (a
+    Python float would be a constant of it, recorded again at every node)."""
+    return x if isinstance(x, Active) else np.asarray(x, dtype=float)
+
+
+def _plain(v, shape):
+    return np.reshape(np.asarray(v, dtype=float), shape)
+
+
+def _integral(h, routine, options, shape):
+    """The op (a, b, *params) -> int_a^b h(x, *params) dx, and its rules."""
+    rules = _Integral(h, routine, options, shape)
+    op = Primitive(rules.value, jvp=rules.jvp, vjp=rules.vjp)
+    op.name = f"scipy.integrate.{routine} of {getattr(h, '__name__', 'integrand')}"
+    op.not_saved = "an integral of a Python integrand"
+    return op, rules
+
+
+def _limit(x, name, which):
+    x = array(x, f"scipy.integrate.{name}")
+    if np.shape(x) != ():
+        _refuse(name, f"the {which} limit has shape {np.shape(x)}", "pass a number")
+    return x
+
+
+def _shape_of(h, a, b, params):
+    """The integrand's output shape, from one call at the midpoint of plain limits."""
+    lo, hi = (float(now(v)) for v in (a, b))
+    mid = 0.5 * (lo + hi) if np.isfinite(lo + hi) else (lo if np.isfinite(lo) else
+                                                       hi if np.isfinite(hi) else 0.0)
+    with suspended():
+        plain = [now(p) for p in params]
+        return np.shape(h(mid, *plain))
+
+
+# ---------------------------------------------------------------- the rules
+
+def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, limit=50,
+         points=None, weight=None, wvar=None, wopts=None, maxp1=50, limlst=50,
+         complex_func=False):
+    if full_output or complex_func or weight is not None:
+        _refuse("quad", "full_output, complex_func and weight= are not differentiated",
+                "integrate the weighted real integrand with the defaults, or call quad on "
+                "plain values (adsim.value) if no derivative is wanted")
+    h, params = _parameters("quad", func, args)
+    a, b = _limit(a, "quad", "lower"), _limit(b, "quad", "upper")
+    if points is not None and (isinstance(points, Active) or active_leaves(points)):
+        _refuse("quad", "points= is active", "pass the break points as plain numbers")
+    options = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit}
+    if points is not None:
+        options["points"] = points
+    shape = _shape_of(h, a, b, params)
+    if shape != ():
+        _refuse("quad", f"the integrand returns shape {shape}", "use quad_vec for vector "
+                "integrands")
+    op, rules = _integral(h, "quad", options, ())
+    value = op(a, b, *params)
+    return value, rules.error
+
+
+def quad_vec(f, a, b, epsabs=1e-200, epsrel=1e-8, norm="2", cache_size=100e6, limit=10000,
+             workers=1, points=None, quadrature=None, full_output=False, *, args=()):
+    if full_output:
+        _refuse("quad_vec", "full_output is not differentiated", "call it without full_output")
+    h, params = _parameters("quad_vec", f, args)
+    a, b = _limit(a, "quad_vec", "lower"), _limit(b, "quad_vec", "upper")
+    options = {"epsabs": epsabs, "epsrel": epsrel, "norm": norm, "cache_size": cache_size,
+               "limit": limit, "points": points, "quadrature": quadrature}
+    shape = _shape_of(h, a, b, params)
+    op, rules = _integral(h, "quad_vec", options, shape)
+    value = op(a, b, *params)
+    return value, rules.error
+
+
+def fixed_quad(func, a, b, args=(), n=5):
+    """SciPy's Gauss-Legendre sum recorded as it is: the integrand is called
+    once on the n active nodes."""
+    nodes, weights = roots_legendre(n)
+    a, b = array(a, "scipy.integrate.fixed_quad"), array(b, "scipy.integrate.fixed_quad")
+    if np.isinf(now(a)).any() or np.isinf(now(b)).any():
+        raise ValueError("Gaussian quadrature is only available for finite limits.")
+    args = args if isinstance(args, tuple) else (args,)
+    y = (b - a) * (nodes + 1) / 2.0 + a
+    return (b - a) / 2.0 * np.sum(weights * func(y, *args), axis=-1), None
