@@ -68,22 +68,26 @@ cdef inline int elementwise_operands(int code) noexcept nogil:
     return ELEMENTWISE_OPERANDS[code]
 
 
-cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots):
-    """The runs of a program (a sweep from Tape.program_sweep): (run_of per
-    op, run table, refs, shifted-source flag per op, the slot_shift and
-    slot_ld arrays of the sweeps). Tape.run_tables and find_runs
-    (adsim/_tape.pyx) compute them once per tape."""
+cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots, int64_t min_size):
+    """The runs of a program (a sweep from Tape.program_sweep) of at least
+    ``min_size`` elements (0: RUN_MIN_SIZE, the size worth chunking; fused
+    runs are worth it smaller): (run_of per op, run table, refs,
+    shifted-source flag per op, the slot_shift and slot_ld arrays of the
+    sweeps). Tape.run_tables and find_runs (adsim/_tape.pyx) compute them
+    once per tape."""
     cdef Sweep s = program[0]
     cdef int64_t k, j, m, size
     cdef int code, i, ref
     cdef const int32_t* o
+    if min_size <= 0:
+        min_size = RUN_MIN_SIZE
     run_of = np.full(n_ops, -1, dtype=np.int32)
     shifted = np.zeros(n_ops, dtype=np.uint8)
     table, refs = [], []
     k = 0
     while k < n_ops:
         m = chunkable_size(&s, k)
-        if m < RUN_MIN_SIZE:
+        if m < min_size:
             k += 1
             continue
         written_here, sources, slots, consts = set(), set(), [], []

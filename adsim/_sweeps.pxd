@@ -55,7 +55,7 @@ cdef inline int reverse_sweep(Sweep* s, int64_t n_ops, bint second_order) except
     return reverse_second_order(s, n_ops) if second_order else reverse_adjoints(s, n_ops)
 
 # chunked runs of elementwise ops
-cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots)
+cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots, int64_t min_size)
 cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil
 cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
 cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil

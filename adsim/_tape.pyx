@@ -835,6 +835,15 @@ cdef class Tape:
         self.fused = table
         return len(entries)
 
+    def _find_smaller_runs(self, int64_t min_size):
+        """Take runs from ``min_size`` elements on (fused runs pay off below
+        the size chunking needs). Only before the first replay, which points
+        into the run tables for good; returns whether it was done."""
+        if self.n_idle or self.arena_lent or self.recording or not self.chunked:
+            return False
+        self._runs = find_runs(self, min_size)
+        return True
+
     def _run_table(self):
         """The tape's runs of elementwise ops, as the chunked sweeps take
         them: rows (first op, end op, size, chunk, refs offset, slots,
@@ -919,10 +928,11 @@ def _as_float_array(x, what="input"):
 
 
 
-def find_runs(Tape tape):
+def find_runs(Tape tape, int64_t min_size=0):
     """The tape's runs of elementwise ops, as the chunked sweeps take them
-    (_chunks.pxi): (run_of per op, run table, refs, shifted-source flag per
+    (_chunks.pxi), of at least ``min_size`` elements (0: the size from which
+    chunking pays): (run_of per op, run table, refs, shifted-source flag per
     op, the slot_shift and slot_ld arrays of the sweeps)."""
     cdef Sweep s
     tape.program_sweep(&s)
-    return runs_of(&s, tape.n_ops, tape.n_slots)
+    return runs_of(&s, tape.n_ops, tape.n_slots, min_size)

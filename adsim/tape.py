@@ -184,13 +184,15 @@ class Tape(_tape.Tape):
         """Compile the tape's runs of elementwise ops over large arrays into
         single loops, for this processor, with the system's C compiler.
 
-        Later values (``forward``) and gradients (``gradient``, ``vjp`` of
-        a scalar output) sweep each fused run in one pass with its
-        intermediates in registers; other sweeps, and runs holding an op
-        without a fused form, stay with the interpreter. Results agree with
-        the interpreter's up to rounding (the sum into a scalar output adds
-        four partial sums). Compiled kernels are cached on disk
-        (``$ADSIM_KERNEL_CACHE``, else ``~/.cache/adsim/kernels``).
+        Later sweeps with one direction (``forward``, ``jvp``,
+        ``gradient``, ``vjp`` with one weight, ``hvp``) sweep each fused run
+        in one loop with its intermediates in registers; vector modes, and
+        runs holding an op without a fused form, stay with the interpreter.
+        Fuse before the first replay: runs from 1 024 elements on are
+        fused then, after it only those of 32 768 and more. Results agree
+        with the interpreter's up to rounding (docs/tape.md, "Fused runs").
+        Compiled kernels are cached on disk (``$ADSIM_KERNEL_CACHE``, else
+        ``~/.cache/adsim/kernels``).
 
         Returns a summary of what was fused. Raises
         :class:`adsim.errors.NoCompiler` when no C compiler (``$CC``, else

@@ -33,7 +33,13 @@ def fuse(tape):
 _LOCK = threading.Lock()
 
 
+# runs from this size on are fused (one loop instead of one per op pays off
+# well below the size from which the interpreter chunks runs)
+FUSED_RUN_MIN_SIZE = 1024
+
+
 def _fuse(tape):
+    tape._find_smaller_runs(FUSED_RUN_MIN_SIZE)
     table = tape._run_table()
     codes = tape.op_codes()
     flags = [tape.op_flags(k) for k in range(len(codes))]

@@ -363,3 +363,16 @@ def test_a_loss_of_several_sums_reverses_every_run_fused():
     step = 1e-6
     fd = (fused.gradient(x + step * v) - fused.gradient(x - step * v)) / (2 * step)
     np.testing.assert_allclose(fused.hvp(x, v), fd, rtol=1e-5, atol=1e-6)
+
+
+def test_runs_from_a_thousand_elements_are_fused_before_the_first_replay():
+    """Fused before its first replay, a tape fuses runs the interpreter
+    would not chunk; fused after, it keeps the runs chunking found."""
+    x = RNG.uniform(-1.0, 1.0, 5000)
+    fused, plain = ad.record(rosenbrock, x), ad.record(rosenbrock, x)
+    assert fused.fuse().fused == 1
+    check_sweeps(fused, plain, x)
+    late = ad.record(rosenbrock, x)
+    late.gradient(x)
+    assert late.fuse().runs == 0
+    assert_same(late.gradient(x), plain.gradient(x))
