@@ -725,16 +725,16 @@ def _block_radau(n, m):
 
 def sensitivities(problem, rtol=REFERENCE_RTOL):
     """States ``y`` (n, k) and sensitivities ``S`` (n, m, k) at ``t_eval``
-    by SciPy's Radau, and the number of right-hand side evaluations."""
+    by SciPy's Radau (E5: LSODA), and the number of right-hand side evaluations."""
     rhs, augmented_jacobian, w, m = _sensitivity_system(problem)
     n = problem.n
-    method = _block_radau(n, m)
-    jacobian = augmented_jacobian
-    if problem.reference_method == "LSODA":      # dense Jacobian
+    if problem.reference_method == "LSODA":      # a dense Jacobian
         method = "LSODA"
 
         def jacobian(t, w):
             return augmented_jacobian(t, w).toarray()
+    else:
+        method, jacobian = _block_radau(n, m), augmented_jacobian
     atol = np.tile(_reference_atol(problem, rtol), m + 1)
     t0, tf = problem.t_span
     cuts = [t0] + [c for c in problem.breakpoints if t0 < c < tf] + [tf]
