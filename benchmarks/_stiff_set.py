@@ -554,7 +554,8 @@ NAMES = tuple(PROBLEMS)
 # a shorter interval and its outputs (the others are tested as they are; the
 # Brusselator on a 4 x 4 grid over [0, 3], across the source's switch at 1.1)
 SMALL = {"vanderpol": (1.0, [0.5, 1.0]),            # across the first jump only
-         "oregonator": (50.0, [10.0, 30.0, 50.0])}  # across the first spike only
+         "oregonator": (50.0, [10.0, 30.0, 50.0]),  # across the first spike only
+         "e5": (1e5, [10.0, 1e3, 1e5])}             # the first eight decades
 SMALL_GRID, SMALL_GRID_END = 4, 3.0
 
 
@@ -818,7 +819,7 @@ def reference_gradient(problem, rtol=None, refresh=False, cache=True, path=CACHE
 # the references the benchmark (stiff_accuracy) and the tests use
 BENCHMARK_KEYS = ("robertson", "hires", "pollution", "vanderpol", "oregonator", "e5",
                   "brusselator2d:16")
-TEST_KEYS = ("vanderpol:small", "oregonator:small", "brusselator2d:small")
+TEST_KEYS = ("vanderpol:small", "oregonator:small", "e5:small", "brusselator2d:small")
 
 
 def main(argv=None):
