@@ -169,7 +169,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
                                         event_functions, args)
     functions, args = lift_container_closures(functions, args)
     lifted, args = lift_closures(functions, args)
-    if values_only:      # no derivative flows through this solve: its loops sweep nothing
+    if values_only:      # no derivative of y0 or args flows through this solve
         y0 = stop_gradient(y0)
         args = tuple(stop_gradient(a) for a in args)
     fun = lifted[0]

@@ -13,6 +13,8 @@ the counts, the status, the events) and by Radau for the derivatives, and
 each output is ``value + (donor - value(donor))``: the BDF value exactly
 (``d - d`` is zero), the Radau derivative.
 """
+import warnings
+
 import numpy as np
 
 from .._np.core import active_leaves
@@ -41,16 +43,24 @@ def bdf_with_radau_derivatives(solve, t_eval):
     values = solve("BDF", t_eval, values_only=True)
     stop = getattr(values, "stopped_by", None)
     if t_eval is not None:
-        return with_derivatives_of(values, solve("Radau", t_eval))
+        return with_derivatives_of(values, _quietly(solve, t_eval))
     if stop is None:
-        return with_derivatives_of(values, solve("Radau", values["t"]))
-    donor = OdeResult(solve("Radau", values["t"][:-1]))
+        return with_derivatives_of(values, _quietly(solve, values["t"]))
+    donor = OdeResult(_quietly(solve, values["t"][:-1]))
     t_event, y_event = donor["t_events"][stop], donor["y_events"][stop]
     if np.shape(t_event)[0] == 0:
         _disagree("the terminal event", "found by BDF, not by Radau")
     donor["t"] = np.concatenate([values["t"][:-1], t_event[-1:]])
     donor["y"] = np.concatenate([donor["y"], y_event[-1:].T], axis=1)
     return with_derivatives_of(values, donor)
+
+
+def _quietly(solve, t_eval):
+    """The Radau solve, its warnings left out: the argument checks and
+    ``fun`` warned as much in BDF's solve, whose values the user gets."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return solve("Radau", t_eval)
 
 
 def with_derivatives_of(values, donor):
