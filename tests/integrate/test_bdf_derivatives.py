@@ -50,8 +50,9 @@ def test_the_gradient_is_the_exact_solutions(tape):
     exact solution to about 1e-8."""
     residual = observed(P0) - DATA
     accurate = 2 * residual @ adsim.jacobian(lambda p: observed(p, "Radau", 1e-9))(P0)
-    np.testing.assert_allclose(tape.gradient(P0), accurate, rtol=1e-3,
-                               atol=1e-3 * np.abs(accurate).max())
+    # 10 rtol: BDF's own held tangent was 7.8e-4 off here, the default is 1.4e-6
+    np.testing.assert_allclose(tape.gradient(P0), accurate, rtol=1e-4,
+                               atol=1e-4 * np.abs(accurate).max())
 
 
 def test_the_values_are_bdfs_and_follow_steps_keeps_its_derivatives(tape):
@@ -112,7 +113,7 @@ def test_a_terminal_event_ends_the_outputs():
     def at_the_jump(params):
         x0, mu = params
         sol = solve_ivp(van_der_pol, (0.0, 8.0), [x0, 0.0], method="BDF", args=(mu,),
-                        events=crossing, rtol=1e-6, atol=1e-10)
+                        events=crossing, rtol=1e-5, atol=1e-8)
         assert sol.status == 1
         return sol.t_events[0][0] + sol.t[-1] + 0.1 * sol.y[1, -1]
 
