@@ -1,15 +1,16 @@
-"""BDF's default derivatives: SciPy's BDF values, Radau's derivatives.
+"""BDF's default derivatives: BDF's values, Radau's derivatives.
 
 BDF's own discrete tangent with held step sizes is not a derivative of the
 ODE's solution where the solution turns fast (a fold of Van der Pol, a
 spike of the Oregonator): BDF crosses these at low order on a grid sized for
 the state, which does not resolve the tangent, and after the turn the
 error is of the order of the derivative itself (docs/integrate.md, "BDF's
-default derivative"). Radau's held tangent, on its own grid at the same
+default derivatives"). Radau's held tangent, on its own grid at the same
 tolerances, is right on the whole stiff test set
 (``benchmarks/_stiff_set.py``). So by default an integration with
-``method="BDF"`` is solved twice: by BDF for the values (SciPy's numbers,
-the counts, the status, the events) and by Radau for the derivatives, and
+``method="BDF"`` is solved twice: by BDF for the values (SciPy's steps, the
+numbers adsim's BDF computes with its derivatives held or followed, the
+counts, the status, the events) and by Radau for the derivatives, and
 each output is ``value + (donor - value(donor))``: the BDF value exactly
 (``d - d`` is zero), the Radau derivative.
 """

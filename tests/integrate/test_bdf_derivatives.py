@@ -31,6 +31,12 @@ def observed(params, method="BDF", rtol=1e-5, **options):
     return sol.y[0]
 
 
+def crossing(t, y, mu):
+    """x falls through zero: the jump (an event that ends the integration)."""
+    return y[0]
+
+
+crossing.terminal, crossing.direction = True, -1
 P0 = np.array([2.0, 0.0, 5.0])
 DATA = np.array([1.8, 1.5, 1.2, -1.9])
 
@@ -106,10 +112,6 @@ def test_a_terminal_event_ends_the_outputs():
     """The time x first falls to zero (the jump) and the state there, the last
     output of an integration without t_eval: BDF's values with Radau's
     derivatives, which move with the event."""
-    def crossing(t, y, mu):
-        return y[0]
-    crossing.terminal, crossing.direction = True, -1
-
     def at_the_jump(params):
         x0, mu = params
         sol = solve_ivp(van_der_pol, (0.0, 8.0), [x0, 0.0], method="BDF", args=(mu,),
@@ -127,40 +129,9 @@ def test_a_terminal_event_ends_the_outputs():
                                rtol=1e-3)
 
 
-def test_second_derivatives_against_differences_of_the_gradient(tape):
-    direction = np.array([0.0, 0.0, 1.0])
-    hv = tape.hvp(P0, direction)
-    h = 1e-3
-    differences = (tape.gradient(P0 + h * direction) - tape.gradient(P0 - h * direction)) / (2 * h)
-    np.testing.assert_allclose(hv, differences, rtol=1e-3, atol=1e-3 * np.abs(hv).max())
-
-
-def test_outputs_at_every_step_and_the_final_time():
-    """Without t_eval every BDF step is an output: the derivatives are those
-    of Radau's solution at BDF's step times (the end time ``tf`` active)."""
-    def final_x(params):
-        x0, mu, tf = params
-        sol = solve_ivp(van_der_pol, (0.0, tf), [x0, 0.0], method="BDF", args=(mu,),
-                        rtol=1e-5, atol=1e-8)
-        return sol.y[0, -1]
-
-    def final_x_by_radau(params):
-        x0, mu, tf = params
-        sol = solve_ivp(van_der_pol, (0.0, tf), [x0, 0.0], method="Radau", t_eval=[tf],
-                        args=(mu,), rtol=1e-9, atol=1e-11)
-        return sol.y[0, -1]
-    p = np.array([2.0, 5.0, 3.0])
-    np.testing.assert_allclose(adsim.grad(final_x)(p), adsim.grad(final_x_by_radau)(p),
-                               rtol=1e-3)
-
-
 def test_an_event_before_every_output_time():
     """The jump's time where the event ends the integration before the only
     output time: no output, and the event time's derivative still Radau's."""
-    def crossing(t, y, mu):
-        return y[0]
-    crossing.terminal, crossing.direction = True, -1
-
     def jump_time(params, method="BDF", rtol=1e-6):
         x0, mu = params
         sol = solve_ivp(van_der_pol, (0.0, 8.0), [x0, 0.0], method=method, args=(mu,),
