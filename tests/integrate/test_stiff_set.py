@@ -115,3 +115,26 @@ def test_the_cache_holds_every_problem():
         record = stiff.cached_reference(stiff.problem_from_key(key))
         assert record is not None, key
         assert record["uncertainty"] < 1e-6, key
+
+
+def odeint_as_solve_ivp(fun, t_span, y0, method=None, t_eval=None, args=(), rtol=None,
+                        atol=None, jac=None, **options):
+    """odeint called on the stiff set's problems (from t_span[0], outputs at t_eval)."""
+    from types import SimpleNamespace
+    t = np.concatenate([[t_span[0]], t_eval])
+    Y = adsim.integrate.odeint(fun, y0, t, args=args, rtol=rtol, atol=atol, tfirst=True,
+                               mxstep=100000)
+    return SimpleNamespace(y=Y[1:].T)
+
+
+@pytest.mark.parametrize("key", ["vanderpol:small", "oregonator:small", "robertson"])
+def test_odeint_gradient_against_forward_sensitivities(key):
+    """odeint's derivatives (adsim's Radau at odeint's tolerances) on the
+    stiff set; LSODA's own adjoint was 0.2 off on Van der Pol here."""
+    problem = stiff.problem_from_key(key)
+    rtol, bound = SETTINGS.get(key, (RTOL, BOUND_PER_RTOL * RTOL))
+    expected = reference(problem)
+    g_y0, g_p = adsim.grad(problem.loss(odeint_as_solve_ivp, None, rtol),
+                           argnums=(0, 1))(problem.y0, problem.p)
+    error = stiff.relative_error(stiff.gradient_vector(problem, g_y0, g_p), expected)
+    assert error <= bound, f"odeint {key} rtol {rtol:g}: relative error {error:.2e}"
