@@ -7,7 +7,9 @@ each ``rtol`` (1e-6 and 1e-8; Van der Pol also 1e-7), the gradient of the
 problem's loss ``sum(weights * sol.y)`` with respect to ``(y0, p)`` is
 taken with ``adsim.grad`` through ``adsim.integrate.solve_ivp(...,
 method=m, rtol=rtol, atol=problem.atol(rtol))``, default settings
-otherwise (the step sizes held), and again with ``follow_steps=True``. Both
+otherwise (the step sizes held; BDF's default derivatives are those of a
+Radau solve, adsim/integrate/_bdf_derivatives.py), and again with
+``follow_steps=True`` (BDF's own derivatives, step sizes followed). Both
 are compared with the reference of ``_stiff_set.reference_gradient`` (the
 forward sensitivities by SciPy's Radau at rtol 1e-12, cached in
 ``benchmarks/stiff_references.json``): the relative error is the max-norm

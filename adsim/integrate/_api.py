@@ -1,9 +1,12 @@
 """``adsim.integrate.solve_ivp``: SciPy's ``solve_ivp``, differentiable."""
+import functools
+
 import numpy as np
 from scipy.integrate import solve_ivp as scipy_solve_ivp
 
 from ..checkpoint.group import LoopGroup
 from .._np.core import active_leaves, tape_of
+from .._np.elementwise import stop_gradient
 from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
@@ -18,6 +21,7 @@ from .._validate import flag
 from ._result import Count, OdeResult
 from ._rhs import FAILED, RightHandSide, real_array
 from ._bdf import BDF
+from ._bdf_derivatives import bdf_with_radau_derivatives, takes_radau_derivatives
 from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
@@ -99,7 +103,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         they do not, as in diffrax: the derivatives are those of the steps
         taken with their sizes held fixed. See docs/integrate.md ("Step
         sizes held or followed") for when each is the better estimate of the
-        exact solution's derivative.
+        exact solution's derivative. With ``method="BDF"`` and the default,
+        the values are BDF's and the derivatives those of a Radau solve at
+        the same tolerances (held): BDF's own held derivatives are not
+        reliable across fast transitions (docs/integrate.md, "BDF's default
+        derivatives"); ``follow_steps=True`` gives BDF's own, followed.
 
     Returns
     -------
@@ -128,6 +136,19 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                                args=args, **options)
     check_unsupported(dense_output)
     name = check_method(method)
+    follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
+    solve = functools.partial(_solve_ivp, fun, t_span, y0, dense_output=dense_output,
+                              events=events, vectorized=vectorized, args=args,
+                              memory_limit=memory_limit, snapshots=snapshots, stats=stats,
+                              follow_steps=follow_steps, **options)
+    if not takes_radau_derivatives(name, follow_steps):
+        return solve(name, t_eval)
+    return bdf_with_radau_derivatives(solve, t_eval)
+
+
+def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, args,
+               memory_limit, snapshots, stats, follow_steps, values_only=False, **options):
+    """solve_ivp by the method ``name`` (checked), in adsim's integrator."""
     known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
     warn_extraneous([k for k in options if k not in known])
     t0, tf = check_t_span(t_span)
@@ -148,6 +169,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                                         event_functions, args)
     functions, args = lift_container_closures(functions, args)
     lifted, args = lift_closures(functions, args)
+    if values_only:      # no derivative of y0 or args flows through this solve
+        y0 = stop_gradient(y0)
+        args = tuple(stop_gradient(a) for a in args)
     fun = lifted[0]
     if callable(jac):
         options = dict(options, jac=lifted[1])
@@ -167,7 +191,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     direction = 1.0 if tf == t0 or tf > t0 else -1.0
     rhs = RightHandSide(fun, n, vectorized)
     solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
-    solver.follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
+    solver.follow_steps = follow_steps
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
         result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)
@@ -201,9 +225,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
     def count(i):
         return Count(lambda: solver.counts(state, lambda: _distinct(run.marks))[i])
-    return OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events, nfev=count(0),
-                     njev=count(1), nlu=count(2), status=status, message=MESSAGES[status],
-                     success=status >= 0)
+    result = OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events,
+                       nfev=count(0), njev=count(1), nlu=count(2), status=status,
+                       message=MESSAGES[status], success=status >= 0)
+    result.stopped_by = events.stopped_by if run.stop is not None else None
+    return result
 
 
 def _group(values):

@@ -83,7 +83,11 @@ class Events:
         for i, root in zip(active, roots):
             self.times[i].append(root)
             self.states[i].append(method.dense(state, root, self.args))
+        if terminate:
+            self.stopped_by = active[-1]
         return roots[-1] if terminate else None
+
+    stopped_by = None       # the index of the terminal event that ended the integration
 
     def results(self, n):
         """SciPy's ``t_events`` and ``y_events``."""

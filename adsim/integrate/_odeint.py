@@ -1,13 +1,17 @@
 """``adsim.integrate.odeint``: SciPy's ``odeint`` (LSODA), differentiable.
 
 A call that holds no active value is SciPy's ``odeint`` itself. A call with
-active values in ``y0``, ``t``, ``args`` or ``func``'s closure is recorded as
-one op (adsim/integrate/_odeint_op.py): its value is SciPy's ``odeint`` on
-the plain values, its derivatives those of the exact solution of the ODE,
-computed to about the tolerance (adsim/integrate/_odeint_solves.py).
+active values in ``y0``, ``t``, ``args`` or ``func``'s closure gives SciPy's
+numbers with the derivatives of adsim's own solve at the same tolerances (by
+Radau where LSODA switched to its stiff method, DOP853 where it did not), as
+``solve_ivp(method="BDF")`` does (``_bdf_derivatives.py``): the values are
+one recorded op (``_odeint_op.py``: SciPy's ``odeint`` on the plain values,
+again at every replay) whose inputs are stopped, so it carries no derivative,
+and each output is ``values + (donor - value(donor))``. LSODA's own
+derivative (a continuous adjoint or forward sensitivities integrated by
+LSODA) was 0.2 off across Van der Pol's first jump at rtol 1e-7; adsim's
+Radau is right on the whole stiff test set (docs/integrate.md).
 """
-import functools
-
 import numpy as np
 from scipy.integrate import odeint as scipy_odeint
 
@@ -16,12 +20,13 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._record.creation import suspended
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves, constant, tape_of
+from .._np.elementwise import stop_gradient
 from .._np.joins import from_pieces
 from .._opcodes import Opcode as Op
 from .._validate import function
-from ..errors import UnsupportedOperation
-from ._odeint_op import OdeintOp
-from ._odeint_solves import Settings
+from ..errors import UndefinedDerivative, UnsupportedOperation
+from ._bdf_derivatives import with_derivatives_of
+from ._odeint_op import FAILED, OdeintOp
 
 __all__ = ["odeint"]
 
@@ -43,27 +48,19 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
 
     Inside an adsim recording, ``y0``, ``t``, the arrays in ``args`` (also
     inside a dict, list or tuple there) and the arrays ``func`` reads from
-    its closure may be active. The derivatives are those of the exact
-    solution of the ODE, computed to about the tolerance: reverse mode
-    (``grad``, ``vjp``) by the continuous adjoint ``λ' = -f_yᵀ λ`` integrated
-    backwards by LSODA along a dense forward solution, the parameters'
-    adjoint as the integral of ``f_pᵀ λ``; forward mode (``jvp``) by the
-    forward sensitivity equations ``S' = f_y S + f_p ṗ``. ``f_y`` and ``f_p``
-    come from ``func`` recorded once as an adsim tape. The derivative with
-    respect to an output time ``t[j]`` is ``f(t[j], y[j])``; ``t[0]`` acts
-    through the initial condition.
-
-    ``Dfun``, ``col_deriv``, ``ml``, ``mu``, ``h0``, ``ixpr``, ``mxhnil``
-    and ``printmessg`` serve SciPy's solve (the values); the derivative
-    solves take the Jacobian from the recording of ``func``, the tolerances,
-    ``tcrit``, ``hmax``, ``hmin``, ``mxordn``, ``mxords`` of the call and ten
-    times its ``mxstep``.
+    its closure may be active. The derivatives are those of adsim's own
+    solve of the same problem at the call's tolerances (default 1.49e-8),
+    step sizes held: ``solve_ivp(method="Radau")`` where LSODA switched to
+    its stiff method in the recorded call, ``method="DOP853"`` where it did
+    not; every mode, second derivatives included. ``Dfun``, ``col_deriv``,
+    ``ml``, ``mu``, ``h0``, ``ixpr``, ``mxhnil``, ``printmessg``,
+    ``tcrit``, ``hmax``, ``hmin``, ``mxordn``, ``mxords`` and ``mxstep``
+    serve SciPy's solve only.
 
     Not supported (each raises an adsim error naming it): active
-    ``rtol``, ``atol``, ``tcrit``, ``h0``, ``hmax``, ``hmin``; second
-    derivatives (``hvp``, a derivative of a derivative): use
-    ``adsim.integrate.solve_ivp`` with ``method='Radau'``; derivatives where
-    SciPy's integration failed. See docs/integrate.md.
+    ``rtol``, ``atol``, ``tcrit``, ``h0``, ``hmax``, ``hmin``; derivatives
+    where SciPy's integration (or the derivatives' solve) failed. See
+    docs/integrate.md.
     """
     options = dict(col_deriv=col_deriv, ml=ml, mu=mu, rtol=rtol, atol=atol, tcrit=tcrit, h0=h0,
                    hmax=hmax, hmin=hmin, ixpr=ixpr, mxstep=mxstep, mxhnil=mxhnil, mxordn=mxordn,
@@ -81,17 +78,43 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if not isinstance(args, tuple):
         raise TypeError("Extra arguments must be in a tuple.")      # SciPy's message
     call, inputs, y0_shape = _call(func, Dfun, y0, t, args, options)
-    tape, refs, plain = _operands(inputs)
+    tape, refs, plain = _operands([stop_gradient(a) for a in inputs])
     y0_plain, t_plain, params = plain[0], plain[1], plain[2:]
     Y, info, success = call.solve(y0_plain.reshape(y0_shape), t_plain, params)
+    if not success:
+        raise UndefinedDerivative(FAILED)
     m, n = Y.shape
-    op = OdeintOp(call, n, m, [p.shape for p in params],
-                  [isinstance(inputs[0], Active), isinstance(inputs[1], Active)],
-                  (plain, (Y, success)))
+    op = OdeintOp(call, n, m, [p.shape for p in params], (plain, (Y, success)))
     cb = tape.add_callback(op)
     slot = tape.record_op(int(Op.CALLBACK), m * n, [cb, len(refs)] + refs)
-    y = wrap(tape, slot, (m, n))
+    values = wrap(tape, slot, (m, n))
+    stiff = bool(np.any(np.asarray(info.get("mused", ())) == 2))
+    y = _with_derivatives_of_a_solve(values, call, inputs, "Radau" if stiff else "DOP853")
     return (y, info) if full_output else y
+
+
+# odeint's tolerances when none are given (SciPy's documentation)
+_DEFAULT_TOLERANCE = 1.49012e-8
+
+
+def _with_derivatives_of_a_solve(values, call, inputs, method):
+    """``values`` (odeint's, shape (len(t), n)) with the derivatives of
+    adsim's solve of the same problem at the same tolerances by ``method``:
+    Radau where LSODA switched to its stiff method (BDF) anywhere, DOP853
+    where it stayed with its non-stiff one (Adams)."""
+    from ._api import solve_ivp          # the module that imports this one
+    y0, t, params = inputs[0], inputs[1], inputs[2:]
+    o = call.options
+    rtol = _DEFAULT_TOLERANCE if o["rtol"] is None else o["rtol"]
+    atol = _DEFAULT_TOLERANCE if o["atol"] is None else o["atol"]
+    donor = solve_ivp(call.rhs, (t[0], t[-1]), y0, method=method, t_eval=t,
+                      args=tuple(params), rtol=rtol, atol=atol)
+    if not donor.success:
+        raise UndefinedDerivative(
+            f"adsim: odeint's derivatives come from adsim's {method} solve of the same "
+            f"problem at the same tolerances, which failed here ({donor.message}); loosen "
+            f"the tolerances or keep the parameters where the solution exists")
+    return with_derivatives_of({"t": t, "y": values.T}, donor)["y"].T
 
 
 def _holds_active(func, Dfun, y0, t, args, options):
@@ -110,14 +133,6 @@ class Call:
         self.options = options
         self.tfirst = bool(options["tfirst"])
         self.n = n
-
-    @functools.cached_property
-    def settings(self):
-        """The options the derivative solves take over (read after SciPy's
-        own solve has checked them)."""
-        o = self.options
-        return Settings(self.n, o["rtol"], o["atol"], o["tcrit"], o["hmax"], o["hmin"],
-                        o["mxstep"], o["mxordn"], o["mxords"])
 
     def _args(self, params):
         """``args`` with ``params`` at the active positions; plain 0-d values
@@ -138,13 +153,6 @@ class Call:
     def rhs(self, t, y, *params):
         args = self._args(params)
         return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
-
-    def plain_rhs(self, params):
-        """``f(t, y)`` at the parameter values ``params``."""
-        func, args = self.func, self._args(params)
-        if self.tfirst:
-            return lambda t, y: func(t, y, *args)
-        return lambda t, y: func(y, t, *args)
 
 
 def _call(func, Dfun, y0, t, args, options):

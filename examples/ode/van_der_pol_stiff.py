@@ -25,9 +25,11 @@ sizes held or followed"), and the two show where each fails:
   outputs up to t = 300) all three derivatives agree with the exact ones to
   3e-5 or better, also the one with respect to ``v0``, which acts only through
   the initial transient onto the slow branch (it lasts about 1/(3 mu)).
-  Across the jump they do not (Radau 1e-3; BDF's gradient is wrong
-  altogether): the jump's time moves with the parameters, the steps sized
-  for it do not, and the derivative of the error made there is not small;
+  Across the jump Radau's are off by about 1e-3 at this tolerance (the
+  jump's time moves with the parameters, the steps sized for it do not);
+  BDF's are Radau's (BDF's own held tangent was wrong altogether here, so
+  by default method="BDF" takes its derivatives from a Radau solve at the
+  same tolerances, docs/integrate.md, "BDF's default derivatives");
 * step sizes followed (``follow_steps=True``): the steps move with the
   jump, and the derivatives with respect to ``mu`` and ``x0`` agree to about
   the tolerance across it. The one with respect to ``v0`` does not (0.08
