@@ -254,6 +254,29 @@ class TapeCopyError(AdsimError, TypeError):
     """
 
 
+class TapeNotRecorded(AdsimError, RuntimeError):
+    """A tape without a finished recording was replayed, fused or inspected
+    as a program.
+
+    Tapes are made by :func:`adsim.record` (``tape = adsim.record(f, x)``):
+    a ``Tape()`` made by calling the class is empty, a tape reached while
+    its function runs (``x.tape``) is still recording, and a tape whose
+    function raised has no program. Fix: replay the tape ``adsim.record``
+    returns, or record again.
+    """
+
+
+class ReadOnlyTapeAttribute(AdsimError, AttributeError):
+    """An attribute of a tape was assigned or deleted.
+
+    A tape's program (its inputs, output, ops) is fixed when
+    :func:`adsim.record` returns, and a tape takes no attributes of its own.
+    Only ``tape.chunked`` (sweep long elementwise runs chunk by chunk) may be
+    set. Fix: record a new tape for another program, and keep your own data
+    beside the tape (a dict or a small class holding it).
+    """
+
+
 class TapeFileError(AdsimError, ValueError):
     """A tape file (or a pickled tape) cannot be loaded.
 
