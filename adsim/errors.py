@@ -191,8 +191,8 @@ class SnapshotDirError(AdsimError, OSError):
 
     Raised by the disk level of a checkpointed loop (``snapshot_dir=``) and by
     :class:`adsim.checkpoint.DiskStore`. The message names ``snapshot_dir``,
-    the file and the system's reason (``errno`` is kept). Snapshot files
-    already written are removed before the error propagates. Fix: give
+    what failed and the system's reason (``errno`` is kept). The snapshot
+    file has no name, so nothing is left behind. Fix: give
     ``snapshot_dir`` a writable directory with room for the snapshots, or
     raise ``memory_limit`` so that fewer snapshots go to disk. Subclasses
     match the builtin of the cause (:class:`PermissionError`,
@@ -214,6 +214,8 @@ class SnapshotDirNotADirectoryError(SnapshotDirError, NotADirectoryError):
 
 class SnapshotCleanupWarning(RuntimeWarning):
     """A checkpointed loop could not remove its private snapshot directory.
+    (Kept for compatibility: snapshot files have no name now, and no
+    directory of their own, so adsim no longer issues it.)
 
     The snapshot files in it are removed first; the warning says which empty
     directory is left (for example when ``snapshot_dir`` was made read-only
