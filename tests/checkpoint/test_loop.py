@@ -278,7 +278,7 @@ def test_progress_callback_counts_reversed_steps():
 def test_progress_bar_on_stderr(capsys):
     gradients(loss_checkpointed(12, snapshots=3, progress=True), Y0, P)
     err = capsys.readouterr().err
-    assert "adsim reverse sweep" in err and err.endswith("12/12\n")
+    assert err.startswith("adsim reverse sweep 100% 12/12 [") and err.endswith(" steps/s]\n")
 
 
 # ------------------------------------------------------------- other modes
