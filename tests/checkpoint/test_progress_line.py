@@ -71,7 +71,7 @@ def test_a_checkpointed_loop_with_progress_true_writes_the_line(capsys):
 
 def test_the_demo_shows_the_progress_of_its_sweep(capsys):
     from adsim import demo
-    demo.run(n_steps=200, points=32, memory_limit="40kB", check=False, verbose=True)
+    demo.run(n_steps=200, points=32, memory_limit="120kB", check=False, verbose=True)
     captured = capsys.readouterr()
     assert captured.err.startswith("adsim reverse sweep 100% 200/200 [")
     assert "RK4 steps" in captured.out
