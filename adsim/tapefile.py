@@ -172,6 +172,23 @@ class _Budget:
         self.left -= n_bytes
 
 
+def _loop_bytes(op):
+    """The most a checkpointed loop's snapshots and returned states can take,
+    from the counts its file gives: its snapshots (at most one per step, and
+    within its memory_limit) and the states of ``save_at``."""
+    state = 8 * op.size
+    steps = op.n_steps if op.n_steps is not None else op.options.max_steps
+    caps = [op.options.memory_limit, _times(op.options.snapshots, state), _times(steps, state),
+            _times(getattr(op.options.schedule, "snapshots", None), state)]
+    caps = [c for c in caps if c is not None]
+    snapshots = min(caps) if caps else 0
+    return snapshots + state * len(op.save_at or ())
+
+
+def _times(count, size):
+    return None if count is None else count * size
+
+
 def _saved_values(tape):
     """An upper bound of the values one forward sweep of ``tape`` saves for
     the reverse sweep: each op flagged to save overwrites at most its result."""
@@ -354,6 +371,9 @@ def _build_all(blocks, budget):
                 callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
+            if isinstance(callbacks[-1], LoopOp):
+                budget.take(_loop_bytes(callbacks[-1]), f"the snapshots and saved states of "
+                            f"the checkpointed loop of tape {i}, callback {k},")
         slots = blocks[i].get(b"SLOT")
         if slots is not None and len(slots) and slots.min() >= 0:   # else refused while built
             budget.take(8 * int(slots.sum(dtype=np.float64)), f"the values of tape {i}")

@@ -3,6 +3,7 @@
 ``max_bytes=``; the values of every tape and the values its forward sweeps
 save for the reverse sweep count, before any arena exists."""
 import io
+import json
 import pickle
 
 import numpy as np
@@ -88,3 +89,25 @@ class _Pickled:
 def test_max_bytes_must_be_a_positive_integer(saved, bad):
     with pytest.raises(InvalidArgument, match="max_bytes must be a positive integer"):
         ad.load_tape(io.BytesIO(saved), max_bytes=bad)
+
+
+def _relax(x):
+    """A damped fixed-point iteration, checkpointed: its snapshots are states."""
+    u = ad.checkpoint_loop(lambda u: 0.5 * u + 0.5 * np.cos(u) * x, x, 200, snapshots=8)
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("fields", [dict(snapshots=10 ** 9),
+                                    dict(snapshots=None, memory_limit=2 ** 50)])
+def test_a_loop_asking_for_huge_snapshots_is_refused(fields):
+    x = np.linspace(0.0, 1.0, 1000)
+    buf = io.BytesIO()
+    ad.record(_relax, x).save(buf)
+    data = buf.getvalue()
+    ad.load_tape(io.BytesIO(data))                  # as recorded: 8 snapshots of 8 kB
+    code, count, at = section(data, "CALL")
+    calls = json.loads(bytes(data[at:at + count]))
+    calls[0]["state"].update(fields, n_steps=10 ** 9)
+    hostile = replace_section(data, "CALL", json.dumps(calls).encode())
+    with pytest.raises(TapeFileError, match="snapshots and saved states of the checkpointed loop"):
+        ad.load_tape(io.BytesIO(hostile))
