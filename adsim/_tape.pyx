@@ -50,7 +50,7 @@ from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RU
                        run_into_output, run_and_reverse, fused_reverse)
 
 from ._opcodes import OPCODE_NAMES
-from .errors import BranchChanged, IndexOutOfBounds, TapeOverflow
+from .errors import BranchChanged, IndexOutOfBounds, TapeNotRecorded, TapeOverflow
 
 cnp.import_array()
 
@@ -775,11 +775,14 @@ cdef class Tape:
 
     cdef int check_replayable(self) except -1:
         if self.failed:
-            raise RuntimeError("adsim: this tape's recording failed (the function raised); "
-                               "record it again")
+            raise TapeNotRecorded("adsim: this tape's recording failed (the function raised); "
+                                  "record it again with adsim.record(f, x)")
         if self.recording:
-            raise RuntimeError("adsim: this tape is still recording; replay it after "
-                               "adsim.record returns")
+            raise TapeNotRecorded(
+                "adsim: this tape has no finished recording: it is still recording (its "
+                "function is running) or was made by calling Tape() directly, which gives an "
+                "empty tape. Tapes are made by adsim.record(f, x); replay the tape it returns "
+                "(tape.gradient(x), tape.forward(x), ...)")
         return 0
 
     def _check_recorded(self):
@@ -805,6 +808,7 @@ cdef class Tape:
         cdef FusedRun* table
         cdef cnp.ndarray refs, saved
         cdef int64_t n_runs
+        self.check_replayable()        # runs found mid-recording would miss later ops
         if self.fused != NULL:
             raise RuntimeError("adsim: this tape's runs are fused already")
         if not self.chunked or not entries:
@@ -848,6 +852,7 @@ cdef class Tape:
         """The tape's runs of elementwise ops, as the chunked sweeps take
         them: rows (first op, end op, size, chunk, refs offset, slots,
         constants, row length); empty when chunking is off."""
+        self.check_replayable()
         return np.array(self.run_tables()[2]) if self.chunked else np.zeros((0, RUN_FIELDS), np.int32)
 
     def _inputs(self, xs):

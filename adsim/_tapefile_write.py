@@ -70,7 +70,8 @@ def dumps(tape):
         t = order[len(blocks)]
         if t.recording or t.recording_failed:
             raise TapeCopyError("adsim: a tape that is still recording, or whose recording "
-                                "failed, cannot be saved, pickled or copied")
+                                "failed, or an empty Tape() made directly, cannot be saved, "
+                                "pickled or copied; save a tape made by adsim.record(f, x)")
         calls = []
         for cb in t.callbacks:
             kind, state, owned = _callback_state(cb)

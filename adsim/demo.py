@@ -71,7 +71,8 @@ def run(n_steps=100_000, points=1000, memory_limit="100MB", check=True, verbose=
     x, dx, u0, kappa, dt = setup(points)
     u_obs = np.sin(2 * np.pi * (x - 0.05)) + 0.5
     stats = {}
-    loss = make_loss(n_steps, dx, dt, u_obs, memory_limit=memory_limit, stats=stats)
+    loss = make_loss(n_steps, dx, dt, u_obs, memory_limit=memory_limit, stats=stats,
+                     progress=verbose)         # the reverse sweep's progress on stderr
     rss0 = peak_rss_mb()
     t0 = time.perf_counter()
     value, (g_kappa, g_u0) = ad.value_and_grad(loss, argnums=(0, 1))(kappa, u0)

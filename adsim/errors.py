@@ -199,8 +199,8 @@ class SnapshotDirError(AdsimError, OSError):
 
     Raised by the disk level of a checkpointed loop (``snapshot_dir=``) and by
     :class:`adsim.checkpoint.DiskStore`. The message names ``snapshot_dir``,
-    the file and the system's reason (``errno`` is kept). Snapshot files
-    already written are removed before the error propagates. Fix: give
+    what failed and the system's reason (``errno`` is kept). The snapshot
+    file has no name, so nothing is left behind. Fix: give
     ``snapshot_dir`` a writable directory with room for the snapshots, or
     raise ``memory_limit`` so that fewer snapshots go to disk. Subclasses
     match the builtin of the cause (:class:`PermissionError`,
@@ -222,6 +222,8 @@ class SnapshotDirNotADirectoryError(SnapshotDirError, NotADirectoryError):
 
 class SnapshotCleanupWarning(RuntimeWarning):
     """A checkpointed loop could not remove its private snapshot directory.
+    (Kept for compatibility: snapshot files have no name now, and no
+    directory of their own, so adsim no longer issues it.)
 
     The snapshot files in it are removed first; the warning says which empty
     directory is left (for example when ``snapshot_dir`` was made read-only
@@ -259,6 +261,29 @@ class TapeCopyError(AdsimError, TypeError):
     name="mylib.f")``, made once at import), use ``checkpoint_loop`` with
     ``adsim.Revolve``/``TwoLevel``/``Online``, or record the function in the
     process that replays it.
+    """
+
+
+class TapeNotRecorded(AdsimError, RuntimeError):
+    """A tape without a finished recording was replayed, fused or inspected
+    as a program.
+
+    Tapes are made by :func:`adsim.record` (``tape = adsim.record(f, x)``):
+    a ``Tape()`` made by calling the class is empty, a tape reached while
+    its function runs (``x.tape``) is still recording, and a tape whose
+    function raised has no program. Fix: replay the tape ``adsim.record``
+    returns, or record again.
+    """
+
+
+class ReadOnlyTapeAttribute(AdsimError, AttributeError):
+    """An attribute of a tape was assigned or deleted.
+
+    A tape's program (its inputs, output, ops) is fixed when
+    :func:`adsim.record` returns, and a tape takes no attributes of its own.
+    Only ``tape.chunked`` (sweep long elementwise runs chunk by chunk) may be
+    set. Fix: record a new tape for another program, and keep your own data
+    beside the tape (a dict or a small class holding it).
     """
 
 

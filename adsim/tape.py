@@ -11,9 +11,13 @@ import numpy as np
 from . import _tape, ops
 from ._decoder import decode_op
 from ._tapefile_write import save as save_tape_file
+from .errors import ReadOnlyTapeAttribute
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
+# the attributes adsim sets on tapes: whether sweeps chunk long elementwise runs
+# (a user's switch), the summary of Tape.fuse, the argument structures of a TreeTape
+_SETTABLE = frozenset({"chunked", "_fusion", "_trees"})
 
 
 class Tape(_tape.Tape):
@@ -23,6 +27,14 @@ class Tape(_tape.Tape):
     raises :class:`adsim.BranchChanged` if a recorded comparison comes out
     differently at the new input.
     """
+
+    def __setattr__(self, name, value):
+        if name not in _SETTABLE:
+            _refuse_attribute(self, name, "assigned")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        _refuse_attribute(self, name, "deleted")
 
     # ---- shaping helpers -------------------------------------------------
     def _n_arguments(self):
@@ -198,6 +210,7 @@ class Tape(_tape.Tape):
         :class:`adsim.errors.NoCompiler` when no C compiler (``$CC``, else
         ``cc``) builds the kernels; the tape then replays as before.
         """
+        self._check_recorded()
         from ._fuse.fuse import fuse
         return fuse(self)
 
@@ -216,11 +229,28 @@ class Tape(_tape.Tape):
 
     # ---- inspection --------------------------------------------------------
     def __repr__(self):
+        if self.recording_failed:
+            return "<adsim.Tape: recording failed (the function raised)>"
+        if self.recording:
+            if not len(self) and not self.n_inputs:
+                return "<adsim.Tape: empty (tapes are made by adsim.record(f, x))>"
+            return f"<adsim.Tape: recording, {len(self)} ops so far>"
         return (f"<adsim.Tape: {len(self)} ops, inputs {self.input_shapes}, "
                 f"output {self.output_shape}>")
 
     def __str__(self):
-        return listing(self)
+        return listing(self) if self.output_slot is not None else repr(self)
+
+
+def _refuse_attribute(tape, name, how):
+    if hasattr(type(tape), name):
+        what = f"Tape.{name} is read-only: the recorded program is fixed when adsim.record returns"
+    else:
+        what = f"a tape takes no attributes of its own ({name!r})"
+    raise ReadOnlyTapeAttribute(
+        f"adsim: cannot have {name!r} {how}: {what}. Record a new tape (adsim.record(f, x)) "
+        f"for another program, and keep your own data beside the tape; only tape.chunked "
+        f"may be set")
 
 
 def _ref(tape, ref):

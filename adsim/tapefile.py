@@ -40,7 +40,7 @@ from ._np.special import special_ufunc
 from ._scipy import hooks
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
-from .errors import AdsimError, TapeFileError
+from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._sparse_jacobian import ColoredApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
@@ -88,27 +88,46 @@ def _make_named_primitive(cls, state):
 
 # ---- reading ---------------------------------------------------------------------
 
+# What a load may allocate unless told otherwise (``max_bytes``): the values
+# of every tape in the file (its arena) and the values its forward sweeps
+# save for the reverse sweep. A program's values are not bounded by its
+# file: one op can fill a large array from a scalar constant. Recordings of
+# the size of their data stay well within 64 bytes of values per byte of
+# file; the fixed allowance covers small files of large arrays.
+_BYTES_PER_FILE_BYTE = 64
+_BYTES_ALLOWED = 2 ** 30
+
+
+def default_max_bytes(file_bytes):
+    """The memory a file of ``file_bytes`` bytes may ask for by default."""
+    return _BYTES_PER_FILE_BYTE * file_bytes + _BYTES_ALLOWED
+
+
 _REFUSED = (ValueError, TypeError, LookupError, OverflowError, MemoryError, RecursionError,
             OSError, struct.error, AdsimError)
 
 
-def loads(data):
+def loads(data, max_bytes=None):
     """The tape held by the bytes ``data`` (from :func:`dumps`).
 
     Raises :class:`adsim.TapeFileError` for anything but an intact tape file
     of a format this adsim reads, with every op checked (nothing replays
-    while loading)."""
+    while loading), and for a program whose values (and the values its
+    sweeps save) need more than ``max_bytes`` bytes; by default
+    :func:`default_max_bytes` of the file's size (docs/tape-format.md)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"adsim: a tape file is bytes, not {type(data).__name__} (open files "
                         f"in binary mode)")
+    data = memoryview(data).cast("B")
+    bound = _memory_bound(max_bytes, len(data))
     try:
-        blocks, writer = _open(memoryview(data).cast("B"))
+        blocks, writer = _open(data)
     except TapeFileError:
         raise
     except _REFUSED as err:
         raise TapeFileError(f"adsim: not a valid tape file: {_reason(err)}") from err
     try:
-        return _build_all(blocks)
+        return _build_all(blocks, _Budget(bound, max_bytes is None, len(data)))
     except TapeFileError:
         raise
     except _REFUSED as err:
@@ -116,12 +135,66 @@ def loads(data):
                             f"{_reason(err)}") from err
 
 
-def load(file):
-    """The tape in ``file``: a path or a binary file object."""
+def load(file, max_bytes=None):
+    """The tape in ``file``: a path or a binary file object. ``max_bytes``
+    bounds the memory the program may need, as for :func:`loads`."""
     if hasattr(file, "read"):
-        return loads(file.read())
+        return loads(file.read(), max_bytes)
     with open(_path(file, "reading"), "rb") as fh:
-        return loads(fh.read())
+        return loads(fh.read(), max_bytes)
+
+
+def _memory_bound(max_bytes, file_bytes):
+    if max_bytes is None:
+        return default_max_bytes(file_bytes)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) \
+            or max_bytes <= 0:
+        raise InvalidArgument(f"adsim.load_tape: max_bytes must be a positive integer (bytes) "
+                              f"or None (a bound from the file's size), got {max_bytes!r}")
+    return int(max_bytes)
+
+
+class _Budget:
+    """The bytes of values the tapes of one file may need, counted as they load."""
+
+    def __init__(self, bound, default, file_bytes):
+        self.left, self.bound, self.default, self.file_bytes = bound, bound, default, file_bytes
+
+    def take(self, n_bytes, what):
+        if n_bytes > self.left:
+            how = (f"the default bound for a file of {self.file_bytes} bytes "
+                   f"({_BYTES_PER_FILE_BYTE} x its size + {_BYTES_ALLOWED} bytes)"
+                   if self.default else f"max_bytes={self.bound}")
+            raise TapeFileError(
+                f"adsim: the tape file asks for more memory than {how}: {what} need "
+                f"{n_bytes} bytes, {self.left} were left. If you trust the file, load it with "
+                f"a larger bound: adsim.load_tape(file, max_bytes=...)")
+        self.left -= n_bytes
+
+
+def _loop_bytes(op):
+    """The most a checkpointed loop's snapshots and returned states can take,
+    from the counts its file gives: its snapshots (at most one per step, and
+    within its memory_limit) and the states of ``save_at``."""
+    state = 8 * op.size
+    steps = op.n_steps if op.n_steps is not None else op.options.max_steps
+    caps = [op.options.memory_limit, _times(op.options.snapshots, state), _times(steps, state),
+            _times(getattr(op.options.schedule, "snapshots", None), state)]
+    caps = [c for c in caps if c is not None]
+    snapshots = min(caps) if caps else 0
+    return snapshots + state * len(op.save_at or ())
+
+
+def _times(count, size):
+    return None if count is None else count * size
+
+
+def _saved_values(tape):
+    """An upper bound of the values one forward sweep of ``tape`` saves for
+    the reverse sweep: each op flagged to save overwrites at most its result."""
+    b = _tape.program_buffers(tape)
+    results = b["opnd"][b["start"][np.flatnonzero(b["flags"] & 1)]]
+    return int(b["slot_size"][results[results >= 0]].sum())
 
 
 def _reason(err):
@@ -280,8 +353,9 @@ def _calls_of(blocks):
     return calls
 
 
-def _build_all(blocks):
-    """Tapes from the last to the first, so that owned tapes exist first."""
+def _build_all(blocks, budget):
+    """Tapes from the last to the first, so that owned tapes exist first,
+    each counted against the ``budget`` of bytes before its arena exists."""
     calls = _calls_of(blocks)
     kinds = callback_classes()
     tapes = [None] * len(blocks)
@@ -297,10 +371,17 @@ def _build_all(blocks):
                 callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
+            if isinstance(callbacks[-1], LoopOp):
+                budget.take(_loop_bytes(callbacks[-1]), f"the snapshots and saved states of "
+                            f"the checkpointed loop of tape {i}, callback {k},")
+        slots = blocks[i].get(b"SLOT")
+        if slots is not None and len(slots) and slots.min() >= 0:   # else refused while built
+            budget.take(8 * int(slots.sum(dtype=np.float64)), f"the values of tape {i}")
         try:
             tapes[i] = _build_tape(blocks[i], callbacks)
         except _REFUSED as err:
             raise ValueError(f"tape {i}: {_reason(err)}") from err
+        budget.take(8 * _saved_values(tapes[i]), f"the values tape {i} saves per sweep")
     return tapes[0]
 
 

@@ -9,7 +9,6 @@ keeps the disk level of two-level schedules (``DiskStore``, called by the
 executor for the few disk snapshots), reports progress, and records the
 work done in the loop's ``stats``. Nothing here runs per step.
 """
-import sys
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from .online import Online
 from .planning import offline_plan, online_plan, plan_values
 from .schedules import Advance, FirstTurn, Restore, Revolve, TakeShot, YouTurn
 from .heap import release_free_memory
+from .progress import ProgressLine
 from .storage import DiskStore
 
 __all__ = ["LoopSweep", "reset_stats"]
@@ -66,20 +66,12 @@ def compiled_actions(sched, n_steps):
 
 def _progress(progress, total):
     """(report, every) for the executor: the user's callable after every
-    turn, or a bar on stderr redrawn every 1 %."""
+    turn, or the display of progress.py (which keeps its own pace)."""
     if progress is None or progress is False:
         return None, 1
     if callable(progress):
         return progress, 1
-
-    def bar(done, total):
-        width = int(40 * done / max(total, 1))
-        sys.stderr.write(f"\radsim reverse sweep [{'#' * width}{'.' * (40 - width)}] "
-                         f"{done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-    return bar, max(1, total // 100)
+    return ProgressLine(), max(1, total // 1000)
 
 
 class LoopSweep:

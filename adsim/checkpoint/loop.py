@@ -208,8 +208,10 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
         ``adsim.Online(snapshots)``, or a callable ``n -> schedule``;
         overrides ``snapshots``.
     progress : bool or callable, optional
-        ``True`` draws a progress bar of reverse sweeps on stderr; a callable
-        gets ``(steps reversed, n_steps)``.
+        ``True`` shows the progress of reverse sweeps on stderr: on a
+        terminal one line updated in place (steps done, rate, time left),
+        elsewhere a plain line every few seconds; a callable gets ``(steps
+        reversed, n_steps)``.
     stats : dict, optional
         Receives the work of the last sweep: ``forward_steps`` (plain step
         replays), ``taped_steps``, ``snapshots``, ``schedule``.

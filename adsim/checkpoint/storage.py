@@ -7,21 +7,21 @@ actions; ``put`` copies a snapshot into a slot (replacing its content) and
 
 Every store is a context manager; ``close()`` (also on leaving the ``with``
 block, whether normally or by an exception) drops the snapshots and removes
-every file the store created. File system errors of the disk level are
+every file the store created (the disk store's file has no name: it
+vanishes with the process whatever happens). File system errors of the disk level are
 raised as :class:`adsim.errors.SnapshotDirError` (a subclass of the matching
 builtin ``OSError``), naming the directory and what to do.
 """
 
-import errno
+import io
 import os
 import tempfile
-import warnings
 import weakref
 
 import numpy as np
 
-from ..errors import (SnapshotCleanupWarning, SnapshotDirError, SnapshotDirNotADirectoryError,
-                      SnapshotDirNotFoundError, SnapshotDirPermissionError)
+from ..errors import (SnapshotDirError, SnapshotDirNotADirectoryError, SnapshotDirNotFoundError,
+                      SnapshotDirPermissionError)
 
 __all__ = ["MemoryStore", "DiskStore", "TieredStore"]
 
@@ -134,17 +134,26 @@ class MemoryStore(_Store):
         return f"MemoryStore(slots={self.slots})"
 
 
-def _write_array(stream, array):
-    """One array in the ``.npy`` format, written through ``stream`` so that a
-    failed or short write (a full disk) raises OSError; NumPy's own writer
-    can lose such errors on the way to the file."""
+def _npy_record(array):
+    """(the ``.npy`` header of ``array``, its data as a C-contiguous array)."""
     if array.dtype.hasobject:
         raise ValueError("object arrays cannot be stored as snapshots (no pickles)")
     if not array.flags.c_contiguous:
         array = array.copy()
-    np.lib.format.write_array_header_2_0(stream, np.lib.format.header_data_from_array_1_0(array))
-    if array.size:
-        stream.write(memoryview(array.reshape(-1)).cast("B"))
+    header = io.BytesIO()
+    np.lib.format.write_array_header_2_0(header, np.lib.format.header_data_from_array_1_0(array))
+    return header.getvalue(), array
+
+
+def _write_at(file, data, offset):
+    """Write all of ``data`` at ``offset`` of ``file``; the offset after it.
+    A failed write (a full disk) raises OSError."""
+    data = memoryview(data)
+    while len(data):
+        done = os.pwrite(file.fileno(), data, offset)
+        offset += done
+        data = data[done:]
+    return offset
 
 
 def _private(array, copy):
@@ -189,66 +198,53 @@ def _missing_parents(directory):
     return missing
 
 
-def _remove_directory(path, created):
-    """Remove the store's private directory with its files, then the
-    directories the store created for it (while they are empty). Warns
-    if the file system keeps anything."""
-    left = []
-    if os.path.isdir(path):
-        try:
-            os.chmod(path, 0o700)    # ours: writable again if someone changed that
-        except OSError:
-            pass
-        try:
-            names = os.listdir(path)
-        except OSError:
-            names = []
-        for name in names:
-            try:
-                os.unlink(os.path.join(path, name))
-            except FileNotFoundError:
-                pass
-            except OSError:
-                left.append(name)
+def _remove_directories(created):
+    """Remove the directories a store created for its file, deepest first,
+    while they are empty."""
+    for path in created:
         try:
             os.rmdir(path)
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            warnings.warn(
-                f"adsim: could not remove the snapshot directory {path!r} ({len(left)} files "
-                f"left in it): {error.strerror or error}; remove it by hand",
-                SnapshotCleanupWarning, stacklevel=3)
-    for parent in created:
-        try:
-            os.rmdir(parent)
         except OSError:
             break       # not empty: something else lives there now
 
 
-class DiskStore(_Store):
-    """Snapshots kept in files, one per slot, written atomically.
+def _close_file(file, created):
+    file.close()
+    _remove_directories(created)
 
-    The store works in a private directory it creates inside ``directory``
-    (created too if missing). Each ``put`` writes a temporary file in that
-    directory and renames it over the slot's file (``os.replace``), so a slot
-    file is always either the old or the new snapshot, never a partial one.
-    ``close`` removes the private directory and everything in it (and
-    ``directory`` itself if the store created it and it is empty); this also
+
+class DiskStore(_Store):
+    """Snapshots kept in one anonymous file in ``directory``.
+
+    The file has no name: it is unlinked as it is created
+    (``tempfile.TemporaryFile``, with ``O_TMPFILE`` where the file system
+    has it), so nothing is ever left in ``directory``, whatever happens to
+    the process (an exception, Ctrl-C, SIGKILL) or to the directory (made
+    read-only, removed) while the loop runs; its space returns to the file
+    system when the store closes or the process ends. The file is opened when
+    the store is made, so a directory that cannot take files is refused
+    before the loop starts.
+
+    Each slot's snapshot lies in a region of the file. A ``put`` writes into
+    a free region (a new one at the end if none fits) and only then releases
+    the slot's old region, so a failed write (a full disk) leaves the old
+    snapshot. A loop's snapshots have one size, so the file holds at most
+    one region per slot and one more. ``close`` closes the file, and removes
+    ``directory`` if the store created it and it is empty; this also
     happens when the store is garbage collected or the interpreter exits.
 
     Parameters
     ----------
     directory : str or os.PathLike
-        Where to keep the snapshot files.
+        Where to keep the snapshot file.
     slots : int
         Number of slots.
 
     Notes
     -----
-    Files use the ``.npy`` format (``numpy.lib.format``), without pickles: a
-    count, then each array. Files are not synced to the device; snapshots
-    only need to outlive the run, not a crash.
+    Snapshots use the ``.npy`` format (``numpy.lib.format``), without
+    pickles: a count, then each array. Nothing is synced to the device;
+    snapshots only need to outlive the run, not a crash.
     """
 
     def __init__(self, directory, slots):
@@ -264,81 +260,76 @@ class DiskStore(_Store):
         try:
             if created:
                 os.makedirs(directory)
-            self._directory = tempfile.mkdtemp(prefix="adsim-snapshots-", dir=directory)
+            self._file = tempfile.TemporaryFile(prefix="adsim-snapshots-", dir=directory,
+                                                buffering=0)   # unbuffered: no write is left pending
         except OSError as error:
-            _remove_directory("", created)
-            raise snapshot_dir_error(error, directory, "create a snapshot directory there") \
+            _remove_directories(created)
+            raise snapshot_dir_error(error, directory, "create a snapshot file there") \
                 from error
         except BaseException:
-            _remove_directory("", created)
+            _remove_directories(created)
             raise
-        self._finalizer = weakref.finalize(
-            self, _remove_directory, self._directory, created
-        )
+        self._regions = {}        # slot -> (offset, capacity) of its snapshot
+        self._free = []           # regions no slot holds
+        self._end = 0             # bytes of the file in regions
+        self._finalizer = weakref.finalize(self, _close_file, self._file, created)
 
     @property
     def directory(self):
-        """The private directory holding the snapshot files."""
-        return self._directory
+        """The directory holding the (nameless) snapshot file."""
+        return self._root
 
-    def _path(self, index):
-        return os.path.join(self._directory, f"slot-{index}.npy")
+    def _take_region(self, size):
+        for i, (offset, capacity) in enumerate(self._free):
+            if capacity >= size:
+                return self._free.pop(i)
+        self._end += size
+        return self._end - size, size
 
     def put(self, index, arrays):
         """Write ``arrays`` (a tuple or list of arrays) to slot ``index``."""
         index = self._check(index)
         snapshot = _as_snapshot(arrays)
-        temporary = None
+        records = [_npy_record(array) for array in (np.array(len(snapshot), np.int64),) + snapshot]
+        region = self._take_region(sum(len(header) + array.nbytes for header, array in records))
         try:
-            handle, temporary = tempfile.mkstemp(
-                prefix=f"slot-{index}-", suffix=".tmp", dir=self._directory
-            )
-            with os.fdopen(handle, "wb") as stream:
-                count = np.array(len(snapshot), dtype=np.int64)
-                for array in (count,) + snapshot:
-                    _write_array(stream, array)
-            os.replace(temporary, self._path(index))
+            offset = region[0]
+            for header, array in records:
+                offset = _write_at(self._file, header, offset)
+                offset = _write_at(self._file, memoryview(array.reshape(-1)).cast("B"), offset)
         except BaseException as error:
-            if temporary is not None:
-                try:
-                    os.remove(temporary)
-                except OSError:
-                    pass
+            self._free.append(region)
             if isinstance(error, OSError):
-                raise snapshot_dir_error(
-                    error, self._root, f"write snapshot slot {index} to {self._path(index)!r}"
-                ) from error
+                raise snapshot_dir_error(error, self._root, f"write snapshot slot {index}") \
+                    from error
             raise
+        if index in self._regions:
+            self._free.append(self._regions[index])
+        self._regions[index] = region
         self._sizes[index] = sum(array.nbytes for array in snapshot)
 
     def get(self, index):
         """Read the snapshot in slot ``index``; returns a tuple of new arrays."""
         index = self._check(index, reading=True)
         try:
-            with open(self._path(index), "rb") as stream:
-                count = int(np.lib.format.read_array(stream, allow_pickle=False))
-                return tuple(
-                    np.lib.format.read_array(stream, allow_pickle=False)
-                    for _ in range(count)
-                )
+            self._file.seek(self._regions[index][0])
+            count = int(np.lib.format.read_array(self._file, allow_pickle=False))
+            return tuple(np.lib.format.read_array(self._file, allow_pickle=False)
+                         for _ in range(count))
         except OSError as error:
-            raise snapshot_dir_error(
-                error, self._root, f"read snapshot slot {index} from {self._path(index)!r}"
-            ) from error
-        except ValueError as error:        # the file was changed since it was written
-            raise snapshot_dir_error(
-                OSError(errno.EIO, f"the file is damaged ({error})", self._path(index)),
-                self._root, f"read snapshot slot {index} from {self._path(index)!r}"
-            ) from error
+            raise snapshot_dir_error(error, self._root, f"read snapshot slot {index}") \
+                from error
 
     def close(self):
-        """Remove every file and directory the store created."""
+        """Close the snapshot file (its space returns to the file system) and
+        remove the directory if the store created it."""
         self._sizes.clear()
+        self._regions.clear()
         self._closed = True
         self._finalizer()
 
     def __repr__(self):
-        return f"DiskStore({self._directory!r}, slots={self.slots})"
+        return f"DiskStore({self._root!r}, slots={self.slots})"
 
 
 class TieredStore:

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from snapshot_files import held_files
 
 from adsim.checkpoint import (
     Advance,
@@ -124,14 +125,29 @@ def test_special_arrays_round_trip(make_store):
 # -- files on disk -------------------------------------------------------------------
 
 
-def test_disk_store_writes_one_file_per_slot_and_removes_all(tmp_path):
+def test_disk_store_keeps_its_snapshots_in_one_file_without_a_name(tmp_path):
     with DiskStore(tmp_path, 3) as store:
         store.put(0, snapshot(0))
         store.put(2, snapshot(2))
         store.put(2, snapshot(3))
-        private = os.path.relpath(store.directory, tmp_path)
-        assert files_under(tmp_path) == [f"{private}/slot-0.npy", f"{private}/slot-2.npy"]
-    assert os.listdir(tmp_path) == []
+        assert os.listdir(tmp_path) == [] and held_files(tmp_path) == 1
+        assert_same(store.get(2), snapshot(3))
+        assert_same(store.get(0), snapshot(0))
+    assert os.listdir(tmp_path) == [] and held_files(tmp_path) == 0
+
+
+def test_disk_store_reuses_the_regions_of_replaced_snapshots(tmp_path):
+    with DiskStore(tmp_path, 2) as store:
+        store.put(0, snapshot(0))
+        one = os.fstat(store._file.fileno()).st_size
+        for k in range(1, 20):
+            store.put(k % 2, snapshot(k))
+        assert os.fstat(store._file.fileno()).st_size == 3 * one     # two slots and a spare
+        assert_same(store.get(0), snapshot(18))
+        assert_same(store.get(1), snapshot(19))
+        store.put(1, snapshot(7, sizes=(30, 50)))         # larger: a new region
+        assert_same(store.get(1), snapshot(7, sizes=(30, 50)))
+        assert_same(store.get(0), snapshot(18))
 
 
 def test_disk_store_cleans_up_when_an_exception_propagates(tmp_path):
@@ -200,7 +216,7 @@ def test_tiered_store_places_slots_by_index(tmp_path):
         assert [store.is_disk(i) for i in range(5)] == [False, False, True, True, True]
         for i in range(5):
             store.put(i, snapshot(i))
-        assert len(files_under(tmp_path)) == 3
+        assert files_under(tmp_path) == [] and held_files(tmp_path) == 1
         assert store.memory.nbytes + store.disk.nbytes == store.nbytes
         assert_same(store.get(3), snapshot(3))
         with pytest.raises(IndexError):

@@ -363,7 +363,7 @@ def _with_ints(data, tag, edit, dtype):
     ("FLAG", "<u1", lambda f: f.__setitem__(1, f[1] | 2), "flags"),
     ("SLOT", "<i8", lambda s: s.__setitem__(1, s[1] + 1), "elements|values"),
     ("SLOT", "<i8", lambda s: s.__setitem__(2, -1), "slot 2 of -1"),
-    ("SLOT", "<i8", lambda s: s.__setitem__(3, 2 ** 62), "at most"),
+    ("SLOT", "<i8", lambda s: s.__setitem__(3, 2 ** 62), "at most|more memory than"),
     ("INTS", "<i4", lambda i: i.__setitem__(slice(None), 10 ** 6), "out of bounds"),
     ("BRCH", "<u1", lambda b: b.__setitem__(0, 2), "outcomes are 0 or 1"),
     ("COFF", "<i8", lambda c: c.__setitem__(0, 10 ** 9), "outside the tape's constants"),
