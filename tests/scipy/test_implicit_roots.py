@@ -154,13 +154,13 @@ def test_newton_on_an_array_of_starts():
 
 @pytest.mark.parametrize("name", [
     "newton_krylov",
-    # anderson's own mixing solves become ill-conditioned near the root (SciPy
-    # warns, and on some NumPy versions its solve divides 0 by 0 on the way;
-    # the derivatives checked below would show a NaN that reached the result)
+    # anderson's own mixing solves become ill-conditioned near the root; on
+    # NumPy before 2.3 SciPy's anderson breaks down there (0/0, then its own
+    # "array must not contain infs or NaNs") before adsim is involved
     pytest.param("anderson", marks=[
         pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning"),
-        pytest.mark.filterwarnings(
-            "ignore:invalid value encountered in divide:RuntimeWarning")])])
+        pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.3.0",
+                           reason="SciPy's anderson fails on this problem with NumPy < 2.3")])])
 def test_large_scale_solvers(name):
     def f(p):
         return np.sum(getattr(so, name)(lambda z: cubic(z, p), np.full(2, 0.6), f_tol=1e-12) ** 2)
