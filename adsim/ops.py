@@ -475,15 +475,22 @@ def facts_pxi():
     return "".join(out + ["\n\ninit_op_facts()\n"])
 
 
+def _rules_header(family):
+    return ("# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n"
+            f"# The value function and derivative rule of each {family} op whose row gives\n"
+            f"# them as expressions (the shared kernels are in {family}.pxi).\n")
+
+
+def _expression_rows(family):
+    """The rows of ``family`` whose calculus is given as expressions."""
+    return [spec for spec in TABLE if spec.family == family and spec.rule is not None]
+
+
 def unary_rules_pxi():
     """adsim/_ops/unary_rules.pxi: the value and rule block of every unary op
     whose row gives its calculus as expressions (see UnaryRule)."""
-    out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
-           "# The value function and derivative rule of each unary op whose row gives\n",
-           "# them as expressions (the shared kernels are in unary.pxi).\n"]
-    for spec in TABLE:
-        if spec.family != "unary" or spec.rule is None:
-            continue
+    out = [_rules_header("unary")]
+    for spec in _expression_rows("unary"):
         low, rule = spec.name.lower(), spec.rule
         out += ["\n",
                 f"# {rule.value}: slope {rule.slope}, curvature {rule.curvature}\n",
@@ -511,12 +518,8 @@ def _is_number(expression):
 def binary_rules_pxi():
     """adsim/_ops/binary_rules.pxi: the value and rule block of every binary
     op whose row gives its calculus as expressions (see BinaryRule)."""
-    out = ["# Generated from adsim/ops.py by `python -m adsim.ops`: do not edit.\n",
-           "# The value function and derivative rule of each binary op whose row gives\n",
-           "# them as expressions (the shared kernels are in binary.pxi).\n"]
-    for spec in TABLE:
-        if spec.family != "binary" or spec.rule is None:
-            continue
+    out = [_rules_header("binary")]
+    for spec in _expression_rows("binary"):
         low, rule = spec.name.lower(), spec.rule
         second = [rule.daa, rule.dab, rule.dbb]
         out += ["\n",
