@@ -306,6 +306,7 @@ def batched_program(tape, batch, new_tape, summed=False):
 
 _PROGRAMS = weakref.WeakKeyDictionary()    # tape -> {(batch size, summed): program or None}
 _LOCK = threading.Lock()
+_KEPT = 6                                  # batched programs kept per tape (the latest used)
 _JACOBIAN_BYTES = 256 * 2 ** 20            # work memory per vector sweep of a batched Jacobian
 
 
@@ -356,18 +357,23 @@ class BatchedReplays:
         with _LOCK:
             known = _PROGRAMS.setdefault(self.tape, {})
             if key in known:
+                known[key] = known.pop(key)         # most recently used last
                 return known[key]
         try:
             program = batched_program(self.tape, batch, self._new_tape, summed)
-        except NotBatchable:
-            program = None
+        except (NotBatchable, BranchChanged):       # (an index out of range at the arena's
+            program = None                          # point, where the rewrite runs its ops)
         if program is not None and getattr(self.tape, "_fusion", None) is not None:
             try:                # fused as the tape is: the user asked for compiled runs
                 program.fuse()
             except NoCompiler:
                 pass
         with _LOCK:
-            return _PROGRAMS[self.tape].setdefault(key, program)
+            known = _PROGRAMS.setdefault(self.tape, {})
+            program = known.setdefault(key, program)
+            while len(known) > _KEPT:               # each holds B times the tape's arena
+                del known[next(iter(known))]
+            return program
 
     def is_native(self, batch=2):
         """Whether replays of ``batch`` members run as one batched sweep

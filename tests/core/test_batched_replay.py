@@ -316,3 +316,15 @@ def test_fused_tape_batched_equals_separate_replays():
     assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
     assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
     assert_same(tape.batched.forward(X), loop(tape.forward, X))
+
+
+def test_a_loaded_tape_and_many_batch_sizes():
+    import io
+    tape = ad.record(heat_residual, np.linspace(0.1, 1.0, 42))
+    buffer = io.BytesIO()
+    tape.save(buffer)
+    buffer.seek(0)
+    loaded = ad.load_tape(buffer)
+    for batch in (1, 2, 3, 5, 8, 9, 2, 13):          # more sizes than the programs kept
+        X = nearby(np.linspace(0.1, 1.0, 42), batch, batch)
+        assert_same(loaded.batched.gradient(X), loop(tape.gradient, X))
