@@ -328,3 +328,36 @@ def test_a_loaded_tape_and_many_batch_sizes():
     for batch in (1, 2, 3, 5, 8, 9, 2, 13):          # more sizes than the programs kept
         X = nearby(np.linspace(0.1, 1.0, 42), batch, batch)
         assert_same(loaded.batched.gradient(X), loop(tape.gradient, X))
+
+
+SPARSE = __import__("scipy.sparse", fromlist=["random"]).random(5, 12, density=0.4,
+                                                                 random_state=0, format="csr")
+
+
+def structural_zoo(x):
+    """Strided 2-d slices, transposes, roll, pad, in-place writes, integer
+    data (argmax, searchsorted, astype(int) as indices), a sparse product
+    and cumulative sums: the batched forms and the per-member ops."""
+    U = x.reshape(3, 4)
+    a = np.sum(U[::2, ::2] ** 2) + np.sum(U[:, ::-1] * U) + np.sum(U.T @ np.arange(3.0))
+    y = x * 1.0
+    y[[1, 4, 7]] = np.sin(x[:3])
+    i = np.argmax(U, axis=1)
+    g = np.take_along_axis(U, i[:, None], axis=1)
+    k = np.searchsorted(np.array([0.0, 0.5, 1.0]), x[:4])
+    h = x[np.floor(x[:3] * 3.0).astype(int)]
+    return (a + np.sum(np.roll(x, 3) * x) + np.sum(np.pad(U, 1) ** 3) + np.sum(y ** 2)
+            + np.sum(g) + np.sum(k * x[:4]) + np.sum(SPARSE @ x) + np.sum(h ** 2)
+            + np.sum(np.cumsum(U, axis=1) ** 2))
+
+
+def test_structural_ops_and_ops_run_per_member():
+    x = np.linspace(0.05, 0.95, 12)
+    tape = ad.record(structural_zoo, x)
+    X = nearby(x, 3, 0, scale=0.003)
+    V = np.random.default_rng(8).standard_normal(X.shape)
+    assert tape.batched.is_native(3)
+    assert_same(tape.batched.forward(X), loop(tape.forward, X))
+    assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
+    assert_same(tape.batched.jvp(X, V), loop(tape.jvp, X, V))
+    assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
