@@ -353,7 +353,11 @@ class BatchedReplays:
         """The tape of ``batch`` members made from this tape (``summed``: its
         output the sum of the members' scalar outputs), or None when it has
         none (an op without a batched form): replays then loop."""
-        key = (batch, summed)
+        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+            raise BatchShapeError(f"adsim: a batch of {batch!r} members; the batch size is an "
+                                  f"integer >= 1")
+        self.tape._check_recorded()
+        key = (int(batch), bool(summed))
         with _LOCK:
             known = _PROGRAMS.setdefault(self.tape, {})
             if key in known:

@@ -361,3 +361,21 @@ def test_structural_ops_and_ops_run_per_member():
     assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
     assert_same(tape.batched.jvp(X, V), loop(tape.jvp, X, V))
     assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
+
+
+def test_threads_share_a_tape_and_its_batched_programs():
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.linspace(0.1, 1.0, 42)
+    tape = ad.record(heat_residual, x)
+    batches = [nearby(x, 2 + k % 3, k) for k in range(12)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(tape.batched.gradient, batches))
+    for X, G in zip(batches, results):
+        assert_same(G, loop(tape.gradient, X))
+
+
+def test_the_batch_size_of_a_program_is_checked():
+    tape = ad.record(heat_residual, np.linspace(0.1, 1.0, 42))
+    for batch in (0, -2, 1.5, None):
+        with pytest.raises(BatchShapeError, match="integer >= 1"):
+            tape.batched.is_native(batch)
