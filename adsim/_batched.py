@@ -304,7 +304,7 @@ def batched_program(tape, batch, new_tape, summed=False):
 
 # ---- the replays ------------------------------------------------------------------
 
-_PROGRAMS = weakref.WeakKeyDictionary()    # tape -> {(batch size, summed): program or None}
+_PROGRAMS = weakref.WeakKeyDictionary()    # tape -> {(batch, summed, fused): program or None}
 _LOCK = threading.Lock()
 _KEPT = 6                                  # batched programs kept per tape (the latest used)
 _JACOBIAN_BYTES = 256 * 2 ** 20            # work memory per vector sweep of a batched Jacobian
@@ -357,7 +357,8 @@ class BatchedReplays:
             raise BatchShapeError(f"adsim: a batch of {batch!r} members; the batch size is an "
                                   f"integer >= 1")
         self.tape._check_recorded()
-        key = (int(batch), bool(summed))
+        fused = getattr(self.tape, "_fusion", None) is not None
+        key = (int(batch), bool(summed), fused)
         with _LOCK:
             known = _PROGRAMS.setdefault(self.tape, {})
             if key in known:
@@ -367,7 +368,7 @@ class BatchedReplays:
             program = batched_program(self.tape, batch, self._new_tape, summed)
         except (NotBatchable, BranchChanged):       # (an index out of range at the arena's
             program = None                          # point, where the rewrite runs its ops)
-        if program is not None and getattr(self.tape, "_fusion", None) is not None:
+        if program is not None and fused:
             try:                # fused as the tape is: the user asked for compiled runs
                 program.fuse()
             except NoCompiler:

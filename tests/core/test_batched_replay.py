@@ -306,6 +306,8 @@ def test_fused_tape_batched_equals_separate_replays():
         return np.sum(100.0 * (z[1:] - z[:-1] ** 2) ** 2 + (1.0 - z[:-1]) ** 2)
 
     tape = ad.record(rosenbrock, x)
+    X = nearby(x, 8, 6)
+    tape.batched.gradient(X)                         # a program made before fusing
     try:
         tape.fuse()
     except NoCompiler:
