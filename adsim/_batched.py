@@ -90,9 +90,7 @@ class _Rewrite:
             if size == 1:
                 return self.bt.const_ref(np.full(n * self.B, self.t.slot_value(ref)[0]))
             raise NotBatchable(f"a constant of {size} elements where {n} are read")
-        slot = self.slots.get(ref)
-        if slot is None:
-            raise NotBatchable(f"slot {ref} read before it is written")
+        slot = self.mapped(ref)
         size = self.size(ref)
         if size == n:
             return slot
@@ -100,13 +98,19 @@ class _Rewrite:
             return self.bt.record_op(Op["BROADCAST"], n * self.B, [slot, 1, n, self.B])
         raise NotBatchable(f"a slot of {size} elements where {n} are read")
 
+    def mapped(self, ref):
+        """The batched slot of the tape's slot ``ref``."""
+        if ref not in self.slots:
+            raise NotBatchable(f"slot {ref} read before it is written")
+        return self.slots[ref]
+
     def member(self, ref, b):
         """Member ``b``'s part of operand ``ref`` (a temporary slot), or a
         constant as it is."""
         if ref < 0:
             return self.const(ref, False)
         n = self.size(ref)
-        return self.bt.record_op(Op["GATHER"], n, [self.slots[ref], 0, b, self.B, n, 0])
+        return self.bt.record_op(Op["GATHER"], n, [self.mapped(ref), 0, b, self.B, n, 0])
 
     def emit(self, code, result, operands):
         """Record ``code`` writing the batched slot of ``result``."""
@@ -206,15 +210,15 @@ class _Rewrite:
         """The batched forms of a matrix product; False: none (run per member)."""
         B = self.B
         if o.a < 0 <= o.b:                         # A @ X: X is k x (n B)
-            self.emit(code, o.result, [self.const(o.a, False), self.slots[o.b], o.m, o.k, o.n * B])
+            self.emit(code, o.result, [self.const(o.a, False), self.mapped(o.b), o.m, o.k, o.n * B])
             return True
         if o.b < 0 <= o.a and o.m == 1:            # x @ C = C^T x: x is k x B
             Ct = self.bt.const_ref(np.ascontiguousarray(
                 self.t.slot_value(o.b).reshape(o.k, o.n).T))
-            self.emit(code, o.result, [Ct, self.slots[o.a], o.n, o.k, B])
+            self.emit(code, o.result, [Ct, self.mapped(o.a), o.n, o.k, B])
             return True
         if o.a >= 0 and o.b >= 0 and o.m == 1 and o.n == 1:     # x @ y
-            products = self.bt.record_op(Op["MUL"], o.k * B, [self.slots[o.a], self.slots[o.b]])
+            products = self.bt.record_op(Op["MUL"], o.k * B, [self.mapped(o.a), self.mapped(o.b)])
             self.emit(Op["SUM"], o.result, [products, 1, o.k, B])
             return True
         return False
@@ -305,6 +309,7 @@ def batched_program(tape, batch, new_tape, summed=False):
 # ---- the replays ------------------------------------------------------------------
 
 _PROGRAMS = weakref.WeakKeyDictionary()    # tape -> {(batch, summed, fused): program or None}
+_REASONS = weakref.WeakKeyDictionary()    # tape -> {key of _PROGRAMS: why no program}
 _LOCK = threading.Lock()
 _KEPT = 6                                  # batched programs kept per tape (the latest used)
 _JACOBIAN_BYTES = 256 * 2 ** 20            # work memory per vector sweep of a batched Jacobian
@@ -366,8 +371,10 @@ class BatchedReplays:
                 return known[key]
         try:
             program = batched_program(self.tape, batch, self._new_tape, summed)
-        except (NotBatchable, BranchChanged):       # (an index out of range at the arena's
-            program = None                          # point, where the rewrite runs its ops)
+        except Exception as why:        # NotBatchable; an index out of range at the arena's
+            program = None              # point, where the rewrite runs its ops; no memory
+            with _LOCK:
+                _REASONS.setdefault(self.tape, {})[key] = f"{type(why).__name__}: {why}"
         if program is not None and fused:
             try:                # fused as the tape is: the user asked for compiled runs
                 program.fuse()
@@ -384,6 +391,14 @@ class BatchedReplays:
         """Whether replays of ``batch`` members run as one batched sweep
         (False: as ``batch`` separate replays of the tape)."""
         return self.program(batch) is not None
+
+    def why_not_native(self, batch=2):
+        """Why replays of ``batch`` members loop over the members (the op
+        without a batched form), or None when they run as one sweep."""
+        if self.program(batch) is not None:
+            return None
+        fused = getattr(self.tape, "_fusion", None) is not None
+        return _REASONS.get(self.tape, {}).get((int(batch), False, fused), "no batched form")
 
     # ---- arguments -----------------------------------------------------------------
     def _points(self, xs):

@@ -239,6 +239,7 @@ def test_tapes_with_callbacks_replay_member_by_member():
     X = nearby(np.array([0.5, 0.7]), 3, 5)
     V = np.ones_like(X)
     assert not tape.batched.is_native(3)
+    assert "CALLBACK" in tape.batched.why_not_native(3)
     assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
     assert_same(tape.batched.forward(X), loop(tape.forward, X))
     assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
