@@ -382,3 +382,20 @@ def test_the_batch_size_of_a_program_is_checked():
     for batch in (0, -2, 1.5, None):
         with pytest.raises(BatchShapeError, match="integer >= 1"):
             tape.batched.is_native(batch)
+
+
+def test_sums_and_cumsums_over_an_inner_axis_add_in_order():
+    """A batched program sums with the batch innermost; those sums add rows
+    in turn and must give, bit for bit, the running sum down each column
+    (NaN, infinities and -0.0 included)."""
+    A = np.random.default_rng(9).standard_normal((17, 3, 5))
+    A[2, 1, 3], A[4, 0, 0], A[:, 2, 2] = np.nan, np.inf, -0.0
+    running = np.zeros((3, 5))
+    partial = []
+    for row in A:
+        running = running + row
+        partial.append(running)
+    for f, want in ((lambda a: np.sum(a, axis=0), running),
+                    (lambda a: np.cumsum(a, axis=0), np.stack(partial))):
+        got = ad.record(f, A).forward(A)
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
