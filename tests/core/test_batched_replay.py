@@ -399,3 +399,18 @@ def test_sums_and_cumsums_over_an_inner_axis_add_in_order():
                     (lambda a: np.cumsum(a, axis=0), np.stack(partial))):
         got = ad.record(f, A).forward(A)
         np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_results_of_one_call_are_not_changed_by_the_next():
+    x = np.linspace(0.1, 1.0, 42)
+    tape = ad.record(heat_residual, x)
+    X1, X2 = nearby(x, 4, 1), nearby(x, 4, 2)
+    V = np.ones_like(X1)
+    first = (tape.batched.gradient(X1), tape.batched.jvp(X1, V), tape.batched.hvp(X1, V),
+             tape.batched.forward(X1))
+    for _ in range(2):
+        tape.batched.gradient(X2), tape.batched.jvp(X2, V), tape.batched.hvp(X2, V)
+    assert_same(first, (loop(tape.gradient, X1), loop(tape.jvp, X1, V), loop(tape.hvp, X1, V),
+                        loop(tape.forward, X1)))
+    X1[:] = 0.0                                 # nor do the inputs alias the results
+    assert_same(first[0], loop(tape.gradient, nearby(x, 4, 1)))
