@@ -150,8 +150,8 @@ class BatchedReplays:
             raise UnsupportedOperation(
                 "adsim: batched replays of a tape recorded with containers of parameters are "
                 "not supported; record the function of flat arrays")
-        if len(xs) == 1 and isinstance(xs[0], (tuple, list)):
-            xs = tuple(xs[0])
+        if len(xs) == 1 and isinstance(xs[0], (tuple, list)) and tape.n_inputs > 1:
+            xs = tuple(xs[0])                   # the inputs given as one tuple
         if len(xs) != tape.n_inputs:
             raise BatchShapeError(f"adsim: the tape has {tape.n_inputs} inputs but {len(xs)} "
                                   f"batched inputs were given")

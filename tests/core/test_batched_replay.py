@@ -414,3 +414,13 @@ def test_results_of_one_call_are_not_changed_by_the_next():
                         loop(tape.forward, X1)))
     X1[:] = 0.0                                 # nor do the inputs alias the results
     assert_same(first[0], loop(tape.gradient, nearby(x, 4, 1)))
+
+
+def test_scalar_inputs_and_nested_lists():
+    tape = ad.record(lambda t: np.sin(t) * t ** 2, 0.5)
+    T = [0.1, 0.5, 2.0]                                 # a list of B scalars
+    assert_same(tape.batched.gradient(T), loop(tape.gradient, np.array(T)))
+    assert_same(tape.batched.forward(T), loop(tape.forward, np.array(T)))
+    vector = ad.record(lambda x: np.sum(x ** 3), np.ones(2))
+    assert_same(vector.batched.gradient([[1.0, 2.0], [3.0, 4.0]]),
+                loop(vector.gradient, np.array([[1.0, 2.0], [3.0, 4.0]])))
