@@ -9,6 +9,7 @@ go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 import numpy as np
 
 from . import _tape, ops
+from ._batched import BatchedReplays
 from ._decoder import decode_op
 from ._tapefile_write import save as save_tape_file
 from .errors import ReadOnlyTapeAttribute
@@ -190,6 +191,12 @@ class Tape(_tape.Tape):
         g = self._single([a.reshape(x.shape) for a, x in zip(adj, xs)])
         hv = self._single([self._shape_dirs(d, x.shape, k) for d, x in zip(adot, xs)])
         return g, hv
+
+    @property
+    def batched(self):
+        """The same replays at B points at once: ``tape.batched.gradient(X)``
+        with ``X`` of shape ``(B,) + x.shape`` (docs/tape.md, "Batched replay")."""
+        return BatchedReplays(self, Tape)
 
     # ---- files ---------------------------------------------------------------
     def fuse(self):
