@@ -151,7 +151,7 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     nums, single = _argnums(argnums)
     cache = flag(cache, "cache", "value_and_grad")
     has_aux = flag(has_aux, "has_aux", "value_and_grad")
-    tapes = TapeCache(cache, opaque_outputs=has_aux)
+    tapes = shared_cache(f, has_aux) if cache else TapeCache(False, has_aux)
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
@@ -391,7 +391,7 @@ def jacobian(f, argnums=0, mode=None, cache=True):
         raise InvalidArgumentValue(
             f"adsim.jacobian: mode must be None (forward or reverse sweeps, whichever needs "
             f"fewer), 'forward' (or 'fwd') or 'reverse' (or 'rev'), got {given(mode)}")
-    tapes = TapeCache(flag(cache, "cache", "jacobian"))
+    tapes = shared_cache(f) if flag(cache, "cache", "jacobian") else TapeCache(False)
     mode = _MODE_NAMES.get(mode, mode) if isinstance(mode, str) else mode
 
     def jacobian_f(*args, **kwargs):
