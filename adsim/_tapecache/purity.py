@@ -208,10 +208,10 @@ class _Walk:
         """A long list or tuple of numbers of one type (a model's 3000 weights)
         as one token, at C speed: floats bit for bit (NaNs and signed zeros
         count), ints by value. False for anything else."""
-        kinds = set(map(type, v))
-        if len(kinds) != 1:
+        kind = type(v[0])
+        if kind is not float and kind is not np.float64 and kind is not int \
+                or list(map(type, v)).count(kind) != len(v):
             return False
-        kind = kinds.pop()
         if kind is float or kind is np.float64:
             self.emit(kind)
             self.emit(array("d", v).tobytes())

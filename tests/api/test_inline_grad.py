@@ -136,6 +136,10 @@ def test_closure_over_a_large_fitted_model_replays():
     snapshot = Snapshot(log_likelihood)
     weights[7] = -0.0                         # a signed zero counts, as for short lists
     assert not snapshot.matches(log_likelihood)
+    weights[7], weights[8] = 0.0, 2.0
+    snapshot = Snapshot(log_likelihood)
+    weights[8] = 2                            # an equal number of another type counts too
+    assert not snapshot.matches(log_likelihood)
 
 
 def test_random_draws_served_from_a_cached_normal_are_seen():
