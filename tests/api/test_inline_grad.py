@@ -170,3 +170,15 @@ def test_inline_jacobian_shares_the_tapes():
     for _ in range(3):
         assert_close(adsim.jacobian(velocity)(q), [[0.0, 1.0], [-np.cos(0.4), 0.0]], 1e-15, 0)
     assert adsim.jacobian(velocity).tapes.recordings == 1
+
+
+def test_newton_steps_with_inline_hessian_and_gradient():
+    def energy(x):                            # a smooth convex energy, minimum at x = 1/3
+        return np.sum(np.exp(3.0 * x) - 3.0 * np.e * x) + np.sum((x[1:] - x[:-1]) ** 2)
+
+    x = np.zeros(4)
+    for _ in range(12):
+        x = x - np.linalg.solve(adsim.hessian(energy)(x), adsim.grad(energy)(x))
+    assert_close(x, np.full(4, 1.0 / 3.0), 1e-12, 1e-14)
+    assert adsim.hessian(energy).tapes is adsim.grad(energy).tapes
+    assert adsim.grad(energy).tapes.recordings == 1
