@@ -46,7 +46,7 @@ def set_fusion(mode):
     own (``tape.fuse()`` still does). Applies to replays from now on;
     returns the previous mode. ``ADSIM_FUSION`` sets it at import."""
     global _mode
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"adsim.set_fusion: mode must be one of {MODES}, not {mode!r}")
     previous, _mode = _mode, mode
     return previous
