@@ -44,6 +44,19 @@ cdef inline int64_t slice_rows(Sweep* s, const int32_t* o, int64_t n) noexcept n
     return o[5]
 
 
+cdef bint rotation(Sweep* s, const int32_t* o, int64_t n) noexcept nogil:
+    """An indexed GATHER rotating a source of its own size: r[j] = a[(j + k) mod n]."""
+    cdef const int32_t* idx = s.ints + o[2]
+    cdef int64_t j, k
+    if o[4] != 0 or n < 1 or ref_size(s, o[1]) != n:
+        return False
+    k = idx[0]
+    for j in range(n):
+        if idx[j] != (j + k) % n:
+            return False
+    return True
+
+
 cdef int64_t chunkable_size(Sweep* s, int64_t k) noexcept nogil:
     """The result size of op k if it may join a run, else -1 (sources of
     gathers are checked by the caller)."""
@@ -55,7 +68,11 @@ cdef int64_t chunkable_size(Sweep* s, int64_t k) noexcept nogil:
         return -1
     n = s.slot_size[o[0]]
     if code == GATHER:
-        return n if o[1] >= 0 and (strided_gather(o, n) or slice_rows(s, o, n) > 0) else -1
+        if o[1] >= 0 and (strided_gather(o, n) or slice_rows(s, o, n) > 0):
+            return n
+        # a rotation (np.roll) only in runs no sweep splits into chunks, which
+        # move the starts of strided gathers but not index lists
+        return n if o[1] >= 0 and n <= RUN_CHUNK_MIN and rotation(s, o, n) else -1
     for i in range(1, 1 + ELEMENTWISE_OPERANDS[code]):     # of the result's size, or 1
         if ref_size(s, o[i]) != n and ref_size(s, o[i]) != 1:
             return -1

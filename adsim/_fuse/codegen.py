@@ -38,6 +38,8 @@ tangent, ``outs`` receives the output's value and tangent.
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..ops import BY_CODE, BinaryRule, UnaryRule, ZERO
 from .._decoder import decode_op
 from .._opcodes import OpFlag
@@ -115,10 +117,10 @@ class External:
     """A ref the run reads but does not write (at the time it reads it)."""
 
     index: int                    # in refs
-    kind: str                     # "vector", "scalar" or "gather"
+    kind: str                     # "vector", "scalar", "gather" or "rotated"
     active: bool                  # a slot (not a constant): adjoints flow to it
     offset: str = ""              # gather: the first element of a block
-    step: int = 1
+    step: int = 1                 # rotated: the shift (element j reads (j + step) mod m)
 
 
 class _Run:
@@ -237,9 +239,12 @@ def _copy(run, k, op, live):
 
 def _gather(run, k, op, live):
     """A strided (one row) or 2-d slice gather: r[i] = a[start + i step], or
-    for rows of ``inner``: a[start + row outer_step + col step]."""
+    for rows of ``inner``: a[start + row outer_step + col step]; or a
+    rotation (np.roll of a vector): r[i] = a[(i + shift) mod m]."""
     if op.a in run.versions:
         raise NotFusable("a gather from a slot the run writes")
+    if op.step == 0:
+        return _rotation(run, k, op, live)
     if op.inner > 0 and op.inner != run.m:             # rows of op.inner elements
         if op.inner != run.row:
             raise NotFusable("a 2-d slice whose rows are not the run's")
@@ -253,6 +258,34 @@ def _gather(run, k, op, live):
     run.add(k, op.result, f"v{k} = G{x}{at};", tangent,
             [f"ge{x} += g{k};"] if back else [],
             [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
+
+
+def _rotation(run, k, op, live):
+    """An indexed gather whose indices rotate a vector of the run's size
+    (np.roll): each block reads its source through a staged buffer."""
+    m = run.m
+    if run.row != m or run.tape.slot_size_of(op.a) != m:
+        raise NotFusable("an indexed gather from a source of another size")
+    idx = run.tape.index_record(op.index_offset, m)
+    shift = int(idx[0]) % m if m else 0
+    if not np.array_equal(idx, (np.arange(m) + shift) % m):
+        raise NotFusable("an indexed gather that is not a rotation (np.roll)")
+    x, ext = run.external(op.a, "rotated", step=shift)
+    tangent = f"t{k}_ = TR{x}[j];" if ext.active else f"t{k}_ = 0.0;"
+    back = live and ext.active
+    run.add(k, op.result, f"v{k} = R{x}[j];", tangent,
+            [f"ge{x} += g{k};"] if back else [],
+            [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
+
+
+def _rotated_block(x, e, m, array, buffer, into):
+    """Stage a block of a rotated source into ``buffer`` (or, ``into``, add
+    ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m."""
+    body = f"a[p] += {buffer}[j];" if into else f"{buffer}[j] = a[p];"
+    const = "" if into else "const "
+    return [f"        {{ {const}double* a = {array}[{e.index}];",
+            f"          int64_t p = (i0 + {e.step}) % {m};",
+            f"          for (int64_t j = 0; j < nb; j++) {{ {body} p = p + 1 == {m} ? 0 : p + 1; }} }}"]
 
 
 def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
@@ -322,7 +355,18 @@ def _kernel(run, kind, written, function, last):
               f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
               "        (void)i0;"]
     for x, e in enumerate(externals):
-        if e.kind == "scalar":
+        if e.kind == "rotated":
+            lines.append(f"        double R{x}[BLOCK];")
+            lines += _rotated_block(x, e, run.m, "V", f"R{x}", False)
+            if tangents and e.active:
+                lines.append(f"        double TR{x}[BLOCK];")
+                lines += _rotated_block(x, e, run.m, "T", f"TR{x}", False)
+    for x, e in enumerate(externals):
+        if e.kind == "rotated" and reverse and e.active:
+            lines.append(f"        double b{x}[BLOCK];")
+            if second:
+                lines += [f"        double bd{x}[BLOCK];"]
+        if e.kind in ("scalar", "rotated"):
             continue
         start = "i0" if e.kind == "vector" else f"({e.offset})"
         name = "E" if e.kind == "vector" else "G"
@@ -414,6 +458,8 @@ def _kernel(run, kind, written, function, last):
                 if e.kind == "scalar":
                     acc = f"acc{x}" if array == "A" else f"accd{x}"
                     lines.append(f"        for (int64_t j = 0; j < nb; j++) {acc} += {buffer}[j];")
+                elif e.kind == "rotated":
+                    lines += _rotated_block(x, e, run.m, array, buffer, True)
                 else:
                     start, step = ("i0", 1) if e.kind == "vector" else (f"({e.offset})", e.step)
                     lines += [f"        {{ double* a = {array}[{e.index}] + {start};",
