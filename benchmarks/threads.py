@@ -7,16 +7,16 @@ Tapes (each recorded once; both threads replay the SAME tape object):
   grid (10^5 points; ``--quick``: 100 x 100);
 * **checkpointed loop**: the demo's Burgers problem (``adsim.demo``: 1000
   points, periodic central differences, RK4) through ``checkpoint_loop``,
-  200 steps (``--quick``: 40), Revolve with its default snapshots;
+  100 steps (``--quick``: 40), Revolve with its default snapshots;
 * **solve_ivp**: Lorenz-63 with DOP853 (t in [0, 2], rtol 1e-8) and the
-  Robertson kinetics with Radau (t in [0, 4]; the ode area's problems), as
+  Robertson kinetics with Radau (t in [0, 2]; the ode area's problems), as
   functions of their parameters (Radau: forward and gradient only).
 
 For each tape and method (``tape.forward``, ``tape.gradient``, ``tape.hvp``)
 a round times 2K replays on one worker thread, then K replays on each of two
 worker threads started together, then K replays in each of two worker
 processes (spawned; each loaded the tape from its file before timing) at
-once. K is chosen so that one thread's 2K replays last about 0.3 s. The
+once. K is chosen so that one thread's 2K replays last about 0.2 s. The
 speed-up is the median over the rounds of one thread's time over two
 threads' (ideal 2; goal >= 1.7); that of two processes, which share
 nothing, is what this machine gives two independent replays at the time,
@@ -28,7 +28,13 @@ time is split with the kernel's scheduler statistics
 (``/proc/thread-self/schedstat``, Linux) into *running*, *waiting for a
 core* (the machine's load: not adsim's doing) and *blocked* (neither
 running nor runnable: waiting for the GIL or another lock, which is where
-threads serialize). The load average is printed before and after.
+threads serialize); and two measures that the machine's load does not
+change: the times a thread went to sleep per replay (its voluntary context
+switches: each wait for the GIL that was not over at once is one), and the
+CPU time per replay on two threads over that on one (above 1 when the
+threads slow each other down: shared caches, memory bandwidth, false
+sharing). The load average
+is printed before and after.
 
 Run as ``python -m benchmarks threads [--quick]``.
 """
@@ -66,7 +72,7 @@ def elementwise_case(quick):
 
 
 def loop_case(quick):
-    n_steps = 40 if quick else 200
+    n_steps = 40 if quick else 100
     _, dx, u0, kappa, dt = demo.setup(1000)
     u_obs = np.roll(u0, 50)
 
@@ -85,7 +91,7 @@ def lorenz_case(quick):
 
 
 def robertson_case(quick):
-    t_end = 0.4 if quick else 4.0
+    t_end = 0.4 if quick else 2.0
 
     def loss(log_k):
         sol = solve_ivp(ode.robertson, (0.0, t_end), np.array([1.0, 0.0, 0.0]),
@@ -113,20 +119,24 @@ def calls(tape, xs):
 # ---- timing ----------------------------------------------------------------------------
 
 def thread_clock():
-    """(wall, running, waiting for a core) seconds of the calling thread so far
-    (the last two from the scheduler's statistics; NaN where there are none)."""
-    wall = time.perf_counter()
-    try:
+    """(wall, running, waiting for a core) seconds of the calling thread so
+    far, and its voluntary context switches (the last three from the
+    kernel's statistics; NaN where there are none)."""
+    wall, running = time.perf_counter(), time.thread_time()
+    try:        # (the schedstat running time is brought up to date only every tick)
         with open("/proc/thread-self/schedstat") as f:
-            run_ns, wait_ns = (int(v) for v in f.read().split()[:2])
-        return wall, run_ns * 1e-9, wait_ns * 1e-9
-    except (OSError, ValueError):
-        return wall, time.thread_time(), float("nan")
+            wait_ns = int(f.read().split()[1])
+        with open("/proc/thread-self/status") as f:
+            sleeps = next(int(line.split()[1]) for line in f
+                          if line.startswith("voluntary_ctxt_switches"))
+        return wall, running, wait_ns * 1e-9, sleeps
+    except (OSError, ValueError, IndexError, StopIteration):
+        return wall, running, float("nan"), float("nan")
 
 
 def timed_calls(fn, count, start):
     """Run ``fn`` ``count`` times after ``start`` (a barrier); returns the last
-    result and this thread's (wall, running, waiting) seconds."""
+    result and this thread's (wall, running, waiting) seconds and sleeps."""
     start.wait()
     before = thread_clock()
     for _ in range(count):
@@ -137,7 +147,7 @@ def timed_calls(fn, count, start):
 
 def one_round(pool, fn, k):
     """Seconds for 2k calls on one thread and k calls on each of two, and the
-    two threads' totals of (wall, running, waiting) with their results."""
+    two threads' (wall, running, waiting, sleeps) with their results."""
     t0 = time.perf_counter()
     single = pool.submit(timed_calls, fn, 2 * k, threading.Barrier(1)).result()
     one = time.perf_counter() - t0
@@ -178,7 +188,7 @@ def measure(fn, s, processes=None):
     when ``processes`` = (pool, tape file, its hash, xs, method) (see the
     module docstring)."""
     rounds = 2 if s.quick else 3
-    target = 0.05 if s.quick else 0.3          # seconds of one thread's 2k calls
+    target = 0.05 if s.quick else 0.2          # seconds of one thread's 2k calls
     with ThreadPoolExecutor(2) as pool:
         pool.submit(fn).result()                # (first-call costs: not timed)
         t0 = time.perf_counter()
@@ -190,7 +200,7 @@ def measure(fn, s, processes=None):
             in_process = [procs.submit(process_calls, data, key, xs, method, 1) for _ in range(4)]
             assert all(f.result() == expected for f in in_process), \
                 "a tape loaded in another process gave results that differ from this one's"
-        ones, twos, pairs, blocked, waiting = [], [], [], [], []
+        ones, twos, pairs, blocked, waiting, sleeps, cpu = [], [], [], [], [], [], []
         for _ in range(rounds):
             one, two, single, pair = one_round(pool, fn, k)
             assert _bits(single[0]) == expected and all(_bits(o) == expected for o, _ in pair), \
@@ -202,6 +212,8 @@ def measure(fn, s, processes=None):
             waits = sum(c[2] for _, c in pair)
             waiting.append(waits / wall)
             blocked.append(max(0.0, wall - running - waits) / wall)
+            sleeps.append(sum(c[3] for _, c in pair) / (2 * k))
+            cpu.append(running / single[1][1])         # both made 2k replays
             if processes is not None:
                 t0 = time.perf_counter()
                 both = [procs.submit(process_calls, data, key, xs, method, k) for _ in range(2)]
@@ -214,7 +226,8 @@ def measure(fn, s, processes=None):
             "speedups": [o / t for o, t in zip(ones, twos)],
             "processes_speedup": statistics.median(o / t for o, t in zip(ones, pairs))
             if pairs else None,
-            "blocked": statistics.median(blocked), "waiting": statistics.median(waiting)}
+            "blocked": statistics.median(blocked), "waiting": statistics.median(waiting),
+            "sleeps_per_replay": statistics.median(sleeps), "cpu_ratio": statistics.median(cpu)}
 
 
 def run(s):
@@ -233,7 +246,8 @@ def run(s):
                 rows.append({"tape": name, "method": method, **r})
                 print(f"{name:55s} {method:8s} {1e3 * r['one_thread_per_call']:9.3f} ms  "
                       f"threads x{r['speedup']:.2f}  processes x{r['processes_speedup']:.2f}  "
-                      f"blocked {100 * r['blocked']:.0f}%  waiting {100 * r['waiting']:.0f}%",
+                      f"blocked {100 * r['blocked']:.0f}%  waiting {100 * r['waiting']:.0f}%  "
+                      f"sleeps {r['sleeps_per_replay']:.2g}  CPU x{r['cpu_ratio']:.2f}",
                       file=sys.stderr, flush=True)
     return {"goal": GOAL, "rows": rows, "load_before": load_before,
             "load_after": os.getloadavg()}
@@ -245,16 +259,22 @@ def markdown(res, s, machine):
     lines = ["## Two threads on one tape\n", T.header(AREA, s, machine), "",
              f"Milliseconds per replay on one thread; speed-up of two threads replaying the "
              f"same tape over one (median over {res['rows'][0]['rounds']} rounds; ideal 2, goal "
-             f"≥ {res['goal']:g}). Blocked: the share of the two threads' time spent neither "
+             f"≥ {res['goal']:g}); of two processes replaying copies of it at once, what the "
+             f"machine gave work that shares nothing at the time. Blocked: the share of the two threads' time spent neither "
              f"running nor waiting for a core (waiting for the GIL or a lock); waiting: the "
-             f"share spent waiting for a core taken by other processes. Load average before "
+             f"share spent waiting for a core taken by other processes; sleeps: the times a "
+             f"thread went to sleep (for the GIL or a lock) per replay; CPU: the CPU time of a "
+             f"replay on two threads over that on one. Load average before "
              f"{load(res['load_before'])}, after {load(res['load_after'])}.", ""]
     rows = [(r["tape"], r["method"], f"{1e3 * r['one_thread_per_call']:.3g}",
              T.fmt_ratio(r["speedup"]), f"{min(r['speedups']):.2f}–{max(r['speedups']):.2f}",
              T.fmt_ratio(r["processes_speedup"]), f"{100 * r['blocked']:.0f} %",
-             f"{100 * r['waiting']:.0f} %") for r in res["rows"]]
+             f"{100 * r['waiting']:.0f} %", f"{r['sleeps_per_replay']:.2g}",
+             f"{r['cpu_ratio']:.2f}")
+            for r in res["rows"]]
     lines.append(T.table(["tape", "method", "one thread (ms)", "speed-up, 2 threads",
-                          "range", "speed-up, 2 processes", "blocked", "waiting for a core"],
+                          "range", "speed-up, 2 processes", "blocked", "waiting for a core",
+                          "sleeps per replay", "CPU, 2 threads / 1"],
                          rows))
     return "\n".join(lines) + "\n"
 
