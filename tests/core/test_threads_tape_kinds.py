@@ -1,7 +1,8 @@
 """Two threads replaying ONE tape at different points at once, for the tape
 kinds whose replays keep more than a value arena: solve_ivp tapes (explicit
 Runge–Kutta steps inline; Radau and BDF with their Newton solves and the
-nested Jacobian of ``fun``, inside a checkpointed while loop), tapes whose
+nested Jacobian of ``fun``, inside a checkpointed while loop; odeint's
+op, which solves with SciPy under a lock of its own), tapes whose
 runs are fused (tape.fuse(): compiled kernels with their own pointer tables
 and saved slots), and a checkpointed loop of a field (step tapes replayed
 without the GIL) with snapshots in memory and on disk. Every result must be
@@ -18,7 +19,7 @@ import pytest
 
 import adsim as ad
 from adsim.errors import MemoryBudgetError, NoCompiler
-from adsim.integrate import solve_ivp
+from adsim.integrate import odeint, solve_ivp
 from threadwork import run_threads
 
 ROUNDS = 2
@@ -42,6 +43,12 @@ def lorenz_misfit(method):
                         args=(p,), rtol=1e-7, atol=1e-9, t_eval=[0.2, 0.4])
         return np.sum((sol.y[:, -1] - observed) ** 2) + 0.1 * np.sum(sol.y[:, 0] ** 2)
     return misfit
+
+
+def lorenz_odeint(p):
+    Y = odeint(lorenz, np.array([1.0, 1.0, 1.0]), np.linspace(0.0, 0.3, 4), args=(p,),
+               tfirst=True, rtol=1e-8, atol=1e-10)
+    return np.sum(Y[-1] ** 2) + np.sum(Y[1])
 
 
 def robertson_yield(method):
@@ -109,6 +116,7 @@ def test_solve_ivp_tapes_replayed_by_two_threads_at_once():
     for method in ("RK45", "DOP853"):
         tape = ad.record(lorenz_misfit(method), p)
         work += tasks(f"lorenz.{method}", tape, near((p,), 3, 1e-6))
+    work += tasks("lorenz.odeint", ad.record(lorenz_odeint, p), near((p,), 2, 1e-6))
     for method, skip in (("Radau", {"hvp"}), ("BDF", {"hvp", "jvp"})):   # (slow: seconds each)
         tape = ad.record(robertson_yield(method), log_k)
         work += tasks(f"robertson.{method}", tape, near((log_k,), 2, 1e-7), skip)
