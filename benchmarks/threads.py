@@ -9,8 +9,9 @@ Tapes (each recorded once; both threads replay the SAME tape object):
   points, periodic central differences, RK4) through ``checkpoint_loop``,
   100 steps (``--quick``: 40), Revolve with its default snapshots;
 * **solve_ivp**: Lorenz-63 with DOP853 (t in [0, 2], rtol 1e-8) and the
-  Robertson kinetics with Radau (t in [0, 2]; the ode area's problems), as
-  functions of their parameters (Radau: forward and gradient only).
+  Robertson kinetics with Radau (t in [0, 2]; ``--quick``: 0.05; the ode
+  area's problems), as functions of their parameters (Radau: forward and
+  gradient only).
 
 For each tape and method (``tape.forward``, ``tape.gradient``, ``tape.hvp``)
 a round times 2K replays on one worker thread, then K replays on each of two
@@ -20,8 +21,8 @@ once. K is chosen so that one thread's 2K replays last about 0.2 s. The
 speed-up is the median over the rounds of one thread's time over two
 threads' (ideal 2; goal >= 1.7); that of two processes, which share
 nothing, is what this machine gives two independent replays at the time,
-the bound for threads. Every result is checked bitwise against one
-thread's.
+the bound for threads (not measured in a ``--quick`` smoke run). Every
+result is checked bitwise against one thread's.
 
 On a shared machine other processes take cores too, so each thread's wall
 time is split with the kernel's scheduler statistics
@@ -38,6 +39,7 @@ is printed before and after.
 
 Run as ``python -m benchmarks threads [--quick]``.
 """
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -91,7 +93,7 @@ def lorenz_case(quick):
 
 
 def robertson_case(quick):
-    t_end = 0.4 if quick else 2.0
+    t_end = 0.05 if quick else 2.0
 
     def loss(log_k):
         sol = solve_ivp(ode.robertson, (0.0, t_end), np.array([1.0, 0.0, 0.0]),
@@ -233,7 +235,9 @@ def measure(fn, s, processes=None):
 def run(s):
     load_before = os.getloadavg()
     rows = []
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as procs:
+    with contextlib.ExitStack() as stack:
+        procs = None if s.quick else stack.enter_context(    # (a smoke run: no processes)
+            ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")))
         for make, methods in CASES:
             name, f, xs = make(s.quick)
             tape = ad.record(f, *xs)
@@ -242,10 +246,10 @@ def run(s):
             for method, fn in calls(tape, xs).items():
                 if method not in methods:
                     continue
-                r = measure(fn, s, (procs, data, key, xs, method))
+                r = measure(fn, s, None if procs is None else (procs, data, key, xs, method))
                 rows.append({"tape": name, "method": method, **r})
                 print(f"{name:55s} {method:8s} {1e3 * r['one_thread_per_call']:9.3f} ms  "
-                      f"threads x{r['speedup']:.2f}  processes x{r['processes_speedup']:.2f}  "
+                      f"threads x{r['speedup']:.2f}  processes x{r['processes_speedup'] or 0:.2f}  "
                       f"blocked {100 * r['blocked']:.0f}%  waiting {100 * r['waiting']:.0f}%  "
                       f"sleeps {r['sleeps_per_replay']:.2g}  CPU x{r['cpu_ratio']:.2f}",
                       file=sys.stderr, flush=True)
