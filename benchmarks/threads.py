@@ -7,7 +7,7 @@ Tapes (each recorded once; both threads replay the SAME tape object):
   grid (10^5 points; ``--quick``: 100 x 100);
 * **checkpointed loop**: the demo's Burgers problem (``adsim.demo``: 1000
   points, periodic central differences, RK4) through ``checkpoint_loop``,
-  100 steps (``--quick``: 40), Revolve with its default snapshots;
+  100 steps (``--quick``: 20), Revolve with its default snapshots;
 * **solve_ivp**: Lorenz-63 with DOP853 (t in [0, 2], rtol 1e-8) and the
   Robertson kinetics with Radau (t in [0, 2]; ``--quick``: 0.05; the ode
   area's problems), as functions of their parameters (Radau: forward and
@@ -74,7 +74,7 @@ def elementwise_case(quick):
 
 
 def loop_case(quick):
-    n_steps = 40 if quick else 100
+    n_steps = 20 if quick else 100
     _, dx, u0, kappa, dt = demo.setup(1000)
     u_obs = np.roll(u0, 50)
 
