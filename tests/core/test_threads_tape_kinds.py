@@ -1,10 +1,10 @@
 """Two threads replaying ONE tape at different points at once, for the tape
-kinds whose replays keep more than a value arena: solve_ivp tapes (explicit
-Runge–Kutta steps inline; Radau and BDF with their Newton solves and the
-nested Jacobian of ``fun``, inline and in a checkpointed while loop; odeint's
-op, which solves with SciPy under a lock of its own), tapes whose
-runs are fused (tape.fuse(): compiled kernels with their own pointer tables
-and saved slots), and a checkpointed loop of a field (step tapes replayed
+kinds whose replays keep more than a value arena: solve_ivp tapes (steps as
+ops of the tape, or with t_eval in a checkpointed while loop; Radau and BDF
+with their Newton solves and the nested Jacobian of ``fun``; odeint's op,
+which solves with SciPy under a lock of its own), tapes whose runs are
+fused (tape.fuse(): compiled kernels with their own pointer tables and
+saved slots), and a checkpointed loop of a field (step tapes replayed
 without the GIL) with snapshots in memory and on disk. Every result must be
 bitwise the single-threaded one. (Plain, chunked and small tapes:
 test_threads.py; every kind of checkpointed loop, four threads:
@@ -35,12 +35,14 @@ def robertson(t, y, k):
             k[1] * y[1] ** 2]
 
 
-def lorenz_misfit(method):
+def lorenz_misfit(method, t_eval):
+    """With ``t_eval`` the steps are a checkpointed while loop, without it
+    ops of the tape."""
     observed = np.array([-3.0, -4.0, 20.0])
 
     def misfit(p):
         sol = solve_ivp(lorenz, (0.0, 0.4), np.array([1.0, 1.0, 1.0]), method=method,
-                        args=(p,), rtol=1e-7, atol=1e-9, t_eval=[0.2, 0.4])
+                        args=(p,), rtol=1e-7, atol=1e-9, t_eval=t_eval)
         return np.sum((sol.y[:, -1] - observed) ** 2) + 0.1 * np.sum(sol.y[:, 0] ** 2)
     return misfit
 
@@ -115,9 +117,9 @@ def test_solve_ivp_tapes_replayed_by_two_threads_at_once():
     p = np.array([10.0, 28.0, 8.0 / 3.0])
     log_k = np.log([0.04, 3e7, 1e4])
     work = []
-    for method in ("RK45", "DOP853"):
-        tape = ad.record(lorenz_misfit(method), p)
-        work += tasks(f"lorenz.{method}", tape, near((p,), 3, 1e-6))
+    for method, t_eval in (("RK45", [0.2, 0.4]), ("DOP853", [0.2, 0.4]), ("DOP853", None)):
+        tape = ad.record(lorenz_misfit(method, t_eval), p)
+        work += tasks(f"lorenz.{method}.{t_eval}", tape, near((p,), 3, 1e-6))
     work += tasks("lorenz.odeint", ad.record(lorenz_odeint, p), near((p,), 2, 1e-6))
     for method, t_eval, skip in (("Radau", None, {"hvp"}), ("Radau", [0.02, 0.05], {"hvp"}),
                                  ("BDF", None, {"hvp", "jvp"})):     # (slow: seconds each)
