@@ -53,8 +53,8 @@ import numpy as np
 
 import adsim as ad
 from adsim import demo
-from adsim.tapefile import dumps, loads
 from adsim.integrate import solve_ivp
+from adsim.tapefile import dumps, loads
 
 from . import ode
 from . import timing as T
@@ -165,13 +165,6 @@ def _bits(out):
     return np.asarray(out).tobytes()
 
 
-class _Started:
-    """A barrier of one party (a lone worker starts at once)."""
-
-    def wait(self):
-        pass
-
-
 _LOADED = {}        # in a worker process: tapes loaded from their files, by hash
 
 
@@ -181,7 +174,7 @@ def process_calls(data, key, xs, method, k):
     tape = _LOADED.get(key)
     if tape is None:
         tape = _LOADED[key] = loads(data)
-    out, _ = timed_calls(calls(tape, xs)[method], k, _Started())
+    out, _ = timed_calls(calls(tape, xs)[method], k, threading.Barrier(1))
     return _bits(out)
 
 
