@@ -21,9 +21,9 @@ Times are medians over rounds that call every method once in turn (so that
 the load of a shared machine weighs on all alike), after a warm-up round
 (executors are started before timing; their first map ships and loads the
 tape). Times are wall-clock; the serial loop's CPU time is reported too, as
-a measure of how much of a core the machine gave it. Threads share one tape when it has no checkpointed loop and
-otherwise replay a copy each; a loop's driver runs Python for every step, so
-threads mostly wait for the GIL there, and processes are the way to scale it.
+a measure of how much of a core the machine gave it. Threads share the tape;
+the loop's executor runs its steps in C without the GIL (two threads on one
+tape: ``python -m benchmarks threads``).
 
 Run as ``python -m benchmarks parallel [--quick]``.
 """

@@ -74,6 +74,16 @@ class LoopOp(CallbackRules, LoopFileState):
         self._lock = threading.Lock()
 
     @property
+    def thread_safe(self):
+        """Whether threads may replay the enclosing tape at once (adsim.parallel
+        then shares it): every sweep keeps its executor, snapshots and kept
+        forward pass for itself (the call's sweep context), so only the
+        callbacks of the step (and condition) tapes can keep it from being."""
+        tapes = list(self.steps.variants) + (list(self.condition.variants)
+                                             if self.condition is not None else [])
+        return all(getattr(cb, "thread_safe", False) for tape in tapes for cb in tape.callbacks)
+
+    @property
     def budgeted(self):
         return self.options.memory_limit is not None
 

@@ -45,8 +45,9 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     Notes
     -----
     Tapes holding primitives are sent by the primitives' names (they must be
-    made with ``name=`` and made in the worker processes too); a tape
-    holding a checkpointed loop is copied for each thread that replays it.
+    made with ``name=`` and made in the worker processes too); threads
+    share the tape, but one holding an op that is not thread-safe (odeint)
+    is copied for each thread that replays it.
     An error at some point is raised here (noting the point's index), after
     the tasks not yet started are cancelled.
     """

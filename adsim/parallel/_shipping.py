@@ -4,9 +4,9 @@ A :class:`ShippedTape` is the tape itself inside this process (a thread pool
 shares it) and its tape file when pickled (a process pool or a Dask worker
 receives bytes, never the user's code). A worker process loads those bytes
 once: loaded tapes are cached per process under the SHA-256 of their file.
-Replays of one tape are thread-safe, but a checkpointed loop keeps Python
-state between the sweeps of one call, so a tape holding one gets a copy per
-thread (loaded from its file), and threads never share its loop.
+Replays of one tape are thread-safe; a tape holding a callback that does
+not say so (``thread_safe``: primitives and checkpointed loops do, odeint
+does not) gets a copy per thread, loaded from its file.
 """
 import collections
 import hashlib
@@ -23,7 +23,8 @@ _thread_cache = threading.local()
 
 def shared_by_threads(tape):
     """Whether threads may replay ``tape`` at once: its callbacks keep no
-    state between calls (primitives do; checkpointed loops do not)."""
+    state between calls (primitives, and checkpointed loops whose steps call
+    only such callbacks)."""
     return all(getattr(cb, "thread_safe", False) for cb in tape.callbacks)
 
 
@@ -45,8 +46,8 @@ class ShippedTape:
                     self._data = dumps(self._tape)
                 except TapeCopyError as err:
                     _note(err, "adsim.parallel sends tapes to processes and Dask workers as "
-                               "tape files, and gives each thread a copy of a tape that holds "
-                               "a checkpointed loop")
+                               "tape files, and gives each thread a copy of a tape whose "
+                               "callbacks are not thread-safe (odeint)")
                     raise
                 self._key = hashlib.sha256(self._data).hexdigest()
             return self._key, self._data
