@@ -926,6 +926,8 @@ NUMPY_MORE = {
     np.piecewise: [case(lambda x: np.piecewise(x, [x < 0.0, x >= 0.0], [np.sin, lambda v: v ** 2]),
                         5),
                    case(lambda x: np.piecewise(x, [x < -1.0], [0.5, np.cos]), 4, "default")],
+    np.apply_along_axis: [case(lambda x: np.apply_along_axis(lambda r: r * np.sum(r), 1, x),
+                               (2, 3))],
     np.vander: [case(np.vander, 3), case(lambda x: np.vander(x, 2, increasing=True), 3, "N")],
     np.copysign: [case(lambda x: np.copysign(x, np.array([1.0, -1.0, -2.0])), 3),
                   case(lambda x: np.copysign(x[:2], x[2:]), 4, "active sign")],

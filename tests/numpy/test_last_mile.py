@@ -17,6 +17,11 @@ V4 = distinct(RNG, (4,))
 V6 = distinct(RNG, (6,))
 
 
+@np.vectorize
+def _ramp(t, slope=2.0):                 # made at import, before any recording
+    return slope * t if t > 0 else t * t
+
+
 def _phase(x):
     return np.e ** (1j * x)
 
@@ -35,6 +40,29 @@ CASES = {
     "kron 1-d 3-d": (lambda x: np.kron(x[:3], x.reshape(2, 1, 2)), V4),
     "kron 2-d 1-d": (lambda x: np.kron(x.reshape(2, 3), np.arange(1.0, 4.0)), V6),
     "kron scalar": (lambda x: np.kron(x[0], x[1:]), V4),
+    # Python callables mapped over elements and slices
+    "vectorize branch": (lambda x: np.vectorize(lambda t: t ** 2 if t > 0 else -t)(x), V6),
+    "vectorize made at import": (lambda x: _ramp(x.reshape(2, 3)), V6),
+    "vectorize two arguments": (lambda x: np.vectorize(lambda a, b: a * np.sin(b) if a > b
+                                                       else a + b)(x[:3, None], x[3:]), V6),
+    "vectorize excluded, keywords": (lambda x: np.vectorize(
+        lambda t, c, p=1.0: c[0] * t * np.exp(p), excluded={1})(x, [2.0], p=x[::-1]), V6),
+    "vectorize two outputs": (lambda x: np.concatenate(np.vectorize(
+        lambda t: (np.exp(t), t * 3.0), otypes=[float, float])(x)), V4),
+    "vectorize constant on one branch": (lambda x: np.vectorize(lambda t: 1.5 if t < 0 else
+                                                                np.cos(t))(x), V6),
+    "frompyfunc": (lambda x: np.frompyfunc(lambda a, b: a * b if a > 0 else a - b, 2, 1)(
+        x, x[::-1]).astype(float), V6),
+    "frompyfunc two outputs": (lambda x: np.stack(np.frompyfunc(lambda t: (t * t, -t), 1, 2)(
+        x.reshape(2, 2))), V4),
+    "apply_along_axis scalar": (lambda x: np.apply_along_axis(
+        lambda r: np.sum(r ** 2) / r[0], 1, x.reshape(2, 3)), V6),
+    "apply_along_axis axis 0 vector": (lambda x: np.apply_along_axis(
+        lambda r: r[::-1] * r[0], 0, x.reshape(3, 2)), V6),
+    "apply_along_axis matrix result": (lambda x: np.apply_along_axis(
+        lambda r, s: np.outer(r, r) * s, 1, x.reshape(2, 1, 3), 2.0), V6),
+    "piecewise functions and values": (lambda x: np.piecewise(
+        x, [x < -0.5, (x >= -0.5) & (x < 0.5)], [lambda t: -t ** 3, 0.25, np.sin]), V6),
 }
 
 
@@ -79,3 +107,78 @@ def test_kron_matches_numpy_for_every_shape_pair():
         a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
         assert np.array_equal(adsim.record(lambda x: np.kron(x, b), a).forward(a), np.kron(a, b))
         assert np.array_equal(adsim.record(lambda y: np.kron(a, y), b).forward(b), np.kron(a, b))
+
+
+def test_a_vectorized_branch_is_checked_on_replay():
+    f = np.vectorize(lambda t: t ** 2 if t > 0 else -t)
+    tape = adsim.record(lambda x: np.sum(f(x)), V6)
+    other = V6.copy()
+    other[np.argmax(V6)] *= -1.0                 # one element takes the other branch
+    with pytest.raises(adsim.BranchChanged):
+        tape.gradient(other)
+    np.testing.assert_allclose(adsim.grad(lambda x: np.sum(f(x)))(other),
+                               np.where(other > 0, 2 * other, -1.0))
+
+
+def test_mapped_values_and_dtypes_are_numpys():
+    x = V6.reshape(2, 3)
+    step = np.vectorize(lambda t: 1 if t > 0 else 0)          # an integer result, no derivative
+    got = adsim.record(lambda x: x * step(x), x).forward(x)
+    assert np.array_equal(got, x * step(x))
+    assert np.array_equal(adsim.record(lambda x: np.apply_along_axis(np.sort, 1, x), x)
+                          .forward(x), np.apply_along_axis(np.sort, 1, x))
+    for axis in (0, 1, -1):
+        def outer(x):
+            return np.apply_along_axis(lambda r: np.outer(r, r[::-1]), axis, x)
+        assert np.array_equal(adsim.record(outer, x).forward(x), outer(x))
+    assert np.shape(adsim.record(lambda t: np.vectorize(lambda s: s * 2)(t[0, 0]), x).forward(x)) == ()
+
+
+def test_mapping_refusals_are_numpys_or_say_what_to_do():
+    with pytest.raises(ValueError, match="otypes"):
+        adsim.grad(lambda x: np.sum(np.vectorize(np.sin)(x[:0])) + x[0])(V4)
+    assert adsim.grad(lambda x: np.sum(np.vectorize(np.sin, otypes=[float])(x[:0])) + x[0])(
+        V4)[0] == 1.0
+    with pytest.raises(ValueError, match="iteration dimensions"):
+        adsim.grad(lambda x: np.sum(np.apply_along_axis(np.sum, 0, x.reshape(4, 1)[:, :0])))(V4)
+    with pytest.raises(adsim.UnsupportedOperation, match="apply_along_axis"):
+        adsim.grad(lambda x: np.sum(np.vectorize(np.sum, signature="(n)->()")(x)))(V4)
+    with pytest.raises(adsim.UnsupportedOperation, match="reduce"):
+        adsim.grad(lambda x: np.frompyfunc(lambda a, b: a * b, 2, 1).reduce(x))(V4)
+
+
+def test_vectorize_is_numpys_again_after_the_recording():
+    code = np.vectorize.__call__.__code__
+    adsim.grad(lambda x: np.sum(_ramp(x)))(V4)
+    assert np.vectorize.__call__.__code__ is code
+    with pytest.raises(adsim.UnsupportedOperation, match="vectorize"), \
+            adsim.interposition(False):
+        adsim.grad(lambda x: np.sum(_ramp(x)))(V4)
+
+
+def test_a_piecewise_material_law():
+    """Stress of a bar from its strain: linear elastic, then a hardening
+    plastic branch, fitted to measured stresses by least squares."""
+    strain = np.linspace(0.0, 0.02, 9)
+    measured = np.array([0.0, 48.0, 101.0, 148.0, 190.0, 205.0, 214.0, 221.0, 229.0])
+
+    def stress(params, eps):
+        E, sigma_y, H = params
+        eps_y = sigma_y / E
+        return np.piecewise(eps, [eps <= eps_y, eps > eps_y],
+                            [lambda e: E * e, lambda e: sigma_y + H * (e - eps_y)])
+
+    def misfit(params):
+        return np.sum((stress(params, strain) - measured) ** 2)
+
+    params = np.array([2.0e4, 210.0, 3000.0])
+    g = adsim.grad(misfit)(params)
+    h = params * 1e-6
+    fd = [(misfit(params + h[i] * np.eye(3)[i]) - misfit(params - h[i] * np.eye(3)[i])) /
+          (2 * h[i]) for i in range(3)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+    tape = adsim.record(misfit, params)
+    np.testing.assert_allclose(tape.gradient(params * 1.01), adsim.grad(misfit)(params * 1.01),
+                               rtol=1e-12)
+    with pytest.raises(adsim.BranchChanged):     # the yield point moved past a sample
+        tape.gradient(np.array([2.0e4, 160.0, 3000.0]))
