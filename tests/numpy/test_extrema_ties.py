@@ -6,11 +6,9 @@ fmax and fmin (docs/numpy.md). The property test draws inputs full of ties
 and checks forward and reverse Jacobians, Hessian-vector products, replays
 of a tape recorded elsewhere and the sparsity pattern against that rule."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import adsim
-
 
 
 def _reduction(pick):
