@@ -18,8 +18,8 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, normalize_axis, shape_of,
     size_of, tape_of, unsupported)
 from ._np import (
-    array_likes, composed, core, elementwise, fft, linalg_composed, mapped, nanfunctions, numeric,
-    ordering)
+    array_likes, composed, core, elementwise, fft, histograms, linalg_composed, mapped,
+    nanfunctions, numeric, ordering, polynomials)
 from ._np.complex import ComplexActive
 from ._np import recorded_data
 from ._np.recorded_arrays import RecordedArray, holds_recorded
@@ -316,7 +316,10 @@ FUNCTIONS.update({
     np.partition: ordering.partition, np.argpartition: ordering.argpartition,
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
-    np.trim_zeros: ordering.trim_zeros,
+    np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
+    np.histogram: histograms.histogram, np.polyfit: polynomials.polyfit,
+    np.unwrap: numeric.unwrap,
+    np.diag_indices_from: lambda arr: np.diag_indices_from(np.broadcast_to(0.0, shape_of(arr))),
     # statistics, NaN-skipping ones included
     np.ptp: numeric.ptp, np.cov: numeric.cov, np.corrcoef: numeric.corrcoef,
     np.nanmedian: ordering.nanmedian, np.nanquantile: ordering.nanquantile,

@@ -61,6 +61,21 @@ CASES = {
         lambda r: r[::-1] * r[0], 0, x.reshape(3, 2)), V6),
     "apply_along_axis matrix result": (lambda x: np.apply_along_axis(
         lambda r, s: np.outer(r, r) * s, 1, x.reshape(2, 1, 3), 2.0), V6),
+    # polynomial fits, phase unwrapping, histogram edges
+    "polyfit y": (lambda y: np.polyfit(np.linspace(0.0, 3.0, 6), y, 2), V6),
+    "polyfit x": (lambda x: np.polyfit(x, np.arange(6.0) ** 2, 3), V6),
+    "polyfit weights, columns": (lambda y: np.polyfit(np.arange(6.0), np.stack([y, y ** 2], 1), 1,
+                                                      w=1.0 + y ** 2).ravel(), V6),
+    "polyfit cov": (lambda y: np.polyfit(np.arange(6.0), y, 2, cov=True)[1].ravel(), V6),
+    "polyfit full": (lambda y: np.concatenate([np.polyfit(np.arange(6.0), y, 1, full=True)[1],
+                                               np.polyfit(np.arange(6.0), y, 1, full=True)[3]]),
+                     V6),
+    "unwrap": (lambda x: np.unwrap(4.0 * x), V6),
+    "unwrap axis 0, period": (lambda x: np.unwrap(3.0 * x.reshape(3, 2), axis=0, period=2.5,
+                                                  discont=1.5), V6),
+    "histogram edges": (lambda x: np.histogram(x, bins=4)[1], V6),
+    "histogram density, weights": (lambda x: np.histogram(x, bins=3, density=True,
+                                                          weights=np.exp(x))[0], V6),
     "piecewise functions and values": (lambda x: np.piecewise(
         x, [x < -0.5, (x >= -0.5) & (x < 0.5)], [lambda t: -t ** 3, 0.25, np.sin]), V6),
 }
@@ -183,3 +198,91 @@ def test_a_piecewise_material_law():
                                rtol=1e-12)
     with pytest.raises(adsim.BranchChanged):     # the yield point moved past a sample
         tape.gradient(np.array([2.0e4, 160.0, 3000.0]))
+
+
+def test_orders_histograms_and_indices_are_numpys_and_guarded():
+    x = np.array([3.0, 1.0, 3.0, 2.0, 1.0, 2.0])
+    group = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+
+    def by_group_then_value(x):
+        return x[np.lexsort((x, group))] * np.arange(6.0)
+    tape = adsim.record(by_group_then_value, x)
+    for shifted in (x + 0.01 * np.arange(6.0), x * 2.0):     # the same order
+        np.testing.assert_array_equal(tape.forward(shifted), by_group_then_value(shifted))
+    with pytest.raises(adsim.BranchChanged):                 # a different order
+        tape.forward(np.array([3.0, 1.0, 3.0, 0.5, 1.0, 2.0]))
+    keyed = adsim.record(lambda x: np.lexsort([x, -x]) * x, x)
+    np.testing.assert_array_equal(keyed.forward(x), np.lexsort([x, -x]) * x)
+    with_nan = np.array([1.0, np.nan, 0.5, np.nan])
+    np.testing.assert_array_equal(adsim.record(lambda x: x[np.lexsort((-x, x))], with_nan)
+                                  .forward(with_nan), with_nan[np.lexsort((-with_nan, with_nan))])
+
+    counts = adsim.record(lambda x: np.histogram(x, bins=4)[0] * x[0], V6)
+    np.testing.assert_array_equal(counts.forward(V6 * 1.01),
+                                  np.histogram(V6 * 1.01, 4)[0] * V6[0] * 1.01)
+    moved = V6.copy()
+    moved[np.argmin(V6)] = np.median(V6)                     # a value changes bin
+    with pytest.raises(adsim.BranchChanged):
+        counts.forward(moved)
+    kinds = []
+    adsim.record(lambda x: kinds.append(np.histogram(x, 3)[0]) or x, x)
+    assert isinstance(kinds[0], np.ndarray)                  # plain counts, NumPy's dtype
+    np.testing.assert_array_equal(kinds[0], np.histogram(x, 3)[0])
+    assert kinds[0].dtype == np.histogram(x, 3)[0].dtype
+    with pytest.raises(adsim.UnsupportedOperation, match="number of bins"):
+        adsim.grad(lambda x: np.sum(np.histogram(x, bins="auto")[1]))(x)
+    with pytest.raises(ValueError, match="not finite"):
+        adsim.grad(lambda x: np.sum(np.histogram(x / 0.0, bins=3)[1]))(x)
+
+    m = np.outer(V4, V4)
+    got = adsim.record(lambda x: np.outer(x, x)[np.diag_indices_from(np.outer(x, x))], V4)
+    np.testing.assert_array_equal(got.forward(V4), m[np.diag_indices_from(m)])
+
+
+def test_a_polynomial_calibration():
+    """A sensor's readings against reference values, calibrated by a quadratic
+    fit; the derivative of a calibrated reading with respect to the
+    readings (how calibration error propagates) and to the reference
+    values, checked against differences, in forward and reverse mode."""
+    reference = np.array([0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+    readings = np.array([0.12, 1.05, 2.21, 3.02, 4.15, 5.31, 6.02])
+
+    def calibrated(readings, reference, at=3.5):
+        coefficients = np.polyfit(readings, reference, 2)
+        return np.polyval(coefficients, at)
+
+    for argnum, point in ((0, readings), (1, reference)):
+        def f(v, argnum=argnum):
+            args = [readings, reference]
+            args[argnum] = v
+            return calibrated(*args)
+        g = adsim.grad(f)(point)
+        h = 1e-6
+        fd = np.array([(f(point + h * e) - f(point - h * e)) / (2 * h) for e in np.eye(7)])
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(adsim.jvp(f, (point,), (np.ones(7),))[1], np.sum(fd),
+                                   rtol=1e-6)
+    with pytest.raises(adsim.UndefinedDerivative):      # all readings alike: no quadratic
+        adsim.grad(lambda r: calibrated(r, reference))(np.ones(7))
+
+
+def test_a_phase_unwrapping_signal_program():
+    """The instantaneous frequency of a chirp from the angle of its analytic
+    signal (np.angle, np.unwrap, np.gradient), and its derivative with
+    respect to the chirp rate."""
+    t = np.linspace(0.0, 1.0, 64)
+
+    def mean_frequency(rate):
+        phase = 2.0 * np.pi * (5.0 * t + 0.5 * rate[0] * t ** 2)
+        signal = np.cos(phase) + 1j * np.sin(phase)
+        unwrapped = np.unwrap(np.angle(signal))
+        return np.mean(np.gradient(unwrapped, t[1] - t[0])) / (2.0 * np.pi)
+
+    rate = np.array([8.0])
+    value = mean_frequency(rate)
+    assert abs(value - (5.0 + 0.5 * rate[0])) < 1e-6     # frequency 5 + rate t, mean at t = 1/2
+    g = adsim.grad(mean_frequency)(rate)
+    np.testing.assert_allclose(g, [0.5], rtol=1e-9)
+    tape = adsim.record(mean_frequency, rate)
+    np.testing.assert_allclose(tape.forward(rate * 1.001), mean_frequency(rate * 1.001),
+                               rtol=1e-13)
