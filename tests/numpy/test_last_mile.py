@@ -286,3 +286,20 @@ def test_a_phase_unwrapping_signal_program():
     tape = adsim.record(mean_frequency, rate)
     np.testing.assert_allclose(tape.forward(rate * 1.001), mean_frequency(rate * 1.001),
                                rtol=1e-13)
+
+
+def test_a_number_made_of_an_active_value_says_where_it_came_from_and_what_to_do():
+    def uses_float(params):
+        k = float(params[1])                 # a parameter read as a Python number
+        return np.sum(params) * k
+    with pytest.raises(adsim.ActiveValueLeak) as info:
+        adsim.grad(uses_float)(np.array([1.0, 2.0]))
+    message = str(info.value)
+    assert "float()" in message and "element [1] of input 0 of the recorded function" in message
+    assert "float(adsim.value(x))" in message and "adsim.stop_gradient(x)" in message
+    with pytest.raises(adsim.ActiveValueLeak, match="the result of a recorded sin"):
+        adsim.grad(lambda p: np.sin(p[0]).item() * p[1])(np.array([1.0, 2.0]))
+    # what the message offers works: a number without derivative, checked on replay
+    g = adsim.grad(lambda p: float(adsim.value(p[1])) * p[0])(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(g, [2.0, 0.0])
+    assert int(adsim.grad(lambda p: p[0] * int(p[1]))(np.array([1.0, 2.5]))[0]) == 2
