@@ -318,6 +318,7 @@ FUNCTIONS.update({
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
     np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
     np.histogram: histograms.histogram, np.polyfit: polynomials.polyfit,
+    np.roots: polynomials.roots,
     np.unwrap: numeric.unwrap,
     np.diag_indices_from: lambda arr: np.diag_indices_from(np.broadcast_to(0.0, shape_of(arr))),
     # statistics, NaN-skipping ones included

@@ -25,5 +25,6 @@ adsim/_numpy_api.py. Bottom to top:
     trace; products with scipy.sparse matrices; SciPy's special functions
 11. einsum, histograms, nanfunctions -- einsum and the products built on it;
     np.histogram; the NaN-skipping functions
-12. linalg_composed, polynomials -- linear algebra composed of the above; np.polyfit
+12. linalg_composed, polynomials -- linear algebra composed of the above; np.polyfit,
+    np.roots
 """

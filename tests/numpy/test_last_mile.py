@@ -22,6 +22,10 @@ def _ramp(t, slope=2.0):                 # made at import, before any recording
     return slope * t if t > 0 else t * t
 
 
+def _parts(z):
+    return np.stack([np.real(z), np.imag(z)])
+
+
 def _phase(x):
     return np.e ** (1j * x)
 
@@ -70,6 +74,11 @@ CASES = {
     "polyfit full": (lambda y: np.concatenate([np.polyfit(np.arange(6.0), y, 1, full=True)[1],
                                                np.polyfit(np.arange(6.0), y, 1, full=True)[3]]),
                      V6),
+    "roots, real": (lambda x: np.roots(np.array([1.0, -x[0] - x[1] - 5.0, (x[0] + 5.0) * x[1]])),
+                    V4),
+    "roots, complex": (lambda c: _parts(np.roots(c + np.array([1.0, 0.0, 2.0, 0.0]))), V4),
+    "roots, a trailing zero": (lambda c: np.roots(np.concatenate([c[:2] + 3.0, c[2:3] * 0.0])),
+                               V4),
     "unwrap": (lambda x: np.unwrap(4.0 * x), V6),
     "unwrap axis 0, period": (lambda x: np.unwrap(3.0 * x.reshape(3, 2), axis=0, period=2.5,
                                                   discont=1.5), V6),
@@ -303,3 +312,26 @@ def test_a_number_made_of_an_active_value_says_where_it_came_from_and_what_to_do
     g = adsim.grad(lambda p: float(adsim.value(p[1])) * p[0])(np.array([1.0, 2.0]))
     np.testing.assert_array_equal(g, [2.0, 0.0])
     assert int(adsim.grad(lambda p: p[0] * int(p[1]))(np.array([1.0, 2.5]))[0]) == 2
+
+
+def test_roots_where_they_are_not_differentiable_or_change_kind():
+    def repeated(c):
+        return np.sum(np.roots(np.array([1.0, -2.0 * c[0], c[0] ** 2])))
+    with pytest.raises(adsim.UndefinedDerivative, match="repeated root"):
+        adsim.grad(repeated)(np.array([1.5]))
+    with pytest.raises(adsim.UndefinedDerivative, match="leading coefficient"):
+        adsim.grad(lambda c: np.sum(np.roots(c * np.array([0.0, 1.0, 1.0]))))(V4[:3] + 3.0)
+
+    def real_roots(c):              # z^2 + c z + 1: real for |c| > 2, complex below
+        return np.roots(np.array([1.0, c[0], 1.0]))
+    tape = adsim.record(real_roots, np.array([3.0]))
+    np.testing.assert_allclose(tape.forward(np.array([3.5])), np.roots([1.0, 3.5, 1.0]),
+                               rtol=1e-14)
+    with pytest.raises(adsim.BranchChanged):
+        tape.forward(np.array([1.0]))
+    # a trailing zero coefficient gives NumPy's exact root 0, which still moves with it
+    np.testing.assert_allclose(adsim.grad(lambda c: np.roots(np.array([1.0, 2.0, c[0]]))[1])(
+        np.array([0.0])), [-0.5], rtol=1e-12)
+    # the sum of the roots of a monic polynomial is -c: exact in every mode
+    np.testing.assert_allclose(adsim.grad(lambda c: np.sum(np.real(real_roots(c))))(
+        np.array([1.0])), [-1.0], rtol=1e-12)
