@@ -96,6 +96,21 @@ def test_values_and_derivatives_in_every_mode(name):
     check_tape(f, [x])
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_tape_replays_at_a_new_point_as_a_new_recording(name):
+    f, x = CASES[name]
+    tape = adsim.record(f, x)
+    moved = x + 0.003 * np.random.default_rng(1).standard_normal(x.shape)   # same branches
+    w = np.random.default_rng(2).standard_normal(np.shape(f(x)))
+    value, adjoint = tape.vjp(moved, w)
+    fresh_value, (fresh_adjoint,) = adsim.vjp(f, (moved,), w)
+    np.testing.assert_allclose(value, np.asarray(f(moved), dtype=float), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(adjoint, fresh_adjoint, rtol=1e-12, atol=1e-14)
+    v = np.random.default_rng(3).standard_normal(x.shape)
+    np.testing.assert_allclose(tape.jvp(moved, v)[1], adsim.jvp(f, (moved,), (v,))[1],
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_complex_powers_are_numpys_values():
     x = V4
     for f in (lambda x: np.e ** (1j * x), lambda x: (x + 2.5 + 1j * x) ** (x[::-1] + 0.5j),
