@@ -9,6 +9,8 @@ replay checks, and a replay where an element takes the other branch raises
 stacked into one array of NumPy's shape; the cost is one call and a few ops
 per element, as a Python loop over the elements would be.
 """
+import re
+
 import numpy as np
 
 from .._active import Active
@@ -51,14 +53,14 @@ def vectorize_call(vec, *args, **kwargs):
     """``np.vectorize(pyfunc, ...)(*args, **kwargs)`` with active arguments:
     the arguments not ``excluded`` broadcast together, ``pyfunc`` called on
     each element."""
-    if vec.signature is not None:
-        raise UnsupportedOperation(
-            "adsim: np.vectorize with a signature= (core dimensions) is not supported on active "
-            "arrays; use np.apply_along_axis for a function of 1-d slices, or a loop over the "
-            "slices with np.stack")
     positions = [i for i in range(len(args)) if i not in vec.excluded]
     names = [k for k in kwargs if k not in vec.excluded]
     mapped = [piece(args[i]) for i in positions] + [piece(kwargs[k]) for k in names]
+    if vec.signature is not None:
+        if names:
+            raise UnsupportedOperation("adsim: np.vectorize with signature= maps positional "
+                                       "arguments only; pass the keywords positionally")
+        return _with_signature(vec, args, positions, mapped)
     shape = np.broadcast_shapes(*[shape_of(a) for a in mapped])
     if size_of(shape) == 0:
         if not vec.otypes:
@@ -75,6 +77,58 @@ def vectorize_call(vec, *args, **kwargs):
             call_kwargs[k] = a[idx]
         results.append(vec.pyfunc(*call_args, **call_kwargs))
     return _outputs(results, shape, vec.otypes)
+
+
+_DIMS = re.compile(r"\(([^()]*)\)")
+
+
+def _core_dims(part):
+    """[('n',), ()] from '(n),()': the core dimension names of each operand."""
+    return [tuple(d.strip() for d in dims.split(",") if d.strip()) for dims in
+            _DIMS.findall(part)]
+
+
+def _with_signature(vec, args, positions, mapped):
+    """np.vectorize(pyfunc, signature='(n),(n)->()'): ``pyfunc`` of the core
+    blocks, looped over the broadcast loop dimensions."""
+    ins, _, outs = vec.signature.replace(" ", "").partition("->")
+    in_dims, out_dims = _core_dims(ins), _core_dims(outs)
+    if len(in_dims) != len(mapped):
+        raise TypeError(f"wrong number of positional arguments: expected {len(in_dims)}, got "
+                        f"{len(mapped)}")
+    sizes, loops = {}, []
+    for a, dims in zip(mapped, in_dims):
+        shape = shape_of(a)
+        if len(shape) < len(dims):
+            raise ValueError(f"{len(shape)}-dimensional argument does not have enough "
+                             f"dimensions for all core dimensions {dims}")
+        core = shape[len(shape) - len(dims):]
+        for d, n in zip(dims, core):
+            if sizes.setdefault(d, n) != n:
+                raise ValueError(f"inconsistent size for core dimension {d!r}: {n} vs "
+                                 f"{sizes[d]}")
+        loops.append(shape[:len(shape) - len(dims)])
+    loop = np.broadcast_shapes(*loops)
+    mapped = [np.broadcast_to(a, loop + shape_of(a)[len(s):]) for a, s in zip(mapped, loops)]
+    results = []
+    for idx in np.ndindex(*loop):
+        call_args = list(args)
+        for i, a in zip(positions, mapped):
+            call_args[i] = a[idx]
+        result = vec.pyfunc(*call_args)
+        results.append(result if len(out_dims) > 1 else (result,))
+    outputs = []
+    for k, dims in enumerate(out_dims):
+        pieces = [r[k] for r in results]
+        if not loop:
+            outputs.append(pieces[0])
+        elif active_leaves(pieces):
+            outputs.append(np.reshape(np.stack([p if isinstance(p, Active) else
+                                                np.asarray(p, dtype=float) for p in pieces]),
+                                      loop + shape_of(pieces[0])))
+        else:
+            outputs.append(np.reshape(np.array(pieces), loop + np.shape(pieces[0])))
+    return tuple(outputs) if len(out_dims) > 1 else outputs[0]
 
 
 def is_python_ufunc(uf):

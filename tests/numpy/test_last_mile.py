@@ -1,11 +1,12 @@
 """The last NumPy functions found missing by programs run as written: complex
-powers with non-integer or active exponents, N-d np.kron, ties of max and
-min, Python callables mapped over active arrays (np.vectorize,
-np.frompyfunc, np.apply_along_axis, np.piecewise), polynomial fits and
-roots, phase unwrapping, lexsort, histogram edges. Each value is NumPy's and
-each derivative is checked in every mode (fdcheck.check_tape: replay,
+powers with non-integer or active exponents, N-d np.kron, Python callables
+mapped over active arrays (np.vectorize, np.frompyfunc, np.apply_along_axis,
+np.piecewise), polynomial fits and roots, phase unwrapping, lexsort,
+histograms; and what float() of an active value says. Each value is NumPy's
+and each derivative is checked in every mode (fdcheck.check_tape: replay,
 tangents, adjoints, Jacobians, Hessian-vector products against central
-differences)."""
+differences), and replays at a new point against a new recording. Ties of
+max and min: test_extrema_ties.py."""
 import numpy as np
 import pytest
 
@@ -55,6 +56,11 @@ CASES = {
         lambda t: (np.exp(t), t * 3.0), otypes=[float, float])(x)), V4),
     "vectorize constant on one branch": (lambda x: np.vectorize(lambda t: 1.5 if t < 0 else
                                                                 np.cos(t))(x), V6),
+    "vectorize signature": (lambda x: np.vectorize(lambda a, b: a * np.sum(a * b), signature=
+                                                    "(n),(n)->(n)")(x.reshape(2, 3), x[:3]), V6),
+    "vectorize signature, two outputs": (lambda x: np.concatenate(np.vectorize(
+        lambda r: (np.outer(r, r).ravel(), np.sum(r)), signature="(n)->(m),()")(
+        x.reshape(3, 2)), axis=None), V6),
     "frompyfunc": (lambda x: np.frompyfunc(lambda a, b: a * b if a > 0 else a - b, 2, 1)(
         x, x[::-1]).astype(float), V6),
     "frompyfunc two outputs": (lambda x: np.stack(np.frompyfunc(lambda t: (t * t, -t), 1, 2)(
@@ -181,8 +187,8 @@ def test_mapping_refusals_are_numpys_or_say_what_to_do():
         V4)[0] == 1.0
     with pytest.raises(ValueError, match="iteration dimensions"):
         adsim.grad(lambda x: np.sum(np.apply_along_axis(np.sum, 0, x.reshape(4, 1)[:, :0])))(V4)
-    with pytest.raises(adsim.UnsupportedOperation, match="apply_along_axis"):
-        adsim.grad(lambda x: np.sum(np.vectorize(np.sum, signature="(n)->()")(x)))(V4)
+    with pytest.raises(ValueError, match="core dimension"):
+        adsim.grad(lambda x: np.sum(np.vectorize(np.dot, signature="(n),(n)->()")(x, x[:2])))(V4)
     with pytest.raises(adsim.UnsupportedOperation, match="reduce"):
         adsim.grad(lambda x: np.frompyfunc(lambda a, b: a * b, 2, 1).reduce(x))(V4)
 
