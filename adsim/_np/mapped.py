@@ -134,7 +134,7 @@ def _with_signature(vec, args, positions, mapped):
 def is_python_ufunc(uf):
     """Whether ``uf`` was made by ``np.frompyfunc`` (its loops take and give
     Python objects only)."""
-    return all(set(t.replace("->", "")) == {"O"} for t in uf.types)
+    return uf.ntypes == 1 and set(uf.types[0].replace("->", "")) == {"O"}   # cheap first
 
 
 def python_ufunc(uf, method, inputs, kwargs):
