@@ -20,7 +20,7 @@ import numpy as np
 from .._opcodes import Opcode as Op
 from .._active import Active
 from ..errors import ActiveValueLeak, UndefinedDerivative, UnsupportedOperation
-from .core import as_active, broadcast_to, constant, tape_of
+from .core import as_active, broadcast_to, constant, copy, tape_of
 
 _COMPLEX = np.dtype(np.complex128)
 
@@ -309,16 +309,23 @@ def _mul(a, b):
 
 def make(re, im, shape, *operands):
     """The ComplexActive with parts ``re`` and ``im`` (active or plain) and
-    ``shape``; plain parts become recorded constants."""
+    ``shape``; plain parts become recorded constants. A part that is an
+    operand (or an operand's part), as in ``x + 2j`` or ``z ** 1``, is
+    copied: the new array owns its storage, so writing into it in place
+    (``z *= 2``) leaves the operand alone, as NumPy's new array would."""
     tape = tape_of(*[v._re if isinstance(v, ComplexActive) else v for v in (re, im) + operands
                      if isinstance(v, (Active, ComplexActive))])
     shape = tuple(shape)
-    return ComplexActive(_part(tape, re, shape), _part(tape, im, shape))
+    held = [p for o in operands
+            for p in ((o._re, o._im) if isinstance(o, ComplexActive) else (o,))]
+    return ComplexActive(_part(tape, re, shape, held), _part(tape, im, shape, held))
 
 
-def _part(tape, p, shape):
+def _part(tape, p, shape, held):
     if isinstance(p, Active):
-        return p if p.shape == shape else broadcast_to(p, shape)
+        if p.shape != shape:
+            return broadcast_to(p, shape)
+        return copy(p) if any(p is h for h in held) else p
     return as_active(tape, np.broadcast_to(np.asarray(p, dtype=float), shape))
 
 
