@@ -23,6 +23,7 @@ from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sp
                          sparse_jacobian, sparse_jacobian_plan)
 from .tape import Tape
 from .tapefile import load as load_tape
+from ._fuse.policy import set_fusion
 
 from ._version import __version__
 
@@ -35,7 +36,7 @@ __all__ = [
     "UnsupportedOperation", "Online", "Revolve", "TwoLevel", "Tape", "checkpoint_loop",
     "checkpoint_while", "grad", "grad_and_hvp", "hessian", "hessp", "hvp", "hvp_operator",
     "integrate", "interposition", "jacobian", "jvp", "laplacian", "load_tape", "parallel",
-    "primitive", "record", "scipy", "set_interposition",
+    "primitive", "record", "scipy", "set_fusion", "set_interposition",
     "stop_gradient", "value", "value_and_grad", "vjp", "jacobian_sparsity", "hessian_sparsity",
     "sparse_jacobian", "sparse_jacobian_plan", "sparse_hessian", "sparse_hessian_plan",
 ]

@@ -377,29 +377,34 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
 # sweep after it may read). Each takes one direction; several stay with the
 # interpreter.
 
-cdef double** fused_pointers(Sweep* s, const FusedRun* f) noexcept nogil:
+cdef enum:
+    FUSED_LOCAL_POINTERS = 128  # a run's pointers on the stack up to this many (32 refs)
+
+
+cdef void fused_pointers(Sweep* s, const FusedRun* f, double** ptrs) noexcept nogil:
     """Values, tangents, adjoints and adjoint tangents of the kernel's refs
-    (NULL where the sweep has none, and for constants); NULL when out of memory."""
-    cdef double** ptrs = <double**>malloc(<size_t>(4 * f.n_refs + 1) * sizeof(double*))
+    (NULL where the sweep has none, and for constants), into ``ptrs``."""
     cdef int i, n = f.n_refs
-    if ptrs == NULL:
-        return NULL
     for i in range(n):
         ptrs[i] = vptr(s, f.refs[i])
         ptrs[n + i] = tptr(s, f.refs[i])
         ptrs[2 * n + i] = aptr(s, f.refs[i])
         ptrs[3 * n + i] = dptr(s, f.refs[i])
-    return ptrs
 
 
 cdef int call_fused(Sweep* s, const FusedRun* f, fused_kernel kernel, const double* seeds,
                     double* outs) except -1 nogil:
-    cdef double** ptrs = fused_pointers(s, f)
+    cdef double* local[FUSED_LOCAL_POINTERS]
+    cdef double** ptrs = local
     cdef int n = f.n_refs
-    if ptrs == NULL:
-        return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
+    if 4 * n > FUSED_LOCAL_POINTERS:        # (short steps call this often: no malloc)
+        ptrs = <double**>malloc(<size_t>(4 * n) * sizeof(double*))
+        if ptrs == NULL:
+            return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
+    fused_pointers(s, f, ptrs)
     kernel(ptrs, ptrs + n, ptrs + 2 * n, ptrs + 3 * n, seeds, outs)
-    free(ptrs)
+    if ptrs != local:
+        free(ptrs)
     return 0
 
 

@@ -45,6 +45,18 @@ static inline double adsim_pow_c_curvature(double x, double c) {
     return c * (c - 1.0) * pow(x, c - 2.0);
 }
 
+/* a^b with both operands varying (the POW row in adsim/ops.py): its partials
+ * exact where b is 0 or 1, and ln a taken as 0 where a^b is 0 (the limit of
+ * y ln a as a -> 0+) */
+static inline double adsim_pow_log(double a, double y) { return y != 0.0 ? log(a) : 0.0; }
+static inline double adsim_pow_am1(double a, double b) { return b != 1.0 ? pow(a, b - 1.0) : 1.0; }
+static inline double adsim_pow_da(double a, double b) {
+    return b != 0.0 ? b * adsim_pow_am1(a, b) : 0.0;
+}
+static inline double adsim_pow_daa(double a, double b) {
+    return (b != 0.0 && b != 1.0) ? b * (b - 1.0) * pow(a, b - 2.0) : 0.0;
+}
+
 /* c^x: y' = y ln c, y'' = y (ln c)^2; 0 where y = 0 (0^x for x > 0 and
  * inf^x for x < 0 are constant there, not 0 * inf = NaN) */
 static inline double adsim_rpow_c_value(double x, double c) { return pow(c, x); }

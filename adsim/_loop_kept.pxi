@@ -17,6 +17,7 @@ cdef class KeptForwards:
     their blocks fit in ``allowance`` bytes; a turn takes its block and
     frees it."""
     cdef list tapes
+    cdef list tables                    # per step: the fused table its sweep had (an address)
     cdef double** blocks
     cdef int64_t* tops
     cdef int64_t n
@@ -28,6 +29,7 @@ cdef class KeptForwards:
 
     def __cinit__(self, int64_t allowance):
         self.tapes = []
+        self.tables = []
         self.allowance = allowance
 
     def __dealloc__(self):
@@ -44,6 +46,7 @@ cdef class KeptForwards:
         self.tops = NULL
         self.n = self.cap = self.bytes = 0
         self.tapes = []
+        self.tables = []
         self.stopped = True
 
     cdef bint wants(self, int64_t index, Tape t) noexcept:
@@ -75,6 +78,7 @@ cdef class KeptForwards:
         self.blocks[self.n] = block
         self.tops[self.n] = top
         self.tapes.append(t)
+        self.tables.append(<intptr_t>s.fused)
         self.n += 1
         self.kept += 1
         self.bytes += size
@@ -92,6 +96,11 @@ cdef class KeptForwards:
         cdef Tape t = <Tape>self.tapes[index]
         cdef int64_t top = self.tops[index]
         cdef double* block = self.blocks[index]
+        if <intptr_t>s.fused != self.tables[index]:
+            # what the keeping sweep pushed is what its own kernels reverse
+            raise RuntimeError("adsim: another thread fused this loop's step tape between a "
+                               "step's forward and reverse sweeps; call again (the tape is "
+                               "fused now)")
         s.stack.top = 0
         stack_reserve(s.stack, top)
         memcpy(s.val, block, <size_t>t.arena_size * sizeof(double))

@@ -57,20 +57,40 @@ cdef Replay new_replay(Tape t):
     return r
 
 
+cdef int fusion_tick(Tape t, int layout, int dirs) except -1:
+    """Count a replay towards automatic fusion: when the layout's count runs
+    out, adsim/_fuse/policy.py decides (and re-arms the count or not). Vector
+    modes have no fused kernels and do not count."""
+    if t.fusion_countdown[layout] < 0 or dirs > 1 or not t.chunked:
+        return 0
+    t.fusion_countdown[layout] -= 1
+    if t.fusion_countdown[layout] > 0:
+        return 0
+    t.fusion_countdown[layout] = -1     # until the policy re-arms it
+    if t._fusion_work() == 0:           # nothing large and elementwise: never
+        for layout in range(4):
+            t.fusion_countdown[layout] = -1
+        return 0
+    from ._fuse.policy import consider
+    consider(t, layout)
+    return 0
+
+
 cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
     """A Replay of ``t`` for one call, from the tape's pool: its sweep laid
     out for ``layout`` with ``dirs`` directions and the inputs ``xs`` loaded.
     Should this fail, the Replay is dropped, not returned."""
     cdef Replay r
     cdef list arrays = input_arrays(t, xs)          # checked before a Replay is taken
+    fusion_tick(t, layout, dirs)
     if t.n_idle:                        # one step under the GIL: no other thread gets it
         t.n_idle -= 1
         r = <Replay>t._pool[t.n_idle]
         t._pool[t.n_idle] = None
     else:
         r = new_replay(t)
-    if r.chunked != t.chunked:
-        point_sweep(t, r)
+    if r.chunked != t.chunked or (r.chunked and r.runs is not t._runs):
+        point_sweep(t, r)               # chunking switched, or runs found anew for fusion
     r.s.fused = t.fused if r.chunked else NULL     # fused after this Replay was made, maybe
     r.s.err_op = -1
     r.stack.top = 0
@@ -118,11 +138,14 @@ cdef int attach_runs(Tape t, Replay r) except -1:
     found = t.run_tables()
     _, run_of, table, refs, shifted, _ = found
     if cnp.PyArray_SIZE(table) == 0:
+        r.runs = found
         return 0
-    if r.runs is None:
-        r.own_sizes = <int64_t*>malloc(<size_t>(t.n_slots + 2 * t.n_const_ids + 1) * sizeof(int64_t))
+    if r.runs is not found:
         if r.own_sizes == NULL:
-            raise MemoryError("adsim: no memory for a replay's slot table")
+            r.own_sizes = <int64_t*>malloc(<size_t>(t.n_slots + 2 * t.n_const_ids + 1) *
+                                           sizeof(int64_t))
+            if r.own_sizes == NULL:
+                raise MemoryError("adsim: no memory for a replay's slot table")
         memcpy(r.own_sizes, t.slot_size, <size_t>t.n_slots * sizeof(int64_t))
         memcpy(r.own_sizes + t.n_slots, t.const_off, <size_t>t.n_const_ids * sizeof(int64_t))
         memcpy(r.own_sizes + t.n_slots + t.n_const_ids, t.const_size,

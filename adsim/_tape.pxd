@@ -74,8 +74,16 @@ cdef class Tape:
     # replays
     cdef public bint chunked          # sweep long elementwise runs chunk by chunk (_chunks.pxi)
     cdef object _runs                 # the run tables (find_runs), built on first use
-    cdef FusedRun* fused              # per run: fused kernels (adsim/_fuse/), set once, or NULL
+    cdef object _fusion_runs_found    # the runs fusing compiles, until the first table
+    cdef FusedRun* fused              # per run: fused kernels (adsim/_fuse/), or NULL
     cdef object _fused_keep           # what the fused kernels need alive (libraries, refs)
+    cdef FusedRun** old_fused         # tables replaced by a later install (replays may read them)
+    cdef int n_old_fused
+    # automatic fusion (adsim/_fuse/policy.py): per layout, replays left before
+    # the policy is asked (-1: never again); the elementwise work of one replay
+    cdef int64_t fusion_countdown[4]
+    cdef bint fusion_armed[4]
+    cdef double fusion_work
     cdef list _pool                   # idle Replays: the first n_idle entries (then None)
     cdef int n_idle
     cdef int64_t stack_peak           # largest value stack of any replay

@@ -39,7 +39,7 @@ cimport numpy as cnp
 from cpython.number cimport PyNumber_Index
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.stdint cimport intptr_t
 from libc.string cimport memcpy, memset
 
@@ -142,6 +142,7 @@ cdef class Tape:
 
     def __cinit__(self):
         cdef int64_t c = 0
+        cdef int i
         self.chunked = True
         self.code = <uint16_t*>grow(NULL, &self.cap_ops, 64, sizeof(uint16_t))
         self.start = <int32_t*>grow(NULL, &c, self.cap_ops, sizeof(int32_t))
@@ -171,14 +172,21 @@ cdef class Tape:
         self._pool = []
         self.out_slot = -1
         self.recording = True
+        self.fusion_work = -1.0                 # measured at the first replay
+        for i in range(4):
+            self.fusion_countdown[i] = 1
 
     def __dealloc__(self):
+        cdef int i
         free(self.code); free(self.start); free(self.flags); free(self.opnd)
         free(self.consts); free(self.const_off); free(self.const_size)
         free(self.ints); free(self.branches)
         free(self.slot_off); free(self.slot_size); free(self.slot_state); free(self.slot_writes)
         free(self.val)          # a Replay that borrowed it never frees it
         free(self.fused)
+        for i in range(self.n_old_fused):
+            free(self.old_fused[i])
+        free(self.old_fused)
 
     # pickle, copy.copy and copy.deepcopy go through the tape file format
     # (adsim/tapefile.py): data only, checked again when read back
@@ -798,22 +806,36 @@ cdef class Tape:
                 self._runs = found
         return self._runs
 
+    def _fusion_runs(self):
+        """The runs fusing compiles: found once from FUSED_RUN_MIN_SIZE
+        elements on, they become the tape's runs with its first fused table
+        (before it, replays keep the runs chunking found)."""
+        self.check_replayable()
+        if self.fused != NULL or not self.chunked:
+            return self.run_tables() if self.chunked else None
+        if self._fusion_runs_found is None:
+            self._fusion_runs_found = find_runs(self, FUSED_RUN_MIN_SIZE)
+        return self._fusion_runs_found
+
     def _install_fused(self, entries, keep):
         """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
         (run index, {kind: address} for kinds among values, tangents,
         reverse, reverse2, gradient, second_order, int32 array of the refs they read,
         int32 array of the slots a keeping forward saves for the reverse kernel);
-        ``keep`` holds what the addresses live in. Once per tape: replays
-        may be reading the table, so it is never replaced."""
+        ``keep`` holds what the addresses live in. The first table indexes
+        the runs ``_fusion_runs`` found, which then replace the tape's (a
+        replay under way keeps the runs it started with). A later install (more
+        kinds) makes a new table: a replay takes the table when it starts and
+        sweeps with it to the end, so replaced tables live as long as the tape."""
         cdef FusedRun* table
+        cdef FusedRun** old
         cdef cnp.ndarray refs, saved
         cdef int64_t n_runs
         self.check_replayable()        # runs found mid-recording would miss later ops
-        if self.fused != NULL:
-            raise RuntimeError("adsim: this tape's runs are fused already")
         if not self.chunked or not entries:
             return 0
-        n_runs = len(self.run_tables()[2])
+        runs = self._fusion_runs()
+        n_runs = len(runs[2])
         table = <FusedRun*>calloc(max(n_runs, 1), sizeof(FusedRun))
         if table == NULL:
             raise MemoryError("adsim: no memory for the fused runs' table")
@@ -835,18 +857,37 @@ cdef class Tape:
             table[run].n_refs = <int32_t>cnp.PyArray_SIZE(refs)
             table[run].saved = <int32_t*>cnp.PyArray_DATA(saved)
             table[run].n_saved = <int32_t>cnp.PyArray_SIZE(saved)
-        self._fused_keep = kept
+        self._runs = runs
+        if self.fused != NULL:
+            old = <FusedRun**>realloc(self.old_fused, (self.n_old_fused + 1) * sizeof(FusedRun*))
+            if old == NULL:
+                free(table)
+                raise MemoryError("adsim: no memory for the fused runs' table")
+            self.old_fused = old
+            self.old_fused[self.n_old_fused] = self.fused
+            self.n_old_fused += 1
+        self._fused_keep = (self._fused_keep, kept)
         self.fused = table
         return len(entries)
 
-    def _find_smaller_runs(self, int64_t min_size):
-        """Take runs from ``min_size`` elements on (fused runs pay off below
-        the size chunking needs). Only before the first replay, which points
-        into the run tables for good; returns whether it was done."""
-        if self.n_idle or self.arena_lent or self.recording or not self.chunked:
-            return False
-        self._runs = find_runs(self, min_size)
-        return True
+    def _fusion_work(self):
+        """Elements one replay's elementwise ops of fusable size write (0:
+        none; fused kernels would not pay)."""
+        if self.fusion_work < 0:
+            self.fusion_work = elementwise_work(self, FUSED_RUN_MIN_SIZE)
+        return self.fusion_work
+
+    def _arm_fusion(self, int layout, int64_t replays):
+        """Ask the fusion policy again after ``replays`` more replays laid
+        out as ``layout`` (-1: never)."""
+        if not 0 <= layout < 4:
+            raise ValueError(f"adsim: no replay layout {layout}")
+        self.fusion_countdown[layout] = replays
+        self.fusion_armed[layout] = True
+
+    def _fusion_armed(self, int layout):
+        """Whether the policy set the count of ``layout`` before."""
+        return bool(self.fusion_armed[layout]) if 0 <= layout < 4 else False
 
     def _run_table(self):
         """The tape's runs of elementwise ops, as the chunked sweeps take
@@ -941,3 +982,26 @@ def find_runs(Tape tape, int64_t min_size=0):
     cdef Sweep s
     tape.program_sweep(&s)
     return runs_of(&s, tape.n_ops, tape.n_slots, min_size)
+
+
+# Runs from this size on are fused (adsim/_fuse/): one loop instead of one per
+# op pays off well below the size from which the interpreter chunks runs.
+cdef enum:
+    FUSED_RUN_MIN_SIZE = 256
+FUSED_RUN_MIN = FUSED_RUN_MIN_SIZE
+
+
+cdef double elementwise_work(Tape t, int64_t min_size):
+    """Elements the unary and binary ops of at least ``min_size`` elements
+    write in one replay: what fused kernels would speed up."""
+    cdef double work = 0.0
+    cdef int64_t k, size
+    cdef int code
+    for k in range(t.n_ops):
+        code = t.code[k]
+        if (0 < code < UNARY_END) or (ADD <= code < BINARY_END):     # ADD: the first binary op
+            size = t.size_of(t.opnd[t.start[k]])
+            if size >= min_size:
+                work += <double>size
+    return work
+

@@ -151,7 +151,7 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     nums, single = _argnums(argnums)
     cache = flag(cache, "cache", "value_and_grad")
     has_aux = flag(has_aux, "has_aux", "value_and_grad")
-    tapes = TapeCache(cache, opaque_outputs=has_aux)
+    tapes = shared_cache(f, has_aux) if cache else TapeCache(False, has_aux)
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
@@ -391,7 +391,7 @@ def jacobian(f, argnums=0, mode=None, cache=True):
         raise InvalidArgumentValue(
             f"adsim.jacobian: mode must be None (forward or reverse sweeps, whichever needs "
             f"fewer), 'forward' (or 'fwd') or 'reverse' (or 'rev'), got {given(mode)}")
-    tapes = TapeCache(flag(cache, "cache", "jacobian"))
+    tapes = shared_cache(f) if flag(cache, "cache", "jacobian") else TapeCache(False)
     mode = _MODE_NAMES.get(mode, mode) if isinstance(mode, str) else mode
 
     def jacobian_f(*args, **kwargs):
@@ -499,22 +499,29 @@ def hessian(f, argnums=0):
     def g(xx, p, *r):   # made once, so that its tapes stay cached between calls
         return f(*(r[:p] + (xx,) + r[p:]))
 
+    def differentiated(p):
+        """The function whose first argument is ``args[p]``, and the arguments
+        it takes after it: ``f`` itself for the first argument (so that
+        ``adsim.hessian(f)(x)`` written inline replays f's tapes), else ``g``."""
+        return (f, ()) if p == 0 else (g, (p,))
+
     def hessian_f(*args):
         p = resolve_argnums(nums, len(args), _name(f))[0]
         if _any_active(args, f):         # inside a recording: a Jacobian of the gradient
             return jacobian(grad(f, argnums=p), argnums=p)(*args)
         rest = args[:p] + args[p + 1:]
+        h, leading = differentiated(p)
         if args[p] is not None and is_container(args[p]):
-            return _container_hessian(g, args[p], p, rest, f)
+            return _container_hessian(h, args[p], leading + rest, f, p)
         x = real_array(args[p], f"argument {p} of {_name(f)}")
         eye = np.eye(x.size).reshape(x.shape + (x.size,))
-        H = hvp(g, x, eye, p, *rest).reshape(x.size, x.size)
+        H = hvp(h, x, eye, *leading, *rest).reshape(x.size, x.size)
         H = 0.5 * (H + H.T)
         return H.reshape(x.shape + x.shape)
-    return Transformed(hessian_f, "hessian", f, shared_cache(g))
+    return Transformed(hessian_f, "hessian", f, shared_cache(f if nums == (0,) else g))
 
 
-def _container_hessian(g, x, p, rest, f):
+def _container_hessian(h, x, after, f, p):
     """The Hessian w.r.t. a container argument: blocks shaped
     ``leaf_i.shape + leaf_j.shape`` in the container of containers (as JAX
     nests them), from one vector-mode sweep over all leaves."""
@@ -524,7 +531,7 @@ def _container_hessian(g, x, p, rest, f):
     n = sum(a.size for a in xs)
     eye = np.eye(n)
     directions = split_flat(eye, [a.shape for a in xs], (n,))
-    hv = hvp(g, unflatten(tree, xs), unflatten(tree, directions), p, *rest)
+    hv = hvp(h, unflatten(tree, xs), unflatten(tree, directions), *after)
     H = np.concatenate([np.reshape(b, (-1, n)) for b in flatten(hv)[0]]) if n else eye
     H = 0.5 * (H + H.T)
     start = np.cumsum([0] + [a.size for a in xs])

@@ -18,10 +18,11 @@ class BranchChanged(AdsimError, RuntimeError):
     follows (it has no code to record them again).
     """
 
-    def __init__(self, message, op_index=-1, op_name=""):
+    def __init__(self, message, op_index=-1, op_name="", batch_member=None):
         super().__init__(message)
         self.op_index = op_index
         self.op_name = op_name
+        self.batch_member = batch_member      # a batched replay: the member that left the path
 
 
 class IndexOutOfBounds(BranchChanged, IndexError):
@@ -32,6 +33,17 @@ class IndexOutOfBounds(BranchChanged, IndexError):
     NumPy would raise ``IndexError`` on this path; the tape returns nothing.
     A ``BranchChanged``: the functional API records again, and NumPy's own
     error then points at the line of the user's code.
+    """
+
+
+class BatchShapeError(AdsimError, ValueError):
+    """A batched replay (``tape.batched``) got an argument without the batch
+    axis it needs.
+
+    Every input, direction and weight of a batched replay has a leading
+    batch axis of the same length B >= 1, followed by the shape the tape
+    was recorded for (directions may add a trailing axis of k directions).
+    Fix: stack the B points along a new first axis, ``np.stack(points)``.
     """
 
 

@@ -298,9 +298,25 @@ TABLE = [
     _b("DIV", [np.true_divide], (0.3, 3.0),
        rule=BinaryRule("a / b", "1.0 / b", "-y / b", dab="-1.0 / (b * b)",
                        dbb="2.0 * y / (b * b)")),
-    _b("POW", [np.power, np.float_power], (0.3, 3.0)),
-    _b("ARCTAN2", [np.arctan2]),
-    _b("HYPOT", [np.hypot]),
+    # a ** b: y_a = b a^(b-1), y_b = y ln a (0 where y = 0: the limit a -> 0+),
+    # y_aa = b (b-1) a^(b-2), y_ab = a^(b-1) (1 + b ln a), y_bb = y ln^2 a, exact
+    # where b is 0 or 1 (the helpers in _elementwise.h)
+    _b("POW", [np.power, np.float_power], (0.3, 3.0),
+       rule=BinaryRule("pow(a, b)", "adsim_pow_da(a, b)", "y * adsim_pow_log(a, y)",
+                       daa="adsim_pow_daa(a, b)",
+                       dab="adsim_pow_am1(a, b) * (1.0 + b * adsim_pow_log(a, y))",
+                       dbb="y * adsim_pow_log(a, y) * adsim_pow_log(a, y)")),
+    # with r = a^2 + b^2: y_a = b/r, y_b = -a/r, y_aa = -2ab/r^2,
+    # y_ab = (a^2 - b^2)/r^2, y_bb = 2ab/r^2
+    _b("ARCTAN2", [np.arctan2],
+       rule=BinaryRule("atan2(a, b)", "b / (a * a + b * b)", "-a / (a * a + b * b)",
+                       daa="-2.0 * a * b / ((a * a + b * b) * (a * a + b * b))",
+                       dab="(a * a - b * b) / ((a * a + b * b) * (a * a + b * b))",
+                       dbb="2.0 * a * b / ((a * a + b * b) * (a * a + b * b))")),
+    # y_a = a/y, y_b = b/y, y_aa = b^2/y^3, y_ab = -ab/y^3, y_bb = a^2/y^3
+    _b("HYPOT", [np.hypot],
+       rule=BinaryRule("hypot(a, b)", "a / y", "b / y", daa="b * b / (y * y * y)",
+                       dab="-a * b / (y * y * y)", dbb="a * a / (y * y * y)")),
     _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x"),
     _b("MINIMUM", [np.minimum], hessian=LINEAR, reads="x"),
     # NumPy's integer division of floats (its divmod algorithm, exactly):

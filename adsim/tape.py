@@ -9,6 +9,7 @@ go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 import numpy as np
 
 from . import _tape, ops
+from ._batched import BatchedReplays
 from ._decoder import decode_op
 from ._tapefile_write import save as save_tape_file
 from .errors import ReadOnlyTapeAttribute
@@ -191,6 +192,12 @@ class Tape(_tape.Tape):
         hv = self._single([self._shape_dirs(d, x.shape, k) for d, x in zip(adot, xs)])
         return g, hv
 
+    @property
+    def batched(self):
+        """The same replays at B points at once: ``tape.batched.gradient(X)``
+        with ``X`` of shape ``(B,) + x.shape`` (docs/tape.md, "Batched replay")."""
+        return BatchedReplays(self, Tape)
+
     # ---- files ---------------------------------------------------------------
     def fuse(self):
         """Compile the tape's runs of elementwise ops over large arrays into
@@ -200,11 +207,12 @@ class Tape(_tape.Tape):
         ``gradient``, ``vjp`` with one weight, ``hvp``) sweep each fused run
         in one loop with its intermediates in registers; vector modes, and
         runs holding an op without a fused form, stay with the interpreter.
-        Fuse before the first replay: runs from 1 024 elements on are
-        fused then, after it only those of 32 768 and more. Results agree
-        with the interpreter's up to rounding (docs/tape.md, "Fused runs").
-        Compiled kernels are cached on disk (``$ADSIM_KERNEL_CACHE``, else
-        ``~/.cache/adsim/kernels``).
+        Runs from 256 elements on are fused; a replay under way finishes
+        as it started. Results agree with the interpreter's up to rounding
+        (docs/tape.md, "Fused runs"). Compiled kernels are cached on disk
+        (``$ADSIM_KERNEL_CACHE``, else ``~/.cache/adsim/kernels``). By
+        default adsim fuses a tape on its own once its replays have done
+        about as much work as compiling costs (:func:`adsim.set_fusion`).
 
         Returns a summary of what was fused. Raises
         :class:`adsim.errors.NoCompiler` when no C compiler (``$CC``, else

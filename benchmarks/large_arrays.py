@@ -9,8 +9,9 @@ Problems (the fields simulations are made of):
 
 For each: the NumPy f; a copy of x (the memory bandwidth the machine gives
 one core: the physical limit of a sweep that reads x and writes a gradient);
-adsim's ``tape.forward``, ``tape.gradient`` and ``tape.hvp``, interpreted and
-after ``tape.fuse()`` (runs of elementwise ops compiled into one loop; the
+adsim's ``tape.forward``, ``tape.gradient`` and ``tape.hvp``, interpreted
+(``adsim.set_fusion("never")``) and after ``tape.fuse()`` (what the default
+policy does on its own once a tape's replays have paid for compiling: runs of elementwise ops compiled into one loop; the
 fused results are checked against the interpreter's; ratios take the faster
 of the two); and, when installed,
 JAX ``jit`` of f, ``grad`` and a forward-over-reverse hvp. The gradient's
@@ -99,8 +100,12 @@ def one_case(name, f, n, s):
 
 def run(s):
     rows = []
-    for name, f, sizes, quick in CASES:
-        rows += [one_case(name, f, n, s) for n in (quick if s.quick else sizes)]
+    previous = ad.set_fusion("never")       # the interpreter's rows stay interpreted
+    try:
+        for name, f, sizes, quick in CASES:
+            rows += [one_case(name, f, n, s) for n in (quick if s.quick else sizes)]
+    finally:
+        ad.set_fusion(previous)
     return {"goals": GOALS, "rows": rows, "peers": T.peer_versions()}
 
 

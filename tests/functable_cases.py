@@ -1625,16 +1625,7 @@ _opt = scipy.optimize
 _BOX = [(-3.0, 3.0)] * 2
 # solvers adsim does not differentiate: adsim's error names the solver
 _SOLVER_CALLS = {
-    "curve_fit": lambda x: _opt.curve_fit(lambda t, a: a * t * x[0], np.arange(3.0),
-                                          np.arange(3.0))[0],
-    **{name: (lambda name: lambda x: getattr(_opt, name)(_objective(x), np.zeros(2), disp=0))(
-        name) for name in ("fmin", "fmin_powell", "fmin_cg", "fmin_bfgs", "fmin_slsqp")},
-    "fmin_ncg": lambda x: _opt.fmin_ncg(_objective(x), np.zeros(2), lambda z: 2.0 * (z - x),
-                                        disp=0),
-    "fmin_l_bfgs_b": lambda x: _opt.fmin_l_bfgs_b(_objective(x), np.zeros(2),
-                                                  approx_grad=True)[0],
-    "fmin_tnc": lambda x: _opt.fmin_tnc(_objective(x), np.zeros(2), approx_grad=True,
-                                        disp=0)[0],
+    "fmin_slsqp": lambda x: _opt.fmin_slsqp(_objective(x), np.zeros(2), disp=0),
     "fmin_cobyla": lambda x: _opt.fmin_cobyla(_objective(x), np.zeros(2), [lambda z: 1.0],
                                               disp=0),
     "basinhopping": lambda x: _opt.basinhopping(_objective(x), np.zeros(2), niter=1).x,
@@ -1663,6 +1654,15 @@ def _cubic(x):
 def _quartic(x):
     """Minimised where z^3 + z = x."""
     return lambda z: np.sum(0.25 * z ** 4 + 0.5 * z ** 2 - x * z)
+
+
+def _unit_well(x):
+    """Minimised at z = sin(x), with the identity as Hessian."""
+    return lambda z: 0.5 * np.sum((z - np.sin(x)) ** 2)
+
+
+def _unit_well_gradient(x):
+    return lambda z: z - np.sin(x)
 
 
 def _scalar_solver(name):
@@ -1707,6 +1707,26 @@ SOLVERS = {
     # (with a longer memory, anderson's own least-squares solves warn of ill-conditioning)
     _opt.anderson: [case(lambda x: _opt.anderson(lambda z: -_contraction(x)(z), np.zeros(2),
                                                  M=1, f_tol=1e-14), 2)],
+    # the legacy minimisers, on a well whose Hessian is the identity: each lands on
+    # the minimiser to rounding (Nelder-Mead and Powell with tolerances near zero)
+    **{getattr(_opt, name): [case((lambda name, options: lambda x: np.ravel(getattr(_opt, name)(
+        _unit_well(x), np.zeros(2), **options(x))[0] if name in ("fmin_l_bfgs_b", "fmin_tnc")
+        else getattr(_opt, name)(_unit_well(x), np.zeros(2), **options(x))))(name, options), 2)]
+       for name, options in (
+           ("fmin", lambda x: dict(xtol=1e-15, ftol=1e-31, maxiter=4000, maxfun=4000, disp=0)),
+           ("fmin_powell", lambda x: dict(xtol=1e-15, ftol=1e-31, disp=0)),
+           ("fmin_cg", lambda x: dict(fprime=_unit_well_gradient(x), gtol=1e-14, disp=0)),
+           ("fmin_bfgs", lambda x: dict(fprime=_unit_well_gradient(x), gtol=1e-14, disp=0)),
+           ("fmin_ncg", lambda x: dict(fprime=_unit_well_gradient(x), fhess=lambda z: np.eye(2),
+                                       avextol=1e-15, disp=0)),
+           ("fmin_l_bfgs_b", lambda x: dict(fprime=_unit_well_gradient(x), pgtol=1e-14,
+                                            factr=1.0)),
+           ("fmin_tnc", lambda x: dict(fprime=_unit_well_gradient(x), pgtol=1e-14, messages=0)))},
+    # data on the model's curve: Gauss-Newton converges to rounding
+    _opt.curve_fit: [case(lambda x: _opt.curve_fit(
+        lambda t, a, k: a * np.exp(-k * t), np.linspace(0.0, 2.0, 6),
+        (1.0 + x[0]) * np.exp(-(1.0 + x[1] ** 2) * np.linspace(0.0, 2.0, 6)),
+        p0=[1.0, 1.0], ftol=1e-15, xtol=1e-15, gtol=1e-15)[0], 2, domain=(0.1, 0.5))],
 }
 CASES.update(SOLVERS)
 

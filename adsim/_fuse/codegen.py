@@ -44,6 +44,7 @@ from .._opcodes import OpFlag
 
 BLOCK = 256
 KINDS = ("values", "tangents", "reverse", "reverse2", "gradient", "second_order")
+SUMMED_KINDS = ("gradient", "second_order")     # only for a run summed into the output
 _PASSIVE = int(OpFlag.FLAG_PASSIVE)
 _PUSH = int(OpFlag.FLAG_PUSH)
 
@@ -63,11 +64,14 @@ _WRITTEN_UNARY = {
 # where it links.
 VECTOR_MATH = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cos", "cosh", "exp",
                "exp2", "expm1", "log", "log10", "log1p", "log2", "sin", "sinh", "tan", "tanh")
+VECTOR_MATH_2 = ("atan2", "hypot", "pow")             # of two arguments
 
 PRELUDE = "\n".join([
     "#include <stdint.h>", "#include <string.h>", "#include <math.h>",
     "#ifdef ADSIM_VECTOR_MATH"] +
     [f'__attribute__((simd("notinbranch"))) double {name}(double);' for name in VECTOR_MATH] +
+    [f'__attribute__((simd("notinbranch"))) double {name}(double, double);'
+     for name in VECTOR_MATH_2] +
     ["#endif", '#include "_elementwise.h"', "#define LN2 log(2.0)", "#define LN10 log(10.0)",
      f"#define BLOCK {BLOCK}", ""])
 
@@ -251,10 +255,10 @@ def _gather(run, k, op, live):
             [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
 
 
-def run_source(tape, run_row, codes, flags, name):
+def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     """The C of run ``run_row`` (a row of the tape's run table): functions
-    ``adsim_<kind>_<name>``, or raise NotFusable. ``codes`` and ``flags``
-    are the tape's per-op arrays."""
+    ``adsim_<kind>_<name>`` for those of ``kinds`` the run has, or raise
+    NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays."""
     first, end, m, row = int(run_row[0]), int(run_row[1]), int(run_row[2]), int(run_row[7])
     run = _Run(tape, m, row)
     for k in range(first, end):
@@ -278,7 +282,7 @@ def run_source(tape, run_row, codes, flags, name):
     # when the kernels run; this only says whether to make them)
     summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
         tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
-    kinds = KINDS if summed else KINDS[:4]
+    kinds = tuple(kind for kind in kinds if summed or kind not in SUMMED_KINDS)
     text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1)
                      for kind in kinds)
     # what the reverse kernel needs back from the value stack: every slot the
@@ -296,7 +300,7 @@ def _kernel(run, kind, written, function, last):
     tangents = kind in ("tangents", "reverse2", "second_order")
     reverse = kind in ("reverse", "reverse2", "gradient", "second_order")
     second = kind in ("reverse2", "second_order")        # adjoint tangents too
-    summed = kind in ("gradient", "second_order")       # into the scalar output
+    summed = kind in SUMMED_KINDS                       # into the scalar output
     externals = [e for _, e in run.externals.values()]
     lines = [f"void {function}(double** V, double** T, double** A, double** D, "
              f"const double* seeds, double* outs) {{",

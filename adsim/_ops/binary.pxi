@@ -18,51 +18,15 @@ cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
 
 # The ops whose rows in adsim/ops.py give value and partials as expressions
 # (add, subtract, multiply, divide): their blocks are generated from the rows.
+cdef extern from "_elementwise.h":
+    double adsim_pow_log(double a, double y) noexcept nogil
+    double adsim_pow_am1(double a, double b) noexcept nogil
+    double adsim_pow_da(double a, double b) noexcept nogil
+    double adsim_pow_daa(double a, double b) noexcept nogil
+
 include "binary_rules.pxi"
 
 # The ops written by hand: cases an expression does not state.
-
-# a ** b: y_a = b a^(b-1), y_b = y ln a (taken as 0 where y = 0, the limit
-# for a -> 0+), y_aa = b (b-1) a^(b-2), y_ab = a^(b-1) (1 + b ln a), y_bb = y ln^2 a
-cdef double pow_value(double a, double b) noexcept nogil:
-    return pow(a, b)
-cdef void pow_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    cdef double la = log(a) if y != 0.0 else 0.0
-    cdef double am1 = pow(a, b - 1.0) if b != 1.0 else 1.0
-    d[0] = b * am1 if b != 0.0 else 0.0
-    d[1] = y * la
-    if order > 1:
-        d[2] = b * (b - 1.0) * pow(a, b - 2.0) if (b != 0.0 and b != 1.0) else 0.0
-        d[3] = am1 * (1.0 + b * la)
-        d[4] = y * la * la
-register_binary(POW, pow_value, pow_rule)
-
-# arctan2(a, b): with r = a^2 + b^2, y_a = b/r, y_b = -a/r,
-# y_aa = -2ab/r^2, y_ab = (a^2 - b^2)/r^2, y_bb = 2ab/r^2
-cdef double arctan2_value(double a, double b) noexcept nogil:
-    return atan2(a, b)
-cdef void arctan2_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    cdef double r = a * a + b * b
-    d[0] = b / r
-    d[1] = -a / r
-    if order > 1:
-        d[2] = -2.0 * a * b / (r * r)
-        d[3] = (a * a - b * b) / (r * r)
-        d[4] = -d[2]
-register_binary(ARCTAN2, arctan2_value, arctan2_rule)
-
-# hypot(a, b): y_a = a/y, y_b = b/y, y_aa = b^2/y^3, y_ab = -ab/y^3, y_bb = a^2/y^3
-cdef double hypot_value(double a, double b) noexcept nogil:
-    return hypot(a, b)
-cdef void hypot_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    cdef double y3 = y * y * y
-    d[0] = a / y
-    d[1] = b / y
-    if order > 1:
-        d[2] = b * b / y3
-        d[3] = -a * b / y3
-        d[4] = a * a / y3
-register_binary(HYPOT, hypot_value, hypot_rule)
 
 # maximum(a, b): the side is fixed by a COMPARE recorded before it; ties go to a
 cdef double maximum_value(double a, double b) noexcept nogil:

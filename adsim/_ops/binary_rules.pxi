@@ -46,3 +46,39 @@ cdef void div_rule(double a, double b, double y, int order, double* d) noexcept 
         d[3] = -1.0 / (b * b)
         d[4] = 2.0 * y / (b * b)
 register_binary(DIV, div_value, div_rule)
+
+# pow(a, b): partials adsim_pow_da(a, b), y * adsim_pow_log(a, y); second adsim_pow_daa(a, b), adsim_pow_am1(a, b) * (1.0 + b * adsim_pow_log(a, y)), y * adsim_pow_log(a, y) * adsim_pow_log(a, y)
+cdef double pow_value(double a, double b) noexcept nogil:
+    return pow(a, b)
+cdef void pow_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = adsim_pow_da(a, b)
+    d[1] = y * adsim_pow_log(a, y)
+    if order > 1:
+        d[2] = adsim_pow_daa(a, b)
+        d[3] = adsim_pow_am1(a, b) * (1.0 + b * adsim_pow_log(a, y))
+        d[4] = y * adsim_pow_log(a, y) * adsim_pow_log(a, y)
+register_binary(POW, pow_value, pow_rule)
+
+# atan2(a, b): partials b / (a * a + b * b), -a / (a * a + b * b); second -2.0 * a * b / ((a * a + b * b) * (a * a + b * b)), (a * a - b * b) / ((a * a + b * b) * (a * a + b * b)), 2.0 * a * b / ((a * a + b * b) * (a * a + b * b))
+cdef double arctan2_value(double a, double b) noexcept nogil:
+    return atan2(a, b)
+cdef void arctan2_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = b / (a * a + b * b)
+    d[1] = -a / (a * a + b * b)
+    if order > 1:
+        d[2] = -2.0 * a * b / ((a * a + b * b) * (a * a + b * b))
+        d[3] = (a * a - b * b) / ((a * a + b * b) * (a * a + b * b))
+        d[4] = 2.0 * a * b / ((a * a + b * b) * (a * a + b * b))
+register_binary(ARCTAN2, arctan2_value, arctan2_rule)
+
+# hypot(a, b): partials a / y, b / y; second b * b / (y * y * y), -a * b / (y * y * y), a * a / (y * y * y)
+cdef double hypot_value(double a, double b) noexcept nogil:
+    return hypot(a, b)
+cdef void hypot_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = a / y
+    d[1] = b / y
+    if order > 1:
+        d[2] = b * b / (y * y * y)
+        d[3] = -a * b / (y * y * y)
+        d[4] = a * a / (y * y * y)
+register_binary(HYPOT, hypot_value, hypot_rule)

@@ -233,22 +233,19 @@ cdef void linear_map(int code, const int32_t* o, Sweep* s, double* dst, const do
                 for k in range(m):
                     acc += src[u * m + k]
                 dst[u] = acc
-        elif code == SUM:
-            for u in range(outer):
+        elif code == SUM:           # rows added in turn: unit stride, each total in the
+            for u in range(outer):  # order of the running sum above (bitwise alike)
                 for i in range(inner):
-                    acc = 0.0
-                    base = u * m * inner + i
-                    for k in range(m):
-                        acc += src[base + k * inner]
-                    dst[u * inner + i] = acc
-        elif code == CUMSUM:
+                    dst[u * inner + i] = 0.0
+                for k in range(m):
+                    add_into(dst + u * inner, src + (u * m + k) * inner, inner)
+        elif code == CUMSUM:        # row k = row k - 1 + a's row k (in place too)
             for u in range(outer):
-                for i in range(inner):
-                    acc = 0.0
-                    base = u * m * inner + i
-                    for k in range(m):
-                        acc += src[base + k * inner]
-                        dst[base + k * inner] = acc
+                base = u * m * inner
+                for k in range(m):
+                    for i in range(inner):
+                        dst[base + k * inner + i] = (dst[base + (k - 1) * inner + i] if k
+                                                     else 0.0) + src[base + k * inner + i]
 
 
 cdef inline void add_into(double* dst, const double* src, int64_t n) noexcept nogil:

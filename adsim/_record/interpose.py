@@ -39,9 +39,9 @@ interposition on, adsim changes exactly two things outside itself:
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
    distribution classes, ...), in a SciPy module imported before the
-   recording starts, has its ``__code__`` replaced by a trampoline and a
-   keyword default ``_adsim_route`` added to its ``__kwdefaults__``. The
-   function object stays the same, so every name of it reaches adsim's rule
+   recording starts, has its ``__code__`` replaced by a trampoline (code
+   holding the route to adsim's rule among its constants; defaults, keyword
+   defaults and closure stay SciPy's). The function object stays the same, so every name of it reaches adsim's rule
    when an argument is active; other calls run SciPy's own code with its
    own defaults. While hooked, ``inspect.signature`` of such a function
    without ``__wrapped__`` shows ``(*args, **kwargs)``.
@@ -178,14 +178,14 @@ _wrappers = {}          # (module, name) -> adsim's wrapper: made at the first i
 _wrapper_names = {}     # module -> {name: wrapper}, and
 _original_names = {}    # module -> {name: NumPy's object}: the two above, per module
 _SCIPY_MODULES = hooks.scipy_modules()
-_hooks = {}             # SciPy module -> its _Hook list, made when first seen imported
-_known = {}             # SciPy function -> its _Hook (installed or not)
-_hooked = []            # the _Hooks in place now (their modules: _hooked_modules)
+_hooks = {}             # SciPy module -> its _ModuleHooks, made when first seen imported
+_known = {}             # SciPy function (or NumPy method) -> its _Hook (installed or not)
+_hooked = []            # the _ModuleHooks in place now (their modules: _hooked_modules)
 _hooked_modules = set()
 # NumPy's Python methods that convert active arguments, with adsim's rules:
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
 _NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),)
-_numpy_hooks = []       # their _Hooks, made at the first install
+_numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 
 class installed:
@@ -230,11 +230,12 @@ def _change_numpy():
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)
-        for cls, name, rule in _NUMPY_METHODS:
-            _numpy_hooks.append(_Hook(vars(cls)[name], rule))
-            _known[_numpy_hooks[-1].function] = _numpy_hooks[-1]
-    for hook in _numpy_hooks:
-        hook.install()
+        made = [_Hook(vars(cls)[name], rule) for cls, name, rule in _NUMPY_METHODS]
+        _known.update({hook.function: hook for hook in made})
+        _numpy_hooks.append(_ModuleHooks(made))
+    for made in _numpy_hooks:
+        for function, trampoline in made.installs:
+            function.__code__ = trampoline
     # one dict update per module: a recording starts and ends with these, and
     # a few hundred attribute stores one by one would cost more than the
     # recording of a small function
@@ -305,25 +306,39 @@ def _hook_scipy():
             continue
         if scipy_module not in _hooks:
             _hooks[scipy_module] = _make_hooks(scipy_module)
-        for hook in _hooks[scipy_module]:
-            hook.install()
-        _hooked.extend(_hooks[scipy_module])
+        made = _hooks[scipy_module]
+        for function, trampoline in made.installs:      # the hot loop of a recording's start
+            function.__code__ = trampoline
+        _hooked.append(made)
         _hooked_modules.add(scipy_module)
 
 
 def _restore():
     for module, names in _original_names.items():
         vars(module).update(names)
-    for hook in _numpy_hooks:
-        hook.remove()
+    for made in _numpy_hooks:
+        for function, code in made.removals:
+            function.__code__ = code
     for namespace, name, original, wrapper in _imported_bound:
         if namespace.get(name) is wrapper:      # unless the module rebound it meanwhile
             namespace[name] = original
     _imported_bound.clear()
-    for hook in _hooked:
-        hook.remove()
+    for made in _hooked:
+        for function, code in made.removals:
+            function.__code__ = code
     _hooked.clear()
     _hooked_modules.clear()
+
+
+class _ModuleHooks:
+    """The hooks of one SciPy module, as the (function, code) pairs that
+    install and remove them: one attribute store per function, no call."""
+
+    __slots__ = ("installs", "removals")
+
+    def __init__(self, made):
+        self.installs = [(hook.function, hook.trampoline) for hook in made]
+        self.removals = [(hook.function, hook.code) for hook in made]
 
 
 def _make_hooks(scipy_module):
@@ -333,12 +348,13 @@ def _make_hooks(scipy_module):
         if function is not None:
             made.append(_Hook(function, rule))
             _known[function] = made[-1]
-    return made
+    return _ModuleHooks(made)
 
 
 class _Hook:
-    """One SciPy function (or NumPy method): its original code and keyword defaults, and a
-    copy of the original function the trampoline calls."""
+    """One SciPy function (or NumPy method): its original code and keyword
+    defaults, a copy of the original function, and the trampoline code that
+    routes its calls."""
 
     def __init__(self, function, rule):
         self.function = function
@@ -355,18 +371,9 @@ class _Hook:
             if takes_rule(args, kwargs) and routed():
                 return rule(*args, **kwargs)
             return original(*args, **kwargs)
-        self.routed_kwdefaults = {**(self.kwdefaults or {}), "_adsim_route": route}
-        self.trampoline = _trampoline(self.code)
-
-    def install(self):
-        # extra keyword defaults first, then the code: every call sees a
-        # consistent pair (SciPy's code ignores the extra default)
-        self.function.__kwdefaults__ = self.routed_kwdefaults
-        self.function.__code__ = self.trampoline
-
-    def remove(self):
-        self.function.__code__ = self.code
-        self.function.__kwdefaults__ = self.kwdefaults
+        # installed and removed by one store of __code__ (_ModuleHooks): every
+        # call sees either SciPy's code or the trampoline, whole
+        self.trampoline = _trampoline(self.code, route)
 
 
 def unhooked(function):
@@ -378,25 +385,29 @@ def unhooked(function):
     return hook.code, hook.kwdefaults
 
 
-_TRAMPOLINES = {}
+_ROUTE = "adsim: the route"        # placeholder constant of a trampoline's code
+_TEMPLATES = {}
 
 
-def _trampoline(code):
-    """Code that calls its ``_adsim_route`` keyword default with the call's
-    arguments, declaring the free variables of ``code`` (a function's
+def _trampoline(code, route):
+    """Code that calls ``route(args, kwargs)`` with the call's arguments. The
+    route is one of its constants (a function's defaults and closure stay
+    SciPy's), and it declares the free variables of ``code`` (a function's
     closure must match its code's)."""
-    if code not in _TRAMPOLINES:
+    if code not in _TEMPLATES:
         free = code.co_freevars
         declare = f"        nonlocal {', '.join(free)}\n" if free else ""
         source = (f"def factory({', '.join(free)}):\n"
-                  f"    def {code.co_name}(*args, _adsim_route, **kwargs):\n"
+                  f"    def {code.co_name}(*args, **kwargs):\n"
                   f"{declare}"
-                  f"        return _adsim_route(args, kwargs)\n"
+                  f"        route = {_ROUTE!r}\n"
+                  f"        return route(args, kwargs)\n"
                   f"    return {code.co_name}\n")
         namespace = {}
         exec(compile(source, f"<adsim route of {code.co_qualname}>", "exec"), namespace)
-        trampoline = namespace["factory"](*free).__code__
-        assert trampoline.co_freevars == free
-        _TRAMPOLINES[code] = trampoline
-    return _TRAMPOLINES[code]
-
+        template = namespace["factory"](*free).__code__
+        assert template.co_freevars == free
+        _TEMPLATES[code] = template
+    template = _TEMPLATES[code]
+    return template.replace(co_consts=tuple(
+        route if type(c) is str and c == _ROUTE else c for c in template.co_consts))

@@ -9,7 +9,9 @@ The solvers, called while this thread records, are routed here. A call of
 one of the solvers of ``solver_calls.IMPLICIT`` (``fsolve``, ``root``,
 ``root_scalar``, ``brentq`` and the other bracketing methods, ``newton``,
 ``newton_krylov`` and the other large-scale solvers, ``fixed_point``,
-``minimize``, ``minimize_scalar``, ``least_squares``, ``leastsq``) whose
+``minimize``, ``minimize_scalar``, ``least_squares``, ``leastsq``, the
+legacy ``fmin``, ``fmin_powell``, ``fmin_cg``, ``fmin_bfgs``, ``fmin_ncg``,
+``fmin_l_bfgs_b``, ``fmin_tnc``, and ``curve_fit``, adsim/_scipy/curve_fit.py) whose
 solution depends on active values -- in ``args``, or read by its function
 from a closure, an object or a global -- is differentiated through its
 solution by the implicit function theorem (adsim/_scipy/solver_calls.py,
@@ -41,7 +43,12 @@ from .arrays import array
 from .._record.interpose import unhooked
 from .._nesting.nested import reads_recorded_values
 from .._record.callers import library_entry
+from .curve_fit import fit_curve
 from .solver_calls import IMPLICIT, differentiated_solve
+
+# solvers differentiated through their solutions: IMPLICIT's, and curve_fit
+# (a least-squares problem in the fitted parameters, adsim/_scipy/curve_fit.py)
+DIFFERENTIATED = sorted([*IMPLICIT, "curve_fit"])
 
 
 def rosen(x):
@@ -110,7 +117,7 @@ def solver_error(solver, function, value):
         f"({name_of(function)}) returned a value that depends on the inputs being "
         f"differentiated (an active array of shape {value.shape}), and {solver} computes on "
         f"plain floats, which would drop that dependence. adsim differentiates "
-        f"{', '.join(sorted(IMPLICIT))} through their solutions when the program calls them "
+        f"{', '.join(DIFFERENTIATED)} through their solutions when the program calls them "
         f"(docs/scipy.md); {solver} is not among them here. Either write the problem for one "
         f"of those, or differentiate the solution by the implicit function theorem yourself: "
         f"at a solution x of F(x, p) = 0 (for a minimizer, F is the gradient of the "
@@ -225,10 +232,12 @@ def _solver_rule(solver, strict_when):
             bound = signature.bind(*args, **kwargs)
         except (AttributeError, TypeError):       # no signature, or a call SciPy refuses
             return original(*args, **kwargs)
-        if solver in IMPLICIT and not _inside_another_solver(solver):
+        if solver in DIFFERENTIATED and not _inside_another_solver(solver):
             arguments = _spread_keywords(bound, signature)
             if _depends_on_active(arguments) or active_leaves(list(arguments.values())):
                 # (an active start or bracket alone: solved on its plain value)
+                if solver == "curve_fit":
+                    return fit_curve(original, arguments)
                 return differentiated_solve(solver, original, signature, arguments)
         watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
         for name, value in bound.arguments.items():

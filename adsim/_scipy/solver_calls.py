@@ -30,7 +30,7 @@ from .._record.creation import suspended
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .implicit import Equations, ImplicitSolution, Stationarity
 
-__all__ = ["IMPLICIT", "differentiated_solve"]
+__all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
 
 
 class Spec:
@@ -193,6 +193,70 @@ def _leastsq(a):
                 lifted=("Dfun",))
 
 
+# the legacy minimisers: (function argument, lifted functions, position of the
+# warning flag in the full output, whose 0 means converged)
+_LEGACY_MINIMISERS = {
+    "fmin": ("func", (), 4), "fmin_powell": ("func", (), 5),
+    "fmin_cg": ("f", ("fprime",), 4), "fmin_bfgs": ("f", ("fprime",), 6),
+    "fmin_ncg": ("f", ("fprime", "fhess_p", "fhess"), 5),
+}
+
+
+def _legacy_minimiser(solver):
+    """``fmin`` and its kin: run with ``full_output=True``; the call's own
+    layout given back (``xopt``, the full output, ``allvecs`` with
+    ``retall``), the other items plain values of the recorded solve."""
+    function, lifted, flag_at = _LEGACY_MINIMISERS[solver]
+
+    def spec(a):
+        def run(original, call):
+            raw = original(**dict(call, full_output=True))
+            return raw, raw[0], raw[flag_at] == 0, _LEGACY_WARNINGS.get(raw[flag_at], raw[flag_at])
+
+        def answer(raw, x):
+            if a.get("full_output"):
+                return (x,) + raw[1:]
+            return (x, raw[-1]) if a.get("retall") else x
+        return Spec("minimum", function, "x0", _flat_shape(a["x0"]), run, answer, lifted=lifted)
+    return spec
+
+
+_LEGACY_WARNINGS = {1: "the maximum number of iterations or function evaluations was reached",
+                    2: "the gradient or function values did not change (precision loss)",
+                    3: "NaN result encountered"}
+
+
+def _gradient_of_value(a):
+    """Whether ``func`` returns (value, gradient): fmin_l_bfgs_b and fmin_tnc
+    without ``fprime`` nor ``approx_grad``."""
+    return a.get("fprime") is None and not a.get("approx_grad")
+
+
+def _fmin_l_bfgs_b(a):
+    def run(original, call):
+        raw = original(**call)
+        return raw, raw[0], raw[2]["warnflag"] == 0, raw[2].get("task", raw[2]["warnflag"])
+    return Spec("minimum", "func", "x0", _flat_shape(a["x0"]), run,
+                lambda raw, x: (x,) + raw[1:], first_of=_gradient_of_value(a),
+                lifted=("fprime",), check=_bounds_check("fmin_l_bfgs_b", a.get("bounds")))
+
+
+# fmin_tnc's return codes: 0 local minimum, 1 and 2 converged in f or x; the others
+_TNC_FAILURES = {-1: "infeasible (lower bound above upper bound)",
+                 3: "the maximum number of function evaluations was reached",
+                 4: "the line search failed", 5: "all lower bounds equal the upper bounds",
+                 6: "unable to progress", 7: "the user function stopped the minimisation"}
+
+
+def _fmin_tnc(a):
+    def run(original, call):
+        raw = original(**call)
+        return raw, raw[0], raw[2] in (0, 1, 2), _TNC_FAILURES.get(raw[2], raw[2])
+    return Spec("minimum", "func", "x0", _flat_shape(a["x0"]), run,
+                lambda raw, x: (x,) + raw[1:], first_of=_gradient_of_value(a),
+                lifted=("fprime",), check=_bounds_check("fmin_tnc", a.get("bounds")))
+
+
 IMPLICIT = {
     "fsolve": _fsolve, "root": _root, "root_scalar": _root_scalar, "newton": _newton,
     **{name: _bracketing for name in ("brentq", "brenth", "ridder", "bisect", "toms748")},
@@ -201,6 +265,8 @@ IMPLICIT = {
                                   "excitingmixing", "linearmixing", "diagbroyden")},
     "minimize": _minimize, "minimize_scalar": _minimize_scalar,
     "least_squares": _least_squares, "leastsq": _leastsq,
+    **{name: _legacy_minimiser(name) for name in _LEGACY_MINIMISERS},
+    "fmin_l_bfgs_b": _fmin_l_bfgs_b, "fmin_tnc": _fmin_tnc,
 }
 """Solvers differentiated through their solutions: name -> Spec of a call's arguments."""
 
@@ -223,8 +289,8 @@ def _bounds_check(solver, bounds):
         upper = [np.inf if hi is None else hi for _, hi in pairs]
 
     def check(x):
-        lo = np.broadcast_to(_plain(lower), np.shape(x))
-        hi = np.broadcast_to(_plain(upper), np.shape(x))
+        lo = np.broadcast_to(plain_value(lower), np.shape(x))
+        hi = np.broadcast_to(plain_value(upper), np.shape(x))
         margin = np.sqrt(np.finfo(float).eps)
         with np.errstate(invalid="ignore"):          # no bound: -inf or inf
             touching = (np.isfinite(lo) & (x - lo <= margin * (1 + np.abs(lo)))) | \
@@ -243,12 +309,12 @@ def _bounds_check(solver, bounds):
 
 # ---- the call ----------------------------------------------------------------------
 
-def _plain(v):
+def plain_value(v):
     """The plain value of an active array (or a list or tuple of them)."""
     if isinstance(v, Active):
         return np.array(v.tape.slot_value(v.slot)).reshape(v.shape)
     if type(v) in (list, tuple) and active_leaves(v):
-        return type(v)(_plain(item) for item in v)
+        return type(v)(plain_value(item) for item in v)
     return v
 
 
@@ -278,10 +344,11 @@ def _system(spec, function, x_shape, n, what, full_args):
                         what)
 
 
-def differentiated_solve(solver, original, signature, arguments):
+def differentiated_solve(solver, original, signature, arguments, spec=None):
     """``original`` (SciPy's solver) called with ``arguments`` (its bound
-    arguments, ``**kw`` spread), its solution active: the return value."""
-    spec = IMPLICIT[solver](arguments)
+    arguments, ``**kw`` spread), its solution active: the return value.
+    ``spec``: how to make the call's :class:`Spec`, if not ``IMPLICIT``'s."""
+    spec = (spec or IMPLICIT[solver])(arguments)
     names = [spec.function] + [n for n in spec.lifted if callable(arguments.get(n))]
     takes_args = "args" in signature.parameters
     args = arguments.get("args", ()) if takes_args else ()
@@ -295,7 +362,7 @@ def differentiated_solve(solver, original, signature, arguments):
     functions, args = lift_container_closures(functions, args)
     functions, args = lift_closures(functions, args)
     positions = [i for i, v in enumerate(args) if isinstance(v, Active)]
-    call = {k: v if k in names or k == "args" or callable(v) else _plain(v)
+    call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}
     call.pop("kwargs", None) if keywords else None
     if not positions:        # nothing the solution depends on is active

@@ -11,7 +11,9 @@ call (``reuse_blocked_by`` says why). Caches are locked, so one transformed
 function may be called from several threads; two threads recording at once
 make two independent tapes.
 """
+import functools
 import threading
+import types
 import weakref
 from collections import OrderedDict
 
@@ -264,20 +266,53 @@ def _with_inputs(f, call, opaque=False):
     return inputs_to_f
 
 
-# ---- caches of the one-shot functions (jvp, vjp, hvp, ...) ---------------------
+# ---- caches shared per function -------------------------------------------------
+#
+# ``adsim.grad(f)(x)`` written inline makes a new transformed function at every
+# call, so the tapes live with ``f``, not with the transformed function: every
+# ``grad``/``value_and_grad``/``jacobian`` of ``f`` (cache=True) and the one-shot
+# functions share them. Entries are keyed by the ids of the objects whose life
+# they follow and hold only weak references to them: an entry goes when one of
+# them dies (its weakref callback runs before the id can be reused).
 
-_shared = weakref.WeakKeyDictionary()
+_shared = {}        # (ids of the parts of f, opaque_outputs) -> (weakrefs of the parts, TapeCache)
 _shared_lock = threading.Lock()
 
 
-def shared_cache(f):
-    """The tape cache the one-shot functions keep for ``f``. It lives as long
-    as ``f`` does and holds no reference to it."""
+def _parts(f):
+    """The objects a cache of ``f`` lives with: a bound method's function and
+    owner (``model.loss`` makes a new method object at each access), else ``f``."""
+    if type(f) is types.MethodType:
+        return (f.__func__, f.__self__)
+    return (f,)
+
+
+def shared_cache(f, opaque_outputs=False):
+    """The tape cache kept for ``f`` (see above): it lives as long as ``f``
+    (a bound method: its function and owner) and holds no reference to it.
+    Objects that cannot be weakly referenced get a new cache each time."""
+    parts = _parts(f)
+    key = tuple(id(p) for p in parts) + (opaque_outputs,)
+    entry = _shared.get(key)
+    if entry is not None and all(r() is p for r, p in zip(entry[0], parts)):
+        return entry[1]
+    cache = TapeCache(opaque_outputs=opaque_outputs)
     try:
-        with _shared_lock:
-            c = _shared.get(f)
-            if c is None:
-                c = _shared[f] = TapeCache()
-        return c
-    except TypeError:       # not weak-referenceable or not hashable: no sharing
-        return TapeCache()
+        refs = tuple(weakref.ref(p, functools.partial(_forget, key)) for p in parts)
+    except TypeError:           # not weak-referenceable: no sharing
+        return cache
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is not None and all(r() is p for r, p in zip(entry[0], parts)):
+            return entry[1]     # another thread made it meanwhile
+        _shared[key] = (refs, cache)
+    return cache
+
+
+def _forget(key, dead):
+    """Weakref callback: drop the entry ``dead`` belonged to. No lock: it may
+    run inside any allocation, also while this thread holds the lock; a dict
+    pop is atomic."""
+    entry = _shared.get(key)
+    if entry is not None and any(r is dead for r in entry[0]):
+        _shared.pop(key, None)

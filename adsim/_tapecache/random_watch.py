@@ -7,11 +7,15 @@ walk met. A recording that changed any of them drew random numbers, and its
 tape is never reused.
 """
 import ctypes
+import platform
 import random as _py_random
+import struct
 import sys
 import threading
 
 import numpy as np
+
+_CPYTHON = platform.python_implementation() == "CPython"   # id() is an address
 
 
 def _state_of(source):
@@ -39,53 +43,103 @@ class _LegacyState:
     """NumPy's global RandomState (behind ``np.random.normal`` etc., and
     SciPy's default ``random_state``).
 
-    A full read (``get_state()``, about 25 us) is taken before a recording.
-    After it, the MT19937 words and position are read directly from the
-    state struct (a 2.5 kB copy): they change with every draw except a
-    normal served from the cached second Gaussian, so the full state is read
-    again only if a cached Gaussian was there before. The struct layout is
-    checked against ``get_state()`` once; if it differs, reads are all full.
+    Every draw changes its MT19937 words and position or its cached second
+    Gaussian (``has_gauss``, ``gauss``). Both are read straight from memory
+    (2.5 kB and 12 bytes): the words from the bit generator's state struct,
+    the Gaussian from the RandomState object at an offset found once on a
+    RandomState of adsim's own. Both layouts are checked against
+    ``get_state()`` once; if either differs, every read is a full
+    ``get_state()`` (about 25 us, more than a small recording).
     """
 
     def __init__(self):
-        bits = getattr(getattr(np.random.mtrand, "_rand", None), "_bit_generator", None)
-        self.address = bits.ctypes.state_address if type(bits) is np.random.MT19937 else None
-        if self.address is not None and self._raw() != self.read()[0]:
-            self.address = None
+        self.rand = getattr(np.random.mtrand, "_rand", None)
+        bits = getattr(self.rand, "_bit_generator", None)
+        self.address = self.gauss_at = None
+        if _CPYTHON and type(bits) is np.random.MT19937 \
+                and type(self.rand) is np.random.RandomState:
+            self.gauss_at = _gauss_offset()
+            self.address = bits.ctypes.state_address if self.gauss_at is not None else None
+            if self.address is not None and self.read() != self._full():
+                self.address = None
 
-    def _raw(self):
-        return ctypes.string_at(self.address, 624 * 4 + 4)
-
-    def read(self):
-        """(MT19937 words and position as bytes, has_gauss, gauss)."""
+    def _full(self):
+        """(MT19937 words and position, has_gauss and gauss) as bytes."""
         full = np.random.get_state(legacy=False)
         state = full["state"]
         if isinstance(state, dict) and "key" in state:
             raw = state["key"].tobytes() + int(state["pos"]).to_bytes(4, sys.byteorder, signed=True)
         else:
             raw = _freeze(state)
-        return raw, full["has_gauss"], full["gauss"]
+        return raw, struct.pack("=id", full["has_gauss"], full["gauss"])
+
+    def read(self):
+        """The state, as :meth:`_full` gives it."""
+        if self.address is None:
+            return self._full()
+        at = id(self.rand) + self.gauss_at
+        return (ctypes.string_at(self.address, 624 * 4 + 4),
+                ctypes.string_at(at - 8, 4) + ctypes.string_at(at, 8))
 
     def changed_since(self, before):
-        if self.address is not None:
-            if self._raw() != before[0]:
-                return True
-            if not before[1]:                # no cached Gaussian: every draw moves the words
-                return False
         return self.read() != before
 
 
-_legacy = None
-_legacy_lock = threading.Lock()
+def _gauss_offset():
+    """Where a RandomState object holds its cached Gaussian (``has_gauss``,
+    an int, sits 8 bytes before it), found by setting known values on a
+    RandomState of adsim's own; None if not found consistently."""
+    probe = np.random.RandomState(0)
+    size = type(probe).__basicsize__
+    found = None
+    for has_gauss, gauss in ((1, 0.1234567890123457), (0, -9.876543210987654e-05)):
+        state = probe.get_state(legacy=False)
+        state["has_gauss"], state["gauss"] = has_gauss, gauss
+        probe.set_state(state)
+        memory = ctypes.string_at(id(probe), size)
+        at = memory.find(struct.pack("=d", gauss))
+        if at < 8 or found not in (None, at) or memory.find(struct.pack("=d", gauss), at + 1) >= 0 \
+                or struct.unpack_from("=i", memory, at - 8)[0] != has_gauss:
+            return None
+        found = at
+    return found
 
 
-def _legacy_state():
-    global _legacy
-    if _legacy is None:
-        with _legacy_lock:
-            if _legacy is None:
-                _legacy = _LegacyState()
-    return _legacy
+class _PythonState:
+    """Python's ``random`` module (its hidden ``random.Random`` instance):
+    the Mersenne Twister words and index read straight from the object
+    (2.5 kB, at an offset checked against ``getstate()`` once), and
+    ``gauss_next``; ``getstate()`` (about 10 us) if the layout differs."""
+
+    def __init__(self, source):
+        self.source = source
+        self.at = None
+        if _CPYTHON:
+            state = source.getstate()[1]
+            words = struct.pack(f"=i{len(state) - 1}I", state[-1], *state[:-1])
+            memory = ctypes.string_at(id(source), type(source).__basicsize__)
+            at = memory.find(words)
+            if at > 0 and memory.find(words, at + 1) < 0:
+                self.at, self.size = at, len(words)
+
+    def read(self):
+        if self.at is None:
+            return self.source.getstate()
+        return ctypes.string_at(id(self.source) + self.at, self.size), self.source.gauss_next
+
+
+_globals = None
+_globals_lock = threading.Lock()
+
+
+def _global_states():
+    """The readers of NumPy's and Python's global random states, made once."""
+    global _globals
+    if _globals is None:
+        with _globals_lock:
+            if _globals is None:
+                _globals = _LegacyState(), _PythonState(_py_random._inst)
+    return _globals
 
 
 class RandomWatch:
@@ -94,16 +148,18 @@ class RandomWatch:
     environment."""
 
     def __init__(self, generators):
-        self.legacy = _legacy_state()
+        self.legacy, self.python = _global_states()
         self.legacy_before = self.legacy.read()
-        sources = [_py_random._inst] + [g for g in generators if g is not _py_random._inst]
-        self.sources = [(_what(g), g) for g in sources]
+        self.python_before = self.python.read()
+        self.sources = [(_what(g), g) for g in generators if g is not _py_random._inst]
         self.states = [_state_of(g) for _, g in self.sources]
 
     def changed(self):
         """None, or which source a recording drew from since construction."""
         if self.legacy.changed_since(self.legacy_before):
             return "it draws random numbers (NumPy's global random state, np.random.*)"
+        if self.python.read() != self.python_before:
+            return "it draws random numbers (Python's random module)"
         for (what, source), before in zip(self.sources, self.states):
             if _state_of(source) != before:
                 return f"it draws random numbers ({what})"
@@ -111,6 +167,4 @@ class RandomWatch:
 
 
 def _what(source):
-    if source is _py_random._inst:
-        return "Python's random module"
     return f"the {type(source).__module__}.{type(source).__qualname__} in its environment"

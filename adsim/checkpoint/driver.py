@@ -12,6 +12,7 @@ work done in the loop's ``stats``. Nothing here runs per step.
 
 import numpy as np
 
+from .._fuse.policy import expect
 from .._loops import (ACTION_KINDS, KeptForwards, LoopRun, LoopSteps, OnlineDecisions, OnlineRun,
                       PythonActions, revolve_actions)
 from .multistage import TwoLevel
@@ -118,6 +119,9 @@ class LoopSweep:
         footprint = self.op.footprint
         self._snapshot_bytes = memory_slots * footprint.snapshot(self.kind, self.directions) \
             if memory_slots and footprint is not None else 0
+        if n_steps and self.directions <= 1:          # the step tapes' fused kernels
+            for tape in self.op.steps.variants:
+                expect(tape, LAYOUTS[self.kind], n_steps)
         self.steps = LoopSteps(self.op.steps, self.key[1:], LAYOUTS[self.kind], self.directions,
                                self.op.size, self._in_dots)
         self.run = LoopRun(self.steps, n_steps, self._z, self._zdot, n_slots=n_slots,

@@ -312,10 +312,10 @@ def _solvers():
     """Solvers adsim does not differentiate (the root finders and minimisers
     it does are tested in tests/scipy/test_implicit_*.py)."""
     return {
-        "curve_fit": lambda p: optimize.curve_fit(lambda t, a: a * t * p[0], np.arange(3.0),
-                                                  np.arange(3.0))[0],
-        "fmin_bfgs": lambda p: optimize.fmin_bfgs(lambda z: np.sum((z - p) ** 2), np.zeros(3),
-                                                  disp=0),
+        "fmin_slsqp": lambda p: optimize.fmin_slsqp(lambda z: np.sum((z - p) ** 2), np.zeros(3),
+                                                    iprint=0),
+        "basinhopping": lambda p: optimize.basinhopping(lambda z: np.sum((z - p) ** 2),
+                                                        np.zeros(3), niter=1).x,
         "differential_evolution": lambda p: optimize.differential_evolution(
             lambda z: np.sum((z - p) ** 2), [(0.0, 2.0)] * 3, maxiter=2, seed=0).x,
     }

@@ -35,6 +35,7 @@ REPLAYS = {
     "jacobian": lambda t: t.jacobian(X),
     "fuse": lambda t: t.fuse(),
     "parallel.map": lambda t: ad.parallel.map("gradient", t, [X]),
+    "batched": lambda t: t.batched.gradient(X[None]),
 }
 COPIES = {
     "save": lambda t: t.save(io.BytesIO()),
