@@ -60,12 +60,14 @@ def _edges(a, bins, range_):
 def _guard_bins(a, edges, index, inside):
     """Record that each value ``inside`` stays in its bin ``index``:
     edges[k] <= a < edges[k + 1], the last bin closed; values outside the
-    range stay outside."""
+    range stay outside, NaN stays NaN."""
     n = np.size(_plain(edges)) - 1
     last = index == n - 1
+    values, plain_edges = _plain(a), _plain(edges)
     rows = np.flatnonzero(inside)
-    below, above = np.flatnonzero(~inside & (_plain(a) < _plain(edges)[0])), \
-        np.flatnonzero(~inside & ~(_plain(a) < _plain(edges)[0]))
+    below = np.flatnonzero(~inside & (values < plain_edges[0]))
+    above = np.flatnonzero(~inside & (values > plain_edges[-1]))
+    nan = np.flatnonzero(np.isnan(values))
     for kind, at, bound in (
             (CompareKind.CMP_GE, rows, index[rows]),
             (CompareKind.CMP_LT, rows[~last[rows]], index[rows[~last[rows]]] + 1),
@@ -74,10 +76,12 @@ def _guard_bins(a, edges, index, inside):
             (CompareKind.CMP_GT, above, np.full(above.size, n))):
         if at.size == 0:
             continue
-        values = gather(a, at) if isinstance(a, Active) else _plain(a)[at]
-        limits = gather(edges, bound) if isinstance(edges, Active) else _plain(edges)[bound]
-        if isinstance(values, Active) or isinstance(limits, Active):
-            compare(kind, values, limits)
+        held = gather(a, at) if isinstance(a, Active) else values[at]
+        limits = gather(edges, bound) if isinstance(edges, Active) else plain_edges[bound]
+        if isinstance(held, Active) or isinstance(limits, Active):
+            compare(kind, held, limits)
+    if nan.size and isinstance(a, Active):         # NaN is in no bin while it stays NaN
+        compare(CompareKind.CMP_NE, gather(a, nan), gather(a, nan))
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):

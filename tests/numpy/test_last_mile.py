@@ -259,6 +259,11 @@ def test_orders_histograms_and_indices_are_numpys_and_guarded():
     assert isinstance(kinds[0], np.ndarray)                  # plain counts, NumPy's dtype
     np.testing.assert_array_equal(kinds[0], np.histogram(x, 3)[0])
     assert kinds[0].dtype == np.histogram(x, 3)[0].dtype
+    gappy = np.array([0.3, np.nan, 0.9, 2.5, -0.4, 1.1])      # NaN is in no bin
+    in_range = adsim.record(lambda x: np.histogram(x, 3, range=(0.0, 2.0))[0] * 1.0, gappy)
+    np.testing.assert_array_equal(in_range.forward(gappy), np.histogram(gappy, 3, (0.0, 2.0))[0])
+    with pytest.raises(adsim.BranchChanged):
+        in_range.forward(np.nan_to_num(gappy, nan=1.0))
     with pytest.raises(adsim.UnsupportedOperation, match="number of bins"):
         adsim.grad(lambda x: np.sum(np.histogram(x, bins="auto")[1]))(x)
     with pytest.raises(ValueError, match="not finite"):
