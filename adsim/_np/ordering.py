@@ -39,6 +39,15 @@ def _sorted_along(a, axis, kind):
         lo[axis], hi[axis] = slice(0, m - 1), slice(1, m)
         left, right = getitem(out, tuple(lo)), getitem(out, tuple(hi))
         record_compare(tape_of(a), CompareKind.CMP_LE, left.slot, right.slot, left.shape)
+        # neighbours out of position order stay strictly apart: tied, a stable sort (NumPy's
+        # argsort, kind="stable") would put them back in position order
+        positions = np.moveaxis(order, axis, -1)
+        swapped = positions[..., :-1] > positions[..., 1:]
+        if swapped.any():
+            at = np.moveaxis(np.arange(out.size).reshape(out.shape), axis, -1)
+            flat = reshape(out, (-1,))
+            compare(CompareKind.CMP_LT, gather(flat, at[..., :-1][swapped]),
+                    gather(flat, at[..., 1:][swapped]))
     return out, order
 
 

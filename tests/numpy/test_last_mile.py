@@ -247,6 +247,11 @@ def test_orders_histograms_and_indices_are_numpys_and_guarded():
     np.testing.assert_array_equal(adsim.record(lambda x: x[np.lexsort((-x, x))], with_nan)
                                   .forward(with_nan), with_nan[np.lexsort((-with_nan, with_nan))])
 
+    labels = np.array([10.0, 20.0])                          # argsort's ties are stable
+    relabel = adsim.record(lambda x: labels[np.argsort(x)] * x[0], np.array([2.0, 1.0]))
+    with pytest.raises(adsim.BranchChanged):                 # NumPy's order at a tie differs
+        relabel.forward(np.array([2.0, 2.0]))
+
     counts = adsim.record(lambda x: np.histogram(x, bins=4)[0] * x[0], V6)
     np.testing.assert_array_equal(counts.forward(V6 * 1.01),
                                   np.histogram(V6 * 1.01, 4)[0] * V6[0] * 1.01)
