@@ -201,6 +201,25 @@ cdef enum:
     SHARED_ELEMENTS_UP_TO = 256
 
 
+# conversions to a Python number, whose refusal says where the value came
+# from and how to keep it (or say that no derivative is wanted)
+_SCALAR_CONVERSIONS = frozenset({"float()", "complex()", ".item()"})
+
+
+def _scalar_leak_message(x, what):
+    from ._record.origins import origin
+    came = origin(x)
+    unwanted = f"{what[:-1]}adsim.value(x))" if what.endswith("()") and what[0] != "." else \
+        f"adsim.value(x){what}"
+    return (f"adsim: {what} of an active value (shape {x.shape}" +
+            (f", {came}" if came else "") + ") would turn a recorded value into a constant: a "
+            f"Python number is not recorded, so replays and derivatives would silently ignore "
+            f"it. Keep it as an array: arithmetic and NumPy functions take a 0-d array as they "
+            f"take a number, and branches on it are recorded (`if x > 0:`, np.where, "
+            f"np.maximum). If no derivative is wanted through it, say so: {unwanted} gives a "
+            f"number checked on replay, adsim.stop_gradient(x) an array with derivative zero.")
+
+
 cdef class Active:
     """An array being recorded: a slot of a tape plus its shape.
 
@@ -419,6 +438,9 @@ cdef class Active:
                 f"Write it with the NumPy functions adsim supports (docs/numpy.md), register a "
                 f"primitive with adsim.primitive, or call it on adsim.value(x) if no derivative "
                 f"is wanted")
+        if what in _SCALAR_CONVERSIONS:
+            raise ActiveValueLeak(_scalar_leak_message(self, what) +
+                                  source_hint(interposition_hint()))
         raise ActiveValueLeak(
             f"adsim: {what} of an active array (shape {self.shape}) would turn a recorded value "
             f"into a constant, so replays and derivatives would silently ignore it. Use "

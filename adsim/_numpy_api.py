@@ -18,7 +18,8 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, normalize_axis, shape_of,
     size_of, tape_of, unsupported)
 from ._np import (
-    array_likes, composed, core, elementwise, fft, linalg_composed, nanfunctions, numeric, ordering)
+    array_likes, composed, core, elementwise, fft, histograms, linalg_composed, mapped,
+    nanfunctions, numeric, ordering, polynomials)
 from ._np.complex import ComplexActive
 from ._np import recorded_data
 from ._np.recorded_arrays import RecordedArray, holds_recorded
@@ -151,6 +152,8 @@ def binary(code, a, b):
 
 def ufunc(uf, method, inputs, kwargs):
     inputs = array_likes.ufunc_inputs(method, inputs)
+    if mapped.is_python_ufunc(uf):             # made by np.frompyfunc
+        return mapped.python_ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, RecordedArray) for v in inputs):
         return recorded_data.ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, ComplexActive) for v in inputs):
@@ -313,7 +316,11 @@ FUNCTIONS.update({
     np.partition: ordering.partition, np.argpartition: ordering.argpartition,
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
-    np.trim_zeros: ordering.trim_zeros,
+    np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
+    np.histogram: histograms.histogram, np.polyfit: polynomials.polyfit,
+    np.roots: polynomials.roots,
+    np.unwrap: numeric.unwrap,
+    np.diag_indices_from: lambda arr: np.diag_indices_from(np.broadcast_to(0.0, shape_of(arr))),
     # statistics, NaN-skipping ones included
     np.ptp: numeric.ptp, np.cov: numeric.cov, np.corrcoef: numeric.corrcoef,
     np.nanmedian: ordering.nanmedian, np.nanquantile: ordering.nanquantile,
@@ -328,6 +335,7 @@ FUNCTIONS.update({
     np.real_if_close: elementwise.real_if_close, np.isposinf: elementwise.isposinf,
     np.isneginf: elementwise.isneginf, np.i0: lambda x: _scipy_special_rule("i0")(x),
     np.piecewise: composed.piecewise, np.vander: numeric.vander,
+    np.apply_along_axis: mapped.apply_along_axis,
     # arrays from pieces, selections
     np.dstack: sequence_function(np.dstack), np.block: block, np.diagflat: diagflat,
     np.compress: compress, np.extract: extract,

@@ -19,11 +19,12 @@ adsim/_numpy_api.py. Bottom to top:
 8. views -- views, indexing and in-place writes
 9. conversions, joins, ordering, reductions -- np.asarray and astype; joins and
    padding; sorts, searches, quantiles; sums, extrema, arg-extrema
-10. array_likes, index_tricks, linalg, numeric, products, sparse_products, special --
-    lists and tuples of active values as arrays; np.r_ and np.c_; numpy.linalg;
-    statistics and calculus; dot, outer, kron, trace; products with
-    scipy.sparse matrices; SciPy's special functions
-11. einsum, nanfunctions -- einsum and the products built on it; the
-    NaN-skipping functions
-12. linalg_composed -- linear algebra composed of the above
+10. array_likes, index_tricks, linalg, mapped, numeric, products, sparse_products, special --
+    lists and tuples of active values as arrays; np.r_ and np.c_; numpy.linalg; Python
+    callables mapped over elements and slices; statistics and calculus; dot, outer, kron,
+    trace; products with scipy.sparse matrices; SciPy's special functions
+11. einsum, histograms, nanfunctions -- einsum and the products built on it;
+    np.histogram; the NaN-skipping functions
+12. linalg_composed, polynomials -- linear algebra composed of the above; np.polyfit,
+    np.roots
 """

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._opcodes import Opcode as Op
 from .._active import Active
-from ..errors import ActiveValueLeak, UnsupportedOperation
-from .core import as_active, broadcast_to, constant, tape_of
+from ..errors import ActiveValueLeak, UndefinedDerivative, UnsupportedOperation
+from .core import as_active, broadcast_to, constant, copy, tape_of
 
 _COMPLEX = np.dtype(np.complex128)
 
@@ -30,7 +30,7 @@ class ComplexActive:
 
     Made by adsim, never by hand: ``np.fft.fft(x)``, ``1j * x``, a real
     active array times a complex constant. Supports complex arithmetic
-    (``+ - * / **int``, unary ``-``), ``np.exp``, ``np.log``, ``np.abs``,
+    (``+ - * / **``, unary ``-``), ``np.exp``, ``np.log``, ``np.abs``,
     ``np.angle``, ``np.real``, ``np.imag``, ``np.conj``, sums, shape
     functions, indexing and assignment with NumPy's semantics; anything else
     raises :class:`adsim.errors.UnsupportedOperation` naming the function.
@@ -309,23 +309,30 @@ def _mul(a, b):
 
 def make(re, im, shape, *operands):
     """The ComplexActive with parts ``re`` and ``im`` (active or plain) and
-    ``shape``; plain parts become recorded constants."""
+    ``shape``; plain parts become recorded constants. A part that is an
+    operand (or an operand's part), as in ``x + 2j`` or ``z ** 1``, is
+    copied: the new array owns its storage, so writing into it in place
+    (``z *= 2``) leaves the operand alone, as NumPy's new array would."""
     tape = tape_of(*[v._re if isinstance(v, ComplexActive) else v for v in (re, im) + operands
                      if isinstance(v, (Active, ComplexActive))])
     shape = tuple(shape)
-    return ComplexActive(_part(tape, re, shape), _part(tape, im, shape))
+    held = [p for o in operands
+            for p in ((o._re, o._im) if isinstance(o, ComplexActive) else (o,))]
+    return ComplexActive(_part(tape, re, shape, held), _part(tape, im, shape, held))
 
 
-def _part(tape, p, shape):
+def _part(tape, p, shape, held):
     if isinstance(p, Active):
-        return p if p.shape == shape else broadcast_to(p, shape)
+        if p.shape != shape:
+            return broadcast_to(p, shape)
+        return copy(p) if any(p is h for h in held) else p
     return as_active(tape, np.broadcast_to(np.asarray(p, dtype=float), shape))
 
 
 def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
-        f"support + - * / **int, exp, log, abs, angle, real, imag, conj, sums, shape functions, "
+        f"support + - * / **, exp, log, abs, angle, real, imag, conj, sums, shape functions, "
         f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
 
@@ -365,12 +372,12 @@ def _quotient(ar, ai, br, bi):
 
 
 def _power(a, b):
-    """Parts of a ** b for a complex ``a`` and an integer constant ``b``."""
+    """Parts of a ** b where an operand is complex: binary powering for a
+    constant integer exponent (exact at z = 0, as NumPy's), otherwise NumPy's
+    principal value exp(b log a)."""
     p = _integer_exponent(b)
-    if not isinstance(a, ComplexActive) and not is_complex(a) or p is None:
-        raise UnsupportedOperation(
-            "adsim: `**` on complex active arrays takes a constant integer exponent (z**2, "
-            "z**-1); for other powers write exp(p * log(z)) with np.exp and np.log")
+    if p is None or not (isinstance(a, ComplexActive) or is_complex(a)):
+        return parts(exp(binary(Op.MUL, b, _log_of_base(a))))
     if p < 0:
         inv = binary(Op.DIV, 1.0, a)
         return _power(inv, -p)
@@ -385,6 +392,29 @@ def _power(a, b):
         if p:
             base = _product(*base, *base)
     return result
+
+
+def _log_of_base(a):
+    """log a for a ** b = exp(b log a): a constant's principal logarithm, or
+    the recorded one. A base of 0 is refused: log 0 has no derivative, and
+    NumPy's 0 ** b is itself 0, 1 or NaN by cases."""
+    if not isinstance(a, (Active, ComplexActive)):
+        a = np.asarray(a, dtype=_COMPLEX)
+        if np.any(a == 0):
+            raise _zero_base()
+        return np.log(a)
+    re, im = parts(a)
+    nonzero = re != 0.0 if _zero(im) else (re != 0.0) | (im != 0.0)
+    if not np.all(nonzero):                         # a recorded branch: replays check it
+        raise _zero_base()
+    return log(a)
+
+
+def _zero_base():
+    return UndefinedDerivative(
+        "adsim: complex a ** b with an exponent that is not a constant integer is "
+        "exp(b log a), which has no derivative where the base a is 0; keep the base away from "
+        "0, or use a constant integer exponent (z**2 is exact at 0)")
 
 
 def _integer_exponent(b):

@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 
 from ..errors import UnsupportedOperation
-from .core import reject_kwargs, shape_of
+from .._active import Active
+from .core import active_leaves, as_active, reject_kwargs, shape_of, tape_of
 from . import layout
 from .recorded_arrays import BoolArray
 
@@ -176,12 +177,18 @@ def piecewise(x, condlist, funclist, *args, **kw):
         condlist = np.concatenate([condlist, ~np.any(condlist, axis=0, keepdims=True)], axis=0)
     elif n != n_functions:
         raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
-    y = np.zeros_like(x)
+    written = []
     for cond, func in zip(condlist, funclist):
         if not callable(func):
-            y[cond] = func
+            written.append((cond, func))
         else:
             vals = x[cond]
             if np.size(vals) > 0:
-                y[cond] = func(vals, *args, **kw)
+                written.append((cond, func(vals, *args, **kw)))
+    y = np.zeros_like(x)
+    actives = active_leaves([v for _, v in written])
+    if actives and not isinstance(y, Active):       # a plain x, functions of active values
+        y = as_active(tape_of(*actives), np.asarray(y, dtype=float))
+    for cond, value in written:
+        y[cond] = value
     return y

@@ -311,3 +311,24 @@ def correlate(a, v, mode="valid"):
     if np.shape(v)[0] > np.shape(a)[0]:       # NumPy reverses the output then
         return correlate(v, a, mode)[::-1]
     return convolve(a, v[::-1], mode)
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """NumPy's unwrap, step by step: a jump between neighbours of at least
+    ``discont`` is brought within half a period by whole periods. The
+    corrections are piecewise constant (a remainder, whose derivative in the
+    jump is 1, minus the jump), so the derivative passes through unchanged;
+    which jumps are corrected is boolean data that replays compute again."""
+    ndim = len(shape_of(p))
+    axis = normalize_axis(axis, ndim)
+    if discont is None:
+        discont = period / 2
+    high = period / 2
+    dd = np.diff(p, axis=axis)
+    ddmod = np.mod(dd + high, period) - high
+    ddmod = np.where((ddmod == -high) & (dd > 0), high, ddmod)   # NumPy's choice at the boundary
+    correction = np.where(np.abs(dd) < discont, 0.0, ddmod - dd)
+    first, rest = [slice(None)] * ndim, [slice(None)] * ndim
+    first[axis], rest[axis] = slice(0, 1), slice(1, None)
+    return np.concatenate([p[tuple(first)], p[tuple(rest)] + np.cumsum(correction, axis=axis)],
+                          axis=axis)

@@ -1,4 +1,4 @@
-"""Orderings of active values: sort, argsort, partition, argpartition,
+"""Orderings of active values: sort, argsort, lexsort, partition, argpartition,
 searchsorted, digitize, interp, nonzero, trim_zeros, and the quantiles (median,
 quantile, percentile and their NaN-skipping forms).
 
@@ -39,6 +39,15 @@ def _sorted_along(a, axis, kind):
         lo[axis], hi[axis] = slice(0, m - 1), slice(1, m)
         left, right = getitem(out, tuple(lo)), getitem(out, tuple(hi))
         record_compare(tape_of(a), CompareKind.CMP_LE, left.slot, right.slot, left.shape)
+        # neighbours out of position order stay strictly apart: tied, a stable sort (NumPy's
+        # argsort, kind="stable") would put them back in position order
+        positions = np.moveaxis(order, axis, -1)
+        swapped = positions[..., :-1] > positions[..., 1:]
+        if swapped.any():
+            at = np.moveaxis(np.arange(out.size).reshape(out.shape), axis, -1)
+            flat = reshape(out, (-1,))
+            compare(CompareKind.CMP_LT, gather(flat, at[..., :-1][swapped]),
+                    gather(flat, at[..., 1:][swapped]))
     return out, order
 
 
@@ -272,3 +281,41 @@ def _percent(q, name):
 def _no_out(name, out, weights):
     if out is not None or weights is not None:
         raise UnsupportedOperation(f"adsim: np.{name} is recorded without out= and weights=")
+
+
+def lexsort(keys, axis=-1):
+    """NumPy's lexsort order (the last key primary, ties kept in position
+    order) of keys some of which are active: a plain index array, guarded
+    as a sort is. Of each pair of neighbours in the order, the comparisons
+    that decide it are recorded (left <= right in each key down to the one
+    that separates them; equal in all, position order decides), and which
+    elements are NaN (NumPy sorts NaN last, NaNs as equals)."""
+    keys = [getitem(keys, i) for i in range(keys.shape[0])] if isinstance(keys, Active) \
+        else list(keys)
+    plain = [current(k) if isinstance(k, Active) else np.asarray(k) for k in keys]
+    order = np.lexsort(plain, axis=axis)
+    if order.ndim == 0 or order.shape[axis] < 2:
+        return order
+    positions = np.take_along_axis(np.arange(order.size).reshape(order.shape), order, axis=axis)
+    positions = np.moveaxis(positions, axis, -1)
+    left, right = positions[..., :-1].ravel(), positions[..., 1:].ravel()
+    undecided = np.ones(left.size, dtype=bool)
+    for key, values in reversed(list(zip(keys, plain))):     # the most significant first
+        values = np.broadcast_to(values, order.shape).ravel()
+        lv, rv = values[left], values[right]
+        nan = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.size, bool)
+        less = undecided & (lv < rv)
+        equal = undecided & ((lv == rv) | (nan[left] & nan[right]))     # NaNs sort as equals
+        if isinstance(key, Active):
+            flat = reshape(key, (-1,))
+            # a pair this key separates stays separated (left < right); a pair equal here
+            # stays in order while left <= right (less significant keys, guarded next,
+            # decide while it is equal); NaNs are kept by staying NaN
+            for kind, pairs in ((CompareKind.CMP_LT, less), (CompareKind.CMP_LE, undecided &
+                                                              (lv == rv))):
+                if pairs.any():
+                    compare(kind, gather(flat, left[pairs]), gather(flat, right[pairs]))
+            if nan.any():
+                compare(CompareKind.CMP_EQ, flat, flat)
+        undecided = equal
+    return order

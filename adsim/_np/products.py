@@ -57,13 +57,14 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 
 def kron(a, b):
-    """Kronecker product of arrays of equal dimension (1-d or 2-d)."""
+    """Kronecker product with NumPy's N-d semantics: the operand of fewer
+    dimensions gets leading axes of length 1; the result's axis k has length
+    a.shape[k] * b.shape[k], the index of ``a`` varying slower. One product of
+    interleaved broadcasts (a of shape (a0, 1, a1, 1, ...), b of shape
+    (1, b0, 1, b1, ...)), reshaped."""
     sa, sb = shape_of(a), shape_of(b)
-    if len(sa) != len(sb) or len(sa) not in (1, 2):
-        raise UnsupportedOperation("adsim: np.kron of arrays of different or more than two "
-                                   "dimensions is not supported")
-    if len(sa) == 1:
-        return outer(a, b).reshape(-1)
-    pa = a.reshape(sa[0], 1, sa[1], 1) if isinstance(a, Active) else np.reshape(a, (sa[0], 1, sa[1], 1))
-    pb = b.reshape(1, sb[0], 1, sb[1]) if isinstance(b, Active) else np.reshape(b, (1, sb[0], 1, sb[1]))
-    return (pa * pb).reshape(sa[0] * sb[0], sa[1] * sb[1])
+    ndim = max(len(sa), len(sb))
+    sa, sb = (1,) * (ndim - len(sa)) + tuple(sa), (1,) * (ndim - len(sb)) + tuple(sb)
+    pa = np.reshape(a, [d for n in sa for d in (n, 1)])
+    pb = np.reshape(b, [d for n in sb for d in (1, n)])
+    return np.reshape(pa * pb, [m * n for m, n in zip(sa, sb)])

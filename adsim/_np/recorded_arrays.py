@@ -30,6 +30,10 @@ from .._opcodes import CompareKind, Opcode as Op
 from .core import binary, copy as copy_active, record_compare, tape_of
 from .integers import current, frozen
 
+# NumPy's own np.piecewise (while recording, the name is bound to a wrapper):
+# recorded conditions reach it inside its list of conditions
+_PIECEWISE = np.piecewise
+
 
 class RecordedArray:
     """What integer and boolean data share (see the module)."""
@@ -138,7 +142,7 @@ class RecordedArray:
         return self.values.__array_ufunc__(ufunc, method, *inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if holds_recorded(args, kwargs):
+        if holds_recorded(args, kwargs) or func is _PIECEWISE:     # its list of conditions
             return self.values.__array_function__(func, types, args, kwargs)
         # recorded data only inside a list or tuple argument: no rule applies
         return func(*plain_operands(args), **plain_operands(kwargs))

@@ -17,7 +17,7 @@ import numpy as np
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
 from .core import as_active, binary, new, operand, tape_of
-from . import layout
+from . import composed, layout
 from .recorded_arrays import BoolArray, IntegerArray, RecordedArray, as_bool, floats, \
     plain_operands
 from .recorded_indexing import setitem, take
@@ -261,5 +261,6 @@ def _all(a, axis=None, out=None, keepdims=False, *, where=None):
 FUNCTIONS = {np.take: take, np.clip: clip, np.where: where, np.sum: _sum, np.mean: _mean,
              np.cumsum: _cumsum,
              np.count_nonzero: _count_nonzero, np.any: _any, np.all: _all,
+             np.piecewise: composed.piecewise,      # conditions of recorded comparisons
              np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
              np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis]}

@@ -30,6 +30,11 @@ interposition on, adsim changes exactly two things outside itself:
    them (``from numpy import array as arr``, a variable holding
    ``np.array``) are not rebound: adsim/_record/creation.py's
    ``bypassed_creation`` names the cause when active values reach one.
+   One NumPy method has its code replaced as the SciPy functions of 2.
+   are: ``np.vectorize.__call__``, whose NumPy code converts its arguments
+   to plain arrays, so that a vectorized function (made before or during
+   the recording) given active arguments maps over active elements
+   (adsim/_np/mapped.py).
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -84,6 +89,7 @@ import types
 import numpy as np
 
 from . import creation, listed
+from .._np import mapped
 from .._scipy import hooks
 
 _ENVIRONMENT = "ADSIM_INTERPOSE"
@@ -173,9 +179,13 @@ _wrapper_names = {}     # module -> {name: wrapper}, and
 _original_names = {}    # module -> {name: NumPy's object}: the two above, per module
 _SCIPY_MODULES = hooks.scipy_modules()
 _hooks = {}             # SciPy module -> its _ModuleHooks, made when first seen imported
-_known = {}             # SciPy function -> its _Hook (installed or not)
+_known = {}             # SciPy function (or NumPy method) -> its _Hook (installed or not)
 _hooked = []            # the _ModuleHooks in place now (their modules: _hooked_modules)
 _hooked_modules = set()
+# NumPy's Python methods that convert active arguments, with adsim's rules:
+# hooked as the SciPy functions are, for as long as the numpy namespace is changed
+_NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),)
+_numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 
 class installed:
@@ -220,6 +230,12 @@ def _change_numpy():
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)
+        made = [_Hook(vars(cls)[name], rule) for cls, name, rule in _NUMPY_METHODS]
+        _known.update({hook.function: hook for hook in made})
+        _numpy_hooks.append(_ModuleHooks(made))
+    for made in _numpy_hooks:
+        for function, trampoline in made.installs:
+            function.__code__ = trampoline
     # one dict update per module: a recording starts and ends with these, and
     # a few hundred attribute stores one by one would cost more than the
     # recording of a small function
@@ -300,6 +316,9 @@ def _hook_scipy():
 def _restore():
     for module, names in _original_names.items():
         vars(module).update(names)
+    for made in _numpy_hooks:
+        for function, code in made.removals:
+            function.__code__ = code
     for namespace, name, original, wrapper in _imported_bound:
         if namespace.get(name) is wrapper:      # unless the module rebound it meanwhile
             namespace[name] = original
@@ -333,8 +352,9 @@ def _make_hooks(scipy_module):
 
 
 class _Hook:
-    """One SciPy function: its original code and keyword defaults, a copy of
-    the original function, and the trampoline code that routes its calls."""
+    """One SciPy function (or NumPy method): its original code and keyword
+    defaults, a copy of the original function, and the trampoline code that
+    routes its calls."""
 
     def __init__(self, function, rule):
         self.function = function

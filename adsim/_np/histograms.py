@@ -1,0 +1,105 @@
+"""np.histogram of active data.
+
+The counts are plain integers: which bin holds each value is piecewise
+constant in the data, so it is guarded as a search is (adsim/_np/ordering.py):
+each value's comparisons with the edges of its bin are recorded, and a
+replay where a value changes bin raises BranchChanged. The edges NumPy
+computes from the range of the data (``bins`` a count, no ``range``) are
+min + (max - min) * k / bins, differentiable functions of the data's
+minimum and maximum; given edges or a given range stay as they are. Active
+``weights`` give active counts (sums of the weights in each bin), and
+``density=True`` divides by the recorded bin widths.
+"""
+import operator
+
+import numpy as np
+
+from .._opcodes import CompareKind
+from .._active import Active
+from ..errors import UnsupportedOperation
+from .core import compare, gather, shape_of
+from .integers import current
+
+
+def _plain(v):
+    return current(v) if isinstance(v, Active) else np.asarray(v, dtype=float)
+
+
+def _edges(a, bins, range_):
+    """The bin edges as NumPy makes them (active where they follow active data)."""
+    if isinstance(bins, str):
+        raise UnsupportedOperation(
+            f"adsim: np.histogram with bins={bins!r} on active data is not supported (the "
+            f"number of bins would follow the data); pass a number of bins or the edges")
+    if np.ndim(bins) == 1:
+        edges = bins if isinstance(bins, Active) else np.asarray(bins)
+        if np.any(np.diff(_plain(edges)) < 0):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        return edges
+    if np.ndim(bins) != 0:
+        raise ValueError("`bins` must be 1d, when an array")
+    n = operator.index(bins)
+    if n < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    if range_ is not None:
+        first, last = range_
+        if _plain(first) > _plain(last):
+            raise ValueError("max must be larger than min in range parameter.")
+    elif np.size(a) == 0:
+        first, last = 0.0, 1.0
+    else:
+        first, last = np.min(a), np.max(a)
+    if not (np.isfinite(first) and np.isfinite(last)):      # recorded tests
+        raise ValueError(f"autodetected range of [{_plain(first)}, {_plain(last)}] is not "
+                         f"finite")
+    if first == last:                                        # a recorded branch
+        first, last = first - 0.5, last + 0.5
+    return np.linspace(first, last, n + 1)
+
+
+def _guard_bins(a, edges, index, inside):
+    """Record that each value ``inside`` stays in its bin ``index``:
+    edges[k] <= a < edges[k + 1], the last bin closed; values outside the
+    range stay outside, NaN stays NaN."""
+    n = np.size(_plain(edges)) - 1
+    last = index == n - 1
+    values, plain_edges = _plain(a), _plain(edges)
+    rows = np.flatnonzero(inside)
+    below = np.flatnonzero(~inside & (values < plain_edges[0]))
+    above = np.flatnonzero(~inside & (values > plain_edges[-1]))
+    nan = np.flatnonzero(np.isnan(values))
+    for kind, at, bound in (
+            (CompareKind.CMP_GE, rows, index[rows]),
+            (CompareKind.CMP_LT, rows[~last[rows]], index[rows[~last[rows]]] + 1),
+            (CompareKind.CMP_LE, rows[last[rows]], index[rows[last[rows]]] + 1),
+            (CompareKind.CMP_LT, below, np.zeros(below.size, dtype=int)),
+            (CompareKind.CMP_GT, above, np.full(above.size, n))):
+        if at.size == 0:
+            continue
+        held = gather(a, at) if isinstance(a, Active) else values[at]
+        limits = gather(edges, bound) if isinstance(edges, Active) else plain_edges[bound]
+        if isinstance(held, Active) or isinstance(limits, Active):
+            compare(kind, held, limits)
+    if nan.size and isinstance(a, Active):         # NaN is in no bin while it stays NaN
+        compare(CompareKind.CMP_NE, gather(a, nan), gather(a, nan))
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    a = np.ravel(a)
+    edges = _edges(a, bins, range)
+    values, plain_edges = _plain(a), _plain(edges)
+    n = plain_edges.size - 1
+    inside = (values >= plain_edges[0]) & (values <= plain_edges[-1])
+    index = np.clip(np.searchsorted(plain_edges, values, side="right") - 1, 0, n - 1)
+    _guard_bins(a, edges, index, inside)
+    if weights is None:
+        counts = np.bincount(index[inside], minlength=n)
+    else:
+        w = np.ravel(weights)
+        if shape_of(w) != shape_of(a):
+            raise ValueError("weights should have the same shape as a.")
+        member = (np.arange(n)[:, None] == index[None, :]) & inside[None, :]
+        counts = member.astype(float) @ w if isinstance(w, Active) else member @ _plain(w)
+    if density:
+        counts = counts / np.diff(edges) / np.sum(counts)
+    return counts, edges
