@@ -57,6 +57,17 @@ static inline double adsim_pow_daa(double a, double b) {
     return (b != 0.0 && b != 1.0) ? b * (b - 1.0) * pow(a, b - 2.0) : 0.0;
 }
 
+/* maximum(a, b) and minimum(a, b) (the MAXIMUM and MINIMUM rows): ties, and
+ * NaN in a, take a; the partial in a is 1 where a is taken */
+static inline double adsim_maximum_takes_a(double a, double b) {
+    return (a >= b || a != a) ? 1.0 : 0.0;
+}
+static inline double adsim_maximum(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline double adsim_minimum_takes_a(double a, double b) {
+    return (a <= b || a != a) ? 1.0 : 0.0;
+}
+static inline double adsim_minimum(double a, double b) { return (a <= b || a != a) ? a : b; }
+
 /* c^x: y' = y ln c, y'' = y (ln c)^2; 0 where y = 0 (0^x for x > 0 and
  * inf^x for x < 0 are constant there, not 0 * inf = NaN) */
 static inline double adsim_rpow_c_value(double x, double c) { return pow(c, x); }

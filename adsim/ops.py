@@ -317,8 +317,13 @@ TABLE = [
     _b("HYPOT", [np.hypot],
        rule=BinaryRule("hypot(a, b)", "a / y", "b / y", daa="b * b / (y * y * y)",
                        dab="-a * b / (y * y * y)", dbb="a * a / (y * y * y)")),
-    _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x"),
-    _b("MINIMUM", [np.minimum], hessian=LINEAR, reads="x"),
+    # the side is fixed by a COMPARE recorded before it; ties (and NaN in a) go to a
+    _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x",
+       rule=BinaryRule("adsim_maximum(a, b)", "adsim_maximum_takes_a(a, b)",
+                       "1.0 - adsim_maximum_takes_a(a, b)")),
+    _b("MINIMUM", [np.minimum], hessian=LINEAR, reads="x",
+       rule=BinaryRule("adsim_minimum(a, b)", "adsim_minimum_takes_a(a, b)",
+                       "1.0 - adsim_minimum_takes_a(a, b)")),
     # NumPy's integer division of floats (its divmod algorithm, exactly):
     # the quotient has derivative zero, the remainders 1 in a and -q in b
     _b("FLOOR_DIVIDE", [np.floor_divide], (0.3, 3.0), hessian=ZERO, reads=""),

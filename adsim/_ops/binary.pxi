@@ -17,39 +17,21 @@ cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
     BINARY_RULE[code] = rule
 
 # The ops whose rows in adsim/ops.py give value and partials as expressions
-# (add, subtract, multiply, divide): their blocks are generated from the rows.
+# (arithmetic, powers, arctan2, hypot, maximum, minimum): their blocks are
+# generated from the rows, and the few helpers they call are in _elementwise.h.
 cdef extern from "_elementwise.h":
     double adsim_pow_log(double a, double y) noexcept nogil
     double adsim_pow_am1(double a, double b) noexcept nogil
     double adsim_pow_da(double a, double b) noexcept nogil
     double adsim_pow_daa(double a, double b) noexcept nogil
+    double adsim_maximum(double a, double b) noexcept nogil
+    double adsim_maximum_takes_a(double a, double b) noexcept nogil
+    double adsim_minimum(double a, double b) noexcept nogil
+    double adsim_minimum_takes_a(double a, double b) noexcept nogil
 
 include "binary_rules.pxi"
 
 # The ops written by hand: cases an expression does not state.
-
-# maximum(a, b): the side is fixed by a COMPARE recorded before it; ties go to a
-cdef double maximum_value(double a, double b) noexcept nogil:
-    return a if (a >= b or a != a) else b
-cdef void maximum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = 1.0 if (a >= b or a != a) else 0.0
-    d[1] = 1.0 - d[0]
-    d[2] = 0.0
-    d[3] = 0.0
-    d[4] = 0.0
-register_binary(MAXIMUM, maximum_value, maximum_rule)
-
-# minimum(a, b): ties go to a
-cdef double minimum_value(double a, double b) noexcept nogil:
-    return a if (a <= b or a != a) else b
-cdef void minimum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = 1.0 if (a <= b or a != a) else 0.0
-    d[1] = 1.0 - d[0]
-    d[2] = 0.0
-    d[3] = 0.0
-    d[4] = 0.0
-register_binary(MINIMUM, minimum_value, minimum_rule)
-
 
 # NumPy's float floor division and remainder (its npy_divmod: the quotient
 # from the exact fmod, snapped to an integer, so 0.5 // 0.1 is 4 and the

@@ -82,3 +82,25 @@ cdef void hypot_rule(double a, double b, double y, int order, double* d) noexcep
         d[3] = -a * b / (y * y * y)
         d[4] = a * a / (y * y * y)
 register_binary(HYPOT, hypot_value, hypot_rule)
+
+# adsim_maximum(a, b): partials adsim_maximum_takes_a(a, b), 1.0 - adsim_maximum_takes_a(a, b); second 0.0, 0.0, 0.0
+cdef double maximum_value(double a, double b) noexcept nogil:
+    return adsim_maximum(a, b)
+cdef void maximum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = adsim_maximum_takes_a(a, b)
+    d[1] = 1.0 - adsim_maximum_takes_a(a, b)
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(MAXIMUM, maximum_value, maximum_rule)
+
+# adsim_minimum(a, b): partials adsim_minimum_takes_a(a, b), 1.0 - adsim_minimum_takes_a(a, b); second 0.0, 0.0, 0.0
+cdef double minimum_value(double a, double b) noexcept nogil:
+    return adsim_minimum(a, b)
+cdef void minimum_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = adsim_minimum_takes_a(a, b)
+    d[1] = 1.0 - adsim_minimum_takes_a(a, b)
+    d[2] = 0.0
+    d[3] = 0.0
+    d[4] = 0.0
+register_binary(MINIMUM, minimum_value, minimum_rule)
