@@ -193,6 +193,22 @@ def test_rolls_join_runs_and_other_index_lists_do_not():
     check_sweeps(fused, plain, x)
 
 
+def test_maximum_and_minimum_at_ties_and_nan():
+    """Ties and NaN in the first operand take the first operand, fused or not."""
+    ties = np.resize([0.25, -0.5, 0.0], N)
+
+    def f(x):
+        y = np.maximum(x, ties) + np.minimum(ties, x) * x + np.maximum(np.sin(x), 0.0)
+        return np.sum(y * C)
+
+    x = RNG.uniform(-1.0, 1.0, N)
+    x[::7] = ties[::7]
+    x[5] = np.nan
+    fused, plain, report = fused_and_plain(f, x)
+    assert report.fused == report.runs >= 1, str(report)     # (their branch records split runs)
+    check_sweeps(fused, plain, x)
+
+
 def test_powers_and_their_exact_cases():
     x = RNG.uniform(0.0, 1.0, N)
     x[:10] = 0.0
