@@ -8,19 +8,21 @@ of two representations chosen at the first evaluation:
 
 * dense (``adsim.jacobian`` of ``fun``; inside a recording a nested
   derivative, one op whose derivatives are second-order sweeps of ``fun``,
-  one per equation), with the Newton matrices ``c I - J`` solved by
-  ``np.linalg.solve``, whose recorded rule solves the transposed system for
-  the adjoint. SciPy factors a matrix once and reuses the factors while the
-  step size and the Jacobian stay; here the matrix is rebuilt from the
-  Jacobian and the step size it was factored with (carried in the solver
-  state), which gives the same iteration, and each solve factors again;
+  one per equation), with the Newton matrices factored by LAPACK's dense
+  LU (:class:`DenseLinear`);
 * sparse (:class:`ColoredJacobian`: values on a fixed pattern by row
   coloring, derivatives by one second-order sweep per color), with SciPy's
-  sparse LU and transposed solves by the same factors
-  (:class:`SparseLinear`). Used when ``jac_sparsity`` is given (its nonzeros
+  sparse LU (:class:`SparseLinear`). Used when ``jac_sparsity`` is given (its nonzeros
   are the pattern, as in SciPy), and otherwise for systems of at least
   :data:`SPARSE_MIN_SIZE` equations whose detected pattern (at ``t0, y0``)
   fills at most :data:`SPARSE_MAX_DENSITY` of the matrix.
+
+SciPy factors a Newton matrix once and reuses the factors while the step
+size and the Jacobian stay; here the matrix is rebuilt from the Jacobian and
+the step size it was factored with (carried in the solver state), which
+gives the same iteration, and both solvers keep its factors, keyed by the
+exact matrix, for every solve with it: forward, tangent and the adjoint's
+transposed solves (adsim/integrate/_newton_solve.py).
 
 Hessian-vector products through adsim's dense Jacobian differentiate it
 once more (third derivatives of ``fun``, recorded: adsim/_nesting/transcribe.py);
@@ -34,10 +36,11 @@ from .._np.integers import current
 from .._active import Active
 from ..errors import UnsupportedOperation
 from ._rhs import real_array
+from ._dense_solve import DenseLinear
 from ._sparse_jacobian import ColoredJacobian
 from ._sparse_solve import SparseLinear
 
-__all__ = ["JacobianSource", "DenseLinear", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
+__all__ = ["JacobianSource", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
 
 SPARSE_MIN_SIZE = 100
 """Smallest system for which adsim's Jacobian may be sparse: below it dense
@@ -70,9 +73,9 @@ class JacobianSource:
             self.matrix = self._sparse_constant(jac)
         elif self.constant:
             self.matrix = self._checked(real_array(jac, "jac"))
-            self.linear = DENSE
+            self.linear = DenseLinear(n)
         elif self.user is not None:
-            self.linear = DENSE
+            self.linear = DenseLinear(n)
         else:
             fun_of_y = _fun_of_y(rhs)
             self._dense = jacobian(fun_of_y)
@@ -94,7 +97,7 @@ class JacobianSource:
 
     def _choose(self, t, y, args):
         """Dense or sparse adsim Jacobian, from the pattern at the first point."""
-        self.linear = DENSE
+        self.linear = DenseLinear(self.n)
         if self.n < SPARSE_MIN_SIZE:
             return
         plain = [_plain(a) for a in (y, t) + tuple(args)]
@@ -144,40 +147,3 @@ def _plain(a):
     if type(a) in (list, tuple):
         return type(a)(_plain(e) for e in a)
     return a
-
-
-def solve_shifted(J, c, b):
-    """``(c I - J)^{-1} b``."""
-    return np.linalg.solve(c * np.eye(J.shape[0]) - J, b)
-
-
-def solve_identity_minus(J, c, b):
-    """``(I - c J)^{-1} b``."""
-    return np.linalg.solve(np.eye(J.shape[0]) - c * J, b)
-
-
-def solve_shifted_complex(J, alpha, beta, b_re, b_im):
-    """Real and imaginary parts of ``((alpha + i beta) I - J)^{-1} (b_re + i b_im)``,
-    solved as the real system of twice the size (adsim records no complex numbers)::
-
-        [alpha I - J,  -beta I ] [x_re]   [b_re]
-        [ beta I,    alpha I - J] [x_im] = [b_im]
-    """
-    n = J.shape[0]
-    eye = np.eye(n)
-    A = alpha * eye - J
-    B = beta * eye
-    M = np.concatenate([np.concatenate([A, -B], axis=1), np.concatenate([B, A], axis=1)])
-    x = np.linalg.solve(M, np.concatenate([b_re, b_im]))
-    return x[:n], x[n:]
-
-
-class DenseLinear:
-    """The Newton solves of a dense Jacobian (recorded ``np.linalg.solve``)."""
-
-    shifted = staticmethod(solve_shifted)
-    identity_minus = staticmethod(solve_identity_minus)
-    shifted_complex = staticmethod(solve_shifted_complex)
-
-
-DENSE = DenseLinear()
