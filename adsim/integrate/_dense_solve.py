@@ -33,9 +33,9 @@ class DenseLinear(NewtonSolves):
         return _SOLVES.adopt(prim, n=self.n, form=form, transposed=transposed)
 
     # ---- the storage --------------------------------------------------------------
-    @staticmethod
-    def matrix(data):
-        return data
+    def matrix(self, data):
+        """J from its values (an n-by-n array, or its flat values in an op)."""
+        return np.reshape(data, (self.n, self.n))
 
     def identity(self):
         return self._identity

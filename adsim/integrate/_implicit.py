@@ -6,7 +6,9 @@ The Jacobian ``f_y`` comes from SciPy's ``jac`` option (a function
 through it, or a constant matrix, dense or sparse), or from adsim, in one
 of two representations chosen at the first evaluation:
 
-* dense (``adsim.jacobian`` of ``fun``; inside a recording a nested
+* dense (``adsim.jacobian`` of ``fun``; inside a recording written out as
+  ordinary ops, one reverse pass of ``fun`` per equation, for systems of at
+  most :data:`TRANSCRIBED_MAX_SIZE` equations, and for larger ones a nested
   derivative, one op whose derivatives are second-order sweeps of ``fun``,
   one per equation), with the Newton matrices factored by LAPACK's dense
   LU (:class:`DenseLinear`);
@@ -31,7 +33,9 @@ through the sparse one they are refused, naming ``jac=``.
 import numpy as np
 import scipy.sparse as sp
 
-from ..api import jacobian
+from ..api import _any_active, jacobian
+from .._nesting.nested import transcribed_derivative
+from .._tapecache.cache import TapeCache
 from .._np.integers import current
 from .._active import Active
 from ..errors import UnsupportedOperation
@@ -45,6 +49,13 @@ __all__ = ["JacobianSource", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
 SPARSE_MIN_SIZE = 100
 """Smallest system for which adsim's Jacobian may be sparse: below it dense
 LU and a dense Jacobian cost little, and stay native ops of the tape."""
+
+TRANSCRIBED_MAX_SIZE = 32
+"""Largest system whose dense Jacobian a recorded step writes out as
+ordinary ops (one reverse pass of ``fun`` per equation, recorded once per
+step variant), so that replays and sweeps of the step run in C; a larger
+one is one nested-derivative op, whose value and derivatives are sweeps of
+``fun``'s tape called from the step's replay."""
 
 SPARSE_MAX_DENSITY = 0.1
 """Largest fraction of nonzeros of a detected pattern that makes the
@@ -78,7 +89,9 @@ class JacobianSource:
             self.linear = DenseLinear(n)
         else:
             fun_of_y = _fun_of_y(rhs)
+            self._fun_of_y = fun_of_y
             self._dense = jacobian(fun_of_y)
+            self._transcribed = TapeCache()
             self._colored = ColoredJacobian(fun_of_y, "sparse derivative of " + _JACOBIAN_NAME)
             if sparsity is not None:
                 self._use_sparse(sparsity, warn_outside=False)
@@ -122,7 +135,10 @@ class JacobianSource:
             self._choose(time, y, args)
         if self.sparse is not None:
             return self.sparse(y, time, *args)
-        return self._dense(y, time, *args)
+        full = (y, time) + tuple(args)
+        if self.n <= TRANSCRIBED_MAX_SIZE and _any_active(full, self._fun_of_y):
+            return transcribed_derivative(self._fun_of_y, full, {}, 0, self._transcribed)
+        return self._dense(*full)
 
     def _checked(self, J):
         if tuple(J.shape) != (self.n, self.n):

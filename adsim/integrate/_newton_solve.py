@@ -155,6 +155,7 @@ class NewtonSolves:
                     vjp=self._vjp(form, transposed),
                     name=f"solve_ivp's {self.label} {kind}Newton solve ({form.name})"),
                     form.name, transposed)
+                self._solves[form, transposed].flat = _FlatRules(self, form, transposed)
 
     # ---- the solves the methods call ------------------------------------------
     def shifted(self, data, c, b):
@@ -173,8 +174,9 @@ class NewtonSolves:
 
     # ---- factors ------------------------------------------------------------------
     def _factor(self, form, data, scalars):
+        """The factors of the matrix of ``form`` for J's values ``data`` and
+        the coefficients ``scalars`` (floats)."""
         data = np.ascontiguousarray(data, dtype=float)
-        scalars = tuple(float(s) for s in scalars)
         key = (form.name, scalars, data.tobytes())
         lu = self._factors.get(key)
         if lu is None:
@@ -196,7 +198,7 @@ class NewtonSolves:
     # ---- rules ------------------------------------------------------------------
     def _value(self, form, transposed):
         def value(data, *rest):
-            scalars, b = rest[:-1], rest[-1]
+            scalars, b = tuple(float(s) for s in rest[:-1]), rest[-1]
             return self._solve_with(form, self._factor(form, data, scalars), b, transposed)
         return value
 
@@ -221,3 +223,46 @@ class NewtonSolves:
             adjoints = form.adjoints(self.pair, data, scalars, left, right)
             return tuple(adjoints) + (u,)
         return vjp
+
+
+class _FlatRules:
+    """The value and the reverse-sweep adjoint of one Newton solve on the
+    op's flat arrays (``Primitive.flat``): what the primitive's rules
+    compute, without the generic handling of user rules, since a reverse
+    sweep replays thousands of these solves. Tangents and second-order
+    sweeps go through the primitive's rules."""
+
+    def __init__(self, solves, form, transposed):
+        self.solves, self.form, self.transposed = solves, form, transposed
+
+    def _parts(self, flat_args):
+        data, b = flat_args[0], flat_args[-1]
+        return data, tuple(float(s[0]) for s in flat_args[1:-1]), b
+
+    def value(self, flat_args):
+        data, scalars, b = self._parts(flat_args)
+        solves = self.solves
+        return solves._solve_with(self.form, solves._factor(self.form, data, scalars), b,
+                                  self.transposed)
+
+    def adjoint(self, flat_args, result, adjoint, in_shapes):
+        """Per argument, its adjoint for each direction (row) of ``adjoint``:
+        ``u`` solves the transposed system for the row, the coefficients
+        get ``-Re(u^H dA/dp x)``; a zero row gives exactly zero."""
+        solves, form = self.solves, self.form
+        data, scalars, b = self._parts(flat_args)
+        data = data.reshape(in_shapes[0])
+        out = [np.zeros((adjoint.shape[0], a.size)) for a in flat_args]
+        lu = None
+        for j, row in enumerate(adjoint):
+            if not row.any():
+                continue
+            if lu is None:
+                lu = solves._factor(form, data, scalars)
+            with np.errstate(all="ignore"):          # NaNs of a singular matrix pass on
+                u = solves._solve_with(form, lu, row, not self.transposed)
+                left, right = (result, u) if self.transposed else (u, result)
+                parts = form.adjoints(solves.pair, data, scalars, left, right)
+            for k, part in enumerate(tuple(parts) + (u,)):
+                out[k][j] = np.ravel(part)
+        return out

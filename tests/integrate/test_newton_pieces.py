@@ -126,6 +126,12 @@ def test_solve_derivatives_in_every_mode(storage, name):
     assert along == pytest.approx(fd, rel=1e-7)
     _, tangent = adsim.jvp(f, point, direction)
     assert tangent == pytest.approx(along, rel=1e-12)
+    # a replay of the recorded solve at another point: its value and adjoint
+    # on the op's flat arrays, as a recording there gives them
+    tape, elsewhere = adsim.record(f, *point), moved(100)
+    for got, want in zip(tape.gradient(*elsewhere),
+                         adsim.grad(f, argnums=(0, 1, 2, 3), cache=False)(*elsewhere)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
 
     sizes = np.cumsum([np.size(p) for p in point])[:-1]
 
