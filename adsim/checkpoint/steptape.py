@@ -20,13 +20,15 @@ _MAX_VARIANTS = 48
 """Variants a step keeps whatever their size (without a budget)."""
 
 _MAX_SMALL_VARIANTS = 1024
-_SMALL_VARIANTS_BYTES = 32 * 2 ** 20
+_SMALL_VARIANTS_BYTES = 128 * 2 ** 20
 """Beyond :data:`_MAX_VARIANTS`, up to :data:`_MAX_SMALL_VARIANTS` while all
-of them take at most this many bytes in a reverse sweep: a small step with
-many paths (an implicit method's orders, Newton iteration counts, rejections
-and Jacobian updates: about 70 on HIRES with BDF) would otherwise be
-recorded again tens of times per gradient, each recording costing hundreds
-of replays."""
+of them take at most this many bytes in a reverse sweep (48 variants of a
+large step take as much: 48 RK45 steps of a 1000-point system, 140 MB): a
+step with many paths (an implicit method's orders, Newton iteration
+counts, rejections and Jacobian updates: about 70 on HIRES with BDF, 86 on
+the 2-D Brusselator of the stiff test set) would otherwise be recorded
+again tens of times per gradient, each recording costing hundreds of
+replays. A budget (``memory_limit``) bounds them instead."""
 
 
 class StepTapes:
