@@ -69,6 +69,7 @@ class Primitive:
     fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
     saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
+    flat = None                       # adsim's own: rules on the op's flat arrays (below)
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
@@ -483,6 +484,26 @@ class BuiltinApplication(Application):
     by the family's name and rules version and the call's parameters."""
 
     file_kind = "adsim.builtin_primitive"
+
+    # A family's primitive may carry ``flat``: its value and reverse-sweep
+    # adjoint computed directly on the op's flat arrays, for ops replayed
+    # thousands of times per sweep (the Newton solves of solve_ivp), where
+    # the checks that user rules need cost as much as the rule. ``flat.value(
+    # flat_args)`` returns the flat result, ``flat.adjoint(flat_args, result,
+    # adjoint, in_shapes)`` one (directions, size) array per argument.
+    def value(self, flat_args, context=None):
+        flat = self.prim.flat
+        if flat is None or self._first_value is not None:
+            return super().value(flat_args, context)
+        with suspended():          # rules run on plain arrays
+            return flat.value(flat_args)
+
+    def adjoint(self, flat_args, result, adjoint, context=None):
+        flat = self.prim.flat
+        if flat is None:
+            return super().adjoint(flat_args, result, adjoint, context)
+        with suspended():
+            return flat.adjoint(flat_args, result, adjoint, self.in_shapes)
 
     def file_state(self):
         family, parameters = self.prim.saved_as

@@ -122,6 +122,25 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     arrays (constants of the op, so that a tape file keeps them) and the
     active arrays ``f`` reads from its closure (an outer variable: they are
     inputs of the inner tape, so no perturbation is confused)."""
+    inner, args, positions = _inner_call(f, args, kwargs, argnum, cache)
+    return _derivative(inner, args, positions)(*[args[p] for p in positions])
+
+
+def transcribed_derivative(f, args, kwargs, argnum, cache):
+    """The Jacobian of :func:`nested_derivative` written out as ordinary ops
+    of the recording in progress (adsim/_nesting/transcribe.py) instead of
+    one op: its replays and sweeps then run in C with the rest of the tape,
+    at the cost of recording one reverse pass of ``f`` per output element
+    (for small systems). The inner tape's comparisons are recorded on the
+    outer tape, whose replays check them."""
+    inner, args, positions = _inner_call(f, args, kwargs, argnum, cache)
+    return _recorded_jacobian(inner, args, positions, [args[p] for p in positions])
+
+
+def _inner_call(f, args, kwargs, argnum, cache):
+    """(the inner function's source, the arguments with the active values
+    ``f`` reads from its closure appended, the positions of the op's
+    arguments: the active ones and the float arrays)."""
     lifts = closure_actives(f)
     if lifts:
         f = _lifted(f, [slot for slot, _ in lifts])
@@ -129,8 +148,23 @@ def nested_derivative(f, args, kwargs, argnum, cache):
     positions = [i for i, a in enumerate(args) if isinstance(a, Active) or float_array(a)]
     if argnum not in positions:
         positions.append(argnum)
-    inner = RecordedInner(f, kwargs, argnum, cache)
-    return _derivative(inner, args, positions)(*[args[p] for p in positions])
+    return RecordedInner(f, kwargs, argnum, cache), args, positions
+
+
+def _recorded_jacobian(inner, args, positions, values):
+    """J at ``values`` (of the arguments at ``positions``; some active) as
+    recorded ops of their tape (the inner tape is recorded again when its
+    path does not hold there)."""
+    full = list(args)
+    for pos, v in zip(positions, values):
+        full[pos] = v
+    plain = [current(v) if isinstance(v, Active) else v for v in full]
+    inputs = [full[p] for p in input_positions(plain, (inner.argnum,))]
+
+    def method(tape, vals):
+        tape._forward(tape._inputs(vals))        # BranchChanged: recorded again
+        return transcribe.jacobian(tape, inputs, 0)
+    return inner.run(plain, method)
 
 
 def float_array(a):
@@ -265,16 +299,7 @@ def _derivative(inner, args, positions):
         return np.array(rows).reshape(out.shape)
 
     def recorded_jacobian(values):
-        """J at active ``values`` as recorded ops of their tape (the inner
-        tape is recorded again when its path does not hold there)."""
-        full = full_args(values)
-        plain = [current(v) if isinstance(v, Active) else v for v in full]
-        inputs = [full[p] for p in input_positions(plain, (argnum,))]
-
-        def method(tape, vals):
-            tape._forward(tape._inputs(vals))        # BranchChanged: recorded again
-            return transcribe.jacobian(tape, inputs, 0)
-        return inner.run(plain, method)
+        return _recorded_jacobian(inner, args, positions, values)
 
     rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
 

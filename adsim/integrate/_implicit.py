@@ -6,21 +6,25 @@ The Jacobian ``f_y`` comes from SciPy's ``jac`` option (a function
 through it, or a constant matrix, dense or sparse), or from adsim, in one
 of two representations chosen at the first evaluation:
 
-* dense (``adsim.jacobian`` of ``fun``; inside a recording a nested
+* dense (``adsim.jacobian`` of ``fun``; inside a recording written out as
+  ordinary ops, one reverse pass of ``fun`` per equation, for systems of at
+  most :data:`TRANSCRIBED_MAX_SIZE` equations, and for larger ones a nested
   derivative, one op whose derivatives are second-order sweeps of ``fun``,
-  one per equation), with the Newton matrices ``c I - J`` solved by
-  ``np.linalg.solve``, whose recorded rule solves the transposed system for
-  the adjoint. SciPy factors a matrix once and reuses the factors while the
-  step size and the Jacobian stay; here the matrix is rebuilt from the
-  Jacobian and the step size it was factored with (carried in the solver
-  state), which gives the same iteration, and each solve factors again;
+  one per equation), with the Newton matrices factored by LAPACK's dense
+  LU (:class:`DenseLinear`);
 * sparse (:class:`ColoredJacobian`: values on a fixed pattern by row
   coloring, derivatives by one second-order sweep per color), with SciPy's
-  sparse LU and transposed solves by the same factors
-  (:class:`SparseLinear`). Used when ``jac_sparsity`` is given (its nonzeros
+  sparse LU (:class:`SparseLinear`). Used when ``jac_sparsity`` is given (its nonzeros
   are the pattern, as in SciPy), and otherwise for systems of at least
   :data:`SPARSE_MIN_SIZE` equations whose detected pattern (at ``t0, y0``)
   fills at most :data:`SPARSE_MAX_DENSITY` of the matrix.
+
+SciPy factors a Newton matrix once and reuses the factors while the step
+size and the Jacobian stay; here the matrix is rebuilt from the Jacobian and
+the step size it was factored with (carried in the solver state), which
+gives the same iteration, and both solvers keep its factors, keyed by the
+exact matrix, for every solve with it: forward, tangent and the adjoint's
+transposed solves (adsim/integrate/_newton_solve.py).
 
 Hessian-vector products through adsim's dense Jacobian differentiate it
 once more (third derivatives of ``fun``, recorded: adsim/_nesting/transcribe.py);
@@ -29,19 +33,29 @@ through the sparse one they are refused, naming ``jac=``.
 import numpy as np
 import scipy.sparse as sp
 
-from ..api import jacobian
+from ..api import _any_active, jacobian
+from .._nesting.nested import transcribed_derivative
+from .._tapecache.cache import TapeCache
 from .._np.integers import current
 from .._active import Active
 from ..errors import UnsupportedOperation
 from ._rhs import real_array
+from ._dense_solve import DenseLinear
 from ._sparse_jacobian import ColoredJacobian
 from ._sparse_solve import SparseLinear
 
-__all__ = ["JacobianSource", "DenseLinear", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
+__all__ = ["JacobianSource", "SPARSE_MIN_SIZE", "SPARSE_MAX_DENSITY"]
 
 SPARSE_MIN_SIZE = 100
 """Smallest system for which adsim's Jacobian may be sparse: below it dense
 LU and a dense Jacobian cost little, and stay native ops of the tape."""
+
+TRANSCRIBED_MAX_SIZE = 32
+"""Largest system whose dense Jacobian a recorded step writes out as
+ordinary ops (one reverse pass of ``fun`` per equation, recorded once per
+step variant), so that replays and sweeps of the step run in C; a larger
+one is one nested-derivative op, whose value and derivatives are sweeps of
+``fun``'s tape called from the step's replay."""
 
 SPARSE_MAX_DENSITY = 0.1
 """Largest fraction of nonzeros of a detected pattern that makes the
@@ -70,12 +84,14 @@ class JacobianSource:
             self.matrix = self._sparse_constant(jac)
         elif self.constant:
             self.matrix = self._checked(real_array(jac, "jac"))
-            self.linear = DENSE
+            self.linear = DenseLinear(n)
         elif self.user is not None:
-            self.linear = DENSE
+            self.linear = DenseLinear(n)
         else:
             fun_of_y = _fun_of_y(rhs)
+            self._fun_of_y = fun_of_y
             self._dense = jacobian(fun_of_y)
+            self._transcribed = TapeCache()
             self._colored = ColoredJacobian(fun_of_y, "sparse derivative of " + _JACOBIAN_NAME)
             if sparsity is not None:
                 self._use_sparse(sparsity, warn_outside=False)
@@ -94,7 +110,7 @@ class JacobianSource:
 
     def _choose(self, t, y, args):
         """Dense or sparse adsim Jacobian, from the pattern at the first point."""
-        self.linear = DENSE
+        self.linear = DenseLinear(self.n)
         if self.n < SPARSE_MIN_SIZE:
             return
         plain = [_plain(a) for a in (y, t) + tuple(args)]
@@ -119,7 +135,10 @@ class JacobianSource:
             self._choose(time, y, args)
         if self.sparse is not None:
             return self.sparse(y, time, *args)
-        return self._dense(y, time, *args)
+        full = (y, time) + tuple(args)
+        if self.n <= TRANSCRIBED_MAX_SIZE and _any_active(full, self._fun_of_y):
+            return transcribed_derivative(self._fun_of_y, full, {}, 0, self._transcribed)
+        return self._dense(*full)
 
     def _checked(self, J):
         if tuple(J.shape) != (self.n, self.n):
@@ -144,40 +163,3 @@ def _plain(a):
     if type(a) in (list, tuple):
         return type(a)(_plain(e) for e in a)
     return a
-
-
-def solve_shifted(J, c, b):
-    """``(c I - J)^{-1} b``."""
-    return np.linalg.solve(c * np.eye(J.shape[0]) - J, b)
-
-
-def solve_identity_minus(J, c, b):
-    """``(I - c J)^{-1} b``."""
-    return np.linalg.solve(np.eye(J.shape[0]) - c * J, b)
-
-
-def solve_shifted_complex(J, alpha, beta, b_re, b_im):
-    """Real and imaginary parts of ``((alpha + i beta) I - J)^{-1} (b_re + i b_im)``,
-    solved as the real system of twice the size (adsim records no complex numbers)::
-
-        [alpha I - J,  -beta I ] [x_re]   [b_re]
-        [ beta I,    alpha I - J] [x_im] = [b_im]
-    """
-    n = J.shape[0]
-    eye = np.eye(n)
-    A = alpha * eye - J
-    B = beta * eye
-    M = np.concatenate([np.concatenate([A, -B], axis=1), np.concatenate([B, A], axis=1)])
-    x = np.linalg.solve(M, np.concatenate([b_re, b_im]))
-    return x[:n], x[n:]
-
-
-class DenseLinear:
-    """The Newton solves of a dense Jacobian (recorded ``np.linalg.solve``)."""
-
-    shifted = staticmethod(solve_shifted)
-    identity_minus = staticmethod(solve_identity_minus)
-    shifted_complex = staticmethod(solve_shifted_complex)
-
-
-DENSE = DenseLinear()

@@ -2,9 +2,10 @@
 as ``args=tuple(rates)``, as a dict in ``args`` (a tape taking the dict), or
 read from a closure. Saved, loaded and unpickled tapes replay bitwise like
 the original (forward, gradient, jvp, vjp, hvp) at the recorded point and
-near it; Radau's and BDF's Jacobian (a nested derivative of ``fun``)
-travels as the recorded variants of ``fun``, their sparse Jacobian (by
-coloring) with its pattern and the sparse LU solves by it. A fresh process
+near it; Radau's and BDF's dense Newton solves travel as built-in
+primitives, their Jacobian as ordinary ops (small systems) or a nested
+derivative of ``fun`` with the recorded variants of ``fun``, their sparse
+Jacobian (by coloring) with its pattern and the sparse LU solves by it. A fresh process
 replays them without the model's code."""
 import pickle
 import subprocess
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 
 import adsim as ad
 from adsim.errors import TapeCopyError
-from adsim.integrate import solve_ivp
+from adsim.integrate import _implicit, solve_ivp
 from paths import ROOT
 from tapefile_replays import as_bytes, assert_same_replays, callback_kinds, copies, nearby
 
@@ -63,8 +64,21 @@ def by_closure(method):
 def test_solve_ivp_tapes_replay_bitwise_after_saving_and_pickling(method, parameters, tmp_path):
     loss, args = parameters(method)
     tape = ad.record(loss, *args)
-    if method in ("Radau", "BDF"):          # the Jacobian of fun: a nested derivative
-        assert "adsim.nested_derivative" in callback_kinds(tape)
+    if method in ("Radau", "BDF"):          # the dense Newton solves: built-in primitives
+        assert "adsim.builtin_primitive" in callback_kinds(tape)
+    near = tuple(nearby(a, np.random.default_rng(1), 1e-6) for a in args)
+    assert_same_replays(tape, copies(tape, tmp_path), [args, near])
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF"])
+def test_a_jacobian_kept_as_a_nested_derivative_travels_too(method, tmp_path, monkeypatch):
+    """Above TRANSCRIBED_MAX_SIZE equations the Jacobian of fun is one
+    nested-derivative op (below it, ordinary ops of the step's tape): it
+    travels as the recorded variants of fun."""
+    monkeypatch.setattr(_implicit, "TRANSCRIBED_MAX_SIZE", 1)
+    loss, args = by_tuple(method)
+    tape = ad.record(loss, *args)
+    assert "adsim.nested_derivative" in callback_kinds(tape)
     near = tuple(nearby(a, np.random.default_rng(1), 1e-6) for a in args)
     assert_same_replays(tape, copies(tape, tmp_path), [args, near])
 
@@ -128,7 +142,7 @@ sys.stdout.write(pickle.dumps([(t.gradient(*p), t.hvp(p, p)) for t, p in zip(tap
 
 
 def test_a_fresh_process_replays_stiff_solve_ivp_tapes_without_the_model():
-    """The nested derivatives of Radau and BDF (their Jacobians), and the
+    """The Jacobians and Newton solves of Radau and BDF, and the
     Hessian-vector products through them, need none of the model's code."""
     cases = [by_tuple("Radau"), by_dict("BDF")]
     tapes = [ad.record(loss, *args) for loss, args in cases]

@@ -1,6 +1,6 @@
 """adsim.parallel.map of tapes that travel as tape files with what they hold:
-a stiff solve_ivp (Radau: a checkpointed loop whose steps hold nested
-derivatives, the Jacobians of fun) and one taking its parameters as a dict
+a stiff solve_ivp (Radau: a checkpointed loop whose steps hold the
+Jacobians of fun and the dense Newton solves) and one taking its parameters as a dict
 (a tape of containers), on threads, on spawned processes (nothing
 inherited: the tapes arrive as bytes) and on Dask when it is installed.
 Results are bitwise equal to serial calls."""

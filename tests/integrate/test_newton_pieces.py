@@ -1,14 +1,16 @@
 """The pieces of the sparse Newton iterations on their own: the Jacobian by
 row coloring (values and derivatives against adsim's dense nested Jacobian)
-and the sparse LU solves (values against dense solves, derivatives against
-central differences, tangent and adjoint rules against each other, and the
-adjoint's transposed solve with the forward's factorisation)."""
+and the Newton solves by sparse and by dense LU (values against NumPy's
+solves, derivatives against central differences, tangent and adjoint rules
+against each other, and the adjoint's transposed solve with the forward's
+factorisation)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import adsim
 from adsim.integrate._sparse_jacobian import ColoredJacobian
+from adsim.integrate._dense_solve import DenseLinear
 from adsim.integrate._sparse_solve import SparseLinear
 
 RNG = np.random.default_rng(11)
@@ -62,54 +64,57 @@ def test_colored_jacobian_values_and_derivatives_are_the_dense_ones_on_the_patte
         assert t_sparse == pytest.approx(t_dense, rel=1e-12)
 
 
-# ---- sparse LU solves ------------------------------------------------------------
+# ---- Newton solves: sparse LU, and dense LU (LAPACK) ------------------------------------
 
 PATTERN = sp.csc_matrix(sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 2], shape=(N, N)))
-LINEAR = SparseLinear(PATTERN)
 DATA = RNG.standard_normal(PATTERN.nnz)
-J = LINEAR.matrix(DATA).toarray()
+J = SparseLinear(PATTERN).matrix(DATA).toarray()
 B = RNG.standard_normal(N)
 B2 = RNG.standard_normal(N)
 C = 2.5
 ALPHA, BETA = 3.0, -1.5
 W_OUT = RNG.standard_normal(2 * N)
 
-
-def shifted(data, c, b, b2):
-    return np.dot(W_OUT[:N], LINEAR.shifted(data, c[0], b)) ** 2
-
-
-def identity_minus(data, c, b, b2):
-    return np.dot(W_OUT[:N], LINEAR.identity_minus(data, c[0], b)) ** 2
+# each storage with the Jacobian as it holds it: values on the pattern, or the array
+STORAGES = {"sparse": (lambda: SparseLinear(PATTERN), DATA), "dense": (lambda: DenseLinear(N), J)}
 
 
-def shifted_complex(data, coefficients, b, b2):
-    x_re, x_im = LINEAR.shifted_complex(data, coefficients[0], coefficients[1], b, b2)
-    return np.dot(W_OUT, np.concatenate([x_re, x_im])) ** 2
+def losses(linear):
+    def shifted(data, c, b, b2):
+        return np.dot(W_OUT[:N], linear.shifted(data, c[0], b)) ** 2
+
+    def identity_minus(data, c, b, b2):
+        return np.dot(W_OUT[:N], linear.identity_minus(data, c[0], b)) ** 2
+
+    def shifted_complex(data, coefficients, b, b2):
+        x_re, x_im = linear.shifted_complex(data, coefficients[0], coefficients[1], b, b2)
+        return np.dot(W_OUT, np.concatenate([x_re, x_im])) ** 2
+    return {"shifted": (shifted, [C]), "identity_minus": (identity_minus, [0.1]),
+            "shifted_complex": (shifted_complex, [ALPHA, BETA])}
 
 
-SOLVES = {"shifted": (shifted, [C]), "identity_minus": (identity_minus, [0.1]),
-          "shifted_complex": (shifted_complex, [ALPHA, BETA])}
-
-
-def test_solves_are_the_dense_ones():
-    eye = np.eye(N)
-    np.testing.assert_allclose(LINEAR.shifted(DATA, C, B), np.linalg.solve(C * eye - J, B),
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_solves_are_numpys(storage):
+    make, data = STORAGES[storage]
+    linear, eye = make(), np.eye(N)
+    np.testing.assert_allclose(linear.shifted(data, C, B), np.linalg.solve(C * eye - J, B),
                                rtol=1e-12)
-    np.testing.assert_allclose(LINEAR.identity_minus(DATA, C, B),
+    np.testing.assert_allclose(linear.identity_minus(data, C, B),
                                np.linalg.solve(eye - C * J, B), rtol=1e-12)
     x = np.linalg.solve((ALPHA + 1j * BETA) * eye - J, B + 1j * B2)
-    x_re, x_im = LINEAR.shifted_complex(DATA, ALPHA, BETA, B, B2)
+    x_re, x_im = linear.shifted_complex(data, ALPHA, BETA, B, B2)
     np.testing.assert_allclose(x_re + 1j * x_im, x, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(SOLVES))
-def test_solve_derivatives_in_every_mode(name):
-    """Gradient against central differences; tangent against gradient; the
-    Hessian-vector product (the recorded adjoint rule, with its transposed
-    solves) against differences of the gradient."""
-    f, scalars = SOLVES[name]
-    point = (DATA, np.array(scalars), B, B2)
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+@pytest.mark.parametrize("name", ["shifted", "identity_minus", "shifted_complex"])
+def test_solve_derivatives_in_every_mode(storage, name):
+    """Gradient against central differences; tangent against gradient;
+    the Hessian-vector product (the recorded adjoint rule, with its
+    transposed solves) against differences of the gradient."""
+    make, data = STORAGES[storage]
+    f, scalars = losses(make())[name]
+    point = (data, np.array(scalars), B, B2)
     g = adsim.grad(f, argnums=(0, 1, 2, 3))(*point)
     eps = 1e-6
     direction = tuple(RNG.standard_normal(np.shape(p)) for p in point)
@@ -121,11 +126,17 @@ def test_solve_derivatives_in_every_mode(name):
     assert along == pytest.approx(fd, rel=1e-7)
     _, tangent = adsim.jvp(f, point, direction)
     assert tangent == pytest.approx(along, rel=1e-12)
+    # a replay of the recorded solve at another point: its value and adjoint
+    # on the op's flat arrays, as a recording there gives them
+    tape, elsewhere = adsim.record(f, *point), moved(100)
+    for got, want in zip(tape.gradient(*elsewhere),
+                         adsim.grad(f, argnums=(0, 1, 2, 3), cache=False)(*elsewhere)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
 
     sizes = np.cumsum([np.size(p) for p in point])[:-1]
 
     def flat(z):
-        return f(*np.split(z, sizes))
+        return f(*(piece.reshape(np.shape(p)) for piece, p in zip(np.split(z, sizes), point)))
     z = np.concatenate([np.ravel(p) for p in point])
     v = np.concatenate([np.ravel(d) for d in direction])
     hv = adsim.hvp(flat, z, v)
@@ -134,19 +145,24 @@ def test_solve_derivatives_in_every_mode(name):
                                rtol=1e-5, atol=1e-6 * np.max(np.abs(hv)))
 
 
-def test_adjoint_solves_with_the_forward_factorisation():
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+def test_adjoint_solves_with_the_forward_factorisation(storage):
     """One matrix, one factorisation: the forward solve and the transposed
     solve of its adjoint find the same factors."""
-    linear = SparseLinear(PATTERN)
-    adsim.grad(lambda data: np.sum(linear.shifted(data, C, B) ** 2))(DATA)
+    make, data = STORAGES[storage]
+    linear = make()
+    adsim.grad(lambda data: np.sum(linear.shifted(data, C, B) ** 2))(data)
     assert len(linear._factors._values) == 1
-    adsim.grad(lambda data: np.sum(linear.shifted(data, C + 1.0, B) ** 2))(DATA)
+    adsim.grad(lambda data: np.sum(linear.shifted(data, C + 1.0, B) ** 2))(data)
     assert len(linear._factors._values) == 2
 
 
 def test_a_singular_matrix_gives_nan_not_an_error():
     """As SciPy's dense LU: the Newton iteration sees non-finite values and
     fails, and the method takes a smaller step."""
-    linear = SparseLinear(sp.eye(3, format="csc"))
-    assert np.all(np.isnan(linear.shifted(np.ones(3), 1.0, np.ones(3))))
-    assert np.all(np.isnan(linear.shifted(np.ones(3), np.inf, np.ones(3))))
+    for linear, data in ((SparseLinear(sp.eye(3, format="csc")), np.ones(3)),
+                         (DenseLinear(3), np.eye(3))):
+        assert np.all(np.isnan(linear.shifted(data, 1.0, np.ones(3))))
+        assert np.all(np.isnan(linear.shifted(data, np.inf, np.ones(3))))
+        x_re, x_im = linear.shifted_complex(data, 1.0, 0.0, np.ones(3), np.ones(3))
+        assert np.all(np.isnan(x_re)) and np.all(np.isnan(x_im))
