@@ -491,6 +491,18 @@ cdef bint fused_run_reverse(Sweep* s, int32_t r, bint second_order) except -1 no
     return True
 
 
+cdef int fused_sum(Sweep* s, int32_t r) except -1 nogil:
+    """Run r and the sum after it into the scalar output, by its fused sum
+    kernel (which writes no slot: nothing after a value replay reads them)."""
+    cdef const int32_t* run = s.runs + r * RUN_FIELDS
+    cdef int out = (s.opnd + s.start[run[RUN_END]])[0]
+    cdef double outs[2]
+    call_fused(s, &s.fused[r], s.fused[r].sum, NULL, outs)
+    vptr(s, out)[0] = outs[0]
+    check_signals(s, run_work(s, r))
+    return 0
+
+
 cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
     """run_and_reverse of run r by its fused kernel, for one adjoint
     direction (with one tangent direction when ``second_order``); False

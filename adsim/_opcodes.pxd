@@ -134,6 +134,7 @@ ctypedef struct FusedRun:  # the fused kernels of one run (one direction each), 
     fused_kernel reverse2   # ... with their tangents (one direction: second order)
     fused_kernel gradient   # the run and the sum after it into the output, forward and reverse
     fused_kernel second_order   # ... with tangents and adjoint tangents
+    fused_kernel sum        # the run and the sum after it into the output: values only, no slot written
     int32_t* refs           # the slots and constants the kernels read and write, in order
     int32_t n_refs
     int32_t* saved          # the slots a keeping forward pushes for the reverse kernel

@@ -418,8 +418,15 @@ cdef inline double* data_of(cnp.ndarray a):
 
 cdef object replay_values(Tape t, object xs):
     cdef Replay r = replay_setup(t, xs, VALUES, 0)
+    cdef int32_t summed
+    cdef int64_t first = t.n_ops
     try:
-        replay_forward(t, r, t.n_ops, False, False)
+        summed = run_into_output(&r.s, t.n_ops)
+        if summed >= 0 and r.s.fused != NULL and r.s.fused[summed].sum != NULL:
+            first = r.s.runs[summed * RUN_FIELDS + RUN_FIRST]       # a fused final sum
+        replay_forward(t, r, first, False, False)
+        if first < t.n_ops:
+            fused_sum(&r.s, summed)
         return output_value(t, r)
     finally:
         replay_teardown(t, r)

@@ -59,3 +59,4 @@ cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots, int64_t min_
 cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil
 cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
 cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
+cdef int fused_sum(Sweep* s, int32_t r) except -1 nogil

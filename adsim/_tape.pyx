@@ -47,7 +47,7 @@ from ._opcodes cimport *
 from ._callback cimport SweepContext, VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
 from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RUN_FIELDS,
                        check_signals, op_value, forward_sweep, reverse_sweep, runs_of,
-                       run_into_output, run_and_reverse, fused_reverse)
+                       run_into_output, run_and_reverse, fused_reverse, fused_sum)
 
 from ._opcodes import OPCODE_NAMES
 from .errors import BranchChanged, IndexOutOfBounds, TapeNotRecorded, TapeOverflow
@@ -820,7 +820,7 @@ cdef class Tape:
     def _install_fused(self, entries, keep):
         """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
         (run index, {kind: address} for kinds among values, tangents,
-        reverse, reverse2, gradient, second_order, int32 array of the refs they read,
+        reverse, reverse2, gradient, second_order, sum, int32 array of the refs they read,
         int32 array of the slots a keeping forward saves for the reverse kernel);
         ``keep`` holds what the addresses live in. The first table indexes
         the runs ``_fusion_runs`` found, which then replace the tape's (a
@@ -853,6 +853,7 @@ cdef class Tape:
             table[run].reverse2 = <fused_kernel><intptr_t>kernels.get("reverse2", 0)
             table[run].gradient = <fused_kernel><intptr_t>kernels.get("gradient", 0)
             table[run].second_order = <fused_kernel><intptr_t>kernels.get("second_order", 0)
+            table[run].sum = <fused_kernel><intptr_t>kernels.get("sum", 0)
             table[run].refs = <int32_t*>cnp.PyArray_DATA(refs)
             table[run].n_refs = <int32_t>cnp.PyArray_SIZE(refs)
             table[run].saved = <int32_t*>cnp.PyArray_DATA(saved)

@@ -45,8 +45,8 @@ from .._decoder import decode_op
 from .._opcodes import OpFlag
 
 BLOCK = 256
-KINDS = ("values", "tangents", "reverse", "reverse2", "gradient", "second_order")
-SUMMED_KINDS = ("gradient", "second_order")     # only for a run summed into the output
+KINDS = ("values", "tangents", "reverse", "reverse2", "gradient", "second_order", "sum")
+SUMMED_KINDS = ("gradient", "second_order", "sum")  # only for a run summed into the output
 _PASSIVE = int(OpFlag.FLAG_PASSIVE)
 _PUSH = int(OpFlag.FLAG_PUSH)
 
@@ -382,15 +382,15 @@ def _kernel(run, kind, written, function, last):
             lines.append(f"        double b{x}[BLOCK];")
             if second:
                 lines += [f"        double bd{x}[BLOCK];"]
-    if not reverse:             # results go to block buffers: the element loop then
+    if summed:
+        lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
+                                                     if tangents else [])
+    elif not reverse:           # results go to block buffers: the element loop then
         for slot in written:    # stores nothing a load may alias, and vectorises
             i = run.refs.index(slot)
             lines.append(f"        double w{i}[BLOCK];")
             if tangents:
                 lines.append(f"        double tw{i}[BLOCK];")
-    elif summed:
-        lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
-                                                     if tangents else [])
     else:                       # the adjoints of the slots' last values seed the sweep;
         for slot in written:    # they are cleared, as the interpreter clears them
             i = run.refs.index(slot)
@@ -433,6 +433,8 @@ def _kernel(run, kind, written, function, last):
         body += [f"b{x}[j] = ge{x};" for x in actives]
         if second:
             body += [f"bd{x}[j] = he{x};" for x in actives]
+    elif summed:
+        body.append(f"last[j] = v{last};")
     else:
         for slot in written:
             i = run.refs.index(slot)
@@ -441,7 +443,7 @@ def _kernel(run, kind, written, function, last):
                 body.append(f"tw{i}[j] = t{run.writer[slot]};")
     lines += ["            " + line for line in body]
     lines.append("        }")
-    if not reverse:
+    if not reverse and not summed:
         for slot in written:
             i = run.refs.index(slot)
             lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")

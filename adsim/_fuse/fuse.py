@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from . import codegen, compiler
 
 # the kernels each replay layout (VALUES, TANGENTS, ADJOINTS, SECOND_ORDER) uses
-FAMILIES = (("values",), ("tangents",), ("values", "reverse", "gradient"),
+FAMILIES = (("values", "sum"), ("tangents",), ("values", "reverse", "gradient"),
             ("tangents", "reverse2", "second_order"))
 
 

@@ -81,7 +81,7 @@ def test_never_and_always(monkeypatch):
     assert getattr(tape, "_fusion", None) is None
     ad.set_fusion("always")
     tape.forward(x)                             # the mode applies from now on
-    assert tape._fusion.kinds == ("values",)
+    assert tape._fusion.kinds == ("values", "sum")
     other = ad.record(residual, x)
     other.jvp(x, np.ones(N))
     assert other._fusion.kinds == ("tangents",)
