@@ -311,12 +311,13 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     written = sorted(run.writer)
     for slot in written:
         run.ref_index(slot)
+    read_later = [slot for slot in written if _read_after(tape, slot, end, codes, flags)]
     # the run the tape's last op sums into the output (run_into_output decides
     # when the kernels run; this only says whether to make them)
     summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
         tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
     kinds = tuple(kind for kind in kinds if summed or kind not in SUMMED_KINDS)
-    text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1)
+    text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1, read_later)
                      for kind in kinds)
     # what the reverse kernel needs back from the value stack: every slot the
     # run reads (it recomputes the run), and the slots whose value before the
@@ -329,7 +330,31 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     return RunSource(text, tuple(run.refs), kinds, tuple(saved))
 
 
-def _kernel(run, kind, written, function, last):
+# families whose ops write the whole of their result slot (an op of another
+# family writing a slot may keep part of it, so it counts as reading it)
+_WHOLE_WRITES = ("unary", "binary")
+_INPLACE = int(OpFlag.FLAG_INPLACE)
+
+
+def _read_after(tape, slot, end, codes, flags):
+    """Whether an op from ``end`` on (or the output) reads the value the run
+    leaves in ``slot``: only those are stored by the values and tangents
+    kernels. Any operand equal to the slot counts as a read (operand lists
+    hold sizes and offsets too: more stores, never fewer)."""
+    if slot == tape.output_slot:
+        return True
+    for k in range(end, len(codes)):
+        operands = tape.op_operands(k)
+        if slot in operands[1:]:
+            return True
+        if len(operands) and operands[0] == slot:
+            spec = BY_CODE[int(codes[k])]
+            whole = spec.family in _WHOLE_WRITES or spec.name in ("COPY", "GATHER")
+            return not whole or bool(flags[k] & _INPLACE)
+    return False
+
+
+def _kernel(run, kind, written, function, last, read_later):
     tangents = kind in ("tangents", "reverse2", "second_order")
     reverse = kind in ("reverse", "reverse2", "gradient", "second_order")
     second = kind in ("reverse2", "second_order")        # adjoint tangents too
@@ -386,7 +411,7 @@ def _kernel(run, kind, written, function, last):
         lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
                                                      if tangents else [])
     elif not reverse:           # results go to block buffers: the element loop then
-        for slot in written:    # stores nothing a load may alias, and vectorises
+        for slot in read_later:  # stores nothing a load may alias, and vectorises
             i = run.refs.index(slot)
             lines.append(f"        double w{i}[BLOCK];")
             if tangents:
@@ -436,7 +461,7 @@ def _kernel(run, kind, written, function, last):
     elif summed:
         body.append(f"last[j] = v{last};")
     else:
-        for slot in written:
+        for slot in read_later:
             i = run.refs.index(slot)
             body.append(f"w{i}[j] = v{run.writer[slot]};")
             if tangents:
@@ -444,7 +469,7 @@ def _kernel(run, kind, written, function, last):
     lines += ["            " + line for line in body]
     lines.append("        }")
     if not reverse and not summed:
-        for slot in written:
+        for slot in read_later:
             i = run.refs.index(slot)
             lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")
             if tangents:
