@@ -217,7 +217,11 @@ def _scalar_leak_message(x, what):
             f"it. Keep it as an array: arithmetic and NumPy functions take a 0-d array as they "
             f"take a number, and branches on it are recorded (`if x > 0:`, np.where, "
             f"np.maximum). If no derivative is wanted through it, say so: {unwanted} gives a "
-            f"number checked on replay, adsim.stop_gradient(x) an array with derivative zero.")
+            f"number checked on replay, adsim.stop_gradient(x) an array with derivative zero. "
+            f"If it is being written into a plain NumPy array made outside the recorded "
+            f"function (`a[i] = x`, where NumPy converts it), make that array active instead: "
+            f"`P = np.zeros_like(u, shape=(n,)); P[1:-1] = u`, or build it with "
+            f"np.concatenate/np.pad.")
 
 
 cdef class Active:

@@ -313,6 +313,9 @@ def _forget(key, dead):
     """Weakref callback: drop the entry ``dead`` belonged to. No lock: it may
     run inside any allocation, also while this thread holds the lock; a dict
     pop is atomic."""
-    entry = _shared.get(key)
+    shared = _shared
+    if shared is None:          # interpreter shutdown: the module's globals are gone
+        return
+    entry = shared.get(key)
     if entry is not None and any(r is dead for r in entry[0]):
-        _shared.pop(key, None)
+        shared.pop(key, None)
