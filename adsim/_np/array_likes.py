@@ -135,8 +135,22 @@ def _empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, dev
     """np.empty_like's."""
 
 
+def _lexsort(keys, axis=-1):
+    """np.lexsort's."""
+
+
+def _bincount(x, /, weights=None, minlength=0):
+    """np.bincount's."""
+
+
+def _putmask(a, /, mask, values):
+    """np.putmask's."""
+
+
 _COMPILED = {"dot": _dot, "vdot": _inner, "inner": _inner, "where": _where,
-             "concatenate": _concatenate, "copyto": _copyto, "empty_like": _empty_like}
+             "concatenate": _concatenate, "concat": _concatenate, "copyto": _copyto,
+             "empty_like": _empty_like, "lexsort": _lexsort, "bincount": _bincount,
+             "putmask": _putmask}
 
 
 def _convert(v, kind):
