@@ -26,21 +26,22 @@ import adsim as ad
 from adsim._decoder import decode
 
 
-def rhs(u, kappa, dx):
-    """Semi-discrete right-hand side (periodic central differences)."""
-    up = np.roll(u, -1)
-    um = np.roll(u, 1)
+def rhs(u, kappa, dx, xp=np):
+    """Semi-discrete right-hand side (periodic central differences); ``xp``
+    the array module (the benchmarks run the same code in JAX)."""
+    up = xp.roll(u, -1)
+    um = xp.roll(u, 1)
     flux = -(up * up - um * um) / (4.0 * dx)
-    kf = 0.5 * (kappa + np.roll(kappa, -1))            # kappa at i + 1/2
-    diffusion = (kf * (up - u) - np.roll(kf, 1) * (u - um)) / (dx * dx)
+    kf = 0.5 * (kappa + xp.roll(kappa, -1))            # kappa at i + 1/2
+    diffusion = (kf * (up - u) - xp.roll(kf, 1) * (u - um)) / (dx * dx)
     return flux + diffusion
 
 
-def rk4_step(u, kappa, dt, dx):
-    k1 = rhs(u, kappa, dx)
-    k2 = rhs(u + 0.5 * dt * k1, kappa, dx)
-    k3 = rhs(u + 0.5 * dt * k2, kappa, dx)
-    k4 = rhs(u + dt * k3, kappa, dx)
+def rk4_step(u, kappa, dt, dx, xp=np):
+    k1 = rhs(u, kappa, dx, xp)
+    k2 = rhs(u + 0.5 * dt * k1, kappa, dx, xp)
+    k3 = rhs(u + 0.5 * dt * k2, kappa, dx, xp)
+    k4 = rhs(u + dt * k3, kappa, dx, xp)
     return u + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 

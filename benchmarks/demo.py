@@ -58,18 +58,8 @@ def _jax_gradient(n_steps, s):
         outer -= 1
     inner = n_steps // outer
 
-    def rhs(u, k):
-        up, um = jnp.roll(u, -1), jnp.roll(u, 1)
-        flux = -(up * up - um * um) / (4.0 * dx)
-        kf = 0.5 * (k + jnp.roll(k, -1))
-        return flux + (kf * (up - u) - jnp.roll(kf, 1) * (u - um)) / (dx * dx)
-
     def step(u, k):
-        k1 = rhs(u, k)
-        k2 = rhs(u + 0.5 * dt * k1, k)
-        k3 = rhs(u + 0.5 * dt * k2, k)
-        k4 = rhs(u + dt * k3, k)
-        return u + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return demo.rk4_step(u, k, dt, dx, xp=jnp)
 
     @jax.checkpoint
     def block(u, k):

@@ -139,6 +139,14 @@ def thresholded_energy(x):
     return np.sum(e ** 2) + np.prod(np.tanh(x[:4])) + np.sum(x[[1, 1, -1]] * x[2:5:2].mean())
 
 
+def assert_modes_match_the_loop(tape, X, V):
+    """forward, gradient, jvp and hvp at the batch equal single replays."""
+    assert_same(tape.batched.forward(X), loop(tape.forward, X))
+    assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
+    assert_same(tape.batched.jvp(X, V), loop(tape.jvp, X, V))
+    assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
+
+
 @pytest.mark.parametrize("f, x", [
     (heat_residual, np.linspace(0.1, 1.0, 42)),
     (softplus_regression, np.array([0.3, -0.2, 0.5])),
@@ -151,10 +159,7 @@ def test_scientific_functions(f, x):
     X = nearby(x, 5, 0, scale=0.01)
     V = np.random.default_rng(1).standard_normal(X.shape)
     assert tape.batched.is_native(5)
-    assert_same(tape.batched.forward(X), loop(tape.forward, X))
-    assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
-    assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
-    assert_same(tape.batched.jvp(X, V), loop(tape.jvp, X, V))
+    assert_modes_match_the_loop(tape, X, V)
 
 
 def test_gradient_and_hvp_against_differences_and_across_modes():
@@ -360,10 +365,7 @@ def test_structural_ops_and_ops_run_per_member():
     X = nearby(x, 3, 0, scale=0.003)
     V = np.random.default_rng(8).standard_normal(X.shape)
     assert tape.batched.is_native(3)
-    assert_same(tape.batched.forward(X), loop(tape.forward, X))
-    assert_same(tape.batched.gradient(X), loop(tape.gradient, X))
-    assert_same(tape.batched.jvp(X, V), loop(tape.jvp, X, V))
-    assert_same(tape.batched.hvp(X, V), loop(tape.hvp, X, V))
+    assert_modes_match_the_loop(tape, X, V)
 
 
 def test_threads_share_a_tape_and_its_batched_programs():
