@@ -65,11 +65,18 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``(t0, tf)``; either may be active. ``tf < t0`` integrates backwards.
     y0 : array_like, shape (n,)
         Initial state, real.
-    method : {"RK45", "RK23", "DOP853", "Radau", "BDF"}
+    method : {"RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"}
         As in SciPy (or SciPy's class of that name). The implicit methods
         use the exact Jacobian from adsim (dense, or for systems of 100
         equations or more with a sparse pattern, sparse by coloring with
-        sparse LU), or ``jac=`` as in SciPy.
+        sparse LU), or ``jac=`` as in SciPy. ``"LSODA"`` gives SciPy's
+        values with the derivatives of adsim's Radau (where LSODA switched
+        to its stiff method) or DOP853 solve at the same tolerances.
+    dense_output : bool, optional
+        As in SciPy: ``sol`` is an ``OdeSolution``-like callable, whose
+        interpolants (each step's, recorded) carry derivatives with respect
+        to the parameters, ``y0`` and the query time. Every step is then
+        recorded (no ``memory_limit``, ``snapshots``).
     t_eval : array_like, optional
         Output times, sorted in the direction of integration, within
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
@@ -115,7 +122,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     Returns
     -------
     OdeResult
-        ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None), ``t_events``,
+        ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None without
+        ``dense_output``; call it inside the recording), ``t_events``,
         ``y_events`` (None without events), ``nfev``, ``njev``, ``nlu``, ``status``,
         ``message``, ``success``. Inside a recording, reading ``nfev``
         (``njev``, ``nlu``) guards its value: a replay whose count differs
@@ -125,8 +133,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     are located on each step's interpolant; their times are differentiable
     (implicit function theorem). Not differentiated (with active values
     each raises ``adsim.UnsupportedOperation``; a call without any is
-    SciPy's): ``LSODA``, ``dense_output=True``, other solver classes,
-    complex ``y0``. Not supported either: Hessian-vector products through
+    SciPy's): solver classes other than SciPy's, complex ``y0``. Not supported either: Hessian-vector products through
     ``Radau``/``BDF`` without ``jac=`` and through event times. See
     docs/integrate.md.
     """
