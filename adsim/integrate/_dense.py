@@ -59,7 +59,8 @@ class DenseSolution(SolutionCalls):
     """The interpolants of adsim's accepted steps: ``ts`` (the step ends,
     the start first), ``states`` (the solver state after each step),
     ``method`` (whose ``dense(state, t, args)`` is the step's interpolant).
-    ``ts``, ``t_min``, ``t_max``, ``n_segments`` as in SciPy."""
+    ``ts``, ``t_min``, ``t_max`` (recorded values), ``n_segments`` as in
+    SciPy."""
 
     def __init__(self, method, ts, states, args, n):
         self.method, self.states, self.args, self.n = method, states, args, n
@@ -69,7 +70,8 @@ class DenseSolution(SolutionCalls):
         self.ascending = method.direction > 0
         knots = [_plain(v) for v in ts]
         self._knots = np.array(knots if self.ascending else knots[::-1])
-        self.t_min, self.t_max = self._knots[0], self._knots[-1]
+        ends = (self.ts[0], self.ts[-1])
+        self.t_min, self.t_max = ends if self.ascending else ends[::-1]
 
     def _at(self, t):
         segment = self._segment(t)
@@ -111,8 +113,8 @@ class ConstantSolution(SolutionCalls):
 
     def __init__(self, t0, y0):
         self.y0, self.n = y0, y0.shape[0]
-        self.ts = np.array([_plain(t0), _plain(t0)])
-        self.t_min = self.t_max = self.ts[0]
+        self.ts = real_array([t0, t0], "t")
+        self.t_min = self.t_max = t0
         self.n_segments = 1
 
     def _at(self, t):

@@ -8,11 +8,11 @@ LSODA switched to its stiff method in the recorded call, DOP853 where it
 did not), joined to them by ``with_donor_derivatives``.
 
 Ops, all on one cached SciPy solve of the inputs ``(t0, tf, y0, t_eval,
-params)``: the *layout* (status, number of outputs, events per function,
-counts), read as guarded integers so that a replay whose layout differs
-records again; the *outputs* (``t``, ``y``, event times and states, in the
-recorded layout); and for ``sol(t)`` one op per evaluation (the query time
-an input too).
+params)``: the *layout* (status, number of outputs, of the dense
+output's knots, of events per function, the counts), read as guarded
+integers so that a replay whose layout differs records again; the *outputs*
+(``t``, ``y``, event times and states, knots, in the recorded layout); and
+for ``sol(t)`` one op per evaluation (the query time an input too).
 """
 import threading
 
@@ -54,11 +54,12 @@ class _Call:
     """The user's call on plain values: SciPy's ``solve_ivp`` with LSODA,
     the active positions of ``args`` filled with the parameters' values."""
 
-    def __init__(self, fun, events, vectorized, args, positions, options, n, dense):
+    def __init__(self, fun, events, vectorized, args, positions, shapes, options, has_t_eval,
+                 dense):
         self.fun, self.events, self.vectorized = fun, events, vectorized
-        self.args, self.positions = args, positions
-        self.options, self.n, self.dense = options, n, dense
-        self._lock = threading.Lock()
+        self.args, self.positions, self.shapes = args, positions, shapes
+        self.options, self.has_t_eval, self.dense = options, has_t_eval, dense
+        self._lock = threading.Lock()       # fun's lifted closure cells are set per call
         self._solved = (None, None)
 
     def solve(self, flat):
@@ -78,35 +79,40 @@ class _Call:
         if self.has_t_eval:
             t_eval = np.asarray(rest.pop(0), dtype=float)
         args = list(self.args)
-        for i, p in zip(self.positions, rest):
-            p = np.asarray(p, dtype=float).reshape(self.shapes[i])
-            args[i] = p[()] if p.ndim == 0 else p
-        captured = {}
+        for i, shape, p in zip(self.positions, self.shapes, rest):
+            p = np.asarray(p, dtype=float).reshape(shape)
+            args[i] = p[()] if p.ndim == 0 else p    # plain 0-d values as NumPy scalars
+        solvers = []
 
-        class Watched(_WatchedLSODA):
+        class Watched(_WatchedLSODA):       # keeps the solver SciPy makes, to ask it
             def __init__(self, *a, **k):
                 super().__init__(*a, **k)
-                captured["solver"] = self
+                solvers.append(self)
         with suspended():          # SciPy's own solve, user code on plain arrays
             result = scipy_solve_ivp(self.fun, (t0, tf), y0, method=Watched, t_eval=t_eval,
                                      dense_output=self.dense, events=self.events,
                                      vectorized=self.vectorized, args=tuple(args),
                                      **self.options)
-        result.stiff = captured["solver"].stiff
+        result.stiff = solvers[0].stiff
         return result
 
 
 def _layout(result):
-    """Status, outputs, events per function, nfev, njev, nlu."""
+    """Status, outputs, the dense output's knots (0 without), events per
+    function, nfev, njev, nlu."""
     events = [len(t) for t in result.t_events] if result.t_events is not None else []
-    return np.array([result.status, len(result.t)] + events +
+    knots = 0 if result.sol is None else len(result.sol.ts)
+    return np.array([result.status, len(result.t), knots] + events +
                     [result.nfev, result.njev, result.nlu], dtype=float)
 
 
 def _outputs(result):
+    """``t``, ``y``, the event times and states, the dense output's knots, flat."""
     pieces = [result.t, result.y.T.ravel()]
     if result.t_events is not None:
         pieces += [a.ravel() for a in result.t_events] + [a.ravel() for a in result.y_events]
+    if result.sol is not None:
+        pieces.append(result.sol.ts)
     return np.concatenate(pieces).astype(float)
 
 
@@ -164,15 +170,16 @@ def lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args
     kept = []
     refs, plain = _operands(tape, inputs, kept)
     n = y0.shape[0]
-    call = _Call(fun, events, vectorized, args, positions, options, n, dense_output)
-    call.has_t_eval = t_eval is not None
-    call.shapes = {i: np.shape(plain[3 + call.has_t_eval + j]) for j, i in enumerate(positions)}
+    shapes = [np.shape(a) for a in plain[len(plain) - len(positions):]]
+    call = _Call(fun, events, vectorized, args, positions, shapes, options, t_eval is not None,
+                 dense_output)
     first = call.solve(plain)
     layout = _layout(first)
     k = len(refs)
     guards = _record(tape, refs, _Piece(call, k, lambda r, _: _layout(r), layout.size))
-    status, m = int(guards[0]), int(guards[1])       # guarded: a replay that differs records again
-    n_events = [int(guards[2 + i]) for i in range(layout.size - 5)]
+    # guarded: a replay where they differ records again
+    status, m, knots = int(guards[0]), int(guards[1]), int(guards[2])
+    n_events = [int(guards[3 + i]) for i in range(layout.size - 6)]
     flat = _record(tape, refs, _Piece(call, k, lambda r, _: _outputs(r), _outputs(first).size))
     t_plain, at = flat[:m], m
     y = flat[at:at + n * m].reshape(m, n).T
@@ -186,13 +193,14 @@ def lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args
         for c in n_events:
             y_events.append(flat[at:at + c * n].reshape(c, n))
             at += c * n
+    ts = _times(flat[at:at + knots], t0, tf, status)
     t = t_eval[:m] if t_eval is not None else _times(t_plain, t0, tf, status)
     counts = [Count(lambda i=i: guards[layout.size - 3 + i]) for i in range(3)]
     result = OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events,
                        nfev=counts[0], njev=counts[1], nlu=counts[2], status=status,
                        message=first.message, success=status >= 0)
     if dense_output:
-        result["sol"] = LsodaSolution(tape, refs, kept, call, first.sol, n)
+        result["sol"] = LsodaSolution(tape, refs, kept, call, ts, first.sol.ascending, n)
     result.stiff = first.stiff
     result.stopped_by = _terminal(first, events) if status == 1 else None
     return result
@@ -224,11 +232,11 @@ class LsodaSolution(SolutionCalls):
     """``sol`` of a recorded LSODA call: SciPy's ``OdeSolution`` evaluated
     at each (stopped) query time by an op, again at every replay."""
 
-    def __init__(self, tape, refs, kept, call, first, n):
+    def __init__(self, tape, refs, kept, call, ts, ascending, n):
         self.tape, self.refs, self.call, self.n = tape, refs, call, n
         self._kept = kept           # the stopped inputs whose slots refs name
-        self.ts, self.t_min, self.t_max = first.ts, first.t_min, first.t_max
-        self.n_segments = first.n_segments
+        self.ts, self.n_segments = ts, ts.shape[0] - 1
+        self.t_min, self.t_max = (ts[0], ts[-1]) if ascending else (ts[-1], ts[0])
 
     def _at(self, t):
         if not self.tape.recording:
