@@ -133,8 +133,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     are located on each step's interpolant; their times are differentiable
     (implicit function theorem). Not differentiated (with active values
     each raises ``adsim.UnsupportedOperation``; a call without any is
-    SciPy's): solver classes other than SciPy's, complex ``y0``. Not supported either: Hessian-vector products through
-    ``Radau``/``BDF`` without ``jac=`` and through event times. See
+    SciPy's): solver classes other than SciPy's, complex ``y0``. Not
+    supported either: Hessian-vector products through ``Radau``/``BDF``
+    with adsim's sparse Jacobian and through event times. See
     docs/integrate.md.
     """
     check_fun(fun)

@@ -23,7 +23,8 @@ from .._active import Active
 from .._np.core import active_leaves
 from ._rhs import real_array
 
-__all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution", "FINISHED_RECORDING"]
+__all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
+           "FINISHED_RECORDING"]
 
 FINISHED_RECORDING = (
     "adsim.integrate.solve_ivp: this `sol` (dense_output=True) holds active values of a "
