@@ -21,6 +21,7 @@ import numpy as np
 
 from .._active import Active
 from .._np.core import active_leaves
+from ..errors import UnsupportedOperation
 from ._rhs import real_array
 
 __all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
@@ -75,11 +76,9 @@ class DenseSolution(SolutionCalls):
         self.t_min, self.t_max = ends if self.ascending else ends[::-1]
 
     def _at(self, t):
-        segment = self._segment(t)
-        state = self.states[segment]
-        if active_leaves([state, t]) and not _live(state, t):
-            raise RuntimeError(FINISHED_RECORDING)
-        return self.method.dense(state, t, self.args)
+        if not _live(self.states[0], t):
+            raise UnsupportedOperation(FINISHED_RECORDING)
+        return self.method.dense(self.states[self._segment(t)], t, self.args)
 
     def _segment(self, t):
         """SciPy's choice of step (``OdeSolution._call_single``), its
@@ -143,6 +142,6 @@ def _plain(v):
 
 
 def _live(*values):
-    """Whether the active values among ``values`` belong to a recording that
-    is still running."""
+    """Whether the active values among ``values`` (if any) belong to a
+    recording that is still running."""
     return all(a.tape.recording for a in active_leaves(list(values)))

@@ -240,7 +240,7 @@ class LsodaSolution(SolutionCalls):
 
     def _at(self, t):
         if not self.tape.recording:
-            raise RuntimeError(FINISHED_RECORDING)
+            raise UnsupportedOperation(FINISHED_RECORDING)
         kept = []
         ref, _ = _operands(self.tape, [t], kept)
         rules = _Piece(self.call, len(self.refs),
