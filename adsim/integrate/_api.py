@@ -175,7 +175,8 @@ def _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, arg
     if t_eval is not None:
         t_eval = check_t_eval(t_eval, t0, tf)
     fun, jac, events, args = gathered(fun, options.get("jac"), events, check_args(args))
-    plain_options = dict(options)
+    # jac_sparsity serves the donor's Newton matrices (SciPy's LSODA has no use for it)
+    plain_options = {k: v for k, v in options.items() if k != "jac_sparsity"}
     if callable(jac):
         plain_options["jac"] = jac
     values = lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args,
