@@ -241,7 +241,8 @@ class _FlatRules:
     op's flat arrays (``Primitive.flat``): what the primitive's rules
     compute, without the generic handling of user rules, since a reverse
     sweep replays thousands of these solves. Tangents and second-order
-    sweeps go through the primitive's rules."""
+    sweeps go through the primitive's rules. (The dense storage's solves
+    also carry compiled rules, which replays run instead of these.)"""
 
     def __init__(self, solves, form, transposed):
         self.solves, self.form, self.transposed = solves, form, transposed
