@@ -36,6 +36,7 @@ class CallbackRules:
     """
 
     name = "callback"
+    compiled = None       # or a CompiledRules (adsim/_callback.pxd): value and adjoint in C
 
     def value(self, args, context):
         """The result (flat) at the arguments ``args``."""
