@@ -34,7 +34,7 @@ what goes to memory per element is gathered in per-block buffers first, so
 the element loop has no store a later element reads, and vectorises.
 
 Kernel arguments (``vtangents``: ``V``, ``T`` and the number of directions
-``p``; direction d of a ref's tangents starts d times its size after
+``n_dirs``; direction d of a ref's tangents starts d times its size after
 ``T[i]``): ``V``, ``T``, ``A``, ``D`` hold the values, tangents,
 adjoints and adjoint tangents of the refs in ``RunSource.refs`` (NULL where
 a sweep has none, and for constants), ``seeds`` the output's adjoint and its
@@ -551,7 +551,7 @@ def _vector_kernel(run, function, read_later):
     element loop for the tangents, which vectorises as the others do."""
     externals = [e for _, e in run.externals.values()]
     size = {e.index: run.tape.slot_size_of(run.refs[e.index]) for e in externals}
-    lines = [f"void {function}(double** V, double** T, int64_t p) {{", "    (void)T;"]
+    lines = [f"void {function}(double** V, double** T, int64_t n_dirs) {{", "    (void)T;"]
     for x, e in enumerate(externals):
         if e.kind == "scalar":
             lines.append(f"    const double s{x} = V[{e.index}][0];")
@@ -571,8 +571,16 @@ def _vector_kernel(run, function, read_later):
     for k, partials in zip(run.ops, run.partials):
         lines += [f"        double P{k}_{i}[BLOCK];" for i in range(2)
                   if any(f"P{k}_{i}[j] =" in line for line in partials)]
-    for slot in read_later:
+    # a slot the run also reads is stored through a block buffer (the
+    # element loop then stores nothing a load may alias); the others directly
+    read = {e.index for e in externals}
+    buffered = [slot for slot in read_later if run.refs.index(slot) in read]
+    direct = [slot for slot in read_later if run.refs.index(slot) not in read]
+    for slot in buffered:
         lines.append(f"        double w{run.refs.index(slot)}[BLOCK];")
+    for slot in direct:
+        i = run.refs.index(slot)
+        lines.append(f"        double* restrict w{i} = V[{i}] + i0;")
     lines.append("        for (int64_t j = 0; j < nb; j++) {")
     for value, partials in zip(run.value, run.partials):
         lines += ["            " + line for line in [value] + partials]
@@ -580,8 +588,8 @@ def _vector_kernel(run, function, read_later):
               for slot in read_later]
     lines.append("        }")
     lines += [f"        memcpy(V[{run.refs.index(slot)}] + i0, w{run.refs.index(slot)}, "
-              "(size_t)nb * sizeof(double));" for slot in read_later]
-    lines.append("        for (int64_t d = 0; d < p; d++) {")
+              "(size_t)nb * sizeof(double));" for slot in buffered]
+    lines.append("        for (int64_t d = 0; d < n_dirs; d++) {")
     for x, e in enumerate(externals):
         if not e.active:
             continue
@@ -595,18 +603,22 @@ def _vector_kernel(run, function, read_later):
             start = "i0" if e.kind == "vector" else f"({e.offset})"
             name = "E" if e.kind == "vector" else "G"
             lines.append(f"          const double* T{name}{x} = {at} + {start};")
-    for slot in read_later:
+    for slot in buffered:
         lines.append(f"          double tw{run.refs.index(slot)}[BLOCK];")
+    for slot in direct:
+        i = run.refs.index(slot)
+        lines.append(f"          double* restrict tw{i} = "
+                     f"T[{i}] + d * (int64_t){run.tape.slot_size_of(slot)} + i0;")
     lines.append("          for (int64_t j = 0; j < nb; j++) {")
     lines += [f"              double t{k}_; {tangent} const double t{k} = t{k}_; (void)t{k};"
               for k, tangent in zip(run.ops, run.vtangent)]
     lines += [f"              tw{run.refs.index(slot)}[j] = t{run.writer[slot]};"
               for slot in read_later]
     lines.append("          }")
-    for slot in read_later:
+    for slot in buffered:
         i = run.refs.index(slot)
-        lines.append(f"          memcpy(T[{i}] + d * (int64_t){run.tape.slot_size_of(slot)} + i0, tw{i}, "
-                     "(size_t)nb * sizeof(double));")
+        lines.append(f"          memcpy(T[{i}] + d * (int64_t){run.tape.slot_size_of(slot)} + i0, "
+                     f"tw{i}, (size_t)nb * sizeof(double));")
     lines += ["        }", "      }", "    }", "}"]
     return "\n".join(lines)
 
