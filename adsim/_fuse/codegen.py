@@ -378,9 +378,8 @@ def _read_after(tape, slot, end, codes, flags):
     """Whether an op from ``end`` on (or the output) reads the value the run
     leaves in ``slot``: only those are stored by the values and tangents
     kernels. Any operand equal to the slot counts as a read (operand lists
-    hold sizes and offsets too: more stores, never fewer)."""
-    if slot == tape.output_slot:
-        return True
+    hold sizes and offsets too: more stores, never fewer). The output's
+    slot counts when no later op writes it whole first."""
     for k in range(end, len(codes)):
         operands = tape.op_operands(k)
         if slot in operands[1:]:
@@ -389,7 +388,7 @@ def _read_after(tape, slot, end, codes, flags):
             spec = BY_CODE[int(codes[k])]
             whole = spec.family in _WHOLE_WRITES or spec.name in ("COPY", "GATHER")
             return not whole or bool(flags[k] & _INPLACE)
-    return False
+    return slot == tape.output_slot
 
 
 def _kernel(run, kind, written, function, last, read_later):
