@@ -252,17 +252,21 @@ def _eigenvectors(a):
     return eigh(a)[1]
 
 
-# One primitive per triangle LAPACK reads: on the mirrored matrix both give the
-# same eigenvalues, but rounding and the eigenvectors' signs are those of the
-# triangle, and NumPy's values are those of the triangle the user named.
-# (eigh's eigenvalues come from another LAPACK driver than eigvalsh's, so
-# they too are their own primitive, to the last bit.)
-_eigvalsh, _eigh_values = ({uplo: primitive(lambda a, uplo=uplo, f=value: f(a, uplo), jvp=_eigvalsh_jvp,
-                                            vjp=_eigvalsh_vjp, name=name + suffix)
-                            for uplo, suffix in (("L", ""), ("U", "(UPLO='U')"))}
-                           for value, name in ((np.linalg.eigvalsh, "numpy.linalg.eigvalsh"),
-                                               (lambda a, uplo: np.linalg.eigh(a, uplo)[0],
-                                                "numpy.linalg.eigh.eigenvalues")))
+def _per_triangle(value, name, jvp, vjp):
+    """One primitive of ``value(a, uplo)`` per triangle LAPACK reads: on the
+    mirrored matrix both give the same eigenvalues, but rounding and the
+    eigenvectors' signs are those of the triangle read, and NumPy's values
+    are those of the triangle the user named."""
+    return {uplo: primitive(lambda a, uplo=uplo: value(a, uplo), jvp=jvp, vjp=vjp,
+                            name=name + suffix)
+            for uplo, suffix in (("L", ""), ("U", "(UPLO='U')"))}
+
+
+_eigvalsh = _per_triangle(np.linalg.eigvalsh, "numpy.linalg.eigvalsh", _eigvalsh_jvp,
+                          _eigvalsh_vjp)
+# eigh's eigenvalues come from another LAPACK driver than eigvalsh's: their own primitive
+_eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
+                             "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
 def _distinct(w, why):
@@ -302,9 +306,8 @@ def _gaps(w):
     return (1.0 - eye) / (d + eye)
 
 
-_eigvecs = {uplo: primitive(lambda a, uplo=uplo: np.linalg.eigh(a, uplo)[1], jvp=_eigvecs_jvp,
-                            vjp=_eigvecs_vjp, name=name)
-            for uplo, name in (("L", "numpy.linalg.eigh"), ("U", "numpy.linalg.eigh(UPLO='U')"))}
+_eigvecs = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[1], "numpy.linalg.eigh",
+                         _eigvecs_jvp, _eigvecs_vjp)
 
 
 def _uplo(UPLO):
