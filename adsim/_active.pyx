@@ -483,6 +483,10 @@ cdef class Active:
         return format(_numpy_api.frozen(self, f"formatting with {spec!r}")[()], spec)
 
     def __array__(self, dtype=None, copy=None):
+        if dtype is not None and np.dtype(dtype).kind in "iu":
+            # np.int64(x), np.asarray(x, dtype=int): NumPy's truncation, a guarded plain
+            # array like int(x) (derivative zero; a replay that changes it is refused)
+            return _numpy_api.rounded(self, "trunc").astype(dtype)
         cdef object v = _numpy_api.frozen(
             self, "conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
         return v if dtype is None else v.astype(dtype)

@@ -334,6 +334,10 @@ FUNCTIONS.update({
     np.angle: elementwise.angle, np.nan_to_num: elementwise.nan_to_num,
     np.real_if_close: elementwise.real_if_close, np.isposinf: elementwise.isposinf,
     np.isneginf: elementwise.isneginf, np.i0: lambda x: _scipy_special_rule("i0")(x),
+    # a real active array's type, read as NumPy reads a float64 array's (plain results)
+    np.iscomplex: lambda x: np.zeros(shape_of(x), bool)[()],
+    np.isreal: lambda x: np.ones(shape_of(x), bool)[()],
+    np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
     np.piecewise: composed.piecewise, np.vander: numeric.vander,
     np.apply_along_axis: mapped.apply_along_axis,
     # arrays from pieces, selections

@@ -104,10 +104,10 @@ def _check_scalar(tape, what, f):
                          f"adsim.jacobian or adsim.vjp for vector outputs")
 
 
-def _any_active(args, f):
+def _any_active(args, f, containers=False):
     """Whether an argument, or a value ``f`` reads from its closure, is
     active (a derivative taken inside a recording); containers of active
-    values are refused there."""
+    values are refused there unless ``containers`` (gradients take them)."""
     active = bool(closure_actives(f))
     for a in args:
         if type(a) is np.ndarray or type(a) is float:      # the common cases, at once
@@ -116,6 +116,9 @@ def _any_active(args, f):
             active = True
         elif a is not None and is_container(a) and any(isinstance(leaf, Active)
                                                         for leaf in flatten(a)[0]):
+            if containers:
+                active = True
+                continue
             raise UnsupportedOperation(
                 f"adsim: {_name(f)} got a container of active values: derivatives taken inside "
                 f"a recording take array arguments; pass the arrays as separate arguments")
@@ -155,9 +158,9 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
-        if _any_active(args, f):    # inside a recording: a nested derivative
+        if _any_active(args, f, containers=True):    # inside a recording: a nested derivative
             loss = _loss_of(f) if has_aux else f
-            grads = tuple(nested_derivative(loss, args, kwargs, i, tapes) for i in pos)
+            grads = _nested_gradients(loss, args, kwargs, pos, tapes, f)
             return f(*args, **kwargs), grads[0] if single else grads
 
         def method(tape, call):
@@ -169,6 +172,45 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
             return y, _per_argument(call, g, single)
         return tapes.run_call(f, args, kwargs, pos, method)
     return Transformed(value_and_grad_f, "value_and_grad", f, tapes)
+
+
+def _nested_gradients(loss, args, kwargs, pos, tapes, f):
+    """The gradients of ``loss`` w.r.t. ``args[i]`` for i in ``pos``, taken
+    inside a recording, each shaped as its argument (as at the top level). A
+    container argument is differentiated leaf by leaf: ``loss`` is called
+    with the containers rebuilt from their leaves, each leaf an argument."""
+    trees = [flatten(a) if is_container(a) else None for a in args]
+    if not any(trees):
+        return tuple(_scalar_gradient(nested_derivative(loss, args, kwargs, i, tapes), args[i], f)
+                     for i in pos)
+    flat, start = [], []                  # the leaves of every argument, in order
+    for a, t in zip(args, trees):
+        start.append(len(flat))
+        flat.extend(t[0] if t else [a])
+
+    def on_leaves(*leaves):
+        rebuilt = [unflatten(t[1], leaves[s:s + len(t[0])]) if t else leaves[s]
+                   for t, s in zip(trees, start)]
+        return loss(*rebuilt, **kwargs)
+    on_leaves.__name__ = _name(loss)
+    leaf_tapes = TapeCache(False)         # on_leaves is made per call: nothing to keep
+
+    def gradient(j):
+        return _scalar_gradient(nested_derivative(on_leaves, flat, {}, j, leaf_tapes), flat[j], f)
+    return tuple(unflatten(trees[i][1], [gradient(start[i] + k) for k in range(len(trees[i][0]))])
+                 if trees[i] else gradient(start[i]) for i in pos)
+
+
+def _scalar_gradient(jacobian, x, f):
+    """A nested Jacobian (output shape + x's shape) as the gradient of a
+    scalar output: shaped as ``x``; a larger output is refused as at the top."""
+    x_shape, j_shape = np.shape(x), np.shape(jacobian)
+    out_shape = j_shape[:len(j_shape) - len(x_shape)]
+    if int(np.prod(out_shape)) != 1:
+        raise ValueError(f"adsim: grad needs a function with a scalar output; {_name(f)} "
+                         f"returned shape {tuple(out_shape)}. Use adsim.jacobian or adsim.vjp "
+                         f"for vector outputs")
+    return np.reshape(jacobian, x_shape) if out_shape else jacobian
 
 
 def _loss_of(f):

@@ -59,6 +59,8 @@ NOT_HERE = {
     np.linalg.cond: {"p"},              # the order of the norm
     np.rollaxis: {"start"},             # an axis
     np.block: {"arrays"},               # nested lists laying out the blocks: np.block's own
+    np.iscomplexobj: {"x"},             # any object: its type is asked, not its values
+    np.isrealobj: {"x"},
 }
 
 # parameters NumPy documents as array_like that are passed as given, and why

@@ -545,6 +545,8 @@ FUNCTIONS.update({
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
     np.zeros_like: lambda z, dtype=None, *a, **k: np.zeros(z.shape, dtype or _COMPLEX),
     np.ones_like: lambda z, dtype=None, *a, **k: np.ones(z.shape, dtype or _COMPLEX),
+    np.iscomplex: lambda z: _imag(z) != 0, np.isreal: lambda z: _imag(z) == 0,
+    np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
 })
 
 

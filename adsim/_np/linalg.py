@@ -252,12 +252,21 @@ def _eigenvectors(a):
     return eigh(a)[1]
 
 
-_eigvalsh = primitive(lambda a: np.linalg.eigvalsh(a), jvp=_eigvalsh_jvp, vjp=_eigvalsh_vjp,
-                      name="numpy.linalg.eigvalsh")
+def _per_triangle(value, name, jvp, vjp):
+    """One primitive of ``value(a, uplo)`` per triangle LAPACK reads: on the
+    mirrored matrix both give the same eigenvalues, but rounding and the
+    eigenvectors' signs are those of the triangle read, and NumPy's values
+    are those of the triangle the user named."""
+    return {uplo: primitive(lambda a, uplo=uplo: value(a, uplo), jvp=jvp, vjp=vjp,
+                            name=name + suffix)
+            for uplo, suffix in (("L", ""), ("U", "(UPLO='U')"))}
 
 
-def _eigvecs_value(a):
-    return np.linalg.eigh(a)[1]
+_eigvalsh = _per_triangle(np.linalg.eigvalsh, "numpy.linalg.eigvalsh", _eigvalsh_jvp,
+                          _eigvalsh_vjp)
+# eigh's eigenvalues come from another LAPACK driver than eigvalsh's: their own primitive
+_eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
+                             "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
 def _distinct(w, why):
@@ -297,20 +306,21 @@ def _gaps(w):
     return (1.0 - eye) / (d + eye)
 
 
-_eigvecs = primitive(_eigvecs_value, jvp=_eigvecs_jvp, vjp=_eigvecs_vjp,
-                     name="numpy.linalg.eigh")
+_eigvecs = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[1], "numpy.linalg.eigh",
+                         _eigvecs_jvp, _eigvecs_vjp)
 
 
-def _lower(UPLO):
+def _uplo(UPLO):
     if UPLO not in ("L", "U", "l", "u"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    return UPLO in ("L", "l")
+    return UPLO.upper()
 
 
 def eigvalsh(a, UPLO="L"):
     square("eigvalsh", a)
-    lower = _lower(UPLO)
-    return over_stack(lambda m: _eigvalsh(_from_triangle(m, lower)), np.linalg.eigvalsh, [a])
+    uplo = _uplo(UPLO)
+    return over_stack(lambda m: _eigvalsh[uplo](_from_triangle(m, uplo == "L")),
+                      lambda m: np.linalg.eigvalsh(m, uplo), [a])
 
 
 def eigh(a, UPLO="L"):
@@ -318,12 +328,13 @@ def eigh(a, UPLO="L"):
     one triangle; eigenvector derivatives need distinct eigenvalues (as
     every such rule does), eigenvalue derivatives do not."""
     square("eigh", a)
-    lower = _lower(UPLO)
-    return over_stack(lambda m: _eigh(_from_triangle(m, lower)), np.linalg.eigh, [a])
+    uplo = _uplo(UPLO)
+    return over_stack(lambda m: _eigh(_from_triangle(m, uplo == "L"), uplo),
+                      lambda m: np.linalg.eigh(m, uplo), [a])
 
 
-def _eigh(s):
-    return EighResult(_eigvalsh(s), _eigvecs(s))
+def _eigh(s, uplo):
+    return EighResult(_eigh_values[uplo](s), _eigvecs[uplo](s))
 
 
 def matrix_power(a, n):

@@ -2,6 +2,7 @@
 
 floor, ceil, trunc, rint, round, //, % and fmod of active values are
 recorded ops that replays compute again with NumPy's exact values. int(),
+casts to integer types (``np.int64(x)``, ``np.asarray(x, dtype=np.int32)``)
 and integer data indexing plain arrays are plain arrays under guards, so a
 replay where they would differ raises BranchChanged (the functional API
 records again) instead of reusing a stale constant (recorded gathers by
@@ -54,7 +55,16 @@ def as_index(x):
     return np.sum(x[k:] ** 2) + x[int(np.floor(x[1])) % 4]
 
 
-FUNCTIONS = [lookup, interpolate, branch_on_value, modular, rounding, as_index]
+def cast_by_scalar_type(x):
+    """Cells found by casting with NumPy's integer types, as particle codes do."""
+    cell = np.int64(np.abs(x) * 2.0)
+    nearest = np.asarray(x * 3.0, dtype=np.int32)         # truncation toward zero
+    assert cell.dtype == np.int64 and nearest.dtype == np.int32
+    return np.sum(TABLE[cell] * x + TABLE[nearest] * x ** 2)
+
+
+FUNCTIONS = [lookup, interpolate, branch_on_value, modular, rounding, as_index,
+             cast_by_scalar_type]
 POINTS = [np.array([1.3, 2.6, 0.2, 3.4]), np.array([2.2, 0.4, 1.7, 0.43]),
           np.array([-0.3, 3.7, 2.03, 1.12])]      # all at least 2e-3 from any jump
 
