@@ -53,6 +53,13 @@ def _positive_shape(s):
     return s > 0
 
 
+def _log1mexp(t):
+    """log(1 - exp(-t)) for t > 0, accurate at both ends (Maechler 2012)."""
+    large = t > np.log(2.0)
+    return np.where(large, np.log1p(-np.exp(-np.where(large, t, 1.0))),
+                    np.log(-np.expm1(-np.where(large, 1.0, t))))
+
+
 def _symmetric(logpdf, cdf, logcdf, ppf, entropy):
     """The methods of a distribution symmetric about 0: sf(y) = cdf(-y),
     isf(q) = -ppf(q)."""
@@ -289,6 +296,48 @@ CONTINUOUS = {
         "sf": lambda y, b: np.exp(-b * np.log(y)), "logsf": lambda y, b: -b * np.log(y),
         "ppf": lambda q, b: np.exp(-np.log1p(-q) / b), "isf": lambda q, b: np.exp(-np.log(q) / b),
         "entropy": lambda b: 1.0 + 1.0 / b - np.log(b)}, {}),
+    "halfcauchy": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: np.log(2.0 / np.pi) - np.log1p(y * y),
+        "cdf": lambda y: 2.0 / np.pi * np.arctan(y), "sf": lambda y: 2.0 / np.pi * np.arctan(1.0 / y),
+        "ppf": lambda q: np.tan(0.5 * np.pi * q), "isf": lambda q: 1.0 / np.tan(0.5 * np.pi * q),
+        "entropy": lambda: np.log(2.0 * np.pi)}, {}),
+    # Pareto of the second kind: sf = (1 + y)^-c
+    "lomax": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) - (c + 1.0) * np.log1p(y),
+        "cdf": lambda y, c: -np.expm1(-c * np.log1p(y)),
+        "logcdf": lambda y, c: np.log(-np.expm1(-c * np.log1p(y))),
+        "sf": lambda y, c: np.exp(-c * np.log1p(y)), "logsf": lambda y, c: -c * np.log1p(y),
+        "ppf": lambda q, c: np.expm1(-np.log1p(-q) / c), "isf": lambda q, c: np.expm1(-np.log(q) / c),
+        "entropy": lambda c: 1.0 + 1.0 / c - np.log(c)}, {}),
+    # log-logistic: cdf = expit(c log y)
+    "fisk": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) + (c - 1.0) * np.log(y) - 2.0 * np.log1p(y ** c),
+        "cdf": lambda y, c: sc.expit(c * np.log(y)), "logcdf": lambda y, c: sc.log_expit(c * np.log(y)),
+        "sf": lambda y, c: sc.expit(-c * np.log(y)), "logsf": lambda y, c: sc.log_expit(-c * np.log(y)),
+        "ppf": lambda q, c: np.exp(sc.logit(q) / c), "isf": lambda q, c: np.exp(-sc.logit(q) / c),
+        "entropy": lambda c: 2.0 - np.log(c)}, {}, open=True),
+    "weibull_max": Family(lambda c: (-np.inf, 0.0), -1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, -y) - (-y) ** c,
+        "cdf": lambda y, c: np.exp(-(-y) ** c), "logcdf": lambda y, c: -(-y) ** c,
+        "sf": lambda y, c: -np.expm1(-(-y) ** c), "logsf": lambda y, c: _log1mexp((-y) ** c),
+        "ppf": lambda q, c: -(-np.log(q)) ** (1.0 / c),
+        "isf": lambda q, c: -(-np.log1p(-q)) ** (1.0 / c),
+        "entropy": lambda c: -_EULER / c - np.log(c) + _EULER + 1.0}, {}),
+    # Frechet: cdf = exp(-y^-c)
+    "invweibull": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) - (c + 1.0) * np.log(y) - y ** -c,
+        "cdf": lambda y, c: np.exp(-y ** -c), "logcdf": lambda y, c: -y ** -c,
+        "sf": lambda y, c: -np.expm1(-y ** -c), "logsf": lambda y, c: _log1mexp(y ** -c),
+        "ppf": lambda q, c: (-np.log(q)) ** (-1.0 / c),
+        "isf": lambda q, c: (-np.log1p(-q)) ** (-1.0 / c),
+        "entropy": lambda c: 1.0 + _EULER + _EULER / c - np.log(c)}, {}, open=True),
+    "levy": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: -0.5 * _LOG_2PI - 1.5 * np.log(y) - 0.5 / y,
+        "cdf": lambda y: 2.0 * sc.ndtr(-1.0 / np.sqrt(y)),
+        "sf": lambda y: sc.erf(1.0 / np.sqrt(2.0 * y)),
+        "ppf": lambda q: 1.0 / sc.ndtri(0.5 * q) ** 2,
+        "isf": lambda q: 0.5 / sc.erfinv(q) ** 2,
+        "entropy": lambda: 0.5 * (1.0 + 3.0 * _EULER + np.log(16.0 * np.pi))}, {}, open=True),
 }
 
 

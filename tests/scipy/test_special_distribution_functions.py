@@ -4,7 +4,7 @@ distribution functions) and the later additions to adsim/_scipy/ufuncs.py
 inv_boxcox1p, the orthogonal polynomials): every sweep against SciPy's
 values and central differences (check_tape: tangents, adjoints, Jacobians,
 Hessian-vector products, replays at new points); refusals of shape
-arguments; a likelihood written with them."""
+arguments; likelihoods written with them and with scipy.stats' tails."""
 import numpy as np
 import pytest
 import scipy.special as sc
@@ -104,3 +104,27 @@ def test_a_dose_response_likelihood_with_poisson_and_binomial_tails():
     for i in range(2):
         assert_close(g[i], central(log_likelihood, [theta], [np.eye(2)[i]]), 1e-7, 1e-9,
                      f"d/dtheta_{i}")
+
+
+def test_a_censored_student_t_likelihood_with_logcdf_and_logsf():
+    """Measurements with heavy-tailed errors, some only known to lie above
+    (right-censored: logsf) or below (left-censored: logcdf) a limit: the
+    gradient and the Hessian in the location and log-scale."""
+    observed = np.array([0.3, -1.2, 2.5, 0.9, 1.7, -0.4])
+    right = np.array([False, False, True, False, True, False])
+    left = np.array([False, True, False, False, False, False])
+
+    def negative_log_likelihood(theta):
+        mu, scale = theta[0], np.exp(theta[1])
+        exact = st.t.logpdf(observed, 4.0, loc=mu, scale=scale)
+        above = st.t.logsf(observed, 4.0, loc=mu, scale=scale)
+        below = st.t.logcdf(observed, 4.0, loc=mu, scale=scale)
+        return -np.sum(np.where(right, above, np.where(left, below, exact)))
+    theta = np.array([0.4, 0.1])
+    g = ad.grad(negative_log_likelihood)(theta)
+    H = ad.hessian(negative_log_likelihood)(theta)
+    for i in range(2):
+        e = np.eye(2)[i]
+        assert_close(g[i], central(negative_log_likelihood, [theta], [e]), 1e-7, 1e-9, "gradient")
+        assert_close(H[:, i], central(ad.grad(negative_log_likelihood), [theta], [e]), 1e-6,
+                     1e-8, "Hessian")
