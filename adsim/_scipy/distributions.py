@@ -192,11 +192,11 @@ def _gumbel(sign):
     if sign > 0:
         return {"logpdf": lambda y: -y - np.exp(-y), "cdf": lambda y: np.exp(-np.exp(-y)),
                 "logcdf": lambda y: -np.exp(-y), "sf": lambda y: -np.expm1(-np.exp(-y)),
-                "logsf": lambda y: np.log(-np.expm1(-np.exp(-y))),
+                "logsf": lambda y: _log1mexp(np.exp(-y)),
                 "ppf": lambda q: -np.log(-np.log(q)), "isf": lambda q: -np.log(-np.log1p(-q)),
                 "entropy": lambda: _EULER + 1.0}
     return {"logpdf": lambda y: y - np.exp(y), "cdf": lambda y: -np.expm1(-np.exp(y)),
-            "logcdf": lambda y: np.log(-np.expm1(-np.exp(y))), "sf": lambda y: np.exp(-np.exp(y)),
+            "logcdf": lambda y: _log1mexp(np.exp(y)), "sf": lambda y: np.exp(-np.exp(y)),
             "logsf": lambda y: -np.exp(y), "ppf": lambda q: np.log(-np.log1p(-q)),
             "isf": lambda q: np.log(-np.log(q)), "entropy": lambda: _EULER + 1.0}
 
@@ -224,7 +224,7 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0, 1))),
     "expon": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
-        "logcdf": lambda y: np.log(-np.expm1(-y)), "sf": lambda y: np.exp(-y),
+        "logcdf": lambda y: _log1mexp(y), "sf": lambda y: np.exp(-y),
         "logsf": lambda y: -y, "ppf": lambda q: -np.log1p(-q), "isf": lambda q: -np.log(q),
         "entropy": lambda: 1.0}, {}),
     "chi2": Family(_positive, 1.0, _positive_shape, (1.0,), {
@@ -266,7 +266,7 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0,)), open=True),
     "weibull_min": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, y) - y ** c,
-        "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: np.log(-np.expm1(-y ** c)),
+        "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: _log1mexp(y ** c),
         "sf": lambda y, c: np.exp(-y ** c), "logsf": lambda y, c: -y ** c,
         "ppf": lambda q, c: (-np.log1p(-q)) ** (1.0 / c),
         "isf": lambda q, c: (-np.log(q)) ** (1.0 / c),
@@ -285,14 +285,14 @@ CONTINUOUS = {
     "gumbel_l": Family(_anywhere, 0.0, _always, (), _gumbel(-1), {}),
     "rayleigh": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: np.log(y) - 0.5 * y * y, "cdf": lambda y: -np.expm1(-0.5 * y * y),
-        "logcdf": lambda y: np.log(-np.expm1(-0.5 * y * y)), "sf": lambda y: np.exp(-0.5 * y * y),
+        "logcdf": lambda y: _log1mexp(0.5 * y * y), "sf": lambda y: np.exp(-0.5 * y * y),
         "logsf": lambda y: -0.5 * y * y, "ppf": lambda q: np.sqrt(-2.0 * np.log1p(-q)),
         "isf": lambda q: np.sqrt(-2.0 * np.log(q)),
         "entropy": lambda: 0.5 * _EULER + 1.0 - 0.5 * np.log(2.0)}, {}, open=True),
     "pareto": Family(lambda b: (1.0, np.inf), 2.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, b: np.log(b) - (b + 1.0) * np.log(y),
         "cdf": lambda y, b: -np.expm1(-b * np.log(y)),
-        "logcdf": lambda y, b: np.log(-np.expm1(-b * np.log(y))),
+        "logcdf": lambda y, b: _log1mexp(b * np.log(y)),
         "sf": lambda y, b: np.exp(-b * np.log(y)), "logsf": lambda y, b: -b * np.log(y),
         "ppf": lambda q, b: np.exp(-np.log1p(-q) / b), "isf": lambda q, b: np.exp(-np.log(q) / b),
         "entropy": lambda b: 1.0 + 1.0 / b - np.log(b)}, {}),
@@ -305,7 +305,7 @@ CONTINUOUS = {
     "lomax": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, c: np.log(c) - (c + 1.0) * np.log1p(y),
         "cdf": lambda y, c: -np.expm1(-c * np.log1p(y)),
-        "logcdf": lambda y, c: np.log(-np.expm1(-c * np.log1p(y))),
+        "logcdf": lambda y, c: _log1mexp(c * np.log1p(y)),
         "sf": lambda y, c: np.exp(-c * np.log1p(y)), "logsf": lambda y, c: -c * np.log1p(y),
         "ppf": lambda q, c: np.expm1(-np.log1p(-q) / c), "isf": lambda q, c: np.expm1(-np.log(q) / c),
         "entropy": lambda c: 1.0 + 1.0 / c - np.log(c)}, {}),
