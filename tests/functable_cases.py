@@ -761,13 +761,15 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
                "logistic": (), "uniform": (), "t": (3.5,), "gamma": (2.5,), "chi2": (3.0,),
                "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
                "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
-               "rayleigh": (), "pareto": (2.5,)}
+               "rayleigh": (), "pareto": (2.5,), "halfcauchy": (), "lomax": (2.2,),
+               "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": ()}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
                  "bernoulli": (lambda x: (0, x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
-STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2}   # points where differences of the density are accurate
+STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2, "weibull_max": -1.2, "levy": 0.3,
+              "invweibull": 0.5}   # points where differences of the density are accurate
 
 
 def _stat_arguments(name, method, x):
@@ -829,7 +831,11 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
                        "bernoulli": "*", "gumbel_r": "entropy ppf isf",
                        "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
-                       "pareto": "entropy ppf isf"}
+                       "pareto": "entropy ppf isf",
+                       "halfcauchy": "entropy ppf isf logcdf sf logsf",
+                       "lomax": "entropy ppf isf", "fisk": "entropy ppf isf",
+                       "weibull_max": "entropy ppf isf", "invweibull": "entropy ppf isf",
+                       "levy": "entropy ppf isf"}
 STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
 
 

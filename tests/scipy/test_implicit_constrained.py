@@ -161,6 +161,19 @@ def test_fmin_cobyla_converged_tightly():
     assert_close(adsim.jacobian(f)(p), want, 1e-5, 1e-7, "dz / dp")
 
 
+def test_the_explicit_fmin_cobyla_equals_the_hooked_one():
+    import adsim.scipy.optimize as explicit
+
+    def f(p, solver):
+        return solver(lambda z: np.sum((z - p[:2]) ** 2), np.zeros(2),
+                      [lambda z: p[2] ** 2 - z @ z], rhoend=1e-10, catol=1e-13, maxfun=4000)
+    p = np.array([1.5, 2.0, 0.8])
+    hooked = adsim.jacobian(lambda p: f(p, so.fmin_cobyla))(p)
+    with adsim.interposition(False):
+        plain = adsim.jacobian(lambda p: f(p, explicit.fmin_cobyla))(p)
+    assert_close(plain, hooked, 1e-14, 1e-14, "explicit against hooked")
+
+
 # ---- refusals ------------------------------------------------------------------
 
 def test_an_inequality_touched_with_a_zero_multiplier_is_refused():
