@@ -154,7 +154,7 @@ class ActiveAssembly(ActiveSparse):
                 f"adsim: a sparse matrix written with active values takes one entry at a "
                 f"time, A[i, j] = v with integers i, j and a scalar v (also A[i, j] += v); "
                 f"not A[{key!r}] = a value of shape {np.shape(value)}")
-        self._entries[at] = value.reshape(()) if isinstance(value, Active) else float(value)
+        self._entries[at] = value if isinstance(value, Active) else float(value)
         object.__setattr__(self, "_built", None)
 
     def __getitem__(self, key):
