@@ -36,6 +36,7 @@ constraint functions and their Jacobians), and in the limits (``lb``,
 arrays themselves.
 """
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
@@ -385,7 +386,7 @@ def constrained_call(solver, original, arguments):
         for i, v in zip(positions, values):
             out[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
         for i in range(len(problem.data)):        # limits as SciPy would hold them
-            if not isinstance(out[i], Active):
+            if not isinstance(out[i], Active) and not sp.issparse(out[i]):
                 out[i] = np.asarray(plain_value(out[i]), dtype=float)
         return tuple(out)
 

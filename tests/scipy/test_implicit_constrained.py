@@ -6,6 +6,7 @@ constraint's matrix; refusals where the derivative does not exist."""
 import numpy as np
 import pytest
 import scipy.optimize as so
+import scipy.sparse as sp
 from scipy.optimize import LinearConstraint, NonlinearConstraint
 
 import adsim
@@ -81,6 +82,19 @@ def test_trust_constr_with_a_nonlinear_limit_and_a_linear_equality():
     assert_close(adsim.jacobian(weights)(np.array(0.11)), slope, 1e-6, 1e-8, "dw / dr")
     options = {"gtol": 1e-10, "xtol": 1e-10}        # SciPy's barrier_tol: a slack near 1e-6
     assert_close(adsim.jacobian(weights)(np.array(0.11)), slope, 1e-4, 1e-6, "dw / dr")
+
+
+FULLY_INVESTED = sp.csr_matrix(np.ones((1, 3)))
+
+
+def test_a_sparse_linear_constraint_beside_one_with_a_parameter_as_its_limit():
+    def weights(target):
+        cons = [LinearConstraint(FULLY_INVESTED, 1.0, 1.0),
+                LinearConstraint(EXPECTED[None, :], target, np.inf)]
+        return so.minimize(lambda w: w @ COVARIANCE @ w, np.ones(3) / 3, method="SLSQP",
+                           constraints=cons, options={"ftol": 1e-15}).x
+    slope = frontier_weights(1.0) - frontier_weights(0.0)
+    assert_close(adsim.jacobian(weights)(np.array(0.11)), slope, 1e-6, 1e-8, "dw / dr")
 
 
 def test_a_linear_constraint_whose_matrix_holds_the_parameters():
