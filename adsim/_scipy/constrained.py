@@ -43,8 +43,7 @@ from .._active import Active
 from .._containers.container_args import lift_container_closures, spread_containers
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
-from ..errors import (BranchChanged, InvalidArgumentValue, SolverNotConverged,
-                      UndefinedDerivative, UnsupportedOperation)
+from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
 from .implicit import ImplicitSolution, Stationarity, _Recorded
 from .solver_calls import _as_array, _bound_to, _Leak, _with_x, plain_value
 
@@ -93,7 +92,7 @@ class _Problem:
 
     def __init__(self, fun, args, first_of):
         self.first_of = first_of
-        self.groups = [tuple(args)]
+        self.groups = [args if isinstance(args, tuple) else (args,)]   # as SciPy wraps it
         self.functions = []          # (callable, group)
         self.data = []
         self.fun = self.function(fun, 0)

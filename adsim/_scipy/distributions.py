@@ -303,7 +303,8 @@ CONTINUOUS = {
         "entropy": lambda b: 1.0 + 1.0 / b - np.log(b)}, {}),
     "halfcauchy": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: np.log(2.0 / np.pi) - np.log1p(y * y),
-        "cdf": lambda y: 2.0 / np.pi * np.arctan(y), "sf": lambda y: 2.0 / np.pi * np.arctan(1.0 / y),
+        "cdf": lambda y: 2.0 / np.pi * np.arctan(y),
+        "sf": lambda y: 2.0 / np.pi * np.arctan(1.0 / y),
         "ppf": lambda q: np.tan(0.5 * np.pi * q), "isf": lambda q: 1.0 / np.tan(0.5 * np.pi * q),
         "entropy": lambda: np.log(2.0 * np.pi)}, {}),
     # Pareto of the second kind: sf = (1 + y)^-c
@@ -312,13 +313,16 @@ CONTINUOUS = {
         "cdf": lambda y, c: -np.expm1(-c * np.log1p(y)),
         "logcdf": lambda y, c: _log1mexp(c * np.log1p(y)),
         "sf": lambda y, c: np.exp(-c * np.log1p(y)), "logsf": lambda y, c: -c * np.log1p(y),
-        "ppf": lambda q, c: np.expm1(-np.log1p(-q) / c), "isf": lambda q, c: np.expm1(-np.log(q) / c),
+        "ppf": lambda q, c: np.expm1(-np.log1p(-q) / c),
+        "isf": lambda q, c: np.expm1(-np.log(q) / c),
         "entropy": lambda c: 1.0 + 1.0 / c - np.log(c)}, {}),
     # log-logistic: cdf = expit(c log y)
     "fisk": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, c: np.log(c) + (c - 1.0) * np.log(y) - 2.0 * np.log1p(y ** c),
-        "cdf": lambda y, c: sc.expit(c * np.log(y)), "logcdf": lambda y, c: sc.log_expit(c * np.log(y)),
-        "sf": lambda y, c: sc.expit(-c * np.log(y)), "logsf": lambda y, c: sc.log_expit(-c * np.log(y)),
+        "cdf": lambda y, c: sc.expit(c * np.log(y)),
+        "logcdf": lambda y, c: sc.log_expit(c * np.log(y)),
+        "sf": lambda y, c: sc.expit(-c * np.log(y)),
+        "logsf": lambda y, c: sc.log_expit(-c * np.log(y)),
         "ppf": lambda q, c: np.exp(sc.logit(q) / c), "isf": lambda q, c: np.exp(-sc.logit(q) / c),
         "entropy": lambda c: 2.0 - np.log(c)}, {}, open=True),
     "weibull_max": Family(lambda c: (-np.inf, 0.0), -1.0, _positive_shape, (1.0,), {
