@@ -1485,6 +1485,17 @@ _TIGHT = {"rtol": 1e-10, "atol": 1e-14}
 _operator = sparse_linalg.aslinearoperator
 
 
+def _written(kind, x):
+    """A 5 x 5 matrix of ``kind`` written entry by entry: x[i]^2 on the
+    diagonal, x[i] x[i + 1] added above it."""
+    A = kind((5, 5))
+    for i in range(5):
+        A[i, i] = x[i] ** 2
+        if i < 4:
+            A[i, i + 1] += x[i] * x[i + 1]
+    return A
+
+
 def _sparse(f, label=""):
     return [case(f, 5, label, cs=_NO_CS)]
 
@@ -1527,6 +1538,18 @@ SPARSE = {
     sp.diags_array: _sparse(lambda x: sp.diags_array(x ** 3, offsets=0) @ x),
     sp.kron: _sparse(lambda x: sp.kron(sp.diags(x[:2]), sp.diags(x[2:4]) + sp.eye(2)).toarray()
                      .ravel()),
+    sp._dia._dia_base.__init__: _sparse(
+        lambda x: sp.dia_matrix((np.stack([x ** 2, np.sin(x)]), [0, -2]), shape=(5, 5)) @ x),
+    sp._bsr._bsr_base.__init__: _sparse(
+        lambda x: sp.bsr_matrix((np.stack([x[:4], x[1:]]).reshape(2, 2, 2),
+                                 [0, 1], [0, 1, 2]), shape=(4, 4)) @ x[:4]),
+    sp._lil._lil_base.__setitem__: _sparse(lambda x: _written(sp.lil_matrix, x) @ x),
+    sp._index.IndexMixin.__setitem__: _sparse(lambda x: _written(sp.dok_array, x) @ np.cos(x)),
+    sp.bmat: _sparse(lambda x: sp.bmat([[sp.diags(x[:3]), None], [_L5[3:, :3], sp.diags(x[3:])]])
+                     @ x),
+    sp.hstack: _sparse(lambda x: sp.hstack([sp.diags(x), _L5]) @ np.concatenate([x, x])),
+    sp.vstack: _sparse(lambda x: sp.vstack([sp.diags(x ** 2), _L5]) @ x),
+    sp.block_diag: _sparse(lambda x: sp.block_diag([sp.diags(x[:2]), np.ones((3, 3))]) @ x),
 }
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
