@@ -761,13 +761,15 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
                "logistic": (), "uniform": (), "t": (3.5,), "gamma": (2.5,), "chi2": (3.0,),
                "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
                "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
-               "rayleigh": (), "pareto": (2.5,)}
+               "rayleigh": (), "pareto": (2.5,), "halfcauchy": (), "lomax": (2.2,),
+               "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": ()}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
                  "bernoulli": (lambda x: (0, x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
-STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2}   # points where differences of the density are accurate
+STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2, "weibull_max": -1.2, "levy": 0.3,
+              "invweibull": 0.5}   # points where differences of the density are accurate
 
 
 def _stat_arguments(name, method, x):
@@ -829,7 +831,11 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
                        "bernoulli": "*", "gumbel_r": "entropy ppf isf",
                        "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
-                       "pareto": "entropy ppf isf"}
+                       "pareto": "entropy ppf isf",
+                       "halfcauchy": "entropy ppf isf logcdf sf logsf",
+                       "lomax": "entropy ppf isf", "fisk": "entropy ppf isf",
+                       "weibull_max": "entropy ppf isf", "invweibull": "entropy ppf isf",
+                       "levy": "entropy ppf isf"}
 STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
 
 
@@ -1034,6 +1040,37 @@ SPECIAL_MORE = {
     sc.powm1: [case(lambda x: sc.powm1(x[:2], x[2:]), 4, domain=(0.2, 3.0))],
     sc.radian: [case(lambda x: sc.radian(x[0], x[1], x[2]), 3)],
     sc.multigammaln: [case(lambda x: sc.multigammaln(x, 3), 2, domain=(1.2, 3.0))],
+    # raw distribution functions (adsim/_scipy/cdf_ufuncs.py): in the variable
+    sc.chdtr: _second(sc.chdtr, 3.0, (0.2, 3.0)), sc.chdtrc: _second(sc.chdtrc, 1.5, (0.2, 3.0)),
+    sc.chdtri: _second(sc.chdtri, 2.5, (0.1, 0.9)),
+    sc.gdtr: [case(lambda x: sc.gdtr(x[:2], 2.5, x[2:]), 4, domain=(0.2, 3.0))],
+    sc.gdtrc: [case(lambda x: sc.gdtrc(x[:2], 0.7, x[2:]), 4, domain=(0.2, 3.0))],
+    sc.gdtrix: [case(lambda x: sc.gdtrix(x[:2] + 0.5, 1.7, x[2:] / 4.0), 4, domain=(0.2, 3.0))],
+    sc.pdtr: _second(sc.pdtr, 3, (0.2, 3.0)), sc.pdtrc: _second(sc.pdtrc, 2, (0.2, 3.0)),
+    sc.pdtri: _second(sc.pdtri, 3, (0.1, 0.9)),
+    sc.bdtr: [case(lambda x: sc.bdtr(3, 8, x), 3, domain=(0.1, 0.9))],
+    sc.bdtrc: [case(lambda x: sc.bdtrc(3, 8, x), 3, domain=(0.1, 0.9))],
+    sc.bdtri: [case(lambda x: sc.bdtri(3, 8, x), 3, domain=(0.1, 0.9))],
+    sc.nbdtr: [case(lambda x: sc.nbdtr(3, 2, x), 3, domain=(0.1, 0.9))],
+    sc.nbdtrc: [case(lambda x: sc.nbdtrc(3, 2, x), 3, domain=(0.1, 0.9))],
+    sc.fdtr: [case(lambda x: sc.fdtr(3.0, 7.0, x), 3, domain=(0.2, 3.0))],
+    sc.fdtrc: [case(lambda x: sc.fdtrc(3.0, 7.0, x), 3, domain=(0.2, 3.0))],
+    sc.fdtri: [case(lambda x: sc.fdtri(3.0, 7.0, x), 3, domain=(0.1, 0.9))],
+    sc.betainccinv: [case(lambda x: sc.betainccinv(2.0, 3.5, x), 3, domain=(0.1, 0.9))],
+    # more of adsim/_scipy/ufuncs.py
+    sc.kn: _second(sc.kn, 2, (0.2, 3.0)), sc.jve: _second(sc.jve, 1.5, (0.2, 3.0)),
+    sc.yve: _second(sc.yve, 0.5, (0.2, 3.0)), sc.struve: _second(sc.struve, 0.5, (0.2, 3.0)),
+    sc.modstruve: _second(sc.modstruve, 1.5, (0.2, 3.0)),
+    sc.poch: [case(lambda x: sc.poch(x[:2] + 2.5, x[2:]), 4)],
+    **_unaries({sc.ndtri_exp: (-3.0, -0.1), sc.ellipkm1: (0.1, 0.9)}),
+    sc.inv_boxcox: [case(lambda x: sc.inv_boxcox(x[:2] / 2.0, x[2:] / 4.0), 4)],
+    sc.inv_boxcox1p: [case(lambda x: sc.inv_boxcox1p(x[:2] / 2.0, x[2:] / 4.0), 4)],
+    **{f: _second(f, 3, (-0.9, 0.9)) for f in (
+        sc.eval_legendre, sc.eval_sh_legendre, sc.eval_chebyt, sc.eval_chebyu, sc.eval_hermite,
+        sc.eval_hermitenorm, sc.eval_laguerre)},
+    sc.eval_gegenbauer: [case(lambda x: sc.eval_gegenbauer(4, 0.7, x), 3, domain=(-0.9, 0.9))],
+    sc.eval_genlaguerre: [case(lambda x: sc.eval_genlaguerre(3, 0.5, x), 3)],
+    sc.eval_jacobi: [case(lambda x: sc.eval_jacobi(3, 0.5, 1.5, x), 3, domain=(-0.9, 0.9))],
 }
 
 
@@ -1448,6 +1485,17 @@ _TIGHT = {"rtol": 1e-10, "atol": 1e-14}
 _operator = sparse_linalg.aslinearoperator
 
 
+def _written(kind, x):
+    """A 5 x 5 matrix of ``kind`` written entry by entry: x[i]^2 on the
+    diagonal, x[i] x[i + 1] added above it."""
+    A = kind((5, 5))
+    for i in range(5):
+        A[i, i] = x[i] ** 2
+        if i < 4:
+            A[i, i + 1] += x[i] * x[i + 1]
+    return A
+
+
 def _sparse(f, label=""):
     return [case(f, 5, label, cs=_NO_CS)]
 
@@ -1490,6 +1538,18 @@ SPARSE = {
     sp.diags_array: _sparse(lambda x: sp.diags_array(x ** 3, offsets=0) @ x),
     sp.kron: _sparse(lambda x: sp.kron(sp.diags(x[:2]), sp.diags(x[2:4]) + sp.eye(2)).toarray()
                      .ravel()),
+    sp._dia._dia_base.__init__: _sparse(
+        lambda x: sp.dia_matrix((np.stack([x ** 2, np.sin(x)]), [0, -2]), shape=(5, 5)) @ x),
+    sp._bsr._bsr_base.__init__: _sparse(
+        lambda x: sp.bsr_matrix((np.stack([x[:4], x[1:]]).reshape(2, 2, 2),
+                                 [0, 1], [0, 1, 2]), shape=(4, 4)) @ x[:4]),
+    sp._lil._lil_base.__setitem__: _sparse(lambda x: _written(sp.lil_matrix, x) @ x),
+    sp._index.IndexMixin.__setitem__: _sparse(lambda x: _written(sp.dok_array, x) @ np.cos(x)),
+    sp.bmat: _sparse(lambda x: sp.bmat([[sp.diags(x[:3]), None], [_L5[3:, :3], sp.diags(x[3:])]])
+                     @ x),
+    sp.hstack: _sparse(lambda x: sp.hstack([sp.diags(x), _L5]) @ np.concatenate([x, x])),
+    sp.vstack: _sparse(lambda x: sp.vstack([sp.diags(x ** 2), _L5]) @ x),
+    sp.block_diag: _sparse(lambda x: sp.block_diag([sp.diags(x[:2]), np.ones((3, 3))]) @ x),
 }
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
@@ -1633,9 +1693,6 @@ _opt = scipy.optimize
 _BOX = [(-3.0, 3.0)] * 2
 # solvers adsim does not differentiate: adsim's error names the solver
 _SOLVER_CALLS = {
-    "fmin_slsqp": lambda x: _opt.fmin_slsqp(_objective(x), np.zeros(2), disp=0),
-    "fmin_cobyla": lambda x: _opt.fmin_cobyla(_objective(x), np.zeros(2), [lambda z: 1.0],
-                                              disp=0),
     "basinhopping": lambda x: _opt.basinhopping(_objective(x), np.zeros(2), niter=1).x,
     "differential_evolution": lambda x: _opt.differential_evolution(_objective(x), _BOX,
                                                                     maxiter=1).x,
@@ -1730,12 +1787,23 @@ SOLVERS = {
            ("fmin_l_bfgs_b", lambda x: dict(fprime=_unit_well_gradient(x), pgtol=1e-14,
                                             factr=1.0)),
            ("fmin_tnc", lambda x: dict(fprime=_unit_well_gradient(x), pgtol=1e-14, messages=0)))},
+    # a constrained minimiser (the KKT conditions), the unit well held on the line
+    # z0 + z1 = 3 (an active inequality, multiplier at least 1/2)
+    _opt.fmin_slsqp: [case(lambda x: _opt.fmin_slsqp(
+        _unit_well(x), np.zeros(2), ieqcons=[lambda z: z[0] + z[1] - 3.0],
+        fprime=_unit_well_gradient(x), fprime_ieqcons=lambda z: np.ones((1, 2)), acc=1e-15,
+        iprint=0), 2)],
     # data on the model's curve: Gauss-Newton converges to rounding
     _opt.curve_fit: [case(lambda x: _opt.curve_fit(
         lambda t, a, k: a * np.exp(-k * t), np.linspace(0.0, 2.0, 6),
         (1.0 + x[0]) * np.exp(-(1.0 + x[1] ** 2) * np.linspace(0.0, 2.0, 6)),
         p0=[1.0, 1.0], ftol=1e-15, xtol=1e-15, gtol=1e-15)[0], 2, domain=(0.1, 0.5))],
 }
+
+# fmin_cobyla's solutions are too coarse for differences: inside a recording it
+# gives SciPy's value (its derivatives: tests/scipy/test_implicit_constrained.py)
+VALUE_ONLY[_opt.fmin_cobyla] = [case(lambda x: _opt.fmin_cobyla(
+    _unit_well(x), np.zeros(2), [lambda z: z[0] + z[1] - 3.0], rhoend=1e-8, catol=1e-12), 2)]
 CASES.update(SOLVERS)
 
 REFUSED = {
@@ -1892,7 +1960,13 @@ NO_COMPLEX_STEP = {
                      sc.ellipe, sc.ellipk, sc.exp10, sc.exp2, sc.expn, sc.exprel, sc.gammasgn,
                      sc.huber, sc.k0, sc.k0e, sc.k1, sc.k1e, sc.kl_div, sc.owens_t, sc.powm1,
                      sc.pseudo_huber, sc.radian, sc.sindg, sc.tandg, sc.y0, sc.y1, sc.yn,
-                     sc.multigammaln, distance.pdist, distance.cdist], REFUSES_COMPLEX),
+                     sc.multigammaln, distance.pdist, distance.cdist, sc.chdtr, sc.chdtrc,
+                     sc.chdtri, sc.gdtr, sc.gdtrc, sc.gdtrix, sc.pdtr, sc.pdtrc, sc.pdtri, sc.bdtr,
+                     sc.bdtrc, sc.bdtri, sc.nbdtr, sc.nbdtrc, sc.fdtr, sc.fdtrc, sc.fdtri,
+                     sc.betainccinv, sc.kn, sc.struve, sc.modstruve, sc.poch, sc.ndtri_exp,
+                     sc.ellipkm1, sc.inv_boxcox, sc.inv_boxcox1p, sc.eval_hermite,
+                     sc.eval_hermitenorm], REFUSES_COMPLEX),
+    **dict.fromkeys([sc.jve, sc.yve], "not holomorphic: scaled by exp(-|Im z|)"),
     **dict.fromkeys([np.angle, np.real_if_close], "not holomorphic: arg z, Re z"),
     **dict.fromkeys([np.nanvar, np.nanstd], "not holomorphic: |z - mean|^2"),
     **dict.fromkeys([np.cov, np.corrcoef, np.vecdot, np.vecmat, np.linalg.vecdot,

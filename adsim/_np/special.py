@@ -51,6 +51,25 @@ def elementwise(ufunc, partials, static=()):
                      elementwise=True, nondiff_argnums=static)
 
 
+def gamma_density(a, x):
+    """d/dx gammainc(a, x) (A&S 6.5.25)."""
+    import scipy.special as sc
+    return np.exp(sc.xlogy(a - 1.0, x) - x - sc.gammaln(a))
+
+
+def beta_density(a, b, x):
+    """d/dx betainc(a, b, x) (A&S 26.5.1)."""
+    import scipy.special as sc
+    return np.exp(sc.xlogy(a - 1.0, x) + sc.xlog1py(b - 1.0, -x) - sc.betaln(a, b))
+
+
+def t_density(df, t):
+    """d/dt stdtr(df, t) (A&S 26.7.1)."""
+    import scipy.special as sc
+    return np.exp(sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df)
+                  - 0.5 * np.log(np.pi * df) - 0.5 * (df + 1.0) * np.log1p(t * t / df))
+
+
 def _table():
     import math
 
@@ -60,15 +79,6 @@ def _table():
     def polygamma(n, x):         # n >= 1, through Hurwitz's zeta (A&S 6.4.10)
         return (-1.0) ** (n + 1) * math.factorial(n) * _ufuncs._zeta(n + 1.0, x)
 
-    def gamma_density(a, x):     # d/dx gammainc(a, x) (A&S 6.5.25)
-        return np.exp(sc.xlogy(a - 1.0, x) - x - sc.gammaln(a))
-
-    def beta_density(a, b, x):   # d/dx betainc(a, b, x) (A&S 26.5.1)
-        return np.exp(sc.xlogy(a - 1.0, x) + sc.xlog1py(b - 1.0, -x) - sc.betaln(a, b))
-
-    def t_density(df, t):        # d/dt stdtr(df, t) (A&S 26.7.1)
-        return np.exp(sc.gammaln(0.5 * (df + 1.0)) - sc.gammaln(0.5 * df)
-                      - 0.5 * np.log(np.pi * df) - 0.5 * (df + 1.0) * np.log1p(t * t / df))
     return {
         sc.gammaln: lambda x: (sc.digamma(x),),
         sc.gamma: lambda x: (sc.gamma(x) * sc.digamma(x),),

@@ -53,6 +53,18 @@ def _positive_shape(s):
     return s > 0
 
 
+def _levy_entropy():
+    import scipy.stats
+    return scipy.stats.levy.entropy()
+
+
+def _log1mexp(t):
+    """log(1 - exp(-t)) for t > 0, accurate at both ends (Maechler 2012)."""
+    large = t > np.log(2.0)
+    return np.where(large, np.log1p(-np.exp(-np.where(large, t, 1.0))),
+                    np.log(-np.expm1(-np.where(large, 1.0, t))))
+
+
 def _symmetric(logpdf, cdf, logcdf, ppf, entropy):
     """The methods of a distribution symmetric about 0: sf(y) = cdf(-y),
     isf(q) = -ppf(q)."""
@@ -185,11 +197,11 @@ def _gumbel(sign):
     if sign > 0:
         return {"logpdf": lambda y: -y - np.exp(-y), "cdf": lambda y: np.exp(-np.exp(-y)),
                 "logcdf": lambda y: -np.exp(-y), "sf": lambda y: -np.expm1(-np.exp(-y)),
-                "logsf": lambda y: np.log(-np.expm1(-np.exp(-y))),
+                "logsf": lambda y: _log1mexp(np.exp(-y)),
                 "ppf": lambda q: -np.log(-np.log(q)), "isf": lambda q: -np.log(-np.log1p(-q)),
                 "entropy": lambda: _EULER + 1.0}
     return {"logpdf": lambda y: y - np.exp(y), "cdf": lambda y: -np.expm1(-np.exp(y)),
-            "logcdf": lambda y: np.log(-np.expm1(-np.exp(y))), "sf": lambda y: np.exp(-np.exp(y)),
+            "logcdf": lambda y: _log1mexp(np.exp(y)), "sf": lambda y: np.exp(-np.exp(y)),
             "logsf": lambda y: -np.exp(y), "ppf": lambda q: np.log(-np.log1p(-q)),
             "isf": lambda q: np.log(-np.log(q)), "entropy": lambda: _EULER + 1.0}
 
@@ -217,7 +229,7 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0, 1))),
     "expon": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: -y, "cdf": lambda y: -np.expm1(-y),
-        "logcdf": lambda y: np.log(-np.expm1(-y)), "sf": lambda y: np.exp(-y),
+        "logcdf": lambda y: _log1mexp(y), "sf": lambda y: np.exp(-y),
         "logsf": lambda y: -y, "ppf": lambda q: -np.log1p(-q), "isf": lambda q: -np.log(q),
         "entropy": lambda: 1.0}, {}),
     "chi2": Family(_positive, 1.0, _positive_shape, (1.0,), {
@@ -259,7 +271,7 @@ CONTINUOUS = {
         dict.fromkeys(_INCOMPLETE, (0,)), open=True),
     "weibull_min": Family(_positive, 1.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, y) - y ** c,
-        "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: np.log(-np.expm1(-y ** c)),
+        "cdf": lambda y, c: -np.expm1(-y ** c), "logcdf": lambda y, c: _log1mexp(y ** c),
         "sf": lambda y, c: np.exp(-y ** c), "logsf": lambda y, c: -y ** c,
         "ppf": lambda q, c: (-np.log1p(-q)) ** (1.0 / c),
         "isf": lambda q, c: (-np.log(q)) ** (1.0 / c),
@@ -278,17 +290,65 @@ CONTINUOUS = {
     "gumbel_l": Family(_anywhere, 0.0, _always, (), _gumbel(-1), {}),
     "rayleigh": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: np.log(y) - 0.5 * y * y, "cdf": lambda y: -np.expm1(-0.5 * y * y),
-        "logcdf": lambda y: np.log(-np.expm1(-0.5 * y * y)), "sf": lambda y: np.exp(-0.5 * y * y),
+        "logcdf": lambda y: _log1mexp(0.5 * y * y), "sf": lambda y: np.exp(-0.5 * y * y),
         "logsf": lambda y: -0.5 * y * y, "ppf": lambda q: np.sqrt(-2.0 * np.log1p(-q)),
         "isf": lambda q: np.sqrt(-2.0 * np.log(q)),
         "entropy": lambda: 0.5 * _EULER + 1.0 - 0.5 * np.log(2.0)}, {}, open=True),
     "pareto": Family(lambda b: (1.0, np.inf), 2.0, _positive_shape, (1.0,), {
         "logpdf": lambda y, b: np.log(b) - (b + 1.0) * np.log(y),
         "cdf": lambda y, b: -np.expm1(-b * np.log(y)),
-        "logcdf": lambda y, b: np.log(-np.expm1(-b * np.log(y))),
+        "logcdf": lambda y, b: _log1mexp(b * np.log(y)),
         "sf": lambda y, b: np.exp(-b * np.log(y)), "logsf": lambda y, b: -b * np.log(y),
         "ppf": lambda q, b: np.exp(-np.log1p(-q) / b), "isf": lambda q, b: np.exp(-np.log(q) / b),
         "entropy": lambda b: 1.0 + 1.0 / b - np.log(b)}, {}),
+    "halfcauchy": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: np.log(2.0 / np.pi) - np.log1p(y * y),
+        "cdf": lambda y: 2.0 / np.pi * np.arctan(y),
+        "sf": lambda y: 2.0 / np.pi * np.arctan(1.0 / y),
+        "ppf": lambda q: np.tan(0.5 * np.pi * q), "isf": lambda q: 1.0 / np.tan(0.5 * np.pi * q),
+        "entropy": lambda: np.log(2.0 * np.pi)}, {}),
+    # Pareto of the second kind: sf = (1 + y)^-c
+    "lomax": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) - (c + 1.0) * np.log1p(y),
+        "cdf": lambda y, c: -np.expm1(-c * np.log1p(y)),
+        "logcdf": lambda y, c: _log1mexp(c * np.log1p(y)),
+        "sf": lambda y, c: np.exp(-c * np.log1p(y)), "logsf": lambda y, c: -c * np.log1p(y),
+        "ppf": lambda q, c: np.expm1(-np.log1p(-q) / c),
+        "isf": lambda q, c: np.expm1(-np.log(q) / c),
+        "entropy": lambda c: 1.0 + 1.0 / c - np.log(c)}, {}),
+    # log-logistic: cdf = expit(c log y)
+    "fisk": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) + (c - 1.0) * np.log(y) - 2.0 * np.log1p(y ** c),
+        "cdf": lambda y, c: sc.expit(c * np.log(y)),
+        "logcdf": lambda y, c: sc.log_expit(c * np.log(y)),
+        "sf": lambda y, c: sc.expit(-c * np.log(y)),
+        "logsf": lambda y, c: sc.log_expit(-c * np.log(y)),
+        "ppf": lambda q, c: np.exp(sc.logit(q) / c), "isf": lambda q, c: np.exp(-sc.logit(q) / c),
+        "entropy": lambda c: 2.0 - np.log(c)}, {}, open=True),
+    "weibull_max": Family(lambda c: (-np.inf, 0.0), -1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) + sc.xlogy(c - 1.0, -y) - (-y) ** c,
+        "cdf": lambda y, c: np.exp(-(-y) ** c), "logcdf": lambda y, c: -(-y) ** c,
+        "sf": lambda y, c: -np.expm1(-(-y) ** c), "logsf": lambda y, c: _log1mexp((-y) ** c),
+        "ppf": lambda q, c: -(-np.log(q)) ** (1.0 / c),
+        "isf": lambda q, c: -(-np.log1p(-q)) ** (1.0 / c),
+        "entropy": lambda c: -_EULER / c - np.log(c) + _EULER + 1.0}, {}),
+    # Frechet: cdf = exp(-y^-c)
+    "invweibull": Family(_positive, 1.0, _positive_shape, (1.0,), {
+        "logpdf": lambda y, c: np.log(c) - (c + 1.0) * np.log(y) - y ** -c,
+        "cdf": lambda y, c: np.exp(-y ** -c), "logcdf": lambda y, c: -y ** -c,
+        "sf": lambda y, c: -np.expm1(-y ** -c), "logsf": lambda y, c: _log1mexp(y ** -c),
+        "ppf": lambda q, c: (-np.log(q)) ** (-1.0 / c),
+        "isf": lambda q, c: (-np.log1p(-q)) ** (-1.0 / c),
+        "entropy": lambda c: 1.0 + _EULER + _EULER / c - np.log(c)}, {}, open=True),
+    "levy": Family(_positive, 1.0, _always, (), {
+        "logpdf": lambda y: -0.5 * _LOG_2PI - 1.5 * np.log(y) - 0.5 / y,
+        "cdf": lambda y: 2.0 * sc.ndtr(-1.0 / np.sqrt(y)),
+        "sf": lambda y: sc.erf(1.0 / np.sqrt(2.0 * y)),
+        "ppf": lambda q: 1.0 / sc.ndtri(0.5 * q) ** 2,
+        "isf": lambda q: 0.5 / sc.erfinv(q) ** 2,
+        # SciPy integrates it numerically (1e-10 from the closed form (1 + 3 gamma +
+        # log(16 pi)) / 2): its number, so that the values agree
+        "entropy": lambda: _levy_entropy()}, {}, open=True),
 }
 
 

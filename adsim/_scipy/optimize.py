@@ -43,12 +43,14 @@ from .arrays import array
 from .._record.interpose import unhooked
 from .._nesting.nested import reads_recorded_values
 from .._record.callers import library_entry
+from .constrained import CONSTRAINED, applies, constrained_call, reads_active
 from .curve_fit import fit_curve
 from .solver_calls import IMPLICIT, differentiated_solve
 
-# solvers differentiated through their solutions: IMPLICIT's, and curve_fit
+# solvers differentiated through their solutions: IMPLICIT's, the constrained
+# minimisers (the KKT conditions, adsim/_scipy/constrained.py), and curve_fit
 # (a least-squares problem in the fitted parameters, adsim/_scipy/curve_fit.py)
-DIFFERENTIATED = sorted([*IMPLICIT, "curve_fit"])
+DIFFERENTIATED = sorted({*IMPLICIT, *CONSTRAINED, "curve_fit"})
 
 
 def rosen(x):
@@ -204,12 +206,15 @@ def _spread_keywords(bound, signature):
     return arguments
 
 
-def _depends_on_active(arguments):
+def _depends_on_active(solver, arguments):
     """Whether the solution depends on active values: arrays in ``args``
-    (least_squares' ``kwargs``), or values a function given reads from
-    outside its arguments. An active starting point or bracket alone does
-    not move the solution."""
+    (least_squares' ``kwargs``), values a function given reads from
+    outside its arguments, or the constraints and bounds of a constrained
+    minimiser. An active starting point or bracket alone does not move the
+    solution."""
     if active_leaves([arguments.get("args", ()), arguments.get("kwargs")]):
+        return True
+    if reads_active(solver, arguments):
         return True
     return any(callable(v) and not isinstance(v, (type, Active)) and reads_recorded_values(v)
                for v in arguments.values())
@@ -234,10 +239,13 @@ def _solver_rule(solver, strict_when):
             return original(*args, **kwargs)
         if solver in DIFFERENTIATED and not _inside_another_solver(solver):
             arguments = _spread_keywords(bound, signature)
-            if _depends_on_active(arguments) or active_leaves(list(arguments.values())):
+            if _depends_on_active(solver, arguments) or \
+                    active_leaves(list(arguments.values())):
                 # (an active start or bracket alone: solved on its plain value)
                 if solver == "curve_fit":
                     return fit_curve(original, arguments)
+                if solver in CONSTRAINED and applies(solver, arguments):
+                    return constrained_call(solver, original, arguments)
                 return differentiated_solve(solver, original, signature, arguments)
         watch = _Watch(solver, strict_when is not None and strict_when(bound.arguments))
         for name, value in bound.arguments.items():

@@ -145,15 +145,8 @@ def _nonlin(a):
 
 
 def _minimize(a):
-    if a.get("constraints"):
-        raise UnsupportedOperation(
-            "adsim: scipy.optimize.minimize with constraints= is not differentiated: where a "
-            "constraint is active the solution moves with the parameters through the "
-            "constraint (the KKT conditions), not through the gradient of the objective, which "
-            "is what adsim differentiates. Differentiate an unconstrained (or bound-constrained, "
-            "with bounds inactive at the solution) formulation, e.g. with a penalty or a change "
-            "of variables")
-
+    """Without constraints nor bounds its method uses (those go through the
+    KKT conditions, adsim/_scipy/constrained.py)."""
     def run(original, call):
         res = original(**call)
         return res, res.x, bool(res.success), res.message

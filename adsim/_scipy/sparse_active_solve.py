@@ -27,7 +27,7 @@ def spsolve(A, b, permc_spec=None):
                          f"{n} x {n} matrix")
     rows, cols = A.entries
     solve = _SOLVE(rows=rows, cols=cols, n=n, permc_spec=permc_spec, transposed=False)
-    return solve(A.values, b)
+    return solve(A._values, b)
 
 
 def _make_solve(rows, cols, n, permc_spec, transposed):

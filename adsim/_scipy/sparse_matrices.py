@@ -13,7 +13,7 @@ import numpy as np
 
 from .._np.sparse_products import is_sparse_operand, matrix_times, product, unpacked
 from ..errors import UnsupportedOperation
-from . import sparse_active
+from . import sparse_active, sparse_formats
 
 
 
@@ -93,6 +93,7 @@ def _own_rule(op, x, vector_rule, matrix_rule):
 
 HOOKS = {
     **sparse_active.HOOKS,
+    **sparse_formats.HOOKS,
     ("scipy.sparse._base", "_spbase.__matmul__"): _matmul,
     ("scipy.sparse._base", "_spbase.__rmatmul__"): _rmatmul,
     ("scipy.sparse._base", "_spbase.dot"): _dot,

@@ -29,6 +29,7 @@ from .._np.integers import plain_if_constant
 from .._np.special import elementwise
 from .._active import Active
 from ..errors import UnsupportedOperation
+from . import cdf_ufuncs
 
 _SQRT_PI = np.sqrt(np.pi)
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
@@ -170,6 +171,80 @@ def _owens_t(h, a):
             np.exp(-0.5 * h * h * (1.0 + a * a)) / (2.0 * np.pi * (1.0 + a * a)))
 
 
+def _inverse_boxcox(log_x, x_power, lam):
+    """The partials of x = inv_boxcox(y, lam) from those of y = boxcox(x,
+    lam) (the inverse function theorem): dx/dy = 1 / boxcox_x, dx/dlam =
+    -boxcox_lam / boxcox_x, with boxcox_x = x^(lam - 1) (``x_power``)."""
+    dy = 1.0 / x_power
+    return (dy, -_boxcox_in_lambda(log_x, lam) * dy)
+
+
+def _inv_boxcox(y, lam):
+    x = sc.inv_boxcox(y, lam)
+    return _inverse_boxcox(np.log(x), x ** (lam - 1.0), lam)
+
+
+def _inv_boxcox1p(y, lam):
+    x = sc.inv_boxcox1p(y, lam)
+    return _inverse_boxcox(np.log1p(x), (1.0 + x) ** (lam - 1.0), lam)
+
+
+def _struve_derivative(function):
+    """(x^v H_v)' = x^v H_(v-1), so H_v' = H_(v-1) - (v / x) H_v (DLMF
+    11.4.25); the same for the modified L_v (DLMF 11.4.27)."""
+    return lambda v, x: (None, function(v - 1.0, x) - v / x * function(v, x))
+
+
+def _lower_degree(n):
+    """n - 1, and where n is 0 (a constant polynomial) the 0 the derivative
+    is multiplied by."""
+    return np.maximum(n - 1.0, 0.0), np.where(n > 0, 1.0, 0.0)
+
+
+def _gegenbauer_derivative(n, alpha, x):
+    """d/dx C_n^(alpha) = 2 alpha C_(n-1)^(alpha+1) (DLMF 18.9.19)."""
+    m, nonzero = _lower_degree(n)
+    return nonzero * 2.0 * alpha * sc.eval_gegenbauer(m, alpha + 1.0, x)
+
+
+def _polynomials():
+    """The classical orthogonal polynomials, differentiated in x (degree and
+    parameters plain) by DLMF 18.9.15-18.9.23."""
+    def lowered(rule):
+        def partials(*args):
+            m, nonzero = _lower_degree(args[0])
+            return (None,) * (len(args) - 1) + (nonzero * rule(m, *args[1:]),)
+        return partials
+    return {
+        sc.eval_legendre: (lowered(lambda m, x: sc.eval_gegenbauer(m, 1.5, x)), (0,)),
+        sc.eval_sh_legendre: (lowered(lambda m, x: 2.0 * sc.eval_gegenbauer(m, 1.5, 2 * x - 1)),
+                              (0,)),
+        sc.eval_chebyt: (lambda n, x: (None, n * _chebyu(n - 1.0, x)), (0,)),
+        sc.eval_chebyu: (lowered(lambda m, x: 2.0 * sc.eval_gegenbauer(m, 2.0, x)), (0,)),
+        sc.eval_gegenbauer: (lambda n, a, x: (None, None, _gegenbauer_derivative(n, a, x)),
+                             (0, 1)),
+        sc.eval_hermite: (lambda n, x: (None, 2.0 * n * sc.eval_hermite(_degree_below(n), x)),
+                          (0,)),
+        sc.eval_hermitenorm: (lambda n, x: (None, n * sc.eval_hermitenorm(_degree_below(n), x)),
+                              (0,)),
+        sc.eval_laguerre: (lowered(lambda m, x: -sc.eval_genlaguerre(m, 1.0, x)), (0,)),
+        sc.eval_genlaguerre: (lowered(lambda m, a, x: -sc.eval_genlaguerre(m, a + 1.0, x)),
+                              (0, 1)),
+        sc.eval_jacobi: (lowered(lambda m, a, b, x: 0.5 * (m + a + b + 2.0) * sc.eval_jacobi(
+            m, a + 1.0, b + 1.0, x)), (0, 1, 2)),
+    }
+
+
+def _degree_below(n):
+    """n - 1 (0 for n = 0) as the integers SciPy's Hermite polynomials take."""
+    return np.maximum(np.asarray(n) - 1, 0).astype(np.int64)
+
+
+def _chebyu(m, x):
+    """U_m(x), and 0 for m = -1 (T_0' = 0)."""
+    return np.where(m >= 0, sc.eval_chebyu(np.maximum(m, 0.0), x), 0.0)
+
+
 def _table():
     order = (0,)
     return {
@@ -185,11 +260,22 @@ def _table():
         sc.k1e: lambda x: (sc.k1e(x) - 0.5 * (sc.k0e(x) + sc.kve(2, x)),),
         sc.kve: (lambda v, x: (None, sc.kve(v, x) - 0.5 * (sc.kve(v - 1.0, x)
                                                            + sc.kve(v + 1.0, x))), order),
+        sc.kn: (lambda n, x: (None, -0.5 * (sc.kn(n - 1, x) + sc.kn(n + 1, x))), order),
+        # for real x the exponentially scaled J_v and Y_v are J_v and Y_v
+        sc.jve: (lambda v, x: (None, 0.5 * (sc.jve(v - 1.0, x) - sc.jve(v + 1.0, x))), order),
+        sc.yve: (lambda v, x: (None, 0.5 * (sc.yve(v - 1.0, x) - sc.yve(v + 1.0, x))), order),
+        sc.struve: (_struve_derivative(sc.struve), order),
+        sc.modstruve: (_struve_derivative(sc.modstruve), order),
         # gamma relatives
         sc.gammasgn: lambda x: (np.zeros(np.shape(x)),),
         sc.rgamma: lambda x: (_rgamma_derivative(x),),
         sc.loggamma: lambda x: (sc.digamma(x),),
         sc.binom: _binom,
+        # poch(z, m) = Gamma(z + m) / Gamma(z)
+        sc.poch: lambda z, m: (sc.poch(z, m) * (sc.digamma(z + m) - sc.digamma(z)),
+                               sc.poch(z, m) * sc.digamma(z + m)),
+        # ndtri_exp(y) = ndtri(exp(y)): exp(y) / phi(x)
+        sc.ndtri_exp: lambda y: (_SQRT_2PI * np.exp(y + 0.5 * sc.ndtri_exp(y) ** 2),),
         # error functions and exponential integrals
         sc.erfcx: lambda x: (2.0 * x * sc.erfcx(x) - 2.0 / _SQRT_PI,),
         sc.erfi: lambda x: (2.0 / _SQRT_PI * np.exp(x * x),),
@@ -207,9 +293,12 @@ def _table():
                     (0, 1)),
         sc.ellipk: lambda m: (_ellipk_derivative(m),),
         sc.ellipe: lambda m: (_ellipe_derivative(m),),
+        sc.ellipkm1: lambda p: (-_ellipk_derivative(1.0 - p),),      # K(1 - p)
         # transforms and losses
         sc.boxcox: _boxcox,
         sc.boxcox1p: _boxcox1p,
+        sc.inv_boxcox: _inv_boxcox,
+        sc.inv_boxcox1p: _inv_boxcox1p,
         sc.huber: _huber,
         sc.pseudo_huber: _pseudo_huber,
         sc.kl_div: _kl_div,
@@ -224,6 +313,8 @@ def _table():
         sc.sindg: lambda x: (_DEGREE * sc.cosdg(x),),
         sc.tandg: lambda x: (_DEGREE * (1.0 + sc.tandg(x) ** 2),),
         sc.cotdg: lambda x: (-_DEGREE * (1.0 + sc.cotdg(x) ** 2),),
+        **_polynomials(),
+        **cdf_ufuncs.table(),
     }
 
 
@@ -253,7 +344,16 @@ def _require_positive_gamma_arguments(n, k):
 # the arguments without a closed-form derivative, by name, for the message
 # refusing an active one
 _PLAIN_NAMES = {"yn": "order n", "yv": "order v", "kv": "order v", "kve": "order v",
-                "expn": "order n", "hyp2f1": "parameters a, b, c", "hyp1f1": "parameters a, b"}
+                "kn": "order n", "jve": "order v", "yve": "order v", "struve": "order v",
+                "modstruve": "order v", "expn": "order n", "hyp2f1": "parameters a, b, c",
+                "hyp1f1": "parameters a, b",
+                **{name: "degree n" for name in (
+                    "eval_legendre", "eval_sh_legendre", "eval_chebyt", "eval_chebyu",
+                    "eval_hermite", "eval_hermitenorm", "eval_laguerre")},
+                "eval_gegenbauer": "degree n and parameter alpha",
+                "eval_genlaguerre": "degree n and parameter alpha",
+                "eval_jacobi": "degree n and parameters alpha, beta",
+                **cdf_ufuncs.PLAIN_NAMES}
 _FUNCTIONS = {}
 _MAKING = threading.Lock()
 
@@ -272,6 +372,22 @@ def _with_plain_arguments(uf, recorded, static):
     return call
 
 
+def _integer_arguments(uf):
+    """``uf``, or for the ufuncs whose counts or degrees SciPy takes as
+    integers only (a float there is deprecated or refused) ``uf`` with those
+    arguments made integers again: the tape holds its constants as floats."""
+    positions = {sc.bdtr: (0, 1), sc.bdtrc: (0, 1), sc.bdtri: (0, 1),
+                 sc.eval_hermite: (0,), sc.eval_hermitenorm: (0,)}.get(uf)
+    if positions is None:
+        return uf
+
+    def with_integers(*args):
+        return uf(*(np.asarray(a).astype(np.int64) if i in positions else a
+                    for i, a in enumerate(args)))
+    with_integers.__name__ = uf.__name__
+    return with_integers
+
+
 def scipy_ufunc(uf):
     """The recorded version of one of the ufuncs above, or None (made on
     first use, once, also when threads ask at the same time)."""
@@ -281,7 +397,7 @@ def scipy_ufunc(uf):
                 made = dict(_same_as_numpy())
                 for u, rule in _table().items():
                     partials, static = rule if isinstance(rule, tuple) else (rule, ())
-                    recorded = elementwise(u, partials, static)
+                    recorded = elementwise(_integer_arguments(u), partials, static)
                     made[u] = _with_plain_arguments(u, recorded, static) if static else recorded
                 _FUNCTIONS.update(made)
     return _FUNCTIONS.get(uf)

@@ -312,8 +312,6 @@ def _solvers():
     """Solvers adsim does not differentiate (the root finders and minimisers
     it does are tested in tests/scipy/test_implicit_*.py)."""
     return {
-        "fmin_slsqp": lambda p: optimize.fmin_slsqp(lambda z: np.sum((z - p) ** 2), np.zeros(3),
-                                                    iprint=0),
         "basinhopping": lambda p: optimize.basinhopping(lambda z: np.sum((z - p) ** 2),
                                                         np.zeros(3), niter=1).x,
         "differential_evolution": lambda p: optimize.differential_evolution(

@@ -1,7 +1,8 @@
 """Minimisers of scipy.optimize differentiated through their solutions:
 the minimiser x*(p) through the first-order conditions grad_x f(x*, p) = 0
 (minimize, minimize_scalar), J^T r = 0 (least_squares, leastsq); bounds
-inactive at the solution; refusals where the derivative would be wrong."""
+inactive at the solution (minimize's active bounds and constraints:
+test_implicit_constrained.py); refusals where the derivative would be wrong."""
 import numpy as np
 import pytest
 import scipy.optimize as so
@@ -171,20 +172,14 @@ def test_least_squares_keyword_arguments_and_bounds():
 
 # ---- refusals ------------------------------------------------------------------
 
-def test_an_active_bound_is_refused():
+def test_a_bound_active_at_the_solution_holds_its_coordinate():
+    """minimize with bounds goes through the KKT conditions
+    (tests/scipy/test_implicit_constrained.py): z = clip(p, 0, 1.5), held by
+    the upper bound in its second coordinate."""
     def f(p):
-        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2),
-                                  bounds=[(0.0, 1.5)] * 2).x)
-    with pytest.raises(UnsupportedOperation, match="lies on its bounds \\(at position 1\\)"):
-        adsim.grad(f)(P)
-
-
-def test_constraints_are_refused():
-    def f(p):
-        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2),
-                                  constraints=[{"type": "ineq", "fun": lambda z: 1 - z[0]}]).x)
-    with pytest.raises(UnsupportedOperation, match="constraints= is not differentiated"):
-        adsim.grad(f)(P)
+        return so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2),
+                           bounds=[(0.0, 1.5)] * 2, options={"gtol": 1e-12}).x
+    assert_close(adsim.jacobian(f)(P), [[1.0, 0.0], [0.0, 0.0]], 1e-9, 1e-9, "dz / dp")
 
 
 def test_a_robust_loss_is_refused():

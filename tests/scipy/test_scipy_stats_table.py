@@ -1,6 +1,7 @@
 """The rows of the distribution table (adsim/_scipy/distributions.py) added
 for chi2, lognorm, laplace, cauchy, logistic, uniform, invgamma,
-weibull_min, halfnorm, skewnorm, bernoulli and the discrete cdf/sf, the
+weibull_min, halfnorm, skewnorm, halfcauchy, lomax, fisk, weibull_max,
+invweibull, levy, bernoulli and the discrete cdf/sf, the
 entropy methods, dirichlet and multivariate_normal.entropy: every sweep
 against SciPy's values and central differences (x, loc, scale and the
 shape parameters active), broadcasting, SciPy's values at the ends of the
@@ -32,6 +33,12 @@ ROWS = {
     "weibull_min": (POSITIVE, [np.array(1.7)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
     "halfnorm": (POSITIVE, [], "pdf logpdf cdf logcdf sf logsf ppf isf"),
     "skewnorm": (ANYWHERE, [np.array(1.5)], "pdf logpdf cdf logcdf sf logsf"),
+    "halfcauchy": (POSITIVE, [], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "lomax": (POSITIVE, [np.array(2.2)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "fisk": (POSITIVE, [np.array(1.8)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "weibull_max": (-POSITIVE, [np.array(1.7)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "invweibull": (POSITIVE, [np.array(2.4)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "levy": (POSITIVE, [], "pdf logpdf cdf logcdf sf logsf ppf isf"),
 }
 # shape parameters an incomplete gamma function takes in its first argument
 PLAIN_IN = {"chi2": "cdf logcdf sf logsf ppf isf", "invgamma": "cdf logcdf sf logsf ppf isf"}
@@ -137,11 +144,14 @@ def test_discrete_every_sweep(name):
 
 
 ENTROPY = ["norm", "expon", "t", "gamma", "beta", "chi2", "lognorm", "laplace", "cauchy",
-           "logistic", "uniform", "invgamma", "weibull_min", "halfnorm"]
+           "logistic", "uniform", "invgamma", "weibull_min", "halfnorm", "halfcauchy", "lomax",
+           "fisk", "weibull_max", "invweibull"]
 SHAPE_VALUES = {"t": [np.array([3.5, 40.0])], "gamma": [np.array([0.7, 2.5])],
                 "beta": [np.array([2.5, 0.6]), np.array(1.7)], "chi2": [np.array([3.5, 1.0])],
                 "lognorm": [np.array([0.7, 1.3])], "invgamma": [np.array([2.5, 0.8])],
-                "weibull_min": [np.array([1.7, 0.6])]}
+                "weibull_min": [np.array([1.7, 0.6])], "lomax": [np.array([2.2, 0.7])],
+                "fisk": [np.array([1.8, 0.6])], "weibull_max": [np.array([1.7, 0.6])],
+                "invweibull": [np.array([2.4, 0.9])]}
 
 
 @pytest.mark.parametrize("name", ENTROPY)
@@ -151,6 +161,17 @@ def test_entropy_every_sweep(name):
     shapes = SHAPE_VALUES.get(name, [])
     check_tape(lambda scale, *s: dist.entropy(*s, loc=0.3, scale=scale), [SCALE] + shapes,
                rtol=1e-6, atol=1e-8, value_rtol=1e-11)
+
+
+def test_levy_entropy_is_scipys_number():
+    """SciPy integrates levy's entropy numerically, 1e-10 from the closed
+    form (1 + 3 gamma + log(16 pi)) / 2; adsim gives SciPy's number, plus
+    log(scale) with its derivative 1 / scale."""
+    tape = check_tape(lambda scale: st.levy.entropy(loc=0.3, scale=scale), [SCALE], rtol=1e-6,
+                      atol=1e-8, value_rtol=1e-14)
+    closed = 0.5 * (1.0 + 3.0 * np.euler_gamma + np.log(16.0 * np.pi)) + np.log(SCALE)
+    assert_close(tape.forward(SCALE), closed, 1e-9, 0.0, "the closed form")
+    assert_close(tape.gradient(SCALE), 1.0 / SCALE, 1e-14, 0.0, "d/dscale")
 
 
 def test_entropy_frozen_invalid_and_with_active_loc():

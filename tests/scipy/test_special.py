@@ -61,8 +61,8 @@ def test_special_functions_are_elementwise_for_sparsity():
 
 
 def test_unsupported_special_function_is_named_with_its_module():
-    with pytest.raises(ad.UnsupportedOperation, match="scipy.special.ellipkm1"):
-        ad.grad(lambda x: np.sum(sc.ellipkm1(x)))(P)
+    with pytest.raises(ad.UnsupportedOperation, match="scipy.special.zetac"):
+        ad.grad(lambda x: np.sum(sc.zetac(x)))(P)
 
 
 def test_an_active_order_is_refused():

@@ -1,0 +1,520 @@
+"""Constrained minimisers differentiated through their solutions: the KKT
+conditions (``minimize`` with ``constraints=`` or ``bounds=``,
+``fmin_slsqp``, ``fmin_cobyla``).
+
+Every constraint is written as components of one vector ``g(x, p)``, each
+either an equality ``g_j = 0`` or an inequality ``g_j >= 0``: a dict
+constraint as it is, a ``NonlinearConstraint`` or ``LinearConstraint``
+``lb <= c(x) <= ub`` as ``c - lb = 0`` where ``lb == ub``, else ``c - lb >=
+0`` and ``ub - c >= 0`` for each finite side, bounds the same way with
+``c(x) = x``. At SciPy's solution ``x*`` the active set ``A`` holds the
+equalities and the inequalities with ``g_j <= ACTIVE_TOL (1 + |g_j's
+limit|)``; the others drop out. The multipliers solve ``grad f = J_A^T mu``
+in the least-squares sense, and with ``z = (x, mu)`` the KKT conditions are
+the stationarity of the Lagrangian::
+
+    L(z, p) = f(x, p) - mu . g_A(x, p),   grad_z L = (grad f - J_A^T mu, -g_A) = 0,
+
+so ``z*(p)`` is differentiated as a minimiser's first-order conditions are
+(adsim/_scipy/implicit.py, :class:`Stationarity`): ``F_z`` is the KKT
+matrix ``[[H_L, -J_A^T], [-J_A, 0]]``, nonsingular where the active
+gradients are independent and the reduced Hessian is nonsingular.
+
+Refused, with adsim errors: an active inequality whose multiplier is zero
+(not strictly complementary: the derivative jumps there), more active
+constraints than unknowns, a negative multiplier of an inequality or a
+stationarity residual above ``KKT_RTOL`` (not a KKT point: the solver did
+not converge), a violated constraint. A replay where the active set
+differs from the recording's raises BranchChanged (the functional API
+records again).
+
+The parameters are found as for the unconstrained solvers
+(adsim/_scipy/solver_calls.py): in ``args`` and each constraint's ``args``,
+in the closures of every function given (objective, ``jac``, ``hess``,
+constraint functions and their Jacobians), and in the limits (``lb``,
+``ub``, bounds) and a ``LinearConstraint``'s matrix, which may be active
+arrays themselves.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
+
+from .._active import Active
+from .._containers.container_args import lift_container_closures, spread_containers
+from .._nesting.nested import lift_closures, reads_recorded_values
+from .._np.core import active_leaves
+from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
+from .implicit import ImplicitSolution, Stationarity, _Recorded
+from .solver_calls import _as_array, _bound_to, _Leak, _with_x, plain_value
+
+__all__ = ["ACTIVE_TOL", "KKT_RTOL", "CONSTRAINED", "constrained_call", "reads_active"]
+
+ACTIVE_TOL = 1e-6
+"""Relative slack up to which an inequality counts as active at the solution."""
+
+MULTIPLIER_TOL = 1e-6
+"""Relative size below which an active inequality's multiplier counts as zero."""
+
+KKT_RTOL = 1e-4
+"""Relative stationarity residual above which SciPy's point is not a KKT point."""
+
+# methods honouring constraints and bounds (SciPy ignores them elsewhere, with a warning)
+_WITH_CONSTRAINTS = ("cobyla", "cobyqa", "slsqp", "trust-constr")
+_WITH_BOUNDS = _WITH_CONSTRAINTS + ("nelder-mead", "powell", "l-bfgs-b", "tnc")
+
+
+def _method(a):
+    method = a.get("method")
+    if method is None:
+        return "slsqp" if a.get("constraints") else ("l-bfgs-b" if a.get("bounds") is not None
+                                                      else "bfgs")
+    return "_custom" if callable(method) else method.lower()
+
+
+def _honoured(a):
+    """(constraints, bounds) of a ``minimize`` call that its method uses."""
+    method = _method(a)
+    constraints = a.get("constraints") or ()
+    if isinstance(constraints, (dict, NonlinearConstraint, LinearConstraint)):
+        constraints = [constraints]
+    constraints = list(constraints) if method in _WITH_CONSTRAINTS + ("_custom",) else []
+    bounds = a.get("bounds") if method in _WITH_BOUNDS + ("_custom",) else None
+    return constraints, bounds
+
+
+# ---- a call as a problem: functions, their extra arguments, limits ---------------
+
+class _Problem:
+    """One call's objective and constraints: every function with the group
+    of extra arguments it takes, and the limits and matrices (``data``)
+    that may be active. ``arrange()`` lays them out as one tuple of extra
+    arguments: the data first, then each group."""
+
+    def __init__(self, fun, args, first_of):
+        self.first_of = first_of
+        self.groups = [args if isinstance(args, tuple) else (args,)]   # as SciPy wraps it
+        self.functions = []          # (callable, group)
+        self.data = []
+        self.fun = self.function(fun, 0)
+        self.pieces = []             # _Piece
+        self.hooks = {}              # where each given function goes back: name -> index
+        self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
+
+    def function(self, f, group):
+        self.functions.append((f, group))
+        return len(self.functions) - 1
+
+    def datum(self, v):
+        if not isinstance(v, Active) and active_leaves(v):
+            v = _as_array(v)                 # a list holding active values: one array
+        self.data.append(v)
+        return len(self.data) - 1
+
+    def group(self, args):
+        args = args if isinstance(args, tuple) else (args,)
+        self.groups.append(args)
+        return len(self.groups) - 1
+
+    def arrange(self):
+        """(functions of ``(*xs, *all)``, ``all``)."""
+        offsets, at = [], len(self.data)
+        for g in self.groups:
+            offsets.append((at, at + len(g)))
+            at += len(g)
+        every = tuple(self.data) + tuple(a for g in self.groups for a in g)
+        count = len(every)
+
+        def wrap(f, group):
+            start, stop = offsets[group]
+
+            def with_args(*a):
+                cut = len(a) - count
+                return f(*a[:cut], *a[cut:][start:stop])
+            with_args.__name__ = getattr(f, "__name__", "function")
+            return with_args
+        return [wrap(f, g) for f, g in self.functions], every
+
+
+class _Piece:
+    """One constraint, ``lb <= c(x) <= ub``: ``c`` a function (index), ``A @
+    x`` (``A`` a data index) or ``x``; ``lb``, ``ub`` data indices;
+    ``given`` rebuilds the object SciPy is given from the plain call."""
+
+    def __init__(self, fun=None, matrix=None, lb=None, ub=None, given=None):
+        self.fun, self.matrix, self.lb, self.ub, self.given = fun, matrix, lb, ub, given
+        self.layout = None           # (equal, lower, upper) masks, from the first solution
+
+
+def _describe_constraint(problem, c):
+    if isinstance(c, dict):
+        kind = c.get("type")
+        if kind not in ("eq", "ineq"):
+            raise InvalidArgumentValue(
+                f"adsim: a constraint's 'type' must be 'eq' or 'ineq', not {kind!r}")
+        group = problem.group(c.get("args", ()))
+        fun = problem.function(c["fun"], group)
+        jac = problem.function(c["jac"], group) if callable(c.get("jac")) else None
+        lb = problem.datum(0.0)
+        ub = problem.datum(0.0 if kind == "eq" else np.inf)
+
+        def given(bound, plain):
+            out = dict(c, fun=bound[fun], args=())
+            if jac is not None:
+                out["jac"] = bound[jac]
+            return out
+        return _Piece(fun=fun, lb=lb, ub=ub, given=given)
+    if isinstance(c, NonlinearConstraint):
+        alone = problem.group(())          # its functions take x alone
+        fun = problem.function(c.fun, alone)
+        jac = problem.function(c.jac, alone) if callable(c.jac) else None
+        hess = problem.function(c.hess, alone) if callable(c.hess) else None
+        lb, ub = problem.datum(c.lb), problem.datum(c.ub)
+
+        def given(bound, plain):
+            return NonlinearConstraint(
+                bound[fun], plain[lb], plain[ub], jac=c.jac if jac is None else bound[jac],
+                hess=c.hess if hess is None else bound[hess], keep_feasible=c.keep_feasible,
+                finite_diff_rel_step=c.finite_diff_rel_step,
+                finite_diff_jac_sparsity=c.finite_diff_jac_sparsity)
+        return _Piece(fun=fun, lb=lb, ub=ub, given=given)
+    if isinstance(c, LinearConstraint):
+        matrix, lb, ub = problem.datum(c.A), problem.datum(c.lb), problem.datum(c.ub)
+
+        def given(bound, plain):
+            return LinearConstraint(plain[matrix], plain[lb], plain[ub], c.keep_feasible)
+        return _Piece(matrix=matrix, lb=lb, ub=ub, given=given)
+    raise InvalidArgumentValue(
+        f"adsim: a constraint of scipy.optimize.minimize must be a dict, a "
+        f"NonlinearConstraint or a LinearConstraint, not {type(c).__name__}")
+
+
+def _describe_bounds(problem, bounds):
+    if isinstance(bounds, Bounds):
+        lb, ub = problem.datum(bounds.lb), problem.datum(bounds.ub)
+
+        def given(bound, plain):
+            return Bounds(plain[lb], plain[ub], bounds.keep_feasible)
+    else:
+        pairs = list(bounds)
+        lb = problem.datum([-np.inf if lo is None else lo for lo, _ in pairs])
+        ub = problem.datum([np.inf if hi is None else hi for _, hi in pairs])
+
+        def given(bound, plain):         # the user's pairs, None kept
+            return [(None if lo is None else plain[lb][i], None if hi is None else plain[ub][i])
+                    for i, (lo, hi) in enumerate(pairs)]
+    return _Piece(lb=lb, ub=ub, given=given)
+
+
+# ---- the solvers -----------------------------------------------------------------
+
+def _minimize(a, original):
+    problem = _Problem(a["fun"], a.get("args", ()), a.get("jac") is True)
+    for name in ("jac", "hess", "hessp"):
+        if callable(a.get(name)):
+            problem.hooks[name] = problem.function(a[name], 0)
+    constraints, bounds = _honoured(a)
+    problem.pieces = [_describe_constraint(problem, c) for c in constraints]
+    bound_piece = _describe_bounds(problem, bounds) if bounds is not None else None
+    if bound_piece is not None:
+        problem.pieces.append(bound_piece)
+    given_constraints = problem.pieces[:len(constraints)]
+    if _method(a) == "cobyla":           # COBYLA accepts violations up to catol
+        problem.tolerance = max(ACTIVE_TOL, (a.get("options") or {}).get("catol", 2e-4))
+
+    x_shape = (int(np.size(plain_value(a["x0"]))),)
+
+    def run(bound, plain, x_start):
+        call = {k: plain_value(v) for k, v in a.items()
+                if k not in ("fun", "args", "constraints", "bounds")
+                and not (k in problem.hooks)}
+        call.update({name: bound[i] for name, i in problem.hooks.items()})
+        call.update(fun=bound[problem.fun], x0=np.reshape(x_start, x_shape), args=())
+        if "constraints" in a:
+            call["constraints"] = [p.given(bound, plain) for p in given_constraints] \
+                if constraints else a["constraints"]
+        if "bounds" in a:
+            call["bounds"] = bound_piece.given(bound, plain) if bound_piece else \
+                plain_value(a["bounds"])
+        res = original(**call)
+        if "barrier_parameter" in res:   # trust-constr: inequalities keep a slack of about it
+            problem.tolerance = max(ACTIVE_TOL, 10.0 * res.barrier_parameter)
+        return res, res.x, bool(res.success), res.message
+    return problem, run, _with_x, x_shape
+
+
+def _fmin_slsqp(a, original):
+    from scipy.optimize._slsqp_py import _minimize_slsqp
+    problem = _Problem(a["func"], a.get("args", ()), False)
+    if callable(a.get("fprime")):
+        problem.hooks["jac"] = problem.function(a["fprime"], 0)
+    kinds = [("eq", f) for f in a.get("eqcons", ())] + [("ineq", f) for f in a.get("ieqcons", ())]
+    if a.get("f_eqcons"):
+        kinds.append(("eq", a["f_eqcons"], a.get("fprime_eqcons")))
+    if a.get("f_ieqcons"):
+        kinds.append(("ineq", a["f_ieqcons"], a.get("fprime_ieqcons")))
+    for kind, fun, *jac in kinds:                    # sharing the objective's args
+        index = problem.function(fun, 0)
+        jac = problem.function(jac[0], 0) if jac and callable(jac[0]) else None
+        problem.pieces.append(_Piece(fun=index, lb=problem.datum(0.0),
+                                     ub=problem.datum(0.0 if kind == "eq" else np.inf),
+                                     given=_slsqp_dict(kind, index, jac)))
+    n_constraints = len(problem.pieces)
+    x_shape = (int(np.size(plain_value(a["x0"]))),)
+    bounds = a.get("bounds", ())
+    if bounds is not None and len(bounds):
+        problem.pieces.append(_describe_bounds(problem, bounds))
+
+    def run(bound, plain, x_start):
+        cons = tuple(p.given(bound, plain) for p in problem.pieces[:n_constraints])
+        bounds_given = problem.pieces[-1].given(bound, plain) \
+            if len(problem.pieces) > n_constraints else bounds
+        res = _minimize_slsqp(
+            bound[problem.fun], np.reshape(x_start, x_shape), (),
+            jac=bound[problem.hooks["jac"]] if "jac" in problem.hooks else None,
+            bounds=bounds_given, constraints=cons, maxiter=a.get("iter", 100),
+            ftol=a.get("acc", 1e-6), iprint=a.get("iprint", 1),
+            disp=a.get("iprint", 1) != 0, eps=a.get("epsilon", 1.4901161193847656e-08),
+            callback=a.get("callback"))
+        return res, res.x, bool(res.success), res.message
+
+    def answer(res, x):
+        if a.get("full_output"):
+            return x, res["fun"], res["nit"], res["status"], res["message"]
+        return x
+    return problem, run, answer, x_shape
+
+
+def _slsqp_dict(kind, fun, jac):
+    def given(bound, plain):
+        out = {"type": kind, "fun": bound[fun], "args": ()}
+        if jac is not None:
+            out["jac"] = bound[jac]
+        return out
+    return given
+
+
+def _fmin_cobyla(a, original):
+    from scipy.optimize._cobyla_py import _minimize_cobyla
+    problem = _Problem(a["func"], a.get("args", ()), False)
+    problem.tolerance = max(ACTIVE_TOL, a.get("catol", 2e-4))   # violations COBYLA accepts
+    cons = a["cons"]
+    cons = [cons] if callable(cons) else list(cons)
+    consargs = a.get("consargs")
+    group = 0 if consargs is None else problem.group(consargs)
+    x_shape = (int(np.size(plain_value(a["x0"]))),)
+    for con in cons:
+        index = problem.function(con, group)
+        problem.pieces.append(_Piece(
+            fun=index, lb=problem.datum(0.0), ub=problem.datum(np.inf),
+            given=lambda bound, plain, index=index: NonlinearConstraint(bound[index], 0, np.inf)))
+
+    def run(bound, plain, x_start):
+        res = _minimize_cobyla(
+            bound[problem.fun], np.reshape(x_start, x_shape), (),
+            constraints=[p.given(bound, plain) for p in problem.pieces],
+            rhobeg=a.get("rhobeg", 1.0), tol=a.get("rhoend", 1e-4), disp=a.get("disp"),
+            maxiter=a.get("maxfun", 1000), catol=a.get("catol", 2e-4),
+            callback=a.get("callback"))
+        if a.get("disp") and not res["success"]:
+            print(f"COBYLA failed to find a solution: {res.message}")
+        return res, res.x, bool(res.success), res.message
+    return problem, run, lambda res, x: x, x_shape
+
+
+CONSTRAINED = {"minimize": _minimize, "fmin_slsqp": _fmin_slsqp, "fmin_cobyla": _fmin_cobyla}
+"""Solvers differentiated through the KKT conditions: name -> description of a call."""
+
+
+def applies(solver, a):
+    """Whether a call of ``solver`` goes through the KKT conditions
+    (``minimize``: when its method uses constraints or bounds)."""
+    if solver != "minimize":
+        return solver in CONSTRAINED
+    constraints, bounds = _honoured(a)
+    return bool(constraints) or bounds is not None
+
+
+def reads_active(solver, a):
+    """Whether the constraints or bounds of a call read active values of a
+    recording in progress (their functions' closures, their args, their
+    limits)."""
+    if solver not in CONSTRAINED:
+        return False
+    if solver == "minimize":
+        constraints, bounds = _honoured(a)
+        values = [bounds] + [vars(c) if not isinstance(c, dict) else c for c in constraints]
+    else:
+        values = [a.get(k) for k in ("eqcons", "ieqcons", "f_eqcons", "f_ieqcons", "bounds",
+                                     "fprime_eqcons", "fprime_ieqcons", "cons", "consargs")]
+    found = []
+
+    def walk(v, depth):
+        if isinstance(v, Active):
+            found.append(v)
+        elif callable(v) and not isinstance(v, type):
+            if reads_recorded_values(v):
+                found.append(v)
+        elif depth < 3 and isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item, depth + 1)
+        elif depth < 3 and isinstance(v, dict):
+            for item in v.values():
+                walk(item, depth + 1)
+    walk(values, 0)
+    return bool(found)
+
+
+# ---- the call ----------------------------------------------------------------------
+
+def constrained_call(solver, original, arguments):
+    """``original`` (SciPy's solver) called with ``arguments`` (bound, ``**kw``
+    spread), its solution active through the KKT conditions."""
+    problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
+    functions, every = problem.arrange()
+    functions, every = spread_containers(functions, every)
+    functions, every = lift_container_closures(functions, every)
+    functions, every = lift_closures(functions, every)
+    positions = [i for i, v in enumerate(every) if isinstance(v, Active)]
+    n = int(np.prod(x_shape))
+    x0 = np.asarray(plain_value(arguments["x0"]), dtype=float).reshape(-1)
+    objective = functions[problem.fun]
+    state = {}
+
+    def full(values):
+        out = list(every)
+        for i, v in zip(positions, values):
+            out[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
+        for i in range(len(problem.data)):        # limits as SciPy would hold them
+            if not isinstance(out[i], Active) and not sp.issparse(out[i]):
+                out[i] = np.asarray(plain_value(out[i]), dtype=float)
+        return tuple(out)
+
+    def f(x, *values):
+        out = objective(np.reshape(x, x_shape), *full(values))
+        out = out[0] if problem.first_of else out
+        if np.size(out) != 1:
+            raise InvalidArgumentValue(
+                f"adsim: the objective minimised by {solver} returned {np.size(out)} numbers; "
+                f"it must return one")
+        return np.reshape(_as_array(out), ())
+
+    def constraint_values(x, *values):
+        """Each piece's ``(c(x), lb, ub)``, flat."""
+        args = full(values)
+        out = []
+        for piece in problem.pieces:
+            if piece.fun is not None:
+                c = _as_array(functions[piece.fun](np.reshape(x, x_shape), *args))
+            elif piece.matrix is not None:
+                c = args[piece.matrix] @ np.reshape(x, (-1,))
+            else:
+                c = x
+            c = np.reshape(c, (-1,))
+            out.append((c, np.broadcast_to(args[piece.lb], c.shape),
+                        np.broadcast_to(args[piece.ub], c.shape)))
+        return out
+
+    def g(x, *values):
+        """The canonical constraint vector (equalities, then inequalities >= 0
+        as laid out at the first solution)."""
+        parts = []
+        for piece, (c, lb, ub) in zip(problem.pieces, constraint_values(x, *values)):
+            equal, lower, upper = piece.layout
+            parts += [c[equal] - lb[equal], c[lower] - lb[lower], ub[upper] - c[upper]]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def solve(z_start, values):
+        args = full(values)
+        leak = _Leak(solver)
+        bound = [leak.watched(_bound_to(fn, args)) for fn in functions]
+        plain = list(args)
+        raw, x, converged, why = leak.run(lambda: run(bound, plain, z_start[:n]))
+        if not converged:
+            why = " ".join(str(why).split())
+            raise SolverNotConverged(
+                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
+                f"solution to differentiate. Give it a better starting point, more iterations "
+                f"or a tighter tolerance, or keep the parameters where the problem has a "
+                f"solution")
+        x = np.asarray(x, dtype=float).reshape(-1)
+        active, mu = _active_set(solver, problem, constraint_values, f, g, x, values, state)
+        if "active" not in state:
+            state.update(active=active, raw=raw)
+            system = Stationarity(
+                lambda z, *v: f(z[:n], *v) - np.dot(z[n:], g(z[:n], *v)[active]),
+                n + active.size, solver)
+            solution.system = system
+        elif not np.array_equal(active, state["active"]):
+            raise BranchChanged(
+                f"adsim: the active constraints of scipy.optimize.{solver} at these parameters "
+                f"differ from those of the recording, so the recorded derivative (through the "
+                f"KKT conditions of the recorded active set) does not hold here; record again "
+                f"(the functional API does so itself)")
+        return np.concatenate([x, mu])
+
+    solution = ImplicitSolution(Stationarity(f, n, solver), solve, x0)
+    z = solution([every[i] for i in positions])
+    return answer(state["raw"], z[:n].reshape(x_shape))
+
+
+def _active_set(solver, problem, constraint_values, f, g, x, values, state):
+    """The active components of ``g`` at the solution ``x`` and their
+    multipliers; refuses a point the derivative does not hold at."""
+    pieces = constraint_values(x, *values)
+    if "active" not in state:                 # the layout, from the recorded solution
+        for piece, (c, lb, ub) in zip(problem.pieces, pieces):
+            lb, ub = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
+            equal = lb == ub
+            piece.layout = (equal, np.isfinite(lb) & ~equal, np.isfinite(ub) & ~equal)
+    slack, limit, equality = [], [], []
+    for piece, (c, lb, ub) in zip(problem.pieces, pieces):
+        equal, lower, upper = piece.layout
+        lb, ub = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
+        slack += [c[equal] - lb[equal], c[lower] - lb[lower], ub[upper] - c[upper]]
+        limit += [lb[equal], lb[lower], ub[upper]]
+        equality += [np.ones(np.count_nonzero(equal), bool),
+                     np.zeros(np.count_nonzero(lower) + np.count_nonzero(upper), bool)]
+    slack = np.concatenate(slack) if slack else np.zeros(0)
+    scale = 1.0 + np.abs(np.concatenate(limit)) if limit else np.zeros(0)
+    equality = np.concatenate(equality) if equality else np.zeros(0, bool)
+    if np.any(~equality & (slack < -problem.tolerance * scale)):
+        raise SolverNotConverged(
+            f"adsim: the point scipy.optimize.{solver} returned violates its constraints "
+            f"(an inequality is negative by more than the tolerance), so it is no constrained "
+            f"minimum to differentiate. Tighten the solver's tolerances or give a feasible "
+            f"starting point")
+    active = np.flatnonzero(equality | (slack <= problem.tolerance * scale))
+    if active.size > x.size:
+        raise UndefinedDerivative(
+            f"adsim: at the solution of scipy.optimize.{solver}, {active.size} constraints are "
+            f"active for {x.size} unknowns; their gradients cannot be independent, so the "
+            f"multipliers, and the derivative of the solution, are not unique. Remove "
+            f"redundant constraints")
+    seeds = [np.eye(x.size)] + [np.zeros((x.size, np.size(v))) for v in values]
+    tape = state.setdefault("first_order", _Recorded(
+        lambda y, *v: np.concatenate([np.reshape(f(y, *v), (1,)), g(y, *v)])))
+    J = tape.sweep("_tangent", [x] + list(values), seeds)[1].T
+    gradient, JA = J[0], J[1:][active]
+    mu = np.linalg.lstsq(JA.T, gradient, rcond=None)[0] if active.size else np.zeros(0)
+    size = 1.0 + np.max(np.abs(gradient), initial=0.0)
+    if np.max(np.abs(gradient - JA.T @ mu), initial=0.0) > KKT_RTOL * size:
+        raise SolverNotConverged(
+            f"adsim: the point scipy.optimize.{solver} returned is not a KKT point of the "
+            f"problem to the tolerance {KKT_RTOL:g} (the objective's gradient is not a "
+            f"combination of the active constraints' gradients), so there is no constrained "
+            f"minimum to differentiate. Tighten the solver's tolerances")
+    inequality = ~equality[active]
+    if np.any(inequality & (mu < -MULTIPLIER_TOL * size)):
+        raise SolverNotConverged(
+            f"adsim: at the point scipy.optimize.{solver} returned, an active inequality has a "
+            f"negative multiplier: the objective decreases into the feasible set, so it is "
+            f"not a constrained minimum. Tighten the solver's tolerances")
+    if np.any(inequality & (np.abs(mu) <= MULTIPLIER_TOL * size)):
+        raise UndefinedDerivative(
+            f"adsim: at the solution of scipy.optimize.{solver} an inequality constraint is "
+            f"active with a zero multiplier (the solution touches it without being held by "
+            f"it: not strictly complementary), so the solution's derivative differs on either "
+            f"side of the parameters and is undefined there. Move the parameters off this "
+            f"point, or make the constraint an equality or drop it")
+    return active, mu
+
