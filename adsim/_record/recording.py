@@ -21,9 +21,13 @@ def record(f, *args, **kwargs):
     return record_inputs(f, args, kwargs, len(args))
 
 
-def record_inputs(f, args, kwargs, n_varied):
+def record_inputs(f, args, kwargs, n_varied, reach=None):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
-    the others are data (replayed with new values, never differentiated)."""
+    the others are data (replayed with new values, never differentiated).
+    ``reach``: the names ``f``'s code and the code it reaches load, when its
+    environment walk could see all of it and found no SciPy
+    (``Snapshot.reach``): interposition then changes only NumPy's functions
+    of those names (adsim/_record/interpose.py)."""
     from ..tape import Tape
     from .._containers.tree_tape import TreeTape
     trees = [flatten(a)[1] if a is not None and is_container(a) else LEAF for a in args]
@@ -43,7 +47,8 @@ def record_inputs(f, args, kwargs, n_varied):
         tape._set_trees(trees)
     interposed = interpose.enabled()         # this thread's setting, read once per recording
     try:
-        with interpose.installed(interposed), creation.recording(tape, interposed):
+        with interpose.installed(interposed, reach), \
+                creation.recording(tape, interposed):
             out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()

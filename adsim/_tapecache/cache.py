@@ -174,7 +174,7 @@ class TapeCache(ResultNeutral):
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
         tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
-                             call.n_varied)
+                             call.n_varied, None if snapshot is None else snapshot.reach)
         if snapshot is None:
             blocked = _CACHE_OFF
         else:
