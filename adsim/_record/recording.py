@@ -29,9 +29,14 @@ def record_inputs(f, args, kwargs, n_varied, reach=None):
     (``Snapshot.reach``): interposition then changes only NumPy's functions
     of those names (adsim/_record/interpose.py)."""
     from ..tape import Tape
-    from .._containers.tree_tape import TreeTape
-    trees = [flatten(a)[1] if a is not None and is_container(a) else LEAF for a in args]
-    tape = TreeTape() if any(not t.is_leaf for t in trees) else Tape()
+    trees = [LEAF if type(a) is np.ndarray else flatten(a)[1] if a is not None and
+             is_container(a) else LEAF for a in args]
+    containers = any(not t.is_leaf for t in trees)
+    if containers:
+        from .._containers.tree_tape import TreeTape
+        tape = TreeTape()
+    else:
+        tape = Tape()
     inputs = []
     for i, a in enumerate(args):
         if trees[i].is_leaf:
@@ -43,7 +48,7 @@ def record_inputs(f, args, kwargs, n_varied, reach=None):
             arr = real_array(leaf, f"argument {i}{path}")
             leaves.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
         inputs.append(unflatten(trees[i], leaves))
-    if isinstance(tape, TreeTape):
+    if containers:
         tape._set_trees(trees)
     interposed = interpose.enabled()         # this thread's setting, read once per recording
     try:
@@ -79,6 +84,8 @@ def flat_output(out, name, opaque=False):
     constants), a single array unchanged (treedef LEAF, shapes None).
     ``opaque``: leaves that are not numbers (strings, objects) are kept in
     the treedef, as they are (the auxiliary output of ``has_aux``)."""
+    if type(out) is Active:             # the common case, without a walk
+        return out, LEAF, None
     leaves, tree = flatten(out)
     if tree.is_leaf or out is None:     # None: refused with the single-array message
         return out, LEAF, None

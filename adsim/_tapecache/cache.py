@@ -107,7 +107,11 @@ class TapeCache(ResultNeutral):
         values, trees = [], []
         for i in argnums:
             a = args[i]
-            if type(a) is np.ndarray or a is None:      # the common case, without a walk
+            if type(a) is np.ndarray and a.dtype == np.float64:     # the common case, at once
+                values.append(a)
+                trees.append(LEAF)
+                continue
+            if type(a) is np.ndarray or a is None:      # without a walk
                 values.append(real_array(a, f"argument {i} of {_name(f)}"))
                 trees.append(LEAF)
                 continue
@@ -149,7 +153,7 @@ class TapeCache(ResultNeutral):
 
     # ---- cache -------------------------------------------------------------
     def _cached(self, f, call):
-        if call.key is None:
+        if call.key is None or not self.tapes:      # (a first call: nothing to look up)
             return None
         with self._lock:
             entry = self.tapes.get(call.key)
