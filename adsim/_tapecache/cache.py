@@ -296,7 +296,8 @@ def shared_cache(f, opaque_outputs=False):
     (a bound method: its function and owner) and holds no reference to it.
     Objects that cannot be weakly referenced get a new cache each time."""
     parts = _parts(f)
-    key = tuple(id(p) for p in parts) + (opaque_outputs,)
+    key = (id(f), opaque_outputs) if len(parts) == 1 else \
+        (id(parts[0]), id(parts[1]), opaque_outputs)
     entry = _shared.get(key)
     if entry is not None and all(r() is p for r, p in zip(entry[0], parts)):
         return entry[1]

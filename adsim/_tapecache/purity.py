@@ -322,6 +322,11 @@ class _Walk:
             v = glob.get(name, _MISSING)
             if v is _MISSING:
                 self.emit(builtins.get(name, _MISSING))
+            elif type(v) is types.ModuleType and _is_library(v.__name__):
+                self.count += 1                 # `np`: what value() and module() do, at once
+                self.emit(v)
+                if _reaches_scipy(v.__name__):
+                    self.scipy = True
             else:
                 self.value(v, depth + 1)
                 self.user_module(v, info.names, depth + 1)
