@@ -21,6 +21,19 @@ def record(f, *args, **kwargs):
     return record_inputs(f, args, kwargs, len(args))
 
 
+_classes = []           # adsim.tape.Tape, once imported (see _tape_class)
+
+
+def _tape_class():
+    """The user-facing Tape: adsim/tape.py sits above this layer, so it is
+    imported on first use (and kept: an import statement per recording costs
+    as much as a small op)."""
+    if not _classes:
+        from ..tape import Tape
+        _classes.append(Tape)
+    return _classes[0]
+
+
 def record_inputs(f, args, kwargs, n_varied, reach=None):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
     the others are data (replayed with new values, never differentiated).
@@ -28,7 +41,7 @@ def record_inputs(f, args, kwargs, n_varied, reach=None):
     environment walk could see all of it and found no SciPy
     (``Snapshot.reach``): interposition then changes only NumPy's functions
     of those names (adsim/_record/interpose.py)."""
-    from ..tape import Tape
+    Tape = _tape_class()
     trees = [LEAF if type(a) is np.ndarray else flatten(a)[1] if a is not None and
              is_container(a) else LEAF for a in args]
     containers = any(not t.is_leaf for t in trees)
