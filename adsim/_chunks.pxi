@@ -30,6 +30,13 @@ cdef enum:
 
 # The fields of a run record (a row of the run table) are in _sweeps.pxd.
 
+# The tables of a program without runs, shared (empty, so nothing is written
+# into them): the tapes of small arrays, most first replays, skip making them.
+_NO_RUNS = tuple(np.zeros(shape, dtype) for shape, dtype in (
+    (0, np.int32), ((0, RUN_FIELDS), np.int32), (0, np.int32), (0, np.uint8), (0, np.int64)))
+for _empty in _NO_RUNS:
+    _empty.flags.writeable = False
+
 
 cdef inline bint strided_gather(const int32_t* o, int64_t n) noexcept nogil:
     """A one-row strided GATHER: r[i] = a[start + i step]."""
@@ -93,11 +100,15 @@ cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots, int64_t min_
     sweeps). Tape.run_tables and find_runs (adsim/_tape.pyx) compute them
     once per tape."""
     cdef Sweep s = program[0]
-    cdef int64_t k, j, m, size
+    cdef int64_t k, j, m, size, largest = 0
     cdef int code, i, ref
     cdef const int32_t* o
     if min_size <= 0:
         min_size = RUN_MIN_SIZE
+    for k in range(n_slots):            # a run is as long as a slot it writes
+        largest = max(largest, s.slot_size[k])
+    if largest < min_size:
+        return (n_ops,) + _NO_RUNS
     run_of = np.full(n_ops, -1, dtype=np.int32)
     shifted = np.zeros(n_ops, dtype=np.uint8)
     table, refs = [], []

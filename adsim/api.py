@@ -151,10 +151,23 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     the same structure. With ``has_aux=True``, f returns ``(loss, aux)`` and
     the result is ``((loss, aux), gradient)``, aux holding plain values."""
     _function(f, "value_and_grad")
-    nums, single = _argnums(argnums)
     cache = flag(cache, "cache", "value_and_grad")
     has_aux = flag(has_aux, "has_aux", "value_and_grad")
-    tapes = shared_cache(f, has_aux) if cache else TapeCache(False, has_aux)
+    tapes = _gradient_tapes(f, cache, has_aux)
+    return Transformed(_value_and_grad_call(f, argnums, has_aux, tapes), "value_and_grad", f,
+                       tapes)
+
+
+def _gradient_tapes(f, cache, has_aux):
+    """The tape cache of ``grad``/``value_and_grad`` of ``f``."""
+    return shared_cache(f, has_aux) if cache else TapeCache(False, has_aux)
+
+
+def _value_and_grad_call(f, argnums, has_aux, tapes):
+    """The function ``value_and_grad(f, ...)`` calls; ``grad`` calls it
+    without a Transformed of its own (``adsim.grad(f)(x)`` written inline
+    makes one per call)."""
+    nums, single = _argnums(argnums)
 
     def value_and_grad_f(*args, **kwargs):
         pos = resolve_argnums(nums, len(args), _name(f))
@@ -171,7 +184,7 @@ def value_and_grad(f, argnums=0, cache=True, has_aux=False):
             y, g = tape.value_and_gradient(*call.values)
             return y, _per_argument(call, g, single)
         return tapes.run_call(f, args, kwargs, pos, method)
-    return Transformed(value_and_grad_f, "value_and_grad", f, tapes)
+    return value_and_grad_f
 
 
 def _nested_gradients(loss, args, kwargs, pos, tapes, f):
@@ -232,13 +245,13 @@ def grad(f, argnums=0, cache=True, has_aux=False):
     _function(f, "grad")
     cache = flag(cache, "cache", "grad")
     has_aux = flag(has_aux, "has_aux", "grad")
-    vg = value_and_grad(f, argnums, cache, has_aux)
-    value_and_grad_f = vg._call
+    tapes = _gradient_tapes(f, cache, has_aux)
+    value_and_grad_f = _value_and_grad_call(f, argnums, has_aux, tapes)
 
     def grad_f(*args, **kwargs):
         value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g
-    return Transformed(grad_f, "grad", f, vg.tapes)
+    return Transformed(grad_f, "grad", f, tapes)
 
 
 def tapes_of(f):

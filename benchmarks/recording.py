@@ -12,11 +12,19 @@ Measures, on problems of ``benchmarks/problems.py``:
    (goal: within 3x) and against autograd on the same function when
    installed;
 5. tape bytes per recorded op from ``tape.stats()``; goal <= 40 bytes plus
-   the values.
+   the values;
+6. a first call: ``ad.grad(f)(x)`` of a small function never seen before
+   (recorded, with the tape cache's checks) against autograd's
+   ``grad(f)(x)``, which traces on every call; goal: cheaper than autograd.
+   Timed interleaved with the explicit recording and the replays of a seen
+   function.
 
 Run as ``python -m benchmarks recording [--quick]``.
 """
+import gc
+import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -27,7 +35,7 @@ from . import timing as T
 
 AREA = "recording"
 GOALS = {"record_per_op": 1e-6, "replay_per_op": 0.05e-6, "small_gradient": 5e-6,
-         "reverse_over_forward": 3.0, "bytes_per_op": 40.0}
+         "reverse_over_forward": 3.0, "bytes_per_op": 40.0, "first_call_over_autograd": 1.0}
 ARRAY_CASES = [("rosenbrock", 100000, 1000), ("helmholtz", 1000, 50), ("rk4", 1000, 40),
                ("heat", 1000, 100)]
 
@@ -78,6 +86,69 @@ def small_call_costs(s):
             "compiled reverse (tape._adjoint)": T.measure(lambda: tape._adjoint([x], seed), s)}
 
 
+def interleaved(calls, s, batch=50):
+    """{name: Timing} of each callable of ``calls``, measured in rounds: one
+    batch of ``batch`` calls of each in turn per round (the garbage collector
+    off), so a change of the machine's load hits all of them alike; medians
+    over the rounds."""
+    rounds = 8 if s.quick else 80
+    samples = {name: [] for name in calls}
+    for fn in calls.values():
+        fn()
+        fn()
+    enabled = gc.isenabled()
+    try:
+        gc.disable()
+        for _ in range(rounds):
+            for name, fn in calls.items():
+                c0, t0 = time.process_time(), time.perf_counter()
+                for _ in range(batch):
+                    fn()
+                samples[name].append(((time.perf_counter() - t0) / batch,
+                                      (time.process_time() - c0) / batch))
+            gc.collect()
+    finally:
+        if enabled:
+            gc.enable()
+    out = {}
+    for name, pairs in samples.items():
+        wall = [w for w, _ in pairs]
+        out[name] = T.Timing(statistics.median(wall), min(wall), max(wall), rounds, batch,
+                             statistics.median(c for _, c in pairs))
+    return out
+
+
+FIRST_CALL_AUTOGRAD = "autograd `grad(f)(x)` (traces every call)"
+FIRST_CALL = "`ad.grad(f)(x)`, f never seen"
+
+
+def _new_small_function():
+    """A new function object at each call (no tape cached for it), as a
+    lambda written inside a loop is."""
+    def f(x):
+        return np.sum(x * x)
+    return f
+
+
+def first_call_costs(s):
+    """A first recording against autograd's trace: ``sum(x * x)``, x of 5."""
+    x = np.linspace(0.5, 1.5, 5)
+    seen = _new_small_function()
+    held = ad.grad(seen)
+    calls = {}
+    ag = _autograd() if s.peers else None
+    if ag is not None:
+        autograd, anp = ag
+        assert np.allclose(autograd.grad(lambda z: anp.sum(z * z))(x), 2 * x)
+        calls[FIRST_CALL_AUTOGRAD] = lambda: autograd.grad(lambda z: anp.sum(z * z))(x)
+    assert np.allclose(ad.grad(_new_small_function())(x), 2 * x)
+    calls[FIRST_CALL] = lambda: ad.grad(_new_small_function())(x)
+    calls["`ad.record(f, x)`, f never seen"] = lambda: ad.record(_new_small_function(), x)
+    calls["`ad.grad(f)(x)` inline, f seen (replay)"] = lambda: ad.grad(seen)(x)
+    calls["held `g = ad.grad(f)`, `g(x)` (replay)"] = lambda: held(x)
+    return {"n": x.size, "timings": interleaved(calls, s)}
+
+
 def array_costs(s):
     """Reverse replay against zero-order replay and against autograd."""
     ag = _autograd() if s.peers else None
@@ -120,7 +191,8 @@ def run(s):
     per_op = per_op_costs(s)
     small = small_call_costs(s)
     arrays = array_costs(s)
-    return {"goals": GOALS, "per_op": per_op, "small": small, "arrays": arrays,
+    first = first_call_costs(s)
+    return {"goals": GOALS, "per_op": per_op, "small": small, "arrays": arrays, "first_call": first,
             "bytes": tape_sizes(per_op, arrays),
             "autograd": T.peer_versions()["autograd"] if s.peers else None}
 
@@ -163,6 +235,25 @@ def _small_md(sm):
             rows.append(_row(label, sm[key]))
     return [f"### Call overhead of a small tape\n\n`sum(x**2) * log(sum(x))`, "
             f"x of size {sm['n']}, {sm['n_ops']} ops.\n", T.table(["call"] + HEADERS, rows), ""]
+
+
+def _first_call_md(fc):
+    t = fc["timings"]
+    ag = t.get(FIRST_CALL_AUTOGRAD)
+    rows = []
+    for name, timing in t.items():
+        ratio = timing.median / ag.median if ag else None
+        goal = ""
+        if name == FIRST_CALL and ag:
+            goal = f"< autograd ({_mark(ratio < GOALS['first_call_over_autograd'])})"
+        rows.append((name, T.fmt_timing(timing), T.fmt_time(timing.cpu_median),
+                     T.fmt_ratio(ratio) if ratio else "–", goal))
+    return [f"### First call against autograd\n\n`sum(x * x)`, x of size {fc['n']}: a new "
+            f"function object per call (no tape cached), timed interleaved (rounds of "
+            f"{next(iter(t.values())).number} calls of each; medians over "
+            f"{next(iter(t.values())).repeats} rounds).\n",
+            T.table(["call", "median wall (min–max)", "median CPU", "/ autograd", "goal"], rows),
+            ""]
 
 
 def _arrays_md(res):
@@ -210,6 +301,7 @@ def _sizes_md(sizes):
 def markdown(res, s, machine):
     lines = ["## Recording and replay\n", T.header(AREA, s, machine), ""]
     lines += _per_op_md(res["per_op"]) + _small_md(res["small"]) + _arrays_md(res)
+    lines += _first_call_md(res["first_call"])
     lines += _sizes_md(res["bytes"])
     return "\n".join(lines) + "\n"
 

@@ -22,7 +22,9 @@ cdef class SweepContext:
     never share it."""
 
     def __cinit__(self, sweep="record", int directions=0):
-        layout = next((k for k, name in LAYOUT_NAMES.items() if name == sweep), None)
+        # (a replay makes one at its first call: no generator for the common case)
+        layout = RECORDING if sweep == "record" else \
+            next((k for k, name in LAYOUT_NAMES.items() if name == sweep), None)
         if layout is None:
             raise ValueError(f"adsim: no sweep {sweep!r}; one of {sorted(LAYOUT_NAMES.values())}")
         self.layout = layout

@@ -52,6 +52,18 @@ function raised: one lock, one count of such recordings over all threads
 and nested recordings. A SciPy module imported during a recording is
 hooked when the next recording starts.
 
+**Less for code that reaches less.** A recording of the functional API
+knows, from the tape cache's walk of the function's environment
+(``Snapshot.reach``, adsim/_tapecache/purity.py), the names the code the
+function can run loads, when the walk saw all of that code and met no SciPy
+or adsim object and no code importing or looking up by computed names. Such
+a recording binds only the NumPy names (in the modules of 1., and imported
+from NumPy elsewhere) among those, and hooks no SciPy function: code that
+never spells ``zeros`` cannot call ``np.zeros`` by that name, and a function
+that cannot reach SciPy cannot hand it active values. A recording that
+needs more (``adsim.record``, ``cache=False``, an environment the walk could
+not see) changes everything, as above, also when another one changed less.
+
 **The switch.** Interposition is on unless turned off:
 
 - ``ADSIM_INTERPOSE=0`` in the environment when adsim is imported sets the
@@ -189,23 +201,32 @@ _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 
 class installed:
-    """``with installed(on):`` one recording's share of interposition: when
-    ``on``, adsim's changes (the module docstring) are in place until the last
-    such share ends in any thread; when not, nothing happens."""
+    """``with installed(on, names):`` one recording's share of interposition:
+    when ``on``, adsim's changes (the module docstring) are in place until the
+    last such share ends in any thread; when not, nothing happens.
 
-    __slots__ = ("on",)
+    ``names``: None, or the names the recorded function's code (and all the
+    code it can reach) loads, when that is known and SciPy is not among what
+    it reaches (``Snapshot.reach``, adsim/_tapecache/purity.py). Only NumPy's
+    functions of those names are then rebound, and SciPy's functions are left
+    as they are (unless another recording running meanwhile changed them):
+    code that never spells ``zeros`` cannot call ``np.zeros`` by that name,
+    and changing a few hundred names costs more than a small recording."""
 
-    def __init__(self, on):
+    __slots__ = ("on", "names")
+
+    def __init__(self, on, names=None):
         self.on = on
+        self.names = names
 
     def __enter__(self):
         global _count
         if self.on:
             with _lock:
-                if _count == 0:
-                    _change_numpy()
                 try:
-                    _hook_scipy()
+                    _change_numpy(self.names)
+                    if self.names is None:
+                        _hook_scipy()
                 except BaseException:
                     if _count == 0:         # nothing left half changed
                         _restore()
@@ -223,25 +244,45 @@ class installed:
         return False
 
 
-def _change_numpy():
+_all_names = [False]    # every wrapped name is bound now (else those in _bound_names)
+_bound_names = []       # (namespace, name, NumPy's object) bound one by one now
+_by_name = {}           # name -> [(namespace, wrapper, NumPy's object)] over NumPy's modules
+
+
+def _change_numpy(names):
+    """Bind the wrapped NumPy names (``names``: only those; None: all) not
+    bound yet, and the NumPy methods' hooks at the first share."""
     if not _wrappers:           # made once, while NumPy's own objects are in place
         _wrappers.update({(np, name): w for name, w in creation._wrappers().items()})
         _wrappers.update(listed.wrappers(taken=creation._wrappers().keys()))
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)
+        for (module, name), wrapper in _wrappers.items():
+            _by_name.setdefault(name, []).append((vars(module), wrapper, wrapper.__wrapped__))
         made = [_Hook(vars(cls)[name], rule) for cls, name, rule in _NUMPY_METHODS]
         _known.update({hook.function: hook for hook in made})
         _numpy_hooks.append(_ModuleHooks(made))
-    for made in _numpy_hooks:
-        for function, trampoline in made.installs:
-            function.__code__ = trampoline
-    # one dict update per module: a recording starts and ends with these, and
-    # a few hundred attribute stores one by one would cost more than the
-    # recording of a small function
-    for module, names in _wrapper_names.items():
-        vars(module).update(names)
-    _bind_imported_names()
+    if _count == 0:
+        for made in _numpy_hooks:
+            for function, trampoline in made.installs:
+                function.__code__ = trampoline
+    if _all_names[0]:
+        return
+    if names is None:
+        # one dict update per module: a few hundred attribute stores one by one
+        # would cost more than the recording of a small function
+        for module, wrappers in _wrapper_names.items():
+            vars(module).update(wrappers)
+        _all_names[0] = True
+        _bind_imported_names()
+        return
+    for name in names:
+        for namespace, wrapper, original in _by_name.get(name, ()):
+            if namespace.get(name) is not wrapper:
+                namespace[name] = wrapper
+                _bound_names.append((namespace, name, original))
+    _bind_imported_names(names)
 
 
 def _by_module(objects, out):
@@ -258,13 +299,13 @@ _modules_count = [0]    # len(sys.modules) then
 _imported_bound = []    # (globals, name, original, wrapper) rebound now
 
 
-def _bind_imported_names():
+def _bind_imported_names(names=None):
     """``from numpy import zeros, array, sum``: bind each global name of a
     module (other than NumPy's, SciPy's and adsim's) that is bound, under
     NumPy's own name, to a function wrapped in ``numpy``, ``numpy.linalg``
-    or ``numpy.fft`` to its wrapper. Modules are looked through once, when
-    first seen (``__main__`` each time: it may still be running its
-    imports)."""
+    or ``numpy.fft`` to its wrapper (only the ``names`` given, if any).
+    Modules are looked through once, when first seen (``__main__`` each
+    time: it may still be running its imports)."""
     if not _imported:
         for (module, name), wrapper in _wrappers.items():
             _imported.setdefault(name, []).append((_originals[module, name], wrapper))
@@ -275,9 +316,11 @@ def _bind_imported_names():
                 _modules_seen.add(name)
                 _look_into(name, module)
     if "__main__" in sys.modules:
-        _look_into("__main__", sys.modules["__main__"])
+        _look_into("__main__", sys.modules["__main__"], names)
     for found in _importers.values():
         for namespace, name in found:
+            if names is not None and name not in names:
+                continue
             bound = namespace.get(name)
             for original, wrapper in _imported[name]:
                 if bound is original:
@@ -285,13 +328,15 @@ def _bind_imported_names():
                     _imported_bound.append((namespace, name, original, wrapper))
 
 
-def _look_into(module_name, module):
-    """Note in ``_importers`` the module's global names bound to NumPy's
-    functions of the same name."""
+def _look_into(module_name, module, names=None):
+    """Note in ``_importers`` the module's global names (among ``names``, if
+    given) bound to NumPy's functions of the same name."""
     namespace = getattr(module, "__dict__", None)
     if module_name.split(".", 1)[0] in _LIBRARY_PACKAGES or not isinstance(namespace, dict):
         return
-    found = [(namespace, name) for name in namespace.keys() & _imported.keys()
+    candidates = namespace.keys() & _imported.keys() if names is None else \
+        [name for name in names if name in _imported and name in namespace]
+    found = [(namespace, name) for name in candidates
              if any(namespace.get(name) is original for original, _ in _imported[name])]
     if found:
         _importers[module_name] = found
@@ -314,8 +359,14 @@ def _hook_scipy():
 
 
 def _restore():
-    for module, names in _original_names.items():
-        vars(module).update(names)
+    if _all_names[0]:
+        for module, names in _original_names.items():
+            vars(module).update(names)
+        _all_names[0] = False
+    else:
+        for namespace, name, original in _bound_names:
+            namespace[name] = original
+    _bound_names.clear()
     for made in _numpy_hooks:
         for function, code in made.removals:
             function.__code__ = code

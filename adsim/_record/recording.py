@@ -21,13 +21,35 @@ def record(f, *args, **kwargs):
     return record_inputs(f, args, kwargs, len(args))
 
 
-def record_inputs(f, args, kwargs, n_varied):
+_classes = []           # adsim.tape.Tape, once imported (see _tape_class)
+
+
+def _tape_class():
+    """The user-facing Tape: adsim/tape.py sits above this layer, so it is
+    imported on first use (and kept: an import statement per recording costs
+    as much as a small op)."""
+    if not _classes:
+        from ..tape import Tape
+        _classes.append(Tape)
+    return _classes[0]
+
+
+def record_inputs(f, args, kwargs, n_varied, reach=None):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
-    the others are data (replayed with new values, never differentiated)."""
-    from ..tape import Tape
-    from .._containers.tree_tape import TreeTape
-    trees = [flatten(a)[1] if a is not None and is_container(a) else LEAF for a in args]
-    tape = TreeTape() if any(not t.is_leaf for t in trees) else Tape()
+    the others are data (replayed with new values, never differentiated).
+    ``reach``: the names ``f``'s code and the code it reaches load, when its
+    environment walk could see all of it and found no SciPy
+    (``Snapshot.reach``): interposition then changes only NumPy's functions
+    of those names (adsim/_record/interpose.py)."""
+    Tape = _tape_class()
+    trees = [LEAF if type(a) is np.ndarray else flatten(a)[1] if a is not None and
+             is_container(a) else LEAF for a in args]
+    containers = any(not t.is_leaf for t in trees)
+    if containers:
+        from .._containers.tree_tape import TreeTape
+        tape = TreeTape()
+    else:
+        tape = Tape()
     inputs = []
     for i, a in enumerate(args):
         if trees[i].is_leaf:
@@ -39,11 +61,12 @@ def record_inputs(f, args, kwargs, n_varied):
             arr = real_array(leaf, f"argument {i}{path}")
             leaves.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
         inputs.append(unflatten(trees[i], leaves))
-    if isinstance(tape, TreeTape):
+    if containers:
         tape._set_trees(trees)
     interposed = interpose.enabled()         # this thread's setting, read once per recording
     try:
-        with interpose.installed(interposed), creation.recording(tape, interposed):
+        with interpose.installed(interposed, reach), \
+                creation.recording(tape, interposed):
             out = f(*inputs, **kwargs)
     except BaseException:
         tape.finish_failed()
@@ -74,6 +97,8 @@ def flat_output(out, name, opaque=False):
     constants), a single array unchanged (treedef LEAF, shapes None).
     ``opaque``: leaves that are not numbers (strings, objects) are kept in
     the treedef, as they are (the auxiliary output of ``has_aux``)."""
+    if type(out) is Active:             # the common case, without a walk
+        return out, LEAF, None
     leaves, tree = flatten(out)
     if tree.is_leaf or out is None:     # None: refused with the single-array message
         return out, LEAF, None

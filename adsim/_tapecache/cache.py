@@ -107,7 +107,11 @@ class TapeCache(ResultNeutral):
         values, trees = [], []
         for i in argnums:
             a = args[i]
-            if type(a) is np.ndarray or a is None:      # the common case, without a walk
+            if type(a) is np.ndarray and a.dtype == np.float64:     # the common case, at once
+                values.append(a)
+                trees.append(LEAF)
+                continue
+            if type(a) is np.ndarray or a is None:      # without a walk
                 values.append(real_array(a, f"argument {i} of {_name(f)}"))
                 trees.append(LEAF)
                 continue
@@ -149,7 +153,7 @@ class TapeCache(ResultNeutral):
 
     # ---- cache -------------------------------------------------------------
     def _cached(self, f, call):
-        if call.key is None:
+        if call.key is None or not self.tapes:      # (a first call: nothing to look up)
             return None
         with self._lock:
             entry = self.tapes.get(call.key)
@@ -174,7 +178,7 @@ class TapeCache(ResultNeutral):
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
         tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
-                             call.n_varied)
+                             call.n_varied, None if snapshot is None else snapshot.reach)
         if snapshot is None:
             blocked = _CACHE_OFF
         else:
@@ -292,7 +296,8 @@ def shared_cache(f, opaque_outputs=False):
     (a bound method: its function and owner) and holds no reference to it.
     Objects that cannot be weakly referenced get a new cache each time."""
     parts = _parts(f)
-    key = tuple(id(p) for p in parts) + (opaque_outputs,)
+    key = (id(f), opaque_outputs) if len(parts) == 1 else \
+        (id(parts[0]), id(parts[1]), opaque_outputs)
     entry = _shared.get(key)
     if entry is not None and all(r() is p for r, p in zip(entry[0], parts)):
         return entry[1]

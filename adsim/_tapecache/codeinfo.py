@@ -28,6 +28,12 @@ _EXTERNAL_NAMES = frozenset({
     "token_hex", "token_urlsafe", "randbits", "uuid1", "uuid4", "time_ns", "perf_counter",
     "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "thread_time", "now",
     "utcnow", "today", "open", "input", "fromfile", "loadtxt", "genfromtxt", "load"})
+# Names through which code finds modules and their functions at run time, where
+# no walk of its environment sees them: ``__import__("scipy.special")``,
+# ``sys.modules[...]``, ``getattr(module, name)``.
+_LOOKUP_NAMES = frozenset({"__import__", "import_module", "modules", "getattr",
+                           "__getattribute__", "attrgetter", "methodcaller", "__dict__", "eval",
+                           "exec", "globals", "vars"})
 _STORES = frozenset({"STORE_FAST", "STORE_DEREF", "STORE_FAST_STORE_FAST"})
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
@@ -55,13 +61,18 @@ class CodeInfo:
     names : tuple of str
         Every name the code (or nested code) loads by name: globals and
         attributes (``config.k`` reads ``k`` of the module ``config``).
+    imports : bool
+        Whether the code imports a module or looks objects up by computed
+        names (``import``, ``__import__``, ``getattr``, ``sys.modules``):
+        it may call functions its environment does not hold.
     """
 
     __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals",
-                 "names")
+                 "names", "imports")
 
     def __init__(self, code):
         globals_, reads, names = [], set(), set()
+        imports = False
         for c in _code_tree(code):
             names.update(c.co_names)
             reads.update(c.co_cellvars)        # captured by nested code
@@ -69,6 +80,8 @@ class CodeInfo:
                 if ins.opname in _GLOBAL_LOADS:
                     if ins.argval not in globals_:
                         globals_.append(ins.argval)
+                elif ins.opname == "IMPORT_NAME":
+                    imports = True
                 elif ins.opname not in _STORES and _reads_local(ins.opname):
                     reads.update(_strings(ins.argval))
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
@@ -80,6 +93,7 @@ class CodeInfo:
         self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
         self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
         self.names = tuple(sorted(names))
+        self.imports = imports or not names.isdisjoint(_LOOKUP_NAMES)
 
 
 def _code_tree(code):

@@ -10,7 +10,10 @@ functions and classes count by identity only. Anything the walk cannot see
 into (a C object holding hidden state, a structure too large or deep) makes
 the snapshot *blocked*: the function is then recorded on every call.
 The random generators met on the way are listed for
-:class:`adsim._tapecache.random_watch.RandomWatch`.
+:class:`adsim._tapecache.random_watch.RandomWatch`, and the names the code
+met loads, unless SciPy can be called from there (``Snapshot.reach``): a
+recording of such a function rebinds only NumPy's functions of those names
+and leaves SciPy's as they are (adsim/_record/interpose.py).
 """
 import enum
 import functools
@@ -81,6 +84,9 @@ _REF = _Marker("ref")
 
 
 _library_modules = {}
+_scipy_modules = {}
+# SciPy itself, and adsim's own functions (which may hand active values to SciPy)
+_REACHING = frozenset({"scipy", "adsim"})
 
 
 def _is_library(module):
@@ -89,6 +95,17 @@ def _is_library(module):
         known = isinstance(module, str) and module.partition(".")[0] in _LIBRARY
         if len(_library_modules) < 4096:
             _library_modules[module] = known
+    return known
+
+
+def _reaches_scipy(module):
+    """Whether objects of ``module`` (a module name) may call SciPy's
+    functions with the values they are given."""
+    known = _scipy_modules.get(module)
+    if known is None:
+        known = isinstance(module, str) and module.partition(".")[0] in _REACHING
+        if len(_scipy_modules) < 4096:
+            _scipy_modules[module] = known
     return known
 
 
@@ -138,9 +155,10 @@ def output_channel(container):
 
 class _Walk:
     """One walk over an environment: the tokens, the random generators met,
-    and (first) the reason the function is impure."""
+    (first) the reason the function is impure, and whether SciPy was met."""
 
-    __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure")
+    __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
+                 "scipy", "names")
 
     def __init__(self, freeze):
         self.tokens = []
@@ -151,6 +169,8 @@ class _Walk:
         self.freeze = freeze
         self.randoms = []
         self.impure = None
+        self.scipy = False          # met SciPy, adsim, or code that imports by name
+        self.names = []             # CodeInfo.names of the user code met
 
     def value(self, v, depth=0):
         self.count += 1
@@ -256,9 +276,16 @@ class _Walk:
     def identity(self, v, depth):
         self.emit(v)
 
+    def module(self, m, depth):
+        self.emit(m)
+        if _reaches_scipy(m.__name__):
+            self.scipy = True
+
     # ---- code ------------------------------------------------------------
     def function(self, fn, depth):
         library = _is_library(fn.__module__)
+        if library and _reaches_scipy(fn.__module__):
+            self.scipy = True
         if library and fn.__closure__ is None:
             self.emit(fn)                   # a library function: its identity
             return
@@ -284,6 +311,9 @@ class _Walk:
         if info.dynamic_globals:
             raise _Blocked(f"`{fn.__qualname__}` reads globals through "
                            f"{info.dynamic_globals}()")
+        self.names.append(info.names)
+        if info.imports:
+            self.scipy = True               # a module found by name while running
         if info.external and self.impure is None:
             self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
                            f"on more than its arguments")
@@ -292,6 +322,11 @@ class _Walk:
             v = glob.get(name, _MISSING)
             if v is _MISSING:
                 self.emit(builtins.get(name, _MISSING))
+            elif type(v) is types.ModuleType and _is_library(v.__name__):
+                self.count += 1                 # `np`: what value() and module() do, at once
+                self.emit(v)
+                if _reaches_scipy(v.__name__):
+                    self.scipy = True
             else:
                 self.value(v, depth + 1)
                 self.user_module(v, info.names, depth + 1)
@@ -318,6 +353,8 @@ class _Walk:
 
     def builtin(self, fn, depth):
         owner = fn.__self__
+        if _reaches_scipy(getattr(fn, "__module__", None)):
+            self.scipy = True
         self.emit(fn if owner is None or isinstance(owner, types.ModuleType) else fn.__name__)
         if owner is not None and not isinstance(owner, types.ModuleType):
             self.value(owner, depth + 1)       # a method of an object: the object's state counts
@@ -339,6 +376,8 @@ class _Walk:
 
     def class_(self, cls, depth):
         self.emit(cls)
+        if _reaches_scipy(cls.__module__):
+            self.scipy = True               # the class, or the type of an instance met
         if not cls.__flags__ & _HEAPTYPE or _is_library(cls.__module__) \
                 or not self.first_visit(cls):
             return
@@ -360,6 +399,8 @@ class _Walk:
 
     # ---- other objects -------------------------------------------------
     def other(self, v, t, depth):
+        if _reaches_scipy(t.__module__):
+            self.scipy = True               # an object of SciPy's (a dict subclass, say)
         if isinstance(v, _RANDOM_TYPES):
             self.randoms.append(v)
             self.emit(v)
@@ -367,6 +408,8 @@ class _Walk:
             self.emit(_NEUTRAL)
         elif isinstance(v, type):
             self.class_(v, depth)
+        elif isinstance(v, types.ModuleType):
+            self.module(v, depth)
         elif isinstance(v, _IDENTITY_TYPES):
             self.emit(v)
         elif isinstance(v, (tuple, list)):
@@ -417,7 +460,7 @@ _HANDLERS = {
     tuple: _Walk.sequence, list: _Walk.sequence, dict: _Walk.mapping,
     set: _Walk.set_, frozenset: _Walk.set_, np.ndarray: _Walk.array,
     np.float64: _Walk.numpy_scalar, np.int64: _Walk.numpy_scalar,
-    types.ModuleType: _Walk.identity, np.ufunc: _Walk.identity, type: _Walk.class_,
+    types.ModuleType: _Walk.module, np.ufunc: _Walk.identity, type: _Walk.class_,
     types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
     types.BuiltinFunctionType: _Walk.builtin, staticmethod: _Walk.wrapper,
     classmethod: _Walk.wrapper, property: _Walk.property_, functools.partial: _Walk.partial,
@@ -458,9 +501,16 @@ class Snapshot:
         as :meth:`matches` holds).
     randoms : list
         Random generators met in the environment (for :class:`RandomWatch`).
+    reach : frozenset of str or None
+        The names loaded by the user code the walk met (``np.zeros(n)``
+        loads ``np`` and ``zeros``): all the code the function can run
+        outside libraries. None when that is not known or SciPy is within
+        reach: the environment holds a SciPy or adsim module, function,
+        class or object, code that imports or looks up by computed names
+        (``import``, ``getattr``), or something the walk could not see.
     """
 
-    __slots__ = ("tokens", "blocked", "randoms")
+    __slots__ = ("tokens", "blocked", "randoms", "reach")
 
     def __init__(self, f, extras=()):
         walk = _Walk(freeze=True)
@@ -469,14 +519,16 @@ class Snapshot:
             if extras:
                 walk.value(extras)
         except _Blocked as err:
-            self.tokens, self.blocked, self.randoms = None, str(err), []
+            self.tokens, self.blocked, self.randoms, self.reach = None, str(err), [], None
             return
         except RecursionError:
             self.tokens, self.blocked, self.randoms = None, "its environment is too deep", []
+            self.reach = None
             return
         self.tokens = walk.tokens
         self.randoms = walk.randoms
         self.blocked = walk.impure
+        self.reach = None if walk.scipy else frozenset().union(*walk.names)
 
     def matches(self, f, extras=()):
         """Whether the environment of ``f`` (and ``extras``) is unchanged."""

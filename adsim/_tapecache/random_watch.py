@@ -45,23 +45,28 @@ class _LegacyState:
 
     Every draw changes its MT19937 words and position or its cached second
     Gaussian (``has_gauss``, ``gauss``). Both are read straight from memory
-    (2.5 kB and 12 bytes): the words from the bit generator's state struct,
-    the Gaussian from the RandomState object at an offset found once on a
-    RandomState of adsim's own. Both layouts are checked against
-    ``get_state()`` once; if either differs, every read is a full
-    ``get_state()`` (about 25 us, more than a small recording).
+    (2.5 kB and 12 bytes), through views made once (a read is a copy, well
+    under a microsecond; a ctypes call per read costs a few): the words from
+    the bit generator's state struct, the Gaussian from the RandomState
+    object at an offset found once on a RandomState of adsim's own. Both
+    layouts are checked against ``get_state()`` once; if either differs,
+    every read is a full ``get_state()`` (about 25 us, more than a small
+    recording).
     """
 
     def __init__(self):
         self.rand = getattr(np.random.mtrand, "_rand", None)
-        bits = getattr(self.rand, "_bit_generator", None)
-        self.address = self.gauss_at = None
+        self.bits = bits = getattr(self.rand, "_bit_generator", None)   # kept: its memory is read
+        self.views = None
         if _CPYTHON and type(bits) is np.random.MT19937 \
                 and type(self.rand) is np.random.RandomState:
-            self.gauss_at = _gauss_offset()
-            self.address = bits.ctypes.state_address if self.gauss_at is not None else None
-            if self.address is not None and self.read() != self._full():
-                self.address = None
+            gauss_at = _gauss_offset()
+            if gauss_at is not None:
+                at = id(self.rand) + gauss_at
+                self.views = (_view(bits.ctypes.state_address, 624 * 4 + 4),
+                              _view(at - 8, 4), _view(at, 8))
+                if self.read() != self._full():
+                    self.views = None
 
     def _full(self):
         """(MT19937 words and position, has_gauss and gauss) as bytes."""
@@ -75,11 +80,10 @@ class _LegacyState:
 
     def read(self):
         """The state, as :meth:`_full` gives it."""
-        if self.address is None:
+        if self.views is None:
             return self._full()
-        at = id(self.rand) + self.gauss_at
-        return (ctypes.string_at(self.address, 624 * 4 + 4),
-                ctypes.string_at(at - 8, 4) + ctypes.string_at(at, 8))
+        words, has_gauss, gauss = self.views
+        return words.tobytes(), has_gauss.tobytes() + gauss.tobytes()
 
     def changed_since(self, before):
         return self.read() != before
@@ -120,12 +124,19 @@ class _PythonState:
             memory = ctypes.string_at(id(source), type(source).__basicsize__)
             at = memory.find(words)
             if at > 0 and memory.find(words, at + 1) < 0:
-                self.at, self.size = at, len(words)
+                self.at = at
+                self.view = _view(id(source) + at, len(words))
 
     def read(self):
         if self.at is None:
             return self.source.getstate()
-        return ctypes.string_at(id(self.source) + self.at, self.size), self.source.gauss_next
+        return self.view.tobytes(), self.source.gauss_next
+
+
+def _view(address, size):
+    """A read-only memoryview of ``size`` bytes at ``address`` (memory of an
+    object the caller keeps alive)."""
+    return memoryview((ctypes.c_char * size).from_address(address)).cast("B").toreadonly()
 
 
 _globals = None
