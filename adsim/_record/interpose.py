@@ -63,6 +63,9 @@ never spells ``zeros`` cannot call ``np.zeros`` by that name, and a function
 that cannot reach SciPy cannot hand it active values. A recording that
 needs more (``adsim.record``, ``cache=False``, an environment the walk could
 not see) changes everything, as above, also when another one changed less.
+A restricted recording that fails is made again with everything changed
+(adsim/_tapecache/cache.py): the walk cannot see code that only exists at
+run time, such as the methods of an object unpickled inside the function.
 
 **The switch.** Interposition is on unless turned off:
 

@@ -29,6 +29,10 @@ from ..errors import BranchChanged
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
 
+# Code of functions whose recording restricted to what the environment walk
+# saw failed (see TapeCache._record): recorded with everything changed since.
+_UNRESTRICTED = weakref.WeakSet()
+
 _CACHE_OFF = "cache=False: the function is recorded on every call"
 _CHANGED_ITSELF = ("it changed its own environment while running (an attribute, a closure "
                    "variable or a container it reads), which a replay would not repeat")
@@ -177,8 +181,27 @@ class TapeCache(ResultNeutral):
             snapshot = self._snapshot(f, call.extras)
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
-        tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
-                             call.n_varied, None if snapshot is None else snapshot.reach)
+        reach = None if snapshot is None else snapshot.reach
+        code = getattr(f, "__code__", None)
+        if reach is not None and code in _UNRESTRICTED:
+            reach = None
+        try:
+            tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
+                                 call.n_varied, reach)
+        except Exception:
+            if reach is None:
+                raise
+            # The walk can miss code that only exists at run time (an object a
+            # library call returns): with NumPy's and SciPy's functions changed
+            # only where the walk looked, such code hands active values to
+            # NumPy's or SciPy's own functions, which fail. Record once more
+            # with everything changed (the error stands if it was the
+            # function's own), and never restrict this function again.
+            snapshot.reach = None
+            if code is not None:
+                _UNRESTRICTED.add(code)
+            tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
+                                 call.n_varied, None)
         if snapshot is None:
             blocked = _CACHE_OFF
         else:

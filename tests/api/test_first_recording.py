@@ -170,3 +170,53 @@ def test_interposition_is_undone_after_a_restricted_recording():
     originals = (np.zeros, np.sum, np.linalg.norm, scipy.special.logsumexp.__code__)
     adsim.grad(f)(np.ones(3))
     assert (np.zeros, np.sum, np.linalg.norm, scipy.special.logsumexp.__code__) == originals
+
+
+MODEL_SOURCE = '''
+import scipy.special
+
+CALLS = []
+
+
+class Classifier:
+    """A fitted model as a library would keep it."""
+
+    def __init__(self, weights):
+        self.weights = weights
+
+    def log_partition(self, x):
+        CALLS.append(1)
+        return scipy.special.logsumexp(self.weights * x)
+'''
+
+
+def test_code_that_exists_only_at_run_time_still_reaches_scipy(tmp_path, monkeypatch):
+    """A model unpickled inside the function: its class is nowhere in the
+    function's environment, so the walk cannot see that it calls SciPy. The
+    first recording, restricted to what the walk saw, fails inside SciPy's
+    own logsumexp; adsim records again with everything changed, gives the
+    right gradient, and does not restrict this function again (its
+    environment changes at every call, so it is recorded at every call)."""
+    import pickle
+    import sys
+    (tmp_path / "fitted_model.py").write_text(MODEL_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fitted_model
+    weights = np.array([0.0, 1.0, 2.0])
+    blob = pickle.dumps(fitted_model.Classifier(weights))
+    monkeypatch.delitem(sys.modules, "fitted_model")
+    fitted = []
+
+    def log_partition(x):
+        fitted.append(pickle.loads(blob))       # changes the environment: no tape reuse
+        return fitted[-1].log_partition(x)
+    x = np.array([0.1, 0.2, 0.3])
+    p = np.exp(weights * x) / np.sum(np.exp(weights * x))
+    assert Snapshot(log_partition).reach is not None       # the walk saw no SciPy
+    assert np.allclose(adsim.grad(log_partition)(x), weights * p, rtol=1e-14)
+    calls = sys.modules["fitted_model"].CALLS              # imported again by pickle
+    assert len(calls) == 2                                   # restricted, then everything
+    x2 = np.array([0.5, -0.2, 0.1])
+    p2 = np.exp(weights * x2) / np.sum(np.exp(weights * x2))
+    assert np.allclose(adsim.grad(log_partition)(x2), weights * p2, rtol=1e-14)
+    assert len(calls) == 3                                   # not restricted again
