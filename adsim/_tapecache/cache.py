@@ -25,7 +25,7 @@ from .random_watch import RandomWatch
 from .._record.recording import flat_output, record_inputs
 from .._containers.tree import LEAF, flatten, unflatten
 from .._validate import name_of as _name, real_array
-from ..errors import BranchChanged
+from ..errors import AdsimError, BranchChanged
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
 
@@ -36,6 +36,18 @@ _UNRESTRICTED = weakref.WeakSet()
 _CACHE_OFF = "cache=False: the function is recorded on every call"
 _CHANGED_ITSELF = ("it changed its own environment while running (an attribute, a closure "
                    "variable or a container it reads), which a replay would not repeat")
+
+
+def _raised_by_adsim(error):
+    """Whether an adsim error is ``error`` or was being handled when it was
+    raised (SciPy's wrappers re-raise errors of the functions they call)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, AdsimError):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 class _Call:
@@ -188,15 +200,16 @@ class TapeCache(ResultNeutral):
         try:
             tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
                                  call.n_varied, reach)
-        except Exception:
-            if reach is None:
+        except Exception as error:
+            if reach is None or not _raised_by_adsim(error):
                 raise
             # The walk can miss code that only exists at run time (an object a
             # library call returns): with NumPy's and SciPy's functions changed
             # only where the walk looked, such code hands active values to
-            # NumPy's or SciPy's own functions, which fail. Record once more
-            # with everything changed (the error stands if it was the
-            # function's own), and never restrict this function again.
+            # NumPy's or SciPy's own functions, where adsim refuses them. Record
+            # once more with everything changed (the error stands if it was
+            # not that), and never restrict this function again. The
+            # function's own exceptions propagate at once, as always.
             snapshot.reach = None
             if code is not None:
                 _UNRESTRICTED.add(code)
