@@ -63,10 +63,12 @@ cdef bint has_effect(Tape t, int code, const int32_t* o):
     return False
 
 
-cdef inline bint mergeable(int code, const int32_t* o) noexcept:
+cdef inline bint mergeable(Tape t, int code, const int32_t* o) noexcept:
     """Ops whose result is a function of their operands and attributes
-    alone, written whole: the candidates for merging."""
-    return o[0] >= 0 and code != SCATTER and code != CALLBACK and not INDEX_OPERAND[code]
+    alone, written whole: the candidates for merging. Not ops on one
+    element: looking one up costs recording more than the op costs a replay."""
+    return o[0] >= 0 and t.slot_size[o[0]] > 1 and code != SCATTER and code != CALLBACK \
+        and not INDEX_OPERAND[code]
 
 
 cdef inline uint64_t key_hash(int code, const int64_t* key, int64_t n) noexcept:
@@ -150,7 +152,7 @@ cdef int64_t merge_common(Tape t) except -1:
                     memcpy(&key[t.start[k] + i], &t.consts[o[i]], sizeof(double))
                 else:
                     key[t.start[k] + i] = o[i]
-            if mergeable(code, o):
+            if mergeable(t, code, o):
                 h = <int64_t>(key_hash(code, key + t.start[k], nops) & <uint64_t>mask)
                 while table[h] >= 0:
                     j = table[h]
