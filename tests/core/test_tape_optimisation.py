@@ -157,6 +157,20 @@ def test_eigh_eigenvalues_at_a_repeated_eigenvalue():
             ad.record(total_energy, p).jvp(p, v)
 
 
+def test_singular_values_at_a_repeated_singular_value():
+    """The Frobenius norm as the sum of squared singular values of a matrix
+    whose two singular values are equal: the singular vectors are dropped."""
+    def frobenius_squared(p):
+        A = np.array([[p[0], 0.0, p[1]], [0.0, p[0], 0.0]])
+        return np.sum(np.linalg.svd(A, full_matrices=False)[1] ** 2)
+
+    p, v = np.array([1.0, 0.0]), np.array([0.3, 1.0])
+    y, jv = ad.jvp(frobenius_squared, p, v)
+    np.testing.assert_allclose(jv, ad.grad(frobenius_squared)(p) @ v, rtol=1e-12)
+    np.testing.assert_allclose(jv, 2.0 * (2.0 * p[0] * v[0] + p[1] * v[1]), rtol=1e-12)
+    assert op_names(ad.record(frobenius_squared, p)).count("CALLBACK") == 1
+
+
 def test_eigenvectors_used_still_refused_at_a_repeated_eigenvalue():
     def first_state_weight(p):
         H = np.array([[p[0], 0.0], [0.0, p[0]]])
