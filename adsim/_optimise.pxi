@@ -19,8 +19,8 @@
 # The kept ops are moved down in place and their flags derived again as
 # recording derives them (append_op), as loading a tape file does: flags
 # that pushed values only a removed op read go. The constants, index and
-# branch streams, the slots and the arena stay as they are (a removed op
-# leaves its slot unused).
+# branch streams stay as they are; slots stay too (a removed op leaves its
+# slot unused), and a moved result adds one at the end of the arena.
 #
 # ADSIM_TAPE_OPTIMISE=0 at import (or set_optimise(False)) turns it off, for
 # debugging: replays then run every recorded op.

@@ -20,7 +20,8 @@ tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
 
 This module owns the Tape (recording, slots, the checks of every family's
-operands in ``_ops/checks.pxi``, inspection), its replays (``_replay.pxi``:
+operands in ``_ops/checks.pxi``, the optimisation at finish in
+``_optimise.pxi``, inspection), its replays (``_replay.pxi``:
 ``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...)
 and the loading of tape files (``_tapefile.pxi``). The Tape and its replays
 share one unit because each needs the other: the Tape's sweep methods run
