@@ -21,6 +21,14 @@ cdef class SweepContext:
     cdef void begin(self, int layout, int directions)
 
 
+cdef class CompiledRules:
+    """The value and adjoint of a CALLBACK op computed in C on the sweep's
+    arrays: an op whose rules object has one as ``compiled`` skips its Python
+    ``value`` and ``adjoint`` (_ops/callback.pxi). Called with the GIL held."""
+    cdef int value(self, Sweep* s, const int32_t* o) except -1
+    cdef int adjoint(self, Sweep* s, const int32_t* o) except -1
+
+
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil
 cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil
 cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil

@@ -10,3 +10,23 @@ class SweepContext:
     def sweep(self) -> str: ...
     def keep(self, owner: Any, value: Any) -> None: ...
     def take(self, owner: Any) -> Any: ...
+
+class CompiledRules:
+    """Rules of a CALLBACK op in C: value and adjoint on the sweep's arrays."""
+
+class DenseFactors:
+    """The kept LU factorisations of one problem's dense Newton matrices."""
+    n: int
+    kept: int
+    def __init__(self, n: int, kept: int) -> None: ...
+    @property
+    def held(self) -> int: ...
+    def solution(self, form: str, transposed: bool, data: Any, scalars: tuple[float, ...],
+                 b: Any) -> Any: ...
+
+class DenseNewtonSolve(CompiledRules):
+    """The compiled value and adjoint of one kind of dense Newton solve."""
+    factors: DenseFactors
+    form: int
+    transposed: bool
+    def __init__(self, factors: DenseFactors, form: str, transposed: bool) -> None: ...

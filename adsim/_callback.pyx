@@ -7,7 +7,10 @@ the CALLBACK kernels (``_ops/callback.pxi``). _callback.pxd exposes
 ``SweepContext``, the replay layouts (``VALUES``, ``TANGENTS``,
 ``ADJOINTS``, ``SECOND_ORDER``, and ``RECORDING`` for the call made while
 recording) and ``callback_value``/``_tangent``/``_adjoint``/``_soadjoint``,
-which the sweeps (adsim/_sweeps.pyx) call once per CALLBACK op. Their
+which the sweeps (adsim/_sweeps.pyx) call once per CALLBACK op, and
+``CompiledRules``: rules of a CALLBACK op in C, which those kernels call
+without Python (the dense Newton solves of ``solve_ivp``,
+``_ops/dense_newton.pxi``). Their
 operands are checked when recorded, by the Tape (``_ops/checks.pxi``).
 """
 cimport numpy as cnp
@@ -20,3 +23,4 @@ from ._opcodes cimport Sweep, ref_size, vptr, tptr, aptr, dptr
 cnp.import_array()
 
 include "_ops/callback.pxi"
+include "_ops/dense_newton.pxi"

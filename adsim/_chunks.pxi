@@ -391,8 +391,9 @@ cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
 # last value, and tangent, of each slot the run writes); the gradient and
 # second-order kernels replace run_and_reverse and write no slot at all
 # (slots keep the values they had before the run, which is all a reverse
-# sweep after it may read). Each takes one direction; several stay with the
-# interpreter.
+# sweep after it may read). Each takes one direction, except the vector
+# tangents kernel (values and p tangent directions, nothing kept); adjoints
+# in several directions stay with the interpreter.
 
 cdef enum:
     FUSED_LOCAL_POINTERS = 128  # a run's pointers on the stack up to this many (32 refs)
@@ -446,15 +447,39 @@ cdef inline fused_kernel fused_reversal(Sweep* s, int32_t r, bint second_order) 
     return NULL
 
 
+cdef bint fused_vector_forward(Sweep* s, int32_t r) except -1 nogil:
+    """Run r's values and p directions of tangents by its fused kernel
+    (nothing kept); False when it has none."""
+    cdef const FusedRun* f = &s.fused[r]
+    cdef double* local[FUSED_LOCAL_POINTERS]
+    cdef double** ptrs = local
+    cdef int n = f.n_refs
+    if f.vtangents == NULL:
+        return False
+    if 4 * n > FUSED_LOCAL_POINTERS:
+        ptrs = <double**>malloc(<size_t>(4 * n) * sizeof(double*))
+        if ptrs == NULL:
+            return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
+    fused_pointers(s, f, ptrs)
+    f.vtangents(ptrs, ptrs + n, s.p)
+    if ptrs != local:
+        free(ptrs)
+    check_signals(s, run_work(s, r))
+    return True
+
+
 cdef bint fused_forward(Sweep* s, int32_t r, bint keep, bint tangents) except -1 nogil:
-    """Run r's values (and one direction of tangents) by its fused kernel;
-    False when it has none for this sweep. A keeping forward first pushes
-    the slots (and tangents) the fused reverse reads (FusedRun.saved)."""
+    """Run r's values (and tangents) by its fused kernel; False when it has
+    none for this sweep. A keeping forward first pushes the slots (and
+    tangents) the fused reverse reads (FusedRun.saved)."""
     cdef fused_kernel kernel
     cdef const FusedRun* f
     cdef int i
-    if s.fused == NULL or (tangents and s.p != 1) or \
-            (keep and fused_reversal(s, r, tangents) == NULL):
+    if s.fused == NULL:
+        return False
+    if tangents and s.p != 1:
+        return not keep and fused_vector_forward(s, r)
+    if keep and fused_reversal(s, r, tangents) == NULL:
         return False
     f = &s.fused[r]
     kernel = f.tangents if tangents else f.values

@@ -127,9 +127,13 @@ ctypedef struct DStack:     # value stack of overwritten values
 ctypedef void (*fused_kernel)(double** V, double** T, double** A, double** D,
                               const double* seeds, double* outs) noexcept nogil
 
+# A fused kernel of p tangent directions (vector mode): V and T as above.
+ctypedef void (*fused_vector_kernel)(double** V, double** T, int64_t p) noexcept nogil
+
 ctypedef struct FusedRun:  # the fused kernels of one run (one direction each), or NULLs
     fused_kernel values     # the last value of every slot the run writes
     fused_kernel tangents   # ... with their tangents
+    fused_vector_kernel vtangents   # ... with p directions of tangents
     fused_kernel reverse    # the run's adjoints (one direction), after a keeping forward
     fused_kernel reverse2   # ... with their tangents (one direction: second order)
     fused_kernel gradient   # the run and the sum after it into the output, forward and reverse

@@ -58,21 +58,27 @@ cdef Replay new_replay(Tape t):
 
 
 cdef int fusion_tick(Tape t, int layout, int dirs) except -1:
-    """Count a replay towards automatic fusion: when the layout's count runs
-    out, adsim/_fuse/policy.py decides (and re-arms the count or not). Vector
-    modes have no fused kernels and do not count."""
-    if t.fusion_countdown[layout] < 0 or dirs > 1 or not t.chunked:
+    """Count a replay towards automatic fusion: when the count of its family
+    of kernels (the layout, or VECTOR_TANGENTS) runs out, adsim/_fuse/policy.py
+    decides (and re-arms the count or not). A tangent replay with p directions
+    counts as p replays; adjoints in several directions have no fused kernels."""
+    cdef int family = layout, i
+    if dirs > 1:
+        if layout != TANGENTS:
+            return 0
+        family = VECTOR_TANGENTS
+    if t.fusion_countdown[family] < 0 or not t.chunked:
         return 0
-    t.fusion_countdown[layout] -= 1
-    if t.fusion_countdown[layout] > 0:
+    t.fusion_countdown[family] -= max(dirs, 1)
+    if t.fusion_countdown[family] > 0:
         return 0
-    t.fusion_countdown[layout] = -1     # until the policy re-arms it
+    t.fusion_countdown[family] = -1     # until the policy re-arms it
     if t._fusion_work() == 0:           # nothing large and elementwise: never
-        for layout in range(4):
-            t.fusion_countdown[layout] = -1
+        for i in range(FUSION_FAMILIES):
+            t.fusion_countdown[i] = -1
         return 0
     from ._fuse.policy import consider
-    consider(t, layout)
+    consider(t, family)
     return 0
 
 

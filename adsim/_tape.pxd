@@ -7,6 +7,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from ._opcodes cimport Sweep, DStack, FusedRun
 from ._callback cimport SweepContext
 
+cdef enum:                            # families of fused kernels the fusion policy counts:
+    VECTOR_TANGENTS = 4               # the replay layouts with one direction (VALUES ...
+    FUSION_FAMILIES = 5               # SECOND_ORDER), then tangents in several directions
+
 cdef class Replay:
     """The state of one replay (_replay.pxi): value arena, work buffer, value stack."""
     cdef Sweep s                      # the sweep in progress
@@ -79,10 +83,11 @@ cdef class Tape:
     cdef object _fused_keep           # what the fused kernels need alive (libraries, refs)
     cdef FusedRun** old_fused         # tables replaced by a later install (replays may read them)
     cdef int n_old_fused
-    # automatic fusion (adsim/_fuse/policy.py): per layout, replays left before
-    # the policy is asked (-1: never again); the elementwise work of one replay
-    cdef int64_t fusion_countdown[4]
-    cdef bint fusion_armed[4]
+    # automatic fusion (adsim/_fuse/policy.py): per family of kernels (the
+    # replay layouts with one direction, then VECTOR_TANGENTS), replays left
+    # before the policy is asked (-1: never again); the elementwise work of one replay
+    cdef int64_t fusion_countdown[FUSION_FAMILIES]
+    cdef bint fusion_armed[FUSION_FAMILIES]
     cdef double fusion_work
     cdef list _pool                   # idle Replays: the first n_idle entries (then None)
     cdef int n_idle

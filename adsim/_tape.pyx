@@ -175,7 +175,7 @@ cdef class Tape:
         self.out_slot = -1
         self.recording = True
         self.fusion_work = -1.0                 # measured at the first replay
-        for i in range(4):
+        for i in range(FUSION_FAMILIES):
             self.fusion_countdown[i] = 1
 
     def __dealloc__(self):
@@ -842,7 +842,7 @@ cdef class Tape:
     def _install_fused(self, entries, keep):
         """Give runs fused kernels (adsim/_fuse/): ``entries`` is a list of
         (run index, {kind: address} for kinds among values, tangents,
-        reverse, reverse2, gradient, second_order, sum, int32 array of the refs they read,
+        vtangents, reverse, reverse2, gradient, second_order, sum, int32 array of the refs they read,
         int32 array of the slots a keeping forward saves for the reverse kernel);
         ``keep`` holds what the addresses live in. The first table indexes
         the runs ``_fusion_runs`` found, which then replace the tape's (a
@@ -871,6 +871,7 @@ cdef class Tape:
             kept += [refs, saved]
             table[run].values = <fused_kernel><intptr_t>kernels.get("values", 0)
             table[run].tangents = <fused_kernel><intptr_t>kernels.get("tangents", 0)
+            table[run].vtangents = <fused_vector_kernel><intptr_t>kernels.get("vtangents", 0)
             table[run].reverse = <fused_kernel><intptr_t>kernels.get("reverse", 0)
             table[run].reverse2 = <fused_kernel><intptr_t>kernels.get("reverse2", 0)
             table[run].gradient = <fused_kernel><intptr_t>kernels.get("gradient", 0)
@@ -903,14 +904,14 @@ cdef class Tape:
     def _arm_fusion(self, int layout, int64_t replays):
         """Ask the fusion policy again after ``replays`` more replays laid
         out as ``layout`` (-1: never)."""
-        if not 0 <= layout < 4:
-            raise ValueError(f"adsim: no replay layout {layout}")
+        if not 0 <= layout < FUSION_FAMILIES:
+            raise ValueError(f"adsim: no family of fused kernels {layout}")
         self.fusion_countdown[layout] = replays
         self.fusion_armed[layout] = True
 
     def _fusion_armed(self, int layout):
         """Whether the policy set the count of ``layout`` before."""
-        return bool(self.fusion_armed[layout]) if 0 <= layout < 4 else False
+        return bool(self.fusion_armed[layout]) if 0 <= layout < FUSION_FAMILIES else False
 
     def _run_table(self):
         """The tape's runs of elementwise ops, as the chunked sweeps take

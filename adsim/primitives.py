@@ -70,6 +70,7 @@ class Primitive:
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
     saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
     flat = None                       # adsim's own: rules on the op's flat arrays (below)
+    compiled = None                   # adsim's own: value and adjoint in C (_callback.pxd)
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
     pure = False                      # True: computes its output only (adsim's own); an
     #                                   unused call is then dropped from the tape
@@ -497,9 +498,21 @@ class BuiltinApplication(Application):
     # the checks that user rules need cost as much as the rule. ``flat.value(
     # flat_args)`` returns the flat result, ``flat.adjoint(flat_args, result,
     # adjoint, in_shapes)`` one (directions, size) array per argument.
+    # A primitive may also carry ``compiled``: a CompiledRules object
+    # (adsim/_callback.pxd) that the CALLBACK kernels call instead of
+    # ``value`` and ``adjoint``, once the value computed while recording is
+    # handed on (until then, ``compiled`` of the call is None).
+    def __init__(self, prim, in_shapes, out_shape, first_value=None):
+        super().__init__(prim, in_shapes, out_shape, first_value)
+        self.compiled = prim.compiled if first_value is None else None
+
     def value(self, flat_args, context=None):
         flat = self.prim.flat
-        if flat is None or self._first_value is not None:
+        if self._first_value is not None:
+            out = super().value(flat_args, context)
+            self.compiled = self.prim.compiled
+            return out
+        if flat is None:
             return super().value(flat_args, context)
         with suspended():          # rules run on plain arrays
             return flat.value(flat_args)

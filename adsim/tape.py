@@ -203,10 +203,11 @@ class Tape(_tape.Tape):
         """Compile the tape's runs of elementwise ops over large arrays into
         single loops, for this processor, with the system's C compiler.
 
-        Later sweeps with one direction (``forward``, ``jvp``,
-        ``gradient``, ``vjp`` with one weight, ``hvp``) sweep each fused run
-        in one loop with its intermediates in registers; vector modes, and
-        runs holding an op without a fused form, stay with the interpreter.
+        Later sweeps (``forward``, ``jvp`` with any number of directions,
+        compressed sparse Jacobians in forward mode, ``gradient``, ``vjp``
+        with one weight, ``hvp``) sweep each fused run in one loop with its
+        intermediates in registers; adjoints in several directions, and runs
+        holding an op without a fused form, stay with the interpreter.
         Runs from 256 elements on are fused; a replay under way finishes
         as it started. Results agree with the interpreter's up to rounding
         (docs/tape.md, "Fused runs"). Compiled kernels are cached on disk

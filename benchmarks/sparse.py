@@ -9,7 +9,10 @@ For each n:
 * ``tape.forward``: zero-order replay of the residual (the unit of cost);
 * adsim sparse Jacobian: ``plan(x, lam)`` of :func:`sparse_jacobian_plan`,
   one compressed vector-mode sweep plus recovery into CSR; goal
-  time / replay <= ncolors + 3;
+  time / replay <= ncolors + 3; interpreted (``adsim.set_fusion("never")``)
+  and with the plan's tape fused (``plan.tape.fuse()``, as a plan evaluated
+  many times ends up by the default policy; the compile time is reported as
+  its setup);
 * adsim dense Jacobian (``adsim.jacobian``, n forward directions) where its
   n x n result fits (n <= 10^4; skipped above unless ``--full``);
 * SciPy finite differences with column grouping:
@@ -17,6 +20,11 @@ For each n:
   with the groups computed once (their cost is reported apart);
 * JAX + sparsejac (``jax.jit(sparsejac.jacfwd(F, sparsity))``, given our
   pattern) and CasADi (SX graph, ``casadi.jacobian``) when installed.
+  Without sparsejac, JAX does what sparsejac does, written here: a column
+  coloring of the pattern (adsim's, the same colors sparsejac's greedy
+  coloring finds on a stencil), ``jax.jvp`` over the compressed seed matrix
+  by ``jax.vmap``, the nonzeros gathered from the compressed product, all
+  in one ``jax.jit``.
 
 Every Jacobian is checked against adsim's sparse one (max abs difference
 <= 1e-10 relative, 1e-5 for finite differences). At the largest n the
@@ -26,6 +34,7 @@ one-time costs are reported too: recording, pattern detection and coloring
 Run as ``python -m benchmarks sparse [--quick] [--full]``; prints a markdown
 table and writes ``benchmarks/results/sparse.json``.
 """
+import importlib.util
 import os
 import sys
 import time
@@ -81,13 +90,17 @@ def _jax_sparsejac(x, pattern, s):
         flags = os.environ.get("XLA_FLAGS", "")
         os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
     jax = T.peer("jax")
-    sparsejac = T.peer("sparsejac")
     jax.config.update("jax_enable_x64", True)
-    import jax.experimental.sparse as jsparse
     import jax.numpy as jnp
     t0 = time.perf_counter()
-    sparsity = jsparse.BCOO.from_scipy_sparse(pattern.astype(np.float64))
-    jac = jax.jit(sparsejac.jacfwd(lambda u: residual(u, LAMBDA, xp=jnp), sparsity=sparsity))
+    try:
+        sparsejac = T.peer("sparsejac")
+    except T.Skip:
+        jac = _jax_compressed_jacfwd(jax, jnp, pattern)
+    else:
+        import jax.experimental.sparse as jsparse
+        sparsity = jsparse.BCOO.from_scipy_sparse(pattern.astype(np.float64))
+        jac = jax.jit(sparsejac.jacfwd(lambda u: residual(u, LAMBDA, xp=jnp), sparsity=sparsity))
     xj = jnp.asarray(x)
     jac(xj).block_until_ready()                    # compile
     setup = time.perf_counter() - t0
@@ -95,6 +108,53 @@ def _jax_sparsejac(x, pattern, s):
     def evaluate():
         return jac(xj).block_until_ready()
     return evaluate, setup, None
+
+
+def _jax_compressed_jacfwd(jax, jnp, pattern):
+    """What ``sparsejac.jacfwd`` does, for when it is not installed: one
+    ``jvp`` per color of a column coloring, batched by ``vmap``, and the
+    nonzeros read from the compressed product, jitted together. Returns a
+    function of u giving the Jacobian as a scipy CSR array (the conversion
+    is outside the timing: JAX's result is the array of nonzeros)."""
+    from adsim.sparse.coloring import column_coloring
+    coloring = column_coloring(pattern)
+    coo = pattern.tocoo()
+    rows, cols = np.asarray(coo.row), np.asarray(coo.col)
+    seeds = jnp.asarray(coloring.seed().T)          # (colors, n)
+    color_of_entry = jnp.asarray(coloring.colors[cols])
+
+    @jax.jit
+    def nonzeros(u):
+        def directional(seed):
+            return jax.jvp(lambda v: residual(v, LAMBDA, xp=jnp), (u,), (seed,))[1]
+        compressed = jax.vmap(directional)(seeds)   # (colors, m)
+        return compressed[color_of_entry, rows]
+
+    return _CompressedJacobian(nonzeros, rows, cols, pattern.shape)
+
+
+class _CompressedJacobian:
+    """JAX's nonzeros by ``__call__`` (timed), as a CSR array by ``csr``."""
+
+    def __init__(self, nonzeros, rows, cols, shape):
+        self.nonzeros, self.rows, self.cols, self.shape = nonzeros, rows, cols, shape
+
+    def __call__(self, u):
+        return _Nonzeros(self.nonzeros(u), self)
+
+
+class _Nonzeros:
+    def __init__(self, data, jac):
+        self.data, self.jac = data, jac
+
+    def block_until_ready(self):
+        self.data.block_until_ready()
+        return self
+
+    def csr(self):
+        import scipy.sparse as sp
+        return sp.csr_array((np.asarray(self.data), (self.jac.rows, self.jac.cols)),
+                            shape=self.jac.shape)
 
 
 def _casadi(x, pattern, s):
@@ -116,15 +176,20 @@ def _casadi(x, pattern, s):
     return (lambda: jac(x)), setup, None
 
 
+_HAS_SPARSEJAC = importlib.util.find_spec("sparsejac") is not None
 PEERS = [("scipy_fd_grouped", "SciPy finite differences, grouped", _scipy_grouped, None),
          ("adsim_dense", "adsim dense (`adsim.jacobian`)", _dense, None),
-         ("jax_sparsejac", "JAX + sparsejac (jit, jacfwd)", _jax_sparsejac, "jax"),
+         ("jax_sparsejac", "JAX + sparsejac (jit, jacfwd)" if _HAS_SPARSEJAC else
+          "JAX, jvp over the compressed seeds by vmap (jit; sparsejac's method, not installed)",
+          _jax_sparsejac, "jax"),
          ("casadi", "CasADi (SX, jacobian)", _casadi, "casadi")]
 
 
 def _as_csr(J, shape):
     import scipy.sparse as sp
-    if hasattr(J, "sparse"):                       # CasADi DM
+    if isinstance(J, _Nonzeros):                   # JAX's compressed jvp
+        J = J.csr()
+    elif hasattr(J, "sparse"):                     # CasADi DM
         J = J.sparse()
     elif hasattr(J, "todense") and not sp.issparse(J):   # JAX BCOO
         J = sp.csr_array((np.asarray(J.data), np.asarray(J.indices).T), shape=J.shape)
@@ -140,6 +205,14 @@ def _difference(J, reference):
 # ---- running ----------------------------------------------------------------------------
 
 def one_size(k, s):
+    previous = ad.set_fusion("never")       # the interpreter first, then fused explicitly
+    try:
+        return _one_size(k, s)
+    finally:
+        ad.set_fusion(previous)
+
+
+def _one_size(k, s):
     n = k * k
     prob = problems.get("bratu2d")
     x = prob.instance(n).x
@@ -154,6 +227,17 @@ def one_size(k, s):
            "forward": T.measure(lambda: tape.forward(x, LAMBDA), s),
            "sparse": T.measure(lambda: plan(x, LAMBDA), s),
            "numpy_f": T.measure(lambda: residual(x, LAMBDA), s), "peers": {}}
+    try:
+        t0 = time.perf_counter()
+        fusion = tape.fuse()
+        row["fuse_setup"] = time.perf_counter() - t0
+        row["fused_runs"] = f"{fusion.fused} of {fusion.runs}"
+        error = _difference(plan(x, LAMBDA), reference)
+        assert error <= 1e-12, f"the fused plan differs from the interpreted one by {error:.2e}"
+        row["sparse_fused"] = T.measure(lambda: plan(x, LAMBDA), s)
+        row["forward_fused"] = T.measure(lambda: tape.forward(x, LAMBDA), s)
+    except ad.errors.NoCompiler as why:
+        row["fused_skipped"] = str(why)
     t0 = time.perf_counter()                # the pattern alone: record + detect
     jacobian_sparsity(residual, x, LAMBDA)
     row["record_and_detect"] = time.perf_counter() - t0
@@ -210,6 +294,18 @@ def markdown(res, s, machine):
         rows.append((f"n = {r['n']}", f"adsim sparse ({r['mode']}, {r['ncolors']} colors)",
                      T.fmt_timing(r["sparse"]), T.fmt_ratio(ratio),
                      f"≤ {goal:g}: {_mark(ratio <= goal)}", f"{r['plan_setup']:.3g} s"))
+        if "sparse_fused" in r:
+            rows.append((f"n = {r['n']}", f"`tape.forward`, fused ({r['fused_runs']} runs)",
+                         T.fmt_timing(r["forward_fused"]),
+                         T.fmt_ratio(r["forward_fused"].median / base), "", ""))
+            fused_ratio = r["sparse_fused"].median / base
+            rows.append((f"n = {r['n']}", "adsim sparse, fused (`plan.tape.fuse()`)",
+                         T.fmt_timing(r["sparse_fused"]), T.fmt_ratio(fused_ratio),
+                         f"≤ {goal:g}: {_mark(fused_ratio <= goal)}",
+                         f"+ {r['fuse_setup']:.3g} s compiling"))
+        elif "fused_skipped" in r:
+            rows.append((f"n = {r['n']}", "adsim sparse, fused",
+                         f"skipped: {r['fused_skipped']}", "–", "", ""))
         for key, p in r["peers"].items():
             if "skipped" in p:
                 rows.append((f"n = {r['n']}", p["label"], f"skipped: {p['skipped']}", "–", "",

@@ -12,11 +12,14 @@ common ops write some products differently (``g / b`` for ``chain(1 / b,
 g)``), and sums over the run's elements (into the output, or into the
 adjoint of a broadcast scalar) add in another order.
 
-Four kernels per run, one direction each (the sweeps keep the interpreter
-for several):
+The kernels of a run:
 
 - ``values``: the last value of every slot the run writes;
-- ``tangents``: the same, with their tangents;
+- ``tangents``: the same, with their tangents (one direction);
+- ``vtangents``: the same with p tangent directions (vector mode: ``jvp``
+  with several directions, compressed sparse Jacobians): a block's values
+  and partial derivatives are computed once, then each direction's tangents
+  are a loop over the block reading the partials from per-block buffers;
 - ``gradient`` (a run the tape's last op sums into the scalar output): the
   run, the sum, and the reverse sweep seeded with the output's adjoint,
   adding the adjoints of the run's inputs; it writes no slot, so slots keep
@@ -30,12 +33,15 @@ and adjoint tangent of op k is a local (``v``, ``t``, ``g``, ``h`` and k);
 what goes to memory per element is gathered in per-block buffers first, so
 the element loop has no store a later element reads, and vectorises.
 
-Kernel arguments: ``V``, ``T``, ``A``, ``D`` hold the values, tangents,
+Kernel arguments (``vtangents``: ``V``, ``T`` and the number of directions
+``n_dirs``; direction d of a ref's tangents starts d times its size after
+``T[i]``): ``V``, ``T``, ``A``, ``D`` hold the values, tangents,
 adjoints and adjoint tangents of the refs in ``RunSource.refs`` (NULL where
 a sweep has none, and for constants), ``seeds`` the output's adjoint and its
 tangent, ``outs`` receives the output's value and tangent.
 """
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +51,8 @@ from .._decoder import decode_op
 from .._opcodes import OpFlag
 
 BLOCK = 256
-KINDS = ("values", "tangents", "reverse", "reverse2", "gradient", "second_order", "sum")
+KINDS = ("values", "tangents", "vtangents", "reverse", "reverse2", "gradient", "second_order",
+         "sum")
 SUMMED_KINDS = ("gradient", "second_order", "sum")  # only for a run summed into the output
 _PASSIVE = int(OpFlag.FLAG_PASSIVE)
 _PUSH = int(OpFlag.FLAG_PUSH)
@@ -135,6 +142,7 @@ class _Run:
         self.externals = {}             # (ref, kind, offset, step) -> (position, External)
         self.ops = []
         self.value, self.tangent = [], []           # per op, in order
+        self.partials, self.vtangent = [], []       # per op: vector mode (vtangents)
         self.reverse, self.reverse2 = [], []        # per op, last op first
 
     def ref_index(self, ref):
@@ -167,10 +175,16 @@ class _Run:
             return Operand(names[0], "0.0")
         return Operand(names[0], names[1], f"ge{x}", f"he{x}")
 
-    def add(self, k, result, value, tangent, reverse, reverse2):
+    def add(self, k, result, value, tangent, reverse, reverse2, vector=None):
+        """Op k's lines; ``vector`` is its tangent for vector mode: (lines
+        storing its partials in block buffers P<k>_<i>, a statement setting
+        t<k>_ from them), by default ``tangent`` (which then reads no value)."""
         self.ops.append(k)
         self.value.append(f"double v{k}; {value}")
         self.tangent.append(tangent)      # a statement setting t<k>_
+        partials, vtangent = vector if vector is not None else ([], tangent)
+        self.partials.append(partials)
+        self.vtangent.append(vtangent)
         self.reverse[:0] = reverse
         self.reverse2[:0] = reverse2
         self.versions[result] = k
@@ -182,6 +196,24 @@ def _block(names, body):
     decls = ", ".join(f"{n} = {e}" for n, e in names)
     unused = " ".join(f"(void){n};" for n, _ in names)
     return f"{{ const double {decls}; {unused} {body} }}"
+
+
+_LITERAL = re.compile(r"\(?-?[0-9.]+\)?")
+
+
+def _vector_tangent(k, names, terms):
+    """Op k's vector-mode tangent from ``terms`` of (times, partial, operand
+    tangent): each partial is stored per element in a block buffer by the
+    value loop (a literal is written in place), and the direction loop reads
+    it back. Returns (partial lines, tangent statement)."""
+    lines, products = [], []
+    for i, (times, partial, tangent) in enumerate(terms):
+        if _LITERAL.fullmatch(partial.strip()):
+            products.append(f"{times}({partial}, {tangent})")
+            continue
+        lines.append(_block(names, f"P{k}_{i}[j] = {partial};"))
+        products.append(f"{times}(P{k}_{i}[j], {tangent})")
+    return lines, f"t{k}_ = {' + '.join(products)};"
 
 
 def _unary(run, k, spec, op, live):
@@ -206,7 +238,8 @@ def _unary(run, k, spec, op, live):
             second = (f"{x.adjoint_tangent} += chain({slope}, h{k}) + "
                       f"chain({x.tangent}, chain({curvature}, g{k}));")
         reverse2.append(_block(names, f"{x.adjoint} += {times}({slope}, g{k}); {second}"))
-    run.add(k, op.result, value_line, tangent, reverse, reverse2)
+    vector = _vector_tangent(k, names, [(times, slope, x.tangent)])
+    run.add(k, op.result, value_line, tangent, reverse, reverse2, vector)
 
 
 def _binary(run, k, spec, op, live):
@@ -226,7 +259,8 @@ def _binary(run, k, spec, op, live):
             second.append(f"{o.adjoint_tangent} += chain({d}, h{k}) + chain({hess}, g{k});")
     reverse = [_block(names, " ".join(first))] if live and first else []
     reverse2 = [_block(names, " ".join(first + second))] if live and first else []
-    run.add(k, op.result, value_line, tangent, reverse, reverse2)
+    vector = _vector_tangent(k, names, [("chain", r.da, a.tangent), ("chain", r.db, b.tangent)])
+    run.add(k, op.result, value_line, tangent, reverse, reverse2, vector)
 
 
 def _copy(run, k, op, live):
@@ -278,12 +312,14 @@ def _rotation(run, k, op, live):
             [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
 
 
-def _rotated_block(x, e, m, array, buffer, into):
+def _rotated_block(x, e, m, array, buffer, into, base=None):
     """Stage a block of a rotated source into ``buffer`` (or, ``into``, add
-    ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m."""
+    ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m.
+    The source is ``array[e.index]``, or ``base`` when given."""
     body = f"a[p] += {buffer}[j];" if into else f"{buffer}[j] = a[p];"
     const = "" if into else "const "
-    return [f"        {{ {const}double* a = {array}[{e.index}];",
+    base = base or f"{array}[{e.index}]"
+    return [f"        {{ {const}double* a = {base};",
             f"          int64_t p = (i0 + {e.step}) % {m};",
             f"          for (int64_t j = 0; j < nb; j++) {{ {body} p = p + 1 == {m} ? 0 : p + 1; }} }}"]
 
@@ -317,7 +353,9 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     summed = end == len(codes) - 1 and BY_CODE[int(codes[end])].name == "SUM" and \
         tape.op_operands(end)[1] == tape.op_operands(end - 1)[0]
     kinds = tuple(kind for kind in kinds if summed or kind not in SUMMED_KINDS)
-    text = "\n".join(_kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1, read_later)
+    text = "\n".join(_vector_kernel(run, f"adsim_{kind}_{name}", read_later)
+                     if kind == "vtangents" else
+                     _kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1, read_later)
                      for kind in kinds)
     # what the reverse kernel needs back from the value stack: every slot the
     # run reads (it recomputes the run), and the slots whose value before the
@@ -340,9 +378,8 @@ def _read_after(tape, slot, end, codes, flags):
     """Whether an op from ``end`` on (or the output) reads the value the run
     leaves in ``slot``: only those are stored by the values and tangents
     kernels. Any operand equal to the slot counts as a read (operand lists
-    hold sizes and offsets too: more stores, never fewer)."""
-    if slot == tape.output_slot:
-        return True
+    hold sizes and offsets too: more stores, never fewer). The output's
+    slot counts when no later op writes it whole first."""
     for k in range(end, len(codes)):
         operands = tape.op_operands(k)
         if slot in operands[1:]:
@@ -351,7 +388,7 @@ def _read_after(tape, slot, end, codes, flags):
             spec = BY_CODE[int(codes[k])]
             whole = spec.family in _WHOLE_WRITES or spec.name in ("COPY", "GATHER")
             return not whole or bool(flags[k] & _INPLACE)
-    return False
+    return slot == tape.output_slot
 
 
 def _kernel(run, kind, written, function, last, read_later):
@@ -504,6 +541,84 @@ def _kernel(run, kind, written, function, last, read_later):
         if tangents:
             lines.append("    outs[1] = (sumd0 + sumd1) + (sumd2 + sumd3);")
     lines.append("}")
+    return "\n".join(lines)
+
+
+def _vector_kernel(run, function, read_later):
+    """The ``vtangents`` kernel: per block, one element loop for the values
+    and every op's partials (kept in block buffers), then per direction one
+    element loop for the tangents, which vectorises as the others do."""
+    externals = [e for _, e in run.externals.values()]
+    size = {e.index: run.tape.slot_size_of(run.refs[e.index]) for e in externals}
+    lines = [f"void {function}(double** V, double** T, int64_t n_dirs) {{", "    (void)T;"]
+    for x, e in enumerate(externals):
+        if e.kind == "scalar":
+            lines.append(f"    const double s{x} = V[{e.index}][0];")
+    lines += [f"    for (int64_t r = 0; r < {run.m // run.row}; r++) {{",
+              f"      for (int64_t c0 = 0; c0 < {run.row}; c0 += BLOCK) {{",
+              f"        const int64_t nb = {run.row} - c0 < BLOCK ? {run.row} - c0 : BLOCK;",
+              f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
+              "        (void)i0;"]
+    for x, e in enumerate(externals):
+        if e.kind == "rotated":
+            lines.append(f"        double R{x}[BLOCK];")
+            lines += _rotated_block(x, e, run.m, "V", f"R{x}", False)
+        elif e.kind != "scalar":
+            start = "i0" if e.kind == "vector" else f"({e.offset})"
+            name = "E" if e.kind == "vector" else "G"
+            lines.append(f"        const double* {name}{x} = V[{e.index}] + {start};")
+    for k, partials in zip(run.ops, run.partials):
+        lines += [f"        double P{k}_{i}[BLOCK];" for i in range(2)
+                  if any(f"P{k}_{i}[j] =" in line for line in partials)]
+    # a slot the run also reads is stored through a block buffer (the
+    # element loop then stores nothing a load may alias); the others directly
+    read = {e.index for e in externals}
+    buffered = [slot for slot in read_later if run.refs.index(slot) in read]
+    direct = [slot for slot in read_later if run.refs.index(slot) not in read]
+    for slot in buffered:
+        lines.append(f"        double w{run.refs.index(slot)}[BLOCK];")
+    for slot in direct:
+        i = run.refs.index(slot)
+        lines.append(f"        double* restrict w{i} = V[{i}] + i0;")
+    lines.append("        for (int64_t j = 0; j < nb; j++) {")
+    for value, partials in zip(run.value, run.partials):
+        lines += ["            " + line for line in [value] + partials]
+    lines += [f"            w{run.refs.index(slot)}[j] = v{run.writer[slot]};"
+              for slot in read_later]
+    lines.append("        }")
+    lines += [f"        memcpy(V[{run.refs.index(slot)}] + i0, w{run.refs.index(slot)}, "
+              "(size_t)nb * sizeof(double));" for slot in buffered]
+    lines.append("        for (int64_t d = 0; d < n_dirs; d++) {")
+    for x, e in enumerate(externals):
+        if not e.active:
+            continue
+        at = f"T[{e.index}] + d * (int64_t){size[e.index]}"
+        if e.kind == "scalar":
+            lines.append(f"          const double ts{x} = ({at})[0];")
+        elif e.kind == "rotated":
+            lines.append(f"        double TR{x}[BLOCK];")
+            lines += _rotated_block(x, e, run.m, "T", f"TR{x}", False, base=at)
+        else:
+            start = "i0" if e.kind == "vector" else f"({e.offset})"
+            name = "E" if e.kind == "vector" else "G"
+            lines.append(f"          const double* T{name}{x} = {at} + {start};")
+    for slot in buffered:
+        lines.append(f"          double tw{run.refs.index(slot)}[BLOCK];")
+    for slot in direct:
+        i = run.refs.index(slot)
+        lines.append(f"          double* restrict tw{i} = "
+                     f"T[{i}] + d * (int64_t){run.tape.slot_size_of(slot)} + i0;")
+    lines.append("          for (int64_t j = 0; j < nb; j++) {")
+    lines += [f"              double t{k}_; {tangent} const double t{k} = t{k}_; (void)t{k};"
+              for k, tangent in zip(run.ops, run.vtangent)]
+    lines += [f"              tw{run.refs.index(slot)}[j] = t{run.writer[slot]};"
+              for slot in read_later]
+    lines.append("          }")
+    for slot in buffered:
+        i = run.refs.index(slot)
+        lines.append(f"          memcpy(T[{i}] + d * (int64_t){run.tape.slot_size_of(slot)} + i0, "
+                     f"tw{i}, (size_t)nb * sizeof(double));")
+    lines += ["        }", "      }", "    }", "}"]
     return "\n".join(lines)
 
 

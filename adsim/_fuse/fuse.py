@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from . import codegen, compiler
 
-# the kernels each replay layout (VALUES, TANGENTS, ADJOINTS, SECOND_ORDER) uses
+# the kernels each family the policy counts uses: the replay layouts with one
+# direction (VALUES, TANGENTS, ADJOINTS, SECOND_ORDER), then tangents in
+# several directions (VECTOR_TANGENTS in adsim/_tape.pxd)
 FAMILIES = (("values", "sum"), ("tangents",), ("values", "reverse", "gradient"),
-            ("tangents", "reverse2", "second_order"))
+            ("tangents", "reverse2", "second_order"), ("vtangents",))
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ op. So in the default mode, ``"auto"``, a tape is fused once its replays
 have done about as much interpreted elementwise work as compiling costs:
 the ski-rental rule, which never spends more than twice what the better
 choice made in hindsight would have. Each kind of replay (values, tangents,
-adjoints, second order; one direction) counts and compiles its own kernels
+adjoints, second order with one direction; tangents with several, a replay
+of p directions counting as p replays) counts and compiles its own kernels
 (``fuse.FAMILIES``). ``"always"`` fuses at a tape's first replay,
 ``"never"`` leaves every tape to the interpreter; ``tape.fuse()`` fuses
 whatever the mode. Tapes whose elementwise ops all have fewer than
 ``adsim._tape.FUSED_RUN_MIN`` elements are never fused automatically: the
 Cython side stops counting them at their first replay.
 
-The Cython side counts replays per layout (``_replay.pxi``, fusion_tick)
+The Cython side counts replays per family (``_replay.pxi``, fusion_tick)
 and calls ``consider`` when a count the policy set runs out; checkpointed
 loops tell the policy how many step replays a sweep will make
 (``expect``), since they replay one step tape many times per call.
@@ -30,7 +31,6 @@ MODES = ("auto", "always", "never")
 # elementwise work (elements written by fusable ops, summed over replays) of
 # roughly a second interpreted: about what compiling a tape's kernels costs
 AUTO_WORK = 2e8
-_LAYOUTS = 4
 _mode = os.environ.get("ADSIM_FUSION", "auto")
 if _mode not in MODES:
     warnings.warn(f"adsim: ADSIM_FUSION={_mode!r} is not one of {MODES}; using 'auto'",

@@ -1,5 +1,7 @@
 # CALLBACK [r, cb, nargs, a_1 .. a_nargs]: an op whose rules live in Python,
-# one call per op and sweep (user primitives, checkpointed loops). The rules
+# one call per op and sweep (user primitives, checkpointed loops), or whose
+# value and adjoint are computed in C by a CompiledRules object the rules
+# object carries as ``compiled`` (below; _ops/dense_newton.pxi). The rules
 # callbacks[cb] must have, their arguments and what they return are defined
 # once, in adsim/_callback_rules.py; the kernels below hand them flat float64
 # copies and copy their results back, checked.
@@ -108,14 +110,38 @@ cdef object callback_of(Sweep* s, const int32_t* o):
     return cbs[o[1]]
 
 
+cdef class CompiledRules:
+    """Base of rules computed in C (adsim/_callback.pxd): a subclass
+    overrides both methods."""
+
+    cdef int value(self, Sweep* s, const int32_t* o) except -1:
+        raise NotImplementedError(f"adsim: {type(self).__name__} has no compiled value")
+
+    cdef int adjoint(self, Sweep* s, const int32_t* o) except -1:
+        raise NotImplementedError(f"adsim: {type(self).__name__} has no compiled adjoint")
+
+
+cdef inline CompiledRules compiled_of(object cb):
+    """The rules in C of a CALLBACK op's rules object, or None."""
+    fast = getattr(cb, "compiled", None)
+    return fast if isinstance(fast, CompiledRules) else None
+
+
 # The rules run Python, so each kernel takes the GIL for its call (a sweep
 # that released it elsewhere keeps running without it).
 
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     with gil:
-        cb = callback_of(s, o)
-        copy_in(vptr(s, o[0]), cb.value(callback_args(s, o), context_of(s)), ref_size(s, o[0]),
-                False)
+        value_with_gil(s, o)
+    return 0
+
+
+cdef int value_with_gil(Sweep* s, const int32_t* o) except -1:
+    cb = callback_of(s, o)
+    cdef CompiledRules fast = compiled_of(cb)
+    if fast is not None:
+        return fast.value(s, o)
+    copy_in(vptr(s, o[0]), cb.value(callback_args(s, o), context_of(s)), ref_size(s, o[0]), False)
     return 0
 
 
@@ -130,16 +156,24 @@ cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    with gil:
+        adjoint_with_gil(s, o)
+    return 0
+
+
+cdef int adjoint_with_gil(Sweep* s, const int32_t* o) except -1:
     cdef int64_t n = ref_size(s, o[0])
     cdef int i
-    with gil:
-        cb = callback_of(s, o)
-        result = copy_out(vptr(s, o[0]), 0, n)
-        adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n),
-                                        context_of(s)), o, "adjoint")
-        for i in range(o[2]):
-            if adjs[i] is not None and o[3 + i] >= 0:
-                copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
+    cb = callback_of(s, o)
+    cdef CompiledRules fast = compiled_of(cb)
+    if fast is not None:
+        return fast.adjoint(s, o)
+    result = copy_out(vptr(s, o[0]), 0, n)
+    adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n),
+                                   context_of(s)), o, "adjoint")
+    for i in range(o[2]):
+        if adjs[i] is not None and o[3 + i] >= 0:
+            copy_in(aptr(s, o[3 + i]), adjs[i], s.q * ref_size(s, o[3 + i]), True)
     return 0
 
 

@@ -10,18 +10,21 @@ from .._np.elementwise import stop_gradient
 from ..errors import MixedRecordings
 from ._drive import Run
 from ._events import Events
-from .._containers.container_args import lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures, reads_recorded_values
+from .._nesting.nested import reads_recorded_values
+from ._parameters import gathered
 from .._tapecache.purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
-                       check_t_span, check_tolerances, check_unsupported, check_y0,
+                       check_t_span, check_tolerances, check_y0,
                        warn_extraneous)
 from .._validate import flag
 from ._result import Count, OdeResult
 from ._rhs import FAILED, RightHandSide, real_array
 from ._bdf import BDF
-from ._bdf_derivatives import bdf_with_radau_derivatives, takes_radau_derivatives
+from ._bdf_derivatives import (bdf_with_radau_derivatives, checked_donor, donor_method,
+                               takes_radau_derivatives, with_donor_derivatives)
+from ._dense import ConstantSolution, DenseSolution
+from ._lsoda import LSODA_ONLY, lsoda_values
 from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
@@ -62,11 +65,18 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``(t0, tf)``; either may be active. ``tf < t0`` integrates backwards.
     y0 : array_like, shape (n,)
         Initial state, real.
-    method : {"RK45", "RK23", "DOP853", "Radau", "BDF"}
+    method : {"RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"}
         As in SciPy (or SciPy's class of that name). The implicit methods
         use the exact Jacobian from adsim (dense, or for systems of 100
         equations or more with a sparse pattern, sparse by coloring with
-        sparse LU), or ``jac=`` as in SciPy.
+        sparse LU), or ``jac=`` as in SciPy. ``"LSODA"`` gives SciPy's
+        values with the derivatives of adsim's Radau (where LSODA switched
+        to its stiff method) or DOP853 solve at the same tolerances.
+    dense_output : bool, optional
+        As in SciPy: ``sol`` is an ``OdeSolution``-like callable, whose
+        interpolants (each step's, recorded) carry derivatives with respect
+        to the parameters, ``y0`` and the query time. Every step is then
+        recorded (no ``memory_limit``, ``snapshots``).
     t_eval : array_like, optional
         Output times, sorted in the direction of integration, within
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
@@ -112,7 +122,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     Returns
     -------
     OdeResult
-        ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None), ``t_events``,
+        ``t``, ``y`` (shape ``(n, len(t))``), ``sol`` (None without
+        ``dense_output``; call it inside the recording), ``t_events``,
         ``y_events`` (None without events), ``nfev``, ``njev``, ``nlu``, ``status``,
         ``message``, ``success``. Inside a recording, reading ``nfev``
         (``njev``, ``nlu``) guards its value: a replay whose count differs
@@ -122,9 +133,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     are located on each step's interpolant; their times are differentiable
     (implicit function theorem). Not differentiated (with active values
     each raises ``adsim.UnsupportedOperation``; a call without any is
-    SciPy's): ``LSODA``, ``dense_output=True``, other solver classes,
-    complex ``y0``. Not supported either: Hessian-vector products through
-    ``Radau``/``BDF`` without ``jac=`` and through event times. See
+    SciPy's): solver classes other than SciPy's, complex ``y0``. Not
+    supported either: Hessian-vector products through ``Radau``/``BDF``
+    with adsim's sparse Jacobian and through event times. See
     docs/integrate.md.
     """
     check_fun(fun)
@@ -134,16 +145,47 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return scipy_solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                dense_output=dense_output, events=events, vectorized=vectorized,
                                args=args, **options)
-    check_unsupported(dense_output)
     name = check_method(method)
     follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
+    # LSODA's own options serve SciPy's solve only, not its donor's
+    adsim_options = {k: v for k, v in options.items()
+                     if not (name == "LSODA" and k in LSODA_ONLY)}
     solve = functools.partial(_solve_ivp, fun, t_span, y0, dense_output=dense_output,
                               events=events, vectorized=vectorized, args=args,
                               memory_limit=memory_limit, snapshots=snapshots, stats=stats,
-                              follow_steps=follow_steps, **options)
+                              follow_steps=follow_steps, **adsim_options)
+    if name == "LSODA":
+        return _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, args,
+                      options)
     if not takes_radau_derivatives(name, follow_steps):
         return solve(name, t_eval)
     return bdf_with_radau_derivatives(solve, t_eval)
+
+
+def _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, args, options):
+    """SciPy's LSODA for the values, adsim's solve by the donor method
+    (Radau where LSODA used its stiff method, DOP853 otherwise) for the
+    derivatives, at the same tolerances and output times."""
+    warn_extraneous([k for k in options if k not in _IMPLICIT_OPTIONS + LSODA_ONLY])
+    t0, tf = check_t_span(t_span)
+    y0 = check_y0(y0)
+    check_tolerances(options.get("rtol", 1e-3), options.get("atol", 1e-6), y0.shape[0])
+    check_max_step(options.get("max_step", np.inf))
+    check_first_step(options.get("first_step"), t0, tf)
+    if t_eval is not None:
+        t_eval = check_t_eval(t_eval, t0, tf)
+    fun, jac, events, args = gathered(fun, options.get("jac"), events, check_args(args))
+    # jac_sparsity serves the donor's Newton matrices (SciPy's LSODA has no use for it)
+    plain_options = {k: v for k, v in options.items() if k != "jac_sparsity"}
+    if callable(jac):
+        plain_options["jac"] = jac
+    values = lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args,
+                          plain_options)
+    method = donor_method(values.stiff)
+
+    def solve_donor(times):
+        return checked_donor(solve(method, times), "solve_ivp(method='LSODA')", method)
+    return with_donor_derivatives(values, solve_donor, t_eval, ("LSODA", method))
 
 
 def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, args,
@@ -157,33 +199,25 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     if check_stats(stats) is not None:
         output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     args = check_args(args)
-    # active values fun (or jac, or an event) reads from its closure are
-    # passed as args to all of them: the steps are recorded on tapes of their own
-    jac = options.get("jac")
-    event_functions = [] if events is None else \
-        [events] if callable(events) else list(events) if isinstance(events, (list, tuple)) \
-        else []
-    # parameters in a dict (or list, tuple), in args or in a closure, travel
-    # as their arrays
-    functions, args = spread_containers([fun] + ([jac] if callable(jac) else []) +
-                                        event_functions, args)
-    functions, args = lift_container_closures(functions, args)
-    lifted, args = lift_closures(functions, args)
+    # active values fun (or jac, or an event) reads are passed as args to all
+    # of them: the steps are recorded on tapes of their own
+    fun, jac, events, args = gathered(fun, options.get("jac"), events, args)
     if values_only:      # no derivative of y0 or args flows through this solve
         y0 = stop_gradient(y0)
         args = tuple(stop_gradient(a) for a in args)
-    fun = lifted[0]
     if callable(jac):
-        options = dict(options, jac=lifted[1])
-    if event_functions:
-        lifted_events = lifted[len(lifted) - len(event_functions):]
-        events = lifted_events[0] if callable(events) else lifted_events
+        options = dict(options, jac=jac)
     rtol, atol = check_tolerances(options.get("rtol", 1e-3), options.get("atol", 1e-6), n)
     max_step = check_max_step(options.get("max_step", np.inf))
     first_step = check_first_step(options.get("first_step"), t0, tf)
     if t_eval is not None:
         t_eval = check_t_eval(t_eval, t0, tf)
-    elif memory_limit is not None or snapshots is not None:
+    if dense_output and (memory_limit is not None or snapshots is not None):
+        raise ValueError("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
+                         "checkpointing of an integration with t_eval=; with "
+                         "dense_output=True every step's interpolant is kept and all steps "
+                         "are recorded. Leave dense_output out (the times you need as t_eval)")
+    if t_eval is None and (memory_limit is not None or snapshots is not None):
         raise ValueError("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
                          "checkpointing of an integration with t_eval=; without t_eval every "
                          "step is an output and all steps are recorded. Give t_eval (e.g. "
@@ -195,11 +229,13 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
         result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)
+        if dense_output:
+            result["sol"] = ConstantSolution(t0, y0)
         if events is not None:
             result["t_events"], result["y_events"] = Events(events, args).results(n)
         return result
     group = None
-    if t_eval is not None:
+    if t_eval is not None and not dense_output:
         loop = {"max_steps": None}
         loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
                      if v is not None})
@@ -209,7 +245,16 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         state = solver.start(t0, y0, tf, args, first_step)
         events = Events(events, args) if events is not None else None
         run = Run(solver, tf, args, events, group)
-        if t_eval is None:
+        sol = None
+        if dense_output:        # every step recorded, its interpolant kept
+            times, ys = run.every_step(state)
+            sol = DenseSolution(solver, times, run.steps, args, n)
+            run.marks = list(range(len(run.steps)))     # each step's interpolant is made
+            if t_eval is None:
+                t, y = _stack_times(times), np.stack(ys, axis=1)
+            else:
+                t, y = _interpolated(sol, t_eval, times[-1], direction, n)
+        elif t_eval is None:
             times, ys = run.every_step(state)
             t, y = _stack_times(times), np.stack(ys, axis=1)
         else:
@@ -225,11 +270,23 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
 
     def count(i):
         return Count(lambda: solver.counts(state, lambda: _distinct(run.marks))[i])
-    result = OdeResult(t=t, y=y, sol=None, t_events=t_events, y_events=y_events,
+    result = OdeResult(t=t, y=y, sol=sol, t_events=t_events, y_events=y_events,
                        nfev=count(0), njev=count(1), nlu=count(2), status=status,
                        message=MESSAGES[status], success=status >= 0)
     result.stopped_by = events.stopped_by if run.stop is not None else None
     return result
+
+
+def _interpolated(sol, t_eval, t_end, direction, n):
+    """``(t, y)`` at the times of ``t_eval`` the integration reached (it
+    ends at ``t_end``), from ``sol``, as SciPy gives them."""
+    count = 0
+    for t in t_eval:
+        if bool(direction * (t - t_end) > 0):       # recorded when active
+            break
+        count += 1
+    t = t_eval[:count]
+    return t, (sol(t) if count else np.empty((n, 0)))
 
 
 def _group(values):
@@ -246,7 +303,7 @@ def _group(values):
 def _only_scipy_has(method, dense_output, y0):
     """Options only SciPy's solve_ivp implements: a call that uses one and
     holds no active value is SciPy's (it has nothing to differentiate)."""
-    if dense_output or method == "LSODA":
+    if dense_output or getattr(method, "__name__", method) == "LSODA":
         return True
     if isinstance(method, type):
         return not (method.__module__.startswith("scipy.integrate") and

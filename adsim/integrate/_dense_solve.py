@@ -2,22 +2,36 @@
 ``getrs``, complex for Radau's complex system, as SciPy's ``lu_factor``
 and ``lu_solve``), the adjoints' transposed solves with the same factors.
 
-The Jacobian is an n-by-n array. The forms, the kept factorisations and
-the rules are those of every Newton solve
-(:mod:`adsim.integrate._newton_solve`): a step factors each of its
-matrices once, and its Newton iterations, error estimate and their tangent
-and adjoint rules share the factors, where a solve by ``np.linalg.solve``
-would factor again at each call.
+The Jacobian is an n-by-n array. The forms and the rules are those of every
+Newton solve (:mod:`adsim.integrate._newton_solve`). The factorisations and
+solves are compiled (``adsim/_ops/dense_newton.pxi``): a step factors each
+of its matrices once, and its Newton iterations, error estimate and their
+tangent and adjoint rules share the factors; a replay computes each solve's
+value and adjoint in C, without calling Python.
 """
 import weakref
 
 import numpy as np
-from scipy.linalg import lapack
 
+from .._callback import DenseFactors, DenseNewtonSolve
+from .._tapecache.purity import ResultNeutral
 from ..primitives import BuiltinFamily
-from ._newton_solve import FORM_NAMES, SINGULAR, NewtonSolves
+from ._newton_solve import FORM_NAMES, KEPT_FACTORS, NewtonSolves
 
 __all__ = ["DenseLinear"]
+
+
+class _Factors(DenseFactors, ResultNeutral):
+    """The kept factorisations: a cache, whose values are functions of
+    their keys (fingerprints of recorded steps count it as a constant)."""
+
+    __slots__ = ()
+
+
+class _CompiledSolve(DenseNewtonSolve, ResultNeutral):
+    """A solve's compiled rules: the primitive's own rules, in C."""
+
+    __slots__ = ()
 
 
 class DenseLinear(NewtonSolves):
@@ -27,9 +41,11 @@ class DenseLinear(NewtonSolves):
 
     def __init__(self, n):
         self._identity = np.eye(n)
+        self._lu = _Factors(n, KEPT_FACTORS)
         super().__init__(n)
 
     def adopt(self, prim, form, transposed):
+        prim.compiled = _CompiledSolve(self._lu, form, transposed)
         return _SOLVES.adopt(prim, n=self.n, form=form, transposed=transposed)
 
     # ---- the storage --------------------------------------------------------------
@@ -40,24 +56,11 @@ class DenseLinear(NewtonSolves):
     def identity(self):
         return self._identity
 
-    @staticmethod
-    def factorised(A, is_complex):
-        """LAPACK's LU of ``A``, or :data:`SINGULAR` for a matrix that is
-        singular or not finite."""
-        if not np.all(np.isfinite(A)):
-            return SINGULAR
-        getrf = lapack.zgetrf if is_complex else lapack.dgetrf
-        lu, piv, info = getrf(A)
-        if info != 0:                  # info > 0: an exactly zero pivot
-            return SINGULAR
-        return lu, piv
+    def _solve(self, form, data, scalars, b, transposed):
+        return self._lu.solution(form.name, transposed, data, scalars, b)
 
-    @staticmethod
-    def solve_factored(lu, b, transposed):
-        is_complex = np.iscomplexobj(b)
-        getrs = lapack.zgetrs if is_complex else lapack.dgetrs
-        x, _ = getrs(lu[0], lu[1], b, trans=(2 if is_complex else 1) if transposed else 0)
-        return x
+    def kept_factorisations(self):
+        return self._lu.held
 
     @staticmethod
     def times(J, v, transposed):

@@ -42,7 +42,9 @@ class Run:
     arguments, the events (or None). After :meth:`outputs_at` or
     :meth:`every_step`: ``state`` (the final solver state), ``stop`` (the
     time of a terminal event, or None) and ``marks`` (the accepted-step
-    count of every step whose interpolant was used, in order)."""
+    count of every step whose interpolant was used, in order). After
+    :meth:`every_step`, ``steps`` holds the state after each accepted step
+    (the interpolants of ``dense_output``)."""
 
     def __init__(self, method, t_bound, args, events=None, group=None):
         self.method = method
@@ -53,6 +55,7 @@ class Run:
         self.state = None
         self.stop = None
         self.marks = []
+        self.steps = []
         self.layout = None          # of the flat loop state, once a loop is recorded
         self._functions = None      # (condition, step) of every loop: one recorded step
 
@@ -67,6 +70,7 @@ class Run:
             state, accepted = method.attempt(state, self.t_bound, self.args)
             if not accepted:
                 continue
+            self.steps.append(state)
             if events is not None:
                 g_new = events.values(state.t, state.y, self.args)
                 active = events.active(g, g_new)

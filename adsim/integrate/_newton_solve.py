@@ -32,7 +32,8 @@ differentiate them.
 A storage (:class:`NewtonSolves` subclass) says how ``J`` is held (a dense
 array, or values on a sparse pattern), how a matrix is factored and
 solved, and how products with ``J`` and outer products on its entries are
-formed.
+formed. The dense storage also gives its solves compiled rules
+(``Primitive.compiled``): replays compute their values and adjoints in C.
 """
 import numpy as np
 
@@ -137,9 +138,9 @@ class NewtonSolves:
     """The Newton solves of one problem of ``n`` equations, with their
     factorisations kept. A subclass gives the storage of ``J``:
     ``label`` (for the primitives' names), :meth:`matrix`,
-    :meth:`identity`, :meth:`factorised`, :meth:`solve_factored`,
-    :meth:`times` and :meth:`pair`, and adopts the primitives into its
-    tape-file family (:meth:`adopt`)."""
+    :meth:`identity`, :meth:`factorised` and :meth:`solve_factored` (or its
+    own :meth:`_solve`), :meth:`times` and :meth:`pair`, and adopts the
+    primitives into its tape-file family (:meth:`adopt`)."""
 
     label = ""
 
@@ -173,6 +174,16 @@ class NewtonSolves:
         return x[:self.n], x[self.n:]
 
     # ---- factors ------------------------------------------------------------------
+    def _solve(self, form, data, scalars, b, transposed):
+        """``A^{-1} b`` (``A^{-T} b``, ``A^{-H} b`` for the complex form) for the
+        matrix of ``form`` at J's values ``data`` and the coefficients
+        ``scalars`` (floats), with the kept factors."""
+        return self._solve_with(form, self._factor(form, data, scalars), b, transposed)
+
+    def kept_factorisations(self):
+        """How many factorisations are kept now."""
+        return len(self._factors._values)
+
     def _factor(self, form, data, scalars):
         """The factors of the matrix of ``form`` for J's values ``data`` and
         the coefficients ``scalars`` (floats)."""
@@ -199,7 +210,7 @@ class NewtonSolves:
     def _value(self, form, transposed):
         def value(data, *rest):
             scalars, b = tuple(float(s) for s in rest[:-1]), rest[-1]
-            return self._solve_with(form, self._factor(form, data, scalars), b, transposed)
+            return self._solve(form, data, scalars, b, transposed)
         return value
 
     def _jvp(self, form, transposed):
@@ -230,7 +241,8 @@ class _FlatRules:
     op's flat arrays (``Primitive.flat``): what the primitive's rules
     compute, without the generic handling of user rules, since a reverse
     sweep replays thousands of these solves. Tangents and second-order
-    sweeps go through the primitive's rules."""
+    sweeps go through the primitive's rules. (The dense storage's solves
+    also carry compiled rules, which replays run instead of these.)"""
 
     def __init__(self, solves, form, transposed):
         self.solves, self.form, self.transposed = solves, form, transposed
@@ -241,9 +253,7 @@ class _FlatRules:
 
     def value(self, flat_args):
         data, scalars, b = self._parts(flat_args)
-        solves = self.solves
-        return solves._solve_with(self.form, solves._factor(self.form, data, scalars), b,
-                                  self.transposed)
+        return self.solves._solve(self.form, data, scalars, b, self.transposed)
 
     def adjoint(self, flat_args, result, adjoint, in_shapes):
         """Per argument, its adjoint for each direction (row) of ``adjoint``:
@@ -253,14 +263,11 @@ class _FlatRules:
         data, scalars, b = self._parts(flat_args)
         data = data.reshape(in_shapes[0])
         out = [np.zeros((adjoint.shape[0], a.size)) for a in flat_args]
-        lu = None
         for j, row in enumerate(adjoint):
             if not row.any():
                 continue
-            if lu is None:
-                lu = solves._factor(form, data, scalars)
             with np.errstate(all="ignore"):          # NaNs of a singular matrix pass on
-                u = solves._solve_with(form, lu, row, not self.transposed)
+                u = solves._solve(form, data, scalars, row, not self.transposed)
                 left, right = (result, u) if self.transposed else (u, result)
                 parts = form.adjoints(solves.pair, data, scalars, left, right)
             for k, part in enumerate(tuple(parts) + (u,)):

@@ -25,7 +25,7 @@ from .._np.joins import from_pieces
 from .._opcodes import Opcode as Op
 from .._validate import function
 from ..errors import UndefinedDerivative, UnsupportedOperation
-from ._bdf_derivatives import with_derivatives_of
+from ._bdf_derivatives import checked_donor, donor_method, with_derivatives_of
 from ._odeint_op import FAILED, OdeintOp
 
 __all__ = ["odeint"]
@@ -89,7 +89,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     slot = tape.record_op(int(Op.CALLBACK), m * n, [cb, len(refs)] + refs)
     values = wrap(tape, slot, (m, n))
     stiff = bool(np.any(np.asarray(info.get("mused", ())) == 2))
-    y = _with_derivatives_of_a_solve(values, call, inputs, "Radau" if stiff else "DOP853")
+    y = _with_derivatives_of_a_solve(values, call, inputs, donor_method(stiff))
     return (y, info) if full_output else y
 
 
@@ -109,12 +109,8 @@ def _with_derivatives_of_a_solve(values, call, inputs, method):
     atol = _DEFAULT_TOLERANCE if o["atol"] is None else o["atol"]
     donor = solve_ivp(call.rhs, (t[0], t[-1]), y0, method=method, t_eval=t,
                       args=tuple(params), rtol=rtol, atol=atol)
-    if not donor.success:
-        raise UndefinedDerivative(
-            f"adsim: odeint's derivatives come from adsim's {method} solve of the same "
-            f"problem at the same tolerances, which failed here ({donor.message}); loosen "
-            f"the tolerances or keep the parameters where the solution exists")
-    return with_derivatives_of({"t": t, "y": values.T}, donor)["y"].T
+    checked_donor(donor, "odeint", method)
+    return with_derivatives_of({"t": t, "y": values.T}, donor, ("LSODA", method))["y"].T
 
 
 def _holds_active(func, Dfun, y0, t, args, options):

@@ -14,9 +14,9 @@ from ._rhs import real_array
 
 __all__ = ["check_fun", "check_method", "check_t_span", "check_y0", "check_args",
            "check_t_eval", "check_events", "check_stats", "check_tolerances", "check_max_step",
-           "check_first_step", "check_sparsity", "check_unsupported", "warn_extraneous"]
+           "check_first_step", "check_sparsity", "warn_extraneous"]
 
-SUPPORTED = ("RK23", "RK45", "DOP853", "Radau", "BDF")
+SUPPORTED = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 _WHERE = "adsim.integrate.solve_ivp"
 
 
@@ -36,10 +36,6 @@ def check_method(method):
             f"runs its own methods, chosen by name: one of {', '.join(SUPPORTED)}")
     if method in SUPPORTED:
         return method
-    if method == "LSODA":
-        raise UnsupportedOperation(
-            f"adsim.integrate.solve_ivp: method={method!r} is not supported; use one of "
-            f"{', '.join(SUPPORTED)} (see docs/integrate.md, 'Limits')")
     raise ValueError(f"`method` must be one of {', '.join(SUPPORTED)}, got {method!r}")
 
 
@@ -194,14 +190,6 @@ def check_sparsity(sparsity, n):
     pattern = sp.csc_matrix(sparsity)
     pattern.eliminate_zeros()
     return sp.csc_matrix(pattern, dtype=bool)
-
-
-def check_unsupported(dense_output):
-    """Refuse SciPy options adsim does not implement, naming each."""
-    if dense_output:
-        raise UnsupportedOperation(
-            "adsim.integrate.solve_ivp: dense_output=True is not supported; give the times "
-            "you need as t_eval=")
 
 
 def warn_extraneous(extraneous):

@@ -2,8 +2,8 @@
 large arrays compiled into one loop. Every test compares a fused tape with
 the same tape swept by the interpreter — values and gradients to rounding,
 NaN and infinity in the same places, the zero-times-infinity rule kept —
-and checks that the sweeps without fused kernels (tangents, hvp, several
-adjoint directions) are unchanged, on random programs and on the shapes
+and checks that the sweeps without fused kernels (several adjoint
+directions) are unchanged, on random programs and on the shapes
 runs take: slices of an input, 2-d slices of a grid, broadcast scalars,
 constant arrays, reused slots."""
 import threading
@@ -52,15 +52,15 @@ def assert_same(a, b, rtol=1e-11):
 
 def check_sweeps(fused, plain, x):
     """Every sweep of the fused tape agrees with the interpreter's: values,
-    gradient, one tangent, the hvp (fused kernels), and vector modes of
-    several directions (the interpreter, bitwise)."""
+    gradient, one tangent, the hvp, and tangents in several directions
+    (fused kernels); adjoints in several directions (the interpreter)."""
     assert_same(fused.forward(x), plain.forward(x))
     assert_same(fused.gradient(x), plain.gradient(x))
     v = np.cos(np.arange(x.size))
     assert_same(fused.jvp(x, v)[1], plain.jvp(x, v)[1])
     assert_same(fused.hvp(x, v), plain.hvp(x, v))
-    V = np.stack([v, np.sin(np.arange(x.size))], axis=-1)
-    assert np.array_equal(fused.jvp(x, V)[1], plain.jvp(x, V)[1], equal_nan=True)
+    V = np.stack([v, np.sin(np.arange(x.size)), np.zeros(x.size)], axis=-1)
+    assert_same(fused.jvp(x, V)[1], plain.jvp(x, V)[1])
 
 
 def rosenbrock(x):

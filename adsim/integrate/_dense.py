@@ -1,0 +1,147 @@
+"""``sol`` of ``solve_ivp(..., dense_output=True)`` inside a recording: an
+``OdeSolution`` whose interpolants are recorded ops.
+
+SciPy's ``OdeSolution`` evaluates, at a time ``t``, the interpolant of the
+step that contains it: a polynomial in ``t`` whose coefficients are the
+step's stored stages (``RkDenseOutput``, ``Dop853DenseOutput``,
+``RadauDenseOutput``, ``BdfDenseOutput``). adsim keeps the solver state of
+every accepted step (recorded in the enclosing tape) and evaluates the
+method's own interpolant (the one that gives the ``t_eval`` outputs) on it,
+so ``sol(t)`` is recorded like any other arithmetic: its derivatives with
+respect to the parameters, ``y0`` and the query time are those of the numbers
+computed (with the step sizes as ``solve_ivp`` treats them). Which step
+contains ``t`` is a decision, recorded as comparisons of ``t`` with the
+step's ends: a replay where another step contains it records again.
+
+:class:`JoinedSolution` gives the values of one solution with the
+derivatives of another (``method="BDF"`` by default, ``"LSODA"``): see
+``_donor.py``.
+"""
+import numpy as np
+
+from .._active import Active
+from .._np.core import active_leaves
+from ..errors import UnsupportedOperation
+from ._rhs import real_array
+
+__all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
+           "FINISHED_RECORDING"]
+
+FINISHED_RECORDING = (
+    "adsim.integrate.solve_ivp: this `sol` (dense_output=True) holds active values of a "
+    "recording that has finished, so it cannot be evaluated any more (on a replay of the "
+    "tape it would give the values of the recording). Call sol(t) inside the recorded "
+    "function, and return what you need from it")
+
+
+class SolutionCalls:
+    """What every solution shares: SciPy's ``OdeSolution`` call on a scalar
+    time (shape ``(n,)``) or a 1-d array of times (shape ``(n, len(t))``)."""
+
+    def __call__(self, t):
+        if isinstance(t, Active):
+            if t.ndim == 0:
+                return self._at(t)
+            if t.ndim != 1:
+                raise ValueError("`t` must be a float or a 1-D array.")
+            return np.stack([self._at(t[i]) for i in range(t.shape[0])], axis=1) \
+                if t.shape[0] else np.empty((self.n, 0))
+        if active_leaves(t):        # a list holding active times
+            return self(np.stack([real_array(v, "t").reshape(()) for v in t]))
+        t = np.asarray(t, dtype=float)
+        if t.ndim == 0:
+            return self._at(t[()])
+        if t.ndim != 1:
+            raise ValueError("`t` must be a float or a 1-D array.")
+        return np.stack([self._at(v) for v in t], axis=1) if t.shape[0] else \
+            np.empty((self.n, 0))
+
+
+class DenseSolution(SolutionCalls):
+    """The interpolants of adsim's accepted steps: ``ts`` (the step ends,
+    the start first), ``states`` (the solver state after each step),
+    ``method`` (whose ``dense(state, t, args)`` is the step's interpolant).
+    ``ts``, ``t_min``, ``t_max`` (recorded values), ``n_segments`` as in
+    SciPy."""
+
+    def __init__(self, method, ts, states, args, n):
+        self.method, self.states, self.args, self.n = method, states, args, n
+        self._ts = list(ts)
+        self.ts = real_array(self._ts, "t")
+        self.n_segments = len(states)
+        self.ascending = method.direction > 0
+        knots = [_plain(v) for v in ts]
+        self._knots = np.array(knots if self.ascending else knots[::-1])
+        ends = (self.ts[0], self.ts[-1])
+        self.t_min, self.t_max = ends if self.ascending else ends[::-1]
+
+    def _at(self, t):
+        if not _live(self.states[0], t):
+            raise UnsupportedOperation(FINISHED_RECORDING)
+        return self.method.dense(self.states[self._segment(t)], t, self.args)
+
+    def _segment(self, t):
+        """SciPy's choice of step (``OdeSolution._call_single``), its
+        comparisons recorded."""
+        value = _plain(t)
+        if self.ascending:
+            k = int(np.searchsorted(self._knots, value, side="left"))
+        else:
+            k = int(np.searchsorted(self._knots, value, side="right"))
+        k = min(max(k - 1, 0), self.n_segments - 1)
+        segment = k if self.ascending else self.n_segments - 1 - k
+        self._guard(segment, t)
+        return segment
+
+    def _guard(self, segment, t):
+        """Record that ``t`` lies in step ``segment`` (the first and the last
+        also take the times beyond the ends), as SciPy's search decides: a
+        time at a step's end belongs to that step."""
+        ts, last = self._ts, self.n_segments - 1
+        start, end = ts[segment], ts[segment + 1]
+        if not active_leaves([start, end, t]):
+            return
+        if self.ascending:
+            inside = (segment == 0 or bool(start < t)) and (segment == last or bool(t <= end))
+        else:
+            inside = (segment == 0 or bool(t < start)) and (segment == last or bool(end <= t))
+        assert inside, "the step chosen for an interpolated time does not contain it"
+
+
+class ConstantSolution(SolutionCalls):
+    """An integration over an empty interval: ``y0`` at every time."""
+
+    def __init__(self, t0, y0):
+        self.y0, self.n = y0, y0.shape[0]
+        self.ts = real_array([t0, t0], "t")
+        self.t_min = self.t_max = t0
+        self.n_segments = 1
+
+    def _at(self, t):
+        return self.y0 + 0.0 * t if isinstance(t, Active) else self.y0
+
+
+class JoinedSolution(SolutionCalls):
+    """The values of ``values`` (a solution) with the derivatives of
+    ``donor``; ``join(value, donor)`` joins one evaluation."""
+
+    def __init__(self, values, donor, join):
+        self.values, self.donor, self.join = values, donor, join
+        self.n = values.n
+        for name in ("ts", "t_min", "t_max", "n_segments"):
+            setattr(self, name, getattr(values, name))
+
+    def _at(self, t):
+        return self.join(self.values._at(t), self.donor._at(t))
+
+
+def _plain(v):
+    if isinstance(v, Active):
+        return float(np.asarray(v.tape.slot_value(v.slot)).reshape(v.shape))
+    return float(v)
+
+
+def _live(*values):
+    """Whether the active values among ``values`` (if any) belong to a
+    recording that is still running."""
+    return all(a.tape.recording for a in active_leaves(list(values)))
