@@ -37,6 +37,10 @@ class CallbackRules:
 
     name = "callback"
     compiled = None       # or a CompiledRules (adsim/_callback.pxd): value and adjoint in C
+    # True: the op computes its result from its arguments and does nothing
+    # else (no state kept between calls, no other output), so a tape whose
+    # output does not need the result drops the op (adsim/_optimise.pxi)
+    pure = False
 
     def value(self, args, context):
         """The result (flat) at the arguments ``args``."""

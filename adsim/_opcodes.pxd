@@ -188,7 +188,9 @@ cdef uint8_t CONSTANT_SLOPE[<int>CALLBACK_END]    # unary: the derivative does n
 cdef uint8_t NO_DERIVATIVE[<int>CALLBACK_END]    # the result has derivative zero (no reverse rule runs)
 cdef uint8_t OPERAND_COUNT[<int>CALLBACK_END]    # operands with the result (a variadic op: before the variadic ones)
 cdef uint8_t VALUE_OPERANDS[<int>CALLBACK_END]    # bit i: operand i is a value slot (bit 0: the variadic operands)
+cdef uint8_t SLOT_OPERANDS[<int>CALLBACK_END]    # bit i: operand i refers to a slot or constant (value, index or mask; bit 0: the variadic operands)
 cdef uint8_t READ_OPERANDS[<int>CALLBACK_END]    # bit i: the reverse rules read operand i's values (bit 0: the variadic ones)
+cdef uint8_t PARAM_OPERAND[<int>CALLBACK_END]    # the position of the scalar parameter (a position in the constants), or 0
 cdef uint8_t INDEX_OPERAND[<int>CALLBACK_END]    # the position of the operand of index data read at replay, or 0
 cdef uint8_t CHUNKABLE[<int>CALLBACK_END]    # may run chunk by chunk inside a run of elementwise ops
 cdef uint8_t ELEMENTWISE_OPERANDS[<int>CALLBACK_END]    # operands after the result a chunked run reads element by element

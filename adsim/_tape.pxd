@@ -103,6 +103,7 @@ cdef class Tape:
     cdef int64_t reserve_branches(self, int64_t n) except -1
     cdef int64_t append_op(self, int code, const int32_t* ops, int nops) except -1
     cdef int check_op(self, int code, const int32_t* o, int nops) except -1
+    cdef uint8_t write_flags(self, int code, const int32_t* ops)
     cdef void mark_value_reads(self, int code, const int32_t* ops)
     cdef uint8_t operands_varied(self, int code, const int32_t* ops)
     cdef void program_sweep(self, Sweep* s)

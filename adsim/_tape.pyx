@@ -20,7 +20,8 @@ tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
 
 This module owns the Tape (recording, slots, the checks of every family's
-operands in ``_ops/checks.pxi``, inspection), its replays (``_replay.pxi``:
+operands in ``_ops/checks.pxi``, the optimisation at finish in
+``_optimise.pxi``, inspection), its replays (``_replay.pxi``:
 ``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...)
 and the loading of tape files (``_tapefile.pxi``). The Tape and its replays
 share one unit because each needs the other: the Tape's sweep methods run
@@ -38,10 +39,10 @@ what the loop executor (adsim/_loops.pyx) runs step tapes with:
 cimport numpy as cnp
 from cpython.number cimport PyNumber_Index
 import numpy as np
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.stdint cimport intptr_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memset, memmove, memcmp
 
 from ._opcodes cimport *
 from ._callback cimport SweepContext, VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
@@ -59,6 +60,7 @@ cdef object FLOAT64 = np.dtype(np.float64)
 include "_ops/checks.pxi"
 include "_replay.pxi"
 include "_tapefile.pxi"
+include "_optimise.pxi"
 
 # slot states while recording (bits)
 cdef enum:
@@ -320,7 +322,6 @@ cdef class Tape:
         operands are checked first (check_op)."""
         cdef int64_t k = self.n_ops, c
         cdef int r
-        cdef uint8_t flag = 0
         need_recording(self, "record an operation")
         self.check_op(code, ops, nops)
         r = ops[0]
@@ -336,9 +337,22 @@ cdef class Tape:
         if self.n_opnd + nops > self.cap_opnd:
             self.opnd = <int32_t*>grow(self.opnd, &self.cap_opnd, self.n_opnd + nops, sizeof(int32_t))
         memcpy(self.opnd + self.n_opnd, ops, <size_t>nops * sizeof(int32_t))
-        self.mark_value_reads(code, ops)
         if r >= 0:
             self.slot_writes[r] += 1
+        self.code[k] = <uint16_t>code
+        self.start[k] = <int32_t>self.n_opnd
+        self.flags[k] = self.write_flags(code, ops)
+        self.n_opnd += nops
+        self.n_ops += 1
+        return k
+
+    cdef uint8_t write_flags(self, int code, const int32_t* ops):
+        """The flags of an op appended now (what it must save, whether it has
+        a derivative), with the slot states it leaves."""
+        cdef int r = ops[0]
+        cdef uint8_t flag = 0
+        self.mark_value_reads(code, ops)
+        if r >= 0:
             if code == SCATTER:            # partial overwrite: saved if read in reverse
                 flag = FLAG_INPLACE
                 if self.slot_state[r] & SLOT_NEEDED:
@@ -355,12 +369,7 @@ cdef class Tape:
                     self.operands_varied(code, ops)
             if not self.slot_state[r] & SLOT_VARIED:
                 flag |= FLAG_PASSIVE       # no derivative: sweeps skip its rules
-        self.code[k] = <uint16_t>code
-        self.start[k] = <int32_t>self.n_opnd
-        self.flags[k] = flag
-        self.n_opnd += nops
-        self.n_ops += 1
-        return k
+        return flag
 
     cdef int check_op(self, int code, const int32_t* o, int nops) except -1:
         """Refuse operands a kernel could not run safely (each family file
@@ -534,9 +543,11 @@ cdef class Tape:
         self._const_keys[key] = ref
         return ref
 
-    def add_indices(self, idx):
+    def add_indices(self, idx, bint shared=False):
         """Store element indices (integers that fit 32 bits); returns their
-        offset in the index stream."""
+        offset in the index stream. ``shared``: indices only ever read (a
+        gather's or a scatter's) may share one copy with equal ones stored
+        before, so that ops reading equal lists are equal ops (_optimise.pxi)."""
         cdef int64_t i, n, off
         cdef int64_t* src
         cdef cnp.ndarray wide
@@ -556,9 +567,16 @@ cdef class Tape:
                     f"adsim: element index {arr.reshape(-1)[i]} does not fit the tape's 32-bit "
                     f"index stream: arrays of 2**31 or more elements cannot be indexed element "
                     f"by element; split the array")
+        if shared:
+            key = ("indices", n, wide.tobytes())
+            off = self._const_keys.get(key, -1)
+            if off >= 0:
+                return off
         off = self.add_ints(NULL, n)
         for i in range(n):
             self.ints[off + i] = <int32_t>src[i]
+        if shared:
+            self._const_keys[key] = off
         return off
 
     def add_branch_space(self, int64_t n):
@@ -605,9 +623,11 @@ cdef class Tape:
         memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(a), <size_t>a.shape[0] * sizeof(double))
         return 0
 
-    def finish(self, int64_t output_slot, tuple output_shape):
+    def finish(self, int64_t output_slot, tuple output_shape, bint optimise=True):
         """End recording with ``output_slot`` as the tape's output. From here
-        on the program is read-only, and replays may run in any thread."""
+        on the program is read-only, and replays may run in any thread.
+        ``optimise``: merge repeated ops and remove those the output does
+        not need (_optimise.pxi; unless turned off for debugging)."""
         need_recording(self, "finish it again")
         need_slot(self, output_slot)
         for d in output_shape:
@@ -627,6 +647,8 @@ cdef class Tape:
         self.output_shape = output_shape
         self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
         self._callbacks = tuple(self._callbacks)
+        if optimise and optimise_tapes:
+            optimise_program(self)
         self.mark_ticks()
         self.recording = False
         self.free_slots = {}

@@ -459,8 +459,13 @@ FACTS = [
      lambda spec: spec.n_operands),
     ("VALUE_OPERANDS", "bit i: operand i is a value slot (bit 0: the variadic operands)",
      lambda spec: _operand_bits(spec, lambda o: o.role == VALUE)),
+    ("SLOT_OPERANDS", "bit i: operand i refers to a slot or constant (value, index or mask; "
+                      "bit 0: the variadic operands)",
+     lambda spec: _operand_bits(spec, lambda o: o.is_ref)),
     ("READ_OPERANDS", "bit i: the reverse rules read operand i's values (bit 0: the variadic ones)",
      lambda spec: _operand_bits(spec, lambda o: o.name in spec.reads)),
+    ("PARAM_OPERAND", "the position of the scalar parameter (a position in the constants), or 0",
+     lambda spec: next((i + 1 for i, o in enumerate(spec.operands) if o.role == PARAM), 0)),
     ("INDEX_OPERAND", "the position of the operand of index data read at replay, or 0",
      lambda spec: next((i + 1 for i, o in enumerate(spec.operands) if o.role == INDEX), 0)),
     ("CHUNKABLE", "may run chunk by chunk inside a run of elementwise ops",

@@ -72,6 +72,8 @@ class Primitive:
     flat = None                       # adsim's own: rules on the op's flat arrays (below)
     compiled = None                   # adsim's own: value and adjoint in C (_callback.pxd)
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
+    pure = False                      # True: computes its output only (adsim's own); an
+    #                                   unused call is then dropped from the tape
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -244,6 +246,10 @@ class Application(CallbackRules):
         self.in_shapes = in_shapes
         self.out_shape = out_shape
         self._first_value = first_value
+
+    @property
+    def pure(self):
+        return self.prim.pure
 
     def _args(self, flat_args):
         return [a.reshape(s) for a, s in zip(flat_args, self.in_shapes)]

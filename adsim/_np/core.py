@@ -241,7 +241,7 @@ def gather(a, idx):
     tape = tape_of(a)
     if flat.size == a.size and np.array_equal(flat, np.arange(a.size)):
         return new(tape, Op.COPY, idx.shape, [a.slot])
-    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat)] + strided(idx))
+    return new(tape, Op.GATHER, idx.shape, [a.slot, tape.add_indices(flat, shared=True)] + strided(idx))
 
 
 def strided(idx):

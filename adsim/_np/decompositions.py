@@ -362,3 +362,11 @@ def _lstsq_primitive(cut):
 
 
 _LSTSQ = BuiltinFamily("numpy.linalg.lstsq", 1, _lstsq_primitive)
+
+
+# computed from their arguments alone: a call whose result the tape's output
+# does not need (the singular vectors when only the singular values are
+# read) is dropped from the tape (adsim/_optimise.pxi)
+for _prim in (_qr, _svd_values, _svd_vectors):
+    _prim.pure = True
+del _prim

@@ -348,3 +348,11 @@ def matrix_power(a, n):
     for _ in range(n - 1):
         result = result @ a
     return result
+
+
+# NumPy's linear algebra computes its results and nothing else: a call whose
+# result the tape's output does not need (the eigenvectors of eigh when only
+# the eigenvalues are read) is dropped from the tape (adsim/_optimise.pxi)
+for _prim in (_solve, _inv, _det, _logabsdet_prim, _cholesky, _eigvalsh, _eigvecs):
+    _prim.pure = True
+del _prim

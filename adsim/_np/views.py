@@ -30,7 +30,8 @@ def refresh_view(view, root):
     if flat.size == root.size and np.array_equal(flat, np.arange(root.size)):
         tape.record_op(int(Op.COPY), -2, [view._view_slot(), root.slot])
     else:
-        tape.record_op(int(Op.GATHER), -2, [view._view_slot(), root.slot, tape.add_indices(flat)]
+        tape.record_op(int(Op.GATHER), -2, [view._view_slot(), root.slot,
+                                            tape.add_indices(flat, shared=True)]
                        + strided(positions))
 
 
@@ -219,7 +220,8 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
             whole = np.array_equal(local, np.arange(n))
             src = p if whole else gather(p, local)
             rows = positions.reshape(p.shape) if whole and p.ndim else positions
-            tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot, tape.add_indices(positions),
+            tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot,
+                                                 tape.add_indices(positions, shared=True),
                                                  positions.size] + strided(rows))
     return out
 

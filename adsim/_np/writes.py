@@ -54,7 +54,7 @@ def write_positions(root, target, value):
             np.array_equal(flat, np.arange(root.size)):
         tape.record_op(int(Op.COPY), -2, [root.slot, vref])        # the whole root, in order
     else:
-        ioff = tape.add_indices(flat)
+        ioff = tape.add_indices(flat, shared=True)
         tape.record_op(int(Op.SCATTER), -2, [root.slot, vref, ioff, m] +
                        strided(np.asarray(target)))
     mark_written(root)

@@ -1,0 +1,280 @@
+# Optimisation of a finished recording, before any replay (docs/tape.md,
+# "Optimisation before replay"). Tape.finish runs it once per tape:
+#
+# 1. common subexpressions: an op with the same opcode, the same attributes,
+#    the same result size and operands holding the same values (the same
+#    slot *versions*: slots are reused) as an earlier op whose result is
+#    still in its slot is not needed. Later ops read that earlier result
+#    instead; when its slot was reused before the repeat, the earlier
+#    result moves to a new slot (merge_common says when). Values stay
+#    bitwise the same.
+# 2. dead ops: one backward pass keeps the ops the output needs, and every
+#    op with an effect of its own: branch records (COMPARE, ARGEXT: they
+#    detect a new path), reads of recorded indices (GATHER_AT, SCATTER_AT:
+#    they detect an index out of bounds, where NumPy raises) and CALLBACK
+#    ops whose rules object does not declare itself ``pure``
+#    (adsim/_callback_rules.py: checkpointed loops, ODE solves and user
+#    primitives may do more than compute their result).
+#
+# The kept ops are moved down in place and their flags derived again as
+# recording derives them (append_op), as loading a tape file does: flags
+# that pushed values only a removed op read go. The constants, index and
+# branch streams stay as they are; slots stay too (a removed op leaves its
+# slot unused), and a moved result adds one at the end of the arena.
+#
+# ADSIM_TAPE_OPTIMISE=0 at import (or set_optimise(False)) turns it off, for
+# debugging: replays then run every recorded op.
+import os
+
+cdef bint optimise_tapes = os.environ.get("ADSIM_TAPE_OPTIMISE", "1") != "0"
+
+# value ids: op k made value k; a slot's value before any op wrote it is
+# UNWRITTEN + the slot
+cdef int64_t UNWRITTEN = (<int64_t>1) << 40
+
+
+def set_optimise(bint on):
+    """Optimise tapes as they finish (True, the default) or not; returns the
+    previous setting. For debugging and tests, as ADSIM_TAPE_OPTIMISE=0."""
+    global optimise_tapes
+    previous = optimise_tapes
+    optimise_tapes = on
+    return previous
+
+
+cdef inline int64_t operand_count(Tape t, int64_t k) noexcept:
+    return (t.start[k + 1] if k + 1 < t.n_ops else t.n_opnd) - t.start[k]
+
+
+cdef inline bint refers(int code, int i) noexcept:
+    """Operand i (after the result) of an op ``code`` refers to a slot or a
+    constant (its value, index data or mask is read)."""
+    if i < OPERAND_COUNT[code]:
+        return (SLOT_OPERANDS[code] >> i) & 1
+    return SLOT_OPERANDS[code] & 1          # the variadic operands
+
+
+cdef bint has_effect(Tape t, int code, const int32_t* o):
+    """An op kept whether or not the output needs its result."""
+    if o[0] < 0 or INDEX_OPERAND[code]:
+        return True
+    if code == CALLBACK:
+        return getattr(t._callbacks[o[1]], "pure", False) is not True
+    return False
+
+
+cdef inline bint mergeable(Tape t, int code, const int32_t* o) noexcept:
+    """Ops whose result is a function of their operands and attributes
+    alone, written whole: the candidates for merging. Not ops on one
+    element: looking one up costs recording more than the op costs a replay."""
+    return o[0] >= 0 and t.slot_size[o[0]] > 1 and code != SCATTER and code != CALLBACK \
+        and not INDEX_OPERAND[code]
+
+
+cdef inline uint64_t key_hash(int code, const int64_t* key, int64_t n) noexcept:
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>code
+    cdef int64_t i
+    for i in range(n):
+        h = (h ^ <uint64_t>key[i]) * 1099511628211ULL
+        h ^= h >> 29
+    return h
+
+
+cdef enum:
+    MOVE_REACH = 1 << 16        # a first result is moved only for a repeat this close
+
+
+cdef int64_t merge_common(Tape t) except -1:
+    """Point reads of repeated results at their first computation (step 1
+    above); returns the number of operands changed. The repeated ops then
+    have no readers and go with the dead ones.
+
+    The first result is often gone from its slot when the repeat comes
+    (Python freed the temporary and the slot was reused). It then moves to
+    a new slot of its own, nothing else writes, and its readers so far with
+    it, unless an in-place write reads it, the repeat is more than
+    MOVE_REACH ops later, the new slots would pass the arena's size (plus
+    MOVE_REACH elements, for small tapes), or the
+    moves have looked through 8 times the tape's ops (the pass stays linear)."""
+    cdef int64_t n = t.n_ops, k, i, j, m, h, nops, mask, changed = 0, v, c
+    cdef int64_t table_size = 16, budget = t.arena_size + MOVE_REACH, cap_slots
+    cdef int64_t scan_budget = 8 * n + MOVE_REACH     # ops the moves may look through, in all
+    cdef int code, src, moved
+    cdef int32_t* o
+    cdef int32_t* om
+    cdef int64_t* grown
+    while table_size < 2 * n:
+        table_size *= 2
+    mask = table_size - 1
+    cap_slots = t.n_slots + 16
+    cdef int64_t* version = <int64_t*>malloc(cap_slots * sizeof(int64_t))
+    cdef int64_t* same_as = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    cdef uint8_t* read_in_place = <uint8_t*>calloc(max(n, 1), sizeof(uint8_t))
+    cdef int64_t* key = <int64_t*>malloc(max(t.n_opnd, 1) * sizeof(int64_t))
+    cdef int64_t* table = <int64_t*>malloc(table_size * sizeof(int64_t))
+    if version == NULL or same_as == NULL or read_in_place == NULL or key == NULL or \
+            table == NULL:
+        free(version); free(same_as); free(read_in_place); free(key); free(table)
+        raise MemoryError("adsim: no memory to optimise the tape")
+    t.free_slots = {}                       # new slots go at the end, never into a freed one
+    try:
+        for i in range(t.n_slots):
+            version[i] = UNWRITTEN + i
+        for i in range(table_size):
+            table[i] = -1
+        for k in range(n):
+            code = t.code[k]
+            o = t.opnd + t.start[k]
+            nops = operand_count(t, k)
+            same_as[k] = -1
+            # reads of a repeat go to the first result while it is in its slot
+            for i in range(1, nops):
+                if not refers(code, i) or o[i] < 0:
+                    continue
+                v = version[o[i]]
+                c = same_as[v] if v < n and same_as[v] >= 0 else v
+                if c != v:
+                    src = t.opnd[t.start[c]]
+                    if version[src] == c and src != o[0]:
+                        o[i] = src
+                        changed += 1
+            if code == SCATTER and version[o[0]] < n:
+                read_in_place[version[o[0]]] = 1
+            # the op's key: its result size, then its operands as value ids
+            # (refs: the first computation of the value), parameters as their
+            # bits (each recorded op has its own), the rest as they are
+            key[t.start[k]] = t.slot_size[o[0]] if o[0] >= 0 else -1
+            for i in range(1, nops):
+                if refers(code, i) and o[i] >= 0:
+                    v = version[o[i]]
+                    key[t.start[k] + i] = same_as[v] if v < n and same_as[v] >= 0 else v
+                elif i == PARAM_OPERAND[code] and o[i] >= 0:     # the parameter's bits
+                    memcpy(&key[t.start[k] + i], &t.consts[o[i]], sizeof(double))
+                else:
+                    key[t.start[k] + i] = o[i]
+            if mergeable(t, code, o):
+                h = <int64_t>(key_hash(code, key + t.start[k], nops) & <uint64_t>mask)
+                while table[h] >= 0:
+                    j = table[h]
+                    if t.code[j] == code and operand_count(t, j) == nops and \
+                            memcmp(key + t.start[j], key + t.start[k],
+                                   nops * sizeof(int64_t)) == 0:
+                        src = t.opnd[t.start[j]]
+                        if version[src] != j and not read_in_place[j] and \
+                                k - j <= MOVE_REACH and k - j <= scan_budget and \
+                                t.slot_size[src] <= budget:
+                            moved = t.new_slot(t.slot_size[src])     # j's result moves
+                            budget -= t.slot_size[src]
+                            scan_budget -= k - j
+                            if moved >= cap_slots:
+                                grown = <int64_t*>realloc(version, 2 * cap_slots * sizeof(int64_t))
+                                if grown == NULL:
+                                    raise MemoryError("adsim: no memory to optimise the tape")
+                                version = grown
+                                cap_slots = 2 * cap_slots
+                            memset(t.val + t.slot_off[moved], 0,
+                                   <size_t>t.slot_size[moved] * sizeof(double))
+                            t.opnd[t.start[j]] = moved
+                            version[moved] = j
+                            for m in range(j + 1, k):
+                                om = t.opnd + t.start[m]
+                                for i in range(1, operand_count(t, m)):
+                                    if refers(t.code[m], i) and om[i] >= 0 and \
+                                            key[t.start[m] + i] == j:
+                                        om[i] = moved
+                                        changed += 1
+                            src = moved
+                        if version[src] == j:            # in its slot: k repeats it
+                            same_as[k] = j
+                        else:                            # gone: k takes its place
+                            table[h] = k
+                        break
+                    h = (h + 1) & mask
+                if table[h] < 0:
+                    table[h] = k
+            if o[0] >= 0:
+                version[o[0]] = k
+    finally:
+        free(version); free(same_as); free(read_in_place); free(key); free(table)
+    return changed
+
+
+cdef int64_t remove_dead(Tape t) except -1:
+    """Keep the ops the output or an effect needs, moved down in place (step
+    2 above); returns the number removed."""
+    cdef int64_t n = t.n_ops, k, i, nops, kept = 0, w_opnd = 0, first
+    cdef int code, r
+    cdef const int32_t* o
+    cdef uint8_t* needed = <uint8_t*>calloc(max(t.n_slots, 1), sizeof(uint8_t))
+    cdef uint8_t* keep = <uint8_t*>malloc(max(n, 1) * sizeof(uint8_t))
+    if needed == NULL or keep == NULL:
+        free(needed); free(keep)
+        raise MemoryError("adsim: no memory to optimise the tape")
+    needed[t.out_slot] = 1
+    for k in range(n - 1, -1, -1):
+        code = t.code[k]
+        o = t.opnd + t.start[k]
+        r = o[0]
+        keep[k] = has_effect(t, code, o) or (r >= 0 and needed[r])
+        if not keep[k]:
+            continue
+        if r >= 0 and code != SCATTER:      # a SCATTER keeps (reads) the rest of its slot
+            needed[r] = 0
+        for i in range(1, operand_count(t, k)):
+            if refers(code, i) and o[i] >= 0:
+                needed[o[i]] = 1
+    for k in range(n):
+        if not keep[k]:
+            continue
+        first = t.start[k]
+        nops = operand_count(t, k)          # (reads start[k + 1]: not yet moved)
+        memmove(t.opnd + w_opnd, t.opnd + first, <size_t>nops * sizeof(int32_t))
+        t.code[kept] = t.code[k]
+        t.start[kept] = <int32_t>w_opnd
+        kept += 1
+        w_opnd += nops
+    free(needed); free(keep)
+    t.n_ops = kept
+    t.n_opnd = w_opnd
+    if kept < n:
+        renumber_callbacks(t)
+    return n - kept
+
+
+cdef int renumber_callbacks(Tape t) except -1:
+    """Drop the rules objects of removed CALLBACK ops: each remaining object
+    is called by exactly one op, as tape files require."""
+    cdef int64_t k
+    cdef int32_t* o
+    kept = []
+    for k in range(t.n_ops):
+        if t.code[k] == CALLBACK:
+            o = t.opnd + t.start[k]
+            kept.append(t._callbacks[o[1]])
+            o[1] = len(kept) - 1
+    t._callbacks = tuple(kept)
+    return 0
+
+
+cdef int derive_flags(Tape t) except -1:
+    """The ops' flags as recording the kept ops alone would set them."""
+    cdef int64_t k
+    cdef int i
+    memset(t.slot_state, 0, <size_t>t.n_slots)
+    for i in range(len(t._input_slots)):
+        t.slot_state[<int>t._input_slots[i]] = SLOT_PINNED | SLOT_WRITTEN | \
+            (SLOT_VARIED if t._input_varied[i] else 0)
+    t.slot_state[t.out_slot] |= SLOT_PINNED
+    for k in range(t.n_ops):
+        t.flags[k] = t.write_flags(t.code[k], t.opnd + t.start[k])
+    return 0
+
+
+cdef bint optimise_program(Tape t) except -1:
+    """Steps 1 and 2 on a tape whose output is set; True when the program
+    changed (its flags are then derived again, without ticks)."""
+    cdef int64_t merged = merge_common(t)
+    cdef int64_t removed = remove_dead(t)
+    if merged or removed:
+        derive_flags(t)
+    return merged > 0 or removed > 0
