@@ -353,6 +353,7 @@ def matrix_power(a, n):
 # NumPy's linear algebra computes its results and nothing else: a call whose
 # result the tape's output does not need (the eigenvectors of eigh when only
 # the eigenvalues are read) is dropped from the tape (adsim/_optimise.pxi)
-for _prim in (_solve, _inv, _det, _logabsdet_prim, _cholesky, _eigvalsh, _eigvecs):
+for _prim in (_solve, _inv, _det, _logabsdet_prim, _cholesky, *_eigvalsh.values(),
+              *_eigvecs.values()):
     _prim.pure = True
 del _prim
