@@ -1485,7 +1485,7 @@ _TIGHT = {"rtol": 1e-10, "atol": 1e-14}
 _operator = sparse_linalg.aslinearoperator
 
 
-def _written(kind, x):
+def _written_sparse(kind, x):
     """A 5 x 5 matrix of ``kind`` written entry by entry: x[i]^2 on the
     diagonal, x[i] x[i + 1] added above it."""
     A = kind((5, 5))
@@ -1543,8 +1543,8 @@ SPARSE = {
     sp._bsr._bsr_base.__init__: _sparse(
         lambda x: sp.bsr_matrix((np.stack([x[:4], x[1:]]).reshape(2, 2, 2),
                                  [0, 1], [0, 1, 2]), shape=(4, 4)) @ x[:4]),
-    sp._lil._lil_base.__setitem__: _sparse(lambda x: _written(sp.lil_matrix, x) @ x),
-    sp._index.IndexMixin.__setitem__: _sparse(lambda x: _written(sp.dok_array, x) @ np.cos(x)),
+    sp._lil._lil_base.__setitem__: _sparse(lambda x: _written_sparse(sp.lil_matrix, x) @ x),
+    sp._index.IndexMixin.__setitem__: _sparse(lambda x: _written_sparse(sp.dok_array, x) @ np.cos(x)),
     sp.bmat: _sparse(lambda x: sp.bmat([[sp.diags(x[:3]), None], [_L5[3:, :3], sp.diags(x[3:])]])
                      @ x),
     sp.hstack: _sparse(lambda x: sp.hstack([sp.diags(x), _L5]) @ np.concatenate([x, x])),

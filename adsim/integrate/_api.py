@@ -5,6 +5,7 @@ import numpy as np
 from scipy.integrate import solve_ivp as scipy_solve_ivp
 
 from ..checkpoint.group import LoopGroup
+from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
 from ..errors import MixedRecordings
@@ -308,7 +309,8 @@ def _only_scipy_has(method, dense_output, y0):
     if isinstance(method, type):
         return not (method.__module__.startswith("scipy.integrate") and
                     method.__name__ in SUPPORTED)
-    return not active_leaves(y0) and np.iscomplexobj(y0)
+    # a complex active y0 is refused below, by name; a plain one is SciPy's
+    return not isinstance(y0, ComplexActive) and not active_leaves(y0) and np.iscomplexobj(y0)
 
 
 def _holds_active(fun, t_span, y0, t_eval, events, args, options):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._tapecache.codeinfo import unused_parameters
 from .._record.creation import current_tape
+from .._np.complex import ComplexActive
 from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
 from .._active import Active
@@ -24,14 +25,15 @@ def real_array(x, what):
     active array as it is, a (nested) list holding active numbers stacked."""
     if isinstance(x, Active):
         return x
-    if current_tape() is not None and holds_active(x):
+    complex_active = isinstance(x, ComplexActive)
+    if current_tape() is not None and not complex_active and holds_active(x):
         return from_pieces(x)
-    arr = np.asarray(x)
-    if arr.dtype.kind == "c":
+    if complex_active or np.iscomplexobj(x):
         raise UnsupportedOperation(
             f"adsim.integrate.solve_ivp: {what} is complex; adsim integrates real states. "
             f"Split y into its real and imaginary parts (a state twice as long) and write fun "
             f"for that state")
+    arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise InvalidArgument(f"adsim.integrate.solve_ivp: {what} must hold real numbers, got "
                               f"{given(x) if arr.dtype.kind == 'O' else f'dtype {arr.dtype}'}")
