@@ -35,7 +35,9 @@ switches: each wait for the GIL that was not over at once is one), and the
 CPU time per replay on two threads over that on one (above 1 when the
 threads slow each other down: shared caches, memory bandwidth, false
 sharing). The load average
-is printed before and after.
+is printed before and after. Tapes are replayed by the interpreter
+(``adsim.set_fusion("never")``): automatic fusion would change kernels, and
+with them the last bits of the results, part way through the rounds.
 
 Run as ``python -m benchmarks threads [--quick]``.
 """
@@ -226,6 +228,10 @@ def measure(fn, s, processes=None):
 
 
 def run(s):
+    # The interpreter throughout: automatic fusion would switch a tape to
+    # compiled kernels part way through the rounds, whose results differ from
+    # the interpreter's in the last bits, and every result is compared bitwise.
+    ad.set_fusion("never")
     load_before = os.getloadavg()
     rows = []
     with contextlib.ExitStack() as stack:
