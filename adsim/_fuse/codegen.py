@@ -312,6 +312,16 @@ def _rotation(run, k, op, live):
             [f"ge{x} += g{k}; he{x} += h{k};"] if back else [])
 
 
+def _block_loops(run):
+    """The loops over a run's rows and their blocks of BLOCK elements: ``nb``
+    elements from element ``i0`` (closed by the caller)."""
+    return [f"    for (int64_t r = 0; r < {run.m // run.row}; r++) {{",
+            f"      for (int64_t c0 = 0; c0 < {run.row}; c0 += BLOCK) {{",
+            f"        const int64_t nb = {run.row} - c0 < BLOCK ? {run.row} - c0 : BLOCK;",
+            f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
+            "        (void)i0;"]
+
+
 def _rotated_block(x, e, m, array, buffer, into, base=None):
     """Stage a block of a rotated source into ``buffer`` (or, ``into``, add
     ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m.
@@ -411,11 +421,7 @@ def _kernel(run, kind, written, function, last, read_later):
         lines.append("    double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;")
         if tangents:
             lines.append("    double sumd0 = 0.0, sumd1 = 0.0, sumd2 = 0.0, sumd3 = 0.0;")
-    lines += [f"    for (int64_t r = 0; r < {run.m // run.row}; r++) {{",
-              f"      for (int64_t c0 = 0; c0 < {run.row}; c0 += BLOCK) {{",
-              f"        const int64_t nb = {run.row} - c0 < BLOCK ? {run.row} - c0 : BLOCK;",
-              f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
-              "        (void)i0;"]
+    lines += _block_loops(run)
     for x, e in enumerate(externals):
         if e.kind == "rotated":
             lines.append(f"        double R{x}[BLOCK];")
@@ -554,11 +560,7 @@ def _vector_kernel(run, function, read_later):
     for x, e in enumerate(externals):
         if e.kind == "scalar":
             lines.append(f"    const double s{x} = V[{e.index}][0];")
-    lines += [f"    for (int64_t r = 0; r < {run.m // run.row}; r++) {{",
-              f"      for (int64_t c0 = 0; c0 < {run.row}; c0 += BLOCK) {{",
-              f"        const int64_t nb = {run.row} - c0 < BLOCK ? {run.row} - c0 : BLOCK;",
-              f"        const int64_t i0 = r * (int64_t){run.row} + c0;",
-              "        (void)i0;"]
+    lines += _block_loops(run)
     for x, e in enumerate(externals):
         if e.kind == "rotated":
             lines.append(f"        double R{x}[BLOCK];")
