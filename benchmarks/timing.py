@@ -84,10 +84,26 @@ def parser(area, description):
     p.add_argument("--results-dir", type=Path, default=None,
                    help="where to write <area>.json (default benchmarks/results)")
     p.add_argument("--docs", dest="docs", action="store_true", default=None,
-                   help="update docs/benchmarks.md and docs/figures (default unless --quick)")
+                   help="update docs/benchmarks.md and docs/figures (default unless --quick "
+                        "or the machine is busy: a load average over 0.75 per core)")
     p.add_argument("--no-docs", dest="docs", action="store_false",
                    help="do not touch docs/benchmarks.md or docs/figures")
     return p
+
+
+BUSY_LOAD = 0.75     # load average per core above which docs are left alone by default
+
+
+def busy_machine(area):
+    """Whether other work holds the cores now (load average over BUSY_LOAD per
+    core): a run then measures the machine's load as much as the code, so it
+    does not replace the docs' tables unless ``--docs`` asks for it."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load <= BUSY_LOAD * cores:
+        return False
+    print(f"{area}: load average {load:.2f} on {cores} cores: docs/benchmarks.md is left "
+          f"alone (pass --docs to write it anyway)", file=sys.stderr)
+    return True
 
 
 def settings_from(args, area):
@@ -97,7 +113,7 @@ def settings_from(args, area):
     kw = dict(full=args.full, peers=not args.no_peers, threads=args.threads, command=command)
     s = Settings.quick_settings(**kw) if args.quick else Settings(**kw)
     results = args.results_dir if args.results_dir is not None else s.results_dir
-    docs = (not args.quick) if args.docs is None else args.docs
+    docs = (not args.quick and not busy_machine(area)) if args.docs is None else args.docs
     # figures go to docs/figures with the docs, beside the JSON when a results
     # directory is named, and nowhere otherwise (benchmarks/results keeps JSON only)
     figures = FIGURES_DIR if docs else (Path(results) if args.results_dir is not None else None)
