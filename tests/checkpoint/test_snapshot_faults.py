@@ -396,6 +396,18 @@ adsim.grad(loss(limit, progress))(x)
 """
 
 
+def _open_files(pid):
+    """What the running process ``pid`` has open (a descriptor closed while
+    they are read is skipped: the process goes on with its sweep)."""
+    held = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            pass
+    return held
+
+
 def test_a_process_killed_mid_sweep_leaves_nothing(tmp_path):
     directory = tmp_path / "snapshots"
     directory.mkdir()
@@ -406,7 +418,7 @@ def test_a_process_killed_mid_sweep_leaves_nothing(tmp_path):
                              stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline() == "snapshots on disk\n", child.stderr.read()
-        held = [os.readlink(f"/proc/{child.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{child.pid}/fd")]
+        held = _open_files(child.pid)
         assert any(path.startswith(str(directory)) for path in held), held
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
