@@ -21,13 +21,7 @@ RNG = np.random.default_rng(1)
 C = RNG.uniform(0.5, 1.5, N)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    """Compiled kernels go to a directory of the test session, not the user's cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/core/conftest.py
 
 
 def fused_and_plain(f, x):
