@@ -20,9 +20,9 @@ Anything else asked of one raises ``UnsupportedOperation`` naming it.
 
 Values without a derivative (``np.ones(n)`` made in the recorded function,
 as when a model builds its Laplacian with ``diags``) make SciPy's own
-matrix of their plain values instead, guarded like any constant made in
-the function (a replay where they differ records again): a constant matrix
-goes everywhere SciPy's do (``splu``, ``LinearConstraint``, ``issparse``).
+matrix of their plain values instead (adsim/_scipy/sparse_constant.py,
+for every rule of the table): a constant matrix goes everywhere SciPy's do
+(``splu``, ``LinearConstraint``, ``issparse``).
 """
 import abc
 
@@ -31,7 +31,6 @@ import scipy.sparse as sp
 
 from .._active import Active
 from .._np.core import active_leaves, tape_of
-from .._np.integers import plain_if_constant
 from .._np.sparse_products import Pattern, spmv
 from ..errors import UnsupportedAttribute, UnsupportedOperation
 
@@ -421,31 +420,11 @@ def _init(format_name, self, arg1, shape, dtype):
 
 
 def diags(diagonals, offsets=0, shape=None, format=None, dtype=None):
-    plain = _plain_if_constant(diagonals)
-    if plain is not None:                       # SciPy's (no active value left)
-        return sp.diags(plain, offsets, shape=shape, format=format, dtype=dtype)
     return _diagonals(diagonals, offsets, shape, format, False)
 
 
 def diags_array(diagonals, /, *, offsets=0, shape=None, format=None, dtype=None):
-    plain = _plain_if_constant(diagonals)
-    if plain is not None:
-        return sp.diags_array(plain, offsets=offsets, shape=shape, format=format, dtype=dtype)
     return _diagonals(diagonals, offsets, shape, format, True)
-
-
-def _plain_if_constant(arguments):
-    """``arguments`` with every active array made plain (guarded) when none
-    has a derivative, else None (lists and tuples looked into)."""
-    leaves = active_leaves(arguments)
-    if any(tape_of(a).slot_is_varied(a.slot) for a in leaves):
-        return None
-
-    def plain(obj):
-        if isinstance(obj, (list, tuple)):
-            return type(obj)(plain(o) for o in obj)
-        return plain_if_constant(obj)
-    return plain(arguments)
 
 
 def _diagonals(diagonals, offsets, shape, format, like_array):
@@ -519,19 +498,11 @@ for _rule in (diags, diags_array, kron):
 
 
 def _compressed_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
-    plain = None if isinstance(arg1, ActiveSparse) else _plain_if_constant(arg1)
-    if plain is not None:                       # SciPy's constructor (no active value left)
-        return sp._compressed._cs_matrix.__init__(self, plain, shape=shape, dtype=dtype,
-                                                  copy=copy, **kwargs)
     fmt = "csc" if isinstance(self, (sp.csc_matrix, sp.csc_array)) else "csr"
     return _init(fmt, self, arg1, shape, dtype)
 
 
 def _coo_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
-    plain = None if isinstance(arg1, ActiveSparse) else _plain_if_constant(arg1)
-    if plain is not None:
-        return sp._coo._coo_base.__init__(self, plain, shape=shape, dtype=dtype, copy=copy,
-                                          **kwargs)
     return _init("coo", self, arg1, shape, dtype)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from .._np.sparse_products import is_sparse_operand, matrix_times, product, unpacked
 from ..errors import UnsupportedOperation
 from . import sparse_active, sparse_formats
-
+from .sparse_constant import scipy_when_constant
 
 
 def _matmul(self, other):
@@ -91,7 +91,7 @@ def _own_rule(op, x, vector_rule, matrix_rule):
     raise ValueError(f"adsim: a LinearOperator times an array of shape {np.shape(x)}")
 
 
-HOOKS = {
+_RULES = {
     **sparse_active.HOOKS,
     **sparse_formats.HOOKS,
     ("scipy.sparse._base", "_spbase.__matmul__"): _matmul,
@@ -104,6 +104,10 @@ HOOKS = {
     ("scipy.sparse._base", "_spbase.__rmul__"): _elementwise("__rmul__"),
     ("scipy.sparse._base", "_spbase.multiply"): _elementwise("multiply"),
 }
+
+# a call without derivatives makes SciPy's own matrix (adsim/_scipy/sparse_constant.py)
+HOOKS = {(module, path): scipy_when_constant(rule, module, path)
+         for (module, path), rule in _RULES.items()}
 
 # LinearOperators made by aslinearoperator of a sparse matrix (in the table of
 # scipy.sparse.linalg, adsim/_scipy/sparse_solve.py, whose module defines them)
