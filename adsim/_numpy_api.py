@@ -46,7 +46,7 @@ from ._np.views import (  # noqa: F401
     refresh_view, reshape, rollaxis, set_shape, setitem, split_function, squeeze, transpose,
     triangle,
     user_broadcast_to, view_of)
-from ._np.views import compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
+from ._np.views import broadcast_arrays, compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
     unstack
 from ._opcodes import CompareKind, Opcode as Op
 from ._active import Active, record_unary
@@ -276,6 +276,7 @@ FUNCTIONS = {
     np.outer: outer, np.einsum: einsum, np.trace: trace,
     np.reshape: reshape, np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims,
     np.transpose: transpose, np.copy: copy, np.broadcast_to: user_broadcast_to,
+    np.broadcast_arrays: broadcast_arrays,
     np.where: where, np.clip: clip, np.pad: pad, np.diff: numeric.diff,
     np.round: around, np.around: around, np.fix: lambda a, out=None: record_unary(a, int(Op.TRUNC)),
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,

@@ -368,6 +368,10 @@ NUMPY = {
     np.broadcast_to: [case(lambda x: np.broadcast_to(x, (2, 3)), 3),
                       case(lambda x: np.broadcast_to(x, (2, 2)), (), "0-d"),
                       case(lambda x: np.broadcast_to(x.reshape(2, 1), (2, 3)), 2, "column")],
+    np.broadcast_arrays: [case(lambda x: np.stack(np.broadcast_arrays(x[:3], x[3:].reshape(2, 1))),
+                               5),
+                          case(lambda x: np.broadcast_arrays(x, C3)[0] * np.broadcast_arrays(
+                              x, C3)[1], 3, "with a plain array")],
     np.where: [
         case(lambda x: np.where(x > 0, x ** 2, np.sin(x)), 6),
         case(lambda x: np.where(BOOL3, x, 0.5), 3, "constant condition"),

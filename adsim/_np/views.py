@@ -236,6 +236,14 @@ def user_broadcast_to(x, shape, subok=False):
     return derived(x, np.broadcast_to(x._positions(), shape), lambda: broadcast_to(x, shape))
 
 
+def broadcast_arrays(*args, subok=False):
+    """np.broadcast_arrays: each argument as a read-only view of the common
+    shape (a tuple, as NumPy 2 returns)."""
+    shape = np.broadcast_shapes(*(shape_of(a) for a in args))
+    return tuple(user_broadcast_to(a, shape) if isinstance(a, Active) else
+                 np.broadcast_to(a, shape) for a in args)
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
     if mode == "constant":
         value = kwargs.pop("constant_values", 0)

@@ -218,8 +218,10 @@ def _minimize(a, original):
     if bound_piece is not None:
         problem.pieces.append(bound_piece)
     given_constraints = problem.pieces[:len(constraints)]
-    if _method(a) == "cobyla":           # COBYLA accepts violations up to catol
-        problem.tolerance = max(ACTIVE_TOL, (a.get("options") or {}).get("catol", 2e-4))
+    # violations the derivative-free methods accept: COBYLA's catol, COBYQA's feasibility_tol
+    accepted = {"cobyla": ("catol", 2e-4), "cobyqa": ("feasibility_tol", 0.0)}.get(_method(a))
+    if accepted is not None:
+        problem.tolerance = max(ACTIVE_TOL, (a.get("options") or {}).get(*accepted))
 
     x_shape = (int(np.size(plain_value(a["x0"]))),)
 
