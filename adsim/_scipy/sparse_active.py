@@ -140,9 +140,9 @@ class ActiveSparse:
     def __array__(self, dtype=None, copy=None):
         # np.asarray(A) in code written for plain values (LinearConstraint(A, ...))
         raise UnsupportedOperation(
-            f"adsim: a scipy.sparse matrix assembled from active values cannot become a "
-            f"NumPy array (np.asarray of it, as code written for plain values does); pass "
-            f"A.toarray(), an active dense array, instead")
+            "adsim: a scipy.sparse matrix assembled from active values cannot become a "
+            "NumPy array (np.asarray of it, as code written for plain values does); pass "
+            "A.toarray(), an active dense array, instead")
 
     def __len__(self):
         raise _unsupported("len()")
