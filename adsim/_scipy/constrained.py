@@ -45,7 +45,8 @@ from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
 from .implicit import ImplicitSolution, Stationarity, _Recorded
-from .solver_calls import _as_array, _bound_to, _Leak, _with_x, plain_value
+from .solver_calls import (_as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
+                           with_value_second)
 
 __all__ = ["ACTIVE_TOL", "KKT_RTOL", "CONSTRAINED", "constrained_call", "reads_active"]
 
@@ -455,8 +456,13 @@ def constrained_call(solver, original, arguments):
         return np.concatenate([x, mu])
 
     solution = ImplicitSolution(Stationarity(f, n, solver), solve, x0)
-    z = solution([every[i] for i in positions])
-    return answer(state["raw"], z[:n].reshape(x_shape))
+    params = [every[i] for i in positions]
+    z = solution(params)
+    out = answer(state["raw"], z[:n].reshape(x_shape))
+    if isinstance(out, dict) or isinstance(out, tuple):     # the objective's value in it
+        value = f(z[:n], *params)                           # recorded, at the active x
+        return with_fun(out, value) if isinstance(out, dict) else with_value_second(out, value)
+    return out
 
 
 def _active_set(solver, problem, constraint_values, f, g, x, values, state):

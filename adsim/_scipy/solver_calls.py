@@ -44,13 +44,17 @@ class Spec:
     answer(raw, x) -> the solver's return value with the active x;
     first_of: the function returns a tuple whose first item is the value
     (``jac=True``); lifted: other functions taking ``(x, *args)``;
-    check(x): refuses a solution the derivative does not hold at."""
+    check(x): refuses a solution the derivative does not hold at;
+    refresh(answer, value) -> the answer with the items that are the
+    function's value at the solution (``fun``, ``cost``) replaced by
+    ``value``, the function evaluated on the active solution (they move
+    with the parameters as the solution does)."""
 
     def __init__(self, kind, function, start, x_shape, run, answer, first_of=False, lifted=(),
-                 check=None):
+                 check=None, refresh=None):
         self.kind, self.function, self.start, self.x_shape = kind, function, start, x_shape
         self.run, self.answer, self.first_of, self.lifted = run, answer, first_of, lifted
-        self.check = check
+        self.check, self.refresh = check, refresh
 
 
 # ---- the solvers ---------------------------------------------------------------------
@@ -64,6 +68,27 @@ def _with_x(result, x):
     out = copy.copy(result)
     out["x"] = x
     return out
+
+
+def with_fun(result, value):
+    """An OptimizeResult whose ``fun`` is the objective's active value."""
+    result["fun"] = np.reshape(value, ())
+    return result
+
+
+def _with_residuals(result, value):
+    """least_squares: ``fun`` the active residuals, ``cost`` half their
+    squared norm."""
+    result["fun"] = value
+    result["cost"] = 0.5 * np.sum(value ** 2)
+    return result
+
+
+def with_value_second(out, value):
+    """(x, f, ...) of the legacy minimisers' full output: f active."""
+    if not isinstance(out, tuple) or len(out) < 2 or np.ndim(out[1]) != 0:
+        return out
+    return (out[0], np.reshape(value, ())) + out[2:]
 
 
 def _fsolve(a):
@@ -152,7 +177,7 @@ def _minimize(a):
         return res, res.x, bool(res.success), res.message
     return Spec("minimum", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
                 first_of=a.get("jac") is True, lifted=("jac", "hess", "hessp"),
-                check=_bounds_check("minimize", a.get("bounds")))
+                check=_bounds_check("minimize", a.get("bounds")), refresh=with_fun)
 
 
 def _minimize_scalar(a):
@@ -165,7 +190,8 @@ def _minimize_scalar(a):
     within = 2.0 * (a.get("options") or {}).get("xatol", 1e-5) \
         if not callable(method) and method.lower() == "bounded" else 0.0
     return Spec("minimum", "fun", None, (), run, _with_x,
-                check=_bounds_check("minimize_scalar", a.get("bounds"), within))
+                check=_bounds_check("minimize_scalar", a.get("bounds"), within),
+                refresh=with_fun)
 
 
 def _least_squares(a):
@@ -179,7 +205,8 @@ def _least_squares(a):
         res = original(**call)
         return res, res.x, bool(res.success), res.message
     return Spec("least_squares", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
-                lifted=("jac",), check=_bounds_check("least_squares", a.get("bounds")))
+                lifted=("jac",), check=_bounds_check("least_squares", a.get("bounds")),
+                refresh=_with_residuals)
 
 
 def _leastsq(a):
@@ -203,7 +230,8 @@ _LEGACY_MINIMISERS = {
 def _legacy_minimiser(solver):
     """``fmin`` and its kin: run with ``full_output=True``; the call's own
     layout given back (``xopt``, the full output, ``allvecs`` with
-    ``retall``), the other items plain values of the recorded solve."""
+    ``retall``), ``fopt`` the objective at the active solution, the other
+    items plain values of the recorded solve."""
     function, lifted, flag_at = _LEGACY_MINIMISERS[solver]
 
     def spec(a):
@@ -215,7 +243,8 @@ def _legacy_minimiser(solver):
             if a.get("full_output"):
                 return (x,) + raw[1:]
             return (x, raw[-1]) if a.get("retall") else x
-        return Spec("minimum", function, "x0", _flat_shape(a["x0"]), run, answer, lifted=lifted)
+        return Spec("minimum", function, "x0", _flat_shape(a["x0"]), run, answer, lifted=lifted,
+                    refresh=with_value_second)
     return spec
 
 
@@ -236,7 +265,8 @@ def _fmin_l_bfgs_b(a):
         return raw, raw[0], raw[2]["warnflag"] == 0, raw[2].get("task", raw[2]["warnflag"])
     return Spec("minimum", "func", "x0", _flat_shape(a["x0"]), run,
                 lambda raw, x: (x,) + raw[1:], first_of=_gradient_of_value(a),
-                lifted=("fprime",), check=_bounds_check("fmin_l_bfgs_b", a.get("bounds")))
+                lifted=("fprime",), check=_bounds_check("fmin_l_bfgs_b", a.get("bounds")),
+                refresh=with_value_second)
 
 
 # fmin_tnc's return codes: 0 local minimum, 1 and 2 converged in f or x; the others
@@ -419,8 +449,12 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
     solution = ImplicitSolution(system, solve, x0)
-    x = solution([args[i] for i in positions])
-    return spec.answer(first["raw"], x.reshape(first["shape"]))
+    x = solution([args[i] for i in positions]).reshape(first["shape"])
+    out = spec.answer(first["raw"], x)
+    if spec.refresh is None:
+        return out
+    value = functions[0](np.reshape(x, spec.x_shape), *args)     # recorded, at the active x
+    return spec.refresh(out, _as_array(value[0] if spec.first_of else value))
 
 
 class _Leak:

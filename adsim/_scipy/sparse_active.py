@@ -31,6 +31,7 @@ import scipy.sparse as sp
 
 from .._active import Active
 from .._np.core import active_leaves, tape_of
+from .._np.joins import from_pieces
 from .._np.sparse_products import Pattern, spmv
 from ..errors import UnsupportedAttribute, UnsupportedOperation
 
@@ -73,6 +74,8 @@ class ActiveSparse:
         pattern, order = _entries_pattern(rows, cols, shape)
         self._rows, self._cols = rows[order], cols[order]
         self._pattern = pattern
+        if not isinstance(values, Active) and active_leaves(values):
+            values = from_pieces(values)        # a list of active entries (an assembly loop)
         values = values.reshape(-1) if isinstance(values, Active) else \
             np.asarray(values, dtype=float).reshape(-1)
         self._values = values if np.array_equal(order, np.arange(order.size)) else values[order]

@@ -202,3 +202,36 @@ def test_an_unsuccessful_minimisation_is_refused():
                                   options={"maxiter": 2}).x)
     with pytest.raises(SolverNotConverged, match="minimize did not converge"):
         adsim.grad(f)(P)
+
+
+def test_the_minimum_value_in_the_result_moves_with_the_parameters():
+    """``res.fun`` (and least_squares' ``cost``, the legacy full outputs'
+    ``fopt``) is the objective at the active solution: by the envelope
+    theorem its gradient is the objective's partial derivative in p there
+    (SciPy's float would give zero)."""
+    def partial(z, p):                     # d quartic / dp at fixed z
+        return adsim.grad(lambda q: quartic(z, q))(p)
+
+    def solution(p):
+        return so.minimize(quartic, np.zeros(2), args=(p,), jac=adsim.grad(quartic),
+                           options={"gtol": 1e-9}).x
+    calls = {
+        "minimize": lambda p: so.minimize(quartic, np.zeros(2), args=(p,),
+                                          jac=adsim.grad(quartic), options={"gtol": 1e-9}).fun,
+        "fmin full_output": lambda p: so.fmin(quartic, np.zeros(2), args=(p,), xtol=1e-12,
+                                              ftol=1e-15, full_output=True, disp=False)[1],
+        "fmin_l_bfgs_b": lambda p: so.fmin_l_bfgs_b(quartic, np.zeros(2), args=(p,),
+                                                    approx_grad=True, pgtol=1e-10)[1],
+        "minimize SLSQP with an inactive constraint": lambda p: so.minimize(
+            quartic, np.zeros(2), args=(p,), method="SLSQP", options={"ftol": 1e-14},
+            constraints=[{"type": "ineq", "fun": lambda z: 10.0 - z[0]}]).fun,
+    }
+    want = partial(solution(P), P)
+    for name, f in calls.items():
+        assert_close(adsim.grad(f)(P), want, 1e-5, 1e-7, name)
+
+    def cost(p):
+        t = np.linspace(0.0, 1.0, 8)
+        return so.least_squares(lambda th: th[0] + th[1] * t - p[0] * np.exp(p[1] * t),
+                                np.zeros(2), xtol=1e-14, ftol=1e-14, gtol=1e-14).cost
+    check_solution_derivatives(cost, P, V, rtol=1e-6, second_order=False)
