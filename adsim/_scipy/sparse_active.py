@@ -11,7 +11,8 @@ and summed wherever the matrix acts, as SciPy sums duplicates of a COO
 matrix. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values as a
 slot, so every sweep differentiates them in the values too; sums, scales
 and Kronecker products are recorded operations on the value vectors.
-``spsolve(A, b)`` with such a matrix is adsim/_scipy/sparse_active_solve.py.
+``spsolve(A, b)`` and the Krylov solves with such a matrix are
+adsim/_scipy/sparse_active_solve.py.
 
 The constructors of SciPy's classes are hooked (adsim/_scipy/hooks.py): a
 ``coo_matrix(...)`` given active values becomes an ActiveSparse (its class
@@ -41,7 +42,7 @@ def _unsupported(what):
         f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
         f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
         f"tocsr/tocsc/tocoo, toarray, diagonal, sum, row and column selection, products "
-        f"with arrays, spsolve and scipy.sparse.kron")
+        f"with arrays, spsolve, cg, gmres, bicgstab, minres, lgmres and scipy.sparse.kron")
 
 
 def _entries_pattern(rows, cols, shape):

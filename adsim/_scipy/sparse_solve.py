@@ -23,16 +23,14 @@ import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._record.creation import current_tape
-from ..errors import SolverNotConverged, UnsupportedOperation
+from ..errors import UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active, sparse_active_solve
+from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
 
-_KRYLOV = {"cg": spla.cg, "gmres": spla.gmres, "bicgstab": spla.bicgstab,
-           "minres": spla.minres, "lgmres": spla.lgmres}
-_SYMMETRIC = ("cg", "minres")          # methods that take A to be symmetric: A^T is A
 
 
 def _is_transposed(trans):
@@ -64,68 +62,6 @@ class _Triangular:
         A, lower = (self.transpose, not self.lower) if transposed else (self.matrix, self.lower)
         return spla.spsolve_triangular(A, np.asarray(b, dtype=float), lower=lower,
                                        unit_diagonal=self.unit)
-
-
-class _Krylov:
-    """A Krylov method's solves: the value from the user's x0 (and with the
-    user's callback), derivatives from zero; all with the user's
-    preconditioner M (its transpose for the adjoint of a non-symmetric
-    method, when M has one: a matrix, or a LinearOperator with rmatvec). A
-    derivative solve that breaks down (info < 0: bicgstab on some right-hand
-    sides) is done again by GMRES to the same tolerance: the derivative is
-    A^-1 db whichever method finds it."""
-
-    def __init__(self, matrix, method, options, x0=None, callback=None, M=None):
-        self.matrix, self.method, self.options = matrix, method, options
-        self.x0, self.callback = x0, callback
-        self.M = M
-        self.M_transposed = None if M is None or method in _SYMMETRIC else _transposed_operator(M)
-
-    def solve(self, b, transposed, derivative=False):
-        flipped = transposed and self.method not in _SYMMETRIC
-        A = self.matrix.T if flipped else self.matrix
-        M = self.M_transposed if flipped else self.M
-        b = np.asarray(b, dtype=float)
-        if derivative and not np.any(b):        # a zero seed: the solution is zero
-            return np.zeros_like(b)
-        extra = {} if derivative else {"x0": self.x0, "callback": self.callback}
-        try:
-            x, info = _KRYLOV[self.method](A, b, **self.options, **extra, M=M)
-        except NotImplementedError as err:          # a LinearOperator without rmatvec
-            raise UnsupportedOperation(
-                f"adsim: the adjoint of scipy.sparse.linalg.{self.method} solves with A^T, "
-                f"which this LinearOperator does not give ({err}); give it an rmatvec") from err
-        if info < 0 and derivative:
-            tolerances = {k: v for k, v in self.options.items() if k in ("rtol", "atol")}
-            x, info = spla.gmres(A, b, restart=min(b.shape[0], 100), M=M, **tolerances)
-        if info != 0:
-            what = "did not converge" if info > 0 else "broke down"
-            raise SolverNotConverged(
-                f"adsim: scipy.sparse.linalg.{self.method} {what} (info = {info}) in "
-                f"{_which_solve(transposed, derivative)} with options {self.options}; its "
-                f"result has no derivative. Raise maxiter, "
-                f"loosen rtol/atol or precondition the system")
-        return x
-
-
-def _transposed_operator(M):
-    """M^T of a preconditioner, or None when it has none (the adjoint solve
-    then runs without one)."""
-    if sp.issparse(M) or isinstance(M, np.ndarray):
-        return M.T
-    if not isinstance(M, spla.LinearOperator):
-        return None
-    if hasattr(M, "_CustomLinearOperator__rmatvec_impl"):     # LinearOperator(shape, matvec=...)
-        return M.T if M._CustomLinearOperator__rmatvec_impl is not None else None
-    base = spla.LinearOperator
-    overrides = type(M)._rmatvec is not base._rmatvec or type(M)._adjoint is not base._adjoint
-    return M.T if overrides else None
-
-
-def _which_solve(transposed, derivative):
-    if transposed:
-        return "an adjoint solve with the transpose"
-    return "a tangent solve" if derivative else "the solve"
 
 
 # ---- primitives of one solver: x = A^-1 b and x = A^-T b ---------------------------
@@ -206,7 +142,8 @@ def _constant_matrix(A, name):
     if sparse_active.is_active_matrix(A):
         raise UnsupportedOperation(
             f"adsim: scipy.sparse.linalg.{name} with a matrix assembled from active values is "
-            f"not supported; solve with scipy.sparse.linalg.spsolve(A, b)")
+            f"not supported; solve with scipy.sparse.linalg.spsolve(A, b) or a Krylov method "
+            f"(cg, gmres, bicgstab, minres, lgmres)")
     from .._np.sparse_products import unpacked
     if isinstance(A, spla.LinearOperator):
         matrix, transposed = unpacked(A)
@@ -339,6 +276,9 @@ def _krylov_rule(method):
             raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
                              f"array of shape {np.shape(b)}")
         x0 = None if x0 is None else np.asarray(x0, dtype=float)
+        if sparse_active.is_active_matrix(A):
+            return sparse_active_solve.krylov_solve(A, b, method, options, x0=x0,
+                                                    callback=callback, M=M), 0
         if _is_code_operator(A):
             _plain_operator(A, method, np.shape(b)[0])
             solver = _Krylov(A, method, options, x0=x0, callback=callback, M=M)
