@@ -459,10 +459,11 @@ def constrained_call(solver, original, arguments):
     params = [every[i] for i in positions]
     z = solution(params)
     out = answer(state["raw"], z[:n].reshape(x_shape))
-    if isinstance(out, dict) or isinstance(out, tuple):     # the objective's value in it
-        value = f(z[:n], *params)                           # recorded, at the active x
-        return with_fun(out, value) if isinstance(out, dict) else with_value_second(out, value)
-    return out
+    def at(x, *values):                # the objective with the parameters as arguments
+        return f(np.reshape(x, (-1,)), *values)
+    if isinstance(out, dict):          # an OptimizeResult: fun and jac
+        return with_fun(out, at, params)
+    return with_value_second(out, at, params) if isinstance(out, tuple) else out
 
 
 def _active_set(solver, problem, constraint_values, f, g, x, values, state):

@@ -27,6 +27,7 @@ from .._nesting.nested import lift_closures
 from .._np.core import active_leaves
 from .._np.joins import from_pieces
 from .._record.creation import suspended
+from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .implicit import Equations, ImplicitSolution, Stationarity
 
@@ -45,9 +46,10 @@ class Spec:
     first_of: the function returns a tuple whose first item is the value
     (``jac=True``); lifted: other functions taking ``(x, *args)``;
     check(x): refuses a solution the derivative does not hold at;
-    refresh(answer, value) -> the answer with the items that are the
-    function's value at the solution (``fun``, ``cost``) replaced by
-    ``value``, the function evaluated on the active solution (they move
+    refresh(answer, at, params) -> the answer with the items that are the
+    function's value at the solution or its derivatives there (``fun``,
+    ``cost``, ``jac``, ``grad``) made again from ``at(x, *params)``, the
+    function with the active parameters, on the active solution (they move
     with the parameters as the solution does)."""
 
     def __init__(self, kind, function, start, x_shape, run, answer, first_of=False, lifted=(),
@@ -70,25 +72,39 @@ def _with_x(result, x):
     return out
 
 
-def with_fun(result, value):
-    """An OptimizeResult whose ``fun`` is the objective's active value."""
-    result["fun"] = np.reshape(value, ())
+def with_fun(result, at, params):
+    """An OptimizeResult whose ``fun`` is the objective's active value at
+    the solution and ``jac`` (where it has one) its gradient there."""
+    x = result["x"]
+    result["fun"] = np.reshape(at(x, *params), ())
+    if "jac" in result:
+        result["jac"] = grad(lambda z, *p: np.reshape(at(z, *p), ()))(x, *params)
     return result
 
 
-def _with_residuals(result, value):
+DENSE_JACOBIAN_UP_TO = 10 ** 6
+"""Entries of least_squares' ``jac`` up to which it is made again, densely,
+on the active solution (above: SciPy's plain value is left)."""
+
+
+def _with_residuals(result, at, params):
     """least_squares: ``fun`` the active residuals, ``cost`` half their
-    squared norm."""
-    result["fun"] = value
-    result["cost"] = 0.5 * np.sum(value ** 2)
+    squared norm, ``jac`` their Jacobian and ``grad`` the cost's gradient
+    (up to DENSE_JACOBIAN_UP_TO entries)."""
+    x = result["x"]
+    r = at(x, *params)
+    result.update(fun=r, cost=0.5 * np.sum(r ** 2))
+    if np.size(r) * np.size(x) <= DENSE_JACOBIAN_UP_TO:
+        J = jacobian(at)(x, *params)
+        result.update(jac=J, grad=J.T @ r)
     return result
 
 
-def with_value_second(out, value):
+def with_value_second(out, at, params):
     """(x, f, ...) of the legacy minimisers' full output: f active."""
     if not isinstance(out, tuple) or len(out) < 2 or np.ndim(out[1]) != 0:
         return out
-    return (out[0], np.reshape(value, ())) + out[2:]
+    return (out[0], np.reshape(at(out[0], *params), ())) + out[2:]
 
 
 def _fsolve(a):
@@ -453,8 +469,11 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     out = spec.answer(first["raw"], x)
     if spec.refresh is None:
         return out
-    value = functions[0](np.reshape(x, spec.x_shape), *args)     # recorded, at the active x
-    return spec.refresh(out, _as_array(value[0] if spec.first_of else value))
+
+    def at(z, *params):                # the function with the parameters as arguments
+        value = functions[0](np.reshape(z, spec.x_shape), *params)
+        return _as_array(value[0] if spec.first_of else value)
+    return spec.refresh(out, at, args)
 
 
 class _Leak:

@@ -208,7 +208,7 @@ def test_the_minimum_value_in_the_result_moves_with_the_parameters():
     """``res.fun`` (and least_squares' ``cost``, the legacy full outputs'
     ``fopt``) is the objective at the active solution: by the envelope
     theorem its gradient is the objective's partial derivative in p there
-    (SciPy's float would give zero)."""
+    (SciPy's float would give zero); ``res.jac`` is made there too."""
     def partial(z, p):                     # d quartic / dp at fixed z
         return adsim.grad(lambda q: quartic(z, q))(p)
 
@@ -230,8 +230,22 @@ def test_the_minimum_value_in_the_result_moves_with_the_parameters():
     for name, f in calls.items():
         assert_close(adsim.grad(f)(P), want, 1e-5, 1e-7, name)
 
-    def cost(p):
+    def cost_and_variance(p):
+        """A line fitted to an exponential: its cost and the variance of its
+        slope from res.jac, as scripts compute it."""
         t = np.linspace(0.0, 1.0, 8)
-        return so.least_squares(lambda th: th[0] + th[1] * t - p[0] * np.exp(p[1] * t),
-                                np.zeros(2), xtol=1e-14, ftol=1e-14, gtol=1e-14).cost
-    check_solution_derivatives(cost, P, V, rtol=1e-6, second_order=False)
+        res = so.least_squares(lambda th: th[0] + th[1] * t ** p[1] - p[0] * np.exp(p[1] * t),
+                               np.zeros(2), jac=lambda th: np.stack([t ** 0, t ** p[1]], 1),
+                               xtol=1e-14, ftol=1e-14, gtol=1e-14)
+        covariance = np.linalg.inv(res.jac.T @ res.jac) * 2.0 * res.cost / (8 - 2)
+        return res.cost + covariance[1, 1]
+    check_solution_derivatives(cost_and_variance, P, V, rtol=1e-6, second_order=False)
+
+    def held_gradient(p):
+        """res.jac of a constrained minimum: the objective's gradient there,
+        held by the constraint (not zero)."""
+        res = so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2), method="SLSQP",
+                          constraints=[{"type": "ineq", "fun": lambda z: 0.5 - z[0]}],
+                          options={"ftol": 1e-14})
+        return res.jac @ np.array([1.0, 3.0])
+    assert_close(adsim.grad(held_gradient)(P), [-2.0, 0.0], 1e-8, 1e-8, "d jac / dp")
