@@ -539,6 +539,43 @@ cdef int fused_sum(Sweep* s, int32_t r) except -1 nogil:
     return 0
 
 
+cdef bint fused_whole_tape(Sweep* s, int32_t r, bint second_order, const int32_t* inputs,
+                           int n_inputs, double** caller, const double* seeds,
+                           double* outs) except -1 nogil:
+    """fused_reverse of run r when it is the whole tape (its first op is the
+    tape's first): the inputs' values, tangents, adjoints and adjoint
+    tangents are the caller's arrays (``caller``: n_inputs pointers of each,
+    in that order; adjoints zeroed), so the replay copies nothing in or out.
+    False when the run has no kernel for this sweep."""
+    cdef const FusedRun* f = &s.fused[r]
+    cdef fused_kernel kernel = f.second_order if second_order else f.gradient
+    cdef double* local[FUSED_LOCAL_POINTERS]
+    cdef double** ptrs = local
+    cdef int i, k, n = f.n_refs
+    if kernel == NULL or s.runs[r * RUN_FIELDS + RUN_FIRST] != 0:
+        return False
+    for i in range(n):
+        for k in range(n_inputs):
+            if f.refs[i] == inputs[k] and view_shift(s, inputs[k]) != 0:
+                return False            # (a chunk's shifted view: never at a run's start)
+    if 4 * n > FUSED_LOCAL_POINTERS:
+        ptrs = <double**>malloc(<size_t>(4 * n) * sizeof(double*))
+        if ptrs == NULL:
+            return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
+    fused_pointers(s, f, ptrs)
+    for i in range(n):
+        for k in range(n_inputs):
+            if f.refs[i] == inputs[k]:
+                ptrs[i] = caller[k]
+                ptrs[n + i] = caller[n_inputs + k]
+                ptrs[2 * n + i] = caller[2 * n_inputs + k]
+                ptrs[3 * n + i] = caller[3 * n_inputs + k]
+    kernel(ptrs, ptrs + n, ptrs + 2 * n, ptrs + 3 * n, seeds, outs)
+    if ptrs != local:
+        free(ptrs)
+    return True
+
+
 cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
     """run_and_reverse of run r by its fused kernel, for one adjoint
     direction (with one tangent direction when ``second_order``); False

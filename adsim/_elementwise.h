@@ -14,6 +14,10 @@ static inline double chain(double partial, double seed) {
     return (seed != 0.0 && partial != 0.0) ? product : 0.0;
 }
 
+/* partial * seed without the rule: the first pass of a fused block
+ * (adsim/_fuse/codegen.py _element_loops), redone with chain() on a NaN */
+static inline double plain_product(double partial, double seed) { return partial * seed; }
+
 /* slope * seed for a constant slope: chain() only when the slope is not
  * finite (a finite slope times 0 is 0 already). */
 static inline double scaled(double slope, double seed) {

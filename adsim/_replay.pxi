@@ -86,8 +86,16 @@ cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
     """A Replay of ``t`` for one call, from the tape's pool: its sweep laid
     out for ``layout`` with ``dirs`` directions and the inputs ``xs`` loaded.
     Should this fail, the Replay is dropped, not returned."""
-    cdef Replay r
     cdef list arrays = input_arrays(t, xs)          # checked before a Replay is taken
+    cdef Replay r = replay_taken(t, layout, dirs)
+    load_inputs(t, r, arrays)
+    return r
+
+
+cdef Replay replay_taken(Tape t, int layout, int dirs):
+    """replay_setup without the inputs: the caller loads them (or reads them
+    where they are, replay_whole_tape)."""
+    cdef Replay r
     fusion_tick(t, layout, dirs)
     if t.n_idle:                        # one step under the GIL: no other thread gets it
         t.n_idle -= 1
@@ -102,7 +110,6 @@ cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
     r.stack.top = 0
     r.context.begin(layout, dirs)
     lay_out(t, r, layout, dirs)
-    load_inputs(t, r, arrays)
     return r
 
 
@@ -420,6 +427,67 @@ cdef inline double* data_of(cnp.ndarray a):
     return NULL if a is None else <double*>cnp.PyArray_DATA(a)
 
 
+cdef enum:
+    WHOLE_TAPE_INPUTS = 8               # inputs the direct path below takes
+
+cdef bint replay_whole_tape(Tape t, Replay r, list values, list tangents, list adjoints,
+                            list adjoint_tangents, bint second_order, const double* seeds,
+                            double* outs) except -1:
+    """A tape that is one fused run summed into its scalar output (a whole
+    objective of elementwise NumPy) replayed by that run's gradient (or
+    second-order) kernel straight from and into the caller's arrays: the
+    inputs are not copied into their slots nor their adjoints out of the work
+    buffer, which at a million elements costs more than the kernel. The lists
+    hold an array (or None) per input; adjoints and adjoint tangents zeroed.
+    False, having done nothing, when the tape is not such a run."""
+    cdef int32_t run
+    cdef int i, n_in = len(values)
+    cdef int32_t inputs[WHOLE_TAPE_INPUTS]
+    cdef double* caller[4 * WHOLE_TAPE_INPUTS]
+    cdef bint done
+    run = whole_tape_run(t, r, second_order)
+    if run < 0 or n_in > WHOLE_TAPE_INPUTS:
+        return False
+    for i in range(n_in):
+        inputs[i] = t._input_slots[i]
+        caller[i] = data_of(values[i])
+        caller[n_in + i] = data_of(tangents[i]) if tangents is not None else NULL
+        caller[2 * n_in + i] = data_of(adjoints[i])
+        caller[3 * n_in + i] = data_of(adjoint_tangents[i]) if adjoint_tangents is not None \
+            else NULL
+    if r.heavy:
+        with nogil:
+            done = fused_whole_tape(&r.s, run, second_order, inputs, n_in, caller, seeds, outs)
+    else:
+        done = fused_whole_tape(&r.s, run, second_order, inputs, n_in, caller, seeds, outs)
+    if done:                    # the work buffer was not touched: as zero as lay_out left it
+        if second_order:
+            r.zero_lo, r.zero_hi = r.s.p * t.arena_size, (2 * r.s.p + 1) * t.arena_size
+        else:
+            r.zero_lo, r.zero_hi = 0, r.s.q * t.arena_size
+    return done
+
+
+cdef int32_t whole_tape_run(Tape t, Replay r, bint second_order):
+    """The fused run that, with the sum after it, is the whole tape, when it
+    has the kernel the sweep needs; else -1."""
+    cdef int32_t run
+    if r.s.fused == NULL:
+        return -1
+    run = run_into_output(&r.s, t.n_ops)
+    if run < 0 or r.s.runs[run * RUN_FIELDS + RUN_FIRST] != 0:
+        return -1
+    if (r.s.fused[run].second_order if second_order else r.s.fused[run].gradient) == NULL:
+        return -1
+    return run
+
+
+cdef cnp.ndarray zeros_like_slot(Tape t, int slot, int dirs):
+    cdef cnp.ndarray a = copy_out(NULL, dirs, t.slot_size[slot])
+    memset(cnp.PyArray_DATA(a), 0, <size_t>(max(dirs, 1) * t.slot_size[slot]) * sizeof(double))
+    return a
+
+
 # ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
 
 cdef object replay_values(Tape t, object xs):
@@ -444,6 +512,9 @@ cdef tuple replay_adjoints(Tape t, object xs, object W):
     cdef cnp.ndarray w = None, y
     cdef Reversal c
     cdef Replay r
+    cdef list arrays
+    cdef double seeds[2]
+    cdef double outs[2]
     t.check_replayable()
     size = t.slot_size[t.out_slot]
     if W is None:
@@ -453,9 +524,18 @@ cdef tuple replay_adjoints(Tape t, object xs, object W):
         if w.ndim != 2 or w.shape[1] != size or w.shape[0] > 2147483647:
             raise ValueError(f"adsim: adjoint weights of shape {np.shape(W)}; expected (q, {size})")
         q = w.shape[0]
-    r = replay_setup(t, xs, ADJOINTS, <int>q)
+    arrays = input_arrays(t, xs)
+    r = replay_taken(t, ADJOINTS, <int>q)
     try:
         y = new_output(t)
+        if q == 1 and whole_tape_run(t, r, False) >= 0:
+            adjoints = [zeros_like_slot(t, slot, 1) for slot in t._input_slots]
+            seeds[0] = 1.0 if w is None else data_of(w)[0]
+            seeds[1] = 0.0
+            if replay_whole_tape(t, r, arrays, None, adjoints, None, False, seeds, outs):
+                data_of(y)[0] = outs[0]
+                return y, adjoints
+        load_inputs(t, r, arrays)
         c.w = data_of(w)
         c.wdot = NULL
         c.y = data_of(y)
@@ -517,13 +597,24 @@ cdef object replay_hvp_one(Tape t, object x, object v):
     cdef cnp.ndarray va, hv
     cdef Reversal c
     cdef Replay r
+    cdef list arrays
+    cdef double seeds[2]
+    cdef double outs[2]
     t.check_replayable()
     if len(t._input_slots) != 1 or t.slot_size[t.out_slot] != 1:
         raise ValueError("adsim: _hvp_one needs a tape of one input and a scalar output")
     slot = t._input_slots[0]
     va = as_slot_array(v, t.slot_size[slot], "the direction")
-    r = replay_setup(t, [x], SECOND_ORDER, 1)
+    arrays = input_arrays(t, [x])
+    r = replay_taken(t, SECOND_ORDER, 1)
     try:
+        if whole_tape_run(t, r, True) >= 0:
+            hv = zeros_like_slot(t, slot, 0).reshape(np.shape(va))
+            seeds[0], seeds[1] = 1.0, 0.0
+            gradient = [zeros_like_slot(t, slot, 0)]
+            if replay_whole_tape(t, r, arrays, [va], gradient, [hv], True, seeds, outs):
+                return hv
+        load_inputs(t, r, arrays)
         memcpy(tptr(&r.s, slot), cnp.PyArray_DATA(va), <size_t>t.slot_size[slot] * sizeof(double))
         c.w = c.wdot = c.y = c.ty = NULL        # weight 1; nothing of the output read
         replay_reverse(t, r, &c, True)

@@ -59,4 +59,7 @@ cdef object runs_of(Sweep* program, int64_t n_ops, int64_t n_slots, int64_t min_
 cdef int32_t run_into_output(Sweep* s, int64_t n_ops) noexcept nogil
 cdef int run_and_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
 cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil
+cdef bint fused_whole_tape(Sweep* s, int32_t r, bint second_order, const int32_t* inputs,
+                           int n_inputs, double** caller, const double* seeds,
+                           double* outs) except -1 nogil
 cdef int fused_sum(Sweep* s, int32_t r) except -1 nogil

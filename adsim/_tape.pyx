@@ -48,7 +48,8 @@ from ._opcodes cimport *
 from ._callback cimport SweepContext, VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
 from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RUN_FIELDS,
                        check_signals, op_value, forward_sweep, reverse_sweep, runs_of,
-                       run_into_output, run_and_reverse, fused_reverse, fused_sum)
+                       run_into_output, run_and_reverse, fused_reverse, fused_sum,
+                       fused_whole_tape)
 
 from ._opcodes import OPCODE_NAMES
 from .errors import BranchChanged, IndexOutOfBounds, TapeNotRecorded, TapeOverflow

@@ -252,15 +252,33 @@ def _binary(run, k, spec, op, live):
     tangent = _block(names, f"t{k}_ = chain({r.da}, {a.tangent}) + chain({r.db}, {b.tangent});")
     first = [f"{o.adjoint} += chain({d}, g{k});" for o, d in ((a, r.da), (b, r.db)) if o.adjoint]
     second = []
-    ha = f"(g{k} != 0.0 ? chain({r.daa}, {a.tangent}) + chain({r.dab}, {b.tangent}) : 0.0)"
-    hb = f"(g{k} != 0.0 ? chain({r.dab}, {a.tangent}) + chain({r.dbb}, {b.tangent}) : 0.0)"
+    ha = _second_partial(k, ((r.daa, a.tangent), (r.dab, b.tangent)))
+    hb = _second_partial(k, ((r.dab, a.tangent), (r.dbb, b.tangent)))
     for o, d, hess in ((a, r.da, ha), (b, r.db, hb)):
         if o.adjoint:
-            second.append(f"{o.adjoint_tangent} += chain({d}, h{k}) + chain({hess}, g{k});")
+            curvature = f" + chain({hess}, g{k})" if hess else ""
+            second.append(f"{o.adjoint_tangent} += chain({d}, h{k}){curvature};")
     reverse = [_block(names, " ".join(first))] if live and first else []
     reverse2 = [_block(names, " ".join(first + second))] if live and first else []
     vector = _vector_tangent(k, names, [("chain", r.da, a.tangent), ("chain", r.db, b.tangent)])
     run.add(k, op.result, value_line, tangent, reverse, reverse2, vector)
+
+
+def _second_partial(k, terms):
+    """The tangent of an operand's partial, sum of (second partial, operand
+    tangent) products, zero where op k's adjoint is; None when every second
+    partial is the literal 0 (chain(0, t) is 0 whatever t: the term goes)."""
+    products = [f"chain({d}, {t})" for d, t in terms if not _is_zero(d)]
+    if not products:
+        return None
+    return f"(g{k} != 0.0 ? {' + '.join(products)} : 0.0)"
+
+
+def _is_zero(expression):
+    try:
+        return float(expression.strip().strip("()")) == 0.0
+    except ValueError:
+        return False
 
 
 def _copy(run, k, op, live):
@@ -470,7 +488,6 @@ def _kernel(run, kind, written, function, last, read_later):
                           f"        {{ double* a = D[{i}] + i0;",
                           f"          for (int64_t j = 0; j < nb; j++) "
                           f"{{ sdd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
-    lines.append("        for (int64_t j = 0; j < nb; j++) {")
     body = []
     for k, value, tangent in zip(run.ops, run.value, run.tangent):
         body.append(value)
@@ -509,8 +526,7 @@ def _kernel(run, kind, written, function, last, read_later):
             body.append(f"w{i}[j] = v{run.writer[slot]};")
             if tangents:
                 body.append(f"tw{i}[j] = t{run.writer[slot]};")
-    lines += ["            " + line for line in body]
-    lines.append("        }")
+    lines += _element_loops(body, _derivative_outputs(run, kind, written, last, read_later))
     if not reverse and not summed:
         for slot in read_later:
             i = run.refs.index(slot)
@@ -548,6 +564,47 @@ def _kernel(run, kind, written, function, last, read_later):
             lines.append("    outs[1] = (sumd0 + sumd1) + (sumd2 + sumd3);")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _derivative_outputs(run, kind, written, last, read_later):
+    """The locals holding what a block's element loop of ``kind`` stores
+    of derivatives (tangents, adjoints, adjoint tangents)."""
+    externals = [e for _, e in run.externals.values()]
+    tangents = kind in ("tangents", "reverse2", "second_order")
+    if kind in ("reverse", "reverse2", "gradient", "second_order"):
+        names = [f"ge{x}" for x, e in enumerate(externals) if e.active]
+        return names + ([f"he{x}" for x, e in enumerate(externals) if e.active]
+                        if kind in ("reverse2", "second_order") else [])
+    if not tangents:
+        return []
+    if kind in SUMMED_KINDS:
+        return [f"t{last}"]
+    return [f"t{run.writer[slot]}" for slot in read_later]
+
+
+_RULED_PRODUCT = re.compile(r"\b(chain|scaled)\(")
+
+
+def _element_loops(body, outputs):
+    """A block's element loop over ``body``. Where its derivatives use
+    ``chain`` (the zero-times-infinity rule, a select per product), the loop
+    first runs with plain products, which differ from chain's only where a
+    zero meets an infinity or a NaN (the product is then NaN, and NaN
+    reaches the derivatives the loop stores: linear in the adjoints and
+    tangents, they carry it through sums and products) or in the sign of a
+    zero; when a stored derivative is NaN, the block runs again with chain.
+    Every loop writes only block buffers, so running a block twice is
+    harmless."""
+    loop = "        for (int64_t j = 0; j < nb; j++) {"
+    exact = [loop] + ["            " + line for line in body] + ["        }"]
+    if not outputs or not any(_RULED_PRODUCT.search(line) for line in body):
+        return exact
+    checks = " ".join(f"bad |= ({n} != {n});" for n in outputs)
+    fast = [loop] + ["            " + _RULED_PRODUCT.sub("plain_product(", line)
+                     for line in body] + ["            " + checks, "        }"]
+    return (["        int bad = 0;"] + fast +
+            ["        if (bad) {          /* a NaN: again, with the zero-times-infinity rule */"]
+            + exact + ["        }"])
 
 
 def _vector_kernel(run, function, read_later):

@@ -1,0 +1,131 @@
+"""A tape that is one fused run summed into its output (an objective written
+in elementwise NumPy) is replayed by its gradient or second-order kernel
+reading the caller's arrays and adding into fresh result arrays
+(``replay_whole_tape`` in adsim/_replay.pxi); and a fused block runs with
+plain products first, again with the zero-times-infinity rule when a
+derivative comes out NaN (``_element_loops`` in adsim/_fuse/codegen.py).
+Both are checked against the interpreter."""
+import threading
+
+import numpy as np
+import pytest
+
+import adsim as ad
+from adsim.errors import NoCompiler
+
+from test_fused_runs import assert_same
+
+N = 40_000
+pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/core/conftest.py
+
+
+def fused_and_plain(f, *xs):
+    fused, plain = ad.record(f, *xs), ad.record(f, *xs)
+    try:
+        report = fused.fuse()
+    except NoCompiler as why:
+        pytest.skip(str(why))
+    assert report.fused == report.runs == 1, str(report)
+    return fused, plain
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def test_results_are_fresh_arrays_and_inputs_are_untouched():
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, N)
+    fused, plain = fused_and_plain(rosenbrock, x)
+    x2 = x + 0.25
+    kept = x2.copy()
+    g1, g2 = fused.gradient(x2), fused.gradient(x2)
+    assert g1 is not g2 and not np.shares_memory(g1, g2) and not np.shares_memory(g1, x2)
+    assert np.array_equal(x2, kept)
+    assert_same(g1, plain.gradient(x2))
+    assert_same(g2, g1)
+    v = np.cos(np.arange(N))
+    h1 = fused.hvp(x2, v)
+    assert not np.shares_memory(h1, v) and np.array_equal(x2, kept)
+    assert_same(h1, plain.hvp(x2, v))
+    assert_same(fused.hvp(x2, v), h1)        # the scratch gradient starts at zero each time
+    y, gy = fused.vjp(x2, np.array(2.0))
+    assert_same(gy, 2.0 * plain.gradient(x2))
+    assert y == pytest.approx(rosenbrock(x2), rel=1e-12)
+
+
+def test_several_inputs_and_strided_inputs():
+    def f(x, y):
+        return np.sum(np.exp(-x[::2]) * y[1:] + np.tanh(y[:-1]) * x[1::2])
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(-1, 1, 2 * N), rng.uniform(-1, 1, N + 1)
+    fused, plain = fused_and_plain(f, x, y)
+    for s in (1.0, -0.5):
+        got, want = fused.gradient(s * x, y), plain.gradient(s * x, y)
+        for a, b in zip(got, want):
+            assert_same(a, b)
+    gx = fused.gradient(x[::-1].copy(), y)
+    assert_same(gx[0], plain.gradient(x[::-1].copy(), y)[0])
+
+
+def test_a_zero_times_an_infinity_is_zero_whatever_the_block():
+    """sqrt's slope is infinite at 0, where the weight m is 0: the derivative
+    there is 0, not NaN (the plain-product pass gives NaN and the block runs
+    again); elsewhere in the same block the derivative is the plain one."""
+    m = np.ones(N)
+    zeros = [3, 300, N - 1]
+    m[zeros] = 0.0
+
+    def f(x):
+        return np.sum(np.sqrt(x) * m + x * x)
+    x = np.random.default_rng(2).uniform(0.5, 2.0, N)
+    fused, plain = fused_and_plain(f, x)
+    x0 = x.copy()
+    x0[zeros] = 0.0
+    g = fused.gradient(x0)
+    assert np.all(np.isfinite(g))
+    assert np.array_equal(g[zeros], np.zeros(3))
+    assert_same(g, plain.gradient(x0))
+    v = np.ones(N)
+    h = fused.hvp(x0, v)
+    assert_same(h, plain.hvp(x0, v))
+    assert np.array_equal(h[zeros], 2.0 * np.ones(3))
+    assert_same(fused.jvp(x0, v)[1], plain.jvp(x0, v)[1])
+
+
+def test_nan_and_infinity_reach_the_same_places():
+    x = np.random.default_rng(3).uniform(0.5, 2.0, N)
+
+    def f(x):
+        return np.sum(np.log(x) * x + 1.0 / x)
+    fused, plain = fused_and_plain(f, x)
+    x1 = x.copy()
+    x1[[5, 700]] = np.nan
+    x1[[900]] = 0.0                  # log(0) * 0 and 1/0: infinite value, NaN slope
+    x1[[1200]] = -1.0                # log of a negative number
+    assert_same(fused.gradient(x1), plain.gradient(x1))
+    assert_same(fused.hvp(x1, np.ones(N)), plain.hvp(x1, np.ones(N)))
+
+
+def test_two_threads_replaying_one_fused_tape():
+    x = np.random.default_rng(4).uniform(-1.0, 1.0, N)
+    fused, plain = fused_and_plain(rosenbrock, x)
+    points = [x + 0.01 * k for k in range(8)]
+    want = [plain.gradient(p) for p in points]
+    got, failures = [None] * len(points), []
+
+    def work(ks):
+        try:
+            for _ in range(5):
+                for k in ks:
+                    got[k] = fused.gradient(points[k])
+                    assert_same(got[k], want[k])
+        except Exception as exc:          # (a thread's failure is the test's)
+            failures.append(exc)
+    threads = [threading.Thread(target=work, args=(range(i, 8, 2),)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    for g, w in zip(got, want):
+        assert_same(g, w)
