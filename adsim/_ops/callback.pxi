@@ -177,7 +177,8 @@ cdef inline const CompiledOp* compiled_op(Sweep* s, const int32_t* o) noexcept n
 # Python rules take the GIL for their call (a sweep that released it
 # elsewhere keeps running without it); compiled rules run without it. A
 # sweep without a bound table (the call made while recording) binds the
-# compiled rules for that one call.
+# compiled rules for that one call. Rules that bind only one of value and
+# adjoint run their Python rules for both, as SweepContext.bind counts them.
 
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef const CompiledOp* c = compiled_op(s, o)
@@ -193,8 +194,10 @@ cdef int value_with_gil(Sweep* s, const int32_t* o) except -1:
     cb = callback_of(s, o)
     cdef CompiledRules fast = compiled_of(cb)
     if fast is not None:
+        memset(&op, 0, sizeof(CompiledOp))
         alive = fast.bind(&op)
-        return op.value(op.rules, op.scratch, s, o)
+        if op.value != NULL and op.adjoint != NULL:
+            return op.value(op.rules, op.scratch, s, o)
     copy_in(vptr(s, o[0]), cb.value(callback_args(s, o), context_of(s)), ref_size(s, o[0]), False)
     return 0
 
@@ -225,8 +228,10 @@ cdef int adjoint_with_gil(Sweep* s, const int32_t* o) except -1:
     cb = callback_of(s, o)
     cdef CompiledRules fast = compiled_of(cb)
     if fast is not None:
+        memset(&op, 0, sizeof(CompiledOp))
         alive = fast.bind(&op)
-        return op.adjoint(op.rules, op.scratch, s, o)
+        if op.value != NULL and op.adjoint != NULL:
+            return op.adjoint(op.rules, op.scratch, s, o)
     result = copy_out(vptr(s, o[0]), 0, n)
     adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n),
                                    context_of(s)), o, "adjoint")
