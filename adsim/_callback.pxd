@@ -12,21 +12,45 @@ cdef enum:                          # what the work buffer holds, per slot: the 
     SECOND_ORDER = 3                # p tangents, one adjoint, p adjoint tangents
 
 
+# A CALLBACK op's rules in C, bound for one thread: the sweeps call them
+# without the GIL (_ops/callback.pxi). ``rules`` are the rules' constants,
+# owned by their CompiledRules object; ``scratch`` what the rules may write
+# (a cache of factorisations), the calling thread's own.
+ctypedef int (*compiled_rule)(const void* rules, void* scratch, Sweep* s,
+                              const int32_t* o) except -1 nogil
+
+ctypedef struct CompiledOp:
+    compiled_rule value             # NULL: the op's rules are Python
+    compiled_rule adjoint
+    const void* rules               # the rules' constants
+    void* scratch                   # the bound thread's scratch
+
+
 cdef class SweepContext:
-    """What the rules of CALLBACK ops see of the replay running them (_ops/callback.pxi)."""
+    """What the rules of CALLBACK ops see of the replay running them (_ops/callback.pxi),
+    and the compiled rules of its tape's CALLBACK ops, bound to the thread running it."""
     cdef public int layout            # VALUES, TANGENTS, ADJOINTS or SECOND_ORDER
     cdef public int directions        # tangent or adjoint directions of the sweep
     cdef dict kept                    # what rules keep between the sweeps of one call
+    cdef CompiledOp* compiled         # per callback of the tape: its rules in C, or NULL
+    cdef int32_t n_compiled           # entries of compiled
+    cdef int n_python                 # callbacks whose rules are Python
+    cdef object bound_to              # the callbacks list compiled was made from
+    cdef unsigned long bound_thread   # the thread whose scratch compiled holds
+    cdef list owners                  # keeps the bound rules and scratch alive
 
-    cdef void begin(self, int layout, int directions)
+    cdef int begin(self, Sweep* s, int layout, int directions) except -1
+    cdef int bind(self, object callbacks) except -1
+    cdef bint python_free(self) noexcept
 
 
 cdef class CompiledRules:
     """The value and adjoint of a CALLBACK op computed in C on the sweep's
-    arrays: an op whose rules object has one as ``compiled`` skips its Python
-    ``value`` and ``adjoint`` (_ops/callback.pxi). Called with the GIL held."""
-    cdef int value(self, Sweep* s, const int32_t* o) except -1
-    cdef int adjoint(self, Sweep* s, const int32_t* o) except -1
+    arrays, without the GIL: an op whose rules object has one as
+    ``compiled`` skips its Python ``value`` and ``adjoint``
+    (_ops/callback.pxi). ``bind`` fills a CompiledOp for the calling thread
+    (GIL held) and returns what must stay alive while it is used."""
+    cdef object bind(self, CompiledOp* op)
 
 
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil

@@ -12,21 +12,25 @@ class SweepContext:
     def take(self, owner: Any) -> Any: ...
 
 class CompiledRules:
-    """Rules of a CALLBACK op in C: value and adjoint on the sweep's arrays."""
+    """Rules of a CALLBACK op in C: value and adjoint on the sweep's arrays,
+    run without the GIL."""
 
 class DenseFactors:
-    """The kept LU factorisations of one problem's dense Newton matrices."""
+    """The kept LU factorisations of one problem's dense Newton matrices,
+    per thread."""
     n: int
     kept: int
     def __init__(self, n: int, kept: int) -> None: ...
     @property
-    def held(self) -> int: ...
+    def held(self) -> int: ...          # the calling thread's
     def solution(self, form: str, transposed: bool, data: Any, scalars: tuple[float, ...],
                  b: Any) -> Any: ...
 
 class DenseNewtonSolve(CompiledRules):
     """The compiled value and adjoint of one kind of dense Newton solve."""
     factors: DenseFactors
-    form: int
-    transposed: bool
+    @property
+    def form(self) -> int: ...
+    @property
+    def transposed(self) -> bool: ...
     def __init__(self, factors: DenseFactors, form: str, transposed: bool) -> None: ...

@@ -47,6 +47,11 @@ cdef class LoopOutputs:
                 hi = mid
         return lo
 
+    cdef int64_t next_at(self, int64_t index) noexcept:
+        """The first step count to capture from ``index`` on (a huge number if none)."""
+        cdef int64_t i = self.first_at(index)
+        return self.at[i] if i < self.k else INT64_MAX
+
     cdef void capture(self, int64_t index, const double* z) noexcept:
         """The state after ``index`` steps is ``z``: copy it to its rows."""
         cdef int64_t i = self.first_at(index)

@@ -184,7 +184,7 @@ cdef class LoopSteps:
         copy_doubles(vptr(s, v.x0), z, n)
         if tangents:
             copy_doubles(tptr(s, v.x0), zt, s.p * n)
-        r.context.begin(TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        r.context.begin(&r.s, TANGENTS if tangents else VALUES, s.p if tangents else 0)
         if r.heavy:
             with nogil:
                 rc = forward_sweep(s, v.tape.n_ops, False, tangents)
@@ -201,22 +201,25 @@ cdef class LoopSteps:
     cdef int64_t run_released(self, double* z, double* zt, int64_t k) except -1:
         """Up to k steps with the variant used last, the GIL released over
         the whole run (so threads replaying loops run in parallel) when its
-        tape calls no Python; returns the steps taken: fewer when the
+        tape calls no Python (no CALLBACK ops, or only ones with compiled
+        rules in a plain run); returns the steps taken: fewer when the
         variant leaves its path, 0 for a tape with Python rules."""
         if k <= 0 or not self.variants:
             return 0
         cdef StepVariant v = <StepVariant>self.variants[0]
-        if len(v.tape._callbacks):
+        cdef bint tangents = zt != NULL
+        if len(v.tape._callbacks) and tangents:      # (tangent rules are Python)
             return 0
         cdef Replay r = self.replay_of(v)
         cdef Sweep* s = &r.s
         cdef int64_t n = self.size, done = 0, n_ops = v.tape.n_ops
         cdef int64_t units = v.tape.work_units
-        cdef bint tangents = zt != NULL
         cdef int64_t width = s.p * n
         cdef int x0 = v.x0, out = v.out
         cdef int rc = 0
-        r.context.begin(TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        r.context.begin(&r.s, TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        if r.context.n_python:
+            return 0
         with nogil:
             while done < k:
                 copy_doubles(vptr(s, x0), z, n)
@@ -256,7 +259,7 @@ cdef class LoopSteps:
             v = <StepVariant>self.variants[i]
             r = self.replay_of(v)
             copy_doubles(vptr(&r.s, v.x0), z, self.size)
-            r.context.begin(VALUES, 0)
+            r.context.begin(&r.s, VALUES, 0)
             rc = forward_sweep(&r.s, v.tape.n_ops, False, False)
             if not rc:
                 self.promote(i)
@@ -283,7 +286,7 @@ cdef class LoopSteps:
         copy_doubles(vptr(s, v.x0), z, n)
         if second:
             copy_doubles(tptr(s, v.x0), zt, s.p * n)
-        r.context.begin(self.layout, self.dirs)
+        r.context.begin(&r.s, self.layout, self.dirs)
         c.first = v.first
         c.n_ops = t.n_ops
         c.out = v.out
@@ -357,7 +360,7 @@ cdef class LoopSteps:
             return self.try_forward(v, z, NULL)
         s = &r.s
         copy_doubles(vptr(s, v.x0), z, self.size)
-        r.context.begin(self.layout, self.dirs)
+        r.context.begin(&r.s, self.layout, self.dirs)
         r.stack.top = 0
         if r.heavy:
             with nogil:
@@ -388,7 +391,7 @@ cdef class LoopSteps:
         r = self.replay_of(v)
         s = &r.s
         kept.restore(index, s)
-        r.context.begin(self.layout, self.dirs)
+        r.context.begin(&r.s, self.layout, self.dirs)
         memcpy(aptr(s, v.out), w, <size_t>(s.q * self.size) * sizeof(double))
         self.clean = False
         with nogil:
@@ -590,15 +593,18 @@ cdef class LoopRun:
         cdef int64_t i = 0
         cdef double* zt = self.z + self.size if self.tangents else NULL
         cdef bint capture = self.outputs is not None and self.outputs.capturing
+        cdef int64_t run, done
         while i < k:
-            if not capture:             # runs of the last variant without the GIL
-                i += self.steps.run_released(self.z, zt, k - i)
-                if i >= k:
-                    break
-            self.steps.step(self.z, zt)
+            run = k - i                 # runs of the last variant without the GIL,
+            if capture:                 # up to the next state to capture
+                run = min(run, self.outputs.next_at(self.current + i + 1) - self.current - i)
+            done = self.steps.run_released(self.z, zt, run)
+            if done < run:              # left its path, or Python rules: one step as it comes
+                self.steps.step(self.z, zt)
+                done += 1
+            i += done
             if capture:
-                self.outputs.capture(self.current + i + 1, self.z)
-            i += 1
+                self.outputs.capture(self.current + i, self.z)
         return 0
 
     def run_while(self, LoopSteps condition, OnlineDecisions online=None, object max_steps=None,

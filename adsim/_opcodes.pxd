@@ -169,6 +169,8 @@ ctypedef struct Sweep:      # everything a kernel reads or writes
     int64_t width           # arrays per slot a sweep touches (1 + directions), for the budget
     void* callbacks         # borrowed list or tuple of Python objects for CALLBACK ops
     void* context           # borrowed SweepContext of the replay (NULL while recording)
+    void* compiled          # per callback: its CompiledOp (_callback.pxd), bound by the context; or NULL
+    int32_t n_compiled      # entries of compiled
     int32_t* run_of         # run of each op or -1 (_chunks.pxi); NULL: no chunking
     int32_t* runs           # run table, RUN_FIELDS per run
     int32_t* run_refs       # slots and constant ids of each run

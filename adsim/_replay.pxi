@@ -108,7 +108,7 @@ cdef Replay replay_taken(Tape t, int layout, int dirs):
     r.s.fused = t.fused if r.chunked else NULL     # fused after this Replay was made, maybe
     r.s.err_op = -1
     r.stack.top = 0
-    r.context.begin(layout, dirs)
+    r.context.begin(&r.s, layout, dirs)
     lay_out(t, r, layout, dirs)
     return r
 
@@ -181,7 +181,8 @@ cdef int lay_out(Tape t, Replay r, int layout, int dirs) except -1:
     """Point the sweep's tangents, adjoints and adjoint tangents into the
     work buffer, direction-major per slot; the parts a sweep accumulates into
     are zero. Also decides whether the sweeps release the GIL and whether
-    they check for Ctrl-C (only the main thread handles signals)."""
+    they check for Ctrl-C (only the main thread handles signals); the
+    replay's context has bound the tape's compiled rules (replay_setup)."""
     cdef Sweep* s = &r.s
     cdef int64_t n = t.arena_size
     cdef int64_t arrays = 0 if layout == VALUES else 2 * <int64_t>dirs + 1 \
@@ -207,7 +208,11 @@ cdef int lay_out(Tape t, Replay r, int layout, int dirs) except -1:
         s.p = dirs
         s.q = 1
     s.width = min(1 + arrays, <int64_t>1 << 20)      # (kept small: budgets multiply it)
-    r.heavy = t.work_units >= GIL_RELEASE_UNITS // s.width
+    # (CALLBACK ops with compiled rules solve with LAPACK, work the units do
+    # not count: their sweeps release the GIL whatever their size, so that
+    # threads solving stiff problems share the cores)
+    r.heavy = t.work_units >= GIL_RELEASE_UNITS // s.width or \
+        (s.n_compiled > 0 and r.context.python_free())
     s.budget = SIGNAL_UNITS if PyThread_get_thread_ident() == MAIN_THREAD else NO_SIGNAL_CHECKS
     return 0
 

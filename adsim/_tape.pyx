@@ -461,6 +461,8 @@ cdef class Tape:
         s.width = 1
         s.callbacks = <void*>self._callbacks
         s.context = NULL
+        s.compiled = NULL
+        s.n_compiled = 0
         s.run_of = NULL
         s.runs = NULL
         s.run_refs = NULL

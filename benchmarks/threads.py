@@ -9,9 +9,9 @@ Tapes (each recorded once; both threads replay the SAME tape object):
   points, periodic central differences, RK4) through ``checkpoint_loop``,
   100 steps (``--quick``: 20), Revolve with its default snapshots;
 * **solve_ivp**: Lorenz-63 with DOP853 (t in [0, 2], rtol 1e-8) and the
-  Robertson kinetics with Radau (t in [0, 2]; ``--quick``: 0.05; the ode
-  area's problems), as functions of their parameters (Radau: forward and
-  gradient only).
+  Robertson kinetics with Radau and with BDF (t in [0, 2]; ``--quick``:
+  0.05; the ode area's problems), as functions of their parameters (Radau
+  and BDF: forward and gradient only).
 
 For each tape and method (``tape.forward``, ``tape.gradient``, ``tape.hvp``)
 a round times 2K replays on one worker thread, then K replays on each of two
@@ -94,21 +94,23 @@ def lorenz_case(quick):
     return "solve_ivp (Lorenz-63, DOP853)", loss, (np.array([10.0, 28.0, 8.0 / 3.0]),)
 
 
-def robertson_case(quick):
+def robertson_case(quick, method):
     t_end = 0.05 if quick else 2.0
 
     def loss(log_k):
         sol = solve_ivp(ode.robertson, (0.0, t_end), np.array([1.0, 0.0, 0.0]),
-                        method="Radau", args=(np.exp(log_k),), rtol=1e-6, atol=1e-10,
+                        method=method, args=(np.exp(log_k),), rtol=1e-6, atol=1e-10,
                         t_eval=np.linspace(t_end / 4, t_end, 4))
         return np.sum(sol.y[0] + 1e4 * sol.y[1])
-    return "solve_ivp (Robertson, Radau)", loss, (np.log([0.04, 3e7, 1e4]),)
+    return f"solve_ivp (Robertson, {method})", loss, (np.log([0.04, 3e7, 1e4]),)
 
 
-# (tape, methods timed): Radau's hvp runs the Python rules of its Newton solves
-# for seconds per call, which says nothing more about threads than its gradient
+# (tape, methods timed): the hvp of Radau and BDF runs the Python rules of
+# their Newton solves for seconds per call, which says nothing more about
+# threads than their gradients
 CASES = ((elementwise_case, METHODS), (loop_case, METHODS), (lorenz_case, METHODS),
-         (robertson_case, ("forward", "gradient")))
+         (lambda quick: robertson_case(quick, "Radau"), ("forward", "gradient")),
+         (lambda quick: robertson_case(quick, "BDF"), ("forward", "gradient")))
 
 
 def calls(tape, xs):

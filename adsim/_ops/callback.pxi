@@ -44,12 +44,51 @@ cdef class SweepContext:
         found = self.kept.pop(id(owner), None)
         return None if found is None else found[1]
 
-    cdef void begin(self, int layout, int directions):
-        """A new call: ``layout`` and ``directions`` of its sweeps."""
+    def __dealloc__(self):
+        free(self.compiled)
+
+    cdef int begin(self, Sweep* s, int layout, int directions) except -1:
+        """A new call (or step) on ``s``: ``layout`` and ``directions`` of
+        its sweeps; the compiled rules of the tape's CALLBACK ops bound to
+        the calling thread (again only when the thread changed)."""
         if self.kept:
             self.kept.clear()
         self.layout = layout
         self.directions = directions
+        if s.callbacks != NULL and (<object>s.callbacks is not self.bound_to or
+                                    self.bound_thread != PyThread_get_thread_ident()):
+            self.bind(<object>s.callbacks)
+        s.compiled = <void*>self.compiled
+        s.n_compiled = self.n_compiled
+        return 0
+
+    cdef int bind(self, object callbacks) except -1:
+        cdef Py_ssize_t n = len(callbacks), i
+        cdef CompiledOp* table = <CompiledOp*>realloc(self.compiled, max(n, 1) * sizeof(CompiledOp))
+        cdef CompiledRules fast
+        if table == NULL:
+            raise MemoryError("adsim: no memory for a replay's table of compiled rules")
+        self.compiled = table
+        self.n_compiled = 0             # (until it is filled)
+        self.owners = []
+        self.n_python = 0
+        for i in range(n):
+            memset(&table[i], 0, sizeof(CompiledOp))
+            fast = compiled_of(callbacks[i])
+            if fast is not None:
+                self.owners.append((fast, fast.bind(&table[i])))
+            if table[i].value == NULL or table[i].adjoint == NULL:
+                memset(&table[i], 0, sizeof(CompiledOp))
+                self.n_python += 1
+        self.n_compiled = <int32_t>n
+        self.bound_to = callbacks
+        self.bound_thread = PyThread_get_thread_ident()
+        return 0
+
+    cdef bint python_free(self) noexcept:
+        """Whether the sweeps of this call run no Python rule: every CALLBACK
+        op has compiled rules and the layout needs only values and adjoints."""
+        return self.n_python == 0 and (self.layout == VALUES or self.layout == ADJOINTS)
 
 
 cdef SweepContext context_of(Sweep* s):
@@ -114,13 +153,10 @@ cdef object callback_of(Sweep* s, const int32_t* o):
 
 cdef class CompiledRules:
     """Base of rules computed in C (adsim/_callback.pxd): a subclass
-    overrides both methods."""
+    overrides ``bind``."""
 
-    cdef int value(self, Sweep* s, const int32_t* o) except -1:
-        raise NotImplementedError(f"adsim: {type(self).__name__} has no compiled value")
-
-    cdef int adjoint(self, Sweep* s, const int32_t* o) except -1:
-        raise NotImplementedError(f"adsim: {type(self).__name__} has no compiled adjoint")
+    cdef object bind(self, CompiledOp* op):
+        raise NotImplementedError(f"adsim: {type(self).__name__} has no compiled rules")
 
 
 cdef inline CompiledRules compiled_of(object cb):
@@ -129,20 +165,39 @@ cdef inline CompiledRules compiled_of(object cb):
     return fast if isinstance(fast, CompiledRules) else None
 
 
-# The rules run Python, so each kernel takes the GIL for its call (a sweep
-# that released it elsewhere keeps running without it).
+cdef inline const CompiledOp* compiled_op(Sweep* s, const int32_t* o) noexcept nogil:
+    """The op's rules in C, bound to this thread by the replay, or NULL."""
+    cdef const CompiledOp* c
+    if s.compiled == NULL or not 0 <= o[1] < s.n_compiled:
+        return NULL
+    c = (<const CompiledOp*>s.compiled) + o[1]
+    return c if c.value != NULL else NULL
+
+
+# Python rules take the GIL for their call (a sweep that released it
+# elsewhere keeps running without it); compiled rules run without it. A
+# sweep without a bound table (the call made while recording) binds the
+# compiled rules for that one call. Rules that bind only one of value and
+# adjoint run their Python rules for both, as SweepContext.bind counts them.
 
 cdef int callback_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    cdef const CompiledOp* c = compiled_op(s, o)
+    if c != NULL:
+        return c.value(c.rules, c.scratch, s, o)
     with gil:
         value_with_gil(s, o)
     return 0
 
 
 cdef int value_with_gil(Sweep* s, const int32_t* o) except -1:
+    cdef CompiledOp op
     cb = callback_of(s, o)
     cdef CompiledRules fast = compiled_of(cb)
     if fast is not None:
-        return fast.value(s, o)
+        memset(&op, 0, sizeof(CompiledOp))
+        alive = fast.bind(&op)
+        if op.value != NULL and op.adjoint != NULL:
+            return op.value(op.rules, op.scratch, s, o)
     copy_in(vptr(s, o[0]), cb.value(callback_args(s, o), context_of(s)), ref_size(s, o[0]), False)
     return 0
 
@@ -158,6 +213,9 @@ cdef int callback_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    cdef const CompiledOp* c = compiled_op(s, o)
+    if c != NULL:
+        return c.adjoint(c.rules, c.scratch, s, o)
     with gil:
         adjoint_with_gil(s, o)
     return 0
@@ -166,10 +224,14 @@ cdef int callback_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
 cdef int adjoint_with_gil(Sweep* s, const int32_t* o) except -1:
     cdef int64_t n = ref_size(s, o[0])
     cdef int i
+    cdef CompiledOp op
     cb = callback_of(s, o)
     cdef CompiledRules fast = compiled_of(cb)
     if fast is not None:
-        return fast.adjoint(s, o)
+        memset(&op, 0, sizeof(CompiledOp))
+        alive = fast.bind(&op)
+        if op.value != NULL and op.adjoint != NULL:
+            return op.adjoint(op.rules, op.scratch, s, o)
     result = copy_out(vptr(s, o[0]), 0, n)
     adjs = per_argument(cb.adjoint(callback_args(s, o), result, copy_out(aptr(s, o[0]), s.q, n),
                                    context_of(s)), o, "adjoint")

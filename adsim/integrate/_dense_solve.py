@@ -7,7 +7,8 @@ Newton solve (:mod:`adsim.integrate._newton_solve`). The factorisations and
 solves are compiled (``adsim/_ops/dense_newton.pxi``): a step factors each
 of its matrices once, and its Newton iterations, error estimate and their
 tangent and adjoint rules share the factors; a replay computes each solve's
-value and adjoint in C, without calling Python.
+value and adjoint in C, without calling Python or holding the GIL (each
+thread keeps its own factorisations).
 """
 import weakref
 
@@ -22,8 +23,9 @@ __all__ = ["DenseLinear"]
 
 
 class _Factors(DenseFactors, ResultNeutral):
-    """The kept factorisations: a cache, whose values are functions of
-    their keys (fingerprints of recorded steps count it as a constant)."""
+    """The kept factorisations, per thread: a cache, whose values are
+    functions of their keys (fingerprints of recorded steps count it as a
+    constant)."""
 
     __slots__ = ()
 
@@ -60,6 +62,8 @@ class DenseLinear(NewtonSolves):
         return self._lu.solution(form.name, transposed, data, scalars, b)
 
     def kept_factorisations(self):
+        """How many factorisations the calling thread keeps now (each
+        thread keeps its own)."""
         return self._lu.held
 
     @staticmethod

@@ -43,7 +43,8 @@ from ._kept import Kept
 __all__ = ["NewtonSolves", "FORMS", "SINGULAR", "KEPT_FACTORS"]
 
 KEPT_FACTORS = 8
-"""Factorisations kept per problem: a Radau step uses two (real and
+"""Factorisations kept per problem (the dense storage: per problem and
+thread, adsim/_ops/dense_newton.pxi): a Radau step uses two (real and
 complex), BDF one; a few more cover the retried steps of a reverse sweep."""
 
 SINGULAR = "singular"
