@@ -293,3 +293,57 @@ def digest(cnp.ndarray a not None, keys=None, kernel=None):
             _feed_strided(&d, data, 0, ndim, shape, strides, itemsize)
         adsim_digest_finish(&d, out)
     return (int(out[0]) << 64) | int(out[1])
+
+
+# ---- runs of Python numbers ------------------------------------------------------
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport PyObject
+from libc.stdint cimport int64_t
+
+cdef extern from "Python.h":
+    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
+    PyObject **PySequence_Fast_ITEMS(object o)
+
+
+def number_run(items):
+    """The exact contents of a list or tuple whose items all have the type
+    of the first, ``float``, ``numpy.float64`` or ``int`` (within 64 bits),
+    as bytes: IEEE bits of floats (NaNs and signed zeros count), values of
+    ints; None for anything else. About a nanosecond per item."""
+    if type(items) is not list and type(items) is not tuple or not items:
+        return None
+    cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(items), i
+    cdef PyObject **item = PySequence_Fast_ITEMS(items)
+    kind = type(items[0])
+    cdef bint floats = kind is float or kind is np.float64
+    if not floats and kind is not int:
+        return None
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef double *as_double = <double *>PyBytes_AS_STRING(out)
+    cdef int64_t *as_int = <int64_t *>as_double
+    cdef int overflow = 0
+    for i in range(n):
+        if type(<object>item[i]) is not kind:
+            return None
+        if floats:
+            as_double[i] = PyFloat_AS_DOUBLE(<object>item[i])
+        else:
+            as_int[i] = PyLong_AsLongLongAndOverflow(<object>item[i], &overflow)
+            if overflow:
+                return None
+    return out
+
+
+def all_of_type(items, kind):
+    """Whether every item of a list or tuple has exactly the type ``kind``."""
+    if type(items) is not list and type(items) is not tuple:
+        raise TypeError("adsim: all_of_type takes a list or a tuple")
+    cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(items), i
+    cdef PyObject **item = PySequence_Fast_ITEMS(items)
+    for i in range(n):
+        if type(<object>item[i]) is not kind:
+            return False
+    return True

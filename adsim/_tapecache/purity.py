@@ -26,15 +26,14 @@ import functools
 import random as _py_random
 import threading
 import types
-from array import array
 
 import numpy as np
 
-from ._digest import digest
+from ._digest import all_of_type, digest, number_run
 from .codeinfo import code_info
 from .._record.interpose import unhooked
 
-MAX_VALUES = 2000                 # values visited per walk
+MAX_VALUES = 10_000               # values visited per walk (about 5 ms)
 _LONG = 64                        # items: a longer list, tuple or dict of same-type numbers is one value
 MAX_DEPTH = 16                    # nesting of containers and objects
 MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
@@ -274,19 +273,12 @@ class _Walk:
         """A long list or tuple of numbers of one type (a model's 3000 weights)
         as one token, at C speed: floats bit for bit (NaNs and signed zeros
         count), ints by value. False for anything else."""
-        kind = type(v[0])
-        if kind is not float and kind is not np.float64 and kind is not int \
-                or list(map(type, v)).count(kind) != len(v):
+        run = number_run(v)
+        if run is None:
             return False
-        if kind is float or kind is np.float64:
-            self.emit(kind)
-            self.emit(array("d", v).tobytes())
-            return True
-        if kind is int:
-            self.emit(int)
-            self.emit(tuple(v))
-            return True
-        return False
+        self.emit(type(v[0]))
+        self.emit(run)
+        return True
 
     def mapping(self, v, depth):
         if not self.first_visit(v):
@@ -303,7 +295,7 @@ class _Walk:
         """A long dict of parameters (string keys, numbers of one type) as
         one value, at C speed; False for anything else."""
         keys = tuple(v)
-        if list(map(type, keys)).count(str) != len(keys):
+        if not all_of_type(keys, str):
             return False
         self.emit(keys)
         if self.numbers(list(v.values())):
@@ -617,6 +609,13 @@ class Snapshot:
         self.randoms = walk.randoms
         self.blocked = walk.impurity()
         self.reach = None if walk.scipy else frozenset().union(*walk.names)
+
+    @classmethod
+    def unchecked(cls, reason):
+        """A snapshot not taken (``reason`` says why): it never matches."""
+        snapshot = cls.__new__(cls)
+        snapshot.tokens, snapshot.blocked, snapshot.randoms, snapshot.reach = None, reason, [], None
+        return snapshot
 
     def matches(self, f, extras=()):
         """Whether the environment of ``f`` (and ``extras``) is unchanged."""
