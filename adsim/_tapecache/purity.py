@@ -33,7 +33,7 @@ from ._digest import all_of_type, digest, number_run
 from .codeinfo import code_info
 from .._record.interpose import unhooked
 
-MAX_VALUES = 10_000               # values visited per walk (about 5 ms)
+MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
 _LONG = 64                        # items: a longer list, tuple or dict of same-type numbers is one value
 MAX_DEPTH = 16                    # nesting of containers and objects
 MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
@@ -192,11 +192,12 @@ class _Walk:
         self.names = []             # CodeInfo.names of the user code met
         # Impure code met inside a method of a user class runs only if the method
         # is called, by its name: the reasons wait, with the method's name, for the
-        # end of the walk (``impurity``). ``in_methods``: ids first met inside one;
-        # met again from outside (shared), they make every waiting reason count.
+        # end of the walk (``impurity``). ``in_methods``: ids first met inside one,
+        # with its name; met again from outside it (shared code), they make every
+        # waiting reason count.
         self.in_method = None       # the class attribute being walked, if any
         self.deferred = []          # (method name, reason)
-        self.in_methods = set()
+        self.in_methods = {}
         self.crossed = False
         self.lookups = False        # code met finds attributes by computed names
 
@@ -226,14 +227,14 @@ class _Walk:
         key = id(v)
         index = self.seen.get(key)
         if index is not None:
-            if self.in_method is None and key in self.in_methods:
+            if key in self.in_methods and self.in_methods[key] != self.in_method:
                 self.crossed = True
             self.emit(_REF)
             self.emit(index)
             return False
         self.seen[key] = len(self.seen)
         if self.in_method is not None:
-            self.in_methods.add(key)
+            self.in_methods[key] = self.in_method
         return True
 
     def impurity(self):

@@ -354,3 +354,25 @@ def test_an_environment_of_too_many_values_is_recorded_without_walking_it_each_t
         components[-1].mean = float(k)
         assert np.allclose(fresh_equal(f, x), 2.0 * k * x)
     assert f"more than {purity.MAX_VALUES} values" in adsim.api.tapes_of(f).reuse_blocked_by
+
+
+def _fresh_means(k):
+    return np.random.default_rng().normal(size=k)
+
+
+class Restarting:
+    """Two methods share one impure helper; only `score` is called."""
+
+    def restart(self):
+        return _fresh_means(3)
+
+    def score(self, z):
+        return np.sum(z * _fresh_means(3))
+
+
+def test_impure_code_shared_between_an_uncalled_and_a_called_method_counts():
+    model = Restarting()
+    g = adsim.grad(lambda z: model.score(z))
+    first, second = g(np.ones(3)), g(np.ones(3))
+    assert not np.array_equal(first, second)
+    assert "default_rng" in g.tapes.reuse_blocked_by
