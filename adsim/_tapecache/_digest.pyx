@@ -52,8 +52,42 @@ cdef extern from *:
     #define ADSIM_X86 1
     #endif
 
-    typedef unsigned __int128 adsim_u128;
     #define ADSIM_P61 ((uint64_t)0x1FFFFFFFFFFFFFFFULL)
+
+    /* 128-bit sums of 64 x 64-bit products, and their reduction modulo p */
+    #if defined(__SIZEOF_INT128__) && !defined(ADSIM_NO_INT128)
+    typedef unsigned __int128 adsim_u128;
+    static inline adsim_u128 adsim_mul(uint64_t a, uint64_t b) { return (adsim_u128)a * b; }
+    static inline adsim_u128 adsim_add(adsim_u128 x, adsim_u128 y) { return x + y; }
+    static inline adsim_u128 adsim_add64(adsim_u128 x, uint64_t y) { return x + y; }
+    static inline uint64_t adsim_low(adsim_u128 x) { return (uint64_t)x; }
+    static inline uint64_t adsim_shift61(adsim_u128 x) { return (uint64_t)(x >> 61); }
+    #else                                   /* compilers without a 128-bit integer */
+    typedef struct { uint64_t lo, hi; } adsim_u128;
+    static inline adsim_u128 adsim_mul(uint64_t a, uint64_t b) {
+        uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+        uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+        uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+        adsim_u128 r;
+        r.lo = (mid << 32) | (p00 & 0xFFFFFFFFu);
+        r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+        return r;
+    }
+    static inline adsim_u128 adsim_add(adsim_u128 x, adsim_u128 y) {
+        adsim_u128 r;
+        r.lo = x.lo + y.lo;
+        r.hi = x.hi + y.hi + (r.lo < x.lo);
+        return r;
+    }
+    static inline adsim_u128 adsim_add64(adsim_u128 x, uint64_t y) {
+        adsim_u128 r;
+        r.lo = x.lo + y;
+        r.hi = x.hi + (r.lo < x.lo);
+        return r;
+    }
+    static inline uint64_t adsim_low(adsim_u128 x) { return x.lo; }
+    static inline uint64_t adsim_shift61(adsim_u128 x) { return (x.hi << 3) | (x.lo >> 61); }
+    #endif
     #define ADSIM_BLOCK_WORDS 256
     #define ADSIM_BLOCK_BYTES (8 * ADSIM_BLOCK_WORDS)
     #define ADSIM_NH_KEY_WORDS (ADSIM_BLOCK_WORDS + 3)
@@ -72,7 +106,7 @@ cdef extern from *:
 
     /* x < 2^124 -> a value < 2^62 congruent to x mod p (2^61 = 1 mod p) */
     static inline uint64_t adsim_fold(adsim_u128 x) {
-        uint64_t y = (uint64_t)(x & ADSIM_P61) + (uint64_t)(x >> 61);
+        uint64_t y = (adsim_low(x) & ADSIM_P61) + adsim_shift61(x);
         return (y & ADSIM_P61) + (y >> 61);
     }
 
@@ -148,7 +182,7 @@ cdef extern from *:
             d->h[j] = 0;
             d->power[j][0] = 1;
             for (int e = 1; e < 9; e++) {
-                uint64_t v = adsim_fold((adsim_u128)d->power[j][e - 1] * keys[j]);
+                uint64_t v = adsim_fold(adsim_mul(d->power[j][e - 1], keys[j]));
                 d->power[j][e] = v >= ADSIM_P61 ? v - ADSIM_P61 : v;
             }
         }
@@ -162,10 +196,11 @@ cdef extern from *:
     static void adsim_poly_words(adsim_digest *d, const uint64_t w[4]) {
         for (int j = 0; j < 2; j++) {
             const uint64_t *k = d->power[j];
-            adsim_u128 s = (adsim_u128)d->h[j] * k[8];
-            for (int i = 0; i < 4; i++)
-                s += (adsim_u128)(w[i] & 0xFFFFFFFFu) * k[7 - 2 * i]
-                     + (adsim_u128)(w[i] >> 32) * k[6 - 2 * i];
+            adsim_u128 s = adsim_mul(d->h[j], k[8]);
+            for (int i = 0; i < 4; i++) {
+                s = adsim_add(s, adsim_mul(w[i] & 0xFFFFFFFFu, k[7 - 2 * i]));
+                s = adsim_add(s, adsim_mul(w[i] >> 32, k[6 - 2 * i]));
+            }
             d->h[j] = adsim_fold(s);
         }
     }
@@ -207,8 +242,10 @@ cdef extern from *:
             adsim_digest_block(d, d->pending);
         }
         for (int j = 0; j < 2; j++) {
-            adsim_u128 s = (adsim_u128)d->h[j] * d->power[j][2]
-                + (adsim_u128)(d->n_bytes & 0xFFFFFFFFu) * d->power[j][1] + (d->n_bytes >> 32);
+            adsim_u128 s = adsim_add64(
+                adsim_add(adsim_mul(d->h[j], d->power[j][2]),
+                          adsim_mul(d->n_bytes & 0xFFFFFFFFu, d->power[j][1])),
+                d->n_bytes >> 32);
             uint64_t h = adsim_fold(s);
             while (h >= ADSIM_P61) h -= ADSIM_P61;
             out[j] = h;
