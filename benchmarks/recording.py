@@ -334,7 +334,7 @@ def _large_environment_md(le):
     return [f"### A large environment: a fitted model's likelihood\n\nThe log-likelihood of a "
             f"Gaussian mixture fitted by EM (`FittedMixture`, {le['n']} points), as a function "
             f"of its means and log-variances, closing over the data and the model object "
-            f"({le['env_mb']:.0f} MB of arrays; its `fit` draws from a new generator but is "
+            f"({le['env_mb']:.1f} MB of arrays; its `fit` draws from a new generator but is "
             f"not called). Cached tape kept: {'yes' if le['blocked'] is None else le['blocked']}"
             f" ({le['recordings']} recording). Timed interleaved.\n",
             T.table(["call", "median wall (min–max)", "median CPU", "/ held", "goal"], rows), ""]

@@ -29,15 +29,15 @@ import types
 
 import numpy as np
 
-from ._digest import all_of_type, digest, number_run
+from ._digest import all_of_type, number_run
 from .codeinfo import code_info
+from .frozen_array import FrozenArray
 from .._record.interpose import unhooked
 
 MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
 _LONG = 64                        # items: a longer list, tuple or dict of same-type numbers is one value
 MAX_DEPTH = 16                    # nesting of containers and objects
 MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
-_SMALL_ARRAY = 16384              # bytes: kept as bytes up to this size, digested above
 
 _LIBRARY = frozenset({
     "builtins", "numpy", "scipy", "adsim", "math", "cmath", "functools", "itertools",
@@ -117,42 +117,6 @@ def _reaches_scipy(module):
 def _type_name(obj):
     t = obj if isinstance(obj, type) else type(obj)
     return f"{t.__module__}.{t.__qualname__}"
-
-
-class _FrozenArray:
-    """An array's dtype, shape and contents at snapshot time: the bytes of a
-    small one, a content digest of a larger one (``_digest``: no copy, read
-    at about memory speed; a change goes unseen with probability below
-    10^-23). Bit for bit, so NaNs and signed zeros count. A strided array is
-    digested along its memory (``axes``: a transposed matrix row by row of
-    its memory), and compared again in that order."""
-
-    __slots__ = ("dtype", "shape", "raw", "axes", "digest")
-
-    def __init__(self, a):
-        self.dtype, self.shape = a.dtype, a.shape
-        if a.nbytes <= _SMALL_ARRAY:
-            self.raw, self.axes, self.digest = a.tobytes(), None, None
-        else:
-            self.raw, self.axes = None, _memory_order(a)
-            self.digest = digest(a if self.axes is None else a.transpose(self.axes))
-
-    def matches(self, a):
-        if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.shape != self.shape:
-            return False
-        if self.raw is not None:
-            return a.tobytes() == self.raw
-        return digest(a if self.axes is None else a.transpose(self.axes)) == self.digest
-
-
-def _memory_order(a):
-    """The axes of ``a`` from the largest stride to the smallest, or None
-    when that is their order."""
-    if a.flags.c_contiguous or a.ndim < 2:
-        return None
-    strides = a.strides
-    axes = tuple(sorted(range(a.ndim), key=lambda i: -abs(strides[i])))
-    return None if axes == tuple(range(a.ndim)) else axes
 
 
 # containers adsim writes into (the stats= of checkpointed loops and solve_ivp),
@@ -319,7 +283,7 @@ class _Walk:
             raise _Blocked(f"its environment holds more than {MAX_ARRAY_BYTES // 2 ** 30} GB "
                            f"of array data (reading it would cost about a second per call)")
         self.emit(type(v))
-        self.emit(_FrozenArray(v) if self.freeze else v)
+        self.emit(FrozenArray(v) if self.freeze else v)
         if type(v) is not np.ndarray and getattr(v, "__dict__", None):
             self.value(v.__dict__, depth + 1)
 
@@ -635,7 +599,7 @@ class Snapshot:
         for s, c in zip(stored, current):
             if s is c:
                 continue
-            if type(s) is _FrozenArray:
+            if type(s) is FrozenArray:
                 if not s.matches(c):
                     return False
             elif type(s) is not type(c) or s != c:

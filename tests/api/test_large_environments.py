@@ -14,6 +14,7 @@ import pytest
 import adsim
 from adsim._tapecache import purity
 from adsim._tapecache._digest import BLOCK_WORDS, KERNELS, KEYS, P61, digest
+from adsim._tapecache.frozen_array import FrozenArray
 from adsim.testing import check_grads
 
 
@@ -118,7 +119,7 @@ def test_more_array_data_than_the_old_64_mb_limit_is_checked_not_copied():
     assert recordings(f) == 1, adsim.api.tapes_of(f).reuse_blocked_by
     tokens = adsim.api.tapes_of(f)._last.tokens
     assert not any(isinstance(t, np.ndarray) for t in tokens)       # no copy kept: a digest
-    assert [t.raw for t in tokens if type(t) is purity._FrozenArray and t.shape == table.shape] \
+    assert [t.raw for t in tokens if type(t) is FrozenArray and t.shape == table.shape] \
         == [None]
     table[1500, 7] = 0.5
     assert np.allclose(fresh_equal(f, x), table.T @ np.cos(table @ x) + 2 * x)
