@@ -35,7 +35,7 @@ from .frozen_array import FrozenArray
 from .._record.interpose import unhooked
 
 MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
-_LONG = 64                        # items: a longer list, tuple or dict of same-type numbers is one value
+_LONG = 64                        # items: longer runs of same-type numbers are one value
 MAX_DEPTH = 16                    # nesting of containers and objects
 MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
 
