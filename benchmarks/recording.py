@@ -17,7 +17,13 @@ Measures, on problems of ``benchmarks/problems.py``:
    (recorded, with the tape cache's checks) against autograd's
    ``grad(f)(x)``, which traces on every call; goal: cheaper than autograd.
    Timed interleaved with the explicit recording and the replays of a seen
-   function.
+   function;
+7. a large environment: the likelihood of a Gaussian mixture fitted by EM,
+   closing over its data and the fitted model object (whose ``fit`` draws
+   from a new generator): inline ``ad.grad(f)(x)`` against a held
+   ``g = ad.grad(f)`` (goal <= 2x), the bare replay, and a recording per call
+   (``cache=False``, what the cache did when it gave up on such
+   environments).
 
 Run as ``python -m benchmarks recording [--quick]``.
 """
@@ -35,7 +41,8 @@ from . import timing as T
 
 AREA = "recording"
 GOALS = {"record_per_op": 1e-6, "replay_per_op": 0.05e-6, "small_gradient": 5e-6,
-         "reverse_over_forward": 3.0, "bytes_per_op": 40.0, "first_call_over_autograd": 1.0}
+         "reverse_over_forward": 3.0, "bytes_per_op": 40.0, "first_call_over_autograd": 1.0,
+         "inline_over_held": 2.0}
 ARRAY_CASES = [("rosenbrock", 100000, 1000), ("helmholtz", 1000, 50), ("rk4", 1000, 40),
                ("heat", 1000, 100)]
 
@@ -149,6 +156,64 @@ def first_call_costs(s):
     return {"n": x.size, "timings": interleaved(calls, s)}
 
 
+class FittedMixture:
+    """A diagonal Gaussian mixture fitted by EM, as a user's model object:
+    data, responsibilities and fit history kept as attributes."""
+
+    def __init__(self, k=5, n_iter=20, seed=0):
+        self.k, self.n_iter, self.seed = k, n_iter, seed
+
+    def fit(self, X):
+        k = self.k
+        rng = np.random.default_rng(self.seed)      # (the walk sees `fit` is not called)
+        means, log_var = X[rng.choice(len(X), k, replace=False)], np.zeros((k, X.shape[1]))
+        self.X_, self.log_w_, self.history_ = X, np.full(k, -np.log(k)), []
+        for _ in range(self.n_iter):
+            lj = self.log_joint(means, log_var)
+            norm = np.logaddexp.reduce(lj, axis=1)
+            self.resp_ = np.exp(lj - norm[:, None])
+            nk = self.resp_.sum(axis=0)
+            means = self.resp_.T @ X / nk[:, None]
+            log_var = np.log(self.resp_.T @ X ** 2 / nk[:, None] - means ** 2 + 1e-6)
+            self.log_w_ = np.log(nk / len(X))
+            self.history_.append(float(np.mean(norm)))
+        self.means_, self.log_var_ = means, log_var
+        return self
+
+    def log_joint(self, means, log_var):
+        diff = self.X_[:, None, :] - means[None]
+        return (self.log_w_ - 0.5 * np.sum(log_var, axis=1)
+                - 0.5 * np.sum(diff ** 2 / np.exp(log_var)[None], axis=2))
+
+    def log_likelihood(self, means, log_var):
+        lj = self.log_joint(means, log_var)
+        m = np.max(lj, axis=1, keepdims=True)
+        return np.sum(m[:, 0] + np.log(np.sum(np.exp(lj - m), axis=1)))
+
+
+def large_environment_costs(s):
+    """Gradient of a fitted mixture's likelihood in its means and variances."""
+    n, d, k = (5_000 if s.quick else 50_000), 4, 5
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)) + 4.0 * rng.normal(size=(k, d))[rng.integers(0, k, n)]
+    model = FittedMixture(k).fit(X)
+
+    def nll(theta):
+        half = theta.size // 2
+        return -model.log_likelihood(theta[:half].reshape(k, d), theta[half:].reshape(k, d))
+    theta = np.concatenate([model.means_.ravel(), model.log_var_.ravel()])
+    held, tape, fresh = ad.grad(nll), ad.record(nll, theta), ad.grad(nll, cache=False)
+    assert np.allclose(held(theta), tape.gradient(theta), rtol=1e-12)
+    calls = {"`tape.gradient(x)` (no check)": lambda: tape.gradient(theta),
+             "held `g = ad.grad(f)`, `g(x)`": lambda: held(theta),
+             "`ad.grad(f)(x)` inline": lambda: ad.grad(nll)(theta),
+             "recorded every call (`cache=False`)": lambda: fresh(theta)}
+    timings = interleaved(calls, s, batch=2 if s.quick else 5)
+    env = sum(a.nbytes for a in (X, model.resp_))
+    return {"n": n, "env_mb": env / 2 ** 20, "recordings": held.tapes.recordings,
+            "blocked": held.tapes.reuse_blocked_by, "timings": timings}
+
+
 def array_costs(s):
     """Reverse replay against zero-order replay and against autograd."""
     ag = _autograd() if s.peers else None
@@ -192,8 +257,9 @@ def run(s):
     small = small_call_costs(s)
     arrays = array_costs(s)
     first = first_call_costs(s)
+    large = large_environment_costs(s)
     return {"goals": GOALS, "per_op": per_op, "small": small, "arrays": arrays, "first_call": first,
-            "bytes": tape_sizes(per_op, arrays),
+            "large_environment": large, "bytes": tape_sizes(per_op, arrays),
             "autograd": T.peer_versions()["autograd"] if s.peers else None}
 
 
@@ -256,6 +322,24 @@ def _first_call_md(fc):
             ""]
 
 
+def _large_environment_md(le):
+    t = le["timings"]
+    held = t["held `g = ad.grad(f)`, `g(x)`"]
+    rows = []
+    for name, timing in t.items():
+        ratio = timing.median / held.median
+        goal = f"≤ 2 ({_mark(ratio <= GOALS['inline_over_held'])})" if "inline" in name else ""
+        rows.append((name, T.fmt_timing(timing), T.fmt_time(timing.cpu_median),
+                     T.fmt_ratio(ratio), goal))
+    return [f"### A large environment: a fitted model's likelihood\n\nThe log-likelihood of a "
+            f"Gaussian mixture fitted by EM (`FittedMixture`, {le['n']} points), as a function "
+            f"of its means and log-variances, closing over the data and the model object "
+            f"({le['env_mb']:.1f} MB of arrays; its `fit` draws from a new generator but is "
+            f"not called). Cached tape kept: {'yes' if le['blocked'] is None else le['blocked']}"
+            f" ({le['recordings']} recording). Timed interleaved.\n",
+            T.table(["call", "median wall (min–max)", "median CPU", "/ held", "goal"], rows), ""]
+
+
 def _arrays_md(res):
     rows = []
     for r in res["arrays"]:
@@ -302,6 +386,8 @@ def markdown(res, s, machine):
     lines = ["## Recording and replay\n", T.header(AREA, s, machine), ""]
     lines += _per_op_md(res["per_op"]) + _small_md(res["small"]) + _arrays_md(res)
     lines += _first_call_md(res["first_call"])
+    if "large_environment" in res:
+        lines += _large_environment_md(res["large_environment"])
     lines += _sizes_md(res["bytes"])
     return "\n".join(lines) + "\n"
 

@@ -13,6 +13,7 @@ make two independent tapes.
 """
 import functools
 import threading
+import time
 import types
 import weakref
 from collections import OrderedDict
@@ -28,6 +29,10 @@ from .._validate import name_of as _name, real_array
 from ..errors import AdsimError, BranchChanged
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
+WALK_AGAIN_AFTER = 16   # recordings without a walk once the walk could not see the environment
+DEARER = 4              # a walk this many times longer than the recording is not worth it
+DEAR_WALK = 1e-3        # seconds: walks shorter than this are always worth it
+DEAR_STRIKES = 3        # dear walks in a row before the cache stops walking (one may be a pause)
 
 # Code of functions whose recording restricted to what the environment walk
 # saw failed (see TapeCache._record): recorded with everything changed since.
@@ -76,11 +81,14 @@ class TapeCache(ResultNeutral):
         self.cache = cache
         self.opaque_outputs = opaque_outputs    # non-numeric output leaves pass through
         self.tapes = OrderedDict()          # key -> (tape, snapshot)
-        self._outputs = {}                  # key -> (output treedef, leaf shapes) of its tape
+        self._outputs = {}                  # key -> (output treedef, leaf shapes, seconds its
+        #                                     recording took) of its tape
         self.recordings = 0
         self.reuse_blocked_by = None if cache else _CACHE_OFF
         self._lock = threading.Lock()
         self._last = None                   # newest snapshot, shared while it matches
+        self._unseen = None                 # (snapshot the walk gave up on, recordings left)
+        self._dear_walks = 0                # walks in a row dearer than recording
 
     def __repr__(self):
         blocked = self.reuse_blocked_by
@@ -176,27 +184,51 @@ class TapeCache(ResultNeutral):
             if entry is not None:
                 self.tapes.move_to_end(call.key)
                 output = self._outputs[call.key]
-        if entry is None or not entry[1].matches(f, call.extras):
+        if entry is None:
             return None
-        call.out_tree, call.out_shapes = output
+        started = time.perf_counter()
+        if not entry[1].matches(f, call.extras):
+            return None
+        reason = self._dearer_walk(time.perf_counter() - started, output[2], call.extras)
+        if reason is not None:                  # replayed this once, recorded from now on
+            with self._lock:
+                self.tapes.clear()
+                self._outputs.clear()
+                self._last = None
+                self.reuse_blocked_by = reason
+        call.out_tree, call.out_shapes = output[:2]
         return entry[0]
 
     def _snapshot(self, f, extras):
         last = self._last
         if last is not None and last.matches(f, extras):
             return last
-        return Snapshot(f, extras)
+        # An environment the walk gave up on (too many values, an iterator), or
+        # whose walk costs more than recording the function, is recorded on
+        # every call: walking it each time would only add its cost to the
+        # recording's. It is walked again every WALK_AGAIN_AFTER recordings,
+        # in case it changed.
+        unseen = self._unseen
+        if unseen is not None and unseen[1] > 0 and not extras:
+            self._unseen = (unseen[0], unseen[1] - 1)
+            return unseen[0]
+        snapshot = Snapshot(f, extras)
+        self._unseen = (snapshot, WALK_AGAIN_AFTER - 1) if snapshot.tokens is None else None
+        return snapshot
 
     def _record(self, f, call):
         snapshot = watch = None
+        started = time.perf_counter()
         if call.key is not None:
             snapshot = self._snapshot(f, call.extras)
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
+        walked = time.perf_counter() - started
         reach = None if snapshot is None else snapshot.reach
         code = getattr(f, "__code__", None)
         if reach is not None and code in _UNRESTRICTED:
             reach = None
+        started = time.perf_counter()
         try:
             tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
                                  call.n_varied, reach)
@@ -215,17 +247,19 @@ class TapeCache(ResultNeutral):
                 _UNRESTRICTED.add(code)
             tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
                                  call.n_varied, None)
+        recorded = time.perf_counter() - started
         if snapshot is None:
             blocked = _CACHE_OFF
         else:
             blocked = snapshot.blocked or watch.changed() or (
-                None if snapshot.matches(f, call.extras) else _CHANGED_ITSELF)
+                None if snapshot.matches(f, call.extras) else _CHANGED_ITSELF) or \
+                self._dearer_walk(walked, recorded, call.extras)
         with self._lock:
             self.recordings += 1
             self.reuse_blocked_by = blocked
             if blocked is None:
                 self.tapes[call.key] = (tape, snapshot)
-                self._outputs[call.key] = (call.out_tree, call.out_shapes)
+                self._outputs[call.key] = (call.out_tree, call.out_shapes, recorded)
                 self.tapes.move_to_end(call.key)
                 if len(self.tapes) > MAX_TAPES:
                     self._outputs.pop(self.tapes.popitem(last=False)[0])
@@ -233,7 +267,26 @@ class TapeCache(ResultNeutral):
             else:
                 self.tapes.pop(call.key, None)
                 self._outputs.pop(call.key, None)
+                if self._last is snapshot or self._unseen is not None:
+                    self._last = None           # (so that no walk precedes the next recording)
         return tape
+
+    def _dearer_walk(self, walked, recorded, extras):
+        """Why tapes are no longer kept when walking the function's environment
+        took longer than recording it, DEAR_STRIKES times in a row (many small
+        Python objects to check, few of them read), else None. Its next
+        recordings skip the walk (``_snapshot``)."""
+        if walked <= DEAR_WALK or walked <= DEARER * recorded or extras:
+            self._dear_walks = 0
+            return None
+        self._dear_walks += 1
+        if self._dear_walks < DEAR_STRIKES:
+            return None
+        self._dear_walks = 0
+        reason = (f"checking its environment takes longer than recording it ({walked * 1e3:.1f} "
+                  f"ms against {recorded * 1e3:.2f} ms)")
+        self._unseen = (Snapshot.unchecked(reason), WALK_AGAIN_AFTER - 1)
+        return reason
 
 
 def input_positions(args, argnums):

@@ -4,11 +4,17 @@ The functional API replays a cached tape only if the function's environment
 is what it was at recording. :class:`Snapshot` walks that environment --
 defaults, closure cells, the globals its code loads (and, recursively, the
 user functions, objects and containers reached from them) -- into a flat
-list of tokens, keeping copies of the arrays it meets; ``matches`` walks it
-again and compares. Modules, builtins and library (NumPy, SciPy, ...)
-functions and classes count by identity only. Anything the walk cannot see
-into (a C object holding hidden state, a structure too large or deep) makes
-the snapshot *blocked*: the function is then recorded on every call.
+list of tokens, keeping the bytes of the small arrays it meets and a content
+digest of the larger ones (``_digest``: read at about memory speed, no
+copy); ``matches`` walks it again and compares. Long lists, tuples and dicts
+of numbers of one type count as one value, compared at C speed. Modules,
+builtins and library (NumPy, SciPy, ...) functions and classes count by
+identity only. Anything the walk cannot see into (a C object holding hidden
+state, a structure of too many values or too deep) makes the snapshot
+*blocked*: the function is then recorded on every call. Code that calls
+something whose result depends on outside state (``default_rng()``, a
+clock) blocks it too, unless it is a method of a user class that no code
+met calls by name (a fitted model's ``fit``).
 The random generators met on the way are listed for
 :class:`adsim._tapecache.random_watch.RandomWatch`, and the names the code
 met loads, unless SciPy can be called from there (``Snapshot.reach``): a
@@ -20,18 +26,18 @@ import functools
 import random as _py_random
 import threading
 import types
-from array import array
 
 import numpy as np
 
+from ._digest import all_of_type, number_run
 from .codeinfo import code_info
+from .frozen_array import FrozenArray
 from .._record.interpose import unhooked
 
-MAX_VALUES = 2000                 # values visited per walk
-_LONG = 64                        # items: a longer list or tuple of same-type numbers is one value
+MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
+_LONG = 64                        # items: longer runs of same-type numbers are one value
 MAX_DEPTH = 16                    # nesting of containers and objects
-MAX_ARRAY_BYTES = 64 * 2 ** 20    # array data copied per snapshot
-_SMALL_ARRAY = 16384              # bytes: compared as bytes below, as unsigned integers above
+MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
 
 _LIBRARY = frozenset({
     "builtins", "numpy", "scipy", "adsim", "math", "cmath", "functools", "itertools",
@@ -41,7 +47,6 @@ _LIBRARY = frozenset({
 _HEAPTYPE = 1 << 9
 _C_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function",
                           "_ArrayFunctionDispatcher"})
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                  np.random.SeedSequence, _py_random.Random)
 _IDENTITY_TYPES = (types.ModuleType, np.ufunc, np.dtype, enum.Enum, types.CodeType,
@@ -114,28 +119,6 @@ def _type_name(obj):
     return f"{t.__module__}.{t.__qualname__}"
 
 
-class _FrozenArray:
-    """An array's dtype, shape and contents at snapshot time (compared bit
-    for bit, so NaNs and signed zeros count)."""
-
-    __slots__ = ("dtype", "shape", "raw", "copy")
-
-    def __init__(self, a):
-        self.dtype, self.shape = a.dtype, a.shape
-        copy = np.array(a, order="C", copy=True, subok=False)
-        small = copy.nbytes <= _SMALL_ARRAY or copy.dtype.itemsize not in _UINT
-        self.raw = copy.tobytes() if small else None
-        self.copy = None if small else copy
-
-    def matches(self, a):
-        if not isinstance(a, np.ndarray) or a.dtype != self.dtype or a.shape != self.shape:
-            return False
-        if self.raw is not None:
-            return a.tobytes() == self.raw
-        u = _UINT[a.dtype.itemsize]
-        return bool(np.array_equal(a.view(u), self.copy.view(u)))
-
-
 # containers adsim writes into (the stats= of checkpointed loops and solve_ivp),
 # by id, with the object itself so a recycled id never matches: what they hold
 # is an output of the sweeps, not an input the recording depends on
@@ -158,7 +141,7 @@ class _Walk:
     (first) the reason the function is impure, and whether SciPy was met."""
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
-                 "scipy", "names")
+                 "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups")
 
     def __init__(self, freeze):
         self.tokens = []
@@ -171,6 +154,16 @@ class _Walk:
         self.impure = None
         self.scipy = False          # met SciPy, adsim, or code that imports by name
         self.names = []             # CodeInfo.names of the user code met
+        # Impure code met inside a method of a user class runs only if the method
+        # is called, by its name: the reasons wait, with the method's name, for the
+        # end of the walk (``impurity``). ``in_methods``: ids first met inside one,
+        # with its name; met again from outside it (shared code), they make every
+        # waiting reason count.
+        self.in_method = None       # the class attribute being walked, if any
+        self.deferred = []          # (method name, reason)
+        self.in_methods = {}
+        self.crossed = False
+        self.lookups = False        # code met finds attributes by computed names
 
     def value(self, v, depth=0):
         self.count += 1
@@ -198,11 +191,28 @@ class _Walk:
         key = id(v)
         index = self.seen.get(key)
         if index is not None:
+            if key in self.in_methods and self.in_methods[key] != self.in_method:
+                self.crossed = True
             self.emit(_REF)
             self.emit(index)
             return False
         self.seen[key] = len(self.seen)
+        if self.in_method is not None:
+            self.in_methods[key] = self.in_method
         return True
+
+    def impurity(self):
+        """Why the function is impure (None if it is not): code it runs calls
+        something whose result depends on outside state. A method's code
+        counts if some code met loads the method's name, or looks attributes
+        up by computed names, or it was shared with code outside methods."""
+        if self.impure is not None or not self.deferred:
+            return self.impure
+        loaded = frozenset().union(*self.names)
+        for name, reason in self.deferred:
+            if self.crossed or self.lookups or name in loaded:
+                return reason
+        return None
 
     # ---- values --------------------------------------------------------
     def float_(self, v, depth):
@@ -228,28 +238,35 @@ class _Walk:
         """A long list or tuple of numbers of one type (a model's 3000 weights)
         as one token, at C speed: floats bit for bit (NaNs and signed zeros
         count), ints by value. False for anything else."""
-        kind = type(v[0])
-        if kind is not float and kind is not np.float64 and kind is not int \
-                or list(map(type, v)).count(kind) != len(v):
+        run = number_run(v)
+        if run is None:
             return False
-        if kind is float or kind is np.float64:
-            self.emit(kind)
-            self.emit(array("d", v).tobytes())
-            return True
-        if kind is int:
-            self.emit(int)
-            self.emit(tuple(v))
-            return True
-        return False
+        self.emit(type(v[0]))
+        self.emit(run)
+        return True
 
     def mapping(self, v, depth):
         if not self.first_visit(v):
             return
         self.emit(type(v))
         self.emit(len(v))
+        if len(v) > _LONG and self.named_numbers(v):
+            return
         for key, item in list(v.items()):
             self.value(key, depth + 1)
             self.value(item, depth + 1)
+
+    def named_numbers(self, v):
+        """A long dict of parameters (string keys, numbers of one type) as
+        one value, at C speed; False for anything else."""
+        keys = tuple(v)
+        if not all_of_type(keys, str):
+            return False
+        self.emit(keys)
+        if self.numbers(list(v.values())):
+            return True
+        self.tokens.pop()
+        return False
 
     def set_(self, v, depth):
         if not all(type(e) in _SCALARS for e in v):
@@ -259,13 +276,31 @@ class _Walk:
 
     def array(self, v, depth):
         if v.dtype.hasobject:
-            raise _Blocked("its environment holds an array of Python objects")
+            self.object_array(v, depth)
+            return
         self.nbytes += v.nbytes
         if self.nbytes > MAX_ARRAY_BYTES:
-            raise _Blocked(f"its environment holds more than {MAX_ARRAY_BYTES // 2 ** 20} MB "
-                           f"of array data")
+            raise _Blocked(f"its environment holds more than {MAX_ARRAY_BYTES // 2 ** 30} GB "
+                           f"of array data (reading it would cost about a second per call)")
         self.emit(type(v))
-        self.emit(_FrozenArray(v) if self.freeze else v)
+        self.emit(FrozenArray(v) if self.freeze else v)
+        if type(v) is not np.ndarray and getattr(v, "__dict__", None):
+            self.value(v.__dict__, depth + 1)
+
+    def object_array(self, v, depth):
+        """An array of Python objects: its shape, then its elements in C
+        order, each walked as a value (a long run of same-type numbers as one)."""
+        if v.dtype != object:
+            raise _Blocked("its environment holds a structured array with Python objects")
+        if not self.first_visit(v):
+            return
+        self.emit(type(v))
+        self.emit(v.shape)
+        items = v.ravel().tolist() if v.ndim else [v[()]]
+        if len(items) > _LONG and self.numbers(items):
+            return
+        for item in items:
+            self.value(item, depth + 1)
         if type(v) is not np.ndarray and getattr(v, "__dict__", None):
             self.value(v.__dict__, depth + 1)
 
@@ -314,9 +349,14 @@ class _Walk:
         self.names.append(info.names)
         if info.imports:
             self.scipy = True               # a module found by name while running
-        if info.external and self.impure is None:
-            self.impure = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
-                           f"on more than its arguments")
+            self.lookups = True
+        if info.external:
+            reason = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
+                      f"on more than its arguments")
+            if self.in_method is not None:
+                self.deferred.append((self.in_method, reason))
+            elif self.impure is None:
+                self.impure = reason
         glob, builtins = fn.__globals__, fn.__builtins__
         for name in info.global_names:
             v = glob.get(name, _MISSING)
@@ -385,15 +425,20 @@ class _Walk:
         # methods reading globals); descriptors it made for itself count by identity
         names = [n for n in cls.__dict__ if n not in _SKIP_IN_CLASS]
         self.emit(len(names))
+        outer = self.in_method
         for n in names:
             self.emit(n)
             v = cls.__dict__[n]
+            if outer is None and not (n.startswith("__") and n.endswith("__")):
+                self.in_method = n          # called by this name, if at all
             try:
                 self.value(v, depth + 1)
             except _Blocked:
                 if type(v).__flags__ & _HEAPTYPE or not _is_library(type(v).__module__):
                     raise
                 self.emit(v)
+            finally:
+                self.in_method = outer
         for base in cls.__bases__:
             self.value(base, depth + 1)
 
@@ -527,8 +572,15 @@ class Snapshot:
             return
         self.tokens = walk.tokens
         self.randoms = walk.randoms
-        self.blocked = walk.impure
+        self.blocked = walk.impurity()
         self.reach = None if walk.scipy else frozenset().union(*walk.names)
+
+    @classmethod
+    def unchecked(cls, reason):
+        """A snapshot not taken (``reason`` says why): it never matches."""
+        snapshot = cls.__new__(cls)
+        snapshot.tokens, snapshot.blocked, snapshot.randoms, snapshot.reach = None, reason, [], None
+        return snapshot
 
     def matches(self, f, extras=()):
         """Whether the environment of ``f`` (and ``extras``) is unchanged."""
@@ -547,7 +599,7 @@ class Snapshot:
         for s, c in zip(stored, current):
             if s is c:
                 continue
-            if type(s) is _FrozenArray:
+            if type(s) is FrozenArray:
                 if not s.matches(c):
                     return False
             elif type(s) is not type(c) or s != c:
