@@ -32,7 +32,7 @@ from ._np.integers import around, current, exact_index, fmod, frozen, rounded  #
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import linalg
+from ._np import eigen, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -307,7 +307,7 @@ FUNCTIONS = {
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
-    **fft.FUNCTIONS,
+    **fft.FUNCTIONS, **eigen.FUNCTIONS,
 }
 
 
@@ -415,6 +415,10 @@ def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
     return out
 
 
+# functions whose rules take complex active arrays themselves
+_TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS}
+
+
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None and getattr(func, "__wrapped__", None) in FUNCTIONS:
@@ -430,7 +434,7 @@ def array_function(func, types, args, kwargs):
                          lambda: array_function(func, types, args, rest), (args, rest),
                          lambda values: func(*_replace_actives(args, values),
                                              **_replace_actives(kwargs, values)))
-    if ComplexActive in types and func not in fft.FUNCTIONS:
+    if ComplexActive in types and func not in _TAKE_COMPLEX:
         return complex_.array_function(func, args, kwargs)
     if impl is None:
         plain = on_plain_values(func, args, kwargs)

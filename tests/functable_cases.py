@@ -536,6 +536,24 @@ def _sym(x):
     return np.diag(1.0 + 3.0 * np.arange(k)) + 0.2 * (x.reshape(k, k) + x.reshape(k, k).T)
 
 
+_ROTATION = np.array([[1.0, -3.0], [3.0, 1.0]])
+NOT_HOLOMORPHIC_PARTS = "not holomorphic: real and imaginary parts (or |.|) of complex values"
+
+
+def _spiral(x):
+    """A 2 x 2 matrix of 4 values whose eigenvalues are a complex pair near 1 +- 3i."""
+    return 0.3 * x.reshape(2, 2) + _ROTATION
+
+
+def _skew_sym(x):
+    """A non-symmetric 2 x 2 matrix of 4 values with real eigenvalues near 1 and 4."""
+    return np.diag([1.0, 4.0]) + 0.3 * x.reshape(2, 2)
+
+
+def _parts(z):
+    return np.concatenate([np.real(z), np.imag(z)])
+
+
 LINALG = {
     np.linalg.norm: [
         *[case((lambda o: lambda x: np.linalg.norm(x, o))(o), 4, f"vector ord={o}")
@@ -565,6 +583,22 @@ LINALG = {
                                                    UPLO="U")[0], 4, "UPLO")],
     np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 4),
                          case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO")],
+    np.linalg.eig: [
+        case(lambda x: _parts(np.linalg.eig(_spiral(x)).eigenvalues), 4, "complex pair",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.abs(np.linalg.eig(_spiral(x))[1]) ** 2, 4, "vectors |v|^2",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.linalg.eig(_skew_sym(x))[0], 4, "real eigenvalues"),
+        case(lambda x: np.linalg.eig(_skew_sym(x))[1] ** 2, 4, "real vectors squared",
+             cs="LAPACK scales complex eigenvectors to unit norm with |.|: not holomorphic"),
+        case(lambda x: _parts(np.linalg.eig(_skew_sym(x) + 1j * _spiral(x)).eigenvalues), 4,
+             "complex matrix", cs=NOT_HOLOMORPHIC_PARTS)],
+    np.linalg.eigvals: [
+        case(lambda x: _parts(np.linalg.eigvals(_spiral(x))), 4, "complex pair",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.linalg.eigvals(_skew_sym(x)), 4, "real eigenvalues"),
+        case(lambda x: _parts(np.linalg.eigvals(x.reshape(2, 2, 2) + _ROTATION)), 8, "stack",
+             cs=NOT_HOLOMORPHIC_PARTS)],
     np.linalg.matrix_power: [
         *[case((lambda k: lambda x: np.linalg.matrix_power(0.3 * general(x), k))(k), 9, f"{k}")
           for k in (0, 1, 3, -2)]],
@@ -1456,6 +1490,7 @@ EDGE_CASES = {
     np.linalg.det: [case(lambda x: np.linalg.det(x.reshape(1, 1)), 1, "1 x 1")],
     np.linalg.slogdet: [case(lambda x: np.linalg.slogdet(x.reshape(1, 1) - 3.0)[1], 1, "1 x 1")],
     np.linalg.eigh: [case(lambda x: np.linalg.eigh(x.reshape(1, 1))[0], 1, "1 x 1")],
+    np.linalg.eig: [case(lambda x: np.linalg.eig(x.reshape(1, 1))[1] * x, 1, "1 x 1")],
     np.linalg.svd: [case(lambda x: np.linalg.svd(x.reshape(1, 1) + 3.0, compute_uv=False), 1,
                          "1 x 1")],
     np.linalg.qr: [case(lambda x: np.linalg.qr(x.reshape(1, 1) + 3.0)[1], 1, "1 x 1")],

@@ -23,8 +23,8 @@ adsim/_numpy_api.py. Bottom to top:
     lists and tuples of active values as arrays; np.r_ and np.c_; numpy.linalg; Python
     callables mapped over elements and slices; statistics and calculus; dot, outer, kron,
     trace; products with scipy.sparse matrices; SciPy's special functions
-11. einsum, histograms, nanfunctions -- einsum and the products built on it;
-    np.histogram; the NaN-skipping functions
+11. eigen, einsum, histograms, nanfunctions -- np.linalg.eig and eigvals of general
+    matrices; einsum and the products built on it; np.histogram; the NaN-skipping functions
 12. linalg_composed, polynomials -- linear algebra composed of the above; np.polyfit,
     np.roots
 """
