@@ -94,6 +94,9 @@ def _solve(m, b):
     (mr, mi), (br, bi) = m, b
     if mi is None:
         return np.linalg.solve(mr, br), None if bi is None else np.linalg.solve(mr, bi)
+    if not any(isinstance(v, Active) for v in (mr, mi, br, bi)):   # plain: LAPACK's complex
+        y = np.linalg.solve(mr + 1j * mi, br if bi is None else br + 1j * bi)
+        return np.ascontiguousarray(y.real), np.ascontiguousarray(y.imag)
     n = shape_of(mr)[0]
     big = np.concatenate([np.concatenate([mr, -mi], axis=1), np.concatenate([mi, mr], axis=1)])
     rhs = np.concatenate([br, np.zeros(shape_of(br)) if bi is None else bi])
