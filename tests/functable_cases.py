@@ -98,6 +98,7 @@ BOOL3 = np.array([True, False, True])
 C3 = np.array([0.7, -1.3, 2.1])
 A23 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 A33 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.25, 1.0]])
+UNEVEN5 = np.array([0.0, 0.3, 0.5, 1.2, 1.4])
 SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 TABLE5 = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])      # sorted; no sample lies on it
 FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
@@ -414,7 +415,15 @@ NUMPY = {
     np.gradient: [case(lambda x: np.gradient(x, 0.5), 6),
                   case(lambda x: np.gradient(x, edge_order=2), 6, "edge_order 2"),
                   case(lambda x: np.stack(np.gradient(x.reshape(2, 3))), 6, "2-d"),
-                  case(lambda x: np.gradient(x.reshape(2, 3), axis=1), 6, "axis")],
+                  case(lambda x: np.gradient(x.reshape(2, 3), axis=1), 6, "axis"),
+                  case(lambda x: np.gradient(x, UNEVEN5), 5, "uneven coordinates"),
+                  case(lambda x: np.gradient(x, UNEVEN5, edge_order=2), 5,
+                       "uneven coordinates, edge_order 2"),
+                  case(lambda x: np.gradient(x.reshape(3, 2), [0.0, 0.5, 1.5], 2.0)[0], 6,
+                       "coordinates and a spacing"),
+                  case(lambda x: np.gradient(x ** 2, np.arange(4)), 4, "even integer coordinates"),
+                  case(lambda x: np.gradient(x[:3] ** 2, np.cumsum(x[3:] ** 2 + 0.5),
+                                             edge_order=2), 6, "active coordinates")],
     np.sort: _axes_cases(np.sort, ((4,), (2, 3), (0,))) + [
         case(lambda x: np.sort(x, axis=None), (), "0-d"),
         case(lambda x: np.sort(x, kind="stable"), 4, "stable")],
@@ -565,10 +574,21 @@ LINALG = {
         case(lambda x: np.linalg.norm(x.reshape(1, 2, 3), axis=(1, 2)), 6, "matrix axes"),
         case(lambda x: np.linalg.norm(x), (), "0-d")],
     np.linalg.solve: [case(lambda x: np.linalg.solve(general(x[:4]), x[4:]), 6),
+                      case(lambda x: _parts(np.linalg.solve(general(x[:4]) + 1j * _spiral(x[:4]),
+                                                            x[4:] - 0.5j)), 6, "complex",
+                           cs=NOT_HOLOMORPHIC_PARTS),
+                      case(lambda x: _parts(np.linalg.solve(general(x[:4]), A33[:2, :2] + 2j)),
+                           4, "complex right side", cs=NOT_HOLOMORPHIC_PARTS),
+                      case(lambda x: np.abs(np.linalg.solve(A33 + 1j * np.eye(3), x)), 3,
+                           "complex constant matrix", cs=NOT_HOLOMORPHIC_PARTS),
                       case(lambda x: np.linalg.solve(A33, x.reshape(3, 2)), 6, "constant matrix"),
                       case(lambda x: np.linalg.solve(spd(x), C3), 3, "constant right side")],
     np.linalg.inv: [case(lambda x: np.linalg.inv(general(x)), 9),
-                    case(lambda x: np.linalg.inv(x.reshape(1, 1) + 3.0), 1, "1 x 1")],
+                    case(lambda x: np.linalg.inv(x.reshape(1, 1) + 3.0), 1, "1 x 1"),
+                    case(lambda x: _parts(np.linalg.inv(general(x) * (1.0 + 0.5j))), 4,
+                         "complex", cs=NOT_HOLOMORPHIC_PARTS),
+                    case(lambda x: _parts(np.linalg.inv(x.reshape(2, 2, 2) * 1j + _ROTATION)),
+                         8, "complex stack", cs=NOT_HOLOMORPHIC_PARTS)],
     np.linalg.det: [case(lambda x: np.linalg.det(general(x)), 9),
                     case(lambda x: np.linalg.det(spd(x) - 3.0 * np.eye(3)), 3, "indefinite")],
     np.linalg.slogdet: [
@@ -1881,8 +1901,6 @@ REFUSED = {
     "ndarray.__delitem__": [refuse(lambda x: x.__delitem__(0), 3, ValueError, "delete")],
     "ndarray.astype": [refuse(lambda x: x.astype(np.float32), 3, adsim.UnsupportedOperation,
                               "float32")],
-    np.gradient: [refuse(lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.7])), 4,
-                         adsim.UnsupportedOperation, "np.gradient with coordinate arrays")],
     sc.zeta: [refuse(lambda x: sc.zeta(x + 2.0, 1.5), 3, adsim.UnsupportedOperation, "zeta")],
     sc.gammainc: [refuse(lambda x: sc.gammainc(x + 3.0, 1.5), 3, adsim.UnsupportedOperation,
                          "gammainc")],

@@ -46,6 +46,8 @@ from ..errors import UndefinedDerivative
 from ..primitives import primitive
 from . import complex as complex_
 from .complex import ComplexActive
+from .complex_linalg import adjoint as _adjoint, conj as _conj, matmul as _matmul, plus as _plus, \
+    solve_pairs as _solve, times as _times
 from .core import shape_of
 from .integers import current
 from .stacks import over_stack, square
@@ -57,51 +59,6 @@ EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])   # NumPy's
 # = |w_k| |v_k| / |w_k^H v_k| their condition numbers: a defective matrix's
 # computed eigenvalues are split by about its rounding error bound, not by 0.
 _REPEATED = 100.0
-
-
-# ---- complex matrices as (real, imaginary) pairs; an imaginary part None is 0
-
-def _plus(a, b):
-    return b if a is None else a if b is None else a + b
-
-
-def _matmul(a, b):
-    (ar, ai), (br, bi) = a, b
-    re = ar @ br if ai is None or bi is None else ar @ br - ai @ bi
-    return re, _plus(None if bi is None else ar @ bi, None if ai is None else ai @ br)
-
-
-def _times(a, b):
-    """Elementwise product (broadcasting)."""
-    (ar, ai), (br, bi) = a, b
-    re = ar * br if ai is None or bi is None else ar * br - ai * bi
-    return re, _plus(None if bi is None else ar * bi, None if ai is None else ai * br)
-
-
-def _adjoint(a):
-    """The conjugate transpose."""
-    re, im = a
-    return np.transpose(re), None if im is None else -np.transpose(im)
-
-
-def _conj(a):
-    return a[0], None if a[1] is None else -a[1]
-
-
-def _solve(m, b):
-    """m^{-1} b: a real solve, or the complex one as the real system
-    [[Re m, -Im m], [Im m, Re m]] [Re y; Im y] = [Re b; Im b]."""
-    (mr, mi), (br, bi) = m, b
-    if mi is None:
-        return np.linalg.solve(mr, br), None if bi is None else np.linalg.solve(mr, bi)
-    if not any(isinstance(v, Active) for v in (mr, mi, br, bi)):   # plain: LAPACK's complex
-        y = np.linalg.solve(mr + 1j * mi, br if bi is None else br + 1j * bi)
-        return np.ascontiguousarray(y.real), np.ascontiguousarray(y.imag)
-    n = shape_of(mr)[0]
-    big = np.concatenate([np.concatenate([mr, -mi], axis=1), np.concatenate([mi, mr], axis=1)])
-    rhs = np.concatenate([br, np.zeros(shape_of(br)) if bi is None else bi])
-    y = np.linalg.solve(big, rhs)
-    return y[:n], y[n:]
 
 
 def _split(stacked):
