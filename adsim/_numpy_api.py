@@ -122,7 +122,14 @@ def _or_sparse(rule):
 
 
 dot = _or_sparse(_operator(_products.dot))
-matmul = _or_sparse(_operator(_products.matmul))
+def _matmul(a, b):
+    """a @ b; complex when an operand is (a complex constant beside an active one)."""
+    if complex_.is_complex(a) or complex_.is_complex(b):
+        return complex_.bilinear(np.matmul, a, b)
+    return _products.matmul(a, b)
+
+
+matmul = _or_sparse(_operator(_matmul))
 floor_divide = _operator(_integers.floor_divide)
 remainder = _operator(_integers.remainder)
 
@@ -156,7 +163,8 @@ def ufunc(uf, method, inputs, kwargs):
         return mapped.python_ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, RecordedArray) for v in inputs):
         return recorded_data.ufunc(uf, method, inputs, kwargs)
-    if any(isinstance(v, ComplexActive) for v in inputs):
+    if any(isinstance(v, ComplexActive) for v in inputs) or \
+            method == "__call__" and _complex_data(inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)
     if kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
@@ -415,6 +423,13 @@ def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
     return out
 
 
+def _complex_data(values):
+    """Whether an argument is complex: a complex active array (a list holding
+    complex values becomes one) or complex data (a complex array or number)."""
+    return any(isinstance(v, ComplexActive) or isinstance(v, np.ndarray) and v.dtype.kind == "c"
+               or isinstance(v, (complex, np.complexfloating)) for v in values)
+
+
 # functions whose rules take complex active arrays themselves
 _TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS}
 
@@ -434,7 +449,8 @@ def array_function(func, types, args, kwargs):
                          lambda: array_function(func, types, args, rest), (args, rest),
                          lambda values: func(*_replace_actives(args, values),
                                              **_replace_actives(kwargs, values)))
-    if ComplexActive in types and func not in _TAKE_COMPLEX:
+    if func not in _TAKE_COMPLEX and (ComplexActive in types or _complex_data(args) or
+                                      _complex_data(kwargs.values())):
         return complex_.array_function(func, args, kwargs)
     if impl is None:
         plain = on_plain_values(func, args, kwargs)

@@ -30,7 +30,8 @@ class ComplexActive:
 
     Made by adsim, never by hand: ``np.fft.fft(x)``, ``1j * x``, a real
     active array times a complex constant. Supports complex arithmetic
-    (``+ - * / **``, unary ``-``), ``np.exp``, ``np.log``, ``np.abs``,
+    (``+ - * / **``, unary ``-``), ``np.exp``, ``np.log``, ``np.sqrt``, the
+    circular and hyperbolic sine, cosine and tangent, ``np.abs``,
     ``np.angle``, ``np.real``, ``np.imag``, ``np.conj``, sums, shape
     functions, indexing and assignment with NumPy's semantics; anything else
     raises :class:`adsim.errors.UnsupportedOperation` naming the function.
@@ -332,7 +333,8 @@ def _part(tape, p, shape, held):
 def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
-        f"support + - * / **, exp, log, abs, angle, real, imag, conj, sums, shape functions, "
+        f"support + - * / **, exp, log, sqrt, sin, cos, tan, sinh, cosh, tanh, abs, angle, "
+        f"real, imag, conj, sums, shape functions, linalg.solve, inv, eig, eigvals, "
         f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
 
@@ -459,9 +461,39 @@ def log(z):
     return make(0.5 * np.log(re * re + im * im), np.arctan2(im, re), _shape(z), z)
 
 
+def sin(z):
+    re, im = parts(z)
+    return make(np.sin(re) * np.cosh(im), np.cos(re) * np.sinh(im), _shape(z), z)
+
+
+def cos(z):
+    re, im = parts(z)
+    return make(np.cos(re) * np.cosh(im), -(np.sin(re) * np.sinh(im)), _shape(z), z)
+
+
+def sinh(z):
+    re, im = parts(z)
+    return make(np.sinh(re) * np.cos(im), np.cosh(re) * np.sin(im), _shape(z), z)
+
+
+def cosh(z):
+    re, im = parts(z)
+    return make(np.cosh(re) * np.cos(im), np.sinh(re) * np.sin(im), _shape(z), z)
+
+
+def sqrt(z):
+    """The principal square root, exp(log(z) / 2) (NumPy's branch cut, along
+    the negative real axis); at z = 0, where it has no derivative, it raises
+    as z ** 0.5 does."""
+    return binary(Op.POW, z, 0.5)
+
+
 _UNARY = {
     np.negative: lambda z: -z, np.positive: lambda z: z.copy(),
     np.conjugate: conjugate, np.absolute: absolute, np.exp: exp, np.log: log,
+    np.sin: sin, np.cos: cos, np.sinh: sinh, np.cosh: cosh, np.sqrt: sqrt,
+    np.tan: lambda z: binary(Op.DIV, sin(z), cos(z)),
+    np.tanh: lambda z: binary(Op.DIV, sinh(z), cosh(z)),
     np.square: lambda z: binary(Op.MUL, z, z), np.reciprocal: lambda z: binary(Op.DIV, 1.0, z),
 }
 _BINARY = {np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,

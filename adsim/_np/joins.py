@@ -48,7 +48,7 @@ def from_pieces(obj):
             re, im = from_pieces(_parts_of(obj, 0)), from_pieces(_parts_of(obj, 1))
             return complex_.make(re, im, shape_of(re))
         return stack_pieces([from_pieces(o) for o in obj])
-    return constant(obj)
+    return constant(np.asarray(obj) if isinstance(obj, (list, tuple)) else obj)
 
 
 def _holds_complex(obj, depth=0):

@@ -1,0 +1,70 @@
+"""Complex intermediates beyond arithmetic: sqrt, sin, cos, tan, sinh,
+cosh, tanh of complex active arrays, complex constants in matrix products
+and NumPy functions beside real active values, np.array of nested lists
+mixing them, and complex solves and inverses: NumPy's values to rounding,
+derivatives in every mode against differences (fdcheck.check_tape)."""
+import numpy as np
+import pytest
+
+import adsim
+import models_by_name as lib
+from fdcheck import assert_close, check_tape
+
+X = np.array([0.7, -1.3, 0.4])
+
+
+def parts(z):
+    return np.concatenate([np.ravel(np.real(z)), np.ravel(np.imag(z))])
+
+
+@pytest.mark.parametrize("name", ["sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"])
+def test_elementary_functions_of_complex_values(name):
+    f = getattr(np, name)
+
+    def g(x):
+        return parts(f(x + 1j * x[::-1] ** 2))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_sqrt_takes_numpys_branch_and_refuses_zero():
+    def g(x):
+        return parts(np.sqrt(x - 2.0 + 0.0j) + np.sqrt(-x * (1.0 - 0.0j)))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    with pytest.raises(adsim.UndefinedDerivative):
+        adsim.grad(lambda x: np.real(np.sqrt(x * 1j + 0.0j))[0])(np.zeros(1))
+
+
+def test_complex_constants_in_products_and_functions():
+    C = np.array([[1.0, 2.0j, 0.5], [0.3j, 1.0, -1.0j]])
+
+    def g(x):
+        return parts(np.concatenate([C @ x, np.dot(C, x), np.matmul(C, x ** 2),
+                                     x @ C.T, np.multiply(x, 1j) + np.add(x, 2.0 + 1j)]))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_nested_lists_mixing_complex_real_and_constant_values():
+    def g(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        assert m.dtype == np.complex128 and m.shape == (2, 2)
+        v = np.asarray([x[0] * (1 + 1j), 0.5])
+        return parts(np.linalg.solve(m, v))
+    check_tape(g, [X], value_atol=1e-14)
+    with pytest.raises(TypeError):
+        adsim.grad(lambda x: np.sum(np.array([x[0], 1j * x[1]], dtype=float)))(X)
+
+
+def test_an_absorbing_coating():
+    """A metal-like layer with complex refractive index n - i k between
+    dielectrics: complex cos and sin of the phase thickness."""
+    def absorbing(p):
+        return sum(lib.reflectance([1.38, p[0] - 1j * p[1], 2.1], [99.6, 12.0, p[2]], w)
+                   for w in (450.0, 550.0, 650.0))
+    check_tape(absorbing, [np.array([0.5, 2.8, 60.0])])
+
+
+def test_determinant_of_a_complex_matrix_is_refused_by_name():
+    with pytest.raises(adsim.UnsupportedOperation, match="numpy.linalg.det"):
+        adsim.grad(lambda x: np.abs(np.linalg.det(np.array([[x[0], 1j], [1j * x[1], 2.0]]))))(X)
