@@ -559,6 +559,37 @@ def _no_data_kwargs(func, name, *data):
     return call
 
 
+def vdot(a, b):
+    """np.vdot: the first operand conjugated, both flattened."""
+    return bilinear(np.dot, conjugate(linear_parts(np.ravel, a)), linear_parts(np.ravel, b))
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm of complex values: the vector norms and the matrix
+    Frobenius, 1 and inf norms depend on the moduli |z| alone (the 2-norm
+    and Frobenius norm are taken of the parts, differentiable at z = 0
+    beside other values); the matrix 2 and nuclear norms (singular values
+    of the complex matrix) are refused."""
+    nd = len(_shape(x))
+    matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
+    if ord is None or ord == ("fro" if matrix else 2):
+        re, im = parts(x)
+        axes = tuple(np.atleast_1d(axis).tolist()) if axis is not None else None
+        return np.sqrt(np.sum(re * re + im * im, axis=axes, keepdims=keepdims))
+    if matrix and ord in (2, -2, "nuc"):
+        raise unsupported_complex(f"numpy.linalg.norm(..., ord={ord!r}) of a matrix")
+    return np.linalg.norm(absolute(x), ord, axis, keepdims)
+
+
+def einsum(subscripts, *operands, **kwargs):
+    """np.einsum of one operand (linear) or two (bilinear), complex ones."""
+    if kwargs or not isinstance(subscripts, str) or len(operands) not in (1, 2):
+        raise unsupported_complex("numpy.einsum with more than two operands or options")
+    if len(operands) == 1:
+        return linear_parts(lambda z: np.einsum(subscripts, z), operands[0])
+    return bilinear(lambda a, b: np.einsum(subscripts, a, b), *operands)
+
+
 _LINEAR_FIRST = (np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.squeeze,
                  np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.moveaxis,
                  np.swapaxes, np.take, np.repeat, np.tile, np.copy, np.broadcast_to, np.trace,
@@ -572,6 +603,7 @@ FUNCTIONS.update({f: (lambda f: lambda a, b: bilinear(f, a, b))(f)
                   for f in (np.dot, np.matmul, np.outer, np.inner)})
 FUNCTIONS.update({
     np.diff: _no_data_kwargs(np.diff, "numpy.diff", "prepend", "append"),
+    np.vdot: vdot, np.linalg.norm: norm, np.einsum: einsum,
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],

@@ -68,3 +68,25 @@ def test_an_absorbing_coating():
 def test_determinant_of_a_complex_matrix_is_refused_by_name():
     with pytest.raises(adsim.UnsupportedOperation, match="numpy.linalg.det"):
         adsim.grad(lambda x: np.abs(np.linalg.det(np.array([[x[0], 1j], [1j * x[1], 2.0]]))))(X)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z, x: np.vdot(z, x * z),
+    lambda z, x: np.einsum("i,i->", z, z) + np.einsum("ij->j", np.outer(z, x)).sum(),
+    lambda z, x: np.einsum("ij,jk->ik", np.outer(z, x), np.outer(x, z)),
+    lambda z, x: np.linalg.norm(z) + np.linalg.norm(z, 1) + np.linalg.norm(z, np.inf),
+    lambda z, x: np.linalg.norm(np.outer(z, x), axis=1) + np.linalg.norm(np.outer(z, z), 1,
+                                                                          axis=0),
+    lambda z, x: np.linalg.norm(np.outer(z, x), "fro", keepdims=True),
+], ids=["vdot", "einsum one and two", "einsum matrices", "vector norms", "axis norms",
+        "frobenius keepdims"])
+def test_products_and_norms_of_complex_values(f):
+    def g(x):
+        return parts(f(x * (1.0 + 2.0j) - 0.5j * x[::-1], x))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_the_spectral_norm_of_a_complex_matrix_is_refused_by_name():
+    with pytest.raises(adsim.UnsupportedOperation, match="ord=2"):
+        adsim.grad(lambda x: np.linalg.norm(np.outer(x, x) * 1j, 2))(X)
