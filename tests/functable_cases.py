@@ -600,9 +600,13 @@ LINALG = {
     np.linalg.eigh: [case(lambda x: np.linalg.eigh(_sym(x)).eigenvalues, 4),
                      case(lambda x: np.abs(np.linalg.eigh(_sym(x))[1]), 4, "vectors"),
                      case(lambda x: np.linalg.eigh(_sym(x) + np.triu(x.reshape(2, 2), 1),
-                                                   UPLO="U")[0], 4, "UPLO")],
+                                                   UPLO="U")[0], 4, "UPLO"),
+                     case(lambda x: np.abs(np.linalg.eigh(_sym(x) + 1j * np.tril(
+                         x.reshape(2, 2), -1)).eigenvectors) ** 2, 4, "complex Hermitian")],
     np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 4),
-                         case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO")],
+                         case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO"),
+                         case(lambda x: np.linalg.eigvalsh(_sym(x) + 1j * x.reshape(2, 2),
+                                                          UPLO="U"), 4, "complex Hermitian")],
     np.linalg.eig: [
         case(lambda x: _parts(np.linalg.eig(_spiral(x)).eigenvalues), 4, "complex pair",
              cs=NOT_HOLOMORPHIC_PARTS),

@@ -28,4 +28,5 @@ adsim/_numpy_api.py. Bottom to top:
     it; np.histogram; the NaN-skipping functions
 12. eigen, linalg_composed, polynomials -- np.linalg.eig and eigvals of general matrices;
     linear algebra composed of the above; np.polyfit, np.roots
+13. hermitian -- np.linalg.eigh and eigvalsh of complex Hermitian matrices
 """

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 
 from .._active import Active
-from ..errors import UnsupportedOperation
 from .core import as_active, float64_only, normalize_axis, reject_kwargs, shape_of, tape_of
 from .integers import plain_value
 from .joins import sequence_function

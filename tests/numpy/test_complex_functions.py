@@ -90,3 +90,57 @@ def test_products_and_norms_of_complex_values(f):
 def test_the_spectral_norm_of_a_complex_matrix_is_refused_by_name():
     with pytest.raises(adsim.UnsupportedOperation, match="ord=2"):
         adsim.grad(lambda x: np.linalg.norm(np.outer(x, x) * 1j, 2))(X)
+
+
+# ---- Hermitian eigenproblems ----------------------------------------------------------
+
+HR, HI = np.random.default_rng(3).standard_normal((2, 4, 4))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_hermitian_eigenvalues_are_numpys_and_differentiated_from_the_triangle_read(uplo):
+    def values(re, im):
+        return np.concatenate([np.linalg.eigvalsh(re + 1j * im, uplo),
+                               np.linalg.eigh(re + 1j * im, UPLO=uplo).eigenvalues])
+    tape = check_tape(values, [HR, HI])
+    assert np.array_equal(tape.forward(HR, HI), values(HR, HI))
+    g_re, g_im = adsim.grad(lambda re, im: np.sum(np.linalg.eigvalsh(re + 1j * im, uplo) ** 3),
+                            argnums=(0, 1))(HR, HI)
+    unread = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
+    assert np.all(g_re[unread == 1] == 0) and np.all(g_im[unread == 1] == 0)
+    assert np.all(np.diagonal(g_im) == 0)          # the diagonal's imaginary part is not read
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_phase_free_functions_of_hermitian_eigenvectors(uplo):
+    def shapes(re, im):
+        w, V = np.linalg.eigh(re + 1j * im, UPLO=uplo)
+        return np.concatenate([np.ravel(np.abs(V) ** 2),
+                               parts(np.outer(V[:, 2], np.conj(V[:, 2])))])
+    check_tape(shapes, [HR, HI], value_atol=1e-14)
+
+
+def test_bands_of_a_ring_threaded_by_a_flux():
+    """Tight-binding ring of 5 sites, hopping t with Peierls phase phi / 5 per
+    bond and a site potential: its bands against the closed form without
+    the potential, and every sweep with it."""
+    def hamiltonian(t, phi, onsite):
+        n = 5
+        hop = -t * np.exp(1j * phi / n)
+        H = np.roll(np.eye(n), 1, axis=1) * hop
+        return H + np.conj(H).T + np.diag(onsite)
+
+    def bands(p):
+        return np.linalg.eigvalsh(hamiltonian(p[0], p[1], p[2] * np.cos(np.arange(5.0))))
+    p = np.array([1.0, 0.4, 0.0])
+    k = 2 * np.pi * np.arange(5) / 5
+    assert_close(bands(p), np.sort(-2 * p[0] * np.cos(k + p[1] / 5)), 1e-12, 1e-14)
+    check_tape(bands, [np.array([1.0, 0.4, 0.3])])
+
+
+def test_hermitian_eigenvectors_at_a_repeated_eigenvalue_are_refused():
+    def f(x):
+        h = np.diag([x[0], x[0], 2.0]) + 1j * np.zeros((3, 3)) * x[1]
+        return np.sum(np.abs(np.linalg.eigh(h)[1]) ** 4)
+    with pytest.raises(adsim.UndefinedDerivative, match="equal"):
+        adsim.grad(f)(np.array([1.0, 0.5]))
