@@ -92,7 +92,10 @@ def _running(uf):
 _REDUCTIONS = {np.add: lambda a, axis, keepdims: sum(a, axis=axis, keepdims=keepdims),
                np.multiply: lambda a, axis, keepdims: prod(a, axis=axis, keepdims=keepdims),
                np.maximum: lambda a, axis, keepdims: amax(a, axis=axis, keepdims=keepdims),
-               np.minimum: lambda a, axis, keepdims: amin(a, axis=axis, keepdims=keepdims)}
+               np.minimum: lambda a, axis, keepdims: amin(a, axis=axis, keepdims=keepdims),
+               np.logaddexp: lambda a, axis, keepdims: numeric.logaddexp_reduce(a, axis, keepdims),
+               np.logaddexp2: lambda a, axis, keepdims: numeric.logaddexp_reduce(
+                   a, axis, keepdims, base_e=False)}
 _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.multiply: lambda a, axis: numeric.cumprod(a, axis=axis),
                   np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
@@ -289,6 +292,7 @@ FUNCTIONS = {
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
     np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
+    np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.logspace: composed.logspace,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,

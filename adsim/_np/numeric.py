@@ -227,6 +227,38 @@ def polyval(p, x):
     return y
 
 
+def polyder(p, m=1):
+    """Coefficients of the m-th derivative, NumPy's: ``p[:-1] * powers``
+    once per order (a poly1d's coefficients give a poly1d)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    if isinstance(p, np.poly1d):
+        return np.poly1d(polyder(p.coeffs, m))
+    p = p + 0.0
+    for _ in range(m):
+        p = p[:-1] * np.arange(shape_of(p)[0] - 1, 0, -1.0)   # a constant's: empty, as NumPy's
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """Coefficients of the m-th antiderivative with integration constants
+    ``k`` (0 by default), NumPy's (a poly1d's coefficients give a poly1d)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if isinstance(p, np.poly1d):
+        return np.poly1d(polyint(p.coeffs, m, k))
+    constants = [0.0] * m if k is None else list(np.atleast_1d(k)) if np.ndim(k) else [k] * m
+    if len(constants) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = p + 0.0
+    for c in constants[:m]:
+        n = shape_of(p)[0]
+        p = np.concatenate([p / np.arange(n, 0, -1.0), np.reshape(c + p[:1] * 0.0, (1,))])
+    return p
+
+
 def vander(x, N=None, increasing=False):
     """Columns x**0, x**1, ... by repeated multiplication, as NumPy makes
     them (exact derivatives at 0)."""
@@ -240,6 +272,22 @@ def vander(x, N=None, increasing=False):
     if not columns:
         return np.zeros((n, 0))
     return np.stack(columns if increasing else columns[::-1], axis=1)
+
+
+def logaddexp_reduce(a, axis=0, keepdims=False, base_e=True):
+    """np.logaddexp.reduce (logaddexp2 with ``base_e`` False): the log of the
+    sum of exponentials, shifted by the recorded maximum (NumPy's pairwise
+    values to rounding); its derivative is the softmax of ``a``."""
+    if 0 in shape_of(a):        # NumPy's identity, -inf, where nothing is summed
+        reduce = np.logaddexp.reduce if base_e else np.logaddexp2.reduce
+        return reduce(np.zeros(shape_of(a)), axis=axis, keepdims=keepdims)
+    scale = 1.0 if base_e else np.log(2.0)
+    top = amax(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)      # all -inf (or an inf): NumPy's -inf, inf
+    out = top + np.log(reduce_sum(np.exp((a - top) * scale), axis=axis, keepdims=True)) / scale
+    if keepdims:
+        return out
+    return np.squeeze(out, axis=axis) if axis is not None else np.reshape(out, ())
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):

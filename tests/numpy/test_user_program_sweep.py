@@ -240,3 +240,23 @@ def forcing_roughness(p):
 
 def test_a_forcing_integrated_and_differentiated_on_an_uneven_grid():
     check_program(forcing_roughness, np.array([1.0, 0.3]), np.array([1.1, 0.25]))
+
+
+def mixture_by_logaddexp(theta):
+    """The same mixture written with np.logaddexp.reduce and a polynomial
+    trend in the means (np.polyder for its slope penalty)."""
+    log_w = np.log(scipy.special.softmax(np.array([0.0, theta[0]])))
+    trend = np.poly1d(theta[1:3])
+    means = np.array([trend(0.0), trend(1.0)])
+    log_dens = -0.5 * ((SAMPLES[:, None] - means) / 0.8) ** 2 - np.log(0.8 * np.sqrt(2 * np.pi))
+    penalty = np.sum(np.polyder(theta[1:3]) ** 2)
+    return -np.sum(np.logaddexp.reduce(log_w + log_dens, axis=1)) + 0.1 * penalty
+
+
+def test_a_mixture_written_with_logaddexp_reduce():
+    theta = np.array([0.2, 3.0, -1.0])
+    check_program(mixture_by_logaddexp, theta, np.array([0.1, 2.8, -0.9]))
+    joint = np.log(scipy.special.softmax([0.0, 0.2]))[None, :] + SAMPLES[:, None]
+    assert_close(adsim.record(lambda t: np.logaddexp.reduce(joint * t[0], axis=1),
+                              np.ones(1)).forward(np.ones(1)),
+                 np.logaddexp.reduce(joint, axis=1), 1e-14, 0)
