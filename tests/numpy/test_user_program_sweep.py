@@ -260,3 +260,22 @@ def test_a_mixture_written_with_logaddexp_reduce():
     assert_close(adsim.record(lambda t: np.logaddexp.reduce(joint * t[0], axis=1),
                               np.ones(1)).forward(np.ones(1)),
                  np.logaddexp.reduce(joint, axis=1), 1e-14, 0)
+
+
+# ---- a piecewise-linear profile with fitted breakpoints -----------------------------
+
+DEPTHS = np.array([0.2, 0.5, 0.9, 1.4, 1.8, 2.5, 3.1])
+TEMPERATURE = np.array([14.8, 14.5, 12.1, 9.0, 7.2, 6.1, 5.8])
+
+
+def thermocline_misfit(p):
+    """A three-segment temperature profile whose breakpoints (depths) are
+    fitted with the temperatures at them."""
+    knots = np.cumsum(np.exp(p[:3]))
+    profile = np.interp(DEPTHS, knots, p[3:6], left=p[3], right=p[5])
+    return np.sum((profile - TEMPERATURE) ** 2)
+
+
+def test_a_profile_with_fitted_breakpoints():
+    p = np.array([np.log(0.6), np.log(0.7), np.log(1.3), 14.9, 9.5, 6.0])   # knots off the data
+    check_program(thermocline_misfit, p, p + np.array([0.05, -0.03, 0.02, 0.1, -0.2, 0.1]))
