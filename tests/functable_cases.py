@@ -606,6 +606,9 @@ LINALG = {
                     case(lambda x: _parts(np.linalg.inv(x.reshape(2, 2, 2) * 1j + _ROTATION)),
                          8, "complex stack", cs=NOT_HOLOMORPHIC_PARTS)],
     np.linalg.det: [case(lambda x: np.linalg.det(general(x)), 9),
+                    case(lambda x: _parts(np.reshape(np.linalg.det(general(x) * (1.0 - 0.3j)),
+                                                     (1,))), 4, "complex",
+                         cs=NOT_HOLOMORPHIC_PARTS),
                     case(lambda x: np.linalg.det(spd(x) - 3.0 * np.eye(3)), 3, "indefinite")],
     np.linalg.slogdet: [
         case(lambda x: np.linalg.slogdet(general(x)).logabsdet, 9),

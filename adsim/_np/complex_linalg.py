@@ -1,5 +1,5 @@
 """Linear algebra of complex matrices as (real, imaginary) pairs of real
-arrays, and np.linalg.solve and inv where an operand is complex (a complex
+arrays, and np.linalg.solve, inv and det where an operand is complex (a complex
 intermediate, adsim/_np/complex.py, or complex data beside active values).
 
 A complex system m y = b is the real system of twice the size
@@ -14,6 +14,8 @@ an imaginary part None is 0.
 import numpy as np
 
 from .._active import Active
+from ..errors import UndefinedDerivative
+from ..primitives import primitive
 from . import complex as complex_
 from . import linalg
 from .core import shape_of
@@ -94,4 +96,56 @@ def inv(a):
                       np.linalg.inv, [a])
 
 
-FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv}
+# ---- determinants: d det = tr(adj(M) dM), and the adjoint of the pair is
+# adj(M)^H ybar (Giles 2008, with conjugate transposes for a complex map)
+
+def _adjugate(args, out):
+    """adj(M), with M adj(M) = det(M) I: through the SVD M = U S V^H on plain
+    values, adj(M) = det(U) det(V^H) V diag(prod_{j != i} s_j) U^H, so that it
+    exists at singular matrices too; as det(M) M^{-1} when recorded (second
+    derivatives), which needs M regular."""
+    re, im = args
+    if not any(isinstance(v, Active) for v in (re, im, out)):
+        U, s, Vh = np.linalg.svd(re + 1j * im)
+        others = np.array([np.prod(np.delete(s, i)) for i in range(s.size)])
+        adj = np.linalg.det(U) * np.linalg.det(Vh) * (Vh.conj().T * others) @ U.conj().T
+        return adj.real, adj.imag
+    try:
+        inverse = solve_pairs((re, im), (np.eye(shape_of(re)[0]), None))
+    except np.linalg.LinAlgError as err:
+        raise UndefinedDerivative("adsim: second derivatives of np.linalg.det at a singular "
+                                  "complex matrix are not supported; move the point") from err
+    return times((out[0], out[1]), inverse)
+
+
+def _det_jvp(args, out, tangents):
+    adj = _adjugate(args, out)
+    dm = (np.zeros(shape_of(args[0])) if tangents[0] is None else tangents[0], tangents[1])
+    re, im = times((np.transpose(adj[0]), np.transpose(adj[1])), dm)     # tr(adj dM)
+    return np.stack([np.sum(re), np.zeros(()) if im is None else np.sum(im)])
+
+
+def _det_vjp(args, out, w):
+    re, im = times(adjoint(_adjugate(args, out)), (w[0], w[1]))
+    return re, np.zeros(shape_of(re)) if im is None else im
+
+
+_det = primitive(lambda re, im: np.stack([np.linalg.det(re + 1j * im).real,
+                                          np.linalg.det(re + 1j * im).imag]).astype(float),
+                 jvp=_det_jvp, vjp=_det_vjp, name="numpy.linalg.det(complex)")
+_det.pure = True
+
+
+def det(a):
+    if not complex_.is_complex(a):
+        return linalg.det(a)
+    square("det", a)
+
+    def one(m):
+        re, im = _pair(m)
+        out = _det(re, np.zeros(shape_of(re)) if im is None else im)
+        return complex_.make(out[0], out[1], ())
+    return over_stack(one, np.linalg.det, [a])
+
+
+FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.det: det}

@@ -65,9 +65,34 @@ def test_an_absorbing_coating():
     check_tape(absorbing, [np.array([0.5, 2.8, 60.0])])
 
 
-def test_determinant_of_a_complex_matrix_is_refused_by_name():
-    with pytest.raises(adsim.UnsupportedOperation, match="numpy.linalg.det"):
-        adsim.grad(lambda x: np.abs(np.linalg.det(np.array([[x[0], 1j], [1j * x[1], 2.0]]))))(X)
+def test_determinants_of_complex_matrices():
+    """det of a complex matrix, and a damped chain's dispersion function
+    |det(K - w^2 M + i w c K)|^2; at a singular matrix the rule (which uses
+    the inverse) raises."""
+    def f(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        stack = np.stack([m, m * (1.0 - 0.5j) + np.eye(2)])
+        return parts(np.concatenate([np.reshape(np.linalg.det(m), (1,)), np.linalg.det(stack)]))
+    tape = check_tape(f, [X], value_rtol=1e-12, value_atol=1e-15)
+    assert_close(tape.forward(X), f(X), 1e-13, 1e-15)
+
+    def dispersion(p):
+        k, c, w = p
+        K = np.array([[2 * k, -k], [-k, k]])
+        return np.abs(np.linalg.det(K - w ** 2 * np.eye(2) + 1j * w * c * K)) ** 2
+    check_tape(dispersion, [np.array([1.5, 0.1, 1.3])])
+
+
+def test_the_determinant_of_a_singular_complex_matrix_has_the_adjugate_as_derivative():
+    """At a matrix of rank n - 1, d det = tr(adj(M) dM) with adj(M) != 0."""
+    def f(x):
+        m = (np.outer(x, [1.0, 2.0, 0.5]) + np.diag([0.0, 1.0, 2.0])) * (1.0 + 1j)
+        return parts(np.reshape(np.linalg.det(m), (1,)))
+    z = np.array([0.0, 0.3, -0.4])                      # a singular point: row 0 is zero
+    assert abs(np.linalg.det(np.outer(z, [1.0, 2.0, 0.5]) + np.diag([0.0, 1.0, 2.0]))) == 0
+    _, jv = adsim.jvp(f, (z,), (np.array([1.0, 0.0, 0.0]),))
+    assert_close(jv, parts(np.reshape(2.0 * (1.0 + 1j) ** 3, (1,))), 1e-12, 1e-14)
+    check_tape(f, [z], order=1)
 
 
 @pytest.mark.parametrize("f", [
