@@ -32,7 +32,7 @@ from ._np.integers import around, current, exact_index, fmod, frozen, rounded  #
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import linalg
+from ._np import complex_linalg, eigen, hermitian, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -92,7 +92,10 @@ def _running(uf):
 _REDUCTIONS = {np.add: lambda a, axis, keepdims: sum(a, axis=axis, keepdims=keepdims),
                np.multiply: lambda a, axis, keepdims: prod(a, axis=axis, keepdims=keepdims),
                np.maximum: lambda a, axis, keepdims: amax(a, axis=axis, keepdims=keepdims),
-               np.minimum: lambda a, axis, keepdims: amin(a, axis=axis, keepdims=keepdims)}
+               np.minimum: lambda a, axis, keepdims: amin(a, axis=axis, keepdims=keepdims),
+               np.logaddexp: lambda a, axis, keepdims: numeric.logaddexp_reduce(a, axis, keepdims),
+               np.logaddexp2: lambda a, axis, keepdims: numeric.logaddexp_reduce(
+                   a, axis, keepdims, base_e=False)}
 _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.multiply: lambda a, axis: numeric.cumprod(a, axis=axis),
                   np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
@@ -122,7 +125,14 @@ def _or_sparse(rule):
 
 
 dot = _or_sparse(_operator(_products.dot))
-matmul = _or_sparse(_operator(_products.matmul))
+def _matmul(a, b):
+    """a @ b; complex when an operand is (a complex constant beside an active one)."""
+    if complex_.is_complex(a) or complex_.is_complex(b):
+        return complex_.bilinear(np.matmul, a, b)
+    return _products.matmul(a, b)
+
+
+matmul = _or_sparse(_operator(_matmul))
 floor_divide = _operator(_integers.floor_divide)
 remainder = _operator(_integers.remainder)
 
@@ -156,7 +166,8 @@ def ufunc(uf, method, inputs, kwargs):
         return mapped.python_ufunc(uf, method, inputs, kwargs)
     if any(isinstance(v, RecordedArray) for v in inputs):
         return recorded_data.ufunc(uf, method, inputs, kwargs)
-    if any(isinstance(v, ComplexActive) for v in inputs):
+    if any(isinstance(v, ComplexActive) for v in inputs) or \
+            method == "__call__" and _complex_data(inputs):
         return complex_.ufunc(uf, method, inputs, kwargs)
     if kwargs.get("out") is not None:
         rest = {k: v for k, v in kwargs.items() if k != "out"}
@@ -282,6 +293,7 @@ FUNCTIONS = {
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
     np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
+    np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.logspace: composed.logspace,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,
@@ -299,16 +311,16 @@ FUNCTIONS = {
     np.column_stack: sequence_function(np.column_stack),
     np.shape: _shape, np.ndim: lambda a: len(shape_of(a)), np.size: lambda a, axis=None:
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
-    np.linalg.norm: linalg.norm, np.linalg.solve: linalg.solve, np.linalg.inv: linalg.inv,
-    np.linalg.det: linalg.det, np.linalg.slogdet: linalg.slogdet,
-    np.linalg.cholesky: linalg.cholesky, np.linalg.eigh: linalg.eigh,
-    np.linalg.eigvalsh: linalg.eigvalsh, np.linalg.matrix_power: linalg.matrix_power,
+    np.linalg.norm: linalg.norm, **complex_linalg.FUNCTIONS,
+    np.linalg.slogdet: linalg.slogdet,
+    np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
+    np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
-    **fft.FUNCTIONS,
+    **fft.FUNCTIONS, **eigen.FUNCTIONS,
 }
 
 
@@ -416,6 +428,18 @@ def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
     return out
 
 
+def _complex_data(values):
+    """Whether an argument is complex: a complex active array (a list holding
+    complex values becomes one) or complex data (a complex array or number)."""
+    return any(isinstance(v, ComplexActive) or isinstance(v, np.ndarray) and v.dtype.kind == "c"
+               or isinstance(v, (complex, np.complexfloating)) for v in values)
+
+
+# functions whose rules take complex active arrays themselves
+_TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS,
+                 **hermitian.FUNCTIONS}
+
+
 def array_function(func, types, args, kwargs):
     impl = FUNCTIONS.get(func)
     if impl is None and getattr(func, "__wrapped__", None) in FUNCTIONS:
@@ -431,7 +455,8 @@ def array_function(func, types, args, kwargs):
                          lambda: array_function(func, types, args, rest), (args, rest),
                          lambda values: func(*_replace_actives(args, values),
                                              **_replace_actives(kwargs, values)))
-    if ComplexActive in types and func not in fft.FUNCTIONS:
+    if func not in _TAKE_COMPLEX and (ComplexActive in types or _complex_data(args) or
+                                      _complex_data(kwargs.values())):
         return complex_.array_function(func, args, kwargs)
     if impl is None:
         plain = on_plain_values(func, args, kwargs)

@@ -98,6 +98,7 @@ BOOL3 = np.array([True, False, True])
 C3 = np.array([0.7, -1.3, 2.1])
 A23 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 A33 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.25, 1.0]])
+UNEVEN5 = np.array([0.0, 0.3, 0.5, 1.2, 1.4])
 SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 TABLE5 = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])      # sorted; no sample lies on it
 FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
@@ -240,6 +241,9 @@ UFUNCS = {
     np.multiply.reduce: reduction(np.multiply.reduce),
     np.maximum.reduce: reduction(np.maximum.reduce),
     np.minimum.reduce: reduction(np.minimum.reduce),
+    np.logaddexp.reduce: reduction(np.logaddexp.reduce, cs="NumPy's logaddexp takes real input"),
+    np.logaddexp2.reduce: reduction(np.logaddexp2.reduce, cs="NumPy's logaddexp2 takes real "
+                                                            "input"),
     np.add.accumulate: _accumulate_cases(np.add),
     np.multiply.accumulate: _accumulate_cases(np.multiply),
     np.maximum.accumulate: _accumulate_cases(np.maximum),
@@ -411,6 +415,17 @@ NUMPY = {
                    case(lambda x: np.trapezoid(x, np.linspace(0, 1, 5) ** 2), 5, "x"),
                    case(lambda x: np.trapezoid(x[:3], _spaced(x[3:])), 6, "active x"),
                    case(lambda x: np.trapezoid(x.reshape(2, 3), axis=0), 6, "axis")],
+    np.polyder: [case(lambda x: np.polyder(x), 4), case(lambda x: np.polyder(x, 2), 4, "m=2"),
+                 case(lambda x: np.polyder(x[:1]), 1, "constant"),
+                 case(lambda x: np.poly1d(x).deriv()(0.5), 3, "poly1d")],
+    np.polyint: [case(lambda x: np.polyint(x), 3),
+                 case(lambda x: np.polyint(x, 2, k=[1.0, x[0]]), 3, "m=2, k"),
+                 case(lambda x: np.poly1d(x).integ(k=2.0)(0.5), 3, "poly1d")],
+    np.logspace: [case(lambda x: np.logspace(x[0], x[1], 4), 2),
+                  case(lambda x: np.logspace(0.0, 1.0, 3, base=x[0] + 3.0), 1, "active base",
+                       cs="a complex base gives complex powers"),
+                  case(lambda x: np.logspace(x[0], 2.0, 3, endpoint=False, base=2.0), 1,
+                       "endpoint")],
     np.polyval: [case(lambda x: np.polyval([1.0, -2.0, 0.5], x), 4),
                  case(lambda x: np.polyval(x[:3], x[3:]), 5, "active coefficients"),
                  case(lambda x: np.polyval(x, 0.7), 4, "constant point"),
@@ -418,7 +433,15 @@ NUMPY = {
     np.gradient: [case(lambda x: np.gradient(x, 0.5), 6),
                   case(lambda x: np.gradient(x, edge_order=2), 6, "edge_order 2"),
                   case(lambda x: np.stack(np.gradient(x.reshape(2, 3))), 6, "2-d"),
-                  case(lambda x: np.gradient(x.reshape(2, 3), axis=1), 6, "axis")],
+                  case(lambda x: np.gradient(x.reshape(2, 3), axis=1), 6, "axis"),
+                  case(lambda x: np.gradient(x, UNEVEN5), 5, "uneven coordinates"),
+                  case(lambda x: np.gradient(x, UNEVEN5, edge_order=2), 5,
+                       "uneven coordinates, edge_order 2"),
+                  case(lambda x: np.gradient(x.reshape(3, 2), [0.0, 0.5, 1.5], 2.0)[0], 6,
+                       "coordinates and a spacing"),
+                  case(lambda x: np.gradient(x ** 2, np.arange(4)), 4, "even integer coordinates"),
+                  case(lambda x: np.gradient(x[:3] ** 2, np.cumsum(x[3:] ** 2 + 0.5),
+                                             edge_order=2), 6, "active coordinates")],
     np.sort: _axes_cases(np.sort, ((4,), (2, 3), (0,))) + [
         case(lambda x: np.sort(x, axis=None), (), "0-d"),
         case(lambda x: np.sort(x, kind="stable"), 4, "stable")],
@@ -426,7 +449,9 @@ NUMPY = {
                 case(lambda x: np.interp(np.array([0.2, 1.0, 3.0]), TABLE5, x), 5, "active fp"),
                 case(lambda x: np.interp(x * 3.0, TABLE5, FP5, left=-5.0, right=x[0]), 4,
                      "outside, active right", cs=REAL_X),
-                case(lambda x: np.interp(x, TABLE5, FP5), (), "0-d", cs=REAL_X)],
+                case(lambda x: np.interp(x, TABLE5, FP5), (), "0-d", cs=REAL_X),
+                case(lambda x: np.interp(TABLE5[1:4], np.cumsum(x ** 2 + 0.3) - 1.0, FP5[:4] * x),
+                     4, "active knots", cs=REAL_X)],
     np.median: _axes_cases(np.median, ((5,), (2, 3)), keepdims=(False, True)),
     np.quantile: [case(lambda x: np.quantile(x, 0.3), 5),
                   case(lambda x: np.quantile(x, [0.1, 0.5, 0.77]), 6, "q array"),
@@ -540,6 +565,24 @@ def _sym(x):
     return np.diag(1.0 + 3.0 * np.arange(k)) + 0.2 * (x.reshape(k, k) + x.reshape(k, k).T)
 
 
+_ROTATION = np.array([[1.0, -3.0], [3.0, 1.0]])
+NOT_HOLOMORPHIC_PARTS = "not holomorphic: real and imaginary parts (or |.|) of complex values"
+
+
+def _spiral(x):
+    """A 2 x 2 matrix of 4 values whose eigenvalues are a complex pair near 1 +- 3i."""
+    return 0.3 * x.reshape(2, 2) + _ROTATION
+
+
+def _skew_sym(x):
+    """A non-symmetric 2 x 2 matrix of 4 values with real eigenvalues near 1 and 4."""
+    return np.diag([1.0, 4.0]) + 0.3 * x.reshape(2, 2)
+
+
+def _parts(z):
+    return np.concatenate([np.real(z), np.imag(z)])
+
+
 LINALG = {
     np.linalg.norm: [
         *[case((lambda o: lambda x: np.linalg.norm(x, o))(o), 4, f"vector ord={o}")
@@ -551,11 +594,25 @@ LINALG = {
         case(lambda x: np.linalg.norm(x.reshape(1, 2, 3), axis=(1, 2)), 6, "matrix axes"),
         case(lambda x: np.linalg.norm(x), (), "0-d")],
     np.linalg.solve: [case(lambda x: np.linalg.solve(general(x[:4]), x[4:]), 6),
+                      case(lambda x: _parts(np.linalg.solve(general(x[:4]) + 1j * _spiral(x[:4]),
+                                                            x[4:] - 0.5j)), 6, "complex",
+                           cs=NOT_HOLOMORPHIC_PARTS),
+                      case(lambda x: _parts(np.linalg.solve(general(x[:4]), A33[:2, :2] + 2j)),
+                           4, "complex right side", cs=NOT_HOLOMORPHIC_PARTS),
+                      case(lambda x: np.abs(np.linalg.solve(A33 + 1j * np.eye(3), x)), 3,
+                           "complex constant matrix", cs=NOT_HOLOMORPHIC_PARTS),
                       case(lambda x: np.linalg.solve(A33, x.reshape(3, 2)), 6, "constant matrix"),
                       case(lambda x: np.linalg.solve(spd(x), C3), 3, "constant right side")],
     np.linalg.inv: [case(lambda x: np.linalg.inv(general(x)), 9),
-                    case(lambda x: np.linalg.inv(x.reshape(1, 1) + 3.0), 1, "1 x 1")],
+                    case(lambda x: np.linalg.inv(x.reshape(1, 1) + 3.0), 1, "1 x 1"),
+                    case(lambda x: _parts(np.linalg.inv(general(x) * (1.0 + 0.5j))), 4,
+                         "complex", cs=NOT_HOLOMORPHIC_PARTS),
+                    case(lambda x: _parts(np.linalg.inv(x.reshape(2, 2, 2) * 1j + _ROTATION)),
+                         8, "complex stack", cs=NOT_HOLOMORPHIC_PARTS)],
     np.linalg.det: [case(lambda x: np.linalg.det(general(x)), 9),
+                    case(lambda x: _parts(np.reshape(np.linalg.det(general(x) * (1.0 - 0.3j)),
+                                                     (1,))), 4, "complex",
+                         cs=NOT_HOLOMORPHIC_PARTS),
                     case(lambda x: np.linalg.det(spd(x) - 3.0 * np.eye(3)), 3, "indefinite")],
     np.linalg.slogdet: [
         case(lambda x: np.linalg.slogdet(general(x)).logabsdet, 9),
@@ -566,9 +623,29 @@ LINALG = {
     np.linalg.eigh: [case(lambda x: np.linalg.eigh(_sym(x)).eigenvalues, 4),
                      case(lambda x: np.abs(np.linalg.eigh(_sym(x))[1]), 4, "vectors"),
                      case(lambda x: np.linalg.eigh(_sym(x) + np.triu(x.reshape(2, 2), 1),
-                                                   UPLO="U")[0], 4, "UPLO")],
+                                                   UPLO="U")[0], 4, "UPLO"),
+                     case(lambda x: np.abs(np.linalg.eigh(_sym(x) + 1j * np.tril(
+                         x.reshape(2, 2), -1)).eigenvectors) ** 2, 4, "complex Hermitian")],
     np.linalg.eigvalsh: [case(lambda x: np.linalg.eigvalsh(_sym(x)), 4),
-                         case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO")],
+                         case(lambda x: np.linalg.eigvalsh(spd(x), UPLO="U"), 3, "UPLO"),
+                         case(lambda x: np.linalg.eigvalsh(_sym(x) + 1j * x.reshape(2, 2),
+                                                          UPLO="U"), 4, "complex Hermitian")],
+    np.linalg.eig: [
+        case(lambda x: _parts(np.linalg.eig(_spiral(x)).eigenvalues), 4, "complex pair",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.abs(np.linalg.eig(_spiral(x))[1]) ** 2, 4, "vectors |v|^2",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.linalg.eig(_skew_sym(x))[0], 4, "real eigenvalues"),
+        case(lambda x: np.linalg.eig(_skew_sym(x))[1] ** 2, 4, "real vectors squared",
+             cs="LAPACK scales complex eigenvectors to unit norm with |.|: not holomorphic"),
+        case(lambda x: _parts(np.linalg.eig(_skew_sym(x) + 1j * _spiral(x)).eigenvalues), 4,
+             "complex matrix", cs=NOT_HOLOMORPHIC_PARTS)],
+    np.linalg.eigvals: [
+        case(lambda x: _parts(np.linalg.eigvals(_spiral(x))), 4, "complex pair",
+             cs=NOT_HOLOMORPHIC_PARTS),
+        case(lambda x: np.linalg.eigvals(_skew_sym(x)), 4, "real eigenvalues"),
+        case(lambda x: _parts(np.linalg.eigvals(x.reshape(2, 2, 2) + _ROTATION)), 8, "stack",
+             cs=NOT_HOLOMORPHIC_PARTS)],
     np.linalg.matrix_power: [
         *[case((lambda k: lambda x: np.linalg.matrix_power(0.3 * general(x), k))(k), 9, f"{k}")
           for k in (0, 1, 3, -2)]],
@@ -1460,6 +1537,7 @@ EDGE_CASES = {
     np.linalg.det: [case(lambda x: np.linalg.det(x.reshape(1, 1)), 1, "1 x 1")],
     np.linalg.slogdet: [case(lambda x: np.linalg.slogdet(x.reshape(1, 1) - 3.0)[1], 1, "1 x 1")],
     np.linalg.eigh: [case(lambda x: np.linalg.eigh(x.reshape(1, 1))[0], 1, "1 x 1")],
+    np.linalg.eig: [case(lambda x: np.linalg.eig(x.reshape(1, 1))[1] * x, 1, "1 x 1")],
     np.linalg.svd: [case(lambda x: np.linalg.svd(x.reshape(1, 1) + 3.0, compute_uv=False), 1,
                          "1 x 1")],
     np.linalg.qr: [case(lambda x: np.linalg.qr(x.reshape(1, 1) + 3.0)[1], 1, "1 x 1")],
@@ -1850,8 +1928,6 @@ REFUSED = {
     "ndarray.__delitem__": [refuse(lambda x: x.__delitem__(0), 3, ValueError, "delete")],
     "ndarray.astype": [refuse(lambda x: x.astype(np.float32), 3, adsim.UnsupportedOperation,
                               "float32")],
-    np.gradient: [refuse(lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.7])), 4,
-                         adsim.UnsupportedOperation, "np.gradient with coordinate arrays")],
     sc.zeta: [refuse(lambda x: sc.zeta(x + 2.0, 1.5), 3, adsim.UnsupportedOperation, "zeta")],
     sc.gammainc: [refuse(lambda x: sc.gammainc(x + 3.0, 1.5), 3, adsim.UnsupportedOperation,
                          "gammainc")],

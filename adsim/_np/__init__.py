@@ -23,8 +23,10 @@ adsim/_numpy_api.py. Bottom to top:
     lists and tuples of active values as arrays; np.r_ and np.c_; numpy.linalg; Python
     callables mapped over elements and slices; statistics and calculus; dot, outer, kron,
     trace; products with scipy.sparse matrices; SciPy's special functions
-11. einsum, histograms, nanfunctions -- einsum and the products built on it;
-    np.histogram; the NaN-skipping functions
-12. linalg_composed, polynomials -- linear algebra composed of the above; np.polyfit,
-    np.roots
+11. complex_linalg, einsum, histograms, nanfunctions -- complex matrices as pairs of real
+    ones, np.linalg.solve and inv with a complex operand; einsum and the products built on
+    it; np.histogram; the NaN-skipping functions
+12. eigen, linalg_composed, polynomials -- np.linalg.eig and eigvals of general matrices;
+    linear algebra composed of the above; np.polyfit, np.roots
+13. hermitian -- np.linalg.eigh and eigvalsh of complex Hermitian matrices
 """

@@ -48,7 +48,7 @@ ARRAY_LIKE = frozenset({
     "a", "b", "x", "y", "x1", "x2", "z", "m", "v", "A", "f", "p", "val", "arr", "ary", "array",
     "values", "filt", "xp", "fp", "bins", "weights", "aweights", "prepend", "append",
     "to_begin", "to_end", "fill_value", "prototype", "src", "mean", "default", "a_min",
-    "a_max", "min", "max", "start", "stop", "keys", "w"})
+    "a_max", "min", "max", "start", "stop", "keys", "w", "base"})
 
 # parameters holding a sequence of array_likes: each item converted
 SEQUENCES = frozenset({"arrays", "tup", "choicelist"})
@@ -57,6 +57,8 @@ VARIADIC = frozenset({"arys", "operands", "xi", "varargs"})
 # functions where a name of the tables means something else
 NOT_HERE = {
     np.linalg.cond: {"p"},              # the order of the norm
+    np.polyder: {"m"},                  # the order of the derivative
+    np.polyint: {"m"},                  # the order of the antiderivative
     np.rollaxis: {"start"},             # an axis
     np.block: {"arrays"},               # nested lists laying out the blocks: np.block's own
     np.iscomplexobj: {"x"},             # any object: its type is asked, not its values

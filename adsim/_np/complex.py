@@ -30,7 +30,8 @@ class ComplexActive:
 
     Made by adsim, never by hand: ``np.fft.fft(x)``, ``1j * x``, a real
     active array times a complex constant. Supports complex arithmetic
-    (``+ - * / **``, unary ``-``), ``np.exp``, ``np.log``, ``np.abs``,
+    (``+ - * / **``, unary ``-``), ``np.exp``, ``np.log``, ``np.sqrt``, the
+    circular and hyperbolic sine, cosine and tangent, ``np.abs``,
     ``np.angle``, ``np.real``, ``np.imag``, ``np.conj``, sums, shape
     functions, indexing and assignment with NumPy's semantics; anything else
     raises :class:`adsim.errors.UnsupportedOperation` naming the function.
@@ -332,7 +333,8 @@ def _part(tape, p, shape, held):
 def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
-        f"support + - * / **, exp, log, abs, angle, real, imag, conj, sums, shape functions, "
+        f"support + - * / **, exp, log, sqrt, sin, cos, tan, sinh, cosh, tanh, abs, angle, "
+        f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, eig, eigvals, eigh, "
         f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
 
@@ -459,9 +461,39 @@ def log(z):
     return make(0.5 * np.log(re * re + im * im), np.arctan2(im, re), _shape(z), z)
 
 
+def sin(z):
+    re, im = parts(z)
+    return make(np.sin(re) * np.cosh(im), np.cos(re) * np.sinh(im), _shape(z), z)
+
+
+def cos(z):
+    re, im = parts(z)
+    return make(np.cos(re) * np.cosh(im), -(np.sin(re) * np.sinh(im)), _shape(z), z)
+
+
+def sinh(z):
+    re, im = parts(z)
+    return make(np.sinh(re) * np.cos(im), np.cosh(re) * np.sin(im), _shape(z), z)
+
+
+def cosh(z):
+    re, im = parts(z)
+    return make(np.cosh(re) * np.cos(im), np.sinh(re) * np.sin(im), _shape(z), z)
+
+
+def sqrt(z):
+    """The principal square root, exp(log(z) / 2) (NumPy's branch cut, along
+    the negative real axis); at z = 0, where it has no derivative, it raises
+    as z ** 0.5 does."""
+    return binary(Op.POW, z, 0.5)
+
+
 _UNARY = {
     np.negative: lambda z: -z, np.positive: lambda z: z.copy(),
     np.conjugate: conjugate, np.absolute: absolute, np.exp: exp, np.log: log,
+    np.sin: sin, np.cos: cos, np.sinh: sinh, np.cosh: cosh, np.sqrt: sqrt,
+    np.tan: lambda z: binary(Op.DIV, sin(z), cos(z)),
+    np.tanh: lambda z: binary(Op.DIV, sinh(z), cosh(z)),
     np.square: lambda z: binary(Op.MUL, z, z), np.reciprocal: lambda z: binary(Op.DIV, 1.0, z),
 }
 _BINARY = {np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,
@@ -527,6 +559,37 @@ def _no_data_kwargs(func, name, *data):
     return call
 
 
+def vdot(a, b):
+    """np.vdot: the first operand conjugated, both flattened."""
+    return bilinear(np.dot, conjugate(linear_parts(np.ravel, a)), linear_parts(np.ravel, b))
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm of complex values: the vector norms and the matrix
+    Frobenius, 1 and inf norms depend on the moduli |z| alone (the 2-norm
+    and Frobenius norm are taken of the parts, differentiable at z = 0
+    beside other values); the matrix 2 and nuclear norms (singular values
+    of the complex matrix) are refused."""
+    nd = len(_shape(x))
+    matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
+    if ord is None or ord == ("fro" if matrix else 2):
+        re, im = parts(x)
+        axes = tuple(np.atleast_1d(axis).tolist()) if axis is not None else None
+        return np.sqrt(np.sum(re * re + im * im, axis=axes, keepdims=keepdims))
+    if matrix and ord in (2, -2, "nuc"):
+        raise unsupported_complex(f"numpy.linalg.norm(..., ord={ord!r}) of a matrix")
+    return np.linalg.norm(absolute(x), ord, axis, keepdims)
+
+
+def einsum(subscripts, *operands, **kwargs):
+    """np.einsum of one operand (linear) or two (bilinear), complex ones."""
+    if kwargs or not isinstance(subscripts, str) or len(operands) not in (1, 2):
+        raise unsupported_complex("numpy.einsum with more than two operands or options")
+    if len(operands) == 1:
+        return linear_parts(lambda z: np.einsum(subscripts, z), operands[0])
+    return bilinear(lambda a, b: np.einsum(subscripts, a, b), *operands)
+
+
 _LINEAR_FIRST = (np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.squeeze,
                  np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.moveaxis,
                  np.swapaxes, np.take, np.repeat, np.tile, np.copy, np.broadcast_to, np.trace,
@@ -540,6 +603,7 @@ FUNCTIONS.update({f: (lambda f: lambda a, b: bilinear(f, a, b))(f)
                   for f in (np.dot, np.matmul, np.outer, np.inner)})
 FUNCTIONS.update({
     np.diff: _no_data_kwargs(np.diff, "numpy.diff", "prepend", "append"),
+    np.vdot: vdot, np.linalg.norm: norm, np.einsum: einsum,
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],

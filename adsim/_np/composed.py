@@ -115,6 +115,14 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(np.broadcast_to(g, full) * 1.0 for g in grids)
 
 
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop): scalar endpoints or base, each may be active."""
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        raise UnsupportedOperation("adsim: numpy.logspace with a dtype other than float64 is "
+                                   "not supported on active values")
+    return np.power(base, linspace(start, stop, num, endpoint, axis=axis))
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None):
     if np.ndim(start) or np.ndim(stop):

@@ -4,6 +4,8 @@ np.array of a list) and constant arrays shaped like an active one
 import numpy as np
 
 from .._active import Active
+from . import complex as complex_
+from .complex import ComplexActive
 from .core import as_active, broadcast_to, constant, copy, shape_of, tape_of
 from . import layout
 from .views import index_map
@@ -25,22 +27,46 @@ def piece(a):
 
 
 def holds_active(obj, depth=0):
-    """Does ``obj`` (an array, or nested lists and tuples) hold active values?"""
+    """Does ``obj`` (an array, or nested lists and tuples) hold active values
+    (real ones, or complex ones inside the lists)?"""
     if isinstance(obj, Active):
         return True
     if isinstance(obj, (list, tuple)) and depth < 32:
-        return any(holds_active(o, depth + 1) for o in obj)
+        return any(isinstance(o, ComplexActive) or holds_active(o, depth + 1) for o in obj)
     return False
 
 
 def from_pieces(obj):
     """np.array(obj) for nested sequences holding active values: an active
-    array stacked from the pieces (plain data alone stays a plain array)."""
-    if isinstance(obj, Active):
+    array stacked from the pieces (plain data alone stays a plain array); a
+    complex one when a piece is complex (a complex active value, or complex
+    data beside active values), stacked part by part."""
+    if isinstance(obj, (Active, ComplexActive)):
         return obj
     if isinstance(obj, (list, tuple)) and holds_active(obj):
+        if _holds_complex(obj):
+            re, im = from_pieces(_parts_of(obj, 0)), from_pieces(_parts_of(obj, 1))
+            return complex_.make(re, im, shape_of(re))
         return stack_pieces([from_pieces(o) for o in obj])
-    return constant(obj)
+    return constant(np.asarray(obj) if isinstance(obj, (list, tuple)) else obj)
+
+
+def _holds_complex(obj, depth=0):
+    if isinstance(obj, (list, tuple)) and depth < 32:
+        return any(_holds_complex(o, depth + 1) for o in obj)
+    return not isinstance(obj, Active) and complex_.is_complex(obj)
+
+
+def _parts_of(obj, k):
+    """The nest of real (k = 0) or imaginary (k = 1) parts of ``obj``'s leaves."""
+    if isinstance(obj, (list, tuple)):
+        return [_parts_of(o, k) for o in obj]
+    if isinstance(obj, ComplexActive):
+        return obj.imag if k else obj.real
+    if isinstance(obj, Active):
+        return np.zeros(obj.shape) if k else obj
+    part = np.imag(obj) if k else np.real(obj)
+    return np.asarray(part, dtype=float) if np.iscomplexobj(obj) else part
 
 
 def stack_pieces(pieces):

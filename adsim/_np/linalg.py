@@ -310,7 +310,7 @@ _eigvecs = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[1], "numpy.lina
                          _eigvecs_jvp, _eigvecs_vjp)
 
 
-def _uplo(UPLO):
+def uplo_of(UPLO):
     if UPLO not in ("L", "U", "l", "u"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     return UPLO.upper()
@@ -318,7 +318,7 @@ def _uplo(UPLO):
 
 def eigvalsh(a, UPLO="L"):
     square("eigvalsh", a)
-    uplo = _uplo(UPLO)
+    uplo = uplo_of(UPLO)
     return over_stack(lambda m: _eigvalsh[uplo](_from_triangle(m, uplo == "L")),
                       lambda m: np.linalg.eigvalsh(m, uplo), [a])
 
@@ -328,7 +328,7 @@ def eigh(a, UPLO="L"):
     one triangle; eigenvector derivatives need distinct eigenvalues (as
     every such rule does), eigenvalue derivatives do not."""
     square("eigh", a)
-    uplo = _uplo(UPLO)
+    uplo = uplo_of(UPLO)
     return over_stack(lambda m: _eigh(_from_triangle(m, uplo == "L"), uplo),
                       lambda m: np.linalg.eigh(m, uplo), [a])
 

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 
 from .._active import Active
-from ..errors import UnsupportedOperation
 from .core import as_active, float64_only, normalize_axis, reject_kwargs, shape_of, tape_of
 from .integers import plain_value
 from .joins import sequence_function
@@ -228,6 +227,38 @@ def polyval(p, x):
     return y
 
 
+def polyder(p, m=1):
+    """Coefficients of the m-th derivative, NumPy's: ``p[:-1] * powers``
+    once per order (a poly1d's coefficients give a poly1d)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    if isinstance(p, np.poly1d):
+        return np.poly1d(polyder(p.coeffs, m))
+    p = p + 0.0
+    for _ in range(m):
+        p = p[:-1] * np.arange(shape_of(p)[0] - 1, 0, -1.0)   # a constant's: empty, as NumPy's
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """Coefficients of the m-th antiderivative with integration constants
+    ``k`` (0 by default), NumPy's (a poly1d's coefficients give a poly1d)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if isinstance(p, np.poly1d):
+        return np.poly1d(polyint(p.coeffs, m, k))
+    constants = [0.0] * m if k is None else list(np.atleast_1d(k)) if np.ndim(k) else [k] * m
+    if len(constants) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = p + 0.0
+    for c in constants[:m]:
+        n = shape_of(p)[0]
+        p = np.concatenate([p / np.arange(n, 0, -1.0), np.reshape(c + p[:1] * 0.0, (1,))])
+    return p
+
+
 def vander(x, N=None, increasing=False):
     """Columns x**0, x**1, ... by repeated multiplication, as NumPy makes
     them (exact derivatives at 0)."""
@@ -243,21 +274,58 @@ def vander(x, N=None, increasing=False):
     return np.stack(columns if increasing else columns[::-1], axis=1)
 
 
+def logaddexp_reduce(a, axis=0, keepdims=False, base_e=True):
+    """np.logaddexp.reduce (logaddexp2 with ``base_e`` False): the log of the
+    sum of exponentials, shifted by the recorded maximum (NumPy's pairwise
+    values to rounding); its derivative is the softmax of ``a``."""
+    if 0 in shape_of(a):        # NumPy's identity, -inf, where nothing is summed
+        reduce = np.logaddexp.reduce if base_e else np.logaddexp2.reduce
+        return reduce(np.zeros(shape_of(a)), axis=axis, keepdims=keepdims)
+    scale = 1.0 if base_e else np.log(2.0)
+    top = amax(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)      # all -inf (or an inf): NumPy's -inf, inf
+    out = top + np.log(reduce_sum(np.exp((a - top) * scale), axis=axis, keepdims=True)) / scale
+    if keepdims:
+        return out
+    return np.squeeze(out, axis=axis) if axis is not None else np.reshape(out, ())
+
+
 def gradient(f, *varargs, axis=None, edge_order=1):
-    """np.gradient for uniform spacings (scalars): second-order central
-    differences inside, first- or second-order one-sided at the edges."""
-    axes = list(range(f.ndim)) if axis is None else [normalize_axis(ax, f.ndim) for ax in
-                                                      np.atleast_1d(axis)]
+    """np.gradient: second-order central differences inside, first- or
+    second-order one-sided at the edges; per axis a scalar spacing or the
+    coordinates of the points (NumPy's formulas for uneven steps, its
+    scalar one where plain coordinates are evenly spaced; active
+    coordinates always take the formula for uneven steps)."""
+    axes = list(range(np.ndim(f))) if axis is None else [
+        normalize_axis(ax, np.ndim(f)) for ax in np.atleast_1d(axis)]
     spacing = list(varargs) if varargs else [1.0]
     if len(spacing) == 1:
         spacing = spacing * len(axes)
-    if len(spacing) != len(axes) or any(np.ndim(h) != 0 for h in spacing):
-        raise UnsupportedOperation("adsim: np.gradient with coordinate arrays is not supported; "
-                                   "pass one scalar spacing per axis")
+    if len(spacing) != len(axes):
+        raise TypeError("invalid number of arguments")
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
-    out = [_gradient_along(f, ax, float(h), edge_order) for ax, h in zip(axes, spacing)]
+    if not isinstance(f, Active):
+        f = as_active(tape_of(*[h for h in spacing if isinstance(h, Active)]), f)
+    out = [_gradient_along(f, ax, _steps(h, shape_of(f)[ax]), edge_order)
+           for ax, h in zip(axes, spacing)]
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _steps(h, m):
+    """A scalar spacing, or the steps between the coordinates ``h`` (a
+    scalar when plain coordinates are evenly spaced, as NumPy takes them)."""
+    if np.ndim(h) == 0:
+        return h if isinstance(h, Active) else float(h)
+    if np.ndim(h) != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if shape_of(h)[0] != m:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    if isinstance(h, Active):
+        return np.diff(h)
+    dx = np.diff(np.asarray(h, dtype=float))
+    return float(dx[0]) if np.all(dx == dx[0]) else dx
 
 
 def _gradient_along(f, axis, h, edge_order):
@@ -268,15 +336,44 @@ def _gradient_along(f, axis, h, edge_order):
 
     def at(k):
         return _along(f, axis, slice(k, k + 1) if k >= 0 else slice(m + k, m + k + 1))
-    inner = (_along(f, axis, slice(2, m)) - _along(f, axis, slice(0, m - 2))) / (2.0 * h)
-    if edge_order == 1:
-        first = (at(1) - at(0)) / h
-        last = (at(-1) - at(-2)) / h
+    if np.ndim(h) == 0:
+        inner = (_along(f, axis, slice(2, m)) - _along(f, axis, slice(0, m - 2))) / (2.0 * h)
+        if edge_order == 1:
+            first = (at(1) - at(0)) / h
+            last = (at(-1) - at(-2)) / h
+        else:
+            first = (-1.5 * at(0) + 2.0 * at(1) - 0.5 * at(2)) / h
+            last = (0.5 * at(-3) - 2.0 * at(-2) + 1.5 * at(-1)) / h
     else:
-        first = (-1.5 * at(0) + 2.0 * at(1) - 0.5 * at(2)) / h
-        last = (0.5 * at(-3) - 2.0 * at(-2) + 1.5 * at(-1)) / h
+        inner, first, last = _uneven(f, axis, h, at, edge_order)
     # laid out as f, as NumPy's (np.empty_like(f) filled in)
     return layout.elementwise(_concatenate([first, inner, last], axis=axis), f)
+
+
+def _uneven(f, axis, dx, at, edge_order):
+    """NumPy's second-order differences for uneven steps ``dx``: inside,
+    a f[i-1] + b f[i] + c f[i+1] with steps hs before and hd after."""
+    m = f.shape[axis]
+    shape = [1] * f.ndim
+    shape[axis] = -1
+
+    def along(c):
+        return np.reshape(c, shape)
+    hs, hd = dx[:-1], dx[1:]
+    a = -hd / (hs * (hd + hs))
+    b = (hd - hs) / (hd * hs)
+    c = hs / (hd * (hd + hs))
+    inner = (along(a) * _along(f, axis, slice(0, m - 2)) + along(b) *
+             _along(f, axis, slice(1, m - 1)) + along(c) * _along(f, axis, slice(2, m)))
+    if edge_order == 1:
+        return inner, (at(1) - at(0)) / dx[0], (at(-1) - at(-2)) / dx[-1]
+    h1, h2 = dx[0], dx[1]
+    first = (-(2.0 * h1 + h2) / (h1 * (h1 + h2)) * at(0) + (h1 + h2) / (h1 * h2) * at(1)
+             - h1 / (h2 * (h1 + h2)) * at(2))
+    h1, h2 = dx[-2], dx[-1]
+    last = (h2 / (h1 * (h1 + h2)) * at(-3) - (h2 + h1) / (h1 * h2) * at(-2)
+            + (2.0 * h2 + h1) / (h2 * (h1 + h2)) * at(-1))
+    return inner, first, last
 
 
 

@@ -16,7 +16,7 @@ from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
 from .core import as_active, axes_of, compare, constant, gather, normalize_axis, \
-    record_compare, size_of, tape_of
+    record_compare, shape_of, size_of, tape_of
 from . import recorded_data
 from .recorded_indexing import take_rows
 from .elementwise import where
@@ -155,11 +155,14 @@ def digitize(x, bins, right=False):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation at active points ``x`` in a plain table
-    ``xp`` (increasing, or any order with ``period``) of plain or active
-    values ``fp``."""
-    xp = np.asarray(plain_value(xp, "the table xp of np.interp"), dtype=float)
-    tape = tape_of(x, fp, left, right)
+    """Piecewise-linear interpolation at points ``x`` in a table ``xp``
+    (increasing, or any order with a plain ``xp`` and ``period``) of values
+    ``fp``, each plain or active; which cell each point falls in is integer
+    data replays compute again, so an active ``xp`` (knots fitted as
+    parameters) is differentiated inside its cells."""
+    if period is not None or not isinstance(xp, Active):
+        xp = np.asarray(plain_value(xp, "the table xp of np.interp with period"), dtype=float)
+    tape = tape_of(x, xp, fp, left, right)
     fp = fp if isinstance(fp, Active) else constant(fp)
     if period is not None:          # NumPy's periodic form: one period, padded at both ends
         period = abs(float(plain_value(period, "the period of np.interp")))
@@ -173,8 +176,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         fp = np.concatenate([fp[-1:], fp, fp[:1]])
         left = right = None
     x = as_active(tape, x)
-    n = xp.size
-    cell = np.clip(searchsorted(xp, x, side="right") - 1, 0, max(n - 2, 0))
+    n = shape_of(xp)[0]
+    # the number of knots at or below each point (searchsorted's side="right"), a count of
+    # recorded comparisons where the knots are active
+    below = np.sum(xp <= x[..., None], axis=-1) if isinstance(xp, Active) else \
+        searchsorted(xp, x, side="right")
+    cell = np.clip(below - 1, 0, max(n - 2, 0))
     upper = np.minimum(cell + 1, n - 1)
     f0 = take_rows(fp, cell)
     f1 = take_rows(fp, upper)

@@ -58,6 +58,7 @@ from .callers import called_expression
 from .._np import composed, conversions, core, joins, layout
 from .._np.index_tricks import Concatenator
 from .._active import Active
+from .._np.complex import ComplexActive
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
 _NUMPY_ARRAY = np.array
@@ -223,8 +224,24 @@ def _array_wrapper(original):
         kwargs = conversions.keywords(_with_signature(original), obj, args, kwargs)
         if isinstance(obj, Active):
             return conversions.converted(original, obj, kwargs)
-        return conversions.converted(original, joins.from_pieces(obj), kwargs, fresh=True)
+        made = joins.from_pieces(obj)
+        if isinstance(made, ComplexActive):        # a new complex array of the pieces
+            return _complex_made(made, kwargs)
+        return conversions.converted(original, made, kwargs, fresh=True)
     return _named(array, original)
+
+
+def _complex_made(made, kwargs):
+    """np.array of a list holding complex active values: the complex array
+    itself (``dtype`` complex or None, ``ndmin``); another dtype would drop
+    the imaginary parts, which the complex array refuses."""
+    dtype = kwargs.get("dtype")
+    if kwargs.get("copy") is False:
+        conversions.refuse_copy()
+    if dtype is not None and np.dtype(dtype) != np.complex128:
+        made = made.astype(dtype)
+    missing = kwargs.get("ndmin", 0) - made.ndim
+    return made.reshape((1,) * missing + made.shape) if missing > 0 else made
 
 
 def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):

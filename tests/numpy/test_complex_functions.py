@@ -1,0 +1,171 @@
+"""Complex intermediates beyond arithmetic: sqrt, sin, cos, tan, sinh,
+cosh, tanh of complex active arrays, complex constants in matrix products
+and NumPy functions beside real active values, np.array of nested lists
+mixing them, and complex solves and inverses: NumPy's values to rounding,
+derivatives in every mode against differences (fdcheck.check_tape)."""
+import numpy as np
+import pytest
+
+import adsim
+import models_by_name as lib
+from fdcheck import assert_close, check_tape
+
+X = np.array([0.7, -1.3, 0.4])
+
+
+def parts(z):
+    return np.concatenate([np.ravel(np.real(z)), np.ravel(np.imag(z))])
+
+
+@pytest.mark.parametrize("name", ["sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"])
+def test_elementary_functions_of_complex_values(name):
+    f = getattr(np, name)
+
+    def g(x):
+        return parts(f(x + 1j * x[::-1] ** 2))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_sqrt_takes_numpys_branch_and_refuses_zero():
+    def g(x):
+        return parts(np.sqrt(x - 2.0 + 0.0j) + np.sqrt(-x * (1.0 - 0.0j)))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    with pytest.raises(adsim.UndefinedDerivative):
+        adsim.grad(lambda x: np.real(np.sqrt(x * 1j + 0.0j))[0])(np.zeros(1))
+
+
+def test_complex_constants_in_products_and_functions():
+    C = np.array([[1.0, 2.0j, 0.5], [0.3j, 1.0, -1.0j]])
+
+    def g(x):
+        return parts(np.concatenate([C @ x, np.dot(C, x), np.matmul(C, x ** 2),
+                                     x @ C.T, np.multiply(x, 1j) + np.add(x, 2.0 + 1j)]))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_nested_lists_mixing_complex_real_and_constant_values():
+    def g(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        assert m.dtype == np.complex128 and m.shape == (2, 2)
+        v = np.asarray([x[0] * (1 + 1j), 0.5])
+        return parts(np.linalg.solve(m, v))
+    check_tape(g, [X], value_atol=1e-14)
+    with pytest.raises(TypeError):
+        adsim.grad(lambda x: np.sum(np.array([x[0], 1j * x[1]], dtype=float)))(X)
+
+
+def test_an_absorbing_coating():
+    """A metal-like layer with complex refractive index n - i k between
+    dielectrics: complex cos and sin of the phase thickness."""
+    def absorbing(p):
+        return sum(lib.reflectance([1.38, p[0] - 1j * p[1], 2.1], [99.6, 12.0, p[2]], w)
+                   for w in (450.0, 550.0, 650.0))
+    check_tape(absorbing, [np.array([0.5, 2.8, 60.0])])
+
+
+def test_determinants_of_complex_matrices():
+    """det of a complex matrix, and a damped chain's dispersion function
+    |det(K - w^2 M + i w c K)|^2; at a singular matrix the rule (which uses
+    the inverse) raises."""
+    def f(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        stack = np.stack([m, m * (1.0 - 0.5j) + np.eye(2)])
+        return parts(np.concatenate([np.reshape(np.linalg.det(m), (1,)), np.linalg.det(stack)]))
+    tape = check_tape(f, [X], value_rtol=1e-12, value_atol=1e-15)
+    assert_close(tape.forward(X), f(X), 1e-13, 1e-15)
+
+    def dispersion(p):
+        k, c, w = p
+        K = np.array([[2 * k, -k], [-k, k]])
+        return np.abs(np.linalg.det(K - w ** 2 * np.eye(2) + 1j * w * c * K)) ** 2
+    check_tape(dispersion, [np.array([1.5, 0.1, 1.3])])
+
+
+def test_the_determinant_of_a_singular_complex_matrix_has_the_adjugate_as_derivative():
+    """At a matrix of rank n - 1, d det = tr(adj(M) dM) with adj(M) != 0."""
+    def f(x):
+        m = (np.outer(x, [1.0, 2.0, 0.5]) + np.diag([0.0, 1.0, 2.0])) * (1.0 + 1j)
+        return parts(np.reshape(np.linalg.det(m), (1,)))
+    z = np.array([0.0, 0.3, -0.4])                      # a singular point: row 0 is zero
+    assert abs(np.linalg.det(np.outer(z, [1.0, 2.0, 0.5]) + np.diag([0.0, 1.0, 2.0]))) == 0
+    _, jv = adsim.jvp(f, (z,), (np.array([1.0, 0.0, 0.0]),))
+    assert_close(jv, parts(np.reshape(2.0 * (1.0 + 1j) ** 3, (1,))), 1e-12, 1e-14)
+    check_tape(f, [z], order=1)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z, x: np.vdot(z, x * z),
+    lambda z, x: np.einsum("i,i->", z, z) + np.einsum("ij->j", np.outer(z, x)).sum(),
+    lambda z, x: np.einsum("ij,jk->ik", np.outer(z, x), np.outer(x, z)),
+    lambda z, x: np.linalg.norm(z) + np.linalg.norm(z, 1) + np.linalg.norm(z, np.inf),
+    lambda z, x: np.linalg.norm(np.outer(z, x), axis=1) + np.linalg.norm(np.outer(z, z), 1,
+                                                                          axis=0),
+    lambda z, x: np.linalg.norm(np.outer(z, x), "fro", keepdims=True),
+], ids=["vdot", "einsum one and two", "einsum matrices", "vector norms", "axis norms",
+        "frobenius keepdims"])
+def test_products_and_norms_of_complex_values(f):
+    def g(x):
+        return parts(f(x * (1.0 + 2.0j) - 0.5j * x[::-1], x))
+    assert_close(adsim.record(g, X).forward(X), g(X), 1e-13, 1e-15)
+    check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_the_spectral_norm_of_a_complex_matrix_is_refused_by_name():
+    with pytest.raises(adsim.UnsupportedOperation, match="ord=2"):
+        adsim.grad(lambda x: np.linalg.norm(np.outer(x, x) * 1j, 2))(X)
+
+
+# ---- Hermitian eigenproblems ----------------------------------------------------------
+
+HR, HI = np.random.default_rng(3).standard_normal((2, 4, 4))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_hermitian_eigenvalues_are_numpys_and_differentiated_from_the_triangle_read(uplo):
+    def values(re, im):
+        return np.concatenate([np.linalg.eigvalsh(re + 1j * im, uplo),
+                               np.linalg.eigh(re + 1j * im, UPLO=uplo).eigenvalues])
+    tape = check_tape(values, [HR, HI])
+    assert np.array_equal(tape.forward(HR, HI), values(HR, HI))
+    g_re, g_im = adsim.grad(lambda re, im: np.sum(np.linalg.eigvalsh(re + 1j * im, uplo) ** 3),
+                            argnums=(0, 1))(HR, HI)
+    unread = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
+    assert np.all(g_re[unread == 1] == 0) and np.all(g_im[unread == 1] == 0)
+    assert np.all(np.diagonal(g_im) == 0)          # the diagonal's imaginary part is not read
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_phase_free_functions_of_hermitian_eigenvectors(uplo):
+    def shapes(re, im):
+        w, V = np.linalg.eigh(re + 1j * im, UPLO=uplo)
+        return np.concatenate([np.ravel(np.abs(V) ** 2),
+                               parts(np.outer(V[:, 2], np.conj(V[:, 2])))])
+    check_tape(shapes, [HR, HI], value_atol=1e-14)
+
+
+def test_bands_of_a_ring_threaded_by_a_flux():
+    """Tight-binding ring of 5 sites, hopping t with Peierls phase phi / 5 per
+    bond and a site potential: its bands against the closed form without
+    the potential, and every sweep with it."""
+    def hamiltonian(t, phi, onsite):
+        n = 5
+        hop = -t * np.exp(1j * phi / n)
+        H = np.roll(np.eye(n), 1, axis=1) * hop
+        return H + np.conj(H).T + np.diag(onsite)
+
+    def bands(p):
+        return np.linalg.eigvalsh(hamiltonian(p[0], p[1], p[2] * np.cos(np.arange(5.0))))
+    p = np.array([1.0, 0.4, 0.0])
+    k = 2 * np.pi * np.arange(5) / 5
+    assert_close(bands(p), np.sort(-2 * p[0] * np.cos(k + p[1] / 5)), 1e-12, 1e-14)
+    check_tape(bands, [np.array([1.0, 0.4, 0.3])])
+
+
+def test_hermitian_eigenvectors_at_a_repeated_eigenvalue_are_refused():
+    def f(x):
+        h = np.diag([x[0], x[0], 2.0]) + 1j * np.zeros((3, 3)) * x[1]
+        return np.sum(np.abs(np.linalg.eigh(h)[1]) ** 4)
+    with pytest.raises(adsim.UndefinedDerivative, match="equal"):
+        adsim.grad(f)(np.array([1.0, 0.5]))
