@@ -22,7 +22,8 @@ signature (NumPy's documented one; its names are NumPy's own):
   ``np.hstack(tup)``, ``np.select``'s ``choicelist``), and each argument of
   a variadic parameter named in ``VARIADIC`` (``*arys`` of
   ``np.atleast_2d``, ``*operands`` of ``np.einsum``, ``*xi`` of
-  ``np.meshgrid``, ``*varargs`` of ``np.gradient``), holds array_likes:
+  ``np.meshgrid``, ``*varargs`` of ``np.gradient``, ``*args`` of
+  ``np.broadcast_arrays``), holds array_likes:
   each item is converted on its own (the subscript lists of ``np.einsum``
   hold no active values, so they stay lists);
 - ``NOT_HERE`` lists the functions where such a name means something else;
@@ -52,7 +53,7 @@ ARRAY_LIKE = frozenset({
 
 # parameters holding a sequence of array_likes: each item converted
 SEQUENCES = frozenset({"arrays", "tup", "choicelist"})
-VARIADIC = frozenset({"arys", "operands", "xi", "varargs"})
+VARIADIC = frozenset({"arys", "operands", "xi", "varargs", "args"})
 
 # functions where a name of the tables means something else
 NOT_HERE = {
@@ -63,6 +64,8 @@ NOT_HERE = {
     np.block: {"arrays"},               # nested lists laying out the blocks: np.block's own
     np.iscomplexobj: {"x"},             # any object: its type is asked, not its values
     np.isrealobj: {"x"},
+    np.piecewise: {"args"},             # extra arguments of the user's functions
+    np.apply_along_axis: {"args"},
 }
 
 # parameters NumPy documents as array_like that are passed as given, and why
