@@ -488,9 +488,11 @@ cdef int32_t whole_tape_run(Tape t, Replay r, bint second_order):
 
 
 cdef cnp.ndarray zeros_like_slot(Tape t, int slot, int dirs):
-    cdef cnp.ndarray a = copy_out(NULL, dirs, t.slot_size[slot])
-    memset(cnp.PyArray_DATA(a), 0, <size_t>(max(dirs, 1) * t.slot_size[slot]) * sizeof(double))
-    return a
+    """copy_out's array for ``slot``, zeroed: np.zeros, whose large arrays
+    come zeroed from the system (no pass over them before the kernel's)."""
+    if dirs > 0:
+        return np.zeros((dirs, t.slot_size[slot]))
+    return np.zeros(t.slot_size[slot])
 
 
 # ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
