@@ -24,7 +24,6 @@ from .complex_linalg import adjoint, matmul, times
 from .core import shape_of
 from .eigen import _matrix, _split, _stacked
 from .stacks import over_stack, square
-from ..errors import UndefinedDerivative
 from ..primitives import primitive
 
 
@@ -67,24 +66,9 @@ def _values_rules(uplo):
     return jvp, vjp
 
 
-def _distinct(lam):
-    """Refuse equal eigenvalues (checked on plain values: a recorded rule's
-    first-order call, on the same values, has checked them)."""
-    if isinstance(lam, Active) or lam.size < 2:
-        return
-    repeated = (lam[None, :] == lam[:, None]) & ~np.eye(lam.size, dtype=bool)
-    if repeated.any():
-        i, j = np.argwhere(repeated)[0]
-        raise UndefinedDerivative(
-            f"adsim: numpy.linalg.eigh of a complex Hermitian matrix: eigenvalues {i} and {j} "
-            f"are equal ({float(lam[i])!r}) and the eigenvectors are used: the eigenvectors of "
-            f"a repeated eigenvalue have no derivative. For the eigenvalues alone use "
-            f"np.linalg.eigvalsh; otherwise move the point")
-
-
 def _inverse_gaps(lam):
     """F_ij = 1 / (λ_j - λ_i) off the diagonal, 0 on it (distinct eigenvalues)."""
-    _distinct(lam)
+    linalg.distinct_eigenvalues(lam, "the eigenvectors of a complex Hermitian matrix are used")
     d = lam[None, :] - lam[:, None]
     eye = np.eye(shape_of(lam)[0])
     return (1.0 - eye) / (d + eye)

@@ -269,7 +269,7 @@ _eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
                              "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
-def _distinct(w, why):
+def distinct_eigenvalues(w, why):
     """Refuse equal eigenvalues: the eigenvectors (and the second
     derivatives of the eigenvalues) have no derivative there."""
     if isinstance(w, Active):
@@ -287,7 +287,7 @@ def _distinct(w, why):
 def _eigvecs_jvp(args, V, tangents):
     """dV = V (F o (V^T dA V)), F_ij = 1 / (w_j - w_i) off the diagonal."""
     w = eigvalsh(args[0])
-    _distinct(w, "forward mode computes the eigenvectors' tangents (also for second "
+    distinct_eigenvalues(w, "forward mode computes the eigenvectors' tangents (also for second "
                  "derivatives of eigenvalues)")
     return V @ (_gaps(w) * (V.T @ tangents[0] @ V))
 
@@ -295,7 +295,7 @@ def _eigvecs_jvp(args, V, tangents):
 def _eigvecs_vjp(args, V, vbar):
     """Called only for a nonzero seed: the eigenvectors are used."""
     w = eigvalsh(args[0])
-    _distinct(w, "the eigenvectors are used")
+    distinct_eigenvalues(w, "the eigenvectors are used")
     return (V @ (_gaps(w) * (V.T @ vbar)) @ V.T,)
 
 
