@@ -112,6 +112,12 @@ def exact_index(x):
     if v != np.floor(v):
         raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
                         f"active array holding {v})")
+    if tape_of(x).slot_is_varied(x.slot):
+        # a value with a derivative is a number, not an index (NumPy's float64 is
+        # never one); NumPy before 2.3 also asks ``array ** e`` for e's index,
+        # and an exponent taken as one would lose its derivative
+        raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
+                        f"active value {v} with a derivative; int(x) gives a plain integer)")
     guard(x, v, _up(v))
     return int(v)
 
