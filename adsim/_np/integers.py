@@ -101,6 +101,13 @@ def plain_value(v, what):
     return v
 
 
+# NumPy before 2.3 computes array ** e as reciprocal, ones, a copy or a square
+# when e's __index__ gives -1, 0, 1 or 2, without e: an active exponent would
+# lose its derivative. There (below pyproject.toml's floor, but installable
+# without dependencies) an active value with a derivative is not an index.
+_POWER_ASKS_FOR_AN_INDEX = tuple(int(p) for p in np.__version__.split(".")[:2]) < (2, 3)
+
+
 def exact_index(x):
     """An active integral scalar used as an index: its value, guarded to stay
     exactly that integer (NumPy refuses a non-integral index, so a replay
@@ -112,12 +119,12 @@ def exact_index(x):
     if v != np.floor(v):
         raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
                         f"active array holding {v})")
-    if tape_of(x).slot_is_varied(x.slot):
-        # a value with a derivative is a number, not an index (NumPy's float64 is
-        # never one); NumPy before 2.3 also asks ``array ** e`` for e's index,
-        # and an exponent taken as one would lose its derivative
+    if _POWER_ASKS_FOR_AN_INDEX and tape_of(x).slot_is_varied(x.slot):
         raise TypeError(f"only integer scalar arrays can be converted to a scalar index (an "
-                        f"active value {v} with a derivative; int(x) gives a plain integer)")
+                        f"active value {v} with a derivative, under NumPy {np.__version__}: "
+                        f"NumPy before 2.3 also asks a power's exponent for its index, and an "
+                        f"exponent taken as one would lose its derivative; int(x) gives a plain "
+                        f"integer)")
     guard(x, v, _up(v))
     return int(v)
 
