@@ -145,6 +145,23 @@ def _npy_record(array):
     return header.getvalue(), array
 
 
+def _read_record(file):
+    """One array written by put (an .npy header, then its bytes), read with
+    the file's own readinto: numpy.lib.format.read_array's fromfile turns a
+    Ctrl-C arriving during the read into a TypeError about the file."""
+    np.lib.format.read_magic(file)
+    shape, fortran, dtype = np.lib.format.read_array_header_2_0(file)
+    array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+    view = memoryview(array.reshape(-1, order="A")).cast("B")
+    done = 0
+    while done < len(view):
+        got = file.readinto(view[done:])
+        if not got:
+            raise OSError(f"the snapshot file ends {len(view) - done} bytes early")
+        done += got
+    return array
+
+
 def _write_at(file, data, offset):
     """Write all of ``data`` at ``offset`` of ``file``; the offset after it.
     A failed write (a full disk) raises OSError."""
@@ -313,9 +330,8 @@ class DiskStore(_Store):
         index = self._check(index, reading=True)
         try:
             self._file.seek(self._regions[index][0])
-            count = int(np.lib.format.read_array(self._file, allow_pickle=False))
-            return tuple(np.lib.format.read_array(self._file, allow_pickle=False)
-                         for _ in range(count))
+            count = int(_read_record(self._file))
+            return tuple(_read_record(self._file) for _ in range(count))
         except OSError as error:
             raise snapshot_dir_error(error, self._root, f"read snapshot slot {index}") \
                 from error
