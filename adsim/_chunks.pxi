@@ -545,13 +545,16 @@ cdef bint fused_whole_tape(Sweep* s, int32_t r, bint second_order, const int32_t
     """fused_reverse of run r when it is the whole tape (its first op is the
     tape's first): the inputs' values, tangents, adjoints and adjoint
     tangents are the caller's arrays (``caller``: n_inputs pointers of each,
-    in that order; adjoints zeroed), so the replay copies nothing in or out.
-    False when the run has no kernel for this sweep."""
+    in that order), so the replay copies nothing in or out. The adjoints and
+    adjoint tangents need not be zeroed: the kernel sets them (seeds[2]
+    nonzero: ``fresh``), and those of inputs the run does not read are
+    zeroed here. False when the run has no kernel for this sweep."""
     cdef const FusedRun* f = &s.fused[r]
     cdef fused_kernel kernel = f.second_order if second_order else f.gradient
     cdef double* local[FUSED_LOCAL_POINTERS]
     cdef double** ptrs = local
     cdef int i, k, n = f.n_refs
+    cdef bint read
     if kernel == NULL or s.runs[r * RUN_FIELDS + RUN_FIRST] != 0:
         return False
     for i in range(n):
@@ -563,13 +566,19 @@ cdef bint fused_whole_tape(Sweep* s, int32_t r, bint second_order, const int32_t
         if ptrs == NULL:
             return no_memory("a fused run", 4 * n * <int64_t>sizeof(double*))
     fused_pointers(s, f, ptrs)
-    for i in range(n):
-        for k in range(n_inputs):
+    for k in range(n_inputs):
+        read = False
+        for i in range(n):
             if f.refs[i] == inputs[k]:
+                read = True
                 ptrs[i] = caller[k]
                 ptrs[n + i] = caller[n_inputs + k]
                 ptrs[2 * n + i] = caller[2 * n_inputs + k]
                 ptrs[3 * n + i] = caller[3 * n_inputs + k]
+        for i in range(2, 4):
+            if not read and caller[i * n_inputs + k] != NULL:
+                memset(caller[i * n_inputs + k], 0,
+                       <size_t>s.slot_size[inputs[k]] * sizeof(double))
     kernel(ptrs, ptrs + n, ptrs + 2 * n, ptrs + 3 * n, seeds, outs)
     if ptrs != local:
         free(ptrs)
@@ -583,7 +592,7 @@ cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
     cdef const int32_t* run = s.runs + r * RUN_FIELDS
     cdef int out = (s.opnd + s.start[run[RUN_END]])[0]
     cdef fused_kernel kernel
-    cdef double seeds[2]
+    cdef double seeds[3]
     cdef double outs[2]
     if s.fused == NULL or (s.p != 1 if second_order else s.q != 1):
         return False
@@ -592,7 +601,7 @@ cdef bint fused_reverse(Sweep* s, int32_t r, bint second_order) except -1 nogil:
         return False
     seeds[0] = aptr(s, out)[0]      # the output's slot may hold a variable the run reads,
     aptr(s, out)[0] = 0.0           # whose adjoint starts at zero (as in run_and_reverse)
-    seeds[1] = 0.0
+    seeds[1] = seeds[2] = 0.0       # (the adjoints are the work buffer's: added to)
     if second_order:
         seeds[1] = dptr(s, out)[0]
         dptr(s, out)[0] = 0.0

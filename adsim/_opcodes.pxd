@@ -122,8 +122,10 @@ ctypedef struct DStack:     # value stack of overwritten values
 
 # A fused kernel (adsim/_fuse/): one run of elementwise ops compiled into one
 # loop. V, T, A, D hold the values, tangents, adjoints and adjoint tangents of
-# the run's refs (FusedRun.refs); seeds are the output's adjoint and its
-# tangent, outs receive the output's value and tangent (see codegen.py).
+# the run's refs (FusedRun.refs); seeds are the output's adjoint, its
+# tangent and (gradient, second_order) whether the adjoints of the run's
+# inputs are fresh arrays the kernel sets rather than adds to; outs receive
+# the output's value and tangent (see codegen.py).
 ctypedef void (*fused_kernel)(double** V, double** T, double** A, double** D,
                               const double* seeds, double* outs) noexcept nogil
 

@@ -443,8 +443,10 @@ cdef bint replay_whole_tape(Tape t, Replay r, list values, list tangents, list a
     second-order) kernel straight from and into the caller's arrays: the
     inputs are not copied into their slots nor their adjoints out of the work
     buffer, which at a million elements costs more than the kernel. The lists
-    hold an array (or None) per input; adjoints and adjoint tangents zeroed.
-    False, having done nothing, when the tape is not such a run."""
+    hold an array (or None) per input; adjoints and adjoint tangents need not
+    be zeroed (``seeds[2]`` nonzero: the kernel sets them; see
+    fused_whole_tape). False, having done nothing, when the tape is not such
+    a run."""
     cdef int32_t run
     cdef int i, n_in = len(values)
     cdef int32_t inputs[WHOLE_TAPE_INPUTS]
@@ -487,12 +489,15 @@ cdef int32_t whole_tape_run(Tape t, Replay r, bint second_order):
     return run
 
 
-cdef cnp.ndarray zeros_like_slot(Tape t, int slot, int dirs):
-    """copy_out's array for ``slot``, zeroed: np.zeros, whose large arrays
-    come zeroed from the system (no pass over them before the kernel's)."""
+cdef cnp.ndarray empty_like_slot(Tape t, int slot, int dirs):
+    """copy_out's array for ``slot``, not initialised (a whole-tape kernel
+    sets every element)."""
+    cdef cnp.npy_intp dims[2]
+    dims[0] = dirs
+    dims[1] = t.slot_size[slot]
     if dirs > 0:
-        return np.zeros((dirs, t.slot_size[slot]))
-    return np.zeros(t.slot_size[slot])
+        return cnp.PyArray_EMPTY(2, dims, cnp.NPY_FLOAT64, 0)
+    return cnp.PyArray_EMPTY(1, dims + 1, cnp.NPY_FLOAT64, 0)
 
 
 # ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
@@ -520,7 +525,7 @@ cdef tuple replay_adjoints(Tape t, object xs, object W):
     cdef Reversal c
     cdef Replay r
     cdef list arrays
-    cdef double seeds[2]
+    cdef double seeds[3]
     cdef double outs[2]
     t.check_replayable()
     size = t.slot_size[t.out_slot]
@@ -536,9 +541,9 @@ cdef tuple replay_adjoints(Tape t, object xs, object W):
     try:
         y = new_output(t)
         if q == 1 and whole_tape_run(t, r, False) >= 0:
-            adjoints = [zeros_like_slot(t, slot, 1) for slot in t._input_slots]
+            adjoints = [empty_like_slot(t, slot, 1) for slot in t._input_slots]
             seeds[0] = 1.0 if w is None else data_of(w)[0]
-            seeds[1] = 0.0
+            seeds[1], seeds[2] = 0.0, 1.0
             if replay_whole_tape(t, r, arrays, None, adjoints, None, False, seeds, outs):
                 data_of(y)[0] = outs[0]
                 return y, adjoints
@@ -605,7 +610,7 @@ cdef object replay_hvp_one(Tape t, object x, object v):
     cdef Reversal c
     cdef Replay r
     cdef list arrays
-    cdef double seeds[2]
+    cdef double seeds[3]
     cdef double outs[2]
     t.check_replayable()
     if len(t._input_slots) != 1 or t.slot_size[t.out_slot] != 1:
@@ -616,10 +621,10 @@ cdef object replay_hvp_one(Tape t, object x, object v):
     r = replay_taken(t, SECOND_ORDER, 1)
     try:
         if whole_tape_run(t, r, True) >= 0:
-            hv = zeros_like_slot(t, slot, 0).reshape(np.shape(va))
-            seeds[0], seeds[1] = 1.0, 0.0
-            gradient = [zeros_like_slot(t, slot, 0)]
-            if replay_whole_tape(t, r, arrays, [va], gradient, [hv], True, seeds, outs):
+            hv = empty_like_slot(t, slot, 0).reshape(np.shape(va))
+            seeds[0], seeds[1], seeds[2] = 1.0, 0.0, 1.0
+            # (no array for the gradient: the kernel skips writing it)
+            if replay_whole_tape(t, r, arrays, [va], [None], [hv], True, seeds, outs):
                 return hv
         load_inputs(t, r, arrays)
         memcpy(tptr(&r.s, slot), cnp.PyArray_DATA(va), <size_t>t.slot_size[slot] * sizeof(double))

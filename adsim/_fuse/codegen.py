@@ -37,8 +37,11 @@ Kernel arguments (``vtangents``: ``V``, ``T`` and the number of directions
 ``n_dirs``; direction d of a ref's tangents starts d times its size after
 ``T[i]``): ``V``, ``T``, ``A``, ``D`` hold the values, tangents,
 adjoints and adjoint tangents of the refs in ``RunSource.refs`` (NULL where
-a sweep has none, and for constants), ``seeds`` the output's adjoint and its
-tangent, ``outs`` receives the output's value and tangent.
+a sweep has none, and for constants), ``seeds`` the output's adjoint, its
+tangent and, for the summed kernels, ``fresh``: nonzero when the adjoint
+arrays of the run's inputs are not yet written (the whole-tape path hands
+new arrays, which the kernel then sets rather than adds to: one pass over
+them fewer), ``outs`` receives the output's value and tangent.
 """
 import math
 import re
@@ -51,6 +54,7 @@ from .._decoder import decode_op
 from .._opcodes import OpFlag
 
 BLOCK = 256
+SUMS = 16                   # partial sums of a run summed into the output
 KINDS = ("values", "tangents", "vtangents", "reverse", "reverse2", "gradient", "second_order",
          "sum")
 SUMMED_KINDS = ("gradient", "second_order", "sum")  # only for a run summed into the output
@@ -128,6 +132,8 @@ class External:
     active: bool                  # a slot (not a constant): adjoints flow to it
     offset: str = ""              # gather: the first element of a block
     step: int = 1                 # rotated: the shift (element j reads (j + step) mod m)
+    start: int = 0                # gather: offset is start + base
+    base: str = ""
 
 
 class _Run:
@@ -150,11 +156,12 @@ class _Run:
             self.refs.append(ref)
         return self.refs.index(ref)
 
-    def external(self, ref, kind, offset="", step=1):
+    def external(self, ref, kind, offset="", step=1, start=0, base=""):
         key = (ref, kind, offset, step)
         if key not in self.externals:
             self.externals[key] = (len(self.externals),
-                                   External(self.ref_index(ref), kind, ref >= 0, offset, step))
+                                   External(self.ref_index(ref), kind, ref >= 0, offset, step,
+                                            start, base))
         return self.externals[key]
 
     def read(self, ref):
@@ -300,10 +307,10 @@ def _gather(run, k, op, live):
     if op.inner > 0 and op.inner != run.m:             # rows of op.inner elements
         if op.inner != run.row:
             raise NotFusable("a 2-d slice whose rows are not the run's")
-        offset = f"{op.start} + r * (int64_t){op.outer_step} + c0 * (int64_t){op.step}"
+        base = f"r * (int64_t){op.outer_step} + c0 * (int64_t){op.step}"
     else:
-        offset = f"{op.start} + (r * (int64_t){run.row} + c0) * (int64_t){op.step}"
-    x, ext = run.external(op.a, "gather", offset, op.step)
+        base = f"(r * (int64_t){run.row} + c0) * (int64_t){op.step}"
+    x, ext = run.external(op.a, "gather", f"{op.start} + {base}", op.step, op.start, base)
     at = f"[j * (int64_t){op.step}]"
     tangent = f"t{k}_ = TG{x}{at};" if ext.active else f"t{k}_ = 0.0;"
     back = live and ext.active
@@ -435,10 +442,13 @@ def _kernel(run, kind, written, function, last, read_later):
                 lines.append(f"    const double ts{x} = T[{e.index}][0];")
             if reverse and e.active:
                 lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)accd{x};")
+    groups = _overlapping_gathers(externals) if reverse else []
+    if reverse and summed:
+        lines += _fresh_prologue(run, externals, groups, second)
     if summed:
-        lines.append("    double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;")
+        lines.append(_sum_declaration("sum"))
         if tangents:
-            lines.append("    double sumd0 = 0.0, sumd1 = 0.0, sumd2 = 0.0, sumd3 = 0.0;")
+            lines.append(_sum_declaration("sumd"))
     lines += _block_loops(run)
     for x, e in enumerate(externals):
         if e.kind == "rotated":
@@ -536,34 +546,163 @@ def _kernel(run, kind, written, function, last, read_later):
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
     if reverse:
-        for x, e in enumerate(externals):
-            if not e.active:
-                continue
-            buffers = [("A", f"b{x}")] + ([("D", f"bd{x}")] if second else [])
-            for array, buffer in buffers:
+        covered = _covered_sources(run, externals, groups) if summed else set()
+        merged = {x for group in groups for x in group}
+        for array, prefix in [("A", "b")] + ([("D", "bd")] if second else []):
+            # a Hessian-vector product needs no gradient: the whole-tape
+            # path passes NULL for the inputs' adjoints
+            optional = array == "A" and kind == "second_order"
+            for group in groups:
+                index = externals[group[0]].index
+                lines += _guarded(optional, array, index, _merged_scatter(
+                    externals, group, array, prefix, index in covered))
+            for x, e in enumerate(externals):
+                if not e.active or x in merged:
+                    continue
+                buffer = f"{prefix}{x}"
                 if e.kind == "scalar":
                     acc = f"acc{x}" if array == "A" else f"accd{x}"
                     lines.append(f"        for (int64_t j = 0; j < nb; j++) {acc} += {buffer}[j];")
                 elif e.kind == "rotated":
-                    lines += _rotated_block(x, e, run.m, array, buffer, True)
+                    lines += _guarded(optional, array, e.index,
+                                      _rotated_block(x, e, run.m, array, buffer, True))
                 else:
-                    start, step = ("i0", 1) if e.kind == "vector" else (f"({e.offset})", e.step)
-                    lines += [f"        {{ double* a = {array}[{e.index}] + {start};",
-                              f"          for (int64_t j = 0; j < nb; j++) "
-                              f"a[j * (int64_t){step}] += {buffer}[j]; }}"]
+                    lines += _guarded(optional, array, e.index,
+                                      _scatter(array, e, buffer, e.index in covered))
     lines += ["      }", "    }"]
     if reverse:
         for x, e in enumerate(externals):
             if e.kind == "scalar" and e.active:
-                lines.append(f"    A[{e.index}][0] += acc{x};")
+                lines.append(f"    if (A[{e.index}]) A[{e.index}][0] += acc{x};")
                 if second:
                     lines.append(f"    D[{e.index}][0] += accd{x};")
     if summed:
-        lines.append("    outs[0] = (sum0 + sum1) + (sum2 + sum3);")
+        lines.append(f"    outs[0] = {_sum_total('sum')};")
         if tangents:
-            lines.append("    outs[1] = (sumd0 + sumd1) + (sumd2 + sumd3);")
+            lines.append(f"    outs[1] = {_sum_total('sumd')};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _scatter(array, e, buffer, covered=False):
+    """Add a block buffer of adjoints into a vector or gathered source (set
+    it, in a fresh kernel, when the source is ``covered``)."""
+    start, step = ("i0", 1) if e.kind == "vector" else (f"({e.offset})", e.step)
+    loop = "for (int64_t j = 0; j < nb; j++) "
+    target, value = f"a[j * (int64_t){step}]", f"{buffer}[j]"
+    return [f"        {{ double* a = {array}[{e.index}] + {start};",
+            *_add_or_set("fresh" if covered else None, loop, target, value, "          "),
+            "        }"]
+
+
+def _guarded(optional, array, index, lines):
+    """``lines`` writing ``array[index]``, skipped where that is NULL when
+    ``optional``."""
+    if not optional:
+        return lines
+    return [f"        if ({array}[{index}]) {{"] + ["  " + line for line in lines] + ["        }"]
+
+
+def _add_or_set(set_when, loop, target, value, indent):
+    """``loop`` adding ``value`` to ``target``; when the C condition
+    ``set_when`` holds, setting it instead (the first write to an element of
+    a fresh kernel's uninitialised adjoints)."""
+    add = [f"{indent}{loop}{target} += {value};"]
+    if set_when is None:
+        return add
+    return [f"{indent}if ({set_when}) {loop}{target} = {value};",
+            f"{indent}else {loop}{target} += {value};"]
+
+
+def _overlapping_gathers(externals):
+    """Groups of active gathers of one source with one step whose blocks
+    overlap (x[1:] and x[:-1]): their adjoints go back in one pass over the
+    source instead of one per gather. Each group: the externals' positions,
+    by start."""
+    by_source = {}
+    for x, e in enumerate(externals):
+        if e.active and e.kind == "gather" and e.step > 0:
+            by_source.setdefault((e.index, e.step, e.base), []).append(x)
+    groups = []
+    for (_, step, _), members in by_source.items():
+        members.sort(key=lambda x: externals[x].start)
+        first = externals[members[0]].start
+        if len(members) > 1 and all((externals[x].start - first) % step == 0 for x in members):
+            groups.append(tuple(members))
+    return groups
+
+
+def _covered_sources(run, externals, groups):
+    """The sources (indices in refs) whose every element a summed kernel's
+    blocks reach, each once per block pass, through one vector operand or
+    one group of gathers without gaps (x[:-1] and x[1:] together cover x).
+    Such kernels take, where ``seeds[2]`` is nonzero (``fresh``), adjoint
+    arrays not yet written: they set these sources' elements as they reach
+    them (fewer passes over memory than zeroing first) and zero the others'
+    first (``_fresh_prologue``)."""
+    writers = {}
+    for x, e in enumerate(externals):
+        if e.active:
+            writers.setdefault(e.index, set()).add(x)
+    covered = set()
+    for index, xs in writers.items():
+        e = externals[min(xs)]
+        if len(xs) == 1 and e.kind == "vector":
+            covered.add(index)
+            continue
+        group = next((g for g in groups if set(g) == xs), None)
+        if group is None or run.row != run.m or e.step != 1:
+            continue
+        starts = [externals[x].start for x in group]
+        size = run.tape.slot_size_of(run.refs[index])
+        if starts[0] == 0 and starts[-1] + run.m == size and \
+                all(b - a <= run.m for a, b in zip(starts, starts[1:])):
+            covered.add(index)
+    return covered
+
+
+def _fresh_prologue(run, externals, groups, second):
+    """A summed kernel's start: ``fresh`` from its seeds, and in a fresh
+    call the adjoints of the active sources its blocks do not cover zeroed."""
+    covered = _covered_sources(run, externals, groups)
+    lines = ["    const int fresh = seeds[2] != 0.0;", "    if (fresh) {"]
+    for index in sorted({e.index for e in externals if e.active} - covered):
+        size = run.tape.slot_size_of(run.refs[index])
+        for array in ("A", "D") if second else ("A",):
+            lines.append(f"        if ({array}[{index}]) "
+                         f"memset({array}[{index}], 0, (size_t){size} * sizeof(double));")
+    return lines + ["    }"]
+
+
+def _merged_scatter(externals, group, array, prefix, covered):
+    """One pass adding the block buffers of ``group`` (overlapping gathers,
+    by start) into their source: gather x's element j lands at j + shift x
+    from the first gather's. Between consecutive ends of the gathers' ranges
+    (the shifts, then nb plus the shifts: in that order once nb is at least
+    the largest shift) the same buffers add to each element; a shorter last
+    block adds them one by one. In a fresh kernel (``covered``), elements
+    from the largest shift on are new to this block (the block before
+    reached up to it) and are set, as are all of the first block's."""
+    first, step = externals[group[0]], externals[group[0]].step
+    shifts = [(externals[x].start - first.start) // step for x in group]
+    span, k = shifts[-1], len(group)
+    ends = [str(s) for s in shifts] + [f"nb + {s}" if s else "nb" for s in shifts]
+    lines = [f"        {{ double* a = {array}[{first.index}] + ({first.offset});",
+             f"          if (nb >= {span}) {{"]
+    for p in range(2 * k - 1):
+        terms = [f"{prefix}{group[i]}[j - {shifts[i]}]" if shifts[i] else f"{prefix}{group[i]}[j]"
+                 for i in range(k) if p + 1 - k <= i <= p]
+        set_when = None if not covered else "fresh" if p >= k - 1 else "fresh && c0 == 0"
+        lines += _add_or_set(set_when, f"for (int64_t j = {ends[p]}; j < {ends[p + 1]}; j++) ",
+                             f"a[j * (int64_t){step}]", " + ".join(terms), "            ")
+    lines.append("          } else {")
+    if covered:                 # a short last block: its new elements zeroed, then added to
+        lines.append(f"            if (fresh) for (int64_t j = c0 == 0 ? 0 : {span}; "
+                     f"j < nb + {span}; j++) a[j * (int64_t){step}] = 0.0;")
+    lines += ["  " + line for x in group
+              for line in _scatter(array, externals[x], f"{prefix}{x}")]
+    lines += ["          }", "        }"]
+    return lines
 
 
 def _derivative_outputs(run, kind, written, last, read_later):
@@ -599,10 +738,12 @@ def _element_loops(body, outputs):
     exact = [loop] + ["            " + line for line in body] + ["        }"]
     if not outputs or not any(_RULED_PRODUCT.search(line) for line in body):
         return exact
-    checks = " ".join(f"bad |= ({n} != {n});" for n in outputs)
+    # bad is 64 bits wide, as the comparisons' lanes are: a narrower flag
+    # costs the vectorised loop a pack of every comparison's mask
+    checks = " ".join(f"bad |= (int64_t)({n} != {n});" for n in outputs)
     fast = [loop] + ["            " + _RULED_PRODUCT.sub("plain_product(", line)
                      for line in body] + ["            " + checks, "        }"]
-    return (["        int bad = 0;"] + fast +
+    return (["        int64_t bad = 0;"] + fast +
             ["        if (bad) {          /* a NaN: again, with the zero-times-infinity rule */"]
             + exact + ["        }"])
 
@@ -682,11 +823,25 @@ def _vector_kernel(run, function, read_later):
 
 
 def _block_sums(buffer, acc):
-    """Add a block's buffer to four partial sums (independent: they vectorise)."""
+    """Add a block's buffer to SUMS partial sums: independent, they vectorise
+    into SUMS / 4 registers whose additions overlap (one register would wait
+    out each addition's latency)."""
+    unrolled = " ".join(f"{acc}[{i}] += {buffer}[j + {i}];" for i in range(SUMS))
     return ["        {", "            int64_t j = 0;",
-            "            for (; j + 4 <= nb; j += 4) {",
-            f"                {acc}0 += {buffer}[j]; {acc}1 += {buffer}[j + 1]; "
-            f"{acc}2 += {buffer}[j + 2]; {acc}3 += {buffer}[j + 3];",
+            f"            for (; j + {SUMS} <= nb; j += {SUMS}) {{",
+            f"                {unrolled}",
             "            }",
-            f"            for (; j < nb; j++) {acc}0 += {buffer}[j];",
+            f"            for (; j < nb; j++) {acc}[0] += {buffer}[j];",
             "        }"]
+
+
+def _sum_declaration(acc):
+    return f"    double {acc}[{SUMS}] = {{0.0}};"
+
+
+def _sum_total(acc):
+    """The partial sums added pairwise."""
+    terms = [f"{acc}[{i}]" for i in range(SUMS)]
+    while len(terms) > 1:
+        terms = [f"({a} + {b})" for a, b in zip(terms[::2], terms[1::2])]
+    return terms[0]

@@ -1,7 +1,8 @@
 """A tape that is one fused run summed into its output (an objective written
 in elementwise NumPy) is replayed by its gradient or second-order kernel
-reading the caller's arrays and adding into fresh result arrays
-(``replay_whole_tape`` in adsim/_replay.pxi); and a fused block runs with
+reading the caller's arrays and setting fresh, uninitialised result arrays
+(``replay_whole_tape`` in adsim/_replay.pxi; elements no block reaches are
+zeroed first); and a fused block runs with
 plain products first, again with the zero-times-infinity rule when a
 derivative comes out NaN (``_element_loops`` in adsim/_fuse/codegen.py).
 Both are checked against the interpreter."""
@@ -129,3 +130,56 @@ def test_two_threads_replaying_one_fused_tape():
     assert not failures, failures
     for g, w in zip(got, want):
         assert_same(g, w)
+
+
+def fresh_gradient(tape, *xs):
+    """tape.gradient with NaN left behind in the memory its new result
+    arrays are likely to get: an element the kernel neither sets nor zeroes
+    shows up."""
+    for _ in range(3):
+        litter = [np.full(np.size(x), np.nan) for x in xs]
+        del litter
+    return tape.gradient(*xs)
+
+
+@pytest.mark.parametrize("m", [3 * 256, 3 * 256 + 1, 3 * 256 + 2, 257])
+def test_every_element_of_a_fresh_result_is_set(m):
+    """A three-point stencil's gathers (shifts 0, 1, 2) cover x: each block
+    sets what it reaches first, and a last block shorter than the largest
+    shift (m = 3 * 256 + 1) zeroes its new elements before adding."""
+    def stencil(x):
+        return np.sum((x[2:] - 2.0 * x[1:-1] + x[:-2]) ** 2 * x[1:-1] + np.sin(x[:-2]))
+    x = np.random.default_rng(5).uniform(-1.0, 1.0, m + 2)
+    fused, plain = fused_and_plain(stencil, x)
+    for s in (1.0, -2.0):
+        assert_same(fresh_gradient(fused, s * x), plain.gradient(s * x))
+        v = np.cos(np.arange(m + 2))
+        assert_same(fused.hvp(s * x, v), plain.hvp(s * x, v))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, y, a: np.sum(x[1:] ** 2 + a * x[1:]),          # element 0 of x never read
+    lambda x, y, a: np.sum(x[:N // 3] * x[2 * (N // 3):3 * (N // 3)] + a),   # a gap
+    lambda x, y, a: np.sum(x[::2] * x[1::2] + a * x[::2]),   # strided: one pass each
+    lambda x, y, a: np.sum(np.exp(x) * a),                   # y not read at all
+], ids=["head-unread", "gap", "strided", "unread-input"])
+def test_adjoints_of_elements_no_block_reaches_are_zero(f):
+    rng = np.random.default_rng(6)
+    xs = (rng.uniform(-1.0, 1.0, N), rng.uniform(-1.0, 1.0, N), np.array(0.5))
+    fused, plain = fused_and_plain(f, *xs)
+    for _ in range(2):
+        got, want = fresh_gradient(fused, *xs), plain.gradient(*xs)
+        for a, b in zip(got, want):
+            assert_same(a, b)
+    assert np.array_equal(got[1], np.zeros(N))
+
+
+def test_rows_of_a_2d_stencil():
+    def energy(u):
+        lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+        return np.sum(lap ** 2 + np.cosh(u[1:-1, 1:-1]))
+    u = np.random.default_rng(7).uniform(-1.0, 1.0, (130, 300))
+    fused, plain = fused_and_plain(energy, u)
+    assert_same(fresh_gradient(fused, u), plain.gradient(u))
+    v = np.sin(np.arange(u.size)).reshape(u.shape)
+    assert_same(fused.hvp(u, v), plain.hvp(u, v))
