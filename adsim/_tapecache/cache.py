@@ -33,6 +33,11 @@ WALK_AGAIN_AFTER = 16   # recordings without a walk once the walk could not see 
 DEARER = 4              # a walk this many times longer than the recording is not worth it
 DEAR_WALK = 1e-3        # seconds: walks shorter than this are always worth it
 DEAR_STRIKES = 3        # dear walks in a row before the cache stops walking (one may be a pause)
+# Walks and recordings are timed in this thread's CPU time: the choice is
+# about the work each takes, which other processes on a loaded machine
+# stretch in wall-clock time (unevenly: the two are timed at different
+# moments) but not in CPU time.
+_work_clock = time.thread_time
 
 # Code of functions whose recording restricted to what the environment walk
 # saw failed (see TapeCache._record): recorded with everything changed since.
@@ -186,10 +191,10 @@ class TapeCache(ResultNeutral):
                 output = self._outputs[call.key]
         if entry is None:
             return None
-        started = time.perf_counter()
+        started = _work_clock()
         if not entry[1].matches(f, call.extras):
             return None
-        reason = self._dearer_walk(time.perf_counter() - started, output[2], call.extras)
+        reason = self._dearer_walk(_work_clock() - started, output[2], call.extras)
         if reason is not None:                  # replayed this once, recorded from now on
             with self._lock:
                 self.tapes.clear()
@@ -218,17 +223,17 @@ class TapeCache(ResultNeutral):
 
     def _record(self, f, call):
         snapshot = watch = None
-        started = time.perf_counter()
+        started = _work_clock()
         if call.key is not None:
             snapshot = self._snapshot(f, call.extras)
             if snapshot.blocked is None:
                 watch = RandomWatch(snapshot.randoms)
-        walked = time.perf_counter() - started
+        walked = _work_clock() - started
         reach = None if snapshot is None else snapshot.reach
         code = getattr(f, "__code__", None)
         if reach is not None and code in _UNRESTRICTED:
             reach = None
-        started = time.perf_counter()
+        started = _work_clock()
         try:
             tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
                                  call.n_varied, reach)
@@ -247,7 +252,7 @@ class TapeCache(ResultNeutral):
                 _UNRESTRICTED.add(code)
             tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
                                  call.n_varied, None)
-        recorded = time.perf_counter() - started
+        recorded = _work_clock() - started
         if snapshot is None:
             blocked = _CACHE_OFF
         else:
