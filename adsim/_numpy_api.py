@@ -331,7 +331,6 @@ FUNCTIONS = {
     np.shape: _shape, np.ndim: lambda a: len(shape_of(a)), np.size: lambda a, axis=None:
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
     np.linalg.norm: linalg.norm, **complex_linalg.FUNCTIONS,
-    np.linalg.slogdet: linalg.slogdet,
     np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
     np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,

@@ -334,8 +334,8 @@ def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
         f"support + - * / **, exp, log, sqrt, sin, cos, tan, sinh, cosh, tanh, abs, angle, "
-        f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, eig, eigvals, eigh, "
-        f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
+        f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, slogdet, eig, "
+        f"eigvals, eigh, indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
 
 

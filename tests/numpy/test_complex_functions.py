@@ -95,6 +95,34 @@ def test_the_determinant_of_a_singular_complex_matrix_has_the_adjugate_as_deriva
     check_tape(f, [z], order=1)
 
 
+def test_log_determinants_of_complex_matrices():
+    """slogdet of a complex matrix and of a stack: the sign det/|det| moves on
+    the unit circle, log|det| is real; NumPy's values, every mode. A damped
+    chain's log|det(K - w^2 M + i w c K)| (the log of its dispersion
+    function) through it, and at a singular matrix a clear refusal."""
+    def f(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        stack = np.stack([m, m * (1.0 - 0.5j) + np.eye(2)])
+        sign, logabsdet = np.linalg.slogdet(m)
+        signs, logs = np.linalg.slogdet(stack)
+        return np.concatenate([parts(np.reshape(sign, (1,))), np.reshape(logabsdet, (1,)),
+                               parts(signs), logs])
+    tape = check_tape(f, [X], rtol=1e-6, value_rtol=1e-12, value_atol=1e-15)
+    assert_close(tape.forward(X * 1.1), f(X * 1.1), 1e-13, 1e-15)
+
+    def log_dispersion(p):
+        k, c, w = p
+        K = np.array([[2 * k, -k], [-k, k]])
+        return np.linalg.slogdet(K - w ** 2 * np.eye(2) + 1j * w * c * K).logabsdet
+    p = np.array([1.5, 0.1, 1.3])
+    check_tape(log_dispersion, [p], rtol=1e-6)
+    K = np.array([[3.0, -1.5], [-1.5, 1.5]])
+    want = 0.5 * np.log(np.abs(np.linalg.det(K - 1.69 * np.eye(2) + 0.13j * K)) ** 2)
+    assert_close(log_dispersion(p), want, 1e-13, 1e-15)
+    with pytest.raises(adsim.UndefinedDerivative, match="singular"):
+        adsim.grad(lambda x: np.linalg.slogdet(np.outer([1.0, 2.0], x[:2]) * (1.0 + 1j))[1])(X)
+
+
 @pytest.mark.parametrize("f", [
     lambda z, x: np.vdot(z, x * z),
     lambda z, x: np.einsum("i,i->", z, z) + np.einsum("ij->j", np.outer(z, x)).sum(),
