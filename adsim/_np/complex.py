@@ -103,6 +103,11 @@ class ComplexActive:
             f"np.imag(z), np.abs(z)**2), which a recorded function may return")
 
     def __array__(self, dtype=None, copy=None):
+        if is_constant(self) and (dtype is None or np.dtype(dtype).kind == "c"):
+            # no derivative (a workspace of constants): its value, guarded as
+            # a real constant is (np.asarray of each part)
+            value = np.asarray(self._re) + 1j * np.asarray(self._im)
+            return value if dtype is None else value.astype(dtype)
         self._leak("conversion to a NumPy array (np.asarray, or assignment into a plain or a "
                    "real array)")
 
@@ -262,6 +267,22 @@ class ComplexActive:
 
 
 # ---- operands ---------------------------------------------------------------
+
+def is_constant(z):
+    """Whether a complex active array has no derivative (both parts are
+    constants of the recording, as a workspace np.zeros(n, complex) is
+    before an active value is written into it)."""
+    return not any(p.tape.slot_is_varied(p.slot) for p in (z._re, z._im))
+
+
+def workspace(value, tape):
+    """A complex array just made by NumPy (np.zeros(n, complex), ...) as a
+    complex active array of constants of ``tape``, so that active values can
+    be written into it."""
+    value = np.asarray(value)
+    return ComplexActive(as_active(tape, np.ascontiguousarray(value.real, dtype=float)),
+                         as_active(tape, np.ascontiguousarray(value.imag, dtype=float)))
+
 
 def is_complex(v):
     """Whether ``v`` makes an operation complex (a complex active array, or
@@ -513,6 +534,9 @@ def ufunc(uf, method, inputs, kwargs):
         return binary(_BINARY[uf], *inputs)
     if uf is np.matmul:
         return bilinear(np.matmul, *inputs)
+    plain = _on_constant_values(uf, inputs, {})
+    if plain is not None:
+        return plain[0]
     raise unsupported_complex(f"numpy.{uf.__name__}")
 
 
@@ -614,6 +638,18 @@ FUNCTIONS.update({
 })
 
 
+def _on_constant_values(func, args, kwargs):
+    """(func of plain values,) when the complex active arguments are
+    constants and there is no real active one: a function without a complex
+    rule then runs on NumPy's values (guarded), as for real constants."""
+    leaves = [v for v in (*args, *kwargs.values()) if isinstance(v, (ComplexActive, Active))]
+    if not leaves or not all(isinstance(v, ComplexActive) and is_constant(v) for v in leaves):
+        return None
+    return (func(*[np.asarray(v) if isinstance(v, ComplexActive) else v for v in args],
+                 **{k: np.asarray(v) if isinstance(v, ComplexActive) else v
+                    for k, v in kwargs.items()}),)
+
+
 def _imag(v):
     re, im = parts(v)
     return np.zeros(_shape(v)) if _zero(im) else im
@@ -624,6 +660,9 @@ def array_function(func, args, kwargs):
     dispatched before, in adsim/_numpy_api.py)."""
     impl = FUNCTIONS.get(func)
     if impl is None:
+        plain = _on_constant_values(func, args, kwargs)
+        if plain is not None:
+            return plain[0]
         raise unsupported_complex(f"{getattr(func, '__module__', None) or 'numpy'}."
                                   f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)

@@ -197,3 +197,60 @@ def test_hermitian_eigenvectors_at_a_repeated_eigenvalue_are_refused():
         return np.sum(np.abs(np.linalg.eigh(h)[1]) ** 4)
     with pytest.raises(adsim.UndefinedDerivative, match="equal"):
         adsim.grad(f)(np.array([1.0, 0.5]))
+
+
+# ---- complex workspaces filled item by item -----------------------------------------
+
+FREQUENCIES = np.linspace(0.5, 2.0, 5)
+
+
+def receptance(p):
+    """The receptance 1 / (k - w^2 m + i w c) of a damped oscillator at
+    several frequencies, stored item by item into a complex workspace as a
+    frequency-response code does, then its magnitude and phase."""
+    k, m, c = p
+    H = np.zeros(len(FREQUENCIES), dtype=complex)
+    for i, w in enumerate(FREQUENCIES):
+        H[i] = 1.0 / (k - w ** 2 * m + 1j * w * c)
+    return np.concatenate([np.abs(H), np.angle(H)])
+
+
+def test_a_complex_workspace_filled_in_a_loop():
+    p = np.array([2.0, 1.1, 0.3])
+    tape = check_tape(receptance, [p], value_rtol=1e-13, value_atol=1e-15)
+    moved = p * np.array([1.05, 0.97, 1.2])
+    assert_close(tape.forward(moved), receptance(moved), 1e-13, 1e-15)
+
+
+def test_complex_workspaces_of_every_creation_function():
+    def f(x):
+        a = np.ones((2, 2), dtype=complex)
+        a[0, 1] = 1j * x[0]
+        a[1] = x[1:] * (1.0 - 1.0j)
+        b = np.empty(3, np.complex128)             # zero-filled, as real workspaces are
+        b[1:] = x[:2] + 1j * x[1:]
+        b += 0.5j * x[2]
+        c = np.full(3, 2.0 + 1.0j) * np.eye(3, dtype=complex)[0]
+        c[2] = b[1] * b[2]
+        return np.concatenate([parts(np.linalg.det(a)), parts(b), parts(c)])
+    check_tape(f, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_a_complex_workspace_is_a_constant_until_an_active_value_is_written():
+    def f(x):
+        z = np.zeros(3, complex)
+        z[1] = 2.0 + 1.0j
+        w = np.polyval(z, 0.5) + np.sum(np.arctan(z))    # no complex rule: NumPy's values
+        return x * np.abs(w)
+    z = np.array([0.0, 2.0 + 1.0j, 0.0])
+    assert_close(adsim.record(f, X).forward(X), X * np.abs(np.polyval(z, 0.5) +
+                                                        np.sum(np.arctan(z))), 1e-15, 0.0)
+
+    def written(x):
+        z = np.zeros(3, complex)
+        z[0] = 1j * x[0]
+        return x * np.abs(np.polyval(z, 0.5))
+    with pytest.raises(adsim.UnsupportedOperation, match="numpy.polyval"):
+        adsim.jacobian(written)(X)
+    with pytest.raises(adsim.ActiveValueLeak, match="imaginary part"):
+        adsim.jacobian(lambda x: np.asarray(np.zeros(3, complex) + 1j * x).real)(X)
