@@ -140,9 +140,33 @@ def test_products_and_norms_of_complex_values(f):
     check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
 
 
-def test_the_spectral_norm_of_a_complex_matrix_is_refused_by_name():
-    with pytest.raises(adsim.UnsupportedOperation, match="ord=2"):
-        adsim.grad(lambda x: np.linalg.norm(np.outer(x, x) * 1j, 2))(X)
+C43 = np.random.default_rng(5).standard_normal((2, 4, 3))
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+@pytest.mark.parametrize("shape", ["tall", "wide", "stack"])
+def test_singular_value_norms_of_complex_matrices(ord, shape):
+    """The 2, -2 and nuclear norms of a complex matrix (NumPy's values, its
+    SVD's derivative in every mode, hvp through the Gram matrix's Hermitian
+    eigenvectors), of tall, wide and stacked matrices."""
+    def f(x):
+        m = C43[0] * x[0] + 1j * (C43[1] + np.outer(C43[0][:, 0], x))
+        if shape == "wide":
+            m = m.T
+        if shape == "stack":
+            return np.linalg.norm(np.stack([m, m * (0.5 - x[1] * 1j)]), ord, axis=(1, 2),
+                                  keepdims=True)
+        return np.linalg.norm(m, ord)
+    tape = check_tape(f, [X], rtol=1e-6, value_rtol=1e-14, value_atol=1e-15)
+    assert_close(tape.forward(X * 1.1), f(X * 1.1), 1e-14, 1e-15)
+
+
+@pytest.mark.parametrize("ord, why", [(2, "largest singular value is repeated"),
+                                      (-2, "smallest singular value is zero or repeated"),
+                                      ("nuc", "rank-deficient")])
+def test_singular_value_norms_where_they_are_not_differentiable(ord, why):
+    with pytest.raises(adsim.UndefinedDerivative, match=why):
+        adsim.grad(lambda x: np.linalg.norm(np.diag(x) * (1 + 1j), ord))(np.array([1.0, 1.0, 0.0]))
 
 
 # ---- Hermitian eigenproblems ----------------------------------------------------------
