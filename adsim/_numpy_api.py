@@ -32,7 +32,7 @@ from ._np.integers import around, current, exact_index, fmod, frozen, rounded  #
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import complex_linalg, complex_norms, eigen, hermitian, linalg
+from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -330,7 +330,7 @@ FUNCTIONS = {
     np.column_stack: sequence_function(np.column_stack),
     np.shape: _shape, np.ndim: lambda a: len(shape_of(a)), np.size: lambda a, axis=None:
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
-    **complex_norms.FUNCTIONS, **complex_linalg.FUNCTIONS,
+    **spectral_norms.FUNCTIONS, **complex_linalg.FUNCTIONS,
     np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
     np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
@@ -455,7 +455,7 @@ def _complex_data(values):
 
 # functions whose rules take complex active arrays themselves
 _TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS,
-                 **hermitian.FUNCTIONS, **complex_norms.FUNCTIONS}
+                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS}
 
 
 def array_function(func, types, args, kwargs):

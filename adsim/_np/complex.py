@@ -593,7 +593,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     Frobenius, 1 and inf norms depend on the moduli |z| alone (the 2-norm
     and Frobenius norm are taken of the parts, differentiable at z = 0
     beside other values); the matrix 2, -2 and nuclear norms (singular
-    values of the complex matrix) are complex_norms.py's, which calls this
+    values of the complex matrix) are spectral_norms.py's, which calls this
     for the others."""
     nd = len(_shape(x))
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2

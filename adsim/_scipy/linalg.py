@@ -13,7 +13,7 @@ derivative results for forward and reverse mode AD", 2008.
 import numpy as np
 import scipy.linalg
 
-from .._np import decompositions, eigen, linalg, triangular
+from .._np import decompositions, eigen, linalg, spectral_norms, triangular
 from .._np.complex import ComplexActive
 from .._np.core import compare
 from .._opcodes import CompareKind
@@ -255,7 +255,8 @@ def _plain_options(name, **options):
 
 def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
     """np.linalg.norm's rule (every order it supports)."""
-    return linalg.norm(array(a, "scipy.linalg.norm"), ord=ord, axis=axis, keepdims=keepdims)
+    return spectral_norms.norm(array(a, "scipy.linalg.norm"), ord=ord, axis=axis,
+                               keepdims=keepdims)
 
 
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):

@@ -1,7 +1,10 @@
-"""The matrix norms of complex matrices made of singular values: np.linalg.norm
-with ord 2 (the largest singular value), -2 (the smallest) and 'nuc' (their
-sum), of complex intermediates (adsim/_np/complex.py); the other orders are
-complex.py's, real matrices linalg.py's.
+"""The matrix norms made of singular values, where they need more than the
+singular values' own rule: np.linalg.norm with ord 2 (the largest singular
+value) and -2 (the smallest) of real and complex matrices, and 'nuc' (their
+sum) of complex ones (complex intermediates, adsim/_np/complex.py). The
+other orders, and the nuclear norm of a real matrix (the sum of its
+singular values, differentiable at repeated ones), are complex.py's and
+linalg.py's.
 
 With M = U diag(σ) V^H, a simple singular value moves as dσ_k = Re(u_k^H dM v_k),
 so the nuclear norm as Re tr(U^H dM V); the adjoints are Mbar = w u_k v_k^H
@@ -47,9 +50,8 @@ def _defined(kind, s, shape):
         why = f"the smallest singular value is zero or repeated ({s[-1]:.6g})"
     else:
         return
-    raise UndefinedDerivative(f"adsim: numpy.linalg.norm(..., ord={kind!r}) of a complex "
-                              f"matrix: {why}, where the norm is not differentiable; move the "
-                              f"point")
+    raise UndefinedDerivative(f"adsim: numpy.linalg.norm(..., ord={kind!r}) of a matrix: "
+                              f"{why}, where the norm is not differentiable; move the point")
 
 
 def _picked(kind, count):
@@ -59,7 +61,7 @@ def _picked(kind, count):
 
 def _plain_factors(kind, re, im):
     """(u's, v's) of the singular values the norm reads, as complex columns."""
-    U, s, Vh = np.linalg.svd(re + 1j * im, full_matrices=False)
+    U, s, Vh = np.linalg.svd(_matrix(re, im), full_matrices=False)
     _defined(kind, s, shape_of(re))
     k = _picked(kind, s.size)
     return U[:, k], Vh[k].conj().T
@@ -109,9 +111,15 @@ def _rules(kind):
     return jvp, vjp
 
 
+def _matrix(re, im):
+    """The plain matrix; a real one stays real, so that values are those of
+    NumPy's real SVD to the last bit."""
+    return re + 1j * im if np.any(im) else np.asarray(re, dtype=float)
+
+
 def _value(kind):
     def value(re, im):
-        s = np.linalg.svd(re + 1j * im, compute_uv=False)
+        s = np.linalg.svd(_matrix(re, im), compute_uv=False)
         return np.asarray(np.sum(s[_picked(kind, s.size)]), dtype=float)
     return value
 
@@ -120,7 +128,7 @@ _NORMS = {}
 for _kind in (2, -2, "nuc"):
     _jvp, _vjp = _rules(_kind)
     _NORMS[_kind] = primitive(_value(_kind), jvp=_jvp, vjp=_vjp,
-                              name=f"numpy.linalg.norm(complex, ord={_kind!r})")
+                              name=f"numpy.linalg.norm(ord={_kind!r})")
     _NORMS[_kind].pure = True
 del _kind, _jvp, _vjp
 
@@ -134,8 +142,7 @@ def _singular_value_norm(x, ord, axis, keepdims):
 
     def one(m):
         re, im = complex_.parts(m)
-        im = np.zeros(shape_of(re)) if np.ndim(im) == 0 else im
-        return _NORMS[ord](re, im)
+        return _NORMS[ord](re, np.zeros(shape_of(re)) if np.ndim(im) == 0 else im)
     out = over_stack(one, lambda z: np.linalg.norm(z, ord, axis=(-2, -1)), [moved])
     if keepdims:
         out = np.reshape(out, tuple(1 if i in (row, col) else d
@@ -144,15 +151,17 @@ def _singular_value_norm(x, ord, axis, keepdims):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm: complex matrices' 2, -2 and nuclear norms here, the
-    other complex norms complex.py's, real ones linalg.py's."""
-    if not isinstance(x, complex_.ComplexActive):
-        return linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    """np.linalg.norm: the matrix 2 and -2 norms, and a complex matrix's
+    nuclear norm, here; the other norms complex.py's and linalg.py's."""
+    is_complex = isinstance(x, complex_.ComplexActive)
     nd = len(shape_of(x))
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
-    if matrix and isinstance(ord, (int, str)) and ord in (2, -2, "nuc"):
+    if matrix and isinstance(ord, (int, str)) and ord in ((2, -2, "nuc") if is_complex else
+                                                         (2, -2)):
         return _singular_value_norm(x, ord, axis, keepdims)
-    return complex_.norm(x, ord, axis, keepdims)
+    if is_complex:
+        return complex_.norm(x, ord, axis, keepdims)
+    return linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
 FUNCTIONS = {np.linalg.norm: norm}
