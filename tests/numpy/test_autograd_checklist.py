@@ -3,7 +3,8 @@ own test suite exercises (its tests/test_numpy.py, test_systematic.py,
 test_linalg.py, test_scipy.py, test_scalar_ops.py, test_binary_ops.py,
 test_logic.py, test_list.py, test_tuple.py, test_dict.py, test_graphs.py and
 test_wrappers.py), written again here as small programs in our style: one
-row per function x argument pattern, each checked in every mode by
+row per function x argument pattern (the last tests: the idioms of the
+graph, wrapper, logic and container tests), each row checked in every mode by
 fdcheck.check_tape (values against NumPy, tangents and adjoints against
 central differences, the dot-product test, dense Jacobians both ways,
 Hessian-vector products against differences of the gradient) and replayed
@@ -13,15 +14,16 @@ Left out, as autograd's tests of its own machinery or of what NumPy no
 longer has: complex-valued tests (test_complex.py; complex intermediates
 are tested in test_complex_functions.py), autograd's own
 `make_diagonal`, its generalised `scipy.signal.convolve` with `dot_axes`,
-`np.msort` and `np.row_stack` (removed from NumPy 2), the dtype of a
+`np.msort` (removed from NumPy 2) and `np.row_stack` (deprecated: it is
+`np.vstack`, which is here), the dtype of a
 float32 input's gradient (adsim computes in float64), and tests that
 autograd raises on assignment (adsim records writes).
 
-Pass count of this checklist at the branch point (6874e89): every row
-but the three of `ufunc.outer` and `ldexp`, which were refused (365 of 368
-rows; 730 of 736 tests); all after it. An outside audit had counted 83 % of
-autograd's real-valued tests passing before lists of active values, the
-index tricks and the last-mile functions landed.
+Pass count of this checklist (368 rows): 365 at the branch point (6874e89),
+where the rows of `ufunc.outer` (two) and `ldexp` were refused; 368 after
+it. An outside audit had counted 83 % of autograd's real-valued tests
+passing, before lists of active values, the index tricks and the last-mile
+functions landed.
 """
 import operator
 
@@ -427,6 +429,8 @@ CASES = {
     "atleast_2d of a list": (lambda a: np.atleast_2d([a[0], a[1]]), [R(2)]),
 }
 
+WRITTEN = sorted(CASES)          # the rows below are generated: one replay test covers them
+
 # test_systematic.py's statistics over every axis and keepdims
 for _name, _f in (("sum", np.sum), ("mean", np.mean), ("var", np.var), ("std", np.std),
                   ("prod", np.prod), ("max", np.max), ("min", np.min)):
@@ -463,7 +467,7 @@ def test_values_and_derivatives_in_every_mode(name):
     check_tape(f, xs, rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", WRITTEN)
 def test_a_tape_replays_at_a_moved_point_as_a_new_recording(name):
     f, xs = CASES[name]
     tape = adsim.record(f, *xs)
@@ -475,3 +479,42 @@ def test_a_tape_replays_at_a_moved_point_as_a_new_recording(name):
     np.testing.assert_allclose(value, f(*moved), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(flat(per_input(adjoint, len(xs))), flat(fresh_adjoint),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_the_idioms_of_the_graph_wrapper_logic_and_container_tests():
+    """Derivatives of derivatives (a third one, a gradient taken inside the
+    recorded function over a closure), the wrappers (hessian, hvp of a
+    matrix input, vjp, jacobian, value_and_grad), comparisons and logic
+    without derivative, and lists, tuples and dicts of parameters."""
+    def fanout(x):
+        return np.sin(np.sin(x) + np.sin(x))
+    third = adsim.grad(adsim.grad(adsim.grad(fanout)))(0.4)
+    c, s = np.cos(0.4), np.sin(0.4)
+    u = 2.0 * s                                          # fanout = sin(u), u' = 2c
+    want = -np.cos(u) * (2 * c) ** 3 - 3 * np.sin(u) * (2 * c) * (-2 * s) + np.cos(u) * (-2 * c)
+    np.testing.assert_allclose(third, want, rtol=1e-12)
+    np.testing.assert_allclose(adsim.grad(lambda x: x * adsim.grad(lambda y: x * y)(2.0))(1.5),
+                               3.0, rtol=1e-15)
+    H = np.arange(16.0).reshape(4, 4) / 7.0
+    np.testing.assert_allclose(adsim.hessian(lambda x: x @ H @ x)(VEC4), H + H.T, rtol=1e-14)
+    A, V = R((3, 2)), R((3, 2))
+    np.testing.assert_allclose(adsim.hvp(lambda a: np.sum(np.sin(a)), A, V), -np.sin(A) * V,
+                               rtol=1e-14)
+    J = adsim.jacobian(lambda a: np.roll(np.sin(a), 1))(A)
+    _, (g,) = adsim.vjp(lambda a: np.roll(np.sin(a), 1), (A,), V)
+    np.testing.assert_allclose(g, np.tensordot(V, J, axes=2), rtol=1e-14)
+    value, g = adsim.value_and_grad(lambda x: 3.0 * x ** 3.2)(1.7)
+    np.testing.assert_allclose([value, g], [3.0 * 1.7 ** 3.2, 9.6 * 1.7 ** 2.2], rtol=1e-14)
+    for compare in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                    operator.ne):
+        np.testing.assert_array_equal(adsim.grad(lambda x, y, c=compare: np.sum(c(x, y)) + 0.0)(
+            VEC4, VEC4[::-1]), np.zeros(4))
+    g = adsim.grad(lambda x: np.sum(np.where(np.logical_and(x > 0, ~(x > 1)), x ** 2, 0.0)))(VEC4)
+    np.testing.assert_allclose(g, np.where((VEC4 > 0) & (VEC4 <= 1), 2 * VEC4, 0.0))
+    params = {"w": [VEC4, (1.5, VEC5)], "b": 0.5}
+    g = adsim.grad(lambda p: p["b"] * np.sum(p["w"][0] * p["w"][1][0]) + np.sum(
+        np.sin(p["w"][1][1])))(params)
+    np.testing.assert_allclose(g["w"][0], 0.5 * 1.5 * np.ones(4), rtol=1e-15)
+    np.testing.assert_allclose(g["w"][1][0], 0.5 * np.sum(VEC4), rtol=1e-14)
+    np.testing.assert_allclose(g["w"][1][1], np.cos(VEC5), rtol=1e-15)
+    np.testing.assert_allclose(g["b"], 1.5 * np.sum(VEC4), rtol=1e-14)
