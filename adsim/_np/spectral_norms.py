@@ -86,10 +86,11 @@ def _gram_factors(kind, re, im):
 
 
 def _factors(kind, args):
+    """(u's, v's) as (Re, Im) pairs: of NumPy's SVD on plain values, of
+    recorded operations when a second-order sweep records the rule."""
     re, im = args
     if isinstance(re, Active) or isinstance(im, Active):
-        (ur, ui), (vr, vi) = _gram_factors(kind, re, im)
-        return (ur, ui), (vr, vi)
+        return _gram_factors(kind, re, im)
     u, v = _plain_factors(kind, re, im)
     return (u.real, u.imag), (v.real, v.imag)
 
