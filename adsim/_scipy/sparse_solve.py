@@ -19,6 +19,8 @@ and the solver's options, and the reader factorises again.
 Matrices assembled from active values are adsim/_scipy/sparse_active.py's;
 a solve with one goes there.
 """
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -255,6 +257,10 @@ def _active_factor(A, options):
 
 def _factor_rule(method):
     def factor(A, **options):
+        if isinstance(A, Active) and A.ndim == 2:       # dense, as SciPy takes it
+            warnings.warn(f"{method} converted its input to CSC format",
+                          sp.SparseEfficiencyWarning, stacklevel=4)   # the caller's line
+            A = sp.csc_matrix(A)
         if method == "splu" and sparse_active.is_active_matrix(A):
             return _active_factor(A, options)
         matrix = sp.csc_matrix(_constant_matrix(A, method), dtype=float)

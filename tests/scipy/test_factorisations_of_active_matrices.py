@@ -69,6 +69,18 @@ def test_a_replay_at_a_moved_point_factorises_the_new_matrix(name):
     assert_close(g, adsim.vjp(f, tuple(moved), w)[1][0], 1e-11, 1e-13)
 
 
+def test_splu_of_a_dense_active_matrix_converts_it_as_scipy_does():
+    dense = _conduction(K).toarray()
+
+    def f(k):
+        return spla.splu(dense + np.diag(k[:N])).solve(RHS)
+    with pytest.warns(sp.SparseEfficiencyWarning, match="converted its input to CSC"):
+        g = adsim.jacobian(f)(K)
+    want = -np.linalg.solve(dense + np.diag(K[:N]), np.diag(np.linalg.solve(
+        dense + np.diag(K[:N]), RHS)))
+    assert_close(g[:, :N], want, 1e-12, 1e-14)
+
+
 def test_factors_of_an_active_matrix_are_refused_by_name():
     def uses_factors(k):
         return np.sum(spla.splu(_conduction(k)).U.diagonal())
