@@ -632,11 +632,20 @@ FUNCTIONS.update({
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
-    np.zeros_like: lambda z, dtype=None, *a, **k: np.zeros(z.shape, dtype or _COMPLEX),
-    np.ones_like: lambda z, dtype=None, *a, **k: np.ones(z.shape, dtype or _COMPLEX),
+    np.zeros_like: lambda z, dtype=None, *a, **k: _filled_like(z, 0.0, dtype),
+    np.ones_like: lambda z, dtype=None, *a, **k: _filled_like(z, 1.0, dtype),
     np.iscomplex: lambda z: _imag(z) != 0, np.isreal: lambda z: _imag(z) == 0,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
 })
+
+
+def _filled_like(z, fill, dtype):
+    """np.zeros_like(z) and ones_like: a complex workspace of constants (so
+    active values can be written into it, as into np.zeros(n, complex)); a
+    real dtype gives NumPy's plain array."""
+    if dtype is not None and np.dtype(dtype).kind != "c":
+        return np.full(z.shape, fill, dtype)
+    return workspace(np.full(z.shape, fill, _COMPLEX), z._re.tape)
 
 
 def _on_constant_values(func, args, kwargs):

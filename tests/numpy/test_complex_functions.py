@@ -251,12 +251,15 @@ def test_complex_workspaces_of_every_creation_function():
         a = np.ones((2, 2), dtype=complex)
         a[0, 1] = 1j * x[0]
         a[1] = x[1:] * (1.0 - 1.0j)
-        b = np.empty(3, np.complex128)             # zero-filled, as real workspaces are
+        b = np.empty(3, np.complex128)             # every element written, as NumPy needs
+        b[0] = 0.25
         b[1:] = x[:2] + 1j * x[1:]
         b += 0.5j * x[2]
         c = np.full(3, 2.0 + 1.0j) * np.eye(3, dtype=complex)[0]
         c[2] = b[1] * b[2]
-        return np.concatenate([parts(np.linalg.det(a)), parts(b), parts(c)])
+        d = np.zeros_like(b)                       # of a complex active array too
+        d[0] = c[2] * 1j
+        return np.concatenate([parts(np.linalg.det(a)), parts(b), parts(c), parts(d)])
     check_tape(f, [X], value_rtol=1e-13, value_atol=1e-15)
 
 
