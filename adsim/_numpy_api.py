@@ -32,7 +32,7 @@ from ._np.integers import around, current, exact_index, fmod, frozen, rounded  #
 from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import complex_linalg, eigen, hermitian, linalg
+from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -60,13 +60,24 @@ _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_L
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
 _AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
               np.multiply: lambda a, b: a * b}
+def _ldexp(x, exponent):
+    """``x * 2**exponent`` of integer exponents: NumPy's ldexp, whose factor
+    2**exponent is exact (so is the product, rounded once as ldexp rounds
+    it), and whose derivative in x is that factor; the exponent is an
+    integer, which is not differentiated and cannot be active."""
+    if isinstance(exponent, Active):
+        raise UnsupportedOperation("adsim: numpy.ldexp takes integer exponents, which an "
+                                   "active array (float64) is not; pass a plain integer array")
+    return x * np.ldexp(1.0, exponent)
+
+
 _COMPOSED_UFUNCS = {
     np.logaddexp: elementwise.logaddexp, np.logaddexp2: elementwise.logaddexp2,
     np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
     np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
     np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,
     np.fmin: composed.fmin, np.divmod: lambda a, b: (floor_divide(a, b), remainder(a, b)),
-    np.copysign: elementwise.copysign,
+    np.copysign: elementwise.copysign, np.ldexp: _ldexp,
     **{uf: rule for uf, rule in ((getattr(np, "vecdot", None), linalg_composed.vecdot),
                                  (getattr(np, "matvec", None), linalg_composed.matvec),
                                  (getattr(np, "vecmat", None), linalg_composed.vecmat))
@@ -189,6 +200,8 @@ def ufunc(uf, method, inputs, kwargs):
     if method == "accumulate" and uf in _ACCUMULATIONS:
         return _as_ufunc_lays_out(_ACCUMULATIONS[uf](inputs[0], axis=kwargs.get("axis", 0)),
                                   inputs[:1])
+    if method == "outer" and uf.nin == 2 and len(inputs) == 2:
+        return ufunc(uf, "__call__", _outer_operands(*inputs), kwargs)
     if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
         return ufunc_at(_AT_UFUNCS[uf], inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else 0.0)
     if method != "__call__":
@@ -199,6 +212,12 @@ def ufunc(uf, method, inputs, kwargs):
     if uf.signature is not None:            # matmul, vecdot, ...: not elementwise
         return _called(uf, inputs, kwargs)
     return _as_ufunc_lays_out(_called(uf, inputs, kwargs), inputs)
+
+
+def _outer_operands(a, b):
+    """``uf.outer(a, b)`` is ``uf`` of a with b's dimensions appended as
+    axes of length 1, against b: NumPy's definition, broadcast."""
+    return np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b
 
 
 def _as_ufunc_lays_out(result, inputs):
@@ -311,8 +330,7 @@ FUNCTIONS = {
     np.column_stack: sequence_function(np.column_stack),
     np.shape: _shape, np.ndim: lambda a: len(shape_of(a)), np.size: lambda a, axis=None:
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
-    np.linalg.norm: linalg.norm, **complex_linalg.FUNCTIONS,
-    np.linalg.slogdet: linalg.slogdet,
+    **spectral_norms.FUNCTIONS, **complex_linalg.FUNCTIONS,
     np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
     np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
@@ -437,7 +455,7 @@ def _complex_data(values):
 
 # functions whose rules take complex active arrays themselves
 _TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS,
-                 **hermitian.FUNCTIONS}
+                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS}
 
 
 def array_function(func, types, args, kwargs):

@@ -832,6 +832,16 @@ SCIPY_FUNCTIONS = {
     sl.eigh: [case(lambda x: sl.eigh(_sym(x))[0], 4),
               case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 4, "upper values")],
     sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 4)],
+    sl.eig: [case(lambda x: _parts(sl.eig(_spiral(x))[0]), 4, "complex pair",
+                  cs=NOT_HOLOMORPHIC_PARTS),
+             case(lambda x: sl.eig(_skew_sym(x))[1] ** 2, 4, "real vectors squared",
+                  cs="LAPACK scales complex eigenvectors to unit norm with |.|: not holomorphic"),
+             case(lambda x: _parts(sl.eig(_skew_sym(x), right=False)), 4, "right=False",
+                  cs=NOT_HOLOMORPHIC_PARTS)],
+    sl.eigvals: [case(lambda x: _parts(sl.eigvals(_skew_sym(x))), 4, "real eigenvalues",
+                      cs=NOT_HOLOMORPHIC_PARTS),
+                 case(lambda x: _parts(sl.eigvals(_spiral(x) + 1j * _skew_sym(x))), 4,
+                      "complex matrix", cs=NOT_HOLOMORPHIC_PARTS)],
 }
 
 

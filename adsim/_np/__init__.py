@@ -29,4 +29,5 @@ adsim/_numpy_api.py. Bottom to top:
 12. eigen, linalg_composed, polynomials -- np.linalg.eig and eigvals of general matrices;
     linear algebra composed of the above; np.polyfit, np.roots
 13. hermitian -- np.linalg.eigh and eigvalsh of complex Hermitian matrices
+14. spectral_norms -- the matrix 2, -2 and nuclear norms of complex matrices
 """

@@ -103,6 +103,11 @@ class ComplexActive:
             f"np.imag(z), np.abs(z)**2), which a recorded function may return")
 
     def __array__(self, dtype=None, copy=None):
+        if is_constant(self) and (dtype is None or np.dtype(dtype).kind == "c"):
+            # no derivative (a workspace of constants): its value, guarded as
+            # a real constant is (np.asarray of each part)
+            value = np.asarray(self._re) + 1j * np.asarray(self._im)
+            return value if dtype is None else value.astype(dtype)
         self._leak("conversion to a NumPy array (np.asarray, or assignment into a plain or a "
                    "real array)")
 
@@ -263,6 +268,22 @@ class ComplexActive:
 
 # ---- operands ---------------------------------------------------------------
 
+def is_constant(z):
+    """Whether a complex active array has no derivative (both parts are
+    constants of the recording, as a workspace np.zeros(n, complex) is
+    before an active value is written into it)."""
+    return not any(p.tape.slot_is_varied(p.slot) for p in (z._re, z._im))
+
+
+def workspace(value, tape):
+    """A complex array just made by NumPy (np.zeros(n, complex), ...) as a
+    complex active array of constants of ``tape``, so that active values can
+    be written into it."""
+    value = np.asarray(value)
+    return ComplexActive(as_active(tape, np.ascontiguousarray(value.real, dtype=float)),
+                         as_active(tape, np.ascontiguousarray(value.imag, dtype=float)))
+
+
 def is_complex(v):
     """Whether ``v`` makes an operation complex (a complex active array, or
     complex constant data)."""
@@ -334,8 +355,8 @@ def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
         f"support + - * / **, exp, log, sqrt, sin, cos, tan, sinh, cosh, tanh, abs, angle, "
-        f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, eig, eigvals, eigh, "
-        f"indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
+        f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, slogdet, eig, "
+        f"eigvals, eigh, indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
 
 
@@ -513,6 +534,9 @@ def ufunc(uf, method, inputs, kwargs):
         return binary(_BINARY[uf], *inputs)
     if uf is np.matmul:
         return bilinear(np.matmul, *inputs)
+    plain = _on_constant_values(uf, inputs, {})
+    if plain is not None:
+        return plain[0]
     raise unsupported_complex(f"numpy.{uf.__name__}")
 
 
@@ -568,8 +592,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm of complex values: the vector norms and the matrix
     Frobenius, 1 and inf norms depend on the moduli |z| alone (the 2-norm
     and Frobenius norm are taken of the parts, differentiable at z = 0
-    beside other values); the matrix 2 and nuclear norms (singular values
-    of the complex matrix) are refused."""
+    beside other values); the matrix 2, -2 and nuclear norms (singular
+    values of the complex matrix) are spectral_norms.py's, which calls this
+    for the others."""
     nd = len(_shape(x))
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
     if ord is None or ord == ("fro" if matrix else 2):
@@ -607,11 +632,32 @@ FUNCTIONS.update({
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
-    np.zeros_like: lambda z, dtype=None, *a, **k: np.zeros(z.shape, dtype or _COMPLEX),
-    np.ones_like: lambda z, dtype=None, *a, **k: np.ones(z.shape, dtype or _COMPLEX),
+    np.zeros_like: lambda z, dtype=None, *a, **k: _filled_like(z, 0.0, dtype),
+    np.ones_like: lambda z, dtype=None, *a, **k: _filled_like(z, 1.0, dtype),
     np.iscomplex: lambda z: _imag(z) != 0, np.isreal: lambda z: _imag(z) == 0,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
 })
+
+
+def _filled_like(z, fill, dtype):
+    """np.zeros_like(z) and ones_like: a complex workspace of constants (so
+    active values can be written into it, as into np.zeros(n, complex)); a
+    real dtype gives NumPy's plain array."""
+    if dtype is not None and np.dtype(dtype).kind != "c":
+        return np.full(z.shape, fill, dtype)
+    return workspace(np.full(z.shape, fill, _COMPLEX), z._re.tape)
+
+
+def _on_constant_values(func, args, kwargs):
+    """(func of plain values,) when the complex active arguments are
+    constants and there is no real active one: a function without a complex
+    rule then runs on NumPy's values (guarded), as for real constants."""
+    leaves = [v for v in (*args, *kwargs.values()) if isinstance(v, (ComplexActive, Active))]
+    if not leaves or not all(isinstance(v, ComplexActive) and is_constant(v) for v in leaves):
+        return None
+    return (func(*[np.asarray(v) if isinstance(v, ComplexActive) else v for v in args],
+                 **{k: np.asarray(v) if isinstance(v, ComplexActive) else v
+                    for k, v in kwargs.items()}),)
 
 
 def _imag(v):
@@ -624,6 +670,9 @@ def array_function(func, args, kwargs):
     dispatched before, in adsim/_numpy_api.py)."""
     impl = FUNCTIONS.get(func)
     if impl is None:
+        plain = _on_constant_values(func, args, kwargs)
+        if plain is not None:
+            return plain[0]
         raise unsupported_complex(f"{getattr(func, '__module__', None) or 'numpy'}."
                                   f"{getattr(func, '__name__', func)}")
     return impl(*args, **kwargs)

@@ -1,5 +1,5 @@
 """Linear algebra of complex matrices as (real, imaginary) pairs of real
-arrays, and np.linalg.solve, inv and det where an operand is complex (a complex
+arrays, and np.linalg.solve, inv, det and slogdet where an operand is complex (a complex
 intermediate, adsim/_np/complex.py, or complex data beside active values).
 
 A complex system m y = b is the real system of twice the size
@@ -148,4 +148,58 @@ def det(a):
     return over_stack(one, np.linalg.det, [a])
 
 
-FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.det: det}
+# ---- slogdet: d log det M = tr(M^-1 dM) = t, so d log|det| = Re t and, the sign
+# being det/|det|, d sign = sign i Im t. The adjoint of (sign, log|det|) with
+# weights (ws, wl) is g M^-H, g = wl + i Im(conj(ws) sign) (Giles 2008's trace rule).
+
+def _inverse(args):
+    """M^-1 as a pair: LAPACK's complex solve on plain values, the real
+    system of twice the size when recorded (second derivatives)."""
+    re, im = args
+    try:
+        return solve_pairs((re, im), (np.eye(shape_of(re)[0]), None))
+    except np.linalg.LinAlgError as err:
+        raise UndefinedDerivative("adsim: np.linalg.slogdet of a singular complex matrix has "
+                                  "no derivative (its log|det| is -inf)") from err
+
+
+def _slogdet_value(re, im):
+    sign, logabsdet = np.linalg.slogdet(re + 1j * im)
+    return np.array([sign.real, sign.imag, logabsdet])
+
+
+def _slogdet_jvp(args, out, tangents):
+    inverse = _inverse(args)
+    dm = (np.zeros(shape_of(args[0])) if tangents[0] is None else tangents[0], tangents[1])
+    t_re, t_im = times((np.transpose(inverse[0]), np.transpose(inverse[1])), dm)
+    t_re, t_im = np.sum(t_re), np.zeros(()) if t_im is None else np.sum(t_im)
+    return np.stack([-out[1] * t_im, out[0] * t_im, t_re])
+
+
+def _slogdet_vjp(args, out, w):
+    g = (w[2], w[1] * out[0] - w[0] * out[1])
+    re, im = times(adjoint(_inverse(args)), g)
+    return re, np.zeros(shape_of(re)) if im is None else im
+
+
+_slogdet = primitive(_slogdet_value, jvp=_slogdet_jvp, vjp=_slogdet_vjp,
+                     name="numpy.linalg.slogdet(complex)")
+_slogdet.pure = True
+
+
+def slogdet(a):
+    """np.linalg.slogdet of a complex matrix: the sign det/|det| (complex) and
+    log|det| (real), NumPy's values."""
+    if not complex_.is_complex(a):
+        return linalg.slogdet(a)
+    square("slogdet", a)
+
+    def one(m):
+        re, im = _pair(m)
+        out = _slogdet(re, np.zeros(shape_of(re)) if im is None else im)
+        return linalg.SlogdetResult(complex_.make(out[0], out[1], ()), out[2])
+    return over_stack(one, np.linalg.slogdet, [a])
+
+
+FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.det: det,
+             np.linalg.slogdet: slogdet}

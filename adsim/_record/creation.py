@@ -45,7 +45,9 @@ function, or NumPy's original runs. Limits: calls through another name (``z = np
 z(n)``, ``from numpy import array as arr``, a function passed as an
 argument) reach NumPy's own function, and ``bypassed_creation`` gives the
 error that names the cause when active values reach one; code without
-source gives plain arrays; integer, boolean and complex dtypes stay plain.
+source gives plain arrays; integer and boolean dtypes stay plain. A complex
+dtype (``np.zeros(n, complex)``) gives a complex active array of constants
+(adsim/_np/complex.py), into which complex active values can be written.
 """
 import ast
 import itertools
@@ -58,6 +60,7 @@ from .callers import called_expression
 from .._np import composed, conversions, core, joins, layout
 from .._np.index_tricks import Concatenator
 from .._active import Active
+from .._np import complex as complex_
 from .._np.complex import ComplexActive
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
@@ -270,11 +273,17 @@ def _with_signature(original):
     return original
 
 
-def _as_workspace(out, tape, empty):
+def _as_workspace(out, tape, empty, complex_too=False):
     """A float64 array just made by NumPy, as an active array of ``tape``
-    laid out in memory as ``out`` is (``order="F"``)."""
-    if isinstance(out, Active) or out.dtype != np.float64:
+    laid out in memory as ``out`` is (``order="F"``); with ``complex_too``, a
+    complex128 one (np.zeros(n, complex)) as a complex active array of
+    constants (np.array of complex data stays NumPy's)."""
+    if isinstance(out, Active) or out.dtype not in (np.float64, np.complex128):
         return out
+    if out.dtype == np.complex128:
+        if not complex_too:
+            return out
+        return complex_.workspace(np.zeros_like(out) if empty else out, tape)
     return layout.laid_out(core.as_active(tape, np.zeros_like(out) if empty else out), out)
 
 
@@ -282,7 +291,7 @@ def _filled_wrapper(original, empty=False):
     def filled(*args, **kwargs):
         tape = _user_tape(original.__name__)
         out = original(*args, **kwargs)
-        return out if tape is None else _as_workspace(out, tape, empty)
+        return out if tape is None else _as_workspace(out, tape, empty, complex_too=True)
     return _named(filled, original)
 
 
@@ -295,7 +304,7 @@ def _full_wrapper(original):
             return layout.laid_out(core.copy(core.broadcast_to(fill_value, like.shape), "C"),
                                    like)
         out = original(shape, fill_value, *args, **kwargs)
-        return out if tape is None else _as_workspace(out, tape, False)
+        return out if tape is None else _as_workspace(out, tape, False, complex_too=True)
     return _named(full, original)
 
 

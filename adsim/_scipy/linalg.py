@@ -13,7 +13,8 @@ derivative results for forward and reverse mode AD", 2008.
 import numpy as np
 import scipy.linalg
 
-from .._np import decompositions, linalg, triangular
+from .._np import decompositions, eigen, linalg, spectral_norms, triangular
+from .._np.complex import ComplexActive
 from .._np.core import compare
 from .._opcodes import CompareKind
 from .._active import Active
@@ -254,7 +255,8 @@ def _plain_options(name, **options):
 
 def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
     """np.linalg.norm's rule (every order it supports)."""
-    return linalg.norm(array(a, "scipy.linalg.norm"), ord=ord, axis=axis, keepdims=keepdims)
+    return spectral_norms.norm(array(a, "scipy.linalg.norm"), ord=ord, axis=axis,
+                               keepdims=keepdims)
 
 
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
@@ -313,6 +315,46 @@ def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, typ
                 subset_by_value=subset_by_value)
 
 
+def _real_or_complex(a, name):
+    """An active matrix, or a complex intermediate (eig's rules take both)."""
+    return a if isinstance(a, ComplexActive) else array(a, name)
+
+
+def _complex_argument(args, kwargs):
+    """A complex intermediate as the matrix: routed to the rule too."""
+    return isinstance(args[0] if args else kwargs.get("a"), ComplexActive)
+
+
+def _as_complex(w):
+    """SciPy's eigenvalues are complex whatever they are (NumPy's are real
+    when every one is): a real result gains a zero imaginary part."""
+    return w if isinstance(w, ComplexActive) else w + 0j
+
+
+def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
+        check_finite=True, homogeneous_eigvals=False):
+    """np.linalg.eig's rule (adsim/_np/eigen.py): the same LAPACK problem,
+    the eigenvalues always complex as SciPy returns them, the eigenvectors
+    real when every eigenvalue is real, as SciPy's."""
+    a = _real_or_complex(a, "scipy.linalg.eig")
+    _matrix("eig", a)
+    _plain_options("eig", b=(b, None), left=(left, False),
+                   homogeneous_eigvals=(homogeneous_eigvals, False))
+    if not right:
+        return eigvals(a)
+    values, vectors = eigen.eig(a)
+    return _as_complex(values), vectors
+
+
+def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals=False):
+    a = _real_or_complex(a, "scipy.linalg.eigvals")
+    _matrix("eigvals", a)
+    _plain_options("eigvals", b=(b, None), homogeneous_eigvals=(homogeneous_eigvals, False))
+    return _as_complex(eigen.eigvals(a))
+
+
+eig.routes_also = eigvals.routes_also = _complex_argument
+
 HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
     solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
-    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh)}, **structured.HOOKS, **matfuncs.HOOKS}
+    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS}

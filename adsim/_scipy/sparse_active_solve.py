@@ -1,6 +1,7 @@
 """Solves with a sparse matrix of active values
-(adsim/_scipy/sparse_active.py), b active or plain: ``spsolve(A, b)`` and
-the Krylov methods ``cg``, ``gmres``, ``bicgstab``, ``minres``, ``lgmres``,
+(adsim/_scipy/sparse_active.py), b active or plain: ``spsolve(A, b)`` (and
+the solves of ``splu(A)`` and ``factorized(A)``, with A^T too) and the
+Krylov methods ``cg``, ``gmres``, ``bicgstab``, ``minres``, ``lgmres``,
 each one primitive of (values, b). x = A^-1 b has tangent A^-1 (db - dA x)
 and adjoint lambda = A^-T xbar, bbar = lambda and, for the entry p at
 (i_p, j_p), vbar_p = -lambda_i_p x_j_p (the outer product restricted to the
@@ -24,11 +25,12 @@ from .krylov import KRYLOV, Krylov
 from .superlu import factorise
 
 
-def spsolve(A, b, permc_spec=None):
-    """x = A^-1 b with A's values active (b active or plain)."""
+def spsolve(A, b, permc_spec=None, transposed=False):
+    """x = A^-1 b (A^-T b when ``transposed``) with A's values active (b
+    active or plain)."""
     n = _checked(A, b, "spsolve")
     rows, cols = A.entries
-    solve = _SOLVE(rows=rows, cols=cols, n=n, permc_spec=permc_spec, transposed=False)
+    solve = _SOLVE(rows=rows, cols=cols, n=n, permc_spec=permc_spec, transposed=bool(transposed))
     return solve(A._values, b)
 
 

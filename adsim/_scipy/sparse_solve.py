@@ -2,6 +2,8 @@
 ``splu``/``spilu`` objects (``.solve(b, trans=...)``), ``factorized``,
 ``spsolve_triangular`` and the Krylov solvers ``cg``, ``gmres``,
 ``bicgstab``, ``minres``, ``lgmres``; called unchanged (see hooks.py).
+``splu`` and ``factorized`` of a matrix of active values solve through
+spsolve's primitive for such matrices (ActiveFactor).
 
 For a constant matrix A, x = A^-1 b is linear in b: its tangent is
 A^-1 db and its adjoint A^-T xbar. Each solve is one primitive (a CALLBACK
@@ -17,13 +19,15 @@ and the solver's options, and the reader factorises again.
 Matrices assembled from active values are adsim/_scipy/sparse_active.py's;
 a solve with one goes there.
 """
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._record.creation import current_tape
-from ..errors import UnsupportedOperation
+from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active, sparse_active_solve
@@ -142,8 +146,9 @@ def _constant_matrix(A, name):
     if sparse_active.is_active_matrix(A):
         raise UnsupportedOperation(
             f"adsim: scipy.sparse.linalg.{name} with a matrix assembled from active values is "
-            f"not supported; solve with scipy.sparse.linalg.spsolve(A, b) or a Krylov method "
-            f"(cg, gmres, bicgstab, minres, lgmres)")
+            f"not supported (an incomplete factorisation's solve is not A^-1, whose derivative "
+            f"adsim knows); solve with scipy.sparse.linalg.splu(A).solve, spsolve(A, b) or a "
+            f"Krylov method (cg, gmres, bicgstab, minres, lgmres)")
     from .._np.sparse_products import unpacked
     if isinstance(A, spla.LinearOperator):
         matrix, transposed = unpacked(A)
@@ -212,8 +217,52 @@ def _recording(args, kwargs):
     return current_tape() is not None and not adsim_factorising()
 
 
+class ActiveFactor:
+    """What ``splu`` returns for a matrix of active values: its solves
+    (``trans`` 'N', 'T' or 'H') are spsolve's primitive, which factorises
+    the matrix once per point and differentiates through the values too
+    (x = A^-1 b: dx = A^-1 (db - dA x)). The factors themselves (L, U,
+    perm_r, ...) are not differentiated, so they are refused. A singular
+    matrix raises SciPy's error at the first solve (SciPy's splu raises it
+    at once)."""
+
+    def __init__(self, A, permc_spec):
+        if A.shape[0] != A.shape[1]:
+            raise ValueError("can only factor square matrices")      # SciPy's words
+        self._A, self._permc_spec = A, permc_spec
+        self.shape = A.shape
+
+    def solve(self, rhs, trans="N"):
+        b = array(rhs, "scipy.sparse.linalg.splu(A).solve")
+        return sparse_active_solve.spsolve(self._A, b, self._permc_spec, _is_transposed(trans))
+
+    def __getattr__(self, name):
+        raise UnsupportedAttribute(
+            f"adsim: `{name}` of splu(A) for a matrix A of active values: its factors are not "
+            f"differentiated; use its solve(b, trans=...) or scipy.sparse.linalg.spsolve")
+
+
+_PIVOTING_OPTIONS = {"permc_spec", "diag_pivot_thresh", "relax", "panel_size", "options"}
+
+
+def _active_factor(A, options):
+    """splu of a matrix of active values; the options other than permc_spec
+    steer SuperLU's pivoting and memory, not the solution (equal to
+    rounding), and are not passed on."""
+    unknown = sorted(set(options) - _PIVOTING_OPTIONS)
+    if unknown:
+        raise TypeError(f"splu() got unexpected keyword arguments {unknown}")
+    return ActiveFactor(A, options.get("permc_spec"))
+
+
 def _factor_rule(method):
     def factor(A, **options):
+        if isinstance(A, Active) and A.ndim == 2:       # dense, as SciPy takes it
+            warnings.warn(f"{method} converted its input to CSC format",
+                          sp.SparseEfficiencyWarning, stacklevel=4)   # the caller's line
+            A = sp.csc_matrix(A)
+        if method == "splu" and sparse_active.is_active_matrix(A):
+            return _active_factor(A, options)
         matrix = sp.csc_matrix(_constant_matrix(A, method), dtype=float)
         return RecordedFactor(_factorise(method, matrix, options), method,
                               _matrix_parameters(matrix), options)

@@ -95,6 +95,34 @@ def test_the_determinant_of_a_singular_complex_matrix_has_the_adjugate_as_deriva
     check_tape(f, [z], order=1)
 
 
+def test_log_determinants_of_complex_matrices():
+    """slogdet of a complex matrix and of a stack: the sign det/|det| moves on
+    the unit circle, log|det| is real; NumPy's values, every mode. A damped
+    chain's log|det(K - w^2 M + i w c K)| (the log of its dispersion
+    function) through it, and at a singular matrix a clear refusal."""
+    def f(x):
+        m = np.array([[x[0], 1j], [1j * x[1], 2.0 + x[2]]])
+        stack = np.stack([m, m * (1.0 - 0.5j) + np.eye(2)])
+        sign, logabsdet = np.linalg.slogdet(m)
+        signs, logs = np.linalg.slogdet(stack)
+        return np.concatenate([parts(np.reshape(sign, (1,))), np.reshape(logabsdet, (1,)),
+                               parts(signs), logs])
+    tape = check_tape(f, [X], rtol=1e-6, value_rtol=1e-12, value_atol=1e-15)
+    assert_close(tape.forward(X * 1.1), f(X * 1.1), 1e-13, 1e-15)
+
+    def log_dispersion(p):
+        k, c, w = p
+        K = np.array([[2 * k, -k], [-k, k]])
+        return np.linalg.slogdet(K - w ** 2 * np.eye(2) + 1j * w * c * K).logabsdet
+    p = np.array([1.5, 0.1, 1.3])
+    check_tape(log_dispersion, [p], rtol=1e-6)
+    K = np.array([[3.0, -1.5], [-1.5, 1.5]])
+    want = 0.5 * np.log(np.abs(np.linalg.det(K - 1.69 * np.eye(2) + 0.13j * K)) ** 2)
+    assert_close(log_dispersion(p), want, 1e-13, 1e-15)
+    with pytest.raises(adsim.UndefinedDerivative, match="singular"):
+        adsim.grad(lambda x: np.linalg.slogdet(np.outer([1.0, 2.0], x[:2]) * (1.0 + 1j))[1])(X)
+
+
 @pytest.mark.parametrize("f", [
     lambda z, x: np.vdot(z, x * z),
     lambda z, x: np.einsum("i,i->", z, z) + np.einsum("ij->j", np.outer(z, x)).sum(),
@@ -112,9 +140,33 @@ def test_products_and_norms_of_complex_values(f):
     check_tape(g, [X], value_rtol=1e-13, value_atol=1e-15)
 
 
-def test_the_spectral_norm_of_a_complex_matrix_is_refused_by_name():
-    with pytest.raises(adsim.UnsupportedOperation, match="ord=2"):
-        adsim.grad(lambda x: np.linalg.norm(np.outer(x, x) * 1j, 2))(X)
+C43 = np.random.default_rng(5).standard_normal((2, 4, 3))
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+@pytest.mark.parametrize("shape", ["tall", "wide", "stack"])
+def test_singular_value_norms_of_complex_matrices(ord, shape):
+    """The 2, -2 and nuclear norms of a complex matrix (NumPy's values, its
+    SVD's derivative in every mode, hvp through the Gram matrix's Hermitian
+    eigenvectors), of tall, wide and stacked matrices."""
+    def f(x):
+        m = C43[0] * x[0] + 1j * (C43[1] + np.outer(C43[0][:, 0], x))
+        if shape == "wide":
+            m = m.T
+        if shape == "stack":
+            return np.linalg.norm(np.stack([m, m * (0.5 - x[1] * 1j)]), ord, axis=(1, 2),
+                                  keepdims=True)
+        return np.linalg.norm(m, ord)
+    tape = check_tape(f, [X], rtol=1e-6, value_rtol=1e-14, value_atol=1e-15)
+    assert_close(tape.forward(X * 1.1), f(X * 1.1), 1e-14, 1e-15)
+
+
+@pytest.mark.parametrize("ord, why", [(2, "largest singular value is repeated"),
+                                      (-2, "smallest singular value is zero or repeated"),
+                                      ("nuc", "rank-deficient")])
+def test_singular_value_norms_where_they_are_not_differentiable(ord, why):
+    with pytest.raises(adsim.UndefinedDerivative, match=why):
+        adsim.grad(lambda x: np.linalg.norm(np.diag(x) * (1 + 1j), ord))(np.array([1.0, 1.0, 0.0]))
 
 
 # ---- Hermitian eigenproblems ----------------------------------------------------------
@@ -169,3 +221,63 @@ def test_hermitian_eigenvectors_at_a_repeated_eigenvalue_are_refused():
         return np.sum(np.abs(np.linalg.eigh(h)[1]) ** 4)
     with pytest.raises(adsim.UndefinedDerivative, match="equal"):
         adsim.grad(f)(np.array([1.0, 0.5]))
+
+
+# ---- complex workspaces filled item by item -----------------------------------------
+
+FREQUENCIES = np.linspace(0.5, 2.0, 5)
+
+
+def receptance(p):
+    """The receptance 1 / (k - w^2 m + i w c) of a damped oscillator at
+    several frequencies, stored item by item into a complex workspace as a
+    frequency-response code does, then its magnitude and phase."""
+    k, m, c = p
+    H = np.zeros(len(FREQUENCIES), dtype=complex)
+    for i, w in enumerate(FREQUENCIES):
+        H[i] = 1.0 / (k - w ** 2 * m + 1j * w * c)
+    return np.concatenate([np.abs(H), np.angle(H)])
+
+
+def test_a_complex_workspace_filled_in_a_loop():
+    p = np.array([2.0, 1.1, 0.3])
+    tape = check_tape(receptance, [p], value_rtol=1e-13, value_atol=1e-15)
+    moved = p * np.array([1.05, 0.97, 1.2])
+    assert_close(tape.forward(moved), receptance(moved), 1e-13, 1e-15)
+
+
+def test_complex_workspaces_of_every_creation_function():
+    def f(x):
+        a = np.ones((2, 2), dtype=complex)
+        a[0, 1] = 1j * x[0]
+        a[1] = x[1:] * (1.0 - 1.0j)
+        b = np.empty(3, np.complex128)             # every element written, as NumPy needs
+        b[0] = 0.25
+        b[1:] = x[:2] + 1j * x[1:]
+        b += 0.5j * x[2]
+        c = np.full(3, 2.0 + 1.0j) * np.eye(3, dtype=complex)[0]
+        c[2] = b[1] * b[2]
+        d = np.zeros_like(b)                       # of a complex active array too
+        d[0] = c[2] * 1j
+        return np.concatenate([parts(np.linalg.det(a)), parts(b), parts(c), parts(d)])
+    check_tape(f, [X], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_a_complex_workspace_is_a_constant_until_an_active_value_is_written():
+    def f(x):
+        z = np.zeros(3, complex)
+        z[1] = 2.0 + 1.0j
+        w = np.polyval(z, 0.5) + np.sum(np.arctan(z))    # no complex rule: NumPy's values
+        return x * np.abs(w)
+    z = np.array([0.0, 2.0 + 1.0j, 0.0])
+    assert_close(adsim.record(f, X).forward(X), X * np.abs(np.polyval(z, 0.5) +
+                                                        np.sum(np.arctan(z))), 1e-15, 0.0)
+
+    def written(x):
+        z = np.zeros(3, complex)
+        z[0] = 1j * x[0]
+        return x * np.abs(np.polyval(z, 0.5))
+    with pytest.raises(adsim.UnsupportedOperation, match="numpy.polyval"):
+        adsim.jacobian(written)(X)
+    with pytest.raises(adsim.ActiveValueLeak, match="imaginary part"):
+        adsim.jacobian(lambda x: np.asarray(np.zeros(3, complex) + 1j * x).real)(X)

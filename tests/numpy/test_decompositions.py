@@ -76,6 +76,25 @@ def test_singular_values_have_derivatives_at_repeated_values():
     assert_close(ad.jvp(nuclear, eye, v)[1], np.trace(v), what="tangent of the nuclear norm")
 
 
+def test_the_spectral_norms_where_they_are_not_differentiable():
+    """The 2-norm at a repeated largest singular value and the -2 norm at a
+    repeated or zero smallest one have no derivative (a maximum of crossing
+    values): every mode raises, also on replay; the nuclear norm, a sum,
+    has one."""
+    def spectral(a):
+        return np.linalg.norm(a, 2)
+    with pytest.raises(ad.UndefinedDerivative, match="largest singular value is repeated"):
+        ad.grad(spectral)(np.diag([2.0, 2.0, 1.0]))
+    with pytest.raises(ad.UndefinedDerivative, match="smallest singular value"):
+        ad.jvp(lambda a: np.linalg.norm(a, -2), (np.diag([2.0, 1.0, 0.0]),), (np.eye(3),))
+    tape = ad.record(spectral, np.diag([3.0, 2.0, 1.0]))
+    assert_close(tape.gradient(np.diag([3.0, 2.0, 1.0])), np.diag([1.0, 0.0, 0.0]))
+    with pytest.raises(ad.UndefinedDerivative, match="repeated"):
+        tape.gradient(np.diag([3.0, 3.0, 1.0]))
+    assert_close(ad.grad(lambda a: np.linalg.norm(a, "nuc"))(np.diag([2.0, 2.0, 1.0])),
+                 np.eye(3))
+
+
 @pytest.mark.parametrize("f", [
     lambda a: np.sum(np.linalg.svd(a)[0] ** 3),
     lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[2][0]),

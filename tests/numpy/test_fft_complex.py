@@ -324,8 +324,11 @@ def _store(x):
     return y
 
 
+_PLAIN_COMPLEX = np.zeros(4, dtype=complex)      # made outside the recording: plain
+
+
 def _store_plain(x):
-    y = np.zeros(4, dtype=complex)     # complex creation stays plain (docs/complex.md)
+    y = _PLAIN_COMPLEX.copy()
     y[0] = np.fft.fft(x)[1]
     return y
 
