@@ -106,7 +106,7 @@ def _scatter_at_program(x):
     return u * x
 
 
-def _branch_max_rows(x):
+def branch_max_rows(x):
     """np.max(x, axis=1) as tapes recorded it before max and min chose their
     element at replay: an ARGEXT branch record and a GATHER at its positions
     (tape files may hold them; recorded here by hand)."""
@@ -126,7 +126,7 @@ MASK6 = np.array([True, False, False, True, True, False])      # a plain mask: W
 PROGRAMS = {
     # name: (function, input shape, sampling interval)
     "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
-    "ARGEXT": (lambda x: _branch_max_rows(x) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
+    "ARGEXT": (lambda x: branch_max_rows(x) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
     "COPY": (lambda x: np.reshape(x, (3, 2)) ** 2, (2, 3), (-2.0, 2.0)),
     "FILL": (lambda x: np.concatenate([np.ones(2), x]) * np.sum(x), (3,), (-2.0, 2.0)),
     "BROADCAST": (lambda x: np.broadcast_to(x, (3, 4)) * x[None, :] ** 2, (4,), (-2.0, 2.0)),
