@@ -92,14 +92,14 @@ def _per_output(call, flat, axes=()):
 
 def _one_output(call, what, f):
     if not call.out_tree.is_leaf:
-        raise TypeError(f"adsim: {what} needs a function with a scalar output; {_name(f)} "
+        raise InvalidArgument(f"adsim: {what} needs a function with a scalar output; {_name(f)} "
                         f"returned the container {call.out_tree!r} (* marks an array). Return "
                         f"(loss, aux) with has_aux=True, or use adsim.jacobian or adsim.vjp")
 
 
 def _check_scalar(tape, what, f):
     if tape.slot_size_of(tape.output_slot) != 1:
-        raise ValueError(f"adsim: {what} needs a function with a scalar output; "
+        raise InvalidArgumentValue(f"adsim: {what} needs a function with a scalar output; "
                          f"{_name(f)} returned shape {tuple(tape.output_shape)}. Use "
                          f"adsim.jacobian or adsim.vjp for vector outputs")
 
@@ -132,10 +132,10 @@ def _aux_value_and_grad(tape, call, f, single):
     tree = call.out_tree
     if (tree.kind not in ("tuple", "list") or len(tree.children) != 2
             or not tree.children[0].is_leaf):
-        raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, aux) "
+        raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, aux) "
                         f"with one scalar loss; it returned {tree!r} (* marks an array)")
     if int(np.prod(call.out_shapes[0])) != 1:
-        raise ValueError(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss of shape "
+        raise InvalidArgumentValue(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss of shape "
                          f"{call.out_shapes[0]} (with has_aux=True, the first of the pair)")
     w = np.zeros(tuple(tape.output_shape))
     w[0] = 1.0
@@ -220,7 +220,7 @@ def _scalar_gradient(jacobian, x, f):
     x_shape, j_shape = np.shape(x), np.shape(jacobian)
     out_shape = j_shape[:len(j_shape) - len(x_shape)]
     if int(np.prod(out_shape)) != 1:
-        raise ValueError(f"adsim: grad needs a function with a scalar output; {_name(f)} "
+        raise InvalidArgumentValue(f"adsim: grad needs a function with a scalar output; {_name(f)} "
                          f"returned shape {tuple(out_shape)}. Use adsim.jacobian or adsim.vjp "
                          f"for vector outputs")
     return np.reshape(jacobian, x_shape) if out_shape else jacobian
@@ -231,7 +231,7 @@ def _loss_of(f):
     def loss(*args, **kwargs):
         out = f(*args, **kwargs)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair "
+            raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair "
                             f"(loss, aux); it returned {type(out).__name__}")
         return out[0]
     loss.__name__ = _name(f)
@@ -354,7 +354,7 @@ def _direction_axes(directions, shapes, what, of="input"):
     bad = [i for i, (d, s) in enumerate(zip(directions, shapes))
            if tuple(np.shape(d)[:len(s)]) != tuple(s) or np.ndim(d) > len(s) + 1]
     if len(directions) != len(shapes) or bad or len(axes) > 1:
-        raise ValueError(f"adsim: the {what}s have shapes {[np.shape(d) for d in directions]}; "
+        raise InvalidArgumentValue(f"adsim: the {what}s have shapes {[np.shape(d) for d in directions]}; "
                          f"expected the {of} shapes {[tuple(s) for s in shapes]}, each with the "
                          f"same trailing number of directions or none")
     return axes.pop() if axes else ()
