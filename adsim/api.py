@@ -35,8 +35,8 @@ from ._nesting.nested import closure_actives, nested_derivative, nested_hvp, nes
 from ._active import Active
 from ._transformed import Transformed, not_picklable
 from ._containers.tree import check_same, flatten, is_container, split_flat, unflatten
-from ._validate import (argnums as _argnums, flag, function, given, name_of as _name, real_array,
-                        resolve_argnums)
+from ._validate import (argnums as _argnums, entry_point, flag, function, given, name_of as _name,
+                        real_array, resolve_argnums)
 from .errors import (AdsimError, InvalidArgnums, InvalidArgument, InvalidArgumentValue,
                      UnsupportedOperation)
 
@@ -144,6 +144,7 @@ def _aux_value_and_grad(tape, call, f, single):
     return (float(np.asarray(y)[0]), aux), _per_argument(call, g, single)
 
 
+@entry_point
 def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing (f(*args), gradient of f w.r.t. args[argnums]).
 
@@ -238,6 +239,7 @@ def _loss_of(f):
     return loss
 
 
+@entry_point
 def grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing the gradient of scalar ``f`` w.r.t.
     ``args[argnums]`` (a tuple of gradients when argnums is a tuple), in the
@@ -369,6 +371,7 @@ def _empty_result_axes(tape, directions, shapes, what, of="input"):
     return _direction_axes(directions, shapes, what, of)
 
 
+@entry_point
 def jvp(f, x, v):
     """(f(x), J v) by one forward sweep. ``x`` and ``v`` are arrays, or tuples
     of arrays for functions of several arguments; ``v`` may carry k
@@ -396,6 +399,7 @@ def jvp(f, x, v):
     return _primals_call(f, x, "jvp", lambda: shared_cache(f).run_call(f, xs, {}, nums, method))
 
 
+@entry_point
 def vjp(f, x, w):
     """(f(x), J^T w) by one reverse sweep; ``w`` has f's output shape (or a
     trailing axis of k weights). ``x`` is an array, or a tuple (or list) of
@@ -436,6 +440,7 @@ _MODE_NAMES = {"fwd": "forward", "rev": "reverse"}     # check_grads' names of t
 _MODES = (None, "forward", "reverse", "fwd", "rev")
 
 
+@entry_point
 def jacobian(f, argnums=0, mode=None, cache=True):
     """Return a function computing the dense Jacobian of f, shaped
     output.shape + input.shape; forward or reverse sweeps, whichever needs
@@ -467,6 +472,7 @@ def jacobian(f, argnums=0, mode=None, cache=True):
     return Transformed(jacobian_f, "jacobian", f, tapes)
 
 
+@entry_point
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
@@ -510,6 +516,7 @@ def _container_grad_and_hvp(f, x, v, args):
     return shared_cache(f).run_call(f, (x,) + args, {}, (0,), method)
 
 
+@entry_point
 def hvp(f, x, v, *args):
     """Hessian-vector product H(x) v of scalar f (reverse on forward); ``x``
     may be a container of arrays, ``v`` then has its structure."""
@@ -529,6 +536,7 @@ def hvp(f, x, v, *args):
     return shared_cache(f).run(f, (x,), {}, (0,), method)
 
 
+@entry_point
 def hessp(f):
     """``hessp(x, p, *args)`` for scipy.optimize.minimize."""
     _function(f, "hessp")
@@ -540,6 +548,7 @@ def hessp(f):
     return Transformed(hessp_f, "hessp", f, shared_cache(f))
 
 
+@entry_point
 def hessian(f, argnums=0):
     """Return a function computing the dense Hessian of scalar f w.r.t. one
     argument, from vector-mode Hessian-vector products (symmetrised)."""
@@ -595,6 +604,7 @@ def _container_hessian(h, x, after, f, p):
         for j, b in enumerate(xs)]) for i, a in enumerate(xs)])
 
 
+@entry_point
 def laplacian(f):
     """Return a function computing the trace of the Hessian of scalar f."""
     _function(f, "laplacian")
@@ -610,6 +620,7 @@ def laplacian(f):
     return Transformed(laplacian_f, "laplacian", f, shared_cache(f))
 
 
+@entry_point
 def hvp_operator(f, x, *args):
     """The Hessian of scalar f at x as a symmetric scipy LinearOperator."""
     _function(f, "hvp_operator")

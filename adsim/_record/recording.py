@@ -6,10 +6,11 @@ from . import creation, interpose
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
 from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
-from .._validate import function, name_of, real_array
+from .._validate import entry_point, function, name_of, real_array
 from ..errors import InvalidArgument
 
 
+@entry_point
 def record(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _numpy_api as api
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
+from .._validate import entry_point
 from ..errors import InvalidArgumentValue, MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
@@ -159,6 +160,7 @@ def _any_active(state, args):
 
 # ------------------------------------------------------------- public API
 
+@entry_point
 def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=None,
                     memory_limit=None, snapshot_dir=None, schedule=None, progress=None,
                     stats=None):
@@ -239,6 +241,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
                         0 if save_at is None else len(save_at))
 
 
+@entry_point
 def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=None,
                      max_steps=10 ** 6, progress=None, stats=None):
     """``while cond(state, *args): state = step(state, *args)``, differentiated

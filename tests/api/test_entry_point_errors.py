@@ -534,3 +534,25 @@ def test_a_misfit_call_of_a_made_function_is_told_apart_from_a_type_error_inside
     with pytest.raises(InvalidArgument, match=r"adsim.hessp\(f\) made hessp_f\(x, p, \*args\): "
                                               r"got an unexpected keyword argument 'v'"):
         adsim.hessp(f)(X, v=X)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: adsim.hvp(f, X), r"adsim.hvp\(f, x, v, \*args\): missing 1 required positional "
+                              r"argument: 'v'"),
+    (lambda: adsim.jvp(f, X, X, X), r"adsim.jvp\(f, x, v\): takes 3 positional arguments but 4 "
+                                    r"were given"),
+    (lambda: adsim.grad(f, argnum=1), r"adsim.grad\(f, argnums=0, cache=True, has_aux=False\): "
+                                      r"got an unexpected keyword argument 'argnum'"),
+    (lambda: adsim.record(), r"adsim.record\(f, \*args, \*\*kwargs\): missing 1 required "
+                             r"positional argument: 'f'"),
+    (lambda: adsim.checkpoint_loop(F, X), r"adsim.checkpoint_loop\(step, state, n_steps, .*\): "
+                                          r"missing 1 required positional argument: 'n_steps'"),
+    (lambda: adsim.checkpoint_while(lambda u: False, F, X, snapshot=3),
+     r"adsim.checkpoint_while\(cond, step, state, .*\): got an unexpected keyword argument "
+     r"'snapshot'"),
+    (lambda: adsim.primitive(np.sin, vjpp=None), r"adsim.primitive\(value, \*, jvp=None, "
+                                                 r".*\): got an unexpected keyword argument 'vjpp'"),
+])
+def test_calls_off_the_signature_show_it(call, words):
+    with pytest.raises(InvalidArgument, match=words + r"; call it as its signature says"):
+        call()
