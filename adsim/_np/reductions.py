@@ -116,8 +116,8 @@ def _pick_extremum(tape, y, outer, m, inner, want_min, shape):
     if outer * inner == 1:
         return new(tape, Op.GATHER_AT, shape, [y.slot, at.slot, 1, m, 1])
     fiber = (outer, m, inner)
-    hit = binary(Op.EQUAL, reshaped(at, (outer, 1, inner)),
-                 np.arange(m, dtype=np.float64).reshape(1, m, 1))
+    spread = new(tape, Op.BROADCAST, fiber, [at.slot, outer, m, inner])     # at[u, t] along j
+    hit = binary(Op.EQUAL, spread, np.arange(m, dtype=np.float64).reshape(1, m, 1))
     zero = tape.const_ref(np.array(-0.0))
     kept = new(tape, Op.SELECT, fiber, [hit.slot, y.slot, zero])
     return new(tape, Op.SUM, shape, [kept.slot, outer, m, inner])
