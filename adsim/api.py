@@ -132,11 +132,12 @@ def _aux_value_and_grad(tape, call, f, single):
     tree = call.out_tree
     if (tree.kind not in ("tuple", "list") or len(tree.children) != 2
             or not tree.children[0].is_leaf):
-        raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, aux) "
-                        f"with one scalar loss; it returned {tree!r} (* marks an array)")
+        raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, "
+                              f"aux) with one scalar loss; it returned {tree!r} (* marks an array)")
     if int(np.prod(call.out_shapes[0])) != 1:
-        raise InvalidArgumentValue(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss of shape "
-                         f"{call.out_shapes[0]} (with has_aux=True, the first of the pair)")
+        raise InvalidArgumentValue(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss "
+                                   f"of shape {call.out_shapes[0]} (with has_aux=True, the first "
+                                   "of the pair)")
     w = np.zeros(tuple(tape.output_shape))
     w[0] = 1.0
     y, g = tape.vjp(tuple(call.values), w)
@@ -356,9 +357,10 @@ def _direction_axes(directions, shapes, what, of="input"):
     bad = [i for i, (d, s) in enumerate(zip(directions, shapes))
            if tuple(np.shape(d)[:len(s)]) != tuple(s) or np.ndim(d) > len(s) + 1]
     if len(directions) != len(shapes) or bad or len(axes) > 1:
-        raise InvalidArgumentValue(f"adsim: the {what}s have shapes {[np.shape(d) for d in directions]}; "
-                         f"expected the {of} shapes {[tuple(s) for s in shapes]}, each with the "
-                         f"same trailing number of directions or none")
+        given_shapes = [np.shape(d) for d in directions]
+        raise InvalidArgumentValue(f"adsim: the {what}s have shapes {given_shapes}; expected the "
+                                   f"{of} shapes {[tuple(s) for s in shapes]}, each with the "
+                                   f"same trailing number of directions or none")
     return axes.pop() if axes else ()
 
 
