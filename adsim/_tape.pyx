@@ -52,7 +52,8 @@ from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RU
                        fused_whole_tape)
 
 from ._opcodes import OPCODE_NAMES
-from .errors import BranchChanged, IndexOutOfBounds, TapeNotRecorded, TapeOverflow
+from .errors import (BranchChanged, IndexOutOfBounds, InvalidArgumentValue, InvalidInput,
+                     TapeNotRecorded, TapeOverflow)
 
 cnp.import_array()
 
@@ -930,7 +931,9 @@ cdef class Tape:
         if not isinstance(xs, (tuple, list)) or (n_in == 1 and len(xs) != 1):
             xs = (xs,)
         if len(xs) != n_in:
-            raise ValueError(f"adsim: the tape has {n_in} inputs but {len(xs)} were given")
+            raise InvalidArgumentValue(f"adsim: the tape has {n_in} inputs but {len(xs)} were "
+                                       f"given; pass one array per input: tape.gradient(x1, x2), "
+                                       f"or x=(x1, x2) for jvp, vjp and hvp")
         out = []
         for i, x in enumerate(xs):
             if is_float64_array(x) and \
@@ -939,7 +942,7 @@ cdef class Tape:
                 continue
             arr = as_float_array(x, f"input {i}")
             if arr.shape != self._input_shapes[i]:
-                raise ValueError(
+                raise InvalidArgumentValue(
                     f"adsim: input {i} has shape {arr.shape} but the tape was recorded for "
                     f"shape {self._input_shapes[i]}; record a new tape (adsim.record) for this "
                     f"shape, or use the functional API (adsim.grad, ...) which does so")
@@ -984,15 +987,23 @@ cdef class Tape:
 
 
 cdef object as_float_array(object x, str what):
-    """``x`` as a float64 array; integers convert, complex and objects do not."""
-    arr = np.asarray(x)
+    """``x`` as a float64 array; integers convert, complex and objects do not
+    (:class:`adsim.errors.InvalidInput`, naming ``what``)."""
+    if x is None:
+        raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:       # ragged nested sequences
+        raise InvalidInput(f"adsim: {what} is not an array of numbers ({err}); pass a "
+                           f"float64 array") from err
     if arr.dtype.kind in "biu":
         return arr.astype(np.float64, order="C")
     if arr.dtype.kind == "c":
-        raise TypeError(f"adsim: {what} is complex ({arr.dtype}); adsim differentiates real "
-                        f"float64 code: split it into real and imaginary parts")
+        raise InvalidInput(f"adsim: {what} is complex ({arr.dtype}); adsim differentiates real "
+                           f"float64 code: split it into real and imaginary parts")
     if arr.dtype.kind != "f":
-        raise TypeError(f"adsim: {what} has dtype {arr.dtype}; pass a float64 array")
+        raise InvalidInput(f"adsim: {what} has dtype {arr.dtype} (given a "
+                           f"{type(x).__name__}); pass a float64 array")
     return np.asarray(arr, dtype=np.float64, order="C")   # keeps 0-d arrays 0-d
 
 

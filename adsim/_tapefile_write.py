@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _tape
 from ._version import __version__
-from .errors import TapeCopyError
+from .errors import InvalidArgument, TapeCopyError
 
 MAGIC = b"\x89adsim-tape\r\n\x1a\n\x00"     # 16 bytes: binary, catches newline translation
 FORMAT_VERSION = 2                           # 2: ARGS section; readers read 1 too
@@ -152,8 +152,10 @@ def _seal(payload):
 def _path(file, mode):
     if isinstance(file, (str, bytes, os.PathLike)):
         return os.fspath(file)
-    raise TypeError(f"adsim: a tape file is given as a path or a binary file object open for "
-                    f"{mode}, not {type(file).__name__}")
+    where = "adsim.load_tape" if mode == "reading" else "tape.save"
+    raise InvalidArgument(f"{where}: file must be a path (str, bytes or os.PathLike) or a binary "
+                          f"file object open for {mode}, got an object of type "
+                          f"{type(file).__name__}")
 
 
 def save(tape, file):

@@ -9,10 +9,11 @@ object, as for functions) and refuses to be pickled with
 process instead. A plain closure would be pickled by name and fail with
 Python's "Can't pickle local object".
 """
+import inspect
 import types
 
 from ._validate import name_of
-from .errors import NotPicklable
+from .errors import InvalidArgument, NotPicklable
 
 # transformation -> the tape method that computes its derivatives in another process
 _TAPE_METHOD = {"grad": "gradient", "value_and_grad": "value_and_gradient",
@@ -48,7 +49,22 @@ class Transformed:
         self.__doc__ = call.__doc__
 
     def __call__(self, *args, **kwargs):
-        return self._call(*args, **kwargs)
+        try:
+            return self._call(*args, **kwargs)
+        except TypeError as err:
+            if err.__traceback__.tb_next is not None:      # raised inside the call
+                raise
+            raise self._misfit(err) from None
+
+    def _misfit(self, err):
+        """The call did not fit the signature of the function made."""
+        try:
+            form = f"{self.__name__}{inspect.signature(self._call)}"
+        except (TypeError, ValueError):
+            form = self.__name__
+        why = str(err).split("() ", 1)[-1]          # without Python's name of the function
+        return InvalidArgument(f"adsim.{self._transform}({name_of(self.__wrapped__)}) made "
+                               f"{form}: {why}; call it with the arguments its signature names")
 
     def __get__(self, obj, objtype=None):
         """In a class body, a method (as a function would be)."""

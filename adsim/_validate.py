@@ -7,6 +7,8 @@ taking a function checks it with; ``flag`` and ``count`` check options.
 Messages name the entry point, the argument, what was given (``given``)
 and what is accepted.
 """
+import functools
+import inspect
 import types
 from operator import index
 
@@ -39,6 +41,26 @@ def given(value):
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def entry_point(fn):
+    """``fn`` (a public function) with calls that do not fit its signature
+    (too few or too many positional arguments, an unknown keyword) refused
+    with :class:`adsim.errors.InvalidArgument` showing the signature. A
+    TypeError raised inside ``fn``, or inside the user's function it calls,
+    passes unchanged: only one raised before ``fn`` runs is a misfit."""
+    form = f"adsim.{fn.__name__}{inspect.signature(fn)}"
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as err:
+            if err.__traceback__.tb_next is not None:       # raised inside fn
+                raise
+            why = str(err).split("() ", 1)[-1]               # without Python's name of fn
+            raise InvalidArgument(f"{form}: {why}; call it as its signature says") from None
+    return checked
 
 
 def _where(entry):

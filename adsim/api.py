@@ -35,8 +35,8 @@ from ._nesting.nested import closure_actives, nested_derivative, nested_hvp, nes
 from ._active import Active
 from ._transformed import Transformed, not_picklable
 from ._containers.tree import check_same, flatten, is_container, split_flat, unflatten
-from ._validate import (argnums as _argnums, flag, function, given, name_of as _name, real_array,
-                        resolve_argnums)
+from ._validate import (argnums as _argnums, entry_point, flag, function, given, name_of as _name,
+                        real_array, resolve_argnums)
 from .errors import (AdsimError, InvalidArgnums, InvalidArgument, InvalidArgumentValue,
                      UnsupportedOperation)
 
@@ -92,14 +92,14 @@ def _per_output(call, flat, axes=()):
 
 def _one_output(call, what, f):
     if not call.out_tree.is_leaf:
-        raise TypeError(f"adsim: {what} needs a function with a scalar output; {_name(f)} "
+        raise InvalidArgument(f"adsim: {what} needs a function with a scalar output; {_name(f)} "
                         f"returned the container {call.out_tree!r} (* marks an array). Return "
                         f"(loss, aux) with has_aux=True, or use adsim.jacobian or adsim.vjp")
 
 
 def _check_scalar(tape, what, f):
     if tape.slot_size_of(tape.output_slot) != 1:
-        raise ValueError(f"adsim: {what} needs a function with a scalar output; "
+        raise InvalidArgumentValue(f"adsim: {what} needs a function with a scalar output; "
                          f"{_name(f)} returned shape {tuple(tape.output_shape)}. Use "
                          f"adsim.jacobian or adsim.vjp for vector outputs")
 
@@ -132,11 +132,12 @@ def _aux_value_and_grad(tape, call, f, single):
     tree = call.out_tree
     if (tree.kind not in ("tuple", "list") or len(tree.children) != 2
             or not tree.children[0].is_leaf):
-        raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, aux) "
-                        f"with one scalar loss; it returned {tree!r} (* marks an array)")
+        raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair (loss, "
+                              f"aux) with one scalar loss; it returned {tree!r} (* marks an array)")
     if int(np.prod(call.out_shapes[0])) != 1:
-        raise ValueError(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss of shape "
-                         f"{call.out_shapes[0]} (with has_aux=True, the first of the pair)")
+        raise InvalidArgumentValue(f"adsim: grad needs a scalar loss; {_name(f)} returned a loss "
+                                   f"of shape {call.out_shapes[0]} (with has_aux=True, the first "
+                                   "of the pair)")
     w = np.zeros(tuple(tape.output_shape))
     w[0] = 1.0
     y, g = tape.vjp(tuple(call.values), w)
@@ -144,6 +145,7 @@ def _aux_value_and_grad(tape, call, f, single):
     return (float(np.asarray(y)[0]), aux), _per_argument(call, g, single)
 
 
+@entry_point
 def value_and_grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing (f(*args), gradient of f w.r.t. args[argnums]).
 
@@ -220,7 +222,7 @@ def _scalar_gradient(jacobian, x, f):
     x_shape, j_shape = np.shape(x), np.shape(jacobian)
     out_shape = j_shape[:len(j_shape) - len(x_shape)]
     if int(np.prod(out_shape)) != 1:
-        raise ValueError(f"adsim: grad needs a function with a scalar output; {_name(f)} "
+        raise InvalidArgumentValue(f"adsim: grad needs a function with a scalar output; {_name(f)} "
                          f"returned shape {tuple(out_shape)}. Use adsim.jacobian or adsim.vjp "
                          f"for vector outputs")
     return np.reshape(jacobian, x_shape) if out_shape else jacobian
@@ -231,13 +233,14 @@ def _loss_of(f):
     def loss(*args, **kwargs):
         out = f(*args, **kwargs)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"adsim: with has_aux=True, {_name(f)} must return a pair "
+            raise InvalidArgument(f"adsim: with has_aux=True, {_name(f)} must return a pair "
                             f"(loss, aux); it returned {type(out).__name__}")
         return out[0]
     loss.__name__ = _name(f)
     return loss
 
 
+@entry_point
 def grad(f, argnums=0, cache=True, has_aux=False):
     """Return a function computing the gradient of scalar ``f`` w.r.t.
     ``args[argnums]`` (a tuple of gradients when argnums is a tuple), in the
@@ -354,9 +357,10 @@ def _direction_axes(directions, shapes, what, of="input"):
     bad = [i for i, (d, s) in enumerate(zip(directions, shapes))
            if tuple(np.shape(d)[:len(s)]) != tuple(s) or np.ndim(d) > len(s) + 1]
     if len(directions) != len(shapes) or bad or len(axes) > 1:
-        raise ValueError(f"adsim: the {what}s have shapes {[np.shape(d) for d in directions]}; "
-                         f"expected the {of} shapes {[tuple(s) for s in shapes]}, each with the "
-                         f"same trailing number of directions or none")
+        given_shapes = [np.shape(d) for d in directions]
+        raise InvalidArgumentValue(f"adsim: the {what}s have shapes {given_shapes}; expected the "
+                                   f"{of} shapes {[tuple(s) for s in shapes]}, each with the "
+                                   f"same trailing number of directions or none")
     return axes.pop() if axes else ()
 
 
@@ -369,6 +373,7 @@ def _empty_result_axes(tape, directions, shapes, what, of="input"):
     return _direction_axes(directions, shapes, what, of)
 
 
+@entry_point
 def jvp(f, x, v):
     """(f(x), J v) by one forward sweep. ``x`` and ``v`` are arrays, or tuples
     of arrays for functions of several arguments; ``v`` may carry k
@@ -396,6 +401,7 @@ def jvp(f, x, v):
     return _primals_call(f, x, "jvp", lambda: shared_cache(f).run_call(f, xs, {}, nums, method))
 
 
+@entry_point
 def vjp(f, x, w):
     """(f(x), J^T w) by one reverse sweep; ``w`` has f's output shape (or a
     trailing axis of k weights). ``x`` is an array, or a tuple (or list) of
@@ -436,6 +442,7 @@ _MODE_NAMES = {"fwd": "forward", "rev": "reverse"}     # check_grads' names of t
 _MODES = (None, "forward", "reverse", "fwd", "rev")
 
 
+@entry_point
 def jacobian(f, argnums=0, mode=None, cache=True):
     """Return a function computing the dense Jacobian of f, shaped
     output.shape + input.shape; forward or reverse sweeps, whichever needs
@@ -467,6 +474,7 @@ def jacobian(f, argnums=0, mode=None, cache=True):
     return Transformed(jacobian_f, "jacobian", f, tapes)
 
 
+@entry_point
 def grad_and_hvp(f, x, v, *args):
     """(gradient, Hessian-vector product) of scalar f at x from one tangent
     and one second-order adjoint sweep; ``v`` may carry k directions. ``x``
@@ -510,6 +518,7 @@ def _container_grad_and_hvp(f, x, v, args):
     return shared_cache(f).run_call(f, (x,) + args, {}, (0,), method)
 
 
+@entry_point
 def hvp(f, x, v, *args):
     """Hessian-vector product H(x) v of scalar f (reverse on forward); ``x``
     may be a container of arrays, ``v`` then has its structure."""
@@ -529,6 +538,7 @@ def hvp(f, x, v, *args):
     return shared_cache(f).run(f, (x,), {}, (0,), method)
 
 
+@entry_point
 def hessp(f):
     """``hessp(x, p, *args)`` for scipy.optimize.minimize."""
     _function(f, "hessp")
@@ -540,6 +550,7 @@ def hessp(f):
     return Transformed(hessp_f, "hessp", f, shared_cache(f))
 
 
+@entry_point
 def hessian(f, argnums=0):
     """Return a function computing the dense Hessian of scalar f w.r.t. one
     argument, from vector-mode Hessian-vector products (symmetrised)."""
@@ -595,6 +606,7 @@ def _container_hessian(h, x, after, f, p):
         for j, b in enumerate(xs)]) for i, a in enumerate(xs)])
 
 
+@entry_point
 def laplacian(f):
     """Return a function computing the trace of the Hessian of scalar f."""
     _function(f, "laplacian")
@@ -610,6 +622,7 @@ def laplacian(f):
     return Transformed(laplacian_f, "laplacian", f, shared_cache(f))
 
 
+@entry_point
 def hvp_operator(f, x, *args):
     """The Hessian of scalar f at x as a symmetric scipy LinearOperator."""
     _function(f, "hvp_operator")

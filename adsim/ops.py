@@ -317,7 +317,7 @@ TABLE = [
     _b("HYPOT", [np.hypot],
        rule=BinaryRule("hypot(a, b)", "a / y", "b / y", daa="b * b / (y * y * y)",
                        dab="-a * b / (y * y * y)", dbb="a * a / (y * y * y)")),
-    # the side is fixed by a COMPARE recorded before it; ties (and NaN in a) go to a
+    # the side is chosen from the values in every sweep; ties (and NaN in a) go to a
     _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x",
        rule=BinaryRule("adsim_maximum(a, b)", "adsim_maximum_takes_a(a, b)",
                        "1.0 - adsim_maximum_takes_a(a, b)")),
@@ -339,6 +339,8 @@ TABLE = [
     _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                          np.not_equal),
        (value("a"), value("b"), "kind", branches(), "n"), "branch", index_map="none"),
+    # the branch record of max/min in tapes recorded before their position became
+    # integer data (ARGEXT_AT): tape files and transcriptions of them still hold it
     _s("ARGEXT", ZERO, (np.argmax, np.argmin),
        (value("a"), "outer", "m", "inner", ints(), "want_min"), "branch", index_map="none"),
     _s("COPY", LINEAR, (np.copy, np.reshape, np.ravel), (value("a"),), index_map="elementwise",

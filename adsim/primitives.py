@@ -39,7 +39,7 @@ from ._filefields import expect_keys, json_data, shape_field, size_of
 from ._tapecache.fingerprint import fingerprint
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
-from ._validate import function, given
+from ._validate import entry_point, function, given
 from .errors import (InvalidArgument, NotCallable, PrimitiveRuleError, TapeCopyError,
                      UnsupportedOperation)
 
@@ -156,6 +156,7 @@ def _positions(nondiff_argnums):
                           f"flag), got {given(nondiff_argnums)}; write (i,) for one")
 
 
+@entry_point
 def primitive(value, *, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
               nondiff_argnums=()):
     """Make ``value`` (a function of plain arrays returning one array) a

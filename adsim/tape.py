@@ -12,7 +12,7 @@ from . import _tape, ops
 from ._batched import BatchedReplays
 from ._decoder import decode_op
 from ._tapefile_write import save as save_tape_file
-from .errors import ReadOnlyTapeAttribute
+from .errors import InvalidArgumentValue, ReadOnlyTapeAttribute
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
@@ -51,13 +51,15 @@ class Tape(_tape.Tape):
         if not isinstance(vs, (tuple, list)) or self.n_inputs == 1 and len(vs) != 1:
             vs = (vs,)
         if len(vs) != self.n_inputs:
-            raise ValueError(f"adsim: {what} needs one direction per input ({self.n_inputs})")
+            raise InvalidArgumentValue(f"adsim: {what} needs one direction per input "
+                                       f"({self.n_inputs})")
         out, k = [], None
         for i, (x, v) in enumerate(zip(xs, vs)):
             if type(v) is np.ndarray and v.shape == x.shape and v.dtype == np.float64:
                 kk, flat = None, v.reshape(1, -1)       # the common case: one direction
                 if i and kk != k:
-                    raise ValueError(f"adsim: all {what}s need the same number of directions")
+                    raise InvalidArgumentValue(f"adsim: all {what}s need the same number of "
+                                               "directions")
                 out.append(flat)
                 continue
             v = _tape._as_float_array(v, f"{what} {i}")
@@ -68,10 +70,11 @@ class Tape(_tape.Tape):
                 kk = v.shape[-1]
                 flat = np.ascontiguousarray(v.reshape(x.size, kk).T)
             else:
-                raise ValueError(f"adsim: {what} {i} has shape {v.shape}; expected {x.shape} "
-                                 f"(one direction) or {x.shape + ('k',)} (k directions)")
+                raise InvalidArgumentValue(f"adsim: {what} {i} has shape {v.shape}; expected "
+                                           f"{x.shape} (one direction) or {x.shape + ('k',)} (k "
+                                           "directions)")
             if i and kk != k:
-                raise ValueError(f"adsim: all {what}s need the same number of directions")
+                raise InvalidArgumentValue(f"adsim: all {what}s need the same number of directions")
             k = kk
             out.append(flat)
         return out, k
@@ -97,8 +100,9 @@ class Tape(_tape.Tape):
         several inputs."""
         xs = self._inputs(xs)
         if self.slot_size_of(self.output_slot) != 1:
-            raise ValueError(f"adsim: the gradient needs a scalar output; this tape's output has "
-                             f"shape {self.output_shape}: use tape.vjp or tape.jacobian")
+            raise InvalidArgumentValue("adsim: the gradient needs a scalar output; this tape's "
+                                       f"output has shape {self.output_shape}: use tape.vjp or "
+                                       "tape.jacobian")
         y, adj = self._adjoint(xs, None)
         if len(adj) == 1:
             return float(y.flat[0]), adj[0].reshape(xs[0].shape)
@@ -125,8 +129,8 @@ class Tape(_tape.Tape):
         elif w.shape[:-1] == shape:
             k, W = w.shape[-1], np.ascontiguousarray(w.reshape(-1, w.shape[-1]).T)
         else:
-            raise ValueError(f"adsim: the adjoint weight has shape {w.shape}; expected {shape} "
-                             f"(one weight) or {shape + ('k',)} (k weights)")
+            raise InvalidArgumentValue(f"adsim: the adjoint weight has shape {w.shape}; expected "
+                                       f"{shape} (one weight) or {shape + ('k',)} (k weights)")
         y, adj = self._adjoint(xs, W)
         return self._value(y), self._single([self._shape_dirs(a, x.shape, k) for a, x in zip(adj, xs)])
 
@@ -154,7 +158,8 @@ class Tape(_tape.Tape):
                 rows.append(np.concatenate(self._adjoint(xs, W)[1], axis=1))
             J = np.concatenate(rows, axis=0) if rows else np.zeros((0, n))
         else:
-            raise ValueError(f"adsim: jacobian mode must be 'forward' or 'reverse', not {mode!r}")
+            raise InvalidArgumentValue("adsim: jacobian mode must be 'forward' or 'reverse', not "
+                                       f"{mode!r}")
         splits = np.split(J, np.cumsum([x.size for x in xs])[:-1], axis=1)
         return self._single([s.reshape(tuple(self.output_shape) + x.shape)
                              for s, x in zip(splits, xs)])
@@ -178,13 +183,14 @@ class Tape(_tape.Tape):
         shape = tuple(self.output_shape)
         if w is None:
             if self.slot_size_of(self.output_slot) != 1:
-                raise ValueError(f"adsim: hvp needs a scalar output or a weight w of the output's "
-                                 f"shape {shape}")
+                raise InvalidArgumentValue("adsim: hvp needs a scalar output or a weight w of "
+                                           f"the output's shape {shape}")
             w = _ONE
         else:
             w = _tape._as_float_array(w, "output weight")
             if w.shape != shape and w.size != 1:
-                raise ValueError(f"adsim: the output weight has shape {w.shape}, expected {shape}")
+                raise InvalidArgumentValue(f"adsim: the output weight has shape {w.shape}, "
+                                           f"expected {shape}")
             if w.shape != shape:
                 w = np.broadcast_to(w, shape)
         _, _, adj, adot = self._soadjoint(xs, V, w)

@@ -11,7 +11,10 @@ import numpy as np
 
 from . import api
 from ._containers.tree import flatten, is_container, unflatten
-from ._validate import real_array
+from ._validate import count, function, given, real_array
+from .errors import InvalidArgument, InvalidArgumentValue
+
+_MODES = ("fwd", "rev", "cs")
 
 
 def _dot(a, b):
@@ -64,10 +67,16 @@ def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, ato
     seed : int
         Seed of the random directions.
     """
+    _check_options(f, modes, order, eps, rtol, atol, n_directions)
     xs, point = _leaves(x, "the point x of check_grads")
     rng = np.random.default_rng(seed)
     ys, output = _leaves(f(point(xs)), "the value of f")
     y0 = _flat(output(ys))
+    if not np.all(np.isfinite(y0)):
+        raise InvalidArgumentValue(f"adsim.check_grads: f(x) is not finite at the point x given "
+                                   f"(it holds {'NaN' if np.any(np.isnan(y0)) else 'infinities'})"
+                                   f"; differences cannot check derivatives there: pass a point "
+                                   f"where f is finite")
     n = sum(a.size for a in xs)
     h = eps * (1.0 + max(np.max(np.abs(a)) for a in xs if a.size)) if n else eps
     for _ in range(n_directions):
@@ -105,6 +114,25 @@ def check_grads(f, x, modes=("fwd", "rev"), order=1, *, eps=1e-6, rtol=1e-5, ato
             _close("Hessian-vector product vs central differences of the gradient", hv,
                    (g_plus - g_minus) / (2 * h), rtol * 10, atol * 10)
     return True
+
+
+def _check_options(f, modes, order, eps, rtol, atol, n_directions):
+    function(f, "check_grads", usage="adsim.testing.check_grads(f, x)")
+    if not isinstance(modes, (tuple, list)) or not modes or \
+            not all(isinstance(m, str) and m in _MODES for m in modes):
+        raise InvalidArgument(f"adsim.check_grads: modes must be a non-empty tuple of "
+                              f"{', '.join(map(repr, _MODES))}, got {given(modes)}")
+    if isinstance(order, bool) or order not in (1, 2):
+        raise InvalidArgumentValue(f"adsim.check_grads: order must be 1 (first derivatives) or "
+                                   f"2 (also Hessian-vector products), got {given(order)}")
+    for name, value in (("eps", eps), ("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+            raise InvalidArgument(f"adsim.check_grads: {name} must be a real number, got "
+                                  f"{given(value)}")
+        if not (np.isfinite(value) and (value > 0 or name == "atol" and value == 0)):
+            raise InvalidArgumentValue(f"adsim.check_grads: {name} must be a finite number "
+                                       f"{'>= 0' if name == 'atol' else '> 0'}, got {value!r}")
+    count(n_directions, "n_directions", "check_grads", minimum=1)
 
 
 def _output_leaves(y):

@@ -127,6 +127,8 @@ def interleaved(calls, s, batch=50):
 
 FIRST_CALL_AUTOGRAD = "autograd `grad(f)(x)` (traces every call)"
 FIRST_CALL = "`ad.grad(f)(x)`, f never seen"
+INLINE = "`ad.grad(f)(x)` inline, f seen (replay)"
+HELD = "held `g = ad.grad(f)`, `g(x)` (replay)"
 
 
 def _new_small_function():
@@ -151,9 +153,60 @@ def first_call_costs(s):
     assert np.allclose(ad.grad(_new_small_function())(x), 2 * x)
     calls[FIRST_CALL] = lambda: ad.grad(_new_small_function())(x)
     calls["`ad.record(f, x)`, f never seen"] = lambda: ad.record(_new_small_function(), x)
-    calls["`ad.grad(f)(x)` inline, f seen (replay)"] = lambda: ad.grad(seen)(x)
-    calls["held `g = ad.grad(f)`, `g(x)` (replay)"] = lambda: held(x)
+    calls[INLINE] = lambda: ad.grad(seen)(x)
+    calls[HELD] = lambda: held(x)
     return {"n": x.size, "timings": interleaved(calls, s)}
+
+
+def _small_programs(xp):
+    """Small functions of a few ops each, written for NumPy (``xp=np``) or
+    autograd's wrapper (``xp=autograd.numpy``); each call makes a new
+    function object, as a lambda written inside a loop does."""
+    rng = np.random.default_rng(3)
+    x_h, (A, b) = problems.make_helmholtz(50, rng)
+    X, y = rng.standard_normal((40, 10)), (rng.uniform(size=40) < 0.5) * 1.0
+    Z, t = rng.standard_normal((30, 4)), rng.standard_normal(30)
+
+    def helmholtz():
+        return lambda x: problems.helmholtz(x, A, b, xp=xp)
+
+    def logistic():
+        def loss(w):
+            z = X @ w
+            return xp.sum(xp.log(1.0 + xp.exp(-z)) + (1.0 - y) * z) / 40.0 + 0.01 * xp.sum(w * w)
+        return loss
+
+    def mlp():
+        def loss(p):
+            h = xp.tanh(Z @ xp.reshape(p[:32], (4, 8)) + p[32:40])
+            r = h @ p[40:48] + p[48] - t
+            return 0.5 * xp.mean(r * r)
+        return loss
+
+    return {"Helmholtz energy, n = 50": (helmholtz, x_h),
+            "logistic loss, 10 parameters": (logistic, 0.1 * rng.standard_normal(10)),
+            "MLP 4-8-1 loss, 49 parameters": (mlp, 0.3 * rng.standard_normal(49))}
+
+
+def small_function_costs(s):
+    """First calls and inline calls on small programs against autograd."""
+    ag = _autograd() if s.peers else None
+    mine = _small_programs(np)
+    theirs = _small_programs(ag[1]) if ag is not None else {}
+    out = {}
+    for name, (make, x) in mine.items():
+        seen = make()
+        held = ad.grad(seen)
+        calls = {}
+        if ag is not None:
+            make_ag = theirs[name][0]
+            assert np.allclose(ag[0].grad(make_ag())(x), held(x))
+            calls[FIRST_CALL_AUTOGRAD] = lambda make_ag=make_ag, x=x: ag[0].grad(make_ag())(x)
+        calls[FIRST_CALL] = lambda make=make, x=x: ad.grad(make())(x)
+        calls[INLINE] = lambda seen=seen, x=x: ad.grad(seen)(x)
+        calls[HELD] = lambda held=held, x=x: held(x)
+        out[name] = interleaved(calls, s, batch=10)
+    return out
 
 
 class FittedMixture:
@@ -257,8 +310,10 @@ def run(s):
     small = small_call_costs(s)
     arrays = array_costs(s)
     first = first_call_costs(s)
+    first_small = small_function_costs(s)
     large = large_environment_costs(s)
     return {"goals": GOALS, "per_op": per_op, "small": small, "arrays": arrays, "first_call": first,
+            "first_call_small_programs": first_small,
             "large_environment": large, "bytes": tape_sizes(per_op, arrays),
             "autograd": T.peer_versions()["autograd"] if s.peers else None}
 
@@ -320,6 +375,25 @@ def _first_call_md(fc):
             f"{next(iter(t.values())).repeats} rounds).\n",
             T.table(["call", "median wall (min–max)", "median CPU", "/ autograd", "goal"], rows),
             ""]
+
+
+def _small_programs_md(programs):
+    rows = []
+    for name, t in programs.items():
+        ag, held = t.get(FIRST_CALL_AUTOGRAD), t[HELD]
+        first = t[FIRST_CALL].median / ag.median if ag else None
+        inline = t[INLINE].median / held.median
+        rows.append((name, T.fmt_time(ag.median) if ag else "–", T.fmt_time(t[FIRST_CALL].median),
+                     T.fmt_ratio(first) if first else "–",
+                     _mark(first < GOALS["first_call_over_autograd"]) if first else "–",
+                     T.fmt_time(t[INLINE].median), T.fmt_time(held.median), T.fmt_ratio(inline),
+                     _mark(inline <= GOALS["inline_over_held"])))
+    return ["### First and inline calls of small programs\n\nMedian wall times, timed "
+            "interleaved: autograd's `grad(f)(x)`, adsim's first call (a new function "
+            "object), an inline `ad.grad(f)(x)` of a function seen before, a held "
+            "`g = ad.grad(f)`.\n",
+            T.table(["function", "autograd", "first call", "/ autograd", "< autograd",
+                     "inline", "held", "inline / held", "≤ 2"], rows), ""]
 
 
 def _large_environment_md(le):
@@ -386,6 +460,8 @@ def markdown(res, s, machine):
     lines = ["## Recording and replay\n", T.header(AREA, s, machine), ""]
     lines += _per_op_md(res["per_op"]) + _small_md(res["small"]) + _arrays_md(res)
     lines += _first_call_md(res["first_call"])
+    if "first_call_small_programs" in res:
+        lines += _small_programs_md(res["first_call_small_programs"])
     if "large_environment" in res:
         lines += _large_environment_md(res["large_environment"])
     lines += _sizes_md(res["bytes"])

@@ -6,6 +6,7 @@ import operator
 import numpy as np
 import scipy.sparse as sp
 
+import adsim
 from adsim import ops
 
 UNARY = [s for s in ops.TABLE if s.family == "unary"]
@@ -105,12 +106,27 @@ def _scatter_at_program(x):
     return u * x
 
 
+def branch_max_rows(x):
+    """np.max(x, axis=1) as tapes recorded it before max and min chose their
+    element at replay: an ARGEXT branch record and a GATHER at its positions
+    (tape files may hold them; recorded here by hand)."""
+    if not isinstance(x, adsim.Active):
+        return np.max(x, axis=1)
+    from adsim._np.core import new, tape_of
+    from adsim._opcodes import Opcode
+    tape = tape_of(x)
+    outer, m = x.shape
+    ioff = tape.add_indices(np.zeros(outer, dtype=np.int32))
+    tape.record_op(int(Opcode.ARGEXT), -1, [x.slot, outer, m, 1, ioff, 0])
+    return new(tape, Opcode.GATHER, (outer,), [x.slot, ioff, 0, 0, 0, 0])
+
+
 MASK6 = np.array([True, False, False, True, True, False])      # a plain mask: WHERE
 
 PROGRAMS = {
     # name: (function, input shape, sampling interval)
     "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
-    "ARGEXT": (lambda x: np.max(x, axis=1) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
+    "ARGEXT": (lambda x: branch_max_rows(x) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
     "COPY": (lambda x: np.reshape(x, (3, 2)) ** 2, (2, 3), (-2.0, 2.0)),
     "FILL": (lambda x: np.concatenate([np.ones(2), x]) * np.sum(x), (3,), (-2.0, 2.0)),
     "BROADCAST": (lambda x: np.broadcast_to(x, (3, 4)) * x[None, :] ** 2, (4,), (-2.0, 2.0)),

@@ -89,10 +89,10 @@ def _one_hot(i, m):
     """E[p, j] = 1 where index value i[j] picks position p of an axis of m,
     else 0: max(0, 1 - |(i mod m) - p|), exact for integers, recorded with
     ops that have no branches (i has no derivative)."""
-    pos = binary(Op.REMAINDER, i.reshape(-1), float(m), sides=False)     # negative ones wrap
+    pos = binary(Op.REMAINDER, i.reshape(-1), float(m))     # negative ones wrap
     gap = record_unary(pos.reshape(1, i.size) - np.arange(m, dtype=float).reshape(m, 1),
                        int(Op.ABS))
-    return binary(Op.MAXIMUM, 1.0 - gap, 0.0, sides=False)
+    return binary(Op.MAXIMUM, 1.0 - gap, 0.0)
 
 
 def _positions_at(i, outer, m, inner):
@@ -501,9 +501,9 @@ class _Transcription:
         taken = np.einsum("pj,upt->ujt", E, G)
         if add:
             return [(o[1], g), (o[2], taken.reshape(-1))]
-        hit = binary(Op.MINIMUM, np.sum(E, axis=1), 1.0, sides=False)
+        hit = binary(Op.MINIMUM, np.sum(E, axis=1), 1.0)
         same = np.einsum("pj,pl->jl", E, E) * np.triu(np.ones((picks, picks)), 1)
-        last = 1.0 - binary(Op.MINIMUM, np.sum(same, axis=1), 1.0, sides=False)
+        last = 1.0 - binary(Op.MINIMUM, np.sum(same, axis=1), 1.0)
         return [(o[1], (G * (1.0 - hit).reshape(1, m, 1)).reshape(-1)),
                 (o[2], (taken * last.reshape(1, picks, 1)).reshape(-1))]
 

@@ -160,20 +160,15 @@ def broadcast_to(x, shape, subok=False):
     return out
 
 
-def binary(code, a, b, sides=True):
+def binary(code, a, b):
     """a <op> b for a binary primitive, with NumPy broadcasting. maximum and
-    minimum record which side they took (a branch: their derivative depends
-    on it) unless ``sides`` is false (operands without derivative)."""
+    minimum record no branch: their kernels choose the side from the values
+    at every replay (ties and NaN in ``a`` go to ``a``), so a replay where
+    the other side wins follows it."""
     tape = tape_of(a, b)
     shape = np.broadcast_shapes(shape_of(a), shape_of(b))
     ra, keep_a = operand(tape, a, shape)
     rb, keep_b = operand(tape, b, shape)
-    if not sides:
-        pass
-    elif code == Op.MAXIMUM:
-        record_compare(tape, CompareKind.CMP_GE, ra, rb, shape)
-    elif code == Op.MINIMUM:
-        record_compare(tape, CompareKind.CMP_LE, ra, rb, shape)
     return layout.elementwise(record_binary_refs(tape, int(code), ra, rb, shape), a, b)
 
 

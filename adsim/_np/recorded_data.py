@@ -95,8 +95,7 @@ def ufunc(uf, method, inputs, kwargs):
         if dtype == np.int64 and uf in _PRESERVING and len(inputs) == 2:
             if uf in (np.floor_divide, np.remainder) and not _nonzero_plain_integers(inputs[1]):
                 return _fallback(uf, inputs, kwargs)      # x // 0 and x % 0 are NumPy's own
-            values = binary(_PRESERVING[uf], floats(inputs[0]), floats(inputs[1]),
-                            sides=False)
+            values = binary(_PRESERVING[uf], floats(inputs[0]), floats(inputs[1]))
             return exact_integers(values) if uf in _GROWING else IntegerArray(values)
         if dtype == np.bool_:
             recorded = _boolean(uf, inputs)
@@ -125,20 +124,19 @@ def _boolean(uf, inputs):
     """Comparisons and logic with a bool result, on values; None for other
     ufuncs with a bool result (the plain fallback)."""
     if uf in _COMPARISONS:
-        return BoolArray(binary(_COMPARISONS[uf], floats(inputs[0]), floats(inputs[1]),
-                                sides=False))
+        return BoolArray(binary(_COMPARISONS[uf], floats(inputs[0]), floats(inputs[1])))
     if uf in (np.logical_not, np.invert):
         return BoolArray(1.0 - as_bool(inputs[0]).values)
     if uf is np.isnan:
         v = floats(inputs[0])
-        return BoolArray(binary(Op.NOT_EQUAL, v, v, sides=False))
+        return BoolArray(binary(Op.NOT_EQUAL, v, v))
     if uf is np.isfinite:
         v = floats(inputs[0])
-        return BoolArray(binary(Op.EQUAL, v - v, 0.0, sides=False))
+        return BoolArray(binary(Op.EQUAL, v - v, 0.0))
     if uf is np.isinf:
         return BoolArray(binary(Op.EQUAL, record_unary(as_active(tape_of(floats(inputs[0])),
                                                                  floats(inputs[0])),
-                                                       int(Op.ABS)), np.inf, sides=False))
+                                                       int(Op.ABS)), np.inf))
     if len(inputs) != 2:
         return None
     a, b = (as_bool(v).values if isinstance(v, (RecordedArray, Active)) else
@@ -146,9 +144,9 @@ def _boolean(uf, inputs):
     if uf in (np.logical_and, np.bitwise_and, np.multiply, np.minimum):
         return BoolArray(binary(Op.MUL, a, b))
     if uf in (np.logical_or, np.bitwise_or, np.add, np.maximum):
-        return BoolArray(binary(Op.MAXIMUM, a, b, sides=False))
+        return BoolArray(binary(Op.MAXIMUM, a, b))
     if uf in (np.logical_xor, np.bitwise_xor):
-        return BoolArray(binary(Op.NOT_EQUAL, a, b, sides=False))
+        return BoolArray(binary(Op.NOT_EQUAL, a, b))
     return None
 
 
@@ -248,14 +246,14 @@ def _any(a, axis=None, out=None, keepdims=False, *, where=None):
     if not isinstance(a, RecordedArray) or out is not None or where is not None:
         return NotImplemented
     count = np.sum(as_bool(a).values, axis=axis, keepdims=keepdims)
-    return BoolArray(binary(Op.GREATER, count, 0.0, sides=False))
+    return BoolArray(binary(Op.GREATER, count, 0.0))
 
 
 def _all(a, axis=None, out=None, keepdims=False, *, where=None):
     if not isinstance(a, RecordedArray) or out is not None or where is not None:
         return NotImplemented
     misses = np.sum(1.0 - as_bool(a).values, axis=axis, keepdims=keepdims)
-    return BoolArray(binary(Op.EQUAL, misses, 0.0, sides=False))
+    return BoolArray(binary(Op.EQUAL, misses, 0.0))
 
 
 FUNCTIONS = {np.take: take, np.clip: clip, np.where: where, np.sum: _sum, np.mean: _mean,

@@ -81,6 +81,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def _extremum(a, axis, keepdims, want_min):
+    """max/min along ``axis``: the element at each fiber's argmax (argmin),
+    whose position is integer data (ARGEXT_AT) that every replay computes
+    again, so a replay where the extremum moves follows it instead of
+    leaving the recorded path (a log-sum-exp in an optimisation loop replays
+    one tape). The derivative goes to that one element: the tie rule of
+    docs/numpy.md (the first extremal element, NumPy's argmax)."""
     axes = reduce_axes(axis, a.ndim)
     tape = tape_of(a)
     if any(a.shape[ax] == 0 for ax in axes):
@@ -95,10 +101,26 @@ def _extremum(a, axis, keepdims, want_min):
     for ax in sorted(axes, reverse=True):
         outer, m, inner = split_at(cur, ax)
         del cur[ax]
-        ioff = tape.add_indices(np.zeros(outer * inner, dtype=np.int32))
-        tape.record_op(int(Op.ARGEXT), -1, [y.slot, outer, m, inner, ioff, int(want_min)])
-        y = new(tape, Op.GATHER, cur, [y.slot, ioff, 0, 0, 0, 0])
+        y = _pick_extremum(tape, y, outer, m, inner, want_min, cur)
     return layout.reduced(finish_reduction(y, a.shape, axes, keepdims), a, axes, keepdims)
+
+
+def _pick_extremum(tape, y, outer, m, inner, want_min, shape):
+    """The extremum of each fiber ``y[u, :, t]`` (of ``m`` elements), shaped
+    ``shape``. One fiber: a gather at the recomputed position. Several: the
+    fiber's elements selected where their position is the recomputed one (a
+    SELECT, whose mask replays read), summed along the fiber; the others are
+    -0.0, which leaves every sum exact (also a maximum of -0.0), and their
+    sparsity pattern stays one fiber per result."""
+    at = new(tape, Op.ARGEXT_AT, (outer, inner), [y.slot, outer, m, inner, int(want_min)])
+    if outer * inner == 1:
+        return new(tape, Op.GATHER_AT, shape, [y.slot, at.slot, 1, m, 1])
+    fiber = (outer, m, inner)
+    spread = new(tape, Op.BROADCAST, fiber, [at.slot, outer, m, inner])     # at[u, t] along j
+    hit = binary(Op.EQUAL, spread, np.arange(m, dtype=np.float64).reshape(1, m, 1))
+    zero = tape.const_ref(np.array(-0.0))
+    kept = new(tape, Op.SELECT, fiber, [hit.slot, y.slot, zero])
+    return new(tape, Op.SUM, shape, [kept.slot, outer, m, inner])
 
 
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):

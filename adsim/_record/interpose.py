@@ -106,6 +106,7 @@ import numpy as np
 from . import creation, listed
 from .._np import mapped
 from .._scipy import hooks
+from ..errors import InvalidArgument
 
 _ENVIRONMENT = "ADSIM_INTERPOSE"
 _WORDS = {"1": True, "true": True, "yes": True, "on": True,
@@ -126,9 +127,18 @@ _default = _from_environment()
 _local = threading.local()          # .settings: this thread's interposition blocks
 
 
+def _shown(value):
+    """A short account of ``value`` for messages (arrays by shape and dtype)."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} ({value.dtype})"
+    text = repr(value)
+    return f"{text[:57] + '...' if len(text) > 60 else text} ({type(value).__name__})"
+
+
 def _checked(enabled, where):
     if not isinstance(enabled, (bool, np.bool_)):
-        raise TypeError(f"adsim.{where} takes True or False, got {type(enabled).__name__}")
+        raise InvalidArgument(f"adsim.{where}: enabled must be True or False, got "
+                              f"{_shown(enabled)}")
     return bool(enabled)
 
 

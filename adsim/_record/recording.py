@@ -6,9 +6,11 @@ from . import creation, interpose
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
 from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
-from .._validate import function, real_array
+from .._validate import entry_point, function, name_of, real_array
+from ..errors import InvalidArgument
 
 
+@entry_point
 def record(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are
@@ -18,6 +20,10 @@ def record(f, *args, **kwargs):
     closures, globals, object attributes and random draws keep the values
     they had while recording, whatever they are at replay."""
     function(f, "record", usage="adsim.record(f, x), then tape.gradient(x)")
+    if not args:
+        raise InvalidArgument(f"adsim.record: no inputs were given after the function "
+                              f"{name_of(f)}; pass the point to record at, as positional "
+                              f"arguments: adsim.record(f, x) or adsim.record(f, x1, x2)")
     return record_inputs(f, args, kwargs, len(args))
 
 

@@ -26,7 +26,7 @@ from .random_watch import RandomWatch
 from .._record.recording import flat_output, record_inputs
 from .._containers.tree import LEAF, flatten, unflatten
 from .._validate import name_of as _name, real_array
-from ..errors import AdsimError, BranchChanged
+from ..errors import AdsimError, BranchChanged, InvalidArgument
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
 WALK_AGAIN_AFTER = 16   # recordings without a walk once the walk could not see the environment
@@ -109,8 +109,9 @@ class TapeCache(ResultNeutral):
         differentiated (a nested derivative needs their mixed partials)."""
         def plain(tape, call):
             if not call.out_tree.is_leaf:
-                raise TypeError(f"adsim: {_name(f)} returned the container {call.out_tree!r} "
-                                f"(* marks an array); here it must return one array")
+                raise InvalidArgument(f"adsim: {_name(f)} returned the container "
+                                      f"{call.out_tree!r} (* marks an array); here it must "
+                                      f"return one array")
             return method(tape, call.values)
         return self.run_call(f, args, kwargs, argnums, plain, all_varied)
 

@@ -13,7 +13,8 @@ import numpy as np
 from .. import _numpy_api as api
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
-from ..errors import MixedRecordings
+from .._validate import entry_point
+from ..errors import InvalidArgumentValue, MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
@@ -159,6 +160,7 @@ def _any_active(state, args):
 
 # ------------------------------------------------------------- public API
 
+@entry_point
 def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=None,
                     memory_limit=None, snapshot_dir=None, schedule=None, progress=None,
                     stats=None):
@@ -239,6 +241,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
                         0 if save_at is None else len(save_at))
 
 
+@entry_point
 def checkpoint_while(cond, step, state, args=(), *, snapshots=20, memory_limit=None,
                      max_steps=10 ** 6, progress=None, stats=None):
     """``while cond(state, *args): state = step(state, *args)``, differentiated
@@ -287,11 +290,23 @@ def _checked_while(cond, step, state, args):
     return cond, step, args, check_state(state)
 
 
+def _one_truth(holds):
+    """``cond``'s result, which must be one truth value: NumPy's message for
+    an array in ``while`` does not say whose it is."""
+    shape = np.shape(holds) if not hasattr(holds, "shape") else tuple(holds.shape)
+    if int(np.prod(shape)) != 1:
+        raise InvalidArgumentValue(
+            f"adsim.checkpoint_while: cond(state, *args) must return one truth value (a bool, "
+            f"or an array of one element), got an array of shape {shape}; reduce it, as "
+            f"np.all(...) or np.any(...) or a norm against a tolerance does")
+    return holds
+
+
 def _while(cond, step, state, args, size, options):
     group = options.group
     if not _any_active(state, args):
         k = 0
-        while cond(state, *args):
+        while _one_truth(cond(state, *args)):
             if options.max_steps is not None and k >= options.max_steps:
                 raise RuntimeError(f"adsim: checkpoint_while did not stop within "
                                    f"max_steps={options.max_steps}")
@@ -303,8 +318,8 @@ def _while(cond, step, state, args, size, options):
     layout, positions, args_of, step_flat = _setup(step, state, args)
 
     def cond_flat(z, *inputs):
-        return cond(layout.unflatten(z), *args_of(
-            [np.reshape(x, api.shape_of(args[i])) for x, i in zip(inputs, positions)]))
+        return _one_truth(cond(layout.unflatten(z), *args_of(
+            [np.reshape(x, api.shape_of(args[i])) for x, i in zip(inputs, positions)])))
     condition = group.condition if group is not None and group.condition is not None else \
         ConditionTapes(cond_flat, (cond, _constants(args, positions)))
     if group is not None:

@@ -9,6 +9,7 @@ least often, so the extra slots cut recomputation while disk traffic stays
 small.
 """
 
+from ..errors import InvalidArgumentValue
 from .schedules import (
     TakeShot,
     _check_count,
@@ -167,11 +168,12 @@ class TwoLevel:
         self._memory = _check_count(memory_snapshots, "memory_snapshots", 0, "TwoLevel")
         self._disk = _check_count(disk_snapshots, "disk_snapshots", 0, "TwoLevel")
         if self._memory + self._disk < 1:
-            raise ValueError("memory_snapshots + disk_snapshots must be >= 1, got 0")
+            raise InvalidArgumentValue("adsim.TwoLevel: memory_snapshots + disk_snapshots must be "
+                                       ">= 1, got 0; keep at least one snapshot")
         total = self._memory + self._disk
         if min(total, self._n_steps) > _MAX_DEPTHS:
-            raise ValueError(
-                f"TwoLevel({self._n_steps}, {self._memory}, {self._disk}) would place "
+            raise InvalidArgumentValue(
+                f"adsim.TwoLevel({self._n_steps}, {self._memory}, {self._disk}) would place "
                 f"{min(total, self._n_steps)} snapshot depths; at most {_MAX_DEPTHS} are "
                 "supported. Use fewer snapshots: beyond a few hundred they barely cut "
                 "recomputation (see Revolve(n, s).forward_steps)"

@@ -12,8 +12,9 @@ from scipy import optimize
 
 import adsim
 from adsim import integrate
+import adsim.testing
 from adsim.errors import (AdsimError, InvalidArgnums, InvalidArgument, InvalidArgumentValue,
-                          NotCallable, NotPicklable, UnsupportedOperation)
+                          InvalidInput, NotCallable, NotPicklable, UnsupportedOperation)
 from fdcheck import assert_close, central
 
 X = np.array([0.5, 0.2, 0.1])
@@ -423,3 +424,135 @@ def test_argument_errors_name_the_argument_the_value_and_what_is_accepted(call, 
         warnings.simplefilter("ignore")
         with pytest.raises(error, match=words):
             call()
+
+
+# ---------------------------- 8. tapes, loaded tapes, made functions, switches, checks
+
+def _tapes():
+    tape = adsim.record(f, X)
+    return {"recorded": tape, "loaded": adsim.tapefile.loads(adsim.tapefile.dumps(tape))}
+
+
+@pytest.mark.parametrize("kind", ["recorded", "loaded"])
+@pytest.mark.parametrize("call, error, words", [
+    (lambda t: t.gradient(np.ones(4)), InvalidArgumentValue,
+     r"input 0 has shape \(4,\) but the tape was recorded for shape \(3,\); record a new tape"),
+    (lambda t: t.forward(None), InvalidInput, r"input 0 is None; pass a float64 array"),
+    (lambda t: t.gradient(X.astype(complex)), InvalidInput,
+     r"input 0 is complex \(complex128\).*split it into real and imaginary parts"),
+    (lambda t: t.value_and_gradient("abc"), InvalidInput,
+     r"input 0 has dtype <U3 \(given a str\); pass a float64 array"),
+    (lambda t: t.jacobian([[1.0, 2.0], [3.0]]), InvalidInput,
+     r"input 0 is not an array of numbers"),
+    (lambda t: t.gradient((X, X)), InvalidArgumentValue,        # one input: one array
+     r"input 0 has shape \(2, 3\) but the tape was recorded for shape \(3,\)"),
+    (lambda t: t.jvp(X, np.ones(2)), InvalidArgumentValue,
+     r"tangent 0 has shape \(2,\); expected \(3,\) \(one direction\) or \(3, 'k'\)"),
+    (lambda t: t.vjp(X, np.ones((2, 2))), InvalidArgumentValue,
+     r"the adjoint weight has shape \(2, 2\); expected \(\) \(one weight\)"),
+    (lambda t: t.hvp(X, X, w=np.ones(3)), InvalidArgumentValue,
+     r"the output weight has shape \(3,\), expected \(\)"),
+    (lambda t: t.jacobian(X, mode="sideways"), InvalidArgumentValue,
+     r"jacobian mode must be 'forward' or 'reverse', not 'sideways'"),
+    (lambda t: t.save(3), InvalidArgument,
+     r"tape.save: file must be a path \(str, bytes or os.PathLike\) or a binary file object "
+     r"open for writing, got an object of type int"),
+])
+def test_tape_methods_name_the_argument(kind, call, error, words):
+    with pytest.raises(error, match=words):
+        call(_tapes()[kind])
+
+
+def _cond_on_every_element(x):
+    return adsim.checkpoint_while(lambda z: z > 0.1, lambda z: 0.5 * z, x)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: adsim.set_interposition(np.ones(3)), InvalidArgument,
+     r"adsim.set_interposition: enabled must be True or False, got an array of shape \(3,\)"),
+    (lambda: adsim.interposition("off"), InvalidArgument,
+     r"adsim.interposition: enabled must be True or False, got 'off' \(str\)"),
+    (lambda: adsim.load_tape(3), InvalidArgument,
+     r"adsim.load_tape: file must be a path .*open for reading, got an object of type int"),
+    (lambda: adsim.record(f), InvalidArgument,
+     r"adsim.record: no inputs were given after the function f; pass the point"),
+    (lambda: adsim.hessp(f)(X), InvalidArgument,
+     r"adsim.hessp\(f\) made hessp_f\(x, p, \*args\): missing 1 required positional argument: "
+     r"'p'; call it with the arguments its signature names"),
+    (lambda: adsim.grad(F)(X), InvalidArgumentValue,
+     r"grad needs a function with a scalar output; F returned shape \(3,\)"),
+    (lambda: adsim.grad(lambda z: (z, z))(X), InvalidArgument,
+     r"grad needs a function with a scalar output; <lambda> returned the container \(\*, \*\)"),
+    (lambda: adsim.hessian(lambda z: [z, z])(X), InvalidArgument,
+     r"returned the container \[\*, \*\].*must return one array"),
+    (lambda: adsim.hvp(f, X, np.ones(2)), InvalidArgumentValue,
+     r"direction 0 has shape \(2,\); expected \(3,\)"),
+    (lambda: _cond_on_every_element(X), InvalidArgumentValue,
+     r"adsim.checkpoint_while: cond\(state, \*args\) must return one truth value .*got an array "
+     r"of shape \(3,\); reduce it"),
+    (lambda: adsim.grad(lambda x: np.sum(_cond_on_every_element(x)))(X), InvalidArgumentValue,
+     r"cond\(state, \*args\) must return one truth value"),
+    (lambda: adsim.TwoLevel(10, 0, 0), InvalidArgumentValue,
+     r"adsim.TwoLevel: memory_snapshots \+ disk_snapshots must be >= 1, got 0"),
+    # adsim.testing.check_grads
+    (lambda: adsim.testing.check_grads(f(X), X), NotCallable,
+     r"adsim.check_grads: f must be a callable"),
+    (lambda: adsim.testing.check_grads(f, X, modes="fwd"), InvalidArgument,
+     r"modes must be a non-empty tuple of 'fwd', 'rev', 'cs', got 'fwd' \(str\)"),
+    (lambda: adsim.testing.check_grads(f, X, order=3), InvalidArgumentValue,
+     r"order must be 1 \(first derivatives\) or 2 .*got 3 \(int\)"),
+    (lambda: adsim.testing.check_grads(f, X, rtol=-1e-6), InvalidArgumentValue,
+     r"rtol must be a finite number > 0, got -1e-06"),
+    (lambda: adsim.testing.check_grads(f, X, eps="small"), InvalidArgument,
+     r"eps must be a real number, got 'small' \(str\)"),
+    (lambda: adsim.testing.check_grads(f, X, n_directions=0), InvalidArgumentValue,
+     r"n_directions must be >= 1, got 0"),
+    (lambda: adsim.testing.check_grads(lambda z: np.sum(np.log(z)), -X), InvalidArgumentValue,
+     r"f\(x\) is not finite at the point x given \(it holds NaN\)"),
+])
+def test_more_argument_errors_name_the_argument(call, error, words):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=words):
+            call()
+
+
+def test_a_tape_of_two_inputs_counts_them():
+    tape = adsim.record(two, X, Y)
+    with pytest.raises(InvalidArgumentValue, match=r"the tape has 2 inputs but 3 were given; "
+                                                   r"pass one array per input: "
+                                                   r"tape.gradient\(x1, x2\), or x=\(x1, x2\)"):
+        tape.gradient(X, Y, X)
+
+
+def test_a_misfit_call_of_a_made_function_is_told_apart_from_a_type_error_inside_f():
+    def broken(x):
+        return np.sum(x) * (len(x) + None)
+    with pytest.raises(TypeError, match="unsupported operand") as info:
+        adsim.grad(broken)(X)
+    assert not isinstance(info.value, AdsimError)          # the user's own error, untouched
+    with pytest.raises(InvalidArgument, match=r"adsim.hessp\(f\) made hessp_f\(x, p, \*args\): "
+                                              r"got an unexpected keyword argument 'v'"):
+        adsim.hessp(f)(X, v=X)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: adsim.hvp(f, X), r"adsim.hvp\(f, x, v, \*args\): missing 1 required positional "
+                              r"argument: 'v'"),
+    (lambda: adsim.jvp(f, X, X, X), r"adsim.jvp\(f, x, v\): takes 3 positional arguments but 4 "
+                                    r"were given"),
+    (lambda: adsim.grad(f, argnum=1), r"adsim.grad\(f, argnums=0, cache=True, has_aux=False\): "
+                                      r"got an unexpected keyword argument 'argnum'"),
+    (lambda: adsim.record(), r"adsim.record\(f, \*args, \*\*kwargs\): missing 1 required "
+                             r"positional argument: 'f'"),
+    (lambda: adsim.checkpoint_loop(F, X), r"adsim.checkpoint_loop\(step, state, n_steps, .*\): "
+                                          r"missing 1 required positional argument: 'n_steps'"),
+    (lambda: adsim.checkpoint_while(lambda u: False, F, X, snapshot=3),
+     r"adsim.checkpoint_while\(cond, step, state, .*\): got an unexpected keyword argument "
+     r"'snapshot'"),
+    (lambda: adsim.primitive(np.sin, vjpp=None),
+     r"adsim.primitive\(value, \*, jvp=None, .*\): got an unexpected keyword argument 'vjpp'"),
+])
+def test_calls_off_the_signature_show_it(call, words):
+    with pytest.raises(InvalidArgument, match=words + r"; call it as its signature says"):
+        call()

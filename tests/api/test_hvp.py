@@ -25,7 +25,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 import adsim
 from adsim import ops
 from fdcheck import assert_close, central, distinct
-from opcases import FD_KINKS, NONSMOOTH, S34
+from opcases import FD_KINKS, NONSMOOTH, S34, branch_max_rows
 
 # ---------------------------------------------------------------- checkers
 
@@ -180,7 +180,7 @@ def _scatter_at_sum(x):
 
 PROGRAMS = {
     "COMPARE": (_compare, (4,), (0.1, 2.0)),
-    "ARGEXT": (lambda X: np.sum(np.max(X, axis=1) ** 3) + np.min(X) * np.sum(X * X), (2, 3),
+    "ARGEXT": (lambda X: np.sum(branch_max_rows(X) ** 3) + np.min(X) * np.sum(X * X), (2, 3),
                "distinct"),
     "COPY": (lambda X: np.sum(np.reshape(X, (3, 2)) ** 3 @ np.array([1.0, -2.0])), (2, 3),
              (-2.0, 2.0)),
@@ -194,7 +194,8 @@ PROGRAMS = {
                + np.sum(np.transpose(np.reshape(x[:4], (2, 2))) * np.reshape(x[1:], (2, 2)) ** 2),
                (5,), (-2.0, 2.0)),
     "SCATTER": (_scatter, (4,), (-2.0, 2.0)),
-    "ARGEXT_AT": (lambda X: np.sum(X[:, np.argmax(X, axis=0)] ** 3) * X[0, np.argmin(X[1])],
+    "ARGEXT_AT": (lambda X: np.sum(X[:, np.argmax(X, axis=0)] ** 3) * X[0, np.argmin(X[1])]
+                  + np.sum(np.max(X, axis=1) ** 3) + np.min(X) * np.sum(X * X),
                   (2, 3), "distinct"),
     "SEARCH": (lambda x: np.sum(np.interp(x, np.linspace(-2.0, 2.0, 7), np.cos(np.arange(7.0)))
                                 * x ** 2) + np.sum(np.digitize(x, [-1.0, 0.0, 1.0]) * x ** 3),

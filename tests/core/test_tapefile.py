@@ -189,7 +189,8 @@ def test_save_and_load_through_paths_and_file_objects(tmp_path):
         not any(p.name.startswith(".adsim-tape-") for p in tmp_path.iterdir())
     for source in (tmp_path / "t.adtape", str(tmp_path / "u.adtape"), io.BytesIO(buffer.getvalue())):
         assert np.array_equal(ad.load_tape(source).gradient(np.ones(3)), 3.0 * np.ones(3))
-    with pytest.raises(TypeError, match="path or a binary file"):
+    with pytest.raises(TypeError, match=r"file must be a path \(str, bytes or os.PathLike\) or a "
+                                        r"binary file"):
         ad.load_tape(3)
     with pytest.raises(TypeError, match="binary mode"):
         ad.load_tape(io.StringIO("text"))

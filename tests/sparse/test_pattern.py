@@ -186,10 +186,12 @@ OPS = {
     "where": (lambda x: np.where(x > 0.5, x ** 2, np.sin(x[::-1])), False),
     # a plain mask is a branch of the recording: its side's pattern exactly
     "where_plain": (lambda x: np.where(np.asarray(x > 0.5), x ** 2, np.sin(x[::-1])), True),
-    "maximum": (lambda x: np.maximum(x, x[::-1]) * x, True),
-    "clip": (lambda x: np.clip(x, 0.3, 0.7) ** 3, True),
+    # sides and extrema chosen at replay: either side's pattern, each fiber's
+    # for a reduction (a superset at any one point)
+    "maximum": (lambda x: np.maximum(x, x[::-1]) * x, False),
+    "clip": (lambda x: np.clip(x, 0.3, 0.7) ** 3, False),
     "abs": (lambda x: np.abs(x - 0.5) * x[0], True),
-    "max_reduction": (lambda x: np.max(x.reshape(2, 3), axis=1) * x[:2], True),
+    "max_reduction": (lambda x: np.max(x.reshape(2, 3), axis=1) * x[:2], False),
     "matmul_const": (lambda x: CONST @ x, True),
     "matmul_const_right": (lambda x: x[:5] @ CONST, True),
     "matmul_active": (lambda x: (x.reshape(2, 3) @ x.reshape(3, 2)).ravel(), True),

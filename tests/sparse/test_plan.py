@@ -164,8 +164,21 @@ def test_a_mask_read_at_replay_needs_no_new_recording():
     assert plan.recordings == 1
 
 
-def test_branch_change_in_a_hessian_plan():
+def test_a_hessian_plan_follows_a_new_side_of_maximum():
+    """maximum chooses its side at every replay: the plan's pattern holds
+    both sides, and a point where a side flips needs no new recording."""
     f = lambda x: np.sum(np.maximum(x[:-1] * x[1:], 0.0)) + np.sum(x ** 2)  # noqa: E731
+    x0 = np.array([1.0, 1.0, 1.0, 1.0])
+    plan = sparse_hessian_plan(f, x0)
+    x1 = np.array([1.0, -1.0, 1.0, 1.0])
+    H = plan(x1)
+    assert plan.recordings == 1
+    assert_sparse_equal(H, adsim.hessian(f)(x1))
+    assert_sparse_equal(plan(x0), adsim.hessian(f)(x0))
+
+
+def test_branch_change_in_a_hessian_plan():
+    f = lambda x: np.sum(np.abs(x[:-1] * x[1:])) + np.sum(x ** 2)  # noqa: E731
     x0 = np.array([1.0, 1.0, 1.0, 1.0])
     plan = sparse_hessian_plan(f, x0)
     x1 = np.array([1.0, -1.0, 1.0, 1.0])
