@@ -390,8 +390,8 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     kinds = tuple(kind for kind in kinds if summed or kind not in SUMMED_KINDS)
     text = "\n".join(_vector_kernel(run, f"adsim_{kind}_{name}", read_later)
                      if kind == "vtangents" else
-                     _kernel(run, kind, written, f"adsim_{kind}_{name}", end - 1, read_later)
-                     for kind in kinds)
+                     _kernel(run, kind, written, _function_name(kind, name), end - 1, read_later)
+                     for kind in _with_hvp(kinds))
     # what the reverse kernel needs back from the value stack: every slot the
     # run reads (it recomputes the run), and the slots whose value before the
     # run some reverse rule before it reads (their first writer pushes it)
@@ -427,24 +427,35 @@ def _read_after(tape, slot, end, codes, flags):
 
 
 def _kernel(run, kind, written, function, last, read_later):
-    tangents = kind in ("tangents", "reverse2", "second_order")
-    reverse = kind in ("reverse", "reverse2", "gradient", "second_order")
-    second = kind in ("reverse2", "second_order")        # adjoint tangents too
-    summed = kind in SUMMED_KINDS                       # into the scalar output
+    """The C function ``function``, kernel ``kind`` of the run; or "hvp":
+    second_order when nothing but the adjoint tangents is asked for (the
+    output's value and tangent, the gradient and the output's adjoint
+    tangent seed all unused), which second_order calls for such a call."""
+    hvp = kind == "hvp"
+    tangents = kind in ("tangents", "reverse2", "second_order", "hvp")
+    reverse = kind in ("reverse", "reverse2", "gradient", "second_order", "hvp")
+    second = kind in ("reverse2", "second_order", "hvp")        # adjoint tangents too
+    summed = kind in SUMMED_KINDS and not hvp                   # into the scalar output
     externals = [e for _, e in run.externals.values()]
-    lines = [f"void {function}(double** V, double** T, double** A, double** D, "
-             f"const double* seeds, double* outs) {{",
+    actives = [x for x, e in enumerate(externals) if e.active]
+    lines = [f"{'static ' if hvp else ''}void {function}(double** V, double** T, double** A, "
+             f"double** D, const double* seeds, double* outs) {{",
              "    (void)V; (void)T; (void)A; (void)D; (void)seeds; (void)outs;"]
+    if kind == "second_order":
+        unused = " && ".join(["seeds[1] == 0.0"] +
+                             [f"A[{i}] == NULL" for i in sorted({externals[x].index
+                                                                 for x in actives})])
+        lines += [f"    if ({unused}) {{ {function}_hvp(V, T, A, D, seeds, outs); return; }}"]
     for x, e in enumerate(externals):
         if e.kind == "scalar":
             lines.append(f"    const double s{x} = V[{e.index}][0];")
             if tangents and e.active:
                 lines.append(f"    const double ts{x} = T[{e.index}][0];")
             if reverse and e.active:
-                lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)accd{x};")
+                lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)acc{x}; (void)accd{x};")
     groups = _overlapping_gathers(externals) if reverse else []
-    if reverse and summed:
-        lines += _fresh_prologue(run, externals, groups, second)
+    if reverse and (summed or hvp):
+        lines += _fresh_prologue(run, externals, groups, second, hvp)
     if summed:
         lines.append(_sum_declaration("sum"))
         if tangents:
@@ -459,7 +470,7 @@ def _kernel(run, kind, written, function, last, read_later):
                 lines += _rotated_block(x, e, run.m, "T", f"TR{x}", False)
     for x, e in enumerate(externals):
         if e.kind == "rotated" and reverse and e.active:
-            lines.append(f"        double b{x}[BLOCK];")
+            lines += [f"        double b{x}[BLOCK];"] if not hvp else []
             if second:
                 lines += [f"        double bd{x}[BLOCK];"]
         if e.kind in ("scalar", "rotated"):
@@ -470,17 +481,19 @@ def _kernel(run, kind, written, function, last, read_later):
         if tangents and e.active:
             lines.append(f"        const double* T{name}{x} = T[{e.index}] + {start};")
         if reverse and e.active:
-            lines += [f"        double b{x}[BLOCK];"]
+            lines += [f"        double b{x}[BLOCK];"] if not hvp else []
             if second:
                 lines += [f"        double bd{x}[BLOCK];"]
     for x, e in enumerate(externals):
         if e.kind == "scalar" and reverse and e.active:
-            lines.append(f"        double b{x}[BLOCK];")
+            lines += [f"        double b{x}[BLOCK];"] if not hvp else []
             if second:
                 lines += [f"        double bd{x}[BLOCK];"]
     if summed:
         lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
                                                      if tangents else [])
+    elif hvp:
+        pass
     elif not reverse:           # results go to block buffers: the element loop then
         for slot in read_later:  # stores nothing a load may alias, and vectorises
             i = run.refs.index(slot)
@@ -511,21 +524,20 @@ def _kernel(run, kind, written, function, last, read_later):
         body += [f"double g{k} = 0.0;" for k in run.ops]
         if second:
             body += [f"double h{k} = 0.0;" for k in run.ops]
-        actives = [x for x, e in enumerate(externals) if e.active]
-        body += [f"double ge{x} = 0.0;" for x in actives]
+        body += [f"double ge{x} = 0.0; (void)ge{x};" for x in actives]
         if second:
             body += [f"double he{x} = 0.0;" for x in actives]
-        if summed:
+        if summed or hvp:
             body.append(f"g{last} = seeds[0];")
             if second:
-                body.append(f"h{last} = seeds[1];")
+                body.append(f"h{last} = {'0.0' if hvp else 'seeds[1]'};")
         else:
             body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];" for slot in written]
             if second:
                 body += [f"h{run.writer[slot]} = sdd{run.refs.index(slot)}[j];"
                          for slot in written]
         body += run.reverse2 if second else run.reverse
-        body += [f"b{x}[j] = ge{x};" for x in actives]
+        body += [f"b{x}[j] = ge{x};" for x in actives] if not hvp else []
         if second:
             body += [f"bd{x}[j] = he{x};" for x in actives]
     elif summed:
@@ -546,9 +558,9 @@ def _kernel(run, kind, written, function, last, read_later):
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
     if reverse:
-        covered = _covered_sources(run, externals, groups) if summed else set()
+        covered = _covered_sources(run, externals, groups) if summed or hvp else set()
         merged = {x for group in groups for x in group}
-        for array, prefix in [("A", "b")] + ([("D", "bd")] if second else []):
+        for array, prefix in ([("A", "b")] if not hvp else []) + ([("D", "bd")] if second else []):
             # a Hessian-vector product needs no gradient: the whole-tape
             # path passes NULL for the inputs' adjoints
             optional = array == "A" and kind == "second_order"
@@ -572,7 +584,7 @@ def _kernel(run, kind, written, function, last, read_later):
     lines += ["      }", "    }"]
     if reverse:
         for x, e in enumerate(externals):
-            if e.kind == "scalar" and e.active:
+            if e.kind == "scalar" and e.active and not hvp:
                 lines.append(f"    if (A[{e.index}]) A[{e.index}][0] += acc{x};")
                 if second:
                     lines.append(f"    D[{e.index}][0] += accd{x};")
@@ -582,6 +594,15 @@ def _kernel(run, kind, written, function, last, read_later):
             lines.append(f"    outs[1] = {_sum_total('sumd')};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _with_hvp(kinds):
+    """``kinds`` with second_order's "hvp" variant (called by it) before it."""
+    return [k for kind in kinds for k in (("hvp", kind) if kind == "second_order" else (kind,))]
+
+
+def _function_name(kind, name):
+    return f"adsim_second_order_{name}_hvp" if kind == "hvp" else f"adsim_{kind}_{name}"
 
 
 def _scatter(array, e, buffer, covered=False):
@@ -661,14 +682,14 @@ def _covered_sources(run, externals, groups):
     return covered
 
 
-def _fresh_prologue(run, externals, groups, second):
+def _fresh_prologue(run, externals, groups, second, hvp=False):
     """A summed kernel's start: ``fresh`` from its seeds, and in a fresh
     call the adjoints of the active sources its blocks do not cover zeroed."""
     covered = _covered_sources(run, externals, groups)
     lines = ["    const int fresh = seeds[2] != 0.0;", "    if (fresh) {"]
     for index in sorted({e.index for e in externals if e.active} - covered):
         size = run.tape.slot_size_of(run.refs[index])
-        for array in ("A", "D") if second else ("A",):
+        for array in ("D",) if hvp else ("A", "D") if second else ("A",):
             lines.append(f"        if ({array}[{index}]) "
                          f"memset({array}[{index}], 0, (size_t){size} * sizeof(double));")
     return lines + ["    }"]
@@ -710,6 +731,8 @@ def _derivative_outputs(run, kind, written, last, read_later):
     of derivatives (tangents, adjoints, adjoint tangents)."""
     externals = [e for _, e in run.externals.values()]
     tangents = kind in ("tangents", "reverse2", "second_order")
+    if kind == "hvp":
+        return [f"he{x}" for x, e in enumerate(externals) if e.active]
     if kind in ("reverse", "reverse2", "gradient", "second_order"):
         names = [f"ge{x}" for x, e in enumerate(externals) if e.active]
         return names + ([f"he{x}" for x, e in enumerate(externals) if e.active]
