@@ -156,7 +156,7 @@ class NewtonSolves:
 
     def __init__(self, n):
         self.n = n
-        self._factors = Kept(KEPT_FACTORS)
+        self._factors = self.kept_factors()
         self._solutions = Kept(KEPT_SOLUTIONS)
         self._solves = {}
         for form in FORMS:
@@ -199,6 +199,11 @@ class NewtonSolves:
         if kept is None or kept[0] is not lu:
             kept = self._solutions.put(key, (lu, self._solve_with(form, lu, b, transposed)))
         return kept[1].copy()
+
+    @staticmethod
+    def kept_factors():
+        """The cache of factorisations (:class:`Kept`)."""
+        return Kept(KEPT_FACTORS)
 
     def kept_factorisations(self):
         """How many factorisations are kept now."""

@@ -34,9 +34,18 @@ from scipy.sparse.linalg import splu
 
 from .._filefields import pattern_field
 from ..primitives import BuiltinFamily
-from ._newton_solve import FORM_NAMES, SINGULAR, NewtonSolves
+from ._kept import Kept
+from ._newton_solve import FORM_NAMES, KEPT_FACTORS, SINGULAR, NewtonSolves
 
-__all__ = ["SparseLinear"]
+__all__ = ["SparseLinear", "KEPT_FACTOR_BYTES"]
+
+KEPT_FACTOR_BYTES = 64 * 2 ** 20
+"""Beyond :data:`KEPT_FACTORS`, sparse factorisations are kept per problem
+while together they take at most this many bytes. A gradient factors each
+Newton matrix of the forward solve, and its reverse sweep needs them all
+again, last first: kept, the reverse sweep factors only those that did not
+fit (on the 2-D Brusselator of the stiff test set, 512 states, a Radau
+factorisation takes about 0.3 MB and a gradient about 200 of them)."""
 
 
 class SparseLinear(NewtonSolves):
@@ -70,6 +79,10 @@ class SparseLinear(NewtonSolves):
 
     def identity(self):
         return self._identity
+
+    @staticmethod
+    def kept_factors():
+        return Kept(KEPT_FACTORS, KEPT_FACTOR_BYTES, _factor_bytes)
 
     def newton_matrix(self, form, data, scalars):
         """The Newton matrix, symmetrically permuted (``OrderedNewtonPattern``)."""
@@ -139,6 +152,12 @@ class OrderedNewtonPattern:
         x = np.empty_like(y)
         x[self.q] = y
         return x
+
+
+def _factor_bytes(lu):
+    """At most the memory of SuperLU's factors: their entries as complex
+    values (SuperLU does not say which) and their row indices."""
+    return 0 if lu is SINGULAR else lu.nnz * (16 + 4)
 
 
 def _fill_reducing_position(n, rows, cols):

@@ -241,3 +241,20 @@ def test_a_repeated_sparse_solve_is_looked_up_and_stays_the_solve():
     np.testing.assert_allclose(linear.shifted(2 * DATA, C, B),
                                np.linalg.solve(C * np.eye(N) - 2 * J, B), rtol=1e-12)
     assert len(calls) == 3
+
+
+def test_sparse_factorisations_are_kept_within_a_byte_budget():
+    """Eight at least, more while their factors fit the budget, the least
+    recently used given up first: a reverse sweep finds the forward's."""
+    from adsim.integrate._kept import Kept
+    kept = Kept(2, budget=10, weigh=len)
+    for key in "abcde":
+        kept.put(key, "xxx")                    # 3 bytes each: three fit in 10
+    assert [k for k in "abcde" if kept.get(k) is not None] == ["c", "d", "e"]
+    kept.get("c")
+    kept.put("f", "x" * 9)                      # the two most recent stay, whatever they weigh
+    assert [k for k in "cdef" if kept.get(k) is not None] == ["c", "f"]
+    linear = SparseLinear(PATTERN)
+    for c in range(1, 21):
+        linear.shifted(DATA, float(c), B)
+    assert linear.kept_factorisations() == 20   # small factors: all fit
