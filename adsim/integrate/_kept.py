@@ -9,12 +9,18 @@ __all__ = ["Kept"]
 
 
 class Kept(ResultNeutral):
-    """The ``size`` most recently used values, by key. Each value is a
-    function of its key alone, so the cache never changes a result (the
-    environment checks of recorded steps count it as a constant)."""
+    """The ``size`` most recently used values, by key, and with a ``budget``
+    (bytes, ``weigh(value)`` each) more of them while all weigh at most that
+    together. Each value is a function of its key alone, so the cache never
+    changes a result (the environment checks of recorded steps count it as
+    a constant)."""
 
-    def __init__(self, size):
+    def __init__(self, size, budget=0, weigh=None):
         self.size = size
+        self.budget = budget
+        self._weigh = weigh
+        self._weights = {}
+        self._total = 0
         self._values = OrderedDict()
         self._lock = threading.Lock()
 
@@ -28,8 +34,14 @@ class Kept(ResultNeutral):
 
     def put(self, key, value):
         with self._lock:
+            if self._weigh is not None:
+                weight = self._weigh(value)
+                self._total += weight - self._weights.get(key, 0)
+                self._weights[key] = weight
             self._values[key] = value
             self._values.move_to_end(key)
-            while len(self._values) > self.size:
-                self._values.popitem(last=False)
+            while len(self._values) > self.size and (
+                    self._weigh is None or self._total > self.budget):
+                old, _ = self._values.popitem(last=False)
+                self._total -= self._weights.pop(old, 0)
         return value

@@ -166,3 +166,95 @@ def test_a_singular_matrix_gives_nan_not_an_error():
         assert np.all(np.isnan(linear.shifted(data, np.inf, np.ones(3))))
         x_re, x_im = linear.shifted_complex(data, 1.0, 0.0, np.ones(3), np.ones(3))
         assert np.all(np.isnan(x_re)) and np.all(np.isnan(x_im))
+
+
+# ---- the sparse storage's ordering and kept solutions ---------------------------------
+
+def periodic_reaction_diffusion_pattern(m):
+    """Two species on an m x m periodic grid (5-point Laplacian each, coupled
+    on the diagonal blocks), with the diagonal of the second species left
+    out, as a ``jac_sparsity`` may: the Newton matrices still have it."""
+    ring = sp.diags([1.0, 1.0, 1.0, 1.0, 1.0], [-(m - 1), -1, 0, 1, m - 1], shape=(m, m))
+    lap = sp.kron(ring, sp.eye(m)) + sp.kron(sp.eye(m), ring)
+    k = m * m
+    no_diagonal = lap - sp.diags(lap.diagonal())
+    return sp.csc_matrix(sp.bmat([[lap, sp.eye(k)], [sp.eye(k), no_diagonal]]) != 0)
+
+
+def test_sparse_newton_matrices_are_scipys_entries_in_a_fill_reducing_order():
+    """The permuted matrix holds, entry for entry, what SciPy's sparse
+    arithmetic forms (bitwise), its factors fill less than SciPy's default
+    ordering does, and solves with them, plain and transposed, are NumPy's."""
+    from scipy.sparse.linalg import splu
+    from adsim.integrate._newton_solve import FORM_NAMES
+    P = periodic_reaction_diffusion_pattern(6)
+    n = P.shape[0]
+    linear = SparseLinear(P)
+    # a stiff Jacobian: its diagonal (where the pattern has it) outweighs the
+    # rest of its column, so that LU pivots on the diagonal, as on the
+    # Newton matrices of a discretised PDE
+    data = RNG.uniform(0.5, 1.5, P.nnz)
+    rows, cols = linear.rows, linear.cols
+    on_diagonal = rows == cols
+    data[on_diagonal] = -1.0 - np.bincount(cols, weights=data * ~on_diagonal, minlength=n)[
+        cols[on_diagonal]]
+    Js = linear.matrix(data)
+    J_dense, eye = Js.toarray(), np.eye(n)
+    q = linear.ordered.q
+    cases = {"shifted": ((0.7,), 0.7 * eye - J_dense),
+             "identity_minus": ((0.05,), eye - 0.05 * J_dense),
+             "shifted_complex": ((ALPHA, BETA), (ALPHA + 1j * BETA) * eye - J_dense)}
+    for name, (scalars, A_dense) in cases.items():
+        form = FORM_NAMES[name]
+        ordered = linear.newton_matrix(form, data, scalars)
+        scipys = sp.csc_matrix(form.matrix(Js, linear.identity(), *scalars))
+        assert np.array_equal(ordered.toarray(), scipys.toarray()[q][:, q])
+        assert ordered.nnz == P.nnz + np.count_nonzero(P.diagonal() == 0)
+        lu = linear.factorised(ordered, form.complex)
+        assert lu.L.nnz + lu.U.nnz < 0.8 * sum(
+            m.nnz for m in (splu(sp.csc_matrix(A_dense)).L, splu(sp.csc_matrix(A_dense)).U))
+        b = RNG.standard_normal(2 * n if form.complex else n)
+        rhs = b[:n] + 1j * b[n:] if form.complex else b
+        for transposed, matrix in ((False, A_dense), (True, A_dense.conj().T)):
+            x = linear._solve(form, data, scalars, b, transposed)
+            x = x[:n] + 1j * x[n:] if form.complex else x
+            np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-11, atol=1e-13)
+
+
+def test_a_repeated_sparse_solve_is_looked_up_and_stays_the_solve():
+    """A replay that asks again for a solution gets the same numbers, as a
+    new array (changing it changes nothing kept); another matrix or
+    right-hand side is solved."""
+    linear = SparseLinear(PATTERN)
+    first = linear.shifted(DATA, C, B)
+    calls = []
+    solve_with = linear._solve_with
+    linear._solve_with = lambda *a: calls.append(1) or solve_with(*a)
+    again = linear.shifted(DATA, C, B)
+    assert np.array_equal(first, again) and calls == []
+    again[:] = 0.0
+    assert np.array_equal(linear.shifted(DATA, C, B), first) and calls == []
+    np.testing.assert_allclose(linear.shifted(DATA, C, B2), np.linalg.solve(C * np.eye(N) - J, B2),
+                               rtol=1e-12)
+    np.testing.assert_allclose(linear.shifted(DATA, C + 1.0, B),
+                               np.linalg.solve((C + 1.0) * np.eye(N) - J, B), rtol=1e-12)
+    np.testing.assert_allclose(linear.shifted(2 * DATA, C, B),
+                               np.linalg.solve(C * np.eye(N) - 2 * J, B), rtol=1e-12)
+    assert len(calls) == 3
+
+
+def test_sparse_factorisations_are_kept_within_a_byte_budget():
+    """Eight at least, more while their factors fit the budget, the least
+    recently used given up first: a reverse sweep finds the forward's."""
+    from adsim.integrate._kept import Kept
+    kept = Kept(2, budget=10, weigh=len)
+    for key in "abcde":
+        kept.put(key, "xxx")                    # 3 bytes each: three fit in 10
+    assert [k for k in "abcde" if kept.get(k) is not None] == ["c", "d", "e"]
+    kept.get("c")
+    kept.put("f", "x" * 9)                      # the two most recent stay, whatever they weigh
+    assert [k for k in "cdef" if kept.get(k) is not None] == ["c", "f"]
+    linear = SparseLinear(PATTERN)
+    for c in range(1, 21):
+        linear.shifted(DATA, float(c), B)
+    assert linear.kept_factorisations() == 20   # small factors: all fit
