@@ -567,6 +567,55 @@ cdef tuple replay_tangents(Tape t, object xs, object V, bint keep):
         replay_teardown(t, r)
 
 
+cdef object replay_gathered_tangents(Tape t, object xs, object V, cnp.ndarray positions,
+                                     cnp.ndarray data):
+    """replay_tangents for a compressed Jacobian: ``data[k]`` receives the
+    output's tangents at flat position ``positions[k]`` of their (p, output
+    size) array, read where the sweep left them (no copy of the p tangents
+    out of the work buffer, no array of them). Returns the output's value."""
+    cdef list dirs = list(V)
+    cdef int p = directions_of(dirs)
+    cdef int64_t k, n = cnp.PyArray_SIZE(positions), limit
+    cdef double* out
+    cdef const double* tangents
+    cdef const int32_t* at32 = NULL
+    cdef const int64_t* at64 = NULL
+    cdef bint in_range = True
+    if not (is_float64_array(data) and cnp.PyArray_IS_C_CONTIGUOUS(data) and
+            cnp.PyArray_ISWRITEABLE(data) and cnp.PyArray_SIZE(data) == n):
+        raise ValueError(f"adsim: the gathered tangents go to a writeable C-ordered float64 "
+                         f"array of {n} elements")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(positions):
+        raise ValueError("adsim: positions must be C-ordered")
+    if cnp.PyArray_TYPE(positions) == cnp.NPY_INT32:
+        at32 = <const int32_t*>cnp.PyArray_DATA(positions)
+    elif cnp.PyArray_TYPE(positions) == cnp.NPY_INT64:
+        at64 = <const int64_t*>cnp.PyArray_DATA(positions)
+    else:
+        raise TypeError(f"adsim: positions must be int32 or int64, not {positions.dtype}")
+    cdef Replay r = replay_setup(t, xs, TANGENTS, p)
+    try:
+        seed_tangents(t, r, dirs, p)
+        replay_forward(t, r, t.n_ops, False, True)
+        tangents = tptr(&r.s, t.out_slot)
+        limit = <int64_t>p * t.slot_size[t.out_slot]
+        out = <double*>cnp.PyArray_DATA(data)
+        with nogil:             # an unsigned compare checks both ends of the range
+            if at32 != NULL:
+                for k in range(n):
+                    in_range &= <uint64_t><int64_t>at32[k] < <uint64_t>limit
+                    out[k] = tangents[at32[k]] if in_range else 0.0
+            else:
+                for k in range(n):
+                    in_range &= <uint64_t>at64[k] < <uint64_t>limit
+                    out[k] = tangents[at64[k]] if in_range else 0.0
+        if not in_range:
+            raise IndexError(f"adsim: a position outside the {limit} output tangents")
+        return output_value(t, r)
+    finally:
+        replay_teardown(t, r)
+
+
 cdef tuple replay_second_order(Tape t, object xs, object V, object w, object wdot,
                                bint adjoints):
     cdef list dirs = list(V)

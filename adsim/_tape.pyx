@@ -961,6 +961,13 @@ cdef class Tape:
         or None. Returns (output value, output tangents (p, output size))."""
         return replay_tangents(self, xs, V, keep)
 
+    def _tangent_gathered(self, xs, V, positions, data):
+        """_tangent whose output tangents are read at ``positions`` (flat in
+        (p, output size); int32 or int64) into ``data`` (float64, one element
+        per position) instead of returned: a compressed sparse Jacobian's
+        recovery. Returns the output value."""
+        return replay_gathered_tangents(self, xs, V, positions, data)
+
     def _soadjoint(self, xs, V, w, wdot=None, bint adjoints=True):
         """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
         output adjoint and ``wdot`` (p, output size) its tangent (zero if None).
