@@ -352,12 +352,16 @@ class SparseJacobianPlan(_Plan):
         if self.coloring.kind == "bicoloring":
             self._S = self.coloring.column_seed()
             self._W = self.coloring.row_seed()
+            column_colors = self.coloring.column_colors
         elif self.coloring.kind == "column":
             self._S, self._W = self.coloring.seed(), np.zeros((self.shape[0], 0))
+            column_colors = self.coloring.colors
         else:
             self._S, self._W = np.zeros((self.shape[1], 0)), self.coloring.seed()
         self._V = np.ascontiguousarray(self._S.T)
         self._Wt = np.ascontiguousarray(self._W.T)
+        if self.n_forward and not self.n_reverse:      # the sweep seeds itself from them
+            self._column_colors = np.ascontiguousarray(column_colors, dtype=np.int64)
         m, n = self.shape
         p, q = self.n_forward, self.n_reverse
         forward = np.arange(p * m, dtype=np.float64).reshape(p, m).T
@@ -393,10 +397,9 @@ class SparseJacobianPlan(_Plan):
         tape = self.tape
         xs = tape._inputs(args)
         if self.n_forward and not self.n_reverse:       # forward only: recovered in the sweep
-            V = [None] * len(xs)
-            V[self.argnum] = self._V
             data = np.empty(self._positions.shape[0])
-            y = tape._tangent_gathered(xs, V, self._positions, data)
+            y = tape._tangent_gathered(xs, self.argnum, self._column_colors, self.n_forward,
+                                       self._positions, data)
             return y, _on_pattern(self._structure, data)
         m, n = self.shape
         y, forward, reverse = None, np.zeros((m, 0)), None
