@@ -597,13 +597,13 @@ cdef int seed_colors(Tape t, Replay r, int argnum, cnp.ndarray colors, int p) ex
 
 
 cdef object replay_gathered_tangents(Tape t, object xs, int argnum, cnp.ndarray colors, int p,
-                                     cnp.ndarray positions, cnp.ndarray data):
+                                     cnp.ndarray positions, cnp.ndarray data, bint value):
     """replay_tangents for a compressed Jacobian: the tangent sweep seeded by
     the column coloring ``colors`` of input ``argnum`` (seed_colors), then
     ``data[k]`` receives the output's tangents at flat position
     ``positions[k]`` of their (p, output size) array, read where the sweep
     left them (no copy of the p tangents out of the work buffer, no array of
-    them). Returns the output's value."""
+    them). Returns the output's value, or None unless ``value``."""
     cdef int64_t k, n = cnp.PyArray_SIZE(positions), limit
     cdef double* out
     cdef const double* tangents
@@ -648,7 +648,7 @@ cdef object replay_gathered_tangents(Tape t, object xs, int argnum, cnp.ndarray 
                     out[k] = tangents[at64[k]] if in_range else 0.0
         if not in_range:
             raise IndexError(f"adsim: a position outside the {limit} output tangents")
-        return output_value(t, r)
+        return output_value(t, r) if value else None
     finally:
         replay_teardown(t, r)
 

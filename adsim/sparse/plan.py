@@ -274,9 +274,11 @@ class _Plan:
         self.recordings += 1
         return t0, time.perf_counter()
 
-    def _evaluate(self, args):
+    def _evaluate(self, args, value=True):
         """The plan's compressed sweep at ``args``, recording, detecting and
-        coloring again when a comparison comes out differently there.
+        coloring again when a comparison comes out differently there
+        (``value=False``: the caller drops the function's value, which a
+        sweep may then leave out).
 
         Threads may share a plan. Sweeps run concurrently; a branch change
         replaces the plan's state under a lock, and the generation count
@@ -285,28 +287,28 @@ class _Plan:
         for _ in range(8):
             gen = self._generation
             try:
-                result = self._sweep(args)
+                result = self._sweep(args, value)
             except BranchChanged:
-                return self._prepare_and_sweep(args)
+                return self._prepare_and_sweep(args, value)
             except Exception:
                 if self._generation != gen:
                     continue
                 raise
             if self._generation == gen and gen % 2 == 0:
                 return result
-        return self._prepare_and_sweep(args, only_if_changed=True)
+        return self._prepare_and_sweep(args, value, only_if_changed=True)
 
-    def _prepare_and_sweep(self, args, only_if_changed=False):
+    def _prepare_and_sweep(self, args, value, only_if_changed=False):
         with self._lock:
             if only_if_changed:
                 try:
-                    return self._sweep(args)
+                    return self._sweep(args, value)
                 except BranchChanged:
                     pass
             self._generation += 1
             try:
                 self._prepare(args)
-                return self._sweep(args)
+                return self._sweep(args, value)
             finally:
                 self._generation += 1
 
@@ -393,13 +395,13 @@ class SparseJacobianPlan(_Plan):
                 f"{self.n_forward} forward + {self.n_reverse} reverse directions>")
 
     # ---- evaluation --------------------------------------------------------
-    def _sweep(self, args):
+    def _sweep(self, args, value=True):
         tape = self.tape
         xs = tape._inputs(args)
         if self.n_forward and not self.n_reverse:       # forward only: recovered in the sweep
             data = np.empty(self._positions.shape[0])
             y = tape._tangent_gathered(xs, self.argnum, self._column_colors, self.n_forward,
-                                       self._positions, data)
+                                       self._positions, data, value)
             return y, _on_pattern(self._structure, data)
         m, n = self.shape
         y, forward, reverse = None, np.zeros((m, 0)), None
@@ -425,7 +427,7 @@ class SparseJacobianPlan(_Plan):
 
     def __call__(self, *args):
         """The sparse Jacobian at ``args`` (a ``scipy.sparse.csr_array``)."""
-        return self.value_and_jacobian(*args)[1]
+        return self._evaluate(args, value=False)[1]
 
     def as_ivp_jac(self, format="csc"):
         """A ``jac(t, y, *args)`` callable for :func:`scipy.integrate.solve_ivp`.
@@ -518,8 +520,8 @@ class SparseHessianPlan(_Plan):
         return (f"<SparseHessianPlan {n}x{n}, {self.pattern.nnz} nonzeros, "
                 f"{self.coloring.kind} coloring, {self.ncolors} directions>")
 
-    def _sweep(self, args):
-        tape = self.tape
+    def _sweep(self, args, value=True):
+        tape = self.tape                # (the value comes with the sweep: always returned)
         xs = tape._inputs(args)
         n = self.shape[0]
         if self.ncolors == 0:

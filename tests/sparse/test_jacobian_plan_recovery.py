@@ -198,6 +198,9 @@ def test_tangent_gathered_checks_its_arrays():
         gathered(p=0)
     gathered()                                               # the tape still replays
     np.testing.assert_array_equal(plan(x, 6.0).data, data)
+    data[:] = np.nan                                         # plan(x) leaves F's value out
+    assert tape._tangent_gathered(xs, 0, colors, p, wide, data, False) is None
+    np.testing.assert_array_equal(plan(x, 6.0).data, data)
 
 
 def test_seeds_from_colors_equal_the_seed_matrix():
