@@ -604,12 +604,12 @@ cdef object replay_gathered_tangents(Tape t, object xs, int argnum, cnp.ndarray 
     ``positions[k]`` of their (p, output size) array, read where the sweep
     left them (no copy of the p tangents out of the work buffer, no array of
     them). Returns the output's value, or None unless ``value``."""
-    cdef int64_t k, n = cnp.PyArray_SIZE(positions), limit
+    cdef int64_t k, n = cnp.PyArray_SIZE(positions)
+    cdef uint64_t at, limit, outside = 0
     cdef double* out
     cdef const double* tangents
     cdef const int32_t* at32 = NULL
     cdef const int64_t* at64 = NULL
-    cdef bint in_range = True
     if not 0 <= argnum < len(t._input_slots):
         raise ValueError(f"adsim: input {argnum} of a tape of {len(t._input_slots)} inputs")
     if p < 1:
@@ -635,18 +635,24 @@ cdef object replay_gathered_tangents(Tape t, object xs, int argnum, cnp.ndarray 
         seed_colors(t, r, argnum, colors, p)
         replay_forward(t, r, t.n_ops, False, True)
         tangents = tptr(&r.s, t.out_slot)
-        limit = <int64_t>p * t.slot_size[t.out_slot]
+        limit = <uint64_t>p * <uint64_t>t.slot_size[t.out_slot]
         out = <double*>cnp.PyArray_DATA(data)
-        with nogil:             # an unsigned compare checks both ends of the range
+        if n and not limit:
+            raise IndexError("adsim: positions in an output without tangents")
+        # an unsigned compare checks both ends of the range; a position
+        # outside reads element 0 (a select, no branch) and raises after
+        with nogil:
             if at32 != NULL:
                 for k in range(n):
-                    in_range &= <uint64_t><int64_t>at32[k] < <uint64_t>limit
-                    out[k] = tangents[at32[k]] if in_range else 0.0
+                    at = <uint64_t><int64_t>at32[k]
+                    outside |= at >= limit
+                    out[k] = tangents[at if at < limit else 0]
             else:
                 for k in range(n):
-                    in_range &= <uint64_t>at64[k] < <uint64_t>limit
-                    out[k] = tangents[at64[k]] if in_range else 0.0
-        if not in_range:
+                    at = <uint64_t>at64[k]
+                    outside |= at >= limit
+                    out[k] = tangents[at if at < limit else 0]
+        if outside:
             raise IndexError(f"adsim: a position outside the {limit} output tangents")
         return output_value(t, r) if value else None
     finally:
