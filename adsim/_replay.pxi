@@ -572,6 +572,98 @@ cdef tuple replay_tangents(Tape t, object xs, object V, bint keep):
         replay_teardown(t, r)
 
 
+cdef int seed_colors(Tape t, Replay r, int argnum, cnp.ndarray colors, int p) except -1:
+    """The inputs' p tangents of a column coloring: direction d of input
+    ``argnum`` is 1 at the elements of color d (none at color -1), every
+    other input's tangents are zero (writing the seeds from the colors reads
+    n integers, not the p * n doubles of a seed matrix)."""
+    cdef int i, slot
+    cdef int64_t j, size, c
+    cdef double* tangents
+    cdef const int64_t* color = <const int64_t*>cnp.PyArray_DATA(colors)
+    cdef bint valid = True
+    for i in range(len(t._input_slots)):
+        slot = t._input_slots[i]
+        memset(tptr(&r.s, slot), 0, <size_t>(p * t.slot_size[slot]) * sizeof(double))
+    slot = t._input_slots[argnum]
+    size = t.slot_size[slot]
+    tangents = tptr(&r.s, slot)
+    for j in range(size):
+        c = color[j]
+        if c >= 0:
+            valid &= c < p
+            if valid:
+                tangents[c * size + j] = 1.0
+        else:
+            valid &= c == -1
+    if not valid:
+        raise ValueError(f"adsim: colors must be -1 or below the {p} directions")
+    return 0
+
+
+cdef object replay_gathered_tangents(Tape t, object xs, int argnum, cnp.ndarray colors, int p,
+                                     cnp.ndarray positions, cnp.ndarray data, bint value):
+    """replay_tangents for a compressed Jacobian: the tangent sweep seeded by
+    the column coloring ``colors`` of input ``argnum`` (seed_colors), then
+    ``data[k]`` receives the output's tangents at flat position
+    ``positions[k]`` of their (p, output size) array, read where the sweep
+    left them (no copy of the p tangents out of the work buffer, no array of
+    them). Returns the output's value, or None unless ``value``."""
+    cdef int64_t k, n = cnp.PyArray_SIZE(positions)
+    cdef uint64_t at, limit, outside = 0
+    cdef double* out
+    cdef const double* tangents
+    cdef const int32_t* at32 = NULL
+    cdef const int64_t* at64 = NULL
+    if not 0 <= argnum < len(t._input_slots):
+        raise ValueError(f"adsim: input {argnum} of a tape of {len(t._input_slots)} inputs")
+    if p < 1:
+        raise ValueError(f"adsim: {p} directions")
+    if not (cnp.PyArray_TYPE(colors) == cnp.NPY_INT64 and cnp.PyArray_IS_C_CONTIGUOUS(colors)
+            and cnp.PyArray_SIZE(colors) == t.slot_size[t._input_slots[argnum]]):
+        raise ValueError(f"adsim: colors must be a C-ordered int64 array of input {argnum}'s "
+                         f"{t.slot_size[t._input_slots[argnum]]} elements")
+    if not (is_float64_array(data) and cnp.PyArray_IS_C_CONTIGUOUS(data) and
+            cnp.PyArray_ISWRITEABLE(data) and cnp.PyArray_SIZE(data) == n):
+        raise ValueError(f"adsim: the gathered tangents go to a writeable C-ordered float64 "
+                         f"array of {n} elements")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(positions):
+        raise ValueError("adsim: positions must be C-ordered")
+    if cnp.PyArray_TYPE(positions) == cnp.NPY_INT32:
+        at32 = <const int32_t*>cnp.PyArray_DATA(positions)
+    elif cnp.PyArray_TYPE(positions) == cnp.NPY_INT64:
+        at64 = <const int64_t*>cnp.PyArray_DATA(positions)
+    else:
+        raise TypeError(f"adsim: positions must be int32 or int64, not {positions.dtype}")
+    cdef Replay r = replay_setup(t, xs, TANGENTS, p)
+    try:
+        seed_colors(t, r, argnum, colors, p)
+        replay_forward(t, r, t.n_ops, False, True)
+        tangents = tptr(&r.s, t.out_slot)
+        limit = <uint64_t>p * <uint64_t>t.slot_size[t.out_slot]
+        out = <double*>cnp.PyArray_DATA(data)
+        if n and not limit:
+            raise IndexError("adsim: positions in an output without tangents")
+        # an unsigned compare checks both ends of the range; a position
+        # outside reads element 0 (a select, no branch) and raises after
+        with nogil:
+            if at32 != NULL:
+                for k in range(n):
+                    at = <uint64_t><int64_t>at32[k]
+                    outside |= at >= limit
+                    out[k] = tangents[at if at < limit else 0]
+            else:
+                for k in range(n):
+                    at = <uint64_t>at64[k]
+                    outside |= at >= limit
+                    out[k] = tangents[at if at < limit else 0]
+        if outside:
+            raise IndexError(f"adsim: a position outside the {limit} output tangents")
+        return output_value(t, r) if value else None
+    finally:
+        replay_teardown(t, r)
+
+
 cdef tuple replay_second_order(Tape t, object xs, object V, object w, object wdot,
                                bint adjoints):
     cdef list dirs = list(V)

@@ -964,6 +964,16 @@ cdef class Tape:
         or None. Returns (output value, output tangents (p, output size))."""
         return replay_tangents(self, xs, V, keep)
 
+    def _tangent_gathered(self, xs, int argnum, colors, int p, positions, data,
+                          bint value=True):
+        """The tangent sweep of a compressed sparse Jacobian: p directions
+        seeded by the column coloring ``colors`` (int64, -1 for none) of input
+        ``argnum``, the other inputs constant, and the output tangents read at
+        ``positions`` (flat in (p, output size); int32 or int64) into ``data``
+        (float64, one element per position) instead of returned. Returns the
+        output value (None unless ``value``)."""
+        return replay_gathered_tangents(self, xs, argnum, colors, p, positions, data, value)
+
     def _soadjoint(self, xs, V, w, wdot=None, bint adjoints=True):
         """Second-order adjoint (reverse on forward). V as in _tangent, ``w`` the
         output adjoint and ``wdot`` (p, output size) its tangent (zero if None).

@@ -2,7 +2,8 @@
 
 Problem: the 2-D Bratu residual of ``benchmarks/problems.py`` (5-point
 Laplacian plus h^2 lambda exp(u) on a k x k grid, n = k^2 unknowns) at
-n = 10^4 and n = 316^2 = 99856 (about 10^5); ``--quick``: n = 400 and 2500.
+n = 32^2 = 1024, 10^4 and 316^2 = 99856 (about 10^3, 10^4, 10^5);
+``--quick``: n = 400 and 2500.
 
 For each n:
 
@@ -26,6 +27,11 @@ For each n:
   by ``jax.vmap``, the nonzeros gathered from the compressed product, all
   in one ``jax.jit``.
 
+Head to head: the fused plan and JAX + sparsejac timed interleaved (rounds
+of a batch of calls of each in turn, medians over the rounds), so that a
+change of the machine's load hits both alike; skipped, saying so, without
+sparsejac.
+
 Every Jacobian is checked against adsim's sparse one (max abs difference
 <= 1e-10 relative, 1e-5 for finite differences). At the largest n the
 one-time costs are reported too: recording, pattern detection and coloring
@@ -46,17 +52,15 @@ from adsim.sparse.api import jacobian_sparsity, sparse_jacobian_plan
 
 from . import problems
 from . import timing as T
+from .recording import interleaved
 
 AREA = "sparse"
-SIZES = (100, 316)              # grid sides: n = 10^4 and about 10^5
+SIZES = (32, 100, 316)          # grid sides: n about 10^3, 10^4 and 10^5
 QUICK_SIZES = (20, 50)
 DENSE_MAX = 10_000              # dense Jacobians above this only with --full
 LAMBDA = 6.0
 GOALS = {"ratio_over_colors": 3.0, "detect_and_color_seconds": 1.0}
-
-
-
-
+HEAD_TO_HEAD_ELEMENTS = 200_000         # calls per round: this many grid points in all
 
 
 def residual(u, lam, xp=np):
@@ -241,6 +245,7 @@ def _one_size(k, s):
     t0 = time.perf_counter()                # the pattern alone: record + detect
     jacobian_sparsity(residual, x, LAMBDA)
     row["record_and_detect"] = time.perf_counter() - t0
+    peer_calls = {}
     for key, label, make, peer in PEERS:
         if peer is not None and not s.peers:
             row["peers"][key] = {"label": label, "skipped": "--no-peers"}
@@ -250,6 +255,7 @@ def _one_size(k, s):
         except T.Skip as why:
             row["peers"][key] = {"label": label, "skipped": str(why)}
             continue
+        peer_calls[key] = fn
         error = _difference(fn(), reference)
         tolerance = 1e-5 if key == "scipy_fd_grouped" else 1e-10
         assert error <= tolerance, f"{label} differs from adsim's sparse Jacobian by {error:.2e}"
@@ -257,7 +263,21 @@ def _one_size(k, s):
         row["peers"][key] = {"label": label, "time": T.measure(fn, s, repeats=repeats),
                              "setup": peer_setup, "directions": directions,
                              "max_relative_difference": error}
+    row["head_to_head"] = _head_to_head(plan, x, peer_calls.get("jax_sparsejac"), row, s)
     return row
+
+
+def _head_to_head(plan, x, jax_call, row, s):
+    """The fused plan and JAX + sparsejac timed interleaved, or why not."""
+    if "sparse_fused" not in row:
+        return {"skipped": "no fused plan (no C compiler)"}
+    if not s.peers:
+        return {"skipped": "--no-peers"}
+    if jax_call is None or not _HAS_SPARSEJAC:
+        return {"skipped": "sparsejac not installed (the `bench` extra of pyproject.toml)"}
+    batch = max(1, HEAD_TO_HEAD_ELEMENTS // x.size)
+    timings = interleaved({"adsim": lambda: plan(x, LAMBDA), "jax": jax_call}, s, batch)
+    return {"adsim": timings["adsim"], "jax": timings["jax"], "batch": batch}
 
 
 def run(s):
@@ -306,6 +326,7 @@ def markdown(res, s, machine):
         elif "fused_skipped" in r:
             rows.append((f"n = {r['n']}", "adsim sparse, fused",
                          f"skipped: {r['fused_skipped']}", "–", "", ""))
+        rows.append(_head_to_head_row(r))
         for key, p in r["peers"].items():
             if "skipped" in p:
                 rows.append((f"n = {r['n']}", p["label"], f"skipped: {p['skipped']}", "–", "",
@@ -325,6 +346,19 @@ def markdown(res, s, machine):
               f"{GOALS['detect_and_color_seconds']:g} s: {_mark(detect_color < 1.0)}); "
               f"`jacobian_sparsity` (record + detect) {last['record_and_detect']:.3g} s.", ""]
     return "\n".join(lines) + "\n"
+
+
+def _head_to_head_row(r):
+    label = "adsim plan, fused, against JAX + sparsejac (timed interleaved)"
+    h = r["head_to_head"]
+    if "skipped" in h:
+        return (f"n = {r['n']}", label, f"skipped: {h['skipped']}", "–", "", "")
+    ratio = h["adsim"].median / h["jax"].median
+    verdict = f"{1 / ratio:.2g}× faster" if ratio < 1 else f"{ratio:.2g}× slower"
+    return (f"n = {r['n']}", label,
+            f"adsim {T.fmt_time(h['adsim'].median)}, JAX {T.fmt_time(h['jax'].median)}",
+            T.fmt_ratio(ratio) + " (adsim / JAX)", f"faster than JAX: {_mark(ratio < 1)}",
+            f"adsim {verdict}")
 
 
 def main(argv=None):

@@ -326,6 +326,11 @@ cdef void scatter_into(double* r, const double* v, const int32_t* o, const int32
     if step != 0:                  # a slice: rows of progressions, no index loads
         for u in range(m // inner if inner else 0):
             base = start + u * outer
+            if step == 1 and sv == 1 and v != NULL and \
+                    (r + base + inner <= v + u * inner or v + u * inner + inner <= r + base):
+                # contiguous rows apart (np.pad, slice assignment): a block copy
+                memcpy(r + base, v + u * inner, <size_t>inner * sizeof(double))
+                continue
             for i in range(inner):
                 k = u * inner + i
                 r[base + i * step] = v[k * sv] if v != NULL else 0.0
