@@ -28,3 +28,13 @@ def _load_example(name):
 def load_example():
     """``load_example("ode/robertson_fit")``: an example script as a module."""
     return _load_example
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    """Compiled kernels go to a directory of the test module, not the user's
+    cache (modules that fuse tapes use it: pytestmark)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    mp.undo()

@@ -21,7 +21,7 @@ RNG = np.random.default_rng(1)
 C = RNG.uniform(0.5, 1.5, N)
 
 
-pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/core/conftest.py
+pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/conftest.py
 
 
 def fused_and_plain(f, x):

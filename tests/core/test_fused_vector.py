@@ -19,7 +19,7 @@ N = 3000                        # above the size runs are fused from, below chun
 RNG = np.random.default_rng(7)
 
 
-pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/core/conftest.py
+pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/conftest.py
 
 
 def vector_fused(f, x):

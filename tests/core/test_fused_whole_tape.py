@@ -17,7 +17,7 @@ from adsim.errors import NoCompiler
 from test_fused_runs import assert_same
 
 N = 40_000
-pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/core/conftest.py
+pytestmark = pytest.mark.usefixtures("kernel_cache")   # tests/conftest.py
 
 
 def fused_and_plain(f, *xs):

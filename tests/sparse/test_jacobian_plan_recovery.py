@@ -15,14 +15,6 @@ from adsim.sparse.recovery import seed_matrix
 pytestmark = pytest.mark.usefixtures("kernel_cache")   # plans fused here compile into it
 
 
-@pytest.fixture(scope="module")
-def kernel_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    mp.undo()
-
-
 @pytest.fixture(autouse=True)
 def interpreted_unless_fused():
     """Fusion only where a test asks for it (tape.fuse())."""
