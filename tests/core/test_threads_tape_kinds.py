@@ -128,15 +128,6 @@ def test_solve_ivp_tapes_replayed_by_two_threads_at_once():
     assert run_threads(2, work, ROUNDS) == []
 
 
-@pytest.fixture(scope="module")
-def kernel_cache(tmp_path_factory):
-    """Compiled kernels go to a directory of the test session, not the user's cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    mp.undo()
-
-
 def test_fused_tapes_replayed_by_two_threads_at_once(kernel_cache):
     k = 200
     u = np.random.default_rng(3).uniform(0.1, 1.0, k * k)
