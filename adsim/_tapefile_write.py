@@ -92,10 +92,13 @@ def dumps(tape):
 def _callback_state(cb):
     kind = getattr(type(cb), "file_kind", None)
     if kind is None or CALLBACK_CLASSES.get(kind) != _class_name(type(cb)):
-        raise TapeCopyError(f"adsim: the tape holds a callback op of type {type(cb).__name__}, "
-                            f"which tape files cannot hold (only primitives, nested derivatives "
-                            f"and checkpointed loops); record the function in the process that "
-                            f"replays it")
+        # a callback may say what it is and why it needs this process (``not_saved``)
+        what = (f"`{cb.name}`" if isinstance(getattr(cb, "name", None), str)
+                else f"a callback op of type {type(cb).__name__}")
+        why = (getattr(cb, "not_saved", None)
+               or "only primitives, nested derivatives and checkpointed loops")
+        raise TapeCopyError(f"adsim: the tape holds {what}, which tape files cannot hold "
+                            f"({why}); record the function in the process that replays it")
     state, owned = cb.file_state()
     for t in owned:
         if not isinstance(t, _tape.Tape):

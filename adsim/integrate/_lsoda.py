@@ -122,6 +122,7 @@ class _Piece(CallbackRules):
     inputs are stopped: it has no derivative rules."""
 
     name = "scipy.integrate.solve_ivp(method='LSODA')"
+    not_saved = "its values are SciPy's LSODA run on `fun` again at every replay"
 
     def __init__(self, call, k, piece, size):
         self.call, self.k, self.piece, self.size = call, k, piece, size

@@ -29,6 +29,7 @@ class OdeintOp(CallbackRules):
     arguments, (Y, success)) of the recorded call."""
 
     name = "scipy.integrate.odeint"
+    not_saved = "its values are SciPy's odeint run on `func` again at every replay"
 
     def __init__(self, call, n, m, param_shapes, first):
         self.call = call

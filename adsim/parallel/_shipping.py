@@ -6,9 +6,14 @@ receives bytes, never the user's code). A worker process loads those bytes
 once: loaded tapes are cached per process under the SHA-256 of their file.
 Replays of one tape are thread-safe; a tape holding a callback that does
 not say so (``thread_safe``: primitives and checkpointed loops do, odeint
-does not) gets a copy per thread, loaded from its file.
+does not) gets a copy per thread, loaded from its file. One that tape files
+cannot hold either (odeint's and LSODA's values are SciPy's LSODA, run on
+the user's function at every replay) is replayed by the threads of this
+process one call at a time, under one lock for all such tapes: SciPy's
+LSODA itself is not reentrant.
 """
 import collections
+import contextlib
 import hashlib
 import threading
 
@@ -19,6 +24,8 @@ _CACHED = 4                     # loaded tapes a worker process (or thread) keep
 _process_cache = collections.OrderedDict()
 _process_lock = threading.Lock()
 _thread_cache = threading.local()
+# replays of tapes that threads may neither share nor copy, one at a time
+_serial_replays = threading.Lock()
 
 
 def shared_by_threads(tape):
@@ -37,6 +44,7 @@ class ShippedTape:
         self._key = key
         self.shared = shared_by_threads(tape) if shared is None else shared
         self._lock = threading.Lock()
+        self._uncopyable = False
 
     def data(self):
         """The tape file, written on first use: (key, bytes)."""
@@ -45,9 +53,10 @@ class ShippedTape:
                 try:
                     self._data = dumps(self._tape)
                 except TapeCopyError as err:
+                    self._uncopyable = True
                     _note(err, "adsim.parallel sends tapes to processes and Dask workers as "
-                               "tape files, and gives each thread a copy of a tape whose "
-                               "callbacks are not thread-safe (odeint)")
+                               "tape files: map this tape on threads (executor=None or a "
+                               "ThreadPoolExecutor), which replay it in this process")
                     raise
                 self._key = hashlib.sha256(self._data).hexdigest()
             return self._key, self._data
@@ -60,16 +69,28 @@ class ShippedTape:
         return (ShippedTape, (None, data, key, self.shared))
 
     def tape(self):
-        """The tape the calling thread replays."""
+        """The tape the calling thread replays and the lock it holds while
+        replaying it (a context manager; a null one for most tapes)."""
         if self.shared and self._tape is not None:
-            return self._tape
+            return self._tape, contextlib.nullcontext()
+        if not self.shared and self._tape is not None and not self._copyable():
+            return self._tape, _serial_replays
         key, data = self.data() if self._tape is not None else (self._key, self._data)
         if self.shared:
-            return _cached(_process_cache, key, data, _process_lock)
+            return _cached(_process_cache, key, data, _process_lock), contextlib.nullcontext()
         cache = getattr(_thread_cache, "tapes", None)
         if cache is None:
             cache = _thread_cache.tapes = collections.OrderedDict()
-        return _cached(cache, key, data, None)
+        return _cached(cache, key, data, None), contextlib.nullcontext()
+
+    def _copyable(self):
+        """Whether the tape has a tape file (written here on first use)."""
+        if not self._uncopyable:
+            try:
+                self.data()
+            except TapeCopyError:
+                pass
+        return not self._uncopyable
 
 
 def _cached(cache, key, data, lock):
@@ -102,13 +123,14 @@ SPREAD = ("forward", "gradient", "value_and_gradient", "jacobian")
 def run_chunk(method, shipped, items, kwargs):
     """``tape.<method>(point, **kwargs)`` for each (index, point) of
     ``items``, in order; an error names the index of its point."""
-    tape = shipped.tape()
+    tape, guard = shipped.tape()
     call = getattr(tape, method)
     spread = method in SPREAD and tape._n_arguments() > 1
     out = []
     for index, point in items:
         try:
-            out.append(call(*point, **kwargs) if spread else call(point, **kwargs))
+            with guard:
+                out.append(call(*point, **kwargs) if spread else call(point, **kwargs))
         except Exception as err:
             _note(err, f"adsim.parallel: raised by {method} at point {index}")
             raise
