@@ -256,9 +256,13 @@ def test_orders_histograms_and_indices_are_numpys_and_guarded():
     np.testing.assert_array_equal(counts.forward(V6 * 1.01),
                                   np.histogram(V6 * 1.01, 4)[0] * V6[0] * 1.01)
     moved = V6.copy()
-    moved[np.argmin(V6)] = np.median(V6)                     # a value changes bin
+    moved[np.argmax(V6)] = np.median(V6)                     # values change bins
+    assert not np.array_equal(np.histogram(moved, 4)[0], np.histogram(V6, 4)[0])
     with pytest.raises(adsim.BranchChanged):
         counts.forward(moved)
+    moved = V6.copy()                    # the edges move with the smallest value, the
+    moved[np.argmin(V6)] = np.median(V6)   # counts stay: replayed, NumPy's counts
+    np.testing.assert_array_equal(counts.forward(moved), np.histogram(moved, 4)[0] * V6[0])
     kinds = []
     adsim.record(lambda x: kinds.append(np.histogram(x, 3)[0]) or x, x)
     assert isinstance(kinds[0], np.ndarray)                  # plain counts, NumPy's dtype
