@@ -13,8 +13,9 @@ The conditions, all checked before anything is recorded:
 - the frame converting the value is the user's function (not a module, not
   a library) executing ``STORE_SUBSCR`` whose target is spelled
   ``name[key]`` with ``name`` one of its fast locals (not a closure cell)
-  and ``key`` made of names, constants, slices, tuples and arithmetic (it
-  is evaluated again, so it must have no effects);
+  and ``key`` made of constants, slices, tuples, arithmetic, comparisons
+  and names holding numbers, slices or plain NumPy arrays (it is evaluated
+  again, so it must have no effects);
 - the array is a writeable float64 ``np.ndarray`` owning its memory (no
   view of it, nor it a view), the value is real and has exactly the shape
   of ``name[key]`` (so the value is the whole right-hand side, not an item
@@ -38,7 +39,7 @@ import threading
 
 import numpy as np
 
-from .callers import current_expression, _is_library
+from .callers import current_expression, forget_locals, _is_library
 from .creation import routed
 from .plain_targets import _memory_held_by
 from .._active import Active
@@ -51,7 +52,8 @@ from ..errors import ActiveValueLeak
 _STORE_SUBSCR = opcode.opmap["STORE_SUBSCR"]
 _CO_OPTIMIZED = 0x1
 _KEY_NODES = (ast.Name, ast.Constant, ast.Slice, ast.Tuple, ast.UnaryOp, ast.BinOp,
-              ast.Load, ast.unaryop, ast.operator)
+              ast.Compare, ast.Load, ast.unaryop, ast.operator, ast.cmpop)
+_KEY_VALUES = (int, float, bool, slice, type(None), type(Ellipsis), np.ndarray, np.generic)
 _state = threading.local()
 
 
@@ -92,6 +94,15 @@ def stored_into_plain(value):
     count = sys.getrefcount(array)
     if calibrating:
         raise _Measured(count)
+    try:
+        return _replaced(frame, node, name, array, count, value)
+    finally:
+        forget_locals(frame)
+
+
+def _replaced(frame, node, name, array, count, value):
+    """stored_into_plain's checks and replacement, given the target's name,
+    the array it holds and its reference count."""
     if type(array) is not np.ndarray or array.dtype != np.float64 or not array.flags.writeable:
         raise _refusal(node, value, f"`{name}` is a {type(array).__name__} of dtype "
                        f"{getattr(array, 'dtype', None)}; only writeable float64 NumPy "
@@ -102,9 +113,9 @@ def stored_into_plain(value):
                        f"keep the old values")
     key = _evaluated(node.slice, frame)
     if key is _REFUSED:
-        raise _refusal(node, value, "its index is not made of names, constants and slices "
-                       "only, so adsim cannot repeat it: compute the index into a variable "
-                       "first")
+        raise _refusal(node, value, "its index is not made of constants, slices, arithmetic, "
+                       "comparisons and names of numbers or plain arrays only, so adsim "
+                       "cannot repeat it: compute the index into a variable first")
     if np.shape(array[key]) != value.shape:
         raise _refusal(node, value, f"the value's shape {value.shape} is not that of "
                        f"`{ast.unparse(node)}`, {np.shape(array[key])}: give it that shape "
@@ -148,9 +159,16 @@ _REFUSED = object()
 
 def _evaluated(node, frame):
     """The index ``node`` spells, evaluated in ``frame`` when it has no
-    effects and holds no active value; else _REFUSED."""
+    effects (its names hold numbers, slices and plain NumPy arrays, whose
+    operators have none) and holds no active value; else _REFUSED."""
     if not all(isinstance(n, _KEY_NODES) for n in ast.walk(node)):
         return _REFUSED
+    names = frame.f_locals
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            bound = names[n.id] if n.id in names else frame.f_globals.get(n.id, _REFUSED)
+            if type(bound) not in _KEY_VALUES and not isinstance(bound, np.generic):
+                return _REFUSED
     try:
         key = eval(compile(ast.Expression(node), "<index>", "eval"),   # noqa: S307 (names, constants, slices only)
                    frame.f_globals, frame.f_locals)

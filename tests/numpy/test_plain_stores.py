@@ -53,7 +53,34 @@ def elements_of_a_copied_initial_state(p):
     return np.sum(y ** 2) * y[1]
 
 
-@pytest.mark.parametrize("f", [slices_of_a_plain_profile, mask_and_integer_array_keys,
+def augmented_stores_into_a_plain_state(p):
+    u = np.sin(np.linspace(0.0, 3.0, 6))
+    u[1:-1] += 0.1 * p[0] * (u[2:] - 2 * u[1:-1] + u[:-2])    # a view of u, stored back
+    u[u > 0.5] *= p[1]                                        # a copy, stored back
+    u[0] -= p[2]
+    return np.sum(u ** 2)
+
+
+def a_gauss_seidel_sweep_over_a_plain_grid(p):
+    T = np.linspace(0.0, 1.0, 7) ** 2
+    for _ in range(2):
+        for i in range(1, 6):
+            T[i] = 0.5 * (T[i - 1] + p[0] * T[i + 1]) + p[1]   # element stores
+    return np.sum(T * p[2])
+
+
+def a_store_then_an_update_of_another_plain_local(p):
+    T = BASE.copy()
+    S = BASE.copy()
+    T[1:] = p[1:]                       # reads the frame's locals: none may stay held
+    S += p
+    return np.sum(T * S)
+
+
+@pytest.mark.parametrize("f", [augmented_stores_into_a_plain_state,
+                               a_store_then_an_update_of_another_plain_local,
+                               a_gauss_seidel_sweep_over_a_plain_grid,
+                               slices_of_a_plain_profile, mask_and_integer_array_keys,
                                rows_and_columns_of_a_plain_matrix,
                                a_plain_state_of_a_time_loop,
                                elements_of_a_copied_initial_state])
@@ -121,6 +148,20 @@ def an_element_of_an_aliased_array(p):
     return np.sum(kept["u"])
 
 
+def an_augmented_store_with_an_alias(p):
+    u = BASE.copy()
+    v = u
+    u[1:] += p[1:]
+    return np.sum(v)
+
+
+def an_augmented_store_into_a_view(p):
+    big = np.append(BASE, 1.0)
+    u = big[1:]
+    u[1:] += p[1:]
+    return np.sum(big)
+
+
 def a_key_with_effects(p):
     u = BASE.copy()
     u[np.arange(2)] = p[:2]
@@ -135,7 +176,8 @@ def a_broadcast_store(p):
 
 @pytest.mark.parametrize("f", [alias_by_name, alias_by_view, alias_by_attribute, alias_by_list,
                                alias_by_closure, alias_by_a_global,
-                               an_element_of_an_aliased_array, a_key_with_effects,
+                               an_element_of_an_aliased_array, an_augmented_store_with_an_alias,
+                               an_augmented_store_into_a_view, a_key_with_effects,
                                a_broadcast_store])
 def test_a_store_into_a_plain_array_held_elsewhere_is_refused(f):
     before = PLAIN.copy()
