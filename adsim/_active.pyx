@@ -398,6 +398,12 @@ cdef class Active:
         for i in range(self.shape[0]):
             yield self[i]
 
+    def __reversed__(self):     # reversed() asks for this: the sequence slot is empty (below)
+        if not self.shape:
+            raise TypeError("iteration over a 0-d active array")
+        for i in range(self.shape[0] - 1, -1, -1):
+            yield self[i]
+
     def __repr__(self):
         value = self.tape.slot_value(self.ref()).reshape(self.shape)
         return f"Active(shape={self.shape}, recorded value={np.array2string(value, threshold=8)})"

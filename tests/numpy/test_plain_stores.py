@@ -233,3 +233,11 @@ def test_the_refused_stores_without_their_alias_are_differentiated():
 def test_a_refusal_names_the_store_and_why(f, reason):
     with pytest.raises(adsim.errors.ActiveValueLeak, match=reason):
         adsim.grad(f)(X)
+
+
+def test_active_arrays_are_no_sequences_to_numpy_yet_iterate_both_ways():
+    """Active leaves Python's sequence slot empty, so that NumPy converts it
+    by float() in `y[0] = p[0]`; iteration, reversed() and len() stay."""
+    def weighted_reverse(x):
+        return sum(v * (i + 1) for i, v in enumerate(reversed(x))) + len(x) * x[0]
+    np.testing.assert_allclose(adsim.grad(weighted_reverse)(X), [3.0 + 3.0, 2.0, 1.0])
