@@ -398,6 +398,12 @@ cdef class Active:
         for i in range(self.shape[0]):
             yield self[i]
 
+    def __reversed__(self):     # reversed() asks for this: the sequence slot is empty (below)
+        if not self.shape:
+            raise TypeError("iteration over a 0-d active array")
+        for i in range(self.shape[0] - 1, -1, -1):
+            yield self[i]
+
     def __repr__(self):
         value = self.tape.slot_value(self.ref()).reshape(self.shape)
         return f"Active(shape={self.shape}, recorded value={np.array2string(value, threshold=8)})"
@@ -460,6 +466,11 @@ cdef class Active:
     # conversions are piecewise constant, so any array converts under a guard
     # on its interval; truth values are recorded comparisons.
     def __float__(self):
+        if self.ndim == 0:       # `T[i] = x` into a plain local T: NumPy converts by float()
+            from ._record.plain_stores import stored_into_plain
+            stored = stored_into_plain(self)
+            if stored is not None:
+                return float(stored)
         return float(self._scalar(_numpy_api.frozen(self, "float()")))
 
     def __complex__(self):
@@ -487,8 +498,11 @@ cdef class Active:
             # np.int64(x), np.asarray(x, dtype=int): NumPy's truncation, a guarded plain
             # array like int(x) (derivative zero; a replay that changes it is refused)
             return _numpy_api.rounded(self, "trunc").astype(dtype)
-        cdef object v = _numpy_api.frozen(
-            self, "conversion to a plain NumPy array (np.asarray, or assignment into a plain array)")
+        from ._record.plain_stores import stored_into_plain
+        cdef object v = stored_into_plain(self)     # `T[1:-1] = x` into a plain local T
+        if v is None:
+            v = _numpy_api.frozen(self, "conversion to a plain NumPy array (np.asarray, or "
+                                  "assignment into a plain array)")
         return v if dtype is None else v.astype(dtype)
 
     def item(self, *args):
@@ -846,6 +860,21 @@ cdef class Active:
     def clip(self, min=None, max=None, out=None, **kwargs):
         return _numpy_api.clip(self, min, max, out=out, **kwargs)
 
+
+
+# NumPy stores an object into one element of a float array (`T[0] = x`) by
+# float(), unless the object passes PySequence_Check, which Active's
+# __getitem__ would make it: then NumPy raises "setting an array element
+# with a sequence" without asking Active. Indexing goes through the mapping
+# slot, so the sequence slot is left empty and such stores reach __float__.
+cdef extern from "Python.h":
+    ctypedef struct _SequenceSlots "PySequenceMethods":
+        void *sq_item
+    ctypedef struct _TypeWithSequenceSlots "PyTypeObject":
+        _SequenceSlots *tp_as_sequence
+
+if (<_TypeWithSequenceSlots *>Active).tp_as_sequence != NULL:
+    (<_TypeWithSequenceSlots *>Active).tp_as_sequence.sq_item = NULL
 
 
 # The front end is one layer in two languages: the compiled Active here, and

@@ -1482,6 +1482,8 @@ M.update({
         case(_set_into_zeros, 3, "into np.zeros",
              cs="np.zeros(4) is a real array: complex values cannot be assigned into it")],
     "ndarray.__iter__": [case(lambda x: np.stack([r * (i + 1) for i, r in enumerate(x)]), (2, 3))],
+    "ndarray.__reversed__": [case(lambda x: np.stack([r * (i + 1) for i, r in
+                                                      enumerate(reversed(x))]), (2, 3))],
     "ndarray.__copy__": [case(lambda x: copy.copy(x) * x, 3)],
     "ndarray.to_device": [case(lambda x: x.to_device("cpu") * x, 3)],
     "ndarray.__setattr__": [case(_reshaped_in_place, 4)],

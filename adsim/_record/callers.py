@@ -98,6 +98,15 @@ def source_hint(more=""):
             "a file.)" + more)
 
 
+def forget_locals(frame):
+    """Drop the snapshot of ``frame``'s locals that reading ``f_locals``
+    made before Python 3.13: it holds a reference to every local, which
+    would make each later in-place update of a plain local array look
+    aliased (the snapshot is made again whenever something reads it)."""
+    if sys.version_info < (3, 13):
+        frame.f_locals.clear()
+
+
 _EXPRESSIONS = {}      # (code, instruction offset) -> the expression it executes, or None
 
 
@@ -105,11 +114,17 @@ def current_expression(frame):
     """The expression the instruction ``frame`` is executing belongs to, as
     an ast node (the call ``np.zeros(n)``, the operation ``a - b``), or None
     without source."""
-    key = (frame.f_code, frame.f_lasti)
+    return expression_at(frame.f_code, frame.f_lasti)
+
+
+def expression_at(code, offset):
+    """The expression the instruction at ``offset`` of ``code`` belongs to
+    (an ast node), or None without source."""
+    key = (code, offset)
     if key not in _EXPRESSIONS:
         if len(_EXPRESSIONS) > 4096:
             _EXPRESSIONS.clear()
-        _EXPRESSIONS[key] = _parse(frame.f_code, frame.f_lasti)
+        _EXPRESSIONS[key] = _parse(code, offset)
     return _EXPRESSIONS[key]
 
 

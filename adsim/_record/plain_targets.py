@@ -31,14 +31,20 @@ plain ``out``. Three outcomes, in this order:
    are, whatever their versions. An error in the count only ever goes one
    way: a reference adsim did not expect makes a refusal, never a rebinding.
 3. Otherwise the refusal, saying which of the above did not hold and what
-   to write instead.
+   to write instead; except for ``name[key] op= b`` on a plain local array
+   (``_stored_back``), whose result Python stores back into ``name`` at
+   once: the result is returned without writing into NumPy's ``name[key]``,
+   and adsim/_record/plain_stores.py answers the store.
 """
+import ast
+import dis
 import opcode
 import sys
 import threading
 
 import numpy as np
 
+from .callers import expression_at, forget_locals
 from .._active import Active
 from .._np import layout
 from .._np.core import as_active, broadcast_to, copy, tape_of
@@ -85,7 +91,7 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
             f"by an active one. Write `a = a {symbol[:-1]} b`, or make `a` inside the "
             f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one)")
     refusal = _refusal(out, symbol, count, tape)
-    if refusal is not None:
+    if refusal is not None and not _stored_back(_user_frame(sys._getframe(1)), out):
         raise refusal
     result = compute()
     if not isinstance(result, Active):
@@ -100,20 +106,57 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     return layout.laid_out(result, out)
 
 
-def _augmented_symbol(frame):
-    """``+=`` when the frame that called the ufunc, seen from
-    ``_into_out``'s frame, is executing an augmented assignment; else None."""
+def _user_frame(frame):
+    """The frame that called the ufunc, seen from ``_into_out``'s frame
+    (None if the frames between are not the dispatch's)."""
     for module, function in _DISPATCH:
         if frame is None or frame.f_globals.get("__name__") != module or \
                 frame.f_code.co_name != function:
             return None
         frame = frame.f_back
+    return frame
+
+
+def _augmented_symbol(frame):
+    """``+=`` when the frame that called the ufunc, seen from
+    ``_into_out``'s frame, is executing an augmented assignment; else None."""
+    frame = _user_frame(frame)
     if frame is None or _BINARY_OP is None:
         return None
     code, at = frame.f_code.co_code, frame.f_lasti
     if not 0 <= at < len(code) - 1 or code[at] != _BINARY_OP:
         return None
     return _AUGMENTED.get(code[at + 1])
+
+
+_STORED_BACK = ["SWAP", "SWAP", "STORE_SUBSCR"]
+
+
+def _stored_back(frame, out):
+    """Whether the augmented assignment ``frame`` executes is
+    ``name[key] op= b`` with ``name`` a plain float64 local array and ``out``
+    NumPy's ``name[key]`` (a view of its memory, or the copy an index
+    array gives): Python then stores the result back by ``STORE_SUBSCR``,
+    which adsim/_record/plain_stores.py answers (the name bound to an active
+    copy holding the store, or a refusal), so ``out`` itself need not hold
+    the result and may be replaced whoever shares its memory."""
+    if frame is None:
+        return False
+    code = frame.f_code
+    following = [i for i in dis.get_instructions(code) if i.offset > frame.f_lasti][:3]
+    if [i.opname for i in following] != _STORED_BACK:
+        return False
+    node = expression_at(code, following[-1].offset)
+    if not isinstance(node, ast.Subscript) or not isinstance(node.value, ast.Name) or \
+            node.value.id not in code.co_varnames or node.value.id in code.co_cellvars:
+        return False
+    array = frame.f_locals.get(node.value.id)
+    forget_locals(frame)
+    if type(array) is not np.ndarray or array.dtype != np.float64:
+        return False
+    if out.base is None:                # the copy of an index array or mask
+        return out.flags.owndata
+    return np.shares_memory(out, array)
 
 
 def _refusal(out, symbol, count, tape):
