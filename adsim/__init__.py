@@ -21,9 +21,8 @@ from . import parallel
 from .primitives import primitive
 from .sparse.api import (hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_hessian_plan,
                          sparse_jacobian, sparse_jacobian_plan)
-from .tape import Tape
+from .tape import Tape, set_fusion
 from .tapefile import load as load_tape
-from ._fuse.policy import set_fusion
 
 from ._version import __version__
 

@@ -3,7 +3,8 @@
 recording.
 
 Operators and NumPy's override protocols append ops; the hot paths (scalar
-arithmetic, unary ufuncs, same-shape binary ops) stay in C, the rest goes to
+arithmetic, unary ufuncs, same-shape binary operators and np.maximum and
+np.minimum) stay in C, the rest goes to
 adsim/_numpy_api.py. Owns ``Active`` and the recording helpers the Python
 layer calls (``wrap``, ``make_view``, ``mark_written``, ``other_layout``,
 ``record_unary``, ``record_binary_refs``), and ``UNARY_UFUNCS``, the unary
@@ -157,6 +158,27 @@ cdef inline bint is_number(object v):
     return (isinstance(v, float) or isinstance(v, int)) and not isinstance(v, bool)
 
 
+cdef object same_shape_binary(int code, object a, object b):
+    """a <op> b recorded, when both are active arrays of one shape on a tape
+    that records (no broadcasting, no constant); else None."""
+    cdef Active x, y
+    if not (isinstance(a, Active) and isinstance(b, Active)):
+        return None
+    x = <Active>a
+    if (<Active>b).tape is not x.tape or not x.tape.recording or (<Active>b).shape != x.shape:
+        return None
+    y = rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
+    if laid_out_otherwise(x) or laid_out_otherwise(<Active>b):
+        _numpy_api.lay_out_elementwise(y, x, b)
+    return y
+
+
+# binary ufuncs recorded here when both operands are active arrays of one
+# shape: maximum and minimum record no branch (their kernels choose the side
+# at every replay), so they are one op like the arithmetic operators
+BINARY_UFUNCS = {np.maximum: MAXIMUM, np.minimum: MINIMUM}
+
+
 cdef object arith(int code, object a, object b):
     """a <op> b with at least one Active; scalar constants become unary ops."""
     cdef Active x, y
@@ -173,12 +195,10 @@ cdef object arith(int code, object a, object b):
                 return rec_unary(x, MUL_C, c)
             if code == POW:
                 return rec_unary(x, POW_C, c)
-        elif isinstance(b, Active) and (<Active>b).tape is x.tape and x.tape.recording \
-                and (<Active>b).shape == x.shape and code != MAXIMUM and code != MINIMUM:
-            y = rec_binary_refs(x.tape, code, slot_of(x), slot_of(<Active>b), x.shape, x.size)
-            if laid_out_otherwise(x) or laid_out_otherwise(<Active>b):
-                _numpy_api.lay_out_elementwise(y, x, b)
-            return y
+        else:
+            y = same_shape_binary(code, a, b)
+            if y is not None:
+                return y
     elif isinstance(b, Active) and is_number(a) and (<Active>b).tape.recording:
         x = <Active>b
         c = a
@@ -692,6 +712,12 @@ cdef class Active:
             code = UNARY_UFUNCS.get(ufunc, 0)
             if code:
                 return rec_unary(<Active>inputs[0], code, 0.0)
+        elif method == "__call__" and not kwargs and len(inputs) == 2:
+            code = BINARY_UFUNCS.get(ufunc, 0)
+            if code:
+                y = same_shape_binary(code, inputs[0], inputs[1])
+                if y is not None:
+                    return y
         return _numpy_api.ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):

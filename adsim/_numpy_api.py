@@ -376,7 +376,7 @@ FUNCTIONS.update({
     np.compress: compress, np.extract: extract,
     np.insert: insert,
     # np.linalg
-    np.linalg.multi_dot: linalg_composed.multi_dot, np.linalg.cond: linalg_composed.cond,
+    np.linalg.multi_dot: linalg_composed.multi_dot, np.linalg.cond: spectral_norms.cond,
     np.linalg.tensorsolve: linalg_composed.tensorsolve,
     np.linalg.tensorinv: linalg_composed.tensorinv,
 })

@@ -6,13 +6,17 @@ may share a tape); this class turns NumPy-shaped arguments into sweep seeds
 and sweep results back into NumPy shapes. Directions for vector modes
 go in a trailing axis: ``v`` of shape ``x.shape + (k,)`` is k directions.
 """
+import functools
+
 import numpy as np
 
 from . import _tape, ops
+from ._fuse import policy
 from ._batched import BatchedReplays
 from ._decoder import decode_op
 from ._tapefile_write import save as save_tape_file
-from .errors import InvalidArgumentValue, ReadOnlyTapeAttribute
+from ._validate import given
+from .errors import InvalidArgument, InvalidArgumentValue, ReadOnlyTapeAttribute
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
@@ -304,3 +308,12 @@ def listing(tape, limit=200):
         lines.append(f"  ... {len(codes) - limit} more ops")
     lines.append(f"  output: s{tape.output_slot}{tuple(tape.output_shape)}")
     return "\n".join(lines)
+
+
+@functools.wraps(policy.set_fusion)
+def set_fusion(mode):
+    if not isinstance(mode, str) or mode not in policy.MODES:
+        error = InvalidArgumentValue if isinstance(mode, str) else InvalidArgument
+        raise error(f"adsim.set_fusion: mode must be one of {', '.join(map(repr, policy.MODES))}, "
+                    f"got {given(mode)}")
+    return policy.set_fusion(mode)

@@ -40,13 +40,6 @@ UNCLEAR = (SystemError, AttributeError, UnboundLocalError, NameError, AssertionE
            RecursionError)
 
 
-# entry points whose argument checks still raise some builtin errors from
-# inside adsim (printed and counted apart; crashes and the UNCLEAR classes
-# count for them too): solve_ivp and odeint hand some arguments to SciPy's
-# checks, set_fusion raises a plain ValueError
-PENDING = {"integrate.odeint", "integrate.solve_ivp", "set_fusion"}
-
-
 def _raised_inside_adsim(err):
     """Whether the innermost frame of ``err``'s traceback that belongs to adsim
     or to this probe is adsim's (a frame of NumPy or SciPy reached from the
@@ -134,7 +127,7 @@ def public_targets():
 
 def main():
     signal.signal(signal.SIGALRM, _alarm)
-    bad = slow = pending = 0
+    bad = slow = 0
     for name, obj in public_targets().items():
         for args in calls(obj):
             signal.setitimer(signal.ITIMER_REAL, 0.5)
@@ -155,15 +148,13 @@ def main():
                 print(f"{name}{tuple(map(type, args))}: still running after 0.5 s", flush=True)
             except Exception as err:
                 why = unclear(err)
-                if why and name in PENDING and not isinstance(err, UNCLEAR):
-                    pending += 1
-                elif why:
+                if why:
                     bad += 1
                     print(f"{name}{tuple(type(a).__name__ for a in args)}: {why}: {err}"[:300],
                           flush=True)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-    print(f"unclear {bad} slow {slow} pending {pending}")
+    print(f"unclear {bad} slow {slow}")
     return 0
 
 

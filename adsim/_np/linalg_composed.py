@@ -2,18 +2,15 @@
 derivatives are those of the composition: NumPy 2's array-API names
 (matmul, outer, vecdot, trace, diagonal, cross, matrix_transpose,
 vector_norm, matrix_norm, svdvals), multi_dot (in NumPy's cheapest order),
-tensorsolve, tensorinv and cond (through singular values, or a norm of the
-inverse)."""
+tensorsolve and tensorinv (cond is spectral_norms.py's)."""
 import math
 
 import numpy as np
 
-from .._opcodes import CompareKind
-from ..errors import UndefinedDerivative, UnsupportedOperation
+from ..errors import UnsupportedOperation
 from . import composed, einsum, linalg, products
-from .core import compare, float64_only, shape_of
+from .core import float64_only, shape_of
 from .decompositions import svd
-from .stacks import square
 from .views import index_map
 
 
@@ -186,28 +183,3 @@ def tensorinv(a, ind=2):
     shape = shape_of(a)
     n = math.prod(shape[ind:])
     return np.reshape(linalg.inv(np.reshape(a, (n, -1))), shape[ind:] + shape[:ind])
-
-
-def cond(x, p=None):
-    """Condition numbers: by singular values (p None, 2, -2) or as
-    norm(x, p) norm(inv(x), p); of stacks too. A singular matrix's, which
-    NumPy gives as inf, has no derivative and raises."""
-    shape = shape_of(x)
-    if len(shape) >= 2 and 0 in shape[-2:]:
-        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
-    if p is None or p in (2, -2):
-        s = svd(x, compute_uv=False)
-        largest, smallest = s[..., 0], s[..., -1]
-        denominator = largest if p == -2 else smallest
-        if np.any(compare(CompareKind.CMP_EQ, denominator, 0.0)):
-            raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix "
-                                      f"(a zero singular value) is infinite and has no "
-                                      f"derivative")
-        return smallest / largest if p == -2 else largest / smallest
-    square("cond", x)
-    try:
-        inverse = linalg.inv(x)
-    except np.linalg.LinAlgError as err:
-        raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix is "
-                                  f"infinite and has no derivative") from err
-    return linalg.norm(x, p, axis=(-2, -1)) * linalg.norm(inverse, p, axis=(-2, -1))

@@ -4,7 +4,9 @@ value) and -2 (the smallest) of real and complex matrices, and 'nuc' (their
 sum) of complex ones (complex intermediates, adsim/_np/complex.py). The
 other orders, and the nuclear norm of a real matrix (the sum of its
 singular values, differentiable at repeated ones), are complex.py's and
-linalg.py's.
+linalg.py's. np.linalg.cond by singular values (p None, 2, -2) is the
+ratio of the 2 and -2 norms, so it has no derivative where they have none;
+with another p it is norm(x, p) norm(inv(x), p).
 
 With M = U diag(σ) V^H, a simple singular value moves as dσ_k = Re(u_k^H dM v_k),
 so the nuclear norm as Re tr(U^H dM V); the adjoints are Mbar = w u_k v_k^H
@@ -27,13 +29,14 @@ singular value decomposition", 2016.
 import numpy as np
 
 from .._active import Active
+from .._opcodes import CompareKind
 from ..errors import UndefinedDerivative
 from ..primitives import primitive
 from . import complex as complex_
 from . import hermitian, linalg
 from .complex_linalg import adjoint, matmul
-from .core import shape_of
-from .stacks import over_stack
+from .core import compare, shape_of
+from .stacks import over_stack, square
 
 _ROUNDING = 100.0
 
@@ -163,6 +166,32 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if is_complex:
         return complex_.norm(x, ord, axis, keepdims)
     return linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def cond(x, p=None):
+    """Condition numbers, of stacks too: by singular values (p None, 2, -2)
+    the ratio of the 2 and -2 norms, whose rules refuse a repeated largest
+    or a repeated or zero smallest singular value; else norm(x, p)
+    norm(inv(x), p). A singular matrix's, which NumPy gives as inf, has no
+    derivative and raises."""
+    shape = shape_of(x)
+    if len(shape) >= 2 and 0 in shape[-2:]:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if p is None or p in (2, -2):
+        largest, smallest = norm(x, 2, axis=(-2, -1)), norm(x, -2, axis=(-2, -1))
+        denominator = largest if p == -2 else smallest
+        if np.any(compare(CompareKind.CMP_EQ, denominator, 0.0)):
+            raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix "
+                                      f"(a zero singular value) is infinite and has no "
+                                      f"derivative")
+        return smallest / largest if p == -2 else largest / smallest
+    square("cond", x)
+    try:
+        inverse = linalg.inv(x)
+    except np.linalg.LinAlgError as err:
+        raise UndefinedDerivative(f"adsim: np.linalg.cond(x, p={p!r}) of a singular matrix is "
+                                  f"infinite and has no derivative") from err
+    return linalg.norm(x, p, axis=(-2, -1)) * linalg.norm(inverse, p, axis=(-2, -1))
 
 
 FUNCTIONS = {np.linalg.norm: norm}

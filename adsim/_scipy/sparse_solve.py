@@ -26,7 +26,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .._active import Active
+from .._np.integers import plain_if_constant
 from .._record.creation import current_tape
+from .._validate import given
 from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
@@ -141,25 +143,50 @@ def _solve_with(solver, method, matrix_params, options, b, transposed=False):
 
 # ---- the hooked functions ---------------------------------------------------------
 
+# why the solvers that reach _constant_matrix with a matrix of active values
+# refuse it, and what to call instead (the others differentiate through it)
+_ACTIVE_MATRIX_REFUSED = {
+    "spilu": "an incomplete factorisation's solve is not A^-1, whose derivative adsim "
+             "knows; solve with scipy.sparse.linalg.splu(A).solve, spsolve(A, b) or a Krylov "
+             "method (cg, gmres, bicgstab, minres, lgmres)",
+    "spsolve_triangular": "its solve differentiates through the right-hand side only; "
+                          "scipy.sparse.linalg.spsolve(A, b) gives the same solution and "
+                          "differentiates through the matrix values too",
+}
+
+
 def _constant_matrix(A, name):
-    """A constant matrix argument as a SciPy sparse matrix."""
-    if sparse_active.is_active_matrix(A):
+    """A constant matrix argument as a SciPy sparse matrix: a sparse matrix,
+    a LinearOperator of one, or a plain 2-D array (as SciPy converts it;
+    also one made in the recorded function, a constant)."""
+    A = plain_if_constant(A)
+    if sparse_active.is_active_matrix(A) or (isinstance(A, Active) and
+                                             name in _ACTIVE_MATRIX_REFUSED):
         raise UnsupportedOperation(
-            f"adsim: scipy.sparse.linalg.{name} with a matrix assembled from active values is "
-            f"not supported (an incomplete factorisation's solve is not A^-1, whose derivative "
-            f"adsim knows); solve with scipy.sparse.linalg.splu(A).solve, spsolve(A, b) or a "
-            f"Krylov method (cg, gmres, bicgstab, minres, lgmres)")
+            f"adsim: scipy.sparse.linalg.{name} with a matrix of active values ({given(A)}) "
+            f"is not supported: {_ACTIVE_MATRIX_REFUSED[name]}")
     from .._np.sparse_products import unpacked
     if isinstance(A, spla.LinearOperator):
         matrix, transposed = unpacked(A)
         return matrix.T if transposed else matrix
     if sp.issparse(A):
         return A
-    if isinstance(A, np.ndarray) and A.ndim == 2:
-        return sp.csc_matrix(A)
-    raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{name} with a matrix of type "
-                               f"{type(A).__name__} and an active right-hand side; pass a "
-                               f"sparse matrix")
+    if isinstance(A, Active):
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{name} with a dense matrix of active values "
+            f"({given(A)}): its solves differentiate through a sparse matrix, whose values may "
+            f"be active: pass scipy.sparse.csc_matrix(A), or solve the dense system with "
+            f"np.linalg.solve")
+    try:
+        matrix = None if _is_recorded(A) else np.asarray(A)
+    except (TypeError, ValueError):          # a ragged sequence
+        matrix = None
+    if matrix is not None and matrix.ndim == 2 and matrix.dtype.kind in "biuf":
+        return sp.csc_matrix(matrix)
+    raise UnsupportedOperation(
+        f"adsim: scipy.sparse.linalg.{name}: the matrix A is {given(A)}; pass a scipy.sparse "
+        f"matrix (its values may be active), a 2-D array of numbers or a LinearOperator of a "
+        f"sparse matrix")
 
 
 def spsolve(A, b, permc_spec=None, use_umfpack=True):
@@ -169,6 +196,9 @@ def spsolve(A, b, permc_spec=None, use_umfpack=True):
         x = sparse_active_solve.spsolve(A, b, permc_spec)
     else:
         matrix = _constant_matrix(A, "spsolve")
+        if not (sp.issparse(A) and A.format in ("csc", "csr")):
+            warnings.warn("spsolve requires A be CSC or CSR matrix format",   # SciPy's words
+                          sp.SparseEfficiencyWarning, stacklevel=4)
         options = {} if permc_spec is None else {"permc_spec": permc_spec}
         factor = _factorise("splu", sp.csc_matrix(matrix, dtype=float), options)
         x = _solve_with(_Factored(factor), "splu", _matrix_parameters(matrix), options, b)

@@ -2,13 +2,13 @@
 import functools
 
 import numpy as np
-from scipy.integrate import solve_ivp as scipy_solve_ivp
+from scipy.integrate import OdeSolver, solve_ivp as scipy_solve_ivp
 
 from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
-from ..errors import MixedRecordings
+from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._nesting.nested import reads_recorded_values
@@ -143,9 +143,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     events = check_events(events)
     if _only_scipy_has(method, dense_output, y0) and not _holds_active(
             fun, t_span, y0, t_eval, events, args, options):
-        return scipy_solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
-                               dense_output=dense_output, events=events, vectorized=vectorized,
-                               args=args, **options)
+        try:
+            return scipy_solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                                   dense_output=dense_output, events=events,
+                                   vectorized=vectorized, args=args, **options)
+        except Exception as err:      # checked only now: valid calls pay nothing
+            _check_scipy_call(method, t_span, y0, t_eval, args, err)
+            raise
     name = check_method(method)
     follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
     # LSODA's own options serve SciPy's solve only, not its donor's
@@ -161,6 +165,23 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if not takes_radau_derivatives(name, follow_steps):
         return solve(name, t_eval)
     return bdf_with_radau_derivatives(solve, t_eval)
+
+
+def _check_scipy_call(method, t_span, y0, t_eval, args, err):
+    """The arguments of a call SciPy's solve refused with ``err``, checked
+    as adsim's solve checks them (complex states allowed): a mistake in one
+    raises adsim's error naming it; else ``err`` (raised in the user's
+    functions, or by a check of SciPy's alone) stands."""
+    try:
+        if not (isinstance(method, type) and issubclass(method, OdeSolver)):
+            check_method(method)
+        t0, tf = check_t_span(t_span)
+        check_y0(y0, scipy_solves=True)
+        if t_eval is not None:
+            check_t_eval(t_eval, t0, tf)
+        check_args(args)
+    except AdsimError as mistake:
+        raise mistake from err
 
 
 def _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, args, options):
@@ -214,12 +235,12 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     if t_eval is not None:
         t_eval = check_t_eval(t_eval, t0, tf)
     if dense_output and (memory_limit is not None or snapshots is not None):
-        raise ValueError("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
+        raise InvalidArgumentValue("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
                          "checkpointing of an integration with t_eval=; with "
                          "dense_output=True every step's interpolant is kept and all steps "
                          "are recorded. Leave dense_output out (the times you need as t_eval)")
     if t_eval is None and (memory_limit is not None or snapshots is not None):
-        raise ValueError("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
+        raise InvalidArgumentValue("adsim.integrate.solve_ivp: memory_limit and snapshots bound the "
                          "checkpointing of an integration with t_eval=; without t_eval every "
                          "step is an output and all steps are recorded. Give t_eval (e.g. "
                          "t_eval=[t_span[1]] for the final state)")

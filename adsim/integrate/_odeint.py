@@ -23,8 +23,9 @@ from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
 from .._np.joins import from_pieces
 from .._opcodes import Opcode as Op
-from .._validate import function
-from ..errors import UndefinedDerivative, UnsupportedOperation
+from .._validate import function, given
+from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue, UndefinedDerivative,
+                      UnsupportedOperation)
 from ._bdf_derivatives import checked_donor, donor_method, with_derivatives_of
 from ._odeint_op import FAILED, OdeintOp
 
@@ -66,20 +67,26 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                    hmax=hmax, hmin=hmin, ixpr=ixpr, mxstep=mxstep, mxhnil=mxhnil, mxordn=mxordn,
                    mxords=mxords, printmessg=printmessg, tfirst=tfirst)
     if not _holds_active(func, Dfun, y0, t, args, options):
-        return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,
-                            **options)
-    function(func, "integrate.odeint", "func",
-             "func(y, t, *args) returning dy/dt, as for scipy.integrate.odeint")
+        try:
+            return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,
+                                **options)
+        except Exception as err:      # checked only now: valid calls pay nothing
+            try:
+                _check_arguments(func, Dfun, y0, t, args)
+                _check_monotonic(t)
+            except AdsimError as mistake:
+                raise mistake from err
+            raise
+    _check_arguments(func, Dfun, y0, t, args)
     for name in _PLAIN_OPTIONS:
         if active_leaves(options[name]):
             raise UnsupportedOperation(
                 f"adsim: odeint's {name}= is an option of the solver, not an input of the "
                 f"solution, and cannot be active; pass its plain value adsim.value({name})")
-    if not isinstance(args, tuple):
-        raise TypeError("Extra arguments must be in a tuple.")      # SciPy's message
     call, inputs, y0_shape = _call(func, Dfun, y0, t, args, options)
     tape, refs, plain = _operands([stop_gradient(a) for a in inputs])
     y0_plain, t_plain, params = plain[0], plain[1], plain[2:]
+    _check_monotonic(t_plain)
     Y, info, success = call.solve(y0_plain.reshape(y0_shape), t_plain, params)
     if not success:
         raise UndefinedDerivative(FAILED)
@@ -111,6 +118,55 @@ def _with_derivatives_of_a_solve(values, call, inputs, method):
                       args=tuple(params), rtol=rtol, atol=atol)
     checked_donor(donor, "odeint", method)
     return with_derivatives_of({"t": t, "y": values.T}, donor, ("LSODA", method))["y"].T
+
+
+_WHERE = "adsim.integrate.odeint"
+
+
+def _check_arguments(func, Dfun, y0, t, args):
+    """SciPy's rules for odeint's arguments, checked before SciPy (or
+    adsim's solve) sees them, with adsim's errors naming the argument."""
+    function(func, "integrate.odeint", "func",
+             "func(y, t, *args) returning dy/dt, as for scipy.integrate.odeint")
+    if Dfun is not None and not callable(Dfun):
+        raise InvalidArgument(f"{_WHERE}: Dfun must be None or a callable Dfun(y, t, *args) "
+                              f"returning the Jacobian of func, got {given(Dfun)}")
+    if not isinstance(args, tuple):
+        raise InvalidArgument(f"{_WHERE}: extra arguments must be in a tuple, got "
+                              f"{given(args)}; pass args=(a,) for one")
+    _check_numbers(y0, "y0", "a number or a 1-D array (the initial state)", (0, 1))
+    _check_numbers(t, "t", "a 1-D array (the output times, t[0] the initial time)", (1,))
+
+
+def _check_numbers(x, name, accepted, ndims):
+    """``x`` holds real numbers and has one of the numbers of dimensions
+    ``ndims`` (an active array or a list holding active numbers counts by
+    its shape)."""
+    if isinstance(x, Active):
+        ndim, kind = x.ndim, "f"
+    elif active_leaves(x):
+        return                      # stacked by _array, whose errors name the values
+    else:
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError):     # a ragged sequence
+            arr = np.asarray(None)
+        ndim, kind = arr.ndim, arr.dtype.kind
+    if kind not in "biuf":
+        raise InvalidArgument(f"{_WHERE}: {name} must be {accepted} of real numbers, got "
+                              f"{given(x)}")
+    if ndim not in ndims:
+        raise InvalidArgumentValue(f"{_WHERE}: {name} must be {accepted}, got {ndim} "
+                                   f"dimensions ({given(x)})")
+
+
+def _check_monotonic(t):
+    """SciPy's rule for the output times ``t`` (plain, 1-D)."""
+    steps = np.diff(t)
+    if not (np.all(steps >= 0) or np.all(steps <= 0)):
+        raise InvalidArgumentValue(f"{_WHERE}: the values in t must be monotonically "
+                                   f"increasing or monotonically decreasing; repeated values "
+                                   f"are allowed. Got {given(t)}")
 
 
 def _holds_active(func, Dfun, y0, t, args, options):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from .._np.integers import plain_if_constant
 from .._active import Active
 from .._validate import function, given
-from ..errors import InvalidArgument, InvalidInput, UnsupportedOperation
+from ..errors import InvalidArgument, InvalidArgumentValue, InvalidInput, UnsupportedOperation
 from ._common import EPS
 from ._rhs import real_array
 
@@ -36,14 +36,15 @@ def check_method(method):
             f"runs its own methods, chosen by name: one of {', '.join(SUPPORTED)}")
     if method in SUPPORTED:
         return method
-    raise ValueError(f"`method` must be one of {', '.join(SUPPORTED)}, got {method!r}")
+    raise InvalidArgumentValue(f"{_WHERE}: `method` must be one of {', '.join(SUPPORTED)} "
+                               f"(or SciPy's solver class of that name), got {given(method)}")
 
 
 def _time(t, what):
     if isinstance(t, Active):
         if t.size != 1:
-            raise ValueError(f"adsim.integrate.solve_ivp: {what} must be a scalar, got shape "
-                             f"{t.shape}")
+            raise InvalidArgumentValue(f"{_WHERE}: {what} must be a scalar, got shape "
+                                       f"{t.shape}")
         return t.reshape(())
     value = np.asarray(t)
     if value.dtype.kind == "c":
@@ -57,19 +58,29 @@ def _time(t, what):
 def check_t_span(t_span):
     try:
         t0, tf = t_span
-    except (TypeError, ValueError):
-        raise ValueError(f"adsim.integrate.solve_ivp: t_span must be a pair (t0, tf), got "
-                         f"{t_span!r}") from None
+    except (TypeError, ValueError) as err:      # not a sequence, or not of two
+        error = InvalidArgumentValue if isinstance(err, ValueError) else InvalidArgument
+        raise error(f"{_WHERE}: t_span must be a pair (t0, tf) of real numbers, got "
+                    f"{given(t_span)}") from None
     return _time(t0, "t_span[0]"), _time(tf, "t_span[1]")
 
 
-def check_y0(y0):
-    y0 = real_array(y0, "y0")
-    if y0.ndim != 1:
-        raise ValueError("`y0` must be 1-dimensional.")
-    if not np.all(np.isfinite(y0)):
-        raise ValueError("All components of the initial state `y0` must be finite.")
-    return y0
+def check_y0(y0, scipy_solves=False):
+    """``y0`` as a 1-D array of finite values: real (converted to float64),
+    or also complex when ``scipy_solves`` (SciPy's own solve, which accepts
+    complex states: the array is checked and returned as given)."""
+    if scipy_solves and not isinstance(y0, Active) and np.iscomplexobj(y0):
+        state = np.asarray(y0)
+        checked = state.real
+    else:
+        state = checked = real_array(y0, "y0")
+    if checked.ndim != 1:
+        raise InvalidArgumentValue(f"{_WHERE}: `y0` must be 1-dimensional (one value per "
+                                   f"equation), got {given(y0)}")
+    if not np.all(np.isfinite(state)):
+        raise InvalidArgumentValue(f"{_WHERE}: All components of the initial state `y0` must "
+                                   f"be finite, got {given(y0)}")
+    return state
 
 
 def check_args(args):
@@ -77,9 +88,9 @@ def check_args(args):
         return ()
     try:
         return tuple(args)
-    except TypeError as error:
-        raise TypeError(f"Supplied 'args' cannot be unpacked. Please supply `args` as a tuple "
-                        f"(e.g. `args=({args},)`)") from error
+    except TypeError:
+        raise InvalidArgument(f"{_WHERE}: supplied 'args' cannot be unpacked, got {given(args)}. "
+                              f"Please supply `args` as a tuple (e.g. `args=({args!r},)`)") from None
 
 
 def check_events(events):
@@ -107,12 +118,13 @@ def check_t_eval(t_eval, t0, tf):
     sorted in the direction of integration."""
     t_eval = real_array(t_eval, "t_eval")
     if t_eval.ndim != 1:
-        raise ValueError("`t_eval` must be 1-dimensional.")
+        raise InvalidArgumentValue(f"{_WHERE}: `t_eval` must be 1-dimensional (the output "
+                                   f"times), got shape {t_eval.shape}")
     if np.any(t_eval < min(t0, tf)) or np.any(t_eval > max(t0, tf)):
-        raise ValueError("Values in `t_eval` are not within `t_span`.")
+        raise InvalidArgumentValue(f"{_WHERE}: Values in `t_eval` are not within `t_span`.")
     d = np.diff(t_eval)
     if (tf > t0 and np.any(d <= 0)) or (tf < t0 and np.any(d >= 0)):
-        raise ValueError("Values in `t_eval` are not properly sorted.")
+        raise InvalidArgumentValue(f"{_WHERE}: Values in `t_eval` are not properly sorted.")
     return t_eval
 
 
@@ -143,16 +155,16 @@ def check_tolerances(rtol, atol, n):
         rtol = np.maximum(rtol, 100 * EPS)
     atol = np.asarray(atol, dtype=float)
     if atol.ndim > 0 and atol.shape != (n,):
-        raise ValueError("`atol` has wrong shape.")
+        raise InvalidArgumentValue(f"{_WHERE}: `atol` has wrong shape.")
     if np.any(atol < 0):
-        raise ValueError("`atol` must be positive.")
+        raise InvalidArgumentValue(f"{_WHERE}: `atol` must be positive.")
     return rtol, (float(atol) if atol.ndim == 0 else atol)
 
 
 def check_max_step(max_step):
     max_step = _plain(max_step, "max_step")
     if max_step <= 0:
-        raise ValueError("`max_step` must be positive.")
+        raise InvalidArgumentValue(f"{_WHERE}: `max_step` must be positive.")
     return max_step
 
 
@@ -161,9 +173,9 @@ def check_first_step(first_step, t0, tf):
         return None
     first_step = _plain(first_step, "first_step")
     if first_step <= 0:
-        raise ValueError("`first_step` must be positive.")
+        raise InvalidArgumentValue(f"{_WHERE}: `first_step` must be positive.")
     if first_step > abs(tf - t0):
-        raise ValueError("`first_step` exceeds bounds.")
+        raise InvalidArgumentValue(f"{_WHERE}: `first_step` exceeds bounds.")
     return first_step
 
 
@@ -181,11 +193,12 @@ def check_sparsity(sparsity, n):
     if not sp.issparse(sparsity):
         sparsity = np.asarray(sparsity)
         if sparsity.dtype.kind not in "biufc":
-            raise TypeError(f"adsim.integrate.solve_ivp: jac_sparsity must hold numbers or "
+            raise InvalidArgument(f"adsim.integrate.solve_ivp: jac_sparsity must hold numbers or "
                             f"booleans (nonzero where the Jacobian may be nonzero), got dtype "
                             f"{sparsity.dtype}")
     if tuple(np.shape(sparsity)) != (n, n):
-        raise ValueError(f"`jac_sparsity` is expected to have shape {(n, n)}, but actually has "
+        raise InvalidArgumentValue(f"{_WHERE}: `jac_sparsity` is expected to have shape "
+                                   f"{(n, n)}, but actually has "
                          f"{tuple(np.shape(sparsity))}.")
     pattern = sp.csc_matrix(sparsity)
     pattern.eliminate_zeros()

@@ -1,22 +1,26 @@
-"""``abs``, ``maximum`` and ``minimum`` without branch records.
+"""``abs`` without a branch record; ``maximum`` and ``minimum`` that leave
+plain values plain.
 
-``np.abs`` and ``np.maximum`` on active arrays record the side each element
-takes as a branch, so that a replay where a side differs records again. The
-solvers apply them to whole states (the error scale ``max(|y|, |y_new|)``)
-and to step-size factors, where some side changes at almost every step;
-recording the step again each time would cost more than the step. Their
-derivative rules read the side from the operands' values at every replay,
-so without the branch record the derivatives are still those of the point
-of evaluation (at a tie, the first operand's side).
+``np.abs`` on active arrays records the sign of each element as a branch,
+so that a replay where a sign differs records again. The solvers apply it
+to whole states (the error scale ``max(|y|, |y_new|)``), where some sign
+changes at almost every step; recording the step again each time would
+cost more than the step. ABS's derivative rule reads the sign from the
+operand's value at every replay, so without the branch record the
+derivatives are still those of the point of evaluation. ``np.maximum`` and
+``np.minimum`` record no branch in the core either (adsim/_np/core.py,
+``binary``: the side is chosen from the values at every replay, a tie and
+NaN in ``a`` going to ``a``): :func:`larger` and :func:`smaller` are that
+rule, called directly.
 
 :func:`frozen_at_or_below` makes the same kind of choice for a derivative
 alone: a value whose derivative is dropped where it does not exceed a level.
 """
 import numpy as np
 
-from .._np.core import operand, shape_of, tape_of
+from .._np.core import binary
 from .._opcodes import Opcode as Op
-from .._active import Active, record_binary_refs, record_unary
+from .._active import Active, record_unary
 
 __all__ = ["magnitude", "larger", "smaller", "frozen_at_or_below"]
 
@@ -28,24 +32,18 @@ def magnitude(x):
     return np.abs(x)
 
 
-def _elementwise(code, plain, a, b):
-    if not isinstance(a, Active) and not isinstance(b, Active):
-        return plain(a, b)
-    tape = tape_of(a, b)
-    shape = np.broadcast_shapes(shape_of(a), shape_of(b))
-    ra, keep_a = operand(tape, a, shape)      # noqa: F841  (alive until recorded)
-    rb, keep_b = operand(tape, b, shape)      # noqa: F841
-    return record_binary_refs(tape, int(code), ra, rb, shape)
-
-
 def larger(a, b):
     """``np.maximum(a, b)``."""
-    return _elementwise(Op.MAXIMUM, np.maximum, a, b)
+    if isinstance(a, Active) or isinstance(b, Active):
+        return binary(Op.MAXIMUM, a, b)
+    return np.maximum(a, b)
 
 
 def smaller(a, b):
     """``np.minimum(a, b)``."""
-    return _elementwise(Op.MINIMUM, np.minimum, a, b)
+    if isinstance(a, Active) or isinstance(b, Active):
+        return binary(Op.MINIMUM, a, b)
+    return np.minimum(a, b)
 
 
 def frozen_at_or_below(x, level):

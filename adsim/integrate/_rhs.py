@@ -12,7 +12,7 @@ from .._np.core import as_active
 from .._np.joins import from_pieces, holds_active
 from .._active import Active
 from .._validate import given
-from ..errors import InvalidArgument, UnsupportedOperation
+from ..errors import InvalidArgument, InvalidArgumentValue, UnsupportedOperation
 
 __all__ = ["RightHandSide", "real_array", "set_row", "RUNNING", "FINISHED", "FAILED"]
 
@@ -68,14 +68,23 @@ class RightHandSide:
         return t + h if c == 1 else t + c * h
 
     def __call__(self, t, y, args):
-        return self._checked(self.fun(t, y, *args))
+        try:
+            f = self.fun(t, y, *args)
+        except TypeError as err:
+            _refuse_misfit(err, args)
+            raise
+        return self._checked(f)
 
     def into(self, K, i, t, y, args):
         """``K`` with row ``i`` set to ``fun(t, y, *args)`` (a plain ``K``
         becomes active when the row is). A list of numbers, some active
         (``[y[1], -y[0]]``), is written into the row number by number, with
         no array stacked from it first."""
-        f = self.fun(t, y, *args)
+        try:
+            f = self.fun(t, y, *args)
+        except TypeError as err:
+            _refuse_misfit(err, args)
+            raise
         if isinstance(f, (list, tuple)) and len(f) == self.n and current_tape() is not None \
                 and all(map(_is_number, f)) and any(isinstance(v, Active) for v in f):
             K = _active_like(K, next(v for v in f if isinstance(v, Active)))
@@ -89,10 +98,22 @@ class RightHandSide:
         if f.shape != (self.n,):
             if f.size == self.n:
                 return np.reshape(f, (self.n,))
-            raise ValueError(f"adsim.integrate.solve_ivp: fun(t, y) returned shape "
-                             f"{tuple(f.shape)}; it must return the derivative of y, shape "
-                             f"({self.n},)")
+            raise InvalidArgumentValue(f"adsim.integrate.solve_ivp: fun(t, y) returned shape "
+                                       f"{tuple(f.shape)}; it must return the derivative of "
+                                       f"y, shape ({self.n},)")
         return f
+
+
+def _refuse_misfit(err, args):
+    """``err``, raised calling ``fun(t, y, *args)``: when raised by the call
+    itself (not inside fun), the call does not fit fun's signature, a
+    mistake of the caller said as such."""
+    if err.__traceback__.tb_next is None:
+        raise InvalidArgument(
+            f"adsim.integrate.solve_ivp: fun is called as fun(t, y, *args) with "
+            f"{len(args)} extra argument{'' if len(args) == 1 else 's'} from args, and that "
+            f"call fails: {err}. Give fun the parameters (t, y, ...) as "
+            f"scipy.integrate.solve_ivp calls it") from None
 
 
 def _on_one_column(fun):

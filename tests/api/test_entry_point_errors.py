@@ -401,6 +401,39 @@ def test_solvers_written_in_python_are_still_recorded_through():
      InvalidArgument, r"solve_ivp: stats must be a list .*got \{\} \(dict\); pass stats=\[\]"),
     (lambda: integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), None), InvalidArgument,
      r"solve_ivp: y0 must hold real numbers, got None \(NoneType\)"),
+    (lambda: integrate.solve_ivp(lambda t, y: -y, 1.0, X, dense_output=True), InvalidArgument,
+     r"solve_ivp: t_span must be a pair \(t0, tf\) of real numbers, got 1.0 \(float\)"),
+    (lambda: integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), X, method="Euler"),
+     InvalidArgumentValue, r"solve_ivp: `method` must be one of RK23, RK45, DOP853, Radau, BDF, "
+     r"LSODA .*got 'Euler' \(str\)"),
+    (lambda: integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), np.ones((2, 2)), method="LSODA"),
+     InvalidArgumentValue, r"solve_ivp: `y0` must be 1-dimensional .*got an array of shape "
+     r"\(2, 2\)"),
+    (lambda: integrate.solve_ivp(lambda y: -y, (0.0, 1.0), X), InvalidArgument,
+     r"solve_ivp: fun is called as fun\(t, y, \*args\) with 0 extra arguments .*takes 1 "
+     r"positional argument but 2 were given"),
+    # integrate.odeint, on plain values as SciPy's odeint would see them
+    (lambda: integrate.odeint(lambda y, t: -y, X, 1.0), InvalidArgumentValue,
+     r"odeint: t must be a 1-D array \(the output times, t\[0\] the initial time\), got 0 "
+     r"dimensions"),
+    (lambda: integrate.odeint(lambda y, t: -y, X, [0.0, 1.0, 0.5]), InvalidArgumentValue,
+     r"odeint: the values in t must be monotonically increasing or monotonically decreasing"),
+    (lambda: integrate.odeint(lambda y, t: -y, np.ones((2, 2)), [0.0, 1.0]),
+     InvalidArgumentValue, r"odeint: y0 must be a number or a 1-D array .*got 2 dimensions"),
+    (lambda: integrate.odeint(lambda y, t: -y, "abc", [0.0, 1.0]), InvalidArgument,
+     r"odeint: y0 must be a number or a 1-D array \(the initial state\) of real numbers, "
+     r"got 'abc' \(str\)"),
+    (lambda: integrate.odeint(lambda y, t: -y, X, [0.0, 1.0], Dfun=X), InvalidArgument,
+     r"odeint: Dfun must be None or a callable Dfun\(y, t, \*args\)"),
+    (lambda: integrate.odeint(lambda y, t, k: -k * y, X, [0.0, 1.0], args=[2.0]),
+     InvalidArgument, r"odeint: extra arguments must be in a tuple, got \[2.0\] \(list\)"),
+    (lambda: adsim.grad(lambda x: np.sum(integrate.odeint(lambda y, t: -y, x, [1.0, 0.0, 2.0])))(
+        X), InvalidArgumentValue, r"odeint: the values in t must be monotonically"),
+    # fusion
+    (lambda: adsim.set_fusion("sometimes"), InvalidArgumentValue,
+     r"set_fusion: mode must be one of 'auto', 'always', 'never', got 'sometimes' \(str\)"),
+    (lambda: adsim.set_fusion(None), InvalidArgument,
+     r"set_fusion: mode must be one of .*got None \(NoneType\)"),
     # sparse
     (lambda: adsim.sparse_jacobian_plan(F, X, orders="natural"), InvalidArgument,
      r"adsim.sparse_jacobian_plan: orders must be a non-empty tuple or list .*got 'natural' "

@@ -189,3 +189,22 @@ def test_vectorized_fun_is_called_on_one_column_as_scipy_does(method):
     fd_y = [(loss(y0 + eps * e, a) - loss(y0 - eps * e, a)) / (2 * eps) for e in np.eye(2)]
     np.testing.assert_allclose(g[1], fd_a, rtol=1e-5)
     np.testing.assert_allclose(g[0], fd_y, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("dense_output", [False, True])
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau", "BDF", "LSODA"])
+def test_every_method_checks_arguments_before_solving(method, dense_output):
+    """A script that mistypes an argument gets the same adsim error whichever
+    method it picked, also where SciPy's own solve runs the call."""
+    def solve(t_span=(0.0, 1.0), y0=(1.0,), **kwargs):
+        return solve_ivp(decay, t_span, y0, method=method, dense_output=dense_output, **kwargs)
+    with pytest.raises(adsim.InvalidArgument, match=r"t_span must be a pair \(t0, tf\)"):
+        solve(t_span=1.0)
+    with pytest.raises(adsim.InvalidArgumentValue, match=r"`y0` must be 1-dimensional"):
+        solve(y0=[[1.0], [2.0]])
+    with pytest.raises(adsim.InvalidArgumentValue, match=r"`t_eval` are not properly sorted"):
+        solve(t_eval=[0.5, 0.2])
+    with pytest.raises(adsim.InvalidArgument, match=r"'args' cannot be unpacked, got 3"):
+        solve(args=3)
+    result = solve(t_eval=[0.5, 1.0])          # and the valid call still solves
+    assert np.allclose(result.y[0], np.exp(-0.5 * result.t), rtol=1e-2)

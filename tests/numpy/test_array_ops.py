@@ -394,3 +394,16 @@ def test_sum_of_python_list_of_actives():
     """Python's sum over rows starts at int 0 (0 + Active)."""
     x = np.arange(6.0).reshape(3, 2)
     assert_close(adsim.jacobian(lambda z: sum(z))(x), np.stack([np.eye(2)] * 3, axis=1), 0, 0)
+
+
+def test_empty_results_in_every_sweep():
+    """Series too short for what a script asks of them give size-0 outputs
+    (the differences of one sample, the readings above a threshold none
+    reaches) and size-0 inputs (no extra weights): every sweep of the tape,
+    the dense Jacobians included, checked against differences."""
+    one_sample = np.array([1.5])
+    check_tape(lambda x: np.diff(x) ** 2, [one_sample])
+    readings = np.array([0.2, 0.4, 0.3])
+    check_tape(lambda x: np.exp(x[x > 10.0]), [readings])
+    tape = check_tape(lambda x, w: np.sum(w) + x ** 2, [readings, np.zeros(0)])
+    assert tape.jacobian(readings, np.zeros(0), mode="reverse")[1].shape == (3, 0)

@@ -95,6 +95,35 @@ def test_the_spectral_norms_where_they_are_not_differentiable():
                  np.eye(3))
 
 
+def test_condition_number_refuses_where_the_spectral_norms_do():
+    """A design-of-experiments script minimising the condition number of a
+    sensor matrix: cond(A) = norm(A, 2) / norm(A, -2) has no derivative at a
+    repeated largest or smallest singular value (where it used to return an
+    arbitrary gradient), in every mode and on replay; elsewhere it matches
+    differences, also replayed at a new point."""
+    def conditioning(angles, p=None):
+        sensors = np.stack([np.cos(angles), np.sin(angles), 0.3 * angles], axis=1)
+        return np.linalg.cond(sensors.T @ sensors + np.diag([1.0, 2.0, 3.0]), p)
+    angles = np.array([0.1, 0.9, 1.7, 2.6])
+    for p in (None, 2, -2):
+        g = ad.grad(conditioning)(angles, p)
+        assert_close(g, fd_jacobian(lambda a: conditioning(a, p), [angles])[0], rtol=1e-6,
+                     what=f"gradient of cond(p={p})")
+    tape = ad.record(conditioning, angles)
+    moved = angles + 0.05
+    assert_close(tape.gradient(moved), fd_jacobian(conditioning, [moved])[0], rtol=1e-6,
+                 what="replayed gradient of cond")
+    for p, top in ((None, "largest"), (2, "largest"), (-2, "largest")):
+        with pytest.raises(ad.UndefinedDerivative, match=f"{top} singular value is repeated"):
+            ad.grad(lambda a: np.linalg.cond(a, p))(np.diag([2.0, 2.0, 1.0]))
+    for p in (None, 2, -2):
+        with pytest.raises(ad.UndefinedDerivative, match="smallest singular value"):
+            ad.jvp(lambda a: np.linalg.cond(a, p), (np.diag([3.0, 1.0, 1.0]),), (np.eye(3),))
+    with pytest.raises(ad.UndefinedDerivative, match="repeated"):
+        ad.record(lambda a: np.linalg.cond(a), np.diag([3.0, 2.0, 1.0])).gradient(
+            np.diag([3.0, 3.0, 1.0]))
+
+
 @pytest.mark.parametrize("f", [
     lambda a: np.sum(np.linalg.svd(a)[0] ** 3),
     lambda a: np.sum(np.linalg.svd(a, full_matrices=False)[2][0]),

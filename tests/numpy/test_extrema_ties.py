@@ -93,3 +93,43 @@ def test_a_tie_in_a_loss_splits_nothing():
     w = np.array([1.0, 1.0, 0.5])          # margins 1, 0.5, 1: two ties
     np.testing.assert_array_equal(adsim.grad(hinge)(w), [0.0, -0.5, 0.0])
     np.testing.assert_array_equal(adsim.jvp(hinge, (w,), (np.ones(3),))[1], -0.5)
+
+
+def test_maximum_of_two_profiles_is_one_op_that_follows_the_side_at_replay():
+    """A clipped-flux program takes np.maximum of two same-shape profiles
+    (the fast recording path): one MAXIMUM op and no COMPARE, its result
+    laid out as NumPy's (ravel(order="K") of Fortran-ordered operands); a replay where the sides change follows them
+    (the first argument at a tie) in the gradient, the jvp and the hvp."""
+    from adsim._opcodes import Opcode as Op
+
+    def flux(z):
+        upwind = np.sin(z) * z
+        limiter = np.cos(z)
+        return np.sum(np.maximum(upwind, limiter) ** 2 + np.minimum(upwind, 0.5 * limiter))
+
+    x = np.linspace(0.1, 1.2, 6)
+    tape = adsim.record(flux, x)
+    codes = [int(c) for c in tape.op_codes()]
+    assert codes.count(int(Op.MAXIMUM)) == 1 and codes.count(int(Op.MINIMUM)) == 1
+    assert int(Op.COMPARE) not in codes
+
+    def want(z):
+        u, v = np.sin(z) * z, np.cos(z)
+        du, dv = np.cos(z) * z + np.sin(z), -np.sin(z)
+        big = np.where(u >= v, u, v)
+        return 2 * big * np.where(u >= v, du, dv) + np.where(u <= 0.5 * v, du, 0.5 * dv)
+
+    for z in (x, x[::-1].copy(), np.full(6, 0.8603335890193797)):   # sides swapped; a tie
+        assert np.allclose(tape.gradient(z), want(z), rtol=1e-12, atol=1e-12)
+        v = np.linspace(-1.0, 1.0, 6)
+        assert np.isclose(tape.jvp(z, v)[1], want(z) @ v, rtol=1e-12, atol=1e-12)
+        h = 1e-6
+        hv = (tape.gradient(z + h * v) - tape.gradient(z - h * v)) / (2 * h)
+        if not np.allclose(z, z[0]):          # no kink inside the differences' reach
+            assert np.allclose(tape.hvp(z, v), hv, rtol=1e-5, atol=1e-7)
+
+    def raveled(z):                  # Fortran-ordered operands: a Fortran-ordered result
+        wide = np.maximum(np.asfortranarray(z), np.asfortranarray(np.sin(z) + 0.2))
+        return wide.ravel(order="K") @ np.arange(6.0)
+    square = np.linspace(0.1, 1.2, 6).reshape(3, 2)
+    assert np.isclose(adsim.record(raveled, square).forward(square), raveled(square))

@@ -5,6 +5,7 @@ derivatives, replay at new right-hand sides, tape files, unconverged Krylov
 solves, and two user programs (a 2-d Poisson inverse problem, implicit
 reaction-diffusion steps with one factorisation)."""
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -153,6 +154,47 @@ def test_krylov_solves_with_a_linear_operator_of_python_code():
 def test_refusals():
     with pytest.raises(ad.errors.UnsupportedOperation, match="initial guess"):
         ad.grad(lambda b: np.sum(cg(SPD, B0, x0=b)[0]))(B0)
+
+
+def test_each_solver_says_what_matrix_it_was_given_and_what_it_takes():
+    """A heat-conduction script whose matrix depends on the conductivities k:
+    built dense, it is refused with the way to pass it (sparse, whose values
+    may be active); a triangular solve or an incomplete factorisation of it
+    says why it cannot differentiate through the matrix and what can; a
+    plain dense matrix, or one built as constants inside the function, is
+    taken as SciPy takes it."""
+    def dense_conduction(k):
+        return np.diag(2.0 * k) - np.diag(k[1:], 1) - np.diag(k[1:], -1)
+    k = np.linspace(1.0, 2.0, N)
+    for solve in (lambda M: spsolve(M, B0), lambda M: cg(M, B0, **TIGHT)[0]):
+        with pytest.raises(ad.UnsupportedOperation, match=r"with a dense matrix of active "
+                           r"values \(an array of shape \(7, 7\) \(float64\)\).*pass "
+                           r"scipy.sparse.csc_matrix\(A\)"):
+            ad.grad(lambda k: np.sum(solve(dense_conduction(k))))(k)
+        g = ad.grad(lambda k: np.sum(solve(sp.csc_matrix(dense_conduction(k)))))(k)
+        dense = ad.grad(lambda k: np.sum(np.linalg.solve(dense_conduction(k), B0)))(k)
+        assert_close(g, dense, 1e-8, 1e-10)
+    with pytest.raises(ad.UnsupportedOperation, match=r"spsolve_triangular with a matrix of "
+                       r"active values .*spsolve\(A, b\) gives the same solution"):
+        ad.grad(lambda k: np.sum(spsolve_triangular(sp.csr_matrix(np.tril(
+            dense_conduction(k))), B0)))(k)
+    with pytest.raises(ad.UnsupportedOperation, match=r"spilu with a matrix of active values "
+                       r".*incomplete factorisation"):
+        ad.grad(lambda k: np.sum(spilu(sp.csc_matrix(dense_conduction(k))).solve(B0)))(k)
+    with pytest.raises(ad.UnsupportedOperation, match=r"spsolve: the matrix A is an array of "
+                       r"shape \(7,\) .*pass a scipy.sparse matrix"):
+        ad.grad(lambda b: np.sum(spsolve(np.ones(N), b)))(B0)
+    plain = A.toarray()
+    for made_inside in (False, True):
+        def f(b):
+            M = np.array(plain.tolist()) if made_inside else plain
+            return np.sum(spsolve(M, b) ** 2)
+        with pytest.warns(sp.SparseEfficiencyWarning, match="CSC or CSR"):   # as SciPy's
+            g = ad.grad(f)(B0)
+        assert_close(g, 2 * spsolve(A.T.tocsc(), spsolve(A, B0)), 1e-10, 1e-12)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sp.SparseEfficiencyWarning)
+            check_grads(f, B0)
 
 
 def test_factorisations_outside_recordings_are_scipy_s():
