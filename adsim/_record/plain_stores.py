@@ -127,6 +127,8 @@ def _replaced(frame, node, name, array, count, value):
     replacement = layout.laid_out(as_active(tape_of(value), array.copy()), array)
     setitem(replacement, key, value)
     _rebind(frame, name, replacement)
+    if frame.f_locals.get(name) is not replacement:     # (read back from the frame)
+        raise _refusal(node, value, f"this Python did not let adsim rebind `{name}`")
     return current(value)
 
 

@@ -30,11 +30,12 @@ def fused_and_plain(f, x):
     return fused, plain, report
 
 
-def assert_same(a, b, rtol=1e-11):
+def assert_same(a, b, rtol=1e-10):
     """Equal to rounding, with NaN and infinities in the same places. The
     tolerance is that of sums over the run's elements (the adjoint of a
     broadcast scalar, the output), which fused and interpreted sweeps add in
-    different orders."""
+    different orders: 40 000 terms whose sum can be much smaller than its
+    largest terms (seen: 1e-11 of the largest element in an hvp)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     assert np.array_equal(np.isnan(a), np.isnan(b))
     assert np.array_equal(np.isinf(a), np.isinf(b))
