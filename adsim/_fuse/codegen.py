@@ -441,7 +441,7 @@ def _kernel(run, kind, written, function, last, read_later):
     lines = [f"{'static ' if hvp else ''}void {function}(double** V, double** T, double** A, "
              f"double** D, const double* seeds, double* outs) {{",
              "    (void)V; (void)T; (void)A; (void)D; (void)seeds; (void)outs;"]
-    if kind == "second_order":
+    if kind == "second_order" and actives:      # (no input: nothing the variant could skip)
         unused = " && ".join(["seeds[1] == 0.0"] +
                              [f"A[{i}] == NULL" for i in sorted({externals[x].index
                                                                  for x in actives})])

@@ -136,14 +136,20 @@ _det = primitive(lambda re, im: np.stack([np.linalg.det(re + 1j * im).real,
 _det.pure = True
 
 
+def _on_pair(rule, m):
+    """``rule`` of a complex matrix's real and imaginary parts (zeros for a
+    real one)."""
+    re, im = _pair(m)
+    return rule(re, np.zeros(shape_of(re)) if im is None else im)
+
+
 def det(a):
     if not complex_.is_complex(a):
         return linalg.det(a)
     square("det", a)
 
     def one(m):
-        re, im = _pair(m)
-        out = _det(re, np.zeros(shape_of(re)) if im is None else im)
+        out = _on_pair(_det, m)
         return complex_.make(out[0], out[1], ())
     return over_stack(one, np.linalg.det, [a])
 
@@ -195,8 +201,7 @@ def slogdet(a):
     square("slogdet", a)
 
     def one(m):
-        re, im = _pair(m)
-        out = _slogdet(re, np.zeros(shape_of(re)) if im is None else im)
+        out = _on_pair(_slogdet, m)
         return linalg.SlogdetResult(complex_.make(out[0], out[1], ()), out[2])
     return over_stack(one, np.linalg.slogdet, [a])
 
