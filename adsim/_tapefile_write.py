@@ -116,7 +116,8 @@ def _encode_tape(tape, calls):
         b"INPT": np.array(inputs, dtype=np.int64),
         b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
                            *buffers["output_shape"]], dtype=np.int64),
-        b"OPTS": np.array([int(buffers["chunked"])], dtype=np.int64),
+        b"OPTS": np.array([int(buffers["chunked"])] + [1] * buffers["layout_observed"],
+                          dtype=np.int64),
         b"CALL": _text(calls),
         b"ARGS": _text(_argument_structures(tape)),
     }
