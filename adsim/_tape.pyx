@@ -60,8 +60,8 @@ cnp.import_array()
 cdef object FLOAT64 = np.dtype(np.float64)
 # why a tape's results depend on its inputs' memory layout (Tape.observe_layout)
 LAYOUT_READ = ("the recorded function read the memory layout of its arrays (ravel(order='K'), "
-               "flags, strides, or a write through a reshape that NumPy makes a view or a copy "
-               "by layout), so its results hold only for inputs laid out as the recording's")
+               "flags, strides, or a write through a reshape or conversion that NumPy makes a "
+               "view or a copy by layout), so its results hold only for inputs laid out as the recording's")
 
 include "_ops/checks.pxi"
 include "_replay.pxi"

@@ -62,6 +62,27 @@ def write_into_base(z):
     return (np.tanh(z) * A).sum() + (t * y).sum()
 
 
+def write_into_contiguous_copy(z):
+    y = z * 1.0                     # laid out as z
+    c = np.ascontiguousarray(y)     # y itself if y is in C order, else a copy
+    c *= 3.0
+    return (y * y * A).sum()
+
+
+def write_into_fortran_conversion(z):
+    y = np.exp(z)
+    f = np.asarray(y, order="F")
+    f[0] = 0.5                      # reaches y only if y was in Fortran order
+    return (y * A).sum()
+
+
+def write_into_astype(z):
+    y = np.sin(z)
+    c = y.astype(np.float64, order="C", copy=False)
+    c[:, 1] += 2.0 * z[:, 0]
+    return (y ** 2 * A).sum()
+
+
 def strides_branch(z):
     if z.strides[0] == 8:
         return (z ** 3).sum()
@@ -73,7 +94,8 @@ def flags_branch(z):
 
 
 PROGRAMS = [memory_order, any_order, flattened, reshape_any, write_through_reshape,
-            write_into_base, strides_branch, flags_branch]
+            write_into_base, write_into_contiguous_copy, write_into_fortran_conversion,
+            write_into_astype, strides_branch, flags_branch]
 
 
 @pytest.mark.parametrize("f", PROGRAMS, ids=lambda f: f.__name__)
