@@ -10,6 +10,8 @@ The model: one-compartment pharmacokinetics with first-order absorption,
 (``t_max = ln(ka / ke) / (ka - ke)``), the time the concentration first
 reaches a target and the time it falls below the therapeutic minimum
 (terminal)."""
+import json
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp as scipy_solve_ivp
@@ -18,6 +20,7 @@ from scipy.optimize import brentq
 import adsim
 from adsim import tapefile
 from adsim.integrate import _events, solve_ivp
+from tapefile_bytes import replace_section, section
 from tapefile_replays import assert_same_replays, callback_kinds, copies
 
 PARAMS = np.array([1.2, 0.25, 1.0])          # ka (1/h), ke (1/h), V (L)
@@ -194,3 +197,22 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded(monke
     with pytest.raises(adsim.BranchChanged, match="time of event `below_min`.*loaded from a "
                                                   "tape file"):
         loaded_op._value(longer, *arrays)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda st: st.update(bracket=[0, 10 ** 6]), "the step's ends"),
+    (lambda st: st["in_shapes"][0].append(1), "a number, not"),
+    (lambda st: st["in_shapes"][1].append(2), "a tape of the event function"),
+    (lambda st: st.update(out_shape=[2]), "to a number"),
+    (lambda st: st.update(extra=1), "fields")])
+def test_altered_event_descriptions_are_refused(change, message):
+    def time_of_peak(dose, params):
+        sol = solve_ivp(absorption, (0.0, 2.5), dose, args=tuple(params), events=peak)
+        return sol.t_events[0][0]
+    data = tapefile.dumps(adsim.record(time_of_peak, DOSE, PARAMS))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.event_time"]
+    change(described["state"])
+    with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
