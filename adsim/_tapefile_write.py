@@ -49,6 +49,7 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.builtin_primitive": "adsim.primitives.BuiltinApplication",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
+                    "adsim.event_time": "adsim.integrate._events.EventTimeApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 
