@@ -41,7 +41,8 @@ def _unsupported(what):
     return UnsupportedOperation(
         f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
         f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
-        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, row and column selection, products "
+        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, mean, power, row and column selection, "
+        f"entries A[i, j], products "
         f"with arrays, spsolve, cg, gmres, bicgstab, minres, lgmres and scipy.sparse.kron")
 
 
@@ -124,19 +125,57 @@ class ActiveSparse:
 
     def __getitem__(self, key):
         """Rows and columns picked by slices, integer arrays or boolean masks
-        (``K[free][:, free]``): the entries there, renumbered."""
+        (``K[free][:, free]``): the entries there, renumbered; ``A[i, j]``
+        the entry (a scalar); for an ``spmatrix``, ``A[i]`` and ``A[:, j]``
+        the row or column as a 1 x n or m x 1 matrix, as SciPy gives them."""
         rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        if _is_integer(rows_key) and _is_integer(cols_key):
+            return self._entry(rows_key, cols_key)
+        if isinstance(self, ActiveSparseMatrix):
+            rows_key = _as_slice(rows_key, self._shape[0])
+            cols_key = _as_slice(cols_key, self._shape[1])
         (keep_r, new_r, m) = _axis_selection(rows_key, self._shape[0])
         (keep_c, new_c, n) = _axis_selection(cols_key, self._shape[1])
         kept = np.flatnonzero(keep_r[self._rows] & keep_c[self._cols])
         return self._like(new_r[self._rows[kept]], new_c[self._cols[kept]],
                           _take(self._values, kept), (m, n))
 
+    def _entry(self, i, j):
+        m, n = self._shape
+        if not (-m <= i < m and -n <= j < n):
+            raise IndexError(f"adsim: index ({i}, {j}) out of range for shape {self._shape}")
+        at = np.flatnonzero((self._rows == i % m) & (self._cols == j % n))
+        return np.sum(_take(self._values, at)) if at.size else 0.0
+
+    def _summed(self):
+        """The same matrix with one entry per position (duplicates summed),
+        as SciPy sums them before a nonlinear map of the values."""
+        key = self._rows * self._shape[1] + self._cols
+        unique, first, where = np.unique(key, return_index=True, return_inverse=True)
+        if unique.size == key.size:
+            return self
+        return self._like(self._rows[first], self._cols[first],
+                          self._collect(where.ravel(), unique.size))
+
+    def _mapped(self, f):
+        """f applied to the values of the summed entries (f(0) = 0 assumed:
+        the entries not stored stay 0)."""
+        s = self._summed()
+        return self._like(s._rows, s._cols, f(s._values))
+
     def __pow__(self, other):
-        raise _unsupported("**")
+        if isinstance(self, ActiveSparseArray):
+            return self.power(other)
+        raise _unsupported("** (the matrix power of an spmatrix)")
+
+    def power(self, n, dtype=None):
+        """The elementwise power of the stored entries (SciPy's ``power``)."""
+        if dtype is not None or not _is_scalar(n) or isinstance(n, Active) or n == 0:
+            raise _unsupported("power with an active, array or zero exponent, or dtype=")
+        return self._mapped(lambda v: v ** n)
 
     def __abs__(self):
-        return self._like(self._rows, self._cols, abs(self._values))
+        return self._mapped(abs)
 
     def __iter__(self):
         raise _unsupported("iteration")
@@ -260,7 +299,7 @@ class ActiveSparse:
         if _is_scalar(other):
             return self._scaled(other)
         if isinstance(other, ActiveSparse):
-            raise _unsupported("multiply of two matrices of active values")
+            return self._times_entries(other)
         if sp.issparse(other):
             other = other.toarray()
         if not isinstance(other, Active):
@@ -269,6 +308,18 @@ class ActiveSparse:
             other = np.broadcast_to(other, self._shape)
         return self._like(self._rows, self._cols,
                           self._values * other[self._rows, self._cols])
+
+    def _times_entries(self, other):
+        """The elementwise product of two sparse matrices: the summed
+        entries stored in both, multiplied."""
+        if other.shape != self._shape:
+            raise ValueError(f"adsim: inconsistent shapes {self._shape} and {other.shape}")
+        a, b = self._summed(), other._summed()
+        n = self._shape[1]
+        _, in_a, in_b = np.intersect1d(a._rows * n + a._cols, b._rows * n + b._cols,
+                                       assume_unique=True, return_indices=True)
+        return self._like(a._rows[in_a], a._cols[in_a],
+                          _take(a._values, in_a) * _take(b._values, in_b))
 
     # ---- to dense and parts --------------------------------------------------------------
     def _collect(self, positions, size):
@@ -310,6 +361,12 @@ class ActiveSparse:
             return totals
         return totals.reshape(1, n) if axis == 0 else totals.reshape(m, 1)
 
+    def mean(self, axis=None, dtype=None, out=None):
+        """The mean over all m n positions, of each column or of each row."""
+        total = self.sum(axis, dtype, out)
+        m, n = self._shape
+        return total / (m * n if axis is None else (m if int(axis) % 2 == 0 else n))
+
     def diagonal(self, k=0):
         m, n = self._shape
         length = max(0, min(m + min(k, 0), n - max(k, 0)))
@@ -334,7 +391,8 @@ def _axis_selection(key, size):
     if isinstance(key, Active) or active_leaves(key):
         raise _unsupported("indexing with active values")
     if isinstance(key, (int, np.integer)):
-        raise _unsupported("indexing with a single integer (take a slice i:i+1)")
+        raise _unsupported("indexing a sparse array with a single integer (a 1-d result); "
+                           "take a slice i:i+1")
     picked = np.arange(size)[key]
     if picked.ndim != 1 or np.unique(picked).size != picked.size:
         raise _unsupported("indexing that repeats rows or columns")
@@ -343,6 +401,19 @@ def _axis_selection(key, size):
     new = np.full(size, -1, dtype=np.int64)
     new[picked] = np.arange(picked.size)
     return kept, new, picked.size
+
+
+def _is_integer(key):
+    return isinstance(key, (int, np.integer)) and not isinstance(key, bool)
+
+
+def _as_slice(key, size):
+    """An spmatrix's single row or column index as the slice SciPy reads it as."""
+    if not _is_integer(key):
+        return key
+    if not -size <= key < size:
+        raise IndexError(f"adsim: index {key} out of range for an axis of size {size}")
+    return slice(key % size, key % size + 1)
 
 
 def _is_scalar(x):

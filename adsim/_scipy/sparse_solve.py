@@ -32,7 +32,7 @@ from .._validate import given
 from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
-from . import sparse_active, sparse_active_solve
+from . import sparse_active, sparse_active_linalg, sparse_active_solve
 from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
@@ -375,6 +375,7 @@ HOOKS = {
        for f in (spsolve, splu, spilu, factorized, spsolve_triangular)},
     **{("scipy.sparse.linalg", name): _krylov_rule(name) for name in _KRYLOV},
     **OPERATOR_HOOKS,
+    **sparse_active_linalg.HOOKS,
 }
 
 

@@ -1,0 +1,144 @@
+"""``scipy.sparse.linalg`` functions of a sparse matrix of active values
+(adsim/_scipy/sparse_active.py) other than its solves
+(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh`` and
+``expm_multiply``.
+
+- ``norm``: the Frobenius norm sqrt(sum v^2) of the summed entries, the 1-
+  and inf-norms the largest column and row sums of |A| (recorded
+  operations on the values); a norm along an axis is that of A.toarray().
+- ``eigsh`` of a symmetric A: SciPy's ARPACK run on the values, then one
+  primitive of the values. For a simple eigenvalue w with unit eigenvector
+  u, dw = u^T dA u, and du (with u^T du = 0) solves the bordered system
+  [[A - w I, u], [u^T, 0]] [du; 0] = [-(dA - dw I) u; 0], nonsingular
+  exactly when w is simple; the system is symmetric, so the adjoint
+  solves it with [ubar; 0] for z and vbar_p = wbar u_i u_j - z_i u_j for
+  the entry p at (i, j). Each eigenvector keeps the sign it had when
+  recorded (ARPACK's sign is arbitrary), so replays are continuous.
+- ``expm_multiply(A, B)`` of a matrix of at most ``MAX_DENSE_EXPM`` rows:
+  scipy.linalg.expm(A.toarray()) @ B, differentiated by expm's Fréchet
+  derivative; larger ones are refused by name.
+"""
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import SolverNotConverged, UndefinedDerivative, UnsupportedOperation
+from ..primitives import primitive
+from . import sparse_active
+
+MAX_DENSE_EXPM = 400
+
+
+def _routes(args, kwargs):
+    return any(sparse_active.is_active_matrix(a) for a in (*args, *kwargs.values()))
+
+
+def norm(x, ord=None, axis=None):
+    """SciPy's sparse ``norm`` of a matrix of active values."""
+    if axis is not None:
+        return np.linalg.norm(x.toarray(), ord=ord, axis=axis)
+    if ord in (None, "fro", "f"):
+        return np.sqrt(np.sum(abs(x._summed().values) ** 2))
+    if ord in (1, -1, np.inf, -np.inf):
+        sums = abs(x).sum(axis=0 if abs(ord) == 1 else 1)
+        return np.max(sums) if ord > 0 else np.min(sums)
+    raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.norm with ord={ord!r} of a matrix "
+                               f"of active values; SciPy's sparse norm takes None, 'fro', 1, "
+                               f"-1, inf and -inf (for the 2-norm use eigsh or svds)")
+
+
+def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=None, tol=0,
+          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal"):
+    """Eigenvalues (and unit eigenvectors) of a symmetric matrix of active
+    values, as SciPy's ``eigsh`` returns them."""
+    if M is not None or Minv is not None or OPinv is not None:
+        raise UnsupportedOperation("adsim: scipy.sparse.linalg.eigsh of a matrix of active "
+                                   "values with M, Minv or OPinv (a generalised problem) is not "
+                                   "supported")
+    n = A.shape[0]
+    if A.shape != (n, n):
+        raise ValueError(f"adsim: eigsh: matrix of shape {A.shape} is not square")
+    rows, cols = A.entries
+    options = dict(k=k, sigma=sigma, which=which, v0=v0, ncv=ncv, maxiter=maxiter, tol=tol,
+                   mode=mode)
+    out = _eigen_pairs(rows, cols, n, int(k), options)(A.values)
+    w, V = out[:k], out[k:].reshape(n, k)
+    return (w, V) if return_eigenvectors else w
+
+
+def _eigen_pairs(rows, cols, n, k, options):
+    """values -> [w (k), V (n x k) flattened] as one primitive."""
+    signs = {}
+
+    def matrix(values):
+        return sp.csc_matrix((np.asarray(values, dtype=float), (rows, cols)), shape=(n, n))
+
+    def value(values):
+        try:
+            w, V = spla.eigsh(matrix(values), return_eigenvectors=True, **options)
+        except spla.ArpackNoConvergence as exc:
+            raise SolverNotConverged(f"adsim: scipy.sparse.linalg.eigsh did not converge "
+                                     f"({exc}); raise maxiter or ncv, or loosen tol") from None
+        reference = signs.setdefault("V", V)        # the signs of the recording
+        V = V * np.where(np.sum(V * reference, axis=0) < 0, -1.0, 1.0)
+        return np.concatenate([w, V.ravel()])
+
+    def bordered(A, w, u):
+        B = sp.bmat([[A - w * sp.eye(n), sp.csc_matrix(u.reshape(-1, 1))],
+                     [sp.csc_matrix(u.reshape(1, -1)), None]], format="csc")
+        try:
+            return spla.splu(B)
+        except RuntimeError:
+            raise UndefinedDerivative(f"adsim: scipy.sparse.linalg.eigsh: the eigenvalue "
+                                      f"{w:.6g} is repeated, so its eigenvector has no "
+                                      f"derivative") from None
+
+    def jvp(args, out, tangents):
+        (dv,) = tangents
+        values = args[0]
+        A = matrix(values)
+        w, V = out[:k], out[k:].reshape(n, k)
+        dA = matrix(dv)
+        dw = np.einsum("ik,ik->k", V, dA @ V)
+        dV = np.empty_like(V)
+        for t in range(k):
+            rhs = np.concatenate([-(dA @ V[:, t] - dw[t] * V[:, t]), [0.0]])
+            dV[:, t] = bordered(A, w[t], V[:, t]).solve(rhs)[:n]
+        return np.concatenate([dw, dV.ravel()])
+
+    def vjp(args, out, adjoint):
+        values = args[0]
+        A = matrix(values)
+        w, V = out[:k], out[k:].reshape(n, k)
+        wbar, Vbar = adjoint[:k], adjoint[k:].reshape(n, k)
+        vbar = np.zeros(rows.size)
+        for t in range(k):
+            u = V[:, t]
+            vbar += wbar[t] * u[rows] * u[cols]
+            if np.any(Vbar[:, t]):
+                z = bordered(A, w[t], u).solve(np.concatenate([Vbar[:, t], [0.0]]))[:n]
+                vbar -= z[rows] * u[cols]
+        return (vbar,)
+
+    return primitive(value, jvp=jvp, vjp=vjp, name="scipy.sparse.linalg.eigsh")
+
+
+def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
+    """exp(A) B for a matrix of active values (dense: expm's rule)."""
+    import scipy.linalg
+    if start is not None or stop is not None or num is not None:
+        raise UnsupportedOperation("adsim: scipy.sparse.linalg.expm_multiply of a matrix of "
+                                   "active values at several times (start, stop, num): call it "
+                                   "once per time t with t * A")
+    if A.shape[0] > MAX_DENSE_EXPM:
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.expm_multiply of a matrix of active values is "
+            f"differentiated through the dense expm, up to {MAX_DENSE_EXPM} rows, not "
+            f"{A.shape[0]}; for a linear ODE u' = A u use scipy.integrate.solve_ivp")
+    return scipy.linalg.expm(A.toarray()) @ B
+
+
+for _rule in (norm, eigsh, expm_multiply):
+    _rule.routes_when = _routes
+
+HOOKS = {("scipy.sparse.linalg", f.__name__): f for f in (norm, eigsh, expm_multiply)}
