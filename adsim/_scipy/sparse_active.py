@@ -190,17 +190,77 @@ class ActiveSparse:
     def __len__(self):
         raise _unsupported("len()")
 
+    # ---- writes ----------------------------------------------------------------------
+    def __setitem__(self, key, value):
+        """``A[rows, cols] = value`` (a Dirichlet row ``A[0, :] = 0``, an
+        entry ``A[0, 0] = A[0, 0] + 1``): the entries at the positions
+        selected are replaced by the value broadcast over them (a plain 0
+        removes them)."""
+        rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        picked_r = _picked(rows_key, self._shape[0])
+        picked_c = _picked(cols_key, self._shape[1])
+        written = np.zeros(self._shape, dtype=bool)
+        written[np.ix_(picked_r, picked_c)] = True
+        kept = np.flatnonzero(~written[self._rows, self._cols])
+        rows, cols = self._rows[kept], self._cols[kept]
+        values = _take(self._values, kept)
+        if isinstance(value, Active) or active_leaves(value) or np.any(np.asarray(value) != 0):
+            if not isinstance(value, Active) and active_leaves(value):
+                value = from_pieces(value)
+            grid = np.broadcast_to(value, (picked_r.size, picked_c.size)).reshape(-1)
+            r, c = np.meshgrid(picked_r, picked_c, indexing="ij")
+            rows, cols = np.concatenate([rows, r.ravel()]), np.concatenate([cols, c.ravel()])
+            values = _concatenate(values, grid)
+        self._setup(rows, cols, values, self._shape, self.format)
+
+    def setdiag(self, values, k=0):
+        m, n = self._shape
+        k = int(k)
+        length = max(0, min(m + min(k, 0), n - max(k, 0)))
+        values = np.broadcast_to(values, (length,)) if np.ndim(values) == 0 else values[:length]
+        i = np.arange(np.shape(values)[0]) + max(-k, 0)
+        for t in range(i.size):
+            self[int(i[t]), int(i[t] + k)] = values[t]
+
     # ---- formats, transposes -------------------------------------------------------
-    def tocsr(self, copy=False):
-        return self
-
-    tocsc = tocoo = tocsr
-
     def asformat(self, format, copy=False):
-        return self
+        """A new matrix of the same entries (writes into it leave this one
+        alone, as SciPy's conversions copy)."""
+        converted = self._like(self._rows, self._cols, self._values)
+        converted.format = format or self.format
+        return converted
+
+    def tocsr(self, copy=False):
+        return self.asformat("csr")
+
+    def tocsc(self, copy=False):
+        return self.asformat("csc")
+
+    def tocoo(self, copy=False):
+        return self.asformat("coo")
+
+    def tolil(self, copy=False):
+        return self.asformat("lil")
+
+    def todok(self, copy=False):
+        return self.asformat("dok")
 
     def copy(self):
-        return self
+        return self.asformat(self.format)
+
+    def sorted_indices(self):
+        return self.copy()
+
+    def sum_duplicates(self):
+        """Nothing to do: duplicates are summed wherever the matrix acts."""
+
+    eliminate_zeros = sort_indices = prune = sum_duplicates
+
+    def getrow(self, i):
+        return self[_as_slice(i, self._shape[0]), :]
+
+    def getcol(self, j):
+        return self[:, _as_slice(j, self._shape[1])]
 
     @property
     def T(self):
@@ -219,7 +279,7 @@ class ActiveSparse:
 
     def __matmul__(self, other):
         if isinstance(other, ActiveSparse) or sp.issparse(other):
-            raise _unsupported("a product of two sparse matrices (@)")
+            return _sparse_product(self, other)
         if _is_scalar(other):
             raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
         values, x = self._values, other
@@ -235,7 +295,7 @@ class ActiveSparse:
 
     def __rmatmul__(self, other):
         if isinstance(other, ActiveSparse) or sp.issparse(other):
-            raise _unsupported("a product of two sparse matrices (@)")
+            return _sparse_product(other, self)
         if _is_scalar(other):
             raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
         if np.ndim(other) == 2:
@@ -403,6 +463,35 @@ def _axis_selection(key, size):
     return kept, new, picked.size
 
 
+def _sparse_product(a, b):
+    """C = A B of two sparse matrices, one or both of active values: the
+    product a_p b_q at (row of p, column of q) for every pair of entries
+    with column of p = row of q, then summed per position (SciPy's pattern
+    of the product, explicit zeros aside)."""
+    like_array = any(isinstance(m, (sp.sparray, ActiveSparseArray)) for m in (a, b))
+    A, B = as_active_sparse(a, "@"), as_active_sparse(b, "@")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"adsim: dimension mismatch in a product of shapes {A.shape} and "
+                         f"{B.shape}")
+    starts = B._pattern.indptr                 # B's entries of row r: starts[r]:starts[r + 1]
+    counts = np.diff(starts)[A._cols]
+    p = np.repeat(np.arange(A.nnz), counts)
+    q = np.repeat(starts[A._cols], counts) + np.arange(p.size) - \
+        np.repeat(np.cumsum(counts) - counts, counts)
+    values = _take(A._values, p) * _take(B._values, q)
+    product = ActiveSparse.made(A._rows[p], B._cols[q], values, (A.shape[0], B.shape[1]),
+                                like_array, "csr")
+    return product._summed()
+
+
+def _picked(key, size):
+    """The positions along an axis a key of a write selects (an integer too)."""
+    if isinstance(key, Active) or active_leaves(key):
+        raise _unsupported("writes at active positions")
+    picked = np.arange(size)[key]
+    return np.atleast_1d(picked).ravel()
+
+
 def _is_integer(key):
     return isinstance(key, (int, np.integer)) and not isinstance(key, bool)
 
@@ -442,7 +531,8 @@ def as_active_sparse(obj, what):
         return obj
     if sp.issparse(obj):
         coo = sp.coo_matrix(obj)
-        return ActiveSparse.made(coo.row, coo.col, coo.data.astype(float), coo.shape, False)
+        return ActiveSparse.made(coo.row, coo.col, coo.data.astype(float), coo.shape,
+                                 isinstance(obj, sp.sparray))
     raise _unsupported(f"{what} with a {type(obj).__name__}")
 
 
@@ -571,12 +661,30 @@ def _kron_operand(M):
     return ActiveSparse.made(r, c, arr.reshape(-1), np.shape(arr), False)
 
 
-def _involves_active_matrix(args, kwargs):
+def involves_active_matrix(args, kwargs):
     return any(isinstance(a, ActiveSparse) for a in (*args, *kwargs.values()))
 
 
-for _rule in (diags, diags_array, kron):
-    _rule.routes_also = _involves_active_matrix
+def tril(A, k=0, format=None):
+    """The entries on and below the k-th diagonal."""
+    return _triangle(A, np.less_equal, k, format)
+
+
+def triu(A, k=0, format=None):
+    """The entries on and above the k-th diagonal."""
+    return _triangle(A, np.greater_equal, k, format)
+
+
+def _triangle(A, side, k, format):
+    A = as_active_sparse(A, "tril/triu")
+    keep = np.flatnonzero(side(A._cols - A._rows, int(k)))
+    part = A._like(A._rows[keep], A._cols[keep], _take(A._values, keep))
+    part.format = format or "coo"
+    return part
+
+
+for _rule in (diags, diags_array, kron, tril, triu):
+    _rule.routes_also = involves_active_matrix
 
 
 def _compressed_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
@@ -590,7 +698,7 @@ def _coo_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
 
 for _rule, _owner in ((_compressed_init, "_cs_matrix"), (_coo_init, "_coo_base")):
     _rule.__name__, _rule.__qualname__ = "__init__", f"{_owner}.__init__"
-    _rule.routes_also = _involves_active_matrix
+    _rule.routes_also = involves_active_matrix
 
 HOOKS = {
     ("scipy.sparse._coo", "_coo_base.__init__"): _coo_init,
@@ -598,6 +706,8 @@ HOOKS = {
     ("scipy.sparse._construct", "diags"): diags,
     ("scipy.sparse._construct", "diags_array"): diags_array,
     ("scipy.sparse._construct", "kron"): kron,
+    ("scipy.sparse._extract", "tril"): tril,
+    ("scipy.sparse._extract", "triu"): triu,
 }
 
 

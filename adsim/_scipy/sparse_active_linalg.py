@@ -1,7 +1,7 @@
 """``scipy.sparse.linalg`` functions of a sparse matrix of active values
 (adsim/_scipy/sparse_active.py) other than its solves
-(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh`` and
-``expm_multiply``.
+(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh``, ``inv``,
+``expm`` and ``expm_multiply``.
 
 - ``norm``: the Frobenius norm sqrt(sum v^2) of the summed entries, the 1-
   and inf-norms the largest column and row sums of |A| (recorded
@@ -14,9 +14,12 @@
   solves it with [ubar; 0] for z and vbar_p = wbar u_i u_j - z_i u_j for
   the entry p at (i, j). Each eigenvector keeps the sign it had when
   recorded (ARPACK's sign is arbitrary), so replays are continuous.
-- ``expm_multiply(A, B)`` of a matrix of at most ``MAX_DENSE_EXPM`` rows:
-  scipy.linalg.expm(A.toarray()) @ B, differentiated by expm's Fréchet
-  derivative; larger ones are refused by name.
+- ``expm(A)`` and ``expm_multiply(A, B)`` of a matrix of at most
+  ``MAX_DENSE_EXPM`` rows: scipy.linalg.expm(A.toarray()) (times B),
+  differentiated by expm's Fréchet derivative; larger ones are refused by
+  name.
+- ``inv(A)``: spsolve's primitive on the identity's columns (every entry
+  of the inverse stored).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -27,10 +30,6 @@ from ..primitives import primitive
 from . import sparse_active
 
 MAX_DENSE_EXPM = 400
-
-
-def _routes(args, kwargs):
-    return any(sparse_active.is_active_matrix(a) for a in (*args, *kwargs.values()))
 
 
 def norm(x, ord=None, axis=None):
@@ -123,6 +122,34 @@ def _eigen_pairs(rows, cols, n, k, options):
     return primitive(value, jvp=jvp, vjp=vjp, name="scipy.sparse.linalg.eigsh")
 
 
+def inv(A):
+    """A^-1 of a matrix of active values: spsolve's primitive with the
+    identity's columns, every entry stored."""
+    from .sparse_active_solve import spsolve
+    n = A.shape[0]
+    return _dense_as_sparse(A, spsolve(A, np.eye(n)))
+
+
+def expm(A):
+    """exp(A) of a matrix of active values (dense: expm's rule)."""
+    import scipy.linalg
+    _dense_size_checked(A, "expm")
+    return _dense_as_sparse(A, scipy.linalg.expm(A.toarray()))
+
+
+def _dense_as_sparse(like, X):
+    rows, cols = np.nonzero(np.ones(np.shape(X), dtype=bool))
+    return like._like(rows, cols, X.reshape(-1), np.shape(X))
+
+
+def _dense_size_checked(A, name):
+    if A.shape[0] > MAX_DENSE_EXPM:
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{name} of a matrix of active values is "
+            f"differentiated through the dense expm, up to {MAX_DENSE_EXPM} rows, not "
+            f"{A.shape[0]}; for a linear ODE u' = A u use scipy.integrate.solve_ivp")
+
+
 def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
     """exp(A) B for a matrix of active values (dense: expm's rule)."""
     import scipy.linalg
@@ -130,15 +157,11 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
         raise UnsupportedOperation("adsim: scipy.sparse.linalg.expm_multiply of a matrix of "
                                    "active values at several times (start, stop, num): call it "
                                    "once per time t with t * A")
-    if A.shape[0] > MAX_DENSE_EXPM:
-        raise UnsupportedOperation(
-            f"adsim: scipy.sparse.linalg.expm_multiply of a matrix of active values is "
-            f"differentiated through the dense expm, up to {MAX_DENSE_EXPM} rows, not "
-            f"{A.shape[0]}; for a linear ODE u' = A u use scipy.integrate.solve_ivp")
+    _dense_size_checked(A, "expm_multiply")
     return scipy.linalg.expm(A.toarray()) @ B
 
 
-for _rule in (norm, eigsh, expm_multiply):
-    _rule.routes_when = _routes
+for _rule in (norm, eigsh, expm_multiply, inv, expm):
+    _rule.routes_when = sparse_active.involves_active_matrix
 
-HOOKS = {("scipy.sparse.linalg", f.__name__): f for f in (norm, eigsh, expm_multiply)}
+HOOKS = {("scipy.sparse.linalg", f.__name__): f for f in (norm, eigsh, expm_multiply, inv, expm)}

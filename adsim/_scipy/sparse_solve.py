@@ -149,9 +149,6 @@ _ACTIVE_MATRIX_REFUSED = {
     "spilu": "an incomplete factorisation's solve is not A^-1, whose derivative adsim "
              "knows; solve with scipy.sparse.linalg.splu(A).solve, spsolve(A, b) or a Krylov "
              "method (cg, gmres, bicgstab, minres, lgmres)",
-    "spsolve_triangular": "its solve differentiates through the right-hand side only; "
-                          "scipy.sparse.linalg.spsolve(A, b) gives the same solution and "
-                          "differentiates through the matrix values too",
 }
 
 
@@ -316,9 +313,17 @@ factorized.routes_also = _recording
 
 def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
                        unit_diagonal=False):
-    """x with A x = b for a constant triangular A (the adjoint solves with A^T)."""
-    matrix = _constant_matrix(A, "spsolve_triangular")
+    """x with A x = b for a triangular A: a constant one (the adjoint solves
+    with A^T), or one of active values (its triangle, with ones on the
+    diagonal for ``unit_diagonal``, solved by spsolve's primitive)."""
     b = array(b, "scipy.sparse.linalg.spsolve_triangular")
+    if sparse_active.is_active_matrix(A):
+        triangle = (sparse_active.tril if lower else sparse_active.triu)(
+            A, -1 if unit_diagonal else 0)
+        if unit_diagonal:
+            triangle = triangle + sp.eye(A.shape[0])
+        return sparse_active_solve.spsolve(triangle, b)
+    matrix = _constant_matrix(A, "spsolve_triangular")
     options = {"lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
     return _solve_with(_Triangular(matrix, **options), "triangular", _matrix_parameters(matrix),
                        options, b)
