@@ -318,8 +318,8 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
     diagonal for ``unit_diagonal``, solved by spsolve's primitive)."""
     b = array(b, "scipy.sparse.linalg.spsolve_triangular")
     if sparse_active.is_active_matrix(A):
-        triangle = (sparse_active.tril if lower else sparse_active.triu)(
-            A, -1 if unit_diagonal else 0)
+        strict = (-1 if lower else 1) if unit_diagonal else 0     # the diagonal left out
+        triangle = (sparse_active.tril if lower else sparse_active.triu)(A, strict)
         if unit_diagonal:
             triangle = triangle + sp.eye(A.shape[0])
         return sparse_active_solve.spsolve(triangle, b)

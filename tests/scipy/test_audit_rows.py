@@ -182,3 +182,79 @@ def test_todense_of_an_spmatrix_is_refused_and_of_an_sparray_works():
     with pytest.raises(UnsupportedAttribute):
         adsim.grad(lambda v: sp.csr_array((v, ([0, 1], [1, 0])), shape=(2, 2)).max())(
             np.array([1.0, 2.0]))
+
+
+# ---- products of sparse matrices, writes, triangles ------------------------------------
+
+GRADIENT = sp.diags([-1.0, 1.0], [0, 1], shape=(N - 1, N)).tocsr() / H     # nodes -> edges
+
+
+def heat_with_dirichlet_row(log_k):
+    """Finite volumes: K = G^T diag(k) G, the first row replaced by the
+    boundary condition u_0 = 1 (written into a lil copy), then solved."""
+    K = GRADIENT.T @ sp.diags(np.exp(log_k)) @ GRADIENT
+    K = K.tolil()
+    K[0, :] = 0.0
+    K[0, 0] = 1.0
+    K[N - 1, N - 1] = K[N - 1, N - 1] + 1.0 / H          # a Robin end
+    rhs = np.full(N, 1.0)
+    rhs[0] = 1.0
+    u = spla.spsolve(K.tocsr(), rhs)
+    return u @ u * H
+
+
+def test_stiffness_as_a_product_of_sparse_matrices_with_a_dirichlet_row():
+    log_k = np.linspace(-0.3, 0.4, N - 1)
+    k = np.exp(log_k)
+    K = (GRADIENT.T @ sp.diags(k) @ GRADIENT).toarray()
+    K[0, :] = 0.0
+    K[0, 0] = 1.0
+    K[-1, -1] += 1.0 / H
+    u = np.linalg.solve(K, np.ones(N))
+    assert_close(adsim.record(heat_with_dirichlet_row, log_k).forward(log_k), u @ u * H,
+                 1e-12, 0.0, "the dense solve")
+    check_grads(heat_with_dirichlet_row, log_k, rtol=1e-6)
+    _replays(heat_with_dirichlet_row, log_k, log_k[::-1].copy())
+
+
+def test_products_of_two_matrices_of_active_values_match_scipy():
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([0, 0, 2, 1, 0])   # a duplicate
+
+    def squared(v):
+        A = sp.coo_matrix((v, (rows, cols)), shape=(3, 3))
+        return (A @ A.T + A.dot(A)).toarray()
+
+    v = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    A = sp.coo_matrix((v, (rows, cols)), shape=(3, 3))
+    assert_close(adsim.record(squared, v).forward(v), (A @ A.T + A @ A).toarray(), 1e-14, 0.0,
+                 "SciPy's product")
+    check_grads(squared, v)
+
+
+def test_gauss_seidel_sweeps_with_triangles_of_an_active_matrix():
+    """Two Gauss-Seidel iterations x <- L^-1 (b - U x) for A = T + diag(k),
+    with tril/triu and spsolve_triangular (upper with unit diagonal too)."""
+    b = np.linspace(1.0, 2.0, N)
+
+    def smoothed(k):
+        A = (LAPLACIAN * H ** 2 + sp.diags(k)).tocsr()
+        L, U = sp.tril(A, format="csr"), sp.triu(A, k=1, format="csr")
+        x = np.zeros(N)
+        for _ in range(2):
+            x = spla.spsolve_triangular(L, b - U @ x)
+        unit = spla.spsolve_triangular(sp.eye(N) + U * 0.1, x, lower=False, unit_diagonal=True)
+        return np.sum(x ** 2) + np.sum(unit)
+
+    k = np.linspace(0.1, 0.5, N)
+    check_grads(smoothed, k)
+    _replays(smoothed, k, k + 0.3)
+
+
+def test_inverse_and_exponential_of_a_small_active_sparse_matrix():
+    def propagator(k):
+        A = sp.diags([k[1:], -k, k[1:]], [-1, 0, 1], format="csc")
+        return np.sum(spla.expm(A).toarray() ** 2) + np.trace(spla.inv(A - sp.eye(N)).toarray())
+
+    k = np.linspace(0.1, 0.4, N)
+    check_grads(propagator, k)
+    _replays(propagator, k, k * 1.2)
