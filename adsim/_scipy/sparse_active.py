@@ -128,7 +128,7 @@ class ActiveSparse:
         (``K[free][:, free]``): the entries there, renumbered; ``A[i, j]``
         the entry (a scalar); for an ``spmatrix``, ``A[i]`` and ``A[:, j]``
         the row or column as a 1 x n or m x 1 matrix, as SciPy gives them."""
-        rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        rows_key, cols_key = _outer_keys(key)
         if _is_integer(rows_key) and _is_integer(cols_key):
             return self._entry(rows_key, cols_key)
         if isinstance(self, ActiveSparseMatrix):
@@ -196,7 +196,7 @@ class ActiveSparse:
         entry ``A[0, 0] = A[0, 0] + 1``): the entries at the positions
         selected are replaced by the value broadcast over them (a plain 0
         removes them)."""
-        rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        rows_key, cols_key = _outer_keys(key)
         picked_r = _picked(rows_key, self._shape[0])
         picked_c = _picked(cols_key, self._shape[1])
         written = np.zeros(self._shape, dtype=bool)
@@ -482,6 +482,22 @@ def _sparse_product(a, b):
     product = ActiveSparse.made(A._rows[p], B._cols[q], values, (A.shape[0], B.shape[1]),
                                 like_array, "csr")
     return product._summed()
+
+
+def _outer_keys(key):
+    """(rows key, columns key) of an index selecting the rows times the
+    columns: a row key alone, a slice or integer on either side, or
+    np.ix_'s column and row. Two integer arrays or masks pair their
+    elements (NumPy's and SciPy's meaning), which is refused."""
+    rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+    if isinstance(rows_key, (slice, int, np.integer)) or isinstance(cols_key, (slice, int,
+                                                                              np.integer)):
+        return rows_key, cols_key
+    r, c = np.asarray(rows_key), np.asarray(cols_key)
+    if r.ndim == 2 and c.ndim == 2 and r.shape[1] == 1 and c.shape[0] == 1:      # np.ix_
+        return r.ravel(), c.ravel()
+    raise _unsupported("indexing with two integer arrays or masks (SciPy pairs their "
+                       "elements); select the rows, then the columns: A[rows][:, cols]")
 
 
 def _picked(key, size):

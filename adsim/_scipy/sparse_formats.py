@@ -23,9 +23,9 @@ import scipy.sparse as sp
 from .._active import Active
 from .._np.core import active_leaves
 from .._np.joins import from_pieces
-from ..errors import UnsupportedOperation
 from .sparse_active import (ActiveSparse, ActiveSparseArray, ActiveSparseMatrix, _concatenate,
-                            _init, _kron_operand, _plain_indices, _unsupported)
+                            _init, _kron_operand, _outer_keys, _picked, _plain_indices,
+                            _unsupported)
 
 __all__ = ["ActiveAssembly", "HOOKS"]
 
@@ -150,12 +150,31 @@ class ActiveAssembly(ActiveSparse):
 
     def __setitem__(self, key, value):
         at = self._index(key)
-        if at is None or np.ndim(value) != 0:
-            raise UnsupportedOperation(
-                f"adsim: a sparse matrix written with active values takes one entry at a "
-                f"time, A[i, j] = v with integers i, j and a scalar v (also A[i, j] += v); "
-                f"not A[{key!r}] = a value of shape {np.shape(value)}")
+        if at is None:
+            self._write_block(key, value)
+            return
+        if np.ndim(value) != 0:
+            raise ValueError(f"adsim: A[{key!r}] takes a scalar, not a value of shape "
+                             f"{np.shape(value)}")
         self._entries[at] = value if isinstance(value, Active) else float(value)
+        object.__setattr__(self, "_built", None)
+
+    def _write_block(self, key, value):
+        """``A[rows, cols] = value`` (a boundary row ``K[0, :] = 0``): each
+        selected position takes its element of the value broadcast; a plain 0
+        removes the entry."""
+        rows_key, cols_key = _outer_keys(key)
+        picked_r, picked_c = _picked(rows_key, self._size[0]), _picked(cols_key, self._size[1])
+        grid = np.broadcast_to(value, (picked_r.size, picked_c.size))
+        for a, i in enumerate(picked_r):
+            for b, j in enumerate(picked_c):
+                v = grid[a, b]
+                if isinstance(v, Active):
+                    self._entries[int(i), int(j)] = v
+                elif float(v) != 0.0:
+                    self._entries[int(i), int(j)] = float(v)
+                else:
+                    self._entries.pop((int(i), int(j)), None)
         object.__setattr__(self, "_built", None)
 
     def __getitem__(self, key):

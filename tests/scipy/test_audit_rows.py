@@ -258,3 +258,38 @@ def test_inverse_and_exponential_of_a_small_active_sparse_matrix():
     k = np.linspace(0.1, 0.4, N)
     check_grads(propagator, k)
     _replays(propagator, k, k * 1.2)
+
+
+def test_boundary_rows_written_into_a_matrix_assembled_in_a_loop():
+    """A spring chain assembled entry by entry into a lil_matrix, its first
+    row then made a boundary condition; a block read through np.ix_."""
+    def tip_displacement(k):
+        n = k.size + 1
+        K = sp.lil_matrix((n, n))
+        for e in range(k.size):
+            K[e, e] += k[e]
+            K[e + 1, e + 1] += k[e]
+            K[e, e + 1] -= k[e]
+            K[e + 1, e] -= k[e]
+        K[0, :] = 0.0
+        K[0, 0] = 1.0
+        load = np.ones(n)
+        load[0] = 0.0
+        u = spla.spsolve(K.tocsr(), load)
+        inner = K.tocsr()[np.ix_([1, 2], [1, 2])]
+        return u[-1] + np.sum(inner.toarray())
+
+    k = np.linspace(1.0, 2.0, 5)
+    # u_tip = sum over springs of (the load carried) / k_e; the block
+    # [[k0 + k1, -k1], [-k1, k1 + k2]] sums to k0 + k2
+    carried = np.arange(5.0, 0.0, -1.0)
+    assert_close(adsim.grad(tip_displacement)(k), -carried / k ** 2 + np.array([1.0, 0, 1, 0, 0]),
+                 1e-10, 1e-12, "closed form")
+    check_grads(tip_displacement, k)
+    _replays(tip_displacement, k, k[::-1].copy())
+
+    def paired(v):
+        return sp.csr_matrix((v, ([0, 1, 2], [0, 1, 2])), shape=(3, 3))[[0, 1], [0, 1]]
+
+    with pytest.raises(UnsupportedOperation, match="pairs their elements"):
+        adsim.grad(lambda v: np.sum(paired(v).toarray()))(np.ones(3))
