@@ -1,6 +1,6 @@
 """``scipy.interpolate`` on active data and at active points: the rule
 table. The rules: splines.py (piecewise polynomials and splines),
-interp1d.py, grids.py (regular grids and bivariate splines); the recorded
+fitpack.py (FITPACK's interpolating splines), interp1d.py, grids.py (regular grids and bivariate splines); the recorded
 evaluation of piecewise polynomials: piecewise.py.
 
 A constructor is routed when its data are active; a method of an object
@@ -9,7 +9,7 @@ by a routed constructor): ``routes_also`` looks at the object.
 """
 from .._active import Active
 from ..errors import UnsupportedOperation
-from . import bivariate, grids, interp1d, splines
+from . import bivariate, fitpack, grids, interp1d, splines
 
 _PP = "scipy.interpolate._interpolate"
 _CUBIC = "scipy.interpolate._cubic"
@@ -64,6 +64,9 @@ _METHODS.update({
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.get_coeffs"):
         _unsupported("get_coeffs"),
 })
+_METHODS.update(fitpack.METHODS)
+_METHODS.update({("scipy.interpolate._fitpack2", f"UnivariateSpline.{name}"): _unsupported(name)
+                 for name in fitpack.UNSUPPORTED_METHODS})
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
 
@@ -80,12 +83,13 @@ HOOKS = {
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__init__"): grids.rgi_init,
     ("scipy.interpolate", "interpn"): grids.interpn,
     ("scipy.interpolate._fitpack2", "RectBivariateSpline.__init__"): bivariate.rbs_init,
+    **fitpack.CONSTRUCTORS,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
 CLASSES = ("PPoly", "BSpline", "CubicSpline", "CubicHermiteSpline", "PchipInterpolator",
            "Akima1DInterpolator", "interp1d", "RegularGridInterpolator",
-           "RectBivariateSpline")
+           "RectBivariateSpline", "UnivariateSpline", "InterpolatedUnivariateSpline")
 
 
 def covers(obj):
