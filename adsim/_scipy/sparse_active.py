@@ -248,6 +248,15 @@ class ActiveSparse:
     def copy(self):
         return self.asformat(self.format)
 
+    def astype(self, dtype, casting="unsafe", copy=True):
+        """A copy, for a real floating dtype (the values are float64)."""
+        if np.dtype(dtype) != np.float64:
+            raise _unsupported(f"astype({np.dtype(dtype)}) (the values stay float64)")
+        return self.copy()
+
+    def trace(self, offset=0):
+        return np.sum(self.diagonal(offset))
+
     def sorted_indices(self):
         return self.copy()
 

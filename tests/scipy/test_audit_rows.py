@@ -293,3 +293,37 @@ def test_boundary_rows_written_into_a_matrix_assembled_in_a_loop():
 
     with pytest.raises(UnsupportedOperation, match="pairs their elements"):
         adsim.grad(lambda v: np.sum(paired(v).toarray()))(np.ones(3))
+
+
+# ---- least squares with lsqr and lsmr ---------------------------------------------------
+
+RAYS = (sp.random(40, 12, density=0.3, random_state=4, format="csr") + sp.eye(40, 12)).tocsr()
+
+
+@pytest.mark.parametrize("method", ["lsqr", "lsmr"])
+@pytest.mark.parametrize("damp", [0.0, 0.4])
+def test_travel_time_tomography_with_lsqr_and_lsmr(method, damp):
+    """Slownesses fitted to travel times t (active) along fixed rays: x =
+    (A^T A + damp^2 I)^-1 A^T t; the residual norms SciPy reports follow t."""
+    solve = getattr(spla, method)
+    normal = (RAYS.T @ RAYS + damp ** 2 * sp.eye(12)).toarray()
+
+    def fit(t):
+        limit = {"maxiter": 60} if method == "lsmr" else {}     # its default is min(m, n)
+        out = solve(RAYS, t, damp=damp, atol=1e-12, btol=1e-12, **limit)
+        return np.concatenate([out[0], [out[3] ** 2]])
+
+    t = np.linspace(1.0, 2.0, 40) + np.sin(np.arange(40.0))
+    x = np.linalg.solve(normal, RAYS.T @ t)
+    r2 = np.sum((t - RAYS @ x) ** 2) + (damp ** 2 * x @ x if method == "lsmr" else 0.0)
+    assert_close(adsim.record(fit, t).forward(t), np.concatenate([x, [r2]]), 1e-8, 1e-12,
+                 "the normal equations")
+    J = adsim.jacobian(fit)(t)
+    assert_close(J[:12], np.linalg.solve(normal, RAYS.T.toarray()), 1e-7, 1e-12, "x = N^-1 A^T t")
+    check_grads(lambda t: fit(t) @ np.arange(1.0, 14.0), t, rtol=1e-6)
+
+
+def test_lsqr_of_an_active_matrix_says_what_to_solve_instead():
+    with pytest.raises(UnsupportedOperation, match="normal equations"):
+        adsim.grad(lambda k: np.sum(spla.lsqr(RAYS.multiply(k[0]), np.ones(40))[0]))(
+            np.array([1.0]))
