@@ -199,9 +199,9 @@ class ActiveSparse:
         rows_key, cols_key = _outer_keys(key)
         picked_r = _picked(rows_key, self._shape[0])
         picked_c = _picked(cols_key, self._shape[1])
-        written = np.zeros(self._shape, dtype=bool)
-        written[np.ix_(picked_r, picked_c)] = True
-        kept = np.flatnonzero(~written[self._rows, self._cols])
+        n = self._shape[1]
+        written = (picked_r[:, None] * n + picked_c[None, :]).ravel()
+        kept = np.flatnonzero(~np.isin(self._rows * n + self._cols, written))
         rows, cols = self._rows[kept], self._cols[kept]
         values = _take(self._values, kept)
         if isinstance(value, Active) or active_leaves(value) or np.any(np.asarray(value) != 0):

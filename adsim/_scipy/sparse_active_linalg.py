@@ -119,7 +119,9 @@ def _eigen_pairs(rows, cols, n, k, options):
                 vbar -= z[rows] * u[cols]
         return (vbar,)
 
-    return primitive(value, jvp=jvp, vjp=vjp, name="scipy.sparse.linalg.eigsh")
+    prim = primitive(value, jvp=jvp, vjp=vjp, name="scipy.sparse.linalg.eigsh")
+    prim.not_saved = "an eigsh of a matrix of active values (its pattern and signs live here)"
+    return prim
 
 
 def inv(A):
