@@ -40,10 +40,12 @@ from ..errors import UnsupportedAttribute, UnsupportedOperation
 def _unsupported(what):
     return UnsupportedOperation(
         f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
-        f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
-        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, mean, power, row and column selection, "
-        f"entries A[i, j], products "
-        f"with arrays, spsolve, cg, gmres, bicgstab, minres, lgmres and scipy.sparse.kron")
+        f"supported; supported: @ and dot (with arrays or sparse matrices), * and / by "
+        f"scalars, +, -, abs, power, multiply, .T, tocsr/tocsc/tocoo/tolil, toarray, "
+        f"diagonal, trace, sum, mean, row and column selection, entries A[i, j], writes "
+        f"A[rows, cols] = v, setdiag, scipy.sparse.kron/tril/triu, and scipy.sparse.linalg's "
+        f"spsolve, splu, cg, gmres, bicgstab, minres, lgmres, norm, eigsh, inv, expm, "
+        f"expm_multiply (docs/scipy.md)")
 
 
 def _entries_pattern(rows, cols, shape):
