@@ -185,7 +185,9 @@ class _Taped:
                 f"the parameters, so it may jump at a point that moves with them, and the "
                 f"Leibniz rule (the integral of the integrand's derivative) would miss that "
                 f"jump's term. Split the integral at the switching point, which becomes a "
-                f"differentiated limit (quad(f, a, p) + quad(g, p, b)), or smooth the step")
+                f"differentiated limit (quad(f, a, p) + quad(g, p, b)), change variables so "
+                f"that the parameter moves the limits (int g(x - p) dx over [a, b] = int g(u) "
+                f"du over [a - p, b - p]), or smooth the step")
         return method(tape, inputs)
 
     def jvp(self, x, params, directions):
