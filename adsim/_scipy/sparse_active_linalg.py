@@ -1,7 +1,7 @@
 """``scipy.sparse.linalg`` functions of a sparse matrix of active values
 (adsim/_scipy/sparse_active.py) other than its solves
-(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh``, ``inv``,
-``expm`` and ``expm_multiply``.
+(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh``, ``svds``,
+``inv``, ``expm`` and ``expm_multiply``.
 
 - ``norm``: the Frobenius norm sqrt(sum v^2) of the summed entries, the 1-
   and inf-norms the largest column and row sums of |A| (recorded
@@ -14,6 +14,8 @@
   solves it with [ubar; 0] for z and vbar_p = wbar u_i u_j - z_i u_j for
   the entry p at (i, j). Each eigenvector keeps the sign it had when
   recorded (ARPACK's sign is arbitrary), so replays are continuous.
+- ``svds``: the singular triplets (u, s, vt) are eigenpairs (s, [u; v] /
+  sqrt 2) of the symmetric [[0, A], [A^T, 0]], differentiated as above.
 - ``expm(A)`` and ``expm_multiply(A, B)`` of a matrix of at most
   ``MAX_DENSE_EXPM`` rows: scipy.linalg.expm(A.toarray()) (times B),
   differentiated by expm's Fréchet derivative; larger ones are refused by
@@ -60,13 +62,47 @@ def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=Non
     rows, cols = A.entries
     options = dict(k=k, sigma=sigma, which=which, v0=v0, ncv=ncv, maxiter=maxiter, tol=tol,
                    mode=mode)
-    out = _eigen_pairs(rows, cols, n, int(k), options)(A.values)
+    out = _eigen_pairs(rows, cols, n, int(k), "eigsh", lambda M: spla.eigsh(
+        M, return_eigenvectors=True, **options))(A.values)
     w, V = out[:k], out[k:].reshape(n, k)
     return (w, V) if return_eigenvectors else w
 
 
-def _eigen_pairs(rows, cols, n, k, options):
-    """values -> [w (k), V (n x k) flattened] as one primitive."""
+def svds(A, k=6, ncv=None, tol=0, which="LM", v0=None, maxiter=None,
+         return_singular_vectors=True, solver="arpack", rng=None, options=None, *,
+         random_state=None):
+    """Singular triplets of a matrix of active values, as SciPy's ``svds``
+    returns them: (u, s, vt) are eigenpairs (s, [u; v] / sqrt 2) of the
+    symmetric H = [[0, A], [A^T, 0]], differentiated as eigsh's."""
+    if return_singular_vectors not in (True, False):
+        raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.svds of a matrix of active "
+                                   f"values with return_singular_vectors="
+                                   f"{return_singular_vectors!r}; pass True or False")
+    m, n = A.shape
+    rows, cols = A.entries
+    settings = dict(k=k, ncv=ncv, tol=tol, which=which, v0=v0, maxiter=maxiter, solver=solver,
+                    options=options)
+    if rng is not None or random_state is not None:      # SciPy takes one of the two
+        settings["rng" if rng is not None else "random_state"] = \
+            rng if rng is not None else random_state
+
+    def triplets(H):
+        u, s, vt = spla.svds(H[:m, m:], return_singular_vectors=True, **settings)
+        if np.any(s <= 0.0):
+            raise UndefinedDerivative("adsim: scipy.sparse.linalg.svds: a singular value is 0, "
+                                      "where its vectors (and |s|) have no derivative")
+        return s, np.concatenate([u, vt.T]) / np.sqrt(2.0)
+
+    values = A.values
+    out = _eigen_pairs(np.concatenate([rows, m + cols]), np.concatenate([m + cols, rows]),
+                       m + n, int(k), "svds", triplets)(np.concatenate([values, values]))
+    s, W = out[:k], out[k:].reshape(m + n, k) * np.sqrt(2.0)
+    return (W[:m], s, W[m:].T) if return_singular_vectors else s
+
+
+def _eigen_pairs(rows, cols, n, k, name, spectrum):
+    """values -> [w (k), V (n x k) flattened] as one primitive; ``spectrum``
+    gives (w, V) of the symmetric matrix of the values."""
     signs = {}
 
     def matrix(values):
@@ -74,9 +110,9 @@ def _eigen_pairs(rows, cols, n, k, options):
 
     def value(values):
         try:
-            w, V = spla.eigsh(matrix(values), return_eigenvectors=True, **options)
+            w, V = spectrum(matrix(values))
         except spla.ArpackNoConvergence as exc:
-            raise SolverNotConverged(f"adsim: scipy.sparse.linalg.eigsh did not converge "
+            raise SolverNotConverged(f"adsim: scipy.sparse.linalg.{name} did not converge "
                                      f"({exc}); raise maxiter or ncv, or loosen tol") from None
         reference = signs.setdefault("V", V)        # the signs of the recording
         V = V * np.where(np.sum(V * reference, axis=0) < 0, -1.0, 1.0)
@@ -88,7 +124,7 @@ def _eigen_pairs(rows, cols, n, k, options):
         try:
             return spla.splu(B)
         except RuntimeError:
-            raise UndefinedDerivative(f"adsim: scipy.sparse.linalg.eigsh: the eigenvalue "
+            raise UndefinedDerivative(f"adsim: scipy.sparse.linalg.{name}: the eigenvalue "
                                       f"{w:.6g} is repeated, so its eigenvector has no "
                                       f"derivative") from None
 
@@ -119,8 +155,8 @@ def _eigen_pairs(rows, cols, n, k, options):
                 vbar -= z[rows] * u[cols]
         return (vbar,)
 
-    prim = primitive(value, jvp=jvp, vjp=vjp, name="scipy.sparse.linalg.eigsh")
-    prim.not_saved = "an eigsh of a matrix of active values (its pattern and signs live here)"
+    prim = primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.sparse.linalg.{name}")
+    prim.not_saved = f"a {name} of a matrix of active values (its pattern and signs live here)"
     return prim
 
 
@@ -163,7 +199,8 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
     return scipy.linalg.expm(A.toarray()) @ B
 
 
-for _rule in (norm, eigsh, expm_multiply, inv, expm):
+for _rule in (norm, eigsh, svds, expm_multiply, inv, expm):
     _rule.routes_when = sparse_active.involves_active_matrix
 
-HOOKS = {("scipy.sparse.linalg", f.__name__): f for f in (norm, eigsh, expm_multiply, inv, expm)}
+HOOKS = {("scipy.sparse.linalg", f.__name__): f
+         for f in (norm, eigsh, svds, expm_multiply, inv, expm)}

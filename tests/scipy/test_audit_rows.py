@@ -327,3 +327,24 @@ def test_lsqr_of_an_active_matrix_says_what_to_solve_instead():
     with pytest.raises(UnsupportedOperation, match="normal equations"):
         adsim.grad(lambda k: np.sum(spla.lsqr(RAYS.multiply(k[0]), np.ones(40))[0]))(
             np.array([1.0]))
+
+
+def test_svds_singular_triplets_of_an_active_matrix():
+    """The leading singular pairs of a ratings matrix with active entries:
+    ds = u^T dA v (the value checked against the dense SVD's), the vectors
+    through the eigenpairs of [[0, A], [A^T, 0]]."""
+    rows = np.array([0, 0, 1, 2, 3, 3, 4, 1, 4])
+    cols = np.array([0, 2, 1, 3, 0, 2, 1, 3, 3])
+
+    def spectrum(v):
+        A = sp.coo_matrix((v, (rows, cols)), shape=(5, 4)).tocsr()
+        u, s, vt = spla.svds(A, k=2, tol=1e-14)
+        return s[0] + 2.0 * s[1] + np.sum(u[:, 1] ** 2 * np.arange(5)) + np.sum(vt[0] ** 4)
+
+    v = np.linspace(0.5, 2.0, 9)
+    U, S, Vt = np.linalg.svd(sp.coo_matrix((v, (rows, cols)), shape=(5, 4)).toarray())
+    top = adsim.grad(lambda v: spla.svds(sp.coo_matrix((v, (rows, cols)), shape=(5, 4)), k=1,
+                                         return_singular_vectors=False)[0])(v)
+    assert_close(top, U[rows, 0] * Vt[0, cols], 1e-9, 1e-12, "u^T dA v")
+    check_grads(spectrum, v, rtol=1e-6)
+    _replays(spectrum, v, v[::-1].copy(), rtol=1e-7)
