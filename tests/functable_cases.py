@@ -1290,6 +1290,8 @@ QUADRATURE_AND_INTERPOLATION = {
     _FITPACK2._BivariateSplineBase.__call__: [case(
         lambda x: interpolate.RectBivariateSpline(BX, BY, BV, kx=2, ky=2).ev(x[:2], x[2:]), 4,
         domain=_INSIDE)],
+    interpolate.griddata: [case(lambda x: interpolate.griddata(
+        np.c_[IX, IY], x, np.c_[IQ, np.sin(2.0 * IQ) + 0.3 * IQ], method="nearest"), 6)],
     interpolate.splrep: [case(lambda x: interpolate.splrep(IX, x)[1], 6)],
     interpolate.splev: [case(lambda x: interpolate.splev(IQ, interpolate.splrep(IX, x), der=1),
                              6),

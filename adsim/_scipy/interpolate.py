@@ -1,6 +1,7 @@
 """``scipy.interpolate`` on active data and at active points: the rule
 table. The rules: splines.py (piecewise polynomials and splines),
-fitpack.py (FITPACK's interpolating splines), interp1d.py, grids.py (regular grids and bivariate splines); the recorded
+fitpack.py (FITPACK's interpolating splines), scattered.py (griddata),
+interp1d.py, grids.py (regular grids and bivariate splines); the recorded
 evaluation of piecewise polynomials: piecewise.py.
 
 A constructor is routed when its data are active; a method of an object
@@ -9,7 +10,7 @@ by a routed constructor): ``routes_also`` looks at the object.
 """
 from .._active import Active
 from ..errors import UnsupportedOperation
-from . import bivariate, fitpack, grids, interp1d, splines
+from . import bivariate, fitpack, grids, interp1d, scattered, splines
 
 _PP = "scipy.interpolate._interpolate"
 _CUBIC = "scipy.interpolate._cubic"
@@ -84,6 +85,7 @@ HOOKS = {
     ("scipy.interpolate", "interpn"): grids.interpn,
     ("scipy.interpolate._fitpack2", "RectBivariateSpline.__init__"): bivariate.rbs_init,
     **fitpack.CONSTRUCTORS,
+    ("scipy.interpolate", "griddata"): scattered.griddata,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
