@@ -1292,6 +1292,10 @@ QUADRATURE_AND_INTERPOLATION = {
         domain=_INSIDE)],
     interpolate.griddata: [case(lambda x: interpolate.griddata(
         np.c_[IX, IY], x, np.c_[IQ, np.sin(2.0 * IQ) + 0.3 * IQ], method="nearest"), 6)],
+    interpolate.RBFInterpolator.__init__: [case(lambda x: interpolate.RBFInterpolator(
+        np.c_[IX, IY], x)(np.c_[IQ, 0.5 * IQ]), 6)],
+    interpolate.RBFInterpolator.__call__: [case(lambda x: interpolate.RBFInterpolator(
+        np.c_[IX, IY], x, kernel="cubic")(np.c_[IQ[:2], IQ[2:]]), 6, "the weights' map")],
     interpolate.splrep: [case(lambda x: interpolate.splrep(IX, x)[1], 6)],
     interpolate.splev: [case(lambda x: interpolate.splev(IQ, interpolate.splrep(IX, x), der=1),
                              6),

@@ -18,7 +18,7 @@ _BSPL = "scipy.interpolate._bsplines"
 
 
 # where the objects keep data that routed constructors make active
-_DATA = ("_c", "_y", "_values")
+_DATA = ("_c", "_y", "_values", "_adsim_d")
 
 
 def _holds_active(args, kwargs):
@@ -40,6 +40,7 @@ _METHODS = {
     ("scipy.interpolate._polyint", "_Interpolator1D.__call__"): interp1d.interp1d_call,
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__call__"): grids.rgi_call,
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.__call__"): bivariate.rbs_call,
+    ("scipy.interpolate._rbfinterp", "RBFInterpolator.__call__"): scattered.rbf_call,
 }
 
 
@@ -86,12 +87,14 @@ HOOKS = {
     ("scipy.interpolate._fitpack2", "RectBivariateSpline.__init__"): bivariate.rbs_init,
     **fitpack.CONSTRUCTORS,
     ("scipy.interpolate", "griddata"): scattered.griddata,
+    ("scipy.interpolate._rbfinterp", "RBFInterpolator.__init__"): scattered.rbf_init,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
 CLASSES = ("PPoly", "BSpline", "CubicSpline", "CubicHermiteSpline", "PchipInterpolator",
            "Akima1DInterpolator", "interp1d", "RegularGridInterpolator",
-           "RectBivariateSpline", "UnivariateSpline", "InterpolatedUnivariateSpline")
+           "RectBivariateSpline", "UnivariateSpline", "InterpolatedUnivariateSpline",
+           "RBFInterpolator")
 
 
 def covers(obj):

@@ -40,3 +40,23 @@ def test_griddata_weights_are_barycentric_and_refusals():
     with pytest.raises(UnsupportedOperation, match="xi"):
         adsim.grad(lambda q: np.sum(griddata(STATIONS, np.ones(14), q.reshape(-1, 2))))(
             SITES[:2].ravel())
+
+
+def test_rbf_surrogate_of_active_responses():
+    """A radial-basis surrogate of simulated responses (two outputs, a
+    smoothing and a local kernel too), fitted to targets at new sites."""
+    from scipy.interpolate import RBFInterpolator
+
+    def surrogate_misfit(responses):
+        global_fit = RBFInterpolator(STATIONS, responses.reshape(14, 2))
+        local_fit = RBFInterpolator(STATIONS, responses[:14], kernel="gaussian", epsilon=1.5,
+                                    smoothing=1e-3, neighbors=6)
+        return np.sum((global_fit(SITES) - 0.5) ** 2) + np.sum(local_fit(SITES[:3]) ** 3)
+
+    r = np.cos(np.arange(28.0))
+    assert_close(adsim.record(surrogate_misfit, r).forward(r), surrogate_misfit(r), 1e-12, 0.0,
+                 "SciPy's value")
+    check_grads(surrogate_misfit, r)
+    with pytest.raises(UnsupportedOperation, match="x"):
+        adsim.grad(lambda q: np.sum(RBFInterpolator(STATIONS, np.ones(14))(q.reshape(-1, 2))))(
+            SITES[:2].ravel())
