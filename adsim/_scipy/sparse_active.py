@@ -201,28 +201,34 @@ class ActiveSparse:
         rows_key, cols_key = _outer_keys(key)
         picked_r = _picked(rows_key, self._shape[0])
         picked_c = _picked(cols_key, self._shape[1])
+        r, c = np.meshgrid(picked_r, picked_c, indexing="ij")
+        self._replace(r.ravel(), c.ravel(), value, (picked_r.size, picked_c.size))
+
+    def setdiag(self, values, k=0):
+        """The entries (i, i + k) along the diagonal replaced by ``values``
+        (a scalar everywhere; a shorter vector sets the first ones)."""
+        m, n = self._shape
+        k = int(k)
+        length = max(0, min(m + min(k, 0), n - max(k, 0)))
+        if np.ndim(values) != 0:
+            length = min(length, np.shape(values)[0])
+            values = values[:length]
+        i = np.arange(length) + max(-k, 0)
+        self._replace(i, i + k, values, (length,))
+
+    def _replace(self, rows, cols, value, shape):
+        """The entries at the positions (rows, cols) replaced by ``value``
+        broadcast to ``shape`` (one per position, in order)."""
         n = self._shape[1]
-        written = (picked_r[:, None] * n + picked_c[None, :]).ravel()
-        kept = np.flatnonzero(~np.isin(self._rows * n + self._cols, written))
-        rows, cols = self._rows[kept], self._cols[kept]
+        kept = np.flatnonzero(~np.isin(self._rows * n + self._cols, rows * n + cols))
+        new_rows, new_cols = self._rows[kept], self._cols[kept]
         values = _take(self._values, kept)
         if isinstance(value, Active) or active_leaves(value) or np.any(np.asarray(value) != 0):
             if not isinstance(value, Active) and active_leaves(value):
                 value = from_pieces(value)
-            grid = np.broadcast_to(value, (picked_r.size, picked_c.size)).reshape(-1)
-            r, c = np.meshgrid(picked_r, picked_c, indexing="ij")
-            rows, cols = np.concatenate([rows, r.ravel()]), np.concatenate([cols, c.ravel()])
-            values = _concatenate(values, grid)
-        self._setup(rows, cols, values, self._shape, self.format)
-
-    def setdiag(self, values, k=0):
-        m, n = self._shape
-        k = int(k)
-        length = max(0, min(m + min(k, 0), n - max(k, 0)))
-        values = np.broadcast_to(values, (length,)) if np.ndim(values) == 0 else values[:length]
-        i = np.arange(np.shape(values)[0]) + max(-k, 0)
-        for t in range(i.size):
-            self[int(i[t]), int(i[t] + k)] = values[t]
+            new_rows, new_cols = np.concatenate([new_rows, rows]), np.concatenate([new_cols, cols])
+            values = _concatenate(values, np.broadcast_to(value, shape).reshape(-1))
+        self._setup(new_rows, new_cols, values, self._shape, self.format)
 
     # ---- formats, transposes -------------------------------------------------------
     def asformat(self, format, copy=False):

@@ -102,6 +102,18 @@ def test_reaction_diffusion_operator_built_with_setdiag():
     check_grads(response, rates, rtol=1e-6)
     _replays(response, rates, rates * 1.2)
 
+    def response_of_active_matrix(rates):       # setdiag on a matrix already active
+        A = (LAPLACIAN + sp.diags(rates)).tocsr()
+        A.setdiag(2.0 / H ** 2 + rates ** 2)
+        A.setdiag(rates[:3], k=-2)
+        return np.sum(spla.spsolve(A.tocsc(), source) ** 2)
+
+    dense = (LAPLACIAN.toarray() + np.diag(2.0 / H ** 2 + rates ** 2 - 2.0 / H ** 2)
+             + np.diag(np.r_[rates[:3], np.zeros(N - 5)], -2))
+    assert_close(adsim.record(response_of_active_matrix, rates).forward(rates),
+                 np.sum(np.linalg.solve(dense, source) ** 2), 1e-12, 0.0, "the dense solve")
+    check_grads(response_of_active_matrix, rates, rtol=1e-6)
+
 
 # ---- norms, eigenvalues, exponentials ---------------------------------------------------
 
