@@ -1,18 +1,22 @@
 """Sparse matrices assembled from active values: ``coo_matrix((v, (i, j)),
 shape)``, ``csr_matrix((v, indices, indptr))``, ``csc_matrix(...)``,
 ``diags(v, offsets)``, ``sparse.kron``, and what is made of them (``A + B``,
-``A * c``, ``A.multiply(X)``, ``A.T``, ``.tocsr()``); their products with
-arrays and ``spsolve``.
+``A * c``, ``A.multiply(X)``, ``A.T``, ``.tocsr()``, products with other
+sparse matrices, ``tril``/``triu``, writes ``A[rows, cols] = v``); their
+products with arrays and ``spsolve``.
 
 Such a matrix is an :class:`ActiveSparse`: a fixed pattern (the row and
 column of each stored entry, plain integers of the recording) and the
 entries' values, an active vector on the tape. Duplicate entries are kept
 and summed wherever the matrix acts, as SciPy sums duplicates of a COO
-matrix. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values as a
-slot, so every sweep differentiates them in the values too; sums, scales
-and Kronecker products are recorded operations on the value vectors.
-``spsolve(A, b)`` and the Krylov solves with such a matrix are
-adsim/_scipy/sparse_active_solve.py.
+matrix; the nonlinear maps of the values (abs, power, the elementwise
+product of two such matrices) act on the summed entries (``_summed``), as
+SciPy's do. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values
+as a slot, so every sweep differentiates them in the values too; sums,
+scales, Kronecker products and products of two sparse matrices are
+recorded operations on the value vectors. ``spsolve(A, b)`` and the Krylov
+solves with such a matrix are adsim/_scipy/sparse_active_solve.py; its
+norms, eigenpairs, inverse and exponential adsim/_scipy/sparse_active_linalg.py.
 
 The constructors of SciPy's classes are hooked (adsim/_scipy/hooks.py): a
 ``coo_matrix(...)`` given active values becomes an ActiveSparse (its class
