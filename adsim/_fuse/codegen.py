@@ -350,13 +350,20 @@ def _block_loops(run):
 def _rotated_block(x, e, m, array, buffer, into, base=None):
     """Stage a block of a rotated source into ``buffer`` (or, ``into``, add
     ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m.
-    The source is ``array[e.index]``, or ``base`` when given."""
-    body = f"a[p] += {buffer}[j];" if into else f"{buffer}[j] = a[p];"
+    The source is ``array[e.index]``, or ``base`` when given. A block wraps
+    around the source at most once (it is no longer than m), so it is two
+    unit-stride loops, which vectorise (an index wrapped per element does not)."""
     const = "" if into else "const "
     base = base or f"{array}[{e.index}]"
+    if into:
+        before, after = f"a[p + j] += {buffer}[j];", f"a[j - n1] += {buffer}[j];"
+    else:
+        before, after = f"{buffer}[j] = a[p + j];", f"{buffer}[j] = a[j - n1];"
     return [f"        {{ {const}double* a = {base};",
-            f"          int64_t p = (i0 + {e.step}) % {m};",
-            f"          for (int64_t j = 0; j < nb; j++) {{ {body} p = p + 1 == {m} ? 0 : p + 1; }} }}"]
+            f"          const int64_t p = (i0 + {e.step}) % {m};",
+            f"          const int64_t n1 = {m} - p < nb ? {m} - p : nb;",
+            f"          for (int64_t j = 0; j < n1; j++) {before}",
+            f"          for (int64_t j = n1; j < nb; j++) {after} }}"]
 
 
 def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
