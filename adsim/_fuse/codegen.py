@@ -366,10 +366,21 @@ def _rotated_block(x, e, m, array, buffer, into, base=None):
             f"          for (int64_t j = n1; j < nb; j++) {after} }}"]
 
 
-def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
+def last_writes(tape, n_ops):
+    """The last op writing each slot (its result, operand 0), by slot."""
+    last = {}
+    for k in range(n_ops):
+        operands = tape.op_operands(k)
+        if len(operands) and operands[0] >= 0:
+            last[operands[0]] = k
+    return last
+
+
+def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None):
     """The C of run ``run_row`` (a row of the tape's run table): functions
     ``adsim_<kind>_<name>`` for those of ``kinds`` the run has, or raise
-    NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays."""
+    NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays;
+    ``last_written`` is ``last_writes(tape, len(codes))`` (made when not given)."""
     first, end, m, row = int(run_row[0]), int(run_row[1]), int(run_row[2]), int(run_row[7])
     run = _Run(tape, m, row)
     for k in range(first, end):
@@ -400,12 +411,18 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
                      _kernel(run, kind, written, _function_name(kind, name), end - 1, read_later)
                      for kind in _with_hvp(kinds))
     # what the reverse kernel needs back from the value stack: every slot the
-    # run reads (it recomputes the run), and the slots whose value before the
-    # run some reverse rule before it reads (their first writer pushes it)
+    # run reads (it recomputes the run) that an op from the run's first on
+    # writes (a slot no such op writes holds the same value from the push to
+    # the pop: the tape's inputs, values made once early), and the slots whose
+    # value before the run some reverse rule before it reads (their first
+    # writer pushes it)
+    if last_written is None:
+        last_written = last_writes(tape, len(codes))
     first_writer = {}
     for k in range(first, end):
         first_writer.setdefault(tape.op_operands(k)[0], k)
-    saved = sorted({key[0] for key in run.externals if key[0] >= 0} |
+    saved = sorted({key[0] for key in run.externals
+                    if key[0] >= 0 and last_written.get(key[0], -1) >= first} |
                    {slot for slot, k in first_writer.items() if flags[k] & _PUSH})
     return RunSource(text, tuple(run.refs), kinds, tuple(saved))
 
@@ -507,17 +524,12 @@ def _kernel(run, kind, written, function, last, read_later):
             lines.append(f"        double w{i}[BLOCK];")
             if tangents:
                 lines.append(f"        double tw{i}[BLOCK];")
-    else:                       # the adjoints of the slots' last values seed the sweep;
-        for slot in written:    # they are cleared, as the interpreter clears them
-            i = run.refs.index(slot)
-            lines += [f"        double sd{i}[BLOCK];",
-                      f"        {{ double* a = A[{i}] + i0;",
-                      f"          for (int64_t j = 0; j < nb; j++) {{ sd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
+    else:                       # the adjoints of the slots' last values seed the sweep,
+        for slot in read_later:  # read in place (the element loop stores only to block
+            i = run.refs.index(slot)     # buffers) and cleared after it; a slot no later
+            lines.append(f"        const double* sd{i} = A[{i}] + i0;")   # op reads has none
             if second:
-                lines += [f"        double sdd{i}[BLOCK];",
-                          f"        {{ double* a = D[{i}] + i0;",
-                          f"          for (int64_t j = 0; j < nb; j++) "
-                          f"{{ sdd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
+                lines.append(f"        const double* sdd{i} = D[{i}] + i0;")
     body = []
     for k, value, tangent in zip(run.ops, run.value, run.tangent):
         body.append(value)
@@ -539,10 +551,11 @@ def _kernel(run, kind, written, function, last, read_later):
             if second:
                 body.append(f"h{last} = {'0.0' if hvp else 'seeds[1]'};")
         else:
-            body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];" for slot in written]
+            body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];"
+                     for slot in read_later]
             if second:
                 body += [f"h{run.writer[slot]} = sdd{run.refs.index(slot)}[j];"
-                         for slot in written]
+                         for slot in read_later]
         body += run.reverse2 if second else run.reverse
         body += [f"b{x}[j] = ge{x};" for x in actives] if not hvp else []
         if second:
@@ -564,6 +577,12 @@ def _kernel(run, kind, written, function, last, read_later):
                 lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
+    if reverse and not (summed or hvp):
+        for slot in read_later:         # cleared, as the interpreter clears them, before
+            i = run.refs.index(slot)    # the adjoints of the run's inputs are added
+            lines.append(f"        memset(A[{i}] + i0, 0, (size_t)nb * sizeof(double));")
+            if second:
+                lines.append(f"        memset(D[{i}] + i0, 0, (size_t)nb * sizeof(double));")
     if reverse:
         covered = _covered_sources(run, externals, groups) if summed or hvp else set()
         merged = {x for group in groups for x in group}

@@ -76,13 +76,14 @@ _LOCK = threading.Lock()
 def _compile(tape, state, kinds):
     codes = tape.op_codes()
     flags = [tape.op_flags(k) for k in range(len(codes))]
+    last_written = codegen.last_writes(tape, len(codes))
     sources = []
     for index, row in enumerate(state.table):
         if index in state.reasons:
             continue
         try:
             sources.append((index, codegen.run_source(tape, row, codes, flags, f"r{index}",
-                                                      kinds)))
+                                                      kinds, last_written)))
         except codegen.NotFusable as why:
             state.reasons[index] = str(why)
     sources = [(index, s) for index, s in sources if s.kinds]
