@@ -376,11 +376,13 @@ def last_writes(tape, n_ops):
     return last
 
 
-def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None):
+def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None,
+               fused_before=False):
     """The C of run ``run_row`` (a row of the tape's run table): functions
     ``adsim_<kind>_<name>`` for those of ``kinds`` the run has, or raise
     NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays;
-    ``last_written`` is ``last_writes(tape, len(codes))`` (made when not given)."""
+    ``last_written`` is ``last_writes(tape, len(codes))`` (made when not given);
+    ``fused_before``: every op before the run is in a run with fused kernels."""
     first, end, m, row = int(run_row[0]), int(run_row[1]), int(run_row[2]), int(run_row[7])
     run = _Run(tape, m, row)
     for k in range(first, end):
@@ -415,7 +417,11 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None
     # writes (a slot no such op writes holds the same value from the push to
     # the pop: the tape's inputs, values made once early), and the slots whose
     # value before the run some reverse rule before it reads (their first
-    # writer pushes it)
+    # writer pushes it). When every op before the run is in a fused run, no
+    # reverse rule before it reads a slot: each of those runs takes back the
+    # slots it reads from its own pushes, so the run pushes only its inputs
+    # (a keeping forward pushes exactly when every run has its reverse
+    # kernel in the sweep: fused_reversal in adsim/_chunks.pxi)
     if last_written is None:
         last_written = last_writes(tape, len(codes))
     first_writer = {}
@@ -423,7 +429,8 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None
         first_writer.setdefault(tape.op_operands(k)[0], k)
     saved = sorted({key[0] for key in run.externals
                     if key[0] >= 0 and last_written.get(key[0], -1) >= first} |
-                   {slot for slot, k in first_writer.items() if flags[k] & _PUSH})
+                   {slot for slot, k in first_writer.items()
+                    if flags[k] & _PUSH and not fused_before})
     return RunSource(text, tuple(run.refs), kinds, tuple(saved))
 
 

@@ -78,14 +78,19 @@ def _compile(tape, state, kinds):
     flags = [tape.op_flags(k) for k in range(len(codes))]
     last_written = codegen.last_writes(tape, len(codes))
     sources = []
+    fused_before, previous_end = True, 0    # every op so far is in a fusable run
     for index, row in enumerate(state.table):
+        fused_before = fused_before and int(row[0]) == previous_end
+        previous_end = int(row[1])
         if index in state.reasons:
+            fused_before = False
             continue
         try:
             sources.append((index, codegen.run_source(tape, row, codes, flags, f"r{index}",
-                                                      kinds, last_written)))
+                                                      kinds, last_written, fused_before)))
         except codegen.NotFusable as why:
             state.reasons[index] = str(why)
+            fused_before = False
     sources = [(index, s) for index, s in sources if s.kinds]
     if not sources:
         return
