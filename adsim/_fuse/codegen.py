@@ -31,7 +31,10 @@ The kernels loop over the run's rows (one row unless it holds 2-d slices) in
 blocks of ``BLOCK`` elements. Inside a block every value, tangent, adjoint
 and adjoint tangent of op k is a local (``v``, ``t``, ``g``, ``h`` and k);
 what goes to memory per element is gathered in per-block buffers first, so
-the element loop has no store a later element reads, and vectorises.
+the element loop has no store a later element reads, and vectorises; the
+values kernel stores its results in place, telling the compiler that no
+element's store reaches another's loads (each element reads only itself of
+the slots the run writes).
 
 Kernel arguments (``vtangents``: ``V``, ``T`` and the number of directions
 ``n_dirs``; direction d of a ref's tangents starts d times its size after
@@ -525,12 +528,15 @@ def _kernel(run, kind, written, function, last, read_later):
                                                      if tangents else [])
     elif hvp:
         pass
-    elif not reverse:           # results go to block buffers: the element loop then
-        for slot in read_later:  # stores nothing a load may alias, and vectorises
-            i = run.refs.index(slot)
+    elif not (reverse or tangents):     # values: stored in place. Element j of a result is
+        for slot in read_later:  # stored after every load of element j, and no other
+            i = run.refs.index(slot)     # element loads it (the loop says so: ivdep)
+            lines.append(f"        double* W{i} = V[{i}] + i0;")
+    elif not reverse:           # results go to block buffers (a block whose chain
+        for slot in read_later:  # products meet a NaN runs again: it must not have
+            i = run.refs.index(slot)     # overwritten what it reads)
             lines.append(f"        double w{i}[BLOCK];")
-            if tangents:
-                lines.append(f"        double tw{i}[BLOCK];")
+            lines.append(f"        double tw{i}[BLOCK];")
     else:                       # the adjoints of the slots' last values seed the sweep,
         for slot in read_later:  # read in place (the element loop stores only to block
             i = run.refs.index(slot)     # buffers) and cleared after it; a slot no later
@@ -572,16 +578,18 @@ def _kernel(run, kind, written, function, last, read_later):
     else:
         for slot in read_later:
             i = run.refs.index(slot)
+            if not tangents:
+                body.append(f"W{i}[j] = v{run.writer[slot]};")
+                continue
             body.append(f"w{i}[j] = v{run.writer[slot]};")
-            if tangents:
-                body.append(f"tw{i}[j] = t{run.writer[slot]};")
-    lines += _element_loops(body, _derivative_outputs(run, kind, written, last, read_later))
-    if not reverse and not summed:
+            body.append(f"tw{i}[j] = t{run.writer[slot]};")
+    lines += _element_loops(body, _derivative_outputs(run, kind, written, last, read_later),
+                            independent=not (tangents or reverse or summed))
+    if tangents and not reverse and not summed:
         for slot in read_later:
             i = run.refs.index(slot)
             lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")
-            if tangents:
-                lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
+            lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
     if reverse and not (summed or hvp):
@@ -780,18 +788,22 @@ def _derivative_outputs(run, kind, written, last, read_later):
 _RULED_PRODUCT = re.compile(r"\b(chain|scaled)\(")
 
 
-def _element_loops(body, outputs):
-    """A block's element loop over ``body``. Where its derivatives use
+def _element_loops(body, outputs, independent=False):
+    """A block's element loop over ``body``; ``independent``: no element's
+    stores reach another element's loads (the compiler is told, ivdep, as
+    it cannot see it through the pointers). Where its derivatives use
     ``chain`` (the zero-times-infinity rule, a select per product), the loop
     first runs with plain products, which differ from chain's only where a
     zero meets an infinity or a NaN (the product is then NaN, and NaN
     reaches the derivatives the loop stores: linear in the adjoints and
     tangents, they carry it through sums and products) or in the sign of a
     zero; when a stored derivative is NaN, the block runs again with chain.
-    Every loop writes only block buffers, so running a block twice is
+    Every loop that may run twice writes only block buffers, so that is
     harmless."""
     loop = "        for (int64_t j = 0; j < nb; j++) {"
     exact = [loop] + ["            " + line for line in body] + ["        }"]
+    if independent:
+        return _IVDEP + exact
     if not outputs or not any(_RULED_PRODUCT.search(line) for line in body):
         return exact
     # bad is 64 bits wide, as the comparisons' lanes are: a narrower flag
@@ -802,6 +814,10 @@ def _element_loops(body, outputs):
     return (["        int64_t bad = 0;"] + fast +
             ["        if (bad) {          /* a NaN: again, with the zero-times-infinity rule */"]
             + exact + ["        }"])
+
+
+_IVDEP = ["#if defined(__clang__)", "        #pragma clang loop vectorize(assume_safety)",
+          "#elif defined(__GNUC__)", "        #pragma GCC ivdep", "#endif"]
 
 
 def _vector_kernel(run, function, read_later):
