@@ -103,7 +103,9 @@ class RunSource:
     text: str
     refs: tuple                   # slot and constant refs: the index of V[], T[], A[], D[]
     kinds: tuple                  # the kernels made (KINDS), named adsim_<kind>_<name>
-    saved: tuple = ()             # slots a keeping forward pushes for the reverse kernel
+    inputs: tuple = ()            # slots the run reads from before it (its kernels recompute it)
+    pushes: tuple = ()            # slots whose first writer in the run pushes the value before it
+    stored: tuple = ()            # slots the values and tangents kernels store (read after the run)
 
 
 def c_literal(value):
@@ -369,23 +371,10 @@ def _rotated_block(x, e, m, array, buffer, into, base=None):
             f"          for (int64_t j = n1; j < nb; j++) {after} }}"]
 
 
-def last_writes(tape, n_ops):
-    """The last op writing each slot (its result, operand 0), by slot."""
-    last = {}
-    for k in range(n_ops):
-        operands = tape.op_operands(k)
-        if len(operands) and operands[0] >= 0:
-            last[operands[0]] = k
-    return last
-
-
-def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None,
-               fused_before=False):
+def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     """The C of run ``run_row`` (a row of the tape's run table): functions
     ``adsim_<kind>_<name>`` for those of ``kinds`` the run has, or raise
-    NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays;
-    ``last_written`` is ``last_writes(tape, len(codes))`` (made when not given);
-    ``fused_before``: every op before the run is in a run with fused kernels."""
+    NotFusable. ``codes`` and ``flags`` are the tape's per-op arrays."""
     first, end, m, row = int(run_row[0]), int(run_row[1]), int(run_row[2]), int(run_row[7])
     run = _Run(tape, m, row)
     for k in range(first, end):
@@ -415,26 +404,53 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS, last_written=None
                      if kind == "vtangents" else
                      _kernel(run, kind, written, _function_name(kind, name), end - 1, read_later)
                      for kind in _with_hvp(kinds))
-    # what the reverse kernel needs back from the value stack: every slot the
-    # run reads (it recomputes the run) that an op from the run's first on
-    # writes (a slot no such op writes holds the same value from the push to
-    # the pop: the tape's inputs, values made once early), and the slots whose
-    # value before the run some reverse rule before it reads (their first
-    # writer pushes it). When every op before the run is in a fused run, no
-    # reverse rule before it reads a slot: each of those runs takes back the
-    # slots it reads from its own pushes, so the run pushes only its inputs
-    # (a keeping forward pushes exactly when every run has its reverse
-    # kernel in the sweep: fused_reversal in adsim/_chunks.pxi)
-    if last_written is None:
-        last_written = last_writes(tape, len(codes))
     first_writer = {}
     for k in range(first, end):
         first_writer.setdefault(tape.op_operands(k)[0], k)
-    saved = sorted({key[0] for key in run.externals
-                    if key[0] >= 0 and last_written.get(key[0], -1) >= first} |
-                   {slot for slot, k in first_writer.items()
-                    if flags[k] & _PUSH and not fused_before})
-    return RunSource(text, tuple(run.refs), kinds, tuple(saved))
+    inputs = sorted({key[0] for key in run.externals if key[0] >= 0})
+    pushes = sorted(slot for slot, k in first_writer.items() if flags[k] & _PUSH)
+    return RunSource(text, tuple(run.refs), kinds, tuple(inputs), tuple(pushes), tuple(read_later))
+
+
+def saved_slots(tape, table, sources):
+    """The slots a keeping forward pushes before each fused run, for its
+    reverse kernel (FusedRun.saved): by run index, for the runs of the run
+    table ``table`` whose RunSource is in ``sources`` (the others have no
+    fused kernels).
+
+    A run's reverse kernel recomputes the run from the values of its inputs
+    before it, and the values it overwrites must come back for the reverse
+    rules before it that read them (the ops' FLAG_PUSH): pushed, they are
+    restored from the value stack. Neither is needed of a slot that nothing
+    stores into from the run's first op on: its value is the same from the
+    push to the pop. In a sweep where a run reverses by its kernel, so do
+    all runs with kernels (fused_reversal in adsim/_chunks.pxi), and their
+    keeping forwards store only the slots read after them (``stored``);
+    every other op stores its result. And when every op before the run is
+    in a fused run, no reverse rule before it reads a value: each of those
+    runs takes back the slots it reads from its own pushes, so the run
+    pushes only its inputs."""
+    bounds = [(int(row[0]), int(row[1])) for row in table]
+    in_fused = {k for index in sources for k in range(*bounds[index])}
+    last_store = {}                 # slot -> the last op (a fused run: its first) storing it
+    for k in range(len(tape.op_codes())):
+        if k not in in_fused:
+            result = tape.op_operands(k)[0]
+            if result >= 0:
+                last_store[result] = k
+    for index, source in sources.items():
+        for slot in source.stored:
+            last_store[slot] = max(last_store.get(slot, -1), bounds[index][0])
+    saved, fused_before, previous_end = {}, True, 0
+    for index, (first, end) in enumerate(bounds):
+        fused_before = fused_before and first == previous_end and index in sources
+        previous_end = end
+        if index not in sources:
+            continue
+        source = sources[index]
+        needed = set(source.inputs) | (set() if fused_before else set(source.pushes))
+        saved[index] = sorted(slot for slot in needed if last_store.get(slot, -1) >= first)
+    return saved
 
 
 # families whose ops write the whole of their result slot (an op of another

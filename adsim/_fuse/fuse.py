@@ -76,21 +76,16 @@ _LOCK = threading.Lock()
 def _compile(tape, state, kinds):
     codes = tape.op_codes()
     flags = [tape.op_flags(k) for k in range(len(codes))]
-    last_written = codegen.last_writes(tape, len(codes))
     sources = []
-    fused_before, previous_end = True, 0    # every op so far is in a fusable run
     for index, row in enumerate(state.table):
-        fused_before = fused_before and int(row[0]) == previous_end
-        previous_end = int(row[1])
         if index in state.reasons:
-            fused_before = False
             continue
         try:
             sources.append((index, codegen.run_source(tape, row, codes, flags, f"r{index}",
-                                                      kinds, last_written, fused_before)))
+                                                      kinds)))
         except codegen.NotFusable as why:
             state.reasons[index] = str(why)
-            fused_before = False
+    saved = codegen.saved_slots(tape, state.table, dict(sources))
     sources = [(index, s) for index, s in sources if s.kinds]
     if not sources:
         return
@@ -99,7 +94,7 @@ def _compile(tape, state, kinds):
     for index, s in sources:
         state.kernels.setdefault(index, {}).update(
             {kind: compiler.address(library, f"adsim_{kind}_r{index}") for kind in s.kinds})
-        state.plans[index] = (list(s.refs), list(s.saved))
+        state.plans[index] = (list(s.refs), saved[index])
     entries = [(index, kernels) + state.plans[index] for index, kernels in state.kernels.items()]
     # the runs go in with the first table, in one step under the GIL: a
     # replay starting now takes both or neither
