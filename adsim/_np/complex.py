@@ -618,7 +618,8 @@ def einsum(subscripts, *operands, **kwargs):
 _LINEAR_FIRST = (np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.squeeze,
                  np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.moveaxis,
                  np.swapaxes, np.take, np.repeat, np.tile, np.copy, np.broadcast_to, np.trace,
-                 np.diagonal, np.atleast_1d, np.atleast_2d, np.fft.fftshift, np.fft.ifftshift)
+                 np.diagonal, np.diag, np.diagflat, np.tril, np.triu, np.atleast_1d, np.atleast_2d,
+                 np.fft.fftshift, np.fft.ifftshift)
 FUNCTIONS = {f: (lambda f: lambda z, *a, **k: linear_parts(f, z, *a, **k))(f)
              for f in _LINEAR_FIRST}
 FUNCTIONS.update({
