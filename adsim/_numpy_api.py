@@ -47,6 +47,7 @@ from ._np.views import (  # noqa: F401
     triangle,
     user_broadcast_to, view_of)
 from ._np.views import broadcast_arrays, compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
+    put, putmask, place, put_along_axis, \
     unstack
 from ._opcodes import CompareKind, Opcode as Op
 from ._active import Active, record_unary
@@ -320,6 +321,7 @@ FUNCTIONS = {
     np.select: elementwise.select, np.tensordot: tensordot, np.kron: kron, np.append: append,
     np.triu: lambda m, k=0: triangle(m, k, True), np.tril: lambda m, k=0: triangle(m, k, False),
     np.diag: diag, np.rollaxis: rollaxis, np.copyto: copyto, np.fill_diagonal: fill_diagonal,
+    np.put: put, np.putmask: putmask, np.place: place, np.put_along_axis: put_along_axis,
     np.split: split_function(np.split), np.array_split: split_function(np.array_split),
     np.hsplit: split_function(np.hsplit), np.vsplit: split_function(np.vsplit),
     np.dsplit: split_function(np.dsplit),
@@ -348,7 +350,8 @@ FUNCTIONS.update({
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
     np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
-    np.histogram: histograms.histogram, np.polyfit: polynomials.polyfit,
+    np.histogram: histograms.histogram, np.bincount: histograms.bincount,
+    np.polyfit: polynomials.polyfit,
     np.roots: polynomials.roots,
     np.unwrap: numeric.unwrap,
     np.diag_indices_from: lambda arr: np.diag_indices_from(np.broadcast_to(0.0, shape_of(arr))),

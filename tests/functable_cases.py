@@ -294,6 +294,14 @@ def _copyto(x, **kw):
     return y
 
 
+def _into_zeros(write, x, shape, *args, **kw):
+    """A workspace shaped ``shape`` (x's dtype: complex in the complex step),
+    written by ``write(workspace, *args(x))``."""
+    y = np.zeros_like(x, shape=shape)
+    write(y, *[a(x) if callable(a) else a for a in args], **kw)
+    return y
+
+
 def _fill_diagonal(x, val, wrap=False, shape=(3, 3)):
     y = x.reshape(shape) * 1.0
     np.fill_diagonal(y, val, wrap=wrap)
@@ -1032,6 +1040,23 @@ NUMPY_MORE = {
                     "complex roots", domain=(0.5, 2.0))],
     np.unwrap: [case(lambda x: np.unwrap(3.0 * x), 6),
                 case(lambda x: np.unwrap(2.0 * x, axis=0, period=3.0), (3, 2), "axis, period")],
+    np.bincount: [case(lambda x: np.bincount([0, 2, 2, 4, 0, 1], weights=x ** 2), 6),
+                  case(lambda x: np.bincount([3, 1], weights=x, minlength=6), 2, "minlength")],
+    np.put: [case(lambda x: _into_zeros(np.put, x, 6, [0, 3, 3, -1], lambda x: x ** 2), 4,
+                  "repeated positions"),
+             case(lambda x: _into_zeros(np.put, x, (2, 3), [7, -8], lambda x: x, mode="wrap"),
+                  3, "wrap, values repeated"),
+             case(lambda x: _into_zeros(np.put, x, 4, [9, 0], lambda x: x, mode="clip"), 2,
+                  "clip")],
+    np.putmask: [case(lambda x: _into_zeros(np.putmask, x, (2, 3),
+                                            np.arange(6).reshape(2, 3) % 2 == 0, lambda x: x), 4)],
+    np.place: [case(lambda x: _into_zeros(np.place, x, 6, [True, False, True, True, False, True],
+                                          lambda x: x), 3)],
+    np.put_along_axis: [case(lambda x: _into_zeros(np.put_along_axis, x, (2, 3),
+                                                   np.array([[2], [0]]), lambda x: x, axis=1),
+                             (2, 1)),
+                        case(lambda x: _into_zeros(np.put_along_axis, x, 5, np.array([4, 1]),
+                                                   lambda x: x, axis=None), 2, "axis None")],
     np.histogram: [case(lambda x: np.histogram(x, 3)[1], 6),
                    case(lambda x: np.histogram(x, 2, density=True, weights=x ** 2)[0], 6,
                         "density, weights")],
@@ -2005,6 +2030,7 @@ NO_COMPLEX_STEP = {
                     REFUSES_COMPLEX),
     np.absolute: "not holomorphic: |z|",
     np.histogram: "NumPy's histogram of complex values discards their imaginary parts",
+    np.bincount: "NumPy's bincount casts its weights to float64",
     np.polyfit: "not holomorphic: NumPy's least squares of complex values conjugates",
     np.roots: "the roots of complex coefficients are complex: their parts are not holomorphic",
     np.sign: "not holomorphic: sign(z) = z / |z|",

@@ -1,4 +1,4 @@
-"""Fifteen small scientific programs written as their authors write them:
+"""Sixteen small scientific programs written as their authors write them:
 NumPy's names imported directly, workspaces made with zeros and filled in
 place, Python loops over time steps with branches on values, lists of
 arrays stacked at the end, dataclasses and classes with properties,
@@ -201,7 +201,8 @@ def solve_power_flow(loads, tol=1e-10, max_iter=20):
         if np.linalg.norm(F, np.inf) < tol:
             break
         dS_dVa = 1j * np.diag(V) @ np.conj(np.diag(Ibus) - Ybus @ np.diag(V))
-        dS_dVm = np.diag(V) @ np.conj(Ybus @ np.diag(V / Vm)) + np.conj(np.diag(Ibus)) @ np.diag(V / Vm)
+        Vn = np.diag(V / Vm)
+        dS_dVm = np.diag(V) @ np.conj(Ybus @ Vn) + np.conj(np.diag(Ibus)) @ Vn
         J = np.block([[dS_dVa[np.ix_(pq, pq)].real, dS_dVm[np.ix_(pq, pq)].real],
                       [dS_dVa[np.ix_(pq, pq)].imag, dS_dVm[np.ix_(pq, pq)].imag]])
         dx = np.linalg.solve(J, -F)
@@ -348,7 +349,8 @@ def simulate_seir(p, days=40, dt=0.25, population=1e5):
         beta = p.beta * (1.0 - p.reduction) if t >= p.lockdown_day else p.beta
         S, E, I, R = state
         infection = beta * S * I / population
-        flows = np.array([-infection, infection - p.sigma * E, p.sigma * E - p.gamma * I, p.gamma * I])
+        flows = np.array([-infection, infection - p.sigma * E,
+                          p.sigma * E - p.gamma * I, p.gamma * I])
         state = np.clip(state + dt * flows, 0.0, None)
         new_cases = new_cases + dt * p.sigma * E
         if (k + 1) % int(1 / dt) == 0:
@@ -396,8 +398,9 @@ def truss_compliance(areas, E=200e3, load=10.0):
     L = np.linalg.cholesky(K[np.ix_(free, free)])
     u = np.zeros(ndof)
     u[free] = np.linalg.solve(L.T, np.linalg.solve(L, F[free]))
+    spans = NODES[MEMBERS[:, 1]] - NODES[MEMBERS[:, 0]]
     elongation = np.array([(u[2 * b:2 * b + 2] - u[2 * a:2 * a + 2]) @ (NODES[b] - NODES[a])
-                           for a, b in MEMBERS]) / np.sum((NODES[MEMBERS[:, 1]] - NODES[MEMBERS[:, 0]]) ** 2, axis=1)
+                           for a, b in MEMBERS]) / np.sum(spans ** 2, axis=1)
     stress = E * elongation
     return F @ u + 1e-4 * np.max(np.abs(stress))
 
@@ -512,3 +515,34 @@ def potential_energy(charges, n=16, length=1.0):
     phi_hat[0, 0] = 0.0
     phi = np.fft.ifft2(phi_hat).real
     return 0.5 * np.sum(phi * rho) * (length / n) ** 2
+
+
+# ---- 16. a 1-D electrostatic particle-in-cell step (cloud-in-cell deposit) ---------------
+
+def pic_field_energy(params, n_cells=16, n_particles=64, steps=6, length=2 * np.pi):
+    """Field energy after a few leapfrog steps of a plasma: cloud-in-cell
+    charge deposited with np.bincount, Poisson's equation solved with FFTs,
+    the field gathered back; params = (perturbation amplitude, drift speed)."""
+    amplitude, drift = params
+    dx = length / n_cells
+    x0 = (np.arange(n_particles) + 0.5) * length / n_particles
+    x = x0 + amplitude * np.sin(x0)
+    v = drift * np.cos(2 * x0)
+    k = 2 * np.pi * np.fft.rfftfreq(n_cells, d=dx)
+    k[0] = 1.0
+    energies = []
+    for step in range(steps):
+        x = np.mod(x, length)
+        cell = np.floor(x / dx).astype(int)
+        frac = x / dx - cell
+        right = (cell + 1) % n_cells
+        rho = (np.bincount(cell, weights=1 - frac, minlength=n_cells)
+               + np.bincount(right, weights=frac, minlength=n_cells))
+        rho = rho * n_cells / n_particles - 1.0
+        E_hat = -1j * np.fft.rfft(rho) / k
+        E_hat[0] = 0.0
+        E = np.fft.irfft(E_hat, n=n_cells)
+        v = v - 0.1 * ((1 - frac) * E[cell] + frac * E[right])
+        x = x + 0.1 * v
+        energies.append(0.5 * dx * np.sum(E ** 2))
+    return sum(energies) / len(energies)

@@ -1,4 +1,4 @@
-"""Fifteen scientific programs as their authors write them
+"""Sixteen scientific programs as their authors write them
 (programs_s7.py), differentiated with respect to their natural parameters
 without changing a line: adsim.grad against central differences (a step
 relative to each parameter), forward mode against reverse mode, the
@@ -23,7 +23,8 @@ population with np.vectorize and np.fill_diagonal; an SEIR epidemic with a
 lockdown, np.clip and an lstsq growth rate; a plane truss assembled with
 np.ix_ and solved by Cholesky; elastic-net coordinate descent; a Gaussian
 beam through ray transfer matrices; a spring net relaxing under its
-weight; a periodic Poisson problem solved with np.fft."""
+weight; a periodic Poisson problem solved with np.fft; a particle-in-cell
+plasma depositing charge with np.bincount."""
 import numpy as np
 import pytest
 
@@ -63,6 +64,7 @@ PROGRAMS = {
     "gaussian beam": (beam_summary, np.array([50.0, 100.0, 160.0]), False, False),
     "spring net": (prog.sagging_net, np.array([5.0, 2.0]), False, False),
     "spectral poisson": (prog.potential_energy, np.array([1.0, -0.5, 0.08]), False, False),
+    "particle in cell": (prog.pic_field_energy, np.array([0.1, 0.2]), False, False),
 }
 
 
