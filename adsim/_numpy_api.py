@@ -29,7 +29,8 @@ from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np import integers as _integers
 from ._np.integers import around, current, exact_index, fmod, frozen, rounded  # noqa: F401
-from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
+from ._np.joins import (append, block, from_pieces, full_like, holds_active, insert, ones_like,
+                        sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
 from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
@@ -43,7 +44,8 @@ from ._record import plain_targets
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
-    refresh_view, reshape, rollaxis, set_shape, setitem, split_function, squeeze, transpose,
+    refresh_view, reshape, rollaxis, set_shape, setitem as _write_item, split_function, squeeze,
+    transpose,
     triangle,
     user_broadcast_to, view_of)
 from ._np.views import broadcast_arrays, compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
@@ -59,6 +61,15 @@ _UFUNC_OF_BINARY = {code: uf for uf, code in reversed(list(_BINARY_UFUNCS.items(
 _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_LE,
                    np.greater: CompareKind.CMP_GT, np.greater_equal: CompareKind.CMP_GE,
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
+def setitem(a, key, value):
+    """``a[key] = value``; a list or tuple holding active values (a row of a
+    matrix assembled entry by entry, ``A[i, i-1:i+2] = [a, b, c]``) is the
+    array NumPy would make of it."""
+    if isinstance(value, (list, tuple)) and holds_active(value):
+        value = from_pieces(value)
+    _write_item(a, key, value)
+
+
 _AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
               np.multiply: lambda a, b: a * b}
 def _ldexp(x, exponent):
@@ -445,7 +456,7 @@ def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
         result = as_active(tape_of(out), result)
     if result.shape != out.shape:
         result = broadcast_to(result, out.shape)
-    setitem(out, Ellipsis, result)
+    _write_item(out, Ellipsis, result)
     return out
 
 

@@ -49,6 +49,14 @@ def _masked_writes(x):
     return np.concatenate([z.ravel(), w, v.ravel()])
 
 
+def _written_lists(x):
+    w = np.zeros(4)
+    np.place(w, [True, False, True, False], [x[0], x[1] ** 2])
+    np.put(w, [1], [x[2]])
+    np.putmask(w, w == 0, (x[3],))          # the mask from recorded comparisons
+    return w
+
+
 CASES = {
     # complex powers: NumPy's principal value exp(b log a)
     "e ** (i x)": (lambda x: np.stack([_phase(x).real, _phase(x).imag]), V4),
@@ -113,6 +121,7 @@ CASES = {
     "put": (_put, V6),
     "put clip": (lambda x: _put(x, mode="clip"), V6),
     "putmask, place, put_along_axis": (_masked_writes, V6),
+    "writes of lists of active values": (lambda x: _written_lists(x), V4),
     "bincount weights": (lambda x: np.bincount([0, 2, 2, 5, 0, 1], weights=x * x, minlength=7),
                          V6),
     "bincount of a list of active weights": (
