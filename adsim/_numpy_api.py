@@ -196,9 +196,16 @@ def ufunc(uf, method, inputs, kwargs):
         rest = {k: v for k, v in kwargs.items() if k != "out"}
         operator_form = method == "__call__" and len(inputs) == 2 and not rest and \
             isinstance(kwargs["out"], tuple) and inputs[0] is kwargs["out"][0]  # a += b
-        return _into_out(ufunc_name(uf), kwargs["out"], lambda: ufunc(uf, method, inputs, rest),
+        return _into_out(ufunc_name(uf), kwargs["out"], _computed_into(uf, method, inputs, rest,
+                                                                       kwargs["out"]),
                          inputs, lambda values: getattr(uf, method)(
                              *_replace_actives(inputs, values), **kwargs), operator_form)
+    if method == "__call__" and "where" in kwargs:
+        raise UnsupportedOperation(
+            f"adsim: `{ufunc_name(uf)}(..., where=...)` without `out=` leaves the entries where "
+            f"the condition is False uninitialized (NumPy's own result there is whatever memory "
+            f"held); pass out= (np.divide(a, b, out=np.zeros_like(a), where=b != 0)) or use "
+            f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method == "accumulate" else {"dtype"}
@@ -437,6 +444,17 @@ def _atleast(f):
 
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     FUNCTIONS[_f] = _atleast(_f)
+
+
+def _computed_into(uf, method, inputs, kwargs, out):
+    """What a ufunc call with ``out=`` computes: with ``where=``, the result
+    where the condition holds and ``out``'s current values elsewhere."""
+    if method != "__call__" or "where" not in kwargs:
+        return lambda: ufunc(uf, method, inputs, kwargs)
+    condition = kwargs["where"]
+    rest = {k: v for k, v in kwargs.items() if k != "where"}
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    return lambda: where(condition, ufunc(uf, method, inputs, rest), target)
 
 
 def _into_out(name, out, compute, arguments, plain_call, operator_form=False):

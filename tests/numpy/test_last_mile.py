@@ -57,6 +57,15 @@ def _written_lists(x):
     return w
 
 
+def _safe_division(x):
+    y = np.zeros(4)
+    np.multiply(x, 2, out=y, where=x > 1.0)
+    z = np.divide(1.0, x, out=np.zeros_like(x), where=x > 0)     # the safe-division idiom
+    q = np.ones(4)
+    np.exp(x, out=q, where=[True, False, True, False])
+    return np.concatenate([y, z, q])
+
+
 CASES = {
     # complex powers: NumPy's principal value exp(b log a)
     "e ** (i x)": (lambda x: np.stack([_phase(x).real, _phase(x).imag]), V4),
@@ -122,6 +131,7 @@ CASES = {
     "put clip": (lambda x: _put(x, mode="clip"), V6),
     "putmask, place, put_along_axis": (_masked_writes, V6),
     "writes of lists of active values": (lambda x: _written_lists(x), V4),
+    "ufunc where= into out=": (_safe_division, V4),
     "bincount weights": (lambda x: np.bincount([0, 2, 2, 5, 0, 1], weights=x * x, minlength=7),
                          V6),
     "bincount of a list of active weights": (
@@ -419,3 +429,8 @@ def test_writes_into_plain_arrays_and_out_of_range_are_refused():
         adsim.grad(lambda x: np.bincount([0, 1], weights=x).sum())(V4)
     with pytest.raises(TypeError, match="counts integers"):
         adsim.grad(lambda x: np.bincount(x).sum())(V4)
+
+
+def test_a_ufunc_where_without_out_is_refused():
+    with pytest.raises(adsim.UnsupportedOperation, match="uninitialized"):
+        adsim.grad(lambda x: np.sum(np.exp(x, where=x > 1)))(V4)
