@@ -28,7 +28,8 @@ from ._np.einsum import einsum, inner, tensordot
 from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np import integers as _integers
-from ._np.integers import around, current, exact_index, fmod, frozen, rounded  # noqa: F401
+from ._np.integers import (  # noqa: F401
+    around, current, exact_index, fmod, formatted, frozen, rounded)
 from ._np.joins import (append, block, from_pieces, full_like, holds_active, insert, ones_like,
                         sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
@@ -48,9 +49,9 @@ from ._np.views import (  # noqa: F401
     transpose,
     triangle,
     user_broadcast_to, view_of)
-from ._np.views import broadcast_arrays, compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
-    put, putmask, place, put_along_axis, \
-    unstack
+from ._np.views import (broadcast_arrays, compress, copyto, diag, diagflat, extract,
+                        fill_diagonal, may_share_memory, place, put, put_along_axis, putmask,
+                        shares_memory, ufunc_at, unstack)
 from ._opcodes import CompareKind, Opcode as Op
 from ._active import Active, record_unary
 from .errors import UnsupportedOperation
@@ -358,6 +359,10 @@ FUNCTIONS = {
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
+    np.array_equal: composed.array_equal, np.array_equiv: composed.array_equiv,
+    np.shares_memory: shares_memory, np.may_share_memory: may_share_memory,
+    np.result_type: lambda *arrays_and_dtypes: np.result_type(
+        *[a.dtype if isinstance(a, (Active, ComplexActive)) else a for a in arrays_and_dtypes]),
     **fft.FUNCTIONS, **eigen.FUNCTIONS,
 }
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
-from ..errors import UnsupportedOperation
+from ..errors import ActiveValueLeak, UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
 from . import layout
 
@@ -77,6 +77,21 @@ def frozen(x, what):
     v = current(x)
     guard(x, v, _up(v))
     return v
+
+
+def formatted(x, spec):
+    """``format(x, spec)`` (``f"{x:.3f}"``): the recorded value as text, for
+    a value without a derivative (guarded, as ``frozen``). One with a
+    derivative is refused: a number read back from the text would carry
+    none, and a replay does not run the code that printed it."""
+    if tape_of(x).slot_is_varied(x.slot):
+        raise ActiveValueLeak(
+            f"adsim: formatting with {spec!r} of an active value (shape {x.shape}) would turn a "
+            f"recorded value into a constant, its text: a number read back from it would carry "
+            f"no derivative. To print or log it, format its recorded value: "
+            f"f\"{{adsim.value(v):{spec}}}\" (a replay does not print again), or write {{v}} "
+            f"without a format spec, which shows the recorded value")
+    return format(frozen(x, "")[()], spec)
 
 
 def plain_if_constant(v):

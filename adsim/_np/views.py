@@ -434,6 +434,23 @@ def put_along_axis(arr, indices, values, axis):
     _write_in_order(arr, targets, values.reshape(-1))
 
 
+def may_share_memory(a, b, /, max_work=None):
+    """Active arrays share storage only with views of the same root (a plain
+    array never with an active one), and, as NumPy's bounds test, only when
+    the ranges of their positions there overlap."""
+    if not (isinstance(a, Active) and isinstance(b, Active)) or a._root() is not b._root() or \
+            a.size == 0 or b.size == 0:
+        return False
+    pa, pb = a._positions(), b._positions()
+    return bool(pa.min() <= pb.max() and pb.min() <= pa.max())
+
+
+def shares_memory(a, b, /, max_work=None):
+    """As may_share_memory, and some element of one is an element of the other."""
+    return may_share_memory(a, b) and \
+        np.intersect1d(a._positions(), b._positions()).size > 0
+
+
 def unstack(x, /, *, axis=0):
     """The views along ``axis``, as NumPy's unstack gives them."""
     return tuple(derived(x, part) for part in np.unstack(x._positions(), axis=axis))
