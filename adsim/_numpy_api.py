@@ -29,7 +29,7 @@ from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np import integers as _integers
 from ._np.integers import (  # noqa: F401
-    around, current, exact_index, fmod, formatted, frozen, rounded)
+    around, current, exact_index, fmod, formatted, frozen, printed, rounded)
 from ._np.joins import (append, block, from_pieces, full_like, holds_active, insert, ones_like,
                         sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
@@ -361,6 +361,8 @@ FUNCTIONS = {
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
     np.array_equal: composed.array_equal, np.array_equiv: composed.array_equiv,
     np.shares_memory: shares_memory, np.may_share_memory: may_share_memory,
+    np.array2string: printed(np.array2string), np.array_str: printed(np.array_str),
+    np.array_repr: printed(np.array_repr),
     np.result_type: lambda *arrays_and_dtypes: np.result_type(
         *[a.dtype if isinstance(a, (Active, ComplexActive)) else a for a in arrays_and_dtypes]),
     **fft.FUNCTIONS, **eigen.FUNCTIONS,

@@ -1971,6 +1971,9 @@ REFUSED = {
     "ndarray.__float__": _leak(lambda x: float(x[0])),
     "ndarray.__complex__": _leak(lambda x: complex(x[0])),
     "ndarray.__format__": _leak(lambda x: f"{x[0]:.3f}"),
+    **{f: [refuse((lambda f: lambda x: f(x * 2.0))(f), 3, adsim.ActiveValueLeak,
+                  rf"np\.{f.__name__}\(adsim\.value\(v\)\)")]
+       for f in (np.array2string, np.array_str, np.array_repr)},
     "ndarray.__array__": [refuse(lambda x: x.__array__(), 3, adsim.ActiveValueLeak,
                                  "conversion to a plain NumPy array")],
     "ndarray.item": _leak(lambda x: x[0].item()),
