@@ -72,7 +72,10 @@ def setitem(a, key, value):
 
 
 _AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
-              np.multiply: lambda a, b: a * b}
+              np.multiply: lambda a, b: a * b, np.divide: lambda a, b: a / b,
+              np.maximum: np.maximum, np.minimum: np.minimum}
+
+
 def _ldexp(x, exponent):
     """``x * 2**exponent`` of integer exponents: NumPy's ldexp, whose factor
     2**exponent is exact (so is the product, rounded once as ldexp rounds

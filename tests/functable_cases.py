@@ -255,6 +255,15 @@ UFUNCS = {
     np.subtract.at: [case(lambda x: _into(x, np.subtract.at, x[4:] ** 2), 8)],
     np.multiply.at: [case(lambda x: _into(x, np.multiply.at, x[4:]), 8),
                      case(lambda x: _into(x, np.multiply.at, 1.5), 4, "constant values")],
+    np.divide.at: [case(lambda x: _into(x, np.divide.at, x[4:] ** 2 + 1.0), 8),
+                   case(lambda x: _into(x, np.divide.at, 4.0), 4, "constant values")],
+    # scatter-max: repeated positions take the larger value one after the other
+    np.maximum.at: [case(lambda x: _into(x, np.maximum.at, x[4:]), 8,
+                         cs="not holomorphic: maximum"),
+                    case(lambda x: _into(x, np.maximum.at, 0.3), 4, "constant values",
+                         cs="not holomorphic: maximum")],
+    np.minimum.at: [case(lambda x: _into(x, np.minimum.at, x[4:]), 8,
+                         cs="not holomorphic: minimum")],
 }
 
 
