@@ -521,7 +521,7 @@ cdef class Active:
     def __format__(self, spec):
         if not spec:
             return str(self)
-        return format(_numpy_api.frozen(self, f"formatting with {spec!r}")[()], spec)
+        return _numpy_api.formatted(self, spec)
 
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and np.dtype(dtype).kind in "iu":

@@ -28,8 +28,10 @@ from ._np.einsum import einsum, inner, tensordot
 from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np import integers as _integers
-from ._np.integers import around, current, exact_index, fmod, frozen, rounded  # noqa: F401
-from ._np.joins import append, block, full_like, insert, ones_like, sequence_function, zeros_like
+from ._np.integers import (  # noqa: F401
+    around, current, exact_index, fmod, formatted, frozen, printed, rounded)
+from ._np.joins import (append, block, from_pieces, full_like, holds_active, insert, ones_like,
+                        sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
 from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
@@ -43,11 +45,13 @@ from ._record import plain_targets
 from ._np.reductions import amax, amin, argmax, argmin, cumsum, mean, prod, sum
 from ._np.views import (  # noqa: F401
     FlatIndexer, assign_inplace, expand_dims, getitem, index_map, pad, ravel,
-    refresh_view, reshape, rollaxis, set_shape, setitem, split_function, squeeze, transpose,
+    refresh_view, reshape, rollaxis, set_shape, setitem as _write_item, split_function, squeeze,
+    transpose,
     triangle,
     user_broadcast_to, view_of)
-from ._np.views import broadcast_arrays, compress, copyto, diag, diagflat, extract, fill_diagonal, ufunc_at, \
-    unstack
+from ._np.views import (broadcast_arrays, compress, copyto, diag, diagflat, extract,
+                        fill_diagonal, may_share_memory, place, put, put_along_axis, putmask,
+                        shares_memory, ufunc_at, unstack)
 from ._opcodes import CompareKind, Opcode as Op
 from ._active import Active, record_unary
 from .errors import UnsupportedOperation
@@ -58,8 +62,20 @@ _UFUNC_OF_BINARY = {code: uf for uf, code in reversed(list(_BINARY_UFUNCS.items(
 _COMPARE_UFUNCS = {np.less: CompareKind.CMP_LT, np.less_equal: CompareKind.CMP_LE,
                    np.greater: CompareKind.CMP_GT, np.greater_equal: CompareKind.CMP_GE,
                    np.equal: CompareKind.CMP_EQ, np.not_equal: CompareKind.CMP_NE}
+def setitem(a, key, value):
+    """``a[key] = value``; a list or tuple holding active values (a row of a
+    matrix assembled entry by entry, ``A[i, i-1:i+2] = [a, b, c]``) is the
+    array NumPy would make of it."""
+    if isinstance(value, (list, tuple)) and holds_active(value):
+        value = from_pieces(value)
+    _write_item(a, key, value)
+
+
 _AT_UFUNCS = {np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b,
-              np.multiply: lambda a, b: a * b}
+              np.multiply: lambda a, b: a * b, np.divide: lambda a, b: a / b,
+              np.maximum: np.maximum, np.minimum: np.minimum}
+
+
 def _ldexp(x, exponent):
     """``x * 2**exponent`` of integer exponents: NumPy's ldexp, whose factor
     2**exponent is exact (so is the product, rounded once as ldexp rounds
@@ -184,9 +200,16 @@ def ufunc(uf, method, inputs, kwargs):
         rest = {k: v for k, v in kwargs.items() if k != "out"}
         operator_form = method == "__call__" and len(inputs) == 2 and not rest and \
             isinstance(kwargs["out"], tuple) and inputs[0] is kwargs["out"][0]  # a += b
-        return _into_out(ufunc_name(uf), kwargs["out"], lambda: ufunc(uf, method, inputs, rest),
+        return _into_out(ufunc_name(uf), kwargs["out"], _computed_into(uf, method, inputs, rest,
+                                                                       kwargs["out"]),
                          inputs, lambda values: getattr(uf, method)(
                              *_replace_actives(inputs, values), **kwargs), operator_form)
+    if method == "__call__" and "where" in kwargs:
+        raise UnsupportedOperation(
+            f"adsim: `{ufunc_name(uf)}(..., where=...)` without `out=` leaves the entries where "
+            f"the condition is False uninitialized (NumPy's own result there is whatever memory "
+            f"held); pass out= (np.divide(a, b, out=np.zeros_like(a), where=b != 0)) or use "
+            f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method == "accumulate" else {"dtype"}
@@ -320,6 +343,7 @@ FUNCTIONS = {
     np.select: elementwise.select, np.tensordot: tensordot, np.kron: kron, np.append: append,
     np.triu: lambda m, k=0: triangle(m, k, True), np.tril: lambda m, k=0: triangle(m, k, False),
     np.diag: diag, np.rollaxis: rollaxis, np.copyto: copyto, np.fill_diagonal: fill_diagonal,
+    np.put: put, np.putmask: putmask, np.place: place, np.put_along_axis: put_along_axis,
     np.split: split_function(np.split), np.array_split: split_function(np.array_split),
     np.hsplit: split_function(np.hsplit), np.vsplit: split_function(np.vsplit),
     np.dsplit: split_function(np.dsplit),
@@ -338,6 +362,12 @@ FUNCTIONS = {
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
     np.take_along_axis: composed.take_along_axis, np.meshgrid: composed.meshgrid,
     np.linspace: composed.linspace, np.isclose: composed.isclose, np.allclose: composed.allclose,
+    np.array_equal: composed.array_equal, np.array_equiv: composed.array_equiv,
+    np.shares_memory: shares_memory, np.may_share_memory: may_share_memory,
+    np.array2string: printed(np.array2string), np.array_str: printed(np.array_str),
+    np.array_repr: printed(np.array_repr),
+    np.result_type: lambda *arrays_and_dtypes: np.result_type(
+        *[a.dtype if isinstance(a, (Active, ComplexActive)) else a for a in arrays_and_dtypes]),
     **fft.FUNCTIONS, **eigen.FUNCTIONS,
 }
 
@@ -348,7 +378,8 @@ FUNCTIONS.update({
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
     np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
-    np.histogram: histograms.histogram, np.polyfit: polynomials.polyfit,
+    np.histogram: histograms.histogram, np.bincount: histograms.bincount,
+    np.polyfit: polynomials.polyfit,
     np.roots: polynomials.roots,
     np.unwrap: numeric.unwrap,
     np.diag_indices_from: lambda arr: np.diag_indices_from(np.broadcast_to(0.0, shape_of(arr))),
@@ -425,6 +456,17 @@ for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     FUNCTIONS[_f] = _atleast(_f)
 
 
+def _computed_into(uf, method, inputs, kwargs, out):
+    """What a ufunc call with ``out=`` computes: with ``where=``, the result
+    where the condition holds and ``out``'s current values elsewhere."""
+    if method != "__call__" or "where" not in kwargs:
+        return lambda: ufunc(uf, method, inputs, kwargs)
+    condition = kwargs["where"]
+    rest = {k: v for k, v in kwargs.items() if k != "where"}
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    return lambda: where(condition, ufunc(uf, method, inputs, rest), target)
+
+
 def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
     """NumPy's ``out=``: the result written into the active array ``out``,
     which is returned. A plain ``out`` (``plain += active``) is
@@ -442,7 +484,7 @@ def _into_out(name, out, compute, arguments, plain_call, operator_form=False):
         result = as_active(tape_of(out), result)
     if result.shape != out.shape:
         result = broadcast_to(result, out.shape)
-    setitem(out, Ellipsis, result)
+    _write_item(out, Ellipsis, result)
     return out
 
 

@@ -255,6 +255,15 @@ UFUNCS = {
     np.subtract.at: [case(lambda x: _into(x, np.subtract.at, x[4:] ** 2), 8)],
     np.multiply.at: [case(lambda x: _into(x, np.multiply.at, x[4:]), 8),
                      case(lambda x: _into(x, np.multiply.at, 1.5), 4, "constant values")],
+    np.divide.at: [case(lambda x: _into(x, np.divide.at, x[4:] ** 2 + 1.0), 8),
+                   case(lambda x: _into(x, np.divide.at, 4.0), 4, "constant values")],
+    # scatter-max: repeated positions take the larger value one after the other
+    np.maximum.at: [case(lambda x: _into(x, np.maximum.at, x[4:]), 8,
+                         cs="not holomorphic: maximum"),
+                    case(lambda x: _into(x, np.maximum.at, 0.3), 4, "constant values",
+                         cs="not holomorphic: maximum")],
+    np.minimum.at: [case(lambda x: _into(x, np.minimum.at, x[4:]), 8,
+                         cs="not holomorphic: minimum")],
 }
 
 
@@ -291,6 +300,14 @@ def _sorted_copy(x):
 def _copyto(x, **kw):
     y = np.zeros_like(x, shape=(2, 3))
     np.copyto(y, x[:3] ** 2, **kw)
+    return y
+
+
+def _into_zeros(write, x, shape, *args, **kw):
+    """A workspace shaped ``shape`` (x's dtype: complex in the complex step),
+    written by ``write(workspace, *args(x))``."""
+    y = np.zeros_like(x, shape=shape)
+    write(y, *[a(x) if callable(a) else a for a in args], **kw)
     return y
 
 
@@ -1032,6 +1049,23 @@ NUMPY_MORE = {
                     "complex roots", domain=(0.5, 2.0))],
     np.unwrap: [case(lambda x: np.unwrap(3.0 * x), 6),
                 case(lambda x: np.unwrap(2.0 * x, axis=0, period=3.0), (3, 2), "axis, period")],
+    np.bincount: [case(lambda x: np.bincount([0, 2, 2, 4, 0, 1], weights=x ** 2), 6),
+                  case(lambda x: np.bincount([3, 1], weights=x, minlength=6), 2, "minlength")],
+    np.put: [case(lambda x: _into_zeros(np.put, x, 6, [0, 3, 3, -1], lambda x: x ** 2), 4,
+                  "repeated positions"),
+             case(lambda x: _into_zeros(np.put, x, (2, 3), [7, -8], lambda x: x, mode="wrap"),
+                  3, "wrap, values repeated"),
+             case(lambda x: _into_zeros(np.put, x, 4, [9, 0], lambda x: x, mode="clip"), 2,
+                  "clip")],
+    np.putmask: [case(lambda x: _into_zeros(np.putmask, x, (2, 3),
+                                            np.arange(6).reshape(2, 3) % 2 == 0, lambda x: x), 4)],
+    np.place: [case(lambda x: _into_zeros(np.place, x, 6, [True, False, True, True, False, True],
+                                          lambda x: x), 3)],
+    np.put_along_axis: [case(lambda x: _into_zeros(np.put_along_axis, x, (2, 3),
+                                                   np.array([[2], [0]]), lambda x: x, axis=1),
+                             (2, 1)),
+                        case(lambda x: _into_zeros(np.put_along_axis, x, 5, np.array([4, 1]),
+                                                   lambda x: x, axis=None), 2, "axis None")],
     np.histogram: [case(lambda x: np.histogram(x, 3)[1], 6),
                    case(lambda x: np.histogram(x, 2, density=True, weights=x ** 2)[0], 6,
                         "density, weights")],
@@ -1721,6 +1755,23 @@ VALUE_ONLY = {
                  case(lambda x: np.isclose(x, C3, atol=2.0), 3, "atol")],
     np.allclose: [case(lambda x: np.allclose(x, x[::-1]), 3), case(lambda x: np.allclose(x, x), 3,
                                                                    "equal")],
+    np.array_equal: [case(lambda x: np.array_equal(x, x[::-1]), 3),
+                     case(lambda x: np.array_equal(x, x * 1.0), 3, "equal"),
+                     case(lambda x: np.array_equal(x, x[:2]), 3, "shapes differ"),
+                     case(lambda x: np.array_equal(np.r_[x, np.nan], np.r_[x, np.nan],
+                                                   equal_nan=True), 3, "equal_nan")],
+    np.array_equiv: [case(lambda x: np.array_equiv(x, np.stack([x, x])), 3),
+                     case(lambda x: np.array_equiv(x, x[:2]), 3, "shapes differ")],
+    np.shares_memory: [case(lambda x: np.shares_memory(x[1:], x[:2]), 3),
+                       case(lambda x: np.shares_memory(x[::2], x[1::2]), 4, "interleaved"),
+                       case(lambda x: np.shares_memory(x, x.copy()), 3, "a copy"),
+                       case(lambda x: np.shares_memory(x, C3), 3, "a plain array")],
+    np.may_share_memory: [case(lambda x: np.may_share_memory(x[1:], x[:2]), 3),
+                          case(lambda x: np.may_share_memory(x[::2], x[1::2]), 4, "interleaved"),
+                          case(lambda x: np.may_share_memory(x[:1], x[2:]), 3, "apart"),
+                          case(lambda x: np.may_share_memory(x.T, x.copy()), (2, 3), "a copy")],
+    np.result_type: [case(lambda x: np.result_type(x, 1.0), 3),
+                     case(lambda x: np.result_type(x, np.float32, 2), 3, "dtypes")],
     **{f"ndarray.{name}": [case(method(name), (2, 3))] for name in ("argmax", "argmin", "argsort",
                                                                     "__len__")},
     **{f"ndarray.{name}": [case((lambda name: lambda x: getattr(x, name))(name), (2, 3))]
@@ -1964,6 +2015,9 @@ REFUSED = {
     "ndarray.__float__": _leak(lambda x: float(x[0])),
     "ndarray.__complex__": _leak(lambda x: complex(x[0])),
     "ndarray.__format__": _leak(lambda x: f"{x[0]:.3f}"),
+    **{f: [refuse((lambda f: lambda x: f(x * 2.0))(f), 3, adsim.ActiveValueLeak,
+                  rf"np\.{f.__name__}\(adsim\.value\(v\)\)")]
+       for f in (np.array2string, np.array_str, np.array_repr)},
     "ndarray.__array__": [refuse(lambda x: x.__array__(), 3, adsim.ActiveValueLeak,
                                  "conversion to a plain NumPy array")],
     "ndarray.item": _leak(lambda x: x[0].item()),
@@ -2040,6 +2094,7 @@ NO_COMPLEX_STEP = {
                     REFUSES_COMPLEX),
     np.absolute: "not holomorphic: |z|",
     np.histogram: "NumPy's histogram of complex values discards their imaginary parts",
+    np.bincount: "NumPy's bincount casts its weights to float64",
     np.polyfit: "not holomorphic: NumPy's least squares of complex values conjugates",
     np.roots: "the roots of complex coefficients are complex: their parts are not holomorphic",
     np.sign: "not holomorphic: sign(z) = z / |z|",

@@ -49,7 +49,7 @@ ARRAY_LIKE = frozenset({
     "a", "b", "x", "y", "x1", "x2", "z", "m", "v", "A", "f", "p", "val", "arr", "ary", "array",
     "values", "filt", "xp", "fp", "bins", "weights", "aweights", "prepend", "append",
     "to_begin", "to_end", "fill_value", "prototype", "src", "mean", "default", "a_min",
-    "a_max", "min", "max", "start", "stop", "keys", "w", "base"})
+    "a_max", "min", "max", "start", "stop", "keys", "w", "base", "vals", "a1", "a2"})
 
 # parameters holding a sequence of array_likes: each item converted
 SEQUENCES = frozenset({"arrays", "tup", "choicelist"})
@@ -72,7 +72,8 @@ NOT_HERE = {
 PLAIN = {
     "q": "quantile levels, plain numbers",
     "where": "a mask", "condition": "a condition", "condlist": "conditions",
-    "indices": "indices", "obj": "indices", "sorter": "indices",
+    "indices": "indices", "obj": "indices", "sorter": "indices", "ind": "indices",
+    "mask": "a mask",
     "axes": "axes", "reps": "a shape", "pad_width": "widths",
     "rtol": "a tolerance", "atol": "a tolerance", "rcond": "a tolerance",
     "nan": "a replacement number", "posinf": "a replacement number",

@@ -214,7 +214,7 @@ class ComplexActive:
         return ComplexActive(self._re[key], self._im[key])
 
     def __setitem__(self, key, value):
-        re, im = parts(value)
+        re, im = parts(_stacked(value))
         self._re[key] = re
         self._im[key] = im
 
@@ -264,6 +264,18 @@ class ComplexActive:
         # the dispatch layer (adsim/_numpy_api.py), through the front end of
         # the real part: it sends functions without a rule of their own here
         return self._re.__array_function__(func, types, args, kwargs)
+
+
+def _stacked(value, depth=0):
+    """A (nested) list or tuple holding active values as the array NumPy
+    would make of it, stacked through NumPy's dispatch (which brings it to
+    adsim's joins); anything else as it is."""
+    if not isinstance(value, (list, tuple)) or depth > 32:
+        return value
+    items = [_stacked(v, depth + 1) for v in value]
+    if not any(isinstance(v, (Active, ComplexActive)) for v in items):
+        return value
+    return np.stack(items)
 
 
 # ---- operands ---------------------------------------------------------------
@@ -618,7 +630,8 @@ def einsum(subscripts, *operands, **kwargs):
 _LINEAR_FIRST = (np.sum, np.mean, np.cumsum, np.reshape, np.ravel, np.transpose, np.squeeze,
                  np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.moveaxis,
                  np.swapaxes, np.take, np.repeat, np.tile, np.copy, np.broadcast_to, np.trace,
-                 np.diagonal, np.atleast_1d, np.atleast_2d, np.fft.fftshift, np.fft.ifftshift)
+                 np.diagonal, np.diag, np.diagflat, np.tril, np.triu, np.atleast_1d, np.atleast_2d,
+                 np.fft.fftshift, np.fft.ifftshift)
 FUNCTIONS = {f: (lambda f: lambda z, *a, **k: linear_parts(f, z, *a, **k))(f)
              for f in _LINEAR_FIRST}
 FUNCTIONS.update({

@@ -171,6 +171,26 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
+def array_equal(a1, a2, equal_nan=False):
+    """NumPy's test: the same shape and equal elements, on recorded
+    comparisons (a plain bool, checked on replay)."""
+    if shape_of(a1) != shape_of(a2):
+        return False
+    equal = a1 == a2
+    if equal_nan:
+        equal = equal | (np.isnan(a1) & np.isnan(a2))
+    return bool(np.all(equal))
+
+
+def array_equiv(a1, a2):
+    """NumPy's test: shapes that broadcast together and equal elements."""
+    try:
+        np.broadcast_shapes(shape_of(a1), shape_of(a2))
+    except ValueError:
+        return False
+    return bool(np.all(a1 == a2))
+
+
 def piecewise(x, condlist, funclist, *args, **kw):
     """NumPy's piecewise: zeros, then for each condition (plain booleans,
     e.g. recorded comparisons) the function of the selected elements, or a

@@ -8,7 +8,9 @@ computes from the range of the data (``bins`` a count, no ``range``) are
 min + (max - min) * k / bins, differentiable functions of the data's
 minimum and maximum; given edges or a given range stay as they are. Active
 ``weights`` give active counts (sums of the weights in each bin), and
-``density=True`` divides by the recorded bin widths.
+``density=True`` divides by the recorded bin widths. np.bincount with
+active ``weights`` sums them bin by bin the same way (a scatter-add into
+zeros, as np.add.at).
 """
 import operator
 
@@ -17,8 +19,9 @@ import numpy as np
 from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
-from .core import compare, gather, shape_of
+from .core import as_active, compare, gather, shape_of, tape_of
 from .integers import current
+from .views import ufunc_at
 
 
 def _plain(v):
@@ -103,3 +106,22 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if density:
         counts = counts / np.diff(edges) / np.sum(counts)
     return counts, edges
+
+
+def bincount(x, /, weights=None, minlength=0):
+    """np.bincount: with active ``weights`` (plain non-negative integers
+    ``x``), the sum of the weights falling in each bin."""
+    if isinstance(x, Active):
+        raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') "
+                        "according to the rule 'safe' (np.bincount counts integers; the "
+                        "active values given are floats)")
+    if not isinstance(weights, Active):
+        return np.bincount(x, weights, minlength)
+    index = np.asarray(x)
+    if index.ndim != 1 or shape_of(weights) != index.shape:
+        raise ValueError("The weights and list don't have the same length."
+                         if index.ndim == 1 else "object too deep for desired array")
+    plain = np.bincount(index, minlength=minlength)       # NumPy's checks and length
+    sums = as_active(tape_of(weights), np.zeros(plain.size))
+    ufunc_at(operator.add, sums, index, weights)
+    return sums

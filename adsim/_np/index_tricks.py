@@ -6,14 +6,17 @@ items: while a function is recorded, adsim/_record/creation.py puts a
 concatenator lay out the element positions of every piece (slices become
 their aranges or linspaces, scalars stay scalars, directives such as
 ``'0,2,1'`` apply unchanged), and records the result as a copy of those
-elements (adsim/_np/views.py ``index_map``). Without active items it is
-NumPy's.
+elements (adsim/_np/views.py ``index_map``). Complex items (complex active
+values, or complex data beside active ones) are laid out part by part.
+Without active items it is NumPy's.
 """
 import numpy as np
 
 from .._active import Active
 from ..errors import UnsupportedOperation
-from .joins import from_pieces, holds_active
+from . import complex as complex_
+from .core import shape_of
+from .joins import from_pieces, holds_active, holds_complex, parts_of
 from .views import index_map
 
 
@@ -24,15 +27,29 @@ class Concatenator:
         self.__wrapped__ = original
 
     def __getitem__(self, key):
-        if not holds_active(key):
+        items = key if isinstance(key, tuple) else (key,)
+        if not holds_active(list(items)):
             return self.__wrapped__[key]
-        return concatenate_items(self.__wrapped__, key if isinstance(key, tuple) else (key,))
+        if holds_complex(list(items)):
+            re, im = (self[tuple(_part_of_item(item, k) for item in items)] for k in (0, 1))
+            return complex_.make(re, im, shape_of(re))
+        return concatenate_items(self.__wrapped__, items)
 
     def __len__(self):
         return len(self.__wrapped__)
 
     def __getattr__(self, name):
         return getattr(self.__wrapped__, name)
+
+
+def _part_of_item(item, k):
+    """The real (k = 0) or imaginary (k = 1) part of one item of np.r_/np.c_:
+    directives stay, a slice's imaginary part is as many zeros."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, slice):
+        return item if k == 0 else np.zeros(np.r_[item].shape)
+    return parts_of(item, k)
 
 
 def concatenate_items(original, items):

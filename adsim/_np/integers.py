@@ -17,7 +17,7 @@ import numpy as np
 
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
-from ..errors import UnsupportedOperation
+from ..errors import ActiveValueLeak, UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
 from . import layout
 
@@ -77,6 +77,35 @@ def frozen(x, what):
     v = current(x)
     guard(x, v, _up(v))
     return v
+
+
+def formatted(x, spec):
+    """``format(x, spec)`` (``f"{x:.3f}"``): the recorded value as text, for
+    a value without a derivative (guarded, as ``frozen``). One with a
+    derivative is refused: a number read back from the text would carry
+    none, and a replay does not run the code that printed it."""
+    _refuse_text(x, f"formatting with {spec!r}", f"f\"{{adsim.value(v):{spec}}}\"")
+    return format(frozen(x, "")[()], spec)
+
+
+def printed(func):
+    """The rule of np.array2string, array_str and array_repr: NumPy's text
+    of the recorded values of an array without a derivative, refused as
+    ``formatted`` for one with a derivative."""
+    def rule(a, *args, **kwargs):
+        _refuse_text(a, f"np.{func.__name__}", f"np.{func.__name__}(adsim.value(v))")
+        return func(frozen(a, ""), *args, **kwargs)
+    return rule
+
+
+def _refuse_text(x, what, offer):
+    if tape_of(x).slot_is_varied(x.slot):
+        raise ActiveValueLeak(
+            f"adsim: {what} of an active value (shape {x.shape}) would turn a recorded value "
+            f"into a constant, its text: a number read back from it would carry no "
+            f"derivative. To print or log it, use its recorded value: {offer} (a replay does "
+            f"not print again), or write {{v}} without a format spec, which shows the recorded "
+            f"value")
 
 
 def plain_if_constant(v):

@@ -44,23 +44,23 @@ def from_pieces(obj):
     if isinstance(obj, (Active, ComplexActive)):
         return obj
     if isinstance(obj, (list, tuple)) and holds_active(obj):
-        if _holds_complex(obj):
-            re, im = from_pieces(_parts_of(obj, 0)), from_pieces(_parts_of(obj, 1))
+        if holds_complex(obj):
+            re, im = from_pieces(parts_of(obj, 0)), from_pieces(parts_of(obj, 1))
             return complex_.make(re, im, shape_of(re))
         return stack_pieces([from_pieces(o) for o in obj])
     return constant(np.asarray(obj) if isinstance(obj, (list, tuple)) else obj)
 
 
-def _holds_complex(obj, depth=0):
+def holds_complex(obj, depth=0):
     if isinstance(obj, (list, tuple)) and depth < 32:
-        return any(_holds_complex(o, depth + 1) for o in obj)
+        return any(holds_complex(o, depth + 1) for o in obj)
     return not isinstance(obj, Active) and complex_.is_complex(obj)
 
 
-def _parts_of(obj, k):
+def parts_of(obj, k):
     """The nest of real (k = 0) or imaginary (k = 1) parts of ``obj``'s leaves."""
     if isinstance(obj, (list, tuple)):
-        return [_parts_of(o, k) for o in obj]
+        return [parts_of(o, k) for o in obj]
     if isinstance(obj, ComplexActive):
         return obj.imag if k else obj.real
     if isinstance(obj, Active):

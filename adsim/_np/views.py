@@ -373,6 +373,108 @@ def ufunc_at(op, a, indices, b):
         write_positions(root, positions, op(current, values[where_]))
 
 
+def _target(a, name):
+    """The storage positions of ``a``'s elements for a NumPy function that
+    writes into ``a`` (np.put, ...): ``a`` must be active (made inside the
+    recorded function) and writeable."""
+    if not isinstance(a, Active):
+        raise UnsupportedOperation(f"adsim: np.{name} writes an active value into a plain array; "
+                                   f"make the array inside the recorded function (np.zeros(...)) "
+                                   f"or write into a copy made there (a = np.array(a))")
+    check_writeable(a)
+    return a._positions()
+
+
+def _cycled(values, picks):
+    """The flat elements ``picks`` of ``values`` taken cyclically (NumPy's
+    put, putmask and place repeat a short array of values)."""
+    flat = values.reshape(-1) if isinstance(values, Active) else np.ravel(constant(values))
+    return flat[picks % flat.size] if flat.size else flat
+
+
+def _write_in_order(a, targets, values):
+    """a's storage at ``targets`` gets ``values`` (one per target), written in
+    order as NumPy's loops write: a repeated target keeps its last value."""
+    targets = np.asarray(targets).reshape(-1)
+    if targets.size == 0:
+        return
+    if np.size(values) == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    _, last = np.unique(targets[::-1], return_index=True)
+    if last.size != targets.size:
+        keep = np.sort(targets.size - 1 - last)
+        targets = targets[keep]
+        values = values[keep]
+    write_positions(a._root(), targets, values)
+
+
+def put(a, ind, v, mode="raise"):
+    """np.put: ``a.flat[ind] = v``, ``v`` repeated to the length of ``ind``."""
+    positions = np.ravel(_target(a, "put"))
+    ind = np.asarray(plain_value(ind, "the indices of np.put"), dtype=np.intp).reshape(-1)
+    n = positions.size
+    if mode == "wrap":
+        ind = ind % n if n else ind
+    elif mode == "clip":
+        ind = np.clip(ind, 0, n - 1)
+    elif mode != "raise":
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    elif np.any((ind < -n) | (ind >= n)):
+        bad = ind[(ind < -n) | (ind >= n)][0]
+        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+    _write_in_order(a, positions[ind], _cycled(v, np.arange(ind.size)))
+
+
+def putmask(a, mask, values):
+    """np.putmask: ``a.flat[n] = values.flat[n % values.size]`` where ``mask.flat[n]``."""
+    positions = np.ravel(_target(a, "putmask"))
+    mask = np.asarray(plain_value(mask, "the mask of np.putmask"), dtype=bool)
+    if mask.size != positions.size:
+        raise ValueError("putmask: mask and data must be the same size")
+    chosen = np.flatnonzero(mask)
+    _write_in_order(a, positions[chosen], _cycled(values, chosen))
+
+
+def place(arr, mask, vals):
+    """np.place: the k-th position where ``mask`` holds gets ``vals.flat[k % vals.size]``."""
+    positions = np.ravel(_target(arr, "place"))
+    mask = np.asarray(plain_value(mask, "the mask of np.place"), dtype=bool)
+    if mask.size != positions.size:
+        raise ValueError("place: mask and data must be the same size")
+    chosen = np.flatnonzero(mask)
+    _write_in_order(arr, positions[chosen], _cycled(vals, np.arange(chosen.size)))
+
+
+def put_along_axis(arr, indices, values, axis):
+    """np.put_along_axis: the positions np.take_along_axis reads are written,
+    ``values`` broadcast to them."""
+    positions = _target(arr, "put_along_axis")
+    indices = np.asarray(plain_value(indices, "the indices of np.put_along_axis"))
+    if axis is None:
+        positions, axis = np.ravel(positions), 0
+    targets = np.take_along_axis(positions, indices, axis)
+    values = broadcast_to(values, targets.shape) if isinstance(values, Active) else \
+        np.broadcast_to(constant(values), targets.shape)
+    _write_in_order(arr, targets, values.reshape(-1))
+
+
+def may_share_memory(a, b, /, max_work=None):
+    """Active arrays share storage only with views of the same root (a plain
+    array never with an active one), and, as NumPy's bounds test, only when
+    the ranges of their positions there overlap."""
+    if not (isinstance(a, Active) and isinstance(b, Active)) or a._root() is not b._root() or \
+            a.size == 0 or b.size == 0:
+        return False
+    pa, pb = a._positions(), b._positions()
+    return bool(pa.min() <= pb.max() and pb.min() <= pa.max())
+
+
+def shares_memory(a, b, /, max_work=None):
+    """As may_share_memory, and some element of one is an element of the other."""
+    return may_share_memory(a, b) and \
+        np.intersect1d(a._positions(), b._positions()).size > 0
+
+
 def unstack(x, /, *, axis=0):
     """The views along ``axis``, as NumPy's unstack gives them."""
     return tuple(derived(x, part) for part in np.unstack(x._positions(), axis=axis))

@@ -119,7 +119,10 @@ def _replaced(frame, node, name, array, count, value):
     if np.shape(array[key]) != value.shape:
         raise _refusal(node, value, f"the value's shape {value.shape} is not that of "
                        f"`{ast.unparse(node)}`, {np.shape(array[key])}: give it that shape "
-                       f"(np.broadcast_to)")
+                       f"(np.broadcast_to)" + (
+                           "; if the value is a list of active values, NumPy converts its "
+                           "items one by one: write np.array([...]) for it"
+                           if value.ndim < np.ndim(array[key]) else ""))
     if count != _unaliased_count(array.shape, key, value):
         raise _refusal(node, value, f"`{name}` is also reachable in another way (another "
                        f"name, an attribute, a list or dict, a closure, or a view of it), "

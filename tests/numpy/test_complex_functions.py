@@ -56,6 +56,37 @@ def test_nested_lists_mixing_complex_real_and_constant_values():
         adsim.grad(lambda x: np.sum(np.array([x[0], 1j * x[1]], dtype=float)))(X)
 
 
+def test_concatenators_and_diagonals_of_complex_values():
+    """np.r_ and np.c_ with complex active items beside real, complex and
+    slice items, and np.diag, diagflat, tril, triu of complex matrices: the
+    power-flow idiom ``np.r_[0.0, S]`` and ``np.diag(V) @ np.conj(Y @ V)``."""
+    def g(x):
+        z = x[:2] * np.exp(1j * x[2:])
+        joined = np.r_[0.0, z, 2j, x[0], 1:3]
+        columns = np.c_[z, x[:2], [1j, 2.0]]
+        M = np.outer(z, np.conj(z)) + np.diag(z)
+        return parts(np.r_[joined, columns.ravel(), np.diag(M), np.diagflat(z).ravel(),
+                           np.tril(M).ravel(), np.triu(M, 1).ravel(), np.r_[z]])
+    x = np.array([0.7, 1.3, 0.4, -0.9])
+    assert_close(adsim.record(g, x).forward(x), g(x), 1e-13, 1e-15)
+    check_tape(g, [x], value_rtol=1e-13, value_atol=1e-15)
+
+
+def test_lists_of_complex_values_assigned_into_a_complex_workspace():
+    """``C[0] = [1j * a, b]``: rows of a complex matrix written as lists."""
+    def g(x):
+        C = np.zeros((3, 2), complex)
+        C[0] = [1j * x[0], x[1]]
+        C[1] = (2.0, np.exp(1j * x[2]))
+        C[2, :] = [1j, 0.5]
+        M = np.zeros((2, 2), dtype=complex)
+        M[:] = [[np.cos(x[0]), 1j * np.sin(x[0])], [1j * np.sin(x[0]), np.cos(x[3])]]
+        return np.concatenate([parts(C), parts(np.linalg.inv(M))])
+    x = np.array([0.7, 1.3, 0.4, 1.9])
+    assert_close(adsim.record(g, x).forward(x), g(x), 1e-13, 1e-15)
+    check_tape(g, [x], value_rtol=1e-13, value_atol=1e-15)
+
+
 def test_an_absorbing_coating():
     """A metal-like layer with complex refractive index n - i k between
     dielectrics: complex cos and sin of the phase thickness."""

@@ -31,6 +31,41 @@ def _phase(x):
     return np.e ** (1j * x)
 
 
+def _put(x, mode="raise"):
+    y = np.zeros(8)
+    np.put(y, [0, 3, 3, -1], x[:3] ** 2, mode=mode)   # a repeated position keeps the last value
+    np.put(y, [9, 10], x[3:5], mode="wrap" if mode == "raise" else mode)
+    np.put(y, [1], 7.0)
+    return y
+
+
+def _masked_writes(x):
+    z = np.ones((2, 4))
+    np.putmask(z, np.arange(8).reshape(2, 4) % 3 == 0, x[:2] * 3)   # values cycle by position
+    w = np.zeros(6)
+    np.place(w, [True, False, True, True, False, True], x[1:4])     # values cycle by count
+    v = np.zeros((2, 3))
+    np.put_along_axis(v, np.array([[2], [0]]), x[:2, None] * x[2], axis=1)
+    return np.concatenate([z.ravel(), w, v.ravel()])
+
+
+def _written_lists(x):
+    w = np.zeros(4)
+    np.place(w, [True, False, True, False], [x[0], x[1] ** 2])
+    np.put(w, [1], [x[2]])
+    np.putmask(w, w == 0, (x[3],))          # the mask from recorded comparisons
+    return w
+
+
+def _safe_division(x):
+    y = np.zeros(4)
+    np.multiply(x, 2, out=y, where=x > 1.0)
+    z = np.divide(1.0, x, out=np.zeros_like(x), where=x > 0)     # the safe-division idiom
+    q = np.ones(4)
+    np.exp(x, out=q, where=[True, False, True, False])
+    return np.concatenate([y, z, q])
+
+
 CASES = {
     # complex powers: NumPy's principal value exp(b log a)
     "e ** (i x)": (lambda x: np.stack([_phase(x).real, _phase(x).imag]), V4),
@@ -91,6 +126,16 @@ CASES = {
     "histogram edges": (lambda x: np.histogram(x, bins=4)[1], V6),
     "histogram density, weights": (lambda x: np.histogram(x, bins=3, density=True,
                                                           weights=np.exp(x))[0], V6),
+    # writes into arrays made in the recorded function, weighted counts
+    "put": (_put, V6),
+    "put clip": (lambda x: _put(x, mode="clip"), V6),
+    "putmask, place, put_along_axis": (_masked_writes, V6),
+    "writes of lists of active values": (lambda x: _written_lists(x), V4),
+    "ufunc where= into out=": (_safe_division, V4),
+    "bincount weights": (lambda x: np.bincount([0, 2, 2, 5, 0, 1], weights=x * x, minlength=7),
+                         V6),
+    "bincount of a list of active weights": (
+        lambda x: np.bincount([1, 1], weights=[x[0], x[1] ** 2]), V4),
     "piecewise functions and values": (lambda x: np.piecewise(
         x, [x < -0.5, (x >= -0.5) & (x < 0.5)], [lambda t: -t ** 3, 0.25, np.sin]), V6),
 }
@@ -349,6 +394,28 @@ def test_a_number_made_of_an_active_value_says_where_it_came_from_and_what_to_do
     assert int(adsim.grad(lambda p: p[0] * int(p[1]))(np.array([1.0, 2.5]))[0]) == 2
 
 
+def test_printing_progress_inside_a_recorded_function():
+    """``print(f"{loss:.4f}")`` in a model: a format spec on a value with a
+    derivative is refused saying how to print it; what the message offers
+    works, and so do {loss} without a spec and a constant made in the function."""
+    def with_progress(p):
+        loss = np.sum(p ** 2)
+        print(f"loss {loss:.4f}")
+        return loss
+
+    with pytest.raises(adsim.ActiveValueLeak, match=r"adsim.value\(v\):\.4f"):
+        adsim.grad(with_progress)(V4)
+    shown = []
+
+    def printing(p):
+        loss = np.sum(p ** 2)
+        scale = np.array(2.5)                        # a constant of the recording
+        shown.append(f"{adsim.value(loss):.4f} {loss} {scale:.1f}")
+        return loss * scale
+    np.testing.assert_allclose(adsim.grad(printing)(V4), 5.0 * V4, rtol=1e-15)
+    assert shown[-1].startswith(f"{np.sum(V4 ** 2):.4f} ") and shown[-1].endswith(" 2.5")
+
+
 def test_roots_where_they_are_not_differentiable_or_change_kind():
     def repeated(c):
         return np.sum(np.roots(np.array([1.0, -2.0 * c[0], c[0] ** 2])))
@@ -370,3 +437,22 @@ def test_roots_where_they_are_not_differentiable_or_change_kind():
     # the sum of the roots of a monic polynomial is -c: exact in every mode
     np.testing.assert_allclose(adsim.grad(lambda c: np.sum(np.real(real_roots(c))))(
         np.array([1.0])), [-1.0], rtol=1e-12)
+
+
+def test_writes_into_plain_arrays_and_out_of_range_are_refused():
+    plain = np.zeros(3)
+    with pytest.raises(adsim.UnsupportedOperation, match="inside the recorded function"):
+        adsim.grad(lambda x: (np.put(plain, [0], x[0]), x[0])[1])(V4)
+    with pytest.raises(adsim.UnsupportedOperation, match="inside the recorded function"):
+        adsim.grad(lambda x: (np.putmask(plain, plain == 0, x[0]), x[0])[1])(V4)
+    with pytest.raises(IndexError, match="out of bounds"):
+        adsim.grad(lambda x: (np.put(np.zeros(3), [5], x[0]), x[0])[1])(V4)
+    with pytest.raises(ValueError, match="same length"):
+        adsim.grad(lambda x: np.bincount([0, 1], weights=x).sum())(V4)
+    with pytest.raises(TypeError, match="counts integers"):
+        adsim.grad(lambda x: np.bincount(x).sum())(V4)
+
+
+def test_a_ufunc_where_without_out_is_refused():
+    with pytest.raises(adsim.UnsupportedOperation, match="uninitialized"):
+        adsim.grad(lambda x: np.sum(np.exp(x, where=x > 1)))(V4)

@@ -185,6 +185,29 @@ def test_a_log_density_summed_over_a_list():
     check_grads(loglik, theta, order=2)
 
 
+def test_a_banded_matrix_assembled_row_by_row_from_lists():
+    """``A[i, i-1:i+2] = [a, b, c]``: a list (or tuple) of active values
+    assigned into an array is the array NumPy makes of it."""
+    def boundary_value_problem(p):
+        n = 6
+        A = np.zeros((n, n))
+        A[0] = (1.0, 0.0, 0.0, 0.0, 0.0, p[2])
+        for i in range(1, n - 1):
+            A[i, i - 1:i + 2] = [p[0], -2 * p[0] - p[1], p[0]]
+        A[-1, -2:] = [-p[0], 1.0 + p[0]]
+        return np.linalg.solve(A, np.linspace(0.0, 1.0, n))
+
+    p = np.array([1.3, 0.2, 0.1])
+    A = np.zeros((6, 6))
+    A[0, [0, 5]] = 1.0, p[2]
+    for i in range(1, 5):
+        A[i, i - 1:i + 2] = p[0], -2 * p[0] - p[1], p[0]
+    A[5, 4:] = -p[0], 1.0 + p[0]
+    np.testing.assert_allclose(ad.record(boundary_value_problem, p).forward(p),
+                               np.linalg.solve(A, np.linspace(0.0, 1.0, 6)), rtol=1e-14)
+    check_grads(boundary_value_problem, p, order=2)
+
+
 def test_mixture_weights_from_a_list():
     densities = np.exp(-0.5 * (DATA[:, None] - np.array([-1.0, 0.0, 2.0])) ** 2)
 

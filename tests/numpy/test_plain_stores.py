@@ -216,6 +216,12 @@ def unaliased_copy_of_data(p):
     return np.sum(u)
 
 
+def a_list_stored_into(p):
+    u = BASE.copy()
+    u[1:] = [p[1], p[2] ** 2]           # NumPy converts the list item by item
+    return np.sum(u)
+
+
 def test_the_refused_stores_without_their_alias_are_differentiated():
     np.testing.assert_allclose(adsim.grad(unaliased_copy_of_data)(X), [0.0, 1.0, 1.0])
 
@@ -229,7 +235,8 @@ def test_the_refused_stores_without_their_alias_are_differentiated():
     (a_view_stored_into, "shares its memory"),
     (alias_by_closure, "not a local variable"),
     (a_key_with_effects, "compute the index into a variable"),
-    (a_broadcast_store, "np.broadcast_to")])
+    (a_broadcast_store, "np.broadcast_to"),
+    (a_list_stored_into, r"a list of active values.*np\.array\(\[\.\.\.\]\)")])
 def test_a_refusal_names_the_store_and_why(f, reason):
     with pytest.raises(adsim.errors.ActiveValueLeak, match=reason):
         adsim.grad(f)(X)
