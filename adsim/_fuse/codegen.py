@@ -392,6 +392,9 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
         else:
             raise NotFusable(f"{spec.name} has no fused form")
     written = sorted(run.writer)
+    shifted = {key[0] for key in run.externals if key[1] in ("gather", "rotated")}
+    if shifted & run.writer.keys():     # blocks would read elements earlier blocks overwrote
+        raise NotFusable("a slot the run reads shifted (a slice or np.roll) and writes later")
     for slot in written:
         run.ref_index(slot)
     read_later = [slot for slot in written if _read_after(tape, slot, end, codes, flags)]
