@@ -1638,6 +1638,8 @@ _L5 = sp.csr_matrix(sp.diags([1.0, -2.5, 0.75], [-1, 0, 2], shape=(5, 5)))
 _A5 = sp.csc_matrix(_L5 @ _L5.T + 4.0 * sp.eye(5))          # symmetric positive definite
 _N5 = sp.csc_matrix(_L5 + 5.0 * sp.eye(5))                  # not symmetric
 _NO_CS = "sparse products and solves are recorded for real arrays"
+_EIGEN_FIRST_ORDER = ("eigsh and svds of active matrices have first derivatives only: "
+                      "Hessian-vector products and Hessian sparsity raise UnsupportedOperation")
 _TIGHT = {"rtol": 1e-10, "atol": 1e-14}
 _operator = sparse_linalg.aslinearoperator
 
@@ -1707,7 +1709,37 @@ SPARSE = {
     sp.hstack: _sparse(lambda x: sp.hstack([sp.diags(x), _L5]) @ np.concatenate([x, x])),
     sp.vstack: _sparse(lambda x: sp.vstack([sp.diags(x ** 2), _L5]) @ x),
     sp.block_diag: _sparse(lambda x: sp.block_diag([sp.diags(x[:2]), np.ones((3, 3))]) @ x),
+    sp._base._spbase.setdiag: _sparse(lambda x: _with_diagonal(x ** 2) @ x),
+    sp._extract.tril: _sparse(lambda x: sp.tril(_tridiagonal(x)) @ np.cos(x)),
+    sp._extract.triu: _sparse(lambda x: sp.triu(_tridiagonal(x), k=1) @ x),
+    sparse_linalg.norm: _sparse(lambda x: sparse_linalg.norm(_tridiagonal(x)) * x),
+    sparse_linalg.inv: _sparse(lambda x: sparse_linalg.inv(_tridiagonal(x).tocsc()) @ x),
+    sparse_linalg.expm: _sparse(lambda x: sparse_linalg.expm(0.1 * _tridiagonal(x).tocsc()) @ x),
+    sparse_linalg.expm_multiply: _sparse(
+        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x))),
+    sparse_linalg.eigsh: [case(
+        lambda x: sparse_linalg.eigsh(_tridiagonal(x), k=1, which="LA")[0] * x, 5, cs=_NO_CS,
+        bugs=bug(_EIGEN_FIRST_ORDER, "hvp", "sparsity"))],
+    sparse_linalg.svds: [case(
+        lambda x: sparse_linalg.svds(_tridiagonal(x), k=1, random_state=0)[1] * x, 5, cs=_NO_CS,
+        bugs=bug(_EIGEN_FIRST_ORDER, "hvp", "sparsity"))],
+    **{getattr(sparse_linalg, name): _sparse(
+        lambda x, name=name: np.sin(getattr(sparse_linalg, name)(
+            _N5, x ** 2, atol=1e-14, btol=1e-14)[0]))
+       for name in ("lsqr", "lsmr")},
 }
+
+
+def _tridiagonal(x):
+    """A symmetric tridiagonal matrix of active values, its diagonal well
+    separated (distinct eigenvalues)."""
+    return sp.diags([x[1:], x ** 2 + 3.0 * np.arange(5.0), x[1:]], [-1, 0, 1], format="csr")
+
+
+def _with_diagonal(d):
+    A = sp.lil_matrix(_L5)
+    A.setdiag(d)
+    return A.tocsr()
 
 CASES = {**UFUNCS, **NUMPY, **LINALG, **FFT, **INDEX_MAPS, **SPECIAL_UFUNCS,
          **SCIPY_FUNCTIONS, **STATS, **M, **CREATION, **NUMPY_MORE, **SPECIAL_MORE,
