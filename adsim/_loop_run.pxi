@@ -615,7 +615,11 @@ cdef class LoopRun:
         steps."""
         cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
         cdef double* zt = self.z + self.size if self.tangents else NULL
-        while condition.decide(self.z):
+        while True:
+            if online is None and kept is None and zt == NULL:    # (_loop_while.pxi)
+                k += released_while(self.steps, condition, self.z, limit - k if limit >= 0 else -1)
+            if not condition.decide(self.z):
+                break
             if limit >= 0 and k >= limit:
                 raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps="
                                    f"{limit} steps; raise max_steps or check cond")
