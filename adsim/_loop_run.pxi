@@ -615,9 +615,14 @@ cdef class LoopRun:
         steps."""
         cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
         cdef double* zt = self.z + self.size if self.tangents else NULL
+        cdef int64_t taken
+        cdef bint released = zt == NULL       # steps without the GIL (_loop_while.pxi)
         while True:
-            if online is None and kept is None and zt == NULL:    # (_loop_while.pxi)
-                k += released_while(self.steps, condition, self.z, limit - k if limit >= 0 else -1)
+            if released:
+                taken = released_while(self, condition, online, kept, k,
+                                       limit - k if limit >= 0 else -1)
+                released = taken >= 0
+                k += max(taken, 0)
             if not condition.decide(self.z):
                 break
             if limit >= 0 and k >= limit:
