@@ -79,8 +79,12 @@ def make_view(Active view, Active root, index):
 
 
 def mark_written(Active root):
-    """Record that ``root``'s storage changed: its views read it again."""
+    """Record that ``root``'s storage changed: its views read it again.
+    Writing a root that a layout-dependent reshape made or viewed makes the
+    results depend on the layout (adsim/_np/views.py reshape)."""
     root._version += 1
+    if root._layout_sensitive:
+        root.tape.observe_layout()
 
 
 cdef inline bint laid_out_otherwise(Active a):
@@ -308,6 +312,10 @@ cdef class Active:
     def _root(self):
         return self if self._base is None else self._base
 
+    def _mark_layout_sensitive(self):
+        """See ``mark_written``: this array's root is now layout-sensitive."""
+        (self if self._base is None else self._base)._layout_sensitive = True
+
     def _lay_out(self, index):
         """Lay this root out in memory as ``index`` is laid out (NumPy's
         strides of the array, e.g. Fortran order; adsim/_np/layout.py).
@@ -360,6 +368,7 @@ cdef class Active:
         """NumPy's flags of this array: its layout and writeability are those
         of its element positions (adsim/_np/views.py), which NumPy keeps as
         it would keep the array's own."""
+        self.tape.observe_layout()
         return self._positions().flags
 
     def setflags(self, write=None, align=None, uic=None):
@@ -371,6 +380,7 @@ cdef class Active:
     @property
     def strides(self):
         """NumPy's strides of a float64 array laid out as this one is."""
+        self.tape.observe_layout()
         p = self._positions()
         return tuple(s // p.itemsize * 8 for s in p.strides)
 

@@ -272,6 +272,8 @@ def batched_program(tape, batch, new_tape, summed=False):
         raise NotBatchable("no final sum to a scalar output")
     if any(BY_CODE[c].family == "callback" for c in codes):
         raise NotBatchable("a CALLBACK op (custom primitive, loop, ODE solve)")
+    if tape.layout_observed:            # each member's own layout is checked as it replays
+        raise NotBatchable("the function read its arrays' memory layout")
     buffers = _tape.program_buffers(tape)
     bt = new_tape()
     if buffers["consts"].size:

@@ -63,6 +63,8 @@ cdef class Tape:
     cdef list _input_slots
     cdef list _input_shapes
     cdef list _input_varied           # per input: differentiated (True) or data (False)
+    cdef list _input_layouts          # per input: its layout_key at recording
+    cdef readonly bint layout_observed  # the program read its arrays' memory layout
     cdef int out_slot                 # output slot, -1 until finished
     cdef readonly object output_shape
     cdef readonly bint recording
@@ -112,7 +114,7 @@ cdef class Tape:
     cdef int check_range(self, int64_t off, int64_t n, int64_t total, str stream) except -1
     cdef int check_indices(self, int64_t off, int64_t n, int64_t bound) except -1
     cdef int _write_slot(self, int slot, object arr) except -1
-    cdef int add_input_slot(self, int slot, tuple shape, bint varied) except -1
+    cdef int add_input_slot(self, int slot, tuple shape, bint varied, object layout=*) except -1
     cdef void mark_ticks(self)
     cdef int check_replayable(self) except -1
     cdef object run_tables(self)

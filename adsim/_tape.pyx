@@ -53,11 +53,15 @@ from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RU
 
 from ._opcodes import OPCODE_NAMES
 from .errors import (BranchChanged, IndexOutOfBounds, InvalidArgumentValue, InvalidInput,
-                     TapeNotRecorded, TapeOverflow)
+                     TapeCopyError, TapeNotRecorded, TapeOverflow)
 
 cnp.import_array()
 
 cdef object FLOAT64 = np.dtype(np.float64)
+# why a tape's results depend on its inputs' memory layout (Tape.observe_layout)
+LAYOUT_READ = ("the recorded function read the memory layout of its arrays (ravel(order='K'), "
+               "flags, strides, or a write through a reshape or conversion that NumPy makes a "
+               "view or a copy by layout), so its results hold only for inputs laid out as the recording's")
 
 include "_ops/checks.pxi"
 include "_replay.pxi"
@@ -173,6 +177,7 @@ cdef class Tape:
         self._input_slots = []
         self._input_shapes = []
         self._input_varied = []
+        self._input_layouts = []
         self._pool = []
         self.out_slot = -1
         self.recording = True
@@ -608,17 +613,27 @@ cdef class Tape:
             as_float_array(value, "an input")
         cdef int slot = self.new_slot(arr.size)
         self._write_slot(slot, arr)
-        self.add_input_slot(slot, arr.shape, varied)
+        self.add_input_slot(slot, arr.shape, varied, layout_key(value))
         return slot
 
-    cdef int add_input_slot(self, int slot, tuple shape, bint varied) except -1:
+    cdef int add_input_slot(self, int slot, tuple shape, bint varied,
+                            object layout=None) except -1:
         """Make ``slot`` (of ``shape``'s size) the next input: written, pinned,
-        and differentiable when ``varied`` (recorded ops read these facts)."""
+        and differentiable when ``varied`` (recorded ops read these facts);
+        ``layout``: the recorded array's layout_key."""
         self.slot_state[slot] = SLOT_PINNED | SLOT_WRITTEN | (SLOT_VARIED if varied else 0)
         self._input_slots.append(slot)
         self._input_shapes.append(shape)
         self._input_varied.append(varied)
+        self._input_layouts.append(layout)
         return 0
+
+    def observe_layout(self):
+        """Note that the program read the memory layout of its arrays
+        (``ravel(order="K")``, ``flags``, ``strides``, ...): a replay is then
+        valid only on inputs laid out as the recording's were (_inputs)."""
+        if self.recording:
+            self.layout_observed = True
 
     cdef int _write_slot(self, int slot, object arr) except -1:
         cdef cnp.ndarray a = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1)
@@ -936,8 +951,9 @@ cdef class Tape:
                                        f"or x=(x1, x2) for jvp, vjp and hvp")
         out = []
         for i, x in enumerate(xs):
-            if is_float64_array(x) and \
-                    cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and x.shape == self._input_shapes[i]:
+            if is_float64_array(x) and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x) and \
+                    x.shape == self._input_shapes[i] and \
+                    (not self.layout_observed or self._input_layouts[i] is None):
                 out.append(x)          # the common case, without conversions
                 continue
             arr = as_float_array(x, f"input {i}")
@@ -946,6 +962,12 @@ cdef class Tape:
                     f"adsim: input {i} has shape {arr.shape} but the tape was recorded for "
                     f"shape {self._input_shapes[i]}; record a new tape (adsim.record) for this "
                     f"shape, or use the functional API (adsim.grad, ...) which does so")
+            if self.layout_observed and layout_key(x) != self._input_layouts[i]:
+                raise BranchChanged(
+                    f"adsim: input {i} is laid out in memory in {layout_name(layout_key(x))}, "
+                    f"the recording's in {layout_name(self._input_layouts[i])}, and {LAYOUT_READ}; "
+                    f"record a new tape for this layout, or use the functional API "
+                    f"(adsim.grad, ...), which does so")
             out.append(arr)
         return out
 
@@ -1015,6 +1037,28 @@ cdef object as_float_array(object x, str what):
         raise InvalidInput(f"adsim: {what} has dtype {arr.dtype} (given a "
                            f"{type(x).__name__}); pass a float64 array")
     return np.asarray(arr, dtype=np.float64, order="C")   # keeps 0-d arrays 0-d
+
+
+def layout_key(arr):
+    """What NumPy's layout-following functions (ufunc results,
+    ``ravel(order="K")``, ``empty_like``) see of an array's memory layout:
+    None for C order (every array of fewer than two axes), else the strides
+    of a dense array laid out as it is, with its F-contiguity (``order="A"``)."""
+    if not isinstance(arr, np.ndarray) or arr.ndim < 2 or cnp.PyArray_IS_C_CONTIGUOUS(arr):
+        return None
+    dense = np.empty_like(arr, dtype=np.uint8)
+    if cnp.PyArray_IS_C_CONTIGUOUS(dense):
+        return None
+    return (dense.strides, bool(arr.flags.f_contiguous))
+
+
+def layout_name(key):
+    """A layout_key in words."""
+    if key is None:
+        return "C order"
+    if key[1]:
+        return "Fortran order"
+    return f"the axis order of strides {tuple(s * 8 for s in key[0])} (bytes of float64)"
 
 
 def _as_float_array(x, what="input"):

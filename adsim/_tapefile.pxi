@@ -23,8 +23,16 @@ cdef object buffer_copy(const void* src, int64_t n, object dtype):
 
 def program_buffers(Tape t):
     """Copies of a finished tape's program: its buffers and the facts a
-    replay needs (inputs, output, chunking). Callbacks are not included."""
+    replay needs (inputs, output, chunking, whether it read its arrays'
+    memory layout: then only inputs in C order replay, as recorded; a
+    program recorded at inputs laid out otherwise is not copied)."""
     t.check_replayable()
+    if t.layout_observed and any(key is not None for key in t._input_layouts):
+        raise TapeCopyError(f"adsim: {LAYOUT_READ} (input "
+                            f"{[key is None for key in t._input_layouts].index(False)} was not in "
+                            f"C order); copies of tapes hold only inputs in C order: pass "
+                            f"np.ascontiguousarray(x) when recording, or record the function "
+                            f"where it is replayed")
     return {
         "code": buffer_copy(t.code, t.n_ops, np.uint16),
         "start": buffer_copy(t.start, t.n_ops, np.int32),
@@ -42,6 +50,7 @@ def program_buffers(Tape t):
         "out_slot": t.out_slot,
         "output_shape": tuple(t.output_shape),
         "chunked": bool(t.chunked),
+        "layout_observed": bool(t.layout_observed),
     }
 
 
@@ -51,7 +60,7 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
                  const int32_t[::1] ints,
                  const uint8_t[::1] branches, const int64_t[::1] slot_size, list input_slots,
                  list input_shapes, list input_varied, int64_t out_slot, tuple output_shape,
-                 callbacks, bint chunked):
+                 callbacks, bint chunked, bint layout_observed=False):
     """Fill ``t``, a new and empty Tape, with a program read from a file,
     checking everything a replay will rely on; the tape is then finished. On
     any error (ValueError, TypeError, IndexError, OverflowError, MemoryError)
@@ -81,6 +90,7 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
                 t.mark_ticks()
         zero_arena(t)
         t.chunked = chunked
+        t.layout_observed = layout_observed     # its inputs were in C order (program_buffers)
     except BaseException:
         t.finish_failed()
         raise

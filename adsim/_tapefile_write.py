@@ -49,6 +49,7 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.builtin_primitive": "adsim.primitives.BuiltinApplication",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
+                    "adsim.event_time": "adsim.integrate._events.EventTimeApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 
@@ -116,7 +117,8 @@ def _encode_tape(tape, calls):
         b"INPT": np.array(inputs, dtype=np.int64),
         b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
                            *buffers["output_shape"]], dtype=np.int64),
-        b"OPTS": np.array([int(buffers["chunked"])], dtype=np.int64),
+        b"OPTS": np.array([int(buffers["chunked"])] + [1] * buffers["layout_observed"],
+                          dtype=np.int64),
         b"CALL": _text(calls),
         b"ARGS": _text(_argument_structures(tape)),
     }

@@ -42,6 +42,7 @@ from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
+from .integrate._events import EventTimeApplication
 from .integrate._sparse_jacobian import ColoredApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
@@ -50,7 +51,7 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
-                                                    LoopOp)}
+                                                    EventTimeApplication, LoopOp)}
 
 
 def callback_classes():
@@ -313,6 +314,9 @@ class _Fields:
             raise ValueError(f"{self.what} holds a shape of {ndim} dimensions")
         return tuple(self.next(0) for _ in range(ndim))
 
+    def left(self):
+        return len(self.values) - self.pos
+
     def done(self):
         if self.pos != len(self.values):
             raise ValueError(f"{self.what} has {len(self.values) - self.pos} values too many")
@@ -402,16 +406,19 @@ def _build_tape(block, callbacks):
     output.done()
     options = _ints(block[b"OPTS"], "the options section")
     chunked = options.next(0)
+    layout_observed = options.next(0) if options.left() else 0
     options.done()
     if chunked > 1:
         raise ValueError(f"the options section holds chunked={chunked}")
+    if layout_observed > 1:
+        raise ValueError(f"the options section holds layout_observed={layout_observed}")
     structures = _argument_structures(block, n_inputs)
     tape = Tape() if structures is None else TreeTape()
     _tape.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
                        block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
-                       bool(chunked))
+                       bool(chunked), bool(layout_observed))
     _check_callback_ops(tape, callbacks)
     if structures is not None:
         tape._set_trees(structures)

@@ -37,9 +37,12 @@ def unflat(vector, like):
 
 
 def central(f, xs, vs, h=H):
-    """Directional derivative of ``f(*xs)`` along ``vs`` (one array per input)."""
+    """Directional derivative of ``f(*xs)`` along ``vs`` (one array per input),
+    at points laid out in memory as the inputs are (NumPy's results may
+    depend on the layout: ravel(order="K"), which reshapes are views)."""
     def at(t):
-        return np.asarray(f(*[x + t * v for x, v in zip(xs, vs)]), dtype=float)
+        return np.asarray(f(*[np.add(x, t * v, out=np.empty_like(x)) for x, v in zip(xs, vs)]),
+                          dtype=float)
     return (8.0 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12.0 * h)
 
 

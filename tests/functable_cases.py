@@ -1290,6 +1290,35 @@ QUADRATURE_AND_INTERPOLATION = {
     _FITPACK2._BivariateSplineBase.__call__: [case(
         lambda x: interpolate.RectBivariateSpline(BX, BY, BV, kx=2, ky=2).ev(x[:2], x[2:]), 4,
         domain=_INSIDE)],
+    interpolate.griddata: [case(lambda x: interpolate.griddata(
+        np.c_[IX, IY], x, np.c_[IQ, np.sin(2.0 * IQ) + 0.3 * IQ], method="nearest"), 6)],
+    interpolate.RBFInterpolator.__init__: [case(lambda x: interpolate.RBFInterpolator(
+        np.c_[IX, IY], x)(np.c_[IQ, 0.5 * IQ]), 6)],
+    interpolate.RBFInterpolator.__call__: [case(lambda x: interpolate.RBFInterpolator(
+        np.c_[IX, IY], x, kernel="cubic")(np.c_[IQ[:2], IQ[2:]]), 6, "the weights' map")],
+    interpolate.splrep: [case(lambda x: interpolate.splrep(IX, x)[1], 6)],
+    interpolate.splev: [case(lambda x: interpolate.splev(IQ, interpolate.splrep(IX, x), der=1),
+                             6),
+                        case(lambda x: interpolate.splev(x, interpolate.splrep(IX, IY), ext=1), 3,
+                             "at points", domain=(0.05, 1.95))],
+    interpolate.splint: [case(lambda x: interpolate.splint(0.1, 1.7, interpolate.splrep(IX, x)),
+                              6)],
+    interpolate.splder: [case(lambda x: interpolate.splder(interpolate.splrep(IX, x), 2)[1], 6)],
+    interpolate.splantider: [case(
+        lambda x: interpolate.splantider(interpolate.splrep(IX, x))[1], 6)],
+    _FITPACK2.UnivariateSpline.__init__: [case(
+        lambda x: interpolate.UnivariateSpline(IX, x, s=0)(IQ), 6)],
+    _FITPACK2.InterpolatedUnivariateSpline.__init__: [case(
+        lambda x: interpolate.InterpolatedUnivariateSpline(IX, x, k=2)(IQ), 6)],
+    _FITPACK2.UnivariateSpline.__call__: [case(
+        lambda x: interpolate.InterpolatedUnivariateSpline(IX, IY)(x, ext=3), 3,
+        domain=(0.05, 1.95))],
+    _FITPACK2.UnivariateSpline.derivative: [case(
+        lambda x: interpolate.InterpolatedUnivariateSpline(IX, x).derivative()(IQ), 6)],
+    _FITPACK2.UnivariateSpline.antiderivative: [case(
+        lambda x: interpolate.InterpolatedUnivariateSpline(IX, x).antiderivative(2)(IQ), 6)],
+    _FITPACK2.UnivariateSpline.integral: [case(
+        lambda x: interpolate.InterpolatedUnivariateSpline(IX, x).integral(0.1, 1.7), 6)],
 }
 
 
@@ -1922,6 +1951,12 @@ REFUSED = {
                             (_FITPACK2._BivariateSplineBase.partial_derivative,
                              lambda s: s.partial_derivative(1, 0)),
                             (_FITPACK2._BivariateSplineBase.get_coeffs, lambda s: s.get_coeffs()))},
+    **{getattr(_FITPACK2.UnivariateSpline, name): [refuse(
+        (lambda name: lambda x: getattr(interpolate.InterpolatedUnivariateSpline(IX, x), name)(
+            *((0.5,) if name in ("set_smoothing_factor", "derivatives") else ())))(name), 6,
+        adsim.UnsupportedOperation, name)]
+       for name in ("roots", "get_coeffs", "get_residual", "set_smoothing_factor",
+                    "derivatives")},
     np.linspace: [refuse(lambda x: np.linspace(x[:2], x[2:], 3), 4, adsim.UnsupportedOperation,
                          "linspace with active array endpoints")],
     np.var: [refuse(lambda x: np.var(x, where=np.array([True, True, False])), 3,

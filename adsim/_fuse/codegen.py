@@ -31,7 +31,10 @@ The kernels loop over the run's rows (one row unless it holds 2-d slices) in
 blocks of ``BLOCK`` elements. Inside a block every value, tangent, adjoint
 and adjoint tangent of op k is a local (``v``, ``t``, ``g``, ``h`` and k);
 what goes to memory per element is gathered in per-block buffers first, so
-the element loop has no store a later element reads, and vectorises.
+the element loop has no store a later element reads, and vectorises; the
+values kernel stores its results in place, telling the compiler that no
+element's store reaches another's loads (each element reads only itself of
+the slots the run writes).
 
 Kernel arguments (``vtangents``: ``V``, ``T`` and the number of directions
 ``n_dirs``; direction d of a ref's tangents starts d times its size after
@@ -100,7 +103,9 @@ class RunSource:
     text: str
     refs: tuple                   # slot and constant refs: the index of V[], T[], A[], D[]
     kinds: tuple                  # the kernels made (KINDS), named adsim_<kind>_<name>
-    saved: tuple = ()             # slots a keeping forward pushes for the reverse kernel
+    inputs: tuple = ()            # slots the run reads from before it (its kernels recompute it)
+    pushes: tuple = ()            # slots whose first writer in the run pushes the value before it
+    stored: tuple = ()            # slots the values and tangents kernels store (read after the run)
 
 
 def c_literal(value):
@@ -350,13 +355,20 @@ def _block_loops(run):
 def _rotated_block(x, e, m, array, buffer, into, base=None):
     """Stage a block of a rotated source into ``buffer`` (or, ``into``, add
     ``buffer`` back to it): element j of the block is (i0 + j + shift) mod m.
-    The source is ``array[e.index]``, or ``base`` when given."""
-    body = f"a[p] += {buffer}[j];" if into else f"{buffer}[j] = a[p];"
+    The source is ``array[e.index]``, or ``base`` when given. A block wraps
+    around the source at most once (it is no longer than m), so it is two
+    unit-stride loops, which vectorise (an index wrapped per element does not)."""
     const = "" if into else "const "
     base = base or f"{array}[{e.index}]"
+    if into:
+        before, after = f"a[p + j] += {buffer}[j];", f"a[j - n1] += {buffer}[j];"
+    else:
+        before, after = f"{buffer}[j] = a[p + j];", f"{buffer}[j] = a[j - n1];"
     return [f"        {{ {const}double* a = {base};",
-            f"          int64_t p = (i0 + {e.step}) % {m};",
-            f"          for (int64_t j = 0; j < nb; j++) {{ {body} p = p + 1 == {m} ? 0 : p + 1; }} }}"]
+            f"          const int64_t p = (i0 + {e.step}) % {m};",
+            f"          const int64_t n1 = {m} - p < nb ? {m} - p : nb;",
+            f"          for (int64_t j = 0; j < n1; j++) {before}",
+            f"          for (int64_t j = n1; j < nb; j++) {after} }}"]
 
 
 def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
@@ -392,15 +404,53 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
                      if kind == "vtangents" else
                      _kernel(run, kind, written, _function_name(kind, name), end - 1, read_later)
                      for kind in _with_hvp(kinds))
-    # what the reverse kernel needs back from the value stack: every slot the
-    # run reads (it recomputes the run), and the slots whose value before the
-    # run some reverse rule before it reads (their first writer pushes it)
     first_writer = {}
     for k in range(first, end):
         first_writer.setdefault(tape.op_operands(k)[0], k)
-    saved = sorted({key[0] for key in run.externals if key[0] >= 0} |
-                   {slot for slot, k in first_writer.items() if flags[k] & _PUSH})
-    return RunSource(text, tuple(run.refs), kinds, tuple(saved))
+    inputs = sorted({key[0] for key in run.externals if key[0] >= 0})
+    pushes = sorted(slot for slot, k in first_writer.items() if flags[k] & _PUSH)
+    return RunSource(text, tuple(run.refs), kinds, tuple(inputs), tuple(pushes), tuple(read_later))
+
+
+def saved_slots(tape, table, sources):
+    """The slots a keeping forward pushes before each fused run, for its
+    reverse kernel (FusedRun.saved): by run index, for the runs of the run
+    table ``table`` whose RunSource is in ``sources`` (the others have no
+    fused kernels).
+
+    A run's reverse kernel recomputes the run from the values of its inputs
+    before it, and the values it overwrites must come back for the reverse
+    rules before it that read them (the ops' FLAG_PUSH): pushed, they are
+    restored from the value stack. Neither is needed of a slot that nothing
+    stores into from the run's first op on: its value is the same from the
+    push to the pop. In a sweep where a run reverses by its kernel, so do
+    all runs with kernels (fused_reversal in adsim/_chunks.pxi), and their
+    keeping forwards store only the slots read after them (``stored``);
+    every other op stores its result. And when every op before the run is
+    in a fused run, no reverse rule before it reads a value: each of those
+    runs takes back the slots it reads from its own pushes, so the run
+    pushes only its inputs."""
+    bounds = [(int(row[0]), int(row[1])) for row in table]
+    in_fused = {k for index in sources for k in range(*bounds[index])}
+    last_store = {}                 # slot -> the last op (a fused run: its first) storing it
+    for k in range(len(tape.op_codes())):
+        if k not in in_fused:
+            result = tape.op_operands(k)[0]
+            if result >= 0:
+                last_store[result] = k
+    for index, source in sources.items():
+        for slot in source.stored:
+            last_store[slot] = max(last_store.get(slot, -1), bounds[index][0])
+    saved, fused_before, previous_end = {}, True, 0
+    for index, (first, end) in enumerate(bounds):
+        fused_before = fused_before and first == previous_end and index in sources
+        previous_end = end
+        if index not in sources:
+            continue
+        source = sources[index]
+        needed = set(source.inputs) | (set() if fused_before else set(source.pushes))
+        saved[index] = sorted(slot for slot in needed if last_store.get(slot, -1) >= first)
+    return saved
 
 
 # families whose ops write the whole of their result slot (an op of another
@@ -494,23 +544,21 @@ def _kernel(run, kind, written, function, last, read_later):
                                                      if tangents else [])
     elif hvp:
         pass
-    elif not reverse:           # results go to block buffers: the element loop then
-        for slot in read_later:  # stores nothing a load may alias, and vectorises
-            i = run.refs.index(slot)
+    elif not (reverse or tangents):     # values: stored in place. Element j of a result is
+        for slot in read_later:  # stored after every load of element j, and no other
+            i = run.refs.index(slot)     # element loads it (the loop says so: ivdep)
+            lines.append(f"        double* W{i} = V[{i}] + i0;")
+    elif not reverse:           # results go to block buffers (a block whose chain
+        for slot in read_later:  # products meet a NaN runs again: it must not have
+            i = run.refs.index(slot)     # overwritten what it reads)
             lines.append(f"        double w{i}[BLOCK];")
-            if tangents:
-                lines.append(f"        double tw{i}[BLOCK];")
-    else:                       # the adjoints of the slots' last values seed the sweep;
-        for slot in written:    # they are cleared, as the interpreter clears them
-            i = run.refs.index(slot)
-            lines += [f"        double sd{i}[BLOCK];",
-                      f"        {{ double* a = A[{i}] + i0;",
-                      f"          for (int64_t j = 0; j < nb; j++) {{ sd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
+            lines.append(f"        double tw{i}[BLOCK];")
+    else:                       # the adjoints of the slots' last values seed the sweep,
+        for slot in read_later:  # read in place (the element loop stores only to block
+            i = run.refs.index(slot)     # buffers) and cleared after it; a slot no later
+            lines.append(f"        const double* sd{i} = A[{i}] + i0;")   # op reads has none
             if second:
-                lines += [f"        double sdd{i}[BLOCK];",
-                          f"        {{ double* a = D[{i}] + i0;",
-                          f"          for (int64_t j = 0; j < nb; j++) "
-                          f"{{ sdd{i}[j] = a[j]; a[j] = 0.0; }} }}"]
+                lines.append(f"        const double* sdd{i} = D[{i}] + i0;")
     body = []
     for k, value, tangent in zip(run.ops, run.value, run.tangent):
         body.append(value)
@@ -532,10 +580,11 @@ def _kernel(run, kind, written, function, last, read_later):
             if second:
                 body.append(f"h{last} = {'0.0' if hvp else 'seeds[1]'};")
         else:
-            body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];" for slot in written]
+            body += [f"g{run.writer[slot]} = sd{run.refs.index(slot)}[j];"
+                     for slot in read_later]
             if second:
                 body += [f"h{run.writer[slot]} = sdd{run.refs.index(slot)}[j];"
-                         for slot in written]
+                         for slot in read_later]
         body += run.reverse2 if second else run.reverse
         body += [f"b{x}[j] = ge{x};" for x in actives] if not hvp else []
         if second:
@@ -545,18 +594,26 @@ def _kernel(run, kind, written, function, last, read_later):
     else:
         for slot in read_later:
             i = run.refs.index(slot)
+            if not tangents:
+                body.append(f"W{i}[j] = v{run.writer[slot]};")
+                continue
             body.append(f"w{i}[j] = v{run.writer[slot]};")
-            if tangents:
-                body.append(f"tw{i}[j] = t{run.writer[slot]};")
-    lines += _element_loops(body, _derivative_outputs(run, kind, written, last, read_later))
-    if not reverse and not summed:
+            body.append(f"tw{i}[j] = t{run.writer[slot]};")
+    lines += _element_loops(body, _derivative_outputs(run, kind, written, last, read_later),
+                            independent=not (tangents or reverse or summed))
+    if tangents and not reverse and not summed:
         for slot in read_later:
             i = run.refs.index(slot)
             lines.append(f"        memcpy(V[{i}] + i0, w{i}, (size_t)nb * sizeof(double));")
-            if tangents:
-                lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
+            lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
+    if reverse and not (summed or hvp):
+        for slot in read_later:         # cleared, as the interpreter clears them, before
+            i = run.refs.index(slot)    # the adjoints of the run's inputs are added
+            lines.append(f"        memset(A[{i}] + i0, 0, (size_t)nb * sizeof(double));")
+            if second:
+                lines.append(f"        memset(D[{i}] + i0, 0, (size_t)nb * sizeof(double));")
     if reverse:
         covered = _covered_sources(run, externals, groups) if summed or hvp else set()
         merged = {x for group in groups for x in group}
@@ -747,18 +804,22 @@ def _derivative_outputs(run, kind, written, last, read_later):
 _RULED_PRODUCT = re.compile(r"\b(chain|scaled)\(")
 
 
-def _element_loops(body, outputs):
-    """A block's element loop over ``body``. Where its derivatives use
+def _element_loops(body, outputs, independent=False):
+    """A block's element loop over ``body``; ``independent``: no element's
+    stores reach another element's loads (the compiler is told, ivdep, as
+    it cannot see it through the pointers). Where its derivatives use
     ``chain`` (the zero-times-infinity rule, a select per product), the loop
     first runs with plain products, which differ from chain's only where a
     zero meets an infinity or a NaN (the product is then NaN, and NaN
     reaches the derivatives the loop stores: linear in the adjoints and
     tangents, they carry it through sums and products) or in the sign of a
     zero; when a stored derivative is NaN, the block runs again with chain.
-    Every loop writes only block buffers, so running a block twice is
+    Every loop that may run twice writes only block buffers, so that is
     harmless."""
     loop = "        for (int64_t j = 0; j < nb; j++) {"
     exact = [loop] + ["            " + line for line in body] + ["        }"]
+    if independent:
+        return _IVDEP + exact
     if not outputs or not any(_RULED_PRODUCT.search(line) for line in body):
         return exact
     # bad is 64 bits wide, as the comparisons' lanes are: a narrower flag
@@ -769,6 +830,10 @@ def _element_loops(body, outputs):
     return (["        int64_t bad = 0;"] + fast +
             ["        if (bad) {          /* a NaN: again, with the zero-times-infinity rule */"]
             + exact + ["        }"])
+
+
+_IVDEP = ["#if defined(__clang__)", "        #pragma clang loop vectorize(assume_safety)",
+          "#elif defined(__GNUC__)", "        #pragma GCC ivdep", "#endif"]
 
 
 def _vector_kernel(run, function, read_later):

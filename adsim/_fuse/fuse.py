@@ -85,6 +85,7 @@ def _compile(tape, state, kinds):
                                                       kinds)))
         except codegen.NotFusable as why:
             state.reasons[index] = str(why)
+    saved = codegen.saved_slots(tape, state.table, dict(sources))
     sources = [(index, s) for index, s in sources if s.kinds]
     if not sources:
         return
@@ -93,7 +94,7 @@ def _compile(tape, state, kinds):
     for index, s in sources:
         state.kernels.setdefault(index, {}).update(
             {kind: compiler.address(library, f"adsim_{kind}_r{index}") for kind in s.kinds})
-        state.plans[index] = (list(s.refs), list(s.saved))
+        state.plans[index] = (list(s.refs), saved[index])
     entries = [(index, kernels) + state.plans[index] for index, kernels in state.kernels.items()]
     # the runs go in with the first table, in one step under the GIL: a
     # replay starting now takes both or neither

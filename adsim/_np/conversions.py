@@ -52,9 +52,25 @@ def convert(func, a, kwargs):
     positions = a._positions()
     scalar = a.ndim == 0 and a.base is None
     result = func(positions[()] if scalar else positions, **kwargs)
-    if result is positions:
-        return a
-    return derived(a, result)
+    out = a if result is positions else derived(a, result)
+    if _identity_depends_on_layout(func, a, kwargs):
+        a._mark_layout_sensitive()
+        out._mark_layout_sensitive()
+    return out
+
+
+_ORDERING = frozenset({np.ascontiguousarray, np.asfortranarray, np.require})
+
+
+def _identity_depends_on_layout(func, a, kwargs):
+    """Whether the conversion may return ``a`` itself (or a view) for one
+    memory layout of the arrays it came from and a copy for another: a
+    conversion to an order that is allowed not to copy, of an array of two
+    or more axes in a root of two or more (a write to either array then
+    reads the layout: adsim/_active.pyx mark_written)."""
+    if a.ndim < 2 or len(a._root().shape) < 2 or kwargs.get("copy", func is np.array):
+        return False
+    return func in _ORDERING or kwargs.get("order") in ("C", "F", "A")
 
 
 def converted(func, a, kwargs, fresh=False):

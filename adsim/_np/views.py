@@ -66,6 +66,8 @@ def reshape(a, newshape=None, order="C", shape=None, copy=None):
     newshape = resolve_shape(a, newshape)
     if order not in ("C", "F", "A"):
         raise ValueError("order must be one of 'C', 'F', 'A'")
+    if order == "A":
+        a.tape.observe_layout()
     if copy:
         if order == "C":
             return reshaped(a, newshape)
@@ -76,8 +78,24 @@ def reshape(a, newshape=None, order="C", shape=None, copy=None):
             not np.may_share_memory(positions, a._root()._positions()):
         raise ValueError("Unable to avoid creating a copy while reshaping.")
     if order == "C":
-        return derived(a, positions, lambda: reshaped(a, newshape))
-    return derived(a, positions)
+        out = derived(a, positions, lambda: reshaped(a, newshape))
+    else:
+        out = derived(a, positions)
+    if _view_depends_on_layout(a, newshape):
+        a._mark_layout_sensitive()
+        out._mark_layout_sensitive()
+    return out
+
+
+def _view_depends_on_layout(a, newshape):
+    """Whether NumPy's reshape of ``a`` to ``newshape`` may be a view for one
+    memory layout of the arrays it came from and a copy for another: unless
+    it only adds or drops axes of length 1, or ``a`` lies in a 1-d root
+    (whose layout, and so its views' strides, no input changes). A write to
+    either array then makes results depend on the layout (mark_written)."""
+    if len(a._root().shape) <= 1:
+        return False
+    return [d for d in a.shape if d != 1] != [d for d in newshape if d != 1]
 
 
 def set_shape(a, shape):
@@ -98,7 +116,13 @@ def ravel(a, order="C"):
         return reshape(a, (-1,))
     if order not in ("F", "A", "K"):
         raise ValueError("order must be one of 'C', 'F', 'A', or 'K'")
-    return derived(a, np.ravel(a._positions(), order=order))
+    if order != "F":
+        a.tape.observe_layout()
+    out = derived(a, np.ravel(a._positions(), order=order))
+    if _view_depends_on_layout(a, out.shape):
+        a._mark_layout_sensitive()
+        out._mark_layout_sensitive()
+    return out
 
 
 def diagflat(v, k=0):

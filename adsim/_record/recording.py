@@ -4,7 +4,8 @@ import numpy as np
 
 from . import creation, interpose
 from .._opcodes import Opcode as Op
-from .._active import Active, wrap
+from .._active import Active, other_layout, wrap
+from .._np.layout import laid_out
 from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
 from .._validate import entry_point, function, name_of, real_array
 from ..errors import InvalidArgument
@@ -40,6 +41,15 @@ def _tape_class():
     return _classes[0]
 
 
+def _new_input(tape, arr, varied):
+    """The active input holding ``arr``, laid out in memory as ``arr`` is
+    (a Fortran-order input's ufunc results and ``ravel(order="K")`` follow
+    its layout, as NumPy's do; the tape checks replays' layouts when the
+    function read them)."""
+    x = wrap(tape, tape.new_input(arr, varied), arr.shape)
+    return laid_out(x, arr) if other_layout(arr) else x
+
+
 def record_inputs(f, args, kwargs, n_varied, reach=None):
     """:func:`record` with only the first ``n_varied`` inputs differentiated;
     the others are data (replayed with new values, never differentiated).
@@ -59,13 +69,10 @@ def record_inputs(f, args, kwargs, n_varied, reach=None):
     inputs = []
     for i, a in enumerate(args):
         if trees[i].is_leaf:
-            arr = real_array(a, f"argument {i}")
-            inputs.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
+            inputs.append(_new_input(tape, real_array(a, f"argument {i}"), i < n_varied))
             continue
-        leaves = []
-        for path, leaf in zip(trees[i].paths(), flatten(a)[0]):
-            arr = real_array(leaf, f"argument {i}{path}")
-            leaves.append(wrap(tape, tape.new_input(arr, i < n_varied), arr.shape))
+        leaves = [_new_input(tape, real_array(leaf, f"argument {i}{path}"), i < n_varied)
+                  for path, leaf in zip(trees[i].paths(), flatten(a)[0])]
         inputs.append(unflatten(trees[i], leaves))
     if containers:
         tape._set_trees(trees)

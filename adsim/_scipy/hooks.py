@@ -20,7 +20,10 @@ function). Each rule module below lists the functions it covers in a table
 Either way a call with an active argument anywhere in its arguments (nested
 lists, tuples and dicts included), or one a rule's ``routes_also`` finds
 out of their reach (a closure of ``fun``), goes to adsim's rule
-(:func:`chooser`); every other call to SciPy's own code.
+(:func:`chooser`); every other call to SciPy's own code. A rule with
+``routes_when`` takes exactly the calls that test finds (``expm_multiply``
+of a matrix of active values; with a constant matrix SciPy's own code runs
+on the active vector, its products recorded).
 
 Reach: the functions of the tables (see docs/scipy.md). Other SciPy
 functions run as they are: those written with NumPy functions adsim
@@ -71,6 +74,9 @@ def _resolve(module, path):
 def chooser(rule):
     """``takes_rule(args, kwargs)``: whether a call with these arguments
     goes to ``rule`` rather than to SciPy's function."""
+    routes_when = getattr(rule, "routes_when", None)     # the rule's own test, alone
+    if routes_when is not None:
+        return lambda args, kwargs: bool(routes_when(args, kwargs))
     routes_also = getattr(rule, "routes_also", None)     # active values out of reach
     if routes_also is None:
         return lambda args, kwargs: bool(active_leaves((args, kwargs)))

@@ -1,5 +1,6 @@
 """``scipy.interpolate`` on active data and at active points: the rule
 table. The rules: splines.py (piecewise polynomials and splines),
+fitpack.py (FITPACK's interpolating splines), scattered.py (griddata),
 interp1d.py, grids.py (regular grids and bivariate splines); the recorded
 evaluation of piecewise polynomials: piecewise.py.
 
@@ -9,7 +10,7 @@ by a routed constructor): ``routes_also`` looks at the object.
 """
 from .._active import Active
 from ..errors import UnsupportedOperation
-from . import bivariate, grids, interp1d, splines
+from . import bivariate, fitpack, grids, interp1d, scattered, splines
 
 _PP = "scipy.interpolate._interpolate"
 _CUBIC = "scipy.interpolate._cubic"
@@ -17,7 +18,7 @@ _BSPL = "scipy.interpolate._bsplines"
 
 
 # where the objects keep data that routed constructors make active
-_DATA = ("_c", "_y", "_values")
+_DATA = ("_c", "_y", "_values", "_adsim_d")
 
 
 def _holds_active(args, kwargs):
@@ -39,6 +40,7 @@ _METHODS = {
     ("scipy.interpolate._polyint", "_Interpolator1D.__call__"): interp1d.interp1d_call,
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__call__"): grids.rgi_call,
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.__call__"): bivariate.rbs_call,
+    ("scipy.interpolate._rbfinterp", "RBFInterpolator.__call__"): scattered.rbf_call,
 }
 
 
@@ -64,6 +66,9 @@ _METHODS.update({
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.get_coeffs"):
         _unsupported("get_coeffs"),
 })
+_METHODS.update(fitpack.METHODS)
+_METHODS.update({("scipy.interpolate._fitpack2", f"UnivariateSpline.{name}"): _unsupported(name)
+                 for name in fitpack.UNSUPPORTED_METHODS})
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
 
@@ -80,12 +85,16 @@ HOOKS = {
     ("scipy.interpolate._rgi", "RegularGridInterpolator.__init__"): grids.rgi_init,
     ("scipy.interpolate", "interpn"): grids.interpn,
     ("scipy.interpolate._fitpack2", "RectBivariateSpline.__init__"): bivariate.rbs_init,
+    **fitpack.CONSTRUCTORS,
+    ("scipy.interpolate", "griddata"): scattered.griddata,
+    ("scipy.interpolate._rbfinterp", "RBFInterpolator.__init__"): scattered.rbf_init,
 }
 
 # the classes adsim.scipy.interpolate publishes routed (explicit.py)
 CLASSES = ("PPoly", "BSpline", "CubicSpline", "CubicHermiteSpline", "PchipInterpolator",
            "Akima1DInterpolator", "interp1d", "RegularGridInterpolator",
-           "RectBivariateSpline")
+           "RectBivariateSpline", "UnivariateSpline", "InterpolatedUnivariateSpline",
+           "RBFInterpolator")
 
 
 def covers(obj):

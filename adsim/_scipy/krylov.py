@@ -9,7 +9,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import SolverNotConverged, UnsupportedOperation
 
-__all__ = ["KRYLOV", "SYMMETRIC", "Krylov"]
+__all__ = ["KRYLOV", "LEAST_SQUARES", "SYMMETRIC", "Krylov", "LeastSquares"]
 
 KRYLOV = {"cg": spla.cg, "gmres": spla.gmres, "bicgstab": spla.bicgstab,
           "minres": spla.minres, "lgmres": spla.lgmres}
@@ -56,6 +56,53 @@ class Krylov:
                 f"result has no derivative. Raise maxiter, "
                 f"loosen rtol/atol or precondition the system")
         return x
+
+
+LEAST_SQUARES = {"lsqr": spla.lsqr, "lsmr": spla.lsmr}
+_NOT_SOLVED = {3: "the condition number of A exceeded conlim",
+               6: "the condition number of A exceeded 1/eps",
+               7: "the iteration limit was reached"}
+
+
+class LeastSquares:
+    """lsqr's and lsmr's solves: x = A^+ b, or (A^T A + damp^2 I)^-1 A^T b
+    with ``damp``, linear in b. Its transpose is the same method on A^T with
+    the same damp: the minimum-norm (damped) solution of A^T y = w is
+    A (A^T A + damp^2 I)^-1 w. The value runs from the user's x0; the last
+    value's full output is kept (``last``)."""
+
+    def __init__(self, matrix, method, options, x0=None):
+        self.matrix, self.method, self.options, self.x0 = matrix, method, options, x0
+        self.last = None
+
+    def solve(self, b, transposed, derivative=False):
+        A = self.matrix.T if transposed else self.matrix
+        b = np.asarray(b, dtype=float)
+        if derivative and not np.any(b):
+            return np.zeros(A.shape[1])
+        out = LEAST_SQUARES[self.method](A, b, **self.options,
+                                         **({} if derivative else {"x0": self.x0}))
+        if out[1] in _NOT_SOLVED and not (out[1] == 7 and self._meets_tolerances(A, b, out[0])):
+            raise SolverNotConverged(
+                f"adsim: scipy.sparse.linalg.{self.method} stopped with istop = {out[1]} "
+                f"({_NOT_SOLVED[out[1]]}) in {_which_solve(transposed, derivative)} with "
+                f"options {self.options}; its result is not the solution and has no "
+                f"derivative. Raise the iteration limit, or regularise with damp")
+        if not (transposed or derivative):
+            self.last = out
+        return out[0]
+
+    def _meets_tolerances(self, A, b, x):
+        """Whether x passes the method's own stopping tests (a consistent
+        system solved to btol and atol, or the normal equations to atol)
+        though the iteration limit was hit first, as lsmr's default limit
+        min(m, n) often is."""
+        atol, btol, damp = (self.options.get(k) for k in ("atol", "btol", "damp"))
+        r = b - A @ x
+        normA, normr = spla.norm(A), np.linalg.norm(r)
+        consistent = normr <= btol * np.linalg.norm(b) + atol * normA * np.linalg.norm(x)
+        normal = np.linalg.norm(A.T @ r - damp ** 2 * x) <= atol * normA * max(normr, 1e-300)
+        return consistent or normal
 
 
 def transposed_operator(M):

@@ -38,6 +38,7 @@ from .._record.creation import suspended
 from ..errors import BranchChanged, UnsupportedOperation
 from ..primitives import Primitive
 from .arrays import array, now
+from .jumps import moving_jump
 
 
 def _refuse(name, why, what_to_do):
@@ -176,6 +177,17 @@ class _Taped:
             except BranchChanged:
                 pass
         self._tape = tape = adsim.record(self.h, *inputs)
+        jump = moving_jump(tape)
+        if jump is not None:
+            raise UnsupportedOperation(
+                f"adsim: scipy.integrate.quad: the integrand {self.__name__} selects by a "
+                f"comparison or rounding ({jump}) of values depending on both the variable and "
+                f"the parameters, so it may jump at a point that moves with them, and the "
+                f"Leibniz rule (the integral of the integrand's derivative) would miss that "
+                f"jump's term. Split the integral at the switching point, which becomes a "
+                f"differentiated limit (quad(f, a, p) + quad(g, p, b)), change variables so "
+                f"that the parameter moves the limits (int g(x - p) dx over [a, b] = int g(u) "
+                f"du over [a - p, b - p]), or smooth the step")
         return method(tape, inputs)
 
     def jvp(self, x, params, directions):

@@ -1,18 +1,22 @@
 """Sparse matrices assembled from active values: ``coo_matrix((v, (i, j)),
 shape)``, ``csr_matrix((v, indices, indptr))``, ``csc_matrix(...)``,
 ``diags(v, offsets)``, ``sparse.kron``, and what is made of them (``A + B``,
-``A * c``, ``A.multiply(X)``, ``A.T``, ``.tocsr()``); their products with
-arrays and ``spsolve``.
+``A * c``, ``A.multiply(X)``, ``A.T``, ``.tocsr()``, products with other
+sparse matrices, ``tril``/``triu``, writes ``A[rows, cols] = v``); their
+products with arrays and ``spsolve``.
 
 Such a matrix is an :class:`ActiveSparse`: a fixed pattern (the row and
 column of each stored entry, plain integers of the recording) and the
 entries' values, an active vector on the tape. Duplicate entries are kept
 and summed wherever the matrix acts, as SciPy sums duplicates of a COO
-matrix. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values as a
-slot, so every sweep differentiates them in the values too; sums, scales
-and Kronecker products are recorded operations on the value vectors.
-``spsolve(A, b)`` and the Krylov solves with such a matrix are
-adsim/_scipy/sparse_active_solve.py.
+matrix; the nonlinear maps of the values (abs, power, the elementwise
+product of two such matrices) act on the summed entries (``_summed``), as
+SciPy's do. Products are SPMV ops (adsim/_ops/sparse.pxi) with the values
+as a slot, so every sweep differentiates them in the values too; sums,
+scales, Kronecker products and products of two sparse matrices are
+recorded operations on the value vectors. ``spsolve(A, b)`` and the Krylov
+solves with such a matrix are adsim/_scipy/sparse_active_solve.py; its
+norms, eigenpairs, inverse and exponential adsim/_scipy/sparse_active_linalg.py.
 
 The constructors of SciPy's classes are hooked (adsim/_scipy/hooks.py): a
 ``coo_matrix(...)`` given active values becomes an ActiveSparse (its class
@@ -40,9 +44,12 @@ from ..errors import UnsupportedAttribute, UnsupportedOperation
 def _unsupported(what):
     return UnsupportedOperation(
         f"adsim: `{what}` of a scipy.sparse matrix assembled from active values is not "
-        f"supported; supported: @, dot, * and / by scalars, +, -, abs, multiply, .T, "
-        f"tocsr/tocsc/tocoo, toarray, diagonal, sum, row and column selection, products "
-        f"with arrays, spsolve, cg, gmres, bicgstab, minres, lgmres and scipy.sparse.kron")
+        f"supported; supported: @ and dot (with arrays or sparse matrices), * and / by "
+        f"scalars, +, -, abs, power, multiply, .T, tocsr/tocsc/tocoo/tolil, toarray, "
+        f"diagonal, trace, sum, mean, row and column selection, entries A[i, j], writes "
+        f"A[rows, cols] = v, setdiag, scipy.sparse.kron/tril/triu, and scipy.sparse.linalg's "
+        f"spsolve, splu, cg, gmres, bicgstab, minres, lgmres, norm, eigsh, inv, expm, "
+        f"expm_multiply (docs/scipy.md)")
 
 
 def _entries_pattern(rows, cols, shape):
@@ -124,19 +131,57 @@ class ActiveSparse:
 
     def __getitem__(self, key):
         """Rows and columns picked by slices, integer arrays or boolean masks
-        (``K[free][:, free]``): the entries there, renumbered."""
-        rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+        (``K[free][:, free]``): the entries there, renumbered; ``A[i, j]``
+        the entry (a scalar); for an ``spmatrix``, ``A[i]`` and ``A[:, j]``
+        the row or column as a 1 x n or m x 1 matrix, as SciPy gives them."""
+        rows_key, cols_key = _outer_keys(key)
+        if _is_integer(rows_key) and _is_integer(cols_key):
+            return self._entry(rows_key, cols_key)
+        if isinstance(self, ActiveSparseMatrix):
+            rows_key = _as_slice(rows_key, self._shape[0])
+            cols_key = _as_slice(cols_key, self._shape[1])
         (keep_r, new_r, m) = _axis_selection(rows_key, self._shape[0])
         (keep_c, new_c, n) = _axis_selection(cols_key, self._shape[1])
         kept = np.flatnonzero(keep_r[self._rows] & keep_c[self._cols])
         return self._like(new_r[self._rows[kept]], new_c[self._cols[kept]],
                           _take(self._values, kept), (m, n))
 
+    def _entry(self, i, j):
+        m, n = self._shape
+        if not (-m <= i < m and -n <= j < n):
+            raise IndexError(f"adsim: index ({i}, {j}) out of range for shape {self._shape}")
+        at = np.flatnonzero((self._rows == i % m) & (self._cols == j % n))
+        return np.sum(_take(self._values, at)) if at.size else 0.0
+
+    def _summed(self):
+        """The same matrix with one entry per position (duplicates summed),
+        as SciPy sums them before a nonlinear map of the values."""
+        key = self._rows * self._shape[1] + self._cols
+        unique, first, where = np.unique(key, return_index=True, return_inverse=True)
+        if unique.size == key.size:
+            return self
+        return self._like(self._rows[first], self._cols[first],
+                          self._collect(where.ravel(), unique.size))
+
+    def _mapped(self, f):
+        """f applied to the values of the summed entries (f(0) = 0 assumed:
+        the entries not stored stay 0)."""
+        s = self._summed()
+        return self._like(s._rows, s._cols, f(s._values))
+
     def __pow__(self, other):
-        raise _unsupported("**")
+        if isinstance(self, ActiveSparseArray):
+            return self.power(other)
+        raise _unsupported("** (the matrix power of an spmatrix)")
+
+    def power(self, n, dtype=None):
+        """The elementwise power of the stored entries (SciPy's ``power``)."""
+        if dtype is not None or not _is_scalar(n) or isinstance(n, Active) or n == 0:
+            raise _unsupported("power with an active, array or zero exponent, or dtype=")
+        return self._mapped(lambda v: v ** n)
 
     def __abs__(self):
-        return self._like(self._rows, self._cols, abs(self._values))
+        return self._mapped(abs)
 
     def __iter__(self):
         raise _unsupported("iteration")
@@ -151,17 +196,92 @@ class ActiveSparse:
     def __len__(self):
         raise _unsupported("len()")
 
+    # ---- writes ----------------------------------------------------------------------
+    def __setitem__(self, key, value):
+        """``A[rows, cols] = value`` (a Dirichlet row ``A[0, :] = 0``, an
+        entry ``A[0, 0] = A[0, 0] + 1``): the entries at the positions
+        selected are replaced by the value broadcast over them (a plain 0
+        removes them)."""
+        rows_key, cols_key = _outer_keys(key)
+        picked_r = _picked(rows_key, self._shape[0])
+        picked_c = _picked(cols_key, self._shape[1])
+        r, c = np.meshgrid(picked_r, picked_c, indexing="ij")
+        self._replace(r.ravel(), c.ravel(), value, (picked_r.size, picked_c.size))
+
+    def setdiag(self, values, k=0):
+        """The entries (i, i + k) along the diagonal replaced by ``values``
+        (a scalar everywhere; a shorter vector sets the first ones)."""
+        m, n = self._shape
+        k = int(k)
+        length = max(0, min(m + min(k, 0), n - max(k, 0)))
+        if np.ndim(values) != 0:
+            length = min(length, np.shape(values)[0])
+            values = values[:length]
+        i = np.arange(length) + max(-k, 0)
+        self._replace(i, i + k, values, (length,))
+
+    def _replace(self, rows, cols, value, shape):
+        """The entries at the positions (rows, cols) replaced by ``value``
+        broadcast to ``shape`` (one per position, in order)."""
+        n = self._shape[1]
+        kept = np.flatnonzero(~np.isin(self._rows * n + self._cols, rows * n + cols))
+        new_rows, new_cols = self._rows[kept], self._cols[kept]
+        values = _take(self._values, kept)
+        if isinstance(value, Active) or active_leaves(value) or np.any(np.asarray(value) != 0):
+            if not isinstance(value, Active) and active_leaves(value):
+                value = from_pieces(value)
+            new_rows, new_cols = np.concatenate([new_rows, rows]), np.concatenate([new_cols, cols])
+            values = _concatenate(values, np.broadcast_to(value, shape).reshape(-1))
+        self._setup(new_rows, new_cols, values, self._shape, self.format)
+
     # ---- formats, transposes -------------------------------------------------------
-    def tocsr(self, copy=False):
-        return self
-
-    tocsc = tocoo = tocsr
-
     def asformat(self, format, copy=False):
-        return self
+        """A new matrix of the same entries (writes into it leave this one
+        alone, as SciPy's conversions copy)."""
+        converted = self._like(self._rows, self._cols, self._values)
+        converted.format = format or self.format
+        return converted
+
+    def tocsr(self, copy=False):
+        return self.asformat("csr")
+
+    def tocsc(self, copy=False):
+        return self.asformat("csc")
+
+    def tocoo(self, copy=False):
+        return self.asformat("coo")
+
+    def tolil(self, copy=False):
+        return self.asformat("lil")
+
+    def todok(self, copy=False):
+        return self.asformat("dok")
 
     def copy(self):
-        return self
+        return self.asformat(self.format)
+
+    def astype(self, dtype, casting="unsafe", copy=True):
+        """A copy, for a real floating dtype (the values are float64)."""
+        if np.dtype(dtype) != np.float64:
+            raise _unsupported(f"astype({np.dtype(dtype)}) (the values stay float64)")
+        return self.copy()
+
+    def trace(self, offset=0):
+        return np.sum(self.diagonal(offset))
+
+    def sorted_indices(self):
+        return self.copy()
+
+    def sum_duplicates(self):
+        """Nothing to do: duplicates are summed wherever the matrix acts."""
+
+    eliminate_zeros = sort_indices = prune = sum_duplicates
+
+    def getrow(self, i):
+        return self[_as_slice(i, self._shape[0]), :]
+
+    def getcol(self, j):
+        return self[:, _as_slice(j, self._shape[1])]
 
     @property
     def T(self):
@@ -180,7 +300,7 @@ class ActiveSparse:
 
     def __matmul__(self, other):
         if isinstance(other, ActiveSparse) or sp.issparse(other):
-            raise _unsupported("a product of two sparse matrices (@)")
+            return _sparse_product(self, other)
         if _is_scalar(other):
             raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
         values, x = self._values, other
@@ -196,7 +316,7 @@ class ActiveSparse:
 
     def __rmatmul__(self, other):
         if isinstance(other, ActiveSparse) or sp.issparse(other):
-            raise _unsupported("a product of two sparse matrices (@)")
+            return _sparse_product(other, self)
         if _is_scalar(other):
             raise ValueError("adsim: matmul: scalar operands are not allowed, use '*' instead")
         if np.ndim(other) == 2:
@@ -260,7 +380,7 @@ class ActiveSparse:
         if _is_scalar(other):
             return self._scaled(other)
         if isinstance(other, ActiveSparse):
-            raise _unsupported("multiply of two matrices of active values")
+            return self._times_entries(other)
         if sp.issparse(other):
             other = other.toarray()
         if not isinstance(other, Active):
@@ -269,6 +389,18 @@ class ActiveSparse:
             other = np.broadcast_to(other, self._shape)
         return self._like(self._rows, self._cols,
                           self._values * other[self._rows, self._cols])
+
+    def _times_entries(self, other):
+        """The elementwise product of two sparse matrices: the summed
+        entries stored in both, multiplied."""
+        if other.shape != self._shape:
+            raise ValueError(f"adsim: inconsistent shapes {self._shape} and {other.shape}")
+        a, b = self._summed(), other._summed()
+        n = self._shape[1]
+        _, in_a, in_b = np.intersect1d(a._rows * n + a._cols, b._rows * n + b._cols,
+                                       assume_unique=True, return_indices=True)
+        return self._like(a._rows[in_a], a._cols[in_a],
+                          _take(a._values, in_a) * _take(b._values, in_b))
 
     # ---- to dense and parts --------------------------------------------------------------
     def _collect(self, positions, size):
@@ -310,6 +442,12 @@ class ActiveSparse:
             return totals
         return totals.reshape(1, n) if axis == 0 else totals.reshape(m, 1)
 
+    def mean(self, axis=None, dtype=None, out=None):
+        """The mean over all m n positions, of each column or of each row."""
+        total = self.sum(axis, dtype, out)
+        m, n = self._shape
+        return total / (m * n if axis is None else (m if int(axis) % 2 == 0 else n))
+
     def diagonal(self, k=0):
         m, n = self._shape
         length = max(0, min(m + min(k, 0), n - max(k, 0)))
@@ -334,7 +472,8 @@ def _axis_selection(key, size):
     if isinstance(key, Active) or active_leaves(key):
         raise _unsupported("indexing with active values")
     if isinstance(key, (int, np.integer)):
-        raise _unsupported("indexing with a single integer (take a slice i:i+1)")
+        raise _unsupported("indexing a sparse array with a single integer (a 1-d result); "
+                           "take a slice i:i+1")
     picked = np.arange(size)[key]
     if picked.ndim != 1 or np.unique(picked).size != picked.size:
         raise _unsupported("indexing that repeats rows or columns")
@@ -343,6 +482,64 @@ def _axis_selection(key, size):
     new = np.full(size, -1, dtype=np.int64)
     new[picked] = np.arange(picked.size)
     return kept, new, picked.size
+
+
+def _sparse_product(a, b):
+    """C = A B of two sparse matrices, one or both of active values: the
+    product a_p b_q at (row of p, column of q) for every pair of entries
+    with column of p = row of q, then summed per position (SciPy's pattern
+    of the product, explicit zeros aside)."""
+    like_array = any(isinstance(m, (sp.sparray, ActiveSparseArray)) for m in (a, b))
+    A, B = as_active_sparse(a, "@"), as_active_sparse(b, "@")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"adsim: dimension mismatch in a product of shapes {A.shape} and "
+                         f"{B.shape}")
+    starts = B._pattern.indptr                 # B's entries of row r: starts[r]:starts[r + 1]
+    counts = np.diff(starts)[A._cols]
+    p = np.repeat(np.arange(A.nnz), counts)
+    q = np.repeat(starts[A._cols], counts) + np.arange(p.size) - \
+        np.repeat(np.cumsum(counts) - counts, counts)
+    values = _take(A._values, p) * _take(B._values, q)
+    product = ActiveSparse.made(A._rows[p], B._cols[q], values, (A.shape[0], B.shape[1]),
+                                like_array, "csr")
+    return product._summed()
+
+
+def _outer_keys(key):
+    """(rows key, columns key) of an index selecting the rows times the
+    columns: a row key alone, a slice or integer on either side, or
+    np.ix_'s column and row. Two integer arrays or masks pair their
+    elements (NumPy's and SciPy's meaning), which is refused."""
+    rows_key, cols_key = key if isinstance(key, tuple) and len(key) == 2 else (key, slice(None))
+    if isinstance(rows_key, (slice, int, np.integer)) or isinstance(cols_key, (slice, int,
+                                                                              np.integer)):
+        return rows_key, cols_key
+    r, c = np.asarray(rows_key), np.asarray(cols_key)
+    if r.ndim == 2 and c.ndim == 2 and r.shape[1] == 1 and c.shape[0] == 1:      # np.ix_
+        return r.ravel(), c.ravel()
+    raise _unsupported("indexing with two integer arrays or masks (SciPy pairs their "
+                       "elements); select the rows, then the columns: A[rows][:, cols]")
+
+
+def _picked(key, size):
+    """The positions along an axis a key of a write selects (an integer too)."""
+    if isinstance(key, Active) or active_leaves(key):
+        raise _unsupported("writes at active positions")
+    picked = np.arange(size)[key]
+    return np.atleast_1d(picked).ravel()
+
+
+def _is_integer(key):
+    return isinstance(key, (int, np.integer)) and not isinstance(key, bool)
+
+
+def _as_slice(key, size):
+    """An spmatrix's single row or column index as the slice SciPy reads it as."""
+    if not _is_integer(key):
+        return key
+    if not -size <= key < size:
+        raise IndexError(f"adsim: index {key} out of range for an axis of size {size}")
+    return slice(key % size, key % size + 1)
 
 
 def _is_scalar(x):
@@ -371,7 +568,8 @@ def as_active_sparse(obj, what):
         return obj
     if sp.issparse(obj):
         coo = sp.coo_matrix(obj)
-        return ActiveSparse.made(coo.row, coo.col, coo.data.astype(float), coo.shape, False)
+        return ActiveSparse.made(coo.row, coo.col, coo.data.astype(float), coo.shape,
+                                 isinstance(obj, sp.sparray))
     raise _unsupported(f"{what} with a {type(obj).__name__}")
 
 
@@ -500,12 +698,30 @@ def _kron_operand(M):
     return ActiveSparse.made(r, c, arr.reshape(-1), np.shape(arr), False)
 
 
-def _involves_active_matrix(args, kwargs):
+def involves_active_matrix(args, kwargs):
     return any(isinstance(a, ActiveSparse) for a in (*args, *kwargs.values()))
 
 
-for _rule in (diags, diags_array, kron):
-    _rule.routes_also = _involves_active_matrix
+def tril(A, k=0, format=None):
+    """The entries on and below the k-th diagonal."""
+    return _triangle(A, np.less_equal, k, format)
+
+
+def triu(A, k=0, format=None):
+    """The entries on and above the k-th diagonal."""
+    return _triangle(A, np.greater_equal, k, format)
+
+
+def _triangle(A, side, k, format):
+    A = as_active_sparse(A, "tril/triu")
+    keep = np.flatnonzero(side(A._cols - A._rows, int(k)))
+    part = A._like(A._rows[keep], A._cols[keep], _take(A._values, keep))
+    part.format = format or "coo"
+    return part
+
+
+for _rule in (diags, diags_array, kron, tril, triu):
+    _rule.routes_also = involves_active_matrix
 
 
 def _compressed_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
@@ -519,7 +735,7 @@ def _coo_init(self, arg1, shape=None, dtype=None, copy=False, **kwargs):
 
 for _rule, _owner in ((_compressed_init, "_cs_matrix"), (_coo_init, "_coo_base")):
     _rule.__name__, _rule.__qualname__ = "__init__", f"{_owner}.__init__"
-    _rule.routes_also = _involves_active_matrix
+    _rule.routes_also = involves_active_matrix
 
 HOOKS = {
     ("scipy.sparse._coo", "_coo_base.__init__"): _coo_init,
@@ -527,6 +743,8 @@ HOOKS = {
     ("scipy.sparse._construct", "diags"): diags,
     ("scipy.sparse._construct", "diags_array"): diags_array,
     ("scipy.sparse._construct", "kron"): kron,
+    ("scipy.sparse._extract", "tril"): tril,
+    ("scipy.sparse._extract", "triu"): triu,
 }
 
 

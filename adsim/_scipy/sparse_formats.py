@@ -7,7 +7,8 @@
   ``i`` at rows ``i R .. i R + R - 1`` and columns ``indices[b] C ..``;
 - ``lil_matrix``, ``dok_matrix`` (and their ``_array`` kinds, and any
   format SciPy lets one write into) written entry by entry, ``A[i, j] =
-  v`` and ``A[i, j] += v`` with active ``v`` (a finite element assembly):
+  v`` and ``A[i, j] += v`` with active ``v`` (a finite element assembly),
+  and ``A.setdiag(v, k)`` as those writes:
   from the first active value the object is an :class:`ActiveAssembly`,
   holding its entries in a dict; it becomes a matrix of active values
   (one stack of the entries) where it is first used;
@@ -22,9 +23,9 @@ import scipy.sparse as sp
 from .._active import Active
 from .._np.core import active_leaves
 from .._np.joins import from_pieces
-from ..errors import UnsupportedOperation
 from .sparse_active import (ActiveSparse, ActiveSparseArray, ActiveSparseMatrix, _concatenate,
-                            _init, _kron_operand, _plain_indices, _unsupported)
+                            _init, _kron_operand, _outer_keys, _picked, _plain_indices,
+                            _unsupported)
 
 __all__ = ["ActiveAssembly", "HOOKS"]
 
@@ -149,12 +150,31 @@ class ActiveAssembly(ActiveSparse):
 
     def __setitem__(self, key, value):
         at = self._index(key)
-        if at is None or np.ndim(value) != 0:
-            raise UnsupportedOperation(
-                f"adsim: a sparse matrix written with active values takes one entry at a "
-                f"time, A[i, j] = v with integers i, j and a scalar v (also A[i, j] += v); "
-                f"not A[{key!r}] = a value of shape {np.shape(value)}")
+        if at is None:
+            self._write_block(key, value)
+            return
+        if np.ndim(value) != 0:
+            raise ValueError(f"adsim: A[{key!r}] takes a scalar, not a value of shape "
+                             f"{np.shape(value)}")
         self._entries[at] = value if isinstance(value, Active) else float(value)
+        object.__setattr__(self, "_built", None)
+
+    def _write_block(self, key, value):
+        """``A[rows, cols] = value`` (a boundary row ``K[0, :] = 0``): each
+        selected position takes its element of the value broadcast; a plain 0
+        removes the entry."""
+        rows_key, cols_key = _outer_keys(key)
+        picked_r, picked_c = _picked(rows_key, self._size[0]), _picked(cols_key, self._size[1])
+        grid = np.broadcast_to(value, (picked_r.size, picked_c.size))
+        for a, i in enumerate(picked_r):
+            for b, j in enumerate(picked_c):
+                v = grid[a, b]
+                if isinstance(v, Active):
+                    self._entries[int(i), int(j)] = v
+                elif float(v) != 0.0:
+                    self._entries[int(i), int(j)] = float(v)
+                else:
+                    self._entries.pop((int(i), int(j)), None)
         object.__setattr__(self, "_built", None)
 
     def __getitem__(self, key):
@@ -162,6 +182,9 @@ class ActiveAssembly(ActiveSparse):
         if at is None:
             return ActiveSparse.__getitem__(self, key)
         return self._entries.get(at, 0.0)
+
+    def setdiag(self, values, k=0):
+        _write_diagonal(self, values, k)
 
 
 # SciPy's array classes derive from abc.ABC first, so an object of one can
@@ -206,6 +229,28 @@ def _setitem(self, key, x):
     self.__class__ = kind
     self._start(entries, shape, format_name)
     self[key] = x
+
+
+def _write_diagonal(matrix, values, k=0):
+    """SciPy's ``setdiag``: the entries (i, i + k) along the diagonal take
+    ``values`` in order (a scalar everywhere; a shorter vector sets the
+    first ones), one write each."""
+    m, n = matrix.shape
+    k = int(k)
+    length = max(0, min(m + min(k, 0), n - max(k, 0)))
+    if np.ndim(values) == 0:
+        values = [values] * length
+    elif np.ndim(values) != 1:
+        raise ValueError(f"adsim: setdiag takes a scalar or a vector, not shape "
+                         f"{np.shape(values)}")
+    for t in range(min(length, np.shape(values)[0])):
+        i = t + max(-k, 0)
+        matrix[i, i + k] = values[t]
+
+
+def _setdiag(self, values, k=0):
+    """``A.setdiag(v, k)`` with active ``v``: written entry by entry."""
+    _write_diagonal(self, values, k)
 
 
 def _value_is_active(args, kwargs):
@@ -281,12 +326,14 @@ for _rule, _owner in ((_dia_init, "_dia_base"), (_bsr_init, "_bsr_base")):
     _rule.__name__, _rule.__qualname__ = "__init__", f"{_owner}.__init__"
 _setitem.__name__ = "__setitem__"
 _setitem.routes_also = _value_is_active
+_setdiag.__name__, _setdiag.__qualname__ = "setdiag", "_spbase.setdiag"
 
 HOOKS = {
     ("scipy.sparse._dia", "_dia_base.__init__"): _dia_init,
     ("scipy.sparse._bsr", "_bsr_base.__init__"): _bsr_init,
     ("scipy.sparse._lil", "_lil_base.__setitem__"): _setitem,
     ("scipy.sparse._index", "IndexMixin.__setitem__"): _setitem,
+    ("scipy.sparse._base", "_spbase.setdiag"): _setdiag,
     ("scipy.sparse._construct", "bmat"): bmat,
     ("scipy.sparse._construct", "hstack"): hstack,
     ("scipy.sparse._construct", "vstack"): vstack,

@@ -58,6 +58,7 @@ def _elementwise(name):
             return _scaled(self, other, name)
         return sparse_active.as_active_sparse(self, name).multiply(other)
     multiply.__name__ = multiply.__qualname__ = f"elementwise_{name.strip('_')}"
+    multiply.routes_also = sparse_active.involves_active_matrix
     return multiply
 
 
@@ -90,6 +91,9 @@ def _own_rule(op, x, vector_rule, matrix_rule):
         return getattr(op, matrix_rule)(x)
     raise ValueError(f"adsim: a LinearOperator times an array of shape {np.shape(x)}")
 
+
+for _rule in (_matmul, _rmatmul, _dot, _spmatrix_mul, _spmatrix_rmul):
+    _rule.routes_also = sparse_active.involves_active_matrix     # S @ A, A of active values
 
 _RULES = {
     **sparse_active.HOOKS,

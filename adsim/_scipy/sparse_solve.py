@@ -32,8 +32,8 @@ from .._validate import given
 from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
-from . import sparse_active, sparse_active_solve
-from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov
+from . import sparse_active, sparse_active_linalg, sparse_active_solve
+from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov, LEAST_SQUARES, LeastSquares
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
 
@@ -119,6 +119,8 @@ def _make(indptr, indices, data, shape, method, options, transposed):
         solver = _Triangular(A, **options)
     elif method in _KRYLOV:
         solver = _Krylov(A, method, options)
+    elif method in LEAST_SQUARES:
+        solver = LeastSquares(A.tocsr(), method, options)
     else:
         raise ValueError(f"unknown sparse solver {method!r}")
     params = {"indptr": indptr, "indices": indices, "data": data, "shape": shape,
@@ -149,9 +151,9 @@ _ACTIVE_MATRIX_REFUSED = {
     "spilu": "an incomplete factorisation's solve is not A^-1, whose derivative adsim "
              "knows; solve with scipy.sparse.linalg.splu(A).solve, spsolve(A, b) or a Krylov "
              "method (cg, gmres, bicgstab, minres, lgmres)",
-    "spsolve_triangular": "its solve differentiates through the right-hand side only; "
-                          "scipy.sparse.linalg.spsolve(A, b) gives the same solution and "
-                          "differentiates through the matrix values too",
+    **{method: "its solve differentiates through b only; for a matrix of active values solve "
+               "the normal equations, spsolve((A.T @ A).tocsc(), A.T @ b) (with damp: plus "
+               "damp**2 * sp.eye(n))" for method in ("lsqr", "lsmr")},
 }
 
 
@@ -316,9 +318,17 @@ factorized.routes_also = _recording
 
 def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
                        unit_diagonal=False):
-    """x with A x = b for a constant triangular A (the adjoint solves with A^T)."""
-    matrix = _constant_matrix(A, "spsolve_triangular")
+    """x with A x = b for a triangular A: a constant one (the adjoint solves
+    with A^T), or one of active values (its triangle, with ones on the
+    diagonal for ``unit_diagonal``, solved by spsolve's primitive)."""
     b = array(b, "scipy.sparse.linalg.spsolve_triangular")
+    if sparse_active.is_active_matrix(A):
+        strict = (-1 if lower else 1) if unit_diagonal else 0     # the diagonal left out
+        triangle = (sparse_active.tril if lower else sparse_active.triu)(A, strict)
+        if unit_diagonal:
+            triangle = triangle + sp.eye(A.shape[0])
+        return sparse_active_solve.spsolve(triangle, b)
+    matrix = _constant_matrix(A, "spsolve_triangular")
     options = {"lower": bool(lower), "unit_diagonal": bool(unit_diagonal)}
     return _solve_with(_Triangular(matrix, **options), "triangular", _matrix_parameters(matrix),
                        options, b)
@@ -370,11 +380,56 @@ def _krylov_rule(method):
     return solve
 
 
+def _least_squares_rule(method):
+    """lsqr and lsmr with a constant A and an active b: x is the primitive
+    of LeastSquares; the statistics that depend on b are recomputed from it
+    (recorded); arnorm/normar, zero at the solution for every b, and those
+    of A alone are SciPy's plain values."""
+    limit = "iter_lim" if method == "lsqr" else "maxiter"
+
+    def solve(A, b, damp=0.0, atol=1e-6, btol=1e-6, conlim=1e8, show=False, x0=None,
+              **more):
+        options = {"damp": damp, "atol": atol, "btol": btol, "conlim": conlim,
+                   limit: more.pop(limit, None)}
+        calc_var = more.pop("calc_var", False) if method == "lsqr" else False
+        if more:
+            raise TypeError(f"{method}() got unexpected keyword arguments {sorted(more)}")
+        if _is_recorded(x0) or _is_recorded(options):
+            raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with an active "
+                                       f"x0, damp or tolerance; pass plain values")
+        if _is_code_operator(A):
+            raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with a "
+                                       f"LinearOperator of Python code and an active b; pass "
+                                       f"a sparse matrix")
+        b = array(b, f"scipy.sparse.linalg.{method}")
+        if np.ndim(b) != 1:
+            raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
+                             f"array of shape {np.shape(b)}")
+        csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
+        if calc_var:
+            options["calc_var"] = True
+        solver = LeastSquares(csr, method, options,
+                              x0=None if x0 is None else np.asarray(x0, dtype=float))
+        x = _solve_with(solver, method, _matrix_parameters(csr), options, b)
+        out = solver.last
+        residual = np.linalg.norm(b - csr @ x)
+        augmented = np.sqrt(residual ** 2 + damp ** 2 * np.sum(x ** 2)) if damp else residual
+        if method == "lsqr":        # x, istop, itn, r1norm, r2norm, anorm, acond, arnorm, xnorm, var
+            return (x, out[1], out[2], residual, augmented, out[5], out[6], out[7],
+                    np.linalg.norm(x), out[9])
+        return (x, out[1], out[2], augmented, out[4], out[5], out[6], np.linalg.norm(x))
+    solve.__name__ = solve.__qualname__ = method
+    solve.routes_also = _names_an_active_matrix
+    return solve
+
+
 HOOKS = {
+    **{("scipy.sparse.linalg", name): _least_squares_rule(name) for name in LEAST_SQUARES},
     **{("scipy.sparse.linalg", f.__name__): f
        for f in (spsolve, splu, spilu, factorized, spsolve_triangular)},
     **{("scipy.sparse.linalg", name): _krylov_rule(name) for name in _KRYLOV},
     **OPERATOR_HOOKS,
+    **sparse_active_linalg.HOOKS,
 }
 
 

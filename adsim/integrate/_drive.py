@@ -31,6 +31,7 @@ from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
 from ._carried import SNAPSHOTS_PER_INTERVAL, carried_outputs, fits
+from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
@@ -208,6 +209,9 @@ def _condition(method, events, layout):
     step, so that there is an interpolant), and stop after a step whose
     events are not yet handled (its accepted-step count is not ``handled``)."""
     direction = method.direction
+    # the event functions and directions only: the Events object also holds the
+    # times met (active values), which would keep the condition from being recorded
+    functions, directions = (events.functions, events.direction) if events else (None, None)
 
     def more(state, t_bound, t_target, handled, *args):
         s = method.State(*state) if layout is None else layout.view(state)
@@ -215,8 +219,9 @@ def _condition(method, events, layout):
             return False
         if s.n_accepted == 0:
             return True
-        if events is not None and s.n_accepted != handled and events.active(
-                events.values(s.t_old, s.y_old, args), events.values(s.t, s.y, args)):
+        if functions is not None and s.n_accepted != handled and sign_changes(
+                event_values(functions, s.t_old, s.y_old, args),
+                event_values(functions, s.t, s.y, args), directions):
             return False
         # direction * (t - t_target) < 0, one comparison
         return bool(s.t < t_target if direction > 0 else s.t > t_target)

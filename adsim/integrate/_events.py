@@ -6,23 +6,29 @@ a sign change (in the event's ``direction``) since the start of the step
 makes the event *active*. Its time is the zero of
 ``G(tau) = event(tau, y_interp(tau), *args)`` on the step, found by
 ``brentq`` (the tolerances SciPy uses). Inside a recording that zero is one
-op: its value is found again at every replay, and its derivatives follow
-from the implicit function theorem, ``dtau = -(dG/dinputs) / (dG/dtau)``,
-with both partial derivatives of ``G`` taken by adsim. Whether an event is
-active, and the order of the zeros, are recorded comparisons (branches).
+op: ``G`` is recorded as a tape of ``(tau, state, arrays)`` (one per branch
+path met), every replay finds the zero again by ``brentq`` on that tape, and
+the derivatives follow from the implicit function theorem,
+``dtau = -(dG/dinputs) / (dG/dtau)``, with both partial derivatives of
+``G`` from its tape. A tape file holds those tapes, not the event function:
+a loaded op finds the same zeros bitwise, and raises BranchChanged where
+``G`` takes a branch none of them recorded. Whether an event is active, and
+the order of the zeros, are recorded comparisons (branches).
 """
 import numpy as np
 from scipy.optimize import brentq
 
-from ..api import grad, jvp
 from ..checkpoint.layout import StateLayout
-from ..errors import UnsupportedOperation
-from ..primitives import primitive
+from ..errors import BranchChanged, UnsupportedOperation
+from ..primitives import Application, Primitive
 from .._active import Active
+from .._filefields import expect_keys, shape_field
+from .._nesting.nested import SavedInner
+from .._record.recording import record
 from ._common import EPS
 from ._rhs import real_array
 
-__all__ = ["Events"]
+__all__ = ["Events", "event_values", "sign_changes"]
 
 
 class Events:
@@ -46,25 +52,17 @@ class Events:
             else:
                 raise ValueError("The `terminal` attribute of each event must be a boolean or "
                                  "positive integer.")
-        self.direction = [float(getattr(e, "direction", 0)) for e in functions]
+        self.direction = tuple(float(getattr(e, "direction", 0)) for e in functions)
         self.count = [0] * len(functions)
         self.times = [[] for _ in functions]
         self.states = [[] for _ in functions]
         self._roots = [None] * len(functions)
 
     def values(self, t, y, args):
-        return [real_array(e(t, y, *args), "event(t, y)").reshape(()) for e in self.functions]
+        return event_values(self.functions, t, y, args)
 
     def active(self, g, g_new):
-        """Indices of the events whose sign changed (SciPy's rule: a zero at
-        either end counts, in the event's direction)."""
-        found = []
-        for i, (a, b, d) in enumerate(zip(g, g_new, self.direction)):
-            up = a <= 0 and b >= 0
-            down = a >= 0 and b <= 0
-            if (up and d > 0) or (down and d < 0) or ((up or down) and d == 0):
-                found.append(i)
-        return found
+        return sign_changes(g, g_new, self.direction)
 
     def handle(self, method, state, active):
         """Locate the active events of the last step of ``state``: records
@@ -99,6 +97,23 @@ class Events:
         if self._roots[i] is None:
             self._roots[i] = _event_time(method, self.functions[i], self.args, layout)
         return self._roots[i]
+
+
+def event_values(functions, t, y, args):
+    """The values of the event ``functions`` at ``(t, y)``."""
+    return [real_array(e(t, y, *args), "event(t, y)").reshape(()) for e in functions]
+
+
+def sign_changes(g, g_new, direction):
+    """Indices of the events whose sign changed from ``g`` to ``g_new``
+    (SciPy's rule: a zero at either end counts, in the event's direction)."""
+    found = []
+    for i, (a, b, d) in enumerate(zip(g, g_new, direction)):
+        up = a <= 0 and b >= 0
+        down = a >= 0 and b <= 0
+        if (up and d > 0) or (down and d < 0) or ((up or down) and d == 0):
+            found.append(i)
+    return found
 
 
 class _Ordered:
@@ -141,32 +156,122 @@ def _event_time(method, event, args, layout):
         full = full_args(arrays)
         return real_array(event(tau, method.dense(state, tau, full), *full), "event").reshape(())
 
-    def value(z, *arrays):
-        state = method.State(*layout.unflatten(z))
-        return np.array(brentq(lambda tau: float(G(tau, z, *arrays)), state.t_old, state.t,
+    name = getattr(event, "__name__", "") or "event"
+    return EventTime(RecordedEvent(G, name), _bracket(method.State, layout))
+
+
+def _bracket(State, layout):
+    """The positions of ``t_old`` and ``t`` (the step's ends) in the flat state."""
+    offsets = np.cumsum([0] + layout.sizes)
+    return tuple(int(offsets[State._fields.index(field)]) for field in ("t_old", "t"))
+
+
+class RecordedEvent(SavedInner):
+    """``G(tau, z, *arrays)`` of one event function in the process that has
+    it: its recorded variants (one tape per branch path met, which a tape
+    file saves), and ``G`` recorded again where none holds."""
+
+    def __init__(self, G, name):
+        super().__init__(name, 0, (), f"the time of event `{name}`")
+        self.G = G
+
+    def run(self, full, method):
+        try:
+            return super().run(full, method)
+        except BranchChanged:
+            tape = record(self.G, *full)
+            self.variants.use(tape)
+            return method(tape, list(full))
+
+
+class EventTime(Primitive):
+    """The time of an event as one op: the zero of ``G`` on the step found
+    by ``brentq`` on the recorded ``G`` (the same tapes in this process and
+    in one that loaded them from a tape file), its derivatives by the
+    implicit function theorem with both partial derivatives of ``G`` from
+    the same tapes. ``inner``: a RecordedEvent or, loaded, a SavedInner;
+    ``bracket``: the positions of the step's ends in the flat state."""
+
+    explains_recorded_rule = True
+
+    def __init__(self, inner, bracket):
+        self.inner, self.bracket = inner, bracket
+        super().__init__(self._value, jvp=self._jvp, vjp=self._vjp)
+        self.name = f"time of event {inner.name}"
+
+    def applied(self, in_shapes, out_shape, first_value):
+        return EventTimeApplication(self, in_shapes, out_shape, first_value=first_value)
+
+    def _on_g(self, tau, inputs, method):
+        return self.inner.run((np.array(tau, dtype=float),) + tuple(inputs), method)
+
+    def _value(self, z, *arrays):
+        start, end = (float(z[k]) for k in self.bracket)
+        return np.array(brentq(lambda tau: self._on_g(tau, (z,) + arrays, _forward), start, end,
                                xtol=4 * EPS, rtol=4 * EPS))
 
-    def slopes(tau, inputs):
+    def _slopes(self, tau, inputs):
         """dG/dtau and dG/d(inputs) at the zero."""
-        derivatives = grad(G, argnums=tuple(range(1 + len(inputs))))(tau, *inputs)
+        derivatives = self._on_g(tau, inputs, _gradient)
         return derivatives[0], derivatives[1:]
 
-    def tau_jvp(inputs, tau, tangents):
-        directions = tuple(np.zeros(np.shape(x)) if d is None else d
-                           for x, d in zip(inputs, tangents))
-        _, along = jvp(lambda *xs: G(tau, *xs), tuple(inputs), directions)
-        return -along / slopes(tau, inputs)[0]
+    def _jvp(self, inputs, tau, tangents):
+        directions = (np.zeros(()),) + tuple(np.zeros(np.shape(x)) if d is None else d
+                                             for x, d in zip(inputs, tangents))
+        along = self._on_g(tau, inputs, lambda tape, values: tape.jvp(values, directions)[1])
+        return -along / self._slopes(tau, inputs)[0]
 
-    def tau_vjp(inputs, tau, tau_adjoint):
+    def _vjp(self, inputs, tau, tau_adjoint):
         if any(isinstance(x, Active) for x in inputs):
             raise UnsupportedOperation(
                 "adsim.integrate.solve_ivp: Hessian-vector products through event times are not "
                 "supported (second derivatives of a zero are not recorded); use grad, jvp or vjp")
-        g_tau, g_inputs = slopes(tau, inputs)
+        g_tau, g_inputs = self._slopes(tau, inputs)
         return tuple(-tau_adjoint / g_tau * g for g in g_inputs)
 
-    prim = primitive(value, jvp=tau_jvp, vjp=tau_vjp,
-                     name=f"time of event {getattr(event, '__name__', '')}".rstrip())
-    prim.not_saved = ("the time of an event of solve_ivp, which every replay finds again with "
-                      "brentq on the event function (code)")
-    return prim
+
+def _forward(tape, values):
+    return tape.forward(*values)
+
+
+def _gradient(tape, values):
+    return tape.gradient(*values)
+
+
+class EventTimeApplication(Application):
+    """One recorded event time. A tape file saves the recorded variants of
+    its ``G`` and the positions of the step's ends in the state; a loaded
+    one finds the zero on those variants and raises BranchChanged where none
+    holds (it has no code to record the event function again)."""
+
+    file_kind = "adsim.event_time"
+
+    def file_state(self):
+        return {"event": self.prim.inner.name, "bracket": list(self.prim.bracket),
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, self.prim.inner.variants.tapes()
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("event", "bracket", "in_shapes", "out_shape"))
+        name, bracket = state["event"], state["bracket"]
+        if not isinstance(name, str) or not isinstance(state["in_shapes"], list) or not tapes:
+            raise ValueError("an event time is described by its event's name, the step's ends "
+                             "and shapes, and owns the tapes of its event function")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        out_shape = shape_field(state["out_shape"], "the output shape")
+        if not in_shapes or len(in_shapes[0]) != 1 or out_shape != ():
+            raise ValueError(f"an event time maps a flat state and arrays to a number, not "
+                             f"{in_shapes} to {out_shape}")
+        if not (isinstance(bracket, list) and len(bracket) == 2
+                and all(type(k) is int and 0 <= k < in_shapes[0][0] for k in bracket)):
+            raise ValueError(f"the step's ends {bracket!r} are not two positions in a state of "
+                             f"{in_shapes[0][0]} values")
+        inputs = [()] + in_shapes
+        for tape in tapes:
+            if [tuple(s) for s in tape.input_shapes] != inputs or tuple(tape.output_shape) != ():
+                raise ValueError(f"a tape of the event function maps inputs "
+                                 f"{tape.input_shapes} to {tape.output_shape}; the event time "
+                                 f"has (time, state, arrays) {inputs}")
+        inner = SavedInner(name, 0, tapes, f"the time of event `{name}`")
+        return cls(EventTime(inner, tuple(bracket)), in_shapes, out_shape)

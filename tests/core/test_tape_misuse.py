@@ -50,7 +50,7 @@ HARMLESS = {
     "output_shape": lambda t: t.output_shape, "n_inputs": lambda t: t.n_inputs,
     "callbacks": lambda t: t.callbacks, "arena_elements": lambda t: t.arena_elements,
     "recording": lambda t: t.recording, "recording_failed": lambda t: t.recording_failed,
-    "chunked": lambda t: t.chunked,
+    "chunked": lambda t: t.chunked, "layout_observed": lambda t: t.layout_observed,
 }
 # positions on an empty tape: refused with the tape's size
 POSITIONS = {
@@ -64,7 +64,8 @@ POSITIONS = {
 def test_the_table_names_every_public_method_of_a_tape():
     public = {n for n in dir(Tape) if not n.startswith("_")}
     recording_helpers = {"add_branch_space", "add_callback", "add_indices", "const_ref", "finish",
-                         "finish_failed", "new_input", "pin", "record_op", "set_branches"}
+                         "finish_failed", "new_input", "observe_layout", "pin", "record_op",
+                         "set_branches"}
     covered = set(REPLAYS) | set(COPIES) | set(HARMLESS) | set(POSITIONS) | recording_helpers
     assert public <= covered, public - covered
 

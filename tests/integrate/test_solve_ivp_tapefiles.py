@@ -16,7 +16,6 @@ import pytest
 import scipy.sparse as sp
 
 import adsim as ad
-from adsim.errors import TapeCopyError
 from adsim.integrate import _implicit, solve_ivp
 from paths import ROOT
 from tapefile_replays import as_bytes, assert_same_replays, callback_kinds, copies, nearby
@@ -118,20 +117,6 @@ def test_tapes_of_the_sparse_jacobian_replay_bitwise_after_saving(method, n, giv
     for t in [tape] + loaded:
         with pytest.raises(ad.UnsupportedOperation, match="sparse .colored. Jacobian"):
             t.hvp(args, args)
-
-
-def test_event_times_cannot_be_saved_and_say_so():
-    def reaches(t, z, a, b, c, d):
-        return z[0] - 1.2
-    reaches.terminal = True
-
-    def loss(z0, rates):
-        sol = solve_ivp(lotka_volterra, (0.0, 5.0), z0, args=tuple(rates), events=reaches)
-        return sol.t_events[0][0]
-    tape = ad.record(loss, Z0, RATES)
-    with pytest.raises(TapeCopyError, match="`time of event reaches`, the time of an event of "
-                                            "solve_ivp.*brentq.*cannot hold it"):
-        pickle.dumps(tape)
 
 
 LOAD = """

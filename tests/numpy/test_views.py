@@ -23,13 +23,13 @@ def central_gradient(f, x):
 def check_program(f, x, rtol=1e-6):
     """Value equals NumPy's; gradient equals central differences, also when
     replayed at a second point; jvp agrees with the gradient."""
-    want = f(x.copy())
+    want = f(x.copy(order="K"))
     value, g = ad.value_and_grad(f)(x)
     np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(g, central_gradient(f, x), rtol=rtol, atol=1e-6)
     tape = ad.record(f, x)
-    x2 = x + 0.1 * np.cos(np.arange(x.size)).reshape(x.shape)
-    np.testing.assert_allclose(tape.forward(x2), f(x2.copy()), rtol=1e-12, atol=1e-12)
+    x2 = np.add(x, 0.1 * np.cos(np.arange(x.size)).reshape(x.shape), out=np.empty_like(x))
+    np.testing.assert_allclose(tape.forward(x2), f(x2.copy(order="K")), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(tape.gradient(x2), central_gradient(f, x2), rtol=rtol, atol=1e-6)
     v = np.sin(np.arange(x.size) + 1.0).reshape(x.shape)
     _, t = tape.jvp(x2, v)
@@ -241,7 +241,8 @@ def _view_kinds(a, kind):
     if a.ndim == 2:
         return [lambda: a[1:3], lambda: a[:, ::2], lambda: a.T, lambda: a[::-1, 1:],
                 lambda: a[1], lambda: a.reshape(-1), lambda: np.swapaxes(a, 0, 1),
-                lambda: a[[0, -1]], lambda: np.flip(a, 1)][kind % 9]()
+                lambda: a[[0, -1]], lambda: np.flip(a, 1), lambda: a.ravel(order="K"),
+                lambda: a.T.reshape(a.shape)][kind % 11]()
     return [lambda: a[1:], lambda: a[::-2], lambda: a[...], lambda: a.reshape(1, -1),
             lambda: a[[0, 0, -1]], lambda: np.flip(a)][kind % 6]()
 
@@ -296,6 +297,17 @@ program_steps = st.lists(
 @given(program=program_steps)
 def test_random_view_programs_match_numpy(program):
     x = np.linspace(0.2, 1.1, SHAPE[0] * SHAPE[1]).reshape(SHAPE)
+    check_program(lambda z: run_program(program, z), x)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(program=program_steps)
+def test_random_view_programs_on_fortran_order_inputs_match_numpy(program):
+    """The same on an input laid out in Fortran order: its copies and
+    elementwise results follow its layout, so reshapes copy where they view a
+    C-order array, and ravel(order="K") reads in Fortran order."""
+    x = np.asfortranarray(np.linspace(0.2, 1.1, SHAPE[0] * SHAPE[1]).reshape(SHAPE))
     check_program(lambda z: run_program(program, z), x)
 
 

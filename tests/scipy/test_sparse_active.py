@@ -140,13 +140,10 @@ def test_tape_files_and_replay_of_an_active_solve():
 def test_refusals_name_the_operation():
     with pytest.raises(ad.errors.UnsupportedAttribute, match="`data`"):
         ad.grad(lambda v: np.sum(sp.diags(v).data))(X0)
-    with pytest.raises(ad.errors.UnsupportedOperation, match="two sparse matrices"):
-        ad.grad(lambda v: np.sum((sp.diags(v) @ sp.eye(N)).toarray()))(X0)
+    with pytest.raises(ad.errors.UnsupportedOperation, match="matrix power"):
+        ad.grad(lambda v: np.sum((sp.diags(v) ** 2).toarray()))(X0)
     with pytest.raises(ad.errors.UnsupportedOperation, match="indices must be plain"):
         ad.grad(lambda v: np.sum(sp.coo_matrix((v, (v, np.arange(N)))) @ W))(X0)
-    with pytest.raises(ad.errors.UnsupportedOperation, match="spsolve_triangular"):
-        ad.grad(lambda v: np.sum(__import__("scipy.sparse.linalg").sparse.linalg
-                                 .spsolve_triangular(sp.diags(v + 3.0, format="csr"), W)))(X0)
     with pytest.raises(ad.errors.UnsupportedOperation, match="spilu"):    # (splu solves)
         ad.grad(lambda v: np.sum(__import__("scipy.sparse.linalg").sparse.linalg.spilu(
             sp.diags(v, format="csc")).solve(W)))(X0)

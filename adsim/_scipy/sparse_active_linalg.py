@@ -1,0 +1,206 @@
+"""``scipy.sparse.linalg`` functions of a sparse matrix of active values
+(adsim/_scipy/sparse_active.py) other than its solves
+(adsim/_scipy/sparse_active_solve.py): ``norm``, ``eigsh``, ``svds``,
+``inv``, ``expm`` and ``expm_multiply``.
+
+- ``norm``: the Frobenius norm sqrt(sum v^2) of the summed entries, the 1-
+  and inf-norms the largest column and row sums of |A| (recorded
+  operations on the values); a norm along an axis is that of A.toarray().
+- ``eigsh`` of a symmetric A: SciPy's ARPACK run on the values, then one
+  primitive of the values. For a simple eigenvalue w with unit eigenvector
+  u, dw = u^T dA u, and du (with u^T du = 0) solves the bordered system
+  [[A - w I, u], [u^T, 0]] [du; 0] = [-(dA - dw I) u; 0], nonsingular
+  exactly when w is simple; the system is symmetric, so the adjoint
+  solves it with [ubar; 0] for z and vbar_p = wbar u_i u_j - z_i u_j for
+  the entry p at (i, j). Each eigenvector keeps the sign it had when
+  recorded (ARPACK's sign is arbitrary), so replays are continuous.
+- ``svds``: the singular triplets (u, s, vt) are eigenpairs (s, [u; v] /
+  sqrt 2) of the symmetric [[0, A], [A^T, 0]], differentiated as above.
+- ``expm(A)`` and ``expm_multiply(A, B)`` of a matrix of at most
+  ``MAX_DENSE_EXPM`` rows: scipy.linalg.expm(A.toarray()) (times B),
+  differentiated by expm's Fréchet derivative; larger ones are refused by
+  name.
+- ``inv(A)``: spsolve's primitive on the identity's columns (every entry
+  of the inverse stored).
+"""
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import SolverNotConverged, UndefinedDerivative, UnsupportedOperation
+from ..primitives import primitive
+from . import sparse_active
+
+MAX_DENSE_EXPM = 400
+
+
+def norm(x, ord=None, axis=None):
+    """SciPy's sparse ``norm`` of a matrix of active values."""
+    if axis is not None:
+        return np.linalg.norm(x.toarray(), ord=ord, axis=axis)
+    if ord in (None, "fro", "f"):
+        return np.sqrt(np.sum(abs(x._summed().values) ** 2))
+    if ord in (1, -1, np.inf, -np.inf):
+        sums = abs(x).sum(axis=0 if abs(ord) == 1 else 1)
+        return np.max(sums) if ord > 0 else np.min(sums)
+    raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.norm with ord={ord!r} of a matrix "
+                               f"of active values; SciPy's sparse norm takes None, 'fro', 1, "
+                               f"-1, inf and -inf (for the 2-norm use eigsh or svds)")
+
+
+def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=None, tol=0,
+          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal"):
+    """Eigenvalues (and unit eigenvectors) of a symmetric matrix of active
+    values, as SciPy's ``eigsh`` returns them."""
+    if M is not None or Minv is not None or OPinv is not None:
+        raise UnsupportedOperation("adsim: scipy.sparse.linalg.eigsh of a matrix of active "
+                                   "values with M, Minv or OPinv (a generalised problem) is not "
+                                   "supported")
+    n = A.shape[0]
+    if A.shape != (n, n):
+        raise ValueError(f"adsim: eigsh: matrix of shape {A.shape} is not square")
+    rows, cols = A.entries
+    options = dict(k=k, sigma=sigma, which=which, v0=v0, ncv=ncv, maxiter=maxiter, tol=tol,
+                   mode=mode)
+    out = _eigen_pairs(rows, cols, n, int(k), "eigsh", lambda M: spla.eigsh(
+        M, return_eigenvectors=True, **options))(A.values)
+    w, V = out[:k], out[k:].reshape(n, k)
+    return (w, V) if return_eigenvectors else w
+
+
+def svds(A, k=6, ncv=None, tol=0, which="LM", v0=None, maxiter=None,
+         return_singular_vectors=True, solver="arpack", rng=None, options=None, *,
+         random_state=None):
+    """Singular triplets of a matrix of active values, as SciPy's ``svds``
+    returns them: (u, s, vt) are eigenpairs (s, [u; v] / sqrt 2) of the
+    symmetric H = [[0, A], [A^T, 0]], differentiated as eigsh's."""
+    if return_singular_vectors not in (True, False):
+        raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.svds of a matrix of active "
+                                   f"values with return_singular_vectors="
+                                   f"{return_singular_vectors!r}; pass True or False")
+    m, n = A.shape
+    rows, cols = A.entries
+    settings = dict(k=k, ncv=ncv, tol=tol, which=which, v0=v0, maxiter=maxiter, solver=solver,
+                    options=options)
+    if rng is not None or random_state is not None:      # SciPy takes one of the two
+        settings["rng" if rng is not None else "random_state"] = \
+            rng if rng is not None else random_state
+
+    def triplets(H):
+        u, s, vt = spla.svds(H[:m, m:], return_singular_vectors=True, **settings)
+        if np.any(s <= 0.0):
+            raise UndefinedDerivative("adsim: scipy.sparse.linalg.svds: a singular value is 0, "
+                                      "where its vectors (and |s|) have no derivative")
+        return s, np.concatenate([u, vt.T]) / np.sqrt(2.0)
+
+    values = A.values
+    out = _eigen_pairs(np.concatenate([rows, m + cols]), np.concatenate([m + cols, rows]),
+                       m + n, int(k), "svds", triplets)(np.concatenate([values, values]))
+    s, W = out[:k], out[k:].reshape(m + n, k) * np.sqrt(2.0)
+    return (W[:m], s, W[m:].T) if return_singular_vectors else s
+
+
+def _eigen_pairs(rows, cols, n, k, name, spectrum):
+    """values -> [w (k), V (n x k) flattened] as one primitive; ``spectrum``
+    gives (w, V) of the symmetric matrix of the values."""
+    signs = {}
+
+    def matrix(values):
+        return sp.csc_matrix((np.asarray(values, dtype=float), (rows, cols)), shape=(n, n))
+
+    def value(values):
+        try:
+            w, V = spectrum(matrix(values))
+        except spla.ArpackNoConvergence as exc:
+            raise SolverNotConverged(f"adsim: scipy.sparse.linalg.{name} did not converge "
+                                     f"({exc}); raise maxiter or ncv, or loosen tol") from None
+        reference = signs.setdefault("V", V)        # the signs of the recording
+        V = V * np.where(np.sum(V * reference, axis=0) < 0, -1.0, 1.0)
+        return np.concatenate([w, V.ravel()])
+
+    def bordered(A, w, u):
+        B = sp.bmat([[A - w * sp.eye(n), sp.csc_matrix(u.reshape(-1, 1))],
+                     [sp.csc_matrix(u.reshape(1, -1)), None]], format="csc")
+        try:
+            return spla.splu(B)
+        except RuntimeError:
+            raise UndefinedDerivative(f"adsim: scipy.sparse.linalg.{name}: the eigenvalue "
+                                      f"{w:.6g} is repeated, so its eigenvector has no "
+                                      f"derivative") from None
+
+    def jvp(args, out, tangents):
+        (dv,) = tangents
+        values = args[0]
+        A = matrix(values)
+        w, V = out[:k], out[k:].reshape(n, k)
+        dA = matrix(dv)
+        dw = np.einsum("ik,ik->k", V, dA @ V)
+        dV = np.empty_like(V)
+        for t in range(k):
+            rhs = np.concatenate([-(dA @ V[:, t] - dw[t] * V[:, t]), [0.0]])
+            dV[:, t] = bordered(A, w[t], V[:, t]).solve(rhs)[:n]
+        return np.concatenate([dw, dV.ravel()])
+
+    def vjp(args, out, adjoint):
+        values = args[0]
+        A = matrix(values)
+        w, V = out[:k], out[k:].reshape(n, k)
+        wbar, Vbar = adjoint[:k], adjoint[k:].reshape(n, k)
+        vbar = np.zeros(rows.size)
+        for t in range(k):
+            u = V[:, t]
+            vbar += wbar[t] * u[rows] * u[cols]
+            if np.any(Vbar[:, t]):
+                z = bordered(A, w[t], u).solve(np.concatenate([Vbar[:, t], [0.0]]))[:n]
+                vbar -= z[rows] * u[cols]
+        return (vbar,)
+
+    prim = primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.sparse.linalg.{name}")
+    prim.not_saved = f"a {name} of a matrix of active values (its pattern and signs live here)"
+    return prim
+
+
+def inv(A):
+    """A^-1 of a matrix of active values: spsolve's primitive with the
+    identity's columns, every entry stored."""
+    from .sparse_active_solve import spsolve
+    n = A.shape[0]
+    return _dense_as_sparse(A, spsolve(A, np.eye(n)))
+
+
+def expm(A):
+    """exp(A) of a matrix of active values (dense: expm's rule)."""
+    import scipy.linalg
+    _dense_size_checked(A, "expm")
+    return _dense_as_sparse(A, scipy.linalg.expm(A.toarray()))
+
+
+def _dense_as_sparse(like, X):
+    rows, cols = np.nonzero(np.ones(np.shape(X), dtype=bool))
+    return like._like(rows, cols, X.reshape(-1), np.shape(X))
+
+
+def _dense_size_checked(A, name):
+    if A.shape[0] > MAX_DENSE_EXPM:
+        raise UnsupportedOperation(
+            f"adsim: scipy.sparse.linalg.{name} of a matrix of active values is "
+            f"differentiated through the dense expm, up to {MAX_DENSE_EXPM} rows, not "
+            f"{A.shape[0]}; for a linear ODE u' = A u use scipy.integrate.solve_ivp")
+
+
+def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
+    """exp(A) B for a matrix of active values (dense: expm's rule)."""
+    import scipy.linalg
+    if start is not None or stop is not None or num is not None:
+        raise UnsupportedOperation("adsim: scipy.sparse.linalg.expm_multiply of a matrix of "
+                                   "active values at several times (start, stop, num): call it "
+                                   "once per time t with t * A")
+    _dense_size_checked(A, "expm_multiply")
+    return scipy.linalg.expm(A.toarray()) @ B
+
+
+for _rule in (norm, eigsh, svds, expm_multiply, inv, expm):
+    _rule.routes_when = sparse_active.involves_active_matrix
+
+HOOKS = {("scipy.sparse.linalg", f.__name__): f
+         for f in (norm, eigsh, svds, expm_multiply, inv, expm)}

@@ -1,0 +1,66 @@
+"""quad of integrands that switch where the variable meets a parameter:
+the Leibniz rule misses the moving jump's term, so adsim refuses them by
+name instead of returning a derivative without it; kinks (continuous) and
+jumps at fixed points keep the rule exact and are differentiated."""
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import adsim
+from adsim.errors import UnsupportedOperation
+from fdcheck import assert_close
+
+
+def exercised_fraction(p):
+    """Time spent above a threshold p (an indicator through np.where)."""
+    return si.quad(lambda t: np.where(np.sin(t) > p[0], 1.0, 0.0), 0.0, np.pi)[0]
+
+
+def truncated_mean(p):
+    """A Python branch on the variable against the parameter."""
+    def integrand(x):
+        if x < p[0]:
+            return x * np.exp(-x)
+        return 0.0
+    return si.quad(integrand, 0.0, 5.0)[0]
+
+
+def stepped(p):
+    return si.quad(lambda x: np.floor(p[0] * x) * x, 0.0, 1.0)[0]
+
+
+@pytest.mark.parametrize("f", [exercised_fraction, truncated_mean, stepped])
+def test_moving_jumps_are_refused(f):
+    with pytest.raises(UnsupportedOperation, match="Leibniz rule.*Split the integral"):
+        adsim.grad(f)(np.array([0.3]))
+
+
+def test_the_split_integral_is_differentiated():
+    """truncated_mean written as the refusal says: the switching point is a limit."""
+    def split(p):
+        return si.quad(lambda x: x * np.exp(-x), 0.0, p[0])[0]
+
+    p = np.array([1.3])
+    assert_close(adsim.grad(split)(p), p * np.exp(-p), 1e-10, 0.0, "the boundary term")
+
+
+def test_kinks_and_fixed_jumps_keep_the_leibniz_rule():
+    def call_payoff(p):                 # E[max(S - K, 0)] under an exponential law
+        strike, rate = p
+        return si.quad(lambda s: np.maximum(s - strike, 0.0) * rate * np.exp(-rate * s),
+                       0.0, np.inf)[0]
+
+    def piecewise_source(p):            # a jump at the fixed point x = 0.5
+        return si.quad(lambda x: np.where(x < 0.5, p[0] * x, p[1] * np.abs(x - p[0])), 0.0, 1.0,
+                       points=[0.5])[0]
+
+    p = np.array([0.8, 1.5])
+    strike, rate = p
+    exact = [-np.exp(-rate * strike), -(strike + 1.0 / rate) * np.exp(-rate * strike) / rate]
+    assert_close(adsim.grad(call_payoff)(p), exact, 1e-8, 0.0, "closed form, reverse")
+    assert_close(adsim.jvp(call_payoff, p, np.array([0.3, -0.7]))[1], np.dot(exact, [0.3, -0.7]),
+                 1e-8, 0.0, "closed form, forward")
+    a, b = 0.7, 1.2                     # 1/8 a + b ((a - 1/2)^2 + (1 - a)^2) / 2
+    assert_close(adsim.grad(piecewise_source)(np.array([a, b])),
+                 [0.125 + b * (2 * a - 1.5), ((a - 0.5) ** 2 + (1 - a) ** 2) / 2], 0.0, 1e-9,
+                 "closed form")
