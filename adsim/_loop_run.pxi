@@ -615,7 +615,16 @@ cdef class LoopRun:
         steps."""
         cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
         cdef double* zt = self.z + self.size if self.tangents else NULL
-        while condition.decide(self.z):
+        cdef int64_t taken
+        cdef bint released = zt == NULL       # steps without the GIL (_loop_while.pxi)
+        while True:
+            if released:
+                taken = released_while(self, condition, online, kept, k,
+                                       limit - k if limit >= 0 else -1)
+                released = taken >= 0
+                k += max(taken, 0)
+            if not condition.decide(self.z):
+                break
             if limit >= 0 and k >= limit:
                 raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps="
                                    f"{limit} steps; raise max_steps or check cond")

@@ -3,8 +3,9 @@
 (``_schedule_actions.pxi``: binomial reversal, online decisions, Python
 schedules as action sources) and the executor that replays a loop's step
 tapes along them (``_loop_run.pxi``, with the outputs saved at chosen steps,
-``_loop_outputs.pxi``, and the kept forward sweeps of a while loop's first
-pass, ``_loop_kept.pxi``). adsim/checkpoint/driver.py sets them up.
+``_loop_outputs.pxi``, the kept forward sweeps of a while loop's first
+pass, ``_loop_kept.pxi``, and a while loop's forward pass in one release
+of the GIL, ``_loop_while.pxi``). adsim/checkpoint/driver.py sets them up.
 
 The executor drives step tapes through the replay functions of _tape.pxd and
 the sweeps of _sweeps.pxd; no other compiled module uses this one, so it has
@@ -28,3 +29,4 @@ include "_schedule_actions.pxi"
 include "_loop_outputs.pxi"
 include "_loop_kept.pxi"
 include "_loop_run.pxi"
+include "_loop_while.pxi"

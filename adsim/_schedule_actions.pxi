@@ -277,20 +277,23 @@ cdef class OnlineDecisions:
         free(self.best_q)
         free(self.best_at)
 
-    cdef int store(self, int64_t step, int64_t slot) except -1:
+    cdef int store(self, int64_t step, int64_t slot) except -1 nogil:
         cdef int64_t c
         if self.k == self.cap:
-            c = self.cap
-            self.positions = <int64_t*>grow(self.positions, &c, self.k + 1, sizeof(int64_t))
-            self.slots = <int64_t*>grow(self.slots, &self.cap, self.k + 1, sizeof(int64_t))
+            with gil:
+                c = self.cap
+                self.positions = <int64_t*>grow(self.positions, &c, self.k + 1, sizeof(int64_t))
+                self.slots = <int64_t*>grow(self.slots, &self.cap, self.k + 1, sizeof(int64_t))
         self.positions[self.k] = step
         self.slots[self.k] = slot
         self.k += 1
         self.next_step = step + 1
         return 0
 
-    cdef int64_t forward_step(self, int64_t step) except -2:
-        """The slot to store state ``step`` in before running it, or -1."""
+    cdef int64_t forward_step(self, int64_t step) except -2 nogil:
+        """The slot to store state ``step`` in before running it, or -1
+        (without the GIL: a while loop's steps run without it,
+        _loop_while.pxi)."""
         cdef int64_t victim, slot
         if step == 0:
             self.k = 0
@@ -300,7 +303,8 @@ cdef class OnlineDecisions:
             self.store(0, 0)
             return 0
         if step != self.next_step:
-            raise ValueError(f"forward_step expects step {self.next_step}, got {step}")
+            with gil:
+                raise ValueError(f"forward_step expects step {self.next_step}, got {step}")
         if self.unused < self.snapshots:
             self.unused += 1
             self.store(step, self.unused - 1)
@@ -330,7 +334,7 @@ cdef class OnlineDecisions:
         return ([self.positions[i] for i in range(self.k)],
                 [self.slots[i] for i in range(self.k)])
 
-    cdef int64_t choose_victim(self, int64_t step) except -2:
+    cdef int64_t choose_victim(self, int64_t step) except -2 nogil:
         cdef int64_t last, grow_cost, best_change = 0, victim = -1, previous, change, inner, at
         last = step - self.positions[self.k - 1]
         grow_cost = (last + 1) * last // 2
@@ -346,15 +350,17 @@ cdef class OnlineDecisions:
                 victim = at
         return victim
 
-    cdef int64_t best_inner_change(self, int64_t* at) except? -1:
+    cdef int64_t best_inner_change(self, int64_t* at) except? -1 nogil:
         """online.py: _best_inner_change, with its incremental prefix data."""
         cdef int64_t last_closed = self.k - 2, i, length, left, q, s = self.snapshots, c
         if self.cap_prefix < self.k:
-            c = self.cap_prefix
-            self.prefix = <int64_t*>grow(self.prefix, &c, self.k, sizeof(int64_t))
-            c = self.cap_prefix
-            self.best_q = <int64_t*>grow(self.best_q, &c, self.k, sizeof(int64_t))
-            self.best_at = <int64_t*>grow(self.best_at, &self.cap_prefix, self.k, sizeof(int64_t))
+            with gil:
+                c = self.cap_prefix
+                self.prefix = <int64_t*>grow(self.prefix, &c, self.k, sizeof(int64_t))
+                c = self.cap_prefix
+                self.best_q = <int64_t*>grow(self.best_q, &c, self.k, sizeof(int64_t))
+                self.best_at = <int64_t*>grow(self.best_at, &self.cap_prefix, self.k,
+                                              sizeof(int64_t))
         self.n_prefix = min(self.n_prefix, self.valid)
         for i in range(self.n_prefix, last_closed + 1):
             length = self.positions[i + 1] - self.positions[i]

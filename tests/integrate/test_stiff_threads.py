@@ -68,3 +68,24 @@ def test_each_thread_keeps_its_own_factorisations():
     assert np.array_equal(seen["x"], x)
     assert linear.kept_factorisations() == 1
     np.testing.assert_allclose((5.0 * np.eye(3) - J) @ x, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF"])
+def test_two_threads_far_from_the_recording_give_fresh_recordings_values(method):
+    """Parameters far from the recorded ones take steps along paths the
+    recording did not: each replay records them where it meets them, the
+    loop's forward pass running without the GIL in between
+    (adsim/_loop_while.pxi), while the other thread replays the same tape.
+    Both give bitwise what tapes recorded at those points give."""
+    loss = product_yield(method, [0.1, 0.2, 0.3])
+    log_k = np.log([0.04, 3e7, 1e4])
+    points = [log_k + shift for shift in ([0.4, 0.0, 0.0], [0.0, -0.6, 0.0], [0.0, 0.0, 0.5])]
+    work = []
+    for i, x in enumerate(points):
+        fresh = ad.record(loss, x)
+        work += [(f"forward[{i}]", None, x, np.copy(fresh.forward(x))),
+                 (f"gradient[{i}]", None, x, np.copy(fresh.gradient(x)))]
+    tape = ad.record(loss, log_k)
+    work = [(name, tape.forward if name.startswith("forward") else tape.gradient, x, expected)
+            for name, _, x, expected in work]
+    assert run_threads(2, work, rounds=1) == []
