@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..checkpoint.layout import StateLayout
-from ..errors import BranchChanged, UnsupportedOperation
+from ..errors import BranchChanged, TapeFileError, UnsupportedOperation
 from ..primitives import Application, Primitive
 from .._active import Active
 from .._filefields import expect_keys, shape_field
@@ -207,8 +207,16 @@ class EventTime(Primitive):
 
     def _value(self, z, *arrays):
         start, end = (float(z[k]) for k in self.bracket)
-        return np.array(brentq(lambda tau: self._on_g(tau, (z,) + arrays, _forward), start, end,
-                               xtol=4 * EPS, rtol=4 * EPS))
+        try:
+            return np.array(brentq(lambda tau: self._on_g(tau, (z,) + arrays, _forward), start,
+                                   end, xtol=4 * EPS, rtol=4 * EPS))
+        except ValueError as err:
+            # the outer tape's branches keep a sign change between the step's ends, so
+            # only a tape file's description of them can be wrong here
+            raise TapeFileError(f"adsim: the {self.name} finds no zero between the times at "
+                                f"positions {list(self.bracket)} of the step's state "
+                                f"({start!r}, {end!r}): the tape file that described it is "
+                                f"inconsistent ({err}); write it again with tape.save") from err
 
     def _slopes(self, tau, inputs):
         """dG/dtau and dG/d(inputs) at the zero."""

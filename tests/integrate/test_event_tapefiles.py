@@ -216,3 +216,21 @@ def test_altered_event_descriptions_are_refused(change, message):
     change(described["state"])
     with pytest.raises(adsim.TapeFileError, match=message):
         tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+def test_a_file_whose_step_ends_bracket_no_zero_fails_with_a_tape_file_error():
+    """The loader checks that the step's ends are positions in the state;
+    a file that names two positions between which the event function does
+    not change sign is found out at the first replay."""
+    def time_of_peak(dose, params):
+        sol = solve_ivp(absorption, (0.0, 2.5), dose, args=tuple(params), events=peak)
+        return sol.t_events[0][0]
+    data = tapefile.dumps(adsim.record(time_of_peak, DOSE, PARAMS))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.event_time"]
+    first = described["state"]["bracket"][0]
+    described["state"]["bracket"] = [first, first]
+    loaded = tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+    with pytest.raises(adsim.TapeFileError, match="finds no zero"):
+        loaded.forward(DOSE, PARAMS)
