@@ -33,6 +33,8 @@ import scipy.spatial.distance as distance
 import scipy.sparse as sp
 import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
+import scipy.fft
+from scipy.fft import _backend as scipy_fft_backend
 import scipy.stats as st
 
 import adsim
@@ -689,6 +691,14 @@ def _real_of(transform, **kw):
 
 
 FFT = {
+    # scipy.fft's transforms run numpy.fft's on active arrays (adsim/_scipy/fft.py)
+    scipy_fft_backend._ScipyBackend.__ua_function__: [
+        case(_real_of(scipy.fft.fft, norm="ortho", workers=2), 4, "scipy.fft.fft"),
+        case(lambda x: scipy.fft.irfft(-np.arange(4.0) ** 2 * scipy.fft.rfft(x), n=6), 6,
+             "scipy.fft spectral second derivative"),
+        case(_real_of(scipy.fft.fftn, axes=(0, 1), overwrite_x=True), (2, 3), "scipy.fft.fftn"),
+        case(lambda x: scipy.fft.irfft(x[:3] + 1j * x[3:], workers=-1), 6,
+             "scipy.fft.irfft of parts")],
     np.fft.fft: [case(_real_of(np.fft.fft), 4), case(_real_of(np.fft.fft, n=6), 4, "n"),
                  case(_real_of(np.fft.fft, axis=0, norm="ortho"), (2, 3), "axis norm"),
                  case(lambda x: np.abs(np.fft.fft(x)) ** 2, 5, "power spectrum")],
@@ -2149,6 +2159,8 @@ NO_COMPLEX_STEP = {
                     "its real results here are Re, Im or |.| of complex values: not holomorphic"),
     **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn],
                     "NumPy's real transforms take real input only"),
+    scipy_fft_backend._ScipyBackend.__ua_function__:
+        "real results of complex transforms (Re, Im, |.|) and real transforms: not holomorphic",
     **dict.fromkeys([sc.gammaln, sc.zeta, sc.beta, sc.betaln, sc.erfinv, sc.erfcinv, sc.expit,
                      sc.log_expit, sc.logit, sc.entr, sc.rel_entr, sc.ndtri, sc.j0, sc.j1,
                      sc.i0, sc.i1, sc.i0e, sc.i1e, sc.gammainc, sc.gammaincc, sc.gammaincinv,

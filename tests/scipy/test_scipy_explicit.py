@@ -63,9 +63,10 @@ def _scipy_cases():
     for key, cases in table.CASES.items():
         name = name_of(key)
         # scipy.sparse is reached through the operators and constructors of its
-        # classes, which only interposition takes over: adsim.scipy has no
-        # sparse namespace (docs/scipy.md, "Sparse matrices")
-        if name.startswith("scipy.") and not name.startswith("scipy.sparse"):
+        # classes, and scipy.fft through its backend's dispatch, which only
+        # interposition takes over: adsim.scipy has no sparse or fft namespace
+        # (docs/scipy.md, "Sparse matrices", "scipy.fft")
+        if name.startswith("scipy.") and not name.startswith(("scipy.sparse", "scipy.fft")):
             for i, c in enumerate(cases):
                 yield pytest.param(c, id=f"{name}[{c.label or i}]")
 
