@@ -199,6 +199,22 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded(monke
         loaded_op._value(longer, *arrays)
 
 
+def time_of_peak(dose, params):
+    sol = solve_ivp(absorption, (0.0, 2.5), dose, args=tuple(params), events=peak)
+    return sol.t_events[0][0]
+
+
+def altered_file(change):
+    """The file of a tape of ``time_of_peak`` with ``change`` applied to the
+    description of its event time."""
+    data = tapefile.dumps(adsim.record(time_of_peak, DOSE, PARAMS))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.event_time"]
+    change(described["state"])
+    return replace_section(data, "CALL", json.dumps(calls).encode())
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda st: st.update(bracket=[0, 10 ** 6]), "the step's ends"),
     (lambda st: st["in_shapes"][0].append(1), "a number, not"),
@@ -206,31 +222,14 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded(monke
     (lambda st: st.update(out_shape=[2]), "to a number"),
     (lambda st: st.update(extra=1), "fields")])
 def test_altered_event_descriptions_are_refused(change, message):
-    def time_of_peak(dose, params):
-        sol = solve_ivp(absorption, (0.0, 2.5), dose, args=tuple(params), events=peak)
-        return sol.t_events[0][0]
-    data = tapefile.dumps(adsim.record(time_of_peak, DOSE, PARAMS))
-    _, count, at = section(data, "CALL")
-    calls = json.loads(data[at:at + count])
-    (described,) = [c for c in calls if c["kind"] == "adsim.event_time"]
-    change(described["state"])
     with pytest.raises(adsim.TapeFileError, match=message):
-        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+        tapefile.loads(altered_file(change))
 
 
 def test_a_file_whose_step_ends_bracket_no_zero_fails_with_a_tape_file_error():
     """The loader checks that the step's ends are positions in the state;
     a file that names two positions between which the event function does
     not change sign is found out at the first replay."""
-    def time_of_peak(dose, params):
-        sol = solve_ivp(absorption, (0.0, 2.5), dose, args=tuple(params), events=peak)
-        return sol.t_events[0][0]
-    data = tapefile.dumps(adsim.record(time_of_peak, DOSE, PARAMS))
-    _, count, at = section(data, "CALL")
-    calls = json.loads(data[at:at + count])
-    (described,) = [c for c in calls if c["kind"] == "adsim.event_time"]
-    first = described["state"]["bracket"][0]
-    described["state"]["bracket"] = [first, first]
-    loaded = tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+    loaded = tapefile.loads(altered_file(lambda st: st.update(bracket=[st["bracket"][0]] * 2)))
     with pytest.raises(adsim.TapeFileError, match="finds no zero"):
         loaded.forward(DOSE, PARAMS)
