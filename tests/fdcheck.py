@@ -192,3 +192,16 @@ def distinct(rng, shape, lo=-2.0, hi=2.0):
         raise ValueError("distinct: too many values for the interval")
     values = rng.choice(grid, size=n, replace=False) + rng.uniform(-0.01, 0.01, size=n)
     return values.reshape(shape)
+
+
+def assert_same_to_rounding(a, b, rtol):
+    """Equal to ``rtol`` of b's largest finite element, with NaN and
+    infinities in the same places (fused against interpreted sweeps, which
+    add some sums in other orders)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.array_equal(np.isinf(a), np.isinf(b))
+    assert np.array_equal(a[np.isinf(a)], b[np.isinf(b)])
+    finite = np.isfinite(a)
+    scale = max(np.max(np.abs(b[finite]), initial=0.0), 1e-300)
+    assert np.max(np.abs(a[finite] - b[finite]), initial=0.0) <= rtol * scale

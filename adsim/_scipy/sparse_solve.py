@@ -354,16 +354,22 @@ def _plain_operator(A, method, n):
             f"(scipy.sparse) and use spsolve")
 
 
+def _vector_b(b, method):
+    """The right-hand side of an iterative solve: one vector."""
+    b = array(b, f"scipy.sparse.linalg.{method}")
+    if np.ndim(b) != 1:
+        raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
+                         f"array of shape {np.shape(b)}")
+    return b
+
+
 def _krylov_rule(method):
     def solve(A, b, x0=None, *, M=None, callback=None, **options):
         if _is_recorded(x0) or _is_recorded(options) or _is_recorded(M):
             raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with an active "
                                        f"initial guess x0, option or preconditioner; pass "
                                        f"plain values (adsim.value)")
-        b = array(b, f"scipy.sparse.linalg.{method}")
-        if np.ndim(b) != 1:
-            raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
-                             f"array of shape {np.shape(b)}")
+        b = _vector_b(b, method)
         x0 = None if x0 is None else np.asarray(x0, dtype=float)
         if sparse_active.is_active_matrix(A):
             return sparse_active_solve.krylov_solve(A, b, method, options, x0=x0,
@@ -401,10 +407,7 @@ def _least_squares_rule(method):
             raise UnsupportedOperation(f"adsim: scipy.sparse.linalg.{method} with a "
                                        f"LinearOperator of Python code and an active b; pass "
                                        f"a sparse matrix")
-        b = array(b, f"scipy.sparse.linalg.{method}")
-        if np.ndim(b) != 1:
-            raise ValueError(f"adsim: scipy.sparse.linalg.{method} takes a vector b, not an "
-                             f"array of shape {np.shape(b)}")
+        b = _vector_b(b, method)
         csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
         if calc_var:
             options["calc_var"] = True

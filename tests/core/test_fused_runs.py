@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import adsim as ad
+from fdcheck import assert_same_to_rounding
 from adsim import ops
 from adsim.errors import NoCompiler
 
@@ -36,13 +37,7 @@ def assert_same(a, b, rtol=1e-10):
     broadcast scalar, the output), which fused and interpreted sweeps add in
     different orders: 40 000 terms whose sum can be much smaller than its
     largest terms (seen: 1e-11 of the largest element in an hvp)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    assert np.array_equal(np.isnan(a), np.isnan(b))
-    assert np.array_equal(np.isinf(a), np.isinf(b))
-    assert np.array_equal(a[np.isinf(a)], b[np.isinf(b)])
-    finite = np.isfinite(a)
-    scale = max(np.max(np.abs(b[finite]), initial=0.0), 1e-300)
-    assert np.max(np.abs(a[finite] - b[finite]), initial=0.0) <= rtol * scale
+    assert_same_to_rounding(a, b, rtol)
 
 
 def check_sweeps(fused, plain, x):
