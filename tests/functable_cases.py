@@ -2027,8 +2027,8 @@ REFUSED = {
                               "real_if_close")],
     "ndarray.__getattr__": [refuse(lambda x: x.ctypes, 3, adsim.UnsupportedAttribute,
                                    "no ndarray attribute `ctypes`")],
-    "ndarray.searchsorted": [refuse(lambda x: x.searchsorted(0.5), 3, adsim.UnsupportedOperation,
-                                    "cannot be active")],
+    "ndarray.searchsorted": [refuse(lambda x: np.concatenate([x, x - 5.0]).searchsorted(0.5), 3,
+                                    adsim.UnsupportedOperation, "not sorted")],
     scipy.integrate.odeint: [refuse(_odeint_active_rtol, 3, adsim.UnsupportedOperation, "rtol=")],
     **{method: [refuse((lambda call: lambda x: call(interpolate.CubicSpline(IX, x)))(call), 6,
                        adsim.UnsupportedOperation, method.__name__)]

@@ -20,7 +20,7 @@ from .core import as_active, axes_of, compare, constant, gather, normalize_axis,
 from . import recorded_data
 from .recorded_indexing import take_rows
 from .elementwise import where
-from .integers import _up, current, guard, plain_value
+from .integers import _up, current, guard, plain_if_constant, plain_value
 from .views import getitem, reshape, transpose
 from . import layout
 
@@ -125,13 +125,19 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 
 def searchsorted(a, v, side="left", sorter=None):
-    """Positions of active values ``v`` in a plain sorted array ``a``."""
-    table = np.asarray(plain_value(a, "the sorted array `a` of np.searchsorted"), dtype=float)
-    if sorter is not None:
-        table = table[np.asarray(plain_value(sorter, "the sorter of np.searchsorted"))]
+    """Positions of values ``v`` in a sorted array ``a``, either of them active."""
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    if table.ndim == 1 and isinstance(v, Active):
+    a = plain_if_constant(a)
+    if sorter is not None:
+        order = np.asarray(plain_value(sorter, "the sorter of np.searchsorted"))
+        a = getitem(a, order) if isinstance(a, Active) else np.asarray(a)[order]
+    if isinstance(a, Active):
+        return _search_active_table(a, v, side)
+    table = np.asarray(a, dtype=float)
+    if not isinstance(v, Active):           # both were constants of the recording
+        return np.searchsorted(table, v, side=side)
+    if table.ndim == 1:
         recorded = recorded_data.search(table, v, side)
         if recorded is not None:
             return recorded
@@ -143,6 +149,36 @@ def searchsorted(a, v, side="left", sorter=None):
         guard(v, _up(below), _up(above))
     else:                           # table[i-1] <= v < table[i]
         guard(v, below, above)
+    return idx
+
+
+def _search_active_table(table, v, side):
+    """np.searchsorted in an active table (a cumulative sum of weights, say):
+    NumPy's positions at the recorded values, guarded by the table staying
+    sorted (on an unsorted table NumPy's answer depends on its bisection)
+    and by each value staying between its neighbours in the table."""
+    if table.ndim != 1:
+        raise ValueError("object too deep for desired array")    # NumPy's message
+    t = current(table)
+    if np.isnan(t).any() or np.any(t[:-1] > t[1:]):
+        raise UnsupportedOperation(
+            "adsim: np.searchsorted of an active array `a` that is not sorted (or holds NaN): "
+            "NumPy's positions then depend on its bisection, which adsim does not record; "
+            "sort `a` first (np.sort) or pass sorter=")
+    n = t.size
+    if n > 1:
+        compare(CompareKind.CMP_LE, gather(table, np.arange(n - 1)), gather(table, np.arange(1, n)))
+    idx = np.searchsorted(t, current(v) if isinstance(v, Active) else v, side=side)
+    at = np.reshape(idx, -1)
+    values = reshape(v, (-1,)) if isinstance(v, Active) else np.reshape(np.asarray(v, float), -1)
+    below, above = (CompareKind.CMP_LT, CompareKind.CMP_LE) if side == "left" else \
+        (CompareKind.CMP_LE, CompareKind.CMP_LT)
+    for kind, has, offset in ((below, at > 0, -1), (above, at < n, 0)):
+        if has.any():                   # table[i-1] (<|<=) v, v (<=|<) table[i]
+            pick = np.flatnonzero(has)
+            ends = gather(table, at[pick] + offset)
+            vals = gather(values, pick) if isinstance(values, Active) else values[pick]
+            compare(kind, ends, vals) if offset else compare(kind, vals, ends)
     return idx
 
 
