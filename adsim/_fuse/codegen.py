@@ -572,9 +572,15 @@ def _kernel(run, kind, written, function, last, read_later):
             body.append(f"last[j] = v{last};")
         if summed and tangents:
             body.append(f"lastd[j] = t{last};")
-        body += [f"double g{k} = 0.0;" for k in run.ops]
+        # An op's adjoint starts at -0.0, which the compiler drops from its
+        # first sum (x + -0.0 is x for every x, -0.0 included; x + 0.0 is not,
+        # so a start at 0.0 costs one addition per op and element). Adjoints
+        # differ from the interpreter's only in the sign of a zero, which no
+        # product or sum turns into a nonzero value; the inputs' adjoints ge/he
+        # start at +0.0 and so give the interpreter's +0.0 for a zero total.
+        body += [f"double g{k} = -0.0;" for k in run.ops]
         if second:
-            body += [f"double h{k} = 0.0;" for k in run.ops]
+            body += [f"double h{k} = -0.0;" for k in run.ops]
         body += [f"double ge{x} = 0.0; (void)ge{x};" for x in actives]
         if second:
             body += [f"double he{x} = 0.0;" for x in actives]
