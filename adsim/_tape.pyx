@@ -975,11 +975,12 @@ cdef class Tape:
         """Zero-order sweep: the output at the inputs ``xs`` (from _inputs)."""
         return replay_values(self, xs)
 
-    def _adjoint(self, xs, W):
+    def _adjoint(self, xs, W, bint want_value=True):
         """Reverse sweep with q adjoint directions ``W`` (q, output size), or
         one weight 1 when ``W`` is None (the gradient of a scalar output).
-        Returns (output value, [per input (q, size)])."""
-        return replay_adjoints(self, xs, W)
+        Returns (output value, [per input (q, size)]); without
+        ``want_value`` the value may be NaN (a fused kernel skips it)."""
+        return replay_adjoints(self, xs, W, want_value)
 
     def _tangent(self, xs, V, bint keep=False):
         """Forward sweep with p tangent directions; V[i] is (p, size of input i)

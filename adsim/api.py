@@ -165,10 +165,11 @@ def _gradient_tapes(f, cache, has_aux):
     return shared_cache(f, has_aux) if cache else TapeCache(False, has_aux)
 
 
-def _value_and_grad_call(f, argnums, has_aux, tapes):
+def _value_and_grad_call(f, argnums, has_aux, tapes, want_value=True):
     """The function ``value_and_grad(f, ...)`` calls; ``grad`` calls it
     without a Transformed of its own (``adsim.grad(f)(x)`` written inline
-    makes one per call)."""
+    makes one per call), and without ``want_value`` (the value of a replay
+    may then be NaN: a fused kernel skips it)."""
     nums, single = _argnums(argnums)
 
     def value_and_grad_f(*args, **kwargs):
@@ -183,7 +184,7 @@ def _value_and_grad_call(f, argnums, has_aux, tapes):
                 return _aux_value_and_grad(tape, call, f, single)
             _one_output(call, "grad", f)
             _check_scalar(tape, "grad", f)
-            y, g = tape.value_and_gradient(*call.values)
+            y, g = tape._value_and_gradient(call.values, want_value)
             return y, _per_argument(call, g, single)
         return tapes.run_call(f, args, kwargs, pos, method)
     return value_and_grad_f
@@ -249,7 +250,7 @@ def grad(f, argnums=0, cache=True, has_aux=False):
     cache = flag(cache, "cache", "grad")
     has_aux = flag(has_aux, "has_aux", "grad")
     tapes = _gradient_tapes(f, cache, has_aux)
-    value_and_grad_f = _value_and_grad_call(f, argnums, has_aux, tapes)
+    value_and_grad_f = _value_and_grad_call(f, argnums, has_aux, tapes, want_value=has_aux)
 
     def grad_f(*args, **kwargs):
         value, g = value_and_grad_f(*args, **kwargs)

@@ -406,7 +406,7 @@ def run_source(tape, run_row, codes, flags, name, kinds=KINDS):
     text = "\n".join(_vector_kernel(run, f"adsim_{kind}_{name}", read_later)
                      if kind == "vtangents" else
                      _kernel(run, kind, written, _function_name(kind, name), end - 1, read_later)
-                     for kind in _with_hvp(kinds))
+                     for kind in _with_variants(kinds))
     first_writer = {}
     for k in range(first, end):
         first_writer.setdefault(tape.op_operands(k)[0], k)
@@ -480,18 +480,22 @@ def _read_after(tape, slot, end, codes, flags):
 
 
 def _kernel(run, kind, written, function, last, read_later):
-    """The C function ``function``, kernel ``kind`` of the run; or "hvp":
-    second_order when nothing but the adjoint tangents is asked for (the
-    output's value and tangent, the gradient and the output's adjoint
-    tangent seed all unused), which second_order calls for such a call."""
+    """The C function ``function``, kernel ``kind`` of the run; or one of two
+    variants that a summed kernel calls when part of its results is unused:
+    "hvp", second_order when nothing but the adjoint tangents is asked for
+    (the output's value and tangent, the gradient and the output's adjoint
+    tangent seed all unused), and "novalue", gradient when the output's
+    value is not asked for (``outs`` NULL: tape.gradient)."""
     hvp = kind == "hvp"
+    novalue = kind == "novalue"
     tangents = kind in ("tangents", "reverse2", "second_order", "hvp")
-    reverse = kind in ("reverse", "reverse2", "gradient", "second_order", "hvp")
+    reverse = kind in ("reverse", "reverse2", "gradient", "second_order", "hvp", "novalue")
     second = kind in ("reverse2", "second_order", "hvp")        # adjoint tangents too
     summed = kind in SUMMED_KINDS and not hvp                   # into the scalar output
+    seeded = summed or hvp or novalue   # the whole run reversed from the output's seed
     externals = [e for _, e in run.externals.values()]
     actives = [x for x, e in enumerate(externals) if e.active]
-    lines = [f"{'static ' if hvp else ''}void {function}(double** V, double** T, double** A, "
+    lines = [f"{'static ' if hvp or novalue else ''}void {function}(double** V, double** T, double** A, "
              f"double** D, const double* seeds, double* outs) {{",
              "    (void)V; (void)T; (void)A; (void)D; (void)seeds; (void)outs;"]
     if kind == "second_order" and actives:      # (no input: nothing the variant could skip)
@@ -499,6 +503,8 @@ def _kernel(run, kind, written, function, last, read_later):
                              [f"A[{i}] == NULL" for i in sorted({externals[x].index
                                                                  for x in actives})])
         lines += [f"    if ({unused}) {{ {function}_hvp(V, T, A, D, seeds, outs); return; }}"]
+    if kind == "gradient":
+        lines += [f"    if (outs == NULL) {{ {function}_novalue(V, T, A, D, seeds, outs); return; }}"]
     for x, e in enumerate(externals):
         if e.kind == "scalar":
             lines.append(f"    const double s{x} = V[{e.index}][0];")
@@ -507,7 +513,7 @@ def _kernel(run, kind, written, function, last, read_later):
             if reverse and e.active:
                 lines.append(f"    double acc{x} = 0.0, accd{x} = 0.0; (void)acc{x}; (void)accd{x};")
     groups = _overlapping_gathers(externals) if reverse else []
-    if reverse and (summed or hvp):
+    if reverse and seeded:
         lines += _fresh_prologue(run, externals, groups, second, hvp)
     if summed:
         lines.append(_sum_declaration("sum"))
@@ -545,7 +551,7 @@ def _kernel(run, kind, written, function, last, read_later):
     if summed:
         lines += ["        double last[BLOCK];"] + (["        double lastd[BLOCK];"]
                                                      if tangents else [])
-    elif hvp:
+    elif hvp or novalue:
         pass
     elif not (reverse or tangents):     # values: stored in place. Element j of a result is
         for slot in read_later:  # stored after every load of element j, and no other
@@ -584,7 +590,7 @@ def _kernel(run, kind, written, function, last, read_later):
         body += [f"double ge{x} = 0.0; (void)ge{x};" for x in actives]
         if second:
             body += [f"double he{x} = 0.0;" for x in actives]
-        if summed or hvp:
+        if seeded:
             body.append(f"g{last} = seeds[0];")
             if second:
                 body.append(f"h{last} = {'0.0' if hvp else 'seeds[1]'};")
@@ -617,14 +623,14 @@ def _kernel(run, kind, written, function, last, read_later):
             lines.append(f"        memcpy(T[{i}] + i0, tw{i}, (size_t)nb * sizeof(double));")
     if summed:
         lines += _block_sums("last", "sum") + (_block_sums("lastd", "sumd") if tangents else [])
-    if reverse and not (summed or hvp):
+    if reverse and not seeded:
         for slot in read_later:         # cleared, as the interpreter clears them, before
             i = run.refs.index(slot)    # the adjoints of the run's inputs are added
             lines.append(f"        memset(A[{i}] + i0, 0, (size_t)nb * sizeof(double));")
             if second:
                 lines.append(f"        memset(D[{i}] + i0, 0, (size_t)nb * sizeof(double));")
     if reverse:
-        covered = _covered_sources(run, externals, groups) if summed or hvp else set()
+        covered = _covered_sources(run, externals, groups) if seeded else set()
         merged = {x for group in groups for x in group}
         for array, prefix in ([("A", "b")] if not hvp else []) + ([("D", "bd")] if second else []):
             # a Hessian-vector product needs no gradient: the whole-tape
@@ -662,13 +668,18 @@ def _kernel(run, kind, written, function, last, read_later):
     return "\n".join(lines)
 
 
-def _with_hvp(kinds):
-    """``kinds`` with second_order's "hvp" variant (called by it) before it."""
-    return [k for kind in kinds for k in (("hvp", kind) if kind == "second_order" else (kind,))]
+_VARIANTS = {"second_order": "hvp", "gradient": "novalue"}   # see _kernel
+
+
+def _with_variants(kinds):
+    """``kinds`` with each one's variant (which it calls) before it."""
+    return [k for kind in kinds for k in ((_VARIANTS[kind], kind) if kind in _VARIANTS
+                                          else (kind,))]
 
 
 def _function_name(kind, name):
-    return f"adsim_second_order_{name}_hvp" if kind == "hvp" else f"adsim_{kind}_{name}"
+    base = {variant: kind for kind, variant in _VARIANTS.items()}.get(kind)
+    return f"adsim_{base}_{name}_{kind}" if base else f"adsim_{kind}_{name}"
 
 
 def _scatter(array, e, buffer, covered=False):
@@ -799,7 +810,7 @@ def _derivative_outputs(run, kind, written, last, read_later):
     tangents = kind in ("tangents", "reverse2", "second_order")
     if kind == "hvp":
         return [f"he{x}" for x, e in enumerate(externals) if e.active]
-    if kind in ("reverse", "reverse2", "gradient", "second_order"):
+    if kind in ("reverse", "reverse2", "gradient", "second_order", "novalue"):
         names = [f"ge{x}" for x, e in enumerate(externals) if e.active]
         return names + ([f"he{x}" for x, e in enumerate(externals) if e.active]
                         if kind in ("reverse2", "second_order") else [])

@@ -225,5 +225,7 @@ def test_a_coarse_cobyla_point_is_not_a_kkt_point():
         return so.fmin_cobyla(lambda w: w @ COVARIANCE @ w, np.ones(3) / 3,
                               [lambda w: np.sum(w) - 1.0, lambda w: 1.0 - np.sum(w),
                                lambda w: EXPECTED @ w - r], rhoend=1e-10)
-    with pytest.raises(SolverNotConverged, match="not a KKT point|violates its constraints"):
+    # which check refuses it depends on where COBYLA stops
+    with pytest.raises(SolverNotConverged,
+                       match="not a KKT point|violates its constraints|not a constrained minimum"):
         adsim.jacobian(f)(np.array(0.11))

@@ -169,8 +169,10 @@ def test_curve_fit_model_reading_an_active_value_from_its_closure():
             return amplitude * np.exp(-rate * t) + offset[0]
         popt, _ = so.curve_fit(shifted, T, Y, p0=[1.0, 1.0], **FIT)
         return popt[1]
+    # the rate of a fit with a free offset is ill-conditioned: solves from
+    # different starts stop up to a few 1e-9 apart in it (seen: 2.3e-9)
     check_solution_derivatives(f, np.array([0.05]), np.array([1.0]), rtol=1e-4, atol=1e-8,
-                               moved=0.01, second_order=False)
+                               moved=0.01, second_order=False, value_rtol=1e-8)
 
 
 def test_curve_fit_full_output_and_default_start():
