@@ -231,11 +231,40 @@ class EventTime(Primitive):
 
     def _vjp(self, inputs, tau, tau_adjoint):
         if any(isinstance(x, Active) for x in inputs):
+            # second-order sweeps call second_order instead of recording this rule
             raise UnsupportedOperation(
-                "adsim.integrate.solve_ivp: Hessian-vector products through event times are not "
-                "supported (second derivatives of a zero are not recorded); use grad, jvp or vjp")
+                "adsim.integrate.solve_ivp: derivatives of order three and more through event "
+                "times are not supported; grad, jvp, vjp and hvp are")
         g_tau, g_inputs = self._slopes(tau, inputs)
         return tuple(-tau_adjoint / g_tau * g for g in g_inputs)
+
+    def second_order(self, inputs, tau, tangents, adjoint, adjoint_tangents):
+        """The inputs' adjoints, and their tangents in p directions, by the
+        implicit function theorem differentiated once more. The zero tau(x)
+        of G(tau, x) has the slope s = -G_x / G_tau; along a direction xdot
+        (taudot = s . xdot, d = (taudot, xdot)) the slope changes by
+        ds = -([H d]_x + s [H d]_tau) / G_tau, H the Hessian of G, whose
+        products with d are one second-order sweep of G's tape. ``tangents``:
+        per input None or (p, size); ``adjoint`` (1,); ``adjoint_tangents``
+        (p, 1). Returns ([adjoint (size,)], [adjoint tangents (p, size)])."""
+        p = adjoint_tangents.shape[0]
+        w = float(adjoint[0])
+        g_tau, g_inputs = self._slopes(tau, inputs)
+        slopes = [np.ravel(-g / g_tau) for g in g_inputs]
+        xdots = [np.zeros((p, s.size)) if t is None else np.reshape(t, (p, s.size))
+                 for s, t in zip(slopes, tangents)]
+        taudot = sum(xd @ s for xd, s in zip(xdots, slopes)).reshape(p, 1)
+        if w != 0.0:
+            def curvature(tape, values):
+                V = [taudot] + xdots
+                return tape._soadjoint(tape._inputs(values), V, np.ones(1), None, False)[3]
+            h = self._on_g(tau, inputs, curvature)
+            h_tau = h[0].reshape(p, 1)
+            slope_dots = [-(h_x.reshape(p, -1) + s * h_tau) / g_tau for h_x, s in zip(h[1:], slopes)]
+        else:
+            slope_dots = [np.zeros((p, s.size)) for s in slopes]
+        return ([w * s for s in slopes],
+                [adjoint_tangents[:, :1] * s + w * sd for s, sd in zip(slopes, slope_dots)])
 
 
 def _forward(tape, values):
@@ -253,6 +282,11 @@ class EventTimeApplication(Application):
     holds (it has no code to record the event function again)."""
 
     file_kind = "adsim.event_time"
+
+    def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents, context=None):
+        return self.prim.second_order(self._args(flat_args), np.reshape(result, ()), tangents,
+                                      np.reshape(adjoint, -1), np.reshape(
+                                          adjoint_tangents, (np.shape(adjoint_tangents)[0], -1)))
 
     def file_state(self):
         return {"event": self.prim.inner.name, "bracket": list(self.prim.bracket),

@@ -108,10 +108,9 @@ def test_event_derivatives(method, t_eval):
     assert tangent == pytest.approx(grads[0] @ v + grads[1] @ w, rel=1e-9)
 
 
-def test_event_structure_is_guarded_and_hvp_refused():
+def test_event_structure_is_guarded():
     """A tape recorded with one crossing of y = 5 does not replay where the
-    ball does not reach that height; Hessian-vector products through event
-    times are refused."""
+    ball does not reach that height."""
     def f(y0):
         res = solve_ivp(thrown, (0.0, 10.0), y0, args=(P,), events=EVENTS, t_eval=[1.0])
         return res.t_events[1][0] + np.sum(res.t_events[2])
@@ -119,8 +118,54 @@ def test_event_structure_is_guarded_and_hvp_refused():
     assert tape.forward(Y0 + [0.0, 0.5]) == pytest.approx(f(Y0 + [0.0, 0.5]), rel=1e-12)
     with pytest.raises(adsim.BranchChanged):
         tape.forward(np.array([0.0, 5.0]))          # apex below 5: no crossing
-    with pytest.raises(adsim.UnsupportedOperation, match="event"):
-        adsim.hvp(f, Y0, np.array([0.0, 1.0]))
+
+
+@pytest.mark.parametrize("method", ("RK45", "Radau"))
+@pytest.mark.parametrize("t_eval", (None, np.linspace(0.0, 4.0, 5)))
+def test_hessian_vector_products_through_event_times(method, t_eval):
+    """Against differences of the gradient (the discrete solver's own
+    derivative: its held step sizes make them agree to about 1e-5), and the
+    tape's replay at another point against a fresh recording there."""
+    def f(x):
+        return _landing(x[:2], x[2:], method, t_eval)
+    x = np.concatenate([P, Y0])
+    v = np.array([0.3, -0.5, 0.2, 0.1])
+    g = adsim.grad(f)
+    want = (8 * (g(x + 1e-4 * v) - g(x - 1e-4 * v)) - (g(x + 2e-4 * v) - g(x - 2e-4 * v))) / 12e-4
+    got = adsim.hvp(f, x, v)
+    np.testing.assert_allclose(got, want, rtol=5e-5 if method == "RK45" else 5e-6,
+                               atol=1e-6 * np.max(np.abs(want)))
+    tape = adsim.record(f, x)
+    assert tape.hvp(x, v).tobytes() == got.tobytes()
+    if method == "RK45":            # (Radau's step decisions change within 1e-7)
+        moved = x * (1 + 1e-7)
+        np.testing.assert_allclose(tape.hvp(moved, v), adsim.record(f, moved).hvp(moved, v),
+                                   rtol=1e-9)
+
+
+def _decay_crossing(p):
+    """exp(-k t) = c at T = -ln(c) / k; returns T^2 + k T."""
+    def crossing(t, y):
+        return y[0] - p[1]
+    crossing.terminal = True
+    sol = solve_ivp(lambda t, y: -p[0] * y, (0.0, 5.0), np.array([1.0]), events=[crossing],
+                    rtol=1e-12, atol=1e-14)
+    T = sol.t_events[0][0]
+    return T ** 2 + p[0] * T
+
+
+def test_hessian_of_an_event_time_against_its_formula():
+    k, c = p = np.array([0.7, 0.3])
+    T = -np.log(c) / k
+    Tk, Tc = -T / k, -1.0 / (c * k)
+    Tkk, Tkc, Tcc = 2 * T / k ** 2, 1.0 / (c * k ** 2), 1.0 / (c ** 2 * k)
+    H = np.array([[2 * Tk ** 2 + 2 * T * Tkk + 2 * Tk + k * Tkk,
+                   2 * Tk * Tc + 2 * T * Tkc + Tc + k * Tkc],
+                  [0.0, 2 * Tc ** 2 + 2 * T * Tcc + k * Tcc]])
+    H[1, 0] = H[0, 1]
+    for v in np.eye(2):
+        np.testing.assert_allclose(adsim.hvp(_decay_crossing, p, v), H @ v, rtol=1e-8)
+    np.testing.assert_allclose(adsim.hessian(_decay_crossing)(p), H, rtol=1e-8)
 
 
 def _event_time(p):
