@@ -340,6 +340,10 @@ CONTINUOUS = {
         "ppf": lambda q, c: (-np.log(q)) ** (-1.0 / c),
         "isf": lambda q, c: (-np.log1p(-q)) ** (-1.0 / c),
         "entropy": lambda c: 1.0 + _EULER + _EULER / c - np.log(c)}, {}, open=True),
+    # on the whole line, 2 pi periodic: kappa cos y - log(2 pi I0(kappa))
+    "vonmises": Family(_anywhere, 0.0, lambda kappa: kappa >= 0, (1.0,), {
+        "logpdf": lambda y, kappa: kappa * (np.cos(y) - 1.0) - _LOG_2PI - np.log(sc.i0e(kappa))},
+        {}),
     "levy": Family(_positive, 1.0, _always, (), {
         "logpdf": lambda y: -0.5 * _LOG_2PI - 1.5 * np.log(y) - 0.5 / y,
         "cdf": lambda y: 2.0 * sc.ndtr(-1.0 / np.sqrt(y)),
@@ -375,6 +379,18 @@ DISCRETE = {
                     lambda n, p: (n >= 0) & (n == np.floor(n)) & (0 <= p) & (p <= 1), (0.0, 0.5),
                     {"logpmf": _binom_logpmf, "cdf": _binom_cdf, "sf": _binom_sf},
                     dict.fromkeys(("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"), (0,))),
+    # failures k before the n-th success: P(K <= k) = I_p(n, k + 1)
+    "nbinom": Family(lambda n, p: (0.0, np.inf), 0.0, lambda n, p: (n > 0) & (p > 0) & (p <= 1),
+                     (1.0, 0.5), {
+        "logpmf": lambda k, n, p: (sc.gammaln(n + k) - sc.gammaln(k + 1.0) - sc.gammaln(n)
+                                   + n * np.log(p) + sc.xlog1py(k, -p)),
+        "cdf": lambda k, n, p: sc.betainc(n, k + 1.0, p),
+        "sf": lambda k, n, p: sc.betainc(k + 1.0, n, 1.0 - p)},
+        dict.fromkeys(("cdf", "logcdf", "sf", "logsf"), (0,))),
+    "geom": Family(lambda p: (1.0, np.inf), 1.0, lambda p: (p > 0) & (p <= 1), (0.5,), {
+        "logpmf": lambda k, p: sc.xlog1py(k - 1.0, -p) + np.log(p),
+        "cdf": lambda k, p: -np.expm1(k * np.log1p(-p)),
+        "sf": lambda k, p: np.exp(k * np.log1p(-p))}, {}),
     "bernoulli": Family(lambda p: (0.0, 1.0), 0.0, lambda p: (0 <= p) & (p <= 1), (0.5,), {
         "logpmf": lambda k, p: _binom_logpmf(k, 1.0, p),
         "cdf": lambda k, p: _binom_cdf(k, 1.0, p), "sf": lambda k, p: _binom_sf(k, 1.0, p)}, {}),

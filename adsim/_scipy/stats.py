@@ -22,7 +22,7 @@ import numpy as np
 from .._np import joins
 from .._np.integers import plain_if_constant
 from ..errors import UnsupportedOperation
-from . import dirichlet, mvn
+from . import dirichlet, mvn, stats_functions
 from .arrays import array
 from .distributions import CONTINUOUS, DISCRETE
 
@@ -226,6 +226,7 @@ HOOKS = {
     (_INFRA, "rv_generic.entropy"): _entropy,
     **mvn.HOOKS,
     **dirichlet.HOOKS,
+    **stats_functions.HOOKS,
 }
 
 

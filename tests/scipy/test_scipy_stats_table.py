@@ -1,7 +1,7 @@
 """The rows of the distribution table (adsim/_scipy/distributions.py) added
 for chi2, lognorm, laplace, cauchy, logistic, uniform, invgamma,
 weibull_min, halfnorm, skewnorm, halfcauchy, lomax, fisk, weibull_max,
-invweibull, levy, bernoulli and the discrete cdf/sf, the
+invweibull, levy, vonmises, bernoulli, nbinom, geom and the discrete cdf/sf, the
 entropy methods, dirichlet and multivariate_normal.entropy: every sweep
 against SciPy's values and central differences (x, loc, scale and the
 shape parameters active), broadcasting, SciPy's values at the ends of the
@@ -39,6 +39,7 @@ ROWS = {
     "weibull_max": (-POSITIVE, [np.array(1.7)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
     "invweibull": (POSITIVE, [np.array(2.4)], "pdf logpdf cdf logcdf sf logsf ppf isf"),
     "levy": (POSITIVE, [], "pdf logpdf cdf logcdf sf logsf ppf isf"),
+    "vonmises": (np.array([-4.0, -0.2, 0.4, 7.3]), [np.array(1.3)], "pdf logpdf"),
 }
 # shape parameters an incomplete gamma function takes in its first argument
 PLAIN_IN = {"chi2": "cdf logcdf sf logsf ppf isf", "invgamma": "cdf logcdf sf logsf ppf isf"}
@@ -93,6 +94,9 @@ def test_broadcasting_and_frozen(f, xs):
     (lambda p: st.binom.sf(np.array([-1, 1, 4.5, 5, 9]), 5, p), np.array([0.3, 0.3, 0.3, 0.3,
                                                                             1.2])),
     (lambda p: st.bernoulli.logpmf(np.array([-1, 0, 1, 0.5]), p), np.array([0.3, 0.3, 0.3, 0.3])),
+    (lambda p: st.nbinom.logpmf(np.array([-1, 0, 2.5, 3]), 2.0, p), np.array([0.3, 0.3, 0.3, 1.2])),
+    (lambda p: st.geom.sf(np.array([0, 1, 2.5, 3]), p), np.array([0.3, 0.3, 0.3, -0.2])),
+    (lambda k: st.vonmises.logpdf(0.4, k), np.array([0.5, 0.0, -1.0])),
 ])
 def test_scipys_values_outside_the_support_and_for_invalid_parameters(f, x):
     """SciPy's constants (and NaN for invalid parameters) with derivative
@@ -134,6 +138,12 @@ DISCRETE = {
                              [np.array([0.2, 0.5, 0.7])]),
     "bernoulli.cdf sf": (lambda p: st.bernoulli.cdf([0, 0.5, 1], p) + st.bernoulli.logsf(0, p),
                          [np.array([0.2, 0.5, 0.7])]),
+    "nbinom.pmf logpmf": (lambda n, p: st.nbinom.logpmf([0, 2, 5], n, p) * st.nbinom.pmf(3, n, p),
+                          [np.array([0.6, 2.5, 4.0]), np.array([0.3, 0.5, 0.8])]),
+    "nbinom.cdf logsf": (lambda p: st.nbinom.cdf([0, 2.5, 5], 3.0, p)
+                         + st.nbinom.logsf([1, 3, 4.5], 2.0, p, loc=1), [np.array([0.3, 0.5, 0.8])]),
+    "geom.logpmf cdf sf": (lambda p: st.geom.logpmf([1, 3, 4], p) + st.geom.cdf([1, 2.5, 6], p)
+                           + st.geom.logsf([0, 2, 5], p), [np.array([0.2, 0.5, 0.7])]),
 }
 
 
