@@ -201,3 +201,19 @@ def test_zero_adjoints_have_the_interpreters_sign():
     assert g.tobytes() == want.tobytes()
     v = np.sign(x) * -1.0
     assert fused.hvp(x, v).tobytes() == plain.hvp(x, v).tobytes()
+
+
+def test_a_gradient_without_its_value_is_the_gradient_with_it():
+    """tape.gradient and adsim.grad run the kernel variant that skips the
+    output's value (outs NULL); value_and_gradient runs the full one."""
+    x = np.random.default_rng(5).uniform(-1.0, 1.0, N)
+    fused, plain = fused_and_plain(rosenbrock, x)
+    y, g = fused.value_and_gradient(x)
+    assert y == pytest.approx(rosenbrock(x), rel=1e-12)
+    assert fused.gradient(x).tobytes() == g.tobytes() == plain.gradient(x).tobytes()
+    f = lambda z: rosenbrock(z)                  # noqa: E731 (a function of its own)
+    grad, value_and_grad = ad.grad(f), ad.value_and_grad(f)
+    for _ in range(2):                           # recorded, then replayed
+        value, gv = value_and_grad(x)
+        assert grad(x).tobytes() == gv.tobytes()
+        assert value == pytest.approx(rosenbrock(x), rel=1e-12)
