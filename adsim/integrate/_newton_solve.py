@@ -65,8 +65,7 @@ adjoint, and these replays solve what the forward sweep solved: kept, they
 are looked up, and need neither a solve nor the factors. On the 2-D
 Brusselator of the stiff test set (512 states) a BDF gradient's distinct
 solutions and right-hand sides take 23 MB: with them kept, it solves each
-once (4 758 SuperLU solves before, 3 376 after) and factors 322 matrices
-of its 274 (355 before)."""
+once (4 758 SuperLU solves before, 3 376 after)."""
 
 SINGULAR = "singular"
 """The factorisation of a matrix that is singular or not finite: solutions
