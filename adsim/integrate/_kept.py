@@ -10,8 +10,8 @@ __all__ = ["Kept"]
 
 class Kept(ResultNeutral):
     """The ``size`` most recently used values, by key, and with a ``budget``
-    (bytes, ``weigh(value)`` each) more of them while all weigh at most that
-    together. Each value is a function of its key alone, so the cache never
+    (bytes, ``weigh(key, value)`` each) more of them while all weigh at most
+    that together. Each value is a function of its key alone, so the cache never
     changes a result (the environment checks of recorded steps count it as
     a constant)."""
 
@@ -35,7 +35,7 @@ class Kept(ResultNeutral):
     def put(self, key, value):
         with self._lock:
             if self._weigh is not None:
-                weight = self._weigh(value)
+                weight = self._weigh(key, value)
                 self._total += weight - self._weights.get(key, 0)
                 self._weights[key] = weight
             self._values[key] = value

@@ -243,11 +243,49 @@ def test_a_repeated_sparse_solve_is_looked_up_and_stays_the_solve():
     assert len(calls) == 3
 
 
+def test_a_kept_solution_needs_no_factors_and_a_changed_matrix_is_solved():
+    """A solution is kept by its matrix (form, coefficients, J's values) and
+    right-hand side: asked again after its factors were given up, it is
+    looked up without factoring; J's values equal to the last ones but
+    another array, or changed in place, name the matrix they hold."""
+    linear = SparseLinear(PATTERN)
+    first = linear.shifted(DATA, C, B)
+    linear._factors = linear.kept_factors()                # the factors given up
+    factored = []
+    factorised = linear.factorised
+    linear.factorised = lambda *a: factored.append(1) or factorised(*a)
+    assert np.array_equal(linear.shifted(DATA.copy(), C, B), first) and factored == []
+    data = DATA.copy()
+    data[0] *= 3.0                                         # another matrix
+    np.testing.assert_allclose(linear.shifted(data, C, B),
+                               np.linalg.solve(C * np.eye(N) - linear.matrix(data).toarray(), B),
+                               rtol=1e-12)
+    assert factored == [1]
+    data[0] = DATA[0]                                      # back, in place
+    assert np.array_equal(linear.shifted(data, C, B), first) and factored == [1]
+    x_re, x_im = linear.shifted_complex(DATA, C, 0.5, B, B2)
+    x = np.linalg.solve(complex(C, 0.5) * np.eye(N) - J, B + 1j * B2)
+    np.testing.assert_allclose(x_re + 1j * x_im, x, rtol=1e-12)
+    assert factored == [1, 1]
+
+
+def test_sparse_factors_weigh_their_arithmetic():
+    """Real factors weigh 12 bytes per entry, complex ones 20: the budget
+    counts what SuperLU holds."""
+    from adsim.integrate._sparse_solve import _factor_bytes
+    lu = SparseLinear(PATTERN)
+    lu.shifted(DATA, C, B)
+    lu.shifted_complex(DATA, C, 0.5, B, B2)
+    weights = sorted(_factor_bytes(key, f) for key, f in lu._factors._values.items())
+    nnz = next(iter(lu._factors._values.values())).nnz
+    assert weights == [12 * nnz, 20 * nnz]
+
+
 def test_sparse_factorisations_are_kept_within_a_byte_budget():
     """Eight at least, more while their factors fit the budget, the least
     recently used given up first: a reverse sweep finds the forward's."""
     from adsim.integrate._kept import Kept
-    kept = Kept(2, budget=10, weigh=len)
+    kept = Kept(2, budget=10, weigh=lambda key, value: len(value))
     for key in "abcde":
         kept.put(key, "xxx")                    # 3 bytes each: three fit in 10
     assert [k for k in "abcde" if kept.get(k) is not None] == ["c", "d", "e"]
