@@ -38,3 +38,22 @@ def kernel_cache(tmp_path_factory):
     mp.setenv("ADSIM_KERNEL_CACHE", str(tmp_path_factory.mktemp("kernels")))
     yield
     mp.undo()
+
+
+# The longest tests (each a minute or more of one worker, most of it child
+# processes) run first: started last, one of them would keep its worker busy
+# after the other has finished everything else (with -n auto the suite's
+# wall time is its busier worker's).
+LONGEST_FIRST = ("tests/project/test_benchmarks_smoke.py",
+                 "tests/checkpoint/test_budget_bound.py",
+                 "tests/core/test_fused_runs.py::test_random_programs",
+                 "tests/integrate/test_solve_ivp_memory.py::test_stated_minimum",
+                 "tests/project/test_docs.py",
+                 "tests/project/test_examples_ode.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        return next((k for k, prefix in enumerate(LONGEST_FIRST)
+                     if item.nodeid.startswith(prefix)), len(LONGEST_FIRST))
+    items.sort(key=rank)          # stable: the rest keep their order
