@@ -28,9 +28,51 @@ cdef double* new_state(int64_t width) except NULL:
         raise MemoryError(f"adsim: no memory for a loop state ({8 * width} bytes)")
     return p
 
+# Which variant took each step (StepPath): a step whose branch differs from
+# the last one's (an adaptive solver's rejected or re-tried step, BDF's
+# order changes) is tried first with the variant that took it before, when
+# an advance re-runs it from a snapshot and when its turn reverses it,
+# instead of with each variant in turn until one holds (a failed try costs
+# a sweep up to where the path leaves). One byte per step: the variant's
+# serial in this sweep's LoopSteps (1..255; 0: not known).
+
+ctypedef struct StepPath:
+    uint8_t* serial                 # per step index
+    int64_t cap
+
+
+cdef int path_room(StepPath* path, int64_t k) except -1 nogil:
+    """Room in ``path`` for step index ``k``, new entries unknown (0)."""
+    cdef int64_t cap
+    cdef uint8_t* p
+    if k < path.cap:
+        return 0
+    cap = max(2 * path.cap, k + 1, <int64_t>1024)
+    p = <uint8_t*>realloc(path.serial, <size_t>cap)
+    if p == NULL:
+        with gil:
+            raise MemoryError(f"adsim: no memory for a loop's step path ({cap} bytes)")
+    memset(p + path.cap, 0, <size_t>(cap - path.cap))
+    path.serial, path.cap = p, cap
+    return 0
+
+
+cdef inline int path_note(StepPath* path, int64_t k, int serial) except -1 nogil:
+    if k < 0:
+        return 0
+    path_room(path, k)
+    path.serial[k] = <uint8_t>serial
+    return 0
+
+
+cdef inline int path_serial(const StepPath* path, int64_t k) noexcept nogil:
+    return path.serial[k] if 0 <= k < path.cap else 0
+
+
 cdef class StepVariant:
     """One recorded variant of a step (or condition) tape in a run."""
     cdef Tape tape
+    cdef int serial                 # 1..255 in its LoopSteps (StepPath); 0 past that
     cdef Replay replay              # None until the run first uses it
     cdef int x0                     # the state's slot (input 0) and the result's
     cdef int out
@@ -58,6 +100,11 @@ cdef class LoopSteps:
     cdef readonly list dot_sums     # per input: adjoint tangents summed (second order)
     cdef bint is_condition
     cdef bint clean                 # no sweep was left unfinished (the work buffers are zero)
+    cdef StepPath path              # which variant took each step (see StepPath)
+    cdef int serials                # serials handed to variants so far
+
+    def __dealloc__(self):
+        free(self.path.serial)
 
     def __cinit__(self, tapes, list inputs, int layout, int dirs, int64_t size, list in_dots=None,
                   bint condition=False):
@@ -96,6 +143,8 @@ cdef class LoopSteps:
         t.check_replayable()
         v = StepVariant.__new__(StepVariant)
         v.tape = t
+        self.serials += 1
+        v.serial = self.serials if self.serials <= 255 else 0
         v.x0 = t._input_slots[0]
         v.out = t.out_slot
         if self.is_condition:
@@ -171,6 +220,21 @@ cdef class LoopSteps:
             self.variants.insert(0, self.variants.pop(i))
         return 0
 
+    cdef int hinted(self, int64_t k):
+        """The place in ``variants`` of the variant that took step ``k``
+        before, or -1 (not known, or that variant was dropped)."""
+        cdef int serial = path_serial(&self.path, k), i
+        if serial:
+            for i in range(len(self.variants)):
+                if (<StepVariant>self.variants[i]).serial == serial:
+                    return i
+        return -1
+
+    cdef int took(self, int64_t k, int i) except -1:
+        """Variant i (of ``variants``) took step k: noted, and moved first."""
+        path_note(&self.path, k, (<StepVariant>self.variants[i]).serial)
+        return self.promote(i)
+
     # -- plain and tangent steps ----------------------------------------------
 
     cdef int try_forward(self, StepVariant v, double* z, double* zt) except -1:
@@ -198,15 +262,24 @@ cdef class LoopSteps:
         check_signals(s, v.tape.work_units)       # many short steps are a long replay too
         return 0
 
-    cdef int64_t run_released(self, double* z, double* zt, int64_t k) except -1:
-        """Up to k steps with the variant used last, the GIL released over
-        the whole run (so threads replaying loops run in parallel) when its
-        tape calls no Python (no CALLBACK ops, or only ones with compiled
-        rules in a plain run); returns the steps taken: fewer when the
-        variant leaves its path, 0 for a tape with Python rules."""
+    cdef int64_t run_released(self, double* z, double* zt, int64_t k, int64_t start) except -1:
+        """Up to k steps (from step index ``start``) with the variant used
+        last, the GIL released over the whole run (so threads replaying
+        loops run in parallel) when its tape calls no Python (no CALLBACK
+        ops, or only ones with compiled rules in a plain run); returns the
+        steps taken: fewer when the variant leaves its path or the step path
+        says another variant took the next step, 0 for a tape with Python
+        rules."""
         if k <= 0 or not self.variants:
             return 0
         cdef StepVariant v = <StepVariant>self.variants[0]
+        cdef int64_t j
+        for j in range(k):              # up to the first step another variant took before
+            if path_serial(&self.path, start + j) not in (0, v.serial):
+                k = j
+                break
+        if k == 0:
+            return 0
         cdef bint tangents = zt != NULL
         if len(v.tape._callbacks) and tangents:      # (tangent rules are Python)
             return 0
@@ -233,18 +306,24 @@ cdef class LoopSteps:
                     copy_doubles(zt, tptr(s, out), width)
                 done += 1
                 check_signals(s, units)
+        path_room(&self.path, start + done)
+        if done and v.serial:
+            memset(self.path.serial + start, v.serial, <size_t>done)
         return done
 
-    cdef int step(self, double* z, double* zt) except -1:
-        """One step of the state (and tangents), with whichever variant holds."""
-        cdef int i
+    cdef int step(self, double* z, double* zt, int64_t k=-1) except -1:
+        """Step k (-1: not known) of the state (and tangents), with whichever
+        variant holds: first the one that took it before."""
+        cdef int i, h = self.hinted(k)
+        if h >= 0 and not self.try_forward(<StepVariant>self.variants[h], z, zt):
+            return self.took(k, h)
         for i in range(len(self.variants)):
-            if not self.try_forward(<StepVariant>self.variants[i], z, zt):
-                return self.promote(i)
+            if i != h and not self.try_forward(<StepVariant>self.variants[i], z, zt):
+                return self.took(k, i)
         self.record(z)
         if self.try_forward(<StepVariant>self.variants[0], z, zt):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
-        return 0
+        return self.took(k, 0)
 
     cdef int decide(self, double* z) except -1:
         """A condition's outcome at z (condition tapes), recorded anew when
@@ -321,29 +400,35 @@ cdef class LoopSteps:
         check_signals(s, t.work_units * 3)
         return 0
 
-    cdef int turn(self, double* z, double* zt, double* w, double* wdot) except -1:
-        cdef int i
+    cdef int turn(self, double* z, double* zt, double* w, double* wdot, int64_t k=-1) except -1:
+        """Reverse step k (-1: not known) from z: first with the variant that
+        took it before."""
+        cdef int i, h = self.hinted(k)
+        if h >= 0 and not self.try_turn(<StepVariant>self.variants[h], z, zt, w, wdot):
+            return self.took(k, h)
         for i in range(len(self.variants)):
-            if not self.try_turn(<StepVariant>self.variants[i], z, zt, w, wdot):
-                return self.promote(i)
+            if i != h and not self.try_turn(<StepVariant>self.variants[i], z, zt, w, wdot):
+                return self.took(k, i)
         self.record(z)
         if self.try_turn(<StepVariant>self.variants[0], z, zt, w, wdot):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
-        return 0
+        return self.took(k, 0)
 
     # -- kept forward sweeps (_loop_kept.pxi) ------------------------------------
 
     cdef int step_kept(self, double* z, KeptForwards kept, int64_t index) except -1:
         """Step ``index`` from z as step() takes it, by a keeping forward
         sweep that ``kept`` keeps for the step's turn when it has room."""
-        cdef int i
+        cdef int i, h = self.hinted(index)
+        if h >= 0 and not self.try_kept(<StepVariant>self.variants[h], z, kept, index):
+            return self.took(index, h)
         for i in range(len(self.variants)):
-            if not self.try_kept(<StepVariant>self.variants[i], z, kept, index):
-                return self.promote(i)
+            if i != h and not self.try_kept(<StepVariant>self.variants[i], z, kept, index):
+                return self.took(index, i)
         self.record(z)
         if self.try_kept(<StepVariant>self.variants[0], z, kept, index):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
-        return 0
+        return self.took(index, 0)
 
     cdef int try_kept(self, StepVariant v, double* z, KeptForwards kept,
                       int64_t index) except -1:
@@ -598,9 +683,9 @@ cdef class LoopRun:
             run = k - i                 # runs of the last variant without the GIL,
             if capture:                 # up to the next state to capture
                 run = min(run, self.outputs.next_at(self.current + i + 1) - self.current - i)
-            done = self.steps.run_released(self.z, zt, run)
+            done = self.steps.run_released(self.z, zt, run, self.current + i)
             if done < run:              # left its path, or Python rules: one step as it comes
-                self.steps.step(self.z, zt)
+                self.steps.step(self.z, zt, self.current + i + done)
                 done += 1
             i += done
             if capture:
@@ -636,7 +721,7 @@ cdef class LoopRun:
             if kept is not None:
                 self.steps.step_kept(self.z, kept, k)
             else:
-                self.steps.step(self.z, zt)
+                self.steps.step(self.z, zt, k)
             k += 1
         self.kept = kept
         self.n_steps = self.position = self.current = k
@@ -728,7 +813,7 @@ cdef class LoopRun:
                 if self.kept is not None and self.kept.tape_of(self.position - 1) is not None:
                     self.steps.turn_kept(self.kept, self.position - 1, self.w)
                 else:
-                    self.steps.turn(self.z, zt, self.w, self.wdot)
+                    self.steps.turn(self.z, zt, self.w, self.wdot, self.position - 1)
                 self.position = self.current
                 self.current = -1
                 self.taped_steps += 1

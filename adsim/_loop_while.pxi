@@ -32,6 +32,7 @@ ctypedef struct ReadyVariant:       # a variant's Replay, set up for sweeps with
     bint outcome                    # condition tapes: the outcome recorded
     bint callbacks                  # its tape has CALLBACK ops (compiled ones): never kept
     Py_ssize_t index                # its place in LoopSteps.variants when made ready
+    int serial                      # its StepVariant.serial (the steps it takes are noted)
 
 
 ctypedef struct KeptHere:           # steps kept without the GIL, for KeptForwards' lists
@@ -66,6 +67,7 @@ cdef bint made_ready(LoopSteps steps, ReadyVariant* ready) except -1:
         ready[i].outcome = v.outcome
         ready[i].callbacks = len(v.tape._callbacks) > 0
         ready[i].index = i
+        ready[i].serial = v.serial
     return True
 
 
@@ -191,10 +193,11 @@ cdef int take_shot_here(LoopRun run, int64_t slot) except -1 nogil:
 cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
                          ReadyVariant* step, int n_step, OnlineDecisions online,
                          KeptForwards kept, KeptHere* here, int64_t k, int64_t limit,
-                         bint* stuck) except -1 nogil:
+                         bint* stuck, StepPath* path) except -1 nogil:
     """run_while's steps from step ``k`` while the condition holds (at most
-    ``limit``; no limit when negative). ``stuck``: it stopped at a step no
-    variant follows, its snapshot taken (the executor takes the step)."""
+    ``limit``; no limit when negative), each step's variant noted in
+    ``path``. ``stuck``: it stopped at a step no variant follows, its
+    snapshot taken (the executor takes the step)."""
     cdef int64_t done = 0, slot, n = run.size
     cdef double* z = run.z
     cdef int rc
@@ -216,6 +219,7 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
         if rc < 0:
             stuck[0] = True
             break
+        path_note(path, k + done, step[0].serial)      # (the variant that held is first)
         done += 1
     return done
 
@@ -252,7 +256,8 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
         try:
             with nogil:
                 done = steps_while(run, ready, <int>n_condition, ready + n_condition,
-                                   <int>n_step, online, kept, &here, k, limit, &stuck)
+                                   <int>n_step, online, kept, &here, k, limit, &stuck,
+                                   &steps.path)
         finally:                        # the kept steps' tapes, in order (tape_of reads them)
             for i in range(here.n):
                 kept.tapes.append((<StepVariant>steps.variants[here.index[i]]).tape)
@@ -267,6 +272,6 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
         if kept is not None:
             steps.step_kept(run.z, kept, k + done)
         else:
-            steps.step(run.z, NULL)
+            steps.step(run.z, NULL, k + done)
         done += 1
     return done
