@@ -50,6 +50,7 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
                     "adsim.event_time": "adsim.integrate._events.EventTimeApplication",
+                    "adsim.integral": "adsim._scipy.quadrature.IntegralApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 

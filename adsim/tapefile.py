@@ -38,6 +38,7 @@ from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
+from ._scipy.quadrature import IntegralApplication
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
@@ -51,7 +52,8 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
-                                                    EventTimeApplication, LoopOp)}
+                                                    EventTimeApplication, IntegralApplication,
+                                                    LoopOp)}
 
 
 def callback_classes():

@@ -240,6 +240,27 @@ class SavedInner:
         raise no_variant_holds(self.what, len(tapes), "function", f"`{self.name}`") from changed
 
 
+class RecordingInner(SavedInner):
+    """The inner function of an op whose values run on its tapes (an event
+    time, an integral, a solve), in the process that has the function: the
+    variants as loaded ones are tried first, and where none holds
+    ``function(*full)`` is recorded again (all its arguments float arrays,
+    in the tapes' input order) and becomes the first variant."""
+
+    def __init__(self, function, name, what):
+        super().__init__(name, 0, (), what)
+        self.function = function
+
+    def run(self, full, method):
+        try:
+            return super().run(full, method)
+        except BranchChanged:
+            from .._record.recording import record
+            tape = record(self.function, *full)
+            self.variants.use(tape)
+            return method(tape, list(full))
+
+
 def _contracted(J, *values):
     """<w, J> for the weight w last among ``values`` (the vjp rule's value)."""
     return np.sum(values[-1] * J)
