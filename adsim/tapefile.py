@@ -38,6 +38,7 @@ from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
+from ._scipy.implicit_file import SolutionApplication
 from ._scipy.quadrature import IntegralApplication
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
@@ -53,7 +54,7 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
                                                     EventTimeApplication, IntegralApplication,
-                                                    LoopOp)}
+                                                    SolutionApplication, LoopOp)}
 
 
 def callback_classes():
