@@ -15,7 +15,9 @@ a fixed point. Differentiating that identity gives::
 - value: SciPy's solver on the plain parameter values (adsim/_scipy/
   solver_calls.py), starting on replay from the previous solution (and,
   should that fail, from the program's own start); a solve that does not
-  converge raises :class:`adsim.errors.SolverNotConverged`;
+  converge raises :class:`adsim.errors.SolverNotConverged`. After the first
+  solve, a call that a tape file can hold runs on the recorded tapes of its
+  function (adsim/_scipy/implicit_file.py);
 - tangent and adjoint: one solve with ``F_x`` (or its transpose), ``F_p``
   from a tangent or adjoint sweep of a tape of ``F`` recorded at the
   solution (:class:`Equations`) or, for a minimiser, a second-order sweep of
