@@ -39,6 +39,7 @@ from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
 from ._scipy.implicit_file import SolutionApplication
+from ._scipy.operator_solve import OperatorSolveApplication
 from ._scipy.quadrature import IntegralApplication
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
@@ -54,7 +55,8 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
                                                     EventTimeApplication, IntegralApplication,
-                                                    SolutionApplication, LoopOp)}
+                                                    SolutionApplication,
+                                                    OperatorSolveApplication, LoopOp)}
 
 
 def callback_classes():
