@@ -9,15 +9,13 @@ recorded (Python's math on numbers) keeps its own values and refuses to be
 saved, naming why; altered descriptions are refused with TapeFileError."""
 import json
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
 import scipy.integrate as si
 
 import adsim
-from adsim import parallel, tapefile
+from adsim import tapefile
 from adsim.errors import TapeCopyError
 from tapefile_bytes import replace_section, section
 from tapefile_replays import assert_same_replays, callback_kinds, copies
@@ -109,14 +107,6 @@ def test_an_integrand_that_cannot_be_recorded_keeps_its_values_and_refuses_savin
     assert tape.forward(P0 * 2) == f(P0 * 2)
     with pytest.raises(TapeCopyError, match="could not be recorded .ActiveValueLeak"):
         tape.save(tmp_path / "f.adtape")
-
-
-def test_integrals_map_on_spawned_processes():
-    tape = adsim.record(program, P0)
-    want = [tape.gradient(p).tobytes() for p in NEAR]
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        got = parallel.map("gradient", tape, NEAR, executor=pool, chunk_size=2)
-    assert [np.asarray(g).tobytes() for g in got] == want
 
 
 def altered_file(change, f=moments):
