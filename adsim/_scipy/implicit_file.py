@@ -20,6 +20,7 @@ import numpy as np
 from .._filefields import expect_keys, json_data, shape_field, size_of
 from .._nesting.nested import SavedInner
 from .._record.creation import suspended
+from ..errors import TapeCopyError
 from ..primitives import Application
 from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
 
@@ -58,7 +59,8 @@ def saved_call(solver, spec, call, names, system):
     the functions at ``names``)."""
     from .solver_calls import IMPLICIT
     if solver not in IMPLICIT or spec.kind not in _KINDS:
-        return SavedCall(solver, None, system, "only root finders and minimisers are saved")
+        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem: only "
+                                               f"root finders and minimisers are saved")
     if len(names) > 1 or spec.first_of:
         return SavedCall(solver, None, system, "it calls a derivative given as Python code "
                                                "(jac=, hess=, fprime=, ...)")
@@ -104,13 +106,17 @@ class SolutionApplication(Application):
         with solution._lock:
             start, first, solved_at = solution._start, solution._first, solution._solved_at
         saved = solution.saved
-        state = {"solver": saved.solver, "arguments": saved.arguments,
-                 "first": json_data(first, "the start"),
-                 "start": json_data(start, "the warm start"),
-                 "solved_at": None if solved_at is None else
-                 json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
-                 "in_shapes": [list(s) for s in self.in_shapes],
-                 "out_shape": list(self.out_shape)}
+        try:
+            state = {"solver": saved.solver, "arguments": saved.arguments,
+                     "first": json_data(first, "the start"),
+                     "start": json_data(start, "the warm start"),
+                     "solved_at": None if solved_at is None else
+                     json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
+                     "in_shapes": [list(s) for s in self.in_shapes],
+                     "out_shape": list(self.out_shape)}
+        except TypeError as err:                    # a number that is not finite
+            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
+                                f"cannot hold: {err}") from err
         return state, saved.system.tape.inner.variants.tapes()
 
     @classmethod

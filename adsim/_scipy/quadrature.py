@@ -37,7 +37,7 @@ from .._filefields import expect_keys, shape_field
 from .._nesting.nested import RecordingInner, SavedInner
 from .._np.core import active_leaves
 from .._record.creation import suspended
-from ..errors import UnsupportedOperation
+from ..errors import TapeCopyError, UnsupportedOperation
 from ..primitives import Application, Primitive
 from .arrays import array, now
 from .jumps import moving_jump
@@ -365,7 +365,13 @@ class IntegralApplication(Application):
         if self.prim.not_saved is not None:
             return super().file_state()             # its TapeCopyError
         rules = self.prim.rules
-        return {"routine": rules.routine, "options": _options_state(rules.options),
+        options = _options_state(rules.options)
+        try:
+            _options_field(rules.routine, options)      # what a reader accepts
+        except ValueError as err:
+            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
+                                f"cannot hold: {err}") from err
+        return {"routine": rules.routine, "options": options,
                 "integrand": rules.taped.__name__,
                 "in_shapes": [list(s) for s in self.in_shapes],
                 "out_shape": list(self.out_shape)}, rules.taped.inner.variants.tapes()
@@ -401,11 +407,11 @@ class IntegralApplication(Application):
 
 # the options a tape file holds, per routine: name -> check of its value
 def _tolerance(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < np.inf
 
 
-def _count(v):
-    return type(v) is int and 1 <= v <= 1 << 31
+def _count(v):                  # quad allocates 4 * limit numbers at once
+    return type(v) is int and 1 <= v <= 1 << 20
 
 
 def _points(v):

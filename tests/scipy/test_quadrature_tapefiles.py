@@ -141,3 +141,11 @@ def test_altered_integral_descriptions_are_refused(change, message):
 def test_a_quad_file_described_as_a_vector_integral_is_refused():
     with pytest.raises(adsim.TapeFileError, match="to a number"):
         tapefile.loads(altered_file(lambda st: st.update(out_shape=[3]), wave))
+
+
+def test_options_a_reader_would_refuse_are_refused_when_saving(tmp_path):
+    """quad allocates 4 * limit numbers at once: files hold limits up to 2^20."""
+    tape = adsim.record(lambda p: si.quad(lambda x: np.exp(-p[0] * x), 0.0, 1.0,
+                                          limit=1 << 21)[0], P0)
+    with pytest.raises(TapeCopyError, match="option limit=2097152 of quad"):
+        tape.save(tmp_path / "quad.adtape")
