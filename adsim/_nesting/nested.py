@@ -184,6 +184,9 @@ class _Variants:
         self._lock = threading.Lock()
 
     def use(self, tape):
+        tapes = self._tapes
+        if tapes and tapes[0] is tape:      # already first (most replays): no lock
+            return
         with self._lock:
             self._tapes = [tape] + [t for t in self._tapes if t is not tape][:_MAX_VARIANTS - 1]
 
