@@ -42,16 +42,30 @@ class SavedCall:
         self.recorded = False
 
     def record(self, x, values):
-        """Record the function at the first solution ``x``; one that cannot
-        be recorded keeps running as the program's function, not saved."""
+        """Record the function at the first solution ``x`` and at the ends
+        of a bracket (a bracketing solver evaluates them at every solve, so
+        their branches are recorded too); one that cannot be recorded keeps
+        running as the program's function, not saved."""
+        points = [x] + _bracket_ends(self.arguments)
         try:
             with suspended():
-                self.system.tape.forward([np.reshape(x, -1)] + list(values))
+                for point in points:
+                    self.system.tape.forward([np.reshape(np.asarray(point, dtype=float), -1)]
+                                             + list(values))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
             self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
             return
         self.recorded = True
+
+
+def _bracket_ends(arguments):
+    """The ends of the bracket of a scalar root finder's call: ``a`` and
+    ``b`` of brentq and its kin, ``bracket`` of root_scalar."""
+    bracket = [arguments.get("a"), arguments.get("b")]
+    if None in bracket:
+        bracket = arguments.get("bracket") or []
+    return [p for p in bracket if isinstance(p, (int, float)) and np.isfinite(p)]
 
 
 def saved_call(solver, spec, call, names, system):

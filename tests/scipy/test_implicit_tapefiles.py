@@ -80,18 +80,40 @@ def test_second_derivatives_of_a_loaded_solution_are_refused_by_name():
         loaded.gradient_and_hvp(P, P)
 
 
-def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
-    """The equation changes form past t = 5: the solution (t = p) and the
-    first solve see one form; a replay's bracket end at 10 meets the other,
-    which the original records and the loaded tape cannot."""
+def bent(t, p):
+    """A line that bends at t = 5 (a branch on the unknown)."""
+    if t < 5.0:
+        return t - p[0]
+    return 2.0 * t - 5.0 - p[0]
+
+
+def test_the_branches_at_a_bracket_s_ends_are_recorded():
+    """brentq evaluates the bracket's ends at every solve: the recording
+    records the function there too, so a loaded tape knows the branch past
+    the bend though the solution (t = p[0] = 1.5) lies before it."""
     def f(p):
-        return so.brentq(lambda t: t - p[0] if t < 5.0 else 2.0 * t - 5.0 - p[0], 0.0, 10.0)
+        return so.brentq(bent, 0.0, 10.0, args=(p,), xtol=1e-14)
     tape = adsim.record(f, P)
     loaded = tapefile.loads(tapefile.dumps(tape))
-    assert loaded.forward(P) == tape.forward(P)
-    assert tape.forward(P * 1.1) == pytest.approx(1.65, rel=1e-12)
-    with pytest.raises(adsim.BranchChanged, match="scipy.optimize.brentq.*loaded from a tape"):
-        loaded.forward(P * 1.1)
+    for p in (P * 1.1, P * 2.0, P * 4.0):          # the last solution past the bend: 5.5
+        assert loaded.forward(p) == tape.forward(p)
+        assert loaded.gradient(p).tobytes() == tape.gradient(p).tobytes()
+    assert tape.forward(P * 4.0) == pytest.approx(5.5, rel=1e-12)
+
+
+def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
+    """fsolve's iterates stay near the solution: the recording meets the
+    line before the bend only; a replay whose solution lies past it meets
+    the other branch, which the original records and the loaded tape
+    cannot."""
+    def f(p):
+        return so.fsolve(lambda z: [bent(z[0], p)], [1.0], xtol=1e-13)[0]
+    tape = adsim.record(f, P)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    assert loaded.forward(P * 1.1) == tape.forward(P * 1.1)
+    assert tape.forward(P * 10.0) == pytest.approx(10.0, rel=1e-12)
+    with pytest.raises(adsim.BranchChanged, match="scipy.optimize.fsolve.*loaded from a tape"):
+        loaded.forward(P * 10.0)
 
 
 @pytest.mark.parametrize("solve,why", [
