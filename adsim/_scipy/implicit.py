@@ -351,19 +351,10 @@ class ImplicitSolution:
                      for a, p in zip(self.system.parameter_adjoint(out, params, lam), params))
 
     def _recorded_vjp(self, args, out, weight):
-        if not isinstance(self.system.tape.inner, RecordingInner):      # loaded: no code
-            raise UnsupportedOperation(
-                f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) through "
-                f"the solution of scipy.optimize.{self.what} loaded from a tape file are not "
-                f"computed: they record the program's function, which a tape file does not "
-                f"hold. First derivatives (grad, jvp, vjp) work; for second ones record the tape "
-                f"in the process that replays it")
-        return self._recorded_vjp_of_function(args, out, weight)
-
-    def _recorded_vjp_of_function(self, args, out, weight):
         """The adjoint rule on active arrays (second-order sweeps record it):
         ``F_x`` by a nested Jacobian, a dense solve, ``F_p^T lambda`` by a
-        nested gradient."""
+        nested gradient. Loaded from a tape file, the function is its tapes'
+        ops recorded again (adsim/_scipy/implicit_file.py)."""
         if self.system.n > DENSE_UP_TO:
             raise UnsupportedOperation(
                 f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "

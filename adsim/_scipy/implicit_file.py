@@ -10,7 +10,8 @@ the solver's other arguments (numbers, strings, lists, dicts: JSON data)
 are what the file holds; a loaded solution runs the same solver from the
 same warm start on the same tapes, so it replays bitwise like the original,
 and raises BranchChanged where the function takes a branch none of its
-tapes recorded. Not saved, with the reason: a call passing other functions
+tapes recorded. Its second derivatives record the ops of those tapes again
+(:func:`transcribed`) where the original records the function. Not saved, with the reason: a call passing other functions
 (``jac=``, ``hess=``, ``fprime=``, a ``callback``) or objects, a fixed
 point or least-squares problem, more than DENSE_UP_TO unknowns (their
 sparse plans record the function), a function that could not be recorded.
@@ -176,7 +177,7 @@ class SolutionApplication(Application):
         if solved_at is not None:
             solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
         inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
-        system = _KINDS[spec.kind](None, n, solver, inner)
+        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner)
         functions = taped_functions(spec, system, n)
         x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
         takes_args = "args" in signature.parameters
@@ -191,6 +192,24 @@ class SolutionApplication(Application):
         solution.saved = SavedCall(solver, arguments, system, None)
         solution.saved.recorded = True
         return cls(solution.primitive, in_shapes, out_shape)
+
+
+def transcribed(inner):
+    """The function of a loaded solve as its tapes: on plain arrays a
+    replay, on active ones (the recorded adjoint rule of second-order
+    sweeps) the ops of the variant that holds there, recorded again
+    (adsim/_nesting/transcribe.py)."""
+    from .._active import Active
+    from .._nesting.transcribe import _Transcription
+    from .arrays import now
+
+    def function(*args):
+        plain = [np.asarray(now(a), dtype=float) for a in args]
+        value, tape = inner.run(plain, lambda tape, values: (tape.forward(*values), tape))
+        if not any(isinstance(a, Active) for a in args):
+            return value
+        return _Transcription(tape, list(args)).output.reshape(tuple(tape.output_shape))
+    return function
 
 
 def _floats(value, n, what):
