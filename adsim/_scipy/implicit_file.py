@@ -1,20 +1,23 @@
-"""The solution of a root finder or minimiser (adsim/_scipy/implicit.py) in
-tape files: what a call keeps so that a tape file can hold it, and the
-callback class that writes and reads it (kind ``adsim.implicit_solution``).
+"""The solution of a root finder, fixed point or minimiser
+(adsim/_scipy/implicit.py) in tape files: what a call keeps so that a tape
+file can hold it, and the callback class that writes and reads it (kind
+``adsim.implicit_solution``).
 
 A call is saved when SciPy's solver is run, after the first solve, on the
 recorded tapes of its function rather than the program's Python function:
-the equations ``F(x, *params)`` of a root finder, the objective of a
-minimiser (:class:`SavedCall`). Its tapes (one per branch path met) and
-the solver's other arguments (numbers, strings, lists, dicts: JSON data)
-are what the file holds; a loaded solution runs the same solver from the
-same warm start on the same tapes, so it replays bitwise like the original,
-and raises BranchChanged where the function takes a branch none of its
-tapes recorded. Its second derivatives record the ops of those tapes again
-(:func:`transcribed`) where the original records the function. Not saved, with the reason: a call passing other functions
-(``jac=``, ``hess=``, ``fprime=``, a ``callback``) or objects, a fixed
-point or least-squares problem, more than DENSE_UP_TO unknowns (their
-sparse plans record the function), a function that could not be recorded.
+the equations ``F(x, *params)`` of a root finder (of a fixed point,
+``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser
+(:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
+other arguments (numbers, strings, lists, dicts: JSON data) are what the
+file holds; a loaded solution runs the same solver from the same warm
+start on the same tapes, so it replays bitwise like the original, and
+raises BranchChanged where the function takes a branch none of its tapes
+recorded. Its second derivatives record the ops of those tapes again
+(:func:`transcribed`) where the original records the function. Not saved,
+with the reason: a call passing other functions (``jac=``, ``hess=``,
+``fprime=``, a ``callback``) or objects, a least-squares problem, more
+than DENSE_UP_TO unknowns (their sparse plans record the function), a
+function that could not be recorded.
 """
 import numpy as np
 
@@ -27,7 +30,7 @@ from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
 
 __all__ = ["SavedCall", "SolutionApplication", "saved_call", "taped_functions"]
 
-_KINDS = {"root": Equations, "minimum": Stationarity}
+_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity}
 _MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the latest solve
 
 
@@ -75,7 +78,8 @@ def saved_call(solver, spec, call, names, system):
     from .solver_calls import IMPLICIT
     if solver not in IMPLICIT or spec.kind not in _KINDS:
         return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem: only "
-                                               f"root finders and minimisers are saved")
+                                               f"root finders, fixed points and minimisers are "
+                                               f"saved")
     if len(names) > 1 or spec.first_of:
         return SavedCall(solver, None, system, "it calls a derivative given as Python code "
                                                "(jac=, hess=, fprime=, ...)")
@@ -96,12 +100,14 @@ def taped_functions(spec, system, n):
     """values -> {the function's name: the function of x alone that SciPy
     calls, replaying the tapes of the equations (shaped as x, as SciPy
     passes it) or of the objective (a number) at the parameters ``values``}."""
-    shape = spec.x_shape if spec.kind == "root" else ()
+    shape = () if spec.kind == "minimum" else spec.x_shape
 
     def at(values):
         def f(x):
             x = np.reshape(np.asarray(x, dtype=float), (n,))
-            return np.reshape(system.tape.forward([x] + list(values)), shape)
+            out = system.tape.forward([x] + list(values))
+            # a fixed point's tapes are of F = x - g(x): SciPy iterates g
+            return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
         return {spec.function: f}
     return at
 
@@ -156,7 +162,7 @@ class SolutionApplication(Application):
         known = set(signature.parameters) - {spec.function, "args"}
         if spec.kind not in _KINDS or not set(arguments) <= known:
             raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
-                             f"finder or minimiser scipy.optimize.{solver} "
+                             f"finder, fixed point or minimiser scipy.optimize.{solver} "
                              f"({sorted(known)})")
         in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
         out_shape = shape_field(state["out_shape"], "the output shape")
@@ -165,7 +171,7 @@ class SolutionApplication(Application):
             raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                              f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
         inputs = [(n,)] + in_shapes
-        output = (n,) if spec.kind == "root" else ()
+        output = () if spec.kind == "minimum" else (n,)
         for tape in tapes:
             if [tuple(s) for s in tape.input_shapes] != inputs or \
                     tuple(tape.output_shape) != output:

@@ -29,14 +29,15 @@ def equations(x, a, b):
 
 
 def roots(p):
-    """fsolve, root (a closure), brentq, root_scalar and newton, tightly
-    converged."""
+    """fsolve, root (a closure), brentq, root_scalar, newton and
+    fixed_point, tightly converged."""
     x = so.fsolve(equations, [1.0, 0.5], args=(p[0], p[1]), xtol=1e-13)
     y = so.root(lambda z: np.tanh(z) + z - p, [0.1, 0.2], method="lm", tol=1e-13).x
     r = so.brentq(lambda t: t ** 3 - p[0] * t - p[1], 0.5, 3.0, xtol=1e-14)
     s = so.root_scalar(lambda t: np.exp(t) - p[0] - t, bracket=[0.0, 3.0], xtol=1e-14).root
     u = so.newton(lambda t: t ** 2 - p[1], 1.0, tol=1e-14)
-    return np.sum(x ** 2) + np.sum(y) + r + 2.0 * s + u
+    w = so.fixed_point(lambda z: 0.5 * np.cos(z) * p[1] + 0.1 * p[0], [0.3, 0.4], xtol=1e-14)
+    return np.sum(x ** 2) + np.sum(y) + r + 2.0 * s + u + w @ [1.0, -2.0]
 
 
 def minima(p):
@@ -133,7 +134,7 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            callback=lambda z: None).x, "callback= is Python code"),
     (lambda p: so.least_squares(lambda z: z - p, [0.0, 0.0]).x,
-     "only root finders and minimisers")])
+     "only root finders, fixed points and minimisers")])
 def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
     tape = adsim.record(lambda p: np.sum(solve(p)), P)
     assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
@@ -158,7 +159,7 @@ def altered_file(change):
 
 @pytest.mark.parametrize("change,message", [
     (lambda st: st.update(solver="eval"), "one of adsim's solvers"),
-    (lambda st: st.update(solver="least_squares"), "root finder or minimiser"),
+    (lambda st: st.update(solver="least_squares"), "fixed point or minimiser"),
     (lambda st: st["arguments"].update(func=1), "arguments"),
     (lambda st: st["arguments"].update(bogus=1), "arguments"),
     (lambda st: st["arguments"].pop("x0"), "not a call adsim differentiates"),
