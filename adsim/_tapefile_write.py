@@ -50,6 +50,10 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
                     "adsim.event_time": "adsim.integrate._events.EventTimeApplication",
+                    "adsim.integral": "adsim._scipy.quadrature.IntegralApplication",
+                    "adsim.operator_solve": "adsim._scipy.operator_solve.OperatorSolveApplication",
+                    "adsim.implicit_solution":
+                        "adsim._scipy.implicit_file.SolutionApplication",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 

@@ -38,6 +38,9 @@ from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
+from ._scipy.implicit_file import SolutionApplication
+from ._scipy.operator_solve import OperatorSolveApplication
+from ._scipy.quadrature import IntegralApplication
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
@@ -51,7 +54,9 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
-                                                    EventTimeApplication, LoopOp)}
+                                                    EventTimeApplication, IntegralApplication,
+                                                    SolutionApplication,
+                                                    OperatorSolveApplication, LoopOp)}
 
 
 def callback_classes():

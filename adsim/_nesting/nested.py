@@ -184,6 +184,9 @@ class _Variants:
         self._lock = threading.Lock()
 
     def use(self, tape):
+        tapes = self._tapes
+        if tapes and tapes[0] is tape:      # already first (most replays): no lock
+            return
         with self._lock:
             self._tapes = [tape] + [t for t in self._tapes if t is not tape][:_MAX_VARIANTS - 1]
 
@@ -238,6 +241,27 @@ class SavedInner:
             self.variants.use(tape)
             return result
         raise no_variant_holds(self.what, len(tapes), "function", f"`{self.name}`") from changed
+
+
+class RecordingInner(SavedInner):
+    """The inner function of an op whose values run on its tapes (an event
+    time, an integral, a solve), in the process that has the function: the
+    variants as loaded ones are tried first, and where none holds
+    ``function(*full)`` is recorded again (all its arguments float arrays,
+    in the tapes' input order) and becomes the first variant."""
+
+    def __init__(self, function, name, what):
+        super().__init__(name, 0, (), what)
+        self.function = function
+
+    def run(self, full, method):
+        try:
+            return super().run(full, method)
+        except BranchChanged:
+            from .._record.recording import record
+            tape = record(self.function, *full)
+            self.variants.use(tape)
+            return method(tape, list(full))
 
 
 def _contracted(J, *values):

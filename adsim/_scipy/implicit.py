@@ -15,7 +15,9 @@ a fixed point. Differentiating that identity gives::
 - value: SciPy's solver on the plain parameter values (adsim/_scipy/
   solver_calls.py), starting on replay from the previous solution (and,
   should that fail, from the program's own start); a solve that does not
-  converge raises :class:`adsim.errors.SolverNotConverged`;
+  converge raises :class:`adsim.errors.SolverNotConverged`. After the first
+  solve, a call that a tape file can hold runs on the recorded tapes of its
+  function (adsim/_scipy/implicit_file.py);
 - tangent and adjoint: one solve with ``F_x`` (or its transpose), ``F_p``
   from a tangent or adjoint sweep of a tape of ``F`` recorded at the
   solution (:class:`Equations`) or, for a minimiser, a second-order sweep of
@@ -45,8 +47,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .._active import Active
-from .._record.recording import record
-from ..errors import (BranchChanged, InvalidArgumentValue, SolverNotConverged,
+from .._nesting.nested import RecordingInner
+from ..errors import (InvalidArgumentValue, SolverNotConverged,
                       UndefinedDerivative, UnsupportedOperation)
 from ..api import grad, jacobian
 from ..primitives import Primitive
@@ -68,26 +70,24 @@ def _plain(a):
 
 
 class _Recorded:
-    """A function of ``(x, *params)`` recorded as a tape at the latest
-    point, recorded again where a replay's branch differs."""
+    """A function of ``(x, *params)`` as its recorded tapes (one per branch
+    path met, the one used last first): ``inner`` a RecordingInner (records
+    ``function`` again where no tape's path holds) or, loaded from a tape
+    file, a SavedInner (raises BranchChanged there)."""
 
-    def __init__(self, function):
+    def __init__(self, function, inner=None):
         self.function = function
-        self._tape = None
-        self._lock = threading.Lock()
+        self.inner = inner if inner is not None else RecordingInner(
+            function, getattr(function, "__name__", "function"), "the function of a solve")
 
     def sweep(self, method, inputs, *seeds):
         """The tape method ``method`` ("_tangent", "_adjoint", "_soadjoint")
         at ``inputs`` with ``seeds``."""
-        tape = self._tape
-        if tape is not None:
-            try:
-                return getattr(tape, method)(tape._inputs(inputs), *seeds)
-            except BranchChanged:
-                pass                     # another path of the function here: record it
-        with self._lock:
-            tape = self._tape = record(self.function, *inputs)
-        return getattr(tape, method)(tape._inputs(inputs), *seeds)
+        return self.inner.run(list(inputs), lambda tape, values: getattr(tape, method)(
+            tape._inputs(values), *seeds))
+
+    def forward(self, inputs):
+        return self.inner.run(list(inputs), lambda tape, values: tape.forward(*values))
 
 
 class _Factors:
@@ -164,9 +164,11 @@ class Equations:
     unknowns): ``F_x`` by tangent sweeps (dense) or the coloring plan
     (sparse), ``F_p dp`` by a tangent sweep, ``F_p^T w`` by an adjoint sweep."""
 
-    def __init__(self, residual, n, what):
+    kind = "root"
+
+    def __init__(self, residual, n, what, inner=None):
         self.residual, self.n, self.what = residual, n, what
-        self.tape = _Recorded(self.F)
+        self.tape = _Recorded(self.F, inner)
         self._plan = None
 
     def F(self, x, *params):
@@ -219,9 +221,11 @@ class Stationarity:
     Hessian by adsim's sparse Hessian plan and ``F_p dp``, ``F_p^T w`` by
     one second-order sweep each."""
 
-    def __init__(self, objective, n, what):
+    kind = "minimum"
+
+    def __init__(self, objective, n, what, inner=None):
         self.objective, self.n, self.what = objective, n, what
-        self.tape = _Recorded(self.f)
+        self.tape = _Recorded(self.f, inner)
         self._at = (None, None)
         self._plan = None
 
@@ -290,11 +294,17 @@ class ImplicitSolution:
         self._lock = threading.Lock()
         self._solved_at = None              # the parameters of the latest solve
         self._factors = (None, None)
-        self.primitive = Primitive(self._value, jvp=self._jvp, vjp=self._vjp)
-        self.primitive.name = f"scipy.optimize.{self.what} (its solution)"
-        self.primitive.not_saved = (f"the solution of a call of scipy.optimize.{self.what} "
-                                    f"(it runs the program's own function)")
-        self.primitive.explains_recorded_rule = True
+        self.saved = None                   # the call as a tape file holds it, or None
+        self.primitive = _SolutionOp(self)
+
+    @property
+    def not_saved(self):
+        """Why a tape file cannot hold the solve, or None (adsim/_scipy/implicit_file.py)."""
+        if self.saved is None or self.saved.why_not is not None:
+            why = "it runs the program's own function" if self.saved is None else \
+                self.saved.why_not
+            return f"the solution of a call of scipy.optimize.{self.what} ({why})"
+        return None
 
     def __call__(self, params):
         return self.primitive(*params)
@@ -343,7 +353,8 @@ class ImplicitSolution:
     def _recorded_vjp(self, args, out, weight):
         """The adjoint rule on active arrays (second-order sweeps record it):
         ``F_x`` by a nested Jacobian, a dense solve, ``F_p^T lambda`` by a
-        nested gradient."""
+        nested gradient. Loaded from a tape file, the function is its tapes'
+        ops recorded again (adsim/_scipy/implicit_file.py)."""
         if self.system.n > DENSE_UP_TO:
             raise UnsupportedOperation(
                 f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
@@ -356,3 +367,23 @@ class ImplicitSolution:
         pulled = grad(lambda *p: np.sum(lam * F(out, *p)), argnums=tuple(range(len(args))))(
             *args)
         return tuple(-g for g in pulled)
+
+
+class _SolutionOp(Primitive):
+    """The solution of one solver call as an op; a tape file holds it when
+    ``solution.saved`` describes the call (adsim/_scipy/implicit_file.py)."""
+
+    explains_recorded_rule = True
+
+    def __init__(self, solution):
+        self.solution = solution
+        super().__init__(solution._value, jvp=solution._jvp, vjp=solution._vjp)
+        self.name = f"scipy.optimize.{solution.what} (its solution)"
+
+    @property
+    def not_saved(self):
+        return self.solution.not_saved
+
+    def applied(self, in_shapes, out_shape, first_value):
+        from .implicit_file import SolutionApplication
+        return SolutionApplication(self, in_shapes, out_shape, first_value=first_value)

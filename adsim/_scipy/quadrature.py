@@ -33,10 +33,12 @@ from scipy.special import roots_legendre
 
 from .._active import Active
 from .._nesting.nested import closure_cells, lift_closures
+from .._filefields import expect_keys, shape_field
+from .._nesting.nested import RecordingInner, SavedInner
 from .._np.core import active_leaves
 from .._record.creation import suspended
-from ..errors import BranchChanged, UnsupportedOperation
-from ..primitives import Primitive
+from ..errors import TapeCopyError, UnsupportedOperation
+from ..primitives import Application, Primitive
 from .arrays import array, now
 from .jumps import moving_jump
 
@@ -82,11 +84,11 @@ class _Integral:
     """int_a^b h(x, *params) dx by ``routine`` ("quad": a scalar integrand,
     and quad_vec with quad's options for the vector of derivatives in the
     parameters that the reverse rule integrates; "quad_vec") with
-    ``options``."""
+    ``options``. ``taped``: the integrand as its tapes (:class:`_Taped`), or
+    the integrand of the reverse rule (:class:`_VjpIntegrand`)."""
 
-    def __init__(self, h, routine, options, shape):
-        self.h, self.routine, self.options, self.shape = h, routine, options, shape
-        self.taped = h if isinstance(h, (_Taped, _VjpIntegrand)) else _Taped(h)
+    def __init__(self, taped, routine, options, shape):
+        self.taped, self.routine, self.options, self.shape = taped, routine, options, shape
         self.error = None           # SciPy's error estimate of the last value
 
     def integrate(self, g, a, b):
@@ -107,7 +109,7 @@ class _Integral:
         return np.asarray(value, dtype=float).reshape(self.shape), error
 
     def value(self, a, b, *params):
-        value, self.error = self.integrate(lambda x: _plain(self.h(x, *params), self.shape),
+        value, self.error = self.integrate(lambda x: _plain(self.taped(x, *params), self.shape),
                                            a, b)
         return value
 
@@ -126,7 +128,7 @@ class _Integral:
         infinite limit, where the integrand is not evaluated)."""
         if tangent is None or not np.any(tangent) or np.isinf(now(limit)):
             return np.zeros(self.shape)
-        return _plain(self.h(limit, *params), self.shape) * tangent
+        return _plain(self.taped(limit, *params), self.shape) * tangent
 
     def vjp(self, args, out, w):
         a, b, *params = args
@@ -150,45 +152,80 @@ class _Integral:
         which cannot move; the integrand is not evaluated there)."""
         if np.isinf(now(limit)):
             return np.zeros(())
-        return np.sum(w * self.h(limit, *params))
+        return np.sum(w * self.taped(limit, *params))
 
 
 class _Taped:
-    """The integrand h(x, *params) and the tape its derivatives at a node
-    replay (recorded once, again where a node leaves its path): the tape
-    cache of adsim.jvp would not keep it, since h's environment holds the
-    outer recording's active values."""
+    """The integrand h(x, *params) as its tapes (inputs: the node as a 0-d
+    array, then the parameters): its values and derivatives at every node
+    are replays of them, the same in the process that recorded them and in
+    one that loaded them from a tape file. ``inner``: a RecordingInner
+    (records h again where a node leaves every recorded path; no tape cache
+    would keep it, since h's environment holds the outer recording's active
+    values) or, loaded, a SavedInner. ``h`` (None when loaded): the Python
+    integrand, which gives the values itself when it could not be recorded
+    (``through_tapes`` False; such an integral is not saved)."""
 
-    def __init__(self, h):
-        self.h = h
-        self.__name__ = getattr(h, "__name__", "integrand")
-        self._tape = None
+    def __init__(self, inner, h=None, through_tapes=True, unrecorded=None):
+        self.inner, self.h, self.through_tapes = inner, h, through_tapes
+        self.unrecorded = unrecorded    # why h could not be recorded
+        self.__name__ = inner.name
+        self._jumps = {}            # id(tape) -> (tape, its moving jump or None)
+        self._at_point = _AtPoint(self)
+
+    @classmethod
+    def of(cls, h, x, params):
+        """The tapes of h, the first recorded at (x, params) to learn its
+        output shape; h's own values where it cannot be recorded."""
+        name = getattr(h, "__name__", "integrand")
+        inner = RecordingInner(h, name, f"the integral of `{name}`")
+        taped = cls(inner, h)
+        try:
+            with suspended():
+                taped(x, *params)
+        except Exception as err:    # not recordable (non-NumPy code): its plain values
+            why = str(err).split(". ")[0][:200]
+            return cls(inner, h, through_tapes=False, unrecorded=f"{type(err).__name__}: {why}")
+        return taped
+
+    @property
+    def output_shape(self):
+        return tuple(self.inner.variants.tapes()[0].output_shape)
 
     def __call__(self, x, *params):
-        return self.h(x, *params)
+        if not self.through_tapes:
+            return self.h(x, *params)
+        return self._at_point(_point(x), *params)
+
+    def run(self, method, x, params):
+        return self.inner.run([_point(x)] + [_point(p) for p in params], method)
 
     def _run(self, method, x, params):
-        import adsim
-        inputs = [_point(x)] + [np.asarray(p, dtype=float) for p in params]
-        tape = self._tape
-        if tape is not None:
-            try:
-                return method(tape, inputs)
-            except BranchChanged:
-                pass
-        self._tape = tape = adsim.record(self.h, *inputs)
-        jump = moving_jump(tape)
-        if jump is not None:
-            raise UnsupportedOperation(
-                f"adsim: scipy.integrate.quad: the integrand {self.__name__} selects by a "
-                f"comparison or rounding ({jump}) of values depending on both the variable and "
-                f"the parameters, so it may jump at a point that moves with them, and the "
-                f"Leibniz rule (the integral of the integrand's derivative) would miss that "
-                f"jump's term. Split the integral at the switching point, which becomes a "
-                f"differentiated limit (quad(f, a, p) + quad(g, p, b)), change variables so "
-                f"that the parameter moves the limits (int g(x - p) dx over [a, b] = int g(u) "
-                f"du over [a - p, b - p]), or smooth the step")
-        return method(tape, inputs)
+        """``method`` on the tape at (x, params) for a derivative in the
+        parameters, which the Leibniz rule gives only where no jump of the
+        integrand moves with them."""
+        def checked(tape, xs):
+            jump = self._jump(tape)
+            if jump is not None:
+                raise UnsupportedOperation(
+                    f"adsim: scipy.integrate.quad: the integrand {self.__name__} selects by a "
+                    f"comparison or rounding ({jump}) of values depending on both the variable "
+                    f"and the parameters, so it may jump at a point that moves with them, and "
+                    f"the Leibniz rule (the integral of the integrand's derivative) would miss "
+                    f"that jump's term. Split the integral at the switching point, which "
+                    f"becomes a differentiated limit (quad(f, a, p) + quad(g, p, b)), change "
+                    f"variables so that the parameter moves the limits (int g(x - p) dx over "
+                    f"[a, b] = int g(u) du over [a - p, b - p]), or smooth the step")
+            return method(tape, xs)
+        return self.run(checked, x, params)
+
+    def _jump(self, tape):
+        known = self._jumps.get(id(tape))
+        if known is None or known[0] is not tape:
+            if len(self._jumps) > 64:
+                self._jumps.clear()
+            known = self._jumps[id(tape)] = (tape, moving_jump(tape))
+        return known[1]
 
     def jvp(self, x, params, directions):
         """d h(x, params) in the parameters' directions (x fixed)."""
@@ -204,6 +241,34 @@ class _Taped:
         (x fixed): a second-order sweep of the same tape."""
         return self._run(lambda tape, xs: _adjoints(
             tape.hvp(xs, [np.zeros(())] + list(directions), w))[1:], x, params)
+
+
+class _AtPoint(Primitive):
+    """h(x, *params) at one point as an op with its tapes' rules: the
+    values of the integrand outside the integral (at a moving limit) in a
+    recorded reverse rule, the same with or without h's code."""
+
+    not_saved = "the integrand at a point inside a recorded derivative rule"
+
+    def __init__(self, taped):
+        self.taped = taped
+        super().__init__(self._value, jvp=self._jvp, vjp=self._vjp)
+        self.name = f"the integrand {taped.__name__}"
+
+    def _value(self, x, *params):
+        return self.taped.run(_forward, x, params)
+
+    def _jvp(self, args, out, tangents):
+        directions = [np.zeros(np.shape(a)) if t is None else t for a, t in zip(args, tangents)]
+        return self.taped.run(lambda tape, xs: tape.jvp(xs, directions)[1], args[0], args[1:])
+
+    def _vjp(self, args, out, w):
+        return tuple(self.taped.run(lambda tape, xs: _adjoints(tape.vjp(xs, w)[1]),
+                                    args[0], args[1:]))
+
+
+def _forward(tape, xs):
+    return tape.forward(*xs)
 
 
 def _adjoints(g):
@@ -243,7 +308,8 @@ class _VjpIntegrand:
 
     def vjp(self, x, weight_and_params, u):
         if self._recorded is None:
-            self._recorded = _Taped(self)
+            self._recorded = _Taped(RecordingInner(self, self.__name__, self.__name__), self,
+                                    through_tapes=False)
         return self._recorded.vjp(x, weight_and_params, u)
 
 
@@ -252,8 +318,9 @@ def _flat(arrays):
 
 
 def _point(x):
-    """A node as a 0-d float array: an input of the integrand's tape (a
-    Python float would be a constant of it, recorded again at every node)."""
+    """A node (or a parameter) as a float array: an input of the integrand's
+    tape (a Python float would be a constant of it, recorded again at every
+    node)."""
     return x if isinstance(x, Active) else np.asarray(x, dtype=float)
 
 
@@ -261,13 +328,125 @@ def _plain(v, shape):
     return np.reshape(np.asarray(v, dtype=float), shape)
 
 
-def _integral(h, routine, options, shape):
+def _integral(taped, routine, options, shape):
     """The op (a, b, *params) -> int_a^b h(x, *params) dx, and its rules."""
-    rules = _Integral(h, routine, options, shape)
-    op = Primitive(rules.value, jvp=rules.jvp, vjp=rules.vjp)
-    op.name = f"scipy.integrate.{routine} of {getattr(h, '__name__', 'integrand')}"
-    op.not_saved = "an integral of a Python integrand"
+    rules = _Integral(taped, routine, options, shape)
+    op = IntegralOp(rules)
+    if not getattr(taped, "through_tapes", False):     # h's own values, or a vjp's
+        why = getattr(taped, "unrecorded", None)
+        op.not_saved = ("an integral of a Python integrand that could not be recorded"
+                        + (f" ({why})" if why else ""))
     return op, rules
+
+
+class IntegralOp(Primitive):
+    """An integral as one op (:class:`_Integral`'s rules)."""
+
+    explains_recorded_rule = True
+
+    def __init__(self, rules):
+        self.rules = rules
+        super().__init__(rules.value, jvp=rules.jvp, vjp=rules.vjp)
+        self.name = f"scipy.integrate.{rules.routine} of {rules.taped.__name__}"
+
+    def applied(self, in_shapes, out_shape, first_value):
+        return IntegralApplication(self, in_shapes, out_shape, first_value=first_value)
+
+
+class IntegralApplication(Application):
+    """One recorded integral. A tape file saves the routine, its options and
+    the recorded tapes of the integrand; a loaded one runs SciPy's routine on
+    those tapes and raises BranchChanged at a node where none holds (it has
+    no code to record the integrand again)."""
+
+    file_kind = "adsim.integral"
+
+    def file_state(self):
+        if self.prim.not_saved is not None:
+            return super().file_state()             # its TapeCopyError
+        rules = self.prim.rules
+        options = _options_state(rules.options)
+        try:
+            _options_field(rules.routine, options)      # what a reader accepts
+        except ValueError as err:
+            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
+                                f"cannot hold: {err}") from err
+        return {"routine": rules.routine, "options": options,
+                "integrand": rules.taped.__name__,
+                "in_shapes": [list(s) for s in self.in_shapes],
+                "out_shape": list(self.out_shape)}, rules.taped.inner.variants.tapes()
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("routine", "options", "integrand", "in_shapes", "out_shape"))
+        routine, name = state["routine"], state["integrand"]
+        if routine not in _OPTIONS or not isinstance(name, str) or \
+                not isinstance(state["in_shapes"], list) or not tapes:
+            raise ValueError("an integral is described by its routine (quad or quad_vec), "
+                             "options, integrand's name and shapes, and owns the tapes of its "
+                             "integrand")
+        options = _options_field(routine, state["options"])
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        out_shape = shape_field(state["out_shape"], "the output shape")
+        if len(in_shapes) < 2 or in_shapes[:2] != [(), ()] or \
+                (routine == "quad" and out_shape != ()):
+            raise ValueError(f"an integral by {routine} maps two limits (numbers) and the "
+                             f"parameters to {'a number' if routine == 'quad' else 'an array'}"
+                             f", not {in_shapes} to {out_shape}")
+        inputs = [()] + in_shapes[2:]
+        for tape in tapes:
+            if [tuple(s) for s in tape.input_shapes] != inputs or \
+                    tuple(tape.output_shape) != out_shape:
+                raise ValueError(f"a tape of the integrand maps {tape.input_shapes} to "
+                                 f"{tape.output_shape}; the integral has (variable, parameters) "
+                                 f"{inputs} and output {out_shape}")
+        taped = _Taped(SavedInner(name, 0, tapes, f"the integral of `{name}`"))
+        return cls(IntegralOp(_Integral(taped, routine, options, out_shape)), in_shapes,
+                   out_shape)
+
+
+# the options a tape file holds, per routine: name -> check of its value
+def _tolerance(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < np.inf
+
+
+def _count(v):                  # quad allocates 4 * limit numbers at once
+    return type(v) is int and 1 <= v <= 1 << 20
+
+
+def _points(v):
+    return v is None or isinstance(v, list) and len(v) <= 1 << 16 and all(
+        isinstance(p, (int, float)) and not isinstance(p, bool) and np.isfinite(p) for p in v)
+
+
+_OPTIONS = {
+    "quad": {"epsabs": _tolerance, "epsrel": _tolerance, "limit": _count, "points": _points},
+    "quad_vec": {"epsabs": _tolerance, "epsrel": _tolerance, "limit": _count,
+                 "points": _points, "norm": lambda v: v in ("2", "max"),
+                 "cache_size": _tolerance,
+                 "quadrature": lambda v: v in (None, "gk21", "gk15", "trapezoid")}}
+
+
+def _options_state(options):
+    """The options as JSON data (break points as a list of numbers)."""
+    state = dict(options)
+    if state.get("points") is not None:
+        state["points"] = [float(p) for p in np.ravel(np.asarray(state["points"], dtype=float))]
+    if "limit" in state:
+        state["limit"] = int(state["limit"])
+    return state
+
+
+def _options_field(routine, options):
+    """A file's options of ``routine``, checked."""
+    known = _OPTIONS[routine]
+    if not isinstance(options, dict) or not set(options) <= set(known) or \
+            not set(known) - {"points"} <= set(options):
+        raise ValueError(f"the options of {routine} are {sorted(known)}, not {options!r}")
+    for key, value in options.items():
+        if not known[key](value):
+            raise ValueError(f"option {key}={value!r} of {routine} is not one SciPy takes")
+    return dict(options)
 
 
 def _limit(x, name, which):
@@ -277,14 +456,18 @@ def _limit(x, name, which):
     return x
 
 
-def _shape_of(h, a, b, params):
-    """The integrand's output shape, from one call at the midpoint of plain limits."""
+def _integrand(h, a, b, params):
+    """(The integrand as its tapes, its output shape), from a recording at
+    the midpoint of the plain limits."""
     lo, hi = (float(now(v)) for v in (a, b))
     mid = 0.5 * (lo + hi) if np.isfinite(lo + hi) else (lo if np.isfinite(lo) else
                                                        hi if np.isfinite(hi) else 0.0)
+    plain = [now(p) for p in params]
+    taped = _Taped.of(h, mid, plain)
+    if taped.through_tapes:
+        return taped, taped.output_shape
     with suspended():
-        plain = [now(p) for p in params]
-        return np.shape(h(mid, *plain))
+        return taped, np.shape(h(mid, *plain))
 
 
 # ---------------------------------------------------------------- the rules
@@ -303,11 +486,11 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, lim
     options = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit}
     if points is not None:
         options["points"] = points
-    shape = _shape_of(h, a, b, params)
+    taped, shape = _integrand(h, a, b, params)
     if shape != ():
         _refuse("quad", f"the integrand returns shape {shape}", "use quad_vec for vector "
                 "integrands")
-    op, rules = _integral(h, "quad", options, ())
+    op, rules = _integral(taped, "quad", options, ())
     value = op(a, b, *params)
     return value, rules.error
 
@@ -320,8 +503,8 @@ def quad_vec(f, a, b, epsabs=1e-200, epsrel=1e-8, norm="2", cache_size=100e6, li
     a, b = _limit(a, "quad_vec", "lower"), _limit(b, "quad_vec", "upper")
     options = {"epsabs": epsabs, "epsrel": epsrel, "norm": norm, "cache_size": cache_size,
                "limit": limit, "points": points, "quadrature": quadrature}
-    shape = _shape_of(h, a, b, params)
-    op, rules = _integral(h, "quad_vec", options, shape)
+    taped, shape = _integrand(h, a, b, params)
+    op, rules = _integral(taped, "quad_vec", options, shape)
     value = op(a, b, *params)
     return value, rules.error
 

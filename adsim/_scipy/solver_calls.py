@@ -30,6 +30,7 @@ from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .implicit import Equations, ImplicitSolution, Stationarity
+from .implicit_file import saved_call, taped_functions
 
 __all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
 
@@ -439,32 +440,33 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
             full[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
         return tuple(full)
 
-    def solve(x_start, values):
+    system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
+    saved = saved_call(solver, spec, call, names, system)
+    taped = taped_functions(spec, system, n) if saved.why_not is None else None
+
+    def python_functions(values):
         full = with_params(values)
-        leak = _Leak(solver)
-        this = dict(call)
-        this.update({name: leak.watched(_bound_to(f, full)) for name, f in zip(names, functions)})
-        if takes_args:
-            this["args"] = ()
-        if spec.start:
-            this[spec.start] = np.reshape(x_start, np.shape(x0))
-        raw, x, converged, why = leak.run(lambda: spec.run(original, this))
-        if not converged:
-            why = " ".join(str(why).split())
-            raise SolverNotConverged(
-                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
-                f"solution to differentiate. Give it a better starting point, more iterations "
-                f"or a looser tolerance, or keep the parameters where the problem has a "
-                f"solution")
-        x = np.asarray(x, dtype=float)
-        if spec.check is not None:
-            spec.check(x)
+        return {name: _bound_to(f, full) for name, f in zip(names, functions)}
+
+    def functions_at(values):
+        # SciPy runs on the recorded function once it holds at the solution
+        # (the first solve runs on the program's own), so a tape file replays
+        # exactly what this process replays
+        if saved.why_not is None and saved.recorded:
+            return taped(values)
+        return python_functions(values)
+
+    def solve(x_start, values):
+        x, raw = run_solver(solver, spec, original, call, x0.shape, functions_at(values),
+                            takes_args, x_start)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
+        if not saved.recorded and saved.why_not is None:
+            saved.record(x, values)
         return x.reshape(-1)
 
-    system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
     solution = ImplicitSolution(system, solve, x0)
+    solution.saved = saved
     x = solution([args[i] for i in positions]).reshape(first["shape"])
     out = spec.answer(first["raw"], x)
     if spec.refresh is None:
@@ -474,6 +476,31 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         value = functions[0](np.reshape(z, spec.x_shape), *params)
         return _as_array(value[0] if spec.first_of else value)
     return spec.refresh(out, at, args)
+
+
+def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_start):
+    """(x, SciPy's raw result) of ``original`` called with ``call``, its
+    functions ``functions`` (name -> function of x alone) and the start
+    ``x_start``; SolverNotConverged where SciPy says it did not converge."""
+    leak = _Leak(solver)
+    this = dict(call)
+    this.update({name: leak.watched(f) for name, f in functions.items()})
+    if takes_args:
+        this["args"] = ()
+    if spec.start:
+        this[spec.start] = np.reshape(x_start, x0_shape)
+    raw, x, converged, why = leak.run(lambda: spec.run(original, this))
+    if not converged:
+        why = " ".join(str(why).split())
+        raise SolverNotConverged(
+            f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
+            f"solution to differentiate. Give it a better starting point, more iterations "
+            f"or a looser tolerance, or keep the parameters where the problem has a "
+            f"solution")
+    x = np.asarray(x, dtype=float)
+    if spec.check is not None:
+        spec.check(x)
+    return x, raw
 
 
 class _Leak:

@@ -16,6 +16,8 @@
   recorded (ARPACK's sign is arbitrary), so replays are continuous.
 - ``svds``: the singular triplets (u, s, vt) are eigenpairs (s, [u; v] /
   sqrt 2) of the symmetric [[0, A], [A^T, 0]], differentiated as above.
+  Both are one BuiltinFamily: tape files keep the pattern, SciPy's options
+  and the eigenvectors whose signs replays keep.
 - ``expm(A)`` and ``expm_multiply(A, B)`` of a matrix of at most
   ``MAX_DENSE_EXPM`` rows: scipy.linalg.expm(A.toarray()) (times B),
   differentiated by expm's Fréchet derivative; larger ones are refused by
@@ -28,8 +30,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import SolverNotConverged, UndefinedDerivative, UnsupportedOperation
-from ..primitives import primitive
+from ..primitives import BuiltinFamily, primitive
 from . import sparse_active
+from .arrays import now
 
 MAX_DENSE_EXPM = 400
 
@@ -62,8 +65,8 @@ def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=Non
     rows, cols = A.entries
     options = dict(k=k, sigma=sigma, which=which, v0=v0, ncv=ncv, maxiter=maxiter, tol=tol,
                    mode=mode)
-    out = _eigen_pairs(rows, cols, n, int(k), "eigsh", lambda M: spla.eigsh(
-        M, return_eigenvectors=True, **options))(A.values)
+    out = _make_eigen_pairs(kind="eigsh", rows=rows, cols=cols, n=n, k=int(k), m=n,
+                            options=options, reference=None)(A.values)
     w, V = out[:k], out[k:].reshape(n, k)
     return (w, V) if return_eigenvectors else w
 
@@ -86,24 +89,66 @@ def svds(A, k=6, ncv=None, tol=0, which="LM", v0=None, maxiter=None,
         settings["rng" if rng is not None else "random_state"] = \
             rng if rng is not None else random_state
 
-    def triplets(H):
-        u, s, vt = spla.svds(H[:m, m:], return_singular_vectors=True, **settings)
-        if np.any(s <= 0.0):
-            raise UndefinedDerivative("adsim: scipy.sparse.linalg.svds: a singular value is 0, "
-                                      "where its vectors (and |s|) have no derivative")
-        return s, np.concatenate([u, vt.T]) / np.sqrt(2.0)
-
     values = A.values
-    out = _eigen_pairs(np.concatenate([rows, m + cols]), np.concatenate([m + cols, rows]),
-                       m + n, int(k), "svds", triplets)(np.concatenate([values, values]))
+    out = _make_eigen_pairs(kind="svds", rows=np.concatenate([rows, m + cols]),
+                            cols=np.concatenate([m + cols, rows]), n=m + n, k=int(k), m=m,
+                            options=settings, reference=None)(np.concatenate([values, values]))
     s, W = out[:k], out[k:].reshape(m + n, k) * np.sqrt(2.0)
     return (W[:m], s, W[m:].T) if return_singular_vectors else s
 
 
-def _eigen_pairs(rows, cols, n, k, name, spectrum):
+def _spectrum(kind, m, options):
+    """The function giving (w, V) of the symmetric matrix of the values:
+    eigsh's, or svds' triplets of its block A = H[:m, m:] as eigenpairs."""
+    if kind == "eigsh":
+        return lambda M: spla.eigsh(M, return_eigenvectors=True, **options)
+
+    def triplets(H):
+        u, s, vt = spla.svds(H[:m, m:], return_singular_vectors=True, **options)
+        if np.any(s <= 0.0):
+            raise UndefinedDerivative("adsim: scipy.sparse.linalg.svds: a singular value is 0, "
+                                      "where its vectors (and |s|) have no derivative")
+        return s, np.concatenate([u, vt.T]) / np.sqrt(2.0)
+    return triplets
+
+
+# what a tape file may give of each kind's options
+_OPTIONS = {"eigsh": {"k", "sigma", "which", "v0", "ncv", "maxiter", "tol", "mode"},
+            "svds": {"k", "ncv", "tol", "which", "v0", "maxiter", "solver", "options", "rng",
+                     "random_state"}}
+
+
+def _make_eigen_pairs(kind, rows, cols, n, k, m, options, reference):
+    """The primitive values -> [w (k), V (n x k) flattened] of ``kind``
+    ("eigsh", "svds") of the symmetric n x n matrix with the values at
+    (rows, cols); ``reference``: the eigenvectors whose signs replays keep
+    (None: those of the first value). Checks parameters as a file's."""
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    if kind not in _OPTIONS or not isinstance(options, dict) or \
+            not set(options) <= _OPTIONS[kind] or type(n) is not int or type(k) is not int or \
+            type(m) is not int or not 0 < k < n or not 0 < m <= n or rows.shape != cols.shape \
+            or rows.ndim != 1 or (rows.size and (min(rows.min(), cols.min()) < 0
+                                                 or max(rows.max(), cols.max()) >= n)):
+        raise ValueError(f"not the parameters of {kind} of a symmetric matrix of active values")
+    if options.get("v0") is not None:       # a start: its value, never differentiated
+        options = dict(options, v0=np.array(now(options["v0"]), dtype=float))
+    parameters = dict(kind=kind, rows=rows, cols=cols, n=n, k=k, m=m, options=options,
+                      reference=None if reference is None else
+                      np.asarray(reference, dtype=float))
+    if parameters["reference"] is not None and parameters["reference"].shape != (n, k):
+        raise ValueError(f"the eigenvectors of reference of {kind} have shape "
+                         f"{parameters['reference'].shape}, not {(n, k)}")
+    made = {}
+    prim = _eigen_pairs(rows, cols, n, k, kind, _spectrum(kind, m, options), made)
+    made["prim"] = _EIGEN_PAIRS.adopt(prim, **parameters)
+    return prim
+
+
+def _eigen_pairs(rows, cols, n, k, name, spectrum, made):
     """values -> [w (k), V (n x k) flattened] as one primitive; ``spectrum``
-    gives (w, V) of the symmetric matrix of the values."""
-    signs = {}
+    gives (w, V) of the symmetric matrix of the values; ``made["prim"]``:
+    the primitive, whose family parameters' ``reference`` (the eigenvectors
+    whose signs replays keep) the first value sets where a file did not."""
 
     def matrix(values):
         return sp.csc_matrix((np.asarray(values, dtype=float), (rows, cols)), shape=(n, n))
@@ -114,7 +159,10 @@ def _eigen_pairs(rows, cols, n, k, name, spectrum):
         except spla.ArpackNoConvergence as exc:
             raise SolverNotConverged(f"adsim: scipy.sparse.linalg.{name} did not converge "
                                      f"({exc}); raise maxiter or ncv, or loosen tol") from None
-        reference = signs.setdefault("V", V)        # the signs of the recording
+        parameters = made["prim"].saved_as[1]
+        if parameters["reference"] is None:           # the signs of the recording
+            parameters["reference"] = V
+        reference = parameters["reference"]
         V = V * np.where(np.sum(V * reference, axis=0) < 0, -1.0, 1.0)
         return np.concatenate([w, V.ravel()])
 
@@ -155,9 +203,10 @@ def _eigen_pairs(rows, cols, n, k, name, spectrum):
                 vbar -= z[rows] * u[cols]
         return (vbar,)
 
-    prim = primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.sparse.linalg.{name}")
-    prim.not_saved = f"a {name} of a matrix of active values (its pattern and signs live here)"
-    return prim
+    return primitive(value, jvp=jvp, vjp=vjp, name=f"scipy.sparse.linalg.{name}")
+
+
+_EIGEN_PAIRS = BuiltinFamily("scipy.sparse.linalg.eigen_pairs", 1, _make_eigen_pairs)
 
 
 def inv(A):

@@ -33,6 +33,7 @@ from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active, sparse_active_linalg, sparse_active_solve
+from .operator_solve import OperatorSolve, taped_operator
 from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov, LEAST_SQUARES, LeastSquares
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
@@ -72,9 +73,11 @@ class _Triangular:
 
 # ---- primitives of one solver: x = A^-1 b and x = A^-T b ---------------------------
 
-def _pair(solver, name, parameters):
+def _pair(solver, name, parameters, operator=None):
     """The two primitives b -> A^-1 b and b -> A^-T b of ``solver``, each
-    the other's adjoint; returns {False: A^-1, True: A^-T}."""
+    the other's adjoint; returns {False: A^-1, True: A^-T}. Saved by the
+    family's ``parameters``, or (``operator``: (TapedOperator, method,
+    options)) as solves with an operator of recorded products."""
     prims = {}
     for transposed in (False, True):
         def value(b, transposed=transposed):
@@ -88,9 +91,13 @@ def _pair(solver, name, parameters):
                 return (solver.solve(adjoint, not transposed, True),)
             return (prims[not transposed](adjoint),)       # recorded (higher orders)
 
+        if operator is not None:
+            prims[transposed] = OperatorSolve(value, jvp, vjp, name, *operator, transposed)
+            continue
         prim = primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
         if parameters is None:          # a LinearOperator of Python code
-            prim.not_saved = "a Krylov solve with a LinearOperator of Python code"
+            prim.not_saved = ("a Krylov solve with a LinearOperator of Python code that could "
+                              "not be recorded")
             prims[transposed] = prim
         else:
             prims[transposed] = _SOLVE.adopt(prim, **parameters, transposed=transposed)
@@ -375,9 +382,15 @@ def _krylov_rule(method):
             return sparse_active_solve.krylov_solve(A, b, method, options, x0=x0,
                                                     callback=callback, M=M), 0
         if _is_code_operator(A):
-            _plain_operator(A, method, np.shape(b)[0])
-            solver = _Krylov(A, method, options, x0=x0, callback=callback, M=M)
-            return _solve_with(solver, method, None, options, b), 0
+            n = np.shape(b)[0]
+            _plain_operator(A, method, n)
+            taped = taped_operator(A, n)
+            solver = _Krylov(A if taped is None else taped, method, options, x0=x0,
+                             callback=callback, M=M)
+            if taped is None:
+                return _solve_with(solver, method, None, options, b), 0
+            return _pair(solver, _name(method), None, operator=(taped, method, options))[
+                False](b), 0
         csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
         solver = _Krylov(csr, method, options, x0=x0, callback=callback, M=M)
         return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0

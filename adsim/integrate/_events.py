@@ -23,8 +23,7 @@ from ..errors import BranchChanged, TapeFileError, UnsupportedOperation
 from ..primitives import Application, Primitive
 from .._active import Active
 from .._filefields import expect_keys, shape_field
-from .._nesting.nested import SavedInner
-from .._record.recording import record
+from .._nesting.nested import RecordingInner, SavedInner
 from ._common import EPS
 from ._rhs import real_array
 
@@ -166,22 +165,14 @@ def _bracket(State, layout):
     return tuple(int(offsets[State._fields.index(field)]) for field in ("t_old", "t"))
 
 
-class RecordedEvent(SavedInner):
+class RecordedEvent(RecordingInner):
     """``G(tau, z, *arrays)`` of one event function in the process that has
     it: its recorded variants (one tape per branch path met, which a tape
     file saves), and ``G`` recorded again where none holds."""
 
     def __init__(self, G, name):
-        super().__init__(name, 0, (), f"the time of event `{name}`")
+        super().__init__(G, name, f"the time of event `{name}`")
         self.G = G
-
-    def run(self, full, method):
-        try:
-            return super().run(full, method)
-        except BranchChanged:
-            tape = record(self.G, *full)
-            self.variants.use(tape)
-            return method(tape, list(full))
 
 
 class EventTime(Primitive):

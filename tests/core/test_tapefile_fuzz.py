@@ -42,8 +42,18 @@ FUZZ = textwrap.dedent(r"""
         z = ad.checkpoint_loop(step, np.ones(3), 20, args=(p,), snapshots=3)
         return np.sum(z ** 2)
 
+    def scipy_ops(p):          # ops that own tapes of Python functions
+        import scipy.integrate as si, scipy.optimize as so, scipy.sparse.linalg as spla
+        op = spla.LinearOperator((3, 3), matvec=lambda v: 3.0 * v + np.roll(v, 1),
+                                 rmatvec=lambda w: 3.0 * w + np.roll(w, -1))
+        return (si.quad(lambda x: np.exp(-p[0] * x) * p[1], 0.0, p[2])[0]
+                + np.sum(so.fsolve(lambda z: z ** 3 + p[:2] * z - 1.0, np.ones(2)))
+                + so.brentq(lambda t: t ** 3 - p[1] * t - 1.0, 0.0, 3.0)
+                + np.sum(spla.gmres(op, p, rtol=1e-10)[0]))
+
     x0, p0 = np.linspace(0.1, 0.9, 5), np.array([0.5, 1.0, 1.5])
-    files = [tapefile.dumps(ad.record(plain, x0)), tapefile.dumps(ad.record(looped, p0))]
+    files = [tapefile.dumps(ad.record(plain, x0)), tapefile.dumps(ad.record(looped, p0)),
+             tapefile.dumps(ad.record(scipy_ops, p0))]
     rng = np.random.default_rng(int(sys.argv[1]))
     n_cases = int(sys.argv[2])
 

@@ -143,13 +143,6 @@ def test_refused_options_name_themselves():
         ad.grad(f)(P0)
 
 
-def test_tape_files_refuse_the_integral_by_name(tmp_path):
-    from adsim.errors import TapeCopyError
-    tape = ad.record(decaying_wave, P0)
-    with pytest.raises(TapeCopyError, match="integral of a Python integrand"):
-        tape.save(tmp_path / "wave.adsim")
-
-
 def test_explicit_namespace_with_interposition_off():
     import adsim.scipy.integrate as asi
 

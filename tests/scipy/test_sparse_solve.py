@@ -132,12 +132,19 @@ def test_preconditioned_krylov_solves(method):
 
 def test_krylov_solves_with_a_linear_operator_of_python_code():
     """A matrix-free operator (matvec and rmatvec written with NumPy): the
-    solves run it on plain arrays; tape files refuse to keep it."""
+    solves run on the recordings of its products, which tape files keep
+    (tests/scipy/test_operator_solve_tapefiles.py); one whose products
+    cannot be recorded runs its own code, and tape files refuse it."""
     D = A.toarray()
     op = spla.LinearOperator((N, N), matvec=lambda v: D @ v, rmatvec=lambda v: D.T @ v)
     f = lambda b: np.sin(gmres(op, b, atol=1e-13, rtol=1e-12)[0])  # noqa: E731
-    tape = check_tape(f, [B0], rtol=1e-6, value_rtol=1e-12)
-    with pytest.raises(ad.errors.TapeCopyError, match="LinearOperator of Python code"):
+    check_tape(f, [B0], rtol=1e-6, value_rtol=1e-12)
+    by_numbers = spla.LinearOperator((N, N), matvec=lambda v: D @ v + 0.0 * float(v[0]),
+                                     rmatvec=lambda v: D.T @ v)
+    g = lambda b: np.sin(gmres(by_numbers, b, atol=1e-13, rtol=1e-12)[0])  # noqa: E731
+    tape = check_tape(g, [B0], rtol=1e-6, value_rtol=1e-12)
+    with pytest.raises(ad.errors.TapeCopyError, match="LinearOperator of Python code that "
+                                                      "could not be recorded"):
         tape.save(io.BytesIO())
     no_transpose = spla.LinearOperator((N, N), matvec=lambda v: D @ v)
     with pytest.raises(ad.errors.UnsupportedOperation, match="rmatvec"):

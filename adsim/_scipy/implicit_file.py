@@ -1,0 +1,226 @@
+"""The solution of a root finder, fixed point or minimiser
+(adsim/_scipy/implicit.py) in tape files: what a call keeps so that a tape
+file can hold it, and the callback class that writes and reads it (kind
+``adsim.implicit_solution``).
+
+A call is saved when SciPy's solver is run, after the first solve, on the
+recorded tapes of its function rather than the program's Python function:
+the equations ``F(x, *params)`` of a root finder (of a fixed point,
+``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser
+(:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
+other arguments (numbers, strings, lists, dicts: JSON data) are what the
+file holds; a loaded solution runs the same solver from the same warm
+start on the same tapes, so it replays bitwise like the original, and
+raises BranchChanged where the function takes a branch none of its tapes
+recorded. Its second derivatives record the ops of those tapes again
+(:func:`transcribed`) where the original records the function. Not saved,
+with the reason: a call passing other functions (``jac=``, ``hess=``,
+``fprime=``, a ``callback``) or objects, a least-squares problem, more
+than DENSE_UP_TO unknowns (their sparse plans record the function), a
+function that could not be recorded.
+"""
+import numpy as np
+
+from .._filefields import expect_keys, json_data, shape_field, size_of
+from .._nesting.nested import SavedInner
+from .._record.creation import suspended
+from ..errors import TapeCopyError
+from ..primitives import Application
+from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
+
+__all__ = ["SavedCall", "SolutionApplication", "saved_call", "taped_functions"]
+
+_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity}
+_MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the latest solve
+
+
+class SavedCall:
+    """A solver call as a tape file keeps it: ``solver``, its other
+    ``arguments`` as JSON data, and ``why_not`` (None, or why a file cannot
+    hold it). ``recorded``: the function's tape holds at the first solution,
+    from where on SciPy runs on the tapes."""
+
+    def __init__(self, solver, arguments, system, why_not):
+        self.solver, self.arguments, self.system = solver, arguments, system
+        self.why_not = why_not
+        self.recorded = False
+
+    def record(self, x, values):
+        """Record the function at the first solution ``x`` and at the ends
+        of a bracket (a bracketing solver evaluates them at every solve, so
+        their branches are recorded too); one that cannot be recorded keeps
+        running as the program's function, not saved."""
+        points = [x] + _bracket_ends(self.arguments)
+        try:
+            with suspended():
+                for point in points:
+                    self.system.tape.forward([np.reshape(np.asarray(point, dtype=float), -1)]
+                                             + list(values))
+        except Exception as err:          # not recordable (non-NumPy code)
+            why = str(err).split(". ")[0][:200]
+            self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
+            return
+        self.recorded = True
+
+
+def _bracket_ends(arguments):
+    """The ends of the bracket of a scalar root finder's call: ``a`` and
+    ``b`` of brentq and its kin, ``bracket`` of root_scalar."""
+    bracket = [arguments.get("a"), arguments.get("b")]
+    if None in bracket:
+        bracket = arguments.get("bracket") or []
+    return [p for p in bracket if isinstance(p, (int, float)) and np.isfinite(p)]
+
+
+def saved_call(solver, spec, call, names, system):
+    """The :class:`SavedCall` of one call (``call``: SciPy's arguments, with
+    the functions at ``names``)."""
+    from .solver_calls import IMPLICIT
+    if solver not in IMPLICIT or spec.kind not in _KINDS:
+        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem: only "
+                                               f"root finders, fixed points and minimisers are "
+                                               f"saved")
+    if len(names) > 1 or spec.first_of:
+        return SavedCall(solver, None, system, "it calls a derivative given as Python code "
+                                               "(jac=, hess=, fprime=, ...)")
+    if system.n > DENSE_UP_TO:
+        return SavedCall(solver, None, system, f"more than {DENSE_UP_TO} unknowns")
+    rest = {k: v for k, v in call.items() if k not in names and k != "args"}
+    code = [k for k, v in rest.items() if callable(v)]
+    if code:
+        return SavedCall(solver, None, system, f"its argument {code[0]}= is Python code")
+    try:
+        arguments = json_data(rest, "its arguments")
+    except TypeError as err:
+        return SavedCall(solver, None, system, str(err))
+    return SavedCall(solver, arguments, system, None)
+
+
+def taped_functions(spec, system, n):
+    """values -> {the function's name: the function of x alone that SciPy
+    calls, replaying the tapes of the equations (shaped as x, as SciPy
+    passes it) or of the objective (a number) at the parameters ``values``}."""
+    shape = () if spec.kind == "minimum" else spec.x_shape
+
+    def at(values):
+        def f(x):
+            x = np.reshape(np.asarray(x, dtype=float), (n,))
+            out = system.tape.forward([x] + list(values))
+            # a fixed point's tapes are of F = x - g(x): SciPy iterates g
+            return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
+        return {spec.function: f}
+    return at
+
+
+class SolutionApplication(Application):
+    """One recorded solution. A tape file saves the solver, its arguments,
+    the tapes of its function, the program's start, the warm start of the
+    next solve and the parameters of the latest one; a loaded one solves on
+    those tapes and raises BranchChanged where none holds."""
+
+    file_kind = "adsim.implicit_solution"
+
+    def file_state(self):
+        solution = self.prim.solution
+        if solution.not_saved is not None:
+            return super().file_state()             # its TapeCopyError
+        with solution._lock:
+            start, first, solved_at = solution._start, solution._first, solution._solved_at
+        saved = solution.saved
+        try:
+            state = {"solver": saved.solver, "arguments": saved.arguments,
+                     "first": json_data(first, "the start"),
+                     "start": json_data(start, "the warm start"),
+                     "solved_at": None if solved_at is None else
+                     json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
+                     "in_shapes": [list(s) for s in self.in_shapes],
+                     "out_shape": list(self.out_shape)}
+        except TypeError as err:                    # a number that is not finite
+            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
+                                f"cannot hold: {err}") from err
+        return state, saved.system.tape.inner.variants.tapes()
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        from .optimize import _original
+        from .solver_calls import IMPLICIT, run_solver
+        import scipy.optimize
+        expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
+                            "out_shape"))
+        solver, arguments = state["solver"], state["arguments"]
+        if solver not in IMPLICIT or not isinstance(arguments, dict) or \
+                not isinstance(state["in_shapes"], list) or not tapes:
+            raise ValueError(f"a solution is described by one of adsim's solvers "
+                             f"({', '.join(sorted(IMPLICIT))}), its arguments and shapes, and "
+                             f"owns the tapes of its function, not solver {solver!r}")
+        original, signature = _original(getattr(scipy.optimize, solver))
+        try:
+            spec = IMPLICIT[solver](arguments)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call "
+                             f"adsim differentiates ({type(err).__name__}: {err})") from err
+        known = set(signature.parameters) - {spec.function, "args"}
+        if spec.kind not in _KINDS or not set(arguments) <= known:
+            raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
+                             f"finder, fixed point or minimiser scipy.optimize.{solver} "
+                             f"({sorted(known)})")
+        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+        out_shape = shape_field(state["out_shape"], "the output shape")
+        n = size_of(spec.x_shape)
+        if out_shape != (n,) or not in_shapes or n > DENSE_UP_TO:
+            raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
+                             f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
+        inputs = [(n,)] + in_shapes
+        output = () if spec.kind == "minimum" else (n,)
+        for tape in tapes:
+            if [tuple(s) for s in tape.input_shapes] != inputs or \
+                    tuple(tape.output_shape) != output:
+                raise ValueError(f"a tape of the function of {solver} maps {tape.input_shapes} "
+                                 f"to {tape.output_shape}; the solve has (x, parameters) "
+                                 f"{inputs} and the function's output {output}")
+        first, start = (_floats(state[k], n, f"the {k}") for k in ("first", "start"))
+        solved_at = state["solved_at"]
+        if solved_at is not None:
+            solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
+        inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
+        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner)
+        functions = taped_functions(spec, system, n)
+        x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
+        takes_args = "args" in signature.parameters
+        call = dict(arguments)
+
+        def solve(x_start, values):
+            return run_solver(solver, spec, original, call, x0_shape, functions(values),
+                              takes_args, x_start)[0].reshape(-1)
+        solution = ImplicitSolution(system, solve, first)
+        solution._start = start
+        solution._solved_at = None if solved_at is None else solved_at.tobytes()
+        solution.saved = SavedCall(solver, arguments, system, None)
+        solution.saved.recorded = True
+        return cls(solution.primitive, in_shapes, out_shape)
+
+
+def transcribed(inner):
+    """The function of a loaded solve as its tapes: on plain arrays a
+    replay, on active ones (the recorded adjoint rule of second-order
+    sweeps) the ops of the variant that holds there, recorded again
+    (adsim/_nesting/transcribe.py)."""
+    from .._active import Active
+    from .._nesting.transcribe import _Transcription
+    from .arrays import now
+
+    def function(*args):
+        plain = [np.asarray(now(a), dtype=float) for a in args]
+        value, tape = inner.run(plain, lambda tape, values: (tape.forward(*values), tape))
+        if not any(isinstance(a, Active) for a in args):
+            return value
+        return _Transcription(tape, list(args)).output.reshape(tuple(tape.output_shape))
+    return function
+
+
+def _floats(value, n, what):
+    if not isinstance(value, list) or len(value) != n or n > _MAX_FLOATS or \
+            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"{what} is not a list of {n} numbers")
+    return np.array(value, dtype=float)
+

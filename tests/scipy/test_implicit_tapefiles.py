@@ -1,0 +1,175 @@
+"""Tapes of root finders and minimisers in tape files: the solution is one
+op holding the recorded tapes of the equations (or the objective), on
+which SciPy's solver runs after the first solve in the recording process
+and in one that loaded it, from the same warm start, so saved, loaded and
+unpickled tapes replay bitwise like the original (second derivatives
+too), with derivatives that agree with central differences; the function
+taking a branch none of its tapes holds raises BranchChanged in a loaded
+tape; calls given Python derivatives, and functions that cannot be
+recorded are refused by name; altered descriptions raise TapeFileError."""
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+
+import adsim
+from adsim import tapefile
+from tapefile_bytes import replace_section, section
+from tapefile_replays import assert_same_replays, callback_kinds, copies
+
+P = np.array([1.5, 0.7])
+POINTS = [(P,), (P * (1 + 1e-6),), (np.array([1.3, 0.8]),)]
+FIRST_ORDER = ["forward", "gradient", "jvp", "vjp"]
+
+
+def equations(x, a, b):
+    return [x[0] ** 3 + x[1] - a, x[1] - np.sin(x[0]) * b]
+
+
+def roots(p):
+    """fsolve, root (a closure), brentq, root_scalar, newton and
+    fixed_point, tightly converged."""
+    x = so.fsolve(equations, [1.0, 0.5], args=(p[0], p[1]), xtol=1e-13)
+    y = so.root(lambda z: np.tanh(z) + z - p, [0.1, 0.2], method="lm", tol=1e-13).x
+    r = so.brentq(lambda t: t ** 3 - p[0] * t - p[1], 0.5, 3.0, xtol=1e-14)
+    s = so.root_scalar(lambda t: np.exp(t) - p[0] - t, bracket=[0.0, 3.0], xtol=1e-14).root
+    u = so.newton(lambda t: t ** 2 - p[1], 1.0, tol=1e-14)
+    w = so.fixed_point(lambda z: 0.5 * np.cos(z) * p[1] + 0.1 * p[0], [0.3, 0.4], xtol=1e-14)
+    return np.sum(x ** 2) + np.sum(y) + r + 2.0 * s + u + w @ [1.0, -2.0]
+
+
+def minima(p):
+    """minimize, minimize_scalar and fmin (their gradients by differences:
+    minima to about 1e-8)."""
+    m = so.minimize(lambda z: (z[0] - p[0]) ** 2 + np.cosh(z[1] * p[1]) + z[0] ** 4,
+                    [0.1, 0.2], method="BFGS", options={"gtol": 1e-11}).x
+    q = so.minimize_scalar(lambda t: (t - p[1]) ** 2 + t ** 4, method="brent",
+                           options={"xtol": 1e-12}).x
+    v = so.fmin(lambda z: np.sum((z - p) ** 2) + z[0] ** 4, [0.0, 0.0], xtol=1e-12,
+                ftol=1e-14, disp=False)
+    return np.sum(m) + q + np.sum(v * v)
+
+
+def program(p):
+    return roots(p) + minima(p)
+
+
+def test_tapes_of_solutions_replay_bitwise_after_saving(tmp_path):
+    tape = adsim.record(program, P)
+    assert "adsim.implicit_solution" in callback_kinds(tape)
+    assert_same_replays(tape, copies(tape, tmp_path), POINTS, methods=FIRST_ORDER)
+
+
+@pytest.mark.parametrize("f,step,rtol", [(roots, 1e-5, 1e-7), (minima, 1e-3, 1e-4)])
+def test_derivatives_of_loaded_solutions_match_differences(f, step, rtol):
+    loaded = tapefile.loads(tapefile.dumps(adsim.record(f, P)))
+    for p in (P, np.array([1.3, 0.8])):
+        want = [(f(p + step * e) - f(p - step * e)) / (2 * step) for e in np.eye(2)]
+        np.testing.assert_allclose(loaded.gradient(p), want, rtol=rtol, atol=rtol)
+        assert loaded.forward(p) == pytest.approx(f(p), rel=1e-7)
+
+
+def test_second_derivatives_of_loaded_solutions():
+    """The recorded adjoint rule of a loaded solve differentiates its
+    function's tapes, their ops recorded again: Hessian-vector products and
+    a gradient inside the recorded function replay like the original's and
+    agree with differences of the gradient."""
+    tape = adsim.record(program, P)
+    assert_same_replays(tape, copies(tape), POINTS[::2], methods=["hvp"])
+    loaded = tapefile.loads(tapefile.dumps(adsim.record(roots, P)))
+    v = np.array([0.3, -0.7])
+    hv = (loaded.gradient(P + 1e-5 * v) - loaded.gradient(P - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(loaded.gradient_and_hvp(P, v)[1], hv, rtol=1e-6, atol=1e-8)
+
+    def steepness(p):                   # a gradient taken inside the recording
+        return np.sum(adsim.grad(roots)(p) ** 2)
+    tape = adsim.record(steepness, P)
+    assert_same_replays(tape, copies(tape), POINTS[::2], methods=FIRST_ORDER)
+
+
+def bent(t, p):
+    """A line that bends at t = 5 (a branch on the unknown)."""
+    if t < 5.0:
+        return t - p[0]
+    return 2.0 * t - 5.0 - p[0]
+
+
+def test_the_branches_at_a_bracket_s_ends_are_recorded():
+    """brentq evaluates the bracket's ends at every solve: the recording
+    records the function there too, so a loaded tape knows the branch past
+    the bend though the solution (t = p[0] = 1.5) lies before it."""
+    def f(p):
+        return so.brentq(bent, 0.0, 10.0, args=(p,), xtol=1e-14)
+    tape = adsim.record(f, P)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    for p in (P * 1.1, P * 2.0, P * 4.0):          # the last solution past the bend: 5.5
+        assert loaded.forward(p) == tape.forward(p)
+        assert loaded.gradient(p).tobytes() == tape.gradient(p).tobytes()
+    assert tape.forward(P * 4.0) == pytest.approx(5.5, rel=1e-12)
+
+
+def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
+    """fsolve's iterates stay near the solution: the recording meets the
+    line before the bend only; a replay whose solution lies past it meets
+    the other branch, which the original records and the loaded tape
+    cannot."""
+    def f(p):
+        return so.fsolve(lambda z: [bent(z[0], p)], [1.0], xtol=1e-13)[0]
+    tape = adsim.record(f, P)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    assert loaded.forward(P * 1.1) == tape.forward(P * 1.1)
+    assert tape.forward(P * 10.0) == pytest.approx(10.0, rel=1e-12)
+    with pytest.raises(adsim.BranchChanged, match="scipy.optimize.fsolve.*loaded from a tape"):
+        loaded.forward(P * 10.0)
+
+
+@pytest.mark.parametrize("solve,why", [
+    (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
+     "could not be recorded: ActiveValueLeak"),
+    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
+                           jac=lambda z: 2.0 * (z - adsim.value(p))).x,
+     "jac=, hess=, fprime="),
+    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
+                           callback=lambda z: None).x, "callback= is Python code"),
+    (lambda p: so.least_squares(lambda z: z - p, [0.0, 0.0]).x,
+     "only root finders, fixed points and minimisers")])
+def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
+    tape = adsim.record(lambda p: np.sum(solve(p)), P)
+    assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
+    with pytest.raises(adsim.TapeCopyError, match=why):
+        tape.save(tmp_path / "solve.adtape")
+
+
+def fsolved(p):
+    return np.sum(so.fsolve(equations, [1.0, 0.5], args=(p[0], p[1])) ** 2)
+
+
+def altered_file(change):
+    """The file of a tape of ``fsolved`` with ``change`` applied to the
+    description of its solution."""
+    data = tapefile.dumps(adsim.record(fsolved, P))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.implicit_solution"]
+    change(described["state"])
+    return replace_section(data, "CALL", json.dumps(calls).encode())
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda st: st.update(solver="eval"), "one of adsim's solvers"),
+    (lambda st: st.update(solver="least_squares"), "fixed point or minimiser"),
+    (lambda st: st["arguments"].update(func=1), "arguments"),
+    (lambda st: st["arguments"].update(bogus=1), "arguments"),
+    (lambda st: st["arguments"].pop("x0"), "not a call adsim differentiates"),
+    (lambda st: st["arguments"].update(x0=[1.0, 0.5, 2.0]), "unknowns"),
+    (lambda st: st.update(start=[1.0]), "the start is not a list of 2"),
+    (lambda st: st.update(first=["a", "b"]), "the first is not"),
+    (lambda st: st.update(solved_at=[1.0]), "the parameters is not"),
+    (lambda st: st["in_shapes"].pop(), "a tape of the function"),
+    (lambda st: st.update(out_shape=[3]), "unknowns"),
+    (lambda st: st.update(extra=1), "fields")])
+def test_altered_solution_descriptions_are_refused(change, message):
+    with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(altered_file(change))
