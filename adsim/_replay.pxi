@@ -233,6 +233,30 @@ cdef double* claim_work(Replay r, int64_t size, int64_t zero_from) except NULL:
     return r.work
 
 
+cdef list inputs_as_given(Tape t, object xs):
+    """_inputs' common case, checked in C: ``xs`` a tuple or list of C-ordered
+    float64 arrays of the recorded shapes (a tape whose program did not read
+    memory layouts); as a list, or None for _inputs to convert or refuse."""
+    cdef int i, d, n_in = len(t._input_slots)
+    cdef cnp.ndarray x
+    cdef tuple shape
+    if t.recording or t.failed or t.layout_observed:
+        return None
+    if type(xs) is not tuple and type(xs) is not list or len(xs) != n_in:
+        return None
+    for i in range(n_in):
+        if not (is_float64_array(xs[i]) and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>xs[i])):
+            return None
+        x = <cnp.ndarray>xs[i]
+        shape = <tuple>t._input_shapes[i]
+        if cnp.PyArray_NDIM(x) != len(shape):
+            return None
+        for d in range(len(shape)):
+            if cnp.PyArray_DIMS(x)[d] != <cnp.npy_intp>shape[d]:
+                return None
+    return list(xs)
+
+
 cdef list input_arrays(Tape t, object xs):
     """``xs`` as a list of C-ordered float64 arrays of the inputs' sizes
     (_inputs gives this already; anything else is converted, or refused)."""
