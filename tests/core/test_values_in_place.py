@@ -179,3 +179,11 @@ def test_an_output_that_is_an_input_overwritten_in_place_is_copied_out():
     first = t._forward([x])
     assert np.array_equal(first, -x) and np.array_equal(x, np.arange(1.0, 5.0))
     assert np.array_equal(t._forward([2.0 * x]), -2.0 * x) and np.array_equal(first, -x)
+
+
+def test_arrays_of_the_inputs_size_but_another_shape_are_refused():
+    tape = ad.record(lambda x: np.tanh(x) * 2.0, X.reshape(3, 4))
+    for wrong in (X.reshape(4, 3), X, X.reshape(3, 4, 1)):
+        with pytest.raises(ad.errors.InvalidArgumentValue, match="shape"):
+            tape.forward(wrong)
+    assert isinstance(ad.record(rosenbrock, X).forward(X), float)
