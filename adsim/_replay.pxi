@@ -35,6 +35,7 @@ cdef class Replay:
         free(self.work)
         free(self.stack.data)
         free(self.own_sizes)
+        free(self.own_off)
 
 
 cdef Replay new_replay(Tape t):
@@ -232,6 +233,30 @@ cdef double* claim_work(Replay r, int64_t size, int64_t zero_from) except NULL:
     return r.work
 
 
+cdef list inputs_as_given(Tape t, object xs):
+    """_inputs' common case, checked in C: ``xs`` a tuple or list of C-ordered
+    float64 arrays of the recorded shapes (a tape whose program did not read
+    memory layouts); as a list, or None for _inputs to convert or refuse."""
+    cdef int i, d, n_in = len(t._input_slots)
+    cdef cnp.ndarray x
+    cdef tuple shape
+    if t.recording or t.failed or t.layout_observed:
+        return None
+    if type(xs) is not tuple and type(xs) is not list or len(xs) != n_in:
+        return None
+    for i in range(n_in):
+        if not (is_float64_array(xs[i]) and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>xs[i])):
+            return None
+        x = <cnp.ndarray>xs[i]
+        shape = <tuple>t._input_shapes[i]
+        if cnp.PyArray_NDIM(x) != len(shape):
+            return None
+        for d in range(len(shape)):
+            if cnp.PyArray_DIMS(x)[d] != <cnp.npy_intp>shape[d]:
+                return None
+    return list(xs)
+
+
 cdef list input_arrays(Tape t, object xs):
     """``xs`` as a list of C-ordered float64 arrays of the inputs' sizes
     (_inputs gives this already; anything else is converted, or refused)."""
@@ -320,8 +345,106 @@ cdef cnp.ndarray new_output(Tape t):
 
 cdef object output_value(Tape t, Replay r):
     cdef cnp.ndarray y = new_output(t)
-    memcpy(cnp.PyArray_DATA(y), r.val + t.slot_off[t.out_slot],
+    memcpy(cnp.PyArray_DATA(y), r.val + r.s.slot_off[t.out_slot],
            <size_t>t.slot_size[t.out_slot] * sizeof(double))
+    return y
+
+
+# ---- values replays without copies: inputs read where the caller has them,
+# the output written into the array returned. The sweep reaches slot k at
+# val + slot_off[k]; a values replay points its sweep at offsets of its own
+# (Replay.own_off) in which such a slot's offset leads out of the arena, to
+# the caller's array or the new output (both float64, so 8-byte aligned, as
+# the arena is: the distance is a whole number of doubles). Only the entries
+# of the inputs and the output differ from the tape's, and each call sets
+# them all. No aliasing follows: an input read in place is one no op writes,
+# and the output is a new array for each call, which no later replay (in
+# this thread or another) can reach.
+
+cdef bint values_in_place = True
+
+
+def set_values_in_place(bint on):
+    """Values replays read their inputs in place and write the output into
+    the array they return (True, the default), or copy both as the other
+    replays do; returns the previous setting. For tests and benchmarks."""
+    global values_in_place
+    previous = values_in_place
+    values_in_place = on
+    return previous
+
+
+cdef int plan_values(Tape t) except -1:
+    """Once per tape: the inputs whose slot no op writes (read in the
+    caller's array), and whether the output may be written into the array
+    returned: the first op to touch its slot writes it whole without reading
+    it, so no op reads what the slot held before the call (an input's slot,
+    or one no op writes, holds values the sweep did not compute)."""
+    cdef int64_t k, i
+    cdef int code, out = t.out_slot
+    cdef const int32_t* o
+    cdef uint8_t* written = <uint8_t*>calloc(<size_t>max(t.n_slots, 1), 1)
+    cdef int touched = 0                # 1: first touched by a whole write; -1: otherwise
+    if written == NULL:
+        raise MemoryError("adsim: no memory to plan a replay")
+    for k in range(t.n_ops):
+        code = t.code[k]
+        o = t.opnd + t.start[k]
+        if o[0] >= 0:
+            written[o[0]] = 1
+        if touched:
+            continue
+        for i in range(1, operand_count(t, k)):
+            if refers(code, i) and o[i] == out:
+                touched = -1
+        if not touched and o[0] == out:
+            touched = -1 if t.flags[k] & FLAG_INPLACE else 1
+    t._caller_inputs = [i for i in range(len(t._input_slots))
+                        if not written[<int>t._input_slots[i]]]
+    free(written)
+    t.output_handed = touched == 1 and out not in t._input_slots and t.slot_size[out] > 0
+    t.values_planned = True
+    return 0
+
+
+cdef inline int64_t offset_to(Replay r, const void* data):
+    """The offset from the Replay's arena to ``data`` (8-byte aligned), in doubles."""
+    return (<intptr_t>data - <intptr_t>r.val) // <intptr_t>sizeof(double)
+
+
+cdef cnp.ndarray place_values(Tape t, Replay r, list arrays):
+    """load_inputs for a values replay: the inputs (checked by input_arrays)
+    that no op writes are read where they are, the others copied into their
+    slots; returns the output array the sweep writes into, or None (then
+    output_value copies the output out)."""
+    cdef int i, slot
+    cdef cnp.ndarray x, y = None
+    if not t.values_planned:
+        plan_values(t)
+    if not values_in_place or not t._caller_inputs and not t.output_handed:
+        load_inputs(t, r, arrays)
+        return None
+    if r.own_off == NULL:
+        r.own_off = <int64_t*>malloc(<size_t>max(t.n_slots, 1) * sizeof(int64_t))
+        if r.own_off == NULL:
+            raise MemoryError("adsim: no memory for a replay's slot offsets")
+        memcpy(r.own_off, t.slot_off, <size_t>t.n_slots * sizeof(int64_t))
+    for i in range(len(arrays)):
+        slot = t._input_slots[i]
+        r.own_off[slot] = t.slot_off[slot]
+    for i in t._caller_inputs:
+        x = <cnp.ndarray>arrays[i]
+        if t.slot_size[t._input_slots[i]] and <intptr_t>cnp.PyArray_DATA(x) % sizeof(double) == 0:
+            r.own_off[t._input_slots[i]] = offset_to(r, cnp.PyArray_DATA(x))
+    for i in range(len(arrays)):
+        slot = t._input_slots[i]
+        if r.own_off[slot] == t.slot_off[slot]:
+            memcpy(r.val + t.slot_off[slot], cnp.PyArray_DATA(<cnp.ndarray>arrays[i]),
+                   <size_t>t.slot_size[slot] * sizeof(double))
+    if t.output_handed:
+        y = new_output(t)
+        r.own_off[t.out_slot] = offset_to(r, cnp.PyArray_DATA(y))
+    r.s.slot_off = r.own_off
     return y
 
 
@@ -503,18 +626,22 @@ cdef cnp.ndarray empty_like_slot(Tape t, int slot, int dirs):
 # ---- the entry points of Tape (_forward, _adjoint, ...): setup, sweeps, teardown
 
 cdef object replay_values(Tape t, object xs):
-    cdef Replay r = replay_setup(t, xs, VALUES, 0)
+    cdef list arrays = input_arrays(t, xs)
+    cdef Replay r = replay_taken(t, VALUES, 0)
+    cdef cnp.ndarray y
     cdef int32_t summed
     cdef int64_t first = t.n_ops
     try:
+        y = place_values(t, r, arrays)
         summed = run_into_output(&r.s, t.n_ops)
         if summed >= 0 and r.s.fused != NULL and r.s.fused[summed].sum != NULL:
             first = r.s.runs[summed * RUN_FIELDS + RUN_FIRST]       # a fused final sum
         replay_forward(t, r, first, False, False)
         if first < t.n_ops:
             fused_sum(&r.s, summed)
-        return output_value(t, r)
+        return output_value(t, r) if y is None else y
     finally:
+        r.s.slot_off = t.slot_off        # other replays address the arena alone
         replay_teardown(t, r)
 
 

@@ -26,6 +26,8 @@ cdef class Replay:
     cdef object runs                  # copies that chunked runs rewrite, with the run tables
     cdef cnp.ndarray views            # own slot_shift / slot_ld of the chunked sweeps
     cdef bint heavy                   # sweeps release the GIL
+    cdef int64_t* own_off             # slot offsets of values replays: the caller's inputs
+                                      # and the returned output addressed from val (place_values)
     cdef bint chunked                 # the sweep is pointed at the run tables
 
 
@@ -95,6 +97,11 @@ cdef class Tape:
     cdef int n_idle
     cdef int64_t stack_peak           # largest value stack of any replay
     cdef cnp.ndarray _output_template # an empty array of the output's shape
+    # values replays (place_values), planned at the first: the inputs read in
+    # the caller's arrays, and whether the output is written into the array returned
+    cdef bint values_planned
+    cdef list _caller_inputs
+    cdef bint output_handed
 
     cdef int new_slot(self, int64_t size) except -1
     cdef void release(self, int slot)

@@ -941,6 +941,9 @@ cdef class Tape:
 
     def _inputs(self, xs):
         """Normalise ``xs`` to one float64 array per input, checking shapes."""
+        cdef list ready = inputs_as_given(self, xs)
+        if ready is not None:
+            return ready
         self.check_replayable()
         n_in = len(self._input_slots)
         if not isinstance(xs, (tuple, list)) or (n_in == 1 and len(xs) != 1):
@@ -974,6 +977,13 @@ cdef class Tape:
     def _forward(self, xs):
         """Zero-order sweep: the output at the inputs ``xs`` (from _inputs)."""
         return replay_values(self, xs)
+
+    def _forward_value(self, xs):
+        """tape.forward in one call: the output at the arguments ``xs`` (as
+        _inputs takes them), a float for a 0-d output."""
+        cdef list ready = inputs_as_given(self, xs)
+        y = replay_values(self, ready if ready is not None else self._inputs(xs))
+        return float(y) if cnp.PyArray_NDIM(<cnp.ndarray>y) == 0 else y
 
     def _adjoint(self, xs, W, bint want_value=True):
         """Reverse sweep with q adjoint directions ``W`` (q, output size), or

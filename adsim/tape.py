@@ -97,7 +97,7 @@ class Tape(_tape.Tape):
     # ---- replays -----------------------------------------------------------
     def forward(self, *xs):
         """The output at new inputs (zero-order replay)."""
-        return self._value(self._forward(self._inputs(xs)))
+        return self._forward_value(xs)
 
     def value_and_gradient(self, *xs):
         """(f(x), gradient) for a scalar output; a tuple of gradients for
