@@ -884,7 +884,9 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
-                 "bernoulli": (lambda x: (0, x), 1)}
+                 "bernoulli": (lambda x: (0, x), 1),
+                 "nbinom": (lambda x: ([0, 2, 4], 2.5, x), 1),
+                 "geom": (lambda x: ([1, 2, 4], x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
 STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2, "weibull_max": -1.2, "levy": 0.3,
               "invweibull": 0.5}   # points where differences of the density are accurate
@@ -947,7 +949,7 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "invgamma": "*", "lognorm": "entropy ppf isf",
                        "weibull_min": "entropy ppf isf", "beta": "*",
                        "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
-                       "bernoulli": "*", "gumbel_r": "entropy ppf isf",
+                       "bernoulli": "*", "nbinom": "*", "geom": "*", "gumbel_r": "entropy ppf isf",
                        "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
                        "pareto": "entropy ppf isf",
                        "halfcauchy": "entropy ppf isf logcdf sf logsf",
