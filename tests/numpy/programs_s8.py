@@ -1,4 +1,4 @@
-"""Eighteen small scientific programs written as their authors write them,
+"""Twenty-two small scientific programs written as their authors write them,
 aimed at idioms the earlier collections (programs_as_published.py,
 programs_s7.py, the scipy user-program tests) leave out: a cubic equation
 of state solved with ``roots`` and its real roots picked by ``isreal``; a
@@ -14,7 +14,8 @@ of log-densities; oblique thin-film optics from ``from numpy import ...``;
 active point; frozen scipy.stats distributions; ``np.piecewise`` and
 ``np.vectorize`` with branches; ``np.polyfit`` with ``np.poly1d``; a
 limiter full of ties of max and min; ``minimize`` with SLSQP constraints;
-a sparse Laplacian scaled by an active diffusivity.
+a sparse Laplacian scaled by an active diffusivity; a negative-binomial
+regression; Monte Carlo draws made from the parameters.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s8.py
 differentiates them as they are."""
@@ -452,3 +453,35 @@ def catalyst_effectiveness(params, n=30):
 
     c_out = root(balance, [0.5], args=(eta, k), method="hybr", tol=1e-12).x[0]
     return c_out
+
+
+# ---- 21. overdispersed counts: a negative-binomial (NB2) regression ----------------------
+
+SITES = np.array([[1.0, 0.2], [1.0, 0.9], [1.0, 1.6], [1.0, 2.3], [1.0, 3.1], [1.0, 3.8]])
+ABUNDANCE = np.array([2, 5, 4, 11, 19, 30])
+
+
+def nb2_log_likelihood(theta):
+    """Log-likelihood of species counts at six sites, log mean linear in an
+    environmental gradient, dispersion alpha = exp(theta[2]); SciPy's
+    (n, p) from the mean and dispersion, as regression codes convert."""
+    beta, alpha = theta[:2], np.exp(theta[2])
+    mu = np.exp(SITES @ beta)
+    n = 1.0 / alpha
+    p = n / (n + mu)
+    return np.sum(stats.nbinom.logpmf(ABUNDANCE, n, p))
+
+
+# ---- 22. a stochastic growth model with common random numbers ----------------------------
+
+def mean_final_biomass(params, n_paths=8, steps=10, seed=42):
+    """Monte Carlo mean of logistic growth with multiplicative noise of a
+    given mean and spread, the draws made from the parameters with a fixed
+    seed (common random numbers)."""
+    r, sigma = params
+    rng = np.random.default_rng(seed)
+    B = np.full(n_paths, 0.1)
+    for _ in range(steps):
+        shocks = rng.normal(r, sigma, size=n_paths)
+        B = B + 0.1 * shocks * B * (1 - B)
+    return B.mean()
