@@ -31,8 +31,9 @@ from fdcheck import assert_close, central
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point); adaptive ODE solvers' derivatives
-# at a replayed point follow the recorded steps, so they agree with
-# differences to the solver's tolerance only
+# are those of the steps taken (held where a replay follows the recorded
+# steps), so they agree with differences of the adaptive solution to about
+# the solver's tolerance only
 ADAPTIVE = {"robertson radau", "lotka-volterra bdf", "sir odeint"}
 PROGRAMS = {
     "peng-robinson": (prog.peng_robinson_ln_phi, np.array([250.0, 30e5]), True, True),
@@ -85,7 +86,8 @@ def _flat(a):
 def test_gradient_against_differences_and_the_other_mode(name):
     f, x, check_hvp, _ = PROGRAMS[name]
     g = _flat(adsim.grad(f)(x))
-    assert_close(g, differences(f, x), rtol=1e-6, atol=1e-9 * np.max(np.abs(g)), what=name)
+    rtol = 1e-5 if name in ADAPTIVE else 1e-6
+    assert_close(g, differences(f, x), rtol=rtol, atol=1e-9 * np.max(np.abs(g)), what=name)
     v = 1e-3 * np.maximum(np.abs(x), 0.1) * np.random.default_rng(1).standard_normal(np.shape(x))
     _, jv = adsim.jvp(f, (x,), (v,))
     assert_close(jv, g @ _flat(v), rtol=1e-9, atol=1e-15 * np.abs(g) @ np.abs(_flat(v)),
