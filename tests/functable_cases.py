@@ -205,6 +205,14 @@ def _accumulate_cases(uf):
                     "", axis=(0, 1, -1))
 
 
+def _reduceat_cases(uf, cs=""):
+    """Segments of several entries, a single entry (the next index not
+    larger), the last segment to the end; along either axis."""
+    return [case(lambda x: uf.reduceat(x, [0, 2, 2, 5, 1]), 7, cs=cs),
+            case(lambda x: uf.reduceat(x.reshape(2, 3), [0, 2], axis=1), 6, "axis 1", cs=cs),
+            case(lambda x: uf.reduceat(x.reshape(3, 2), [1, 0]), 6, "axis 0", cs=cs)]
+
+
 def _into(x, at, values, n=4):
     """``at(y, indices, values)`` into an active copy of ``x[:n]``."""
     y = x[:n] * 1.0
@@ -246,6 +254,12 @@ UFUNCS = {
     np.logaddexp.reduce: reduction(np.logaddexp.reduce, cs="NumPy's logaddexp takes real input"),
     np.logaddexp2.reduce: reduction(np.logaddexp2.reduce, cs="NumPy's logaddexp2 takes real "
                                                             "input"),
+    np.add.reduceat: _reduceat_cases(np.add),
+    np.multiply.reduceat: _reduceat_cases(np.multiply),
+    np.maximum.reduceat: _reduceat_cases(np.maximum),
+    np.minimum.reduceat: _reduceat_cases(np.minimum),
+    np.logaddexp.reduceat: _reduceat_cases(np.logaddexp, "NumPy's logaddexp takes real input"),
+    np.logaddexp2.reduceat: _reduceat_cases(np.logaddexp2, "NumPy's logaddexp2 takes real input"),
     np.add.accumulate: _accumulate_cases(np.add),
     np.multiply.accumulate: _accumulate_cases(np.multiply),
     np.maximum.accumulate: _accumulate_cases(np.maximum),
