@@ -31,6 +31,7 @@ import scipy.optimize
 import scipy.signal as signal
 import scipy.spatial.distance as distance
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
 import scipy.fft
@@ -1695,7 +1696,18 @@ def _sparse(f, label=""):
     return [case(f, 5, label, cs=_NO_CS)]
 
 
+def _graph(x):
+    """A 3-node graph of positive weights from x, one of them constant."""
+    return np.reshape(np.concatenate([x[:3], [0.5], x[3:]]), (3, 3)) ** 2 + 0.1
+
+
 SPARSE = {
+    csgraph.laplacian: [
+        case(lambda x: csgraph.laplacian(_graph(x)), 8, cs=_NO_CS),
+        case(lambda x: csgraph.laplacian(_graph(x), normed=True, return_diag=True)[1], 8,
+             "normed, its degrees", cs=_NO_CS),
+        case(lambda x: csgraph.laplacian(_graph(x), use_out_degree=True, symmetrized=True), 8,
+             "out degree, symmetrized", cs=_NO_CS)],
     sp._base._spbase.__matmul__: _sparse(lambda x: np.sin(_L5 @ x)),
     sp._base._spbase.__rmatmul__: _sparse(lambda x: _L5.__rmatmul__(np.sin(x))),
     sp._base._spbase.dot: _sparse(lambda x: _L5.dot(x ** 2)),
