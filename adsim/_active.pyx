@@ -452,8 +452,8 @@ cdef class Active:
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
-        from ._record.callers import (library_entry, listed_message, listed_operation,
-                                      method_call_name, source_hint)
+        from ._record.callers import (compiled_call_message, library_entry, listed_message,
+                                      listed_operation, method_call_name, source_hint)
         from ._record.creation import bypassed_creation, interposition_hint
         bypassed = bypassed_creation(self.shape)
         if bypassed is not None:
@@ -478,6 +478,9 @@ cdef class Active:
                 f"Write it with the NumPy functions adsim supports (docs/numpy.md), register a "
                 f"primitive with adsim.primitive, or call it on adsim.value(x) if no derivative "
                 f"is wanted")
+        compiled = compiled_call_message(self.shape) if entry is None else None
+        if compiled is not None:    # math.exp(x), rng.normal(mu, s): no protocol sees the call
+            raise ActiveValueLeak(compiled)
         if what in _SCALAR_CONVERSIONS:
             raise ActiveValueLeak(_scalar_leak_message(self, what) +
                                   source_hint(interposition_hint()))

@@ -212,7 +212,7 @@ def ufunc(uf, method, inputs, kwargs):
             f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
-        {"dtype", "axis"} if method == "accumulate" else {"dtype"}
+        {"dtype", "axis"} if method in ("accumulate", "reduceat") else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
             set(kwargs) - allowed:
         raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}` with arguments "
@@ -223,6 +223,8 @@ def ufunc(uf, method, inputs, kwargs):
     if method == "accumulate" and uf in _ACCUMULATIONS:
         return _as_ufunc_lays_out(_ACCUMULATIONS[uf](inputs[0], axis=kwargs.get("axis", 0)),
                                   inputs[:1])
+    if method == "reduceat" and uf in _REDUCTIONS and len(inputs) == 2:
+        return _reduceat(uf, inputs[0], inputs[1], kwargs.get("axis", 0))
     if method == "outer" and uf.nin == 2 and len(inputs) == 2:
         return ufunc(uf, "__call__", _outer_operands(*inputs), kwargs)
     if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
@@ -235,6 +237,32 @@ def ufunc(uf, method, inputs, kwargs):
     if uf.signature is not None:            # matmul, vecdot, ...: not elementwise
         return _called(uf, inputs, kwargs)
     return _as_ufunc_lays_out(_called(uf, inputs, kwargs), inputs)
+
+
+def _reduceat(uf, a, indices, axis):
+    """``uf.reduceat(a, indices, axis)``, NumPy's definition: segment i is
+    ``uf.reduce(a[indices[i]:indices[i + 1]])`` along ``axis`` (to the end
+    for the last), or the single entry ``a[indices[i]]`` where the next
+    index is not larger; the segments joined along ``axis``."""
+    name = f"{ufunc_name(uf)}.reduceat"
+    if isinstance(indices, Active) or active_leaves([indices]):
+        raise UnsupportedOperation(f"adsim: `{name}` takes plain integer indices, not active "
+                                   f"values; pass adsim.value(indices) cast to int")
+    plain = uf.reduceat(np.zeros(shape_of(a)), indices, axis=axis)  # NumPy's errors, shape
+    idx = np.asarray(indices).astype(np.intp)
+    if idx.size == 0:
+        return plain
+    ndim = len(shape_of(a))
+    axis = normalize_axis(axis, ndim)
+    n = shape_of(a)[axis]
+    pieces = []
+    for i, start in enumerate(idx.tolist()):
+        stop = idx[i + 1] if i + 1 < idx.size else n
+        where = [slice(None)] * ndim
+        where[axis] = slice(start, stop) if stop > start else slice(start, start + 1)
+        part = a[tuple(where)]
+        pieces.append(_REDUCTIONS[uf](part, axis=axis, keepdims=True) if stop > start else part)
+    return np.concatenate(pieces, axis=axis)
 
 
 def _outer_operands(a, b):
@@ -335,7 +363,8 @@ FUNCTIONS = {
     np.var: numeric.var, np.std: numeric.std, np.cumprod: numeric.cumprod,
     np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
-    np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.logspace: composed.logspace,
+    np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.polyadd: numeric.polyadd,
+    np.polysub: numeric.polysub, np.polymul: numeric.polymul, np.logspace: composed.logspace,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,

@@ -31,6 +31,7 @@ import scipy.optimize
 import scipy.signal as signal
 import scipy.spatial.distance as distance
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
 import scipy.fft
@@ -205,6 +206,14 @@ def _accumulate_cases(uf):
                     "", axis=(0, 1, -1))
 
 
+def _reduceat_cases(uf, cs=""):
+    """Segments of several entries, a single entry (the next index not
+    larger), the last segment to the end; along either axis."""
+    return [case(lambda x: uf.reduceat(x, [0, 2, 2, 5, 1]), 7, cs=cs),
+            case(lambda x: uf.reduceat(x.reshape(2, 3), [0, 2], axis=1), 6, "axis 1", cs=cs),
+            case(lambda x: uf.reduceat(x.reshape(3, 2), [1, 0]), 6, "axis 0", cs=cs)]
+
+
 def _into(x, at, values, n=4):
     """``at(y, indices, values)`` into an active copy of ``x[:n]``."""
     y = x[:n] * 1.0
@@ -246,6 +255,12 @@ UFUNCS = {
     np.logaddexp.reduce: reduction(np.logaddexp.reduce, cs="NumPy's logaddexp takes real input"),
     np.logaddexp2.reduce: reduction(np.logaddexp2.reduce, cs="NumPy's logaddexp2 takes real "
                                                             "input"),
+    np.add.reduceat: _reduceat_cases(np.add),
+    np.multiply.reduceat: _reduceat_cases(np.multiply),
+    np.maximum.reduceat: _reduceat_cases(np.maximum),
+    np.minimum.reduceat: _reduceat_cases(np.minimum),
+    np.logaddexp.reduceat: _reduceat_cases(np.logaddexp, "NumPy's logaddexp takes real input"),
+    np.logaddexp2.reduceat: _reduceat_cases(np.logaddexp2, "NumPy's logaddexp2 takes real input"),
     np.add.accumulate: _accumulate_cases(np.add),
     np.multiply.accumulate: _accumulate_cases(np.multiply),
     np.maximum.accumulate: _accumulate_cases(np.maximum),
@@ -440,6 +455,16 @@ NUMPY = {
     np.polyint: [case(lambda x: np.polyint(x), 3),
                  case(lambda x: np.polyint(x, 2, k=[1.0, x[0]]), 3, "m=2, k"),
                  case(lambda x: np.poly1d(x).integ(k=2.0)(0.5), 3, "poly1d")],
+    np.polyadd: [case(lambda x: np.polyadd(x[:3], x[3:]), 5),
+                 case(lambda x: np.polyadd([1.0, 2.0, 0.5, 1.0], x), 2, "longer constant"),
+                 case(lambda x: (np.poly1d(x[:2]) + np.poly1d([x[2], 1.0, x[3]]))(0.7), 4,
+                      "poly1d")],
+    np.polysub: [case(lambda x: np.polysub(x[:2], x[2:]), 5),
+                 case(lambda x: (np.poly1d(x) - 2.0)(1.5), 3, "poly1d minus a number")],
+    np.polymul: [case(lambda x: np.polymul(x[:3], x[3:]), 5),
+                 case(lambda x: np.polymul(x, [0.5, -1.0]), 3, "constant factor"),
+                 case(lambda x: (np.poly1d([x[0], 1.0]) * np.poly1d(x[1:]))(0.3), 4,
+                      "poly1d of a list")],
     np.logspace: [case(lambda x: np.logspace(x[0], x[1], 4), 2),
                   case(lambda x: np.logspace(0.0, 1.0, 3, base=x[0] + 3.0), 1, "active base",
                        cs="a complex base gives complex powers"),
@@ -884,7 +909,9 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
-                 "bernoulli": (lambda x: (0, x), 1)}
+                 "bernoulli": (lambda x: (0, x), 1),
+                 "nbinom": (lambda x: ([0, 2, 4], 2.5, x), 1),
+                 "geom": (lambda x: ([1, 2, 4], x), 1)}
 STAT_DOMAIN = (0.1, 0.9)           # points x and quantiles q, well inside every support
 STAT_SHIFT = {"invgamma": 0.6, "chi2": 0.5, "pareto": 1.2, "weibull_max": -1.2, "levy": 0.3,
               "invweibull": 0.5}   # points where differences of the density are accurate
@@ -947,7 +974,7 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "invgamma": "*", "lognorm": "entropy ppf isf",
                        "weibull_min": "entropy ppf isf", "beta": "*",
                        "skewnorm": "cdf logcdf sf logsf ppf isf", "poisson": "*", "binom": "*",
-                       "bernoulli": "*", "gumbel_r": "entropy ppf isf",
+                       "bernoulli": "*", "nbinom": "*", "geom": "*", "gumbel_r": "entropy ppf isf",
                        "gumbel_l": "entropy ppf isf", "rayleigh": "entropy ppf isf",
                        "pareto": "entropy ppf isf",
                        "halfcauchy": "entropy ppf isf logcdf sf logsf",
@@ -1669,7 +1696,18 @@ def _sparse(f, label=""):
     return [case(f, 5, label, cs=_NO_CS)]
 
 
+def _graph(x):
+    """A 3-node graph of positive weights from x, one of them constant."""
+    return np.reshape(np.concatenate([x[:3], [0.5], x[3:]]), (3, 3)) ** 2 + 0.1
+
+
 SPARSE = {
+    csgraph.laplacian: [
+        case(lambda x: csgraph.laplacian(_graph(x)), 8, cs=_NO_CS),
+        case(lambda x: csgraph.laplacian(_graph(x), normed=True, return_diag=True)[1], 8,
+             "normed, its degrees", cs=_NO_CS),
+        case(lambda x: csgraph.laplacian(_graph(x), use_out_degree=True, symmetrized=True), 8,
+             "out degree, symmetrized", cs=_NO_CS)],
     sp._base._spbase.__matmul__: _sparse(lambda x: np.sin(_L5 @ x)),
     sp._base._spbase.__rmatmul__: _sparse(lambda x: _L5.__rmatmul__(np.sin(x))),
     sp._base._spbase.dot: _sparse(lambda x: _L5.dot(x ** 2)),

@@ -1,6 +1,7 @@
 """Statistics and calculus on active arrays, composed of recorded ops:
 var, std, ptp, cov, corrcoef, cumprod, diff (with prepend/append),
-gradient, trapezoid, polyval, vander, convolve, correlate."""
+gradient, trapezoid, polyval, polyadd, polysub, polymul, vander, convolve,
+correlate."""
 import warnings
 
 import numpy as np
@@ -225,6 +226,35 @@ def polyval(p, x):
     for c in coeffs[1:]:
         y = y * x + c
     return y
+
+
+def _poly_sum(a1, a2, sign):
+    """NumPy's polyadd/polysub: the shorter coefficient array padded with
+    leading zeros; a poly1d among the arguments gives a poly1d."""
+    poly = isinstance(a1, np.poly1d) or isinstance(a2, np.poly1d)
+    a1, a2 = (np.atleast_1d(a.coeffs if isinstance(a, np.poly1d) else a) + 0.0 for a in (a1, a2))
+    n1, n2 = shape_of(a1)[0], shape_of(a2)[0]
+    a1 = np.pad(a1, (max(n2 - n1, 0), 0))
+    a2 = np.pad(a2, (max(n1 - n2, 0), 0))
+    out = a1 + a2 if sign > 0 else a1 - a2
+    return np.poly1d(out) if poly else out
+
+
+def polyadd(a1, a2):
+    return _poly_sum(a1, a2, 1)
+
+
+def polysub(a1, a2):
+    return _poly_sum(a1, a2, -1)
+
+
+def polymul(a1, a2):
+    """NumPy's polymul: the convolution of the coefficients (leading zeros
+    trimmed first, as np.poly1d trims them); a poly1d among the arguments
+    gives a poly1d."""
+    poly = isinstance(a1, np.poly1d) or isinstance(a2, np.poly1d)
+    out = convolve(np.poly1d(a1).coeffs + 0.0, np.poly1d(a2).coeffs + 0.0)
+    return np.poly1d(out) if poly else out
 
 
 def polyder(p, m=1):

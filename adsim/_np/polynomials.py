@@ -151,3 +151,4 @@ def roots(p):
     if np.asarray(im != 0.0).any():             # recorded per root
         return complex_.make(re, im, (m,))
     return re
+

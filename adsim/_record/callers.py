@@ -243,3 +243,86 @@ def ufunc_name(uf):
     if special is not None and name.startswith("_") and hasattr(special, name[1:]):
         return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say
     return name
+
+
+# parameters of numpy.random draws as transforms of standard draws of the
+# same generator (the same numbers up to rounding: NumPy computes them so)
+_DRAWS = {"normal": "loc + scale * rng.standard_normal(size)",
+          "lognormal": "np.exp(mean + sigma * rng.standard_normal(size))",
+          "uniform": "low + (high - low) * rng.random(size)",
+          "exponential": "scale * rng.standard_exponential(size)"}
+_NUMPY_FOR_MATH = {"pow": "power", "fabs": "abs", "atan2": "arctan2", "asin": "arcsin",
+                   "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+                   "atanh": "arctanh", "lgamma": "scipy.special.gammaln",
+                   "gamma": "scipy.special.gamma", "erf": "scipy.special.erf",
+                   "erfc": "scipy.special.erfc", "fsum": "sum", "prod": "prod"}
+
+
+def compiled_call_message(shape):
+    """The error for an active value that a compiled function on the user's
+    line converted to a plain number or array, where NumPy's protocols never
+    see the call (``math.exp(x)``, ``rng.normal(mu, s)``, ``np.float64(x)``):
+    it names the call and what adsim records instead; None for other lines."""
+    frame = user_frame()
+    node = called_expression(frame) if frame is not None else None
+    func = _compiled_callee(node, frame) if node is not None else None
+    if func is None:
+        return None
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, types.ModuleType) and owner.__name__ in ("math", "cmath"):
+        name = _NUMPY_FOR_MATH.get(func.__name__, func.__name__)
+        use = name if "." in name else f"np.{name}" if hasattr(np, name) else None
+        return (f"adsim: `{owner.__name__}.{func.__name__}` converted its active argument "
+                f"(shape {shape}) to a Python number, which would drop its derivative: "
+                f"{owner.__name__}'s functions take only plain numbers. "
+                + (f"Use {use}, which adsim records (it takes 0-d arrays as numbers)"
+                   if use else "Write it with the NumPy functions adsim records")
+                + ", or call it on adsim.value(x) if no derivative is wanted")
+    if isinstance(owner, (np.random.Generator, np.random.RandomState)):
+        kind = type(owner).__name__
+        standard = _DRAWS.get(func.__name__)
+        if standard is not None and kind == "RandomState":
+            standard = standard.replace("rng.random(", "rng.random_sample(")
+        return (f"adsim: `numpy.random.{kind}.{func.__name__}` was given an active parameter "
+                f"(shape {shape}); NumPy draws with plain parameters, so its derivative would "
+                f"be dropped. "
+                + (f"Draw standard variates and transform them, which adsim records: "
+                   f"`{standard}` gives the same draws as `{func.__name__}(...)` from the same "
+                   f"generator state" if standard is not None else
+                   "Draw standard variates (rng.standard_normal, rng.random, "
+                   "rng.standard_exponential) and transform them with the parameters")
+                + "; or pass adsim.value(x) if no derivative is wanted")
+    if isinstance(func, type) and issubclass(func, np.generic):
+        return (f"adsim: `numpy.{func.__name__}(x)` of an active value (shape {shape}) makes a "
+                f"plain NumPy scalar, which would drop its derivative. Keep x as it is: a 0-d "
+                f"active array works where a number does (x.astype(np.{func.__name__}) for "
+                f"another dtype); or numpy.{func.__name__}(adsim.value(x)) if no derivative "
+                f"is wanted")
+    return None
+
+
+def _compiled_callee(node, frame):
+    """The object a dotted name on the user's line is bound to, looked up
+    through modules and NumPy's random generators only (no user code runs),
+    when it is a function of math or cmath, a method of a NumPy random
+    generator or a NumPy scalar type; else None."""
+    obj = _bound(node, frame)
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return obj
+    owner = getattr(obj, "__self__", None)
+    compiled = isinstance(owner, (np.random.Generator, np.random.RandomState)) or (
+        isinstance(owner, types.ModuleType) and owner.__name__ in ("math", "cmath"))
+    return obj if compiled else None
+
+
+def _bound(node, frame):
+    """What a name or a dotted name of modules and generators is bound to;
+    None for other expressions."""
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(
+            node.id, frame.f_builtins.get(node.id)))
+    if isinstance(node, ast.Attribute):
+        owner = _bound(node.value, frame)
+        if isinstance(owner, (types.ModuleType, np.random.Generator, np.random.RandomState)):
+            return getattr(owner, node.attr, None)
+    return None

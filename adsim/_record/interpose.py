@@ -30,11 +30,13 @@ interposition on, adsim changes exactly two things outside itself:
    them (``from numpy import array as arr``, a variable holding
    ``np.array``) are not rebound: adsim/_record/creation.py's
    ``bypassed_creation`` names the cause when active values reach one.
-   One NumPy method has its code replaced as the SciPy functions of 2.
+   Two NumPy methods have their code replaced as the SciPy functions of 2.
    are: ``np.vectorize.__call__``, whose NumPy code converts its arguments
    to plain arrays, so that a vectorized function (made before or during
    the recording) given active arguments maps over active elements
-   (adsim/_np/mapped.py).
+   (adsim/_np/mapped.py); and ``np.poly1d.__init__``, so that a list of
+   coefficients holding active values (``np.poly1d([a, b, c])``) becomes
+   the active array NumPy's constructor keeps (adsim/_np/poly1d.py).
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -104,7 +106,7 @@ import types
 import numpy as np
 
 from . import creation, listed
-from .._np import mapped
+from .._np import mapped, poly1d
 from .._scipy import hooks
 from ..errors import InvalidArgument
 
@@ -209,7 +211,8 @@ _hooked = []            # the _ModuleHooks in place now (their modules: _hooked_
 _hooked_modules = set()
 # NumPy's Python methods that convert active arguments, with adsim's rules:
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
-_NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),)
+_NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),
+                  (np.poly1d, "__init__", poly1d.poly1d_init))
 _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 

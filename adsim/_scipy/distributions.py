@@ -369,6 +369,11 @@ def _binom_sf(k, n, p):
     return sc.betainc(k + 1.0, n - k, p)
 
 
+def _nbinom_logpmf(k, n, p):
+    return (sc.gammaln(n + k) - sc.gammaln(k + 1.0) - sc.gammaln(n) + n * np.log(p)
+            + sc.xlog1py(k, -p))
+
+
 # counts k (whole numbers for pmf; the floor for cdf and sf, as SciPy)
 DISCRETE = {
     "poisson": Family(lambda mu: (0.0, np.inf), 0.0, lambda mu: mu >= 0, (1.0,), {
@@ -379,19 +384,20 @@ DISCRETE = {
                     lambda n, p: (n >= 0) & (n == np.floor(n)) & (0 <= p) & (p <= 1), (0.0, 0.5),
                     {"logpmf": _binom_logpmf, "cdf": _binom_cdf, "sf": _binom_sf},
                     dict.fromkeys(("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"), (0,))),
-    # failures k before the n-th success: P(K <= k) = I_p(n, k + 1)
-    "nbinom": Family(lambda n, p: (0.0, np.inf), 0.0, lambda n, p: (n > 0) & (p > 0) & (p <= 1),
-                     (1.0, 0.5), {
-        "logpmf": lambda k, n, p: (sc.gammaln(n + k) - sc.gammaln(k + 1.0) - sc.gammaln(n)
-                                   + n * np.log(p) + sc.xlog1py(k, -p)),
-        "cdf": lambda k, n, p: sc.betainc(n, k + 1.0, p),
-        "sf": lambda k, n, p: sc.betainc(k + 1.0, n, 1.0 - p)},
-        dict.fromkeys(("cdf", "logcdf", "sf", "logsf"), (0,))),
-    "geom": Family(lambda p: (1.0, np.inf), 1.0, lambda p: (p > 0) & (p <= 1), (0.5,), {
-        "logpmf": lambda k, p: sc.xlog1py(k - 1.0, -p) + np.log(p),
-        "cdf": lambda k, p: -np.expm1(k * np.log1p(-p)),
-        "sf": lambda k, p: np.exp(k * np.log1p(-p))}, {}),
     "bernoulli": Family(lambda p: (0.0, 1.0), 0.0, lambda p: (0 <= p) & (p <= 1), (0.5,), {
         "logpmf": lambda k, p: _binom_logpmf(k, 1.0, p),
         "cdf": lambda k, p: _binom_cdf(k, 1.0, p), "sf": lambda k, p: _binom_sf(k, 1.0, p)}, {}),
+    # failures before the n-th success: P(K <= k) = I_p(n, k + 1)
+    "nbinom": Family(lambda n, p: (0.0, np.inf), 0.0, lambda n, p: (n > 0) & (0 < p) & (p <= 1),
+                     (1.0, 0.5),
+                     {"logpmf": _nbinom_logpmf,
+                      "cdf": lambda k, n, p: sc.betainc(n, k + 1.0, p),
+                      "sf": lambda k, n, p: sc.betainc(k + 1.0, n, 1.0 - p)},
+                     dict.fromkeys(("cdf", "logcdf", "sf", "logsf"), (0,))),
+    # trials up to the first success, k = 1, 2, ...: P(K > k) = (1 - p)^k
+    "geom": Family(lambda p: (1.0, np.inf), 1.0, lambda p: (0 < p) & (p <= 1), (0.5,), {
+        "logpmf": lambda k, p: sc.xlog1py(k - 1.0, -p) + np.log(p),
+        "cdf": lambda k, p: -np.expm1(k * np.log1p(-p)),
+        "sf": lambda k, p: np.exp(k * np.log1p(-p)),
+        "logsf": lambda k, p: k * np.log1p(-p)}, {}),
 }

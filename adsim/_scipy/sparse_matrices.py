@@ -13,7 +13,7 @@ import numpy as np
 
 from .._np.sparse_products import is_sparse_operand, matrix_times, product, unpacked
 from ..errors import UnsupportedOperation
-from . import sparse_active, sparse_formats
+from . import csgraph, sparse_active, sparse_formats
 from .sparse_constant import scipy_when_constant
 
 
@@ -97,6 +97,7 @@ for _rule in (_matmul, _rmatmul, _dot, _spmatrix_mul, _spmatrix_rmul):
 
 _RULES = {
     **sparse_active.HOOKS,
+    **csgraph.HOOKS,
     **sparse_formats.HOOKS,
     ("scipy.sparse._base", "_spbase.__matmul__"): _matmul,
     ("scipy.sparse._base", "_spbase.__rmatmul__"): _rmatmul,

@@ -1,6 +1,9 @@
 """User mistakes raise the documented exception types with messages that
 name the offending function, shape or value and the fix; NaN and inf
 propagate through every sweep without crashing."""
+import math
+from math import exp
+
 import numpy as np
 import pytest
 
@@ -169,6 +172,66 @@ def test_active_value_leak(f, what):
     message = str(info.value)
     assert what in message
     assert "adsim.value(x)" in message and "np.where" in message
+
+
+def _math_exp(z):
+    return math.exp(z[0]) * np.sum(z)
+
+
+def _exp_by_its_own_name(z):
+    return exp(z[0]) + math.hypot(z[0], z[1])
+
+
+def _generator_normal(z):
+    rng = np.random.default_rng(0)
+    return np.sum(rng.normal(z[0], 0.2, size=3))
+
+
+def _legacy_uniform(z):
+    np.random.seed(0)
+    return np.sum(np.random.uniform(z[0], 1.0, size=3))
+
+
+def _generator_gamma(z):
+    rng = np.random.default_rng(0)
+    return rng.gamma(z[0])
+
+
+def _numpy_scalar(z):
+    return np.float64(z[0]) * 2.0
+
+
+@pytest.mark.parametrize(("f", "words"), [
+    (_math_exp, ["`math.exp`", "Use np.exp"]),
+    (_exp_by_its_own_name, ["`math.exp`", "Use np.exp"]),
+    (_generator_normal, ["`numpy.random.Generator.normal`",
+                         "`loc + scale * rng.standard_normal(size)` gives the same draws"]),
+    (_legacy_uniform, ["`numpy.random.RandomState.uniform`",
+                       "`low + (high - low) * rng.random_sample(size)`"]),
+    (_generator_gamma, ["`numpy.random.Generator.gamma`", "rng.standard_normal"]),
+    (_numpy_scalar, ["`numpy.float64(x)`", "a 0-d active array works where a number does"]),
+], ids=["math.exp", "from math import exp", "Generator.normal", "RandomState.uniform",
+        "Generator.gamma", "np.float64"])
+def test_leaks_through_compiled_calls_name_the_call(f, words):
+    """math's functions, NumPy's random draws and NumPy's scalar types
+    convert active arguments where no protocol of NumPy sees the call: the
+    error names the call on the user's line and what adsim records instead."""
+    with pytest.raises(adsim.ActiveValueLeak) as info:
+        adsim.grad(f)(X)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_the_transformed_draws_are_differentiated():
+    """What the message proposes for Generator.normal: the same draws, and
+    the pathwise derivative (d/dmu = 1 for each draw)."""
+    def mean_draw(z):
+        rng = np.random.default_rng(0)
+        return np.mean(z[0] + 0.2 * rng.standard_normal(size=3))
+    want = np.mean(np.random.default_rng(0).normal(X[0], 0.2, size=3))
+    value, g = adsim.value_and_grad(mean_draw)(X)
+    assert value == pytest.approx(want, rel=1e-15)
+    assert np.array_equal(g, np.eye(X.size)[0])
 
 
 def test_assigning_into_arrays_made_inside_the_function():

@@ -100,6 +100,7 @@ def dispatched():
     found += [uf for uf in vars(np).values() if isinstance(uf, np.ufunc) and uf.nin <= 2
               and _records_on_active(uf)]
     found += [uf.reduce for uf in api._REDUCTIONS] + [uf.accumulate for uf in api._ACCUMULATIONS]
+    found += [uf.reduceat for uf in api._REDUCTIONS]
     found += [uf.at for uf in api._AT_UFUNCS]
     found += [getattr(np, name) for name in _creation._wrappers()]
     found += _scipy_special_ufuncs() + _scipy_hooks()

@@ -101,6 +101,9 @@ CASES = {
                                                                           "b"),
         np.trim_zeros((a.reshape(2, 3) * [[0.0, 0, 0], [0, 1, 1]]), axis=0).ravel()]), V6),
     "poly1d": (lambda a: np.poly1d(a[:3])(a[3:]) + np.poly1d([1.0, 2.0])(a[3:]), V6),
+    "poly1d of a list": (lambda a: (np.poly1d([a[0], 1.0, a[1]]) * np.poly1d((a[2], a[3])))(a[3:])
+                         + np.poly1d([a[4], 0.5]).deriv()(a[5])
+                         + np.poly1d([a[0], 1.0], variable="s").integ()(a[:3]), V6),
     "nonzero count": (lambda a: a[np.nonzero(a > 0)] * np.count_nonzero(a > 0.5), V6),
     # stacked linear algebra (batch axes looped over the single-matrix rules)
     "stacked inv": (lambda x: np.linalg.inv(_spd(x)), STACK),

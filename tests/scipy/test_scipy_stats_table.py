@@ -97,6 +97,9 @@ def test_broadcasting_and_frozen(f, xs):
     (lambda p: st.nbinom.logpmf(np.array([-1, 0, 2.5, 3]), 2.0, p), np.array([0.3, 0.3, 0.3, 1.2])),
     (lambda p: st.geom.sf(np.array([0, 1, 2.5, 3]), p), np.array([0.3, 0.3, 0.3, -0.2])),
     (lambda k: st.vonmises.logpdf(0.4, k), np.array([0.5, 0.0, -1.0])),
+    (lambda p: st.geom.logpmf(np.array([0, 1, 1.5, 3]), p), np.array([0.3, 0.3, 0.3, 1.2])),
+    (lambda p: st.nbinom.cdf(np.array([-1, 0, 1.5, 3]), 2.0, p), np.array([0.3, 0.3, 0.3, 1.2])),
+    (lambda n: st.nbinom.logpmf(np.array([-1, 0, 1.5, 3]), n, 0.4), np.array([2.0, 2.0, 2.0, -1.0])),
 ])
 def test_scipys_values_outside_the_support_and_for_invalid_parameters(f, x):
     """SciPy's constants (and NaN for invalid parameters) with derivative
@@ -144,6 +147,16 @@ DISCRETE = {
                          + st.nbinom.logsf([1, 3, 4.5], 2.0, p, loc=1), [np.array([0.3, 0.5, 0.8])]),
     "geom.logpmf cdf sf": (lambda p: st.geom.logpmf([1, 3, 4], p) + st.geom.cdf([1, 2.5, 6], p)
                            + st.geom.logsf([0, 2, 5], p), [np.array([0.2, 0.5, 0.7])]),
+    "nbinom.logpmf": (lambda n, p: st.nbinom.logpmf([0, 1, 3, 7], n, p),
+                      [np.array([2.5, 0.8, 4.0, 1.5]), np.array([0.3, 0.6, 0.5, 0.2])]),
+    "nbinom.pmf frozen": (lambda n, p: st.nbinom(n, p).pmf(np.array([[0], [2]])),
+                          [np.array([1.5, 3.0]), np.array(0.4)]),
+    "nbinom.cdf logsf": (lambda p: st.nbinom.cdf([0, 1.5, 3, 7], 2.5, p)
+                         + st.nbinom.logsf(2, 3.0, p, loc=-1), [np.array([0.3, 0.6, 0.5, 0.2])]),
+    "geom.logpmf cdf": (lambda p: st.geom.logpmf([1, 2, 5], p) + st.geom.cdf([1, 2.5, 4], p),
+                        [np.array([0.2, 0.5, 0.7])]),
+    "geom.sf logsf logcdf": (lambda p: st.geom.sf(3, p) + st.geom.logsf([1, 2, 5.5], p, loc=1)
+                             + st.geom.logcdf(2, p), [np.array([0.2, 0.5, 0.7])]),
 }
 
 
@@ -228,6 +241,7 @@ def test_dirichlet_refuses_points_off_the_simplex_as_scipy_does():
     (lambda z: st.poisson.entropy(z), "scipy.stats.poisson.entropy"),
     (lambda z: st.dirichlet(z).mean(), "dirichlet(alpha).mean"),
     (lambda z: st.binom.cdf(z, 5, 0.3), "active count k"),
+    (lambda z: st.nbinom.sf(2, z, 0.3), "shape parameter n"),
 ])
 def test_what_stays_unsupported_names_itself(f, words):
     with pytest.raises(ad.UnsupportedOperation, match=words.replace(".", r"\.")
