@@ -143,7 +143,7 @@ DISCRETE = {
                          [np.array([0.2, 0.5, 0.7])]),
     "nbinom.pmf logpmf": (lambda n, p: st.nbinom.logpmf([0, 2, 5], n, p) * st.nbinom.pmf(3, n, p),
                           [np.array([0.6, 2.5, 4.0]), np.array([0.3, 0.5, 0.8])]),
-    "nbinom.cdf logsf": (lambda p: st.nbinom.cdf([0, 2.5, 5], 3.0, p)
+    "nbinom.cdf logsf shifted": (lambda p: st.nbinom.cdf([0, 2.5, 5], 3.0, p)
                          + st.nbinom.logsf([1, 3, 4.5], 2.0, p, loc=1), [np.array([0.3, 0.5, 0.8])]),
     "geom.logpmf cdf sf": (lambda p: st.geom.logpmf([1, 3, 4], p) + st.geom.cdf([1, 2.5, 6], p)
                            + st.geom.logsf([0, 2, 5], p), [np.array([0.2, 0.5, 0.7])]),
