@@ -905,7 +905,8 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
                "invgamma": (2.5,), "lognorm": (0.7,), "weibull_min": (1.8,),
                "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
                "rayleigh": (), "pareto": (2.5,), "halfcauchy": (), "lomax": (2.2,),
-               "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": ()}
+               "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": (),
+               "vonmises": (1.3,)}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
@@ -980,7 +981,7 @@ STAT_REFUSE_COMPLEX = {"norm": "entropy ppf isf", "expon": "entropy ppf isf",
                        "halfcauchy": "entropy ppf isf logcdf sf logsf",
                        "lomax": "entropy ppf isf", "fisk": "entropy ppf isf",
                        "weibull_max": "entropy ppf isf", "invweibull": "entropy ppf isf",
-                       "levy": "entropy ppf isf"}
+                       "levy": "entropy ppf isf", "vonmises": "*"}
 STAT_WITH_ABS = {"cauchy": "logpdf", "laplace": "logpdf pdf", "logistic": "logpdf pdf"}
 
 
@@ -998,6 +999,7 @@ def _stats_without_complex_step():
     return out
 
 
+NO_COMPLEX_ENTR = "scipy.special.entr and rel_entr have no complex loop"
 MVN_FROZEN = st.multivariate_normal(np.array([0.1, -0.2, 0.3]), SPD3)
 
 
@@ -1007,6 +1009,16 @@ def _simplex(x):
 
 STATS = {
     **_stat_cases(),
+    # summary functions (adsim/_scipy/stats_functions.py)
+    st.entropy: [case(lambda x: st.entropy(1.5 + x), 4, domain=STAT_DOMAIN, cs=NO_COMPLEX_ENTR),
+                 case(lambda x: st.entropy(1.5 + x[:3], 1.2 + x[3:], base=2.0), 6, "qk base",
+                      domain=STAT_DOMAIN, cs=NO_COMPLEX_ENTR)],
+    st.zscore: [case(lambda x: st.zscore(x.reshape(2, 3), axis=1, ddof=1), 6,
+                     cs="the standard deviation takes |x|: not holomorphic")],
+    st.skew: [case(lambda x: st.skew(x, bias=False), 5)],
+    st.kurtosis: [case(lambda x: st.kurtosis(x.reshape(2, 3), axis=None), 6)],
+    st.pearsonr: [case(lambda x: np.stack(st.pearsonr(x[:4], x[4:] ** 2 + x[:4])), 8,
+                       cs="the p-value takes |r|, betainc has no complex loop")],
     st.norm.logpdf: [case(lambda x: st.norm(x[3], x[4]).logpdf(x[:3]), 5, "frozen", STAT_DOMAIN)],
     st.multivariate_normal.logpdf: [
         case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),
