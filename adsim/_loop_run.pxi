@@ -102,6 +102,8 @@ cdef class LoopSteps:
     cdef bint clean                 # no sweep was left unfinished (the work buffers are zero)
     cdef StepPath path              # which variant took each step (see StepPath)
     cdef int serials                # serials handed to variants so far
+    cdef readonly int64_t misses    # tries of a step variant that left its path
+    cdef bint first_left            # run_released stopped where variants[0] left its path
 
     def __dealloc__(self):
         free(self.path.serial)
@@ -270,6 +272,7 @@ cdef class LoopSteps:
         steps taken: fewer when the variant leaves its path or the step path
         says another variant took the next step, 0 for a tape with Python
         rules."""
+        self.first_left = False
         if k <= 0 or not self.variants:
             return 0
         cdef StepVariant v = <StepVariant>self.variants[0]
@@ -309,17 +312,25 @@ cdef class LoopSteps:
         path_room(&self.path, start + done)
         if done and v.serial:
             memset(self.path.serial + start, v.serial, <size_t>done)
+        if rc:
+            self.misses += 1            # step() then tries the others only
+            self.first_left = True
         return done
 
-    cdef int step(self, double* z, double* zt, int64_t k=-1) except -1:
+    cdef int step(self, double* z, double* zt, int64_t k=-1, bint first_left=False) except -1:
         """Step k (-1: not known) of the state (and tangents), with whichever
-        variant holds: first the one that took it before."""
+        variant holds: first the one that took it before; never the first
+        of ``variants`` when ``first_left`` (it just left its path at z)."""
         cdef int i, h = self.hinted(k)
-        if h >= 0 and not self.try_forward(<StepVariant>self.variants[h], z, zt):
-            return self.took(k, h)
+        if h >= 0 and not (first_left and h == 0):
+            if not self.try_forward(<StepVariant>self.variants[h], z, zt):
+                return self.took(k, h)
+            self.misses += 1
         for i in range(len(self.variants)):
-            if i != h and not self.try_forward(<StepVariant>self.variants[i], z, zt):
-                return self.took(k, i)
+            if i != h and not (first_left and i == 0):
+                if not self.try_forward(<StepVariant>self.variants[i], z, zt):
+                    return self.took(k, i)
+                self.misses += 1
         self.record(z)
         if self.try_forward(<StepVariant>self.variants[0], z, zt):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
@@ -404,11 +415,15 @@ cdef class LoopSteps:
         """Reverse step k (-1: not known) from z: first with the variant that
         took it before."""
         cdef int i, h = self.hinted(k)
-        if h >= 0 and not self.try_turn(<StepVariant>self.variants[h], z, zt, w, wdot):
-            return self.took(k, h)
+        if h >= 0:
+            if not self.try_turn(<StepVariant>self.variants[h], z, zt, w, wdot):
+                return self.took(k, h)
+            self.misses += 1
         for i in range(len(self.variants)):
-            if i != h and not self.try_turn(<StepVariant>self.variants[i], z, zt, w, wdot):
-                return self.took(k, i)
+            if i != h:
+                if not self.try_turn(<StepVariant>self.variants[i], z, zt, w, wdot):
+                    return self.took(k, i)
+                self.misses += 1
         self.record(z)
         if self.try_turn(<StepVariant>self.variants[0], z, zt, w, wdot):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
@@ -420,11 +435,15 @@ cdef class LoopSteps:
         """Step ``index`` from z as step() takes it, by a keeping forward
         sweep that ``kept`` keeps for the step's turn when it has room."""
         cdef int i, h = self.hinted(index)
-        if h >= 0 and not self.try_kept(<StepVariant>self.variants[h], z, kept, index):
-            return self.took(index, h)
+        if h >= 0:
+            if not self.try_kept(<StepVariant>self.variants[h], z, kept, index):
+                return self.took(index, h)
+            self.misses += 1
         for i in range(len(self.variants)):
-            if i != h and not self.try_kept(<StepVariant>self.variants[i], z, kept, index):
-                return self.took(index, i)
+            if i != h:
+                if not self.try_kept(<StepVariant>self.variants[i], z, kept, index):
+                    return self.took(index, i)
+                self.misses += 1
         self.record(z)
         if self.try_kept(<StepVariant>self.variants[0], z, kept, index):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")
@@ -685,7 +704,7 @@ cdef class LoopRun:
                 run = min(run, self.outputs.next_at(self.current + i + 1) - self.current - i)
             done = self.steps.run_released(self.z, zt, run, self.current + i)
             if done < run:              # left its path, or Python rules: one step as it comes
-                self.steps.step(self.z, zt, self.current + i + done)
+                self.steps.step(self.z, zt, self.current + i + done, self.steps.first_left)
                 done += 1
             i += done
             if capture:

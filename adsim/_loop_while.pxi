@@ -80,14 +80,15 @@ cdef inline void to_front(ReadyVariant* ready, int i) noexcept nogil:
 
 cdef int first_on_path(ReadyVariant* ready, int count, double* z, int64_t n) except -2 nogil:
     """The first variant whose plain sweep from state z follows its
-    recorded path (moved to the front: 0), or -1 when none does
+    recorded path (moved to the front), as its place before (the number of
+    variants that left their path first), or -1 when none does
     (LoopSteps.decide, try_forward)."""
     cdef int i
     for i in range(count):
         copy_doubles(vptr(ready[i].s, ready[i].x0), z, n)
         if forward_sweep(ready[i].s, ready[i].n_ops, False, False) == 0:
             to_front(ready, i)
-            return 0
+            return i
     return -1
 
 
@@ -143,8 +144,9 @@ cdef int keep_block(KeptForwards kept, const ReadyVariant* v, Sweep* s,
 cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptForwards kept,
                    int64_t index, KeptHere* here) except -2 nogil:
     """LoopSteps.step_kept without the GIL: step ``index`` from z, by a
-    keeping sweep kept in ``kept`` while it wants it; 0, or -1 when no
-    variant follows its path (z unchanged)."""
+    keeping sweep kept in ``kept`` while it wants it; the place of the
+    variant that held (moved to the front), or -1 when no variant follows
+    its path (z unchanged)."""
     cdef int i, rc
     cdef Sweep* s
     for i in range(n_step):
@@ -157,7 +159,7 @@ cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptFor
                 copy_doubles(z, vptr(s, step[i].out), n)
                 check_signals(s, step[i].units)
                 to_front(step, i)
-                return 0
+                return i
             continue
         copy_doubles(vptr(s, step[i].x0), z, n)
         s.stack.top = 0
@@ -169,7 +171,7 @@ cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptFor
         check_signals(s, step[i].units)
         if rc == 0:
             to_front(step, i)
-            return 0
+            return i
     return -1
 
 
@@ -193,10 +195,11 @@ cdef int take_shot_here(LoopRun run, int64_t slot) except -1 nogil:
 cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
                          ReadyVariant* step, int n_step, OnlineDecisions online,
                          KeptForwards kept, KeptHere* here, int64_t k, int64_t limit,
-                         bint* stuck, StepPath* path) except -1 nogil:
+                         bint* stuck, StepPath* path, int64_t* misses) except -1 nogil:
     """run_while's steps from step ``k`` while the condition holds (at most
     ``limit``; no limit when negative), each step's variant noted in
-    ``path``. ``stuck``: it stopped at a step no variant follows, its
+    ``path`` and the variants that left their path first counted in
+    ``misses``. ``stuck``: it stopped at a step no variant follows, its
     snapshot taken (the executor takes the step)."""
     cdef int64_t done = 0, slot, n = run.size
     cdef double* z = run.z
@@ -213,12 +216,13 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
             rc = kept_step(step, n_step, z, n, kept, k + done, here)
         else:
             rc = first_on_path(step, n_step, z, n)
-            if rc == 0:
+            if rc >= 0:
                 copy_doubles(z, vptr(step[0].s, step[0].out), n)
                 check_signals(step[0].s, step[0].units)
-        if rc < 0:
+        if rc < 0:                      # (the executor's step() counts its tries)
             stuck[0] = True
             break
+        misses[0] += rc
         path_note(path, k + done, step[0].serial)      # (the variant that held is first)
         done += 1
     return done
@@ -257,7 +261,7 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
             with nogil:
                 done = steps_while(run, ready, <int>n_condition, ready + n_condition,
                                    <int>n_step, online, kept, &here, k, limit, &stuck,
-                                   &steps.path)
+                                   &steps.path, &steps.misses)
         finally:                        # the kept steps' tapes, in order (tape_of reads them)
             for i in range(here.n):
                 kept.tapes.append((<StepVariant>steps.variants[here.index[i]]).tape)

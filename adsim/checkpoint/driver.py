@@ -49,8 +49,13 @@ def reset_stats(stats, **fixed):
     counts the plain steps of the schedule's advances (Revolve's count),
     ``output_steps`` the plain steps run only to produce the loop's value,
     ``taped_steps`` the steps reversed, ``kept_steps`` those of them whose
-    first forward sweep was kept for their turn (adsim/_loop_kept.pxi)."""
-    stats.update(dict(forward_steps=0, taped_steps=0, output_steps=0, kept_steps=0), **fixed)
+    first forward sweep was kept for their turn (adsim/_loop_kept.pxi),
+    ``variant_misses`` the tries of a recorded variant of the step that left
+    its path (each a sweep of the step up to where it left; a step tried
+    first with the variant that took it before misses only when its branch
+    changed)."""
+    stats.update(dict(forward_steps=0, taped_steps=0, output_steps=0, kept_steps=0,
+                      variant_misses=0), **fixed)
 
 
 def compiled_actions(sched, n_steps):
@@ -200,7 +205,7 @@ class LoopSweep:
 
     def _count(self):
         self.op.stats.update(forward_steps=self.run.forward_steps,
-                             taped_steps=self.run.taped_steps)
+                             taped_steps=self.run.taped_steps, variant_misses=self.steps.misses)
 
     # -- while loops ----------------------------------------------------------
 
@@ -251,5 +256,6 @@ class LoopSweep:
             self.run.execute(self.actions)
         finally:
             self.op.stats.update(forward_steps=self.base_steps + self.run.forward_steps,
-                                 taped_steps=self.run.taped_steps)
+                                 taped_steps=self.run.taped_steps,
+                                 variant_misses=self.steps.misses)
         return self.steps.sums, self.steps.dot_sums
