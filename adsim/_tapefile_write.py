@@ -50,6 +50,8 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.nested_derivative": "adsim._nesting.nested.NestedApplication",
                     "adsim.sparse_jacobian": "adsim.integrate._sparse_jacobian.ColoredApplication",
                     "adsim.event_time": "adsim.integrate._events.EventTimeApplication",
+                    "adsim.lsoda": "adsim.integrate._lsoda.LsodaPiece",
+                    "adsim.odeint": "adsim.integrate._odeint_op.OdeintOp",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}
 
 

@@ -43,6 +43,8 @@ from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._events import EventTimeApplication
+from .integrate._lsoda import LsodaPiece
+from .integrate._odeint_op import OdeintOp
 from .integrate._sparse_jacobian import ColoredApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
@@ -51,7 +53,8 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
-                                                    EventTimeApplication, LoopOp)}
+                                                    EventTimeApplication, LsodaPiece, OdeintOp,
+                                                    LoopOp)}
 
 
 def callback_classes():
