@@ -16,6 +16,11 @@ integers so that a replay whose layout differs records again; the *outputs*
 (``t``, ``y``, event times and states, knots, in the recorded layout); and
 for ``sol(t)`` one op per evaluation (the query time an input too).
 """
+import hashlib
+import json
+import threading
+import weakref
+
 import numpy as np
 from scipy.integrate import LSODA, solve_ivp as scipy_solve_ivp
 
@@ -26,6 +31,7 @@ from .._np.elementwise import stop_gradient
 from .._opcodes import Opcode as Op
 from .._record.creation import suspended
 from .._filefields import expect_keys
+from .._tapefile_write import dumps
 from .._validate import name_of
 from ..errors import TapeCopyError, UnsupportedOperation
 from ._parameters import event_functions
@@ -132,6 +138,19 @@ class _Call:
 
     @classmethod
     def from_file_state(cls, state, tapes):
+        """The call a tape file describes; the pieces of one call, each
+        saved with its own copy of the tapes, share one loaded call (and
+        so one solve per replay, as in memory)."""
+        key = hashlib.sha256(json.dumps(state, sort_keys=True).encode() +
+                             b"".join(dumps(t) for t in tapes)).digest()
+        with _LOADING:
+            call = _LOADED.get(key)
+            if call is None:
+                call = _LOADED[key] = cls._loaded(state, tapes)
+            return call
+
+    @classmethod
+    def _loaded(cls, state, tapes):
         expect_keys(state, ("functions", "events", "n", "shapes", "options", "t_eval", "dense"))
         n, shapes, listed = state["n"], shapes_field(state["shapes"]), state["events"]
         if type(n) is not int or n < 1 or not isinstance(listed, list) or not all(
@@ -153,6 +172,11 @@ class _Call:
         jac = options.pop("jac", None)
         return cls(functions[0], functions[1:], [tuple(e) for e in listed], jac, n, shapes, options,
                    state["t_eval"], state["dense"])
+
+
+# loaded calls by their description and tapes (see _Call.from_file_state)
+_LOADED = weakref.WeakValueDictionary()
+_LOADING = threading.Lock()
 
 
 def _scalar(f):

@@ -143,3 +143,13 @@ def test_users_jacobians_keep_the_tape_in_memory():
         assert np.isfinite(tape.forward(*NEAR))
         with pytest.raises(TapeCopyError, match=what):
             tape.save(__import__("io").BytesIO())
+
+
+def test_the_pieces_of_a_loaded_call_share_one_solve():
+    """Each op of one LSODA call (layout, outputs, every sol(t)) saves its
+    own copy of the tapes; loaded, they share one call, so a replay solves
+    once, as in memory."""
+    from adsim.integrate._lsoda import LsodaPiece
+    for t in copies(adsim.record(lsoda_dense_and_event, Y0, P)):
+        pieces = [cb for cb in t.callbacks if isinstance(cb, LsodaPiece)]
+        assert len(pieces) == 3 and len({id(cb.call) for cb in pieces}) == 1
