@@ -5,9 +5,10 @@ recorded tapes of ``fun`` and the event functions (``_recorded_fun.py``),
 again at every replay, recorded as ops whose inputs are stopped (they carry
 no derivative); a tape file holds those tapes, so a loaded op replays what
 this one does (a callable ``jac=`` stays code: TapeCopyError). The
-derivatives are those of adsim's solve of the same problem (``_bdf_derivatives.donor_method``: Radau where
-LSODA switched to its stiff method in the recorded call, DOP853 where it
-did not), joined to them by ``with_donor_derivatives``.
+derivatives are those of adsim's solve of the same problem
+(``_bdf_derivatives.donor_method``: Radau where LSODA switched to its stiff
+method in the recorded call, DOP853 where it did not), joined to them by
+``with_donor_derivatives``.
 
 Ops, all on one cached SciPy solve of the inputs ``(t0, tf, y0, t_eval,
 params)``: the *layout* (status, number of outputs, of the dense

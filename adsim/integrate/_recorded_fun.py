@@ -25,8 +25,8 @@ from ..errors import BranchChanged
 # replays of copies of a tape on several threads take turns here
 LSODA_TURNS = threading.RLock()
 
-__all__ = ["LSODA_TURNS", "RecordedFunction", "decoded", "encoded", "loaded_functions", "saved_functions",
-           "shapes_field"]
+__all__ = ["LSODA_TURNS", "RecordedFunction", "decoded", "encoded", "loaded_functions",
+           "saved_functions", "shapes_field"]
 
 
 class RecordedFunction(SavedInner):
