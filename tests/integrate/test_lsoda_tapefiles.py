@@ -10,14 +10,19 @@ raises BranchChanged; a user's jac/Dfun (code) keeps the tape in memory.
 
 The model: a damped, driven pair ``y' = -k tanh(y) + A sin(t) + c y_other``
 (tanh: its recorded value may round otherwise than NumPy's)."""
+import io
+import json
+
 import numpy as np
 import pytest
 import scipy.integrate
 
 import adsim
+from adsim import tapefile
 from adsim.errors import TapeCopyError
 from adsim.integrate import odeint, solve_ivp
 from fdcheck import central
+from tapefile_bytes import replace_section, section
 from tapefile_replays import assert_same_replays, callback_kinds, copies
 
 Y0 = np.array([1.0, -0.5])
@@ -142,7 +147,7 @@ def test_users_jacobians_keep_the_tape_in_memory():
         tape = adsim.record(loss, Y0, P)
         assert np.isfinite(tape.forward(*NEAR))
         with pytest.raises(TapeCopyError, match=what):
-            tape.save(__import__("io").BytesIO())
+            tape.save(io.BytesIO())
 
 
 def test_the_pieces_of_a_loaded_call_share_one_solve():
@@ -153,3 +158,30 @@ def test_the_pieces_of_a_loaded_call_share_one_solve():
     for t in copies(adsim.record(lsoda_dense_and_event, Y0, P)):
         pieces = [cb for cb in t.callbacks if isinstance(cb, LsodaPiece)]
         assert len(pieces) == 3 and len({id(cb.call) for cb in pieces}) == 1
+
+
+def altered_file(loss, kind, change):
+    """The file of a tape of ``loss`` with ``change`` applied to the
+    description of each callback of ``kind``."""
+    data = tapefile.dumps(adsim.record(loss, Y0, P))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    for c in calls:
+        if c["kind"] == kind:
+            change(c["state"])
+    return replace_section(data, "CALL", json.dumps(calls).encode())
+
+
+@pytest.mark.parametrize("loss,kind,change,message", [
+    (lsoda_at_times, "adsim.lsoda", lambda st: st.update(piece="steps"), "a piece"),
+    (lsoda_at_times, "adsim.lsoda", lambda st: st["sizes"].append(1), "inputs of sizes"),
+    (lsoda_at_times, "adsim.lsoda", lambda st: st["call"].update(n=3), "maps"),
+    (lsoda_at_times, "adsim.lsoda",
+     lambda st: st["call"]["options"].update(rtol={"shape": [], "hex": ["x"]}), "hexadecimal"),
+    (with_odeint, "adsim.odeint", lambda st: st.update(m=0), "len"),
+    (with_odeint, "adsim.odeint", lambda st: st["call"]["options"].pop("tfirst"), "options"),
+    (with_odeint, "adsim.odeint", lambda st: st["call"]["functions"][0].update(tapes=2),
+     "tapes")])
+def test_altered_descriptions_are_refused(loss, kind, change, message):
+    with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(altered_file(loss, kind, change))
