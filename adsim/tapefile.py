@@ -46,6 +46,8 @@ from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._events import EventTimeApplication
+from .integrate._lsoda import LsodaPiece
+from .integrate._odeint_op import OdeintOp
 from .integrate._sparse_jacobian import ColoredApplication
 from .primitives import Application, BuiltinApplication, builtin_family, primitives_named
 from .tape import Tape
@@ -56,7 +58,8 @@ _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplicat
                                                     NestedApplication, ColoredApplication,
                                                     EventTimeApplication, IntegralApplication,
                                                     SolutionApplication,
-                                                    OperatorSolveApplication, LoopOp)}
+                                                    OperatorSolveApplication, LsodaPiece, OdeintOp,
+                                                    LoopOp)}
 
 
 def callback_classes():

@@ -1,11 +1,14 @@
 """``solve_ivp(method="LSODA")`` with active values: SciPy's numbers.
 
 As for ``odeint`` (``_odeint.py``), the values are SciPy's own LSODA run on
-the plain values, again at every replay, recorded as ops whose inputs are
-stopped (they carry no derivative); the derivatives are those of adsim's
-solve of the same problem (``_bdf_derivatives.donor_method``: Radau where
-LSODA switched to its stiff method in the recorded call, DOP853 where it
-did not), joined to them by ``with_donor_derivatives``.
+recorded tapes of ``fun`` and the event functions (``_recorded_fun.py``),
+again at every replay, recorded as ops whose inputs are stopped (they carry
+no derivative); a tape file holds those tapes, so a loaded op replays what
+this one does (a callable ``jac=`` stays code: TapeCopyError). The
+derivatives are those of adsim's solve of the same problem
+(``_bdf_derivatives.donor_method``: Radau where LSODA switched to its stiff
+method in the recorded call, DOP853 where it did not), joined to them by
+``with_donor_derivatives``.
 
 Ops, all on one cached SciPy solve of the inputs ``(t0, tf, y0, t_eval,
 params)``: the *layout* (status, number of outputs, of the dense
@@ -14,7 +17,10 @@ integers so that a replay whose layout differs records again; the *outputs*
 (``t``, ``y``, event times and states, knots, in the recorded layout); and
 for ``sol(t)`` one op per evaluation (the query time an input too).
 """
+import hashlib
+import json
 import threading
+import weakref
 
 import numpy as np
 from scipy.integrate import LSODA, solve_ivp as scipy_solve_ivp
@@ -25,11 +31,18 @@ from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
 from .._opcodes import Opcode as Op
 from .._record.creation import suspended
-from ..errors import UnsupportedOperation
+from .._filefields import expect_keys
+from .._tapefile_write import dumps
+from .._validate import name_of
+from ..errors import TapeCopyError, UnsupportedOperation
+from ._parameters import event_functions
+from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
+                            saved_functions, shapes_field)
+from ._rhs import real_array
 from ._dense import FINISHED_RECORDING, SolutionCalls
 from ._result import Count, OdeResult
 
-__all__ = ["lsoda_values", "LSODA_ONLY"]
+__all__ = ["lsoda_values", "LSODA_ONLY", "LsodaPiece"]
 
 # options of SciPy's LSODA that the donor methods do not take
 LSODA_ONLY = ("min_step", "lband", "uband")
@@ -51,22 +64,26 @@ class _WatchedLSODA(LSODA):
 
 
 class _Call:
-    """The user's call on plain values: SciPy's ``solve_ivp`` with LSODA,
-    the active positions of ``args`` filled with the parameters' values."""
+    """The user's call on plain values: SciPy's ``solve_ivp`` with LSODA on
+    recorded tapes of ``fun`` and the event functions (``_recorded_fun.py``),
+    the parameters (the active values among ``args``) their inputs.
+    ``events``: RecordedFunctions with SciPy's ``terminal`` and ``direction``;
+    ``jac``: None, a plain matrix, or the user's callable ``jac(t, y, *args)``
+    (which keeps the tape in memory: it is code)."""
 
-    def __init__(self, fun, events, vectorized, args, positions, shapes, options, has_t_eval,
-                 dense):
-        self.fun, self.events, self.vectorized = fun, events, vectorized
-        self.args, self.positions, self.shapes = args, positions, shapes
+    def __init__(self, rhs, events, listed, jac, n, shapes, options, has_t_eval, dense,
+                 full_args=None):
+        self.rhs, self.events, self.listed, self.jac = rhs, events, listed, jac
+        self.n, self.shapes = n, shapes
         self.options, self.has_t_eval, self.dense = options, has_t_eval, dense
-        self._lock = threading.Lock()       # fun's lifted closure cells are set per call
+        self.full_args = full_args              # params -> the user's args (for jac)
         self._solved = (None, None)
 
     def solve(self, flat):
         """SciPy's result at the flat inputs ``(t0, tf, y0, t_eval or
         nothing, params...)``, the last one kept."""
         key = b"".join(np.ascontiguousarray(a, dtype=float).tobytes() for a in flat)
-        with self._lock:
+        with LSODA_TURNS:
             if self._solved[0] != key:
                 self._solved = (key, self._run(flat))
             return self._solved[1]
@@ -78,23 +95,131 @@ class _Call:
         t_eval = None
         if self.has_t_eval:
             t_eval = np.asarray(rest.pop(0), dtype=float)
-        args = list(self.args)
-        for i, shape, p in zip(self.positions, self.shapes, rest):
-            p = np.asarray(p, dtype=float).reshape(shape)
-            args[i] = p[()] if p.ndim == 0 else p    # plain 0-d values as NumPy scalars
+        params = tuple(np.array(p, dtype=float).reshape(s) for s, p in zip(self.shapes, rest))
+        events = None
+        if self.events:
+            plain = []
+            for e, (terminal, direction) in zip(self.events, self.listed):
+                g = _scalar(e.plain(params))
+                g.terminal, g.direction = terminal, direction
+                plain.append(g)
+            events = plain
+        options = dict(self.options)
+        if callable(self.jac):
+            args = self.full_args(params)
+            options["jac"] = lambda t, y: self.jac(t, y, *args)
         solvers = []
 
         class Watched(_WatchedLSODA):       # keeps the solver SciPy makes, to ask it
             def __init__(self, *a, **k):
                 super().__init__(*a, **k)
                 solvers.append(self)
-        with suspended():          # SciPy's own solve, user code on plain arrays
-            result = scipy_solve_ivp(self.fun, (t0, tf), y0, method=Watched, t_eval=t_eval,
-                                     dense_output=self.dense, events=self.events,
-                                     vectorized=self.vectorized, args=tuple(args),
-                                     **self.options)
+        with suspended():          # SciPy's own solve on the recorded functions
+            result = scipy_solve_ivp(self.rhs.plain(params), (t0, tf), y0, method=Watched,
+                                     t_eval=t_eval, dense_output=self.dense, events=events,
+                                     **options)
         result.stiff = solvers[0].stiff
         return result
+
+    def file_state(self):
+        """The call as a tape file describes it, and the tapes it owns."""
+        if callable(self.jac):
+            raise TapeCopyError(
+                "adsim: the tape holds solve_ivp(method='LSODA') with a callable jac=, which "
+                "tape files cannot hold (SciPy's LSODA calls that Python function at every "
+                "replay); leave jac out (LSODA estimates the Jacobian) or record the function "
+                "in the process that replays it")
+        functions, tapes = saved_functions([self.rhs] + list(self.events))
+        options = {k: encoded(v) for k, v in self.options.items()}
+        if self.jac is not None:
+            options["jac"] = encoded(self.jac)
+        return {"functions": functions, "events": [list(e) for e in self.listed],
+                "n": self.n, "shapes": [list(s) for s in self.shapes], "options": options,
+                "t_eval": self.has_t_eval, "dense": self.dense}, tapes
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        """The call a tape file describes; the pieces of one call, each
+        saved with its own copy of the tapes, share one loaded call (and
+        so one solve per replay, as in memory)."""
+        key = hashlib.sha256(json.dumps(state, sort_keys=True).encode() +
+                             b"".join(dumps(t) for t in tapes)).digest()
+        with _LOADING:
+            call = _LOADED.get(key)
+            if call is None:
+                call = _LOADED[key] = cls._loaded(state, tapes)
+            return call
+
+    @classmethod
+    def _loaded(cls, state, tapes):
+        expect_keys(state, ("functions", "events", "n", "shapes", "options", "t_eval", "dense"))
+        n, shapes, listed = state["n"], shapes_field(state["shapes"]), state["events"]
+        if type(n) is not int or n < 1 or not isinstance(listed, list) or not all(
+                isinstance(e, list) and len(e) == 2 and type(e[1]) in (int, float)
+                and (e[0] is None or type(e[0]) in (bool, int)) for e in listed):
+            raise ValueError("an LSODA call is described by its state's size and its events' "
+                             "terminal and direction")
+        if not isinstance(state["t_eval"], bool) or not isinstance(state["dense"], bool) or \
+                not isinstance(state["options"], dict):
+            raise ValueError("an LSODA call is described by whether it has t_eval and a dense "
+                             "output, and its options")
+
+        def what(i, name):
+            return (f"solve_ivp(method='LSODA') of `{name}`" if i == 0
+                    else f"the LSODA event `{name}`")
+        functions = loaded_functions(state["functions"], tapes, [(), (n,)] + shapes,
+                                     [(n,)] + [()] * len(listed), what)
+        options = {k: decoded(v) for k, v in state["options"].items()}
+        jac = options.pop("jac", None)
+        return cls(functions[0], functions[1:], [tuple(e) for e in listed], jac, n, shapes, options,
+                   state["t_eval"], state["dense"])
+
+
+# loaded calls by their description and tapes (see _Call.from_file_state)
+_LOADED = weakref.WeakValueDictionary()
+_LOADING = threading.Lock()
+
+
+def _scalar(f):
+    """A plain event function of SciPy's: ``f(t, y)`` as a float."""
+    def g(t, y):
+        return float(f(t, y))
+    return g
+
+
+def recorded_call(fun, events, jac, vectorized, args, positions, shapes, n, options,
+                  has_t_eval, dense):
+    """The _Call of the user's (gathered) functions: ``fun`` and the event
+    functions recorded as tapes of ``(t, y, *params)``, the parameters at
+    ``positions`` of ``args``."""
+    def full_args(params):
+        full = list(args)
+        for i, p in zip(positions, params):
+            full[i] = p
+        return tuple(full)
+
+    def G(t, y, *params):
+        state = y[:, None] if vectorized else y
+        return real_array(fun(t, state, *full_args(params)), "fun(t, y)").reshape(-1)
+    listed = event_functions(events) if events is not None else []
+    recorded = [RecordedFunction(_event_G(e, full_args), name_of(e),
+                                 f"the LSODA event `{name_of(e)}`") for e in listed]
+    terminal = [(_plain_flag(getattr(e, "terminal", None)), float(getattr(e, "direction", 0)))
+                for e in listed]
+    rhs = RecordedFunction(G, name_of(fun), f"solve_ivp(method='LSODA') of `{name_of(fun)}`")
+    return _Call(rhs, recorded, terminal, jac, n, shapes, options, has_t_eval, dense,
+                 full_args if callable(jac) else None)
+
+
+def _plain_flag(terminal):
+    return None if terminal is None else (bool(terminal) if isinstance(terminal, (bool, np.bool_))
+                                          else int(terminal))
+
+
+def _event_G(event, full_args):
+    def E(t, y, *params):
+        return real_array(event(t, y, *full_args(params)), "event(t, y)").reshape(())
+    return E
 
 
 def _layout(result):
@@ -108,7 +233,8 @@ def _layout(result):
 
 def _outputs(result):
     """``t``, ``y``, the event times and states, the dense output's knots, flat."""
-    pieces = [result.t, result.y.T.ravel()]
+    # (SciPy gives lists for y when a terminal event ends it before t_eval's first time)
+    pieces = [np.asarray(result.t, dtype=float), np.asarray(result.y, dtype=float).T.ravel()]
     if result.t_events is not None:
         pieces += [a.ravel() for a in result.t_events] + [a.ravel() for a in result.y_events]
     if result.sol is not None:
@@ -116,23 +242,56 @@ def _outputs(result):
     return np.concatenate(pieces).astype(float)
 
 
-class _Piece(CallbackRules):
-    """One op of a recorded LSODA call: ``piece(result, extra)`` of the
-    SciPy solve at the op's first ``k`` inputs (``extra``: the others). Its
-    inputs are stopped: it has no derivative rules."""
+def _sol(result, extra):
+    return result.sol(float(extra[0][0]))
+
+
+# the pieces of a solve an op gives (by the name a tape file knows them)
+_PIECES = {"layout": lambda r, _: _layout(r), "outputs": lambda r, _: _outputs(r), "sol": _sol}
+
+
+class LsodaPiece(CallbackRules):
+    """One op of a recorded LSODA call: the ``piece`` (of ``_PIECES``) of
+    the SciPy solve at the op's first ``k`` inputs (``extra``: the others).
+    Its inputs are stopped: it has no derivative rules. A tape file saves the
+    call (the tapes of ``fun`` and the events that LSODA runs on) and the
+    piece; a loaded op runs the same solve on the same tapes."""
 
     name = "scipy.integrate.solve_ivp(method='LSODA')"
-    not_saved = "its values are SciPy's LSODA run on `fun` again at every replay"
+    file_kind = "adsim.lsoda"
 
-    def __init__(self, call, k, piece, size):
-        self.call, self.k, self.piece, self.size = call, k, piece, size
+    def __init__(self, call, sizes, piece, size):
+        self.call, self.sizes, self.piece, self.size = call, list(sizes), piece, size
+        self.k = len(sizes) - (piece == "sol")     # the solve's inputs; sol's query time
+
+    def operand_sizes(self):
+        return self.sizes, self.size
 
     def value(self, args, context=None):
-        out = np.asarray(self.piece(self.call.solve(args[:self.k]), args[self.k:]), dtype=float)
+        result = self.call.solve(args[:self.k])
+        out = np.asarray(_PIECES[self.piece](result, args[self.k:]), dtype=float)
         if out.size != self.size:       # the layout op's guards come first
             raise UnsupportedOperation("adsim: LSODA's outputs changed their layout at a "
                                        "replay; record again")
         return out.reshape(-1)
+
+    def file_state(self):
+        call, tapes = self.call.file_state()
+        return {"call": call, "piece": self.piece, "sizes": self.sizes, "size": self.size}, tapes
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        expect_keys(state, ("call", "piece", "sizes", "size"))
+        piece, sizes, size = state["piece"], state["sizes"], state["size"]
+        call = _Call.from_file_state(state["call"], tapes)
+        expected = [1, 1, call.n] + ([None] if call.has_t_eval else []) + \
+            [int(np.prod(s)) for s in call.shapes] + ([1] if piece == "sol" else [])
+        if piece not in _PIECES or type(size) is not int or size < 0 or \
+                not isinstance(sizes, list) or len(sizes) != len(expected) or not all(
+                    type(a) is int and a >= 0 and b in (None, a) for a, b in zip(sizes, expected)):
+            raise ValueError(f"an LSODA op gives a piece {sorted(_PIECES)} of the solve at "
+                             f"inputs of sizes {expected} (None: any), not {piece!r} at {sizes!r}")
+        return cls(call, sizes, piece, size)
 
 
 def _record(tape, refs, rules):
@@ -172,16 +331,18 @@ def lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args
     refs, plain = _operands(tape, inputs, kept)
     n = y0.shape[0]
     shapes = [np.shape(a) for a in plain[len(plain) - len(positions):]]
-    call = _Call(fun, events, vectorized, args, positions, shapes, options, t_eval is not None,
-                 dense_output)
+    options = dict(options)
+    jac = options.pop("jac", None)
+    call = recorded_call(fun, events, jac, vectorized, args, positions, shapes, n, options,
+                         t_eval is not None, dense_output)
     first = call.solve(plain)
     layout = _layout(first)
-    k = len(refs)
-    guards = _record(tape, refs, _Piece(call, k, lambda r, _: _layout(r), layout.size))
+    k = [int(np.size(a)) for a in plain]
+    guards = _record(tape, refs, LsodaPiece(call, k, "layout", layout.size))
     # guarded: a replay where they differ records again
     status, m, knots = int(guards[0]), int(guards[1]), int(guards[2])
     n_events = [int(guards[3 + i]) for i in range(layout.size - 6)]
-    flat = _record(tape, refs, _Piece(call, k, lambda r, _: _outputs(r), _outputs(first).size))
+    flat = _record(tape, refs, LsodaPiece(call, k, "outputs", _outputs(first).size))
     t_plain, at = flat[:m], m
     y = flat[at:at + n * m].reshape(m, n).T
     at += n * m
@@ -201,7 +362,7 @@ def lsoda_values(fun, t0, tf, y0, t_eval, dense_output, events, vectorized, args
                        nfev=counts[0], njev=counts[1], nlu=counts[2], status=status,
                        message=first.message, success=status >= 0)
     if dense_output:
-        result["sol"] = LsodaSolution(tape, refs, kept, call, ts, first.sol.ascending, n)
+        result["sol"] = LsodaSolution(tape, refs, kept, call, ts, first.sol.ascending, n, k)
     result.stiff = first.stiff
     result.stopped_by = _terminal(first, events) if status == 1 else None
     return result
@@ -224,7 +385,8 @@ def _terminal(result, events):
     t_end = result.t_events
     for i, e in enumerate(listed):
         limit = getattr(e, "terminal", False)
-        if limit and len(t_end[i]) >= int(limit) and t_end[i][-1] == result.t[-1]:
+        # reaching its count ends the integration (t holds t_eval's times, not the end)
+        if limit and len(t_end[i]) >= int(limit):
             return i
     return None
 
@@ -233,8 +395,8 @@ class LsodaSolution(SolutionCalls):
     """``sol`` of a recorded LSODA call: SciPy's ``OdeSolution`` evaluated
     at each (stopped) query time by an op, again at every replay."""
 
-    def __init__(self, tape, refs, kept, call, ts, ascending, n):
-        self.tape, self.refs, self.call, self.n = tape, refs, call, n
+    def __init__(self, tape, refs, kept, call, ts, ascending, n, sizes):
+        self.tape, self.refs, self.call, self.n, self.sizes = tape, refs, call, n, sizes
         self._kept = kept           # the stopped inputs whose slots refs name
         self.ts, self.n_segments = ts, ts.shape[0] - 1
         self.t_min, self.t_max = (ts[0], ts[-1]) if ascending else (ts[-1], ts[0])
@@ -244,6 +406,5 @@ class LsodaSolution(SolutionCalls):
             raise UnsupportedOperation(FINISHED_RECORDING)
         kept = []
         ref, _ = _operands(self.tape, [t], kept)
-        rules = _Piece(self.call, len(self.refs),
-                       lambda r, extra: r.sol(float(extra[0][0])), self.n)
+        rules = LsodaPiece(self.call, self.sizes + [1], "sol", self.n)
         return _record(self.tape, self.refs + ref, rules)

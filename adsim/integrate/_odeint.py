@@ -5,8 +5,9 @@ active values in ``y0``, ``t``, ``args`` or ``func``'s closure gives SciPy's
 numbers with the derivatives of adsim's own solve at the same tolerances (by
 Radau where LSODA switched to its stiff method, DOP853 where it did not), as
 ``solve_ivp(method="BDF")`` does (``_bdf_derivatives.py``): the values are
-one recorded op (``_odeint_op.py``: SciPy's ``odeint`` on the plain values,
-again at every replay) whose inputs are stopped, so it carries no derivative,
+one recorded op (``_odeint_op.py``: SciPy's ``odeint`` on a recorded tape
+of ``func``, again at every replay; a tape file holds that tape) whose
+inputs are stopped, so it carries no derivative,
 and each output is ``values + (donor - value(donor))``. LSODA's own
 derivative (a continuous adjoint or forward sensitivities integrated by
 LSODA) was 0.2 off across Van der Pol's first jump at rtol 1e-7; adsim's
@@ -23,11 +24,16 @@ from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
 from .._np.joins import from_pieces
 from .._opcodes import Opcode as Op
-from .._validate import function, given
-from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue, UndefinedDerivative,
+from .._filefields import expect_keys
+from .._validate import function, given, name_of
+from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue, TapeCopyError,
+                      UndefinedDerivative,
                       UnsupportedOperation)
 from ._bdf_derivatives import checked_donor, donor_method, with_derivatives_of
 from ._odeint_op import FAILED, OdeintOp
+from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
+                            saved_functions)
+from ._rhs import real_array
 
 __all__ = ["odeint"]
 
@@ -45,7 +51,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     The arguments and the result are SciPy's: ``y`` of shape
     ``(len(t), len(y0))`` with ``y[0] = y0``, and ``(y, infodict)`` with
     ``full_output=True`` (``infodict`` from SciPy, of the call recorded).
-    The values are SciPy's: ``odeint`` itself runs on the plain values.
+    The values are SciPy's ``odeint`` run on adsim's recording of ``func``
+    (SciPy's own numbers to rounding), so a tape holding them is saved,
+    pickled and mapped on processes like any other.
 
     Inside an adsim recording, ``y0``, ``t``, the arrays in ``args`` (also
     inside a dict, list or tuple there) and the arrays ``func`` reads from
@@ -56,7 +64,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     not; every mode, second derivatives included. ``Dfun``, ``col_deriv``,
     ``ml``, ``mu``, ``h0``, ``ixpr``, ``mxhnil``, ``printmessg``,
     ``tcrit``, ``hmax``, ``hmin``, ``mxordn``, ``mxords`` and ``mxstep``
-    serve SciPy's solve only.
+    serve SciPy's solve only; a tape whose call has ``Dfun`` (code LSODA
+    calls at every replay) stays in its process (TapeCopyError on saving).
 
     Not supported (each raises an adsim error naming it): active
     ``rtol``, ``atol``, ``tcrit``, ``h0``, ``hmax``, ``hmin``; derivatives
@@ -175,16 +184,21 @@ def _holds_active(func, Dfun, y0, t, args, options):
 
 
 class Call:
-    """The user's call on plain values: SciPy's ``odeint`` and the
-    right-hand side ``rhs(t, y, *params)`` for values ``params`` of the
-    active arguments (at ``positions`` of ``args``)."""
+    """The user's call on plain values: SciPy's ``odeint`` on a recorded
+    tape of the right-hand side ``rhs(t, y, *params)`` (``_recorded_fun.py``;
+    ``params``: the values of the active arguments, at ``positions`` of
+    ``args``), and ``rhs`` itself for the donor's solve. ``recorded``: a
+    RecordedFunction (one loaded from a tape file has no ``func``)."""
 
-    def __init__(self, func, Dfun, args, positions, options, n):
+    def __init__(self, func, Dfun, args, positions, options, n, recorded=None):
         self.func, self.Dfun = func, Dfun
         self.args, self.positions = args, positions
         self.options = options
         self.tfirst = bool(options["tfirst"])
         self.n = n
+        self.recorded = recorded or RecordedFunction(
+            lambda t, y, *params: real_array(self.rhs(t, y, *params), "func").reshape(-1),
+            name_of(func), f"odeint of `{name_of(func)}`")
 
     def _args(self, params):
         """``args`` with ``params`` at the active positions; plain 0-d values
@@ -197,14 +211,51 @@ class Call:
 
     def solve(self, y0, t, params):
         """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
-        with suspended():          # SciPy's own odeint, user code on plain arrays
-            Y, info = scipy_odeint(self.func, y0, t, args=self._args(params), Dfun=self.Dfun,
-                                   full_output=True, **self.options)
+        params = tuple(np.asarray(p, dtype=float) for p in params)
+        options = dict(self.options, tfirst=True)     # the recorded function's order
+        Dfun = self.Dfun
+        if callable(Dfun):
+            args = self._args(params)
+            Dfun = ((lambda t, y: self.Dfun(t, y, *args)) if self.tfirst
+                    else (lambda t, y: self.Dfun(y, t, *args)))
+        with LSODA_TURNS, suspended():     # SciPy's own odeint on the recorded function
+            Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
+                                   full_output=True, **options)
         return Y, info, info["message"] == "Integration successful."
 
     def rhs(self, t, y, *params):
         args = self._args(params)
         return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
+
+    def file_state(self):
+        """The call as a tape file describes it, and the tapes it owns."""
+        if self.Dfun is not None:
+            raise TapeCopyError(
+                "adsim: the tape holds scipy.integrate.odeint with Dfun=, which tape files "
+                "cannot hold (SciPy's LSODA calls that Python function at every replay); leave "
+                "Dfun out (LSODA estimates the Jacobian) or record the function in the process "
+                "that replays it")
+        functions, tapes = saved_functions([self.recorded])
+        options = {k: encoded(v) for k, v in self.options.items()}
+        return {"functions": functions, "n": self.n, "options": options}, tapes
+
+    @classmethod
+    def from_file_state(cls, state, tapes, shapes):
+        """The Call a tape file describes; ``shapes``: the parameters'."""
+        expect_keys(state, ("functions", "n", "options"))
+        n, options = state["n"], state["options"]
+        if type(n) is not int or n < 1 or not isinstance(options, dict) or \
+                set(options) != set(_OPTIONS):
+            raise ValueError(f"an odeint call is described by its state's size and the options "
+                             f"{sorted(_OPTIONS)}")
+        (recorded,) = loaded_functions(state["functions"], tapes, [(), (n,)] + list(shapes),
+                                       [(n,)], lambda i, name: f"odeint of `{name}`")
+        return cls(None, None, (), [], {k: decoded(v) for k, v in options.items()}, n, recorded)
+
+
+# odeint's options, as the call passes them to SciPy
+_OPTIONS = ("col_deriv", "ml", "mu", "rtol", "atol", "tcrit", "h0", "hmax", "hmin", "ixpr",
+            "mxstep", "mxhnil", "mxordn", "mxords", "printmessg", "tfirst")
 
 
 def _call(func, Dfun, y0, t, args, options):

@@ -8,12 +8,12 @@ It has no derivative: ``odeint`` (``_odeint.py``) records it on stopped
 inputs, so sweeps never run its derivative rules, and takes the derivatives
 from a Radau solve of the same problem.
 """
-import threading
-
 import numpy as np
 
 from .._callback_rules import CallbackRules
+from .._filefields import expect_keys
 from ..errors import UndefinedDerivative
+from ._recorded_fun import LSODA_TURNS, shapes_field
 
 __all__ = ["OdeintOp", "FAILED"]
 
@@ -26,24 +26,45 @@ FAILED = ("adsim: scipy.integrate.odeint did not complete the integration here (
 class OdeintOp(CallbackRules):
     """SciPy's ``odeint`` of one recorded call; ``call`` (an
     ``_odeint.Call``) runs it on plain values. ``first`` is (the flat
-    arguments, (Y, success)) of the recorded call."""
+    arguments, (Y, success)) of the recorded call, None when loaded."""
 
     name = "scipy.integrate.odeint"
-    not_saved = "its values are SciPy's odeint run on `func` again at every replay"
+    file_kind = "adsim.odeint"
 
     def __init__(self, call, n, m, param_shapes, first):
         self.call = call
         self.n, self.m = n, m
         self.shapes = [(n,), (m,)] + [tuple(s) for s in param_shapes]
-        self._lock = threading.Lock()       # func's closure cells are set per call
-        self._solved = (self._key(first[0]), first[1])   # the latest value
+        # the latest value (a loaded op has none)
+        self._solved = (None, None) if first is None else (self._key(first[0]), first[1])
+
+    def operand_sizes(self):
+        return [int(np.prod(s)) for s in self.shapes], self.m * self.n
+
+    def file_state(self):
+        call, tapes = self.call.file_state()
+        return {"call": call, "n": self.n, "m": self.m,
+                "param_shapes": [list(s) for s in self.shapes[2:]]}, tapes
+
+    @classmethod
+    def from_file_state(cls, state, tapes):
+        from ._odeint import Call          # the module that imports this one
+        expect_keys(state, ("call", "n", "m", "param_shapes"))
+        n, m = state["n"], state["m"]
+        if type(n) is not int or type(m) is not int or n < 1 or m < 1:
+            raise ValueError(f"odeint's output has len(t) by len(y0) values, not {m!r} by {n!r}")
+        shapes = shapes_field(state["param_shapes"])
+        call = Call.from_file_state(state["call"], tapes, shapes)
+        if call.n != n:
+            raise ValueError(f"odeint's call integrates {call.n} values, its output has {n}")
+        return cls(call, n, m, shapes, None)
 
     @staticmethod
     def _key(flat):
         return b"".join(np.ascontiguousarray(a, dtype=float).tobytes() for a in flat)
 
     def value(self, args, context=None):
-        with self._lock:
+        with LSODA_TURNS:
             key = self._key(args)
             if self._solved[0] != key:
                 y0, t, *params = [np.asarray(a, dtype=float).reshape(s)

@@ -6,11 +6,11 @@ receives bytes, never the user's code). A worker process loads those bytes
 once: loaded tapes are cached per process under the SHA-256 of their file.
 Replays of one tape are thread-safe; a tape holding a callback that does
 not say so (``thread_safe``: primitives and checkpointed loops do, odeint
-does not) gets a copy per thread, loaded from its file. One that tape files
-cannot hold either (odeint's and LSODA's values are SciPy's LSODA, run on
-the user's function at every replay) is replayed by the threads of this
-process one call at a time, under one lock for all such tapes: SciPy's
-LSODA itself is not reentrant.
+does not) gets a copy per thread, loaded from its file (SciPy's LSODA runs
+of odeint and solve_ivp take turns, adsim/integrate/_recorded_fun.py). One
+that tape files cannot hold (an odeint with the user's ``Dfun``, code) is
+replayed by the threads of this process one call at a time, under one lock
+for all such tapes.
 """
 import collections
 import contextlib
