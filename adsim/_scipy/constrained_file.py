@@ -25,7 +25,7 @@ and a function that could not be recorded.
 import math
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
+from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
 from .._filefields import expect_keys, json_data, shape_field, size_of
@@ -45,7 +45,11 @@ _OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
     "fun", "lb", "ub", "jac", "hess", "keep_feasible", "finite_diff_rel_step",
     "finite_diff_jac_sparsity")),
     "LinearConstraint": (LinearConstraint, ("A", "lb", "ub", "keep_feasible")),
-    "Bounds": (Bounds, ("lb", "ub", "keep_feasible"))}
+    "Bounds": (Bounds, ("lb", "ub", "keep_feasible")),
+    # quasi-Newton constraint Hessians (a NonlinearConstraint's default): SciPy
+    # initialises them at each solve, so their options are all they hold
+    "BFGS": (BFGS, ("exception_strategy", "min_curvature", "init_scale")),
+    "SR1": (SR1, ("min_denominator", "init_scale"))}
 _MARKERS = {"function", "float", "array", "tuple", "dict", *_OBJECTS}
 
 
@@ -59,7 +63,7 @@ def encoded(value, what):
     if isinstance(value, Active):
         raise TypeError(f"{what} holds an active array")
     for name, (cls, fields) in _OBJECTS.items():
-        if isinstance(value, cls):
+        if type(value) is cls:
             return {name: {f: encoded(getattr(value, f), what) for f in fields}}
     if callable(value) and not isinstance(value, type):
         return {"function": str(getattr(value, "__name__", "function"))}
