@@ -1,13 +1,15 @@
-"""The solution of a root finder, fixed point or minimiser
-(adsim/_scipy/implicit.py) in tape files: what a call keeps so that a tape
-file can hold it, and the callback class that writes and reads it (kind
-``adsim.implicit_solution``).
+"""The solution of a root finder, fixed point, minimiser or least-squares
+solver (adsim/_scipy/implicit.py) in tape files: what a call keeps so that
+a tape file can hold it, and the callback class that writes and reads it
+(kind ``adsim.implicit_solution``).
 
 A call is saved when SciPy's solver is run, after the first solve, on the
 recorded tapes of its function rather than the program's Python function:
 the equations ``F(x, *params)`` of a root finder (of a fixed point,
-``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser
-(:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
+``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser,
+the residual vector ``r(x, *params)`` of ``least_squares`` and ``leastsq``
+(whose objective ``0.5 |r|^2`` is then recorded from the residual's tapes,
+:func:`residual_system`) (:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
 other arguments (numbers, strings, lists, dicts: JSON data) are what the
 file holds; a loaded solution runs the same solver from the same warm
 start on the same tapes, so it replays bitwise like the original, and
@@ -15,22 +17,44 @@ raises BranchChanged where the function takes a branch none of its tapes
 recorded. Its second derivatives record the ops of those tapes again
 (:func:`transcribed`) where the original records the function. Not saved,
 with the reason: a call passing other functions (``jac=``, ``hess=``,
-``fprime=``, a ``callback``) or objects, a least-squares problem, more
+``fprime=``, a ``callback``) or objects, ``curve_fit``, more
 than DENSE_UP_TO unknowns (their sparse plans record the function), a
 function that could not be recorded.
 """
 import numpy as np
 
 from .._filefields import expect_keys, json_data, shape_field, size_of
-from .._nesting.nested import SavedInner
+from .._nesting.nested import RecordingInner, SavedInner
 from .._record.creation import suspended
 from ..errors import TapeCopyError
 from ..primitives import Application
 from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
 
-__all__ = ["SavedCall", "SolutionApplication", "saved_call", "taped_functions"]
+__all__ = ["SavedCall", "SolutionApplication", "residual_system", "saved_call",
+           "taped_functions"]
 
-_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity}
+
+def residual_system(residual, n, what, inner=None):
+    """The first-order conditions of minimising ``0.5 |r|^2`` for the
+    residual vector ``residual(x, *params)``: a :class:`Stationarity` whose
+    objective is recorded from the residual's own tapes (``residuals``: a
+    RecordingInner, or loaded, a SavedInner), which SciPy runs on and a
+    tape file holds."""
+    inner = inner if inner is not None else RecordingInner(
+        residual, getattr(residual, "__name__", "residual"), "the residuals of a solve")
+    residuals = transcribed(inner)
+    system = Stationarity(lambda x, *v: 0.5 * np.sum(residuals(x, *v) ** 2), n, what)
+    system.residuals = inner
+    return system
+
+
+def _function_inner(system):
+    """The tapes of the function SciPy calls: the residuals' for least squares."""
+    return getattr(system, "residuals", None) or system.tape.inner
+
+
+_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity,
+          "least_squares": residual_system}
 _MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the latest solve
 
 
@@ -52,10 +76,11 @@ class SavedCall:
         running as the program's function, not saved."""
         points = [x] + _bracket_ends(self.arguments)
         try:
+            inner = _function_inner(self.system)
             with suspended():
                 for point in points:
-                    self.system.tape.forward([np.reshape(np.asarray(point, dtype=float), -1)]
-                                             + list(values))
+                    inner.run([np.reshape(np.asarray(point, dtype=float), -1)] + list(values),
+                              lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
             self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
@@ -77,8 +102,9 @@ def saved_call(solver, spec, call, names, system):
     the functions at ``names``)."""
     from .solver_calls import IMPLICIT
     if solver not in IMPLICIT or spec.kind not in _KINDS:
-        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem: only "
-                                               f"root finders, fixed points and minimisers are "
+        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
+                                               f"{solver}: only root finders, fixed points, "
+                                               f"minimisers, least_squares and leastsq are "
                                                f"saved")
     if len(names) > 1 or spec.first_of:
         return SavedCall(solver, None, system, "it calls a derivative given as Python code "
@@ -99,13 +125,15 @@ def saved_call(solver, spec, call, names, system):
 def taped_functions(spec, system, n):
     """values -> {the function's name: the function of x alone that SciPy
     calls, replaying the tapes of the equations (shaped as x, as SciPy
-    passes it) or of the objective (a number) at the parameters ``values``}."""
-    shape = () if spec.kind == "minimum" else spec.x_shape
+    passes it), of the objective (a number) or of the residuals (a vector)
+    at the parameters ``values``}."""
+    shape = {"minimum": (), "least_squares": (-1,)}.get(spec.kind, spec.x_shape)
+    inner = _function_inner(system)
 
     def at(values):
         def f(x):
             x = np.reshape(np.asarray(x, dtype=float), (n,))
-            out = system.tape.forward([x] + list(values))
+            out = inner.run([x] + list(values), lambda tape, v: tape.forward(*v))
             # a fixed point's tapes are of F = x - g(x): SciPy iterates g
             return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
         return {spec.function: f}
@@ -138,7 +166,7 @@ class SolutionApplication(Application):
         except TypeError as err:                    # a number that is not finite
             raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
                                 f"cannot hold: {err}") from err
-        return state, saved.system.tape.inner.variants.tapes()
+        return state, _function_inner(saved.system).variants.tapes()
 
     @classmethod
     def from_file_state(cls, state, tapes):
@@ -162,8 +190,8 @@ class SolutionApplication(Application):
         known = set(signature.parameters) - {spec.function, "args"}
         if spec.kind not in _KINDS or not set(arguments) <= known:
             raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
-                             f"finder, fixed point or minimiser scipy.optimize.{solver} "
-                             f"({sorted(known)})")
+                             f"finder, fixed point, minimiser or least-squares solver "
+                             f"scipy.optimize.{solver} ({sorted(known)})")
         in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
         out_shape = shape_field(state["out_shape"], "the output shape")
         n = size_of(spec.x_shape)
@@ -171,7 +199,10 @@ class SolutionApplication(Application):
             raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                              f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
         inputs = [(n,)] + in_shapes
-        output = () if spec.kind == "minimum" else (n,)
+        output = {"minimum": (), "least_squares": tuple(tapes[0].output_shape)}.get(
+            spec.kind, (n,))
+        if len(output) != 1 and spec.kind == "least_squares":
+            raise ValueError(f"the residuals of {solver} are a vector, not of shape {output}")
         for tape in tapes:
             if [tuple(s) for s in tape.input_shapes] != inputs or \
                     tuple(tape.output_shape) != output:
@@ -183,7 +214,7 @@ class SolutionApplication(Application):
         if solved_at is not None:
             solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
         inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
-        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner)
+        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner=inner)
         functions = taped_functions(spec, system, n)
         x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
         takes_args = "args" in signature.parameters
