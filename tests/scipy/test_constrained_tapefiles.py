@@ -180,3 +180,26 @@ def _arguments(st):
 def test_altered_constrained_descriptions_are_refused(change, message):
     with pytest.raises(adsim.TapeFileError, match=message):
         tapefile.loads(altered_file(change))
+
+
+def test_a_loaded_tape_whose_active_set_changes_raises_branch_changed():
+    """At p = (1.5, 3.0) the inequality of ``slsqp`` is slack: the
+    original and the loaded tape both refuse the recorded KKT system there."""
+    tape = adsim.record(slsqp, P)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    far = np.array([1.5, 3.0])
+    for t in (tape, loaded):
+        with pytest.raises(adsim.BranchChanged, match="active constraints"):
+            t.forward(far)
+
+
+def test_cobyqa_saves():
+    """A projection onto a half-plane: the gradient is known exactly."""
+    def f(p):
+        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="COBYQA",
+                                  constraints=LinearConstraint([[1.0, 1.0]], -np.inf, 1.0),
+                                  options={"final_tr_radius": 1e-12}).x * [1.0, 2.0])
+    tape = adsim.record(f, P)
+    assert_same_replays(tape, copies(tape), POINTS, methods=FIRST_ORDER)
+    np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(P), [-0.5, 0.5],
+                               atol=1e-8)
