@@ -26,6 +26,7 @@ import numpy as np
 from .._filefields import expect_keys, json_data, shape_field, size_of
 from .._nesting.nested import RecordingInner, SavedInner
 from .._record.creation import suspended
+from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
 from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
@@ -60,13 +61,14 @@ _MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the late
 
 class SavedCall:
     """A solver call as a tape file keeps it: ``solver``, its other
-    ``arguments`` as JSON data, and ``why_not`` (None, or why a file cannot
-    hold it). ``recorded``: the function's tape holds at the first solution,
-    from where on SciPy runs on the tapes."""
+    ``arguments`` (plain values) and ``written``, the same as JSON data
+    (:func:`written_arguments`), and ``why_not`` (None, or why a file
+    cannot hold it). ``recorded``: the function's tape holds at the first
+    solution, from where on SciPy runs on the tapes."""
 
-    def __init__(self, solver, arguments, system, why_not):
+    def __init__(self, solver, arguments, system, why_not, written=None):
         self.solver, self.arguments, self.system = solver, arguments, system
-        self.why_not = why_not
+        self.why_not, self.written = why_not, written
         self.recorded = False
 
     def record(self, x, values):
@@ -92,9 +94,11 @@ def _bracket_ends(arguments):
     """The ends of the bracket of a scalar root finder's call: ``a`` and
     ``b`` of brentq and its kin, ``bracket`` of root_scalar."""
     bracket = [arguments.get("a"), arguments.get("b")]
-    if None in bracket:
-        bracket = arguments.get("bracket") or []
-    return [p for p in bracket if isinstance(p, (int, float)) and np.isfinite(p)]
+    if any(p is None for p in bracket):
+        given = arguments.get("bracket")
+        bracket = [] if given is None else list(np.ravel(np.asarray(given, dtype=object)))
+    return [float(p) for p in bracket if isinstance(p, (int, float, np.integer, np.floating))
+            and not isinstance(p, bool) and np.isfinite(p)]
 
 
 def saved_call(solver, spec, call, names, system):
@@ -116,10 +120,32 @@ def saved_call(solver, spec, call, names, system):
     if code:
         return SavedCall(solver, None, system, f"its argument {code[0]}= is Python code")
     try:
-        arguments = json_data(rest, "its arguments")
+        written = written_arguments(rest)
     except TypeError as err:
         return SavedCall(solver, None, system, str(err))
-    return SavedCall(solver, arguments, system, None)
+    return SavedCall(solver, rest, system, None, written)
+
+
+def written_arguments(arguments):
+    """A call's arguments as a file writes them: plain JSON data, or where
+    that cannot hold them (a limit that is infinite, a ``Bounds``),
+    ``{"encoded": ...}`` in the marked form of adsim/_scipy/call_data.py."""
+    try:
+        return json_data(arguments, "its arguments")
+    except TypeError as err:
+        try:
+            return {"encoded": encoded(arguments, "its arguments")}
+        except TypeError:
+            raise err from None
+
+
+def _read_arguments(written):
+    """The arguments :func:`written_arguments` wrote (a dict), or ValueError."""
+    if isinstance(written, dict) and set(written) == {"encoded"}:
+        written = decoded(written["encoded"])
+    if not isinstance(written, dict):
+        raise ValueError(f"a solve's arguments are a dict, not {type(written).__name__}")
+    return written
 
 
 def taped_functions(spec, system, n):
@@ -156,7 +182,7 @@ class SolutionApplication(Application):
             start, first, solved_at = solution._start, solution._first, solution._solved_at
         saved = solution.saved
         try:
-            state = {"solver": saved.solver, "arguments": saved.arguments,
+            state = {"solver": saved.solver, "arguments": saved.written,
                      "first": json_data(first, "the start"),
                      "start": json_data(start, "the warm start"),
                      "solved_at": None if solved_at is None else
@@ -175,8 +201,8 @@ class SolutionApplication(Application):
         import scipy.optimize
         expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
                             "out_shape"))
-        solver, arguments = state["solver"], state["arguments"]
-        if solver not in IMPLICIT or not isinstance(arguments, dict) or \
+        solver, arguments = state["solver"], _read_arguments(state["arguments"])
+        if solver not in IMPLICIT or \
                 not isinstance(state["in_shapes"], list) or not tapes:
             raise ValueError(f"a solution is described by one of adsim's solvers "
                              f"({', '.join(sorted(IMPLICIT))}), its arguments and shapes, and "
@@ -226,7 +252,7 @@ class SolutionApplication(Application):
         solution = ImplicitSolution(system, solve, first)
         solution._start = start
         solution._solved_at = None if solved_at is None else solved_at.tobytes()
-        solution.saved = SavedCall(solver, arguments, system, None)
+        solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
         solution.saved.recorded = True
         return cls(solution.primitive, in_shapes, out_shape)
 

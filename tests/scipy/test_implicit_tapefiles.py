@@ -208,7 +208,27 @@ def altered_file(change):
     (lambda st: st.update(solved_at=[1.0]), "the parameters is not"),
     (lambda st: st["in_shapes"].pop(), "a tape of the function"),
     (lambda st: st.update(out_shape=[3]), "unknowns"),
+    (lambda st: st.update(arguments={"encoded": [1.0]}), "arguments are a dict"),
+    (lambda st: st.update(arguments={"encoded": {"eval": 1}}), "not an encoded argument"),
     (lambda st: st.update(extra=1), "fields")])
 def test_altered_solution_descriptions_are_refused(change, message):
     with pytest.raises(adsim.TapeFileError, match=message):
         tapefile.loads(altered_file(change))
+
+
+def test_arguments_plain_json_cannot_hold_are_written_marked():
+    """least_squares with a half-infinite bound and a Bounds object, and
+    root_scalar with an array bracket: the arguments are written in the
+    marked form (an infinite limit, a Bounds) and come back as they were."""
+    def f(p):
+        a = so.least_squares(lambda z: z - p, [0.5, 0.5], bounds=(0.0, np.inf)).x
+        b = so.least_squares(lambda z: z * z - p, [0.5, 0.5],
+                             bounds=so.Bounds([0.0, 0.0], [np.inf, 10.0]), xtol=1e-15).x
+        c = so.root_scalar(lambda t: t ** 3 - p[0], bracket=np.array([0.0, 3.0]),
+                           xtol=1e-14).root
+        return np.sum(a) + b @ [1.0, 2.0] + c
+    tape = adsim.record(f, P)
+    assert_same_replays(tape, copies(tape), POINTS, methods=FIRST_ORDER)
+    want = [1.0 + 0.5 / np.sqrt(P[0]) + P[0] ** (-2 / 3) / 3, 1.0 + 1.0 / np.sqrt(P[1])]
+    np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(P), want,
+                               rtol=1e-7)
