@@ -104,8 +104,7 @@ def _bracket_ends(arguments):
 def saved_call(solver, spec, call, names, system):
     """The :class:`SavedCall` of one call (``call``: SciPy's arguments, with
     the functions at ``names``)."""
-    from .solver_calls import IMPLICIT
-    if solver not in IMPLICIT or spec.kind not in _KINDS:
+    if solver not in _solvers() or spec.kind not in _KINDS:
         return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers, least_squares and leastsq are "
@@ -196,20 +195,19 @@ class SolutionApplication(Application):
 
     @classmethod
     def from_file_state(cls, state, tapes):
-        from .optimize import _original
-        from .solver_calls import IMPLICIT, run_solver
-        import scipy.optimize
+        from .solver_calls import run_solver
+        solvers = _solvers()
         expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
                             "out_shape"))
         solver, arguments = state["solver"], _read_arguments(state["arguments"])
-        if solver not in IMPLICIT or \
+        if solver not in solvers or \
                 not isinstance(state["in_shapes"], list) or not tapes:
             raise ValueError(f"a solution is described by one of adsim's solvers "
-                             f"({', '.join(sorted(IMPLICIT))}), its arguments and shapes, and "
+                             f"({', '.join(sorted(solvers))}), its arguments and shapes, and "
                              f"owns the tapes of its function, not solver {solver!r}")
-        original, signature = _original(getattr(scipy.optimize, solver))
+        original, signature, make_spec = solvers[solver]()
         try:
-            spec = IMPLICIT[solver](arguments)
+            spec = make_spec(arguments)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call "
                              f"adsim differentiates ({type(err).__name__}: {err})") from err
@@ -255,6 +253,26 @@ class SolutionApplication(Application):
         solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
         solution.saved.recorded = True
         return cls(solution.primitive, in_shapes, out_shape)
+
+
+def _solvers():
+    """name -> () -> (SciPy's solver as run on the functions, the signature
+    its arguments are bound to, the :class:`Spec` maker) for every solver a
+    tape file may hold: IMPLICIT's, and curve_fit run on its residual
+    (adsim/_scipy/curve_fit.py)."""
+    import inspect
+    import scipy.optimize
+    from .curve_fit import fit_spec, fitter
+    from .optimize import _original
+    from .solver_calls import IMPLICIT
+
+    def implicit(name):
+        return lambda: _original(getattr(scipy.optimize, name)) + (IMPLICIT[name],)
+
+    def curve_fit():
+        fit = fitter(_original(scipy.optimize.curve_fit)[0])
+        return fit, inspect.signature(fit), fit_spec
+    return {**{name: implicit(name) for name in IMPLICIT}, "curve_fit": curve_fit}
 
 
 def transcribed(inner):

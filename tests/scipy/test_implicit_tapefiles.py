@@ -7,7 +7,8 @@ too), with derivatives that agree with central differences; the function
 taking a branch none of its tapes holds raises BranchChanged in a loaded
 tape; calls given Python derivatives, and functions that cannot be
 recorded are refused by name; altered descriptions raise TapeFileError.
-least_squares and leastsq save the tapes of their residual vectors."""
+least_squares, leastsq and curve_fit save the tapes of their residual
+vectors."""
 import json
 import math
 
@@ -94,13 +95,17 @@ T = np.linspace(0.0, 1.0, 6)
 
 
 def fits(p):
-    """least_squares and leastsq, tightly converged: SciPy runs on the
-    tapes of their residual vectors."""
+    """least_squares, leastsq and curve_fit (with bounds, one infinite),
+    tightly converged: SciPy runs on the tapes of their residual vectors."""
     a = so.least_squares(lambda z: z[0] * np.exp(-z[1] * T) - p[0] * np.exp(-p[1] * T)
                          - 0.01 * T ** 2, [1.0, 1.0], xtol=1e-15, ftol=1e-15, gtol=1e-15).x
     b = so.leastsq(lambda z, q: np.array([z[0] ** 2 - q[0], z[0] * z[1] - q[1], z[1] - 0.1]),
                    [1.0, 1.0], args=(p,), xtol=1e-14, ftol=1e-14)[0]
-    return np.sum(a ** 2) + b @ [1.0, 3.0]
+    popt, pcov = so.curve_fit(lambda t, c, d: c * np.exp(-d * t), T,
+                              p[0] * np.exp(-p[1] * T) + 0.01 * np.sin(7.0 * T), p0=[1.0, 1.0],
+                              bounds=([0.0, 0.0], [np.inf, 5.0]), xtol=1e-15, ftol=1e-15,
+                              gtol=1e-15)
+    return np.sum(a ** 2) + b @ [1.0, 3.0] + popt @ [1.0, 2.0] + np.sum(pcov)
 
 
 def test_least_squares_solutions_replay_bitwise_after_saving(tmp_path):
@@ -172,8 +177,9 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            callback=lambda z: None).x, "callback= is Python code"),
     (lambda p: so.curve_fit(lambda t, a, b: a * t + b, np.arange(4.0),
-                            p[0] * np.arange(4.0) + p[1], p0=[1.0, 1.0])[0],
-     "only root finders, fixed points, minimisers")])
+                            p[0] * np.arange(4.0) + p[1], p0=[1.0, 1.0],
+                            jac=lambda t, a, b: np.stack([t, np.ones_like(t)], 1))[0],
+     "derivative given as Python code")])
 def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
     tape = adsim.record(lambda p: np.sum(solve(p)), P)
     assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
