@@ -7,9 +7,9 @@ A call is saved when SciPy's solver is run, after the first solve, on the
 recorded tapes of its function rather than the program's Python function:
 the equations ``F(x, *params)`` of a root finder (of a fixed point,
 ``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser,
-the residual vector ``r(x, *params)`` of ``least_squares`` and ``leastsq``
-(whose objective ``0.5 |r|^2`` is then recorded from the residual's tapes,
-:func:`residual_system`) (:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
+the residual vector ``r(x, *params)`` of ``least_squares``, ``leastsq``
+and ``curve_fit`` (whose objective ``0.5 |r|^2`` is then recorded from the
+residual's tapes, :func:`residual_system`) (:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
 other arguments (numbers, strings, lists, dicts: JSON data) are what the
 file holds; a loaded solution runs the same solver from the same warm
 start on the same tapes, so it replays bitwise like the original, and
@@ -17,8 +17,8 @@ raises BranchChanged where the function takes a branch none of its tapes
 recorded. Its second derivatives record the ops of those tapes again
 (:func:`transcribed`) where the original records the function. Not saved,
 with the reason: a call passing other functions (``jac=``, ``hess=``,
-``fprime=``, a ``callback``) or objects, ``curve_fit``, more
-than DENSE_UP_TO unknowns (their sparse plans record the function), a
+``fprime=``, a ``callback``) or objects other than data
+(adsim/_scipy/call_data.py), more than DENSE_UP_TO unknowns (their sparse plans record the function), a
 function that could not be recorded.
 """
 import numpy as np
@@ -107,7 +107,7 @@ def saved_call(solver, spec, call, names, system):
     if solver not in _solvers() or spec.kind not in _KINDS:
         return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
                                                f"{solver}: only root finders, fixed points, "
-                                               f"minimisers, least_squares and leastsq are "
+                                               f"minimisers and least-squares solvers are "
                                                f"saved")
     if len(names) > 1 or spec.first_of:
         return SavedCall(solver, None, system, "it calls a derivative given as Python code "
