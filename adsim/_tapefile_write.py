@@ -54,6 +54,8 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                     "adsim.operator_solve": "adsim._scipy.operator_solve.OperatorSolveApplication",
                     "adsim.implicit_solution":
                         "adsim._scipy.implicit_file.SolutionApplication",
+                    "adsim.constrained_solution":
+                        "adsim._scipy.constrained_file.ConstrainedApplication",
                     "adsim.lsoda": "adsim.integrate._lsoda.LsodaPiece",
                     "adsim.odeint": "adsim.integrate._odeint_op.OdeintOp",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}

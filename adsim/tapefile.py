@@ -38,6 +38,7 @@ from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
+from ._scipy.constrained_file import ConstrainedApplication
 from ._scipy.implicit_file import SolutionApplication
 from ._scipy.operator_solve import OperatorSolveApplication
 from ._scipy.quadrature import IntegralApplication
@@ -57,7 +58,7 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "dumps", "loads", "save", "load"]
 _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplication,
                                                     NestedApplication, ColoredApplication,
                                                     EventTimeApplication, IntegralApplication,
-                                                    SolutionApplication,
+                                                    SolutionApplication, ConstrainedApplication,
                                                     OperatorSolveApplication, LsodaPiece, OdeintOp,
                                                     LoopOp)}
 

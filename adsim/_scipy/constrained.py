@@ -369,19 +369,109 @@ def reads_active(solver, a):
 
 # ---- the call ----------------------------------------------------------------------
 
+class KKT:
+    """One call's solve as a function of the plain parameters ``values``,
+    through its functions wherever they come from: ``evaluate(i, x,
+    values)`` (function ``i`` of the problem at the flat ``x``, on plain or
+    active arrays), ``bound(values)`` (the functions of ``x`` alone SciPy is
+    given, by index) and ``data(values)`` (the limits and matrices as SciPy
+    holds them). In the recording process they are the program's functions
+    until the first solution, then (when a tape file can hold the call) the
+    recorded tapes of each (adsim/_scipy/constrained_file.py), as in a
+    process that loaded it. ``active``: the active set of the first
+    solution, with which ``system()`` is the Lagrangian's stationarity."""
+
+    def __init__(self, solver, problem, run, x_shape, evaluate, bound, data):
+        self.solver, self.problem, self.run, self.x_shape = solver, problem, run, x_shape
+        self.n = int(np.prod(x_shape))
+        self.evaluate, self.bound, self.data = evaluate, bound, data
+        self.active = None
+        self.raw = None                 # SciPy's answer at the first solve
+        self.solution = None
+        self.first_order = None         # the tapes of (f, g), for the multipliers
+        self.after_solve = None         # (x, values) -> None, once SciPy returned
+
+    def f(self, x, *values):
+        out = self.evaluate(self.problem.fun, x, values)
+        out = out[0] if self.problem.first_of else out
+        if np.size(out) != 1:
+            raise InvalidArgumentValue(
+                f"adsim: the objective minimised by {self.solver} returned {np.size(out)} "
+                f"numbers; it must return one")
+        return np.reshape(_as_array(out), ())
+
+    def constraint_values(self, x, *values):
+        """Each piece's ``(c(x), lb, ub)``, flat."""
+        data = self.data(values)
+        out = []
+        for piece in self.problem.pieces:
+            if piece.fun is not None:
+                c = _as_array(self.evaluate(piece.fun, x, values))
+            elif piece.matrix is not None:
+                c = data[piece.matrix] @ np.reshape(x, (-1,))
+            else:
+                c = x
+            c = np.reshape(c, (-1,))
+            out.append((c, np.broadcast_to(data[piece.lb], c.shape),
+                        np.broadcast_to(data[piece.ub], c.shape)))
+        return out
+
+    def g(self, x, *values):
+        """The canonical constraint vector (equalities, then inequalities >= 0
+        as laid out at the first solution)."""
+        parts = []
+        for piece, (c, lb, ub) in zip(self.problem.pieces, self.constraint_values(x, *values)):
+            equal, lower, upper = piece.layout
+            parts += [c[equal] - lb[equal], c[lower] - lb[lower], ub[upper] - c[upper]]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def lagrangian(self, z, *values):
+        n = self.n
+        return self.f(z[:n], *values) - np.dot(z[n:], self.g(z[:n], *values)[self.active])
+
+    def system(self):
+        return Stationarity(self.lagrangian, self.n + self.active.size, self.solver)
+
+    def solve(self, z_start, values):
+        solver = self.solver
+        leak = _Leak(solver)
+        bound = [leak.watched(b) for b in self.bound(values)]
+        plain = list(self.data(values))
+        raw, x, converged, why = leak.run(lambda: self.run(bound, plain, z_start[:self.n]))
+        if not converged:
+            why = " ".join(str(why).split())
+            raise SolverNotConverged(
+                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
+                f"solution to differentiate. Give it a better starting point, more iterations "
+                f"or a tighter tolerance, or keep the parameters where the problem has a "
+                f"solution")
+        x = np.asarray(x, dtype=float).reshape(-1)
+        if self.after_solve is not None:
+            self.after_solve(x, values)
+        active, mu = _active_set(self, x, values)
+        if self.active is None:
+            self.active, self.raw = active, raw
+            self.solution.system = self.system()
+        elif not np.array_equal(active, self.active):
+            raise BranchChanged(
+                f"adsim: the active constraints of scipy.optimize.{solver} at these parameters "
+                f"differ from those of the recording, so the recorded derivative (through the "
+                f"KKT conditions of the recorded active set) does not hold here; record again "
+                f"(the functional API does so itself)")
+        return np.concatenate([x, mu])
+
+
 def constrained_call(solver, original, arguments):
     """``original`` (SciPy's solver) called with ``arguments`` (bound, ``**kw``
     spread), its solution active through the KKT conditions."""
+    from .constrained_file import saved_constrained
     problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
     functions, every = problem.arrange()
     functions, every = spread_containers(functions, every)
     functions, every = lift_container_closures(functions, every)
     functions, every = lift_closures(functions, every)
     positions = [i for i, v in enumerate(every) if isinstance(v, Active)]
-    n = int(np.prod(x_shape))
     x0 = np.asarray(plain_value(arguments["x0"]), dtype=float).reshape(-1)
-    objective = functions[problem.fun]
-    state = {}
 
     def full(values):
         out = list(every)
@@ -392,85 +482,45 @@ def constrained_call(solver, original, arguments):
                 out[i] = np.asarray(plain_value(out[i]), dtype=float)
         return tuple(out)
 
-    def f(x, *values):
-        out = objective(np.reshape(x, x_shape), *full(values))
-        out = out[0] if problem.first_of else out
-        if np.size(out) != 1:
-            raise InvalidArgumentValue(
-                f"adsim: the objective minimised by {solver} returned {np.size(out)} numbers; "
-                f"it must return one")
-        return np.reshape(_as_array(out), ())
+    def python(i, x, values):
+        return functions[i](np.reshape(x, x_shape), *full(values))
 
-    def constraint_values(x, *values):
-        """Each piece's ``(c(x), lb, ub)``, flat."""
+    saved = saved_constrained(solver, arguments, problem, positions, python, x0.size)
+
+    def evaluate(i, x, values):
+        return saved.evaluate(i, x, values) if saved.taped else python(i, x, values)
+
+    def bound(values):
+        if saved.taped:            # SciPy runs on the tapes after the first solution
+            return saved.bound(values)
         args = full(values)
-        out = []
-        for piece in problem.pieces:
-            if piece.fun is not None:
-                c = _as_array(functions[piece.fun](np.reshape(x, x_shape), *args))
-            elif piece.matrix is not None:
-                c = args[piece.matrix] @ np.reshape(x, (-1,))
-            else:
-                c = x
-            c = np.reshape(c, (-1,))
-            out.append((c, np.broadcast_to(args[piece.lb], c.shape),
-                        np.broadcast_to(args[piece.ub], c.shape)))
-        return out
+        return [_bound_to(fn, args) for fn in functions]
 
-    def g(x, *values):
-        """The canonical constraint vector (equalities, then inequalities >= 0
-        as laid out at the first solution)."""
-        parts = []
-        for piece, (c, lb, ub) in zip(problem.pieces, constraint_values(x, *values)):
-            equal, lower, upper = piece.layout
-            parts += [c[equal] - lb[equal], c[lower] - lb[lower], ub[upper] - c[upper]]
-        return np.concatenate(parts) if parts else np.zeros(0)
-
-    def solve(z_start, values):
-        args = full(values)
-        leak = _Leak(solver)
-        bound = [leak.watched(_bound_to(fn, args)) for fn in functions]
-        plain = list(args)
-        raw, x, converged, why = leak.run(lambda: run(bound, plain, z_start[:n]))
-        if not converged:
-            why = " ".join(str(why).split())
-            raise SolverNotConverged(
-                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
-                f"solution to differentiate. Give it a better starting point, more iterations "
-                f"or a tighter tolerance, or keep the parameters where the problem has a "
-                f"solution")
-        x = np.asarray(x, dtype=float).reshape(-1)
-        active, mu = _active_set(solver, problem, constraint_values, f, g, x, values, state)
-        if "active" not in state:
-            state.update(active=active, raw=raw)
-            system = Stationarity(
-                lambda z, *v: f(z[:n], *v) - np.dot(z[n:], g(z[:n], *v)[active]),
-                n + active.size, solver)
-            solution.system = system
-        elif not np.array_equal(active, state["active"]):
-            raise BranchChanged(
-                f"adsim: the active constraints of scipy.optimize.{solver} at these parameters "
-                f"differ from those of the recording, so the recorded derivative (through the "
-                f"KKT conditions of the recorded active set) does not hold here; record again "
-                f"(the functional API does so itself)")
-        return np.concatenate([x, mu])
-
-    solution = ImplicitSolution(Stationarity(f, n, solver), solve, x0)
+    kkt = KKT(solver, problem, run, x_shape, evaluate, bound,
+              lambda values: full(values)[:len(problem.data)])
+    kkt.after_solve = saved.record
+    solution = ImplicitSolution(Stationarity(kkt.f, kkt.n, solver), kkt.solve, x0)
+    kkt.solution = solution
+    solution.saved = saved
+    saved.kkt = kkt
     params = [every[i] for i in positions]
     z = solution(params)
-    out = answer(state["raw"], z[:n].reshape(x_shape))
+    out = answer(kkt.raw, z[:kkt.n].reshape(x_shape))
+
     def at(x, *values):                # the objective with the parameters as arguments
-        return f(np.reshape(x, (-1,)), *values)
+        out = python(problem.fun, np.reshape(x, (-1,)), values)
+        return np.reshape(_as_array(out[0] if problem.first_of else out), ())
     if isinstance(out, dict):          # an OptimizeResult: fun and jac
         return with_fun(out, at, params)
     return with_value_second(out, at, params) if isinstance(out, tuple) else out
 
 
-def _active_set(solver, problem, constraint_values, f, g, x, values, state):
+def _active_set(kkt, x, values):
     """The active components of ``g`` at the solution ``x`` and their
     multipliers; refuses a point the derivative does not hold at."""
-    pieces = constraint_values(x, *values)
-    if "active" not in state:                 # the layout, from the recorded solution
+    solver, problem = kkt.solver, kkt.problem
+    pieces = kkt.constraint_values(x, *values)
+    if kkt.active is None:                 # the layout, from the recorded solution
         for piece, (c, lb, ub) in zip(problem.pieces, pieces):
             lb, ub = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
             equal = lb == ub
@@ -500,9 +550,10 @@ def _active_set(solver, problem, constraint_values, f, g, x, values, state):
             f"multipliers, and the derivative of the solution, are not unique. Remove "
             f"redundant constraints")
     seeds = [np.eye(x.size)] + [np.zeros((x.size, np.size(v))) for v in values]
-    tape = state.setdefault("first_order", _Recorded(
-        lambda y, *v: np.concatenate([np.reshape(f(y, *v), (1,)), g(y, *v)])))
-    J = tape.sweep("_tangent", [x] + list(values), seeds)[1].T
+    if kkt.first_order is None:
+        kkt.first_order = _Recorded(
+            lambda y, *v: np.concatenate([np.reshape(kkt.f(y, *v), (1,)), kkt.g(y, *v)]))
+    J = kkt.first_order.sweep("_tangent", [x] + list(values), seeds)[1].T
     gradient, JA = J[0], J[1:][active]
     mu = np.linalg.lstsq(JA.T, gradient, rcond=None)[0] if active.size else np.zeros(0)
     size = 1.0 + np.max(np.abs(gradient), initial=0.0)

@@ -28,7 +28,7 @@ from ..api import jacobian
 from ..errors import UnsupportedOperation
 from .solver_calls import Spec, differentiated_solve, plain_value
 
-__all__ = ["fit_curve"]
+__all__ = ["fit_curve", "fit_spec", "fitter"]
 
 # curve_fit's arguments passed on unchanged to SciPy's run on the residual
 _PASSED_ON = ("absolute_sigma", "bounds", "method", "check_finite")
@@ -58,31 +58,16 @@ def fit_curve(original, arguments):
         return _weighted(np.reshape(np.asarray(user_jac(xdata, *p), dtype=float), (m, n)),
                          sigma)
 
-    def fit(fun, x0, jac=None, args=()):
-        """SciPy's curve_fit run on the residual (a function of p and
-        ``args``), fitted to zeros."""
-        def model(_, *p):
-            return fun(np.asarray(p), *args)
-        model_jac = (lambda _, *p: jac(np.asarray(p), *args)) if callable(jac) else jac
-        return original(model, np.zeros(m), np.zeros(m), p0=x0, jac=model_jac,
-                        full_output=True, **options)
-
-    def spec(a):
-        def run(solve, call):
-            try:
-                raw = solve(**call)
-            except RuntimeError as err:     # "Optimal parameters not found: ..."
-                return err, None, False, str(err)
-            return raw, raw[0], True, ""
-        return Spec("least_squares", "fun", "x0", (n,), run, lambda raw, x: (x,) + raw[1:],
-                    lifted=("jac",))
-
-    problem = {"fun": residual, "x0": p0, "args": (xdata, ydata, sigma)}
+    # the fit's data (m, options) are arguments of the call, so a tape file holds them
+    problem = {"fun": residual, "x0": p0, "args": (xdata, ydata, sigma), "m": m,
+               "options": options}
     if callable(user_jac):
         problem["jac"] = residual_jacobian
     elif user_jac is not None:
         problem["jac"] = user_jac           # '2-point', '3-point', 'cs'
-    out = differentiated_solve("curve_fit", fit, inspect.signature(fit), problem, spec=spec)
+    fit = fitter(original)
+    out = differentiated_solve("curve_fit", fit, inspect.signature(fit), problem,
+                               spec=fit_spec)
     popt, pcov_scipy, rest = out[0], out[1], out[2:]
     if np.all(np.isfinite(pcov_scipy)):
         J = jacobian(lambda p: residual(p, xdata, ydata, sigma))(popt)
@@ -93,6 +78,32 @@ def fit_curve(original, arguments):
     else:
         pcov = pcov_scipy
     return (popt, pcov) + (rest if arguments.get("full_output") else ())
+
+
+def fitter(original):
+    """``fit(fun, x0, jac, args, m, options)``: SciPy's curve_fit
+    (``original``) run on the residual ``fun`` (a function of p and
+    ``args``, ``m`` numbers) fitted to zeros, with curve_fit's ``options``."""
+    def fit(fun, x0, jac=None, args=(), m=0, options=None):
+        def model(_, *p):
+            return fun(np.asarray(p), *args)
+        model_jac = (lambda _, *p: jac(np.asarray(p), *args)) if callable(jac) else jac
+        return original(model, np.zeros(m), np.zeros(m), p0=x0, jac=model_jac,
+                        full_output=True, **(options or {}))
+    return fit
+
+
+def fit_spec(a):
+    """The :class:`Spec` of a call of :func:`fitter`'s ``fit``."""
+    def run(solve, call):
+        try:
+            raw = solve(**call)
+        except RuntimeError as err:     # "Optimal parameters not found: ..."
+            return err, None, False, str(err)
+        return raw, raw[0], True, ""
+    n = int(np.size(a["x0"]))
+    return Spec("least_squares", "fun", "x0", (n,), run, lambda raw, x: (x,) + raw[1:],
+                lifted=("jac",))
 
 
 def _as_values(out):

@@ -386,4 +386,6 @@ class _SolutionOp(Primitive):
 
     def applied(self, in_shapes, out_shape, first_value):
         from .implicit_file import SolutionApplication
-        return SolutionApplication(self, in_shapes, out_shape, first_value=first_value)
+        # a constrained solve's description is its own (adsim/_scipy/constrained_file.py)
+        cls = getattr(self.solution.saved, "application", SolutionApplication)
+        return cls(self, in_shapes, out_shape, first_value=first_value)

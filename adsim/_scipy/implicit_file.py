@@ -1,13 +1,15 @@
-"""The solution of a root finder, fixed point or minimiser
-(adsim/_scipy/implicit.py) in tape files: what a call keeps so that a tape
-file can hold it, and the callback class that writes and reads it (kind
-``adsim.implicit_solution``).
+"""The solution of a root finder, fixed point, minimiser or least-squares
+solver (adsim/_scipy/implicit.py) in tape files: what a call keeps so that
+a tape file can hold it, and the callback class that writes and reads it
+(kind ``adsim.implicit_solution``).
 
 A call is saved when SciPy's solver is run, after the first solve, on the
 recorded tapes of its function rather than the program's Python function:
 the equations ``F(x, *params)`` of a root finder (of a fixed point,
-``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser
-(:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
+``F = x - g``, and SciPy iterates ``x - F``), the objective of a minimiser,
+the residual vector ``r(x, *params)`` of ``least_squares``, ``leastsq``
+and ``curve_fit`` (whose objective ``0.5 |r|^2`` is then recorded from the
+residual's tapes, :func:`residual_system`) (:class:`SavedCall`). Its tapes (one per branch path met) and the solver's
 other arguments (numbers, strings, lists, dicts: JSON data) are what the
 file holds; a loaded solution runs the same solver from the same warm
 start on the same tapes, so it replays bitwise like the original, and
@@ -15,34 +17,58 @@ raises BranchChanged where the function takes a branch none of its tapes
 recorded. Its second derivatives record the ops of those tapes again
 (:func:`transcribed`) where the original records the function. Not saved,
 with the reason: a call passing other functions (``jac=``, ``hess=``,
-``fprime=``, a ``callback``) or objects, a least-squares problem, more
-than DENSE_UP_TO unknowns (their sparse plans record the function), a
+``fprime=``, a ``callback``) or objects other than data
+(adsim/_scipy/call_data.py), more than DENSE_UP_TO unknowns (their sparse plans record the function), a
 function that could not be recorded.
 """
 import numpy as np
 
 from .._filefields import expect_keys, json_data, shape_field, size_of
-from .._nesting.nested import SavedInner
+from .._nesting.nested import RecordingInner, SavedInner
 from .._record.creation import suspended
+from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
 from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
 
-__all__ = ["SavedCall", "SolutionApplication", "saved_call", "taped_functions"]
+__all__ = ["SavedCall", "SolutionApplication", "residual_system", "saved_call",
+           "taped_functions"]
 
-_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity}
+
+def residual_system(residual, n, what, inner=None):
+    """The first-order conditions of minimising ``0.5 |r|^2`` for the
+    residual vector ``residual(x, *params)``: a :class:`Stationarity` whose
+    objective is recorded from the residual's own tapes (``residuals``: a
+    RecordingInner, or loaded, a SavedInner), which SciPy runs on and a
+    tape file holds."""
+    inner = inner if inner is not None else RecordingInner(
+        residual, getattr(residual, "__name__", "residual"), "the residuals of a solve")
+    residuals = transcribed(inner)
+    system = Stationarity(lambda x, *v: 0.5 * np.sum(residuals(x, *v) ** 2), n, what)
+    system.residuals = inner
+    return system
+
+
+def _function_inner(system):
+    """The tapes of the function SciPy calls: the residuals' for least squares."""
+    return getattr(system, "residuals", None) or system.tape.inner
+
+
+_KINDS = {"root": Equations, "fixed_point": Equations, "minimum": Stationarity,
+          "least_squares": residual_system}
 _MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the latest solve
 
 
 class SavedCall:
     """A solver call as a tape file keeps it: ``solver``, its other
-    ``arguments`` as JSON data, and ``why_not`` (None, or why a file cannot
-    hold it). ``recorded``: the function's tape holds at the first solution,
-    from where on SciPy runs on the tapes."""
+    ``arguments`` (plain values) and ``written``, the same as JSON data
+    (:func:`written_arguments`), and ``why_not`` (None, or why a file
+    cannot hold it). ``recorded``: the function's tape holds at the first
+    solution, from where on SciPy runs on the tapes."""
 
-    def __init__(self, solver, arguments, system, why_not):
+    def __init__(self, solver, arguments, system, why_not, written=None):
         self.solver, self.arguments, self.system = solver, arguments, system
-        self.why_not = why_not
+        self.why_not, self.written = why_not, written
         self.recorded = False
 
     def record(self, x, values):
@@ -52,10 +78,11 @@ class SavedCall:
         running as the program's function, not saved."""
         points = [x] + _bracket_ends(self.arguments)
         try:
+            inner = _function_inner(self.system)
             with suspended():
                 for point in points:
-                    self.system.tape.forward([np.reshape(np.asarray(point, dtype=float), -1)]
-                                             + list(values))
+                    inner.run([np.reshape(np.asarray(point, dtype=float), -1)] + list(values),
+                              lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
             self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
@@ -67,18 +94,20 @@ def _bracket_ends(arguments):
     """The ends of the bracket of a scalar root finder's call: ``a`` and
     ``b`` of brentq and its kin, ``bracket`` of root_scalar."""
     bracket = [arguments.get("a"), arguments.get("b")]
-    if None in bracket:
-        bracket = arguments.get("bracket") or []
-    return [p for p in bracket if isinstance(p, (int, float)) and np.isfinite(p)]
+    if any(p is None for p in bracket):
+        given = arguments.get("bracket")
+        bracket = [] if given is None else list(np.ravel(np.asarray(given, dtype=object)))
+    return [float(p) for p in bracket if isinstance(p, (int, float, np.integer, np.floating))
+            and not isinstance(p, bool) and np.isfinite(p)]
 
 
 def saved_call(solver, spec, call, names, system):
     """The :class:`SavedCall` of one call (``call``: SciPy's arguments, with
     the functions at ``names``)."""
-    from .solver_calls import IMPLICIT
-    if solver not in IMPLICIT or spec.kind not in _KINDS:
-        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem: only "
-                                               f"root finders, fixed points and minimisers are "
+    if solver not in _solvers() or spec.kind not in _KINDS:
+        return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
+                                               f"{solver}: only root finders, fixed points, "
+                                               f"minimisers and least-squares solvers are "
                                                f"saved")
     if len(names) > 1 or spec.first_of:
         return SavedCall(solver, None, system, "it calls a derivative given as Python code "
@@ -90,22 +119,46 @@ def saved_call(solver, spec, call, names, system):
     if code:
         return SavedCall(solver, None, system, f"its argument {code[0]}= is Python code")
     try:
-        arguments = json_data(rest, "its arguments")
+        written = written_arguments(rest)
     except TypeError as err:
         return SavedCall(solver, None, system, str(err))
-    return SavedCall(solver, arguments, system, None)
+    return SavedCall(solver, rest, system, None, written)
+
+
+def written_arguments(arguments):
+    """A call's arguments as a file writes them: plain JSON data, or where
+    that cannot hold them (a limit that is infinite, a ``Bounds``),
+    ``{"encoded": ...}`` in the marked form of adsim/_scipy/call_data.py."""
+    try:
+        return json_data(arguments, "its arguments")
+    except TypeError as err:
+        try:
+            return {"encoded": encoded(arguments, "its arguments")}
+        except TypeError:
+            raise err from None
+
+
+def _read_arguments(written):
+    """The arguments :func:`written_arguments` wrote (a dict), or ValueError."""
+    if isinstance(written, dict) and set(written) == {"encoded"}:
+        written = decoded(written["encoded"])
+    if not isinstance(written, dict):
+        raise ValueError(f"a solve's arguments are a dict, not {type(written).__name__}")
+    return written
 
 
 def taped_functions(spec, system, n):
     """values -> {the function's name: the function of x alone that SciPy
     calls, replaying the tapes of the equations (shaped as x, as SciPy
-    passes it) or of the objective (a number) at the parameters ``values``}."""
-    shape = () if spec.kind == "minimum" else spec.x_shape
+    passes it), of the objective (a number) or of the residuals (a vector)
+    at the parameters ``values``}."""
+    shape = {"minimum": (), "least_squares": (-1,)}.get(spec.kind, spec.x_shape)
+    inner = _function_inner(system)
 
     def at(values):
         def f(x):
             x = np.reshape(np.asarray(x, dtype=float), (n,))
-            out = system.tape.forward([x] + list(values))
+            out = inner.run([x] + list(values), lambda tape, v: tape.forward(*v))
             # a fixed point's tapes are of F = x - g(x): SciPy iterates g
             return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
         return {spec.function: f}
@@ -128,7 +181,7 @@ class SolutionApplication(Application):
             start, first, solved_at = solution._start, solution._first, solution._solved_at
         saved = solution.saved
         try:
-            state = {"solver": saved.solver, "arguments": saved.arguments,
+            state = {"solver": saved.solver, "arguments": saved.written,
                      "first": json_data(first, "the start"),
                      "start": json_data(start, "the warm start"),
                      "solved_at": None if solved_at is None else
@@ -138,32 +191,31 @@ class SolutionApplication(Application):
         except TypeError as err:                    # a number that is not finite
             raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
                                 f"cannot hold: {err}") from err
-        return state, saved.system.tape.inner.variants.tapes()
+        return state, _function_inner(saved.system).variants.tapes()
 
     @classmethod
     def from_file_state(cls, state, tapes):
-        from .optimize import _original
-        from .solver_calls import IMPLICIT, run_solver
-        import scipy.optimize
+        from .solver_calls import run_solver
+        solvers = _solvers()
         expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
                             "out_shape"))
-        solver, arguments = state["solver"], state["arguments"]
-        if solver not in IMPLICIT or not isinstance(arguments, dict) or \
+        solver, arguments = state["solver"], _read_arguments(state["arguments"])
+        if solver not in solvers or \
                 not isinstance(state["in_shapes"], list) or not tapes:
             raise ValueError(f"a solution is described by one of adsim's solvers "
-                             f"({', '.join(sorted(IMPLICIT))}), its arguments and shapes, and "
+                             f"({', '.join(sorted(solvers))}), its arguments and shapes, and "
                              f"owns the tapes of its function, not solver {solver!r}")
-        original, signature = _original(getattr(scipy.optimize, solver))
+        original, signature, make_spec = solvers[solver]()
         try:
-            spec = IMPLICIT[solver](arguments)
+            spec = make_spec(arguments)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call "
                              f"adsim differentiates ({type(err).__name__}: {err})") from err
         known = set(signature.parameters) - {spec.function, "args"}
         if spec.kind not in _KINDS or not set(arguments) <= known:
             raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
-                             f"finder, fixed point or minimiser scipy.optimize.{solver} "
-                             f"({sorted(known)})")
+                             f"finder, fixed point, minimiser or least-squares solver "
+                             f"scipy.optimize.{solver} ({sorted(known)})")
         in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
         out_shape = shape_field(state["out_shape"], "the output shape")
         n = size_of(spec.x_shape)
@@ -171,7 +223,10 @@ class SolutionApplication(Application):
             raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                              f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
         inputs = [(n,)] + in_shapes
-        output = () if spec.kind == "minimum" else (n,)
+        output = {"minimum": (), "least_squares": tuple(tapes[0].output_shape)}.get(
+            spec.kind, (n,))
+        if len(output) != 1 and spec.kind == "least_squares":
+            raise ValueError(f"the residuals of {solver} are a vector, not of shape {output}")
         for tape in tapes:
             if [tuple(s) for s in tape.input_shapes] != inputs or \
                     tuple(tape.output_shape) != output:
@@ -183,7 +238,7 @@ class SolutionApplication(Application):
         if solved_at is not None:
             solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
         inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
-        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner)
+        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner=inner)
         functions = taped_functions(spec, system, n)
         x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
         takes_args = "args" in signature.parameters
@@ -195,9 +250,29 @@ class SolutionApplication(Application):
         solution = ImplicitSolution(system, solve, first)
         solution._start = start
         solution._solved_at = None if solved_at is None else solved_at.tobytes()
-        solution.saved = SavedCall(solver, arguments, system, None)
+        solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
         solution.saved.recorded = True
         return cls(solution.primitive, in_shapes, out_shape)
+
+
+def _solvers():
+    """name -> () -> (SciPy's solver as run on the functions, the signature
+    its arguments are bound to, the :class:`Spec` maker) for every solver a
+    tape file may hold: IMPLICIT's, and curve_fit run on its residual
+    (adsim/_scipy/curve_fit.py)."""
+    import inspect
+    import scipy.optimize
+    from .curve_fit import fit_spec, fitter
+    from .optimize import _original
+    from .solver_calls import IMPLICIT
+
+    def implicit(name):
+        return lambda: _original(getattr(scipy.optimize, name)) + (IMPLICIT[name],)
+
+    def curve_fit():
+        fit = fitter(_original(scipy.optimize.curve_fit)[0])
+        return fit, inspect.signature(fit), fit_spec
+    return {**{name: implicit(name) for name in IMPLICIT}, "curve_fit": curve_fit}
 
 
 def transcribed(inner):

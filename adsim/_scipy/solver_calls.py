@@ -30,7 +30,7 @@ from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .implicit import Equations, ImplicitSolution, Stationarity
-from .implicit_file import saved_call, taped_functions
+from .implicit_file import residual_system, saved_call, taped_functions
 
 __all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
 
@@ -393,8 +393,8 @@ def _system(spec, function, x_shape, n, what, full_args):
                          n, what)
     if spec.kind == "minimum":
         return Stationarity(lambda x, *args: _as_array(value_of(x, args)), n, what)
-    return Stationarity(lambda x, *args: 0.5 * np.sum(_as_array(value_of(x, args)) ** 2), n,
-                        what)
+    return residual_system(lambda x, *args: np.reshape(_as_array(value_of(x, args)), (-1,)),
+                           n, what)
 
 
 def differentiated_solve(solver, original, signature, arguments, spec=None):

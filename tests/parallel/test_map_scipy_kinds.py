@@ -1,6 +1,7 @@
 """Tapes holding ops that own recorded tapes of the program's Python
 functions (a quad's integrand, a root finder's equations, a minimiser's
-objective, a LinearOperator's products) and adsim's eigsh family map on
+objective, a constrained minimiser's objective and constraints, a
+LinearOperator's products) and adsim's eigsh family map on
 spawned processes bitwise like serial replays: the processes load them
 from tape files, with none of the program's code."""
 import multiprocessing
@@ -14,6 +15,7 @@ from adsim import parallel
 from paths import TESTS
 
 sys.path.insert(0, str(TESTS / "scipy"))
+import test_constrained_tapefiles as constrained      # noqa: E402
 import test_implicit_tapefiles as implicit            # noqa: E402
 import test_operator_solve_tapefiles as operator      # noqa: E402
 import test_quadrature_tapefiles as quadrature        # noqa: E402
@@ -23,6 +25,7 @@ KINDS = {"quad": (quadrature.program, quadrature.NEAR),
          # one chunk: a solve starts from the previous solution, so its last bits
          # depend on the points solved before, in a process as in this one
          "solves": (implicit.program, [p for (p,) in implicit.POINTS[:2]]),
+         "constrained": (constrained.slsqp, [p for (p,) in constrained.POINTS[:2]]),
          "eigsh": (eigen.spectrum, [eigen.P, eigen.P * 1.3 + 0.1]),
          "operator": (operator.solved, [operator.B0, operator.B0 * 1.3 - 0.2])}
 

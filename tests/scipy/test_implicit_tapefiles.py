@@ -6,7 +6,9 @@ unpickled tapes replay bitwise like the original (second derivatives
 too), with derivatives that agree with central differences; the function
 taking a branch none of its tapes holds raises BranchChanged in a loaded
 tape; calls given Python derivatives, and functions that cannot be
-recorded are refused by name; altered descriptions raise TapeFileError."""
+recorded are refused by name; altered descriptions raise TapeFileError.
+least_squares, leastsq and curve_fit save the tapes of their residual
+vectors."""
 import json
 import math
 
@@ -89,6 +91,47 @@ def test_second_derivatives_of_loaded_solutions():
     assert_same_replays(tape, copies(tape), POINTS[::2], methods=FIRST_ORDER)
 
 
+T = np.linspace(0.0, 1.0, 6)
+
+
+def fits(p):
+    """least_squares, leastsq and curve_fit (with bounds, one infinite),
+    tightly converged: SciPy runs on the tapes of their residual vectors."""
+    a = so.least_squares(lambda z: z[0] * np.exp(-z[1] * T) - p[0] * np.exp(-p[1] * T)
+                         - 0.01 * T ** 2, [1.0, 1.0], xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+    b = so.leastsq(lambda z, q: np.array([z[0] ** 2 - q[0], z[0] * z[1] - q[1], z[1] - 0.1]),
+                   [1.0, 1.0], args=(p,), xtol=1e-14, ftol=1e-14)[0]
+    popt, pcov = so.curve_fit(lambda t, c, d: c * np.exp(-d * t), T,
+                              p[0] * np.exp(-p[1] * T) + 0.01 * np.sin(7.0 * T), p0=[1.0, 1.0],
+                              bounds=([0.0, 0.0], [np.inf, 5.0]), xtol=1e-15, ftol=1e-15,
+                              gtol=1e-15)
+    return np.sum(a ** 2) + b @ [1.0, 3.0] + popt @ [1.0, 2.0] + np.sum(pcov)
+
+
+def test_least_squares_solutions_replay_bitwise_after_saving(tmp_path):
+    tape = adsim.record(fits, P)
+    assert "adsim.implicit_solution" in callback_kinds(tape)
+    assert_same_replays(tape, copies(tape, tmp_path), POINTS, methods=FIRST_ORDER + ["hvp"])
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    step = 1e-3                  # the fits are good to about 1e-9
+    for p in (P, np.array([1.3, 0.8])):
+        want = [(fits(p + step * e) - fits(p - step * e)) / (2 * step) for e in np.eye(2)]
+        np.testing.assert_allclose(loaded.gradient(p), want, rtol=1e-5)
+        assert loaded.forward(p) == pytest.approx(fits(p), rel=1e-8)
+
+
+def test_altered_residual_tapes_are_refused():
+    """A least-squares solve's tapes are of a vector of residuals."""
+    data = tapefile.dumps(adsim.record(
+        lambda p: np.sum(so.least_squares(lambda z: z - p, [0.0, 0.0]).x), P))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.implicit_solution"]
+    described["state"]["solver"] = "minimize"
+    with pytest.raises(adsim.TapeFileError, match=r"function's output \(\)"):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
 def bent(t, p):
     """A line that bends at t = 5 (a branch on the unknown)."""
     if t < 5.0:
@@ -133,8 +176,10 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
      "jac=, hess=, fprime="),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            callback=lambda z: None).x, "callback= is Python code"),
-    (lambda p: so.least_squares(lambda z: z - p, [0.0, 0.0]).x,
-     "only root finders, fixed points and minimisers")])
+    (lambda p: so.curve_fit(lambda t, a, b: a * t + b, np.arange(4.0),
+                            p[0] * np.arange(4.0) + p[1], p0=[1.0, 1.0],
+                            jac=lambda t, a, b: np.stack([t, np.ones_like(t)], 1))[0],
+     "derivative given as Python code")])
 def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
     tape = adsim.record(lambda p: np.sum(solve(p)), P)
     assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
@@ -159,7 +204,7 @@ def altered_file(change):
 
 @pytest.mark.parametrize("change,message", [
     (lambda st: st.update(solver="eval"), "one of adsim's solvers"),
-    (lambda st: st.update(solver="least_squares"), "fixed point or minimiser"),
+    (lambda st: st.update(solver="minimize"), r"the function.s output \(\)"),
     (lambda st: st["arguments"].update(func=1), "arguments"),
     (lambda st: st["arguments"].update(bogus=1), "arguments"),
     (lambda st: st["arguments"].pop("x0"), "not a call adsim differentiates"),
@@ -169,7 +214,27 @@ def altered_file(change):
     (lambda st: st.update(solved_at=[1.0]), "the parameters is not"),
     (lambda st: st["in_shapes"].pop(), "a tape of the function"),
     (lambda st: st.update(out_shape=[3]), "unknowns"),
+    (lambda st: st.update(arguments={"encoded": [1.0]}), "arguments are a dict"),
+    (lambda st: st.update(arguments={"encoded": {"eval": 1}}), "not an encoded argument"),
     (lambda st: st.update(extra=1), "fields")])
 def test_altered_solution_descriptions_are_refused(change, message):
     with pytest.raises(adsim.TapeFileError, match=message):
         tapefile.loads(altered_file(change))
+
+
+def test_arguments_plain_json_cannot_hold_are_written_marked():
+    """least_squares with a half-infinite bound and a Bounds object, and
+    root_scalar with an array bracket: the arguments are written in the
+    marked form (an infinite limit, a Bounds) and come back as they were."""
+    def f(p):
+        a = so.least_squares(lambda z: z - p, [0.5, 0.5], bounds=(0.0, np.inf)).x
+        b = so.least_squares(lambda z: z * z - p, [0.5, 0.5],
+                             bounds=so.Bounds([0.0, 0.0], [np.inf, 10.0]), xtol=1e-15).x
+        c = so.root_scalar(lambda t: t ** 3 - p[0], bracket=np.array([0.0, 3.0]),
+                           xtol=1e-14).root
+        return np.sum(a) + b @ [1.0, 2.0] + c
+    tape = adsim.record(f, P)
+    assert_same_replays(tape, copies(tape), POINTS, methods=FIRST_ORDER)
+    want = [1.0 + 0.5 / np.sqrt(P[0]) + P[0] ** (-2 / 3) / 3, 1.0 + 1.0 / np.sqrt(P[1])]
+    np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(P), want,
+                               rtol=1e-7)

@@ -1,0 +1,92 @@
+"""A solver call's arguments as JSON data that come back as they were:
+the keyword arguments of a constrained minimiser
+(adsim/_scipy/constrained_file.py) and those of other solvers that plain
+JSON cannot hold (adsim/_scipy/implicit_file.py): non-finite limits,
+tuples, arrays, ``Bounds`` and constraint objects. The tape format
+(docs/tape-format.md) describes the marks."""
+import math
+
+import numpy as np
+from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstraint
+
+from .._active import Active
+from .._filefields import json_data
+
+__all__ = ["decoded", "encoded"]
+
+# the objects a call's arguments hold, with the fields that rebuild them
+_OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
+    "fun", "lb", "ub", "jac", "hess", "keep_feasible", "finite_diff_rel_step",
+    "finite_diff_jac_sparsity")),
+    "LinearConstraint": (LinearConstraint, ("A", "lb", "ub", "keep_feasible")),
+    "Bounds": (Bounds, ("lb", "ub", "keep_feasible")),
+    # quasi-Newton constraint Hessians (a NonlinearConstraint's default): SciPy
+    # initialises them at each solve, so their options are all they hold
+    "BFGS": (BFGS, ("exception_strategy", "min_curvature", "init_scale")),
+    "SR1": (SR1, ("min_denominator", "init_scale"))}
+_MARKERS = {"function", "float", "array", "tuple", "dict", *_OBJECTS}
+
+
+
+def encoded(value, what):
+    """``value`` as JSON data, every dict, tuple, array and constraint
+    object marked (``{"tuple": [...]}``), a float that is not finite as
+    ``{"float": "inf"}`` and a function as ``{"function": its name}`` (its
+    tapes are saved apart). TypeError for anything else."""
+    if isinstance(value, Active):
+        raise TypeError(f"{what} holds an active array")
+    for name, (cls, fields) in _OBJECTS.items():
+        if type(value) is cls:
+            return {name: {f: encoded(getattr(value, f), what) for f in fields}}
+    if callable(value) and not isinstance(value, type):
+        return {"function": str(getattr(value, "__name__", "function"))}
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return {"float": repr(float(value))}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return {"array": encoded(value.tolist(), what)}
+    if isinstance(value, tuple):
+        return {"tuple": [encoded(v, what) for v in value]}
+    if isinstance(value, list):
+        return [encoded(v, what) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: encoded(v, what) for k, v in value.items()}}
+    return json_data(value, what)
+
+
+def _no_code(*args, **kwargs):
+    raise AssertionError("a loaded constrained solve runs on its tapes")
+
+
+def decoded(value):
+    """The arguments :func:`encoded` wrote, functions as placeholders;
+    ValueError for anything it does not write."""
+    if isinstance(value, list):
+        return [decoded(v) for v in value]
+    if not isinstance(value, dict):
+        if value is None or type(value) in (bool, int, float, str):
+            return value
+        raise ValueError(f"{value!r} is not an encoded argument")
+    if len(value) != 1 or not set(value) <= _MARKERS:
+        raise ValueError(f"{sorted(value)} is not an encoded argument")
+    (marker, inner), = value.items()
+    if marker == "function":
+        return _no_code
+    if marker == "float":
+        if inner not in ("inf", "-inf", "nan"):
+            raise ValueError(f"{inner!r} is not a float a tape file writes as a string")
+        return float(inner)
+    if marker == "array":
+        return np.array(decoded(inner), dtype=float)
+    if marker == "tuple":
+        if not isinstance(inner, list):
+            raise ValueError("a tuple is a list of arguments")
+        return tuple(decoded(v) for v in inner)
+    if not isinstance(inner, dict):
+        raise ValueError(f"{marker} holds named fields")
+    fields = {k: decoded(v) for k, v in inner.items()}
+    if marker == "dict":
+        return fields
+    cls, names = _OBJECTS[marker]
+    if set(fields) != set(names):
+        raise ValueError(f"a {marker} has the fields {list(names)}, not {sorted(fields)}")
+    return cls(**fields)
