@@ -24,14 +24,13 @@ and a function that could not be recorded.
 """
 import numpy as np
 
-from .._filefields import expect_keys, json_data, shape_field, size_of
+from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import RecordingInner, SavedInner
 from .._record.creation import suspended
-from ..errors import TapeCopyError
 from ..primitives import Application
 from .call_data import decoded, encoded
 from .implicit import DENSE_UP_TO, ImplicitSolution
-from .implicit_file import _floats, transcribed
+from .implicit_file import _floats, described, transcribed
 from .solver_calls import _as_array
 
 __all__ = ["ConstrainedApplication", "SavedConstrained", "saved_constrained"]
@@ -154,24 +153,13 @@ class ConstrainedApplication(Application):
         solution = self.prim.solution
         if solution.not_saved is not None:
             return super().file_state()             # its TapeCopyError
-        with solution._lock:
-            start, first, solved_at = solution._start, solution._first, solution._solved_at
         saved, kkt = solution.saved, solution.saved.kkt
         variants = [saved.inners[i].variants.tapes() for i in _taped_indices(kkt.problem)]
-        try:
-            state = {"solver": saved.solver, "arguments": saved.arguments,
-                     "variants": [len(v) for v in variants],
-                     "layout": [[m.tolist() for m in p.layout] for p in kkt.problem.pieces],
-                     "active": kkt.active.tolist(), "tolerance": float(kkt.problem.tolerance),
-                     "first": json_data(first, "the start"),
-                     "start": json_data(start, "the warm start"),
-                     "solved_at": None if solved_at is None else
-                     json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
-                     "in_shapes": [list(s) for s in self.in_shapes],
-                     "out_shape": list(self.out_shape)}
-        except TypeError as err:                    # a number that is not finite
-            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
-                                f"cannot hold: {err}") from err
+        state = described(self, lambda: {
+            "solver": saved.solver, "arguments": saved.arguments,
+            "variants": [len(v) for v in variants],
+            "layout": [[m.tolist() for m in p.layout] for p in kkt.problem.pieces],
+            "active": kkt.active.tolist(), "tolerance": float(kkt.problem.tolerance)}, solution)
         return state, [t for v in variants for t in v]
 
     @classmethod

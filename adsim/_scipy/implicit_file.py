@@ -165,6 +165,26 @@ def taped_functions(spec, system, n):
     return at
 
 
+def described(application, fields, solution):
+    """The file state of a recorded solution: ``fields`` and the solve's
+    starts (the program's, the warm start of the next solve, the parameters
+    of the latest one) and shapes, all as JSON data; TapeCopyError for a
+    number that is not finite."""
+    with solution._lock:
+        start, first, solved_at = solution._start, solution._first, solution._solved_at
+    try:
+        return {**fields(),
+                "first": json_data(first, "the start"),
+                "start": json_data(start, "the warm start"),
+                "solved_at": None if solved_at is None else
+                json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
+                "in_shapes": [list(s) for s in application.in_shapes],
+                "out_shape": list(application.out_shape)}
+    except TypeError as err:                    # a number that is not finite
+        raise TapeCopyError(f"adsim: the tape holds `{application.prim.name}`, which tape files "
+                            f"cannot hold: {err}") from err
+
+
 class SolutionApplication(Application):
     """One recorded solution. A tape file saves the solver, its arguments,
     the tapes of its function, the program's start, the warm start of the
@@ -177,20 +197,9 @@ class SolutionApplication(Application):
         solution = self.prim.solution
         if solution.not_saved is not None:
             return super().file_state()             # its TapeCopyError
-        with solution._lock:
-            start, first, solved_at = solution._start, solution._first, solution._solved_at
         saved = solution.saved
-        try:
-            state = {"solver": saved.solver, "arguments": saved.written,
-                     "first": json_data(first, "the start"),
-                     "start": json_data(start, "the warm start"),
-                     "solved_at": None if solved_at is None else
-                     json_data(np.frombuffer(solved_at, dtype=float), "the parameters"),
-                     "in_shapes": [list(s) for s in self.in_shapes],
-                     "out_shape": list(self.out_shape)}
-        except TypeError as err:                    # a number that is not finite
-            raise TapeCopyError(f"adsim: the tape holds `{self.prim.name}`, which tape files "
-                                f"cannot hold: {err}") from err
+        state = described(self, lambda: {"solver": saved.solver, "arguments": saved.written},
+                          solution)
         return state, _function_inner(saved.system).variants.tapes()
 
     @classmethod

@@ -7,19 +7,7 @@ import numpy as np
 import pytest
 
 import adsim
-
-G, DT = 9.81, 0.01
-
-
-def bounce(state, e):
-    """A ball on a floor: the step branches on whether it meets the floor."""
-    h, v = state[0], state[1]
-    v = v - G * DT
-    h = h + v * DT
-    if h < 0.0:
-        h = -h
-        v = -e * v
-    return np.stack([h, v])
+from test_while_released import DT, G, bounce
 
 
 def switches(e, n):
