@@ -16,6 +16,7 @@ import scipy.sparse.linalg as spla
 from .._filefields import expect_keys, json_data, shape_field
 from .._nesting.nested import RecordingInner, SavedInner
 from .._record.creation import suspended
+from .._active import Active
 from ..errors import TapeCopyError
 from ..primitives import Application, Primitive
 from .krylov import KRYLOV, transposed_operator
@@ -64,9 +65,37 @@ def taped_operator(A, n):
     return operator
 
 
+def solve_rules(solver, prims, transposed):
+    """(value, jvp, vjp) of b -> A^-1 b (A^-T b when ``transposed``) by
+    ``solver``; the vjp of each is the other's solve, recorded as
+    ``prims[not transposed]`` (higher orders) when its seed is active."""
+    def value(b):
+        return solver.solve(b, transposed)
+
+    def jvp(args, out, tangents):
+        return None if tangents[0] is None else solver.solve(tangents[0], transposed, True)
+
+    def vjp(args, out, adjoint):
+        if not isinstance(adjoint, Active):
+            return (solver.solve(adjoint, not transposed, True),)
+        return (prims[not transposed](adjoint),)
+    return value, jvp, vjp
+
+
+def operator_pair(solver, operator, method, options):
+    """{False: A^-1, True: A^-T} of ``solver`` with the TapedOperator
+    ``operator`` as OperatorSolve primitives (each the other's adjoint)."""
+    prims = {}
+    for transposed in (False, True):
+        prims[transposed] = OperatorSolve(*solve_rules(solver, prims, transposed),
+                                          f"scipy.sparse.linalg.{method}", operator, method,
+                                          options, transposed)
+    return prims
+
+
 class OperatorSolve(Primitive):
     """x = A^-1 b (A^-T b when ``transposed``) of a Krylov ``method`` with
-    ``options`` on a TapedOperator A: rules from sparse_solve's pair."""
+    ``options`` on a TapedOperator A (rules: solve_rules)."""
 
     def __init__(self, value, jvp, vjp, name, operator, method, options, transposed):
         super().__init__(value, jvp=jvp, vjp=vjp, linear=True)
@@ -106,7 +135,6 @@ class OperatorSolveApplication(Application):
     @classmethod
     def from_file_state(cls, state, tapes):
         from .krylov import Krylov
-        from .sparse_solve import _name, _pair
         expect_keys(state, ("method", "options", "n", "transposed", "matvecs", "rmatvec",
                             "in_shapes", "out_shape"))
         method, options, n, k = state["method"], state["options"], state["n"], state["matvecs"]
@@ -131,6 +159,5 @@ class OperatorSolveApplication(Application):
         operator = TapedOperator(n, SavedInner("matvec", 0, tapes[:k], what),
                                  SavedInner("rmatvec", 0, tapes[k:], what)
                                  if state["rmatvec"] else None)
-        prims = _pair(Krylov(operator, method, options), _name(method), None,
-                      operator=(operator, method, options))
+        prims = operator_pair(Krylov(operator, method, options), operator, method, options)
         return cls(prims[state["transposed"]], in_shapes, out_shape)

@@ -33,7 +33,7 @@ from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active, sparse_active_linalg, sparse_active_solve
-from .operator_solve import OperatorSolve, taped_operator
+from .operator_solve import operator_pair, solve_rules, taped_operator
 from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov, LEAST_SQUARES, LeastSquares
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
 from .sparse_matrices import OPERATOR_HOOKS
@@ -73,27 +73,15 @@ class _Triangular:
 
 # ---- primitives of one solver: x = A^-1 b and x = A^-T b ---------------------------
 
-def _pair(solver, name, parameters, operator=None):
+def _pair(solver, name, parameters):
     """The two primitives b -> A^-1 b and b -> A^-T b of ``solver``, each
     the other's adjoint; returns {False: A^-1, True: A^-T}. Saved by the
-    family's ``parameters``, or (``operator``: (TapedOperator, method,
-    options)) as solves with an operator of recorded products."""
+    family's ``parameters`` (None: a LinearOperator of Python code that
+    could not be recorded; operator_solve.operator_pair makes those that
+    could)."""
     prims = {}
     for transposed in (False, True):
-        def value(b, transposed=transposed):
-            return solver.solve(b, transposed)
-
-        def jvp(args, out, tangents, transposed=transposed):
-            return None if tangents[0] is None else solver.solve(tangents[0], transposed, True)
-
-        def vjp(args, out, adjoint, transposed=transposed):
-            if not isinstance(adjoint, Active):
-                return (solver.solve(adjoint, not transposed, True),)
-            return (prims[not transposed](adjoint),)       # recorded (higher orders)
-
-        if operator is not None:
-            prims[transposed] = OperatorSolve(value, jvp, vjp, name, *operator, transposed)
-            continue
+        value, jvp, vjp = solve_rules(solver, prims, transposed)
         prim = primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
         if parameters is None:          # a LinearOperator of Python code
             prim.not_saved = ("a Krylov solve with a LinearOperator of Python code that could "
@@ -389,7 +377,7 @@ def _krylov_rule(method):
                              callback=callback, M=M)
             if taped is None:
                 return _solve_with(solver, method, None, options, b), 0
-            return _pair(solver, _name(method), None, operator=(taped, method, options))[
+            return operator_pair(solver, taped, method, options)[
                 False](b), 0
         csr = sp.csr_matrix(_constant_matrix(A, method), dtype=float)
         solver = _Krylov(csr, method, options, x0=x0, callback=callback, M=M)

@@ -18,22 +18,17 @@ from scipy.integrate import odeint as scipy_odeint
 
 from .._active import Active, wrap
 from .._containers.container_args import lift_container_closures, spread_containers
-from .._record.creation import suspended
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
 from .._np.joins import from_pieces
 from .._opcodes import Opcode as Op
-from .._filefields import expect_keys
-from .._validate import function, given, name_of
-from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue, TapeCopyError,
+from .._validate import function, given
+from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue,
                       UndefinedDerivative,
                       UnsupportedOperation)
 from ._bdf_derivatives import checked_donor, donor_method, with_derivatives_of
-from ._odeint_op import FAILED, OdeintOp
-from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
-                            saved_functions)
-from ._rhs import real_array
+from ._odeint_op import FAILED, Call, OdeintOp
 
 __all__ = ["odeint"]
 
@@ -181,81 +176,6 @@ def _check_monotonic(t):
 def _holds_active(func, Dfun, y0, t, args, options):
     return bool(active_leaves([y0, t, args, [options[k] for k in _PLAIN_OPTIONS]])) or \
         any(callable(f) and reads_recorded_values(f) for f in (func, Dfun))
-
-
-class Call:
-    """The user's call on plain values: SciPy's ``odeint`` on a recorded
-    tape of the right-hand side ``rhs(t, y, *params)`` (``_recorded_fun.py``;
-    ``params``: the values of the active arguments, at ``positions`` of
-    ``args``), and ``rhs`` itself for the donor's solve. ``recorded``: a
-    RecordedFunction (one loaded from a tape file has no ``func``)."""
-
-    def __init__(self, func, Dfun, args, positions, options, n, recorded=None):
-        self.func, self.Dfun = func, Dfun
-        self.args, self.positions = args, positions
-        self.options = options
-        self.tfirst = bool(options["tfirst"])
-        self.n = n
-        self.recorded = recorded or RecordedFunction(
-            lambda t, y, *params: real_array(self.rhs(t, y, *params), "func").reshape(-1),
-            name_of(func), f"odeint of `{name_of(func)}`")
-
-    def _args(self, params):
-        """``args`` with ``params`` at the active positions; plain 0-d values
-        as NumPy scalars, as the user's program passes numbers (arithmetic
-        on 0-d arrays gives the same numbers, slower)."""
-        full = list(self.args)
-        for i, p in zip(self.positions, params):
-            full[i] = p[()] if type(p) is np.ndarray and p.ndim == 0 else p
-        return tuple(full)
-
-    def solve(self, y0, t, params):
-        """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
-        params = tuple(np.asarray(p, dtype=float) for p in params)
-        options = dict(self.options, tfirst=True)     # the recorded function's order
-        Dfun = self.Dfun
-        if callable(Dfun):
-            args = self._args(params)
-            Dfun = ((lambda t, y: self.Dfun(t, y, *args)) if self.tfirst
-                    else (lambda t, y: self.Dfun(y, t, *args)))
-        with LSODA_TURNS, suspended():     # SciPy's own odeint on the recorded function
-            Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
-                                   full_output=True, **options)
-        return Y, info, info["message"] == "Integration successful."
-
-    def rhs(self, t, y, *params):
-        args = self._args(params)
-        return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
-
-    def file_state(self):
-        """The call as a tape file describes it, and the tapes it owns."""
-        if self.Dfun is not None:
-            raise TapeCopyError(
-                "adsim: the tape holds scipy.integrate.odeint with Dfun=, which tape files "
-                "cannot hold (SciPy's LSODA calls that Python function at every replay); leave "
-                "Dfun out (LSODA estimates the Jacobian) or record the function in the process "
-                "that replays it")
-        functions, tapes = saved_functions([self.recorded])
-        options = {k: encoded(v) for k, v in self.options.items()}
-        return {"functions": functions, "n": self.n, "options": options}, tapes
-
-    @classmethod
-    def from_file_state(cls, state, tapes, shapes):
-        """The Call a tape file describes; ``shapes``: the parameters'."""
-        expect_keys(state, ("functions", "n", "options"))
-        n, options = state["n"], state["options"]
-        if type(n) is not int or n < 1 or not isinstance(options, dict) or \
-                set(options) != set(_OPTIONS):
-            raise ValueError(f"an odeint call is described by its state's size and the options "
-                             f"{sorted(_OPTIONS)}")
-        (recorded,) = loaded_functions(state["functions"], tapes, [(), (n,)] + list(shapes),
-                                       [(n,)], lambda i, name: f"odeint of `{name}`")
-        return cls(None, None, (), [], {k: decoded(v) for k, v in options.items()}, n, recorded)
-
-
-# odeint's options, as the call passes them to SciPy
-_OPTIONS = ("col_deriv", "ml", "mu", "rtol", "atol", "tcrit", "h0", "hmax", "hmin", "ixpr",
-            "mxstep", "mxhnil", "mxordn", "mxords", "printmessg", "tfirst")
 
 
 def _call(func, Dfun, y0, t, args, options):

@@ -9,18 +9,98 @@ inputs, so sweeps never run its derivative rules, and takes the derivatives
 from a Radau solve of the same problem.
 """
 import numpy as np
+from scipy.integrate import odeint as scipy_odeint
 
 from .._callback_rules import CallbackRules
 from .._filefields import expect_keys
-from ..errors import UndefinedDerivative
-from ._recorded_fun import LSODA_TURNS, shapes_field
+from .._record.creation import suspended
+from .._validate import name_of
+from ..errors import TapeCopyError, UndefinedDerivative
+from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
+                            saved_functions, shapes_field)
+from ._rhs import real_array
 
-__all__ = ["OdeintOp", "FAILED"]
+__all__ = ["OdeintOp", "Call", "FAILED"]
 
 FAILED = ("adsim: scipy.integrate.odeint did not complete the integration here (see its "
           "ODEintWarning; full_output=True gives the details), so its output has no "
           "derivative. Raise mxstep=, loosen the tolerances, or keep the parameters where the "
           "solution exists")
+
+
+class Call:
+    """The user's call on plain values: SciPy's ``odeint`` on a recorded
+    tape of the right-hand side ``rhs(t, y, *params)`` (``_recorded_fun.py``;
+    ``params``: the values of the active arguments, at ``positions`` of
+    ``args``), and ``rhs`` itself for the donor's solve. ``recorded``: a
+    RecordedFunction (one loaded from a tape file has no ``func``)."""
+
+    def __init__(self, func, Dfun, args, positions, options, n, recorded=None):
+        self.func, self.Dfun = func, Dfun
+        self.args, self.positions = args, positions
+        self.options = options
+        self.tfirst = bool(options["tfirst"])
+        self.n = n
+        self.recorded = recorded or RecordedFunction(
+            lambda t, y, *params: real_array(self.rhs(t, y, *params), "func").reshape(-1),
+            name_of(func), f"odeint of `{name_of(func)}`")
+
+    def _args(self, params):
+        """``args`` with ``params`` at the active positions; plain 0-d values
+        as NumPy scalars, as the user's program passes numbers (arithmetic
+        on 0-d arrays gives the same numbers, slower)."""
+        full = list(self.args)
+        for i, p in zip(self.positions, params):
+            full[i] = p[()] if type(p) is np.ndarray and p.ndim == 0 else p
+        return tuple(full)
+
+    def solve(self, y0, t, params):
+        """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
+        params = tuple(np.asarray(p, dtype=float) for p in params)
+        options = dict(self.options, tfirst=True)     # the recorded function's order
+        Dfun = self.Dfun
+        if callable(Dfun):
+            args = self._args(params)
+            Dfun = ((lambda t, y: self.Dfun(t, y, *args)) if self.tfirst
+                    else (lambda t, y: self.Dfun(y, t, *args)))
+        with LSODA_TURNS, suspended():     # SciPy's own odeint on the recorded function
+            Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
+                                   full_output=True, **options)
+        return Y, info, info["message"] == "Integration successful."
+
+    def rhs(self, t, y, *params):
+        args = self._args(params)
+        return self.func(t, y, *args) if self.tfirst else self.func(y, t, *args)
+
+    def file_state(self):
+        """The call as a tape file describes it, and the tapes it owns."""
+        if self.Dfun is not None:
+            raise TapeCopyError(
+                "adsim: the tape holds scipy.integrate.odeint with Dfun=, which tape files "
+                "cannot hold (SciPy's LSODA calls that Python function at every replay); leave "
+                "Dfun out (LSODA estimates the Jacobian) or record the function in the process "
+                "that replays it")
+        functions, tapes = saved_functions([self.recorded])
+        options = {k: encoded(v) for k, v in self.options.items()}
+        return {"functions": functions, "n": self.n, "options": options}, tapes
+
+    @classmethod
+    def from_file_state(cls, state, tapes, shapes):
+        """The Call a tape file describes; ``shapes``: the parameters'."""
+        expect_keys(state, ("functions", "n", "options"))
+        n, options = state["n"], state["options"]
+        if type(n) is not int or n < 1 or not isinstance(options, dict) or \
+                set(options) != set(_OPTIONS):
+            raise ValueError(f"an odeint call is described by its state's size and the options "
+                             f"{sorted(_OPTIONS)}")
+        (recorded,) = loaded_functions(state["functions"], tapes, [(), (n,)] + list(shapes),
+                                       [(n,)], lambda i, name: f"odeint of `{name}`")
+        return cls(None, None, (), [], {k: decoded(v) for k, v in options.items()}, n, recorded)
+
+
+# odeint's options, as the call passes them to SciPy
+_OPTIONS = ("col_deriv", "ml", "mu", "rtol", "atol", "tcrit", "h0", "hmax", "hmin", "ixpr",
+            "mxstep", "mxhnil", "mxordn", "mxords", "printmessg", "tfirst")
 
 
 class OdeintOp(CallbackRules):
@@ -48,7 +128,6 @@ class OdeintOp(CallbackRules):
 
     @classmethod
     def from_file_state(cls, state, tapes):
-        from ._odeint import Call          # the module that imports this one
         expect_keys(state, ("call", "n", "m", "param_shapes"))
         n, m = state["n"], state["m"]
         if type(n) is not int or type(m) is not int or n < 1 or m < 1:
