@@ -15,6 +15,15 @@ import numpy as np
 from .._active import Active
 from ..errors import InvalidInput
 
+
+def placed(args, positions, values):
+    """``args`` (a sequence) as a tuple with ``values`` at ``positions``: a
+    function's arguments with some of them (its parameters, say) replaced."""
+    full = list(args)
+    for pos, v in zip(positions, values):
+        full[pos] = v
+    return tuple(full)
+
 _NUMBER_TYPES = (numbers.Number, np.generic)
 
 

@@ -33,6 +33,7 @@ from .._np.core import active_leaves
 from .._np.integers import current
 from .outer_values import outer_slots, recording_in_progress
 from .._active import Active
+from .._containers.tree import placed
 from ..errors import BranchChanged, UnsupportedOperation
 from .._validate import name_of as _name, real_array
 from ..primitives import Application, Primitive
@@ -155,9 +156,7 @@ def _recorded_jacobian(inner, args, positions, values):
     """J at ``values`` (of the arguments at ``positions``; some active) as
     recorded ops of their tape (the inner tape is recorded again when its
     path does not hold there)."""
-    full = list(args)
-    for pos, v in zip(positions, values):
-        full[pos] = v
+    full = placed(args, positions, values)
     plain = [current(v) if isinstance(v, Active) else v for v in full]
     inputs = [full[p] for p in input_positions(plain, (inner.argnum,))]
 
@@ -285,10 +284,7 @@ def _derivative(inner, args, positions):
     position_of_x = positions.index(argnum)
 
     def full_args(values):
-        full = list(args)
-        for pos, v in zip(positions, values):
-            full[pos] = v
-        return full
+        return placed(args, positions, values)
 
     def value(*values):
         def method(tape, vals):

@@ -45,7 +45,7 @@ from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
 from .implicit import ImplicitSolution, Stationarity, _Recorded
-from .solver_calls import (_as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
+from .solver_calls import (not_converged, _as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
                            with_value_second)
 
 __all__ = ["ACTIVE_TOL", "KKT_RTOL", "CONSTRAINED", "constrained_call", "reads_active"]
@@ -439,12 +439,7 @@ class KKT:
         plain = list(self.data(values))
         raw, x, converged, why = leak.run(lambda: self.run(bound, plain, z_start[:self.n]))
         if not converged:
-            why = " ".join(str(why).split())
-            raise SolverNotConverged(
-                f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
-                f"solution to differentiate. Give it a better starting point, more iterations "
-                f"or a tighter tolerance, or keep the parameters where the problem has a "
-                f"solution")
+            raise not_converged(solver, why, "a tighter tolerance")
         x = np.asarray(x, dtype=float).reshape(-1)
         if self.after_solve is not None:
             self.after_solve(x, values)

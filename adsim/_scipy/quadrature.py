@@ -31,6 +31,7 @@ import numpy as np
 import scipy.integrate as si
 from scipy.special import roots_legendre
 
+from .._containers.tree import placed
 from .._active import Active
 from .._nesting.nested import closure_cells, lift_closures
 from .._filefields import expect_keys, shape_field
@@ -66,10 +67,7 @@ def _parameters(name, func, args):
                 "pass the active arrays in args= (or as separate closure variables)")
 
     def h(x, *params):
-        full = list(args)
-        for i, p in zip(positions, params):
-            full[i] = p
-        return lifted(x, *full, *params[len(positions):])
+        return lifted(x, *placed(args, positions, params), *params[len(positions):])
     h.__name__ = getattr(func, "__name__", "integrand")
     return h, [args[i] for i in positions] + outer
 

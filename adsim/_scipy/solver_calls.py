@@ -362,6 +362,16 @@ def _reads_active_bounds(bounds):
     return bool(active_leaves(bounds))
 
 
+def not_converged(solver, why, tolerance):
+    """The error of a solve that stopped short of a solution (``why``: the
+    solver's message; ``tolerance``: which change of it may help)."""
+    why = " ".join(str(why).split())
+    return SolverNotConverged(
+        f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no solution "
+        f"to differentiate. Give it a better starting point, more iterations or "
+        f"{tolerance}, or keep the parameters where the problem has a solution")
+
+
 def plain_value(v):
     """The plain value of an active array (or a list or tuple of them)."""
     if isinstance(v, Active):
@@ -491,12 +501,7 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
         this[spec.start] = np.reshape(x_start, x0_shape)
     raw, x, converged, why = leak.run(lambda: spec.run(original, this))
     if not converged:
-        why = " ".join(str(why).split())
-        raise SolverNotConverged(
-            f"adsim: scipy.optimize.{solver} did not converge ({why}), so there is no "
-            f"solution to differentiate. Give it a better starting point, more iterations "
-            f"or a looser tolerance, or keep the parameters where the problem has a "
-            f"solution")
+        raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)
     if spec.check is not None:
         spec.check(x)

@@ -19,6 +19,7 @@ from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
 from .._containers.container_args import lift_container_closures, spread_containers
+from .._containers.tree import placed
 from .._nesting.nested import lift_closures
 from .op import LoopOp
 from .options import check_args, check_callable, check_n_steps, check_save_at, check_state, \
@@ -43,10 +44,7 @@ def _setup(step, state, args):
     positions = _split_args(args)
 
     def args_of(inputs):
-        full = list(args)
-        for pos, v in zip(positions, inputs):
-            full[pos] = v
-        return full
+        return placed(args, positions, inputs)
 
     def step_flat(z, *inputs):
         return layout.flatten(step(layout.unflatten(z), *args_of(inputs)))

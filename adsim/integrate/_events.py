@@ -21,6 +21,7 @@ from scipy.optimize import brentq
 from ..checkpoint.layout import StateLayout
 from ..errors import BranchChanged, TapeFileError, UnsupportedOperation
 from ..primitives import Application, Primitive
+from .._containers.tree import placed
 from .._active import Active
 from .._filefields import expect_keys, shape_field
 from .._nesting.nested import RecordingInner, SavedInner
@@ -145,10 +146,7 @@ def _event_time(method, event, args, layout):
     positions = [k for k, a in enumerate(args) if _is_input(a)]
 
     def full_args(arrays):
-        full = list(args)
-        for k, a in zip(positions, arrays):
-            full[k] = a
-        return tuple(full)
+        return placed(args, positions, arrays)
 
     def G(tau, z, *arrays):
         state = method.State(*layout.unflatten(z))

@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 from scipy.integrate import LSODA, solve_ivp as scipy_solve_ivp
 
+from .._containers.tree import placed
 from .._active import Active, wrap
 from .._callback_rules import CallbackRules
 from .._np.core import active_leaves, constant, tape_of
@@ -193,10 +194,7 @@ def recorded_call(fun, events, jac, vectorized, args, positions, shapes, n, opti
     functions recorded as tapes of ``(t, y, *params)``, the parameters at
     ``positions`` of ``args``."""
     def full_args(params):
-        full = list(args)
-        for i, p in zip(positions, params):
-            full[i] = p
-        return tuple(full)
+        return placed(args, positions, params)
 
     def G(t, y, *params):
         state = y[:, None] if vectorized else y
