@@ -42,6 +42,7 @@ from ._scipy.constrained_file import ConstrainedApplication
 from ._scipy.implicit_file import SolutionApplication
 from ._scipy.operator_solve import OperatorSolveApplication
 from ._scipy.quadrature import IntegralApplication
+from ._scipy.solver_files import READERS
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from .errors import AdsimError, InvalidArgument, TapeFileError
@@ -66,6 +67,14 @@ _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplicat
 def callback_classes():
     """The callback classes a tape file may hold, by their ``file_kind``."""
     return dict(_CALLBACK_CLASSES)
+
+
+def _reader(cls):
+    """The function making a callback of class ``cls`` from its file
+    state: its ``from_file_state``, or for a solver's solution, whose
+    reading runs the solvers that sit above its class, the reader of
+    adsim/_scipy/solver_files.py."""
+    return cls.from_file_state or READERS[cls.file_kind]
 
 
 # adsim's own primitives are made on first use: its scipy.special ufuncs, and
@@ -381,7 +390,7 @@ def _build_all(blocks, budget):
                                  f"adsim does not know")
             try:
                 _make_named_primitive(cls, c["state"])
-                callbacks.append(cls.from_file_state(c["state"], [tapes[j] for j in c["tapes"]]))
+                callbacks.append(_reader(cls)(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
             if isinstance(callbacks[-1], LoopOp):

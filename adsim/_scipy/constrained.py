@@ -44,7 +44,9 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
-from .implicit import ImplicitSolution, Stationarity, _Recorded
+from .constrained_file import saved_constrained
+from .implicit import Stationarity, _Recorded
+from .solution_op import ImplicitSolution
 from .solver_calls import (not_converged, _as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
                            with_value_second)
 
@@ -459,7 +461,6 @@ class KKT:
 def constrained_call(solver, original, arguments):
     """``original`` (SciPy's solver) called with ``arguments`` (bound, ``**kw``
     spread), its solution active through the KKT conditions."""
-    from .constrained_file import saved_constrained
     problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
     functions, every = problem.arrange()
     functions, every = spread_containers(functions, every)

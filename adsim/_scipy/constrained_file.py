@@ -1,5 +1,6 @@
 """The solution of a constrained minimiser (adsim/_scipy/constrained.py) in
-tape files: kind ``adsim.constrained_solution``.
+tape files: kind ``adsim.constrained_solution`` (written here, read by
+adsim/_scipy/solver_files.py, above the minimisers it runs again).
 
 As for the unconstrained solvers (adsim/_scipy/implicit_file.py), the
 call is saved when SciPy's minimiser runs, after the first solve, on
@@ -24,13 +25,12 @@ and a function that could not be recorded.
 """
 import numpy as np
 
-from .._filefields import expect_keys, shape_field, size_of
-from .._nesting.nested import RecordingInner, SavedInner
+from .._nesting.nested import RecordingInner
 from .._record.creation import suspended
 from ..primitives import Application
-from .call_data import decoded, encoded
-from .implicit import DENSE_UP_TO, ImplicitSolution
-from .implicit_file import _floats, described, transcribed
+from .call_data import encoded
+from .implicit import DENSE_UP_TO
+from .implicit_file import described, transcribed
 from .solver_calls import _as_array
 
 __all__ = ["ConstrainedApplication", "SavedConstrained", "saved_constrained"]
@@ -148,6 +148,8 @@ class ConstrainedApplication(Application):
     those tapes and raises BranchChanged where none holds."""
 
     file_kind = "adsim.constrained_solution"
+    # read above the solvers it runs again (adsim/_scipy/solver_files.py)
+    from_file_state = None
 
     def file_state(self):
         solution = self.prim.solution
@@ -161,111 +163,3 @@ class ConstrainedApplication(Application):
             "layout": [[m.tolist() for m in p.layout] for p in kkt.problem.pieces],
             "active": kkt.active.tolist(), "tolerance": float(kkt.problem.tolerance)}, solution)
         return state, [t for v in variants for t in v]
-
-    @classmethod
-    def from_file_state(cls, state, tapes):
-        import scipy.optimize
-        from .constrained import CONSTRAINED, KKT
-        from .optimize import _original
-        expect_keys(state, ("solver", "arguments", "variants", "layout", "active", "tolerance",
-                            "first", "start", "solved_at", "in_shapes", "out_shape"))
-        solver = state["solver"]
-        if solver not in CONSTRAINED or not isinstance(state["arguments"], dict):
-            raise ValueError(f"a constrained solution is described by one of adsim's "
-                             f"constrained minimisers ({', '.join(sorted(CONSTRAINED))}) and "
-                             f"its arguments, not solver {solver!r}")
-        arguments = decoded(state["arguments"])
-        original, signature = _original(getattr(scipy.optimize, solver))
-        if not set(arguments) <= set(signature.parameters) - {"kwargs"}:
-            raise ValueError(f"the arguments {sorted(arguments)} are not those of "
-                             f"scipy.optimize.{solver}")
-        try:
-            problem, run, _, x_shape = CONSTRAINED[solver](arguments, original)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-            raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call adsim "
-                             f"differentiates ({type(err).__name__}: {err})") from err
-        n = size_of(x_shape)
-        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]] \
-            if isinstance(state["in_shapes"], list) else None
-        if not in_shapes or n > DENSE_UP_TO:
-            raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
-                             f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
-        inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
-        data = [np.asarray(d, dtype=float) for d in problem.data]
-        sizes = _lay_out(problem, state["layout"], inners, data, n)
-        active = state["active"]
-        if not isinstance(active, list) or not all(type(a) is int for a in active) or \
-                sorted(set(active)) != active or len(active) > n or \
-                (active and not 0 <= active[0] <= active[-1] < sizes):
-            raise ValueError(f"the active set is not increasing indices of the {sizes} "
-                             f"constraints, at most {n} of them")
-        out_shape = shape_field(state["out_shape"], "the output shape")
-        if out_shape != (n + len(active),):
-            raise ValueError(f"the solution of {solver} is {n} unknowns and {len(active)} "
-                             f"multipliers, not of shape {out_shape}")
-        tolerance = state["tolerance"]
-        if type(tolerance) is not float or not 0.0 <= tolerance < 1.0:
-            raise ValueError(f"the tolerance {tolerance!r} is not a float in [0, 1)")
-        problem.tolerance = tolerance
-        first = _floats(state["first"], n, "the first")
-        start = _floats(state["start"], n + len(active), "the start")
-        solved_at = state["solved_at"]
-        if solved_at is not None:
-            solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
-        saved = SavedConstrained(solver, state["arguments"], inners, None)
-        saved.recorded = True
-        kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
-                  lambda values: data)
-        kkt.active = np.array(active, dtype=np.intp)
-        solution = ImplicitSolution(kkt.system(), kkt.solve, first)
-        solution._start = start
-        solution._solved_at = None if solved_at is None else solved_at.tobytes()
-        kkt.solution, saved.kkt, solution.saved = solution, kkt, saved
-        return cls(solution.primitive, in_shapes, out_shape)
-
-
-def _loaded_inners(solver, problem, variants, tapes, inputs):
-    """The tapes of each function (objective first), checked against the
-    problem the arguments describe."""
-    indices = _taped_indices(problem)
-    if len(problem.functions) != len(indices) or not isinstance(variants, list) or \
-            len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
-            or sum(variants) != len(tapes):
-        raise ValueError(f"the call of {solver} has {len(indices)} functions, each with its "
-                         f"tapes, not {variants!r} of {len(tapes)} tapes")
-    inners, at = {}, 0
-    for k, (i, count) in enumerate(zip(indices, variants)):
-        for tape in tapes[at:at + count]:
-            if [tuple(s) for s in tape.input_shapes] != inputs or \
-                    (k == 0 and tuple(tape.output_shape) != ()):
-                raise ValueError(f"a tape of function {k} of {solver} maps {tape.input_shapes} "
-                                 f"to {tape.output_shape}; the solve has (x, parameters) "
-                                 f"{inputs}, and the objective's value is a number")
-        what = "the objective" if k == 0 else f"constraint function {k}"
-        inners[i] = SavedInner(what, 0, tapes[at:at + count],
-                               f"{what} of scipy.optimize.{solver}")
-        at += count
-    return inners
-
-
-def _lay_out(problem, layout, inners, data, n):
-    """Each piece's (equal, lower, upper) masks from the file, checked
-    against the size of its constraint; the size of the constraint vector."""
-    if not isinstance(layout, list) or len(layout) != len(problem.pieces):
-        raise ValueError(f"the layout is not one entry per constraint "
-                         f"({len(problem.pieces)})")
-    total = 0
-    for piece, masks in zip(problem.pieces, layout):
-        if piece.fun is not None:
-            size = {size_of(t.output_shape) for t in inners[piece.fun].variants.tapes()}
-        elif piece.matrix is not None:
-            size = {np.shape(np.atleast_2d(data[piece.matrix]))[0]}
-        else:
-            size = {n}
-        if len(size) != 1 or not isinstance(masks, list) or len(masks) != 3 or \
-                any(not isinstance(m, list) or len(m) != min(size) or
-                    not all(type(b) is bool for b in m) for m in masks):
-            raise ValueError(f"a constraint's layout is three lists of {sorted(size)} booleans")
-        piece.layout = tuple(np.array(m, dtype=bool) for m in masks)
-        total += sum(int(np.count_nonzero(m)) for m in piece.layout)
-    return total

@@ -1,7 +1,8 @@
 """The solution of a root finder, fixed point, minimiser or least-squares
 solver (adsim/_scipy/implicit.py) in tape files: what a call keeps so that
-a tape file can hold it, and the callback class that writes and reads it
-(kind ``adsim.implicit_solution``).
+a tape file can hold it, and the callback class that writes it (kind
+``adsim.implicit_solution``; reading it runs the solver again, so its
+reader sits above the solvers, in adsim/_scipy/solver_files.py).
 
 A call is saved when SciPy's solver is run, after the first solve, on the
 recorded tapes of its function rather than the program's Python function:
@@ -23,13 +24,13 @@ function that could not be recorded.
 """
 import numpy as np
 
-from .._filefields import expect_keys, json_data, shape_field, size_of
-from .._nesting.nested import RecordingInner, SavedInner
+from .._filefields import json_data
+from .._nesting.nested import RecordingInner
 from .._record.creation import suspended
 from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
-from .implicit import DENSE_UP_TO, Equations, ImplicitSolution, Stationarity
+from .implicit import DENSE_UP_TO, Equations, Stationarity
 
 __all__ = ["SavedCall", "SolutionApplication", "residual_system", "saved_call",
            "taped_functions"]
@@ -104,7 +105,7 @@ def _bracket_ends(arguments):
 def saved_call(solver, spec, call, names, system):
     """The :class:`SavedCall` of one call (``call``: SciPy's arguments, with
     the functions at ``names``)."""
-    if solver not in _solvers() or spec.kind not in _KINDS:
+    if spec.kind not in _KINDS:
         return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers and least-squares solvers are "
@@ -192,6 +193,8 @@ class SolutionApplication(Application):
     those tapes and raises BranchChanged where none holds."""
 
     file_kind = "adsim.implicit_solution"
+    # read above the solvers it runs again (adsim/_scipy/solver_files.py)
+    from_file_state = None
 
     def file_state(self):
         solution = self.prim.solution
@@ -201,87 +204,6 @@ class SolutionApplication(Application):
         state = described(self, lambda: {"solver": saved.solver, "arguments": saved.written},
                           solution)
         return state, _function_inner(saved.system).variants.tapes()
-
-    @classmethod
-    def from_file_state(cls, state, tapes):
-        from .solver_calls import run_solver
-        solvers = _solvers()
-        expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
-                            "out_shape"))
-        solver, arguments = state["solver"], _read_arguments(state["arguments"])
-        if solver not in solvers or \
-                not isinstance(state["in_shapes"], list) or not tapes:
-            raise ValueError(f"a solution is described by one of adsim's solvers "
-                             f"({', '.join(sorted(solvers))}), its arguments and shapes, and "
-                             f"owns the tapes of its function, not solver {solver!r}")
-        original, signature, make_spec = solvers[solver]()
-        try:
-            spec = make_spec(arguments)
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call "
-                             f"adsim differentiates ({type(err).__name__}: {err})") from err
-        known = set(signature.parameters) - {spec.function, "args"}
-        if spec.kind not in _KINDS or not set(arguments) <= known:
-            raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
-                             f"finder, fixed point, minimiser or least-squares solver "
-                             f"scipy.optimize.{solver} ({sorted(known)})")
-        in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
-        out_shape = shape_field(state["out_shape"], "the output shape")
-        n = size_of(spec.x_shape)
-        if out_shape != (n,) or not in_shapes or n > DENSE_UP_TO:
-            raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
-                             f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
-        inputs = [(n,)] + in_shapes
-        output = {"minimum": (), "least_squares": tuple(tapes[0].output_shape)}.get(
-            spec.kind, (n,))
-        if len(output) != 1 and spec.kind == "least_squares":
-            raise ValueError(f"the residuals of {solver} are a vector, not of shape {output}")
-        for tape in tapes:
-            if [tuple(s) for s in tape.input_shapes] != inputs or \
-                    tuple(tape.output_shape) != output:
-                raise ValueError(f"a tape of the function of {solver} maps {tape.input_shapes} "
-                                 f"to {tape.output_shape}; the solve has (x, parameters) "
-                                 f"{inputs} and the function's output {output}")
-        first, start = (_floats(state[k], n, f"the {k}") for k in ("first", "start"))
-        solved_at = state["solved_at"]
-        if solved_at is not None:
-            solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
-        inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
-        system = _KINDS[spec.kind](transcribed(inner), n, solver, inner=inner)
-        functions = taped_functions(spec, system, n)
-        x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
-        takes_args = "args" in signature.parameters
-        call = dict(arguments)
-
-        def solve(x_start, values):
-            return run_solver(solver, spec, original, call, x0_shape, functions(values),
-                              takes_args, x_start)[0].reshape(-1)
-        solution = ImplicitSolution(system, solve, first)
-        solution._start = start
-        solution._solved_at = None if solved_at is None else solved_at.tobytes()
-        solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
-        solution.saved.recorded = True
-        return cls(solution.primitive, in_shapes, out_shape)
-
-
-def _solvers():
-    """name -> () -> (SciPy's solver as run on the functions, the signature
-    its arguments are bound to, the :class:`Spec` maker) for every solver a
-    tape file may hold: IMPLICIT's, and curve_fit run on its residual
-    (adsim/_scipy/curve_fit.py)."""
-    import inspect
-    import scipy.optimize
-    from .curve_fit import fit_spec, fitter
-    from .optimize import _original
-    from .solver_calls import IMPLICIT
-
-    def implicit(name):
-        return lambda: _original(getattr(scipy.optimize, name)) + (IMPLICIT[name],)
-
-    def curve_fit():
-        fit = fitter(_original(scipy.optimize.curve_fit)[0])
-        return fit, inspect.signature(fit), fit_spec
-    return {**{name: implicit(name) for name in IMPLICIT}, "curve_fit": curve_fit}
 
 
 def transcribed(inner):

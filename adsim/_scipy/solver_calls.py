@@ -29,8 +29,9 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
-from .implicit import Equations, ImplicitSolution, Stationarity
+from .implicit import Equations, Stationarity
 from .implicit_file import residual_system, saved_call, taped_functions
+from .solution_op import ImplicitSolution
 
 __all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
 

@@ -1,0 +1,218 @@
+"""Reading the solutions of SciPy's solvers from tape files: kinds
+``adsim.implicit_solution`` (root finders, fixed points, minimisers,
+least squares, ``curve_fit``: adsim/_scipy/implicit_file.py) and
+``adsim.constrained_solution`` (adsim/_scipy/constrained_file.py).
+
+Those modules describe a call as a file holds it; reading one makes the
+call again, on the tapes of its functions, so it needs the solvers
+themselves (adsim/_scipy/solver_calls.py, constrained.py, curve_fit.py and
+SciPy's own functions as optimize.py unwraps them), which sit above the
+op that records a solution. The readers therefore live here, at the top,
+and adsim/tapefile.py takes them from :data:`READERS`.
+"""
+import inspect
+
+import numpy as np
+import scipy.optimize
+
+from .._filefields import expect_keys, shape_field, size_of
+from .._nesting.nested import SavedInner
+from .call_data import decoded
+from .constrained import CONSTRAINED, KKT
+from .constrained_file import ConstrainedApplication, SavedConstrained, _taped_indices
+from .curve_fit import fit_spec, fitter
+from .implicit import DENSE_UP_TO
+from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _floats, _read_arguments,
+                            taped_functions, transcribed)
+from .optimize import _original
+from .solution_op import ImplicitSolution
+from .solver_calls import IMPLICIT, run_solver
+
+__all__ = ["READERS"]
+
+
+def read_solution(state, tapes):
+    solvers = _solvers()
+    expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
+                        "out_shape"))
+    solver, arguments = state["solver"], _read_arguments(state["arguments"])
+    if solver not in solvers or \
+            not isinstance(state["in_shapes"], list) or not tapes:
+        raise ValueError(f"a solution is described by one of adsim's solvers "
+                         f"({', '.join(sorted(solvers))}), its arguments and shapes, and "
+                         f"owns the tapes of its function, not solver {solver!r}")
+    original, signature, make_spec = solvers[solver]()
+    try:
+        spec = make_spec(arguments)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call "
+                         f"adsim differentiates ({type(err).__name__}: {err})") from err
+    known = set(signature.parameters) - {spec.function, "args"}
+    if spec.kind not in _KINDS or not set(arguments) <= known:
+        raise ValueError(f"the arguments {sorted(arguments)} are not those of a root "
+                         f"finder, fixed point, minimiser or least-squares solver "
+                         f"scipy.optimize.{solver} ({sorted(known)})")
+    in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
+    out_shape = shape_field(state["out_shape"], "the output shape")
+    n = size_of(spec.x_shape)
+    if out_shape != (n,) or not in_shapes or n > DENSE_UP_TO:
+        raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
+                         f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
+    inputs = [(n,)] + in_shapes
+    output = {"minimum": (), "least_squares": tuple(tapes[0].output_shape)}.get(
+        spec.kind, (n,))
+    if len(output) != 1 and spec.kind == "least_squares":
+        raise ValueError(f"the residuals of {solver} are a vector, not of shape {output}")
+    for tape in tapes:
+        if [tuple(s) for s in tape.input_shapes] != inputs or \
+                tuple(tape.output_shape) != output:
+            raise ValueError(f"a tape of the function of {solver} maps {tape.input_shapes} "
+                             f"to {tape.output_shape}; the solve has (x, parameters) "
+                             f"{inputs} and the function's output {output}")
+    first, start = (_floats(state[k], n, f"the {k}") for k in ("first", "start"))
+    solved_at = state["solved_at"]
+    if solved_at is not None:
+        solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
+    inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
+    system = _KINDS[spec.kind](transcribed(inner), n, solver, inner=inner)
+    functions = taped_functions(spec, system, n)
+    x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
+    takes_args = "args" in signature.parameters
+    call = dict(arguments)
+
+    def solve(x_start, values):
+        return run_solver(solver, spec, original, call, x0_shape, functions(values),
+                          takes_args, x_start)[0].reshape(-1)
+    solution = ImplicitSolution(system, solve, first)
+    solution._start = start
+    solution._solved_at = None if solved_at is None else solved_at.tobytes()
+    solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
+    solution.saved.recorded = True
+    return SolutionApplication(solution.primitive, in_shapes, out_shape)
+
+
+def _solvers():
+    """name -> () -> (SciPy's solver as run on the functions, the signature
+    its arguments are bound to, the :class:`Spec` maker) for every solver a
+    tape file may hold: IMPLICIT's, and curve_fit run on its residual
+    (adsim/_scipy/curve_fit.py)."""
+
+    def implicit(name):
+        return lambda: _original(getattr(scipy.optimize, name)) + (IMPLICIT[name],)
+
+    def curve_fit():
+        fit = fitter(_original(scipy.optimize.curve_fit)[0])
+        return fit, inspect.signature(fit), fit_spec
+    return {**{name: implicit(name) for name in IMPLICIT}, "curve_fit": curve_fit}
+
+
+def read_constrained(state, tapes):
+    expect_keys(state, ("solver", "arguments", "variants", "layout", "active", "tolerance",
+                        "first", "start", "solved_at", "in_shapes", "out_shape"))
+    solver = state["solver"]
+    if solver not in CONSTRAINED or not isinstance(state["arguments"], dict):
+        raise ValueError(f"a constrained solution is described by one of adsim's "
+                         f"constrained minimisers ({', '.join(sorted(CONSTRAINED))}) and "
+                         f"its arguments, not solver {solver!r}")
+    arguments = decoded(state["arguments"])
+    original, signature = _original(getattr(scipy.optimize, solver))
+    if not set(arguments) <= set(signature.parameters) - {"kwargs"}:
+        raise ValueError(f"the arguments {sorted(arguments)} are not those of "
+                         f"scipy.optimize.{solver}")
+    try:
+        problem, run, _, x_shape = CONSTRAINED[solver](arguments, original)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        raise ValueError(f"the arguments of scipy.optimize.{solver} are not a call adsim "
+                         f"differentiates ({type(err).__name__}: {err})") from err
+    n = size_of(x_shape)
+    in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]] \
+        if isinstance(state["in_shapes"], list) else None
+    if not in_shapes or n > DENSE_UP_TO:
+        raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
+                         f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
+    inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
+    data = [np.asarray(d, dtype=float) for d in problem.data]
+    sizes = _lay_out(problem, state["layout"], inners, data, n)
+    active = state["active"]
+    if not isinstance(active, list) or not all(type(a) is int for a in active) or \
+            sorted(set(active)) != active or len(active) > n or \
+            (active and not 0 <= active[0] <= active[-1] < sizes):
+        raise ValueError(f"the active set is not increasing indices of the {sizes} "
+                         f"constraints, at most {n} of them")
+    out_shape = shape_field(state["out_shape"], "the output shape")
+    if out_shape != (n + len(active),):
+        raise ValueError(f"the solution of {solver} is {n} unknowns and {len(active)} "
+                         f"multipliers, not of shape {out_shape}")
+    tolerance = state["tolerance"]
+    if type(tolerance) is not float or not 0.0 <= tolerance < 1.0:
+        raise ValueError(f"the tolerance {tolerance!r} is not a float in [0, 1)")
+    problem.tolerance = tolerance
+    first = _floats(state["first"], n, "the first")
+    start = _floats(state["start"], n + len(active), "the start")
+    solved_at = state["solved_at"]
+    if solved_at is not None:
+        solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
+    saved = SavedConstrained(solver, state["arguments"], inners, None)
+    saved.recorded = True
+    kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
+              lambda values: data)
+    kkt.active = np.array(active, dtype=np.intp)
+    solution = ImplicitSolution(kkt.system(), kkt.solve, first)
+    solution._start = start
+    solution._solved_at = None if solved_at is None else solved_at.tobytes()
+    kkt.solution, saved.kkt, solution.saved = solution, kkt, saved
+    return ConstrainedApplication(solution.primitive, in_shapes, out_shape)
+
+
+
+
+def _loaded_inners(solver, problem, variants, tapes, inputs):
+    """The tapes of each function (objective first), checked against the
+    problem the arguments describe."""
+    indices = _taped_indices(problem)
+    if len(problem.functions) != len(indices) or not isinstance(variants, list) or \
+            len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
+            or sum(variants) != len(tapes):
+        raise ValueError(f"the call of {solver} has {len(indices)} functions, each with its "
+                         f"tapes, not {variants!r} of {len(tapes)} tapes")
+    inners, at = {}, 0
+    for k, (i, count) in enumerate(zip(indices, variants)):
+        for tape in tapes[at:at + count]:
+            if [tuple(s) for s in tape.input_shapes] != inputs or \
+                    (k == 0 and tuple(tape.output_shape) != ()):
+                raise ValueError(f"a tape of function {k} of {solver} maps {tape.input_shapes} "
+                                 f"to {tape.output_shape}; the solve has (x, parameters) "
+                                 f"{inputs}, and the objective's value is a number")
+        what = "the objective" if k == 0 else f"constraint function {k}"
+        inners[i] = SavedInner(what, 0, tapes[at:at + count],
+                               f"{what} of scipy.optimize.{solver}")
+        at += count
+    return inners
+
+
+def _lay_out(problem, layout, inners, data, n):
+    """Each piece's (equal, lower, upper) masks from the file, checked
+    against the size of its constraint; the size of the constraint vector."""
+    if not isinstance(layout, list) or len(layout) != len(problem.pieces):
+        raise ValueError(f"the layout is not one entry per constraint "
+                         f"({len(problem.pieces)})")
+    total = 0
+    for piece, masks in zip(problem.pieces, layout):
+        if piece.fun is not None:
+            size = {size_of(t.output_shape) for t in inners[piece.fun].variants.tapes()}
+        elif piece.matrix is not None:
+            size = {np.shape(np.atleast_2d(data[piece.matrix]))[0]}
+        else:
+            size = {n}
+        if len(size) != 1 or not isinstance(masks, list) or len(masks) != 3 or \
+                any(not isinstance(m, list) or len(m) != min(size) or
+                    not all(type(b) is bool for b in m) for m in masks):
+            raise ValueError(f"a constraint's layout is three lists of {sorted(size)} booleans")
+        piece.layout = tuple(np.array(m, dtype=bool) for m in masks)
+        total += sum(int(np.count_nonzero(m)) for m in piece.layout)
+    return total
+
+
+# file kind -> the function reading a callback of that kind
+READERS = {SolutionApplication.file_kind: read_solution,
+           ConstrainedApplication.file_kind: read_constrained}
