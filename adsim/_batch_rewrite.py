@@ -29,7 +29,7 @@ their batched replays are B separate replays (``adsim/_batched.py``).
 """
 import numpy as np
 
-from . import _tape
+from . import _program
 from ._decoder import decode
 from .ops import BY_NAME, BY_CODE, INTS
 
@@ -274,7 +274,7 @@ def batched_program(tape, batch, new_tape, summed=False):
         raise NotBatchable("a CALLBACK op (custom primitive, loop, ODE solve)")
     if tape.layout_observed:            # each member's own layout is checked as it replays
         raise NotBatchable("the function read its arrays' memory layout")
-    buffers = _tape.program_buffers(tape)
+    buffers = _program.program_buffers(tape)
     bt = new_tape()
     if buffers["consts"].size:
         bt.const_ref(buffers["consts"])     # first: unary ops' parameter positions hold

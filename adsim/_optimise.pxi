@@ -42,18 +42,6 @@ def set_optimise(bint on):
     return previous
 
 
-cdef inline int64_t operand_count(Tape t, int64_t k) noexcept:
-    return (t.start[k + 1] if k + 1 < t.n_ops else t.n_opnd) - t.start[k]
-
-
-cdef inline bint refers(int code, int i) noexcept:
-    """Operand i (after the result) of an op ``code`` refers to a slot or a
-    constant (its value, index data or mask is read)."""
-    if i < OPERAND_COUNT[code]:
-        return (SLOT_OPERANDS[code] >> i) & 1
-    return SLOT_OPERANDS[code] & 1          # the variadic operands
-
-
 cdef bint has_effect(Tape t, int code, const int32_t* o):
     """An op kept whether or not the output needs its result."""
     if o[0] < 0 or INDEX_OPERAND[code]:

@@ -4,12 +4,19 @@
 cimport numpy as cnp
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
-from ._opcodes cimport Sweep, DStack, FusedRun
+from ._opcodes cimport Sweep, DStack, FusedRun, OPERAND_COUNT, SLOT_OPERANDS
 from ._callback cimport SweepContext
 
 cdef enum:                            # families of fused kernels the fusion policy counts:
     VECTOR_TANGENTS = 4               # the replay layouts with one direction (VALUES ...
     FUSION_FAMILIES = 5               # SECOND_ORDER), then tangents in several directions
+
+cdef enum:                            # the states of a slot (Tape.slot_state), bits
+    SLOT_WRITTEN = 1        # holds a value an op wrote
+    SLOT_PINNED = 2         # an input or the output: never reused
+    SLOT_NEEDED = 4         # its current value is read by some reverse sweep
+    SLOT_VARIED = 8         # its value depends differentiably on the inputs
+
 
 cdef class Replay:
     """The state of one replay (_replay.pxi): value arena, work buffer, value stack."""
@@ -124,7 +131,27 @@ cdef class Tape:
     cdef int add_input_slot(self, int slot, tuple shape, bint varied, object layout=*) except -1
     cdef void mark_ticks(self)
     cdef int check_replayable(self) except -1
+    cdef int close_program(self, int64_t output_slot, tuple output_shape) except -1
+    cdef void seal(self)
     cdef object run_tables(self)
+
+
+cdef inline int need_slot(Tape t, int64_t slot) except -1:
+    if not 0 <= slot < t.n_slots:
+        raise ValueError(f"adsim: {slot} is not a slot of this tape (0 to {t.n_slots - 1})")
+    return 0
+
+
+cdef inline int64_t operand_count(Tape t, int64_t k) noexcept:
+    return (t.start[k + 1] if k + 1 < t.n_ops else t.n_opnd) - t.start[k]
+
+
+cdef inline bint refers(int code, int i) noexcept:
+    """Operand i (after the result) of an op ``code`` refers to a slot or a
+    constant (its value, index data or mask is read)."""
+    if i < OPERAND_COUNT[code]:
+        return (SLOT_OPERANDS[code] >> i) & 1
+    return SLOT_OPERANDS[code] & 1          # the variadic operands
 
 
 ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)

@@ -20,10 +20,11 @@ tape may be replayed by several threads at once. Every method reachable from
 Python checks its arguments: no call can read or write outside the buffers.
 
 This module owns the Tape (recording, slots, the checks of every family's
-operands in ``_ops/checks.pxi``, the optimisation at finish in
-``_optimise.pxi``, inspection), its replays (``_replay.pxi``:
-``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...)
-and the loading of tape files (``_tapefile.pxi``). The Tape and its replays
+operands in ``_ops/checks.pxi``, inspection) and its replays (``_replay.pxi``:
+``Replay`` and the entry points behind ``Tape._forward``, ``_adjoint``, ...).
+Finishing a recording, the optimisation before replay and the program's
+buffers in and out of tape files are above it, in adsim/_program.pyx: they
+edit or copy a whole program through the Tape's C methods. The Tape and its replays
 share one unit because each needs the other: the Tape's sweep methods run
 replays, and every replay reads the Tape's buffers. The sweeps and kernels
 they drive are below (adsim/_sweeps.pyx and the kernel modules), the loop
@@ -65,15 +66,6 @@ LAYOUT_READ = ("the recorded function read the memory layout of its arrays (rave
 
 include "_ops/checks.pxi"
 include "_replay.pxi"
-include "_tapefile.pxi"
-include "_optimise.pxi"
-
-# slot states while recording (bits)
-cdef enum:
-    SLOT_WRITTEN = 1        # holds a value an op wrote
-    SLOT_PINNED = 2         # an input or the output: never reused
-    SLOT_NEEDED = 4         # its current value is read by some reverse sweep
-    SLOT_VARIED = 8         # its value depends differentiably on the inputs
 
 # which values the reverse sweeps of an op read: reads_args and reads_result
 # (_opcodes.pxd), from the op table's facts (_ops/facts.pxi)
@@ -93,12 +85,6 @@ cdef inline int need_ref(Tape t, int64_t ref) except -1:
     if not -t.n_const_ids <= ref < t.n_slots:
         raise ValueError(f"adsim: {ref} is neither a slot (0 to {t.n_slots - 1}) nor a "
                          f"constant (-1 to {-t.n_const_ids}) of this tape")
-    return 0
-
-
-cdef inline int need_slot(Tape t, int64_t slot) except -1:
-    if not 0 <= slot < t.n_slots:
-        raise ValueError(f"adsim: {slot} is not a slot of this tape (0 to {t.n_slots - 1})")
     return 0
 
 
@@ -642,11 +628,10 @@ cdef class Tape:
         memcpy(self.val + self.slot_off[slot], cnp.PyArray_DATA(a), <size_t>a.shape[0] * sizeof(double))
         return 0
 
-    def finish(self, int64_t output_slot, tuple output_shape, bint optimise=True):
-        """End recording with ``output_slot`` as the tape's output. From here
-        on the program is read-only, and replays may run in any thread.
-        ``optimise``: merge repeated ops and remove those the output does
-        not need (_optimise.pxi; unless turned off for debugging)."""
+    cdef int close_program(self, int64_t output_slot, tuple output_shape) except -1:
+        """Set ``output_slot`` as the tape's output: the first half of
+        finishing (adsim/_program.pyx, ``finish``), after which the program
+        may be optimised and is then sealed."""
         need_recording(self, "finish it again")
         need_slot(self, output_slot)
         for d in output_shape:
@@ -666,8 +651,11 @@ cdef class Tape:
         self.output_shape = output_shape
         self._output_template = np.empty(output_shape, dtype=np.bool_)   # its dims, for replays
         self._callbacks = tuple(self._callbacks)
-        if optimise and optimise_tapes:
-            optimise_program(self)
+        return 0
+
+    cdef void seal(self):
+        """End recording: from here on the program is read-only, and replays
+        may run in any thread."""
         self.mark_ticks()
         self.recording = False
         self.free_slots = {}

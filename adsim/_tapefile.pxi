@@ -74,7 +74,7 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
         load_inputs_of(t, input_slots, input_shapes, input_varied)
         t._callbacks = list(callbacks)
         load_ops(t, code, start, flags, opnd)
-        t.finish(out_slot, output_shape, optimise=False)
+        finish(t, out_slot, output_shape, optimise=False)
         for k in range(t.n_ops):
             if t.flags[k] != flags[k]:
                 raise ValueError(f"adsim: op {k} ({OPCODE_NAMES.get(t.code[k], t.code[k])}) has "

@@ -12,7 +12,7 @@ import tempfile
 
 import numpy as np
 
-from . import _tape
+from . import _program, _tape
 from ._version import __version__
 from .errors import InvalidArgument, TapeCopyError
 
@@ -116,7 +116,7 @@ def _callback_state(cb):
 
 
 def _encode_tape(tape, calls):
-    buffers = _tape.program_buffers(tape)
+    buffers = _program.program_buffers(tape)
     inputs = [len(buffers["input_slots"])]
     for slot, shape, varied in zip(buffers["input_slots"], buffers["input_shapes"],
                                    buffers["input_varied"]):

@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from . import _tape, ops
+from . import _program, _tape, ops
 from ._fuse import policy
 from ._batched import BatchedReplays
 from ._decoder import decode_op
@@ -40,6 +40,12 @@ class Tape(_tape.Tape):
 
     def __delattr__(self, name):
         _refuse_attribute(self, name, "deleted")
+
+    def finish(self, output_slot, output_shape):
+        """End recording with ``output_slot`` (an int) as the output, of
+        ``output_shape`` (a tuple): the program is optimised once and is
+        read-only from here on (adsim/_program.pyx)."""
+        _program.finish(self, output_slot, output_shape)
 
     # ---- shaping helpers -------------------------------------------------
     def _n_arguments(self):

@@ -28,7 +28,7 @@ import struct
 
 import numpy as np
 
-from . import _opcodes, _tape
+from . import _opcodes, _program
 from ._decoder import decode_op
 from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
     FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, READS_VERSIONS, SECTIONS_OF,
@@ -211,7 +211,7 @@ def _times(count, size):
 def _saved_values(tape):
     """An upper bound of the values one forward sweep of ``tape`` saves for
     the reverse sweep: each op flagged to save overwrites at most its result."""
-    b = _tape.program_buffers(tape)
+    b = _program.program_buffers(tape)
     results = b["opnd"][b["start"][np.flatnonzero(b["flags"] & 1)]]
     return int(b["slot_size"][results[results >= 0]].sum())
 
@@ -432,7 +432,7 @@ def _build_tape(block, callbacks):
         raise ValueError(f"the options section holds layout_observed={layout_observed}")
     structures = _argument_structures(block, n_inputs)
     tape = Tape() if structures is None else TreeTape()
-    _tape.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
+    _program.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
                        block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import adsim as ad
-from adsim import _tape
+from adsim import _program, _tape
 from adsim.errors import BranchChanged, IndexOutOfBounds, UndefinedDerivative
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from fdcheck import fd_jacobian
@@ -27,11 +27,11 @@ SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=N
 
 @contextlib.contextmanager
 def unoptimised():
-    previous = _tape.set_optimise(False)
+    previous = _program.set_optimise(False)
     try:
         yield
     finally:
-        _tape.set_optimise(previous)
+        _program.set_optimise(previous)
 
 
 def both(f, *xs):

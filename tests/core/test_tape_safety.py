@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import adsim as ad
-from adsim import _tape
+from adsim import _program, _tape
 from adsim._opcodes import Opcode as Op
 from adsim.errors import AdsimError, TapeCopyError, TapeOverflow
 from paths import ROOT
@@ -89,7 +89,7 @@ def test_a_bare_tape_cannot_be_replayed_or_finished_without_an_output():
     with pytest.raises(RuntimeError, match="still recording"):
         t._forward([])
     with pytest.raises(ValueError, match="not a slot"):
-        t.finish(0, ())
+        _program.finish(t, 0, ())
 
 
 # ---- a finished tape is read-only ------------------------------------------------
@@ -264,7 +264,7 @@ FUZZ = r"""
 import copy, pickle, sys
 import numpy as np
 import adsim as ad
-from adsim import _tape
+from adsim import _program, _tape
 from adsim.errors import AdsimError
 
 AWKWARD = [None, -1, 0, 1, 7, -7, 2 ** 31, -2 ** 31 - 1, 2 ** 63, 10 ** 30, 1.5, float("nan"),
@@ -396,7 +396,7 @@ for trial in range(150):
             results.append((r, size))
     recorded += len(t)
     out, n = results[-1] if results else refs[0]
-    attempt(lambda: t.finish(out, (n,)))
+    attempt(lambda: _program.finish(t, out, (n,)))
     if t.recording:
         continue
     finished += 1

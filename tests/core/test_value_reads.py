@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import adsim as ad
-from adsim import _tape, ops
+from adsim import _program, _tape, ops
 from adsim._decoder import decode, refs
 
 # NumPy expressions of the unary ops recorded with a scalar parameter
@@ -62,11 +62,11 @@ def test_derivatives_survive_poisoned_dead_slots(spec):
     x = _point(spec, n_args, 1)
     v = np.random.default_rng(2).standard_normal(x.shape)
     clean, dirty = _poisoned(op, n_args, False), _poisoned(op, n_args, True)
-    previous = _tape.set_optimise(False)    # the optimisation would merge the poison ops
+    previous = _program.set_optimise(False)    # the optimisation would merge the poison ops
     try:
         tape = ad.record(dirty, x)
     finally:
-        _tape.set_optimise(previous)
+        _program.set_optimise(previous)
     assert _reused_slots(tape, n_args), "the poison did not reach the dead slots"
     for tape in (tape, ad.record(dirty, x)):
         np.testing.assert_allclose(tape.forward(x), clean(x), rtol=1e-14)

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import adsim as ad
-from adsim import _tape
+from adsim import _program, _tape
 from adsim._opcodes import Opcode as Op
 from threadwork import run_threads
 
@@ -109,7 +109,7 @@ def test_an_input_whose_slot_an_op_writes_is_copied_in_not_written():
     a = t.new_input(np.ones(5))
     t.record_op(int(Op.NEG), -2, [a, a, -1])         # overwrites the input's slot
     out = t.record_op(int(Op.SIN), 5, [a, -1])
-    t.finish(out, (5,))
+    _program.finish(t, out, (5,))
     x = np.linspace(0.1, 0.5, 5)
     before = x.tobytes()
     for _ in range(3):
@@ -174,7 +174,7 @@ def test_an_output_that_is_an_input_overwritten_in_place_is_copied_out():
     t = _tape.Tape()
     a = t.new_input(np.ones(4))
     t.record_op(int(Op.NEG), -2, [a, a, -1])
-    t.finish(a, (4,))
+    _program.finish(t, a, (4,))
     x = np.arange(1.0, 5.0)
     first = t._forward([x])
     assert np.array_equal(first, -x) and np.array_equal(x, np.arange(1.0, 5.0))
