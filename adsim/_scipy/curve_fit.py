@@ -55,8 +55,7 @@ def fit_curve(original, arguments):
         return _weighted(np.ravel(_as_values(f(xdata, *p))) - np.ravel(ydata), sigma)
 
     def residual_jacobian(p, xdata, ydata, sigma):
-        return _weighted(np.reshape(np.asarray(user_jac(xdata, *p), dtype=float), (m, n)),
-                         sigma)
+        return _weighted(np.reshape(_as_values(user_jac(xdata, *p)), (m, n)), sigma)
 
     # the fit's data (m, options) are arguments of the call, so a tape file holds them
     problem = {"fun": residual, "x0": p0, "args": (xdata, ydata, sigma), "m": m,

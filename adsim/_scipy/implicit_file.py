@@ -16,11 +16,14 @@ file holds; a loaded solution runs the same solver from the same warm
 start on the same tapes, so it replays bitwise like the original, and
 raises BranchChanged where the function takes a branch none of its tapes
 recorded. Its second derivatives record the ops of those tapes again
-(:func:`transcribed`) where the original records the function. Not saved,
-with the reason: a call passing other functions (``jac=``, ``hess=``,
-``fprime=``, a ``callback``) or objects other than data
-(adsim/_scipy/call_data.py), more than DENSE_UP_TO unknowns (their sparse plans record the function), a
-function that could not be recorded.
+(:func:`transcribed`) where the original records the function. The
+derivatives a call gives as Python code (``jac=``, ``hess=``,
+``fprime=``, ``Dfun=``: functions of x and the parameters) are recorded
+and saved the same way, and SciPy calls their tapes too. Not saved, with
+the reason: a function returning its derivative too (``jac=True``), a
+``hessp=`` (of x and a vector), a ``callback`` or objects other than data
+(adsim/_scipy/call_data.py), more than DENSE_UP_TO unknowns (their sparse
+plans record the function), a function that could not be recorded.
 """
 import numpy as np
 
@@ -63,13 +66,16 @@ _MAX_FLOATS = 1 << 24            # of a warm start or the parameters of the late
 class SavedCall:
     """A solver call as a tape file keeps it: ``solver``, its other
     ``arguments`` (plain values) and ``written``, the same as JSON data
-    (:func:`written_arguments`), and ``why_not`` (None, or why a file
-    cannot hold it). ``recorded``: the function's tape holds at the first
-    solution, from where on SciPy runs on the tapes."""
+    (:func:`written_arguments`), ``derivatives`` (the tapes of the
+    derivatives given as Python code, ``jac=``, ``fprime=``, ``hess=``: name
+    -> RecordingInner, or loaded, SavedInner) and ``why_not`` (None, or why
+    a file cannot hold it). ``recorded``: the functions' tapes hold at the
+    first solution, from where on SciPy runs on the tapes."""
 
-    def __init__(self, solver, arguments, system, why_not, written=None):
+    def __init__(self, solver, arguments, system, why_not, written=None, derivatives=None):
         self.solver, self.arguments, self.system = solver, arguments, system
         self.why_not, self.written = why_not, written
+        self.derivatives = derivatives or {}
         self.recorded = False
 
     def record(self, x, values):
@@ -79,11 +85,12 @@ class SavedCall:
         running as the program's function, not saved."""
         points = [x] + _bracket_ends(self.arguments)
         try:
-            inner = _function_inner(self.system)
+            inners = [_function_inner(self.system), *self.derivatives.values()]
             with suspended():
                 for point in points:
-                    inner.run([np.reshape(np.asarray(point, dtype=float), -1)] + list(values),
-                              lambda tape, v: tape.forward(*v))
+                    for inner in inners:
+                        inner.run([np.reshape(np.asarray(point, dtype=float), -1)] +
+                                  list(values), lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
             self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
@@ -102,17 +109,27 @@ def _bracket_ends(arguments):
             and not isinstance(p, bool) and np.isfinite(p)]
 
 
-def saved_call(solver, spec, call, names, system):
+# derivatives SciPy calls with more than x (``hessp(x, p)``): not recorded
+_TAKE_A_VECTOR = frozenset({"hessp", "fhess_p"})
+
+
+def saved_call(solver, spec, call, names, system, derivatives):
     """The :class:`SavedCall` of one call (``call``: SciPy's arguments, with
-    the functions at ``names``)."""
+    the functions at ``names``: the function, then the derivatives given as
+    Python code, ``derivatives``: name -> that function of ``(x_flat,
+    *params)``)."""
     if spec.kind not in _KINDS:
         return SavedCall(solver, None, system, f"a {spec.kind.replace('_', ' ')} problem of "
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers and least-squares solvers are "
                                                f"saved")
-    if len(names) > 1 or spec.first_of:
-        return SavedCall(solver, None, system, "it calls a derivative given as Python code "
-                                               "(jac=, hess=, fprime=, ...)")
+    if spec.first_of:
+        return SavedCall(solver, None, system, "its function returns its derivative too "
+                                               "(jac=True)")
+    vector = sorted(_TAKE_A_VECTOR & set(derivatives))
+    if vector:
+        return SavedCall(solver, None, system, f"it calls {vector[0]}=, a derivative given "
+                                               f"as Python code of x and a vector")
     if system.n > DENSE_UP_TO:
         return SavedCall(solver, None, system, f"more than {DENSE_UP_TO} unknowns")
     rest = {k: v for k, v in call.items() if k not in names and k != "args"}
@@ -123,7 +140,9 @@ def saved_call(solver, spec, call, names, system):
         written = written_arguments(rest)
     except TypeError as err:
         return SavedCall(solver, None, system, str(err))
-    return SavedCall(solver, rest, system, None, written)
+    recorded = {name: RecordingInner(f, name, f"the {name}= of scipy.optimize.{solver}")
+                for name, f in derivatives.items()}
+    return SavedCall(solver, rest, system, None, written, recorded)
 
 
 def written_arguments(arguments):
@@ -148,21 +167,27 @@ def _read_arguments(written):
     return written
 
 
-def taped_functions(spec, system, n):
+def taped_functions(spec, system, n, derivatives):
     """values -> {the function's name: the function of x alone that SciPy
     calls, replaying the tapes of the equations (shaped as x, as SciPy
     passes it), of the objective (a number) or of the residuals (a vector)
-    at the parameters ``values``}."""
+    at the parameters ``values``; and the same for each of ``derivatives``
+    (name -> its tapes), shaped as it was recorded}."""
     shape = {"minimum": (), "least_squares": (-1,)}.get(spec.kind, spec.x_shape)
     inner = _function_inner(system)
 
+    def replay(tapes, x, values):
+        x = np.reshape(np.asarray(x, dtype=float), (n,))
+        return x, tapes.run([x] + list(values), lambda tape, v: tape.forward(*v))
+
     def at(values):
         def f(x):
-            x = np.reshape(np.asarray(x, dtype=float), (n,))
-            out = inner.run([x] + list(values), lambda tape, v: tape.forward(*v))
+            x, out = replay(inner, x, values)
             # a fixed point's tapes are of F = x - g(x): SciPy iterates g
             return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
-        return {spec.function: f}
+        functions = {name: (lambda x, tapes=tapes: replay(tapes, x, values)[1])
+                     for name, tapes in derivatives.items()}
+        return {spec.function: f, **functions}
     return at
 
 
@@ -201,9 +226,12 @@ class SolutionApplication(Application):
         if solution.not_saved is not None:
             return super().file_state()             # its TapeCopyError
         saved = solution.saved
-        state = described(self, lambda: {"solver": saved.solver, "arguments": saved.written},
-                          solution)
-        return state, _function_inner(saved.system).variants.tapes()
+        derivatives = {name: inner.variants.tapes() for name, inner in saved.derivatives.items()}
+        state = described(self, lambda: {
+            "solver": saved.solver, "arguments": saved.written,
+            "derivatives": [[name, len(tapes)] for name, tapes in derivatives.items()]}, solution)
+        return state, _function_inner(saved.system).variants.tapes() + \
+            [t for tapes in derivatives.values() for t in tapes]
 
 
 def transcribed(inner):

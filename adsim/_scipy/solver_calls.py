@@ -408,6 +408,13 @@ def _system(spec, function, x_shape, n, what, full_args):
                            n, what)
 
 
+def _of_flat_x(function, x_shape, full_args):
+    """``function`` (taking ``(x, *args)``) as a function of the flat ``x``
+    and the parameters, ``args = full_args(params)``: how a derivative
+    given as Python code is recorded."""
+    return lambda x, *params: _as_array(function(np.reshape(x, x_shape), *full_args(params)))
+
+
 def differentiated_solve(solver, original, signature, arguments, spec=None):
     """``original`` (SciPy's solver) called with ``arguments`` (its bound
     arguments, ``**kw`` spread), its solution active: the return value.
@@ -452,8 +459,11 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return tuple(full)
 
     system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
-    saved = saved_call(solver, spec, call, names, system)
-    taped = taped_functions(spec, system, n) if saved.why_not is None else None
+    derivatives = {name: _of_flat_x(f, spec.x_shape, with_params)
+                   for name, f in zip(names[1:], functions[1:])}
+    saved = saved_call(solver, spec, call, names, system, derivatives)
+    taped = taped_functions(spec, system, n, saved.derivatives) \
+        if saved.why_not is None else None
 
     def python_functions(values):
         full = with_params(values)

@@ -22,8 +22,8 @@ from .constrained import CONSTRAINED, KKT
 from .constrained_file import ConstrainedApplication, SavedConstrained, _taped_indices
 from .curve_fit import fit_spec, fitter
 from .implicit import DENSE_UP_TO
-from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _floats, _read_arguments,
-                            taped_functions, transcribed)
+from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _TAKE_A_VECTOR, _floats,
+                            _read_arguments, taped_functions, transcribed)
 from .optimize import _original
 from .solution_op import ImplicitSolution
 from .solver_calls import IMPLICIT, run_solver
@@ -33,8 +33,9 @@ __all__ = ["READERS"]
 
 def read_solution(state, tapes):
     solvers = _solvers()
+    # files written before derivatives given as Python code were saved have no "derivatives"
     expect_keys(state, ("solver", "arguments", "first", "start", "solved_at", "in_shapes",
-                        "out_shape"))
+                        "out_shape") + (("derivatives",) if "derivatives" in state else ()))
     solver, arguments = state["solver"], _read_arguments(state["arguments"])
     if solver not in solvers or \
             not isinstance(state["in_shapes"], list) or not tapes:
@@ -59,6 +60,8 @@ def read_solution(state, tapes):
         raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                          f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
     inputs = [(n,)] + in_shapes
+    tapes, derivatives = _derivatives_of(solver, spec, state.get("derivatives", []), tapes,
+                                         inputs)
     output = {"minimum": (), "least_squares": tuple(tapes[0].output_shape)}.get(
         spec.kind, (n,))
     if len(output) != 1 and spec.kind == "least_squares":
@@ -75,7 +78,7 @@ def read_solution(state, tapes):
         solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
     inner = SavedInner(solver, 0, tapes, f"the solution of scipy.optimize.{solver}")
     system = _KINDS[spec.kind](transcribed(inner), n, solver, inner=inner)
-    functions = taped_functions(spec, system, n)
+    functions = taped_functions(spec, system, n, derivatives)
     x0_shape = np.shape(arguments[spec.start]) if spec.start else spec.x_shape
     takes_args = "args" in signature.parameters
     call = dict(arguments)
@@ -86,9 +89,35 @@ def read_solution(state, tapes):
     solution = ImplicitSolution(system, solve, first)
     solution._start = start
     solution._solved_at = None if solved_at is None else solved_at.tobytes()
-    solution.saved = SavedCall(solver, arguments, system, None, state["arguments"])
+    solution.saved = SavedCall(solver, arguments, system, None, state["arguments"],
+                               derivatives)
     solution.saved.recorded = True
     return SolutionApplication(solution.primitive, in_shapes, out_shape)
+
+
+def _derivatives_of(solver, spec, listed, tapes, inputs):
+    """The tapes of the function, and name -> the tapes (a SavedInner) of
+    each derivative given as Python code, ``listed`` as ``[name, count]``
+    after the function's tapes, each a function of ``inputs``."""
+    if not isinstance(listed, list) or not all(
+            isinstance(d, list) and len(d) == 2 and d[0] in spec.lifted and
+            d[0] not in _TAKE_A_VECTOR and type(d[1]) is int and d[1] > 0 for d in listed) \
+            or len({d[0] for d in listed}) != len(listed) or \
+            sum(d[1] for d in listed) >= len(tapes):
+        raise ValueError(f"the derivatives of {solver} are listed as [name, tapes] pairs of "
+                         f"its arguments {sorted(set(spec.lifted) - _TAKE_A_VECTOR)}, after "
+                         f"the function's tapes, not {listed!r}")
+    at = len(tapes) - sum(d[1] for d in listed)
+    own, derivatives = tapes[:at], {}
+    for name, count in listed:
+        for tape in tapes[at:at + count]:
+            if [tuple(s) for s in tape.input_shapes] != inputs:
+                raise ValueError(f"a tape of the {name}= of {solver} takes "
+                                 f"{tape.input_shapes}; the solve has (x, parameters) {inputs}")
+        derivatives[name] = SavedInner(name, 0, tapes[at:at + count],
+                                       f"the {name}= of scipy.optimize.{solver}")
+        at += count
+    return own, derivatives
 
 
 def _solvers():

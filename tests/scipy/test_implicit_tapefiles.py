@@ -120,6 +120,72 @@ def test_least_squares_solutions_replay_bitwise_after_saving(tmp_path):
         assert loaded.forward(p) == pytest.approx(fits(p), rel=1e-8)
 
 
+def given_derivatives(p):
+    """Solves given their derivatives as Python code (jac=, fprime=, hess=,
+    Dfun=, a curve_fit jac=), reading the parameters through args and
+    closures: SciPy runs on the tapes of the function and of each
+    derivative."""
+    def objective(z):
+        return np.sum((z - p) ** 2) + z[0] ** 4 + np.cosh(z[1])
+
+    def gradient(z):
+        return 2.0 * (z - p) + np.array([4.0 * z[0] ** 3, np.sinh(z[1])])
+
+    def hessian(z):
+        return np.diag([2.0 + 12.0 * z[0] ** 2, 2.0 + np.cosh(z[1])])
+    m = so.minimize(objective, [0.1, 0.2], jac=gradient, method="BFGS",
+                    options={"gtol": 1e-10}).x
+    e = so.minimize(objective, [0.1, 0.2], jac=gradient, hess=hessian, method="Newton-CG",
+                    options={"xtol": 1e-12}).x
+    r = so.fsolve(equations, [1.0, 0.5], args=(p[0], p[1]), xtol=1e-13,
+                  fprime=lambda x, a, b: [[3.0 * x[0] ** 2, 1.0], [-np.cos(x[0]) * b, 1.0]])
+    u = so.newton(lambda t: t ** 2 - p[1], 1.0, fprime=lambda t: 2.0 * t, tol=1e-14)
+    s = so.root(lambda z: np.tanh(z) + z - p, [0.1, 0.2], tol=1e-13,
+                jac=lambda z: np.diag(2.0 - np.tanh(z) ** 2)).x
+    b = so.leastsq(lambda z, q: np.array([z[0] ** 2 - q[0], z[0] * z[1] - q[1], z[1] - 0.1]),
+                   [1.0, 1.0], args=(p,), xtol=1e-14, ftol=1e-14,
+                   Dfun=lambda z, q: np.array([[2.0 * z[0], 0.0], [z[1], z[0]], [0.0, 1.0]]))[0]
+    popt, _ = so.curve_fit(lambda t, c, d: c * np.exp(-d * t), T,
+                           p[0] * np.exp(-p[1] * T) + 0.01 * np.sin(7.0 * T), p0=[1.0, 1.0],
+                           jac=lambda t, c, d: np.stack([np.exp(-d * t),
+                                                         -c * t * np.exp(-d * t)], 1),
+                           xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    return (np.sum(m ** 2) + e @ [1.0, -1.0] + np.sum(r ** 2) + u + s @ [2.0, 1.0]
+            + b @ [1.0, 3.0] + popt @ [1.0, 2.0])
+
+
+def test_solves_given_python_derivatives_save_their_tapes(tmp_path):
+    tape = adsim.record(given_derivatives, P)
+    assert "adsim.implicit_solution" in callback_kinds(tape)
+    assert_same_replays(tape, copies(tape, tmp_path), POINTS, methods=FIRST_ORDER + ["hvp"])
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    step = 1e-4
+    for p in (P, np.array([1.3, 0.8])):
+        want = [(given_derivatives(p + step * e) - given_derivatives(p - step * e)) / (2 * step)
+                for e in np.eye(2)]
+        np.testing.assert_allclose(loaded.gradient(p), want, rtol=1e-5)
+        assert loaded.forward(p) == pytest.approx(given_derivatives(p), rel=1e-8)
+
+
+def test_a_loaded_solve_runs_on_its_derivatives_tapes():
+    """The loaded fsolve calls the tape of its fprime: a file whose
+    derivative's tapes are listed under another name, or cut short, is
+    refused."""
+    def f(p):
+        return np.sum(so.fsolve(equations, [1.0, 0.5], args=(p[0], p[1]), xtol=1e-13,
+                                fprime=lambda x, a, b: [[3.0 * x[0] ** 2, 1.0],
+                                                        [-np.cos(x[0]) * b, 1.0]]))
+    data = tapefile.dumps(adsim.record(f, P))
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    (described,) = [c for c in calls if c["kind"] == "adsim.implicit_solution"]
+    assert described["state"]["derivatives"] == [["fprime", 1]]
+    for listed in ([["jac", 1]], [["fprime", 2]], [["fprime", 0]], "fprime"):
+        described["state"]["derivatives"] = listed
+        with pytest.raises(adsim.TapeFileError, match="derivatives of fsolve"):
+            tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
 def test_altered_residual_tapes_are_refused():
     """A least-squares solve's tapes are of a vector of residuals."""
     data = tapefile.dumps(adsim.record(
@@ -171,15 +237,16 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
 @pytest.mark.parametrize("solve,why", [
     (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
      "could not be recorded: ActiveValueLeak"),
-    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
-                           jac=lambda z: 2.0 * (z - adsim.value(p))).x,
-     "jac=, hess=, fprime="),
+    (lambda p: so.minimize(lambda z: (np.sum((z - p) ** 2), 2.0 * (z - p)), [0.0, 0.0],
+                           jac=True).x, r"returns its derivative too \(jac=True\)"),
+    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="Newton-CG",
+                           jac=lambda z: 2.0 * (z - p), hessp=lambda z, v: 2.0 * v).x,
+     "hessp=, a derivative given as Python code of x and a vector"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            callback=lambda z: None).x, "callback= is Python code"),
-    (lambda p: so.curve_fit(lambda t, a, b: a * t + b, np.arange(4.0),
-                            p[0] * np.arange(4.0) + p[1], p0=[1.0, 1.0],
-                            jac=lambda t, a, b: np.stack([t, np.ones_like(t)], 1))[0],
-     "derivative given as Python code")])
+    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
+                           jac=lambda z: 2.0 * (z - p) + 0.0 * float(z[0])).x,
+     "could not be recorded")])
 def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
     tape = adsim.record(lambda p: np.sum(solve(p)), P)
     assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
