@@ -101,6 +101,7 @@ class _Problem:
         self.fun = self.function(fun, 0)
         self.pieces = []             # _Piece
         self.hooks = {}              # where each given function goes back: name -> index
+        self.with_vector = set()     # functions SciPy calls with x and a vector (hessp)
         self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
 
     def function(self, f, group):
@@ -171,6 +172,8 @@ def _describe_constraint(problem, c):
         fun = problem.function(c.fun, alone)
         jac = problem.function(c.jac, alone) if callable(c.jac) else None
         hess = problem.function(c.hess, alone) if callable(c.hess) else None
+        if hess is not None:                # hess(x, v): of the multipliers too
+            problem.with_vector.add(hess)
         lb, ub = problem.datum(c.lb), problem.datum(c.ub)
 
         def given(bound, plain):
@@ -215,6 +218,8 @@ def _minimize(a, original):
     for name in ("jac", "hess", "hessp"):
         if callable(a.get(name)):
             problem.hooks[name] = problem.function(a[name], 0)
+    if "hessp" in problem.hooks:
+        problem.with_vector.add(problem.hooks["hessp"])
     constraints, bounds = _honoured(a)
     problem.pieces = [_describe_constraint(problem, c) for c in constraints]
     bound_piece = _describe_bounds(problem, bounds) if bounds is not None else None

@@ -17,8 +17,11 @@ computed from the same tapes, their ops recorded again
 (:func:`adsim._scipy.implicit_file.transcribed`), in the recording
 process and in one that loaded the file, so both replay bitwise alike.
 
-Not saved, with the reason: Python derivatives (``jac=``, ``hess=``, a
-constraint's ``jac`` or ``hess``), a ``callback`` or a custom method,
+Derivatives given as Python code (``jac=``, ``hess=``, ``fprime=``, a
+constraint's ``jac``) are recorded and saved beside the functions, and
+SciPy calls their tapes too. Not saved, with the reason: an objective
+returning its gradient too (``jac=True``), derivatives of x and a vector
+(``hessp=``, a NonlinearConstraint's ``hess``), a ``callback`` or a custom method,
 limits or a constraint matrix that are active (they are then tape inputs
 of no tape), a sparse constraint matrix, more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
@@ -105,7 +108,23 @@ class SavedConstrained:
 
 
 def _taped_indices(problem):
-    return [problem.fun] + [p.fun for p in problem.pieces if p.fun is not None]
+    """The functions a file holds tapes of: the objective, the constraint
+    functions, then the derivatives given as Python code (``jac=``,
+    ``hess=``, a constraint's ``jac``), in the order the call gives them."""
+    constraints = [p.fun for p in problem.pieces if p.fun is not None]
+    rest = [i for i in range(len(problem.functions)) if i != problem.fun and i not in constraints]
+    return [problem.fun] + constraints + rest
+
+
+def _described_as(problem, k, i):
+    """(what function ``i``, the ``k``-th taped, is; the shape its values
+    are given to SciPy in, or None: as the function returns them)."""
+    constraints = sum(p.fun is not None for p in problem.pieces)
+    if k == 0:
+        return "the objective", ()
+    if k <= constraints:
+        return f"constraint function {k}", (-1,)
+    return f"derivative {k - constraints} (given as Python code)", None
 
 
 def saved_constrained(solver, arguments, problem, positions, python, n):
@@ -116,9 +135,11 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
         return SavedConstrained(solver, None, {}, why)
     if n > DENSE_UP_TO:
         return refused(f"more than {DENSE_UP_TO} unknowns")
-    if problem.first_of or len(problem.functions) != len(_taped_indices(problem)):
-        return refused("it calls a derivative given as Python code (jac=, hess=, a "
-                       "constraint's jac or hess, ...)")
+    if problem.first_of:
+        return refused("its objective returns its derivative too (jac=True)")
+    if problem.with_vector:
+        return refused("it calls a derivative of x and a vector given as Python code "
+                       "(hessp=, a NonlinearConstraint's hess)")
     code = [k for k, v in arguments.items() if k in ("callback", "method") and callable(v)]
     if code:
         return refused(f"its argument {code[0]}= is Python code")
@@ -129,12 +150,13 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     except TypeError as err:
         return refused(str(err))
     def function(i, shape):
+        if shape is None:
+            return lambda x, *v: _as_array(python(i, x, v))
         return lambda x, *v: np.reshape(_as_array(python(i, x, v)), shape)
     inners = {}
     for k, i in enumerate(_taped_indices(problem)):
-        what = "the objective" if k == 0 else f"constraint function {k}"
-        inners[i] = RecordingInner(function(i, () if k == 0 else (-1,)), what,
-                                   f"{what} of scipy.optimize.{solver}")
+        what, shape = _described_as(problem, k, i)
+        inners[i] = RecordingInner(function(i, shape), what, f"{what} of scipy.optimize.{solver}")
     return SavedConstrained(solver, data, inners, None)
 
 

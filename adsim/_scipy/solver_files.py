@@ -19,7 +19,8 @@ from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
 from .call_data import decoded
 from .constrained import CONSTRAINED, KKT
-from .constrained_file import ConstrainedApplication, SavedConstrained, _taped_indices
+from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
+                               _taped_indices)
 from .curve_fit import fit_spec, fitter
 from .implicit import DENSE_UP_TO
 from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _TAKE_A_VECTOR, _floats,
@@ -199,7 +200,11 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
     """The tapes of each function (objective first), checked against the
     problem the arguments describe."""
     indices = _taped_indices(problem)
-    if len(problem.functions) != len(indices) or not isinstance(variants, list) or \
+    if problem.first_of or problem.with_vector:
+        raise ValueError(f"the call of {solver} gives a function SciPy calls with more than x "
+                         f"(hessp=, a constraint's hess) or returning its derivative too, "
+                         f"which tape files do not hold")
+    if not isinstance(variants, list) or \
             len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
             or sum(variants) != len(tapes):
         raise ValueError(f"the call of {solver} has {len(indices)} functions, each with its "
@@ -212,7 +217,7 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
                 raise ValueError(f"a tape of function {k} of {solver} maps {tape.input_shapes} "
                                  f"to {tape.output_shape}; the solve has (x, parameters) "
                                  f"{inputs}, and the objective's value is a number")
-        what = "the objective" if k == 0 else f"constraint function {k}"
+        what = _described_as(problem, k, i)[0]
         inners[i] = SavedInner(what, 0, tapes[at:at + count],
                                f"{what} of scipy.optimize.{solver}")
         at += count

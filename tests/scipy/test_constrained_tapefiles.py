@@ -6,7 +6,8 @@ the recording process and in one that loaded it, so saved, loaded and
 unpickled tapes replay bitwise like the original (second derivatives
 too), with derivatives that agree with central differences; a function
 taking a branch none of its tapes holds raises BranchChanged in a loaded
-tape; calls given Python derivatives or active limits are refused by name;
+tape; derivatives given as Python code are saved as tapes too; calls given
+derivatives of x and a vector (hessp=) or active limits are refused by name;
 altered descriptions raise TapeFileError."""
 import json
 
@@ -73,7 +74,30 @@ def legacy(p):
     return x @ [1.0, 1.0] + y @ [0.5, 1.0]
 
 
-PROGRAMS = [slsqp, trust_constr, bounded, legacy]
+def given_derivatives(p):
+    """SLSQP, trust-constr and fmin_slsqp given their derivatives as Python
+    code (jac=, hess=, a dict constraint's jac, a NonlinearConstraint's
+    jac, fprime=): SciPy runs on the tapes of each."""
+    def objective(z):
+        return (z[0] - p[0]) ** 2 + (z[1] - p[1]) ** 2 + z[0] * z[1]
+
+    def gradient(z):
+        return np.array([2.0 * (z[0] - p[0]) + z[1], 2.0 * (z[1] - p[1]) + z[0]])
+    disk = {"type": "ineq", "fun": lambda z: 1.0 - z[0] ** 2 - z[1] ** 2,
+            "jac": lambda z: np.array([-2.0 * z[0], -2.0 * z[1]])}
+    x = so.minimize(objective, [0.1, 0.1], jac=gradient, constraints=[disk], method="SLSQP",
+                    options={"ftol": 1e-12}).x
+    line = NonlinearConstraint(lambda z: z[0] + z[1] ** 2, -np.inf, 0.8,
+                               jac=lambda z: np.array([[1.0, 2.0 * z[1]]]))
+    y = so.minimize(objective, [0.1, 0.1], jac=gradient,
+                    hess=lambda z: np.array([[2.0, 1.0], [1.0, 2.0]]), constraints=[line],
+                    method="trust-constr", options={"gtol": 1e-12, "xtol": 1e-14}).x
+    w = so.fmin_slsqp(objective, [0.1, 0.1], fprime=gradient,
+                      ieqcons=[lambda z: 1.0 - z[0] ** 2 - z[1] ** 2], acc=1e-12, iprint=0)
+    return np.sum(x ** 2) + y @ [1.0, 2.0] + w @ [3.0, 1.0]
+
+
+PROGRAMS = [slsqp, trust_constr, bounded, legacy, given_derivatives]
 
 
 @pytest.mark.parametrize("f", PROGRAMS)
@@ -94,7 +118,8 @@ def test_second_derivatives_of_loaded_constrained_solutions(f):
 
 
 @pytest.mark.parametrize("f,step,rtol", [(slsqp, 1e-5, 1e-6), (trust_constr, 1e-4, 1e-5),
-                                         (bounded, 1e-2, 1e-4), (legacy, 1e-2, 1e-4)])
+                                         (bounded, 1e-2, 1e-4), (legacy, 1e-2, 1e-4),
+                                         (given_derivatives, 1e-3, 1e-4)])
 def test_derivatives_of_loaded_constrained_solutions_match_differences(f, step, rtol):
     """(COBYLA's solutions are good to about 1e-8: steps of 1e-2 there.)"""
     loaded = tapefile.loads(tapefile.dumps(adsim.record(f, P)))
@@ -127,10 +152,17 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
 
 
 @pytest.mark.parametrize("solve,why", [
-    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="SLSQP",
-                           jac=lambda z: 2.0 * (z - adsim.value(p)),
+    (lambda p: so.minimize(lambda z: (np.sum((z - p) ** 2), 2.0 * (z - p)), [0.0, 0.0],
+                           method="SLSQP", jac=True,
                            constraints={"type": "ineq", "fun": lambda z: 1.0 - z[0]}).x,
-     "derivative given as Python code"),
+     r"returns its derivative too \(jac=True\)"),
+    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.5, 0.5], method="trust-constr",
+                           constraints=NonlinearConstraint(
+                               lambda z: z[0] ** 2 + z[1] ** 2, 0.0, 1.0,
+                               jac=lambda z: np.array([[2.0 * z[0], 2.0 * z[1]]]),
+                               hess=lambda z, v: 2.0 * v[0] * np.eye(2)),
+                           options={"gtol": 1e-12, "xtol": 1e-14}).x,
+     "derivative of x and a vector"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="SLSQP",
                            constraints={"type": "ineq", "fun": lambda z: 1.0 - z[0]},
                            callback=lambda z: None).x, "callback= is Python code"),
