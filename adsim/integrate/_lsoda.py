@@ -4,7 +4,8 @@ As for ``odeint`` (``_odeint.py``), the values are SciPy's own LSODA run on
 recorded tapes of ``fun`` and the event functions (``_recorded_fun.py``),
 again at every replay, recorded as ops whose inputs are stopped (they carry
 no derivative); a tape file holds those tapes, so a loaded op replays what
-this one does (a callable ``jac=`` stays code: TapeCopyError). The
+this one does (a callable ``jac=`` is recorded too, as a
+``RecordedDerivative``, and SciPy calls its tapes). The
 derivatives are those of adsim's solve of the same problem
 (``_bdf_derivatives.donor_method``: Radau where LSODA switched to its stiff
 method in the recorded call, DOP853 where it did not), joined to them by
@@ -35,10 +36,10 @@ from .._record.creation import suspended
 from .._filefields import expect_keys
 from .._tapefile_write import dumps
 from .._validate import name_of
-from ..errors import TapeCopyError, UnsupportedOperation
+from ..errors import InvalidArgumentValue, TapeCopyError, UnsupportedOperation
 from ._parameters import event_functions
-from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
-                            saved_functions, shapes_field)
+from ._recorded_fun import (LSODA_TURNS, RecordedDerivative, RecordedFunction, decoded, encoded,
+                            loaded_functions, saved_functions, shapes_field)
 from ._rhs import real_array
 from ._dense import FINISHED_RECORDING, SolutionCalls
 from ._result import Count, OdeResult
@@ -69,15 +70,13 @@ class _Call:
     recorded tapes of ``fun`` and the event functions (``_recorded_fun.py``),
     the parameters (the active values among ``args``) their inputs.
     ``events``: RecordedFunctions with SciPy's ``terminal`` and ``direction``;
-    ``jac``: None, a plain matrix, or the user's callable ``jac(t, y, *args)``
-    (which keeps the tape in memory: it is code)."""
+    ``jac``: None, or a RecordedDerivative of the user's callable
+    ``jac(t, y, *args)``."""
 
-    def __init__(self, rhs, events, listed, jac, n, shapes, options, has_t_eval, dense,
-                 full_args=None):
+    def __init__(self, rhs, events, listed, jac, n, shapes, options, has_t_eval, dense):
         self.rhs, self.events, self.listed, self.jac = rhs, events, listed, jac
         self.n, self.shapes = n, shapes
         self.options, self.has_t_eval, self.dense = options, has_t_eval, dense
-        self.full_args = full_args              # params -> the user's args (for jac)
         self._solved = (None, None)
 
     def solve(self, flat):
@@ -106,9 +105,8 @@ class _Call:
                 plain.append(g)
             events = plain
         options = dict(self.options)
-        if callable(self.jac):
-            args = self.full_args(params)
-            options["jac"] = lambda t, y: self.jac(t, y, *args)
+        if self.jac is not None:
+            options["jac"] = self.jac.plain(t0, y0, params)
         solvers = []
 
         class Watched(_WatchedLSODA):       # keeps the solver SciPy makes, to ask it
@@ -124,19 +122,19 @@ class _Call:
 
     def file_state(self):
         """The call as a tape file describes it, and the tapes it owns."""
-        if callable(self.jac):
+        recorded = self.jac is not None
+        if recorded and not self.jac.taped:
             raise TapeCopyError(
-                "adsim: the tape holds solve_ivp(method='LSODA') with a callable jac=, which "
-                "tape files cannot hold (SciPy's LSODA calls that Python function at every "
-                "replay); leave jac out (LSODA estimates the Jacobian) or record the function "
-                "in the process that replays it")
-        functions, tapes = saved_functions([self.rhs] + list(self.events))
+                f"adsim: the tape holds solve_ivp(method='LSODA') with a callable jac=, which "
+                f"tape files cannot hold: {self.jac.why_not or 'it was not recorded'}; leave "
+                f"jac out (LSODA estimates the Jacobian), write it with NumPy functions, or "
+                f"record the function in the process that replays it")
+        functions, tapes = saved_functions([self.rhs] + list(self.events) +
+                                           ([self.jac.function] if recorded else []))
         options = {k: encoded(v) for k, v in self.options.items()}
-        if self.jac is not None:
-            options["jac"] = encoded(self.jac)
         return {"functions": functions, "events": [list(e) for e in self.listed],
                 "n": self.n, "shapes": [list(s) for s in self.shapes], "options": options,
-                "t_eval": self.has_t_eval, "dense": self.dense}, tapes
+                "t_eval": self.has_t_eval, "dense": self.dense, "recorded_jac": recorded}, tapes
 
     @classmethod
     def from_file_state(cls, state, tapes):
@@ -153,8 +151,13 @@ class _Call:
 
     @classmethod
     def _loaded(cls, state, tapes):
-        expect_keys(state, ("functions", "events", "n", "shapes", "options", "t_eval", "dense"))
+        # files written before a callable jac= was saved have no "recorded_jac"
+        expect_keys(state, ("functions", "events", "n", "shapes", "options", "t_eval", "dense")
+                    + (("recorded_jac",) if "recorded_jac" in state else ()))
         n, shapes, listed = state["n"], shapes_field(state["shapes"]), state["events"]
+        recorded = state.get("recorded_jac", False)
+        if not isinstance(recorded, bool):
+            raise ValueError("an LSODA call says whether its jac= is recorded with true or false")
         if type(n) is not int or n < 1 or not isinstance(listed, list) or not all(
                 isinstance(e, list) and len(e) == 2 and type(e[1]) in (int, float)
                 and (e[0] is None or type(e[0]) in (bool, int)) for e in listed):
@@ -167,13 +170,20 @@ class _Call:
 
         def what(i, name):
             return (f"solve_ivp(method='LSODA') of `{name}`" if i == 0
-                    else f"the LSODA event `{name}`")
+                    else f"the LSODA event `{name}`" if i <= len(listed)
+                    else f"the jac= `{name}` of solve_ivp(method='LSODA')")
         functions = loaded_functions(state["functions"], tapes, [(), (n,)] + shapes,
-                                     [(n,)] + [()] * len(listed), what)
+                                     [(n,)] + [()] * len(listed) + [(n, n)] * recorded, what)
         options = {k: decoded(v) for k, v in state["options"].items()}
-        jac = options.pop("jac", None)
-        return cls(functions[0], functions[1:], [tuple(e) for e in listed], jac, n, shapes, options,
-                   state["t_eval"], state["dense"])
+        if "jac" in options:
+            raise ValueError("an LSODA call's jac= is a recorded function, not an option")
+        jac = None
+        if recorded:
+            taped = functions.pop()
+            jac = RecordedDerivative(None, taped.name, taped.what, None,
+                                     taped.variants.tapes())
+        return cls(functions[0], functions[1:len(listed) + 1], [tuple(e) for e in listed], jac,
+                   n, shapes, options, state["t_eval"], state["dense"])
 
 
 # loaded calls by their description and tapes (see _Call.from_file_state)
@@ -205,8 +215,23 @@ def recorded_call(fun, events, jac, vectorized, args, positions, shapes, n, opti
     terminal = [(_plain_flag(getattr(e, "terminal", None)), float(getattr(e, "direction", 0)))
                 for e in listed]
     rhs = RecordedFunction(G, name_of(fun), f"solve_ivp(method='LSODA') of `{name_of(fun)}`")
-    return _Call(rhs, recorded, terminal, jac, n, shapes, options, has_t_eval, dense,
-                 full_args if callable(jac) else None)
+    if jac is not None and not callable(jac):
+        raise InvalidArgumentValue(
+            f"adsim: solve_ivp(method='LSODA') takes jac= as a function jac(t, y, *args), as "
+            f"SciPy's LSODA does (a matrix fails there too), not {type(jac).__name__}; for a "
+            f"constant Jacobian J write jac=lambda t, y, *args: J")
+    if callable(jac):
+        def J(t, y, *params):
+            return real_array(user_jac(t, y, *full_args(params)), "jac(t, y)").reshape(n, n)
+
+        def python(params):
+            args = full_args(params)
+            return lambda t, y: user_jac(t, y, *args)
+        user_jac = jac
+        jac = RecordedDerivative(J, name_of(user_jac),
+                                 f"the jac= of solve_ivp(method='LSODA') of `{name_of(fun)}`",
+                                 python)
+    return _Call(rhs, recorded, terminal, jac, n, shapes, options, has_t_eval, dense)
 
 
 def _plain_flag(terminal):

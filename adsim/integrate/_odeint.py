@@ -59,8 +59,10 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     not; every mode, second derivatives included. ``Dfun``, ``col_deriv``,
     ``ml``, ``mu``, ``h0``, ``ixpr``, ``mxhnil``, ``printmessg``,
     ``tcrit``, ``hmax``, ``hmin``, ``mxordn``, ``mxords`` and ``mxstep``
-    serve SciPy's solve only; a tape whose call has ``Dfun`` (code LSODA
-    calls at every replay) stays in its process (TapeCopyError on saving).
+    serve SciPy's solve only; ``Dfun`` is recorded like ``func`` (SciPy's
+    LSODA calls its tapes, and a tape file holds them); one that cannot be
+    recorded runs as the program's code and keeps the tape in its process
+    (TapeCopyError on saving).
 
     Not supported (each raises an adsim error naming it): active
     ``rtol``, ``atol``, ``tcrit``, ``h0``, ``hmax``, ``hmin``; derivatives

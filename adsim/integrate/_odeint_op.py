@@ -16,8 +16,8 @@ from .._filefields import expect_keys
 from .._record.creation import suspended
 from .._validate import name_of
 from ..errors import TapeCopyError, UndefinedDerivative
-from ._recorded_fun import (LSODA_TURNS, RecordedFunction, decoded, encoded, loaded_functions,
-                            saved_functions, shapes_field)
+from ._recorded_fun import (LSODA_TURNS, RecordedDerivative, RecordedFunction, decoded, encoded,
+                            loaded_functions, saved_functions, shapes_field)
 from ._rhs import real_array
 
 __all__ = ["OdeintOp", "Call", "FAILED"]
@@ -33,10 +33,12 @@ class Call:
     tape of the right-hand side ``rhs(t, y, *params)`` (``_recorded_fun.py``;
     ``params``: the values of the active arguments, at ``positions`` of
     ``args``), and ``rhs`` itself for the donor's solve. ``recorded``: a
-    RecordedFunction (one loaded from a tape file has no ``func``)."""
+    RecordedFunction (one loaded from a tape file has no ``func``);
+    ``Dfun``: None, or a RecordedDerivative of the user's ``Dfun`` (made
+    here from the callable, or loaded)."""
 
     def __init__(self, func, Dfun, args, positions, options, n, recorded=None):
-        self.func, self.Dfun = func, Dfun
+        self.func = func
         self.args, self.positions = args, positions
         self.options = options
         self.tfirst = bool(options["tfirst"])
@@ -44,6 +46,17 @@ class Call:
         self.recorded = recorded or RecordedFunction(
             lambda t, y, *params: real_array(self.rhs(t, y, *params), "func").reshape(-1),
             name_of(func), f"odeint of `{name_of(func)}`")
+        self.Dfun = Dfun
+        if callable(Dfun):
+            def python(params):
+                args = self._args(params)
+                return (lambda t, y: Dfun(t, y, *args)) if self.tfirst else \
+                    (lambda t, y: Dfun(y, t, *args))
+
+            def D(t, y, *params):
+                return real_array(python(params)(t, y), "Dfun")
+            self.Dfun = RecordedDerivative(D, name_of(Dfun), f"the Dfun `{name_of(Dfun)}` of "
+                                                             f"odeint of `{name_of(func)}`", python)
 
     def _args(self, params):
         """``args`` with ``params`` at the active positions; plain 0-d values
@@ -58,11 +71,7 @@ class Call:
         """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
         params = tuple(np.asarray(p, dtype=float) for p in params)
         options = dict(self.options, tfirst=True)     # the recorded function's order
-        Dfun = self.Dfun
-        if callable(Dfun):
-            args = self._args(params)
-            Dfun = ((lambda t, y: self.Dfun(t, y, *args)) if self.tfirst
-                    else (lambda t, y: self.Dfun(y, t, *args)))
+        Dfun = None if self.Dfun is None else self.Dfun.plain(t[0], y0, params)
         with LSODA_TURNS, suspended():     # SciPy's own odeint on the recorded function
             Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
                                    full_output=True, **options)
@@ -74,13 +83,14 @@ class Call:
 
     def file_state(self):
         """The call as a tape file describes it, and the tapes it owns."""
-        if self.Dfun is not None:
+        if self.Dfun is not None and not self.Dfun.taped:
             raise TapeCopyError(
-                "adsim: the tape holds scipy.integrate.odeint with Dfun=, which tape files "
-                "cannot hold (SciPy's LSODA calls that Python function at every replay); leave "
-                "Dfun out (LSODA estimates the Jacobian) or record the function in the process "
-                "that replays it")
-        functions, tapes = saved_functions([self.recorded])
+                f"adsim: the tape holds scipy.integrate.odeint with Dfun=, which tape files "
+                f"cannot hold: {self.Dfun.why_not or 'it was not recorded'}; leave Dfun out "
+                f"(LSODA estimates the Jacobian), write it with NumPy functions, or record the "
+                f"function in the process that replays it")
+        functions, tapes = saved_functions([self.recorded] + (
+            [] if self.Dfun is None else [self.Dfun.function]))
         options = {k: encoded(v) for k, v in self.options.items()}
         return {"functions": functions, "n": self.n, "options": options}, tapes
 
@@ -93,9 +103,21 @@ class Call:
                 set(options) != set(_OPTIONS):
             raise ValueError(f"an odeint call is described by its state's size and the options "
                              f"{sorted(_OPTIONS)}")
-        (recorded,) = loaded_functions(state["functions"], tapes, [(), (n,)] + list(shapes),
-                                       [(n,)], lambda i, name: f"odeint of `{name}`")
-        return cls(None, None, (), [], {k: decoded(v) for k, v in options.items()}, n, recorded)
+        functions = state["functions"]
+        # a second function is Dfun: its matrix as recorded (n by n; banded,
+        # its diagonals by n), which SciPy checks
+        derivative = isinstance(functions, list) and len(functions) == 2 and tapes and \
+            len(tapes[-1].output_shape) == 2 and 1 <= tapes[-1].output_shape[0] <= 2 * n and \
+            1 <= tapes[-1].output_shape[1] <= 2 * n
+        outputs = [(n,)] + ([tuple(tapes[-1].output_shape)] if derivative else [])
+        recorded, *Dfun = loaded_functions(
+            functions, tapes, [(), (n,)] + list(shapes), outputs,
+            lambda i, name: f"odeint of `{name}`" if i == 0 else f"the Dfun `{name}` of odeint")
+        call = cls(None, None, (), [], {k: decoded(v) for k, v in options.items()}, n, recorded)
+        if Dfun:
+            call.Dfun = RecordedDerivative(None, Dfun[0].name, Dfun[0].what, None,
+                                           Dfun[0].variants.tapes())
+        return call
 
 
 # odeint's options, as the call passes them to SciPy

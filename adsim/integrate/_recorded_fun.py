@@ -18,6 +18,7 @@ import numpy as np
 
 from .._filefields import no_variant_holds, shape_field
 from .._nesting.nested import SavedInner
+from .._record.creation import suspended
 from .._record.recording import record
 from ..errors import BranchChanged
 
@@ -25,8 +26,8 @@ from ..errors import BranchChanged
 # replays of copies of a tape on several threads take turns here
 LSODA_TURNS = threading.RLock()
 
-__all__ = ["LSODA_TURNS", "RecordedFunction", "decoded", "encoded", "loaded_functions",
-           "saved_functions", "shapes_field"]
+__all__ = ["LSODA_TURNS", "RecordedDerivative", "RecordedFunction", "decoded", "encoded",
+           "loaded_functions", "saved_functions", "shapes_field"]
 
 
 class RecordedFunction(SavedInner):
@@ -60,6 +61,35 @@ class RecordedFunction(SavedInner):
         """The function ``f(t, y)`` SciPy calls, for these parameter values."""
         params = tuple(params)
         return lambda t, y: self(t, y, params)
+
+
+class RecordedDerivative:
+    """A Jacobian given as Python code (``solve_ivp``'s ``jac=`` with LSODA,
+    ``odeint``'s ``Dfun``), ``D(t, y, *params)``: SciPy's LSODA calls its
+    tapes (``function``, a RecordedFunction) once it has been recorded at
+    the first point it is asked for, so that a tape file can hold it; one
+    that cannot be recorded stays the program's code (``python(params)``,
+    the function SciPy calls), and ``why_not`` says why a file cannot hold
+    it. Loaded from a file (``tapes`` given), only its tapes run."""
+
+    def __init__(self, D, name, what, python, tapes=None):
+        self.function = RecordedFunction(D, name, what, tapes or ())
+        self.python = python
+        self.taped = tapes is not None
+        self.why_not = None
+
+    def plain(self, t, y, params):
+        """The ``f(t, y)`` SciPy calls for these parameter values, recording
+        the derivative at ``(t, y)`` first if it is not yet."""
+        if not self.taped and self.why_not is None:
+            try:
+                with suspended():
+                    self.function(t, y, params)
+                self.taped = True
+            except Exception as err:          # not recordable (non-NumPy code)
+                why = str(err).split(". ")[0][:200]
+                self.why_not = f"it could not be recorded: {type(err).__name__}: {why}"
+        return self.function.plain(params) if self.taped else self.python(params)
 
 
 def saved_functions(functions):

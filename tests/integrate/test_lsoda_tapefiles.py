@@ -6,7 +6,8 @@ them on spawned processes); gradients agree with differences; the values
 agree with SciPy's own to rounding (LSODA's step control amplifies the
 rounding differences between the recorded function and the Python one); a
 loaded tape where the function takes a branch none of its tapes recorded
-raises BranchChanged; a user's jac/Dfun (code) keeps the tape in memory.
+raises BranchChanged; a user's jac/Dfun is recorded and saved like fun
+(one that cannot be recorded keeps the tape in memory).
 
 The model: a damped, driven pair ``y' = -k tanh(y) + A sin(t) + c y_other``
 (tanh: its recorded value may round otherwise than NumPy's)."""
@@ -132,18 +133,58 @@ def test_a_loaded_tape_off_its_functions_paths_raises_branch_changed(solve):
     assert_same_replays(tape, copies(tape), [(y0, s), (y0, other)], methods=["forward"])
 
 
-def test_users_jacobians_keep_the_tape_in_memory():
-    def jacobian(t, y, k, A, c):
-        return np.diag(-k / np.cosh(y) ** 2) + c * np.array([[0.0, 1.0], [1.0, 0.0]])
+def jacobian(t, y, k, A, c):
+    return np.diag(-k / np.cosh(y) ** 2) + c * np.array([[0.0, 1.0], [1.0, 0.0]])
+
+
+def lsoda_with_jac(y0, p):
+    return np.sum(solve_ivp(driven, (0.0, 4.0), y0, method="LSODA", args=(p[0], p[1], C),
+                            jac=jacobian, t_eval=T_EVAL, **TOL).y ** 2)
+
+
+def odeint_with_dfun(y0, p):
+    return np.sum(odeint(driven, y0, T_EVAL, args=(p[0], p[1], C), tfirst=True,
+                         Dfun=jacobian, **TOL) ** 2)
+
+
+@pytest.mark.parametrize("loss", [lsoda_with_jac, odeint_with_dfun], ids=lambda f: f.__name__)
+def test_users_jacobians_are_saved_with_the_tape(loss, tmp_path):
+    """SciPy's LSODA calls the tapes of jac/Dfun too, in memory and loaded:
+    bitwise alike, equal to SciPy's own on the Python functions to rounding
+    and with gradients that agree with differences."""
+    tape = adsim.record(loss, Y0, P)
+    held = [c for c in tape.callbacks if type(c).__name__ in ("LsodaPiece", "OdeintOp")]
+    assert held and all(c.call.jac.taped if hasattr(c.call, "jac") else c.call.Dfun.taped
+                        for c in held)
+    assert_same_replays(tape, copies(tape, tmp_path), [(Y0, P), NEAR], methods=REPLAYED)
+    args = (P[0], P[1], C)
+    if loss is lsoda_with_jac:
+        want = np.sum(scipy.integrate.solve_ivp(driven, (0.0, 4.0), Y0, method="LSODA",
+                                                args=args, jac=jacobian, t_eval=T_EVAL,
+                                                **TOL).y ** 2)
+    else:
+        want = np.sum(scipy.integrate.odeint(driven, Y0, T_EVAL, args=args, tfirst=True,
+                                             Dfun=jacobian, **TOL) ** 2)
+    assert tape.forward(Y0, P) == pytest.approx(want, rel=1e-10)
+    loaded = copies(tape)[0]
+    v = [np.zeros(2), np.array([0.3, -1.0])]
+    want = central(lambda y0, p: loss(y0, p), [Y0, P], v, h=1e-5)
+    assert loaded.gradient(Y0, P)[1] @ v[1] == pytest.approx(want, rel=1e-5)
+
+
+def test_users_jacobians_that_cannot_be_recorded_keep_the_tape_in_memory():
+    def unrecordable(t, y, k, A, c):            # float() of an active value: not recordable
+        return jacobian(t, y, float(k), A, c)
 
     def with_jac(y0, p):
         return np.sum(solve_ivp(driven, (0.0, 1.0), y0, method="LSODA", args=(p[0], p[1], C),
-                                jac=jacobian, t_eval=[1.0], **TOL).y)
+                                jac=unrecordable, t_eval=[1.0], **TOL).y)
 
     def with_dfun(y0, p):
         return np.sum(odeint(driven, y0, [0.0, 1.0], args=(p[0], p[1], C), tfirst=True,
-                             Dfun=jacobian, **TOL))
-    for loss, what in [(with_jac, "callable jac="), (with_dfun, "odeint with Dfun=")]:
+                             Dfun=unrecordable, **TOL))
+    for loss, what in [(with_jac, "callable jac=.*could not be recorded"),
+                       (with_dfun, "odeint with Dfun=.*could not be recorded")]:
         tape = adsim.record(loss, Y0, P)
         assert np.isfinite(tape.forward(*NEAR))
         with pytest.raises(TapeCopyError, match=what):
