@@ -22,8 +22,9 @@ derivatives a call gives as Python code (``jac=``, ``hess=``,
 and saved the same way, and SciPy calls their tapes too. Not saved, with
 the reason: a function returning its derivative too (``jac=True``), a
 ``hessp=`` (of x and a vector), a ``callback`` or objects other than data
-(adsim/_scipy/call_data.py), more than DENSE_UP_TO unknowns (their sparse
-plans record the function), a function that could not be recorded.
+(adsim/_scipy/call_data.py), a function that could not be recorded. A
+solve of more than DENSE_UP_TO unknowns saves too: a loaded one's sparse
+plans (adsim/_scipy/implicit.py) record the ops of its tapes again.
 """
 import numpy as np
 
@@ -33,7 +34,7 @@ from .._record.creation import suspended
 from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
-from .implicit import DENSE_UP_TO, Equations, Stationarity
+from .implicit import Equations, Stationarity
 
 __all__ = ["SavedCall", "SolutionApplication", "residual_system", "saved_call",
            "taped_functions"]
@@ -130,8 +131,6 @@ def saved_call(solver, spec, call, names, system, derivatives):
     if vector:
         return SavedCall(solver, None, system, f"it calls {vector[0]}=, a derivative given "
                                                f"as Python code of x and a vector")
-    if system.n > DENSE_UP_TO:
-        return SavedCall(solver, None, system, f"more than {DENSE_UP_TO} unknowns")
     rest = {k: v for k, v in call.items() if k not in names and k != "args"}
     code = [k for k, v in rest.items() if callable(v)]
     if code:

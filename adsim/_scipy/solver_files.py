@@ -57,9 +57,9 @@ def read_solution(state, tapes):
     in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
     out_shape = shape_field(state["out_shape"], "the output shape")
     n = size_of(spec.x_shape)
-    if out_shape != (n,) or not in_shapes or n > DENSE_UP_TO:
-        raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
-                         f"{DENSE_UP_TO}) and parameters, not {in_shapes} to {out_shape}")
+    if out_shape != (n,) or not in_shapes:
+        raise ValueError(f"the solution of {solver} maps parameters to its {n} unknowns, not "
+                         f"{in_shapes} to {out_shape}")
     inputs = [(n,)] + in_shapes
     tapes, derivatives = _derivatives_of(solver, spec, state.get("derivatives", []), tapes,
                                          inputs)

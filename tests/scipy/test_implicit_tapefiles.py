@@ -186,6 +186,32 @@ def test_a_loaded_solve_runs_on_its_derivatives_tapes():
             tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
 
 
+def discretised(p):
+    """fsolve of a 450-unknown Bratu problem: above 400 unknowns, the
+    derivatives come from a sparse Jacobian (a coloring plan), which a
+    loaded solve records from its tapes."""
+    n = 450
+    h = 1.0 / (n + 1)
+
+    def bratu(u, lam):
+        up, um = np.concatenate([u[1:], [0.0]]), np.concatenate([[0.0], u[:-1]])
+        return (up - 2.0 * u + um) / h ** 2 + lam * np.exp(u)
+    u = so.fsolve(bratu, np.zeros(n), args=(p[0],), xtol=1e-12)
+    return np.sum(u ** 2) + p[1] * u[0]
+
+
+def test_solves_of_more_than_400_unknowns_replay_bitwise_after_saving(tmp_path):
+    tape = adsim.record(discretised, P)
+    assert_same_replays(tape, copies(tape, tmp_path), POINTS[::2], methods=["forward", "gradient"])
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    step = 1e-4
+    want = [(discretised(P + step * e) - discretised(P - step * e)) / (2 * step)
+            for e in np.eye(2)]
+    np.testing.assert_allclose(loaded.gradient(P), want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(adsim.UnsupportedOperation, match="up to 400 unknowns"):
+        loaded.hvp(P, np.array([1.0, 0.0]))
+
+
 def test_altered_residual_tapes_are_refused():
     """A least-squares solve's tapes are of a vector of residuals."""
     data = tapefile.dumps(adsim.record(
