@@ -18,10 +18,10 @@ raises BranchChanged where the function takes a branch none of its tapes
 recorded. Its second derivatives record the ops of those tapes again
 (:func:`transcribed`) where the original records the function. The
 derivatives a call gives as Python code (``jac=``, ``hess=``,
-``fprime=``, ``Dfun=``: functions of x and the parameters) are recorded
-and saved the same way, and SciPy calls their tapes too. Not saved, with
-the reason: a function returning its derivative too (``jac=True``), a
-``hessp=`` (of x and a vector), a ``callback`` or objects other than data
+``fprime=``, ``Dfun=``: functions of x and the parameters; with
+``jac=True``, the derivative the function returns with its value) are
+recorded and saved the same way, and SciPy calls their tapes too. Not saved, with
+the reason: a ``hessp=`` (of x and a vector), a ``callback`` or objects other than data
 (adsim/_scipy/call_data.py), a function that could not be recorded. A
 solve of more than DENSE_UP_TO unknowns saves too: a loaded one's sparse
 plans (adsim/_scipy/implicit.py) record the ops of its tapes again.
@@ -124,9 +124,6 @@ def saved_call(solver, spec, call, names, system, derivatives):
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers and least-squares solvers are "
                                                f"saved")
-    if spec.first_of:
-        return SavedCall(solver, None, system, "its function returns its derivative too "
-                                               "(jac=True)")
     vector = sorted(_TAKE_A_VECTOR & set(derivatives))
     if vector:
         return SavedCall(solver, None, system, f"it calls {vector[0]}=, a derivative given "
@@ -139,6 +136,8 @@ def saved_call(solver, spec, call, names, system, derivatives):
         written = written_arguments(rest)
     except TypeError as err:
         return SavedCall(solver, None, system, str(err))
+    # (with jac=True, "jac" is the derivative fun returns with its value: SciPy
+    # is then given the two apart, which its memoised pair gives too)
     recorded = {name: RecordingInner(f, name, f"the {name}= of scipy.optimize.{solver}")
                 for name, f in derivatives.items()}
     return SavedCall(solver, rest, system, None, written, recorded)

@@ -408,6 +408,11 @@ def _system(spec, function, x_shape, n, what, full_args):
                            n, what)
 
 
+def _second(function):
+    """The derivative a function returns with its value (``jac=True``)."""
+    return lambda *args: function(*args)[1]
+
+
 def _of_flat_x(function, x_shape, full_args):
     """``function`` (taking ``(x, *args)``) as a function of the flat ``x``
     and the parameters, ``args = full_args(params)``: how a derivative
@@ -461,6 +466,8 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
     derivatives = {name: _of_flat_x(f, spec.x_shape, with_params)
                    for name, f in zip(names[1:], functions[1:])}
+    if spec.first_of:        # fun returns (value, jac): its jac is recorded apart
+        derivatives["jac"] = _of_flat_x(_second(functions[0]), spec.x_shape, with_params)
     saved = saved_call(solver, spec, call, names, system, derivatives)
     taped = taped_functions(spec, system, n, saved.derivatives) \
         if saved.why_not is None else None
