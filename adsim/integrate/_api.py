@@ -256,13 +256,13 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         if events is not None:
             result["t_events"], result["y_events"] = Events(events, args).results(n)
         return result
-    group = None
-    if t_eval is not None and not dense_output:
-        loop = {"max_steps": None}
-        loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
-                     if v is not None})
-        # the intervals' loops share the budget and their recorded steps
-        group = _group((t0, tf, y0, t_eval, args))
+    loop = {"max_steps": None}
+    loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
+                 if v is not None})
+    # the loops of a call (one per output time, or per accepted step) share the
+    # budget and their recorded steps; with dense_output every step is recorded
+    # in the enclosing tape, its interpolant kept
+    group = None if dense_output else _group((t0, tf, y0, t_eval, args))
     try:
         state = solver.start(t0, y0, tf, args, first_step)
         events = Events(events, args) if events is not None else None

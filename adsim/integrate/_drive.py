@@ -19,8 +19,10 @@ the whole integration is one loop instead, the outputs travelling in its
 state (:mod:`adsim.integrate._carried`): a replay then runs no Python per
 output time.
 
-Without ``t_eval`` every accepted step is an output; the attempts are then
-recorded one after the other in the enclosing tape (memory grows with the
+Without ``t_eval`` every accepted step is an output: inside a recording
+the attempts up to each accepted step are one loop (the loops of a call
+share one recorded step, replayed in C), and each step's time and solution
+are read from its loop's state in the enclosing tape (memory grows with the
 number of steps, as the output does).
 """
 import numpy as np
@@ -67,10 +69,18 @@ class Run:
         method, events = self.method, self.events
         times, ys = [state.t], [state.y]
         g = events.values(state.t, state.y, self.args) if events else None
+        looped = self.group is not None and _recorded(state, (self.t_bound,) + self.args)
         while state.status == RUNNING:
-            state, accepted = method.attempt(state, self.t_bound, self.args)
-            if not accepted:
-                continue
+            if looped:          # the attempts up to the next accepted step: one loop
+                before = state.n_accepted
+                state = self._loop(state, self.t_bound, before, {"max_steps": None}, None,
+                                   one_step=True)
+                if state.n_accepted == before:          # failed before accepting one
+                    break
+            else:
+                state, accepted = method.attempt(state, self.t_bound, self.args)
+                if not accepted:
+                    continue
             self.steps.append(state)
             if events is not None:
                 g_new = events.values(state.t, state.y, self.args)
@@ -137,7 +147,10 @@ class Run:
         self.stop = self.events.handle(self.method, state, active)
         return self.stop is not None
 
-    def _loop(self, state, target, handled, loop, stats):
+    def _loop(self, state, target, handled, loop, stats, one_step=False):
+        """The attempts from ``state`` to the first step that reaches
+        ``target`` (or, ``one_step``, to the next accepted step: ``handled``
+        is then the accepted-step count at the start) as one loop."""
         if self.stop is not None:          # a terminal event ended the integration
             return state
         # the interval's end is a loop input, so that all loops share one step and condition
@@ -152,8 +165,9 @@ class Run:
         else:
             start = layout.vector(state)
         if self._functions is None or self._functions[2] is not layout:
-            self._functions = (_condition(self.method, self.events, layout),
-                               _step(self.method, layout), layout)
+            condition = _one_more(self.method, layout) if one_step else \
+                _condition(self.method, self.events, layout)
+            self._functions = (condition, _step(self.method, layout), layout)
         condition, step, _ = self._functions
         final = self._checkpointed(condition, step, start, args, self._options(loop, stats))
         return self.method.State(*final) if layout is None else layout.view(final)
@@ -204,17 +218,33 @@ def _step(method, layout):
     return attempt
 
 
+def _one_more(method, layout):
+    """Attempts continue until one is accepted (the accepted-step count is
+    no longer ``handled``, the count at the loop's start) or the
+    integration ends."""
+    State = method.State        # not the method: its caches would keep cond from being recorded
+
+    def more(state, t_bound, t_target, handled, *args):
+        s = State(*state) if layout is None else layout.view(state)
+        if s.status != RUNNING:
+            return False
+        return bool(s.n_accepted == handled)
+    return more
+
+
 def _condition(method, events, layout):
     """Attempts continue until a step reaches ``t_target`` (at least one
     step, so that there is an interpolant), and stop after a step whose
     events are not yet handled (its accepted-step count is not ``handled``)."""
-    direction = method.direction
+    # the state's class and direction, not the method (its caches, a sparse
+    # Jacobian's tape among them, would keep the condition from being recorded);
     # the event functions and directions only: the Events object also holds the
-    # times met (active values), which would keep the condition from being recorded
+    # times met (active values)
+    State, direction = method.State, method.direction
     functions, directions = (events.functions, events.direction) if events else (None, None)
 
     def more(state, t_bound, t_target, handled, *args):
-        s = method.State(*state) if layout is None else layout.view(state)
+        s = State(*state) if layout is None else layout.view(state)
         if s.status != RUNNING:
             return False
         if s.n_accepted == 0:
