@@ -1,0 +1,116 @@
+"""A plain local array given an active value by item assignment while
+other local names hold views of it (adsim/_record/plain_stores.py): the
+array and each view are rebound to an active copy and the same views of
+it, so every name sees the store as NumPy's would; a view reachable in any
+other way keeps the refusal. Values are checked against NumPy's (the same
+function called on plain numbers) and derivatives against differences."""
+import numpy as np
+import pytest
+
+import adsim
+from fdcheck import assert_close, central
+
+HOLDERS = []
+
+
+def _check(f, p):
+    p = np.asarray(p, dtype=float)
+    tape = adsim.record(f, p)
+    assert_close(tape.forward(p), f(p), rtol=1e-15, atol=0.0, what="value")
+    g = adsim.grad(f)(p)
+    want = np.array([central(f, [p], [e], 1e-3) for e in np.eye(p.size)])
+    assert_close(g, want, rtol=1e-8, atol=1e-12, what="gradient")
+    p2 = p * 1.07
+    assert_close(tape.forward(p2), f(p2), rtol=1e-14, atol=0.0, what="replayed value")
+
+
+def _neighbours(p):
+    u = np.cos(np.arange(7.0))
+    left, right = u[:-1], u[1:]
+    for _ in range(3):
+        flux = p[0] * left - p[1] * right ** 2
+        u[1:-1] -= 0.1 * (flux[1:] - flux[:-1])
+    return np.sum(left * right) + u[3]
+
+
+def _reversed_and_strided(p):
+    u = np.sin(np.arange(8.0))
+    rev = u[::-1]
+    even = u[::2]
+    u[2:5] = p[0] * u[1:4] + p[1]
+    return np.sum(rev * np.arange(8.0)) + np.sum(even ** 2)
+
+
+def _transposed(p):
+    a = np.outer(np.arange(1.0, 4.0), np.arange(1.0, 5.0))
+    t = a.T
+    col = a[:, 1]
+    a[1, :] = p[0] * a[0, :] + p[1]
+    return np.sum(t[1] * col) + np.sum(a * t.T)
+
+
+def _two_names_one_view(p):
+    u = np.exp(-np.arange(6.0))
+    inner = u[1:-1]
+    same = inner
+    u[2] = p[0] * p[1]
+    return np.sum(same ** 2) + inner[1]
+
+
+def _write_through_the_view_afterwards(p):
+    u = np.ones(5)
+    head = u[:2]
+    u[3] = p[0]
+    head[1] = p[1] ** 2          # after the rebinding: a write into the active view
+    return np.sum(u * np.arange(5.0))
+
+
+@pytest.mark.parametrize("f", [_neighbours, _reversed_and_strided, _transposed,
+                               _two_names_one_view, _write_through_the_view_afterwards])
+def test_views_held_by_local_names_see_the_store(f):
+    _check(f, [0.7, 0.3])
+
+
+def _view_also_in_a_list(p):
+    u = np.cos(np.arange(5.0))
+    left = u[:-1]
+    kept = [left]
+    u[1:-1] = p[0] * u[2:]
+    return np.sum(kept[0]) + np.sum(u)
+
+
+def _view_kept_by_a_global(p):
+    u = np.cos(np.arange(5.0))
+    left = u[:-1]
+    HOLDERS.append(left)
+    u[1:-1] = p[0] * u[2:]
+    return np.sum(left) + np.sum(u)
+
+
+def _view_in_a_closure(p):
+    u = np.cos(np.arange(5.0))
+    left = u[:-1]
+
+    def first():
+        return left[0]
+    u[1:-1] = p[0] * u[2:]
+    return first() + np.sum(u)
+
+
+def _view_held_by_the_caller(p):
+    u = np.cos(np.arange(5.0))
+    left = u[:-1]
+    return _store_into(u, p) + np.sum(left)
+
+
+def _store_into(u, p):
+    u[1:-1] = p[0] * u[2:]
+    return np.sum(u)
+
+
+@pytest.mark.parametrize("f", [_view_also_in_a_list, _view_kept_by_a_global,
+                               _view_in_a_closure, _view_held_by_the_caller])
+def test_views_reachable_otherwise_keep_the_refusal(f):
+    with pytest.raises(adsim.ActiveValueLeak, match="also reachable in another way|not a local"):
+        adsim.grad(f)(np.array([0.7, 0.3]))
+    HOLDERS.clear()
