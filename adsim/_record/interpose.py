@@ -1,7 +1,7 @@
 """Everything adsim changes in other modules, and the switch that turns it off.
 
 Importing adsim changes nothing outside adsim. While a recording runs with
-interposition on, adsim changes exactly two things outside itself:
+interposition on, adsim changes exactly three things outside itself:
 
 1. **The** ``numpy`` **namespace, and names imported from it.** 20 names
    are bound to adsim's wrappers
@@ -48,7 +48,18 @@ interposition on, adsim changes exactly two things outside itself:
    own defaults. While hooked, ``inspect.signature`` of such a function
    without ``__wrapped__`` shows ``(*args, **kwargs)``.
 
-Both are made when the first recording with interposition on starts, in
+3. **The draw methods of NumPy's random generators.** The methods of
+   ``np.random.Generator`` and ``np.random.RandomState`` that
+   adsim/_np/draws.py differentiates (``normal``, ``uniform``,
+   ``exponential``, ...) are replaced in the classes' type dicts (compiled
+   classes: reached through ``gc.get_referents`` of the ``__dict__`` proxy,
+   then ``PyType_Modified``; CPython only) by stand-ins that call NumPy's
+   method unless a parameter is active on a thread recording with
+   interposition on; and ``numpy.random``'s functions of those names
+   (methods bound to NumPy's global RandomState) are bound to stand-ins as
+   the names of 1. are.
+
+All are made when the first recording with interposition on starts, in
 any thread, and undone when the last one ends, also when the recorded
 function raised: one lock, one count of such recordings over all threads
 and nested recordings. A SciPy module imported during a recording is
@@ -408,13 +419,12 @@ def _restore():
 # followed by PyType_Modified (CPython's method cache). Where that dict cannot
 # be reached, nothing is changed and draws with active parameters stay refused.
 _DRAW_CLASSES = (np.random.Generator, np.random.RandomState)
-_draw_methods = []      # (class, its dict, name, (NumPy's method, adsim's stand-in))
+_draw_methods = []      # (class, its dict, ({name: NumPy's method}, {name: adsim's stand-in}))
 
 
 def _type_dict(cls):
     found = [d for d in gc.get_referents(cls.__dict__) if type(d) is dict]
-    if len(found) != 1 or any(found[0].get(name) is not cls.__dict__[name]
-                              for name in draws.supported()):
+    if len(found) != 1 or any(name not in found[0] for name in draws.supported()):
         return None
     return found[0]
 
@@ -427,18 +437,18 @@ def _made_draw_methods():
     for cls in _DRAW_CLASSES:
         namespace = _type_dict(cls)
         if namespace is not None:
-            for name in draws.supported():
-                original = namespace[name]
-                _draw_methods.append((cls, namespace, name, (original, draws.method(original))))
+            originals = {name: namespace[name] for name in draws.supported()}
+            stand_ins = {name: draws.method(m) for name, m in originals.items()}
+            _draw_methods.append((cls, namespace, (originals, stand_ins)))
 
 
 def _set_draw_methods(which):
-    """Put adsim's stand-ins (``which`` 1) or NumPy's methods (0) in place."""
+    """Put adsim's stand-ins (``which`` 1) or NumPy's methods (0) in place:
+    one dict update and one method-cache invalidation per class."""
     if not _draw_methods:
         _made_draw_methods()
-    for _, namespace, name, pair in _draw_methods:
-        namespace[name] = pair[which]
-    for cls in {cls for cls, *_ in _draw_methods}:
+    for cls, namespace, pair in _draw_methods:
+        namespace.update(pair[which])
         ctypes.pythonapi.PyType_Modified(cls)
 
 
