@@ -29,7 +29,9 @@ method                    NumPy computes                     active parameters
 ``multivariate_normal``   ``z @ A + mean`` (A from cov)      mean (cov plain)
 ========================  =================================  =================
 
-for ``numpy.random.Generator`` and ``numpy.random.RandomState`` (and so
+and ``choice(a, size, replace, p)`` with active ``p`` and ``a`` (the indices
+are piecewise constant in ``p``: :func:`_choice`), for
+``numpy.random.Generator`` and ``numpy.random.RandomState`` (and so
 ``np.random.normal(...)`` and the other functions of NumPy's global
 RandomState). With the standard draw ``z`` (at loc 0, scale 1: ``0 + 1 * x``
 is ``x``, and ``loc - scale * x`` is ``loc + scale * (-x)``), adsim's value
@@ -105,7 +107,7 @@ TRANSFORMS = {
 
 def supported():
     """The names of the methods whose draws take active parameters."""
-    return tuple(FAMILIES)
+    return tuple(FAMILIES) + ("choice",)
 
 
 def _families():
@@ -173,6 +175,8 @@ def draw(original, owner, args, kwargs):
     bound.apply_defaults()
     params = bound.arguments
     active = [p for p, v in params.items() if holds_active(v)]
+    if name == "choice" and set(active) <= {"a", "p"}:
+        return _choice(original, bound, active)
     family = FAMILIES.get(name)
     if family is None or any(p in family.plain for p in active):
         raise refusal(kind, name, active)
@@ -207,6 +211,36 @@ def draw(original, owner, args, kwargs):
     assert np.allclose(current(result), drawn, rtol=1e-12, atol=0.0, equal_nan=True), \
         f"adsim: the pathwise draw of {kind}.{name} differs from NumPy's"
     return result
+
+
+def _choice(original, bound, active):
+    """``rng.choice(a, size, replace, p)`` with active probabilities ``p``
+    and/or an active population ``a``: NumPy's indices, drawn with the
+    plain ``p``, are piecewise constant in ``p`` (each is where a uniform
+    draw falls in the cumulative sum of ``p``), so their derivative is zero
+    wherever it exists (a particle filter's resampling); ``p`` is guarded
+    to stay what it was (a replay at other probabilities raises
+    BranchChanged). An active ``a`` is gathered at the indices NumPy draws
+    for ``choice(len(a), ...)``, which it draws for ``choice(a, ...)``."""
+    params = bound.arguments
+    replaced = {}
+    if "p" in active:
+        p = from_pieces(params["p"])
+        v = current(p)
+        guard(p, v, np.nextafter(v, np.inf))
+        replaced["p"] = v
+    population = None
+    if "a" in active:
+        population = from_pieces(params["a"])
+        axis = params.get("axis", 0)
+        replaced["a"] = population.shape[axis] if population.ndim else population
+        if population.ndim == 0:
+            raise ValueError("a must be a sequence or an integer, not a 0-d array")
+    args, kw = _rebound(bound, replaced)
+    drawn = original(*args, **kw)
+    if population is None:
+        return drawn
+    return population.take(drawn, axis=params.get("axis", 0))
 
 
 def _checked_on_replay(scale):

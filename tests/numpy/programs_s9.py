@@ -1,4 +1,4 @@
-"""Twenty-one small scientific programs written as their authors write them,
+"""Thirty-three small scientific programs written as their authors write them,
 in areas and idioms the earlier collections (programs_as_published.py,
 programs_s7.py, programs_s8.py) leave out: a Hodgkin-Huxley neuron by
 forward Euler with ``np.where`` guards of its removable singularities; a
@@ -23,7 +23,13 @@ whose constants the caller sets as attributes; a decay chain by
 binomial likelihood through ``expit`` and ``gammaln``; Kepler's equation by
 Newton iterations for a radial-velocity fit; a two-box climate model by
 ``solve_ivp`` with a dict of parameters; a windowed periodogram peak by
-``np.fft.rfft``; and a Ricker map's likelihood grown in a Python list.
+``np.fft.rfft``; a Ricker map's likelihood grown in a Python list; a
+tight-binding ring by ``eigh``; a Cox partial likelihood by a reversed
+``cumsum``; a bivariate normal through ``scipy.stats.multivariate_normal``;
+cubic elasticity by ``einsum``; a drug profile by ``np.convolve``; a
+natural spline by ``solve_banded``; a Markov chain's stationary law by
+``eig``; a bond yield by ``brentq`` with ``args``; and a particle filter
+resampling with ``rng.choice(n, p=w)``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s9.py
 differentiates them as they are."""
@@ -573,3 +579,167 @@ def ricker_nll(theta):
         N.append(N[-1] * np.exp(r * (1 - N[-1] / K)))
     N = np.array(N)
     return -np.sum(COUNTS * np.log(N) - N - gammaln(COUNTS + 1))
+
+
+# ---- 24. tight-binding chain: band energy from eigh --------------------------------------
+
+def band_energy(hoppings, n_electrons=4, onsite=0.1):
+    """Sum of the lowest occupied eigenvalues (two electrons per level) of a
+    six-site tight-binding ring with alternating hoppings (t1, t2)."""
+    t1, t2 = hoppings
+    n = 6
+    H = onsite * np.eye(n)
+    for i in range(n):
+        t = t1 if i % 2 == 0 else t2
+        H[i, (i + 1) % n] = -t
+        H[(i + 1) % n, i] = -t
+    eps = np.linalg.eigh(H)[0]
+    return 2 * np.sum(eps[:n_electrons // 2])
+
+
+# ---- 25. Cox proportional hazards: partial likelihood by a reversed cumsum ---------------
+
+SURV_TIME = np.array([2.0, 3.0, 5.0, 7.0, 8.0, 11.0, 13.0, 17.0])
+SURV_EVENT = np.array([1, 1, 0, 1, 1, 0, 1, 1])
+SURV_X = np.array([[0.5, 1.0], [1.2, 0.0], [0.3, 1.0], [0.8, 0.0], [1.5, 1.0], [0.1, 0.0],
+                   [0.9, 1.0], [0.4, 0.0]])
+
+
+def cox_partial_loglik(beta):
+    """Breslow partial log-likelihood (no ties), the risk-set sums as a
+    cumulative sum over the reversed, time-ordered linear predictors."""
+    order = np.argsort(SURV_TIME)
+    eta = SURV_X[order] @ beta
+    risk = np.log(np.cumsum(np.exp(eta)[::-1])[::-1])
+    return np.sum((eta - risk)[SURV_EVENT[order] == 1])
+
+
+# ---- 26. a bivariate normal model through scipy.stats.multivariate_normal ----------------
+
+PAIRS = np.array([[0.2, 1.1], [0.8, 1.9], [-0.3, 0.4], [1.1, 2.2], [0.5, 1.0]])
+
+
+def bivariate_loglik(theta):
+    """Log-likelihood of paired measurements, theta = (mu1, mu2, log s1,
+    log s2, atanh rho)."""
+    mu = theta[:2]
+    s = np.exp(theta[2:4])
+    rho = np.tanh(theta[4])
+    cov = np.array([[s[0] ** 2, rho * s[0] * s[1]], [rho * s[0] * s[1], s[1] ** 2]])
+    from scipy.stats import multivariate_normal
+    return np.sum(multivariate_normal.logpdf(PAIRS, mean=mu, cov=cov))
+
+
+# ---- 27. anisotropic elasticity: strain energy by einsum ---------------------------------
+
+def strain_energy_density(moduli, strain=np.array([[1e-3, 2e-4, 0.0], [2e-4, -5e-4, 1e-4],
+                                                   [0.0, 1e-4, 2e-4]])):
+    """0.5 C_ijkl e_ij e_kl for a cubic crystal with (C11, C12, C44) in GPa,
+    the stiffness tensor built index by index."""
+    C11, C12, C44 = moduli
+    d = np.eye(3)
+    C = np.zeros((3, 3, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            for k in range(3):
+                for l in range(3):
+                    C[i, j, k, l] = (C12 * d[i, j] * d[k, l]
+                                     + C44 * (d[i, k] * d[j, l] + d[i, l] * d[j, k])
+                                     + (C11 - C12 - 2 * C44) * d[i, j] * d[k, l] * d[i, k])
+    return 0.5 * np.einsum("ijkl,ij,kl->", C, strain, strain) * 1e6
+
+
+# ---- 28. drug concentration by convolving the input with the impulse response ------------
+
+def peak_concentration(params, dt=0.25, n=48):
+    """Largest concentration of a one-compartment model with first-order
+    absorption given as an infusion profile convolved (np.convolve) with
+    the unit impulse response; params = (ka, ke, V)."""
+    ka, ke, V = params
+    t = np.arange(n) * dt
+    infusion = np.where(t < 2.0, 50.0, 0.0)
+    impulse = ka / (V * (ka - ke)) * (np.exp(-ke * t) - np.exp(-ka * t))
+    conc = np.convolve(infusion, impulse)[:n] * dt
+    return np.max(conc)
+
+
+# ---- 29. a natural cubic spline by hand with solve_banded --------------------------------
+
+from scipy.linalg import solve_banded
+
+KNOTS = np.array([0.0, 0.5, 1.2, 2.0, 2.6, 3.5])
+
+
+def spline_length(values, n_eval=40):
+    """Arc length of a natural cubic spline through (KNOTS, values), its
+    second derivatives from the tridiagonal system by solve_banded."""
+    h = np.diff(KNOTS)
+    n = len(KNOTS)
+    ab = np.zeros((3, n - 2))
+    ab[0, 1:] = h[1:-1]
+    ab[1, :] = 2 * (h[:-1] + h[1:])
+    ab[2, :-1] = h[1:-1]
+    rhs = 6 * (np.diff(values[1:]) / h[1:] - np.diff(values[:-1]) / h[:-1])
+    M = np.concatenate([[0.0], solve_banded((1, 1), ab, rhs), [0.0]])
+    x = np.linspace(KNOTS[0], KNOTS[-1] - 1e-9, n_eval)
+    i = np.searchsorted(KNOTS, x, side="right") - 1
+    a, b = KNOTS[i + 1] - x, x - KNOTS[i]
+    slope = (-M[i] * a ** 2 / 2 + M[i + 1] * b ** 2 / 2 + values[i + 1] - values[i]) / h[i] \
+        - (M[i + 1] - M[i]) * h[i] / 6
+    return np.trapezoid(np.sqrt(1 + slope ** 2), x)
+
+
+# ---- 30. a Markov chain's stationary distribution by eig ---------------------------------
+
+def long_run_cost(logits, costs=np.array([1.0, 4.0, 2.5])):
+    """Expected cost under the stationary distribution of a 3-state chain
+    whose rows are softmaxes of the logits, the eigenvector of P.T for the
+    eigenvalue nearest to one (numpy.linalg.eig, complex results)."""
+    L = logits.reshape(3, 3)
+    P = np.exp(L) / np.sum(np.exp(L), axis=1, keepdims=True)
+    w, v = np.linalg.eig(P.T)
+    k = np.argmin(np.abs(w - 1.0))
+    pi = np.real(v[:, k])
+    pi = pi / np.sum(pi)
+    return pi @ costs
+
+
+# ---- 31. a bond's yield by brentq with args ----------------------------------------------
+
+from scipy.optimize import brentq
+
+
+def bond_yield(coupon_and_price, years=5):
+    """Yield to maturity of an annual-coupon bond from its coupon rate and
+    price (per 100 face), the root of the price equation by brentq."""
+    coupon, price = coupon_and_price
+
+    def pv(y, c, p):
+        t = np.arange(1, years + 1)
+        return np.sum(100 * c / (1 + y) ** t) + 100 / (1 + y) ** years - p
+
+    return brentq(pv, -0.5, 1.0, args=(coupon, price), xtol=1e-14)
+
+
+# ---- 32. a bootstrap particle filter: log-likelihood with resampling ---------------------
+
+OBS = np.array([0.4, 0.9, 1.3, 1.1, 0.6, 0.2, -0.1, 0.3])
+
+
+def particle_loglik(theta, n=64):
+    """Log-likelihood estimate of an AR(1) state-space model by a bootstrap
+    particle filter with multinomial resampling (rng.choice with the
+    normalised weights), theta = (phi, log q, log r)."""
+    phi, q, r = theta[0], np.exp(theta[1]), np.exp(theta[2])
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.0, 1.0, n)
+    ll = 0.0
+    for y in OBS:
+        x = phi * x + np.sqrt(q) * rng.standard_normal(n)
+        logw = -0.5 * (y - x) ** 2 / r - 0.5 * np.log(2 * np.pi * r)
+        m = np.max(logw)
+        w = np.exp(logw - m)
+        ll += m + np.log(np.mean(w))
+        idx = rng.choice(n, size=n, p=w / np.sum(w))
+        x = x[idx]
+    return ll

@@ -158,3 +158,25 @@ def test_numpys_methods_are_back_after_the_recording():
     assert np.random.normal is normal
     rng = np.random.default_rng(4)
     assert np.array_equal(rng.normal(0.0, 1.0, 3), np.random.default_rng(4).standard_normal(3))
+
+
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_choice_with_active_probabilities_and_population(kind):
+    """Resampling: the indices are piecewise constant in p (derivative zero
+    where it exists), the population gathered at them; NumPy's draws."""
+    def f(x):
+        rng = MAKERS[kind]()
+        w = np.exp(x[:4])
+        picked = rng.choice(x[4:], size=6, p=w / np.sum(w))
+        return np.sum(picked ** 2 * w[0])
+
+    x = np.array([0.1, -0.3, 0.5, 0.2, 1.0, 2.0, 3.0, 4.0])
+    tape = adsim.record(f, x)
+    assert tape.forward(x) == f(x)
+    g = adsim.grad(f)(x)
+    want = np.array([central(f, [x], [e * 1e-7], 1.0) / 1e-7 for e in np.eye(x.size)])
+    assert_close(g, want, rtol=1e-6, atol=1e-9)
+    with pytest.raises(adsim.BranchChanged):          # other probabilities
+        tape.forward(x + np.r_[0.01, np.zeros(7)])
+    assert tape.forward(x + np.r_[np.zeros(4), 0.1, 0, 0, 0]) == \
+        f(x + np.r_[np.zeros(4), 0.1, 0, 0, 0])       # the same indices, a new population
