@@ -213,7 +213,7 @@ def _same_view(replacement, array, view):
     if positions.strides != array.strides or positions.itemsize != array.itemsize:
         return None
     offset = view.__array_interface__["data"][0] - array.__array_interface__["data"][0]
-    if offset < 0 or offset % array.itemsize or view.itemsize != array.itemsize or \
+    if offset < 0 or offset % array.itemsize or view.dtype != array.dtype or \
             not (positions.flags.c_contiguous or positions.flags.f_contiguous):
         return None
     shown = np.lib.stride_tricks.as_strided(
@@ -221,7 +221,10 @@ def _same_view(replacement, array, view):
         shape=view.shape, strides=view.strides)
     if not np.shares_memory(shown, positions):
         return None
-    return derived(replacement, shown)
+    made = derived(replacement, shown)
+    if not view.flags.writeable:         # np.broadcast_to's views, say
+        made.setflags(write=False)
+    return made
 
 
 def _store_node(frame, calibrating):

@@ -114,3 +114,30 @@ def test_views_reachable_otherwise_keep_the_refusal(f):
     with pytest.raises(adsim.ActiveValueLeak, match="also reachable in another way|not a local"):
         adsim.grad(f)(np.array([0.7, 0.3]))
     HOLDERS.clear()
+
+
+def _other_dtype_view(p):
+    u = np.cos(np.arange(5.0))
+    bits = u.view(np.int64)
+    u[1:-1] = p[0] * u[2:]
+    return np.sum(u) + bits[0]
+
+
+def test_a_view_of_another_dtype_keeps_the_refusal():
+    with pytest.raises(adsim.ActiveValueLeak, match="cannot repeat on an active array"):
+        adsim.grad(_other_dtype_view)(np.array([0.7, 0.3]))
+
+
+def _read_only_broadcast(p):
+    u = np.cos(np.arange(4.0))
+    wide = np.broadcast_to(u, (3, 4))
+    u[1:3] = p
+    return np.sum(wide * np.arange(12.0).reshape(3, 4)), wide.flags.writeable
+
+
+def test_a_read_only_view_stays_read_only():
+    def f(p):
+        total, writeable = _read_only_broadcast(p)
+        assert not writeable
+        return total
+    _check(f, [0.7, 0.3])
