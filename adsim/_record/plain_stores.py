@@ -25,7 +25,7 @@ The conditions, all checked before anything is recorded:
   a fresh local (``_unaliased_count``), plus one for each view of it bound
   to other fast locals of the function (``left, right = u[:-1], u[1:]``
   in a time loop), each of which is held by those names alone (its count
-  measured the same way, ``_view_count``): any other name, attribute,
+  measured the same way, adsim/_record/local_views.py): any other name, attribute,
   container, closure or view adds a reference, and an error in the count
   only ever makes a refusal.
 
@@ -38,7 +38,6 @@ the old plain array, which nothing holds any more. Otherwise the caller's
 refusal stands.
 """
 import ast
-import ctypes
 import opcode
 import sys
 import threading
@@ -47,11 +46,12 @@ import numpy as np
 
 from .callers import current_expression, forget_locals, _is_library
 from .creation import routed
+from .local_views import rebind, same_view, view_count, views_in
 from .plain_targets import _memory_held_by
 from .._active import Active
 from .._np import layout
 from .._np.core import as_active, tape_of
-from .._np.views import derived, setitem
+from .._np.views import setitem
 from .._np.integers import current
 from ..errors import ActiveValueLeak
 
@@ -129,9 +129,9 @@ def _replaced(frame, node, name, array, count, value):
                            "; if the value is a list of active values, NumPy converts its "
                            "items one by one: write np.array([...]) for it"
                            if value.ndim < np.ndim(array[key]) else ""))
-    views = _views_in(frame, name, array)
+    views = views_in(frame, name, array)
     if views is None or count != _unaliased_count(array.shape, key, value) + len(views) or \
-            any(refs != _view_count(len(names)) for _, names, refs in views):
+            any(refs != view_count(len(names)) for _, names, refs in views):
         raise _refusal(node, value, f"`{name}` is also reachable in another way (another "
                        f"name, an attribute, a list or dict, a closure, or a view of it "
                        f"other than one held by local names of this function only), whose "
@@ -140,91 +140,16 @@ def _replaced(frame, node, name, array, count, value):
     setitem(replacement, key, value)
     rebound = {name: replacement}
     for view, names, _ in views:
-        active_view = _same_view(replacement, array, view)
+        active_view = same_view(replacement, array, view)
         if active_view is None:
             raise _refusal(node, value, f"`{names[0]}` is a view of `{name}` that adsim cannot "
                            f"repeat on an active array")
         rebound.update(dict.fromkeys(names, active_view))
     for local, new in rebound.items():
-        _rebind(frame, local, new)
+        rebind(frame, local, new)
         if frame.f_locals.get(local) is not new:        # (read back from the frame)
             raise _refusal(node, value, f"this Python did not let adsim rebind `{local}`")
     return current(value)
-
-
-def _views_in(frame, name, array):
-    """[(view, its names, its reference count)] for the plain views of
-    ``array`` (NumPy gives each view its owner as base) bound to fast locals
-    of ``frame`` other than ``name``; None when one is bound to a closure
-    cell. A view that nothing else holds keeps ``array`` for its base alone
-    (one reference each): the holders of those views see the store through
-    active views of the replacement (``left, right = u[:-1], u[1:]`` in a
-    time loop). Counted alike by :func:`_view_count`."""
-    code = frame.f_code
-    bound = [(n, v) for n, v in frame.f_locals.items()
-             if n != name and type(v) is np.ndarray and v.base is array]
-    if any(n not in code.co_varnames or n in code.co_cellvars for n, _ in bound):
-        return None
-    views = {id(v): v for _, v in bound}
-    names = {i: [n for n, v in bound if id(v) == i] for i in views}
-    del bound                           # (no other reference to a view is left here)
-    return [(views[i], names[i], sys.getrefcount(views[i]) - 1) for i in names]
-
-
-_VIEW_COUNTS = []
-
-
-def _view_count(k):
-    """The count :func:`_views_in` gives for a view of the target held by
-    ``k`` local names and nothing else: measured once, on one view held by
-    one name and one held by two, with tracing off (a count that differs
-    only ever makes a refusal)."""
-    if not _VIEW_COUNTS:
-        trace, profile = sys.gettrace(), sys.getprofile()
-        sys.settrace(None)
-        sys.setprofile(None)
-        try:
-            one, two = _views_of_a_local()
-        finally:
-            sys.settrace(trace)
-            sys.setprofile(profile)
-        _VIEW_COUNTS.extend([one - (two - one), two - one])
-    base, per_name = _VIEW_COUNTS
-    return base + per_name * k
-
-
-def _views_of_a_local():
-    target = np.zeros(4)
-    left = target[:-1]
-    right = target[1:]
-    also = right
-    counts = {names[0]: refs for _, names, refs in _views_in(sys._getframe(), "target", target)}
-    forget_locals(sys._getframe())
-    del left, right, also
-    return counts["left"], counts.get("right", counts.get("also"))
-
-
-def _same_view(replacement, array, view):
-    """The active view of ``replacement`` (the active copy of ``array``,
-    laid out in memory as it is) made of the elements the plain ``view`` of
-    ``array`` shows, in its layout; None if its positions cannot be laid
-    out so."""
-    positions = replacement._positions()
-    if positions.strides != array.strides or positions.itemsize != array.itemsize:
-        return None
-    offset = view.__array_interface__["data"][0] - array.__array_interface__["data"][0]
-    if offset < 0 or offset % array.itemsize or view.dtype != array.dtype or \
-            not (positions.flags.c_contiguous or positions.flags.f_contiguous):
-        return None
-    shown = np.lib.stride_tricks.as_strided(
-        positions.reshape(-1, order="A")[offset // array.itemsize:],
-        shape=view.shape, strides=view.strides)
-    if not np.shares_memory(shown, positions):
-        return None
-    made = derived(replacement, shown)
-    if not view.flags.writeable:         # np.broadcast_to's views, say
-        made.setflags(write=False)
-    return made
 
 
 def _store_node(frame, calibrating):
@@ -303,12 +228,3 @@ def _unaliased_count(shape, key, value):
 def _calibration_store(shape, key, probe):
     target = np.zeros(shape)
     target[key] = probe                 # the user's store, on a local nothing else holds
-
-
-def _rebind(frame, name, value):
-    """Bind the fast local ``name`` of the running ``frame`` to ``value``."""
-    if sys.version_info >= (3, 13):
-        frame.f_locals[name] = value    # PEP 667: a write-through proxy
-        return
-    frame.f_locals[name] = value        # the frame's snapshot dict, written back:
-    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))

@@ -141,3 +141,52 @@ def test_a_read_only_view_stays_read_only():
         assert not writeable
         return total
     _check(f, [0.7, 0.3])
+
+
+# the same for an augmented assignment of the whole array (`u += ...`),
+# adsim/_record/plain_targets.py: Python rebinds `u`, adsim the views' names
+
+def _augmented_with_views(p):
+    u = np.cos(np.linspace(0.0, 3.0, 12))
+    interior = u[1:-1]
+    edges = u[::11]
+    same = interior
+    for _ in range(4):
+        u += 0.1 * p[0] * np.roll(u, 1) - 0.05 * p[1] * u
+        u *= 1.0 + 0.01 * p[1]
+    return np.sum(interior ** 2) + np.sum(edges) + same[3]
+
+
+def _augmented_then_write_through_the_view(p):
+    u = np.ones(6)
+    tail = u[3:]
+    u -= p[0] * np.arange(6.0)
+    tail[0] = p[1]
+    return np.sum(u ** 2)
+
+
+@pytest.mark.parametrize("f", [_augmented_with_views, _augmented_then_write_through_the_view])
+def test_augmented_assignment_with_views_held_by_local_names(f):
+    _check(f, [0.7, 0.3])
+
+
+def _augmented_view_also_in_a_dict(p):
+    u = np.cos(np.arange(5.0))
+    inner = u[1:-1]
+    kept = {"inner": inner}
+    u += p[0]
+    return np.sum(kept["inner"]) + np.sum(u)
+
+
+def _augmented_other_dtype_view(p):
+    u = np.cos(np.arange(5.0))
+    bits = u.view(np.int64)
+    u += p[0]
+    return np.sum(u) + bits[0]
+
+
+@pytest.mark.parametrize("f, reason", [(_augmented_view_also_in_a_dict, "also reachable"),
+                                       (_augmented_other_dtype_view, "another dtype")])
+def test_augmented_assignment_with_views_held_otherwise_is_refused(f, reason):
+    with pytest.raises(adsim.UnsupportedOperation, match=reason):
+        adsim.grad(f)(np.array([0.7, 0.3]))
