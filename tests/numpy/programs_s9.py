@@ -1,4 +1,4 @@
-"""Thirty-three small scientific programs written as their authors write them,
+"""Thirty-eight small scientific programs written as their authors write them,
 in areas and idioms the earlier collections (programs_as_published.py,
 programs_s7.py, programs_s8.py) leave out: a Hodgkin-Huxley neuron by
 forward Euler with ``np.where`` guards of its removable singularities; a
@@ -29,7 +29,12 @@ tight-binding ring by ``eigh``; a Cox partial likelihood by a reversed
 cubic elasticity by ``einsum``; a drug profile by ``np.convolve``; a
 natural spline by ``solve_banded``; a Markov chain's stationary law by
 ``eig``; a bond yield by ``brentq`` with ``args``; and a particle filter
-resampling with ``rng.choice(n, p=w)``.
+resampling with ``rng.choice(n, p=w)``; a projectile's range at a
+``solve_ivp`` terminal event; a spring chain assembled by
+``scipy.sparse.coo_matrix`` from lists; a Wasserstein distance by
+``np.sort`` of draws of the parameters; a value at risk by
+``np.percentile``; and explicit diffusion by ``u += ...`` on a plain state
+whose interior a named view holds.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s9.py
 differentiates them as they are."""
@@ -743,3 +748,78 @@ def particle_loglik(theta, n=64):
         idx = rng.choice(n, size=n, p=w / np.sum(w))
         x = x[idx]
     return ll
+
+
+# ---- 33. a projectile with drag: range at the ground-hit event ---------------------------
+
+def projectile_range(launch, drag=0.1, g=9.81):
+    """Horizontal distance where a projectile with linear drag comes down,
+    from launch speed and angle: solve_ivp with a terminal event."""
+    v0, angle = launch
+
+    def rhs(t, y):
+        return [y[2], y[3], -drag * y[2], -g - drag * y[3]]
+
+    def ground(t, y):
+        return y[1]
+    ground.terminal = True
+    ground.direction = -1
+    sol = solve_ivp(rhs, (0.0, 10.0), [0.0, 0.0, v0 * np.cos(angle), v0 * np.sin(angle)],
+                    events=ground, rtol=1e-10, atol=1e-10)
+    return sol.y_events[0][0][0]
+
+
+# ---- 34. a bar of springs assembled as a sparse COO matrix -------------------------------
+
+def spring_chain_tip(k, load=0.1):
+    """Tip displacement of a chain of springs fixed at one end under equal
+    nodal loads, the stiffness assembled from Python lists of (value, row,
+    column) triplets into scipy.sparse.coo_matrix."""
+    n = len(k)
+    rows, cols, vals = [], [], []
+    for e in range(n):
+        for a in range(2):
+            for b in range(2):
+                rows.append(e + a)
+                cols.append(e + b)
+                vals.append(k[e] if a == b else -k[e])
+    K = sp.coo_matrix((vals, (rows, cols)), shape=(n + 1, n + 1)).tocsr()
+    f = np.full(n + 1, load)
+    u = spsolve(K[1:, 1:].tocsc(), f[1:])
+    return u[-1]
+
+
+# ---- 35. the 1-D Wasserstein distance between samples by sorting -------------------------
+
+def wasserstein_to_standard(params, n=50):
+    """W1 distance between n draws of N(mu, s) and n standard normal draws
+    (common random numbers), the optimal coupling by sorting both."""
+    mu, s = params
+    rng = np.random.default_rng(3)
+    a = np.sort(rng.normal(mu, s, n))
+    b = np.sort(rng.standard_normal(n))
+    return np.mean(np.abs(a - b))
+
+
+# ---- 36. value at risk of a portfolio of two risk factors by np.percentile ---------------
+
+def value_at_risk(exposures, level=95):
+    """Monte Carlo 95 % value at risk of losses from a normal and a
+    heavy-tailed (Student t) factor with the given exposures."""
+    rng = np.random.default_rng(0)
+    losses = exposures[0] * rng.standard_normal(200) + exposures[1] * rng.standard_t(4, 200)
+    return np.percentile(losses, level)
+
+
+# ---- 37. explicit diffusion: u += ... with the interior held as a named view -------------
+
+def diffused_interior(params, n=12, steps=5):
+    """Interior heat content after explicit steps of diffusion with decay,
+    the state a plain array updated by `u += ...` while `interior` (a view
+    of it) is read at the end."""
+    D, k = params
+    u = np.cos(np.linspace(0.0, 3.0, n))
+    interior = u[1:-1]
+    for _ in range(steps):
+        u += 0.1 * D * (np.roll(u, 1) - 2 * u + np.roll(u, -1)) - 0.05 * k * u
+    return np.sum(interior ** 2)

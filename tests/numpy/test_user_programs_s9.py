@@ -1,4 +1,4 @@
-"""Thirty-three scientific programs as their authors write them
+"""Thirty-eight scientific programs as their authors write them
 (programs_s9.py), differentiated with respect to their natural parameters
 without changing a line: adsim.grad against central differences (a step
 relative to each parameter), forward mode against reverse mode, the
@@ -24,7 +24,11 @@ place on a plain state that named views also hold; a tight-binding ring by
 eigh; a Cox partial likelihood; a bivariate normal by scipy.stats; cubic
 elasticity by einsum; a drug profile by np.convolve; a spline by
 solve_banded; a Markov chain by eig; a bond yield by brentq; a particle
-filter resampling with rng.choice of active probabilities."""
+filter resampling with rng.choice of active probabilities; a projectile's
+range at a solve_ivp terminal event; a spring chain assembled as a sparse
+COO matrix; a Wasserstein distance by sorting draws of the parameters; a
+value at risk by np.percentile; explicit diffusion by `u += ...` on a
+plain state with a named view of it."""
 import numpy as np
 import pytest
 
@@ -36,7 +40,7 @@ from fdcheck import assert_close, central
 #        the path depends on the point); the optimiser's and the adaptive
 # solver's derivatives agree with differences of their results to about
 # their tolerances only, and a replay re-solves (to the same tolerance)
-ADAPTIVE = {"climate two-box solve_ivp", "ridge l-bfgs-b"}
+ADAPTIVE = {"climate two-box solve_ivp", "ridge l-bfgs-b", "projectile terminal event"}
 PROGRAMS = {
     "hodgkin-huxley": (prog.hh_mean_voltage, np.array([120.0, 36.0]), True, True),
     "polymer chain": (prog.chain_energy, prog.CHAIN, True, False),
@@ -80,6 +84,12 @@ PROGRAMS = {
                    np.array([0.1, 0.5, -0.2, 0.3, 0.0, 0.4, -0.1, 0.2, 0.6]), True, True),
     "bond brentq": (prog.bond_yield, np.array([0.05, 97.0]), True, True),
     "particle filter choice": (prog.particle_loglik, np.array([0.8, -2.0, -1.5]), True, True),
+    "projectile terminal event": (prog.projectile_range, np.array([20.0, 0.7]), False, True),
+    "spring chain sparse coo": (prog.spring_chain_tip, np.array([2.0, 3.0, 1.5, 2.5]), True,
+                                False),
+    "wasserstein sort": (prog.wasserstein_to_standard, np.array([0.3, 1.2]), True, True),
+    "value at risk percentile": (prog.value_at_risk, np.array([1.0, 0.5]), True, True),
+    "diffusion += with a view": (prog.diffused_interior, np.array([0.5, 0.3]), True, False),
 }
 # the particle filter's resampled indices jump where a uniform draw crosses a
 # cumulative weight: differences need steps that cross none
