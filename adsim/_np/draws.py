@@ -111,8 +111,9 @@ def supported():
 
 
 def _families():
-    return ", ".join(n if not FAMILIES[n].plain else
-                     f"{n} (not its {'/'.join(FAMILIES[n].plain)})" for n in FAMILIES)
+    return ", ".join([n if not FAMILIES[n].plain else
+                      f"{n} (not its {'/'.join(FAMILIES[n].plain)})" for n in FAMILIES]
+                     + ["and choice (its a and p)"])
 
 
 def refusal_message(kind, name, what):
@@ -136,6 +137,13 @@ def leak_message(kind, name, what):
     """The error for a draw method of ``kind`` that converted ``what`` (an
     active parameter) to a plain value itself: adsim's stand-in did not run
     (interposition is off, or the draw has no pathwise rule)."""
+    if name == "choice":
+        return (f"adsim: `numpy.random.{kind}.choice` was given {what} in a recording with "
+                f"interposition off (or outside a recording), where NumPy converts it to a "
+                f"plain value. With interposition on adsim records the draw; here, pass "
+                f"adsim.value(p) for the probabilities (the indices drawn do not change with "
+                f"small changes of p: their derivative is zero) and index the population "
+                f"with the indices drawn: a[rng.choice(len(a), size, p=adsim.value(p))]")
     if name not in FAMILIES:
         return refusal_message(kind, name, what)
     transform = TRANSFORMS[name]

@@ -180,3 +180,17 @@ def test_choice_with_active_probabilities_and_population(kind):
         tape.forward(x + np.r_[0.01, np.zeros(7)])
     assert tape.forward(x + np.r_[np.zeros(4), 0.1, 0, 0, 0]) == \
         f(x + np.r_[np.zeros(4), 0.1, 0, 0, 0])       # the same indices, a new population
+
+
+def test_choice_with_interposition_off_says_what_to_write():
+    def f(x):
+        rng = np.random.default_rng(0)
+        w = np.exp(x)
+        idx = rng.choice(3, size=4, p=w / np.sum(w))
+        return np.sum(x[idx])
+
+    with adsim.interposition(False):
+        with pytest.raises(adsim.ActiveValueLeak, match=r"adsim.value\(p\)"):
+            adsim.grad(f)(np.array([0.1, 0.2, 0.3]))
+    g = adsim.grad(f)(np.array([0.1, 0.2, 0.3]))        # with it on: recorded
+    assert g.shape == (3,)
