@@ -190,3 +190,61 @@ def _augmented_other_dtype_view(p):
 def test_augmented_assignment_with_views_held_otherwise_is_refused(f, reason):
     with pytest.raises(adsim.UnsupportedOperation, match=reason):
         adsim.grad(f)(np.array([0.7, 0.3]))
+
+
+# ------------------------------------------- property: views never go unseen
+
+from hypothesis import given, settings, strategies as st      # noqa: E402
+
+VIEWS = [lambda u: u[1:], lambda u: u[::-1], lambda u: u[::3], lambda u: u.reshape(2, 4)[:, 1],
+         lambda u: u.reshape(2, 4).T, lambda u: u[2:6][::2]]
+HOLD = [None, lambda v: [v], lambda v: {"v": v}]
+def run_views(program, use, hold, p):
+    u = np.cos(np.arange(8.0))
+    a = VIEWS[use[0]](u) if len(use) > 0 else None
+    b = VIEWS[use[1]](u) if len(use) > 1 else None
+    c = a
+    kept = None if HOLD[hold] is None else HOLD[hold](VIEWS[0](u))
+    for kind, j in program:
+        w = p[j % 2]
+        if kind == 0:
+            u[1:5] = w * u[2:6]
+        elif kind == 1:
+            u[3] = w
+        elif kind == 2:
+            u[::2] = w + u[1::2]
+        else:
+            u += w
+    total = np.sum(u ** 2)
+    for v in (a, b, c):
+        if v is not None:
+            total = total + np.sum(np.ravel(v) * np.arange(1.0, np.size(v) + 1))
+    if kept is not None:
+        total = total + np.sum((kept[0] if isinstance(kept, list) else kept["v"]) ** 2)
+    return total
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(program=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1)), min_size=1,
+                        max_size=5),
+       use=st.lists(st.integers(0, len(VIEWS) - 1), max_size=2),
+       hold=st.integers(0, len(HOLD) - 1))
+def test_random_stores_with_views_held_or_not(program, use, hold):
+    """Refused exactly when a view is held by something other than local
+    names; else NumPy's values (every view sees every store), derivatives
+    that match differences, and replays."""
+    p = np.array([0.7, -0.4])
+
+    def f(q):
+        return run_views(program, use, hold, q)
+    try:
+        tape = adsim.record(f, p)
+    except (adsim.ActiveValueLeak, adsim.UnsupportedOperation):
+        assert HOLD[hold] is not None, "refused views held by local names only"
+        return
+    assert HOLD[hold] is None, "replaced a plain array whose view another holder sees"
+    assert_close(tape.forward(p), f(p), rtol=1e-14, atol=0.0, what="value")
+    want = np.array([central(f, [p], [e], 1e-3) for e in np.eye(2)])
+    assert_close(tape.gradient(p), want, rtol=1e-8, atol=1e-10, what="gradient")
+    assert_close(tape.forward(p + 0.1), f(p + 0.1), rtol=1e-13, atol=0.0, what="replay")
