@@ -206,11 +206,18 @@ def record_pure_step(step, z, inputs):
     watch = RandomWatch(snapshot.randoms)
     tape = record(step, z, *inputs)
     why = watch.changed()
-    if why is None and snapshot.blocked is None and not snapshot.matches(user_step, constants):
+    # a blocked walk (an active value or an object adsim cannot see in the
+    # step's closure) may have missed a random generator or state the step
+    # changes: a second recording at the same point must then agree too
+    if why is None and (snapshot.blocked is not None or
+                        not snapshot.matches(user_step, constants)):
         again = record(step, z, *inputs)
         if not _same_recording(tape, again, z, inputs):
             why = "it changes its own environment (a variable in a closure, a global, an " \
-                  "object) and its result depends on that"
+                  "object) and its result depends on that" if snapshot.blocked is None else \
+                  "two recordings at the same point differ: it draws random numbers or " \
+                  "changes its own environment (adsim could not watch all of it: " \
+                  f"{snapshot.blocked})"
     if why is not None:
         raise UnsupportedOperation(
             f"adsim: the step of a checkpointed loop is recorded once and replayed, but {why}, "
