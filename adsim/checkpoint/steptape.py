@@ -219,6 +219,13 @@ def record_pure_step(step, z, inputs):
                   "changes its own environment (adsim could not watch all of it: " \
                   f"{snapshot.blocked})"
     if why is not None:
+        if getattr(user_step, "__module__", "").split(".")[0] == "adsim":
+            raise UnsupportedOperation(
+                f"adsim: a solver adsim runs as a checkpointed loop (odeint, solve_ivp, ...) "
+                f"records its step, which calls your function (the right-hand side, an event), "
+                f"once and replays it, but {why}, which replays would not repeat. Make your "
+                f"function depend on its arguments only: draw random numbers before the solve "
+                f"and pass them in (args=, or a closure over a plain array)")
         raise UnsupportedOperation(
             f"adsim: the step of a checkpointed loop is recorded once and replayed, but {why}, "
             f"which replays would not repeat. Make the step a function of its state and args: "

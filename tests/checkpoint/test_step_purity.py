@@ -123,3 +123,26 @@ def test_containers_of_active_values_in_args_reach_the_step():
     k = np.exp(0.2)
     # sum of 2 (1 - 0.1 k)^3, differentiated in th (dk/dth = k)
     assert ad.grad(f)(np.array([0.2]))[0] == pytest.approx(2 * 3 * (1 - 0.1 * k) ** 2 * -0.1 * k)
+
+
+def test_a_solver_whose_right_hand_side_draws_random_numbers_is_refused_by_what_it_is():
+    """odeint and LSODA run as checkpointed loops: a right-hand side drawing
+    from a generator beside active parameters (a silent wrong value before:
+    its first draws replayed) or from np.random is refused, naming the
+    solver and the user's function."""
+    from scipy.integrate import odeint, solve_ivp
+
+    def with_generator(p):
+        rng = np.random.default_rng(0)
+        return odeint(lambda y, t: -p[0] * y + 0.05 * rng.standard_normal(1), [1.0],
+                      [0.0, 1.0], rtol=1e-8, atol=1e-8)[-1, 0]
+
+    def with_global_state(p):
+        np.random.seed(0)
+        return solve_ivp(lambda t, y: -p[0] * y + 0.05 * np.random.standard_normal(1),
+                         (0.0, 1.0), [1.0], method="LSODA", rtol=1e-8, atol=1e-8).y[0, -1]
+
+    for f in (with_generator, with_global_state):
+        with pytest.raises(ad.UnsupportedOperation,
+                           match=r"a solver adsim runs as a checkpointed loop.*draws random"):
+            ad.grad(f)(np.array([0.7]))
