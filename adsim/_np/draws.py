@@ -160,13 +160,15 @@ def refusal(kind, name, active):
     return ActiveValueLeak(refusal_message(kind, name, "active " + "/".join(active)))
 
 
-def _state(owner):
+def generator_state(owner):
+    """The state of a Generator or RandomState (set_generator_state puts
+    it back)."""
     if isinstance(owner, np.random.Generator):
         return owner.bit_generator.state
     return owner.get_state(legacy=False)
 
 
-def _set_state(owner, state):
+def set_generator_state(owner, state):
     if isinstance(owner, np.random.Generator):
         owner.bit_generator.state = state
     else:
@@ -193,19 +195,19 @@ def draw(original, owner, args, kwargs):
         raise refusal(kind, name, active)                    # complex parameters
     plain = {p: current(v) for p, v in values.items()}
     # NumPy's own draw with the plain values: its checks, its shape, its numbers
-    before = _state(owner)
+    before = generator_state(owner)
     args, kw = _rebound(bound, plain)
     drawn = original(*args, **kw)
-    after = _freeze(_state(owner))
+    after = _freeze(generator_state(owner))
     standard = dict(family.standard)
     if family.location == "mean":       # multivariate_normal: the draw at mean 0
         standard["mean"] = np.zeros(np.shape(plain.get("mean", params["mean"])))
     else:
         standard["size"] = None if np.ndim(drawn) == 0 else np.shape(drawn)
-    _set_state(owner, before)
+    set_generator_state(owner, before)
     args, kw = _rebound(bound, {**plain, **standard})
     z = original(*args, **kw)
-    assert _freeze(_state(owner)) == after, \
+    assert _freeze(generator_state(owner)) == after, \
         f"adsim: {kind}.{name} at the standard parameters drew differently"
     values = {**params, **values}
     scale = None if family.scale is None else family.scale(values)
