@@ -1037,6 +1037,9 @@ STATS = {
     st.dirichlet.entropy: [case(lambda x: st.dirichlet.entropy(1.0 + x), 3, domain=STAT_DOMAIN)],
     st.dirichlet.__call__: [case(lambda x: st.dirichlet(1.0 + x[2:]).logpdf(_simplex(x[:2])), 5,
                                  domain=STAT_DOMAIN)],
+    # the pathwise derivative of variates in loc and scale (adsim/_scipy/stats_rvs.py)
+    st.rv_continuous.rvs: [case(lambda x: st.norm.rvs(x[0], x[1], size=3, random_state=0), 2,
+                                domain=(0.2, 1.5), cs="a draw takes real parameters")],
 }
 
 
@@ -2142,7 +2145,7 @@ REFUSED = {
                                           "scipy.stats.poisson.expect"),
     **{getattr(st.rv_continuous, m): _stats_refusal(
         (lambda m: lambda x: getattr(st.norm, m)(x[0], x[1]))(m), f"scipy.stats.norm.{m}")
-       for m in ("mean", "var", "std", "stats", "rvs", "support")},
+       for m in ("mean", "var", "std", "stats", "support")},
     st.rv_continuous.moment: _stats_refusal(lambda x: st.norm.moment(2, x[0]),
                                             "scipy.stats.norm.moment"),
     st.rv_continuous.nnlf: _stats_refusal(lambda x: st.norm.nnlf(x[:2], C3),

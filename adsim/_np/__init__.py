@@ -19,10 +19,12 @@ adsim/_numpy_api.py. Bottom to top:
 8. views -- views, indexing and in-place writes
 9. conversions, joins, ordering, reductions -- np.asarray and astype; joins and
    padding; sorts, searches, quantiles; sums, extrema, arg-extrema
-10. array_likes, index_tricks, linalg, mapped, numeric, products, sparse_products, special --
-    lists and tuples of active values as arrays; np.r_ and np.c_; numpy.linalg; Python
-    callables mapped over elements and slices; statistics and calculus; dot, outer, kron,
-    trace; products with scipy.sparse matrices; SciPy's special functions
+10. array_likes, draws, index_tricks, linalg, mapped, numeric, products, special --
+    lists and tuples of active values as arrays; numpy.random draws with active
+    parameters; np.r_ and np.c_; numpy.linalg; Python callables mapped over elements
+    and slices; statistics and calculus; dot, outer, kron, trace; SciPy's special
+    functions
+10. sparse_products -- products with scipy.sparse matrices
 11. complex_linalg, einsum, histograms, nanfunctions -- complex matrices as pairs of real
     ones, np.linalg.solve and inv with a complex operand; einsum and the products built on
     it; np.histogram; the NaN-skipping functions

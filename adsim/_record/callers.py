@@ -245,12 +245,6 @@ def ufunc_name(uf):
     return name
 
 
-# parameters of numpy.random draws as transforms of standard draws of the
-# same generator (the same numbers up to rounding: NumPy computes them so)
-_DRAWS = {"normal": "loc + scale * rng.standard_normal(size)",
-          "lognormal": "np.exp(mean + sigma * rng.standard_normal(size))",
-          "uniform": "low + (high - low) * rng.random(size)",
-          "exponential": "scale * rng.standard_exponential(size)"}
 _NUMPY_FOR_MATH = {"pow": "power", "fabs": "abs", "atan2": "arctan2", "asin": "arcsin",
                    "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
                    "atanh": "arctanh", "lgamma": "scipy.special.gammaln",
@@ -279,19 +273,9 @@ def compiled_call_message(shape):
                    if use else "Write it with the NumPy functions adsim records")
                 + ", or call it on adsim.value(x) if no derivative is wanted")
     if isinstance(owner, (np.random.Generator, np.random.RandomState)):
-        kind = type(owner).__name__
-        standard = _DRAWS.get(func.__name__)
-        if standard is not None and kind == "RandomState":
-            standard = standard.replace("rng.random(", "rng.random_sample(")
-        return (f"adsim: `numpy.random.{kind}.{func.__name__}` was given an active parameter "
-                f"(shape {shape}); NumPy draws with plain parameters, so its derivative would "
-                f"be dropped. "
-                + (f"Draw standard variates and transform them, which adsim records: "
-                   f"`{standard}` gives the same draws as `{func.__name__}(...)` from the same "
-                   f"generator state" if standard is not None else
-                   "Draw standard variates (rng.standard_normal, rng.random, "
-                   "rng.standard_exponential) and transform them with the parameters")
-                + "; or pass adsim.value(x) if no derivative is wanted")
+        from .._np import draws
+        kind = "Generator" if isinstance(owner, np.random.Generator) else "RandomState"
+        return draws.leak_message(kind, func.__name__, f"an active parameter (shape {shape})")
     if isinstance(func, type) and issubclass(func, np.generic):
         return (f"adsim: `numpy.{func.__name__}(x)` of an active value (shape {shape}) makes a "
                 f"plain NumPy scalar, which would drop its derivative. Keep x as it is: a 0-d "

@@ -1,7 +1,7 @@
 """Everything adsim changes in other modules, and the switch that turns it off.
 
 Importing adsim changes nothing outside adsim. While a recording runs with
-interposition on, adsim changes exactly two things outside itself:
+interposition on, adsim changes exactly three things outside itself:
 
 1. **The** ``numpy`` **namespace, and names imported from it.** 20 names
    are bound to adsim's wrappers
@@ -48,7 +48,18 @@ interposition on, adsim changes exactly two things outside itself:
    own defaults. While hooked, ``inspect.signature`` of such a function
    without ``__wrapped__`` shows ``(*args, **kwargs)``.
 
-Both are made when the first recording with interposition on starts, in
+3. **The draw methods of NumPy's random generators.** The methods of
+   ``np.random.Generator`` and ``np.random.RandomState`` that
+   adsim/_np/draws.py differentiates (``normal``, ``uniform``,
+   ``exponential``, ...) are replaced in the classes' type dicts (compiled
+   classes: reached through ``gc.get_referents`` of the ``__dict__`` proxy,
+   then ``PyType_Modified``; CPython only) by stand-ins that call NumPy's
+   method unless a parameter is active on a thread recording with
+   interposition on; and ``numpy.random``'s functions of those names
+   (methods bound to NumPy's global RandomState) are bound to stand-ins as
+   the names of 1. are.
+
+All are made when the first recording with interposition on starts, in
 any thread, and undone when the last one ends, also when the recorded
 function raised: one lock, one count of such recordings over all threads
 and nested recordings. A SciPy module imported during a recording is
@@ -98,6 +109,8 @@ dispatch reaches adsim), ``np.stack``/``np.concatenate`` instead of
 ``adsim.scipy`` for SciPy. Replays are unaffected: a
 tape recorded either way replays the same.
 """
+import ctypes
+import gc
 import os
 import sys
 import threading
@@ -106,7 +119,7 @@ import types
 import numpy as np
 
 from . import creation, listed
-from .._np import mapped, poly1d
+from .._np import draws, mapped, poly1d
 from .._scipy import hooks
 from ..errors import InvalidArgument
 
@@ -271,6 +284,7 @@ def _change_numpy(names):
     if not _wrappers:           # made once, while NumPy's own objects are in place
         _wrappers.update({(np, name): w for name, w in creation._wrappers().items()})
         _wrappers.update(listed.wrappers(taken=creation._wrappers().keys()))
+        _wrappers.update(_legacy_draw_wrappers())
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)
@@ -283,6 +297,7 @@ def _change_numpy(names):
         for made in _numpy_hooks:
             for function, trampoline in made.installs:
                 function.__code__ = trampoline
+        _set_draw_methods(1)
     if _all_names[0]:
         return
     if names is None:
@@ -375,6 +390,7 @@ def _hook_scipy():
 
 
 def _restore():
+    _set_draw_methods(0)
     if _all_names[0]:
         for module, names in _original_names.items():
             vars(module).update(names)
@@ -395,6 +411,60 @@ def _restore():
             function.__code__ = code
     _hooked.clear()
     _hooked_modules.clear()
+
+
+# the draw methods of NumPy's compiled random generators: Generator and
+# RandomState are compiled classes, whose methods no attribute store can
+# change; their type dicts (behind the read-only ``__dict__`` proxy) can,
+# followed by PyType_Modified (CPython's method cache). Where that dict cannot
+# be reached, nothing is changed and draws with active parameters stay refused.
+_DRAW_CLASSES = (np.random.Generator, np.random.RandomState)
+_draw_methods = []      # (class, its dict, ({name: NumPy's method}, {name: adsim's stand-in}))
+
+
+def _type_dict(cls):
+    found = [d for d in gc.get_referents(cls.__dict__) if type(d) is dict]
+    if len(found) != 1 or any(name not in found[0] for name in draws.supported()):
+        return None
+    return found[0]
+
+
+def _made_draw_methods():
+    if sys.implementation.name != "cpython":
+        return
+    modified = ctypes.pythonapi.PyType_Modified
+    modified.argtypes, modified.restype = [ctypes.py_object], None
+    for cls in _DRAW_CLASSES:
+        namespace = _type_dict(cls)
+        if namespace is not None:
+            originals = {name: namespace[name] for name in draws.supported()}
+            stand_ins = {name: draws.method(m) for name, m in originals.items()}
+            _draw_methods.append((cls, namespace, (originals, stand_ins)))
+
+
+def _set_draw_methods(which):
+    """Put adsim's stand-ins (``which`` 1) or NumPy's methods (0) in place:
+    one dict update and one method-cache invalidation per class."""
+    if not _draw_methods:
+        _made_draw_methods()
+    for cls, namespace, pair in _draw_methods:
+        namespace.update(pair[which])
+        ctypes.pythonapi.PyType_Modified(cls)
+
+
+def _legacy_draw_wrappers():
+    """{(numpy.random, name): stand-in} for the functions of NumPy's global
+    RandomState (``np.random.normal`` is a method bound to it)."""
+    made = {}
+    owner = getattr(np.random.mtrand, "_rand", None)
+    if type(owner) is not np.random.RandomState:
+        return made
+    for name in draws.supported():
+        original = getattr(np.random, name, None)
+        if getattr(original, "__self__", None) is owner:
+            made[np.random, name] = draws.legacy_function(
+                owner, vars(np.random.RandomState)[name], original)
+    return made
 
 
 class _ModuleHooks:

@@ -16,23 +16,28 @@ The conditions, all checked before anything is recorded:
   and ``key`` made of constants, slices, tuples, arithmetic, comparisons
   and names holding numbers, slices or plain NumPy arrays (it is evaluated
   again, so it must have no effects);
-- the array is a writeable float64 ``np.ndarray`` owning its memory (no
-  view of it, nor it a view), the value is real and has exactly the shape
-  of ``name[key]`` (so the value is the whole right-hand side, not an item
-  of a list NumPy is converting);
+- the array is a writeable float64 ``np.ndarray`` owning its memory (not
+  a view), the value is real and has exactly the shape of ``name[key]``
+  (so the value is the whole right-hand side, not an item of a list NumPy
+  is converting);
 - the array's reference count equals that of an unaliased local in the
   same store, measured by making the same store (same shape, same key) on
-  a fresh local (``_unaliased_count``): any other name, attribute,
+  a fresh local (``_unaliased_count``), plus one for each view of it bound
+  to other fast locals of the function (``left, right = u[:-1], u[1:]``
+  in a time loop), each of which is held by those names alone (its count
+  measured the same way, adsim/_record/local_views.py): any other name, attribute,
   container, closure or view adds a reference, and an error in the count
   only ever makes a refusal.
 
 Then the local is rebound (``frame.f_locals`` written back into the frame:
 PyFrame_LocalsToFast before Python 3.13, the write-through proxy from 3.13
-on) and NumPy finishes the store into the old plain array, which nothing
-holds any more. Otherwise the caller's refusal stands.
+on), each name holding a view to the same view of the active copy (its
+elements' positions laid out as the plain view's, so it sees this store
+and later writes as NumPy's view would), and NumPy finishes the store into
+the old plain array, which nothing holds any more. Otherwise the caller's
+refusal stands.
 """
 import ast
-import ctypes
 import opcode
 import sys
 import threading
@@ -41,6 +46,7 @@ import numpy as np
 
 from .callers import current_expression, forget_locals, _is_library
 from .creation import routed
+from .local_views import rebind, same_view, view_count, views_in
 from .plain_targets import _memory_held_by
 from .._active import Active
 from .._np import layout
@@ -123,15 +129,26 @@ def _replaced(frame, node, name, array, count, value):
                            "; if the value is a list of active values, NumPy converts its "
                            "items one by one: write np.array([...]) for it"
                            if value.ndim < np.ndim(array[key]) else ""))
-    if count != _unaliased_count(array.shape, key, value):
+    views = views_in(frame, name, array)
+    if views is None or count != _unaliased_count(array.shape, key, value) + len(views) or \
+            any(refs != view_count(len(names)) for _, names, refs in views):
         raise _refusal(node, value, f"`{name}` is also reachable in another way (another "
-                       f"name, an attribute, a list or dict, a closure, or a view of it), "
-                       f"whose holders would keep the old values")
+                       f"name, an attribute, a list or dict, a closure, or a view of it "
+                       f"other than one held by local names of this function only), whose "
+                       f"holders would keep the old values")
     replacement = layout.laid_out(as_active(tape_of(value), array.copy()), array)
     setitem(replacement, key, value)
-    _rebind(frame, name, replacement)
-    if frame.f_locals.get(name) is not replacement:     # (read back from the frame)
-        raise _refusal(node, value, f"this Python did not let adsim rebind `{name}`")
+    rebound = {name: replacement}
+    for view, names, _ in views:
+        active_view = same_view(replacement, array, view)
+        if active_view is None:
+            raise _refusal(node, value, f"`{names[0]}` is a view of `{name}` that adsim cannot "
+                           f"repeat on an active array")
+        rebound.update(dict.fromkeys(names, active_view))
+    for local, new in rebound.items():
+        rebind(frame, local, new)
+        if frame.f_locals.get(local) is not new:        # (read back from the frame)
+            raise _refusal(node, value, f"this Python did not let adsim rebind `{local}`")
     return current(value)
 
 
@@ -211,12 +228,3 @@ def _unaliased_count(shape, key, value):
 def _calibration_store(shape, key, probe):
     target = np.zeros(shape)
     target[key] = probe                 # the user's store, on a local nothing else holds
-
-
-def _rebind(frame, name, value):
-    """Bind the fast local ``name`` of the running ``frame`` to ``value``."""
-    if sys.version_info >= (3, 13):
-        frame.f_locals[name] = value    # PEP 667: a write-through proxy
-        return
-    frame.f_locals[name] = value        # the frame's snapshot dict, written back:
-    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))

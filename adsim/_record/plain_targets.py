@@ -30,6 +30,11 @@ plain ``out``. Three outcomes, in this order:
    NumPy's and Python's own references along the way are counted as they
    are, whatever their versions. An error in the count only ever goes one
    way: a reference adsim did not expect makes a refusal, never a rebinding.
+   Views of the target that other local names hold, and nothing else
+   (``interior = u[1:-1]``; each adds one reference, its base), are
+   allowed when the result is stored into a local name (``STORE_FAST``):
+   those names are rebound to the same views of the active result
+   (adsim/_record/local_views.py).
 3. Otherwise the refusal, saying which of the above did not hold and what
    to write instead; except for ``name[key] op= b`` on a plain local array
    (``_stored_back``), whose result Python stores back into ``name`` at
@@ -45,6 +50,7 @@ import threading
 import numpy as np
 
 from .callers import expression_at, forget_locals
+from .local_views import rebind, same_view, view_count, views_in
 from .._active import Active
 from .._np import layout
 from .._np.core import as_active, broadcast_to, copy, tape_of
@@ -90,7 +96,8 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
             f"{out.shape}), which cannot hold it, and only + - * / ** // % may replace it "
             f"by an active one. Write `a = a {symbol[:-1]} b`, or make `a` inside the "
             f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one)")
-    refusal = _refusal(out, symbol, count, tape)
+    views = _views_of_target(_user_frame(sys._getframe(1)), out) if symbol is not None else ()
+    refusal = _refusal(out, symbol, count - len(views), tape)
     if refusal is not None and not _stored_back(_user_frame(sys._getframe(1)), out):
         raise refusal
     result = compute()
@@ -103,7 +110,54 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
         result = broadcast_to(result, out.shape)
     if result.base is not None or any(result is a for a in actives):
         result = copy(result)
-    return layout.laid_out(result, out)
+    result = layout.laid_out(result, out)
+    if views:
+        _rebind_views(_user_frame(sys._getframe(1)), views, result, out, symbol)
+    return result
+
+
+def _views_of_target(frame, out):
+    """The views of ``out`` that other local names of ``frame`` hold, when
+    the augmented assignment ``frame`` executes stores its result into a
+    local name bound to ``out`` (``u += ...``) and those names alone hold
+    them (adsim/_record/local_views.py): Python rebinds ``u`` to the active
+    result, and adsim rebinds the views' names to the same views of it.
+    () when there are none or they cannot be rebound (the count then
+    refuses)."""
+    if frame is None:
+        return ()
+    following = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti][:1]
+    if not following or following[0].opname != "STORE_FAST":
+        return ()
+    name = following[0].argval
+    try:
+        if frame.f_locals.get(name) is not out:
+            return ()
+        views = views_in(frame, name, out)
+    finally:
+        forget_locals(frame)
+    if not views or any(refs != view_count(len(names)) for _, names, refs in views):
+        return ()
+    return views
+
+
+def _rebind_views(frame, views, result, out, symbol):
+    made = {}
+    for view, names, _ in views:
+        active_view = same_view(result, out, view)
+        if active_view is None:
+            raise UnsupportedOperation(
+                f"adsim: `{symbol}` writes an active result into a plain array (shape "
+                f"{out.shape}) of which `{names[0]}` is a view that adsim cannot repeat on an "
+                f"active array (another dtype). Write `a = a {symbol[:-1]} ...` (a new array), "
+                f"or make the array inside the recorded function (np.zeros(n), or "
+                f"`a = np.array(a)` for a copy of a plain one)")
+        made.update(dict.fromkeys(names, active_view))
+    try:
+        for name, active_view in made.items():
+            rebind(frame, name, active_view)
+    finally:
+        forget_locals(frame)
 
 
 def _user_frame(frame):

@@ -22,7 +22,7 @@ import numpy as np
 from .._np import joins
 from .._np.integers import plain_if_constant
 from ..errors import UnsupportedOperation
-from . import dirichlet, mvn, stats_functions
+from . import dirichlet, mvn, stats_functions, stats_rvs
 from .arrays import array
 from .distributions import CONTINUOUS, DISCRETE
 
@@ -194,7 +194,7 @@ def _invalid_to_nan(out, valid):
 _INFRA = "scipy.stats._distn_infrastructure"
 # methods without a rule, by the base class that defines them
 _UNSUPPORTED = {"rv_discrete": ("ppf", "isf", "rvs", "expect"), "rv_continuous": ("fit", "expect"),
-                "rv_generic": ("mean", "var", "std", "stats", "moment", "rvs", "support", "nnlf")}
+                "rv_generic": ("mean", "var", "std", "stats", "moment", "support", "nnlf")}
 
 
 def _overrides(methods):
@@ -224,6 +224,8 @@ HOOKS = {
     **{key: unsupported(m) for key, m in
        _overrides({m for ms in _UNSUPPORTED.values() for m in ms}).items()},
     (_INFRA, "rv_generic.entropy"): _entropy,
+    (_INFRA, "rv_generic.rvs"): stats_rvs.rvs,
+    **{key: unsupported(m) for key, m in _overrides({"rvs"}).items()},
     **mvn.HOOKS,
     **dirichlet.HOOKS,
     **stats_functions.HOOKS,

@@ -206,12 +206,26 @@ def record_pure_step(step, z, inputs):
     watch = RandomWatch(snapshot.randoms)
     tape = record(step, z, *inputs)
     why = watch.changed()
-    if why is None and snapshot.blocked is None and not snapshot.matches(user_step, constants):
+    # a blocked walk (an active value or an object adsim cannot see in the
+    # step's closure) may have missed a random generator or state the step
+    # changes: a second recording at the same point must then agree too
+    if why is None and (snapshot.blocked is not None or
+                        not snapshot.matches(user_step, constants)):
         again = record(step, z, *inputs)
         if not _same_recording(tape, again, z, inputs):
             why = "it changes its own environment (a variable in a closure, a global, an " \
-                  "object) and its result depends on that"
+                  "object) and its result depends on that" if snapshot.blocked is None else \
+                  "two recordings at the same point differ: it draws random numbers or " \
+                  "changes its own environment (adsim could not watch all of it: " \
+                  f"{snapshot.blocked})"
     if why is not None:
+        if getattr(user_step, "__module__", "").split(".")[0] == "adsim":
+            raise UnsupportedOperation(
+                f"adsim: a solver adsim runs as a checkpointed loop (odeint, solve_ivp, ...) "
+                f"records its step, which calls your function (the right-hand side, an event), "
+                f"once and replays it, but {why}, which replays would not repeat. Make your "
+                f"function depend on its arguments only: draw random numbers before the solve "
+                f"and pass them in (args=, or a closure over a plain array)")
         raise UnsupportedOperation(
             f"adsim: the step of a checkpointed loop is recorded once and replayed, but {why}, "
             f"which replays would not repeat. Make the step a function of its state and args: "

@@ -182,14 +182,14 @@ def _exp_by_its_own_name(z):
     return exp(z[0]) + math.hypot(z[0], z[1])
 
 
-def _generator_normal(z):
+def _generator_lognormal(z):
     rng = np.random.default_rng(0)
-    return np.sum(rng.normal(z[0], 0.2, size=3))
+    return np.sum(rng.lognormal(z[0], 0.2, size=3))
 
 
-def _legacy_uniform(z):
+def _legacy_poisson(z):
     np.random.seed(0)
-    return np.sum(np.random.uniform(z[0], 1.0, size=3))
+    return np.sum(np.random.poisson(z[0], size=3))
 
 
 def _generator_gamma(z):
@@ -204,13 +204,12 @@ def _numpy_scalar(z):
 @pytest.mark.parametrize(("f", "words"), [
     (_math_exp, ["`math.exp`", "Use np.exp"]),
     (_exp_by_its_own_name, ["`math.exp`", "Use np.exp"]),
-    (_generator_normal, ["`numpy.random.Generator.normal`",
-                         "`loc + scale * rng.standard_normal(size)` gives the same draws"]),
-    (_legacy_uniform, ["`numpy.random.RandomState.uniform`",
-                       "`low + (high - low) * rng.random_sample(size)`"]),
-    (_generator_gamma, ["`numpy.random.Generator.gamma`", "rng.standard_normal"]),
+    (_generator_lognormal, ["`numpy.random.Generator.lognormal`",
+                            "np.exp(mean + sigma * rng.standard_normal(size))"]),
+    (_legacy_poisson, ["`numpy.random.RandomState.poisson`", "no pathwise derivative"]),
+    (_generator_gamma, ["`numpy.random.Generator.gamma`", "active shape"]),
     (_numpy_scalar, ["`numpy.float64(x)`", "a 0-d active array works where a number does"]),
-], ids=["math.exp", "from math import exp", "Generator.normal", "RandomState.uniform",
+], ids=["math.exp", "from math import exp", "Generator.lognormal", "RandomState.poisson",
         "Generator.gamma", "np.float64"])
 def test_leaks_through_compiled_calls_name_the_call(f, words):
     """math's functions, NumPy's random draws and NumPy's scalar types
@@ -222,15 +221,20 @@ def test_leaks_through_compiled_calls_name_the_call(f, words):
         assert w in str(info.value)
 
 
-def test_the_transformed_draws_are_differentiated():
-    """What the message proposes for Generator.normal: the same draws, and
-    the pathwise derivative (d/dmu = 1 for each draw)."""
+@pytest.mark.parametrize("draw", [
+    lambda rng, z: rng.normal(z[0], 0.2, size=3),             # adsim's pathwise rule
+    lambda rng, z: z[0] + 0.2 * rng.standard_normal(size=3),  # the transform written out
+], ids=["rng.normal", "transform"])
+def test_draws_with_active_parameters_are_differentiated(draw):
+    """Generator.normal with an active location, and the transform its
+    message proposes with interposition off: the same draws, and the
+    pathwise derivative (d/dmu = 1 for each draw)."""
     def mean_draw(z):
         rng = np.random.default_rng(0)
-        return np.mean(z[0] + 0.2 * rng.standard_normal(size=3))
+        return np.mean(draw(rng, z))
     want = np.mean(np.random.default_rng(0).normal(X[0], 0.2, size=3))
     value, g = adsim.value_and_grad(mean_draw)(X)
-    assert value == pytest.approx(want, rel=1e-15)
+    assert value == want
     assert np.array_equal(g, np.eye(X.size)[0])
 
 

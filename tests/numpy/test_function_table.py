@@ -72,13 +72,14 @@ def _scipy_hooks():
     """The SciPy functions hooked while recording, read from the rule
     tables: each distribution's methods one by one, the refusals of the
     methods shared by all distributions."""
-    from adsim._scipy import distributions, hooks, stats
+    from adsim._scipy import distributions, hooks, stats, stats_rvs
     found = []
     for scipy_module, rules in hooks._TABLES.items():
         importlib.import_module(scipy_module)
         for (module, path), rule in importlib.import_module(rules).HOOKS.items():
             refuses = rule.__qualname__.split(".")[0] in ("unsupported", "_unsupported")
-            if path.split(".")[0] not in _GENERIC or refuses:
+            # rvs: one rule for every continuous distribution (its loc and scale)
+            if path.split(".")[0] not in _GENERIC or refuses or rule is stats_rvs.rvs:
                 function = hooks._resolve(module, path)
                 if function is not None:
                     found.append(function)

@@ -406,10 +406,13 @@ def run_updates(program, p, start, alias):
     return np.sum(a * a) + seen
 
 
-def must_refuse(program, alias):
+def must_refuse(program, alias, start):
     """Whether an update by p meets the plain array while another holder is
-    still there."""
-    held = ALIASES[alias] is not None
+    still there (a view held by a local name alone is not one when the
+    array owns its memory: it is rebound to the same view of the active
+    array, adsim/_record/local_views.py; np.linspace returns a view of a
+    temporary, whose views are views of that temporary)."""
+    held = ALIASES[alias] is not None and (ALIASES[alias] is not _a_view or start == 1)
     for kind, _ in program:
         if kind == "drop":
             held = False
@@ -433,9 +436,9 @@ def test_random_updates_with_and_without_other_holders(program, start, alias):
     try:
         value, g = ad.value_and_grad(f)(p)
     except ad.UnsupportedOperation:
-        assert must_refuse(program, alias), "refused an array nothing else holds"
+        assert must_refuse(program, alias, start), "refused an array nothing else holds"
         return
-    assert not must_refuse(program, alias), "replaced a plain array another holder sees"
+    assert not must_refuse(program, alias, start), "replaced a plain array another holder sees"
     np.testing.assert_allclose(value, f(p), rtol=1e-13)
     np.testing.assert_allclose(g, fd_jacobian(f, [p]).reshape(4), rtol=1e-7, atol=1e-9)
     check_replay(f, p, p + 0.05)

@@ -113,7 +113,9 @@ def test_values_outside_the_support_and_for_invalid_parameters(f, x):
     (lambda z: st.levy_stable.cdf(z, 1.5, 0.0), "scipy.stats.levy_stable.cdf"),
     (lambda z: norm.mean(loc=z), "scipy.stats.norm.mean"),
     (lambda z: st.skewnorm(z).entropy(), "scipy.stats.skewnorm.entropy"),
-    (lambda z: norm.rvs(loc=z, random_state=0), "scipy.stats.norm.rvs"),
+    (lambda z: st.gamma.rvs(z, random_state=0), "scipy.stats.gamma.rvs is differentiated in "
+                                                  "loc and scale only"),
+    (lambda z: poisson.rvs(z, random_state=0), "scipy.stats.poisson.rvs"),
     (lambda z: poisson.ppf(0.3, z), "scipy.stats.poisson.ppf"),
     (lambda z: t.cdf(1.0, z), "shape parameter df"),
     (lambda z: gamma.logsf(1.0, z), "shape parameter a"),
@@ -125,6 +127,33 @@ def test_values_outside_the_support_and_for_invalid_parameters(f, x):
 def test_what_has_no_rule_raises_naming_it(f, words):
     with pytest.raises(ad.UnsupportedOperation, match=re.escape(words)):
         ad.grad(lambda z: np.sum(f(z)))(np.array([2.0, 3.0]))
+
+
+@pytest.mark.parametrize("seed", [0, "generator", None])
+def test_variates_with_active_loc_and_scale_are_pathwise(seed):
+    """rvs of a continuous distribution with active loc and scale: SciPy's
+    value bit for bit (vals * scale + loc of the standard variates), the
+    pathwise derivative, and the same numbers on replay."""
+    def draws(z):
+        if seed is None:
+            np.random.seed(4)
+        state = np.random.default_rng(4) if seed == "generator" else seed
+        x = st.gumbel_r(loc=z[0], scale=z[1]).rvs(size=5, random_state=state)
+        y = st.t.rvs(3.0, z[0], z[1], size=(2, 2), random_state=state)
+        return np.concatenate([x, y.ravel()])
+
+    def f(z):
+        v = draws(z)
+        return np.sum(np.tanh(v[:5])) + np.sum(v[5:] ** 2)
+
+    z = np.array([0.3, 1.4])
+    tape = ad.record(draws, z)
+    assert np.array_equal(tape.forward(z), draws(z))
+    assert np.array_equal(tape.forward(z * 1.1), draws(z * 1.1))     # the same numbers
+    g = ad.grad(f)(z)
+    want = np.array([(8 * (f(z + h * e) - f(z - h * e)) - (f(z + 2 * h * e) - f(z - 2 * h * e)))
+                     / (12 * h) for e in np.eye(2) for h in [1e-4]])
+    assert_close(g, want, rtol=1e-7, what="gradient")
 
 
 def test_normal_maximum_likelihood_gradient():
