@@ -175,12 +175,9 @@ def float_array(a):
 _MAX_VARIANTS = 16      # inner tapes a nested derivative keeps for tape files
 
 
-class _Variants(ResultNeutral):
+class _Variants:
     """The tapes of its inner function a nested derivative replayed (one
-    per branch path met), the one used last first: what a tape file saves.
-    A record of use, which no result depends on (a function whose
-    environment holds one, such as the rules of a derivative of a
-    derivative, keeps its tapes: adsim/_tapecache/purity.py)."""
+    per branch path met), the one used last first: what a tape file saves."""
 
     def __init__(self, tapes=()):
         self._tapes = list(tapes)
@@ -311,6 +308,7 @@ def _derivative(inner, args, positions):
 
     # higher orders
     recorded = RecordedRules(lambda values: _recorded_jacobian(inner, args, positions, values),
+                             lambda values: tape_now(inner, full_args(values)),
                              f"derivative of {inner.name}", inner.name)
 
     def jvp(values, out, tangents):
@@ -346,6 +344,25 @@ def _derivative(inner, args, positions):
     return NestedPrimitive(inner, positions, value, jvp, vjp)
 
 
+class _Held(ResultNeutral):
+    """A function held where a tape cache does not look (its fingerprint is
+    a constant): the recorded value of :class:`RecordedRules`, whose
+    dependence on the inner function the rules' key states instead."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f):
+        self.f = f
+
+
+def tape_now(inner, full):
+    """The tape of ``inner``'s function (a RecordedInner or SavedInner) that
+    its cache holds for the arguments ``full`` (active ones taken at their
+    current values), without replaying it."""
+    plain = [current(v) if isinstance(v, Active) else v for v in full]
+    return inner.run(plain, lambda tape, values: tape)
+
+
 class RecordedRules:
     """The rules of a derivative op while they are being recorded (a
     second-order sweep through the op records its vjp rule on active
@@ -355,21 +372,31 @@ class RecordedRules:
     arguments, each one nested derivative, whose own rules are
     second-order sweeps of that function's tape. Used by nested derivatives
     and by the sparse Jacobian of solve_ivp's implicit methods.
-    ``name`` names the functions so made, ``source`` the function whose
-    derivative the op is (in messages)."""
 
-    def __init__(self, recorded_value, name, source):
-        self.recorded_value, self.name, self.source = recorded_value, name, source
-        self._functions = {}   # rule -> (the function of the values it differentiates, its tapes)
+    That function's tapes are kept per rule and per tape of the inner
+    function (``inner_tape(values)``, which the inner function's own cache
+    records again when its environment changes): a second-order sweep
+    records the rule once per op and sweep, and replays them. ``name``
+    names the functions so made, ``source`` the function whose derivative
+    the op is (in messages)."""
+
+    def __init__(self, recorded_value, inner_tape, name, source):
+        self.recorded_value, self.inner_tape = recorded_value, inner_tape
+        self.name, self.source = name, source
+        self._functions = {}   # (rule, inner tape) -> (the function it differentiates, its tapes)
 
     def _derivatives(self, values, rule, count):
         """The derivatives of ``rule(value, *values)`` w.r.t. the first ``count``
         values (the op's arguments), the value recorded."""
-        if rule not in self._functions:
-            h = lambda *vals: rule(self.recorded_value(vals[:count]), *vals)  # noqa: E731
+        key = (rule, self.inner_tape(values[:count]))
+        if key not in self._functions:
+            if len(self._functions) >= _MAX_VARIANTS:
+                self._functions.pop(next(iter(self._functions)))
+            value = _Held(self.recorded_value)  # what h reads besides its arguments: the key
+            h = lambda *vals: rule(value.f(vals[:count]), *vals)  # noqa: E731
             h.__name__ = self.name
-            self._functions[rule] = h, TapeCache()
-        h, tapes = self._functions[rule]
+            self._functions[key] = h, TapeCache()
+        h, tapes = self._functions[key]
         return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
 
     def vjp(self, values, out_adjoint):

@@ -56,7 +56,7 @@ from .._filefields import expect_keys, pattern_field, shape_field
 from .._containers.tree import placed
 from .._nesting import transcribe
 from .._nesting.nested import (RecordedInner, RecordedRules, SavedInner, float_array,
-                               operand_ranks)
+                               operand_ranks, tape_now)
 from .._np.integers import current
 from ..primitives import Application, Primitive
 from ..sparse.coloring import best_row_coloring
@@ -254,6 +254,7 @@ class ColoredJacobian:
         # the rules recorded (a second-order sweep through the op records its vjp):
         # the values written out as ops, one derivative order more
         recorded = RecordedRules(lambda values: self.recorded_values(substituted(values)),
+                                 lambda values: tape_now(self._inner, substituted(values)),
                                  f"derivative of {self.name}", self._inner.name)
 
         def jvp(values, out, tangents):
