@@ -177,6 +177,22 @@ def test_second_order_adjoints_of_solves_are_those_of_the_recorded_adjoint_rule(
             np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+def test_sparse_products_with_the_jacobian_plain_and_recorded(transposed):
+    """``J v`` on the pattern's values: a sum over the entries on plain
+    arrays, a product with the matrix of the values when recorded (higher
+    orders); both NumPy's product, the recorded one differentiated."""
+    linear = SparseLinear(PATTERN)
+    Jt = J.T if transposed else J
+    np.testing.assert_allclose(linear.times(DATA, B, transposed), Jt @ B, rtol=1e-14, atol=1e-14)
+    g_data, g_b = adsim.grad(lambda d, b: np.dot(W_OUT[:N], linear.times(d, b, transposed)),
+                             argnums=(0, 1))(DATA, B)
+    np.testing.assert_allclose(g_b, Jt.T @ W_OUT[:N], rtol=1e-14, atol=1e-14)
+    rows, cols = linear.rows, linear.cols
+    w_at, b_at = (cols, rows) if transposed else (rows, cols)
+    np.testing.assert_allclose(g_data, W_OUT[:N][w_at] * B[b_at], rtol=1e-14, atol=1e-14)
+
+
 @pytest.mark.parametrize("storage", sorted(STORAGES))
 def test_adjoint_solves_with_the_forward_factorisation(storage):
     """One matrix, one factorisation: the forward solve and the transposed
