@@ -389,14 +389,15 @@ class RecordedRules:
         """The derivatives of ``rule(value, *values)`` w.r.t. the first ``count``
         values (the op's arguments), the value recorded."""
         key = (rule, self.inner_tape(values[:count]))
-        if key not in self._functions:
+        entry = self._functions.get(key)
+        if entry is None:
             if len(self._functions) >= _MAX_VARIANTS:
-                self._functions.pop(next(iter(self._functions)))
+                self._functions.pop(next(iter(self._functions)), None)
             value = _Held(self.recorded_value)  # what h reads besides its arguments: the key
             h = lambda *vals: rule(value.f(vals[:count]), *vals)  # noqa: E731
             h.__name__ = self.name
-            self._functions[key] = h, TapeCache()
-        h, tapes = self._functions[key]
+            entry = self._functions[key] = h, TapeCache()
+        h, tapes = entry
         return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
 
     def vjp(self, values, out_adjoint):
