@@ -498,7 +498,9 @@ class BuiltinApplication(Application):
     # thousands of times per sweep (the Newton solves of solve_ivp), where
     # the checks that user rules need cost as much as the rule. ``flat.value(
     # flat_args)`` returns the flat result, ``flat.adjoint(flat_args, result,
-    # adjoint, in_shapes)`` one (directions, size) array per argument.
+    # adjoint, in_shapes)`` one (directions, size) array per argument, and
+    # ``flat.soadjoint(flat_args, result, tangents, adjoint, adjoint_tangents,
+    # in_shapes)``, if it has one, what Application.soadjoint returns.
     # A primitive may also carry ``compiled``: a CompiledRules object
     # (adsim/_callback.pxd) that the CALLBACK kernels call instead of
     # ``value`` and ``adjoint``, once the value computed while recording is
@@ -524,6 +526,15 @@ class BuiltinApplication(Application):
             return super().adjoint(flat_args, result, adjoint, context)
         with suspended():
             return flat.adjoint(flat_args, result, adjoint, self.in_shapes)
+
+    def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents, context=None):
+        flat = self.prim.flat
+        if flat is None or not hasattr(flat, "soadjoint"):
+            return super().soadjoint(flat_args, result, tangents, adjoint, adjoint_tangents,
+                                     context)
+        with suspended():
+            return flat.soadjoint(flat_args, result, tangents, adjoint, adjoint_tangents,
+                                  self.in_shapes)
 
     def file_state(self):
         family, parameters = self.prim.saved_as

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
+from .._tapecache.purity import ResultNeutral
 from .._filefields import expect_keys, no_variant_holds, shape_field
 from .._np.core import active_leaves
 from .._np.integers import current
@@ -305,10 +306,15 @@ def _derivative(inner, args, positions):
             return {p: a[0].reshape(np.shape(full[p])) for p, a in zip(tape_positions, adot)}
         return inner.run(full, method)
 
+    # higher orders
+    recorded = RecordedRules(lambda values: _recorded_jacobian(inner, args, positions, values),
+                             lambda values: tape_now(inner, full_args(values)),
+                             f"derivative of {inner.name}", inner.name)
+
     def jvp(values, out, tangents):
         if any(isinstance(v, Active) for v in values) or \
                 any(isinstance(t, Active) for t in tangents):
-            return recorded_jvp(values, tangents)
+            return recorded.jvp(values, tangents)
         m = int(np.prod(out.shape[:out.ndim - np.ndim(values[position_of_x])]))
         directions = {pos: t for pos, t in zip(positions, tangents) if t is not None}
         rows = []
@@ -318,32 +324,9 @@ def _derivative(inner, args, positions):
             rows.append(second_order(values, directions, w)[argnum].reshape(-1))
         return np.array(rows).reshape(out.shape)
 
-    def recorded_jacobian(values):
-        return _recorded_jacobian(inner, args, positions, values)
-
-    rule_functions = {}        # rule -> (the function of the values it differentiates, its tapes)
-
-    def recorded_rule(values, rule, count):
-        """A rule's value as recorded ops: the derivatives of
-        ``rule(J, *values)`` w.r.t. the first ``count`` values, J recorded."""
-        if rule not in rule_functions:
-            h = lambda *vals: rule(recorded_jacobian(vals[:len(positions)]), *vals)  # noqa: E731
-            h.__name__ = f"derivative of {inner.name}"
-            rule_functions[rule] = h, TapeCache()
-        h, tapes = rule_functions[rule]
-        return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
-
     def vjp(values, out, out_adjoint):
         if any(isinstance(v, Active) for v in values) or isinstance(out_adjoint, Active):
-            # the rule is being recorded: one derivative order more
-            try:
-                return recorded_rule(tuple(values) + (out_adjoint,), _contracted, len(values))
-            except (UnsupportedOperation, TypeError) as err:
-                if "order three and more" in str(err):
-                    raise
-                raise UnsupportedOperation(
-                    f"adsim: derivatives of order three and more of {inner.name} are recorded "
-                    f"op by op, and one of its operations could not be: {err}") from err
+            return recorded.vjp(values, out_adjoint)  # being recorded: one order more
         x_shape = np.shape(values[position_of_x])
         m = int(np.prod(out.shape[:out.ndim - len(x_shape)]))
         bars = out_adjoint.reshape(m, -1)
@@ -358,13 +341,81 @@ def _derivative(inner, args, positions):
                 total[pos] += adot[pos]
         return tuple(total[pos] for pos in positions)
 
-    def recorded_jvp(values, tangents):
-        """The jvp rule recorded: sum_k dJ/dvalues[k] tangents[k]."""
-        given = [k for k, t in enumerate(tangents) if t is not None]
-        Ds = recorded_rule(tuple(values), _itself, len(values))
-        return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
-
     return NestedPrimitive(inner, positions, value, jvp, vjp)
+
+
+class _Held(ResultNeutral):
+    """A function held where a tape cache does not look (its fingerprint is
+    a constant): the recorded value of :class:`RecordedRules`, whose
+    dependence on the inner function the rules' key states instead."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f):
+        self.f = f
+
+
+def tape_now(inner, full):
+    """The tape of ``inner``'s function (a RecordedInner or SavedInner) that
+    its cache holds for the arguments ``full`` (active ones taken at their
+    current values), without replaying it."""
+    plain = [current(v) if isinstance(v, Active) else v for v in full]
+    return inner.run(plain, lambda tape, values: tape)
+
+
+class RecordedRules:
+    """The rules of a derivative op while they are being recorded (a
+    second-order sweep through the op records its vjp rule on active
+    arrays): one derivative order more. ``recorded_value(values)`` writes
+    the op's value out as recorded ops (transcribe.py); a rule's result is
+    then the derivatives of a function of that value w.r.t. the op's
+    arguments, each one nested derivative, whose own rules are
+    second-order sweeps of that function's tape. Used by nested derivatives
+    and by the sparse Jacobian of solve_ivp's implicit methods.
+
+    That function's tapes are kept per rule and per tape of the inner
+    function (``inner_tape(values)``, which the inner function's own cache
+    records again when its environment changes): a second-order sweep
+    records the rule once per op and sweep, and replays them. ``name``
+    names the functions so made, ``source`` the function whose derivative
+    the op is (in messages)."""
+
+    def __init__(self, recorded_value, inner_tape, name, source):
+        self.recorded_value, self.inner_tape = recorded_value, inner_tape
+        self.name, self.source = name, source
+        self._functions = {}   # (rule, inner tape) -> (the function it differentiates, its tapes)
+
+    def _derivatives(self, values, rule, count):
+        """The derivatives of ``rule(value, *values)`` w.r.t. the first ``count``
+        values (the op's arguments), the value recorded."""
+        key = (rule, self.inner_tape(values[:count]))
+        entry = self._functions.get(key)
+        if entry is None:
+            if len(self._functions) >= _MAX_VARIANTS:
+                self._functions.pop(next(iter(self._functions)), None)
+            value = _Held(self.recorded_value)  # what h reads besides its arguments: the key
+            h = lambda *vals: rule(value.f(vals[:count]), *vals)  # noqa: E731
+            h.__name__ = self.name
+            entry = self._functions[key] = h, TapeCache()
+        h, tapes = entry
+        return tuple(nested_derivative(h, tuple(values), {}, k, tapes) for k in range(count))
+
+    def vjp(self, values, out_adjoint):
+        """The vjp rule recorded: the gradient of <out_adjoint, value>."""
+        try:
+            return self._derivatives(tuple(values) + (out_adjoint,), _contracted, len(values))
+        except (UnsupportedOperation, TypeError) as err:
+            if "order three and more" in str(err):
+                raise
+            raise UnsupportedOperation(
+                f"adsim: derivatives of order three and more of {self.source} are recorded "
+                f"op by op, and one of its operations could not be: {err}") from err
+
+    def jvp(self, values, tangents):
+        """The jvp rule recorded: sum_k d value / d values[k] tangents[k]."""
+        given = [k for k, t in enumerate(tangents) if t is not None]
+        Ds = self._derivatives(tuple(values), _itself, len(values))
+        return sum(np.tensordot(Ds[k], tangents[k], axes=np.ndim(tangents[k])) for k in given)
 
 
 class NestedPrimitive(Primitive):

@@ -46,20 +46,24 @@ def jacobian(tape, inputs, wrt):
     """d output / d inputs[wrt] of the finished ``tape`` at ``inputs`` (one
     value per tape input: active arrays of the recording in progress, or
     plain arrays), shaped ``output.shape + inputs[wrt].shape``, recorded."""
-    run = _Transcription(tape, inputs)
     out_shape = tuple(tape.output_shape)
-    x_shape = np.shape(inputs[wrt])
-    m = int(np.prod(out_shape))
-    rows = []
-    for i in range(m):
-        seed = np.zeros(m)
-        seed[i] = 1.0
-        rows.append(run.adjoint_of_input(seed, wrt))
+    rows = weighted_adjoints(tape, inputs, wrt, np.eye(int(np.prod(out_shape))))
+    return rows.reshape(out_shape + np.shape(inputs[wrt]))
+
+
+def weighted_adjoints(tape, inputs, wrt, weights):
+    """``weights @ (d output / d inputs[wrt])`` of the finished ``tape`` at
+    ``inputs`` (as :func:`jacobian`), recorded: one reverse pass per row of
+    ``weights`` (k, output size), shaped (k, inputs[wrt].size). A row
+    coloring's seeds give the compressed Jacobian of a sparse one."""
+    run = _Transcription(tape, inputs)
+    size = int(np.size(inputs[wrt]))
+    rows = [run.adjoint_of_input(np.asarray(w, dtype=float), wrt) for w in weights]
     if not rows:
-        return np.zeros(out_shape + x_shape)
+        return np.zeros((0, size))
     if not any(isinstance(r, Active) for r in rows):
-        return np.stack(rows).reshape(out_shape + x_shape)
-    return np.stack([as_active(run.outer, r) for r in rows]).reshape(out_shape + x_shape)
+        return np.stack(rows).reshape(len(rows), size)
+    return np.stack([as_active(run.outer, r) for r in rows]).reshape(len(rows), size)
 
 
 def _flat(v):

@@ -26,9 +26,16 @@ gives the same iteration, and both solvers keep its factors, keyed by the
 exact matrix, for every solve with it: forward, tangent and the adjoint's
 transposed solves (adsim/integrate/_newton_solve.py).
 
-Hessian-vector products through adsim's dense Jacobian differentiate it
-once more (third derivatives of ``fun``, recorded: adsim/_nesting/transcribe.py);
-through the sparse one they are refused, naming ``jac=``.
+Hessian-vector products (``adsim.hvp``, ``adsim.hessian``, a ``jvp`` of a
+``grad``) through adsim's Jacobian differentiate it once more: third
+derivatives of ``fun``, recorded (adsim/_nesting/transcribe.py), one reverse
+pass of ``fun`` per equation for the dense Jacobian and one per color for
+the sparse one (adsim/integrate/_sparse_jacobian.py); the sparse Newton
+solves' rules are written with the solves themselves, so they are recorded
+like the dense ones, with the same kept factorisations. Where ``fun`` holds
+an operation whose third derivative cannot be recorded (a primitive
+without a vjp rule, a checkpointed loop), the error names ``fun`` and
+``jac=``: a ``jac`` written in NumPy needs only its second derivatives.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -61,10 +68,11 @@ SPARSE_MAX_DENSITY = 0.1
 """Largest fraction of nonzeros of a detected pattern that makes the
 Jacobian sparse: denser matrices fill in under sparse LU."""
 
-# named so: errors of the nested derivative name the function and the
-# alternative (Hessian-vector products through the sparse Jacobian are refused)
-_JACOBIAN_NAME = ("solve_ivp's fun, whose Jacobian the implicit methods compute; for "
-                  "Hessian-vector products give jac= (a NumPy function of t, y, *args)")
+# named so: errors of the nested derivatives name the function and the
+# alternative (third derivatives of fun that cannot be recorded)
+_JACOBIAN_NAME = ("solve_ivp's fun (whose Jacobian Radau and BDF compute; Hessian-vector "
+                  "products differentiate it twice more, and where that cannot be done, give "
+                  "jac=, a NumPy function of t, y, *args)")
 
 
 class JacobianSource:

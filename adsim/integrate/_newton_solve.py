@@ -26,8 +26,10 @@ Inside a recording each solve ``x = A^{-1} b`` is one op (a primitive):
 The transposed solve ``y = A^{-T} w`` is a primitive with the mirrored rules
 (its adjoint solves with A; its coefficient adjoints are
 ``-Re(y^H (dA/dp) w_bar)``). Both rules are written with these primitives
-and NumPy operations, so they can be recorded: second-order sweeps
-differentiate them.
+and NumPy operations, so they can be recorded: derivatives of higher order
+differentiate them. A second-order sweep runs the tangent of the adjoint
+rule directly (:meth:`_FlatRules.soadjoint`), with solves by the same
+factors.
 
 A storage (:class:`NewtonSolves` subclass) says how ``J`` is held (a dense
 array, or values on a sparse pattern), how a matrix is factored and
@@ -100,6 +102,12 @@ class _Shifted:
         """(data adjoint, c adjoint) of ``-u^T A(data, c) v``."""
         return pair(u, v), -np.dot(u, v)
 
+    @staticmethod
+    def adjoints_tangent(pair, data, scalars, u, v, d_data, dots):
+        """The tangent of :meth:`adjoints` for tangents of ``data`` and the
+        coefficients alone (they are bilinear in ``u, v`` besides), or None."""
+        return None
+
 
 class _IdentityMinus:
     """``A = I - c J``; coefficients ``(c,)``."""
@@ -122,6 +130,12 @@ class _IdentityMinus:
         (c,) = scalars
         uv = pair(u, v)
         return c * uv, np.sum(uv * data)
+
+    @staticmethod
+    def adjoints_tangent(pair, data, scalars, u, v, d_data, dots):
+        (dc,) = dots
+        uv = pair(u, v)
+        return dc * uv, 0.0 if d_data is None else np.sum(uv * d_data)
 
 
 class _ShiftedComplex:
@@ -154,6 +168,10 @@ class _ShiftedComplex:
         ur, ui, vr, vi = u[:n], u[n:], v[:n], v[n:]
         return (pair(ur, vr) + pair(ui, vi), -(np.dot(ur, vr) + np.dot(ui, vi)),
                 np.dot(ur, vi) - np.dot(ui, vr))
+
+    @staticmethod
+    def adjoints_tangent(pair, data, scalars, u, v, d_data, dots):
+        return None
 
 
 FORMS = (_Shifted, _IdentityMinus, _ShiftedComplex)
@@ -300,9 +318,11 @@ class _FlatRules:
     """The value and the reverse-sweep adjoint of one Newton solve on the
     op's flat arrays (``Primitive.flat``): what the primitive's rules
     compute, without the generic handling of user rules, since a reverse
-    sweep replays thousands of these solves. Tangents and second-order
-    sweeps go through the primitive's rules. (The dense storage's solves
-    also carry compiled rules, which replays run instead of these.)"""
+    sweep replays thousands of these solves; and the second-order adjoint,
+    which a primitive otherwise computes by recording its vjp rule and
+    sweeping that tape's tangent (once per solve and sweep). Tangents go
+    through the primitive's rules. (The dense storage's solves also carry
+    compiled values and adjoints, which replays run instead of these.)"""
 
     def __init__(self, solves, form, transposed):
         self.solves, self.form, self.transposed = solves, form, transposed
@@ -333,3 +353,55 @@ class _FlatRules:
             for k, part in enumerate(tuple(parts) + (u,)):
                 out[k][j] = np.ravel(part)
         return out
+
+    def soadjoint(self, flat_args, result, tangents, adjoint, adjoint_tangents, in_shapes):
+        """The adjoint of every argument for the output's ``adjoint`` (as
+        :meth:`adjoint`) and its tangent for each direction (row) of the
+        arguments' ``tangents`` (None: none) and of ``adjoint_tangents``:
+        the tangent of the vjp rule, by solves with the same factors,
+
+            x' = A^{-1} (b' - A' x)            the output's tangent
+            u  = A^{-T} x_bar,   u' = A^{-T} (x_bar' - A'^T u)
+
+        (``A^{-H}`` for the complex form; mirrored for the transposed
+        solve), b's adjoint tangent ``u'`` and the coefficients' the tangent
+        of ``form.adjoints`` (bilinear in ``u`` and ``x``). What recording the
+        vjp rule and sweeping its tangent gives, without recording it."""
+        solves, form, transposed = self.solves, self.form, self.transposed
+        data, scalars, b = self._parts(flat_args)
+        data = data.reshape(in_shapes[0])
+        p = adjoint_tangents.shape[0]
+        adots = [np.zeros((p, a.size)) for a in flat_args]
+        if not adjoint.any() and not adjoint_tangents.any():
+            return [np.zeros(a.size) for a in flat_args], adots
+        pair = solves.pair
+        with np.errstate(all="ignore"):              # NaNs of a singular matrix pass on
+            u = solves._solve(form, data, scalars, adjoint, not transposed)
+            left, right = (result, u) if transposed else (u, result)
+            adjs = [np.ravel(a) for a in form.adjoints(pair, data, scalars, left, right)] + [u]
+            for j in range(p):
+                d_data = None if tangents[0] is None else tangents[0][j].reshape(in_shapes[0])
+                dots = [0.0 if t is None else float(t[j][0]) for t in tangents[1:-1]]
+                d_b = None if tangents[-1] is None else tangents[-1][j]
+                x_dot = self._tangent_solve(data, scalars, d_data, dots, result, d_b,
+                                            transposed)
+                u_dot = self._tangent_solve(data, scalars, d_data, dots, u,
+                                            adjoint_tangents[j], not transposed)
+                left_dot, right_dot = (x_dot, u_dot) if transposed else (u_dot, x_dot)
+                parts = [np.ravel(a) + np.ravel(c) for a, c in zip(
+                    form.adjoints(pair, data, scalars, left_dot, right),
+                    form.adjoints(pair, data, scalars, left, right_dot))]
+                own = form.adjoints_tangent(pair, data, scalars, left, right, d_data, dots)
+                if own is not None:
+                    parts = [a + np.ravel(c) for a, c in zip(parts, own)]
+                for k, part in enumerate(parts + [u_dot]):
+                    adots[k][j] = part
+        return adjs, adots
+
+    def _tangent_solve(self, data, scalars, d_data, dots, x, d_b, transposed):
+        """The tangent of ``x = A^{-1} b`` (``A^{-T}``: ``transposed``): ``A^{-1}
+        (b' - A' x)``, with the kept factors (the jvp rule, on plain arrays)."""
+        dA_x = self.form.derivative_times(self.solves.times, data, d_data, scalars, dots, x,
+                                          transposed)
+        r = -dA_x if d_b is None else d_b - dA_x
+        return self.solves._solve(self.form, data, scalars, r, transposed)

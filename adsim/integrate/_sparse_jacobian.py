@@ -33,6 +33,17 @@ direction ``v`` (of y, t and the arguments) and output weight ``w`` gives
 
 One sweep per color for each rule (the tangent and the weight both vary
 with the color), where the dense nested Jacobian needs one per equation.
+
+Higher orders. A second-order sweep through the op (a Hessian-vector
+product of a loss on the solution) records its vjp rule on active arrays,
+which needs third derivatives of ``fun``. The values are then written out
+as recorded ops: one reverse pass of ``fun`` per color, seeded with
+``w_r`` (adsim/_nesting/transcribe.py), and the same gather onto ``P``;
+the rules recorded are nested derivatives of functions of those values,
+as for the dense nested Jacobian (``RecordedRules``,
+adsim/_nesting/nested.py), whose own derivatives are second-order sweeps of
+a tape holding one transcribed reverse pass per color (the dense one holds
+one per equation).
 """
 import warnings
 
@@ -42,8 +53,11 @@ import scipy.sparse as sp
 from .._tapecache.cache import TapeCache, input_positions
 from .._active import Active
 from .._filefields import expect_keys, pattern_field, shape_field
-from .._nesting.nested import RecordedInner, SavedInner, float_array, operand_ranks
-from ..errors import UnsupportedOperation
+from .._containers.tree import placed
+from .._nesting import transcribe
+from .._nesting.nested import (RecordedInner, RecordedRules, SavedInner, float_array,
+                               operand_ranks, tape_now)
+from .._np.integers import current
 from ..primitives import Application, Primitive
 from ..sparse.coloring import best_row_coloring
 from ..sparse.orderings import row_indices
@@ -83,27 +97,27 @@ class _Branch:
             if P.nnz else np.zeros(0, dtype=np.intp)
         self.inside = self.take >= 0
         self.missed = Q.nnz - int(np.count_nonzero(self.inside))     # of Q, not in P
-        self.nnz_q = Q.nnz
+        # where each value on P is in C = W^T J, flat (row color(i), column j: direct
+        # recovery, as self.recovery reads Q's), or one past C's end: a zero
+        at = self.colors[self.q_rows] * self.n + self.q_cols
+        self.gather = np.where(self.inside, at[np.maximum(self.take, 0)] if Q.nnz else 0,
+                               self.ncolors * self.n).astype(np.intp)
 
     @property
     def ncolors(self):
         return self.Wt.shape[0]
 
     def on_p(self, C):
-        """Values on P from a compressed product ``C = W^T J`` (q, n)."""
-        data_q = self.recovery(C).data if self.nnz_q else np.zeros(0)
-        out = np.zeros(self.take.shape[0])
-        out[self.inside] = data_q[self.take[self.inside]]
-        return out
+        """Values on P from a compressed product ``C = W^T J`` (q, n), plain or
+        recorded."""
+        return np.concatenate([C.reshape(-1), np.zeros(1)])[self.gather]
 
     def compressed_adjoint(self, data_bar):
         """The (q, n) directions whose row r holds, in column j, the adjoint of
-        the entry (i, j) of Q with color(i) = r."""
-        bar_q = np.zeros(self.nnz_q)
-        bar_q[self.take[self.inside]] = data_bar[self.inside]
-        C_bar = np.zeros((self.ncolors, self.n))
-        C_bar[self.colors[self.q_rows], self.q_cols] = bar_q
-        return C_bar
+        the entry (i, j) of Q with color(i) = r (the adjoint of :meth:`on_p`)."""
+        C_bar = np.zeros(self.ncolors * self.n + 1)
+        C_bar[self.gather[self.inside]] = data_bar[self.inside]
+        return C_bar[:-1].reshape(self.ncolors, self.n)
 
 
 class ColoredJacobian:
@@ -172,6 +186,19 @@ class ColoredJacobian:
             return branch.on_p(tape._adjoint(xs, branch.Wt)[1][0])
         return self._run(full, method)
 
+    def recorded_values(self, full):
+        """The values at ``full`` (some active) as recorded ops of their tape: one
+        reverse pass of ``fun`` per color written out (adsim/_nesting/transcribe.py),
+        so that their derivatives (third derivatives of ``fun``) can be taken."""
+        plain = [current(v) if isinstance(v, Active) else v for v in full]
+        inputs = [full[p] for p in input_positions(plain, (0,))]
+
+        def run(tape, values):
+            tape._forward(tape._inputs(values))          # BranchChanged: recorded again
+            branch = self._branch(tape)
+            return branch.on_p(transcribe.weighted_adjoints(tape, inputs, 0, branch.Wt))
+        return self._inner.run(plain, run)
+
     def tangent(self, full, directions):
         """Tangent of the values for the input tangents ``directions`` (dict
         position in ``full`` -> array)."""
@@ -216,25 +243,29 @@ class ColoredJacobian:
     def op(self, full, active):
         """The primitive of the values on ``P`` at ``full`` with its
         arguments at positions ``active``."""
+        base = [None if p in active else a for p, a in enumerate(full)]
+
         def substituted(values):
-            f = list(full)
-            for p, v in zip(active, values):
-                f[p] = v
-            return f
+            return placed(base, active, values)
 
         def value(*values):
             return self.values(substituted(values))
 
+        # the rules recorded (a second-order sweep through the op records its vjp):
+        # the values written out as ops, one derivative order more
+        recorded = RecordedRules(lambda values: self.recorded_values(substituted(values)),
+                                 lambda values: tape_now(self._inner, substituted(values)),
+                                 f"derivative of {self.name}", self._inner.name)
+
         def jvp(values, out, tangents):
+            if any(isinstance(v, Active) for v in (*values, *tangents)):
+                return recorded.jvp(values, tangents)
             return self.tangent(substituted(values),
                                 {p: d for p, d in zip(active, tangents) if d is not None})
 
         def vjp(values, out, out_adjoint):
-            if any(isinstance(v, Active) for v in values):   # recorded by a second-order sweep
-                raise UnsupportedOperation(
-                    "adsim: Hessian-vector products through the sparse (colored) Jacobian of "
-                    "Radau/BDF need its derivatives recorded, which is not supported; give jac= "
-                    "(a NumPy function of t, y, *args)")
+            if any(isinstance(v, Active) for v in (*values, out_adjoint)):
+                return recorded.vjp(values, out_adjoint)
             totals = self.adjoints(substituted(values), np.asarray(out_adjoint, dtype=float),
                                    active)
             return tuple(totals[p] for p in active)

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from .._active import Active
 from .._filefields import pattern_field
 from ..primitives import BuiltinFamily
 from ._kept import Kept
@@ -108,9 +109,15 @@ class SparseLinear(NewtonSolves):
         return self.ordered.solve(lu, b, trans)
 
     def times(self, data, v, transposed):
-        """``J v`` (``J^T v``) for J's values ``data`` (plain)."""
-        J = self.matrix(data)
-        return (J.T if transposed else J) @ v
+        """``J v`` (``J^T v``) for J's values ``data``: plain, as a sum over the
+        entries (no matrix is built: the tangent rules call this per solve);
+        recorded (higher orders), as a product with the matrix of the values."""
+        if isinstance(data, Active) or isinstance(v, Active):
+            J = sp.csc_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
+            return (J.T if transposed else J) @ v
+        out, into = (self.rows, self.cols) if transposed else (self.cols, self.rows)
+        return np.bincount(into, weights=np.asarray(data, dtype=float) * v[out],
+                           minlength=self.n)
 
     def pair(self, u, v):
         """``u_i v_j`` at the pattern's entries: the adjoint of J's values in ``u^T J v``."""

@@ -12,6 +12,8 @@ import adsim
 from adsim.integrate._sparse_jacobian import ColoredJacobian
 from adsim.integrate._dense_solve import DenseLinear
 from adsim.integrate._sparse_solve import SparseLinear
+from adsim.integrate._newton_solve import FORM_NAMES
+from adsim.primitives import Application
 
 RNG = np.random.default_rng(11)
 N = 9
@@ -143,6 +145,52 @@ def test_solve_derivatives_in_every_mode(storage, name):
     grad = adsim.grad(flat)
     np.testing.assert_allclose(hv, (grad(z + eps * v) - grad(z - eps * v)) / (2 * eps),
                                rtol=1e-5, atol=1e-6 * np.max(np.abs(hv)))
+
+
+@pytest.mark.parametrize("storage", sorted(STORAGES))
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("name", ["shifted", "identity_minus", "shifted_complex"])
+def test_second_order_adjoints_of_solves_are_those_of_the_recorded_adjoint_rule(
+        storage, transposed, name):
+    """The direct second-order rule of every solve (by solves with the same
+    factors) against the generic one of a primitive (its vjp rule recorded,
+    the tangent of that tape swept), in two directions at once, some
+    arguments without a tangent."""
+    make, data = STORAGES[storage]
+    linear = make()
+    form = FORM_NAMES[name]
+    prim = linear._solves[form, transposed]
+    scalars = {"shifted": [C], "identity_minus": [0.1], "shifted_complex": [ALPHA, BETA]}[name]
+    b = np.concatenate([B, B2]) if form.complex else B
+    args = [np.ravel(data)] + [np.array([c]) for c in scalars] + [b]
+    in_shapes = [np.shape(data)] + [()] * len(scalars) + [b.shape]
+    result = prim.value(data, *scalars, b)
+    app = prim.applied(in_shapes, result.shape, None)
+    p = 2
+    for missing in (None, 0, len(args) - 1):
+        tangents = [None if k == missing else RNG.standard_normal((p, a.size))
+                    for k, a in enumerate(args)]
+        adjoint, adjoint_tangents = RNG.standard_normal(b.size), RNG.standard_normal((p, b.size))
+        direct = app.soadjoint(args, result, tangents, adjoint, adjoint_tangents)
+        generic = Application.soadjoint(app, args, result, tangents, adjoint, adjoint_tangents)
+        for got, want in zip(direct[0] + direct[1], generic[0] + generic[1]):
+            np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_sparse_products_with_the_jacobian_plain_and_recorded(transposed):
+    """``J v`` on the pattern's values: a sum over the entries on plain
+    arrays, a product with the matrix of the values when recorded (higher
+    orders); both NumPy's product, the recorded one differentiated."""
+    linear = SparseLinear(PATTERN)
+    Jt = J.T if transposed else J
+    np.testing.assert_allclose(linear.times(DATA, B, transposed), Jt @ B, rtol=1e-14, atol=1e-14)
+    g_data, g_b = adsim.grad(lambda d, b: np.dot(W_OUT[:N], linear.times(d, b, transposed)),
+                             argnums=(0, 1))(DATA, B)
+    np.testing.assert_allclose(g_b, Jt.T @ W_OUT[:N], rtol=1e-14, atol=1e-14)
+    rows, cols = linear.rows, linear.cols
+    w_at, b_at = (cols, rows) if transposed else (rows, cols)
+    np.testing.assert_allclose(g_data, W_OUT[:N][w_at] * B[b_at], rtol=1e-14, atol=1e-14)
 
 
 @pytest.mark.parametrize("storage", sorted(STORAGES))

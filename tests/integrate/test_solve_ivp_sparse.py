@@ -11,6 +11,7 @@ import adsim
 from adsim.integrate import solve_ivp
 from adsim.integrate._implicit import SPARSE_MIN_SIZE, JacobianSource
 from adsim.integrate._rhs import RightHandSide
+from adsim.integrate._sparse_jacobian import ColoredJacobian
 
 IMPLICIT = ("Radau", "BDF")
 P0 = np.array([1.0, 3.0, 0.02])       # a, b, diffusion
@@ -165,11 +166,136 @@ def test_jac_sparsity_is_validated():
                                        args=tuple(P0), jac_sparsity=s).y[0, -1])(np.eye(10))
 
 
+def short_loss(x, method, **options):
+    """A loss of the solution over a short span, of ``x = (y0, a, b, alpha)``."""
+    y0, p = x[:-3], x[-3:]
+    res = solve_ivp(brusselator, (0.0, 0.5), y0, method=method, args=(p[0], p[1], p[2]),
+                    t_eval=[0.25, 0.5], rtol=1e-6, atol=1e-8, **options)
+    w = np.linspace(0.5, 1.5, y0.size)
+    return np.sum(w * res.y[:, 1] ** 2) + np.sum(y0 * res.y[:, 0])
+
+
+def _directions(size, seed):
+    """Two directions of ``(y0, p)``, on the scale of the parameters."""
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((size, 2))
+    V[-3:] *= P0[:, None] * 0.5
+    return V
+
+
+def _counting_transcriptions(monkeypatch):
+    """Counts the sparse Jacobian's values written out as ops (third derivatives)."""
+    calls = []
+    recorded = ColoredJacobian.recorded_values
+
+    def counted(self, full):
+        calls.append(1)
+        return recorded(self, full)
+    monkeypatch.setattr(ColoredJacobian, "recorded_values", counted)
+    return calls
+
+
+def _fd_of_gradient(f, x, v, eps=1e-4):
+    """Central differences of the gradient along ``v``. The steps differ
+    between the two points (the gradient jumps at the level of the
+    tolerance), so the step is larger than for a smooth function."""
+    grad = adsim.grad(f)
+    return (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+
+
 @pytest.mark.parametrize("method", IMPLICIT)
-def test_hessian_vector_products_through_the_sparse_jacobian_are_refused(method):
-    y0 = initial(SPARSE_MIN_SIZE // 2 + 1)
-    with pytest.raises(adsim.UnsupportedOperation, match="jac="):
-        adsim.hvp(lambda p: loss(y0, p, method), P0, np.ones(3))
+def test_hessian_vector_products_through_the_sparse_jacobian(method, monkeypatch):
+    """100 equations: the detected sparse pattern and ``jac_sparsity`` give the
+    same Hessian-vector products in (y0, p) (third derivatives of fun, one
+    reverse pass per color), symmetric (u . H v = v . H u) and matching
+    central differences of the gradient."""
+    N = SPARSE_MIN_SIZE // 2
+    x0 = np.concatenate([initial(N), P0])
+    U = _directions(x0.size, seed=5)
+    calls = _counting_transcriptions(monkeypatch)
+    HU = adsim.hvp(lambda x: short_loss(x, method), x0, U)
+    assert calls                                          # through the sparse Jacobian
+    given = adsim.hvp(lambda x: short_loss(x, method, jac_sparsity=banded(N)), x0, U)
+    np.testing.assert_allclose(given, HU, rtol=1e-12, atol=1e-12 * np.abs(HU).max())
+    assert U[:, 0] @ HU[:, 1] == pytest.approx(U[:, 1] @ HU[:, 0], rel=1e-10)
+    fd = _fd_of_gradient(lambda x: short_loss(x, method), x0, U[:, 0])
+    np.testing.assert_allclose(HU[:, 0], fd, rtol=5e-4, atol=5e-4 * np.abs(fd).max())
+
+
+@pytest.mark.parametrize("method", IMPLICIT)
+def test_sparse_second_derivatives_in_every_form_and_replayed(method):
+    """The Hessian in the parameters (symmetric), a jvp of the gradient, and
+    a recorded tape's hvp at new parameters against a new recording there."""
+    N = SPARSE_MIN_SIZE // 2
+    y0 = initial(N)
+
+    def f(p):
+        return short_loss(np.concatenate([y0, p]), method, jac_sparsity=banded(N))
+    dp = np.array([0.3, -0.2, 0.005])
+    H = adsim.hessian(f)(P0)
+    np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12 * np.abs(H).max())
+    hv = H @ dp
+    _, jg = adsim.jvp(adsim.grad(f), (P0,), (dp,))
+    np.testing.assert_allclose(jg, hv, rtol=1e-10, atol=1e-12 * np.abs(hv).max())
+    tape = adsim.record(f, P0)
+    moved = P0 * np.array([1.02, 0.98, 1.05])
+    want = adsim.hvp(lambda p: f(p), moved, dp)
+    np.testing.assert_allclose(tape.hvp(moved, dp), want, rtol=1e-10,
+                               atol=1e-12 * np.abs(want).max())
+    assert np.abs(want - hv).max() > 1e-3 * np.abs(hv).max()     # a new point indeed
+
+
+@pytest.mark.parametrize("method", IMPLICIT)
+def test_sparse_and_dense_hessian_vector_products_agree(method):
+    """20 equations: adsim's dense Jacobian by default (its third derivatives
+    one reverse pass per equation), sparse with ``jac_sparsity``: the same
+    products to rounding. A pattern missing the coupling of u and v changes
+    the Newton matrices; its products are those of the gradient it gives."""
+    N = 10
+    x0 = np.concatenate([initial(N), P0])
+    U = _directions(x0.size, seed=6)
+    dense = adsim.hvp(lambda x: short_loss(x, method), x0, U)
+    sparse = adsim.hvp(lambda x: short_loss(x, method, jac_sparsity=banded(N)), x0, U)
+    np.testing.assert_allclose(sparse, dense, rtol=1e-9, atol=1e-10 * np.abs(dense).max())
+    missing = sp.csc_array(sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1],
+                                          shape=(2 * N, 2 * N)))
+    hv = adsim.hvp(lambda x: short_loss(x, method, jac_sparsity=missing), x0, U[:, 0])
+    fd = _fd_of_gradient(lambda x: short_loss(x, method, jac_sparsity=missing), x0, U[:, 0])
+    np.testing.assert_allclose(hv, fd, rtol=5e-4, atol=5e-4 * np.abs(fd).max())
+
+
+_sech2 = adsim.primitive(lambda x: 1.0 - np.tanh(x) ** 2,
+                         jvp=lambda args, out, t: -2.0 * t[0] * np.tanh(args[0]) * out,
+                         name="tests.sparse_ivp.sech2_without_vjp")
+_tanh = adsim.primitive(np.tanh, jvp=lambda args, out, t: t[0] * (1.0 - out ** 2),
+                        vjp=lambda args, out, g: (g * _sech2(args[0]),),
+                        name="tests.sparse_ivp.tanh", elementwise=True)
+
+
+def test_third_derivatives_that_cannot_be_recorded_are_refused_naming_jac():
+    """fun's tanh has a vjp rule whose own derivative has no vjp rule: the
+    gradient works, and so do Hessian-vector products with jac= (second
+    derivatives of jac); through the sparse Jacobian they would need third
+    derivatives of fun: refused, naming the operation, fun and jac=."""
+    n = SPARSE_MIN_SIZE
+    u0 = np.linspace(0.5, 1.5, n)
+    coupling = 0.1 * (np.roll(np.eye(n), 1, axis=0) - np.eye(n))     # u[i-1] - u[i]
+
+    def loss(k, with_jac=False):
+        def fun(t, u):
+            return -k[0] * _tanh(u) + coupling @ u
+
+        def jac(t, u):
+            return -k[0] * (np.eye(n) * (1.0 - np.tanh(u) ** 2)) + coupling
+        res = solve_ivp(fun, (0.0, 0.3), u0, method="BDF", t_eval=[0.3], rtol=1e-6,
+                        jac=jac if with_jac else None)
+        return np.sum(res.y ** 2)
+    k = np.array([1.0])
+    assert np.isfinite(adsim.grad(loss)(k)).all()
+    with pytest.raises(adsim.UnsupportedOperation, match="jac=") as err:
+        adsim.hvp(loss, k, np.ones(1))
+    assert "sech2_without_vjp" in str(err.value) and "solve_ivp's fun" in str(err.value)
+    assert np.isfinite(adsim.hvp(lambda kk: loss(kk, with_jac=True), k, np.ones(1))).all()
 
 
 def switching(t, u):
