@@ -168,9 +168,11 @@ def _fewest_snapshots(options, n_steps):
     return 0 if options.snapshot_dir is not None else 1
 
 
-def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None):
+def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
+                    expected=None):
     """(memory snapshots, disk snapshots) for a sweep; ``n_steps`` is None
-    for a while loop, whose condition tapes are ``condition``."""
+    for a while loop, whose condition tapes are ``condition`` and whose last
+    pass took ``expected`` steps (None: not known)."""
     wanted = options.snapshots
     if options.memory_limit is None:
         _bound_variants(options, steps, kind, d, None, condition)
@@ -183,15 +185,10 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
         raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
                      0 if on_disk else 1)
     room = limit - fixed
-    # the step's other recorded variants keep up to half of the room, those
-    # used last first: a step whose branch alternates (an adaptive step
-    # accepted, rejected, accepted after a rejection) is then not recorded
-    # again each time it changes; one snapshot whenever one fits
     cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
         d != 1 else limit - fixed + tape_bytes
-    others = max(min(steps.variants_bytes(kind, d), cap) - tape_bytes, 0)
-    if 2 * others > room:
-        others = min(others, (room // 2) // tape_bytes * tape_bytes) if tape_bytes else 0
+    others = _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot,
+                            n_steps if n_steps is not None else expected)
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
     if n_steps is not None:
         fit = min(fit, n_steps)
@@ -204,6 +201,26 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot,
                     condition, cap)
     return memory, disk
+
+
+def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
+    """Bytes of ``room`` (what the budget leaves past the fixed part, which
+    holds one variant) for the step's other branch variants: all the
+    branches it has taken, at their sizes, before snapshots beyond the
+    fewest with repetition number 3 (``default_snapshots``). A branch that
+    changes and is not held is recorded again, in Python, each time it is
+    taken (tens of plain steps' worth: an RK45 step of 1000 points, 6 ms
+    against 0.1 ms); fewer snapshots cost plain steps replayed in C, at most
+    about 3 per step at that floor. A while loop whose length is not known
+    yet leaves its variants half of the room."""
+    wanted = max(min(max(steps.branches_bytes(kind, d), steps.variants_bytes(kind, d)), cap)
+                 - tape_bytes, 0)
+    if n_steps is None:
+        floor = (room // 2) // snapshot
+    else:
+        floor = default_snapshots(n_steps)
+    floor = min(floor, room // snapshot)
+    return max(min(wanted, room - floor * snapshot), 0)
 
 
 def offline_plan(options, footprint, steps, kind, d, n_steps):
@@ -241,7 +258,8 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
     return sched, sched.snapshots, sched.snapshots
 
 
-def online_plan(options, footprint, steps, kind, d, condition):
-    """(schedule, slots) for a while loop's forward pass and reversal."""
-    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None, condition)
+def online_plan(options, footprint, steps, kind, d, condition, expected=None):
+    """(schedule, slots) for a while loop's forward pass and reversal; its
+    last pass took ``expected`` steps (None: not known)."""
+    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None, condition, expected)
     return Online(memory), memory

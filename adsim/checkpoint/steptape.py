@@ -49,6 +49,7 @@ class StepTapes:
         self.recordings = 0
         self.dropped = 0            # variants dropped (too many, or beyond the budget)
         self._sizes = {}
+        self._branches = {}         # branch (op codes) -> StepTapeBytes, held or dropped
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
         self._allowance = None      # (bytes, kind, directions) the variants may take together
         self._checked = False       # the step's side effects were found harmless
@@ -65,8 +66,9 @@ class StepTapes:
         self.variants = list(variants)
         self._input_shapes = self.variants[0].input_shapes
         self._sizes = {id(t): s for t, s in zip(self.variants, sizes)}
-        for size in sizes:
+        for tape, size in zip(self.variants, sizes):
             self._grow_largest(size)
+            self._note_branch(tape, size)
         self.recordings, self.dropped = recordings, dropped
         return self
 
@@ -94,6 +96,7 @@ class StepTapes:
             self._input_shapes = tape.input_shapes
             self._sizes[id(tape)] = _measure(tape, z, inputs)
             self._grow_largest(self._sizes[id(tape)])
+            self._note_branch(tape, self._sizes[id(tape)])
             self.recordings += 1
             self.variants = [tape] + self.variants
             while self._too_many():
@@ -136,6 +139,23 @@ class StepTapes:
         self._largest = StepTapeBytes(static=max(old.static, size.static),
                                       values=max(old.values, size.values),
                                       stack=max(old.stack, size.stack))
+
+    def _note_branch(self, tape, size):
+        """Count the branch ``tape`` took (its op codes: a variant recorded
+        again at another state has the same) at the largest size seen."""
+        key = hash(tape.op_codes().tobytes())
+        old = self._branches.pop(key, size)     # (re-inserted last: the newest branches last)
+        self._branches[key] = StepTapeBytes(static=max(old.static, size.static),
+                                            values=max(old.values, size.values),
+                                            stack=max(old.stack, size.stack))
+        while len(self._branches) > _MAX_SMALL_VARIANTS:
+            del self._branches[next(iter(self._branches))]
+
+    def branches_bytes(self, kind, directions):
+        """Bytes the variants of every branch the step has taken (held or
+        dropped) would take together during a sweep of ``kind``: what keeps
+        a step whose branch changes from being recorded again."""
+        return sum(s.during(kind, directions) for s in self._branches.values())
 
     def variants_bytes(self, kind, directions):
         """Bytes all variants held take together during a sweep of ``kind``."""
