@@ -14,7 +14,7 @@ no .pxd. Its Python surface is in _loops.pyi.
 cimport numpy as cnp
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, INT64_MAX
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
 
 from ._opcodes cimport *

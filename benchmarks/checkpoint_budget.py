@@ -22,7 +22,7 @@ Usage::
 
     python -m benchmarks.checkpoint_budget               # 1000 points (branch: 10^4), 1000 steps
     python -m benchmarks.checkpoint_budget --quick       # fewer steps and rounds
-    python -m benchmarks.checkpoint_budget --modes ivp_hvp --budgets 12MB,20MB,50MB,none
+    python -m benchmarks.checkpoint_budget --modes ivp_hvp --budgets min,12MB,20MB,50MB,none
 """
 import argparse
 import json
@@ -32,22 +32,30 @@ import sys
 import tempfile
 import time
 
-from .checkpoint_memory import _problem
+from .checkpoint_memory import _minimum, _problem
 
 MODES = ("ivp_grad", "ivp_hvp", "branch_grad", "branch_hvp")
-BUDGETS = ("12MB", "16MB", "20MB", "30MB", "50MB", "none")
+BUDGETS = ("min", "min+1MB", "min+3MB", "20MB", "50MB", "none")
 COUNTS = ("recordings", "variant_misses", "snapshots", "forward_steps")
 
 
-def _budget(text):
+def _budget(text, minimum):
+    """``none``, ``min`` (the smallest budget the mode's error states),
+    ``min+1MB`` or a size."""
     from adsim.checkpoint import parse_bytes
-    return None if text == "none" else parse_bytes(text)
+    if text == "none":
+        return None
+    if text.startswith("min"):
+        return minimum + (parse_bytes(text[4:]) if text.startswith("min+") else 0)
+    return parse_bytes(text)
 
 
 def _counts(stats):
-    """The counts of ``COUNTS`` summed over the loops (solve_ivp: one per interval)."""
+    """The counts of ``COUNTS`` summed over the loops (solve_ivp: one per
+    interval), but snapshots: the most a loop kept."""
     loops = stats.get("intervals", [stats])
-    return {key: sum(s.get(key) or 0 for s in loops) for key in COUNTS}
+    return {key: (max if key == "snapshots" else sum)(s.get(key) or 0 for s in loops)
+            for key in COUNTS}
 
 
 def measure(mode, n, n_steps, budgets, rounds):
@@ -58,13 +66,15 @@ def measure(mode, n, n_steps, budgets, rounds):
     results = {}
     with tempfile.TemporaryDirectory() as directory:
         _problem(mode, 64, 4, 10**7, directory)()           # imports, first-call costs
+        minimum = _minimum(mode, n, n_steps, directory)
         for _ in range(rounds):
             for text in budgets:
                 row = rows[text]
                 if "error" in row:
                     continue
                 stats = {}
-                call = _problem(mode, n, n_steps, _budget(text), directory, stats=stats)
+                row["M"] = _budget(text, minimum)
+                call = _problem(mode, n, n_steps, row["M"], directory, stats=stats)
                 t0 = time.perf_counter()
                 try:
                     value = call()
@@ -86,16 +96,17 @@ def measure(mode, n, n_steps, budgets, rounds):
 
 def table(mode, rows, generous):
     base = rows.get(generous, {}).get("median")
-    lines = [f"{mode}:", "| budget | median (s) | / " + generous + " | recordings | misses "
-             "| snapshots | forward steps | bitwise = last |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [f"{mode}:", "| budget | M (MB) | median (s) | / " + generous + " | recordings "
+             "| misses | snapshots | forward steps | bitwise = last |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for text, row in rows.items():
         if "median" not in row:
             lines.append(f"| {text} | {row.get('error', 'not run')} |")
             continue
         c = row["counts"]
         ratio = f"{row['median'] / base:.2f}" if base else "-"
-        lines.append(f"| {text} | {row['median']:.3f} | {ratio} | {c['recordings']} "
+        size = "-" if row["M"] is None else f"{row['M'] / 1e6:.2f}"
+        lines.append(f"| {text} | {size} | {row['median']:.3f} | {ratio} | {c['recordings']} "
                      f"| {c['variant_misses']} | {c['snapshots']} | {c['forward_steps']} "
                      f"| {row['bitwise_equal']} |")
     return "\n".join(lines)
@@ -110,7 +121,8 @@ def main(argv=None):
     p.add_argument("--branch-n", type=int, default=10_000, help="state size of the branch modes")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--budgets", default=",".join(BUDGETS),
-                   help="sizes such as 20MB, or none; the last is the reference of bitwise")
+                   help="sizes such as 20MB, min (the smallest budget), min+1MB or none; "
+                        "the last is the reference of bitwise")
     p.add_argument("--generous", default="50MB", help="the budget the ratios are taken to")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--json", action="store_true")

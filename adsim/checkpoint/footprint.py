@@ -32,7 +32,7 @@ memory of real sweeps.
 """
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Footprint", "StepTapeBytes", "tape_overhead"]
+__all__ = ["KINDS", "Footprint", "StepTapeBytes", "tape_overhead", "together"]
 
 # values: a plain forward pass; adjoint: reverse sweep with q directions;
 # tangent: forward sweep with p tangents; second_order: reverse on forward
@@ -75,6 +75,14 @@ class StepTapeBytes:
         outgrown = (self.values if rows > 1 else 0) + (self.stack if stack_rows > 1 else 0)
         return nbytes + outgrown + tape_overhead(nbytes)
 
+    def idle(self):
+        """Resident bytes of the variant while another variant of the step
+        replays: its tape (buffers and value arena). The variants of a sweep
+        share one work buffer and value stack (adsim/_loop_run.pxi), which
+        :meth:`during` counts for the one replaying."""
+        nbytes = self.static + self.values
+        return nbytes + tape_overhead(nbytes)
+
     def recording(self):
         """Bytes a recording of a variant holds at its peak besides the
         variant itself: its buffers grow by doubling, and the blocks they
@@ -84,6 +92,17 @@ class StepTapeBytes:
         its own (measured: 0.8 to 1.9 MB for a 1000-point RK45 step whose
         buffers take 1.8 MB)."""
         return self.static + self.values + self.stack
+
+
+def together(sizes, kind, directions):
+    """Bytes of the step variants of ``sizes`` (:class:`StepTapeBytes`) held
+    together during a sweep of ``kind``: each one's tape, and the shared
+    buffers at the largest (one replays at a time)."""
+    sizes = list(sizes)
+    if not sizes:
+        return 0
+    return sum(s.idle() for s in sizes) + max(s.during(kind, directions) - s.idle()
+                                              for s in sizes)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from .._tapecache.purity import Snapshot
 from .._tapecache.random_watch import RandomWatch
 from .._record.recording import record
 from ..errors import UnsupportedOperation
-from .footprint import StepTapeBytes
+from .._loops import drop_idle_buffers
+from .footprint import StepTapeBytes, together
 from .heap import release_free_memory
 
 _MAX_VARIANTS = 48
@@ -155,11 +156,11 @@ class StepTapes:
         """Bytes the variants of every branch the step has taken (held or
         dropped) would take together during a sweep of ``kind``: what keeps
         a step whose branch changes from being recorded again."""
-        return sum(s.during(kind, directions) for s in self._branches.values())
+        return together(self._branches.values(), kind, directions)
 
     def variants_bytes(self, kind, directions):
         """Bytes all variants held take together during a sweep of ``kind``."""
-        return sum(s.during(kind, directions) for s in self._sizes.values())
+        return together(self._sizes.values(), kind, directions)
 
     def keep_within(self, nbytes, kind, directions):
         """Drop the variants used least recently (never the last one used)
@@ -183,9 +184,9 @@ class StepTapes:
         if self._allowance is None or not self.variants:
             return
         nbytes, kind, directions = self._allowance
-        new = self._largest.during(kind, directions)
         dropped = self.dropped
-        while self.variants and self.variants_bytes(kind, directions) + new > nbytes:
+        while self.variants and together(list(self._sizes.values()) + [self._largest], kind,
+                                         directions) > nbytes:
             self._drop_last()
         if self.dropped != dropped:     # before the recording touches fresh pages
             release_free_memory()
@@ -202,6 +203,7 @@ def _measure(tape, z, inputs):
     the value stack as every later sweep will, so its size is known before
     a budget is planned."""
     tape._adjoint(_shaped(tape, z, inputs), np.zeros((1, z.size)))
+    drop_idle_buffers(tape)     # (a loop's sweeps lend its Replays shared ones)
     sizes = tape.stats()["bytes"]
     values, stack = sizes["values"], sizes["value_stack_peak"]
     static = sum(v for k, v in sizes.items() if k not in ("values", "value_stack_peak"))
