@@ -117,7 +117,6 @@ cdef class LoopSteps:
     cdef readonly list sums         # per input: adjoints summed over the turns
     cdef readonly list dot_sums     # per input: adjoint tangents summed (second order)
     cdef bint is_condition
-    cdef bint clean                 # no sweep was left unfinished (the work buffers are zero)
     cdef StepPath path              # which variant took each step (see StepPath)
     cdef int serials                # serials handed to variants so far
     cdef readonly int64_t misses    # tries of a step variant that left its path
@@ -143,7 +142,6 @@ cdef class LoopSteps:
         self.size = size
         self.in_dots = in_dots
         self.is_condition = condition
-        self.clean = True
         self.variants = []
         self.rows = 0 if condition or layout == VALUES else \
             2 * <int64_t>dirs + 1 if layout == SECOND_ORDER else dirs
@@ -213,7 +211,7 @@ cdef class LoopSteps:
         for the sweep on the shared work buffer and stack (when it has room
         for the variant), the loop inputs (and their tangents) loaded."""
         cdef Tape t = v.tape
-        cdef Replay r, idle = None
+        cdef Replay r
         if v.replay is not None:
             return v.replay
         if t.slot_size[v.x0] != self.size or (t.slot_size[v.out] != self.size and
@@ -221,19 +219,11 @@ cdef class LoopSteps:
             raise ValueError(f"adsim: the loop step maps {t.slot_size[v.x0]} state values to "
                              f"{t.slot_size[v.out]}; expected {self.size}")
         v.shared = self.rows > 0 and t.arena_size <= self.arena
-        if v.shared and t.n_idle:
-            # the Replay replay_setup takes next lays out on the shared buffer
-            # (known zero where a sweep accumulates) instead of a buffer of its own
-            idle = <Replay>t._pool[t.n_idle - 1]
-            drop_buffers(idle)
-            idle.work, idle.work_cap = self.work, self.rows * self.arena
-            idle.zero_lo, idle.zero_hi = 0, idle.work_cap
-        try:
-            r = replay_setup(t, [np.zeros(self.size)] + self.inputs, self.layout, self.dirs)
-        except BaseException:
-            if idle is not None and idle.work == self.work:       # still idle: lent back
-                idle.work, idle.work_cap, idle.zero_lo, idle.zero_hi = NULL, 0, 0, 0
-            raise
+        xs = [np.zeros(self.size)] + self.inputs
+        if v.shared:        # laid out on the shared buffer, known zero where sweeps accumulate
+            r = replay_setup_on(t, xs, self.layout, self.dirs, self.work, self.rows * self.arena)
+        else:
+            r = replay_setup(t, xs, self.layout, self.dirs)
         try:
             if v.shared:
                 self.attach(r)
@@ -253,12 +243,6 @@ cdef class LoopSteps:
         part of the buffer at its fixed place (``arena`` elements per row)."""
         cdef Sweep* s = &r.s
         cdef int64_t n = self.arena
-        if r.work != self.work:         # (a Replay made anew allocated its own)
-            free(r.work)
-        free(r.stack.data)
-        r.stack.data, r.stack.cap, r.stack.top = NULL, 0, 0
-        r.work, r.work_cap = self.work, self.rows * n
-        r.zero_lo = r.zero_hi = 0
         s.stack = &self.stack
         if self.layout == TANGENTS:
             s.tan = self.work
@@ -287,24 +271,20 @@ cdef class LoopSteps:
         return r
 
     cdef void release(self, StepVariant v):
-        """Give the variant's Replay back to its tape, its work buffer known
-        zero if every sweep finished."""
+        """Give the variant's Replay back to its tape, without the buffers
+        of the sweep's derivatives: shared, they stay with the LoopSteps;
+        its own (a variant larger than the shared buffer), they are freed,
+        so that a variant between sweeps holds its tape only."""
         cdef Replay r = v.replay
-        cdef int64_t n
         if r is None:
             return
         v.replay = None
+        if self.seeded is v:
+            self.seeded = None
         if v.shared:
-            if self.seeded is v:
-                self.seeded = None
             detach(r)
-            replay_teardown(v.tape, r)
-            return
-        n = v.tape.arena_size
-        if self.clean and self.layout == ADJOINTS:
-            r.zero_lo, r.zero_hi = 0, self.dirs * n
-        elif self.clean and self.layout == SECOND_ORDER:
-            r.zero_lo, r.zero_hi = self.dirs * n, (2 * self.dirs + 1) * n
+        elif self.rows:
+            drop_buffers(r)
         replay_teardown(v.tape, r)
 
     def finish(self):
@@ -499,12 +479,10 @@ cdef class LoopSteps:
         c.w = w
         c.wdot = wdot if second else NULL
         c.y = c.ty = NULL
-        self.clean = False
         with nogil:                 # always: threads reversing loops share the cores
             rc = reverse_replay(s, &c, second)
         if rc:
             s.stack.top = 0
-            self.clean = True
             return 1
         return self.took_turn(v, s, w, wdot)
 
@@ -522,7 +500,6 @@ cdef class LoopSteps:
             take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
             if second:
                 take_sum(self.dot_sums[i], dptr(s, t._input_slots[1 + i]))
-        self.clean = True
         check_signals(s, t.work_units * 3)
         return 0
 
@@ -612,7 +589,6 @@ cdef class LoopSteps:
         kept.restore(index, s)
         r.context.begin(&r.s, self.layout, self.dirs)
         memcpy(aptr(s, v.out), w, <size_t>(s.q * self.size) * sizeof(double))
-        self.clean = False
         with nogil:
             reverse_sweep(s, t.n_ops, False)
         self.took_turn(v, s, w, NULL)

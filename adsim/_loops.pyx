@@ -20,7 +20,8 @@ from libc.string cimport memcpy, memmove, memset
 from ._opcodes cimport *
 from ._callback cimport VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
 from ._sweeps cimport forward_sweep, reverse_sweep, check_signals
-from ._tape cimport (Tape, Replay, Reversal, replay_setup, replay_teardown, seed_tangents,
+from ._tape cimport (Tape, Replay, Reversal, replay_setup, replay_setup_on, replay_teardown,
+                     seed_tangents,
                      fused_start, reverse_replay, as_slot_array, is_float64_array)
 
 cnp.import_array()

@@ -81,11 +81,13 @@ def _error(options, kind, d, sizes, snapshots, purpose=None):
 
 
 def _variants_cap(options, footprint, steps, condition):
-    """Bytes the step's variants may keep after any sweep: a sweep that
-    follows (a Hessian-vector product after a gradient, say) makes its
-    copies and derivative rows before its plan drops variants, so variants
-    kept by one sweep must leave the fixed part of a second-order sweep
-    with one direction, the largest of the usual ones."""
+    """Bytes the step's variants may hold between sweeps (their tapes:
+    ``StepTapeBytes.idle``; a sweep's work buffer and stack are freed when
+    it ends): a sweep that follows (a Hessian-vector product after a
+    gradient, say) makes its copies and derivative rows before its plan
+    drops variants, so variants kept by one sweep must leave the fixed part
+    of a second-order sweep with one direction, the largest of the usual
+    ones, but for the step tape it replays."""
     tape_bytes, fixed = _sizes(options, footprint, steps, "second_order", 1, condition)[:2]
     return options.memory_limit - fixed + tape_bytes
 
@@ -93,13 +95,13 @@ def _variants_cap(options, footprint, steps, condition):
 def _bound_variants(options, steps, kind, d, left, condition=None, cap=None):
     """Let the step's branch variants use the bytes the plan leaves (a while
     loop's condition keeps two variants at most: the bytes planned for it in
-    the fixed part, which ``left`` excludes), and no more than ``cap``
-    (:func:`_variants_cap`)."""
+    the fixed part, which ``left`` excludes), their tapes no more than
+    ``cap`` (:func:`_variants_cap`)."""
     if condition is not None:
         condition.keep_two(options.memory_limit is not None)
-    if options.memory_limit is not None and cap is not None:
-        left = min(left, cap)
-    steps.keep_within(None if options.memory_limit is None else max(left, 0), kind, d)
+    if options.memory_limit is None:
+        return steps.keep_within(None, kind, d)
+    steps.keep_within(max(left, 0), kind, d, None if cap is None else max(cap, 0))
 
 
 def check_fits(options, footprint, steps, d, n_steps, condition=None):
@@ -185,8 +187,7 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
         raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
                      0 if on_disk else 1)
     room = limit - fixed
-    cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
-        d != 1 else limit - fixed + tape_bytes
+    cap = _variants_cap(options, footprint, steps, condition)
     others = _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot,
                             n_steps if n_steps is not None else expected)
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
@@ -206,15 +207,24 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
 def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
     """Bytes of ``room`` (what the budget leaves past the fixed part, which
     holds one variant) for the step's other branch variants: all the
-    branches it has taken, at their sizes, before snapshots beyond the
-    fewest with repetition number 3 (``default_snapshots``). A branch that
-    changes and is not held is recorded again, in Python, each time it is
-    taken (tens of plain steps' worth: an RK45 step of 1000 points, 6 ms
-    against 0.1 ms); fewer snapshots cost plain steps replayed in C, at most
-    about 3 per step at that floor. A while loop whose length is not known
-    yet leaves its variants half of the room."""
-    wanted = max(min(max(steps.branches_bytes(kind, d), steps.variants_bytes(kind, d)), cap)
-                 - tape_bytes, 0)
+    branches it has taken, at their sizes (their tapes: the variants of a
+    sweep share its work buffer and stack), no more than ``cap`` of tapes,
+    before snapshots beyond the fewest with repetition number 3
+    (``default_snapshots``). A branch that changes and is not held is
+    recorded again, in Python, each time it is taken (tens of plain steps'
+    worth: an RK45 step of 1000 points, 6 ms against 0.1 ms); fewer
+    snapshots cost plain steps replayed in C, at most about 3 per step at
+    that floor. A while loop whose length is not known yet leaves its
+    variants half of the room."""
+    wanted = 0
+    for sizes in (steps.branch_sizes(), steps.sizes()):
+        tapes = 0
+        for size in sorted(sizes, key=lambda s: s.idle()):
+            if tapes + size.idle() > cap:
+                break
+            tapes += size.idle()
+        wanted = max(wanted, tapes)
+    wanted = max(wanted - steps.bytes().idle(), 0)
     if n_steps is None:
         floor = (room // 2) // snapshot
     else:

@@ -52,7 +52,7 @@ class StepTapes:
         self._sizes = {}
         self._branches = {}         # branch (op codes) -> StepTapeBytes, held or dropped
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
-        self._allowance = None      # (bytes, kind, directions) the variants may take together
+        self._allowance = None      # (bytes, kind, directions, idle bytes): keep_within
         self._checked = False       # the step's side effects were found harmless
         self._lock = threading.RLock()
 
@@ -152,30 +152,37 @@ class StepTapes:
         while len(self._branches) > _MAX_SMALL_VARIANTS:
             del self._branches[next(iter(self._branches))]
 
-    def branches_bytes(self, kind, directions):
-        """Bytes the variants of every branch the step has taken (held or
-        dropped) would take together during a sweep of ``kind``: what keeps
-        a step whose branch changes from being recorded again."""
-        return together(self._branches.values(), kind, directions)
+    def branch_sizes(self):
+        """The :class:`StepTapeBytes` of every branch the step has taken,
+        held or dropped: holding them all keeps a step whose branch changes
+        from being recorded again."""
+        return list(self._branches.values())
 
     def variants_bytes(self, kind, directions):
         """Bytes all variants held take together during a sweep of ``kind``."""
         return together(self._sizes.values(), kind, directions)
 
-    def keep_within(self, nbytes, kind, directions):
+    def keep_within(self, nbytes, kind, directions, idle=None):
         """Drop the variants used least recently (never the last one used)
         while all of them together would take more than ``nbytes`` during a
-        sweep of ``kind``; later variants recorded by this sweep obey the same
-        bound. ``nbytes=None`` lifts it."""
+        sweep of ``kind``, or their tapes alone (what they hold between
+        sweeps: :meth:`StepTapeBytes.idle`) more than ``idle``; later
+        variants recorded by this sweep obey the same bounds. ``nbytes=None``
+        lifts them."""
         with self._lock:
-            self._allowance = None if nbytes is None else (nbytes, kind, directions)
+            self._allowance = None if nbytes is None else (nbytes, kind, directions, idle)
             if nbytes is None:
                 return
             dropped = self.dropped
-            while len(self.variants) > 1 and self.variants_bytes(kind, directions) > nbytes:
+            while len(self.variants) > 1 and not self._fit(list(self._sizes.values())):
                 self._drop_last()
             if self.dropped != dropped:
                 release_free_memory()
+
+    def _fit(self, sizes):
+        nbytes, kind, directions, idle = self._allowance
+        return together(sizes, kind, directions) <= nbytes and (
+            idle is None or sum(s.idle() for s in sizes) <= idle)
 
     def _make_room(self):
         """Before a recording under a bound: drop the variants used least
@@ -183,10 +190,8 @@ class StepTapes:
         every one left its path) until the new one fits next to the rest."""
         if self._allowance is None or not self.variants:
             return
-        nbytes, kind, directions = self._allowance
         dropped = self.dropped
-        while self.variants and together(list(self._sizes.values()) + [self._largest], kind,
-                                         directions) > nbytes:
+        while self.variants and not self._fit(list(self._sizes.values()) + [self._largest]):
             self._drop_last()
         if self.dropped != dropped:     # before the recording touches fresh pages
             release_free_memory()
