@@ -210,8 +210,8 @@ class LoopSweep:
 
     def _count(self):
         self.op.stats.update(forward_steps=self.run.forward_steps,
-                             taped_steps=self.run.taped_steps)
-        self._count_variants()
+                             taped_steps=self.run.taped_steps, variant_misses=self.steps.misses,
+                             recordings=self.op.steps.recordings - self._recordings)
 
     def _count_variants(self):
         self.op.stats.update(variant_misses=self.steps.misses,

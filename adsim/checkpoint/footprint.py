@@ -6,7 +6,10 @@ driver.py). At its peak a sweep through the loop holds
 
 * its snapshots (:meth:`Footprint.snapshot` bytes each);
 * the step tape: fixed buffers, value arena, work buffer (one row of the
-  arena per derivative direction) and value stack;
+  arena per derivative direction) and value stack; the step's other
+  recorded variants add their tapes only (:meth:`StepTapeBytes.idle`): the
+  variants of a sweep share one work buffer and value stack
+  (adsim/_loop_run.pxi);
 * the loop's part of the enclosing tape: the slots its input and output
   occupy there, with their derivative rows, and the constants it added;
 * the copies the op protocol (adsim/_ops/callback.pxi) hands to the rules:
@@ -98,11 +101,12 @@ def together(sizes, kind, directions):
     """Bytes of the step variants of ``sizes`` (:class:`StepTapeBytes`) held
     together during a sweep of ``kind``: each one's tape, and the shared
     buffers at the largest (one replays at a time)."""
-    sizes = list(sizes)
-    if not sizes:
-        return 0
-    return sum(s.idle() for s in sizes) + max(s.during(kind, directions) - s.idle()
-                                              for s in sizes)
+    tapes = shared = 0
+    for size in sizes:
+        idle = size.idle()
+        tapes += idle
+        shared = max(shared, size.during(kind, directions) - idle)
+    return tapes + shared
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,8 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
         raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
                      0 if on_disk else 1)
     room = limit - fixed
-    cap = _variants_cap(options, footprint, steps, condition)
+    cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
+        d != 1 else limit - fixed + tape_bytes
     others = _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot,
                             n_steps if n_steps is not None else expected)
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
@@ -219,10 +220,10 @@ def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
     wanted = 0
     for sizes in (steps.branch_sizes(), steps.sizes()):
         tapes = 0
-        for size in sorted(sizes, key=lambda s: s.idle()):
-            if tapes + size.idle() > cap:
+        for idle in sorted([size.idle() for size in sizes]):
+            if tapes + idle > cap:
                 break
-            tapes += size.idle()
+            tapes += idle
         wanted = max(wanted, tapes)
     wanted = max(wanted - steps.bytes().idle(), 0)
     if n_steps is None:
