@@ -174,7 +174,7 @@ class LoopSweep:
         try:
             self.run.advance(n_steps)
         finally:
-            self._count_variants()
+            self._count_variants(n_steps)
         return self.run.state()
 
     def plan(self, n_steps):
@@ -210,12 +210,18 @@ class LoopSweep:
 
     def _count(self):
         self.op.stats.update(forward_steps=self.run.forward_steps,
-                             taped_steps=self.run.taped_steps, variant_misses=self.steps.misses,
-                             recordings=self.op.steps.recordings - self._recordings)
+                             taped_steps=self.run.taped_steps)
+        self._count_variants(self.run.forward_steps + self.run.taped_steps)
 
-    def _count_variants(self):
-        self.op.stats.update(variant_misses=self.steps.misses,
+    def _count_variants(self, ran):
+        """Count the sweep's variant misses and recordings, and how often
+        the step's branch changed per step of the ``ran`` steps (the plan
+        of the next sweep weighs recordings by it)."""
+        misses = self.steps.misses
+        self.op.stats.update(variant_misses=misses,
                              recordings=self.op.steps.recordings - self._recordings)
+        if ran:
+            self.op.steps.change_rate = min(misses / ran, 1.0)
 
     # -- while loops ----------------------------------------------------------
 
@@ -242,11 +248,12 @@ class LoopSweep:
         kept = KeptForwards(KEPT_FORWARDS_BYTES) if keep and self.kind == "adjoint" and \
             op.options.memory_limit is None else None
         condition = LoopSteps(op.condition, list(self.key[1:]), 0, 0, op.size, None, True)
+        n = 0
         try:
             n = self.run.run_while(condition, online, op.options.max_steps, kept)
         finally:
             condition.finish()
-            self._count_variants()
+            self._count_variants(n)
         op.stats.update(n_steps=n, forward_steps=n)
         if kept is not None:
             op.stats["kept_steps"] = kept.kept
@@ -268,5 +275,6 @@ class LoopSweep:
         finally:
             self.op.stats.update(forward_steps=self.base_steps + self.run.forward_steps,
                                  taped_steps=self.run.taped_steps)
-            self._count_variants()
+            self._count_variants(self.base_steps + self.run.forward_steps +
+                                 self.run.taped_steps)
         return self.steps.sums, self.steps.dot_sums

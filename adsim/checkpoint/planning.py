@@ -11,7 +11,7 @@ from .budget import budget_error
 from .multistage import TwoLevel
 from .online import Online
 from .options import default_snapshots, resolve_schedule
-from .schedules import Revolve
+from .schedules import Revolve, binomial_cost
 
 __all__ = ["check_fits", "check_reversal", "plan_values", "snapshot_counts", "offline_plan",
            "online_plan"]
@@ -205,18 +205,28 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
     return memory, disk
 
 
+# A recording of a step variant (Python: the step's code, the tape built and
+# measured) costs about this many plain steps replayed in C: 60 for an RK45
+# step of 1000 points (6 ms against 0.1 ms), more for smaller steps; a
+# tangent or second-order sweep's steps cost more than plain ones, so the
+# estimate is halved
+RECORDING_STEPS = 30
+
+
 def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
     """Bytes of ``room`` (what the budget leaves past the fixed part, which
-    holds one variant) for the step's other branch variants: all the
-    branches it has taken, at their sizes (their tapes: the variants of a
-    sweep share its work buffer and stack), no more than ``cap`` of tapes,
-    before snapshots beyond the fewest with repetition number 3
-    (``default_snapshots``). A branch that changes and is not held is
-    recorded again, in Python, each time it is taken (tens of plain steps'
-    worth: an RK45 step of 1000 points, 6 ms against 0.1 ms); fewer
-    snapshots cost plain steps replayed in C, at most about 3 per step at
-    that floor. A while loop whose length is not known yet leaves its
-    variants half of the room."""
+    holds one variant) for the step's other branch variants.
+
+    Wanted: every branch the step has taken, at its size (its tape: the
+    variants of a sweep share its work buffer and stack), no more than
+    ``cap`` of tapes. They come before snapshots beyond the fewest with
+    repetition number 3 (``default_snapshots``); below that floor they take
+    the room too when the plain steps the fewer snapshots cost (Griewank's
+    count, ``binomial_cost``) are fewer than the recordings they save: a
+    branch not held is recorded again, in Python, each time it comes back
+    (``RECORDING_STEPS`` plain steps' worth each), as often as the last
+    sweep saw the branch change (``StepTapes.change_rate``). A while loop
+    whose length is not known yet leaves its variants half of the room."""
     wanted = 0
     for sizes in (steps.branch_sizes(), steps.sizes()):
         tapes = 0
@@ -227,11 +237,16 @@ def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
         wanted = max(wanted, tapes)
     wanted = max(wanted - steps.bytes().idle(), 0)
     if n_steps is None:
-        floor = (room // 2) // snapshot
-    else:
-        floor = default_snapshots(n_steps)
-    floor = min(floor, room // snapshot)
-    return max(min(wanted, room - floor * snapshot), 0)
+        return max(min(wanted, room - (room // 2) // snapshot * snapshot), 0)
+    floor = min(default_snapshots(n_steps), room // snapshot)
+    others = max(min(wanted, room - floor * snapshot), 0)
+    every = min((room - wanted) // snapshot, n_steps)
+    if others == wanted or every < 1:
+        return others
+    fewer = min((room - others) // snapshot, n_steps)
+    replays = binomial_cost(n_steps, every) - binomial_cost(n_steps, fewer)
+    changes = steps.change_rate * (n_steps + binomial_cost(n_steps, fewer))
+    return wanted if replays < changes * RECORDING_STEPS else others
 
 
 def offline_plan(options, footprint, steps, kind, d, n_steps):

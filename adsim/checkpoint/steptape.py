@@ -54,6 +54,7 @@ class StepTapes:
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
         self._allowance = None      # (bytes, kind, directions, idle bytes): keep_within
         self._checked = False       # the step's side effects were found harmless
+        self.change_rate = 0.0      # variant misses per step run in the last sweep (planning.py)
         self._lock = threading.RLock()
 
     @classmethod

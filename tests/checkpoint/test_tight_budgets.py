@@ -144,3 +144,25 @@ def test_solve_ivp_under_a_tight_budget_records_no_step_again():
         assert stats["recordings"] == 0, intervals
         assert stats["snapshots"] < stats["n_steps"], intervals
     assert np.array_equal(got, adsim.hvp(f(None), u0, v))
+
+
+def test_variants_take_snapshots_room_when_recordings_would_cost_more():
+    """Below the floor of snapshots (repetition number 3), the variants take
+    the room when the plain steps that fewer snapshots cost are fewer than
+    the recordings they save: this step changes branch at every step, so
+    some budgets between the smallest and one step tape more keep every
+    variant with fewer snapshots than the floor, and record none."""
+    with pytest.raises(adsim.MemoryBudgetError) as caught:
+        MODES["hvp"](loss(1))
+    text = str(caught.value)
+    minimum = int(re.search(r"smallest budget that works is (\d+) bytes", text).group(1))
+    tape = int(re.search(r"the step tape (\d+) bytes", text).group(1))
+    want = flat(MODES["hvp"](loss(None)))
+    traded = []
+    for share in np.arange(0.45, 0.75, 0.05):
+        stats = {}
+        got = MODES["hvp"](loss(int(minimum + share * tape), stats))
+        assert np.array_equal(flat(got), want)
+        if stats["snapshots"] < default_snapshots(N_STEPS):
+            traded.append(stats["recordings"])
+    assert traded and min(traded) == 0, traded
