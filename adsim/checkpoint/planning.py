@@ -87,9 +87,17 @@ def _variants_cap(options, footprint, steps, condition):
     gradient, say) makes its copies and derivative rows before its plan
     drops variants, so variants kept by one sweep must leave the fixed part
     of a second-order sweep with one direction, the largest of the usual
-    ones, but for the step tape it replays."""
-    tape_bytes, fixed = _sizes(options, footprint, steps, "second_order", 1, condition)[:2]
-    return options.memory_limit - fixed + tape_bytes
+    ones, but for the step tape it replays (and for the recording it might
+    make, when the budget is too small for it: it raises first)."""
+    tape_bytes, fixed, snapshot = _sizes(options, footprint, steps, "second_order", 1,
+                                         condition)[:3]
+    cap = options.memory_limit - fixed + tape_bytes
+    if fixed + (0 if options.snapshot_dir is not None else snapshot) > options.memory_limit:
+        # no Hessian-vector product runs within the budget: one raises
+        # before it records or replays a step, so room for a recording is
+        # not needed next to the variants
+        cap += steps.bytes().recording()
+    return cap
 
 
 def _bound_variants(options, steps, kind, d, left, condition=None, cap=None):
