@@ -197,7 +197,7 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
     room = limit - fixed
     cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
         d != 1 else limit - fixed + tape_bytes
-    others = _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot,
+    others = _variants_room(steps, cap, room, snapshot,
                             n_steps if n_steps is not None else expected)
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
     if n_steps is not None:
@@ -221,7 +221,7 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
 RECORDING_STEPS = 30
 
 
-def _variants_room(steps, kind, d, tape_bytes, cap, room, snapshot, n_steps):
+def _variants_room(steps, cap, room, snapshot, n_steps):
     """Bytes of ``room`` (what the budget leaves past the fixed part, which
     holds one variant) for the step's other branch variants.
 
