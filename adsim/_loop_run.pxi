@@ -15,6 +15,17 @@
 # the Replays come from the step tapes' pools, so threads replaying one
 # enclosing tape never share a buffer.
 #
+# The variants of one sweep share one work buffer (tangents, adjoints,
+# adjoint tangents) and one value stack: one variant replays at a time, and
+# a finished turn leaves its adjoints zero. Each variant keeps only its tape
+# (program and value arena), so a memory budget holds several variants for
+# the room one took with its own buffers (adsim/checkpoint/footprint.py,
+# StepTapeBytes.idle). The buffer is laid out for the largest arena of the
+# variants (each part at a fixed place, so that zeros left by one variant
+# are zeros for the next); the loop inputs' tangents, which a variant's
+# sweeps read from it, are written again when another variant's tangent
+# sweep ran in between (LoopSteps.seeded_replay).
+#
 # States and snapshots are allocated through Python's raw allocator, so that
 # tracemalloc counts them as it counts NumPy arrays.
 
@@ -78,6 +89,13 @@ cdef class StepVariant:
     cdef int out
     cdef int64_t first              # where a reversal's forward sweep stops (fused final run)
     cdef bint outcome               # condition tapes: the outcome recorded
+    cdef bint shared                # its Replay uses the LoopSteps' work buffer and stack
+
+    def __dealloc__(self):
+        # a sweep dropped without finish(): the Replay goes with it, and must
+        # not free the buffers it borrowed (the LoopSteps frees them)
+        if self.shared and self.replay is not None:
+            detach(self.replay)
 
 
 cdef class LoopSteps:
@@ -99,14 +117,20 @@ cdef class LoopSteps:
     cdef readonly list sums         # per input: adjoints summed over the turns
     cdef readonly list dot_sums     # per input: adjoint tangents summed (second order)
     cdef bint is_condition
-    cdef bint clean                 # no sweep was left unfinished (the work buffers are zero)
     cdef StepPath path              # which variant took each step (see StepPath)
     cdef int serials                # serials handed to variants so far
     cdef readonly int64_t misses    # tries of a step variant that left its path
     cdef bint first_left            # run_released stopped where variants[0] left its path
+    cdef double* work               # the work buffer the variants share (top of the file)
+    cdef int64_t rows               # its rows of the arena: 0 (no derivatives), dirs, 2 dirs + 1
+    cdef int64_t arena              # the arena elements each row has room for
+    cdef DStack stack               # the value stack the variants share
+    cdef StepVariant seeded         # whose input tangents the work buffer holds
 
     def __dealloc__(self):
         free(self.path.serial)
+        free(self.work)
+        free(self.stack.data)
 
     def __cinit__(self, tapes, list inputs, int layout, int dirs, int64_t size, list in_dots=None,
                   bint condition=False):
@@ -118,8 +142,9 @@ cdef class LoopSteps:
         self.size = size
         self.in_dots = in_dots
         self.is_condition = condition
-        self.clean = True
         self.variants = []
+        self.rows = 0 if condition or layout == VALUES else \
+            2 * <int64_t>dirs + 1 if layout == SECOND_ORDER else dirs
         if layout == ADJOINTS:
             self.sums = [np.zeros((dirs, x.size)) for x in self.inputs]
         elif layout == SECOND_ORDER:
@@ -138,6 +163,34 @@ cdef class LoopSteps:
         for v in known.values():
             self.release(v)
         self.variants = fresh
+        self.share_room()
+        return 0
+
+    cdef int share_room(self) except -1:
+        """Make the shared work buffer room for the largest arena of the
+        variants, when none of them has a Replay yet (a variant added later
+        with a larger arena gets buffers of its own: replay_of)."""
+        cdef int64_t need = 0
+        cdef StepVariant v
+        cdef double* p
+        if not self.rows:
+            return 0
+        for v in self.variants:
+            if v.replay is not None:
+                return 0
+            need = max(need, v.tape.arena_size)
+        if need <= self.arena and self.work != NULL:
+            return 0
+        if need and self.rows > ((<int64_t>1) << 60) // need:
+            raise MemoryError(f"adsim: {self.dirs} directions of {need} values do not fit "
+                              f"in memory")
+        p = <double*>calloc(<size_t>max(self.rows * need, 1), sizeof(double))
+        if p == NULL:
+            raise MemoryError(f"adsim: no memory for a loop step's work buffer "
+                              f"({8 * self.rows * need} bytes)")
+        free(self.work)
+        self.work, self.arena = p, need
+        self.seeded = None
         return 0
 
     cdef StepVariant new_variant(self, Tape t):
@@ -155,42 +208,83 @@ cdef class LoopSteps:
 
     cdef Replay replay_of(self, StepVariant v):
         """The variant's Replay for this run: from its tape's pool, laid out
-        for the sweep, the loop inputs (and their tangents) loaded."""
+        for the sweep on the shared work buffer and stack (when it has room
+        for the variant), the loop inputs (and their tangents) loaded."""
         cdef Tape t = v.tape
         cdef Replay r
-        cdef list seeds
         if v.replay is not None:
             return v.replay
         if t.slot_size[v.x0] != self.size or (t.slot_size[v.out] != self.size and
                                               not self.is_condition):
             raise ValueError(f"adsim: the loop step maps {t.slot_size[v.x0]} state values to "
                              f"{t.slot_size[v.out]}; expected {self.size}")
-        r = replay_setup(t, [np.zeros(self.size)] + self.inputs, self.layout, self.dirs)
+        v.shared = self.rows > 0 and t.arena_size <= self.arena
+        xs = [np.zeros(self.size)] + self.inputs
+        if v.shared:        # laid out on the shared buffer, known zero where sweeps accumulate
+            r = replay_setup_on(t, xs, self.layout, self.dirs, self.work, self.rows * self.arena)
+        else:
+            r = replay_setup(t, xs, self.layout, self.dirs)
         try:
+            if v.shared:
+                self.attach(r)
             if self.layout == TANGENTS or self.layout == SECOND_ORDER:
-                seeds = [None] + (self.in_dots if self.in_dots is not None
-                                  else [None] * len(self.inputs))
-                seed_tangents(t, r, seeds, self.dirs)
+                self.seed(v, r)
             v.first = fused_start(t, r)
         except BaseException:
+            if v.shared:
+                detach(r)
             replay_teardown(t, r)
             raise
         v.replay = r
         return r
 
+    cdef int attach(self, Replay r) except -1:
+        """Point the Replay's sweep at the shared work buffer and stack, each
+        part of the buffer at its fixed place (``arena`` elements per row)."""
+        cdef Sweep* s = &r.s
+        cdef int64_t n = self.arena
+        s.stack = &self.stack
+        if self.layout == TANGENTS:
+            s.tan = self.work
+        elif self.layout == ADJOINTS:
+            s.adj = self.work
+        elif self.layout == SECOND_ORDER:
+            s.tan = self.work
+            s.adj = self.work + self.dirs * n
+            s.adot = self.work + (self.dirs + 1) * n
+        return 0
+
+    cdef int seed(self, StepVariant v, Replay r) except -1:
+        """The loop inputs' tangents (zero without in_dots) into the work buffer."""
+        seed_tangents(v.tape, r, [None] + (self.in_dots if self.in_dots is not None
+                                           else [None] * len(self.inputs)), self.dirs)
+        if v.shared:
+            self.seeded = v
+        return 0
+
+    cdef Replay seeded_replay(self, StepVariant v):
+        """replay_of for a sweep with tangents: the inputs' tangents written
+        again when another variant's tangent sweep ran on the shared buffer."""
+        cdef Replay r = self.replay_of(v)
+        if v.shared and self.seeded is not v:
+            self.seed(v, r)
+        return r
+
     cdef void release(self, StepVariant v):
-        """Give the variant's Replay back to its tape, its work buffer known
-        zero if every sweep finished."""
+        """Give the variant's Replay back to its tape, without the buffers
+        of the sweep's derivatives: shared, they stay with the LoopSteps;
+        its own (a variant larger than the shared buffer), they are freed,
+        so that a variant between sweeps holds its tape only."""
         cdef Replay r = v.replay
-        cdef int64_t n
         if r is None:
             return
         v.replay = None
-        n = v.tape.arena_size
-        if self.clean and self.layout == ADJOINTS:
-            r.zero_lo, r.zero_hi = 0, self.dirs * n
-        elif self.clean and self.layout == SECOND_ORDER:
-            r.zero_lo, r.zero_hi = self.dirs * n, (2 * self.dirs + 1) * n
+        if self.seeded is v:
+            self.seeded = None
+        if v.shared:
+            detach(r)
+        elif self.rows:
+            drop_buffers(r)
         replay_teardown(v.tape, r)
 
     def finish(self):
@@ -242,7 +336,7 @@ cdef class LoopSteps:
     cdef int try_forward(self, StepVariant v, double* z, double* zt) except -1:
         """Step z (and its tangents zt, unless NULL) with variant v: 0, or 1
         when the variant leaves its path at z (z unchanged)."""
-        cdef Replay r = self.replay_of(v)
+        cdef Replay r = self.seeded_replay(v) if zt != NULL else self.replay_of(v)
         cdef Sweep* s = &r.s
         cdef int64_t n = self.size
         cdef int rc
@@ -286,7 +380,7 @@ cdef class LoopSteps:
         cdef bint tangents = zt != NULL
         if len(v.tape._callbacks) and tangents:      # (tangent rules are Python)
             return 0
-        cdef Replay r = self.replay_of(v)
+        cdef Replay r = self.seeded_replay(v) if tangents else self.replay_of(v)
         cdef Sweep* s = &r.s
         cdef int64_t n = self.size, done = 0, n_ops = v.tape.n_ops
         cdef int64_t units = v.tape.work_units
@@ -366,7 +460,8 @@ cdef class LoopSteps:
         """Reverse one step from z with variant v: the output adjoints w
         (and their tangents wdot) become the state's, the inputs' are summed.
         1 when the variant leaves its path (nothing changed)."""
-        cdef Replay r = self.replay_of(v)
+        cdef Replay r = self.seeded_replay(v) if self.layout == SECOND_ORDER else \
+            self.replay_of(v)
         cdef Sweep* s = &r.s
         cdef Tape t = v.tape
         cdef bint second = self.layout == SECOND_ORDER
@@ -384,12 +479,10 @@ cdef class LoopSteps:
         c.w = w
         c.wdot = wdot if second else NULL
         c.y = c.ty = NULL
-        self.clean = False
         with nogil:                 # always: threads reversing loops share the cores
             rc = reverse_replay(s, &c, second)
         if rc:
-            r.stack.top = 0
-            self.clean = True
+            s.stack.top = 0
             return 1
         return self.took_turn(v, s, w, wdot)
 
@@ -407,7 +500,6 @@ cdef class LoopSteps:
             take_sum(self.sums[i], aptr(s, t._input_slots[1 + i]))
             if second:
                 take_sum(self.dot_sums[i], dptr(s, t._input_slots[1 + i]))
-        self.clean = True
         check_signals(s, t.work_units * 3)
         return 0
 
@@ -465,7 +557,7 @@ cdef class LoopSteps:
         s = &r.s
         copy_doubles(vptr(s, v.x0), z, self.size)
         r.context.begin(&r.s, self.layout, self.dirs)
-        r.stack.top = 0
+        s.stack.top = 0
         if r.heavy:
             with nogil:
                 rc = forward_sweep(s, t.n_ops, True, False)
@@ -474,7 +566,7 @@ cdef class LoopSteps:
         if not rc:
             copy_doubles(z, vptr(s, v.out), self.size)
             kept.add(t, s)
-        r.stack.top = 0
+        s.stack.top = 0
         check_signals(s, t.work_units)
         return 1 if rc else 0
 
@@ -497,13 +589,38 @@ cdef class LoopSteps:
         kept.restore(index, s)
         r.context.begin(&r.s, self.layout, self.dirs)
         memcpy(aptr(s, v.out), w, <size_t>(s.q * self.size) * sizeof(double))
-        self.clean = False
         with nogil:
             reverse_sweep(s, t.n_ops, False)
         self.took_turn(v, s, w, NULL)
         if not listed:
             self.release(v)
         return 0
+
+
+cdef void drop_buffers(Replay r) noexcept:
+    """Free an idle Replay's own work buffer and value stack (a sweep that
+    takes it again allocates them, or lends it shared ones)."""
+    free(r.work)
+    free(r.stack.data)
+    r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+    r.stack.data, r.stack.cap, r.stack.top = NULL, 0, 0
+
+
+cdef void detach(Replay r) noexcept:
+    """Give a Replay its own (empty) buffers back before it returns to the
+    pool: the shared ones stay with the LoopSteps."""
+    r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+    r.s.stack = &r.stack
+    r.s.tan = r.s.adj = r.s.adot = NULL
+
+
+def drop_idle_buffers(Tape t):
+    """Free the work buffers and value stacks of the tape's idle Replays
+    (a step tape just measured: the sweeps of a loop lend its Replays shared
+    ones, so that a variant not replaying holds its tape only)."""
+    cdef int i
+    for i in range(t.n_idle):
+        drop_buffers(<Replay>t._pool[i])
 
 
 cdef bint same_items(list a, object b):

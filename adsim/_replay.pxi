@@ -93,9 +93,28 @@ cdef Replay replay_setup(Tape t, object xs, int layout, int dirs):
     return r
 
 
-cdef Replay replay_taken(Tape t, int layout, int dirs):
+cdef Replay replay_setup_on(Tape t, object xs, int layout, int dirs, double* work,
+                           int64_t cap):
+    """replay_setup on a work buffer lent by the caller, of ``cap`` doubles
+    and zero where a sweep accumulates (the step variants of a loop's sweep
+    share one, adsim/_loop_run.pxi): the Replay's own work buffer and value
+    stack are freed. The caller takes the buffer back (work = NULL) before
+    the Replay is given back or dropped; should this fail, it is taken back
+    here."""
+    cdef list arrays = input_arrays(t, xs)
+    cdef Replay r = replay_taken(t, layout, dirs, work, cap)
+    try:
+        load_inputs(t, r, arrays)
+    except BaseException:
+        r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+        raise
+    return r
+
+
+cdef Replay replay_taken(Tape t, int layout, int dirs, double* work=NULL, int64_t cap=0):
     """replay_setup without the inputs: the caller loads them (or reads them
-    where they are, replay_whole_tape)."""
+    where they are, replay_whole_tape); on the lent ``work`` buffer unless
+    NULL (replay_setup_on)."""
     cdef Replay r
     fusion_tick(t, layout, dirs)
     if t.n_idle:                        # one step under the GIL: no other thread gets it
@@ -110,7 +129,18 @@ cdef Replay replay_taken(Tape t, int layout, int dirs):
     r.s.err_op = -1
     r.stack.top = 0
     r.context.begin(&r.s, layout, dirs)
-    lay_out(t, r, layout, dirs)
+    if work == NULL:
+        lay_out(t, r, layout, dirs)
+        return r
+    free(r.work)                        # (taken: no other thread has it now)
+    free(r.stack.data)
+    r.stack.data, r.stack.cap = NULL, 0
+    r.work, r.work_cap, r.zero_lo, r.zero_hi = work, cap, 0, cap
+    try:
+        lay_out(t, r, layout, dirs)
+    except BaseException:
+        r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+        raise
     return r
 
 

@@ -168,6 +168,7 @@ ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)
 # replays (_replay.pxi): every sweep entry point takes a Replay with
 # replay_setup and gives it back with replay_teardown
 cdef Replay replay_setup(Tape t, object xs, int layout, int dirs)
+cdef Replay replay_setup_on(Tape t, object xs, int layout, int dirs, double* work, int64_t cap)
 cdef void replay_teardown(Tape t, Replay r)
 cdef int seed_tangents(Tape t, Replay r, list V, int p) except -1
 cdef int64_t fused_start(Tape t, Replay r)

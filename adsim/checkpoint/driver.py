@@ -53,9 +53,10 @@ def reset_stats(stats, **fixed):
     ``variant_misses`` the tries of a recorded variant of the step that left
     its path (each a sweep of the step up to where it left; a step tried
     first with the variant that took it before misses only when its branch
-    changed)."""
+    changed), ``recordings`` the variants of the step recorded (in Python:
+    every variant left its path) since the sweep started."""
     stats.update(dict(forward_steps=0, taped_steps=0, output_steps=0, kept_steps=0,
-                      variant_misses=0), **fixed)
+                      variant_misses=0, recordings=0), **fixed)
 
 
 def compiled_actions(sched, n_steps):
@@ -115,6 +116,7 @@ class LoopSweep:
         self._snapshot_bytes = 0    # of the snapshots in memory
         self.closed = False         # close() ran: snapshots and replays are given back
         self.taken = False          # a reverse rule took it (a LoopGroup may not close it)
+        self._recordings = op.steps.recordings      # before the sweep
         if op.budgeted and op.options.group is not None:
             op.options.group.evict()
 
@@ -169,7 +171,10 @@ class LoopSweep:
             plan_values(self.op.options, self.op.footprint, self.op.steps, n_steps,
                         raising=raising)
         self._start(n_steps)
-        self.run.advance(n_steps)
+        try:
+            self.run.advance(n_steps)
+        finally:
+            self._count_variants(n_steps)
         return self.run.state()
 
     def plan(self, n_steps):
@@ -205,7 +210,18 @@ class LoopSweep:
 
     def _count(self):
         self.op.stats.update(forward_steps=self.run.forward_steps,
-                             taped_steps=self.run.taped_steps, variant_misses=self.steps.misses)
+                             taped_steps=self.run.taped_steps)
+        self._count_variants(self.run.forward_steps + self.run.taped_steps)
+
+    def _count_variants(self, ran):
+        """Count the sweep's variant misses and recordings, and how often
+        the step's branch changed per step of the ``ran`` steps (the plan
+        of the next sweep weighs recordings by it)."""
+        misses = self.steps.misses
+        self.op.stats.update(variant_misses=misses,
+                             recordings=self.op.steps.recordings - self._recordings)
+        if ran:
+            self.op.steps.change_rate = min(misses / ran, 1.0)
 
     # -- while loops ----------------------------------------------------------
 
@@ -220,7 +236,7 @@ class LoopSweep:
             op.condition.add_variant(self._z, self.key[1:])
         if keep:
             sched, memory = online_plan(op.options, op.footprint, op.steps, self.kind,
-                                        self.directions, op.condition)
+                                        self.directions, op.condition, op.last_n_steps)
             reset_stats(op.stats, snapshots=sched.snapshots, schedule=repr(sched))
             online = OnlineDecisions(memory)
             self._start(0, memory, memory)
@@ -232,10 +248,12 @@ class LoopSweep:
         kept = KeptForwards(KEPT_FORWARDS_BYTES) if keep and self.kind == "adjoint" and \
             op.options.memory_limit is None else None
         condition = LoopSteps(op.condition, list(self.key[1:]), 0, 0, op.size, None, True)
+        n = 0
         try:
             n = self.run.run_while(condition, online, op.options.max_steps, kept)
         finally:
             condition.finish()
+            self._count_variants(n)
         op.stats.update(n_steps=n, forward_steps=n)
         if kept is not None:
             op.stats["kept_steps"] = kept.kept
@@ -256,6 +274,7 @@ class LoopSweep:
             self.run.execute(self.actions)
         finally:
             self.op.stats.update(forward_steps=self.base_steps + self.run.forward_steps,
-                                 taped_steps=self.run.taped_steps,
-                                 variant_misses=self.steps.misses)
+                                 taped_steps=self.run.taped_steps)
+            self._count_variants(self.base_steps + self.run.forward_steps +
+                                 self.run.taped_steps)
         return self.steps.sums, self.steps.dot_sums

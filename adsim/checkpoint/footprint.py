@@ -6,7 +6,10 @@ driver.py). At its peak a sweep through the loop holds
 
 * its snapshots (:meth:`Footprint.snapshot` bytes each);
 * the step tape: fixed buffers, value arena, work buffer (one row of the
-  arena per derivative direction) and value stack;
+  arena per derivative direction) and value stack; the step's other
+  recorded variants add their tapes only (:meth:`StepTapeBytes.idle`): the
+  variants of a sweep share one work buffer and value stack
+  (adsim/_loop_run.pxi);
 * the loop's part of the enclosing tape: the slots its input and output
   occupy there, with their derivative rows, and the constants it added;
 * the copies the op protocol (adsim/_ops/callback.pxi) hands to the rules:
@@ -32,7 +35,7 @@ memory of real sweeps.
 """
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Footprint", "StepTapeBytes", "tape_overhead"]
+__all__ = ["KINDS", "Footprint", "StepTapeBytes", "tape_overhead", "together"]
 
 # values: a plain forward pass; adjoint: reverse sweep with q directions;
 # tangent: forward sweep with p tangents; second_order: reverse on forward
@@ -75,6 +78,14 @@ class StepTapeBytes:
         outgrown = (self.values if rows > 1 else 0) + (self.stack if stack_rows > 1 else 0)
         return nbytes + outgrown + tape_overhead(nbytes)
 
+    def idle(self):
+        """Resident bytes of the variant while another variant of the step
+        replays: its tape (buffers and value arena). The variants of a sweep
+        share one work buffer and value stack (adsim/_loop_run.pxi), which
+        :meth:`during` counts for the one replaying."""
+        nbytes = self.static + self.values
+        return nbytes + tape_overhead(nbytes)
+
     def recording(self):
         """Bytes a recording of a variant holds at its peak besides the
         variant itself: its buffers grow by doubling, and the blocks they
@@ -84,6 +95,18 @@ class StepTapeBytes:
         its own (measured: 0.8 to 1.9 MB for a 1000-point RK45 step whose
         buffers take 1.8 MB)."""
         return self.static + self.values + self.stack
+
+
+def together(sizes, kind, directions):
+    """Bytes of the step variants of ``sizes`` (:class:`StepTapeBytes`) held
+    together during a sweep of ``kind``: each one's tape, and the shared
+    buffers at the largest (one replays at a time)."""
+    tapes = shared = 0
+    for size in sizes:
+        idle = size.idle()
+        tapes += idle
+        shared = max(shared, size.during(kind, directions) - idle)
+    return tapes + shared
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from .budget import budget_error
 from .multistage import TwoLevel
 from .online import Online
 from .options import default_snapshots, resolve_schedule
-from .schedules import Revolve
+from .schedules import Revolve, binomial_cost
 
 __all__ = ["check_fits", "check_reversal", "plan_values", "snapshot_counts", "offline_plan",
            "online_plan"]
@@ -81,25 +81,35 @@ def _error(options, kind, d, sizes, snapshots, purpose=None):
 
 
 def _variants_cap(options, footprint, steps, condition):
-    """Bytes the step's variants may keep after any sweep: a sweep that
-    follows (a Hessian-vector product after a gradient, say) makes its
-    copies and derivative rows before its plan drops variants, so variants
-    kept by one sweep must leave the fixed part of a second-order sweep
-    with one direction, the largest of the usual ones."""
-    tape_bytes, fixed = _sizes(options, footprint, steps, "second_order", 1, condition)[:2]
-    return options.memory_limit - fixed + tape_bytes
+    """Bytes the step's variants may hold between sweeps (their tapes:
+    ``StepTapeBytes.idle``; a sweep's work buffer and stack are freed when
+    it ends): a sweep that follows (a Hessian-vector product after a
+    gradient, say) makes its copies and derivative rows before its plan
+    drops variants, so variants kept by one sweep must leave the fixed part
+    of a second-order sweep with one direction, the largest of the usual
+    ones, but for the step tape it replays (and for the recording it might
+    make, when the budget is too small for it: it raises first)."""
+    tape_bytes, fixed, snapshot = _sizes(options, footprint, steps, "second_order", 1,
+                                         condition)[:3]
+    cap = options.memory_limit - fixed + tape_bytes
+    if fixed + (0 if options.snapshot_dir is not None else snapshot) > options.memory_limit:
+        # no Hessian-vector product runs within the budget: one raises
+        # before it records or replays a step, so room for a recording is
+        # not needed next to the variants
+        cap += steps.bytes().recording()
+    return cap
 
 
 def _bound_variants(options, steps, kind, d, left, condition=None, cap=None):
     """Let the step's branch variants use the bytes the plan leaves (a while
     loop's condition keeps two variants at most: the bytes planned for it in
-    the fixed part, which ``left`` excludes), and no more than ``cap``
-    (:func:`_variants_cap`)."""
+    the fixed part, which ``left`` excludes), their tapes no more than
+    ``cap`` (:func:`_variants_cap`)."""
     if condition is not None:
         condition.keep_two(options.memory_limit is not None)
-    if options.memory_limit is not None and cap is not None:
-        left = min(left, cap)
-    steps.keep_within(None if options.memory_limit is None else max(left, 0), kind, d)
+    if options.memory_limit is None:
+        return steps.keep_within(None, kind, d)
+    steps.keep_within(max(left, 0), kind, d, None if cap is None else max(cap, 0))
 
 
 def check_fits(options, footprint, steps, d, n_steps, condition=None):
@@ -168,9 +178,11 @@ def _fewest_snapshots(options, n_steps):
     return 0 if options.snapshot_dir is not None else 1
 
 
-def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None):
+def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None,
+                    expected=None):
     """(memory snapshots, disk snapshots) for a sweep; ``n_steps`` is None
-    for a while loop, whose condition tapes are ``condition``."""
+    for a while loop, whose condition tapes are ``condition`` and whose last
+    pass took ``expected`` steps (None: not known)."""
     wanted = options.snapshots
     if options.memory_limit is None:
         _bound_variants(options, steps, kind, d, None, condition)
@@ -183,15 +195,10 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
         raise _error(options, kind, d, _largest(options, footprint, steps, kind, d, condition),
                      0 if on_disk else 1)
     room = limit - fixed
-    # the step's other recorded variants keep up to half of the room, those
-    # used last first: a step whose branch alternates (an adaptive step
-    # accepted, rejected, accepted after a rejection) is then not recorded
-    # again each time it changes; one snapshot whenever one fits
     cap = _variants_cap(options, footprint, steps, condition) if kind != "second_order" or \
         d != 1 else limit - fixed + tape_bytes
-    others = max(min(steps.variants_bytes(kind, d), cap) - tape_bytes, 0)
-    if 2 * others > room:
-        others = min(others, (room // 2) // tape_bytes * tape_bytes) if tape_bytes else 0
+    others = _variants_room(steps, cap, room, snapshot,
+                            n_steps if n_steps is not None else expected)
     fit = max((room - others) // snapshot, min(room // snapshot, 1))
     if n_steps is not None:
         fit = min(fit, n_steps)
@@ -204,6 +211,50 @@ def snapshot_counts(options, footprint, steps, kind, d, n_steps, condition=None)
     _bound_variants(options, steps, kind, d, limit - fixed + tape_bytes - memory * snapshot,
                     condition, cap)
     return memory, disk
+
+
+# A recording of a step variant (Python: the step's code, the tape built and
+# measured) costs about this many plain steps replayed in C: 60 for an RK45
+# step of 1000 points (6 ms against 0.1 ms), more for smaller steps; a
+# tangent or second-order sweep's steps cost more than plain ones, so the
+# estimate is halved
+RECORDING_STEPS = 30
+
+
+def _variants_room(steps, cap, room, snapshot, n_steps):
+    """Bytes of ``room`` (what the budget leaves past the fixed part, which
+    holds one variant) for the step's other branch variants.
+
+    Wanted: every branch the step has taken, at its size (its tape: the
+    variants of a sweep share its work buffer and stack), no more than
+    ``cap`` of tapes. They come before snapshots beyond the fewest with
+    repetition number 3 (``default_snapshots``); below that floor they take
+    the room too when the plain steps the fewer snapshots cost (Griewank's
+    count, ``binomial_cost``) are fewer than the recordings they save: a
+    branch not held is recorded again, in Python, each time it comes back
+    (``RECORDING_STEPS`` plain steps' worth each), as often as the last
+    sweep saw the branch change (``StepTapes.change_rate``). A while loop
+    whose length is not known yet leaves its variants half of the room."""
+    wanted = 0
+    for sizes in (steps.branch_sizes(), steps.sizes()):
+        tapes = 0
+        for idle in sorted([size.idle() for size in sizes]):
+            if tapes + idle > cap:
+                break
+            tapes += idle
+        wanted = max(wanted, tapes)
+    wanted = max(wanted - steps.bytes().idle(), 0)
+    if n_steps is None:
+        return max(min(wanted, room - (room // 2) // snapshot * snapshot), 0)
+    floor = min(default_snapshots(n_steps), room // snapshot)
+    others = max(min(wanted, room - floor * snapshot), 0)
+    every = min((room - wanted) // snapshot, n_steps)
+    if others == wanted or every < 1:
+        return others
+    fewer = min((room - others) // snapshot, n_steps)
+    replays = binomial_cost(n_steps, every) - binomial_cost(n_steps, fewer)
+    changes = steps.change_rate * (n_steps + binomial_cost(n_steps, fewer))
+    return wanted if replays < changes * RECORDING_STEPS else others
 
 
 def offline_plan(options, footprint, steps, kind, d, n_steps):
@@ -241,7 +292,8 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
     return sched, sched.snapshots, sched.snapshots
 
 
-def online_plan(options, footprint, steps, kind, d, condition):
-    """(schedule, slots) for a while loop's forward pass and reversal."""
-    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None, condition)
+def online_plan(options, footprint, steps, kind, d, condition, expected=None):
+    """(schedule, slots) for a while loop's forward pass and reversal; its
+    last pass took ``expected`` steps (None: not known)."""
+    memory, _ = snapshot_counts(options, footprint, steps, kind, d, None, condition, expected)
     return Online(memory), memory

@@ -13,7 +13,8 @@ from .._tapecache.purity import Snapshot
 from .._tapecache.random_watch import RandomWatch
 from .._record.recording import record
 from ..errors import UnsupportedOperation
-from .footprint import StepTapeBytes
+from .._loops import drop_idle_buffers
+from .footprint import StepTapeBytes, together
 from .heap import release_free_memory
 
 _MAX_VARIANTS = 48
@@ -49,9 +50,11 @@ class StepTapes:
         self.recordings = 0
         self.dropped = 0            # variants dropped (too many, or beyond the budget)
         self._sizes = {}
+        self._branches = {}         # branch (op codes) -> StepTapeBytes, held or dropped
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
-        self._allowance = None      # (bytes, kind, directions) the variants may take together
+        self._allowance = None      # (bytes, kind, directions, idle bytes): keep_within
         self._checked = False       # the step's side effects were found harmless
+        self.change_rate = 0.0      # variant misses per step run in the last sweep (planning.py)
         self._lock = threading.RLock()
 
     @classmethod
@@ -65,8 +68,9 @@ class StepTapes:
         self.variants = list(variants)
         self._input_shapes = self.variants[0].input_shapes
         self._sizes = {id(t): s for t, s in zip(self.variants, sizes)}
-        for size in sizes:
+        for tape, size in zip(self.variants, sizes):
             self._grow_largest(size)
+            self._note_branch(tape, size)
         self.recordings, self.dropped = recordings, dropped
         return self
 
@@ -94,6 +98,7 @@ class StepTapes:
             self._input_shapes = tape.input_shapes
             self._sizes[id(tape)] = _measure(tape, z, inputs)
             self._grow_largest(self._sizes[id(tape)])
+            self._note_branch(tape, self._sizes[id(tape)])
             self.recordings += 1
             self.variants = [tape] + self.variants
             while self._too_many():
@@ -137,24 +142,48 @@ class StepTapes:
                                       values=max(old.values, size.values),
                                       stack=max(old.stack, size.stack))
 
+    def _note_branch(self, tape, size):
+        """Count the branch ``tape`` took (its op codes: a variant recorded
+        again at another state has the same) at the largest size seen."""
+        key = hash(tape.op_codes().tobytes())
+        old = self._branches.pop(key, size)     # (re-inserted last: the newest branches last)
+        self._branches[key] = StepTapeBytes(static=max(old.static, size.static),
+                                            values=max(old.values, size.values),
+                                            stack=max(old.stack, size.stack))
+        while len(self._branches) > _MAX_SMALL_VARIANTS:
+            del self._branches[next(iter(self._branches))]
+
+    def branch_sizes(self):
+        """The :class:`StepTapeBytes` of every branch the step has taken,
+        held or dropped: holding them all keeps a step whose branch changes
+        from being recorded again."""
+        return list(self._branches.values())
+
     def variants_bytes(self, kind, directions):
         """Bytes all variants held take together during a sweep of ``kind``."""
-        return sum(s.during(kind, directions) for s in self._sizes.values())
+        return together(self._sizes.values(), kind, directions)
 
-    def keep_within(self, nbytes, kind, directions):
+    def keep_within(self, nbytes, kind, directions, idle=None):
         """Drop the variants used least recently (never the last one used)
         while all of them together would take more than ``nbytes`` during a
-        sweep of ``kind``; later variants recorded by this sweep obey the same
-        bound. ``nbytes=None`` lifts it."""
+        sweep of ``kind``, or their tapes alone (what they hold between
+        sweeps: :meth:`StepTapeBytes.idle`) more than ``idle``; later
+        variants recorded by this sweep obey the same bounds. ``nbytes=None``
+        lifts them."""
         with self._lock:
-            self._allowance = None if nbytes is None else (nbytes, kind, directions)
+            self._allowance = None if nbytes is None else (nbytes, kind, directions, idle)
             if nbytes is None:
                 return
             dropped = self.dropped
-            while len(self.variants) > 1 and self.variants_bytes(kind, directions) > nbytes:
+            while len(self.variants) > 1 and not self._fit(list(self._sizes.values())):
                 self._drop_last()
             if self.dropped != dropped:
                 release_free_memory()
+
+    def _fit(self, sizes):
+        nbytes, kind, directions, idle = self._allowance
+        return together(sizes, kind, directions) <= nbytes and (
+            idle is None or sum(s.idle() for s in sizes) <= idle)
 
     def _make_room(self):
         """Before a recording under a bound: drop the variants used least
@@ -162,10 +191,8 @@ class StepTapes:
         every one left its path) until the new one fits next to the rest."""
         if self._allowance is None or not self.variants:
             return
-        nbytes, kind, directions = self._allowance
-        new = self._largest.during(kind, directions)
         dropped = self.dropped
-        while self.variants and self.variants_bytes(kind, directions) + new > nbytes:
+        while self.variants and not self._fit(list(self._sizes.values()) + [self._largest]):
             self._drop_last()
         if self.dropped != dropped:     # before the recording touches fresh pages
             release_free_memory()
@@ -182,6 +209,7 @@ def _measure(tape, z, inputs):
     the value stack as every later sweep will, so its size is known before
     a budget is planned."""
     tape._adjoint(_shaped(tape, z, inputs), np.zeros((1, z.size)))
+    drop_idle_buffers(tape)     # (a loop's sweeps lend its Replays shared ones)
     sizes = tape.stats()["bytes"]
     values, stack = sizes["values"], sizes["value_stack_peak"]
     static = sum(v for k, v in sizes.items() if k not in ("values", "value_stack_peak"))

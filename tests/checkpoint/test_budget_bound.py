@@ -85,6 +85,19 @@ def test_peak_memory_stays_within_fixed_budgets(modes, size, steps):
             assert row["snapshots"] < steps, row
 
 
+@LINUX_PEAKS
+def test_peak_memory_stays_within_a_tight_budget_that_holds_every_variant():
+    """2 MB above the smallest budget, solve_ivp's four RK45 step variants
+    (their tapes; the sweep's work buffer and stack shared) take room the
+    snapshots had (fewer snapshots than the floor of repetition number 3):
+    the bound holds there too."""
+    for row in measured("ivp_grad,ivp_hvp", 1000, "min+2MB", 400):
+        assert "error" not in row, row
+        assert row["excess"] <= 10**6, (
+            f"{row['mode']}: peak {row['added'] / 1e6:.2f} MB with memory_limit "
+            f"{row['M'] / 1e6:.2f} MB")
+
+
 # ------------------------------------------------------------- stated minimum works
 
 N = 12
