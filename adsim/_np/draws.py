@@ -275,12 +275,11 @@ def _rebound(bound, replaced):
     return args, kwargs
 
 
-def method(original):
+def method(original, routed):
     """The stand-in of a Generator or RandomState draw method: NumPy's
-    method unless a parameter holds an active value on a thread that
-    records with interposition on."""
-    from .._record.creation import routed
-
+    method unless a parameter holds an active value on a thread where
+    ``routed()`` (adsim/_record/creation.py: it records with interposition
+    on, or does not record)."""
     def stand_in(self, *args, **kwargs):
         if (_holds(args) or _holds(kwargs.values())) and routed():
             return draw(original, self, args, kwargs)
@@ -289,10 +288,10 @@ def method(original):
     return stand_in
 
 
-def legacy_function(owner, unbound, original):
+def legacy_function(owner, unbound, original, routed):
     """The stand-in of ``np.random.normal`` and its kind (``original``): the
     method ``unbound`` of NumPy's global RandomState ``owner``."""
-    stand_in = method(unbound)
+    stand_in = method(unbound, routed)
 
     def function(*args, **kwargs):
         return stand_in(owner, *args, **kwargs)

@@ -438,7 +438,7 @@ def _made_draw_methods():
         namespace = _type_dict(cls)
         if namespace is not None:
             originals = {name: namespace[name] for name in draws.supported()}
-            stand_ins = {name: draws.method(m) for name, m in originals.items()}
+            stand_ins = {name: draws.method(m, creation.routed) for name, m in originals.items()}
             _draw_methods.append((cls, namespace, (originals, stand_ins)))
 
 
@@ -463,7 +463,7 @@ def _legacy_draw_wrappers():
         original = getattr(np.random, name, None)
         if getattr(original, "__self__", None) is owner:
             made[np.random, name] = draws.legacy_function(
-                owner, vars(np.random.RandomState)[name], original)
+                owner, vars(np.random.RandomState)[name], original, creation.routed)
     return made
 
 
