@@ -21,7 +21,7 @@ does), then runs the mode's sweeps.
 Usage::
 
     python -m benchmarks.checkpoint_budget               # 1000 points (branch: 10^4), 1000 steps
-    python -m benchmarks.checkpoint_budget --quick       # fewer steps and rounds
+    python -m benchmarks.checkpoint_budget --quick       # a smoke run: small and short
     python -m benchmarks.checkpoint_budget --modes ivp_hvp --budgets min,12MB,20MB,50MB,none
 """
 import argparse
@@ -115,7 +115,9 @@ def table(mode, rows, generous):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.checkpoint_budget",
                                 description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="400 steps, 2 rounds")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke run: 100 points (branch: 1000), 100 steps, 2 rounds, "
+                        "budgets min+1MB, 20MB, none (the smallest budget thrashes)")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--n", type=int, default=1000, help="points of the ivp modes")
     p.add_argument("--branch-n", type=int, default=10_000, help="state size of the branch modes")
@@ -128,7 +130,8 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     args, _ = p.parse_known_args(argv)
     if args.quick:
-        args.steps, args.rounds = 400, 2
+        args.n, args.branch_n, args.steps, args.rounds = 100, 1000, 100, 2
+        args.budgets = "min+1MB,20MB,none"
     budgets = args.budgets.split(",")
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     out = {}

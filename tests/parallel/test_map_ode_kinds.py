@@ -6,9 +6,10 @@ implicit methods, at every step and at ``t_eval``), and ``odeint``.
 Every kind round-trips through ``tape.save``/``adsim.load_tape`` bitwise
 and maps bitwise on threads, spawned processes and Dask (LSODA's and
 odeint's values are SciPy's LSODA run on recorded tapes of the user's
-function, which tape files hold). Only a user's ``Dfun`` (code SciPy's
-LSODA calls) keeps a tape in its process: processes refuse it with a
-TapeCopyError that names it and says to use threads.
+function and of a ``Dfun``, which tape files hold). Only a ``Dfun`` that
+cannot be recorded (code SciPy's LSODA then calls) keeps a tape in its
+process: processes refuse it with a TapeCopyError that names it and says
+to use threads.
 """
 import io
 import multiprocessing
@@ -85,11 +86,20 @@ def with_odeint_dfun(z0, rates):
                          Dfun=jacobian, tfirst=True) ** 2)
 
 
+def with_odeint_python_dfun(z0, rates):
+    def jacobian(t, z, a, b, c, d):       # float(): not recordable, runs as Python
+        x, y = float(z[0]), float(z[1])
+        return [[a - b * y, -b * x], [d * y, -c + d * x]]
+    return np.sum(odeint(lotka_volterra, z0, [0.0, 0.2, 0.5], args=tuple(rates),
+                         Dfun=jacobian, tfirst=True) ** 2)
+
+
 SAVED = {**{f"{m}-{form.__name__}": form(m) for m in METHODS
             for form in (at_times, at_steps, dense)},
          "RK45-event": event_time("RK45", [0.5, 1.0]), "Radau-event": event_time("Radau"),
-         "LSODA-event": event_time("LSODA", [0.5, 1.0]), "odeint": with_odeint}
-IN_PROCESS = {"odeint-Dfun": with_odeint_dfun}
+         "LSODA-event": event_time("LSODA", [0.5, 1.0]), "odeint": with_odeint,
+         "odeint-Dfun": with_odeint_dfun}
+IN_PROCESS = {"odeint-python-Dfun": with_odeint_python_dfun}
 
 
 def bits(results):
@@ -130,7 +140,7 @@ def test_saved_kinds_map_on_spawned_processes_and_the_others_say_why_not(tapes):
             tape, want = tapes[name]
             got = parallel.map("gradient", tape, POINTS, executor=pool, chunk_size=2)
             assert bits(got) == want, name
-        for name, what in [("odeint-Dfun", "scipy.integrate.odeint with Dfun=")]:
+        for name, what in [("odeint-python-Dfun", "scipy.integrate.odeint with Dfun=")]:
             with pytest.raises(TapeCopyError, match=what) as caught:
                 parallel.map("gradient", tapes[name][0], POINTS, executor=pool)
             assert "map this tape on threads" in "".join(getattr(caught.value, "__notes__", []))
