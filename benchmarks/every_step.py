@@ -6,12 +6,13 @@ of the rate constants, without ``t_eval`` (every accepted step is an
 output: inside a recording each accepted step's attempts are one
 checkpointed loop, adsim/integrate/_drive.py) and with ``t_eval`` at the
 end alone, against SciPy's forward solve. Every call gets new parameters
-(moved by about 1e-3: the step count changes now and then, and the tape
-is then recorded again, as a user's loop of calls would see); the cases
+(moved by about ``spread``, 1e-3 by default: where the steps' branches or
+their count change the tape is recorded again, as a user's loop of calls
+would see; a smaller spread shows replays, a larger one recordings); the cases
 run in turn, one call each per round. Reported: median wall seconds per
 call over the rounds after the first, and the ratios to SciPy.
 
-    python -m benchmarks.every_step [rounds]
+    python -m benchmarks.every_step [rounds] [spread]
 """
 import sys
 import time
@@ -45,8 +46,8 @@ PROBLEMS = {
 }
 
 
-def main(rounds=7):
-    rounds = int(rounds)
+def main(rounds=7, spread=1e-3):
+    rounds, spread = int(rounds), float(spread)
     cases = {}
     for name, (fun, span, y0, p0, options, w) in PROBLEMS.items():
         def loss(t_eval, fun=fun, span=span, y0=y0, options=options, w=w):
@@ -63,7 +64,7 @@ def main(rounds=7):
     times = {key: [] for key in cases}
     rng = np.random.default_rng(5)
     for _ in range(rounds):
-        scale = 1.0 + 1e-3 * rng.standard_normal()
+        scale = 1.0 + spread * rng.standard_normal()
         for key, (p0, call) in cases.items():
             p = p0 * scale
             start = time.perf_counter()
