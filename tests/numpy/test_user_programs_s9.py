@@ -32,9 +32,8 @@ plain state with a named view of it."""
 import numpy as np
 import pytest
 
-import adsim
 import programs_s9 as prog
-from fdcheck import assert_close, central
+from program_checks import check_derivatives, check_replay_at_a_new_point
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point); the optimiser's and the adaptive
@@ -96,53 +95,14 @@ PROGRAMS = {
 STEP = {"particle filter choice": 1e-7}
 
 
-def differences(f, x, step=1e-3):
-    """Central differences with a step of ``step`` relative to each parameter."""
-    g = (lambda y: f(float(y[0]))) if np.ndim(x) == 0 else f
-    x = np.atleast_1d(np.asarray(x, dtype=float))
-    steps = step * np.maximum(np.abs(x), 0.1)
-    return np.array([central(g, [x], [e * h], 1.0) / h for e, h in zip(np.eye(x.size), steps)])
-
-
-def moved(x):
-    return x * (1.0 + 0.01 * np.random.default_rng(2).standard_normal(np.shape(x)))
-
-
-def _flat(a):
-    return np.atleast_1d(np.asarray(a, dtype=float))
-
-
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_gradient_against_differences_and_the_other_mode(name):
     f, x, check_hvp, _ = PROGRAMS[name]
-    g = _flat(adsim.grad(f)(x))
-    rtol = 1e-5 if name in ADAPTIVE else 1e-6
-    assert_close(g, differences(f, x, STEP.get(name, 1e-3)), rtol=rtol, atol=1e-9 * np.max(np.abs(g)), what=name)
-    v = 1e-3 * np.maximum(np.abs(x), 0.1) * np.random.default_rng(1).standard_normal(np.shape(x))
-    _, jv = adsim.jvp(f, (x,), (v,))
-    assert_close(jv, g @ _flat(v), rtol=1e-9, atol=1e-15 * np.abs(g) @ np.abs(_flat(v)),
-                 what="jvp vs grad")
-    if check_hvp:
-        hv = _flat(adsim.hvp(f, x, v))
-        want = _flat(central(adsim.grad(f), [np.asarray(x, dtype=float)], [np.asarray(v)], 1e-3))
-        assert_close(hv, want, rtol=1e-5, atol=1e-7 * np.max(np.abs(want)), what="hvp")
+    check_derivatives(name, f, x, check_hvp, name in ADAPTIVE, STEP.get(name, 1e-3))
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_the_tape_replayed_at_a_new_point(name):
     f, x, _, path_depends_on_point = PROGRAMS[name]
-    tape = adsim.record(f, x)
-    assert_close(_flat(tape.gradient(x)), _flat(adsim.grad(f)(x)), rtol=1e-13, atol=1e-300,
-                 what="replay")
-    x2 = moved(x)
-    want = differences(f, x2, STEP.get(name, 1e-3))
-    try:
-        got = _flat(tape.gradient(x2))
-    except adsim.BranchChanged:
-        assert path_depends_on_point, "the path was not expected to change"
-        got = _flat(adsim.grad(f)(x2))
-    else:
-        assert_close(tape.forward(x2), f(x2), rtol=1e-8 if name in ADAPTIVE else 1e-13,
-                     atol=1e-300, what="replayed value")
-    rtol = 1e-5 if name in ADAPTIVE else 1e-6
-    assert_close(got, want, rtol=rtol, atol=1e-9 * np.max(np.abs(want)), what="at a new point")
+    check_replay_at_a_new_point(f, x, path_depends_on_point, name in ADAPTIVE,
+                                STEP.get(name, 1e-3))
