@@ -302,13 +302,20 @@ cdef class LoopSteps:
         path). The Replays are given back first: the holder may drop variants
         to stay within the memory budget, and nothing else may keep them."""
         cdef StepVariant v
+        cdef int i
         state = copy_out(z, 0, self.size)
         for v in self.variants:
             self.release(v)
         v = None                        # (else it keeps the last variant, the one dropped first)
         self.variants = []
-        self.tapes.add_variant(state, self.inputs)
+        recorded = self.tapes.add_variant(state, self.inputs)
         self.sync()
+        # first the variant this call recorded: another thread replaying the
+        # loop may have recorded one since, at its own state
+        for i in range(len(self.variants)):
+            if (<StepVariant>self.variants[i]).tape is recorded:
+                self.promote(i)
+                break
         return 0
 
     cdef int promote(self, int i):

@@ -78,11 +78,12 @@ class ConditionTapes:
         return bool(self.cond_flat(z, *inputs))
 
     def add_variant(self, z, inputs):
-        """Record the condition at the flat state ``z``; a condition that
-        cannot be recorded faithfully turns to Python evaluation."""
+        """Record the condition at the flat state ``z`` and return its tape;
+        a condition that cannot be recorded faithfully turns to Python
+        evaluation (None)."""
         with self._lock:
             if self.python_only:
-                return
+                return None
             decided = []
 
             def recorded(z, *xs):
@@ -97,14 +98,15 @@ class ConditionTapes:
                 tape = record(recorded, z, *inputs)
             except Exception:        # plain evaluation raises again if the condition is wrong
                 self.python_only = True
-                return
+                return None
             if watch.changed() is not None or snapshot.blocked is not None or \
                     not snapshot.matches(user_cond, constants):
                 self.python_only = True
-                return
+                return None
             self._outcomes[id(tape)] = decided[0]
             self._sizes[id(tape)] = sum(tape.stats()["bytes"].values())
             self.variants = [tape] + self.variants
+            return tape
 
     def used_order(self, order):
         with self._lock:

@@ -115,7 +115,8 @@ class StepTapes:
 
     def add_variant(self, z, inputs):
         """Record one more variant at the flat state ``z`` (every variant
-        left its path there); ``inputs`` are the loop inputs, flat."""
+        left its path there) and return its tape; ``inputs`` are the loop
+        inputs, flat."""
         shapes = self._input_shapes[1:]
         return self._record(z, [np.reshape(x, s) for x, s in zip(inputs, shapes)])
 
