@@ -60,7 +60,7 @@ class Run:
         self.marks = []
         self.steps = []
         self.layout = None          # of the flat loop state, once a loop is recorded
-        self._functions = None      # (condition, step) of every loop: one recorded step
+        self._functions = None      # (condition, step, layout, one_step): one recorded step
 
     # ---- step by step ------------------------------------------------------------
     def every_step(self, state):
@@ -164,11 +164,14 @@ class Run:
             start = state._z
         else:
             start = layout.vector(state)
-        if self._functions is None or self._functions[2] is not layout:
+        # the loops share their functions while the layout and the kind of
+        # condition stay (a run makes one kind: every_step or outputs_at)
+        if self._functions is None or self._functions[2] is not layout or \
+                self._functions[3] != one_step:
             condition = _one_more(self.method, layout) if one_step else \
                 _condition(self.method, self.events, layout)
-            self._functions = (condition, _step(self.method, layout), layout)
-        condition, step, _ = self._functions
+            self._functions = (condition, _step(self.method, layout), layout, one_step)
+        condition, step = self._functions[:2]
         final = self._checkpointed(condition, step, start, args, self._options(loop, stats))
         return self.method.State(*final) if layout is None else layout.view(final)
 

@@ -71,8 +71,8 @@ class Call:
         """(Y, infodict, success) of SciPy's ``odeint`` at these values."""
         params = tuple(np.asarray(p, dtype=float) for p in params)
         options = dict(self.options, tfirst=True)     # the recorded function's order
-        Dfun = None if self.Dfun is None else self.Dfun.plain(t[0], y0, params)
         with LSODA_TURNS, suspended():     # SciPy's own odeint on the recorded function
+            Dfun = None if self.Dfun is None else self.Dfun.plain(t[0], y0, params)
             Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
                                    full_output=True, **options)
         return Y, info, info["message"] == "Integration successful."
