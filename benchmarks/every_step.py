@@ -3,8 +3,8 @@
 Robertson's kinetics (Radau and BDF, rtol 1e-6, atol 1e-10, over [0, 100])
 and Lotka–Volterra (RK45, rtol 1e-8, over [0, 15]), loss ``sum(w * sol.y[:, -1])``
 of the rate constants, without ``t_eval`` (every accepted step is an
-output: inside a recording each accepted step's attempts are one
-checkpointed loop, adsim/integrate/_drive.py) and with ``t_eval`` at the
+output: inside a recording the steps' times and solutions travel in the
+state of loops of up to 32 accepted steps, adsim/integrate/_carried.py) and with ``t_eval`` at the
 end alone, against SciPy's forward solve. Every call gets new parameters
 (moved by about ``spread``, 1e-3 by default: where the steps' branches or
 their count change the tape is recorded again, as a user's loop of calls

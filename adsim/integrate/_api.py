@@ -277,8 +277,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
             else:
                 t, y = _interpolated(sol, t_eval, times[-1], direction, n)
         elif t_eval is None:
-            times, ys = run.every_step(state)
-            t, y = _stack_times(times), np.stack(ys, axis=1)
+            t, y = run.accepted_steps(state)
         else:
             outputs = run.outputs_at(state, t_eval, loop, stats)
             t = t_eval[:len(outputs)]

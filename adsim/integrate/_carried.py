@@ -21,6 +21,13 @@ that a replay leaving a recorded variant for an output leaves it early,
 and the test itself); a replay runs the whole integration in compiled code with no Python
 per output time, and the adjoint of each output enters the reverse sweep
 at the step that made it, through the rows that carry it back there.
+
+Without ``t_eval`` every accepted step is an output. Its time and solution
+then travel in the state the same way (:class:`StepRows`): a loop runs the
+attempts up to ``rows`` accepted steps, each accepted attempt shifting the
+rows ``step_t`` and ``step_y`` forward by one and writing its own behind
+them, and the next loop carries on from its state. A replay runs one loop
+op per ``rows`` accepted steps, not one per step.
 """
 import inspect
 import math
@@ -28,16 +35,25 @@ import math
 import numpy as np
 
 from .._np.core import shape_of
+from .._active import Active
 from ..checkpoint import checkpoint_while
+from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
-__all__ = ["fits", "carried_outputs", "SNAPSHOTS_PER_INTERVAL"]
+__all__ = ["fits", "carried_outputs", "StepRows", "SNAPSHOTS_PER_INTERVAL"]
 
 # outputs of at most this many numbers always travel in the state
 SMALL_OUTPUTS = 1024
+# accepted steps carried by one loop at most: each step shifts them all on
+MAX_ROWS = 32
 # the snapshots an interval between output times gets by default: checkpoint_while's
 SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapshots"].default
+
+
+def _room(state):
+    """How many numbers the outputs may add to the loop state (see fits)."""
+    return max(sum(math.prod(shape_of(v)) for v in state) // 8, SMALL_OUTPUTS)
 
 
 def fits(state, m):
@@ -47,9 +63,7 @@ def fits(state, m):
     an eighth of the numbers of the solver state (copying them adds little
     to a step of a large system), or at most SMALL_OUTPUTS (a small system,
     whose steps cost about what a loop's Python does)."""
-    n = shape_of(state.y)[0]
-    size = sum(math.prod(shape_of(v)) for v in state)
-    return m * (n + 1) + 1 <= max(size // 8, SMALL_OUTPUTS)
+    return m * (shape_of(state.y)[0] + 1) + 1 <= _room(state)
 
 
 def carried_outputs(loop, method, state, times, t_bound, args, options):
@@ -69,7 +83,7 @@ def carried_outputs(loop, method, state, times, t_bound, args, options):
 
     final = layout.view(loop(running, _step(method, layout, m), layout.vector(values),
                              (t_bound,) + tuple(args), options))
-    produced = m if final.status != FAILED else _count(final.produced, m)
+    produced = m if final.status != FAILED else guarded_count(final.produced)
     rows = final.outputs
     return final, [rows[j] for j in range(m - produced, m)]
 
@@ -123,9 +137,97 @@ def _emit(method, layout, s, m, args):
     return method.count_dense(s) if method.dense_evaluations else s
 
 
-def _count(produced, m):
-    """``produced`` (a recorded count) as an int, each comparison guarded."""
-    for k in range(m + 1):
-        if produced == k:
-            return k
-    raise AssertionError(f"adsim.integrate: {produced} outputs of {m}")
+def guarded_count(count):
+    """A recorded count as an int, under one guard: a replay at which the
+    count differs leaves the tape there."""
+    if not isinstance(count, Active):
+        return int(count)
+    k = int(np.asarray(count.tape.slot_value(count.slot)).reshape(-1)[0])
+    if not bool(count == k):
+        raise AssertionError(f"adsim.integrate: a count of {k} that is not {k}")
+    return k
+
+
+class StepRows:
+    """The accepted steps of an integration, ``rows`` per loop, their times
+    and solutions travelling in the loop state (see the module's text).
+    ``loop`` runs a loop like ``checkpoint_while`` with ``(cond, step,
+    state, args, options)``."""
+
+    def __init__(self, method, state, rows, events=None):
+        n = shape_of(state.y)[0]
+        self.rows = rows
+        self.State = method.State
+        self.layout = FlatLayout(method.State._fields + ("step_t", "step_y"),
+                                 list(state) + [np.zeros(rows), np.zeros((rows, n))],
+                                 method.State)
+        self.condition = _below(self.layout, rows, events)
+        self.step = _accepting(method, self.layout)
+
+    @staticmethod
+    def per_loop(state):
+        """Rows of one loop for this state: as many as the outputs' room
+        holds (see fits), up to MAX_ROWS; 0 when fewer than two fit."""
+        rows = min(_room(state) // (shape_of(state.y)[0] + 1), MAX_ROWS)
+        return rows if rows >= 2 else 0
+
+    def solver_state(self, view):
+        """The solver's state (without the rows) of a view the loop ended with."""
+        return self.State(*(getattr(view, name) for name in self.State._fields))
+
+    def run(self, loop, state, t_bound, args, options):
+        """From ``state`` (the solver's, or the view a loop of these rows
+        ended with) to the ``rows``-th accepted step, the end of the
+        integration or (with events) the first step in which an event's
+        sign changes: ``(final view, times, solutions)``, the times of the
+        loop's accepted steps and their solutions as columns."""
+        if isinstance(state, FlatView) and state._layout is self.layout and state.pristine:
+            start = state._z
+        else:
+            start = self.layout.vector(list(state) + [np.zeros(self.rows),
+                                                      np.zeros(self.layout.shapes[-1])])
+        handled = state.n_accepted
+        if not isinstance(handled, Active):
+            handled = np.asarray(handled, dtype=float)
+        final = self.layout.view(loop(self.condition, self.step, start,
+                                      (t_bound, handled) + tuple(args), options))
+        k = guarded_count(final.n_accepted - handled)
+        if k == 0:
+            return final, None, None
+        return final, final.step_t[self.rows - k:], final.step_y[self.rows - k:].T
+
+
+def _below(layout, rows, events):
+    """Attempts continue while the integration runs and fewer than ``rows``
+    steps have been accepted since the loop began (``handled``), and stop
+    after an accepted step in which an event function changes sign."""
+    # the event functions and directions only: the Events object holds the times met
+    functions, directions = (events.functions, events.direction) if events else (None, None)
+
+    def more(z, t_bound, handled, *args):
+        s = layout.view(z)
+        if s.status != RUNNING:
+            return False
+        if functions is not None and s.n_accepted != handled and sign_changes(
+                event_values(functions, s.t_old, s.y_old, args),
+                event_values(functions, s.t, s.y, args), directions):
+            return False
+        return bool(s.n_accepted < handled + rows)
+    return more
+
+
+def _accepting(method, layout):
+    """One attempt; an accepted one writes its time and solution behind
+    the rows (in place into the step's input vector)."""
+    solver = method.State._fields
+
+    def attempt(z, t_bound, handled, *args):
+        view = layout.view(z)
+        s, accepted = method.attempt(view, t_bound, args)
+        if not isinstance(s, FlatView):     # a new state of the method's own type
+            s = view._replace(**dict(zip(solver, s)))
+        if accepted:
+            layout.push_rows(s, "step_t", [s.t])
+            layout.push_rows(s, "step_y", [s.y])
+        return layout.vector(s, base=view)
+    return attempt

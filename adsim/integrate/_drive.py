@@ -19,11 +19,15 @@ the whole integration is one loop instead, the outputs travelling in its
 state (:mod:`adsim.integrate._carried`): a replay then runs no Python per
 output time.
 
-Without ``t_eval`` every accepted step is an output: inside a recording
-the attempts up to each accepted step are one loop (the loops of a call
-share one recorded step, replayed in C), and each step's time and solution
-are read from its loop's state in the enclosing tape (memory grows with the
-number of steps, as the output does).
+Without ``t_eval`` every accepted step is an output. Inside a recording,
+without events, the steps' times and solutions travel in the loop state,
+up to a hundred or so steps per loop (:class:`adsim.integrate._carried.StepRows`):
+a replay runs one loop op per that many steps. With events, or when a
+system is too large for its steps to travel, the attempts up to each
+accepted step are one loop, and each step's time and solution are read
+from its loop's state in the enclosing tape. Either way the loops of a
+call share one recorded step, replayed in C, and memory grows with the
+number of steps, as the output does.
 """
 import numpy as np
 
@@ -32,10 +36,10 @@ from .._active import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
-from ._carried import SNAPSHOTS_PER_INTERVAL, carried_outputs, fits
+from ._carried import SNAPSHOTS_PER_INTERVAL, StepRows, carried_outputs, fits
 from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
-from ._rhs import FAILED, RUNNING
+from ._rhs import FAILED, RUNNING, real_array
 
 __all__ = ["Run"]
 
@@ -63,6 +67,36 @@ class Run:
         self._functions = None      # (condition, step, layout, one_step): one recorded step
 
     # ---- step by step ------------------------------------------------------------
+    def accepted_steps(self, state):
+        """``(t, y)`` of every accepted step, the start included, as arrays
+        (``y`` of shape ``(n, steps)``; the last one at the time of a
+        terminal event); without a dense output."""
+        method, events, args = self.method, self.events, self.args
+        rows = StepRows.per_loop(state) if self.group is not None and \
+            _recorded(state, (self.t_bound,) + args) else 0
+        if not rows:
+            times, ys = self.every_step(state)
+            return real_array(list(times), "t"), np.stack(ys, axis=1)
+        carrier = StepRows(method, state, rows, events)
+        times, ys = [np.reshape(real_array(state.t, "t"), (1,))], [np.reshape(state.y, (-1, 1))]
+        while state.status == RUNNING:
+            state, t, y = carrier.run(self._checkpointed, state, self.t_bound, args,
+                                      {"max_steps": None})
+            if t is None:       # failed before accepting a step
+                break
+            if events is not None:      # did the loop stop at an event?
+                s = carrier.solver_state(state)
+                active = events.active(events.values(s.t_old, s.y_old, args),
+                                       events.values(s.t, s.y, args))
+                if active and self._handle(s, active):      # it ends the integration
+                    times += [t[:-1], np.reshape(self.stop, (1,))]
+                    ys += [y[:, :-1], np.reshape(method.dense(s, self.stop, args), (-1, 1))]
+                    break
+            times.append(t)
+            ys.append(y)
+        self.state = state
+        return np.concatenate(times), np.concatenate(ys, axis=1)
+
     def every_step(self, state):
         """(times, solutions) of every accepted step, the start included (the
         last one at the time of a terminal event)."""
