@@ -32,6 +32,11 @@ class FrozenArray:
             return a.tobytes() == self.raw
         return digest(a if self.axes is None else a.transpose(self.axes)) == self.digest
 
+    def same_as(self, other):
+        """Whether ``other`` (frozen too) holds the same contents."""
+        return self.dtype == other.dtype and self.shape == other.shape and \
+            self.raw == other.raw and self.axes == other.axes and self.digest == other.digest
+
 
 def _memory_order(a):
     """The axes of ``a`` from the largest stride to the smallest, or None

@@ -32,6 +32,7 @@ import numpy as np
 from ._digest import all_of_type, number_run
 from .codeinfo import code_info
 from .frozen_array import FrozenArray
+from .._active import Active
 from .._record.interpose import unhooked
 
 MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
@@ -86,6 +87,7 @@ _MISSING = _Marker("missing")
 _NEUTRAL = _Marker("cache")
 _EMPTY_CELL = _Marker("empty cell")
 _REF = _Marker("ref")
+_PARAMETER = _Marker("active value")
 
 
 _library_modules = {}
@@ -141,9 +143,10 @@ class _Walk:
     (first) the reason the function is impure, and whether SciPy was met."""
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
-                 "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups")
+                 "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups",
+                 "parameters")
 
-    def __init__(self, freeze):
+    def __init__(self, freeze, parameters=False):
         self.tokens = []
         self.emit = self.tokens.append
         self.seen = {}
@@ -164,6 +167,7 @@ class _Walk:
         self.in_methods = {}
         self.crossed = False
         self.lookups = False        # code met finds attributes by computed names
+        self.parameters = parameters    # active values count by shape (see Snapshot)
 
     def value(self, v, depth=0):
         self.count += 1
@@ -451,6 +455,9 @@ class _Walk:
             self.emit(v)
         elif isinstance(v, ResultNeutral):
             self.emit(_NEUTRAL)
+        elif self.parameters and isinstance(v, Active):
+            self.emit(_PARAMETER)
+            self.emit(tuple(v.shape))
         elif isinstance(v, type):
             self.class_(v, depth)
         elif isinstance(v, types.ModuleType):
@@ -537,7 +544,9 @@ def _visible_state(t):
 
 class Snapshot:
     """What a function (and the arguments listed in ``extras``) depended on
-    at one moment.
+    at one moment. With ``parameters`` an active value counts by its shape
+    alone (it is not blocked): for tapes that take the active values met as
+    inputs, such as an integration's recorded steps (adsim.integrate).
 
     Attributes
     ----------
@@ -555,10 +564,11 @@ class Snapshot:
         (``import``, ``getattr``), or something the walk could not see.
     """
 
-    __slots__ = ("tokens", "blocked", "randoms", "reach")
+    __slots__ = ("tokens", "blocked", "randoms", "reach", "parameters")
 
-    def __init__(self, f, extras=()):
-        walk = _Walk(freeze=True)
+    def __init__(self, f, extras=(), parameters=False):
+        self.parameters = parameters
+        walk = _Walk(freeze=True, parameters=parameters)
         try:
             walk.value(f)
             if extras:
@@ -580,13 +590,30 @@ class Snapshot:
         """A snapshot not taken (``reason`` says why): it never matches."""
         snapshot = cls.__new__(cls)
         snapshot.tokens, snapshot.blocked, snapshot.randoms, snapshot.reach = None, reason, [], None
+        snapshot.parameters = False
         return snapshot
+
+    def same_as(self, other):
+        """Whether ``other``, a snapshot taken the same way, saw the same
+        environment (token by token, without walking it again)."""
+        if self.tokens is None or other.tokens is None or \
+                self.parameters != other.parameters or len(self.tokens) != len(other.tokens):
+            return False
+        for s, c in zip(self.tokens, other.tokens):
+            if s is c:
+                continue
+            if type(s) is FrozenArray:
+                if type(c) is not FrozenArray or not s.same_as(c):
+                    return False
+            elif type(s) is not type(c) or s != c:
+                return False
+        return True
 
     def matches(self, f, extras=()):
         """Whether the environment of ``f`` (and ``extras``) is unchanged."""
         if self.tokens is None:
             return False
-        walk = _Walk(freeze=False)
+        walk = _Walk(freeze=False, parameters=self.parameters)
         try:
             walk.value(f)
             if extras:

@@ -46,6 +46,18 @@ class ConditionTapes:
         self._sizes = {id(t): int(n) for t, n in zip(self.variants, sizes)}
         return self
 
+    def adopt(self, other):
+        """Start from the variants of ``other``, the tapes of a condition
+        that computes what this one does (the caller has made sure of it)."""
+        with other._lock:
+            variants = list(other.variants)
+            outcomes, sizes = dict(other._outcomes), dict(other._sizes)
+        with self._lock:
+            self.python_only = other.python_only
+            self.variants = variants[:self._limit]
+            self._outcomes = {id(t): outcomes[id(t)] for t in self.variants}
+            self._sizes = {id(t): sizes[id(t)] for t in self.variants}
+
     def saved_facts(self):
         """(outcomes, byte sizes) of the variants, in their order."""
         return ([self._outcomes[id(t)] for t in self.variants],

@@ -6,7 +6,9 @@ limit the user gives bounds the whole call. The loops of such a group
 
 * share the step's and the condition's recorded variants (the loops run the
   same step and condition; the interval's end is a loop input, not a
-  constant), so the variants are held once, not once per interval;
+  constant), so the variants are held once, not once per interval, and
+  may start from the variants of an earlier recording of the same loops
+  (``inherited``);
 * keep at most one forward pass for the reverse rule that follows in the
   same call: a loop that keeps one closes the one another loop kept (whose
   reverse rule then runs its forward pass again);
@@ -40,6 +42,9 @@ class LoopGroup:
         self._end = None
         self.steps = None           # StepTapes of the loops
         self.condition = None       # ConditionTapes of the loops
+        # (StepTapes, ConditionTapes) of an earlier recording of the same loops,
+        # whose variants the first loop adopts (adsim.integrate._step_reuse)
+        self.inherited = None
         self._ops = weakref.WeakSet()
         self._held = None           # weak reference to the LoopSweep kept for a reverse rule
         self._lock = threading.Lock()

@@ -81,8 +81,13 @@ def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0, gr
         shaped.append(tape.slot_value(refs[-1]).reshape(api.shape_of(v)))
     z0 = tape.slot_value(z_ref)
     try:
-        steps = group.steps if group is not None and group.steps is not None and \
-            group.steps.serves(z0, shaped) else StepTapes(step_flat, z0, shaped)
+        if group is not None and group.steps is not None and group.steps.serves(z0, shaped):
+            steps = group.steps
+        elif group is not None and group.inherited is not None and \
+                group.inherited[0].variants and group.inherited[0].serves(z0, shaped):
+            steps = group.inherited[0].adopted(step_flat)
+        else:
+            steps = StepTapes(step_flat, z0, shaped)
     except MixedRecordings as error:
         raise MixedRecordings(
             "adsim: the step of a checkpointed loop reads an active value that is not one of "
@@ -320,6 +325,8 @@ def _while(cond, step, state, args, size, options):
             [np.reshape(x, api.shape_of(args[i])) for x, i in zip(inputs, positions)])))
     condition = group.condition if group is not None and group.condition is not None else \
         ConditionTapes(cond_flat, (cond, _constants(args, positions)))
+    if group is not None and group.condition is None and group.inherited is not None:
+        condition.adopt(group.inherited[1])
     if group is not None:
         group.condition = condition
 

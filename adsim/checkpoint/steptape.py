@@ -74,6 +74,15 @@ class StepTapes:
         self.recordings, self.dropped = recordings, dropped
         return self
 
+    def adopted(self, step_flat):
+        """New step tapes for ``step_flat``, a step that computes what this
+        one does (the caller has made sure of it), starting from these
+        variants: they are shared, not copied; new ones are recorded with
+        ``step_flat``. Their recordings count the variants adopted."""
+        with self._lock:
+            variants, sizes = list(self.variants), self.sizes()
+        return StepTapes.restored(variants, sizes, len(variants), 0, step_flat)
+
     def serves(self, z, inputs):
         """Whether these tapes take the flat state ``z`` and the ``inputs``
         (their sizes and shapes), as a loop sharing them must give."""

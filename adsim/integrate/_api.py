@@ -12,7 +12,7 @@ from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._nesting.nested import reads_recorded_values
-from ._parameters import gathered
+from ._parameters import event_functions, gathered
 from .._tapecache.purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
@@ -29,6 +29,7 @@ from ._lsoda import LSODA_ONLY, lsoda_values
 from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
+from ._step_reuse import StepSetup, settings_of
 from ._tableaux import EXPLICIT
 
 __all__ = ["solve_ivp"]
@@ -221,6 +222,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     if check_stats(stats) is not None:
         output_channel(stats)        # filled by the sweeps: tape caches do not look at it
     args = check_args(args)
+    given = (fun, options.get("jac"), events, options.get("jac_sparsity"))
     # active values fun (or jac, or an event) reads are passed as args to all
     # of them: the steps are recorded on tapes of their own
     fun, jac, events, args = gathered(fun, options.get("jac"), events, args)
@@ -263,10 +265,16 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     # budget and their recorded steps; with dense_output every step is recorded
     # in the enclosing tape, its interpolant kept
     group = None if dense_output else _group((t0, tf, y0, t_eval, args))
+    # a later recording of this integration starts from its step variants
+    setup = None if group is None else StepSetup(
+        given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
+                                 rtol, atol, max_step, first_step, _event_settings(given[2]),
+                                 None if t_eval is None else tuple(t_eval.shape)),
+        budgeted=memory_limit is not None or snapshots is not None)
     try:
         state = solver.start(t0, y0, tf, args, first_step)
         events = Events(events, args) if events is not None else None
-        run = Run(solver, tf, args, events, group)
+        run = Run(solver, tf, args, events, group, setup)
         sol = None
         if dense_output:        # every step recorded, its interpolant kept
             times, ys = run.every_step(state)
@@ -285,6 +293,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     finally:
         if group is not None:
             group.finish()
+    if setup is not None:
+        setup.keep(group)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -296,6 +306,12 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
                        message=MESSAGES[status], success=status >= 0)
     result.stopped_by = events.stopped_by if run.stop is not None else None
     return result
+
+
+def _event_settings(events):
+    """What the events (as given) decide besides their functions."""
+    return tuple((getattr(e, "terminal", None), getattr(e, "direction", None))
+                 for e in event_functions(events))
 
 
 def _interpolated(sol, t_eval, t_end, direction, n):

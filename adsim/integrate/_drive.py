@@ -53,12 +53,13 @@ class Run:
     :meth:`every_step`, ``steps`` holds the state after each accepted step
     (the interpolants of ``dense_output``)."""
 
-    def __init__(self, method, t_bound, args, events=None, group=None):
+    def __init__(self, method, t_bound, args, events=None, group=None, setup=None):
         self.method = method
         self.t_bound = t_bound
         self.args = args
         self.events = events
         self.group = group              # the LoopGroup of the loops, inside a recording
+        self.setup = setup              # its StepSetup: the variants of an earlier recording
         self.state = None
         self.stop = None
         self.marks = []
@@ -78,6 +79,7 @@ class Run:
             times, ys = self.every_step(state)
             return real_array(list(times), "t"), np.stack(ys, axis=1)
         carrier = StepRows(method, state, rows, events)
+        self._inherit(("rows", rows, events is not None), state)
         times, ys = [np.reshape(real_array(state.t, "t"), (1,))], [np.reshape(state.y, (-1, 1))]
         while state.status == RUNNING:
             state, t, y = carrier.run(self._checkpointed, state, self.t_bound, args,
@@ -145,6 +147,7 @@ class Run:
             # one interval per output time, and one more when the last is not the end
             intervals = shape_of(times)[0] + (0 if times[-1] == self.t_bound else 1)
             loop = dict(loop, snapshots=loop.get("snapshots", SNAPSHOTS_PER_INTERVAL) * intervals)
+            self._inherit(("carried", shape_of(times)[0]), state)
             self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
                                                   self.t_bound, self.args,
                                                   self._options(loop, stats))
@@ -202,12 +205,21 @@ class Run:
         # condition stay (a run makes one kind: every_step or outputs_at)
         if self._functions is None or self._functions[2] is not layout or \
                 self._functions[3] != one_step:
+            if self._functions is None and layout is not None:
+                self._inherit(("one step" if one_step else "to times", self.events is not None),
+                              state)
             condition = _one_more(self.method, layout) if one_step else \
                 _condition(self.method, self.events, layout)
             self._functions = (condition, _step(self.method, layout), layout, one_step)
         condition, step = self._functions[:2]
         final = self._checkpointed(condition, step, start, args, self._options(loop, stats))
         return self.method.State(*final) if layout is None else layout.view(final)
+
+    def _inherit(self, label, state):
+        """Before the first loop (of kind ``label``, from ``state``): start
+        from the variants of an earlier recording of the same loops."""
+        if self.setup is not None and self.group is not None:
+            self.setup.inherit(self.group, label, state)
 
     @staticmethod
     def _options(loop, stats):
