@@ -11,12 +11,13 @@ interposition), in two forms a user writes:
 * ``class``: a model object whose rate constants the loss sets on
   ``self.k`` before calling the solver with its bound methods ``rhs`` and
   ``jac``; the loss changes its own environment, so it is recorded again
-  on every call (the tape cache's ``reuse_blocked_by`` says why);
+  on every call (the tape cache's ``reuse_blocked_by`` says why), its
+  integrations starting from the step variants of the last recording
+  (adsim/integrate/_step_reuse.py);
 
-each without ``t_eval`` (every accepted step an output, the attempts
-recorded one by one in the enclosing tape) and with ``t_eval=[40]`` (the
-attempts one checkpointed loop whose step variants are recorded once and
-replayed in C). Every call gets a new parameter vector; the cases are run
+each without ``t_eval`` (every accepted step an output: loops of up to 32
+accepted steps) and with ``t_eval=[40]`` (the attempts one checkpointed
+loop); the step variants are recorded once and replayed in C. Every call gets a new parameter vector; the cases are run
 in turn, one call each per round, so that the machine's load falls on all
 alike. Reported: median wall and CPU seconds per gradient over the rounds
 after the first, and SciPy's forward solve with the same ``jac``.
