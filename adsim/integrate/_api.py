@@ -268,8 +268,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     # a later recording of this integration starts from its step variants
     setup = None if group is None else StepSetup(
         given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
-                                 rtol, atol, max_step, first_step, _event_settings(given[2]),
-                                 None if t_eval is None else tuple(t_eval.shape)),
+                                 rtol, atol, max_step, first_step, _event_settings(given[2])),
         budgeted=memory_limit is not None or snapshots is not None)
     try:
         state = solver.start(t0, y0, tf, args, first_step)

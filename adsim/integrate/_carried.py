@@ -1,25 +1,36 @@
-"""All output times in one checkpointed loop: the outputs travel in its state.
+"""Output times in few checkpointed loops: the outputs travel in their state.
 
 Inside a recording, when the solutions at the output times are small next
 to the solver state, an integration with ``t_eval`` is one
 ``adsim.checkpoint_while`` loop from ``t0`` until the solver stops (as
-SciPy's loop runs). Its state is the solver's flat state
-(:mod:`adsim.integrate._flat`) with four more fields:
+SciPy's loop runs), or one per MAX_QUEUE output times (the next loop
+carries on from the state of the one before). A loop's state is the
+solver's flat state (:mod:`adsim.integrate._flat`) with four more fields:
 
 * ``next_time``: the next output time;
 * ``later_times``: the output times after it, the queue filled up behind
   with ``direction * inf``, a time no step reaches;
 * ``outputs``: the interpolated solutions so far, newest last (a step that
   passes ``k`` output times shifts them forward by ``k`` rows and writes its
-  ``k`` interpolants behind them, so after ``m`` outputs row ``j`` is the
-  solution at ``t_eval[j]``);
+  ``k`` interpolants behind them, so after ``m`` outputs the last ``m``
+  rows are the solutions at ``t_eval``);
 * ``produced``: how many there are.
+
+A loop's queue and rows have room for a power of two of output times (at
+least ``m``, up to MAX_QUEUE, as many as fit): calls whose number of
+output times differs a little have one layout, so that a later recording
+can start from an earlier one's step variants
+(:mod:`adsim.integrate._step_reuse`; BDF's derivatives come from a Radau
+solve at BDF's step times, whose number moves with the parameters). A
+full queue stops its loop at its last output time; the interpolants of
+that step at the next output times it reached are made in the enclosing
+tape, and the next loop queues the times after them.
 
 A step that passes no output time costs three ops more than a plain step
 (a comparison foreseeing the output test of each step at its start, so
 that a replay leaving a recorded variant for an output leaves it early,
-and the test itself); a replay runs the whole integration in compiled code with no Python
-per output time, and the adjoint of each output enters the reverse sweep
+and the test itself); a replay runs the integration in compiled code with
+no Python per output time, and the adjoint of each output enters the reverse sweep
 at the step that made it, through the rows that carry it back there.
 
 Without ``t_eval`` every accepted step is an output. Its time and solution
@@ -47,6 +58,8 @@ __all__ = ["fits", "carried_outputs", "StepRows", "SNAPSHOTS_PER_INTERVAL"]
 SMALL_OUTPUTS = 1024
 # accepted steps carried by one loop at most: each step shifts them all on
 MAX_ROWS = 32
+# output times one loop queues: at most, and at least when not all fit
+MAX_QUEUE, MIN_QUEUE = 128, 8
 # the snapshots an interval between output times gets by default: checkpoint_while's
 SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapshots"].default
 
@@ -54,6 +67,18 @@ SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapsho
 def _room(state):
     """How many numbers the outputs may add to the loop state (see fits)."""
     return max(sum(math.prod(shape_of(v)) for v in state) // 8, SMALL_OUTPUTS)
+
+
+def queue_length(state, m):
+    """Output times one loop queues: ``m`` rounded up to a power of two, at
+    most MAX_QUEUE and as many as fit (see fits); 0 (a loop per output
+    time instead) when fewer than ``m`` and fewer than MIN_QUEUE fit: a
+    step that may emit outputs has more variants than one that does not,
+    which a short queue would not pay back."""
+    room = min(1 << max(m - 1, 0).bit_length(), MAX_QUEUE)
+    while room > 1 and not fits(state, room):
+        room //= 2
+    return room if fits(state, room) and (room >= m or room >= MIN_QUEUE) else 0
 
 
 def fits(state, m):
@@ -66,26 +91,55 @@ def fits(state, m):
     return m * (shape_of(state.y)[0] + 1) + 1 <= _room(state)
 
 
-def carried_outputs(loop, method, state, times, t_bound, args, options):
-    """Run the integration from ``state`` as one loop (``loop``: a callable
-    like ``checkpoint_while``) with ``options``; returns the final state
-    (its solver fields readable as attributes) and the outputs at
-    ``times``, as many as the integration reached (all unless it failed)."""
+def carried_outputs(loop, method, state, times, t_bound, args, options_for):
+    """Run the integration from ``state`` as loops of ``queue_length``
+    output times each (``loop``: a callable like ``checkpoint_while``;
+    ``options_for(k)``: its options for a loop of ``k`` intervals between
+    output times); returns the final state (its solver fields readable as
+    attributes) and the outputs at ``times``, as many as the integration
+    reached (all unless it failed)."""
     m, n = shape_of(times)[0], shape_of(state.y)[0]
-    carried = {"next_time": times[0], "outputs": np.zeros((m, n)), "produced": 0.0}
-    if m > 1:
-        carried["later_times"] = times[1:]
-    values = list(state) + list(carried.values())
-    layout = FlatLayout(method.State._fields + tuple(carried), values, method.State)
+    room, d = queue_length(state, m), method.direction
+    pad = d * np.inf
+    carried = {"next_time": pad, "outputs": np.zeros((room, n)), "produced": 0.0}
+    if room > 1:
+        carried["later_times"] = np.full(room - 1, pad)
+    layout = FlatLayout(method.State._fields + tuple(carried),
+                        list(state) + list(carried.values()), method.State)
 
-    def running(z, t_bound, *args):
-        return bool(layout.view(z).status == RUNNING)
+    def more(z, t_bound, *args):
+        s = layout.view(z)
+        return bool(s.status == RUNNING) and bool(s.produced < room)
+    step = _step(method, layout, room)
 
-    final = layout.view(loop(running, _step(method, layout, m), layout.vector(values),
-                             (t_bound,) + tuple(args), options))
-    produced = m if final.status != FAILED else guarded_count(final.produced)
-    rows = final.outputs
-    return final, [rows[j] for j in range(m - produced, m)]
+    # intervals between output times: the last one ends the integration, or one more follows
+    after = 0 if m and times[-1] == t_bound else 1
+    view, outputs, at = state, [], 0
+    while True:
+        # a full queue stops the loop at its last output time; a shorter one
+        # runs to the end of the integration
+        k = min(room, m - at)
+        queued = times[at:at + k]
+        changes = {"next_time": queued[0] if k else pad, "produced": 0.0}
+        if room > 1:
+            changes["later_times"] = np.concatenate([queued[1:], np.full(room - max(k, 1), pad)])
+        start = layout.vector(list(state) + [changes.get(name, v) for name, v in carried.items()]) \
+            if view is state else layout.vector(view._replace(**changes), base=view)
+        view = layout.view(loop(more, step, start,
+                                (t_bound,) + tuple(args),
+                                options_for(max(k + (after if at + k == m else 0), 1))))
+        produced = k if view.status != FAILED else guarded_count(view.produced)
+        rows = view.outputs
+        outputs += [rows[j] for j in range(room - produced, room)]
+        at += produced
+        if produced < k:        # failed (a full queue stops the loop before a failed attempt)
+            return view, outputs
+        # the step that made the loop's last output may reach later times too
+        while at < m and (times[at] <= view.t if d > 0 else times[at] >= view.t):
+            outputs.append(method.dense(view, times[at], args))
+            at += 1
+        if view.status != RUNNING:
+            return view, outputs
 
 
 def _step(method, layout, m):

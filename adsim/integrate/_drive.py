@@ -36,7 +36,7 @@ from .._active import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
-from ._carried import SNAPSHOTS_PER_INTERVAL, StepRows, carried_outputs, fits
+from ._carried import SNAPSHOTS_PER_INTERVAL, StepRows, carried_outputs, queue_length
 from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING, real_array
@@ -139,18 +139,21 @@ class Run:
         lies beyond a terminal event. ``loop`` holds options of
         ``checkpoint_while``; ``stats`` (a list) receives one dict of work
         counts per loop (no loop runs after an output time that ends the
-        integration; one loop in all when the outputs travel in its state,
-        with ``snapshots`` per interval between output times)."""
+        integration; one loop per MAX_QUEUE output times when the outputs
+        travel in its state, with ``snapshots`` per interval between output
+        times)."""
         method, d = self.method, self.method.direction
-        if self.events is None and _recorded(state, (times, self.t_bound) + self.args) \
-                and fits(state, shape_of(times)[0]):
-            # one interval per output time, and one more when the last is not the end
-            intervals = shape_of(times)[0] + (0 if times[-1] == self.t_bound else 1)
-            loop = dict(loop, snapshots=loop.get("snapshots", SNAPSHOTS_PER_INTERVAL) * intervals)
-            self._inherit(("carried", shape_of(times)[0]), state)
+        m = shape_of(times)[0]
+        room = queue_length(state, m) if self.events is None and m and \
+            _recorded(state, (times, self.t_bound) + self.args) else 0
+        if room:
+            self._inherit(("carried", room), state)
+            snapshots = loop.get("snapshots", SNAPSHOTS_PER_INTERVAL)
+
+            def options_for(intervals):
+                return self._options(dict(loop, snapshots=snapshots * intervals), stats)
             self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
-                                                  self.t_bound, self.args,
-                                                  self._options(loop, stats))
+                                                  self.t_bound, self.args, options_for)
             return outputs
         outputs, handled = [], 0.0
         for t_target in list(times) + [None]:

@@ -1,7 +1,8 @@
 """Outputs that travel in the loop state (one checkpointed loop for the
-whole integration) are what one loop per output time gives: the same
-outputs, counts and derivatives, also when a step passes many output times
-(the first at t0), backwards in time, when the integration fails, and for a
+whole integration, or one per queue of output times) are what one loop per
+output time gives: the same outputs, counts and derivatives, also when a
+step passes many output times (the first at t0; across the end of a
+queue), backwards in time, when the integration fails, and for a
 right-hand side that depends on t. An event that never happens makes the
 integration one loop per output time, the reference here."""
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from scipy.integrate import solve_ivp as scipy_solve_ivp
 
 import adsim
-from adsim.integrate import solve_ivp
+from adsim.integrate import _carried, solve_ivp
 from ivp_problems import METHODS, van_der_pol
 
 MU = np.array([2.0])
@@ -64,6 +65,29 @@ def test_one_loop_gives_what_a_loop_per_output_gives(method, fun, t_span, t_eval
     assert tangent == pytest.approx(sum(np.dot(g, d) for g, d in zip(grads_c, v)), rel=1e-10)
 
 
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "Radau"])
+@pytest.mark.parametrize("queue", [8, 32])
+def test_queues_of_output_times_give_what_a_loop_per_output_gives(method, queue, monkeypatch):
+    """121 output times, about ten per step, in loops of 8 or 32 of them: a
+    loop stops at the step that makes its last output, whose interpolants
+    at the next times are made in the enclosing tape."""
+    monkeypatch.setattr(_carried, "MAX_QUEUE", queue)
+    t_eval = np.linspace(0.0, 3.0, 121)
+    queued, loops_q, _ = _loss_and_loops(van_der_pol, (0.0, 3.0), t_eval, method, None, 1e-3)
+    per_output, _, _ = _loss_and_loops(van_der_pol, (0.0, 3.0), t_eval, method, _never, 1e-3)
+    value_q, grads_q = adsim.value_and_grad(queued, argnums=(0, 1))(Y0, MU)
+    value_p, grads_p = adsim.value_and_grad(per_output, argnums=(0, 1))(Y0, MU)
+    ref = scipy_solve_ivp(van_der_pol, (0.0, 3.0), Y0, method=method, t_eval=t_eval,
+                          args=(MU,), rtol=1e-3, atol=1e-6)
+    assert 1 < loops_q[-1][0] <= 121 // queue + 1 and loops_q[-1][1:] == (ref.nfev, 0)
+    assert value_q == pytest.approx(value_p, rel=1e-12)
+    for a, b in zip(grads_q, grads_p):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12 * np.max(np.abs(b)))
+    v = (np.array([0.3, -0.2]), np.array([0.5]))
+    _, tangent = adsim.jvp(queued, (Y0, MU), v)
+    assert tangent == pytest.approx(sum(np.dot(g, d) for g, d in zip(grads_q, v)), rel=1e-10)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_recorded_outputs_are_scipys(method):
     """Outputs at the times t_eval, recorded and replayed, are SciPy's to rounding."""
@@ -79,10 +103,15 @@ def test_recorded_outputs_are_scipys(method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_a_failed_integration_returns_the_outputs_it_reached(method):
+@pytest.mark.parametrize("queue", [None, 2])
+def test_a_failed_integration_returns_the_outputs_it_reached(method, queue, monkeypatch):
     """y' = a y^2 blows up at t = 1/a: SciPy stops with status -1 and the
-    outputs before; so does a recording, and so does its replay at another a
-    (the failure moves, and the step is recorded again)."""
+    outputs before; so does a recording (in one loop, or in queues of two
+    output times), and so does its replay at another a (the failure moves,
+    and the step is recorded again)."""
+    if queue is not None:
+        monkeypatch.setattr(_carried, "MAX_QUEUE", queue)
+        monkeypatch.setattr(_carried, "MIN_QUEUE", queue)
     t_eval = np.linspace(0.0, 2.0, 9)
     seen = {}
 
