@@ -101,7 +101,10 @@ class _Problem:
         self.fun = self.function(fun, 0)
         self.pieces = []             # _Piece
         self.hooks = {}              # where each given function goes back: name -> index
-        self.with_vector = set()     # functions SciPy calls with x and a vector (hessp)
+        # functions SciPy calls with x and a vector: index -> the function
+        # whose values the vector matches (a constraint's hess: its
+        # multipliers), or None (hessp: x itself)
+        self.with_vector = {}
         self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
 
     def function(self, f, group):
@@ -173,7 +176,7 @@ def _describe_constraint(problem, c):
         jac = problem.function(c.jac, alone) if callable(c.jac) else None
         hess = problem.function(c.hess, alone) if callable(c.hess) else None
         if hess is not None:                # hess(x, v): of the multipliers too
-            problem.with_vector.add(hess)
+            problem.with_vector[hess] = fun
         lb, ub = problem.datum(c.lb), problem.datum(c.ub)
 
         def given(bound, plain):
@@ -219,7 +222,7 @@ def _minimize(a, original):
         if callable(a.get(name)):
             problem.hooks[name] = problem.function(a[name], 0)
     if "hessp" in problem.hooks:
-        problem.with_vector.add(problem.hooks["hessp"])
+        problem.with_vector[problem.hooks["hessp"]] = None
     constraints, bounds = _honoured(a)
     problem.pieces = [_describe_constraint(problem, c) for c in constraints]
     bound_piece = _describe_bounds(problem, bounds) if bounds is not None else None
@@ -483,8 +486,8 @@ def constrained_call(solver, original, arguments):
                 out[i] = np.asarray(plain_value(out[i]), dtype=float)
         return tuple(out)
 
-    def python(i, x, values):
-        return functions[i](np.reshape(x, x_shape), *full(values))
+    def python(i, x, values, vector=()):
+        return functions[i](np.reshape(x, x_shape), *vector, *full(values))
 
     saved = saved_constrained(solver, arguments, problem, positions, python, x0.size)
 

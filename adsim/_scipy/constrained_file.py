@@ -19,9 +19,11 @@ process and in one that loaded the file, so both replay bitwise alike.
 
 Derivatives given as Python code (``jac=``, ``hess=``, ``fprime=``, a
 constraint's ``jac``) are recorded and saved beside the functions, and
-SciPy calls their tapes too. Not saved, with the reason: an objective
-returning its gradient too (``jac=True``), derivatives of x and a vector
-(``hessp=``, a NonlinearConstraint's ``hess``), a ``callback`` or a custom method,
+SciPy calls their tapes too; those SciPy calls with x and a vector
+(``hessp=``, a NonlinearConstraint's ``hess(x, v)``) are recorded as
+functions of ``(x, vector, *parameters)``, first at a vector of ones
+(:func:`adsim._scipy.implicit_file.probe`). Not saved, with the reason:
+an objective returning its gradient too (``jac=True``), a ``callback`` or a custom method,
 limits or a constraint matrix that are active (they are then tape inputs
 of no tape), a sparse constraint matrix, more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
@@ -33,7 +35,7 @@ from .._record.creation import suspended
 from ..primitives import Application
 from .call_data import encoded
 from .implicit import DENSE_UP_TO
-from .implicit_file import described, transcribed
+from .implicit_file import described, probe, transcribed
 from .solver_calls import _as_array
 
 __all__ = ["ConstrainedApplication", "SavedConstrained", "saved_constrained"]
@@ -60,12 +62,15 @@ class SavedConstrained:
     """What a tape file keeps of one constrained call: ``arguments`` (JSON
     data), the tapes of each function (``inners``: function index ->
     RecordingInner or SavedInner), ``why_not`` (None, or why a file cannot
-    hold it). ``taped`` once the functions hold at the first solution: from
-    then on SciPy, the multipliers and the KKT system run on the tapes."""
+    hold it), ``vectors`` (the functions of x and a vector: the problem's
+    ``with_vector``). ``taped`` once the functions hold at the first
+    solution: from then on SciPy, the multipliers and the KKT system run on
+    the tapes."""
 
-    def __init__(self, solver, arguments, inners, why_not):
+    def __init__(self, solver, arguments, inners, why_not, vectors=None):
         self.solver, self.arguments, self.inners = solver, arguments, inners
         self.why_not = why_not
+        self.vectors = vectors or {}
         self.recorded = False
         self.kkt = None
 
@@ -82,10 +87,15 @@ class SavedConstrained:
         that cannot be recorded keeps the call on the program's code."""
         if self.recorded or self.why_not is not None:
             return
+        outputs = {}
         try:
             with suspended():
-                for inner in self.inners.values():
-                    inner.run([x] + list(values), lambda tape, v: tape.forward(*v))
+                for i, inner in self.inners.items():     # constraints before their hess
+                    head = [x]
+                    if i in self.vectors:
+                        of = self.vectors[i]
+                        head.append(probe(x.size if of is None else np.size(outputs[of])))
+                    outputs[i] = inner.run(head + list(values), lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
             self.why_not = f"a function could not be recorded: {type(err).__name__}: {why}"
@@ -98,11 +108,12 @@ class SavedConstrained:
         return transcribed(self.inners[i])(np.reshape(x, (-1,)), *values)
 
     def bound(self, values):
-        """The functions of ``x`` SciPy is given, by index, on the tapes."""
+        """The functions of ``x`` (and a vector, for those of ``vectors``)
+        SciPy is given, by index, on the tapes."""
         def at(inner):
-            def function(x):
-                x = np.reshape(np.asarray(x, dtype=float), (-1,))
-                return inner.run([x] + list(values), lambda tape, v: tape.forward(*v))
+            def function(x, *vector):
+                head = [np.reshape(np.asarray(v, dtype=float), (-1,)) for v in (x,) + vector]
+                return inner.run(head + list(values), lambda tape, v: tape.forward(*v))
             return function
         return [at(self.inners[i]) for i in range(len(self.inners))]
 
@@ -137,9 +148,6 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
         return refused(f"more than {DENSE_UP_TO} unknowns")
     if problem.first_of:
         return refused("its objective returns its derivative too (jac=True)")
-    if problem.with_vector:
-        return refused("it calls a derivative of x and a vector given as Python code "
-                       "(hessp=, a NonlinearConstraint's hess)")
     code = [k for k, v in arguments.items() if k in ("callback", "method") and callable(v)]
     if code:
         return refused(f"its argument {code[0]}= is Python code")
@@ -150,6 +158,8 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     except TypeError as err:
         return refused(str(err))
     def function(i, shape):
+        if i in problem.with_vector:
+            return lambda x, vector, *v: _as_array(python(i, x, v, (vector,)))
         if shape is None:
             return lambda x, *v: _as_array(python(i, x, v))
         return lambda x, *v: np.reshape(_as_array(python(i, x, v)), shape)
@@ -157,7 +167,7 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     for k, i in enumerate(_taped_indices(problem)):
         what, shape = _described_as(problem, k, i)
         inners[i] = RecordingInner(function(i, shape), what, f"{what} of scipy.optimize.{solver}")
-    return SavedConstrained(solver, data, inners, None)
+    return SavedConstrained(solver, data, inners, None, problem.with_vector)
 
 
 # ---- the file's description ----------------------------------------------------------

@@ -30,7 +30,7 @@ from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .implicit import Equations, Stationarity
-from .implicit_file import residual_system, saved_call, taped_functions
+from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
 __all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
@@ -413,10 +413,14 @@ def _second(function):
     return lambda *args: function(*args)[1]
 
 
-def _of_flat_x(function, x_shape, full_args):
-    """``function`` (taking ``(x, *args)``) as a function of the flat ``x``
+def _of_flat_x(function, x_shape, full_args, with_vector=False):
+    """``function`` (taking ``(x, *args)``, or with ``with_vector``
+    ``(x, vector, *args)``) as a function of the flat ``x`` (the vector)
     and the parameters, ``args = full_args(params)``: how a derivative
     given as Python code is recorded."""
+    if with_vector:
+        return lambda x, v, *params: _as_array(
+            function(np.reshape(x, x_shape), v, *full_args(params)))
     return lambda x, *params: _as_array(function(np.reshape(x, x_shape), *full_args(params)))
 
 
@@ -464,7 +468,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return tuple(full)
 
     system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
-    derivatives = {name: _of_flat_x(f, spec.x_shape, with_params)
+    derivatives = {name: _of_flat_x(f, spec.x_shape, with_params, name in TAKE_A_VECTOR)
                    for name, f in zip(names[1:], functions[1:])}
     if spec.first_of:        # fun returns (value, jac): its jac is recorded apart
         derivatives["jac"] = _of_flat_x(_second(functions[0]), spec.x_shape, with_params)

@@ -23,7 +23,7 @@ from .constrained_file import (ConstrainedApplication, SavedConstrained, _descri
                                _taped_indices)
 from .curve_fit import fit_spec, fitter
 from .implicit import DENSE_UP_TO
-from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _TAKE_A_VECTOR, _floats,
+from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTOR, _floats,
                             _read_arguments, taped_functions, transcribed)
 from .optimize import _original
 from .solution_op import ImplicitSolution
@@ -102,19 +102,23 @@ def _derivatives_of(solver, spec, listed, tapes, inputs):
     after the function's tapes, each a function of ``inputs``."""
     if not isinstance(listed, list) or not all(
             isinstance(d, list) and len(d) == 2 and d[0] in spec.lifted and
-            d[0] not in _TAKE_A_VECTOR and type(d[1]) is int and d[1] > 0 for d in listed) \
+            type(d[1]) is int and d[1] > 0 for d in listed) \
             or len({d[0] for d in listed}) != len(listed) or \
             sum(d[1] for d in listed) >= len(tapes):
         raise ValueError(f"the derivatives of {solver} are listed as [name, tapes] pairs of "
-                         f"its arguments {sorted(set(spec.lifted) - _TAKE_A_VECTOR)}, after "
+                         f"its arguments {sorted(spec.lifted)}, after "
                          f"the function's tapes, not {listed!r}")
     at = len(tapes) - sum(d[1] for d in listed)
     own, derivatives = tapes[:at], {}
     for name, count in listed:
+        # a derivative of x and a vector (hessp=) takes the vector after x
+        takes = inputs[:1] * 2 + inputs[1:] if name in TAKE_A_VECTOR else inputs
         for tape in tapes[at:at + count]:
-            if [tuple(s) for s in tape.input_shapes] != inputs:
+            if [tuple(s) for s in tape.input_shapes] != takes:
                 raise ValueError(f"a tape of the {name}= of {solver} takes "
-                                 f"{tape.input_shapes}; the solve has (x, parameters) {inputs}")
+                                 f"{tape.input_shapes}; it is a function of {takes} "
+                                 f"(x{', vector' if name in TAKE_A_VECTOR else ''}, "
+                                 f"parameters)")
         derivatives[name] = SavedInner(name, 0, tapes[at:at + count],
                                        f"the {name}= of scipy.optimize.{solver}")
         at += count
@@ -182,7 +186,7 @@ def read_constrained(state, tapes):
     solved_at = state["solved_at"]
     if solved_at is not None:
         solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
-    saved = SavedConstrained(solver, state["arguments"], inners, None)
+    saved = SavedConstrained(solver, state["arguments"], inners, None, problem.with_vector)
     saved.recorded = True
     kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
               lambda values: data)
@@ -200,10 +204,9 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
     """The tapes of each function (objective first), checked against the
     problem the arguments describe."""
     indices = _taped_indices(problem)
-    if problem.first_of or problem.with_vector:
-        raise ValueError(f"the call of {solver} gives a function SciPy calls with more than x "
-                         f"(hessp=, a constraint's hess) or returning its derivative too, "
-                         f"which tape files do not hold")
+    if problem.first_of:
+        raise ValueError(f"the call of {solver} gives an objective returning its derivative "
+                         f"too, which tape files do not hold")
     if not isinstance(variants, list) or \
             len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
             or sum(variants) != len(tapes):
@@ -211,17 +214,33 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
                          f"tapes, not {variants!r} of {len(tapes)} tapes")
     inners, at = {}, 0
     for k, (i, count) in enumerate(zip(indices, variants)):
+        takes = inputs
+        if i in problem.with_vector:        # (x, vector, parameters), after its constraint
+            of = problem.with_vector[i]
+            takes = inputs[:1] + [inputs[0] if of is None else _output_of(inners[of])] + \
+                inputs[1:]
         for tape in tapes[at:at + count]:
-            if [tuple(s) for s in tape.input_shapes] != inputs or \
+            if [tuple(s) for s in tape.input_shapes] != takes or \
                     (k == 0 and tuple(tape.output_shape) != ()):
+                takes_what = "x, a vector" if takes is not inputs else "x"
                 raise ValueError(f"a tape of function {k} of {solver} maps {tape.input_shapes} "
-                                 f"to {tape.output_shape}; the solve has (x, parameters) "
-                                 f"{inputs}, and the objective's value is a number")
+                                 f"to {tape.output_shape}; that function takes {takes} "
+                                 f"({takes_what} and the parameters), and the objective's "
+                                 f"value is a number")
         what = _described_as(problem, k, i)[0]
         inners[i] = SavedInner(what, 0, tapes[at:at + count],
                                f"{what} of scipy.optimize.{solver}")
         at += count
     return inners
+
+
+def _output_of(inner):
+    """The flat size of a constraint function's values, as its tapes agree
+    (the vector its hess takes), as a shape."""
+    sizes = {size_of(t.output_shape) for t in inner.variants.tapes()}
+    if len(sizes) != 1:
+        raise ValueError(f"the tapes of {inner.what} give values of sizes {sorted(sizes)}")
+    return (sizes.pop(),)
 
 
 def _lay_out(problem, layout, inners, data, n):

@@ -6,8 +6,9 @@ the recording process and in one that loaded it, so saved, loaded and
 unpickled tapes replay bitwise like the original (second derivatives
 too), with derivatives that agree with central differences; a function
 taking a branch none of its tapes holds raises BranchChanged in a loaded
-tape; derivatives given as Python code are saved as tapes too; calls given
-derivatives of x and a vector (hessp=) or active limits are refused by name;
+tape; derivatives given as Python code are saved as tapes too (those of x and a
+vector: tests/scipy/test_solver_tapefile_forms.py); calls with active
+limits are refused by name;
 altered descriptions raise TapeFileError."""
 import json
 
@@ -156,13 +157,6 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
                            method="SLSQP", jac=True,
                            constraints={"type": "ineq", "fun": lambda z: 1.0 - z[0]}).x,
      r"returns its derivative too \(jac=True\)"),
-    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.5, 0.5], method="trust-constr",
-                           constraints=NonlinearConstraint(
-                               lambda z: z[0] ** 2 + z[1] ** 2, 0.0, 1.0,
-                               jac=lambda z: np.array([[2.0 * z[0], 2.0 * z[1]]]),
-                               hess=lambda z, v: 2.0 * v[0] * np.eye(2)),
-                           options={"gtol": 1e-12, "xtol": 1e-14}).x,
-     "derivative of x and a vector"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="SLSQP",
                            constraints={"type": "ineq", "fun": lambda z: 1.0 - z[0]},
                            callback=lambda z: None).x, "callback= is Python code"),

@@ -267,9 +267,6 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
 @pytest.mark.parametrize("solve,why", [
     (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
      "could not be recorded: ActiveValueLeak"),
-    (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0], method="Newton-CG",
-                           jac=lambda z: 2.0 * (z - p), hessp=lambda z, v: 2.0 * v).x,
-     "hessp=, a derivative given as Python code of x and a vector"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            callback=lambda z: None).x, "callback= is Python code"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],

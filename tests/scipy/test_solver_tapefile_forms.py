@@ -1,0 +1,145 @@
+"""The forms of SciPy solver calls tape files once refused, as users write
+them: Newton-type derivatives of x and a vector (``hessp=``,
+``fhess_p=``, a NonlinearConstraint's ``hess(x, v)``), saved as tapes of
+``(x, vector, *parameters)``. Each tape saved and loaded replays bitwise
+like the original (values, gradients, Hessian-vector products), its
+gradient agrees with central differences, and an altered file is refused
+by name."""
+import json
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
+
+import adsim
+from adsim import tapefile
+from fdcheck import assert_close, central
+from tapefile_bytes import replace_section, section
+from tapefile_replays import assert_same_replays, callback_kinds, copies
+
+FIRST_ORDER = ["forward", "gradient", "jvp", "vjp"]
+
+# trust-constr's quasi-Newton Hessian of a linear constraint
+pytestmark = pytest.mark.filterwarnings("ignore:delta_grad == 0.0")
+
+
+def assert_saved_like_original(f, p, points, tmp_path, kind, step=1e-4, rtol=1e-6, atol=1e-8):
+    """The tape of ``f`` at ``p`` holds a solution of ``kind`` and replays,
+    saved and loaded (and pickled), bitwise like itself at ``points``
+    (hvp included); the loaded tape's gradient matches central differences."""
+    tape = adsim.record(f, p)
+    assert kind in callback_kinds(tape)
+    assert_same_replays(tape, copies(tape, tmp_path), [(q,) for q in points],
+                        methods=FIRST_ORDER + ["hvp"])
+    loaded = tapefile.load(tmp_path / "saved.adtape")
+    for q in points[::2]:
+        for v in np.eye(q.size):
+            assert_close(loaded.gradient(q) @ v, central(f, [q], [v], h=step), rtol, atol,
+                         "loaded gradient . v")
+    return tape
+
+
+def described(data, kind):
+    """The CALL section of a file and the description of its first ``kind`` solution."""
+    _, count, at = section(data, "CALL")
+    calls = json.loads(data[at:at + count])
+    return calls, [c["state"] for c in calls if c["kind"] == kind][0]
+
+
+def _renamed(arguments, old, new):
+    arguments[new] = arguments.pop(old)
+
+
+# ---- derivatives of x and a vector ---------------------------------------------------
+
+FEATURES = np.array([[1.0, 0.3, -1.2], [1.0, -0.7, 0.4], [1.0, 1.5, 0.9], [1.0, -1.1, -0.5],
+                     [1.0, 0.2, 1.7], [1.0, 0.8, -0.9]])
+LABELS = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.0])
+
+
+def logistic_fit(p):
+    """A ridge-regularised logistic regression fitted by Newton-CG (and by
+    fmin_ncg) from its gradient and Hessian-vector product, the ridge
+    weight p[0] and the weight of the last sample p[1] the parameters: the
+    fitted coefficients' predicted log-odds at a new point."""
+    ridge, weights = p[0], np.concatenate([np.ones(5), p[1:2]])
+
+    def loss(b):
+        z = FEATURES @ b
+        return np.sum(weights * (np.log1p(np.exp(z)) - LABELS * z)) + 0.5 * ridge * b @ b
+
+    def gradient(b):
+        s = 1.0 / (1.0 + np.exp(-(FEATURES @ b)))
+        return FEATURES.T @ (weights * (s - LABELS)) + ridge * b
+
+    def hessp(b, v):
+        s = 1.0 / (1.0 + np.exp(-(FEATURES @ b)))
+        return FEATURES.T @ (weights * s * (1.0 - s) * (FEATURES @ v)) + ridge * v
+
+    b = so.minimize(loss, np.zeros(3), jac=gradient, hessp=hessp, method="Newton-CG",
+                    options={"xtol": 1e-13}).x
+    c = so.fmin_ncg(loss, np.zeros(3), gradient, fhess_p=hessp, avextol=1e-13, disp=0)
+    return b @ [1.0, 0.5, -0.3] + c @ [0.2, 1.0, 1.0]
+
+
+def test_newton_cg_fits_given_hessp_save_and_replay_bitwise(tmp_path):
+    p = np.array([0.4, 1.3])
+    assert_saved_like_original(logistic_fit, p, [p, p * (1 + 1e-6), np.array([0.45, 1.2])],
+                               tmp_path, "adsim.implicit_solution")
+    _, state = described(tapefile.dumps(adsim.record(logistic_fit, p)),
+                         "adsim.implicit_solution")
+    assert [name for name, _ in state["derivatives"]] in (["jac", "hessp"],
+                                                           ["fprime", "fhess_p"])
+
+
+MU = np.array([0.10, 0.07, 0.04])
+SIGMA = np.array([[0.040, 0.006, 0.002], [0.006, 0.020, 0.001], [0.002, 0.001, 0.005]])
+INVESTED, NO_SHORTS = LinearConstraint(np.ones((1, 3)), 1.0, 1.0), Bounds(np.zeros(3), np.ones(3))
+
+
+def portfolio(p):
+    """Mean-variance with a risk budget (trust-constr): maximise the expected
+    return tilted by p[1], less a concentration penalty p[0], with the
+    variance at most 0.11**2, fully invested, no short sales; the
+    objective's hessp and the risk constraint's hess(w, v) given."""
+    tau, mu = p[0], MU + p[1] * np.array([-1.0, 0.5, 1.0])
+    risk = NonlinearConstraint(lambda w: w @ SIGMA @ w, -np.inf, 0.11 ** 2,
+                               jac=lambda w: (2.0 * SIGMA @ w)[None, :],
+                               hess=lambda w, v: 2.0 * v[0] * SIGMA)
+    r = so.minimize(lambda w: -mu @ w + 0.5 * tau * np.sum(w ** 2), [1 / 3, 1 / 3, 1 / 3],
+                    method="trust-constr", jac=lambda w: -mu + tau * w,
+                    hessp=lambda w, v: tau * v, constraints=[risk, INVESTED], bounds=NO_SHORTS,
+                    options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 3000,
+                             "initial_barrier_parameter": 1e-10,
+                             "initial_barrier_tolerance": 1e-10})
+    return r.x @ MU
+
+
+def test_portfolios_given_hessp_and_a_constraint_hess_save_and_replay_bitwise(tmp_path):
+    p = np.array([0.05, 0.02])
+    tape = assert_saved_like_original(portfolio, p, [p, p * (1 + 1e-6), np.array([0.06, 0.01])],
+                                      tmp_path, "adsim.constrained_solution", rtol=1e-4)
+    # the risk budget holds the solution: its hess was called
+    assert tape.forward(p) == pytest.approx(portfolio(p), rel=1e-9)
+
+
+@pytest.mark.parametrize("f,kind,change,message", [
+    (logistic_fit, "adsim.implicit_solution",
+     lambda st: st.update(derivatives=st["derivatives"][::-1]),
+     r"a function of \[\(3,\), \(3,\), .*\(x, vector, parameters\)"),
+    (logistic_fit, "adsim.implicit_solution",
+     lambda st: st.update(derivatives=[["jac", 2]]), r"jac= of minimize takes \[\(3,\), \(3,\), \(\), \(6,\)\]; it is a function of \[\(3,\), \(\), \(6,\)\]"),
+    (portfolio, "adsim.constrained_solution",
+     lambda st: _renamed(st["arguments"]["dict"], "hessp", "hess"),
+     r"function 3 of minimize maps \[\(3,\), \(3,\), \(3,\), \(\)\].*takes "
+     r"\[\(3,\), \(3,\), \(\)\] \(x and the parameters\)"),
+    (portfolio, "adsim.constrained_solution",
+     lambda st: st["arguments"]["dict"].pop("hessp"), "functions, each with its tapes")])
+def test_altered_files_of_derivatives_of_a_vector_are_refused(f, kind, change, message):
+    data = tapefile.dumps(adsim.record(f, np.array([0.4, 1.3]) if f is logistic_fit
+                                       else np.array([0.05, 0.02])))
+    calls, state = described(data, kind)
+    change(state)
+    with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
