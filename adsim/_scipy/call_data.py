@@ -11,6 +11,7 @@ from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstra
 
 from .._active import Active
 from .._filefields import json_data
+from .arrays import now
 
 __all__ = ["decoded", "encoded"]
 
@@ -28,28 +29,36 @@ _MARKERS = {"function", "float", "array", "tuple", "dict", *_OBJECTS}
 
 
 
-def encoded(value, what):
+def encoded(value, what, plain=False):
     """``value`` as JSON data, every dict, tuple, array and constraint
     object marked (``{"tuple": [...]}``), a float that is not finite as
     ``{"float": "inf"}`` and a function as ``{"function": its name}`` (its
-    tapes are saved apart). TypeError for anything else."""
+    tapes are saved apart). An active array is TypeError, or with ``plain``
+    the array of its value now (where the reader takes the parameters of
+    the solve from the tape, or the solve does not depend on it: a start).
+    TypeError for anything else."""
     if isinstance(value, Active):
-        raise TypeError(f"{what} holds an active array")
+        if not plain:
+            raise TypeError(f"{what} holds an active array")
+        value = np.array(now(value), dtype=float)
+
+    def inner(v):
+        return encoded(v, what, plain)
     for name, (cls, fields) in _OBJECTS.items():
         if type(value) is cls:
-            return {name: {f: encoded(getattr(value, f), what) for f in fields}}
+            return {name: {f: inner(getattr(value, f)) for f in fields}}
     if callable(value) and not isinstance(value, type):
         return {"function": str(getattr(value, "__name__", "function"))}
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         return {"float": repr(float(value))}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return {"array": encoded(value.tolist(), what)}
+        return {"array": inner(value.tolist())}
     if isinstance(value, tuple):
-        return {"tuple": [encoded(v, what) for v in value]}
+        return {"tuple": [inner(v) for v in value]}
     if isinstance(value, list):
-        return [encoded(v, what) for v in value]
+        return [inner(v) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"dict": {k: encoded(v, what) for k, v in value.items()}}
+        return {"dict": {k: inner(v) for k, v in value.items()}}
     return json_data(value, what)
 
 

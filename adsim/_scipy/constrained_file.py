@@ -22,8 +22,10 @@ constraint's ``jac``) are recorded and saved beside the functions, and
 SciPy calls their tapes too; those SciPy calls with x and a vector
 (``hessp=``, a NonlinearConstraint's ``hess(x, v)``) are recorded as
 functions of ``(x, vector, *parameters)``, first at a vector of ones
-(:func:`adsim._scipy.implicit_file.probe`). Not saved, with the reason:
-an objective returning its gradient too (``jac=True``), a ``callback`` or a custom method,
+(:func:`adsim._scipy.implicit_file.probe`). An objective returning its
+gradient too (``jac=True``) is recorded as two functions, its value and
+the gradient it returns, whose tapes SciPy is given as the pair. Not
+saved, with the reason: a ``callback`` or a custom method,
 limits or a constraint matrix that are active (they are then tape inputs
 of no tape), a sparse constraint matrix, more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
@@ -38,7 +40,7 @@ from .implicit import DENSE_UP_TO
 from .implicit_file import described, probe, transcribed
 from .solver_calls import _as_array
 
-__all__ = ["ConstrainedApplication", "SavedConstrained", "saved_constrained"]
+__all__ = ["ConstrainedApplication", "SavedConstrained", "paired", "saved_constrained"]
 
 def _without_parameters(arguments):
     """The call with the extra arguments of its functions dropped: the
@@ -63,14 +65,16 @@ class SavedConstrained:
     data), the tapes of each function (``inners``: function index ->
     RecordingInner or SavedInner), ``why_not`` (None, or why a file cannot
     hold it), ``vectors`` (the functions of x and a vector: the problem's
-    ``with_vector``). ``taped`` once the functions hold at the first
-    solution: from then on SciPy, the multipliers and the KKT system run on
-    the tapes."""
+    ``with_vector``), ``paired`` (None, or with ``jac=True`` the indices
+    of the objective's value and of the gradient it returns, :func:`paired`).
+    ``taped`` once the functions hold at the first solution: from then on
+    SciPy, the multipliers and the KKT system run on the tapes."""
 
-    def __init__(self, solver, arguments, inners, why_not, vectors=None):
+    def __init__(self, solver, arguments, inners, why_not, vectors=None, paired=None):
         self.solver, self.arguments, self.inners = solver, arguments, inners
         self.why_not = why_not
         self.vectors = vectors or {}
+        self.paired = paired
         self.recorded = False
         self.kkt = None
 
@@ -104,8 +108,10 @@ class SavedConstrained:
 
     def evaluate(self, i, x, values):
         """Function ``i`` at ``x`` on its tapes (on active arrays, their ops
-        recorded again)."""
-        return transcribed(self.inners[i])(np.reshape(x, (-1,)), *values)
+        recorded again); an objective returning its gradient too gives
+        ``(value, None)``, as its value is all the KKT system takes."""
+        out = transcribed(self.inners[i])(np.reshape(x, (-1,)), *values)
+        return (out, None) if self.paired is not None and i == self.paired[0] else out
 
     def bound(self, values):
         """The functions of ``x`` (and a vector, for those of ``vectors``)
@@ -115,16 +121,28 @@ class SavedConstrained:
                 head = [np.reshape(np.asarray(v, dtype=float), (-1,)) for v in (x,) + vector]
                 return inner.run(head + list(values), lambda tape, v: tape.forward(*v))
             return function
-        return [at(self.inners[i]) for i in range(len(self.inners))]
+        out = {i: at(inner) for i, inner in self.inners.items()}
+        if self.paired is not None:       # jac=True: SciPy is given the pair
+            fun, gradient = self.paired
+            value, derivative = out[fun], out.pop(gradient)
+            out[fun] = lambda x: (value(x), derivative(x))
+        return [out[i] for i in range(len(out))]
+
+
+def paired(problem):
+    """With ``jac=True``, (the objective's index, the index of the gradient
+    it returns, recorded apart: one past the problem's functions), else None."""
+    return (problem.fun, len(problem.functions)) if problem.first_of else None
 
 
 def _taped_indices(problem):
     """The functions a file holds tapes of: the objective, the constraint
     functions, then the derivatives given as Python code (``jac=``,
-    ``hess=``, a constraint's ``jac``), in the order the call gives them."""
+    ``hess=``, a constraint's ``jac``), in the order the call gives them,
+    and last the gradient a ``jac=True`` objective returns."""
     constraints = [p.fun for p in problem.pieces if p.fun is not None]
     rest = [i for i in range(len(problem.functions)) if i != problem.fun and i not in constraints]
-    return [problem.fun] + constraints + rest
+    return [problem.fun] + constraints + rest + ([paired(problem)[1]] if problem.first_of else [])
 
 
 def _described_as(problem, k, i):
@@ -135,6 +153,8 @@ def _described_as(problem, k, i):
         return "the objective", ()
     if k <= constraints:
         return f"constraint function {k}", (-1,)
+    if problem.first_of and i == paired(problem)[1]:
+        return "the gradient the objective returns (jac=True)", None
     return f"derivative {k - constraints} (given as Python code)", None
 
 
@@ -146,18 +166,21 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
         return SavedConstrained(solver, None, {}, why)
     if n > DENSE_UP_TO:
         return refused(f"more than {DENSE_UP_TO} unknowns")
-    if problem.first_of:
-        return refused("its objective returns its derivative too (jac=True)")
     code = [k for k, v in arguments.items() if k in ("callback", "method") and callable(v)]
     if code:
         return refused(f"its argument {code[0]}= is Python code")
     if any(i < len(problem.data) for i in positions):
         return refused("its limits or a constraint's matrix are active arrays")
     try:
-        data = encoded(_without_parameters(arguments), "its arguments")
+        # active values left are the start and constants (the limits were refused above)
+        data = encoded(_without_parameters(arguments), "its arguments", plain=True)
     except TypeError as err:
         return refused(str(err))
     def function(i, shape):
+        if problem.first_of and i == problem.fun:      # (value, gradient): apart
+            return lambda x, *v: np.reshape(_as_array(python(i, x, v)[0]), shape)
+        if problem.first_of and i == paired(problem)[1]:
+            return lambda x, *v: _as_array(python(problem.fun, x, v)[1])
         if i in problem.with_vector:
             return lambda x, vector, *v: _as_array(python(i, x, v, (vector,)))
         if shape is None:
@@ -167,7 +190,7 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     for k, i in enumerate(_taped_indices(problem)):
         what, shape = _described_as(problem, k, i)
         inners[i] = RecordingInner(function(i, shape), what, f"{what} of scipy.optimize.{solver}")
-    return SavedConstrained(solver, data, inners, None, problem.with_vector)
+    return SavedConstrained(solver, data, inners, None, problem.with_vector, paired(problem))
 
 
 # ---- the file's description ----------------------------------------------------------

@@ -20,7 +20,7 @@ from .._nesting.nested import SavedInner
 from .call_data import decoded
 from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
-                               _taped_indices)
+                               _taped_indices, paired)
 from .curve_fit import fit_spec, fitter
 from .implicit import DENSE_UP_TO
 from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTOR, _floats,
@@ -186,7 +186,8 @@ def read_constrained(state, tapes):
     solved_at = state["solved_at"]
     if solved_at is not None:
         solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
-    saved = SavedConstrained(solver, state["arguments"], inners, None, problem.with_vector)
+    saved = SavedConstrained(solver, state["arguments"], inners, None, problem.with_vector,
+                             paired(problem))
     saved.recorded = True
     kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
               lambda values: data)
@@ -204,9 +205,6 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
     """The tapes of each function (objective first), checked against the
     problem the arguments describe."""
     indices = _taped_indices(problem)
-    if problem.first_of:
-        raise ValueError(f"the call of {solver} gives an objective returning its derivative "
-                         f"too, which tape files do not hold")
     if not isinstance(variants, list) or \
             len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
             or sum(variants) != len(tapes):

@@ -1,7 +1,8 @@
 """The forms of SciPy solver calls tape files once refused, as users write
 them: Newton-type derivatives of x and a vector (``hessp=``,
 ``fhess_p=``, a NonlinearConstraint's ``hess(x, v)``), saved as tapes of
-``(x, vector, *parameters)``. Each tape saved and loaded replays bitwise
+``(x, vector, *parameters)``; a constrained objective returning its
+gradient too (``jac=True``), saved as the tapes of each. Each tape saved and loaded replays bitwise
 like the original (values, gradients, Hessian-vector products), its
 gradient agrees with central differences, and an altered file is refused
 by name."""
@@ -142,4 +143,47 @@ def test_altered_files_of_derivatives_of_a_vector_are_refused(f, kind, change, m
     calls, state = described(data, kind)
     change(state)
     with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+# ---- a constrained objective returning its gradient too ------------------------------
+
+# species H2, CO2, H2O, CO, CH4; rows: the elements C, H, O
+ELEMENTS = np.array([[0.0, 1.0, 0.0, 1.0, 1.0], [2.0, 0.0, 2.0, 0.0, 4.0],
+                     [0.0, 2.0, 1.0, 1.0, 0.0]])
+ENTHALPY = np.array([0.0, -47.3, -29.1, -13.3, -9.0])     # of formation, / R (1000 K)
+ENTROPY = np.array([15.7, 25.7, 22.6, 23.7, 22.4])        # / R
+
+
+def methanation(p):
+    """The equilibrium of a CO2 methanation feed (ideal gases at 1 bar):
+    the Gibbs energy minimised by SLSQP under the element balances, the
+    objective returning its value and gradient (jac=True), at the
+    temperature p[0] (in 1000 K) and the hydrogen fed p[1]: the methane made."""
+    g = ENTHALPY / p[0] - ENTROPY
+    totals = ELEMENTS @ np.array([p[1], 1.0, 0.5, 0.0, 0.0])
+
+    def gibbs(n):
+        logs = np.log(n / np.sum(n))
+        return n @ (g + logs), g + logs
+    r = so.minimize(gibbs, np.full(5, 0.5), jac=True, method="SLSQP",
+                    constraints={"type": "eq", "fun": lambda n: ELEMENTS @ n - totals},
+                    bounds=[(1e-8, None)] * 5, options={"ftol": 1e-14, "maxiter": 500})
+    return r.x[4]
+
+
+def test_equilibria_of_an_objective_returning_its_gradient_save_and_replay_bitwise(tmp_path):
+    p = np.array([1.0, 3.0])
+    assert_saved_like_original(methanation, p, [p, p * (1 + 1e-6), np.array([0.95, 3.2])],
+                               tmp_path, "adsim.constrained_solution", step=1e-3, rtol=1e-5)
+    _, state = described(tapefile.dumps(adsim.record(methanation, p)),
+                         "adsim.constrained_solution")
+    assert len(state["variants"]) == 3          # the value, the constraint, the gradient
+
+
+def test_an_altered_file_of_an_objective_returning_its_gradient_is_refused():
+    data = tapefile.dumps(adsim.record(methanation, np.array([1.0, 3.0])))
+    calls, state = described(data, "adsim.constrained_solution")
+    state["arguments"]["dict"]["jac"] = False       # the gradient's tapes then belong to none
+    with pytest.raises(adsim.TapeFileError, match="has 2 functions, each with its tapes"):
         tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
