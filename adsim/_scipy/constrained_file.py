@@ -12,6 +12,9 @@ constraint function (the ``fun`` of a dict constraint or a
 call is data in the file: its keyword arguments with ``LinearConstraint``
 and ``Bounds`` objects, limits and bound pairs (adsim/_scipy/call_data.py), the
 layout of the constraint vector and the active set of the first solution.
+A limit or constraint matrix that is active is a parameter of the solve
+(a tape input of the op): the file names which (``data_parameters``), and
+a loaded solve takes its value from there.
 The multipliers and the KKT system (the Lagrangian's stationarity) are
 computed from the same tapes, their ops recorded again
 (:func:`adsim._scipy.implicit_file.transcribed`), in the recording
@@ -26,8 +29,7 @@ functions of ``(x, vector, *parameters)``, first at a vector of ones
 gradient too (``jac=True``) is recorded as two functions, its value and
 the gradient it returns, whose tapes SciPy is given as the pair. Not
 saved, with the reason: a ``callback`` or a custom method,
-limits or a constraint matrix that are active (they are then tape inputs
-of no tape), a sparse constraint matrix, more than DENSE_UP_TO unknowns,
+a sparse constraint matrix, more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
 """
 import numpy as np
@@ -75,6 +77,9 @@ class SavedConstrained:
         self.why_not = why_not
         self.vectors = vectors or {}
         self.paired = paired
+        # for each limit or matrix (the problem's data): None where the file's
+        # arguments hold it, else the parameter of the solve that is its value
+        self.data_parameters = []
         self.recorded = False
         self.kkt = None
 
@@ -161,7 +166,9 @@ def _described_as(problem, k, i):
 def saved_constrained(solver, arguments, problem, positions, python, n):
     """The :class:`SavedConstrained` of one call (``python(i, x, values)``:
     function ``i`` of ``problem`` in the program's code; ``positions``: the
-    active values among the problem's extra arguments, its data first)."""
+    active values among the problem's extra arguments, its data first: a
+    limit or matrix that is active is a parameter of the solve, which the
+    file names, and its value when recorded stands in the arguments)."""
     def refused(why):
         return SavedConstrained(solver, None, {}, why)
     if n > DENSE_UP_TO:
@@ -169,10 +176,9 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     code = [k for k, v in arguments.items() if k in ("callback", "method") and callable(v)]
     if code:
         return refused(f"its argument {code[0]}= is Python code")
-    if any(i < len(problem.data) for i in positions):
-        return refused("its limits or a constraint's matrix are active arrays")
     try:
-        # active values left are the start and constants (the limits were refused above)
+        # active values: the start, and limits and matrices, which the
+        # parameters give a loaded solve (data_parameters)
         data = encoded(_without_parameters(arguments), "its arguments", plain=True)
     except TypeError as err:
         return refused(str(err))
@@ -190,7 +196,10 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     for k, i in enumerate(_taped_indices(problem)):
         what, shape = _described_as(problem, k, i)
         inners[i] = RecordingInner(function(i, shape), what, f"{what} of scipy.optimize.{solver}")
-    return SavedConstrained(solver, data, inners, None, problem.with_vector, paired(problem))
+    saved = SavedConstrained(solver, data, inners, None, problem.with_vector, paired(problem))
+    saved.data_parameters = [positions.index(d) if d in positions else None
+                             for d in range(len(problem.data))]
+    return saved
 
 
 # ---- the file's description ----------------------------------------------------------
@@ -216,5 +225,6 @@ class ConstrainedApplication(Application):
             "solver": saved.solver, "arguments": saved.arguments,
             "variants": [len(v) for v in variants],
             "layout": [[m.tolist() for m in p.layout] for p in kkt.problem.pieces],
-            "active": kkt.active.tolist(), "tolerance": float(kkt.problem.tolerance)}, solution)
+            "active": kkt.active.tolist(), "tolerance": float(kkt.problem.tolerance),
+            "data_parameters": saved.data_parameters}, solution)
         return state, [t for v in variants for t in v]

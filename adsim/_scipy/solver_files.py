@@ -15,6 +15,7 @@ import inspect
 import numpy as np
 import scipy.optimize
 
+from .._active import Active
 from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
 from .call_data import decoded
@@ -141,8 +142,10 @@ def _solvers():
 
 
 def read_constrained(state, tapes):
+    # files written before active limits were saved have no "data_parameters"
     expect_keys(state, ("solver", "arguments", "variants", "layout", "active", "tolerance",
-                        "first", "start", "solved_at", "in_shapes", "out_shape"))
+                        "first", "start", "solved_at", "in_shapes", "out_shape") +
+                (("data_parameters",) if "data_parameters" in state else ()))
     solver = state["solver"]
     if solver not in CONSTRAINED or not isinstance(state["arguments"], dict):
         raise ValueError(f"a constrained solution is described by one of adsim's "
@@ -166,6 +169,7 @@ def read_constrained(state, tapes):
                          f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
     inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
     data = [np.asarray(d, dtype=float) for d in problem.data]
+    data_parameters = _data_parameters(solver, state.get("data_parameters"), data, in_shapes)
     sizes = _lay_out(problem, state["layout"], inners, data, n)
     active = state["active"]
     if not isinstance(active, list) or not all(type(a) is int for a in active) or \
@@ -189,8 +193,18 @@ def read_constrained(state, tapes):
     saved = SavedConstrained(solver, state["arguments"], inners, None, problem.with_vector,
                              paired(problem))
     saved.recorded = True
-    kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
-              lambda values: data)
+    saved.data_parameters = data_parameters
+
+    def data_at(values):
+        """The limits and matrices, those that are parameters at ``values``
+        (as the recording process holds them, adsim/_scipy/constrained.py)."""
+        out = list(data)
+        for d, k in enumerate(data_parameters):
+            if k is not None:
+                out[d] = values[k] if isinstance(values[k], Active) else \
+                    np.asarray(values[k], dtype=float)
+        return out
+    kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound, data_at)
     kkt.active = np.array(active, dtype=np.intp)
     solution = ImplicitSolution(kkt.system(), kkt.solve, first)
     solution._start = start
@@ -199,6 +213,22 @@ def read_constrained(state, tapes):
     return ConstrainedApplication(solution.primitive, in_shapes, out_shape)
 
 
+
+
+def _data_parameters(solver, listed, data, in_shapes):
+    """For each limit or matrix of the call, None or the index of the
+    parameter that is its value (``listed``, checked: distinct parameters
+    of the limit's shape); all None where the file names none."""
+    if listed is None:
+        return [None] * len(data)
+    if not isinstance(listed, list) or len(listed) != len(data) or not all(
+            k is None or (type(k) is int and 0 <= k < len(in_shapes) and
+                          tuple(in_shapes[k]) == np.shape(d)) for k, d in zip(listed, data)) \
+            or len({k for k in listed if k is not None}) != sum(k is not None for k in listed):
+        raise ValueError(f"the limits and matrices of {solver} are {len(data)} entries, each "
+                         f"null or the index of a distinct parameter of its shape (of "
+                         f"{[list(s) for s in in_shapes]}), not {listed!r}")
+    return listed
 
 
 def _loaded_inners(solver, problem, variants, tapes, inputs):

@@ -2,7 +2,10 @@
 them: Newton-type derivatives of x and a vector (``hessp=``,
 ``fhess_p=``, a NonlinearConstraint's ``hess(x, v)``), saved as tapes of
 ``(x, vector, *parameters)``; a constrained objective returning its
-gradient too (``jac=True``), saved as the tapes of each. Each tape saved and loaded replays bitwise
+gradient too (``jac=True``), saved as the tapes of each; limits and
+constraint matrices that are active (parameters, or arrays of constants
+made inside the recorded function), saved as parameters of the solve.
+Each tape saved and loaded replays bitwise
 like the original (values, gradients, Hessian-vector products), its
 gradient agrees with central differences, and an altered file is refused
 by name."""
@@ -186,4 +189,91 @@ def test_an_altered_file_of_an_objective_returning_its_gradient_is_refused():
     calls, state = described(data, "adsim.constrained_solution")
     state["arguments"]["dict"]["jac"] = False       # the gradient's tapes then belong to none
     with pytest.raises(adsim.TapeFileError, match="has 2 functions, each with its tapes"):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+# ---- limits and constraint matrices that are active ----------------------------------
+
+def budgeted_portfolio(p):
+    """``portfolio`` as written inline: the risk budget p[1] a limit, the
+    full-investment row, the bounds and the start arrays made inside the
+    recorded function (active arrays of constants there)."""
+    tau, mu = p[0], MU + 0.02 * np.array([-1.0, 0.5, 1.0])
+    risk = NonlinearConstraint(lambda w: w @ SIGMA @ w, -np.inf, p[1] ** 2,
+                               jac=lambda w: (2.0 * SIGMA @ w)[None, :],
+                               hess=lambda w, v: 2.0 * v[0] * SIGMA)
+    r = so.minimize(lambda w: -mu @ w + 0.5 * tau * np.sum(w ** 2), np.full(3, 1 / 3),
+                    method="trust-constr", jac=lambda w: -mu + tau * w,
+                    hessp=lambda w, v: tau * v,
+                    constraints=[risk, LinearConstraint(np.ones((1, 3)), 1.0, 1.0)],
+                    bounds=Bounds(np.zeros(3), np.ones(3)),
+                    options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 3000,
+                             "initial_barrier_parameter": 1e-10,
+                             "initial_barrier_tolerance": 1e-10})
+    return r.x @ MU
+
+
+SHARES = np.array([0.5, 0.3, 0.2])
+P_CAPPED = np.array([1.5, 0.7])
+
+
+def consumption(p):
+    """A consumer maximising Cobb-Douglas utility (SLSQP) under a budget
+    whose prices (the constraint's matrix) and income (its limit) move
+    with p: the spending on each good is its share of the income, so the
+    utility of the choice is known in closed form (``consumption_exact``)."""
+    prices = np.array([1.0 + p[0], 2.0, 0.5 * p[0]])
+    income = 10.0 * p[1]
+    x = so.minimize(lambda q: -SHARES @ np.log(q), np.ones(3), method="SLSQP",
+                    constraints=LinearConstraint(prices[None, :], -np.inf, income),
+                    bounds=[(1e-6, None)] * 3, options={"ftol": 1e-15, "maxiter": 500}).x
+    return SHARES @ np.log(x)
+
+
+def consumption_gradient(p):
+    """d/dp of SHARES @ log(SHARES * income / prices), the exact choice."""
+    return np.array([-SHARES[0] / (1.0 + p[0]) - SHARES[2] / p[0], 1.0 / p[1]])
+
+
+def capped(p):
+    """L-BFGS-B with bound pairs from the parameters, both upper bounds
+    holding the solution: x = p, gradient (1, 2)."""
+    x = so.minimize(lambda z: np.sum((z - 2.0) ** 2), [0.0, 0.0], method="L-BFGS-B",
+                    bounds=[(-1.0, p[0]), (-1.0, p[1])]).x
+    return x @ [1.0, 2.0]
+
+
+def test_limits_and_matrices_that_are_active_save_and_replay_bitwise(tmp_path):
+    p = np.array([0.05, 0.11])
+    tape = assert_saved_like_original(budgeted_portfolio, p,
+                                      [p, p * (1 + 1e-6), np.array([0.06, 0.1])], tmp_path,
+                                      "adsim.constrained_solution", rtol=1e-4)
+    assert tape.forward(p) == pytest.approx(portfolio(np.array([0.05, 0.02])), rel=1e-9)
+    q = np.array([1.2, 0.9])
+    tape = assert_saved_like_original(consumption, q, [q, q * (1 + 1e-6), q * 1.1], tmp_path,
+                                      "adsim.constrained_solution")
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    for point in (q, q * 1.1):
+        assert_close(loaded.gradient(point), consumption_gradient(point), 1e-7, 1e-9,
+                     "gradient of the consumer's utility")
+    _, state = described(tapefile.dumps(tape), "adsim.constrained_solution")
+    assert state["data_parameters"][:3] != [None, None, None]     # A, lb, ub
+    tape = assert_saved_like_original(capped, P_CAPPED, [P_CAPPED, P_CAPPED * 1.1], tmp_path,
+                                      "adsim.constrained_solution")
+    np.testing.assert_array_equal(tapefile.loads(tapefile.dumps(tape)).gradient(P_CAPPED),
+                                  [1.0, 2.0])
+
+
+@pytest.mark.parametrize("change", [
+    lambda st: st.update(data_parameters=st["data_parameters"][:-1]),
+    lambda st: st.update(data_parameters=[0 if k is None else k
+                                          for k in st["data_parameters"]]),
+    lambda st: st.update(data_parameters=[99 if k is not None else k
+                                          for k in st["data_parameters"]]),
+    lambda st: st.update(data_parameters="all")])
+def test_altered_parameters_of_limits_are_refused(change):
+    data = tapefile.dumps(adsim.record(consumption, np.array([1.2, 0.9])))
+    calls, state = described(data, "adsim.constrained_solution")
+    change(state)
+    with pytest.raises(adsim.TapeFileError, match="limits and matrices of minimize are"):
         tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
