@@ -2,11 +2,13 @@
 the keyword arguments of a constrained minimiser
 (adsim/_scipy/constrained_file.py) and those of other solvers that plain
 JSON cannot hold (adsim/_scipy/implicit_file.py): non-finite limits,
-tuples, arrays, ``Bounds`` and constraint objects. The tape format
+tuples, arrays, ``Bounds`` and constraint objects, sparse constraint
+matrices in CSR, CSC or COO form. The tape format
 (docs/tape-format.md) describes the marks."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
@@ -25,7 +27,14 @@ _OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
     # initialises them at each solve, so their options are all they hold
     "BFGS": (BFGS, ("exception_strategy", "min_curvature", "init_scale")),
     "SR1": (SR1, ("min_denominator", "init_scale"))}
-_MARKERS = {"function", "float", "array", "tuple", "dict", *_OBJECTS}
+_MARKERS = {"function", "float", "array", "tuple", "dict", "sparse", *_OBJECTS}
+
+# sparse constraint matrices, kept in their own form (a loaded solve's SciPy
+# then multiplies with the same arrays, bitwise alike): class -> its arrays
+_SPARSE = {cls.__name__: (cls, ("data", "row", "col") if "coo" in cls.__name__
+                          else ("data", "indices", "indptr"))
+           for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array,
+                       sp.csc_array, sp.coo_array)}
 
 
 
@@ -49,6 +58,8 @@ def encoded(value, what, plain=False):
             return {name: {f: inner(getattr(value, f)) for f in fields}}
     if callable(value) and not isinstance(value, type):
         return {"function": str(getattr(value, "__name__", "function"))}
+    if sp.issparse(value):
+        return {"sparse": _sparse_fields(value, what)}
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         return {"float": repr(float(value))}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
@@ -60,6 +71,47 @@ def encoded(value, what, plain=False):
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"dict": {k: inner(v) for k, v in value.items()}}
     return json_data(value, what)
+
+
+def _sparse_fields(matrix, what):
+    name = type(matrix).__name__
+    if name not in _SPARSE or matrix.dtype != np.float64:
+        raise TypeError(f"{what} holds a sparse {name} of {matrix.dtype}, which a tape file "
+                        f"keeps only as a float64 CSR, CSC or COO matrix or array: convert it "
+                        f"(A.tocsr().astype(float)) before the call")
+    fields = {"type": name, "shape": list(matrix.shape)}
+    for field in _SPARSE[name][1]:
+        values = getattr(matrix, field)
+        fields[field] = encoded(values.tolist(), what) if field == "data" else values.tolist()
+    return fields
+
+
+def _sparse(fields):
+    """The sparse matrix :func:`_sparse_fields` wrote, its arrays checked
+    against its shape; ValueError for anything else."""
+    name = fields.get("type")
+    if name not in _SPARSE:
+        raise ValueError(f"a sparse matrix is one of {sorted(_SPARSE)}, not {name!r}")
+    cls, arrays = _SPARSE[name]
+    shape = fields.get("shape")
+    if set(fields) != {"type", "shape", *arrays} or not isinstance(shape, list) or \
+            len(shape) != 2 or not all(type(k) is int and 0 <= k < 1 << 31 for k in shape) or \
+            not all(isinstance(fields[a], list) for a in arrays) or \
+            not all(type(i) is int for a in arrays[1:] for i in fields[a]):
+        raise ValueError(f"a sparse {name} has its shape (two sizes) and the integer arrays "
+                         f"{list(arrays[1:])} beside its data")
+    data = np.array(decoded(fields["data"]), dtype=float)
+    index = [np.array(fields[a], dtype=np.int64) for a in arrays[1:]]
+    try:
+        if "coo" in name:
+            matrix = cls((data, tuple(index)), shape=tuple(shape))
+        else:
+            matrix = cls((data, index[0], index[1]), shape=tuple(shape))
+            matrix.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as err:
+        raise ValueError(f"a sparse {name} whose arrays do not fit its shape {shape}: "
+                         f"{err}") from err
+    return matrix
 
 
 def _no_code(*args, **kwargs):
@@ -86,6 +138,10 @@ def decoded(value):
         return float(inner)
     if marker == "array":
         return np.array(decoded(inner), dtype=float)
+    if marker == "sparse":
+        if not isinstance(inner, dict):
+            raise ValueError("a sparse matrix holds named fields")
+        return _sparse(inner)
     if marker == "tuple":
         if not isinstance(inner, list):
             raise ValueError("a tuple is a list of arguments")

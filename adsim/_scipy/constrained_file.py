@@ -29,7 +29,8 @@ functions of ``(x, vector, *parameters)``, first at a vector of ones
 gradient too (``jac=True``) is recorded as two functions, its value and
 the gradient it returns, whose tapes SciPy is given as the pair. Not
 saved, with the reason: a ``callback`` or a custom method,
-a sparse constraint matrix, more than DENSE_UP_TO unknowns,
+a sparse constraint matrix other than a float64 CSR, CSC or COO one,
+more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
 """
 import numpy as np

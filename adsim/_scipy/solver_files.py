@@ -14,6 +14,7 @@ import inspect
 
 import numpy as np
 import scipy.optimize
+import scipy.sparse as sp
 
 from .._active import Active
 from .._filefields import expect_keys, shape_field, size_of
@@ -168,7 +169,7 @@ def read_constrained(state, tapes):
         raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                          f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
     inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
-    data = [np.asarray(d, dtype=float) for d in problem.data]
+    data = [d if sp.issparse(d) else np.asarray(d, dtype=float) for d in problem.data]
     data_parameters = _data_parameters(solver, state.get("data_parameters"), data, in_shapes)
     sizes = _lay_out(problem, state["layout"], inners, data, n)
     active = state["active"]
@@ -282,7 +283,8 @@ def _lay_out(problem, layout, inners, data, n):
         if piece.fun is not None:
             size = {size_of(t.output_shape) for t in inners[piece.fun].variants.tapes()}
         elif piece.matrix is not None:
-            size = {np.shape(np.atleast_2d(data[piece.matrix]))[0]}
+            matrix = data[piece.matrix]
+            size = {(matrix if sp.issparse(matrix) else np.atleast_2d(matrix)).shape[0]}
         else:
             size = {n}
         if len(size) != 1 or not isinstance(masks, list) or len(masks) != 3 or \

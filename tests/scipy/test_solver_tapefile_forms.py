@@ -4,7 +4,8 @@ them: Newton-type derivatives of x and a vector (``hessp=``,
 ``(x, vector, *parameters)``; a constrained objective returning its
 gradient too (``jac=True``), saved as the tapes of each; limits and
 constraint matrices that are active (parameters, or arrays of constants
-made inside the recorded function), saved as parameters of the solve.
+made inside the recorded function), saved as parameters of the solve;
+sparse constraint matrices (CSR, CSC, COO), saved in their own form.
 Each tape saved and loaded replays bitwise
 like the original (values, gradients, Hessian-vector products), its
 gradient agrees with central differences, and an altered file is refused
@@ -14,6 +15,7 @@ import json
 import numpy as np
 import pytest
 import scipy.optimize as so
+import scipy.sparse as sps
 from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 
 import adsim
@@ -277,3 +279,85 @@ def test_altered_parameters_of_limits_are_refused(change):
     change(state)
     with pytest.raises(adsim.TapeFileError, match="limits and matrices of minimize are"):
         tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+# ---- sparse constraint matrices --------------------------------------------------------
+
+# a network of 4 nodes and 5 edges (0->1, 0->2, 1->2, 1->3, 2->3): flow out
+# minus flow in at nodes 0, 1, 2 (node 3 takes what is left)
+INCIDENCE = sps.csr_matrix(np.array([[1.0, 1.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 1.0, 1.0, 0.0],
+                                     [0.0, -1.0, -1.0, 0.0, 1.0]]))
+
+
+def flows(p):
+    """The least-cost flows of a network (quadratic costs, edge 0's weight
+    p[0]) carrying p[1] from node 0 and 0.5 out of node 2 to node 3, under
+    the conservation constraint of its sparse incidence matrix: trust-constr
+    given it in CSR form, SLSQP in COO form. The flows are linear in the
+    supply: ``flows_exact``."""
+    weights = np.array([p[0], 1.0, 2.0, 1.5, 1.0])
+    supply = np.array([p[1], 0.0, -0.5])
+
+    def cost(x):
+        return 0.5 * np.sum(weights * x ** 2)
+    x = so.minimize(cost, np.zeros(5), method="trust-constr",
+                    constraints=LinearConstraint(INCIDENCE, supply, supply),
+                    options={"gtol": 1e-13, "xtol": 1e-15}).x
+    y = so.minimize(cost, np.zeros(5), method="SLSQP",
+                    constraints=LinearConstraint(INCIDENCE.tocoo(), supply, supply),
+                    options={"ftol": 1e-15}).x
+    return x @ [1.0, 2.0, 3.0, 4.0, 5.0] + y @ [1.0, -1.0, 1.0, 2.0, 0.5]
+
+
+def flows_exact(p):
+    """The same flows in closed form: x = W^-1 B^T (B W^-1 B^T)^-1 s."""
+    inverse = 1.0 / np.array([p[0], 1.0, 2.0, 1.5, 1.0])
+    B = INCIDENCE.toarray()
+    x = inverse * (B.T @ np.linalg.solve((B * inverse) @ B.T, [p[1], 0.0, -0.5]))
+    return x @ [1.0, 2.0, 3.0, 4.0, 5.0] + x @ [1.0, -1.0, 1.0, 2.0, 0.5]
+
+
+def test_sparse_constraint_matrices_save_and_replay_bitwise(tmp_path):
+    p = np.array([0.8, 1.5])
+    # (differences of trust-constr's solutions are good to about 1e-4; the
+    # closed form below checks the gradient to 1e-6)
+    tape = assert_saved_like_original(flows, p, [p, p * (1 + 1e-6), np.array([1.1, 1.2])],
+                                      tmp_path, "adsim.constrained_solution", step=1e-3,
+                                      rtol=1e-4)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    for q in (p, np.array([1.1, 1.2])):
+        assert loaded.forward(q) == pytest.approx(flows_exact(q), rel=1e-8)
+        assert_close(loaded.gradient(q), [central(flows_exact, [q], [e])[()] for e in np.eye(2)],
+                     1e-6, 1e-8, "gradient of the flows")
+    _, state = described(tapefile.dumps(tape), "adsim.constrained_solution")
+    matrix = state["arguments"]["dict"]["constraints"]["LinearConstraint"]["A"]["sparse"]
+    assert matrix["type"] == "csr_matrix" and matrix["shape"] == [3, 5]
+
+
+def _sparse_matrix(state):
+    return state["arguments"]["dict"]["constraints"]["LinearConstraint"]["A"]["sparse"]
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m.update(type="dia_matrix"), "a sparse matrix is one of"),
+    (lambda m: m.update(shape=[3]), "its shape"),
+    (lambda m: m.update(indices=[0.5] * len(m["indices"])), "integer arrays"),
+    (lambda m: m.update(indices=[9] * len(m["indices"])), "do not fit its shape"),
+    (lambda m: m.update(indptr=m["indptr"][::-1]), "do not fit its shape"),
+    (lambda m: m.pop("data"), "beside its data")])
+def test_altered_sparse_matrices_are_refused(change, message):
+    data = tapefile.dumps(adsim.record(flows, np.array([0.8, 1.5])))
+    calls, state = described(data, "adsim.constrained_solution")
+    change(_sparse_matrix(state))
+    with pytest.raises(adsim.TapeFileError, match=message):
+        tapefile.loads(replace_section(data, "CALL", json.dumps(calls).encode()))
+
+
+def test_sparse_matrices_of_other_forms_are_refused_by_name(tmp_path):
+    def f(p):
+        return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2), method="SLSQP",
+                                  constraints=LinearConstraint(sps.dia_matrix(np.eye(2)),
+                                                               -np.inf, 1.0)).x)
+    tape = adsim.record(f, np.array([1.5, 0.7]))
+    with pytest.raises(adsim.TapeCopyError, match=r"sparse dia_matrix .* CSR, CSC or COO"):
+        tape.save(tmp_path / "solve.adtape")
