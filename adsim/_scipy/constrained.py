@@ -44,6 +44,7 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
+from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
 from .implicit import Stationarity, _Recorded
 from .solution_op import ImplicitSolution
@@ -248,7 +249,10 @@ def _minimize(a, original):
         if "bounds" in a:
             call["bounds"] = bound_piece.given(bound, plain) if bound_piece else \
                 plain_value(a["bounds"])
-        res = original(**call)
+        stops = CallbackWatch("minimize")
+        if "callback" in call:
+            call["callback"] = stops.watched(call["callback"])
+        res = stops.run(lambda: original(**call))
         if "barrier_parameter" in res:   # trust-constr: inequalities keep a slack of about it
             problem.tolerance = max(ACTIVE_TOL, 10.0 * res.barrier_parameter)
         return res, res.x, bool(res.success), res.message
@@ -281,13 +285,14 @@ def _fmin_slsqp(a, original):
         cons = tuple(p.given(bound, plain) for p in problem.pieces[:n_constraints])
         bounds_given = problem.pieces[-1].given(bound, plain) \
             if len(problem.pieces) > n_constraints else bounds
-        res = _minimize_slsqp(
+        stops = CallbackWatch("fmin_slsqp")
+        res = stops.run(lambda: _minimize_slsqp(
             bound[problem.fun], np.reshape(x_start, x_shape), (),
             jac=bound[problem.hooks["jac"]] if "jac" in problem.hooks else None,
             bounds=bounds_given, constraints=cons, maxiter=a.get("iter", 100),
             ftol=a.get("acc", 1e-6), iprint=a.get("iprint", 1),
             disp=a.get("iprint", 1) != 0, eps=a.get("epsilon", 1.4901161193847656e-08),
-            callback=a.get("callback"))
+            callback=stops.watched(a.get("callback"))))
         return res, res.x, bool(res.success), res.message
 
     def answer(res, x):
@@ -322,12 +327,13 @@ def _fmin_cobyla(a, original):
             given=lambda bound, plain, index=index: NonlinearConstraint(bound[index], 0, np.inf)))
 
     def run(bound, plain, x_start):
-        res = _minimize_cobyla(
+        stops = CallbackWatch("fmin_cobyla")
+        res = stops.run(lambda: _minimize_cobyla(
             bound[problem.fun], np.reshape(x_start, x_shape), (),
             constraints=[p.given(bound, plain) for p in problem.pieces],
             rhobeg=a.get("rhobeg", 1.0), tol=a.get("rhoend", 1e-4), disp=a.get("disp"),
             maxiter=a.get("maxfun", 1000), catol=a.get("catol", 2e-4),
-            callback=a.get("callback"))
+            callback=stops.watched(a.get("callback"))))
         if a.get("disp") and not res["success"]:
             print(f"COBYLA failed to find a solution: {res.message}")
         return res, res.x, bool(res.success), res.message

@@ -28,7 +28,8 @@ functions of ``(x, vector, *parameters)``, first at a vector of ones
 (:func:`adsim._scipy.implicit_file.probe`). An objective returning its
 gradient too (``jac=True``) is recorded as two functions, its value and
 the gradient it returns, whose tapes SciPy is given as the pair. Not
-saved, with the reason: a ``callback`` or a custom method,
+saved, with the reason: a custom method (a ``callback`` is left out, as
+adsim/_scipy/callbacks.py says),
 a sparse constraint matrix other than a float64 CSR, CSC or COO one,
 more than DENSE_UP_TO unknowns,
 and a function that could not be recorded.
@@ -47,8 +48,10 @@ __all__ = ["ConstrainedApplication", "SavedConstrained", "paired", "saved_constr
 
 def _without_parameters(arguments):
     """The call with the extra arguments of its functions dropped: the
-    tapes hold them (as constants, or as tape inputs where active)."""
-    out = dict(arguments)
+    tapes hold them (as constants, or as tape inputs where active); and
+    without its callback, which cannot shape a result adsim differentiates
+    (adsim/_scipy/callbacks.py) and which a loaded solve does not call."""
+    out = {k: v for k, v in arguments.items() if k != "callback"}
     for key, empty in (("args", ()), ("consargs", None)):
         if key in out:
             out[key] = empty
@@ -174,9 +177,8 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
         return SavedConstrained(solver, None, {}, why)
     if n > DENSE_UP_TO:
         return refused(f"more than {DENSE_UP_TO} unknowns")
-    code = [k for k, v in arguments.items() if k in ("callback", "method") and callable(v)]
-    if code:
-        return refused(f"its argument {code[0]}= is Python code")
+    if callable(arguments.get("method")):
+        return refused("its argument method= is Python code")
     try:
         # active values: the start, and limits and matrices, which the
         # parameters give a loaded solve (data_parameters)

@@ -22,8 +22,10 @@ derivatives a call gives as Python code (``jac=``, ``hess=``,
 ``jac=True``, the derivative the function returns with its value) are
 recorded and saved the same way, and SciPy calls their tapes too; a
 ``hessp=`` or ``fhess_p=`` (of x and a vector, :data:`TAKE_A_VECTOR`) is
-recorded as a function of ``(x, vector, *params)``. Not saved, with the
-reason: a ``callback`` or objects other than data
+recorded as a function of ``(x, vector, *params)``. A ``callback`` is
+left out (adsim/_scipy/callbacks.py: it cannot shape a result adsim
+differentiates): a loaded solve runs without it. Not saved, with the
+reason: arguments that are other Python code or objects other than data
 (adsim/_scipy/call_data.py), a function that could not be recorded. A
 solve of more than DENSE_UP_TO unknowns saves too: a loaded one's sparse
 plans (adsim/_scipy/implicit.py) record the ops of its tapes again.
@@ -136,7 +138,9 @@ def saved_call(solver, spec, call, names, system, derivatives):
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers and least-squares solvers are "
                                                f"saved")
-    rest = {k: v for k, v in call.items() if k not in names and k != "args"}
+    # the callback is left out: it cannot shape a result adsim differentiates
+    # (adsim/_scipy/callbacks.py), and a loaded solve calls no Python
+    rest = {k: v for k, v in call.items() if k not in names and k not in ("args", "callback")}
     code = [k for k, v in rest.items() if callable(v)]
     if code:
         return SavedCall(solver, None, system, f"its argument {code[0]}= is Python code")

@@ -29,6 +29,7 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
+from .callbacks import CallbackWatch
 from .implicit import Equations, Stationarity
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
@@ -514,14 +515,16 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
     """(x, SciPy's raw result) of ``original`` called with ``call``, its
     functions ``functions`` (name -> function of x alone) and the start
     ``x_start``; SolverNotConverged where SciPy says it did not converge."""
-    leak = _Leak(solver)
+    leak, stops = _Leak(solver), CallbackWatch(solver)
     this = dict(call)
     this.update({name: leak.watched(f) for name, f in functions.items()})
     if takes_args:
         this["args"] = ()
     if spec.start:
         this[spec.start] = np.reshape(x_start, x0_shape)
-    raw, x, converged, why = leak.run(lambda: spec.run(original, this))
+    if "callback" in this:
+        this["callback"] = stops.watched(this["callback"])
+    raw, x, converged, why = stops.run(lambda: leak.run(lambda: spec.run(original, this)))
     if not converged:
         raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)

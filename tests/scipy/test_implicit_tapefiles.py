@@ -268,7 +268,8 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
     (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
      "could not be recorded: ActiveValueLeak"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
-                           callback=lambda z: None).x, "callback= is Python code"),
+                           method=lambda fun, x0, args=(), **kw: so.minimize(fun, x0, args)).x,
+     "method= is Python code"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            jac=lambda z: 2.0 * (z - p) + 0.0 * float(z[0])).x,
      "could not be recorded")])

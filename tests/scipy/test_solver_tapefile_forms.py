@@ -5,7 +5,9 @@ them: Newton-type derivatives of x and a vector (``hessp=``,
 gradient too (``jac=True``), saved as the tapes of each; limits and
 constraint matrices that are active (parameters, or arrays of constants
 made inside the recorded function), saved as parameters of the solve;
-sparse constraint matrices (CSR, CSC, COO), saved in their own form.
+sparse constraint matrices (CSR, CSC, COO), saved in their own form;
+callbacks, left out of the file (a callback cannot shape a result adsim
+differentiates: one that stops the solver makes it SolverNotConverged).
 Each tape saved and loaded replays bitwise
 like the original (values, gradients, Hessian-vector products), its
 gradient agrees with central differences, and an altered file is refused
@@ -21,6 +23,7 @@ from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 
 import adsim
 from adsim import tapefile
+from adsim.errors import SolverNotConverged
 from fdcheck import assert_close, central
 from tapefile_bytes import replace_section, section
 from tapefile_replays import assert_same_replays, callback_kinds, copies
@@ -367,3 +370,87 @@ def test_sparse_matrices_of_other_forms_are_refused_by_name(tmp_path):
     tape = adsim.record(f, np.array([1.5, 0.7]))
     with pytest.raises(adsim.TapeCopyError, match=r"sparse dia_matrix .* CSR, CSC or COO"):
         tape.save(tmp_path / "solve.adtape")
+
+
+# ---- callbacks --------------------------------------------------------------------------
+
+DOSES = np.array([0.5, 1.0, 2.0, 4.0, 8.0])
+RESPONSES = np.array([0.11, 0.22, 0.39, 0.58, 0.74])
+LOG = []
+
+
+def dose_response(p):
+    """A dose-response curve fitted by BFGS, and capped by SLSQP and
+    trust-constr, each logging its progress through a callback (the
+    trust-constr one of (x, state)): the fitted EC50 and slope, the
+    response at the dose p[1] weighted by p[0]."""
+    def loss(q):
+        model = 1.0 / (1.0 + (q[0] / DOSES) ** q[1])
+        return np.sum((p[0] * model - RESPONSES) ** 2)
+    fit = so.minimize(loss, [2.0, 1.0], method="BFGS", callback=lambda intermediate_result: LOG.append(float(intermediate_result.fun)),
+                      options={"gtol": 1e-9}).x
+    capped = so.minimize(loss, [2.0, 1.0], method="SLSQP", callback=LOG.append,
+                         constraints={"type": "ineq", "fun": lambda q: p[1] - q[0]},
+                         options={"ftol": 1e-15}).x
+    tr = so.minimize(loss, [2.0, 1.0], method="trust-constr",
+                     callback=lambda q, state: LOG.append(state.nit) and False,
+                     constraints=NonlinearConstraint(lambda q: q[0], -np.inf, p[1]),
+                     options={"gtol": 1e-12, "xtol": 1e-14, "initial_barrier_parameter": 1e-10,
+                              "initial_barrier_tolerance": 1e-10}).x
+    return fit @ [1.0, 2.0] + capped @ [1.0, -1.0] + tr @ [0.5, 0.5]
+
+
+def test_solves_with_callbacks_save_without_them_and_replay_bitwise(tmp_path):
+    p = np.array([1.1, 2.2])
+    tape = assert_saved_like_original(dose_response, p, [p, np.array([1.05, 2.1])], tmp_path,
+                                      "adsim.implicit_solution", step=1e-3, rtol=1e-4)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    LOG.clear()
+    value = tape.forward(p * 1.01)
+    assert {type(entry) for entry in LOG} == {float, np.ndarray, int}
+    LOG.clear()
+    assert loaded.forward(p * 1.01) == value
+    assert LOG == []                    # a loaded tape calls no Python
+
+
+def _halted(q):
+    raise StopIteration
+
+
+@pytest.mark.parametrize("solve", [
+    lambda p: so.fmin_bfgs(lambda z: np.sum((z - p) ** 2 + z ** 4), [0.0, 0.0], callback=_halted,
+                           disp=0),
+    lambda p: so.fmin(lambda z: np.sum((z - p) ** 2 + z ** 4), [0.0, 0.0], callback=_halted,
+                      disp=0),
+    lambda p: so.fmin_tnc(lambda z: np.sum((z - p) ** 2 + z ** 4), [0.0, 0.0],
+                          approx_grad=True, callback=_halted, disp=0)[0],
+    lambda p: so.minimize(lambda z: np.sum((z - p) ** 2 + z ** 4), [0.0, 0.0], method="COBYQA",
+                          constraints=LinearConstraint([[1.0, 1.0]], -np.inf, 1.0),
+                          callback=_halted).x,
+    lambda p: so.fmin_cobyla(lambda z: np.sum((z - p) ** 2 + z ** 4), [0.0, 0.0],
+                             cons=[lambda z: 1.0 - z[0] - z[1]], callback=_halted, disp=0)])
+def test_a_callback_stopping_the_solver_is_no_solution(solve):
+    """SciPy returns the point these stopped at as a converged one; adsim
+    refuses to differentiate it, recorded or not, instead of a derivative
+    of a point that is no minimum."""
+    p = np.array([1.5, 0.7])
+    with pytest.raises(SolverNotConverged, match="callback .* stopped it"):
+        adsim.grad(lambda q: np.sum(solve(q)))(p)
+
+
+def test_a_callback_cannot_move_the_iterates():
+    """fmin_cobyla shows its callback the iterate itself; adsim shows a copy."""
+    p = np.array([1.5, 0.7])
+
+    def solve(q, callback=None):
+        return so.fmin_cobyla(lambda z: np.sum((z - q) ** 2), [0.0, 0.0],
+                              cons=[lambda z: 1.0 - z[0] - z[1]], callback=callback,
+                              rhoend=1e-12, catol=1e-12, disp=0)
+
+    def scribble(z):
+        z[:] = 0.0
+    tape = adsim.record(lambda q: solve(q, scribble) @ [1.0, 3.0], p)
+    assert tape.forward(p) == solve(p) @ [1.0, 3.0]
+    # the projection onto z0 + z1 <= 1: f = -p0 + p1 + 2
+    np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(p), [-1.0, 1.0],
+                               atol=1e-8)
