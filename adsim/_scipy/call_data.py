@@ -3,7 +3,8 @@ the keyword arguments of a constrained minimiser
 (adsim/_scipy/constrained_file.py) and those of other solvers that plain
 JSON cannot hold (adsim/_scipy/implicit_file.py): non-finite limits,
 tuples, arrays, ``Bounds`` and constraint objects, sparse constraint
-matrices in CSR, CSC or COO form. The tape format
+matrices in CSR, CSC or COO form, and the parameters of the solve that
+bounds hold (adsim/_scipy/bound_parameters.py). The tape format
 (docs/tape-format.md) describes the marks."""
 import math
 
@@ -14,6 +15,7 @@ from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstra
 from .._active import Active
 from .._filefields import json_data
 from .arrays import now
+from .bound_parameters import Parameter, _BoundsOf, markers
 
 __all__ = ["decoded", "encoded"]
 
@@ -27,7 +29,7 @@ _OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
     # initialises them at each solve, so their options are all they hold
     "BFGS": (BFGS, ("exception_strategy", "min_curvature", "init_scale")),
     "SR1": (SR1, ("min_denominator", "init_scale"))}
-_MARKERS = {"function", "float", "array", "tuple", "dict", "sparse", *_OBJECTS}
+_MARKERS = {"function", "float", "array", "tuple", "dict", "sparse", "parameter", *_OBJECTS}
 
 # sparse constraint matrices, kept in their own form (a loaded solve's SciPy
 # then multiplies with the same arrays, bitwise alike): class -> its arrays
@@ -53,6 +55,10 @@ def encoded(value, what, plain=False):
 
     def inner(v):
         return encoded(v, what, plain)
+    if isinstance(value, Parameter):
+        return {"parameter": value.index}
+    if isinstance(value, _BoundsOf):
+        return {"Bounds": {f: inner(getattr(value, f)) for f in _OBJECTS["Bounds"][1]}}
     for name, (cls, fields) in _OBJECTS.items():
         if type(value) is cls:
             return {name: {f: inner(getattr(value, f)) for f in fields}}
@@ -138,6 +144,10 @@ def decoded(value):
         return float(inner)
     if marker == "array":
         return np.array(decoded(inner), dtype=float)
+    if marker == "parameter":
+        if type(inner) is not int or inner < 0:
+            raise ValueError(f"a parameter is the index of one, not {inner!r}")
+        return Parameter(inner)
     if marker == "sparse":
         if not isinstance(inner, dict):
             raise ValueError("a sparse matrix holds named fields")
@@ -154,4 +164,6 @@ def decoded(value):
     cls, names = _OBJECTS[marker]
     if set(fields) != set(names):
         raise ValueError(f"a {marker} has the fields {list(names)}, not {sorted(fields)}")
+    if marker == "Bounds" and markers(fields):       # filled in at each solve
+        return _BoundsOf(**fields)
     return cls(**fields)

@@ -29,6 +29,7 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
+from .bound_parameters import parametrised, substituted
 from .callbacks import CallbackWatch
 from .implicit import Equations, Stationarity
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
@@ -48,7 +49,7 @@ class Spec:
     answer(raw, x) -> the solver's return value with the active x;
     first_of: the function returns a tuple whose first item is the value
     (``jac=True``); lifted: other functions taking ``(x, *args)``;
-    check(x): refuses a solution the derivative does not hold at;
+    check(x, bounds): refuses a solution on the bounds of its solve;
     refresh(answer, at, params) -> the answer with the items that are the
     function's value at the solution or its derivatives there (``fun``,
     ``cost``, ``jac``, ``grad``) made again from ``at(x, *params)``, the
@@ -320,12 +321,9 @@ IMPLICIT = {
 
 # ---- bounds ------------------------------------------------------------------------
 
-def _bounds_check(solver, bounds, within=0.0):
-    """A check refusing a solution on one of ``bounds``, or less than
-    ``within`` from one (there the first order conditions are not ``grad f
-    = 0``); None without bounds."""
-    if bounds is None:
-        return None
+def limits(solver, bounds, shape):
+    """The lower and upper limits of ``solver``'s ``bounds`` (a Bounds, a
+    (lower, upper) pair or bound pairs), as float arrays of ``shape``."""
     from scipy.optimize import Bounds
     if isinstance(bounds, Bounds):
         lower, upper = bounds.lb, bounds.ub
@@ -335,10 +333,29 @@ def _bounds_check(solver, bounds, within=0.0):
         pairs = list(bounds)
         lower = [-np.inf if lo is None else lo for lo, _ in pairs]
         upper = [np.inf if hi is None else hi for _, hi in pairs]
+    return tuple(np.broadcast_to(np.asarray(plain_value(v), dtype=float), shape)
+                 for v in (lower, upper))
 
-    def check(x):
-        lo = np.broadcast_to(plain_value(lower), np.shape(x))
-        hi = np.broadcast_to(plain_value(upper), np.shape(x))
+
+def within_bounds(solver, bounds, x_start):
+    """A warm start moved into bounds that moved with the parameters (SciPy
+    refuses a start outside them; the solve then ends on the bound, which
+    the check refuses by name)."""
+    lower, upper = limits(solver, bounds, np.shape(x_start))
+    return np.minimum(np.maximum(x_start, lower), upper)
+
+
+def _bounds_check(solver, bounds, within=0.0):
+    """A check refusing a solution on one of the bounds, or less than
+    ``within`` from one (there the first order conditions are not ``grad f
+    = 0``); None without ``bounds``. ``check(x, bounds)`` is given the
+    bounds of the solve (adsim/_scipy/bound_parameters.py: they may move
+    with the parameters)."""
+    if bounds is None:
+        return None
+
+    def check(x, bounds):
+        lo, hi = limits(solver, bounds, np.shape(x))
         margin = np.sqrt(np.finfo(float).eps)
         with np.errstate(invalid="ignore"):          # no bound: -inf or inf
             touching = (np.isfinite(lo) & (x - lo <= within + margin * (1 + np.abs(lo)))) | \
@@ -456,11 +473,16 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         # only the bounds are active: the solution does not move with them
         # as long as it is off them, which the check makes sure of
         raw, x, _, _ = leak.run(lambda: spec.run(original, call))
-        spec.check(np.asarray(x, dtype=float))
+        spec.check(np.asarray(x, dtype=float), arguments["bounds"])
         return raw
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
+    # bounds reading active values: parameters of the solve, given to SciPy
+    # at each solve's own values (adsim/_scipy/bound_parameters.py)
+    bound_leaves = []
+    if spec.check is not None and _reads_active_bounds(arguments.get("bounds")):
+        call["bounds"], bound_leaves = parametrised(arguments["bounds"], len(positions))
 
     def with_params(values):
         full = list(args)
@@ -490,7 +512,10 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return python_functions(values)
 
     def solve(x_start, values):
-        x, raw = run_solver(solver, spec, original, call, x0.shape, functions_at(values),
+        this = substituted(call, values)
+        if bound_leaves:
+            x_start = within_bounds(solver, this["bounds"], x_start)
+        x, raw = run_solver(solver, spec, original, this, x0.shape, functions_at(values),
                             takes_args, x_start)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
@@ -500,7 +525,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     solution = ImplicitSolution(system, solve, x0)
     solution.saved = saved
-    x = solution([args[i] for i in positions]).reshape(first["shape"])
+    x = solution([args[i] for i in positions] + bound_leaves).reshape(first["shape"])
     out = spec.answer(first["raw"], x)
     if spec.refresh is None:
         return out
@@ -529,7 +554,7 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
         raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)
     if spec.check is not None:
-        spec.check(x)
+        spec.check(x, this["bounds"])
     return x, raw
 
 

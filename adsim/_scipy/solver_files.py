@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from .._active import Active
 from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
+from .bound_parameters import markers, substituted
 from .call_data import decoded
 from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
@@ -29,7 +30,7 @@ from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTO
                             _read_arguments, taped_functions, transcribed)
 from .optimize import _original
 from .solution_op import ImplicitSolution
-from .solver_calls import IMPLICIT, run_solver
+from .solver_calls import IMPLICIT, run_solver, within_bounds
 
 __all__ = ["READERS"]
 
@@ -58,6 +59,10 @@ def read_solution(state, tapes):
                          f"scipy.optimize.{solver} ({sorted(known)})")
     in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
     out_shape = shape_field(state["out_shape"], "the output shape")
+    if not all(0 <= m.index < len(in_shapes) for m in markers(arguments)):
+        raise ValueError(f"the arguments of {solver} name parameters "
+                         f"{sorted(m.index for m in markers(arguments))} of its "
+                         f"{len(in_shapes)} (bounds that move with them)")
     n = size_of(spec.x_shape)
     if out_shape != (n,) or not in_shapes:
         raise ValueError(f"the solution of {solver} maps parameters to its {n} unknowns, not "
@@ -86,8 +91,13 @@ def read_solution(state, tapes):
     takes_args = "args" in signature.parameters
     call = dict(arguments)
 
+    moving = bool(markers(arguments))          # bounds that move with the parameters
+
     def solve(x_start, values):
-        return run_solver(solver, spec, original, call, x0_shape, functions(values),
+        this = substituted(call, values)
+        if moving:
+            x_start = within_bounds(solver, this["bounds"], x_start)
+        return run_solver(solver, spec, original, this, x0_shape, functions(values),
                           takes_args, x_start)[0].reshape(-1)
     solution = ImplicitSolution(system, solve, first)
     solution._start = start

@@ -7,7 +7,9 @@ constraint matrices that are active (parameters, or arrays of constants
 made inside the recorded function), saved as parameters of the solve;
 sparse constraint matrices (CSR, CSC, COO), saved in their own form;
 callbacks, left out of the file (a callback cannot shape a result adsim
-differentiates: one that stops the solver makes it SolverNotConverged).
+differentiates: one that stops the solver makes it SolverNotConverged);
+bounds of an unconstrained solve that move with the parameters, given to
+SciPy and checked at each solve's own values.
 Each tape saved and loaded replays bitwise
 like the original (values, gradients, Hessian-vector products), its
 gradient agrees with central differences, and an altered file is refused
@@ -454,3 +456,44 @@ def test_a_callback_cannot_move_the_iterates():
     # the projection onto z0 + z1 <= 1: f = -p0 + p1 + 2
     np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(p), [-1.0, 1.0],
                                atol=1e-8)
+
+
+# ---- bounds of unconstrained solves that move with the parameters ----------------------
+
+TIMES = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
+COUNTS = np.array([10.1, 6.2, 3.6, 1.4, 0.5])
+
+
+def decay_fit(p):
+    """A decay ``a exp(-k t)`` fitted by least_squares, and its half-life
+    by minimize_scalar, within bounds set by the parameters (the largest
+    rate p[1], the search interval from p[0]): the solutions lie inside,
+    so they do not move with the bounds, until a bound reaches them."""
+    fit = so.least_squares(lambda q: p[0] * q[0] * np.exp(-q[1] * TIMES) - COUNTS, [5.0, 0.5],
+                           bounds=([0.0, 0.0], [np.inf, p[1]]), xtol=1e-15, ftol=1e-15,
+                           gtol=1e-15).x
+    half = so.minimize_scalar(lambda t: (np.exp(-fit[1] * t) - 0.5) ** 2,
+                              bounds=(0.0, 3.0 * p[0]), method="bounded",
+                              options={"xatol": 1e-12}).x
+    return fit @ [1.0, 2.0] + half
+
+
+def test_bounds_that_move_with_the_parameters_save_and_replay_bitwise(tmp_path):
+    p = np.array([1.0, 1.5])
+    tape = assert_saved_like_original(decay_fit, p, [p, np.array([1.1, 1.4])], tmp_path,
+                                      "adsim.implicit_solution", step=1e-4, rtol=1e-5)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    # a rate bound of 0.8 holds the fitted rate (about 1.05): the solution
+    # is on it, which both refuse, instead of the solution within the
+    # bound of the recording
+    far = np.array([1.0, 0.8])
+    for t in (tape, loaded):
+        with pytest.raises(adsim.UnsupportedOperation, match="least_squares lies on its bounds"):
+            t.forward(far)
+
+
+def test_altered_parameters_of_bounds_are_refused():
+    def change(state):
+        state["arguments"]["encoded"]["dict"]["bounds"]["tuple"][1][1] = {"parameter": 7}
+    with pytest.raises(adsim.TapeFileError, match=r"name parameters \[7\] of its 2"):
+        tapefile.loads(altered(decay_fit, (1.0, 1.5), "adsim.implicit_solution", change))
