@@ -327,7 +327,8 @@ def limits(solver, bounds, shape):
     from scipy.optimize import Bounds
     if isinstance(bounds, Bounds):
         lower, upper = bounds.lb, bounds.ub
-    elif solver == "least_squares" or (len(bounds) == 2 and solver == "minimize_scalar"):
+    elif solver in ("least_squares", "curve_fit") or \
+            (len(bounds) == 2 and solver == "minimize_scalar"):
         lower, upper = bounds
     else:
         pairs = list(bounds)

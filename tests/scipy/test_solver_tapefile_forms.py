@@ -465,9 +465,9 @@ COUNTS = np.array([10.1, 6.2, 3.6, 1.4, 0.5])
 
 
 def decay_fit(p):
-    """A decay ``a exp(-k t)`` fitted by least_squares, and its half-life
-    by minimize_scalar, within bounds set by the parameters (the largest
-    rate p[1], the search interval from p[0]): the solutions lie inside,
+    """A decay ``a exp(-k t)`` fitted by least_squares (and curve_fit), and
+    its half-life by minimize_scalar, within bounds set by the parameters
+    (the largest rate p[1], the search interval from p[0]): the solutions lie inside,
     so they do not move with the bounds, until a bound reaches them."""
     fit = so.least_squares(lambda q: p[0] * q[0] * np.exp(-q[1] * TIMES) - COUNTS, [5.0, 0.5],
                            bounds=([0.0, 0.0], [np.inf, p[1]]), xtol=1e-15, ftol=1e-15,
@@ -475,7 +475,10 @@ def decay_fit(p):
     half = so.minimize_scalar(lambda t: (np.exp(-fit[1] * t) - 0.5) ** 2,
                               bounds=(0.0, 3.0 * p[0]), method="bounded",
                               options={"xatol": 1e-12}).x
-    return fit @ [1.0, 2.0] + half
+    curve, _ = so.curve_fit(lambda t, a, k: p[0] * a * np.exp(-k * t), TIMES, COUNTS,
+                            p0=[5.0, 0.5], bounds=([0.0, 0.0], [np.inf, p[1]]), xtol=1e-15,
+                            ftol=1e-15, gtol=1e-15)
+    return fit @ [1.0, 2.0] + half + curve @ [0.5, 1.0]
 
 
 def test_bounds_that_move_with_the_parameters_save_and_replay_bitwise(tmp_path):
@@ -490,6 +493,10 @@ def test_bounds_that_move_with_the_parameters_save_and_replay_bitwise(tmp_path):
     for t in (tape, loaded):
         with pytest.raises(adsim.UnsupportedOperation, match="least_squares lies on its bounds"):
             t.forward(far)
+    with pytest.raises(adsim.UnsupportedOperation, match="curve_fit lies on its bounds"):
+        adsim.grad(lambda q: so.curve_fit(lambda t, a, k: a * np.exp(-k * t), TIMES, COUNTS,
+                                          p0=[5.0, 0.5], bounds=([0.0, 0.0], [np.inf, q[1]]))
+                   [0] @ q)(far)
 
 
 def test_altered_parameters_of_bounds_are_refused():
