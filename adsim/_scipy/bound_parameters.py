@@ -1,13 +1,16 @@
-"""Bounds of an unconstrained solve (``least_squares``, ``minimize_scalar``,
-``fmin_l_bfgs_b``, ``fmin_tnc``, a ``minimize`` method that ignores
-them...) that read active values.
+"""Bounds of an unconstrained solve (``least_squares``, ``curve_fit``,
+``minimize_scalar``, ``fmin_l_bfgs_b``, ``fmin_tnc``, a ``minimize``
+method that ignores them...) and brackets (``brentq`` and its kin,
+``root_scalar``, ``minimize_scalar``) that read active values.
 
 Where such a solve is differentiated through its first-order conditions
 (adsim/_scipy/solver_calls.py) the solution lies off its bounds, so it
 does not move with them, but each replay must give SciPy the bounds at
 its own parameters, and check the solution against those: frozen at the
 recording, a bound that has moved past the solution would go unseen (a
-silent wrong result). So each active value in the bounds is one more
+silent wrong result; a bracket frozen so finds a root where the
+program's own bracket holds none, or another root). So each active value
+in the bounds or a bracket is one more
 parameter of the solution op, whose equations ignore it (its derivative
 is zero, off the bounds), and the call holds a :class:`Parameter` in its
 place, which :func:`substituted` fills in at each solve. A tape file
@@ -19,7 +22,14 @@ from scipy.optimize import Bounds
 
 from .._active import Active
 
-__all__ = ["Parameter", "parametrised", "substituted"]
+__all__ = ["MOVING", "Parameter", "markers", "parametrised", "substituted"]
+
+MOVING = ("bounds", "a", "b", "bracket")
+"""The arguments of a solve that may read active values the solution does
+not move with, but SciPy must be given at each solve's own values: bounds
+(the solution lies off them) and brackets (the root or minimum lies
+inside them; brentq and its kin's ``a`` and ``b``, ``root_scalar``'s and
+``minimize_scalar``'s ``bracket``)."""
 
 
 class Parameter:

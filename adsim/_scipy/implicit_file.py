@@ -35,6 +35,7 @@ import numpy as np
 from .._filefields import json_data
 from .._nesting.nested import RecordingInner
 from .._record.creation import suspended
+from .bound_parameters import substituted
 from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
@@ -88,7 +89,7 @@ class SavedCall:
         of a bracket (a bracketing solver evaluates them at every solve, so
         their branches are recorded too); one that cannot be recorded keeps
         running as the program's function, not saved."""
-        points = [x] + _bracket_ends(self.arguments)
+        points = [x] + _bracket_ends(substituted(self.arguments, values))
         try:
             inners = [(_function_inner(self.system), False)] + \
                 [(inner, name in TAKE_A_VECTOR) for name, inner in self.derivatives.items()]
@@ -112,7 +113,10 @@ def _bracket_ends(arguments):
     if any(p is None for p in bracket):
         given = arguments.get("bracket")
         bracket = [] if given is None else list(np.ravel(np.asarray(given, dtype=object)))
-    return [float(p) for p in bracket if isinstance(p, (int, float, np.integer, np.floating))
+    # (an end that moves with the parameters is a 0-d array, bound_parameters.py)
+    return [float(p) for p in bracket if (isinstance(p, (int, float, np.integer, np.floating))
+                                          or (isinstance(p, np.ndarray) and p.ndim == 0
+                                              and p.dtype.kind in "iuf"))
             and not isinstance(p, bool) and np.isfinite(p)]
 
 

@@ -29,7 +29,7 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
-from .bound_parameters import parametrised, substituted
+from .bound_parameters import MOVING, markers, parametrised, substituted
 from .callbacks import CallbackWatch
 from .implicit import Equations, Stationarity
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
@@ -479,11 +479,13 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
-    # bounds reading active values: parameters of the solve, given to SciPy
-    # at each solve's own values (adsim/_scipy/bound_parameters.py)
+    # bounds and brackets reading active values: parameters of the solve,
+    # given to SciPy at each solve's own values (adsim/_scipy/bound_parameters.py)
     bound_leaves = []
-    if spec.check is not None and _reads_active_bounds(arguments.get("bounds")):
-        call["bounds"], bound_leaves = parametrised(arguments["bounds"], len(positions))
+    for key in MOVING:
+        if key in arguments and _reads_active_bounds(arguments[key]):
+            call[key], leaves = parametrised(arguments[key], len(positions) + len(bound_leaves))
+            bound_leaves += leaves
 
     def with_params(values):
         full = list(args)
@@ -514,7 +516,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     def solve(x_start, values):
         this = substituted(call, values)
-        if bound_leaves:
+        if spec.start and spec.check is not None and markers(call["bounds"]):
             x_start = within_bounds(solver, this["bounds"], x_start)
         x, raw = run_solver(solver, spec, original, this, x0.shape, functions_at(values),
                             takes_args, x_start)

@@ -91,7 +91,8 @@ def read_solution(state, tapes):
     takes_args = "args" in signature.parameters
     call = dict(arguments)
 
-    moving = bool(markers(arguments))          # bounds that move with the parameters
+    # bounds that move with the parameters (adsim/_scipy/bound_parameters.py)
+    moving = spec.start and "bounds" in call and bool(markers(call["bounds"]))
 
     def solve(x_start, values):
         this = substituted(call, values)

@@ -504,3 +504,32 @@ def test_altered_parameters_of_bounds_are_refused():
         state["arguments"]["encoded"]["dict"]["bounds"]["tuple"][1][1] = {"parameter": 7}
     with pytest.raises(adsim.TapeFileError, match=r"name parameters \[7\] of its 2"):
         tapefile.loads(altered(decay_fit, (1.0, 1.5), "adsim.implicit_solution", change))
+
+
+def bracketed(p):
+    """brentq, root_scalar and minimize_scalar (Brent) with a bracket
+    ending at p[1]: a cubic with roots at p[0], 3 and -1, a cube root, a
+    quartic well."""
+    r = so.brentq(lambda t: (t - p[0]) * (t - 3.0) * (t + 1.0), 0.0, p[1], xtol=1e-14)
+    s = so.root_scalar(lambda t: t ** 3 - p[0], bracket=[0.0, p[1]], xtol=1e-14).root
+    m = so.minimize_scalar(lambda t: (t - p[0]) ** 2 + 0.1 * t ** 4, bracket=(0.0, p[1]),
+                           tol=1e-12).x
+    return r + 2.0 * s + 3.0 * m
+
+
+def test_brackets_that_move_with_the_parameters_save_and_replay_bitwise(tmp_path):
+    """Where the bracket of the recording still held a root, the program's
+    own bracket (0, 3.5) holds the roots at 1 and 3, so brentq raises:
+    so do the tape and the loaded one, instead of the root at 1."""
+    p = np.array([1.0, 2.0])
+    tape = assert_saved_like_original(bracketed, p, [p, np.array([1.2, 2.5])], tmp_path,
+                                      "adsim.implicit_solution", step=1e-3, rtol=1e-5,
+                                      atol=1e-6)
+    assert tape.gradient(p)[1] == 0.0
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    far = np.array([1.0, 3.5])
+    with pytest.raises(ValueError, match="different signs"):
+        bracketed(far)
+    for t in (tape, loaded):
+        with pytest.raises(ValueError, match="different signs"):
+            t.forward(far)
