@@ -27,12 +27,11 @@ SciPy calls their tapes too; those SciPy calls with x and a vector
 functions of ``(x, vector, *parameters)``, first at a vector of ones
 (:func:`adsim._scipy.implicit_file.probe`). An objective returning its
 gradient too (``jac=True``) is recorded as two functions, its value and
-the gradient it returns, whose tapes SciPy is given as the pair. Not
-saved, with the reason: a custom method (a ``callback`` is left out, as
-adsim/_scipy/callbacks.py says),
-a sparse constraint matrix other than a float64 CSR, CSC or COO one,
-more than DENSE_UP_TO unknowns,
-and a function that could not be recorded.
+the gradient it returns, whose tapes SciPy is given as the pair. A
+``callback`` is left out (adsim/_scipy/callbacks.py). Not saved, with
+the reason: a custom method, a sparse constraint matrix other than a
+float64 CSR, CSC or COO one, more than DENSE_UP_TO unknowns, and a
+function that could not be recorded.
 """
 import numpy as np
 

@@ -376,6 +376,7 @@ def _bounds_check(solver, bounds, within=0.0):
 # ---- the call ----------------------------------------------------------------------
 
 def _reads_active_bounds(bounds):
+    """Whether bounds (a Bounds, pairs, a pair) or a bracket read active values."""
     from scipy.optimize import Bounds
     if isinstance(bounds, Bounds):
         bounds = (bounds.lb, bounds.ub)
