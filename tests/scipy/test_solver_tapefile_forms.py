@@ -9,11 +9,10 @@ sparse constraint matrices (CSR, CSC, COO), saved in their own form;
 callbacks, left out of the file (a callback cannot shape a result adsim
 differentiates: one that stops the solver makes it SolverNotConverged);
 bounds of an unconstrained solve that move with the parameters, given to
-SciPy and checked at each solve's own values.
-Each tape saved and loaded replays bitwise
-like the original (values, gradients, Hessian-vector products), its
-gradient agrees with central differences, and an altered file is refused
-by name."""
+SciPy and checked at each solve's own values (brackets too). Each tape
+saved and loaded replays bitwise like the original (values, gradients,
+Hessian-vector products), its gradient agrees with central differences,
+and an altered file is refused by name."""
 import functools
 import json
 
