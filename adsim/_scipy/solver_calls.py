@@ -465,28 +465,24 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}
     call.pop("kwargs", None) if keywords else None
-    if not positions:        # nothing the solution depends on is active
+    moving = [key for key in MOVING if key in arguments and _reads_active_bounds(arguments[key])]
+    if not positions and not moving:     # nothing the solve depends on is active
         leak = _Leak(solver)
         call.update({name: leak.watched(f) for name, f in zip(names, functions)})
         if takes_args:
             call["args"] = args
-        if spec.check is None or not _reads_active_bounds(arguments.get("bounds")):
-            return leak.run(lambda: original(**call))
-        # only the bounds are active: the solution does not move with them
-        # as long as it is off them, which the check makes sure of
-        raw, x, _, _ = leak.run(lambda: spec.run(original, call))
-        spec.check(np.asarray(x, dtype=float), arguments["bounds"])
-        return raw
+        return leak.run(lambda: original(**call))
+    # (where only bounds or a bracket are active, the solution does not move
+    # with them, but it is an op, so that each replay solves within its own)
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
     # bounds and brackets reading active values: parameters of the solve,
     # given to SciPy at each solve's own values (adsim/_scipy/bound_parameters.py)
     bound_leaves = []
-    for key in MOVING:
-        if key in arguments and _reads_active_bounds(arguments[key]):
-            call[key], leaves = parametrised(arguments[key], len(positions) + len(bound_leaves))
-            bound_leaves += leaves
+    for key in moving:
+        call[key], leaves = parametrised(arguments[key], len(positions) + len(bound_leaves))
+        bound_leaves += leaves
 
     def with_params(values):
         full = list(args)

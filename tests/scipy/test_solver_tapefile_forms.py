@@ -532,3 +532,19 @@ def test_brackets_that_move_with_the_parameters_save_and_replay_bitwise(tmp_path
     for t in (tape, loaded):
         with pytest.raises(ValueError, match="different signs"):
             t.forward(far)
+
+
+def test_a_solve_whose_bounds_alone_move_solves_again_at_each_replay():
+    """The solution (1) does not depend on the parameters, only its bound
+    p[0] does: still an op, so a replay whose bound cuts the solution
+    refuses it by name instead of replaying 1."""
+    def f(p):
+        return so.least_squares(lambda z: z - 1.0, [0.5], bounds=(0.0, p[0])).x[0] + p[1]
+    p = np.array([2.0, 1.0])
+    tape = adsim.record(f, p)
+    np.testing.assert_array_equal(tape.gradient(p), [0.0, 1.0])
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    assert loaded.forward(p * 1.1) == tape.forward(p * 1.1)
+    for t in (tape, loaded):
+        with pytest.raises(adsim.UnsupportedOperation, match="least_squares lies on its bounds"):
+            t.forward(np.array([0.5, 1.0]))
