@@ -5,8 +5,11 @@ and in one that loaded it, from the same warm start, so saved, loaded and
 unpickled tapes replay bitwise like the original (second derivatives
 too), with derivatives that agree with central differences; the function
 taking a branch none of its tapes holds raises BranchChanged in a loaded
-tape; calls given Python derivatives, and functions that cannot be
-recorded are refused by name; altered descriptions raise TapeFileError.
+tape; derivatives given as Python code are saved as tapes too (those of
+x and a vector, callbacks and moving bounds:
+tests/scipy/test_solver_tapefile_forms.py); a custom method and functions
+that cannot be recorded are refused by name; altered descriptions raise
+TapeFileError.
 least_squares, leastsq and curve_fit save the tapes of their residual
 vectors."""
 import json
