@@ -98,6 +98,7 @@ class _Problem:
         self.first_of = first_of
         self.groups = [args if isinstance(args, tuple) else (args,)]   # as SciPy wraps it
         self.functions = []          # (callable, group)
+        self.names = {}              # index -> what a derivative given as code is
         self.data = []
         self.fun = self.function(fun, 0)
         self.pieces = []             # _Piece
@@ -108,8 +109,12 @@ class _Problem:
         self.with_vector = {}
         self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
 
-    def function(self, f, group):
+    def function(self, f, group, name=None):
+        """Index of ``f`` (taking the extra arguments of ``group``); ``name``
+        says which derivative it is, for messages."""
         self.functions.append((f, group))
+        if name is not None:
+            self.names[len(self.functions) - 1] = name
         return len(self.functions) - 1
 
     def datum(self, v):
@@ -161,7 +166,8 @@ def _describe_constraint(problem, c):
                 f"adsim: a constraint's 'type' must be 'eq' or 'ineq', not {kind!r}")
         group = problem.group(c.get("args", ()))
         fun = problem.function(c["fun"], group)
-        jac = problem.function(c["jac"], group) if callable(c.get("jac")) else None
+        jac = problem.function(c["jac"], group, "a constraint's jac") \
+            if callable(c.get("jac")) else None
         lb = problem.datum(0.0)
         ub = problem.datum(0.0 if kind == "eq" else np.inf)
 
@@ -174,8 +180,10 @@ def _describe_constraint(problem, c):
     if isinstance(c, NonlinearConstraint):
         alone = problem.group(())          # its functions take x alone
         fun = problem.function(c.fun, alone)
-        jac = problem.function(c.jac, alone) if callable(c.jac) else None
-        hess = problem.function(c.hess, alone) if callable(c.hess) else None
+        jac = problem.function(c.jac, alone, "a NonlinearConstraint's jac") \
+            if callable(c.jac) else None
+        hess = problem.function(c.hess, alone, "a NonlinearConstraint's hess") \
+            if callable(c.hess) else None
         if hess is not None:                # hess(x, v): of the multipliers too
             problem.with_vector[hess] = fun
         lb, ub = problem.datum(c.lb), problem.datum(c.ub)
@@ -221,7 +229,7 @@ def _minimize(a, original):
     problem = _Problem(a["fun"], a.get("args", ()), a.get("jac") is True)
     for name in ("jac", "hess", "hessp"):
         if callable(a.get(name)):
-            problem.hooks[name] = problem.function(a[name], 0)
+            problem.hooks[name] = problem.function(a[name], 0, f"{name}=")
     if "hessp" in problem.hooks:
         problem.with_vector[problem.hooks["hessp"]] = None
     constraints, bounds = _honoured(a)
@@ -263,7 +271,7 @@ def _fmin_slsqp(a, original):
     from scipy.optimize._slsqp_py import _minimize_slsqp
     problem = _Problem(a["func"], a.get("args", ()), False)
     if callable(a.get("fprime")):
-        problem.hooks["jac"] = problem.function(a["fprime"], 0)
+        problem.hooks["jac"] = problem.function(a["fprime"], 0, "fprime=")
     kinds = [("eq", f) for f in a.get("eqcons", ())] + [("ineq", f) for f in a.get("ieqcons", ())]
     if a.get("f_eqcons"):
         kinds.append(("eq", a["f_eqcons"], a.get("fprime_eqcons")))
@@ -271,7 +279,8 @@ def _fmin_slsqp(a, original):
         kinds.append(("ineq", a["f_ieqcons"], a.get("fprime_ieqcons")))
     for kind, fun, *jac in kinds:                    # sharing the objective's args
         index = problem.function(fun, 0)
-        jac = problem.function(jac[0], 0) if jac and callable(jac[0]) else None
+        jac = problem.function(jac[0], 0, "a constraint's Jacobian") \
+            if jac and callable(jac[0]) else None
         problem.pieces.append(_Piece(fun=index, lb=problem.datum(0.0),
                                      ub=problem.datum(0.0 if kind == "eq" else np.inf),
                                      given=_slsqp_dict(kind, index, jac)))

@@ -99,7 +99,7 @@ class SavedConstrained:
         that cannot be recorded keeps the call on the program's code."""
         if self.recorded or self.why_not is not None:
             return
-        outputs = {}
+        outputs, inner = {}, None
         try:
             with suspended():
                 for i, inner in self.inners.items():     # constraints before their hess
@@ -110,7 +110,8 @@ class SavedConstrained:
                     outputs[i] = inner.run(head + list(values), lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
-            self.why_not = f"a function could not be recorded: {type(err).__name__}: {why}"
+            self.why_not = f"a function could not be recorded ({inner.name}): " \
+                f"{type(err).__name__}: {why}"
             return
         self.recorded = True
 
@@ -163,7 +164,8 @@ def _described_as(problem, k, i):
         return f"constraint function {k}", (-1,)
     if problem.first_of and i == paired(problem)[1]:
         return "the gradient the objective returns (jac=True)", None
-    return f"derivative {k - constraints} (given as Python code)", None
+    return f"derivative {k - constraints}, {problem.names.get(i, 'given as Python code')}", \
+        None
 
 
 def saved_constrained(solver, arguments, problem, positions, python, n):

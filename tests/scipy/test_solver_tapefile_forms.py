@@ -149,6 +149,20 @@ def test_portfolios_given_hessp_and_a_constraint_hess_save_and_replay_bitwise(tm
     assert tape.forward(p) == pytest.approx(portfolio(p), rel=1e-9)
 
 
+def test_a_constraint_hess_that_cannot_be_recorded_is_refused_by_name(tmp_path):
+    """A hess returning a sparse matrix of active values cannot be recorded
+    as a tape; the refusal names the function."""
+    def f(p):
+        disk = NonlinearConstraint(lambda z: z @ z, 0.0, 1.0, jac=lambda z: 2.0 * z[None, :],
+                                   hess=lambda z, v: sps.csr_matrix(2.0 * v[0] * np.eye(2)))
+        return so.minimize(lambda z: np.sum((z - p) ** 2), [0.5, 0.5], method="trust-constr",
+                           constraints=disk, options={"gtol": 1e-10}).x @ [1.0, 2.0]
+    tape = adsim.record(f, np.array([1.5, 0.7]))
+    with pytest.raises(adsim.TapeCopyError,
+                       match=r"could not be recorded \(derivative 2, a NonlinearConstraint's hess\)"):
+        tape.save(tmp_path / "solve.adtape")
+
+
 @pytest.mark.parametrize("f,kind,change,message", [
     (logistic_fit, "adsim.implicit_solution",
      lambda st: st.update(derivatives=st["derivatives"][::-1]),
