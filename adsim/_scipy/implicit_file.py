@@ -90,18 +90,20 @@ class SavedCall:
         their branches are recorded too); one that cannot be recorded keeps
         running as the program's function, not saved."""
         points = [x] + _bracket_ends(substituted(self.arguments, values))
+        inners = [("its function", _function_inner(self.system), False)] + \
+            [(f"its {name}=", inner, name in TAKE_A_VECTOR)
+             for name, inner in self.derivatives.items()]
+        which = inners[0][0]
         try:
-            inners = [(_function_inner(self.system), False)] + \
-                [(inner, name in TAKE_A_VECTOR) for name, inner in self.derivatives.items()]
             with suspended():
                 for point in points:
                     point = np.reshape(np.asarray(point, dtype=float), -1)
-                    for inner, with_vector in inners:
+                    for which, inner, with_vector in inners:
                         head = [point, probe(point.size)] if with_vector else [point]
                         inner.run(head + list(values), lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
-            self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
+            self.why_not = f"{which} could not be recorded: {type(err).__name__}: {why}"
             return
         self.recorded = True
 

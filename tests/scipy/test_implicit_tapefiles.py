@@ -269,13 +269,13 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
 
 @pytest.mark.parametrize("solve,why", [
     (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
-     "could not be recorded: ActiveValueLeak"),
+     "its function could not be recorded: ActiveValueLeak"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            method=lambda fun, x0, args=(), **kw: so.minimize(fun, x0, args)).x,
      "method= is Python code"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            jac=lambda z: 2.0 * (z - p) + 0.0 * float(z[0])).x,
-     "could not be recorded")])
+     "its jac= could not be recorded")])
 def test_solves_tape_files_cannot_hold_say_why(solve, why, tmp_path):
     tape = adsim.record(lambda p: np.sum(solve(p)), P)
     assert tape.forward(P * 1.1) == pytest.approx(np.sum(solve(P * 1.1)), rel=1e-6)
