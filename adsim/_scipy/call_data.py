@@ -2,15 +2,20 @@
 the keyword arguments of a constrained minimiser
 (adsim/_scipy/constrained_file.py) and those of other solvers that plain
 JSON cannot hold (adsim/_scipy/implicit_file.py): non-finite limits,
-tuples, arrays, ``Bounds`` and constraint objects. The tape format
+tuples, arrays, ``Bounds`` and constraint objects, sparse constraint
+matrices in CSR, CSC or COO form, and the parameters of the solve that
+bounds hold (adsim/_scipy/bound_parameters.py). The tape format
 (docs/tape-format.md) describes the marks."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import BFGS, SR1, Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
 from .._filefields import json_data
+from .arrays import now
+from .bound_parameters import Parameter, _BoundsOf, markers
 
 __all__ = ["decoded", "encoded"]
 
@@ -24,33 +29,95 @@ _OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
     # initialises them at each solve, so their options are all they hold
     "BFGS": (BFGS, ("exception_strategy", "min_curvature", "init_scale")),
     "SR1": (SR1, ("min_denominator", "init_scale"))}
-_MARKERS = {"function", "float", "array", "tuple", "dict", *_OBJECTS}
+_MARKERS = {"function", "float", "array", "tuple", "dict", "sparse", "parameter", *_OBJECTS}
+
+# sparse constraint matrices, kept in their own form (a loaded solve's SciPy
+# then multiplies with the same arrays, bitwise alike): class -> its arrays
+_SPARSE = {cls.__name__: (cls, ("data", "row", "col") if "coo" in cls.__name__
+                          else ("data", "indices", "indptr"))
+           for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array,
+                       sp.csc_array, sp.coo_array)}
 
 
 
-def encoded(value, what):
+def encoded(value, what, plain=False):
     """``value`` as JSON data, every dict, tuple, array and constraint
     object marked (``{"tuple": [...]}``), a float that is not finite as
     ``{"float": "inf"}`` and a function as ``{"function": its name}`` (its
-    tapes are saved apart). TypeError for anything else."""
+    tapes are saved apart). An active array is TypeError, or with ``plain``
+    the array of its value now (where the reader takes the parameters of
+    the solve from the tape, or the solve does not depend on it: a start).
+    TypeError for anything else."""
     if isinstance(value, Active):
-        raise TypeError(f"{what} holds an active array")
+        if not plain:
+            raise TypeError(f"{what} holds an active array")
+        value = np.array(now(value), dtype=float)
+
+    def inner(v):
+        return encoded(v, what, plain)
+    if isinstance(value, Parameter):
+        return {"parameter": value.index}
+    if isinstance(value, _BoundsOf):
+        return {"Bounds": {f: inner(getattr(value, f)) for f in _OBJECTS["Bounds"][1]}}
     for name, (cls, fields) in _OBJECTS.items():
         if type(value) is cls:
-            return {name: {f: encoded(getattr(value, f), what) for f in fields}}
+            return {name: {f: inner(getattr(value, f)) for f in fields}}
     if callable(value) and not isinstance(value, type):
         return {"function": str(getattr(value, "__name__", "function"))}
+    if sp.issparse(value):
+        return {"sparse": _sparse_fields(value, what)}
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         return {"float": repr(float(value))}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return {"array": encoded(value.tolist(), what)}
+        return {"array": inner(value.tolist())}
     if isinstance(value, tuple):
-        return {"tuple": [encoded(v, what) for v in value]}
+        return {"tuple": [inner(v) for v in value]}
     if isinstance(value, list):
-        return [encoded(v, what) for v in value]
+        return [inner(v) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"dict": {k: encoded(v, what) for k, v in value.items()}}
+        return {"dict": {k: inner(v) for k, v in value.items()}}
     return json_data(value, what)
+
+
+def _sparse_fields(matrix, what):
+    name = type(matrix).__name__
+    if name not in _SPARSE or matrix.dtype != np.float64:
+        raise TypeError(f"{what} holds a sparse {name} of {matrix.dtype}, which a tape file "
+                        f"keeps only as a float64 CSR, CSC or COO matrix or array: convert it "
+                        f"(A.tocsr().astype(float)) before the call")
+    fields = {"type": name, "shape": list(matrix.shape)}
+    for field in _SPARSE[name][1]:
+        values = getattr(matrix, field)
+        fields[field] = encoded(values.tolist(), what) if field == "data" else values.tolist()
+    return fields
+
+
+def _sparse(fields):
+    """The sparse matrix :func:`_sparse_fields` wrote, its arrays checked
+    against its shape; ValueError for anything else."""
+    name = fields.get("type")
+    if name not in _SPARSE:
+        raise ValueError(f"a sparse matrix is one of {sorted(_SPARSE)}, not {name!r}")
+    cls, arrays = _SPARSE[name]
+    shape = fields.get("shape")
+    if set(fields) != {"type", "shape", *arrays} or not isinstance(shape, list) or \
+            len(shape) != 2 or not all(type(k) is int and 0 <= k < 1 << 31 for k in shape) or \
+            not all(isinstance(fields[a], list) for a in arrays) or \
+            not all(type(i) is int for a in arrays[1:] for i in fields[a]):
+        raise ValueError(f"a sparse {name} has its shape (two sizes) and the integer arrays "
+                         f"{list(arrays[1:])} beside its data")
+    data = np.array(decoded(fields["data"]), dtype=float)
+    index = [np.array(fields[a], dtype=np.int64) for a in arrays[1:]]
+    try:
+        if "coo" in name:
+            matrix = cls((data, tuple(index)), shape=tuple(shape))
+        else:
+            matrix = cls((data, index[0], index[1]), shape=tuple(shape))
+            matrix.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as err:
+        raise ValueError(f"a sparse {name} whose arrays do not fit its shape {shape}: "
+                         f"{err}") from err
+    return matrix
 
 
 def _no_code(*args, **kwargs):
@@ -77,6 +144,14 @@ def decoded(value):
         return float(inner)
     if marker == "array":
         return np.array(decoded(inner), dtype=float)
+    if marker == "parameter":
+        if type(inner) is not int or inner < 0:
+            raise ValueError(f"a parameter is the index of one, not {inner!r}")
+        return Parameter(inner)
+    if marker == "sparse":
+        if not isinstance(inner, dict):
+            raise ValueError("a sparse matrix holds named fields")
+        return _sparse(inner)
     if marker == "tuple":
         if not isinstance(inner, list):
             raise ValueError("a tuple is a list of arguments")
@@ -89,4 +164,6 @@ def decoded(value):
     cls, names = _OBJECTS[marker]
     if set(fields) != set(names):
         raise ValueError(f"a {marker} has the fields {list(names)}, not {sorted(fields)}")
+    if marker == "Bounds" and markers(fields):       # filled in at each solve
+        return _BoundsOf(**fields)
     return cls(**fields)

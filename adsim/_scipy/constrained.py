@@ -44,6 +44,7 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
+from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
 from .implicit import Stationarity, _Recorded
 from .solution_op import ImplicitSolution
@@ -97,15 +98,23 @@ class _Problem:
         self.first_of = first_of
         self.groups = [args if isinstance(args, tuple) else (args,)]   # as SciPy wraps it
         self.functions = []          # (callable, group)
+        self.names = {}              # index -> what a derivative given as code is
         self.data = []
         self.fun = self.function(fun, 0)
         self.pieces = []             # _Piece
         self.hooks = {}              # where each given function goes back: name -> index
-        self.with_vector = set()     # functions SciPy calls with x and a vector (hessp)
+        # functions SciPy calls with x and a vector: index -> the function
+        # whose values the vector matches (a constraint's hess: its
+        # multipliers), or None (hessp: x itself)
+        self.with_vector = {}
         self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
 
-    def function(self, f, group):
+    def function(self, f, group, name=None):
+        """Index of ``f`` (taking the extra arguments of ``group``); ``name``
+        says which derivative it is, for messages."""
         self.functions.append((f, group))
+        if name is not None:
+            self.names[len(self.functions) - 1] = name
         return len(self.functions) - 1
 
     def datum(self, v):
@@ -157,7 +166,8 @@ def _describe_constraint(problem, c):
                 f"adsim: a constraint's 'type' must be 'eq' or 'ineq', not {kind!r}")
         group = problem.group(c.get("args", ()))
         fun = problem.function(c["fun"], group)
-        jac = problem.function(c["jac"], group) if callable(c.get("jac")) else None
+        jac = problem.function(c["jac"], group, "a constraint's jac") \
+            if callable(c.get("jac")) else None
         lb = problem.datum(0.0)
         ub = problem.datum(0.0 if kind == "eq" else np.inf)
 
@@ -170,10 +180,12 @@ def _describe_constraint(problem, c):
     if isinstance(c, NonlinearConstraint):
         alone = problem.group(())          # its functions take x alone
         fun = problem.function(c.fun, alone)
-        jac = problem.function(c.jac, alone) if callable(c.jac) else None
-        hess = problem.function(c.hess, alone) if callable(c.hess) else None
+        jac = problem.function(c.jac, alone, "a NonlinearConstraint's jac") \
+            if callable(c.jac) else None
+        hess = problem.function(c.hess, alone, "a NonlinearConstraint's hess") \
+            if callable(c.hess) else None
         if hess is not None:                # hess(x, v): of the multipliers too
-            problem.with_vector.add(hess)
+            problem.with_vector[hess] = fun
         lb, ub = problem.datum(c.lb), problem.datum(c.ub)
 
         def given(bound, plain):
@@ -217,9 +229,9 @@ def _minimize(a, original):
     problem = _Problem(a["fun"], a.get("args", ()), a.get("jac") is True)
     for name in ("jac", "hess", "hessp"):
         if callable(a.get(name)):
-            problem.hooks[name] = problem.function(a[name], 0)
+            problem.hooks[name] = problem.function(a[name], 0, f"{name}=")
     if "hessp" in problem.hooks:
-        problem.with_vector.add(problem.hooks["hessp"])
+        problem.with_vector[problem.hooks["hessp"]] = None
     constraints, bounds = _honoured(a)
     problem.pieces = [_describe_constraint(problem, c) for c in constraints]
     bound_piece = _describe_bounds(problem, bounds) if bounds is not None else None
@@ -245,7 +257,10 @@ def _minimize(a, original):
         if "bounds" in a:
             call["bounds"] = bound_piece.given(bound, plain) if bound_piece else \
                 plain_value(a["bounds"])
-        res = original(**call)
+        stops = CallbackWatch("minimize")
+        if "callback" in call:
+            call["callback"] = stops.watched(call["callback"])
+        res = stops.run(lambda: original(**call))
         if "barrier_parameter" in res:   # trust-constr: inequalities keep a slack of about it
             problem.tolerance = max(ACTIVE_TOL, 10.0 * res.barrier_parameter)
         return res, res.x, bool(res.success), res.message
@@ -256,7 +271,7 @@ def _fmin_slsqp(a, original):
     from scipy.optimize._slsqp_py import _minimize_slsqp
     problem = _Problem(a["func"], a.get("args", ()), False)
     if callable(a.get("fprime")):
-        problem.hooks["jac"] = problem.function(a["fprime"], 0)
+        problem.hooks["jac"] = problem.function(a["fprime"], 0, "fprime=")
     kinds = [("eq", f) for f in a.get("eqcons", ())] + [("ineq", f) for f in a.get("ieqcons", ())]
     if a.get("f_eqcons"):
         kinds.append(("eq", a["f_eqcons"], a.get("fprime_eqcons")))
@@ -264,7 +279,8 @@ def _fmin_slsqp(a, original):
         kinds.append(("ineq", a["f_ieqcons"], a.get("fprime_ieqcons")))
     for kind, fun, *jac in kinds:                    # sharing the objective's args
         index = problem.function(fun, 0)
-        jac = problem.function(jac[0], 0) if jac and callable(jac[0]) else None
+        jac = problem.function(jac[0], 0, "a constraint's Jacobian") \
+            if jac and callable(jac[0]) else None
         problem.pieces.append(_Piece(fun=index, lb=problem.datum(0.0),
                                      ub=problem.datum(0.0 if kind == "eq" else np.inf),
                                      given=_slsqp_dict(kind, index, jac)))
@@ -278,13 +294,14 @@ def _fmin_slsqp(a, original):
         cons = tuple(p.given(bound, plain) for p in problem.pieces[:n_constraints])
         bounds_given = problem.pieces[-1].given(bound, plain) \
             if len(problem.pieces) > n_constraints else bounds
-        res = _minimize_slsqp(
+        stops = CallbackWatch("fmin_slsqp")
+        res = stops.run(lambda: _minimize_slsqp(
             bound[problem.fun], np.reshape(x_start, x_shape), (),
             jac=bound[problem.hooks["jac"]] if "jac" in problem.hooks else None,
             bounds=bounds_given, constraints=cons, maxiter=a.get("iter", 100),
             ftol=a.get("acc", 1e-6), iprint=a.get("iprint", 1),
             disp=a.get("iprint", 1) != 0, eps=a.get("epsilon", 1.4901161193847656e-08),
-            callback=a.get("callback"))
+            callback=stops.watched(a.get("callback"))))
         return res, res.x, bool(res.success), res.message
 
     def answer(res, x):
@@ -319,12 +336,13 @@ def _fmin_cobyla(a, original):
             given=lambda bound, plain, index=index: NonlinearConstraint(bound[index], 0, np.inf)))
 
     def run(bound, plain, x_start):
-        res = _minimize_cobyla(
+        stops = CallbackWatch("fmin_cobyla")
+        res = stops.run(lambda: _minimize_cobyla(
             bound[problem.fun], np.reshape(x_start, x_shape), (),
             constraints=[p.given(bound, plain) for p in problem.pieces],
             rhobeg=a.get("rhobeg", 1.0), tol=a.get("rhoend", 1e-4), disp=a.get("disp"),
             maxiter=a.get("maxfun", 1000), catol=a.get("catol", 2e-4),
-            callback=a.get("callback"))
+            callback=stops.watched(a.get("callback"))))
         if a.get("disp") and not res["success"]:
             print(f"COBYLA failed to find a solution: {res.message}")
         return res, res.x, bool(res.success), res.message
@@ -483,8 +501,8 @@ def constrained_call(solver, original, arguments):
                 out[i] = np.asarray(plain_value(out[i]), dtype=float)
         return tuple(out)
 
-    def python(i, x, values):
-        return functions[i](np.reshape(x, x_shape), *full(values))
+    def python(i, x, values, vector=()):
+        return functions[i](np.reshape(x, x_shape), *vector, *full(values))
 
     saved = saved_constrained(solver, arguments, problem, positions, python, x0.size)
 

@@ -26,12 +26,13 @@ from .._active import Active
 from .._np.core import active_leaves
 from ..api import jacobian
 from ..errors import UnsupportedOperation
-from .solver_calls import Spec, differentiated_solve, plain_value
+from .solver_calls import Spec, _bounds_check, differentiated_solve, plain_value
 
 __all__ = ["fit_curve", "fit_spec", "fitter"]
 
 # curve_fit's arguments passed on unchanged to SciPy's run on the residual
-_PASSED_ON = ("absolute_sigma", "bounds", "method", "check_finite")
+# (its bounds too, as an argument of their own: they may move with the parameters)
+_PASSED_ON = ("absolute_sigma", "method", "check_finite")
 
 
 def fit_curve(original, arguments):
@@ -48,7 +49,7 @@ def fit_curve(original, arguments):
     options = {k: plain_value(arguments[k]) for k in _PASSED_ON if k in arguments}
     # SciPy's solver options (maxfev, ftol, ...) arrive through **kwargs
     known = {"f", "xdata", "ydata", "p0", "sigma", "jac", "full_output", "nan_policy",
-             *_PASSED_ON}
+             "bounds", *_PASSED_ON}
     options.update({k: v for k, v in arguments.items() if k not in known})
 
     def residual(p, xdata, ydata, sigma):
@@ -60,6 +61,8 @@ def fit_curve(original, arguments):
     # the fit's data (m, options) are arguments of the call, so a tape file holds them
     problem = {"fun": residual, "x0": p0, "args": (xdata, ydata, sigma), "m": m,
                "options": options}
+    if arguments.get("bounds") is not None:
+        problem["bounds"] = arguments["bounds"]
     if callable(user_jac):
         problem["jac"] = residual_jacobian
     elif user_jac is not None:
@@ -80,15 +83,20 @@ def fit_curve(original, arguments):
 
 
 def fitter(original):
-    """``fit(fun, x0, jac, args, m, options)``: SciPy's curve_fit
+    """``fit(fun, x0, jac, args, m, options, bounds)``: SciPy's curve_fit
     (``original``) run on the residual ``fun`` (a function of p and
-    ``args``, ``m`` numbers) fitted to zeros, with curve_fit's ``options``."""
-    def fit(fun, x0, jac=None, args=(), m=0, options=None):
+    ``args``, ``m`` numbers) fitted to zeros, with curve_fit's ``options``
+    and ``bounds`` (files written before bounds were an argument of their
+    own hold them among the options)."""
+    def fit(fun, x0, jac=None, args=(), m=0, options=None, bounds=None):
         def model(_, *p):
             return fun(np.asarray(p), *args)
         model_jac = (lambda _, *p: jac(np.asarray(p), *args)) if callable(jac) else jac
+        options = dict(options or {})
+        if bounds is not None:
+            options["bounds"] = bounds
         return original(model, np.zeros(m), np.zeros(m), p0=x0, jac=model_jac,
-                        full_output=True, **(options or {}))
+                        full_output=True, **options)
     return fit
 
 
@@ -102,7 +110,7 @@ def fit_spec(a):
         return raw, raw[0], True, ""
     n = int(np.size(a["x0"]))
     return Spec("least_squares", "fun", "x0", (n,), run, lambda raw, x: (x,) + raw[1:],
-                lifted=("jac",))
+                lifted=("jac",), check=_bounds_check("curve_fit", a.get("bounds")))
 
 
 def _as_values(out):

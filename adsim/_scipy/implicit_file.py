@@ -20,8 +20,12 @@ recorded. Its second derivatives record the ops of those tapes again
 derivatives a call gives as Python code (``jac=``, ``hess=``,
 ``fprime=``, ``Dfun=``: functions of x and the parameters; with
 ``jac=True``, the derivative the function returns with its value) are
-recorded and saved the same way, and SciPy calls their tapes too. Not saved, with
-the reason: a ``hessp=`` (of x and a vector), a ``callback`` or objects other than data
+recorded and saved the same way, and SciPy calls their tapes too; a
+``hessp=`` or ``fhess_p=`` (of x and a vector, :data:`TAKE_A_VECTOR`) is
+recorded as a function of ``(x, vector, *params)``. A ``callback`` is
+left out (adsim/_scipy/callbacks.py: it cannot shape a result adsim
+differentiates): a loaded solve runs without it. Not saved, with the
+reason: arguments that are other Python code or objects other than data
 (adsim/_scipy/call_data.py), a function that could not be recorded. A
 solve of more than DENSE_UP_TO unknowns saves too: a loaded one's sparse
 plans (adsim/_scipy/implicit.py) record the ops of its tapes again.
@@ -31,13 +35,14 @@ import numpy as np
 from .._filefields import json_data
 from .._nesting.nested import RecordingInner
 from .._record.creation import suspended
+from .bound_parameters import substituted
 from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
 from .implicit import Equations, Stationarity
 
-__all__ = ["SavedCall", "SolutionApplication", "residual_system", "saved_call",
-           "taped_functions"]
+__all__ = ["TAKE_A_VECTOR", "SavedCall", "SolutionApplication", "probe", "residual_system",
+           "saved_call", "taped_functions"]
 
 
 def residual_system(residual, n, what, inner=None):
@@ -84,17 +89,21 @@ class SavedCall:
         of a bracket (a bracketing solver evaluates them at every solve, so
         their branches are recorded too); one that cannot be recorded keeps
         running as the program's function, not saved."""
-        points = [x] + _bracket_ends(self.arguments)
+        points = [x] + _bracket_ends(substituted(self.arguments, values))
+        inners = [("its function", _function_inner(self.system), False)] + \
+            [(f"its {name}=", inner, name in TAKE_A_VECTOR)
+             for name, inner in self.derivatives.items()]
+        which = inners[0][0]
         try:
-            inners = [_function_inner(self.system), *self.derivatives.values()]
             with suspended():
                 for point in points:
-                    for inner in inners:
-                        inner.run([np.reshape(np.asarray(point, dtype=float), -1)] +
-                                  list(values), lambda tape, v: tape.forward(*v))
+                    point = np.reshape(np.asarray(point, dtype=float), -1)
+                    for which, inner, with_vector in inners:
+                        head = [point, probe(point.size)] if with_vector else [point]
+                        inner.run(head + list(values), lambda tape, v: tape.forward(*v))
         except Exception as err:          # not recordable (non-NumPy code)
             why = str(err).split(". ")[0][:200]
-            self.why_not = f"its function could not be recorded: {type(err).__name__}: {why}"
+            self.why_not = f"{which} could not be recorded: {type(err).__name__}: {why}"
             return
         self.recorded = True
 
@@ -106,12 +115,23 @@ def _bracket_ends(arguments):
     if any(p is None for p in bracket):
         given = arguments.get("bracket")
         bracket = [] if given is None else list(np.ravel(np.asarray(given, dtype=object)))
-    return [float(p) for p in bracket if isinstance(p, (int, float, np.integer, np.floating))
+    # (an end that moves with the parameters is a 0-d array, bound_parameters.py)
+    return [float(p) for p in bracket if (isinstance(p, (int, float, np.integer, np.floating))
+                                          or (isinstance(p, np.ndarray) and p.ndim == 0
+                                              and p.dtype.kind in "iuf"))
             and not isinstance(p, bool) and np.isfinite(p)]
 
 
-# derivatives SciPy calls with more than x (``hessp(x, p)``): not recorded
-_TAKE_A_VECTOR = frozenset({"hessp", "fhess_p"})
+TAKE_A_VECTOR = frozenset({"hessp", "fhess_p"})
+"""Derivatives SciPy calls with x and a vector (``hessp(x, p)``): their
+tapes take ``(x, vector, *params)``."""
+
+
+def probe(size):
+    """The vector a derivative of x and a vector is first recorded at (SciPy
+    calls its tapes with its own vectors from then on: one that leaves the
+    recorded path is recorded again where the program's code is at hand)."""
+    return np.ones(size)
 
 
 def saved_call(solver, spec, call, names, system, derivatives):
@@ -124,11 +144,9 @@ def saved_call(solver, spec, call, names, system, derivatives):
                                                f"{solver}: only root finders, fixed points, "
                                                f"minimisers and least-squares solvers are "
                                                f"saved")
-    vector = sorted(_TAKE_A_VECTOR & set(derivatives))
-    if vector:
-        return SavedCall(solver, None, system, f"it calls {vector[0]}=, a derivative given "
-                                               f"as Python code of x and a vector")
-    rest = {k: v for k, v in call.items() if k not in names and k != "args"}
+    # the callback is left out: it cannot shape a result adsim differentiates
+    # (adsim/_scipy/callbacks.py), and a loaded solve calls no Python
+    rest = {k: v for k, v in call.items() if k not in names and k not in ("args", "callback")}
     code = [k for k, v in rest.items() if callable(v)]
     if code:
         return SavedCall(solver, None, system, f"its argument {code[0]}= is Python code")
@@ -170,20 +188,22 @@ def taped_functions(spec, system, n, derivatives):
     calls, replaying the tapes of the equations (shaped as x, as SciPy
     passes it), of the objective (a number) or of the residuals (a vector)
     at the parameters ``values``; and the same for each of ``derivatives``
-    (name -> its tapes), shaped as it was recorded}."""
+    (name -> its tapes; of x and the vector for :data:`TAKE_A_VECTOR`),
+    shaped as it was recorded}."""
     shape = {"minimum": (), "least_squares": (-1,)}.get(spec.kind, spec.x_shape)
     inner = _function_inner(system)
 
-    def replay(tapes, x, values):
+    def replay(tapes, x, values, *vector):
         x = np.reshape(np.asarray(x, dtype=float), (n,))
-        return x, tapes.run([x] + list(values), lambda tape, v: tape.forward(*v))
+        vector = [np.reshape(np.asarray(v, dtype=float), (n,)) for v in vector]
+        return x, tapes.run([x, *vector] + list(values), lambda tape, v: tape.forward(*v))
 
     def at(values):
         def f(x):
             x, out = replay(inner, x, values)
             # a fixed point's tapes are of F = x - g(x): SciPy iterates g
             return np.reshape(x - out if spec.kind == "fixed_point" else out, shape)
-        functions = {name: (lambda x, tapes=tapes: replay(tapes, x, values)[1])
+        functions = {name: (lambda x, *vector, tapes=tapes: replay(tapes, x, values, *vector)[1])
                      for name, tapes in derivatives.items()}
         return {spec.function: f, **functions}
     return at

@@ -29,8 +29,10 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
+from .bound_parameters import MOVING, markers, parametrised, substituted
+from .callbacks import CallbackWatch
 from .implicit import Equations, Stationarity
-from .implicit_file import residual_system, saved_call, taped_functions
+from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
 __all__ = ["IMPLICIT", "Spec", "differentiated_solve", "plain_value"]
@@ -47,7 +49,7 @@ class Spec:
     answer(raw, x) -> the solver's return value with the active x;
     first_of: the function returns a tuple whose first item is the value
     (``jac=True``); lifted: other functions taking ``(x, *args)``;
-    check(x): refuses a solution the derivative does not hold at;
+    check(x, bounds): refuses a solution on the bounds of its solve;
     refresh(answer, at, params) -> the answer with the items that are the
     function's value at the solution or its derivatives there (``fun``,
     ``cost``, ``jac``, ``grad``) made again from ``at(x, *params)``, the
@@ -319,25 +321,42 @@ IMPLICIT = {
 
 # ---- bounds ------------------------------------------------------------------------
 
-def _bounds_check(solver, bounds, within=0.0):
-    """A check refusing a solution on one of ``bounds``, or less than
-    ``within`` from one (there the first order conditions are not ``grad f
-    = 0``); None without bounds."""
-    if bounds is None:
-        return None
+def limits(solver, bounds, shape):
+    """The lower and upper limits of ``solver``'s ``bounds`` (a Bounds, a
+    (lower, upper) pair or bound pairs), as float arrays of ``shape``."""
     from scipy.optimize import Bounds
     if isinstance(bounds, Bounds):
         lower, upper = bounds.lb, bounds.ub
-    elif solver == "least_squares" or (len(bounds) == 2 and solver == "minimize_scalar"):
+    elif solver in ("least_squares", "curve_fit") or \
+            (len(bounds) == 2 and solver == "minimize_scalar"):
         lower, upper = bounds
     else:
         pairs = list(bounds)
         lower = [-np.inf if lo is None else lo for lo, _ in pairs]
         upper = [np.inf if hi is None else hi for _, hi in pairs]
+    return tuple(np.broadcast_to(np.asarray(plain_value(v), dtype=float), shape)
+                 for v in (lower, upper))
 
-    def check(x):
-        lo = np.broadcast_to(plain_value(lower), np.shape(x))
-        hi = np.broadcast_to(plain_value(upper), np.shape(x))
+
+def within_bounds(solver, bounds, x_start):
+    """A warm start moved into bounds that moved with the parameters (SciPy
+    refuses a start outside them; the solve then ends on the bound, which
+    the check refuses by name)."""
+    lower, upper = limits(solver, bounds, np.shape(x_start))
+    return np.minimum(np.maximum(x_start, lower), upper)
+
+
+def _bounds_check(solver, bounds, within=0.0):
+    """A check refusing a solution on one of the bounds, or less than
+    ``within`` from one (there the first order conditions are not ``grad f
+    = 0``); None without ``bounds``. ``check(x, bounds)`` is given the
+    bounds of the solve (adsim/_scipy/bound_parameters.py: they may move
+    with the parameters)."""
+    if bounds is None:
+        return None
+
+    def check(x, bounds):
+        lo, hi = limits(solver, bounds, np.shape(x))
         margin = np.sqrt(np.finfo(float).eps)
         with np.errstate(invalid="ignore"):          # no bound: -inf or inf
             touching = (np.isfinite(lo) & (x - lo <= within + margin * (1 + np.abs(lo)))) | \
@@ -357,6 +376,7 @@ def _bounds_check(solver, bounds, within=0.0):
 # ---- the call ----------------------------------------------------------------------
 
 def _reads_active_bounds(bounds):
+    """Whether bounds (a Bounds, pairs, a pair) or a bracket read active values."""
     from scipy.optimize import Bounds
     if isinstance(bounds, Bounds):
         bounds = (bounds.lb, bounds.ub)
@@ -413,10 +433,14 @@ def _second(function):
     return lambda *args: function(*args)[1]
 
 
-def _of_flat_x(function, x_shape, full_args):
-    """``function`` (taking ``(x, *args)``) as a function of the flat ``x``
+def _of_flat_x(function, x_shape, full_args, with_vector=False):
+    """``function`` (taking ``(x, *args)``, or with ``with_vector``
+    ``(x, vector, *args)``) as a function of the flat ``x`` (the vector)
     and the parameters, ``args = full_args(params)``: how a derivative
     given as Python code is recorded."""
+    if with_vector:
+        return lambda x, v, *params: _as_array(
+            function(np.reshape(x, x_shape), v, *full_args(params)))
     return lambda x, *params: _as_array(function(np.reshape(x, x_shape), *full_args(params)))
 
 
@@ -441,21 +465,24 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}
     call.pop("kwargs", None) if keywords else None
-    if not positions:        # nothing the solution depends on is active
+    moving = [key for key in MOVING if key in arguments and _reads_active_bounds(arguments[key])]
+    if not positions and not moving:     # nothing the solve depends on is active
         leak = _Leak(solver)
         call.update({name: leak.watched(f) for name, f in zip(names, functions)})
         if takes_args:
             call["args"] = args
-        if spec.check is None or not _reads_active_bounds(arguments.get("bounds")):
-            return leak.run(lambda: original(**call))
-        # only the bounds are active: the solution does not move with them
-        # as long as it is off them, which the check makes sure of
-        raw, x, _, _ = leak.run(lambda: spec.run(original, call))
-        spec.check(np.asarray(x, dtype=float))
-        return raw
+        return leak.run(lambda: original(**call))
+    # (where only bounds or a bracket are active, the solution does not move
+    # with them, but it is an op, so that each replay solves within its own)
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
+    # bounds and brackets reading active values: parameters of the solve,
+    # given to SciPy at each solve's own values (adsim/_scipy/bound_parameters.py)
+    bound_leaves = []
+    for key in moving:
+        call[key], leaves = parametrised(arguments[key], len(positions) + len(bound_leaves))
+        bound_leaves += leaves
 
     def with_params(values):
         full = list(args)
@@ -464,7 +491,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return tuple(full)
 
     system = _system(spec, functions[0], spec.x_shape, n, solver, with_params)
-    derivatives = {name: _of_flat_x(f, spec.x_shape, with_params)
+    derivatives = {name: _of_flat_x(f, spec.x_shape, with_params, name in TAKE_A_VECTOR)
                    for name, f in zip(names[1:], functions[1:])}
     if spec.first_of:        # fun returns (value, jac): its jac is recorded apart
         derivatives["jac"] = _of_flat_x(_second(functions[0]), spec.x_shape, with_params)
@@ -485,7 +512,10 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return python_functions(values)
 
     def solve(x_start, values):
-        x, raw = run_solver(solver, spec, original, call, x0.shape, functions_at(values),
+        this = substituted(call, values)
+        if spec.start and spec.check is not None and markers(call["bounds"]):
+            x_start = within_bounds(solver, this["bounds"], x_start)
+        x, raw = run_solver(solver, spec, original, this, x0.shape, functions_at(values),
                             takes_args, x_start)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
@@ -495,7 +525,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     solution = ImplicitSolution(system, solve, x0)
     solution.saved = saved
-    x = solution([args[i] for i in positions]).reshape(first["shape"])
+    x = solution([args[i] for i in positions] + bound_leaves).reshape(first["shape"])
     out = spec.answer(first["raw"], x)
     if spec.refresh is None:
         return out
@@ -510,19 +540,21 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
     """(x, SciPy's raw result) of ``original`` called with ``call``, its
     functions ``functions`` (name -> function of x alone) and the start
     ``x_start``; SolverNotConverged where SciPy says it did not converge."""
-    leak = _Leak(solver)
+    leak, stops = _Leak(solver), CallbackWatch(solver)
     this = dict(call)
     this.update({name: leak.watched(f) for name, f in functions.items()})
     if takes_args:
         this["args"] = ()
     if spec.start:
         this[spec.start] = np.reshape(x_start, x0_shape)
-    raw, x, converged, why = leak.run(lambda: spec.run(original, this))
+    if "callback" in this:
+        this["callback"] = stops.watched(this["callback"])
+    raw, x, converged, why = stops.run(lambda: leak.run(lambda: spec.run(original, this)))
     if not converged:
         raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)
     if spec.check is not None:
-        spec.check(x)
+        spec.check(x, this["bounds"])
     return x, raw
 
 

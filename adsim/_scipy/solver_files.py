@@ -14,20 +14,23 @@ import inspect
 
 import numpy as np
 import scipy.optimize
+import scipy.sparse as sp
 
+from .._active import Active
 from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
+from .bound_parameters import markers, substituted
 from .call_data import decoded
 from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
-                               _taped_indices)
+                               _taped_indices, paired)
 from .curve_fit import fit_spec, fitter
 from .implicit import DENSE_UP_TO
-from .implicit_file import (SavedCall, SolutionApplication, _KINDS, _TAKE_A_VECTOR, _floats,
+from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTOR, _floats,
                             _read_arguments, taped_functions, transcribed)
 from .optimize import _original
 from .solution_op import ImplicitSolution
-from .solver_calls import IMPLICIT, run_solver
+from .solver_calls import IMPLICIT, run_solver, within_bounds
 
 __all__ = ["READERS"]
 
@@ -56,6 +59,10 @@ def read_solution(state, tapes):
                          f"scipy.optimize.{solver} ({sorted(known)})")
     in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]]
     out_shape = shape_field(state["out_shape"], "the output shape")
+    if not all(0 <= m.index < len(in_shapes) for m in markers(arguments)):
+        raise ValueError(f"the arguments of {solver} name parameters "
+                         f"{sorted(m.index for m in markers(arguments))} of its "
+                         f"{len(in_shapes)} (bounds that move with them)")
     n = size_of(spec.x_shape)
     if out_shape != (n,) or not in_shapes:
         raise ValueError(f"the solution of {solver} maps parameters to its {n} unknowns, not "
@@ -84,8 +91,14 @@ def read_solution(state, tapes):
     takes_args = "args" in signature.parameters
     call = dict(arguments)
 
+    # bounds that move with the parameters (adsim/_scipy/bound_parameters.py)
+    moving = spec.start and "bounds" in call and bool(markers(call["bounds"]))
+
     def solve(x_start, values):
-        return run_solver(solver, spec, original, call, x0_shape, functions(values),
+        this = substituted(call, values)
+        if moving:
+            x_start = within_bounds(solver, this["bounds"], x_start)
+        return run_solver(solver, spec, original, this, x0_shape, functions(values),
                           takes_args, x_start)[0].reshape(-1)
     solution = ImplicitSolution(system, solve, first)
     solution._start = start
@@ -102,19 +115,23 @@ def _derivatives_of(solver, spec, listed, tapes, inputs):
     after the function's tapes, each a function of ``inputs``."""
     if not isinstance(listed, list) or not all(
             isinstance(d, list) and len(d) == 2 and d[0] in spec.lifted and
-            d[0] not in _TAKE_A_VECTOR and type(d[1]) is int and d[1] > 0 for d in listed) \
+            type(d[1]) is int and d[1] > 0 for d in listed) \
             or len({d[0] for d in listed}) != len(listed) or \
             sum(d[1] for d in listed) >= len(tapes):
         raise ValueError(f"the derivatives of {solver} are listed as [name, tapes] pairs of "
-                         f"its arguments {sorted(set(spec.lifted) - _TAKE_A_VECTOR)}, after "
+                         f"its arguments {sorted(spec.lifted)}, after "
                          f"the function's tapes, not {listed!r}")
     at = len(tapes) - sum(d[1] for d in listed)
     own, derivatives = tapes[:at], {}
     for name, count in listed:
+        # a derivative of x and a vector (hessp=) takes the vector after x
+        takes = inputs[:1] * 2 + inputs[1:] if name in TAKE_A_VECTOR else inputs
         for tape in tapes[at:at + count]:
-            if [tuple(s) for s in tape.input_shapes] != inputs:
+            if [tuple(s) for s in tape.input_shapes] != takes:
                 raise ValueError(f"a tape of the {name}= of {solver} takes "
-                                 f"{tape.input_shapes}; the solve has (x, parameters) {inputs}")
+                                 f"{tape.input_shapes}; it is a function of {takes} "
+                                 f"(x{', vector' if name in TAKE_A_VECTOR else ''}, "
+                                 f"parameters)")
         derivatives[name] = SavedInner(name, 0, tapes[at:at + count],
                                        f"the {name}= of scipy.optimize.{solver}")
         at += count
@@ -137,8 +154,10 @@ def _solvers():
 
 
 def read_constrained(state, tapes):
+    # files written before active limits were saved have no "data_parameters"
     expect_keys(state, ("solver", "arguments", "variants", "layout", "active", "tolerance",
-                        "first", "start", "solved_at", "in_shapes", "out_shape"))
+                        "first", "start", "solved_at", "in_shapes", "out_shape") +
+                (("data_parameters",) if "data_parameters" in state else ()))
     solver = state["solver"]
     if solver not in CONSTRAINED or not isinstance(state["arguments"], dict):
         raise ValueError(f"a constrained solution is described by one of adsim's "
@@ -161,7 +180,8 @@ def read_constrained(state, tapes):
         raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
                          f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
     inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
-    data = [np.asarray(d, dtype=float) for d in problem.data]
+    data = [d if sp.issparse(d) else np.asarray(d, dtype=float) for d in problem.data]
+    data_parameters = _data_parameters(solver, state.get("data_parameters"), data, in_shapes)
     sizes = _lay_out(problem, state["layout"], inners, data, n)
     active = state["active"]
     if not isinstance(active, list) or not all(type(a) is int for a in active) or \
@@ -182,10 +202,21 @@ def read_constrained(state, tapes):
     solved_at = state["solved_at"]
     if solved_at is not None:
         solved_at = _floats(solved_at, sum(size_of(s) for s in in_shapes), "the parameters")
-    saved = SavedConstrained(solver, state["arguments"], inners, None)
+    saved = SavedConstrained(solver, state["arguments"], inners, None, problem.with_vector,
+                             paired(problem))
     saved.recorded = True
-    kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound,
-              lambda values: data)
+    saved.data_parameters = data_parameters
+
+    def data_at(values):
+        """The limits and matrices, those that are parameters at ``values``
+        (as the recording process holds them, adsim/_scipy/constrained.py)."""
+        out = list(data)
+        for d, k in enumerate(data_parameters):
+            if k is not None:
+                out[d] = values[k] if isinstance(values[k], Active) else \
+                    np.asarray(values[k], dtype=float)
+        return out
+    kkt = KKT(solver, problem, run, x_shape, saved.evaluate, saved.bound, data_at)
     kkt.active = np.array(active, dtype=np.intp)
     solution = ImplicitSolution(kkt.system(), kkt.solve, first)
     solution._start = start
@@ -196,14 +227,26 @@ def read_constrained(state, tapes):
 
 
 
+def _data_parameters(solver, listed, data, in_shapes):
+    """For each limit or matrix of the call, None or the index of the
+    parameter that is its value (``listed``, checked: distinct parameters
+    of the limit's shape); all None where the file names none."""
+    if listed is None:
+        return [None] * len(data)
+    if not isinstance(listed, list) or len(listed) != len(data) or not all(
+            k is None or (type(k) is int and 0 <= k < len(in_shapes) and
+                          tuple(in_shapes[k]) == np.shape(d)) for k, d in zip(listed, data)) \
+            or len({k for k in listed if k is not None}) != sum(k is not None for k in listed):
+        raise ValueError(f"the limits and matrices of {solver} are {len(data)} entries, each "
+                         f"null or the index of a distinct parameter of its shape (of "
+                         f"{[list(s) for s in in_shapes]}), not {listed!r}")
+    return listed
+
+
 def _loaded_inners(solver, problem, variants, tapes, inputs):
     """The tapes of each function (objective first), checked against the
     problem the arguments describe."""
     indices = _taped_indices(problem)
-    if problem.first_of or problem.with_vector:
-        raise ValueError(f"the call of {solver} gives a function SciPy calls with more than x "
-                         f"(hessp=, a constraint's hess) or returning its derivative too, "
-                         f"which tape files do not hold")
     if not isinstance(variants, list) or \
             len(variants) != len(indices) or not all(type(v) is int and v > 0 for v in variants) \
             or sum(variants) != len(tapes):
@@ -211,17 +254,33 @@ def _loaded_inners(solver, problem, variants, tapes, inputs):
                          f"tapes, not {variants!r} of {len(tapes)} tapes")
     inners, at = {}, 0
     for k, (i, count) in enumerate(zip(indices, variants)):
+        takes = inputs
+        if i in problem.with_vector:        # (x, vector, parameters), after its constraint
+            of = problem.with_vector[i]
+            takes = inputs[:1] + [inputs[0] if of is None else _output_of(inners[of])] + \
+                inputs[1:]
         for tape in tapes[at:at + count]:
-            if [tuple(s) for s in tape.input_shapes] != inputs or \
+            if [tuple(s) for s in tape.input_shapes] != takes or \
                     (k == 0 and tuple(tape.output_shape) != ()):
+                takes_what = "x, a vector" if takes is not inputs else "x"
                 raise ValueError(f"a tape of function {k} of {solver} maps {tape.input_shapes} "
-                                 f"to {tape.output_shape}; the solve has (x, parameters) "
-                                 f"{inputs}, and the objective's value is a number")
+                                 f"to {tape.output_shape}; that function takes {takes} "
+                                 f"({takes_what} and the parameters), and the objective's "
+                                 f"value is a number")
         what = _described_as(problem, k, i)[0]
         inners[i] = SavedInner(what, 0, tapes[at:at + count],
                                f"{what} of scipy.optimize.{solver}")
         at += count
     return inners
+
+
+def _output_of(inner):
+    """The flat size of a constraint function's values, as its tapes agree
+    (the vector its hess takes), as a shape."""
+    sizes = {size_of(t.output_shape) for t in inner.variants.tapes()}
+    if len(sizes) != 1:
+        raise ValueError(f"the tapes of {inner.what} give values of sizes {sorted(sizes)}")
+    return (sizes.pop(),)
 
 
 def _lay_out(problem, layout, inners, data, n):
@@ -235,7 +294,8 @@ def _lay_out(problem, layout, inners, data, n):
         if piece.fun is not None:
             size = {size_of(t.output_shape) for t in inners[piece.fun].variants.tapes()}
         elif piece.matrix is not None:
-            size = {np.shape(np.atleast_2d(data[piece.matrix]))[0]}
+            matrix = data[piece.matrix]
+            size = {(matrix if sp.issparse(matrix) else np.atleast_2d(matrix)).shape[0]}
         else:
             size = {n}
         if len(size) != 1 or not isinstance(masks, list) or len(masks) != 3 or \
