@@ -84,7 +84,7 @@ def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0, gr
         if group is not None and group.steps is not None and group.steps.serves(z0, shaped):
             steps = group.steps
         elif group is not None and group.inherited is not None and \
-                group.inherited[0].variants and group.inherited[0].serves(z0, shaped):
+                group.inherited[0].takes(z0, shaped, step_flat):
             steps = group.inherited[0].adopted(step_flat)
         else:
             steps = StepTapes(step_flat, z0, shaped)

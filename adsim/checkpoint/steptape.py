@@ -83,6 +83,18 @@ class StepTapes:
             variants, sizes = list(self.variants), self.sizes()
         return StepTapes.restored(variants, sizes, len(variants), 0, step_flat)
 
+    def takes(self, z, inputs, step_flat):
+        """Whether ``step_flat`` may adopt these tapes (:meth:`adopted`): they
+        serve its state and inputs, and the loop arguments it holds as
+        constants (Python numbers, integer arrays: ``environment``) are
+        those these tapes were recorded with."""
+        if not self.variants or not self.serves(z, inputs):
+            return False
+        mine = getattr(self.step_flat, "environment", (None, None))[1]
+        theirs = getattr(step_flat, "environment", (None, None))[1]
+        return mine is not None and theirs is not None and \
+            Snapshot(None, mine).same_as(Snapshot(None, theirs))
+
     def serves(self, z, inputs):
         """Whether these tapes take the flat state ``z`` and the ``inputs``
         (their sizes and shapes), as a loop sharing them must give."""

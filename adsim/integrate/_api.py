@@ -261,10 +261,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     loop = {"max_steps": None}
     loop.update({k: v for k, v in (("memory_limit", memory_limit), ("snapshots", snapshots))
                  if v is not None})
-    # the loops of a call (one per output time, or per accepted step) share the
-    # budget and their recorded steps; with dense_output every step is recorded
-    # in the enclosing tape, its interpolant kept
-    group = None if dense_output else _group((t0, tf, y0, t_eval, args))
+    # the loops of a call share the budget and their recorded steps
+    group = _group((t0, tf, y0, t_eval, args))
     # a later recording of this integration starts from its step variants
     setup = None if group is None else StepSetup(
         given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
@@ -275,8 +273,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         events = Events(events, args) if events is not None else None
         run = Run(solver, tf, args, events, group, setup)
         sol = None
-        if dense_output:        # every step recorded, its interpolant kept
-            times, ys = run.every_step(state)
+        if dense_output:        # every step's state kept, for its interpolant
+            times, ys = run.accepted_states(state)
             sol = DenseSolution(solver, times, run.steps, args, n)
             run.marks = list(range(len(run.steps)))     # each step's interpolant is made
             if t_eval is None:

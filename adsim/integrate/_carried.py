@@ -203,26 +203,30 @@ def guarded_count(count):
 
 
 class StepRows:
-    """The accepted steps of an integration, ``rows`` per loop, their times
-    and solutions travelling in the loop state (see the module's text).
+    """The accepted steps of an integration, ``rows`` per loop, travelling
+    in the loop state (see the module's text): their times and solutions,
+    or (``whole``, for a dense output) the whole solver state after each.
     ``loop`` runs a loop like ``checkpoint_while`` with ``(cond, step,
     state, args, options)``."""
 
-    def __init__(self, method, state, rows, events=None):
-        n = shape_of(state.y)[0]
-        self.rows = rows
-        self.State = method.State
-        self.layout = FlatLayout(method.State._fields + ("step_t", "step_y"),
-                                 list(state) + [np.zeros(rows), np.zeros((rows, n))],
-                                 method.State)
+    def __init__(self, method, state, rows, events=None, whole=False):
+        self.rows, self.whole = rows, whole
+        self.State = State = method.State
+        self.solver = FlatLayout(State._fields, list(state), State)
+        carried = {"step_states": np.zeros((rows, self.solver.size))} if whole else \
+            {"step_t": np.zeros(rows), "step_y": np.zeros((rows, shape_of(state.y)[0]))}
+        self._carried = list(carried.values())
+        self.layout = FlatLayout(State._fields + tuple(carried),
+                                 list(state) + self._carried, State)
         self.condition = _below(self.layout, rows, events)
-        self.step = _accepting(method, self.layout)
+        self.step = _accepting(method, self.layout, self.solver.size if whole else None)
 
     @staticmethod
-    def per_loop(state):
+    def per_loop(state, whole=False):
         """Rows of one loop for this state: as many as the outputs' room
         holds (see fits), up to MAX_ROWS; 0 when fewer than two fit."""
-        rows = min(_room(state) // (shape_of(state.y)[0] + 1), MAX_ROWS)
+        row = sum(math.prod(shape_of(v)) for v in state) if whole else shape_of(state.y)[0] + 1
+        rows = min(_room(state) // row, MAX_ROWS)
         return rows if rows >= 2 else 0
 
     def solver_state(self, view):
@@ -233,22 +237,27 @@ class StepRows:
         """From ``state`` (the solver's, or the view a loop of these rows
         ended with) to the ``rows``-th accepted step, the end of the
         integration or (with events) the first step in which an event's
-        sign changes: ``(final view, times, solutions)``, the times of the
-        loop's accepted steps and their solutions as columns."""
+        sign changes: ``(final view, k)``, ``k`` the loop's accepted steps."""
         if isinstance(state, FlatView) and state._layout is self.layout and state.pristine:
             start = state._z
         else:
-            start = self.layout.vector(list(state) + [np.zeros(self.rows),
-                                                      np.zeros(self.layout.shapes[-1])])
+            start = self.layout.vector(list(state) + self._carried)
         handled = state.n_accepted
         if not isinstance(handled, Active):
             handled = np.asarray(handled, dtype=float)
         final = self.layout.view(loop(self.condition, self.step, start,
                                       (t_bound, handled) + tuple(args), options))
-        k = guarded_count(final.n_accepted - handled)
-        if k == 0:
-            return final, None, None
-        return final, final.step_t[self.rows - k:], final.step_y[self.rows - k:].T
+        return final, guarded_count(final.n_accepted - handled)
+
+    def times_and_solutions(self, final, k):
+        """The times of the last ``k`` accepted steps of a loop that ended
+        with ``final`` and their solutions as columns."""
+        return final.step_t[self.rows - k:], final.step_y[self.rows - k:].T
+
+    def states(self, final, k):
+        """(``whole``) The solver states after the last ``k`` accepted steps."""
+        rows = final.step_states
+        return [self.solver.view(rows[j]) for j in range(self.rows - k, self.rows)]
 
 
 def _below(layout, rows, events):
@@ -270,9 +279,10 @@ def _below(layout, rows, events):
     return more
 
 
-def _accepting(method, layout):
-    """One attempt; an accepted one writes its time and solution behind
-    the rows (in place into the step's input vector)."""
+def _accepting(method, layout, whole=None):
+    """One attempt; an accepted one writes its time and solution (or, with
+    ``whole`` the size of the solver state, that state) behind the rows,
+    in place into the step's input vector (or its output vector)."""
     solver = method.State._fields
 
     def attempt(z, t_bound, handled, *args):
@@ -280,8 +290,12 @@ def _accepting(method, layout):
         s, accepted = method.attempt(view, t_bound, args)
         if not isinstance(s, FlatView):     # a new state of the method's own type
             s = view._replace(**dict(zip(solver, s)))
-        if accepted:
+        if accepted and whole is None:
             layout.push_rows(s, "step_t", [s.t])
             layout.push_rows(s, "step_y", [s.y])
-        return layout.vector(s, base=view)
+        out = layout.vector(s, base=view)
+        if accepted and whole is not None:
+            # the solver's fields come first in the vector
+            layout.push_rows(layout.view(out), "step_states", [out[np.arange(whole)]])
+        return out
     return attempt

@@ -76,7 +76,8 @@ class DenseSolution(SolutionCalls):
         self.t_min, self.t_max = ends if self.ascending else ends[::-1]
 
     def _at(self, t):
-        if not _live(self.states[0], t):
+        first = self.states[0]
+        if not _live(getattr(first, "_z", first), t):     # a state, or a view of a vector
             raise UnsupportedOperation(FINISHED_RECORDING)
         return self.method.dense(self.states[self._segment(t)], t, self.args)
 

@@ -72,32 +72,71 @@ class Run:
         """``(t, y)`` of every accepted step, the start included, as arrays
         (``y`` of shape ``(n, steps)``; the last one at the time of a
         terminal event); without a dense output."""
-        method, events, args = self.method, self.events, self.args
-        rows = StepRows.per_loop(state) if self.group is not None and \
-            _recorded(state, (self.t_bound,) + args) else 0
-        if not rows:
+        carrier = self._rows(state, whole=False)
+        if carrier is None:
             times, ys = self.every_step(state)
             return real_array(list(times), "t"), np.stack(ys, axis=1)
-        carrier = StepRows(method, state, rows, events)
-        self._inherit(("rows", rows, events is not None), state)
         times, ys = [np.reshape(real_array(state.t, "t"), (1,))], [np.reshape(state.y, (-1, 1))]
+        for view, k in self._loops_of_rows(state, carrier):
+            t, y = carrier.times_and_solutions(view, k)
+            if self.stop is not None:       # a terminal event in the last step
+                s = carrier.solver_state(view)
+                t = np.concatenate([t[:-1], np.reshape(self.stop, (1,))])
+                y = np.concatenate([y[:, :-1], np.reshape(
+                    self.method.dense(s, self.stop, self.args), (-1, 1))], axis=1)
+            times.append(t)
+            ys.append(y)
+        return np.concatenate(times), np.concatenate(ys, axis=1)
+
+    def accepted_states(self, state):
+        """What :meth:`every_step` gives (for a dense output: ``steps``
+        holds the state after each accepted step), the states travelling
+        in loops of rows inside a recording."""
+        carrier = self._rows(state, whole=True)
+        if carrier is None:
+            return self.every_step(state)
+        times, ys = [state.t], [state.y]
+        for view, k in self._loops_of_rows(state, carrier):
+            steps = carrier.states(view, k)
+            self.steps += steps
+            times += [s.t for s in steps]
+            ys += [s.y for s in steps]
+        if self.stop is not None:           # a terminal event in the last step
+            times[-1] = self.stop
+            ys[-1] = self.method.dense(self.steps[-1], self.stop, self.args)
+        return times, ys
+
+    def _rows(self, state, whole):
+        """The StepRows of this integration (inside a recording, when two
+        rows or more fit), or None."""
+        if self.group is None or not _recorded(state, (self.t_bound,) + self.args):
+            return None
+        rows = StepRows.per_loop(state, whole)
+        if not rows:
+            return None
+        self._inherit(("state rows" if whole else "rows", rows, self.events is not None), state)
+        return StepRows(self.method, state, rows, self.events, whole)
+
+    def _loops_of_rows(self, state, carrier):
+        """The loops of ``carrier`` from ``state`` to the end of the
+        integration: ``(final view, accepted steps)`` of each that accepted
+        one; an event the last step met is handled (``stop`` set when it
+        ends the integration)."""
+        events, args = self.events, self.args
         while state.status == RUNNING:
-            state, t, y = carrier.run(self._checkpointed, state, self.t_bound, args,
-                                      {"max_steps": None})
-            if t is None:       # failed before accepting a step
-                break
+            state, k = carrier.run(self._checkpointed, state, _input(self.t_bound), args,
+                                   {"max_steps": None})
+            self.state = state
+            if k == 0:       # failed before accepting a step
+                return
             if events is not None:      # did the loop stop at an event?
                 s = carrier.solver_state(state)
                 active = events.active(events.values(s.t_old, s.y_old, args),
                                        events.values(s.t, s.y, args))
                 if active and self._handle(s, active):      # it ends the integration
-                    times += [t[:-1], np.reshape(self.stop, (1,))]
-                    ys += [y[:, :-1], np.reshape(method.dense(s, self.stop, args), (-1, 1))]
-                    break
-            times.append(t)
-            ys.append(y)
-        self.state = state
-        return np.concatenate(times), np.concatenate(ys, axis=1)
+                    yield state, k
+                    return
+            yield state, k
 
     def every_step(self, state):
         """(times, solutions) of every accepted step, the start included (the
@@ -153,7 +192,8 @@ class Run:
             def options_for(intervals):
                 return self._options(dict(loop, snapshots=snapshots * intervals), stats)
             self.state, outputs = carried_outputs(self._checkpointed, method, state, times,
-                                                  self.t_bound, self.args, options_for)
+                                                  _input(self.t_bound), self.args,
+                                                  options_for)
             return outputs
         outputs, handled = [], 0.0
         for t_target in list(times) + [None]:

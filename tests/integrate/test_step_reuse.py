@@ -173,3 +173,38 @@ def test_a_random_generator_or_a_memory_budget_keeps_nothing():
                                                 t_eval=[1.0], memory_limit=10 ** 7).y)
     adsim.grad(budgeted)(np.array([0.3]))
     assert _step_reuse._kept == []
+
+
+def decay(t, y, rate, scale):
+    return -rate * y * scale
+
+
+def never(t, y, rate, scale):
+    return 1.0
+
+
+@pytest.mark.parametrize("options", [dict(), dict(t_eval=[0.5, 1.0]),
+                                     dict(events=never), dict(dense_output=True)],
+                         ids=["every step", "t_eval", "per interval", "dense"])
+def test_loop_constants_differ_between_calls(options):
+    """The end of the interval and a Python number among args are loop
+    constants or inputs: calls that differ in them give their own results."""
+    def make(t_end, scale):
+        def loss(p):
+            sol = scipy.integrate.solve_ivp(decay, (0.0, t_end), [1.0, 2.0], args=(p, scale),
+                                            method="Radau", rtol=1e-8, **options)
+            value = np.sum(sol.y[:, -1])
+            return value + np.sum(sol.sol(0.4)) if options.get("dense_output") else value
+        return loss
+    p = np.array(0.7)
+    adsim.grad(make(1.0, 1.0))(p)
+    for t_end, scale in ((1.0, 1.5), (1.3, 1.0)):
+        got = adsim.value_and_grad(make(t_end, scale))(p)
+        _step_reuse._kept.clear()
+        want = adsim.value_and_grad(make(t_end, scale))(p)
+        assert got[0] == want[0] and got[1] == want[1]
+        last = options["t_eval"][-1] if "t_eval" in options else t_end
+        exact = np.exp(-0.7 * scale * last) * 3.0
+        assert got[0] == pytest.approx(exact + (np.exp(-0.7 * scale * 0.4) * 3.0
+                                                if options.get("dense_output") else 0.0),
+                                       rel=1e-6)
