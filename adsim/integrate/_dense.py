@@ -5,8 +5,8 @@ SciPy's ``OdeSolution`` evaluates, at a time ``t``, the interpolant of the
 step that contains it: a polynomial in ``t`` whose coefficients are the
 step's stored stages (``RkDenseOutput``, ``Dop853DenseOutput``,
 ``RadauDenseOutput``, ``BdfDenseOutput``). adsim keeps the solver state of
-every accepted step (recorded in the enclosing tape) and evaluates the
-method's own interpolant (the one that gives the ``t_eval`` outputs) on it,
+every accepted step (views of the rows its loops carry, or of a loop per
+step: ``Run.accepted_states``) and evaluates the method's own interpolant (the one that gives the ``t_eval`` outputs) on it,
 so ``sol(t)`` is recorded like any other arithmetic: its derivatives with
 respect to the parameters, ``y0`` and the query time are those of the numbers
 computed (with the step sizes as ``solve_ivp`` treats them). Which step
