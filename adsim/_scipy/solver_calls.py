@@ -29,7 +29,7 @@ from .._np.joins import from_pieces
 from .._record.creation import suspended
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
-from .implicit import Equations, Stationarity
+from .implicit import Equations, Stationarity, solution_to_rounding
 from .implicit_file import residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
@@ -486,7 +486,8 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     def solve(x_start, values):
         x, raw = run_solver(solver, spec, original, call, x0.shape, functions_at(values),
-                            takes_args, x_start)
+                            takes_args, x_start,
+                            near_solution=lambda x: solution_to_rounding(system, x, values))
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
         if not saved.recorded and saved.why_not is None:
@@ -506,10 +507,13 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     return spec.refresh(out, at, args)
 
 
-def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_start):
+def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_start,
+               near_solution=None):
     """(x, SciPy's raw result) of ``original`` called with ``call``, its
     functions ``functions`` (name -> function of x alone) and the start
-    ``x_start``; SolverNotConverged where SciPy says it did not converge."""
+    ``x_start``; SolverNotConverged where SciPy says it did not converge,
+    unless ``near_solution(x)`` finds its point a solution up to rounding
+    (adsim/_scipy/implicit.py, solution_to_rounding)."""
     leak = _Leak(solver)
     this = dict(call)
     this.update({name: leak.watched(f) for name, f in functions.items()})
@@ -518,7 +522,7 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
     if spec.start:
         this[spec.start] = np.reshape(x_start, x0_shape)
     raw, x, converged, why = leak.run(lambda: spec.run(original, this))
-    if not converged:
+    if not converged and (near_solution is None or not near_solution(np.ravel(x))):
         raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)
     if spec.check is not None:
