@@ -231,12 +231,14 @@ _SCALAR_CONVERSIONS = frozenset({"float()", "complex()", ".item()"})
 
 
 def _scalar_leak_message(x, what):
+    from ._record.callers import user_line
     from ._record.origins import origin
     came = origin(x)
     unwanted = f"{what[:-1]}adsim.value(x))" if what.endswith("()") and what[0] != "." else \
         f"adsim.value(x){what}"
     return (f"adsim: {what} of an active value (shape {x.shape}" +
-            (f", {came}" if came else "") + ") would turn a recorded value into a constant: a "
+            (f", {came}" if came else "") + ")" + user_line() +
+            " would turn a recorded value into a constant: a "
             f"Python number is not recorded, so replays and derivatives would silently ignore "
             f"it. Keep it as an array: arithmetic and NumPy functions take a 0-d array as they "
             f"take a number, and branches on it are recorded (`if x > 0:`, np.where, "
@@ -453,7 +455,8 @@ cdef class Active:
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
         from ._record.callers import (compiled_call_message, library_entry, listed_message,
-                                      listed_operation, method_call_name, source_hint)
+                                      listed_operation, method_call_name, source_hint,
+                                      user_line)
         from ._record.creation import bypassed_creation, interposition_hint
         bypassed = bypassed_creation(self.shape)
         if bypassed is not None:
@@ -485,7 +488,8 @@ cdef class Active:
             raise ActiveValueLeak(_scalar_leak_message(self, what) +
                                   source_hint(interposition_hint()))
         raise ActiveValueLeak(
-            f"adsim: {what} of an active array (shape {self.shape}) would turn a recorded value "
+            f"adsim: {what} of an active array (shape {self.shape}){user_line()} would turn a "
+            f"recorded value "
             f"into a constant, so replays and derivatives would silently ignore it. Use "
             f"recorded comparisons (`if x > 0:` is recorded and checked on replay), np.where, "
             f"np.maximum/np.minimum/np.clip; or call adsim.value(x) for a value that should not "

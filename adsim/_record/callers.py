@@ -83,6 +83,18 @@ def user_frame():
     return None
 
 
+def user_line():
+    """Where the user's code is: ", at model.py:41 in rate (`k = float(p[0])`)", or
+    "" when no frame of the user's code is on the stack."""
+    frame = user_frame()
+    if frame is None:
+        return ""
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    where = f", at {code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} in {code.co_name}"
+    return where + (f" (`{text}`)" if text else "")
+
+
 def source_hint(more=""):
     """Sentences for errors raised where np.array([...]) and np.zeros(n) in
     the user's code make plain arrays: code that has no source to read

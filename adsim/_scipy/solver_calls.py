@@ -485,9 +485,15 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
         return python_functions(values)
 
     def solve(x_start, values):
+        # a solve from the program's own start that SciPy flags but that stopped at a
+        # solution to rounding is the one the program goes on with; one from the
+        # previous solution is refused instead, and solved again from that start
+        # (adsim/_scipy/solution_op.py), as the program would
+        own_start = np.array_equal(np.ravel(x_start), np.ravel(x0))
         x, raw = run_solver(solver, spec, original, call, x0.shape, functions_at(values),
                             takes_args, x_start,
-                            near_solution=lambda x: solution_to_rounding(system, x, values))
+                            near_solution=(lambda x: solution_to_rounding(system, x, values))
+                            if own_start else None)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
         if not saved.recorded and saved.why_not is None:

@@ -472,7 +472,7 @@ def gaussian_loglik(params):
     mu, log_sigma = params
     sigma = np.exp(log_sigma)
     ll = np.sum([norm.logpdf(y, mu, sigma) for y in OBS])
-    centred = [mu, 2 * mu] - OBS[:2]
+    centred = np.asarray([mu, 2 * mu]) - OBS[:2]
     return ll - 0.1 * np.sum(centred ** 2)
 
 
@@ -625,6 +625,14 @@ def md_kinetic_energy(params, steps=10, dt=0.01):
 # ---- 34. a from numpy import * module: two black bodies ------------------------------------
 
 from programs_s10_star import two_source_spectrum  # noqa: E402
+
+
+def gaussian_loglik_list_minus_data(params):
+    """As gaussian_loglik, with a list of active values minus a plain array:
+    NumPy converts the list before adsim can see it, so this stays refused."""
+    mu, log_sigma = params
+    centred = [mu, 2 * mu] - OBS[:2]
+    return -0.1 * np.sum(centred ** 2) + log_sigma
 
 
 # ---- 35. float() of a parameter (stays a clear error) --------------------------------------

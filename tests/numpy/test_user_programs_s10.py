@@ -88,8 +88,17 @@ def test_the_tape_replayed_at_a_new_point(name):
 
 
 def test_float_of_a_parameter_is_refused_saying_where_and_what_to_do():
-    with pytest.raises(adsim.AdsimError) as info:
+    with pytest.raises(adsim.errors.ActiveValueLeak) as info:
         adsim.grad(prog.scheduled_rate)(np.array([0.8, 0.1]))
     message = str(info.value)
-    assert "float" in message
-    assert "scheduled_rate" in message or "programs_s10.py" in message
+    assert "float() of an active value" in message
+    assert "element [0] of input 0" in message                  # where the value came from
+    assert "programs_s10.py" in message and "in scheduled_rate" in message   # the line
+    assert "rate = float(params[0])" in message
+    assert "adsim.value(x)" in message                          # what to do
+
+
+def test_a_list_of_active_values_minus_a_plain_array_is_refused_naming_the_operator():
+    # NumPy turns the list into a plain array before any override is asked
+    with pytest.raises(adsim.errors.UnsupportedOperation, match="the operator `-`"):
+        adsim.grad(prog.gaussian_loglik_list_minus_data)(np.array([1.1, -0.4]))
