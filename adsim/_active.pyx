@@ -424,17 +424,18 @@ cdef class Active:
             raise TypeError("len() of a 0-d active array")
         return self.shape[0]
 
+    # iter() of a 0-d array raises at once, as NumPy's does: np.iterable(x) is
+    # then False (numpy.polynomial's chebint(c, k=x) asks it), so these return
+    # generators rather than being ones
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d active array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __reversed__(self):     # reversed() asks for this: the sequence slot is empty (below)
         if not self.shape:
             raise TypeError("iteration over a 0-d active array")
-        for i in range(self.shape[0] - 1, -1, -1):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0] - 1, -1, -1))
 
     def __repr__(self):
         value = self.tape.slot_value(self.ref()).reshape(self.shape)

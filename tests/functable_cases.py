@@ -1294,6 +1294,11 @@ SCIPY_MORE = {
     signal.lfilter: [case(lambda x: signal.lfilter([0.5, 0.25], [1.0, -0.3], x), 5),
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
                           "active coefficients")],
+    np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
+    np.polynomial.polynomial.polyval2d: [case(
+        lambda x: np.polynomial.polynomial.polyval2d(x[:2], x[2:4], x.reshape(2, 3)), 6)],
+    np.polynomial.polynomial.polygrid2d: [case(
+        lambda x: np.polynomial.polynomial.polygrid2d(x[:2], x[2:5], x[:4].reshape(2, 2)), 6)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
     signal.savgol_filter: [case(lambda x: signal.savgol_filter(x, 5, 2), 7,
                                 cs="SciPy's savgol_filter takes real input"),

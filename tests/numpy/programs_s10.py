@@ -21,8 +21,11 @@ active values handed to ``np.std``, ``np.var``, ``np.append``, ``np.r_``,
 ``np.gradient`` and ``simpson``; ``lu_factor``/``lu_solve``;
 ``np.linalg.lstsq``; ``np.split`` of a state; ``np.atleast_2d`` of a list of
 active rows; an unscented update with ``from numpy import zeros, outer`` and
-``Pxz += ...``; and the momentum of a plain velocity array removed in place
-by a constant mass array made inside the program.
+``Pxz += ...``; the momentum of a plain velocity array removed in place
+by a constant mass array made inside the program; a Raman band smoothed by
+``scipy.signal.savgol_filter``; two sources blurred by
+``scipy.ndimage.gaussian_filter``; and a heat capacity fitted by
+``Chebyshev.fit`` and integrated by ``.integ()``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s10.py
 differentiates them as they are."""
@@ -32,6 +35,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy import outer, zeros
+from numpy.polynomial import Chebyshev
+import scipy.ndimage as ndimage
+import scipy.signal as signal
 import scipy.sparse as sparse
 from scipy.integrate import odeint, quad, simpson
 from scipy.interpolate import CubicSpline, interp1d
@@ -620,6 +626,62 @@ def md_kinetic_energy(params, steps=10, dt=0.01):
         vel -= np.mean(mass[:, None] * vel, 0) / np.mean(mass)
         pos += dt * vel
     return 0.5 * np.sum(mass[:, None] * vel ** 2) + np.sum(pos ** 2)
+
+
+# ---- 36. a Raman band smoothed by savgol_filter ---------------------------------------------
+
+SHIFTS = np.linspace(900.0, 1100.0, 81)
+NOISE36 = 0.02 * np.random.default_rng(36).standard_normal(81)
+
+
+def smoothed_band_height(params):
+    """Height and slope of a Lorentzian Raman band over a sloping baseline,
+    read off a Savitzky-Golay smoothed spectrum (window 11, cubic) and its
+    smoothed derivative; params = (shift of the band from 1000 cm-1, width,
+    amplitude)."""
+    offset, width, amplitude = params
+    centre = 1000.0 + offset
+    spectrum = amplitude / (1 + ((SHIFTS - centre) / width) ** 2) + 1e-3 * SHIFTS + NOISE36
+    smooth = signal.savgol_filter(spectrum, 11, 3)
+    slope = signal.savgol_filter(spectrum, 11, 3, deriv=1, delta=SHIFTS[1] - SHIFTS[0])
+    return smooth[40] + 10 * np.sum(slope[:20] ** 2)
+
+
+# ---- 37. two blurred sources fitted to an image: gaussian_filter ---------------------------
+
+_y37, _x37 = np.mgrid[0:16, 0:16]
+
+
+def blob_image(params):
+    (x1, y1, x2, y2, flux) = params
+    img = flux * np.exp(-((_x37 - x1) ** 2 + (_y37 - y1) ** 2) / 2.0)
+    return img + np.exp(-((_x37 - x2) ** 2 + (_y37 - y2) ** 2) / 2.0)
+
+
+OBSERVED37 = ndimage.gaussian_filter(blob_image([5.0, 6.0, 10.5, 9.0, 2.0]), 1.5)
+
+
+def blurred_misfit(params):
+    """Squared misfit of a model of two point-like sources blurred by the
+    telescope's Gaussian point-spread function (scipy.ndimage)."""
+    model = ndimage.gaussian_filter(blob_image(params), 1.5, mode="nearest")
+    return np.sum((model - OBSERVED37) ** 2)
+
+
+# ---- 38. a heat-capacity curve fitted by a Chebyshev series, integrated -------------------
+
+T38 = np.linspace(300.0, 1000.0, 15)
+
+
+def enthalpy_from_fit(params):
+    """Enthalpy rise from 300 K to 900 K of a Shomate heat capacity, through
+    a degree-5 Chebyshev fit of tabulated values integrated by .integ()."""
+    A, B, C = params
+    t = T38 / 1000.0
+    cp = A + B * t + C * t ** 2 - 0.5 / t ** 2
+    series = Chebyshev.fit(T38, cp, 5)
+    H = series.integ(lbnd=300.0)
+    return H(900.0) / 1000.0 + series.deriv()(600.0)
 
 
 # ---- 34. a from numpy import * module: two black bodies ------------------------------------

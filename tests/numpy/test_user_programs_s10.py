@@ -1,4 +1,4 @@
-"""Thirty-four scientific programs as their authors write them
+"""Thirty-seven scientific programs as their authors write them
 (programs_s10.py), differentiated with respect to their natural parameters
 without changing a line: adsim.grad against central differences (a step
 relative to each parameter), forward mode against reverse mode, the
@@ -21,7 +21,8 @@ lists of active values to std/var/append/r_/c_/mean/sum; a list of
 log-densities; a weighted histogram; np.roots; np.gradient and simpson;
 lu_factor; lstsq; np.split; np.atleast_2d of a list; an unscented update
 with Pxz += in a zeros array; momentum removed in place; a
-``from numpy import *`` module."""
+``from numpy import *`` module; a Raman band by savgol_filter; two sources
+blurred by ndimage.gaussian_filter; a Chebyshev fit integrated."""
 import numpy as np
 import pytest
 
@@ -70,6 +71,11 @@ PROGRAMS = {
     "atleast_2d of a list": (prog.sensor_information, np.array([0.3, 1.4]), True, False),
     "ukf zeros +=": (prog.ukf_update_variance, np.array([1.0, 0.5, 0.8]), True, False),
     "momentum removed in place": (prog.md_kinetic_energy, np.array([2.0, 0.3]), True, False),
+    "raman savgol_filter": (prog.smoothed_band_height, np.array([0.8, 12.0, 1.5]), True,
+                            False),
+    "blurred sources gaussian_filter": (prog.blurred_misfit,
+                                        np.array([5.2, 6.1, 10.3, 8.8, 1.9]), True, False),
+    "chebyshev fit integ": (prog.enthalpy_from_fit, np.array([25.0, 8.0, -3.0]), True, False),
     "from numpy import *": (prog.two_source_spectrum, np.array([1500.0, 800.0, 0.6]), True,
                             True),
 }
