@@ -543,6 +543,17 @@ cdef class Active:
                                   "assignment into a plain array)")
         return v if dtype is None else v.astype(dtype)
 
+    def as_integer_ratio(self):
+        # the statistics module (mean, stdev, ...) and fractions.Fraction ask
+        # for exact ratios: without this they fail with a TypeError of their own
+        from ._record.callers import user_line
+        raise ActiveValueLeak(
+            f"adsim: an active value (shape {self.shape}){user_line()} was asked for an exact "
+            f"fraction (as_integer_ratio), as Python's statistics module (statistics.mean, "
+            f"stdev, variance, ...) and fractions.Fraction compute: a fraction is not recorded, "
+            f"so derivatives would be lost. Use NumPy's functions on an array of the values "
+            f"instead: np.mean([a, b]), np.std(x, ddof=1), np.var(x, ddof=1), np.median(x)")
+
     def item(self, *args):
         return np.asarray(_numpy_api.frozen(self, ".item()")).item(*args)
 

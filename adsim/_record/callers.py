@@ -11,6 +11,8 @@ import types
 import numpy as np
 
 _OURS = ("adsim",)
+# Python's own modules (statistics, functools, ...) are libraries too
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
 
 
 def library_entry():
@@ -34,7 +36,7 @@ def library_entry():
 
 def _is_library(module):
     top = module.split(".", 1)[0]
-    if top in ("numpy", "scipy"):
+    if top in ("numpy", "scipy") or top in _STDLIB:
         return True
     mod = sys.modules.get(top)
     path = getattr(mod, "__file__", "") or ""

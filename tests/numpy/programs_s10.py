@@ -30,6 +30,7 @@ by a constant mass array made inside the program; a Raman band smoothed by
 None of them knows about adsim; tests/numpy/test_user_programs_s10.py
 differentiates them as they are."""
 import math
+import statistics
 from collections import namedtuple
 from dataclasses import dataclass, replace
 
@@ -708,3 +709,15 @@ def scheduled_rate(params, steps=10):
     for _ in range(int(rate * steps)):
         x = x * (1 - decay)
     return x
+
+
+# ---- 39. the statistics module on parameters (stays a clear error) ------------------------
+
+def replicate_spread(params):
+    """Spread of three replicate estimates by statistics.stdev: Python's
+    statistics module computes in exact fractions, which carry no
+    derivative, so this must be refused with a message naming NumPy's
+    functions instead."""
+    a, b = params
+    replicates = [a * b, a + b, a - 0.5 * b]
+    return statistics.stdev(replicates) + statistics.mean(replicates)

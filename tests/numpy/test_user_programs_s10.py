@@ -108,3 +108,11 @@ def test_a_list_of_active_values_minus_a_plain_array_is_refused_naming_the_opera
     # NumPy turns the list into a plain array before any override is asked
     with pytest.raises(adsim.errors.UnsupportedOperation, match="the operator `-`"):
         adsim.grad(prog.gaussian_loglik_list_minus_data)(np.array([1.1, -0.4]))
+
+
+def test_the_statistics_module_on_parameters_is_refused_naming_numpys_functions():
+    with pytest.raises(adsim.errors.ActiveValueLeak) as info:
+        adsim.grad(prog.replicate_spread)(np.array([1.2, 0.7]))
+    message = str(info.value)
+    assert "statistics" in message and "np.std(x, ddof=1)" in message
+    assert "programs_s10.py" in message and "in replicate_spread" in message
