@@ -1313,6 +1313,17 @@ SCIPY_MORE = {
     signal.resample: [case(lambda x: signal.resample(x, 7), 5,
                            cs="SciPy resamples a real signal by rfft: complex input is another "
                               "transform")],
+    signal.resample_poly: [case(lambda x: signal.resample_poly(x, 3, 2), 6)],
+    signal.upfirdn: [case(lambda x: signal.upfirdn([1.0, 0.5, 0.25], x, 2, 1), 5)],
+    scipy.integrate.cumulative_simpson: [case(
+        lambda x: scipy.integrate.cumulative_simpson(x, dx=0.5, initial=0.0), 5)],
+    ndimage.affine_transform: [case(lambda x: ndimage.affine_transform(
+        x.reshape(3, 3), [[0.9, 0.1], [-0.1, 0.9]], offset=0.2, order=1), 9)],
+    ndimage.sum_labels: [case(lambda x: ndimage.sum_labels(x, [1, 2, 1, 0, 2, 2], [1, 2]), 6,
+                              cs="scipy.ndimage sums labelled regions of real input")],
+    ndimage.mean: [case(lambda x: ndimage.mean(x, [1, 2, 1, 0, 2, 2], [1, 2]), 6,
+                        cs="scipy.ndimage averages labelled regions of real input"),
+                   case(lambda x: ndimage.mean(x.reshape(2, 3)), 6, "whole image")],
     ndimage.gaussian_filter: [case(lambda x: ndimage.gaussian_filter(x.reshape(2, 3), 0.8), 6)],
     ndimage.gaussian_filter1d: [case(lambda x: ndimage.gaussian_filter1d(x, 1.0), 5)],
     ndimage.uniform_filter: [case(lambda x: ndimage.uniform_filter(x.reshape(2, 3), 2), 6)],
@@ -2161,6 +2172,8 @@ REFUSED = {
     "ndarray.__array__": [refuse(lambda x: x.__array__(), 3, adsim.ActiveValueLeak,
                                  "conversion to a plain NumPy array")],
     "ndarray.item": _leak(lambda x: x[0].item()),
+    "ndarray.as_integer_ratio": [refuse(lambda x: x[0].as_integer_ratio(), 3,
+                                        adsim.ActiveValueLeak, "exact fraction")],
     "ndarray.tolist": _leak(lambda x: x.tolist()),
     "ndarray.__index__": [refuse(lambda x: x.__index__(), (), TypeError, "integer scalar arrays"),
                           refuse(lambda x: x.__index__(), 3, TypeError, "integer scalar arrays",

@@ -2,7 +2,7 @@
 hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
-signal, as the linear maps they are (adsim/_scipy/linear_maps.py).
+signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py).
 
 Convolution is bilinear: one primitive computes the full N-d convolution
 y = a * b (SciPy's values, by the method SciPy would choose), and its rules
@@ -220,4 +220,5 @@ HOOKS.update({("scipy.signal", name): linear_in(getattr(scipy.signal, name), dat
               for name, data, refused in (
                   ("savgol_filter", "x", ()), ("filtfilt", "x", ()),
                   ("sosfilt", "x", _STATE), ("sosfiltfilt", "x", ()),
-                  ("detrend", "data", ()), ("decimate", "x", ()), ("resample", "x", ()))})
+                  ("detrend", "data", ()), ("decimate", "x", ()), ("resample", "x", ()),
+                  ("resample_poly", "x", ()), ("upfirdn", "x", ()))})

@@ -111,3 +111,12 @@ def test_a_map_not_linear_in_its_input_is_refused():
     rule = linear_in(nd.median_filter, "input", "scipy.ndimage.median_filter")
     with pytest.raises(UnsupportedOperation, match="not linear"):
         adsim.grad(lambda x: np.sum(rule(x, size=3) ** 2))(SIGNAL[:12])
+
+
+def test_region_means_of_an_active_image_and_cumulative_simpson():
+    labels = np.where(IMAGE > 0, 1, 2)
+    labels[0] = 0
+    check_tape(lambda u: nd.mean(u, labels, [1, 2]) ** 2, [IMAGE])
+    import scipy.integrate
+    check_tape(lambda y: np.tanh(scipy.integrate.cumulative_simpson(y, x=np.cumsum(
+        np.linspace(0.5, 1.5, 23)), initial=0.0)), [SIGNAL])
