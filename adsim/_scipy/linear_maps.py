@@ -98,7 +98,11 @@ def _recorded(public, apply, settings_key, shape):
 
     def vjp(args, out, w):
         return (np.reshape(A.T @ np.reshape(w, (-1,)), shape),)
-    prim = primitive(lambda x: apply(x).astype(float), jvp=jvp, vjp=vjp, linear=True)
+    prim = primitive(lambda x: apply(x).astype(float), jvp=jvp, vjp=vjp, linear=True,
+                     name=None)
+    prim.name = public
+    prim.not_saved = ("a linear map whose matrix was read off SciPy's function in this "
+                      "process (adsim/_scipy/linear_maps.py)")
     if key is not None:
         with _lock:
             _kept[key] = prim

@@ -120,3 +120,9 @@ def test_region_means_of_an_active_image_and_cumulative_simpson():
     import scipy.integrate
     check_tape(lambda y: np.tanh(scipy.integrate.cumulative_simpson(y, x=np.cumsum(
         np.linspace(0.5, 1.5, 23)), initial=0.0)), [SIGNAL])
+
+
+def test_a_tape_file_cannot_hold_a_probed_matrix_and_says_so(tmp_path):
+    tape = adsim.record(lambda x: np.sum(ss.savgol_filter(x, 5, 2) ** 2), SIGNAL)
+    with pytest.raises(adsim.errors.TapeCopyError, match="scipy.signal.savgol_filter"):
+        tape.save(tmp_path / "t.adsim")
