@@ -97,3 +97,34 @@ def test_grid_and_series_classes_at_active_points():
         return (np.sum(P.polygrid2d(x[:2], x[2:], C2[:2]) * W22)
                 + np.sum(Chebyshev(C2[:, 0])(x.reshape(2, 2)) * W22))
     check_tape(f, [X])
+
+
+def test_complex_roots_sorted_in_place_as_numpys():
+    # polyroots ends with r.sort() on the complex eigenvalues: NumPy's order
+    # (real part, then imaginary), a permutation that replays compute again
+    W = np.array([1.0, 2.0, 3.0])
+
+    def f(c):
+        r = P.polyroots(np.r_[c, 1.0])
+        return np.sum(r.real * W) + np.sum(r.imag * W) + np.sum(np.abs(r))
+    c = np.array([1.3, 0.4, 1.1])
+    assert_close(adsim.value_and_grad(f)(c)[0], f(c), rtol=1e-14, what="value")
+    check_tape(f, [c])
+
+
+def test_sorting_a_complex_array_in_place_matches_numpy_and_replays():
+    def f(x):
+        z = x[:4] + 1j * x[4:]
+        z.sort()
+        return np.sum(z.real * np.arange(1.0, 5.0)) + np.sum(z.imag * np.arange(5.0, 9.0))
+    x = np.array([0.3, -1.2, 0.3, 2.0, 0.5, 0.1, -0.4, 1.0])   # a tie in the real parts
+    z = x[:4] + 1j * x[4:]
+    z.sort()
+    assert_close(adsim.value_and_grad(f)(x)[0], f(x), rtol=1e-14, what="value")
+    tape = adsim.record(f, x)
+    x2 = x + np.array([0.0, 2.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0])  # another order
+    try:
+        g2 = tape.gradient(x2)
+    except adsim.BranchChanged:
+        g2 = adsim.grad(f)(x2)
+    assert_close(g2, [central(f, [x2], [e], 1e-6) for e in np.eye(8)], what="new order")
