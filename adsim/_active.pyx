@@ -231,12 +231,14 @@ _SCALAR_CONVERSIONS = frozenset({"float()", "complex()", ".item()"})
 
 
 def _scalar_leak_message(x, what):
+    from ._record.callers import user_line
     from ._record.origins import origin
     came = origin(x)
     unwanted = f"{what[:-1]}adsim.value(x))" if what.endswith("()") and what[0] != "." else \
         f"adsim.value(x){what}"
     return (f"adsim: {what} of an active value (shape {x.shape}" +
-            (f", {came}" if came else "") + ") would turn a recorded value into a constant: a "
+            (f", {came}" if came else "") + ")" + user_line() +
+            " would turn a recorded value into a constant: a "
             f"Python number is not recorded, so replays and derivatives would silently ignore "
             f"it. Keep it as an array: arithmetic and NumPy functions take a 0-d array as they "
             f"take a number, and branches on it are recorded (`if x > 0:`, np.where, "
@@ -422,17 +424,18 @@ cdef class Active:
             raise TypeError("len() of a 0-d active array")
         return self.shape[0]
 
+    # iter() of a 0-d array raises at once, as NumPy's does: np.iterable(x) is
+    # then False (numpy.polynomial's chebint(c, k=x) asks it), so these return
+    # generators rather than being ones
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d active array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __reversed__(self):     # reversed() asks for this: the sequence slot is empty (below)
         if not self.shape:
             raise TypeError("iteration over a 0-d active array")
-        for i in range(self.shape[0] - 1, -1, -1):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0] - 1, -1, -1))
 
     def __repr__(self):
         value = self.tape.slot_value(self.ref()).reshape(self.shape)
@@ -453,7 +456,8 @@ cdef class Active:
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
         from ._record.callers import (compiled_call_message, library_entry, listed_message,
-                                      listed_operation, method_call_name, source_hint)
+                                      listed_operation, method_call_name, source_hint,
+                                      user_line)
         from ._record.creation import bypassed_creation, interposition_hint
         bypassed = bypassed_creation(self.shape)
         if bypassed is not None:
@@ -485,7 +489,8 @@ cdef class Active:
             raise ActiveValueLeak(_scalar_leak_message(self, what) +
                                   source_hint(interposition_hint()))
         raise ActiveValueLeak(
-            f"adsim: {what} of an active array (shape {self.shape}) would turn a recorded value "
+            f"adsim: {what} of an active array (shape {self.shape}){user_line()} would turn a "
+            f"recorded value "
             f"into a constant, so replays and derivatives would silently ignore it. Use "
             f"recorded comparisons (`if x > 0:` is recorded and checked on replay), np.where, "
             f"np.maximum/np.minimum/np.clip; or call adsim.value(x) for a value that should not "
@@ -537,6 +542,17 @@ cdef class Active:
             v = _numpy_api.frozen(self, "conversion to a plain NumPy array (np.asarray, or "
                                   "assignment into a plain array)")
         return v if dtype is None else v.astype(dtype)
+
+    def as_integer_ratio(self):
+        # the statistics module (mean, stdev, ...) and fractions.Fraction ask
+        # for exact ratios: without this they fail with a TypeError of their own
+        from ._record.callers import user_line
+        raise ActiveValueLeak(
+            f"adsim: an active value (shape {self.shape}){user_line()} was asked for an exact "
+            f"fraction (as_integer_ratio), as Python's statistics module (statistics.mean, "
+            f"stdev, variance, ...) and fractions.Fraction compute: a fraction is not recorded, "
+            f"so derivatives would be lost. Use NumPy's functions on an array of the values "
+            f"instead: np.mean([a, b]), np.std(x, ddof=1), np.var(x, ddof=1), np.median(x)")
 
     def item(self, *args):
         return np.asarray(_numpy_api.frozen(self, ".item()")).item(*args)

@@ -429,6 +429,11 @@ FUNCTIONS.update({
     np.iscomplex: lambda x: np.zeros(shape_of(x), bool)[()],
     np.isreal: lambda x: np.ones(shape_of(x), bool)[()],
     np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
+    # NumPy's own code, written with NumPy on its arguments (recorded through them)
+    np.polynomial.polynomial.polyval2d: np.polynomial.polynomial.polyval2d._implementation,
+    np.polynomial.polynomial.polygrid2d: np.polynomial.polynomial.polygrid2d._implementation,
+    np.common_type: lambda *arrays: np.common_type(*[
+        np.empty(0, a.dtype) if isinstance(a, (Active, ComplexActive)) else a for a in arrays]),
     np.piecewise: composed.piecewise, np.vander: numeric.vander,
     np.apply_along_axis: mapped.apply_along_axis,
     # arrays from pieces, selections

@@ -28,6 +28,7 @@ import scipy.integrate
 import scipy.interpolate as interpolate
 import scipy.linalg as sl
 import scipy.optimize
+import scipy.ndimage as ndimage
 import scipy.signal as signal
 import scipy.spatial.distance as distance
 import scipy.sparse as sp
@@ -1293,6 +1294,61 @@ SCIPY_MORE = {
     signal.lfilter: [case(lambda x: signal.lfilter([0.5, 0.25], [1.0, -0.3], x), 5),
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
                           "active coefficients")],
+    np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
+    np.polynomial.polynomial.polyval2d: [case(
+        lambda x: np.polynomial.polynomial.polyval2d(x[:2], x[2:4], x.reshape(2, 3)), 6)],
+    np.polynomial.polynomial.polygrid2d: [case(
+        lambda x: np.polynomial.polynomial.polygrid2d(x[:2], x[2:5], x[:4].reshape(2, 2)), 6)],
+    # linear in the signal or image (adsim/_scipy/linear_maps.py)
+    signal.savgol_filter: [case(lambda x: signal.savgol_filter(x, 5, 2), 7,
+                                cs="SciPy's savgol_filter takes real input"),
+                           case(lambda x: signal.savgol_filter(x, 3, 1, deriv=1, mode="wrap"),
+                                6, "wrap", cs="SciPy's savgol_filter takes real input")],
+    signal.filtfilt: [case(lambda x: signal.filtfilt([0.5, 0.25], [1.0, -0.3], x), 10)],
+    signal.sosfilt: [case(lambda x: signal.sosfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]], x), 6)],
+    signal.sosfiltfilt: [case(lambda x: signal.sosfiltfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]],
+                                                           x), 12)],
+    signal.detrend: [case(lambda x: signal.detrend(x), 5)],
+    signal.decimate: [case(lambda x: signal.decimate(x, 2, n=4, ftype="fir"), 12)],
+    signal.resample: [case(lambda x: signal.resample(x, 7), 5,
+                           cs="SciPy resamples a real signal by rfft: complex input is another "
+                              "transform")],
+    signal.resample_poly: [case(lambda x: signal.resample_poly(x, 3, 2), 6)],
+    signal.upfirdn: [case(lambda x: signal.upfirdn([1.0, 0.5, 0.25], x, 2, 1), 5)],
+    scipy.integrate.cumulative_simpson: [case(
+        lambda x: scipy.integrate.cumulative_simpson(x, dx=0.5, initial=0.0), 5)],
+    ndimage.affine_transform: [case(lambda x: ndimage.affine_transform(
+        x.reshape(3, 3), [[0.9, 0.1], [-0.1, 0.9]], offset=0.2, order=1), 9)],
+    ndimage.sum_labels: [case(lambda x: ndimage.sum_labels(x, [1, 2, 1, 0, 2, 2], [1, 2]), 6,
+                              cs="scipy.ndimage sums labelled regions of real input")],
+    ndimage.mean: [case(lambda x: ndimage.mean(x, [1, 2, 1, 0, 2, 2], [1, 2]), 6,
+                        cs="scipy.ndimage averages labelled regions of real input"),
+                   case(lambda x: ndimage.mean(x.reshape(2, 3)), 6, "whole image")],
+    ndimage.gaussian_filter: [case(lambda x: ndimage.gaussian_filter(x.reshape(2, 3), 0.8), 6)],
+    ndimage.gaussian_filter1d: [case(lambda x: ndimage.gaussian_filter1d(x, 1.0), 5)],
+    ndimage.uniform_filter: [case(lambda x: ndimage.uniform_filter(x.reshape(2, 3), 2), 6)],
+    ndimage.uniform_filter1d: [case(lambda x: ndimage.uniform_filter1d(x, 3), 5)],
+    ndimage.convolve: [case(lambda x: ndimage.convolve(x.reshape(2, 3), [[1.0, 2.0],
+                                                                         [0.5, -1.0]]), 6)],
+    ndimage.correlate: [case(lambda x: ndimage.correlate(x.reshape(2, 3), [[1.0, 2.0],
+                                                                           [0.5, -1.0]]), 6)],
+    ndimage.convolve1d: [case(lambda x: ndimage.convolve1d(x, [1.0, -2.0, 0.5]), 5)],
+    ndimage.correlate1d: [case(lambda x: ndimage.correlate1d(x, [1.0, -2.0, 0.5]), 5)],
+    ndimage.laplace: [case(lambda x: ndimage.laplace(x.reshape(2, 3)), 6)],
+    ndimage.gaussian_laplace: [case(lambda x: ndimage.gaussian_laplace(x.reshape(2, 3), 0.7),
+                                    6)],
+    ndimage.sobel: [case(lambda x: ndimage.sobel(x.reshape(2, 3)), 6)],
+    ndimage.prewitt: [case(lambda x: ndimage.prewitt(x.reshape(2, 3)), 6)],
+    ndimage.zoom: [case(lambda x: ndimage.zoom(x.reshape(2, 3), 1.5, order=1), 6)],
+    ndimage.shift: [case(lambda x: ndimage.shift(x, 0.4), 5)],
+    ndimage.rotate: [case(lambda x: ndimage.rotate(x.reshape(3, 3), 30, reshape=False,
+                                                   order=1), 9)],
+    ndimage.map_coordinates: [case(lambda x: ndimage.map_coordinates(
+        x.reshape(2, 3), [[0.5, 1.0], [0.3, 1.7]], order=1), 6)],
+    ndimage.spline_filter: [case(lambda x: ndimage.spline_filter(x.reshape(2, 3)), 6,
+                                 cs="SciPy's spline_filter takes real input")],
+    ndimage.spline_filter1d: [case(lambda x: ndimage.spline_filter1d(x), 5,
+                                   cs="SciPy's spline_filter1d takes real input")],
     distance.pdist: [case(lambda x: distance.pdist(x.reshape(3, 2)), 6),
                      case(lambda x: distance.pdist(x.reshape(3, 2), "sqeuclidean"), 6, "metric")],
     distance.cdist: [case(lambda x: distance.cdist(x[:4].reshape(2, 2), x[4:].reshape(1, 2)), 6),
@@ -2116,6 +2172,8 @@ REFUSED = {
     "ndarray.__array__": [refuse(lambda x: x.__array__(), 3, adsim.ActiveValueLeak,
                                  "conversion to a plain NumPy array")],
     "ndarray.item": _leak(lambda x: x[0].item()),
+    "ndarray.as_integer_ratio": [refuse(lambda x: x[0].as_integer_ratio(), 3,
+                                        adsim.ActiveValueLeak, "exact fraction")],
     "ndarray.tolist": _leak(lambda x: x.tolist()),
     "ndarray.__index__": [refuse(lambda x: x.__index__(), (), TypeError, "integer scalar arrays"),
                           refuse(lambda x: x.__index__(), 3, TypeError, "integer scalar arrays",

@@ -28,9 +28,10 @@ adsim/_numpy_api.py. Bottom to top:
 11. complex_linalg, einsum, histograms, nanfunctions -- complex matrices as pairs of real
     ones, np.linalg.solve and inv with a complex operand; einsum and the products built on
     it; np.histogram; the NaN-skipping functions
-12. eigen, linalg_composed, polynomials, poly1d -- np.linalg.eig and eigvals of general
-    matrices; linear algebra composed of the above; np.polyfit, np.roots; np.poly1d of a
-    list of active values
+12. eigen, linalg_composed, polynomials, poly1d, polynomial_series -- np.linalg.eig and
+    eigvals of general matrices; linear algebra composed of the above; np.polyfit,
+    np.roots; np.poly1d of a list of active values; numpy.polynomial's *val at active
+    points
 13. hermitian -- np.linalg.eigh and eigvalsh of complex Hermitian matrices
 14. spectral_norms -- the matrix 2, -2 and nuclear norms of complex matrices
 """

@@ -49,7 +49,8 @@ ARRAY_LIKE = frozenset({
     "a", "b", "x", "y", "x1", "x2", "z", "m", "v", "A", "f", "p", "val", "arr", "ary", "array",
     "values", "filt", "xp", "fp", "bins", "weights", "aweights", "prepend", "append",
     "to_begin", "to_end", "fill_value", "prototype", "src", "mean", "default", "a_min",
-    "a_max", "min", "max", "start", "stop", "keys", "w", "base", "vals", "a1", "a2"})
+    "a_max", "min", "max", "start", "stop", "keys", "w", "base", "vals", "a1", "a2",
+    "c"})                                   # numpy.polynomial's coefficients
 
 # parameters holding a sequence of array_likes: each item converted
 SEQUENCES = frozenset({"arrays", "tup", "choicelist"})

@@ -227,6 +227,21 @@ class ComplexActive:
     def copy(self, order="K"):
         return ComplexActive(np.copy(self._re), np.copy(self._im))
 
+    def sort(self, axis=-1, kind=None, order=None):
+        """In place, in NumPy's order of complex numbers: by real part, ties
+        by imaginary part (numpy.polynomial's roots end with ``r.sort()``).
+        The permutation is np.lexsort of the parts: integer data that a
+        replay computes again."""
+        if order is not None:
+            raise UnsupportedOperation("adsim: sort(order=...) sorts structured arrays; a "
+                                       "complex array has no fields")
+        axis = axis + self.ndim if axis < 0 else axis
+        at = np.lexsort((self._im, self._re), axis=axis)
+        re = np.take_along_axis(self._re, at, axis)
+        im = np.take_along_axis(self._im, at, axis)
+        self._re[...] = re
+        self._im[...] = im
+
     def sum(self, *args, **kwargs):
         return linear_parts(np.sum, self, *args, **kwargs)
 

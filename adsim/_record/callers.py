@@ -11,6 +11,8 @@ import types
 import numpy as np
 
 _OURS = ("adsim",)
+# Python's own modules (statistics, functools, ...) are libraries too
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
 
 
 def library_entry():
@@ -34,7 +36,7 @@ def library_entry():
 
 def _is_library(module):
     top = module.split(".", 1)[0]
-    if top in ("numpy", "scipy"):
+    if top in ("numpy", "scipy") or top in _STDLIB:
         return True
     mod = sys.modules.get(top)
     path = getattr(mod, "__file__", "") or ""
@@ -81,6 +83,18 @@ def user_frame():
             return frame
         frame = frame.f_back
     return None
+
+
+def user_line():
+    """Where the user's code is: ", at model.py:41 in rate (`k = float(p[0])`)", or
+    "" when no frame of the user's code is on the stack."""
+    frame = user_frame()
+    if frame is None:
+        return ""
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    where = f", at {code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} in {code.co_name}"
+    return where + (f" (`{text}`)" if text else "")
 
 
 def source_hint(more=""):

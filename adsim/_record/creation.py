@@ -56,7 +56,7 @@ import threading
 
 import numpy as np
 
-from .callers import called_expression
+from .callers import called_expression, forget_locals
 from .._np import composed, conversions, core, joins, layout
 from .._np.index_tricks import Concatenator
 from .._active import Active
@@ -64,6 +64,11 @@ from .._np import complex as complex_
 from .._np.complex import ComplexActive
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
+# library modules written in NumPy on their arguments whose creation calls are
+# taken as user code's while the calling function holds active values
+# (numpy.polynomial: as_series's np.array(c, ndmin=1), polyder's np.empty
+# filled with active coefficients); on plain data they stay NumPy's
+_AS_USER_CODE = ("numpy.polynomial.",)
 _NUMPY_ARRAY = np.array
 _state = threading.local()
 
@@ -138,9 +143,11 @@ class suspended:
         return False
 
 
-def _user_tape(name):
+def _user_tape(name, converts=False):
     """The tape for a creation call ``name(...)`` made directly by user code
-    on a recording thread, else None."""
+    on a recording thread (or by a function of a module of
+    :data:`_AS_USER_CODE` that ``converts`` active values or holds some),
+    else None."""
     stack = getattr(_state, "stack", None)
     if not stack:
         return None
@@ -149,9 +156,20 @@ def _user_tape(name):
         return None
     frame = sys._getframe(2)
     caller = frame.f_globals.get("__name__", "")
-    if caller.split(".", 1)[0] in _LIBRARIES or _called_name(frame) != name:
+    library = caller.split(".", 1)[0] in _LIBRARIES and not (
+        caller.startswith(_AS_USER_CODE) and (converts or _holds_active(frame)))
+    if library or _called_name(frame) != name:
         return None
     return tape
+
+
+def _holds_active(frame):
+    """Does the library function running in ``frame`` hold active values?"""
+    try:
+        return any(isinstance(v, (Active, ComplexActive)) or joins.holds_active(v)
+                   for v in frame.f_locals.values())
+    finally:
+        forget_locals(frame)
 
 
 def _called_name(frame):
@@ -219,7 +237,8 @@ def _array_wrapper(original):
     def array(obj, *args, **kwargs):
         pieces = joins.holds_active(obj)
         makes_new = original is _NUMPY_ARRAY
-        tape = _user_tape(original.__name__) if pieces or makes_new else None
+        tape = _user_tape(original.__name__, converts=bool(pieces)) \
+            if pieces or makes_new else None
         if tape is None or kwargs.get("like") is not None:
             return original(obj, *args, **kwargs)
         if not pieces:              # np.array of plain data: a new array, so a workspace

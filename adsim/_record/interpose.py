@@ -20,6 +20,8 @@ interposition on, adsim changes exactly three things outside itself:
    (adsim/_record/listed.py) that makes lists and tuples holding active
    values active arrays before calling NumPy's function, whoever calls it:
    NumPy's dispatch does not look into lists (``np.sum([a, b])``).
+   ``np.isscalar`` answers True for a 0-d active value, as NumPy does for
+   the np.float64 it stands for (:func:`_scalar_test_wrappers`).
    In every other module (not NumPy's, SciPy's or adsim's) imported before
    the recording starts, a global name bound under NumPy's own name to one
    of those functions (``from numpy import zeros, array, sum``, as
@@ -36,7 +38,9 @@ interposition on, adsim changes exactly three things outside itself:
    the recording) given active arguments maps over active elements
    (adsim/_np/mapped.py); and ``np.poly1d.__init__``, so that a list of
    coefficients holding active values (``np.poly1d([a, b, c])``) becomes
-   the active array NumPy's constructor keeps (adsim/_np/poly1d.py).
+   the active array NumPy's constructor keeps (adsim/_np/poly1d.py); so do
+   numpy.polynomial's ``*val`` functions, whose coefficients NumPy gives
+   their own axes only for an ndarray x (adsim/_np/polynomial_series.py).
 2. **The code of SciPy functions.** Each Python function listed in a rule
    table of adsim/_scipy (adsim/_scipy/hooks.py; ``scipy.linalg.solve``,
    ``scipy.special.logsumexp``, the methods of the ``scipy.stats``
@@ -119,7 +123,9 @@ import types
 import numpy as np
 
 from . import creation, listed
-from .._np import draws, mapped, poly1d
+from .._active import Active
+from .._np import draws, mapped, poly1d, polynomial_series
+from .._np.complex import ComplexActive
 from .._scipy import hooks
 from ..errors import InvalidArgument
 
@@ -225,7 +231,7 @@ _hooked_modules = set()
 # NumPy's Python methods that convert active arguments, with adsim's rules:
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
 _NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),
-                  (np.poly1d, "__init__", poly1d.poly1d_init))
+                  (np.poly1d, "__init__", poly1d.poly1d_init), *polynomial_series.HOOKS)
 _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 
@@ -285,6 +291,7 @@ def _change_numpy(names):
         _wrappers.update({(np, name): w for name, w in creation._wrappers().items()})
         _wrappers.update(listed.wrappers(taken=creation._wrappers().keys()))
         _wrappers.update(_legacy_draw_wrappers())
+        _wrappers.update(_scalar_test_wrappers())
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)
@@ -450,6 +457,26 @@ def _set_draw_methods(which):
     for cls, namespace, pair in _draw_methods:
         namespace.update(pair[which])
         ctypes.pythonapi.PyType_Modified(cls)
+
+
+def _scalar_test_wrappers():
+    """{(numpy, "isscalar"): stand-in}: a 0-d active value answers as the
+    NumPy scalar it stands for (``x[0]`` of a 1-d array, ``np.sum(x)``, a
+    number given to ``grad``: np.float64 or float, for which NumPy says
+    True); NumPy's own function would say False, and code branching on it
+    (``if np.isscalar(T): ...``) would take another path than it does on
+    plain values."""
+    original = np.isscalar
+
+    def isscalar(element):
+        if isinstance(element, (Active, ComplexActive)) and creation.routed():
+            return element.ndim == 0
+        return original(element)
+    isscalar.__wrapped__ = original
+    isscalar.__name__ = isscalar.__qualname__ = original.__name__
+    isscalar.__module__ = original.__module__
+    isscalar.__doc__ = original.__doc__
+    return {(np, "isscalar"): isscalar}
 
 
 def _legacy_draw_wrappers():

@@ -44,7 +44,8 @@ _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy
            "scipy.optimize": "adsim._scipy.optimize", "scipy.integrate": "adsim._scipy.integrate",
            "scipy.sparse": "adsim._scipy.sparse_matrices",
            "scipy.sparse.linalg": "adsim._scipy.sparse_solve",
-           "scipy.interpolate": "adsim._scipy.interpolate", "scipy.fft": "adsim._scipy.fft"}
+           "scipy.interpolate": "adsim._scipy.interpolate", "scipy.fft": "adsim._scipy.fft",
+           "scipy.ndimage": "adsim._scipy.ndimage"}
 
 
 def scipy_modules():

@@ -51,7 +51,7 @@ from ..api import grad
 from ..errors import InvalidArgumentValue, UndefinedDerivative
 from ..sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
-__all__ = ["DENSE_UP_TO", "Equations", "Stationarity"]
+__all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "solution_to_rounding"]
 
 DENSE_UP_TO = 400
 """Unknowns up to which ``F_x`` is a dense matrix (above: sparse)."""
@@ -60,6 +60,10 @@ KRYLOV_ABOVE_COLORS = 40
 """Sweeps of a sparse Jacobian of the equations above which GMRES on sweeps replaces it."""
 
 KRYLOV_RTOL = 1e-12
+
+NEAR_SOLUTION_RTOL = np.sqrt(np.finfo(float).eps)
+"""How far (relative to the point) one Newton step from a point SciPy
+flagged as not converged may reach for the point to count as a solution."""
 
 
 class _Recorded:
@@ -267,6 +271,29 @@ class Stationarity:
             seeds = [np.reshape(weight, (1, -1))] + [np.zeros((1, p.size)) for p in params]
             return [a[0] for a in self._directional(x, params, seeds)[1:]]
         return [m.T @ weight for m in self._second(x, params)[1:]]
+
+
+def solution_to_rounding(system, x, params):
+    """Whether ``x``, where SciPy stopped short of its own test, is a
+    solution of ``system`` up to rounding. SciPy's hybr stops with "no
+    further improvement" or "not making good progress", BFGS with "precision
+    loss", when rounding in the function keeps them from a tolerance tighter
+    than it allows (a residual of one unit in the last place of a pressure
+    of 4e6); the program, which reads ``x`` and not ``success``, goes on.
+    Then one Newton step ``F_x^{-1} F(x)`` is within
+    :data:`NEAR_SOLUTION_RTOL` of ``x``, and the derivative by the implicit
+    function theorem at ``x`` is off by about as little; a point far from a
+    solution, or where ``F_x`` is singular, is not one."""
+    x = np.asarray(x, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(x)):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            step = system.factors(x, params).solve(np.asarray(system.F(x, *params), dtype=float))
+    except UndefinedDerivative:
+        return False
+    return bool(np.all(np.isfinite(step))) and \
+        np.linalg.norm(step) <= NEAR_SOLUTION_RTOL * np.linalg.norm(x)
 
 
 def _key(arrays):

@@ -7,8 +7,11 @@ differentiable) or :func:`adsim.integrate.odeint` (SciPy's numbers, the
 derivatives of the exact solution to about the tolerance); every other call
 is SciPy's.
 """
+import scipy.integrate
+
 from .._nesting.nested import reads_recorded_values
 from . import quadrature, samples
+from .linear_maps import linear_in
 
 
 def solve_ivp(fun, t_span, y0, *args, **kwargs):
@@ -58,4 +61,7 @@ for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
          **{("scipy.integrate", name): getattr(quadrature, name)
             for name in ("quad", "quad_vec", "fixed_quad")},
-         **samples.HOOKS}
+         **samples.HOOKS,
+         # linear in the samples (adsim/_scipy/linear_maps.py)
+         ("scipy.integrate", "cumulative_simpson"): linear_in(
+             scipy.integrate.cumulative_simpson, "y", "scipy.integrate.cumulative_simpson")}

@@ -249,7 +249,9 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
 def _plain_options(name, **options):
     for key, (value, default) in options.items():
         if not (value is default or np.isscalar(value) and value == default):
-            raise UnsupportedOperation(f"adsim: scipy.linalg.{name}(..., {key}={value!r}) is not "
+            # an array is named by its shape: its values say nothing about the refusal
+            shown = f"<array of shape {np.shape(value)}>" if np.ndim(value) else repr(value)
+            raise UnsupportedOperation(f"adsim: scipy.linalg.{name}(..., {key}={shown}) is not "
                                        f"supported on active arrays; leave {key} at its default")
 
 

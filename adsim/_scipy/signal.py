@@ -1,6 +1,8 @@
 """``scipy.signal`` convolutions on active arrays, called unchanged (see
 hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
-correlate2d (modes full, same, valid), and lfilter.
+correlate2d (modes full, same, valid), and lfilter; savgol_filter,
+filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
+signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py).
 
 Convolution is bilinear: one primitive computes the full N-d convolution
 y = a * b (SciPy's values, by the method SciPy would choose), and its rules
@@ -21,6 +23,7 @@ import scipy.signal
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
 from .arrays import array
+from .linear_maps import linear_in
 
 
 def _flip(a):
@@ -209,3 +212,13 @@ def lfilter(b, a, x, axis=-1, zi=None):
 
 HOOKS = {("scipy.signal", f.__name__): f for f in (
     convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter)}
+
+# linear in the signal for plain filter settings (adsim/_scipy/linear_maps.py)
+_STATE = (("zi", "a filter's initial state and its final state"),)
+HOOKS.update({("scipy.signal", name): linear_in(getattr(scipy.signal, name), data,
+                                                f"scipy.signal.{name}", refused)
+              for name, data, refused in (
+                  ("savgol_filter", "x", ()), ("filtfilt", "x", ()),
+                  ("sosfilt", "x", _STATE), ("sosfiltfilt", "x", ()),
+                  ("detrend", "data", ()), ("decimate", "x", ()), ("resample", "x", ()),
+                  ("resample_poly", "x", ()), ("upfirdn", "x", ()))})

@@ -31,7 +31,7 @@ from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .bound_parameters import MOVING, markers, parametrised, substituted
 from .callbacks import CallbackWatch
-from .implicit import Equations, Stationarity
+from .implicit import Equations, Stationarity, solution_to_rounding
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
@@ -513,10 +513,17 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
 
     def solve(x_start, values):
         this = substituted(call, values)
+        # a solve from the program's own start that SciPy flags but that stopped at a
+        # solution to rounding is the one the program goes on with; one from the
+        # previous solution is refused instead, and solved again from that start
+        # (adsim/_scipy/solution_op.py), as the program would
+        own_start = np.array_equal(np.ravel(x_start), np.ravel(x0))
         if spec.start and spec.check is not None and markers(call["bounds"]):
             x_start = within_bounds(solver, this["bounds"], x_start)
         x, raw = run_solver(solver, spec, original, this, x0.shape, functions_at(values),
-                            takes_args, x_start)
+                            takes_args, x_start,
+                            near_solution=(lambda x: solution_to_rounding(system, x, values))
+                            if own_start else None)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
         if not saved.recorded and saved.why_not is None:
@@ -536,10 +543,13 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     return spec.refresh(out, at, args)
 
 
-def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_start):
+def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_start,
+               near_solution=None):
     """(x, SciPy's raw result) of ``original`` called with ``call``, its
     functions ``functions`` (name -> function of x alone) and the start
-    ``x_start``; SolverNotConverged where SciPy says it did not converge."""
+    ``x_start``; SolverNotConverged where SciPy says it did not converge,
+    unless ``near_solution(x)`` finds its point a solution up to rounding
+    (adsim/_scipy/implicit.py, solution_to_rounding)."""
     leak, stops = _Leak(solver), CallbackWatch(solver)
     this = dict(call)
     this.update({name: leak.watched(f) for name, f in functions.items()})
@@ -550,7 +560,7 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
     if "callback" in this:
         this["callback"] = stops.watched(this["callback"])
     raw, x, converged, why = stops.run(lambda: leak.run(lambda: spec.run(original, this)))
-    if not converged:
+    if not converged and (near_solution is None or not near_solution(np.ravel(x))):
         raise not_converged(solver, why, "a looser tolerance")
     x = np.asarray(x, dtype=float)
     if spec.check is not None:

@@ -25,7 +25,7 @@ from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
                                _taped_indices, paired)
 from .curve_fit import fit_spec, fitter
-from .implicit import DENSE_UP_TO
+from .implicit import DENSE_UP_TO, solution_to_rounding
 from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTOR, _floats,
                             _read_arguments, taped_functions, transcribed)
 from .optimize import _original
@@ -96,10 +96,15 @@ def read_solution(state, tapes):
 
     def solve(x_start, values):
         this = substituted(call, values)
+        # as in memory (solver_calls.differentiated_solve): a flagged solve from
+        # the program's own start that stopped at a solution to rounding stands
+        own_start = np.array_equal(np.ravel(x_start), np.ravel(start))
         if moving:
             x_start = within_bounds(solver, this["bounds"], x_start)
         return run_solver(solver, spec, original, this, x0_shape, functions(values),
-                          takes_args, x_start)[0].reshape(-1)
+                          takes_args, x_start,
+                          near_solution=(lambda x: solution_to_rounding(system, x, values))
+                          if own_start else None)[0].reshape(-1)
     solution = ImplicitSolution(system, solve, first)
     solution._start = start
     solution._solved_at = None if solved_at is None else solved_at.tobytes()

@@ -228,3 +228,25 @@ def test_the_environment_variable_sets_the_default():
     assert run.stdout.split() == ["[2.", "4.]", "False"]
     run = _run("import adsim", "maybe")
     assert run.returncode != 0 and "ADSIM_INTERPOSE='maybe'" in run.stderr
+
+
+def test_isscalar_of_a_zero_d_active_value_answers_as_for_the_numpy_scalar():
+    # x[0] of a plain 1-d array is an np.float64, for which np.isscalar is True:
+    # code branching on it must take the same path on active values
+    def vapour_pressure(T, A=16.3872, B=3885.7, C=-42.98):
+        scalar = np.isscalar(T)
+        T = np.atleast_1d(T)
+        p = np.exp(A - B / (C + T))
+        return p[0] if scalar else p
+
+    def f(x):
+        assert np.isscalar(x[0]) and not np.isscalar(x)
+        return vapour_pressure(x[0]) * x[1]
+    x = np.array([350.0, 2.0])
+    value, g = ad.value_and_grad(f)(x)
+    assert value == f(x)
+    h = np.array([1e-3, 1e-6])
+    want = [(f(x + e) - f(x - e)) / (2 * e @ np.ones(2)) for e in np.diag(h)]
+    assert_close(g, want, rtol=1e-7, what="gradient")
+    with ad.interposition(False):            # NumPy's own answer there
+        ad.grad(lambda x: x[0] * (not np.isscalar(x[0])))(x)

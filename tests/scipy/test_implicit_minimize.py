@@ -9,7 +9,7 @@ import scipy.optimize as so
 
 import adsim
 from adsim.errors import SolverNotConverged, UndefinedDerivative, UnsupportedOperation
-from fdcheck import assert_close
+from fdcheck import assert_close, central
 from implicit_checks import check_solution_derivatives
 
 P = np.array([1.0, 2.0])
@@ -249,3 +249,30 @@ def test_the_minimum_value_in_the_result_moves_with_the_parameters():
                           options={"ftol": 1e-14})
         return res.jac @ np.array([1.0, 3.0])
     assert_close(adsim.grad(held_gradient)(P), [-2.0, 0.0], 1e-8, 1e-8, "d jac / dp")
+
+
+def bowl(w, p):
+    return np.sum((w - p) ** 2) + 0.1 * np.sum(w ** 4) + np.prod(w)
+
+
+def test_bfgs_stopping_at_precision_loss_on_a_minimum_is_differentiated():
+    # without a gradient and with tol=1e-12, BFGS stops with "Desired error not
+    # necessarily achieved due to precision loss" at a minimum good to about
+    # 1e-8: programs go on with res.x, and so does adsim
+    def f(p):
+        res = so.minimize(bowl, np.zeros(2), args=(p,), method="BFGS", tol=1e-12)
+        return np.sum(res.x ** 2)
+    p = np.array([1.5, 0.2])
+    assert so.minimize(bowl, np.zeros(2), args=(p,), method="BFGS", tol=1e-12).status == 2
+    g = adsim.grad(f)(p)
+    want = [central(f, [p], [e], 1e-3) for e in np.eye(2)]
+    assert_close(g, want, rtol=1e-5, what="grad")
+
+
+def test_bfgs_stopped_by_maxiter_away_from_a_minimum_still_raises():
+    def f(p):
+        res = so.minimize(bowl, np.zeros(2), args=(p,), method="BFGS",
+                          options={"maxiter": 2})
+        return np.sum(res.x ** 2)
+    with pytest.raises(SolverNotConverged, match="Maximum number of iterations"):
+        adsim.grad(f)(np.array([1.5, 0.2]))

@@ -336,3 +336,40 @@ def test_a_large_densely_coupled_system_takes_gmres_on_sweeps():
         return np.sum(z ** 2) / n
     check_solution_derivatives(mean_field, np.array([1.0, 0.2]), V, second_order=False,
                                moved=0.02)
+
+
+def redlich_kwong(v, T, P, R=8.314, Tc=304.2, Pc=73.8e5):
+    a = 0.42748 * R ** 2 * Tc ** 2.5 / Pc
+    b = 0.08664 * R * Tc / Pc
+    return R * T / (v - b) - a / (np.sqrt(T) * v * (v + b)) - P
+
+
+def test_a_solve_flagged_unconverged_at_a_solution_to_rounding_is_differentiated():
+    # at (320 K, 38e5 Pa) hybr stops with "not making good progress", its
+    # residual one unit in the last place of the pressure: the program goes on
+    # with sol.x, and so does adsim (one Newton step from it is ~1e-16 of it)
+    def compressibility(TP):
+        T, P = TP
+        sol = so.root(redlich_kwong, 8.314 * T / P, args=(T, P), tol=1e-14)
+        return P * sol.x[0] / (8.314 * T)
+    TP = np.array([320.0, 38e5])
+    T, P = TP
+    assert not so.root(redlich_kwong, 8.314 * T / P, args=(T, P), tol=1e-14).success
+    g = adsim.grad(compressibility)(TP)
+    for i, h in enumerate([1e-2, 1e2]):
+        e = np.zeros(2)
+        e[i] = h
+        assert_close(g[i], central(compressibility, [TP], [e], 1.0) / h, rtol=1e-6,
+                     what="grad")
+    _, jv = adsim.jvp(compressibility, (TP,), (np.array([1.0, 1e4]),))
+    assert_close(jv, g @ [1.0, 1e4], rtol=1e-12, what="jvp")
+
+
+def test_an_unconverged_solve_far_from_a_solution_still_raises():
+    # the Newton-step test accepts rounding, not a stall: x^2 + p has no real
+    # root, and its minimum of |F| is no solution
+    def f(p):
+        sol = so.root(lambda z, p: z ** 2 + p, np.array([0.7]), args=(p,))
+        return sol.x[0]
+    with pytest.raises(SolverNotConverged, match="scipy.optimize.root did not converge"):
+        adsim.grad(f)(np.array(0.5))

@@ -21,7 +21,8 @@ from fdcheck import distinct
 from functable_cases import name_of
 
 MODULES = ("scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal",
-           "scipy.spatial.distance", "scipy.optimize", "scipy.integrate", "scipy.interpolate")
+           "scipy.spatial.distance", "scipy.optimize", "scipy.integrate", "scipy.interpolate",
+           "scipy.ndimage")
 EXPLICIT = {m: importlib.import_module(f"adsim.{m}") for m in MODULES}
 MVN_FROZEN = asp.stats.multivariate_normal(table.MVN_FROZEN.mean, table.MVN_FROZEN.cov)
 

@@ -112,3 +112,11 @@ def test_plain_calls_give_scipys_results_inside_a_recording():
 def test_primary_matrix_functions_every_sweep(name):
     f = getattr(sla, name)
     check_tape(f, [0.3 * B], rtol=1e-6, atol=1e-8, value_rtol=1e-10, value_atol=1e-13)
+
+
+def test_an_unsupported_option_is_named_by_its_shape_not_its_values():
+    # the generalised problem eigh(a, b) is refused, b shown by its shape
+    with pytest.raises(ad.UnsupportedOperation,
+                       match=r"eigh\(\.\.\., b=<array of shape \(4, 4\)>\) is not supported"):
+        ad.grad(lambda x: np.sum(sla.eigh(np.diag(x) + 0.1, np.eye(4) * 2,
+                                          eigvals_only=True)))(np.ones(4))

@@ -1,0 +1,128 @@
+"""SciPy's filters that are linear in their signal or image (savgol_filter,
+filtfilt, sosfilt, detrend, resample, the scipy.ndimage filters and
+resampling), differentiated as linear maps whose matrices are probed from
+SciPy's function (adsim/_scipy/linear_maps.py): every sweep against
+central differences, second order through a nonlinear loss, a replay at a
+new point, the boundary modes whose responses fold or wrap, a settings
+change that must not reuse a kept matrix, and the refusals."""
+import numpy as np
+import pytest
+import scipy.ndimage as nd
+import scipy.signal as ss
+
+import adsim
+import adsim.scipy.ndimage
+from adsim.errors import UnsupportedOperation
+from fdcheck import assert_close, central, check_tape
+
+RNG = np.random.default_rng(7)
+SIGNAL = RNG.standard_normal(23)
+IMAGE = RNG.standard_normal((9, 11))
+B, A = ss.butter(3, 0.2)
+SOS = ss.butter(4, 0.3, output="sos")
+
+SIGNAL_CASES = {
+    "savgol interp": lambda x: ss.savgol_filter(x, 7, 2),
+    "savgol derivative nearest": lambda x: ss.savgol_filter(x, 5, 3, deriv=1, delta=0.1,
+                                                            mode="nearest"),
+    "savgol constant cval (affine)": lambda x: ss.savgol_filter(x, 5, 2, mode="constant",
+                                                                cval=0.7),
+    "savgol wrap": lambda x: ss.savgol_filter(x, 5, 2, mode="wrap"),
+    "filtfilt": lambda x: ss.filtfilt(B, A, x),
+    "sosfilt": lambda x: ss.sosfilt(SOS, x),
+    "sosfiltfilt": lambda x: ss.sosfiltfilt(SOS, x),
+    "detrend": lambda x: ss.detrend(x),
+    "resample": lambda x: ss.resample(x, 17),
+}
+IMAGE_CASES = {
+    "gaussian_filter reflect": lambda u: nd.gaussian_filter(u, 1.2),
+    "gaussian_filter wrap": lambda u: nd.gaussian_filter(u, 0.8, mode="wrap"),
+    "uniform_filter constant": lambda u: nd.uniform_filter(u, 3, mode="constant", cval=0.5),
+    "convolve plain weights": lambda u: nd.convolve(u, np.array([[0, 1, 0], [1, -4, 1],
+                                                                 [0, 1, 0.0]])),
+    "gaussian_filter1d order 1": lambda u: nd.gaussian_filter1d(u, 1.5, axis=0, order=1),
+    "laplace": lambda u: nd.laplace(u),
+    "sobel": lambda u: nd.sobel(u, axis=1),
+    "zoom": lambda u: nd.zoom(u, 1.5, order=3),
+    "shift": lambda u: nd.shift(u, (0.3, -1.2), order=1),
+    "map_coordinates": lambda u: nd.map_coordinates(u, [[1.5, 3.2, 7.9], [0.5, 6.1, 9.4]],
+                                                    order=3),
+}
+
+
+def _loss(filtered):
+    return lambda x: np.sum(np.tanh(filtered(x)) ** 2)
+
+
+@pytest.mark.parametrize("name", sorted(SIGNAL_CASES))
+def test_signal_filters_every_sweep(name):
+    check_tape(SIGNAL_CASES[name], [SIGNAL], order=1)
+    check_tape(_loss(SIGNAL_CASES[name]), [SIGNAL])
+
+
+@pytest.mark.parametrize("name", sorted(IMAGE_CASES))
+def test_image_filters_every_sweep(name):
+    check_tape(IMAGE_CASES[name], [IMAGE], order=1)
+    check_tape(_loss(IMAGE_CASES[name]), [IMAGE])
+
+
+def test_a_smoothed_loss_replayed_at_a_new_point():
+    def loss(p):
+        y = np.exp(-p[0] * np.linspace(0, 3, 40)) + p[1] * np.sin(np.arange(40.0))
+        return np.sum(ss.savgol_filter(y, 9, 3) ** 2) + np.sum(nd.gaussian_filter1d(y, 2.0))
+    tape = adsim.record(loss, np.array([0.8, 0.3]))
+    p2 = np.array([1.1, 0.2])
+    want = [central(loss, [p2], [e]) for e in np.eye(2)]
+    assert_close(tape.gradient(p2), want, what="replayed gradient")
+    assert_close(tape.forward(p2), loss(p2), rtol=1e-13, what="replayed value")
+
+
+def test_other_settings_are_other_matrices():
+    # the matrices are kept per settings: a second window must not reuse the first
+    x = SIGNAL
+    for window in (5, 9, 5):
+        f = lambda v, w=window: np.sum(ss.savgol_filter(v, w, 2) * np.arange(23.0))
+        assert_close(adsim.grad(f)(x), [central(f, [x], [e]) for e in np.eye(23)],
+                     what=f"window {window}")
+
+
+def test_explicit_namespace_and_plain_calls():
+    assert adsim.scipy.ndimage.gaussian_filter(IMAGE, 1.0).shape == IMAGE.shape
+    f = lambda u: np.sum(adsim.scipy.ndimage.gaussian_filter(u, 1.0) ** 2)
+    with adsim.interposition(False):
+        g = adsim.grad(f)(IMAGE)
+    assert_close(g, adsim.grad(lambda u: np.sum(nd.gaussian_filter(u, 1.0) ** 2))(IMAGE),
+                 rtol=1e-14, what="explicit")
+
+
+def test_active_weights_and_filter_states_are_refused():
+    with pytest.raises(UnsupportedOperation, match="in its argument `input` only"):
+        adsim.grad(lambda w: np.sum(nd.convolve(IMAGE, w.reshape(3, 3))))(np.ones(9))
+    with pytest.raises(UnsupportedOperation, match="zi="):
+        adsim.grad(lambda x: np.sum(ss.sosfilt(SOS, x, zi=np.zeros((2, 2)))[0]))(SIGNAL)
+    out = np.empty_like(IMAGE)
+    with pytest.raises(UnsupportedOperation, match="output=array"):
+        adsim.grad(lambda u: np.sum(nd.gaussian_filter(u, 1.0, output=out)))(IMAGE)
+
+
+def test_a_map_not_linear_in_its_input_is_refused():
+    # median filtering is no linear map: probing it must not pass for one
+    from adsim._scipy.linear_maps import linear_in
+    rule = linear_in(nd.median_filter, "input", "scipy.ndimage.median_filter")
+    with pytest.raises(UnsupportedOperation, match="not linear"):
+        adsim.grad(lambda x: np.sum(rule(x, size=3) ** 2))(SIGNAL[:12])
+
+
+def test_region_means_of_an_active_image_and_cumulative_simpson():
+    labels = np.where(IMAGE > 0, 1, 2)
+    labels[0] = 0
+    check_tape(lambda u: nd.mean(u, labels, [1, 2]) ** 2, [IMAGE])
+    import scipy.integrate
+    check_tape(lambda y: np.tanh(scipy.integrate.cumulative_simpson(y, x=np.cumsum(
+        np.linspace(0.5, 1.5, 23)), initial=0.0)), [SIGNAL])
+
+
+def test_a_tape_file_cannot_hold_a_probed_matrix_and_says_so(tmp_path):
+    tape = adsim.record(lambda x: np.sum(ss.savgol_filter(x, 5, 2) ** 2), SIGNAL)
+    with pytest.raises(adsim.errors.TapeCopyError, match="scipy.signal.savgol_filter"):
+        tape.save(tmp_path / "t.adsim")
