@@ -429,9 +429,6 @@ FUNCTIONS.update({
     np.iscomplex: lambda x: np.zeros(shape_of(x), bool)[()],
     np.isreal: lambda x: np.ones(shape_of(x), bool)[()],
     np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
-    # NumPy's own code, written with NumPy on its arguments (recorded through them)
-    np.polynomial.polynomial.polyval2d: np.polynomial.polynomial.polyval2d._implementation,
-    np.polynomial.polynomial.polygrid2d: np.polynomial.polynomial.polygrid2d._implementation,
     np.common_type: lambda *arrays: np.common_type(*[
         np.empty(0, a.dtype) if isinstance(a, (Active, ComplexActive)) else a for a in arrays]),
     np.piecewise: composed.piecewise, np.vander: numeric.vander,
@@ -445,6 +442,13 @@ FUNCTIONS.update({
     np.linalg.tensorsolve: linalg_composed.tensorsolve,
     np.linalg.tensorinv: linalg_composed.tensorinv,
 })
+
+# NumPy's own code, written with NumPy on its arguments (recorded through them):
+# NumPy 2.4 dispatches these two on their arguments; before, they dispatch nothing
+# themselves and the NumPy functions they call are recorded as they are
+for _f in (np.polynomial.polynomial.polyval2d, np.polynomial.polynomial.polygrid2d):
+    if hasattr(_f, "_implementation"):
+        FUNCTIONS[_f] = _f._implementation
 
 # NumPy 2's names (the array API): registered where this NumPy has them
 for _module, _name, _rule in (
