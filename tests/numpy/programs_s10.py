@@ -222,7 +222,7 @@ def tank_b_output(k):
     reactor = CSTR(k[0], k[1])
     t = np.linspace(0.0, 5.0, 11)
     c = reactor.run(t)
-    return np.trapz(c[:, 1], t) if hasattr(np, "trapz") else np.trapezoid(c[:, 1], t)
+    return np.trapezoid(c[:, 1], t)
 
 
 # ---- 10. odeint of a function reading module globals ---------------------------------------
@@ -321,8 +321,7 @@ WAVELENGTHS = np.linspace(400, 700, 61)
 
 
 def band_area(spectrum):
-    return np.trapz(spectrum, WAVELENGTHS) if hasattr(np, "trapz") else \
-        np.trapezoid(spectrum, WAVELENGTHS)
+    return np.trapezoid(spectrum, WAVELENGTHS)
 
 
 def peak_areas(params):
