@@ -1295,10 +1295,6 @@ SCIPY_MORE = {
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
                           "active coefficients")],
     np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
-    np.polynomial.polynomial.polyval2d: [case(
-        lambda x: np.polynomial.polynomial.polyval2d(x[:2], x[2:4], x.reshape(2, 3)), 6)],
-    np.polynomial.polynomial.polygrid2d: [case(
-        lambda x: np.polynomial.polynomial.polygrid2d(x[:2], x[2:5], x[:4].reshape(2, 2)), 6)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
     signal.savgol_filter: [case(lambda x: signal.savgol_filter(x, 5, 2), 7,
                                 cs="SciPy's savgol_filter takes real input"),
@@ -2130,6 +2126,15 @@ SOLVERS = {
 VALUE_ONLY[_opt.fmin_cobyla] = [case(lambda x: _opt.fmin_cobyla(
     _unit_well(x), np.zeros(2), [lambda z: z[0] + z[1] - 3.0], rhoend=1e-8, catol=1e-12), 2)]
 CASES.update(SOLVERS)
+# NumPy dispatches these from 2.4 (adsim/_numpy_api.py); before, they are plain
+# NumPy code, covered by tests/numpy/test_numpy_polynomial.py
+if hasattr(np.polynomial.polynomial.polyval2d, "_implementation"):
+    CASES.update({
+        np.polynomial.polynomial.polyval2d: [case(
+            lambda x: np.polynomial.polynomial.polyval2d(x[:2], x[2:4], x.reshape(2, 3)), 6)],
+        np.polynomial.polynomial.polygrid2d: [case(
+            lambda x: np.polynomial.polynomial.polygrid2d(x[:2], x[2:5], x[:4].reshape(2, 2)),
+            6)]})
 
 REFUSED = {
     np.real_if_close: [refuse(lambda x: np.real_if_close(x + 0j), 3, adsim.UnsupportedOperation,
