@@ -2,7 +2,8 @@
 
 Robertson's kinetics (Radau and BDF, rtol 1e-6, atol 1e-10, over [0, 100])
 and Lotka–Volterra (RK45, rtol 1e-8, over [0, 15]), loss ``sum(w * sol.y[:, -1])``
-of the rate constants, without ``t_eval`` (every accepted step is an
+of the rate constants (or ``sum(w @ sol.sol(t))`` at ten times with
+``dense_output=True``), without ``t_eval`` (every accepted step is an
 output: inside a recording the steps' times and solutions travel in the
 state of loops of up to 32 accepted steps, adsim/integrate/_carried.py) and with ``t_eval`` at the
 end alone, against SciPy's forward solve. Every call gets new parameters
@@ -50,17 +51,22 @@ def main(rounds=7, spread=1e-3):
     rounds, spread = int(rounds), float(spread)
     cases = {}
     for name, (fun, span, y0, p0, options, w) in PROBLEMS.items():
-        def loss(t_eval, fun=fun, span=span, y0=y0, options=options, w=w):
-            extra = {} if t_eval is None else {"t_eval": [span[1]]}
+        def loss(outputs, fun=fun, span=span, y0=y0, options=options, w=w):
+            extra = {"every step": {}, "end": {"t_eval": [span[1]]},
+                     "dense": {"dense_output": True}}[outputs]
+            times = np.linspace(span[0], span[1], 12)[1:-1]
 
             def f(p):
                 sol = solve_ivp(fun, span, y0, args=tuple(p), **options, **extra)
+                if outputs == "dense":
+                    return np.sum(w @ sol.sol(times))
                 return np.sum(w * sol.y[:, -1])
             return f
         cases[name, "scipy forward"] = (p0, lambda p, fun=fun, span=span, y0=y0, o=options:
                                         scipy_solve_ivp(fun, span, y0, args=tuple(p), **o))
-        cases[name, "gradient, every step"] = (p0, adsim.grad(loss(None)))
-        cases[name, "gradient, t_eval=[end]"] = (p0, adsim.grad(loss([span[1]])))
+        cases[name, "gradient, every step"] = (p0, adsim.grad(loss("every step")))
+        cases[name, "gradient, t_eval=[end]"] = (p0, adsim.grad(loss("end")))
+        cases[name, "gradient, sol(t)"] = (p0, adsim.grad(loss("dense")))
     times = {key: [] for key in cases}
     rng = np.random.default_rng(5)
     for _ in range(rounds):
@@ -73,7 +79,8 @@ def main(rounds=7, spread=1e-3):
     print(f"{'problem':22} {'case':24} {'median s':>10} {'/ SciPy':>8}")
     for name in PROBLEMS:
         base = np.median(times[name, "scipy forward"][1:])
-        for case in ("scipy forward", "gradient, every step", "gradient, t_eval=[end]"):
+        for case in ("scipy forward", "gradient, every step", "gradient, t_eval=[end]",
+                     "gradient, sol(t)"):
             t = np.median(times[name, case][1:])
             print(f"{name:22} {case:24} {t:10.4f} {t / base:8.2f}")
 
