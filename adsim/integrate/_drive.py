@@ -19,15 +19,16 @@ the whole integration is one loop instead, the outputs travelling in its
 state (:mod:`adsim.integrate._carried`): a replay then runs no Python per
 output time.
 
-Without ``t_eval`` every accepted step is an output. Inside a recording,
-without events, the steps' times and solutions travel in the loop state,
-up to a hundred or so steps per loop (:class:`adsim.integrate._carried.StepRows`):
-a replay runs one loop op per that many steps. With events, or when a
-system is too large for its steps to travel, the attempts up to each
-accepted step are one loop, and each step's time and solution are read
-from its loop's state in the enclosing tape. Either way the loops of a
-call share one recorded step, replayed in C, and memory grows with the
-number of steps, as the output does.
+Without ``t_eval`` every accepted step is an output. Inside a recording
+the steps' times and solutions (with ``dense_output``, the whole solver
+states) travel in the loop state, up to 32 steps per loop
+(:class:`adsim.integrate._carried.StepRows`): a replay runs one loop op
+per that many steps, and a loop also stops after a step that meets an
+event, which the enclosing tape then locates. When a system is too large
+for two rows, the attempts up to each accepted step are one loop, and each
+step's time and solution are read from its loop's state in the enclosing
+tape. Either way the loops of a call share one recorded step, replayed in
+C, and memory grows with the number of steps, as the output does.
 """
 import numpy as np
 
