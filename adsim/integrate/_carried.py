@@ -52,7 +52,7 @@ from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
-__all__ = ["fits", "carried_outputs", "StepRows", "SNAPSHOTS_PER_INTERVAL"]
+__all__ = ["queue_length", "carried_outputs", "StepRows", "guarded_count", "SNAPSHOTS_PER_INTERVAL"]
 
 # outputs of at most this many numbers always travel in the state
 SMALL_OUTPUTS = 1024

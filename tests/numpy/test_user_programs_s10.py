@@ -6,7 +6,7 @@ Hessian-vector product against differences of the gradient where the
 program is smooth enough for it, and the tape recorded at one point
 replayed at a second point (or, where the program's path depends on the
 point, the replay refusing with BranchChanged and a fresh recording right
-there). A thirty-fifth program calls float() on its parameter and must be
+there). One more program calls float() on its parameter and must be
 refused with a message that says where the value came from.
 
 Programs: a 2-D Poisson plate by kron of sparse diags; steam reforming
