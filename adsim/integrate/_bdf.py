@@ -20,7 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
+from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, along_times, min_step, norm
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, real_array
 
@@ -194,8 +194,11 @@ class BDF(ImplicitStepper):
         h = s.h_abs * self.direction
         t_shift = s.t - h * np.arange(order)
         denom = h * (1 + np.arange(order))
-        p = np.cumprod((t - t_shift) / denom)
-        return np.dot(s.D[1:order + 1].T, p) + s.D[0]
+        if np.ndim(t) == 0:
+            p = np.cumprod((t - t_shift) / denom)
+        else:
+            p = np.cumprod((t - t_shift[:, None]) / denom[:, None], axis=0)
+        return np.dot(s.D[1:order + 1].T, p) + along_times(s.D[0], t)
 
     def counts(self, s, dense_steps):
         return s.nfev, s.njev, s.nlu

@@ -16,7 +16,7 @@ from .._active import Active
 from ._piecewise import larger, magnitude, smaller
 
 __all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",
-           "min_step", "spacing_bound"]
+           "min_step", "spacing_bound", "powers", "along_times"]
 
 EPS = np.finfo(float).eps
 SAFETY = 0.9            # fraction of the optimal step size taken
@@ -97,6 +97,22 @@ def spacing_bound(t, t_bound, direction):
         if t >= -reach if direction > 0 else t <= reach:
             return max(reach, _TINY) * (10 * EPS)
     return larger(magnitude(t), _TINY) * (10 * EPS)
+
+
+def powers(x, k):
+    """``x, x**2, ..., x**k`` (products in that order) along a first axis:
+    shape ``(k,)`` for one time, ``(k, m)`` for ``m`` times (the form of
+    SciPy's interpolants, whose numbers an interpolant at several times
+    gives)."""
+    if np.ndim(x) == 0:
+        return np.cumprod(np.tile(x, k))
+    return np.cumprod(np.tile(x, (k, 1)), axis=0)
+
+
+def along_times(y, t):
+    """``y`` (a state, shape ``(n,)``) as a column when ``t`` holds several
+    times, so that it adds to an interpolant's ``(n, m)`` values."""
+    return y if np.ndim(t) == 0 else y[:, None]
 
 
 class Stepper:

@@ -39,22 +39,19 @@ class SolutionCalls:
     time (shape ``(n,)``) or a 1-d array of times (shape ``(n, len(t))``)."""
 
     def __call__(self, t):
-        if isinstance(t, Active):
-            if t.ndim == 0:
-                return self._at(t)
-            if t.ndim != 1:
-                raise ValueError("`t` must be a float or a 1-D array.")
-            return np.stack([self._at(t[i]) for i in range(t.shape[0])], axis=1) \
-                if t.shape[0] else np.empty((self.n, 0))
-        if active_leaves(t):        # a list holding active times
-            return self(np.stack([real_array(v, "t").reshape(()) for v in t]))
-        t = np.asarray(t, dtype=float)
+        if not isinstance(t, Active):
+            if active_leaves(t):        # a list holding active times
+                return self(np.stack([real_array(v, "t").reshape(()) for v in t]))
+            t = np.asarray(t, dtype=float)
         if t.ndim == 0:
-            return self._at(t[()])
+            return self._at(t if isinstance(t, Active) else t[()])
         if t.ndim != 1:
             raise ValueError("`t` must be a float or a 1-D array.")
-        return np.stack([self._at(v) for v in t], axis=1) if t.shape[0] else \
-            np.empty((self.n, 0))
+        return self._at_many(t) if t.shape[0] else np.empty((self.n, 0))
+
+    def _at_many(self, t):
+        """The solution at the times of the 1-d array ``t``, shape ``(n, m)``."""
+        return np.stack([self._at(t[i]) for i in range(t.shape[0])], axis=1)
 
 
 class DenseSolution(SolutionCalls):
@@ -81,31 +78,60 @@ class DenseSolution(SolutionCalls):
             raise UnsupportedOperation(FINISHED_RECORDING)
         return self.method.dense(self.states[self._segment(t)], t, self.args)
 
+    def _at_many(self, t):
+        """SciPy's evaluation at several times (``OdeSolution.__call__``):
+        the times in ascending order, each run of times in one step given to
+        that step's interpolant at once (one set of recorded operations per
+        step, not per time), the columns put back in the order of ``t``."""
+        first = self.states[0]
+        if not _live(getattr(first, "_z", first), t):
+            raise UnsupportedOperation(FINISHED_RECORDING)
+        values = np.array([_plain(v) for v in t]) if isinstance(t, Active) else t
+        order = np.argsort(values)
+        in_order = bool(np.all(order == np.arange(order.shape[0])))
+        t_sorted = t if in_order else t[order]
+        segments = self._segments(values[order])
+        columns, start = [], 0
+        for end in list(np.flatnonzero(np.diff(segments)) + 1) + [segments.shape[0]]:
+            group = t_sorted[start:end]
+            self._guard(int(segments[start]), group, np.min(group), np.max(group))
+            columns.append(self.method.dense(self.states[segments[start]], group, self.args))
+            start = end
+        y = columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
+        if in_order:
+            return y
+        back = np.empty_like(order)
+        back[order] = np.arange(order.shape[0])
+        return y[:, back]
+
     def _segment(self, t):
         """SciPy's choice of step (``OdeSolution._call_single``), its
         comparisons recorded."""
-        value = _plain(t)
-        if self.ascending:
-            k = int(np.searchsorted(self._knots, value, side="left"))
-        else:
-            k = int(np.searchsorted(self._knots, value, side="right"))
-        k = min(max(k - 1, 0), self.n_segments - 1)
-        segment = k if self.ascending else self.n_segments - 1 - k
-        self._guard(segment, t)
+        segment = int(self._segments(np.array([_plain(t)]))[0])
+        self._guard(segment, t, t, t)
         return segment
 
-    def _guard(self, segment, t):
-        """Record that ``t`` lies in step ``segment`` (the first and the last
-        also take the times beyond the ends), as SciPy's search decides: a
-        time at a step's end belongs to that step."""
+    def _segments(self, values):
+        """The step SciPy's search chooses for each of the plain times
+        ``values``: a time at a step's end belongs to that step."""
+        side = "left" if self.ascending else "right"
+        k = np.clip(np.searchsorted(self._knots, values, side=side) - 1, 0, self.n_segments - 1)
+        return k if self.ascending else self.n_segments - 1 - k
+
+    def _guard(self, segment, t, lowest, highest):
+        """Record that the times ``t`` (``lowest`` and ``highest`` of them)
+        lie in step ``segment``, as SciPy's search decides (the first and the
+        last step also take the times beyond the ends)."""
         ts, last = self._ts, self.n_segments - 1
         start, end = ts[segment], ts[segment + 1]
         if not active_leaves([start, end, t]):
             return
         if self.ascending:
-            inside = (segment == 0 or bool(start < t)) and (segment == last or bool(t <= end))
+            inside = (segment == 0 or bool(start < lowest)) and \
+                (segment == last or bool(highest <= end))
         else:
-            inside = (segment == 0 or bool(t < start)) and (segment == last or bool(end <= t))
+            inside = (segment == 0 or bool(highest < start)) and \
+                (segment == last or bool(end <= lowest))
         assert inside, "the step chosen for an interpolated time does not contain it"
 
 
@@ -134,6 +160,9 @@ class JoinedSolution(SolutionCalls):
 
     def _at(self, t):
         return self.join(self.values._at(t), self.donor._at(t))
+
+    def _at_many(self, t):
+        return self.join(self.values._at_many(t), self.donor._at_many(t))
 
 
 def _plain(v):

@@ -22,7 +22,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._active import Active
-from ._common import EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, min_step, norm
+from ._common import (EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, along_times, min_step,
+                      norm, powers)
 from ._piecewise import frozen_at_or_below, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
 
@@ -246,8 +247,7 @@ class Radau(ImplicitStepper):
     # ---- dense output and counts --------------------------------------------------
     def dense(self, s, t, args):
         x = (t - s.t_old) / (s.t - s.t_old)
-        p = np.cumprod(np.tile(x, 3))
-        return np.dot(np.dot(s.Z.T, P), p) + s.y_old
+        return np.dot(np.dot(s.Z.T, P), powers(x, 3)) + along_times(s.y_old, t)
 
     def counts(self, s, dense_steps):
         return s.nfev, s.njev, s.nlu

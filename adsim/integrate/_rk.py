@@ -20,8 +20,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._active import Active
-from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, min_step, norm,
-                      spacing_bound)
+from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, along_times, min_step, norm,
+                      powers, spacing_bound)
 from ._piecewise import larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
@@ -167,20 +167,20 @@ class ExplicitRungeKutta(Stepper):
 
     # ---- dense output ----------------------------------------------------------
     def dense(self, s, t, args):
-        """The interpolant of the last accepted step at ``t``."""
+        """The interpolant of the last accepted step at ``t`` (a time, or a
+        1-d array of times: shape ``(n, m)``)."""
         tab = self.tableau
         h = s.t - s.t_old
         x = (t - s.t_old) / h
         if tab.P is not None:
             Q = np.dot(s.K.T, tab.P)
-            p = np.cumprod(np.tile(x, Q.shape[1]))
-            return h * np.dot(Q, p) + s.y_old
+            return h * np.dot(Q, powers(x, Q.shape[1])) + along_times(s.y_old, t)
         F = self._dop853_coefficients(s, args)
         y = 0.0
         for i, coefficient in enumerate(reversed(F)):
-            y = y + coefficient
+            y = y + along_times(coefficient, t)
             y = y * x if i % 2 == 0 else y * (1 - x)
-        return y + s.y_old
+        return y + along_times(s.y_old, t)
 
     def _dop853_coefficients(self, s, args):
         """DOP853's interpolant: three more stages, then seven coefficient rows."""
