@@ -14,5 +14,6 @@ tolerance those of the exact solution. See docs/integrate.md.
 from ._api import solve_ivp
 from ._odeint import odeint
 from ._result import OdeResult
+from ._step_reuse import clear_step_cache
 
-__all__ = ["solve_ivp", "odeint", "OdeResult"]
+__all__ = ["solve_ivp", "odeint", "OdeResult", "clear_step_cache"]

@@ -31,13 +31,23 @@ from .._active import Active
 from .._np.core import shape_of
 from .._tapecache.purity import Snapshot
 
-__all__ = ["StepSetup"]
+__all__ = ["StepSetup", "clear_step_cache"]
 
 KEPT_SETUPS = 32
 KEPT_BYTES = 128 * 2 ** 20        # of step variants, in a reverse sweep, over all setups kept
 
 _kept = []                  # [(settings, kind, snapshot, steps, condition)], newest last
 _lock = threading.Lock()
+
+
+def clear_step_cache():
+    """Drop the step variants kept for later recordings of recent
+    integrations (and the objects their functions read), as after a fit
+    whose model will not be integrated again. Tapes the user holds keep
+    their own variants; the next recording of a dropped setup records its
+    steps from scratch, with the same results."""
+    with _lock:
+        _kept.clear()
 
 
 class StepSetup:

@@ -20,9 +20,9 @@ V = np.array([0.3, -0.2, 0.1])
 
 @pytest.fixture(autouse=True)
 def nothing_kept():
-    _step_reuse._kept.clear()
+    adsim.integrate.clear_step_cache()
     yield
-    _step_reuse._kept.clear()
+    adsim.integrate.clear_step_cache()
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def fitted(model, method, t_eval=None, rtol=1e-6):
 def from_scratch(make_loss, p):
     """The results of a new loss from ``make_loss()``, recorded with nothing
     kept (the same loss would replay the tape the tape cache holds)."""
-    _step_reuse._kept.clear()
+    adsim.integrate.clear_step_cache()
     loss = make_loss()
     return adsim.value_and_grad(loss)(p), adsim.hvp(loss, p, V)
 
@@ -96,6 +96,25 @@ def test_a_loss_setting_its_rates_on_an_object_reuses_the_steps(method, t_eval, 
     got = results(loss, q)
     assert recordings[0] <= max(2, first // 4)
     assert_same(got, from_scratch(make_loss, q))
+
+
+def test_clear_step_cache_drops_what_later_recordings_start_from(recordings):
+    """After ``clear_step_cache`` a recording records its steps from
+    scratch (as many as the first), with the same results."""
+    model = Kinetics()
+    loss = fitted(model, "Radau", [40.0])
+    adsim.grad(loss)(P)
+    first = recordings[0]
+    q = P + 1e-4 * np.array([1.0, -1.0, 0.5])
+    recordings[0] = 0
+    reused = results(loss, q)
+    assert recordings[0] <= max(2, first // 4)
+    adsim.integrate.clear_step_cache()
+    assert _step_reuse._kept == []
+    recordings[0] = 0
+    again = results(loss, q)
+    assert recordings[0] >= first // 2
+    assert_same(again, reused)
 
 
 def test_changed_constants_are_not_reused(recordings):
@@ -132,7 +151,7 @@ def test_a_closure_read_by_fun_is_compared(change):
     adsim.grad(loss)(p)
     width[0] += change
     got = adsim.value_and_grad(loss)(p)
-    _step_reuse._kept.clear()
+    adsim.integrate.clear_step_cache()
     want = adsim.value_and_grad(closed_over(width))(p)
     assert got[0] == want[0]
     np.testing.assert_array_equal(got[1], want[1])
@@ -200,7 +219,7 @@ def test_loop_constants_differ_between_calls(options):
     adsim.grad(make(1.0, 1.0))(p)
     for t_end, scale in ((1.0, 1.5), (1.3, 1.0)):
         got = adsim.value_and_grad(make(t_end, scale))(p)
-        _step_reuse._kept.clear()
+        adsim.integrate.clear_step_cache()
         want = adsim.value_and_grad(make(t_end, scale))(p)
         assert got[0] == want[0] and got[1] == want[1]
         last = options["t_eval"][-1] if "t_eval" in options else t_end
