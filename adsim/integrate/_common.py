@@ -104,9 +104,10 @@ def powers(x, k):
     shape ``(k,)`` for one time, ``(k, m)`` for ``m`` times (the form of
     SciPy's interpolants, whose numbers an interpolant at several times
     gives)."""
-    if np.ndim(x) == 0:
-        return np.cumprod(np.tile(x, k))
-    return np.cumprod(np.tile(x, (k, 1)), axis=0)
+    products = [x]
+    for _ in range(k - 1):          # cumprod's products, without its copies and views
+        products.append(products[-1] * x)
+    return np.stack(products)
 
 
 def along_times(y, t):
