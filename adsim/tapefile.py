@@ -396,6 +396,12 @@ def _build_all(blocks, budget):
             if isinstance(callbacks[-1], LoopOp):
                 budget.take(_loop_bytes(callbacks[-1]), f"the snapshots and saved states of "
                             f"the checkpointed loop of tape {i}, callback {k},")
+            # a callback whose replay needs arrays its file does not bound (a
+            # constrained solve's dense Jacobian of n unknowns) says how large
+            working = getattr(callbacks[-1], "working_bytes", 0)
+            if working:
+                budget.take(working, f"the working arrays of tape {i}, callback {k} "
+                            f"({c['kind']}),")
         slots = blocks[i].get(b"SLOT")
         if slots is not None and len(slots) and slots.min() >= 0:   # else refused while built
             budget.take(8 * int(slots.sum(dtype=np.float64)), f"the values of tape {i}")

@@ -44,6 +44,7 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
+from .call_data import kept_sparse
 from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
 from .implicit import Stationarity, _Recorded
@@ -120,6 +121,11 @@ class _Problem:
     def datum(self, v):
         if not isinstance(v, Active) and active_leaves(v):
             v = _as_array(v)                 # a list holding active values: one array
+        elif sp.issparse(v):                 # in the form a tape file keeps, if it can
+            try:
+                v = kept_sparse(v)
+            except TypeError:
+                pass                         # saving says why (adsim/_scipy/call_data.py)
         self.data.append(v)
         return len(self.data) - 1
 
