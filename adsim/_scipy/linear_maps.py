@@ -17,7 +17,14 @@ checked against SciPy's function on a random array. Where it disagrees (a
 change of shape) the columns are probed one call each, up to
 :data:`DENSE_PROBES_UP_TO`; a map that still disagrees is not affine in
 that argument and is refused, as is a larger one. Matrices are kept per
-function, plain arguments and shape (:data:`KEPT`)."""
+function, plain arguments and shape (:data:`KEPT`).
+
+Tape files hold each map as one of adsim's built-in primitives, of a
+family per SciPy function named as the function is published: its plain
+settings (adsim/_scipy/plain_settings.py) and A. A loaded map calls SciPy's
+function with those settings for its value and uses the saved A for its
+derivatives, so it replays bitwise like the recording; before its first
+value it checks A against SciPy's function as recording did."""
 import collections
 import functools
 import inspect
