@@ -270,9 +270,8 @@ class TapeCopyError(AdsimError, TypeError):
     than strings and integers). Of NumPy and SciPy code, only what depends
     on Python code or objects of this process: a solver, integrand or
     ``LinearOperator`` whose function could not be recorded, a custom
-    ``method=`` of ``minimize``, filter settings that are objects, a sparse
-    constraint matrix whose values float64 cannot hold, and a program that
-    read its arrays' memory layout, recorded at inputs not in C order
+    ``method=`` of ``minimize``, filter settings that are objects, and a
+    sparse constraint matrix whose values float64 cannot hold
     (docs/tape-format.md, "What a file cannot hold"). The message names the
     object. Fix: give the primitive a stable name (``adsim.primitive(f, ...,
     name="mylib.f")``, made once at import), use ``checkpoint_loop`` with

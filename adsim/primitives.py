@@ -68,7 +68,7 @@ class Primitive:
 
     fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
-    saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
+    saved_as = None                   # (BuiltinFamily, its parameters or a function giving them)
     flat = None                       # adsim's own: rules on the op's flat arrays (below)
     compiled = None                   # adsim's own: value and adjoint in C (_callback.pxd)
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
@@ -480,6 +480,12 @@ class BuiltinFamily:
         prim.saved_as = (self, parameters)
         return prim
 
+    def adopt_lazily(self, prim, parameters_of):
+        """:meth:`adopt` with parameters made by ``parameters_of()`` when a
+        file is written (large ones: a probed matrix as text)."""
+        prim.saved_as = (self, parameters_of)
+        return prim
+
 
 def builtin_family(name):
     """The :class:`BuiltinFamily` called ``name``, or None if its module is
@@ -538,6 +544,8 @@ class BuiltinApplication(Application):
 
     def file_state(self):
         family, parameters = self.prim.saved_as
+        if callable(parameters):
+            parameters = parameters()
         try:
             data = json_data(parameters, "its parameters")
         except TypeError as err:

@@ -45,6 +45,7 @@ from ._scipy.quadrature import IntegralApplication
 from ._scipy.solver_files import READERS
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
+from ._filefields import size_of
 from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._events import EventTimeApplication
@@ -413,6 +414,21 @@ def _build_all(blocks, budget):
     return tapes[0]
 
 
+def _input_layout(options, shape, i):
+    """One input's layout_key from the options section (docs/tape-format.md):
+    None for C order, else (the strides of a dense uint8 array laid out as
+    the input was, its F-contiguity). Replays compare keys only."""
+    if not options.next(0):
+        return None
+    f_contiguous = options.next(0)
+    strides = tuple(options.next(0) for _ in shape)
+    size = size_of(shape)
+    if len(shape) < 2 or f_contiguous > 1 or any(s > size for s in strides):
+        raise ValueError(f"input {i} of shape {shape} has the layout {f_contiguous}, "
+                         f"{list(strides)}, not one of an array of that shape")
+    return strides, bool(f_contiguous)
+
+
 def _build_tape(block, callbacks):
     inputs = _ints(block[b"INPT"], "the input section")
     n_inputs = inputs.next(0)
@@ -431,18 +447,20 @@ def _build_tape(block, callbacks):
     options = _ints(block[b"OPTS"], "the options section")
     chunked = options.next(0)
     layout_observed = options.next(0) if options.left() else 0
-    options.done()
     if chunked > 1:
         raise ValueError(f"the options section holds chunked={chunked}")
-    if layout_observed > 1:
+    if layout_observed > 2:
         raise ValueError(f"the options section holds layout_observed={layout_observed}")
+    layouts = [_input_layout(options, shape, i) for i, shape in enumerate(shapes)] \
+        if layout_observed == 2 else None
+    options.done()
     structures = _argument_structures(block, n_inputs)
     tape = Tape() if structures is None else TreeTape()
     _program.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
                        block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
-                       bool(chunked), bool(layout_observed))
+                       bool(chunked), bool(layout_observed), layouts)
     _check_callback_ops(tape, callbacks)
     if structures is not None:
         tape._set_trees(structures)

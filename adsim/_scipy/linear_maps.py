@@ -116,7 +116,8 @@ def _recorded(public, family, apply, settings, shape):
         prim.not_saved = (f"a linear map read off SciPy's function whose settings hold {err} "
                           f"(adsim/_scipy/plain_settings.py)")
     else:
-        family.adopt(prim, settings=coded, **_matrix_parameters(A, shape, out_shape))
+        family.adopt_lazily(prim, lambda: dict(settings=coded,
+                                               **_matrix_parameters(A, shape, out_shape)))
     if key is not None:
         with _lock:
             _kept[key] = prim

@@ -243,7 +243,8 @@ def large(p):
     target = p[0] * np.sin(3.0 * GRID) + p[1]
     r = so.minimize(lambda x: 0.5 * np.sum((x - target) ** 2) + 0.1 * np.sum(x ** 4),
                     np.zeros(N_LARGE), jac=lambda x: x - target + 0.4 * x ** 3,
-                    method="SLSQP", constraints=[LinearConstraint(np.ones((1, N_LARGE)), 1.0, 1.0)],
+                    method="SLSQP",
+                    constraints=[LinearConstraint(np.ones((1, N_LARGE)), 1.0, 1.0)],
                     options={"ftol": 1e-12, "maxiter": 500})
     return np.sum(r.x * GRID)
 
