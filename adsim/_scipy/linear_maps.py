@@ -152,11 +152,13 @@ with the saved settings, tangent A dx, adjoint A^T w with the saved A."""
 
 
 def _matrix_parameters(A, shape, out_shape):
-    """A (CSR) and the shapes as a family's parameters: the arrays as base64."""
+    """A (CSR) and the shapes as a family's parameters: the arrays compressed,
+    as base64 (a probed matrix has fewer than 2**31 columns and entries)."""
     A = sp.csr_matrix(A)
     return {"shape": list(shape), "out_shape": list(out_shape), "nnz": int(A.nnz),
-            "indptr": packed(A.indptr.astype("<i8")), "indices": packed(A.indices.astype("<i8")),
-            "data": packed(A.data.astype("<f8"))}
+            "indptr": packed(A.indptr.astype("<i4"), True),
+            "indices": packed(A.indices.astype("<i4"), True),
+            "data": packed(A.data.astype("<f8"), True)}
 
 
 def _loaded(public, applied, settings, shape, out_shape, nnz, indptr, indices, data):
@@ -169,9 +171,12 @@ def _loaded(public, applied, settings, shape, out_shape, nnz, indptr, indices, d
     if type(nnz) is not int or nnz < 0:
         raise ValueError(f"the map's matrix has {nnz!r} entries, not a count")
     m, n = size_of(out_shape), size_of(shape)
-    A = sp.csr_matrix((unpacked(data, "<f8", (nnz,)),
-                       unpacked(indices, "<i8", (nnz,)), unpacked(indptr, "<i8", (m + 1,))),
-                      shape=(m, n))
+    if not 0 <= nnz < 2 ** 31 or m >= 2 ** 31 or n >= 2 ** 31:
+        raise ValueError(f"the matrix of {public} is {m} by {n} with {nnz} entries, more "
+                         f"than a probed matrix holds")
+    A = sp.csr_matrix((unpacked(data, "<f8", (nnz,), True),
+                       unpacked(indices, "<i4", (nnz,), True),
+                       unpacked(indptr, "<i4", (m + 1,), True)), shape=(m, n))
     A.check_format(full_check=True)
     if not np.all(np.isfinite(A.data)):
         raise ValueError(f"the matrix of {public} holds values that are not finite")

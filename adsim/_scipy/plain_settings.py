@@ -6,6 +6,7 @@ numbers) are kept as their bytes, base64: no rounding through decimal
 text, and NaN and infinities too. docs/tape-format.md lists the marks."""
 import base64
 import math
+import zlib
 
 import numpy as np
 
@@ -17,19 +18,32 @@ _DTYPES = {np.dtype(t).str for t in (
     np.float16, np.float32, np.float64, np.complex64, np.complex128)}
 
 
-def packed(array):
-    """``array``'s values, C order, as base64 text."""
-    return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
+def packed(array, compressed=False):
+    """``array``'s values, C order, as base64 text; ``compressed``: of their
+    bytes compressed by zlib (RFC 1950; a probed matrix's repeated values
+    and banded indices shrink some 20 times)."""
+    raw = np.ascontiguousarray(array).tobytes()
+    return base64.b64encode(zlib.compress(raw, 1) if compressed else raw).decode("ascii")
 
 
-def unpacked(text, dtype, shape):
+def unpacked(text, dtype, shape, compressed=False):
     """The array :func:`packed` wrote; ValueError unless ``text`` holds
-    exactly the values of ``shape``."""
+    exactly the values of ``shape`` (compressed: never decompressing more)."""
     dtype = np.dtype(dtype)
     if not isinstance(text, str) or dtype.str not in _DTYPES:
         raise ValueError(f"an array is base64 text of one of {sorted(_DTYPES)}")
     raw = base64.b64decode(text.encode("ascii"), validate=True)
-    if len(raw) != dtype.itemsize * math.prod(shape):
+    size = dtype.itemsize * math.prod(shape)
+    if compressed:
+        inflate = zlib.decompressobj()
+        try:
+            raw = inflate.decompress(raw, size + 1)
+        except zlib.error as err:
+            raise ValueError(f"an array's compressed bytes are damaged: {err}") from err
+        if not inflate.eof or inflate.unused_data:
+            raise ValueError(f"an array of shape {list(shape)} and dtype {dtype.str} holds "
+                             f"{size} bytes, not more")
+    if len(raw) != size:
         raise ValueError(f"an array of shape {list(shape)} and dtype {dtype.str} holds "
                          f"{math.prod(shape)} values, not {len(raw)} bytes")
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()

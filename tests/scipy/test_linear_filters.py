@@ -14,6 +14,7 @@ import adsim
 import adsim.scipy.ndimage
 from adsim.errors import UnsupportedOperation
 from adsim import tapefile
+from adsim._scipy.plain_settings import packed, unpacked
 from fdcheck import assert_close, central, check_tape
 
 RNG = np.random.default_rng(7)
@@ -187,9 +188,8 @@ def _parameter_replaced(key, value):
 
 
 def _scaled_matrix(parameters, state):
-    from adsim._scipy.plain_settings import packed, unpacked
-    data = unpacked(parameters["data"], "<f8", (parameters["nnz"],))
-    parameters["data"] = packed(data * 1.01)
+    data = unpacked(parameters["data"], "<f8", (parameters["nnz"],), True)
+    parameters["data"] = packed(data * 1.01, True)
 
 
 def _other_window(parameters, state):
@@ -198,7 +198,8 @@ def _other_window(parameters, state):
 
 
 @pytest.mark.parametrize("change, match", [
-    (_parameter_replaced("indptr", "AAAA"), "of shape"),
+    (_parameter_replaced("indptr", "AAAA"), "damaged"),
+    (_parameter_replaced("indices", packed(np.zeros(10 ** 6, "<i4"), True)), "not more"),
     (_parameter_replaced("nnz", 7), "of shape"),
     (_parameter_replaced("settings", {"dict": [["sos", {"pickle": "x"}]]}), "not a mark"),
     (_parameter_replaced("shape", [22]), "."),
