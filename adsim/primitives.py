@@ -464,8 +464,11 @@ class BuiltinFamily:
     from them, so no fingerprint of code is needed. ``make`` checks the
     parameters as it would check a file's."""
 
-    def __init__(self, name, version, make):
+    def __init__(self, name, version, make, bytes_of=None):
         self.name, self.version, self.make = name, version, make
+        # bytes_of(**parameters): what make allocates beyond the file's own
+        # bytes (a compressed matrix), for the memory bound of a load
+        self.bytes_of = bytes_of
         _FAMILIES[name] = self
 
     def __repr__(self):
@@ -555,6 +558,20 @@ class BuiltinApplication(Application):
         return {"family": family.name, "version": family.version, "parameters": data,
                 "in_shapes": [list(s) for s in self.in_shapes],
                 "out_shape": list(self.out_shape)}, []
+
+    @classmethod
+    def building_bytes(cls, state):
+        """What making the family's primitive from ``state`` allocates beyond
+        the file's bytes (0 where the family does not say, or the state is
+        not one; reading it then refuses it)."""
+        family = builtin_family(state.get("family")) if isinstance(state, dict) else None
+        parameters = state.get("parameters") if isinstance(state, dict) else None
+        if family is None or family.bytes_of is None or not isinstance(parameters, dict):
+            return 0
+        try:
+            return family.bytes_of(**parameters)
+        except (TypeError, ValueError):
+            return 0
 
     @classmethod
     def from_file_state(cls, state, tapes):

@@ -391,6 +391,12 @@ def _build_all(blocks, budget):
                                  f"adsim does not know")
             try:
                 _make_named_primitive(cls, c["state"])
+                # what building the callback itself allocates from a few bytes of file
+                # (a compressed matrix), counted before it is built
+                building = getattr(cls, "building_bytes", None)
+                if building is not None:
+                    budget.take(building(c["state"]), f"the arrays of tape {i}, callback "
+                                f"{k} ({c['kind']}),")
                 callbacks.append(_reader(cls)(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err

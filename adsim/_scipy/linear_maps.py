@@ -62,7 +62,8 @@ def linear_in(function, data, public, refused=()):
     ``public``."""
     signature = inspect.signature(function)
     family = BuiltinFamily(public, RULES_VERSION, functools.partial(
-        _loaded, public, functools.partial(_applied, function, signature, data)))
+        _loaded, public, functools.partial(_applied, function, signature, data)),
+        _loaded_bytes)
 
     @functools.wraps(function)
     def rule(*args, **kwargs):
@@ -159,6 +160,15 @@ def _matrix_parameters(A, shape, out_shape):
             "indptr": packed(A.indptr.astype("<i4"), True),
             "indices": packed(A.indices.astype("<i4"), True),
             "data": packed(A.data.astype("<f8"), True)}
+
+
+def _loaded_bytes(shape, out_shape, nnz, **others):
+    """The bytes a loaded matrix takes (its arrays inflated), for the memory
+    bound of a load: a compressed matrix of zeros is a few bytes of file."""
+    rows = size_of(shape_field(out_shape, "the map's output shape"))
+    if type(nnz) is not int or nnz < 0:
+        raise ValueError(f"the map's matrix has {nnz!r} entries, not a count")
+    return 12 * nnz + 4 * (rows + 1)
 
 
 def _loaded(public, applied, settings, shape, out_shape, nnz, indptr, indices, data):

@@ -227,3 +227,14 @@ def test_settings_a_file_cannot_keep_are_refused_when_saving_and_say_so(tmp_path
                         SIGNAL)
     with pytest.raises(adsim.errors.TapeCopyError, match="scipy.signal.savgol_filter.*Window"):
         tape.save(tmp_path / "t.adsim")
+
+
+def test_a_compressed_matrix_counts_against_the_memory_bound_of_a_load():
+    # 2**22 zero entries compress to some kilobytes: the load counts them
+    # inflated (12 bytes each) before inflating them
+    nnz = 2 ** 22
+    data = _altered(lambda parameters, state: parameters.update(
+        nnz=nnz, data=packed(np.zeros(nnz), True), indices=packed(np.zeros(nnz, "<i4"), True)))
+    assert 12 * nnz > 100 * len(data)
+    with pytest.raises(adsim.errors.TapeFileError, match=rf"need {12 * nnz + 4 * 24} bytes"):
+        tapefile.loads(data, max_bytes=2 ** 25)
