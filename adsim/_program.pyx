@@ -21,7 +21,6 @@ from ._tape cimport (Tape, need_slot, operand_count, refers, SLOT_PINNED, SLOT_V
                      SLOT_WRITTEN)
 
 from ._opcodes import OPCODE_NAMES
-from ._tape import LAYOUT_READ
 from .errors import TapeCopyError, TapeOverflow
 
 cnp.import_array()

@@ -24,15 +24,9 @@ cdef object buffer_copy(const void* src, int64_t n, object dtype):
 def program_buffers(Tape t):
     """Copies of a finished tape's program: its buffers and the facts a
     replay needs (inputs, output, chunking, whether it read its arrays'
-    memory layout: then only inputs in C order replay, as recorded; a
-    program recorded at inputs laid out otherwise is not copied)."""
+    memory layout and, if so, each input's layout at recording: only inputs
+    laid out alike replay)."""
     t.check_replayable()
-    if t.layout_observed and any(key is not None for key in t._input_layouts):
-        raise TapeCopyError(f"adsim: {LAYOUT_READ} (input "
-                            f"{[key is None for key in t._input_layouts].index(False)} was not in "
-                            f"C order); copies of tapes hold only inputs in C order: pass "
-                            f"np.ascontiguousarray(x) when recording, or record the function "
-                            f"where it is replayed")
     return {
         "code": buffer_copy(t.code, t.n_ops, np.uint16),
         "start": buffer_copy(t.start, t.n_ops, np.int32),
@@ -51,6 +45,7 @@ def program_buffers(Tape t):
         "output_shape": tuple(t.output_shape),
         "chunked": bool(t.chunked),
         "layout_observed": bool(t.layout_observed),
+        "input_layouts": list(t._input_layouts),
     }
 
 
@@ -60,7 +55,8 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
                  const int32_t[::1] ints,
                  const uint8_t[::1] branches, const int64_t[::1] slot_size, list input_slots,
                  list input_shapes, list input_varied, int64_t out_slot, tuple output_shape,
-                 callbacks, bint chunked, bint layout_observed=False):
+                 callbacks, bint chunked, bint layout_observed=False,
+                 list input_layouts=None):
     """Fill ``t``, a new and empty Tape, with a program read from a file,
     checking everything a replay will rely on; the tape is then finished. On
     any error (ValueError, TypeError, IndexError, OverflowError, MemoryError)
@@ -90,7 +86,12 @@ def load_program(Tape t, const uint16_t[::1] code, const int32_t[::1] start,
                 t.mark_ticks()
         zero_arena(t)
         t.chunked = chunked
-        t.layout_observed = layout_observed     # its inputs were in C order (program_buffers)
+        t.layout_observed = layout_observed
+        if input_layouts is not None:           # each input's layout_key (None: C order)
+            if len(input_layouts) != len(t._input_slots):
+                raise ValueError(f"adsim: {len(input_layouts)} input layouts for "
+                                 f"{len(t._input_slots)} inputs")
+            t._input_layouts = list(input_layouts)
     except BaseException:
         t.finish_failed()
         raise

@@ -115,6 +115,23 @@ def _callback_state(cb):
     return kind, state, list(owned)
 
 
+def _options(buffers):
+    """The OPTS section: chunked; then, for a program that read its arrays'
+    memory layout, 1 (every input in C order) or 2 and each input's layout:
+    0 for C order, else 1, its F-contiguity and the strides of a dense array
+    laid out as it was (the tape's layout_key; docs/tape-format.md)."""
+    out = [int(buffers["chunked"])]
+    if not buffers["layout_observed"]:
+        return out
+    layouts = buffers["input_layouts"]
+    if all(key is None for key in layouts):
+        return out + [1]
+    out.append(2)
+    for key in layouts:
+        out += [0] if key is None else [1, int(key[1]), *key[0]]
+    return out
+
+
 def _encode_tape(tape, calls):
     buffers = _program.program_buffers(tape)
     inputs = [len(buffers["input_slots"])]
@@ -125,8 +142,7 @@ def _encode_tape(tape, calls):
         b"INPT": np.array(inputs, dtype=np.int64),
         b"OUTP": np.array([buffers["out_slot"], len(buffers["output_shape"]),
                            *buffers["output_shape"]], dtype=np.int64),
-        b"OPTS": np.array([int(buffers["chunked"])] + [1] * buffers["layout_observed"],
-                          dtype=np.int64),
+        b"OPTS": np.array(_options(buffers), dtype=np.int64),
         b"CALL": _text(calls),
         b"ARGS": _text(_argument_structures(tape)),
     }

@@ -265,10 +265,14 @@ class TapeCopyError(AdsimError, TypeError):
     without a stable ``name=`` or whose rules capture an object that cannot
     be identified, a ``checkpoint_while`` loop whose condition is evaluated
     in Python, a checkpointed loop whose ``schedule=`` is a callable or a
-    schedule class of your own, the event times of ``solve_ivp`` (found by
-    root finding on the event function at every replay), or a tape still
-    recording or whose recording failed; so can containers a file cannot
-    name (dict keys other than strings and integers). The message names the
+    schedule class of your own, or a tape still recording or whose
+    recording failed; so can containers a file cannot name (dict keys other
+    than strings and integers). Of NumPy and SciPy code, only what depends
+    on Python code or objects of this process: a solver, integrand or
+    ``LinearOperator`` whose function could not be recorded, a custom
+    ``method=`` of ``minimize``, filter settings that are objects, and a
+    sparse constraint matrix whose values float64 cannot hold
+    (docs/tape-format.md, "What a file cannot hold"). The message names the
     object. Fix: give the primitive a stable name (``adsim.primitive(f, ...,
     name="mylib.f")``, made once at import), use ``checkpoint_loop`` with
     ``adsim.Revolve``/``TwoLevel``/``Online``, or record the function in the

@@ -68,7 +68,7 @@ class Primitive:
 
     fingerprinted_by_rules = True     # adsim/_tapecache/fingerprint.py: known by its rules
     explains_recorded_rule = False    # True: its vjp's own errors say what failed (adsim's)
-    saved_as = None                   # (BuiltinFamily, parameters): one of adsim's own
+    saved_as = None                   # (BuiltinFamily, its parameters or a function giving them)
     flat = None                       # adsim's own: rules on the op's flat arrays (below)
     compiled = None                   # adsim's own: value and adjoint in C (_callback.pxd)
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
@@ -464,8 +464,11 @@ class BuiltinFamily:
     from them, so no fingerprint of code is needed. ``make`` checks the
     parameters as it would check a file's."""
 
-    def __init__(self, name, version, make):
+    def __init__(self, name, version, make, bytes_of=None):
         self.name, self.version, self.make = name, version, make
+        # bytes_of(**parameters): what make allocates beyond the file's own
+        # bytes (a compressed matrix), for the memory bound of a load
+        self.bytes_of = bytes_of
         _FAMILIES[name] = self
 
     def __repr__(self):
@@ -478,6 +481,12 @@ class BuiltinFamily:
         """Mark ``prim`` as the family's primitive for ``parameters`` (one
         that ``make(**parameters)`` makes again); returns it."""
         prim.saved_as = (self, parameters)
+        return prim
+
+    def adopt_lazily(self, prim, parameters_of):
+        """:meth:`adopt` with parameters made by ``parameters_of()`` when a
+        file is written (large ones: a probed matrix as text)."""
+        prim.saved_as = (self, parameters_of)
         return prim
 
 
@@ -538,6 +547,8 @@ class BuiltinApplication(Application):
 
     def file_state(self):
         family, parameters = self.prim.saved_as
+        if callable(parameters):
+            parameters = parameters()
         try:
             data = json_data(parameters, "its parameters")
         except TypeError as err:
@@ -547,6 +558,20 @@ class BuiltinApplication(Application):
         return {"family": family.name, "version": family.version, "parameters": data,
                 "in_shapes": [list(s) for s in self.in_shapes],
                 "out_shape": list(self.out_shape)}, []
+
+    @classmethod
+    def building_bytes(cls, state):
+        """What making the family's primitive from ``state`` allocates beyond
+        the file's bytes (0 where the family does not say, or the state is
+        not one; reading it then refuses it)."""
+        family = builtin_family(state.get("family")) if isinstance(state, dict) else None
+        parameters = state.get("parameters") if isinstance(state, dict) else None
+        if family is None or family.bytes_of is None or not isinstance(parameters, dict):
+            return 0
+        try:
+            return family.bytes_of(**parameters)
+        except (TypeError, ValueError):
+            return 0
 
     @classmethod
     def from_file_state(cls, state, tapes):

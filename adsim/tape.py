@@ -20,9 +20,11 @@ from .errors import InvalidArgument, InvalidArgumentValue, ReadOnlyTapeAttribute
 
 _CHUNK_BYTES = 256 * 2 ** 20   # work memory per vector sweep when building Jacobians
 _ONE = np.ones(1)              # the weight of a scalar output
-# the attributes adsim sets on tapes: whether sweeps chunk long elementwise runs
-# (a user's switch), the summary of Tape.fuse, the argument structures of a TreeTape
-_SETTABLE = frozenset({"chunked", "_fusion", "_trees"})
+# the one attribute a user sets on a tape: whether sweeps chunk long elementwise runs
+_SETTABLE = frozenset({"chunked"})
+# those adsim sets (set_internal): the summary of Tape.fuse, the argument
+# structures of a TreeTape
+_INTERNAL = frozenset({"_fusion", "_trees"})
 
 
 class Tape(_tape.Tape):
@@ -36,7 +38,10 @@ class Tape(_tape.Tape):
     def __setattr__(self, name, value):
         if name not in _SETTABLE:
             _refuse_attribute(self, name, "assigned")
-        super().__setattr__(name, value)
+        if not isinstance(value, (bool, np.bool_)):
+            raise InvalidArgumentValue(f"adsim: tape.chunked is True (sweep long elementwise "
+                                       f"runs chunk by chunk) or False, not {given(value)}")
+        super().__setattr__(name, bool(value))
 
     def __delattr__(self, name):
         _refuse_attribute(self, name, "deleted")
@@ -268,6 +273,13 @@ class Tape(_tape.Tape):
 
     def __str__(self):
         return listing(self) if self.output_slot is not None else repr(self)
+
+
+def set_internal(tape, name, value):
+    """Set one of adsim's own attributes of ``tape`` (:data:`_INTERNAL`),
+    which users cannot assign."""
+    assert name in _INTERNAL, name
+    super(Tape, tape).__setattr__(name, value)
 
 
 def _refuse_attribute(tape, name, how):

@@ -45,6 +45,7 @@ from ._scipy.quadrature import IntegralApplication
 from ._scipy.solver_files import READERS
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
+from ._filefields import size_of
 from .errors import AdsimError, InvalidArgument, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._events import EventTimeApplication
@@ -390,12 +391,24 @@ def _build_all(blocks, budget):
                                  f"adsim does not know")
             try:
                 _make_named_primitive(cls, c["state"])
+                # what building the callback itself allocates from a few bytes of file
+                # (a compressed matrix), counted before it is built
+                building = getattr(cls, "building_bytes", None)
+                if building is not None:
+                    budget.take(building(c["state"]), f"the arrays of tape {i}, callback "
+                                f"{k} ({c['kind']}),")
                 callbacks.append(_reader(cls)(c["state"], [tapes[j] for j in c["tapes"]]))
             except _REFUSED as err:
                 raise ValueError(f"tape {i}, callback {k} ({c['kind']}): {_reason(err)}") from err
             if isinstance(callbacks[-1], LoopOp):
                 budget.take(_loop_bytes(callbacks[-1]), f"the snapshots and saved states of "
                             f"the checkpointed loop of tape {i}, callback {k},")
+            # a callback whose replay needs arrays its file does not bound (a
+            # constrained solve's dense Jacobian of n unknowns) says how large
+            working = getattr(callbacks[-1], "working_bytes", 0)
+            if working:
+                budget.take(working, f"the working arrays of tape {i}, callback {k} "
+                            f"({c['kind']}),")
         slots = blocks[i].get(b"SLOT")
         if slots is not None and len(slots) and slots.min() >= 0:   # else refused while built
             budget.take(8 * int(slots.sum(dtype=np.float64)), f"the values of tape {i}")
@@ -405,6 +418,21 @@ def _build_all(blocks, budget):
             raise ValueError(f"tape {i}: {_reason(err)}") from err
         budget.take(8 * _saved_values(tapes[i]), f"the values tape {i} saves per sweep")
     return tapes[0]
+
+
+def _input_layout(options, shape, i):
+    """One input's layout_key from the options section (docs/tape-format.md):
+    None for C order, else (the strides of a dense uint8 array laid out as
+    the input was, its F-contiguity). Replays compare keys only."""
+    if not options.next(0):
+        return None
+    f_contiguous = options.next(0)
+    strides = tuple(options.next(0) for _ in shape)
+    size = size_of(shape)
+    if len(shape) < 2 or f_contiguous > 1 or any(s > size for s in strides):
+        raise ValueError(f"input {i} of shape {shape} has the layout {f_contiguous}, "
+                         f"{list(strides)}, not one of an array of that shape")
+    return strides, bool(f_contiguous)
 
 
 def _build_tape(block, callbacks):
@@ -425,18 +453,20 @@ def _build_tape(block, callbacks):
     options = _ints(block[b"OPTS"], "the options section")
     chunked = options.next(0)
     layout_observed = options.next(0) if options.left() else 0
-    options.done()
     if chunked > 1:
         raise ValueError(f"the options section holds chunked={chunked}")
-    if layout_observed > 1:
+    if layout_observed > 2:
         raise ValueError(f"the options section holds layout_observed={layout_observed}")
+    layouts = [_input_layout(options, shape, i) for i, shape in enumerate(shapes)] \
+        if layout_observed == 2 else None
+    options.done()
     structures = _argument_structures(block, n_inputs)
     tape = Tape() if structures is None else TreeTape()
     _program.load_program(tape, block[b"CODE"], block[b"STRT"], block[b"FLAG"], block[b"OPND"],
                        block[b"CNST"], block[b"COFF"], block[b"CSIZ"], block[b"INTS"],
                        block[b"BRCH"],
                        block[b"SLOT"], slots, shapes, varied, out_slot, out_shape, callbacks,
-                       bool(chunked), bool(layout_observed))
+                       bool(chunked), bool(layout_observed), layouts)
     _check_callback_ops(tape, callbacks)
     if structures is not None:
         tape._set_trees(structures)

@@ -8,7 +8,8 @@ structures and returns gradients, tangents and Jacobians in them.
 from .saved_trees import structures_data
 from .tree import check_same, flatten, unflatten
 from .._validate import real_array
-from ..tape import Tape
+from ..errors import ReadOnlyTapeAttribute
+from ..tape import Tape, set_internal
 
 
 class TreeTape(Tape):
@@ -18,7 +19,11 @@ class TreeTape(Tape):
     _trees = ()             # per recorded argument, set by adsim.record
 
     def _set_trees(self, trees):
-        self._trees = tuple(trees)
+        if "_trees" in self.__dict__:        # set once, by adsim.record or the reader
+            raise ReadOnlyTapeAttribute(
+                "adsim: a tape's argument structures are fixed when it is recorded or "
+                "loaded; record a new tape (adsim.record(f, params)) for other containers")
+        set_internal(self, "_trees", tuple(trees))
 
     def _n_arguments(self):
         return len(self._trees)

@@ -66,7 +66,8 @@ def fuse(tape, kinds=codegen.KINDS):
         if missing and len(state.table):
             _compile(tape, state, missing)
         state.kinds += missing
-        tape._fusion = state
+        from ..tape import set_internal
+        set_internal(tape, "_fusion", state)
         return state.report()
 
 

@@ -16,6 +16,12 @@ is zero, off the bounds), and the call holds a :class:`Parameter` in its
 place, which :func:`substituted` fills in at each solve. A tape file
 writes the call with those markers (``{"parameter": k}``,
 adsim/_scipy/call_data.py).
+
+Options that read active values (``tol=1e-8 * p[1]``, ``options={"gtol":
+...}``, a bracketing solver's ``xtol``) are handled alike
+(adsim/_scipy/solver_calls.py): they move where SciPy stops, so frozen at
+the recording a replay would solve to another tolerance than the program
+asks for at its point.
 """
 import numpy as np
 from scipy.optimize import Bounds
@@ -62,6 +68,8 @@ def parametrised(value, first):
             return _BoundsOf(walk(v.lb), walk(v.ub), v.keep_feasible)
         if type(v) in (list, tuple):
             return type(v)(walk(item) for item in v)
+        if type(v) is dict:                  # options={"gtol": ...}
+            return {k: walk(item) for k, item in v.items()}
         return v
     return walk(value), leaves
 

@@ -3,7 +3,8 @@ the keyword arguments of a constrained minimiser
 (adsim/_scipy/constrained_file.py) and those of other solvers that plain
 JSON cannot hold (adsim/_scipy/implicit_file.py): non-finite limits,
 tuples, arrays, ``Bounds`` and constraint objects, sparse constraint
-matrices in CSR, CSC or COO form, and the parameters of the solve that
+matrices in CSR, CSC or COO form (others converted where their values stay
+the same: :func:`kept_sparse`), and the parameters of the solve that
 bounds hold (adsim/_scipy/bound_parameters.py). The tape format
 (docs/tape-format.md) describes the marks."""
 import math
@@ -17,7 +18,7 @@ from .._filefields import json_data
 from .arrays import now
 from .bound_parameters import Parameter, _BoundsOf, markers
 
-__all__ = ["decoded", "encoded"]
+__all__ = ["decoded", "encoded", "kept_sparse"]
 
 # the objects a call's arguments hold, with the fields that rebuild them
 _OBJECTS = {"NonlinearConstraint": (NonlinearConstraint, (
@@ -79,14 +80,42 @@ def encoded(value, what, plain=False):
     return json_data(value, what)
 
 
-def _sparse_fields(matrix, what):
+def kept_sparse(matrix):
+    """``matrix`` (sparse) in a form tape files keep, with the same values:
+    a float64 CSR, CSC or COO matrix or array as it is; another format
+    (BSR, DIA, LIL, DOK) as CSR, the form SciPy's minimisers make of it
+    (trust-constr multiplies by ``csr_matrix(A)``, SLSQP and COBYLA by
+    ``A.toarray()``); data of booleans, integers or narrower floats as
+    float64 where every value converts exactly. TypeError otherwise (complex
+    values, integers beyond 2**53). A constrained call gives SciPy this form
+    in the recording process too (adsim/_scipy/constrained.py), so both
+    processes multiply with the same arrays."""
     name = type(matrix).__name__
-    if name not in _SPARSE or matrix.dtype != np.float64:
-        raise TypeError(f"{what} holds a sparse {name} of {matrix.dtype}, which a tape file "
-                        f"keeps only as a float64 CSR, CSC or COO matrix or array: convert it "
-                        f"(A.tocsr().astype(float)) before the call")
-    fields = {"type": name, "shape": list(matrix.shape)}
-    for field in _SPARSE[name][1]:
+    if name not in _SPARSE:
+        matrix = (sp.csr_array if isinstance(matrix, sp.sparray) else sp.csr_matrix)(matrix)
+    if matrix.dtype == np.float64:
+        return matrix
+    if matrix.dtype.kind not in "biuf":
+        raise TypeError(f"a sparse {name} of {matrix.dtype}, which a tape file keeps only as "
+                        f"real numbers")
+    values = matrix.data
+    exact = np.all(np.abs(values) <= 2 ** 53) if values.dtype.kind in "iu" else \
+        np.all(values.astype(np.float64).astype(values.dtype) == values) \
+        if values.dtype.kind == "f" and values.dtype.itemsize > 8 else True
+    if not exact:
+        raise TypeError(f"a sparse {name} of {matrix.dtype} whose values are not all exact "
+                        f"as float64, which a tape file keeps only as float64")
+    return matrix.astype(np.float64)
+
+
+def _sparse_fields(matrix, what):
+    try:
+        matrix = kept_sparse(matrix)
+    except TypeError as err:
+        raise TypeError(f"{what} holds {err}: convert it (A.tocsr().astype(float)) before "
+                        f"the call") from err
+    fields = {"type": type(matrix).__name__, "shape": list(matrix.shape)}
+    for field in _SPARSE[fields["type"]][1]:
         values = getattr(matrix, field)
         fields[field] = encoded(values.tolist(), what) if field == "data" else values.tolist()
     return fields

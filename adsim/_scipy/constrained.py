@@ -42,8 +42,10 @@ from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 from .._active import Active
 from .._containers.container_args import lift_container_closures, spread_containers
 from .._nesting.nested import lift_closures, reads_recorded_values
-from .._np.core import active_leaves
+from .._np.core import active_leaves, compare
+from .._opcodes import CompareKind
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
+from .call_data import kept_sparse
 from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
 from .implicit import Stationarity, _Recorded
@@ -120,6 +122,11 @@ class _Problem:
     def datum(self, v):
         if not isinstance(v, Active) and active_leaves(v):
             v = _as_array(v)                 # a list holding active values: one array
+        elif sp.issparse(v):                 # in the form a tape file keeps, if it can
+            try:
+                v = kept_sparse(v)
+            except TypeError:
+                pass                         # saving says why (adsim/_scipy/call_data.py)
         self.data.append(v)
         return len(self.data) - 1
 
@@ -484,6 +491,7 @@ class KKT:
 def constrained_call(solver, original, arguments):
     """``original`` (SciPy's solver) called with ``arguments`` (bound, ``**kw``
     spread), its solution active through the KKT conditions."""
+    arguments = _options_as_recorded(solver, arguments)
     problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
     functions, every = problem.arrange()
     functions, every = spread_containers(functions, every)
@@ -532,6 +540,36 @@ def constrained_call(solver, original, arguments):
     if isinstance(out, dict):          # an OptimizeResult: fun and jac
         return with_fun(out, at, params)
     return with_value_second(out, at, params) if isinstance(out, tuple) else out
+
+
+# a call's settings of where the solver stops (not limits or functions)
+_OPTIONS = {"minimize": ("tol", "options"), "fmin_slsqp": ("acc", "iter", "epsilon"),
+            "fmin_cobyla": ("rhobeg", "rhoend", "maxfun", "catol")}
+
+
+def _options_as_recorded(solver, arguments):
+    """``arguments`` with the solver's options that read active values
+    (``tol=1e-8 * p[1]``, ``options={"ftol": ...}``) at their recorded
+    values, each guarded: they move where SciPy stops, so a replay (or a
+    loaded tape) where one differs raises BranchChanged (the functional API
+    records again) rather than solve to the recorded tolerance."""
+    out = dict(arguments)
+    for key in _OPTIONS[solver]:
+        if key in out and active_leaves(out[key]):
+            out[key] = _guarded(out[key])
+    return out
+
+
+def _guarded(v):
+    if isinstance(v, Active):
+        value = plain_value(v)
+        compare(CompareKind.CMP_EQ, v, value)
+        return value[()] if value.ndim == 0 else value
+    if isinstance(v, dict):
+        return {k: _guarded(item) for k, item in v.items()}
+    if type(v) in (list, tuple):
+        return type(v)(_guarded(item) for item in v)
+    return v
 
 
 def _active_set(kkt, x, values):

@@ -29,9 +29,10 @@ functions of ``(x, vector, *parameters)``, first at a vector of ones
 gradient too (``jac=True``) is recorded as two functions, its value and
 the gradient it returns, whose tapes SciPy is given as the pair. A
 ``callback`` is left out (adsim/_scipy/callbacks.py). Not saved, with
-the reason: a custom method, a sparse constraint matrix other than a
-float64 CSR, CSC or COO one, more than DENSE_UP_TO unknowns, and a
-function that could not be recorded.
+the reason: a custom method, a sparse constraint matrix whose values a
+float64 one cannot hold (call_data.kept_sparse), and a function that
+could not be recorded. A solve of any number of unknowns saves: the
+reader counts its dense working arrays against the load's memory bound.
 """
 import numpy as np
 
@@ -39,7 +40,6 @@ from .._nesting.nested import RecordingInner
 from .._record.creation import suspended
 from ..primitives import Application
 from .call_data import encoded
-from .implicit import DENSE_UP_TO
 from .implicit_file import described, probe, transcribed
 from .solver_calls import _as_array
 
@@ -176,8 +176,6 @@ def saved_constrained(solver, arguments, problem, positions, python, n):
     file names, and its value when recorded stands in the arguments)."""
     def refused(why):
         return SavedConstrained(solver, None, {}, why)
-    if n > DENSE_UP_TO:
-        return refused(f"more than {DENSE_UP_TO} unknowns")
     if callable(arguments.get("method")):
         return refused("its argument method= is Python code")
     try:

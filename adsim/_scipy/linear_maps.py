@@ -17,7 +17,14 @@ checked against SciPy's function on a random array. Where it disagrees (a
 change of shape) the columns are probed one call each, up to
 :data:`DENSE_PROBES_UP_TO`; a map that still disagrees is not affine in
 that argument and is refused, as is a larger one. Matrices are kept per
-function, plain arguments and shape (:data:`KEPT`)."""
+function, plain arguments and shape (:data:`KEPT`).
+
+Tape files hold each map as one of adsim's built-in primitives, of a
+family per SciPy function named as the function is published: its plain
+settings (adsim/_scipy/plain_settings.py) and A. A loaded map calls SciPy's
+function with those settings for its value and uses the saved A for its
+derivatives, so it replays bitwise like the recording; before its first
+value it checks A against SciPy's function as recording did."""
 import collections
 import functools
 import inspect
@@ -27,11 +34,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._active import Active
+from .._filefields import shape_field, size_of
 from .._np.core import active_leaves
 from .._np.integers import plain_if_constant
-from ..errors import UnsupportedOperation
-from ..primitives import primitive
+from ..errors import TapeFileError, UnsupportedOperation
+from ..primitives import BuiltinFamily, primitive
 from .arrays import array
+from .plain_settings import decoded, encoded, packed, unpacked
 
 __all__ = ["linear_in"]
 
@@ -48,8 +57,13 @@ _lock = threading.Lock()
 def linear_in(function, data, public, refused=()):
     """The rule for SciPy's ``function`` (published as ``public``), linear
     in its argument named ``data``; ``refused``: (argument, why) pairs of
-    settings that must stay at their defaults (``zi``: a filter state)."""
+    settings that must stay at their defaults (``zi``: a filter state).
+    Registers the family of its recorded maps for tape files, named
+    ``public``."""
     signature = inspect.signature(function)
+    family = BuiltinFamily(public, RULES_VERSION, functools.partial(
+        _loaded, public, functools.partial(_applied, function, signature, data)),
+        _loaded_bytes)
 
     @functools.wraps(function)
     def rule(*args, **kwargs):
@@ -72,43 +86,124 @@ def linear_in(function, data, public, refused=()):
                 f"adsim: {public}(..., output=array) writes an active result into a plain "
                 f"array; leave output out and use the returned array")
         x = array(bound.arguments[data], public)
-
-        def apply(v):                  # a binding of its own: kept primitives run it anywhere
-            again = signature.bind(*args, **kwargs)
-            again.arguments.update(settings)
-            again.arguments[data] = v
-            return np.asarray(function(*again.args, **again.kwargs))
+        apply = _applied(function, signature, data, settings)
         if not isinstance(x, Active):
             return apply(x)
-        return _recorded(public, apply, _key(settings), x.shape)(x)
+        return _recorded(public, family, apply, settings, x.shape)(x)
     return rule
 
 
-def _recorded(public, apply, settings_key, shape):
+def _applied(function, signature, data, settings):
+    """SciPy's ``function`` of its argument ``data`` alone, the others ``settings``."""
+    def apply(v):                  # a binding of its own: kept primitives run it anywhere
+        again = inspect.BoundArguments(signature, {**settings, data: v})
+        return np.asarray(function(*again.args, **again.kwargs))
+    return apply
+
+
+def _recorded(public, family, apply, settings, shape):
     """The primitive of ``apply`` (on arrays of ``shape``), kept per key."""
+    settings_key = _key(settings)
     key = None if settings_key is None else (public, shape, settings_key)
     with _lock:
         if key is not None and key in _kept:
             _kept.move_to_end(key)
             return _kept[key]
     A, out_shape = _matrix(public, apply, shape)
-
-    def jvp(args, out, tangents):
-        return np.reshape(A @ np.reshape(tangents[0], (-1,)), out_shape)
-
-    def vjp(args, out, w):
-        return (np.reshape(A.T @ np.reshape(w, (-1,)), shape),)
-    prim = primitive(lambda x: apply(x).astype(float), jvp=jvp, vjp=vjp, linear=True,
-                     name=None)
-    prim.name = public
-    prim.not_saved = ("a linear map whose matrix was read off SciPy's function in this "
-                      "process (adsim/_scipy/linear_maps.py)")
+    prim = _primitive(public, apply, A, shape, out_shape)
+    try:
+        coded = encoded(settings)
+    except TypeError as err:
+        prim.not_saved = (f"a linear map read off SciPy's function whose settings hold {err} "
+                          f"(adsim/_scipy/plain_settings.py)")
+    else:
+        family.adopt_lazily(prim, lambda: dict(settings=coded,
+                                               **_matrix_parameters(A, shape, out_shape)))
     if key is not None:
         with _lock:
             _kept[key] = prim
             while len(_kept) > KEPT:
                 _kept.popitem(last=False)
     return prim
+
+
+def _primitive(public, apply, A, shape, out_shape, check=None):
+    """The primitive of the map ``apply`` with matrix ``A`` (``check``: run
+    once before its first value, a loaded map's check against SciPy)."""
+    def value(x):
+        if check is not None:
+            check()
+        return apply(x).astype(float)
+
+    def jvp(args, out, tangents):
+        return np.reshape(A @ np.reshape(tangents[0], (-1,)), out_shape)
+
+    def vjp(args, out, w):
+        return (np.reshape(A.T @ np.reshape(w, (-1,)), shape),)
+    prim = primitive(value, jvp=jvp, vjp=vjp, linear=True, name=None)
+    prim.name = public
+    return prim
+
+
+# ---- tape files: a family of maps per SciPy function (docs/tape-format.md) -----
+
+RULES_VERSION = 1
+"""Version of the rules of every linear-map family: value SciPy's function
+with the saved settings, tangent A dx, adjoint A^T w with the saved A."""
+
+
+def _matrix_parameters(A, shape, out_shape):
+    """A (CSR) and the shapes as a family's parameters: the arrays compressed,
+    as base64 (a probed matrix has fewer than 2**31 columns and entries)."""
+    A = sp.csr_matrix(A)
+    return {"shape": list(shape), "out_shape": list(out_shape), "nnz": int(A.nnz),
+            "indptr": packed(A.indptr.astype("<i4"), True),
+            "indices": packed(A.indices.astype("<i4"), True),
+            "data": packed(A.data.astype("<f8"), True)}
+
+
+def _loaded_bytes(shape, out_shape, nnz, **others):
+    """The bytes a loaded matrix takes (its arrays inflated), for the memory
+    bound of a load: a compressed matrix of zeros is a few bytes of file."""
+    rows = size_of(shape_field(out_shape, "the map's output shape"))
+    if type(nnz) is not int or nnz < 0:
+        raise ValueError(f"the map's matrix has {nnz!r} entries, not a count")
+    return 12 * nnz + 4 * (rows + 1)
+
+
+def _loaded(public, applied, settings, shape, out_shape, nnz, indptr, indices, data):
+    """A family's primitive from a tape file's parameters: the matrix checked
+    against its shapes here, and against SciPy's function with these settings
+    (one call at zero, one on a random array, as when recording) before its
+    first value, so that loading calls no SciPy code with the file's settings."""
+    shape = shape_field(shape, "the map's input shape")
+    out_shape = shape_field(out_shape, "the map's output shape")
+    if type(nnz) is not int or nnz < 0:
+        raise ValueError(f"the map's matrix has {nnz!r} entries, not a count")
+    m, n = size_of(out_shape), size_of(shape)
+    if not 0 <= nnz < 2 ** 31 or m >= 2 ** 31 or n >= 2 ** 31:
+        raise ValueError(f"the matrix of {public} is {m} by {n} with {nnz} entries, more "
+                         f"than a probed matrix holds")
+    A = sp.csr_matrix((unpacked(data, "<f8", (nnz,), True),
+                       unpacked(indices, "<i4", (nnz,), True),
+                       unpacked(indptr, "<i4", (m + 1,), True)), shape=(m, n))
+    A.check_format(full_check=True)
+    if not np.all(np.isfinite(A.data)):
+        raise ValueError(f"the matrix of {public} holds values that are not finite")
+    apply = applied(decoded(settings))
+    checked = []
+
+    def check():
+        if checked:
+            return
+        offset = apply(np.zeros(shape))
+        if offset.shape != out_shape or not _agrees(A, apply, offset, shape):
+            raise TapeFileError(
+                f"adsim: the tape file's matrix of {public} is not the map SciPy computes with "
+                f"the saved settings (an altered file, or another SciPy version): record the "
+                f"tape again in this process")
+        checked.append(True)
+    return _primitive(public, apply, A, shape, out_shape, check)
 
 
 def _matrix(public, apply, shape):

@@ -465,7 +465,11 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}
     call.pop("kwargs", None) if keywords else None
-    moving = [key for key in MOVING if key in arguments and _reads_active_bounds(arguments[key])]
+    # bounds, brackets and options (tol=1e-8 * p[1], options={"gtol": ...}) that
+    # read active values: SciPy is given them at each solve's own values
+    moving = [key for key in arguments if _reads_active_bounds(arguments[key]) and (
+        key in MOVING or key not in (*names, "args", "kwargs", spec.start)
+        and not callable(arguments[key]))]
     if not positions and not moving:     # nothing the solve depends on is active
         leak = _Leak(solver)
         call.update({name: leak.watched(f) for name, f in zip(names, functions)})
@@ -477,8 +481,8 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     x0 = np.asarray(call[spec.start], dtype=float) if spec.start else np.zeros(spec.x_shape)
     n = int(np.prod(spec.x_shape))
     first = {}
-    # bounds and brackets reading active values: parameters of the solve,
-    # given to SciPy at each solve's own values (adsim/_scipy/bound_parameters.py)
+    # bounds, brackets and options reading active values: parameters of the
+    # solve, given to SciPy at each solve's own values (adsim/_scipy/bound_parameters.py)
     bound_leaves = []
     for key in moving:
         call[key], leaves = parametrised(arguments[key], len(positions) + len(bound_leaves))

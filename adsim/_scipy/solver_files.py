@@ -25,7 +25,7 @@ from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
                                _taped_indices, paired)
 from .curve_fit import fit_spec, fitter
-from .implicit import DENSE_UP_TO, solution_to_rounding
+from .implicit import solution_to_rounding
 from .implicit_file import (SavedCall, SolutionApplication, _KINDS, TAKE_A_VECTOR, _floats,
                             _read_arguments, taped_functions, transcribed)
 from .optimize import _original
@@ -181,9 +181,9 @@ def read_constrained(state, tapes):
     n = size_of(x_shape)
     in_shapes = [shape_field(s, "an argument shape") for s in state["in_shapes"]] \
         if isinstance(state["in_shapes"], list) else None
-    if not in_shapes or n > DENSE_UP_TO:
-        raise ValueError(f"the solution of {solver} has {n} unknowns (at most "
-                         f"{DENSE_UP_TO}) and parameters, not {state['in_shapes']}")
+    if not in_shapes:
+        raise ValueError(f"the solution of {solver} has {n} unknowns and parameters, not "
+                         f"{state['in_shapes']}")
     inners = _loaded_inners(solver, problem, state["variants"], tapes, [(n,)] + in_shapes)
     data = [d if sp.issparse(d) else np.asarray(d, dtype=float) for d in problem.data]
     data_parameters = _data_parameters(solver, state.get("data_parameters"), data, in_shapes)
@@ -227,7 +227,13 @@ def read_constrained(state, tapes):
     solution._start = start
     solution._solved_at = None if solved_at is None else solved_at.tobytes()
     kkt.solution, saved.kkt, solution.saved = solution, kkt, saved
-    return ConstrainedApplication(solution.primitive, in_shapes, out_shape)
+    app = ConstrainedApplication(solution.primitive, in_shapes, out_shape)
+    # each solve finds its active set and multipliers from the dense Jacobian
+    # of the objective and the constraints (adsim/_scipy/constrained.py,
+    # _active_set: n unit seeds, (1 + constraints) x n values): counted
+    # against the load's memory bound, as the file's size does not bound n^2
+    app.working_bytes = 8 * (n * n + (1 + sizes) * n)
+    return app
 
 
 

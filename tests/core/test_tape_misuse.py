@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import adsim as ad
-from adsim.errors import ReadOnlyTapeAttribute, TapeCopyError, TapeNotRecorded
+from adsim.errors import (InvalidArgumentValue, ReadOnlyTapeAttribute, TapeCopyError,
+                          TapeNotRecorded)
 from adsim.tape import Tape
 
 X = np.linspace(0.2, 1.4, 6)
@@ -169,3 +170,32 @@ def _saved(tape):
     buf = io.BytesIO()
     tape.save(buf)
     return buf.getvalue()
+
+
+def test_the_attributes_adsim_sets_cannot_be_set_by_users(tape):
+    params = {"k": np.array(2.0), "x": X}
+    tree_tape = ad.record(lambda p: p["k"] * energy(p["x"]), params)
+    want = tree_tape.gradient(params)
+    # other argument structures would send arrays to other inputs
+    for t in (tree_tape, ad.load_tape(io.BytesIO(_saved(tree_tape)))):
+        with pytest.raises(ReadOnlyTapeAttribute, match="read-only|no attributes of its own"):
+            t._trees = ({"k": "*", "y": "*"},)
+        with pytest.raises(ReadOnlyTapeAttribute, match="structures are fixed"):
+            t._set_trees(({"k": "*", "y": "*"},))
+        with pytest.raises(ReadOnlyTapeAttribute, match="no attributes of its own"):
+            t._fusion = object()             # Tape.fuse's summary
+        np.testing.assert_array_equal(t.gradient(params)["x"], want["x"])
+    for value in ("no", 0, None, np.array([True])):
+        with pytest.raises(InvalidArgumentValue, match="tape.chunked is True .* or False"):
+            tape.chunked = value
+    assert tape.chunked is True
+    tape.chunked = np.False_
+    assert tape.chunked is False
+
+
+def test_lists_a_tape_hands_out_are_copies(tape):
+    tape.input_slots[0] = 10 ** 7
+    tape.input_shapes[0] = (5,)
+    tape.input_slots.append(3)
+    assert tape.input_slots == [0] and tape.input_shapes == [X.shape]
+    np.testing.assert_allclose(tape.gradient(X), ad.grad(energy)(X), rtol=1e-14)

@@ -228,3 +228,45 @@ def test_cobyqa_saves():
     assert_same_replays(tape, copies(tape), POINTS, methods=FIRST_ORDER)
     np.testing.assert_allclose(tapefile.loads(tapefile.dumps(tape)).gradient(P), [-0.5, 0.5],
                                atol=1e-8)
+
+
+# ---- above 400 unknowns --------------------------------------------------------------
+
+N_LARGE = 450
+GRID = np.linspace(0.0, 1.0, N_LARGE)
+
+
+def large(p):
+    """minimize (SLSQP) of 450 unknowns near a curve of the parameters,
+    their sum held at 1 (the equality active): beyond the size up to which
+    the implicit function theorem's Jacobians are dense."""
+    target = p[0] * np.sin(3.0 * GRID) + p[1]
+    r = so.minimize(lambda x: 0.5 * np.sum((x - target) ** 2) + 0.1 * np.sum(x ** 4),
+                    np.zeros(N_LARGE), jac=lambda x: x - target + 0.4 * x ** 3,
+                    method="SLSQP",
+                    constraints=[LinearConstraint(np.ones((1, N_LARGE)), 1.0, 1.0)],
+                    options={"ftol": 1e-12, "maxiter": 500})
+    return np.sum(r.x * GRID)
+
+
+def test_a_solve_of_more_than_400_unknowns_saves_and_replays_bitwise(tmp_path):
+    from fdcheck import assert_close, central
+    p, q = np.array([0.8, 0.3]), np.array([0.9, 0.25])
+    tape = adsim.record(large, p)
+    copied = copies(tape, tmp_path)
+    assert_same_replays(tape, copied, [(q,)], methods=["forward", "gradient"])
+    v = np.array([0.6, -0.8])
+    assert_close(copied[0].gradient(q) @ v, central(large, [q], [v], h=1e-3), 1e-5, 1e-7,
+                 "loaded gradient . v")
+    # second derivatives of so many unknowns are refused alike, loaded or not
+    for t in (tape, copied[0]):
+        with pytest.raises(adsim.errors.UnsupportedOperation, match="this solve has 451"):
+            t.gradient_and_hvp(q, np.ones(2))
+
+
+def test_the_dense_working_arrays_of_a_large_solve_count_against_the_load_bound():
+    data = tapefile.dumps(adsim.record(large, np.array([0.8, 0.3])))
+    need = 8 * (N_LARGE ** 2 + 2 * N_LARGE)
+    with pytest.raises(adsim.TapeFileError, match=rf"working arrays .* need {need} bytes"):
+        tapefile.loads(data, max_bytes=need + 2 ** 16)      # the tapes' values fit, not those
+    assert tapefile.loads(data, max_bytes=need + 2 ** 24).forward(np.array([0.8, 0.3])) > 0

@@ -13,6 +13,8 @@ import scipy.signal as ss
 import adsim
 import adsim.scipy.ndimage
 from adsim.errors import UnsupportedOperation
+from adsim import tapefile
+from adsim._scipy.plain_settings import packed, unpacked
 from fdcheck import assert_close, central, check_tape
 
 RNG = np.random.default_rng(7)
@@ -122,7 +124,117 @@ def test_region_means_of_an_active_image_and_cumulative_simpson():
         np.linspace(0.5, 1.5, 23)), initial=0.0)), [SIGNAL])
 
 
-def test_a_tape_file_cannot_hold_a_probed_matrix_and_says_so(tmp_path):
-    tape = adsim.record(lambda x: np.sum(ss.savgol_filter(x, 5, 2) ** 2), SIGNAL)
-    with pytest.raises(adsim.errors.TapeCopyError, match="scipy.signal.savgol_filter"):
+# ---- tape files: the probed matrix saved beside SciPy's settings -------------------
+
+FILE_CASES = {**SIGNAL_CASES, **IMAGE_CASES,
+              "lfilter": lambda x: ss.lfilter(B, A, x),
+              "decimate": lambda x: ss.decimate(x, 2, ftype="fir"),
+              "resample_poly": lambda x: ss.resample_poly(x, 3, 2),
+              "upfirdn": lambda x: ss.upfirdn(np.array([0.25, 0.5, 0.25]), x, 2),
+              "gaussian_filter output type": lambda u: nd.gaussian_filter(
+                  u, 1.0, output=np.float64, cval=0.25, mode="constant"),
+              "uniform_filter1d integer size": lambda u: nd.uniform_filter1d(
+                  u, np.int64(3), axis=1, mode="nearest"),
+              "correlate1d float32 weights": lambda u: nd.correlate1d(
+                  u, np.array([1, -2, 1], np.float32), axis=0),
+              "sum_labels": lambda u: nd.sum_labels(u, np.arange(99).reshape(9, 11) % 3,
+                                                    index=[0, 2]),
+              "cumulative_simpson": lambda y: __import__("scipy.integrate").integrate
+              .cumulative_simpson(y, dx=0.1, initial=0.0)}
+
+
+_IMAGE_FILE_CASES = {*IMAGE_CASES, "gaussian_filter output type",
+                     "uniform_filter1d integer size", "correlate1d float32 weights",
+                     "sum_labels"}
+
+
+def _file_point(name):
+    return IMAGE if name in _IMAGE_FILE_CASES else SIGNAL
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CASES))
+def test_a_tape_of_a_filter_saves_and_loads_bitwise(name, tmp_path):
+    from tapefile_replays import assert_same_replays, copies
+    f = _loss(FILE_CASES[name])
+    x = _file_point(name)
+    tape = adsim.record(f, x)
+    copied = copies(tape, tmp_path)
+    rng = np.random.default_rng(3)
+    assert_same_replays(tape, copied, [(x,), (x + 0.1 * rng.standard_normal(x.shape),)])
+    loaded = copied[0]
+    v = rng.standard_normal(x.shape)
+    rtol = 1e-3 if "float32" in name else 1e-6          # SciPy's float32 results
+    assert_close(loaded.gradient(x).ravel() @ v.ravel(), central(f, [x], [v]), rtol=rtol,
+                 what="loaded gradient . v")
+
+
+def _filter_file():
+    return tapefile.dumps(adsim.record(_loss(SIGNAL_CASES["sosfilt"]), SIGNAL))
+
+
+def _altered(change):
+    import json
+    from tapefile_bytes import replace_section, section
+    data = _filter_file()
+    _, count, at = section(data, "CALL")
+    calls = json.loads(bytes(data[at:at + count]))
+    state = [c["state"] for c in calls if c["kind"] == "adsim.builtin_primitive"][0]
+    change(state["parameters"], state)
+    return replace_section(data, "CALL", json.dumps(calls).encode())
+
+
+def _parameter_replaced(key, value):
+    return lambda parameters, state: parameters.__setitem__(key, value)
+
+
+def _scaled_matrix(parameters, state):
+    data = unpacked(parameters["data"], "<f8", (parameters["nnz"],), True)
+    parameters["data"] = packed(data * 1.01, True)
+
+
+def _other_window(parameters, state):
+    from adsim._scipy.plain_settings import encoded
+    parameters["settings"] = encoded({"sos": ss.butter(4, 0.2, output="sos")})
+
+
+@pytest.mark.parametrize("change, match", [
+    (_parameter_replaced("indptr", "AAAA"), "damaged"),
+    (_parameter_replaced("indices", packed(np.zeros(10 ** 6, "<i4"), True)), "not more"),
+    (_parameter_replaced("nnz", 7), "of shape"),
+    (_parameter_replaced("settings", {"dict": [["sos", {"pickle": "x"}]]}), "not a mark"),
+    (_parameter_replaced("shape", [22]), "."),
+    (lambda p, s: s.__setitem__("version", 99), "version 99"),
+    (lambda p, s: s.__setitem__("family", "scipy.signal.nothing"), "nothing"),
+])
+def test_an_altered_filter_file_is_refused_on_loading(change, match):
+    with pytest.raises(adsim.errors.TapeFileError, match=match):
+        tapefile.loads(_altered(change))
+
+
+@pytest.mark.parametrize("change", [_scaled_matrix, _other_window])
+def test_a_matrix_that_is_not_scipys_map_is_refused_before_its_first_value(change):
+    loaded = tapefile.loads(_altered(change))            # loading calls no SciPy code
+    with pytest.raises(adsim.errors.TapeFileError, match="not the map SciPy computes"):
+        loaded.forward(SIGNAL)
+    with pytest.raises(adsim.errors.TapeFileError, match="not the map SciPy computes"):
+        loaded.gradient(SIGNAL)
+
+
+def test_settings_a_file_cannot_keep_are_refused_when_saving_and_say_so(tmp_path):
+    class Window(float):           # a float subclass: no plain setting
+        pass
+    tape = adsim.record(lambda x: np.sum(ss.savgol_filter(x, 5, 2, delta=Window(0.5)) ** 2),
+                        SIGNAL)
+    with pytest.raises(adsim.errors.TapeCopyError, match="scipy.signal.savgol_filter.*Window"):
         tape.save(tmp_path / "t.adsim")
+
+
+def test_a_compressed_matrix_counts_against_the_memory_bound_of_a_load():
+    # 2**22 zero entries compress to some kilobytes: the load counts them
+    # inflated (12 bytes each) before inflating them
+    nnz = 2 ** 22
+    data = _altered(lambda parameters, state: parameters.update(
+        nnz=nnz, data=packed(np.zeros(nnz), True), indices=packed(np.zeros(nnz, "<i4"), True)))
+    assert 12 * nnz > 100 * len(data)
+    with pytest.raises(adsim.errors.TapeFileError, match=rf"need {12 * nnz + 4 * 24} bytes"):
+        tapefile.loads(data, max_bytes=2 ** 25)

@@ -5,7 +5,8 @@ them: Newton-type derivatives of x and a vector (``hessp=``,
 gradient too (``jac=True``), saved as the tapes of each; limits and
 constraint matrices that are active (parameters, or arrays of constants
 made inside the recorded function), saved as parameters of the solve;
-sparse constraint matrices (CSR, CSC, COO), saved in their own form;
+sparse constraint matrices (CSR, CSC, COO), saved in their own form, and
+those of other formats and dtypes as float64 CSR of the same values;
 callbacks, left out of the file (a callback cannot shape a result adsim
 differentiates: one that stops the solver makes it SolverNotConverged);
 bounds of an unconstrained solve that move with the parameters, given to
@@ -377,13 +378,64 @@ def test_altered_sparse_matrices_are_refused(change, message):
                                lambda state: change(_sparse_matrix(state))))
 
 
-def test_sparse_matrices_of_other_forms_are_refused_by_name(tmp_path):
+def _flows_given(form, method):
+    """``flows``'s trust-constr or SLSQP solve alone, its matrix given as ``form``."""
+    matrix = form(INCIDENCE)
+
     def f(p):
+        weights = np.array([p[0], 1.0, 2.0, 1.5, 1.0])
+        supply = np.array([p[1], 0.0, -0.5])
+        options = {"ftol": 1e-15} if method == "SLSQP" else {"gtol": 1e-13, "xtol": 1e-15}
+        x = so.minimize(lambda x: 0.5 * np.sum(weights * x ** 2), np.zeros(5), method=method,
+                        constraints=LinearConstraint(matrix, supply, supply),
+                        options=options).x
+        return x @ [1.0, 2.0, 3.0, 4.0, 5.0]
+    return f
+
+
+OTHER_FORMS = {"bsr": sps.bsr_matrix, "dia": sps.dia_matrix, "lil": sps.lil_matrix,
+               "dok": sps.dok_matrix, "bsr array": sps.bsr_array,
+               "int64 csr": lambda m: sps.csr_matrix(m.astype(np.int64)),
+               "int8 lil": lambda m: sps.lil_matrix(m.astype(np.int8)),
+               "float32 coo array": lambda m: sps.coo_array(m.astype(np.float32)),
+               "bool csc": lambda m: sps.csc_matrix(abs(m).astype(bool))}
+
+
+@pytest.mark.parametrize("method", ["SLSQP", "trust-constr"])
+@pytest.mark.parametrize("form", sorted(OTHER_FORMS))
+def test_sparse_matrices_of_other_forms_and_dtypes_save_as_their_values(form, method):
+    # converted to a float64 CSR (or COO, CSC) of the same values, in the
+    # recording process too: both processes multiply with the same arrays
+    f = _flows_given(OTHER_FORMS[form], method)
+    p, q = np.array([0.8, 1.5]), np.array([1.1, 1.2])
+    tape = adsim.record(f, p)
+    assert_same_replays(tape, copies(tape), [(p,), (q,)], methods=FIRST_ORDER)
+    want = 1.0 * (OTHER_FORMS[form](INCIDENCE).toarray() != 0) if form == "bool csc" else \
+        INCIDENCE.toarray()
+    _, state = described(tapefile.dumps(tape), "adsim.constrained_solution")
+    kept = tapefile_sparse(_sparse_matrix(state))
+    assert kept.dtype == np.float64 and np.array_equal(kept.toarray(), want)
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    def exact(p):                 # the solve in closed form, as flows_exact
+        inverse = 1.0 / np.array([p[0], 1.0, 2.0, 1.5, 1.0])
+        x = inverse * (want.T @ np.linalg.solve((want * inverse) @ want.T, [p[1], 0.0, -0.5]))
+        return x @ [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert_close(loaded.gradient(q), [central(exact, [q], [e])[()] for e in np.eye(2)],
+                 1e-6, 1e-8, "loaded gradient")
+
+
+def tapefile_sparse(fields):
+    from adsim._scipy.call_data import decoded
+    return decoded({"sparse": fields})
+
+
+def test_sparse_matrices_whose_values_float64_cannot_hold_are_refused_by_name(tmp_path):
+    def f(p):
+        A = sps.csr_matrix(np.array([[2 ** 53 + 1, 0], [0, 1]], dtype=np.int64))
         return np.sum(so.minimize(lambda z: np.sum((z - p) ** 2), np.zeros(2), method="SLSQP",
-                                  constraints=LinearConstraint(sps.dia_matrix(np.eye(2)),
-                                                               -np.inf, 1.0)).x)
-    tape = adsim.record(f, np.array([1.5, 0.7]))
-    with pytest.raises(adsim.TapeCopyError, match=r"sparse dia_matrix .* CSR, CSC or COO"):
+                                  constraints=LinearConstraint(A, -np.inf, 1.0)).x)
+    tape = adsim.record(f, np.array([-1.5, 0.7]))
+    with pytest.raises(adsim.TapeCopyError, match=r"sparse csr_matrix of int64 whose values"):
         tape.save(tmp_path / "solve.adtape")
 
 
