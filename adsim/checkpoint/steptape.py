@@ -191,19 +191,30 @@ class StepTapes:
         sweep of ``kind``, or their tapes alone (what they hold between
         sweeps: :meth:`StepTapeBytes.idle`) more than ``idle``; later
         variants recorded by this sweep obey the same bounds. ``nbytes=None``
-        lifts them."""
+        lifts them.
+
+        ``nbytes`` leaves out the room the plan keeps for a recording
+        (:meth:`StepTapeBytes.recording` of the largest variant, in the
+        sweep's fixed part): between recordings the variants may hold that
+        room too, and a recording first drops them to ``nbytes`` with the
+        new one (:meth:`_make_room`). So a budget that holds one variant
+        next to its recording holds two or more between recordings, and a
+        step whose branch changes now and then is not recorded again at
+        every change."""
         with self._lock:
             self._allowance = None if nbytes is None else (nbytes, kind, directions, idle)
             if nbytes is None:
                 return
             dropped = self.dropped
-            while len(self.variants) > 1 and not self._fit(list(self._sizes.values())):
+            while len(self.variants) > 1 and not self._fit(list(self._sizes.values()), True):
                 self._drop_last()
             if self.dropped != dropped:
                 release_free_memory()
 
-    def _fit(self, sizes):
+    def _fit(self, sizes, between_recordings=False):
         nbytes, kind, directions, idle = self._allowance
+        if between_recordings:
+            nbytes += self._largest.recording()
         return together(sizes, kind, directions) <= nbytes and (
             idle is None or sum(s.idle() for s in sizes) <= idle)
 

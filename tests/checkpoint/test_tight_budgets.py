@@ -166,3 +166,39 @@ def test_variants_take_snapshots_room_when_recordings_would_cost_more():
         if stats["snapshots"] < default_snapshots(N_STEPS):
             traded.append(stats["recordings"])
     assert traded and min(traded) == 0, traded
+
+
+def now_and_then(u, k):
+    """A diffusion step that takes a second branch at every tenth step (a
+    rejected step among accepted ones, say): by a counter, the last value."""
+    count = u[-1:]
+    y = u[:-1]
+    out = y + 0.1 * (k[:-1] * (np.roll(y, 1) - 2 * y + np.roll(y, -1))) - 0.01 * y ** 3
+    if count[0] >= 9.0:
+        out = out - 1e-3 * out ** 2
+    return np.concatenate([out, np.where(count < 9.0, count + 1.0, 0.0 * count)])
+
+
+@pytest.mark.parametrize("share", [0.4, 0.7])
+def test_a_rare_branch_is_kept_in_the_recordings_room(share):
+    """A budget short of one step tape past its minimum cannot hold a second
+    variant next to a recording, but holds it between recordings (in the
+    room the plan keeps for one): a step that changes branch now and then
+    is recorded twice, not at every change, with the results of a sweep
+    without a budget."""
+    def f(limit, stats=None):
+        def loss_(x, k):
+            return np.sum(adsim.checkpoint_loop(now_and_then, x, N_STEPS, args=(k,),
+                                                memory_limit=limit, stats=stats) ** 2)
+        return loss_
+    grad = adsim.grad(f(1), argnums=(0, 1))
+    with pytest.raises(adsim.MemoryBudgetError) as caught:
+        grad(X, K)
+    text = str(caught.value)
+    minimum = int(re.search(r"smallest budget that works is (\d+) bytes", text).group(1))
+    tape = int(re.search(r"the step tape (\d+) bytes", text).group(1))
+    stats = {}
+    got = adsim.grad(f(int(minimum + share * tape), stats), argnums=(0, 1))(X, K)
+    assert stats["snapshots"] < N_STEPS
+    assert stats["recordings"] <= 2, stats       # (two variants recorded again at most)
+    assert np.array_equal(flat(got), flat(adsim.grad(f(None), argnums=(0, 1))(X, K)))
