@@ -7,6 +7,7 @@ differentiable) or :func:`adsim.integrate.odeint` (SciPy's numbers, the
 derivatives of the exact solution to about the tolerance); every other call
 is SciPy's.
 """
+import numpy as np
 import scipy.integrate
 
 from .._nesting.nested import reads_recorded_values
@@ -48,6 +49,23 @@ def _odeint_reads_active_values(args, kwargs):
 odeint.routes_also = _odeint_reads_active_values
 
 
+def ode_solution_call(self, t):
+    """``OdeSolution.__call__`` of a plain solution (SciPy's own solve) at
+    active times: the step SciPy's search chooses from the times' recorded
+    values, recorded as comparisons with the step's ends, and that step's
+    interpolant evaluated on the active times (its derivative in ``t`` the
+    interpolant's slope)."""
+    from ..integrate._dense import plain_solution
+    return plain_solution(self)(t)
+
+
+def dense_output_call(self, t):
+    """``DenseOutput.__call__`` (one step's interpolant) at active times."""
+    if np.ndim(t) > 1:
+        raise ValueError("`t` must be a float or a 1-D array.")
+    return self._call_impl(t)
+
+
 def _integrand_reads_active_values(args, kwargs):
     """Whether the integrand (first argument, or ``func``/``f``) reads
     active values from outside its arguments."""
@@ -59,6 +77,8 @@ for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
     _rule.routes_also = _integrand_reads_active_values
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
+         ("scipy.integrate._ivp.common", "OdeSolution.__call__"): ode_solution_call,
+         ("scipy.integrate._ivp.base", "DenseOutput.__call__"): dense_output_call,
          **{("scipy.integrate", name): getattr(quadrature, name)
             for name in ("quad", "quad_vec", "fixed_quad")},
          **samples.HOOKS,

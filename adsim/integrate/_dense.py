@@ -25,7 +25,7 @@ from ..errors import UnsupportedOperation
 from ._rhs import real_array
 
 __all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
-           "FINISHED_RECORDING"]
+           "FINISHED_RECORDING", "plain_solution"]
 
 FINISHED_RECORDING = (
     "adsim.integrate.solve_ivp: this `sol` (dense_output=True) holds active values of a "
@@ -133,6 +133,27 @@ class DenseSolution(SolutionCalls):
             inside = (segment == 0 or bool(highest < start)) and \
                 (segment == last or bool(end <= lowest))
         assert inside, "the step chosen for an interpolated time does not contain it"
+
+
+class _SciPyInterpolants:
+    """SciPy's interpolants of a plain solution as the ``method`` of a
+    :class:`DenseSolution` whose states are those interpolants."""
+
+    def __init__(self, ascending):
+        self.direction = 1.0 if ascending else -1.0
+
+    @staticmethod
+    def dense(interpolant, t, args):
+        return interpolant._call_impl(t)
+
+
+def plain_solution(solution):
+    """A SciPy ``OdeSolution`` (plain numbers) as a :class:`DenseSolution`,
+    to be evaluated at active times."""
+    first = solution.interpolants[0]
+    n = np.shape(first(first.t_old))[0]
+    return DenseSolution(_SciPyInterpolants(solution.ascending), list(solution.ts),
+                         list(solution.interpolants), (), n)
 
 
 class ConstantSolution(SolutionCalls):
