@@ -243,8 +243,9 @@ def strided(idx):
     """[start, step, inner, outer_step] when the indices of a gather are those
     of a 1-d or 2-d slice, start + u outer_step + i step with i < inner
     (its kernel then needs no index loads), else zeros."""
-    if np.size(idx) == 0:
-        return [0, 0, 0, 0]
+    size = np.size(idx)
+    if size <= 1:                   # (one element: many of a joined list's pieces)
+        return [int(np.reshape(idx, -1)[0]), 1, 1, 0] if size else [0, 0, 0, 0]
     rows = np.asarray(idx).reshape(-1, idx.shape[-1]) if np.ndim(idx) else np.reshape(idx, (1, 1))
     inner = rows.shape[1]
     step = int(rows[0, 1] - rows[0, 0]) if inner > 1 else 1

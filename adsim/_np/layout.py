@@ -13,6 +13,8 @@ function whose NumPy result is laid out otherwise (``A[:, [0, 2]]`` is in
 Fortran order), or by an elementwise function of such arrays (NumPy's
 ufuncs keep their operands' layout).
 """
+import math
+
 import numpy as np
 
 from .._active import Active, other_layout
@@ -93,8 +95,7 @@ def numbered(shape, start, like):
     stand-in NumPy moves in place of ``like`` when we ask it where the
     elements of a joined or moved array go, so that its result is laid out
     as NumPy's own would be."""
-    values = np.arange(start, start + int(np.prod(shape, dtype=np.int64)),
-                       dtype=np.int64).reshape(shape)
+    values = np.arange(start, start + math.prod(shape), dtype=np.int64).reshape(shape)
     if like is None or not other_layout(like):
         return values
     out = np.empty_like(template(like), dtype=np.int64)

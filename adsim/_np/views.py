@@ -230,24 +230,60 @@ def index_map(func, pieces, *args, fill_value=0.0, **kwargs):
     idx = np.asarray(func(*index_pieces, *args, **kwargs))
     flat = idx.reshape(-1)
     fill = np.full(flat.size, float(fill_value))
-    for p, (start, n) in zip(pieces, spans):
+    placed = _positions_of_pieces(flat, spans)
+    for p, (start, n), positions in zip(pieces, spans, placed):
         if not isinstance(p, Active):
-            sel = (flat >= start) & (flat < start + n)
-            fill[sel] = constant(p).reshape(-1)[flat[sel] - start]
+            fill[positions] = constant(p).reshape(-1)[flat[positions] - start]
     out = layout.laid_out(new(tape, Op.FILL, idx.shape, [tape.const_ref(fill)]), idx)
-    for p, (start, n) in zip(pieces, spans):
-        if isinstance(p, Active):
-            positions = np.nonzero((flat >= start) & (flat < start + n))[0]
-            if positions.size == 0:
-                continue
-            local = flat[positions] - start
-            whole = np.array_equal(local, np.arange(n))
-            src = p if whole else gather(p, local)
-            rows = positions.reshape(p.shape) if whole and p.ndim else positions
-            tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot,
-                                                 tape.add_indices(positions, shared=True),
-                                                 positions.size] + strided(rows))
+    for source, positions, local in _active_sources(pieces, spans, placed, flat):
+        if positions.size == 0:
+            continue
+        whole = local.size == source.size and (
+            local[0] == 0 if local.size == 1 else np.array_equal(local, np.arange(source.size)))
+        src = source if whole else gather(source, local)
+        rows = positions.reshape(source.shape) if whole and source.ndim else positions
+        tape.record_op(int(Op.SCATTER), -2, [out.slot, src.slot,
+                                             tape.add_indices(positions, shared=True),
+                                             positions.size] + strided(rows))
     return out
+
+
+def _active_sources(pieces, spans, placed, flat):
+    """``(source, output positions, source positions)`` for the active
+    pieces: each piece alone, but views of one root together, as the root
+    (the times of many steps, views of the rows a loop returned, stacked:
+    one scatter per root, not per view)."""
+    by_root = {}
+    for i, p in enumerate(pieces):
+        if isinstance(p, Active):
+            root = p._root()
+            key = id(root) if root is not p else ("piece", i)
+            by_root.setdefault(key, []).append(i)
+    for members in by_root.values():
+        if len(members) == 1:
+            i = members[0]
+            yield pieces[i], placed[i], flat[placed[i]] - spans[i][0]
+            continue
+        root = pieces[members[0]]._root()
+        positions = np.sort(np.concatenate([placed[i] for i in members]))
+        at = np.empty(flat.size, dtype=np.intp)
+        for i in members:
+            at[placed[i]] = pieces[i]._positions().reshape(-1)[flat[placed[i]] - spans[i][0]]
+        yield root, positions, at[positions]
+
+
+def _positions_of_pieces(flat, spans):
+    """For each piece's span ``(start, n)`` of element indices, the output
+    positions (ascending) whose index ``flat`` falls in it: one sort of the
+    indices for all pieces (a list of many scalars stacked is not scanned
+    once per piece)."""
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.array([start for start, _ in spans], dtype=ordered.dtype)
+    ends = np.array([start + n for start, n in spans], dtype=ordered.dtype)
+    lows = np.searchsorted(ordered, starts, side="left")
+    highs = np.searchsorted(ordered, ends, side="left")
+    return [np.sort(order[lo:hi]) for lo, hi in zip(lows, highs)]
 
 
 def transpose(a, axes=None):

@@ -64,13 +64,24 @@ class DenseSolution(SolutionCalls):
     def __init__(self, method, ts, states, args, n):
         self.method, self.states, self.args, self.n = method, states, args, n
         self._ts = list(ts)
-        self.ts = real_array(self._ts, "t")
+        self._stacked = None
         self.n_segments = len(states)
         self.ascending = method.direction > 0
         knots = [_plain(v) for v in ts]
         self._knots = np.array(knots if self.ascending else knots[::-1])
-        ends = (self.ts[0], self.ts[-1])
+        ends = tuple(v if isinstance(v, Active) else np.float64(v)
+                     for v in (self._ts[0], self._ts[-1]))
         self.t_min, self.t_max = ends if self.ascending else ends[::-1]
+
+    @property
+    def ts(self):
+        """The step ends (recorded values), stacked when first read: a
+        recording that never reads them does not stack hundreds of times."""
+        if self._stacked is None:
+            if not _live(*self._ts):
+                raise UnsupportedOperation(FINISHED_RECORDING)
+            self._stacked = real_array(self._ts, "t")
+        return self._stacked
 
     def _at(self, t):
         first = self.states[0]

@@ -462,3 +462,45 @@ def test_the_wrappers_are_in_place_only_while_recording():
 def test_a_function_without_a_rule_still_names_itself():
     with pytest.raises(ad.UnsupportedOperation, match="cannot differentiate `numpy.unique`"):
         ad.grad(lambda x: np.sum(np.unique([x[0], x[1]])))(X)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["row", "other", "plain", "element"]),
+                          st.integers(0, 4)), min_size=2, max_size=12))
+def test_views_of_one_array_joined_with_other_pieces(pieces):
+    """Rows and elements of one 2-d array (views of one root, joined as that
+    root with one scatter), in any order and repeated, beside rows of
+    another array and plain rows: values and gradients those of NumPy and
+    of finite differences."""
+    def f(x):
+        A = x[:15].reshape(5, 3)
+        B = np.sin(x[15:]).reshape(5, 3)
+        rows = []
+        for kind, i in pieces:
+            if kind == "row":
+                rows.append(A[i])
+            elif kind == "other":
+                rows.append(B[i] * 2.0)
+            elif kind == "plain":
+                rows.append(W[0, 0] * np.arange(3.0) + i)
+            else:                   # three elements of A's column i % 3, as a row
+                rows.append(np.array([A[0, i % 3], A[i, i % 3], A[4, i % 3]]))
+        return np.sum(np.array(rows) ** 3) + np.sum(np.concatenate(rows) * DATA[0])
+    x = np.random.default_rng(len(pieces)).uniform(-1.0, 1.0, 30)
+    check_grads(f, x, modes=("rev",), order=1)
+    assert np.isclose(ad.record(f, x).forward(x), f(x), rtol=1e-13)
+
+
+def test_rows_of_one_array_stack_as_one_scatter():
+    """np.array of many rows of one array records as many ops as of two
+    rows: the rows are views of one root, gathered from it together."""
+    def stacked(k):
+        def f(x):
+            A = x.reshape(50, 4)
+            return np.sum(np.array([A[i % 50] for i in range(k)]) ** 2)
+        return f
+    x = np.linspace(0.1, 2.0, 200)
+    assert len(ad.record(stacked(2), x)) == len(ad.record(stacked(300), x))
+    tape = ad.record(stacked(300), x)
+    want = 2 * x.reshape(50, 4) * np.bincount(np.arange(300) % 50, minlength=50)[:, None]
+    np.testing.assert_allclose(tape.gradient(x), want.ravel(), rtol=1e-14)
