@@ -34,7 +34,7 @@ from ._np.joins import (append, block, from_pieces, full_like, holds_active, ins
                         sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
+from ._np import complex_linalg, emath, spectral_norms, eigen, hermitian, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -125,7 +125,8 @@ _REDUCTIONS = {np.add: lambda a, axis, keepdims: sum(a, axis=axis, keepdims=keep
                    a, axis, keepdims, base_e=False)}
 _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.multiply: lambda a, axis: numeric.cumprod(a, axis=axis),
-                  np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
+                  np.maximum: _running(np.maximum), np.minimum: _running(np.minimum),
+                  np.logaddexp: _running(np.logaddexp), np.logaddexp2: _running(np.logaddexp2)}
 
 
 def _operator(rule):
@@ -173,11 +174,21 @@ def recorded_compare(kind, a, b):
     return recorded_data.compare(kind, a, b)
 
 
+def _opts_out(v):
+    """NumPy's rule for ndarray's operators: an operand whose type sets
+    ``__array_ufunc__ = None`` (numpy.polynomial's series, say) handles the
+    operation itself, so the operator returns NotImplemented (Python then
+    calls the operand's reflected method: ``c * Polynomial`` is the series'
+    ``__rmul__``)."""
+    return getattr(type(v), "__array_ufunc__", False) is None
+
+
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex. A
     scipy.sparse operand is the sparse class's to handle (``u * L`` of an
     spmatrix is its matrix product): NotImplemented sends Python to it."""
-    if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b):
+    if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b) or \
+            _opts_out(a) or _opts_out(b):
         return NotImplemented
     a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
@@ -397,7 +408,7 @@ FUNCTIONS = {
     np.array_repr: printed(np.array_repr),
     np.result_type: lambda *arrays_and_dtypes: np.result_type(
         *[a.dtype if isinstance(a, (Active, ComplexActive)) else a for a in arrays_and_dtypes]),
-    **fft.FUNCTIONS, **eigen.FUNCTIONS,
+    **fft.FUNCTIONS, **eigen.FUNCTIONS, **emath.FUNCTIONS,
 }
 
 
@@ -535,7 +546,7 @@ def _complex_data(values):
 
 # functions whose rules take complex active arrays themselves
 _TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS,
-                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS}
+                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS, **emath.FUNCTIONS}
 
 
 def array_function(func, types, args, kwargs):

@@ -19,6 +19,7 @@ import numpy.polynomial.hermite_e
 import numpy.polynomial.laguerre
 import numpy.polynomial.legendre
 import numpy.polynomial.polynomial
+import numpy.polynomial.polyutils as pu
 
 from .._active import Active
 from .complex import ComplexActive
@@ -59,6 +60,22 @@ _MODULES = {numpy.polynomial.polynomial: ("polyval", "polyvalfromroots"),
             numpy.polynomial.hermite: ("hermval",), numpy.polynomial.hermite_e: ("hermeval",),
             numpy.polynomial.laguerre: ("lagval",)}
 
+def _padded_sum(sign):
+    """NumPy's ``_add`` (``_sub``): the shorter series added into (subtracted
+    from) a copy of the longer one, then trailing zeros trimmed. NumPy adds
+    in place into whichever copy is longer, a plain array when the active
+    series is the shorter; here both are padded to one length instead (the
+    entries past the shorter series are the longer one's, plus zero)."""
+    def rule(c1, c2):
+        c1, c2 = pu.as_series([c1, c2])
+        n = max(np.size(c1), np.size(c2))
+        return pu.trimseq(np.pad(c1, (0, n - np.size(c1))) +
+                          sign * np.pad(c2, (0, n - np.size(c2))))
+    rule.__name__ = "_add" if sign > 0 else "_sub"
+    return rule
+
+
 # (module, name, rule) of each hooked function, as interpose.py takes them
-HOOKS = tuple((module, name, _evaluated(getattr(module, name)))
-              for module, names in _MODULES.items() for name in names)
+HOOKS = (*((module, name, _evaluated(getattr(module, name)))
+           for module, names in _MODULES.items() for name in names),
+         (pu, "_add", _padded_sum(1.0)), (pu, "_sub", _padded_sum(-1.0)))
