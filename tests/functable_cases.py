@@ -202,9 +202,30 @@ def _op_table_ufuncs():
 NANS = np.array([np.nan, 1.0, np.nan, -1.0])
 
 
-def _accumulate_cases(uf):
+def _accumulate_cases(uf, cs=""):
     return variants(lambda x, axis: uf.accumulate(x, axis=axis), ((4,), (2, 3), (0,)),
-                    "", axis=(0, 1, -1))
+                    "", cs=cs, axis=(0, 1, -1))
+
+
+def _parts(z):
+    """A complex result as its real and imaginary parts (a real one as it is)."""
+    return np.stack([np.real(z), np.imag(z)]) if np.iscomplexobj(z) else z
+
+
+EMATH_CS = ("numpy.emath's dtype follows the values: a complex input takes another path, "
+            "and the cases read real and imaginary parts")
+
+
+EMATH_SIGNS, EMATH_SHIFTS = np.array([1.0, -1.0, 1.0, -1.0]), np.array([0.0, 0.0, 1.3, 1.3])
+
+
+def _emath_cases(f, inside=(0.1, 0.9)):
+    """numpy.emath's ``f`` where it is real, and where it leaves the real domain
+    (some elements, or all), away from the branch points 0 and +-1."""
+    return [case(f, 4, "real", inside, EMATH_CS),
+            case(lambda x: _parts(f(EMATH_SIGNS * (x + EMATH_SHIFTS))), 4, "complex",
+                 (0.2, 0.7), EMATH_CS),
+            case(lambda x: _parts(f(-1.0 - x)), 3, "all outside", (0.2, 0.9), EMATH_CS)]
 
 
 def _reduceat_cases(uf, cs=""):
@@ -266,6 +287,18 @@ UFUNCS = {
     np.multiply.accumulate: _accumulate_cases(np.multiply),
     np.maximum.accumulate: _accumulate_cases(np.maximum),
     np.minimum.accumulate: _accumulate_cases(np.minimum),
+    np.logaddexp.accumulate: _accumulate_cases(np.logaddexp, "NumPy's logaddexp takes real "
+                                                             "input"),
+    np.logaddexp2.accumulate: _accumulate_cases(np.logaddexp2, "NumPy's logaddexp2 takes real "
+                                                               "input"),
+    **{getattr(np.emath, name): _emath_cases(getattr(np.emath, name))
+       for name in ("sqrt", "log", "log2", "log10", "arcsin", "arccos", "arctanh")},
+    np.emath.logn: [*_emath_cases(lambda x: np.emath.logn(3.0, x)),
+                    case(lambda x: _parts(np.emath.logn(x[0], np.array([2.0, -3.0]))), 1,
+                         "active base", (0.2, 0.9), EMATH_CS)],
+    np.emath.power: [*_emath_cases(lambda x: np.emath.power(x, 1.5)),
+                     case(lambda x: _parts(np.emath.power(np.array([-2.0, 3.0]), x)), 2,
+                          "active exponent", (-1.0, 1.0), EMATH_CS)],
     np.add.at: [case(lambda x: _into(x, np.add.at, x[4:] ** 2), 8),
                 case(lambda x: _into(x, np.add.at, 0.5), 4, "constant values"),
                 case(lambda x: _add_at_into_zeros(x), 3, "into np.zeros",
@@ -456,6 +489,10 @@ NUMPY = {
     np.polyint: [case(lambda x: np.polyint(x), 3),
                  case(lambda x: np.polyint(x, 2, k=[1.0, x[0]]), 3, "m=2, k"),
                  case(lambda x: np.poly1d(x).integ(k=2.0)(0.5), 3, "poly1d")],
+    np.polydiv: [case(lambda x: np.concatenate(np.polydiv(x[:5], x[5:] + np.array([3.0, 0, 0]))),
+                      8),
+                 case(lambda x: np.concatenate(np.polydiv(FP5, x + np.array([3.0, 0.0]))), 2,
+                      "constant dividend")],
     np.polyadd: [case(lambda x: np.polyadd(x[:3], x[3:]), 5),
                  case(lambda x: np.polyadd([1.0, 2.0, 0.5, 1.0], x), 2, "longer constant"),
                  case(lambda x: (np.poly1d(x[:2]) + np.poly1d([x[2], 1.0, x[3]]))(0.7), 4,

@@ -231,7 +231,8 @@ _hooked_modules = set()
 # NumPy's Python methods that convert active arguments, with adsim's rules:
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
 _NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),
-                  (np.poly1d, "__init__", poly1d.poly1d_init), *polynomial_series.HOOKS)
+                  (np.poly1d, "__init__", poly1d.poly1d_init),
+                  (np.poly1d, "__truediv__", poly1d.poly1d_truediv), *polynomial_series.HOOKS)
 _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 

@@ -137,3 +137,44 @@ def test_trailing_zero_of_a_sum_is_trimmed_and_guarded():
     np.testing.assert_array_equal(tape.forward(c), f(c))
     with pytest.raises(BranchChanged):
         tape.forward(np.array([0.5, 1.0, -2.0]))
+
+
+# ---- polynomial division --------------------------------------------------------
+
+U5 = np.array([1.0, 2.0, 3.0, 4.0, -1.0])
+DIVISIONS = {
+    "polydiv": lambda x: np.concatenate(np.polydiv(U5 * x[0], x)),
+    "polydiv of a plain dividend": lambda x: np.concatenate(np.polydiv(U5, x)),
+    "polydiv by a plain divisor": lambda x: np.concatenate(np.polydiv(np.concatenate([x, x]),
+                                                                      np.array([2.0, 1.0]))),
+    "polydiv, shorter dividend": lambda x: np.concatenate(np.polydiv(x[:2], x)),
+    "poly1d /": lambda x: np.concatenate([c.coeffs for c in np.poly1d(U5) / np.poly1d(x)]),
+    "chebdiv": lambda x: np.concatenate(np.polynomial.chebyshev.chebdiv(U5 * x[1], x)),
+    "chebdiv of a plain dividend": lambda x: np.concatenate(
+        np.polynomial.chebyshev.chebdiv(U5, x)),
+    "legdiv by a plain divisor": lambda x: np.concatenate(
+        np.polynomial.legendre.legdiv(x, [1.0, 0.5])),
+    "polynomial.polydiv of a plain dividend": lambda x: np.concatenate(
+        np.polynomial.polynomial.polydiv(U5, x)),
+    "divmod of Polynomials": lambda x: np.concatenate(
+        [c.coef for c in divmod(Polynomial(U5), Polynomial(x))]),
+    "Hermite //": lambda x: (np.polynomial.Hermite(U5) // np.polynomial.Hermite(x)).coef,
+}
+
+
+@pytest.mark.parametrize("name", list(DIVISIONS))
+def test_polynomial_division(name):
+    f = DIVISIONS[name]
+    tape = check_tape(f, [INSIDE], value_rtol=0.0, value_atol=0.0)   # NumPy's steps: its bits
+    other = INSIDE + 0.1
+    np.testing.assert_array_equal(tape.forward(other), f(other))
+
+
+def test_polydiv_drops_a_remainder_coefficient_numpy_finds_zero_and_guards_it():
+    # (x - 1)(x + 2) / (x - 1): remainder 0, NumPy's [0.]
+    f = lambda v: np.concatenate(np.polydiv(np.array([1.0, 1.0, -2.0]), v))   # noqa: E731
+    v = np.array([1.0, -1.0])
+    tape = adsim.record(f, v)
+    np.testing.assert_array_equal(tape.forward(v), f(v))
+    with pytest.raises(BranchChanged):
+        tape.forward(np.array([1.0, -1.5]))      # the remainder is not zero there
