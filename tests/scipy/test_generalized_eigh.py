@@ -1,0 +1,69 @@
+"""scipy.linalg.eigh(a, b) and eigvalsh(a, b), the generalized symmetric-
+definite eigenproblem, with a and/or b active: SciPy's values, derivatives
+in every mode against central differences (fdcheck.check_tape, Hessian-
+vector products included), replays at new points, and the refusals."""
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import adsim
+from adsim.errors import UndefinedDerivative, UnsupportedOperation
+from fdcheck import check_tape
+
+RNG = np.random.default_rng(6)
+_G = RNG.standard_normal((3, 3))
+A = _G + _G.T + np.diag([3.0, 0.0, -3.0])
+_H = RNG.standard_normal((3, 3))
+B = _H @ _H.T + 3.0 * np.eye(3)
+X0 = np.array([0.3, 0.7, 1.2])
+
+CASES = {
+    "values, active a": lambda x: sl.eigh(A * x[0] + np.diag(x), B)[0],
+    "vectors, active a": lambda x: sl.eigh(A * x[0] + np.diag(x), B)[1],
+    "vectors, active b": lambda x: sl.eigh(A, B + np.outer(x, x))[1],
+    "eigvalsh, active b": lambda x: sl.eigvalsh(A, B * x[0] + np.diag(x)),
+    "both active, upper triangles": lambda x: sl.eigh(A + np.outer(x, x[::-1]), B * x[1],
+                                                      lower=False)[1],
+    "eigvals_only, triangles read": lambda x: sl.eigh(np.triu(A + np.outer(x, x)),
+                                                      np.tril(B) * x[2], eigvals_only=True),
+    # a mass-spring chain: K x = w^2 M x, stiffness and masses as parameters
+    "vibration modes": lambda x: np.sqrt(sl.eigvalsh(
+        np.diag(np.r_[x[0] + x[1], x[1] + x[2], x[2]]) - np.diag(np.r_[x[1], x[2]], 1)
+        - np.diag(np.r_[x[1], x[2]], -1), np.diag(1.0 + x ** 2))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_values_and_derivatives(name):
+    f = CASES[name]
+    tape = check_tape(f, [X0], value_rtol=0.0, value_atol=0.0)       # SciPy's own values
+    other = X0 + np.array([0.05, -0.03, 0.04])
+    np.testing.assert_array_equal(tape.forward(other), f(other))
+    np.testing.assert_allclose(tape.jacobian(other), adsim.record(f, other).jacobian(other),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_eigenvectors_are_b_orthonormal_and_their_derivatives_keep_it():
+    def gram(x):
+        X = sl.eigh(A * x[0] + np.diag(x), B + np.outer(x, x))[1]
+        return X.T @ (B + np.outer(x, x)) @ X
+    jac = adsim.jacobian(gram)(X0)
+    np.testing.assert_allclose(jac, 0.0, atol=1e-12)
+
+
+def test_repeated_eigenvalues_refuse_eigenvector_derivatives():
+    f = lambda x: sl.eigh(np.diag([1.0, 1.0, 2.0]) * x[0], B)[1]     # noqa: E731
+    g = lambda x: sl.eigh(np.eye(3) * x[0], np.eye(3))[1]             # noqa: E731
+    with pytest.raises(UndefinedDerivative, match=r"scipy\.linalg\.eigh\(b=\.\.\.\)"):
+        adsim.jacobian(g)(X0)
+    adsim.jacobian(f)(X0)       # distinct generalized eigenvalues: fine
+
+
+def test_other_problem_types_are_refused():
+    with pytest.raises(UnsupportedOperation, match="type=2"):
+        adsim.record(lambda x: sl.eigh(A * x[0], B, type=2)[0], X0)
+
+
+def test_b_not_positive_definite_raises_scipys_error():
+    with pytest.raises(np.linalg.LinAlgError):
+        adsim.record(lambda x: sl.eigh(A * x[0], -B)[0], X0)
