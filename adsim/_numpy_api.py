@@ -167,7 +167,17 @@ remainder = _operator(_integers.remainder)
 
 def recorded_compare(kind, a, b):
     """A comparison in the user's code: boolean data, which replays compute
-    again (recorded_data); of complex operands, NumPy's refusal."""
+    again (recorded_data); of complex operands, NumPy's refusal. Against a
+    string or None (``bw_method == 'scott'`` given a number), NumPy's
+    operator answers by type: all False for ``==``, all True for ``!=``,
+    TypeError for an ordering."""
+    for v, other in ((a, b), (b, a)):
+        if isinstance(v, (str, bytes)) or v is None:
+            if kind not in (CompareKind.CMP_EQ, CompareKind.CMP_NE):
+                raise TypeError(f"adsim: an active array cannot be ordered against a "
+                                f"{type(v).__name__} (NumPy has no such comparison)")
+            out = np.full(shape_of(other), kind == CompareKind.CMP_NE)
+            return out[()] if out.ndim == 0 else out
     a, b = array_likes.operands(a, b)
     if complex_.is_complex(a) or complex_.is_complex(b):
         return compare(kind, a, b)

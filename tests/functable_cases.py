@@ -108,6 +108,19 @@ TABLE5 = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])      # sorted; no sample lies on
 FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 
 
+KDE_CS = "SciPy's compiled code takes float64 data"
+KDE_DATA = np.array([0.1, 0.5, 1.3, 2.0, -0.4, 0.9])
+KDE_POINTS = np.array([-0.5, 0.0, 0.7, 1.5])
+# peaks at knots, samples far apart from each other and from the widths' heights
+PEAK_BASE = np.interp(np.arange(20.0), [0.0, 5.0, 10.0, 15.0, 20.0], [0.0, 4.1, 0.9, 3.3, 0.2]) \
+    + 0.05 * np.sin(np.arange(20.0))
+
+
+def _peak_properties(s, found):
+    peaks, props = found
+    return np.concatenate([s[peaks], props["prominences"], props["widths"]])
+
+
 def spd(x):
     """A symmetric positive definite k x k matrix of k values."""
     k = x.size
@@ -1064,6 +1077,12 @@ STATS = {
     st.pearsonr: [case(lambda x: np.stack(st.pearsonr(x[:4], x[4:] ** 2 + x[:4])), 8,
                        cs="the p-value takes |r|, betainc has no complex loop")],
     st.norm.logpdf: [case(lambda x: st.norm(x[3], x[4]).logpdf(x[:3]), 5, "frozen", STAT_DOMAIN)],
+    st.gaussian_kde.__init__: [case(lambda x: st.gaussian_kde(x)(KDE_POINTS), 6, cs=KDE_CS),
+                               case(lambda x: st.gaussian_kde(KDE_DATA, bw_method=1.0 + x[0],
+                                                              weights=2.0 + x[1:])(KDE_POINTS),
+                                    7, "bandwidth, weights", cs=KDE_CS)],
+    st.gaussian_kde.evaluate: [case(lambda x: st.gaussian_kde(KDE_DATA)(x), 3, cs=KDE_CS)],
+    st.gaussian_kde.logpdf: [case(lambda x: st.gaussian_kde(x[:6]).logpdf(x[6:]), 8, cs=KDE_CS)],
     st.multivariate_normal.logpdf: [
         case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),
         case(lambda x: st.multivariate_normal.logpdf(x.reshape(2, 3), cov=SPD3), 6, "points")],
@@ -1339,6 +1358,13 @@ SCIPY_MORE = {
                           "active coefficients")],
     np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
+    signal.welch: [case(lambda x: signal.welch(x, nperseg=8)[1], 24, cs=KDE_CS),
+                   case(lambda x: signal.welch(x.reshape(2, 12), nperseg=6, noverlap=2,
+                                               scaling="spectrum", detrend="linear")[1], 24,
+                        "2-d, spectrum", cs=KDE_CS)],
+    signal.find_peaks: [case(lambda x: _peak_properties(
+        PEAK_BASE + 0.01 * x, signal.find_peaks(PEAK_BASE + 0.01 * x, prominence=0.5, width=1.0)),
+        20, cs=KDE_CS)],
     signal.savgol_filter: [case(lambda x: signal.savgol_filter(x, 5, 2), 7,
                                 cs="SciPy's savgol_filter takes real input"),
                            case(lambda x: signal.savgol_filter(x, 3, 1, deriv=1, mode="wrap"),

@@ -1,0 +1,144 @@
+"""``scipy.signal.find_peaks`` of an active signal: SciPy's peaks, as plain
+integer indices (users index the active signal with them: ``x[peaks]``),
+with the properties that are values of the signal active.
+
+Which samples are peaks, and every other integer SciPy decides on the way
+(bases, plateau edges, the samples where a width's interpolation starts and
+whether it interpolates), are piecewise constant in the signal: their
+derivative is zero wherever it exists. They are guarded: a primitive
+computes, at every replay, SciPy's find_peaks of the signal with the same
+options and a digest of that structure, and a recorded comparison checks it
+against the recording's, so a replay where the peaks (or any of it) differ
+raises ``BranchChanged`` (the functional API records again there).
+
+The properties SciPy computes from the signal's values are recorded with
+SciPy's formulas at those integers: ``peak_heights = x[p]``,
+``left_thresholds = x[p] - x[p - 1]``, ``right_thresholds = x[p] -
+x[p + 1]``, ``prominences = x[p] - max(x[left_base], x[right_base])``, and
+for widths (SciPy's ``_peak_widths``) the height ``h = x[p] - prominence *
+rel_height`` and the crossings, ``left_ip = i + (h - x[i]) / (x[i + 1] -
+x[i])`` where the walk left from p stops at a sample i below h (``i``
+itself where it stops at the base), ``right_ip`` likewise, ``widths =
+right_ip - left_ip``. Integer properties (bases, edges, plateau sizes) are
+plain. Options stay plain (an active ``height`` is refused by name).
+"""
+import hashlib
+
+import numpy as np
+import scipy.signal
+
+from .._np.core import compare
+from .._np.integers import current, plain_if_constant
+from .._opcodes import CompareKind
+from .._active import Active
+from ..errors import UnsupportedOperation
+from ..primitives import primitive
+from .arrays import array
+
+_INTEGER_PROPERTIES = ("left_bases", "right_bases", "left_edges", "right_edges", "plateau_sizes")
+
+
+def _crossings(xv, peaks, props, rel_height):
+    """For each peak the samples (i_left, i_right) where SciPy's width walks
+    stop, and whether each lies below the height (then it interpolates)."""
+    height = xv[peaks] - props["prominences"] * rel_height
+    out = []
+    for p, h, lo, hi in zip(peaks, height, props["left_bases"], props["right_bases"]):
+        i = p
+        while lo < i and h < xv[i]:
+            i -= 1
+        j = p
+        while j < hi and h < xv[j]:
+            j += 1
+        out.append((i, j, xv[i] < h, xv[j] < h))
+    return np.array(out, dtype=np.intp).reshape(-1, 4)
+
+
+def _structure(xv, options):
+    """SciPy's peaks and properties of the plain signal, and the integers
+    the recorded properties are computed at."""
+    peaks, props = scipy.signal.find_peaks(xv, **options)
+    crossings = _crossings(xv, peaks, props, options["rel_height"]) if "widths" in props else \
+        np.zeros((0, 4), np.intp)
+    return peaks, props, crossings
+
+
+def _digest(peaks, props, crossings):
+    """A float that changes when any of the integers changes (a 52-bit hash:
+    exactly representable)."""
+    h = hashlib.blake2b(digest_size=8)
+    for part in (peaks, *(props[k] for k in _INTEGER_PROPERTIES if k in props), crossings):
+        a = np.ascontiguousarray(part, dtype=np.int64)
+        h.update(np.int64(a.size).tobytes())
+        h.update(a.tobytes())
+    return float(int.from_bytes(h.digest(), "little") % (1 << 52))
+
+
+def _guard_primitive(options):
+    def value(x):
+        return np.array(_digest(*_structure(np.asarray(x, dtype=float), options)))
+
+    def jvp(args, out, tangents):
+        return np.zeros(())
+
+    def vjp(args, out, w):
+        return (np.zeros(np.shape(args[0])),)
+    return primitive(value, jvp=jvp, vjp=vjp)
+
+
+def _plain_option(name, v):
+    v = plain_if_constant(v)
+    if isinstance(v, Active) or isinstance(v, (list, tuple)) and any(
+            isinstance(o, Active) for o in v):
+        raise UnsupportedOperation(
+            f"adsim: scipy.signal.find_peaks(..., {name}=<active>) is not supported: the "
+            f"selection by {name} is piecewise constant in it (no derivative) and is not "
+            f"guarded; pass adsim.value({name})")
+    return v
+
+
+def find_peaks(x, height=None, threshold=None, distance=None, prominence=None, width=None,
+               wlen=None, rel_height=0.5, plateau_size=None):
+    x = array(x, "scipy.signal.find_peaks")
+    if np.ndim(x) != 1:
+        raise ValueError("`x` must be a 1-D array")
+    options = {name: _plain_option(name, v) for name, v in (
+        ("height", height), ("threshold", threshold), ("distance", distance),
+        ("prominence", prominence), ("width", width), ("wlen", wlen),
+        ("rel_height", rel_height), ("plateau_size", plateau_size))}
+    if not isinstance(x, Active):
+        return scipy.signal.find_peaks(x, **options)
+    peaks, props, crossings = _structure(current(x), options)
+    digest = _guard_primitive(options)(x)
+    compare(CompareKind.CMP_EQ, digest, _digest(peaks, props, crossings))
+    return peaks, _properties(x, peaks, props, crossings, options["rel_height"])
+
+
+def _properties(x, peaks, props, crossings, rel_height):
+    out = {}
+    top = x[peaks]
+    for key, v in props.items():
+        if key in _INTEGER_PROPERTIES:
+            out[key] = v
+        elif key == "peak_heights":
+            out[key] = top
+        elif key == "left_thresholds":
+            out[key] = top - x[peaks - 1]
+        elif key == "right_thresholds":
+            out[key] = top - x[peaks + 1]
+        elif key == "prominences":
+            out[key] = top - np.maximum(x[props["left_bases"]], x[props["right_bases"]])
+    if "widths" in props:
+        i, j = crossings[:, 0], crossings[:, 1]
+        below_i, below_j = crossings[:, 2].astype(bool), crossings[:, 3].astype(bool)
+        h = top - out["prominences"] * rel_height
+        # the neighbour of a stop that is not below h is the stop itself: no division by zero
+        i_next = np.where(below_i, i + 1, i)
+        j_prev = np.where(below_j, j - 1, j)
+        left = i + np.where(below_i, (h - x[i]) / np.where(below_i, x[i_next] - x[i], 1.0), 0.0)
+        right = j - np.where(below_j, (h - x[j]) / np.where(below_j, x[j_prev] - x[j], 1.0), 0.0)
+        out["widths"] = right - left
+        out["width_heights"] = h
+        out["left_ips"] = left
+        out["right_ips"] = right
+    return {key: out[key] for key in props}          # SciPy's order
