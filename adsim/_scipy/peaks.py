@@ -20,7 +20,10 @@ rel_height`` and the crossings, ``left_ip = i + (h - x[i]) / (x[i + 1] -
 x[i])`` where the walk left from p stops at a sample i below h (``i``
 itself where it stops at the base), ``right_ip`` likewise, ``widths =
 right_ip - left_ip``. Integer properties (bases, edges, plateau sizes) are
-plain. Options stay plain (an active ``height`` is refused by name).
+plain. The thresholds ``height``, ``threshold``, ``prominence`` and
+``width`` may be active (``height=0.5 * x.max()``): the selection has
+derivative zero in them, and the guard reads them at every replay; the
+other options stay plain.
 """
 import hashlib
 
@@ -74,26 +77,39 @@ def _digest(peaks, props, crossings):
     return float(int.from_bytes(h.digest(), "little") % (1 << 52))
 
 
-def _guard_primitive(options):
-    def value(x):
-        return np.array(_digest(*_structure(np.asarray(x, dtype=float), options)))
+def _guard_primitive(options, active_names):
+    """The digest of SciPy's structure of the signal (the first argument),
+    with the options named in ``active_names`` given as the next arguments
+    (a threshold computed from the signal, ``height=0.5 * x.max()``, is
+    read at every replay)."""
+    def value(x, *active):
+        at = {**options, **{n: _as_option(v) for n, v in zip(active_names, active)}}
+        return np.array(_digest(*_structure(np.asarray(x, dtype=float), at)))
 
     def jvp(args, out, tangents):
         return np.zeros(())
 
     def vjp(args, out, w):
-        return (np.zeros(np.shape(args[0])),)
+        return tuple(np.zeros(np.shape(a)) for a in args)
     return primitive(value, jvp=jvp, vjp=vjp)
 
 
-def _plain_option(name, v):
+def _as_option(v):
+    """A threshold's value as SciPy takes it: a number, or an array of one
+    entry per sample (a 0-d array is neither)."""
+    v = np.asarray(v, dtype=float)
+    return float(v) if v.ndim == 0 else v
+
+
+def _option(name, v):
+    """An option as find_peaks reads it: plain, or an active array (a
+    threshold computed from the signal), whose derivative is zero: the
+    selection is piecewise constant in it."""
     v = plain_if_constant(v)
-    if isinstance(v, Active) or isinstance(v, (list, tuple)) and any(
-            isinstance(o, Active) for o in v):
+    if isinstance(v, (list, tuple)) and any(isinstance(o, Active) for o in v):
         raise UnsupportedOperation(
-            f"adsim: scipy.signal.find_peaks(..., {name}=<active>) is not supported: the "
-            f"selection by {name} is piecewise constant in it (no derivative) and is not "
-            f"guarded; pass adsim.value({name})")
+            f"adsim: scipy.signal.find_peaks(..., {name}=(...)) with active bounds inside a "
+            f"tuple is not supported; pass an array, np.array([lo, hi]), or plain bounds")
     return v
 
 
@@ -102,15 +118,27 @@ def find_peaks(x, height=None, threshold=None, distance=None, prominence=None, w
     x = array(x, "scipy.signal.find_peaks")
     if np.ndim(x) != 1:
         raise ValueError("`x` must be a 1-D array")
-    options = {name: _plain_option(name, v) for name, v in (
+    options = {name: _option(name, v) for name, v in (
         ("height", height), ("threshold", threshold), ("distance", distance),
         ("prominence", prominence), ("width", width), ("wlen", wlen),
         ("rel_height", rel_height), ("plateau_size", plateau_size))}
-    if not isinstance(x, Active):
+    active = {name: v for name, v in options.items() if isinstance(v, Active)}
+    if "rel_height" in active or "distance" in active or "wlen" in active or \
+            "plateau_size" in active:
+        raise UnsupportedOperation(
+            f"adsim: scipy.signal.find_peaks(..., {next(iter(active))}=<active>) is not "
+            f"supported: only the thresholds height, threshold, prominence and width may "
+            f"depend on the inputs; pass adsim.value(...)")
+    now = {**options, **{name: _as_option(current(v)) for name, v in active.items()}}
+    if not isinstance(x, Active) and not active:
         return scipy.signal.find_peaks(x, **options)
-    peaks, props, crossings = _structure(current(x), options)
-    digest = _guard_primitive(options)(x)
+    x = x if isinstance(x, Active) else np.asarray(x, dtype=float)
+    peaks, props, crossings = _structure(current(x) if isinstance(x, Active) else x, now)
+    plain_options = {n: v for n, v in now.items() if n not in active}
+    digest = _guard_primitive(plain_options, tuple(active))(x, *active.values())
     compare(CompareKind.CMP_EQ, digest, _digest(peaks, props, crossings))
+    if not isinstance(x, Active):
+        return peaks, props               # thresholds alone active: guarded plain results
     return peaks, _properties(x, peaks, props, crossings, options["rel_height"])
 
 

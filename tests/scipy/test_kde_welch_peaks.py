@@ -140,9 +140,30 @@ def test_find_peaks_returns_plain_indices_and_guards_them():
                                2 * moved * np.isin(np.arange(60), [5, 15, 25, 35, 45, 52, 55]))
 
 
-def test_find_peaks_refuses_an_active_option():
-    with pytest.raises(UnsupportedOperation, match=r"find_peaks\(\.\.\., height=<active>\)"):
-        adsim.record(lambda v: sg.find_peaks(PEAKY, height=v)[0], np.array(0.2))
+def test_find_peaks_with_a_threshold_computed_from_the_signal():
+    def f(s):
+        peaks, props = sg.find_peaks(s, height=0.6 * np.max(s), prominence=0.2 * np.ptp(s))
+        return props["peak_heights"] * props["prominences"]
+    tape = check_tape(f, [PEAKY], value_rtol=0.0, value_atol=1e-15, rtol=1e-6)
+    lower = PEAKY.copy()
+    lower[np.argmax(PEAKY)] = 0.5 * PEAKY.max()        # the threshold falls: more peaks
+    with pytest.raises(BranchChanged):
+        tape.forward(lower)
+
+
+def test_find_peaks_with_an_active_threshold_on_a_plain_signal_is_guarded():
+    def f(h):
+        peaks, _ = sg.find_peaks(PEAKY, height=h)
+        return h * peaks.size
+    tape = adsim.record(f, np.array(3.0))
+    np.testing.assert_array_equal(tape.forward(np.array(3.1)), f(3.1))
+    with pytest.raises(BranchChanged):
+        tape.forward(np.array(0.5))
+
+
+def test_find_peaks_refuses_an_active_distance():
+    with pytest.raises(UnsupportedOperation, match=r"find_peaks\(\.\.\., distance=<active>\)"):
+        adsim.record(lambda v: sg.find_peaks(PEAKY, distance=v)[0], np.array(3.0))
 
 
 def test_kde_bandwidth_set_again_and_explicit_namespace():
