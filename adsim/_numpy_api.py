@@ -232,6 +232,10 @@ def ufunc(uf, method, inputs, kwargs):
             f"held); pass out= (np.divide(a, b, out=np.zeros_like(a), where=b != 0)) or use "
             f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    if method == "__call__" and uf is getattr(np, "vecdot", None) and "axis" in kwargs and \
+            set(kwargs) <= {"axis", "dtype"} and \
+            kwargs.get("dtype", np.float64) in (np.float64, float, "float64", "d"):
+        return linalg_composed.vecdot(*inputs, axis=kwargs["axis"])    # the core axis chosen
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method in ("accumulate", "reduceat") else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \

@@ -1082,6 +1082,9 @@ STATS = {
                                                               weights=2.0 + x[1:])(KDE_POINTS),
                                     7, "bandwidth, weights", cs=KDE_CS)],
     st.gaussian_kde.evaluate: [case(lambda x: st.gaussian_kde(KDE_DATA)(x), 3, cs=KDE_CS)],
+    st.gaussian_kde.set_bandwidth: [case(
+        lambda x: [k.set_bandwidth(bw_method=0.5 + x[6]) or k(KDE_POINTS)
+                   for k in [st.gaussian_kde(x[:6])]][0], 7, cs=KDE_CS)],
     st.gaussian_kde.logpdf: [case(lambda x: st.gaussian_kde(x[:6]).logpdf(x[6:]), 8, cs=KDE_CS)],
     st.multivariate_normal.logpdf: [
         case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),

@@ -19,8 +19,11 @@ and ``logpdf`` the log of the sum of exponentials (shifted by their
 maximum) plus log w_i minus the log of the norm. SciPy whitens the points
 and the data separately and subtracts: values agree to rounding. A KDE
 whose attributes are all plain evaluated at plain points is SciPy's own
-call. ``resample`` and the ``integrate_*`` methods of an active KDE are
-refused by SciPy's own code converting the active data, naming the method.
+call. SciPy's other methods run as written on the active attributes:
+``resample`` (a draw of rng.multivariate_normal with the active
+covariance, pathwise, plus data points chosen at random), ``integrate_box_1d``,
+``integrate_gaussian``, ... are recorded through the NumPy functions they
+call.
 Every step is written with NumPy calls on active arrays and adsim's rules
 (not SciPy's functions), so ``adsim.scipy.stats.gaussian_kde`` works with
 interposition off too.

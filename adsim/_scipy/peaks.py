@@ -91,7 +91,11 @@ def _guard_primitive(options, active_names):
 
     def vjp(args, out, w):
         return tuple(np.zeros(np.shape(a)) for a in args)
-    return primitive(value, jvp=jvp, vjp=vjp)
+    prim = primitive(value, jvp=jvp, vjp=vjp)
+    prim.name = "scipy.signal.find_peaks (its guard)"
+    prim.not_saved = ("which runs SciPy's find_peaks with this call's options at every replay "
+                      "(adsim/_scipy/peaks.py)")
+    return prim
 
 
 def _as_option(v):

@@ -178,3 +178,10 @@ def test_polydiv_drops_a_remainder_coefficient_numpy_finds_zero_and_guards_it():
     np.testing.assert_array_equal(tape.forward(v), f(v))
     with pytest.raises(BranchChanged):
         tape.forward(np.array([1.0, -1.5]))      # the remainder is not zero there
+
+
+def test_emath_of_a_list_of_active_values_and_vecdot_along_an_axis():
+    f = lambda x: _parts(np.emath.sqrt([x[0], x[1] - 2.0, x[2]]))     # noqa: E731
+    check_tape(f, [INSIDE], value_rtol=1e-15, value_atol=0.0)
+    g = lambda x: np.vecdot(x.reshape(3, 2), x[::-1].reshape(3, 2), axis=0)   # noqa: E731
+    check_tape(g, [np.arange(1.0, 7.0)], value_rtol=1e-15, value_atol=0.0)

@@ -177,3 +177,13 @@ def test_kde_bandwidth_set_again_and_explicit_namespace():
         g = adsim.grad(lambda d: np.sum(gaussian_kde(d).logpdf(POINTS)))(DATA)
     np.testing.assert_allclose(g, adsim.grad(lambda d: np.sum(st.gaussian_kde(d).logpdf(
         POINTS)))(DATA), rtol=1e-14)
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda d: st.gaussian_kde(d).resample(4, seed=np.random.default_rng(1)).ravel(), DATA),
+    (lambda d: np.atleast_1d(st.gaussian_kde(d).integrate_box_1d(0.0, 1.0)), DATA),
+    (lambda d: np.atleast_1d(st.gaussian_kde(d.reshape(2, 5)).integrate_gaussian(
+        np.zeros(2), np.eye(2))), DATA2),
+], ids=["resample (pathwise)", "integrate_box_1d", "integrate_gaussian"])
+def test_kde_methods_run_as_scipy_writes_them(f, x):
+    check_tape(f, [x], value_rtol=1e-13, value_atol=1e-15)
