@@ -1,4 +1,4 @@
-"""Thirty small scientific programs written as their authors write them, in
+"""Thirty-four small scientific programs written as their authors write them, in
 idioms the earlier collections (programs_as_published.py, programs_s7.py ..
 programs_s10.py) leave out: ``np.emath`` where a square root or an inverse
 cosine leaves the real line (a damped oscillator's characteristic roots,
@@ -17,8 +17,11 @@ a Gaussian-process prior through the legacy RandomState, a Cholesky draw);
 shear building, and ``eigvalsh`` of a pencil; plus an RK4 loop updating a
 plain state in place, a fixed-point iteration with a tolerance, a
 pseudo-spectral Burgers step, Planck's law integrated with
-``np.trapezoid``, a logistic posterior summed over a list, and a
-heat exchanger's effectiveness by ``np.where``.
+``np.trapezoid``, a logistic posterior summed over a list, a heat
+exchanger's effectiveness by ``np.where``, a chirp's spectral entropy
+(welch and ``scipy.stats.entropy``), a KDE bandwidth by leave-one-out
+likelihood, Tikhonov filter factors from ``eigh(A^T A, L^T L)`` and the
+turning points of a fitted cubic by ``Polynomial.deriv().roots()``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s11.py
 differentiates them as they are."""
@@ -415,3 +418,57 @@ def halvings_to_threshold(params, threshold=0.01):
     a threshold, log base 2 of the ratio (np.emath.logn, real here)."""
     A1, A2 = params
     return np.sum(np.emath.logn(2, np.array([A1, A2]) / threshold))
+
+
+# ---- 31. spectral entropy of a chirp by welch and scipy.stats.entropy ---------------------------
+
+def spectral_entropy(params, n=128, fs=100.0):
+    """Shannon entropy of the normalised Welch spectrum of a noisy chirp."""
+    f0, rate = params
+    from scipy.stats import entropy
+    t = np.arange(n) / fs
+    x = np.sin(2 * np.pi * (f0 + rate * t) * t) + 0.2 * np.random.default_rng(4).standard_normal(n)
+    f, pxx = signal.welch(x, fs=fs, nperseg=32)
+    return entropy(pxx / pxx.sum())
+
+
+# ---- 32. a KDE bandwidth by leave-one-out likelihood ------------------------------------------
+
+def loo_kde_score(params, data=np.array([0.3, 1.1, -0.2, 2.4, 0.8, 1.7, -1.0, 0.5])):
+    """Leave-one-out log-likelihood of a Gaussian KDE whose bandwidth factor
+    is exp(log_bw), with the data shifted by a drift parameter."""
+    log_bw, drift = params
+    x = data + drift * np.arange(data.size) / data.size
+    total = 0.0
+    for i in range(x.size):
+        kde = gaussian_kde(np.delete(x, i), bw_method=np.exp(log_bw))
+        total += kde.logpdf(x[i])[0]
+    return total
+
+
+# ---- 33. generalised Tikhonov filter factors from eigh(A^T A, L^T L) ----------------------------
+
+def tikhonov_solution_norm(params, A=np.array([[1.0, 0.5, 0.1], [0.2, 1.2, 0.4], [0.1, 0.3, 0.9],
+                                               [0.5, 0.1, 0.2]]),
+                           b=np.array([1.0, 0.4, -0.3, 0.8])):
+    """Norm of the regularised solution sum_i f_i (x_i^T A^T b) x_i with
+    filter factors f_i = w_i / (w_i + alpha), (w, x) the generalised
+    eigenpairs of A^T A and a smoothing operator's L^T L."""
+    alpha, smooth = params
+    L = np.array([[1.0, -smooth, 0.0], [0.0, 1.0, -smooth], [0.0, 0.0, 1.0]])
+    w, X = sla.eigh(A.T @ A, L.T @ L)
+    filt = w / (w + alpha)
+    x = X @ (filt / w * (X.T @ A.T @ b))
+    return np.linalg.norm(x)
+
+
+# ---- 34. the turning points of a fitted cubic by Polynomial.deriv().roots() ---------------------
+
+def turning_point_gap(params, t=np.linspace(-2.0, 2.0, 9)):
+    """Distance between the two turning points of a cubic fitted to a
+    response curve."""
+    a, b = params
+    y = a * t ** 3 - b * t + 0.1 * t ** 2
+    p = Polynomial.fit(t, y, 3).convert()
+    r = np.sort(p.deriv().roots().real)
+    return r[1] - r[0]

@@ -1,4 +1,4 @@
-"""Thirty scientific programs as their authors write them (programs_s11.py),
+"""Thirty-four scientific programs as their authors write them (programs_s11.py),
 differentiated with respect to their natural parameters without changing a
 line: adsim.grad against central differences (a step relative to each
 parameter), forward mode against reverse mode, the Hessian-vector product
@@ -19,7 +19,9 @@ covariances (Generator, RandomState, Cholesky); eigh(K, M) of a spring
 chain and a shear building and eigvalsh of a buckling pencil; RK4 in place
 on a plain state; a fixed-point iteration; a pseudo-spectral Burgers step;
 Planck's law by np.trapezoid; a logistic posterior over a list; a heat
-exchanger by np.where; half-lives by np.emath.logn."""
+exchanger by np.where; half-lives by np.emath.logn; a spectral entropy; a
+leave-one-out KDE bandwidth; Tikhonov filter factors by eigh(AtA, LtL);
+turning points by Polynomial.deriv().roots()."""
 import numpy as np
 import pytest
 
@@ -66,6 +68,10 @@ PROGRAMS = {
     "logistic list sum": (prog.logistic_log_posterior, np.array([0.2, 0.9]), True, False),
     "heat exchanger where": (prog.exchanger_duty, np.array([40.0, 60.0]), True, True),
     "halvings emath.logn": (prog.halvings_to_threshold, np.array([3.0, 0.5]), True, False),
+    "spectral entropy welch": (prog.spectral_entropy, np.array([5.0, 3.0]), True, False),
+    "loo kde bandwidth": (prog.loo_kde_score, np.array([-0.5, 0.4]), True, False),
+    "tikhonov eigh(AtA, LtL)": (prog.tikhonov_solution_norm, np.array([0.1, 0.5]), True, False),
+    "turning points roots": (prog.turning_point_gap, np.array([0.5, 1.5]), True, True),
 }
 
 
