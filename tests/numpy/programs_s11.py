@@ -406,8 +406,8 @@ def exchanger_duty(params, UA=np.array([50.0, 200.0, 800.0])):
     ntu = UA / Cmin
     balanced = np.isclose(Cr, 1.0)
     Cr_safe = np.where(balanced, 0.5, Cr)
-    eff = np.where(balanced, ntu / (1 + ntu),
-                   (1 - np.exp(-ntu * (1 - Cr_safe))) / (1 - Cr_safe * np.exp(-ntu * (1 - Cr_safe))))
+    decay = np.exp(-ntu * (1 - Cr_safe))
+    eff = np.where(balanced, ntu / (1 + ntu), (1 - decay) / (1 - Cr_safe * decay))
     return np.sum(eff * Cmin * (90.0 - 20.0))
 
 
