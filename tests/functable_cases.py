@@ -1365,6 +1365,7 @@ SCIPY_MORE = {
                    case(lambda x: signal.welch(x.reshape(2, 12), nperseg=6, noverlap=2,
                                                scaling="spectrum", detrend="linear")[1], 24,
                         "2-d, spectrum", cs=KDE_CS)],
+    signal.periodogram: [case(lambda x: signal.periodogram(x, window="hann")[1], 12, cs=KDE_CS)],
     signal.find_peaks: [case(lambda x: _peak_properties(
         PEAK_BASE + 0.01 * x, signal.find_peaks(PEAK_BASE + 0.01 * x, prominence=0.5, width=1.0)),
         20, cs=KDE_CS)],

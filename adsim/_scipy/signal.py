@@ -3,7 +3,7 @@ hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
 signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py);
-welch (welch.py) and find_peaks (peaks.py).
+welch and periodogram (welch.py) and find_peaks (peaks.py).
 
 Convolution is bilinear: one primitive computes the full N-d convolution
 y = a * b (SciPy's values, by the method SciPy would choose), and its rules
@@ -214,7 +214,7 @@ def lfilter(b, a, x, axis=-1, zi=None):
 
 HOOKS = {("scipy.signal", f.__name__): f for f in (
     convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter,
-    welch.welch, peaks.find_peaks)}
+    welch.welch, welch.periodogram, peaks.find_peaks)}
 
 # linear in the signal for plain filter settings (adsim/_scipy/linear_maps.py)
 _STATE = (("zi", "a filter's initial state and its final state"),)

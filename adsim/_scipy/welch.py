@@ -1,6 +1,8 @@
-"""``scipy.signal.welch`` of an active signal: Welch's power spectral
-density, linear in the signal up to a square, written with recorded
-operations as SciPy defines it.
+"""``scipy.signal.welch`` and ``periodogram`` of an active signal: Welch's
+power spectral density, linear in the signal up to a square, written with
+recorded operations as SciPy defines it (a periodogram is SciPy's welch of
+one segment, the whole signal or its first ``nfft`` samples, ``'boxcar'``
+window by default).
 
 For segments s_k of ``nperseg`` samples, ``nperseg - noverlap`` apart
 (as many as fit), each detrended (``'constant'``: minus its mean;
@@ -84,3 +86,24 @@ def welch(x, fs=1.0, window="hann_periodic", nperseg=None, noverlap=None, nfft=N
     out = np.moveaxis(power, -1, axis)
     assert np.shape(out) == np.shape(plain), "adsim: welch's shape differs from SciPy's"
     return freqs, out
+
+
+def periodogram(x, fs=1.0, window="boxcar", nfft=None, detrend="constant",
+                return_onesided=True, scaling="density", axis=-1):
+    """SciPy's periodogram: its choice of one segment, then its welch."""
+    x = array(x, "scipy.signal.periodogram")
+    if np.size(x) == 0:
+        return np.empty(np.shape(x)), np.empty(np.shape(x))
+    window = "boxcar" if window is None else window
+    n = np.shape(x)[axis]
+    nperseg = n
+    if nfft is not None and nfft < n:
+        x = np.take(x, np.arange(nfft), axis=axis)
+        nperseg, nfft = nfft, None
+    elif nfft is not None and nfft == n:
+        nperseg = nfft
+    if hasattr(window, "size") and window.size != nperseg:
+        raise ValueError("the size of the window must be the same size of the input on the "
+                         "specified axis")
+    return welch(x, fs=fs, window=window, nperseg=nperseg, noverlap=0, nfft=nfft,
+                 detrend=detrend, return_onesided=return_onesided, scaling=scaling, axis=axis)

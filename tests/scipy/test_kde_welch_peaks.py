@@ -69,6 +69,11 @@ WELCH = {
                                                        detrend=False, return_onesided=False)[1],
     "2-d, axis 0": lambda s: sg.welch(s.reshape(32, 2), nperseg=8, axis=0)[1],
     "window array": lambda s: sg.welch(s, window=np.hamming(12))[1],
+    "periodogram": lambda s: sg.periodogram(s, fs=4.0)[1],
+    "periodogram, hann, nfft shorter": lambda s: sg.periodogram(s, window="hann", nfft=50,
+                                                                scaling="spectrum")[1],
+    "periodogram, nfft longer, 2-d": lambda s: sg.periodogram(s.reshape(2, 32), nfft=40,
+                                                              detrend="linear")[1],
 }
 
 
