@@ -1366,6 +1366,10 @@ SCIPY_MORE = {
                                                scaling="spectrum", detrend="linear")[1], 24,
                         "2-d, spectrum", cs=KDE_CS)],
     signal.periodogram: [case(lambda x: signal.periodogram(x, window="hann")[1], 12, cs=KDE_CS)],
+    signal.peak_prominences: [case(lambda x: signal.peak_prominences(
+        PEAK_BASE + 0.01 * x, [5, 15])[0], 20, cs=KDE_CS)],
+    signal.peak_widths: [case(lambda x: signal.peak_widths(
+        PEAK_BASE + 0.01 * x, [5, 15], rel_height=0.6)[0], 20, cs=KDE_CS)],
     signal.find_peaks: [case(lambda x: _peak_properties(
         PEAK_BASE + 0.01 * x, signal.find_peaks(PEAK_BASE + 0.01 * x, prominence=0.5, width=1.0)),
         20, cs=KDE_CS)],

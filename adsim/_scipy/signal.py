@@ -3,7 +3,8 @@ hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
 signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py);
-welch and periodogram (welch.py) and find_peaks (peaks.py).
+welch and periodogram (welch.py); find_peaks, peak_prominences and
+peak_widths (peaks.py).
 
 Convolution is bilinear: one primitive computes the full N-d convolution
 y = a * b (SciPy's values, by the method SciPy would choose), and its rules
@@ -214,7 +215,8 @@ def lfilter(b, a, x, axis=-1, zi=None):
 
 HOOKS = {("scipy.signal", f.__name__): f for f in (
     convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter,
-    welch.welch, welch.periodogram, peaks.find_peaks)}
+    welch.welch, welch.periodogram, peaks.find_peaks, peaks.peak_prominences,
+    peaks.peak_widths)}
 
 # linear in the signal for plain filter settings (adsim/_scipy/linear_maps.py)
 _STATE = (("zi", "a filter's initial state and its final state"),)

@@ -192,3 +192,23 @@ def test_kde_bandwidth_set_again_and_explicit_namespace():
 ], ids=["resample (pathwise)", "integrate_box_1d", "integrate_gaussian"])
 def test_kde_methods_run_as_scipy_writes_them(f, x):
     check_tape(f, [x], value_rtol=1e-13, value_atol=1e-15)
+
+
+@pytest.mark.parametrize("f", [
+    lambda s: sg.peak_prominences(s, sg.find_peaks(s)[0])[0],
+    lambda s: sg.peak_prominences(s, sg.find_peaks(s)[0], wlen=11)[0],
+    lambda s: np.concatenate(sg.peak_widths(s, sg.find_peaks(s)[0], rel_height=0.7)),
+    lambda s: np.concatenate(sg.peak_widths(s, np.array([5, 25, 45]), prominence_data=(
+        s[[5, 25, 45]] * 0.5, np.array([0, 20, 40]), np.array([10, 30, 50])))),
+], ids=["peak_prominences", "peak_prominences, wlen", "peak_widths", "peak_widths, given data"])
+def test_peak_prominences_and_widths(f):
+    tape = check_tape(f, [PEAKY], value_rtol=0.0, value_atol=1e-15, rtol=1e-6)
+    other = PEAKY * 1.01 + 0.02
+    np.testing.assert_allclose(tape.forward(other), f(other), rtol=1e-14, atol=1e-15)
+    moved = PEAKY.copy()
+    moved[np.argmin(PEAKY[:12])] = -5.0          # a deeper base
+    try:
+        got = tape.forward(moved)
+    except BranchChanged:
+        return
+    np.testing.assert_allclose(got, f(moved), rtol=1e-14, atol=1e-15)
