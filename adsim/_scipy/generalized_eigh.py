@@ -19,6 +19,11 @@ are written with recorded operations on the primitives themselves, so
 Hessian-vector products are exact. Eigenvector derivatives need distinct
 eigenvalues (adsim.UndefinedDerivative otherwise), eigenvalue derivatives
 do not.
+
+``subset_by_index=[lo, hi]`` (with B, or without: B = I, dB = 0) keeps
+SciPy's own subset computation (its values and eigenvector signs); the
+eigenvectors' derivatives, sums over the other eigenpairs, take those from
+the full problem, where they enter as x_j x_j^T whatever their signs.
 """
 import numpy as np
 import scipy.linalg
@@ -113,3 +118,113 @@ def eigh(a, b, lower, eigvals_only):
     if eigvals_only:
         return _eigvalsh[uplo](a, b)
     return _eigh_values[uplo](a, b), _vectors[uplo](a, b)
+
+
+# ---- subset_by_index: eigenpairs lo..hi (SciPy's own subset computation) -------------
+
+def _subset_rules(uplo, lo, hi, has_b):
+    """Rules for eigenpairs lo..hi of the pencil (A, B), or of A alone
+    (B = I). The other eigenpairs enter the eigenvectors' derivative only
+    through x_j x_j^T, so the full problem's eigenvectors serve, whatever
+    their signs; x_i and w_i are the subset's own."""
+    def pencil(args):
+        a = args[0]
+        b = args[1] if has_b else np.eye(np.shape(a)[0])
+        return a, b
+
+    def tangents_of(args, tangents):
+        return tangents[0], (tangents[1] if has_b else None)
+
+    def full(args):
+        a, b = pencil(args)
+        return eigvalsh_of(a, b, uplo), _vectors[uplo](a, b)
+
+    def values_jvp(args, w, tangents):
+        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
+        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        da, db = tangents_of(args, tangents)
+        P, Q = _products(X, da, db)
+        k = np.shape(X)[1]
+        return _diagonal(P, k) - lam * _diagonal(Q, k)
+
+    def values_vjp(args, w, wbar):
+        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
+        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        out = ((X * wbar) @ X.T, -((X * (wbar * lam)) @ X.T))
+        return out if has_b else out[:1]
+
+    def coefficients(args):
+        """G_ji = 1 / (lam_i - w_j) for the full problem's j != lo + i, else 0."""
+        w_full, F = full(args)
+        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        distinct_eigenvalues(w_full, "the eigenvectors are used", _NAME,
+                             "scipy.linalg.eigvalsh(a, b)")
+        n, k = np.shape(F)[0], hi - lo + 1
+        own = np.zeros((n, k))
+        own[np.arange(lo, hi + 1), np.arange(k)] = 1.0
+        d = lam[None, :] - w_full[:, None] + own
+        return F, (1.0 - own) / d
+
+    def vectors_jvp(args, X, tangents):
+        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
+        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        F, G = coefficients(args)
+        da, db = tangents_of(args, tangents)
+        P = 0.0 if da is None else F.T @ da @ X
+        Q = 0.0 if db is None else F.T @ db @ X
+        out = F @ (G * (P - Q * lam[None, :]))
+        if db is not None:
+            out = out - 0.5 * X * np.diagonal(X.T @ db @ X)
+        return out
+
+    def vectors_vjp(args, X, xbar):
+        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
+        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        F, G = coefficients(args)
+        GY = G * (F.T @ xbar)                       # n x k
+        abar = F @ GY @ X.T
+        if not has_b:
+            return (abar,)
+        bbar = -(F @ (GY * lam[None, :]) @ X.T) - 0.5 * (X * np.sum(X * xbar, axis=0)) @ X.T
+        return abar, bbar
+    return values_jvp, values_vjp, vectors_jvp, vectors_vjp
+
+
+class _Subsets(dict):
+    """The primitives of eigenpairs lo..hi, made on first use per triangle,
+    range and problem (with or without B)."""
+
+    def __missing__(self, key):
+        uplo, lo, hi, has_b, kind = key
+        values_jvp, values_vjp, vectors_jvp, vectors_vjp = _subset_rules(uplo, lo, hi, has_b)
+        for part, jvp, vjp in (("values", values_jvp, values_vjp),
+                               ("vectors", vectors_jvp, vectors_vjp)):
+            def value(a, b=None, part=part):
+                w, v = scipy.linalg.eigh(a, b, lower=uplo == "L", subset_by_index=[lo, hi])
+                return w if part == "values" else v
+            prim = primitive(value, jvp=jvp, vjp=vjp)
+            prim.name = f"scipy.linalg.eigh(subset_by_index=[{lo}, {hi}]).{part}"
+            prim.not_saved = "made for this call's range of eigenpairs"
+            prim.pure = True
+            dict.__setitem__(self, (uplo, lo, hi, has_b, part), prim)
+        return dict.__getitem__(self, key)
+
+
+_subset = _Subsets()
+
+
+def subset(a, b, lower, eigvals_only, subset_by_index):
+    """Eigenpairs lo..hi (SciPy's ``subset_by_index``) of the pencil (a, b),
+    or of a alone when b is None."""
+    n = np.shape(a)[0]
+    lo, hi = (int(i) for i in subset_by_index)
+    if not 0 <= lo <= hi < n:
+        raise ValueError(f"Requested eigenvalue indices are not valid. Valid range is [0, {n - 1}] "
+                         f"and start <= end, but start={lo}, end={hi} is given")
+    uplo = "L" if lower else "U"
+    args = (_from_triangle(a, lower),) + (() if b is None else (_from_triangle(b, lower),))
+    has_b = b is not None
+    values = _subset[uplo, lo, hi, has_b, "values"](*args)
+    if eigvals_only:
+        return values
+    return values, _subset[uplo, lo, hi, has_b, "vectors"](*args)

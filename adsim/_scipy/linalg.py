@@ -306,14 +306,17 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
          type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     a = array(a, "scipy.linalg.eigh")
     _matrix("eigh", a)
-    _plain_options("eigh", subset_by_index=(subset_by_index, None),
-                   subset_by_value=(subset_by_value, None))
+    _plain_options("eigh", subset_by_value=(subset_by_value, None))
     if b is not None:
         b = array(b, "scipy.linalg.eigh")
         _matrix("eigh", b)
         if np.shape(b) != np.shape(a):
             raise ValueError(f"wrong b dimensions {np.shape(b)}, should be {np.shape(a)}")
         _plain_options("eigh", type=(type, 1))
+    if subset_by_index is not None:
+        out = generalized_eigh.subset(a, b, lower, eigvals_only, subset_by_index)
+        return out if eigvals_only else tuple(out)
+    if b is not None:
         out = generalized_eigh.eigh(a, b, lower, eigvals_only)
         return out if eigvals_only else tuple(out)
     uplo = "L" if lower else "U"

@@ -1,7 +1,8 @@
 """scipy.linalg.eigh(a, b) and eigvalsh(a, b), the generalized symmetric-
-definite eigenproblem, with a and/or b active: SciPy's values, derivatives
-in every mode against central differences (fdcheck.check_tape, Hessian-
-vector products included), replays at new points, and the refusals."""
+definite eigenproblem, with a and/or b active, and subset_by_index (with or
+without b): SciPy's values, derivatives in every mode against central
+differences (fdcheck.check_tape, Hessian-vector products included),
+replays at new points, and the refusals."""
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -67,3 +68,36 @@ def test_other_problem_types_are_refused():
 def test_b_not_positive_definite_raises_scipys_error():
     with pytest.raises(np.linalg.LinAlgError):
         adsim.record(lambda x: sl.eigh(A * x[0], -B)[0], X0)
+
+
+_G4 = RNG.standard_normal((4, 4))
+A4 = _G4 + _G4.T + np.diag([3.0, 0.0, -3.0, 1.5])
+_H4 = RNG.standard_normal((4, 4))
+B4 = _H4 @ _H4.T + 3.0 * np.eye(4)
+X4 = np.array([0.3, 0.7, 1.2, -0.4])
+
+SUBSETS = {
+    "pencil, values": lambda x: sl.eigh(A4 * x[0] + np.diag(x), B4, subset_by_index=[0, 1])[0],
+    "pencil, vectors, active a": lambda x: sl.eigh(A4 * x[0] + np.diag(x), B4,
+                                                   subset_by_index=[1, 2])[1],
+    "pencil, first vector, active b": lambda x: sl.eigh(A4, B4 + np.outer(x, x),
+                                                        subset_by_index=[0, 0])[1],
+    "pencil, upper triangles": lambda x: sl.eigh(A4 + np.outer(x, x[::-1]), B4 * x[1],
+                                                 lower=False, subset_by_index=[2, 3])[1],
+    "one matrix, eigvalsh": lambda x: sl.eigvalsh(A4 * x[0] + np.diag(x), subset_by_index=[1, 3]),
+    "one matrix, vectors": lambda x: sl.eigh(A4 * x[0] + np.diag(x), subset_by_index=[0, 1])[1],
+}
+
+
+@pytest.mark.parametrize("name", list(SUBSETS))
+def test_subset_by_index(name):
+    f = SUBSETS[name]
+    # h: the eigenvectors' curvature needs a smaller step for differences of the gradient
+    tape = check_tape(f, [X4], value_rtol=0.0, value_atol=0.0, h=2.5e-4)
+    other = X4 + np.array([0.05, -0.03, 0.04, 0.02])
+    np.testing.assert_array_equal(tape.forward(other), f(other))
+
+
+def test_subset_by_index_out_of_range_raises_scipys_error():
+    with pytest.raises(ValueError, match="indices"):
+        adsim.record(lambda x: sl.eigh(A4 * x[0], B4, subset_by_index=[2, 4])[0], X4)
