@@ -18,6 +18,8 @@ window (``_triage_segments``, as SciPy chooses it); the values agree with
 SciPy's to rounding. Settings stay plain (an active ``fs`` or window is
 refused by name).
 """
+import warnings
+
 import numpy as np
 import scipy.signal
 from scipy.signal import _spectral_py
@@ -58,7 +60,9 @@ def welch(x, fs=1.0, window="hann_periodic", nperseg=None, noverlap=None, nfft=N
         return freqs, plain
     xs = np.moveaxis(x, axis, -1)
     n = np.shape(xs)[-1]
-    win, nperseg = _spectral_py._triage_segments(window, nperseg, input_length=n)
+    with warnings.catch_warnings():        # SciPy's own call above warned already
+        warnings.simplefilter("ignore")
+        win, nperseg = _spectral_py._triage_segments(window, nperseg, input_length=n)
     nfft = nperseg if nfft is None else int(nfft)
     noverlap = nperseg // 2 if noverlap is None else int(noverlap)
     hop = nperseg - noverlap
