@@ -313,6 +313,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         if np.shape(b) != np.shape(a):
             raise ValueError(f"wrong b dimensions {np.shape(b)}, should be {np.shape(a)}")
         _plain_options("eigh", type=(type, 1))
+    if b is not None or subset_by_index is not None:
+        # another LAPACK driver computes other rounding and eigenvector signs
+        _plain_options("eigh", driver=(driver, None))
     if subset_by_index is not None:
         out = generalized_eigh.subset(a, b, lower, eigvals_only, subset_by_index)
         return out if eigvals_only else tuple(out)

@@ -60,9 +60,11 @@ def test_repeated_eigenvalues_refuse_eigenvector_derivatives():
     adsim.jacobian(f)(X0)       # distinct generalized eigenvalues: fine
 
 
-def test_other_problem_types_are_refused():
+def test_other_problem_types_and_drivers_are_refused():
     with pytest.raises(UnsupportedOperation, match="type=2"):
         adsim.record(lambda x: sl.eigh(A * x[0], B, type=2)[0], X0)
+    with pytest.raises(UnsupportedOperation, match="driver='gv'"):
+        adsim.record(lambda x: sl.eigh(A * x[0], B, driver="gv")[0], X0)
 
 
 def test_b_not_positive_definite_raises_scipys_error():
