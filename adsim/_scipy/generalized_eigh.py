@@ -120,56 +120,67 @@ def eigh(a, b, lower, eigvals_only):
     return _eigh_values[uplo](a, b), _vectors[uplo](a, b)
 
 
-# ---- subset_by_index: eigenpairs lo..hi (SciPy's own subset computation) -------------
+# ---- one matrix, and subset_by_index: eigenpairs lo..hi -------------------------------
 
-def _subset_rules(uplo, lo, hi, has_b):
-    """Rules for eigenpairs lo..hi of the pencil (A, B), or of A alone
-    (B = I). The other eigenpairs enter the eigenvectors' derivative only
-    through x_j x_j^T, so the full problem's eigenvectors serve, whatever
-    their signs; x_i and w_i are the subset's own."""
-    def pencil(args):
-        a = args[0]
-        b = args[1] if has_b else np.eye(np.shape(a)[0])
-        return a, b
+def _one_matrix_primitive(uplo, lo, hi, has_b, kind):
+    """The primitive computing ``kind`` of all eigenpairs of one matrix
+    (made at import: tape files identify the rules reading it)."""
+    return _one_matrix[uplo][kind]
 
-    def tangents_of(args, tangents):
+
+def _subset_primitive(uplo, lo, hi, has_b, kind):
+    """The primitive computing ``kind`` of eigenpairs lo..hi (made on first use)."""
+    return _subset[uplo, lo, hi, has_b][kind]
+
+
+def _full_of(uplo, has_b, args):
+    """(w, X) of the whole problem."""
+    if has_b:
+        return eigvalsh_of(*args, uplo), _vectors[uplo](*args)
+    return _one_matrix[uplo]["values"](*args), _one_matrix[uplo]["vectors"](*args)
+
+
+def _pair_rules(uplo, lo, hi, has_b, source):
+    """Rules for the eigenpairs lo..hi (hi < 0: all of a single matrix's)
+    of the pencil (A, B) or of A alone (B = I, dB = 0). The other eigenpairs
+    enter the eigenvectors' derivative only through x_j x_j^T, so the full
+    problem's eigenvectors serve whatever their signs, while x_i and w_i are
+    the primitives' own, which ``source(uplo, lo, hi, has_b, kind)`` gives.
+    (The rules capture strings, numbers and module functions only, so tape
+    files can identify them.)"""
+    def pair(args):
+        return (source(uplo, lo, hi, has_b, "values")(*args),
+                source(uplo, lo, hi, has_b, "vectors")(*args))
+
+    def tangents_of(tangents):
         return tangents[0], (tangents[1] if has_b else None)
 
-    def full(args):
-        a, b = pencil(args)
-        return eigvalsh_of(a, b, uplo), _vectors[uplo](a, b)
-
     def values_jvp(args, w, tangents):
-        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
-        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
-        da, db = tangents_of(args, tangents)
-        P, Q = _products(X, da, db)
+        lam, X = pair(args)
+        P, Q = _products(X, *tangents_of(tangents))
         k = np.shape(X)[1]
         return _diagonal(P, k) - lam * _diagonal(Q, k)
 
     def values_vjp(args, w, wbar):
-        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
-        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+        lam, X = pair(args)
         out = ((X * wbar) @ X.T, -((X * (wbar * lam)) @ X.T))
         return out if has_b else out[:1]
 
-    def coefficients(args):
-        """G_ji = 1 / (lam_i - w_j) for the full problem's j != lo + i, else 0."""
-        w_full, F = full(args)
-        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
+    def coefficients(args, lam, k):
+        """(F, G): the full problem's eigenvectors and G_ji = 1 / (lam_i - w_j)
+        for j != lo + i, else 0."""
+        w_full, F = _full_of(uplo, has_b, args)
         distinct_eigenvalues(w_full, "the eigenvectors are used", _NAME,
-                             "scipy.linalg.eigvalsh(a, b)")
-        n, k = np.shape(F)[0], hi - lo + 1
+                             "scipy.linalg.eigvalsh")
+        n = np.shape(F)[0]
         own = np.zeros((n, k))
-        own[np.arange(lo, hi + 1), np.arange(k)] = 1.0
-        d = lam[None, :] - w_full[:, None] + own
-        return F, (1.0 - own) / d
+        own[np.arange(lo, lo + k), np.arange(k)] = 1.0
+        return F, (1.0 - own) / (lam[None, :] - w_full[:, None] + own)
 
     def vectors_jvp(args, X, tangents):
-        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
-        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
-        F, G = coefficients(args)
-        da, db = tangents_of(args, tangents)
+        lam, X = pair(args)
+        F, G = coefficients(args, lam, np.shape(X)[1])
+        da, db = tangents_of(tangents)
         P = 0.0 if da is None else F.T @ da @ X
         Q = 0.0 if db is None else F.T @ db @ X
         out = F @ (G * (P - Q * lam[None, :]))
@@ -178,16 +189,46 @@ def _subset_rules(uplo, lo, hi, has_b):
         return out
 
     def vectors_vjp(args, X, xbar):
-        X = _subset[uplo, lo, hi, has_b, "vectors"](*args)
-        lam = _subset[uplo, lo, hi, has_b, "values"](*args)
-        F, G = coefficients(args)
-        GY = G * (F.T @ xbar)                       # n x k
+        lam, X = pair(args)
+        F, G = coefficients(args, lam, np.shape(X)[1])
+        GY = G * (F.T @ xbar)
         abar = F @ GY @ X.T
         if not has_b:
             return (abar,)
         bbar = -(F @ (GY * lam[None, :]) @ X.T) - 0.5 * (X * np.sum(X * xbar, axis=0)) @ X.T
         return abar, bbar
-    return values_jvp, values_vjp, vectors_jvp, vectors_vjp
+    return {"values": (values_jvp, values_vjp), "values_only": (values_jvp, values_vjp),
+            "vectors": (vectors_jvp, vectors_vjp)}
+
+
+def _scipy_eigh(uplo, kind, subset=None):
+    """SciPy's eigh of (a, b) or of a (b None): eigenvalues alone (its
+    eigvals_only call), or the eigenvalues or eigenvectors of its full call."""
+    def value(a, b=None):
+        w, v = (scipy.linalg.eigh(a, b, lower=uplo == "L", eigvals_only=True,
+                                  subset_by_index=subset), None) if kind == "values_only" else \
+            scipy.linalg.eigh(a, b, lower=uplo == "L", subset_by_index=subset)
+        return v if kind == "vectors" else w
+    return value
+
+
+def _one_matrix_primitives(uplo):
+    """scipy.linalg.eigh(a) and eigvalsh(a): SciPy's own values (its 'evr'
+    driver, whose eigenvector signs differ from NumPy's eigh), named (tape
+    files make them on demand)."""
+    made = {}
+    suffix = "" if uplo == "L" else "(lower=False)"
+    rules = _pair_rules(uplo, 0, -1, False, _one_matrix_primitive)
+    for kind, name in (("values_only", "scipy.linalg.eigvalsh"),
+                       ("values", "scipy.linalg.eigh.eigenvalues"),
+                       ("vectors", "scipy.linalg.eigh")):
+        jvp, vjp = rules[kind]
+        made[kind] = primitive(_scipy_eigh(uplo, kind), jvp=jvp, vjp=vjp, name=name + suffix)
+        made[kind].pure = True
+    return made
+
+
+_one_matrix = {uplo: _one_matrix_primitives(uplo) for uplo in ("L", "U")}
 
 
 class _Subsets(dict):
@@ -195,22 +236,30 @@ class _Subsets(dict):
     range and problem (with or without B)."""
 
     def __missing__(self, key):
-        uplo, lo, hi, has_b, kind = key
-        values_jvp, values_vjp, vectors_jvp, vectors_vjp = _subset_rules(uplo, lo, hi, has_b)
-        for part, jvp, vjp in (("values", values_jvp, values_vjp),
-                               ("vectors", vectors_jvp, vectors_vjp)):
-            def value(a, b=None, part=part):
-                w, v = scipy.linalg.eigh(a, b, lower=uplo == "L", subset_by_index=[lo, hi])
-                return w if part == "values" else v
-            prim = primitive(value, jvp=jvp, vjp=vjp)
-            prim.name = f"scipy.linalg.eigh(subset_by_index=[{lo}, {hi}]).{part}"
+        uplo, lo, hi, has_b = key
+        made = {}
+        rules = _pair_rules(uplo, lo, hi, has_b, _subset_primitive)
+        for kind in ("values_only", "values", "vectors"):
+            jvp, vjp = rules[kind]
+            prim = primitive(_scipy_eigh(uplo, kind, [lo, hi]), jvp=jvp, vjp=vjp)
+            prim.name = f"scipy.linalg.eigh(subset_by_index=[{lo}, {hi}]).{kind}"
             prim.not_saved = "made for this call's range of eigenpairs"
             prim.pure = True
-            dict.__setitem__(self, (uplo, lo, hi, has_b, part), prim)
-        return dict.__getitem__(self, key)
+            made[kind] = prim
+        dict.__setitem__(self, key, made)
+        return made
 
 
 _subset = _Subsets()
+
+
+def one_matrix(a, lower, eigvals_only):
+    """SciPy's eigh(a) (eigvalsh(a)) of the matrix read from one triangle."""
+    prims = _one_matrix["L" if lower else "U"]
+    a = _from_triangle(a, lower)
+    if eigvals_only:
+        return prims["values_only"](a)
+    return prims["values"](a), prims["vectors"](a)
 
 
 def subset(a, b, lower, eigvals_only, subset_by_index):
@@ -221,10 +270,8 @@ def subset(a, b, lower, eigvals_only, subset_by_index):
     if not 0 <= lo <= hi < n:
         raise ValueError(f"Requested eigenvalue indices are not valid. Valid range is [0, {n - 1}] "
                          f"and start <= end, but start={lo}, end={hi} is given")
-    uplo = "L" if lower else "U"
     args = (_from_triangle(a, lower),) + (() if b is None else (_from_triangle(b, lower),))
-    has_b = b is not None
-    values = _subset[uplo, lo, hi, has_b, "values"](*args)
+    prims = _subset["L" if lower else "U", lo, hi, b is not None]
     if eigvals_only:
-        return values
-    return values, _subset[uplo, lo, hi, has_b, "vectors"](*args)
+        return prims["values_only"](*args)
+    return prims["values"](*args), prims["vectors"](*args)

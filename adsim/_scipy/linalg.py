@@ -322,8 +322,9 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     if b is not None:
         out = generalized_eigh.eigh(a, b, lower, eigvals_only)
         return out if eigvals_only else tuple(out)
-    uplo = "L" if lower else "U"
-    return linalg.eigvalsh(a, uplo) if eigvals_only else tuple(linalg.eigh(a, uplo))
+    _plain_options("eigh", driver=(driver, None))
+    out = generalized_eigh.one_matrix(a, lower, eigvals_only)
+    return out if eigvals_only else tuple(out)
 
 
 def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,
