@@ -34,7 +34,7 @@ from ._np.joins import (append, block, from_pieces, full_like, holds_active, ins
                         sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)
 from ._np.layout import elementwise as lay_out_elementwise  # noqa: F401  (the front end)
-from ._np import complex_linalg, spectral_norms, eigen, hermitian, linalg
+from ._np import complex_linalg, emath, spectral_norms, eigen, hermitian, linalg
 from ._np import sparse_products
 from ._np import decompositions
 from ._np.products import kron, outer, trace, vdot
@@ -125,7 +125,8 @@ _REDUCTIONS = {np.add: lambda a, axis, keepdims: sum(a, axis=axis, keepdims=keep
                    a, axis, keepdims, base_e=False)}
 _ACCUMULATIONS = {np.add: lambda a, axis: cumsum(a, axis=axis),
                   np.multiply: lambda a, axis: numeric.cumprod(a, axis=axis),
-                  np.maximum: _running(np.maximum), np.minimum: _running(np.minimum)}
+                  np.maximum: _running(np.maximum), np.minimum: _running(np.minimum),
+                  np.logaddexp: _running(np.logaddexp), np.logaddexp2: _running(np.logaddexp2)}
 
 
 def _operator(rule):
@@ -166,18 +167,38 @@ remainder = _operator(_integers.remainder)
 
 def recorded_compare(kind, a, b):
     """A comparison in the user's code: boolean data, which replays compute
-    again (recorded_data); of complex operands, NumPy's refusal."""
+    again (recorded_data); of complex operands, NumPy's refusal. Against a
+    string or None (``bw_method == 'scott'`` given a number), NumPy's
+    operator answers by type: all False for ``==``, all True for ``!=``,
+    TypeError for an ordering."""
+    for v, other in ((a, b), (b, a)):
+        if isinstance(v, (str, bytes)) or v is None:
+            if kind not in (CompareKind.CMP_EQ, CompareKind.CMP_NE):
+                raise TypeError(f"adsim: an active array cannot be ordered against a "
+                                f"{type(v).__name__} (NumPy has no such comparison)")
+            out = np.full(shape_of(other), kind == CompareKind.CMP_NE)
+            return out[()] if out.ndim == 0 else out
     a, b = array_likes.operands(a, b)
     if complex_.is_complex(a) or complex_.is_complex(b):
         return compare(kind, a, b)
     return recorded_data.compare(kind, a, b)
 
 
+def _opts_out(v):
+    """NumPy's rule for ndarray's operators: an operand whose type sets
+    ``__array_ufunc__ = None`` (numpy.polynomial's series, say) handles the
+    operation itself, so the operator returns NotImplemented (Python then
+    calls the operand's reflected method: ``c * Polynomial`` is the series'
+    ``__rmul__``)."""
+    return getattr(type(v), "__array_ufunc__", False) is None
+
+
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex. A
     scipy.sparse operand is the sparse class's to handle (``u * L`` of an
     spmatrix is its matrix product): NotImplemented sends Python to it."""
-    if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b):
+    if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b) or \
+            _opts_out(a) or _opts_out(b):
         return NotImplemented
     a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
@@ -211,6 +232,10 @@ def ufunc(uf, method, inputs, kwargs):
             f"held); pass out= (np.divide(a, b, out=np.zeros_like(a), where=b != 0)) or use "
             f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    if method == "__call__" and uf is getattr(np, "vecdot", None) and "axis" in kwargs and \
+            set(kwargs) <= {"axis", "dtype"} and \
+            kwargs.get("dtype", np.float64) in (np.float64, float, "float64", "d"):
+        return linalg_composed.vecdot(*inputs, axis=kwargs["axis"])    # the core axis chosen
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method in ("accumulate", "reduceat") else {"dtype"}
     if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
@@ -364,7 +389,8 @@ FUNCTIONS = {
     np.convolve: numeric.convolve, np.correlate: numeric.correlate,
     np.trapezoid: numeric.trapezoid, np.polyval: numeric.polyval, np.gradient: numeric.gradient,
     np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.polyadd: numeric.polyadd,
-    np.polysub: numeric.polysub, np.polymul: numeric.polymul, np.logspace: composed.logspace,
+    np.polysub: numeric.polysub, np.polymul: numeric.polymul,
+    np.polydiv: numeric.polydiv, np.logspace: composed.logspace,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,
@@ -397,7 +423,7 @@ FUNCTIONS = {
     np.array_repr: printed(np.array_repr),
     np.result_type: lambda *arrays_and_dtypes: np.result_type(
         *[a.dtype if isinstance(a, (Active, ComplexActive)) else a for a in arrays_and_dtypes]),
-    **fft.FUNCTIONS, **eigen.FUNCTIONS,
+    **fft.FUNCTIONS, **eigen.FUNCTIONS, **emath.FUNCTIONS,
 }
 
 
@@ -535,7 +561,7 @@ def _complex_data(values):
 
 # functions whose rules take complex active arrays themselves
 _TAKE_COMPLEX = {**fft.FUNCTIONS, **eigen.FUNCTIONS, **complex_linalg.FUNCTIONS,
-                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS}
+                 **hermitian.FUNCTIONS, **spectral_norms.FUNCTIONS, **emath.FUNCTIONS}
 
 
 def array_function(func, types, args, kwargs):

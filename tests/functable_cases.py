@@ -108,6 +108,19 @@ TABLE5 = np.array([-1.0, 0.05, 0.55, 2.0, 3.5])      # sorted; no sample lies on
 FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 
 
+KDE_CS = "SciPy's compiled code takes float64 data"
+KDE_DATA = np.array([0.1, 0.5, 1.3, 2.0, -0.4, 0.9])
+KDE_POINTS = np.array([-0.5, 0.0, 0.7, 1.5])
+# peaks at knots, samples far apart from each other and from the widths' heights
+PEAK_BASE = np.interp(np.arange(20.0), [0.0, 5.0, 10.0, 15.0, 20.0], [0.0, 4.1, 0.9, 3.3, 0.2]) \
+    + 0.05 * np.sin(np.arange(20.0))
+
+
+def _peak_properties(s, found):
+    peaks, props = found
+    return np.concatenate([s[peaks], props["prominences"], props["widths"]])
+
+
 def spd(x):
     """A symmetric positive definite k x k matrix of k values."""
     k = x.size
@@ -202,9 +215,30 @@ def _op_table_ufuncs():
 NANS = np.array([np.nan, 1.0, np.nan, -1.0])
 
 
-def _accumulate_cases(uf):
+def _accumulate_cases(uf, cs=""):
     return variants(lambda x, axis: uf.accumulate(x, axis=axis), ((4,), (2, 3), (0,)),
-                    "", axis=(0, 1, -1))
+                    "", cs=cs, axis=(0, 1, -1))
+
+
+def _parts(z):
+    """A complex result as its real and imaginary parts (a real one as it is)."""
+    return np.stack([np.real(z), np.imag(z)]) if np.iscomplexobj(z) else z
+
+
+EMATH_CS = ("numpy.emath's dtype follows the values: a complex input takes another path, "
+            "and the cases read real and imaginary parts")
+
+
+EMATH_SIGNS, EMATH_SHIFTS = np.array([1.0, -1.0, 1.0, -1.0]), np.array([0.0, 0.0, 1.3, 1.3])
+
+
+def _emath_cases(f, inside=(0.1, 0.9)):
+    """numpy.emath's ``f`` where it is real, and where it leaves the real domain
+    (some elements, or all), away from the branch points 0 and +-1."""
+    return [case(f, 4, "real", inside, EMATH_CS),
+            case(lambda x: _parts(f(EMATH_SIGNS * (x + EMATH_SHIFTS))), 4, "complex",
+                 (0.2, 0.7), EMATH_CS),
+            case(lambda x: _parts(f(-1.0 - x)), 3, "all outside", (0.2, 0.9), EMATH_CS)]
 
 
 def _reduceat_cases(uf, cs=""):
@@ -266,6 +300,18 @@ UFUNCS = {
     np.multiply.accumulate: _accumulate_cases(np.multiply),
     np.maximum.accumulate: _accumulate_cases(np.maximum),
     np.minimum.accumulate: _accumulate_cases(np.minimum),
+    np.logaddexp.accumulate: _accumulate_cases(np.logaddexp, "NumPy's logaddexp takes real "
+                                                             "input"),
+    np.logaddexp2.accumulate: _accumulate_cases(np.logaddexp2, "NumPy's logaddexp2 takes real "
+                                                               "input"),
+    **{getattr(np.emath, name): _emath_cases(getattr(np.emath, name))
+       for name in ("sqrt", "log", "log2", "log10", "arcsin", "arccos", "arctanh")},
+    np.emath.logn: [*_emath_cases(lambda x: np.emath.logn(3.0, x)),
+                    case(lambda x: _parts(np.emath.logn(x[0], np.array([2.0, -3.0]))), 1,
+                         "active base", (0.2, 0.9), EMATH_CS)],
+    np.emath.power: [*_emath_cases(lambda x: np.emath.power(x, 1.5)),
+                     case(lambda x: _parts(np.emath.power(np.array([-2.0, 3.0]), x)), 2,
+                          "active exponent", (-1.0, 1.0), EMATH_CS)],
     np.add.at: [case(lambda x: _into(x, np.add.at, x[4:] ** 2), 8),
                 case(lambda x: _into(x, np.add.at, 0.5), 4, "constant values"),
                 case(lambda x: _add_at_into_zeros(x), 3, "into np.zeros",
@@ -456,6 +502,10 @@ NUMPY = {
     np.polyint: [case(lambda x: np.polyint(x), 3),
                  case(lambda x: np.polyint(x, 2, k=[1.0, x[0]]), 3, "m=2, k"),
                  case(lambda x: np.poly1d(x).integ(k=2.0)(0.5), 3, "poly1d")],
+    np.polydiv: [case(lambda x: np.concatenate(np.polydiv(x[:5], x[5:] + np.array([3.0, 0, 0]))),
+                      8),
+                 case(lambda x: np.concatenate(np.polydiv(FP5, x + np.array([3.0, 0.0]))), 2,
+                      "constant dividend")],
     np.polyadd: [case(lambda x: np.polyadd(x[:3], x[3:]), 5),
                  case(lambda x: np.polyadd([1.0, 2.0, 0.5, 1.0], x), 2, "longer constant"),
                  case(lambda x: (np.poly1d(x[:2]) + np.poly1d([x[2], 1.0, x[3]]))(0.7), 4,
@@ -883,8 +933,14 @@ SCIPY_FUNCTIONS = {
             case(lambda x: sl.qr(x.reshape(3, 2) + A33[:, :2], mode="economic")[0], 6, "economic"),
             case(lambda x: sl.qr(general(x), mode="r")[0], 4, "r")],
     sl.eigh: [case(lambda x: sl.eigh(_sym(x))[0], 4),
-              case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 4, "upper values")],
-    sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 4)],
+              case(lambda x: sl.eigh(_sym(x), eigvals_only=True, lower=False), 4, "upper values"),
+              case(lambda x: sl.eigh(_sym(x[:4]), SPD3[:2, :2] + np.outer(x[4:], x[4:]))[1],
+                   6, "pencil, vectors"),
+              case(lambda x: sl.eigh(_sym(x), SPD3[:2, :2], lower=False)[0], 4,
+                   "pencil, upper values")],
+    sl.eigvalsh: [case(lambda x: sl.eigvalsh(_sym(x)), 4),
+                  case(lambda x: sl.eigvalsh(_sym(x[:4]), SPD3[:2, :2] * (2.0 + x[4])), 5,
+                       "pencil")],
     sl.eig: [case(lambda x: _parts(sl.eig(_spiral(x))[0]), 4, "complex pair",
                   cs=NOT_HOLOMORPHIC_PARTS),
              case(lambda x: sl.eig(_skew_sym(x))[1] ** 2, 4, "real vectors squared",
@@ -1021,6 +1077,15 @@ STATS = {
     st.pearsonr: [case(lambda x: np.stack(st.pearsonr(x[:4], x[4:] ** 2 + x[:4])), 8,
                        cs="the p-value takes |r|, betainc has no complex loop")],
     st.norm.logpdf: [case(lambda x: st.norm(x[3], x[4]).logpdf(x[:3]), 5, "frozen", STAT_DOMAIN)],
+    st.gaussian_kde.__init__: [case(lambda x: st.gaussian_kde(x)(KDE_POINTS), 6, cs=KDE_CS),
+                               case(lambda x: st.gaussian_kde(KDE_DATA, bw_method=1.0 + x[0],
+                                                              weights=2.0 + x[1:])(KDE_POINTS),
+                                    7, "bandwidth, weights", cs=KDE_CS)],
+    st.gaussian_kde.evaluate: [case(lambda x: st.gaussian_kde(KDE_DATA)(x), 3, cs=KDE_CS)],
+    st.gaussian_kde.set_bandwidth: [case(
+        lambda x: [k.set_bandwidth(bw_method=0.5 + x[6]) or k(KDE_POINTS)
+                   for k in [st.gaussian_kde(x[:6])]][0], 7, cs=KDE_CS)],
+    st.gaussian_kde.logpdf: [case(lambda x: st.gaussian_kde(x[:6]).logpdf(x[6:]), 8, cs=KDE_CS)],
     st.multivariate_normal.logpdf: [
         case(lambda x: st.multivariate_normal.logpdf(x[:2], x[2:4], spd(x[4:])), 6),
         case(lambda x: st.multivariate_normal.logpdf(x.reshape(2, 3), cov=SPD3), 6, "points")],
@@ -1296,6 +1361,18 @@ SCIPY_MORE = {
                           "active coefficients")],
     np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
+    signal.welch: [case(lambda x: signal.welch(x, nperseg=8)[1], 24, cs=KDE_CS),
+                   case(lambda x: signal.welch(x.reshape(2, 12), nperseg=6, noverlap=2,
+                                               scaling="spectrum", detrend="linear")[1], 24,
+                        "2-d, spectrum", cs=KDE_CS)],
+    signal.periodogram: [case(lambda x: signal.periodogram(x, window="hann")[1], 12, cs=KDE_CS)],
+    signal.peak_prominences: [case(lambda x: signal.peak_prominences(
+        PEAK_BASE + 0.01 * x, [5, 15])[0], 20, cs=KDE_CS)],
+    signal.peak_widths: [case(lambda x: signal.peak_widths(
+        PEAK_BASE + 0.01 * x, [5, 15], rel_height=0.6)[0], 20, cs=KDE_CS)],
+    signal.find_peaks: [case(lambda x: _peak_properties(
+        PEAK_BASE + 0.01 * x, signal.find_peaks(PEAK_BASE + 0.01 * x, prominence=0.5, width=1.0)),
+        20, cs=KDE_CS)],
     signal.savgol_filter: [case(lambda x: signal.savgol_filter(x, 5, 2), 7,
                                 cs="SciPy's savgol_filter takes real input"),
                            case(lambda x: signal.savgol_filter(x, 3, 1, deriv=1, mode="wrap"),

@@ -19,9 +19,10 @@ adsim/_numpy_api.py. Bottom to top:
 8. views -- views, indexing and in-place writes
 9. conversions, joins, ordering, reductions -- np.asarray and astype; joins and
    padding; sorts, searches, quantiles; sums, extrema, arg-extrema
-10. array_likes, draws, index_tricks, linalg, mapped, numeric, products, special --
+10. array_likes, draws, emath, index_tricks, linalg, mapped, numeric, products, special --
     lists and tuples of active values as arrays; numpy.random draws with active
-    parameters; np.r_ and np.c_; numpy.linalg; Python callables mapped over elements
+    parameters; numpy.emath (real or complex results, as the values decide);
+    np.r_ and np.c_; numpy.linalg; Python callables mapped over elements
     and slices; statistics and calculus; dot, outer, kron, trace; SciPy's special
     functions
 10. sparse_products -- products with scipy.sparse matrices

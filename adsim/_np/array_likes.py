@@ -26,7 +26,8 @@ signature (NumPy's documented one; its names are NumPy's own):
   ``np.broadcast_arrays``), holds array_likes:
   each item is converted on its own (the subscript lists of ``np.einsum``
   hold no active values, so they stay lists);
-- ``NOT_HERE`` lists the functions where such a name means something else;
+- ``NOT_HERE`` lists the functions where such a name means something else,
+  ``ALSO`` those where another name is an array_like of values;
 - every other parameter is passed as given: axes, shapes, indices, counts,
   orders, masks and conditions, tolerances (``PLAIN`` names those NumPy
   documents as array_like, with the reason), so ``np.split(x, [1, 3])``,
@@ -69,6 +70,12 @@ NOT_HERE = {
     np.apply_along_axis: {"args"},
 }
 
+# functions where a name the tables do not list is an array_like of values
+ALSO = {
+    np.emath.logn: {"n"},               # the base of the logarithm
+    np.polydiv: {"u"},                  # the dividend's coefficients
+}
+
 # parameters NumPy documents as array_like that are passed as given, and why
 PLAIN = {
     "q": "quantile levels, plain numbers",
@@ -96,7 +103,9 @@ def _table(func):
         def kind(name):
             if name in here:
                 return None
-            return _ARRAY if name in ARRAY_LIKE else _ITEMS if name in SEQUENCES else None
+            if name in ARRAY_LIKE or name in ALSO.get(func, ()):
+                return _ARRAY
+            return _ITEMS if name in SEQUENCES else None
         positional, variadic, keyword = [], None, {}
         for p in _signature(func).parameters.values():
             if p.kind is p.VAR_POSITIONAL:

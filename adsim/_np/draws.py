@@ -26,7 +26,7 @@ method                    NumPy computes                     active parameters
 ``logistic``              ``loc + scale * log(U / (1 - U))`` loc, scale
 ``rayleigh``              ``scale * sqrt(-2 log(1 - U))``    scale
 ``gamma``                 ``scale * standard_gamma(shape)``  scale (shape plain)
-``multivariate_normal``   ``z @ A + mean`` (A from cov)      mean (cov plain)
+``multivariate_normal``   ``z @ F + mean`` (F from cov)      mean, cov
 ========================  =================================  =================
 
 and ``choice(a, size, replace, p)`` with active ``p`` and ``a`` (the indices
@@ -39,7 +39,7 @@ is NumPy's bit for bit; each call checks that the two draws consumed the
 generator state alike and agree (tests/numpy/test_random_draws.py checks
 bitwise equality). Any other distribution with an active parameter
 (``lognormal``, whose ``exp`` is the C library's, ``poisson``, ``beta``,
-``gamma``'s shape, ``multivariate_normal``'s cov, ...) is refused by name
+``gamma``'s shape, ...) is refused by name
 with the transform to write instead where there is one.
 
 adsim/_record/interpose.py puts :func:`method` wrappers in the two classes
@@ -84,7 +84,7 @@ FAMILIES = {
     "logistic": _Family("loc", _named("scale"), {"loc": 0.0, "scale": 1.0}),
     "rayleigh": _Family(None, _named("scale"), {"scale": 1.0}),
     "gamma": _Family(None, _named("scale"), {"scale": 1.0}, plain=("shape",)),
-    "multivariate_normal": _Family("mean", None, {}, plain=("cov",)),
+    "multivariate_normal": _Family("mean", None, {}),   # an active cov: _multivariate_normal
 }
 
 # the transform to write by hand: the same draws for the families above (in a
@@ -100,8 +100,8 @@ TRANSFORMS = {
     "gamma": "scale * rng.standard_gamma(shape, size)",
     "lognormal": "np.exp(mean + sigma * rng.standard_normal(size)) (the same draws up to the "
                  "last bit: NumPy's exp is the C library's)",
-    "multivariate_normal": "mean + rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T "
-                           "(other draws than NumPy's, which factors cov by an SVD)",
+    "multivariate_normal": "u, s, vh = np.linalg.svd(cov); mean + rng.standard_normal((n, d)) "
+                           "@ (u * np.sqrt(s)).T (NumPy's draws from a Generator)",
 }
 
 
@@ -184,9 +184,14 @@ def draw(original, owner, args, kwargs):
     bound = inspect.signature(original).bind(owner, *args, **kwargs)
     bound.apply_defaults()
     params = bound.arguments
-    active = [p for p, v in params.items() if holds_active(v)]
+    active = [p for p, v in params.items() if _varies(v)]
+    if not active:                  # active values without derivative: NumPy's draw
+        args, kw = _rebound(bound, {p: _plain(v) for p, v in params.items() if holds_active(v)})
+        return original(*args, **kw)
     if name == "choice" and set(active) <= {"a", "p"}:
         return _choice(original, bound, active)
+    if name == "multivariate_normal" and "cov" in active:
+        return _multivariate_normal(original, owner, kind, bound, active)
     family = FAMILIES.get(name)
     if family is None or any(p in family.plain for p in active):
         raise refusal(kind, name, active)
@@ -220,6 +225,65 @@ def draw(original, owner, args, kwargs):
         f"adsim: the pathwise draw of {kind}.{name} has the wrong shape"
     assert np.allclose(current(result), drawn, rtol=1e-12, atol=0.0, equal_nan=True), \
         f"adsim: the pathwise draw of {kind}.{name} differs from NumPy's"
+    return result
+
+
+def _varies(v):
+    """Does ``v`` hold an active value with a derivative? (Constants made in
+    the recorded function, np.array([[2.0, 0.3], ...]), are active arrays
+    without one: they are drawn with as plain values.)"""
+    if isinstance(v, Active):
+        return v.tape.slot_is_varied(v.slot)
+    return isinstance(v, (list, tuple)) and any(_varies(o) for o in v)
+
+
+def _plain(v):
+    """The plain value of a parameter holding active values without derivative."""
+    return current(from_pieces(v) if isinstance(v, (list, tuple)) else v)
+
+
+def _multivariate_normal(original, owner, kind, bound, active):
+    """``multivariate_normal(mean, cov, size)`` with an active ``cov`` (and
+    perhaps ``mean``): NumPy's draw is ``z @ F + mean`` for standard normal
+    draws ``z`` (``standard_normal(size + (d,))``, from the same generator
+    state) and a factor F of cov computed from the factorisation NumPy uses:
+    Generator's ``method='svd'`` (default) F = (u sqrt(s))^T of
+    ``svd(cov) = u s vh``, RandomState's F = sqrt(s)[:, None] vh, ``'eigh'``
+    F = (u sqrt|s|)^T of ``eigh(cov)``, ``'cholesky'`` F = L^T. adsim
+    records the same factorisation of the active cov (adsim's svd, eigh and
+    cholesky rules), so the draw's derivative is that of NumPy's own factor
+    with z held fixed (the pathwise derivative for the factor NumPy uses).
+    The SVD's and eigh's need distinct eigenvalues of cov (an isotropic
+    cov = s^2 I has none: adsim.UndefinedDerivative; method='cholesky' has
+    a derivative at every positive definite cov)."""
+    params = bound.arguments
+    values = {p: from_pieces(params[p]) for p in active}
+    if any(not isinstance(v, Active) for v in values.values()):
+        raise refusal(kind, "multivariate_normal", active)     # complex parameters
+    plain = {p: current(v) for p, v in values.items()}
+    before = generator_state(owner)
+    args, kw = _rebound(bound, plain)
+    drawn = original(*args, **kw)            # NumPy's checks, warnings, shape and numbers
+    after = _freeze(generator_state(owner))
+    set_generator_state(owner, before)
+    z = owner.standard_normal(np.shape(drawn))
+    assert _freeze(generator_state(owner)) == after, \
+        f"adsim: {kind}.multivariate_normal drew its normal variates differently"
+    cov = values["cov"]
+    mean = values.get("mean", params["mean"])
+    method = params.get("method", "svd")
+    if method == "cholesky":
+        factor = np.linalg.cholesky(cov).T
+    elif method == "eigh":
+        s, u = np.linalg.eigh(cov)
+        factor = (u * np.sqrt(np.abs(s))).T
+    else:
+        u, s, vh = np.linalg.svd(cov)
+        factor = np.sqrt(s)[:, None] * vh if kind == "RandomState" else (u * np.sqrt(s)).T
+    d = np.shape(cov)[0]
+    result = np.reshape(np.reshape(z, (-1, d)) @ factor + mean, np.shape(drawn))
+    assert np.allclose(current(result), drawn, rtol=1e-12, atol=1e-14), \
+        f"adsim: the pathwise draw of {kind}.multivariate_normal differs from NumPy's"
     return result
 
 

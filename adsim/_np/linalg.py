@@ -269,7 +269,7 @@ _eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
                              "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
-def distinct_eigenvalues(w, why):
+def distinct_eigenvalues(w, why, name="numpy.linalg.eigh", instead="np.linalg.eigvalsh"):
     """Refuse equal eigenvalues: the eigenvectors (and the second
     derivatives of the eigenvalues) have no derivative there."""
     if isinstance(w, Active):
@@ -278,10 +278,10 @@ def distinct_eigenvalues(w, why):
     if repeated.any():
         i, j = np.argwhere(repeated)[0]
         raise UndefinedDerivative(
-            f"adsim: numpy.linalg.eigh: {why}, and eigenvalues {i} and {j} are equal "
+            f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal "
             f"({float(w[i])!r}): the eigenvectors of a repeated eigenvalue, and the second "
             f"derivatives of the eigenvalues, do not exist there. For first derivatives of the "
-            f"eigenvalues alone use np.linalg.eigvalsh; otherwise move the point")
+            f"eigenvalues alone use {instead}; otherwise move the point")
 
 
 def _eigvecs_jvp(args, V, tangents):

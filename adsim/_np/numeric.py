@@ -257,6 +257,40 @@ def polymul(a1, a2):
     return np.poly1d(out) if poly else out
 
 
+def _near_zero(c):
+    """NumPy's ``allclose(c, 0, rtol=1e-14)`` of a scalar, |c| <= 1e-8, as a
+    recorded comparison of the magnitude (a sign record would fail on
+    replay where the cancelled coefficient's rounding changes sign)."""
+    if not isinstance(c, Active):
+        return bool(np.abs(c) <= 1e-8)
+    return bool(np.maximum(c, -c) <= 1e-8)
+
+
+def polydiv(u, v):
+    """NumPy's polydiv: long division, each quotient coefficient the scaled
+    leading remainder coefficient, ``r[k:k + n + 1] -= d * v``; then the
+    remainder's leading coefficients NumPy finds close to zero
+    (``allclose(r[0], 0, rtol=1e-14)``: the m - n + 1 the division cancels,
+    and any other, a recorded comparison) dropped. A poly1d among the
+    arguments gives poly1ds."""
+    poly = isinstance(u, np.poly1d) or isinstance(v, np.poly1d)
+    u = np.atleast_1d(u.coeffs if isinstance(u, np.poly1d) else u) + 0.0
+    v = np.atleast_1d(v.coeffs if isinstance(v, np.poly1d) else v) + 0.0
+    m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
+    scale = 1.0 / v[0]
+    tape = tape_of(u, v)
+    r = as_active(tape, u) * 1.0                # a copy NumPy's steps write into
+    pieces = []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        pieces.append(d)
+        r[k:k + n + 1] -= d * v
+    q = np.stack(pieces) if pieces else np.zeros(1)
+    while _near_zero(r[0]) and shape_of(r)[-1] > 1:
+        r = r[1:]
+    return (np.poly1d(q), np.poly1d(r)) if poly else (q, r)
+
+
 def polyder(p, m=1):
     """Coefficients of the m-th derivative, NumPy's: ``p[:-1] * powers``
     once per order (a poly1d's coefficients give a poly1d)."""

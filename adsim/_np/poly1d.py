@@ -1,9 +1,12 @@
-"""np.poly1d's constructor given a list holding active values: hooked as
-the SciPy functions are while a recording runs (adsim/_record/interpose.py),
-since NumPy's code turns the list into a plain array itself."""
+"""np.poly1d's constructor given a list holding active values, and its
+division with active coefficients: hooked as the SciPy functions are while
+a recording runs (adsim/_record/interpose.py), since NumPy's code turns the
+list (or the poly1d given to np.polydiv) into a plain array itself."""
 import numpy as np
 
+from .._active import Active
 from .joins import from_pieces, holds_active
+from .numeric import polydiv
 
 
 def poly1d_init(self, c_or_r, r=False, variable=None):
@@ -22,3 +25,19 @@ def _listed_coefficients(args, kwargs):
 
 
 poly1d_init.routes_when = _listed_coefficients
+
+
+def poly1d_truediv(self, other):
+    """``p / q`` of poly1ds: NumPy's (a scalar divides the coefficients, else
+    the quotient and remainder poly1ds of np.polydiv), with adsim's polydiv
+    given the poly1ds themselves (NumPy's dispatch would not look into them)."""
+    if np.isscalar(other) or isinstance(other, Active) and other.shape == ():
+        return np.poly1d(self.coeffs / other)
+    return polydiv(self, other if isinstance(other, np.poly1d) else np.poly1d(other))
+
+
+def _active_coefficients(args, kwargs):
+    return any(isinstance(getattr(p, "coeffs", p), Active) for p in args)
+
+
+poly1d_truediv.routes_when = _active_coefficients

@@ -14,8 +14,8 @@ interposition on, adsim changes exactly three things outside itself:
    (other threads, NumPy, SciPy, adsim itself) get NumPy's result, except
    that ``r_`` and ``c_`` given active items take adsim's rule whoever
    calls them (NumPy's would fail on them). And every other name under
-   which ``numpy``, ``numpy.linalg``, ``numpy.fft`` and
-   ``numpy.lib.stride_tricks`` hold a function of adsim's dispatch table
+   which ``numpy``, ``numpy.linalg``, ``numpy.fft``,
+   ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function of adsim's dispatch table
    (``np.sum``, ``np.linalg.det``, ...; not ufuncs) is bound to a wrapper
    (adsim/_record/listed.py) that makes lists and tuples holding active
    values active arrays before calling NumPy's function, whoever calls it:
@@ -231,7 +231,8 @@ _hooked_modules = set()
 # NumPy's Python methods that convert active arguments, with adsim's rules:
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
 _NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),
-                  (np.poly1d, "__init__", poly1d.poly1d_init), *polynomial_series.HOOKS)
+                  (np.poly1d, "__init__", poly1d.poly1d_init),
+                  (np.poly1d, "__truediv__", poly1d.poly1d_truediv), *polynomial_series.HOOKS)
 _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 

@@ -5,7 +5,8 @@ NumPy's dispatch looks at an argument, not into it: ``np.sum([a, b])``,
 argument of their own, so NumPy would convert the lists itself and never
 ask adsim. While a recording runs with interposition on,
 adsim/_record/interpose.py binds each name under which ``numpy``,
-``numpy.linalg``, ``numpy.fft`` and ``numpy.lib.stride_tricks`` hold a
+``numpy.linalg``, ``numpy.fft``, ``numpy.lib.stride_tricks`` and
+``numpy.emath`` hold a
 function NumPy dispatches by ``__array_function__`` (ufuncs aside) to a
 wrapper made here. A call whose arguments hold active values inside a list
 or tuple has its array_like arguments made active arrays
@@ -30,7 +31,7 @@ import numpy.linalg
 from .._np import array_likes
 from .creation import routed
 
-_MODULES = (np, np.linalg, np.fft, np.lib.stride_tricks)
+_MODULES = (np, np.linalg, np.fft, np.lib.stride_tricks, np.emath)
 
 
 def _listed_wrapper(original):

@@ -1,7 +1,8 @@
 """``scipy.linalg`` on single active matrices: solve_triangular, solve (every
 ``assume_a``), solve_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
 norm, and the factorizations NumPy also has (cholesky, inv, det, svd,
-svdvals, qr, eigh, eigvalsh), called unchanged (see hooks.py); the
+svdvals, qr, eigh, eigvalsh; eigh and eigvalsh also of a pencil (a, b):
+generalized_eigh.py), called unchanged (see hooks.py); the
 structured matrices (structured.py), solve_sylvester and the matrix
 functions expm, logm, sqrtm, ... (matfuncs.py) join them in ``HOOKS``.
 
@@ -20,7 +21,7 @@ from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
-from . import matfuncs, structured
+from . import generalized_eigh, matfuncs, structured
 from .arrays import array
 
 
@@ -305,10 +306,25 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
          type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
     a = array(a, "scipy.linalg.eigh")
     _matrix("eigh", a)
-    _plain_options("eigh", b=(b, None), subset_by_index=(subset_by_index, None),
-                   subset_by_value=(subset_by_value, None))
-    uplo = "L" if lower else "U"
-    return linalg.eigvalsh(a, uplo) if eigvals_only else tuple(linalg.eigh(a, uplo))
+    _plain_options("eigh", subset_by_value=(subset_by_value, None))
+    if b is not None:
+        b = array(b, "scipy.linalg.eigh")
+        _matrix("eigh", b)
+        if np.shape(b) != np.shape(a):
+            raise ValueError(f"wrong b dimensions {np.shape(b)}, should be {np.shape(a)}")
+        _plain_options("eigh", type=(type, 1))
+    if b is not None or subset_by_index is not None:
+        # another LAPACK driver computes other rounding and eigenvector signs
+        _plain_options("eigh", driver=(driver, None))
+    if subset_by_index is not None:
+        out = generalized_eigh.subset(a, b, lower, eigvals_only, subset_by_index)
+        return out if eigvals_only else tuple(out)
+    if b is not None:
+        out = generalized_eigh.eigh(a, b, lower, eigvals_only)
+        return out if eigvals_only else tuple(out)
+    _plain_options("eigh", driver=(driver, None))
+    out = generalized_eigh.one_matrix(a, lower, eigvals_only)
+    return out if eigvals_only else tuple(out)
 
 
 def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,

@@ -2,7 +2,9 @@
 hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
-signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py).
+signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py);
+welch and periodogram (welch.py); find_peaks, peak_prominences and
+peak_widths (peaks.py).
 
 Convolution is bilinear: one primitive computes the full N-d convolution
 y = a * b (SciPy's values, by the method SciPy would choose), and its rules
@@ -23,6 +25,7 @@ import scipy.signal
 from ..errors import UnsupportedOperation
 from ..primitives import primitive
 from .arrays import array
+from . import peaks, welch
 from .linear_maps import linear_in
 
 
@@ -211,7 +214,9 @@ def lfilter(b, a, x, axis=-1, zi=None):
 
 
 HOOKS = {("scipy.signal", f.__name__): f for f in (
-    convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter)}
+    convolve, correlate, fftconvolve, oaconvolve, convolve2d, correlate2d, lfilter,
+    welch.welch, welch.periodogram, peaks.find_peaks, peaks.peak_prominences,
+    peaks.peak_widths)}
 
 # linear in the signal for plain filter settings (adsim/_scipy/linear_maps.py)
 _STATE = (("zi", "a filter's initial state and its final state"),)

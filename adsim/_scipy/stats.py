@@ -22,7 +22,7 @@ import numpy as np
 from .._np import joins
 from .._np.integers import plain_if_constant
 from ..errors import UnsupportedOperation
-from . import dirichlet, mvn, stats_functions, stats_rvs
+from . import dirichlet, kde, mvn, stats_functions, stats_rvs
 from .arrays import array
 from .distributions import CONTINUOUS, DISCRETE
 
@@ -229,7 +229,9 @@ HOOKS = {
     **mvn.HOOKS,
     **dirichlet.HOOKS,
     **stats_functions.HOOKS,
+    **kde.HOOKS,
 }
+CLASSES = kde.CLASSES
 
 
 def covers(obj):
