@@ -1332,6 +1332,10 @@ def _odeint_active_rtol(x):
     return scipy.integrate.odeint(lambda y, t: -y, x[1:], [0.0, 0.5], rtol=x[0] * 1e-6)
 
 
+# a plain solution (SciPy's own solve) evaluated at active times
+_PLAIN_SOLUTION = scipy.integrate.solve_ivp(lambda t, y: [y[1], -y[0]], (0.0, 2.0), [1.0, 0.0],
+                                            dense_output=True, rtol=1e-6).sol
+
 SCIPY_MORE = {
     sl.lu: [case(lambda x: sl.lu(general(x))[2], 4), case(lambda x: sl.lu(general(x))[1], 4, "L")],
     sl.norm: [case(lambda x: sl.norm(x), (2, 3)), case(lambda x: sl.norm(x, 1), 4, "ord 1")],
@@ -1435,6 +1439,11 @@ SCIPY_MORE = {
     scipy.optimize.rosen_hess_prod: [case(lambda x: scipy.optimize.rosen_hess_prod(x, C3), 3)],
     scipy.integrate.solve_ivp: [case(_odes, 3, domain=(0.2, 1.8),
                                      cs="step sizes come from error norms |.|: not holomorphic")],
+    scipy.integrate._ivp.common.OdeSolution.__call__: [case(
+        lambda x: _PLAIN_SOLUTION(x), 3, domain=(0.1, 1.9),
+        cs="the step holding t is chosen by comparing t with the step ends")],
+    scipy.integrate._ivp.base.DenseOutput.__call__: [case(
+        lambda x: _PLAIN_SOLUTION.interpolants[1](x), 3, domain=(0.1, 1.9))],
 }
 
 
