@@ -78,19 +78,29 @@ def _padded_sum(sign):
     return rule
 
 
+def _division(c1, c2):
+    """The two series of a division, and its result where NumPy's is
+    immediate (a divisor longer than the dividend, or a constant one),
+    else None; a zero leading coefficient raises as NumPy does."""
+    c1, c2 = pu.as_series([c1, c2])
+    if c2[-1] == 0:
+        raise ZeroDivisionError("polynomial division by zero")
+    if np.size(c1) < np.size(c2):
+        return c1, c2, (c1[:1] * 0, c1)
+    if np.size(c2) == 1:
+        return c1, c2, (c1 / c2[-1], c1[:1] * 0)
+    return c1, c2, None
+
+
 def _power_series_div(c1, c2):
     """numpy.polynomial.polynomial.polydiv: NumPy's steps (the divisor scaled
     by its leading coefficient, the dividend's entries updated from the
     top), on an active copy of the dividend: NumPy updates its own copy in
     place, a plain array when only the divisor is active."""
-    c1, c2 = pu.as_series([c1, c2])
-    if c2[-1] == 0:
-        raise ZeroDivisionError("polynomial division by zero")
+    c1, c2, done = _division(c1, c2)
+    if done is not None:
+        return done
     n1, n2 = np.size(c1), np.size(c2)
-    if n1 < n2:
-        return c1[:1] * 0, c1
-    if n2 == 1:
-        return c1 / c2[-1], c1[:1] * 0
     scale = c2[-1]
     c2 = c2[:-1] / scale
     c1 = as_active(tape_of(c1, c2), c1) * 1.0
@@ -106,14 +116,10 @@ def _series_div(mul_f, c1, c2):
     NumPy's steps, the quotient's coefficients stacked where NumPy writes
     them into an ``np.empty`` array of its own (plain, whatever the
     operands)."""
-    c1, c2 = pu.as_series([c1, c2])
-    if c2[-1] == 0:
-        raise ZeroDivisionError("polynomial division by zero")
+    c1, c2, done = _division(c1, c2)
+    if done is not None:
+        return done
     n1, n2 = np.size(c1), np.size(c2)
-    if n1 < n2:
-        return c1[:1] * 0, c1
-    if n2 == 1:
-        return c1 / c2[-1], c1[:1] * 0
     quotient, rem = [None] * (n1 - n2 + 1), c1
     for i in range(n1 - n2, -1, -1):
         p = mul_f([0] * i + [1], c2)
