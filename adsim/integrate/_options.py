@@ -52,6 +52,8 @@ def _time(t, what):
                            f"real numbers")
     if value.dtype.kind not in "biuf" or value.size != 1:
         raise InvalidArgument(f"{_WHERE}: {what} must be a real number, got {given(t)}")
+    if not np.isfinite(value):         # an integration towards it would never end
+        raise InvalidArgumentValue(f"{_WHERE}: {what} must be finite, got {given(t)}")
     return float(t)
 
 
