@@ -158,3 +158,32 @@ def test_polyfit_with_list_abscissae_differentiates_like_differences(with_weight
         return np.sum(np.polyfit([0, 1, 2], y, 1, w=w))
     y = np.array([0.0, 1.0, 3.0])
     assert_close(adsim.grad(f)(y), fd_jacobian(f, [y])[0])
+
+
+@pytest.mark.parametrize("wrap", [lambda x: [x, x], lambda x: (x, 2.0 * x), lambda x: {"a": x}])
+def test_stop_gradient_and_value_of_a_container_stop_each_array(wrap):
+    def f(x):
+        held = adsim.stop_gradient(wrap(x))
+        kept = adsim.value(wrap(x))
+        first = held[0] if not isinstance(held, dict) else held["a"]
+        other = kept[-1] if not isinstance(kept, dict) else kept["a"]
+        return np.sum(first * x + other * x ** 2)
+    a = f(X)
+    stopped = wrap(X)
+    c = stopped[-1] if not isinstance(stopped, dict) else stopped["a"]
+    assert_close(adsim.grad(f)(X), X + 2 * c * X)                   # the held arrays: constants
+    assert_close(adsim.jvp(f, X, np.ones(3))[1], np.sum(X + 2 * c * X))
+    assert np.isfinite(a)
+    assert adsim.stop_gradient([1.0, 2.0]) == [1.0, 2.0]           # plain data unchanged
+
+
+@pytest.mark.parametrize("call", [
+    lambda: adsim.grad(lambda T: np.sum(adsim.integrate.solve_ivp(
+        lambda t, y: -y, (0.0, T), X).y[:, -1]))(np.nan),
+    lambda: adsim.grad(lambda y: np.sum(adsim.integrate.solve_ivp(
+        lambda t, y: -y, (0.0, 1.0), y, t_eval=[0.5, np.nan]).y))(X),
+    lambda: adsim.grad(lambda y: np.sum(adsim.integrate.solve_ivp(
+        lambda t, y: -y, (0.0, 1.0), y, atol=np.nan).y[:, -1]))(X)])
+def test_times_and_tolerances_that_are_not_finite_are_refused_inside_a_recording(call):
+    with pytest.raises(InvalidArgumentValue, match="must be finite"):
+        call()
