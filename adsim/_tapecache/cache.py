@@ -12,6 +12,7 @@ function may be called from several threads; two threads recording at once
 make two independent tapes.
 """
 import functools
+import inspect
 import threading
 import time
 import types
@@ -359,10 +360,33 @@ def _with_inputs(f, call, opaque=False):
             n = tree.n_leaves
             full[pos] = inputs[lo] if tree.is_leaf else unflatten(tree, inputs[lo:lo + n])
             lo += n
-        out, call.out_tree, call.out_shapes = flat_output(f(*full, **kwargs), _name(f), opaque)
+        try:
+            result = f(*full, **kwargs)
+        except TypeError as err:
+            _refuse_misfit(f, err, full, kwargs)
+            raise
+        out, call.out_tree, call.out_shapes = flat_output(result, _name(f), opaque)
         return out
     inputs_to_f.__name__ = _name(f)
     return inputs_to_f
+
+
+def _refuse_misfit(f, err, args, kwargs):
+    """Name a call of the user's Python function ``f`` that did not fit its
+    signature (a TypeError raised by the call itself, before f ran: one
+    raised inside f is f's own and passes)."""
+    if err.__traceback__.tb_next is None and isinstance(f, (types.FunctionType,
+                                                            types.MethodType)):
+        shown = ", ".join(["x"] * len(args) + [f"{k}=..." for k in kwargs])
+        try:
+            form = f"{_name(f)}{inspect.signature(f)}"
+        except (TypeError, ValueError):
+            form = _name(f)
+        misfit = InvalidArgument(f"adsim: a function adsim made (grad(f), jacobian(f), ...) "
+                                 f"passes its arguments to f unchanged, and {_name(f)}({shown}) "
+                                 f"raised \"{err}\"; call it with the arguments of {form}")
+        misfit.off_signature = True      # jvp and vjp say more of their primals
+        raise misfit from err
 
 
 # ---- caches shared per function -------------------------------------------------

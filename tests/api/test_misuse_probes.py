@@ -187,3 +187,15 @@ def test_stop_gradient_and_value_of_a_container_stop_each_array(wrap):
 def test_times_and_tolerances_that_are_not_finite_are_refused_inside_a_recording(call):
     with pytest.raises(InvalidArgumentValue, match="must be finite"):
         call()
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: adsim.grad(lambda x: np.sum(x))(X, 1), r"<lambda>\(x, x\) raised .*takes 1 "
+                                                   r"positional argument.*of <lambda>\(x\)"),
+    (lambda: adsim.grad(lambda x, y: np.sum(x * y))(X), r"missing 1 required positional "
+                                                        r"argument: 'y'.*<lambda>\(x, y\)"),
+    (lambda: adsim.jacobian(lambda x: x)(X, k=1), r"<lambda>\(x, k=...\) raised .*unexpected "
+                                                  r"keyword argument 'k'")])
+def test_a_made_function_called_off_fs_signature_shows_fs_signature(call, words):
+    with pytest.raises(InvalidArgument, match=words):
+        call()
