@@ -11,7 +11,7 @@ import adsim
 import adsim.checkpoint
 import adsim.integrate
 from adsim.errors import (AdsimError, FinishedRecording, InvalidArgnums, InvalidArgument,
-                          InvalidArgumentValue, PrimitiveRuleError)
+                          InvalidArgumentValue, PrimitiveRuleError, UnsupportedOperation)
 from fdcheck import assert_close, fd_jacobian
 
 X = np.array([0.5, -0.3, 0.2])
@@ -199,3 +199,8 @@ def test_times_and_tolerances_that_are_not_finite_are_refused_inside_a_recording
 def test_a_made_function_called_off_fs_signature_shows_fs_signature(call, words):
     with pytest.raises(InvalidArgument, match=words):
         call()
+
+
+def test_an_active_index_is_a_typed_error():
+    with pytest.raises(UnsupportedOperation, match="cannot be used as an index"):
+        adsim.grad(lambda x: x[x[0]])(np.ones(2))
