@@ -204,3 +204,9 @@ def test_a_made_function_called_off_fs_signature_shows_fs_signature(call, words)
 def test_an_active_index_is_a_typed_error():
     with pytest.raises(UnsupportedOperation, match="cannot be used as an index"):
         adsim.grad(lambda x: x[x[0]])(np.ones(2))
+
+
+def test_an_ndarray_method_given_as_f_says_to_pass_a_function():
+    with pytest.raises(UnsupportedOperation, match=r"np.ndarray.sum, which takes only NumPy "
+                                                   r"arrays.*lambda x: x.sum\(\)"):
+        adsim.grad(np.ndarray.sum)(X)
