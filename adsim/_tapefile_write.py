@@ -4,7 +4,9 @@ file (``save``). Below the user-facing Tape class, whose ``save`` writes
 here, and below the callback classes a file may hold: a callback is written
 when its class is the one named for its ``file_kind`` in ``CALLBACK_CLASSES``
 (adsim/tapefile.py reads them back with the classes themselves)."""
+import errno
 import hashlib
+import io
 import json
 import os
 import struct
@@ -14,7 +16,7 @@ import numpy as np
 
 from . import _program, _tape
 from ._version import __version__
-from .errors import InvalidArgument, TapeCopyError
+from .errors import InvalidArgument, InvalidArgumentValue, TapeCopyError
 
 MAGIC = b"\x89adsim-tape\r\n\x1a\n\x00"     # 16 bytes: binary, catches newline translation
 FORMAT_VERSION = 2                           # 2: ARGS section; readers read 1 too
@@ -187,16 +189,32 @@ def _path(file, mode):
                           f"{type(file).__name__}")
 
 
+def binary_file(file, where, mode):
+    """``file`` (an object with read or write) if it is not a text file: a
+    tape file is bytes."""
+    if isinstance(file, io.TextIOBase):
+        raise InvalidArgument(f"{where}: file is a text file object ({type(file).__name__}); "
+                              f"a tape file holds bytes: open it in binary mode, "
+                              f"open(path, {mode!r})")
+    return file
+
+
 def save(tape, file):
     """Write ``tape`` to ``file``: a path (written to a temporary file in the
     same directory, then renamed, so a reader never sees half a file) or a
     binary file object."""
     data = dumps(tape)
     if hasattr(file, "write"):
-        file.write(data)
+        binary_file(file, "tape.save", "wb").write(data)
         return
     path = os.fsdecode(_path(file, "writing"))
     folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InvalidArgumentValue(f"tape.save: file {path!r} is a directory; give the path "
+                                   f"of a file in it, such as {os.path.join(path, 'f.adtape')!r}")
+    if not os.path.isdir(folder):      # else mkstemp's error would name its temporary file
+        raise FileNotFoundError(errno.ENOENT, f"tape.save: no folder {folder!r} to write {path!r} "
+                                f"in; create it first", folder)
     fd, tmp = tempfile.mkstemp(prefix=".adsim-tape-", dir=folder)
     try:
         with os.fdopen(fd, "wb") as out:

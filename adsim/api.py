@@ -313,7 +313,8 @@ def _primals_call(f, x, entry, run):
     try:
         return run()
     except TypeError as err:
-        if not _several(x) or isinstance(err, AdsimError) or _fits(f, len(x)):
+        if not _several(x) or _fits(f, len(x)) or (
+                isinstance(err, AdsimError) and not getattr(err, "off_signature", False)):
             raise
         direction = "(v1, ..., vn)" if entry == "jvp" else "w"
         one = "v" if entry == "jvp" else "w"

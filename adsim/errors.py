@@ -292,6 +292,16 @@ class TapeNotRecorded(AdsimError, RuntimeError):
     """
 
 
+class FinishedRecording(AdsimError, RuntimeError):
+    """An active value was used after the recording that made it ended.
+
+    Active values live while their function is recorded; one kept beyond
+    (stored in a global, an attribute or a cache) refers to a closed tape.
+    Fix: return the values you need from the function, and keep plain
+    arrays (``adsim.value(x)``, or arrays made outside it) between calls.
+    """
+
+
 class ReadOnlyTapeAttribute(AdsimError, AttributeError):
     """An attribute of a tape was assigned or deleted.
 

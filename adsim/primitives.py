@@ -39,7 +39,7 @@ from ._filefields import expect_keys, json_data, shape_field, size_of
 from ._tapecache.fingerprint import fingerprint
 from ._opcodes import Opcode as Op
 from ._active import Active, wrap
-from ._validate import entry_point, function, given
+from ._validate import entry_point, function, given, resolve_argnums
 from .errors import (InvalidArgument, NotCallable, PrimitiveRuleError, TapeCopyError,
                      UnsupportedOperation)
 
@@ -89,7 +89,8 @@ class Primitive:
         self.linear = linear
         self.elementwise = elementwise
         if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"adsim: a primitive's name must be a non-empty string, got {name!r}")
+            raise InvalidArgument(f"adsim.primitive: name must be a non-empty string, got "
+                                  f"{given(name)}")
         self.name = name or getattr(value, "__name__", "primitive")
         self.registered = name is not None
         if self.registered:
@@ -112,12 +113,15 @@ class Primitive:
     def __call__(self, *args):
         if not callable(self.value):
             raise self.not_callable("value")
+        # positions past the arguments of this call are refused, not ignored
+        fixed = (resolve_argnums(self.nondiff_argnums, len(args), f"primitive `{self.name}`",
+                                 "nondiff_argnums") if self.nondiff_argnums else ())
         if not any(isinstance(a, Active) for a in args):
             return self.value(*args)
-        if self.nondiff_argnums:
+        if fixed:
             from ._np.integers import plain_value
             args = tuple(plain_value(a, f"argument {i} of `{self.name}` (it has no derivative "
-                                        f"rule)") if i in self.nondiff_argnums else a
+                                        f"rule)") if i in fixed else a
                          for i, a in enumerate(args))
             if not any(isinstance(a, Active) for a in args):
                 return self.value(*args)
@@ -148,11 +152,11 @@ class Primitive:
 def _positions(nondiff_argnums):
     """``nondiff_argnums`` as a tuple of argument positions."""
     if isinstance(nondiff_argnums, (tuple, list)) and all(
-            isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+            isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) and i >= 0
             for i in nondiff_argnums):
         return tuple(int(i) for i in nondiff_argnums)
-    raise InvalidArgument(f"adsim.primitive: nondiff_argnums must be a tuple of ints (the "
-                          f"positions of arguments without derivatives, such as an order or a "
+    raise InvalidArgument(f"adsim.primitive: nondiff_argnums must be a tuple of ints >= 0 "
+                          f"(the positions of arguments without derivatives, such as an order or a "
                           f"flag), got {given(nondiff_argnums)}; write (i,) for one")
 
 
@@ -213,6 +217,21 @@ def _rule_result(prim, rule, result, shape=None, of="the output"):
             f"adsim: primitive returned {arr.size} numbers where {int(np.prod(shape))} were "
             f"expected: {where} returned shape {arr.shape}, {of} has shape {tuple(shape)}")
     return arr
+
+
+def _apply(prim, kind, rule, args, out, seed):
+    """``rule(args, out, seed)``; a rule that does not take these three
+    arguments is named with the form it must have (a TypeError raised
+    inside the rule is the rule's own and passes unchanged)."""
+    try:
+        return rule(args, out, seed)
+    except TypeError as err:
+        if err.__traceback__.tb_next is not None:        # raised inside the rule
+            raise
+        raise PrimitiveRuleError(f"adsim: the {kind} rule of primitive `{prim.name}` cannot be "
+                                 f"called as {kind}(args, out, "
+                                 f"{'tangents' if kind == 'jvp' else 'out_adjoint'}) ({err}); "
+                                 f"write it as {_PARTS[kind]}") from None
 
 
 def _rule_adjoints(prim, result, shapes, recorded=False):
@@ -352,7 +371,7 @@ class Application(CallbackRules):
                 rows.append(np.zeros(out.size))       # a zero seed gives exactly zero
                 continue
             with suspended():
-                tangent = jvp(args, out, tj)
+                tangent = _apply(self.prim, "jvp", jvp, args, out, tj)
             rows.append(_rule_result(self.prim, "jvp rule", tangent, self.out_shape).reshape(-1))
         return np.stack(rows)
 
@@ -360,7 +379,7 @@ class Application(CallbackRules):
         if not np.any(weight):             # a zero seed gives exactly zero (0 * inf = 0)
             return [np.zeros(np.shape(a)) for a in args]
         with suspended():
-            adjoints = vjp(args, out, weight.reshape(self.out_shape))
+            adjoints = _apply(self.prim, "vjp", vjp, args, out, weight.reshape(self.out_shape))
         return _rule_adjoints(self.prim, adjoints, self.in_shapes)
 
     def adjoint(self, flat_args, result, adjoint, context=None):
@@ -403,7 +422,8 @@ class Application(CallbackRules):
             full = list(args)
             for i, x in zip(free, xs):
                 full[i] = x
-            adj = _rule_adjoints(self.prim, vjp(full, xs[-2], xs[-1]), shapes, recorded=True)
+            adj = _rule_adjoints(self.prim, _apply(self.prim, "vjp", vjp, full, xs[-2], xs[-1]),
+                                 shapes, recorded=True)
             from ._np.core import reshaped
             pieces = [reshaped(a, (-1,)) if isinstance(a, Active) else
                       np.zeros(int(np.prod(shapes[i]))) if a is None else np.ravel(a) * 0.0

@@ -35,6 +35,12 @@ class Tape(_tape.Tape):
     differently at the new input.
     """
 
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:             # the compiled base would ignore them
+            raise InvalidArgument(f"adsim.Tape() takes no arguments, got {len(args)} positional "
+                                  f"and {sorted(kwargs)} keyword; tapes are made by "
+                                  f"adsim.record(f, x) or adsim.load_tape(file)")
+
     def __setattr__(self, name, value):
         if name not in _SETTABLE:
             _refuse_attribute(self, name, "assigned")

@@ -32,8 +32,8 @@ from . import _opcodes, _program
 from ._decoder import decode_op
 from ._tapefile_write import (  # noqa: F401  (the format's writing, public here)
     FORMAT_VERSION, MAGIC, MAX_DEPTH, MAX_TAPES, MAX_VERSION_BYTES, READS_VERSIONS, SECTIONS_OF,
-    _COUNT, _DIGEST_BYTES, _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, dumps,
-    save)
+    _COUNT, _DIGEST_BYTES, _HEAD, _LENGTH, _NATIVE, _SECTION, _SECTIONS, _TYPES, _path, binary_file,
+    dumps, save)
 from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
@@ -159,7 +159,7 @@ def load(file, max_bytes=None):
     """The tape in ``file``: a path or a binary file object. ``max_bytes``
     bounds the memory the program may need, as for :func:`loads`."""
     if hasattr(file, "read"):
-        return loads(file.read(), max_bytes)
+        return loads(binary_file(file, "adsim.load_tape", "rb").read(), max_bytes)
     with open(_path(file, "reading"), "rb") as fh:
         return loads(fh.read(), max_bytes)
 

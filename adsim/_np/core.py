@@ -8,7 +8,7 @@ import numpy as np
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, other_layout, record_binary_refs, wrap
 from .._validate import real_array
-from ..errors import MixedRecordings, UnsupportedOperation
+from ..errors import FinishedRecording, MixedRecordings, UnsupportedOperation
 from . import layout
 
 
@@ -25,10 +25,11 @@ def tape_of(*values):
     if tape is None:
         raise TypeError("adsim: internal dispatch without an active operand")
     if not tape.recording:
-        raise RuntimeError("adsim: this active array belongs to a finished recording; it can no "
-                           "longer be used in computations (return values, do not store them: "
-                           "an object attribute, global or cache holding one needs a plain "
-                           "array instead, made outside the recorded function)")
+        raise FinishedRecording("adsim: this active array belongs to a finished recording; it "
+                                "can no longer be used in computations (return values, do not "
+                                "store them: an object attribute, global or cache holding one "
+                                "needs a plain array instead, made outside the recorded "
+                                "function)")
     return tape
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
+from .._containers.tree import flatten, is_container, unflatten
 from ..errors import UnsupportedOperation
 from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
     reject_kwargs, shape_of, size_of, tape_of
@@ -60,18 +61,27 @@ def where(condition, x=None, y=None):
 
 
 def stop_gradient(x):
-    """``x`` with derivative zero: replays follow its value, derivatives ignore it."""
-    if not isinstance(x, Active):
-        return x
-    return record_unary(x, int(Op.STOP_GRADIENT))
+    """``x`` with derivative zero: replays follow its value, derivatives
+    ignore it. A container (list, tuple, dict of arrays) is kept, each of
+    its arrays stopped."""
+    if isinstance(x, Active):
+        return record_unary(x, int(Op.STOP_GRADIENT))
+    return _each_leaf(stop_gradient, x) if is_container(x) else x
 
 
 def value(x):
     """``x`` without derivatives (see adsim.value): inside a recording a
-    recorded stop-gradient, so replays follow it; else a plain array."""
+    recorded stop-gradient, so replays follow it; else a plain array. A
+    container (list, tuple, dict of arrays) is kept, with the value of each
+    of its arrays."""
     if isinstance(x, Active):
         return stop_gradient(x)
-    return np.asarray(x)
+    return _each_leaf(value, x) if is_container(x) else np.asarray(x)
+
+
+def _each_leaf(fn, tree):
+    leaves, structure = flatten(tree)
+    return unflatten(structure, [fn(leaf) for leaf in leaves])
 
 
 def logaddexp(a, b):

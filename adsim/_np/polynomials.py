@@ -16,6 +16,8 @@ from .core import shape_of
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     order = int(deg) + 1
+    # np.polyfit takes sequences too (this runs when one of x, y, w is active)
+    x, y = (np.stack(v) if isinstance(v, (list, tuple)) else v for v in (x, y))
     x, y = x + 0.0, y + 0.0
     if deg < 0:
         raise ValueError("expected deg >= 0")
@@ -31,7 +33,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rcond = shape_of(x)[0] * np.finfo(np.float64).eps
     lhs, rhs = np.vander(x, order), y
     if w is not None:
-        w = w + 0.0
+        w = (np.stack(w) if isinstance(w, (list, tuple)) else w) + 0.0
         if len(shape_of(w)) != 1:
             raise TypeError("expected a 1-d array for weights")
         if shape_of(w)[0] != shape_of(y)[0]:

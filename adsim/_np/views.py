@@ -143,9 +143,9 @@ def _check_index(key):
     parts = key if isinstance(key, tuple) else (key,)
     for part in parts:
         if isinstance(part, Active):
-            raise TypeError("adsim: an active array cannot be used as an index (its values "
-                            "would be frozen); index with integers, slices or boolean masks "
-                            "from comparisons")
+            raise UnsupportedOperation("adsim: an active array cannot be used as an index (its "
+                                       "values would be frozen); index with integers, slices "
+                                       "or boolean masks from comparisons")
 
 
 def getitem(a, key):

@@ -12,6 +12,7 @@ function may be called from several threads; two threads recording at once
 make two independent tapes.
 """
 import functools
+import inspect
 import threading
 import time
 import types
@@ -26,7 +27,7 @@ from .random_watch import RandomWatch
 from .._record.recording import flat_output, record_inputs
 from .._containers.tree import LEAF, flatten, unflatten
 from .._validate import name_of as _name, real_array
-from ..errors import AdsimError, BranchChanged, InvalidArgument
+from ..errors import AdsimError, BranchChanged, InvalidArgument, UnsupportedOperation
 
 MAX_TAPES = 8       # tapes kept per function (distinct shapes / static arguments)
 WALK_AGAIN_AFTER = 16   # recordings without a walk once the walk could not see the environment
@@ -359,10 +360,39 @@ def _with_inputs(f, call, opaque=False):
             n = tree.n_leaves
             full[pos] = inputs[lo] if tree.is_leaf else unflatten(tree, inputs[lo:lo + n])
             lo += n
-        out, call.out_tree, call.out_shapes = flat_output(f(*full, **kwargs), _name(f), opaque)
+        try:
+            result = f(*full, **kwargs)
+        except TypeError as err:
+            _refuse_misfit(f, err, full, kwargs)
+            raise
+        out, call.out_tree, call.out_shapes = flat_output(result, _name(f), opaque)
         return out
     inputs_to_f.__name__ = _name(f)
     return inputs_to_f
+
+
+def _refuse_misfit(f, err, args, kwargs):
+    """Name a call of the user's Python function ``f`` that did not fit its
+    signature (a TypeError raised by the call itself, before f ran: one
+    raised inside f is f's own and passes), or an ndarray method
+    (``np.ndarray.sum``) given as f, which takes ndarrays only."""
+    if isinstance(f, types.MethodDescriptorType) and f.__objclass__ is np.ndarray:
+        raise UnsupportedOperation(f"adsim: f is the method np.ndarray.{f.__name__}, which "
+                                   f"takes only NumPy arrays, not the active arrays adsim "
+                                   f"passes; pass a function: lambda x: x.{f.__name__}() or "
+                                   f"np.{f.__name__} where NumPy has it") from err
+    if err.__traceback__.tb_next is None and isinstance(f, (types.FunctionType,
+                                                            types.MethodType)):
+        shown = ", ".join(["x"] * len(args) + [f"{k}=..." for k in kwargs])
+        try:
+            form = f"{_name(f)}{inspect.signature(f)}"
+        except (TypeError, ValueError):
+            form = _name(f)
+        misfit = InvalidArgument(f"adsim: a function adsim made (grad(f), jacobian(f), ...) "
+                                 f"passes its arguments to f unchanged, and {_name(f)}({shown}) "
+                                 f"raised \"{err}\"; call it with the arguments of {form}")
+        misfit.off_signature = True      # jvp and vjp say more of their primals
+        raise misfit from err
 
 
 # ---- caches shared per function -------------------------------------------------

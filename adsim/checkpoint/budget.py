@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from numbers import Integral, Real
 
-from ..errors import MemoryBudgetError
+from ..errors import InvalidArgument, InvalidArgumentValue, MemoryBudgetError
 from .schedules import _check_count
 
 __all__ = ["parse_bytes", "format_bytes", "snapshots_for_budget", "budget_error"]
@@ -70,21 +70,21 @@ def parse_bytes(size):
     (100000000, 1610612736, 2048)
     """
     if isinstance(size, bool):
-        raise TypeError(f"a size must be a number or text, got {size!r}")
+        raise InvalidArgument(f"a size must be a number or text, got {size!r}")
     if isinstance(size, Integral):
         return _in_range(int(size), size)
     if isinstance(size, Real):
         if not math.isfinite(size):
-            raise ValueError(f"a size must be finite, got {size!r}")
+            raise InvalidArgumentValue(f"a size must be finite, got {size!r}")
         if size < 0:
-            raise ValueError(f"a size must be >= 0, got {size!r}")
+            raise InvalidArgumentValue(f"a size must be >= 0, got {size!r}")
         return _in_range(math.floor(size) if size < 2.0**64 else MAX_BYTES + 1, size)
     if not isinstance(size, str):
-        raise TypeError(f"a size must be a number or text, got {type(size).__name__}")
+        raise InvalidArgument(f"a size must be a number or text, got {type(size).__name__}")
     match = _SIZE.fullmatch(size) if len(size) <= _MAX_TEXT else None
     unit = match.group(4).lower() if match else None
     if unit not in _UNITS or not (match.group(1) or match.group(2)):
-        raise ValueError(
+        raise InvalidArgumentValue(
             f"cannot read {size[:_MAX_TEXT]!r} as a size; write a number with an optional "
             "unit B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of "
             "1024), for example '512MB' or '2 GiB'"
@@ -106,15 +106,18 @@ def parse_bytes(size):
 
 def _in_range(count, given):
     if count < 0:
-        raise ValueError(f"a size must be >= 0, got {given!r}")
+        raise InvalidArgumentValue(f"a size must be >= 0, got {given!r}")
     if count > MAX_BYTES:
-        raise ValueError(f"a size must be below 2**63 bytes (9.2 EB), got {given!r}; "
-                         "for no limit give None")
+        raise InvalidArgumentValue(f"a size must be below 2**63 bytes (9.2 EB), got {given!r}; "
+                                   "for no limit give None")
     return count
 
 
 def format_bytes(count):
     """Return a byte count as short text with a decimal unit (``"1.5 MB"``)."""
+    if isinstance(count, bool) or not isinstance(count, Real):
+        raise InvalidArgument(f"adsim.checkpoint.format_bytes: count must be a number of bytes, "
+                              f"got {count!r}")
     for unit, factor in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if count >= factor:
             return f"{count / factor:.3g} {unit}"
@@ -123,9 +126,9 @@ def format_bytes(count):
 
 def _check_nbytes(value, name, minimum):
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer number of bytes, got {value!r}")
+        raise InvalidArgument(f"{name} must be an integer number of bytes, got {value!r}")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise InvalidArgumentValue(f"{name} must be >= {minimum}, got {value}")
     return int(value)
 
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _numpy_api as api
 from .._active import Active
+from ..errors import InvalidArgumentValue
 
 __all__ = ["StateLayout"]
 
@@ -28,8 +29,9 @@ class StateLayout:
         leaves = list(state) if self.is_sequence else [state]
         shapes = [tuple(api.shape_of(leaf)) for leaf in leaves]
         if shapes != self.shapes:
-            raise ValueError(f"adsim: the loop step returned a state with shapes {shapes}; it "
-                             f"must keep the shapes of the initial state {self.shapes}")
+            raise InvalidArgumentValue(f"adsim: the loop step returned a state with shapes "
+                                       f"{shapes}; it must keep the shapes of the initial state "
+                                       f"{self.shapes}")
         return leaves
 
     def flatten(self, state):

@@ -312,7 +312,8 @@ def _while(cond, step, state, args, size, options):
         while _one_truth(cond(state, *args)):
             if options.max_steps is not None and k >= options.max_steps:
                 raise RuntimeError(f"adsim: checkpoint_while did not stop within "
-                                   f"max_steps={options.max_steps}")
+                                   f"max_steps={options.max_steps}; check that cond becomes "
+                                   f"False, or raise max_steps")
             state = step(state, *args)
             k += 1
         return state

@@ -92,20 +92,21 @@ def _memory_limit(value):
     try:
         limit = parse_bytes(value)
     except (TypeError, ValueError) as error:
-        raise type(error)(f"adsim: memory_limit={value!r}: {error}") from None
+        kind = InvalidArgument if isinstance(error, TypeError) else InvalidArgumentValue
+        raise kind(f"adsim: memory_limit={value!r}: {error}") from None
     if limit == 0:
-        raise ValueError("adsim: memory_limit must be a positive number of bytes (for no "
-                         "limit give None)")
+        raise InvalidArgumentValue("adsim: memory_limit must be a positive number of bytes (for no "
+                                   "limit give None)")
     return limit
 
 
 def _snapshot_dir(value):
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"adsim: snapshot_dir must be a directory path (str or os.PathLike), "
-                        f"got {type(value).__name__}")
+        raise InvalidArgument(f"adsim: snapshot_dir must be a directory path (str or os.PathLike), "
+                              f"got {type(value).__name__}")
     path = os.fspath(value)
     if not isinstance(path, str) or not path:
-        raise TypeError(f"adsim: snapshot_dir must be a non-empty text path, got {value!r}")
+        raise InvalidArgument(f"adsim: snapshot_dir must be a non-empty text path, got {value!r}")
     existing = os.path.abspath(path)           # the path, or its nearest existing parent
     while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
@@ -120,13 +121,14 @@ def _schedule(schedule):
     if schedule is None or isinstance(schedule, (Revolve, TwoLevel, Online)):
         return schedule
     if any(schedule is cls for cls in (Revolve, TwoLevel, Online)):
-        raise TypeError(f"adsim: schedule={schedule.__name__} is a class; pass a schedule "
-                        f"object such as {_SCHEDULES}")
+        raise InvalidArgument(f"adsim: schedule={schedule.__name__} is a class; pass a schedule "
+                              f"object such as {_SCHEDULES}")
     if callable(schedule) or _is_schedule(schedule):
         return schedule
-    raise TypeError(f"adsim: schedule={schedule!r} is not a schedule; pass {_SCHEDULES}, or a "
-                    f"callable n_steps -> schedule. To set only the number of snapshots, give "
-                    f"snapshots=")
+    raise InvalidArgument(
+        f"adsim: schedule={schedule!r} is not a schedule; pass {_SCHEDULES}, or a "
+        f"callable n_steps -> schedule. To set only the number of snapshots, give "
+        f"snapshots=")
 
 
 def _is_schedule(obj):
@@ -142,11 +144,12 @@ def resolve_schedule(schedule, n_steps):
         sched = schedule(n_steps)
         if sched is None or not (isinstance(sched, (Revolve, TwoLevel, Online))
                                  or _is_schedule(sched)):
-            raise TypeError(f"adsim: the schedule callable returned {sched!r} for n_steps="
-                            f"{n_steps}; it must return {_SCHEDULES}")
+            raise InvalidArgument(f"adsim: the schedule callable returned {sched!r} for n_steps="
+                                  f"{n_steps}; it must return {_SCHEDULES}")
     if not isinstance(sched, Online) and sched.n_steps != n_steps:
-        raise ValueError(f"adsim: the schedule is for {sched.n_steps} steps, the loop has "
-                         f"{n_steps}")
+        raise InvalidArgumentValue(
+            f"adsim: the schedule is for {sched.n_steps} steps, the loop has "
+            f"{n_steps}")
     return sched
 
 
@@ -215,10 +218,11 @@ def check_save_at(save_at, n_steps):
     counts = np.asarray(save_at)
     if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu") or \
             counts.dtype == np.bool_:
-        raise TypeError(f"adsim: save_at must be a sequence of step counts (integers), got "
-                        f"{save_at!r}")
+        raise InvalidArgument(f"adsim: save_at must be a sequence of step counts (integers), got "
+                              f"{save_at!r}")
     counts = counts.astype(np.int64)
     if counts.size and (counts.min() < 0 or counts.max() > n_steps):
-        raise ValueError(f"adsim: save_at holds step counts outside 0..{n_steps} (n_steps): "
-                         f"{counts[(counts < 0) | (counts > n_steps)][:5].tolist()}")
+        raise InvalidArgumentValue(
+            f"adsim: save_at holds step counts outside 0..{n_steps} (n_steps): "
+            f"{counts[(counts < 0) | (counts > n_steps)][:5].tolist()}")
     return counts

@@ -36,7 +36,8 @@ be verified without a tape.
 from dataclasses import dataclass
 from math import comb, isqrt
 
-from .._validate import count
+from .._validate import count, given
+from ..errors import InvalidArgument
 
 __all__ = [
     "Action",
@@ -105,6 +106,14 @@ def _beta(snapshots, repetitions):
     return comb(snapshots + repetitions, snapshots)
 
 
+def _loop_and_slots(n_steps, snapshots, entry):
+    """``n_steps`` (>= 0) and ``snapshots`` (>= 1) checked; plain ints in
+    range, as the schedules pass them, cost two comparisons."""
+    if type(n_steps) is int and type(snapshots) is int and n_steps >= 0 and snapshots >= 1:
+        return n_steps, snapshots
+    return count(n_steps, "n_steps", entry, 0), count(snapshots, "snapshots", entry, 1)
+
+
 def repetition_number(n_steps, snapshots, upper=None):
     """Smallest ``r`` with ``beta(snapshots, r) >= n_steps``.
 
@@ -117,6 +126,7 @@ def repetition_number(n_steps, snapshots, upper=None):
         it, which costs one or two binomials in the nested calls of the
         binomial reversal.
     """
+    n_steps, snapshots = _loop_and_slots(n_steps, snapshots, "checkpoint.repetition_number")
     if n_steps <= 1:
         return 0
     if snapshots == 1:
@@ -154,6 +164,7 @@ def binomial_cost(n_steps, snapshots):
     run of each step made by a turn is not counted; the start state is held
     in one of the ``snapshots`` slots.
     """
+    n_steps, snapshots = _loop_and_slots(n_steps, snapshots, "checkpoint.binomial_cost")
     if n_steps <= 1:
         return 0
     if snapshots == 1:
@@ -537,6 +548,10 @@ def simulate(actions, n_steps=None, snapshots=None):
         of order, actions after the last turn, or a schedule that stops
         before step 0 is reversed.
     """
+    if (n_steps is None or snapshots is None) and not hasattr(actions, "n_steps"):
+        raise InvalidArgument(f"adsim.checkpoint.simulate: actions is {given(actions)}, not a "
+                              f"schedule (such as adsim.Revolve(n_steps, snapshots)); for a "
+                              f"sequence of actions pass n_steps= and snapshots= too")
     if n_steps is None:
         n_steps = actions.n_steps
     if snapshots is None:

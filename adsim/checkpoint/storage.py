@@ -20,7 +20,9 @@ import weakref
 
 import numpy as np
 
-from ..errors import (SnapshotDirError, SnapshotDirNotADirectoryError, SnapshotDirNotFoundError,
+from .._validate import given
+from ..errors import (InvalidArgument, InvalidArgumentValue, SnapshotDirError,
+                      SnapshotDirNotADirectoryError, SnapshotDirNotFoundError,
                       SnapshotDirPermissionError)
 
 __all__ = ["MemoryStore", "DiskStore", "TieredStore"]
@@ -29,7 +31,7 @@ __all__ = ["MemoryStore", "DiskStore", "TieredStore"]
 def _as_snapshot(arrays):
     """Check that ``arrays`` is a sequence of arrays; return it as a tuple."""
     if isinstance(arrays, np.ndarray) or not isinstance(arrays, (tuple, list)):
-        raise TypeError(
+        raise InvalidArgument(
             "a snapshot is a tuple or list of arrays, got "
             f"{type(arrays).__name__}; wrap a single array as (array,)"
         )
@@ -41,9 +43,9 @@ class _Store:
 
     def __init__(self, slots):
         if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)):
-            raise TypeError(f"slots must be an integer, got {slots!r}")
+            raise InvalidArgument(f"adsim: slots must be an integer >= 0, got {given(slots)}")
         if slots < 0:
-            raise ValueError(f"slots must be >= 0, got {slots}")
+            raise InvalidArgumentValue(f"adsim: slots must be >= 0, got {slots}")
         self._slot_count = int(slots)
         self._sizes = {}
         self._closed = False

@@ -142,6 +142,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     """
     check_fun(fun)
     events = check_events(events)
+    check_t_span(t_span)       # before SciPy's solve too: it never ends on a NaN or infinite time
     if _only_scipy_has(method, dense_output, y0) and not _holds_active(
             fun, t_span, y0, t_eval, events, args, options):
         try:

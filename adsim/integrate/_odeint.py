@@ -72,6 +72,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     options = dict(col_deriv=col_deriv, ml=ml, mu=mu, rtol=rtol, atol=atol, tcrit=tcrit, h0=h0,
                    hmax=hmax, hmin=hmin, ixpr=ixpr, mxstep=mxstep, mxhnil=mxhnil, mxordn=mxordn,
                    mxords=mxords, printmessg=printmessg, tfirst=tfirst)
+    if y0 is None:                 # SciPy's odeint reads None as NaN and returns NaNs
+        _check_arguments(func, Dfun, y0, t, args)
     if not _holds_active(func, Dfun, y0, t, args, options):
         try:
             return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._np.integers import plain_if_constant
+from .._np.integers import current, plain_if_constant
 from .._active import Active
 from .._validate import function, given
 from ..errors import InvalidArgument, InvalidArgumentValue, InvalidInput, UnsupportedOperation
@@ -40,11 +40,20 @@ def check_method(method):
                                f"(or SciPy's solver class of that name), got {given(method)}")
 
 
+def _finite(t, what):
+    """Refuse NaN or infinite times (plain or active, at their value now):
+    an integration towards one would never end, an output at one is NaN."""
+    if not np.all(np.isfinite(current(t) if isinstance(t, Active) else t)):
+        raise InvalidArgumentValue(f"{_WHERE}: {what} must be finite, got "
+                                   f"{given(current(t) if isinstance(t, Active) else t)}")
+
+
 def _time(t, what):
     if isinstance(t, Active):
         if t.size != 1:
             raise InvalidArgumentValue(f"{_WHERE}: {what} must be a scalar, got shape "
                                        f"{t.shape}")
+        _finite(t, what)
         return t.reshape(())
     value = np.asarray(t)
     if value.dtype.kind == "c":
@@ -52,6 +61,7 @@ def _time(t, what):
                            f"real numbers")
     if value.dtype.kind not in "biuf" or value.size != 1:
         raise InvalidArgument(f"{_WHERE}: {what} must be a real number, got {given(t)}")
+    _finite(value, what)
     return float(t)
 
 
@@ -120,6 +130,7 @@ def check_t_eval(t_eval, t0, tf):
     if t_eval.ndim != 1:
         raise InvalidArgumentValue(f"{_WHERE}: `t_eval` must be 1-dimensional (the output "
                                    f"times), got shape {t_eval.shape}")
+    _finite(t_eval, "t_eval")
     if np.any(t_eval < min(t0, tf)) or np.any(t_eval > max(t0, tf)):
         raise InvalidArgumentValue(f"{_WHERE}: Values in `t_eval` are not within `t_span`.")
     d = np.diff(t_eval)
@@ -153,6 +164,9 @@ def check_tolerances(rtol, atol, n):
         warnings.warn(f"At least one element of `rtol` is too small. Setting "
                       f"`rtol = np.maximum(rtol, {100 * EPS})`.", stacklevel=4)
         rtol = np.maximum(rtol, 100 * EPS)
+    if not (np.all(np.isfinite(rtol)) and np.all(np.isfinite(atol))):    # steps never accepted
+        raise InvalidArgumentValue(f"{_WHERE}: rtol and atol must be finite, got rtol="
+                                   f"{given(rtol)}, atol={given(atol)}")
     atol = np.asarray(atol, dtype=float)
     if atol.ndim > 0 and atol.shape != (n,):
         raise InvalidArgumentValue(f"{_WHERE}: `atol` has wrong shape.")

@@ -32,7 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from adsim._record.recording import record
-from adsim.errors import BranchChanged
+from adsim._validate import given
+from adsim.errors import BranchChanged, InvalidArgnums, InvalidArgumentValue
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
 from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring
 from adsim.sparse.orderings import twin_positions
@@ -255,9 +256,10 @@ class _Plan:
 
     def __init__(self, fn, args, argnum, choice, choices, what, orders):
         if not 0 <= argnum < len(args):
-            raise ValueError(f"adsim: argnum={argnum} but {len(args)} arguments were given")
+            raise InvalidArgnums(f"adsim: argnum={argnum} but {len(args)} arguments were given")
         if choice not in choices:
-            raise ValueError(f"adsim: unknown {what} {choice!r}; expected one of {choices}")
+            raise InvalidArgumentValue(f"adsim: unknown {what} {given(choice)}; expected one of "
+                                       f"{choices}")
         self.fn = fn
         self.argnum = argnum
         self.choice = choice
@@ -482,11 +484,10 @@ class SparseHessianPlan(_Plan):
 
     def _prepare(self, args):
         t0, _ = self._record(args)
-        size = int(np.prod(self.tape.output_shape))
-        if size != 1:
-            raise ValueError(f"adsim: a Hessian needs a scalar function; this one returns shape "
-                             f"{tuple(self.tape.output_shape)} (use sparse_jacobian_plan for "
-                             f"vector functions)")
+        if int(np.prod(self.tape.output_shape)) != 1:
+            raise InvalidArgumentValue(f"adsim: a Hessian needs a scalar function; this one "
+                                       f"returns shape {tuple(self.tape.output_shape)} (use "
+                                       f"sparse_jacobian_plan for vector functions)")
         t1 = time.perf_counter()
         self.pattern = hessian_pattern(self.tape, [self.argnum])
         t2 = time.perf_counter()
