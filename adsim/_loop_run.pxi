@@ -854,8 +854,8 @@ cdef class LoopRun:
             if not condition.decide(self.z):
                 break
             if limit >= 0 and k >= limit:
-                raise RuntimeError(f"adsim: checkpoint_while did not stop within max_steps="
-                                   f"{limit} steps; raise max_steps or check cond")
+                raise LoopDidNotStop(f"adsim: checkpoint_while did not stop within max_steps="
+                                     f"{limit} steps; raise max_steps or check cond")
             if online is not None:
                 slot = online.forward_step(k)
                 if slot >= 0:

@@ -23,6 +23,7 @@ from ._sweeps cimport forward_sweep, reverse_sweep, check_signals
 from ._tape cimport (Tape, Replay, Reversal, replay_setup, replay_setup_on, replay_teardown,
                      seed_tangents,
                      fused_start, reverse_replay, as_slot_array, is_float64_array)
+from .errors import LoopDidNotStop
 
 cnp.import_array()
 

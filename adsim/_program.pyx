@@ -21,7 +21,7 @@ from ._tape cimport (Tape, need_slot, operand_count, refers, SLOT_PINNED, SLOT_V
                      SLOT_WRITTEN)
 
 from ._opcodes import OPCODE_NAMES
-from .errors import TapeCopyError, TapeOverflow
+from .errors import TapeOverflow
 
 cnp.import_array()
 

@@ -53,8 +53,8 @@ from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RU
                        fused_whole_tape)
 
 from ._opcodes import OPCODE_NAMES
-from .errors import (BranchChanged, IndexOutOfBounds, InvalidArgumentValue, InvalidInput,
-                     TapeCopyError, TapeNotRecorded, TapeOverflow)
+from .errors import (BranchChanged, FinishedRecording, IndexOutOfBounds, InvalidArgumentValue,
+                     InvalidInput, TapeCopyError, TapeNotRecorded, TapeOverflow)
 
 cnp.import_array()
 
@@ -76,8 +76,8 @@ include "_replay.pxi"
 
 cdef inline int need_recording(Tape t, str what) except -1:
     if not t.recording:
-        raise RuntimeError(f"adsim: cannot {what}: this tape has finished recording; "
-                           f"record a new one")
+        raise FinishedRecording(f"adsim: cannot {what}: this tape has finished recording; "
+                                f"record a new one")
     return 0
 
 

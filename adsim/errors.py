@@ -302,6 +302,16 @@ class FinishedRecording(AdsimError, RuntimeError):
     """
 
 
+class LoopDidNotStop(AdsimError, RuntimeError):
+    """``checkpoint_while`` ran ``max_steps`` steps and its condition still
+    held.
+
+    Fix: check that ``cond`` becomes False for the state the loop reaches
+    (a tolerance never met, a counter compared the wrong way), or give a
+    larger ``max_steps``.
+    """
+
+
 class ReadOnlyTapeAttribute(AdsimError, AttributeError):
     """An attribute of a tape was assigned or deleted.
 

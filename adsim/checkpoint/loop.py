@@ -14,7 +14,7 @@ from .. import _numpy_api as api
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
 from .._validate import entry_point
-from ..errors import InvalidArgumentValue, MixedRecordings
+from ..errors import InvalidArgumentValue, LoopDidNotStop, MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
@@ -311,7 +311,7 @@ def _while(cond, step, state, args, size, options):
         k = 0
         while _one_truth(cond(state, *args)):
             if options.max_steps is not None and k >= options.max_steps:
-                raise RuntimeError(f"adsim: checkpoint_while did not stop within "
+                raise LoopDidNotStop(f"adsim: checkpoint_while did not stop within "
                                    f"max_steps={options.max_steps}; check that cond becomes "
                                    f"False, or raise max_steps")
             state = step(state, *args)

@@ -123,6 +123,21 @@ def test_a_value_kept_from_a_finished_recording_raises_a_typed_error():
     assert issubclass(FinishedRecording, RuntimeError)
 
 
+def test_recording_into_a_finished_tape_raises_a_typed_error():
+    tape = adsim.record(lambda x: x * 2.0, X)
+    with pytest.raises(FinishedRecording, match="finished recording; record a new one"):
+        tape.const_ref(np.ones(3))
+
+
+def test_a_while_loop_past_max_steps_raises_a_typed_error():
+    def run(x):
+        return np.sum(adsim.checkpoint_while(lambda s: s[0] < 10.0, lambda s: s * 1.0, x,
+                                             max_steps=5))
+    for call in (run, adsim.grad(run)):          # plain, and recorded
+        with pytest.raises(adsim.errors.LoopDidNotStop, match="max_steps=5"):
+            call(np.zeros(2))
+
+
 def test_the_tape_class_called_with_arguments_says_how_tapes_are_made():
     with pytest.raises(InvalidArgument, match=r"Tape\(\) takes no arguments.*adsim.record"):
         adsim.Tape(1, 2, 3)

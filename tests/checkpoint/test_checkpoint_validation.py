@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import adsim
+from adsim.errors import LoopDidNotStop
 from snapshot_files import held_files
 from adsim.checkpoint import (Advance, FirstTurn, Online, Restore, Revolve, TakeShot, TwoLevel,
                               YouTurn, parse_bytes)
@@ -116,7 +117,7 @@ def test_n_steps_numpy_integer_and_zero():
     (lambda x, k: adsim.checkpoint_while(lambda u, k: False, step, x, args=(k,), max_steps=1.5),
      TypeError, "max_steps must be an integer"),
     (lambda x, k: adsim.checkpoint_while(lambda u, k: True, step, x, args=(k,), max_steps=4),
-     RuntimeError, "max_steps=4"),
+     LoopDidNotStop, "max_steps=4"),
 ])
 def test_bad_arguments_raise_clear_errors(call, error, match):
     with pytest.raises(error, match=match):

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import adsim
+from adsim.errors import LoopDidNotStop
 from adsim.checkpoint import Online, Revolve
 from snapshot_files import held_files
 from adsim.checkpoint.loop import _SNAPSHOT_OVERHEAD as SNAPSHOT_OVERHEAD
@@ -616,7 +617,7 @@ def test_checkpoint_while_budget():
 
 
 def test_checkpoint_while_max_steps():
-    with pytest.raises(RuntimeError, match="max_steps=5"):
+    with pytest.raises(LoopDidNotStop, match="max_steps=5"):
         gradients(while_loss_checkpointed(max_steps=5), W_Y0, W_P)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import adsim
+from adsim.errors import LoopDidNotStop
 from adsim.testing import check_grads
 from threadwork import run_threads
 
@@ -70,7 +71,7 @@ def test_max_steps_holds_for_a_replay_that_needs_more_steps():
     tape = adsim.record(loss, np.array(0.3))        # few bounces: within the limit
     assert tape.forward(np.array(0.3)) == loss(np.array(0.3))
     for replay in (tape.forward, tape.gradient):
-        with pytest.raises(RuntimeError, match="max_steps=120"):
+        with pytest.raises(LoopDidNotStop, match="max_steps=120"):
             replay(np.array(0.8))
 
 
