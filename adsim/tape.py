@@ -41,6 +41,10 @@ class Tape(_tape.Tape):
                                   f"and {sorted(kwargs)} keyword; tapes are made by "
                                   f"adsim.record(f, x) or adsim.load_tape(file)")
 
+    def _set_internal(self, name, value):
+        """:func:`set_internal` for the modules below this one (fused runs)."""
+        set_internal(self, name, value)
+
     def __setattr__(self, name, value):
         if name not in _SETTABLE:
             _refuse_attribute(self, name, "assigned")

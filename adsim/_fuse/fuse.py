@@ -66,8 +66,7 @@ def fuse(tape, kinds=codegen.KINDS):
         if missing and len(state.table):
             _compile(tape, state, missing)
         state.kinds += missing
-        from ..tape import set_internal
-        set_internal(tape, "_fusion", state)
+        tape._set_internal("_fusion", state)     # (adsim/tape.py: users cannot set it)
         return state.report()
 
 
