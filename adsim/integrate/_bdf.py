@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._common import MAX_FACTOR, MIN_FACTOR, ImplicitStepper, along_times, min_step, norm
-from ._piecewise import larger, magnitude, smaller
+from ._piecewise import at_least, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, real_array
 
 __all__ = ["BDF", "BDFState"]
@@ -122,7 +122,7 @@ class BDF(ImplicitStepper):
         scale = self.atol + self.rtol * magnitude(y_new)
         error_norm = norm(ERROR_CONST[order] * dy / scale)
         if error_norm > 1:
-            factor = self.controlled(larger(MIN_FACTOR, safety * error_norm ** (-1 / (order + 1))))
+            factor = self.controlled(at_least(MIN_FACTOR, safety * error_norm ** (-1 / (order + 1))))
             return s._replace(h_abs=h_abs * factor, D=change_D(s.D, order, factor),
                               n_equal_steps=0.0), False
         return self._accept(s, t_new, y_new, dy, order, error_norm, safety, scale, t_bound), True

@@ -22,7 +22,7 @@ from .._np.core import binary
 from .._opcodes import Opcode as Op
 from .._active import Active, record_unary
 
-__all__ = ["magnitude", "larger", "smaller", "frozen_at_or_below"]
+__all__ = ["magnitude", "larger", "smaller", "at_least", "frozen_at_or_below"]
 
 
 def magnitude(x):
@@ -44,6 +44,18 @@ def smaller(a, b):
     if isinstance(a, Active) or isinstance(b, Active):
         return binary(Op.MINIMUM, a, b)
     return np.minimum(a, b)
+
+
+def at_least(low, x):
+    """Python's ``max(low, x)`` for a constant ``low``, as SciPy's step-size
+    controllers take it: ``x`` where it exceeds ``low``, else ``low``, NaN
+    included (``np.maximum`` would give NaN). A NaN error estimate (a
+    right-hand side that turned NaN) then shrinks the step by the smallest
+    factor until the integration fails, as SciPy's does, instead of making
+    the step size NaN and the integration run for ever."""
+    if isinstance(x, Active):
+        return np.where(x > low, x, low)
+    return x if x > low else low
 
 
 def frozen_at_or_below(x, level):

@@ -24,7 +24,7 @@ import numpy as np
 from .._active import Active
 from ._common import (EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, along_times, min_step,
                       norm, powers)
-from ._piecewise import frozen_at_or_below, larger, magnitude, smaller
+from ._piecewise import at_least, frozen_at_or_below, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
 
 __all__ = ["Radau", "RadauState"]
@@ -135,7 +135,7 @@ class Radau(ImplicitStepper):
             s = s._replace(nfev=s.nfev + 1)
         if error_norm > 1:
             factor = self._predict_factor(s, h_abs, error_norm)
-            h_abs = h_abs * self.controlled(larger(MIN_FACTOR, safety * factor))
+            h_abs = h_abs * self.controlled(at_least(MIN_FACTOR, safety * factor))
             return s._replace(h_abs=h_abs, lu_valid=0.0, rejected=1.0), False
         if isinstance(error_norm, Active):
             error_norm = frozen_at_or_below(

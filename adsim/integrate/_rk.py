@@ -22,7 +22,7 @@ import numpy as np
 from .._active import Active
 from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, along_times, min_step, norm,
                       powers, spacing_bound)
-from ._piecewise import larger, magnitude, smaller
+from ._piecewise import at_least, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
 __all__ = ["ExplicitRungeKutta", "RKState"]
@@ -126,7 +126,7 @@ class ExplicitRungeKutta(Stepper):
             if t_new >= t_bound if d > 0 else t_new <= t_bound:
                 s = s._replace(status=FINISHED)
             return s, True
-        factor = larger(MIN_FACTOR, SAFETY * error_norm ** exponent)
+        factor = at_least(MIN_FACTOR, SAFETY * error_norm ** exponent)
         return s._replace(h_abs=h_abs * self.controlled(factor), rejected=1.0,
                           counts=s.counts + (0.0, self.tableau.n_stages)), False
 

@@ -208,3 +208,31 @@ def test_every_method_checks_arguments_before_solving(method, dense_output):
         solve(args=3)
     result = solve(t_eval=[0.5, 1.0])          # and the valid call still solves
     assert np.allclose(result.y[0], np.exp(-0.5 * result.t), rtol=1e-2)
+
+
+def _turns_nan(t, y, k):
+    return -k * y * (np.nan if t > 0.5 else 1.0)
+
+
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853", "Radau", "BDF"])
+def test_a_right_hand_side_that_turns_nan_fails_as_scipys_does(method):
+    """A NaN error estimate shrinks the step by the smallest factor, as
+    SciPy's controllers (Python's max) take it, until the step is too small:
+    status -1 where the NaN begins, plain and recorded (np.maximum would
+    make the step size NaN and the integration run for ever). SciPy's own
+    BDF raises in its LU instead; adsim's fails like the others."""
+    got = solve_ivp(_turns_nan, (0.0, 1.0), np.array([1.0]), method=method, args=(1.0,))
+    assert got.status == -1 and "step size" in got.message
+    assert 0.3 < got.t[-1] <= 0.5
+    if method != "BDF":
+        want = scipy_solve_ivp(_turns_nan, (0.0, 1.0), np.array([1.0]),
+                               method=method, args=(1.0,))
+        assert (want.status, want.t[-1]) == (got.status, got.t[-1])
+
+    def last(k):
+        sol = solve_ivp(_turns_nan, (0.0, 1.0), np.array([1.0]), method=method, args=(k,))
+        assert sol.status == -1
+        return sol.y[0, -1]
+    g = adsim.grad(last)(np.array(1.0))           # of the solution where it stopped
+    t_end = got.t[-1]
+    np.testing.assert_allclose(g, -t_end * np.exp(-t_end), rtol=1e-3)
