@@ -8,6 +8,7 @@ from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
+from .._record.creation import current_tape
 from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
@@ -164,8 +165,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if name == "LSODA":
         return _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, args,
                       options)
-    if not takes_radau_derivatives(name, follow_steps):
-        return solve(name, t_eval)
+    if not takes_radau_derivatives(name, follow_steps) or current_tape() is None:
+        return solve(name, t_eval)      # (outside a recording: no derivatives, no donor)
     return bdf_with_radau_derivatives(solve, t_eval)
 
 

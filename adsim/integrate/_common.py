@@ -13,7 +13,7 @@ import numpy as np
 
 from .._np.elementwise import stop_gradient
 from .._active import Active
-from ._piecewise import larger, magnitude, smaller
+from ._piecewise import at_least, larger, magnitude, smaller
 
 __all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",
            "min_step", "spacing_bound", "powers", "along_times"]
@@ -163,7 +163,10 @@ class Stepper:
         h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
                                     self.max_step, f0, self.direction, error_order, self.rtol,
                                     self.atol)
-        return f0, self.controlled(h_abs), 2
+        # a NaN first step (fun NaN at the start: SciPy's solve then runs for
+        # ever) becomes 0: the smallest step is tried, rejected, and the
+        # integration fails with status -1
+        return f0, self.controlled(at_least(0.0, h_abs)), 2
 
 
 class ImplicitStepper(Stepper):

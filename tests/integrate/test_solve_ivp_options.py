@@ -236,3 +236,16 @@ def test_a_right_hand_side_that_turns_nan_fails_as_scipys_does(method):
     g = adsim.grad(last)(np.array(1.0))           # of the solution where it stopped
     t_end = got.t[-1]
     np.testing.assert_allclose(g, -t_end * np.exp(-t_end), rtol=1e-3)
+
+
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853", "Radau", "BDF"])
+def test_a_right_hand_side_nan_at_the_start_fails_at_once(method):
+    """fun NaN at t0 makes the first step size NaN, where SciPy's solve runs
+    for ever: adsim tries the smallest step, rejects it and fails with
+    status -1 at t0."""
+    def nan_rhs(t, y, k):
+        return -k * y * np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = solve_ivp(nan_rhs, (0.0, 1.0), np.array([1.0]), method=method, args=(1.0,))
+    assert got.status == -1 and got.t[-1] == 0.0
