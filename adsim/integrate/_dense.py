@@ -17,6 +17,8 @@ step's ends: a replay where another step contains it records again.
 derivatives of another (``method="BDF"`` by default, ``"LSODA"``): see
 ``_donor.py``.
 """
+import weakref
+
 import numpy as np
 
 from .._active import Active
@@ -97,7 +99,7 @@ class DenseSolution(SolutionCalls):
         first = self.states[0]
         if not _live(getattr(first, "_z", first), t):
             raise UnsupportedOperation(FINISHED_RECORDING)
-        values = np.array([_plain(v) for v in t]) if isinstance(t, Active) else t
+        values = _recorded(t)
         order = np.argsort(values)
         in_order = bool(np.all(order == np.arange(order.shape[0])))
         t_sorted = t if in_order else t[order]
@@ -160,11 +162,19 @@ class _SciPyInterpolants:
 
 def plain_solution(solution):
     """A SciPy ``OdeSolution`` (plain numbers) as a :class:`DenseSolution`,
-    to be evaluated at active times."""
-    first = solution.interpolants[0]
-    n = np.shape(first(first.t_old))[0]
-    return DenseSolution(_SciPyInterpolants(solution.ascending), list(solution.ts),
-                         list(solution.interpolants), (), n)
+    to be evaluated at active times; made once per solution (it holds only
+    plain values), not at every call."""
+    found = _PLAIN_SOLUTIONS.get(solution)
+    if found is None:
+        first = solution.interpolants[0]
+        n = np.shape(first(first.t_old))[0]
+        found = DenseSolution(_SciPyInterpolants(solution.ascending), list(solution.ts),
+                              list(solution.interpolants), (), n)
+        _PLAIN_SOLUTIONS[solution] = found
+    return found
+
+
+_PLAIN_SOLUTIONS = weakref.WeakKeyDictionary()
 
 
 class ConstantSolution(SolutionCalls):
@@ -197,10 +207,15 @@ class JoinedSolution(SolutionCalls):
         return self.join(self.values._at_many(t), self.donor._at_many(t))
 
 
-def _plain(v):
+def _recorded(v):
+    """The values of ``v`` (active: as recorded), a plain float array."""
     if isinstance(v, Active):
-        return float(np.asarray(v.tape.slot_value(v.slot)).reshape(v.shape))
-    return float(v)
+        return np.asarray(v.tape.slot_value(v.slot)).reshape(v.shape)
+    return np.asarray(v, dtype=float)
+
+
+def _plain(v):
+    return float(_recorded(v))
 
 
 def _live(*values):
