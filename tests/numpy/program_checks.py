@@ -1,5 +1,5 @@
-"""The checks every user program of programs_s8.py and programs_s9.py
-goes through (tests/numpy/test_user_programs_s8.py, _s9.py): the gradient
+"""The checks every user program of programs_s8.py to programs_s11.py
+goes through (tests/numpy/test_user_programs_s8.py to _s11.py): the gradient
 against central differences (a step relative to each parameter), forward
 mode against reverse mode, the Hessian-vector product against
 differences of the gradient, and the tape recorded at one point replayed
@@ -10,6 +10,7 @@ replay refusing with BranchChanged and a fresh recording right there).
 optimiser, whose derivatives agree with differences of its results to
 about its tolerance only (and whose replays re-solve to that tolerance)."""
 import numpy as np
+import pytest
 
 import adsim
 from fdcheck import assert_close, central
@@ -61,3 +62,25 @@ def check_replay_at_a_new_point(f, x, path_depends_on_point, adaptive=False, ste
                      what="replayed value")
     rtol = 1e-5 if adaptive else 1e-6
     assert_close(got, want, rtol=rtol, atol=1e-9 * np.max(np.abs(want)), what="at a new point")
+
+
+def program_tests(programs, adaptive, steps=None):
+    """The two tests of a batch of programs ({name: (f, x, check_hvp,
+    path_depends_on_point)}), parametrized by name, for the test module to
+    bind: the derivatives, and the replay at a new point. ``adaptive``:
+    the names of programs with adaptive solvers; ``steps``: difference
+    steps other than 1e-3, by name."""
+    steps = steps or {}
+
+    @pytest.mark.parametrize("name", sorted(programs))
+    def test_gradient_against_differences_and_the_other_mode(name):
+        f, x, check_hvp, _ = programs[name]
+        check_derivatives(name, f, x, check_hvp, name in adaptive, steps.get(name, 1e-3))
+
+    @pytest.mark.parametrize("name", sorted(programs))
+    def test_the_tape_replayed_at_a_new_point(name):
+        f, x, _, path_depends_on_point = programs[name]
+        check_replay_at_a_new_point(f, x, path_depends_on_point, name in adaptive,
+                                    steps.get(name, 1e-3))
+    return test_gradient_against_differences_and_the_other_mode, \
+        test_the_tape_replayed_at_a_new_point

@@ -28,7 +28,7 @@ import pytest
 
 import adsim
 import programs_s10 as prog
-from program_checks import check_derivatives, check_replay_at_a_new_point
+from program_checks import program_tests
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point)
@@ -81,16 +81,8 @@ PROGRAMS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_gradient_against_differences_and_the_other_mode(name):
-    f, x, check_hvp, _ = PROGRAMS[name]
-    check_derivatives(name, f, x, check_hvp, name in ADAPTIVE)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_tape_replayed_at_a_new_point(name):
-    f, x, _, path_depends_on_point = PROGRAMS[name]
-    check_replay_at_a_new_point(f, x, path_depends_on_point, name in ADAPTIVE)
+(test_gradient_against_differences_and_the_other_mode,
+ test_the_tape_replayed_at_a_new_point) = program_tests(PROGRAMS, ADAPTIVE)
 
 
 def test_float_of_a_parameter_is_refused_saying_where_and_what_to_do():

@@ -23,10 +23,9 @@ exchanger by np.where; half-lives by np.emath.logn; a spectral entropy; a
 leave-one-out KDE bandwidth; Tikhonov filter factors by eigh(AtA, LtL);
 turning points by Polynomial.deriv().roots()."""
 import numpy as np
-import pytest
 
 import programs_s11 as prog
-from program_checks import check_derivatives, check_replay_at_a_new_point
+from program_checks import program_tests
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point)
@@ -75,13 +74,5 @@ PROGRAMS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_gradient_against_differences_and_the_other_mode(name):
-    f, x, check_hvp, _ = PROGRAMS[name]
-    check_derivatives(name, f, x, check_hvp, name in ADAPTIVE)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_tape_replayed_at_a_new_point(name):
-    f, x, _, path_depends_on_point = PROGRAMS[name]
-    check_replay_at_a_new_point(f, x, path_depends_on_point, name in ADAPTIVE)
+(test_gradient_against_differences_and_the_other_mode,
+ test_the_tape_replayed_at_a_new_point) = program_tests(PROGRAMS, ADAPTIVE)

@@ -23,10 +23,9 @@ regression through scipy.stats.nbinom; a stochastic growth model drawing
 rng.normal(r, sigma) with active parameters (the pathwise derivative,
 adsim/_np/draws.py)."""
 import numpy as np
-import pytest
 
 import programs_s8 as prog
-from program_checks import check_derivatives, check_replay_at_a_new_point
+from program_checks import program_tests
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point); adaptive ODE solvers' derivatives
@@ -66,13 +65,5 @@ PROGRAMS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_gradient_against_differences_and_the_other_mode(name):
-    f, x, check_hvp, _ = PROGRAMS[name]
-    check_derivatives(name, f, x, check_hvp, name in ADAPTIVE, 1e-3)
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_tape_replayed_at_a_new_point(name):
-    f, x, _, path_depends_on_point = PROGRAMS[name]
-    check_replay_at_a_new_point(f, x, path_depends_on_point, name in ADAPTIVE, 1e-3)
+(test_gradient_against_differences_and_the_other_mode,
+ test_the_tape_replayed_at_a_new_point) = program_tests(PROGRAMS, ADAPTIVE)

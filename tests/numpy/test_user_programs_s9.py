@@ -30,10 +30,9 @@ COO matrix; a Wasserstein distance by sorting draws of the parameters; a
 value at risk by np.percentile; explicit diffusion by `u += ...` on a
 plain state with a named view of it."""
 import numpy as np
-import pytest
 
 import programs_s9 as prog
-from program_checks import check_derivatives, check_replay_at_a_new_point
+from program_checks import program_tests
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point); the optimiser's and the adaptive
@@ -95,14 +94,5 @@ PROGRAMS = {
 STEP = {"particle filter choice": 1e-7}
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_gradient_against_differences_and_the_other_mode(name):
-    f, x, check_hvp, _ = PROGRAMS[name]
-    check_derivatives(name, f, x, check_hvp, name in ADAPTIVE, STEP.get(name, 1e-3))
-
-
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_tape_replayed_at_a_new_point(name):
-    f, x, _, path_depends_on_point = PROGRAMS[name]
-    check_replay_at_a_new_point(f, x, path_depends_on_point, name in ADAPTIVE,
-                                STEP.get(name, 1e-3))
+(test_gradient_against_differences_and_the_other_mode,
+ test_the_tape_replayed_at_a_new_point) = program_tests(PROGRAMS, ADAPTIVE, STEP)
