@@ -110,6 +110,13 @@ def powers(x, k):
     return np.stack(products)
 
 
+def stage_sums(stages, weights):
+    """``sum_s stages[m, s, :] * weights[s, m]`` as a column per m, shape
+    ``(n, m)``: the stages of m steps (shape ``(m, s, n)``) combined with
+    each step's own weights (an interpolant's coefficients at its time)."""
+    return np.sum(stages * weights.T[:, :, None], axis=1).T
+
+
 def along_times(y, t):
     """``y`` (a state, shape ``(n,)``) as a column when ``t`` holds several
     times, so that it adds to an interpolant's ``(n, m)`` values."""

@@ -11,7 +11,11 @@ so ``sol(t)`` is recorded like any other arithmetic: its derivatives with
 respect to the parameters, ``y0`` and the query time are those of the numbers
 computed (with the step sizes as ``solve_ivp`` treats them). Which step
 contains ``t`` is a decision, recorded as comparisons of ``t`` with the
-step's ends: a replay where another step contains it records again.
+step's ends: a replay where another step contains it records again. Times
+in several steps go to the method's ``dense_rows`` together (the steps'
+states stacked as rows, one row per time), so a solution evaluated at the
+times of hundreds of steps (a donor's outputs at BDF's steps) records a few
+ops, not a set per step.
 
 :class:`JoinedSolution` gives the values of one solution with the
 derivatives of another (``method="BDF"`` by default, ``"LSODA"``): see
@@ -24,6 +28,7 @@ import numpy as np
 from .._active import Active
 from .._np.core import active_leaves
 from ..errors import UnsupportedOperation
+from ._flat import FlatView
 from ._rhs import real_array
 
 __all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
@@ -67,6 +72,7 @@ class DenseSolution(SolutionCalls):
         self.method, self.states, self.args, self.n = method, states, args, n
         self._ts = list(ts)
         self._stacked = None
+        self._rows = None               # see _state_rows
         self.n_segments = len(states)
         self.ascending = method.direction > 0
         knots = [_plain(v) for v in ts]
@@ -104,18 +110,55 @@ class DenseSolution(SolutionCalls):
         in_order = bool(np.all(order == np.arange(order.shape[0])))
         t_sorted = t if in_order else t[order]
         segments = self._segments(values[order])
-        columns, start = [], 0
-        for end in list(np.flatnonzero(np.diff(segments)) + 1) + [segments.shape[0]]:
-            group = t_sorted[start:end]
-            self._guard(int(segments[start]), group, np.min(group), np.max(group))
-            columns.append(self.method.dense(self.states[segments[start]], group, self.args))
-            start = end
-        y = columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
+        ends = list(np.flatnonzero(np.diff(segments)) + 1) + [segments.shape[0]]
+        rows = self._state_rows() if len(ends) > 1 else None
+        if rows is not None:
+            self._guard_each(segments, t_sorted)
+            y = self.method.dense_rows(rows[0].rows(rows[1][segments]), t_sorted)
+        else:
+            columns, start = [], 0
+            for end in ends:
+                group = t_sorted[start:end]
+                self._guard(int(segments[start]), group, np.min(group), np.max(group))
+                columns.append(self.method.dense(self.states[segments[start]], group,
+                                                 self.args))
+                start = end
+            y = columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
         if in_order:
             return y
         back = np.empty_like(order)
         back[order] = np.arange(order.shape[0])
         return y[:, back]
+
+    def _state_rows(self):
+        """(layout, the states stacked as rows) when the times of several
+        steps are evaluated by one set of ops (the method's ``dense_rows``:
+        the states are views of flat vectors, ``Run.accepted_states``), made
+        once; else None (one interpolant per step)."""
+        if self._rows is None:
+            self._rows = False
+            states = self.states
+            if getattr(self.method, "dense_rows", None) is not None and \
+                    all(isinstance(s, FlatView) and s.pristine and
+                        s._layout is states[0]._layout for s in states):
+                self._rows = (states[0]._layout, np.stack([s._z for s in states]))
+        return self._rows or None
+
+    def _guard_each(self, segments, t):
+        """:meth:`_guard` for each of the times ``t`` (sorted) in its step
+        ``segments`` (plain), as two comparisons of arrays."""
+        ts = self.ts
+        if not active_leaves([ts, t]):
+            return
+        last = self.n_segments - 1
+        after = np.flatnonzero(segments > 0)           # the first step takes earlier times
+        before = np.flatnonzero(segments < last)       # the last step takes later times
+        starts, ends = ts[segments[after]], ts[segments[before] + 1]
+        if self.ascending:
+            inside = bool(np.all(starts < t[after])) and bool(np.all(t[before] <= ends))
+        else:
+            inside = bool(np.all(t[after] < starts)) and bool(np.all(ends <= t[before]))
+        assert inside, "the step chosen for an interpolated time does not contain it"
 
     def _segment(self, t):
         """SciPy's choice of step (``OdeSolution._call_single``), its

@@ -17,7 +17,7 @@ import numpy as np
 from .._np.core import as_active, shape_of
 from .._active import Active
 
-__all__ = ["FlatLayout", "FlatView"]
+__all__ = ["FlatLayout", "FlatView", "FlatRows"]
 
 _UNREAD = object()
 
@@ -46,6 +46,11 @@ class FlatLayout:
     def view(self, z):
         """The state held in the flat vector ``z``, its fields read when asked for."""
         return FlatView(self, z)
+
+    def rows(self, vectors):
+        """Several states at once: ``vectors`` is a 2-d array whose rows are
+        flat vectors of this layout (see :class:`FlatRows`)."""
+        return FlatRows(self, vectors)
 
     def vector(self, state, base=None):
         """The flat vector of ``state`` (a State or a :class:`FlatView`). With
@@ -146,6 +151,25 @@ class FlatView:
 
     def __len__(self):
         return len(self._values)
+
+
+class FlatRows:
+    """Several states held in the rows of a 2-d array: each field read with
+    one gather, the states along a first axis (a scalar field has shape
+    ``(m,)``, an array field ``(m,) + shape``). Only stored fields: the
+    properties a state type derives from them (``RKState.f``, ...) index
+    one state and are not defined here."""
+
+    __slots__ = ("_layout", "_vectors")
+
+    def __init__(self, layout, vectors):
+        self._layout, self._vectors = layout, vectors
+
+    def __getattr__(self, name):
+        i = self._layout.index.get(name)
+        if i is None:
+            raise AttributeError(f"{self._layout.State.__name__} has no stored field {name!r}")
+        return self._vectors[:, self._layout.places[i]]
 
 
 def _field(state, i):

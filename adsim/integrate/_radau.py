@@ -23,6 +23,7 @@ import numpy as np
 
 from .._active import Active
 from ._common import (EPS, MAX_FACTOR, MIN_FACTOR, ImplicitStepper, along_times, min_step,
+                      stage_sums,
                       norm, powers)
 from ._piecewise import at_least, frozen_at_or_below, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING
@@ -248,6 +249,12 @@ class Radau(ImplicitStepper):
     def dense(self, s, t, args):
         x = (t - s.t_old) / (s.t - s.t_old)
         return np.dot(np.dot(s.Z.T, P), powers(x, 3)) + along_times(s.y_old, t)
+
+    def dense_rows(self, s, t):
+        """The interpolants of m steps (``s``: their states, FlatRows) at one
+        time each (``t``, shape ``(m,)``): shape ``(n, m)``."""
+        x = (t - s.t_old) / (s.t - s.t_old)
+        return stage_sums(s.Z, np.dot(P, powers(x, 3))) + s.y_old.T
 
     def counts(self, s, dense_steps):
         return s.nfev, s.njev, s.nlu

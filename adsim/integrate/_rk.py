@@ -21,7 +21,7 @@ import numpy as np
 
 from .._active import Active
 from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, along_times, min_step, norm,
-                      powers, spacing_bound)
+                      powers, spacing_bound, stage_sums)
 from ._piecewise import at_least, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
@@ -181,6 +181,19 @@ class ExplicitRungeKutta(Stepper):
             y = y + along_times(coefficient, t)
             y = y * x if i % 2 == 0 else y * (1 - x)
         return y + along_times(s.y_old, t)
+
+    @property
+    def dense_rows(self):
+        """:meth:`Radau.dense_rows` for the methods whose interpolant is a
+        polynomial of the stages (not DOP853's, which evaluates fun): None
+        for DOP853."""
+        return self._dense_rows if self.tableau.P is not None else None
+
+    def _dense_rows(self, s, t):
+        h = s.t - s.t_old
+        x = (t - s.t_old) / h
+        P = self.tableau.P
+        return h * stage_sums(s.K, np.dot(P, powers(x, P.shape[1]))) + s.y_old.T
 
     def _dop853_coefficients(self, s, args):
         """DOP853's interpolant: three more stages, then seven coefficient rows."""

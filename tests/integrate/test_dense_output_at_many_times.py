@@ -115,3 +115,20 @@ def test_the_tape_grows_with_the_steps_not_with_the_times():
         return len(adsim.record(lambda p: np.sum(at_once("RK45", times=times)(p)), P))
     few, many = ops(np.linspace(0.0, 5.0, 50)), ops(np.linspace(0.0, 5.0, 2000))
     assert many < 1.3 * few
+
+
+@pytest.mark.parametrize("method", ["RK23", "RK45", "Radau", "BDF"])
+def test_the_interpolants_of_many_steps_are_one_set_of_ops(method):
+    """Times in many steps are evaluated together (the methods' dense_rows:
+    the states of the steps stacked, one gather of a row per time, the
+    comparisons placing each time as two array comparisons), so the tape
+    does not grow with the number of steps the times fall in; BDF's rows
+    above each step's order are selected away, as its interpolant ignores
+    them."""
+    def ops(times):
+        return len(adsim.record(lambda p: np.sum(at_once(method, times=times)(p)), P))
+    n_steps = scipy.integrate.solve_ivp(lv, (0.0, 5.0), Z0, method=method, args=(P[0], P[1]),
+                                        rtol=1e-6, atol=1e-8).t.size - 1
+    assert n_steps > 20
+    two_steps, every_step = ops(np.array([0.01, 4.99])), ops(np.linspace(0.0, 5.0, 500))
+    assert every_step - two_steps < 40
