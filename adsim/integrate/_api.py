@@ -25,7 +25,7 @@ from ._rhs import FAILED, RightHandSide, real_array
 from ._bdf import BDF
 from ._bdf_derivatives import (bdf_with_radau_derivatives, checked_donor, donor_method,
                                takes_radau_derivatives, with_donor_derivatives)
-from ._dense import ConstantSolution, DenseSolution
+from ._dense import ConstantSolution, DenseSolution, recorded_values
 from ._lsoda import LSODA_ONLY, lsoda_values
 from ._implicit import JacobianSource
 from ._radau import Radau
@@ -280,7 +280,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
             sol = DenseSolution(solver, times, run.steps, args, n)
             run.marks = list(range(len(run.steps)))     # each step's interpolant is made
             if t_eval is None:
-                t, y = _stack_times(times), np.stack(ys, axis=1)
+                t, y = times, ys
             else:
                 t, y = _interpolated(sol, t_eval, times[-1], direction, n)
         elif t_eval is None:
@@ -316,11 +316,11 @@ def _event_settings(events):
 def _interpolated(sol, t_eval, t_end, direction, n):
     """``(t, y)`` at the times of ``t_eval`` the integration reached (it
     ends at ``t_end``), from ``sol``, as SciPy gives them."""
-    count = 0
-    for t in t_eval:
-        if bool(direction * (t - t_end) > 0):       # recorded when active
-            break
-        count += 1
+    beyond = direction * (recorded_values(t_eval) - recorded_values(t_end)) > 0
+    count = int(np.argmax(beyond)) if beyond.any() else beyond.shape[0]
+    if active_leaves([t_eval, t_end]):      # the decisions, recorded: two comparisons
+        assert count == 0 or bool(np.all(direction * (t_eval[:count] - t_end) <= 0))
+        assert count == beyond.shape[0] or bool(direction * (t_eval[count] - t_end) > 0)
     t = t_eval[:count]
     return t, (sol(t) if count else np.empty((n, 0)))
 

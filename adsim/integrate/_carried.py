@@ -52,7 +52,8 @@ from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING
 
-__all__ = ["queue_length", "carried_outputs", "StepRows", "guarded_count", "SNAPSHOTS_PER_INTERVAL"]
+__all__ = ["queue_length", "carried_outputs", "StepRows", "StateRows", "guarded_count",
+           "SNAPSHOTS_PER_INTERVAL"]
 
 # outputs of at most this many numbers always travel in the state
 SMALL_OUTPUTS = 1024
@@ -254,10 +255,41 @@ class StepRows:
         with ``final`` and their solutions as columns."""
         return final.step_t[self.rows - k:], final.step_y[self.rows - k:].T
 
-    def states(self, final, k):
-        """(``whole``) The solver states after the last ``k`` accepted steps."""
-        rows = final.step_states
-        return [self.solver.view(rows[j]) for j in range(self.rows - k, self.rows)]
+    def state_rows(self, final, k):
+        """(``whole``) The solver states after the last ``k`` accepted steps,
+        as the rows of a 2-d array (see :class:`StateRows`)."""
+        return final.step_states[self.rows - k:]
+
+
+class StateRows:
+    """The solver states after the accepted steps of an integration, as the
+    rows of the loops' 2-d arrays (``blocks``): the rows together
+    (:meth:`rows`, one array for the interpolants of many steps at once)
+    or one state (``states[j]``, a view of row j made when asked for)."""
+
+    def __init__(self, layout, blocks):
+        self.layout = layout
+        self.blocks = list(blocks)
+        self._starts = np.cumsum([0] + [shape_of(b)[0] for b in self.blocks])
+        self._joined = None
+
+    def __len__(self):
+        return int(self._starts[-1])
+
+    def __getitem__(self, j):
+        if j < 0:
+            j += len(self)
+        if not 0 <= j < len(self):
+            raise IndexError(j)
+        block = int(np.searchsorted(self._starts, j, side="right")) - 1
+        return self.layout.view(self.blocks[block][j - self._starts[block]])
+
+    def rows(self):
+        """All states as the rows of one 2-d array (made once)."""
+        if self._joined is None:
+            self._joined = self.blocks[0] if len(self.blocks) == 1 else \
+                np.concatenate(self.blocks)
+        return self._joined
 
 
 def _below(layout, rows, events):

@@ -28,11 +28,12 @@ import numpy as np
 from .._active import Active
 from .._np.core import active_leaves
 from ..errors import UnsupportedOperation
+from ._carried import StateRows
 from ._flat import FlatView
 from ._rhs import real_array
 
 __all__ = ["SolutionCalls", "DenseSolution", "ConstantSolution", "JoinedSolution",
-           "FINISHED_RECORDING", "plain_solution"]
+           "FINISHED_RECORDING", "plain_solution", "recorded_values"]
 
 FINISHED_RECORDING = (
     "adsim.integrate.solve_ivp: this `sol` (dense_output=True) holds active values of a "
@@ -70,13 +71,14 @@ class DenseSolution(SolutionCalls):
 
     def __init__(self, method, ts, states, args, n):
         self.method, self.states, self.args, self.n = method, states, args, n
-        self._ts = list(ts)
-        self._stacked = None
+        stacked = isinstance(ts, (np.ndarray, Active))
+        self._ts = ts if stacked else list(ts)      # (indexed by step)
+        self._stacked = ts if stacked else None
         self._rows = None               # see _state_rows
         self.n_segments = len(states)
         self.ascending = method.direction > 0
-        knots = [_plain(v) for v in ts]
-        self._knots = np.array(knots if self.ascending else knots[::-1])
+        knots = recorded_values(ts).reshape(-1) if stacked else np.array([_plain(v) for v in ts])
+        self._knots = knots if self.ascending else knots[::-1]
         ends = tuple(v if isinstance(v, Active) else np.float64(v)
                      for v in (self._ts[0], self._ts[-1]))
         self.t_min, self.t_max = ends if self.ascending else ends[::-1]
@@ -85,16 +87,22 @@ class DenseSolution(SolutionCalls):
     def ts(self):
         """The step ends (recorded values), stacked when first read: a
         recording that never reads them does not stack hundreds of times."""
+        if not _live(self._stacked if self._stacked is not None else self._ts):
+            raise UnsupportedOperation(FINISHED_RECORDING)
         if self._stacked is None:
-            if not _live(*self._ts):
-                raise UnsupportedOperation(FINISHED_RECORDING)
             self._stacked = real_array(self._ts, "t")
         return self._stacked
 
-    def _at(self, t):
-        first = self.states[0]
-        if not _live(getattr(first, "_z", first), t):     # a state, or a view of a vector
+    def _check_live(self, t):
+        """Refuse a solution whose recording has finished."""
+        states = self.states
+        first = states.blocks[0] if isinstance(states, StateRows) else \
+            getattr(states[0], "_z", states[0])         # a state, or a view of a vector
+        if not _live(first, t):
             raise UnsupportedOperation(FINISHED_RECORDING)
+
+    def _at(self, t):
+        self._check_live(t)
         return self.method.dense(self.states[self._segment(t)], t, self.args)
 
     def _at_many(self, t):
@@ -102,10 +110,8 @@ class DenseSolution(SolutionCalls):
         the times in ascending order, each run of times in one step given to
         that step's interpolant at once (one set of recorded operations per
         step, not per time), the columns put back in the order of ``t``."""
-        first = self.states[0]
-        if not _live(getattr(first, "_z", first), t):
-            raise UnsupportedOperation(FINISHED_RECORDING)
-        values = _recorded(t)
+        self._check_live(t)
+        values = recorded_values(t)
         order = np.argsort(values)
         in_order = bool(np.all(order == np.arange(order.shape[0])))
         t_sorted = t if in_order else t[order]
@@ -138,9 +144,12 @@ class DenseSolution(SolutionCalls):
         if self._rows is None:
             self._rows = False
             states = self.states
-            if getattr(self.method, "dense_rows", None) is not None and \
-                    all(isinstance(s, FlatView) and s.pristine and
-                        s._layout is states[0]._layout for s in states):
+            if getattr(self.method, "dense_rows", None) is None:
+                pass
+            elif isinstance(states, StateRows):
+                self._rows = (states.layout, states.rows())
+            elif all(isinstance(s, FlatView) and s.pristine and
+                     s._layout is states[0]._layout for s in states):
                 self._rows = (states[0]._layout, np.stack([s._z for s in states]))
         return self._rows or None
 
@@ -250,7 +259,7 @@ class JoinedSolution(SolutionCalls):
         return self.join(self.values._at_many(t), self.donor._at_many(t))
 
 
-def _recorded(v):
+def recorded_values(v):
     """The values of ``v`` (active: as recorded), a plain float array."""
     if isinstance(v, Active):
         return np.asarray(v.tape.slot_value(v.slot)).reshape(v.shape)
@@ -258,7 +267,7 @@ def _recorded(v):
 
 
 def _plain(v):
-    return float(_recorded(v))
+    return float(recorded_values(v))
 
 
 def _live(*values):

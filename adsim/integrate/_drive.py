@@ -37,7 +37,8 @@ from .._active import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
 from ..errors import MixedRecordings, UnsupportedOperation
-from ._carried import SNAPSHOTS_PER_INTERVAL, StepRows, carried_outputs, queue_length
+from ._carried import (SNAPSHOTS_PER_INTERVAL, StateRows, StepRows, carried_outputs,
+                       queue_length)
 from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
 from ._rhs import FAILED, RUNNING, real_array
@@ -90,22 +91,27 @@ class Run:
         return np.concatenate(times), np.concatenate(ys, axis=1)
 
     def accepted_states(self, state):
-        """What :meth:`every_step` gives (for a dense output: ``steps``
-        holds the state after each accepted step), the states travelling
-        in loops of rows inside a recording."""
+        """:meth:`accepted_steps` for a dense output: ``steps`` holds the
+        state after each accepted step (inside a recording, a
+        :class:`StateRows` of the rows the states travel in)."""
         carrier = self._rows(state, whole=True)
         if carrier is None:
-            return self.every_step(state)
-        times, ys = [state.t], [state.y]
+            times, ys = self.every_step(state)
+            return real_array(list(times), "t"), np.stack(ys, axis=1)
+        times, ys, blocks = [np.reshape(real_array(state.t, "t"), (1,))], \
+            [np.reshape(state.y, (-1, 1))], []
         for view, k in self._loops_of_rows(state, carrier):
-            steps = carrier.states(view, k)
-            self.steps += steps
-            times += [s.t for s in steps]
-            ys += [s.y for s in steps]
+            blocks.append(carrier.state_rows(view, k))
+            rows = carrier.solver.rows(blocks[-1])
+            times.append(rows.t)
+            ys.append(rows.y.T)
+        self.steps = StateRows(carrier.solver, blocks) if blocks else []
+        t, y = np.concatenate(times), np.concatenate(ys, axis=1)
         if self.stop is not None:           # a terminal event in the last step
-            times[-1] = self.stop
-            ys[-1] = self.method.dense(self.steps[-1], self.stop, self.args)
-        return times, ys
+            t = np.concatenate([t[:-1], np.reshape(self.stop, (1,))])
+            y = np.concatenate([y[:, :-1], np.reshape(
+                self.method.dense(self.steps[-1], self.stop, self.args), (-1, 1))], axis=1)
+        return t, y
 
     def _rows(self, state, whole):
         """The StepRows of this integration (inside a recording, when two

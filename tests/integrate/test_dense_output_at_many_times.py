@@ -132,3 +132,21 @@ def test_the_interpolants_of_many_steps_are_one_set_of_ops(method):
     assert n_steps > 20
     two_steps, every_step = ops(np.array([0.01, 4.99])), ops(np.linspace(0.0, 5.0, 500))
     assert every_step - two_steps < 40
+
+
+@pytest.mark.parametrize("method", ["RK45", "Radau", "BDF"])
+def test_the_steps_of_a_dense_solution_cost_no_ops_per_step(method):
+    """The states after the accepted steps stay the rows of their loops
+    (StateRows): the times and solutions of every step are read from the
+    rows of each loop at once, not state by state, so ``dense_output=True``
+    records about as many ops as every step's output alone."""
+    def ops(dense):
+        def f(p):
+            sol = solve_ivp(lv, (0.0, 5.0), Z0, method=method, args=(p[0], p[1]),
+                            dense_output=dense, rtol=1e-8, atol=1e-10)
+            return np.sum(sol.y ** 2) + np.sum(sol.t)
+        return len(adsim.record(f, P))
+    n_steps = scipy.integrate.solve_ivp(lv, (0.0, 5.0), Z0, method=method, args=(P[0], P[1]),
+                                        rtol=1e-8, atol=1e-10).t.size - 1
+    assert n_steps > 40
+    assert ops(True) - ops(False) < n_steps
