@@ -319,8 +319,9 @@ def _interpolated(sol, t_eval, t_end, direction, n):
     beyond = direction * (recorded_values(t_eval) - recorded_values(t_end)) > 0
     count = int(np.argmax(beyond)) if beyond.any() else beyond.shape[0]
     if active_leaves([t_eval, t_end]):      # the decisions, recorded: two comparisons
-        assert count == 0 or bool(np.all(direction * (t_eval[:count] - t_end) <= 0))
-        assert count == beyond.shape[0] or bool(direction * (t_eval[count] - t_end) > 0)
+        reached = count == 0 or bool(np.all(direction * (t_eval[:count] - t_end) <= 0))
+        passed = count == beyond.shape[0] or bool(direction * (t_eval[count] - t_end) > 0)
+        assert reached and passed, "the output times reached differ from their values"
     t = t_eval[:count]
     return t, (sol(t) if count else np.empty((n, 0)))
 

@@ -162,11 +162,14 @@ class DenseSolution(SolutionCalls):
         last = self.n_segments - 1
         after = np.flatnonzero(segments > 0)           # the first step takes earlier times
         before = np.flatnonzero(segments < last)       # the last step takes later times
-        starts, ends = ts[segments[after]], ts[segments[before] + 1]
-        if self.ascending:
-            inside = bool(np.all(starts < t[after])) and bool(np.all(t[before] <= ends))
-        else:
-            inside = bool(np.all(t[after] < starts)) and bool(np.all(ends <= t[before]))
+        inside = True
+        if after.size:
+            starts, later = ts[segments[after]], t[after]
+            inside = bool(np.all(starts < later if self.ascending else later < starts))
+        if before.size:
+            ends, earlier = ts[segments[before] + 1], t[before]
+            inside = bool(np.all(earlier <= ends if self.ascending else ends <= earlier)) \
+                and inside
         assert inside, "the step chosen for an interpolated time does not contain it"
 
     def _segment(self, t):

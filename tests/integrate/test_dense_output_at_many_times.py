@@ -150,3 +150,24 @@ def test_the_steps_of_a_dense_solution_cost_no_ops_per_step(method):
                                         rtol=1e-8, atol=1e-10).t.size - 1
     assert n_steps > 40
     assert ops(True) - ops(False) < n_steps
+
+
+@pytest.mark.parametrize("method", ["RK45", "BDF"])
+def test_a_replay_where_an_active_time_changes_step_is_detected(method):
+    """Times that move with a parameter, in many steps at once: where a
+    replay moves one into another step (the steps themselves unchanged),
+    the recorded placement fails and the replay raises BranchChanged; a
+    move that keeps every time in its step replays."""
+    times = np.linspace(0.3, 4.7, 30)
+    steps = scipy.integrate.solve_ivp(lv, (0.0, 5.0), Z0, method=method, args=(P[0], P[1]),
+                                      rtol=1e-6, atol=1e-8).t
+
+    def f(c):
+        return np.sum(solution(P + 0.0 * c, method)(c * times) ** 2)
+    tape = adsim.record(f, 1.0)
+    gap = np.min(np.abs(times[:, None] - steps[None, :]))
+    c = 1.0 + 0.5 * gap / times[-1]                     # every time stays in its step
+    assert tape.forward(c) == pytest.approx(f(c), rel=1e-12)
+    crossing = np.min(steps[steps > times[-1]]) / times[-1] + 1e-6    # the last time leaves it
+    with pytest.raises(adsim.BranchChanged):
+        tape.forward(crossing)
