@@ -256,6 +256,8 @@ cdef class LoopSteps:
             if v.replay is not None:
                 return 0
             need = max(need, v.tape.arena_size)
+        for t in getattr(self.tapes, "parked_tapes", tuple)():     # (one may come back)
+            need = max(need, (<Tape>t).arena_size)
         if need <= self.arena and self.work != NULL:
             return 0
         if need and self.rows > ((<int64_t>1) << 60) // need:
@@ -728,6 +730,28 @@ cdef void detach(Replay r) noexcept:
     r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
     r.s.stack = &r.stack
     r.s.tan = r.s.adj = r.s.adot = NULL
+
+
+def park_arena(Tape t):
+    """Give the pages of a step tape's value arena back to the system and
+    keep the tape (a variant a memory budget does not hold: replaying it
+    again needs fresh pages, not a recording). Its idle Replays go with
+    them. False, and nothing changes, while the Replay that borrows the
+    arena is in use (another thread's sweep)."""
+    cdef Py_ssize_t i
+    cdef bint idle = not t.arena_lent
+    for i in range(t.n_idle):
+        if (<Replay>t._pool[i]).val == t.val:
+            idle = True
+    if not idle or t.recording:
+        return False
+    t._pool = []
+    t.n_idle = 0
+    t.arena_lent = False
+    free(t.val)
+    t.val = NULL                        # (the tape's next Replay allocates it again: new_replay)
+    t.arena_cap = 0
+    return True
 
 
 def drop_idle_buffers(Tape t):

@@ -45,6 +45,11 @@ cdef Replay new_replay(Tape t):
     concurrent calls, copy it."""
     cdef Replay r = Replay.__new__(Replay)
     r.context = SweepContext()
+    if t.val == NULL:                   # a parked step variant (_loop_run.pxi, park_arena)
+        t.val = <double*>calloc(<size_t>max(t.arena_size, 1), sizeof(double))
+        if t.val == NULL:
+            raise MemoryError(f"adsim: no memory for a replay's values ({8 * t.arena_size} bytes)")
+        t.arena_cap = max(t.arena_size, 1)
     if not t.arena_lent:
         r.val = t.val
         t.arena_lent = True

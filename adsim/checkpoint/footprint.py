@@ -86,6 +86,11 @@ class StepTapeBytes:
         nbytes = self.static + self.values
         return nbytes + tape_overhead(nbytes)
 
+    def parked(self):
+        """Resident bytes of the variant parked (steptape.py): its tape
+        without the pages of its value arena."""
+        return self.static + tape_overhead(self.static)
+
     def recording(self):
         """Bytes a recording of a variant holds at its peak besides the
         variant itself: its buffers grow by doubling, and the blocks they

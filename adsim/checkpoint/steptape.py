@@ -4,6 +4,14 @@ A step is recorded once and replayed in C for every step (adsim/_loop_run.pxi).
 When a replay leaves the recorded path (an adaptive step accepted instead of
 rejected, a limiter switching side) the step is recorded again at that
 state; variants are kept, and each replay first tries the variant used last.
+
+Under a memory budget the variants it cannot hold are *parked*: their value
+arenas (most of a variant's bytes: 0.3 MB of a 1000-point RK45 step's 0.4)
+go back to the system and their programs stay. When every held variant
+leaves its path, the parked ones are tried (a plain replay each) before the
+step is recorded again in Python (60 plain steps' worth): a budget that
+holds one variant of a step whose branch changes often no longer records
+at every change.
 """
 import threading
 
@@ -12,8 +20,8 @@ import numpy as np
 from .._tapecache.purity import Snapshot
 from .._tapecache.random_watch import RandomWatch
 from .._record.recording import record
-from ..errors import UnsupportedOperation
-from .._loops import drop_idle_buffers
+from ..errors import BranchChanged, UnsupportedOperation
+from .._loops import drop_idle_buffers, park_arena
 from .footprint import StepTapeBytes, together
 from .heap import release_free_memory
 
@@ -49,6 +57,8 @@ class StepTapes:
         self.variants = []
         self.recordings = 0
         self.dropped = 0            # variants dropped (too many, or beyond the budget)
+        self.parked = []            # (tape, StepTapeBytes): held without their arenas, newest first
+        self.revived = 0            # parked variants that took a step (instead of a recording)
         self._sizes = {}
         self._branches = {}         # branch (op codes) -> StepTapeBytes, held or dropped
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
@@ -135,11 +145,42 @@ class StepTapes:
             "adjoint", 1) > _SMALL_VARIANTS_BYTES)
 
     def add_variant(self, z, inputs):
-        """Record one more variant at the flat state ``z`` (every variant
-        left its path there) and return its tape; ``inputs`` are the loop
-        inputs, flat."""
+        """The tape of a variant that follows its path at the flat state
+        ``z`` (every held variant left its path there): a parked one that
+        does, else one recorded there; ``inputs`` are the loop inputs, flat."""
         shapes = self._input_shapes[1:]
-        return self._record(z, [np.reshape(x, s) for x, s in zip(inputs, shapes)])
+        inputs = [np.reshape(x, s) for x, s in zip(inputs, shapes)]
+        with self._lock:
+            if self.parked:
+                self._make_room()       # a try holds what a recording would, at most
+                found = self._revive(z, inputs)
+                if found is not None:
+                    return found
+        return self._record(z, inputs)
+
+    def parked_tapes(self):
+        """The parked variants' tapes (a sweep's shared work buffer has room
+        for them too: one may take a step again)."""
+        return [tape for tape, _ in self.parked]
+
+    def _revive(self, z, inputs):
+        """The first parked variant whose path ``z`` follows, held again
+        (the budget then parks others), or None."""
+        for i, (tape, size) in enumerate(self.parked):
+            try:
+                tape.forward(*_shaped(tape, z, inputs))
+            except BranchChanged:
+                park_arena(tape)        # (the try touched its arena's pages)
+                continue
+            del self.parked[i]
+            self._sizes[id(tape)] = size
+            self.variants = [tape] + self.variants
+            self.revived += 1
+            if self._allowance is not None:
+                self.keep_within(*self._allowance)
+            return tape
+        release_free_memory()           # the arenas tried, before a recording's pages
+        return None
 
     def used_order(self, order):
         """A sweep used the variants in ``order`` (last used first): try
@@ -206,8 +247,8 @@ class StepTapes:
             if nbytes is None:
                 return
             dropped = self.dropped
-            while len(self.variants) > 1 and not self._fit(list(self._sizes.values()), True):
-                self._drop_last()
+            while not self._fit(list(self._sizes.values()), True) and self._give_back(1):
+                pass
             if self.dropped != dropped:
                 release_free_memory()
 
@@ -215,8 +256,21 @@ class StepTapes:
         nbytes, kind, directions, idle = self._allowance
         if between_recordings:
             nbytes += self._largest.recording()
-        return together(sizes, kind, directions) <= nbytes and (
-            idle is None or sum(s.idle() for s in sizes) <= idle)
+        parked = sum(size.parked() for _, size in self.parked)
+        return together(sizes, kind, directions) + parked <= nbytes and (
+            idle is None or sum(s.idle() for s in sizes) + parked <= idle)
+
+    def _give_back(self, keep):
+        """Park the held variant used least recently while more than
+        ``keep`` are held, else forget the oldest parked one; False when
+        there is nothing to give back."""
+        if len(self.variants) > keep:
+            self._drop_last()
+        elif self.parked:
+            self.parked.pop()
+        else:
+            return False
+        return True
 
     def _make_room(self):
         """Before a recording under a bound: drop the variants used least
@@ -225,16 +279,22 @@ class StepTapes:
         if self._allowance is None or not self.variants:
             return
         dropped = self.dropped
-        while self.variants and not self._fit(list(self._sizes.values()) + [self._largest]):
-            self._drop_last()
+        while not self._fit(list(self._sizes.values()) + [self._largest]) and \
+                self._give_back(0):
+            pass
         if self.dropped != dropped:     # before the recording touches fresh pages
             release_free_memory()
 
     def _drop_last(self):
+        """Drop the held variant used least recently: parked under a budget
+        (when it has room for its program), else forgotten."""
         dropped = self.variants[-1]
         self.variants = self.variants[:-1]
-        self._sizes.pop(id(dropped), None)
+        size = self._sizes.pop(id(dropped), None)
         self.dropped += 1
+        if self._allowance is not None and size is not None and \
+                len(self.parked) < _MAX_VARIANTS and park_arena(dropped):
+            self.parked.insert(0, (dropped, size))
 
 
 def _measure(tape, z, inputs):
