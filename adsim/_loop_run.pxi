@@ -47,20 +47,9 @@ cdef double* new_state(int64_t width) except NULL:
 # a sweep up to where the path leaves). One byte per step: the variant's
 # serial in this sweep's LoopSteps (1..255; 0: not known).
 
-#
-# A step whose path is not known yet (the first forward sweep of a replay)
-# is tried first with the variant expected to follow the previous step's:
-# the one seen to follow it last, kept unless it failed twice in a row (a
-# two-bit counter, as processors predict branches). An adaptive solver's
-# rejected step is followed by its retry, and the retry by a plain step;
-# trying the variant used last instead cost two or three failed tries per
-# rejection, each a sweep up to the error test near the step's end.
-
 ctypedef struct StepPath:
     uint8_t* serial                 # per step index
     int64_t cap
-    uint8_t after[256]              # per serial: the one seen to take the next step (0: none)
-    uint8_t sure[256]               # 0..2: how firmly (see path_learn)
 
 
 cdef int path_room(StepPath* path, int64_t k) except -1 nogil:
@@ -79,82 +68,16 @@ cdef int path_room(StepPath* path, int64_t k) except -1 nogil:
     return 0
 
 
-cdef inline void path_learn(StepPath* path, int a, int b) noexcept nogil:
-    """Variant b took the step after one variant a took (serials)."""
-    if a == 0 or b == 0:
-        return
-    if path.after[a] == b:
-        if path.sure[a] < 2:
-            path.sure[a] += 1
-    elif path.sure[a]:
-        path.sure[a] -= 1
-    else:
-        path.after[a] = <uint8_t>b
-
-
 cdef inline int path_note(StepPath* path, int64_t k, int serial) except -1 nogil:
     if k < 0:
         return 0
     path_room(path, k)
-    if k:
-        path_learn(path, path.serial[k - 1], serial)
     path.serial[k] = <uint8_t>serial
-    return 0
-
-
-cdef int path_note_run(StepPath* path, int64_t start, int serial, int64_t done) except -1 nogil:
-    """Steps start .. start + done - 1 taken by one variant."""
-    cdef int64_t j
-    if done <= 0 or serial == 0:
-        return 0
-    path_note(path, start, serial)
-    memset(path.serial + start, serial, <size_t>done)
-    for j in range(min(done - 1, 2)):
-        path_learn(path, serial, serial)
     return 0
 
 
 cdef inline int path_serial(const StepPath* path, int64_t k) noexcept nogil:
     return path.serial[k] if 0 <= k < path.cap else 0
-
-
-# A variant that left its path at a comparison says more than that it
-# failed: the state took the other outcome there, after the outcomes the
-# variant recorded before it. Variants recorded with those same earlier
-# outcomes and another one there are tried next (a stiff solver's step has
-# tens of variants: Newton iteration counts, orders, rejections). Only the
-# order of the tries changes: every variant still checks its whole path.
-
-cdef bint left_at_comparison(const Sweep* s, int64_t* boff, int64_t* n) noexcept nogil:
-    """Whether the sweep ``s`` left its path at a comparison, and its
-    outcome bytes [boff, boff + n)."""
-    cdef int64_t k = s.err_op
-    cdef const int32_t* o
-    if k < 0 or s.code[k] != COMPARE:
-        return False
-    o = s.opnd + s.start[k]
-    boff[0], n[0] = o[4], o[5]
-    return True
-
-
-cdef bint takes_other_outcome(const uint8_t* left, int64_t boff, int64_t n,
-                              const uint8_t* other, int64_t other_bytes) noexcept nogil:
-    """Whether a variant with outcomes ``other`` agrees with ``left`` (the
-    one that left at bytes [boff, boff + n)) before them and differs there."""
-    if other_bytes < boff + n or memcmp(left, other, <size_t>boff) != 0:
-        return False
-    return memcmp(left + boff, other + boff, <size_t>n) != 0
-
-
-cdef inline int path_expected(const StepPath* path, int64_t k) noexcept nogil:
-    """The serial of the variant to try first at step k: the one that took
-    it before, else the one expected after step k - 1's; 0: not known."""
-    cdef int serial = path_serial(path, k)
-    if serial == 0:
-        serial = path_serial(path, k - 1)
-        if serial:
-            serial = path.after[serial]
-    return serial
 
 
 cdef class StepVariant:
@@ -403,9 +326,9 @@ cdef class LoopSteps:
         return 0
 
     cdef int hinted(self, int64_t k):
-        """The place in ``variants`` of the variant expected at step ``k``
-        (path_expected), or -1 (not known, or that variant was dropped)."""
-        cdef int serial = path_expected(&self.path, k), i
+        """The place in ``variants`` of the variant that took step ``k``
+        before, or -1 (not known, or that variant was dropped)."""
+        cdef int serial = path_serial(&self.path, k), i
         if serial:
             for i in range(len(self.variants)):
                 if (<StepVariant>self.variants[i]).serial == serial:
@@ -457,12 +380,8 @@ cdef class LoopSteps:
             return 0
         cdef StepVariant v = <StepVariant>self.variants[0]
         cdef int64_t j
-        cdef int expected
-        for j in range(k):              # up to the first step another variant is expected at
-            expected = path_serial(&self.path, start + j)
-            if expected == 0:
-                expected = path_expected(&self.path, start) if j == 0 else self.path.after[v.serial]
-            if expected not in (0, v.serial):
+        for j in range(k):              # up to the first step another variant took before
+            if path_serial(&self.path, start + j) not in (0, v.serial):
                 k = j
                 break
         if k == 0:
@@ -494,55 +413,27 @@ cdef class LoopSteps:
                 done += 1
                 check_signals(s, units)
         path_room(&self.path, start + done)
-        path_note_run(&self.path, start, v.serial, done)
+        if done and v.serial:
+            memset(self.path.serial + start, v.serial, <size_t>done)
         if rc:
             self.misses += 1            # step() then tries the others only
             self.first_left = True
         return done
 
-    cdef list tries(self, int h, bint first_left):
-        """The places in ``variants`` to try, in order: ``h`` first (if
-        known), never 0 when ``first_left`` (that variant left its path
-        at the state), the others as they stand."""
-        cdef list order = [] if h < 0 or (first_left and h == 0) else [h]
-        cdef int i
-        for i in range(1 if first_left else 0, len(self.variants)):
-            if i != h:
-                order.append(i)
-        if first_left and len(self.variants):
-            self.others_first(<StepVariant>self.variants[0], order, 0)
-        return order
-
-    cdef int others_first(self, StepVariant left, list order, int after) except -1:
-        """When ``left`` left its path at a comparison, move the variants in
-        ``order[after:]`` that take the other outcome there ahead of the
-        rest (see takes_other_outcome)."""
-        cdef int64_t boff, n
-        cdef StepVariant v
-        cdef list ahead = [], rest = []
-        if left.replay is None or not left_at_comparison(&(<Replay>left.replay).s, &boff, &n):
-            return 0
-        for i in order[after:]:
-            v = <StepVariant>self.variants[i]
-            (ahead if takes_other_outcome(left.tape.branches, boff, n, v.tape.branches,
-                                          v.tape.n_branches) else rest).append(i)
-        order[after:] = ahead + rest
-        return 0
-
     cdef int step(self, double* z, double* zt, int64_t k=-1, bint first_left=False) except -1:
         """Step k (-1: not known) of the state (and tangents), with whichever
-        variant holds: first the one expected there; never the first of
-        ``variants`` when ``first_left`` (it just left its path at z)."""
-        cdef list order = self.tries(self.hinted(k), first_left)
-        cdef int j, i
-        cdef StepVariant v
-        for j in range(len(order)):
-            i = order[j]
-            v = <StepVariant>self.variants[i]
-            if not self.try_forward(v, z, zt):
-                return self.took(k, i)
+        variant holds: first the one that took it before; never the first
+        of ``variants`` when ``first_left`` (it just left its path at z)."""
+        cdef int i, h = self.hinted(k)
+        if h >= 0 and not (first_left and h == 0):
+            if not self.try_forward(<StepVariant>self.variants[h], z, zt):
+                return self.took(k, h)
             self.misses += 1
-            self.others_first(v, order, j + 1)
+        for i in range(len(self.variants)):
+            if i != h and not (first_left and i == 0):
+                if not self.try_forward(<StepVariant>self.variants[i], z, zt):
+                    return self.took(k, i)
+                self.misses += 1
         self.record(z)
         if self.try_forward(<StepVariant>self.variants[0], z, zt):
             raise RuntimeError("adsim: a step recorded at this state leaves its own path")

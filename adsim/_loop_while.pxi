@@ -31,8 +31,6 @@ ctypedef struct ReadyVariant:       # a variant's Replay, set up for sweeps with
     int out                         # the result's slot
     bint outcome                    # condition tapes: the outcome recorded
     bint callbacks                  # its tape has CALLBACK ops (compiled ones): never kept
-    const uint8_t* branches         # its comparisons' outcomes (others_next)
-    int64_t n_branches
     Py_ssize_t index                # its place in LoopSteps.variants when made ready
     int serial                      # its StepVariant.serial (the steps it takes are noted)
 
@@ -68,8 +66,6 @@ cdef bint made_ready(LoopSteps steps, ReadyVariant* ready) except -1:
         ready[i].out = v.out
         ready[i].outcome = v.outcome
         ready[i].callbacks = len(v.tape._callbacks) > 0
-        ready[i].branches = v.tape.branches
-        ready[i].n_branches = v.tape.n_branches
         ready[i].index = i
         ready[i].serial = v.serial
     return True
@@ -80,25 +76,6 @@ cdef inline void to_front(ReadyVariant* ready, int i) noexcept nogil:
     if i:
         memmove(ready + 1, ready, <size_t>i * sizeof(ReadyVariant))
         ready[0] = held
-
-
-cdef void others_next(ReadyVariant* ready, int i, int count) noexcept nogil:
-    """LoopSteps.others_first without the GIL: ready[i] just left its path;
-    the variants after it that take the other outcome where it left move
-    up to follow it, in their order."""
-    cdef int64_t boff, n
-    cdef int j, to = i + 1
-    cdef ReadyVariant held
-    if not left_at_comparison(ready[i].s, &boff, &n):
-        return
-    for j in range(i + 1, count):
-        if takes_other_outcome(ready[i].branches, boff, n, ready[j].branches,
-                               ready[j].n_branches):
-            if j != to:
-                held = ready[j]
-                memmove(ready + to + 1, ready + to, <size_t>(j - to) * sizeof(ReadyVariant))
-                ready[to] = held
-            to += 1
 
 
 cdef int first_on_path(ReadyVariant* ready, int count, double* z, int64_t n) except -2 nogil:
@@ -112,7 +89,6 @@ cdef int first_on_path(ReadyVariant* ready, int count, double* z, int64_t n) exc
         if forward_sweep(ready[i].s, ready[i].n_ops, False, False) == 0:
             to_front(ready, i)
             return i
-        others_next(ready, i, count)
     return -1
 
 
@@ -184,7 +160,6 @@ cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptFor
                 check_signals(s, step[i].units)
                 to_front(step, i)
                 return i
-            others_next(step, i, n_step)
             continue
         copy_doubles(vptr(s, step[i].x0), z, n)
         s.stack.top = 0
@@ -197,7 +172,6 @@ cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptFor
         if rc == 0:
             to_front(step, i)
             return i
-        others_next(step, i, n_step)
     return -1
 
 
@@ -229,7 +203,7 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
     snapshot taken (the executor takes the step)."""
     cdef int64_t done = 0, slot, n = run.size
     cdef double* z = run.z
-    cdef int rc, expected, i
+    cdef int rc
     while limit < 0 or done < limit:
         if first_on_path(condition, n_condition, z, n) < 0 or not condition[0].outcome:
             break
@@ -238,12 +212,6 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
             if slot >= 0:
                 run.current = k + done
                 take_shot_here(run, slot)
-        expected = path_expected(path, k + done)
-        if expected and step[0].serial != expected:
-            for i in range(1, n_step):
-                if step[i].serial == expected:
-                    to_front(step, i)
-                    break
         if kept is not None:
             rc = kept_step(step, n_step, z, n, kept, k + done, here)
         else:

@@ -15,7 +15,7 @@ cimport numpy as cnp
 import numpy as np
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, INT64_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcpy, memmove, memset
 
 from ._opcodes cimport *
 from ._callback cimport VALUES, TANGENTS, ADJOINTS, SECOND_ORDER, copy_out
