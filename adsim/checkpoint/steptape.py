@@ -22,7 +22,7 @@ from .._tapecache.random_watch import RandomWatch
 from .._record.recording import record
 from ..errors import BranchChanged, UnsupportedOperation
 from .._loops import drop_idle_buffers, park_arena
-from .footprint import StepTapeBytes, together
+from .footprint import StepTapeBytes, tape_overhead, together
 from .heap import release_free_memory
 
 _MAX_VARIANTS = 48
@@ -151,8 +151,12 @@ class StepTapes:
         shapes = self._input_shapes[1:]
         inputs = [np.reshape(x, s) for x, s in zip(inputs, shapes)]
         with self._lock:
-            if self.parked:
-                self._make_room()       # a try holds what a recording would, at most
+            if self.parked:             # room for one arena tried at a time
+                trial = self._largest.values + tape_overhead(self._largest.values)
+                while self._allowance is not None and \
+                        not self._fit(list(self._sizes.values()), True, trial) and \
+                        self._give_back(1):
+                    pass
                 found = self._revive(z, inputs)
                 if found is not None:
                     return found
@@ -166,6 +170,7 @@ class StepTapes:
     def _revive(self, z, inputs):
         """The first parked variant whose path ``z`` follows, held again
         (the budget then parks others), or None."""
+        found = None
         for i, (tape, size) in enumerate(self.parked):
             try:
                 tape.forward(*_shaped(tape, z, inputs))
@@ -176,11 +181,12 @@ class StepTapes:
             self._sizes[id(tape)] = size
             self.variants = [tape] + self.variants
             self.revived += 1
-            if self._allowance is not None:
-                self.keep_within(*self._allowance)
-            return tape
-        release_free_memory()           # the arenas tried, before a recording's pages
-        return None
+            found = tape
+            break
+        release_free_memory()           # the arenas tried and given back stay out
+        if found is not None and self._allowance is not None:
+            self.keep_within(*self._allowance)
+        return found
 
     def used_order(self, order):
         """A sweep used the variants in ``order`` (last used first): try
@@ -252,11 +258,14 @@ class StepTapes:
             if self.dropped != dropped:
                 release_free_memory()
 
-    def _fit(self, sizes, between_recordings=False):
+    def _fit(self, sizes, between_recordings=False, extra=0):
+        """Whether variants of ``sizes`` held, the parked ones and ``extra``
+        bytes fit the allowance (with the room of a recording between
+        recordings)."""
         nbytes, kind, directions, idle = self._allowance
         if between_recordings:
             nbytes += self._largest.recording()
-        parked = sum(size.parked() for _, size in self.parked)
+        parked = sum(size.parked() for _, size in self.parked) + extra
         return together(sizes, kind, directions) + parked <= nbytes and (
             idle is None or sum(s.idle() for s in sizes) + parked <= idle)
 

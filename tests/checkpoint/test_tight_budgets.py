@@ -202,3 +202,23 @@ def test_a_rare_branch_is_kept_in_the_recordings_room(share):
     assert stats["snapshots"] < N_STEPS
     assert stats["recordings"] <= 2, stats       # (two variants recorded again at most)
     assert np.array_equal(flat(got), flat(adsim.grad(f(None), argnums=(0, 1))(X, K)))
+
+
+def test_variants_the_budget_cannot_hold_are_parked_not_recorded_again():
+    """A budget a third of a step tape past its minimum holds one variant
+    of the three branches next to its snapshots; the others are parked
+    (their value arenas given back, their programs kept: steptape.py) and
+    tried again, each a plain replay, before the step is recorded anew.
+    The Hessian-vector product's sweeps then record the step a few times,
+    not at every change of branch (421 times when they were dropped), with
+    the results of a sweep without a budget."""
+    with pytest.raises(adsim.MemoryBudgetError) as caught:
+        MODES["hvp"](loss(1))
+    text = str(caught.value)
+    minimum = int(re.search(r"smallest budget that works is (\d+) bytes", text).group(1))
+    tape = int(re.search(r"the step tape (\d+) bytes", text).group(1))
+    stats = {}
+    got = MODES["hvp"](loss(int(minimum + 0.3 * tape), stats))
+    assert stats["snapshots"] < N_STEPS, stats         # the budget binds
+    assert stats["recordings"] <= 5, stats
+    assert np.array_equal(flat(got), flat(MODES["hvp"](loss(None))))
