@@ -105,8 +105,9 @@ class ComplexActive:
     def __array__(self, dtype=None, copy=None):
         if is_constant(self) and (dtype is None or np.dtype(dtype).kind == "c"):
             # no derivative (a workspace of constants): its value, guarded as
-            # a real constant is (np.asarray of each part)
-            value = np.asarray(self._re) + 1j * np.asarray(self._im)
+            # a real constant is (np.asarray of each part); 0-d parts add to
+            # a NumPy scalar, and __array__ must return an array
+            value = np.asarray(np.asarray(self._re) + 1j * np.asarray(self._im))
             return value if dtype is None else value.astype(dtype)
         self._leak("conversion to a NumPy array (np.asarray, or assignment into a plain or a "
                    "real array)")

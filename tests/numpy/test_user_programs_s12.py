@@ -1,0 +1,133 @@
+"""Thirty-odd scientific programs as their authors write them (programs_s12.py),
+differentiated with respect to their natural parameters without changing a
+line: adsim.grad against central differences (a step relative to each
+parameter), forward mode against reverse mode, the Hessian-vector product
+against differences of the gradient where the program is smooth enough for
+it, and the tape recorded at one point replayed at a second point (or, where
+the program's path depends on the point, the replay refusing with
+BranchChanged and a fresh recording right there)."""
+import math
+from math import sqrt
+
+import numpy as np
+import pytest
+
+import adsim
+import programs_s12 as prog
+from program_checks import check_derivatives, program_tests
+
+# name: (function, parameters, Hessian-vector product checked,
+#        the path depends on the point)
+PROGRAMS = {
+    "seir solve_ivp args": (prog.seir_misfit, np.array([0.9, 0.3]), True, False),
+    "projectile terminal event": (prog.impact_range, np.array([20.0, 0.02]), True, False),
+    "drug dense_output": (prog.drug_auc, np.array([1.2, 0.3]), True, True),
+    "cascade odeint tfirst": (prog.cascade_yield, np.array([1.5, 0.8]), True, False),
+    "van der pol LSODA": (prog.vdp_amplitude, np.array([1.0, 1.5]), True, True),
+    "ammonia fsolve fprime": (prog.ammonia_conversion, np.array([0.5, 1.5]), True, False),
+    "cstr root dict": (prog.cstr_temperature, np.array([5e6, 6000.0]), True, False),
+    "peng-robinson brentq class": (prog.pr_gas_volume, np.array([370.0, 0.15]), True, False),
+    "harvest minimize_scalar bounded": (prog.best_yield, np.array([1.5, 2.0]), True, False),
+    "bratu newton_krylov": (prog.bratu_norm, np.array([1.0, 0.1]), True, False),
+    "debye quad args": (prog.debye_moment, np.array([2.5, 0.3]), True, False),
+    "cubicspline slope and area": (prog.spline_features, np.array([1.0, 2.0]), True, False),
+    "gray-scott views of a plain grid": (prog.gray_scott_mass, np.array([0.04, 0.06]), True,
+                                         False),
+    "kalman from numpy import": (prog.kalman_nll, np.array([0.1, 0.5]), True, False),
+    "mixture em iterations": (prog.em_loglik, np.array([-0.5, 1.5]), True, False),
+    "thin film complex snell": (prog.stack_reflectance, np.array([80.0, 110.0]), True, False),
+    "sparse diags spsolve": (prog.rod_peak_temperature, np.array([1.0, 0.5]), True, True),
+    "arrhenius math sum max": (prog.arrhenius_spread, np.array([50.0, 20.0]), True, True),
+    "friction vectorize otypes": (prog.pipe_pressure_drop, np.array([1.0, 1.1]), True, True),
+    "apply_along_axis robust scale": (prog.feature_scales, np.array([1.3, 0.4]), True, True),
+    "dtype arguments": (prog.dtype_heavy_energy, np.array([1.0, 2.0, 3.0]), True, False),
+    "errstate sinc where": (prog.slit_intensity, np.array([10.0, 0.5]), True, True),
+    "einsum inertia": (prog.inertia_anisotropy, np.array([1.5, 0.8]), True, False),
+    "mask stores clip": (prog.rectified_power, np.array([1.0, 0.15]), True, True),
+    "sort order statistics": (prog.trimmed_statistics, np.array([0.3, 1.2]), True, True),
+    "interp thermocouple": (prog.thermocouple_reading, np.array([1.1, 0.3]), True, True),
+    "scipy.special mix": (prog.special_mix, np.array([2.0, 0.3]), True, False),
+    "scipy.stats logpdfs": (prog.hierarchical_logpost, np.array([0.5, -0.2, 4.0]), True, False),
+    "gp xp slogdet": (prog.gp_evidence, np.array([0.6, 0.8, 0.2]), True, False),
+    "lennard-jones += forces": (prog.lj_virial, np.array([1.0, 0.9]), True, False),
+    "covariance list inv": (prog.mahalanobis_sum, np.array([1.0, 0.7, 0.3]), True, False),
+    "cumulative_trapezoid searchsorted": (prog.time_to_dose, np.array([2.0, 0.3]), True, True),
+    "logistic map history": (prog.logistic_map_history, np.array([3.2, 0.3]), True, False),
+    "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
+}
+ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
+            "cascade odeint tfirst", "van der pol LSODA", "ammonia fsolve fprime",
+            "cstr root dict", "peng-robinson brentq class", "harvest minimize_scalar bounded",
+            "bratu newton_krylov", "debye quad args"}
+STEPS = {"peng-robinson brentq class": 1e-5}
+
+
+(test_gradient_against_differences_and_the_other_mode,
+ test_the_tape_replayed_at_a_new_point) = program_tests(PROGRAMS, ADAPTIVE, STEPS)
+
+
+def test_float_of_a_parameter_is_refused_with_a_clear_error():
+    with pytest.raises(adsim.ActiveValueLeak, match="float"):
+        adsim.grad(prog.float_misuse)(np.array([1.0, 2.0]))
+
+
+def test_a_0d_constant_of_a_complex_workspace_through_a_ufunc_without_a_complex_rule():
+    """thetas = np.zeros(n) + 0j holds plain angles; np.arcsin of one element
+    (a 0-d constant, no complex rule) runs on its value: __array__ of a 0-d
+    constant made a NumPy scalar, which NumPy refuses (the thin-film program)."""
+    def f(p):
+        thetas = np.zeros(2) + 0j
+        thetas[0] = 0.3
+        thetas[1] = np.arcsin(np.sin(thetas[0]) * (1.0 + 0.1j))
+        return p[0] * np.real(thetas[1] * np.conj(thetas[1])) + p[1]
+    want = np.abs(np.arcsin(np.sin(0.3) * (1.0 + 0.1j))) ** 2
+    np.testing.assert_allclose(adsim.grad(f)(np.array([2.0, 1.0])), [want, 1.0], rtol=1e-14)
+
+
+# ---- math's functions of active numbers (the Arrhenius, friction and pendulum programs) -------
+
+X2 = np.array([0.4, 0.7])
+MATH_CASES = {
+    "exp": lambda x: math.exp(x[0]) * x[1], "expm1": lambda x: math.expm1(x[0] - x[1]),
+    "log": lambda x: math.log(x[0] * x[1]), "log base": lambda x: math.log(x[1], 3.0 + x[0]),
+    "log2": lambda x: math.log2(x[0]), "log10": lambda x: math.log10(x[1]),
+    "log1p": lambda x: math.log1p(x[0]), "sqrt": lambda x: math.sqrt(x[0] + x[1]),
+    "cbrt": lambda x: math.cbrt(x[0]) if hasattr(math, "cbrt") else np.cbrt(x[0]),
+    "pow": lambda x: math.pow(x[0], 1.7) + math.pow(2.0, x[1]) + math.pow(x[0], x[1]),
+    "fabs": lambda x: math.fabs(x[0] - x[1]), "sin cos tan": lambda x: math.sin(x[0]) *
+    math.cos(x[1]) + math.tan(x[0]), "asin acos atan": lambda x: math.asin(x[0]) +
+    math.acos(x[1]) * math.atan(x[0]), "atan2": lambda x: math.atan2(x[0], x[1]),
+    "hyperbolic": lambda x: math.sinh(x[0]) + math.cosh(x[1]) * math.tanh(x[0]),
+    "inverse hyperbolic": lambda x: math.asinh(x[0]) + math.acosh(1 + x[1]) + math.atanh(x[0]),
+    "hypot": lambda x: math.hypot(x[0], x[1], 0.5), "degrees radians": lambda x:
+    math.degrees(x[0]) + math.radians(x[1] * 30), "erf erfc": lambda x: math.erf(x[0]) *
+    math.erfc(x[1]), "gamma lgamma": lambda x: math.gamma(1 + x[0]) + math.lgamma(x[1]),
+    "fsum prod": lambda x: math.fsum([x[0], x[1], 0.25]) * math.prod([x[0], 2.0, x[1]]),
+    "dist": lambda x: math.dist([x[0], 0.0], [1.0, x[1]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH_CASES))
+def test_math_functions_of_active_numbers_are_recorded(name):
+    """math's functions given active numbers record NumPy's (or
+    scipy.special's) function of the value: gradients against differences,
+    the other mode and the hvp; the value is math's to rounding."""
+    f = MATH_CASES[name]
+    assert adsim.record(f, X2).forward(X2) == pytest.approx(f(X2), rel=1e-15)
+    check_derivatives(name, f, X2, check_hvp=True)
+
+
+def test_math_raises_where_math_raises_and_names_numpy_for_arrays():
+    with pytest.raises(ValueError, match="math domain error"):
+        adsim.grad(lambda x: math.sqrt(x[0] - x[1]))(X2)
+    with pytest.raises(OverflowError):
+        adsim.grad(lambda x: math.exp(3000 * x[0]))(X2)
+    with pytest.raises(TypeError, match=r"math.exp takes a number.*shape \(2,\).*np\.exp"):
+        adsim.grad(lambda x: math.exp(x))(X2)
+
+
+def test_math_is_restored_after_a_recording_and_imported_names_too():
+    builtin = math.exp
+    adsim.grad(lambda x: math.exp(x[0]) + sqrt(x[1]))(X2)
+    assert math.exp is builtin and type(math.exp).__name__ == "builtin_function_or_method"
+    assert sqrt is math.sqrt and type(sqrt).__name__ == "builtin_function_or_method"
