@@ -213,6 +213,12 @@ def _stored_back(frame, out):
     return np.shares_memory(out, array)
 
 
+OTHER_DTYPES_STAY_PLAIN = (
+    "adsim records float64 values only, so an array of another dtype stays plain, also one "
+    "made inside the recorded function (np.zeros(n, dtype=np.float32)): make it float64 "
+    "(leave dtype out, or dtype=float)")
+
+
 def _refusal(out, symbol, count, tape):
     """None when a new active array may take the place of ``out``, the
     target of the augmented assignment ``symbol``; else the error to raise."""
@@ -225,16 +231,17 @@ def _refusal(out, symbol, count, tape):
     fix = (f"Write `a = a {symbol[:-1]} ...` (a new array), or make the array inside the "
            f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one), "
            f"where arrays take active values in place")
+    if out.dtype != np.float64:         # the cause, whether or not out is a view
+        return UnsupportedOperation(
+            f"adsim: `{symbol}` writes an active result into a plain array of dtype "
+            f"{out.dtype} (shape {out.shape}); {OTHER_DTYPES_STAY_PLAIN}, or write "
+            f"`a = a {symbol[:-1]} ...` (a new array)")
     if not _memory_held_by(out):
         return UnsupportedOperation(
             f"adsim: `{symbol}` writes an active result into a plain array (shape {out.shape}) "
             f"whose memory other arrays share (it is a view such as x[1:-1] or x.T, or other "
             f"views of its memory exist): a plain array cannot hold active values, and the "
             f"array it shares memory with cannot be replaced. " + fix)
-    if out.dtype != np.float64:
-        return UnsupportedOperation(
-            f"adsim: `{symbol}` writes an active result into a plain array of dtype "
-            f"{out.dtype}; only float64 arrays are differentiated. " + fix)
     if not out.flags.writeable:
         return ValueError("output array is read-only")
     if count != _unaliased_count(tape):

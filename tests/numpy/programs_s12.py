@@ -570,3 +570,21 @@ def pendulum_period(params, g=9.81):
     while abs(a - b) > 1e-15:
         a, b = (a + b) / 2, sqrt(a * b)
     return 2 * math.pi * sqrt(L / g) / a
+
+
+# ---- 36. Gray-Scott as benchmarks publish it: float32 grids -----------------------------------
+
+def gray_scott_float32(params, n=8, steps=3):
+    """The same step on float32 grids: NumPy computes in float32, which adsim
+    does not record; it must say that the dtype is the cause."""
+    F, k = params
+    U = np.zeros((n + 2, n + 2), dtype=np.float32)
+    V = np.zeros((n + 2, n + 2), dtype=np.float32)
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+    u[:] = 1.0
+    V[3:6, 3:6] = 0.25
+    for _ in range(steps):
+        uvv = u * v * v
+        u += -uvv + F * (1 - u)
+        v += uvv - (F + k) * v
+    return V.sum()

@@ -71,6 +71,22 @@ def test_float_of_a_parameter_is_refused_with_a_clear_error():
         adsim.grad(prog.float_misuse)(np.array([1.0, 2.0]))
 
 
+def test_a_float32_grid_updated_in_place_is_refused_naming_its_dtype():
+    """u += ... into a view of a float32 grid: the refusal named views (as if
+    a float64 grid would have been refused too) and proposed np.zeros(n),
+    which the program had called; the cause is the dtype."""
+    with pytest.raises(adsim.UnsupportedOperation, match="dtype float32.*float64") as info:
+        adsim.grad(prog.gray_scott_float32)(np.array([0.04, 0.06]))
+    assert "view" not in str(info.value)
+
+    def store(p):
+        U = np.zeros(4, dtype=np.float32)
+        U[1:3] = p[0]
+        return U.sum()
+    with pytest.raises(adsim.ActiveValueLeak, match="dtype float32: adsim records float64"):
+        adsim.grad(store)(np.array([1.0]))
+
+
 def test_a_0d_constant_of_a_complex_workspace_through_a_ufunc_without_a_complex_rule():
     """thetas = np.zeros(n) + 0j holds plain angles; np.arcsin of one element
     (a 0-d constant, no complex rule) runs on its value: __array__ of a 0-d
