@@ -588,3 +588,23 @@ def gray_scott_float32(params, n=8, steps=3):
         u += -uvv + F * (1 - u)
         v += uvv - (F + k) * v
     return V.sum()
+
+
+# ---- 37. an antireflection coating: Snell's law for complex indices, vectorised --------------
+
+def coating_reflectance(params, wavelengths=np.array([450.0, 550.0, 650.0]), th_0=0.6):
+    """Mean s-polarised reflectance of a coating whose index and thickness are
+    the parameters, on an absorbing substrate: complex Snell angles by
+    np.arcsin over the whole stack, interface and propagation matrices."""
+    n_coat, d_coat = params
+    n_list = np.array([1.0, n_coat, 3.9 + 0.02j])
+    th = np.arcsin(n_list[0] * np.sin(th_0) / n_list)
+    kz_cos = n_list * np.cos(th)
+    r01 = (kz_cos[0] - kz_cos[1]) / (kz_cos[0] + kz_cos[1])
+    r12 = (kz_cos[1] - kz_cos[2]) / (kz_cos[1] + kz_cos[2])
+    total = 0.0
+    for lam in wavelengths:
+        delta = 2 * np.pi * kz_cos[1] * d_coat / lam
+        r = (r01 + r12 * np.exp(2j * delta)) / (1 + r01 * r12 * np.exp(2j * delta))
+        total = total + np.abs(r) ** 2
+    return total / len(wavelengths)

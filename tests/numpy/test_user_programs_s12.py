@@ -53,6 +53,8 @@ PROGRAMS = {
     "covariance list inv": (prog.mahalanobis_sum, np.array([1.0, 0.7, 0.3]), True, False),
     "cumulative_trapezoid searchsorted": (prog.time_to_dose, np.array([2.0, 0.3]), True, True),
     "logistic map history": (prog.logistic_map_history, np.array([3.2, 0.3]), True, False),
+    "coating complex arcsin of an active index": (prog.coating_reflectance,
+                                                  np.array([1.45, 95.0]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -147,3 +149,52 @@ def test_math_is_restored_after_a_recording_and_imported_names_too():
     adsim.grad(lambda x: math.exp(x[0]) + sqrt(x[1]))(X2)
     assert math.exp is builtin and type(math.exp).__name__ == "builtin_function_or_method"
     assert sqrt is math.sqrt and type(sqrt).__name__ == "builtin_function_or_method"
+
+
+# ---- complex inverse circular and hyperbolic functions (the coating program) ------------------
+
+INVERSE = ("arcsin", "arccos", "arctan", "arcsinh", "arctanh", "log10", "log2", "exp2")
+POINTS = np.array([[0.3, 0.2], [-0.7, 0.4], [1.5, -0.3], [-2.0, -1.0], [2e-7, -1e-7],
+                   [40.0, 25.0], [2.0, 1e-9], [-2.0, -1e-9], [1e-9, 2.0], [0.5, 0.0],
+                   [0.0, -0.5]])
+
+
+def _real_of(name):
+    def f(p):
+        w = getattr(np, name)(p[0] + 1j * p[1])
+        return np.real(w) + 2.0 * np.imag(w)
+    return f
+
+
+@pytest.mark.parametrize("name", INVERSE)
+def test_complex_inverse_functions_are_numpys_and_differentiated(name):
+    """NumPy's principal values in every quadrant, near the branch cuts on
+    both sides, near 0 (relative accuracy) and far out; derivatives against
+    differences, the other mode and the hvp."""
+    f = _real_of(name)
+    for x in POINTS:
+        w = getattr(np, name)(x[0] + 1j * x[1])
+        assert adsim.record(f, x).forward(x) == pytest.approx(w.real + 2 * w.imag, rel=1e-13)
+    for x in POINTS[:4]:
+        check_derivatives(name, f, x, check_hvp=True)
+
+
+@pytest.mark.parametrize(("name", "z"), [("arcsin", (2.0, 0.0)), ("arccos", (-1.5, 0.0)),
+                                         ("arctanh", (1.0, 0.0)), ("arctan", (0.0, 3.0)),
+                                         ("arcsinh", (0.0, -1.2))])
+def test_on_a_branch_cut_they_are_refused(name, z):
+    with pytest.raises(adsim.UndefinedDerivative, match="branch cut") as info:
+        adsim.grad(lambda p: np.real(getattr(np, name)(p[0] + 1j * p[1])))(np.array(z))
+    assert ("np.emath." + name in str(info.value)) == (name in ("arcsin", "arccos", "arctanh"))
+
+
+def test_a_replay_that_moves_a_real_argument_onto_the_cut_records_again():
+    def f(p):
+        th = np.arcsin(np.array([p[0], 0.2]) * (1.0 + 0j))
+        return np.sum(np.abs(np.cos(th)) ** 2)
+    tape = adsim.record(f, np.array([0.5]))
+    assert tape.gradient(np.array([0.6])) == pytest.approx(-2 * 0.6)
+    with pytest.raises(adsim.BranchChanged):
+        tape.gradient(np.array([1.5]))
+    with pytest.raises(adsim.UndefinedDerivative, match="branch cut"):
+        adsim.grad(f)(np.array([1.5]))
