@@ -22,6 +22,7 @@ into a plain ``zeros`` array; ``cumulative_trapezoid``.
 None of them knows about adsim; tests/numpy/test_user_programs_s12.py
 differentiates them as they are."""
 import math
+from dataclasses import dataclass
 from math import cos, radians, sqrt
 
 import numpy as np
@@ -608,3 +609,22 @@ def coating_reflectance(params, wavelengths=np.array([450.0, 550.0, 650.0]), th_
         r = (r01 + r12 * np.exp(2j * delta)) / (1 + r01 * r12 * np.exp(2j * delta))
         total = total + np.abs(r) ** 2
     return total / len(wavelengths)
+
+
+# ---- 38. parameters in a dataclass, the object handed to the derivative ----------------------
+
+@dataclass
+class Kinetics:
+    k1: float
+    k2: float
+
+
+def series_yield(kin, t=2.0):
+    """Peak of the intermediate of A -> B -> C, parameters read from an object."""
+    k1, k2 = kin.k1, kin.k2
+    return k1 / (k2 - k1) * (np.exp(-k1 * t) - np.exp(-k2 * t))
+
+
+def series_yield_from_array(params):
+    """The same model, the object built inside from an array of parameters."""
+    return series_yield(Kinetics(*params))

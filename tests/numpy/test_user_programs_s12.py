@@ -55,6 +55,7 @@ PROGRAMS = {
     "logistic map history": (prog.logistic_map_history, np.array([3.2, 0.3]), True, False),
     "coating complex arcsin of an active index": (prog.coating_reflectance,
                                                   np.array([1.45, 95.0]), True, False),
+    "dataclass built inside": (prog.series_yield_from_array, np.array([0.7, 1.3]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -71,6 +72,12 @@ STEPS = {"peng-robinson brentq class": 1e-5}
 def test_float_of_a_parameter_is_refused_with_a_clear_error():
     with pytest.raises(adsim.ActiveValueLeak, match="float"):
         adsim.grad(prog.float_misuse)(np.array([1.0, 2.0]))
+
+
+def test_a_dataclass_handed_to_grad_is_refused_naming_what_to_pass():
+    """It said `has dtype object; pass a float64 array`."""
+    with pytest.raises(adsim.InvalidInput, match="Kinetics object.*dataclasses.asdict"):
+        adsim.grad(prog.series_yield)(prog.Kinetics(0.7, 1.3))
 
 
 def test_a_float32_grid_updated_in_place_is_refused_naming_its_dtype():
