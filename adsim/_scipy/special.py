@@ -102,6 +102,38 @@ def multigammaln(a, d):
     return d * (d - 1) * 0.25 * np.log(np.pi) + total
 
 
+def _spherical_bessel(kind, sign_n_even):
+    """scipy.special.spherical_<kind>(n, z, derivative=False) of an active z:
+    SciPy's private ufunc of (n, z), whose rules are in ufuncs.py, at z >= 0,
+    and SciPy's reflection at z < 0, f(n, z) = s f(n, -z) with s = sign_n_even
+    for even n (DLMF 10.47(v)), -s for odd n, negated for the derivative."""
+    name = f"scipy.special.spherical_{kind}"
+
+    def spherical(n, z, derivative=False):
+        n = plain_if_constant(n)
+        if isinstance(n, Active):
+            raise UnsupportedOperation(f"adsim: {name} is not differentiated in its order n "
+                                       f"(integers); pass it as plain values")
+        n = np.asarray(n, dtype=np.dtype("long"))
+        z = array(z, name)
+        ufunc = getattr(sc._spherical_bessel, f"_spherical_{kind}" + ("_d" if derivative else ""))
+        negative = z < 0.0                  # recorded data: replays compute it again
+        if not np.any(negative):
+            return ufunc(n, z)
+        if sign_n_even is None:
+            raise UnsupportedOperation(
+                f"adsim: {name} at z < 0 (SciPy's value there is the real part of its complex "
+                f"evaluation) is not differentiated; keep z >= 0")
+        sign = np.where(n % 2 == 0, sign_n_even, -sign_n_even) * (-1.0 if derivative else 1.0)
+        # both sides at |z| (SciPy's ufunc is NaN at z < 0, whose derivative a
+        # where of the two would carry), the sign by the side
+        return np.where(negative, sign, 1.0) * ufunc(n, np.where(negative, -z, z))
+    spherical.__name__ = f"spherical_{kind}"
+    return spherical
+
+
 HOOKS = {("scipy.special", "logsumexp"): logsumexp, ("scipy.special", "softmax"): softmax,
          ("scipy.special", "log_softmax"): log_softmax, ("scipy.special", "polygamma"): polygamma,
-         ("scipy.special", "multigammaln"): multigammaln}
+         ("scipy.special", "multigammaln"): multigammaln,
+         **{("scipy.special", f"spherical_{kind}"): _spherical_bessel(kind, sign)
+            for kind, sign in (("jn", 1.0), ("yn", -1.0), ("in", 1.0), ("kn", None))}}

@@ -628,3 +628,24 @@ def series_yield(kin, t=2.0):
 def series_yield_from_array(params):
     """The same model, the object built inside from an array of parameters."""
     return series_yield(Kinetics(*params))
+
+
+# ---- 39. Mie scattering of a dielectric sphere by spherical Bessel functions -----------------
+
+def mie_efficiency(params, n_max=6):
+    """Scattering efficiency of a sphere of size parameter x and real index m:
+    Riccati-Bessel functions from scipy.special.spherical_jn/yn and their
+    derivatives (derivative=True), coefficients a_n, b_n as complex numbers."""
+    x, m = params
+    n = np.arange(1, n_max + 1)
+    mx = m * x
+    jx, jx_d = special.spherical_jn(n, x), special.spherical_jn(n, x, derivative=True)
+    yx, yx_d = special.spherical_yn(n, x), special.spherical_yn(n, x, derivative=True)
+    jm, jm_d = special.spherical_jn(n, mx), special.spherical_jn(n, mx, derivative=True)
+    psi_x, dpsi_x = x * jx, jx + x * jx_d
+    psi_m, dpsi_m = mx * jm, jm + mx * jm_d
+    xi_x = x * (jx + 1j * yx)
+    dxi_x = (jx + 1j * yx) + x * (jx_d + 1j * yx_d)
+    a = (m * psi_m * dpsi_x - psi_x * dpsi_m) / (m * psi_m * dxi_x - xi_x * dpsi_m)
+    b = (psi_m * dpsi_x - m * psi_x * dpsi_m) / (psi_m * dxi_x - m * xi_x * dpsi_m)
+    return 2.0 / x ** 2 * np.sum((2 * n + 1) * (np.abs(a) ** 2 + np.abs(b) ** 2))

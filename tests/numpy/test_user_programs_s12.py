@@ -56,6 +56,7 @@ PROGRAMS = {
     "coating complex arcsin of an active index": (prog.coating_reflectance,
                                                   np.array([1.45, 95.0]), True, False),
     "dataclass built inside": (prog.series_yield_from_array, np.array([0.7, 1.3]), True, False),
+    "mie spherical_jn spherical_yn": (prog.mie_efficiency, np.array([2.0, 1.33]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -205,3 +206,30 @@ def test_a_replay_that_moves_a_real_argument_onto_the_cut_records_again():
         tape.gradient(np.array([1.5]))
     with pytest.raises(adsim.UndefinedDerivative, match="branch cut"):
         adsim.grad(f)(np.array([1.5]))
+
+
+# ---- spherical Bessel functions of an active argument (the Mie program) ----------------------
+
+@pytest.mark.parametrize("kind", ["jn", "yn", "in", "kn"])
+@pytest.mark.parametrize("derivative", [False, True])
+def test_spherical_bessel_functions_of_an_active_argument(kind, derivative):
+    """SciPy's values (its private ufuncs, and its reflection at z < 0 but for
+    kn); derivatives by the order recurrences, the hvp too."""
+    from scipy import special as sc
+    fn = getattr(sc, f"spherical_{kind}")
+    signs = np.array([1.0, 1.0, 1.0]) if kind == "kn" else np.array([-1.0, 1.0, -1.0])
+
+    def f(p):
+        return np.sum(fn(np.array([0, 1, 3]), p[0] * signs * np.array([0.5, 1.0, 2.0]),
+                         derivative=derivative) * np.array([1.0, 2.0, 3.0])) * p[1]
+    x = np.array([1.3, 0.7])
+    assert adsim.record(f, x).forward(x) == pytest.approx(f(x), rel=1e-15)
+    check_derivatives(kind, f, x, check_hvp=True)
+
+
+def test_spherical_bessel_refusals_name_the_cause():
+    from scipy import special as sc
+    with pytest.raises(adsim.UnsupportedOperation, match="order n"):
+        adsim.grad(lambda p: sc.spherical_jn(p[0], 1.0))(np.array([1.0]))
+    with pytest.raises(adsim.UnsupportedOperation, match="spherical_kn at z < 0"):
+        adsim.grad(lambda p: sc.spherical_kn(1, -p[0]))(np.array([1.0]))
