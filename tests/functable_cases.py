@@ -848,19 +848,32 @@ SPECIAL_UFUNCS = {
         case(lambda x: sc.gamma(x - 2.5), 3, "negative", (-0.45, 0.45), cs=SCIPY_COMPLEX_LOSES)],
     sc.digamma: unary(sc.digamma, (0.2, 3.0), SHAPES_S),
     sc.zeta: _second(sc.zeta, 3.0, (0.2, 3.0)),
-    **{getattr(sc, f"spherical_{kind}"): [
-        case(lambda x, f=getattr(sc, f"spherical_{kind}"): f(np.array([0, 1, 3]), x), 3,
-             domain=(0.2, 3.0), cs=SCIPY_COMPLEX_LOSES),
-        case(lambda x, f=getattr(sc, f"spherical_{kind}"): f(2, -x), 3, "negative z",
-             domain=(0.2, 3.0), cs=SCIPY_COMPLEX_LOSES)] * (kind != "kn") or [
-        case(lambda x: sc.spherical_kn(np.array([0, 1, 3]), x), 3, domain=(0.2, 3.0),
-             cs=SCIPY_COMPLEX_LOSES)]
-       for kind in ("jn", "yn", "in", "kn")},
-    **{getattr(sc._spherical_bessel, f"_spherical_{kind}_d"): [
-        case(lambda x, f=getattr(sc, f"spherical_{kind}"): f(np.array([0, 1, 3]), x,
-                                                            derivative=True), 3,
-             domain=(0.2, 3.0), cs=SCIPY_COMPLEX_LOSES)]
-       for kind in ("jn", "yn", "in", "kn")},
+    sc.spherical_jn: [case(lambda x: sc.spherical_jn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_jn(2, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_yn: [case(lambda x: sc.spherical_yn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_yn(1, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_in: [case(lambda x: sc.spherical_in(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_in(2, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_kn: [case(lambda x: sc.spherical_kn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_jn_d: [
+        case(lambda x: sc.spherical_jn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_yn_d: [
+        case(lambda x: sc.spherical_yn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_in_d: [
+        case(lambda x: sc.spherical_in(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_kn_d: [
+        case(lambda x: sc.spherical_kn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
     sc.beta: [case(lambda x: sc.beta(x[:2], x[2:]), 4, domain=(0.3, 3.0)),
               case(lambda x: sc.beta(x, 2.0), (2, 2), "constant b", (0.3, 3.0))],
     sc.betaln: [case(lambda x: sc.betaln(x[:2], x[2:, None]), 4, domain=(0.3, 3.0))],
