@@ -649,3 +649,31 @@ def mie_efficiency(params, n_max=6):
     a = (m * psi_m * dpsi_x - psi_x * dpsi_m) / (m * psi_m * dxi_x - xi_x * dpsi_m)
     b = (psi_m * dpsi_x - m * psi_x * dpsi_m) / (psi_m * dxi_x - m * xi_x * dpsi_m)
     return 2.0 / x ** 2 * np.sum((2 * n + 1) * (np.abs(a) ** 2 + np.abs(b) ** 2))
+
+
+# ---- 40. a sparse Laplacian scaled in place through its data ----------------------------------
+
+def implicit_diffusion(params, n=10, steps=4):
+    """Backward-Euler steps of u_t = D u_xx with the Laplacian scaled in place
+    (``L.data *= D``): SciPy's sparse operations cannot carry active data, and
+    adsim must say so at that line."""
+    D, amp = params
+    L = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csc") * (n + 1) ** 2
+    L.data *= D
+    A = (sp.identity(n, format="csc") - 0.01 * L).tocsc()
+    u = amp * np.sin(np.pi * np.linspace(0.0, 1.0, n))
+    for _ in range(steps):
+        u = spsolve(A, u)
+    return u.sum()
+
+
+def implicit_diffusion_rewritten(params, n=10, steps=4):
+    """The same with the matrix scaled as the message proposes (``L = L * D``)."""
+    D, amp = params
+    L = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csc") * (n + 1) ** 2
+    L = L * D
+    A = (sp.identity(n, format="csc") - 0.01 * L).tocsc()
+    u = amp * np.sin(np.pi * np.linspace(0.0, 1.0, n))
+    for _ in range(steps):
+        u = spsolve(A, u)
+    return u.sum()
