@@ -1370,6 +1370,16 @@ SCIPY_MORE = {
         12)],
     sl.solve_sylvester: [case(lambda x: sl.solve_sylvester(general(x[:4]), np.eye(2), x[4:].reshape(
         2, 2)), 8)],
+    sl.solve_continuous_lyapunov: [case(lambda x: sl.solve_continuous_lyapunov(
+        -general(x[:4]), x[4:].reshape(2, 2)), 8)],
+    sl.solve_discrete_lyapunov: [case(lambda x: sl.solve_discrete_lyapunov(
+        0.1 * general(x[:4]), x[4:].reshape(2, 2)), 8)],
+    sl.solve_continuous_are: [case(lambda x: sl.solve_continuous_are(
+        general(x[:4]) - 5.0 * np.eye(2), x[4:6].reshape(2, 1) + 1.0,
+        np.diag(x[6:8] ** 2 + 1.0), (x[8:] ** 2 + 1.0).reshape(1, 1)), 9)],
+    sl.solve_discrete_are: [case(lambda x: sl.solve_discrete_are(
+        0.2 * general(x[:4]), x[4:6].reshape(2, 1) + 1.0, np.diag(x[6:8] ** 2 + 1.0),
+        (x[8:] ** 2 + 1.0).reshape(1, 1)), 9)],
     sl.block_diag: [case(lambda x: sl.block_diag(x[:2].reshape(1, 2), x[2:].reshape(2, 1), 1.5),
                          4)],
     sl.toeplitz: [case(lambda x: sl.toeplitz(x[:3], x[3:]), 6),
@@ -2432,6 +2442,10 @@ NO_COMPLEX_STEP = {
     **dict.fromkeys([signal.fftconvolve, signal.oaconvolve], FFT_MIXES),
     **dict.fromkeys([sc.yv, sc.rgamma, sl.solve_sylvester, sl.cosm, sl.sinm, sl.tanm],
                     SCIPY_COMPLEX_LOSES),
+    **dict.fromkeys([sl.solve_continuous_lyapunov, sl.solve_discrete_lyapunov],
+                    "SciPy's solution of a complex equation conjugates A (A X + X A^H)"),
+    **dict.fromkeys([sl.solve_continuous_are, sl.solve_discrete_are],
+                    "SciPy's Riccati solvers take complex input as a Hermitian equation"),
     sc.expi: "branch cut along the real axis (Im Ei(x + i0) = pi)",
     **_stats_without_complex_step(),
     **dict.fromkeys(SOLVERS, "SciPy's solvers compute on real floats"),

@@ -29,6 +29,7 @@ import numpy as np
 import numpy as xp
 from numpy import array, dot, eye, log, zeros
 from numpy.linalg import inv, slogdet
+import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy import special, stats
 from scipy.integrate import cumulative_trapezoid, odeint, quad, solve_ivp
@@ -677,3 +678,20 @@ def implicit_diffusion_rewritten(params, n=10, steps=4):
     for _ in range(steps):
         u = spsolve(A, u)
     return u.sum()
+
+
+# ---- 41. a steady-state Kalman filter by solve_discrete_are, a stationary covariance ----------
+
+def steady_state_tracking_error(params, dt=0.1):
+    """Steady-state innovation variance of a constant-velocity tracker (the
+    filter Riccati equation by the dual DARE) plus the stationary covariance
+    of a damped oscillator driven by noise (a continuous Lyapunov equation)."""
+    q, r = params
+    F = np.array([[1.0, dt], [0.0, 1.0]])
+    H = np.array([[1.0, 0.0]])
+    Q = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+    P = sla.solve_discrete_are(F.T, H.T, Q, np.array([[r]]))
+    S = H @ P @ H.T + r
+    A = np.array([[0.0, 1.0], [-4.0, -0.5 - q]])
+    Sigma = sla.solve_continuous_lyapunov(A, -np.array([[0.0, 0.0], [0.0, r]]))
+    return S[0, 0] + Sigma[0, 0]

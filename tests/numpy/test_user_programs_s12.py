@@ -11,6 +11,7 @@ from math import sqrt
 
 import numpy as np
 import pytest
+import scipy.linalg as sla
 
 import adsim
 import programs_s12 as prog
@@ -59,6 +60,8 @@ PROGRAMS = {
     "mie spherical_jn spherical_yn": (prog.mie_efficiency, np.array([2.0, 1.33]), True, False),
     "sparse L = L * D implicit steps": (prog.implicit_diffusion_rewritten, np.array([0.8, 1.5]),
                                         True, False),
+    "kalman steady state dare lyapunov": (prog.steady_state_tracking_error, np.array([0.5, 0.8]),
+                                          True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -242,3 +245,41 @@ def test_spherical_bessel_refusals_name_the_cause():
         adsim.grad(lambda p: sc.spherical_jn(p[0], 1.0))(np.array([1.0]))
     with pytest.raises(adsim.UnsupportedOperation, match="spherical_kn at z < 0"):
         adsim.grad(lambda p: sc.spherical_kn(1, -p[0]))(np.array([1.0]))
+
+
+# ---- Lyapunov and Riccati solvers (the steady-state Kalman program) ---------------------------
+
+def _coefficients(p):
+    return np.array([[p[0], 0.3, 0.0], [-0.2, p[1] - 1.0, 0.4], [0.1, 0.0, -0.8 * p[2]]])
+
+
+WEIGHTS = np.arange(1.0, 10.0).reshape(3, 3)
+MATRIX_EQUATIONS = {
+    "continuous lyapunov": lambda p: np.sum(WEIGHTS * sla.solve_continuous_lyapunov(
+        _coefficients(p) - 2 * np.eye(3), -np.diag([p[1], 1.0, p[2]]) - 0.1)),
+    "discrete lyapunov": lambda p: np.sum(WEIGHTS * sla.solve_discrete_lyapunov(
+        0.4 * _coefficients(p), np.diag([p[1], 1.0, p[2]]) + 0.1 * p[0])),
+    "continuous riccati": lambda p: np.sum(WEIGHTS * sla.solve_continuous_are(
+        _coefficients(p), np.array([[1.0], [p[2]], [0.5]]), np.diag([p[1], 1.0, 2.0]) + 0.1,
+        np.array([[p[0] ** 2 + 0.5]]))),
+    "discrete riccati": lambda p: np.sum(WEIGHTS * sla.solve_discrete_are(
+        0.7 * _coefficients(p), np.array([[1.0, 0.0], [p[2], 1.0], [0.5, p[0]]]),
+        np.diag([p[1], 1.0, 2.0]), np.array([[1.0 + p[0] ** 2, 0.2], [0.2, 2.0]]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_EQUATIONS))
+def test_lyapunov_and_riccati_solutions_are_differentiated(name):
+    """SciPy's values; every coefficient active (B with two inputs for the
+    DARE); gradients, the other mode and the hvp (rules recorded)."""
+    f = MATRIX_EQUATIONS[name]
+    x = np.array([0.6, 1.1, 0.9])
+    assert adsim.record(f, x).forward(x) == f(x)
+    check_derivatives(name, f, x, check_hvp=True)
+
+
+def test_generalised_riccati_equations_are_refused_by_name():
+    with pytest.raises(adsim.UnsupportedOperation, match="e= or s="):
+        adsim.grad(lambda p: np.sum(sla.solve_continuous_are(
+            -np.eye(2) * p[0], np.ones((2, 1)), np.eye(2), np.eye(1), e=2 * np.eye(2))))(
+            np.array([1.0]))
