@@ -1,4 +1,4 @@
-"""Thirty-odd small scientific programs written as their authors write them,
+"""Forty-odd small scientific programs written as their authors write them,
 in idioms the earlier collections (programs_as_published.py, programs_s7.py
 .. programs_s11.py) leave out or touch once: ``solve_ivp`` with ``args=``,
 ``dense_output=True`` and a terminal event, ``odeint`` with ``tfirst=True``,
@@ -17,7 +17,15 @@ guarded division; ``np.einsum`` strings; boolean-mask stores; ``np.clip``;
 sorting and order statistics; ``np.interp`` of an active table;
 ``scipy.special`` and ``scipy.stats`` log-densities; ``import numpy as xp``;
 an equation of state in a class; pairwise forces accumulated with ``+=``
-into a plain ``zeros`` array; ``cumulative_trapezoid``.
+into a plain ``zeros`` array; ``cumulative_trapezoid``; a pendulum's
+period by the AGM with ``from math import sqrt``; Gray-Scott on float32
+grids (a refusal that must name the dtype); an antireflection coating with
+Snell's law for an active complex index (``np.arcsin``); a dataclass of
+parameters (built inside, and handed to ``grad``: a refusal); Mie
+scattering by ``spherical_jn``/``spherical_yn``; a sparse Laplacian scaled
+through ``L.data *= D`` (a refusal) and as ``L = L * D``; a steady-state
+Kalman filter by ``solve_discrete_are`` and a stationary covariance by
+``solve_continuous_lyapunov``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s12.py
 differentiates them as they are."""

@@ -1,11 +1,13 @@
-"""Thirty-odd scientific programs as their authors write them (programs_s12.py),
+"""Forty-odd scientific programs as their authors write them (programs_s12.py),
 differentiated with respect to their natural parameters without changing a
 line: adsim.grad against central differences (a step relative to each
 parameter), forward mode against reverse mode, the Hessian-vector product
 against differences of the gradient where the program is smooth enough for
 it, and the tape recorded at one point replayed at a second point (or, where
 the program's path depends on the point, the replay refusing with
-BranchChanged and a fresh recording right there)."""
+BranchChanged and a fresh recording right there). Programs that adsim
+must refuse are kept as refusal checks (the typed error, and a message that
+names the cause); each fix a program led to has its focused test below."""
 import math
 from math import sqrt
 
