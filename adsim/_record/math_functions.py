@@ -8,6 +8,12 @@ the stand-ins made here in the ``math`` module, and in place of names imported
 from it (``from math import exp``), while a recording with interposition on
 runs, as it binds NumPy's creation functions.
 
+``math.isnan``, ``isinf``, ``isfinite`` and ``isclose`` of an active number
+answer a Python bool from recorded comparisons (a replay where the answer
+changes records again). ``math.floor``, ``ceil`` and ``trunc`` need no
+stand-in: they call the active value's own ``__floor__``, ... (guarded
+integers).
+
 A stand-in given plain numbers, or called outside such a recording, is
 ``math``'s own function. Given an active number (an active array of one
 element) on a recording thread, it first calls ``math``'s function on the
@@ -67,6 +73,25 @@ _ELEMENTWISE = {
     "erf": special.erf, "erfc": special.erfc, "gamma": special.gamma,
     "lgamma": special.gammaln,
 }
+def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
+    """math.isclose's test, |a - b| <= max(rel_tol max(|a|, |b|), abs_tol),
+    equal values (infinities too) close and other infinities not, written
+    with recorded comparisons."""
+    if bool(a == b):
+        return True
+    if not (bool(np.isfinite(a)) and bool(np.isfinite(b))):
+        return False
+    diff = np.abs(a - b)
+    return bool(diff <= rel_tol * np.abs(a)) or bool(diff <= rel_tol * np.abs(b)) or \
+        bool(diff <= abs_tol)
+
+
+# math's predicates: a Python bool of recorded comparisons, checked on replay
+_PREDICATES = {
+    "isnan": lambda x: bool(np.isnan(x)), "isinf": lambda x: bool(np.isinf(x)),
+    "isfinite": lambda x: bool(np.isfinite(x)), "isclose": _isclose,
+}
+_ELEMENTWISE.update({"copysign": np.copysign, "fmod": np.fmod})
 # math's functions of iterables: the active items are looked for inside them
 _OF_ITERABLES = {"fsum": _fsum, "prod": _prod, "dist": _dist}
 
@@ -139,6 +164,7 @@ def wrappers():
     (made from the objects bound there now)."""
     made = {}
     for table, make in ((_ELEMENTWISE, _elementwise_stand_in),
+                        (_PREDICATES, _elementwise_stand_in),
                         (_OF_ITERABLES, _iterable_stand_in)):
         for name, recorded in table.items():
             original = getattr(math, name, None)

@@ -144,6 +144,9 @@ MATH_CASES = {
     math.erfc(x[1]), "gamma lgamma": lambda x: math.gamma(1 + x[0]) + math.lgamma(x[1]),
     "fsum prod": lambda x: math.fsum([x[0], x[1], 0.25]) * math.prod([x[0], 2.0, x[1]]),
     "dist": lambda x: math.dist([x[0], 0.0], [1.0, x[1]]),
+    "copysign fmod": lambda x: math.copysign(x[0], -1.0) * math.fmod(x[1] + 1.0, x[0]),
+    "predicates": lambda x: x[0] * (2.0 if math.isclose(x[1], 0.7) else 1.0) + x[1] * (
+        math.isfinite(x[0]) + math.isnan(x[1]) + math.isinf(x[0])),
 }
 
 
@@ -155,6 +158,17 @@ def test_math_functions_of_active_numbers_are_recorded(name):
     f = MATH_CASES[name]
     assert adsim.record(f, X2).forward(X2) == pytest.approx(f(X2), rel=1e-15)
     check_derivatives(name, f, X2, check_hvp=True)
+
+
+def test_math_predicates_are_recorded_tests():
+    """math.isclose of an active number is a recorded comparison: a replay
+    where it changes records again."""
+    f = MATH_CASES["predicates"]
+    tape = adsim.record(f, X2)
+    assert tape.forward(X2) == f(X2) == 2 * 0.4 + 0.7
+    with pytest.raises(adsim.BranchChanged):
+        tape.forward(X2 * 1.1)
+    assert adsim.grad(f)(X2 * 1.1) == pytest.approx([1.0, 1.0])
 
 
 def test_math_raises_where_math_raises_and_names_numpy_for_arrays():
