@@ -25,7 +25,8 @@ parameters (built inside, and handed to ``grad``: a refusal); Mie
 scattering by ``spherical_jn``/``spherical_yn``; a sparse Laplacian scaled
 through ``L.data *= D`` (a refusal) and as ``L = L * D``; a steady-state
 Kalman filter by ``solve_discrete_are`` and a stationary covariance by
-``solve_continuous_lyapunov``.
+``solve_continuous_lyapunov``; an adiabatic reactor whose ``odeint``
+right-hand side uses ``math.exp``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s12.py
 differentiates them as they are."""
@@ -703,3 +704,20 @@ def steady_state_tracking_error(params, dt=0.1):
     A = np.array([[0.0, 1.0], [-4.0, -0.5 - q]])
     Sigma = sla.solve_continuous_lyapunov(A, -np.array([[0.0, 0.0], [0.0, r]]))
     return S[0, 0] + Sigma[0, 0]
+
+
+# ---- 42. an adiabatic batch reactor: math.exp in an odeint right-hand side --------------------
+
+def _reactor(y, t, lnA, Ea):
+    conc, T = y
+    rate = math.exp(lnA - Ea / (8.314e-3 * T)) * conc
+    return [-rate, 40.0 * rate]
+
+
+def reactor_runaway(params):
+    """Temperature after 5 s of an adiabatic first-order reaction, the rate
+    constant written with math.exp (Ea in kJ/mol)."""
+    lnA, Ea = params
+    y = odeint(_reactor, [1.0, 300.0], np.linspace(0.0, 5.0, 6), args=(lnA, Ea), rtol=1e-10,
+               atol=1e-10)
+    return y[-1, 1] / 300.0

@@ -64,12 +64,13 @@ PROGRAMS = {
                                         True, False),
     "kalman steady state dare lyapunov": (prog.steady_state_tracking_error, np.array([0.5, 0.8]),
                                           True, False),
+    "reactor odeint math.exp": (prog.reactor_runaway, np.array([10.0, 30.0]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
             "cascade odeint tfirst", "van der pol LSODA", "ammonia fsolve fprime",
             "cstr root dict", "peng-robinson brentq class", "harvest minimize_scalar bounded",
-            "bratu newton_krylov", "debye quad args"}
+            "bratu newton_krylov", "debye quad args", "reactor odeint math.exp"}
 STEPS = {"peng-robinson brentq class": 1e-5}
 
 
