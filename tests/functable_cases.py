@@ -97,6 +97,7 @@ SCIPY_COMPLEX_LOSES = ("SciPy's complex routine loses an imaginary part of 1e-20
                        "comes out ~1e3-1e4)")
 
 INT3 = np.array([1, 2, 3])
+LAMBERTW_REAL = "the real part of SciPy's complex result drops the complex step"
 F32_3 = np.array([0.5, 1.5, 2.5], dtype=np.float32)
 BOOL3 = np.array([True, False, True])
 C3 = np.array([0.7, -1.3, 2.1])
@@ -848,6 +849,9 @@ SPECIAL_UFUNCS = {
         case(lambda x: sc.gamma(x - 2.5), 3, "negative", (-0.45, 0.45), cs=SCIPY_COMPLEX_LOSES)],
     sc.digamma: unary(sc.digamma, (0.2, 3.0), SHAPES_S),
     sc.zeta: _second(sc.zeta, 3.0, (0.2, 3.0)),
+    sc.lambertw: [case(lambda x: np.real(sc.lambertw(x)), 3, "", (-0.3, 3.0), LAMBERTW_REAL),
+                  case(lambda x: np.real(sc.lambertw(-0.05 - 0.25 * x, -1)), 3, "k = -1", (0.0, 1.0),
+                       LAMBERTW_REAL)],
     sc.spherical_jn: [case(lambda x: sc.spherical_jn(INT3 - 1, x), 3, "", (0.2, 3.0),
                            SCIPY_COMPLEX_LOSES),
                       case(lambda x: sc.spherical_jn(2, -x), 3, "negative z", (0.2, 3.0),

@@ -26,7 +26,8 @@ scattering by ``spherical_jn``/``spherical_yn``; a sparse Laplacian scaled
 through ``L.data *= D`` (a refusal) and as ``L = L * D``; a steady-state
 Kalman filter by ``solve_discrete_are`` and a stationary covariance by
 ``solve_continuous_lyapunov``; an adiabatic reactor whose ``odeint``
-right-hand side uses ``math.exp``.
+right-hand side uses ``math.exp``; a diode with series resistance by
+``scipy.special.lambertw``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s12.py
 differentiates them as they are."""
@@ -721,3 +722,16 @@ def reactor_runaway(params):
     y = odeint(_reactor, [1.0, 300.0], np.linspace(0.0, 5.0, 6), args=(lnA, Ea), rtol=1e-10,
                atol=1e-10)
     return y[-1, 1] / 300.0
+
+
+# ---- 43. a diode with series resistance, solved in closed form by the Lambert W function -------
+
+def diode_power(params, V=np.array([0.45, 0.55, 0.65, 0.75]), n_Vt=0.0334):
+    """Current of I = Is (exp((V - I Rs) / (n Vt)) - 1) solved explicitly,
+    I = n Vt / Rs W(Is Rs / (n Vt) exp((V + Is Rs) / (n Vt))) - Is, summed as
+    dissipated power; saturation current as its logarithm."""
+    ln_Is, Rs = params
+    Is = np.exp(ln_Is)
+    arg = Is * Rs / n_Vt * np.exp((V + Is * Rs) / n_Vt)
+    current = n_Vt / Rs * special.lambertw(arg).real - Is
+    return np.sum(V * current)

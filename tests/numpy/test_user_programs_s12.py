@@ -65,6 +65,7 @@ PROGRAMS = {
     "kalman steady state dare lyapunov": (prog.steady_state_tracking_error, np.array([0.5, 0.8]),
                                           True, False),
     "reactor odeint math.exp": (prog.reactor_runaway, np.array([10.0, 30.0]), True, False),
+    "diode lambertw": (prog.diode_power, np.array([-25.0, 0.5]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -300,3 +301,20 @@ def test_generalised_riccati_equations_are_refused_by_name():
         adsim.grad(lambda p: np.sum(sla.solve_continuous_are(
             -np.eye(2) * p[0], np.ones((2, 1)), np.eye(2), np.eye(1), e=2 * np.eye(2))))(
             np.array([1.0]))
+
+
+# ---- scipy.special.lambertw on its real branches (the diode program) --------------------------
+
+def test_lambertw_on_its_real_branches():
+    from scipy import special as sc
+
+    def f(p):
+        return np.sum(sc.lambertw(p[0] * np.array([-0.2, 0.0, 1.5, 30.0])).real) + \
+            np.sum(sc.lambertw(-p[1] * np.array([0.1, 0.3]), -1).real)
+    x = np.array([1.1, 0.7])
+    assert adsim.record(f, x).forward(x) == f(x)
+    check_derivatives("lambertw", f, x, check_hvp=True)
+    with pytest.raises(adsim.UndefinedDerivative, match="z > -1/e"):
+        adsim.grad(lambda p: sc.lambertw(-p[0]).real)(np.array([1.0]))
+    with pytest.raises(adsim.UnsupportedOperation, match="not k = 1"):
+        adsim.grad(lambda p: sc.lambertw(p[0], 1).real)(np.array([1.0]))
