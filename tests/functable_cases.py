@@ -993,7 +993,7 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
                "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
                "rayleigh": (), "pareto": (2.5,), "halfcauchy": (), "lomax": (2.2,),
                "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": (),
-               "vonmises": (1.3,)}
+               "vonmises": (1.3,), "truncnorm": (-1.0, 1.5)}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
@@ -1083,6 +1083,9 @@ def _stats_without_complex_step():
             out.update(dict.fromkeys([getattr(getattr(st, name), m) for m in names], reason))
     out.update(dict.fromkeys([st.dirichlet.logpdf, st.dirichlet.pdf, st.dirichlet.entropy,
                               st.dirichlet.__call__], REFUSES_COMPLEX))
+    out.update(dict.fromkeys([getattr(st.truncnorm, m)
+                              for m in stats._methods(distributions.CONTINUOUS["truncnorm"])],
+                             "SciPy's truncnorm drops the imaginary part of its input"))
     return out
 
 

@@ -27,7 +27,8 @@ through ``L.data *= D`` (a refusal) and as ``L = L * D``; a steady-state
 Kalman filter by ``solve_discrete_are`` and a stationary covariance by
 ``solve_continuous_lyapunov``; an adiabatic reactor whose ``odeint``
 right-hand side uses ``math.exp``; a diode with series resistance by
-``scipy.special.lambertw``.
+``scipy.special.lambertw``; a growth rate's posterior with a
+``scipy.stats.truncnorm`` prior.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s12.py
 differentiates them as they are."""
@@ -735,3 +736,21 @@ def diode_power(params, V=np.array([0.45, 0.55, 0.65, 0.75]), n_Vt=0.0334):
     arg = Is * Rs / n_Vt * np.exp((V + Is * Rs) / n_Vt)
     current = n_Vt / Rs * special.lambertw(arg).real - Is
     return np.sum(V * current)
+
+
+# ---- 44. a growth-rate posterior with a truncated-normal prior -------------------------------
+
+GROWTH_T = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+GROWTH_N = np.array([12.0, 19.0, 33.0, 51.0, 88.0])
+
+
+def growth_log_posterior(params):
+    """Poisson counts of exponential growth; the rate's prior a normal
+    truncated to [0, 2] (scipy.stats.truncnorm in its standardized bounds)."""
+    r, log_n0 = params
+    mu, sd = 0.4, 0.3
+    a, b = (0.0 - mu) / sd, (2.0 - mu) / sd
+    lam = np.exp(log_n0 + r * GROWTH_T)
+    loglik = np.sum(stats.poisson.logpmf(GROWTH_N, lam))
+    return loglik + stats.truncnorm.logpdf(r, a, b, loc=mu, scale=sd) + \
+        stats.truncnorm.logsf(r, a, b, loc=mu, scale=sd)

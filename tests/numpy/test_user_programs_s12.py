@@ -66,6 +66,7 @@ PROGRAMS = {
                                           True, False),
     "reactor odeint math.exp": (prog.reactor_runaway, np.array([10.0, 30.0]), True, False),
     "diode lambertw": (prog.diode_power, np.array([-25.0, 0.5]), True, False),
+    "truncnorm prior": (prog.growth_log_posterior, np.array([0.5, 2.5]), True, False),
     "pendulum agm from math import": (prog.pendulum_period, np.array([1.5, 60.0]), True, True),
 }
 ADAPTIVE = {"seir solve_ivp args", "projectile terminal event", "drug dense_output",
@@ -318,3 +319,25 @@ def test_lambertw_on_its_real_branches():
         adsim.grad(lambda p: sc.lambertw(-p[0]).real)(np.array([1.0]))
     with pytest.raises(adsim.UnsupportedOperation, match="not k = 1"):
         adsim.grad(lambda p: sc.lambertw(p[0], 1).real)(np.array([1.0]))
+
+
+# ---- scipy.stats.truncnorm (the growth posterior) ----------------------------------------------
+
+@pytest.mark.parametrize("bounds", [(-1.0, 2.0), (0.5, 3.0), (-4.0, -0.5), (2.0, 6.0),
+                                    (-1.0, np.inf), (-np.inf, 0.3)])
+def test_truncnorm_in_every_position_of_its_bounds(bounds):
+    """SciPy's values inside and outside the bounds, in either tail (the
+    mass in log space); derivatives in loc, scale and the bounds."""
+    from scipy import stats
+    a0, b0 = bounds
+    xs = np.array([-0.45, 0.2, 1.4, 2.5, 3.5])
+    for method in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
+        def f(p, method=method):
+            a = a0 - 0.1 * p[2] if np.isfinite(a0) else a0
+            return np.sum(getattr(stats.truncnorm, method)(xs, a, b0, loc=p[0], scale=p[1])
+                          * np.arange(1.0, 6.0))
+        x = np.array([0.3, 0.8, 0.5])
+        got, want = adsim.record(f, x).forward(x), f(x)
+        assert got == pytest.approx(want, rel=1e-12) or got == want
+        if np.isfinite(want):
+            check_derivatives(method, f, x, check_hvp=True)
