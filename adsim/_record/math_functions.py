@@ -136,8 +136,10 @@ def _iterable_stand_in(name, original, recorded):
     def stand_in(*args, **kwargs):
         if not creation.routed():
             return original(*args, **kwargs)
-        args = [list(a) if not isinstance(a, (Active, ComplexActive)) and
-                hasattr(a, "__iter__") else a for a in args]
+        # iterables, active arrays among them, as lists of their items
+        args = [list(a) if (isinstance(a, Active) and a.ndim > 0) or (
+            not isinstance(a, (Active, ComplexActive)) and hasattr(a, "__iter__")) else a
+            for a in args]
         items = [v for a in args for v in (a if isinstance(a, list) else [a])]
         if not any(isinstance(v, Active) for v in items):
             return original(*args, **kwargs)

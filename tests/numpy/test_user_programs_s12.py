@@ -147,6 +147,8 @@ MATH_CASES = {
     math.erfc(x[1]), "gamma lgamma": lambda x: math.gamma(1 + x[0]) + math.lgamma(x[1]),
     "fsum prod": lambda x: math.fsum([x[0], x[1], 0.25]) * math.prod([x[0], 2.0, x[1]]),
     "dist": lambda x: math.dist([x[0], 0.0], [1.0, x[1]]),
+    "of active arrays": lambda x: math.fsum(x ** 2) + math.prod(x) + math.dist(x, 2 * x ** 2)
+    + math.hypot(*x),
     "copysign fmod": lambda x: math.copysign(x[0], -1.0) * math.fmod(x[1] + 1.0, x[0]),
     "predicates": lambda x: x[0] * (2.0 if math.isclose(x[1], 0.7) else 1.0) + x[1] * (
         math.isfinite(x[0]) + math.isnan(x[1]) + math.isinf(x[0])),
