@@ -34,6 +34,7 @@ from scipy import special
 from . import creation
 from .._active import Active
 from .._np.complex import ComplexActive
+from .._np.integers import current
 
 
 def _log(x, base=None):
@@ -44,10 +45,6 @@ def _hypot(*coordinates):
     if not coordinates:
         return 0.0
     return functools.reduce(np.hypot, coordinates, 0.0)
-
-
-def _pow(x, y):
-    return np.power(x, y)
 
 
 def _dist(p, q):
@@ -65,14 +62,16 @@ def _prod(values, *, start=1):
 # math's name -> what adsim records for it (elementwise on the scalar)
 _ELEMENTWISE = {
     "exp": np.exp, "expm1": np.expm1, "exp2": np.exp2, "log": _log, "log2": np.log2,
-    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "cbrt": np.cbrt, "pow": _pow,
+    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "cbrt": np.cbrt, "pow": np.power,
     "fabs": np.abs, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
     "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh,
     "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "hypot": _hypot, "degrees": np.degrees, "radians": np.radians,
     "erf": special.erf, "erfc": special.erfc, "gamma": special.gamma,
-    "lgamma": special.gammaln,
+    "lgamma": special.gammaln, "copysign": np.copysign, "fmod": np.fmod,
 }
+
+
 def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
     """math.isclose's test, |a - b| <= max(rel_tol max(|a|, |b|), abs_tol),
     equal values (infinities too) close and other infinities not, written
@@ -91,14 +90,13 @@ _PREDICATES = {
     "isnan": lambda x: bool(np.isnan(x)), "isinf": lambda x: bool(np.isinf(x)),
     "isfinite": lambda x: bool(np.isfinite(x)), "isclose": _isclose,
 }
-_ELEMENTWISE.update({"copysign": np.copysign, "fmod": np.fmod})
 # math's functions of iterables: the active items are looked for inside them
 _OF_ITERABLES = {"fsum": _fsum, "prod": _prod, "dist": _dist}
 
 
 def _plain(value):
     """The recorded number of a one-element active array."""
-    return float(np.asarray(value.tape.slot_value(value.slot)).reshape(()))
+    return float(current(value).reshape(()))
 
 
 def _scalar(value, name, numpy_name):
