@@ -100,8 +100,6 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     refusal = _refusal(out, symbol, count - len(views), tape)
     if refusal is not None and not _stored_back(_user_frame(sys._getframe(1)), out):
         raise refusal
-    if symbol is not None:
-        _refuse_sparse_data(_user_frame(sys._getframe(1)), symbol)
     result = compute()
     if not isinstance(result, Active):
         result = as_active(tape, result)
@@ -116,48 +114,6 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     if views:
         _rebind_views(_user_frame(sys._getframe(1)), views, result, out, symbol)
     return result
-
-
-def _refuse_sparse_data(frame, symbol):
-    """``A.data *= p`` with ``A`` a SciPy sparse matrix: its replacement by an
-    active array would go where SciPy's sparse operations convert it to a
-    plain one (they refuse later, naming their own code); refused here,
-    naming the cause and what adsim records instead."""
-    if frame is None:
-        return
-    following = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti][:2]
-    if [i.opname for i in following] != ["SWAP", "STORE_ATTR"]:
-        return
-    node = expression_at(frame.f_code, following[1].offset)
-    owner = _named_object(frame, node.value) if isinstance(node, ast.Attribute) else None
-    forget_locals(frame)
-    if owner is not None and _is_sparse(owner):
-        text = ast.unparse(node)
-        raise UnsupportedOperation(
-            f"adsim: `{text} {symbol} ...` writes active values into the data of a SciPy "
-            f"sparse matrix, which SciPy's sparse operations would turn into plain ones. "
-            f"Make a new matrix, which adsim records: `{ast.unparse(node.value)} = "
-            f"{ast.unparse(node.value)} {symbol[:-1]} p` (or .multiply(p)), or "
-            f"sp.csr_matrix((data, indices, indptr), shape=...) with active data")
-
-
-def _named_object(frame, node):
-    """The object a name or a chain of attributes of a name (``A``,
-    ``self.A``) is bound to in ``frame``, or None."""
-    if isinstance(node, ast.Name):
-        for namespace in (frame.f_locals, frame.f_globals, frame.f_builtins):
-            if node.id in namespace:
-                return namespace[node.id]
-        return None
-    if isinstance(node, ast.Attribute):
-        owner = _named_object(frame, node.value)
-        return None if owner is None else getattr(owner, node.attr, None)
-    return None
-
-
-def _is_sparse(obj):
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and sparse.issparse(obj)
 
 
 def _views_of_target(frame, out):

@@ -23,7 +23,7 @@ grids (a refusal that must name the dtype); an antireflection coating with
 Snell's law for an active complex index (``np.arcsin``); a dataclass of
 parameters (built inside, and handed to ``grad``: a refusal); Mie
 scattering by ``spherical_jn``/``spherical_yn``; a sparse Laplacian scaled
-through ``L.data *= D`` (a refusal) and as ``L = L * D``; a steady-state
+through ``L.data *= D``; a steady-state
 Kalman filter by ``solve_discrete_are`` and a stationary covariance by
 ``solve_continuous_lyapunov``; an adiabatic reactor whose ``odeint``
 right-hand side uses ``math.exp``; a diode with series resistance by
@@ -667,23 +667,10 @@ def mie_efficiency(params, n_max=6):
 
 def implicit_diffusion(params, n=10, steps=4):
     """Backward-Euler steps of u_t = D u_xx with the Laplacian scaled in place
-    (``L.data *= D``): SciPy's sparse operations cannot carry active data, and
-    adsim must say so at that line."""
+    (``L.data *= D``: the SciPy matrix's data becomes active)."""
     D, amp = params
     L = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csc") * (n + 1) ** 2
     L.data *= D
-    A = (sp.identity(n, format="csc") - 0.01 * L).tocsc()
-    u = amp * np.sin(np.pi * np.linspace(0.0, 1.0, n))
-    for _ in range(steps):
-        u = spsolve(A, u)
-    return u.sum()
-
-
-def implicit_diffusion_rewritten(params, n=10, steps=4):
-    """The same with the matrix scaled as the message proposes (``L = L * D``)."""
-    D, amp = params
-    L = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csc") * (n + 1) ** 2
-    L = L * D
     A = (sp.identity(n, format="csc") - 0.01 * L).tocsc()
     u = amp * np.sin(np.pi * np.linspace(0.0, 1.0, n))
     for _ in range(steps):
