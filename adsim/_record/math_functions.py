@@ -52,7 +52,17 @@ def _dist(p, q):
 
 
 def _fsum(values):
-    return functools.reduce(np.add, values, 0.0)
+    """Neumaier's compensated sum (Neumaier 1974) with recorded operations:
+    math.fsum's point is a sum that cancels (fsum([1e16, 1.0, -1e16]) is 1.0),
+    which a plain sum would get wrong; the compensation's derivative is 0, and
+    the side it takes is chosen from the values at every replay (np.where)."""
+    total, compensation = 0.0, 0.0
+    for v in values:
+        new = total + v
+        compensation = compensation + np.where(np.abs(total) >= np.abs(v),
+                                               (total - new) + v, (v - new) + total)
+        total = new
+    return total + compensation
 
 
 def _prod(values, *, start=1):

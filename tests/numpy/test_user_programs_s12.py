@@ -158,6 +158,13 @@ def test_math_functions_of_active_numbers_are_recorded(name):
     check_derivatives(name, f, X2, check_hvp=True)
 
 
+def test_math_fsum_of_active_values_keeps_what_cancels():
+    """fsum([1e16 a, b, -1e16 a]) is b, not the 0 of a plain sum."""
+    f = lambda x: math.fsum([1e16 * x[0], x[1], -1e16 * x[0]])        # noqa: E731
+    assert adsim.record(f, np.array([1.0, 1.0])).forward(np.array([1.0, 1.0])) == 1.0
+    np.testing.assert_array_equal(adsim.grad(f)(np.array([1.0, 1.0])), [0.0, 1.0])
+
+
 def test_math_predicates_are_recorded_tests():
     """math.isclose of an active number is a recorded comparison: a replay
     where it changes records again."""
