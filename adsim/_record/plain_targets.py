@@ -113,7 +113,47 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     result = layout.laid_out(result, out)
     if views:
         _rebind_views(_user_frame(sys._getframe(1)), views, result, out, symbol)
+    if symbol is not None:
+        _sparse_owner_made_active(_user_frame(sys._getframe(1)), out, result)
     return result
+
+
+def _sparse_owner_made_active(frame, out, result):
+    """``A.data *= p`` with ``A`` a SciPy sparse matrix whose ``data`` is
+    ``out``: Python stores the active result as ``A.data``, where SciPy's
+    compiled sparse routines would take it for a plain array; so ``A``
+    becomes the active sparse matrix of its pattern with those values
+    (adsim/_scipy/sparse_active.py), as SciPy's constructors given active
+    values make, and every holder of ``A`` sees the new values."""
+    if frame is None:
+        return
+    following = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti][:2]
+    if [i.opname for i in following] != ["SWAP", "STORE_ATTR"] or following[1].argval != "data":
+        return
+    node = expression_at(frame.f_code, following[1].offset)
+    try:
+        owner = _named_object(frame, node.value) if isinstance(node, ast.Attribute) else None
+    finally:
+        forget_locals(frame)
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is None or not sparse.issparse(owner) or getattr(owner, "data", None) is not out:
+        return
+    from .._scipy.sparse_active import adopt
+    adopt(owner, result)
+
+
+def _named_object(frame, node):
+    """The object a name or a chain of attributes of a name (``A``,
+    ``self.A``) is bound to in ``frame``, or None."""
+    if isinstance(node, ast.Name):
+        for namespace in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if node.id in namespace:
+                return namespace[node.id]
+        return None
+    if isinstance(node, ast.Attribute):
+        owner = _named_object(frame, node.value)
+        return None if owner is None else getattr(owner, node.attr, None)
+    return None
 
 
 def _views_of_target(frame, out):

@@ -91,6 +91,28 @@ def test_a_dataclass_handed_to_grad_is_refused_naming_what_to_pass():
         adsim.grad(prog.series_yield)(prog.Kinetics(0.7, 1.3))
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_the_data_of_a_sparse_matrix_written_in_place(fmt):
+    """A.data *= p made a SciPy matrix holding active data, which SciPy's own
+    sparse sums refused (`sp.eye(n) - A`, naming scipy.sparse's __sub__); A
+    becomes the active sparse matrix of its pattern, and A.data reads and
+    writes its values in SciPy's storage order."""
+    import scipy.sparse as sparse
+    from scipy.sparse.linalg import spsolve
+    n = 6
+    laplacian = sparse.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csr")
+
+    def f(p):
+        A = laplacian.asformat(fmt).copy()
+        A.data *= p[0]
+        A.data += 0.1 * p[1]
+        u = spsolve((sparse.eye(n) - A).tocsc(), np.ones(n))
+        return u.sum() + (A @ np.ones(n)).sum() + A.data[0] + A.data.sum()
+    x = np.array([0.8, 0.3])
+    assert adsim.record(f, x).forward(x) == pytest.approx(f(x), rel=1e-13)
+    check_derivatives(fmt, f, x, check_hvp=True)
+
+
 def test_a_float32_grid_updated_in_place_is_refused_naming_its_dtype():
     """u += ... into a view of a float32 grid: the refusal named views (as if
     a float64 grid would have been refused too) and proposed np.zeros(n),
