@@ -184,8 +184,12 @@ class ComplexActive:
     def __abs__(self):
         return absolute(self)
 
-    # in-place operators write into the parts (and so into every view of them)
+    # in-place operators write into the parts (and so into every view of them);
+    # z[k] of a 1-d array is a NumPy scalar, immutable: ``z[k] *= c`` makes a
+    # new value, which Python then stores into z[k]
     def _assign(self, result):
+        if self._re._shared_scalar:
+            return result
         self[...] = result
         return self
 
@@ -759,6 +763,8 @@ FUNCTIONS.update({f: (lambda f: lambda a, b: bilinear(f, a, b))(f)
 FUNCTIONS.update({
     np.diff: _no_data_kwargs(np.diff, "numpy.diff", "prepend", "append"),
     np.vdot: vdot, np.linalg.norm: norm, np.einsum: einsum,
+    np.linalg.multi_dot: lambda arrays, *, out=None: _multi_dot(arrays, out),
+    np.prod: lambda z, *args, **kwargs: _prod(z, *args, **kwargs),
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
@@ -767,6 +773,33 @@ FUNCTIONS.update({
     np.iscomplex: lambda z: _imag(z) != 0, np.isreal: lambda z: _imag(z) == 0,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
 })
+
+
+def _multi_dot(arrays, out):
+    """np.linalg.multi_dot of complex operands: the products left to right
+    (NumPy's choice of order changes only the rounding)."""
+    if out is not None:
+        raise unsupported_complex("numpy.linalg.multi_dot(..., out=...)")
+    arrays = list(arrays)
+    result = arrays[0]
+    for a in arrays[1:]:            # np.dot: a 1-d first or last operand as NumPy takes it
+        result = bilinear(np.dot, result, a)
+    return result
+
+
+def _prod(z, axis=None, **kwargs):
+    """np.prod of complex values: the products of the slices along ``axis``
+    one by one (``dtype``, ``out``, ``keepdims``, ``initial``, ``where``
+    refused)."""
+    if any(v is not None and v is not False for v in kwargs.values()):
+        raise unsupported_complex(f"numpy.prod with arguments {sorted(kwargs)}")
+    if axis is None:
+        z, axis = linear_parts(np.ravel, z), 0
+    z = linear_parts(np.moveaxis, z, axis, 0)
+    result = z[0] if _shape(z)[0] else 1.0 + 0.0 * z[0:0].sum(axis=0)
+    for i in range(1, _shape(z)[0]):
+        result = binary(Op.MUL, result, z[i])
+    return result
 
 
 def _filled_like(z, fill, dtype):

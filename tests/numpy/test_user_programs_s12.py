@@ -365,3 +365,31 @@ def test_truncnorm_in_every_position_of_its_bounds(bounds):
         assert got == pytest.approx(want, rel=1e-12) or got == want
         if np.isfinite(want):
             check_derivatives(method, f, x, check_hvp=True)
+
+
+# ---- complex workspaces: an element updated in place, products (transfer-matrix codes) --------
+
+def test_an_element_of_a_complex_workspace_updated_in_place():
+    """s[1] *= c wrote into the 0-d element, a NumPy scalar (TypeError); as
+    in NumPy, the product is stored back into s[1]."""
+    def f(p):
+        s = np.zeros(3, dtype=complex)
+        s += np.exp(1j * p[0] * np.arange(1.0, 4.0))
+        s[1] *= 1j * p[1]
+        s[2] += p[0]
+        return np.sum(np.abs(s) ** 2)
+    x = np.array([0.4, 1.3])
+    assert adsim.record(f, x).forward(x) == pytest.approx(f(x), rel=1e-14)
+    check_derivatives("complex element in place", f, x, check_hvp=True)
+
+
+def test_complex_products_multi_dot_and_prod():
+    def f(p):
+        z = np.exp(1j * p[0] * np.arange(1.0, 7.0).reshape(2, 3)) * (1 + p[1])
+        v = np.array([1.0 + 1j, 2.0]) * p[1]
+        m = np.linalg.multi_dot([v, z[:, :2], np.ones((2, 2)) * p[0], v])
+        return np.abs(np.prod(z)) + np.sum(np.real(np.prod(z, axis=0))) + \
+            np.sum(np.imag(np.prod(z, axis=1))) + np.real(m)
+    x = np.array([0.3, 0.7])
+    assert adsim.record(f, x).forward(x) == pytest.approx(f(x), rel=1e-13)
+    check_derivatives("complex products", f, x, check_hvp=True)
