@@ -132,6 +132,12 @@ def real_array(x, what):
     if kind == "c":
         raise InvalidInput(f"adsim: {what} is complex ({arr.dtype}); adsim differentiates real "
                            f"float64 code: split it into real and imaginary parts")
+    if arr.dtype == object and arr.ndim == 0:
+        raise InvalidInput(
+            f"adsim: {what} is a {type(x).__name__} object, not numbers: adsim differentiates "
+            f"with respect to float64 arrays and containers of them (list, tuple, dict, "
+            f"namedtuple); pass its parameters as one of those (for a dataclass, "
+            f"dataclasses.asdict(p)) and make the object inside the function")
     raise InvalidInput(f"adsim: {what} has dtype {arr.dtype}; pass a float64 array")
 
 

@@ -97,6 +97,7 @@ SCIPY_COMPLEX_LOSES = ("SciPy's complex routine loses an imaginary part of 1e-20
                        "comes out ~1e3-1e4)")
 
 INT3 = np.array([1, 2, 3])
+LAMBERTW_REAL = "the real part of SciPy's complex result drops the complex step"
 F32_3 = np.array([0.5, 1.5, 2.5], dtype=np.float32)
 BOOL3 = np.array([True, False, True])
 C3 = np.array([0.7, -1.3, 2.1])
@@ -848,6 +849,35 @@ SPECIAL_UFUNCS = {
         case(lambda x: sc.gamma(x - 2.5), 3, "negative", (-0.45, 0.45), cs=SCIPY_COMPLEX_LOSES)],
     sc.digamma: unary(sc.digamma, (0.2, 3.0), SHAPES_S),
     sc.zeta: _second(sc.zeta, 3.0, (0.2, 3.0)),
+    sc.lambertw: [case(lambda x: np.real(sc.lambertw(x)), 3, "", (-0.3, 3.0), LAMBERTW_REAL),
+                  case(lambda x: np.real(sc.lambertw(-0.05 - 0.25 * x, -1)), 3, "k = -1",
+                       (0.0, 1.0), LAMBERTW_REAL)],
+    sc.spherical_jn: [case(lambda x: sc.spherical_jn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_jn(2, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_yn: [case(lambda x: sc.spherical_yn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_yn(1, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_in: [case(lambda x: sc.spherical_in(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES),
+                      case(lambda x: sc.spherical_in(2, -x), 3, "negative z", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc.spherical_kn: [case(lambda x: sc.spherical_kn(INT3 - 1, x), 3, "", (0.2, 3.0),
+                           SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_jn_d: [
+        case(lambda x: sc.spherical_jn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_yn_d: [
+        case(lambda x: sc.spherical_yn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_in_d: [
+        case(lambda x: sc.spherical_in(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
+    sc._spherical_bessel._spherical_kn_d: [
+        case(lambda x: sc.spherical_kn(INT3, x, derivative=True), 3, "", (0.2, 3.0),
+             SCIPY_COMPLEX_LOSES)],
     sc.beta: [case(lambda x: sc.beta(x[:2], x[2:]), 4, domain=(0.3, 3.0)),
               case(lambda x: sc.beta(x, 2.0), (2, 2), "constant b", (0.3, 3.0))],
     sc.betaln: [case(lambda x: sc.betaln(x[:2], x[2:, None]), 4, domain=(0.3, 3.0))],
@@ -963,7 +993,7 @@ STAT_SHAPES = {"norm": (), "expon": (), "cauchy": (), "halfnorm": (), "laplace":
                "skewnorm": (1.5,), "beta": (2.5, 1.7), "gumbel_r": (), "gumbel_l": (),
                "rayleigh": (), "pareto": (2.5,), "halfcauchy": (), "lomax": (2.2,),
                "fisk": (1.8,), "weibull_max": (1.7,), "invweibull": (2.4,), "levy": (),
-               "vonmises": (1.3,)}
+               "vonmises": (1.3,), "truncnorm": (-1.0, 1.5)}
 # the counts k (plain) and the parameters, active, of discrete distributions
 STAT_DISCRETE = {"poisson": (lambda x: ([0, 1, 3], 1.0 + x), 1),
                  "binom": (lambda x: ([0, 2, 4], 5, x), 1),
@@ -1053,6 +1083,9 @@ def _stats_without_complex_step():
             out.update(dict.fromkeys([getattr(getattr(st, name), m) for m in names], reason))
     out.update(dict.fromkeys([st.dirichlet.logpdf, st.dirichlet.pdf, st.dirichlet.entropy,
                               st.dirichlet.__call__], REFUSES_COMPLEX))
+    out.update(dict.fromkeys([getattr(st.truncnorm, m)
+                              for m in stats._methods(distributions.CONTINUOUS["truncnorm"])],
+                             "SciPy's truncnorm drops the imaginary part of its input"))
     return out
 
 
@@ -1344,6 +1377,16 @@ SCIPY_MORE = {
         12)],
     sl.solve_sylvester: [case(lambda x: sl.solve_sylvester(general(x[:4]), np.eye(2), x[4:].reshape(
         2, 2)), 8)],
+    sl.solve_continuous_lyapunov: [case(lambda x: sl.solve_continuous_lyapunov(
+        -general(x[:4]), x[4:].reshape(2, 2)), 8)],
+    sl.solve_discrete_lyapunov: [case(lambda x: sl.solve_discrete_lyapunov(
+        0.1 * general(x[:4]), x[4:].reshape(2, 2)), 8)],
+    sl.solve_continuous_are: [case(lambda x: sl.solve_continuous_are(
+        general(x[:4]) - 5.0 * np.eye(2), x[4:6].reshape(2, 1) + 1.0,
+        np.diag(x[6:8] ** 2 + 1.0), (x[8:] ** 2 + 1.0).reshape(1, 1)), 9)],
+    sl.solve_discrete_are: [case(lambda x: sl.solve_discrete_are(
+        0.2 * general(x[:4]), x[4:6].reshape(2, 1) + 1.0, np.diag(x[6:8] ** 2 + 1.0),
+        (x[8:] ** 2 + 1.0).reshape(1, 1)), 9)],
     sl.block_diag: [case(lambda x: sl.block_diag(x[:2].reshape(1, 2), x[2:].reshape(2, 1), 1.5),
                          4)],
     sl.toeplitz: [case(lambda x: sl.toeplitz(x[:3], x[3:]), 6),
@@ -2406,6 +2449,10 @@ NO_COMPLEX_STEP = {
     **dict.fromkeys([signal.fftconvolve, signal.oaconvolve], FFT_MIXES),
     **dict.fromkeys([sc.yv, sc.rgamma, sl.solve_sylvester, sl.cosm, sl.sinm, sl.tanm],
                     SCIPY_COMPLEX_LOSES),
+    **dict.fromkeys([sl.solve_continuous_lyapunov, sl.solve_discrete_lyapunov],
+                    "SciPy's solution of a complex equation conjugates A (A X + X A^H)"),
+    **dict.fromkeys([sl.solve_continuous_are, sl.solve_discrete_are],
+                    "SciPy's Riccati solvers take complex input as a Hermitian equation"),
     sc.expi: "branch cut along the real axis (Im Ei(x + i0) = pi)",
     **_stats_without_complex_step(),
     **dict.fromkeys(SOLVERS, "SciPy's solvers compute on real floats"),

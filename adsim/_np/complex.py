@@ -105,8 +105,9 @@ class ComplexActive:
     def __array__(self, dtype=None, copy=None):
         if is_constant(self) and (dtype is None or np.dtype(dtype).kind == "c"):
             # no derivative (a workspace of constants): its value, guarded as
-            # a real constant is (np.asarray of each part)
-            value = np.asarray(self._re) + 1j * np.asarray(self._im)
+            # a real constant is (np.asarray of each part); 0-d parts add to
+            # a NumPy scalar, and __array__ must return an array
+            value = np.asarray(np.asarray(self._re) + 1j * np.asarray(self._im))
             return value if dtype is None else value.astype(dtype)
         self._leak("conversion to a NumPy array (np.asarray, or assignment into a plain or a "
                    "real array)")
@@ -183,8 +184,12 @@ class ComplexActive:
     def __abs__(self):
         return absolute(self)
 
-    # in-place operators write into the parts (and so into every view of them)
+    # in-place operators write into the parts (and so into every view of them);
+    # z[k] of a 1-d array is a NumPy scalar, immutable: ``z[k] *= c`` makes a
+    # new value, which Python then stores into z[k]
     def _assign(self, result):
+        if self._re._shared_scalar:
+            return result
         self[...] = result
         return self
 
@@ -381,7 +386,8 @@ def _part(tape, p, shape, held):
 def unsupported_complex(name):
     return UnsupportedOperation(
         f"adsim: `{name}` is not supported on complex active arrays (complex intermediates "
-        f"support + - * / **, exp, log, sqrt, sin, cos, tan, sinh, cosh, tanh, abs, angle, "
+        f"support + - * / **, exp, exp2, log, log2, log10, sqrt, sin, cos, tan, sinh, cosh, "
+        f"tanh, arcsin, arccos, arctan, arcsinh, arctanh, abs, angle, "
         f"real, imag, conj, sums, shape functions, linalg.solve, inv, det, slogdet, eig, "
         f"eigvals, eigh, indexing and numpy.fft, see docs/complex.md); write it with those, or with the real "
         f"and imaginary parts z.real and z.imag")
@@ -536,6 +542,102 @@ def sqrt(z):
     return binary(Op.POW, z, 0.5)
 
 
+# ---- inverse circular and hyperbolic functions --------------------------------
+# Principal values, written with the recorded complex ops: off their branch
+# cuts they are NumPy's (the cuts of sqrt and log lie where NumPy's do), and
+# their derivatives exist. arcsinh(w) = log1p(u), u = w + w^2 / (sqrt(w^2 + 1) + 1)
+# (that is w + sqrt(w^2 + 1) - 1, exact to rounding near w = 0) for Re w >= 0,
+# and -arcsinh(-w) for Re w < 0 (no cancellation in w + sqrt(w^2 + 1));
+# arcsin(z) = -i arcsinh(iz), arccos(z) = pi/2 - arcsin(z);
+# arctanh(z) = (log1p(z) - log1p(-z)) / 2, arctan(z) = -i arctanh(iz).
+
+def _recorded_value(v):
+    if isinstance(v, Active):
+        return np.asarray(v.tape.slot_value(v.slot)).reshape(v.shape)
+    return np.asarray(v, dtype=float)
+
+
+def _off_cut(name, along, across, cut):
+    """Refuse elements on the branch cut of ``name``: ``across`` exactly 0 and
+    |``along``| >= 1 (the branch points included). There NumPy's value
+    depends on the sign of the zero, which the recording does not carry, and
+    no derivative across the cut exists. Elements on the axis inside the cut's
+    gap are guarded (a recorded test: a replay that moves one onto the cut
+    records again, and refuses)."""
+    on_axis = np.flatnonzero(_recorded_value(across) == 0.0)
+    if on_axis.size == 0 or not isinstance(along, Active) and np.all(
+            np.abs(np.ravel(_recorded_value(along))[on_axis]) < 1.0):
+        return
+    if isinstance(along, Active) and np.all(np.abs(np.ravel(along)[on_axis]) < 1.0):
+        return
+    emath = f"np.emath.{name} of the real part (NumPy's value on the +0 side), or " \
+        if name in ("arcsin", "arccos", "arctanh") else ""
+    raise UndefinedDerivative(
+        f"adsim: numpy.{name} of a complex value on its branch cut ({cut}): NumPy's value "
+        f"there depends on the sign of a zero part, which adsim's complex values do not "
+        f"carry, and no derivative across the cut exists. Use {emath}keep the argument off "
+        f"the cut (a small nonzero part across it, as an absorbing medium's index has)")
+
+
+def _log1p(u):
+    """log(1 + u), accurate for small u: log|1 + u| by log1p of 2 Re u + |u|^2."""
+    ur, ui = parts(u)
+    return make(0.5 * np.log1p(ur * (2.0 + ur) + _mul(ui, ui)), np.arctan2(ui, 1.0 + ur),
+                _shape(u), u)
+
+
+def _times_i(z, sign):
+    """sign * i * z."""
+    re, im = parts(z)
+    return make(-sign * im if not _zero(im) else 0.0, sign * re, _shape(z), z)
+
+
+def _arcsinh(z):
+    re, _ = parts(z)
+    s = np.where(re >= 0.0, 1.0, -1.0)              # recorded data: replays compute it again
+    w = binary(Op.MUL, s, z)
+    t = binary(Op.MUL, w, w)
+    u = binary(Op.ADD, w, binary(Op.DIV, t, binary(Op.ADD, sqrt(binary(Op.ADD, t, 1.0)), 1.0)))
+    return binary(Op.MUL, s, _log1p(u))
+
+
+def _arctanh(z):
+    return binary(Op.MUL, 0.5, binary(Op.SUB, _log1p(z), _log1p(binary(Op.MUL, -1.0, z))))
+
+
+_REAL_CUT = "imaginary part 0, |real part| >= 1"
+_IMAGINARY_CUT = "real part 0, |imaginary part| >= 1"
+
+
+def arcsinh(z):
+    re, im = parts(z)
+    _off_cut("arcsinh", im, re, _IMAGINARY_CUT)
+    return _arcsinh(z)
+
+
+def arcsin(z, name="arcsin"):
+    re, im = parts(z)
+    _off_cut(name, re, im, _REAL_CUT)
+    return _times_i(_arcsinh(_times_i(z, 1.0)), -1.0)
+
+
+def arccos(z):
+    re, im = parts(arcsin(z, "arccos"))
+    return make(np.pi / 2 - re, -im, _shape(z), z)
+
+
+def arctanh(z):
+    re, im = parts(z)
+    _off_cut("arctanh", re, im, _REAL_CUT)
+    return _arctanh(z)
+
+
+def arctan(z):
+    re, im = parts(z)
+    _off_cut("arctan", im, re, _IMAGINARY_CUT)
+    return _times_i(_arctanh(_times_i(z, 1.0)), -1.0)
+
+
 _UNARY = {
     np.negative: lambda z: -z, np.positive: lambda z: z.copy(),
     np.conjugate: conjugate, np.absolute: absolute, np.exp: exp, np.log: log,
@@ -543,6 +645,10 @@ _UNARY = {
     np.tan: lambda z: binary(Op.DIV, sin(z), cos(z)),
     np.tanh: lambda z: binary(Op.DIV, sinh(z), cosh(z)),
     np.square: lambda z: binary(Op.MUL, z, z), np.reciprocal: lambda z: binary(Op.DIV, 1.0, z),
+    np.arcsin: arcsin, np.arccos: arccos, np.arctan: arctan, np.arcsinh: arcsinh,
+    np.arctanh: arctanh, np.log10: lambda z: binary(Op.MUL, log(z), 1.0 / np.log(10.0)),
+    np.log2: lambda z: binary(Op.MUL, log(z), 1.0 / np.log(2.0)),
+    np.exp2: lambda z: exp(binary(Op.MUL, z, np.log(2.0))),
 }
 _BINARY = {np.add: Op.ADD, np.subtract: Op.SUB, np.multiply: Op.MUL, np.true_divide: Op.DIV,
            np.power: Op.POW}
@@ -657,6 +763,8 @@ FUNCTIONS.update({f: (lambda f: lambda a, b: bilinear(f, a, b))(f)
 FUNCTIONS.update({
     np.diff: _no_data_kwargs(np.diff, "numpy.diff", "prepend", "append"),
     np.vdot: vdot, np.linalg.norm: norm, np.einsum: einsum,
+    np.linalg.multi_dot: lambda arrays, *, out=None: _multi_dot(arrays, out),
+    np.prod: lambda z, *args, **kwargs: _prod(z, *args, **kwargs),
     np.real: lambda z: parts(z)[0], np.imag: lambda z: _imag(z), np.angle: angle,
     np.shape: lambda z: _shape(z), np.ndim: lambda z: len(_shape(z)),
     np.size: lambda z, axis=None: z.size if axis is None else z.shape[axis],
@@ -665,6 +773,33 @@ FUNCTIONS.update({
     np.iscomplex: lambda z: _imag(z) != 0, np.isreal: lambda z: _imag(z) == 0,
     np.iscomplexobj: lambda z: True, np.isrealobj: lambda z: False,
 })
+
+
+def _multi_dot(arrays, out):
+    """np.linalg.multi_dot of complex operands: the products left to right
+    (NumPy's choice of order changes only the rounding)."""
+    if out is not None:
+        raise unsupported_complex("numpy.linalg.multi_dot(..., out=...)")
+    arrays = list(arrays)
+    result = arrays[0]
+    for a in arrays[1:]:            # np.dot: a 1-d first or last operand as NumPy takes it
+        result = bilinear(np.dot, result, a)
+    return result
+
+
+def _prod(z, axis=None, **kwargs):
+    """np.prod of complex values: the products of the slices along ``axis``
+    one by one (``dtype``, ``out``, ``keepdims``, ``initial``, ``where``
+    refused)."""
+    if any(v is not None and v is not False for v in kwargs.values()):
+        raise unsupported_complex(f"numpy.prod with arguments {sorted(kwargs)}")
+    if axis is None:
+        z, axis = linear_parts(np.ravel, z), 0
+    z = linear_parts(np.moveaxis, z, axis, 0)
+    result = z[0] if _shape(z)[0] else 1.0 + 0.0 * z[0:0].sum(axis=0)
+    for i in range(1, _shape(z)[0]):
+        result = binary(Op.MUL, result, z[i])
+    return result
 
 
 def _filled_like(z, fill, dtype):

@@ -47,7 +47,7 @@ import numpy as np
 from .callers import current_expression, forget_locals, _is_library
 from .creation import routed
 from .local_views import rebind, same_view, view_count, views_in
-from .plain_targets import _memory_held_by
+from .plain_targets import OTHER_DTYPES_STAY_PLAIN, _memory_held_by
 from .._active import Active
 from .._np import layout
 from .._np.core import as_active, tape_of
@@ -109,7 +109,10 @@ def stored_into_plain(value):
 def _replaced(frame, node, name, array, count, value):
     """stored_into_plain's checks and replacement, given the target's name,
     the array it holds and its reference count."""
-    if type(array) is not np.ndarray or array.dtype != np.float64 or not array.flags.writeable:
+    if type(array) is np.ndarray and array.dtype != np.float64:
+        raise _refusal(node, value, f"`{name}` is an array of dtype {array.dtype}: "
+                       + OTHER_DTYPES_STAY_PLAIN)
+    if type(array) is not np.ndarray or not array.flags.writeable:
         raise _refusal(node, value, f"`{name}` is a {type(array).__name__} of dtype "
                        f"{getattr(array, 'dtype', None)}; only writeable float64 NumPy "
                        f"arrays are replaced by active ones")

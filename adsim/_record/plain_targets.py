@@ -113,7 +113,47 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
     result = layout.laid_out(result, out)
     if views:
         _rebind_views(_user_frame(sys._getframe(1)), views, result, out, symbol)
+    if symbol is not None:
+        _sparse_owner_made_active(_user_frame(sys._getframe(1)), out, result)
     return result
+
+
+def _sparse_owner_made_active(frame, out, result):
+    """``A.data *= p`` with ``A`` a SciPy sparse matrix whose ``data`` is
+    ``out``: Python stores the active result as ``A.data``, where SciPy's
+    compiled sparse routines would take it for a plain array; so ``A``
+    becomes the active sparse matrix of its pattern with those values
+    (adsim/_scipy/sparse_active.py), as SciPy's constructors given active
+    values make, and every holder of ``A`` sees the new values."""
+    if frame is None:
+        return
+    following = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti][:2]
+    if [i.opname for i in following] != ["SWAP", "STORE_ATTR"] or following[1].argval != "data":
+        return
+    node = expression_at(frame.f_code, following[1].offset)
+    try:
+        owner = _named_object(frame, node.value) if isinstance(node, ast.Attribute) else None
+    finally:
+        forget_locals(frame)
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is None or not sparse.issparse(owner) or getattr(owner, "data", None) is not out:
+        return
+    from .._scipy.sparse_active import adopt
+    adopt(owner, result)
+
+
+def _named_object(frame, node):
+    """The object a name or a chain of attributes of a name (``A``,
+    ``self.A``) is bound to in ``frame``, or None."""
+    if isinstance(node, ast.Name):
+        for namespace in (frame.f_locals, frame.f_globals, frame.f_builtins):
+            if node.id in namespace:
+                return namespace[node.id]
+        return None
+    if isinstance(node, ast.Attribute):
+        owner = _named_object(frame, node.value)
+        return None if owner is None else getattr(owner, node.attr, None)
+    return None
 
 
 def _views_of_target(frame, out):
@@ -213,6 +253,12 @@ def _stored_back(frame, out):
     return np.shares_memory(out, array)
 
 
+OTHER_DTYPES_STAY_PLAIN = (
+    "adsim records float64 values only, so an array of another dtype stays plain, also one "
+    "made inside the recorded function (np.zeros(n, dtype=np.float32)): make it float64 "
+    "(leave dtype out, or dtype=float)")
+
+
 def _refusal(out, symbol, count, tape):
     """None when a new active array may take the place of ``out``, the
     target of the augmented assignment ``symbol``; else the error to raise."""
@@ -225,16 +271,17 @@ def _refusal(out, symbol, count, tape):
     fix = (f"Write `a = a {symbol[:-1]} ...` (a new array), or make the array inside the "
            f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one), "
            f"where arrays take active values in place")
+    if out.dtype != np.float64:         # the cause, whether or not out is a view
+        return UnsupportedOperation(
+            f"adsim: `{symbol}` writes an active result into a plain array of dtype "
+            f"{out.dtype} (shape {out.shape}); {OTHER_DTYPES_STAY_PLAIN}, or write "
+            f"`a = a {symbol[:-1]} ...` (a new array)")
     if not _memory_held_by(out):
         return UnsupportedOperation(
             f"adsim: `{symbol}` writes an active result into a plain array (shape {out.shape}) "
             f"whose memory other arrays share (it is a view such as x[1:-1] or x.T, or other "
             f"views of its memory exist): a plain array cannot hold active values, and the "
             f"array it shares memory with cannot be replaced. " + fix)
-    if out.dtype != np.float64:
-        return UnsupportedOperation(
-            f"adsim: `{symbol}` writes an active result into a plain array of dtype "
-            f"{out.dtype}; only float64 arrays are differentiated. " + fix)
     if not out.flags.writeable:
         return ValueError("output array is read-only")
     if count != _unaliased_count(tape):

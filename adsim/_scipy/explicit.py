@@ -75,7 +75,10 @@ def _made(scipy_module):
             if cls is not None:
                 out[name] = cls
     if scipy_module == "scipy.special":
-        out.update(_special_ufuncs(module))
+        # a function with a rule of its own (spherical_jn, which converts its
+        # argument before its private ufunc sees it) keeps it
+        for name, obj in _special_ufuncs(module).items():
+            out.setdefault(name, obj)
     return out
 
 

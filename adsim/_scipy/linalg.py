@@ -21,7 +21,7 @@ from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
-from . import generalized_eigh, matfuncs, structured
+from . import generalized_eigh, matfuncs, matrix_equations, structured
 from .arrays import array
 
 
@@ -375,4 +375,5 @@ eig.routes_also = eigvals.routes_also = _complex_argument
 
 HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
     solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
-    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS}
+    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS,
+         **matrix_equations.HOOKS}

@@ -123,6 +123,23 @@ class ActiveSparse:
         return (f"<adsim sparse {self.format} matrix of active values, shape {self._shape}, "
                 f"{self.nnz} stored entries>")
 
+    @property
+    def data(self):
+        """The values in SciPy's storage order, for a matrix whose ``data``
+        the program wrote active values into (``adopt``); else unsupported."""
+        storage = vars(self).get("_storage")
+        if storage is None:
+            raise UnsupportedAttribute(str(_unsupported("data")))
+        return self._values[np.argsort(storage[2])]
+
+    @data.setter
+    def data(self, values):
+        storage = vars(self).get("_storage")
+        if storage is None:
+            raise UnsupportedAttribute(str(_unsupported("data")))
+        rows, cols, _ = storage
+        self._setup(rows, cols, values, self._shape, self.format)
+
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
@@ -626,6 +643,25 @@ def _init(format_name, self, arg1, shape, dtype):
     rows, cols, values, shape = _from_arguments(arg1, shape, format_name)
     self.__class__ = ActiveSparseArray if isinstance(self, sp.sparray) else ActiveSparseMatrix
     self._setup(rows, cols, values, shape, format_name)
+
+
+def adopt(matrix, values):
+    """SciPy's sparse ``matrix`` (csr, csc, coo) becomes, in place, the active
+    sparse matrix of its stored entries with the active ``values`` (in its
+    storage order): ``A.data *= p`` (adsim/_record/plain_targets.py)."""
+    if matrix.format not in ("csr", "csc", "coo"):
+        raise _unsupported(f"writing active values into the data of a {matrix.format} matrix")
+    coo = matrix.tocoo(copy=False) if matrix.format != "coo" else matrix
+    rows, cols, shape = np.array(coo.row), np.array(coo.col), matrix.shape
+    kind = ActiveSparseArray if isinstance(matrix, sp.sparray) else ActiveSparseMatrix
+    format_name = matrix.format
+    vars(matrix).clear()
+    matrix.__class__ = kind
+    matrix._setup(rows, cols, values, shape, format_name)
+    # ``A.data`` stays the values in SciPy's storage order, read and written
+    # (A.data += q again): the CSR order of the entries is a permutation of it
+    _, order = _entries_pattern(rows, cols, matrix._shape)
+    matrix._storage = (rows, cols, order)
 
 
 def diags(diagonals, offsets=0, shape=None, format=None, dtype=None):

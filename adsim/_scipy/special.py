@@ -9,7 +9,8 @@ from .._np.elementwise import stop_gradient
 from .._np.integers import plain_if_constant
 from .._np.special import elementwise
 from .._active import Active
-from ..errors import UnsupportedOperation
+from ..errors import UndefinedDerivative, UnsupportedOperation
+from ..primitives import primitive
 from .arrays import array
 
 
@@ -102,6 +103,75 @@ def multigammaln(a, d):
     return d * (d - 1) * 0.25 * np.log(np.pi) + total
 
 
+def _spherical_bessel(kind, sign_n_even):
+    """scipy.special.spherical_<kind>(n, z, derivative=False) of an active z:
+    SciPy's private ufunc of (n, z), whose rules are in ufuncs.py, at z >= 0,
+    and SciPy's reflection at z < 0, f(n, z) = s f(n, -z) with s = sign_n_even
+    for even n (DLMF 10.47(v)), -s for odd n, negated for the derivative."""
+    name = f"scipy.special.spherical_{kind}"
+
+    def spherical(n, z, derivative=False):
+        n = plain_if_constant(n)
+        if isinstance(n, Active):
+            raise UnsupportedOperation(f"adsim: {name} is not differentiated in its order n "
+                                       f"(integers); pass it as plain values")
+        n = np.asarray(n, dtype=np.dtype("long"))
+        z = array(z, name)
+        ufunc = getattr(sc._spherical_bessel, f"_spherical_{kind}" + ("_d" if derivative else ""))
+        negative = z < 0.0                  # recorded data: replays compute it again
+        if not np.any(negative):
+            return ufunc(n, z)
+        if sign_n_even is None:
+            raise UnsupportedOperation(
+                f"adsim: {name} at z < 0 (SciPy's value there is the real part of its complex "
+                f"evaluation) is not differentiated; keep z >= 0")
+        sign = np.where(n % 2 == 0, sign_n_even, -sign_n_even) * (-1.0 if derivative else 1.0)
+        # both sides at |z| (SciPy's ufunc is NaN at z < 0, whose derivative a
+        # where of the two would carry), the sign by the side
+        return np.where(negative, sign, 1.0) * ufunc(n, np.where(negative, -z, z))
+    spherical.__name__ = f"spherical_{kind}"
+    return spherical
+
+
+def _lambertw_value(x, k, tol):
+    return sc.lambertw(x, int(k), tol).real
+
+
+def _lambertw_slope(W):
+    """dW/dx = 1 / (e^W (1 + W)), from W e^W = x (finite at x = 0)."""
+    return 1.0 / (np.exp(W) * (1.0 + W))
+
+
+_lambertw_real = primitive(
+    _lambertw_value, name="scipy.special.lambertw", elementwise=True, nondiff_argnums=(1, 2),
+    jvp=lambda args, W, tangents: _lambertw_slope(W) * tangents[0],
+    vjp=lambda args, W, w: (w * _lambertw_slope(W), None, None))
+
+
+def lambertw(z, k=0, tol=1e-8):
+    """scipy.special.lambertw of a real active argument on the branches where
+    it is real (k = 0 for z > -1/e, k = -1 for -1/e < z < 0), as SciPy's
+    complex result with imaginary part 0; elsewhere (complex values, the
+    branch point z = -1/e where the derivative is infinite) refused."""
+    name = "scipy.special.lambertw"
+    z = array(z, name)
+    k, tol = plain_if_constant(k), plain_if_constant(tol)
+    if isinstance(k, Active) or isinstance(tol, Active) or np.ndim(k) or k not in (0, -1):
+        raise UnsupportedOperation(f"adsim: {name} is differentiated on its real branches "
+                                   f"k = 0 and k = -1 (a plain integer), not k = {k!r}")
+    above = z > -np.exp(-1.0)               # recorded tests: replays check them
+    inside = above if k == 0 else above & (z < 0.0)
+    if not np.all(inside):
+        raise UndefinedDerivative(
+            f"adsim: {name}(z, k={k}) is real and differentiable for "
+            + ("z > -1/e" if k == 0 else "-1/e < z < 0")
+            + "; outside, it is complex or (at z = -1/e) has an infinite derivative: keep z in "
+            "that range, or call it on adsim.value(z)")
+    return _lambertw_real(z, float(k), float(tol)) + 0j
+
+
 HOOKS = {("scipy.special", "logsumexp"): logsumexp, ("scipy.special", "softmax"): softmax,
          ("scipy.special", "log_softmax"): log_softmax, ("scipy.special", "polygamma"): polygamma,
-         ("scipy.special", "multigammaln"): multigammaln}
+         ("scipy.special", "multigammaln"): multigammaln, ("scipy.special", "lambertw"): lambertw,
+         **{("scipy.special", f"spherical_{kind}"): _spherical_bessel(kind, sign)
+            for kind, sign in (("jn", 1.0), ("yn", -1.0), ("in", 1.0), ("kn", None))}}

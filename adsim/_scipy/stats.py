@@ -110,7 +110,9 @@ def _continuous(method):
             out = _evaluate(family, method, y, shapes)
         else:
             out = _select(_inside(family, y, lo, hi),
-                          lambda z: _evaluate(family, method, z, shapes), family.interior, y,
+                          lambda z: _evaluate(family, method, z, shapes),
+                          family.interior(*shapes) if callable(family.interior)
+                          else family.interior, y,
                           lambda: np.where(y <= lo, below, np.where(y >= hi, above, np.nan)))
         if method == "logpdf":
             out = out - np.log(scale)

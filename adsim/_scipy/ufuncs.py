@@ -24,6 +24,7 @@ import threading
 
 import numpy as np
 import scipy.special as sc
+from scipy.special import _spherical_bessel
 
 from .._np.integers import plain_if_constant
 from .._np.special import elementwise
@@ -245,9 +246,36 @@ def _chebyu(m, x):
     return np.where(m >= 0, sc.eval_chebyu(np.maximum(m, 0.0), x), 0.0)
 
 
+# scipy.special.spherical_jn/yn/in/kn (Python functions) call these private
+# ufuncs of (integer order n, z); ``derivative=True`` calls the _d ones
+_SPHERICAL = {name: getattr(_spherical_bessel, f"_spherical_{name}") for name in
+              ("jn", "yn", "in", "kn", "jn_d", "yn_d", "in_d", "kn_d")}
+
+
+def _spherical(kind, derivative, sign):
+    """The z-derivative of a spherical Bessel function of order n (of its
+    derivative, with ``derivative``): (n f_{n-1} + sign (n + 1) f_{n+1}) /
+    (2n + 1) times -1 for kn (DLMF 10.51.2, 10.51.5, with f_{-1} weighed by
+    n = 0 out: j_0' = -j_1, i_0' = i_1, k_0' = -k_1), no division by z."""
+    f = _SPHERICAL[kind + ("_d" if derivative else "")]
+
+    def partials(n, z):
+        below = np.maximum(n - 1, 0).astype(np.int64)
+        terms = n * f(below, z) + sign * (n + 1) * f(np.asarray(n + 1, dtype=np.int64), z)
+        return (None, (-1.0 if kind == "kn" else 1.0) * terms / (2 * n + 1))
+    return partials
+
+
+def _spherical_table():
+    signs = {"jn": -1.0, "yn": -1.0, "in": 1.0, "kn": 1.0}
+    return {_SPHERICAL[kind + suffix]: (_spherical(kind, bool(suffix), sign), (0,))
+            for kind, sign in signs.items() for suffix in ("", "_d")}
+
+
 def _table():
     order = (0,)
     return {
+        **_spherical_table(),
         # Bessel functions of the second kind and modified ones (orders plain)
         sc.y0: lambda x: (-sc.y1(x),),
         sc.y1: lambda x: (0.5 * (sc.y0(x) - sc.yn(2, x)),),
@@ -347,6 +375,7 @@ _PLAIN_NAMES = {"yn": "order n", "yv": "order v", "kv": "order v", "kve": "order
                 "kn": "order n", "jve": "order v", "yve": "order v", "struve": "order v",
                 "modstruve": "order v", "expn": "order n", "hyp2f1": "parameters a, b, c",
                 "hyp1f1": "parameters a, b",
+                **{f"_spherical_{name}": "order n" for name in _SPHERICAL},
                 **{name: "degree n" for name in (
                     "eval_legendre", "eval_sh_legendre", "eval_chebyt", "eval_chebyu",
                     "eval_hermite", "eval_hermitenorm", "eval_laguerre")},
@@ -377,7 +406,8 @@ def _integer_arguments(uf):
     integers only (a float there is deprecated or refused) ``uf`` with those
     arguments made integers again: the tape holds its constants as floats."""
     positions = {sc.bdtr: (0, 1), sc.bdtrc: (0, 1), sc.bdtri: (0, 1),
-                 sc.eval_hermite: (0,), sc.eval_hermitenorm: (0,)}.get(uf)
+                 sc.eval_hermite: (0,), sc.eval_hermitenorm: (0,),
+                 **{f: (0,) for f in _SPHERICAL.values()}}.get(uf)
     if positions is None:
         return uf
 

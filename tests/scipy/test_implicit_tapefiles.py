@@ -13,7 +13,6 @@ TapeFileError.
 least_squares, leastsq and curve_fit save the tapes of their residual
 vectors."""
 import json
-import math
 
 import numpy as np
 import pytest
@@ -268,7 +267,7 @@ def test_a_branch_no_recorded_tape_holds_raises_branch_changed_when_loaded():
 
 
 @pytest.mark.parametrize("solve,why", [
-    (lambda p: so.brentq(lambda t, a: math.exp(t) - a, -2.0, 2.0, args=(p[0],)),
+    (lambda p: so.brentq(lambda t, a: np.exp(float(t)) - a, -2.0, 2.0, args=(p[0],)),
      "its function could not be recorded: ActiveValueLeak"),
     (lambda p: so.minimize(lambda z: np.sum((z - p) ** 2), [0.0, 0.0],
                            method=lambda fun, x0, args=(), **kw: so.minimize(fun, x0, args)).x,
