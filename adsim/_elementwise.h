@@ -18,10 +18,12 @@ static inline double chain(double partial, double seed) {
  * (adsim/_fuse/codegen.py _element_loops), redone with chain() on a NaN */
 static inline double plain_product(double partial, double seed) { return partial * seed; }
 
-/* slope * seed for a constant slope: chain() only when the slope is not
- * finite (a finite slope times 0 is 0 already). */
+/* slope * seed for a constant slope: chain() only when the slope is zero
+ * or not finite (a finite nonzero slope times 0 is 0 already, and times an
+ * infinite or NaN seed is what chain() gives; a zero slope must still
+ * zero an infinite seed: 0 * exp(1000) along x). */
 static inline double scaled(double slope, double seed) {
-    return isfinite(slope) ? slope * seed : chain(slope, seed);
+    return (isfinite(slope) && slope != 0.0) ? slope * seed : chain(slope, seed);
 }
 
 /* |x|: the side is fixed by a COMPARE recorded before the op */
