@@ -35,20 +35,33 @@ static inline double adsim_sign_value(double x) {
     return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x);
 }
 
+/* pow(x, c) for an exponent the fused kernels hold as a literal: GCC,
+ * free to ignore errno there (-fno-math-errno), computes pow(x, 0.5) as
+ * sqrt(x) (and x^1.5 through it), which is NaN at x = -inf where pow gives
+ * +inf; so x = -inf is taken apart, with pow's values there (C99 F.9.4.4). */
+static inline double adsim_pow_fixed(double x, double c) {
+    if (x == -INFINITY && c == c) {
+        int odd = fabs(fmod(c, 2.0)) == 1.0;
+        if (c == 0.0) return 1.0;
+        return c > 0.0 ? (odd ? -INFINITY : INFINITY) : (odd ? -0.0 : 0.0);
+    }
+    return pow(x, c);
+}
+
 /* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2} */
 static inline double adsim_pow_c_value(double x, double c) {
-    return c == 2.0 ? x * x : pow(x, c);
+    return c == 2.0 ? x * x : adsim_pow_fixed(x, c);
 }
 static inline double adsim_pow_c_slope(double x, double c) {
     if (c == 0.0) return 0.0;
     if (c == 1.0) return 1.0;
     if (c == 2.0) return 2.0 * x;
-    return c * pow(x, c - 1.0);
+    return c * adsim_pow_fixed(x, c - 1.0);
 }
 static inline double adsim_pow_c_curvature(double x, double c) {
     if (c == 0.0 || c == 1.0) return 0.0;
     if (c == 2.0) return 2.0;
-    return c * (c - 1.0) * pow(x, c - 2.0);
+    return c * (c - 1.0) * adsim_pow_fixed(x, c - 2.0);
 }
 
 /* a^b with both operands varying (the POW row in adsim/ops.py): its partials
