@@ -39,6 +39,10 @@ def _sorted_along(a, axis, kind):
         lo[axis], hi[axis] = slice(0, m - 1), slice(1, m)
         left, right = getitem(out, tuple(lo)), getitem(out, tuple(hi))
         record_compare(tape_of(a), CompareKind.CMP_LE, left.slot, right.slot, left.shape)
+        if np.isnan(current(out)).any():
+            # NaN compares False with everything, so the neighbours' outcomes
+            # alone pass a replay whose NaN sit elsewhere: which are NaN too
+            record_compare(tape_of(a), CompareKind.CMP_NE, out.slot, out.slot, out.shape)
         # neighbours out of position order stay strictly apart: tied, a stable sort (NumPy's
         # argsort, kind="stable") would put them back in position order
         positions = np.moveaxis(order, axis, -1)
