@@ -87,6 +87,30 @@ static inline double adsim_minimum_takes_a(double a, double b) {
 }
 static inline double adsim_minimum(double a, double b) { return (a <= b || a != a) ? a : b; }
 
+/* log(e^a + e^b) and log2(2^a + 2^b) (the LOGADDEXP, LOGADDEXP2 rows):
+ * NumPy's npy_logaddexp and npy_logaddexp2, and the partial in a,
+ * 1 / (1 + e^(b - a)), taken as 1/2 where a = b (equal infinities too) */
+static inline double adsim_logaddexp(double a, double b) {
+    if (a == b) return a + 0.693147180559945309417232121458176568;
+    double d = a - b;
+    if (d > 0.0) return a + log1p(exp(-d));
+    if (d <= 0.0) return b + log1p(exp(d));
+    return d;                                   /* NaN */
+}
+static inline double adsim_logaddexp_da(double a, double b) {
+    return a == b ? 0.5 : 1.0 / (1.0 + exp(b - a));
+}
+static inline double adsim_logaddexp2(double a, double b) {
+    if (a == b) return a + 1.0;
+    double d = a - b;
+    if (d > 0.0) return a + 1.442695040888963407359924681001892137 * log1p(exp2(-d));
+    if (d <= 0.0) return b + 1.442695040888963407359924681001892137 * log1p(exp2(d));
+    return d;
+}
+static inline double adsim_logaddexp2_da(double a, double b) {
+    return a == b ? 0.5 : 1.0 / (1.0 + exp2(b - a));
+}
+
 /* c^x: y' = y ln c, y'' = y (ln c)^2; 0 where y = 0 (0^x for x > 0 and
  * inf^x for x < 0 are constant there, not 0 * inf = NaN) */
 static inline double adsim_rpow_c_value(double x, double c) { return pow(c, x); }

@@ -435,6 +435,10 @@ class _Transcription:
             return [(o[1], _times(g, b / r)), (o[2], _times(g, -a / r))]
         if code == Op.HYPOT:
             return [(o[1], _times(g, a / y)), (o[2], _times(g, b / y))]
+        if code in (Op.LOGADDEXP, Op.LOGADDEXP2):    # 1 / (1 + e^(b - a)), 1/2 where a = b
+            power = np.exp if code == Op.LOGADDEXP else np.exp2
+            return [(o[1], _times(g, np.where(a == b, 0.5, 1.0 / (1.0 + power(b - a))))),
+                    (o[2], _times(g, np.where(a == b, 0.5, 1.0 / (1.0 + power(a - b)))))]
         raise UnsupportedOperation(f"adsim: no recorded adjoint rule for {BY_CODE[code].name}")
 
     def _copy_adjoint(self, k, o, g):

@@ -17,7 +17,7 @@ cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
     BINARY_RULE[code] = rule
 
 # The ops whose rows in adsim/ops.py give value and partials as expressions
-# (arithmetic, powers, arctan2, hypot, maximum, minimum): their blocks are
+# (arithmetic, powers, arctan2, hypot, maximum, minimum, logaddexp): their blocks are
 # generated from the rows, and the few helpers they call are in _elementwise.h.
 cdef extern from "_elementwise.h":
     double adsim_pow_log(double a, double y) noexcept nogil
@@ -28,6 +28,10 @@ cdef extern from "_elementwise.h":
     double adsim_maximum_takes_a(double a, double b) noexcept nogil
     double adsim_minimum(double a, double b) noexcept nogil
     double adsim_minimum_takes_a(double a, double b) noexcept nogil
+    double adsim_logaddexp(double a, double b) noexcept nogil
+    double adsim_logaddexp_da(double a, double b) noexcept nogil
+    double adsim_logaddexp2(double a, double b) noexcept nogil
+    double adsim_logaddexp2_da(double a, double b) noexcept nogil
 
 include "binary_rules.pxi"
 
