@@ -48,19 +48,24 @@ static inline double adsim_pow_fixed(double x, double c) {
     return pow(x, c);
 }
 
-/* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2} */
+/* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2}.
+ * x^0.5 is NumPy's: a square root (NaN at -inf, -0 at -0, where pow gives
+ * +inf and +0), with the SQRT row's derivatives. */
 static inline double adsim_pow_c_value(double x, double c) {
+    if (c == 0.5) return sqrt(x);
     return c == 2.0 ? x * x : adsim_pow_fixed(x, c);
 }
 static inline double adsim_pow_c_slope(double x, double c) {
     if (c == 0.0) return 0.0;
     if (c == 1.0) return 1.0;
     if (c == 2.0) return 2.0 * x;
+    if (c == 0.5) return 0.5 / sqrt(x);
     return c * adsim_pow_fixed(x, c - 1.0);
 }
 static inline double adsim_pow_c_curvature(double x, double c) {
     if (c == 0.0 || c == 1.0) return 0.0;
     if (c == 2.0) return 2.0;
+    if (c == 0.5) return -0.25 / (x * sqrt(x));
     return c * (c - 1.0) * adsim_pow_fixed(x, c - 2.0);
 }
 

@@ -604,9 +604,16 @@ _UNARY_SLOPES = {
     **{spec.code: _row_slope(spec.rule) for spec in TABLE
        if isinstance(spec.rule, UnaryRule)},
     # the two whose kernels are written by hand (exact zeros for special parameters)
-    Op.POW_C: lambda x, y, c: (2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
+    Op.POW_C: lambda x, y, c: (_pow_slope(x, c), False),
     Op.RPOW_C: lambda x, y, c: _rpow_slope(y, c),
 }
+
+
+def _pow_slope(x, c):
+    """c x^(c-1) as adsim_pow_c_slope (_elementwise.h): x^0.5 is a square root."""
+    if c == 2.0:
+        return 2.0 * x
+    return 0.5 / np.sqrt(x) if c == 0.5 else c * x ** (c - 1.0)
 
 
 def _rpow_slope(y, c):
