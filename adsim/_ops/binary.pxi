@@ -145,8 +145,13 @@ cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef inline double div_tangent(double ta, double tb, double b, double y) noexcept nogil:
-    """(ta - y tb) / b, the tangent of a / b: zero for zero tangents (b may be 0)."""
-    cdef double t = ta - chain(y, tb)
+    """(ta - y tb) / b, the tangent of a / b: zero for zero tangents (b may be 0).
+    At an infinite b the partial 1/b is 0 and passes nothing of ta, not even
+    an infinity or NaN (the rule's chain(1 / b, ta) + chain(-y / b, tb))."""
+    cdef double t
+    if isinf(b):
+        return chain(-y / b, tb)
+    t = ta - chain(y, tb)
     return t / b if t != 0.0 else 0.0
 
 
@@ -238,8 +243,11 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
         elif code == DIV:
             for i in range(n):
                 g = ay[j * ld + i] / b[i] if ay[j * ld + i] != 0.0 else 0.0
-                aa[j * ld + i] += g
-                ab[j * ld + i] -= chain(y[i], g)
+                if isinf(b[i]):         # the partial 1/b is 0 (see div_tangent)
+                    ab[j * ld + i] += chain(-y[i] / b[i], ay[j * ld + i])
+                else:
+                    aa[j * ld + i] += g
+                    ab[j * ld + i] -= chain(y[i], g)
         else:
             return False
     return True
