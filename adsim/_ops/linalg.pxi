@@ -237,18 +237,26 @@ cdef bint any_nan(const double* x, int64_t n) noexcept nogil:
     return False
 
 
+cdef bint overlap(const double* P, int64_t np_, const double* Q, int64_t nq) noexcept nogil:
+    """Whether two adjoint arrays share memory (x @ x, x[:-1] @ x[1:])."""
+    return P != NULL and Q != NULL and P < Q + nq and Q < P + np_
+
+
 cdef double* guard_target(double* T, int64_t size, const double* X, int64_t nx,
-                          const double* Y, int64_t ny, bint* termwise) noexcept nogil:
+                          const double* Y, int64_t ny, bint shared,
+                          bint* termwise) noexcept nogil:
     """Before products add into the adjoint T (``size`` elements) from the
     operands X and Y (either NULL; the finite seeds are not counted): the
     cheaper of two guards. Either X and Y are checked now (``termwise`` set
     when one is not finite) or T is copied, to be checked by restored()
-    after the products (the copy is returned)."""
+    after the products (the copy is returned). A T that shares memory with
+    the other operand's adjoint (``shared``) is never copied: putting one
+    back would undo the other's products."""
     termwise[0] = False
     if T == NULL:
         return NULL
     cdef double* saved = NULL
-    if (0 if X == NULL else nx) + (0 if Y == NULL else ny) > size:
+    if not shared and (0 if X == NULL else nx) + (0 if Y == NULL else ny) > size:
         saved = <double*>malloc(<size_t>max(size, 1) * sizeof(double))
     if saved == NULL:
         termwise[0] = not ((X == NULL or all_finite(X, nx)) and (Y == NULL or all_finite(Y, ny)))
@@ -451,8 +459,12 @@ cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
         return 0
     cdef int64_t nA = <int64_t>s.q * m * k, nB = <int64_t>s.q * k * n
     cdef bint wA, wB
-    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), <int64_t>k * n, NULL, 0, &wA)
-    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), <int64_t>m * k, NULL, 0, &wB)
+    cdef bint shared = overlap(aA, nA, aB, nB)
+    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), <int64_t>k * n, NULL, 0, shared, &wA)
+    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), <int64_t>m * k, NULL, 0, shared, &wB)
+    if shared and (wA or wB):           # term by term for both, into the one array
+        termwise_adjoint(s, o, aC, aA, aB, s.q)
+        return 0
     matmul_adjoint_dirs(s, o, aC, NULL if wA else aA, NULL if wB else aB, s.q, True)
     if restored(aA, sA, nA) or wA:
         termwise_adjoint(s, o, aC, aA, NULL, s.q)
@@ -479,10 +491,11 @@ cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
         termwise_second_order(s, o, aA, aB, dA, dB)
         return 0
     cdef bint w[4]
-    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), nB, NULL, 0, w)
-    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), nA, NULL, 0, w + 1)
-    cdef double* sdA = guard_target(dA, s.p * nA, vptr(s, o[2]), nB, tB, s.p * nB, w + 2)
-    cdef double* sdB = guard_target(dB, s.p * nB, vptr(s, o[1]), nA, tA, s.p * nA, w + 3)
+    cdef bint shared = overlap(aA, nA, aB, nB) or overlap(dA, s.p * nA, dB, s.p * nB)
+    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), nB, NULL, 0, shared, w)
+    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), nA, NULL, 0, shared, w + 1)
+    cdef double* sdA = guard_target(dA, s.p * nA, vptr(s, o[2]), nB, tB, s.p * nB, shared, w + 2)
+    cdef double* sdB = guard_target(dB, s.p * nB, vptr(s, o[1]), nA, tA, s.p * nA, shared, w + 3)
     if w[0] or w[1] or w[2] or w[3]:            # a non-finite operand: all term by term
         free(sA); free(sB); free(sdA); free(sdB)
         termwise_second_order(s, o, aA, aB, dA, dB)
