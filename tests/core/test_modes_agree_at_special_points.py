@@ -8,7 +8,7 @@ The modes compared: a recording's sweeps against the functional API
 reverse Jacobians and against ``jvp`` (``grad(f)(x) . v == jvp(f)(x, v)``),
 one direction against several at once, the Hessian-vector product against
 the forward derivative of the gradient (a derivative inside a derivative)
-and against dense and sparse Hessians, batched replays against separate
+and against dense and sparse Hessians, third derivatives by two nestings, batched replays against separate
 ones, a tape recorded elsewhere and replayed here against a recording here,
 chunked sweeps against op-by-op sweeps, fused runs against the interpreter.
 They agree to rounding, with NaN and infinities in the same places.
@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import adsim as ad
 from adsim.errors import BranchChanged
@@ -104,7 +104,7 @@ def quiet():
     return context
 
 
-def small_modes(f, x, v, x_recorded=None, nested=True):
+def small_modes(f, x, v, x_recorded=None, nested=True, numpy_value=True):
     """Values, gradients, tangents and Hessian-vector products of the scalar
     ``f`` at ``x`` along ``v``, by every mode for small inputs."""
     out = {}
@@ -112,8 +112,9 @@ def small_modes(f, x, v, x_recorded=None, nested=True):
     context = quiet()
     try:
         with np.errstate(all="ignore"):
-            out["value:numpy"] = np.asarray(f(x), dtype=float)
             tape = ad.record(f, x)
+            if numpy_value:
+                out["value:numpy"] = np.asarray(f(x), dtype=float)
             out["value:forward"] = tape.forward(x)
             out["gradient:api"] = ad.grad(f)(x)
             out["gradient:tape"] = tape.gradient(x)
@@ -136,6 +137,11 @@ def small_modes(f, x, v, x_recorded=None, nested=True):
             if nested:
                 out["hvp:jvp of grad"] = ad.jvp(ad.grad(f), (x,), (v,))[1]
                 out["hvp:grad of grad . v"] = ad.grad(lambda y: ad.grad(f)(y) @ v)(x)
+                # third derivatives along v, v: recorded transcriptions of
+                # the inner derivatives (adsim/_nesting/transcribe.py)
+                out["third:grad of grad of grad"] = ad.grad(
+                    lambda y: ad.grad(lambda z: ad.grad(f)(z) @ v)(y) @ v)(x)
+                out["third:jvp of hvp"] = ad.jvp(lambda y: ad.hvp(f, y, v), (x,), (v,))[1]
                 H = ad.hessian(f)(x)
                 if np.all(np.isfinite(H)):      # H v adds other products than hvp
                     put(out, "hvp:hessian v", dot_rule(H, v))
@@ -188,7 +194,7 @@ def large_modes(f, x, v, fuse=False):
             kinds = [("chunked", True), ("op by op", False)]
             if fuse:
                 fused = ad.record(f, x)
-                fused.fuse()
+                out["fused runs"] = fused.fuse().fused
                 kinds.append(("fused", fused))
             for name, how in kinds:
                 t = how if name == "fused" else tape
@@ -373,6 +379,8 @@ def test_chunked_and_fused_sweeps_agree_at(name):
     v = np.resize(V3, LARGE)
     try:
         results = large_modes(LARGE_CASES[name], x, v, fuse=True)
+        # comparisons have no fused form: np.where's run stays interpreted
+        assert results.pop("fused runs") == (0 if "where" in name else 1)
     except ad.errors.NoCompiler:
         results = large_modes(LARGE_CASES[name], x, v)
     assert_agree(results, name)
@@ -387,7 +395,7 @@ def test_chunked_and_fused_sweeps_agree_at(name):
 # the Jacobian is a product along one path, which forward and reverse mode
 # form in opposite orders: with the zero-times-infinity rule, the same value
 # (see the module docstring for what two paths that cancel do).
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 1000.0, -1000.0, 1e-300, INF, -INF, NAN]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 1000.0, -1000.0, INF, -INF, NAN]
 N = 3                           # elements of each leaf
 C = np.array([0.0, 1.0, -2.0])
 
@@ -439,15 +447,44 @@ def programs(draw, depth=3):
     return tree, len(leaves)
 
 
-def run(program, x):
+def run(program, x, seen=None):
+    """The program at ``x``; ``seen`` (a list) collects every value."""
     kind = program[0]
     if kind == "leaf":
-        return x[program[1] * N:(program[1] + 1) * N]
-    if kind == "unary":
-        return UNARY[program[1]](run(program[2], x))
-    if kind == "binary":
-        return BINARY[program[1]](run(program[2], x), run(program[3], x))
-    return REDUCE[program[1]](run(program[2], x))
+        out = x[program[1] * N:(program[1] + 1) * N]
+    elif kind == "unary":
+        out = UNARY[program[1]](run(program[2], x, seen))
+    elif kind == "binary":
+        out = BINARY[program[1]](run(program[2], x, seen), run(program[3], x, seen))
+    else:
+        out = REDUCE[program[1]](run(program[2], x, seen))
+    if seen is not None:
+        seen.append(np.ravel(out))
+    return out
+
+
+def values(program, x):
+    seen = []
+    with np.errstate(all="ignore"):
+        run(program, x, seen)
+    return np.concatenate(seen)
+
+
+def extreme(program, x):
+    """Whether a value of the program is finite but tiny or huge (2 ** -999):
+    forward and reverse mode multiply the partials along a path in opposite
+    orders, so their products may overflow or underflow in one mode only."""
+    a = np.abs(values(program, x))
+    return bool(np.any(np.isfinite(a) & (a != 0) & ((a < 1e-100) | (a > 1e100))))
+
+
+def negative_zero(program, x):
+    """Whether the program meets -0.0: at a tie of -0.0 and 0.0 NumPy's
+    maximum, fmax, ... return either zero depending on the array's length
+    (its SIMD loops), which 1 / x then tells apart; adsim takes the first,
+    as at every tie. NumPy's value is then not compared."""
+    a = values(program, x)
+    return bool(np.any((a == 0) & np.signbit(a)))
 
 
 @st.composite
@@ -463,10 +500,12 @@ def cases(draw):
 @given(case=cases(), seed=st.integers(0, 3))
 def test_random_programs_agree_in_every_mode(case, seed):
     program, x = case
+    assume(not extreme(program, x))
     rng = np.random.default_rng(seed)
     v = rng.choice([1.0, -2.0, 0.0, 3.0], x.size)
     f = lambda y: run(program, y)                               # noqa: E731
     generic = rng.uniform(0.2, 0.9, x.size)                     # recorded there, replayed at x
-    assert_agree(small_modes(f, x, v, x_recorded=generic, nested=seed == 0), repr(program))
+    assert_agree(small_modes(f, x, v, x_recorded=generic, nested=seed == 0,
+                             numpy_value=not negative_zero(program, x)), repr(program))
     if program[2][0] != "leaf":                                 # the vector before the reduction
         assert_agree(jacobian_modes(lambda y: run(program[2], y), x), repr(program[2]))
