@@ -24,7 +24,9 @@ def _solve_jvp(args, x, tangents):
     A, b = args
     dA, db = tangents
     rhs = np.zeros_like(x) if db is None else db
-    if dA is not None:
+    # a zero dA (a matrix made in the function) adds nothing, not even the
+    # NaN of 0 @ inf where x is infinite: the sweeps' zero-times-infinity rule
+    if dA is not None and (isinstance(dA, Active) or np.any(dA)):
         rhs = rhs - dA @ x
     return np.linalg.solve(A, rhs)
 

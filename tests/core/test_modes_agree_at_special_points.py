@@ -312,6 +312,8 @@ CASES = {
         [0, 1, 2]),
     "trace of an infinite outer product": (lambda x: np.trace(np.outer(x, x)), [INF, 1, 0]),
     "sqrt of A x at 0": (lambda x: np.sum(np.sqrt(A @ x)), [0, 0, 0]),
+    "solve with an infinite right-hand side": (
+        lambda x: np.sum(np.linalg.solve(np.eye(3) * 2.0, x)), [INF, 0, 0]),
     # u @ u: one adjoint array for both operands, and a NaN tangent (hypot at 0)
     "u @ u with a NaN tangent": (
         lambda x: np.sqrt(np.fmin(2.0 ** x, np.hypot(x - 1.0, 0.0)) @
