@@ -272,6 +272,7 @@ CASES = {
     "std at a tie": (lambda x: np.std(x), [1, 1, 1]),
     "argmax gather at a tie": (lambda x: x[np.argmax(x)] ** 2, [2, 2, 1]),
     "prod with zeros": (lambda x: np.prod(x), [0, 0, 2]),
+    "median with an infinite element": (lambda x: np.median(x) + np.nanmedian(x[1:]), [0, 0, INF]),
     "cumprod with a zero": (lambda x: np.sum(np.cumprod(x)), [0, 3, 2]),
     # np.where: the side not taken passes nothing
     "where around sqrt": (lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0)), [0, 1, -1]),
@@ -416,6 +417,12 @@ UNARY = {
     "2 ** a": lambda a: 2.0 ** a, "hypot 0": lambda a: np.hypot(a, 0.0),
     "arctan2 1": lambda a: np.arctan2(a, 1.0), "times C": lambda a: a * C,
     "logaddexp 0": lambda a: np.logaddexp(a, 0.0), "fmax 0": lambda a: np.fmax(a, 0.0),
+    "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "sinh": np.sinh, "cosh": np.cosh,
+    "tan": np.tan, "arccos": np.arccos, "arctanh": np.arctanh, "arcsinh": np.arcsinh,
+    "arccosh": np.arccosh, "floor times": lambda a: np.floor(a) * a, "fmod": lambda a: np.fmod(a, 1.5),
+    "remainder": lambda a: a % 1.5, "heaviside": lambda a: np.heaviside(a, 0.5) + a,
+    "nan_to_num": np.nan_to_num, "copysign": lambda a: np.copysign(a, -1.0),
+    "sinc": np.sinc, "logaddexp2 1": lambda a: np.logaddexp2(1.0, a),
 }
 BINARY = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
@@ -429,6 +436,8 @@ REDUCE = {
     "3-norm": lambda a: np.linalg.norm(a, 3), "mean": np.mean, "dot C": lambda a: a @ C,
     "logsumexp": lambda a: np.log(np.sum(np.exp(a))), "weighted sort":
     lambda a: np.sort(a) @ np.arange(float(N)), "sqrt of a @ a": lambda a: np.sqrt(a @ a),
+    "nanmax": np.nanmax, "nanmin": np.nanmin, "nansum": np.nansum, "median": np.median,
+    "logaddexp reduce": np.logaddexp.reduce,
 }
 
 
