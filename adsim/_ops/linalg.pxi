@@ -256,7 +256,9 @@ cdef double* guard_target(double* T, int64_t size, const double* X, int64_t nx,
     if T == NULL:
         return NULL
     cdef double* saved = NULL
-    if not shared and (0 if X == NULL else nx) + (0 if Y == NULL else ny) > size:
+    # a copy costs about three passes over T (copy, scan, and the malloc's
+    # first touch), a check one pass over the operands
+    if not shared and (0 if X == NULL else nx) + (0 if Y == NULL else ny) > 3 * size:
         saved = <double*>malloc(<size_t>max(size, 1) * sizeof(double))
     if saved == NULL:
         termwise[0] = not ((X == NULL or all_finite(X, nx)) and (Y == NULL or all_finite(Y, ny)))
