@@ -315,6 +315,9 @@ CASES = {
         [0, 1, 2]),
     "trace of an infinite outer product": (lambda x: np.trace(np.outer(x, x)), [INF, 1, 0]),
     "sqrt of A x at 0": (lambda x: np.sum(np.sqrt(A @ x)), [0, 0, 0]),
+    "det at an infinite entry": (lambda x: np.linalg.det(np.diag(x + 2.0)), [INF, 0, 1]),
+    "det at a NaN entry": (lambda x: np.linalg.det(np.diag(x + 2.0)), [NAN, 0, 1]),
+    "slogdet at a NaN entry": (lambda x: np.linalg.slogdet(np.diag(x + 2.0))[1], [NAN, 0, 1]),
     "solve with an infinite right-hand side": (
         lambda x: np.sum(np.linalg.solve(np.eye(3) * 2.0, x)), [INF, 0, 0]),
     # u @ u: one adjoint array for both operands, and a NaN tangent (hypot at 0)
