@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import adsim as ad
@@ -315,6 +316,8 @@ CASES = {
         [0, 1, 2]),
     "trace of an infinite outer product": (lambda x: np.trace(np.outer(x, x)), [INF, 1, 0]),
     "sqrt of A x at 0": (lambda x: np.sum(np.sqrt(A @ x)), [0, 0, 0]),
+    "xlogy(x, x) at 0": (lambda x: np.sum(scipy.special.xlogy(x, x)), [0, 1, 2]),
+    "xlogy at 0, other arguments": (lambda x: np.sum(scipy.special.xlogy(x, x[::-1])), [0, 1, 2]),
     "det at an infinite entry": (lambda x: np.linalg.det(np.diag(x + 2.0)), [INF, 0, 1]),
     "det at a NaN entry": (lambda x: np.linalg.det(np.diag(x + 2.0)), [NAN, 0, 1]),
     "slogdet at a NaN entry": (lambda x: np.linalg.slogdet(np.diag(x + 2.0))[1], [NAN, 0, 1]),
