@@ -18,10 +18,12 @@ static inline double chain(double partial, double seed) {
  * (adsim/_fuse/codegen.py _element_loops), redone with chain() on a NaN */
 static inline double plain_product(double partial, double seed) { return partial * seed; }
 
-/* slope * seed for a constant slope: chain() only when the slope is not
- * finite (a finite slope times 0 is 0 already). */
+/* slope * seed for a constant slope: chain() only when the slope is zero
+ * or not finite (a finite nonzero slope times 0 is 0 already, and times an
+ * infinite or NaN seed is what chain() gives; a zero slope must still
+ * zero an infinite seed: 0 * exp(1000) along x). */
 static inline double scaled(double slope, double seed) {
-    return isfinite(slope) ? slope * seed : chain(slope, seed);
+    return (isfinite(slope) && slope != 0.0) ? slope * seed : chain(slope, seed);
 }
 
 /* |x|: the side is fixed by a COMPARE recorded before the op */
@@ -33,20 +35,38 @@ static inline double adsim_sign_value(double x) {
     return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x);
 }
 
-/* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2} */
+/* pow(x, c) for an exponent the fused kernels hold as a literal: GCC,
+ * free to ignore errno there (-fno-math-errno), computes pow(x, 0.5) as
+ * sqrt(x) (and x^1.5 through it), which is NaN at x = -inf where pow gives
+ * +inf; so x = -inf is taken apart, with pow's values there (C99 F.9.4.4). */
+static inline double adsim_pow_fixed(double x, double c) {
+    if (x == -INFINITY && c == c) {
+        int odd = fabs(fmod(c, 2.0)) == 1.0;
+        if (c == 0.0) return 1.0;
+        return c > 0.0 ? (odd ? -INFINITY : INFINITY) : (odd ? -0.0 : 0.0);
+    }
+    return pow(x, c);
+}
+
+/* x^c: y' = c x^(c-1), y'' = c (c-1) x^(c-2); exact for c in {0, 1, 2}.
+ * x^0.5 is NumPy's: a square root (NaN at -inf, -0 at -0, where pow gives
+ * +inf and +0), with the SQRT row's derivatives. */
 static inline double adsim_pow_c_value(double x, double c) {
-    return c == 2.0 ? x * x : pow(x, c);
+    if (c == 0.5) return sqrt(x);
+    return c == 2.0 ? x * x : adsim_pow_fixed(x, c);
 }
 static inline double adsim_pow_c_slope(double x, double c) {
     if (c == 0.0) return 0.0;
     if (c == 1.0) return 1.0;
     if (c == 2.0) return 2.0 * x;
-    return c * pow(x, c - 1.0);
+    if (c == 0.5) return 0.5 / sqrt(x);
+    return c * adsim_pow_fixed(x, c - 1.0);
 }
 static inline double adsim_pow_c_curvature(double x, double c) {
     if (c == 0.0 || c == 1.0) return 0.0;
     if (c == 2.0) return 2.0;
-    return c * (c - 1.0) * pow(x, c - 2.0);
+    if (c == 0.5) return -0.25 / (x * sqrt(x));
+    return c * (c - 1.0) * adsim_pow_fixed(x, c - 2.0);
 }
 
 /* a^b with both operands varying (the POW row in adsim/ops.py): its partials
@@ -71,6 +91,30 @@ static inline double adsim_minimum_takes_a(double a, double b) {
     return (a <= b || a != a) ? 1.0 : 0.0;
 }
 static inline double adsim_minimum(double a, double b) { return (a <= b || a != a) ? a : b; }
+
+/* log(e^a + e^b) and log2(2^a + 2^b) (the LOGADDEXP, LOGADDEXP2 rows):
+ * NumPy's npy_logaddexp and npy_logaddexp2, and the partial in a,
+ * 1 / (1 + e^(b - a)), taken as 1/2 where a = b (equal infinities too) */
+static inline double adsim_logaddexp(double a, double b) {
+    if (a == b) return a + 0.693147180559945309417232121458176568;
+    double d = a - b;
+    if (d > 0.0) return a + log1p(exp(-d));
+    if (d <= 0.0) return b + log1p(exp(d));
+    return d;                                   /* NaN */
+}
+static inline double adsim_logaddexp_da(double a, double b) {
+    return a == b ? 0.5 : 1.0 / (1.0 + exp(b - a));
+}
+static inline double adsim_logaddexp2(double a, double b) {
+    if (a == b) return a + 1.0;
+    double d = a - b;
+    if (d > 0.0) return a + 1.442695040888963407359924681001892137 * log1p(exp2(-d));
+    if (d <= 0.0) return b + 1.442695040888963407359924681001892137 * log1p(exp2(d));
+    return d;
+}
+static inline double adsim_logaddexp2_da(double a, double b) {
+    return a == b ? 0.5 : 1.0 / (1.0 + exp2(b - a));
+}
 
 /* c^x: y' = y ln c, y'' = y (ln c)^2; 0 where y = 0 (0^x for x > 0 and
  * inf^x for x < 0 are constant there, not 0 * inf = NaN) */

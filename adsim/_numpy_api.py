@@ -88,7 +88,6 @@ def _ldexp(x, exponent):
 
 
 _COMPOSED_UFUNCS = {
-    np.logaddexp: elementwise.logaddexp, np.logaddexp2: elementwise.logaddexp2,
     np.deg2rad: lambda x: x * (np.pi / 180.0), np.rad2deg: lambda x: x * (180.0 / np.pi),
     np.radians: lambda x: x * (np.pi / 180.0), np.degrees: lambda x: x * (180.0 / np.pi),
     np.conjugate: copy, np.heaviside: composed.heaviside, np.fmax: composed.fmax,

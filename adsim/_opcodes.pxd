@@ -69,7 +69,9 @@ cpdef enum Opcode:
     GREATER_EQUAL = 79
     EQUAL = 80
     NOT_EQUAL = 81
-    BINARY_END = 82
+    LOGADDEXP = 82
+    LOGADDEXP2 = 83
+    BINARY_END = 84
     # branch records: no result, checked on replay (_ops/branch.pxi)
     COMPARE = 96
     ARGEXT = 97

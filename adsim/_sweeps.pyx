@@ -24,7 +24,7 @@ fields). Operands are checked when recorded, by the Tape
 """
 from libc.math cimport (fabs, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p,
                         sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
-                        asinh, acosh, atanh, hypot, pow, isfinite, floor, ceil, trunc,
+                        asinh, acosh, atanh, hypot, pow, isfinite, isinf, floor, ceil, trunc,
                         rint, fmod, copysign)
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport malloc, free

@@ -336,6 +336,25 @@ TABLE = [
     _b("GREATER_EQUAL", hessian=ZERO, reads=""),
     _b("EQUAL", hessian=ZERO, reads=""),
     _b("NOT_EQUAL", hessian=ZERO, reads=""),
+    # log(e^a + e^b), NumPy's formula (no overflow; equal infinities give that
+    # infinity): y_a = 1 / (1 + e^(b - a)) = s (1/2 where a = b), y_b = 1 - s
+    # written as its own quotient, y_aa = y_bb = s (1 - s) = -y_ab. One op, so
+    # an infinite adjoint meets each operand's partial once (max(a, b) +
+    # log1p(exp(-|a - b|)) meets 1 and -1/2 at a tie: inf - inf/2 = NaN)
+    _b("LOGADDEXP", [np.logaddexp], reads="x",
+       rule=BinaryRule("adsim_logaddexp(a, b)", "adsim_logaddexp_da(a, b)",
+                       "adsim_logaddexp_da(b, a)",
+                       daa="adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)",
+                       dab="-adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)",
+                       dbb="adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)")),
+    # log2(2^a + 2^b): y_a = 1 / (1 + 2^(b - a)), the second partials LN2 times
+    # those of LOGADDEXP's form
+    _b("LOGADDEXP2", [np.logaddexp2], reads="x",
+       rule=BinaryRule("adsim_logaddexp2(a, b)", "adsim_logaddexp2_da(a, b)",
+                       "adsim_logaddexp2_da(b, a)",
+                       daa="LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)",
+                       dab="-LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)",
+                       dbb="LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)")),
     _s("COMPARE", ZERO, (np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                          np.not_equal),
        (value("a"), value("b"), "kind", branches(), "n"), "branch", index_map="none"),

@@ -6,10 +6,12 @@ without contracting ``a * b + c`` into fused multiply-adds, which would round
 differently from the interpreter (flags below; the options are GCC's and
 Clang's). Libraries are kept in a cache directory
 (``$ADSIM_KERNEL_CACHE``, else ``~/.cache/adsim/kernels``), named by a hash
-of the source, the compiler's command and version and the processor's
-features: a cache shared by different machines never hands one a library
-built for another. A library is written under a temporary name and renamed,
-so concurrent processes never load a half-written file.
+of the source, of the header it includes (the rules of _elementwise.h), the
+compiler's command and version and the processor's features: a cache
+shared by different machines never hands one a library built for another,
+nor a new adsim a library built with older rules. A library is written
+under a temporary name and renamed, so concurrent processes never load a
+half-written file.
 """
 import ctypes
 import hashlib
@@ -60,6 +62,13 @@ def _identity(command):
     return version + features
 
 
+@lru_cache(maxsize=None)
+def _header_text():
+    """The rules the generated source includes (_elementwise.h): part of the
+    key, so that a changed rule never loads a library built with the old one."""
+    return (_HEADERS / "_elementwise.h").read_text()
+
+
 def cache_dir():
     path = os.environ.get("ADSIM_KERNEL_CACHE") or os.path.join(
         os.path.expanduser("~"), ".cache", "adsim", "kernels")
@@ -77,13 +86,18 @@ def _writable_cache():
     return Path(tempfile.mkdtemp(prefix="adsim-kernels-"))
 
 
+def library_name(source, command):
+    """The cached library's file name: a hash of everything it is built from."""
+    key = hashlib.sha256("\0".join([source, _header_text(), command, " ".join(FLAGS),
+                                    _identity(command)]).encode()).hexdigest()[:32]
+    return f"run_{key}.so"
+
+
 def build(source):
     """A loaded library of ``source`` (ctypes.CDLL), compiled on first use."""
     command = compiler_command()
-    key = hashlib.sha256("\0".join([source, command, " ".join(FLAGS), _identity(command)])
-                         .encode()).hexdigest()[:32]
     directory = _writable_cache()
-    library = directory / f"run_{key}.so"
+    library = directory / library_name(source, command)
     if not library.exists():
         extras = [VECTOR_MATH, ()] if _may_have_vector_math() else [()]
         for i, extra in enumerate(extras):

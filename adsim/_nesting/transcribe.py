@@ -435,6 +435,10 @@ class _Transcription:
             return [(o[1], _times(g, b / r)), (o[2], _times(g, -a / r))]
         if code == Op.HYPOT:
             return [(o[1], _times(g, a / y)), (o[2], _times(g, b / y))]
+        if code in (Op.LOGADDEXP, Op.LOGADDEXP2):    # 1 / (1 + e^(b - a)), 1/2 where a = b
+            power = np.exp if code == Op.LOGADDEXP else np.exp2
+            return [(o[1], _times(g, np.where(a == b, 0.5, 1.0 / (1.0 + power(b - a))))),
+                    (o[2], _times(g, np.where(a == b, 0.5, 1.0 / (1.0 + power(a - b)))))]
         raise UnsupportedOperation(f"adsim: no recorded adjoint rule for {BY_CODE[code].name}")
 
     def _copy_adjoint(self, k, o, g):
@@ -600,9 +604,16 @@ _UNARY_SLOPES = {
     **{spec.code: _row_slope(spec.rule) for spec in TABLE
        if isinstance(spec.rule, UnaryRule)},
     # the two whose kernels are written by hand (exact zeros for special parameters)
-    Op.POW_C: lambda x, y, c: (2.0 * x if c == 2.0 else c * x ** (c - 1.0), False),
+    Op.POW_C: lambda x, y, c: (_pow_slope(x, c), False),
     Op.RPOW_C: lambda x, y, c: _rpow_slope(y, c),
 }
+
+
+def _pow_slope(x, c):
+    """c x^(c-1) as adsim_pow_c_slope (_elementwise.h): x^0.5 is a square root."""
+    if c == 2.0:
+        return 2.0 * x
+    return 0.5 / np.sqrt(x) if c == 0.5 else c * x ** (c - 1.0)
 
 
 def _rpow_slope(y, c):

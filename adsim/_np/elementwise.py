@@ -1,5 +1,5 @@
 """Elementwise functions that need more than one op or a branch record:
-abs, clip, where, logaddexp, sinc, tests (isinf, isfinite, isposinf,
+abs, clip, where, sinc, tests (isinf, isfinite, isposinf,
 isneginf), copysign, angle, nan_to_num, real_if_close; and derivative-free
 values (stop_gradient, value)."""
 import numpy as np
@@ -8,7 +8,7 @@ from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
 from .._containers.tree import flatten, is_container, unflatten
 from ..errors import UnsupportedOperation
-from .core import as_active, binary, compare, constant, copy, new, operand, record_compare, \
+from .core import binary, compare, constant, copy, new, operand, record_compare, \
     reject_kwargs, shape_of, size_of, tape_of
 from .integers import current, plain_if_constant
 from . import layout, recorded_data
@@ -82,26 +82,6 @@ def value(x):
 def _each_leaf(fn, tree):
     leaves, structure = flatten(tree)
     return unflatten(structure, [fn(leaf) for leaf in leaves])
-
-
-def logaddexp(a, b):
-    """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))."""
-    return binary(Op.MAXIMUM, a, b) + np.log1p(np.exp(-absolute(finite_difference(a, b))))
-
-
-def logaddexp2(a, b):
-    return binary(Op.MAXIMUM, a, b) + \
-        np.log1p(np.exp2(-absolute(finite_difference(a, b)))) / np.log(2.0)
-
-
-def finite_difference(a, b):
-    """a - b, with 0 where it is NaN because a and b are the same infinity
-    (log-space sums start from -inf: the result is then that infinity, and
-    no NaN may reach the derivatives)."""
-    d = a - b
-    d = d if isinstance(d, Active) else as_active(tape_of(a, b), d)
-    same_infinity = compare(CompareKind.CMP_NE, d, d)
-    return where(same_infinity, 0.0, d) if np.any(same_infinity) else d
 
 
 def sinc(x):

@@ -24,7 +24,9 @@ def _solve_jvp(args, x, tangents):
     A, b = args
     dA, db = tangents
     rhs = np.zeros_like(x) if db is None else db
-    if dA is not None:
+    # a zero dA (a matrix made in the function) adds nothing, not even the
+    # NaN of 0 @ inf where x is infinite: the sweeps' zero-times-infinity rule
+    if dA is not None and (isinstance(dA, Active) or np.any(dA)):
         rhs = rhs - dA @ x
     return np.linalg.solve(A, rhs)
 
@@ -138,6 +140,8 @@ def _adjugate(a):
     """adj(A), with A adj(A) = det(A) I: through the SVD on plain values, so
     that it exists at singular matrices too; as det(A) inv(A) when recorded
     (second derivatives), which needs A regular."""
+    if isinstance(a, np.ndarray) and not np.all(np.isfinite(a)):
+        return _cofactors(a).T      # LAPACK's SVD does not return on inf or NaN
     if isinstance(a, np.ndarray):
         U, s, Vt = np.linalg.svd(a)
         n = s.size
@@ -150,8 +154,29 @@ def _adjugate(a):
                                    "matrix are not supported") from err
 
 
+def _cofactors(a):
+    """The cofactor matrix by the determinants of the minors (LU: IEEE
+    infinities and NaN, and it returns)."""
+    n = a.shape[0]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=0), j, axis=1)
+            out[i, j] = (-1.0) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def _trace_of_product(m, t):
+    """trace(m t), term by term on plain values: a zero of t adds nothing,
+    not the NaN of 0 * inf (the sweeps' zero-times-infinity rule)."""
+    if isinstance(m, np.ndarray) and isinstance(t, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            return np.sum(np.where(t.T == 0.0, 0.0, m * t.T))
+    return np.trace(m @ t)
+
+
 def _det_jvp(args, out, tangents):
-    return np.trace(_adjugate(args[0]) @ tangents[0])
+    return _trace_of_product(_adjugate(args[0]), tangents[0])
 
 
 def _det_vjp(args, out, w):
@@ -171,7 +196,7 @@ def _logabsdet(a):
 
 
 def _logabsdet_jvp(args, out, tangents):
-    return np.trace(inv(args[0]) @ tangents[0])
+    return _trace_of_product(inv(args[0]), tangents[0])
 
 
 def _logabsdet_vjp(args, out, w):

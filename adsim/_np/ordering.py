@@ -39,6 +39,10 @@ def _sorted_along(a, axis, kind):
         lo[axis], hi[axis] = slice(0, m - 1), slice(1, m)
         left, right = getitem(out, tuple(lo)), getitem(out, tuple(hi))
         record_compare(tape_of(a), CompareKind.CMP_LE, left.slot, right.slot, left.shape)
+        if np.isnan(current(out)).any():
+            # NaN compares False with everything, so the neighbours' outcomes
+            # alone pass a replay whose NaN sit elsewhere: which are NaN too
+            record_compare(tape_of(a), CompareKind.CMP_NE, out.slot, out.slot, out.shape)
         # neighbours out of position order stay strictly apart: tied, a stable sort (NumPy's
         # argsort, kind="stable") would put them back in position order
         positions = np.moveaxis(order, axis, -1)
@@ -244,11 +248,13 @@ def _rows(a, axis):
         kept_shape, axes
 
 
-def _quantile(a, q, axis, keepdims, method, skip_nan, name):
+def _quantile(a, q, axis, keepdims, method, skip_nan, name, middle=False):
     """Quantiles by NumPy's linear method along ``axis`` (an int, a tuple or
     None): the sorted values at (n - 1) q, interpolated as NumPy's lerp does.
     A slice with NaN gives NaN (``skip_nan``: its NaNs are left out, an
-    all-NaN slice gives NaN and NumPy's warning)."""
+    all-NaN slice gives NaN and NumPy's warning). ``middle`` (q = 0.5):
+    NumPy's median, the middle value or the mean of the two middle ones (the
+    lerp would give NaN for [0, 0, inf], inf - 0 times 0)."""
     if method != "linear":
         raise UnsupportedOperation(f"adsim: np.{name} is recorded with method='linear'")
     qs = np.asarray(plain_value(q, f"q of np.{name}"), dtype=float)
@@ -269,8 +275,11 @@ def _quantile(a, q, axis, keepdims, method, skip_nan, name):
     t = h - lo
     r = np.arange(rows.shape[0])[:, None]
     below, above = getitem(s, (r, lo)), getitem(s, (r, hi))
-    upper = t >= 0.5                  # NumPy's lerp: from the nearer end
-    out = where(upper, above, below) + (above - below) * np.where(upper, t - 1.0, t)
+    if middle:
+        out = where(t == 0.0, below, (below + above) * 0.5)
+    else:
+        upper = t >= 0.5              # NumPy's lerp: from the nearer end
+        out = where(upper, above, below) + (above - below) * np.where(upper, t - 1.0, t)
     bad = (count == 0) if skip_nan else (n_nan > 0)
     if np.any(bad):
         if skip_nan:
@@ -296,7 +305,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     _no_out("median", out, None)
-    return _quantile(a, 0.5, axis, keepdims, "linear", False, "median")
+    return _quantile(a, 0.5, axis, keepdims, "linear", False, "median", middle=True)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -314,7 +323,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     _no_out("nanmedian", out, None)
-    return _quantile(a, 0.5, axis, keepdims, "linear", True, "nanmedian")
+    return _quantile(a, 0.5, axis, keepdims, "linear", True, "nanmedian", middle=True)
 
 
 def _percent(q, name):

@@ -31,6 +31,19 @@ def _sum_to(a, shape):
     return a.reshape(shape)
 
 
+def _chain(d, t):
+    """d * t, and 0 where either is 0: the sweeps' zero-times-infinity rule,
+    so that xlogy(x, y)'s partial log(y) = -inf at y = 0 passes nothing to a
+    direction that does not move x there. On recorded values (second
+    derivatives record these rules) the product is recorded as it is: a
+    selected constant 0 would have no derivative, and the product's own
+    sweeps follow the rule."""
+    if isinstance(d, Active) or isinstance(t, Active):
+        return d * t
+    with np.errstate(invalid="ignore"):
+        return np.where((d == 0) | (t == 0), 0.0, d * t)
+
+
 def elementwise(ufunc, partials, static=()):
     """The primitive for ``ufunc`` whose partial derivatives are
     ``partials(*args)`` (one per argument; arguments at positions ``static``
@@ -39,11 +52,11 @@ def elementwise(ufunc, partials, static=()):
         total = np.zeros(np.shape(out))
         for i, (d, t) in enumerate(zip(partials(*args), tangents)):
             if t is not None and i not in static:
-                total = total + d * t
+                total = total + _chain(d, t)
         return total
 
     def vjp(args, out, w):
-        return tuple(None if i in static else _sum_to(d * w, np.shape(a))
+        return tuple(None if i in static else _sum_to(_chain(d, w), np.shape(a))
                      for i, (d, a) in enumerate(zip(partials(*args), args)))
 
     public = ufunc.__name__.lstrip("_")          # _zeta is the ufunc behind zeta

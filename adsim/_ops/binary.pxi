@@ -17,7 +17,7 @@ cdef void register_binary(int code, binary_value_fn value, binary_rule_fn rule):
     BINARY_RULE[code] = rule
 
 # The ops whose rows in adsim/ops.py give value and partials as expressions
-# (arithmetic, powers, arctan2, hypot, maximum, minimum): their blocks are
+# (arithmetic, powers, arctan2, hypot, maximum, minimum, logaddexp): their blocks are
 # generated from the rows, and the few helpers they call are in _elementwise.h.
 cdef extern from "_elementwise.h":
     double adsim_pow_log(double a, double y) noexcept nogil
@@ -28,6 +28,10 @@ cdef extern from "_elementwise.h":
     double adsim_maximum_takes_a(double a, double b) noexcept nogil
     double adsim_minimum(double a, double b) noexcept nogil
     double adsim_minimum_takes_a(double a, double b) noexcept nogil
+    double adsim_logaddexp(double a, double b) noexcept nogil
+    double adsim_logaddexp_da(double a, double b) noexcept nogil
+    double adsim_logaddexp2(double a, double b) noexcept nogil
+    double adsim_logaddexp2_da(double a, double b) noexcept nogil
 
 include "binary_rules.pxi"
 
@@ -141,8 +145,13 @@ cdef int binary_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef inline double div_tangent(double ta, double tb, double b, double y) noexcept nogil:
-    """(ta - y tb) / b, the tangent of a / b: zero for zero tangents (b may be 0)."""
-    cdef double t = ta - chain(y, tb)
+    """(ta - y tb) / b, the tangent of a / b: zero for zero tangents (b may be 0).
+    At an infinite b the partial 1/b is 0 and passes nothing of ta, not even
+    an infinity or NaN (the rule's chain(1 / b, ta) + chain(-y / b, tb))."""
+    cdef double t
+    if isinf(b):
+        return chain(-y / b, tb)
+    t = ta - chain(y, tb)
     return t / b if t != 0.0 else 0.0
 
 
@@ -234,8 +243,11 @@ cdef bint binary_adjoint_fast(int code, const double* ay, double* aa, double* ab
         elif code == DIV:
             for i in range(n):
                 g = ay[j * ld + i] / b[i] if ay[j * ld + i] != 0.0 else 0.0
-                aa[j * ld + i] += g
-                ab[j * ld + i] -= chain(y[i], g)
+                if isinf(b[i]):         # the partial 1/b is 0 (see div_tangent)
+                    ab[j * ld + i] += chain(-y[i] / b[i], ay[j * ld + i])
+                else:
+                    aa[j * ld + i] += g
+                    ab[j * ld + i] -= chain(y[i], g)
         else:
             return False
     return True

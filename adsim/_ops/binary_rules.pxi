@@ -104,3 +104,27 @@ cdef void minimum_rule(double a, double b, double y, int order, double* d) noexc
     d[3] = 0.0
     d[4] = 0.0
 register_binary(MINIMUM, minimum_value, minimum_rule)
+
+# adsim_logaddexp(a, b): partials adsim_logaddexp_da(a, b), adsim_logaddexp_da(b, a); second adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a), -adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a), adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)
+cdef double logaddexp_value(double a, double b) noexcept nogil:
+    return adsim_logaddexp(a, b)
+cdef void logaddexp_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = adsim_logaddexp_da(a, b)
+    d[1] = adsim_logaddexp_da(b, a)
+    if order > 1:
+        d[2] = adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)
+        d[3] = -adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)
+        d[4] = adsim_logaddexp_da(a, b) * adsim_logaddexp_da(b, a)
+register_binary(LOGADDEXP, logaddexp_value, logaddexp_rule)
+
+# adsim_logaddexp2(a, b): partials adsim_logaddexp2_da(a, b), adsim_logaddexp2_da(b, a); second LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a), -LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a), LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)
+cdef double logaddexp2_value(double a, double b) noexcept nogil:
+    return adsim_logaddexp2(a, b)
+cdef void logaddexp2_rule(double a, double b, double y, int order, double* d) noexcept nogil:
+    d[0] = adsim_logaddexp2_da(a, b)
+    d[1] = adsim_logaddexp2_da(b, a)
+    if order > 1:
+        d[2] = LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)
+        d[3] = -LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)
+        d[4] = LN2 * adsim_logaddexp2_da(a, b) * adsim_logaddexp2_da(b, a)
+register_binary(LOGADDEXP2, logaddexp2_value, logaddexp2_rule)

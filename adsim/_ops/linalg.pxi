@@ -210,12 +210,16 @@ cdef int matvec_sweep(Sweep* s, const int32_t* o, MatvecKind kind, bint with_val
 # ---- products with an infinite or NaN factor --------------------------------------
 # BLAS multiplies 0 * inf into NaN; the sweeps' rule is that a zero factor
 # contributes zero (chain in _opcodes.pxd), so that forward and reverse mode
-# agree (sqrt(x @ x) at x = 0: the infinite adjoint of sqrt meets x = 0).
-# An adjoint seed that is not finite is rare: it is looked for (a pass over
-# the seed, small beside the product) and, when present, the adjoint is
-# formed term by term. (Tangents are not checked: a scan of the matrix would
-# cost as much as a matrix-vector product, and an infinite matrix entry is
-# rarer still.)
+# agree (sqrt(x @ x) at x = 0: the infinite adjoint of sqrt meets x = 0; a
+# zero tangent meets an infinite entry of A in A @ b). A product without
+# NaN met no 0 * inf (any such term would have made its sum NaN), so BLAS's
+# result is the rule's; only where a NaN appears is the product formed term
+# by term through chain(). Tangents are set, not added to: a NaN in them
+# is looked for afterwards (a pass over the result). Adjoints are added to
+# arrays that may hold NaN already, so for each one adsim either checks the
+# operands it is formed from (a seed that is not finite, or an operand
+# that is not, is where 0 * inf can happen) or, when that array is smaller
+# than those operands, keeps a copy of it to start again from.
 
 cdef bint all_finite(const double* x, int64_t n) noexcept nogil:
     cdef int64_t i
@@ -224,6 +228,101 @@ cdef bint all_finite(const double* x, int64_t n) noexcept nogil:
             return False
     return True
 
+
+cdef bint any_nan(const double* x, int64_t n) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        if isnan(x[i]):
+            return True
+    return False
+
+
+cdef bint overlap(const double* P, int64_t np_, const double* Q, int64_t nq) noexcept nogil:
+    """Whether two adjoint arrays share memory (x @ x, x[:-1] @ x[1:])."""
+    return P != NULL and Q != NULL and P < Q + nq and Q < P + np_
+
+
+cdef double* guard_target(double* T, int64_t size, const double* X, int64_t nx,
+                          const double* Y, int64_t ny, bint shared,
+                          bint* termwise) noexcept nogil:
+    """Before products add into the adjoint T (``size`` elements) from the
+    operands X and Y (either NULL; the finite seeds are not counted): the
+    cheaper of two guards. Either X and Y are checked now (``termwise`` set
+    when one is not finite) or T is copied, to be checked by restored()
+    after the products (the copy is returned). A T that shares memory with
+    the other operand's adjoint (``shared``) is never copied: putting one
+    back would undo the other's products."""
+    termwise[0] = False
+    if T == NULL:
+        return NULL
+    cdef double* saved = NULL
+    # a copy costs about three passes over T (copy, scan, and the malloc's
+    # first touch), a check one pass over the operands
+    if not shared and (0 if X == NULL else nx) + (0 if Y == NULL else ny) > 3 * size:
+        saved = <double*>malloc(<size_t>max(size, 1) * sizeof(double))
+    if saved == NULL:
+        termwise[0] = not ((X == NULL or all_finite(X, nx)) and (Y == NULL or all_finite(Y, ny)))
+        return NULL
+    memcpy(saved, T, <size_t>size * sizeof(double))
+    return saved
+
+
+cdef bint restored(double* T, double* saved, int64_t size) noexcept nogil:
+    """Whether the products left a NaN in T, then put back as it was before
+    them (from guard_target's copy, which is freed)."""
+    if saved == NULL:
+        return False
+    cdef bint bad = any_nan(T, size)
+    if bad:
+        memcpy(T, saved, <size_t>size * sizeof(double))
+    free(saved)
+    return bad
+
+
+cdef void termwise_tangent(Sweep* s, const int32_t* o) noexcept nogil:
+    """dC = dA B + A dB for the p directions, each term through chain()."""
+    cdef int m = o[3], k = o[4], n = o[5], i, l, j, d
+    cdef double* A = vptr(s, o[1])
+    cdef double* B = vptr(s, o[2])
+    cdef double* tA = tptr(s, o[1])
+    cdef double* tB = tptr(s, o[2])
+    cdef double* tC = tptr(s, o[0])
+    cdef double acc
+    for d in range(s.p):
+        for i in range(m):
+            for j in range(n):
+                acc = 0.0
+                for l in range(k):
+                    if tA != NULL:
+                        acc += chain(tA[<int64_t>d * m * k + i * k + l], B[l * n + j])
+                    if tB != NULL:
+                        acc += chain(A[i * k + l], tB[<int64_t>d * k * n + l * n + j])
+                tC[<int64_t>d * m * n + i * n + j] = acc
+
+
+cdef void termwise_cross(Sweep* s, const int32_t* o, double* dA, double* dB) noexcept nogil:
+    """The second-order cross terms dAbar += Cbar dB^T and dBbar += dA^T Cbar,
+    each term through chain()."""
+    cdef int m = o[3], k = o[4], n = o[5], i, l, j, d
+    cdef double* aC = aptr(s, o[0])
+    cdef double* tA = tptr(s, o[1])
+    cdef double* tB = tptr(s, o[2])
+    cdef double acc
+    for d in range(s.p):
+        if dA != NULL and tB != NULL:
+            for i in range(m):
+                for l in range(k):
+                    acc = 0.0
+                    for j in range(n):
+                        acc += chain(aC[i * n + j], tB[<int64_t>d * k * n + l * n + j])
+                    dA[<int64_t>d * m * k + i * k + l] += acc
+        if dB != NULL and tA != NULL:
+            for l in range(k):
+                for j in range(n):
+                    acc = 0.0
+                    for i in range(m):
+                        acc += chain(tA[<int64_t>d * m * k + i * k + l], aC[i * n + j])
+                    dB[<int64_t>d * k * n + l * n + j] += acc
 
 cdef void termwise_adjoint(Sweep* s, const int32_t* o, double* aC, double* aA, double* aB,
                            int dirs) noexcept nogil:
@@ -272,10 +371,19 @@ cdef int matvec_value_only(Sweep* s, const int32_t* o, MatvecKind kind) except -
 cdef int linalg_value_tangent(Sweep* s, const int32_t* o) except -1 nogil:
     """Value and tangents together: one pass over a matrix for both."""
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
-    if kind != NOT_MATVEC:
-        return matvec_sweep(s, o, kind, True)
-    linalg_value(s, MATMUL, o)
-    return linalg_tangent(s, MATMUL, o)
+    if kind == NOT_MATVEC:
+        linalg_value(s, MATMUL, o)
+        return linalg_tangent(s, MATMUL, o)
+    matvec_sweep(s, o, kind, True)
+    tangent_rule(s, o)
+    return 0
+
+
+cdef void tangent_rule(Sweep* s, const int32_t* o) noexcept nogil:
+    """The products' tangents again term by term where they came out NaN."""
+    cdef double* tC = tptr(s, o[0])
+    if tC != NULL and any_nan(tC, <int64_t>s.p * o[3] * o[5]):
+        termwise_tangent(s, o)
 
 
 cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
@@ -289,7 +397,9 @@ cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* tA = tptr(s, o[1])
     cdef double* tB = tptr(s, o[2])
     if kind != NOT_MATVEC:
-        return matvec_sweep(s, o, kind, False)
+        matvec_sweep(s, o, kind, False)
+        tangent_rule(s, o)
+        return 0
     if tA != NULL:      # all p directions of dA stacked: (p m) x k times B
         stacked_product(s.p, False, m, n, k, tA, B, 0.0, tC)
     else:
@@ -297,6 +407,7 @@ cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if tB != NULL:
         for j in range(s.p):
             product(False, False, m, n, k, 1.0, A, tB + <int64_t>j * k * n, 1.0, tC + <int64_t>j * m * n)
+    tangent_rule(s, o)
     return 0
 
 
@@ -341,11 +452,26 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
 cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     if code == SPMV:
         return spmv_adjoint(s, o)
+    cdef int m = o[3], k = o[4], n = o[5]
     cdef double* aC = aptr(s, o[0])
-    if not all_finite(aC, <int64_t>s.q * o[3] * o[5]):
-        termwise_adjoint(s, o, aC, aptr(s, o[1]), aptr(s, o[2]), s.q)
+    cdef double* aA = aptr(s, o[1])
+    cdef double* aB = aptr(s, o[2])
+    if not all_finite(aC, <int64_t>s.q * m * n):
+        termwise_adjoint(s, o, aC, aA, aB, s.q)
         return 0
-    matmul_adjoint_dirs(s, o, aC, aptr(s, o[1]), aptr(s, o[2]), s.q, True)
+    cdef int64_t nA = <int64_t>s.q * m * k, nB = <int64_t>s.q * k * n
+    cdef bint wA, wB
+    cdef bint shared = overlap(aA, nA, aB, nB)
+    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), <int64_t>k * n, NULL, 0, shared, &wA)
+    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), <int64_t>m * k, NULL, 0, shared, &wB)
+    if shared and (wA or wB):           # term by term for both, into the one array
+        termwise_adjoint(s, o, aC, aA, aB, s.q)
+        return 0
+    matmul_adjoint_dirs(s, o, aC, NULL if wA else aA, NULL if wB else aB, s.q, True)
+    if restored(aA, sA, nA) or wA:
+        termwise_adjoint(s, o, aC, aA, NULL, s.q)
+    if restored(aB, sB, nB) or wB:
+        termwise_adjoint(s, o, aC, NULL, aB, s.q)
     return 0
 
 
@@ -362,6 +488,20 @@ cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
     cdef double* tB = tptr(s, o[2])
     cdef double* dA = dptr(s, o[1])
     cdef double* dB = dptr(s, o[2])
+    cdef int64_t nA = <int64_t>m * k, nB = <int64_t>k * n
+    if not (all_finite(aC, <int64_t>m * n) and all_finite(dC, <int64_t>s.p * m * n)):
+        termwise_second_order(s, o, aA, aB, dA, dB)
+        return 0
+    cdef bint w[4]
+    cdef bint shared = overlap(aA, nA, aB, nB) or overlap(dA, s.p * nA, dB, s.p * nB)
+    cdef double* sA = guard_target(aA, nA, vptr(s, o[2]), nB, NULL, 0, shared, w)
+    cdef double* sB = guard_target(aB, nB, vptr(s, o[1]), nA, NULL, 0, shared, w + 1)
+    cdef double* sdA = guard_target(dA, s.p * nA, vptr(s, o[2]), nB, tB, s.p * nB, shared, w + 2)
+    cdef double* sdB = guard_target(dB, s.p * nB, vptr(s, o[1]), nA, tA, s.p * nA, shared, w + 3)
+    if w[0] or w[1] or w[2] or w[3]:            # a non-finite operand: all term by term
+        free(sA); free(sB); free(sdA); free(sdB)
+        termwise_second_order(s, o, aA, aB, dA, dB)
+        return 0
     matmul_adjoint_dirs(s, o, aC, aA, aB, 1, False)
     matmul_adjoint_dirs(s, o, dC, dA, dB, s.p, False)
     if kind == MAT_VEC and aB != NULL:          # adjoint and its tangents in one pass
@@ -373,4 +513,22 @@ cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
             product(False, True, m, k, n, 1.0, aC, tB + <int64_t>j * k * n, 1.0, dA + <int64_t>j * m * k)
         if dB != NULL and tA != NULL:       # dA^T Cbar
             product(True, False, k, n, m, 1.0, tA + <int64_t>j * m * k, aC, 1.0, dB + <int64_t>j * k * n)
+    if restored(aA, sA, nA):
+        termwise_adjoint(s, o, aC, aA, NULL, 1)
+    if restored(aB, sB, nB):
+        termwise_adjoint(s, o, aC, NULL, aB, 1)
+    if restored(dA, sdA, s.p * nA):
+        termwise_adjoint(s, o, dC, dA, NULL, s.p)
+        termwise_cross(s, o, dA, NULL)
+    if restored(dB, sdB, s.p * nB):
+        termwise_adjoint(s, o, dC, NULL, dB, s.p)
+        termwise_cross(s, o, NULL, dB)
     return 0
+
+
+cdef void termwise_second_order(Sweep* s, const int32_t* o, double* aA, double* aB,
+                                double* dA, double* dB) noexcept nogil:
+    """The second-order adjoint sweep's terms, each through chain()."""
+    termwise_adjoint(s, o, aptr(s, o[0]), aA, aB, 1)
+    termwise_adjoint(s, o, dptr(s, o[0]), dA, dB, s.p)
+    termwise_cross(s, o, dA, dB)

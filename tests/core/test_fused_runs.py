@@ -228,6 +228,30 @@ def test_nan_and_infinity_propagate_as_the_interpreter():
     assert_same(fused.gradient(x), plain.gradient(x))
 
 
+def test_constant_powers_at_minus_infinity_as_the_interpreter():
+    # x ** 0.5 and x ** 1.5 (whose slope is 1.5 x ** 0.5): a compiler may make
+    # pow(x, 0.5) a square root, NaN at -inf where pow gives +inf
+    x = RNG.uniform(-1.0, 1.0, N)
+    x[:6] = [-np.inf, np.inf, -0.0, 0.0, np.nan, -1.0]
+    f = lambda z: np.sum(z ** 0.5 + z ** 1.5 + z ** 2.5 + z ** -0.5 + 1.0 / (z * z + 1.0))
+    fused, plain, report = fused_and_plain(f, np.abs(x) + 0.1)
+    assert report.fused == 1, str(report)
+    with np.errstate(all="ignore"):
+        check_sweeps(fused, plain, x)
+
+
+def test_a_changed_rule_header_is_a_new_kernel(monkeypatch):
+    """The cache key holds _elementwise.h's text, which the generated source
+    only includes: a library built with other rules is never loaded."""
+    from adsim._fuse import compiler
+    source, command = "int adsim_probe(void) { return 1; }", compiler.compiler_command()
+    before = compiler.library_name(source, command)
+    text = compiler._header_text()
+    assert "static inline double chain(" in text
+    monkeypatch.setattr(compiler, "_header_text", lambda: text + "/* another rule */")
+    assert compiler.library_name(source, command) != before
+
+
 def grid_residual(u):
     """A 5-point stencil on a grid: 2-d slices (rows of the run), exp, tanh."""
     U = u.reshape(200, 200)

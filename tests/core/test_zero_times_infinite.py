@@ -68,3 +68,46 @@ def test_an_infinite_adjoint_through_a_matrix_product_meets_zeros():
     # the adjoint of sqrt at 0 is infinite; it reaches M @ M.T whose factors are 0
     f = lambda M: np.sqrt((M @ M.T)[0, 0]) + np.sum(M)
     np.testing.assert_array_equal(adsim.grad(f)(np.zeros((2, 2))), np.ones((2, 2)))
+
+
+def _forward_and_reverse(f, x):
+    tape = adsim.record(f, x)
+    return tape.jacobian(x, mode="forward"), tape.jacobian(x, mode="reverse")
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda x: np.sum(np.exp(x) * 0.0 + x), [1000.0, 1.0]),     # exp overflowing, times 0
+    (lambda x: np.sum(0.0 * np.sqrt(x)), [0.0, 1.0]),            # the slope of sqrt at 0
+    (lambda x: np.sum(x / np.inf), [0.0, 1.0]),                  # the slope 1/inf = 0
+], ids=["exp-times-0", "0-times-sqrt", "over-inf"])
+def test_a_zero_constant_factor_zeroes_an_infinite_tangent(f, x):
+    with np.errstate(all="ignore"):
+        forward, reverse = _forward_and_reverse(f, np.array(x))
+    np.testing.assert_array_equal(forward, reverse)
+    assert np.all(np.isfinite(forward))
+
+
+A_INF = np.array([[np.inf, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 2.0, 1.0]])
+W0 = np.array([0.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("f, x", [
+    # a zero tangent meets an infinite entry of the matrix (forward mode)
+    (lambda x: x @ np.array([0.0, 1.0, 2.0]), [np.inf, 1.0, 2.0]),
+    (lambda x: np.einsum("i,i->", x, x), [np.inf, 0.0, 0.0]),
+    (lambda x: np.sum(np.outer(x, x) @ np.eye(3)), [np.inf, 1.0, 0.0]),
+    # a zero adjoint meets an infinite entry (reverse mode)
+    (lambda x: np.sum((A_INF @ x) * W0), [1.0, 2.0, 0.0]),
+    (lambda x: np.sum((x @ A_INF.T) ** 2 * W0), [1.0, 2.0, 0.0]),
+    (lambda x: np.sum((np.outer(x, x) @ A_INF) ** 2 * W0[:, None]), [1.0, 2.0, 0.0]),
+], ids=["dot", "einsum", "outer-matmul", "A-x", "x-A", "matmul"])
+def test_matrix_products_with_an_infinite_entry_agree_forward_and_reverse(f, x):
+    with np.errstate(all="ignore"):
+        x = np.array(x)
+        forward, reverse = _forward_and_reverse(f, x)
+        np.testing.assert_array_equal(forward, reverse)
+        v = np.array([1.0, -2.0, 3.0])
+        tape = adsim.record(f, x)
+        hv = tape.hvp(x, v)
+        # the Hessian-vector product as the forward derivative of the gradient
+        np.testing.assert_array_equal(hv, adsim.jvp(adsim.grad(f), (x,), (v,))[1])
