@@ -66,12 +66,12 @@ def loop_state(op):
         "footprint": None if op.footprint is None else [
             op.footprint.state, op.footprint.inputs, op.footprint.outer,
             op.footprint.outer_constants],
-        "variants": [[b.static, b.values, b.stack] for b in op.steps.sizes()],
+        "variants": [[b.static, b.values, b.stack] for b in op.steps.saved_sizes()],
         "recordings": op.steps.recordings,
         "dropped": op.steps.dropped,
         "save_at": None if op.save_at is None else [int(k) for k in op.save_at],
         "condition": condition,
-    }, list(op.steps.variants) + condition_tapes
+    }, op.steps.saved_tapes() + condition_tapes
 
 
 def _condition_state(op):

@@ -162,6 +162,17 @@ class StepTapes:
                     return found
         return self._record(z, inputs)
 
+    def saved_tapes(self):
+        """The variants a tape file holds: the held ones (used last first),
+        then the parked ones (a loaded loop cannot record a step again)."""
+        with self._lock:
+            return list(self.variants) + self.parked_tapes()
+
+    def saved_sizes(self):
+        """The :class:`StepTapeBytes` of :meth:`saved_tapes`, in their order."""
+        with self._lock:
+            return self.sizes() + [size for _, size in self.parked]
+
     def parked_tapes(self):
         """The parked variants' tapes (a sweep's shared work buffer has room
         for them too: one may take a step again)."""

@@ -222,3 +222,24 @@ def test_variants_the_budget_cannot_hold_are_parked_not_recorded_again():
     assert stats["snapshots"] < N_STEPS, stats         # the budget binds
     assert stats["recordings"] <= 5, stats
     assert np.array_equal(flat(got), flat(MODES["hvp"](loss(None))))
+
+
+def test_a_tape_file_keeps_the_parked_variants():
+    """A loaded loop cannot record its step again: the file holds the parked
+    variants beside the held ones, so a loaded tape replays every branch the
+    recorded one took, with its results bitwise."""
+    from adsim import tapefile
+    with pytest.raises(adsim.MemoryBudgetError) as caught:
+        MODES["hvp"](loss(1))
+    text = str(caught.value)
+    minimum = int(re.search(r"smallest budget that works is (\d+) bytes", text).group(1))
+    tape_bytes = int(re.search(r"the step tape (\d+) bytes", text).group(1))
+    f = loss(int(minimum + 0.3 * tape_bytes))
+    tape = adsim.record(f, X, K)
+    want = tape.hvp((X, K), (V, W))         # (its sweeps park variants the budget cannot hold)
+    steps = tape.callbacks[0].steps
+    assert steps.parked, "the budget held every variant: the test needs a tighter one"
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    assert len(loaded.callbacks[0].steps.variants) == len(steps.variants) + len(steps.parked)
+    assert np.array_equal(flat(loaded.hvp((X, K), (V, W))), flat(want))
+    assert np.array_equal(flat(loaded.gradient(X, K)), flat(tape.gradient(X, K)))
