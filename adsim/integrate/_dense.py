@@ -117,17 +117,15 @@ class DenseSolution(SolutionCalls):
         t_sorted = t if in_order else t[order]
         segments = self._segments(values[order])
         ends = list(np.flatnonzero(np.diff(segments)) + 1) + [segments.shape[0]]
+        self._guard(segments, t_sorted)
         rows = self._state_rows() if len(ends) > 1 else None
         if rows is not None:
-            self._guard_each(segments, t_sorted)
             y = self.method.dense_rows(rows[0].rows(rows[1][segments]), t_sorted)
         else:
             columns, start = [], 0
             for end in ends:
-                group = t_sorted[start:end]
-                self._guard(int(segments[start]), group, np.min(group), np.max(group))
-                columns.append(self.method.dense(self.states[segments[start]], group,
-                                                 self.args))
+                columns.append(self.method.dense(self.states[segments[start]],
+                                                 t_sorted[start:end], self.args))
                 start = end
             y = columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
         if in_order:
@@ -153,9 +151,11 @@ class DenseSolution(SolutionCalls):
                 self._rows = (states[0]._layout, np.stack([s._z for s in states]))
         return self._rows or None
 
-    def _guard_each(self, segments, t):
-        """:meth:`_guard` for each of the times ``t`` (sorted) in its step
-        ``segments`` (plain), as two comparisons of arrays."""
+    def _guard(self, segments, t):
+        """Record that each of the times ``t`` (a 1-d array) lies in its
+        step of ``segments`` (plain), as SciPy's search decides (the first
+        and the last step also take the times beyond the ends): two
+        comparisons of arrays."""
         ts = self.ts
         if not active_leaves([ts, t]):
             return
@@ -176,7 +176,7 @@ class DenseSolution(SolutionCalls):
         """SciPy's choice of step (``OdeSolution._call_single``), its
         comparisons recorded."""
         segment = int(self._segments(np.array([_plain(t)]))[0])
-        self._guard(segment, t, t, t)
+        self._guard(np.array([segment]), np.reshape(t, (1,)))
         return segment
 
     def _segments(self, values):
@@ -185,22 +185,6 @@ class DenseSolution(SolutionCalls):
         side = "left" if self.ascending else "right"
         k = np.clip(np.searchsorted(self._knots, values, side=side) - 1, 0, self.n_segments - 1)
         return k if self.ascending else self.n_segments - 1 - k
-
-    def _guard(self, segment, t, lowest, highest):
-        """Record that the times ``t`` (``lowest`` and ``highest`` of them)
-        lie in step ``segment``, as SciPy's search decides (the first and the
-        last step also take the times beyond the ends)."""
-        ts, last = self._ts, self.n_segments - 1
-        start, end = ts[segment], ts[segment + 1]
-        if not active_leaves([start, end, t]):
-            return
-        if self.ascending:
-            inside = (segment == 0 or bool(start < lowest)) and \
-                (segment == last or bool(highest <= end))
-        else:
-            inside = (segment == 0 or bool(highest < start)) and \
-                (segment == last or bool(end <= lowest))
-        assert inside, "the step chosen for an interpolated time does not contain it"
 
 
 class _SciPyInterpolants:
