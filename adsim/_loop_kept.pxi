@@ -94,22 +94,11 @@ cdef class KeptForwards:
         """Put step ``index``'s arena and pushed values back into ``s`` (a
         sweep of its tape), and free them: its turn runs next."""
         cdef Tape t = <Tape>self.tapes[index]
-        cdef int64_t top = self.tops[index]
-        cdef double* block = self.blocks[index]
         if <intptr_t>s.fused != self.tables[index]:
             # what the keeping sweep pushed is what its own kernels reverse
             raise RuntimeError("adsim: another thread fused this loop's step tape between a "
                                "step's forward and reverse sweeps; call again (the tape is "
                                "fused now)")
-        s.stack.top = 0
-        stack_reserve(s.stack, top)
-        memcpy(s.val, block, <size_t>t.arena_size * sizeof(double))
-        memcpy(s.stack.data, block + t.arena_size, <size_t>top * sizeof(double))
-        s.stack.top = top
-        if top > s.stack.peak:
-            s.stack.peak = top
-        PyMem_RawFree(block)
-        self.blocks[index] = NULL
+        restore_block(self, index, s, t.arena_size)
         self.tapes[index] = None
-        self.bytes -= (t.arena_size + top) * <int64_t>sizeof(double)
         return 0

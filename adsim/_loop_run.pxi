@@ -868,7 +868,7 @@ cdef class LoopRun:
         cdef int64_t k = 0, slot, limit = -1 if max_steps is None else max_steps
         cdef double* zt = self.z + self.size if self.tangents else NULL
         cdef int64_t taken
-        cdef bint released = zt == NULL       # steps without the GIL (_loop_while.pxi)
+        cdef bint released = True             # steps without the GIL (_loop_while.pxi)
         while True:
             if released:
                 taken = released_while(self, condition, online, kept, k,
@@ -936,62 +936,99 @@ cdef class LoopRun:
         """Execute ``actions``; with ``until_turn`` stop before the first turn
         (a later call with the same actions resumes there). Returns whether
         it stopped before a turn. Actions that would reverse the wrong steps
-        raise (a schedule of the user's own is checked as it runs)."""
+        raise (a schedule of the user's own is checked as it runs). Runs of
+        actions go without the GIL where the step variants allow
+        (_loop_reverse.pxi)."""
         cdef int kind
-        cdef int64_t arg = 0, limit, at
-        cdef double* zt = self.z + self.size if self.tangents else NULL
-        cdef int64_t total = self.n_steps
+        cdef int64_t arg = 0
+        cdef TurnTable table = None
+        cdef ActionBatch batch
+        batch.n = batch.at = 0
+        if not until_turn and self.held == ACT_END and kept_reversal(self):
+            self.add_output_adjoints(0)     # (every step kept: no schedule)
+            return False
+        if not until_turn and self.steps.layout in (ADJOINTS, SECOND_ORDER):
+            table = turn_table(self.steps)
         while True:
             if self.held != ACT_END:
                 kind, self.held = self.held, ACT_END
+            elif table is not None and table.ready:
+                if batch.at == batch.n:
+                    fill_batch(actions, &batch)
+                    if batch.n == 0:
+                        break
+                try:
+                    with nogil:
+                        released_actions(self, table, &batch, &self.steps.path,
+                                         &self.steps.misses, self.report is not None)
+                finally:
+                    table.give_back(self.steps)
+                if batch.at == batch.n:
+                    continue
+                kind, arg = batch.kind[batch.at], batch.arg[batch.at]
+                batch.at += 1
+                self.number += 1
+                self.act(kind, arg, False)
+                table = turn_table(self.steps)      # (a step recorded: the variants changed)
+                continue
             else:
                 kind = actions.next(&arg)
                 if kind == ACT_END:
                     break
                 self.number += 1
-            if kind == ACT_ADVANCE:
-                limit = self.position - 1 if self.position < total else total
-                if self.current < 0 or not 1 <= arg <= limit - self.current:
-                    self.illegal(kind, arg)
-                self.run_steps(arg)
-                self.current += arg
-                self.forward_steps += arg
-            elif kind == ACT_TAKESHOT:
-                if self.current < 0 or not 0 <= arg < self.n_slots:
-                    self.illegal(kind, arg)
-                self.take_shot(arg)
-            elif kind == ACT_RESTORE:
-                at = self.restore(arg) if 0 <= arg < self.n_slots else -1
-                if at < 0:
-                    self.illegal(kind, arg, "the slot holds no snapshot")
-                self.current = at
-            else:
-                if self.current != self.position - 1 or \
-                        (kind == ACT_FIRSTTURN) != (self.position == total):
-                    self.illegal(kind, arg)
-                if until_turn:
-                    self.held = kind
-                    return True
-                if self.w == NULL:
-                    raise ValueError("adsim: set_adjoints before reversing steps")
-                if self.outputs is not None:      # every state was passed: no more captures
-                    self.outputs.capturing = False
-                    self.add_output_adjoints(self.position)
-                if self.kept is not None and self.kept.tape_of(self.position - 1) is not None:
-                    self.steps.turn_kept(self.kept, self.position - 1, self.w)
-                else:
-                    self.steps.turn(self.z, zt, self.w, self.wdot, self.position - 1)
-                self.position = self.current
-                self.current = -1
-                self.taped_steps += 1
-                if self.report is not None and ((total - self.position) % self.every == 0
-                                                or self.position == 0):
-                    self.report(total - self.position, total)
+            if self.act(kind, arg, until_turn):
+                return True
         if self.position != 0 and not until_turn:
             raise ValueError(f"adsim: the schedule ended with steps 0..{self.position - 1} not "
                              f"reversed; check it with adsim.checkpoint.simulate")
         if self.w != NULL:
             self.add_output_adjoints(0)
+        return False
+
+    cdef bint act(self, int kind, int64_t arg, bint until_turn) except -1:
+        """One action of the schedule, with the GIL; True when ``until_turn``
+        holds it back (a turn)."""
+        cdef int64_t limit, at
+        cdef double* zt = self.z + self.size if self.tangents else NULL
+        cdef int64_t total = self.n_steps
+        if kind == ACT_ADVANCE:
+            limit = self.position - 1 if self.position < total else total
+            if self.current < 0 or not 1 <= arg <= limit - self.current:
+                self.illegal(kind, arg)
+            self.run_steps(arg)
+            self.current += arg
+            self.forward_steps += arg
+        elif kind == ACT_TAKESHOT:
+            if self.current < 0 or not 0 <= arg < self.n_slots:
+                self.illegal(kind, arg)
+            self.take_shot(arg)
+        elif kind == ACT_RESTORE:
+            at = self.restore(arg) if 0 <= arg < self.n_slots else -1
+            if at < 0:
+                self.illegal(kind, arg, "the slot holds no snapshot")
+            self.current = at
+        else:
+            if self.current != self.position - 1 or \
+                    (kind == ACT_FIRSTTURN) != (self.position == total):
+                self.illegal(kind, arg)
+            if until_turn:
+                self.held = kind
+                return True
+            if self.w == NULL:
+                raise ValueError("adsim: set_adjoints before reversing steps")
+            if self.outputs is not None:      # every state was passed: no more captures
+                self.outputs.capturing = False
+                self.add_output_adjoints(self.position)
+            if self.kept is not None and self.kept.tape_of(self.position - 1) is not None:
+                self.steps.turn_kept(self.kept, self.position - 1, self.w)
+            else:
+                self.steps.turn(self.z, zt, self.w, self.wdot, self.position - 1)
+            self.position = self.current
+            self.current = -1
+            self.taped_steps += 1
+            if self.report is not None and ((total - self.position) % self.every == 0
+                                            or self.position == 0):
+                self.report(total - self.position, total)
         return False
 
     cdef int illegal(self, int kind, int64_t arg, str why=None) except -1:

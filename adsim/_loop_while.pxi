@@ -193,14 +193,16 @@ cdef int take_shot_here(LoopRun run, int64_t slot) except -1 nogil:
 
 
 cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
-                         ReadyVariant* step, int n_step, OnlineDecisions online,
-                         KeptForwards kept, KeptHere* here, int64_t k, int64_t limit,
-                         bint* stuck, StepPath* path, int64_t* misses) except -1 nogil:
+                         ReadyVariant* step, int n_step, TurnTable tangent_steps,
+                         OnlineDecisions online, KeptForwards kept, KeptHere* here, int64_t k,
+                         int64_t limit, bint* stuck, StepPath* path,
+                         int64_t* misses) except -1 nogil:
     """run_while's steps from step ``k`` while the condition holds (at most
     ``limit``; no limit when negative), each step's variant noted in
     ``path`` and the variants that left their path first counted in
-    ``misses``. ``stuck``: it stopped at a step no variant follows, its
-    snapshot taken (the executor takes the step)."""
+    ``misses``; with tangents, the steps by ``tangent_steps``
+    (_loop_reverse.pxi). ``stuck``: it stopped at a step no variant
+    follows, its snapshot taken (the executor takes the step)."""
     cdef int64_t done = 0, slot, n = run.size
     cdef double* z = run.z
     cdef int rc
@@ -212,6 +214,12 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
             if slot >= 0:
                 run.current = k + done
                 take_shot_here(run, slot)
+        if tangent_steps is not None:
+            if take_here(tangent_steps, path, misses, k + done, z, z + n, NULL, NULL, n):
+                stuck[0] = True
+                break
+            done += 1
+            continue
         if kept is not None:
             rc = kept_step(step, n_step, z, n, kept, k + done, here)
         else:
@@ -238,16 +246,22 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
                             KeptForwards kept, int64_t k, int64_t limit) except -2:
     """Steps of run_while from step ``k`` without the GIL (see the top of
     the file): the number taken, -1 when a variant runs Python (the caller
-    runs the loop as before). ``limit`` < 0: no limit. The state has no
-    tangents."""
+    runs the loop as before). ``limit`` < 0: no limit. A state with
+    tangents is stepped by a TurnTable (_loop_reverse.pxi)."""
     cdef LoopSteps steps = run.steps
     cdef Py_ssize_t n_condition = len(condition.variants), n_step = len(steps.variants), i
     cdef ReadyVariant* ready
     cdef KeptHere here
     cdef int64_t done = 0
     cdef bint stuck = False
+    cdef TurnTable tangent_steps = None
+    cdef double* zt = run.z + run.size if run.tangents else NULL
     if condition.tapes.python_only or n_condition == 0 or n_step == 0:
         return -1
+    if run.tangents:
+        tangent_steps = turn_table(steps)
+        if not tangent_steps.ready:
+            return -1
     if limit == 0:
         return 0
     ready = <ReadyVariant*>malloc((n_condition + n_step) * sizeof(ReadyVariant))
@@ -260,14 +274,17 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
         try:
             with nogil:
                 done = steps_while(run, ready, <int>n_condition, ready + n_condition,
-                                   <int>n_step, online, kept, &here, k, limit, &stuck,
-                                   &steps.path, &steps.misses)
+                                   <int>n_step, tangent_steps, online, kept, &here, k, limit,
+                                   &stuck, &steps.path, &steps.misses)
         finally:                        # the kept steps' tapes, in order (tape_of reads them)
             for i in range(here.n):
                 kept.tapes.append((<StepVariant>steps.variants[here.index[i]]).tape)
                 kept.tables.append(here.table[i])
+            if tangent_steps is not None:
+                tangent_steps.give_back(steps)
         take_order(condition, ready)
-        take_order(steps, ready + n_condition)
+        if tangent_steps is None:
+            take_order(steps, ready + n_condition)
     finally:
         free(ready)
         free(here.index)
@@ -276,6 +293,6 @@ cdef int64_t released_while(LoopRun run, LoopSteps condition, OnlineDecisions on
         if kept is not None:
             steps.step_kept(run.z, kept, k + done)
         else:
-            steps.step(run.z, NULL, k + done)
+            steps.step(run.z, zt, k + done)
         done += 1
     return done

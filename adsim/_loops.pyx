@@ -5,7 +5,8 @@ schedules as action sources) and the executor that replays a loop's step
 tapes along them (``_loop_run.pxi``, with the outputs saved at chosen steps,
 ``_loop_outputs.pxi``, the kept forward sweeps of a while loop's first
 pass, ``_loop_kept.pxi``, and a while loop's forward pass in one release
-of the GIL, ``_loop_while.pxi``). adsim/checkpoint/driver.py sets them up.
+of the GIL, ``_loop_while.pxi``, and the reversal of a while loop whose
+first pass kept every step, in one release too, ``_loop_reverse.pxi``). adsim/checkpoint/driver.py sets them up.
 
 The executor drives step tapes through the replay functions of _tape.pxd and
 the sweeps of _sweeps.pxd; no other compiled module uses this one, so it has
@@ -32,3 +33,4 @@ include "_loop_outputs.pxi"
 include "_loop_kept.pxi"
 include "_loop_run.pxi"
 include "_loop_while.pxi"
+include "_loop_reverse.pxi"
