@@ -6,8 +6,10 @@
 #    slot *versions*: slots are reused) as an earlier op whose result is
 #    still in its slot is not needed. Later ops read that earlier result
 #    instead; when its slot was reused before the repeat, the earlier
-#    result moves to a new slot (merge_common says when). Values stay
-#    bitwise the same.
+#    result moves to a new slot (merge_common says when). A COPY (what
+#    ``reshape`` and ``ravel`` record) is the value it copies: its readers
+#    read the source while that is in its slot, and an output that is a
+#    copy becomes its source's slot. Values stay bitwise the same.
 # 2. dead ops: one backward pass keeps the ops the output needs, and every
 #    op with an effect of its own: branch records (COMPARE, ARGEXT: they
 #    detect a new path), reads of recorded indices (GATHER_AT, SCATTER_AT:
@@ -122,7 +124,7 @@ cdef int64_t merge_common(Tape t) except -1:
                 v = version[o[i]]
                 c = same_as[v] if v < n and same_as[v] >= 0 else v
                 if c != v:
-                    src = t.opnd[t.start[c]]
+                    src = slot_of(t, c)
                     if version[src] == c and src != o[0]:
                         o[i] = src
                         changed += 1
@@ -140,7 +142,14 @@ cdef int64_t merge_common(Tape t) except -1:
                     memcpy(&key[t.start[k] + i], &t.consts[o[i]], sizeof(double))
                 else:
                     key[t.start[k] + i] = o[i]
-            if mergeable(t, code, o):
+            if code == COPY and o[1] >= 0 and t.slot_size[o[1]] == t.slot_size[o[0]]:
+                # a copy is the value it copies (a value that is no copy:
+                # same_as holds none but such roots, so a reader's key names
+                # the value it gets wherever it reads it). Never merged nor
+                # moved: its readers that still read its slot are keyed by
+                # the root, which a move would not redirect.
+                same_as[k] = key[t.start[k] + 1]
+            elif mergeable(t, code, o):
                 h = <int64_t>(key_hash(code, key + t.start[k], nops) & <uint64_t>mask)
                 while table[h] >= 0:
                     j = table[h]
@@ -182,9 +191,34 @@ cdef int64_t merge_common(Tape t) except -1:
                     table[h] = k
             if o[0] >= 0:
                 version[o[0]] = k
+        changed += output_from_copy(t, version, key)
     finally:
         free(version); free(same_as); free(read_in_place); free(key); free(table)
     return changed
+
+
+cdef inline int slot_of(Tape t, int64_t value) noexcept:
+    """The slot value id ``value`` was written to (an op's result, or a
+    slot's content before any op wrote it)."""
+    return <int>(value - UNWRITTEN) if value >= UNWRITTEN else t.opnd[t.start[value]]
+
+
+cdef int64_t output_from_copy(Tape t, const int64_t* version, const int64_t* key) except -1:
+    """When the output is a copy (``reshape``, ``ravel``) of a value still
+    in its slot at the end, that slot becomes the output and the copy goes
+    with the dead ops; 1 when it did. Not an input's slot: a values replay
+    returns the output's array, which must not be the caller's input."""
+    cdef int64_t k = version[t.out_slot], value
+    cdef int src
+    if not 0 <= k < t.n_ops or t.code[k] != COPY or t.opnd[t.start[k] + 1] < 0:
+        return 0
+    value = key[t.start[k] + 1]
+    src = slot_of(t, value)
+    if version[src] != value or src in t._input_slots or \
+            t.slot_size[src] != t.slot_size[t.out_slot]:
+        return 0
+    t.out_slot = src
+    return 1
 
 
 cdef int64_t remove_dead(Tape t) except -1:

@@ -84,6 +84,12 @@ M4 = np.random.default_rng(12).standard_normal((4, 4)) + 4.0 * np.eye(4)
 S34 = sp.csr_matrix(np.array([[1.5, 0.0, -2.0, 0.0], [0.0, 0.5, 0.0, 0.0], [0.25, 0.0, 3.0, 0.0]]))
 
 
+def written_copy(x):
+    y = np.copy(x)
+    y[0] = x[1] * x[0]
+    return y
+
+
 def _scatter_program(x):
     y = np.zeros_like(x, shape=(6,))
     y[1:5] = x
@@ -127,7 +133,9 @@ PROGRAMS = {
     # name: (function, input shape, sampling interval)
     "COMPARE": (_compare_program, (4,), (0.1, 2.0)),
     "ARGEXT": (lambda x: branch_max_rows(x) * np.min(x, axis=0)[:2], (2, 3), (-2.0, 2.0)),
-    "COPY": (lambda x: np.reshape(x, (3, 2)) ** 2, (2, 3), (-2.0, 2.0)),
+    # (a copy only read is optimised away: its readers read the source; one
+    # written into stays)
+    "COPY": (lambda x: written_copy(x) ** 2, (2, 3), (-2.0, 2.0)),
     "FILL": (lambda x: np.concatenate([np.ones(2), x]) * np.sum(x), (3,), (-2.0, 2.0)),
     "BROADCAST": (lambda x: np.broadcast_to(x, (3, 4)) * x[None, :] ** 2, (4,), (-2.0, 2.0)),
     "SUM": (lambda x: np.sum(x ** 3, axis=0), (3, 2), (-2.0, 2.0)),

@@ -25,7 +25,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 import adsim
 from adsim import ops
 from fdcheck import assert_close, central, distinct
-from opcases import FD_KINKS, NONSMOOTH, S34, branch_max_rows
+from opcases import FD_KINKS, NONSMOOTH, S34, branch_max_rows, written_copy
 
 # ---------------------------------------------------------------- checkers
 
@@ -182,8 +182,9 @@ PROGRAMS = {
     "COMPARE": (_compare, (4,), (0.1, 2.0)),
     "ARGEXT": (lambda X: np.sum(branch_max_rows(X) ** 3) + np.min(X) * np.sum(X * X), (2, 3),
                "distinct"),
-    "COPY": (lambda X: np.sum(np.reshape(X, (3, 2)) ** 3 @ np.array([1.0, -2.0])), (2, 3),
-             (-2.0, 2.0)),
+    # (a copy written into: one only read is optimised away)
+    "COPY": (lambda X: np.sum(np.reshape(written_copy(X), (3, 2)) ** 3 @ np.array([1.0, -2.0])),
+             (2, 3), (-2.0, 2.0)),
     "FILL": (lambda x: np.sum(np.concatenate([np.ones(2), x]) ** 3) * np.sum(np.ones_like(x) * x),
              (3,), (-2.0, 2.0)),
     "BROADCAST": (lambda x: np.sum(np.sin(np.broadcast_to(x, (3, 4)) * x[:, None][:3])), (4,),

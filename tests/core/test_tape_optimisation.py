@@ -345,6 +345,68 @@ def test_merged_result_overwritten_before_a_late_read():
     compare_every_sweep(opt, plain, np.linspace(0.2, 0.5, 7))
 
 
+# ---- copies (reshape, ravel) ----------------------------------------------------------
+
+def test_reshapes_read_their_source():
+    """The 5-point stencil as it is written: reshape in, pad, reshape out.
+    Neither reshape's copy is left, and every sweep is the unoptimised one's."""
+    def residual(u):
+        k = 6
+        U = np.reshape(u, (k, k))
+        P = np.pad(U, 1)
+        lap = P[:-2, 1:-1] + P[2:, 1:-1] + P[1:-1, :-2] + P[1:-1, 2:] - 4.0 * U
+        return np.reshape(lap + 0.1 * np.exp(U), (k * k,))
+
+    x = np.linspace(-0.5, 0.8, 36)
+    opt, plain = both(residual, x)
+    assert op_names(plain).count("COPY") == 2 and "COPY" not in op_names(opt)
+    compare_every_sweep(opt, plain, np.cos(x), bitwise=True)
+
+
+def test_a_copy_written_into_stays_a_copy():
+    """y = a.copy(); a written in place afterwards: y keeps a's old values,
+    so its readers after the write must read the copy."""
+    def f(x):
+        a = x * 2.0
+        y = np.copy(a)
+        a[0] = x[1] ** 3
+        z = np.ravel(y)
+        z[1] = np.sin(x[0])
+        return y * a + np.sum(z)
+
+    opt, plain = both(f, np.array([0.3, -0.7, 1.1]))
+    assert "COPY" in op_names(opt)
+    compare_every_sweep(opt, plain, np.array([0.5, 0.2, -0.4]))
+    np.testing.assert_allclose(opt.forward(np.array([0.5, 0.2, -0.4])),
+                               f(np.array([0.5, 0.2, -0.4])), rtol=1e-15)
+
+
+def test_an_output_that_is_a_reshaped_input_is_its_own_array():
+    """f(x) = x reshaped: the output stays a copy (a values replay must
+    not hand back the caller's array)."""
+    def f(x):
+        return np.reshape(x, (2, 2))
+
+    opt, plain = both(f, np.arange(4.0))
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    y = opt.forward(x)
+    y[0, 0] = 99.0
+    assert x[0] == 1.0
+    compare_every_sweep(opt, plain, x, bitwise=True)
+
+
+def test_an_output_that_is_a_copy_of_an_intermediate():
+    def f(x):
+        y = np.sin(x) * x
+        return np.reshape(y, (2, 3)).T.ravel()
+
+    opt, plain = both(f, np.linspace(0.1, 0.6, 6))
+    assert len(opt.op_codes()) < len(plain.op_codes())
+    x = np.linspace(-0.3, 0.9, 6)
+    compare_every_sweep(opt, plain, x, bitwise=True)
+    np.testing.assert_array_equal(opt.forward(x), f(x))
+
+
 # ---- tape services on optimised tapes -----------------------------------------------
 
 def test_tape_file_of_an_optimised_tape(tmp_path):
