@@ -11,7 +11,7 @@ import numpy as np
 import scipy.integrate
 
 from .._nesting.nested import reads_recorded_values
-from . import quadrature, samples
+from . import bvp, quadrature, samples
 from .linear_maps import linear_in
 
 
@@ -77,6 +77,7 @@ for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
     _rule.routes_also = _integrand_reads_active_values
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
+         ("scipy.integrate", "solve_bvp"): bvp.solve_bvp,
          ("scipy.integrate._ivp.common", "OdeSolution.__call__"): ode_solution_call,
          ("scipy.integrate._ivp.base", "DenseOutput.__call__"): dense_output_call,
          **{("scipy.integrate", name): getattr(quadrature, name)
