@@ -38,6 +38,8 @@ from .._containers.container_args import lift_container_closures, spread_contain
 from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves
 from ..errors import BranchChanged, SolverNotConverged, UnsupportedOperation
+from . import hooks
+from .explicit import _subclass
 from .implicit import Equations, _key
 from .solution_op import ImplicitSolution
 from .solver_calls import _Leak, _as_array, plain_value
@@ -142,13 +144,16 @@ def collocation_residual(fun, bc, x, y, p, extra):
 def interpolant(x, y, yp, scipy_sol):
     """``sol.sol``: SciPy's PPoly of the cubic Hermite interpolant of
     ``y`` and its slopes ``yp`` at the nodes ``x`` (along axis 1), with the
-    active coefficients in place of SciPy's."""
+    active coefficients in place of SciPy's; of PPoly's routed subclass
+    (adsim/_scipy/explicit.py), so its calls reach the rules with
+    interposition off too."""
     h = np.diff(x)
     slope = (y[:, 1:] - y[:, :-1]) / h
     f0, f1 = yp[:, :-1], yp[:, 1:]
     c = np.stack([(f0 + f1 - 2.0 * slope) / h ** 2, (3.0 * slope - 2.0 * f0 - f1) / h,
                   f0, y[:, :-1]])                       # (4, n, m - 1)
-    made = si.PPoly.construct_fast(np.zeros(np.shape(scipy_sol.c)), scipy_sol.x,
+    routed = _subclass(si.PPoly, hooks.rules("scipy.interpolate"), "scipy.interpolate")
+    made = routed.construct_fast(np.zeros(np.shape(scipy_sol.c)), scipy_sol.x,
                                    scipy_sol.extrapolate, scipy_sol.axis)
     return install(made, np.transpose(c, (0, 2, 1)))    # SciPy's order: (4, m - 1, n)
 
