@@ -297,3 +297,10 @@ def test_fitting_a_reaction_rate_to_data():
                       options={"gtol": 1e-12})
     assert fit.success or fit.fun < 1e-20
     assert_close(np.exp(fit.x[0]), true[1], 1e-5, 0, "fitted k")
+
+
+def test_a_tape_holding_the_solve_is_not_saved_to_a_file():
+    import io
+    tape = adsim.record(lambda lam: np.sum(bratu(lam).y), 1.0)
+    with pytest.raises(adsim.TapeCopyError, match="scipy.integrate.solve_bvp"):
+        tape.save(io.BytesIO())
