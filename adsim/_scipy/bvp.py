@@ -26,6 +26,12 @@ when it ends on another mesh (the functional API then records again). A
 solve with ``status != 0`` raises ``SolverNotConverged``. ``sol.sol`` is the
 cubic Hermite interpolant of ``y`` and ``yp`` as a ``PPoly`` with active
 coefficients (adsim/_scipy/splines.py evaluates it).
+
+An active initial mesh (``np.linspace(0, L, 5)`` with ``L`` active) is a
+parameter too: SciPy only inserts nodes, each at a fraction of an interval
+of the initial mesh, and those fractions are held, so the final mesh is an
+affine function of the initial one; ``sol.x`` is then active and
+``sol.sol`` a :class:`MovingMeshInterpolant`.
 """
 import copy
 
@@ -43,6 +49,7 @@ from .explicit import _subclass
 from .implicit import Equations, _key
 from .solution_op import ImplicitSolution
 from .solver_calls import _Leak, _as_array, plain_value
+from .piecewise import derivative_coefficients, piece
 from .splines import install
 
 __all__ = ["solve_bvp"]
@@ -55,8 +62,9 @@ MESH_RTOL = 1e-12
 
 def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.001,
               max_nodes=1000, verbose=0, bc_tol=None):
-    _refuse_unsupported(x, S, tol, bc_tol, max_nodes)
-    x = np.asarray(x, dtype=float)
+    _refuse_unsupported(S, tol, bc_tol, max_nodes)
+    moving = isinstance(x, Active) or bool(active_leaves(x))
+    x_start = np.asarray(plain_value(x), dtype=float)
     y_guess = np.asarray(plain_value(y))
     p_guess = None if p is None else np.asarray(plain_value(p), dtype=float)
     has_p = p_guess is not None and p_guess.size > 0
@@ -79,44 +87,55 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
 
     original = _original()
 
-    def scipy_solve(values):
-        """SciPy's solve from the program's own mesh and guess at plain parameters."""
+    def scipy_solve(values, x_initial):
+        """SciPy's solve from the program's own guess on ``x_initial`` at plain parameters."""
         full = with_params(values)
         leak = _Leak(WHAT)
         bound = {name: leak.watched(_bound_to(f, full)) for name, f in functions.items()}
         return leak.run(lambda: original(
-            bound["fun"], bound["bc"], x, y_guess, p=p_guess, S=None,
+            bound["fun"], bound["bc"], x_initial, y_guess, p=p_guess, S=None,
             fun_jac=bound.get("fun_jac"), bc_jac=bound.get("bc_jac"),
             tol=tol, max_nodes=max_nodes, verbose=verbose, bc_tol=bc_tol))
 
     recorded_values = [np.asarray(plain_value(args[i]), dtype=float) for i in positions]
-    result = scipy_solve(recorded_values)
+    result = scipy_solve(recorded_values, x_start)
     _check_status(result)
+    if not positions and not moving:      # nothing the solution depends on is active
+        return result
     mesh = np.array(result.x, dtype=float)
     n, m = result.y.shape
     z0 = _unknowns(result.y, result.p if has_p else None)
-    if not positions:      # nothing the solution depends on is active
-        return result
+    params = [args[i] for i in positions]
+    if moving:          # the mesh as a parameter: the nodes SciPy added held where they are
+        initial_nodes, mesh = held_mesh(_as_array(x), x_start, mesh)
+        params.append(mesh)
+        recorded_values.append(np.asarray(plain_value(mesh), dtype=float))
+
+    def split(values):
+        """(the function's parameters, the mesh) of the solution's inputs."""
+        return (values[:-1], values[-1]) if moving else (values, mesh)
 
     def residual(z, *values):
-        full = with_params(values)
+        values, x_now = split(values)
         yz = np.reshape(z[:n * m], (n, m))
         pz = z[n * m:] if has_p else None
-        return collocation_residual(functions["fun"], functions["bc"], mesh, yz, pz, full)
+        return collocation_residual(functions["fun"], functions["bc"], x_now, yz, pz,
+                                    with_params(values))
 
     recorded_key = _key(recorded_values)
 
     def solve(z_start, values):
         if _key(values) == recorded_key:
             return z0.copy()
-        again = scipy_solve(values)
+        values, x_now = split(values)
+        again = scipy_solve(values, x_now[initial_nodes] if moving else x_start)
         _check_status(again)
-        _check_mesh(mesh, again.x)
+        _check_mesh(x_now, again.x)
         return _unknowns(again.y, again.p if has_p else None)
 
     system = Equations(residual, n * m + k, WHAT)
     solution = ImplicitSolution(system, solve, z0)
-    z = solution([args[i] for i in positions])
+    z = solution(params)
     y_active = np.reshape(z[:n * m], (n, m))
     p_active = z[n * m:] if has_p else None
     out = copy.copy(result)
@@ -124,8 +143,25 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
     out["p"] = p_active if has_p else result.p
     yp = _derivative_values(functions["fun"], mesh, y_active, p_active, args)
     out["yp"] = yp
-    out["sol"] = interpolant(mesh, y_active, yp, result.sol)
+    if moving:
+        out["x"] = mesh
+        out["sol"] = MovingMeshInterpolant(mesh, hermite_coefficients(mesh, y_active, yp))
+    else:
+        out["sol"] = interpolant(mesh, y_active, yp, result.sol)
     return out
+
+
+def held_mesh(x_active, x_plain, final):
+    """The indices of the initial nodes in SciPy's final mesh ``final`` and
+    that mesh as a function of the active initial one: SciPy only inserts
+    nodes, each at a fraction of an interval of the initial mesh that is
+    held (the discrete choice), so a node is ``x[j] + t (x[j+1] - x[j])``."""
+    initial = np.searchsorted(final, x_plain)
+    assert np.array_equal(final[np.minimum(initial, final.size - 1)], x_plain), \
+        "solve_bvp's final mesh holds its initial nodes"
+    j = np.clip(np.searchsorted(x_plain, final, side="right") - 1, 0, x_plain.size - 2)
+    t = (final - x_plain[j]) / (x_plain[j + 1] - x_plain[j])
+    return initial, x_active[j] + t * (x_active[j + 1] - x_active[j])
 
 
 def collocation_residual(fun, bc, x, y, p, extra):
@@ -141,21 +177,58 @@ def collocation_residual(fun, bc, x, y, p, extra):
     return np.concatenate([np.ravel(collocation.T), np.ravel(_as_array(ends))])
 
 
-def interpolant(x, y, yp, scipy_sol):
-    """``sol.sol``: SciPy's PPoly of the cubic Hermite interpolant of
-    ``y`` and its slopes ``yp`` at the nodes ``x`` (along axis 1), with the
-    active coefficients in place of SciPy's; of PPoly's routed subclass
-    (adsim/_scipy/explicit.py), so its calls reach the rules with
-    interposition off too."""
+def hermite_coefficients(x, y, yp):
+    """PPoly's coefficients (4, m - 1, n) of the cubic Hermite interpolant
+    of ``y`` (n by m) and its slopes ``yp`` at the nodes ``x``."""
     h = np.diff(x)
     slope = (y[:, 1:] - y[:, :-1]) / h
     f0, f1 = yp[:, :-1], yp[:, 1:]
     c = np.stack([(f0 + f1 - 2.0 * slope) / h ** 2, (3.0 * slope - 2.0 * f0 - f1) / h,
-                  f0, y[:, :-1]])                       # (4, n, m - 1)
+                  f0, y[:, :-1]])
+    return np.transpose(c, (0, 2, 1))
+
+
+def interpolant(x, y, yp, scipy_sol):
+    """``sol.sol`` on a plain mesh: SciPy's PPoly (along axis 1) with the
+    active coefficients in place of SciPy's; of PPoly's routed subclass
+    (adsim/_scipy/explicit.py), so its calls reach the rules with
+    interposition off too."""
     routed = _subclass(si.PPoly, hooks.rules("scipy.interpolate"), "scipy.interpolate")
     made = routed.construct_fast(np.zeros(np.shape(scipy_sol.c)), scipy_sol.x,
-                                   scipy_sol.extrapolate, scipy_sol.axis)
-    return install(made, np.transpose(c, (0, 2, 1)))    # SciPy's order: (4, m - 1, n)
+                                 scipy_sol.extrapolate, scipy_sol.axis)
+    return install(made, hermite_coefficients(x, y, yp))
+
+
+class MovingMeshInterpolant:
+    """``sol.sol`` on an active mesh (PPoly's breaks are plain): the same
+    cubic pieces, called as ``sol(x, nu=0)`` and extrapolating as SciPy's.
+    The piece of each point is chosen on plain values and checked by a
+    recorded comparison, so a replay where a point crosses a node raises
+    BranchChanged (the functional API records again)."""
+
+    def __init__(self, x, c):
+        self.x, self.c = x, c
+
+    def __call__(self, x, nu=0):
+        points = _as_array(x)
+        flat = np.reshape(points, (-1,))
+        breaks = self.x
+        plain_breaks = np.asarray(plain_value(breaks), dtype=float)
+        i = piece(plain_breaks, np.asarray(plain_value(flat), dtype=float))
+        last = plain_breaks.size - 2
+        above = (i == 0) | (flat >= breaks[i])
+        below = (i == last) | (flat < breaks[np.minimum(i + 1, last + 1)])
+        if not np.all(above & below):       # (an ``if``: the comparison is recorded)
+            raise AssertionError("the piece of a point is chosen from its plain value")
+        c = derivative_coefficients(self.c, nu)
+        offset = np.reshape(flat - breaks[i], (-1, 1))
+        ci = c[:, i]
+        out = ci[0]
+        for j in range(1, c.shape[0]):
+            out = out * offset + ci[j]
+        return np.moveaxis(np.reshape(out, np.shape(points) + (self.c.shape[2],)), -1, 0)
+
+
 
 
 def _derivative_values(fun, x, y, p, extra):
@@ -198,13 +271,7 @@ def _check_mesh(recorded, mesh):
             f"grad, jvp, ..., does so by itself)")
 
 
-def _refuse_unsupported(x, S, tol, bc_tol, max_nodes):
-    if isinstance(x, Active) or active_leaves(x):
-        raise UnsupportedOperation(
-            f"adsim: {WHAT} with an active mesh x is not differentiated (the mesh's ends set "
-            f"the interval, its nodes are the solver's discrete choice). Map the problem to a "
-            f"fixed interval: with s = x / L on [0, 1], solve dy/ds = L fun(L s, y) and pass "
-            f"the length L as a parameter read by fun")
+def _refuse_unsupported(S, tol, bc_tol, max_nodes):
     if S is not None:
         raise UnsupportedOperation(
             f"adsim: {WHAT} with a singular term S is not differentiated: its collocation "

@@ -56,7 +56,7 @@ def reaction_diffusion(theta, tol=1e-6, nodes=11):
     return si.solve_bvp(fun, bc, x, np.vstack([np.ones(nodes), np.zeros(nodes)]), tol=tol)
 
 
-def beam(stiffness, load, nodes=6):
+def beam(stiffness, load, nodes=6, length=1.0):
     """A cantilever: EI y'''' = q, y(0) = y'(0) = 0, y''(1) = y'''(1) = 0.
     The solution is a quartic, which the collocation reproduces exactly at
     the nodes (the tip deflects q / (8 EI)); at tol=1e-4 SciPy keeps the
@@ -66,7 +66,7 @@ def beam(stiffness, load, nodes=6):
 
     def bc(ya, yb):
         return np.array([ya[0], ya[1], yb[2], yb[3]])
-    x = np.linspace(0.0, 1.0, nodes)
+    x = np.linspace(0.0, 1.0, nodes) * length
     return si.solve_bvp(fun, bc, x, np.zeros((4, nodes)), tol=1e-4)
 
 
@@ -76,11 +76,17 @@ POINTS = np.array([0.05, 0.3, 0.55, 0.9])
 def same_mesh_differences(solve, read, p, v, h):
     """Central differences of ``read(solve(p))`` along ``v``, having checked
     that SciPy ends on the same mesh at every point of the stencil (the
-    derivative is that of the solution on the mesh)."""
+    derivative is that of the solution on the mesh; a mesh that moves with
+    its ends: the same fractions of the interval)."""
     p = np.asarray(p, dtype=float)
-    mesh = solve(p).x
+
+    def fractions(x):
+        return (x - x[0]) / (x[-1] - x[0])
+    mesh = fractions(solve(p).x)
     for t in (-2, -1, 1, 2):
-        assert np.array_equal(solve(p + t * h * v).x, mesh), "the stencil changes the mesh"
+        moved = fractions(solve(p + t * h * v).x)
+        assert moved.shape == mesh.shape and np.allclose(moved, mesh, rtol=0, atol=1e-13), \
+            "the stencil changes the mesh"
     return central(lambda q: read(solve(q)), [p], [np.asarray(v, dtype=float)], h=h)
 
 
@@ -222,6 +228,59 @@ def test_a_replay_on_another_mesh_raises_and_grad_records_again():
     assert_close(adsim.value_and_grad(eigenvalue)(8.0)[0], mathieu(8.0).p[0], 0, 0, "value")
 
 
+# ---- an active mesh -------------------------------------------------------------------
+
+def test_the_length_of_a_beam_through_its_mesh():
+    # tip deflection q L^4 / (8 EI): first and second derivatives in L, exact
+    EI, q, L = 2.0, 3.0, 1.3
+
+    def tip(length):
+        sol = beam(EI, q, nodes=11, length=length)
+        assert isinstance(sol.x, adsim.Active)
+        return sol.y[0, -1]
+    assert_close(adsim.grad(tip)(L), q * L ** 3 / (2 * EI), 1e-12, 0, "d tip / d L")
+    assert_close(adsim.hvp(tip, L, 1.0), 3 * q * L ** 2 / (2 * EI), 1e-10, 0, "d2 tip / d L2")
+    tape = adsim.record(tip, L)
+    assert_close(tape.gradient(1.1), q * 1.1 ** 3 / (2 * EI), 1e-12, 0, "replayed")
+
+
+def test_an_active_mesh_against_differences_and_its_replays():
+    def bratu_on(length, tol=1e-6):
+        return si.solve_bvp(lambda x, y: np.vstack([y[1], -np.exp(y[0])]),
+                            lambda ya, yb: np.array([ya[0], yb[0]]),
+                            np.linspace(0.0, length, 5), np.zeros((2, 5)), tol=tol)
+
+    def loss(length):
+        sol = bratu_on(length)
+        return np.sum(sol.y[0] ** 2) + np.sum(sol.sol(POINTS)[0]) + np.sum(sol.x)
+
+    def read(sol):
+        return np.sum(sol.y[0] ** 2) + np.sum(sol.sol(POINTS)[0]) + np.sum(sol.x)
+    assert_close(adsim.record(loss, 1.0).forward(1.0), read(bratu_on(1.0)), 1e-13, 0, "value")
+    want = same_mesh_differences(lambda q: bratu_on(q[()]), read, 1.0, 1.0, 1e-5)
+    assert_close(adsim.grad(loss)(1.0), want, 1e-7, 1e-10, "d loss / d L")
+    _, tangent = adsim.jvp(loss, 1.0, 1.0)
+    assert_close(tangent, want, 1e-7, 1e-10, "jvp")
+    tape = adsim.record(loss, 1.0)
+    with pytest.raises(BranchChanged, match="another mesh"):
+        tape.forward(1.5)
+    want = same_mesh_differences(lambda q: bratu_on(q[()]), read, 1.5, 1.0, 1e-5)
+    assert_close(adsim.grad(loss)(1.5), want, 1e-7, 1e-10, "recorded again")
+
+
+def test_a_point_crossing_a_moving_node_raises_and_grad_records_again():
+    def at_half(length):
+        return beam(2.0, 3.0, nodes=11, length=length).sol(0.5)[0]
+    tape = adsim.record(at_half, 1.3)        # 0.5 in [0.39, 0.52]
+    assert_close(tape.forward(1.28), beam(2.0, 3.0, nodes=11, length=1.28).sol(0.5)[0],
+                 1e-13, 0, "replayed in the same piece")
+    with pytest.raises(BranchChanged):
+        tape.forward(1.2)                    # 0.5 in [0.48, 0.6]
+    want = same_mesh_differences(lambda q: beam(2.0, 3.0, nodes=11, length=q[()]),
+                                 lambda s: s.sol(0.5)[0], 1.2, 1.0, 1e-5)
+    assert_close(adsim.grad(at_half)(1.2), want, 1e-8, 1e-12, "recorded again")
+
+
 # ---- what is refused -------------------------------------------------------------------
 
 def test_a_failed_solve_gives_no_derivative():
@@ -242,14 +301,7 @@ def test_a_replay_where_the_solve_fails_raises():
         tape.forward(5.0)
 
 
-def test_an_active_mesh_and_a_singular_term_are_refused():
-    def on_mesh(length):
-        x = np.linspace(0.0, 1.0, 5) * length
-        return si.solve_bvp(lambda x, y: np.vstack([y[1], -np.exp(y[0])]),
-                            lambda a, b: np.array([a[0], b[0]]), x, np.zeros((2, 5))).y
-    with pytest.raises(UnsupportedOperation, match="active mesh x.*fixed interval"):
-        adsim.jacobian(on_mesh)(1.0)
-
+def test_a_singular_term_is_refused():
     def singular(lam):
         return si.solve_bvp(lambda x, y: np.vstack([y[1], -lam * y[0]]),
                             lambda a, b: np.array([a[1], b[0]]), np.linspace(0, 1, 5),
