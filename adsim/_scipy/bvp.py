@@ -47,9 +47,10 @@ from ..errors import BranchChanged, SolverNotConverged, UnsupportedOperation
 from . import hooks
 from .explicit import _subclass
 from .implicit import Equations, _key
+from .optimize import _original
+from .piecewise import derivative_coefficients, piece
 from .solution_op import ImplicitSolution
 from .solver_calls import _Leak, _as_array, plain_value
-from .piecewise import derivative_coefficients, piece
 from .splines import install
 
 __all__ = ["solve_bvp"]
@@ -85,7 +86,7 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
             full[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
         return tuple(full)
 
-    original = _original()
+    original = _original(scipy.integrate.solve_bvp)[0]      # SciPy's own code
 
     def scipy_solve(values, x_initial):
         """SciPy's solve from the program's own guess on ``x_initial`` at plain parameters."""
@@ -99,9 +100,9 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
 
     recorded_values = [np.asarray(plain_value(args[i]), dtype=float) for i in positions]
     result = scipy_solve(recorded_values, x_start)
-    _check_status(result)
     if not positions and not moving:      # nothing the solution depends on is active
         return result
+    _check_status(result)
     mesh = np.array(result.x, dtype=float)
     n, m = result.y.shape
     z0 = _unknowns(result.y, result.p if has_p else None)
@@ -209,7 +210,12 @@ class MovingMeshInterpolant:
     def __init__(self, x, c):
         self.x, self.c = x, c
 
-    def __call__(self, x, nu=0):
+    def __call__(self, x, nu=0, extrapolate=None):
+        if nu < 0 or extrapolate is False:
+            raise UnsupportedOperation(
+                f"adsim: the interpolant of {WHAT} on an active mesh is evaluated with nu >= 0 "
+                f"and extrapolation (as SciPy's sol.sol is); for its antiderivative or values "
+                f"without extrapolation, integrate or mask its values with NumPy")
         points = _as_array(x)
         flat = np.reshape(points, (-1,))
         breaks = self.x
@@ -227,8 +233,6 @@ class MovingMeshInterpolant:
         for j in range(1, c.shape[0]):
             out = out * offset + ci[j]
         return np.moveaxis(np.reshape(out, np.shape(points) + (self.c.shape[2],)), -1, 0)
-
-
 
 
 def _derivative_values(fun, x, y, p, extra):
@@ -282,11 +286,6 @@ def _refuse_unsupported(S, tol, bc_tol, max_nodes):
             raise UnsupportedOperation(
                 f"adsim: {WHAT}'s {name} holds an active value; it sets the solver's discrete "
                 f"choices, not the solution's equations. Pass a plain number (adsim.value)")
-
-
-def _original():
-    from .optimize import _original as unhooked_original
-    return unhooked_original(scipy.integrate.solve_bvp)[0]
 
 
 def _reads_active_values(args, kwargs):
