@@ -165,6 +165,12 @@ def test_unknown_parameter_p_of_an_eigenvalue_problem():
     want = same_mesh_differences(lambda q: mathieu(q[()]),
                                  lambda s: s.p[0] * np.sum(s.sol(POINTS)[0]), 5.0, 1.0, 1e-5)
     assert_close(mixed, want, 1e-7, 1e-10, "d (k sum y) / d q")
+    # second order (79 unknowns), against differences of the gradient on the same mesh
+    mesh = mathieu(5.0).x
+    assert all(np.array_equal(mathieu(5.0 + t).x, mesh) for t in (-2e-5, 2e-5))
+    want = central(adsim.grad(eigenvalue), [np.array(5.0)], [np.array(1.0)], h=1e-5)
+    assert_close(adsim.hvp(eigenvalue, 5.0, 1.0), want, 1e-6, 1e-9, "d2 k / d q2")
+    assert_close(adsim.value(mathieu(5.0).p), mathieu(5.0).p, 0, 0, "p is SciPy's")
 
 
 def test_beam_every_sweep_and_the_exact_tip_deflection():
@@ -337,6 +343,20 @@ def test_bratu_loss_through_lambda_with_numpy_around_it():
         assert_close(adsim.grad(loss)(lam), want, 1e-7, 1e-11, f"lambda = {lam}")
 
 
+def test_the_interpolant_at_points_that_move_with_the_parameter():
+    def loss(lam):
+        sol = bratu(lam)
+        return np.sum(sol.sol(0.3 * lam * POINTS)[0] * sol.sol(0.2 * lam, 1)[1])
+
+    def read(lam):
+        sol = bratu(lam)
+        return np.sum(sol.sol(0.3 * lam * POINTS)[0] * sol.sol(0.2 * lam, 1)[1])
+    mesh = bratu(1.2).x
+    assert all(np.array_equal(bratu(1.2 + t).x, mesh) for t in (-2e-5, 2e-5))
+    want = central(read, [np.array(1.2)], [np.array(1.0)], h=1e-5)
+    assert_close(adsim.grad(loss)(1.2), want, 1e-7, 1e-10, "points moving with lambda")
+
+
 def test_fitting_a_reaction_rate_to_data():
     true = np.array([1.0, 2.0])
     observed = reaction_diffusion(true, tol=1e-8).sol(POINTS)[0]
@@ -356,3 +376,19 @@ def test_a_tape_holding_the_solve_is_not_saved_to_a_file():
     tape = adsim.record(lambda lam: np.sum(bratu(lam).y), 1.0)
     with pytest.raises(adsim.TapeCopyError, match="scipy.integrate.solve_bvp"):
         tape.save(io.BytesIO())
+
+
+def test_the_equations_are_the_ones_scipy_solves():
+    # at SciPy's solution (tight tol) the collocation residual adsim writes
+    # vanishes to rounding: the derivative is that of SciPy's own system
+    from adsim._scipy.bvp import collocation_residual
+    sol = mathieu(5.0, tol=1e-8)
+
+    def fun(x, y, p):
+        return np.vstack((y[1], -(p[0] - 2 * 5.0 * np.cos(2 * x)) * y[0]))
+
+    def bc(ya, yb, p):
+        return np.array([ya[1], yb[1], ya[0] - 1])
+    r = collocation_residual(fun, bc, sol.x, sol.y, sol.p, ())
+    assert r.size == sol.y.size + sol.p.size
+    assert np.max(np.abs(r)) < 1e-12
