@@ -102,6 +102,11 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
     result = scipy_solve(recorded_values, x_start)
     if not positions and not moving:      # nothing the solution depends on is active
         return result
+    if np.iscomplexobj(result.y):
+        raise UnsupportedOperation(
+            f"adsim: {WHAT} in the complex domain (a complex guess y) is not differentiated "
+            f"with respect to the values its functions read. Write the problem for the real "
+            f"and imaginary parts as separate real components of y")
     _check_status(result)
     mesh = np.array(result.x, dtype=float)
     n, m = result.y.shape

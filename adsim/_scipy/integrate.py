@@ -5,7 +5,8 @@ hold active values is
 :func:`adsim.integrate.solve_ivp` (the same steps and numbers as SciPy's,
 differentiable) or :func:`adsim.integrate.odeint` (SciPy's numbers, the
 derivatives of the exact solution to about the tolerance); every other call
-is SciPy's.
+is SciPy's. ``solve_bvp`` likewise: SciPy's solve differentiated through its
+collocation equations on SciPy's mesh (adsim/_scipy/bvp.py).
 """
 import numpy as np
 import scipy.integrate

@@ -392,3 +392,10 @@ def test_the_equations_are_the_ones_scipy_solves():
     r = collocation_residual(fun, bc, sol.x, sol.y, sol.p, ())
     assert r.size == sol.y.size + sol.p.size
     assert np.max(np.abs(r)) < 1e-12
+
+
+def test_a_complex_problem_with_active_parameters_is_refused():
+    with pytest.raises(UnsupportedOperation, match="complex domain"):
+        adsim.grad(lambda lam: np.sum(np.real(si.solve_bvp(
+            lambda x, y: np.vstack([y[1], -lam * y[0]]), lambda a, b: np.array([a[0], b[0] - 1]),
+            np.linspace(0, 1, 5), np.zeros((2, 5), dtype=complex)).y)))(1.0)
