@@ -1365,6 +1365,19 @@ def _odeint_active_rtol(x):
     return scipy.integrate.odeint(lambda y, t: -y, x[1:], [0.0, 0.5], rtol=x[0] * 1e-6)
 
 
+def _cantilever(x):
+    # EI y'''' = q clamped at 0, free at 1 (x = (EI, q, tip shear)): a quartic the
+    # collocation holds exactly at the nodes, on the initial mesh for every x here
+    def fun(s, y):
+        return np.vstack([y[1], y[2], y[3], np.ones_like(s) * (x[1] / x[0])])
+
+    def bc(ya, yb):
+        return np.stack([ya[0], ya[1], yb[2], yb[3] - x[2]])
+    sol = scipy.integrate.solve_bvp(fun, bc, np.linspace(0.0, 1.0, 6),
+                                    np.zeros((4, 6), dtype=np.result_type(x)), tol=1e-4)
+    return np.concatenate([sol.y[0], sol.sol(np.array([0.3, 0.75]))[1]])
+
+
 # a plain solution (SciPy's own solve) evaluated at active times
 _PLAIN_SOLUTION = scipy.integrate.solve_ivp(lambda t, y: [y[1], -y[0]], (0.0, 2.0), [1.0, 0.0],
                                             dense_output=True, rtol=1e-6).sol
@@ -1482,6 +1495,7 @@ SCIPY_MORE = {
     scipy.optimize.rosen_hess_prod: [case(lambda x: scipy.optimize.rosen_hess_prod(x, C3), 3)],
     scipy.integrate.solve_ivp: [case(_odes, 3, domain=(0.2, 1.8),
                                      cs="step sizes come from error norms |.|: not holomorphic")],
+    scipy.integrate.solve_bvp: [case(_cantilever, 3, domain=(0.5, 1.5))],
     scipy.integrate._ivp.common.OdeSolution.__call__: [case(
         lambda x: _PLAIN_SOLUTION(x), 3, domain=(0.1, 1.9),
         cs="the step holding t is chosen by comparing t with the step ends")],

@@ -51,7 +51,7 @@ from ..api import grad
 from ..errors import InvalidArgumentValue, UndefinedDerivative
 from ..sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
-__all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "solution_to_rounding"]
+__all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "qualified", "solution_to_rounding"]
 
 DENSE_UP_TO = 400
 """Unknowns up to which ``F_x`` is a dense matrix (above: sparse)."""
@@ -60,6 +60,12 @@ KRYLOV_ABOVE_COLORS = 40
 """Sweeps of a sparse Jacobian of the equations above which GMRES on sweeps replaces it."""
 
 KRYLOV_RTOL = 1e-12
+
+
+def qualified(what):
+    """The full name of a solver: ``what`` itself where it names its module
+    (``scipy.integrate.solve_bvp``), else one of ``scipy.optimize``."""
+    return what if "." in what else f"scipy.optimize.{what}"
 
 NEAR_SOLUTION_RTOL = np.sqrt(np.finfo(float).eps)
 """How far (relative to the point) one Newton step from a point SciPy
@@ -138,7 +144,7 @@ class _Krylov:
                              maxiter=max(20, b.size // 10))
         if info != 0:
             raise UndefinedDerivative(
-                f"adsim: the derivative of the solution of scipy.optimize.{self.what} needs a "
+                f"adsim: the derivative of the solution of {qualified(self.what)} needs a "
                 f"linear solve with the Jacobian of its equations, which GMRES did not finish "
                 f"(the Jacobian is nearly singular or badly conditioned there, and too dense "
                 f"for a sparse factorisation). Rescale the equations, or keep the parameters "

@@ -5,13 +5,14 @@ hold active values is
 :func:`adsim.integrate.solve_ivp` (the same steps and numbers as SciPy's,
 differentiable) or :func:`adsim.integrate.odeint` (SciPy's numbers, the
 derivatives of the exact solution to about the tolerance); every other call
-is SciPy's.
+is SciPy's. ``solve_bvp`` likewise: SciPy's solve differentiated through its
+collocation equations on SciPy's mesh (adsim/_scipy/bvp.py).
 """
 import numpy as np
 import scipy.integrate
 
 from .._nesting.nested import reads_recorded_values
-from . import quadrature, samples
+from . import bvp, quadrature, samples
 from .linear_maps import linear_in
 
 
@@ -77,6 +78,7 @@ for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
     _rule.routes_also = _integrand_reads_active_values
 
 HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odeint"): odeint,
+         ("scipy.integrate", "solve_bvp"): bvp.solve_bvp,
          ("scipy.integrate._ivp.common", "OdeSolution.__call__"): ode_solution_call,
          ("scipy.integrate._ivp.base", "DenseOutput.__call__"): dense_output_call,
          **{("scipy.integrate", name): getattr(quadrature, name)

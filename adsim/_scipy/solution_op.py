@@ -13,7 +13,7 @@ from .._active import Active
 from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from ..primitives import Primitive
-from .implicit import DENSE_UP_TO, _key
+from .implicit import DENSE_UP_TO, _key, qualified
 from .implicit_file import SolutionApplication
 
 __all__ = ["ImplicitSolution"]
@@ -46,7 +46,7 @@ class ImplicitSolution:
         if self.saved is None or self.saved.why_not is not None:
             why = "it runs the program's own function" if self.saved is None else \
                 self.saved.why_not
-            return f"the solution of a call of scipy.optimize.{self.what} ({why})"
+            return f"the solution of a call of {qualified(self.what)} ({why})"
         return None
 
     def __call__(self, params):
@@ -101,7 +101,7 @@ class ImplicitSolution:
         if self.system.n > DENSE_UP_TO:
             raise UnsupportedOperation(
                 f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
-                f"through scipy.optimize.{self.what} are computed with a dense Jacobian of its "
+                f"through {qualified(self.what)} are computed with a dense Jacobian of its "
                 f"equations, for up to {DENSE_UP_TO} unknowns; this solve has "
                 f"{self.system.n}. First derivatives (grad, jvp, vjp) work at any size")
         F = self.system.F
@@ -121,7 +121,7 @@ class _SolutionOp(Primitive):
     def __init__(self, solution):
         self.solution = solution
         super().__init__(solution._value, jvp=solution._jvp, vjp=solution._vjp)
-        self.name = f"scipy.optimize.{solution.what} (its solution)"
+        self.name = f"{qualified(solution.what)} (its solution)"
 
     @property
     def not_saved(self):

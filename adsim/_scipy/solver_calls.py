@@ -31,7 +31,7 @@ from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .bound_parameters import MOVING, markers, parametrised, substituted
 from .callbacks import CallbackWatch
-from .implicit import Equations, Stationarity, solution_to_rounding
+from .implicit import Equations, Stationarity, qualified, solution_to_rounding
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
@@ -587,7 +587,7 @@ class _Leak:
             out = f(*xs)
             if self.error is None and (isinstance(out, Active) or active_leaves(out)):
                 self.error = UnsupportedOperation(
-                    f"adsim: the function given to scipy.optimize.{self.solver} "
+                    f"adsim: the function given to {qualified(self.solver)} "
                     f"({getattr(f, '__name__', 'function')}) reads a value that depends on the "
                     f"inputs being differentiated from a place adsim does not search for "
                     f"parameters (it looks in args, closures, the attributes of objects and "
