@@ -204,22 +204,14 @@ cdef inline void seed_variant(TurnTable table, TurnVariant* v) noexcept nogil:
 cdef inline void took_turn_here(TurnTable table, TurnVariant* v, int64_t n, double* w,
                                 double* wdot) noexcept nogil:
     """LoopSteps.took_turn without the GIL."""
-    cdef int64_t j
     cdef int k
-    cdef double* part
     move_doubles(w, aptr(v.s, v.x0), (1 if table.second else v.s.q) * n)
     if table.second:
         move_doubles(wdot, dptr(v.s, v.x0), v.s.p * n)
     for k in range(table.n_inputs):
-        part = v.inputs[k]
-        for j in range(table.sizes[k]):
-            table.sums[k][j] += part[j]
-            part[j] = 0.0
+        sum_into(table.sums[k], v.inputs[k], table.sizes[k])
         if table.second:
-            part = v.input_dots[k]
-            for j in range(table.dot_sizes[k]):
-                table.dot_sums[k][j] += part[j]
-                part[j] = 0.0
+            sum_into(table.dot_sums[k], v.input_dots[k], table.dot_sizes[k])
 
 
 cdef int try_here(TurnTable table, int i, double* z, double* zt, double* w, double* wdot,
@@ -227,37 +219,14 @@ cdef int try_here(TurnTable table, int i, double* z, double* zt, double* w, doub
     """LoopSteps.try_forward (w NULL) or try_turn without the GIL, with the
     variant in place i: 0, or 1 when it leaves its path (nothing changed)."""
     cdef TurnVariant* v = &table.v[i]
-    cdef Sweep* s = v.s
-    cdef bint tangents = zt != NULL
-    cdef Reversal c
-    cdef int rc
-    if tangents:
+    if zt != NULL:
         seed_variant(table, v)
-    copy_doubles(vptr(s, v.x0), z, n)
-    if tangents:
-        copy_doubles(tptr(s, v.x0), zt, s.p * n)
     if w == NULL:
-        rc = forward_sweep(s, v.n_ops, False, tangents)
-        if rc:
-            return 1
-        copy_doubles(z, vptr(s, v.out), n)
-        if tangents:
-            copy_doubles(zt, tptr(s, v.out), s.p * n)
-        check_signals(s, v.units)
-        return 0
-    c.first = v.first
-    c.n_ops = v.n_ops
-    c.out = v.out
-    c.size = n
-    c.w = w
-    c.wdot = wdot if table.second else NULL
-    c.y = c.ty = NULL
-    rc = reverse_replay(s, &c, table.second)
-    if rc:
-        s.stack.top = 0
+        return step_sweep(v.s, v.x0, v.out, v.n_ops, v.units, z, zt, n)
+    if turn_sweep(v.s, v.x0, v.out, v.first, v.n_ops, z, zt, w, wdot, n, table.second):
         return 1
     took_turn_here(table, v, n, w, wdot)
-    check_signals(s, v.units * 3)
+    check_signals(v.s, v.units * 3)
     return 0
 
 

@@ -80,6 +80,58 @@ cdef inline int path_serial(const StepPath* path, int64_t k) noexcept nogil:
     return path.serial[k] if 0 <= k < path.cap else 0
 
 
+# The sweeps of one step, shared by the executor's paths with the GIL
+# (LoopSteps) and without it (_loop_while.pxi, _loop_reverse.pxi).
+
+cdef inline int step_sweep(Sweep* s, int x0, int out, int64_t n_ops, int64_t units, double* z,
+                           double* zt, int64_t n) except -2 nogil:
+    """One step of the state z (and its tangents zt, unless NULL) by the
+    sweep ``s`` of a step tape: 0, or 1 when it leaves its path (z
+    unchanged)."""
+    copy_doubles(vptr(s, x0), z, n)
+    if zt != NULL:
+        copy_doubles(tptr(s, x0), zt, s.p * n)
+    if forward_sweep(s, n_ops, False, zt != NULL):
+        return 1
+    copy_doubles(z, vptr(s, out), n)
+    if zt != NULL:
+        copy_doubles(zt, tptr(s, out), s.p * n)
+    check_signals(s, units)         # many short steps are a long replay too
+    return 0
+
+
+cdef inline int turn_sweep(Sweep* s, int x0, int out, int64_t first, int64_t n_ops, double* z,
+                           double* zt, double* w, double* wdot, int64_t n,
+                           bint second) except -2 nogil:
+    """The reverse sweep of one step from state z (with tangents zt in
+    second-order sweeps), the output's adjoints w (and tangents wdot) seeded:
+    0, or 1 when it leaves its path (nothing changed; the caller then takes
+    the adjoints out, took_turn)."""
+    cdef Reversal c
+    copy_doubles(vptr(s, x0), z, n)
+    if second:
+        copy_doubles(tptr(s, x0), zt, s.p * n)
+    c.first = first
+    c.n_ops = n_ops
+    c.out = out
+    c.size = n
+    c.w = w
+    c.wdot = wdot if second else NULL
+    c.y = c.ty = NULL
+    if reverse_replay(s, &c, second):
+        s.stack.top = 0
+        return 1
+    return 0
+
+
+cdef inline void sum_into(double* total, double* part, int64_t n) noexcept nogil:
+    """total += part, and part zeroed (the work buffer's adjoints stay zero)."""
+    cdef int64_t i
+    for i in range(n):
+        total[i] += part[i]
+        part[i] = 0.0
+
+
 cdef class StepVariant:
     """One recorded variant of a step (or condition) tape in a run."""
     cdef Tape tape
@@ -347,25 +399,15 @@ cdef class LoopSteps:
         when the variant leaves its path at z (z unchanged)."""
         cdef Replay r = self.seeded_replay(v) if zt != NULL else self.replay_of(v)
         cdef Sweep* s = &r.s
-        cdef int64_t n = self.size
+        cdef int64_t n = self.size, n_ops = v.tape.n_ops, units = v.tape.work_units
         cdef int rc
-        cdef bint tangents = zt != NULL
-        copy_doubles(vptr(s, v.x0), z, n)
-        if tangents:
-            copy_doubles(tptr(s, v.x0), zt, s.p * n)
-        r.context.begin(&r.s, TANGENTS if tangents else VALUES, s.p if tangents else 0)
+        r.context.begin(&r.s, TANGENTS if zt != NULL else VALUES, s.p if zt != NULL else 0)
         if r.heavy:
             with nogil:
-                rc = forward_sweep(s, v.tape.n_ops, False, tangents)
+                rc = step_sweep(s, v.x0, v.out, n_ops, units, z, zt, n)
         else:
-            rc = forward_sweep(s, v.tape.n_ops, False, tangents)
-        if rc:
-            return 1
-        copy_doubles(z, vptr(s, v.out), n)
-        if tangents:
-            copy_doubles(zt, tptr(s, v.out), s.p * n)
-        check_signals(s, v.tape.work_units)       # many short steps are a long replay too
-        return 0
+            rc = step_sweep(s, v.x0, v.out, n_ops, units, z, zt, n)
+        return rc
 
     cdef int64_t run_released(self, double* z, double* zt, int64_t k, int64_t start) except -1:
         """Up to k steps (from step index ``start``) with the variant used
@@ -393,7 +435,6 @@ cdef class LoopSteps:
         cdef Sweep* s = &r.s
         cdef int64_t n = self.size, done = 0, n_ops = v.tape.n_ops
         cdef int64_t units = v.tape.work_units
-        cdef int64_t width = s.p * n
         cdef int x0 = v.x0, out = v.out
         cdef int rc = 0
         r.context.begin(&r.s, TANGENTS if tangents else VALUES, s.p if tangents else 0)
@@ -401,17 +442,10 @@ cdef class LoopSteps:
             return 0
         with nogil:
             while done < k:
-                copy_doubles(vptr(s, x0), z, n)
-                if tangents:
-                    copy_doubles(tptr(s, x0), zt, width)
-                rc = forward_sweep(s, n_ops, False, tangents)
+                rc = step_sweep(s, x0, out, n_ops, units, z, zt, n)
                 if rc:
                     break
-                copy_doubles(z, vptr(s, out), n)
-                if tangents:
-                    copy_doubles(zt, tptr(s, out), width)
                 done += 1
-                check_signals(s, units)
         path_room(&self.path, start + done)
         if done and v.serial:
             memset(self.path.serial + start, v.serial, <size_t>done)
@@ -472,26 +506,13 @@ cdef class LoopSteps:
         cdef Replay r = self.seeded_replay(v) if self.layout == SECOND_ORDER else \
             self.replay_of(v)
         cdef Sweep* s = &r.s
-        cdef Tape t = v.tape
         cdef bint second = self.layout == SECOND_ORDER
-        cdef int64_t n = self.size
-        cdef Reversal c
+        cdef int64_t n = self.size, n_ops = v.tape.n_ops
         cdef int rc
-        copy_doubles(vptr(s, v.x0), z, n)
-        if second:
-            copy_doubles(tptr(s, v.x0), zt, s.p * n)
         r.context.begin(&r.s, self.layout, self.dirs)
-        c.first = v.first
-        c.n_ops = t.n_ops
-        c.out = v.out
-        c.size = n
-        c.w = w
-        c.wdot = wdot if second else NULL
-        c.y = c.ty = NULL
         with nogil:                 # always: threads reversing loops share the cores
-            rc = reverse_replay(s, &c, second)
+            rc = turn_sweep(s, v.x0, v.out, v.first, n_ops, z, zt, w, wdot, n, second)
         if rc:
-            s.stack.top = 0
             return 1
         return self.took_turn(v, s, w, wdot)
 
@@ -666,12 +687,8 @@ cdef bint same_items(list a, object b):
 
 
 cdef void take_sum(cnp.ndarray total, double* part) noexcept:
-    """total += part, and part zeroed (the work buffer's adjoints stay zero)."""
-    cdef double* acc = <double*>cnp.PyArray_DATA(total)
-    cdef int64_t i, n = cnp.PyArray_SIZE(total)
-    for i in range(n):
-        acc[i] += part[i]
-        part[i] = 0.0
+    """sum_into the array ``total``."""
+    sum_into(<double*>cnp.PyArray_DATA(total), part, cnp.PyArray_SIZE(total))
 
 
 cdef object in_place(object a, int64_t size, str what):

@@ -82,12 +82,24 @@ cdef int first_on_path(ReadyVariant* ready, int count, double* z, int64_t n) exc
     """The first variant whose plain sweep from state z follows its
     recorded path (moved to the front), as its place before (the number of
     variants that left their path first), or -1 when none does
-    (LoopSteps.decide, try_forward)."""
+    (LoopSteps.decide: the conditions)."""
     cdef int i
     for i in range(count):
         copy_doubles(vptr(ready[i].s, ready[i].x0), z, n)
         if forward_sweep(ready[i].s, ready[i].n_ops, False, False) == 0:
             to_front(ready, i)
+            return i
+    return -1
+
+
+cdef int step_on_path(ReadyVariant* step, int count, double* z, int64_t n) except -2 nogil:
+    """Step z by the first variant that follows its recorded path (moved to
+    the front), as first_on_path places it; -1 (z unchanged) when none does."""
+    cdef int i
+    for i in range(count):
+        if step_sweep(step[i].s, step[i].x0, step[i].out, step[i].n_ops, step[i].units, z, NULL,
+                      n) == 0:
+            to_front(step, i)
             return i
     return -1
 
@@ -154,10 +166,8 @@ cdef int kept_step(ReadyVariant* step, int n_step, double* z, int64_t n, KeptFor
         if kept.stopped or index != kept.n or step[i].callbacks or step[i].first != step[i].n_ops \
                 or kept.bytes + step[i].arena * <int64_t>sizeof(double) > kept.allowance:
             kept.stopped = True            # (KeptForwards.wants; try_kept)
-            copy_doubles(vptr(s, step[i].x0), z, n)
-            if forward_sweep(s, step[i].n_ops, False, False) == 0:
-                copy_doubles(z, vptr(s, step[i].out), n)
-                check_signals(s, step[i].units)
+            if step_sweep(s, step[i].x0, step[i].out, step[i].n_ops, step[i].units, z, NULL,
+                          n) == 0:
                 to_front(step, i)
                 return i
             continue
@@ -223,10 +233,7 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
         if kept is not None:
             rc = kept_step(step, n_step, z, n, kept, k + done, here)
         else:
-            rc = first_on_path(step, n_step, z, n)
-            if rc >= 0:
-                copy_doubles(z, vptr(step[0].s, step[0].out), n)
-                check_signals(step[0].s, step[0].units)
+            rc = step_on_path(step, n_step, z, n)
         if rc < 0:                      # (the executor's step() counts its tries)
             stuck[0] = True
             break
