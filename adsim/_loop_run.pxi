@@ -45,7 +45,12 @@ cdef double* new_state(int64_t width) except NULL:
 # an advance re-runs it from a snapshot and when its turn reverses it,
 # instead of with each variant in turn until one holds (a failed try costs
 # a sweep up to where the path leaves). One byte per step: the variant's
-# serial in this sweep's LoopSteps (1..255; 0: not known).
+# serial (1..255; 0: not known), which PathHints gives each tape of a loop
+# for as long as the loop lives. A sweep's first pass starts from the path
+# the loop's last sweep took (PathHints.path): a replay at the same point,
+# or near it, takes mostly the same steps, and where a step's variant
+# changes from one step to the next (an accepted step, then a rejected one)
+# the first pass would otherwise try the variant used last first.
 
 ctypedef struct StepPath:
     uint8_t* serial                 # per step index
@@ -78,6 +83,36 @@ cdef inline int path_note(StepPath* path, int64_t k, int serial) except -1 nogil
 
 cdef inline int path_serial(const StepPath* path, int64_t k) noexcept nogil:
     return path.serial[k] if 0 <= k < path.cap else 0
+
+
+cdef enum:
+    MAX_HINTED_STEPS = 1 << 16      # longer loops keep no path between sweeps
+
+
+cdef class PathHints:
+    """A loop's step variants' serials, by tape, and the path its last sweep
+    took (see above). Shared by the threads replaying the loop: the path is
+    a hint, so whichever thread's comes last serves. Serials run to 255; a
+    loop that recorded more variants than that gives them out anew (and
+    forgets the path they named)."""
+    cdef dict serials               # id(tape) -> serial
+    cdef int given
+    cdef bytes path
+
+    def __cinit__(self):
+        self.serials = {}
+
+    cdef int serial_of(self, Tape t):
+        cdef object s = self.serials.get(id(t))
+        if s is None:
+            if self.given == 255:
+                self.serials = {}
+                self.given = 0
+                self.path = None
+            self.given += 1
+            s = self.given
+            self.serials[id(t)] = s
+        return s
 
 
 # The sweeps of one step, shared by the executor's paths with the GIL
@@ -170,7 +205,8 @@ cdef class LoopSteps:
     cdef readonly list dot_sums     # per input: adjoint tangents summed (second order)
     cdef bint is_condition
     cdef StepPath path              # which variant took each step (see StepPath)
-    cdef int serials                # serials handed to variants so far
+    cdef int serials                # serials handed to variants so far (without hints)
+    cdef PathHints hints            # serials and the last sweep's path, or None
     cdef readonly int64_t misses    # tries of a step variant that left its path
     cdef bint first_left            # run_released stopped where variants[0] left its path
     cdef double* work               # the work buffer the variants share (top of the file)
@@ -185,9 +221,11 @@ cdef class LoopSteps:
         free(self.stack.data)
 
     def __cinit__(self, tapes, list inputs, int layout, int dirs, int64_t size, list in_dots=None,
-                  bint condition=False):
+                  bint condition=False, PathHints hints=None):
         cdef int i
+        cdef bytes last
         self.tapes = tapes
+        self.hints = hints
         self.inputs = [np.ascontiguousarray(x, dtype=np.float64).reshape(-1) for x in inputs]
         self.layout = layout
         self.dirs = dirs
@@ -203,6 +241,16 @@ cdef class LoopSteps:
             self.sums = [np.zeros(x.size) for x in self.inputs]
             self.dot_sums = [np.zeros((dirs, x.size)) for x in self.inputs]
         self.sync()
+        last = hints.path if hints is not None else None
+        if last:
+            path_room(&self.path, len(last) - 1)
+            memcpy(self.path.serial, <const char*>last, <size_t>len(last))
+
+    def keep_path(self, int64_t n_steps):
+        """The path of steps 0 .. n_steps-1 (all taken by this sweep) for the
+        loop's next sweep to start from."""
+        if self.hints is not None and 0 < n_steps <= self.path.cap:
+            self.hints.path = (<char*>self.path.serial)[:n_steps]
 
     cdef int sync(self) except -1:
         """Take the holder's variants (after a recording some may be gone)."""
@@ -252,8 +300,11 @@ cdef class LoopSteps:
         t.check_replayable()
         v = StepVariant.__new__(StepVariant)
         v.tape = t
-        self.serials += 1
-        v.serial = self.serials if self.serials <= 255 else 0
+        if self.hints is not None:
+            v.serial = self.hints.serial_of(t)
+        else:
+            self.serials += 1
+            v.serial = self.serials if self.serials <= 255 else 0
         v.x0 = t._input_slots[0]
         v.out = t.out_slot
         if self.is_condition:
@@ -781,6 +832,8 @@ cdef class LoopRun:
                 self.shot_at[i] = -1
         if self.kept is not None:
             self.kept.close()
+        if self.n_steps <= MAX_HINTED_STEPS:
+            self.steps.keep_path(self.n_steps)
         self.steps.finish()
 
     def set_adjoints(self, adjoint, adjoint_tangents=None, outputs=None, output_tangents=None):
@@ -909,6 +962,8 @@ cdef class LoopRun:
             k += 1
         self.kept = kept
         self.n_steps = self.position = self.current = k
+        if k <= MAX_HINTED_STEPS:
+            self.steps.keep_path(k)
         return k
 
     # -- snapshots ------------------------------------------------------------

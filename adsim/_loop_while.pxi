@@ -78,6 +78,17 @@ cdef inline void to_front(ReadyVariant* ready, int i) noexcept nogil:
         ready[0] = held
 
 
+cdef inline void hinted_first(ReadyVariant* ready, int count, int serial) noexcept nogil:
+    """The variant of serial ``serial`` (the one the loop's last sweep took
+    here: StepPath) to the front, to be tried first."""
+    cdef int i
+    if serial:
+        for i in range(1, count):
+            if ready[i].serial == serial:
+                to_front(ready, i)
+                return
+
+
 cdef int first_on_path(ReadyVariant* ready, int count, double* z, int64_t n) except -2 nogil:
     """The first variant whose plain sweep from state z follows its
     recorded path (moved to the front), as its place before (the number of
@@ -230,6 +241,7 @@ cdef int64_t steps_while(LoopRun run, ReadyVariant* condition, int n_condition,
                 break
             done += 1
             continue
+        hinted_first(step, n_step, path_serial(path, k + done))
         if kept is not None:
             rc = kept_step(step, n_step, z, n, kept, k + done, here)
         else:

@@ -130,7 +130,7 @@ class LoopSweep:
             for tape in self.op.steps.variants:
                 expect(tape, LAYOUTS[self.kind], n_steps)
         self.steps = LoopSteps(self.op.steps, self.key[1:], LAYOUTS[self.kind], self.directions,
-                               self.op.size, self._in_dots)
+                               self.op.size, self._in_dots, hints=self.op.path_hints)
         self.run = LoopRun(self.steps, n_steps, self._z, self._zdot, n_slots=n_slots,
                            memory_slots=memory_slots, disk=self.disk, report=report, every=every)
         self._z = self._zdot = None

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from .._callback_rules import CallbackRules
+from .._loops import PathHints
 from ..errors import MemoryBudgetError
 from .driver import LoopSweep, reset_stats
 from .persist import LoopFileState
@@ -72,6 +73,7 @@ class LoopOp(CallbackRules, LoopFileState):
         self._first = None        # the value made while recording, for the first replay
         self._first_nbytes = 0
         self._lock = threading.Lock()
+        self.path_hints = PathHints()   # the steps' variants in the last sweep (_loop_run.pxi)
 
     @property
     def thread_safe(self):
