@@ -39,6 +39,13 @@ REPLAYED = {      # masks the replay reads: one recording serves every point
     "sum along an axis": lambda x: np.sum(np.sum(x.reshape(2, 2) > 0, axis=0) * x[:2]),
     "where of integers": lambda x: np.sum(np.where(x > 0, 1, 0) * x),
     "any without if": lambda x: np.sum(np.where(np.any(x > 3), x, -x)),
+    "all and any of numbers": lambda x: (np.sum(x) * np.all(np.maximum(x[2:], 0.0))
+                                         + x[0] ** 2 * np.any(np.maximum(x[[1, 3]], 0.0),
+                                                              keepdims=True).sum()
+                                         + np.sum(np.sin(np.all(x.reshape(2, 2), axis=0)))),
+    "all and any methods": lambda x: (np.sum(x.reshape(2, 2) * np.maximum(x, 0.0).reshape(2, 2)
+                                             .all(axis=1, keepdims=True))
+                                      + x[1] * np.maximum(x, 0.0).any(where=[1, 0, 0, 0])),
     "nan tests": lambda x: np.sum(np.where(np.isinf(np.where(x > 0, x, np.inf))
                                            | np.isnan(np.where(x > 1, np.nan, x)), 0.0, x ** 3)
                                   + np.isfinite(np.where(x < 2, x, -np.inf)) * x),
