@@ -410,10 +410,13 @@ def vjp(f, x, w):
     the arguments, as for :func:`jvp`."""
     _function(f, "vjp")
     xs = _primals(x)
-    if _any_active(xs + (w,), f):        # inside a recording: nested derivatives
-        return _primals_call(f, x, "vjp", lambda: nested_vjp(f, xs, w))
-    nums = tuple(range(len(xs)))
     single = not _several(x)
+    if _any_active(xs + (w,), f):        # inside a recording: nested derivatives
+        def nested():
+            y, g = nested_vjp(f, xs, w)
+            return y, (g[0] if single else g)      # the structure of the primals, as below
+        return _primals_call(f, x, "vjp", nested)
+    nums = tuple(range(len(xs)))
     if not is_container(w):
         w = real_array(w, "adjoint weight")
 

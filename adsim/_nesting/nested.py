@@ -527,16 +527,15 @@ def nested_jvp(f, xs, vs):
 
 def nested_vjp(f, xs, w):
     """(f(*xs), w^T J) inside a recording: the gradient of sum(w * f(xs)),
-    one nested derivative per argument (one reverse sweep for its value)."""
+    one nested derivative per argument (one reverse sweep for its value), a
+    tuple of one per argument (the caller unwraps a single bare primal)."""
     n = len(xs)
     weighted = _named(lambda *xw: np.sum(xw[n] * f(*xw[:n])), "a weighted sum", f)
     tapes = TapeCache()
     y = f(*xs)
 
     def one(ws):
-        grads = tuple(nested_derivative(weighted, tuple(xs) + ws, {}, i, tapes)
-                      for i in range(n))
-        return grads[0] if n == 1 else grads
+        return tuple(nested_derivative(weighted, tuple(xs) + ws, {}, i, tapes) for i in range(n))
     return y, _per_direction((w,), [np.shape(y)], one)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import adsim
-from fdcheck import assert_close, fd_jacobian
+from fdcheck import assert_close, check_tape, fd_jacobian
 
 X = np.array([0.3, -0.5, 0.9])
 F = lambda y: np.sum(np.sin(y) * y ** 2)  # noqa: E731
@@ -97,3 +97,24 @@ def test_several_directions_for_several_arguments_inside_a_recording():
         assert_close(outer(X), np.stack([one(X, j) for j in range(3)], axis=-1), 1e-14, 1e-15)
     with pytest.raises(ValueError, match="trailing axis"):
         adsim.grad(lambda z: np.sum(adsim.jvp(f, (z, z), (U, X))[1]))(X)
+
+
+def test_vjp_of_one_primal_in_a_tuple_has_the_same_structure_inside_a_recording():
+    """vjp(f, (x,), w) gives a tuple of one gradient inside a recording as
+    outside it (inside, it gave the bare gradient, so g[0] read its first
+    row: a silent wrong result). Checked in every mode, the vjp map itself
+    at second order."""
+    f = lambda y: np.sin(y) * y[::-1] ** 2  # noqa: E731
+    M = np.array([[0.3, -0.5], [0.9, 0.2], [-0.4, 1.1]])
+    W = np.array([[1.0, -2.0], [0.5, 0.25], [-1.5, 3.0]])
+
+    def pulled_back(m):
+        _, g = adsim.vjp(f, (m,), W * m)
+        assert type(g) is tuple and len(g) == 1
+        return g[0]
+
+    _, outside = adsim.vjp(f, (M,), W * M)
+    assert type(outside) is tuple and outside[0].shape == M.shape
+    assert_close(adsim.record(pulled_back, M).forward(M), outside[0], 1e-14, 1e-15)
+    check_tape(pulled_back, [M])
+    check_tape(lambda m: np.sum(pulled_back(m) ** 2), [M])
