@@ -9,7 +9,7 @@ import pytest
 
 import adsim as ad
 from adsim._np.recorded_arrays import BoolArray
-from fdcheck import fd_jacobian
+from fdcheck import check_tape, fd_jacobian
 
 POINTS = [np.array([0.7, -0.4, 1.3, -2.6]), np.array([-0.7, 0.4, 3.3, 0.6]),
           np.array([4.1, 0.3, -1.3, 0.9])]
@@ -155,3 +155,11 @@ def test_sparsity_of_a_mask_covers_both_sides():
     for x in POINTS:
         np.testing.assert_allclose(ad.sparse_jacobian(F, x).toarray(), ad.jacobian(F)(x),
                                    rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["all and any of numbers", "all and any methods"])
+def test_all_and_any_of_numbers_in_every_mode(name):
+    """np.all/np.any of active arrays (boolean data of x != 0): every sweep,
+    Hessian-vector products included, at points where they differ."""
+    for x in POINTS:
+        check_tape(REPLAYED[name], [x])
