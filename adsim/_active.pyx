@@ -851,11 +851,11 @@ cdef class Active:
         """In place, as ndarray.fill."""
         self[...] = value
 
-    def any(self, axis=None, keepdims=False):
-        return np.any(_numpy_api.compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        return np.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
-    def all(self, axis=None, keepdims=False):
-        return np.all(_numpy_api.compare(CMP_NE, self, 0.0), axis=axis, keepdims=keepdims)
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        return np.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
     def nonzero(self):
         return np.nonzero(self)

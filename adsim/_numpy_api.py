@@ -430,6 +430,7 @@ FUNCTIONS.update({
     # sorting, searching, counting
     np.partition: ordering.partition, np.argpartition: ordering.argpartition,
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
+    np.all: ordering.all_, np.any: ordering.any_,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
     np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
     np.histogram: histograms.histogram, np.bincount: histograms.bincount,

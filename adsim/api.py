@@ -31,7 +31,8 @@ import numpy as np
 
 from . import _numpy_api
 from ._tapecache.cache import TapeCache, shared_cache
-from ._nesting.nested import closure_actives, nested_derivative, nested_hvp, nested_jvp, nested_vjp
+from ._nesting import leafwise
+from ._nesting.nested import closure_actives, nested_derivative, nested_hvp
 from ._active import Active
 from ._transformed import Transformed, not_picklable
 from ._containers.tree import check_same, flatten, is_container, split_flat, unflatten
@@ -386,8 +387,8 @@ def jvp(f, x, v):
     xs = _primals(x)
     vs = _primals(v) if _several(x) and isinstance(v, (tuple, list)) else (v,)
     _check_count(len(vs), len(xs), "tangent")
-    if _any_active(xs + vs, f):          # inside a recording: nested derivatives
-        return _primals_call(f, x, "jvp", lambda: nested_jvp(f, xs, vs))
+    if _any_active(xs + vs, f, containers=True):     # inside a recording: nested derivatives
+        return _primals_call(f, x, "jvp", lambda: leafwise.jvp(f, xs, vs))
     nums = tuple(range(len(xs)))
 
     def method(tape, call):
@@ -410,10 +411,13 @@ def vjp(f, x, w):
     the arguments, as for :func:`jvp`."""
     _function(f, "vjp")
     xs = _primals(x)
-    if _any_active(xs + (w,), f):        # inside a recording: nested derivatives
-        return _primals_call(f, x, "vjp", lambda: nested_vjp(f, xs, w))
-    nums = tuple(range(len(xs)))
     single = not _several(x)
+    if _any_active(xs + (w,), f, containers=True):   # inside a recording: nested derivatives
+        def nested():
+            y, g = leafwise.vjp(f, xs, w)
+            return y, (g[0] if single else g)      # the structure of the primals, as below
+        return _primals_call(f, x, "vjp", nested)
+    nums = tuple(range(len(xs)))
     if not is_container(w):
         w = real_array(w, "adjoint weight")
 

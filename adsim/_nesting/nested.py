@@ -511,10 +511,10 @@ def _named(g, what, f):
     return g
 
 
-def nested_jvp(f, xs, vs):
+def nested_jvp(f, xs, vs, y=None):
     """(f(*xs), J v) inside a recording: J v = d/de f(xs + e vs) at e = 0,
     one nested derivative w.r.t. the scalar e (one forward sweep for its
-    value)."""
+    value). ``y``: f(*xs) when the caller has it."""
     n = len(xs)
     along = _named(lambda e, *xv: f(*[x + e * v for x, v in zip(xv[:n], xv[n:])]),
                    "a directional derivative", f)
@@ -522,21 +522,21 @@ def nested_jvp(f, xs, vs):
 
     def one(ds):
         return nested_derivative(along, (np.array(0.0),) + tuple(xs) + ds, {}, 0, tapes)
-    return f(*xs), _per_direction(vs, [np.shape(x) for x in xs], one)
+    return f(*xs) if y is None else y, _per_direction(vs, [np.shape(x) for x in xs], one)
 
 
-def nested_vjp(f, xs, w):
+def nested_vjp(f, xs, w, y=None):
     """(f(*xs), w^T J) inside a recording: the gradient of sum(w * f(xs)),
-    one nested derivative per argument (one reverse sweep for its value)."""
+    one nested derivative per argument (one reverse sweep for its value), a
+    tuple of one per argument (the caller unwraps a single bare primal).
+    ``y``: f(*xs) when the caller has it."""
     n = len(xs)
     weighted = _named(lambda *xw: np.sum(xw[n] * f(*xw[:n])), "a weighted sum", f)
     tapes = TapeCache()
-    y = f(*xs)
+    y = f(*xs) if y is None else y
 
     def one(ws):
-        grads = tuple(nested_derivative(weighted, tuple(xs) + ws, {}, i, tapes)
-                      for i in range(n))
-        return grads[0] if n == 1 else grads
+        return tuple(nested_derivative(weighted, tuple(xs) + ws, {}, i, tapes) for i in range(n))
     return y, _per_direction((w,), [np.shape(y)], one)
 
 

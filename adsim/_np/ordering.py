@@ -100,6 +100,30 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     return np.count_nonzero(compare(CompareKind.CMP_NE, a, 0.0), axis=axis, keepdims=keepdims)
 
 
+def _truth_test(reduction, mask):
+    """NumPy's ``all``/``any`` of an active array: the reduction of the
+    comparisons ``a != 0`` (NaN is true, as in NumPy) as boolean data that
+    replays compute again; elements outside ``where`` count as true for
+    ``all`` and false for ``any`` (``mask``: how they are combined with
+    ``where``), as NumPy's reductions start from those values. The
+    derivative is zero wherever it is defined."""
+    def test(a, axis=None, out=None, keepdims=False, *, where=True):
+        if out is not None:
+            raise UnsupportedOperation(
+                f"adsim: numpy.{reduction.__name__}(..., out=...) of an active array: the "
+                f"result is boolean data of the recording; assign it instead of passing out")
+        nonzero_ = recorded_data.compare(CompareKind.CMP_NE, a, 0.0)
+        if where is not True:
+            nonzero_ = mask(nonzero_, where)
+        return reduction(nonzero_, axis=axis, keepdims=keepdims)
+    test.__name__ = reduction.__name__
+    return test
+
+
+all_ = _truth_test(np.all, lambda nonzero_, where: np.logical_or(nonzero_, np.logical_not(where)))
+any_ = _truth_test(np.any, lambda nonzero_, where: np.logical_and(nonzero_, where))
+
+
 def argwhere(a):
     return np.argwhere(compare(CompareKind.CMP_NE, a, 0.0))
 

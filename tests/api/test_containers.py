@@ -309,11 +309,11 @@ def test_lists_of_numbers_stay_arrays():
     assert type(g) is np.ndarray and np.array_equal(g, [2.0, 4.0, 6.0])
 
 
-def test_containers_of_active_values_inside_a_recording_are_refused_but_by_grad():
+def test_containers_of_active_values_inside_a_recording_are_refused_but_by_grad_jvp_vjp():
     inner = adsim.jacobian(lambda p: p[0] * p[1])
     with pytest.raises(UnsupportedOperation, match="container of active values"):
         adsim.grad(lambda x: np.sum(inner([x, x])))(np.ones(2))
-    # grad: test_nested_container_gradients.py
+    # grad: test_nested_container_gradients.py; jvp, vjp: test_nested_transforms.py
 
 
 def test_the_cache_keys_on_the_structure():

@@ -9,7 +9,7 @@ import pytest
 
 import adsim as ad
 from adsim._np.recorded_arrays import BoolArray
-from fdcheck import fd_jacobian
+from fdcheck import check_tape, fd_jacobian
 
 POINTS = [np.array([0.7, -0.4, 1.3, -2.6]), np.array([-0.7, 0.4, 3.3, 0.6]),
           np.array([4.1, 0.3, -1.3, 0.9])]
@@ -39,6 +39,13 @@ REPLAYED = {      # masks the replay reads: one recording serves every point
     "sum along an axis": lambda x: np.sum(np.sum(x.reshape(2, 2) > 0, axis=0) * x[:2]),
     "where of integers": lambda x: np.sum(np.where(x > 0, 1, 0) * x),
     "any without if": lambda x: np.sum(np.where(np.any(x > 3), x, -x)),
+    "all and any of numbers": lambda x: (np.sum(x) * np.all(np.maximum(x[2:], 0.0))
+                                         + x[0] ** 2 * np.any(np.maximum(x[[1, 3]], 0.0),
+                                                              keepdims=True).sum()
+                                         + np.sum(np.sin(np.all(x.reshape(2, 2), axis=0)))),
+    "all and any methods": lambda x: (np.sum(x.reshape(2, 2) * np.maximum(x, 0.0).reshape(2, 2)
+                                             .all(axis=1, keepdims=True))
+                                      + x[1] * np.maximum(x, 0.0).any(where=[1, 0, 0, 0])),
     "nan tests": lambda x: np.sum(np.where(np.isinf(np.where(x > 0, x, np.inf))
                                            | np.isnan(np.where(x > 1, np.nan, x)), 0.0, x ** 3)
                                   + np.isfinite(np.where(x < 2, x, -np.inf)) * x),
@@ -148,3 +155,11 @@ def test_sparsity_of_a_mask_covers_both_sides():
     for x in POINTS:
         np.testing.assert_allclose(ad.sparse_jacobian(F, x).toarray(), ad.jacobian(F)(x),
                                    rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["all and any of numbers", "all and any methods"])
+def test_all_and_any_of_numbers_in_every_mode(name):
+    """np.all/np.any of active arrays (boolean data of x != 0): every sweep,
+    Hessian-vector products included, at points where they differ."""
+    for x in POINTS:
+        check_tape(REPLAYED[name], [x])
