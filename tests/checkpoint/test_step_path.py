@@ -51,3 +51,34 @@ def test_a_while_loop_counts_its_misses_too():
     tape.gradient(e)
     n = stats["n_steps"]
     assert 0 < stats["variant_misses"] <= switches(0.9, n) + 1
+
+
+# A sweep's first pass starts from the path the loop's last sweep took
+# (PathHints): a replay at the same point tries no wrong variant; at a moved
+# point the hints are wrong where the branches moved, which costs tries only.
+
+@pytest.mark.parametrize("kind", ["loop", "while"])
+def test_the_next_sweep_starts_from_the_last_path(kind):
+    stats = {}
+
+    def loss(e):
+        if kind == "loop":
+            return adsim.checkpoint_loop(bounce, np.array([1.0, 0.0]), 400, args=(e,),
+                                         snapshots=4, stats=stats)[0]
+        return adsim.checkpoint_while(lambda s, e: s[0] + s[1] ** 2 / (2 * G) > 0.2, bounce,
+                                      np.array([1.0, 0.0]), args=(e,), stats=stats)[1]
+    e = np.array(0.8)
+    tape = adsim.record(loss, e)
+    first = tape.gradient(e)
+    assert stats["variant_misses"] > 0
+    again = tape.gradient(e)
+    assert stats["variant_misses"] == 0
+    assert again == first
+    v = np.array(1.0)
+    assert tape.hvp(e, v) == tape.hvp(e, v)
+    assert stats["variant_misses"] == 0
+    moved = np.array(0.83)              # the bounces come at other steps
+    g = tape.gradient(moved)
+    assert g == adsim.record(loss, moved).gradient(moved)
+    h = 1e-7
+    assert g == pytest.approx((loss(moved + h) - loss(moved - h)) / (2 * h), rel=1e-5)
