@@ -4,7 +4,7 @@
 # one sweep through the loop, a Replay of each recorded variant of the step
 # (or of the while loop's condition) with the loop's inputs loaded; LoopRun
 # holds the current state, the snapshots and the adjoints, and executes the
-# actions of a schedule (_schedule_actions.pxi): advances are plain (or
+# actions of a schedule (_schedules.pyx): advances are plain (or
 # tangent) replays, a turn is a keeping replay and its adjoint (or
 # second-order adjoint) sweep of one step. No Python runs per step. Python
 # is called only to record a new variant of the step when every recorded

@@ -1,12 +1,12 @@
 # cython: language_level=3
-"""Checkpointed loops in C: the compiled checkpoint schedules
-(``_schedule_actions.pxi``: binomial reversal, online decisions, Python
-schedules as action sources) and the executor that replays a loop's step
-tapes along them (``_loop_run.pxi``, with the outputs saved at chosen steps,
-``_loop_outputs.pxi``, the kept forward sweeps of a while loop's first
-pass, ``_loop_kept.pxi``, and a while loop's forward pass in one release
-of the GIL, ``_loop_while.pxi``, and the reversal of a while loop whose
-first pass kept every step, in one release too, ``_loop_reverse.pxi``). adsim/checkpoint/driver.py sets them up.
+"""Checkpointed loops in C: the executor that replays a loop's step tapes
+along a schedule's actions (_schedules.pyx: binomial reversal, online
+decisions, Python schedules as action sources): ``_loop_run.pxi``, with
+the outputs saved at chosen steps, ``_loop_outputs.pxi``, the kept forward
+sweeps of a while loop's first pass, ``_loop_kept.pxi``, a while loop's
+forward pass in one release of the GIL, ``_loop_while.pxi``, and
+reversals in one release too, ``_loop_reverse.pxi``.
+adsim/checkpoint/driver.py sets them up.
 
 The executor drives step tapes through the replay functions of _tape.pxd and
 the sweeps of _sweeps.pxd; no other compiled module uses this one, so it has
@@ -24,11 +24,12 @@ from ._sweeps cimport forward_sweep, reverse_sweep, check_signals
 from ._tape cimport (Tape, Replay, Reversal, replay_setup, replay_setup_on, replay_teardown,
                      seed_tangents,
                      fused_start, reverse_replay, as_slot_array, is_float64_array)
+from ._schedules cimport (Actions, OnlineDecisions, ACT_END, ACT_ADVANCE, ACT_TAKESHOT,
+                          ACT_RESTORE, ACT_FIRSTTURN, ACT_YOUTURN)
 from .errors import LoopDidNotStop
 
 cnp.import_array()
 
-include "_schedule_actions.pxi"
 include "_loop_outputs.pxi"
 include "_loop_kept.pxi"
 include "_loop_run.pxi"

@@ -3,7 +3,7 @@
 Each sweep through a loop gets a :class:`LoopSweep`: the compiled executor
 (``LoopRun`` in adsim/_loop_run.pxi) with the loop's step tapes, its
 current state, its snapshots and, for reverse sweeps, the schedule's
-actions in compiled form (adsim/_schedule_actions.pxi). The driver picks
+actions in compiled form (adsim/_schedules.pyx). The driver picks
 the schedule and the snapshot count (:mod:`adsim.checkpoint.planning`),
 keeps the disk level of two-level schedules (``DiskStore``, called by the
 executor for the few disk snapshots), reports progress, and records the
@@ -13,8 +13,8 @@ work done in the loop's ``stats``. Nothing here runs per step.
 import numpy as np
 
 from .._fuse.policy import expect
-from .._loops import (ACTION_KINDS, KeptForwards, LoopRun, LoopSteps, OnlineDecisions, OnlineRun,
-                      PythonActions, revolve_actions)
+from .._loops import KeptForwards, LoopRun, LoopSteps
+from .._schedules import ACTION_KINDS, OnlineDecisions, OnlineRun, PythonActions, revolve_actions
 from .multistage import TwoLevel
 from .online import Online
 from .planning import offline_plan, online_plan, plan_values

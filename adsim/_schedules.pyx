@@ -1,22 +1,25 @@
-# Checkpoint schedules in compiled form, for the loop executor (_loop_run.pxi).
-#
-# adsim/checkpoint/schedules.py, online.py and multistage.py define the
-# schedules (pure Python, tested on their own); the sources here produce the
-# same actions, one at a time, without Python per action: the binomial
-# reversal of Griewank (1992) with an explicit stack, the online schedule's
-# snapshot decisions and its reversal. tests/checkpoint/test_compiled_schedules.py
-# compares them action by action with the Python schedules.
-#
-# An action is a kind (ACT_*) and an integer argument (the steps of an
-# advance, the slot of a snapshot action).
+# cython: language_level=3
+"""Checkpoint schedules in compiled form, for the loop executor (_loops.pyx).
 
-cdef enum:
-    ACT_END = 0                     # no more actions
-    ACT_ADVANCE = 1
-    ACT_TAKESHOT = 2
-    ACT_RESTORE = 3
-    ACT_FIRSTTURN = 4
-    ACT_YOUTURN = 5
+adsim/checkpoint/schedules.py, online.py and multistage.py define the
+schedules (pure Python, tested on their own); the sources here produce the
+same actions, one at a time, without Python per action: the binomial
+reversal of Griewank (1992) with an explicit stack, the online schedule's
+snapshot decisions and its reversal. tests/checkpoint/test_compiled_schedules.py
+compares them action by action with the Python schedules.
+
+An action is a kind (ACT_*, _schedules.pxd) and an integer argument (the
+steps of an advance, the slot of a snapshot action).
+"""
+cimport numpy as cnp
+import numpy as np
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memmove
+
+from ._opcodes cimport grow
+
+cnp.import_array()
 
 ACTION_KINDS = {"Advance": ACT_ADVANCE, "TakeShot": ACT_TAKESHOT, "Restore": ACT_RESTORE,
                 "FirstTurn": ACT_FIRSTTURN, "YouTurn": ACT_YOUTURN}
@@ -112,28 +115,11 @@ cdef class Actions:
         return kind, arg
 
 
-ctypedef struct Reversal_item:      # one part of a binomial reversal, on its stack
-    int64_t a                       # steps a .. b-1 to reverse; b < 0: restore depth a
-    int64_t b
-    int64_t depth
-    int64_t bound                   # upper bound of its repetition number (0: none)
-
-
 cdef class BinomialActions(Actions):
     """The binomial reversal of steps start .. stop-1 with the given slots
     (schedules.py: _binomial_reversal), optionally after TakeShot(slots[0])
     as Revolve and TwoLevel start. Memory: O(slots), whatever the length."""
 
-    cdef int64_t* slots             # slot of each nesting depth
-    cdef int64_t n_slots
-    cdef Reversal_item* stack
-    cdef int64_t top, cap
-    cdef int turn                   # the next turn's kind: FirstTurn once, then YouTurn
-    cdef int queue_kind[4]          # actions of the current part, in order
-    cdef int64_t queue_arg[4]
-    cdef int head, count
-    cdef int64_t single_offset      # a one-slot reversal in progress: its next offset (-1: none)
-    cdef int64_t single_slot
 
     def __dealloc__(self):
         free(self.slots)
@@ -163,16 +149,16 @@ cdef class BinomialActions(Actions):
             self.push(start, stop, 0, 0)
         return 0
 
-    cdef inline int64_t slot(self, int64_t depth) noexcept:
+    cdef int64_t slot(self, int64_t depth) noexcept:
         return self.slots[depth] if self.slots != NULL else depth
 
-    cdef inline void emit(self, int kind, int64_t arg) noexcept:
+    cdef void emit(self, int kind, int64_t arg) noexcept:
         cdef int i = (self.head + self.count) % 4
         self.queue_kind[i] = kind
         self.queue_arg[i] = arg
         self.count += 1
 
-    cdef inline void emit_turn(self) noexcept:
+    cdef void emit_turn(self) noexcept:
         self.emit(self.turn, 0)
         self.turn = ACT_YOUTURN
 
@@ -253,17 +239,6 @@ cdef class OnlineDecisions:
     """The snapshot decisions of Online(snapshots) (online.py: forward_step),
     one per step of a forward pass, and the positions and slots held."""
 
-    cdef readonly int64_t snapshots
-    cdef int64_t* positions         # steps whose states are held, increasing
-    cdef int64_t* slots             # their slots
-    cdef int64_t k, cap             # entries held
-    cdef int64_t unused             # slots unused .. snapshots - 1 were never used
-    cdef readonly int64_t next_step
-    cdef int64_t* prefix            # _best_inner_change's incremental data
-    cdef int64_t* best_q
-    cdef int64_t* best_at           # -1: none
-    cdef int64_t n_prefix, cap_prefix
-    cdef int64_t valid
 
     def __cinit__(self, int64_t snapshots):
         if snapshots < 1:
@@ -395,13 +370,6 @@ cdef class OnlineReversal(Actions):
     a Restore of its snapshot and a binomial reversal with the free slots:
     those of later segments and the never used ones, smallest first."""
 
-    cdef int64_t* seg_start
-    cdef int64_t* seg_slot
-    cdef int64_t n_seg, n_steps, i, unused, snapshots
-    cdef int64_t* heap              # free slots below ``unused`` (a min-heap)
-    cdef int64_t n_heap
-    cdef BinomialActions part
-    cdef bint restore_next, first_turn
 
     def __cinit__(self, OnlineDecisions decided, int64_t n_steps, bint first_turn=True):
         cdef int64_t j, c = 0, c2 = 0, c3 = 0
@@ -506,9 +474,6 @@ cdef class OnlineRun(Actions):
     given schedule=Online(s)): the forward pass as TakeShot and Advance
     actions, then the reversal."""
 
-    cdef OnlineDecisions decided
-    cdef int64_t n_steps, step, pending, shot
-    cdef object reversal
 
     def __cinit__(self, int64_t snapshots, int64_t n_steps):
         self.decided = OnlineDecisions(snapshots)
@@ -548,9 +513,6 @@ cdef class PythonActions(Actions):
     user's own), converted one by one; ``kinds`` maps the action classes to
     their kinds and the argument attribute."""
 
-    cdef object iterator
-    cdef dict kinds
-    cdef readonly int64_t number
 
     def __cinit__(self, actions, dict kinds):
         self.iterator = iter(actions)
