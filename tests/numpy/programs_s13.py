@@ -535,3 +535,137 @@ def mm_product(params):
     VMAX = params
     out = odeint(mm_chain, [2.0, 0.0, 0.0], [0.0, 2.0, 5.0], rtol=1e-10, atol=1e-12)
     return out[-1, 2] + out[1, 1]
+
+
+# ---- 33. an unscented Kalman filter written with from numpy import zeros, += outer ----------
+
+def ukf_loglik(params):
+    q, r = params
+    n = 2
+    kappa = 1.0
+    x = array([0.0, 1.0])
+    P = np.eye(n)
+    ll = 0.0
+    for z in [0.8, 1.9, 3.2, 3.9]:
+        S = np.linalg.cholesky((n + kappa) * P)
+        sigmas = [x] + [x + S[:, i] for i in range(n)] + [x - S[:, i] for i in range(n)]
+        weights = [kappa / (n + kappa)] + [0.5 / (n + kappa)] * (2 * n)
+        prop = [array([s[0] + s[1] + 0.05 * np.sin(s[0]), s[1]]) for s in sigmas]
+        xm = zeros(n)
+        for w, s in zip(weights, prop):
+            xm += w * s
+        Pm = q * np.eye(n)
+        for w, s in zip(weights, prop):
+            Pm += w * np.outer(s - xm, s - xm)
+        zs = [s[0] for s in prop]
+        zm = np.dot(weights, zs)
+        Pzz = r + sum(w * (zi - zm) ** 2 for w, zi in zip(weights, zs))
+        Pxz = zeros(n)
+        for w, s, zi in zip(weights, prop, zs):
+            Pxz += w * (s - xm) * (zi - zm)
+        K = Pxz / Pzz
+        x = xm + K * (z - zm)
+        P = Pm - np.outer(K, K) * Pzz
+        ll += -0.5 * (np.log(2 * np.pi * Pzz) + (z - zm) ** 2 / Pzz)
+    return ll
+
+
+# ---- 34. n-body leapfrog: plain velocities corrected by their mean in place --------------------
+
+def cluster_energy(params):
+    soft, g = params
+    pos = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.2], [-0.8, -0.5]])
+    vel = np.array([[0.0, 0.1], [0.0, 0.5], [-0.4, 0.0], [0.2, -0.3]])
+    mass = 2.0 * np.ones(4)
+    vel -= np.mean(mass[:, None] * vel, 0) / np.mean(mass)
+    dt = 0.01
+
+    def accel(pos):
+        d = pos[None, :, :] - pos[:, None, :]
+        r2 = np.sum(d ** 2, axis=-1) + soft ** 2
+        inv3 = r2 ** -1.5
+        np.fill_diagonal(inv3, 0.0)
+        return g * np.sum(d * (inv3 * mass[None, :])[:, :, None], axis=1)
+    a = accel(pos)
+    for _ in range(30):
+        vel += 0.5 * dt * a
+        pos += dt * vel
+        a = accel(pos)
+        vel += 0.5 * dt * a
+    return 0.5 * np.sum(mass[:, None] * vel ** 2)
+
+
+# ---- 35. a posterior summed as a list, np.mean of a list and np.append -------------------------
+
+def hier_logpost(params):
+    mu, tau = params
+    groups = [np.array([1.1, 0.7, 1.5]), np.array([2.0, 2.4]), np.array([0.3, 0.9, 0.6, 0.2])]
+    means = [np.mean(gr) for gr in groups]
+    lp = [stats.norm.logpdf(m, mu, tau) for m in means]
+    spread = np.std([mu, means[0], means[1]])
+    allm = np.append(means, mu)
+    return np.sum(lp) + np.mean([lp[0], lp[2]]) - spread + np.var(allm)
+
+
+# ---- 36. odeint with full_output and a Dfun on a stiff Robertson chemistry ---------------------
+
+def robertson_odeint(params):
+    k1, k3 = params
+
+    def f(y, t):
+        return [-k1 * y[0] + k3 * y[1] * y[2],
+                k1 * y[0] - k3 * y[1] * y[2] - 3e7 * y[1] ** 2, 3e7 * y[1] ** 2]
+    t = np.logspace(-3, 2, 12)
+    t = np.concatenate([[0.0], t])
+    y, info = odeint(f, [1.0, 0.0, 0.0], t, full_output=True, rtol=1e-10, atol=1e-12)
+    return y[-1, 0] + 1e4 * y[3, 1]
+
+
+# ---- 37. Radau with dense output and an event, rates passed by args= tuple(list) --------------
+
+def ignition_delay(params):
+    a, b = params
+
+    def rhs(t, y, a, b):
+        fuel, temp = y
+        rate = a * fuel * np.exp(-b / temp)
+        return [-rate, 50.0 * rate - 0.1 * (temp - 1.0)]
+
+    def hot(t, y, a, b):
+        return y[1] - 3.0
+    hot.terminal = True
+    sol = solve_ivp(rhs, (0, 100), [1.0, 1.0], method="Radau", events=hot,
+                    args=tuple([a, b]), dense_output=True, rtol=1e-10, atol=1e-12)
+    t_ign = sol.t_events[0][0]
+    return t_ign + sol.sol(0.5 * t_ign)[1]
+
+
+# ---- 38. a complex exponential with a non-integer power and np.unwrap of the phase -----------
+
+def resonator_phase(params):
+    w0, q = params
+    w = np.linspace(0.5, 1.5, 21)
+    h = 1.0 / (1 - (w / w0) ** 2 + 1j * w / (w0 * q))
+    phase = np.unwrap(np.angle(h))
+    g = np.e ** (1j * phase)
+    return np.sum(phase * w) + np.sum(np.abs(h) ** 1.5) + np.real(np.sum(g))
+
+
+# ---- 39. a polynomial trend fitted by np.polyfit inside the model ----------------------------
+
+def trend_slope(params):
+    a, b = params
+    t = np.linspace(0, 1, 12)
+    y = a * t + b * t ** 2 + 0.1 * np.sin(7 * t)
+    coef = np.polyfit(t, y, 2)
+    return coef[1] + np.polyval(coef, 0.5)
+
+
+# ---- 40. np.r_ and np.c_ assembling a state with active pieces --------------------------------
+
+def assembled(params):
+    a, b = params
+    left = np.linspace(0, 1, 4) * a
+    v = np.r_[left, b, 2 * b, left[::-1]]
+    m = np.c_[v, v ** 2]
+    return np.sum(m[:, 0] * m[:, 1]) + np.kron(np.ones((2, 1, 2)), v[:3].reshape(1, 3, 1)).sum()
