@@ -11,7 +11,18 @@ states filled in loops and ``from numpy import zeros, array``;
 and ``splu``; ``fsolve``/``root``/``brentq``/``minimize`` inside a model;
 ``quad``; ``CubicSpline`` and ``interp1d``; log-densities summing lists;
 ``np.vectorize`` and ``np.piecewise``; a mixture model; a Kalman filter;
-equations of state.
+equations of state. Then: an unscented Kalman filter (``zeros`` and
+``+=`` of outer products), n-body velocities corrected in place by their
+mean, ``np.mean``/``np.std``/``np.append`` of lists, ``odeint`` with
+``full_output``, a Radau ignition event read through the dense output,
+``np.unwrap`` and complex powers, ``np.polyfit``, ``np.r_``/``np.c_`` and a
+3-d ``np.kron``, a plain history array read through a view, Nelder-Mead,
+``quad`` to infinity from an active limit, a ``vectorized=True`` rhs
+forced by a periodic ``CubicSpline``, ``interp1d`` extrapolating,
+``root(method='lm')``, Newton steps with ``splu`` of an active sparse
+matrix, Python's ``max`` of tied values, a right-hand side writing into a
+module-level buffer (a refusal that must name it), and ``u_old = u``
+aliases updated in place.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s13.py
 differentiates them as they are."""
@@ -669,3 +680,153 @@ def assembled(params):
     v = np.r_[left, b, 2 * b, left[::-1]]
     m = np.c_[v, v ** 2]
     return np.sum(m[:, 0] * m[:, 1]) + np.kron(np.ones((2, 1, 2)), v[:3].reshape(1, 3, 1)).sum()
+
+
+# ---- 41. a plain history array with a view kept, updated in place ------------------------------
+
+def relaxation_history(params):
+    k, u_inf = params
+    hist = np.zeros((6, 3))
+    current = hist[0]                 # a view the loop reads back
+    current[:] = [1.0, 2.0, 3.0]
+    for i in range(1, 6):
+        hist[i] = hist[i - 1]
+        hist[i] += 0.2 * k * (u_inf - hist[i - 1])
+    return current.sum() + hist[-1].sum() + hist[:, 1].max()
+
+
+# ---- 42. a reaction yield maximised by Nelder-Mead (no gradient in the optimiser) ------------
+
+def best_temperature(params):
+    e1, e2 = params
+
+    def neg_yield(T):
+        k1 = np.exp(10.0 - e1 / T[0])
+        k2 = np.exp(12.0 - e2 / T[0])
+        return -(k1 / (k1 + k2)) * (1 - np.exp(-k1 - k2))
+    res = minimize(neg_yield, [4.0], method="Nelder-Mead",
+                   options={"xatol": 1e-12, "fatol": 1e-15, "maxiter": 2000})
+    return res.x[0]
+
+
+# ---- 43. quad over a semi-infinite range with an active lower limit ----------------------------
+
+def tail_mass(params):
+    x0, s = params
+    val, _ = quad(lambda x: np.exp(-x / s) / (1 + x ** 2), x0, np.inf, epsabs=1e-14,
+                  epsrel=1e-12)
+    return val
+
+
+# ---- 44. solve_ivp with vectorized=True and a periodic CubicSpline forcing ---------------------
+
+TIDE_T = np.linspace(0, 12, 7)
+
+
+def tide_response(params):
+    amp, k = params
+    forcing = CubicSpline(TIDE_T, amp * np.array([0.0, 1.0, 0.2, -0.9, -0.4, 0.6, 0.0]),
+                          bc_type="periodic")
+
+    def rhs(t, y):
+        return -k * y + forcing(t)
+    sol = solve_ivp(rhs, (0, 12), [0.0], vectorized=True, t_eval=[3.0, 6.0, 12.0],
+                    rtol=1e-10, atol=1e-12)
+    return np.sum(sol.y[0] ** 2)
+
+
+# ---- 45. interp1d extrapolating a saturation curve, fill_value="extrapolate" -----------------
+
+def saturation_extrapolated(params):
+    a, b = params
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    sat = a * p / (b + p)
+    curve = interp1d(p, sat, kind="quadratic", fill_value="extrapolate")
+    return curve(10.0) + curve(0.5) + curve(3.0)
+
+
+# ---- 46. root(method='lm') of an overdetermined-looking equilibrium (square) -----------------
+
+def speciation(params):
+    logk1, logk2 = params
+
+    def eqs(z):
+        h, a = np.exp(z)
+        return [np.log(a) + np.log(h) - logk1 - np.log(1.0 - a),
+                h - a - 10 ** logk2 / h - 1e-3]
+    sol = root(eqs, [np.log(1e-3), np.log(0.5)], method="lm", options={"xtol": 1e-14})
+    return -np.log10(np.exp(sol.x[0]))
+
+
+# ---- 47. a sparse reaction-diffusion Jacobian solved with splu of an active matrix --------------
+
+def newton_steady(params):
+    D, k = params
+    n = 30
+    dx = 1.0 / (n + 1)
+    L = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csc") / dx ** 2
+    u = np.ones(n) * 0.5
+    for _ in range(8):
+        F = D * (L @ u) - k * u ** 2 + 1.0
+        J = D * L - sp.diags(2 * k * u, format="csc")
+        u = u - splu(J.tocsc()).solve(F)
+    return np.mean(u)
+
+
+# ---- 48. max of tied values and a log-sum over a list of arrays ---------------------------------
+
+def tied_scores(params):
+    a, b = params
+    s = np.array([a, a, b, 0.5 * b])
+    best = max(s)                        # a tie between the first two
+    arrays = [np.array([a, b]), np.array([b, 2 * a])]
+    return best + np.log(np.sum([np.exp(v).sum() for v in arrays])) + np.max(s) * 0.5
+
+
+# ---- 49. a right-hand side writing into a preallocated module buffer, BDF with a buffered jac --
+
+_F_BUF = np.zeros(3)
+_J_BUF = np.zeros((3, 3))
+_RATES = [0.04, 3e7, 1e4]
+
+
+def _buffered_rhs(t, y):
+    k1, k2, k3 = _RATES
+    _F_BUF[0] = -k1 * y[0] + k3 * y[1] * y[2]
+    _F_BUF[1] = k1 * y[0] - k2 * y[1] * y[1] - k3 * y[1] * y[2]
+    _F_BUF[2] = k2 * y[1] * y[1]
+    return _F_BUF
+
+
+def _buffered_jac(t, y):
+    k1, k2, k3 = _RATES
+    _J_BUF[0, 0] = -k1
+    _J_BUF[0, 1] = k3 * y[2]
+    _J_BUF[0, 2] = k3 * y[1]
+    _J_BUF[1, 0] = k1
+    _J_BUF[1, 1] = -2.0 * k2 * y[1] - k3 * y[2]
+    _J_BUF[1, 2] = -k3 * y[1]
+    _J_BUF[2, 1] = 2.0 * k2 * y[1]
+    return _J_BUF
+
+
+def buffered_robertson(params):
+    _RATES[0] = params[0]
+    _RATES[2] = params[1]
+    sol = solve_ivp(_buffered_rhs, (0.0, 5.0), [1.0, 0.0, 0.0], method="BDF",
+                    jac=_buffered_jac, rtol=1e-10, atol=1e-12)
+    return sol.y[2, -1]
+
+
+# ---- 50. u_old aliasing u (no copy): a Gauss-Seidel-like sweep in place -----------------------
+
+def gauss_seidel_sweeps(params):
+    kappa, f = params
+    n = 12
+    u = np.zeros(n)
+    u_old = u                      # the same array: updates are seen at once
+    h = 1.0 / (n - 1)
+    for _ in range(25):
+        for i in range(1, n - 1):
+            u[i] = 0.5 * (u_old[i - 1] + u_old[i + 1] + h * h * f / kappa)
+    return u.sum() * h
