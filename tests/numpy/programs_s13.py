@@ -21,8 +21,9 @@ mean, ``np.mean``/``np.std``/``np.append`` of lists, ``odeint`` with
 forced by a periodic ``CubicSpline``, ``interp1d`` extrapolating,
 ``root(method='lm')``, Newton steps with ``splu`` of an active sparse
 matrix, Python's ``max`` of tied values, a right-hand side writing into a
-module-level buffer (a refusal that must name it), and ``u_old = u``
-aliases updated in place.
+module-level buffer (a refusal that must name it), ``u_old = u``
+aliases updated in place, and a model object whose bound methods are
+Radau's ``fun``, ``jac`` and terminal event, with LSODA's dense output.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s13.py
 differentiates them as they are."""
@@ -830,3 +831,33 @@ def gauss_seidel_sweeps(params):
         for i in range(1, n - 1):
             u[i] = 0.5 * (u_old[i - 1] + u_old[i + 1] + h * h * f / kappa)
     return u.sum() * h
+
+
+# ---- 51. a threshold crossing with an active threshold, LSODA dense output ----------------------
+
+class Tumour:
+    """Gompertz growth under a drug; the time to reach a size limit."""
+
+    def __init__(self, growth, limit):
+        self.r = growth
+        self.K = 10.0
+        self.limit = limit
+
+    def rhs(self, t, v):
+        return self.r * v * np.log(self.K / v) - 0.05 * v
+
+    def jac(self, t, v):
+        return np.array([[self.r * (np.log(self.K / v[0]) - 1.0) - 0.05]])
+
+    def reach(self, t, v):
+        return v[0] - self.limit
+    reach.terminal = True
+
+
+def time_to_limit(params):
+    model = Tumour(params[0], params[1])
+    sol = solve_ivp(model.rhs, (0.0, 50.0), [0.5], method="Radau", jac=model.jac,
+                    events=model.reach, rtol=1e-10, atol=1e-12)
+    dense = solve_ivp(model.rhs, (0.0, 5.0), [0.5], method="LSODA", dense_output=True,
+                      rtol=1e-10, atol=1e-12)
+    return sol.t_events[0][0] + dense.sol(np.array([1.0, 2.5, 4.0])).sum()

@@ -69,6 +69,8 @@ PROGRAMS = {
                                              False),
     "max of tied values": (prog.tied_scores, np.array([1.0, 0.8]), True, True),
     "u_old aliasing u in place": (prog.gauss_seidel_sweeps, np.array([1.0, 2.0]), True, False),
+    "tumour object radau jac event, lsoda dense": (prog.time_to_limit, np.array([0.3, 6.0]),
+                                                   True, True),
 }
 ADAPTIVE = {"robertson radau dict args", "robertson bdf self", "lsoda lambda globals",
             "oregonator radau jac", "odeint pk Dfun", "lotka-volterra dense sol(t)",
@@ -78,7 +80,8 @@ ADAPTIVE = {"robertson radau dict args", "robertson bdf self", "lsoda lambda glo
             "brusselator bdf jac_sparsity", "flame brentq cp", "odeint global array",
             "robertson odeint full_output", "ignition radau event dense",
             "nelder-mead optimum", "quad semi-infinite active limit",
-            "vectorized rhs periodic spline", "root lm speciation"}
+            "vectorized rhs periodic spline", "root lm speciation",
+            "tumour object radau jac event, lsoda dense"}
 STEPS = {}
 
 
