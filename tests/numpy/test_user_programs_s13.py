@@ -184,3 +184,12 @@ def test_a_rhs_writing_into_a_module_buffer_is_refused_naming_the_store():
     with pytest.raises(adsim.ActiveValueLeak, match=r"_F_BUF\[0\] = .*global"):
         adsim.grad(prog.buffered_robertson)(np.array([0.04, 1e4]))
     assert prog.buffered_robertson(np.array([0.04, 1e4])) > 0     # the program still runs
+
+
+def test_a_named_view_of_a_plain_grid_updated_in_place_is_refused_with_the_right_remedy():
+    """`inner += ...` where inner = u[1:-1] of a plain np.linspace grid
+    writes into u, which adsim cannot replace while three views hold it;
+    the refusal advised `a = a + ...`, which would silently stop updating
+    u (and left, right): it now says to make u active where it is made."""
+    with pytest.raises(adsim.UnsupportedOperation, match=r"np.array\(np.linspace.*unchanged"):
+        adsim.grad(prog.relaxed_profile)(np.array([1.0, 0.5]))
