@@ -29,8 +29,13 @@ def views_in(frame, name, array):
     active views of the replacement (``left, right = u[:-1], u[1:]`` in a
     time loop). Counted alike by :func:`view_count`."""
     code = frame.f_code
+    # ``array`` may itself view a temporary of its size (np.linspace's
+    # result): views of it then hold that temporary, and lie within ``array``
+    owner = array.base if array.base is not None and type(array.base) is np.ndarray and \
+        array.base.nbytes == array.nbytes else array
     bound = [(n, v) for n, v in frame.f_locals.items()
-             if n != name and type(v) is np.ndarray and v.base is array]
+             if n != name and type(v) is np.ndarray and v is not array and
+             (v.base is array or v.base is owner)]
     if any(n not in code.co_varnames or n in code.co_cellvars for n, _ in bound):
         return None
     views = {id(v): v for _, v in bound}

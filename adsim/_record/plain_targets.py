@@ -34,7 +34,9 @@ plain ``out``. Three outcomes, in this order:
    (``interior = u[1:-1]``; each adds one reference, its base), are
    allowed when the result is stored into a local name (``STORE_FAST``):
    those names are rebound to the same views of the active result
-   (adsim/_record/local_views.py).
+   (adsim/_record/local_views.py); for a target that views a temporary of
+   its size (``np.linspace``'s result) such views hold the temporary, which
+   then counts them.
 3. Otherwise the refusal, saying which of the above did not hold and what
    to write instead; except for ``name[key] op= b`` on a plain local array
    (``_stored_back``), whose result Python stores back into ``name`` at
@@ -97,7 +99,10 @@ def written_into_plain(out, actives, compute, plain_call, operator_form):
             f"by an active one. Write `a = a {symbol[:-1]} b`, or make `a` inside the "
             f"recorded function (np.zeros(n), or `a = np.array(a)` for a copy of a plain one)")
     views = _views_of_target(_user_frame(sys._getframe(1)), out) if symbol is not None else ()
-    refusal = _refusal(out, symbol, count - len(views), tape)
+    # a view of a view holds the owner (NumPy collapses the chain): views of
+    # ``np.linspace``'s result hold its temporary base, not the result
+    on_base = sum(1 for view, _, _ in views if out.base is not None and view.base is out.base)
+    refusal = _refusal(out, symbol, count - (len(views) - on_base), tape, on_base)
     if refusal is not None and not _stored_back(_user_frame(sys._getframe(1)), out):
         raise refusal
     result = compute()
@@ -259,9 +264,10 @@ OTHER_DTYPES_STAY_PLAIN = (
     "(leave dtype out, or dtype=float)")
 
 
-def _refusal(out, symbol, count, tape):
+def _refusal(out, symbol, count, tape, on_base=0):
     """None when a new active array may take the place of ``out``, the
-    target of the augmented assignment ``symbol``; else the error to raise."""
+    target of the augmented assignment ``symbol`` (``on_base``: the local
+    views of it that hold its base); else the error to raise."""
     if symbol is None:
         return UnsupportedOperation(
             "adsim: a NumPy call with out= given a plain array writes an active result into "
@@ -276,7 +282,12 @@ def _refusal(out, symbol, count, tape):
             f"adsim: `{symbol}` writes an active result into a plain array of dtype "
             f"{out.dtype} (shape {out.shape}); {OTHER_DTYPES_STAY_PLAIN}, or write "
             f"`a = a {symbol[:-1]} ...` (a new array)")
-    if not _memory_held_by(out):
+    if not _memory_held_by(out, on_base):
+        if out.base is not None:        # `a = a + ...` would no longer write into the base
+            fix = ("Make the array it views take active values where it is made (np.zeros(n), "
+                   "or `u = np.array(...)` around the plain array, e.g. `u = np.array("
+                   "np.linspace(0, 1, n))`), so that its views are active; `a = a + ...` would "
+                   "leave the array it views unchanged")
         return UnsupportedOperation(
             f"adsim: `{symbol}` writes an active result into a plain array (shape {out.shape}) "
             f"whose memory other arrays share (it is a view such as x[1:-1] or x.T, or other "
@@ -294,17 +305,18 @@ def _refusal(out, symbol, count, tape):
     return None
 
 
-def _memory_held_by(out):
-    """Is ``out``'s memory reachable through ``out`` alone? It owns it, or
-    its base (NumPy collapses chains of views to the owner: ``np.linspace``
-    returns a view of a temporary) is an ndarray that owns it and that only
-    ``out`` holds."""
+def _memory_held_by(out, views=0):
+    """Is ``out``'s memory reachable through ``out`` alone (and ``views``
+    local views of it, which adsim rebinds)? It owns it, or its base (NumPy
+    collapses chains of views to the owner: ``np.linspace`` returns a view
+    of a temporary) is an ndarray that owns it and that only ``out`` (and
+    those views) hold."""
     base = out.base
     if base is None:
         return out.flags.owndata
     # references to base: out's, this frame's local, getrefcount's argument
     return type(base) is np.ndarray and base.base is None and base.flags.owndata and \
-        sys.getrefcount(base) == 3
+        sys.getrefcount(base) == 3 + views
 
 
 _UNALIASED = []

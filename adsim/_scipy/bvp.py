@@ -17,7 +17,7 @@ the parameters (what ``fun`` and ``bc`` read from a closure, an object or a
 global); these equations, written with recorded operations on its final
 mesh, are the system whose solution adsim/_scipy/implicit.py differentiates
 by the implicit function theorem (first derivatives in both modes; second
-derivatives for up to ``DENSE_UP_TO`` unknowns, as for the optimize solvers).
+derivatives at any size, as for the optimize solvers).
 
 The mesh is held: it is a discrete choice of the solver, so the derivative
 is that of the discrete solution on the recorded mesh. A replay runs SciPy

@@ -24,7 +24,9 @@ kind of solve and the linear algebra of their derivatives:
   solution (:class:`Equations`) or, for a minimiser, a second-order sweep of
   a tape of the objective (:class:`Stationarity`: ``F_x`` is its Hessian);
 - second order: the adjoint rule run on active arrays, which the primitive
-  machinery records (``F_x`` by a nested ``adsim.jacobian``), dense.
+  machinery records (``F_x`` by a nested ``adsim.jacobian``, dense; above
+  :data:`DENSE_UP_TO` unknowns ``F_x^{-T} w`` as an implicit solution of
+  its own, solved with the first order's factors transposed).
 
 ``F_x`` is factorised once per point, densely for up to
 :data:`DENSE_UP_TO` unknowns; above that as a sparse matrix from adsim's

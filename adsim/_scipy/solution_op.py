@@ -11,9 +11,9 @@ import numpy as np
 
 from .._active import Active
 from ..api import grad, jacobian
-from ..errors import SolverNotConverged, UnsupportedOperation
+from ..errors import SolverNotConverged
 from ..primitives import Primitive
-from .implicit import DENSE_UP_TO, _key, qualified
+from .implicit import DENSE_UP_TO, Equations, _key, qualified
 from .implicit_file import SolutionApplication
 
 __all__ = ["ImplicitSolution"]
@@ -95,21 +95,63 @@ class ImplicitSolution:
 
     def _recorded_vjp(self, args, out, weight):
         """The adjoint rule on active arrays (second-order sweeps record it):
-        ``F_x`` by a nested Jacobian, a dense solve, ``F_p^T lambda`` by a
-        nested gradient. Loaded from a tape file, the function is its tapes'
-        ops recorded again (adsim/_scipy/implicit_file.py)."""
-        if self.system.n > DENSE_UP_TO:
-            raise UnsupportedOperation(
-                f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
-                f"through {qualified(self.what)} are computed with a dense Jacobian of its "
-                f"equations, for up to {DENSE_UP_TO} unknowns; this solve has "
-                f"{self.system.n}. First derivatives (grad, jvp, vjp) work at any size")
+        ``lambda = F_x^{-T} w``, then ``F_p^T lambda`` by a nested gradient.
+        Up to :data:`DENSE_UP_TO` unknowns ``F_x`` is a nested Jacobian
+        solved densely; above, ``lambda`` is itself an implicit solution (of
+        the linear equations ``F_x^T lambda - w = 0`` in ``(x, p, w)``), so
+        its derivatives take the sparse or Krylov path of the first order.
+        Loaded from a tape file, the function is its tapes' ops recorded
+        again (adsim/_scipy/implicit_file.py)."""
         F = self.system.F
-        J = jacobian(F, argnums=0)(out, *args)
-        lam = np.linalg.solve(np.transpose(J), np.ravel(weight))
+        if self.system.n > DENSE_UP_TO:
+            lam = self._adjoint_solution(out, args, weight)
+        else:
+            J = jacobian(F, argnums=0)(out, *args)
+            lam = np.linalg.solve(np.transpose(J), np.ravel(weight))
         pulled = grad(lambda *p: np.sum(lam * F(out, *p)), argnums=tuple(range(len(args))))(
             *args)
         return tuple(-g for g in pulled)
+
+    def _adjoint_solution(self, out, args, weight):
+        """``F_x^{-T} w`` as the solution of ``G(lambda; x, p, w) = grad_x
+        (lambda . F(x, p)) - w = 0``: its value by the factorisation of the
+        first order, its derivatives by the implicit function theorem."""
+        F, n = self.system.F, self.system.n
+
+        def weighted(x, lam, *params):
+            return np.sum(lam * F(x, *params))
+
+        def adjoint_equations(lam, x, *rest):
+            return grad(weighted, argnums=0)(x, lam, *rest[:-1]) - np.ravel(rest[-1])
+
+        def solve(start, values):
+            x, params, w = values[0], list(values[1:-1]), values[-1]
+            return self._factorised(x, params).solve(np.ravel(w), transpose=True)
+
+        system = _AdjointEquations(adjoint_equations, n, f"{self.what} (its adjoint equations)",
+                                   self)
+        return ImplicitSolution(system, solve, np.zeros(n))([out, *args, weight])
+
+
+class _AdjointEquations(Equations):
+    """The equations of ``lambda = F_x^{-T} w``: their Jacobian in
+    ``lambda`` is ``F_x^T``, so they solve with the factorisation of the
+    solve they belong to (``solution``), transposed."""
+
+    def __init__(self, residual, n, what, solution):
+        super().__init__(residual, n, what)
+        self.solution = solution
+
+    def factors(self, lam, params):
+        return _Transposed(self.solution._factorised(params[0], list(params[1:-1])))
+
+
+class _Transposed:
+    def __init__(self, factors):
+        self.factors = factors
+
+    def solve(self, b, transpose=False):
+        return self.factors.solve(b, transpose=not transpose)
 
 
 class _SolutionOp(Primitive):

@@ -207,6 +207,32 @@ def _read(holder):
         else holder[0] if isinstance(holder, list) else holder
 
 
+def test_views_of_linspace_s_result_held_by_local_names():
+    """np.linspace returns a view of a temporary of its size, so views of
+    its result hold that temporary: `u += ...` with `interior = u[1:-1]`
+    refused ("memory other arrays share"); the views' names are rebound
+    to the same views of the active result, as for an array that owns its
+    memory."""
+    def f(p):
+        u = np.linspace(0.0, 1.0, 7)
+        interior, even = u[1:-1], u[::2]
+        for _ in range(3):
+            u += 0.1 * p[0] * np.cos(u)
+            u[1:-1] += 0.05 * p[1] * (interior[1:].sum() - even[0])
+        return np.sum(interior ** 2) + even.sum() + u[-1]
+    x = np.array([0.7, 1.3])
+    assert ad.record(f, x).forward(x) == pytest.approx(f(x), rel=1e-14)
+    check_tape(f, [x])
+
+    def held_in_a_list(p):
+        u = np.linspace(0.0, 1.0, 7)
+        kept = [u[1:-1]]
+        u += p[0]
+        return kept[0].sum() + u.sum()
+    with pytest.raises(ad.UnsupportedOperation, match="memory other arrays share"):
+        ad.grad(held_in_a_list)(x)
+
+
 @pytest.mark.parametrize("hold", [_second_name, _a_list, _an_attribute, _a_view, _a_dict])
 @pytest.mark.parametrize("make", [lambda: X0 * 1.0, lambda: np.linspace(0.2, 1.1, 4)],
                          ids=["owner", "view of a temporary"])
@@ -408,11 +434,11 @@ def run_updates(program, p, start, alias):
 
 def must_refuse(program, alias, start):
     """Whether an update by p meets the plain array while another holder is
-    still there (a view held by a local name alone is not one when the
-    array owns its memory: it is rebound to the same view of the active
-    array, adsim/_record/local_views.py; np.linspace returns a view of a
-    temporary, whose views are views of that temporary)."""
-    held = ALIASES[alias] is not None and (ALIASES[alias] is not _a_view or start == 1)
+    still there (a view held by a local name alone is not one: it is
+    rebound to the same view of the active array,
+    adsim/_record/local_views.py; also when the array is np.linspace's
+    view of a temporary, whose views hold that temporary)."""
+    held = ALIASES[alias] is not None and ALIASES[alias] is not _a_view
     for kind, _ in program:
         if kind == "drop":
             held = False

@@ -297,15 +297,47 @@ def test_tapes_of_a_solve_given_a_python_derivative_save_it(tmp_path):
         assert loaded.gradient(p).tobytes() == tape.gradient(p).tobytes()
 
 
-def test_second_derivatives_of_a_large_solve_are_refused_by_name():
-    n = 450
+LARGE = 450          # above implicit.DENSE_UP_TO: F_x sparse (coloring plan) or GMRES
 
-    def f(p):
-        return np.sum(so.fsolve(lambda z: z ** 3 + z - p[0] * np.linspace(0, 1, n), np.zeros(n),
-                                xtol=1e-12))
-    assert np.isfinite(adsim.grad(f)(np.array([1.0]))).all()
-    with pytest.raises(adsim.UnsupportedOperation, match="for up to 400 unknowns"):
-        adsim.hvp(f, np.array([1.0]), np.array([1.0]))
+
+def _large_root(p):
+    s = np.linspace(0, 1, LARGE)
+    z = so.fsolve(lambda z: z ** 3 + z + p[1] * np.roll(z, 1) - p[0] * s, np.zeros(LARGE),
+                  xtol=1e-13)
+    return np.sum(z ** 2) + z[7] * p[1]
+
+
+def _large_minimum(p):
+    s = np.linspace(0, 1, LARGE)
+    d = np.diff(np.eye(LARGE), axis=0)
+
+    def objective(z):
+        return np.sum(0.25 * z ** 4 + 0.5 * z ** 2 - p[0] * s * z) + \
+            0.5 * p[1] * np.sum((d @ z) ** 2)
+
+    def gradient(z):
+        return z ** 3 + z - p[0] * s + p[1] * (d.T @ (d @ z))
+    z = so.minimize(objective, np.zeros(LARGE), jac=gradient, method="L-BFGS-B",
+                    options={"gtol": 1e-12, "ftol": 1e-15}).x
+    return np.sum(z ** 3) + z[3] * p[0]
+
+
+@pytest.mark.parametrize("f", [_large_root, _large_minimum])
+def test_second_derivatives_of_a_large_solve(f):
+    """Above DENSE_UP_TO unknowns the adjoint solution lambda = F_x^-T w of
+    the second-order rule is itself an implicit solution (of F_x^T lambda =
+    w, solved with the first order's factorisation transposed), so hvp,
+    hessian and forward-over-reverse work at any size (they were refused)."""
+    from fdcheck import check_hvp
+    x = np.array([1.0, 0.3])
+    tape = adsim.record(f, x)
+    check_hvp(tape, [x], np.ones(()), np.random.default_rng(0), k=2, rtol=1e-6, atol=1e-8)
+    H = adsim.hessian(f)(x)
+    np.testing.assert_allclose(H, H.T, rtol=1e-9)
+    np.testing.assert_allclose(H @ np.array([1.0, 0.0]), tape.hvp([x], [np.array([1.0, 0.0])],
+                                                                  np.ones(())), rtol=1e-6)
+    _, jv = adsim.jvp(adsim.grad(f), (x,), (np.array([0.4, -0.7]),))
+    np.testing.assert_allclose(jv, H @ np.array([0.4, -0.7]), rtol=1e-6)
 
 
 class Rates:
@@ -325,7 +357,8 @@ def test_a_parameter_where_adsim_does_not_search_is_refused_by_name(capfd):
 def test_a_large_densely_coupled_system_takes_gmres_on_sweeps():
     """450 unknowns coupled through their mean (a mean field): the sparse
     Jacobian would need a sweep per unknown, so the derivative's linear
-    solves are GMRES on tangent and adjoint sweeps."""
+    solves are GMRES on tangent and adjoint sweeps (the hvp's adjoint
+    solve too, transposed)."""
     n = 450
     c = np.linspace(0.5, 1.5, n)
 
@@ -334,7 +367,7 @@ def test_a_large_densely_coupled_system_takes_gmres_on_sweeps():
             return z + 0.5 * np.tanh(np.mean(z)) + 0.1 * z ** 3 - p[0] * c - p[1]
         z = so.newton_krylov(F, np.zeros(n), f_tol=1e-13)
         return np.sum(z ** 2) / n
-    check_solution_derivatives(mean_field, np.array([1.0, 0.2]), V, second_order=False,
+    check_solution_derivatives(mean_field, np.array([1.0, 0.2]), V, second_order=True,
                                moved=0.02)
 
 
