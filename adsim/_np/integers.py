@@ -114,6 +114,7 @@ def _percent_instructions():
 
 
 _PERCENT = _percent_instructions()
+_CODES = {}         # code object -> its bytecode (co_code makes a copy at each read)
 
 
 def percent_number(x, kind):
@@ -124,7 +125,12 @@ def percent_number(x, kind):
     refuses it. Call it directly from the conversion (a compiled method
     adds no frame)."""
     frame = sys._getframe(1)
-    code, at = frame.f_code.co_code, frame.f_lasti
+    code = _CODES.get(frame.f_code)
+    if code is None:
+        if len(_CODES) > 4096:
+            _CODES.clear()
+        code = _CODES[frame.f_code] = frame.f_code.co_code
+    at = frame.f_lasti
     if (code[at], code[at + 1]) not in _PERCENT:
         return None
     v = current(x)
