@@ -509,15 +509,22 @@ cdef class Active:
             stored = stored_into_plain(self)
             if stored is not None:
                 return float(stored)
+        cdef object text = _numpy_api.percent_number(self, float)   # "%.4f" % loss
+        if text is not None:
+            return text
         return float(self._scalar(_numpy_api.frozen(self, "float()")))
 
     def __complex__(self):
         return complex(self._scalar(_numpy_api.frozen(self, "complex()")))
 
     def __int__(self):
+        cdef object text = _numpy_api.percent_number(self, int)     # "%d" % x
+        if text is not None:
+            return text
         return int(self._scalar(_numpy_api.rounded(self, "trunc")))
 
     def __index__(self):
+        _numpy_api.percent_number(self, None)       # "%x" % x: refused as NumPy's float64 is
         return _numpy_api.exact_index(self)
 
     def __bool__(self):

@@ -29,7 +29,7 @@ from ._np import einsum as _products
 from ._np.elementwise import absolute, clip, stop_gradient, value, where  # noqa: F401
 from ._np import integers as _integers
 from ._np.integers import (  # noqa: F401
-    around, current, exact_index, fmod, formatted, frozen, printed, rounded)
+    around, current, exact_index, fmod, formatted, frozen, percent_number, printed, rounded)
 from ._np.joins import (append, block, from_pieces, full_like, holds_active, insert, ones_like,
                         sequence_function, zeros_like)
 from ._np.conversions import as_integers, astype_float  # noqa: F401  (Active.astype)

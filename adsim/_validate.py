@@ -14,7 +14,7 @@ from operator import index
 
 import numpy as np
 
-from ._containers.tree import is_container
+from ._containers.tree import is_container, uneven_numbers
 from .errors import (InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
                      NotCallable)
 
@@ -115,8 +115,11 @@ def real_array(x, what):
     if x is None:
         raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
     if is_container(x):
-        raise InvalidInput(f"adsim: {what} is a container ({type(x).__name__} of arrays or "
-                           f"containers), where one array is needed; pass one float64 array. "
+        kind = f"a {type(x).__name__} of plain numbers nested unevenly, which NumPy reads as " \
+            f"no array, so it is a container of its items" if uneven_numbers(x) else \
+            f"a container ({type(x).__name__} of arrays or containers)"
+        raise InvalidInput(f"adsim: {what} is {kind}, where one array is needed; pass one "
+                           f"float64 array. "
                            f"Containers (list, tuple, dict, namedtuple of arrays) are accepted "
                            f"as arguments, directions and return values by grad, value_and_grad, "
                            f"jvp, vjp, hvp, jacobian, hessian and adsim.testing.check_grads, "

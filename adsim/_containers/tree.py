@@ -3,10 +3,13 @@
 Containers follow JAX's pytrees: ``tuple``, ``list``, ``dict`` (keys in
 sorted order), namedtuples, and ``None`` (a node without leaves). Anything
 else is a leaf. One exception keeps NumPy's reading of array_like data: a
-list or tuple holding only plain numbers (nested at any depth, or empty) is
-one leaf, so ``grad(f)([1.0, 2.0])`` passes ``f`` an array as it always did;
-a list or tuple that holds an array, an active value, a dict, a namedtuple
-or ``None`` is a container.
+list or tuple holding only plain numbers, nested at any depth as the rows of
+an array (or empty), is one leaf, so ``grad(f)([1.0, 2.0])`` passes ``f`` an
+array as it always did; a list or tuple that holds an array, an active
+value, a dict, a namedtuple or ``None`` is a container, and so is one of
+plain numbers nested unevenly (``([1, 2, 3], 4.0)``, autograd's way of
+packing arguments), for which NumPy has no array: its items are read by
+the same rule (``[1, 2, 3]`` one leaf, ``4.0`` another).
 """
 import numbers
 
@@ -31,22 +34,42 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
-def _numbers_only(x):
-    """Whether a list/tuple is array_like data: plain numbers, nested."""
+_NOT_NUMBERS = object()     # _numbers_shape of a sequence holding something else
+_UNEVEN = object()          # ... of plain numbers nested unevenly
+
+
+def _numbers_shape(x):
+    """The shape of the array NumPy reads from a list/tuple of plain numbers
+    nested evenly; else _NOT_NUMBERS or _UNEVEN (the former wins)."""
+    shapes = set()
+    uneven = False
     for e in x:
         if type(e) is list or type(e) is tuple:
-            if not _numbers_only(e):
-                return False
+            shape = _numbers_shape(e)
+            if shape is _NOT_NUMBERS:
+                return _NOT_NUMBERS
+            uneven = uneven or shape is _UNEVEN
+            shapes.add(shape)
         elif not isinstance(e, _NUMBER_TYPES) or isinstance(e, Active):
-            return False
-    return True
+            return _NOT_NUMBERS
+        else:
+            shapes.add(())
+    if uneven or len(shapes) > 1:
+        return _UNEVEN
+    return (len(x),) + (shapes.pop() if shapes else ())
+
+
+def uneven_numbers(x):
+    """Whether ``x`` is a list/tuple of plain numbers nested unevenly (a
+    container of its items, not array data)."""
+    return (type(x) is list or type(x) is tuple) and _numbers_shape(x) is _UNEVEN
 
 
 def is_container(x):
     """Whether ``x`` is a container node (not a leaf)."""
     if x is None or type(x) is dict or _is_namedtuple(x):
         return True
-    return (type(x) is list or type(x) is tuple) and not _numbers_only(x)
+    return (type(x) is list or type(x) is tuple) and type(_numbers_shape(x)) is not tuple
 
 
 class TreeDef:

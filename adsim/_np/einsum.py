@@ -9,8 +9,9 @@ import math
 import numpy as np
 
 from .. import _active
+from .._opcodes import CompareKind
 from ..errors import UnsupportedOperation
-from . import core, layout, products, reductions, views
+from . import core, integers, layout, products, reductions, views
 
 
 def _from_sublists(args):
@@ -132,15 +133,118 @@ def _check(subscripts, stand_ins):
 
 
 def contract(subscripts, *operands):
-    """einsum of checked subscripts (string form)."""
+    """einsum of checked subscripts (string form). adsim sums a label out of
+    an operand (or of a partial product) before multiplying by operands
+    without it ('i,j->' as sum(x) * sum(y)): for finite values that is
+    NumPy's sum, up to rounding, but not with infinities, where NumPy forms
+    the products (inf * 0 is NaN) in all but its innermost loop. So where
+    that factoring happens, finite active operands are guarded to stay
+    finite (a replay at an infinity raises BranchChanged and the functional
+    API records again), and operands holding infinities or NaN take the
+    form of every product (_at_non_finite)."""
     subscripts = _spell_ellipsis(subscripts.replace(" ", ""), operands)
     inputs, output = _parse(subscripts, len(operands))
+    if _factored(inputs, output):
+        values = [integers.current(x) if isinstance(x, _active.Active) else np.asarray(x)
+                  for x in operands]
+        if not all(np.isfinite(v).all() for v in values):
+            return _at_non_finite(inputs, output, operands, values)
+        for x in operands:
+            if isinstance(x, _active.Active):
+                integers.guard(x, -np.finfo(np.float64).max, np.inf)
+    return _pairwise(inputs, output, operands)
+
+
+def _factored(inputs, output):
+    """Whether adsim's contraction sums a label before multiplying by an
+    operand without it: a summed label missing from some operand."""
+    return len(inputs) > 1 and any(c not in output and any(c not in t for t in inputs)
+                                   for c in set("".join(inputs)))
+
+
+def _at_non_finite(inputs, output, operands, values):
+    """adsim's contraction or the sum of every product, whichever gives
+    NumPy's own einsum's value at these values (NumPy's innermost loop may
+    factor a sum as adsim does), with each active element guarded to keep
+    its kind (NaN, -inf, negative, zero, positive, +inf) on replay; else
+    refused."""
+    subscripts = f"{','.join(inputs)}->{output}"
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = np.einsum(subscripts, *values)
+        for form in (_pairwise, _every_product):
+            out = form(inputs, output, operands)
+            if _same_numbers(want, integers.current(out) if isinstance(out, _active.Active)
+                             else out):
+                break
+        else:
+            raise UnsupportedOperation(
+                f"adsim: np.einsum {subscripts} of operands holding infinities or NaN: NumPy's "
+                f"value here ({np.array2string(np.asarray(want), threshold=6)}) depends on the "
+                f"order in which its loops sum, which adsim does not follow. Contract two "
+                f"operands at a time, or keep the values finite")
+    for x, v in zip(operands, values):
+        if isinstance(x, _active.Active):
+            _guard_kinds(x, v)
+    return out
+
+
+def _same_numbers(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    keep = ~np.isnan(a)
+    return bool(np.all(a[keep] == b[keep]) or
+                np.allclose(a[keep], b[keep], rtol=1e-10, atol=0, equal_nan=False))
+
+
+def _guard_kinds(x, v):
+    """Record that each element of x keeps the kind it has now: NaN, -inf,
+    negative, zero, positive or +inf."""
+    tiny, big = np.nextafter(0.0, 1.0), np.finfo(np.float64).max
+    exact = np.isinf(v) | (v == 0)
+    lo = np.where(exact, v, np.where(v > 0, tiny, -big))
+    hi = np.where(exact, v, np.where(v > 0, big, -tiny))
+    tape = core.tape_of(x)
+    core.record_compare(tape, CompareKind.CMP_GE, x.slot, tape.const_ref(lo), x.shape)
+    core.record_compare(tape, CompareKind.CMP_LE, x.slot, tape.const_ref(hi), x.shape)
+    if np.isnan(v).any():      # NaN fails both bounds whatever x is
+        core.record_compare(tape, CompareKind.CMP_EQ, x.slot, x.slot, x.shape)
+
+
+_EVERY_PRODUCT_LIMIT = 2 ** 26      # elements of the aligned product
+
+
+def _every_product(inputs, output, operands):
+    """NumPy's own sum of every product: all operands aligned in the union of
+    their labels, multiplied, and the labels not in the output summed."""
+    union = "".join(dict.fromkeys(output + "".join(inputs)))
+    xs, sizes = [], {}
+    for x, lab in zip(operands, inputs):        # plain values too (the check above)
+        x, lab = _diagonal(x, lab)
+        own = dict(zip(lab, core.shape_of(x)))      # 1 where this operand broadcasts
+        for c, d in own.items():
+            sizes[c] = max(sizes.get(c, 1), d)
+        x = _permute(x, lab, "".join(c for c in union if c in lab))
+        xs.append(_reshape(x, tuple(own.get(c, 1) for c in union)))
+    if math.prod(sizes.get(c, 1) for c in union) > _EVERY_PRODUCT_LIMIT:
+        raise UnsupportedOperation(
+            f"adsim: np.einsum {','.join(inputs)}->{output} of operands holding infinities or "
+            f"NaN: NumPy sums every product (inf * 0 gives NaN), which adsim forms in full here, "
+            f"and that would take more than {_EVERY_PRODUCT_LIMIT} elements; contract in steps "
+            f"(np.einsum of two operands at a time), or keep the values finite")
+    prod = xs[0]
+    for x in xs[1:]:
+        prod = prod * x
+    prod, lab = _sum_out(prod, union, set(output))
+    return _as_result(_permute(prod, lab, output))
+
+
+def _pairwise(inputs, output, operands):
+    """The contraction two operands at a time, from the left."""
     if len(operands) > 2:
-        first = contract(f"{inputs[0]},{inputs[1]}->" + "".join(
-            sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:])))),
-            operands[0], operands[1])
         rest = "".join(sorted(set(inputs[0] + inputs[1]) & set(output + "".join(inputs[2:]))))
-        return contract(",".join([rest] + inputs[2:]) + "->" + output, first, *operands[2:])
+        first = _pairwise(inputs[:2], rest, operands[:2])
+        return _pairwise([rest] + inputs[2:], output, (first,) + tuple(operands[2:]))
     xs, labels = [], []
     others = [set("".join(inputs[j] for j in range(len(inputs)) if j != i)) for i in range(len(inputs))]
     for x, lab, other in zip(operands, inputs, others):

@@ -13,11 +13,14 @@ must stay in for the result to be the same. A replay outside it raises
 BranchChanged (the functional API then records again), so a guarded
 constant is never stale; its derivative, zero, is exact almost everywhere.
 """
+import dis
+import sys
+
 import numpy as np
 
 from .._opcodes import CompareKind, Opcode as Op
 from .._active import Active, record_unary
-from ..errors import ActiveValueLeak, UnsupportedOperation
+from ..errors import UnsupportedOperation
 from .core import binary, record_compare, reject_kwargs, tape_of
 from . import layout
 
@@ -80,32 +83,61 @@ def frozen(x, what):
 
 
 def formatted(x, spec):
-    """``format(x, spec)`` (``f"{x:.3f}"``): the recorded value as text, for
-    a value without a derivative (guarded, as ``frozen``). One with a
-    derivative is refused: a number read back from the text would carry
-    none, and a replay does not run the code that printed it."""
-    _refuse_text(x, f"formatting with {spec!r}", f"f\"{{adsim.value(v):{spec}}}\"")
-    return format(frozen(x, "")[()], spec)
+    """``format(x, spec)`` (``f"{loss:.4f}"``): NumPy's text of the recorded
+    value (a float64 for a 0-d array; a 1-element array is refused by
+    NumPy's own error, as are integer presentation types). Display only, as
+    ``str(x)``: no guard, so a replay neither prints again nor checks the
+    text; a number parsed back from it would be a constant."""
+    v = current(x)
+    return format(v[()] if not x.shape else v, spec)
 
 
 def printed(func):
     """The rule of np.array2string, array_str and array_repr: NumPy's text
-    of the recorded values of an array without a derivative, refused as
-    ``formatted`` for one with a derivative."""
+    of the recorded values, display only as ``formatted``."""
     def rule(a, *args, **kwargs):
-        _refuse_text(a, f"np.{func.__name__}", f"np.{func.__name__}(adsim.value(v))")
-        return func(frozen(a, ""), *args, **kwargs)
+        return func(current(a), *args, **kwargs)
     return rule
 
 
-def _refuse_text(x, what, offer):
-    if tape_of(x).slot_is_varied(x.slot):
-        raise ActiveValueLeak(
-            f"adsim: {what} of an active value (shape {x.shape}) would turn a recorded value "
-            f"into a constant, its text: a number read back from it would carry no "
-            f"derivative. To print or log it, use its recorded value: {offer} (a replay does "
-            f"not print again), or write {{v}} without a format spec, which shows the recorded "
-            f"value")
+# Python's %-formatting ("%.3f" % loss) asks its operand for float() (int()
+# for %d, an index for %x %o %c) from the binary operation `%` itself: the
+# one place where such a conversion makes text (an active value's `%` with a
+# number is its own recorded op and converts nothing)
+def _percent_instructions():
+    ops = set()
+    for text in ("a % b", "a %= b"):
+        for ins in dis.get_instructions(compile(text, "", "exec")):
+            if ins.opname == "BINARY_OP":
+                ops.add((ins.opcode, ins.arg))
+    return frozenset(ops)
+
+
+_PERCENT = _percent_instructions()
+_CODES = {}         # code object -> its bytecode (co_code makes a copy at each read)
+
+
+def percent_number(x, kind):
+    """The number that ``"%.3f" % x`` (kind float), ``"%d" % x`` (int) or
+    ``"%x" % x`` (index) formats, when the code calling the conversion is
+    executing ``%``; else None. NumPy's number from the recorded value,
+    display only as ``formatted``; an index is refused as NumPy's float64
+    refuses it. Call it directly from the conversion (a compiled method
+    adds no frame)."""
+    frame = sys._getframe(1)
+    code = _CODES.get(frame.f_code)
+    if code is None:
+        if len(_CODES) > 4096:
+            _CODES.clear()
+        code = _CODES[frame.f_code] = frame.f_code.co_code
+    at = frame.f_lasti
+    if (code[at], code[at + 1]) not in _PERCENT:
+        return None
+    v = current(x)
+    if kind is int or kind is float:
+        return kind(v)              # NumPy's error for an array of more than 0 dimensions
+    raise TypeError(f"%x format: an integer is required, not an active float64 value (shape "
+                    f"{x.shape})")
 
 
 def plain_if_constant(v):

@@ -56,7 +56,11 @@ interposition on, adsim changes exactly three things outside itself:
    defaults and closure stay SciPy's). The function object stays the same, so every name of it reaches adsim's rule
    when an argument is active; other calls run SciPy's own code with its
    own defaults. While hooked, ``inspect.signature`` of such a function
-   without ``__wrapped__`` shows ``(*args, **kwargs)``.
+   without ``__wrapped__`` shows ``(*args, **kwargs)``. With
+   ``scipy.sparse``, its class ``_data_matrix`` (the base of CSR, CSC,
+   COO, BSR and DIA) gets a ``data`` property storing plain values in the
+   instance's ``__dict__`` as SciPy does, so that ``L.data = L.data * p``
+   makes ``L`` a sparse matrix of active values (adsim/_scipy/sparse_data.py).
 
 3. **The draw methods of NumPy's random generators.** The methods of
    ``np.random.Generator`` and ``np.random.RandomState`` that
@@ -132,7 +136,7 @@ from . import creation, listed, math_functions
 from .._active import Active
 from .._np import draws, mapped, poly1d, polynomial_series
 from .._np.complex import ComplexActive
-from .._scipy import hooks
+from .._scipy import hooks, sparse_data
 from ..errors import InvalidArgument
 
 _ENVIRONMENT = "ADSIM_INTERPOSE"
@@ -402,6 +406,8 @@ def _hook_scipy():
             function.__code__ = trampoline
         _hooked.append(made)
         _hooked_modules.add(scipy_module)
+        if scipy_module == "scipy.sparse":
+            sparse_data.install()
 
 
 def _restore():
@@ -424,6 +430,8 @@ def _restore():
     for made in _hooked:
         for function, code in made.removals:
             function.__code__ = code
+    if "scipy.sparse" in _hooked_modules:
+        sparse_data.remove()
     _hooked.clear()
     _hooked_modules.clear()
 

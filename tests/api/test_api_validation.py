@@ -53,13 +53,13 @@ AWKWARD = {
     "datetime": (np.array(["2020-01-01"] * 3, dtype="datetime64[D]"), "dtype datetime64"),
     "str": (np.array(["a", "b", "c"]), "dtype <U1"),
     "bytes": (b"abc", "dtype |S3"),
-    "ragged": ([[1.0], [1.0, 2.0]], "not an array of numbers"),
 }
+# a ragged list of plain numbers ([[1.0], [1.0, 2.0]]) is a container of its
+# items (tests/api/test_containers.py); where one array is needed:
+RAGGED = [[1.0], [1.0, 2.0]]
 
 
-@pytest.mark.parametrize(("entry", "awkward"), [
-    (e, a) for e in ENTRIES for a in AWKWARD
-    if not (a == "ragged" and e in ("jvp", "vjp"))])    # a list point: several arguments
+@pytest.mark.parametrize(("entry", "awkward"), [(e, a) for e in ENTRIES for a in AWKWARD])
 def test_awkward_points_raise_invalid_input(entry, awkward):
     value, words = AWKWARD[awkward]
     with pytest.raises(InvalidInput, match=words) as info:
@@ -77,13 +77,30 @@ def test_awkward_directions_raise_invalid_input(entry, awkward):
         got, want = adsim.hvp_operator(f, X).matvec(v), np.diag(6 * X) @ v
         assert np.array_equal(got.real, want.real) and np.array_equal(got.imag, want.imag)
         return
-    if entry == "hvp_operator" and awkward in ("None", "bytes", "ragged"):
+    if entry == "hvp_operator" and awkward in ("None", "bytes"):
         # SciPy's LinearOperator checks the shape before the operator sees the vector
         with pytest.raises(ValueError, match="dimension mismatch|inhomogeneous"):
             ENTRIES[entry](X, value)
         return
     with pytest.raises(InvalidInput, match=words):
         ENTRIES[entry](X, value)
+
+
+@pytest.mark.parametrize("entry", ["hessp", "hvp_operator", "laplacian"])
+def test_ragged_points_where_one_array_is_needed(entry):
+    with pytest.raises(InvalidInput, match="nested unevenly.*one array is needed"):
+        ENTRIES[entry](RAGGED, np.ones(3))
+
+
+@pytest.mark.parametrize("entry", WITH_DIRECTION)
+def test_ragged_directions_for_an_array_point(entry):
+    if entry == "hvp_operator":
+        # SciPy's LinearOperator checks the shape before the operator sees the vector
+        with pytest.raises(ValueError, match="inhomogeneous"):
+            ENTRIES[entry](X, RAGGED)
+        return
+    with pytest.raises(InvalidInput, match="nested unevenly.*one array is needed"):
+        ENTRIES[entry](X, RAGGED)
 
 
 def test_complex_input_never_loses_its_imaginary_part():

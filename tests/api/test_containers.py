@@ -309,6 +309,88 @@ def test_lists_of_numbers_stay_arrays():
     assert type(g) is np.ndarray and np.array_equal(g, [2.0, 4.0, 6.0])
 
 
+def packed_loss(args):
+    """autograd's tests pack arguments as ``([1, 2, 3], 4.0)``."""
+    a, b = args
+    return np.sum(np.sin(a) * a) * b + b ** 3
+
+
+# a list or tuple of plain numbers nested unevenly: NumPy has no array for it
+# (ValueError: inhomogeneous shape), so it is a container of its items, each
+# read by the same rule: [1, 2, 3] one array leaf, 4.0 a number leaf
+UNEVEN = (([1, 2, 3], 4.0), [[1.0], [1.0, 2.0]], [1.5, [2.0, 3.0], [[4.0, 5.0]]],
+          ([[1.0, 2.0], [3.0]], (0.5,)))
+
+
+def uneven_loss(t):
+    return sum(np.sum(np.cos(leaf) * (k + 1.0)) for k, leaf in enumerate(leaves(t))) * \
+        np.sum(leaves(t)[0] ** 2)
+
+
+def as_arrays(t):
+    """The container adsim reads: lists of numbers nested evenly become arrays."""
+    if isinstance(t, (list, tuple)) and not _even_numbers(t):
+        return type(t)(as_arrays(e) for e in t)
+    return np.asarray(t, dtype=float)
+
+
+def _even_numbers(t):
+    try:
+        return np.asarray(t, dtype=float).dtype == float
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("x", UNEVEN, ids=repr)
+def test_uneven_lists_of_numbers_are_containers_of_their_items(x):
+    reference = as_arrays(x)
+    g = adsim.grad(uneven_loss)(x)
+    assert same_structure(reference, g)
+    np.testing.assert_allclose(flat(g), gradient_by_differences(uneven_loss, reference), **TOL)
+    value, g2 = adsim.value_and_grad(uneven_loss)(x)
+    assert value == pytest.approx(uneven_loss(reference), rel=1e-14)
+    np.testing.assert_allclose(flat(g2), flat(g), rtol=0, atol=0)
+    v = random_like(reference, np.random.default_rng(2))
+    _, jv = adsim.jvp(uneven_loss, (x,), (v,))
+    np.testing.assert_allclose(jv, flat(g) @ flat(v), rtol=1e-12)
+    hv = adsim.hvp(uneven_loss, x, v)
+    assert same_structure(reference, hv)
+    np.testing.assert_allclose(flat(hv), central(lambda p: flat(adsim.grad(uneven_loss)(p)),
+                                                 reference, v), rtol=1e-6, atol=1e-8)
+    assert check_grads(uneven_loss, x)
+    tape = adsim.record(uneven_loss, x)
+    assert same_structure(reference, tape.gradient(x))
+
+
+def test_autograds_packed_arguments():
+    """grad, jacobian and hessian of ``([1, 2, 3], 4.0)``: a tuple of an
+    array and a number, as autograd's own tests pass them."""
+    x = ([1, 2, 3], 4.0)
+    a, b = np.array([1.0, 2.0, 3.0]), 4.0
+    ga, gb = adsim.grad(packed_loss)(x)
+    np.testing.assert_allclose(ga, (np.cos(a) * a + np.sin(a)) * b, rtol=1e-14)
+    np.testing.assert_allclose(gb, np.sum(np.sin(a) * a) + 3 * b ** 2, rtol=1e-14)
+    (Jaa, Jab), (Jba, Jbb) = adsim.hessian(packed_loss)(x)
+    assert Jaa.shape == (3, 3) and Jab.shape == (3,) and Jba.shape == (3,) and Jbb.shape == ()
+    np.testing.assert_allclose(Jbb, 6 * b, rtol=1e-14)
+    np.testing.assert_allclose(Jab, np.cos(a) * a + np.sin(a), rtol=1e-14)
+    (Ja, Jb), = [adsim.jacobian(lambda t: np.sin(t[0]) * t[1])(x)]
+    np.testing.assert_allclose(Ja, np.diag(np.cos(a) * b), rtol=1e-14)
+    np.testing.assert_allclose(Jb, np.sin(a), rtol=1e-14)
+    y, (wa, wb) = adsim.vjp(lambda a, b: np.sin(a) * b, ([1, 2, 3], 4.0), np.ones(3))
+    np.testing.assert_allclose(wa, np.cos(a) * b, rtol=1e-14)
+
+
+def test_uneven_lists_where_one_array_is_needed_say_what_they_are():
+    for call in (lambda: adsim.laplacian(packed_loss)(([1, 2, 3], 4.0)),
+                 lambda: adsim.hessp(packed_loss)(([1, 2, 3], 4.0), ([1, 0, 0], 1.0)),
+                 lambda: adsim.jvp(np.sin, np.ones(2), [[1.0], [1.0, 2.0]])):
+        with pytest.raises(InvalidInput, match="nested unevenly.*one array is needed"):
+            call()
+    with pytest.raises(InvalidInput, match=r"dtype <U1"):        # not numbers: refused
+        adsim.grad(lambda p: np.sum(p[0]))(([1.0, 2.0], ["a", 1.0]))
+
+
 def test_containers_of_active_values_inside_a_recording_are_refused_but_by_grad_jvp_vjp():
     inner = adsim.jacobian(lambda p: p[0] * p[1])
     with pytest.raises(UnsupportedOperation, match="container of active values"):
