@@ -278,6 +278,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         if dense_output:        # every step's state kept, for its interpolant
             times, ys = run.accepted_states(state)
             sol = DenseSolution(solver, times, run.steps, args, n)
+            sol.event_end = run.stop is not None
             run.marks = list(range(len(run.steps)))     # each step's interpolant is made
             if t_eval is None:
                 t, y = times, ys

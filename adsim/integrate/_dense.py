@@ -69,6 +69,8 @@ class DenseSolution(SolutionCalls):
     ``ts``, ``t_min``, ``t_max`` (recorded values), ``n_segments`` as in
     SciPy."""
 
+    event_end = False       # a terminal event ended the integration (_check_range)
+
     def __init__(self, method, ts, states, args, n):
         self.method, self.states, self.args, self.n = method, states, args, n
         stacked = isinstance(ts, (np.ndarray, Active))
@@ -100,6 +102,33 @@ class DenseSolution(SolutionCalls):
             getattr(states[0], "_z", states[0])         # a state, or a view of a vector
         if not _live(first, t):
             raise UnsupportedOperation(FINISHED_RECORDING)
+        if self.event_end:
+            self._check_range(t)
+
+    def _check_range(self, t):
+        """Refuse a time beyond an end of the interval that moves with the
+        parameters (a terminal event's time): SciPy extrapolates that step's
+        polynomial, which the event cut short, and its derivative there is
+        not the derivative of SciPy's values (a decay stopped at half its
+        value, RK45: -0.258 against -0.180 by differences). Past a fixed end
+        the extrapolation is the held steps' polynomial, differentiated as
+        inside. Recorded as comparisons, so a replay that moves a time past
+        the end raises BranchChanged."""
+        if self.ascending:
+            inside = bool(np.all(t <= self.t_max))
+        else:
+            inside = bool(np.all(self.t_min <= t))
+        if not inside:
+            values = np.atleast_1d(recorded_values(t) if isinstance(t, Active) else
+                                   np.asarray(t, dtype=float))
+            lo, hi = _plain(self.t_min), _plain(self.t_max)
+            out = values[(values < lo) | (values > hi)]
+            raise UnsupportedOperation(
+                f"adsim: sol(t) at t = {out[0]:g}, outside the solution's interval [{lo:g}, "
+                f"{hi:g}], whose end moves with the parameters (a terminal event): SciPy "
+                f"extrapolates the step the event cut short, and the derivative of that "
+                f"extrapolation is not the derivative of SciPy's values. Evaluate inside the "
+                f"interval, or make the event non-terminal")
 
     def _at(self, t):
         self._check_live(t)
