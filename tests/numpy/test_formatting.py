@@ -2,6 +2,8 @@
 ``%``-formatting, ``format()``) shows the recorded value exactly as NumPy's
 float64 would, display only, as ``str()`` does: the text says nothing to
 replays (no guard, nothing printed again) and derivatives are unchanged."""
+import re
+
 import numpy as np
 import pytest
 import scipy.integrate
@@ -97,7 +99,10 @@ def test_arrays_format_as_numpys_arrays_do():
         for a in (p[:1], p):
             with pytest.raises(TypeError, match="unsupported format string"):
                 format(a, ".2f")
-            with pytest.raises(TypeError, match="only 0-dimensional arrays"):
+            plain = X[:adsim.value(a).size]
+            with pytest.raises((TypeError, DeprecationWarning)) as numpys:   # (2.3 warns for
+                "%.2f" % (plain,)                                            # one element)
+            with pytest.raises(numpys.type, match=re.escape(str(numpys.value)[:40])):
                 "%.2f" % (a,)
             assert f"{a}" == str(a) and "%s" % (a,) == str(a)
         assert f"{p.reshape(3, 1)[1, 0]:.2f}" == f"{X[1]:.2f}"
