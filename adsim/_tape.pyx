@@ -727,6 +727,15 @@ cdef class Tape:
     def arena_elements(self):
         return self.arena_size
 
+    @property
+    def held_bytes(self):
+        """Bytes the tape's buffers hold: ops, operands, constants, indices,
+        branches, and the values of one replay (what keeping it costs)."""
+        return (self.n_ops * (sizeof(uint16_t) + sizeof(int32_t) + sizeof(uint8_t)) +
+                self.n_opnd * sizeof(int32_t) + self.n_consts * sizeof(double) +
+                self.n_ints * sizeof(int32_t) + self.n_branches +
+                self.arena_size * sizeof(double))
+
     def branch_outcome(self, int64_t off, int64_t n):
         """The recorded outcomes at ``off`` as a bool array."""
         self.check_range(off, n, self.n_branches, "branch")

@@ -22,7 +22,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .codeinfo import code_info, unused_parameters
-from .purity import ResultNeutral, Snapshot
+from .purity import ResultNeutral, Snapshot, is_library
 from .random_watch import RandomWatch
 from .._record.recording import flat_output, record_inputs
 from .._containers.tree import LEAF, flatten, unflatten
@@ -123,6 +123,8 @@ class TapeCache(ResultNeutral):
         call = self.split(f, args, kwargs, argnums, all_varied)
         tape = self._cached(f, call)
         if tape is None:
+            tape = self._adopted(f, call)
+        if tape is None:
             tape = self._record(f, call)
         try:
             return method(tape, call)
@@ -206,6 +208,26 @@ class TapeCache(ResultNeutral):
         call.out_tree, call.out_shapes = output[:2]
         return entry[0]
 
+    def _adopted(self, f, call):
+        """A tape another function of the same code recorded (``_SameCode``),
+        taken as this function's when this function's environment matches
+        the snapshot taken with it; else None."""
+        if call.key is None or not _same_code.takes(f):
+            return None
+        entry = _same_code.get(f.__code__, self.opaque_outputs, call.key)
+        if entry is None or not entry[1].matches(f, call.extras):
+            return None
+        tape, snapshot, output = entry
+        with self._lock:
+            self.tapes[call.key] = (tape, snapshot)
+            self._outputs[call.key] = output
+            self.tapes.move_to_end(call.key)
+            if len(self.tapes) > MAX_TAPES:
+                self._outputs.pop(self.tapes.popitem(last=False)[0])
+            self._last = snapshot
+        call.out_tree, call.out_shapes = output[:2]
+        return tape
+
     def _snapshot(self, f, extras):
         last = self._last
         if last is not None and last.matches(f, extras):
@@ -271,6 +293,9 @@ class TapeCache(ResultNeutral):
                 if len(self.tapes) > MAX_TAPES:
                     self._outputs.pop(self.tapes.popitem(last=False)[0])
                 self._last = snapshot
+                if _same_code.takes(f):
+                    _same_code.put(f.__code__, self.opaque_outputs, call.key, tape, snapshot,
+                                   self._outputs[call.key])
             else:
                 self.tapes.pop(call.key, None)
                 self._outputs.pop(call.key, None)
@@ -294,6 +319,58 @@ class TapeCache(ResultNeutral):
                   f"ms against {recorded * 1e3:.2f} ms)")
         self._unseen = (Snapshot.unchecked(reason), WALK_AGAIN_AFTER - 1)
         return reason
+
+
+class _SameCode:
+    """The newest tapes recorded, by the code of the function recorded:
+    ``adsim.grad(lambda p: loss(p, data))(p)`` written in a loop makes a new
+    function at every call, whose own cache is empty, but its code, and
+    usually its environment, are those of the last call's. A function of the
+    same code whose environment matches the snapshot taken with a tape here
+    (the check a function's own cache makes before each replay) replays it
+    instead of recording. Bounded: ``MAX_ENTRIES`` tapes over all codes,
+    each holding at most ``MAX_BYTES`` (small functions, where recording is
+    the cost), the least recently used dropped first; the entries hold the
+    code objects, not the functions. Only user code takes part: the closures
+    adsim and SciPy make hold objects (rules, tapes) that snapshots count as
+    neutral, which the same code holds other ones of in another closure."""
+
+    MAX_ENTRIES = 64
+    MAX_BYTES = 2 ** 20
+
+    def __init__(self):
+        self._entries = OrderedDict()   # (code, opaque outputs, call key) -> (tape, snapshot,
+        #                                 outputs)
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def takes(f):
+        return type(f) is types.FunctionType and not is_library(f.__module__)
+
+    def get(self, code, opaque, key):
+        if not self._entries:
+            return None
+        with self._lock:
+            entry = self._entries.get((code, opaque, key))
+            if entry is not None:
+                self._entries.move_to_end((code, opaque, key))
+            return entry
+
+    def put(self, code, opaque, key, tape, snapshot, output):
+        if tape.held_bytes > self.MAX_BYTES:
+            return
+        with self._lock:
+            self._entries[code, opaque, key] = (tape, snapshot, output)
+            self._entries.move_to_end((code, opaque, key))
+            while len(self._entries) > self.MAX_ENTRIES:
+                self._entries.popitem(last=False)
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+
+
+_same_code = _SameCode()
 
 
 def input_positions(args, argnums):

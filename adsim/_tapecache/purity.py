@@ -96,7 +96,7 @@ _scipy_modules = {}
 _REACHING = frozenset({"scipy", "adsim"})
 
 
-def _is_library(module):
+def is_library(module):
     known = _library_modules.get(module)
     if known is None:
         known = isinstance(module, str) and module.partition(".")[0] in _LIBRARY
@@ -322,7 +322,7 @@ class _Walk:
 
     # ---- code ------------------------------------------------------------
     def function(self, fn, depth):
-        library = _is_library(fn.__module__)
+        library = is_library(fn.__module__)
         if library and _reaches_scipy(fn.__module__):
             self.scipy = True
         if library and fn.__closure__ is None:
@@ -366,7 +366,7 @@ class _Walk:
             v = glob.get(name, _MISSING)
             if v is _MISSING:
                 self.emit(builtins.get(name, _MISSING))
-            elif type(v) is types.ModuleType and _is_library(v.__name__):
+            elif type(v) is types.ModuleType and is_library(v.__name__):
                 self.count += 1                 # `np`: what value() and module() do, at once
                 self.emit(v)
                 if _reaches_scipy(v.__name__):
@@ -381,7 +381,7 @@ class _Walk:
         """The attributes of a user module (a ``config`` or ``physics``
         module of the project) that the code may read by name: the module
         itself counts by identity, but these count by value."""
-        if type(module) is not types.ModuleType or _is_library(module.__name__):
+        if type(module) is not types.ModuleType or is_library(module.__name__):
             return
         attrs = module.__dict__
         for name in names:
@@ -422,7 +422,7 @@ class _Walk:
         self.emit(cls)
         if _reaches_scipy(cls.__module__):
             self.scipy = True               # the class, or the type of an instance met
-        if not cls.__flags__ & _HEAPTYPE or _is_library(cls.__module__) \
+        if not cls.__flags__ & _HEAPTYPE or is_library(cls.__module__) \
                 or not self.first_visit(cls):
             return
         # a user class: its attributes and methods count (class-level settings, helper
@@ -438,7 +438,7 @@ class _Walk:
             try:
                 self.value(v, depth + 1)
             except _Blocked:
-                if type(v).__flags__ & _HEAPTYPE or not _is_library(type(v).__module__):
+                if type(v).__flags__ & _HEAPTYPE or not is_library(type(v).__module__):
                     raise
                 self.emit(v)
             finally:
@@ -482,7 +482,7 @@ class _Walk:
         elif isinstance(v, (int, str, bytes)):
             self.emit(t)
             self.emit(v)
-        elif t.__name__ in _C_FUNCTIONS and _is_library(getattr(v, "__module__", None)):
+        elif t.__name__ in _C_FUNCTIONS and is_library(getattr(v, "__module__", None)):
             self.emit(v)                       # a compiled library function
         else:
             self.instance(v, t, depth)

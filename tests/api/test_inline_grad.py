@@ -182,3 +182,47 @@ def test_newton_steps_with_inline_hessian_and_gradient():
     assert_close(x, np.full(4, 1.0 / 3.0), 1e-12, 1e-14)
     assert adsim.hessian(energy).tapes is adsim.grad(energy).tapes
     assert adsim.grad(energy).tapes.recordings == 1
+
+
+def test_a_lambda_made_anew_each_step_replays_the_last_ones_tape():
+    """``adsim.grad(lambda w: loss(w, data))(w)`` in a loop: each lambda is a
+    new function with an empty cache, but the same code and environment as
+    the last one, whose tape it replays; a changed environment records."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((30, 3))
+    target = data @ np.array([0.5, -1.0, 2.0])
+
+    def loss(w, data, target):
+        r = data @ w - target
+        return 0.5 * np.sum(r * r)
+
+    w, recorded = np.zeros(3), []
+    for _ in range(50):
+        step = lambda v: loss(v, data, target)         # noqa: E731
+        w = w - 0.01 * adsim.grad(step)(w)
+        recorded.append(adsim.grad(step).tapes.recordings)
+    assert sum(recorded) <= 1
+    assert_close(adsim.grad(lambda v: loss(v, data, target))(w), data.T @ (data @ w - target),
+                 1e-12, 1e-12)
+    target = target + 1.0       # another environment: recorded, and right
+    assert_close(adsim.grad(lambda v: loss(v, data, target))(w), data.T @ (data @ w - target),
+                 1e-12, 1e-12)
+    data[0, 0] += 3.0           # changed in place: the snapshot sees it
+    assert_close(adsim.grad(lambda v: loss(v, data, target))(w), data.T @ (data @ w - target),
+                 1e-12, 1e-12)
+
+
+def test_tapes_kept_by_code_are_small_and_hold_no_function():
+    big = np.random.default_rng(4).standard_normal((400, 400))     # 1.3 MB in the tape
+    for _ in range(2):
+        fn = lambda v: np.sum(big @ v)              # noqa: E731
+        adsim.grad(fn)(np.ones(400))
+    assert adsim.grad(fn).tapes.recordings == 1    # too large to be kept by its code
+    small = lambda v: np.sum(v ** 2)                # noqa: E731
+    adsim.grad(small)(X)
+    held = weakref.ref(small)
+    del small
+    gc.collect()
+    assert held() is None
+    again = lambda v: np.sum(v ** 2)                # noqa: E731
+    assert_close(adsim.grad(again)(X), 2.0 * X, 1e-15, 0)
