@@ -76,14 +76,14 @@ class CodeInfo:
         for c in _code_tree(code):
             names.update(c.co_names)
             reads.update(c.co_cellvars)        # captured by nested code
-            for ins in dis.get_instructions(c):
-                if ins.opname in _GLOBAL_LOADS:
-                    if ins.argval not in globals_:
-                        globals_.append(ins.argval)
-                elif ins.opname == "IMPORT_NAME":
+            for opname, argval in _instructions(c):
+                if opname in _GLOBAL_LOADS:
+                    if argval not in globals_:
+                        globals_.append(argval)
+                elif opname == "IMPORT_NAME":
                     imports = True
-                elif ins.opname not in _STORES and _reads_local(ins.opname):
-                    reads.update(_strings(ins.argval))
+                elif opname not in _STORES and _reads_local(opname):
+                    reads.update(_strings(argval))
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
         params = code.co_varnames[:n_pos + n_kw]
         opaque = code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS) or names & _FRAME_NAMES
@@ -94,6 +94,45 @@ class CodeInfo:
         self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
         self.names = tuple(sorted(names))
         self.imports = imports or not names.isdisjoint(_LOOKUP_NAMES)
+
+
+def _instructions(code):
+    """(opname, argval) of the instructions of ``code`` that load globals,
+    import, or touch local variables, as ``dis.get_instructions`` gives them
+    (the others with argval None): read from ``co_code`` directly where the
+    interpreter offers what ``dis`` itself uses to name locals, about six
+    times faster for a small function (a first recording analyses every
+    new code object); through ``dis`` otherwise."""
+    if _varname is None:
+        return [(ins.opname, ins.argval) for ins in dis.get_instructions(code)]
+    out, raw, names, extended = [], code.co_code, code.co_names, 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | extended
+        if op == _EXTENDED_ARG:
+            extended = arg << 8
+            continue
+        extended = 0
+        opname = _OPNAMES[op]
+        if op in _LOCAL_OPS:
+            if opname in _PAIRED:           # two 4-bit local indices in one argument
+                out.append((opname, (_varname(code, arg >> 4), _varname(code, arg & 15))))
+            else:
+                out.append((opname, _varname(code, arg)))
+        elif opname == "LOAD_GLOBAL":
+            out.append((opname, names[arg >> _GLOBAL_SHIFT]))
+        elif opname == "LOAD_NAME":
+            out.append((opname, names[arg]))
+        elif opname == "IMPORT_NAME":
+            out.append((opname, names[arg]))
+    return out
+
+
+_varname = getattr(types.CodeType, "_varname_from_oparg", None)
+_EXTENDED_ARG = dis.EXTENDED_ARG
+_OPNAMES = dis.opname
+_LOCAL_OPS = frozenset(dis.haslocal) | frozenset(dis.hasfree)
+_PAIRED = frozenset({"LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"})
+_GLOBAL_SHIFT = 1       # LOAD_GLOBAL's argument holds the name's index shifted (3.11 on)
 
 
 def _code_tree(code):
