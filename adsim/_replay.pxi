@@ -496,11 +496,11 @@ cdef list per_input_arrays(Tape t, int dirs):
     cdef int slot
     cdef int64_t width = max(dirs, 1), at = 0, total = 0
     cdef list slots = t._input_slots, out = []
+    if len(slots) == 1:
+        return [copy_out(NULL, dirs, t.slot_size[slots[0]])]
     for slot in slots:
         total += width * t.slot_size[slot]
     block = copy_out(NULL, 0, total)
-    if len(slots) == 1:
-        return [block.reshape((dirs, total // width)) if dirs else block]
     for slot in slots:
         part = block[at:at + width * t.slot_size[slot]]
         out.append(part.reshape((dirs, t.slot_size[slot])) if dirs else part)
