@@ -293,7 +293,7 @@ class TapeCache(ResultNeutral):
                 if len(self.tapes) > MAX_TAPES:
                     self._outputs.pop(self.tapes.popitem(last=False)[0])
                 self._last = snapshot
-                if _same_code.takes(f):
+                if _same_code.takes(f) and (walked <= DEAR_WALK or walked <= DEARER * recorded):
                     _same_code.put(f.__code__, self.opaque_outputs, call.key, tape, snapshot,
                                    self._outputs[call.key])
             else:
@@ -330,8 +330,10 @@ class _SameCode:
     (the check a function's own cache makes before each replay) replays it
     instead of recording. Bounded: ``MAX_ENTRIES`` tapes over all codes,
     each holding at most ``MAX_BYTES`` (small functions, where recording is
-    the cost), the least recently used dropped first; the entries hold the
-    code objects, not the functions. Only user code takes part: the closures
+    the cost) and checked faster than recorded (a large array in the
+    environment is digested at each check), the least recently used
+    dropped first; the entries hold the code objects, not the functions.
+    Only user code takes part: the closures
     adsim and SciPy make hold objects (rules, tapes) that snapshots count as
     neutral, which the same code holds other ones of in another closure."""
 
