@@ -131,7 +131,11 @@ def run(quick=False, rtol=1e-8, verbose=True):
 
 def check(out):
     for r in out["results"]:
-        assert r["fd_error"] < 1e-6, f"{r['method']}: adjoint disagrees with central differences"
+        # differences of the solver also differentiate its step-size control,
+        # which the adjoint holds fixed (docs/integrate.md): both lie within
+        # about the tolerance of the exact derivative (RK45 at 1e-8: 2.2e-6)
+        assert r["fd_error"] < 1e3 * r["rtol"], \
+            f"{r['method']}: adjoint disagrees with central differences"
         assert r["sens_error"] < 1e3 * r["rtol"], \
             f"{r['method']}: adjoint far from the forward sensitivities"
     for method, errors in out["sweep"].items():

@@ -142,8 +142,10 @@ def run(points=128, t_end=1.0, memory_limit="2MB", verbose=True):
 def check(out):
     assert out["budget_difference"] < 1e-12, "the memory budget changed the gradient"
     # central differences of the solver also differentiate its step-size
-    # control, which the adjoint holds fixed: they agree to about rtol
-    assert out["fd_error"] < 10 * TOL["rtol"], "adjoint disagrees with central differences"
+    # control, which the adjoint holds fixed (docs/integrate.md, "Step sizes
+    # held or followed"): each is within about 100 rtol of the exact
+    # derivative, and so of the other (3.2e-5 at rtol 1e-6 here)
+    assert out["fd_error"] < 100 * TOL["rtol"], "adjoint disagrees with central differences"
 
 
 def main(argv=None):
