@@ -19,6 +19,7 @@ from adsim import _validate
 from adsim._record.recording import record
 from adsim.errors import InvalidArgnums, InvalidArgument, InvalidArgumentValue
 from adsim.sparse import plan as _plan
+from adsim.sparse.arguments import Argument
 from adsim.sparse.orderings import ORDERINGS
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from adsim.sparse.plan import SparseHessianPlan, SparseJacobianPlan
@@ -86,7 +87,10 @@ def jacobian_sparsity(F, *args, argnum=0):
     Returns
     -------
     scipy.sparse.csr_array
-        Boolean, (output size) x (``args[argnum].size``).
+        Boolean, (output size) x (``args[argnum].size``); for an argument
+        that is a container of arrays (a dict, list or tuple), the container
+        holding one such pattern per array, as :func:`sparse_jacobian` gives
+        its values.
 
     Examples
     --------
@@ -97,7 +101,9 @@ def jacobian_sparsity(F, *args, argnum=0):
            [0, 0, 1, 1]])
     """
     _function(F, "jacobian_sparsity")
-    return jacobian_pattern(record(F, *args), [_argnum(F, args, argnum)])
+    tape = record(F, *args)
+    argument = Argument(tape, _argnum(F, args, argnum))
+    return argument.columns(jacobian_pattern(tape, argument.inputs))
 
 
 def hessian_sparsity(f, *args, argnum=0):
@@ -107,7 +113,9 @@ def hessian_sparsity(f, *args, argnum=0):
     Returns
     -------
     scipy.sparse.csr_array
-        Boolean, symmetric, ``args[argnum].size`` squared.
+        Boolean, symmetric, ``args[argnum].size`` squared; for an argument
+        that is a container of arrays, blocks ``P[i][j]`` nested in its
+        structure, as :func:`sparse_hessian` gives its values.
 
     Examples
     --------
@@ -118,4 +126,6 @@ def hessian_sparsity(f, *args, argnum=0):
            [0, 1, 0]])
     """
     _function(f, "hessian_sparsity")
-    return hessian_pattern(record(f, *args), [_argnum(f, args, argnum)])
+    tape = record(f, *args)
+    argument = Argument(tape, _argnum(f, args, argnum))
+    return argument.square(hessian_pattern(tape, argument.inputs))

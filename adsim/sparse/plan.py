@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from adsim._record.recording import record
 from adsim._validate import given
 from adsim.errors import BranchChanged, InvalidArgnums, InvalidArgumentValue
+from adsim.sparse.arguments import Argument
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
 from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring
 from adsim.sparse.orderings import twin_positions
@@ -274,6 +275,7 @@ class _Plan:
         t0 = time.perf_counter()
         self.tape = record(self.fn, *args)
         self.recordings += 1
+        self.argument = Argument(self.tape, self.argnum)
         return t0, time.perf_counter()
 
     def _evaluate(self, args, value=True):
@@ -348,7 +350,7 @@ class SparseJacobianPlan(_Plan):
     # ---- setup -----------------------------------------------------------
     def _prepare(self, args):
         t0, t1 = self._record(args)
-        self.pattern = jacobian_pattern(self.tape, [self.argnum])
+        self.pattern = jacobian_pattern(self.tape, self.argument.inputs)
         t2 = time.perf_counter()
         self.coloring = choose_jacobian_coloring(self.pattern, self.choice, self.orders)
         self.mode = _mode_of(self.coloring)
@@ -363,8 +365,10 @@ class SparseJacobianPlan(_Plan):
         else:
             self._S, self._W = np.zeros((self.shape[1], 0)), self.coloring.seed()
         self._V = np.ascontiguousarray(self._S.T)
+        self._V_parts = self.argument.parts(self._V)
         self._Wt = np.ascontiguousarray(self._W.T)
-        if self.n_forward and not self.n_reverse:      # the sweep seeds itself from them
+        if self.n_forward and not self.n_reverse and self.argument.single:
+            # the sweep seeds itself from them
             self._column_colors = np.ascontiguousarray(column_colors, dtype=np.int64)
         m, n = self.shape
         p, q = self.n_forward, self.n_reverse
@@ -398,23 +402,22 @@ class SparseJacobianPlan(_Plan):
 
     # ---- evaluation --------------------------------------------------------
     def _sweep(self, args, value=True):
-        tape = self.tape
-        xs = tape._inputs(args)
-        if self.n_forward and not self.n_reverse:       # forward only: recovered in the sweep
+        tape, argument = self.tape, self.argument
+        xs = argument.leaves(tape, args)
+        if self.n_forward and not self.n_reverse and argument.single:
+            # forward only: recovered in the sweep
             data = np.empty(self._positions.shape[0])
-            y = tape._tangent_gathered(xs, self.argnum, self._column_colors, self.n_forward,
-                                       self._positions, data, value)
+            y = tape._tangent_gathered(xs, argument.inputs[0], self._column_colors,
+                                       self.n_forward, self._positions, data, value)
             return y, _on_pattern(self._structure, data)
         m, n = self.shape
         y, forward, reverse = None, np.zeros((m, 0)), None
         if self.n_forward:
-            V = [None] * len(xs)
-            V[self.argnum] = self._V
-            y, tangents = tape._tangent(xs, V)
+            y, tangents = tape._tangent(xs, argument.seeded(len(xs), self._V_parts))
             forward = tangents.T
         if self.n_reverse:
             y, adjoints = tape._adjoint(xs, self._Wt)
-            reverse = adjoints[self.argnum]
+            reverse = argument.gathered(adjoints)
         if y is None:
             y = tape._forward(xs)
         parts = [a.reshape(-1) for a in (forward.T, reverse) if a is not None and a.size]
@@ -424,12 +427,17 @@ class SparseJacobianPlan(_Plan):
         return y, _on_pattern(self._structure, np.take(products, self._positions, mode="clip"))
 
     def value_and_jacobian(self, *args):
-        """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array``."""
-        return self._evaluate(args)
+        """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array`` (in
+        the argument's structure for a container, see :meth:`__call__`)."""
+        y, J = self._evaluate(args)
+        return y, self.argument.columns(J)
 
     def __call__(self, *args):
-        """The sparse Jacobian at ``args`` (a ``scipy.sparse.csr_array``)."""
-        return self._evaluate(args, value=False)[1]
+        """The sparse Jacobian at ``args``: a ``scipy.sparse.csr_array`` of
+        shape (output size, ``args[argnum].size``); for an argument that is a
+        container of arrays, the container holding one such matrix per array
+        (as :func:`adsim.jacobian` nests its blocks)."""
+        return self.argument.columns(self._evaluate(args, value=False)[1])
 
     def as_ivp_jac(self, format="csc"):
         """A ``jac(t, y, *args)`` callable for :func:`scipy.integrate.solve_ivp`.
@@ -489,7 +497,7 @@ class SparseHessianPlan(_Plan):
                                        f"returns shape {tuple(self.tape.output_shape)} (use "
                                        f"sparse_jacobian_plan for vector functions)")
         t1 = time.perf_counter()
-        self.pattern = hessian_pattern(self.tape, [self.argnum])
+        self.pattern = hessian_pattern(self.tape, self.argument.inputs)
         t2 = time.perf_counter()
         coloring = None
         if self.choice in ("auto", "star"):
@@ -501,6 +509,7 @@ class SparseHessianPlan(_Plan):
         self.coloring = coloring
         self.recovery = recovery_for(self.pattern, coloring)
         self._V = np.ascontiguousarray(coloring.seed().T)
+        self._V_parts = self.argument.parts(self._V)
         self._twin = twin_positions(self.recovery.pattern)
         self._structure = _Structure(self.recovery.pattern)
         p, n = self.ncolors, self.shape[0]
@@ -522,17 +531,16 @@ class SparseHessianPlan(_Plan):
                 f"{self.coloring.kind} coloring, {self.ncolors} directions>")
 
     def _sweep(self, args, value=True):
-        tape = self.tape                # (the value comes with the sweep: always returned)
-        xs = tape._inputs(args)
+        tape, argument = self.tape, self.argument   # (the value comes with the sweep)
+        xs = argument.leaves(tape, args)
         n = self.shape[0]
         if self.ncolors == 0:
             y, adjoints = tape._adjoint(xs, np.ones((1, 1)))
             H = self.recovery(np.zeros((n, 0)))
-            return float(y.reshape(())), adjoints[self.argnum][0], H
-        V = [None] * len(xs)
-        V[self.argnum] = self._V
-        y, _, adjoints, adjoint_tangents = tape._soadjoint(xs, V, np.ones(1))
-        products = adjoint_tangents[self.argnum]                  # (H S)^T
+            return float(y.reshape(())), argument.gathered(adjoints)[0], H
+        y, _, adjoints, adjoint_tangents = tape._soadjoint(
+            xs, argument.seeded(len(xs), self._V_parts), np.ones(1))
+        products = argument.gathered(adjoint_tangents)            # (H S)^T
         if self._positions is not None:                           # direct: a gather
             here, there = self._positions
             data = np.take(products, here)
@@ -541,16 +549,23 @@ class SparseHessianPlan(_Plan):
         else:                                                     # substitution
             data = self.recovery(products.T).data
             data = 0.5 * (data + data[self._twin])
-        return float(y.reshape(())), adjoints[self.argnum], \
-            _on_pattern(self._structure, data)
+        gradient = argument.gathered([None if a is None else a.reshape(1, -1)
+                                      for a in adjoints]).reshape(-1)
+        return float(y.reshape(())), gradient, _on_pattern(self._structure, data)
 
     def value_gradient_hessian(self, *args):
-        """``(f, gradient (flat), H)`` from one second-order sweep."""
-        return self._evaluate(args)
+        """``(f, gradient (flat), H)`` from one second-order sweep; for an
+        argument that is a container, the gradient as one flat piece per
+        array and ``H`` as blocks, both in its structure (see :meth:`__call__`)."""
+        y, g, H = self._evaluate(args)
+        return y, self.argument.vector(g), self.argument.square(H)
 
     def __call__(self, *args):
-        """The sparse Hessian at ``args`` (a symmetric ``csr_array``)."""
-        return self.value_gradient_hessian(*args)[2]
+        """The sparse Hessian at ``args``: a symmetric ``csr_array`` of
+        shape (n, n), n = ``args[argnum].size``; for an argument that is a
+        container of arrays, blocks ``H[i][j]`` (leaf i's elements by leaf
+        j's) nested in its structure, as :func:`adsim.hessian` nests them."""
+        return self.argument.square(self._evaluate(args)[2])
 
 
 def sparse_jacobian_plan(F, *args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):

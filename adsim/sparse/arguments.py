@@ -1,0 +1,106 @@
+"""The argument a sparse derivative is taken with respect to, as tape inputs.
+
+``adsim.record(F, *args)`` records one tape input per array: an argument
+that is a container (a dict, list or tuple of arrays, nested, as the
+functional API takes them) becomes one input per leaf, in
+``adsim._containers.tree`` order. A sparse Jacobian or Hessian w.r.t. such an
+argument has one column per element of its leaves, leaf after leaf; the
+results are handed back in the argument's structure, as
+:func:`adsim.jacobian` and :func:`adsim.hessian` hand back theirs: one
+``csr_array`` per leaf (output size x leaf size) for a Jacobian, one per
+pair of leaves (nested as ``H[i][j]``) for a Hessian.
+"""
+import numpy as np
+
+from .._containers.tree import unflatten
+from ..errors import InvalidArgumentValue
+
+
+class Argument:
+    """Tape inputs of argument ``argnum`` of a finished recording ``tape``.
+
+    Attributes
+    ----------
+    inputs : list of int
+        Positions of the tape inputs holding its arrays (one per leaf).
+    bounds : numpy.ndarray
+        Column offsets of the leaves in the flattened argument (length
+        ``len(inputs) + 1``).
+    tree : TreeDef or None
+        The argument's structure; None for a single array.
+    """
+
+    def __init__(self, tape, argnum):
+        trees = getattr(tape, "_trees", ())         # a TreeTape's per-argument structures
+        if trees:
+            first = sum(t.n_leaves for t in trees[:argnum])
+            tree = trees[argnum]
+            self.inputs = list(range(first, first + tree.n_leaves))
+            self.tree = None if tree.is_leaf else tree
+        else:
+            self.inputs, self.tree = [argnum], None
+        if not self.inputs:
+            raise InvalidArgumentValue(
+                f"adsim: argument {argnum} (argnum={argnum}) holds no arrays, so there is "
+                f"nothing to differentiate with respect to; pass argnum= the position of an "
+                f"array or of a container of arrays")
+        self._trees = trees
+        sizes = [tape.slot_size_of(tape.input_slots[i]) for i in self.inputs]
+        self.bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+
+    @property
+    def single(self):
+        """Whether the argument is one tape input (a single array, or a
+        container of one leaf)."""
+        return len(self.inputs) == 1
+
+    def leaves(self, tape, args):
+        """``args`` (as ``F`` takes them) as one array per tape input."""
+        if self._trees:
+            return tape._inputs(tape._args(args)[0])
+        return tape._inputs(args)
+
+    def parts(self, rows):
+        """``rows`` (k, n) split into one contiguous (k, leaf size) block per leaf."""
+        return [np.ascontiguousarray(rows[:, lo:hi])
+                for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+
+    def seeded(self, n_inputs, rows_parts):
+        """Per tape input directions: ``rows_parts`` at the argument's inputs, None elsewhere."""
+        V = [None] * n_inputs
+        for i, part in zip(self.inputs, rows_parts):
+            V[i] = part
+        return V
+
+    def gathered(self, per_input):
+        """Per tape input (k, size) arrays of the argument's inputs, side by side: (k, n)."""
+        blocks = [per_input[i] for i in self.inputs]
+        return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1)
+
+    # ---- results in the argument's structure --------------------------------
+    def columns(self, M):
+        """A sparse matrix with one column per element of the argument, as
+        the argument's structure holding one column block per leaf (the
+        matrix itself for a single array)."""
+        if self.tree is None:
+            return M
+        M = M.tocsc()
+        return unflatten(self.tree, [M[:, lo:hi].tocsr()
+                                     for lo, hi in zip(self.bounds[:-1], self.bounds[1:])])
+
+    def square(self, H):
+        """An n x n sparse matrix over the argument's elements as blocks
+        ``H[i][j]`` nested in its structure (the matrix itself for a single
+        array)."""
+        if self.tree is None:
+            return H
+        spans = list(zip(self.bounds[:-1], self.bounds[1:]))
+        H = H.tocsr()
+        rows = [self.columns(H[lo:hi, :]) for lo, hi in spans]
+        return unflatten(self.tree, rows)
+
+    def vector(self, g):
+        """A flat vector over the argument's elements as one flat piece per leaf."""
+        if self.tree is None:
+            return g
+        return unflatten(self.tree, [g[lo:hi] for lo, hi in zip(self.bounds[:-1], self.bounds[1:])])
