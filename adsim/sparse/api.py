@@ -34,7 +34,10 @@ def _argnum(f, args, argnum):
     values count from the end)."""
     nums, single = _validate.argnums(argnum)
     if not single:
-        raise InvalidArgnums(f"adsim: argnum must be one int, not {argnum!r}")
+        raise InvalidArgnums(f"adsim: argnum must be one int (the derivative is taken with "
+                             f"respect to one argument), not {argnum!r}. For several arrays, "
+                             f"pass them in one container argument (a tuple or dict): the "
+                             f"result comes back in blocks nested the same way")
     return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
 
 

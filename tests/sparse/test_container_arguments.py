@@ -171,3 +171,9 @@ def test_a_replay_with_another_structure_is_refused():
 def test_an_argument_without_arrays_is_refused_by_name():
     with pytest.raises(InvalidArgumentValue, match="holds no arrays"):
         adsim.sparse_jacobian(lambda p, x: x * 2.0, {}, np.ones(3))
+
+
+def test_several_argnums_point_to_a_container():
+    from adsim.errors import InvalidArgnums
+    with pytest.raises(InvalidArgnums, match="pass them in one container argument"):
+        adsim.sparse_jacobian(lambda a, b: a * b, np.ones(2), np.ones(2), argnum=(0, 1))
