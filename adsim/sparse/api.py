@@ -15,6 +15,8 @@ See docs/sparse.md.
 """
 import functools
 
+import numpy as np
+
 from adsim import _validate
 from adsim._record.recording import record
 from adsim.errors import InvalidArgnums, InvalidArgument, InvalidArgumentValue
@@ -32,13 +34,15 @@ __all__ = ["SparseHessianPlan", "SparseJacobianPlan", "hessian_pattern", "hessia
 def _argnum(f, args, argnum):
     """``argnum`` as a position among ``args`` (Python indexing: negative
     values count from the end)."""
-    nums, single = _validate.argnums(argnum)
-    if not single:
-        raise InvalidArgnums(f"adsim: argnum must be one int (the derivative is taken with "
-                             f"respect to one argument), not {argnum!r}. For several arrays, "
-                             f"pass them in one container argument (a tuple or dict): the "
-                             f"result comes back in blocks nested the same way")
-    return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
+    if not isinstance(argnum, (int, np.integer)) or isinstance(argnum, (bool, np.bool_)):
+        several = isinstance(argnum, (tuple, list))
+        raise InvalidArgnums(
+            f"adsim: argnum must be one int (the derivative is taken with respect to one "
+            f"argument), got {_validate.given(argnum)}" +
+            (". For several arrays, pass them in one container argument (a tuple or dict): "
+             "the result comes back in blocks nested the same way" if several else ""))
+    return _validate.resolve_argnums((int(argnum),), len(args), _validate.name_of(f),
+                                     "argnum")[0]
 
 
 def _function(f, entry):

@@ -58,6 +58,12 @@ class Argument:
         """``args`` (as ``F`` takes them) as one array per tape input."""
         if self._trees:
             return tape._inputs(tape._args(args)[0])
+        if len(args) != tape.n_inputs:
+            raise InvalidArgumentValue(
+                f"adsim: this sparse derivative was recorded with {tape.n_inputs} "
+                f"argument{'s' if tape.n_inputs != 1 else ''} of shapes "
+                f"{[tuple(s) for s in tape.input_shapes]} but {len(args)} were given; pass "
+                f"the arguments as the function takes them, in the same shapes")
         return tape._inputs(args)
 
     def parts(self, rows):

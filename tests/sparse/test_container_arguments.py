@@ -177,3 +177,16 @@ def test_several_argnums_point_to_a_container():
     from adsim.errors import InvalidArgnums
     with pytest.raises(InvalidArgnums, match="pass them in one container argument"):
         adsim.sparse_jacobian(lambda a, b: a * b, np.ones(2), np.ones(2), argnum=(0, 1))
+
+
+def test_argument_errors_name_what_was_given_and_what_is_accepted():
+    from adsim.errors import InvalidArgnums, InvalidArgument
+    F = lambda x: np.diff(x) ** 2                                   # noqa: E731
+    x = np.ones(4)
+    with pytest.raises(InvalidArgnums, match=r"argnum must be one int .* got '0' \(str\)"):
+        adsim.sparse_jacobian(F, x, argnum="0")
+    with pytest.raises(InvalidArgumentValue, match=r"recorded with 1 argument of shapes "
+                                                   r"\[\(4,\)\] but 2 were given"):
+        adsim.sparse_jacobian_plan(F, x)(x, x)
+    with pytest.raises(InvalidArgument, match="returned a tuple; a tape has one output"):
+        adsim.sparse_jacobian(lambda x: (x, x), x)
