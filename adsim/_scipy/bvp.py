@@ -51,7 +51,7 @@ from .optimize import _original
 from .piecewise import derivative_coefficients, piece
 from .solution_op import ImplicitSolution
 from .solver_calls import _Leak, _as_array, plain_value
-from .bvp_tapes import SavedBvp, TapedFunction
+from .bvp_tapes import PIECES, SavedBvp, TapedFunction, joined
 from .splines import install
 
 __all__ = ["solve_bvp"]
@@ -200,23 +200,27 @@ class HeldMeshSolve:
 
 
 def _saved(functions, with_params, has_p, run, x_start):
-    """The :class:`SavedBvp` of a call: ``fun`` and ``bc`` of ``(SciPy's
-    arguments, *params)`` to record, and the call's plain data."""
+    """The :class:`SavedBvp` of a call: ``fun``, ``bc`` and the Jacobians
+    given of ``(SciPy's arguments, *params)`` to record, and the call's
+    plain data."""
     head = 3 if has_p else 2
+    k = run.p_guess.size if has_p else 0
 
     def taped(name):
         f = functions[name]
+        pieces = PIECES[name](k) if name in PIECES else None
 
         def of_params(*a):
-            return _as_array(f(*a[:head], *with_params(a[head:])))
+            out = f(*a[:head], *with_params(a[head:]))
+            if pieces is None:
+                return _as_array(out)
+            return joined(out, *pieces(tuple(np.shape(x) for x in a[:head])))
         of_params.__name__ = name
-        return TapedFunction(name, of_params)
-    given = [name for name in ("fun_jac", "bc_jac") if name in functions]
-    why_not = f"its {given[0]}= is Python code, which SciPy calls" if given else None
+        return TapedFunction(name, of_params, pieces=pieces)
     fields = {"x_start": x_start, "y_guess": run.y_guess,
               "p_guess": run.p_guess if has_p else None,
               "options": run.options}
-    return SavedBvp(taped("fun"), taped("bc"), fields, why_not)
+    return SavedBvp({name: taped(name) for name in functions}, fields)
 
 
 def held_mesh(x_active, x_plain, final):

@@ -9,7 +9,7 @@ import numpy as np
 from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
 from .bvp import WHAT, HeldMeshSolve, ScipyRun
-from .bvp_tapes import BvpApplication, SavedBvp, TapedFunction
+from .bvp_tapes import PIECES, BvpApplication, SavedBvp, TapedFunction
 from .implicit import Equations
 from .implicit_file import _floats, transcribed
 from .solution_op import ImplicitSolution
@@ -60,21 +60,28 @@ def read_bvp(state, tapes):
                          f"be null), not {options!r}")
     recorded = _split(_floats(state["recorded_at"], sum(size_of(s) for s in in_shapes),
                               "the recorded parameters"), in_shapes)
-    counts = state["variants"]
-    if not isinstance(counts, list) or len(counts) != 3 or \
-            not all(type(c) is int and c > 0 for c in counts) or sum(counts) != len(tapes):
-        raise ValueError(f"the tapes of a solution of {WHAT} are those of its collocation "
-                         f"equations, fun and bc, each at least one, not {counts!r} of "
-                         f"{len(tapes)} tapes")
-    residual = tapes[:counts[0]]
+    groups = _groups(state["variants"], tapes)
+    residual = groups.pop("collocation")
     _check(residual, [[(size,)] + in_shapes], (size,), "collocation equations")
     p_shape = [(k,)] if k else []
     head = 2 + len(p_shape)
-    fun = _by_shapes(tapes[counts[0]:counts[0] + counts[1]], "fun", head, lambda s: (
-        len(s) == 2 + len(p_shape) + len(params) and len(s[0]) == 1 and s[1] == (n, s[0][0])
-        and s[2:] == p_shape + params), lambda s: (n, s[0][0]))
-    bc = _by_shapes(tapes[counts[0] + counts[1]:], "bc", head,
-                    lambda s: s == [(n,), (n,)] + p_shape + params, lambda s: (n + k,))
+
+    def takes_x_y(s):           # fun and fun_jac: (x (mm,), y (n, mm)[, p], *params)
+        return len(s) == head + len(params) and len(s[0]) == 1 and s[1] == (n, s[0][0]) \
+            and s[2:] == p_shape + params
+
+    def takes_ends(s):          # bc and bc_jac: (ya (n,), yb (n,)[, p], *params)
+        return s == [(n,), (n,)] + p_shape + params
+    outputs = {"fun": (takes_x_y, lambda s: (n, s[0][0])),
+               "bc": (takes_ends, lambda s: (n + k,))}
+    taped = {}
+    for name, group in groups.items():
+        pieces = PIECES[name](k) if name in PIECES else None
+        takes, output = outputs[name.replace("_jac", "")]
+        if pieces is not None:
+            output = _joined_size(pieces)
+        taped[name] = TapedFunction(name, None, _by_shapes(group, name, head, takes, output),
+                                    pieces=pieces)
     first, start = (_floats(state[key], size, f"the {key}") for key in ("first", "start"))
     solved_at = state["solved_at"]
     if solved_at is not None:
@@ -83,7 +90,7 @@ def read_bvp(state, tapes):
     inner = SavedInner("collocation equations", 0, residual,
                        f"the collocation equations of {WHAT}")
     system = Equations(transcribed(inner), size, WHAT, inner=inner)
-    saved = SavedBvp(TapedFunction("fun", None, fun), TapedFunction("bc", None, bc),
+    saved = SavedBvp(taped,
                      {"x_start": x_start, "y_guess": y_guess, "p_guess": p_guess,
                       "options": options, "n": n, "m": m, "k": k, "mesh": mesh,
                       "initial_nodes": initial_nodes, "recorded_at": recorded})
@@ -96,6 +103,33 @@ def read_bvp(state, tapes):
     solution._solved_at = None if solved_at is None else solved_at.tobytes()
     solution.saved = saved
     return BvpApplication(solution.primitive, in_shapes, out_shape)
+
+
+_FUNCTIONS = ("collocation", "fun", "bc", "fun_jac", "bc_jac")
+
+
+def _groups(listed, tapes):
+    """name -> its tapes, from ``variants`` (``[name, count]`` in tape
+    order: the collocation equations, fun and bc, then the Jacobians given)."""
+    if not isinstance(listed, list) or not all(
+            isinstance(e, list) and len(e) == 2 and e[0] in _FUNCTIONS and type(e[1]) is int
+            and e[1] > 0 for e in listed) or \
+            [e[0] for e in listed] != [f for f in _FUNCTIONS if f in {e[0] for e in listed}] \
+            or [e[0] for e in listed][:3] != list(_FUNCTIONS[:3]) or \
+            sum(e[1] for e in listed) != len(tapes):
+        raise ValueError(f"the tapes of a solution of {WHAT} are listed as [name, count] of "
+                         f"{list(_FUNCTIONS)} in that order (the first three always, each "
+                         f"with at least one tape), not {listed!r} of {len(tapes)} tapes")
+    groups, at = {}, 0
+    for name, count in listed:
+        groups[name] = tapes[at:at + count]
+        at += count
+    return groups
+
+
+def _joined_size(pieces):
+    """The output shape of a Jacobian's tapes, from its pieces' shapes."""
+    return lambda s: (sum(size_of(p) for p in pieces([tuple(x) for x in s])[0]),)
 
 
 def _count(value, what):

@@ -22,6 +22,7 @@ from .._record.creation import suspended
 from ..errors import BranchChanged
 from ..primitives import Application
 from .implicit_file import described
+from .solver_calls import _as_array
 
 __all__ = ["BvpApplication", "SavedBvp", "TapedFunction"]
 
@@ -33,12 +34,15 @@ def _plain(a):
 
 
 class TapedFunction:
-    """``fun`` or ``bc`` as its tapes: per shape of SciPy's arguments, an
-    inner function (RecordingInner of ``function(*head, *params)`` here, or,
-    loaded, a SavedInner)."""
+    """``fun``, ``bc`` or their Jacobians as their tapes: per shape of
+    SciPy's arguments, an inner function (RecordingInner of
+    ``function(*head, *params)`` here, or, loaded, a SavedInner). A
+    Jacobian returns several arrays (``pieces(head shapes)``: their shapes,
+    a tuple of them or, for ``fun_jac`` without unknown parameters, one):
+    its tapes output them raveled one after the other."""
 
-    def __init__(self, name, function, inners=None):
-        self.name, self.function = name, function
+    def __init__(self, name, function, inners=None, pieces=None):
+        self.name, self.function, self.pieces = name, function, pieces
         self._inners = dict(inners or {})
         self._lock = threading.Lock()
 
@@ -61,8 +65,9 @@ class TapedFunction:
         """The function's value at SciPy's arguments ``head`` and the plain
         parameters ``params``, from the first of its tapes whose path holds."""
         head = [_plain(a) for a in head]
-        inner = self._inner(tuple(a.shape for a in head))
-        return inner.run(head + list(params), lambda tape, v: tape.forward(*v))
+        shapes = tuple(a.shape for a in head)
+        out = self._inner(shapes).run(head + list(params), lambda tape, v: tape.forward(*v))
+        return out if self.pieces is None else split(out, *self.pieces(shapes))
 
     def at(self, params):
         """The function as SciPy calls it, at the parameters ``params``."""
@@ -78,19 +83,59 @@ class TapedFunction:
         return [t for inner in inners for t in inner.variants.tapes()]
 
 
+def fun_jac_pieces(k):
+    """The pieces of ``fun_jac(x, y[, p])`` (``df_dy`` (n, n, m), then
+    ``df_dp`` (n, k, m) with ``k`` unknown parameters: a tuple of the two)."""
+    def pieces(shapes):
+        n, m = shapes[1]
+        return [(n, n, m)] + ([(n, k, m)] if k else []), k > 0
+    return pieces
+
+
+def bc_jac_pieces(k):
+    """The pieces of ``bc_jac(ya, yb[, p])``: ``dbc_dya``, ``dbc_dyb`` (n +
+    k, n) and with ``k`` unknown parameters ``dbc_dp`` (n + k, k)."""
+    def pieces(shapes):
+        n = shapes[0][0]
+        return [(n + k, n), (n + k, n)] + ([(n + k, k)] if k else []), True
+    return pieces
+
+
+PIECES = {"fun_jac": fun_jac_pieces, "bc_jac": bc_jac_pieces}
+"""name -> k -> pieces(head shapes): the Jacobians, whose values are several arrays."""
+
+
+def joined(out, shapes, several):
+    """A Jacobian's value ``out`` (``several`` arrays of ``shapes``, or one)
+    as the one flat array its tapes output."""
+    parts = [_as_array(o) for o in out] if several else [_as_array(out)]
+    return np.concatenate([np.reshape(o, (-1,)) for o in parts])
+
+
+def split(flat, shapes, several):
+    """The arrays of ``shapes`` that :func:`joined` put in ``flat``."""
+    out, at = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        out.append(np.reshape(flat[at:at + size], shape))
+        at += size
+    return tuple(out) if several else out[0]
+
+
 class SavedBvp:
-    """A solve as a tape file keeps it: its functions' tapes (``fun`` and
-    ``bc``: TapedFunction), ``fields`` (the call's plain data, as
-    :class:`BvpApplication` writes it) and ``why_not`` (None, or why a file
-    cannot hold it). ``recorded``: the tapes hold at the first solution, and
-    SciPy runs on them from then on."""
+    """A solve as a tape file keeps it: its functions' tapes (``taped``:
+    name -> TapedFunction, for ``fun``, ``bc`` and the Jacobians the call
+    gives), ``fields`` (the call's plain data, as :class:`BvpApplication`
+    writes it) and ``why_not`` (None, or why a file cannot hold it).
+    ``recorded``: the tapes hold at the first solution, and SciPy runs on
+    them from then on."""
 
     application = None          # BvpApplication, set below
 
-    def __init__(self, fun, bc, fields, why_not=None):
-        self.fun, self.bc, self.fields, self.why_not = fun, bc, fields, why_not
+    def __init__(self, taped, fields, why_not=None):
+        self.taped, self.fields, self.why_not = dict(taped), fields, why_not
         self.recorded = False
-        self._samples = {"fun": {}, "bc": {}}
+        self._samples = {name: {} for name in self.taped}
 
     def watched(self, functions):
         """``functions`` (SciPy's ``fun`` and ``bc`` for the first solve),
@@ -118,7 +163,7 @@ class SavedBvp:
         which = "fun"
         try:
             with suspended():
-                for which, taped in (("fun", self.fun), ("bc", self.bc)):
+                for which, taped in self.taped.items():
                     for head in self._samples[which].values():
                         taped.run(head, params)
                 which = "the collocation equations"
@@ -132,7 +177,7 @@ class SavedBvp:
         self.recorded = True
 
     def functions_at(self, params):
-        return {"fun": self.fun.at(params), "bc": self.bc.at(params)}
+        return {name: taped.at(params) for name, taped in self.taped.items()}
 
 
 class BvpApplication(Application):
@@ -150,12 +195,12 @@ class BvpApplication(Application):
         if solution.not_saved is not None:
             return super().file_state()             # its TapeCopyError
         saved = solution.saved
-        residual = solution.system.tape.inner.variants.tapes()
-        fun, bc = saved.fun.tapes(), saved.bc.tapes()
+        tapes = [("collocation", solution.system.tape.inner.variants.tapes())] + \
+            [(name, taped.tapes()) for name, taped in saved.taped.items()]
         state = described(self, lambda: {
             **{k: json_data(v, f"the {k} of {WHAT}") for k, v in saved.fields.items()},
-            "variants": [len(residual), len(fun), len(bc)]}, solution)
-        return state, residual + fun + bc
+            "variants": [[name, len(t)] for name, t in tapes]}, solution)
+        return state, [t for _, group in tapes for t in group]
 
 
 SavedBvp.application = BvpApplication

@@ -6,7 +6,8 @@ loaded and unpickled tapes replay bitwise like the original, on threads
 and spawned processes too, with derivatives that agree with central
 differences; a loaded solve on a mesh no tape holds raises BranchChanged,
 as the original does where SciPy changes its mesh; Jacobians given as
-Python code are refused by name; altered descriptions raise TapeFileError."""
+Python code (fun_jac, bc_jac: tuples of arrays) are saved as tapes too;
+altered descriptions raise TapeFileError."""
 import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -17,7 +18,7 @@ from scipy.integrate import solve_bvp
 
 import adsim
 from adsim import parallel, tapefile
-from adsim.errors import BranchChanged, TapeCopyError, TapeFileError
+from adsim.errors import BranchChanged, TapeFileError
 from tapefile_bytes import replace_section, section
 from tapefile_replays import assert_same_replays, callback_kinds, copies
 
@@ -114,22 +115,51 @@ def test_solve_bvp_maps_on_threads_and_spawned_processes():
     assert [np.asarray(g).tobytes() for g in got] == want
 
 
-def test_jacobians_given_as_python_code_are_refused_by_name():
-    def f(k):
-        return solve_bvp(lambda x, y: np.vstack([y[1], -k[0] * y[0]]),
-                         lambda ya, yb: np.array([ya[0], yb[0] - 1.0]),
-                         np.linspace(0, 1, 5), np.zeros((2, 5)),
-                         fun_jac=lambda x, y: np.stack([[np.zeros_like(x), np.ones_like(x)],
-                                                        [-k[0] * np.ones_like(x),
-                                                         np.zeros_like(x)]])).y[0, 2]
-    tape = adsim.record(f, np.array([2.0]))
-    with pytest.raises(TapeCopyError, match="fun_jac"):
-        tapefile.dumps(tape)
+def eigen_with_jacobians(a):
+    """``eigen`` on a fixed mesh with fun_jac and bc_jac given (SciPy calls
+    them; their tapes are saved, each a tuple of arrays)."""
+    x = np.linspace(0, 1, 5)
+    y = np.vstack([np.sin(np.pi * x), np.pi * np.cos(np.pi * x)])
+
+    def fun_jac(x, y, p):
+        zero, one = np.zeros_like(x), np.ones_like(x)
+        df_dy = np.array([[zero, one], [-(p[0] * a[0]) ** 2 * one, zero]])
+        df_dp = np.array([[zero], [-2.0 * p[0] * a[0] ** 2 * y[0]]])
+        return df_dy, df_dp
+
+    def bc_jac(ya, yb, p):
+        return (np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]),
+                np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]]), np.zeros((3, 1)))
+    sol = solve_bvp(lambda x, y, p: np.vstack([y[1], -(p[0] * a[0]) ** 2 * y[0]]),
+                    lambda ya, yb, p: np.array([ya[0], ya[1] - a[1], yb[0]]),
+                    x, y, p=[3.0], fun_jac=fun_jac, bc_jac=bc_jac, tol=1e-7)
+    return sol.p[0] + np.sum(sol.y[1] ** 2) * 1e-2
+
+
+def test_jacobians_given_as_python_code_are_saved_as_tapes():
+    tape = adsim.record(eigen_with_jacobians, A[:2])
+    points = [(A[:2],), (A[:2] * (1 + 1e-6),), (A[:2] + np.array([0.01, 0.02]),)]
+    assert_same_replays(tape, copies(tape), points, methods=METHODS[:4])
+    data = tapefile.dumps(tape)
+    assert [name for name, _ in _bvp_state(data)["variants"]] == \
+        ["collocation", "fun", "bc", "fun_jac", "bc_jac"]
+    loaded = tapefile.loads(data)
+    for (p,) in points[::2]:
+        np.testing.assert_allclose(loaded.gradient(p), adsim.grad(eigen_with_jacobians)(p),
+                                   rtol=1e-9, atol=1e-11)
+
+
+def _calls(data):
+    _, count, at = section(data, "CALL")
+    return json.loads(bytes(data[at:at + count]).decode())
+
+
+def _bvp_state(data):
+    return next(c["state"] for c in _calls(data) if c["kind"] == "adsim.bvp_solution")
 
 
 def _altered(data, change):
-    _, count, at = section(data, "CALL")
-    calls = json.loads(bytes(data[at:at + count]).decode())
+    calls = _calls(data)
     for c in calls:
         if c["kind"] == "adsim.bvp_solution":
             change(c["state"])
@@ -137,7 +167,9 @@ def _altered(data, change):
 
 
 @pytest.mark.parametrize("change", [
-    lambda s: s.update(n=3), lambda s: s.update(m=1), lambda s: s.update(variants=[1, 1]),
+    lambda s: s.update(n=3), lambda s: s.update(m=1),
+    lambda s: s.update(variants=[["collocation", 1], ["fun", 1]]),
+    lambda s: s["variants"].reverse(),
     lambda s: s["options"].update(tol="tight"), lambda s: s.update(y_guess=[[0.0]]),
     lambda s: s.update(initial_nodes=[0, 99]), lambda s: s.update(recorded_at=[1.0]),
     lambda s: s.pop("mesh")])
