@@ -110,7 +110,8 @@ def jacobian_sparsity(F, *args, argnum=0):
     _function(F, "jacobian_sparsity")
     tape = record(F, *args)
     argument = Argument(tape, _argnum(F, args, argnum))
-    return argument.columns(jacobian_pattern(tape, argument.inputs))
+    pattern = jacobian_pattern(tape, argument.inputs)
+    return argument.cutter(pattern)(pattern)
 
 
 def hessian_sparsity(f, *args, argnum=0):
@@ -135,4 +136,5 @@ def hessian_sparsity(f, *args, argnum=0):
     _function(f, "hessian_sparsity")
     tape = record(f, *args)
     argument = Argument(tape, _argnum(f, args, argnum))
-    return argument.square(hessian_pattern(tape, argument.inputs))
+    pattern = hessian_pattern(tape, argument.inputs)
+    return argument.cutter(pattern, square=True)(pattern)

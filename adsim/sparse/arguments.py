@@ -14,6 +14,7 @@ import numpy as np
 
 from .._containers.tree import unflatten
 from ..errors import InvalidArgumentValue
+from .results import Blocks
 
 
 class Argument:
@@ -84,26 +85,22 @@ class Argument:
         return blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1)
 
     # ---- results in the argument's structure --------------------------------
-    def columns(self, M):
-        """A sparse matrix with one column per element of the argument, as
-        the argument's structure holding one column block per leaf (the
-        matrix itself for a single array)."""
+    def cutter(self, pattern, square=False):
+        """The function taking a result on ``pattern`` (canonical CSR: one
+        column per element of the argument, and for a Hessian (``square``)
+        one row per element too) to the argument's structure holding its
+        blocks: one per array (``M[i][j]`` per pair for a Hessian); the
+        identity for a single array."""
         if self.tree is None:
-            return M
-        M = M.tocsc()
-        return unflatten(self.tree, [M[:, lo:hi].tocsr()
-                                     for lo, hi in zip(self.bounds[:-1], self.bounds[1:])])
+            return lambda M: M
+        rows = self.bounds if square else np.array([0, pattern.shape[0]])
+        blocks = Blocks(pattern, rows, self.bounds)
+        tree = self.tree
 
-    def square(self, H):
-        """An n x n sparse matrix over the argument's elements as blocks
-        ``H[i][j]`` nested in its structure (the matrix itself for a single
-        array)."""
-        if self.tree is None:
-            return H
-        spans = list(zip(self.bounds[:-1], self.bounds[1:]))
-        H = H.tocsr()
-        rows = [self.columns(H[lo:hi, :]) for lo, hi in spans]
-        return unflatten(self.tree, rows)
+        def cut(M):
+            per_row = [unflatten(tree, row) for row in blocks(M.data)]
+            return unflatten(tree, per_row) if square else per_row[0]
+        return cut
 
     def vector(self, g):
         """A flat vector over the argument's elements as one flat piece per leaf."""

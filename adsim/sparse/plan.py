@@ -40,6 +40,7 @@ from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_colo
 from adsim.sparse.orderings import twin_positions
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from adsim.sparse.recovery import NEUTRAL, recovery_for
+from adsim.sparse.results import Structure, on_pattern
 from adsim.sparse.symmetric import best_acyclic_coloring, best_star_coloring
 
 __all__ = ["SparseHessianPlan", "SparseJacobianPlan", "choose_jacobian_coloring", "jacobian_cost",
@@ -222,36 +223,6 @@ def _positions(recovery, kind, forward, reverse):
     return np.rint(data).astype(np.intp)
 
 
-class _Structure:
-    """The CSR structure results are built on (32-bit indices when they fit:
-    less to copy per result), and a result made on it once by SciPy's
-    checking constructor, whose state every later result copies: a new
-    ``csr_array`` costs a few microseconds, not SciPy's checks over the
-    index arrays (about 50 us at 5 * 10^4 nonzeros)."""
-
-    def __init__(self, pattern):
-        small = pattern.nnz < 2 ** 31 - 1 and max(pattern.shape) < 2 ** 31 - 1
-        dtype = np.int32 if small else np.int64
-        self.indices = pattern.indices.astype(dtype)
-        self.indptr = pattern.indptr.astype(dtype)
-        self.shape = pattern.shape
-        self.template = sp.csr_array((np.zeros(self.indices.shape[0]), self.indices, self.indptr),
-                                     shape=self.shape)
-        self.template.has_sorted_indices = True
-        self.template.has_canonical_format = True
-
-
-def _on_pattern(structure, data):
-    """A new CSR array holding ``data`` on ``structure``, with its own copies
-    of the index arrays (SciPy changes them in place, ``eliminate_zeros``)."""
-    J = sp.csr_array.__new__(sp.csr_array)
-    J.__dict__.update(structure.template.__dict__)
-    J.data = data
-    J.indices = structure.indices.copy()
-    J.indptr = structure.indptr.copy()
-    return J
-
-
 class _Plan:
     """What both plans share: argument checks, recording, the matrix shape."""
 
@@ -377,7 +348,8 @@ class SparseJacobianPlan(_Plan):
         self._positions = _positions(self.recovery, self.coloring.kind, forward, reverse)
         if self._positions.size and (p * m + q * n) < 2 ** 31:
             self._positions = self._positions.astype(np.int32)      # half the bytes to read
-        self._structure = _Structure(self.recovery.pattern)
+        self._structure = Structure(self.recovery.pattern)
+        self._cut = self.argument.cutter(self.recovery.pattern)
         t3 = time.perf_counter()
         self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
 
@@ -409,7 +381,7 @@ class SparseJacobianPlan(_Plan):
             data = np.empty(self._positions.shape[0])
             y = tape._tangent_gathered(xs, argument.inputs[0], self._column_colors,
                                        self.n_forward, self._positions, data, value)
-            return y, _on_pattern(self._structure, data)
+            return y, self._cut(on_pattern(self._structure, data))
         m, n = self.shape
         y, forward, reverse = None, np.zeros((m, 0)), None
         if self.n_forward:
@@ -424,20 +396,20 @@ class SparseJacobianPlan(_Plan):
         products = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
             np.zeros(0)
         # positions are in range by construction: "clip" only skips the bounds checks
-        return y, _on_pattern(self._structure, np.take(products, self._positions, mode="clip"))
+        return y, self._cut(on_pattern(self._structure,
+                                        np.take(products, self._positions, mode="clip")))
 
     def value_and_jacobian(self, *args):
         """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array`` (in
         the argument's structure for a container, see :meth:`__call__`)."""
-        y, J = self._evaluate(args)
-        return y, self.argument.columns(J)
+        return self._evaluate(args)
 
     def __call__(self, *args):
         """The sparse Jacobian at ``args``: a ``scipy.sparse.csr_array`` of
         shape (output size, ``args[argnum].size``); for an argument that is a
         container of arrays, the container holding one such matrix per array
         (as :func:`adsim.jacobian` nests its blocks)."""
-        return self.argument.columns(self._evaluate(args, value=False)[1])
+        return self._evaluate(args, value=False)[1]
 
     def as_ivp_jac(self, format="csc"):
         """A ``jac(t, y, *args)`` callable for :func:`scipy.integrate.solve_ivp`.
@@ -511,7 +483,8 @@ class SparseHessianPlan(_Plan):
         self._V = np.ascontiguousarray(coloring.seed().T)
         self._V_parts = self.argument.parts(self._V)
         self._twin = twin_positions(self.recovery.pattern)
-        self._structure = _Structure(self.recovery.pattern)
+        self._structure = Structure(self.recovery.pattern)
+        self._cut = self.argument.cutter(self.recovery.pattern, square=True)
         p, n = self.ncolors, self.shape[0]
         self._positions = None
         if coloring.kind == "star":
@@ -537,7 +510,8 @@ class SparseHessianPlan(_Plan):
         if self.ncolors == 0:
             y, adjoints = tape._adjoint(xs, np.ones((1, 1)))
             H = self.recovery(np.zeros((n, 0)))
-            return float(y.reshape(())), argument.gathered(adjoints)[0], H
+            return float(y.reshape(())), argument.vector(argument.gathered(adjoints)[0]), \
+                self._cut(H)
         y, _, adjoints, adjoint_tangents = tape._soadjoint(
             xs, argument.seeded(len(xs), self._V_parts), np.ones(1))
         products = argument.gathered(adjoint_tangents)            # (H S)^T
@@ -551,21 +525,21 @@ class SparseHessianPlan(_Plan):
             data = 0.5 * (data + data[self._twin])
         gradient = argument.gathered([None if a is None else a.reshape(1, -1)
                                       for a in adjoints]).reshape(-1)
-        return float(y.reshape(())), gradient, _on_pattern(self._structure, data)
+        return float(y.reshape(())), argument.vector(gradient), \
+            self._cut(on_pattern(self._structure, data))
 
     def value_gradient_hessian(self, *args):
         """``(f, gradient (flat), H)`` from one second-order sweep; for an
         argument that is a container, the gradient as one flat piece per
         array and ``H`` as blocks, both in its structure (see :meth:`__call__`)."""
-        y, g, H = self._evaluate(args)
-        return y, self.argument.vector(g), self.argument.square(H)
+        return self._evaluate(args)
 
     def __call__(self, *args):
         """The sparse Hessian at ``args``: a symmetric ``csr_array`` of
         shape (n, n), n = ``args[argnum].size``; for an argument that is a
         container of arrays, blocks ``H[i][j]`` (leaf i's elements by leaf
         j's) nested in its structure, as :func:`adsim.hessian` nests them."""
-        return self.argument.square(self._evaluate(args)[2])
+        return self._evaluate(args)[2]
 
 
 def sparse_jacobian_plan(F, *args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):
