@@ -58,6 +58,7 @@ CALLBACK_CLASSES = {"adsim.primitive": "adsim.primitives.Application",
                         "adsim._scipy.implicit_file.SolutionApplication",
                     "adsim.constrained_solution":
                         "adsim._scipy.constrained_file.ConstrainedApplication",
+                    "adsim.bvp_solution": "adsim._scipy.bvp_tapes.BvpApplication",
                     "adsim.lsoda": "adsim.integrate._lsoda.LsodaPiece",
                     "adsim.odeint": "adsim.integrate._odeint_op.OdeintOp",
                     "adsim.checkpoint_loop": "adsim.checkpoint.op.LoopOp"}

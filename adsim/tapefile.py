@@ -38,6 +38,7 @@ from ._containers.saved_trees import structures_from_data
 from ._containers.tree_tape import TreeTape
 from ._np.special import special_ufunc
 from ._scipy import hooks
+from ._scipy.bvp_tapes import BvpApplication
 from ._scipy.constrained_file import ConstrainedApplication
 from ._scipy.implicit_file import SolutionApplication
 from ._scipy.operator_solve import OperatorSolveApplication
@@ -61,8 +62,8 @@ _CALLBACK_CLASSES = {cls.file_kind: cls for cls in (Application, BuiltinApplicat
                                                     NestedApplication, ColoredApplication,
                                                     EventTimeApplication, IntegralApplication,
                                                     SolutionApplication, ConstrainedApplication,
-                                                    OperatorSolveApplication, LsodaPiece, OdeintOp,
-                                                    LoopOp)}
+                                                    OperatorSolveApplication, BvpApplication,
+                                                    LsodaPiece, OdeintOp, LoopOp)}
 
 
 def callback_classes():

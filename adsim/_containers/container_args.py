@@ -9,7 +9,7 @@ function, which sees the container it was given.
 """
 import functools
 
-from .._nesting.nested import closure_cells, distinct_slots
+from .._nesting.nested import closure_cells, distinct_slots, keep_attributes
 from .._nesting.outer_values import recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
@@ -57,7 +57,7 @@ def spread_containers(functions, args):
         @functools.wraps(f)         # name, and attributes (an event's terminal)
         def with_containers(*a, **kwargs):
             return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
-        return with_containers
+        return keep_attributes(with_containers, f)
     return [wrap(f) for f in functions], flat
 
 
@@ -91,6 +91,6 @@ def lift_container_closures(functions, args):
             finally:
                 for cell, v in zip(cells, outer):
                     cell.set(v)
-        return with_cells
+        return keep_attributes(with_cells, f)
     return [wrap(f) for f in functions], tuple(args) + flat
 

@@ -266,7 +266,7 @@ def check_same(tree, expected, what, of):
     ``of`` (see :func:`conforms`)."""
     if not conforms(tree, expected):
         raise InvalidInput(f"adsim: the {what} has the structure {tree!r} but the {of} has "
-                           f"{expected!r} (* marks an array); pass a {what} with the same "
+                           f"{expected!r} (* marks an array); pass {what} with the same "
                            f"containers, keys and number of leaves")
 
 

@@ -8,7 +8,7 @@ structures and returns gradients, tangents and Jacobians in them.
 from .saved_trees import structures_data
 from .tree import check_same, flatten, unflatten
 from .._validate import real_array
-from ..errors import ReadOnlyTapeAttribute
+from ..errors import InvalidArgumentValue, ReadOnlyTapeAttribute
 from ..tape import Tape, set_internal
 
 
@@ -36,8 +36,13 @@ class TreeTape(Tape):
         them: a namedtuple of the saved name and fields, of the caller's
         class)."""
         if len(xs) != len(self._trees):
-            raise ValueError(f"adsim: this tape was recorded with {len(self._trees)} arguments; "
-                             f"got {len(xs)}")
+            n = len(self._trees)
+            raise InvalidArgumentValue(
+                f"adsim: this tape was recorded with {n} argument{'s' if n != 1 else ''} "
+                f"({', '.join(repr(t) for t in self._trees)}; * marks an array) but {len(xs)} "
+                f"were given; pass one value per recorded argument, each in its recorded "
+                f"structure: tape.gradient(params) for a tape recorded as "
+                f"adsim.record(f, params)")
         leaves, trees = [], []
         for i, (tree, x) in enumerate(zip(self._trees, xs)):
             got, t = flatten(x)

@@ -103,8 +103,18 @@ def _lifted(f, slots):
             for slot, v in zip(slots, outer):
                 slot.set(v)
     lifted.__name__ = _name(f)
-    lifted.__dict__.update(getattr(f, "__dict__", {}))    # attributes (an event's terminal)
-    return lifted
+    return keep_attributes(lifted, f)
+
+
+def keep_attributes(wrapper, f):
+    """``wrapper`` of ``f`` with ``f``'s attributes: its own, and an event's
+    ``terminal`` and ``direction``, which SciPy reads with getattr, so
+    that they may come from the class of a callable object too."""
+    wrapper.__dict__.update(getattr(f, "__dict__", {}))
+    for name in ("terminal", "direction"):
+        if name not in wrapper.__dict__ and hasattr(f, name):
+            setattr(wrapper, name, getattr(f, name))
+    return wrapper
 
 
 def lift_closures(functions, args):

@@ -8,7 +8,7 @@ from .._active import Active, other_layout, wrap
 from .._np.layout import laid_out
 from .._containers.tree import LEAF, flatten, is_container, keep_constants, unflatten
 from .._validate import entry_point, function, name_of, real_array
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, MixedRecordings
 
 
 @entry_point
@@ -92,12 +92,14 @@ def record_inputs(f, args, kwargs, n_varied, reach=None):
 def _output_active(tape, out, f):
     name = getattr(f, "__name__", "the function")
     if isinstance(out, (tuple, list)) or (out is not None and is_container(out)):
-        raise TypeError(f"adsim: {name} returned a {type(out).__name__}; a tape has one output "
-                        f"array: np.concatenate the pieces, or use the functional API (jvp, "
-                        f"vjp, jacobian), which accepts containers of outputs")
+        raise InvalidArgument(f"adsim: {name} returned a {type(out).__name__}; a tape has one "
+                              f"output array: np.concatenate the pieces, or use the functional "
+                              f"API (jvp, vjp, jacobian), which accepts containers of outputs")
     if isinstance(out, Active):
         if out.tape is not tape:
-            raise ValueError(f"adsim: {name} returned an active array of another recording")
+            raise MixedRecordings(f"adsim: {name} returned an active array of another "
+                                  f"recording (a value kept from an outer or earlier one); "
+                                  f"return values computed from this recording's inputs")
         return out
     arr = real_array(out, f"the return value of {name}")
     # independent of the inputs: a constant output (all derivatives zero)

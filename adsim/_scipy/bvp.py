@@ -51,6 +51,7 @@ from .optimize import _original
 from .piecewise import derivative_coefficients, piece
 from .solution_op import ImplicitSolution
 from .solver_calls import _Leak, _as_array, plain_value
+from .bvp_tapes import PIECES, SavedBvp, TapedFunction, joined
 from .splines import install
 
 __all__ = ["solve_bvp"]
@@ -86,20 +87,16 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
             full[i] = v[()] if type(v) is np.ndarray and v.ndim == 0 else v
         return tuple(full)
 
-    original = _original(scipy.integrate.solve_bvp)[0]      # SciPy's own code
-
-    def scipy_solve(values, x_initial):
-        """SciPy's solve from the program's own guess on ``x_initial`` at plain parameters."""
+    def python_functions(values):
         full = with_params(values)
-        leak = _Leak(WHAT)
-        bound = {name: leak.watched(_bound_to(f, full)) for name, f in functions.items()}
-        return leak.run(lambda: original(
-            bound["fun"], bound["bc"], x_initial, y_guess, p=p_guess, S=None,
-            fun_jac=bound.get("fun_jac"), bc_jac=bound.get("bc_jac"),
-            tol=tol, max_nodes=max_nodes, verbose=verbose, bc_tol=bc_tol))
+        return {name: _bound_to(f, full) for name, f in functions.items()}
 
+    run = ScipyRun(y_guess, p_guess, {"tol": tol, "max_nodes": max_nodes, "verbose": verbose,
+                                      "bc_tol": bc_tol})
     recorded_values = [np.asarray(plain_value(args[i]), dtype=float) for i in positions]
-    result = scipy_solve(recorded_values, x_start)
+    saved = _saved(functions, with_params, has_p, run, x_start)
+    at_first = python_functions(recorded_values)
+    result = run(saved.watched(at_first) if positions or moving else at_first, x_start)
     if not positions and not moving:      # nothing the solution depends on is active
         return result
     if np.iscomplexobj(result.y):
@@ -112,35 +109,34 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
     n, m = result.y.shape
     z0 = _unknowns(result.y, result.p if has_p else None)
     params = [args[i] for i in positions]
+    initial_nodes = None
     if moving:          # the mesh as a parameter: the nodes SciPy added held where they are
         initial_nodes, mesh = held_mesh(_as_array(x), x_start, mesh)
         params.append(mesh)
         recorded_values.append(np.asarray(plain_value(mesh), dtype=float))
 
-    def split(values):
-        """(the function's parameters, the mesh) of the solution's inputs."""
-        return (values[:-1], values[-1]) if moving else (values, mesh)
-
     def residual(z, *values):
-        values, x_now = split(values)
+        values, x_now = held_split(values, moving, mesh)
         yz = np.reshape(z[:n * m], (n, m))
         pz = z[n * m:] if has_p else None
         return collocation_residual(functions["fun"], functions["bc"], x_now, yz, pz,
                                     with_params(values))
 
-    recorded_key = _key(recorded_values)
-
-    def solve(z_start, values):
-        if _key(values) == recorded_key:
-            return z0.copy()
-        values, x_now = split(values)
-        again = scipy_solve(values, x_now[initial_nodes] if moving else x_start)
-        _check_status(again)
-        _check_mesh(x_now, again.x)
-        return _unknowns(again.y, again.p if has_p else None)
+    def functions_at(values):
+        # SciPy runs on the recorded functions once they hold at the solution
+        # (the first solve runs on the program's own), so a tape file
+        # replays exactly what this process replays
+        return saved.functions_at(values) if saved.recorded else python_functions(values)
 
     system = Equations(residual, n * m + k, WHAT)
+    solve = HeldMeshSolve(run, functions_at, x_start, mesh, initial_nodes, recorded_values, z0,
+                          has_p)
+    saved.fields.update({"n": n, "m": m, "k": k, "mesh": np.asarray(plain_value(mesh)),
+                         "initial_nodes": initial_nodes,
+                         "recorded_at": np.concatenate([np.ravel(v) for v in recorded_values])})
+    saved.record(recorded_values[:len(positions)], system, z0, recorded_values)
     solution = ImplicitSolution(system, solve, z0)
+    solution.saved = saved
     z = solution(params)
     y_active = np.reshape(z[:n * m], (n, m))
     p_active = z[n * m:] if has_p else None
@@ -155,6 +151,76 @@ def solve_bvp(fun, bc, x, y, p=None, S=None, fun_jac=None, bc_jac=None, tol=0.00
     else:
         out["sol"] = interpolant(mesh, y_active, yp, result.sol)
     return out
+
+
+class ScipyRun:
+    """SciPy's own ``solve_bvp`` from the program's guess, with its options,
+    on given functions (the program's, or their tapes) and initial mesh."""
+
+    def __init__(self, y_guess, p_guess, options):
+        self.original = _original(scipy.integrate.solve_bvp)[0]
+        self.y_guess, self.p_guess, self.options = y_guess, p_guess, options
+
+    def __call__(self, functions, x_initial):
+        leak = _Leak(WHAT)
+        bound = {name: leak.watched(f) for name, f in functions.items()}
+        return leak.run(lambda: self.original(
+            bound["fun"], bound["bc"], x_initial, self.y_guess, p=self.p_guess, S=None,
+            fun_jac=bound.get("fun_jac"), bc_jac=bound.get("bc_jac"), **self.options))
+
+
+def held_split(values, moving, mesh):
+    """(the functions' parameters, the mesh) of the solution's inputs: the
+    mesh is the last of them when the initial mesh is active."""
+    return (values[:-1], values[-1]) if moving else (values, mesh)
+
+
+class HeldMeshSolve:
+    """The solution's ``solve(z_start, values)``: the first solution at the
+    recorded parameters, elsewhere SciPy's solve from the program's own
+    mesh and guess (``functions_at(params)``: its functions there), which
+    must end on the recorded mesh."""
+
+    def __init__(self, run, functions_at, x_start, mesh, initial_nodes, recorded_values, z0,
+                 has_p):
+        self.run, self.functions_at = run, functions_at
+        self.x_start, self.mesh, self.initial_nodes = x_start, mesh, initial_nodes
+        self.recorded_key, self.z0, self.has_p = _key(recorded_values), z0, has_p
+
+    def __call__(self, z_start, values):
+        if _key(values) == self.recorded_key:
+            return self.z0.copy()
+        moving = self.initial_nodes is not None
+        params, x_now = held_split(values, moving, self.mesh)
+        again = self.run(self.functions_at(params),
+                         x_now[self.initial_nodes] if moving else self.x_start)
+        _check_status(again)
+        _check_mesh(x_now, again.x)
+        return _unknowns(again.y, again.p if self.has_p else None)
+
+
+def _saved(functions, with_params, has_p, run, x_start):
+    """The :class:`SavedBvp` of a call: ``fun``, ``bc`` and the Jacobians
+    given of ``(SciPy's arguments, *params)`` to record, and the call's
+    plain data."""
+    head = 3 if has_p else 2
+    k = run.p_guess.size if has_p else 0
+
+    def taped(name):
+        f = functions[name]
+        pieces = PIECES[name](k) if name in PIECES else None
+
+        def of_params(*a):
+            out = f(*a[:head], *with_params(a[head:]))
+            if pieces is None:
+                return _as_array(out)
+            return joined(out, *pieces(tuple(np.shape(x) for x in a[:head])))
+        of_params.__name__ = name
+        return TapedFunction(name, of_params, pieces=pieces)
+    fields = {"x_start": x_start, "y_guess": run.y_guess,
+              "p_guess": run.p_guess if has_p else None,
+              "options": run.options}
+    return SavedBvp({name: taped(name) for name in functions}, fields)
 
 
 def held_mesh(x_active, x_plain, final):

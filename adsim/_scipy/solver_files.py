@@ -1,7 +1,8 @@
 """Reading the solutions of SciPy's solvers from tape files: kinds
 ``adsim.implicit_solution`` (root finders, fixed points, minimisers,
 least squares, ``curve_fit``: adsim/_scipy/implicit_file.py) and
-``adsim.constrained_solution`` (adsim/_scipy/constrained_file.py).
+``adsim.constrained_solution`` (adsim/_scipy/constrained_file.py), and
+``adsim.bvp_solution`` (adsim/_scipy/bvp_file.py reads it).
 
 Those modules describe a call as a file holds it; reading one makes the
 call again, on the tapes of its functions, so it needs the solvers
@@ -20,6 +21,8 @@ from .._active import Active
 from .._filefields import expect_keys, shape_field, size_of
 from .._nesting.nested import SavedInner
 from .bound_parameters import markers, substituted
+from .bvp_file import read_bvp
+from .bvp_tapes import BvpApplication
 from .call_data import decoded
 from .constrained import CONSTRAINED, KKT
 from .constrained_file import (ConstrainedApplication, SavedConstrained, _described_as,
@@ -320,4 +323,5 @@ def _lay_out(problem, layout, inners, data, n):
 
 # file kind -> the function reading a callback of that kind
 READERS = {SolutionApplication.file_kind: read_solution,
-           ConstrainedApplication.file_kind: read_constrained}
+           ConstrainedApplication.file_kind: read_constrained,
+           BvpApplication.file_kind: read_bvp}

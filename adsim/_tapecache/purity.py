@@ -473,6 +473,8 @@ class _Walk:
             self._instance_dict(v, depth)
         elif isinstance(v, (set, frozenset)):
             self.set_(v, depth)
+        elif t is types.CellType:               # a closure cell held apart: its contents
+            self.cell(v, depth)
         elif isinstance(v, np.ndarray):
             self.array(v, depth)
         elif isinstance(v, np.generic):
@@ -486,6 +488,20 @@ class _Walk:
             self.emit(v)                       # a compiled library function
         else:
             self.instance(v, t, depth)
+
+    def cell(self, v, depth):
+        """A closure cell held as a value (adsim keeps the cells of the
+        closures it lifts into a loop's inputs): its contents count, as in
+        a function's ``__closure__``."""
+        self.emit(types.CellType)
+        if not self.first_visit(v):
+            return
+        try:
+            content = v.cell_contents
+        except ValueError:
+            self.emit(_EMPTY_CELL)
+        else:
+            self.value(content, depth + 1)
 
     def _instance_dict(self, v, depth):
         d = getattr(v, "__dict__", None)

@@ -104,7 +104,9 @@ class ConditionTapes:
 
             self._trim(self._limit - 1)     # room for the new one
             user_cond, constants = self.environment
-            snapshot = Snapshot(user_cond, constants)
+            # the active values its closures hold are loop inputs (lifted):
+            # they count by shape, and the walk goes on past them
+            snapshot = Snapshot(user_cond, constants, parameters=True)
             watch = RandomWatch(snapshot.randoms)
             try:
                 tape = record(recorded, z, *inputs)

@@ -17,7 +17,7 @@ again where the step function lives. Refused when saving: a
 recorded) and ``schedule=`` callables or schedule classes of your own. A ``progress`` callable and the ``stats`` dict belong to the recording
 process: a loaded loop has no progress callable and fills a new dict.
 """
-from ..errors import TapeCopyError
+from ..errors import BranchChanged, TapeCopyError
 from .._filefields import count_field, expect_keys, no_variant_holds, size_of
 from .footprint import Footprint, StepTapeBytes
 from .multistage import TwoLevel
@@ -128,9 +128,10 @@ def loop_from_state(cls, state, tapes):
     if schedule is not None and n_steps is not None:
         resolve_schedule(schedule, n_steps)
     sizes = _variant_sizes(state["variants"], step_tapes)
+    dropped = count_field(state, "dropped")
     steps = StepTapes.restored(step_tapes, sizes,
-                               count_field(state, "recordings", len(step_tapes)),
-                               count_field(state, "dropped"), _cannot_record(len(step_tapes)))
+                               count_field(state, "recordings", len(step_tapes)), dropped,
+                               _cannot_record(len(step_tapes), dropped))
     if condition is not None:
         cond = ConditionTapes.restored(condition_tapes, condition["outcomes"],
                                        condition["sizes"], _cannot_record(len(condition_tapes)))
@@ -211,7 +212,20 @@ def _footprint(listed):
     return Footprint(*listed)
 
 
-def _cannot_record(n_variants):
+def _cannot_record(n_variants, dropped=0):
+    """The step of a loaded loop where none of its variants holds: it has
+    no code, so it raises BranchChanged. A loop whose recording process
+    dropped variants outright (past the variants it keeps, or under a
+    memory_limit too small to keep their programs parked) saved without
+    them, and the state may be one they served: the error says so."""
     def step_flat(*args):
-        raise no_variant_holds("a checkpointed loop", n_variants, "step", "the step function")
+        err = no_variant_holds("a checkpointed loop", n_variants, "step", "the step function")
+        if dropped:
+            err = BranchChanged(
+                f"{err.args[0]}. The file may lack the variant this state needs: the process "
+                f"that recorded the loop dropped step variants {dropped} times (more than it "
+                f"keeps, or under a memory_limit too small to keep their programs) and saved "
+                f"the {n_variants} it held. To ship such a loop, record it with a memory_limit "
+                f"that holds the step's branch variants (or none), and save that tape")
+        raise err
     return step_flat

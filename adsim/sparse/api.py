@@ -15,10 +15,13 @@ See docs/sparse.md.
 """
 import functools
 
+import numpy as np
+
 from adsim import _validate
 from adsim._record.recording import record
 from adsim.errors import InvalidArgnums, InvalidArgument, InvalidArgumentValue
 from adsim.sparse import plan as _plan
+from adsim.sparse.arguments import Argument
 from adsim.sparse.orderings import ORDERINGS
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from adsim.sparse.plan import SparseHessianPlan, SparseJacobianPlan
@@ -31,10 +34,15 @@ __all__ = ["SparseHessianPlan", "SparseJacobianPlan", "hessian_pattern", "hessia
 def _argnum(f, args, argnum):
     """``argnum`` as a position among ``args`` (Python indexing: negative
     values count from the end)."""
-    nums, single = _validate.argnums(argnum)
-    if not single:
-        raise InvalidArgnums(f"adsim: argnum must be one int, not {argnum!r}")
-    return _validate.resolve_argnums(nums, len(args), _validate.name_of(f), "argnum")[0]
+    if not isinstance(argnum, (int, np.integer)) or isinstance(argnum, (bool, np.bool_)):
+        several = isinstance(argnum, (tuple, list))
+        raise InvalidArgnums(
+            f"adsim: argnum must be one int (the derivative is taken with respect to one "
+            f"argument), got {_validate.given(argnum)}" +
+            (". For several arrays, pass them in one container argument (a tuple or dict): "
+             "the result comes back in blocks nested the same way" if several else ""))
+    return _validate.resolve_argnums((int(argnum),), len(args), _validate.name_of(f),
+                                     "argnum")[0]
 
 
 def _function(f, entry):
@@ -86,7 +94,10 @@ def jacobian_sparsity(F, *args, argnum=0):
     Returns
     -------
     scipy.sparse.csr_array
-        Boolean, (output size) x (``args[argnum].size``).
+        Boolean, (output size) x (``args[argnum].size``); for an argument
+        that is a container of arrays (a dict, list or tuple), the container
+        holding one such pattern per array, as :func:`sparse_jacobian` gives
+        its values.
 
     Examples
     --------
@@ -97,7 +108,10 @@ def jacobian_sparsity(F, *args, argnum=0):
            [0, 0, 1, 1]])
     """
     _function(F, "jacobian_sparsity")
-    return jacobian_pattern(record(F, *args), [_argnum(F, args, argnum)])
+    tape = record(F, *args)
+    argument = Argument(tape, _argnum(F, args, argnum))
+    pattern = jacobian_pattern(tape, argument.inputs)
+    return argument.cutter(pattern)(pattern)
 
 
 def hessian_sparsity(f, *args, argnum=0):
@@ -107,7 +121,9 @@ def hessian_sparsity(f, *args, argnum=0):
     Returns
     -------
     scipy.sparse.csr_array
-        Boolean, symmetric, ``args[argnum].size`` squared.
+        Boolean, symmetric, ``args[argnum].size`` squared; for an argument
+        that is a container of arrays, blocks ``P[i][j]`` nested in its
+        structure, as :func:`sparse_hessian` gives its values.
 
     Examples
     --------
@@ -118,4 +134,7 @@ def hessian_sparsity(f, *args, argnum=0):
            [0, 1, 0]])
     """
     _function(f, "hessian_sparsity")
-    return hessian_pattern(record(f, *args), [_argnum(f, args, argnum)])
+    tape = record(f, *args)
+    argument = Argument(tape, _argnum(f, args, argnum))
+    pattern = hessian_pattern(tape, argument.inputs)
+    return argument.cutter(pattern, square=True)(pattern)

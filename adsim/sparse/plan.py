@@ -34,11 +34,13 @@ import scipy.sparse as sp
 from adsim._record.recording import record
 from adsim._validate import given
 from adsim.errors import BranchChanged, InvalidArgnums, InvalidArgumentValue
+from adsim.sparse.arguments import Argument
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
 from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring
 from adsim.sparse.orderings import twin_positions
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 from adsim.sparse.recovery import NEUTRAL, recovery_for
+from adsim.sparse.results import Structure, on_pattern
 from adsim.sparse.symmetric import best_acyclic_coloring, best_star_coloring
 
 __all__ = ["SparseHessianPlan", "SparseJacobianPlan", "choose_jacobian_coloring", "jacobian_cost",
@@ -221,36 +223,6 @@ def _positions(recovery, kind, forward, reverse):
     return np.rint(data).astype(np.intp)
 
 
-class _Structure:
-    """The CSR structure results are built on (32-bit indices when they fit:
-    less to copy per result), and a result made on it once by SciPy's
-    checking constructor, whose state every later result copies: a new
-    ``csr_array`` costs a few microseconds, not SciPy's checks over the
-    index arrays (about 50 us at 5 * 10^4 nonzeros)."""
-
-    def __init__(self, pattern):
-        small = pattern.nnz < 2 ** 31 - 1 and max(pattern.shape) < 2 ** 31 - 1
-        dtype = np.int32 if small else np.int64
-        self.indices = pattern.indices.astype(dtype)
-        self.indptr = pattern.indptr.astype(dtype)
-        self.shape = pattern.shape
-        self.template = sp.csr_array((np.zeros(self.indices.shape[0]), self.indices, self.indptr),
-                                     shape=self.shape)
-        self.template.has_sorted_indices = True
-        self.template.has_canonical_format = True
-
-
-def _on_pattern(structure, data):
-    """A new CSR array holding ``data`` on ``structure``, with its own copies
-    of the index arrays (SciPy changes them in place, ``eliminate_zeros``)."""
-    J = sp.csr_array.__new__(sp.csr_array)
-    J.__dict__.update(structure.template.__dict__)
-    J.data = data
-    J.indices = structure.indices.copy()
-    J.indptr = structure.indptr.copy()
-    return J
-
-
 class _Plan:
     """What both plans share: argument checks, recording, the matrix shape."""
 
@@ -274,6 +246,7 @@ class _Plan:
         t0 = time.perf_counter()
         self.tape = record(self.fn, *args)
         self.recordings += 1
+        self.argument = Argument(self.tape, self.argnum)
         return t0, time.perf_counter()
 
     def _evaluate(self, args, value=True):
@@ -348,7 +321,7 @@ class SparseJacobianPlan(_Plan):
     # ---- setup -----------------------------------------------------------
     def _prepare(self, args):
         t0, t1 = self._record(args)
-        self.pattern = jacobian_pattern(self.tape, [self.argnum])
+        self.pattern = jacobian_pattern(self.tape, self.argument.inputs)
         t2 = time.perf_counter()
         self.coloring = choose_jacobian_coloring(self.pattern, self.choice, self.orders)
         self.mode = _mode_of(self.coloring)
@@ -363,8 +336,10 @@ class SparseJacobianPlan(_Plan):
         else:
             self._S, self._W = np.zeros((self.shape[1], 0)), self.coloring.seed()
         self._V = np.ascontiguousarray(self._S.T)
+        self._V_parts = self.argument.parts(self._V)
         self._Wt = np.ascontiguousarray(self._W.T)
-        if self.n_forward and not self.n_reverse:      # the sweep seeds itself from them
+        if self.n_forward and not self.n_reverse and self.argument.single:
+            # the sweep seeds itself from them
             self._column_colors = np.ascontiguousarray(column_colors, dtype=np.int64)
         m, n = self.shape
         p, q = self.n_forward, self.n_reverse
@@ -373,7 +348,8 @@ class SparseJacobianPlan(_Plan):
         self._positions = _positions(self.recovery, self.coloring.kind, forward, reverse)
         if self._positions.size and (p * m + q * n) < 2 ** 31:
             self._positions = self._positions.astype(np.int32)      # half the bytes to read
-        self._structure = _Structure(self.recovery.pattern)
+        self._structure = Structure(self.recovery.pattern)
+        self._cut = self.argument.cutter(self.recovery.pattern)
         t3 = time.perf_counter()
         self.timings = {"record": t1 - t0, "detect": t2 - t1, "color": t3 - t2}
 
@@ -398,37 +374,41 @@ class SparseJacobianPlan(_Plan):
 
     # ---- evaluation --------------------------------------------------------
     def _sweep(self, args, value=True):
-        tape = self.tape
-        xs = tape._inputs(args)
-        if self.n_forward and not self.n_reverse:       # forward only: recovered in the sweep
+        tape, argument = self.tape, self.argument
+        xs = argument.leaves(tape, args)
+        if self.n_forward and not self.n_reverse and argument.single:
+            # forward only: recovered in the sweep
             data = np.empty(self._positions.shape[0])
-            y = tape._tangent_gathered(xs, self.argnum, self._column_colors, self.n_forward,
-                                       self._positions, data, value)
-            return y, _on_pattern(self._structure, data)
+            y = tape._tangent_gathered(xs, argument.inputs[0], self._column_colors,
+                                       self.n_forward, self._positions, data, value)
+            return y, self._cut(on_pattern(self._structure, data))
         m, n = self.shape
         y, forward, reverse = None, np.zeros((m, 0)), None
         if self.n_forward:
-            V = [None] * len(xs)
-            V[self.argnum] = self._V
-            y, tangents = tape._tangent(xs, V)
+            y, tangents = tape._tangent(xs, argument.seeded(len(xs), self._V_parts))
             forward = tangents.T
         if self.n_reverse:
             y, adjoints = tape._adjoint(xs, self._Wt)
-            reverse = adjoints[self.argnum]
+            reverse = argument.gathered(adjoints)
         if y is None:
             y = tape._forward(xs)
         parts = [a.reshape(-1) for a in (forward.T, reverse) if a is not None and a.size]
         products = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
             np.zeros(0)
         # positions are in range by construction: "clip" only skips the bounds checks
-        return y, _on_pattern(self._structure, np.take(products, self._positions, mode="clip"))
+        return y, self._cut(on_pattern(self._structure,
+                                        np.take(products, self._positions, mode="clip")))
 
     def value_and_jacobian(self, *args):
-        """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array``."""
+        """``(F(*args), J)`` from the same sweep; ``J`` a ``csr_array`` (in
+        the argument's structure for a container, see :meth:`__call__`)."""
         return self._evaluate(args)
 
     def __call__(self, *args):
-        """The sparse Jacobian at ``args`` (a ``scipy.sparse.csr_array``)."""
+        """The sparse Jacobian at ``args``: a ``scipy.sparse.csr_array`` of
+        shape (output size, ``args[argnum].size``); for an argument that is a
+        container of arrays, the container holding one such matrix per array
+        (as :func:`adsim.jacobian` nests its blocks)."""
         return self._evaluate(args, value=False)[1]
 
     def as_ivp_jac(self, format="csc"):
@@ -489,7 +469,7 @@ class SparseHessianPlan(_Plan):
                                        f"returns shape {tuple(self.tape.output_shape)} (use "
                                        f"sparse_jacobian_plan for vector functions)")
         t1 = time.perf_counter()
-        self.pattern = hessian_pattern(self.tape, [self.argnum])
+        self.pattern = hessian_pattern(self.tape, self.argument.inputs)
         t2 = time.perf_counter()
         coloring = None
         if self.choice in ("auto", "star"):
@@ -501,8 +481,10 @@ class SparseHessianPlan(_Plan):
         self.coloring = coloring
         self.recovery = recovery_for(self.pattern, coloring)
         self._V = np.ascontiguousarray(coloring.seed().T)
+        self._V_parts = self.argument.parts(self._V)
         self._twin = twin_positions(self.recovery.pattern)
-        self._structure = _Structure(self.recovery.pattern)
+        self._structure = Structure(self.recovery.pattern)
+        self._cut = self.argument.cutter(self.recovery.pattern, square=True)
         p, n = self.ncolors, self.shape[0]
         self._positions = None
         if coloring.kind == "star":
@@ -522,17 +504,17 @@ class SparseHessianPlan(_Plan):
                 f"{self.coloring.kind} coloring, {self.ncolors} directions>")
 
     def _sweep(self, args, value=True):
-        tape = self.tape                # (the value comes with the sweep: always returned)
-        xs = tape._inputs(args)
+        tape, argument = self.tape, self.argument   # (the value comes with the sweep)
+        xs = argument.leaves(tape, args)
         n = self.shape[0]
         if self.ncolors == 0:
             y, adjoints = tape._adjoint(xs, np.ones((1, 1)))
             H = self.recovery(np.zeros((n, 0)))
-            return float(y.reshape(())), adjoints[self.argnum][0], H
-        V = [None] * len(xs)
-        V[self.argnum] = self._V
-        y, _, adjoints, adjoint_tangents = tape._soadjoint(xs, V, np.ones(1))
-        products = adjoint_tangents[self.argnum]                  # (H S)^T
+            return float(y.reshape(())), argument.vector(argument.gathered(adjoints)[0]), \
+                self._cut(H)
+        y, _, adjoints, adjoint_tangents = tape._soadjoint(
+            xs, argument.seeded(len(xs), self._V_parts), np.ones(1))
+        products = argument.gathered(adjoint_tangents)            # (H S)^T
         if self._positions is not None:                           # direct: a gather
             here, there = self._positions
             data = np.take(products, here)
@@ -541,16 +523,23 @@ class SparseHessianPlan(_Plan):
         else:                                                     # substitution
             data = self.recovery(products.T).data
             data = 0.5 * (data + data[self._twin])
-        return float(y.reshape(())), adjoints[self.argnum], \
-            _on_pattern(self._structure, data)
+        gradient = argument.gathered([None if a is None else a.reshape(1, -1)
+                                      for a in adjoints]).reshape(-1)
+        return float(y.reshape(())), argument.vector(gradient), \
+            self._cut(on_pattern(self._structure, data))
 
     def value_gradient_hessian(self, *args):
-        """``(f, gradient (flat), H)`` from one second-order sweep."""
+        """``(f, gradient (flat), H)`` from one second-order sweep; for an
+        argument that is a container, the gradient as one flat piece per
+        array and ``H`` as blocks, both in its structure (see :meth:`__call__`)."""
         return self._evaluate(args)
 
     def __call__(self, *args):
-        """The sparse Hessian at ``args`` (a symmetric ``csr_array``)."""
-        return self.value_gradient_hessian(*args)[2]
+        """The sparse Hessian at ``args``: a symmetric ``csr_array`` of
+        shape (n, n), n = ``args[argnum].size``; for an argument that is a
+        container of arrays, blocks ``H[i][j]`` (leaf i's elements by leaf
+        j's) nested in its structure, as :func:`adsim.hessian` nests them."""
+        return self._evaluate(args)[2]
 
 
 def sparse_jacobian_plan(F, *args, argnum=0, mode="auto", orders=JACOBIAN_ORDERS):

@@ -327,6 +327,22 @@ def test_unverifiable_environment_records_every_call_and_says_why():
     assert "range_iterator" in g.tapes.reuse_blocked_by
 
 
+def test_a_closure_cell_held_as_a_value_counts_by_its_contents():
+    """A cell object held apart (as adsim's own wrappers of lifted closures
+    keep them): its contents are walked, so an unchanged cell reuses the
+    tape and a changed one records again."""
+    def make(k):
+        return (lambda: k).__closure__[0]
+    holder = {"cell": make(np.array([1.0, 2.0, 3.0]))}
+
+    def change(i):
+        if i % 2:
+            holder["cell"] = make(np.array([1.0, 2.0, 3.0]) * i)
+    g = assert_fresh(lambda z: np.sum(holder["cell"].cell_contents * z ** 2), 6, change)
+    # (the change at i = 1 holds equal values: 1 + 2 recordings)
+    assert g.tapes.reuse_blocked_by is None and g.tapes.recordings == 3
+
+
 def test_function_changing_its_own_environment_records_every_call():
     state = {"k": 0}
 

@@ -9,6 +9,7 @@ Python, schedule callables) are refused when saving."""
 import io
 import json
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ import pytest
 import adsim as ad
 from adsim import tapefile
 from adsim.checkpoint import Online, Revolve, TwoLevel
-from adsim.errors import BranchChanged, TapeCopyError, TapeFileError
+from adsim.errors import BranchChanged, MemoryBudgetError, TapeCopyError, TapeFileError
 
 P = np.array([10.0, 28.0, 8.0 / 3.0])
 
@@ -111,6 +112,46 @@ def test_branch_variants_travel_and_a_new_branch_raises_branch_changed():
     with pytest.raises(BranchChanged, match="loaded from a tape file.*2 recorded step variants"):
         loaded.gradient(p, np.array([0.5, -0.4]))
     tape.gradient(p, np.array([0.5, -0.4]))      # the original records a third variant
+
+
+def _staircase(z, a):
+    """A step that takes a new branch at every step: the counter z[0] is
+    compared with each of 12 thresholds."""
+    w = z * a
+    for j in range(12):
+        if z[0] > j + 0.5:
+            w = w + 0.0 * z
+    return np.array([z[0] + 1.0, w[1] * 0.99 + np.sin(z[0]) * 0.01])
+
+
+def test_a_loop_that_dropped_variants_saves_and_says_what_its_file_lacks():
+    """Under a memory_limit that holds one step tape and no parked program,
+    variants are dropped outright: the loop records its step again at each
+    new branch. Its file holds the variants it kept; a loaded copy replays
+    where they hold and, at a branch it lacks, raises BranchChanged naming
+    the dropped variants and what to do (never a value without them)."""
+    def loss(a, limit=None):
+        return ad.checkpoint_loop(_staircase, np.array([0.0, 1.0]), 12, args=(a,),
+                                  memory_limit=limit)[1]
+    a = np.array([1.0, 0.999])
+    with pytest.raises(MemoryBudgetError) as err:
+        ad.grad(lambda a: loss(a, 1000))(a)
+    smallest = int(re.search(r"smallest budget that works is (\d+) bytes",
+                             str(err.value)).group(1))
+    tight = ad.record(lambda a: loss(a, smallest), a)
+    g = tight.gradient(a)
+    steps = tight.callbacks[0].steps
+    assert steps.dropped > 0 and len(steps.saved_tapes()) < 12
+    loaded = tapefile.loads(tapefile.dumps(tight))
+    for method in (loaded.forward, loaded.gradient):
+        with pytest.raises(BranchChanged, match="dropped step variants .* times.*memory_limit"):
+            method(a)
+    # recorded without the budget, every branch travels and the copy replays bitwise
+    free = ad.record(loss, a)
+    assert free.callbacks[0].steps.dropped == 0
+    copy = tapefile.loads(tapefile.dumps(free))
+    assert bits(*copy.value_and_gradient(a)) == bits(*free.value_and_gradient(a))
+    assert bits(g) == bits(free.gradient(a))
 
 
 def _while_loss(p):

@@ -88,3 +88,48 @@ def test_a_condition_counting_its_calls_runs_in_python():
 @pytest.mark.parametrize("limit", [0.0, 0.3])
 def test_no_step_at_the_start(limit):
     check(lambda z, p: z[0] < limit)
+
+
+def test_a_condition_reading_an_active_value_from_a_closure_is_recorded_and_saves():
+    """The active value is a loop input (lifted from the closure): the
+    condition is recorded (not called in Python), and its tape saves and
+    replays bitwise from a file."""
+    from adsim import tapefile
+
+    def closing(y, p):
+        z = adsim.checkpoint_while(lambda z: z[0] < 1.0 + 0.1 * p[0], lambda z: step(z, p),
+                                   start(y), snapshots=4)
+        return np.sum(z[1:] ** 2) + z[0]
+    check_against = plain_loss(lambda z, p: z[0] < 1.0 + 0.1 * p[0])
+    for scale in (1.0, 0.5):
+        for a, b in zip(adsim.grad(closing, argnums=(0, 1))(scale * Y0, P),
+                        adsim.grad(check_against, argnums=(0, 1))(scale * Y0, P)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    tape = adsim.record(closing, Y0, P)
+    assert not tape.callbacks[0].condition.python_only
+    loaded = tapefile.loads(tapefile.dumps(tape))
+    for y in (Y0, 0.5 * Y0):
+        got, want = loaded.value_and_gradient(y, P), tape.value_and_gradient(y, P)
+        assert got[0] == want[0]
+        assert all(np.array_equal(a, b) for a, b in zip(got[1], want[1]))
+
+
+def test_a_counting_condition_reading_an_active_closure_still_runs_in_python():
+    """Past the active value, the walk sees the counter the condition
+    changes: it is called at every step and stops the loop as written."""
+    calls = []
+
+    def cond(z, p):
+        calls.append(1)
+        return z[0] < 1.0 + 0.1 * p[0] and len(calls) % 9 != 0
+
+    def closing(y, p):
+        z = adsim.checkpoint_while(lambda z: cond(z, p), lambda z: step(z, p), start(y))
+        return np.sum(z[1:] ** 2) + z[0]
+    tape = adsim.record(closing, Y0, P)
+    assert tape.callbacks[0].condition.python_only
+    tape.forward(Y0, P)                      # the value made while recording
+    calls.clear()
+    value = tape.forward(Y0, P)
+    calls.clear()
+    assert value == plain_loss(cond)(Y0, P)

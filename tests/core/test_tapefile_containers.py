@@ -14,7 +14,7 @@ import pytest
 
 import adsim as ad
 from adsim import tapefile
-from adsim.errors import InvalidInput, TapeCopyError, TapeFileError
+from adsim.errors import InvalidArgumentValue, InvalidInput, TapeCopyError, TapeFileError
 from tapefile_bytes import ITEM, layout, replace_section, resign, section, sections
 from tapefile_replays import assert_same_replays, copies, nearby
 
@@ -42,6 +42,15 @@ def test_the_example_of_the_task_loads_with_its_dict():
         g = loaded.gradient(*args)
         assert set(g) == {"a", "b"} and g["b"].tobytes() == tape.gradient(*args)["b"].tobytes()
         assert_same_replays(tape, loaded, [args, (nearby(args[0], RNG),)])
+
+
+def test_a_loaded_tape_given_its_leaves_apart_says_which_containers_it_takes():
+    args = ({"a": np.array(2.0), "b": np.array([1.0, 2.0])},)
+    tape = ad.record(lambda p: p["a"] * np.sum(p["b"] ** 2), *args)
+    for t in [tape] + copies(tape):
+        with pytest.raises(InvalidArgumentValue, match=r"recorded with 1 argument "
+                           r"\(\{'a': \*, 'b': \*\}; \* marks an array\) but 2 were given"):
+            t.gradient(args[0]["a"], args[0]["b"])
 
 
 def test_nested_containers_replay_bitwise_after_saving_loading_and_pickling(tmp_path):
