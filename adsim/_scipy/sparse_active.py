@@ -69,6 +69,7 @@ class ActiveSparse:
     __array_ufunc__ = None       # NumPy hands binary operators to the reflected methods
     ndim = 2
     dtype = np.dtype(np.float64)
+    _storage = _data = None      # SciPy's stored order and data, where adsim follows them
 
     def _setup(self, rows, cols, values, shape, format_name, stored=False):
         rows = np.asarray(rows, dtype=np.int64).ravel()
@@ -143,13 +144,13 @@ class ActiveSparse:
         change it), for a matrix whose order adsim follows (see
         ``_stored_like``); else unsupported."""
         if self._storage is None:
-            raise UnsupportedAttribute(str(_unsupported(_DATA_UNKNOWN)))
+            raise _data_unknown()
         return self._data
 
     @data.setter
     def data(self, values):
         if self._storage is None:
-            raise UnsupportedAttribute(str(_unsupported(_DATA_UNKNOWN)))
+            raise _data_unknown()
         rows, cols = self._storage
         self._setup(rows, cols, values, self._shape, self.format, stored=True)
 
@@ -186,7 +187,7 @@ class ActiveSparse:
             raise AttributeError(name)
         # an AttributeError (hasattr is False) that says what is supported; the
         # data property's own refusal ends here too (Python asks __getattr__)
-        raise UnsupportedAttribute(str(_unsupported(_DATA_UNKNOWN if name == "data" else name)))
+        raise _data_unknown() if name == "data" else UnsupportedAttribute(str(_unsupported(name)))
 
     def __getitem__(self, key):
         """Rows and columns picked by slices, integer arrays or boolean masks
@@ -626,11 +627,14 @@ def _take(values, positions):
 
 
 _TRANSPOSED = {"csr": "csc", "csc": "csr"}
-_DATA_UNKNOWN = (
-    "data (known for a coo, csr or csc matrix made from active values by its constructor, "
-    "by A.data = v or A.data *= p, and for its copies, conversions between these formats "
-    "and transposes; not after arithmetic, diags, kron or writes A[i, j] = v, whose "
-    "stored order adsim does not follow)")
+
+
+def _data_unknown():
+    return UnsupportedAttribute(
+        f"{_unsupported('data')}. A.data is known for a coo, csr or csc matrix made from "
+        f"active values by its constructor, by A.data = v or A.data *= p, and for its copies, "
+        f"conversions between these formats and transposes; not after arithmetic, diags, "
+        f"kron or writes A[i, j] = v, whose stored order adsim does not follow")
 
 
 def _viewed(values, order):
