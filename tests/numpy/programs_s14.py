@@ -1,4 +1,4 @@
-"""Twenty-odd small scientific programs written as their authors write
+"""Twenty-nine small scientific programs written as their authors write
 them, after the grids-as-constants work of issue 25: finite-difference
 time loops on grids made by ``np.linspace``, ``np.ones`` and a float
 ``np.arange``, updated element by element from a copy (``un = u.copy()``)
@@ -22,7 +22,9 @@ over a ``np.linspace`` temperature grid; a reaction-diffusion pair updated
 in place through named views; the method of lines in ``solve_ivp`` over
 a linspace grid its right-hand side closes over, with ``t_eval`` a grid
 too; a Gaussian beam on a ``meshgrid`` of linspace axes; a finite-element
-bar assembled as a csr matrix from Python lists.
+bar assembled as a csr matrix from Python lists; a mean-field magnet by
+fixed-point sweeps into ``np.full``; a clamped beam whose rows are written
+from lists of stencil weights; a Fabry-Perot etalon's complex round trips.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s14.py
 differentiates them as they are."""
@@ -513,3 +515,46 @@ def fem_bar(params):
     u = np.zeros(n_el + 1)
     u[1:] = spsolve(K[1:, 1:].tocsc(), f[1:])
     return u[-1] + np.sum(K.diagonal()) * 1e-3
+
+
+# ---- 27. a mean-field magnetisation by fixed-point sweeps into a np.full array -------------------
+
+def mean_field_magnet(params):
+    J, h = params
+    n = 8
+    m = np.full(n, 0.5)
+    for _ in range(30):
+        neighbours = np.roll(m, 1) + np.roll(m, -1)
+        m[:] = np.tanh(J * neighbours + h)
+    return np.mean(m) + 0.1 * m[0] * m[3]
+
+
+# ---- 28. a clamped beam by fourth differences: rows written from lists of stencil weights -------
+
+def beam_deflection(params):
+    EI, load = params
+    n = 12
+    h = 1.0 / (n + 1)
+    A = np.zeros((n, n))
+    for i in range(2, n - 2):
+        A[i, i - 2:i + 3] = [1, -4, 6, -4, 1]
+    A[0, :3] = [7, -4, 1]
+    A[1, :4] = [-4, 6, -4, 1]
+    A[-2, -4:] = [1, -4, 6, -4]
+    A[-1, -3:] = [1, -4, 7]
+    x = np.linspace(h, 1 - h, n)
+    q = load * np.sin(np.pi * x)
+    w = np.linalg.solve(EI / h ** 4 * A, q)
+    return np.max(np.abs(w)) + np.sum(w) * h
+
+
+# ---- 29. a Fabry-Perot etalon: complex round trips over a wavelength grid -----------------------
+
+def etalon_transmission(params):
+    thickness, reflectivity = params
+    n_glass = 1.5
+    wl = np.linspace(600e-9, 610e-9, 15)
+    delta = 4 * np.pi * n_glass * thickness * 1e-6 / wl
+    r = np.sqrt(reflectivity)
+    t = (1 - reflectivity) / (1 - r ** 2 * np.exp(1j * delta))
+    return np.mean(np.abs(t) ** 2)

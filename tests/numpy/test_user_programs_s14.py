@@ -56,11 +56,16 @@ PROGRAMS = {
                                              False),
     "gaussian beam meshgrid trapezoid": (prog.beam_power, np.array([0.3, 0.8]), True, False),
     "fem bar csr from lists": (prog.fem_bar, np.array([2.0, 5.0]), True, False),
+    "mean-field sweeps into np.full": (prog.mean_field_magnet, np.array([0.4, 0.1]), True, False),
+    "beam rows from stencil lists": (prog.beam_deflection, np.array([2.0, 1.0]), True, True),
+    "etalon complex round trips": (prog.etalon_transmission, np.array([10.0, 0.6]), True, False),
 }
 ADAPTIVE = {"method of lines over a linspace grid"}
 # the crossing is found by linear interpolation over the last step: the
 # result has kinks where the number of steps changes, 1e-3 apart in params
-STEPS = {"lane-emden while shooting": 1e-5}
+# the etalon's phase is about 300 rad: a step of 1e-3 in the thickness is 0.3
+# rad, too coarse for central differences
+STEPS = {"lane-emden while shooting": 1e-5, "etalon complex round trips": 1e-5}
 
 
 (test_gradient_against_differences_and_the_other_mode,
