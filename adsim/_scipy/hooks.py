@@ -86,6 +86,7 @@ def chooser(rule):
     if routes_when is not None:
         return lambda args, kwargs: (bool(routes_when(args, kwargs)), args, kwargs)
     routes_also = getattr(rule, "routes_also", None)     # active values out of reach
+    from .constant_arguments import constants_made_plain   # (imports scipy.sparse)
 
     def takes_rule(args, kwargs):
         return bool(active_leaves((args, kwargs))) or \
@@ -94,7 +95,6 @@ def chooser(rule):
     def choose(args, kwargs):
         if not takes_rule(args, kwargs):
             return False, args, kwargs
-        from .constant_arguments import constants_made_plain
         plain = constants_made_plain((args, kwargs))
         if plain is None:
             return True, args, kwargs
