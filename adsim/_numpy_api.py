@@ -390,6 +390,7 @@ FUNCTIONS = {
     np.polyder: numeric.polyder, np.polyint: numeric.polyint, np.polyadd: numeric.polyadd,
     np.polysub: numeric.polysub, np.polymul: numeric.polymul,
     np.polydiv: numeric.polydiv, np.logspace: composed.logspace,
+    np.geomspace: composed.geomspace,
     np.sort: ordering.sort, np.argsort: ordering.argsort, np.searchsorted: ordering.searchsorted,
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,

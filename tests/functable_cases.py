@@ -647,6 +647,10 @@ NUMPY = {
                   case(lambda x: np.linspace(0.5, x, 4, endpoint=False), (), "endpoint"),
                   case(lambda x: np.linspace(x[0], 2.0, 1), 1, "num 1"),
                   case(lambda x: np.linspace(x[0], x[1], 3, retstep=True)[1] * x, 2, "retstep")],
+    np.geomspace: [case(lambda x: np.geomspace(x[0] + 2.0, x[1] + 5.0, 4), 2),
+                   case(lambda x: np.geomspace(-1.5, -x - 3.0, 3), (), "negative endpoints"),
+                   case(lambda x: np.geomspace(x[0] + 2.0, 9.0, 3, endpoint=False), 1,
+                        "endpoint", cs="the sign of a complex start is not real")],
 }
 
 

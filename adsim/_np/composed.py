@@ -2,7 +2,8 @@
 each calls NumPy's public API, which dispatches back to adsim, so its
 derivative is that of the composition (exact, every mode) and it needs no
 rule of its own: average, cross, ediff1d, heaviside,
-fmax, fmin, take_along_axis, meshgrid, linspace, arange, isclose, allclose."""
+fmax, fmin, take_along_axis, meshgrid, logspace, geomspace, linspace, arange,
+isclose, allclose."""
 import warnings
 
 import numpy as np
@@ -121,6 +122,31 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
         raise UnsupportedOperation("adsim: numpy.logspace with a dtype other than float64 is "
                                    "not supported on active values")
     return np.power(base, linspace(start, stop, num, endpoint, axis=axis))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """NumPy's construction on scalar endpoints, each may be active: both
+    divided by the sign of ``start``, a logspace of their base-10
+    logarithms, the endpoints themselves at the ends, times the sign again
+    (endpoints of opposite signs give NaN inside, as NumPy's)."""
+    if np.ndim(start) or np.ndim(stop):
+        raise UnsupportedOperation("adsim: numpy.geomspace with active array endpoints is not "
+                                   "supported; use scalar endpoints")
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        raise UnsupportedOperation("adsim: numpy.geomspace with a dtype other than float64 is "
+                                   "not supported on active values")
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    sign = np.sign(start)
+    first, last = start / sign, stop / sign
+    with np.errstate(invalid="ignore"):                 # opposite signs: NaN inside
+        y = logspace(np.log10(first), np.log10(last), num, endpoint, axis=axis)
+    num = int(num)
+    if num > 0:                         # the endpoints exactly, as NumPy's
+        inner = y[1:-1] if endpoint and num > 1 else y[1:]
+        ends = [np.reshape(last * 1.0, (1,))] if endpoint and num > 1 else []
+        y = np.concatenate([np.reshape(first * 1.0, (1,)), inner] + ends)
+    return y * sign
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,

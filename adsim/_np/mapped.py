@@ -79,6 +79,19 @@ def vectorize_call(vec, *args, **kwargs):
     return _outputs(results, shape, vec.otypes)
 
 
+def _pyfunc_reads_active_values(args, kwargs):
+    """Whether the vectorized function reads active values from outside its
+    arguments (a parameter in its closure, on an object, in a global): its
+    calls on plain elements then return active values, which NumPy's own
+    vectorize would convert to plain numbers."""
+    from .._nesting.nested import reads_recorded_values
+    pyfunc = getattr(args[0], "pyfunc", None) if args else None
+    return callable(pyfunc) and reads_recorded_values(pyfunc)
+
+
+vectorize_call.routes_also = _pyfunc_reads_active_values
+
+
 _DIMS = re.compile(r"\(([^()]*)\)")
 
 

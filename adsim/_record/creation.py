@@ -25,6 +25,10 @@ code, on a thread recording with interposition on:
   must stay the same object).
 - ``np.arange`` with an active endpoint or step counts its values under a
   guard and makes them from the endpoints.
+- ``np.linspace``/``np.logspace``/``np.geomspace`` of plain endpoints, and
+  ``np.arange`` of plain float data, return an active array of constants
+  as ``np.zeros`` does: a grid updated in place (``u += ...``, through
+  named views ``inner = u[1:-1]``); with active endpoints, adsim's rule.
 - ``np.zeros``/``np.ones``/``np.empty``/``np.full`` and their ``_like``
   forms, ``np.eye`` and ``np.identity``, with a float dtype, return an active
   array of constants, so active values can be written into it, laid out in
@@ -57,7 +61,7 @@ import threading
 import numpy as np
 
 from .callers import called_expression, forget_locals
-from .._np import composed, conversions, core, joins, layout
+from .._np import array_likes, composed, conversions, core, joins, layout
 from .._np.index_tricks import Concatenator
 from .._active import Active
 from .._np import complex as complex_
@@ -329,11 +333,33 @@ def _full_wrapper(original):
 
 def _arange_wrapper(original):
     def arange(*args, **kwargs):
-        if any(isinstance(a, Active) for a in args + tuple(kwargs.values())) and \
-                _user_tape(original.__name__) is not None:
+        tape = _user_tape(original.__name__)
+        if tape is None:
+            return original(*args, **kwargs)
+        if any(isinstance(a, Active) for a in args + tuple(kwargs.values())):
             return composed.arange(*args, **kwargs)
-        return original(*args, **kwargs)
+        return _as_workspace(original(*args, **kwargs), tape, False)
     return _named(arange, original)
+
+
+def _grid_wrapper(original):
+    """np.linspace/np.logspace/np.geomspace: NumPy's array of plain
+    endpoints, made by user code, is a new float array, so it becomes an
+    active array of constants as np.zeros's does (a grid updated in place,
+    its named views); active endpoints take adsim's rule through NumPy's
+    dispatch, lists holding active values the conversion every dispatched
+    function's wrapper makes (adsim/_record/listed.py)."""
+    def grid(*args, **kwargs):
+        if array_likes.holds_listed_active(args, kwargs) and routed():
+            args, kwargs = array_likes.arguments(original, args, kwargs)
+        tape = _user_tape(original.__name__)
+        out = original(*args, **kwargs)
+        if tape is None:
+            return out
+        if isinstance(out, tuple):              # linspace's retstep=True: (samples, step)
+            return (_as_workspace(out[0], tape, False),) + out[1:]
+        return _as_workspace(out, tape, False)
+    return _named(grid, original)
 
 
 def _fromiter_wrapper(original):
@@ -399,6 +425,9 @@ def _wrappers():
         "eye": _filled_wrapper(np.eye),
         "identity": _filled_wrapper(np.identity),
         "arange": _arange_wrapper(np.arange),
+        "linspace": _grid_wrapper(np.linspace),
+        "logspace": _grid_wrapper(np.logspace),
+        "geomspace": _grid_wrapper(np.geomspace),
         "r_": _RoutedConcatenator(np.r_),
         "c_": _RoutedConcatenator(np.c_),
     }

@@ -3,11 +3,12 @@
 Importing adsim changes nothing outside adsim. While a recording runs with
 interposition on, adsim changes exactly three things outside itself:
 
-1. **The** ``numpy`` **namespace, and names imported from it.** 20 names
+1. **The** ``numpy`` **namespace, and names imported from it.** 23 names
    are bound to adsim's wrappers
    (adsim/_record/creation.py): ``array asarray asanyarray ascontiguousarray
    asfortranarray require fromiter zeros ones full empty zeros_like
-   ones_like full_like empty_like eye identity arange r_ c_``.
+   ones_like full_like empty_like eye identity arange linspace logspace
+   geomspace r_ c_``.
    NumPy's override protocols do not reach array creation, so this is how
    ``np.array([a * x, b * y])`` and ``dy = np.zeros(n); dy[0] = ...`` in
    the recorded function's own code become recorded arrays. Other callers
@@ -544,12 +545,14 @@ class _Hook:
                                       function.__defaults__, function.__closure__)
         original.__kwdefaults__ = None if self.kwdefaults is None else dict(self.kwdefaults)
         original.__qualname__ = function.__qualname__
-        takes_rule = hooks.chooser(rule)
+        choose = hooks.chooser(rule)
         routed = creation.routed
 
         def route(args, kwargs):
-            if takes_rule(args, kwargs) and routed():
-                return rule(*args, **kwargs)
+            if routed():
+                takes_rule, args, kwargs = choose(args, kwargs)
+                if takes_rule:
+                    return rule(*args, **kwargs)
             return original(*args, **kwargs)
         # installed and removed by one store of __code__ (_ModuleHooks): every
         # call sees either SciPy's code or the trampoline, whole

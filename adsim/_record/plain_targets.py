@@ -284,10 +284,10 @@ def _refusal(out, symbol, count, tape, on_base=0):
             f"`a = a {symbol[:-1]} ...` (a new array)")
     if not _memory_held_by(out, on_base):
         if out.base is not None:        # `a = a + ...` would no longer write into the base
-            fix = ("Make the array it views take active values where it is made (np.zeros(n), "
-                   "or `u = np.array(...)` around the plain array, e.g. `u = np.array("
-                   "np.linspace(0, 1, n))`), so that its views are active; `a = a + ...` would "
-                   "leave the array it views unchanged")
+            fix = ("Make the array it views take active values where it is made (np.zeros(n) or "
+                   "np.linspace(0, 1, n) spelled so in the recorded function, or `u = np.array("
+                   "...)` around a plain array, e.g. `u = np.array(u0)`), so that its views are "
+                   "active; `a = a + ...` would leave the array it views unchanged")
         return UnsupportedOperation(
             f"adsim: `{symbol}` writes an active result into a plain array (shape {out.shape}) "
             f"whose memory other arrays share (it is a view such as x[1:-1] or x.T, or other "

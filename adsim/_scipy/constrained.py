@@ -377,7 +377,8 @@ def reads_active(solver, a):
         return False
     if solver == "minimize":
         constraints, bounds = _honoured(a)
-        values = [bounds] + [vars(c) if not isinstance(c, dict) else c for c in constraints]
+        values = [vars(bounds) if isinstance(bounds, Bounds) else bounds] + \
+            [vars(c) if not isinstance(c, dict) else c for c in constraints]
     else:
         values = [a.get(k) for k in ("eqcons", "ieqcons", "f_eqcons", "f_ieqcons", "bounds",
                                      "fprime_eqcons", "fprime_ieqcons", "cons", "consargs")]

@@ -83,11 +83,12 @@ def _made(scipy_module):
 
 
 def _function(rule, function, scipy_module):
-    takes_rule = hooks.chooser(rule)
+    choose = hooks.chooser(rule)
     table = hooks.rules(scipy_module)
 
     def explicit(*args, **kwargs):
-        out = rule(*args, **kwargs) if takes_rule(args, kwargs) else function(*args, **kwargs)
+        takes_rule, args, kwargs = choose(args, kwargs)
+        out = rule(*args, **kwargs) if takes_rule else function(*args, **kwargs)
         return _routed_result(out, table, scipy_module)   # (a spline made by a function)
     functools.update_wrapper(explicit, function)
     explicit.__module__ = f"adsim.{scipy_module}"
@@ -152,12 +153,13 @@ def _routed_again(base, state, scipy_module):
 
 
 def _method(rule, original, table, scipy_module):
-    takes_rule = hooks.chooser(rule)
+    choose = hooks.chooser(rule)
 
     def method(self, *args, **kwargs):
-        if takes_rule((self,) + args, kwargs):
-            return rule(self, *args, **kwargs)
-        return _routed_result(original(self, *args, **kwargs), table, scipy_module)
+        takes_rule, args, kwargs = choose((self,) + args, kwargs)
+        if takes_rule:
+            return rule(*args, **kwargs)
+        return _routed_result(original(*args, **kwargs), table, scipy_module)
     functools.update_wrapper(method, original)
     return method
 

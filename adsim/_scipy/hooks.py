@@ -20,7 +20,9 @@ function). Each rule module below lists the functions it covers in a table
 Either way a call with an active argument anywhere in its arguments (nested
 lists, tuples and dicts included), or one a rule's ``routes_also`` finds
 out of their reach (a closure of ``fun``), goes to adsim's rule
-(:func:`chooser`); every other call to SciPy's own code. A rule with
+(:func:`chooser`); every other call to SciPy's own code. Active arguments
+without a derivative (``np.linspace(0, 1, n)`` made in the function) go as
+the plain values they stand for. A rule with
 ``routes_when`` takes exactly the calls that test finds (``expm_multiply``
 of a matrix of active values; with a constant matrix SciPy's own code runs
 on the active vector, its products recorded).
@@ -73,13 +75,29 @@ def _resolve(module, path):
 
 
 def chooser(rule):
-    """``takes_rule(args, kwargs)``: whether a call with these arguments
-    goes to ``rule`` rather than to SciPy's function."""
+    """``choose(args, kwargs)`` -> (takes_rule, args, kwargs): whether a
+    call goes to ``rule`` rather than to SciPy's function, and the
+    arguments it goes with. Active values without a derivative (constants
+    made in the recorded function) are first made plain, as the plain
+    values they stand for (adsim/_scipy/constant_arguments.py): a call
+    whose active values are all such constants is SciPy's own. A rule with
+    ``routes_when`` decides alone, on the arguments as given."""
     routes_when = getattr(rule, "routes_when", None)     # the rule's own test, alone
     if routes_when is not None:
-        return lambda args, kwargs: bool(routes_when(args, kwargs))
+        return lambda args, kwargs: (bool(routes_when(args, kwargs)), args, kwargs)
     routes_also = getattr(rule, "routes_also", None)     # active values out of reach
-    if routes_also is None:
-        return lambda args, kwargs: bool(active_leaves((args, kwargs)))
-    return lambda args, kwargs: bool(active_leaves((args, kwargs))) or \
-        bool(routes_also(args, kwargs))
+    from .constant_arguments import constants_made_plain   # (imports scipy.sparse)
+
+    def takes_rule(args, kwargs):
+        return bool(active_leaves((args, kwargs))) or \
+            (routes_also is not None and bool(routes_also(args, kwargs)))
+
+    def choose(args, kwargs):
+        if not takes_rule(args, kwargs):
+            return False, args, kwargs
+        plain = constants_made_plain((args, kwargs))
+        if plain is None:
+            return True, args, kwargs
+        args, kwargs = plain
+        return takes_rule(args, kwargs), args, kwargs
+    return choose

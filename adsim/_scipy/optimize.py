@@ -45,7 +45,7 @@ from .._nesting.nested import reads_recorded_values
 from .._record.callers import library_entry
 from .constrained import CONSTRAINED, applies, constrained_call, reads_active
 from .curve_fit import fit_curve
-from .solver_calls import IMPLICIT, differentiated_solve
+from .solver_calls import IMPLICIT, differentiated_solve, unsearched
 
 # solvers differentiated through their solutions: IMPLICIT's, the constrained
 # minimisers (the KKT conditions, adsim/_scipy/constrained.py), and curve_fit
@@ -113,7 +113,10 @@ SOLVERS = {
 
 def solver_error(solver, function, value):
     """adsim's error for ``function`` (called by ``scipy.optimize.<solver>``)
-    returning the active ``value``."""
+    returning the active ``value``: for a solver adsim differentiates
+    through, the value came from a place its search does not look."""
+    if solver in DIFFERENTIATED:
+        return unsearched(solver, function)
     return UnsupportedOperation(
         f"adsim: cannot differentiate through scipy.optimize.{solver}: the function it calls "
         f"({name_of(function)}) returned a value that depends on the inputs being "

@@ -572,6 +572,19 @@ def run_solver(solver, spec, original, call, x0_shape, functions, takes_args, x_
     return x, raw
 
 
+def unsearched(solver, f):
+    """The error for the function ``f`` given to ``solver`` (one adsim
+    differentiates through) returning a value that depends on the inputs
+    being differentiated, read from where adsim's search does not look."""
+    return UnsupportedOperation(
+        f"adsim: the function given to {qualified(solver)} "
+        f"({getattr(f, '__name__', 'function')}) reads a value that depends on the "
+        f"inputs being differentiated from a place adsim does not search for "
+        f"parameters (it looks in args, closures, the attributes of objects and "
+        f"module globals, to a depth of 8 and in containers of up to 256 "
+        f"entries). Pass the value through args=, or through a closure")
+
+
 class _Leak:
     """The functions of one plain solve, watched: a value that still
     depends on the inputs being differentiated means the function reads an
@@ -586,13 +599,7 @@ class _Leak:
         def watched(*xs):
             out = f(*xs)
             if self.error is None and (isinstance(out, Active) or active_leaves(out)):
-                self.error = UnsupportedOperation(
-                    f"adsim: the function given to {qualified(self.solver)} "
-                    f"({getattr(f, '__name__', 'function')}) reads a value that depends on the "
-                    f"inputs being differentiated from a place adsim does not search for "
-                    f"parameters (it looks in args, closures, the attributes of objects and "
-                    f"module globals, to a depth of 8 and in containers of up to 256 "
-                    f"entries). Pass the value through args=, or through a closure")
+                self.error = unsearched(self.solver, f)
             if self.error is not None:
                 raise self.error
             return out

@@ -34,8 +34,8 @@ import abc
 import numpy as np
 import scipy.sparse as sp
 
-from .._active import Active
-from .._np.core import active_leaves, tape_of
+from .._active import Active, make_view
+from .._np.core import active_leaves, gather, tape_of
 from .._np.joins import from_pieces
 from .._np.sparse_products import Pattern, spmv
 from ..errors import UnsupportedAttribute, UnsupportedOperation
@@ -69,8 +69,9 @@ class ActiveSparse:
     __array_ufunc__ = None       # NumPy hands binary operators to the reflected methods
     ndim = 2
     dtype = np.dtype(np.float64)
+    _storage = _data = None      # SciPy's stored order and data, where adsim follows them
 
-    def _setup(self, rows, cols, values, shape, format_name):
+    def _setup(self, rows, cols, values, shape, format_name, stored=False):
         rows = np.asarray(rows, dtype=np.int64).ravel()
         cols = np.asarray(cols, dtype=np.int64).ravel()
         shape = (int(shape[0]), int(shape[1]))
@@ -86,15 +87,28 @@ class ActiveSparse:
             values = from_pieces(values)        # a list of active entries (an assembly loop)
         values = values.reshape(-1) if isinstance(values, Active) else \
             np.asarray(values, dtype=float).reshape(-1)
-        self._values = values if np.array_equal(order, np.arange(order.size)) else values[order]
+        in_order = np.array_equal(order, np.arange(order.size))
+        # ``stored``: rows, cols and values are SciPy's stored entries in its
+        # order, and ``A.data`` is ``values``, which the entries view
+        self._storage = (rows, cols) if stored else None
+        self._data = values if stored else None
+        if in_order:
+            self._values = values
+        elif stored and isinstance(values, Active):
+            self._values = _viewed(values, order)
+        else:
+            self._values = values[order]
+            if stored:                          # plain values: read through A.data only
+                self._data = values.view()
+                self._data.flags.writeable = False
         self._shape = shape
         self.format = format_name
         return self
 
     @classmethod
-    def made(cls, rows, cols, values, shape, like_array, format_name="csr"):
+    def made(cls, rows, cols, values, shape, like_array, format_name="csr", stored=False):
         kind = ActiveSparseArray if like_array else ActiveSparseMatrix
-        return kind.__new__(kind)._setup(rows, cols, values, shape, format_name)
+        return kind.__new__(kind)._setup(rows, cols, values, shape, format_name, stored)
 
     def _like(self, rows, cols, values, shape=None):
         return ActiveSparse.made(rows, cols, values, shape or self._shape,
@@ -125,26 +139,55 @@ class ActiveSparse:
 
     @property
     def data(self):
-        """The values in SciPy's storage order, for a matrix whose ``data``
-        the program wrote active values into (``adopt``); else unsupported."""
-        storage = vars(self).get("_storage")
-        if storage is None:
-            raise UnsupportedAttribute(str(_unsupported("data")))
-        return self._values[np.argsort(storage[2])]
+        """SciPy's ``data``: the values of the stored entries in SciPy's
+        order, an array the matrix reads (``A.data *= 3``, ``A.data[0] = v``
+        change it), for a matrix whose order adsim follows (see
+        ``_stored_like``); else unsupported."""
+        if self._storage is None:
+            raise _data_unknown()
+        return self._data
 
     @data.setter
     def data(self, values):
-        storage = vars(self).get("_storage")
-        if storage is None:
-            raise UnsupportedAttribute(str(_unsupported("data")))
-        rows, cols, _ = storage
-        self._setup(rows, cols, values, self._shape, self.format)
+        if self._storage is None:
+            raise _data_unknown()
+        rows, cols = self._storage
+        self._setup(rows, cols, values, self._shape, self.format, stored=True)
+
+    def _stored_like(self, rows, cols, data, shape, format_name):
+        """A matrix of this kind whose stored entries, in SciPy's order, are
+        at ``rows``, ``cols`` with values ``data`` (its ``A.data``)."""
+        return ActiveSparse.made(rows, cols, data, shape, isinstance(self, ActiveSparseArray),
+                                 format_name, stored=True)
+
+    def _stored_as(self, format, copy):
+        """SciPy's conversion to ``format`` of a matrix whose stored order
+        adsim follows: itself (or a copy) in its own format; the same stored
+        entries from csr or csc to coo (sharing ``data`` unless ``copy``);
+        SciPy's sorted order, in new ``data``, between csr and csc and from
+        coo (whose duplicates SciPy would sum: None then, as for the other
+        formats, whose order adsim does not follow)."""
+        rows, cols = self._storage
+        if format == self.format:
+            return self.copy() if copy else self
+        if format == "coo" and self.format in ("csr", "csc"):
+            data = _copied(self._data) if copy else self._data
+            return self._stored_like(rows, cols, data, self._shape, "coo")
+        if format not in ("csr", "csc") or self.format not in ("csr", "csc", "coo"):
+            return None
+        if self.format == "coo" and \
+                np.unique(rows * self._shape[1] + cols).size != rows.size:
+            return None
+        order = np.lexsort((cols, rows)) if format == "csr" else np.lexsort((rows, cols))
+        return self._stored_like(rows[order], cols[order], _take(self._data, order),
+                                 self._shape, format)
 
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        # an AttributeError (hasattr is False) that says what is supported
-        raise UnsupportedAttribute(str(_unsupported(name)))
+        # an AttributeError (hasattr is False) that says what is supported; the
+        # data property's own refusal ends here too (Python asks __getattr__)
+        raise _data_unknown() if name == "data" else UnsupportedAttribute(str(_unsupported(name)))
 
     def __getitem__(self, key):
         """Rows and columns picked by slices, integer arrays or boolean masks
@@ -253,20 +296,26 @@ class ActiveSparse:
 
     # ---- formats, transposes -------------------------------------------------------
     def asformat(self, format, copy=False):
-        """A new matrix of the same entries (writes into it leave this one
-        alone, as SciPy's conversions copy)."""
+        """SciPy's conversion where adsim follows the stored order
+        (``_stored_as``), else a new matrix of the same entries (writes into
+        it leave this one alone, as SciPy's conversions copy)."""
+        if self._storage is not None:
+            converted = self._stored_as(format or self.format, copy)
+            if converted is not None:
+                return converted
         converted = self._like(self._rows, self._cols, self._values)
         converted.format = format or self.format
         return converted
 
     def tocsr(self, copy=False):
-        return self.asformat("csr")
+        return self.asformat("csr", copy)
 
     def tocsc(self, copy=False):
-        return self.asformat("csc")
+        return self.asformat("csc", copy)
 
-    def tocoo(self, copy=False):
-        return self.asformat("coo")
+    def tocoo(self, copy=None):
+        # SciPy's csc tocoo copies unless told not to; csr's and coo's share
+        return self.asformat("coo", self.format == "csc" if copy is None else copy)
 
     def tolil(self, copy=False):
         return self.asformat("lil")
@@ -275,7 +324,12 @@ class ActiveSparse:
         return self.asformat("dok")
 
     def copy(self):
-        return self.asformat(self.format)
+        if self._storage is not None:
+            rows, cols = self._storage
+            return self._stored_like(rows, cols, _copied(self._data), self._shape, self.format)
+        converted = self._like(self._rows, self._cols, self._values)
+        converted.format = self.format
+        return converted
 
     def astype(self, dtype, casting="unsafe", copy=True):
         """A copy, for a real floating dtype (the values are float64)."""
@@ -302,6 +356,10 @@ class ActiveSparse:
 
     @property
     def T(self):
+        if self._storage is not None:       # SciPy's: the same data, csr and csc swapped
+            rows, cols = self._storage
+            return self._stored_like(cols, rows, self._data, self._shape[::-1],
+                                     _TRANSPOSED.get(self.format, self.format))
         return self._like(self._cols, self._rows, self._values, self._shape[::-1])
 
     def transpose(self, axes=None, copy=False):
@@ -568,6 +626,29 @@ def _take(values, positions):
     return values[positions]
 
 
+_TRANSPOSED = {"csr": "csc", "csc": "csr"}
+
+
+def _data_unknown():
+    return UnsupportedAttribute(
+        f"{_unsupported('data')}. A.data is known for a coo, csr or csc matrix made from "
+        f"active values by its constructor, by A.data = v or A.data *= p, and for its copies, "
+        f"conversions between these formats and transposes; not after arithmetic, diags, "
+        f"kron or writes A[i, j] = v, whose stored order adsim does not follow")
+
+
+def _viewed(values, order):
+    """``values`` (active) taken in ``order``, as a view of their root: a
+    write into ``values`` (SciPy's ``A.data``) is seen by the matrix."""
+    root = values._root()
+    index = values._positions().reshape(-1)[order]
+    return make_view(gather(root, index), root, index)
+
+
+def _copied(values):
+    return np.copy(values)
+
+
 def _concatenate(a, b):
     if not isinstance(a, Active) and not isinstance(b, Active):
         return np.concatenate([a, b])
@@ -637,12 +718,30 @@ def _plain_indices(idx):
 
 def _init(format_name, self, arg1, shape, dtype):
     """A constructor given active values: ``self`` becomes an ActiveSparse
-    (of the matrix or array kind SciPy would make)."""
+    (of the matrix or array kind SciPy would make). Its stored order is
+    SciPy's where adsim follows it: the arrays given, in the constructor's
+    own format (SciPy keeps them as ``data``); a csr or csc matrix of
+    (values, (rows, cols)) without duplicate positions, sorted as SciPy
+    sorts them; a matrix of that order converted."""
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise _unsupported(f"dtype={dtype}")
     rows, cols, values, shape = _from_arguments(arg1, shape, format_name)
     self.__class__ = ActiveSparseArray if isinstance(self, sp.sparray) else ActiveSparseMatrix
-    self._setup(rows, cols, values, shape, format_name)
+    stored = isinstance(arg1, tuple) and (len(arg1) == 3 or format_name == "coo")
+    if isinstance(arg1, ActiveSparse) and arg1._storage is not None:
+        converted = arg1.asformat(format_name)
+        if converted._storage is not None:
+            (rows, cols), values, stored = converted._storage, converted._data, True
+    elif isinstance(arg1, tuple) and len(arg1) == 2 and not stored:
+        key = rows * shape[1] + cols
+        if np.unique(key).size == key.size:         # SciPy's coo -> csr/csc, sorted
+            order = np.lexsort((cols, rows)) if format_name == "csr" else \
+                np.lexsort((rows, cols))
+            if not isinstance(values, Active) and active_leaves(values):
+                values = from_pieces(values)
+            flat = np.reshape(values, (-1,))
+            rows, cols, values, stored = rows[order], cols[order], _take(flat, order), True
+    self._setup(rows, cols, values, shape, format_name, stored)
 
 
 def adopt(matrix, values):
@@ -657,11 +756,9 @@ def adopt(matrix, values):
     format_name = matrix.format
     vars(matrix).clear()
     matrix.__class__ = kind
-    matrix._setup(rows, cols, values, shape, format_name)
     # ``A.data`` stays the values in SciPy's storage order, read and written
-    # (A.data += q again): the CSR order of the entries is a permutation of it
-    _, order = _entries_pattern(rows, cols, matrix._shape)
-    matrix._storage = (rows, cols, order)
+    # (A.data += q again)
+    matrix._setup(rows, cols, values, shape, format_name, stored=True)
 
 
 def diags(diagonals, offsets=0, shape=None, format=None, dtype=None):

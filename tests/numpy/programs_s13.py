@@ -864,6 +864,7 @@ def time_to_limit(params):
 
 
 # ---- 52. a profile started from np.linspace, relaxed through named views -------------------
+# (np.linspace's grid is an active array of constants, its named views active views)
 
 def relaxed_profile(params):
     D, lam = params

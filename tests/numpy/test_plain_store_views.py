@@ -10,6 +10,11 @@ import pytest
 import adsim
 from fdcheck import assert_close, central
 
+# NumPy's own arange and linspace: spelled np.arange(...)/np.linspace(...) in a
+# recorded function they make active arrays of constants, and these tests need
+# arrays NumPy makes from plain data
+plain_arange, plain_linspace = np.arange, np.linspace
+
 HOLDERS = []
 
 
@@ -25,7 +30,7 @@ def _check(f, p):
 
 
 def _neighbours(p):
-    u = np.cos(np.arange(7.0))
+    u = np.cos(plain_arange(7.0))
     left, right = u[:-1], u[1:]
     for _ in range(3):
         flux = p[0] * left - p[1] * right ** 2
@@ -34,15 +39,15 @@ def _neighbours(p):
 
 
 def _reversed_and_strided(p):
-    u = np.sin(np.arange(8.0))
+    u = np.sin(plain_arange(8.0))
     rev = u[::-1]
     even = u[::2]
     u[2:5] = p[0] * u[1:4] + p[1]
-    return np.sum(rev * np.arange(8.0)) + np.sum(even ** 2)
+    return np.sum(rev * plain_arange(8.0)) + np.sum(even ** 2)
 
 
 def _transposed(p):
-    a = np.outer(np.arange(1.0, 4.0), np.arange(1.0, 5.0))
+    a = np.outer(plain_arange(1.0, 4.0), plain_arange(1.0, 5.0))
     t = a.T
     col = a[:, 1]
     a[1, :] = p[0] * a[0, :] + p[1]
@@ -50,7 +55,7 @@ def _transposed(p):
 
 
 def _two_names_one_view(p):
-    u = np.exp(-np.arange(6.0))
+    u = np.exp(-plain_arange(6.0))
     inner = u[1:-1]
     same = inner
     u[2] = p[0] * p[1]
@@ -62,7 +67,7 @@ def _write_through_the_view_afterwards(p):
     head = u[:2]
     u[3] = p[0]
     head[1] = p[1] ** 2          # after the rebinding: a write into the active view
-    return np.sum(u * np.arange(5.0))
+    return np.sum(u * plain_arange(5.0))
 
 
 @pytest.mark.parametrize("f", [_neighbours, _reversed_and_strided, _transposed,
@@ -72,7 +77,7 @@ def test_views_held_by_local_names_see_the_store(f):
 
 
 def _view_also_in_a_list(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     left = u[:-1]
     kept = [left]
     u[1:-1] = p[0] * u[2:]
@@ -80,7 +85,7 @@ def _view_also_in_a_list(p):
 
 
 def _view_kept_by_a_global(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     left = u[:-1]
     HOLDERS.append(left)
     u[1:-1] = p[0] * u[2:]
@@ -88,7 +93,7 @@ def _view_kept_by_a_global(p):
 
 
 def _view_in_a_closure(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     left = u[:-1]
 
     def first():
@@ -98,7 +103,7 @@ def _view_in_a_closure(p):
 
 
 def _view_held_by_the_caller(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     left = u[:-1]
     return _store_into(u, p) + np.sum(left)
 
@@ -117,7 +122,7 @@ def test_views_reachable_otherwise_keep_the_refusal(f):
 
 
 def _other_dtype_view(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     bits = u.view(np.int64)
     u[1:-1] = p[0] * u[2:]
     return np.sum(u) + bits[0]
@@ -129,10 +134,10 @@ def test_a_view_of_another_dtype_keeps_the_refusal():
 
 
 def _read_only_broadcast(p):
-    u = np.cos(np.arange(4.0))
+    u = np.cos(plain_arange(4.0))
     wide = np.broadcast_to(u, (3, 4))
     u[1:3] = p
-    return np.sum(wide * np.arange(12.0).reshape(3, 4)), wide.flags.writeable
+    return np.sum(wide * plain_arange(12.0).reshape(3, 4)), wide.flags.writeable
 
 
 def test_a_read_only_view_stays_read_only():
@@ -147,7 +152,7 @@ def test_a_read_only_view_stays_read_only():
 # adsim/_record/plain_targets.py: Python rebinds `u`, adsim the views' names
 
 def _augmented_with_views(p):
-    u = np.cos(np.linspace(0.0, 3.0, 12))
+    u = np.cos(plain_linspace(0.0, 3.0, 12))
     interior = u[1:-1]
     edges = u[::11]
     same = interior
@@ -160,7 +165,7 @@ def _augmented_with_views(p):
 def _augmented_then_write_through_the_view(p):
     u = np.ones(6)
     tail = u[3:]
-    u -= p[0] * np.arange(6.0)
+    u -= p[0] * plain_arange(6.0)
     tail[0] = p[1]
     return np.sum(u ** 2)
 
@@ -171,7 +176,7 @@ def test_augmented_assignment_with_views_held_by_local_names(f):
 
 
 def _augmented_view_also_in_a_dict(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     inner = u[1:-1]
     kept = {"inner": inner}
     u += p[0]
@@ -179,7 +184,7 @@ def _augmented_view_also_in_a_dict(p):
 
 
 def _augmented_other_dtype_view(p):
-    u = np.cos(np.arange(5.0))
+    u = np.cos(plain_arange(5.0))
     bits = u.view(np.int64)
     u += p[0]
     return np.sum(u) + bits[0]
@@ -200,7 +205,7 @@ VIEWS = [lambda u: u[1:], lambda u: u[::-1], lambda u: u[::3], lambda u: u.resha
          lambda u: u.reshape(2, 4).T, lambda u: u[2:6][::2]]
 HOLD = [None, lambda v: [v], lambda v: {"v": v}]
 def run_views(program, use, hold, p):
-    u = np.cos(np.arange(8.0))
+    u = np.cos(plain_arange(8.0))
     a = VIEWS[use[0]](u) if len(use) > 0 else None
     b = VIEWS[use[1]](u) if len(use) > 1 else None
     c = a
@@ -218,7 +223,7 @@ def run_views(program, use, hold, p):
     total = np.sum(u ** 2)
     for v in (a, b, c):
         if v is not None:
-            total = total + np.sum(np.ravel(v) * np.arange(1.0, np.size(v) + 1))
+            total = total + np.sum(np.ravel(v) * plain_arange(1.0, np.size(v) + 1))
     if kept is not None:
         total = total + np.sum((kept[0] if isinstance(kept, list) else kept["v"]) ** 2)
     return total

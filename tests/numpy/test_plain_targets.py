@@ -20,6 +20,11 @@ import filters_by_name as lib
 from adsim.testing import check_grads
 from fdcheck import check_tape, fd_jacobian
 
+# NumPy's own arange and linspace: spelled np.arange(...)/np.linspace(...) in a
+# recorded function they make active arrays of constants, and these tests need
+# arrays NumPy makes from plain data
+plain_arange, plain_linspace = np.arange, np.linspace
+
 X0 = np.array([1.0, 0.5, -0.3, 0.8])        # a plain initial state, made outside
 P0 = np.array([[1.0, 0.2], [0.2, 0.5]])
 
@@ -44,7 +49,7 @@ def check_everywhere(f, p, p2):
 @pytest.mark.parametrize("start", [
     lambda: X0.copy(),
     lambda: X0 * 1.0,
-    lambda: np.linspace(0.2, 1.1, 4),          # a view of a temporary nothing else holds
+    lambda: plain_linspace(0.2, 1.1, 4),          # a view of a temporary nothing else holds
     lambda: np.asarray(X0.tolist()),
 ], ids=["copy", "product", "linspace", "asarray"])
 def test_a_time_loop_from_a_plain_state(start):
@@ -208,13 +213,14 @@ def _read(holder):
 
 
 def test_views_of_linspace_s_result_held_by_local_names():
-    """np.linspace returns a view of a temporary of its size, so views of
-    its result hold that temporary: `u += ...` with `interior = u[1:-1]`
+    """NumPy's np.linspace (reached through another name, or by library
+    code) returns a view of a temporary of its size, so views of its
+    result hold that temporary: `u += ...` with `interior = u[1:-1]`
     refused ("memory other arrays share"); the views' names are rebound
     to the same views of the active result, as for an array that owns its
     memory."""
     def f(p):
-        u = np.linspace(0.0, 1.0, 7)
+        u = plain_linspace(0.0, 1.0, 7)
         interior, even = u[1:-1], u[::2]
         for _ in range(3):
             u += 0.1 * p[0] * np.cos(u)
@@ -225,7 +231,7 @@ def test_views_of_linspace_s_result_held_by_local_names():
     check_tape(f, [x])
 
     def held_in_a_list(p):
-        u = np.linspace(0.0, 1.0, 7)
+        u = plain_linspace(0.0, 1.0, 7)
         kept = [u[1:-1]]
         u += p[0]
         return kept[0].sum() + u.sum()
@@ -234,7 +240,7 @@ def test_views_of_linspace_s_result_held_by_local_names():
 
 
 @pytest.mark.parametrize("hold", [_second_name, _a_list, _an_attribute, _a_view, _a_dict])
-@pytest.mark.parametrize("make", [lambda: X0 * 1.0, lambda: np.linspace(0.2, 1.1, 4)],
+@pytest.mark.parametrize("make", [lambda: X0 * 1.0, lambda: plain_linspace(0.2, 1.1, 4)],
                          ids=["owner", "view of a temporary"])
 def test_a_plain_array_held_elsewhere_is_refused(hold, make):
     kept = {}
@@ -310,7 +316,7 @@ def test_a_closure_holding_the_array_is_refused():
 
 def test_an_integer_array_is_refused():
     def f(p):
-        counts = np.arange(4)
+        counts = plain_arange(4)
         counts += p
         return counts
     with pytest.raises(ad.UnsupportedOperation, match="dtype int64"):
@@ -402,7 +408,7 @@ def test_creation_through_another_name_names_the_cause():
 # ------------------------------------------------- property: aliases never go unseen
 
 ALIASES = [None, _second_name, _a_list, _an_attribute, _a_view, _a_dict]
-STARTS = [lambda: X0 * 1.0, lambda: np.linspace(0.2, 1.1, 4), lambda: X0[::-1].copy()]
+STARTS = [lambda: X0 * 1.0, lambda: plain_linspace(0.2, 1.1, 4), lambda: X0[::-1].copy()]
 
 
 def run_updates(program, p, start, alias):

@@ -71,6 +71,8 @@ PROGRAMS = {
     "u_old aliasing u in place": (prog.gauss_seidel_sweeps, np.array([1.0, 2.0]), True, False),
     "tumour object radau jac event, lsoda dense": (prog.time_to_limit, np.array([0.3, 6.0]),
                                                    True, True),
+    "grid relaxed through named views": (prog.relaxed_profile, np.array([1.0, 0.5]), True,
+                                         False),
 }
 ADAPTIVE = {"robertson radau dict args", "robertson bdf self", "lsoda lambda globals",
             "oregonator radau jac", "odeint pk Dfun", "lotka-volterra dense sol(t)",
@@ -187,9 +189,22 @@ def test_a_rhs_writing_into_a_module_buffer_is_refused_naming_the_store():
 
 
 def test_a_named_view_of_a_plain_grid_updated_in_place_is_refused_with_the_right_remedy():
-    """`inner += ...` where inner = u[1:-1] of a plain np.linspace grid
-    writes into u, which adsim cannot replace while three views hold it;
-    the refusal advised `a = a + ...`, which would silently stop updating
-    u (and left, right): it now says to make u active where it is made."""
-    with pytest.raises(adsim.UnsupportedOperation, match=r"np.array\(np.linspace.*unchanged"):
-        adsim.grad(prog.relaxed_profile)(np.array([1.0, 0.5]))
+    """`inner += ...` where inner = u[1:-1] of a plain grid made by NumPy's
+    own linspace (reached through another name) writes into u, which adsim
+    cannot replace while three views hold it; the refusal advised
+    `a = a + ...`, which would silently stop updating u (and left, right):
+    it says to make u active where it is made. (Spelled np.linspace in the
+    program, the grid is an active array of constants: "grid relaxed
+    through named views" in PROGRAMS.)"""
+    numpy_linspace = np.linspace
+
+    def relaxed(params):
+        D, lam = params
+        u = numpy_linspace(1.0, 0.0, 21)
+        inner, left, right = u[1:-1], u[:-2], u[2:]
+        for _ in range(4):
+            inner += 0.2 * D * (left + right - 2 * inner) - 0.01 * lam * inner ** 2
+        return np.sum(inner)
+    with pytest.raises(adsim.UnsupportedOperation, match=r"np.linspace\(0, 1, n\) spelled so.*"
+                                                          r"unchanged"):
+        adsim.grad(relaxed)(np.array([1.0, 0.5]))
