@@ -329,8 +329,8 @@ class _SameCode:
     same code whose environment matches the snapshot taken with a tape here
     (the check a function's own cache makes before each replay) replays it
     instead of recording. Bounded: ``MAX_ENTRIES`` tapes over all codes,
-    each holding at most ``MAX_BYTES`` (small functions, where recording is
-    the cost) and checked faster than recorded (a large array in the
+    each holding at most ``MAX_BYTES`` and no Python callback (small
+    functions, where recording is the cost) and checked faster than recorded (a large array in the
     environment is digested at each check), the least recently used
     dropped first; the entries hold the code objects, not the functions.
     Only user code takes part: the closures
@@ -359,8 +359,8 @@ class _SameCode:
             return entry
 
     def put(self, code, opaque, key, tape, snapshot, output):
-        if tape.held_bytes > self.MAX_BYTES:
-            return
+        if tape.held_bytes > self.MAX_BYTES or tape.callbacks:
+            return      # (a callback's Python objects may hold the function itself)
         with self._lock:
             self._entries[code, opaque, key] = (tape, snapshot, output)
             self._entries.move_to_end((code, opaque, key))

@@ -17,6 +17,7 @@ import pytest
 
 import adsim
 from adsim import _tape
+from adsim._tapecache.cache import _same_code
 from adsim.testing import check_grads
 
 N = 1000            # large enough that a leaked tape per call shows in the RSS
@@ -30,8 +31,11 @@ _TRIM = getattr(ctypes.CDLL(None), "malloc_trim", lambda pad: 0)
 
 def _memory():
     """(resident bytes, live tapes), after collecting reference cycles
-    (garbage waiting for the cycle collector is not a leak) and returning
-    free heap pages to the system (so that fragmentation is not counted)."""
+    (garbage waiting for the cycle collector is not a leak), emptying the
+    tapes kept by code (a bounded cache: test_tapes_kept_by_code_are_bounded)
+    and returning free heap pages to the system (so that fragmentation is
+    not counted)."""
+    _same_code.clear()
     gc.collect()
     _TRIM(0)
     with open("/proc/self/statm") as fh:
@@ -126,3 +130,22 @@ def test_transformed_function_frees_its_function_and_tapes():
     g_ref = make()
     assert _memory()[1] <= tapes
     assert g_ref() is None and keep[0]() is None
+
+
+def test_tapes_kept_by_code_are_bounded():
+    """Functions of many different codes, each recorded once: the tapes kept
+    by code stay at the cache's bound, and none holds its function."""
+    _memory()
+    before = sum(1 for o in gc.get_objects() if isinstance(o, _tape.Tape))
+    functions = []
+    for i in range(_same_code.MAX_ENTRIES + 40):
+        namespace = {"np": np}
+        exec(f"def f(z):\n    return np.sum(z * z) + {i}\n", namespace)
+        adsim.grad(namespace["f"])(np.ones(3))
+        functions.append(weakref.ref(namespace["f"]))
+        del namespace
+    gc.collect()
+    assert all(ref() is None for ref in functions)
+    live = sum(1 for o in gc.get_objects() if isinstance(o, _tape.Tape))
+    assert live - before <= _same_code.MAX_ENTRIES
+    assert len(_same_code._entries) == _same_code.MAX_ENTRIES

@@ -50,6 +50,7 @@ HARMLESS = {
     "input_shapes": lambda t: t.input_shapes, "output_slot": lambda t: t.output_slot,
     "output_shape": lambda t: t.output_shape, "n_inputs": lambda t: t.n_inputs,
     "callbacks": lambda t: t.callbacks, "arena_elements": lambda t: t.arena_elements,
+    "held_bytes": lambda t: t.held_bytes,
     "recording": lambda t: t.recording, "recording_failed": lambda t: t.recording_failed,
     "chunked": lambda t: t.chunked, "layout_observed": lambda t: t.layout_observed,
 }
@@ -138,7 +139,7 @@ def tape():
 
 @pytest.mark.parametrize("name", ["output_slot", "output_shape", "recording", "input_slots",
                                   "input_shapes", "callbacks", "n_inputs", "arena_elements",
-                                  "recording_failed", "gradient", "forward"])
+                                  "held_bytes", "recording_failed", "gradient", "forward"])
 def test_assigning_a_tape_attribute_is_refused_and_points_to_record(tape, name):
     with pytest.raises(ReadOnlyTapeAttribute, match=r"read-only.*adsim\.record") as err:
         setattr(tape, name, 10 ** 6)
