@@ -107,6 +107,10 @@ if __name__ == "__main__":
         return programs_ode_s14.Reactor(k).run(programs_ode_s14.ROB_T).y[0]
     with tight(programs_ode_s14):   # rows: d c / d log k_j
         values["robertson concentrations"] = {"x": gradient(concentrations, x).tolist()}
+        # DOP853: SciPy's Radau differences its Jacobian with the buffer it returned
+        values["pendulum buffer"] = {"x": gradient(
+            lambda p: programs_ode_s14.pendulum_with_buffer(p, "DOP853"),
+            np.array([2.0, 0.3])).tolist()}
     (here / "ode_s14_values.py").write_text(
         '"""Written by ode_s14_reference.py: the models\' derivatives (see there)."""\n'
         "VALUES = " + pprint.pformat(values, width=100) + "\n")

@@ -567,3 +567,17 @@ def final_temperature(params):
     t = np.linspace(0, 10, 11)
     y = odeint(batch, [1.0, 320.0], t, args=(math.exp(log_A), Ea), tfirst=True, hmax=0.5)
     return y[-1, 1] + y[5, 1]
+
+
+# ---- 25. a right-hand side that fills and returns one preallocated buffer ------------------------
+
+def pendulum_with_buffer(params, method="Radau"):
+    g_over_L, c = params
+    dydt = np.empty(2)
+
+    def rhs(t, y):
+        dydt[0] = y[1]
+        dydt[1] = -g_over_L * np.sin(y[0]) - c * y[1]
+        return dydt
+    sol = solve_ivp(rhs, (0, 5), [1.0, 0.0], method=method, rtol=1e-8, atol=1e-10)
+    return sol.y[0, -1]
