@@ -142,8 +142,8 @@ def _search_function(f, wanted, found, seen, depth):
 
 
 def _consider(slot, v, wanted, found, seen, depth):
-    if isinstance(v, (types.FunctionType, types.MethodType, Transformed)):
-        _search_function(v, wanted, found, seen, depth + 1)
+    if isinstance(v, (types.FunctionType, types.MethodType, functools.partial, Transformed)):
+        _search_function(v, wanted, found, seen, depth + 1)     # a partial held in a closure
     elif wanted(v):
         found.setdefault(slot.key, (slot, v))
     elif isinstance(v, (dict, list, tuple)):

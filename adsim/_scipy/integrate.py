@@ -12,6 +12,7 @@ import numpy as np
 import scipy.integrate
 
 from .._nesting.nested import reads_recorded_values
+from ..errors import UnsupportedOperation
 from . import bvp, quadrature, samples
 from .linear_maps import linear_in
 
@@ -50,6 +51,46 @@ def _odeint_reads_active_values(args, kwargs):
 odeint.routes_also = _odeint_reads_active_values
 
 
+def ode_solver_init(self, fun, t0, y0, t_bound, *args, **kwargs):
+    """SciPy's solver classes (``RK45(fun, t0, y0, t_bound)`` and the
+    others) stepped by hand with active values: refused with what to call
+    instead (their ``step`` converts the state to plain arrays)."""
+    raise UnsupportedOperation(
+        f"adsim: stepping SciPy's `{type(self).__name__}` class by hand with active values "
+        "(in y0, t0, t_bound or read by fun) is not differentiated; call "
+        f"scipy.integrate.solve_ivp(fun, (t0, t_bound), y0, method={type(self).__name__!r}, "
+        "...) instead, with t_eval= or dense_output=True for the states along the way and "
+        "events= to stop early (docs/integrate.md)")
+
+
+def _solver_fun_reads_active_values(args, kwargs):
+    fun = args[1] if len(args) > 1 else kwargs.get("fun")
+    return callable(fun) and reads_recorded_values(fun)
+
+
+ode_solver_init.routes_also = _solver_fun_reads_active_values
+
+
+def ode_integrate(self, *args, **kwargs):
+    """``scipy.integrate.ode`` (and ``complex_ode``) with active values:
+    refused with what to call instead (its Fortran integrators take plain
+    arrays)."""
+    raise UnsupportedOperation(
+        "adsim: scipy.integrate.ode with active values (in its initial value or read by f) "
+        "is not differentiated; call scipy.integrate.solve_ivp(f, (t0, t1), y0, "
+        "method='DOP853' or 'LSODA' or 'BDF', t_eval=...) instead (note its fun(t, y) takes "
+        "t first, as ode's f does), or odeint (docs/integrate.md)")
+
+
+def _ode_reads_active_values(args, kwargs):
+    ode = args[0] if args else None
+    return any(callable(c) and reads_recorded_values(c)
+               for c in (getattr(ode, "f", None), getattr(ode, "jac", None)))
+
+
+ode_integrate.routes_also = _ode_reads_active_values
+
+
 def ode_solution_call(self, t):
     """``OdeSolution.__call__`` of a plain solution (SciPy's own solve) at
     active times: the step SciPy's search chooses from the times' recorded
@@ -81,6 +122,9 @@ HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odein
          ("scipy.integrate", "solve_bvp"): bvp.solve_bvp,
          ("scipy.integrate._ivp.common", "OdeSolution.__call__"): ode_solution_call,
          ("scipy.integrate._ivp.base", "DenseOutput.__call__"): dense_output_call,
+         ("scipy.integrate._ivp.base", "OdeSolver.__init__"): ode_solver_init,
+         ("scipy.integrate._ode", "ode.set_initial_value"): ode_integrate,
+         ("scipy.integrate._ode", "ode.integrate"): ode_integrate,
          **{("scipy.integrate", name): getattr(quadrature, name)
             for name in ("quad", "quad_vec", "fixed_quad")},
          **samples.HOOKS,

@@ -290,9 +290,12 @@ class Run:
             return grouped_while(self.group, cond, step, state, args, while_options(**options))
         except MixedRecordings as error:
             raise UnsupportedOperation(
-                "adsim.integrate.solve_ivp: fun reads an active value that is not one of its "
-                "arguments (from a closure, a global or an object). With t_eval the steps are "
-                "recorded on their own tape, so pass such values through args=: "
+                "adsim.integrate.solve_ivp: fun (or jac, or an event function) reads an active "
+                "value that is not one of its arguments, in a place adsim does not search (it "
+                "searches closures, module globals, functools.partial arguments and the "
+                "attributes of objects, also in dicts, lists and tuples of up to 256 entries). "
+                "The steps "
+                "are recorded on tapes of their own, so pass such values through args=: "
                 "fun(t, y, *args)") from error
 
 

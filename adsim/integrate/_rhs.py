@@ -73,6 +73,10 @@ class RightHandSide:
         except TypeError as err:
             _refuse_misfit(err, args)
             raise
+        if isinstance(f, Active):
+            # the caller keeps it while fun runs again: a buffer that fun fills and returns
+            # (``buf[0] = ...; return buf``) would change under it (SciPy copies into its arrays)
+            f = f.copy()
         return self._checked(f)
 
     def into(self, K, i, t, y, args):

@@ -1,6 +1,7 @@
 """Parameters that ``fun`` finds outside its arguments -- an object's
 attribute through a lambda, a bound method, a callable object, a list of
-objects, a module global, functools.partial -- are inputs of the
+objects, a module global, functools.partial (passed, or held in a
+closure) -- are inputs of the
 integration with every method of solve_ivp and with odeint, called through
 SciPy's names as users write them: the derivatives are right, replays at new parameters are right, and
 the places hold the caller's values again afterwards."""
@@ -99,8 +100,17 @@ def _with_partial(k, method):
     return _final_state(functools.partial(_decay_of, k), method)
 
 
+def _with_lambda_calling_a_partial(k, method):
+    f = functools.partial(_decay_of_keyword, k=k)        # a partial held in a closure
+    return _final_state(lambda t, y: f(t, y), method)
+
+
+def _decay_of_keyword(t, y, k):
+    return -k * y
+
+
 FORMS = [_with_lambda_on_object, _with_bound_method, _with_callable_object,
-         _with_list_of_objects, _with_global, _with_partial]
+         _with_list_of_objects, _with_global, _with_partial, _with_lambda_calling_a_partial]
 
 
 # Where fun finds the parameter (how adsim's walk of fun reaches it) does not
@@ -211,3 +221,14 @@ def test_odeint_with_a_bound_method_reading_its_parameters():
     h = 1e-5
     differences = [(loss(p + h * e) - loss(p - h * e)) / (2 * h) for e in np.eye(2)]
     np.testing.assert_allclose(adsim.grad(loss)(p), differences, rtol=1e-6)
+
+
+def test_a_parameter_in_a_place_not_searched_is_refused_with_what_to_do():
+    """A list of 300 objects each holding its rate is longer than the
+    search goes (adsim/_nesting/outer_values.py): the refusal names the
+    places searched and says to pass the values through args=."""
+    def loss(k):
+        network = Network(k * np.linspace(1.0, 2.0, 300))
+        return np.sum(solve_ivp(network.rhs, (0, T), np.ones(300)).y[:, -1])
+    with pytest.raises(adsim.UnsupportedOperation, match=r"(?s)up to 256 entries.*args="):
+        adsim.grad(loss)(np.array(0.7))
