@@ -457,7 +457,7 @@ cdef class Active:
     def _leak(self, what):
         from ._record.callers import (compiled_call_message, library_entry, listed_message,
                                       listed_operation, method_call_name, source_hint,
-                                      user_line)
+                                      unsearched_value_hint, user_line)
         from ._record.creation import bypassed_creation, interposition_hint
         bypassed = bypassed_creation(self.shape)
         if bypassed is not None:
@@ -481,7 +481,7 @@ cdef class Active:
                 f"{self.shape}) into a plain NumPy array, which would drop its derivative. "
                 f"Write it with the NumPy functions adsim supports (docs/numpy.md), register a "
                 f"primitive with adsim.primitive, or call it on adsim.value(x) if no derivative "
-                f"is wanted")
+                f"is wanted" + unsearched_value_hint(entry))
         compiled = compiled_call_message(self.shape) if entry is None else None
         if compiled is not None:    # math.exp(x), rng.normal(mu, s): no protocol sees the call
             raise ActiveValueLeak(compiled)

@@ -2296,6 +2296,18 @@ REFUSED = {
     "ndarray.searchsorted": [refuse(lambda x: np.concatenate([x, x - 5.0]).searchsorted(0.5), 3,
                                     adsim.UnsupportedOperation, "not sorted")],
     scipy.integrate.odeint: [refuse(_odeint_active_rtol, 3, adsim.UnsupportedOperation, "rtol=")],
+    # SciPy's solver classes stepped by hand and scipy.integrate.ode: refused, naming
+    # solve_ivp (tests/integrate/test_user_ode_programs_s14.py runs them as users write them)
+    scipy.integrate.OdeSolver.__init__: [refuse(
+        lambda x: scipy.integrate.RK45(lambda t, y: -x[0] * y, 0.0, x[1:], 1.0), 3,
+        adsim.UnsupportedOperation, "call scipy.integrate.solve_ivp")],
+    scipy.integrate.ode.set_initial_value: [refuse(
+        lambda x: scipy.integrate.ode(lambda t, y: -y).set_initial_value(x, 0.0), 3,
+        adsim.UnsupportedOperation, "scipy.integrate.ode with active values")],
+    scipy.integrate.ode.integrate: [refuse(
+        lambda x: scipy.integrate.ode(lambda t, y: -x[0] * y).set_initial_value(
+            np.ones(2), 0.0).integrate(1.0), 3,
+        adsim.UnsupportedOperation, "scipy.integrate.ode with active values")],
     **{method: [refuse((lambda call: lambda x: call(interpolate.CubicSpline(IX, x)))(call), 6,
                        adsim.UnsupportedOperation, method.__name__)]
        for method, call in ((_PPOLY.roots, lambda s: s.roots()),

@@ -97,6 +97,27 @@ def user_line():
     return where + (f" (`{text}`)" if text else "")
 
 
+# SciPy's entry points that call functions the user passes (the right-hand
+# side of an ODE, an integrand, an objective): an active value reaching them
+# through such a function, from a place adsim's search of its environment
+# does not reach, is converted by SciPy's own code
+_CALLING_PACKAGES = ("scipy.integrate.", "scipy.optimize.")
+
+
+def unsearched_value_hint(entry):
+    """A sentence for the refusal of ``entry`` (SciPy's function that turned
+    an active array plain) when it calls functions the user passes: the
+    active value may come from one of them."""
+    if not entry.startswith(_CALLING_PACKAGES):
+        return ""
+    return (f". If no argument of `{entry}` has a derivative, the active value is one a "
+            f"function it calls (fun, func, an integrand, an objective) reads from outside its "
+            f"arguments, in a place adsim does not search (it searches closures, module "
+            f"globals, functools.partial arguments and the attributes of objects, also in "
+            f"dicts, lists and tuples of up to 256 entries): pass such values through the "
+            f"call's args=")
+
+
 def source_hint(more=""):
     """Sentences for errors raised where np.array([...]) and np.zeros(n) in
     the user's code make plain arrays: code that has no source to read
