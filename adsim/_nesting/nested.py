@@ -30,9 +30,8 @@ from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
 from .._tapecache.purity import ResultNeutral
 from .._filefields import expect_keys, no_variant_holds, shape_field
-from .._np.core import active_leaves
 from .._np.integers import current
-from .outer_values import outer_slots, recording_in_progress
+from .outer_values import outer_slots, reads_recorded_values, recording_in_progress  # noqa: F401
 from .._active import Active
 from .._containers.tree import placed
 from ..errors import BranchChanged, UnsupportedOperation
@@ -51,21 +50,6 @@ def closure_actives(f):
     if not recording_in_progress():
         return []
     return closure_cells(f, lambda v: isinstance(v, Active) and v.tape.recording)
-
-
-def reads_recorded_values(f):
-    """Whether ``f`` reads, from outside its arguments, an active array of a
-    recording in progress or a container (dict, list, tuple) holding one."""
-    if not recording_in_progress():
-        return False
-    return bool(closure_cells(f, _recorded_or_holding))
-
-
-def _recorded_or_holding(v):
-    if isinstance(v, Active):
-        return v.tape.recording
-    return isinstance(v, (dict, list, tuple)) and any(
-        isinstance(leaf, Active) and leaf.tape.recording for leaf in active_leaves(v))
 
 
 def closure_cells(f, wanted):

@@ -26,9 +26,10 @@ import numpy as np
 
 from .._record.creation import current_tape
 from .._active import Active
+from .._np.core import active_leaves
 from .._transformed import Transformed, inner_function
 
-__all__ = ["Slot", "outer_slots", "recording_in_progress"]
+__all__ = ["Slot", "outer_slots", "reads_recorded_values", "recording_in_progress"]
 
 _MAX_DEPTH = 8
 _MAX_ELEMENTS = 256     # longer containers are data, not a model's parts
@@ -96,6 +97,21 @@ class Slot:
         if self.kind == "partial":
             return f"argument {self.name!r} bound by functools.partial"
         return f"global `{self.name}` of module {self.holder.get('__name__', '?')}"
+
+
+def reads_recorded_values(f):
+    """Whether ``f`` reads, from outside its arguments, an active array of a
+    recording in progress or a container (dict, list, tuple) holding one."""
+    if not recording_in_progress():
+        return False
+    return bool(outer_slots(f, _recorded_or_holding))
+
+
+def _recorded_or_holding(v):
+    if isinstance(v, Active):
+        return v.tape.recording
+    return isinstance(v, (dict, list, tuple)) and any(
+        isinstance(leaf, Active) and leaf.tape.recording for leaf in active_leaves(v))
 
 
 def outer_slots(f, wanted):

@@ -84,7 +84,7 @@ def _pyfunc_reads_active_values(args, kwargs):
     arguments (a parameter in its closure, on an object, in a global): its
     calls on plain elements then return active values, which NumPy's own
     vectorize would convert to plain numbers."""
-    from .._nesting.nested import reads_recorded_values
+    from .._nesting.outer_values import reads_recorded_values
     pyfunc = getattr(args[0], "pyfunc", None) if args else None
     return callable(pyfunc) and reads_recorded_values(pyfunc)
 
