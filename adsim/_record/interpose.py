@@ -317,6 +317,7 @@ def _change_numpy(names):
         for made in _numpy_hooks:
             for function, trampoline in made.installs:
                 function.__code__ = trampoline
+    if not _draws_changed[0] and (names is None or not _DRAW_NAMES.isdisjoint(names)):
         _set_draw_methods(1)
     if _all_names[0]:
         return
@@ -412,7 +413,8 @@ def _hook_scipy():
 
 
 def _restore():
-    _set_draw_methods(0)
+    if _draws_changed[0]:
+        _set_draw_methods(0)
     if _all_names[0]:
         for module, names in _original_names.items():
             vars(module).update(names)
@@ -444,6 +446,13 @@ def _restore():
 # be reached, nothing is changed and draws with active parameters stay refused.
 _DRAW_CLASSES = (np.random.Generator, np.random.RandomState)
 _draw_methods = []      # (class, its dict, ({name: NumPy's method}, {name: adsim's stand-in}))
+_draws_changed = [False]
+# A recording whose code spells none of these names gets NumPy's own methods
+# (changing them costs 5 us, a tenth of a small recording). A draw method it
+# reaches under another name (``draw = rng.normal`` kept in a closure) then
+# refuses active parameters with adsim's error, and the recording is made
+# again with everything changed (``TapeCache._record``).
+_DRAW_NAMES = frozenset(draws.supported())
 
 
 def _type_dict(cls):
@@ -474,6 +483,7 @@ def _set_draw_methods(which):
     for cls, namespace, pair in _draw_methods:
         namespace.update(pair[which])
         ctypes.pythonapi.PyType_Modified(cls)
+    _draws_changed[0] = bool(which)
 
 
 def _scalar_test_wrappers():

@@ -158,6 +158,27 @@ def test_numpys_methods_are_back_after_the_recording():
     assert np.array_equal(rng.normal(0.0, 1.0, 3), np.random.default_rng(4).standard_normal(3))
 
 
+def test_a_draw_reached_without_its_name_is_recorded():
+    """A recording whose code spells no draw method's name runs with NumPy's
+    own methods (adsim/_record/interpose.py, ``_DRAW_NAMES``); a draw made
+    through a name built at run time still takes adsim's rule (f: a draw
+    with plain parameters; g: an active one)."""
+    import operator
+    draw = operator.methodcaller("nor" + "mal", 0.0, 1.0, 3)
+
+    def f(p):
+        return np.sum(p * draw(np.random.default_rng(5)))
+
+    def g(p):
+        rng = np.random.default_rng(5)
+        return np.sum(operator.methodcaller("nor" + "mal", p, 1.0, 3)(rng))
+
+    z = np.random.default_rng(5).standard_normal(3)
+    assert_close(adsim.grad(f)(0.5), np.sum(z))
+    assert_close(adsim.grad(g)(0.5), 3.0)
+    assert_close(adsim.grad(g)(-0.5), 3.0)
+
+
 @pytest.mark.parametrize("kind", sorted(MAKERS))
 def test_choice_with_active_probabilities_and_population(kind):
     """Resampling: the indices are piecewise constant in p (derivative zero
