@@ -4,10 +4,9 @@ A function runs once on active arrays that record a flat tape; the tape is
 replayed in C for values, tangents, adjoints and Hessian-vector products.
 """
 from . import _numpy_api  # noqa: F401  (first: the compiled core imports it at its end, after _np)
-from ._record.recording import record
 from ._active import Active
 from .api import (grad, grad_and_hvp, hessian, hessp, hvp, hvp_operator, jacobian, jvp,
-                  laplacian, stop_gradient, value, value_and_grad, vjp)
+                  laplacian, record, stop_gradient, value, value_and_grad, vjp)
 from .checkpoint import Online, Revolve, TwoLevel, checkpoint_loop, checkpoint_while
 from . import integrate
 from ._record.interpose import interposition, set_interposition

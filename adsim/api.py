@@ -30,7 +30,9 @@ import inspect
 import numpy as np
 
 from . import _numpy_api
-from ._tapecache.cache import TapeCache, shared_cache
+from ._record.recording import check_record_call
+from ._tapecache.cache import TapeCache, record_reaching, shared_cache
+from ._tapecache.purity import reach_of
 from ._nesting import leafwise
 from ._nesting.nested import closure_actives, nested_derivative, nested_hvp
 from ._active import Active
@@ -240,6 +242,23 @@ def _loss_of(f):
         return out[0]
     loss.__name__ = _name(f)
     return loss
+
+
+@entry_point
+def record(f, *args, **kwargs):
+    """Run ``f(*args, **kwargs)`` once, recording every operation on the
+    positional arguments (all of them are inputs); keyword arguments are
+    constants. Returns the tape; its output is f's (single) return value.
+
+    The tape freezes everything that is not an input: keyword arguments,
+    closures, globals, object attributes and random draws keep the values
+    they had while recording, whatever they are at replay."""
+    check_record_call(f, args)
+    # NumPy's functions are changed only where f's code can call them, when
+    # a short walk of f's environment (and of the keyword arguments) sees it
+    # all: changing every one costs more than recording a small function
+    reach = reach_of(f, tuple(kwargs.values()))
+    return record_reaching(f, args, kwargs, len(args), reach, getattr(f, "__code__", None))
 
 
 @entry_point

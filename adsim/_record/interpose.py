@@ -82,18 +82,21 @@ hooked when the next recording starts.
 
 **Less for code that reaches less.** A recording of the functional API
 knows, from the tape cache's walk of the function's environment
-(``Snapshot.reach``, adsim/_tapecache/purity.py), the names the code the
-function can run loads, when the walk saw all of that code and met no SciPy
-or adsim object and no code importing or looking up by computed names. Such
-a recording binds only the NumPy names (in the modules of 1., and imported
-from NumPy elsewhere) among those, and hooks no SciPy function: code that
-never spells ``zeros`` cannot call ``np.zeros`` by that name, and a function
-that cannot reach SciPy cannot hand it active values. A recording that
-needs more (``adsim.record``, ``cache=False``, an environment the walk could
-not see) changes everything, as above, also when another one changed less.
-A restricted recording that fails is made again with everything changed
-(adsim/_tapecache/cache.py): the walk cannot see code that only exists at
-run time, such as the methods of an object unpickled inside the function.
+(``Snapshot.reach``, adsim/_tapecache/purity.py; ``adsim.record`` walks for
+the names alone, ``reach_of``, giving up past 200 values), the names the
+code the function can run loads, when the walk saw all of that code and met
+no SciPy or adsim object and no code importing or looking up by computed
+names. Such a recording binds only the NumPy names (in the modules of 1.,
+and imported from NumPy elsewhere) among those, and hooks no SciPy
+function: code that never spells ``zeros`` cannot call ``np.zeros`` by that
+name, and a function that cannot reach SciPy cannot hand it active values.
+A recording that needs more (``cache=False``, adsim's own recordings of
+steps and solvers, an environment the walk could not see) changes
+everything, as above, also when another one changed less. A restricted
+recording that fails is made again with everything changed
+(``record_reaching``, adsim/_tapecache/cache.py): the walk cannot see code
+that only exists at run time, such as the methods of an object unpickled
+inside the function.
 
 **The switch.** Interposition is on unless turned off:
 

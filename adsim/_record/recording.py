@@ -13,19 +13,28 @@ from ..errors import InvalidArgument, MixedRecordings
 
 @entry_point
 def record(f, *args, **kwargs):
-    """Run ``f(*args, **kwargs)`` once, recording every operation on the
+    """adsim's own recordings of functions it runs (steps of loops and
+    solvers, sparse plans), with everything interposed; ``adsim.record`` is
+    :func:`adsim.api.record`, which interposes only what ``f`` can reach.
+
+    Run ``f(*args, **kwargs)`` once, recording every operation on the
     positional arguments (all of them are inputs); keyword arguments are
     constants. Returns the tape; its output is f's (single) return value.
 
     The tape freezes everything that is not an input: keyword arguments,
     closures, globals, object attributes and random draws keep the values
     they had while recording, whatever they are at replay."""
+    check_record_call(f, args)
+    return record_inputs(f, args, kwargs, len(args))
+
+
+def check_record_call(f, args):
+    """Refuse ``adsim.record`` given no function or no inputs."""
     function(f, "record", usage="adsim.record(f, x), then tape.gradient(x)")
     if not args:
         raise InvalidArgument(f"adsim.record: no inputs were given after the function "
                               f"{name_of(f)}; pass the point to record at, as positional "
                               f"arguments: adsim.record(f, x) or adsim.record(f, x1, x2)")
-    return record_inputs(f, args, kwargs, len(args))
 
 
 _classes = []           # adsim.tape.Tape, once imported (see _tape_class)

@@ -61,6 +61,29 @@ def _raised_by_adsim(error):
     return False
 
 
+def record_reaching(f, values, kwargs, n_varied, reach, code):
+    """``record_inputs`` with interposition restricted to the names in
+    ``reach`` (None: everything changed), for ``f`` or a wrapper of a
+    function of ``code``."""
+    if reach is not None and code in _UNRESTRICTED:
+        reach = None
+    try:
+        return record_inputs(f, values, kwargs, n_varied, reach)
+    except Exception as error:
+        if reach is None or not _raised_by_adsim(error):
+            raise
+    # The walk can miss code that only exists at run time (an object a
+    # library call returns): with NumPy's and SciPy's functions changed only
+    # where the walk looked, such code hands active values to NumPy's or
+    # SciPy's own functions, where adsim refuses them. Record once more with
+    # everything changed (the error stands if it was not that), and never
+    # restrict this code again. The function's own exceptions propagate at
+    # once, as always.
+    if code is not None:
+        _UNRESTRICTED.add(code)
+    return record_inputs(f, values, kwargs, n_varied, None)
+
+
 class _Call:
     """One call's split into tape inputs and cache key."""
 
@@ -255,27 +278,11 @@ class TapeCache(ResultNeutral):
         walked = _work_clock() - started
         reach = None if snapshot is None else snapshot.reach
         code = getattr(f, "__code__", None)
-        if reach is not None and code in _UNRESTRICTED:
-            reach = None
         started = _work_clock()
-        try:
-            tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
-                                 call.n_varied, reach)
-        except Exception as error:
-            if reach is None or not _raised_by_adsim(error):
-                raise
-            # The walk can miss code that only exists at run time (an object a
-            # library call returns): with NumPy's and SciPy's functions changed
-            # only where the walk looked, such code hands active values to
-            # NumPy's or SciPy's own functions, where adsim refuses them. Record
-            # once more with everything changed (the error stands if it was
-            # not that), and never restrict this function again. The
-            # function's own exceptions propagate at once, as always.
-            snapshot.reach = None
-            if code is not None:
-                _UNRESTRICTED.add(code)
-            tape = record_inputs(_with_inputs(f, call, self.opaque_outputs), call.values, {},
-                                 call.n_varied, None)
+        tape = record_reaching(_with_inputs(f, call, self.opaque_outputs), call.values, {},
+                               call.n_varied, reach, code)
+        if reach is not None and code in _UNRESTRICTED:
+            snapshot.reach = None       # (the walk missed code: see record_reaching)
         recorded = _work_clock() - started
         if snapshot is None:
             blocked = _CACHE_OFF

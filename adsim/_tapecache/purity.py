@@ -36,6 +36,7 @@ from .._active import Active
 from .._record.interpose import unhooked
 
 MAX_VALUES = 10_000               # values visited per walk (10-20 ms)
+REACH_VALUES = 200                # ... per walk for the names alone (reach_of)
 _LONG = 64                        # items: longer runs of same-type numbers are one value
 MAX_DEPTH = 16                    # nesting of containers and objects
 MAX_ARRAY_BYTES = 4 * 2 ** 30     # array data read per walk (about a second)
@@ -144,9 +145,10 @@ class _Walk:
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
                  "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups",
-                 "parameters")
+                 "parameters", "limit")
 
-    def __init__(self, freeze, parameters=False):
+    def __init__(self, freeze, parameters=False, limit=MAX_VALUES):
+        self.limit = limit
         self.tokens = []
         self.emit = self.tokens.append
         self.seen = {}
@@ -171,8 +173,8 @@ class _Walk:
 
     def value(self, v, depth=0):
         self.count += 1
-        if self.count > MAX_VALUES:
-            raise _Blocked(f"its environment holds more than {MAX_VALUES} values")
+        if self.count > self.limit:
+            raise _Blocked(f"its environment holds more than {self.limit} values")
         t = type(v)
         if t in _PLAIN:
             self.emit(t)
@@ -556,6 +558,21 @@ def _visible_state(t):
     if len(_slots_of) < 4096:
         _slots_of[t] = result
     return result
+
+
+def reach_of(f, extras=(), limit=REACH_VALUES):
+    """``Snapshot(f, extras).reach`` without the snapshot: the names the user
+    code ``f`` can run loads, or None (see :class:`Snapshot`), also when the
+    environment holds more than ``limit`` values (a walk that long would
+    cost more than the interposition it saves)."""
+    walk = _Walk(freeze=False, limit=limit)
+    try:
+        walk.value(f)
+        if extras:
+            walk.value(extras)
+    except (_Blocked, RecursionError):
+        return None
+    return None if walk.scipy else frozenset().union(*walk.names)
 
 
 class Snapshot:

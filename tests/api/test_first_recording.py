@@ -220,3 +220,62 @@ def test_code_that_exists_only_at_run_time_still_reaches_scipy(tmp_path, monkeyp
     p2 = np.exp(weights * x2) / np.sum(np.exp(weights * x2))
     assert np.allclose(adsim.grad(log_partition)(x2), weights * p2, rtol=1e-14)
     assert len(calls) == 3                                   # not restricted again
+
+
+def test_record_changes_only_what_the_function_reaches(scipy_hooked):
+    """``adsim.record`` walks f's environment for the names alone
+    (``reach_of``): a NumPy-only function leaves SciPy alone, and the
+    workspaces it makes with the names it spells take active values."""
+    def step(u, dt=0.1):
+        lap = np.zeros(len(u))
+        lap[1:-1] = u[:-2] - 2 * u[1:-1] + u[2:]
+        return np.sum((u + dt * lap) ** 2)
+    u = np.cos(np.linspace(0.0, 3.0, 8))
+    tape = adsim.record(step, u)
+    assert scipy_hooked == []
+    v = np.sin(np.linspace(0.0, 2.0, 8))
+    assert np.isclose(tape.forward(v), step(v), rtol=1e-14)
+    check_grads(step, v)
+    assert np.allclose(tape.gradient(v), adsim.grad(step)(v), rtol=1e-14)
+
+
+def test_record_walks_the_keyword_arguments_too(scipy_hooked):
+    """An object passed as a keyword argument is part of what f can run:
+    its method calls SciPy, so the recording hooks SciPy."""
+    class Model:
+        def __init__(self, weights):
+            self.weights = weights
+
+        def log_partition(self, x):
+            return scipy.special.logsumexp(self.weights * x)
+
+    def loss(x, model=None):
+        return model.log_partition(x)
+    weights = np.array([0.0, 1.0, 2.0])
+    x = np.array([0.1, 0.2, 0.3])
+    tape = adsim.record(loss, x, model=Model(weights))
+    assert scipy_hooked
+    p = np.exp(weights * x) / np.sum(np.exp(weights * x))
+    assert np.allclose(tape.gradient(x), weights * p, rtol=1e-14)
+
+
+def test_record_of_code_that_exists_only_at_run_time(tmp_path, monkeypatch):
+    """As above for ``adsim.record``: restricted, refused inside SciPy,
+    recorded again with everything changed; the tape is right."""
+    import pickle
+    import sys
+    (tmp_path / "fitted_model_r.py").write_text(MODEL_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fitted_model_r
+    weights = np.array([0.0, 1.0, 2.0])
+    blob = pickle.dumps(fitted_model_r.Classifier(weights))
+    monkeypatch.delitem(sys.modules, "fitted_model_r")
+
+    def log_partition(x):
+        return pickle.loads(blob).log_partition(x)
+    x = np.array([0.1, 0.2, 0.3])
+    tape = adsim.record(log_partition, x)
+    assert len(sys.modules["fitted_model_r"].CALLS) == 2     # restricted, then everything
+    x2 = np.array([0.5, -0.2, 0.1])
+    p2 = np.exp(weights * x2) / np.sum(np.exp(weights * x2))
+    assert np.allclose(tape.gradient(x2), weights * p2, rtol=1e-14)
