@@ -339,14 +339,9 @@ class _Walk:
         self.value(kwdefaults, depth + 1)
         info = None if library else code_info(code)
         for cell in fn.__closure__ or ():
-            try:
-                content = cell.cell_contents
-            except ValueError:
-                self.emit(_EMPTY_CELL)
-            else:
-                self.value(content, depth + 1)
-                if info is not None:
-                    self.user_module(content, info.names, depth + 1)
+            content = self.contents(cell, depth)
+            if info is not None and content is not _EMPTY_CELL:
+                self.user_module(content, info.names, depth + 1)
         if library:                         # a closure made by library code (an adsim
             return                          # transform of a user function): its cells
         if info.dynamic_globals:
@@ -496,14 +491,19 @@ class _Walk:
         closures it lifts into a loop's inputs): its contents count, as in
         a function's ``__closure__``."""
         self.emit(types.CellType)
-        if not self.first_visit(v):
-            return
+        if self.first_visit(v):
+            self.contents(v, depth)
+
+    def contents(self, cell, depth):
+        """Walk a closure cell's contents (or emit the empty-cell token);
+        returns them (or the token)."""
         try:
-            content = v.cell_contents
+            content = cell.cell_contents
         except ValueError:
             self.emit(_EMPTY_CELL)
-        else:
-            self.value(content, depth + 1)
+            return _EMPTY_CELL
+        self.value(content, depth + 1)
+        return content
 
     def _instance_dict(self, v, depth):
         d = getattr(v, "__dict__", None)
