@@ -1,14 +1,16 @@
 """``adsim.parallel.map`` and ``adsim.parallel.sum_gradients`` (docs/parallel.md)."""
+import concurrent.futures
 import math
 import numbers
+import pickle
 
 import numpy as np
 
 from .. import _tape
-from .._validate import given
+from .._validate import given, name_of
 from ..errors import InvalidArgument, InvalidArgumentValue
 from ._backends import run, workers_of
-from ._shipping import ShippedTape, run_chunk
+from ._shipping import ShippedFunction, ShippedTape, run_chunk
 
 # the replay methods of adsim.Tape a batch may call
 METHODS = ("forward", "gradient", "value_and_gradient", "jvp", "vjp", "hvp", "gradient_and_hvp",
@@ -24,9 +26,16 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     method : str
         One of ``METHODS``: "forward", "gradient", "value_and_gradient",
         "jvp", "vjp", "hvp", "gradient_and_hvp", "jacobian".
-    tape : adsim.Tape
+    tape : adsim.Tape or callable
         A finished tape (``adsim.record``). For a tape of several inputs each
-        point is a tuple of arrays, one per input.
+        point is a tuple of arrays, one per input. Or the function ``f``
+        itself: each worker thread records it at its first point
+        (``adsim.record(f, *point)`` for a tuple, else ``adsim.record(f,
+        point)``), replays that tape at the next points and records ``f``
+        again where no tape it holds stays on its recorded path (an ODE
+        solve whose steps change with the parameters, say), where a tape
+        would raise ``BranchChanged``. A process pool sends ``f`` by name:
+        define it at module level.
     points : iterable
         Input points.
     executor : optional
@@ -49,14 +58,38 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     share the tape, but one holding an op that is not thread-safe (odeint)
     is copied for each thread that replays it.
     An error at some point is raised here (noting the point's index), after
-    the tasks not yet started are cancelled.
+    the tasks not yet started are cancelled. Results of a mapped tape are
+    bitwise those of serial calls; those of a mapped function are the
+    replays of tapes of ``f`` recorded at one of the points, each of which
+    gives the values ``adsim.record(f, point)`` does, to rounding (a tape
+    replayed often enough runs fused kernels: see docs/tape.md).
     """
     _check_method(method)
-    _check_tape(tape, "tape")
     points = _listed(points, "map", "points", "an iterable of input points (a list of arrays, "
                      "or of tuples of arrays for a tape of several inputs)")
-    return _batch(method, [tape], [(0, p) for p in points], executor, chunk_size, progress,
+    if callable(tape) and not isinstance(tape, _tape.Tape):
+        shipped = _shipped_function(tape, executor)
+    else:
+        _check_tape(tape, "tape")
+        shipped = tape
+    return _batch(method, [shipped], [(0, p) for p in points], executor, chunk_size, progress,
                   kwargs)
+
+
+def _shipped_function(f, executor):
+    """``f`` mapped in place of a tape; refused at once where a process pool
+    could not send it."""
+    if isinstance(executor, concurrent.futures.ProcessPoolExecutor):
+        try:
+            pickle.dumps(f)
+        except Exception as err:
+            raise InvalidArgument(
+                f"adsim.parallel.map: a process pool cannot send the function {name_of(f)} "
+                f"({type(err).__name__}: {err}): pickle sends functions by name, so it must be "
+                f"defined at module level in a module the workers can import. Or record it "
+                f"and map the tape: adsim.parallel.map(method, adsim.record(f, x), points, "
+                f"...), which travels as its tape file") from None
+    return ShippedFunction(f)
 
 
 def sum_gradients(tapes, inputs, executor=None, argnum=0, chunk_size=None, progress=None):
@@ -125,7 +158,7 @@ def _batch(method, tapes, jobs, executor, chunk_size, progress, kwargs):
             or chunk_size < 1:
         raise InvalidArgumentValue(f"adsim.parallel: chunk_size must be None (about four tasks "
                                    f"per worker) or a positive integer, got {given(chunk_size)}")
-    shipped = [ShippedTape(t) for t in tapes]
+    shipped = [t if isinstance(t, ShippedFunction) else ShippedTape(t) for t in tapes]
     tasks = []
     for position, items in _chunks(jobs, int(chunk_size)):
         tasks.append((run_chunk, (method, shipped[position], items, kwargs), len(items)))

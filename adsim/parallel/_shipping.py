@@ -16,8 +16,10 @@ import collections
 import contextlib
 import hashlib
 import threading
+import uuid
 
-from ..errors import TapeCopyError
+from ..api import record
+from ..errors import BranchChanged, TapeCopyError
 from ..tapefile import dumps, loads
 
 _CACHED = 4                     # loaded tapes a worker process (or thread) keeps
@@ -123,6 +125,8 @@ SPREAD = ("forward", "gradient", "value_and_gradient", "jacobian")
 def run_chunk(method, shipped, items, kwargs):
     """``tape.<method>(point, **kwargs)`` for each (index, point) of
     ``items``, in order; an error names the index of its point."""
+    if isinstance(shipped, ShippedFunction):
+        return _run_function_chunk(method, shipped, items, kwargs)
     tape, guard = shipped.tape()
     call = getattr(tape, method)
     spread = method in SPREAD and tape._n_arguments() > 1
@@ -133,8 +137,71 @@ def run_chunk(method, shipped, items, kwargs):
                 out.append(call(*point, **kwargs) if spread else call(point, **kwargs))
         except Exception as err:
             _note(err, f"adsim.parallel: raised by {method} at point {index}")
+            if isinstance(err, BranchChanged):
+                _note(err, "adsim.parallel: map the recorded function instead of its tape, "
+                           "adsim.parallel.map(method, f, points, ...), to have it recorded "
+                           "again where a tape's branches do not hold")
             raise
     return out
+
+
+class ShippedFunction:
+    """A function mapped instead of a tape: each worker thread records it at
+    its first point, replays that tape at the next ones, and records it
+    again where none of its tapes' branches holds (as ``adsim.grad`` does).
+    Pickled by reference, as pickle sends functions (a process pool needs
+    one defined at module level; Dask's pickler also sends others); the
+    token names its tapes in the workers across chunks."""
+
+    MAX_TAPES = 8       # tapes a worker thread keeps per function
+
+    def __init__(self, f, token=None):
+        self.f = f
+        self.token = token or uuid.uuid4().hex
+
+    def __reduce__(self):
+        return (ShippedFunction, (self.f, self.token))
+
+    def tapes(self):
+        """This thread's tapes of the function, the one used last first."""
+        kept = getattr(_thread_cache, "functions", None)
+        if kept is None:
+            kept = _thread_cache.functions = collections.OrderedDict()
+        tapes = kept.setdefault(self.token, [])
+        kept.move_to_end(self.token)
+        while len(kept) > _CACHED:
+            kept.popitem(last=False)
+        return tapes
+
+
+def _run_function_chunk(method, shipped, items, kwargs):
+    tapes = shipped.tapes()
+    out = []
+    for index, point in items:
+        several = type(point) is tuple
+        try:
+            for k, tape in enumerate(tapes):
+                try:
+                    result = _call(tape, method, point, several, kwargs)
+                except BranchChanged:
+                    continue
+                tapes.insert(0, tapes.pop(k))
+                break
+            else:
+                tape = record(shipped.f, *point) if several else record(shipped.f, point)
+                result = _call(tape, method, point, several, kwargs)
+                tapes.insert(0, tape)
+                del tapes[ShippedFunction.MAX_TAPES:]
+            out.append(result)
+        except Exception as err:
+            _note(err, f"adsim.parallel: raised by {method} at point {index}")
+            raise
+    return out
+
+
+def _call(tape, method, point, several, kwargs):
+    call = getattr(tape, method)
+    return call(*point, **kwargs) if several and method in SPREAD else call(point, **kwargs)
 
 
 def _note(err, text):

@@ -2,6 +2,7 @@
 processes (a process pool's initializer imports this module, which makes
 the named primitive there too)."""
 import numpy as np
+from scipy.integrate import solve_ivp
 
 import adsim as ad
 
@@ -36,3 +37,14 @@ def lorenz_misfit(p, n_steps=200):
 def pairs_loss(p, data):
     """A loss of parameters ``p`` and an experiment's ``data`` (two inputs)."""
     return np.sum((np.tanh(p[0] * data) + p[1] * data - 0.3) ** 2)
+
+
+def _lotka(t, y, a, b):
+    return [a * y[0] - b * y[0] * y[1], -y[1] + y[0] * y[1]]
+
+
+def adaptive_misfit(p):
+    """The end state of an adaptive ODE solve: its steps, hence its tape's
+    branches, change with the parameters."""
+    sol = solve_ivp(_lotka, (0.0, 5.0), [1.0, 0.5], args=(p[0], p[1]), rtol=1e-8, atol=1e-10)
+    return np.sum(sol.y[:, -1] ** 2)

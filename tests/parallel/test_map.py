@@ -13,7 +13,7 @@ import pytest
 import adsim as ad
 from adsim import parallel
 from adsim.errors import BranchChanged, TapeCopyError, TapeFileError
-from parallel_models import lorenz_misfit, model, pairs_loss
+from parallel_models import adaptive_misfit, lorenz_misfit, model, pairs_loss
 
 RNG = np.random.default_rng(5)
 X0 = np.linspace(0.2, 1.0, 6)
@@ -141,7 +141,7 @@ def test_wrong_arguments_are_refused_clearly(tape):
     with pytest.raises(ValueError, match="'hessian' is not a replay.*forward, gradient"):
         parallel.map("hessian", tape, POINTS)
     with pytest.raises(TypeError, match="must be a tape"):
-        parallel.map("gradient", model, POINTS)
+        parallel.map("gradient", 3.0, POINTS)
     for size in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="chunk_size"):
             parallel.map("gradient", tape, POINTS, chunk_size=size)
@@ -189,3 +189,38 @@ def test_threads_share_a_loop_tape_that_could_not_be_copied(processes):
     assert [bits(g) for g in got] == serial("gradient", tape, POINTS)
     with pytest.raises(TapeCopyError, match="without name="):
         parallel.map("gradient", tape, POINTS[:3], executor=processes)
+
+
+def test_a_function_is_recorded_again_where_its_tape_leaves_its_path(processes):
+    """An ensemble of adaptive ODE solves: at other parameters the solver
+    takes other steps, so one tape raises BranchChanged; mapping the
+    function records it again there, in each worker, and gives what
+    adsim.grad gives."""
+    points = [np.array([1.0 + 0.1 * k, 0.5]) for k in range(6)]
+    with pytest.raises(BranchChanged):
+        parallel.map("gradient", ad.record(adaptive_misfit, points[0]), points)
+    want = [ad.grad(adaptive_misfit)(p) for p in points]
+    for executor in (None, processes):
+        got = parallel.map("gradient", adaptive_misfit, points, executor=executor, chunk_size=3)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=0.0)
+    h = 1e-6
+    e = np.array([1.0, 0.0])
+    fd = (adaptive_misfit(points[2] + h * e) - adaptive_misfit(points[2] - h * e)) / (2 * h)
+    assert abs(want[2][0] - fd) <= 1e-6 * abs(fd)
+
+
+def test_a_function_of_several_inputs_takes_tuples():
+    data = [np.linspace(-1.0, 1.0, 4) * k for k in range(1, 6)]
+    p = np.array([0.7, 0.2])
+    points = [(p + 0.01 * k, d) for k, d in enumerate(data)]
+    for method, kwargs in [("value_and_gradient", {}), ("hvp", {"v": (np.ones(2), np.zeros(4))})]:
+        want = serial(method, ad.record(pairs_loss, *points[0]), points, **kwargs)
+        assert [bits(r) for r in parallel.map(method, pairs_loss, points, **kwargs)] == want
+
+
+def test_a_function_a_process_pool_cannot_send_is_refused_at_once(processes):
+    with pytest.raises(ad.InvalidArgument, match="defined at module level"):
+        parallel.map("gradient", lambda x: model(x), POINTS, executor=processes)
+    got = parallel.map("gradient", lambda x: model(x), POINTS[:3])     # threads share it
+    assert [bits(g) for g in got] == serial("gradient", ad.record(model, X0), POINTS[:3])
