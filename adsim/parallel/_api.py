@@ -67,11 +67,14 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     _check_method(method)
     points = _listed(points, "map", "points", "an iterable of input points (a list of arrays, "
                      "or of tuples of arrays for a tape of several inputs)")
-    if callable(tape) and not isinstance(tape, _tape.Tape):
+    if isinstance(tape, _tape.Tape):
+        tape._check_recorded()
+        shipped = tape
+    elif callable(tape):
         shipped = _shipped_function(tape, executor)
     else:
-        _check_tape(tape, "tape")
-        shipped = tape
+        raise InvalidArgument(f"adsim.parallel.map: tape must be a tape (adsim.record) or the "
+                              f"function to record, got {given(tape)}")
     return _batch(method, [shipped], [(0, p) for p in points], executor, chunk_size, progress,
                   kwargs)
 

@@ -443,8 +443,8 @@ def test_solvers_written_in_python_are_still_recorded_through():
     # parallel
     (lambda: adsim.parallel.map("gradient", adsim.record(f, X), 3), InvalidArgument,
      r"adsim.parallel.map: points must be an iterable of input points .*got 3 \(int\)"),
-    (lambda: adsim.parallel.map("gradient", f, [X]), InvalidArgument,
-     r"tape must be a tape \(adsim.record\), got the function f; record it first"),
+    (lambda: adsim.parallel.map("gradient", 3.0, [X]), InvalidArgument,
+     r"map: tape must be a tape \(adsim.record\) or the function to record, got 3.0 \(float\)"),
     (lambda: adsim.parallel.sum_gradients(f, [X]), InvalidArgument,
      r"sum_gradients: tapes must be one tape \(adsim.record\), or a list .*got the function f"),
     (lambda: adsim.parallel.sum_gradients(adsim.record(f, X), 3), InvalidArgument,
