@@ -13,17 +13,10 @@ from ..errors import InvalidArgument, MixedRecordings
 
 @entry_point
 def record(f, *args, **kwargs):
-    """adsim's own recordings of functions it runs (steps of loops and
-    solvers, sparse plans), with everything interposed; ``adsim.record`` is
-    :func:`adsim.api.record`, which interposes only what ``f`` can reach.
-
-    Run ``f(*args, **kwargs)`` once, recording every operation on the
-    positional arguments (all of them are inputs); keyword arguments are
-    constants. Returns the tape; its output is f's (single) return value.
-
-    The tape freezes everything that is not an input: keyword arguments,
-    closures, globals, object attributes and random draws keep the values
-    they had while recording, whatever they are at replay."""
+    """``adsim.record`` (:func:`adsim.api.record`) with every NumPy and SciPy
+    function interposed: adsim's own recordings of the functions it runs
+    (steps of loops and solvers, sparse plans), whose environments it does
+    not walk."""
     check_record_call(f, args)
     return record_inputs(f, args, kwargs, len(args))
 
