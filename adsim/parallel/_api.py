@@ -65,6 +65,7 @@ def map(method, tape, points, executor=None, chunk_size=None, progress=None, **k
     replayed often enough runs fused kernels: see docs/tape.md).
     """
     _check_method(method)
+    _check_needed(method, kwargs)
     points = _listed(points, "map", "points", "an iterable of input points (a list of arrays, "
                      "or of tuples of arrays for a tape of several inputs)")
     if isinstance(tape, _tape.Tape):
@@ -196,6 +197,18 @@ def _check_method(method):
     if not isinstance(method, str) or method not in METHODS:
         raise InvalidArgumentValue(f"adsim.parallel: method {method!r} is not a replay of a "
                                    f"tape; use one of {', '.join(METHODS)}")
+
+
+# the keyword argument each method needs, and what it is
+_NEEDED = {"jvp": ("v", "the tangent direction"), "hvp": ("v", "the direction"),
+           "gradient_and_hvp": ("v", "the direction"), "vjp": ("w", "the output weights")}
+
+
+def _check_needed(method, kwargs):
+    needed = _NEEDED.get(method)
+    if needed is not None and needed[0] not in kwargs:
+        raise InvalidArgument(f"adsim.parallel.map: method {method!r} needs {needed[0]}= "
+                              f"({needed[1]}, the same at every point), as tape.{method} does")
 
 
 def _check_tape(tape, what):

@@ -150,6 +150,9 @@ def test_wrong_arguments_are_refused_clearly(tape):
     with pytest.raises(TypeError, match="Executor or a dask"):
         parallel.map("gradient", tape, POINTS, executor=object())
     assert parallel.map("gradient", tape, []) == []
+    for method, name in [("jvp", "v"), ("hvp", "v"), ("gradient_and_hvp", "v"), ("vjp", "w")]:
+        with pytest.raises(TypeError, match=f"'{method}' needs {name}="):
+            parallel.map(method, tape, POINTS)
 
 
 def test_an_error_at_one_point_is_raised_with_that_point(tape, processes):
