@@ -235,7 +235,23 @@ def _leastsq(a):
         return raw, raw[0], raw[4] in (1, 2, 3, 4), raw[3]
     return Spec("least_squares", "func", "x0", _flat_shape(a["x0"]), run,
                 lambda raw, x: (x,) + raw[1:] if a.get("full_output") else (x, raw[4]),
-                lifted=("Dfun",))
+                lifted=("Dfun",), refresh=_with_leastsq_output)
+
+
+def _with_leastsq_output(out, at, params):
+    """leastsq's full output: ``cov_x`` (J^T J)^-1 of the active Jacobian at
+    the solution (None where SciPy found J^T J singular) and the infodict's
+    ``fvec`` the active residuals, as the program reads them to weigh a fit
+    (a chi-square, parameter errors); MINPACK's ``fjac``, ``ipvt``, ``qtf``
+    and the counts stay SciPy's plain values of the recorded solve."""
+    if len(out) != 5:
+        return out
+    x, cov_x, info, mesg, ier = out
+    r = at(x, *params)
+    if cov_x is not None:
+        J = jacobian(at)(x, *params)
+        cov_x = np.linalg.inv(J.T @ J)
+    return x, cov_x, dict(info, fvec=r), mesg, ier
 
 
 # the legacy minimisers: (function argument, lifted functions, position of the
