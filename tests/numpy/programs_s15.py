@@ -21,7 +21,8 @@ finite-element bar assembled by ``np.add.at``, an AR(1) likelihood by
 ``lfilter``, coupled equilibria by ``root(jac=True)``, Kepler's equation by
 ``newton`` with ``fprime`` and ``args``, a ``RegularGridInterpolator`` of an
 active table, and a matrix-free ``LinearOperator`` (made without a dtype,
-its matvec reading the diffusivity) stepped explicitly; two refusals: the
+its matvec reading the diffusivity) stepped explicitly, and a ``leastsq``
+fit whose error comes from ``cov_x`` and ``infodict['fvec']``; two refusals: the
 same kind of operator given to ``cg``, and ``quad`` with ``weight='cos'``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s15.py
@@ -34,7 +35,7 @@ import scipy.sparse as sp
 from scipy.integrate import quad
 from scipy.interpolate import CubicSpline, PchipInterpolator, RegularGridInterpolator
 from scipy.linalg import cho_factor, cho_solve, expm, lu_factor, lu_solve, solve_triangular
-from scipy.optimize import brentq, minimize_scalar, newton, root
+from scipy.optimize import brentq, leastsq, minimize_scalar, newton, root
 from scipy.signal import lfilter
 from scipy.sparse.linalg import LinearOperator, cg, factorized, splu
 from scipy.special import gammaln, logsumexp
@@ -472,6 +473,26 @@ def operator_steps(params):
     for _ in range(10):
         u = u + 0.2 * dx ** 2 * (A @ u)
     return np.sum(u ** 2) * dx + dx ** 2 * np.sum(A.matvec(np.ones(n)))
+
+
+# ---- 25. a decay fit by leastsq, its uncertainty from cov_x and the residuals in fvec --------
+
+DECAY_T = np.linspace(0.0, 3.0, 9)
+DECAY_Y = np.array([2.02, 1.49, 1.13, 0.82, 0.63, 0.45, 0.35, 0.27, 0.19])
+
+
+def decay_fit_error(params):
+    gain, offset = params
+    y = gain * DECAY_Y + offset
+
+    def residuals(theta):
+        return theta[0] * np.exp(-theta[1] * DECAY_T) - y
+
+    theta, cov_x, infodict, mesg, ier = leastsq(residuals, [1.0, 1.0], full_output=True,
+                                                xtol=1e-14, ftol=1e-14)
+    s_sq = (infodict["fvec"] ** 2).sum() / (len(y) - len(theta))
+    pcov = cov_x * s_sq
+    return theta[1] + np.sqrt(pcov[1, 1]) / theta[1]
 
 
 # ---- refusals that must say what to do --------------------------------------------------------
