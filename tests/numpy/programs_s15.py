@@ -22,7 +22,9 @@ finite-element bar assembled by ``np.add.at``, an AR(1) likelihood by
 ``newton`` with ``fprime`` and ``args``, a ``RegularGridInterpolator`` of an
 active table, and a matrix-free ``LinearOperator`` (made without a dtype,
 its matvec reading the diffusivity) stepped explicitly, and a ``leastsq``
-fit whose error comes from ``cov_x`` and ``infodict['fvec']``; two refusals: the
+fit whose error comes from ``cov_x`` and ``infodict['fvec']``, a thermistor
+calibrated by ``curve_fit(full_output=True)`` and inverted by ``brentq``'s
+``RootResults``; two refusals: the
 same kind of operator given to ``cg``, and ``quad`` with ``weight='cos'``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s15.py
@@ -35,7 +37,7 @@ import scipy.sparse as sp
 from scipy.integrate import quad
 from scipy.interpolate import CubicSpline, PchipInterpolator, RegularGridInterpolator
 from scipy.linalg import cho_factor, cho_solve, expm, lu_factor, lu_solve, solve_triangular
-from scipy.optimize import brentq, leastsq, minimize_scalar, newton, root
+from scipy.optimize import brentq, curve_fit, leastsq, minimize_scalar, newton, root
 from scipy.signal import lfilter
 from scipy.sparse.linalg import LinearOperator, cg, factorized, splu
 from scipy.special import gammaln, logsumexp
@@ -493,6 +495,26 @@ def decay_fit_error(params):
     s_sq = (infodict["fvec"] ** 2).sum() / (len(y) - len(theta))
     pcov = cov_x * s_sq
     return theta[1] + np.sqrt(pcov[1, 1]) / theta[1]
+
+
+# ---- 26. a thermistor: a curve_fit chi-square from full_output, a brentq RootResults ------------
+
+RESIST_T = np.array([273.0, 283.0, 293.0, 303.0, 313.0, 323.0])
+RESIST_R = np.array([32.6, 19.9, 12.5, 8.06, 5.33, 3.60])
+
+
+def _steinhart(T, lnR0, B):
+    return lnR0 + B * (1.0 / T - 1.0 / 298.15)
+
+
+def thermistor(params):
+    scale, target = params
+    popt, pcov, info, mesg, ier = curve_fit(_steinhart, RESIST_T, np.log(scale * RESIST_R),
+                                            p0=[2.0, 3000.0], full_output=True)
+    chi2 = np.sum(info["fvec"] ** 2)
+    T_at, result = brentq(lambda T: _steinhart(T, *popt) - np.log(target), 250.0, 400.0,
+                          xtol=1e-12, full_output=True)
+    return result.root / 300.0 + 100.0 * chi2
 
 
 # ---- refusals that must say what to do --------------------------------------------------------
