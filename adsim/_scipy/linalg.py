@@ -274,7 +274,8 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     max(M, N) eps by default, as SciPy's)."""
     a = array(a, "scipy.linalg.pinv")
     _matrix("pinv", a, square=False)
-    _plain_options("pinv", atol=(atol, None), return_rank=(return_rank, False))
+    _plain_options("pinv", atol=(None if np.isscalar(atol) and atol == 0 else atol, None),
+                   return_rank=(return_rank, False))
     cut = max(np.shape(a)) * np.finfo(float).eps if rtol is None else rtol
     return decompositions.pinv(a, rcond=cut)
 
