@@ -539,8 +539,32 @@ def constrained_call(solver, original, arguments):
         out = python(problem.fun, np.reshape(x, (-1,)), values)
         return np.reshape(_as_array(out[0] if problem.first_of else out), ())
     if isinstance(out, dict):          # an OptimizeResult: fun and jac
+        if "multipliers" in out:       # SLSQP's
+            out["multipliers"] = _slsqp_multipliers(kkt, z[kkt.n:], out["multipliers"])
         return with_fun(out, at, params)
     return with_value_second(out, at, params) if isinstance(out, tuple) else out
+
+
+def _slsqp_multipliers(kkt, mu, scipys):
+    """SLSQP's ``multipliers`` from the KKT solution's active ``mu``, in
+    SciPy's layout: one per row of the constraints (bounds have none), the
+    equality rows of every constraint first, then the inequality rows (each
+    constraint's lower sides, then its upper sides, as g lays them out),
+    zero where inactive; SciPy's own where its layout is not that."""
+    start = 0
+    equalities, inequalities = [], []
+    for piece in kkt.problem.pieces:
+        e, lo, up = (int(np.count_nonzero(mask)) for mask in piece.layout)
+        if piece.fun is not None or piece.matrix is not None:      # not the bounds
+            equalities += range(start, start + e)
+            inequalities += range(start + e, start + e + lo + up)
+        start += e + lo + up
+    rows = equalities + inequalities
+    if len(rows) != np.size(scipys):
+        return scipys
+    select = np.zeros((start, kkt.active.size))         # active row k -> its row of g
+    select[kkt.active, np.arange(kkt.active.size)] = 1.0
+    return (select @ mu)[np.array(rows, dtype=np.int64)]
 
 
 # a call's settings of where the solver stops (not limits or functions)

@@ -60,12 +60,13 @@ ADAPTIVE = {"poisson kron diags cg", "quad args active limit", "dispersion brent
 
 @pytest.mark.parametrize("f, x", [(prog.bilevel_rate, np.array([0.8, 0.1])),
                                   (prog.decay_fit_error, np.array([1.0, 0.05])),
-                                  (prog.thermistor, np.array([1.0, 10.0]))])
+                                  (prog.thermistor, np.array([1.0, 10.0])),
+                                  (prog.shadow_price, np.array([2.0, 4.0]))])
 def test_solvers_accurate_to_the_root_of_the_precision(f, x):
     """Brent's bounded method finds the inner minimum from function values,
     to about sqrt(eps) relative whatever xatol says; leastsq's MINPACK
-    with its difference Jacobian about as well, and curve_fit at its
-    default tolerances. The derivatives by the
+    with its difference Jacobian about as well, curve_fit at its default
+    tolerances, and SLSQP (a shadow price from its multipliers). The derivatives by the
     implicit function theorem at those points agree with differences to
     about 1e-7, and a replay (which runs SciPy on the recorded functions,
     equal to the Python ones to rounding) lands within the same tolerance
@@ -86,17 +87,6 @@ def test_solvers_accurate_to_the_root_of_the_precision(f, x):
     assert_close(tape.forward(x2), f(x2), rtol=1e-8, atol=1e-12, what="replayed value")
     assert_close(tape.gradient(x2), differences(f, x2, 1e-2), rtol=1e-5, atol=1e-9,
                  what="at a new point")
-
-
-@pytest.mark.xfail(strict=True, reason="the multipliers of a constrained minimize (SLSQP's "
-                   "res.multipliers, trust-constr's res.v) are SciPy's plain values of the "
-                   "recorded call: their derivative is zero and replays keep them, although "
-                   "the KKT solve holds them active (adsim/_scipy/constrained.py)")
-def test_a_shadow_price_read_from_the_multipliers():
-    """d(multiplier)/d(capacity) of a binding constraint: the multiplier is
-    part of the KKT solution, but SciPy's result field holds a plain copy."""
-    f, x = prog.shadow_price, np.array([2.0, 4.0])
-    assert_close(adsim.grad(f)(x), differences(f, x), rtol=1e-5, atol=1e-8, what="gradient")
 
 
 @pytest.mark.parametrize("f, spelled", [
