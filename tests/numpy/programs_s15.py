@@ -24,8 +24,8 @@ active table, and a matrix-free ``LinearOperator`` (made without a dtype,
 its matvec reading the diffusivity) stepped explicitly, and a ``leastsq``
 fit whose error comes from ``cov_x`` and ``infodict['fvec']``, a thermistor
 calibrated by ``curve_fit(full_output=True)`` and inverted by ``brentq``'s
-``RootResults``, and a shadow price read from SLSQP's ``multipliers``; two
-refusals: the
+``RootResults``, and a shadow price read from SLSQP's ``multipliers`` and from trust-constr's
+``v``; two refusals: the
 same kind of operator given to ``cg``, and ``quad`` with ``weight='cos'``.
 
 None of them knows about adsim; tests/numpy/test_user_programs_s15.py
@@ -38,8 +38,8 @@ import scipy.sparse as sp
 from scipy.integrate import quad
 from scipy.interpolate import CubicSpline, PchipInterpolator, RegularGridInterpolator
 from scipy.linalg import cho_factor, cho_solve, expm, lu_factor, lu_solve, solve_triangular
-from scipy.optimize import (brentq, curve_fit, leastsq, minimize, minimize_scalar, newton,
-                            root)
+from scipy.optimize import (NonlinearConstraint, brentq, curve_fit, leastsq, minimize,
+                            minimize_scalar, newton, root)
 from scipy.signal import lfilter
 from scipy.sparse.linalg import LinearOperator, cg, factorized, splu
 from scipy.special import gammaln, logsumexp
@@ -531,6 +531,22 @@ def shadow_price(params):
                    constraints=[{"type": "ineq", "fun": lambda q: capacity - q[0] - 2.0 * q[1]}],
                    options={"ftol": 1e-14})
     return res.multipliers[0] + res.fun
+
+
+# ---- 28. the same shadow price from trust-constr's res.v -------------------------------------------
+
+def shadow_price_trust_constr(params):
+    capacity, price = params
+
+    def negative_profit(q):
+        return -(price * q[0] + 3.0 * q[1]) + 0.5 * (q[0] ** 2 + q[1] ** 2)
+
+    res = minimize(negative_profit, np.array([0.5, 0.5]), method="trust-constr",
+                   hess=lambda q: np.eye(2),
+                   constraints=[NonlinearConstraint(lambda q: q[0] + 2.0 * q[1], -np.inf,
+                                                    capacity, hess=lambda q, v: np.zeros((2, 2)))],
+                   options={"gtol": 1e-12, "xtol": 1e-14})
+    return res.v[0][0] + res.fun
 
 
 # ---- refusals that must say what to do --------------------------------------------------------

@@ -61,12 +61,14 @@ ADAPTIVE = {"poisson kron diags cg", "quad args active limit", "dispersion brent
 @pytest.mark.parametrize("f, x", [(prog.bilevel_rate, np.array([0.8, 0.1])),
                                   (prog.decay_fit_error, np.array([1.0, 0.05])),
                                   (prog.thermistor, np.array([1.0, 10.0])),
-                                  (prog.shadow_price, np.array([2.0, 4.0]))])
+                                  (prog.shadow_price, np.array([2.0, 4.0])),
+                                  (prog.shadow_price_trust_constr, np.array([2.0, 4.0]))])
 def test_solvers_accurate_to_the_root_of_the_precision(f, x):
     """Brent's bounded method finds the inner minimum from function values,
     to about sqrt(eps) relative whatever xatol says; leastsq's MINPACK
     with its difference Jacobian about as well, curve_fit at its default
-    tolerances, and SLSQP (a shadow price from its multipliers). The derivatives by the
+    tolerances, and SLSQP and trust-constr (a shadow price from their
+    multipliers). The derivatives by the
     implicit function theorem at those points agree with differences to
     about 1e-7, and a replay (which runs SciPy on the recorded functions,
     equal to the Python ones to rounding) lands within the same tolerance
