@@ -434,6 +434,13 @@ class Application(CallbackRules):
         except (UnsupportedOperation, TypeError) as err:
             if self.prim.explains_recorded_rule:
                 raise
+            if self.prim.saved_as is not None:      # adsim's own: the user cannot rewrite it
+                raise UnsupportedOperation(
+                    f"adsim: second derivatives (hvp, hessian, a vjp of a vjp) through "
+                    f"`{self.prim.name}` are not supported: its first-derivative rule runs on "
+                    f"plain values. First derivatives (grad, jvp, vjp, jacobian) are; for "
+                    f"second ones write the computation with NumPy functions adsim records "
+                    f"(dense arrays: np.linalg, scipy.linalg)") from err
             raise UnsupportedOperation(
                 f"adsim: second-order sweeps through primitive `{self.prim.name}` differentiate "
                 f"its vjp rule, which could not be recorded ({err}); write the vjp with NumPy "

@@ -48,6 +48,7 @@ from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, Un
 from .call_data import kept_sparse
 from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
+from .multipliers import slsqp_multipliers, trust_constr_multipliers
 from .implicit import Stationarity, _Recorded
 from .solution_op import ImplicitSolution
 from .solver_calls import (not_converged, _as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
@@ -539,6 +540,10 @@ def constrained_call(solver, original, arguments):
         out = python(problem.fun, np.reshape(x, (-1,)), values)
         return np.reshape(_as_array(out[0] if problem.first_of else out), ())
     if isinstance(out, dict):          # an OptimizeResult: fun and jac
+        if "multipliers" in out:       # SLSQP's
+            out["multipliers"] = slsqp_multipliers(kkt, z[kkt.n:], out["multipliers"])
+        if isinstance(out.get("v"), list):     # trust-constr's
+            out["v"] = trust_constr_multipliers(kkt, z[kkt.n:], out["v"])
         return with_fun(out, at, params)
     return with_value_second(out, at, params) if isinstance(out, tuple) else out
 

@@ -71,15 +71,21 @@ def fit_curve(original, arguments):
     out = differentiated_solve("curve_fit", fit, inspect.signature(fit), problem,
                                spec=fit_spec)
     popt, pcov_scipy, rest = out[0], out[1], out[2:]
+    full_output = arguments.get("full_output")
+    r = residual(popt, xdata, ydata, sigma) \
+        if full_output or not options.get("absolute_sigma", False) else None
     if np.all(np.isfinite(pcov_scipy)):
         J = jacobian(lambda p: residual(p, xdata, ydata, sigma))(popt)
         pcov = np.linalg.inv(J.T @ J)
         if not options.get("absolute_sigma", False):
-            r = residual(popt, xdata, ydata, sigma)
             pcov = pcov * (np.sum(r * r) / (m - n))
     else:
         pcov = pcov_scipy
-    return (popt, pcov) + (rest if arguments.get("full_output") else ())
+    if not full_output:
+        return popt, pcov
+    # infodict's fvec: the (weighted) residual at the active popt; the rest of
+    # the full output are SciPy's plain values of the recorded fit
+    return (popt, pcov, dict(rest[0], fvec=r)) + rest[1:]
 
 
 def fitter(original):

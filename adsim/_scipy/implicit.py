@@ -183,7 +183,10 @@ class Equations:
             raise InvalidArgumentValue(
                 f"adsim: the function solved by {self.what} returned {np.size(out)} numbers for "
                 f"{self.n} unknowns; the implicit function theorem needs as many equations as "
-                f"unknowns")
+                f"unknowns" + (". For a least-squares fit of more equations (root's method "
+                               "'lm'), call scipy.optimize.least_squares or leastsq, "
+                               "differentiated through J^T r = 0"
+                               if np.size(out) > self.n else ""))
         return np.reshape(out, (self.n,))
 
     def factors(self, x, params):

@@ -1,7 +1,7 @@
 """``scipy.linalg`` on single active matrices: solve_triangular, solve (every
 ``assume_a``), solve_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
-norm, and the factorizations NumPy also has (cholesky, inv, det, svd,
-svdvals, qr, eigh, eigvalsh; eigh and eigvalsh also of a pencil (a, b):
+norm, and the factorizations NumPy also has (cholesky, inv, pinv, lstsq, det,
+svd, svdvals, qr, eigh, eigvalsh; eigh and eigvalsh also of a pencil (a, b):
 generalized_eigh.py), called unchanged (see hooks.py); the
 structured matrices (structured.py), solve_sylvester and the matrix
 functions expm, logm, sqrtm, ... (matfuncs.py) join them in ``HOOKS``.
@@ -269,6 +269,31 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
     return linalg.inv(a)
 
 
+def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
+    """np.linalg.pinv's rule with SciPy's cutoff rtol * s_max (rtol
+    max(M, N) eps by default, as SciPy's)."""
+    a = array(a, "scipy.linalg.pinv")
+    _matrix("pinv", a, square=False)
+    _plain_options("pinv", atol=(None if np.isscalar(atol) and atol == 0 else atol, None),
+                   return_rank=(return_rank, False))
+    cut = max(np.shape(a)) * np.finfo(float).eps if rtol is None else rtol
+    return decompositions.pinv(a, rcond=cut)
+
+
+def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True,
+          lapack_driver=None):
+    """np.linalg.lstsq's rule (a of full rank; the drivers agree there) in
+    SciPy's layout: the residue of a vector b is a scalar. SciPy's default
+    cutoff is eps (LAPACK's rank test)."""
+    a, b = array(a, "scipy.linalg.lstsq"), array(b, "scipy.linalg.lstsq")
+    _matrix("lstsq", a, square=False)
+    x, residues, rank, s = decompositions.lstsq(a, b, rcond=np.finfo(float).eps
+                                                if cond is None else cond)
+    if np.ndim(b) == 1 and np.size(residues):
+        residues = residues[0]
+    return x, residues, rank, s
+
+
 def det(a, overwrite_a=False, check_finite=True):
     a = array(a, "scipy.linalg.det")
     _matrix("det", a)
@@ -375,5 +400,5 @@ eig.routes_also = eigvals.routes_also = _complex_argument
 
 HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
     solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
-    norm, inv, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS,
+    norm, inv, pinv, lstsq, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS,
          **matrix_equations.HOOKS}

@@ -125,19 +125,35 @@ def _root(a):
         res = original(**call)
         return res, res.x, bool(res.success), res.message
     return Spec("root", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
-                first_of=a.get("jac") is True, lifted=("jac",))
+                first_of=a.get("jac") is True, lifted=("jac",), refresh=_with_residual)
+
+
+def _with_residual(result, at, params):
+    """root's result: ``fun`` the active residual at the solution, and
+    method 'lm''s ``cov_x`` (J^T J)^-1 of the exact Jacobian there (None
+    where SciPy found it singular), as leastsq's."""
+    x = result["x"]
+    if "fun" in result:
+        result["fun"] = at(x, *params)
+    if result.get("cov_x") is not None:
+        J = jacobian(at)(x, *params)
+        result["cov_x"] = np.linalg.inv(J.T @ J)
+    return result
+
+
+def _with_root(results, x):
+    """A copy of a RootResults with the active solution as ``root`` (its
+    counts and flag SciPy's of the recorded solve)."""
+    out = copy.copy(results)
+    out.root = x
+    return out
 
 
 def _root_scalar(a):
     def run(original, call):
         res = original(**call)
         return res, res.root, bool(res.converged), res.flag
-
-    def answer(raw, x):
-        out = copy.copy(raw)
-        out.root = x
-        return out
-    return Spec("root", "f", "x0" if a.get("x0") is not None else None, (), run, answer,
+    return Spec("root", "f", "x0" if a.get("x0") is not None else None, (), run, _with_root,
                 first_of=a.get("fprime") is True or a.get("fprime2") is True,
                 lifted=("fprime", "fprime2"))
 
@@ -147,7 +163,7 @@ def _bracketing(a):
         x, r = original(**dict(call, full_output=True, disp=False))
         return (x, r), x, bool(r.converged), r.flag
     return Spec("root", "f", None, (), run,
-                lambda raw, x: (x, raw[1]) if a.get("full_output") else x)
+                lambda raw, x: (x, _with_root(raw[1], x)) if a.get("full_output") else x)
 
 
 def _newton(a):
@@ -162,7 +178,7 @@ def _newton(a):
     def answer(raw, x):
         if not a.get("full_output"):
             return x
-        return (x, raw[1]) if scalar else raw._replace(root=x)
+        return (x, _with_root(raw[1], x)) if scalar else raw._replace(root=x)
     return Spec("root", "func", "x0", np.shape(a["x0"]), run, answer,
                 lifted=("fprime", "fprime2"))
 
@@ -235,7 +251,23 @@ def _leastsq(a):
         return raw, raw[0], raw[4] in (1, 2, 3, 4), raw[3]
     return Spec("least_squares", "func", "x0", _flat_shape(a["x0"]), run,
                 lambda raw, x: (x,) + raw[1:] if a.get("full_output") else (x, raw[4]),
-                lifted=("Dfun",))
+                lifted=("Dfun",), refresh=_with_leastsq_output)
+
+
+def _with_leastsq_output(out, at, params):
+    """leastsq's full output: ``cov_x`` (J^T J)^-1 of the active Jacobian at
+    the solution (None where SciPy found J^T J singular) and the infodict's
+    ``fvec`` the active residuals, as the program reads them to weigh a fit
+    (a chi-square, parameter errors); MINPACK's ``fjac``, ``ipvt``, ``qtf``
+    and the counts stay SciPy's plain values of the recorded solve."""
+    if len(out) != 5:
+        return out
+    x, cov_x, info, mesg, ier = out
+    r = at(x, *params)
+    if cov_x is not None:
+        J = jacobian(at)(x, *params)
+        cov_x = np.linalg.inv(J.T @ J)
+    return x, cov_x, dict(info, fvec=r), mesg, ier
 
 
 # the legacy minimisers: (function argument, lifted functions, position of the

@@ -11,7 +11,9 @@ so these methods are hooked like SciPy's functions.
 """
 import numpy as np
 
+from .._active import Active
 from .._np.sparse_products import is_sparse_operand, matrix_times, product, unpacked
+from .._record.creation import current_tape
 from ..errors import UnsupportedOperation
 from . import csgraph, sparse_active, sparse_formats
 from .sparse_constant import scipy_when_constant
@@ -82,14 +84,51 @@ def _operator_rmatvec(self, x):
 
 
 def _own_rule(op, x, vector_rule, matrix_rule):
-    """SciPy's LinearOperator.matvec/matmat without their conversion of x to
-    a plain array: the operator's own rule on x, shaped as SciPy shapes it."""
-    if np.ndim(x) == 1 or (np.ndim(x) == 2 and np.shape(x)[1] == 1):
-        y = getattr(op, vector_rule)(x.reshape(-1))
+    """SciPy's LinearOperator.matvec/matmat without their conversion of the
+    product to a plain array: the operator's own rule on x, shaped as SciPy
+    shapes it."""
+    inner = op.shape[1] if vector_rule == "_matvec" else op.shape[0]
+    if np.ndim(x) not in (1, 2) or np.shape(x)[0] != inner:
+        raise ValueError(f"adsim: a LinearOperator of shape {op.shape} times an array of "
+                         f"shape {np.shape(x)}: dimension mismatch")
+    if np.ndim(x) == 1 or np.shape(x)[1] == 1:
+        y = _array(getattr(op, vector_rule)(x.reshape(-1)))
         return y.reshape(-1) if np.ndim(x) == 1 else y.reshape(-1, 1)
-    if np.ndim(x) == 2:
-        return getattr(op, matrix_rule)(x)
-    raise ValueError(f"adsim: a LinearOperator times an array of shape {np.shape(x)}")
+    return _array(getattr(op, matrix_rule)(x))
+
+
+def _array(y):
+    return y if isinstance(y, Active) else np.asarray(y)
+
+
+def _python_operator_times_plain(args, kwargs):
+    """A LinearOperator of Python code times a plain vector or matrix while
+    recording: its rule may read active values (``matvec=lambda v: k * (L @
+    v)``), whose product SciPy's conversion to an array would drop."""
+    return current_tape() is not None and len(args) == 2 and type(args[1]) is np.ndarray \
+        and not is_sparse_operand(args[0])
+
+
+_operator_matvec.routes_also = _operator_rmatvec.routes_also = _python_operator_times_plain
+
+
+def _operator_dtype(self):
+    """``LinearOperator._init_dtype`` while recording: SciPy finds the dtype
+    of an operator made without one by converting a product to an array,
+    which for an operator of Python code reading active values
+    (``LinearOperator(shape, matvec=lambda v: k * (L @ v))``) would drop
+    the product's derivative. The dtype is the product's; the operator's
+    products stay recorded."""
+    if self.dtype is None:
+        try:
+            y = self._matvec(np.zeros(self.shape[-1], dtype=np.int8))
+        except OverflowError:                   # as SciPy: a Python int too large for int8
+            self.dtype = np.dtype(int)
+        else:
+            self.dtype = np.dtype(y.dtype) if isinstance(y, Active) else np.asarray(y).dtype
+
+
+_operator_dtype.routes_when = lambda args, kwargs: current_tape() is not None
 
 
 for _rule in (_matmul, _rmatmul, _dot, _spmatrix_mul, _spmatrix_rmul):
@@ -123,6 +162,7 @@ OPERATOR_HOOKS = {
     ("scipy.sparse.linalg._interface", "LinearOperator.__matmul__"): _operator_matvec,
     ("scipy.sparse.linalg._interface", "LinearOperator.__mul__"): _operator_matvec,
     ("scipy.sparse.linalg._interface", "LinearOperator.rmatvec"): _operator_rmatvec,
+    ("scipy.sparse.linalg._interface", "LinearOperator._init_dtype"): _operator_dtype,
 }
 
 

@@ -349,6 +349,15 @@ def _plain_operator(A, method, n):
             f"(scipy.sparse) and use spsolve")
 
 
+def _operator_reading_active_values(args, kwargs):
+    """A solve while recording with an operator of Python code whose products
+    read active values, b plain: SciPy's method would run on active products
+    (refused by _plain_operator instead)."""
+    A = args[0] if args else kwargs.get("A")
+    return current_tape() is not None and _is_code_operator(A) and \
+        _is_recorded(A._matvec(np.ones(A.shape[1])))
+
+
 def _vector_b(b, method):
     """The right-hand side of an iterative solve: one vector."""
     b = array(b, f"scipy.sparse.linalg.{method}")
@@ -383,7 +392,8 @@ def _krylov_rule(method):
         solver = _Krylov(csr, method, options, x0=x0, callback=callback, M=M)
         return _solve_with(solver, method, _matrix_parameters(csr), options, b), 0
     solve.__name__ = solve.__qualname__ = method
-    solve.routes_also = _names_an_active_matrix
+    solve.routes_also = lambda args, kwargs: _names_an_active_matrix(args, kwargs) or \
+        _operator_reading_active_values(args, kwargs)
     return solve
 
 

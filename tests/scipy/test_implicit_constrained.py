@@ -66,6 +66,73 @@ def test_a_constraint_that_becomes_inactive_on_replay_is_a_branch_change():
     assert_close(adsim.grad(risk)(np.array([0.05])), [0.0], 0.0, 1e-9, "inactive target")
 
 
+def test_slsqp_multipliers_are_the_kkt_multipliers_in_scipys_layout():
+    """res.multipliers of SLSQP (shadow prices), one per constraint row
+    (bounds have none): the equality rows first, then each constraint's
+    lower and upper sides, zero where inactive. They are the multipliers of
+    the KKT solution: SciPy's values, derivatives that match differences,
+    and new values on replay (they were the recorded call's plain copy)."""
+    def multipliers(p):
+        res = so.minimize(
+            lambda z: (z[0] - 3) ** 2 + (z[1] + 2) ** 2 + (z[2] - 1) ** 2 + p[0] * z[1],
+            np.zeros(3), method="SLSQP", bounds=[(None, None), (-10, 10), (None, None)],
+            constraints=[NonlinearConstraint(lambda z: np.array([z[2], z[0] + z[1]]),
+                                             [0.0, -5.0], [p[1], np.inf]),
+                         {"type": "eq", "fun": lambda z: z[0] - 2 * z[2] - p[0]},
+                         LinearConstraint(np.array([[1.0, 1.0, 0.0]]), -6.0, np.inf)],
+            options={"ftol": 1e-14})
+        return res.multipliers
+
+    def exact(p):
+        # z2 = p1 (upper side held), z0 = 2 p1 + p0 (equality), z1 = -2 - p0 / 2:
+        # grad f = mu_eq (1, 0, -2) - mu_up (0, 0, 1)
+        mu_eq = 2 * (2 * p[1] + p[0] - 3)
+        return np.array([mu_eq, 0.0, 0.0, -2 * (p[1] - 1) - 2 * mu_eq, 0.0])
+
+    p = np.array([0.3, 0.4])
+    tape = adsim.record(multipliers, p)
+    for q in (p, p * np.array([1.2, 0.9])):
+        assert_close(tape.forward(q), exact(q), 1e-6, 1e-8, "multipliers")
+        assert_close(tape.jacobian(q), [[2.0, 4.0], [0, 0], [0, 0], [-4.0, -10.0], [0, 0]],
+                     1e-9, 1e-9, "their derivatives")
+
+
+def test_trust_constr_v_is_the_kkt_multipliers_per_constraint_component():
+    """res.v of trust-constr: one array per constraint (bounds last), one
+    multiplier per component of c, mu_upper - mu_lower - mu_equal of the
+    KKT solution (SciPy's signs), zero where inactive: SciPy's values,
+    exact derivatives, and new values on replay."""
+    def multipliers(p):
+        res = so.minimize(
+            lambda z: (z[0] - 3) ** 2 + (z[1] + 2) ** 2 + (z[2] - 1) ** 2 + p[0] * z[1],
+            np.zeros(3), method="trust-constr",
+            bounds=so.Bounds([-np.inf, -1.0, -np.inf], [np.inf, 10.0, np.inf]),
+            constraints=[NonlinearConstraint(lambda z: np.array([z[2], z[0] + z[1]]),
+                                             [0.0, -5.0], [p[1], np.inf],
+                                             hess=lambda z, v: np.zeros((3, 3))),
+                         NonlinearConstraint(lambda z: z[0] - 2 * z[2] - p[0], 0.0, 0.0,
+                                             hess=lambda z, v: np.zeros((3, 3))),
+                         LinearConstraint(np.array([[1.0, 1.0, 0.0]]), -6.0, np.inf)],
+            options={"gtol": 1e-12, "xtol": 1e-14})
+        assert [np.size(v) for v in res.v] == [2, 1, 1, 3]
+        return np.concatenate(res.v)
+
+    def exact(p):
+        # z = (2 p1 + p0, -1, p1): the upper side of z2 <= p1, the equality and
+        # z1's lower bound hold it; grad f = mu_eq (1, 0, -2) - mu_up (0, 0, 1) + mu_lb (0, 1, 0)
+        mu_eq = 2 * (2 * p[1] + p[0] - 3)
+        return np.array([-2 * (p[1] - 1) - 2 * mu_eq, 0.0, -mu_eq, 0.0,
+                         0.0, -(2.0 + p[0]), 0.0])
+
+    p = np.array([0.3, 0.4])
+    tape = adsim.record(multipliers, p)
+    for q in (p, p * np.array([1.2, 0.9])):
+        # the interior point method stops about 1e-5 inside the active limits
+        assert_close(tape.forward(q), exact(q), 1e-4, 1e-6, "v")
+        assert_close(tape.jacobian(q), [[-4.0, -10.0], [0, 0], [-2.0, -4.0], [0, 0], [0, 0],
+                                        [-1.0, 0.0], [0, 0]], 1e-7, 1e-7, "its derivatives")
+
+
 def test_trust_constr_with_a_nonlinear_limit_and_a_linear_equality():
     def weights(target):
         cons = [LinearConstraint(np.ones((1, 3)), 1.0, 1.0),

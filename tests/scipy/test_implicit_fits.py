@@ -185,6 +185,28 @@ def test_curve_fit_full_output_and_default_start():
     assert_close(adsim.grad(f)(Y), adsim.grad(plain)(Y), 1e-12, 1e-14)
 
 
+def test_curve_fit_full_output_residuals_move_with_the_data():
+    """infodict['fvec'] of curve_fit(full_output=True), read as a chi-square,
+    is the residual at the active popt: its gradient in the data is that of
+    the fit's squared residual (by the envelope theorem, 2 (y - model)),
+    and a replay at new data gives its new value (it was the recorded
+    fit's plain value)."""
+    def chi2(y):
+        popt, pcov, info, message, ier = so.curve_fit(decay, T, y, full_output=True, **FIT)
+        return np.sum(info["fvec"] ** 2)
+
+    def exact(y):
+        popt = so.curve_fit(decay, T, y, **FIT)[0]
+        r = decay(T, *popt) - y
+        return np.sum(r ** 2), -2.0 * r
+
+    tape = adsim.record(chi2, Y)
+    for y in (Y, Y * 1.05 + 0.01):
+        value, gradient = exact(y)
+        assert_close(tape.forward(y), value, 1e-7, 1e-12, "replayed chi-square")
+        assert_close(tape.gradient(y), gradient, 1e-6, 1e-9, "gradient of the chi-square")
+
+
 def test_curve_fit_refusals():
     def omitting(y):
         return so.curve_fit(decay, T, y, p0=[1.0, 1.0], nan_policy="omit")[0][1]

@@ -161,6 +161,35 @@ def test_least_squares_curve_fit_as_a_function_of_the_data():
         check_solution_derivatives(f, y, v, rtol=1e-4, moved=0.01, value_rtol=1e-7)
 
 
+def test_leastsq_full_output_covariance_and_residuals_move_with_the_parameters():
+    """cov_x and infodict['fvec'] of leastsq(full_output=True), read by a
+    program to weigh its fit, are (J^T J)^-1 and the residuals at the
+    active solution: their derivatives are those of the exact fit (k* from
+    the normal equation by brentq, J = -a t exp(-k t)), and a replay at new
+    parameters gives their new values, not the recorded call's."""
+    t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
+    y = np.array([1.02, 0.63, 0.35, 0.24, 0.13, 0.09])
+
+    def fitted(p):
+        k, cov, info, _, _ = so.leastsq(lambda k: p[0] * np.exp(-k[0] * t) + p[1] - y, [1.0],
+                                        full_output=True, xtol=1e-14, ftol=1e-14)
+        return cov[0, 0] + np.sum(info["fvec"] ** 2)
+
+    def exact(p):
+        a, b = p
+        k = so.brentq(lambda k: np.sum((a * np.exp(-k * t) + b - y) * t * np.exp(-k * t)),
+                      0.1, 5.0, xtol=1e-15, rtol=1e-15)
+        return 1.0 / np.sum((a * t * np.exp(-k * t)) ** 2) + \
+            np.sum((a * np.exp(-k * t) + b - y) ** 2)
+
+    p = np.array([1.0, 0.05])
+    tape = adsim.record(fitted, p)
+    for q in (p, p * np.array([1.03, 0.9])):
+        want = np.array([central(exact, [q], [e], 1e-4) for e in np.eye(2)])
+        assert_close(tape.gradient(q), want, 1e-7, 1e-9, "gradient of cov_x + |fvec|^2")
+        assert_close(tape.forward(q), exact(q), 1e-7, 0.0, "replayed value")
+
+
 def test_least_squares_keyword_arguments_and_bounds():
     def f(p):
         res = so.least_squares(lambda z, scale: scale * (z - p) + 0.1 * z ** 3, np.zeros(2),

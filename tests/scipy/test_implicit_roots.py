@@ -273,8 +273,34 @@ def test_more_equations_than_unknowns_is_refused_by_name():
     def f(p):
         return np.sum(so.root(lambda z: np.array([z[0] - p[0], z[0] - p[1], z[0]]), np.ones(1),
                               method="lm").x)
-    with pytest.raises(adsim.InvalidArgumentValue, match="3 numbers for 1 unknowns"):
+    with pytest.raises(adsim.InvalidArgumentValue, match="3 numbers for 1 unknowns.*"
+                                                        "least_squares or leastsq"):
         adsim.grad(f)(P)
+
+
+def test_the_fields_a_program_reads_of_a_root_move_with_the_parameters():
+    """brentq's and newton's RootResults (full_output=True) hold the active
+    root, root's ``fun`` the active residual and method 'lm''s ``cov_x``
+    (J^T J)^-1 of the exact Jacobian: derivatives through them are those
+    of the root, and a replay at new parameters gives their new values
+    (they were the recorded call's plain values)."""
+    def roots(p):
+        _, by_brentq = so.brentq(cubic, 0.0, 2.0, args=(p[0],), xtol=1e-14, full_output=True)
+        _, by_newton = so.newton(cubic, 1.0, args=(p[1],), tol=1e-14, full_output=True)
+        sol = so.root(lambda z: cubic(z, p), np.ones(2), method="lm",
+                      options={"xtol": 1e-14, "ftol": 1e-14})
+        return by_brentq.root + by_newton.root ** 2 + sol.cov_x[0, 0] + sol.cov_x[1, 1] \
+            + 1e6 * np.sum(sol.fun)
+
+    def exact(p):
+        z = np.array([so.brentq(cubic, 0.0, 2.0, args=(q,), xtol=1e-15) for q in p])
+        return z[0] + z[1] ** 2 + np.sum(1.0 / (3 * z ** 2 + p) ** 2)
+
+    tape = adsim.record(roots, P)
+    for q in (P, P * np.array([1.1, 0.8])):
+        want = np.array([central(exact, [q], [e], 1e-4) for e in np.eye(2)])
+        assert_close(tape.gradient(q), want, 1e-7, 1e-8, "gradient through the results")
+        assert_close(tape.forward(q), exact(q), 1e-7, 1e-8, "replayed value")
 
 
 def test_an_active_start_alone_is_solved_on_its_plain_value():

@@ -1,4 +1,4 @@
-"""scipy.linalg's lu, norm, solve_banded, the structured matrices
+"""scipy.linalg's lu, norm, pinv, lstsq, solve_banded, the structured matrices
 (block_diag, toeplitz, circulant, hankel) and solve_sylvester, sqrtm, logm
 called unchanged on active arrays: every sweep against SciPy's values and
 central differences, the identities the factors satisfy, and clear errors
@@ -46,6 +46,13 @@ CASES = {
     "sqrtm nonsymmetric": (lambda a: sla.sqrtm(a), [A]),
     "logm": (lambda a: sla.logm(a), [SPD[:3, :3]]),
     "logm nonsymmetric": (lambda a: sla.logm(a), [B]),
+    "pinv": (lambda q: sla.pinv(q), [Q]),
+    "pinv rtol": (lambda a: sla.pinv(a, atol=0.0, rtol=1e-10), [A]),
+    "lstsq": (lambda q, r: sla.lstsq(q, r)[0], [Q, R]),
+    "lstsq residue of a vector": (lambda q, r: sla.lstsq(q, r)[1], [Q, R]),
+    "lstsq columns": (lambda q, b: np.concatenate([sla.lstsq(q, b)[0].ravel(),
+                                                   sla.lstsq(q, b, cond=1e-12)[1]]),
+                      [Q, rng.standard_normal((4, 2))]),
 }
 
 
@@ -94,6 +101,22 @@ def test_solve_banded_reads_only_the_band():
 def test_what_adsim_does_not_record_is_refused_by_name(f, error, words):
     with pytest.raises(error, match=words):
         ad.grad(lambda a: np.sum(f(a)))(A)
+
+
+def test_pinv_and_lstsq_take_scipys_layout():
+    """scipy.linalg.pinv and lstsq on active arrays give SciPy's values in
+    SciPy's layout (lstsq's residue of a vector b is a scalar; none for an
+    underdetermined system), and refuse what their rules do not cover."""
+    def parts(q, r):
+        x, residue, rank, s = sla.lstsq(q, r)
+        want = sla.lstsq(ad.value(q), ad.value(r))
+        assert np.shape(residue) == np.shape(want[1]) == () and rank == want[2] == 3
+        assert np.shape(sla.lstsq(q.T, r[:3])[1]) == (0,)
+        return np.sum(sla.pinv(q)) + residue + np.sum(x) + np.sum(s)
+    ad.grad(parts)(Q, R)
+    assert_close(ad.record(parts, Q, R).forward(Q, R), parts(Q, R), 1e-12, 0.0, "value")
+    with pytest.raises(ad.UnsupportedOperation, match="atol"):
+        ad.grad(lambda q: np.sum(sla.pinv(q, atol=1e-3)))(Q)
 
 
 def test_plain_calls_give_scipys_results_inside_a_recording():

@@ -191,3 +191,23 @@ def test_a_linear_operator_of_user_code_runs_its_own_rules_on_active_arrays():
     op = LinearOperator((3, 3), matvec=lambda v: A @ v, rmatvec=lambda v: A.T @ v)
     check_tape(lambda x: np.sin(op @ x) + op.rmatvec(x) * x
                + np.sum(op.matmat(np.stack([x, x ** 2], axis=1)) ** 2), [U0[:3]])
+
+
+def test_a_linear_operator_whose_rules_read_active_values_keeps_their_derivative():
+    """LinearOperator(shape, matvec=lambda v: k * (L @ v) + v), made inside
+    the recorded function without a dtype (SciPy probes one by converting a
+    product to an array) and applied to plain and active arrays (SciPy's
+    matvec converts the product): every product is the rule's own, recorded."""
+    from scipy.sparse.linalg import LinearOperator
+    plain = np.linspace(1.0, 2.0, N)
+
+    def f(p):
+        op = LinearOperator((N, N), matvec=lambda v: p[0] * (LAPLACIAN @ v) + v,
+                            rmatvec=lambda v: p[0] * (LAPLACIAN.T @ v) + v)
+        u = p[1] * U0
+        return np.sum(np.sin(op @ u)) + np.sum(op.matvec(plain) ** 2) + op.rmatvec(plain) @ u \
+            + np.sum(op.matmat(np.stack([plain, u], axis=1)) ** 2) + op.dtype.itemsize
+    check_tape(f, [np.array([0.7, 1.3])])
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        ad.grad(lambda p: np.sum(LinearOperator((N, N), matvec=lambda v: p[0] * v).matvec(
+            np.ones(N + 1))))(np.array([0.7]))

@@ -153,9 +153,15 @@ def test_krylov_solves_with_a_linear_operator_of_python_code():
     with pytest.raises(ad.errors.UnsupportedOperation, match="reads active values"):
         ad.grad(lambda t: np.sum(cg(spla.LinearOperator(
             (N, N), matvec=lambda v: t[0] * (SPD @ v), dtype=float), B0 * t[0])[0]))(theta)
-    with pytest.raises(ad.errors.UnsupportedOperation, match="_CustomLinearOperator"):
-        ad.grad(lambda t: np.sum(cg(spla.LinearOperator(          # (SciPy probes its dtype)
-            (N, N), matvec=lambda v: t[0] * (SPD @ v)), B0)[0]))(theta)
+    # made without a dtype (SciPy probes one on a product), with a plain b
+    for made in (lambda t: spla.LinearOperator((N, N), matvec=lambda v: t[0] * (SPD @ v)),
+                 lambda t: spla.LinearOperator((N, N), matvec=lambda v: t[0] * (SPD @ v),
+                                               dtype=float)):
+        for method in (cg, gmres):
+            with pytest.raises(ad.errors.UnsupportedOperation, match=f"{method.__name__} with "
+                                                                     f"a LinearOperator whose "
+                                                                     f"matvec reads active"):
+                ad.grad(lambda t: np.sum(method(made(t), B0)[0]))(theta)
 
 
 def test_refusals():
