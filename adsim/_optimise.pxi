@@ -322,7 +322,10 @@ cdef int64_t fuse_quadratic_forms(Tape t) except -1:
     cdef int code, facts, kk, g, xslot
     cdef int32_t* o
     cdef const int32_t* oj
-    if n < 2:
+    for k in range(n):                  # most tapes have no product: one cheap look
+        if t.code[k] == MATMUL:
+            break
+    else:
         return 0
     cdef int64_t* version = <int64_t*>malloc(max(t.n_slots, 1) * sizeof(int64_t))
     cdef int64_t* readers = <int64_t*>calloc(n, sizeof(int64_t))

@@ -1,13 +1,11 @@
 # The quadratic form q = x^T C x of a constant square matrix C (k x k).
 # QUADFORM [r, c, x, g, k, form] is made by the optimisation at finish from
 # y = C @ x (or x @ C) whose only reader is a dot of y with the same x
-# (_optimise.pxi, fuse_quadratic_forms). A batched program (adsim/_batch_rewrite.py)
-# holds its forms for B members at once: r of B values, x and g of k x B
-# (element i of member b at i B + b), the products over the batch through BLAS.
-# The value's pass over C also leaves the gradient g = (C + C^T) x in the
-# op's own slot g (written by no other op), so that the tangent and adjoint
-# rules read g instead of C: a gradient reads C once, where the two products
-# read it twice (A x forward, A^T ybar in reverse).
+# (_optimise.pxi, fuse_quadratic_forms). The value's pass over C also leaves
+# the gradient g = (C + C^T) x in the op's own slot g (which no other op
+# reads), so that the tangent and adjoint rules read g instead of C: a
+# gradient reads C once, where the two products read it twice (A x
+# forward, A^T ybar in reverse).
 #   value:    y = C x (QF_TRANSPOSED: y = x C, the product the recording made),
 #             q = x . y, g = y + (the other product) from the same pass over C;
 #             g = 2 y when C is symmetric (QF_SYMMETRIC, checked exactly once)
@@ -17,7 +15,11 @@
 # With a symmetric C, y and q are computed by the kernels the two products
 # use (rows_dot or rows_axpy, then ddot): the value is bitwise the recorded
 # one. Every factor meets its seed through chain() (a zero factor
-# contributes zero); the optimisation only makes this op for a finite C.
+# contributes zero); the op is only made for a C of finite values.
+#
+# A batched program (adsim/_batch_rewrite.py) holds the forms of B members
+# in one op: r of B values, x and g of k x B (element i of member b at
+# i B + b), the products over the batch through BLAS.
 #
 # Compiled into adsim/_structural.pyx beside linalg.pxi, whose entry points
 # hand it the op; its operand check is in _ops/checks.pxi.
