@@ -214,13 +214,21 @@ def test_gradient_slot_read_by_another_op_is_refused():
 
 
 def test_batched_replay():
+    """One QUADFORM op per form for all members (not a loop over them), equal
+    to separate replays to rounding in every sweep."""
     f = lambda x: np.exp(x @ (N @ x) / 10) + x @ S @ x  # noqa: E731
     tape = ad.record(f, X)
-    Xs = RNG.uniform(-1, 1, (5, 6))
-    want = np.stack([tape.gradient(x) for x in Xs])
-    np.testing.assert_allclose(tape.batched.gradient(Xs), want, rtol=1e-13, atol=1e-14)
-    np.testing.assert_allclose(tape.batched.forward(Xs), [tape.forward(x) for x in Xs],
-                               rtol=1e-14)
+    assert tape.batched.is_native(5), tape.batched.why_not_native(5)
+    assert codes(tape.batched.program(5)).count(int(Opcode.QUADFORM)) == 2
+    Xs, Vs = RNG.uniform(-1, 1, (5, 6)), RNG.standard_normal((5, 6))
+    close = dict(rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(tape.batched.forward(Xs), [tape.forward(x) for x in Xs], **close)
+    np.testing.assert_allclose(tape.batched.gradient(Xs), [tape.gradient(x) for x in Xs],
+                               **close)
+    np.testing.assert_allclose(tape.batched.jvp(Xs, Vs),
+                               np.transpose([tape.jvp(x, v) for x, v in zip(Xs, Vs)]), **close)
+    np.testing.assert_allclose(tape.batched.hvp(Xs, Vs),
+                               [tape.hvp(x, v) for x, v in zip(Xs, Vs)], **close)
 
 
 def test_sparsity_patterns():
