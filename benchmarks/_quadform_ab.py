@@ -97,10 +97,12 @@ def main(argv=None):
         res = measure(n, args.rounds, args.min_seconds)
         f_wall, f_cpu = res["NumPy f"][:2]
         print(f"\nn = {n} (medians of {args.rounds} interleaved samples; load {os.getloadavg()})")
-        print("| method | wall us | min-max | CPU us | wall / f | CPU / f |")
+        unit, scale = ("ms", 1e3) if f_wall > 1e-3 else ("us", 1e6)
+        print(f"| method | wall {unit} | min-max | CPU {unit} | wall / f | CPU / f |")
         print("|---|---|---|---|---|---|")
         for name, (w, c, lo, hi) in res.items():
-            print(f"| {name} | {1e6 * w:.4g} | {1e6 * lo:.4g}-{1e6 * hi:.4g} | {1e6 * c:.4g} "
+            print(f"| {name} | {scale * w:.4g} | {scale * lo:.4g}-{scale * hi:.4g} | "
+                  f"{scale * c:.4g} "
                   f"| {w / f_wall:.2f} | {c / f_cpu:.2f} |")
     return 0
 

@@ -129,6 +129,14 @@ def test_x_used_elsewhere_and_x_written_between():
     assert int(Opcode.QUADFORM) not in codes(ad.record(g, X))
     check_tape(g, [X], order=2)
 
+    def h(x):
+        x = x * 1.0
+        y = N @ x
+        x[0] = x[1] ** 2          # written in place: another value in the same slot
+        return x @ y
+    assert int(Opcode.QUADFORM) not in codes(ad.record(h, X))
+    check_tape(h, [X], order=2)
+
 
 def test_two_forms_of_one_matrix_and_one_x():
     f = lambda x: np.tanh(x @ (N @ x)) + (x @ N) @ x * x  # noqa: E731
