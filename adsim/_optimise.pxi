@@ -138,6 +138,8 @@ cdef int64_t merge_common(Tape t) except -1:
                         changed += 1
             if code == SCATTER and version[o[0]] < n:
                 read_in_place[version[o[0]]] = 1
+            if code == QUADFORM and version[o[3]] < n:      # it writes over that value
+                read_in_place[version[o[3]]] = 1            # (its gradient): never moved
             # the op's key: its result size, then its operands as value ids
             # (refs: the first computation of the value), parameters as their
             # bits (each recorded op has its own), the rest as they are
@@ -199,6 +201,8 @@ cdef int64_t merge_common(Tape t) except -1:
                     table[h] = k
             if o[0] >= 0:
                 version[o[0]] = k
+            if code == QUADFORM:            # its gradient slot holds no earlier value now
+                version[o[3]] = k
         changed += output_from_copy(t, version, key)
     finally:
         free(version); free(same_as); free(read_in_place); free(key); free(table)
@@ -349,6 +353,8 @@ cdef int64_t fuse_quadratic_forms(Tape t) except -1:
                 read[2 * k + 1] = version[o[2]] if o[2] >= 0 else -1
             if o[0] >= 0:
                 version[o[0]] = k
+            if code == QUADFORM:
+                version[o[3]] = k
         if version[t.out_slot] < n:
             readers[version[t.out_slot]] += 1
         for k in range(n):

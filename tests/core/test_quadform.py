@@ -264,3 +264,23 @@ def test_third_order_through_a_form():
     np.testing.assert_allclose(by_hvp, reference, rtol=1e-6, atol=1e-6)
     by_grads = ad.grad(lambda y: ad.grad(grad_w)(y) @ v)(X)
     np.testing.assert_allclose(by_grads, by_hvp, rtol=1e-10, atol=1e-12)
+
+
+def test_gradient_slot_is_no_repeat_of_the_value_before():
+    """A batched program makes a QUADFORM's gradient slot with a FILL: a later
+    FILL of the same constant is not the value the QUADFORM wrote over, so
+    the optimisation must not read the gradient slot for it."""
+    t = ad.Tape()
+    x0 = RNG.uniform(-1, 1, 3)
+    C = RNG.standard_normal((3, 3))
+    x = t.new_input(x0, True)
+    g = t.record_op(int(Opcode.FILL), 3, [t.const_ref(np.zeros(1))])
+    q = t.record_op(int(Opcode.QUADFORM), 1, [t.const_ref(C), x, g, 3, 0])
+    z = t.record_op(int(Opcode.FILL), 3, [t.const_ref(np.zeros(1))])
+    total = t.record_op(int(Opcode.SUM), 1, [t.record_op(int(Opcode.ADD), 3, [z, x]), 1, 3, 1])
+    t.finish(t.record_op(int(Opcode.MUL), 1, [total, q]), ())
+    x1 = RNG.uniform(-1, 1, 3)
+    np.testing.assert_allclose(t.forward(x1), np.sum(x1) * (x1 @ C @ x1), rtol=1e-14)
+    np.testing.assert_allclose(t.gradient(x1), (x1 @ C @ x1) + np.sum(x1) * ((C + C.T) @ x1),
+                               rtol=1e-13)
+
