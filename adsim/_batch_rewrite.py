@@ -17,7 +17,8 @@ the few ops, that compute it for all members at once:
   member, so a member leaving the recorded path fails the sweep;
 * ``A @ X`` with a constant A is one product over the batch (``X`` is
   ``k x (n B)``), ``x @ C`` of a vector one product ``C^T x``; ``x @ y`` of
-  two active vectors a multiply and a sum;
+  two active vectors a multiply and a sum; a quadratic form (QUADFORM) one
+  op over the batch;
 * the other ops of PER_MEMBER (products of active matrices, other products
   with a constant, sparse products, gathers and writes at integer data,
   argmax as data, searchsorted) run once per member on that member's part:
@@ -166,6 +167,8 @@ class _Rewrite:
                                               self.arg(o.b, n, True)])
         if name == "MATMUL" and self.matmul(code, o):
             return None
+        if name == "QUADFORM":
+            return self.quadform(o)
         if code in PER_MEMBER:
             return self.per_member(code, o)
         raise NotBatchable(f"op {name}")
@@ -218,6 +221,14 @@ class _Rewrite:
             self.emit(Op["SUM"], o.result, [products, 1, o.k, B])
             return True
         return False
+
+    def quadform(self, o):
+        """The forms of all members in one op, its gradient slot made for it
+        (a FILL no reverse rule reads)."""
+        n = o.k * self.B
+        g = self.bt.record_op(Op["FILL"], n, [self.bt.const_ref(np.zeros(1))])
+        return self.emit(Op["QUADFORM"], o.result, [self.const(o.c, False), self.mapped(o.x), g,
+                                                     o.k, o.form])
 
     def per_member(self, code, o):
         """Op ``code`` once per member, on that member's part of its operands,

@@ -94,7 +94,8 @@ cpdef enum Opcode:
     # linear algebra (_ops/linalg.pxi)
     MATMUL = 160
     SPMV = 161
-    LINALG_END = 162
+    QUADFORM = 162
+    LINALG_END = 163
     # user primitives and loops: one Python call per op (_ops/callback.pxi)
     CALLBACK = 192
     CALLBACK_END = 193

@@ -18,6 +18,13 @@
 #    (adsim/_callback_rules.py: checkpointed loops, ODE solves and user
 #    primitives may do more than compute their result).
 #
+# 3. quadratic forms: a product y = C @ x (or x @ C) of a constant square C
+#    whose value y only a dot with the same x reads (x @ y, y @ x, np.dot,
+#    np.inner) becomes one QUADFORM op in the dot's place, which leaves the
+#    gradient (C + C^T) x in a new slot of its own: a gradient then reads C
+#    once instead of twice (_ops/quadform.pxi). Only for a C of finite
+#    values; its exact symmetry is checked here, once.
+#
 # The kept ops are moved down in place and their flags derived again as
 # recording derives them (append_op), as loading a tape file does: flags
 # that pushed values only a removed op read go. The constants, index and
@@ -118,8 +125,9 @@ cdef int64_t merge_common(Tape t) except -1:
             nops = operand_count(t, k)
             same_as[k] = -1
             # reads of a repeat go to the first result while it is in its slot
+            # (not a QUADFORM's gradient slot, which it writes: its own)
             for i in range(1, nops):
-                if not refers(code, i) or o[i] < 0:
+                if not refers(code, i) or o[i] < 0 or code == QUADFORM and i == 3:
                     continue
                 v = version[o[i]]
                 c = same_as[v] if v < n and same_as[v] >= 0 else v
@@ -130,6 +138,8 @@ cdef int64_t merge_common(Tape t) except -1:
                         changed += 1
             if code == SCATTER and version[o[0]] < n:
                 read_in_place[version[o[0]]] = 1
+            if code == QUADFORM and version[o[3]] < n:      # it writes over that value
+                read_in_place[version[o[3]]] = 1            # (its gradient): never moved
             # the op's key: its result size, then its operands as value ids
             # (refs: the first computation of the value), parameters as their
             # bits (each recorded op has its own), the rest as they are
@@ -191,6 +201,8 @@ cdef int64_t merge_common(Tape t) except -1:
                     table[h] = k
             if o[0] >= 0:
                 version[o[0]] = k
+            if code == QUADFORM:            # its gradient slot holds no earlier value now
+                version[o[3]] = k
         changed += output_from_copy(t, version, key)
     finally:
         free(version); free(same_as); free(read_in_place); free(key); free(table)
@@ -292,11 +304,132 @@ cdef int derive_flags(Tape t) except -1:
     return 0
 
 
+cdef inline bint square_matvec(Tape t, int64_t j, int64_t* vector) noexcept:
+    """Whether op j is C @ x or x @ C with a constant square C of at least 2 x 2
+    and x in a slot; ``vector`` gets x's operand position (2 or 1)."""
+    cdef const int32_t* o = t.opnd + t.start[j]
+    if t.code[j] != MATMUL or o[4] < 2:
+        return False
+    if o[1] < 0 <= o[2] and o[3] == o[4] and o[5] == 1:
+        vector[0] = 2
+        return True
+    if o[2] < 0 <= o[1] and o[3] == 1 and o[4] == o[5]:
+        vector[0] = 1
+        return True
+    return False
+
+
+cdef int64_t fuse_quadratic_forms(Tape t) except -1:
+    """Step 3 above; returns the number of dots made QUADFORM. Their products
+    then have no reader and go with the dead ops."""
+    cdef int64_t n = t.n_ops, k, i, j, side, vec, made = 0
+    cdef int code, facts, kk, g, xslot
+    cdef int32_t* o
+    cdef const int32_t* oj
+    for k in range(n):                  # most tapes have no product: one cheap look
+        if t.code[k] == MATMUL:
+            break
+    else:
+        return 0
+    cdef int64_t* version = <int64_t*>malloc(max(t.n_slots, 1) * sizeof(int64_t))
+    cdef int64_t* readers = <int64_t*>calloc(n, sizeof(int64_t))
+    cdef int64_t* read = <int64_t*>malloc(2 * n * sizeof(int64_t))    # MATMUL ops: a, b values
+    if version == NULL or readers == NULL or read == NULL:
+        free(version); free(readers); free(read)
+        raise MemoryError("adsim: no memory to optimise the tape")
+    try:
+        for i in range(t.n_slots):
+            version[i] = UNWRITTEN + i
+        for k in range(n):          # who reads each op's result
+            code = t.code[k]
+            o = t.opnd + t.start[k]
+            for i in range(1, operand_count(t, k)):
+                if refers(code, i) and o[i] >= 0 and version[o[i]] < n:
+                    readers[version[o[i]]] += 1
+            if code == SCATTER and version[o[0]] < n:       # it keeps the rest of its slot
+                readers[version[o[0]]] += 1
+            if code == MATMUL:
+                read[2 * k] = version[o[1]] if o[1] >= 0 else -1
+                read[2 * k + 1] = version[o[2]] if o[2] >= 0 else -1
+            if o[0] >= 0:
+                version[o[0]] = k
+            if code == QUADFORM:
+                version[o[3]] = k
+        if version[t.out_slot] < n:
+            readers[version[t.out_slot]] += 1
+        for k in range(n):
+            o = t.opnd + t.start[k]
+            if t.code[k] != MATMUL or o[3] != 1 or o[5] != 1 or o[4] < 2 or o[1] < 0 or o[2] < 0:
+                continue
+            for side in range(2):               # y @ x or x @ y
+                j = read[2 * k + side]
+                if not (0 <= j < k and readers[j] == 1 and square_matvec(t, j, &vec)):
+                    continue
+                oj = t.opnd + t.start[j]
+                if read[2 * j + vec - 1] != read[2 * k + 1 - side] or oj[4] != o[4]:
+                    continue                    # not the same x
+                facts = matrix_facts(t.consts + t.const_off[-oj[3 - vec] - 1], oj[4])
+                if not facts & 1:
+                    continue
+                kk = oj[4]
+                g = t.new_slot(kk)
+                memset(t.val + t.slot_off[g], 0, <size_t>kk * sizeof(double))
+                xslot = o[2 - side]
+                o[1] = oj[3 - vec]              # [r, c, x, g, k, form]
+                o[2] = xslot
+                o[3] = g
+                o[4] = kk
+                o[5] = (1 if vec == 1 else 0) | (2 if facts & 2 else 0)
+                t.code[k] = QUADFORM
+                readers[j] = 0
+                made += 1
+                break
+    finally:
+        free(version); free(readers); free(read)
+    return made
+
+
+cdef int check_gradient_slots(Tape t) except -1:
+    """No op but its QUADFORM reads the gradient a QUADFORM op leaves in its
+    slot g, and the output is no such slot: the op's own store, whose
+    derivatives no sweep tracks (quadform_check in _ops/checks.pxi checks
+    the rest). For programs given op by op (tape files, batched programs);
+    the ones step 3 makes hold by construction."""
+    cdef int64_t k, i
+    cdef int code
+    cdef const int32_t* o
+    for k in range(t.n_ops):
+        if t.code[k] == QUADFORM:
+            break
+    else:
+        return 0
+    held = set()
+    for k in range(t.n_ops):
+        code = t.code[k]
+        o = t.opnd + t.start[k]
+        for i in range(1, operand_count(t, k)):
+            if refers(code, i) and o[i] in held and not (code == QUADFORM and i == 3):
+                raise ValueError(f"adsim: op {k} ({OPCODE_NAMES.get(code, code)}) reads slot "
+                                 f"{o[i]}, where a QUADFORM op keeps its gradient")
+        if o[0] in held:
+            if code == SCATTER:
+                raise ValueError(f"adsim: op {k} (SCATTER) writes into slot {o[0]}, where a "
+                                 f"QUADFORM op keeps its gradient")
+            held.discard(o[0])
+        if code == QUADFORM:
+            held.add(o[3])
+    if t.out_slot in held:
+        raise ValueError(f"adsim: the output is slot {t.out_slot}, where a QUADFORM op keeps "
+                         f"its gradient")
+    return 0
+
+
 cdef bint optimise_program(Tape t) except -1:
-    """Steps 1 and 2 on a tape whose output is set; True when the program
+    """Steps 1 to 3 on a tape whose output is set; True when the program
     changed (its flags are then derived again, without ticks)."""
     cdef int64_t merged = merge_common(t)
+    cdef int64_t fused = fuse_quadratic_forms(t)
     cdef int64_t removed = remove_dead(t)
-    if merged or removed:
+    if merged or fused or removed:
         derive_flags(t)
-    return merged > 0 or removed > 0
+    return merged > 0 or fused > 0 or removed > 0

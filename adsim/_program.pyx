@@ -17,8 +17,8 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memset, memcmp
 
 from ._opcodes cimport *
-from ._tape cimport (Tape, need_slot, operand_count, refers, SLOT_PINNED, SLOT_VARIED,
-                     SLOT_WRITTEN)
+from ._tape cimport (Tape, need_slot, operand_count, refers, matrix_facts, SLOT_PINNED,
+                     SLOT_VARIED, SLOT_WRITTEN)
 
 from ._opcodes import OPCODE_NAMES
 from .errors import TapeOverflow
@@ -32,6 +32,7 @@ def finish(Tape t, int64_t output_slot, tuple output_shape, bint optimise=True):
     ``optimise``: merge repeated ops and remove those the output does not
     need (_optimise.pxi; unless turned off for debugging)."""
     t.close_program(output_slot, output_shape)
+    check_gradient_slots(t)
     if optimise and optimise_tapes:
         optimise_program(t)
     t.seal()

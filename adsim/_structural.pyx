@@ -2,7 +2,7 @@
 """Kernels of the linear structural ops (copies, broadcasts, sums, gathers,
 scatters, selections: ``_ops/structural.pxi``) and of matrix products
 (``_ops/linalg.pxi``, through BLAS and adsim/_matvec.h; products with sparse
-matrices: ``_ops/sparse.pxi``).
+matrices: ``_ops/sparse.pxi``; quadratic forms: ``_ops/quadform.pxi``).
 
 _structural.pxd exposes their value, tangent and adjoint kernels
 (``structural_*``, ``linalg_*``), which the sweeps (adsim/_sweeps.pyx) call
@@ -36,3 +36,4 @@ cdef extern from *:
 include "_ops/structural.pxi"
 include "_ops/sparse.pxi"
 include "_ops/linalg.pxi"
+include "_ops/quadform.pxi"

@@ -2,6 +2,7 @@
 # Replay (the buffers of one replay), with the replay functions the loop
 # executor (adsim/_loops.pyx) and the front end (adsim/_active.pyx) call.
 cimport numpy as cnp
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
 from ._opcodes cimport Sweep, DStack, FusedRun, OPERAND_COUNT, SLOT_OPERANDS
@@ -152,6 +153,26 @@ cdef inline bint refers(int code, int i) noexcept:
     if i < OPERAND_COUNT[code]:
         return (SLOT_OPERANDS[code] >> i) & 1
     return SLOT_OPERANDS[code] & 1          # the variadic operands
+
+
+cdef inline int matrix_facts(const double* C, int64_t k) noexcept nogil:
+    """What QUADFORM needs to know of a square constant C (k x k, row-major,
+    _ops/quadform.pxi): 1 when every entry is finite, plus 2 when C == C^T
+    exactly (compared in tiles, so that the transposed reads stay in cache)."""
+    cdef int64_t i, j, i0 = 0, j0, n = k * k
+    for i in range(n):
+        if not isfinite(C[i]):
+            return 0
+    while i0 < k:                       # tiles of 32 x 32 on and above the diagonal
+        j0 = i0
+        while j0 < k:
+            for i in range(i0, min(i0 + 32, k)):
+                for j in range(max(j0, i + 1), min(j0 + 32, k)):
+                    if C[i * k + j] != C[j * k + i]:
+                        return 1
+            j0 += 32
+        i0 += 32
+    return 3
 
 
 ctypedef struct Reversal:            # one reverse-mode replay (reverse_replay)

@@ -362,6 +362,8 @@ cdef class Tape:
                     self.operands_varied(code, ops)
             if not self.slot_state[r] & SLOT_VARIED:
                 flag |= FLAG_PASSIVE       # no derivative: sweeps skip its rules
+        if code == QUADFORM:               # it also writes its gradient slot (_ops/quadform.pxi)
+            self.slot_state[ops[3]] |= SLOT_WRITTEN
         return flag
 
     cdef int check_op(self, int code, const int32_t* o, int nops) except -1:

@@ -395,6 +395,13 @@ TABLE = [
     # times x (m x n) when ``trans``: scipy.sparse products, bilinear in (a, x)
     _s("SPMV", BILINEAR, (), (value("a"), value("x"), ints(), "m", "k", "n", "trans"),
        "linalg", reads="x"),
+    # q = x^T C x for a constant square C (k x k), made by the optimisation at finish from
+    # y = C @ x (or x @ C) read only by a dot with the same x (adsim/_optimise.pxi): the
+    # value's one pass over C also writes the gradient (C + C^T) x into the op's own slot
+    # g, which the tangent and adjoint rules read instead of C. form: bit 1 the value is
+    # x . (x @ C) (else x . (C @ x)), bit 2 C is exactly symmetric (checked once)
+    _s("QUADFORM", BILINEAR, (), (value("c"), value("x"), value("g"), "k", "form"), "linalg",
+       reads="g"),
     _s("CALLBACK", NONLINEAR, (np.linalg.solve,),
        (Operand("callback", CALLBACK), Operand("n_args", COUNT),
         Operand("args", VALUE, variadic=True)), "callback", reads="args result",

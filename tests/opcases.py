@@ -128,6 +128,9 @@ def branch_max_rows(x):
 
 
 MASK6 = np.array([True, False, False, True, True, False])      # a plain mask: WHERE
+# quadratic forms (QUADFORM, made at finish): a matrix that is not symmetric and one that is
+N4 = np.random.default_rng(13).standard_normal((4, 4))
+S4 = N4 + N4.T
 
 PROGRAMS = {
     # name: (function, input shape, sampling interval)
@@ -160,6 +163,7 @@ PROGRAMS = {
     "MATMUL": (lambda x: (x @ A43) ** 2, (4,), (-2.0, 2.0)),
     "SPMV": (lambda x: np.concatenate([(S34 @ x) ** 2, x @ S34.T.tocsc(), S34.T @ np.sin(x[:3])]),
              (4,), (-2.0, 2.0)),
+    "QUADFORM": (lambda x: (x @ (N4 @ x)) * x + np.dot(x @ S4, x) * np.sin(x), (4,), (-2.0, 2.0)),
     "CALLBACK": (lambda x: np.linalg.solve(M4 + 0.1 * x[:, None] * x[None, :], x), (4,), (-1.0, 1.0)),
 }
 

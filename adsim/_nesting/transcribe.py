@@ -322,6 +322,20 @@ class _Transcription:
             return (a.reshape(m, kk) @ b.reshape(kk, n)).reshape(-1)
         return self._new(Op.MATMUL, m * n, [self.ref(a), self.ref(b), m, kk, n])
 
+    def _form(self, k, o):
+        """(C, X): the matrix and x as k x B (B members of a batched program)."""
+        c, x = self.read[k]
+        return np.asarray(c).reshape(o.k, o.k), x.reshape(o.k, -1)
+
+    def _quadform(self, k, o):
+        """x . (C @ x), or x . (x @ C) as recorded (form bit 1), per member."""
+        self._reads(k, [o.c, o.x])
+        C, X = self._form(k, o)
+        if X.shape[1] == 1:
+            x = X.reshape(-1)
+            return (x @ (x @ C if o.form & 1 else C @ x)).reshape(-1)
+        return np.sum(X * ((C.T if o.form & 1 else C) @ X), axis=0)
+
     def _spmv(self, k, o):
         a, x = self._reads(k, [o.a, o.x])
         indptr, indices = self.prog.sparse_pattern(k)
@@ -542,6 +556,12 @@ class _Transcription:
         return [(o[1], (G @ b.reshape(kk, n).T).reshape(-1)),
                 (o[2], (a.reshape(m, kk).T @ G).reshape(-1))]
 
+    def _quadform_adjoint(self, k, o, g):
+        """xbar += qbar (C + C^T) x."""
+        C, X = self._form(k, o)
+        gradient = 2.0 * (C @ X) if o.form & 2 else C @ X + C.T @ X
+        return [(o.x, _flat(_times(_shaped(g, (1, X.shape[1])), gradient)))]
+
     def _spmv_adjoint(self, k, o, g):
         a, x = self.read[k]
         indptr, indices = self.prog.sparse_pattern(k)
@@ -579,7 +599,7 @@ FORWARD_RULES = RuleTable("transcription (forward)", "adsim/_nesting/transcribe.
     ("GATHER", "_gather"), ("SCATTER", "_scatter"), ("WHERE", "_where"),
     ("GATHER_AT", "_gather_at"), ("SCATTER_AT", "_scatter_at"), ("SELECT", "_select"),
     ("ARGEXT_AT", "_argext_at"), ("SEARCH", "_search"), ("MATMUL", "_matmul"), ("SPMV", "_spmv"),
-    ("CALLBACK", "_callback")])
+    ("QUADFORM", "_quadform"), ("CALLBACK", "_callback")])
 
 ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_nesting/transcribe.py", [
     (family("unary"), "_unary_adjoints"), (family("binary"), "_binary_adjoint"),
@@ -589,7 +609,7 @@ ADJOINT_RULES = RuleTable("transcription (adjoint)", "adsim/_nesting/transcribe.
     ("SCATTER", "_scatter_adjoint"), ("WHERE", "_where_adjoint"),
     ("GATHER_AT", "_gather_at_adjoint"), ("SCATTER_AT", "_scatter_at_adjoint"),
     ("SELECT", "_select_adjoint"), ("ARGEXT_AT", None), ("SEARCH", None),
-    ("MATMUL", "_matmul_adjoint"), ("SPMV", "_spmv_adjoint"),
+    ("MATMUL", "_matmul_adjoint"), ("SPMV", "_spmv_adjoint"), ("QUADFORM", "_quadform_adjoint"),
     ("CALLBACK", "_callback_adjoint")])
 
 

@@ -182,6 +182,8 @@ cdef int linalg_check(Tape t, int code, const int32_t* o, int nops) except -1:
     reading them)."""
     if code == SPMV:
         return spmv_check(t, code, o)
+    if code == QUADFORM:
+        return quadform_check(t, code, o)
     need_slot(t, o[0])
     need_ref(t, o[1])
     need_ref(t, o[2])
@@ -225,6 +227,41 @@ cdef int spmv_check(Tape t, int code, const int32_t* o) except -1:
     if o[0] == o[1] or o[0] == o[2]:
         return malformed(code, "a result that is also an argument")
     t.ints_frozen = max(t.ints_frozen, <int64_t>o[3] + m + 1 + nnz)
+    return 0
+
+
+cdef int quadform_check(Tape t, int code, const int32_t* o) except -1:
+    """[r, c, x, g, k, form] (_ops/quadform.pxi): c a constant of k x k finite
+    values, symmetric where form says so; r a slot of B values, x and g of k
+    B, all three distinct; g no input and holding no value a reverse rule
+    reads (the op's own store of its gradient, which it overwrites unsaved:
+    write_flags marks it written; check_gradient_slots in _optimise.pxi
+    checks that no other op reads it)."""
+    cdef int64_t k = o[4], B
+    cdef int facts
+    need_slot(t, o[0])
+    need_ref(t, o[1])
+    need_slot(t, o[2])
+    need_slot(t, o[3])
+    B = t.slot_size[o[0]]
+    if o[1] >= 0:
+        return malformed(code, f"a matrix in slot {o[1]}; it takes a constant")
+    if k < 1 or B < 1 or not 0 <= o[5] <= 3:
+        return malformed(code, f"size {k}, {B} results, form {o[5]}")
+    if t.size_of(o[1]) != k * k or t.slot_size[o[2]] != k * B or t.slot_size[o[3]] != k * B:
+        return malformed(code, f"a matrix of {t.size_of(o[1])}, a vector of "
+                               f"{t.slot_size[o[2]]} and a gradient of {t.slot_size[o[3]]} "
+                               f"values for size {k} and {B} results")
+    if o[0] == o[2] or o[0] == o[3] or o[2] == o[3]:
+        return malformed(code, "a result, vector and gradient that are not three slots")
+    if t.slot_state[o[3]] & (SLOT_NEEDED | SLOT_PINNED):
+        return malformed(code, f"a gradient slot {o[3]} that is an input, the output or "
+                               f"holds a value a derivative reads")
+    facts = matrix_facts(t.consts + t.const_off[-o[1] - 1], k)
+    if not facts & 1:
+        return malformed(code, "a matrix with entries that are not finite")
+    if o[5] & 2 and not facts & 2:
+        return malformed(code, "a matrix said to be symmetric that is not")
     return 0
 
 

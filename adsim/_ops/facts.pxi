@@ -520,6 +520,11 @@ cdef void init_op_facts() noexcept:
     VALUE_OPERANDS[<int>SPMV] = 6
     SLOT_OPERANDS[<int>SPMV] = 6
     READ_OPERANDS[<int>SPMV] = 6
+    VALUE_USES[<int>QUADFORM] = 1
+    OPERAND_COUNT[<int>QUADFORM] = 6
+    VALUE_OPERANDS[<int>QUADFORM] = 14
+    SLOT_OPERANDS[<int>QUADFORM] = 14
+    READ_OPERANDS[<int>QUADFORM] = 8
     VALUE_USES[<int>CALLBACK] = 3
     OPERAND_COUNT[<int>CALLBACK] = 3
     VALUE_OPERANDS[<int>CALLBACK] = 1

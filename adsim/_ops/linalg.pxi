@@ -6,8 +6,9 @@
 #   adjoint:  Abar += Cbar B^T,  Bbar += A^T Cbar
 #   second:   dAbar += dCbar B^T + Cbar dB^T,  dBbar += dA^T Cbar + A^T dCbar
 #
-# SPMV, the product with a sparse matrix, has its kernels in _ops/sparse.pxi;
-# the entry points below hand it there.
+# SPMV, the product with a sparse matrix, has its kernels in _ops/sparse.pxi,
+# QUADFORM, the quadratic form x^T C x, in _ops/quadform.pxi; the entry
+# points below hand them there.
 #
 # Compiled into adsim/_structural.pyx; the operand checks of these ops are in _ops/checks.pxi.
 
@@ -351,6 +352,8 @@ cdef void termwise_adjoint(Sweep* s, const int32_t* o, double* aC, double* aA, d
 
 
 cdef int linalg_value(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == QUADFORM:
+        return quadform_value(s, o)
     if code == SPMV:
         return spmv_value(s, o)
     cdef MatvecKind kind = matvec_kind(o[3], o[4], o[5])
@@ -387,6 +390,8 @@ cdef void tangent_rule(Sweep* s, const int32_t* o) noexcept nogil:
 
 
 cdef int linalg_tangent(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == QUADFORM:
+        return quadform_tangent(s, o)
     if code == SPMV:
         return spmv_tangent(s, o)
     cdef int m = o[3], k = o[4], n = o[5], j
@@ -450,6 +455,8 @@ cdef void matmul_adjoint_dirs(Sweep* s, const int32_t* o, double* aC, double* aA
 
 
 cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == QUADFORM:
+        return quadform_adjoint(s, o)
     if code == SPMV:
         return spmv_adjoint(s, o)
     cdef int m = o[3], k = o[4], n = o[5]
@@ -476,6 +483,8 @@ cdef int linalg_adjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
 
 
 cdef int linalg_soadjoint(Sweep* s, int code, const int32_t* o) except -1 nogil:
+    if code == QUADFORM:
+        return quadform_soadjoint(s, o)
     if code == SPMV:
         return spmv_soadjoint(s, o)
     cdef int m = o[3], k = o[4], n = o[5], j

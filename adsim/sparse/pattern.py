@@ -143,6 +143,14 @@ class Program:
     def constant_nonzero(self, ref, shape):
         return self.tape.slot_value(ref).reshape(shape) != 0.0
 
+    def form_pattern(self, o):
+        """A QUADFORM op's coupling: S[i, j] when C[i, j] or C[j, i] is not
+        zero (the Hessian C + C^T), as a boolean CSR array, and the elements
+        of x some term of x^T C x reads."""
+        nz = self.constant_nonzero(o.c, (o.k, o.k))
+        S = nz | nz.T
+        return sp.csr_array(S), np.flatnonzero(S.any(axis=1))
+
     def sparse_pattern(self, k):
         """(row pointers, column indices) of an SPMV op's CSR matrix."""
         o = self.operands[k]
@@ -351,6 +359,15 @@ class DomainSweep:
             result = union(result, apply_left(B, rows, cols, m * n))
         return result
 
+    def quadform(self, k, o):
+        """q_b <- x[i, b] for each i that a term C[i, j] x[i] x[j] reads (x
+        is k x B for the B members of a batched program)."""
+        _, touched = self.program.form_pattern(o)
+        B = self.program.size(o.result)
+        members = np.arange(B, dtype=np.intp)
+        cols = (touched[:, None] * B + members[None, :]).reshape(-1)
+        return apply_left(self.get(o.x), np.tile(members, touched.shape[0]), cols, B)
+
     def spmv(self, k, o):
         """r[out_p, j] <- x[into_p, j] and a[p] for each stored entry p (a
         constant x: only where x[into_p, j] != 0)."""
@@ -537,6 +554,12 @@ class Liveness:
                 Lb = np.broadcast_to(L2.any(axis=0)[None, :], (kk, n))
             self.mark(b, Lb.reshape(-1))
 
+    def quadform(self, k, o, L):
+        _, touched = self.program.form_pattern(o)
+        read = np.zeros(o.k, dtype=bool)
+        read[touched] = True
+        self.mark(o.x, (read[:, None] & L[None, :]).reshape(-1))
+
     def spmv(self, k, o, L):
         out, into, p = self.program.sparse_entries(k)
         n = o.n
@@ -646,6 +669,16 @@ class Interactions:
                          shape=(m * kk, kk * n))
         self.add(A, Domains.of(X @ B.scipy()))
 
+    def quadform(self, o, L, rows, result):
+        """dom(x[i, b]) x dom(x[j, b]) wherever C[i, j] or C[j, i] is not zero,
+        for each live member b."""
+        X = self.sweep.get(o.x)
+        if X.nnz == 0:
+            return
+        S, _ = self.program.form_pattern(o)
+        coupling = sp.kron(S, sp.diags(L.astype(np.float64)), format="csr")
+        self.add(X, Domains.of((coupling @ X.scipy().astype(np.float64)) != 0))
+
     def spmv(self, o, L, rows, result):
         """dom(a_p) x dom(x[into_p, j]) for each live r[out_p, j]."""
         A, X = self.sweep.get(o.a), self.sweep.get(o.x)
@@ -676,6 +709,9 @@ def _wanted_ops(program):
         elif kind == "binary":
             if code == Op.MUL and (o.a < 0 or o.b < 0) or code == Op.DIV and o.b < 0:
                 continue
+        elif code == Op.QUADFORM:
+            if o.x < 0:
+                continue
         elif kind == "linalg":
             if o.a < 0 or (o.x if code == Op.SPMV else o.b) < 0:
                 continue
@@ -694,7 +730,8 @@ JACOBIAN_RULES = RuleTable("Jacobian sparsity", "adsim/sparse/pattern.py (Domain
     ("COPY", "copy"), (_NO_DERIVATIVE, "no_dependence"), ("BROADCAST", "broadcast"),
     ("SUM", "sum"), ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"),
     ("WHERE", "where"), ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"),
-    ("SELECT", "select"), ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
+    ("SELECT", "select"), ("MATMUL", "matmul"), ("SPMV", "spmv"), ("QUADFORM", "quadform"),
+    ("CALLBACK", "callback")])
 
 # liveness: the operand elements through which a live result element reaches the output
 LIVENESS_RULES = RuleTable("Hessian liveness", "adsim/sparse/pattern.py (Liveness)", [
@@ -702,7 +739,7 @@ LIVENESS_RULES = RuleTable("Hessian liveness", "adsim/sparse/pattern.py (Livenes
     ("COPY", "copy"), (_NO_DERIVATIVE, None), ("BROADCAST", "broadcast"), ("SUM", "sum"),
     ("CUMSUM", "cumsum"), ("GATHER", "gather"), ("SCATTER", "scatter"), ("WHERE", "where"),
     ("GATHER_AT", "gather_at"), ("SCATTER_AT", "scatter_at"), ("SELECT", "select"),
-    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
+    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("QUADFORM", "quadform"), ("CALLBACK", "callback")])
 
 # Hessian interactions: the variable pairs a nonlinear op couples (linear ops: none)
 INTERACTION_RULES = RuleTable("Hessian interactions", "adsim/sparse/pattern.py (Interactions)", [
@@ -711,7 +748,7 @@ INTERACTION_RULES = RuleTable("Hessian interactions", "adsim/sparse/pattern.py (
      "unary"),
     ([spec.name for spec in TABLE if spec.family == "binary" and
       spec.hessian in (NONLINEAR, BILINEAR)], "binary"),
-    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("CALLBACK", "callback")])
+    ("MATMUL", "matmul"), ("SPMV", "spmv"), ("QUADFORM", "quadform"), ("CALLBACK", "callback")])
 
 
 # ---------------------------------------------------------------- public

@@ -64,6 +64,7 @@ PROGRAMS = {
     "branches": lambda x: (np.sum(np.where(x > 0, np.sqrt(np.abs(x)) * x, x ** 2))
                            + np.sum(np.maximum(x, 0.3) ** 3) + np.sum(np.abs(x) ** 3)),
     "cumsum, matmul": lambda x: np.sum(np.tanh(np.cumsum(A @ x) / 4) * np.exp(x)),
+    "quadratic form": lambda x: np.tanh(x @ (A @ x) / 4) * np.sum(np.exp(x)),
     "in place": _in_place,
     "scipy.special": lambda x: np.sum(sc.gammaln(x + 2)) + sc.logsumexp(x * x),
     "solve": lambda x: np.sum(np.linalg.solve(A @ A.T + np.diag(x * x + 1), B) ** 2),

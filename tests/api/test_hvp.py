@@ -218,6 +218,8 @@ PROGRAMS = {
                + np.einsum("ij,ij->", X, X) * np.sum(np.outer(X[0], X[1])), (3, 3), (-1.0, 1.0)),
     "SPMV": (lambda x: np.sum(np.sin(S34 @ x) ** 2) + np.sum(S34.T.tocsc() @ (x[:3] * x[1:])),
              (4,), (-1.0, 1.0)),
+    "QUADFORM": (lambda x: np.tanh(x @ (M4 @ x)) + np.sin(x) @ x * (x @ (M4 + M4.T) @ x),
+                 (4,), (-1.0, 1.0)),
     "CALLBACK": (lambda x: np.sum(np.linalg.solve(M4 + np.eye(4) * (x * x), x) ** 2), (4,),
                  (-1.0, 1.0)),
 }
