@@ -250,6 +250,16 @@ def _scalar_leak_message(x, what):
             f"np.concatenate/np.pad.")
 
 
+def unhashable_message(x):
+    """Why an active value is no dict key, set member or argument of a
+    cached function (``functools.lru_cache``, ``functools.cache``)."""
+    return (f"adsim: an active value (shape {tuple(x.shape)}) cannot be hashed: it is no dict key "
+            f"or set member, and no argument of a function cached by functools.lru_cache or "
+            f"functools.cache (a cached result would hold the values of the call that made it, "
+            f"not derivatives of this one). Call the function uncached on active values, or "
+            f"key what you look up by a plain value (an index, a name)")
+
+
 cdef class Active:
     """An array being recorded: a slot of a tape plus its shape.
 
@@ -683,7 +693,8 @@ cdef class Active:
     def __ne__(self, other):
         return _numpy_api.recorded_compare(CMP_NE, self, other)
 
-    __hash__ = None
+    def __hash__(self):
+        raise UnsupportedOperation(unhashable_message(self))
 
     # ---- indexing --------------------------------------------------------
     def __getitem__(self, key):

@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from .._opcodes import Opcode as Op
-from .._active import Active
+from .._active import Active, unhashable_message
 from ..errors import ActiveValueLeak, UndefinedDerivative, UnsupportedOperation
 from .core import as_active, broadcast_to, constant, copy, tape_of
 
@@ -37,7 +37,9 @@ class ComplexActive:
     raises :class:`adsim.errors.UnsupportedOperation` naming the function.
     """
     __slots__ = ("_re", "_im", "__weakref__")
-    __hash__ = None
+
+    def __hash__(self):
+        raise UnsupportedOperation(unhashable_message(self))
 
     def __init__(self, re, im):
         if not (isinstance(re, Active) and isinstance(im, Active) and re.shape == im.shape):

@@ -358,3 +358,24 @@ def test_slips_get_messages_that_name_the_fix():
     np.testing.assert_allclose(adsim.grad(solver.loss)(X), 2 * X)
     with pytest.raises(ValueError, match="kept from an earlier recording"):
         adsim.grad(solver.loss)(X + 1.0)
+
+
+def test_hashing_an_active_value_says_why_not():
+    """A scalar model function cached with functools.lru_cache, as library
+    code caches them: an active value is no cache key (a cached result would
+    hold another call's values), and the error says so; so for dict keys
+    and complex values. Without the cache the derivative is taken."""
+    import functools
+
+    def rate(k):
+        return k * np.exp(-k)
+    cached = functools.lru_cache(rate)
+
+    def loss(x, f):
+        return f(x[0]) + x[1] ** 2
+    x = np.array([0.5, 2.0])
+    for f in (cached, lambda k: {k: 1.0}[k], lambda k: hash(1j * k)):
+        with pytest.raises(adsim.UnsupportedOperation, match="cannot be hashed.*lru_cache") as err:
+            adsim.grad(loss)(x, f)
+        assert isinstance(err.value, TypeError)        # as Python's own unhashable error
+    assert_close(adsim.grad(loss)(x, rate), [np.exp(-0.5) * 0.5, 4.0])
