@@ -14,7 +14,8 @@ other's adjoints. ``rfftn`` is ``fftn`` keeping the first s[-1]//2 + 1
 entries of the last axis; ``irfftn`` reads each entry k of the last axis
 c_k times (c_0 = 1, c_{n/2} = 1 for even n, else 2) and ignores the
 imaginary parts of the self-conjugate ones, so its adjoint is
-c_k rfftn(ybar, norm=dual(a))_k.
+c_k rfftn(ybar, norm=dual(a))_k. The Hermitian transforms ``hfft`` and
+``ihfft`` are ``irfft`` and ``rfft`` with conjugates, as NumPy defines them.
 """
 import warnings
 
@@ -26,10 +27,10 @@ from ..primitives import BuiltinFamily, Primitive
 from .complex import ComplexActive
 from .core import normalize_axis
 
-_DUAL = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+DUAL = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
-def _resize(a, shape):
+def resize(a, shape):
     """``a`` truncated or zero-padded (at the end of each axis) to ``shape``."""
     shape = tuple(shape)
     if a.shape == shape:
@@ -59,13 +60,13 @@ class _Transform:
 
     def adjoint(self, w):
         """A^H w, shaped like the input (complex)."""
-        axes, dual = self.axes, _DUAL[self.norm]
+        axes, dual = self.axes, DUAL[self.norm]
         if self.kind == "fftn":
             g = np.fft.ifftn(w, axes=axes, norm=dual)
         elif self.kind == "ifftn":
             g = np.fft.fftn(w, axes=axes, norm=dual)
         elif self.kind == "rfftn":
-            full = _resize(w, _with(w.shape, axes[-1:], self.s[-1:]))
+            full = resize(w, _with(w.shape, axes[-1:], self.s[-1:]))
             g = np.fft.ifftn(full, axes=axes, norm=dual)
         else:                                            # irfftn
             g = np.fft.rfftn(w, axes=axes, norm=dual)
@@ -76,7 +77,7 @@ class _Transform:
                 weight[-1] = 1.0
             g = g * weight.reshape((-1,) + (1,) * (g.ndim - 1 - axes[-1]))
         in_lengths = [self.in_shape[ax] for ax in axes]
-        return _resize(g, _with(g.shape, axes, in_lengths))
+        return resize(g, _with(g.shape, axes, in_lengths))
 
     @property
     def complex_output(self):
@@ -130,7 +131,7 @@ _TRANSFORMS = BuiltinFamily("numpy.fft", 1, _planned)
 def _plan(kind, name, shape, s, axes, norm):
     """Resolve ``s`` and ``axes`` as NumPy does (``s`` without ``axes``:
     the last len(s) axes, with NumPy's deprecation warning)."""
-    if norm not in _DUAL:
+    if norm not in DUAL:
         raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
     ndim = len(shape)
     if axes is None:
@@ -172,6 +173,27 @@ def transform(kind, name, a, s, axes, norm, out):
     return ComplexActive(y[0], y[1]) if plan.complex_output else y
 
 
+def _conjugate(z):
+    return ComplexActive(z.real, -z.imag) if isinstance(z, ComplexActive) else z
+
+
+def hermitian(inverse, name, a, s, axes, norm, out):
+    """``hfftn`` (``inverse`` False) or ``ihfftn`` as NumPy defines them:
+    ``irfftn(conj(a))`` and ``conj(rfftn(a))``, each with the dual norm."""
+    if norm not in DUAL:
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
+    if not inverse:
+        return transform("irfftn", name, _conjugate(a), s, axes, DUAL[norm], out)
+    return _conjugate(transform("rfftn", name, a, s, axes, DUAL[norm], out))
+
+
+def _hermitian_one_axis(inverse, name):
+    def call(a, n=None, axis=-1, norm=None, out=None):
+        return hermitian(inverse, name, a, None if n is None else (n,), (axis,), norm, out)
+    call.__name__ = name.rsplit(".", 1)[1]
+    return call
+
+
 def _one_axis(kind, name):
     def call(a, n=None, axis=-1, norm=None, out=None):
         return transform(kind, name, a, None if n is None else (n,), (axis,), norm, out)
@@ -193,3 +215,5 @@ for _kind, _one, _two, _n in (("fftn", "fft", "fft2", "fftn"), ("ifftn", "ifft",
     FUNCTIONS[getattr(np.fft, _one)] = _one_axis(_kind, f"numpy.fft.{_one}")
     FUNCTIONS[getattr(np.fft, _two)] = _axes(_kind, f"numpy.fft.{_two}", (-2, -1))
     FUNCTIONS[getattr(np.fft, _n)] = _axes(_kind, f"numpy.fft.{_n}", None)
+FUNCTIONS[np.fft.hfft] = _hermitian_one_axis(False, "numpy.fft.hfft")
+FUNCTIONS[np.fft.ihfft] = _hermitian_one_axis(True, "numpy.fft.ihfft")
