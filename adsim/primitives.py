@@ -273,6 +273,11 @@ class Application(CallbackRules):
     def pure(self):
         return self.prim.pure
 
+    @property
+    def linear(self):
+        """Declared linear: no Hessian interactions (adsim/sparse/pattern.py)."""
+        return self.prim.linear
+
     def _args(self, flat_args):
         return [a.reshape(s) for a, s in zip(flat_args, self.in_shapes)]
 

@@ -37,6 +37,7 @@ import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
 import scipy.fft
 from scipy.fft import _backend as scipy_fft_backend
+import scipy.fftpack as fftpack
 import scipy.stats as st
 
 import adsim
@@ -779,13 +780,43 @@ FFT = {
              "scipy.fft spectral second derivative"),
         case(_real_of(scipy.fft.fftn, axes=(0, 1), overwrite_x=True), (2, 3), "scipy.fft.fftn"),
         case(lambda x: scipy.fft.irfft(x[:3] + 1j * x[3:], workers=-1), 6,
-             "scipy.fft.irfft of parts")],
+             "scipy.fft.irfft of parts"),
+        # the real-to-real transforms are adsim's ops (adsim/_scipy/fft_r2r.py)
+        case(lambda x: scipy.fft.dct(x, type=1, norm="ortho"), 5, "scipy.fft.dct"),
+        case(lambda x: scipy.fft.idct(x, n=6, norm="forward"), 4, "scipy.fft.idct"),
+        case(lambda x: scipy.fft.dst(x, type=3, orthogonalize=True), 5, "scipy.fft.dst"),
+        case(lambda x: scipy.fft.idst(x, type=4, axis=0), (3, 2), "scipy.fft.idst"),
+        case(lambda x: scipy.fft.dctn(x, type=2, s=(3, 4), axes=(0, 1)), (2, 3),
+             "scipy.fft.dctn"),
+        case(lambda x: scipy.fft.idctn(x, type=3, norm="ortho"), (2, 3), "scipy.fft.idctn"),
+        case(lambda x: scipy.fft.dstn(x, type=1, axes=1), (2, 3), "scipy.fft.dstn"),
+        case(lambda x: scipy.fft.idstn(x, type=2, s=(2,), axes=(0,)), (3, 2),
+             "scipy.fft.idstn"),
+        case(lambda x: scipy.fft.hfft(x, n=6), 4, "scipy.fft.hfft"),
+        case(_real_of(scipy.fft.ihfft, norm="ortho"), 5, "scipy.fft.ihfft"),
+        case(lambda x: scipy.fft.hfft2(x), (2, 3), "scipy.fft.hfft2"),
+        case(_real_of(scipy.fft.ihfftn, s=(2, 4), axes=(0, 1)), (2, 3), "scipy.fft.ihfftn")],
+    # fftpack's: as scipy.fft's, its inverses unnormalised (adsim/_scipy/fftpack.py)
+    fftpack.dct: [case(lambda x: fftpack.dct(x, type=1), 5)],
+    fftpack.idct: [case(lambda x: fftpack.idct(x, n=6), 4),
+                   case(lambda x: fftpack.idct(x, type=3, norm="ortho"), 4, "ortho")],
+    fftpack.dst: [case(lambda x: fftpack.dst(x, type=4, axis=0), (3, 2))],
+    fftpack.idst: [case(lambda x: fftpack.idst(x, type=1), 4)],
+    fftpack.dctn: [case(lambda x: fftpack.dctn(x, shape=(3, 4)), (2, 3))],
+    fftpack.idctn: [case(lambda x: fftpack.idctn(x, type=2, axes=(1,)), (2, 3))],
+    fftpack.dstn: [case(lambda x: fftpack.dstn(x, type=3, norm="ortho"), (2, 3))],
+    fftpack.idstn: [case(lambda x: fftpack.idstn(x, type=4, shape=(4,), axes=0), (2, 3))],
     np.fft.fft: [case(_real_of(np.fft.fft), 4), case(_real_of(np.fft.fft, n=6), 4, "n"),
                  case(_real_of(np.fft.fft, axis=0, norm="ortho"), (2, 3), "axis norm"),
                  case(lambda x: np.abs(np.fft.fft(x)) ** 2, 5, "power spectrum")],
     np.fft.ifft: [case(_real_of(np.fft.ifft), 4),
                   case(_real_of(np.fft.ifft, norm="forward"), (2, 2), "norm")],
     np.fft.rfft: [case(_real_of(np.fft.rfft), 5), case(_real_of(np.fft.rfft, n=4), 5, "n")],
+    np.fft.hfft: [case(np.fft.hfft, 4), case(lambda x: np.fft.hfft(x, n=5, axis=0, norm="ortho"),
+                                             (3, 2), "n axis norm"),
+                  case(lambda x: np.fft.hfft(x[:3] + 1j * x[3:]), 6, "complex of parts")],
+    np.fft.ihfft: [case(_real_of(np.fft.ihfft), 5),
+                   case(_real_of(np.fft.ihfft, n=6, norm="forward"), 4, "n norm")],
     np.fft.irfft: [case(lambda x: np.fft.irfft(np.fft.rfft(x) * [1.0, 0.5, 2.0]), 4),
                    case(lambda x: np.fft.irfft(x[:3] + 1j * x[3:]), 6, "complex of parts"),
                    case(lambda x: np.fft.irfft(x, n=5), 3, "real input, n")],
@@ -2437,8 +2468,9 @@ NO_COMPLEX_STEP = {
     **dict.fromkeys([np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
                      np.fft.ifftn, np.fft.irfft],
                     "its real results here are Re, Im or |.| of complex values: not holomorphic"),
-    **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn],
-                    "NumPy's real transforms take real input only"),
+    **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn,
+                     np.fft.ihfft], "NumPy's real transforms take real input only"),
+    np.fft.hfft: "not holomorphic: the conjugate of its input",
     scipy_fft_backend._ScipyBackend.__ua_function__:
         "real results of complex transforms (Re, Im, |.|) and real transforms: not holomorphic",
     **dict.fromkeys([sc.gammaln, sc.zeta, sc.beta, sc.betaln, sc.erfinv, sc.erfcinv, sc.expit,

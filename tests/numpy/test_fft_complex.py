@@ -305,7 +305,7 @@ def _raises(exc, match, body):
     (lambda x: np.sum(np.maximum(x, 1j * x).real), UnsupportedOperation, "maximum"),
     (lambda x: x[0] if np.fft.fft(x)[0] == 1 else x[1], UnsupportedOperation, "=="),
     (lambda x: np.sum(np.fft.rfft(1j * x).real), TypeError, "real input"),
-    (lambda x: np.sum(np.fft.hfft(x)), UnsupportedOperation, "numpy.fft.hfft"),
+    (lambda x: np.sum(np.fft.ihfft(1j * x).real), TypeError, "real input"),
     (lambda x: np.sum(np.fft.fft(x, out=np.zeros(4, complex)).real), UnsupportedOperation,
      "out="),
     (lambda x: np.sum(np.add.reduce(np.fft.fft(x)).real), UnsupportedOperation, "reduce"),
