@@ -154,7 +154,7 @@ def _ints(v):
 def _planned(kind, inverse, type, name, in_shape, s, axes, norm, orthogonalize):
     """The op of one transform from its plan's parameters (what tape files
     save of it), checked as a file's are."""
-    if kind not in ("dct", "dst") or type not in (1, 2, 3, 4) or not isinstance(type, int) \
+    if kind not in ("dct", "dst") or type not in (1, 2, 3, 4) or type.__class__ is not int \
             or not isinstance(inverse, bool) or not isinstance(name, str) \
             or norm not in DUAL or orthogonalize not in (None, True, False) \
             or not all(_ints(v) for v in (in_shape, s, axes)) or len(s) != len(axes) \
