@@ -2300,8 +2300,8 @@ SOLVERS = {
     # a linear program at a nondegenerate vertex (both inequalities active,
     # multipliers 1/2): its optimal basis (adsim/_scipy/linprog.py)
     _opt.linprog: [case(lambda x: (lambda r: np.append(r.x, r.fun))(_opt.linprog(
-        [-1.0, -2.0], A_ub=np.array([[1.0, 1.0 + x[2]], [1.0, 3.0]]), b_ub=[4.0 + x[0], 6.0 + x[1]])),
-        3, domain=(0.1, 0.5))],
+        [-1.0, -2.0], A_ub=np.array([[1.0, 1.0], [1.0, 3.0]]) + x[2] * np.eye(2)[:, ::-1],
+        b_ub=np.array([4.0, 6.0]) + x[:2])), 3, domain=(0.1, 0.5))],
     # data on the model's curve: Gauss-Newton converges to rounding
     _opt.curve_fit: [case(lambda x: _opt.curve_fit(
         lambda t, a, k: a * np.exp(-k * t), np.linspace(0.0, 2.0, 6),
