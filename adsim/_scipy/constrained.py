@@ -48,8 +48,8 @@ from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, Un
 from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
 from .constrained_problem import ACTIVE_TOL, Piece, Problem, describe_bounds, describe_constraint
-from .linprog import linprog_problem
 from .implicit import Stationarity, _Recorded
+from .linprog import linprog_problem
 from .solution_op import ImplicitSolution
 from .solver_calls import (not_converged, _as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
                            with_value_second)
