@@ -105,12 +105,17 @@ def test_replays_at_new_points_files_and_basis_changes(name, tmp_path):
         assert loaded.gradient(z).tobytes() == tape.gradient(z).tobytes()
 
 
-def test_a_replay_where_the_basis_changes_raises_and_the_functional_api_records_again():
+def test_replays_where_the_basis_changes_raise_and_the_functional_api_records_again():
     tape = ad.record(lambda p: production(p)[-1], PRODUCTION)
     other = PRODUCTION.copy()
     other[:3] = [1.0, 6.0, 1.0]                  # another product mix is optimal
     with pytest.raises(BranchChanged, match="active constraints"):
         tape.gradient(other)
+    X = np.stack([PRODUCTION, PRODUCTION * 1.001])
+    G = tape.batched.gradient(X)
+    assert all(np.array_equal(G[b], tape.gradient(X[b])) for b in range(2))
+    with pytest.raises(BranchChanged, match="batch member 1.*active constraints"):
+        tape.batched.gradient(np.stack([PRODUCTION, other]))
     got = ad.grad(lambda p: production(p)[-1])(other)
     assert_close(got, fd_jacobian(lambda p: production(p)[-1:], [other]).ravel(), 1e-6, 1e-7,
                  "gradient after recording again")
