@@ -20,6 +20,7 @@ c_k rfftn(ybar, norm=dual(a))_k. The Hermitian transforms ``hfft`` and
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._active import Active
 from ..errors import UnsupportedOperation
@@ -46,6 +47,17 @@ def _with(shape, axes, lengths):
     for ax, n in zip(axes, lengths):
         out[ax] = n
     return tuple(out)
+
+
+def axes_pattern(in_shape, out_shape, axes):
+    """Which input element each output element of a transform along
+    ``axes`` depends on (CSR, C order): all along those axes, its own index
+    along the others."""
+    P = sp.csr_array(np.ones((1, 1), dtype=bool))
+    for ax, (n_out, n_in) in enumerate(zip(out_shape, in_shape)):
+        block = np.ones((n_out, n_in), dtype=bool) if ax in axes else np.eye(n_in, dtype=bool)
+        P = sp.csr_array(sp.kron(P, sp.csr_array(block)))
+    return P
 
 
 class _Transform:
@@ -83,6 +95,17 @@ class _Transform:
     def complex_output(self):
         return self.kind != "irfftn"
 
+    def local_pattern(self, n_args):
+        """Per argument (x, or Re x and Im x), the pattern of the output
+        (its real and imaginary parts stacked, for a complex one)."""
+        out_shape = list(self.in_shape)
+        for ax, n in zip(self.axes, self.s):
+            out_shape[ax] = n // 2 + 1 if self.kind == "rfftn" and ax == self.axes[-1] else n
+        P = axes_pattern(self.in_shape, out_shape, self.axes)
+        if self.complex_output:
+            P = sp.csr_array(sp.vstack([P, P]))
+        return [P] * n_args
+
 
 def _pack(y, complex_output):
     return np.stack([y.real, y.imag]) if complex_output else y
@@ -108,7 +131,9 @@ def _primitive(plan, name, complex_input):
         g = plan.adjoint(_unpack(out_adjoint, plan.complex_output))
         return (g.real, g.imag) if complex_input else (np.real(g),)
 
-    return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
+    prim = Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
+    prim.local_pattern = lambda: plan.local_pattern(2 if complex_input else 1)
+    return prim
 
 
 def _planned(kind, name, in_shape, s, axes, norm, complex_input):

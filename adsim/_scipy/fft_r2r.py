@@ -36,12 +36,11 @@ of the types, normalisations and orthogonalisation).
 """
 import numpy as np
 import scipy.fft
-import scipy.sparse as sp
 from scipy.fft._pocketfft.helper import _init_nd_shape_and_axes
 
 from .._active import Active
 from .._np.complex import ComplexActive
-from .._np.fft import DUAL, resize
+from .._np.fft import DUAL, axes_pattern, resize
 from ..errors import UnsupportedOperation
 from ..primitives import BuiltinFamily, Primitive
 
@@ -119,17 +118,6 @@ class R2R:
             g = g * v
         return resize(g * scale, self.in_shape)
 
-    def local_pattern(self):
-        """Which input element each output element depends on: all along the
-        transformed axes, its own index along the others (C order)."""
-        P = sp.csr_array(np.ones((1, 1), dtype=bool))
-        for ax, n_in in enumerate(self.in_shape):
-            n_out = self.out_shape[ax]
-            block = np.ones((n_out, n_in), dtype=bool) if ax in self.axes else np.eye(n_in,
-                                                                                       dtype=bool)
-            P = sp.csr_array(sp.kron(P, sp.csr_array(block)))
-        return P
-
 
 def _primitive(plan, name):
     def value(x):
@@ -143,7 +131,7 @@ def _primitive(plan, name):
         return (plan.adjoint(out_adjoint),)
 
     prim = Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
-    prim.local_pattern = lambda: [plan.local_pattern()]
+    prim.local_pattern = lambda: [axes_pattern(plan.in_shape, plan.out_shape, plan.axes)]
     return prim
 
 
