@@ -161,3 +161,40 @@ def test_active_bounds_given_as_one_pair_and_as_an_array():
         return np.concatenate([one, many])
     p = np.array([0.5, 2.0, 1.0, 4.0])
     assert_close(ad.jacobian(f)(p), fd_jacobian(f, [p]), 1e-7, 1e-9, "Jacobian")
+
+
+def test_random_programs_give_the_differences_derivative_or_a_typed_refusal():
+    """Random small LPs (some degenerate by construction: a repeated row):
+    every derivative adsim returns agrees with one-sided differences on both
+    sides (where those two agree, i.e. the basis holds around the point);
+    elsewhere adsim refuses with UndefinedDerivative."""
+    rng = np.random.default_rng(2024)
+    returned = refused = 0
+    for trial in range(24):
+        A = rng.uniform(0.2, 2.0, (4, 3))
+        if trial % 6 == 0:
+            A[3] = A[2]                      # a duplicated constraint
+        c, b = -rng.uniform(0.5, 2.0, 3), rng.uniform(1.0, 3.0, 4)
+        if trial % 6 == 0:
+            b[3] = b[2]                      # and its limit: degenerate where active
+        p = np.concatenate([c, b])
+
+        def f(q):
+            res = so.linprog(q[:3], A_ub=A, b_ub=q[3:7])
+            return np.append(res.x, res.fun)
+        try:
+            J = ad.jacobian(f)(p)
+        except UndefinedDerivative:
+            refused += 1
+            continue
+        returned += 1
+        h = 1e-6
+        for i in range(p.size):
+            e = np.zeros(p.size)
+            e[i] = h
+            ahead, behind = (f(p + e) - f(p)) / h, (f(p) - f(p - e)) / h
+            if np.allclose(ahead, behind, rtol=1e-5, atol=1e-6):
+                assert_close(J[:, i], ahead, 1e-5, 1e-6, f"column {i} of trial {trial}")
+            else:                            # a kink here: adsim must not have answered
+                pytest.fail(f"trial {trial}: a derivative at a kink of parameter {i}")
+    assert returned >= 12 and refused >= 1
