@@ -91,9 +91,11 @@ def test_the_derivative_is_that_of_the_basis(name):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_replays_at_new_points_files_and_basis_changes(name, tmp_path):
+def test_replays_at_new_points_with_the_same_basis_and_tape_files(name, tmp_path):
     f, p = CASES[name]
-    g = lambda q: f(q)[-1] + 0.1 * np.sum(f(q)[:-1] ** 2)
+
+    def g(q):
+        return f(q)[-1] + 0.1 * np.sum(f(q)[:-1] ** 2)
     tape = ad.record(g, p)
     q = p * (1.0 + 0.002 * np.cos(np.arange(p.size)))          # same basis
     assert tape.forward(q) == pytest.approx(g(q), rel=1e-10)

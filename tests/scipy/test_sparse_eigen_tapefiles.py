@@ -107,7 +107,10 @@ def test_without_a_start_vector_replays_and_loaded_tapes_are_bitwise_alike(tmp_p
 
 
 def test_a_users_generator_still_reaches_eigsh():
-    H = lambda p: (LAPLACIAN + sp.diags(p)).tocsr()
-    f = lambda p: spla.eigsh(H(p), k=1, which="SA", rng=7)[0][0]
+    def H(p):
+        return (LAPLACIAN + sp.diags(p)).tocsr()
+
+    def f(p):
+        return spla.eigsh(H(p), k=1, which="SA", rng=7)[0][0]
     assert adsim.value_and_grad(f)(P)[0] == pytest.approx(
         spla.eigsh(H(P), k=1, which="SA")[0][0], rel=1e-10)
