@@ -74,6 +74,8 @@ class Primitive:
     not_saved = None                  # why, for one of adsim's that tape files cannot hold
     pure = False                      # True: computes its output only (adsim's own); an
     #                                   unused call is then dropped from the tape
+    local_pattern = None              # adsim's own: () -> per argument, which of its elements
+    #                                   each output element depends on (CSR); None: all
 
     def __init__(self, value, jvp=None, vjp=None, name=None, linear=False, elementwise=False,
                  nondiff_argnums=()):
@@ -271,6 +273,11 @@ class Application(CallbackRules):
     def pure(self):
         return self.prim.pure
 
+    @property
+    def linear(self):
+        """Declared linear: no Hessian interactions (adsim/sparse/pattern.py)."""
+        return self.prim.linear
+
     def _args(self, flat_args):
         return [a.reshape(s) for a, s in zip(flat_args, self.in_shapes)]
 
@@ -323,7 +330,10 @@ class Application(CallbackRules):
 
     def pattern(self, arg_patterns):
         """Sparsity of an elementwise primitive: output element k depends on
-        the elements the arguments broadcast to position k (None: dense)."""
+        the elements the arguments broadcast to position k; of a primitive
+        with a ``local_pattern``, those it names (None: dense)."""
+        if self.prim.local_pattern is not None:
+            return self._local_pattern(arg_patterns)
         if not self.prim.elementwise:
             return None
         import scipy.sparse as sp
@@ -337,6 +347,16 @@ class Application(CallbackRules):
             rows = sp.csr_array(A[at]) if n else A[:0]
             P = rows if P is None else sp.csr_array((P + rows).astype(bool))
         return P
+
+    def _local_pattern(self, arg_patterns):
+        import scipy.sparse as sp
+        P = None
+        for A, L in zip(arg_patterns, self.prim.local_pattern()):
+            if A.shape[0] == 0:             # a constant argument
+                continue
+            rows = sp.csr_array(sp.csr_array(L, dtype=float) @ sp.csr_array(A, dtype=float))
+            P = rows if P is None else P + rows
+        return None if P is None else sp.csr_array(P.astype(bool))
 
     def value(self, flat_args, context=None):
         if self._first_value is not None:      # computed while recording

@@ -37,6 +37,7 @@ import scipy.sparse.linalg as sparse_linalg
 import scipy.special as sc
 import scipy.fft
 from scipy.fft import _backend as scipy_fft_backend
+import scipy.fftpack as fftpack
 import scipy.stats as st
 
 import adsim
@@ -779,13 +780,50 @@ FFT = {
              "scipy.fft spectral second derivative"),
         case(_real_of(scipy.fft.fftn, axes=(0, 1), overwrite_x=True), (2, 3), "scipy.fft.fftn"),
         case(lambda x: scipy.fft.irfft(x[:3] + 1j * x[3:], workers=-1), 6,
-             "scipy.fft.irfft of parts")],
+             "scipy.fft.irfft of parts"),
+        # the real-to-real transforms are adsim's ops (adsim/_scipy/fft_r2r.py)
+        case(lambda x: scipy.fft.dct(x, type=1, norm="ortho"), 5, "scipy.fft.dct"),
+        case(lambda x: scipy.fft.idct(x, n=6, norm="forward"), 4, "scipy.fft.idct"),
+        case(lambda x: scipy.fft.dst(x, type=3, orthogonalize=True), 5, "scipy.fft.dst"),
+        case(lambda x: scipy.fft.idst(x, type=4, axis=0), (3, 2), "scipy.fft.idst"),
+        case(lambda x: scipy.fft.dctn(x, type=2, s=(3, 4), axes=(0, 1)), (2, 3),
+             "scipy.fft.dctn"),
+        case(lambda x: scipy.fft.idctn(x, type=3, norm="ortho"), (2, 3), "scipy.fft.idctn"),
+        case(lambda x: scipy.fft.dstn(x, type=1, axes=1), (2, 3), "scipy.fft.dstn"),
+        case(lambda x: scipy.fft.idstn(x, type=2, s=(2,), axes=(0,)), (3, 2),
+             "scipy.fft.idstn"),
+        case(lambda x: scipy.fft.hfft(x, n=6), 4, "scipy.fft.hfft"),
+        case(_real_of(scipy.fft.ihfft, norm="ortho"), 5, "scipy.fft.ihfft"),
+        case(lambda x: scipy.fft.hfft2(x), (2, 3), "scipy.fft.hfft2"),
+        case(_real_of(scipy.fft.ihfftn, s=(2, 4), axes=(0, 1)), (2, 3), "scipy.fft.ihfftn")],
+    # fftpack's: as scipy.fft's, its inverses unnormalised (adsim/_scipy/fftpack.py)
+    fftpack.dct: [case(lambda x: fftpack.dct(x, type=1), 5)],
+    fftpack.idct: [case(lambda x: fftpack.idct(x, n=6), 4),
+                   case(lambda x: fftpack.idct(x, type=3, norm="ortho"), 4, "ortho")],
+    fftpack.dst: [case(lambda x: fftpack.dst(x, type=4, axis=0), (3, 2))],
+    fftpack.idst: [case(lambda x: fftpack.idst(x, type=1), 4)],
+    fftpack.dctn: [case(lambda x: fftpack.dctn(x, shape=(3, 4)), (2, 3))],
+    fftpack.idctn: [case(lambda x: fftpack.idctn(x, type=2, axes=(1,)), (2, 3))],
+    fftpack.dstn: [case(lambda x: fftpack.dstn(x, type=3, norm="ortho"), (2, 3))],
+    fftpack.idstn: [case(lambda x: fftpack.idstn(x, type=4, shape=(4,), axes=0), (2, 3))],
+    fftpack.fft: [case(_real_of(fftpack.fft, n=6, axis=0), (4, 2))],
+    fftpack.ifft: [case(_real_of(fftpack.ifft), 5)],
+    fftpack.fft2: [case(_real_of(fftpack.fft2, shape=(3, 2)), (2, 3))],
+    fftpack.ifft2: [case(_real_of(fftpack.ifft2, axes=(1, 0)), (2, 3))],
+    fftpack.fftn: [case(_real_of(fftpack.fftn, shape=(2, 4)), (2, 3))],
+    fftpack.ifftn: [case(lambda x: np.abs(fftpack.ifftn(x[:6] + 1j * x[6:], axes=(0,))), 12,
+                         "complex of parts")],
     np.fft.fft: [case(_real_of(np.fft.fft), 4), case(_real_of(np.fft.fft, n=6), 4, "n"),
                  case(_real_of(np.fft.fft, axis=0, norm="ortho"), (2, 3), "axis norm"),
                  case(lambda x: np.abs(np.fft.fft(x)) ** 2, 5, "power spectrum")],
     np.fft.ifft: [case(_real_of(np.fft.ifft), 4),
                   case(_real_of(np.fft.ifft, norm="forward"), (2, 2), "norm")],
     np.fft.rfft: [case(_real_of(np.fft.rfft), 5), case(_real_of(np.fft.rfft, n=4), 5, "n")],
+    np.fft.hfft: [case(np.fft.hfft, 4), case(lambda x: np.fft.hfft(x, n=5, axis=0, norm="ortho"),
+                                             (3, 2), "n axis norm"),
+                  case(lambda x: np.fft.hfft(x[:3] + 1j * x[3:]), 6, "complex of parts")],
+    np.fft.ihfft: [case(_real_of(np.fft.ihfft), 5),
+                   case(_real_of(np.fft.ihfft, n=6, norm="forward"), 4, "n norm")],
     np.fft.irfft: [case(lambda x: np.fft.irfft(np.fft.rfft(x) * [1.0, 0.5, 2.0]), 4),
                    case(lambda x: np.fft.irfft(x[:3] + 1j * x[3:]), 6, "complex of parts"),
                    case(lambda x: np.fft.irfft(x, n=5), 3, "real input, n")],
@@ -2273,6 +2311,11 @@ SOLVERS = {
         _unit_well(x), np.zeros(2), ieqcons=[lambda z: z[0] + z[1] - 3.0],
         fprime=_unit_well_gradient(x), fprime_ieqcons=lambda z: np.ones((1, 2)), acc=1e-15,
         iprint=0), 2)],
+    # a linear program at a nondegenerate vertex (both inequalities active,
+    # multipliers 1/2): its optimal basis (adsim/_scipy/linprog.py)
+    _opt.linprog: [case(lambda x: (lambda r: np.append(r.x, r.fun))(_opt.linprog(
+        [-1.0, -2.0], A_ub=np.array([[1.0, 1.0], [1.0, 3.0]]) + x[2] * np.eye(2)[:, ::-1],
+        b_ub=np.array([4.0, 6.0]) + x[:2])), 3, domain=(0.1, 0.5))],
     # data on the model's curve: Gauss-Newton converges to rounding
     _opt.curve_fit: [case(lambda x: _opt.curve_fit(
         lambda t, a, k: a * np.exp(-k * t), np.linspace(0.0, 2.0, 6),
@@ -2443,10 +2486,12 @@ NO_COMPLEX_STEP = {
                      sl.eigvalsh],
                     "not holomorphic: Hermitian (conjugate) transposes"),
     **dict.fromkeys([np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn,
-                     np.fft.ifftn, np.fft.irfft],
+                     np.fft.ifftn, np.fft.irfft, fftpack.fft, fftpack.ifft, fftpack.fft2,
+                     fftpack.ifft2, fftpack.fftn, fftpack.ifftn],
                     "its real results here are Re, Im or |.| of complex values: not holomorphic"),
-    **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn],
-                    "NumPy's real transforms take real input only"),
+    **dict.fromkeys([np.fft.rfft, np.fft.rfft2, np.fft.rfftn, np.fft.irfft2, np.fft.irfftn,
+                     np.fft.ihfft], "NumPy's real transforms take real input only"),
+    np.fft.hfft: "not holomorphic: the conjugate of its input",
     scipy_fft_backend._ScipyBackend.__ua_function__:
         "real results of complex transforms (Re, Im, |.|) and real transforms: not holomorphic",
     **dict.fromkeys([sc.gammaln, sc.zeta, sc.beta, sc.betaln, sc.erfinv, sc.erfcinv, sc.expit,

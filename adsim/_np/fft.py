@@ -14,11 +14,13 @@ other's adjoints. ``rfftn`` is ``fftn`` keeping the first s[-1]//2 + 1
 entries of the last axis; ``irfftn`` reads each entry k of the last axis
 c_k times (c_0 = 1, c_{n/2} = 1 for even n, else 2) and ignores the
 imaginary parts of the self-conjugate ones, so its adjoint is
-c_k rfftn(ybar, norm=dual(a))_k.
+c_k rfftn(ybar, norm=dual(a))_k. The Hermitian transforms ``hfft`` and
+``ihfft`` are ``irfft`` and ``rfft`` with conjugates, as NumPy defines them.
 """
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._active import Active
 from ..errors import UnsupportedOperation
@@ -26,10 +28,10 @@ from ..primitives import BuiltinFamily, Primitive
 from .complex import ComplexActive
 from .core import normalize_axis
 
-_DUAL = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+DUAL = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
-def _resize(a, shape):
+def resize(a, shape):
     """``a`` truncated or zero-padded (at the end of each axis) to ``shape``."""
     shape = tuple(shape)
     if a.shape == shape:
@@ -47,6 +49,17 @@ def _with(shape, axes, lengths):
     return tuple(out)
 
 
+def axes_pattern(in_shape, out_shape, axes):
+    """Which input element each output element of a transform along
+    ``axes`` depends on (CSR, C order): all along those axes, its own index
+    along the others."""
+    P = sp.csr_array(np.ones((1, 1), dtype=bool))
+    for ax, (n_out, n_in) in enumerate(zip(out_shape, in_shape)):
+        block = np.ones((n_out, n_in), dtype=bool) if ax in axes else np.eye(n_in, dtype=bool)
+        P = sp.csr_array(sp.kron(P, sp.csr_array(block)))
+    return P
+
+
 class _Transform:
     """One call's plan: the kind (fftn, ifftn, rfftn, irfftn), the
     resolved lengths ``s`` and ``axes``, ``norm`` and the input shape."""
@@ -59,13 +72,13 @@ class _Transform:
 
     def adjoint(self, w):
         """A^H w, shaped like the input (complex)."""
-        axes, dual = self.axes, _DUAL[self.norm]
+        axes, dual = self.axes, DUAL[self.norm]
         if self.kind == "fftn":
             g = np.fft.ifftn(w, axes=axes, norm=dual)
         elif self.kind == "ifftn":
             g = np.fft.fftn(w, axes=axes, norm=dual)
         elif self.kind == "rfftn":
-            full = _resize(w, _with(w.shape, axes[-1:], self.s[-1:]))
+            full = resize(w, _with(w.shape, axes[-1:], self.s[-1:]))
             g = np.fft.ifftn(full, axes=axes, norm=dual)
         else:                                            # irfftn
             g = np.fft.rfftn(w, axes=axes, norm=dual)
@@ -76,11 +89,22 @@ class _Transform:
                 weight[-1] = 1.0
             g = g * weight.reshape((-1,) + (1,) * (g.ndim - 1 - axes[-1]))
         in_lengths = [self.in_shape[ax] for ax in axes]
-        return _resize(g, _with(g.shape, axes, in_lengths))
+        return resize(g, _with(g.shape, axes, in_lengths))
 
     @property
     def complex_output(self):
         return self.kind != "irfftn"
+
+    def local_pattern(self, n_args):
+        """Per argument (x, or Re x and Im x), the pattern of the output
+        (its real and imaginary parts stacked, for a complex one)."""
+        out_shape = list(self.in_shape)
+        for ax, n in zip(self.axes, self.s):
+            out_shape[ax] = n // 2 + 1 if self.kind == "rfftn" and ax == self.axes[-1] else n
+        P = axes_pattern(self.in_shape, out_shape, self.axes)
+        if self.complex_output:
+            P = sp.csr_array(sp.vstack([P, P]))
+        return [P] * n_args
 
 
 def _pack(y, complex_output):
@@ -107,7 +131,9 @@ def _primitive(plan, name, complex_input):
         g = plan.adjoint(_unpack(out_adjoint, plan.complex_output))
         return (g.real, g.imag) if complex_input else (np.real(g),)
 
-    return Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
+    prim = Primitive(value, jvp=jvp, vjp=vjp, name=name, linear=True)
+    prim.local_pattern = lambda: plan.local_pattern(2 if complex_input else 1)
+    return prim
 
 
 def _planned(kind, name, in_shape, s, axes, norm, complex_input):
@@ -130,7 +156,7 @@ _TRANSFORMS = BuiltinFamily("numpy.fft", 1, _planned)
 def _plan(kind, name, shape, s, axes, norm):
     """Resolve ``s`` and ``axes`` as NumPy does (``s`` without ``axes``:
     the last len(s) axes, with NumPy's deprecation warning)."""
-    if norm not in _DUAL:
+    if norm not in DUAL:
         raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
     ndim = len(shape)
     if axes is None:
@@ -172,6 +198,27 @@ def transform(kind, name, a, s, axes, norm, out):
     return ComplexActive(y[0], y[1]) if plan.complex_output else y
 
 
+def _conjugate(z):
+    return ComplexActive(z.real, -z.imag) if isinstance(z, ComplexActive) else z
+
+
+def hermitian(inverse, name, a, s, axes, norm, out):
+    """``hfftn`` (``inverse`` False) or ``ihfftn`` as NumPy defines them:
+    ``irfftn(conj(a))`` and ``conj(rfftn(a))``, each with the dual norm."""
+    if norm not in DUAL:
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
+    if not inverse:
+        return transform("irfftn", name, _conjugate(a), s, axes, DUAL[norm], out)
+    return _conjugate(transform("rfftn", name, a, s, axes, DUAL[norm], out))
+
+
+def _hermitian_one_axis(inverse, name):
+    def call(a, n=None, axis=-1, norm=None, out=None):
+        return hermitian(inverse, name, a, None if n is None else (n,), (axis,), norm, out)
+    call.__name__ = name.rsplit(".", 1)[1]
+    return call
+
+
 def _one_axis(kind, name):
     def call(a, n=None, axis=-1, norm=None, out=None):
         return transform(kind, name, a, None if n is None else (n,), (axis,), norm, out)
@@ -193,3 +240,5 @@ for _kind, _one, _two, _n in (("fftn", "fft", "fft2", "fftn"), ("ifftn", "ifft",
     FUNCTIONS[getattr(np.fft, _one)] = _one_axis(_kind, f"numpy.fft.{_one}")
     FUNCTIONS[getattr(np.fft, _two)] = _axes(_kind, f"numpy.fft.{_two}", (-2, -1))
     FUNCTIONS[getattr(np.fft, _n)] = _axes(_kind, f"numpy.fft.{_n}", None)
+FUNCTIONS[np.fft.hfft] = _hermitian_one_axis(False, "numpy.fft.hfft")
+FUNCTIONS[np.fft.ihfft] = _hermitian_one_axis(True, "numpy.fft.ihfft")

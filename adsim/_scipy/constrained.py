@@ -1,6 +1,6 @@
 """Constrained minimisers differentiated through their solutions: the KKT
 conditions (``minimize`` with ``constraints=`` or ``bounds=``,
-``fmin_slsqp``, ``fmin_cobyla``).
+``fmin_slsqp``, ``fmin_cobyla``, and ``linprog``, adsim/_scipy/linprog.py).
 
 Every constraint is written as components of one vector ``g(x, p)``, each
 either an equality ``g_j = 0`` or an inequality ``g_j >= 0``: a dict
@@ -45,19 +45,17 @@ from .._nesting.nested import lift_closures, reads_recorded_values
 from .._np.core import active_leaves, compare
 from .._opcodes import CompareKind
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
-from .call_data import kept_sparse
 from .callbacks import CallbackWatch
 from .constrained_file import saved_constrained
-from .multipliers import slsqp_multipliers, trust_constr_multipliers
+from .constrained_problem import ACTIVE_TOL, Piece, Problem, describe_bounds, describe_constraint
 from .implicit import Stationarity, _Recorded
+from .linprog import linprog_problem
+from .multipliers import slsqp_multipliers, trust_constr_multipliers
 from .solution_op import ImplicitSolution
 from .solver_calls import (not_converged, _as_array, _bound_to, _Leak, _with_x, plain_value, with_fun,
                            with_value_second)
 
 __all__ = ["ACTIVE_TOL", "KKT_RTOL", "CONSTRAINED", "constrained_call", "reads_active"]
-
-ACTIVE_TOL = 1e-6
-"""Relative slack up to which an inequality counts as active at the solution."""
 
 MULTIPLIER_TOL = 1e-6
 """Relative size below which an active inequality's multiplier counts as zero."""
@@ -89,160 +87,18 @@ def _honoured(a):
     return constraints, bounds
 
 
-# ---- a call as a problem: functions, their extra arguments, limits ---------------
-
-class _Problem:
-    """One call's objective and constraints: every function with the group
-    of extra arguments it takes, and the limits and matrices (``data``)
-    that may be active. ``arrange()`` lays them out as one tuple of extra
-    arguments: the data first, then each group."""
-
-    def __init__(self, fun, args, first_of):
-        self.first_of = first_of
-        self.groups = [args if isinstance(args, tuple) else (args,)]   # as SciPy wraps it
-        self.functions = []          # (callable, group)
-        self.names = {}              # index -> what a derivative given as code is
-        self.data = []
-        self.fun = self.function(fun, 0)
-        self.pieces = []             # _Piece
-        self.hooks = {}              # where each given function goes back: name -> index
-        # functions SciPy calls with x and a vector: index -> the function
-        # whose values the vector matches (a constraint's hess: its
-        # multipliers), or None (hessp: x itself)
-        self.with_vector = {}
-        self.tolerance = ACTIVE_TOL  # slack of an active inequality, violation allowed
-
-    def function(self, f, group, name=None):
-        """Index of ``f`` (taking the extra arguments of ``group``); ``name``
-        says which derivative it is, for messages."""
-        self.functions.append((f, group))
-        if name is not None:
-            self.names[len(self.functions) - 1] = name
-        return len(self.functions) - 1
-
-    def datum(self, v):
-        if not isinstance(v, Active) and active_leaves(v):
-            v = _as_array(v)                 # a list holding active values: one array
-        elif sp.issparse(v):                 # in the form a tape file keeps, if it can
-            try:
-                v = kept_sparse(v)
-            except TypeError:
-                pass                         # saving says why (adsim/_scipy/call_data.py)
-        self.data.append(v)
-        return len(self.data) - 1
-
-    def group(self, args):
-        args = args if isinstance(args, tuple) else (args,)
-        self.groups.append(args)
-        return len(self.groups) - 1
-
-    def arrange(self):
-        """(functions of ``(*xs, *all)``, ``all``)."""
-        offsets, at = [], len(self.data)
-        for g in self.groups:
-            offsets.append((at, at + len(g)))
-            at += len(g)
-        every = tuple(self.data) + tuple(a for g in self.groups for a in g)
-        count = len(every)
-
-        def wrap(f, group):
-            start, stop = offsets[group]
-
-            def with_args(*a):
-                cut = len(a) - count
-                return f(*a[:cut], *a[cut:][start:stop])
-            with_args.__name__ = getattr(f, "__name__", "function")
-            return with_args
-        return [wrap(f, g) for f, g in self.functions], every
-
-
-class _Piece:
-    """One constraint, ``lb <= c(x) <= ub``: ``c`` a function (index), ``A @
-    x`` (``A`` a data index) or ``x``; ``lb``, ``ub`` data indices;
-    ``given`` rebuilds the object SciPy is given from the plain call."""
-
-    def __init__(self, fun=None, matrix=None, lb=None, ub=None, given=None):
-        self.fun, self.matrix, self.lb, self.ub, self.given = fun, matrix, lb, ub, given
-        self.layout = None           # (equal, lower, upper) masks, from the first solution
-
-
-def _describe_constraint(problem, c):
-    if isinstance(c, dict):
-        kind = c.get("type")
-        if kind not in ("eq", "ineq"):
-            raise InvalidArgumentValue(
-                f"adsim: a constraint's 'type' must be 'eq' or 'ineq', not {kind!r}")
-        group = problem.group(c.get("args", ()))
-        fun = problem.function(c["fun"], group)
-        jac = problem.function(c["jac"], group, "a constraint's jac") \
-            if callable(c.get("jac")) else None
-        lb = problem.datum(0.0)
-        ub = problem.datum(0.0 if kind == "eq" else np.inf)
-
-        def given(bound, plain):
-            out = dict(c, fun=bound[fun], args=())
-            if jac is not None:
-                out["jac"] = bound[jac]
-            return out
-        return _Piece(fun=fun, lb=lb, ub=ub, given=given)
-    if isinstance(c, NonlinearConstraint):
-        alone = problem.group(())          # its functions take x alone
-        fun = problem.function(c.fun, alone)
-        jac = problem.function(c.jac, alone, "a NonlinearConstraint's jac") \
-            if callable(c.jac) else None
-        hess = problem.function(c.hess, alone, "a NonlinearConstraint's hess") \
-            if callable(c.hess) else None
-        if hess is not None:                # hess(x, v): of the multipliers too
-            problem.with_vector[hess] = fun
-        lb, ub = problem.datum(c.lb), problem.datum(c.ub)
-
-        def given(bound, plain):
-            return NonlinearConstraint(
-                bound[fun], plain[lb], plain[ub], jac=c.jac if jac is None else bound[jac],
-                hess=c.hess if hess is None else bound[hess], keep_feasible=c.keep_feasible,
-                finite_diff_rel_step=c.finite_diff_rel_step,
-                finite_diff_jac_sparsity=c.finite_diff_jac_sparsity)
-        return _Piece(fun=fun, lb=lb, ub=ub, given=given)
-    if isinstance(c, LinearConstraint):
-        matrix, lb, ub = problem.datum(c.A), problem.datum(c.lb), problem.datum(c.ub)
-
-        def given(bound, plain):
-            return LinearConstraint(plain[matrix], plain[lb], plain[ub], c.keep_feasible)
-        return _Piece(matrix=matrix, lb=lb, ub=ub, given=given)
-    raise InvalidArgumentValue(
-        f"adsim: a constraint of scipy.optimize.minimize must be a dict, a "
-        f"NonlinearConstraint or a LinearConstraint, not {type(c).__name__}")
-
-
-def _describe_bounds(problem, bounds):
-    if isinstance(bounds, Bounds):
-        lb, ub = problem.datum(bounds.lb), problem.datum(bounds.ub)
-
-        def given(bound, plain):
-            return Bounds(plain[lb], plain[ub], bounds.keep_feasible)
-    else:
-        pairs = list(bounds)
-        lb = problem.datum([-np.inf if lo is None else lo for lo, _ in pairs])
-        ub = problem.datum([np.inf if hi is None else hi for _, hi in pairs])
-
-        def given(bound, plain):         # the user's pairs, None kept
-            return [(None if lo is None else plain[lb][i], None if hi is None else plain[ub][i])
-                    for i, (lo, hi) in enumerate(pairs)]
-    return _Piece(lb=lb, ub=ub, given=given)
-
-
 # ---- the solvers -----------------------------------------------------------------
 
 def _minimize(a, original):
-    problem = _Problem(a["fun"], a.get("args", ()), a.get("jac") is True)
+    problem = Problem(a["fun"], a.get("args", ()), a.get("jac") is True)
     for name in ("jac", "hess", "hessp"):
         if callable(a.get(name)):
             problem.hooks[name] = problem.function(a[name], 0, f"{name}=")
     if "hessp" in problem.hooks:
         problem.with_vector[problem.hooks["hessp"]] = None
     constraints, bounds = _honoured(a)
-    problem.pieces = [_describe_constraint(problem, c) for c in constraints]
-    bound_piece = _describe_bounds(problem, bounds) if bounds is not None else None
+    problem.pieces = [describe_constraint(problem, c) for c in constraints]
+    bound_piece = describe_bounds(problem, bounds) if bounds is not None else None
     if bound_piece is not None:
         problem.pieces.append(bound_piece)
     given_constraints = problem.pieces[:len(constraints)]
@@ -277,7 +133,7 @@ def _minimize(a, original):
 
 def _fmin_slsqp(a, original):
     from scipy.optimize._slsqp_py import _minimize_slsqp
-    problem = _Problem(a["func"], a.get("args", ()), False)
+    problem = Problem(a["func"], a.get("args", ()), False)
     if callable(a.get("fprime")):
         problem.hooks["jac"] = problem.function(a["fprime"], 0, "fprime=")
     kinds = [("eq", f) for f in a.get("eqcons", ())] + [("ineq", f) for f in a.get("ieqcons", ())]
@@ -289,14 +145,14 @@ def _fmin_slsqp(a, original):
         index = problem.function(fun, 0)
         jac = problem.function(jac[0], 0, "a constraint's Jacobian") \
             if jac and callable(jac[0]) else None
-        problem.pieces.append(_Piece(fun=index, lb=problem.datum(0.0),
+        problem.pieces.append(Piece(fun=index, lb=problem.datum(0.0),
                                      ub=problem.datum(0.0 if kind == "eq" else np.inf),
                                      given=_slsqp_dict(kind, index, jac)))
     n_constraints = len(problem.pieces)
     x_shape = (int(np.size(plain_value(a["x0"]))),)
     bounds = a.get("bounds", ())
     if bounds is not None and len(bounds):
-        problem.pieces.append(_describe_bounds(problem, bounds))
+        problem.pieces.append(describe_bounds(problem, bounds))
 
     def run(bound, plain, x_start):
         cons = tuple(p.given(bound, plain) for p in problem.pieces[:n_constraints])
@@ -330,7 +186,7 @@ def _slsqp_dict(kind, fun, jac):
 
 def _fmin_cobyla(a, original):
     from scipy.optimize._cobyla_py import _minimize_cobyla
-    problem = _Problem(a["func"], a.get("args", ()), False)
+    problem = Problem(a["func"], a.get("args", ()), False)
     problem.tolerance = max(ACTIVE_TOL, a.get("catol", 2e-4))   # violations COBYLA accepts
     cons = a["cons"]
     cons = [cons] if callable(cons) else list(cons)
@@ -339,7 +195,7 @@ def _fmin_cobyla(a, original):
     x_shape = (int(np.size(plain_value(a["x0"]))),)
     for con in cons:
         index = problem.function(con, group)
-        problem.pieces.append(_Piece(
+        problem.pieces.append(Piece(
             fun=index, lb=problem.datum(0.0), ub=problem.datum(np.inf),
             given=lambda bound, plain, index=index: NonlinearConstraint(bound[index], 0, np.inf)))
 
@@ -357,7 +213,8 @@ def _fmin_cobyla(a, original):
     return problem, run, lambda res, x: x, x_shape
 
 
-CONSTRAINED = {"minimize": _minimize, "fmin_slsqp": _fmin_slsqp, "fmin_cobyla": _fmin_cobyla}
+CONSTRAINED = {"minimize": _minimize, "fmin_slsqp": _fmin_slsqp, "fmin_cobyla": _fmin_cobyla,
+               "linprog": linprog_problem}
 """Solvers differentiated through the KKT conditions: name -> description of a call."""
 
 
@@ -380,6 +237,8 @@ def reads_active(solver, a):
         constraints, bounds = _honoured(a)
         values = [vars(bounds) if isinstance(bounds, Bounds) else bounds] + \
             [vars(c) if not isinstance(c, dict) else c for c in constraints]
+    elif solver == "linprog":
+        values = [a.get(k) for k in ("c", "A_ub", "b_ub", "A_eq", "b_eq", "bounds")]
     else:
         values = [a.get(k) for k in ("eqcons", "ieqcons", "f_eqcons", "f_ieqcons", "bounds",
                                      "fprime_eqcons", "fprime_ieqcons", "cons", "consargs")]
@@ -500,7 +359,9 @@ def constrained_call(solver, original, arguments):
     functions, every = lift_container_closures(functions, every)
     functions, every = lift_closures(functions, every)
     positions = [i for i, v in enumerate(every) if isinstance(v, Active)]
-    x0 = np.asarray(plain_value(arguments["x0"]), dtype=float).reshape(-1)
+    start = arguments.get("x0")          # (linprog's is optional)
+    x0 = np.zeros(x_shape) if start is None else start
+    x0 = np.asarray(plain_value(x0), dtype=float).reshape(-1)
 
     def full(values):
         out = list(every)
@@ -550,7 +411,7 @@ def constrained_call(solver, original, arguments):
 
 # a call's settings of where the solver stops (not limits or functions)
 _OPTIONS = {"minimize": ("tol", "options"), "fmin_slsqp": ("acc", "iter", "epsilon"),
-            "fmin_cobyla": ("rhobeg", "rhoend", "maxfun", "catol")}
+            "fmin_cobyla": ("rhobeg", "rhoend", "maxfun", "catol"), "linprog": ("options",)}
 
 
 def _options_as_recorded(solver, arguments):
@@ -606,7 +467,7 @@ def _active_set(kkt, x, values):
             f"minimum to differentiate. Tighten the solver's tolerances or give a feasible "
             f"starting point")
     active = np.flatnonzero(equality | (slack <= problem.tolerance * scale))
-    if active.size > x.size:
+    if active.size > x.size and problem.not_a_vertex is None:
         raise UndefinedDerivative(
             f"adsim: at the solution of scipy.optimize.{solver}, {active.size} constraints are "
             f"active for {x.size} unknowns; their gradients cannot be independent, so the "
@@ -619,6 +480,10 @@ def _active_set(kkt, x, values):
     J = kkt.first_order.sweep("_tangent", [x] + list(values), seeds)[1].T
     gradient, JA = J[0], J[1:][active]
     mu = np.linalg.lstsq(JA.T, gradient, rcond=None)[0] if active.size else np.zeros(0)
+    if problem.not_a_vertex is not None:
+        error = problem.not_a_vertex(solver, JA, mu, ~equality[active], x.size)
+        if error is not None:
+            raise error
     size = 1.0 + np.max(np.abs(gradient), initial=0.0)
     if np.max(np.abs(gradient - JA.T @ mu), initial=0.0) > KKT_RTOL * size:
         raise SolverNotConverged(

@@ -47,6 +47,7 @@ _TABLES = {"scipy.linalg": "adsim._scipy.linalg", "scipy.special": "adsim._scipy
            "scipy.sparse": "adsim._scipy.sparse_matrices",
            "scipy.sparse.linalg": "adsim._scipy.sparse_solve",
            "scipy.interpolate": "adsim._scipy.interpolate", "scipy.fft": "adsim._scipy.fft",
+           "scipy.fftpack": "adsim._scipy.fftpack",
            "scipy.ndimage": "adsim._scipy.ndimage"}
 
 

@@ -105,7 +105,7 @@ SOLVERS = {
         "minimize", "minimize_scalar", "root_scalar", "newton", "fixed_point", "least_squares",
         "brentq", "brenth", "ridder", "bisect", "toms748", "fmin", "fmin_powell", "fmin_cg",
         "fmin_bfgs", "fmin_ncg", "fmin_l_bfgs_b", "fmin_tnc", "fmin_cobyla", "fmin_slsqp",
-        "basinhopping", "differential_evolution", "dual_annealing", "shgo", "direct", "brute",
+        "linprog", "basinhopping", "differential_evolution", "dual_annealing", "shgo", "direct", "brute",
         "newton_krylov", "anderson", "broyden1", "broyden2", "excitingmixing", "linearmixing",
         "diagbroyden", "approx_fprime", "check_grad")},
 }

@@ -14,6 +14,9 @@
   solves it with [ubar; 0] for z and vbar_p = wbar u_i u_j - z_i u_j for
   the entry p at (i, j). Each eigenvector keeps the sign it had when
   recorded (ARPACK's sign is arbitrary), so replays are continuous.
+  Without ``v0`` (and a random generator) ARPACK starts from a fixed
+  vector (:func:`start`) rather than a random one, so replays are bitwise
+  alike; svds (ARPACK) too.
 - ``svds``: the singular triplets (u, s, vt) are eigenpairs (s, [u; v] /
   sqrt 2) of the symmetric [[0, A], [A^T, 0]], differentiated as above.
   Both are one BuiltinFamily: tape files keep the pattern, SciPy's options
@@ -52,7 +55,7 @@ def norm(x, ord=None, axis=None):
 
 
 def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=None, tol=0,
-          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal"):
+          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal", rng=None):
     """Eigenvalues (and unit eigenvectors) of a symmetric matrix of active
     values, as SciPy's ``eigsh`` returns them."""
     if M is not None or Minv is not None or OPinv is not None:
@@ -65,6 +68,8 @@ def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=Non
     rows, cols = A.entries
     options = dict(k=k, sigma=sigma, which=which, v0=v0, ncv=ncv, maxiter=maxiter, tol=tol,
                    mode=mode)
+    if rng is not None:                     # (SciPy's start from it, where v0 is None)
+        options["rng"] = rng
     out = _make_eigen_pairs(kind="eigsh", rows=rows, cols=cols, n=n, k=int(k), m=n,
                             options=options, reference=None)(A.values)
     w, V = out[:k], out[k:].reshape(n, k)
@@ -97,14 +102,32 @@ def svds(A, k=6, ncv=None, tol=0, which="LM", v0=None, maxiter=None,
     return (W[:m], s, W[m:].T) if return_singular_vectors else s
 
 
+def start(size):
+    """ARPACK's start vector where a call gives neither ``v0`` nor a random
+    generator: SciPy's own is random, so without it a replay (or a loaded
+    tape) would run ARPACK from another start than the recording, and its
+    eigenvectors would agree only to the solver's tolerance. A fixed
+    sequence with no structure (the fractional parts of i times the golden
+    ratio, as a random start is, orthogonal to no eigenvector in practice)."""
+    return np.modf(np.arange(1, size + 1) * 0.6180339887498949)[0] - 0.5
+
+
+def _started(options, size):
+    if options.get("v0") is not None or options.get("rng") is not None or \
+            options.get("random_state") is not None or options.get("solver", "arpack") != "arpack":
+        return options
+    return dict(options, v0=start(size))
+
+
 def _spectrum(kind, m, options):
     """The function giving (w, V) of the symmetric matrix of the values:
     eigsh's, or svds' triplets of its block A = H[:m, m:] as eigenpairs."""
     if kind == "eigsh":
-        return lambda M: spla.eigsh(M, return_eigenvectors=True, **options)
+        return lambda M: spla.eigsh(M, return_eigenvectors=True, **_started(options, M.shape[0]))
 
     def triplets(H):
-        u, s, vt = spla.svds(H[:m, m:], return_singular_vectors=True, **options)
+        A = H[:m, m:]
+        u, s, vt = spla.svds(A, return_singular_vectors=True, **_started(options, min(A.shape)))
         if np.any(s <= 0.0):
             raise UndefinedDerivative("adsim: scipy.sparse.linalg.svds: a singular value is 0, "
                                       "where its vectors (and |s|) have no derivative")
@@ -113,7 +136,7 @@ def _spectrum(kind, m, options):
 
 
 # what a tape file may give of each kind's options
-_OPTIONS = {"eigsh": {"k", "sigma", "which", "v0", "ncv", "maxiter", "tol", "mode"},
+_OPTIONS = {"eigsh": {"k", "sigma", "which", "v0", "ncv", "maxiter", "tol", "mode", "rng"},
             "svds": {"k", "ncv", "tol", "which", "v0", "maxiter", "solver", "options", "rng",
                      "random_state"}}
 

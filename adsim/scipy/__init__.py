@@ -1,7 +1,8 @@
 """SciPy with adsim's rules, called explicitly: ``adsim.scipy.special``,
 ``adsim.scipy.linalg``, ``adsim.scipy.stats``, ``adsim.scipy.signal``,
 ``adsim.scipy.spatial.distance``, ``adsim.scipy.optimize``,
-``adsim.scipy.integrate``, ``adsim.scipy.interpolate`` and ``adsim.scipy.ndimage`` hold the SciPy functions and distributions adsim
+``adsim.scipy.integrate``, ``adsim.scipy.interpolate``, ``adsim.scipy.ndimage`` and
+``adsim.scipy.fftpack`` hold the SciPy functions and distributions adsim
 has rules for, under SciPy's names, as ``jax.scipy`` does for JAX.
 
 Each runs adsim's rule when an argument is active and SciPy's own function
@@ -16,8 +17,8 @@ docs/scipy.md lists them. A SciPy function without a rule is not here.
 """
 import importlib
 
-_SUBMODULES = ("integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "spatial",
-               "special", "stats")
+_SUBMODULES = ("fftpack", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+               "spatial", "special", "stats")
 __all__ = list(_SUBMODULES)
 
 

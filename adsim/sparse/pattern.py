@@ -31,7 +31,8 @@ element depend on every input element unless the callback object has a
 method ``pattern(arg_patterns)``: it receives one boolean CSR array per
 argument (argument size x number of independents, empty for constants) and
 returns the result's (result size x number of independents). Its Hessian
-interactions are ``dom(y_k) x dom(y_k)`` for each marked output element.
+interactions are ``dom(y_k) x dom(y_k)`` for each marked output element,
+none for a callback whose ``linear`` is true (a primitive declared linear).
 
 References
 ----------
@@ -653,6 +654,8 @@ class Interactions:
             self.add(U, U)
 
     def callback(self, o, L, rows, result):
+        if getattr(self.program.tape.callbacks[o.callback], "linear", False):
+            return
         Q = take_rows(result, rows)
         self.add(Q, Q)
 

@@ -172,7 +172,7 @@ def test_missing_rules_raise_unsupported_operation():
 
 def test_hvp_needs_a_recordable_vjp_rule():
     bad = adsim.primitive(np.exp, jvp=lambda a, o, t: o * t[0],
-                          vjp=lambda a, o, w: (np.fft.hfft(np.fft.ihfft(o * w), n=o.size),),
+                          vjp=lambda a, o, w: (np.ldexp(*np.frexp(o * w)),),
                           name="exp_fft")
     x = np.array([0.1, 0.2, 0.3, 0.4])
     f = lambda z: np.sum(bad(z))  # noqa: E731

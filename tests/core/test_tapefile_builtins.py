@@ -1,5 +1,6 @@
 """adsim's own primitives made per call from parameters in tape files:
-numpy.fft's transforms (one per plan), scipy.linalg.lu_factor (one per
+numpy.fft's transforms (one per plan), scipy.fft's DCT and DST (one per
+plan), scipy.linalg.lu_factor (one per
 pivoting), numpy.linalg.pinv and lstsq (one per cutoff), the collocation
 solves of interpolating splines (one per knots and end conditions). A file saves each
 by its family's name, the version of the family's rules and the call's
@@ -14,6 +15,8 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.fft as sf
+import scipy.fftpack as fp
 import scipy.interpolate as si
 import scipy.linalg as sla
 
@@ -55,7 +58,14 @@ def splines(x):
         knots, x ** 2, k=5)(1.7)
 
 
-CASES = {"fft": spectra, "lu": factorized, "pinv": pseudo_inverses, "splines": splines}
+def cosine_transforms(x):
+    c = sf.dctn(x.reshape(2, 3), type=1, s=(3, 4), norm="ortho")
+    return (np.sum(c ** 2) + np.sum(sf.idst(x, type=3, orthogonalize=True) * x)
+            + np.sum(fp.idct(x[:4], type=4) ** 3) + np.sum(np.fft.hfft(x[:3]) ** 2))
+
+
+CASES = {"fft": spectra, "lu": factorized, "pinv": pseudo_inverses, "splines": splines,
+         "dct": cosine_transforms}
 
 
 def _calls(data, tape=0):
@@ -115,6 +125,9 @@ def _altered(data, edit):
     (spectra, lambda s: s["parameters"].update(shell="rm"), "unexpected keyword"),
     (factorized, lambda s: s["parameters"].update(perm=[0, 0]), "not a permutation"),
     (pseudo_inverses, lambda s: s["parameters"].update(cut="big"), "not a number"),
+    (cosine_transforms, lambda s: s["parameters"].update(type=5), "not one scipy.fft makes"),
+    (cosine_transforms, lambda s: s["parameters"].update(axes=[2]), "not one scipy.fft makes"),
+    (cosine_transforms, lambda s: s["parameters"].update(s=[1, 4]), "not one scipy.fft makes"),
 ])
 def test_files_naming_other_rules_or_parameters_are_refused(f, edit, why):
     data = tapefile.dumps(ad.record(f, X))

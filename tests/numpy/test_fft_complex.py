@@ -305,7 +305,7 @@ def _raises(exc, match, body):
     (lambda x: np.sum(np.maximum(x, 1j * x).real), UnsupportedOperation, "maximum"),
     (lambda x: x[0] if np.fft.fft(x)[0] == 1 else x[1], UnsupportedOperation, "=="),
     (lambda x: np.sum(np.fft.rfft(1j * x).real), TypeError, "real input"),
-    (lambda x: np.sum(np.fft.hfft(x)), UnsupportedOperation, "numpy.fft.hfft"),
+    (lambda x: np.sum(np.fft.ihfft(1j * x).real), TypeError, "real input"),
     (lambda x: np.sum(np.fft.fft(x, out=np.zeros(4, complex)).real), UnsupportedOperation,
      "out="),
     (lambda x: np.sum(np.add.reduce(np.fft.fft(x)).real), UnsupportedOperation, "reduce"),
@@ -357,3 +357,21 @@ def test_in_place_operators_on_a_new_complex_array_leave_its_operands_alone():
     tape = adsim.record(f, x)
     assert_close(tape.forward(x), f(x), rtol=1e-14, atol=1e-15)
     check_tape(f, [x])
+
+
+def test_jacobian_patterns_of_transforms_are_dense_along_their_axes_only():
+    """A transform along one axis couples only the elements of each line
+    along it (real and imaginary parts of complex outputs alike)."""
+    from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
+    x = np.linspace(0.1, 1.2, 12).reshape(3, 4)
+    for f in (lambda z: np.abs(np.fft.fft(z, axis=1)) ** 2,
+              lambda z: np.fft.rfft(z, n=6, axis=0).imag,
+              lambda z: np.fft.irfft(np.fft.rfft(z) * np.array([1.0, 0.5, 2.0]), n=4)):
+        tape = adsim.record(f, x)
+        P = jacobian_pattern(tape).toarray()
+        J = adsim.jacobian(f)(x).reshape(P.shape)
+        assert not np.any((np.abs(J) > 1e-12) & ~P)
+        assert P.sum() < P.size                      # not dense
+    P = jacobian_pattern(adsim.record(lambda z: np.fft.fft(z, axis=1).real, x)).toarray()
+    assert np.array_equal(P, np.kron(np.eye(3), np.ones((4, 4))).astype(bool))
+    assert hessian_pattern(adsim.record(lambda z: np.fft.fft(z, axis=0).real, x)).nnz == 0
