@@ -238,6 +238,7 @@ _wrappers = {}          # (module, name) -> adsim's wrapper: made at the first i
 _wrapper_names = {}     # module -> {name: wrapper}, and
 _original_names = {}    # module -> {name: NumPy's object}: the two above, per module
 _SCIPY_MODULES = hooks.scipy_modules()
+_SCIPY_MODULE_SET = frozenset(_SCIPY_MODULES)
 _hooks = {}             # SciPy module -> its _ModuleHooks, made when first seen imported
 _known = {}             # SciPy function (or NumPy method) -> its _Hook (installed or not)
 _hooked = []            # the _ModuleHooks in place now (their modules: _hooked_modules)
@@ -397,6 +398,16 @@ def _look_into(module_name, module, names=None):
         _importers[module_name] = found
     else:
         _importers.pop(module_name, None)
+
+
+def scipy_imported_since(count):
+    """Whether a SciPy module with rules is among the modules imported after
+    ``sys.modules`` held ``count`` of them (dicts keep insertion order) and
+    is not hooked: a recording that imported it started before it existed."""
+    if len(sys.modules) <= count:
+        return False
+    names = list(sys.modules)[count:]
+    return any(name in _SCIPY_MODULE_SET and name not in _hooked_modules for name in names)
 
 
 def _hook_scipy():

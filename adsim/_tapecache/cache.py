@@ -13,6 +13,7 @@ make two independent tapes.
 """
 import functools
 import inspect
+import sys
 import threading
 import time
 import types
@@ -24,6 +25,7 @@ import numpy as np
 from .codeinfo import code_info, unused_parameters
 from .purity import ResultNeutral, Snapshot, is_library
 from .random_watch import RandomWatch
+from .._record.interpose import scipy_imported_since
 from .._record.recording import flat_output, record_inputs
 from .._containers.tree import LEAF, flatten, unflatten
 from .._validate import name_of as _name, real_array
@@ -65,22 +67,28 @@ def _raised_by_adsim(error):
 def record_reaching(f, values, kwargs, n_varied, reach, code):
     """``record_inputs`` with interposition restricted to the names in
     ``reach`` (None: everything changed), for ``f`` or a wrapper of a
-    function of ``code``."""
+    function of ``code``; made again with everything changed when adsim
+    refused a call interposition did not reach (below)."""
     if reach is not None and code in _UNRESTRICTED:
         reach = None
+    modules = len(sys.modules)
     try:
         return record_inputs(f, values, kwargs, n_varied, reach)
     except Exception as error:
-        if reach is None or not _raised_by_adsim(error):
+        if not _raised_by_adsim(error):
+            raise           # the function's own exceptions propagate at once, as always
+        imported = len(sys.modules) != modules and scipy_imported_since(modules)
+        if reach is None and not imported:
             raise
-    # The walk can miss code that only exists at run time (an object a
-    # library call returns): with NumPy's and SciPy's functions changed only
-    # where the walk looked, such code hands active values to NumPy's or
-    # SciPy's own functions, where adsim refuses them. Record once more with
-    # everything changed (the error stands if it was not that), and never
-    # restrict this code again. The function's own exceptions propagate at
-    # once, as always.
-    if code is not None:
+    # Two ways an adsim refusal can come from interposition that did not
+    # reach a call: the walk can miss code that only exists at run time (an
+    # object a library call returns), and SciPy modules first imported while
+    # the function ran (``import scipy.ndimage`` inside it) are hooked only
+    # when a recording starts. Either way such code hands active values to
+    # NumPy's or SciPy's own functions, where adsim refuses them. Record once
+    # more with everything changed (the error stands if it was not that);
+    # code the walk missed is never restricted again.
+    if reach is not None and code is not None:
         _UNRESTRICTED.add(code)
     return record_inputs(f, values, kwargs, n_varied, None)
 

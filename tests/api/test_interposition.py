@@ -250,3 +250,29 @@ def test_isscalar_of_a_zero_d_active_value_answers_as_for_the_numpy_scalar():
     assert_close(g, want, rtol=1e-7, what="gradient")
     with ad.interposition(False):            # NumPy's own answer there
         ad.grad(lambda x: x[0] * (not np.isscalar(x[0])))(x)
+
+
+def test_a_scipy_module_first_imported_inside_the_function():
+    """``import scipy.ndimage`` inside the recorded function: the module did
+    not exist when the recording changed SciPy's functions, so its call was
+    refused; adsim records once more, now with it hooked, and the first call
+    gives the derivative (as the second always did), for grad and record."""
+    code = ("import sys, numpy as np, adsim as ad\n"
+            "assert 'scipy.ndimage' not in sys.modules\n"
+            "def f(x):\n"
+            "    import scipy.ndimage\n"
+            "    return np.sum(scipy.ndimage.gaussian_filter1d(x, 1.0) ** 2)\n"
+            "def g(x):\n"
+            "    import scipy.signal\n"
+            "    return np.sum(scipy.signal.lfilter([1.0, 0.5], [1.0], x) ** 2)\n"
+            "x = np.linspace(0.0, 1.0, 8)\n"
+            "h = 1e-6\n"
+            "fd = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(8)])\n"
+            "assert np.allclose(ad.grad(f)(x), fd, rtol=1e-6, atol=1e-8)\n"
+            "print('scipy.signal' in sys.modules)\n"
+            "tape = ad.record(g, x)\n"
+            "assert np.allclose(tape.gradient(x), ad.grad(g)(x), rtol=1e-14)\n"
+            "print('ok')\n")
+    result = _run(code, "1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == "ok", result.stdout
