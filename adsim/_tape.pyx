@@ -986,6 +986,33 @@ cdef class Tape:
         y = replay_values(self, ready if ready is not None else self._inputs(xs))
         return float(y) if cnp.PyArray_NDIM(<cnp.ndarray>y) == 0 else y
 
+    def gradient(self, *xs):
+        """Gradient of a scalar output by one reverse sweep."""
+        return self._value_and_gradient(xs, False)[1]
+
+    def value_and_gradient(self, *xs):
+        """(f(x), gradient) for a scalar output; a tuple of gradients for
+        several inputs."""
+        return self._value_and_gradient(xs, True)
+
+    def _value_and_gradient(self, xs, bint want_value):
+        """value_and_gradient at the arguments ``xs`` (as _inputs takes
+        them), in one compiled call (a small tape's gradient costs about as
+        much as the Python layers around it); without ``want_value`` the
+        value may be NaN (a fused kernel skips it)."""
+        xs = self._inputs(xs)
+        if self.out_slot < 0:
+            self.check_replayable()
+        if self.slot_size[self.out_slot] != 1:
+            raise InvalidArgumentValue("adsim: the gradient needs a scalar output; this tape's "
+                                       f"output has shape {self.output_shape}: use tape.vjp or "
+                                       "tape.jacobian")
+        y, adjoints = replay_adjoints(self, xs, None, want_value)
+        value = data_of(<cnp.ndarray>y)[0]
+        if len(adjoints) == 1:
+            return value, adjoints[0].reshape(xs[0].shape)
+        return value, tuple([a.reshape(x.shape) for a, x in zip(adjoints, xs)])
+
     def _adjoint(self, xs, W, bint want_value=True):
         """Reverse sweep with q adjoint directions ``W`` (q, output size), or
         one weight 1 when ``W`` is None (the gradient of a scalar output).

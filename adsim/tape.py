@@ -120,25 +120,7 @@ class Tape(_tape.Tape):
         """The output at new inputs (zero-order replay)."""
         return self._forward_value(xs)
 
-    def value_and_gradient(self, *xs):
-        """(f(x), gradient) for a scalar output; a tuple of gradients for
-        several inputs."""
-        return self._value_and_gradient(xs, True)
-
-    def gradient(self, *xs):
-        """Gradient of a scalar output by one reverse sweep."""
-        return self._value_and_gradient(xs, False)[1]
-
-    def _value_and_gradient(self, xs, want_value):
-        xs = self._inputs(xs)
-        if self.slot_size_of(self.output_slot) != 1:
-            raise InvalidArgumentValue("adsim: the gradient needs a scalar output; this tape's "
-                                       f"output has shape {self.output_shape}: use tape.vjp or "
-                                       "tape.jacobian")
-        y, adj = self._adjoint(xs, None, want_value)
-        if len(adj) == 1:
-            return float(y.flat[0]), adj[0].reshape(xs[0].shape)
-        return float(y.reshape(())), tuple(a.reshape(x.shape) for a, x in zip(adj, xs))
+    # gradient, value_and_gradient: compiled (adsim/_tape.pyx)
 
     def jvp(self, x, v):
         """(f(x), J v): one forward sweep carrying the direction(s) ``v``."""
