@@ -78,7 +78,9 @@ All are made when the first recording with interposition on starts, in
 any thread, and undone when the last one ends, also when the recorded
 function raised: one lock, one count of such recordings over all threads
 and nested recordings. A SciPy module imported during a recording is
-hooked when the next recording starts.
+hooked when the next recording starts; when adsim refused a call into it
+in the recording that imported it, that recording is made once more
+(``record_reaching``, adsim/_tapecache/cache.py).
 
 **Less for code that reaches less.** A recording of the functional API
 knows, from the tape cache's walk of the function's environment
