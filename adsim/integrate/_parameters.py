@@ -5,7 +5,7 @@ functions read becomes one of their extra arguments: parameters in dicts,
 lists or tuples (in ``args`` or in a closure) travel as their arrays, and
 active values read from closures, objects and globals are appended to
 ``args`` (docs/integrate.md, "Where `fun` finds its parameters")."""
-from .._containers.container_args import lift_container_closures, spread_containers
+from .._containers.container_args import bind_objects, lift_container_closures, spread_containers
 from .._nesting.nested import lift_closures
 
 __all__ = ["event_functions", "gathered"]
@@ -25,7 +25,8 @@ def gathered(fun, jac, events, args):
     among ``args`` (``jac`` as given unless callable, ``events`` in the
     form given)."""
     listed = event_functions(events)
-    functions, args = spread_containers([fun] + ([jac] if callable(jac) else []) + listed, args)
+    functions, args = bind_objects([fun] + ([jac] if callable(jac) else []) + listed, args)
+    functions, args = spread_containers(functions, args)
     functions, args = lift_container_closures(functions, args)
     lifted, args = lift_closures(functions, args)
     if callable(jac):
