@@ -11,13 +11,25 @@ into the functions, where the search of their closures finds its attributes.
 """
 import functools
 
-from .._nesting.nested import closure_cells, distinct_slots, keep_attributes
+from .._nesting.nested import closure_cells, distinct_slots, keep_attributes, lift_closures
 from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
 from .tree import flatten, unflatten
 
-__all__ = ["bind_objects", "spread_containers", "lift_container_closures"]
+__all__ = ["bind_objects", "gathered_inputs", "spread_containers", "lift_container_closures"]
+
+
+def gathered_inputs(functions, args):
+    """``functions`` (each taking ``args`` as its trailing arguments; None
+    entries stay None) and ``args`` with every active value the functions
+    read as one of the trailing arguments, for code recorded on a tape of
+    its own: objects holding them bound, containers spread, and those read
+    from closures, objects and globals lifted."""
+    functions, args = bind_objects(functions, args)
+    functions, args = spread_containers(functions, args)
+    functions, args = lift_container_closures(functions, args)
+    return lift_closures(functions, args)
 
 
 def _holds_active(a):
@@ -43,13 +55,17 @@ def _rebuilt(pieces, values):
 def bind_objects(functions, args):
     """``functions`` (each taking ``args`` as its trailing arguments; None
     entries stay None) and ``args`` without the arguments that are objects
-    holding active values of a recording in progress: the functions
+    holding active values of a recording in progress (or containers of
+    such objects): the functions
     returned hold those objects in their closures and put them back in
     place, so ``lift_closures`` finds their attributes (``p.k`` of a
     dataclass ``p`` passed by ``args=(p,)``) and swaps them while the
     functions run."""
     args = tuple(args)
-    bound = {i: a for i, a in enumerate(args) if object_holds_recorded_values(a)}
+    # a container that also holds active arrays itself is spread instead: the
+    # objects among its leaves are then found in the closure of the spread
+    bound = {i: a for i, a in enumerate(args)
+             if object_holds_recorded_values(a) and not active_leaves(a)}
     if not bound:
         return list(functions), args
     n_all = len(args)

@@ -109,15 +109,18 @@ def reads_recorded_values(f):
 
 
 def object_holds_recorded_values(obj):
-    """Whether ``obj``, an object passed as an argument (a dataclass of
-    parameters in ``args=``; not an array, a container or a function),
-    holds in its attributes an active array of a recording in progress."""
+    """Whether ``obj``, passed as an argument, is or holds in a dict, list
+    or tuple an object (a dataclass of parameters; not an array or a
+    function) whose attributes hold an active array of a recording in
+    progress (``args=(p,)``, ``args=([species_a, species_b],)``)."""
     if not recording_in_progress() or isinstance(
-            obj, _LEAF_TYPES + (Active, dict, list, tuple, types.FunctionType, types.MethodType,
-                                functools.partial)):
+            obj, _LEAF_TYPES + (Active, types.FunctionType, types.MethodType, functools.partial)):
         return False
     found = {}
-    _search_object(obj, _recorded_or_holding, found, set(), 0)
+    if isinstance(obj, (dict, list, tuple)):
+        _search_elements(obj, _recorded_or_holding, found, set(), 0)
+    else:
+        _search_object(obj, _recorded_or_holding, found, set(), 0)
     return bool(found)
 
 

@@ -17,8 +17,8 @@ import numpy as np
 from scipy.integrate import odeint as scipy_odeint
 
 from .._active import Active, wrap
-from .._containers.container_args import bind_objects, lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures, reads_recorded_values
+from .._containers.container_args import gathered_inputs
+from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
 from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
@@ -188,10 +188,7 @@ def _call(func, Dfun, y0, t, args, options):
     """The Call, the op's inputs (y0 flat, t, and the active values among
     the arguments: containers spread, closures lifted) and y0's shape."""
     functions = [func] + ([Dfun] if callable(Dfun) else [])
-    functions, args = bind_objects(functions, args)
-    functions, args = spread_containers(functions, args)
-    functions, args = lift_container_closures(functions, args)
-    functions, args = lift_closures(functions, args)
+    functions, args = gathered_inputs(functions, args)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     y0 = _array(y0)
     shape = np.shape(y0) if not isinstance(y0, Active) else y0.shape

@@ -5,8 +5,7 @@ functions read becomes one of their extra arguments: parameters in dicts,
 lists or tuples (in ``args`` or in a closure) travel as their arrays, and
 active values read from closures, objects and globals are appended to
 ``args`` (docs/integrate.md, "Where `fun` finds its parameters")."""
-from .._containers.container_args import bind_objects, lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures
+from .._containers.container_args import gathered_inputs
 
 __all__ = ["event_functions", "gathered"]
 
@@ -25,10 +24,7 @@ def gathered(fun, jac, events, args):
     among ``args`` (``jac`` as given unless callable, ``events`` in the
     form given)."""
     listed = event_functions(events)
-    functions, args = bind_objects([fun] + ([jac] if callable(jac) else []) + listed, args)
-    functions, args = spread_containers(functions, args)
-    functions, args = lift_container_closures(functions, args)
-    lifted, args = lift_closures(functions, args)
+    lifted, args = gathered_inputs([fun] + ([jac] if callable(jac) else []) + listed, args)
     if callable(jac):
         jac = lifted[1]
     if listed:

@@ -125,8 +125,8 @@ def test_l_bfgs_b_with_adsim_gradient_reaches_a_stationary_point():
 
 
 def test_an_object_in_args_holding_the_parameters():
-    """A plain object (not a dict, list or tuple) in ``args=`` whose
-    attributes are the active parameters: solve_ivp (fun and a terminal
+    """A plain object in ``args=`` whose attributes are the active
+    parameters, alone or in a list or dict: solve_ivp (fun and a terminal
     event reading it) and odeint differentiate through it. It was SciPy's
     solve, refused with advice not to step solver classes by hand."""
     class Decay:
@@ -147,11 +147,59 @@ def test_an_object_in_args_holding_the_parameters():
     def at_two(x):
         return prog.odeint(rhs, [1.0], [0.0, 2.0], args=(Decay(x[0], x[1]),), tfirst=True,
                            rtol=1e-11, atol=1e-12)[-1, 0]
+    def listed(x):                  # a list of objects, each holding one rate
+        def chain(t, y, species):
+            return [-species[0].k * y[0], species[0].k * y[0] - species[1].k * y[1]]
+        species = [Decay(x[0], 0.0), Decay(x[1], 0.0)]
+        return prog.solve_ivp(chain, (0, 3), [1.0, 0.0], args=(species,), rtol=1e-11,
+                              atol=1e-12).y[1, -1]
+
+    def in_a_dict(x):
+        def chain(y, t, p):
+            return [-p["a"].k * y[0], p["a"].k * y[0] - p["b"].k * y[1]]
+        return prog.odeint(chain, [1.0, 0.0], [0.0, 3.0], args=({"a": Decay(x[0], 0.0),
+                                                                "b": Decay(x[1], 0.0)},),
+                           rtol=1e-11, atol=1e-12)[-1, 1]
     x = np.array([0.7, 0.2])        # t = -log(level) / k
     assert_close(adsim.grad(crossing)(x), [np.log(0.2) / 0.49, -1 / (0.2 * 0.7)], rtol=1e-8,
                  atol=0.0, what="event time")
     assert_close(adsim.grad(at_two)(x), [-2 * np.exp(-1.4), 0.0], rtol=1e-8, atol=1e-12,
                  what="odeint")
+    a, b = 0.7, 0.3                 # y1(3) = a / (b - a) (exp(-3 a) - exp(-3 b))
+    d = np.exp(-3 * a) - np.exp(-3 * b)
+    exact = [(1 / (b - a) + a / (b - a) ** 2) * d - 3 * a / (b - a) * np.exp(-3 * a),
+             -a / (b - a) ** 2 * d + 3 * a / (b - a) * np.exp(-3 * b)]
+    for f in (listed, in_a_dict):
+        assert_close(adsim.grad(f)(np.array([a, b])), exact, rtol=1e-8, atol=0.0,
+                     what=f.__name__)
+
+
+def test_checkpointed_steps_reading_an_object_in_args():
+    """checkpoint_loop and checkpoint_while with a dataclass of parameters
+    in ``args=``: it was refused with MixedRecordings telling the user to
+    pass the value through args=, which they had done."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Rates:
+        k: float
+
+    def step(s, p):
+        return s - 0.01 * p.k * s
+
+    def looped(x):
+        return adsim.checkpoint_loop(step, np.array([1.0]), 100, args=(Rates(x[0]),))[0]
+
+    def until_half(x):
+        def above(s, p):
+            return s[0] > 0.5
+        return adsim.checkpoint_while(above, step, np.array([1.0]), args=(Rates(x[0]),))[0]
+    x = np.array([0.7])
+    assert_close(adsim.grad(looped)(x), [-100 * 0.01 * 0.993 ** 99], rtol=1e-12, atol=0.0,
+                 what="checkpoint_loop")
+    n = int(np.ceil(np.log(0.5) / np.log(0.993)))       # the steps taken while above 0.5
+    assert_close(adsim.grad(until_half)(x), [-n * 0.01 * 0.993 ** (n - 1)], rtol=1e-12,
+                 atol=0.0, what="checkpoint_while")
 
 
 # ---- the Brusselator: quantities read at the solver's own steps ----------------------------------
