@@ -18,6 +18,7 @@ from scipy.integrate import odeint as scipy_odeint
 
 from .._active import Active, wrap
 from .._containers.container_args import gathered_inputs
+from ._parameters import refuse_active_matrices
 from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
 from .._np.core import active_leaves, constant, tape_of
@@ -75,6 +76,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                    mxords=mxords, printmessg=printmessg, tfirst=tfirst)
     if y0 is None:                 # SciPy's odeint reads None as NaN and returns NaNs
         _check_arguments(func, Dfun, y0, t, args)
+    refuse_active_matrices([func, Dfun], args, "adsim.integrate.odeint")
     if not _holds_active(func, Dfun, y0, t, args, options):
         try:
             return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,

@@ -6,8 +6,11 @@ lists or tuples (in ``args`` or in a closure) travel as their arrays, and
 active values read from closures, objects and globals are appended to
 ``args`` (docs/integrate.md, "Where `fun` finds its parameters")."""
 from .._containers.container_args import gathered_inputs
+from .._nesting.outer_values import outer_slots, recording_in_progress
+from .._scipy.sparse_active import ActiveSparse
+from ..errors import UnsupportedOperation
 
-__all__ = ["event_functions", "gathered"]
+__all__ = ["event_functions", "gathered", "reads_active_matrix", "refuse_active_matrices"]
 
 
 def event_functions(events):
@@ -31,3 +34,28 @@ def gathered(fun, jac, events, args):
         lifted_events = lifted[len(lifted) - len(listed):]
         events = lifted_events[0] if callable(events) else lifted_events
     return lifted[0], jac, events, args
+
+
+def reads_active_matrix(functions, args):
+    """Whether ``args`` (a tuple) or what ``functions`` read from outside
+    their arguments hold a scipy.sparse matrix assembled from active values
+    (``J = k * L``)."""
+    if not recording_in_progress():
+        return False
+    if isinstance(args, tuple) and any(isinstance(a, ActiveSparse) for a in args):
+        return True
+    return any(callable(f) and outer_slots(f, _is_active_matrix) for f in functions)
+
+
+def refuse_active_matrices(functions, args, where):
+    """Such a matrix is no parameter the solvers take: refused, saying what to pass."""
+    if reads_active_matrix(functions, args):
+        raise UnsupportedOperation(
+            f"{where}: fun (or jac, Dfun, an event function) reads a scipy.sparse matrix "
+            "assembled from active values (J = k * L), which the solver does not take as a "
+            "parameter; pass the active values themselves and apply them in fun "
+            "(k * (L @ y) with L plain), or pass the matrix dense (J.toarray())")
+
+
+def _is_active_matrix(v):
+    return isinstance(v, ActiveSparse)

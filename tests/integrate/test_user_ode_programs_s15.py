@@ -202,6 +202,63 @@ def test_checkpointed_steps_reading_an_object_in_args():
                  atol=0.0, what="checkpoint_while")
 
 
+def _operator():
+    import scipy.sparse as sp
+    return sp.diags([np.full(5, 1.0), np.full(6, -2.0), np.full(5, 1.0)], [-1, 0, 1],
+                    format="csr")
+
+
+def test_a_sparse_matrix_of_active_values_read_by_fun_is_refused_saying_what_to_pass():
+    """``J = k * L`` (a scipy.sparse matrix of active values) read by fun
+    through args= or its closure: refused by name, with what to pass. It
+    was an UnsupportedOperation telling the user to pass through args= what
+    they had (RK45), MixedRecordings about a derivative inside a recorded
+    function (Radau), and SciPy's odeint refusing a conversion to a plain
+    array. The workaround the message gives is differentiated."""
+    L = _operator()
+
+    def through_args(x):
+        return prog.solve_ivp(lambda t, y, J: J @ y, (0, 1), np.ones(6), args=(x[0] * L,)).y[0, -1]
+
+    def through_closure(x):
+        J = x[0] * L
+        return prog.solve_ivp(lambda t, y: J @ y, (0, 1), np.ones(6), method="Radau").y[0, -1]
+
+    def by_odeint(x):
+        return prog.odeint(lambda y, t, J: J @ y, np.ones(6), [0.0, 1.0], args=(x[0] * L,))[-1, 0]
+    for f in (through_args, through_closure, by_odeint):
+        with pytest.raises(adsim.UnsupportedOperation, match=r"sparse matrix assembled from "
+                           r"active values.*k \* \(L @ y\)"):
+            adsim.grad(f)(np.array([0.7]))
+
+    def as_advised(x):
+        return prog.solve_ivp(lambda t, y, k: k * (L @ y), (0, 1), np.ones(6), args=(x[0],),
+                              rtol=1e-11, atol=1e-12).y[0, -1]
+    x = np.array([0.7])
+    _close(adsim.grad(as_advised)(x), differences(as_advised, x, 1e-3), 1e-7, "as advised")
+
+
+def test_jac_and_jac_sparsity_given_a_sparse_matrix_of_active_values():
+    """``jac_sparsity=k * L``: its stored entries are the pattern. A
+    constant ``jac=k * L`` is refused by name, saying what to pass (it was
+    the refusal of np.asarray of a sparse matrix, not naming jac)."""
+    L = _operator()
+
+    def with_pattern(x):
+        return prog.solve_ivp(lambda t, y, k: k * (L @ y) + 1.0, (0, 1), np.ones(6), args=(x[0],),
+                              method="BDF", jac_sparsity=x[0] * L, rtol=1e-10,
+                              atol=1e-12).y[0, -1]
+    x = np.array([0.7])
+    _close(adsim.grad(with_pattern)(x), differences(with_pattern, x, 1e-3), 1e-6, "pattern")
+
+    def with_jac(x):
+        return prog.solve_ivp(lambda t, y, k: k * (L @ y), (0, 1), np.ones(6), args=(x[0],),
+                              method="Radau", jac=x[0] * L).y[0, -1]
+    with pytest.raises(adsim.UnsupportedOperation, match=r"jac= is a scipy.sparse matrix.*"
+                       r"jac=J.toarray\(\).*jac_sparsity=J"):
+        adsim.grad(with_jac)(x)
+
+
 # ---- the Brusselator: quantities read at the solver's own steps ----------------------------------
 
 BRUSSELATOR_X = np.array([3.0, 0.02])
