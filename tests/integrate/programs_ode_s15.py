@@ -11,7 +11,9 @@ Euler, RK4 and velocity Verlet by hand in preallocated arrays (the last also
 through ``adsim.checkpoint_loop``), a fit by L-BFGS-B whose gradient is
 ``adsim.grad`` of a loss that solves an ODE, a falling body with drag
 stopped by a terminal event (and its apex by a non-terminal one), and a
-glycolytic oscillator read by ``sol.sol`` at many times."""
+glycolytic oscillator read by ``sol.sol`` at many times, and a cable
+equation whose sparse operator is assembled once from the active
+diffusivity (``A = D * lap``) and read by ``fun``."""
 import dataclasses
 
 import numpy as np
@@ -322,3 +324,21 @@ def selkov_spectrum_proxy(params):
     x = sol.sol(t)[0]
     x = x - x.mean()
     return np.sum(x * np.cos(0.8 * t)) * (t[1] - t[0]) + np.mean(x ** 2)
+
+
+# ---- 13. the diffusion operator assembled once with the active diffusivity, read by fun --------
+
+def cable_potential_at_the_end(params):
+    D, leak = params
+    n = 25
+    dx = 1.0 / n
+    lap = sp.diags([1.0, -2.0, 1.0], [-1, 0, 1], shape=(n, n), format="csr") / dx ** 2
+    A = D * lap - leak * sp.identity(n, format="csr")     # the whole linear operator, once
+
+    def cable(t, v):
+        out = A @ v
+        out[0] += D / dx ** 2                              # the clamped left end, v = 1
+        return out
+    sol = solve_ivp(cable, (0, 0.5), np.zeros(n), method="BDF", jac_sparsity=A, rtol=1e-10,
+                    atol=1e-12)
+    return sol.y[-1, -1]
