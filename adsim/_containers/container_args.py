@@ -15,6 +15,7 @@ from .._nesting.nested import closure_cells, distinct_slots, keep_attributes, li
 from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
+from .matrix_args import lift_active_matrices
 from .tree import flatten, unflatten
 
 __all__ = ["bind_objects", "gathered_inputs", "spread_containers", "lift_container_closures"]
@@ -24,8 +25,10 @@ def gathered_inputs(functions, args):
     """``functions`` (each taking ``args`` as its trailing arguments; None
     entries stay None) and ``args`` with every active value the functions
     read as one of the trailing arguments, for code recorded on a tape of
-    its own: objects holding them bound, containers spread, and those read
-    from closures, objects and globals lifted."""
+    its own: sparse matrices of them passed as their entries, objects
+    holding them bound, containers spread, and those read from closures,
+    objects and globals lifted."""
+    functions, args = lift_active_matrices(functions, args)
     functions, args = bind_objects(functions, args)
     functions, args = spread_containers(functions, args)
     functions, args = lift_container_closures(functions, args)

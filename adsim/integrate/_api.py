@@ -14,7 +14,7 @@ from ._drive import Run
 from ._events import Events
 from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
-from ._parameters import event_functions, gathered, refuse_active_matrices
+from ._parameters import event_functions, gathered, reads_active_matrix
 from .._tapecache.purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
@@ -144,8 +144,6 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     """
     check_fun(fun)
     events = check_events(events)
-    refuse_active_matrices([fun, options.get("jac")] + event_functions(events), args,
-                           "adsim.integrate.solve_ivp")
     check_t_span(t_span)       # before SciPy's solve too: it never ends on a NaN or infinite time
     if _only_scipy_has(method, dense_output, y0) and not _holds_active(
             fun, t_span, y0, t_eval, events, args, options):
@@ -359,7 +357,7 @@ def _holds_active(fun, t_span, y0, t_eval, events, args, options):
     functions = [fun, options.get("jac")] + \
         (list(events) if isinstance(events, (list, tuple)) else [events])
     return bool(active_leaves([t_span, y0, t_eval, args, list(options.values())])) or \
-        args_hold_recorded_objects(args) or \
+        args_hold_recorded_objects(args) or reads_active_matrix(functions, args) or \
         any(callable(f) and reads_recorded_values(f) for f in functions)
 
 

@@ -18,7 +18,7 @@ from scipy.integrate import odeint as scipy_odeint
 
 from .._active import Active, wrap
 from .._containers.container_args import gathered_inputs
-from ._parameters import refuse_active_matrices
+from ._parameters import reads_active_matrix
 from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
 from .._np.core import active_leaves, constant, tape_of
@@ -76,7 +76,6 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                    mxords=mxords, printmessg=printmessg, tfirst=tfirst)
     if y0 is None:                 # SciPy's odeint reads None as NaN and returns NaNs
         _check_arguments(func, Dfun, y0, t, args)
-    refuse_active_matrices([func, Dfun], args, "adsim.integrate.odeint")
     if not _holds_active(func, Dfun, y0, t, args, options):
         try:
             return scipy_odeint(func, y0, t, args=args, Dfun=Dfun, full_output=full_output,
@@ -182,7 +181,7 @@ def _check_monotonic(t):
 
 def _holds_active(func, Dfun, y0, t, args, options):
     return bool(active_leaves([y0, t, args, [options[k] for k in _PLAIN_OPTIONS]])) or \
-        args_hold_recorded_objects(args) or \
+        args_hold_recorded_objects(args) or reads_active_matrix((func, Dfun), args) or \
         any(callable(f) and reads_recorded_values(f) for f in (func, Dfun))
 
 

@@ -8,9 +8,8 @@ active values read from closures, objects and globals are appended to
 from .._containers.container_args import gathered_inputs
 from .._nesting.outer_values import outer_slots, recording_in_progress
 from .._scipy.sparse_active import ActiveSparse
-from ..errors import UnsupportedOperation
 
-__all__ = ["event_functions", "gathered", "reads_active_matrix", "refuse_active_matrices"]
+__all__ = ["event_functions", "gathered", "reads_active_matrix"]
 
 
 def event_functions(events):
@@ -45,16 +44,6 @@ def reads_active_matrix(functions, args):
     if isinstance(args, tuple) and any(isinstance(a, ActiveSparse) for a in args):
         return True
     return any(callable(f) and outer_slots(f, _is_active_matrix) for f in functions)
-
-
-def refuse_active_matrices(functions, args, where):
-    """Such a matrix is no parameter the solvers take: refused, saying what to pass."""
-    if reads_active_matrix(functions, args):
-        raise UnsupportedOperation(
-            f"{where}: fun (or jac, Dfun, an event function) reads a scipy.sparse matrix "
-            "assembled from active values (J = k * L), which the solver does not take as a "
-            "parameter; pass the active values themselves and apply them in fun "
-            "(k * (L @ y) with L plain), or pass the matrix dense (J.toarray())")
 
 
 def _is_active_matrix(v):

@@ -10,6 +10,7 @@ the solver's to about the tolerance; the hand-written integrators are plain
 arithmetic, good to rounding. The Brusselator reads its quantities at the
 solver's own steps, where held and followed steps differ (its own tests).
 """
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -48,6 +49,8 @@ PROGRAMS = {
     "drag events terminal and not": case(prog.range_and_apex, [0.01, 0.7], [0.012, 0.75], 1e-7),
     "selkov dense output 601 times": case(prog.selkov_spectrum_proxy, [0.08, 0.6],
                                           [0.085, 0.62], 1e-6),
+    "cable operator D * lap read by fun": case(prog.cable_potential_at_the_end, [0.3, 0.5],
+                                               [0.33, 0.45], 1e-7),
 }
 
 
@@ -208,34 +211,35 @@ def _operator():
                     format="csr")
 
 
-def test_a_sparse_matrix_of_active_values_read_by_fun_is_refused_saying_what_to_pass():
+def test_a_sparse_matrix_of_active_values_read_by_fun():
     """``J = k * L`` (a scipy.sparse matrix of active values) read by fun
-    through args= or its closure: refused by name, with what to pass. It
-    was an UnsupportedOperation telling the user to pass through args= what
-    they had (RK45), MixedRecordings about a derivative inside a recorded
+    through args= or its closure, by each solver and odeint. It was an
+    UnsupportedOperation telling the user to pass through args= what they
+    had (RK45), MixedRecordings about a derivative inside a recorded
     function (Radau), and SciPy's odeint refusing a conversion to a plain
-    array. The workaround the message gives is differentiated."""
+    array."""
     L = _operator()
+    y0 = np.linspace(1.0, 2.0, 6)
+    tight = dict(rtol=1e-11, atol=1e-12)
 
-    def through_args(x):
-        return prog.solve_ivp(lambda t, y, J: J @ y, (0, 1), np.ones(6), args=(x[0] * L,)).y[0, -1]
+    def through_args(x, method="RK45"):
+        return prog.solve_ivp(lambda t, y, J: J @ y, (0, 1), y0, args=(x[0] * L,),
+                              method=method, **tight).y[0, -1]
 
-    def through_closure(x):
+    def through_closure(x, method="Radau"):
         J = x[0] * L
-        return prog.solve_ivp(lambda t, y: J @ y, (0, 1), np.ones(6), method="Radau").y[0, -1]
+        return prog.solve_ivp(lambda t, y: J @ y + x[1], (0, 1), y0, method=method,
+                              **tight).y[:, -1].sum()
 
     def by_odeint(x):
-        return prog.odeint(lambda y, t, J: J @ y, np.ones(6), [0.0, 1.0], args=(x[0] * L,))[-1, 0]
-    for f in (through_args, through_closure, by_odeint):
-        with pytest.raises(adsim.UnsupportedOperation, match=r"sparse matrix assembled from "
-                           r"active values.*k \* \(L @ y\)"):
-            adsim.grad(f)(np.array([0.7]))
-
-    def as_advised(x):
-        return prog.solve_ivp(lambda t, y, k: k * (L @ y), (0, 1), np.ones(6), args=(x[0],),
-                              rtol=1e-11, atol=1e-12).y[0, -1]
-    x = np.array([0.7])
-    _close(adsim.grad(as_advised)(x), differences(as_advised, x, 1e-3), 1e-7, "as advised")
+        return prog.odeint(lambda y, t, J: J @ y, y0, [0.0, 1.0], args=(x[0] * L,), **tight)[-1, 0]
+    x = np.array([0.7, 0.3])
+    for f in (through_args, functools.partial(through_args, method="LSODA"), through_closure,
+              functools.partial(through_closure, method="BDF"), by_odeint):
+        _close(adsim.grad(f)(x)[:1], differences(f, x, 1e-3)[:1], 1e-6, str(f))
+    g, h = adsim.grad(through_closure), 1e-5
+    _close(adsim.hvp(through_closure, x, x), (g(x + h * x) - g(x - h * x)) / (2 * h), 1e-6,
+           "hvp")
 
 
 def test_jac_and_jac_sparsity_given_a_sparse_matrix_of_active_values():
@@ -257,16 +261,6 @@ def test_jac_and_jac_sparsity_given_a_sparse_matrix_of_active_values():
     with pytest.raises(adsim.UnsupportedOperation, match=r"jac= is a scipy.sparse matrix.*"
                        r"jac=J.toarray\(\).*jac_sparsity=J"):
         adsim.grad(with_jac)(x)
-
-
-@pytest.mark.xfail(strict=True, raises=adsim.UnsupportedOperation,
-                   reason="a sparse operator assembled from active values (A = D * lap) read "
-                   "by fun is refused (docs/integrate.md, Limits): the solvers do not yet take "
-                   "one as a parameter")
-def test_operator_assembled_once_with_the_active_diffusivity():
-    x = np.array([0.3, 0.5])
-    g = adsim.grad(prog.cable_potential_at_the_end)(x)
-    _close(g, differences(prog.cable_potential_at_the_end, x, 1e-3), 1e-6, "cable")
 
 
 # ---- the Brusselator: quantities read at the solver's own steps ----------------------------------
