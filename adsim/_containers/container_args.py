@@ -5,17 +5,34 @@ side, Jacobian and events of ``solve_ivp``).
 Such code takes its active values as separate arguments (loop inputs), so
 an argument that is a dict, list or tuple holding active values is passed
 as its leaves (in ``adsim._containers.tree`` order) and rebuilt for the user's
-function, which sees the container it was given.
+function, which sees the container it was given. An argument that is an
+object holding them in its attributes (a dataclass of parameters) is bound
+into the functions, where the search of their closures finds its attributes.
 """
 import functools
 
-from .._nesting.nested import closure_cells, distinct_slots, keep_attributes
-from .._nesting.outer_values import recording_in_progress
+from .._nesting.nested import closure_cells, distinct_slots, keep_attributes, lift_closures
+from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
+from .matrix_args import lift_active_matrices
 from .tree import flatten, unflatten
 
-__all__ = ["spread_containers", "lift_container_closures"]
+__all__ = ["bind_objects", "gathered_inputs", "spread_containers", "lift_container_closures"]
+
+
+def gathered_inputs(functions, args):
+    """``functions`` (each taking ``args`` as its trailing arguments; None
+    entries stay None) and ``args`` with every active value the functions
+    read as one of the trailing arguments, for code recorded on a tape of
+    its own: sparse matrices of them passed as their entries, objects
+    holding them bound, containers spread, and those read from closures,
+    objects and globals lifted."""
+    functions, args = lift_active_matrices(functions, args)
+    functions, args = bind_objects(functions, args)
+    functions, args = spread_containers(functions, args)
+    functions, args = lift_container_closures(functions, args)
+    return lift_closures(functions, args)
 
 
 def _holds_active(a):
@@ -36,6 +53,37 @@ def _rebuilt(pieces, values):
         out.append(values[i] if tree is None else unflatten(tree, values[i:i + k]))
         i += k
     return out
+
+
+def bind_objects(functions, args):
+    """``functions`` (each taking ``args`` as its trailing arguments; None
+    entries stay None) and ``args`` without the arguments that are objects
+    holding active values of a recording in progress (or containers of
+    such objects): the functions
+    returned hold those objects in their closures and put them back in
+    place, so ``lift_closures`` finds their attributes (``p.k`` of a
+    dataclass ``p`` passed by ``args=(p,)``) and swaps them while the
+    functions run."""
+    args = tuple(args)
+    # a container that also holds active arrays itself is spread instead: the
+    # objects among its leaves are then found in the closure of the spread
+    bound = {i: a for i, a in enumerate(args)
+             if object_holds_recorded_values(a) and not active_leaves(a)}
+    if not bound:
+        return list(functions), args
+    n_all = len(args)
+
+    def wrap(f):
+        if f is None:
+            return None
+
+        @functools.wraps(f)
+        def with_objects(*a, **kwargs):
+            given = iter(a[len(a) - (n_all - len(bound)):])
+            full = [bound[i] if i in bound else next(given) for i in range(n_all)]
+            return f(*a[:len(a) - (n_all - len(bound))], *full, **kwargs)
+        return keep_attributes(with_objects, f)
+    return [wrap(f) for f in functions], tuple(a for i, a in enumerate(args) if i not in bound)
 
 
 def spread_containers(functions, args):

@@ -29,7 +29,8 @@ from .._active import Active
 from .._np.core import active_leaves
 from .._transformed import Transformed, inner_function
 
-__all__ = ["Slot", "outer_slots", "reads_recorded_values", "recording_in_progress"]
+__all__ = ["Slot", "args_hold_recorded_objects", "object_holds_recorded_values", "outer_slots",
+           "reads_recorded_values", "recording_in_progress"]
 
 _MAX_DEPTH = 8
 _MAX_ELEMENTS = 256     # longer containers are data, not a model's parts
@@ -105,6 +106,29 @@ def reads_recorded_values(f):
     if not recording_in_progress():
         return False
     return bool(outer_slots(f, _recorded_or_holding))
+
+
+def object_holds_recorded_values(obj):
+    """Whether ``obj``, passed as an argument, is or holds in a dict, list
+    or tuple an object (a dataclass of parameters; not an array or a
+    function) whose attributes hold an active array of a recording in
+    progress (``args=(p,)``, ``args=([species_a, species_b],)``)."""
+    if not recording_in_progress() or isinstance(
+            obj, _LEAF_TYPES + (Active, types.FunctionType, types.MethodType, functools.partial)):
+        return False
+    found = {}
+    if isinstance(obj, (dict, list, tuple)):
+        _search_elements(obj, _recorded_or_holding, found, set(), 0)
+    else:
+        _search_object(obj, _recorded_or_holding, found, set(), 0)
+    return bool(found)
+
+
+def args_hold_recorded_objects(args):
+    """Whether a solver's ``args`` (a tuple; anything else holds none) hold
+    an object whose attributes hold active values (``args=(p,)`` with ``p``
+    a dataclass of parameters)."""
+    return isinstance(args, tuple) and any(map(object_holds_recorded_values, args))
 
 
 def _recorded_or_holding(v):

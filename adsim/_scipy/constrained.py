@@ -40,8 +40,8 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
-from .._containers.container_args import lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures, reads_recorded_values
+from .._containers.container_args import gathered_inputs
+from .._nesting.nested import reads_recorded_values
 from .._np.core import active_leaves, compare
 from .._opcodes import CompareKind
 from ..errors import BranchChanged, InvalidArgumentValue, SolverNotConverged, UndefinedDerivative
@@ -355,9 +355,7 @@ def constrained_call(solver, original, arguments):
     arguments = _options_as_recorded(solver, arguments)
     problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
     functions, every = problem.arrange()
-    functions, every = spread_containers(functions, every)
-    functions, every = lift_container_closures(functions, every)
-    functions, every = lift_closures(functions, every)
+    functions, every = gathered_inputs(functions, every)
     positions = [i for i, v in enumerate(every) if isinstance(v, Active)]
     start = arguments.get("x0")          # (linprog's is optional)
     x0 = np.zeros(x_shape) if start is None else start

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.integrate
 
 from .._nesting.nested import reads_recorded_values
+from .._nesting.outer_values import args_hold_recorded_objects
 from ..errors import UnsupportedOperation
 from . import bvp, quadrature, samples
 from .linear_maps import linear_in
@@ -30,7 +31,17 @@ def _reads_active_values(args, kwargs):
     events = kwargs.get("events")
     if isinstance(events, (list, tuple)):
         candidates += list(events)
-    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+    extra = kwargs.get("args", args[8] if len(args) > 8 else None)
+    return any(callable(c) and reads_recorded_values(c) for c in candidates) or \
+        args_hold_recorded_objects(extra) or _reads_active_matrix(candidates, extra)
+
+
+
+def _reads_active_matrix(functions, extra):
+    """A sparse matrix of active values read by the functions: adsim's
+    solve, which refuses it saying what to pass."""
+    from ..integrate._parameters import reads_active_matrix
+    return reads_active_matrix(functions, extra)
 
 
 solve_ivp.routes_also = _reads_active_values
@@ -43,9 +54,12 @@ def odeint(func, y0, t, *args, **kwargs):
 
 def _odeint_reads_active_values(args, kwargs):
     """Whether ``func`` or ``Dfun`` (positional argument 4) reads active
-    values from outside its arguments (closure, object, global)."""
+    values from outside its arguments (closure, object, global), or
+    ``args`` holds an object holding them."""
     candidates = list(args[:1]) + list(args[4:5]) + [kwargs.get(k) for k in ("func", "Dfun")]
-    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+    extra = kwargs.get("args", args[3] if len(args) > 3 else None)
+    return any(callable(c) and reads_recorded_values(c) for c in candidates) or \
+        args_hold_recorded_objects(extra) or _reads_active_matrix(candidates, extra)
 
 
 odeint.routes_also = _odeint_reads_active_values

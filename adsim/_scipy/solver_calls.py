@@ -22,8 +22,7 @@ import functools
 import numpy as np
 
 from .._active import Active
-from .._containers.container_args import lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures
+from .._containers.container_args import gathered_inputs
 from .._np.core import active_leaves
 from .._np.joins import from_pieces
 from .._record.creation import suspended
@@ -490,9 +489,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     if keywords:             # least_squares' kwargs=: one more (container) argument
         functions = [_with_keywords(f) for f in functions]
         args = args + (dict(keywords),)
-    functions, args = spread_containers(functions, args)
-    functions, args = lift_container_closures(functions, args)
-    functions, args = lift_closures(functions, args)
+    functions, args = gathered_inputs(functions, args)
     positions = [i for i, v in enumerate(args) if isinstance(v, Active)]
     call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}

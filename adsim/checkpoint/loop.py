@@ -18,9 +18,8 @@ from ..errors import InvalidArgumentValue, LoopDidNotStop, MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
-from .._containers.container_args import lift_container_closures, spread_containers
+from .._containers.container_args import gathered_inputs
 from .._containers.tree import placed
-from .._nesting.nested import lift_closures
 from .op import LoopOp
 from .options import check_args, check_callable, check_n_steps, check_save_at, check_state, \
     loop_options, resolve_schedule
@@ -187,7 +186,9 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
         Number of steps, ``>= 0`` (an integer, as for ``range``).
     args : tuple
         Further arguments of ``step``. Arrays (active or not) are loop inputs
-        whose adjoints accumulate over all steps; other values are constants.
+        whose adjoints accumulate over all steps, as are the active arrays
+        held in dicts, lists, tuples and objects' attributes (a dataclass of
+        parameters); other values are constants.
     save_at : sequence of int, optional
         Step counts (each in ``0..n_steps``) of states to return besides the
         last: the result is then ``(state, saved)``, ``saved`` holding the
@@ -224,9 +225,7 @@ def checkpoint_loop(step, state, n_steps, args=(), *, save_at=None, snapshots=No
     check_callable(step, "step", "checkpoint_loop")
     n_steps = check_n_steps(n_steps)
     args = check_args(args)
-    (step,), args = spread_containers([step], args)    # parameters in a dict: their arrays
-    (step,), args = lift_container_closures([step], args)
-    (step,), args = lift_closures([step], args)     # closed-over active values: loop inputs
+    (step,), args = gathered_inputs([step], args)   # every active value step reads: loop inputs
     size = check_state(state)
     if save_at is not None:
         save_at = check_save_at(save_at, n_steps)
@@ -287,9 +286,7 @@ def _checked_while(cond, step, state, args):
     check_callable(cond, "cond", "checkpoint_while")
     check_callable(step, "step", "checkpoint_while")
     args = check_args(args)
-    (cond, step), args = spread_containers([cond, step], args)
-    (cond, step), args = lift_container_closures([cond, step], args)
-    (cond, step), args = lift_closures([cond, step], args)
+    (cond, step), args = gathered_inputs([cond, step], args)
     return cond, step, args, check_state(state)
 
 

@@ -13,7 +13,8 @@ from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
 from .._nesting.nested import reads_recorded_values
-from ._parameters import event_functions, gathered
+from .._nesting.outer_values import args_hold_recorded_objects
+from ._parameters import event_functions, gathered, reads_active_matrix
 from .._tapecache.purity import output_channel
 from ._options import (SUPPORTED, check_args, check_events, check_first_step, check_fun,
                        check_max_step, check_method, check_sparsity, check_stats, check_t_eval,
@@ -356,6 +357,7 @@ def _holds_active(fun, t_span, y0, t_eval, events, args, options):
     functions = [fun, options.get("jac")] + \
         (list(events) if isinstance(events, (list, tuple)) else [events])
     return bool(active_leaves([t_span, y0, t_eval, args, list(options.values())])) or \
+        args_hold_recorded_objects(args) or reads_active_matrix(functions, args) or \
         any(callable(f) and reads_recorded_values(f) for f in functions)
 
 

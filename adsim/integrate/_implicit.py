@@ -45,6 +45,7 @@ from .._nesting.nested import transcribed_derivative
 from .._tapecache.cache import TapeCache
 from .._np.integers import current
 from .._active import Active
+from .._scipy.sparse_active import ActiveSparse
 from ..errors import UnsupportedOperation
 from ._rhs import real_array
 from ._dense_solve import DenseLinear
@@ -88,6 +89,12 @@ class JacobianSource:
         self.matrix = None
         self.linear = None              # chosen at the first evaluation for adsim's J
         self.sparse = None
+        if isinstance(jac, ActiveSparse):
+            raise UnsupportedOperation(
+                "adsim: solve_ivp's jac= is a scipy.sparse matrix assembled from active values, "
+                "which adsim's sparse Newton solves do not take; pass it dense (jac=J.toarray()), "
+                "or leave jac out and pass jac_sparsity=J: adsim then computes fun's sparse "
+                "Jacobian itself")
         if self.constant and sp.issparse(jac):
             self.matrix = self._sparse_constant(jac)
         elif self.constant:

@@ -17,8 +17,10 @@ import numpy as np
 from scipy.integrate import odeint as scipy_odeint
 
 from .._active import Active, wrap
-from .._containers.container_args import lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures, reads_recorded_values
+from .._containers.container_args import gathered_inputs
+from ._parameters import reads_active_matrix
+from .._nesting.nested import reads_recorded_values
+from .._nesting.outer_values import args_hold_recorded_objects
 from .._np.core import active_leaves, constant, tape_of
 from .._np.elementwise import stop_gradient
 from .._np.joins import from_pieces
@@ -179,6 +181,7 @@ def _check_monotonic(t):
 
 def _holds_active(func, Dfun, y0, t, args, options):
     return bool(active_leaves([y0, t, args, [options[k] for k in _PLAIN_OPTIONS]])) or \
+        args_hold_recorded_objects(args) or reads_active_matrix((func, Dfun), args) or \
         any(callable(f) and reads_recorded_values(f) for f in (func, Dfun))
 
 
@@ -186,9 +189,7 @@ def _call(func, Dfun, y0, t, args, options):
     """The Call, the op's inputs (y0 flat, t, and the active values among
     the arguments: containers spread, closures lifted) and y0's shape."""
     functions = [func] + ([Dfun] if callable(Dfun) else [])
-    functions, args = spread_containers(functions, args)
-    functions, args = lift_container_closures(functions, args)
-    functions, args = lift_closures(functions, args)
+    functions, args = gathered_inputs(functions, args)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     y0 = _array(y0)
     shape = np.shape(y0) if not isinstance(y0, Active) else y0.shape

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from .._np.integers import current, plain_if_constant
 from .._active import Active
+from .._scipy.sparse_active import ActiveSparse
 from .._validate import function, given
 from ..errors import InvalidArgument, InvalidArgumentValue, InvalidInput, UnsupportedOperation
 from ._common import EPS
@@ -204,7 +205,10 @@ def check_sparsity(sparsity, n):
             "adsim.integrate.solve_ivp: jac_sparsity is active; it is a pattern (where the "
             "Jacobian may be nonzero), not a differentiable input: pass a plain array or "
             "sparse matrix")
-    if not sp.issparse(sparsity):
+    if isinstance(sparsity, ActiveSparse):     # J itself (jac_sparsity=a * A): its entries
+        rows, cols = sparsity.entries
+        sparsity = sp.coo_matrix((np.ones(rows.size), (rows, cols)), shape=sparsity.shape)
+    elif not sp.issparse(sparsity):
         sparsity = np.asarray(sparsity)
         if sparsity.dtype.kind not in "biufc":
             raise InvalidArgument(f"adsim.integrate.solve_ivp: jac_sparsity must hold numbers or "

@@ -5,10 +5,11 @@ functions read becomes one of their extra arguments: parameters in dicts,
 lists or tuples (in ``args`` or in a closure) travel as their arrays, and
 active values read from closures, objects and globals are appended to
 ``args`` (docs/integrate.md, "Where `fun` finds its parameters")."""
-from .._containers.container_args import lift_container_closures, spread_containers
-from .._nesting.nested import lift_closures
+from .._containers.container_args import gathered_inputs
+from .._nesting.outer_values import outer_slots, recording_in_progress
+from .._scipy.sparse_active import ActiveSparse
 
-__all__ = ["event_functions", "gathered"]
+__all__ = ["event_functions", "gathered", "reads_active_matrix"]
 
 
 def event_functions(events):
@@ -25,12 +26,25 @@ def gathered(fun, jac, events, args):
     among ``args`` (``jac`` as given unless callable, ``events`` in the
     form given)."""
     listed = event_functions(events)
-    functions, args = spread_containers([fun] + ([jac] if callable(jac) else []) + listed, args)
-    functions, args = lift_container_closures(functions, args)
-    lifted, args = lift_closures(functions, args)
+    lifted, args = gathered_inputs([fun] + ([jac] if callable(jac) else []) + listed, args)
     if callable(jac):
         jac = lifted[1]
     if listed:
         lifted_events = lifted[len(lifted) - len(listed):]
         events = lifted_events[0] if callable(events) else lifted_events
     return lifted[0], jac, events, args
+
+
+def reads_active_matrix(functions, args):
+    """Whether ``args`` (a tuple) or what ``functions`` read from outside
+    their arguments hold a scipy.sparse matrix assembled from active values
+    (``J = k * L``)."""
+    if not recording_in_progress():
+        return False
+    if isinstance(args, tuple) and any(isinstance(a, ActiveSparse) for a in args):
+        return True
+    return any(callable(f) and outer_slots(f, _is_active_matrix) for f in functions)
+
+
+def _is_active_matrix(v):
+    return isinstance(v, ActiveSparse)
