@@ -36,10 +36,10 @@ def _reads_active_values(args, kwargs):
         args_hold_recorded_objects(extra) or _reads_active_matrix(candidates, extra)
 
 
-
 def _reads_active_matrix(functions, extra):
     """A sparse matrix of active values read by the functions: adsim's
-    solve, which refuses it saying what to pass."""
+    solve, which takes its entries as inputs. (adsim.integrate sits above
+    this layer: imported on use.)"""
     from ..integrate._parameters import reads_active_matrix
     return reads_active_matrix(functions, extra)
 
