@@ -29,7 +29,7 @@ def _matrix(f, n):
     return np.stack([f(np.eye(n)[i]) for i in range(n)], axis=1)
 
 
-@pytest.mark.parametrize("kind,inverse", itertools.product(("dct", "dst"), (False, True)))
+@pytest.mark.parametrize("kind,inverse", list(itertools.product(("dct", "dst"), (False, True))))
 def test_the_adjoint_is_the_transposed_matrix_of_every_variant(kind, inverse):
     fn = getattr(sf, f"{'i' if inverse else ''}{kind}")
     for t, norm, orth, n in itertools.product((1, 2, 3, 4), (None, "backward", "ortho", "forward"),
