@@ -6,10 +6,18 @@
 #define ADSIM_ELEMENTWISE_H
 #include <math.h>
 
+/* GCC left chain() out of line in the sweeps' largest functions (its
+ * inlining limits), where it runs once per element: a call each time */
+#if defined(__GNUC__) || defined(__clang__)
+#define ADSIM_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define ADSIM_ALWAYS_INLINE static inline
+#endif
+
 /* partial * seed, and 0 when either is 0 (whatever the other): the
  * zero-times-infinity rule of every mode (see adsim/_opcodes.pxd). The
  * product is computed anyway and chosen by a select, so loops vectorise. */
-static inline double chain(double partial, double seed) {
+ADSIM_ALWAYS_INLINE double chain(double partial, double seed) {
     double product = partial * seed;
     return (seed != 0.0 && partial != 0.0) ? product : 0.0;
 }
@@ -22,7 +30,7 @@ static inline double plain_product(double partial, double seed) { return partial
  * or not finite (a finite nonzero slope times 0 is 0 already, and times an
  * infinite or NaN seed is what chain() gives; a zero slope must still
  * zero an infinite seed: 0 * exp(1000) along x). */
-static inline double scaled(double slope, double seed) {
+ADSIM_ALWAYS_INLINE double scaled(double slope, double seed) {
     return (isfinite(slope) && slope != 0.0) ? slope * seed : chain(slope, seed);
 }
 

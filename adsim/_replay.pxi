@@ -508,6 +508,14 @@ cdef list per_input_arrays(Tape t, int dirs):
     return out
 
 
+cdef object shaped_like(cnp.ndarray a, object x):
+    """``a``, an input's flat adjoint, in the shape of the input ``x``:
+    ``a`` itself where the shapes agree (a 1-D input; no view made)."""
+    if cnp.PyArray_NDIM(<cnp.ndarray>x) == 1 and cnp.PyArray_NDIM(a) == 1:
+        return a
+    return a.reshape((<object>x).shape)
+
+
 cdef list take_inputs_dirs(Tape t, Sweep* s, int dirs, bint adjoint_tangents):
     """The inputs' adjoints (or adjoint tangents) in ``dirs`` directions,
     moved out of the work buffer (which they leave zero, as it must be
@@ -706,7 +714,9 @@ cdef object replay_values(Tape t, object xs):
         replay_teardown(t, r)
 
 
-cdef tuple replay_adjoints(Tape t, object xs, object W, bint want_value):
+cdef tuple replay_adjoints(Tape t, object xs, object W, bint want_value, bint flat=False):
+    """(output value, [per input (q, size)]), or with ``flat`` (a gradient:
+    W None) [per input (size,)]."""
     cdef int slot
     cdef int64_t q, size
     cdef cnp.ndarray w = None, y
@@ -724,12 +734,13 @@ cdef tuple replay_adjoints(Tape t, object xs, object W, bint want_value):
         if w.ndim != 2 or w.shape[1] != size or w.shape[0] > 2147483647:
             raise ValueError(f"adsim: adjoint weights of shape {np.shape(W)}; expected (q, {size})")
         q = w.shape[0]
+    cdef int shape_dirs = 0 if flat and W is None else <int>q
     arrays = input_arrays(t, xs)
     r = replay_taken(t, ADJOINTS, <int>q)
     try:
         y = new_output(t)
         if q == 1 and whole_tape_run(t, r, False) >= 0:
-            adjoints = per_input_arrays(t, 1)
+            adjoints = per_input_arrays(t, shape_dirs)
             seeds[0] = 1.0 if w is None else data_of(w)[0]
             seeds[1], seeds[2] = 0.0, 1.0
             # outs NULL: the kernel skips the output's value (see codegen "novalue")
@@ -743,7 +754,7 @@ cdef tuple replay_adjoints(Tape t, object xs, object W, bint want_value):
         c.y = data_of(y)
         c.ty = NULL
         replay_reverse(t, r, &c, False)
-        adjoints = take_inputs_dirs(t, &r.s, <int>q, False)
+        adjoints = take_inputs_dirs(t, &r.s, shape_dirs, False)
         r.zero_lo, r.zero_hi = 0, q * t.arena_size        # the reverse sweep left them zero
         return y, adjoints
     finally:

@@ -1000,18 +1000,20 @@ cdef class Tape:
         them), in one compiled call (a small tape's gradient costs about as
         much as the Python layers around it); without ``want_value`` the
         value may be NaN (a fused kernel skips it)."""
-        xs = self._inputs(xs)
+        cdef list arrays = inputs_as_given(self, xs)     # (the common case, in C)
+        if arrays is None:
+            arrays = self._inputs(xs)
         if self.out_slot < 0:
             self.check_replayable()
         if self.slot_size[self.out_slot] != 1:
             raise InvalidArgumentValue("adsim: the gradient needs a scalar output; this tape's "
                                        f"output has shape {self.output_shape}: use tape.vjp or "
                                        "tape.jacobian")
-        y, adjoints = replay_adjoints(self, xs, None, want_value)
+        y, adjoints = replay_adjoints(self, arrays, None, want_value, True)
         value = data_of(<cnp.ndarray>y)[0]
         if len(adjoints) == 1:
-            return value, adjoints[0].reshape(xs[0].shape)
-        return value, tuple([a.reshape(x.shape) for a, x in zip(adjoints, xs)])
+            return value, shaped_like(adjoints[0], arrays[0])
+        return value, tuple([shaped_like(a, x) for a, x in zip(adjoints, arrays)])
 
     def _adjoint(self, xs, W, bint want_value=True):
         """Reverse sweep with q adjoint directions ``W`` (q, output size), or
