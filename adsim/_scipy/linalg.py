@@ -1,5 +1,5 @@
 """``scipy.linalg`` on single active matrices: solve_triangular, solve (every
-``assume_a``), solve_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
+``assume_a``), solve_banded, solveh_banded, cho_factor/cho_solve, lu_factor/lu_solve, lu,
 norm, and the factorizations NumPy also has (cholesky, inv, pinv, lstsq, det,
 svd, svdvals, qr, eigh, eigvalsh; eigh and eigvalsh also of a pencil (a, b):
 generalized_eigh.py), called unchanged (see hooks.py); the
@@ -114,6 +114,32 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     padded = np.concatenate([np.reshape(ab, (-1,)), np.zeros(1)])     # the last entry is 0
     a = padded[np.where(inside, row * n + j, (lower + upper + 1) * n)]
     return linalg.solve(a, b)
+
+
+def solveh_banded(ab, b, overwrite_ab=False, overwrite_b=False, lower=False,
+                  check_finite=True):
+    """a^-1 b for the symmetric positive definite band matrix stored in upper
+    form, a[i, j] = ab[u + i - j, j] for i <= j, or in lower form, a[i, j] =
+    ab[i - j, j] for i >= j (u = ab.shape[0] - 1): the stored triangle of the
+    band is gathered into a dense matrix, mirrored, and solved by Cholesky,
+    which refuses a matrix that is not positive definite as SciPy does
+    (O(n^3); the corner entries of ``ab`` outside the band are not read)."""
+    name = "scipy.linalg.solveh_banded"
+    ab, b = array(ab, name), array(b, name)
+    if np.ndim(ab) != 2:
+        raise ValueError(f"adsim: {name} takes a 2-d band ab; got shape {np.shape(ab)}")
+    _rhs("solveh_banded", b)
+    u, n = np.shape(ab)
+    u -= 1
+    if np.shape(b)[0] != n:
+        raise ValueError("shapes of ab and b are not compatible.")
+    i, j = np.indices((n, n))
+    offset = np.abs(i - j)
+    # the stored entry of a[i, j]: ab[u - |i - j|, max(i, j)] (upper), ab[|i - j|, min(i, j)]
+    at = (u - offset) * n + np.maximum(i, j) if not lower else offset * n + np.minimum(i, j)
+    padded = np.concatenate([np.reshape(ab, (-1,)), np.zeros(1)])     # the last entry is 0
+    a = padded[np.where(offset <= u, at, (u + 1) * n)]
+    return cho_solve(cho_factor(a, lower=True), b)
 
 
 # ---- Cholesky ---------------------------------------------------------------
@@ -399,6 +425,6 @@ def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals
 eig.routes_also = eigvals.routes_also = _complex_argument
 
 HOOKS = {**{("scipy.linalg", f.__name__): f for f in (
-    solve_triangular, solve, solve_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
+    solve_triangular, solve, solve_banded, solveh_banded, cholesky, cho_factor, cho_solve, lu_factor, lu_solve, lu,
     norm, inv, pinv, lstsq, det, svd, svdvals, qr, eigh, eigvalsh, eig, eigvals)}, **structured.HOOKS, **matfuncs.HOOKS,
          **matrix_equations.HOOKS}

@@ -1,4 +1,4 @@
-"""scipy.linalg's lu, norm, pinv, lstsq, solve_banded, the structured matrices
+"""scipy.linalg's lu, norm, pinv, lstsq, solve_banded, solveh_banded, the structured matrices
 (block_diag, toeplitz, circulant, hankel) and solve_sylvester, sqrtm, logm
 called unchanged on active arrays: every sweep against SciPy's values and
 central differences, the identities the factors satisfy, and clear errors
@@ -32,6 +32,11 @@ CASES = {
                                  rng.standard_normal((1, 5))]), rng.standard_normal((5, 2))]),
     "solve_banded vector": (lambda ab, b: sla.solve_banded((1, 0), ab, b),
                             [np.array([[3.0, 2.5, 4.0], [0.5, -0.7, 0.0]]), C]),
+    "solveh_banded upper": (lambda ab, b: sla.solveh_banded(ab, b),
+                            [np.vstack([[0.0, 0.0, 0.3, -0.2, 0.1], [0.0, 0.5, -0.7, 0.4, 0.2],
+                                        4.0 + rng.random((1, 5))]), rng.standard_normal((5, 2))]),
+    "solveh_banded lower vector": (lambda ab, b: sla.solveh_banded(ab, b, lower=True),
+                                   [np.array([[3.0, 2.5, 4.0], [0.5, -0.7, 0.0]]), C]),
     "block_diag": (lambda a, c: sla.block_diag(a, c, 2.0, np.ones((1, 2))), [B[:2], C]),
     "toeplitz": (lambda c, r: sla.toeplitz(c, r), [C, R]),
     "toeplitz symmetric": (lambda c: sla.toeplitz(c), [C]),
@@ -88,6 +93,32 @@ def test_solve_banded_reads_only_the_band():
     ab = np.array([[9.0, 0.5, -0.4], [3.0, 2.5, 4.0], [0.5, -0.7, 7.0]])    # 9 and 7 unused
     g = ad.grad(lambda m: np.sum(sla.solve_banded((1, 1), m, C)))(ab)
     assert g[0, 0] == 0.0 and g[2, 2] == 0.0 and np.all(g[1] != 0.0)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_solveh_banded_reads_only_the_stored_triangle_of_the_band(lower):
+    """The corners outside the band get no derivative, and an entry off the
+    diagonal counts for both a[i, j] and a[j, i]: against the dense solve."""
+    ab = np.array([[3.0, 2.5, 4.0], [0.5, -0.7, 9.0]]) if lower else \
+        np.array([[9.0, 0.5, -0.7], [3.0, 2.5, 4.0]])
+    unused = (1, 2) if lower else (0, 0)
+    g = ad.grad(lambda m: np.sum(sla.solveh_banded(m, C, lower=lower) ** 2))(ab)
+    assert g[unused] == 0.0
+    off = ab[0, 1:] if not lower else ab[1, :2]
+    dense = lambda d, e: np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    diag = ab[1] if not lower else ab[0]
+    gd = ad.grad(lambda d: np.sum(np.linalg.solve(dense(d, off), C) ** 2))(diag)
+    ge = ad.grad(lambda e: np.sum(np.linalg.solve(dense(diag, e), C) ** 2))(off)
+    assert_close(g[1] if not lower else g[0], gd, rtol=1e-12)
+    assert_close(g[0, 1:] if not lower else g[1, :2], ge, rtol=1e-12)
+
+
+def test_solveh_banded_refuses_what_is_not_positive_definite_as_scipy_does():
+    ab = np.array([[0.0, 3.0, 3.0], [1.0, 1.0, 1.0]])
+    with pytest.raises(np.linalg.LinAlgError):
+        sla.solveh_banded(ab, np.ones(3))
+    with pytest.raises(np.linalg.LinAlgError):
+        ad.grad(lambda a: np.sum(sla.solveh_banded(a, np.ones(3))))(ab)
 
 
 @pytest.mark.parametrize("f, error, words", [
