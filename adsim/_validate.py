@@ -43,6 +43,16 @@ def given(value):
     return f"{text} ({type(value).__name__})"
 
 
+# entry points called at a point, which a caller used to autograd's
+# hessian_vector_product(f) or make_jvp(f) may call with the function alone
+_FUNCTION_ALONE = {
+    "hvp": "for the function (x, v) -> H v (as SciPy's hessp= takes it), use adsim.hessp(f)",
+    "grad_and_hvp": "for a function of the point, use adsim.hessp(f) and adsim.grad(f)",
+    "jvp": "for a function of the point, write lambda x, v: adsim.jvp(f, x, v)",
+    "vjp": "for a function of the point, write lambda x, w: adsim.vjp(f, x, w)",
+}
+
+
 def entry_point(fn):
     """``fn`` (a public function) with calls that do not fit its signature
     (too few or too many positional arguments, an unknown keyword) refused
@@ -50,6 +60,7 @@ def entry_point(fn):
     TypeError raised inside ``fn``, or inside the user's function it calls,
     passes unchanged: only one raised before ``fn`` runs is a misfit."""
     form = f"adsim.{fn.__name__}{inspect.signature(fn)}"
+    alone = _FUNCTION_ALONE.get(fn.__name__)
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -59,7 +70,9 @@ def entry_point(fn):
             if err.__traceback__.tb_next is not None:       # raised inside fn
                 raise
             why = str(err).split("() ", 1)[-1]               # without Python's name of fn
-            raise InvalidArgument(f"{form}: {why}; call it as its signature says") from None
+            hint = f" ({alone})" if alone and len(args) == 1 and not kwargs else ""
+            raise InvalidArgument(f"{form}: {why}; call it as its signature says{hint}") \
+                from None
     return checked
 
 

@@ -589,3 +589,18 @@ def test_a_misfit_call_of_a_made_function_is_told_apart_from_a_type_error_inside
 def test_calls_off_the_signature_show_it(call, words):
     with pytest.raises(InvalidArgument, match=words + r"; call it as its signature says"):
         call()
+
+
+@pytest.mark.parametrize("entry, words", [
+    (adsim.hvp, r"use adsim.hessp\(f\)"),
+    (adsim.grad_and_hvp, r"use adsim.hessp\(f\) and adsim.grad\(f\)"),
+    (adsim.jvp, r"lambda x, v: adsim.jvp\(f, x, v\)"),
+    (adsim.vjp, r"lambda x, w: adsim.vjp\(f, x, w\)"),
+])
+def test_a_point_entry_given_the_function_alone_says_what_gives_a_function(entry, words):
+    """autograd's hessian_vector_product(f) and make_jvp(f) return functions;
+    adsim's hvp, jvp and vjp take the point: the error names the form that
+    makes a function."""
+    with pytest.raises(InvalidArgument, match=words):
+        entry(f)
+    assert adsim.hessp(f)(X, X).shape == X.shape
