@@ -13,7 +13,8 @@ bbar = valid(w * flip(a)) (a correlation with the output adjoint), so
 second derivatives are exact. Modes ``same`` and ``valid`` crop the full
 result as SciPy does, and correlate(a, b) = a * flip(b) for real arrays.
 
-lfilter solves sum_k a_k y[n-k] = sum_k b_k x[n-k] along ``axis``: in x it
+lfilter solves sum_k a_k y[n-k] = sum_k b_k x[n-k] along ``axis`` (with
+initial conditions zi, by linearity: _with_state): in x it
 is linear with the transposed filter run backwards as its adjoint
 (x̄ = flip(lfilter(b, a, flip(ȳ)))); in b and a, dy = lfilter(db, a, x) -
 lfilter(da, a, y), whose adjoints are correlations of g = flip(lfilter(1,
@@ -200,17 +201,53 @@ _lfilter = primitive(lambda b, a, x: scipy.signal.lfilter(b, a, x, axis=-1),
 
 
 def lfilter(b, a, x, axis=-1, zi=None):
-    """The IIR filter along ``axis`` (initial conditions ``zi`` are not recorded)."""
+    """The IIR filter along ``axis``; with initial conditions ``zi``,
+    (y, zf) as SciPy returns them (see _with_state)."""
     name = "scipy.signal.lfilter"
-    if zi is not None:
-        raise UnsupportedOperation(f"adsim: {name}(..., zi=...) (initial conditions and final "
-                                   f"states) is not recorded on active arrays; leave zi out")
     b, a, x = array(b, name), array(a, name), array(x, name)
     if np.ndim(b) != 1 or np.ndim(a) != 1 or np.ndim(x) == 0:
         raise ValueError(f"adsim: {name} takes 1-d b and a and an array x; got shapes "
                          f"{np.shape(b)}, {np.shape(a)}, {np.shape(x)}")
     moved = np.moveaxis(x, axis, -1)
-    return np.moveaxis(_lfilter(b, a, moved), -1, axis)
+    y = _lfilter(b, a, moved)
+    if zi is None:
+        return np.moveaxis(y, -1, axis)
+    state = np.moveaxis(array(zi, name), axis, -1)
+    taps = max(np.shape(a)[0], np.shape(b)[0]) - 1
+    if np.shape(state)[-1] != taps or np.shape(state)[:-1] != np.shape(moved)[:-1]:
+        raise ValueError(f"Unexpected shape for zi: expected {np.shape(moved)[:-1] + (taps,)} "
+                         f"along the last axis moved, found {np.shape(state)}.")
+    y, zf = _with_state(b, a, moved, y, state, taps)
+    return np.moveaxis(y, -1, axis), np.moveaxis(zf, -1, axis)
+
+
+def _with_state(b, a, x, y, zi, taps):
+    """lfilter's (y, zf) from its zero-state output ``y``, by linearity.
+    SciPy's transposed direct form II with delays z_i (coefficients divided
+    by a[0]): y[n] = b_0 x[n] + z_0[n-1], z_i[n] = b_{i+1} x[n] - a_{i+1}
+    y[n] + z_{i+1}[n-1]. Started from zi, the output gains the filter's
+    response to zi alone, which is the all-pole filter 1/a driven by zi[0],
+    zi[1], ... at n = 0, 1, ... (unrolling the recursion from z = zi with
+    x = 0). Unrolled to the end, zf_i = sum_m (b_{i+1+m} x[N-1-m] - a_{i+1+m}
+    y[N-1-m]) over the m < min(N, taps - i), plus zi[i + N] where i + N <
+    taps (a signal shorter than the filter)."""
+    n = np.shape(x)[-1]
+    if taps == 0:
+        return y, zi
+    lead = min(taps, n)
+    drive = np.concatenate([zi[..., :lead], np.zeros(np.shape(x)[:-1] + (n - lead,))], axis=-1)
+    y = y + _lfilter(a[:1], a, drive)          # a[:1] / a: the all-pole part of the normalised filter
+    bn = np.concatenate([b, np.zeros(taps + 1 - np.shape(b)[0])]) / a[0]
+    an = np.concatenate([a, np.zeros(taps + 1 - np.shape(a)[0])]) / a[0]
+    delays = []
+    for i in range(taps):
+        z = 0.0
+        for m in range(min(n, taps - i)):
+            z = z + bn[i + 1 + m] * x[..., n - 1 - m] - an[i + 1 + m] * y[..., n - 1 - m]
+        if i + n < taps:
+            z = z + zi[..., i + n]
+        delays.append(z * np.ones(np.shape(x)[:-1]))
+    return y, np.stack(delays, axis=-1)
 
 
 HOOKS = {("scipy.signal", f.__name__): f for f in (

@@ -59,6 +59,15 @@ LFILTER = {
     "2-d last axis": (lambda x: sig.lfilter([1.0, 2.0], [1.0], x), [WIDE]),
     "filter longer than x": (lambda a: sig.lfilter(B, a, SHORT),
                              [np.array([2.0, 0.3, 0.2, -0.1, 0.05])]),
+    "zi: y and zf in b a x zi": (lambda b, a, x, zi: np.concatenate(sig.lfilter(b, a, x, zi=zi)),
+                                 [B, A, LONG, np.array([0.3, -0.6])]),
+    "zi: the steady-state idiom": (
+        lambda x: sig.lfilter(B, A, x, zi=sig.lfilter_zi(B, A) * x[0])[0], [LONG]),
+    "zi along axis 0": (lambda x, zi: np.concatenate(sig.lfilter(B[:2], A, x, axis=0, zi=zi)),
+                        [WIDE, rng.standard_normal((2,) + WIDE.shape[1:])]),
+    "zi: x shorter than the filter": (
+        lambda a, x, zi: np.concatenate(sig.lfilter(B, a, x, zi=zi)),
+        [np.array([2.0, 0.3, 0.2, -0.1, 0.05]), SHORT[:2], rng.standard_normal(4)]),
 }
 
 
@@ -78,7 +87,7 @@ def test_lfilter_adjoint_in_x_is_the_filter_run_backwards():
     (lambda x: sig.fftconvolve(x, x, axes=0), ad.UnsupportedOperation, "axes=0"),
     (lambda x: sig.convolve2d(x, x, boundary="wrap"), ad.UnsupportedOperation, "'wrap'"),
     (lambda x: sig.correlate2d(x, x, fillvalue=1.0), ad.UnsupportedOperation, "fillvalue=1.0"),
-    (lambda x: sig.lfilter(B, A, x[0], zi=np.zeros(2)), ad.UnsupportedOperation, "zi="),
+    (lambda x: sig.lfilter(B, A, x[0], zi=np.zeros(3)), ValueError, "Unexpected shape for zi"),
     (lambda x: sig.convolve(x, x[0], "valid"), ValueError, "same dimensionality"),
     (lambda x: sig.convolve(x, x[:1, :5].T, "valid"), ValueError, "at least as large"),
 ])
