@@ -54,12 +54,10 @@ _kept = collections.OrderedDict()
 _lock = threading.Lock()
 
 
-def linear_in(function, data, public, refused=()):
+def linear_in(function, data, public):
     """The rule for SciPy's ``function`` (published as ``public``), linear
-    in its argument named ``data``; ``refused``: (argument, why) pairs of
-    settings that must stay at their defaults (``zi``: a filter state).
-    Registers the family of its recorded maps for tape files, named
-    ``public``."""
+    in its argument named ``data``. Registers the family of its recorded
+    maps for tape files, named ``public``."""
     signature = inspect.signature(function)
     family = BuiltinFamily(public, RULES_VERSION, functools.partial(
         _loaded, public, functools.partial(_applied, function, signature, data)),
@@ -76,10 +74,6 @@ def linear_in(function, data, public, refused=()):
                 f"{', '.join(sorted(k for k, v in settings.items() if active_leaves(v)))} "
                 f"depends on the inputs being differentiated. Keep those plain, or write the "
                 f"computation with NumPy functions adsim supports")
-        for name, why in refused:
-            if settings.get(name) is not None:
-                raise UnsupportedOperation(f"adsim: {public}(..., {name}=...) is not recorded on "
-                                           f"active arrays ({why}); leave {name} out")
         out = settings.get("output")
         if out is not None and not isinstance(out, (type, np.dtype, str)):
             raise UnsupportedOperation(

@@ -2,7 +2,8 @@
 hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
-signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py);
+signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py),
+and sosfilt with active sections or initial conditions as its lfilter cascade;
 welch and periodogram (welch.py); find_peaks, peak_prominences and
 peak_widths (peaks.py).
 
@@ -24,6 +25,9 @@ import numpy as np
 import scipy.signal
 
 from ..errors import UnsupportedOperation
+from .._active import Active
+from .._np.core import active_leaves
+from .._np.integers import current
 from ..primitives import primitive
 from .arrays import array
 from . import peaks, welch
@@ -256,11 +260,37 @@ HOOKS = {("scipy.signal", f.__name__): f for f in (
     peaks.peak_widths)}
 
 # linear in the signal for plain filter settings (adsim/_scipy/linear_maps.py)
-_STATE = (("zi", "a filter's initial state and its final state"),)
 HOOKS.update({("scipy.signal", name): linear_in(getattr(scipy.signal, name), data,
-                                                f"scipy.signal.{name}", refused)
-              for name, data, refused in (
-                  ("savgol_filter", "x", ()), ("filtfilt", "x", ()),
-                  ("sosfilt", "x", _STATE), ("sosfiltfilt", "x", ()),
-                  ("detrend", "data", ()), ("decimate", "x", ()), ("resample", "x", ()),
-                  ("resample_poly", "x", ()), ("upfirdn", "x", ()))})
+                                                f"scipy.signal.{name}")
+              for name, data in (
+                  ("savgol_filter", "x"), ("filtfilt", "x"), ("sosfilt", "x"),
+                  ("sosfiltfilt", "x"), ("detrend", "data"), ("decimate", "x"),
+                  ("resample", "x"), ("resample_poly", "x"), ("upfirdn", "x"))})
+
+_linear_sosfilt = HOOKS["scipy.signal", "sosfilt"]
+
+
+def sosfilt(sos, x, axis=-1, zi=None):
+    """Second-order sections: the linear map in x for plain ``sos`` without
+    ``zi``; else the sections' lfilter calls in turn (active coefficients,
+    initial conditions zi of shape (n_sections, ..., 2), returning (y, zf)),
+    which is SciPy's cascade."""
+    if zi is None and not active_leaves(sos):
+        return _linear_sosfilt(sos, x, axis=axis)
+    name = "scipy.signal.sosfilt"
+    sos = array(sos, name)
+    if np.ndim(sos) != 2 or np.shape(sos)[1] != 6:
+        raise ValueError("sos array must be shape (n_sections, 6)")
+    if np.any((current(sos) if isinstance(sos, Active) else sos)[:, 3] != 1.0):
+        raise ValueError("sos[:, 3] should be all ones")
+    y, final = array(x, name), []
+    for k in range(np.shape(sos)[0]):
+        if zi is None:
+            y = lfilter(sos[k, :3], sos[k, 3:], y, axis=axis)
+        else:
+            y, zf = lfilter(sos[k, :3], sos[k, 3:], y, axis=axis, zi=array(zi, name)[k])
+            final.append(zf)
+    return y if zi is None else (y, np.stack(final))
+
+
+HOOKS["scipy.signal", "sosfilt"] = sosfilt

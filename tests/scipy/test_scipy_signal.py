@@ -1,7 +1,8 @@
 """scipy.signal's convolutions and lfilter called unchanged on active arrays:
 every sweep against SciPy's values and central differences for each mode,
 both argument orders (also the smaller one first), 1-d and 2-d, each
-method; lfilter in b, a and x along any axis; clear errors for options
+method; lfilter in b, a, x and zi along any axis, sosfilt's cascade of
+them; clear errors for options
 that are not recorded."""
 import numpy as np
 import pytest
@@ -53,6 +54,13 @@ def test_one_argument_active_and_a_list_kernel():
 
 
 B, A = np.array([0.5, 0.3, -0.2]), np.array([1.2, -0.4, 0.1])
+SOS = np.array([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2], [1.0, -0.5, 0.1, 1.0, 0.3, 0.1]])
+FREE = np.delete(SOS, 3, axis=1)        # sosfilt requires sos[:, 3] == 1
+
+
+def _sections(free):
+    return np.concatenate([free[:, :3], np.ones((len(free), 1)), free[:, 3:]], axis=1)
+
 LFILTER = {
     "b a x": (lambda b, a, x: sig.lfilter(b, a, x), [B, A, LONG]),
     "axis 0": (lambda b, a, x: sig.lfilter(b, a, x, axis=0), [B, A[:2], WIDE]),
@@ -65,6 +73,13 @@ LFILTER = {
         lambda x: sig.lfilter(B, A, x, zi=sig.lfilter_zi(B, A) * x[0])[0], [LONG]),
     "zi along axis 0": (lambda x, zi: np.concatenate(sig.lfilter(B[:2], A, x, axis=0, zi=zi)),
                         [WIDE, rng.standard_normal((2,) + WIDE.shape[1:])]),
+    "sosfilt: active sections": (lambda c, x: sig.sosfilt(_sections(c), x), [FREE, LONG]),
+    "sosfilt: zi, axis 0": (
+        lambda c, x, zi: np.concatenate([np.ravel(r) for r in
+                                         sig.sosfilt(_sections(c), x, 0, zi)]),
+        [FREE, WIDE, rng.standard_normal((2, 2) + WIDE.shape[1:])]),
+    "sosfilt: the steady-state idiom": (
+        lambda x: sig.sosfilt(SOS, x, zi=sig.sosfilt_zi(SOS) * x[0])[0], [LONG]),
     "zi: x shorter than the filter": (
         lambda a, x, zi: np.concatenate(sig.lfilter(B, a, x, zi=zi)),
         [np.array([2.0, 0.3, 0.2, -0.1, 0.05]), SHORT[:2], rng.standard_normal(4)]),
