@@ -3,7 +3,8 @@ hooks.py): convolve, correlate, fftconvolve, oaconvolve, convolve2d,
 correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
 signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py),
-and sosfilt with active sections or initial conditions as its lfilter cascade;
+and sosfilt with active sections or initial conditions as its lfilter cascade,
+lfilter_zi and filtfilt with active coefficients written with lfilter;
 welch and periodogram (welch.py); find_peaks, peak_prominences and
 peak_widths (peaks.py).
 
@@ -25,9 +26,7 @@ import numpy as np
 import scipy.signal
 
 from ..errors import UnsupportedOperation
-from .._active import Active
 from .._np.core import active_leaves
-from .._np.integers import current
 from ..primitives import primitive
 from .arrays import array
 from . import peaks, welch
@@ -281,7 +280,7 @@ def sosfilt(sos, x, axis=-1, zi=None):
     sos = array(sos, name)
     if np.ndim(sos) != 2 or np.shape(sos)[1] != 6:
         raise ValueError("sos array must be shape (n_sections, 6)")
-    if np.any((current(sos) if isinstance(sos, Active) else sos)[:, 3] != 1.0):
+    if np.any(sos[:, 3] != 1.0):                    # (a recorded comparison: guarded)
         raise ValueError("sos[:, 3] should be all ones")
     y, final = array(x, name), []
     for k in range(np.shape(sos)[0]):
@@ -294,3 +293,72 @@ def sosfilt(sos, x, axis=-1, zi=None):
 
 
 HOOKS["scipy.signal", "sosfilt"] = sosfilt
+
+
+def lfilter_zi(b, a):
+    """The delays of lfilter's steady state for a unit step, as SciPy
+    computes them: (I - C^T) zi = b[1:] - a[1:] b[0] with C the companion
+    matrix of the normalised a (first column of C^T -a[1:], ones above the
+    diagonal)."""
+    name = "scipy.signal.lfilter_zi"
+    b, a = array(b, name), array(a, name)
+    if np.ndim(b) != 1 or np.ndim(a) != 1:
+        raise ValueError("Numerator b and Denominator a must be 1-D.")
+    while np.shape(a)[0] > 1 and a[0] == 0.0:       # (recorded comparisons: guarded)
+        a = a[1:]
+    if np.shape(a)[0] < 1 or a[0] == 0.0:
+        raise ValueError("There must be at least one nonzero `a` coefficient.")
+    b, a = b / a[0], a / a[0]
+    n = max(np.shape(a)[0], np.shape(b)[0])
+    a = np.concatenate([a, np.zeros(n - np.shape(a)[0])])
+    b = np.concatenate([b, np.zeros(n - np.shape(b)[0])])
+    first = np.zeros(n - 1)
+    first[0] = 1.0
+    system = np.eye(n - 1) - np.eye(n - 1, k=1) + a[1:, None] * first
+    return np.linalg.solve(system, b[1:] - a[1:] * b[0])
+
+
+def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=None):
+    """The forward-backward filter: the linear map in x for plain b and a;
+    with active b or a, SciPy's 'pad' method written with lfilter and its
+    steady-state zi (the extension of x, both passes and the crop)."""
+    if not active_leaves((b, a)):
+        return _linear_filtfilt(b, a, x, axis=axis, padtype=padtype, padlen=padlen,
+                                method=method, irlen=irlen)
+    name = "scipy.signal.filtfilt"
+    if method != "pad":
+        raise UnsupportedOperation(f"adsim: {name}(..., method={method!r}) with active filter "
+                                   f"coefficients is not recorded; method='pad' is")
+    b, a, x = np.atleast_1d(array(b, name)), np.atleast_1d(array(a, name)), array(x, name)
+    if padtype not in ("even", "odd", "constant", None):
+        raise ValueError(f"Unknown value '{padtype}' given to padtype. "
+                         "padtype must be 'even', 'odd', 'constant', or None.")
+    edge = 0 if padtype is None else 3 * max(np.shape(a)[0], np.shape(b)[0]) \
+        if padlen is None else int(padlen)
+    moved = np.moveaxis(x, axis, -1)
+    if np.shape(moved)[-1] <= edge:
+        raise ValueError(f"The length of the input vector x must be greater than padlen, "
+                         f"which is {edge}.")
+    ext = _extended(moved, edge, padtype) if edge > 0 else moved
+    zi = lfilter_zi(b, a)
+    y = lfilter(b, a, ext, zi=zi * ext[..., :1])[0]
+    y = lfilter(b, a, y[..., ::-1], zi=zi * y[..., -1:])[0][..., ::-1]
+    if edge > 0:
+        y = y[..., edge:-edge]
+    return np.moveaxis(y, -1, axis)
+
+
+def _extended(x, edge, padtype):
+    """x with ``edge`` samples added at both ends of its last axis, as
+    SciPy's odd_ext, even_ext and const_ext make them."""
+    left, right = x[..., edge:0:-1], x[..., -2:-(edge + 2):-1]
+    if padtype == "odd":
+        left, right = 2.0 * x[..., :1] - left, 2.0 * x[..., -1:] - right
+    elif padtype == "constant":
+        left, right = x[..., :1] + 0.0 * left, x[..., -1:] + 0.0 * right
+    return np.concatenate([left, x, right], axis=-1)
+
+
+_linear_filtfilt = HOOKS["scipy.signal", "filtfilt"]
+HOOKS["scipy.signal", "filtfilt"] = filtfilt
+HOOKS["scipy.signal", "lfilter_zi"] = lfilter_zi

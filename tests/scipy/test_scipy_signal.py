@@ -2,7 +2,7 @@
 every sweep against SciPy's values and central differences for each mode,
 both argument orders (also the smaller one first), 1-d and 2-d, each
 method; lfilter in b, a, x and zi along any axis, sosfilt's cascade of
-them; clear errors for options
+them, lfilter_zi and filtfilt in the coefficients; clear errors for options
 that are not recorded."""
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from fdcheck import assert_close, check_tape
 
 rng = np.random.default_rng(11)
 LONG, SHORT = rng.standard_normal(6), rng.standard_normal(3)
+MEDIUM = rng.standard_normal(16)
 EVEN = rng.standard_normal(4)
 WIDE, SMALL = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
 
@@ -80,6 +81,15 @@ LFILTER = {
         [FREE, WIDE, rng.standard_normal((2, 2) + WIDE.shape[1:])]),
     "sosfilt: the steady-state idiom": (
         lambda x: sig.sosfilt(SOS, x, zi=sig.sosfilt_zi(SOS) * x[0])[0], [LONG]),
+    "lfilter_zi in b and a": (lambda b, a: sig.lfilter_zi(b, a), [B, A]),
+    "lfilter_zi: a leading zero of a": (
+        lambda b, a: sig.lfilter_zi(b, np.concatenate([np.zeros(1), a])), [B[:2], A]),
+    "filtfilt in b, a and x": (lambda b, a, x: sig.filtfilt(b, a, x), [B, A, MEDIUM]),
+    "filtfilt: even, axis 0": (lambda b, x: sig.filtfilt(b, A[:2], x, axis=0, padtype="even"),
+                               [B, np.stack([MEDIUM, MEDIUM[::-1]], axis=1)]),
+    "filtfilt: constant, padlen": (
+        lambda a: sig.filtfilt(B, a, MEDIUM, padtype="constant", padlen=4), [A]),
+    "filtfilt: no padding": (lambda a: sig.filtfilt(B, a, MEDIUM, padtype=None), [A]),
     "zi: x shorter than the filter": (
         lambda a, x, zi: np.concatenate(sig.lfilter(B, a, x, zi=zi)),
         [np.array([2.0, 0.3, 0.2, -0.1, 0.05]), SHORT[:2], rng.standard_normal(4)]),
@@ -96,6 +106,24 @@ def test_lfilter_adjoint_in_x_is_the_filter_run_backwards():
     w = rng.standard_normal(LONG.size)
     g = ad.vjp(lambda x: sig.lfilter(B, A, x), LONG, w)[1]
     assert_close(g, sig.lfilter(B, A, w[::-1])[::-1], rtol=1e-13, what="adjoint")
+
+
+def test_filtfilt_with_active_coefficients_refuses_gust_and_short_signals():
+    with pytest.raises(ad.UnsupportedOperation, match="method='gust'"):
+        ad.grad(lambda a: np.sum(sig.filtfilt(B, a, MEDIUM, method="gust")))(A)
+    with pytest.raises(ValueError, match="greater than padlen"):
+        ad.grad(lambda a: np.sum(sig.filtfilt(B, a, MEDIUM[:9])))(A)
+
+
+def test_leading_zeros_and_unit_sections_are_guarded():
+    """lfilter_zi strips a's leading zeros and sosfilt needs sos[:, 3] == 1:
+    a replay where either changes raises instead of computing another filter."""
+    tape = ad.record(lambda a: sig.lfilter_zi(B[:2], a), np.array([0.0, 1.2, -0.4]))
+    with pytest.raises(ad.BranchChanged):
+        tape.forward(np.array([0.1, 1.2, -0.4]))
+    tape = ad.record(lambda s: sig.sosfilt(s, LONG), SOS)
+    with pytest.raises(ad.BranchChanged):
+        tape.forward(SOS + np.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]))
 
 
 @pytest.mark.parametrize("f, error, words", [
