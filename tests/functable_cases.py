@@ -111,6 +111,7 @@ FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 
 
 KDE_CS = "SciPy's compiled code takes float64 data"
+HERMITIAN = "SciPy reads a complex band as Hermitian: the complex step is conjugated"
 KDE_DATA = np.array([0.1, 0.5, 1.3, 2.0, -0.4, 0.9])
 KDE_POINTS = np.array([-0.5, 0.0, 0.7, 1.5])
 # peaks at knots, samples far apart from each other and from the widths' heights
@@ -1434,6 +1435,11 @@ SCIPY_MORE = {
     sl.solve_banded: [case(lambda x: sl.solve_banded((1, 1), np.array(
         [[0.0, 0.5, 0.5], [4.0, 4.0, 4.0], [0.5, 0.5, 0.0]]) + x[:9].reshape(3, 3) * 0.1, x[9:]),
         12)],
+    sl.solveh_banded: [case(lambda x: sl.solveh_banded(np.array(
+        [[0.0, 0.5, 0.5], [4.0, 4.0, 4.0]]) + x[:6].reshape(2, 3) * 0.1, x[6:]), 9, cs=HERMITIAN),
+        case(lambda x: sl.solveh_banded(np.array([[4.0, 4.0, 4.0], [0.5, 0.5, 0.0]]) +
+                                        x[:6].reshape(2, 3) * 0.1, x[6:], lower=True), 9,
+             "lower", cs=HERMITIAN)],
     sl.solve_sylvester: [case(lambda x: sl.solve_sylvester(general(x[:4]), np.eye(2), x[4:].reshape(
         2, 2)), 8)],
     sl.solve_continuous_lyapunov: [case(lambda x: sl.solve_continuous_lyapunov(
@@ -1464,7 +1470,10 @@ SCIPY_MORE = {
                                                            mode="same"), 6)],
     signal.lfilter: [case(lambda x: signal.lfilter([0.5, 0.25], [1.0, -0.3], x), 5),
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
-                          "active coefficients")],
+                          "active coefficients"),
+                     case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:6], zi=x[6:])[0],
+                          7, "zi")],
+    signal.lfilter_zi: [case(lambda x: signal.lfilter_zi(x[:3], [1.0, x[3] * 0.2, 0.1]), 4)],
     np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
     signal.welch: [case(lambda x: signal.welch(x, nperseg=8)[1], 24, cs=KDE_CS),
@@ -1483,7 +1492,9 @@ SCIPY_MORE = {
                                 cs="SciPy's savgol_filter takes real input"),
                            case(lambda x: signal.savgol_filter(x, 3, 1, deriv=1, mode="wrap"),
                                 6, "wrap", cs="SciPy's savgol_filter takes real input")],
-    signal.filtfilt: [case(lambda x: signal.filtfilt([0.5, 0.25], [1.0, -0.3], x), 10)],
+    signal.filtfilt: [case(lambda x: signal.filtfilt([0.5, 0.25], [1.0, -0.3], x), 10),
+                      case(lambda x: signal.filtfilt(x[:2], [1.0, x[2] * 0.2], x[3:]), 10,
+                           "active coefficients")],
     signal.sosfilt: [case(lambda x: signal.sosfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]], x), 6)],
     signal.sosfiltfilt: [case(lambda x: signal.sosfiltfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]],
                                                            x), 12)],
