@@ -18,7 +18,9 @@ with an apex event; the Oregonator with ``vectorized=True``; a
 reaction-diffusion slab (Frank-Kamenetskii) with ``jac_sparsity`` built as
 a ``lil_matrix``; a neural ODE (a small tanh MLP); Newton's method on an
 ODE loss with ``adsim.hvp``; and RK4 by hand through
-``adsim.checkpoint_loop`` with the time in the state."""
+``adsim.checkpoint_loop`` with the time in the state; a lockdown on a date to
+be fitted, switched inside ``fun`` (refused) and split at that date; and an
+AUC by ``quad`` over ``sol.sol`` (refused)."""
 import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import odeint, solve_ivp
@@ -441,3 +443,47 @@ def rk4_amplitude_plain(params, n_steps=500):
         if i >= 250 and i % 25 == 0:
             kept.append(state[1][0])
     return np.max(np.abs(np.array(kept))) + state[1] @ state[1]
+
+
+# ---- 18. a lockdown on a date to be fitted: the contact rate switched inside fun ----------------
+
+def seir_switched(t, y, beta0, reduction, t_lock, sigma, gamma, N):
+    S, E, I, R = y
+    beta = beta0 if t < t_lock else beta0 * (1 - reduction)
+    return [-beta * S * I / N, beta * S * I / N - sigma * E, sigma * E - gamma * I, gamma * I]
+
+
+def lockdown_date_loss(params):
+    """As published: refused (the switch's date is a parameter)."""
+    beta0, t_lock = params
+    N = 1e4
+    sol = solve_ivp(seir_switched, (0, DAYS[-1]), [N - 3.0, 2.0, 1.0, 0.0], t_eval=DAYS,
+                    args=(beta0, 0.6, t_lock, 1 / 4.0, 1 / 6.0, N), rtol=1e-9, atol=1e-8)
+    return np.sum((np.log(sol.y[2] + sol.y[3]) - np.log(CUMULATIVE)) ** 2)
+
+
+def lockdown_date_loss_split(params):
+    """The same model, integrated up to the lockdown and on from there."""
+    beta0, t_lock = params
+    N = 1e4
+    rates = (1 / 4.0, 1 / 6.0, N)
+    before = DAYS[DAYS < t_lock]
+    first = solve_ivp(seir_switched, (0, t_lock), [N - 3.0, 2.0, 1.0, 0.0],
+                      t_eval=np.append(before, t_lock), args=(beta0, 0.0, np.inf) + rates,
+                      rtol=1e-9, atol=1e-8)
+    second = solve_ivp(seir_switched, (t_lock, DAYS[-1]), first.y[:, -1],
+                       t_eval=DAYS[DAYS >= t_lock], args=(beta0 * 0.4, 0.0, np.inf) + rates,
+                       rtol=1e-9, atol=1e-8)
+    y = np.concatenate([first.y[:, :-1], second.y], axis=1)
+    return np.sum((np.log(y[2] + y[3]) - np.log(CUMULATIVE)) ** 2)
+
+
+# ---- 19. AUC by quad over the dense output ---------------------------------------------------
+
+def auc_by_quad(params):
+    """As published: scipy.integrate.quad of sol.sol (refused, see the tests)."""
+    from scipy.integrate import quad
+    ka, ke = params
+    sol = solve_ivp(gut_central, (0, 24), [100.0, 0.0], args=(ka, ke), dense_output=True,
+                    rtol=1e-10, atol=1e-10)
+    return quad(lambda t: sol.sol(t)[1], 0, 24)[0]

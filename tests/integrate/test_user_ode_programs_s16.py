@@ -77,6 +77,9 @@ PROGRAMS = {
     "decay chain dop853 for newton": case(prog.chain_loss, [0.0, -1.5], [0.1, -1.2], 1e-7),
     "rk4 checkpoint_loop time in state": case(prog.rk4_amplitude, [0.1, 1.0], [0.12, 1.1],
                                               1e-9),
+    # the lockdown's date an end of t_span (the published form is refused, below)
+    "lockdown date split t_span": case(prog.lockdown_date_loss_split, [0.6, 19.5],
+                                       [0.62, 20.5], 1e-7),
 }
 
 # The model's derivatives (see model_references): gradients at x and x2, the Hessian-vector
@@ -252,3 +255,31 @@ def test_rk4_through_checkpoint_loop_and_written_out_agree():
                  what="value")
     assert_close(adsim.grad(prog.rk4_amplitude)(x), adsim.grad(prog.rk4_amplitude_plain)(x),
                  rtol=1e-12, atol=0.0, what="gradient")
+
+
+def test_a_lockdown_date_switched_inside_fun_is_refused_and_the_split_is_its_derivative():
+    """``beta0 if t < t_lock else ...`` with t_lock fitted: refused by name
+    (it was silently wrong: the date's derivative missed the jump of the
+    contact rate), and the same model split at t_lock is differentiated:
+    differences of the published program at rtol 1e-12 agree with it (at
+    its own rtol 1e-9 they are 1e-4 off: a step across the jump)."""
+    x = PROGRAMS["lockdown date split t_span"].x
+    assert_close(prog.lockdown_date_loss(x), prog.lockdown_date_loss_split(x), rtol=1e-7,
+                 atol=0.0, what="the two forms")
+    with pytest.raises(adsim.UnsupportedOperation, match=r"`seir_switched`.*comparison of the "
+                       r"time t and a parameter.*solve on \(t0, t_s\)"):
+        adsim.grad(prog.lockdown_date_loss)(x)
+    _close(adsim.grad(prog.lockdown_date_loss_split)(x),
+           differences(tightened(prog.lockdown_date_loss, "DOP853"), x, 1e-4), 1e-7,
+           "the published form's model")
+
+
+def test_quad_of_the_dense_output_stays_refused():
+    """``quad(lambda t: sol.sol(t)[1], 0, 24)``: adsim's quad does not find
+    the active values inside the OdeSolution-like ``sol`` (a dict of
+    results holding them) and refuses, telling the user to pass them through
+    args= -- which cannot be done for an interpolant (adsim/_scipy, not
+    this module's; the AUC by ``np.trapezoid`` of ``sol.sol`` on a grid or
+    a quadrature state in the ODE are differentiated)."""
+    with pytest.raises(adsim.UnsupportedOperation, match="scipy.integrate.quad"):
+        adsim.grad(prog.auc_by_quad)(np.array([1.0, 0.1]))
