@@ -109,7 +109,7 @@ class _Switches:
         while hi - lo > 1e-13:
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if self.differs(on(mid))[0] else (mid, hi)
-        with suspended():
+        with suspended(), np.errstate(all="ignore"):     # points off the solution
             left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
                            for s in (lo, hi))
         jump = np.max(np.abs(right - left))
