@@ -32,6 +32,7 @@ from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._step_reuse import StepSetup, settings_of
+from ._switches import refuse_moving_switches
 from ._tableaux import EXPLICIT
 
 __all__ = ["solve_ivp"]
@@ -296,6 +297,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
             group.finish()
     if setup is not None:
         setup.keep(group)
+    if not values_only and active_leaves([t0, y0, args]):
+        refuse_moving_switches(fun, vectorized, args, t0, y0, t, y)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)

@@ -39,6 +39,7 @@ class Call:
 
     def __init__(self, func, Dfun, args, positions, options, n, recorded=None):
         self.func = func
+        self.name = name_of(func)       # the user's, in messages about self.rhs
         self.args, self.positions = args, positions
         self.options = options
         self.tfirst = bool(options["tfirst"])

@@ -1,0 +1,183 @@
+"""A right-hand side that switches where the parameters move the switch.
+
+The derivatives of a solve are those of the steps taken, each comparison
+in ``fun`` keeping its recorded outcome. A jump of ``fun`` at a fixed time
+(``1.0 if t < 2.0 else 0.0``) leaves them the model's to about the
+tolerance (docs/integrate.md, "Step sizes held or followed"). A jump whose
+time moves with the parameters -- at a parameter's time (``rate if t <
+t_off else 0.0``, ``np.where(t < t_lock, b1, b2)``) or where the state
+crosses a level (``k1 if y[0] > 0.5 else k2``) -- adds to the exact
+derivative a term at the crossing (the jump times the crossing time's
+derivative) that no step sees: without it the derivative is silently wrong
+(``d y(5) / d t_off`` came out 0 where it is 0.22). Such a switch is an op
+whose derivative is zero almost everywhere (a comparison or a rounding)
+reading the state, or reading both the time and a parameter, and it
+matters once its outcome changes during the integration.
+
+:func:`refuse_moving_switches` records ``fun`` once as a tape of ``(t, y,
+*params)``, finds such ops on it and evaluates them at the integration's
+output points; where an outcome changes it raises
+:class:`~adsim.errors.UnsupportedOperation` saying how to write the switch
+so that its time is differentiated (a split ``t_span``, a terminal event).
+A switch crossed and crossed back between two output points is not seen.
+"""
+import numpy as np
+
+from .._active import Active
+from .._containers.tree import placed
+from .._decoder import decode, refs
+from .._record.creation import suspended
+from .._record.recording import record
+from .._validate import name_of
+from ..errors import BranchChanged, UnsupportedOperation
+from ._dense import recorded_values
+from ._rhs import real_array
+
+__all__ = ["refuse_moving_switches"]
+
+# ops whose result is piecewise constant in their operands (as adsim/_scipy/jumps.py)
+_STEPS = frozenset({"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
+                    "SIGN", "FLOOR", "CEIL", "TRUNC", "RINT", "ROUND", "FLOOR_DIVIDE"})
+_TIME, _STATE, _PARAMETER = 1, 2, 4
+# COMPARE's kinds (adsim/_opcodes.pxd); 5 (not equal) is the guard of bool(x)
+_NAMES = {0: " (<)", 1: " (<=)", 2: " (>)", 3: " (>=)", 4: " (==)"}
+
+
+def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
+    """Raise UnsupportedOperation when ``fun`` (gathered: its active values
+    are the Active entries of ``args``) jumps at a moving switch between
+    ``(t0, y0)`` and the output points ``(t[j], y[:, j])``, or selects by a
+    comparison of the time with a parameter."""
+    positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
+    params = [recorded_values(args[i]) for i in positions]
+
+    def G(t, y, *params):
+        state = y[:, None] if vectorized else y
+        return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
+    ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
+    if not ref.guards:
+        return
+    ts, ys = recorded_values(t), recorded_values(y)
+    previous = ref.point
+    for j in range(ts.shape[0]):
+        point = (np.array(ts[j]), ys[:, j])
+        differs, ref = ref.differs(point)
+        if differs:
+            ref.refuse_a_jump(previous, point)
+            ref = _Switches(fun, G, params, point)
+        previous = point
+    # fun's branches at the outputs, recorded here: a replay where one differs (the
+    # steps record another variant of theirs without coming back here) records again
+    for j in range(ts.shape[0]):
+        G(t[j], y[:, j], *[args[i] for i in positions])
+
+
+class _Switches:
+    """``G`` recorded at ``point``: the outcomes of its moving switches."""
+
+    def __init__(self, fun, G, params, point):
+        self.fun, self.G, self.params, self.point = fun, G, params, point
+        self.tape = record(G, *point, *params)
+        self.guards, selects = _moving_switches(self.tape)
+        if selects:         # its outcome is data, not a recorded branch: refused as it is
+            _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
+        self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
+                         for what, where in self.guards.values()]
+
+    def differs(self, point):
+        """(whether a moving switch's outcome at ``point`` differs from
+        this one's, the recording to go on with)."""
+        try:
+            self.tape.forward(*point, *self.params)
+            return False, self
+        except BranchChanged as err:
+            if err.op_index in self.guards:
+                return True, self
+        # another branch (a switch at a fixed time, say): its own recording's outcomes
+        other = _Switches(self.fun, self.G, self.params, point)
+        return other.outcomes != self.outcomes, (self if other.outcomes != self.outcomes
+                                                 else other)
+
+    def refuse_a_jump(self, a, b):
+        """Raise when ``G`` jumps where the outcome changes on the segment
+        from ``a`` (this recording's outcomes) to ``b`` (others): bisected
+        to 1e-13 of the segment, a kink (``max(y[0], 0.0)``, ``abs``) moves
+        ``G`` by that much, a jump by its size."""
+        def on(s):
+            return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
+        lo, hi = 0.0, 1.0
+        while hi - lo > 1e-13:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if self.differs(on(mid))[0] else (mid, hi)
+        with suspended(), np.errstate(all="ignore"):     # points off the solution
+            left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
+                           for s in (lo, hi))
+        jump = np.max(np.abs(right - left))
+        if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)), 1e-300):
+            changed = next((what for what, _ in self.outcomes), ("comparison", "the state y"))
+            _refuse(self.fun, changed, f"it jumps by {jump:.3g} where its outcome changes, "
+                    f"between t = {float(a[0]):.6g} and t = {float(b[0]):.6g}")
+
+
+def _moving_switches(tape):
+    """(guards, selects) on ``tape`` (inputs t, y, params): ``guards``
+    {op index: ((op name, what it reads), (branch offset, n))} of the
+    recorded branches (COMPARE) on values depending on the state, or on the
+    time and a parameter; ``selects``: [(op name, what it reads)] of the
+    comparisons and roundings of the time and a parameter whose results
+    other ops read (``np.where(t < t_off, a, b)``)."""
+    depends = {}
+    for i, slot in enumerate(tape.input_slots):
+        depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
+    guards, steps, selects = {}, {}, []
+    ops = decode(tape)[1]
+    for k, op in enumerate(ops):
+        on, read = 0, []
+        for _, ref in refs(op):
+            if ref >= 0:
+                on |= depends.get(ref, 0)
+                read.append(ref)
+        name = op.spec.name
+        moving = bool(on & _STATE) or on & (_TIME | _PARAMETER) == _TIME | _PARAMETER
+        if name == "COMPARE" and moving and not _side_of_abs(op, ops[k + 1:k + 2]):
+            guards[k] = (("comparison" + _NAMES.get(op.kind, ""), _reads(on)),
+                         (op.branch_offset, op.n))
+        elif name != "COMPARE":
+            for ref in read:
+                if ref in steps and not steps[ref][1] & _STATE:
+                    selects.append(steps[ref][0])
+        if op.result >= 0:
+            steps.pop(op.result, None)
+            if name in _STEPS and moving:
+                steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)), on)
+            depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
+    return guards, selects
+
+
+def _side_of_abs(compare, following):
+    """Whether ``compare`` is the recorded side of the ``abs`` after it (a
+    kink, continuous: its outcome may change freely)."""
+    return bool(following) and following[0].spec.name == "ABS" and \
+        following[0].x == compare.a
+
+
+def _reads(on):
+    return "the state y" if on & _STATE else "the time t and a parameter"
+
+
+def _refuse(fun, switch, where):
+    name, reads = switch
+    # odeint's derivatives come from solve_ivp of its Call's rhs: the user's func
+    fname = getattr(getattr(fun, "__self__", None), "name", None) or name_of(fun)
+    raise UnsupportedOperation(
+        f"adsim: the right-hand side `{fname}` of solve_ivp (or odeint) switches by a {name} "
+        f"of {reads}, and {where}. "
+        f"The time of that switch moves with the parameters, and the derivative of the steps "
+        f"taken (each comparison keeping its outcome) would miss the jump's term: silently "
+        f"wrong. Make the switch a boundary of the integration: for a switch at a "
+        f"parameter's time t_s, solve on (t0, t_s) and again from the state reached on (t_s, "
+        f"t1) (t_s is then a differentiated end of t_span); for a switch where the state "
+        f"crosses a level, a terminal event (event(t, y) = y[i] - level) and a restart from "
+        f"sol.y_events; or smooth the step (a logistic of (t - t_s) / width). If fun is "
+        f"continuous there (max(y[0], 0.0)), write it with np.maximum or np.clip, which adsim "
+        f"differentiates as a kink")
