@@ -1474,6 +1474,8 @@ SCIPY_MORE = {
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:6], zi=x[6:])[0],
                           7, "zi")],
     signal.lfilter_zi: [case(lambda x: signal.lfilter_zi(x[:3], [1.0, x[3] * 0.2, 0.1]), 4)],
+    signal.sosfilt_zi: [case(lambda x: signal.sosfilt_zi(np.concatenate(
+        [x[:3], np.ones(1), x[3:] * 0.2, [0.1]])[None]), 4)],
     np.common_type: [case(lambda x: x * np.ones(1, np.common_type(x, np.arange(2))), 3)],
     # linear in the signal or image (adsim/_scipy/linear_maps.py)
     signal.welch: [case(lambda x: signal.welch(x, nperseg=8)[1], 24, cs=KDE_CS),
@@ -1497,7 +1499,10 @@ SCIPY_MORE = {
                            "active coefficients")],
     signal.sosfilt: [case(lambda x: signal.sosfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]], x), 6)],
     signal.sosfiltfilt: [case(lambda x: signal.sosfiltfilt([[0.2, 0.4, 0.2, 1.0, -0.4, 0.2]],
-                                                           x), 12)],
+                                                           x), 12),
+                         case(lambda x: signal.sosfiltfilt(np.concatenate(
+                             [x[:3], np.ones(1), x[3:4] * 0.2, [0.1]])[None], x[4:]), 14,
+                             "active sections")],
     signal.detrend: [case(lambda x: signal.detrend(x), 5)],
     signal.decimate: [case(lambda x: signal.decimate(x, 2, n=4, ftype="fir"), 12)],
     signal.resample: [case(lambda x: signal.resample(x, 7), 5,

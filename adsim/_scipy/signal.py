@@ -4,7 +4,8 @@ correlate2d (modes full, same, valid), and lfilter; savgol_filter,
 filtfilt, sosfilt, sosfiltfilt, detrend, decimate and resample in the
 signal (and resample_poly and upfirdn), as the linear maps they are (adsim/_scipy/linear_maps.py),
 and sosfilt with active sections or initial conditions as its lfilter cascade,
-lfilter_zi and filtfilt with active coefficients written with lfilter;
+lfilter_zi, filtfilt, sosfilt_zi and sosfiltfilt with active coefficients
+written with lfilter and sosfilt;
 welch and periodogram (welch.py); find_peaks, peak_prominences and
 peak_widths (peaks.py).
 
@@ -277,11 +278,7 @@ def sosfilt(sos, x, axis=-1, zi=None):
     if zi is None and not active_leaves(sos):
         return _linear_sosfilt(sos, x, axis=axis)
     name = "scipy.signal.sosfilt"
-    sos = array(sos, name)
-    if np.ndim(sos) != 2 or np.shape(sos)[1] != 6:
-        raise ValueError("sos array must be shape (n_sections, 6)")
-    if np.any(sos[:, 3] != 1.0):                    # (a recorded comparison: guarded)
-        raise ValueError("sos[:, 3] should be all ones")
+    sos = _sections(sos)
     y, final = array(x, name), []
     for k in range(np.shape(sos)[0]):
         if zi is None:
@@ -293,6 +290,17 @@ def sosfilt(sos, x, axis=-1, zi=None):
 
 
 HOOKS["scipy.signal", "sosfilt"] = sosfilt
+
+
+def _sections(sos):
+    """``sos`` checked as SciPy checks it: (n_sections, 6), sos[:, 3] == 1
+    (a recorded comparison on active sections: a replay where it fails raises)."""
+    sos = array(sos, "scipy.signal.sosfilt")
+    if np.ndim(sos) != 2 or np.shape(sos)[1] != 6:
+        raise ValueError("sos array must be shape (n_sections, 6)")
+    if np.any(sos[:, 3] != 1.0):
+        raise ValueError("sos[:, 3] should be all ones")
+    return sos
 
 
 def lfilter_zi(b, a):
@@ -321,7 +329,7 @@ def lfilter_zi(b, a):
 def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=None):
     """The forward-backward filter: the linear map in x for plain b and a;
     with active b or a, SciPy's 'pad' method written with lfilter and its
-    steady-state zi (the extension of x, both passes and the crop)."""
+    steady-state zi (_forward_backward)."""
     if not active_leaves((b, a)):
         return _linear_filtfilt(b, a, x, axis=axis, padtype=padtype, padlen=padlen,
                                 method=method, irlen=irlen)
@@ -329,20 +337,57 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     if method != "pad":
         raise UnsupportedOperation(f"adsim: {name}(..., method={method!r}) with active filter "
                                    f"coefficients is not recorded; method='pad' is")
-    b, a, x = np.atleast_1d(array(b, name)), np.atleast_1d(array(a, name)), array(x, name)
+    b, a = np.atleast_1d(array(b, name)), np.atleast_1d(array(a, name))
+    zi = lfilter_zi(b, a)
+    return _forward_backward(lambda v, z: lfilter(b, a, v, zi=z)[0], zi, array(x, name), axis,
+                             padtype, 3 * max(np.shape(a)[0], np.shape(b)[0]), padlen)
+
+
+def sosfiltfilt(sos, x, axis=-1, padtype="odd", padlen=None):
+    """The forward-backward filter of second-order sections: the linear map
+    in x for plain ``sos``; with active sections, SciPy's method written with
+    sosfilt and sosfilt_zi (_forward_backward)."""
+    if not active_leaves(sos):
+        return _linear_sosfiltfilt(sos, x, axis=axis, padtype=padtype, padlen=padlen)
+    name = "scipy.signal.sosfiltfilt"
+    sos = _sections(sos)
+    # SciPy's default pad: 3 (2 n + 1 - the trailing zeros both b and a of every section have)
+    trailing = min(int(np.sum(sos[:, 2] == 0.0)), int(np.sum(sos[:, 5] == 0.0)))
+    x = array(x, name)
+    n = np.shape(sos)[0]
+    zi = np.reshape(sosfilt_zi(sos), (n,) + (1,) * (np.ndim(x) - 1) + (2,))
+    return _forward_backward(lambda v, z: sosfilt(sos, v, zi=z)[0], zi, x, axis, padtype,
+                             3 * (2 * n + 1 - trailing), padlen)
+
+
+def sosfilt_zi(sos):
+    """Each section's lfilter_zi, scaled by the gains at frequency 0 of the
+    sections before it (as SciPy computes it)."""
+    sos = _sections(sos)
+    zi, scale = [], 1.0
+    for k in range(np.shape(sos)[0]):
+        b, a = sos[k, :3], sos[k, 3:]
+        zi.append(scale * lfilter_zi(b, a))
+        scale = scale * np.sum(b) / np.sum(a)
+    return np.stack(zi)
+
+
+def _forward_backward(run, zi, x, axis, padtype, default_pad, padlen):
+    """SciPy's forward-backward 'pad' method along ``axis``: x extended by
+    ``padtype``, ``run(v, zi * v[0])`` forward, then on the reversed output
+    from its last value, reversed back and cropped (``run`` filters the last
+    axis; zi broadcasts against v[..., :1] with the delays in its last axis)."""
     if padtype not in ("even", "odd", "constant", None):
         raise ValueError(f"Unknown value '{padtype}' given to padtype. "
                          "padtype must be 'even', 'odd', 'constant', or None.")
-    edge = 0 if padtype is None else 3 * max(np.shape(a)[0], np.shape(b)[0]) \
-        if padlen is None else int(padlen)
+    edge = 0 if padtype is None else default_pad if padlen is None else int(padlen)
     moved = np.moveaxis(x, axis, -1)
     if np.shape(moved)[-1] <= edge:
         raise ValueError(f"The length of the input vector x must be greater than padlen, "
                          f"which is {edge}.")
     ext = _extended(moved, edge, padtype) if edge > 0 else moved
-    zi = lfilter_zi(b, a)
-    y = lfilter(b, a, ext, zi=zi * ext[..., :1])[0]
-    y = lfilter(b, a, y[..., ::-1], zi=zi * y[..., -1:])[0][..., ::-1]
+    y = run(ext, zi * ext[..., :1])
+    y = run(y[..., ::-1], zi * y[..., -1:])[..., ::-1]
     if edge > 0:
         y = y[..., edge:-edge]
     return np.moveaxis(y, -1, axis)
@@ -360,5 +405,6 @@ def _extended(x, edge, padtype):
 
 
 _linear_filtfilt = HOOKS["scipy.signal", "filtfilt"]
-HOOKS["scipy.signal", "filtfilt"] = filtfilt
-HOOKS["scipy.signal", "lfilter_zi"] = lfilter_zi
+_linear_sosfiltfilt = HOOKS["scipy.signal", "sosfiltfilt"]
+HOOKS.update({("scipy.signal", f.__name__): f for f in (
+    filtfilt, sosfiltfilt, lfilter_zi, sosfilt_zi)})

@@ -2,7 +2,8 @@
 every sweep against SciPy's values and central differences for each mode,
 both argument orders (also the smaller one first), 1-d and 2-d, each
 method; lfilter in b, a, x and zi along any axis, sosfilt's cascade of
-them, lfilter_zi and filtfilt in the coefficients; clear errors for options
+them, lfilter_zi, filtfilt, sosfilt_zi and sosfiltfilt in the coefficients;
+clear errors for options
 that are not recorded."""
 import numpy as np
 import pytest
@@ -90,6 +91,13 @@ LFILTER = {
     "filtfilt: constant, padlen": (
         lambda a: sig.filtfilt(B, a, MEDIUM, padtype="constant", padlen=4), [A]),
     "filtfilt: no padding": (lambda a: sig.filtfilt(B, a, MEDIUM, padtype=None), [A]),
+    "sosfilt_zi": (lambda c: sig.sosfilt_zi(_sections(c)), [FREE]),
+    "sosfiltfilt: active sections": (lambda c, x: sig.sosfiltfilt(_sections(c), x),
+                                     [FREE, MEDIUM]),
+    "sosfiltfilt: even, axis 0, a section of order 1": (
+        lambda c, x: sig.sosfiltfilt(_sections(c * [1.0, 1.0, 0.0, 1.0, 0.0]), x, axis=0,
+                                     padtype="even"),
+        [FREE, np.stack([MEDIUM, MEDIUM[::-1]], axis=1)]),
     "zi: x shorter than the filter": (
         lambda a, x, zi: np.concatenate(sig.lfilter(B, a, x, zi=zi)),
         [np.array([2.0, 0.3, 0.2, -0.1, 0.05]), SHORT[:2], rng.standard_normal(4)]),
