@@ -29,8 +29,8 @@ from .._active import Active
 from .._np.core import active_leaves
 from .._transformed import Transformed, inner_function
 
-__all__ = ["Slot", "args_hold_recorded_objects", "object_holds_recorded_values", "outer_slots",
-           "reads_recorded_values", "recording_in_progress"]
+__all__ = ["PlainReads", "Slot", "args_hold_recorded_objects", "object_holds_recorded_values",
+           "outer_slots", "reads_recorded_values", "recording_in_progress"]
 
 _MAX_DEPTH = 8
 _MAX_ELEMENTS = 256     # longer containers are data, not a model's parts
@@ -129,6 +129,65 @@ def args_hold_recorded_objects(args):
     an object whose attributes hold active values (``args=(p,)`` with ``p``
     a dataclass of parameters)."""
     return isinstance(args, tuple) and any(map(object_holds_recorded_values, args))
+
+
+class PlainReads:
+    """The plain numbers, strings and arrays a function reads from a closure,
+    a module global or an object's attribute, as they were when the program
+    handed the function over (to a solver), so that the calls adsim makes of
+    it later (second-order rules, replays solving again) see those values.
+
+    Python reads such a place when the function runs: a function made in a
+    loop (``for K in strikes: brentq(lambda s: price(s, K) - quote, ...)``)
+    reads the loop's last ``K`` once the loop is over, although each solve
+    the program made used its own ``K``. :meth:`frozen` wraps a function so
+    that, once :meth:`hold` is called (after the solver returns; before,
+    the program's own calls see its places as they are, a counter it
+    keeps included), each call runs with the places rebound to the values
+    taken here and puts back what they held after it. Places holding
+    active values are not taken: they are lifted to inputs instead. An
+    array changed in place rather than rebound is not seen."""
+
+    def __init__(self, functions):
+        self.taken = []
+        keys = set()
+        for f in functions:
+            if f is None:
+                continue
+            for slot, v in outer_slots(f, _plain_data):
+                if slot.kind in ("cell", "global", "attribute") and slot.key not in keys:
+                    keys.add(slot.key)
+                    self.taken.append((slot, v))
+        self.held = False
+
+    def hold(self):
+        self.held = True
+
+    def frozen(self, f):
+        """``f`` running with the places as they were taken (once held)."""
+        if not self.taken or f is None:
+            return f
+
+        @functools.wraps(f)
+        def frozen(*args, **kwargs):
+            if not self.held:
+                return f(*args, **kwargs)
+            moved = [(slot, slot.get(), v) for slot, v in self.taken if slot.get() is not v]
+            for slot, _, then in moved:
+                slot.set(then)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                for slot, now, _ in moved:
+                    slot.set(now)
+        return frozen
+
+
+def _plain_data(v):
+    """A value a rebinding of its place would change under a function: a
+    number, a string or a plain array (not an active one)."""
+    return isinstance(v, (int, float, complex, str, np.ndarray, np.generic)) and \
+        not isinstance(v, Active)
 
 
 def _recorded_or_holding(v):
