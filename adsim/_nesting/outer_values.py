@@ -54,7 +54,7 @@ class Slot:
     __slots__ = ("holder", "name", "kind")
 
     def __init__(self, kind, holder, name):
-        self.kind = kind        # "cell", "attribute" or "global"
+        self.kind = kind        # "cell", "attribute", "global", "partial" or "default"
         self.holder = holder
         self.name = name
 
@@ -69,6 +69,8 @@ class Slot:
             return getattr(self.holder, self.name)
         if self.kind == "partial":
             return _partial_bound(self.holder)[self.name]
+        if self.kind == "default":
+            return _defaults(self.holder)[self.name]
         return self.holder[self.name]
 
     def set(self, value):
@@ -87,6 +89,13 @@ class Slot:
             else:
                 keywords[self.name] = value
             self.holder.__setstate__((func, tuple(args), keywords, namespace))
+        elif self.kind == "default":
+            if isinstance(self.name, int):
+                defaults = list(self.holder.__defaults__)
+                defaults[self.name] = value
+                self.holder.__defaults__ = tuple(defaults)
+            else:
+                self.holder.__kwdefaults__ = {**self.holder.__kwdefaults__, self.name: value}
         else:
             self.holder[self.name] = value
 
@@ -97,6 +106,8 @@ class Slot:
             return f"attribute `{self.name}` of a {type(self.holder).__name__} object"
         if self.kind == "partial":
             return f"argument {self.name!r} bound by functools.partial"
+        if self.kind == "default":
+            return f"the default value of an argument of {getattr(self.holder, '__name__', '?')}"
         return f"global `{self.name}` of module {self.holder.get('__name__', '?')}"
 
 
@@ -224,6 +235,10 @@ def _search_function(f, wanted, found, seen, depth):
         _search_function(f.__func__, wanted, found, seen, depth + 1)
         _search_object(f.__self__, wanted, found, seen, depth + 1)
         return
+    # values bound as defaults (``lambda s, K=K, quote=quote: ...``, the idiom that fixes
+    # a loop's values in a function made in it): read by the calls that omit them
+    for key, v in _defaults(f).items():
+        _consider(Slot("default", f, key), v, wanted, found, seen, depth)
     for cell in f.__closure__ or ():
         try:
             v = cell.cell_contents
@@ -286,6 +301,14 @@ def _search_object(obj, wanted, found, seen, depth):
 def _is_adsim(f):
     module = getattr(f, "__module__", None) or ""
     return module == "adsim" or module.startswith("adsim.")
+
+
+def _defaults(f):
+    """A function's default values: by position among its parameters that
+    have one, and by name for keyword-only ones."""
+    out = dict(enumerate(f.__defaults__ or ()))
+    out.update(f.__kwdefaults__ or {})
+    return out
 
 
 def _partial_bound(p):

@@ -91,3 +91,35 @@ def test_the_programs_places_keep_what_it_put_there():
     calls["n"] = 0
     plain = f(np.array([0.7]))
     assert np.isfinite(plain) and calls["n"] > 0
+
+
+def by_default_arguments(p):
+    # the idiom that fixes a loop's values in a function made in it
+    out = []
+    for i, k in SETTINGS:
+        out.append(brentq(lambda x, k=k, a=p[i]: x ** 3 + k * x - a, -5.0, 5.0, xtol=1e-15))
+    return out[0] ** 2 + out[1]
+
+
+def by_keyword_only_default(p):
+    def residual(x, *, a=p[0]):
+        return x ** 3 + 2.0 * x - a
+    return brentq(residual, -5.0, 5.0, xtol=1e-15) ** 2 + p[1]
+
+
+@pytest.mark.parametrize("f", [by_default_arguments, by_keyword_only_default])
+def test_active_values_bound_as_default_arguments_are_parameters(f):
+    """An active value bound as a default (``lambda x, a=p[i]: ...``) is a
+    parameter of the solve, as one read from the closure is; it was refused
+    as read from a place adsim does not search."""
+    x = np.array([0.7, 1.3])
+    want = _gradient_differences(f, x)
+    assert_close(adsim.hessian(f)(x), want, rtol=1e-6, atol=1e-9, what="Hessian")
+    _, jv = adsim.jvp(f, (x,), (np.array([0.3, -0.2]),))
+    assert_close(jv, adsim.grad(f)(x) @ np.array([0.3, -0.2]), rtol=1e-12, atol=1e-15,
+                 what="jvp vs grad")
+    tape = adsim.record(f, x)
+    x2 = x * np.array([1.02, 0.97])
+    assert_close(tape.forward(x2), f(x2), rtol=1e-12, atol=1e-14, what="replayed value")
+    assert_close(tape.gradient(x2), adsim.grad(f)(x2), rtol=1e-12, atol=1e-14,
+                 what="replayed gradient")
