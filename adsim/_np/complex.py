@@ -455,15 +455,20 @@ def _power(a, b):
 def _log_of_base(a):
     """log a for a ** b = exp(b log a): a constant's principal logarithm, or
     the recorded one. A base of 0 is refused: log 0 has no derivative, and
-    NumPy's 0 ** b is itself 0, 1 or NaN by cases."""
+    NumPy's 0 ** b is itself 0, 1 or NaN by cases. The check reads the
+    values, as real sqrt, log and ** do not record one: a recorded
+    comparison of the base with 0 would be a branch that ``quad`` takes for
+    a jump of its integrand (``np.sqrt(b**2 + s * (u**2 + 1j*u))`` of a
+    characteristic function), though the result does not move with it. A
+    replay at a base of exactly 0 gives infinite or NaN derivatives there,
+    as real ``np.sqrt(x)`` does at x = 0."""
     if not isinstance(a, (Active, ComplexActive)):
         a = np.asarray(a, dtype=_COMPLEX)
         if np.any(a == 0):
             raise _zero_base()
         return np.log(a)
-    re, im = parts(a)
-    nonzero = re != 0.0 if _zero(im) else (re != 0.0) | (im != 0.0)
-    if not np.all(nonzero):                         # a recorded branch: replays check it
+    re, im = (_recorded_value(v) for v in parts(a))
+    if not np.all((re != 0.0) | (im != 0.0)):
         raise _zero_base()
     return log(a)
 
