@@ -19,6 +19,7 @@ import numpy as np
 
 from .._opcodes import Opcode as Op
 from .._active import Active, unhashable_message
+from .._record import guards
 from ..errors import ActiveValueLeak, UndefinedDerivative, UnsupportedOperation
 from .core import as_active, broadcast_to, constant, copy, tape_of
 
@@ -455,20 +456,17 @@ def _power(a, b):
 def _log_of_base(a):
     """log a for a ** b = exp(b log a): a constant's principal logarithm, or
     the recorded one. A base of 0 is refused: log 0 has no derivative, and
-    NumPy's 0 ** b is itself 0, 1 or NaN by cases. The check reads the
-    values, as real sqrt, log and ** do not record one: a recorded
-    comparison of the base with 0 would be a branch that ``quad`` takes for
-    a jump of its integrand (``np.sqrt(b**2 + s * (u**2 + 1j*u))`` of a
-    characteristic function), though the result does not move with it. A
-    replay at a base of exactly 0 gives infinite or NaN derivatives there,
-    as real ``np.sqrt(x)`` does at x = 0."""
+    NumPy's 0 ** b is itself 0, 1 or NaN by cases."""
     if not isinstance(a, (Active, ComplexActive)):
         a = np.asarray(a, dtype=_COMPLEX)
         if np.any(a == 0):
             raise _zero_base()
         return np.log(a)
-    re, im = (_recorded_value(v) for v in parts(a))
-    if not np.all((re != 0.0) | (im != 0.0)):
+    re, im = parts(a)
+    if not guards.recorded():                       # an integrand of quad (_record/guards.py)
+        re, im = _recorded_value(re), _recorded_value(im)
+    nonzero = re != 0.0 if _zero(im) else (re != 0.0) | (im != 0.0)
+    if not np.all(nonzero):                         # a recorded branch: replays check it
         raise _zero_base()
     return log(a)
 
@@ -494,8 +492,12 @@ def conjugate(z):
 
 def absolute(z):
     """|z|; at z = 0 its derivative is taken as 0 (a recorded branch), so
-    |z|**2 is differentiable everywhere, as it is mathematically."""
+    |z|**2 is differentiable everywhere, as it is mathematically. (In an
+    integrand of quad the test reads the values: adsim/_record/guards.py.)"""
     re, im = parts(z)
+    if not guards.recorded() and np.all(
+            _recorded_value(re) ** 2 + _recorded_value(im) ** 2 > 0.0):
+        return np.hypot(re, im)
     r2 = re * re + im * im
     nonzero = r2 > 0.0
     if np.all(nonzero):

@@ -93,3 +93,24 @@ def test_complex_roots_and_powers_of_the_variable_and_the_parameters():
                  what="replayed value")
     with pytest.raises(adsim.UndefinedDerivative, match="base a is 0"):
         adsim.grad(lambda p: (((p - p) * 1j) ** p[0]).real.sum())(np.array([0.5]))
+
+
+def noise_bandwidth(p):
+    """|H(iw)|^2 of a first-order filter: abs of a complex value of the
+    variable and the parameters, whose check for z = 0 was a recorded
+    comparison this rule refused."""
+    return si.quad(lambda w: abs(p[1] / (1j * w * p[0] + 1)) ** 2 + np.abs(1j * w + p[0]),
+                   0.0, 5.0, epsabs=1e-13, epsrel=1e-13)[0]
+
+
+def test_the_modulus_of_a_complex_transfer_function():
+    x = np.array([0.5, 1.3])
+    g = adsim.grad(noise_bandwidth)(x)
+    h = 1e-5
+    want = np.array([(noise_bandwidth(x + e) - noise_bandwidth(x - e)) / (2 * h)
+                     for e in np.eye(2) * h])
+    assert_close(g, want, rtol=1e-7, atol=1e-10, what="gradient")
+    v = np.array([1.0, -0.5])
+    hv = adsim.hvp(noise_bandwidth, x, v)
+    want = (adsim.grad(noise_bandwidth)(x + h * v) - adsim.grad(noise_bandwidth)(x - h * v)) / (2 * h)
+    assert_close(hv, want, rtol=1e-6, atol=1e-9, what="hvp")
