@@ -434,7 +434,6 @@ FUNCTIONS = {
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
     **spectral_norms.FUNCTIONS, **complex_linalg.FUNCTIONS,
     np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
-    np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,
