@@ -3,7 +3,8 @@ adsim's own derivatives inside some models and NumPy as written.
 
 Newton–Krylov and Helmholtz energies: a nonlinear elastic chain relaxed
 by Newton steps whose conjugate-gradient solves take Hessian products from
-``adsim.hvp``, a Bratu problem by ``minimize(method='trust-krylov')`` given
+``adsim.hvp`` (hand-written, and SciPy's ``cg`` on a ``LinearOperator`` of
+them), a Bratu problem by ``minimize(method='trust-krylov')`` given
 ``adsim.grad`` and ``adsim.hvp`` and by SciPy's ``newton_krylov``, a van der
 Waals Helmholtz energy whose pressure is ``adsim.grad`` of it, an Einstein
 solid's heat capacity by ``adsim.hessian``. Equations of state with their
@@ -1001,3 +1002,18 @@ def sensor_curve(params):
     fitted = np.polynomial.Polynomial.fit(volts, reading, 2)
     c0, c1, c2 = fitted.convert().coef
     return c1 + 10 * c2 + fitted.deriv()(2.0) + fitted(3.3)
+
+
+# ---- 53. Newton–Krylov with SciPy's cg on a LinearOperator of adsim.hvp products ---------
+
+def newton_krylov_scipy_cg(params, n=5, steps=5):
+    from scipy.sparse.linalg import LinearOperator, cg
+    k, load = params
+    energy = lambda u: chain_energy(u, k, load)
+    u = np.zeros(n)
+    for _ in range(steps):
+        g = adsim.grad(energy)(u)
+        H = LinearOperator((n, n), matvec=lambda v: adsim.hvp(energy, u, v), dtype=float)
+        du, info = cg(H, -g, rtol=1e-12, atol=0.0)
+        u = u + du
+    return energy(u)

@@ -25,6 +25,8 @@ from program_checks import differences, moved, program_tests
 #        the path depends on the point)
 PROGRAMS = {
     "newton-cg chain with adsim.hvp": (prog.relaxed_chain, np.array([1.0, 0.3]), False, True),
+    "newton-krylov scipy cg of adsim.hvp": (prog.newton_krylov_scipy_cg, np.array([1.0, 0.3]),
+                                            False, False),
     "srk mixture kij dict np.roots": (prog.srk_ln_phi_methane, np.array([260.0, 0.7]), True,
                                       False),
     "virial mixture pair dict": (prog.virial_fugacity, np.array([310.0, 0.3]), True, False),
@@ -91,7 +93,8 @@ PROGRAMS = {
 }
 ADAPTIVE = {"pr liquid fsolve full_output", "implied vol brentq in a loop",
             "heston digital by quad", "rachford-rice brentq wilson dict", "gene switch fsolve args",
-            "dblquad active density", "lif rate brentq of quad", "bratu newton_krylov"}
+            "dblquad active density", "lif rate brentq of quad", "bratu newton_krylov",
+            "newton-krylov scipy cg of adsim.hvp"}
 # difference steps where 1e-3 of the parameter crosses a kink or is too coarse
 STEPS = {"american put in-place tree": 1e-4, "sphere CubicSpline drag table": 1e-4,
          "gene switch fsolve args": 1e-4}
