@@ -19,6 +19,7 @@ import scipy.sparse.linalg as spla
 
 from .._active import Active
 from .._containers.container_args import gathered_inputs
+from .._nesting.outer_values import PlainReads
 from .._record.creation import suspended
 from ..errors import SolverNotConverged
 from .implicit import Equations
@@ -36,7 +37,10 @@ def operator_solve(A, b, method, options, x0=None, callback=None, M=None):
     def residual(x, rhs):
         return np.reshape(A._matvec(x), (n,)) - rhs
 
-    (f,), args = gathered_inputs([residual], (b,))
+    # later calls see the plain values the products read as this solve does (a
+    # Newton loop rebinds its iterate): adsim/_nesting/outer_values.py
+    reads = PlainReads([residual])
+    (f,), args = gathered_inputs([reads.frozen(residual)], (b,))
     positions = [i for i, v in enumerate(args) if isinstance(v, Active)]
 
     def full(values):
@@ -69,4 +73,6 @@ def operator_solve(A, b, method, options, x0=None, callback=None, M=None):
 
     start = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(n)
     solution = ImplicitSolution(system, solve, start)
-    return solution([args[i] for i in positions]), 0
+    x = solution([args[i] for i in positions])
+    reads.hold()
+    return x, 0
