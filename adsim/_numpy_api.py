@@ -192,6 +192,27 @@ def _opts_out(v):
     return getattr(type(v), "__array_ufunc__", False) is None
 
 
+def _of_objects(v):
+    """An array of Python objects (NumPy's ``np.asanyarray(Polynomial)`` in
+    numpy.polynomial's ``mapdomain``)."""
+    return type(v) is np.ndarray and v.dtype == object
+
+
+def _objectwise(code, a, b):
+    """a <op> b with an object array: NumPy's object loop, which applies the
+    Python operator element by element (``active * polynomial`` goes to the
+    polynomial's reflected method), an active operand taken element by
+    element as 0-d active values."""
+    def elements(v):
+        if not isinstance(v, Active):
+            return v
+        out = np.empty(v.shape, dtype=object)
+        for i in np.ndindex(v.shape):
+            out[i] = v[i]
+        return out
+    return _UFUNC_OF_BINARY[code](elements(a), elements(b))
+
+
 def binary(code, a, b):
     """a <op> b; a complex operand (active or constant) makes it complex. A
     scipy.sparse operand is the sparse class's to handle (``u * L`` of an
@@ -199,6 +220,8 @@ def binary(code, a, b):
     if sparse_products.is_sparse_operand(a) or sparse_products.is_sparse_operand(b) or \
             _opts_out(a) or _opts_out(b):
         return NotImplemented
+    if _of_objects(a) or _of_objects(b):
+        return _objectwise(code, a, b)
     a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
         return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
@@ -411,7 +434,6 @@ FUNCTIONS = {
         size_of(shape_of(a)) if axis is None else shape_of(a)[axis],
     **spectral_norms.FUNCTIONS, **complex_linalg.FUNCTIONS,
     np.linalg.cholesky: linalg.cholesky, **hermitian.FUNCTIONS,
-    np.linalg.matrix_power: linalg.matrix_power,
     np.linalg.qr: decompositions.qr, np.linalg.svd: decompositions.svd,
     np.linalg.pinv: decompositions.pinv, np.linalg.lstsq: decompositions.lstsq,
     np.average: composed.average, np.cross: composed.cross, np.ediff1d: composed.ediff1d,

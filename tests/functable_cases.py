@@ -1519,6 +1519,12 @@ SCIPY_MORE = {
     ndimage.mean: [case(lambda x: ndimage.mean(x, [1, 2, 1, 0, 2, 2], [1, 2]), 6,
                         cs="scipy.ndimage averages labelled regions of real input"),
                    case(lambda x: ndimage.mean(x.reshape(2, 3)), 6, "whole image")],
+    ndimage.center_of_mass: [
+        case(lambda x: np.stack(ndimage.center_of_mass(x.reshape(2, 3))), 6, domain=(0.5, 2.0),
+             cs="scipy.ndimage.center_of_mass takes real input"),
+        case(lambda x: np.stack(ndimage.center_of_mass(x.reshape(2, 3), [[1, 2, 1], [0, 2, 2]],
+                                                       2)), 6, "one region",
+             domain=(0.5, 2.0), cs="scipy.ndimage.center_of_mass takes real input")],
     ndimage.gaussian_filter: [case(lambda x: ndimage.gaussian_filter(x.reshape(2, 3), 0.8), 6)],
     ndimage.gaussian_filter1d: [case(lambda x: ndimage.gaussian_filter1d(x, 1.0), 5)],
     ndimage.uniform_filter: [case(lambda x: ndimage.uniform_filter(x.reshape(2, 3), 2), 6)],

@@ -29,8 +29,8 @@ from .._active import Active
 from .._np.core import active_leaves
 from .._transformed import Transformed, inner_function
 
-__all__ = ["Slot", "args_hold_recorded_objects", "object_holds_recorded_values", "outer_slots",
-           "reads_recorded_values", "recording_in_progress"]
+__all__ = ["PlainReads", "Slot", "args_hold_recorded_objects", "object_holds_recorded_values",
+           "outer_slots", "reads_recorded_values", "recording_in_progress"]
 
 _MAX_DEPTH = 8
 _MAX_ELEMENTS = 256     # longer containers are data, not a model's parts
@@ -54,7 +54,7 @@ class Slot:
     __slots__ = ("holder", "name", "kind")
 
     def __init__(self, kind, holder, name):
-        self.kind = kind        # "cell", "attribute" or "global"
+        self.kind = kind        # "cell", "attribute", "global", "partial" or "default"
         self.holder = holder
         self.name = name
 
@@ -69,6 +69,8 @@ class Slot:
             return getattr(self.holder, self.name)
         if self.kind == "partial":
             return _partial_bound(self.holder)[self.name]
+        if self.kind == "default":
+            return _defaults(self.holder)[self.name]
         return self.holder[self.name]
 
     def set(self, value):
@@ -87,6 +89,13 @@ class Slot:
             else:
                 keywords[self.name] = value
             self.holder.__setstate__((func, tuple(args), keywords, namespace))
+        elif self.kind == "default":
+            if isinstance(self.name, int):
+                defaults = list(self.holder.__defaults__)
+                defaults[self.name] = value
+                self.holder.__defaults__ = tuple(defaults)
+            else:
+                self.holder.__kwdefaults__ = {**self.holder.__kwdefaults__, self.name: value}
         else:
             self.holder[self.name] = value
 
@@ -97,6 +106,8 @@ class Slot:
             return f"attribute `{self.name}` of a {type(self.holder).__name__} object"
         if self.kind == "partial":
             return f"argument {self.name!r} bound by functools.partial"
+        if self.kind == "default":
+            return f"the default value of an argument of {getattr(self.holder, '__name__', '?')}"
         return f"global `{self.name}` of module {self.holder.get('__name__', '?')}"
 
 
@@ -129,6 +140,65 @@ def args_hold_recorded_objects(args):
     an object whose attributes hold active values (``args=(p,)`` with ``p``
     a dataclass of parameters)."""
     return isinstance(args, tuple) and any(map(object_holds_recorded_values, args))
+
+
+class PlainReads:
+    """The plain numbers, strings and arrays a function reads from a closure,
+    a module global or an object's attribute, as they were when the program
+    handed the function over (to a solver), so that the calls adsim makes of
+    it later (second-order rules, replays solving again) see those values.
+
+    Python reads such a place when the function runs: a function made in a
+    loop (``for K in strikes: brentq(lambda s: price(s, K) - quote, ...)``)
+    reads the loop's last ``K`` once the loop is over, although each solve
+    the program made used its own ``K``. :meth:`frozen` wraps a function so
+    that, once :meth:`hold` is called (after the solver returns; before,
+    the program's own calls see its places as they are, a counter it
+    keeps included), each call runs with the places rebound to the values
+    taken here and puts back what they held after it. Places holding
+    active values are not taken: they are lifted to inputs instead. An
+    array changed in place rather than rebound is not seen."""
+
+    def __init__(self, functions):
+        self.taken = []
+        keys = set()
+        for f in functions:
+            if f is None:
+                continue
+            for slot, v in outer_slots(f, _plain_data):
+                if slot.kind in ("cell", "global", "attribute") and slot.key not in keys:
+                    keys.add(slot.key)
+                    self.taken.append((slot, v))
+        self.held = False
+
+    def hold(self):
+        self.held = True
+
+    def frozen(self, f):
+        """``f`` running with the places as they were taken (once held)."""
+        if not self.taken or f is None:
+            return f
+
+        @functools.wraps(f)
+        def frozen(*args, **kwargs):
+            if not self.held:
+                return f(*args, **kwargs)
+            moved = [(slot, slot.get(), v) for slot, v in self.taken if slot.get() is not v]
+            for slot, _, then in moved:
+                slot.set(then)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                for slot, now, _ in moved:
+                    slot.set(now)
+        return frozen
+
+
+def _plain_data(v):
+    """A value a rebinding of its place would change under a function: a
+    number, a string or a plain array (not an active one)."""
+    return isinstance(v, (int, float, complex, str, np.ndarray, np.generic)) and \
+        not isinstance(v, Active)
 
 
 def _recorded_or_holding(v):
@@ -165,6 +235,10 @@ def _search_function(f, wanted, found, seen, depth):
         _search_function(f.__func__, wanted, found, seen, depth + 1)
         _search_object(f.__self__, wanted, found, seen, depth + 1)
         return
+    # values bound as defaults (``lambda s, K=K, quote=quote: ...``, the idiom that fixes
+    # a loop's values in a function made in it): read by the calls that omit them
+    for key, v in _defaults(f).items():
+        _consider(Slot("default", f, key), v, wanted, found, seen, depth)
     for cell in f.__closure__ or ():
         try:
             v = cell.cell_contents
@@ -227,6 +301,14 @@ def _search_object(obj, wanted, found, seen, depth):
 def _is_adsim(f):
     module = getattr(f, "__module__", None) or ""
     return module == "adsim" or module.startswith("adsim.")
+
+
+def _defaults(f):
+    """A function's default values: by position among its parameters that
+    have one, and by name for keyword-only ones."""
+    out = dict(enumerate(f.__defaults__ or ()))
+    out.update(f.__kwdefaults__ or {})
+    return out
 
 
 def _partial_bound(p):

@@ -11,6 +11,8 @@ solved by adsim's real solve, whose rules then give every derivative
 LAPACK's complex solver). The pair functions take plain or active parts;
 an imaginary part None is 0.
 """
+import operator
+
 import numpy as np
 
 from .._active import Active
@@ -206,5 +208,27 @@ def slogdet(a):
     return over_stack(one, np.linalg.slogdet, [a])
 
 
+def matrix_power(a, n):
+    """a ** n (a stack of square matrices) by binary powering of complex
+    products, the inverse's for n < 0 (a periodic stack's transfer matrix
+    ``matrix_power(M_period, N)``); real when a is."""
+    if not complex_.is_complex(a):
+        return linalg.matrix_power(a, n)
+    square("matrix_power", a)
+    n = operator.index(n)
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 0:                                 # no dependence on a
+        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).astype(complex)
+    result, base = None, _pair(a)
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return _complex(result)
+
+
 FUNCTIONS = {np.linalg.solve: solve, np.linalg.inv: inv, np.linalg.det: det,
-             np.linalg.slogdet: slogdet}
+             np.linalg.slogdet: slogdet, np.linalg.matrix_power: matrix_power}

@@ -38,7 +38,10 @@ interposition on, adsim changes exactly three things outside itself:
    ``fsum``, ...) are bound in ``math``, and in place of names imported
    from it under their own names (``from math import exp``), to stand-ins
    that record NumPy's function of an active number (``math``'s own
-   function on plain ones), as the NumPy names are.
+   function on plain ones), as the NumPy names are; so are those of
+   ``cmath`` that adsim/_record/cmath_functions.py lists (``exp``,
+   ``sqrt``, ``log``, ``phase``, ``rect``, ...), recording NumPy's complex
+   functions.
    Two NumPy methods have their code replaced as the SciPy functions of 2.
    are: ``np.vectorize.__call__``, whose NumPy code converts its arguments
    to plain arrays, so that a vectorized function (made before or during
@@ -138,7 +141,7 @@ import types
 
 import numpy as np
 
-from . import creation, listed, math_functions
+from . import cmath_functions, creation, listed, math_functions
 from .._active import Active
 from .._np import draws, mapped, poly1d, polynomial_series
 from .._np.complex import ComplexActive
@@ -311,6 +314,7 @@ def _change_numpy(names):
         _wrappers.update(_legacy_draw_wrappers())
         _wrappers.update(_scalar_test_wrappers())
         _wrappers.update(math_functions.wrappers())
+        _wrappers.update(cmath_functions.wrappers())
         _originals.update({key: w.__wrapped__ for key, w in _wrappers.items()})
         _by_module(_wrappers, _wrapper_names)
         _by_module(_originals, _original_names)

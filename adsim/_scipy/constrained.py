@@ -41,6 +41,7 @@ from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
 
 from .._active import Active
 from .._containers.container_args import gathered_inputs
+from .._nesting.outer_values import PlainReads
 from .._nesting.nested import reads_recorded_values
 from .._np.core import active_leaves, compare
 from .._opcodes import CompareKind
@@ -355,7 +356,8 @@ def constrained_call(solver, original, arguments):
     arguments = _options_as_recorded(solver, arguments)
     problem, run, answer, x_shape = CONSTRAINED[solver](arguments, original)
     functions, every = problem.arrange()
-    functions, every = gathered_inputs(functions, every)
+    reads = PlainReads(functions)       # as in solver_calls.differentiated_solve
+    functions, every = gathered_inputs([reads.frozen(f) for f in functions], every)
     positions = [i for i, v in enumerate(every) if isinstance(v, Active)]
     start = arguments.get("x0")          # (linprog's is optional)
     x0 = np.zeros(x_shape) if start is None else start
@@ -393,6 +395,7 @@ def constrained_call(solver, original, arguments):
     saved.kkt = kkt
     params = [every[i] for i in positions]
     z = solution(params)
+    reads.hold()
     out = answer(kkt.raw, z[:kkt.n].reshape(x_shape))
 
     def at(x, *values):                # the objective with the parameters as arguments

@@ -27,6 +27,8 @@ adsim/_nesting/outer_values.py), lifted to inputs of the op.
 (the integrand evaluated once on the active nodes), so its derivatives are
 those of the sum SciPy computes.
 """
+import functools
+
 import numpy as np
 import scipy.integrate as si
 from scipy.special import roots_legendre
@@ -37,6 +39,7 @@ from .._nesting.nested import closure_cells, lift_closures
 from .._filefields import expect_keys, shape_field
 from .._nesting.nested import RecordingInner, SavedInner
 from .._np.core import active_leaves
+from .._record import guards
 from .._record.creation import suspended
 from ..errors import TapeCopyError, UnsupportedOperation
 from ..primitives import Application, Primitive
@@ -176,7 +179,7 @@ class _Taped:
         """The tapes of h, the first recorded at (x, params) to learn its
         output shape; h's own values where it cannot be recorded."""
         name = getattr(h, "__name__", "integrand")
-        inner = RecordingInner(h, name, f"the integral of `{name}`")
+        inner = RecordingInner(_unguarded(h), name, f"the integral of `{name}`")
         taped = cls(inner, h)
         try:
             with suspended():
@@ -309,6 +312,16 @@ class _VjpIntegrand:
             self._recorded = _Taped(RecordingInner(self, self.__name__, self.__name__), self,
                                     through_tapes=False)
         return self._recorded.vjp(x, weight_and_params, u)
+
+
+def _unguarded(h):
+    """``h`` recorded without adsim's recorded checks of values (a complex
+    power's base not 0), which would read as moving jumps (adsim/_record/guards.py)."""
+    @functools.wraps(h)
+    def integrand(*args):
+        with guards.unrecorded():
+            return h(*args)
+    return integrand
 
 
 def _flat(arrays):

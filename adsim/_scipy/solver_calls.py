@@ -23,6 +23,7 @@ import numpy as np
 
 from .._active import Active
 from .._containers.container_args import gathered_inputs
+from .._nesting.outer_values import PlainReads
 from .._np.core import active_leaves
 from .._np.joins import from_pieces
 from .._record.creation import suspended
@@ -489,7 +490,10 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     if keywords:             # least_squares' kwargs=: one more (container) argument
         functions = [_with_keywords(f) for f in functions]
         args = args + (dict(keywords),)
-    functions, args = gathered_inputs(functions, args)
+    # later calls (second-order rules, replays solving again) see the plain values the
+    # functions read as this call does (a function made in a loop reads the loop's variable)
+    reads = PlainReads(functions)
+    functions, args = gathered_inputs([reads.frozen(f) for f in functions], args)
     positions = [i for i, v in enumerate(args) if isinstance(v, Active)]
     call = {k: v if k in names or k == "args" or callable(v) else plain_value(v)
             for k, v in arguments.items()}
@@ -566,6 +570,7 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
     solution = ImplicitSolution(system, solve, x0)
     solution.saved = saved
     x = solution([args[i] for i in positions] + bound_leaves).reshape(first["shape"])
+    reads.hold()
     out = spec.answer(first["raw"], x)
     if spec.refresh is None:
         return out

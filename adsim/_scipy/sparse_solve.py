@@ -33,6 +33,7 @@ from ..errors import UnsupportedAttribute, UnsupportedOperation
 from ..primitives import BuiltinFamily, primitive
 from .arrays import array
 from . import sparse_active, sparse_active_linalg, sparse_active_solve
+from .operator_implicit import operator_solve
 from .operator_solve import operator_pair, solve_rules, taped_operator
 from .krylov import KRYLOV as _KRYLOV, Krylov as _Krylov, LEAST_SQUARES, LeastSquares
 from .superlu import FACTORISATIONS as _FACTORS, adsim_factorising, factorise as _factorise
@@ -339,20 +340,10 @@ def _is_code_operator(A):
         type(A).__name__ != "MatrixLinearOperator"
 
 
-def _plain_operator(A, method, n):
-    """Refuse an operator whose products read active values (its matrix then
-    depends on the inputs, which a solve of b alone would not see)."""
-    if _is_recorded(A._matvec(np.ones(n))):     # (SciPy's matvec refuses active results)
-        raise UnsupportedOperation(
-            f"adsim: scipy.sparse.linalg.{method} with a LinearOperator whose matvec reads "
-            f"active values: only the right-hand side may be active. Assemble the matrix "
-            f"(scipy.sparse) and use spsolve")
-
-
 def _operator_reading_active_values(args, kwargs):
     """A solve while recording with an operator of Python code whose products
     read active values, b plain: SciPy's method would run on active products
-    (refused by _plain_operator instead)."""
+    (adsim/_scipy/operator_implicit.py differentiates it instead)."""
     A = args[0] if args else kwargs.get("A")
     return current_tape() is not None and _is_code_operator(A) and \
         _is_recorded(A._matvec(np.ones(A.shape[1])))
@@ -380,7 +371,8 @@ def _krylov_rule(method):
                                                     callback=callback, M=M), 0
         if _is_code_operator(A):
             n = np.shape(b)[0]
-            _plain_operator(A, method, n)
+            if _is_recorded(A._matvec(np.ones(n))):     # its matrix depends on the inputs
+                return operator_solve(A, b, method, options, x0=x0, callback=callback, M=M)
             taped = taped_operator(A, n)
             solver = _Krylov(A if taped is None else taped, method, options, x0=x0,
                              callback=callback, M=M)

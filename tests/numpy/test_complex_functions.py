@@ -312,3 +312,30 @@ def test_a_complex_workspace_is_a_constant_until_an_active_value_is_written():
         adsim.jacobian(written)(X)
     with pytest.raises(adsim.ActiveValueLeak, match="imaginary part"):
         adsim.jacobian(lambda x: np.asarray(np.zeros(3, complex) + 1j * x).real)(X)
+
+
+@pytest.mark.parametrize("n", [5, 2, 1, 0, -3])
+def test_matrix_power_of_a_complex_transfer_matrix(n):
+    """A periodic stack's transfer matrix, one period's characteristic
+    matrix to the power of the number of periods (the inverse's for n < 0):
+    it was refused on complex active arrays."""
+    def f(p):
+        d = p[0]
+        M = np.array([[np.cos(d), 1j * np.sin(d) / p[1]], [1j * p[1] * np.sin(d), np.cos(d)]])
+        P = np.linalg.matrix_power(M @ np.array([[1.0, 0.2j], [0.0, 1.0]]), n)
+        return np.abs(P[0, 1]) ** 2 + np.real(P[1, 1]) + np.imag(P[0, 0])
+
+    x = np.array([0.4, 1.5])
+    M = np.array([[np.cos(0.4), 1j * np.sin(0.4) / 1.5], [1j * 1.5 * np.sin(0.4), np.cos(0.4)]])
+    P = np.linalg.matrix_power(M @ np.array([[1.0, 0.2j], [0.0, 1.0]]), n)
+    assert_close(adsim.record(f, x).forward(x), np.abs(P[0, 1]) ** 2 + P[1, 1].real + P[0, 0].imag,
+                 rtol=1e-13, atol=1e-14, what="value")
+    g = adsim.grad(f)(x)
+    h = 1e-6
+    assert_close(g, np.array([(f(x + e) - f(x - e)) / (2 * h) for e in np.eye(2) * h]),
+                 rtol=1e-6, atol=1e-9, what="gradient")
+    v = np.array([0.3, -0.7])
+    _, jv = adsim.jvp(f, (x,), (v,))
+    assert_close(jv, g @ v, rtol=1e-12, atol=1e-15, what="jvp vs grad")
+    assert_close(adsim.hvp(f, x, v), (adsim.grad(f)(x + h * v) - adsim.grad(f)(x - h * v)) / (2 * h),
+                 rtol=1e-5, atol=1e-8, what="hvp")

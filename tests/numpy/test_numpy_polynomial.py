@@ -128,3 +128,30 @@ def test_sorting_a_complex_array_in_place_matches_numpy_and_replays():
     except adsim.BranchChanged:
         g2 = adsim.grad(f)(x2)
     assert_close(g2, [central(f, [x2], [e], 1e-6) for e in np.eye(8)], what="new order")
+
+
+def test_a_fitted_series_converted_to_its_own_domain():
+    """``Polynomial.fit`` maps the data's domain to the window; ``convert()``
+    maps back by evaluating the series at ``off + scl * x`` with ``x`` the
+    identity series wrapped by np.asanyarray in a 0-d object array, and
+    ``scl`` a value of the recording (the data made inside the function):
+    an active value times an array of objects is NumPy's object loop (each
+    element's reflected method). It was refused as a constant operand of
+    objects."""
+    def f(p):
+        X = np.linspace(0.0, 2.0, 7)
+        y = p[0] * X ** 2 + p[1] * np.sin(X)
+        fitted = np.polynomial.Polynomial.fit(X, y, 3)
+        c = fitted.convert().coef
+        return c[2] * c[1] + fitted.deriv()(1.1) + np.sum(fitted.integ().convert().coef)
+
+    x = np.array([0.4, 1.3])
+    g = adsim.grad(f)(x)
+    h = 1e-6
+    assert_close(g, np.array([(f(x + e) - f(x - e)) / (2 * h) for e in np.eye(2) * h]),
+                 rtol=1e-7, atol=1e-9, what="gradient")
+    v = np.array([1.0, 0.5])
+    assert_close(adsim.hvp(f, x, v), (adsim.grad(f)(x + h * v) - adsim.grad(f)(x - h * v)) / (2 * h),
+                 rtol=1e-6, atol=1e-8, what="hvp")
+    assert_close(adsim.record(f, x).forward(1.1 * x), f(1.1 * x), rtol=1e-13, atol=1e-14,
+                 what="replayed value")
