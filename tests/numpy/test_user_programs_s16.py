@@ -21,11 +21,10 @@ import programs_s16 as prog
 from fdcheck import assert_close, central
 from program_checks import differences, moved, program_tests
 
-# What SciPy itself warns of while these programs run, on plain values too:
-# quad's subdivision limit at some of brentq's trial currents (the LIF
-# rate), and trust-krylov's subproblem solver multiplying values of memory
-# it has not yet written (as BDF does, pyproject.toml): how often depends on
-# what earlier code left there
+# What SciPy itself warns of while these programs run, on plain values too,
+# in some runs and not others: quad's subdivision limit at some of brentq's
+# trial currents (the LIF rate), and trust-krylov's subproblem solver
+# (trlib) at some of the difference points
 pytestmark = [
     pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning"),
     pytest.mark.filterwarnings("ignore:invalid value encountered in multiply:RuntimeWarning"),
