@@ -690,7 +690,7 @@ cdef void drop_buffers(Replay r) noexcept:
 cdef void detach(Replay r) noexcept:
     """Give a Replay its own (empty) buffers back before it returns to the
     pool: the shared ones stay with the LoopSteps."""
-    r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+    r.work, r.work_cap, r.zero_lo, r.zero_hi, r.work_lent = NULL, 0, 0, 0, False
     r.s.stack = &r.stack
     r.s.tan = r.s.adj = r.s.adot = NULL
 

@@ -32,7 +32,8 @@ cdef class Replay:
     def __dealloc__(self):
         if self.owns_val:
             free(self.val)
-        free(self.work)
+        if not self.work_lent:          # (a lent buffer: its loop may be freed first, by the GC)
+            free(self.work)
         free(self.stack.data)
         free(self.own_sizes)
         free(self.own_off)
@@ -111,7 +112,7 @@ cdef Replay replay_setup_on(Tape t, object xs, int layout, int dirs, double* wor
     try:
         load_inputs(t, r, arrays)
     except BaseException:
-        r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+        r.work, r.work_cap, r.zero_lo, r.zero_hi, r.work_lent = NULL, 0, 0, 0, False
         raise
     return r
 
@@ -140,11 +141,11 @@ cdef Replay replay_taken(Tape t, int layout, int dirs, double* work=NULL, int64_
     free(r.work)                        # (taken: no other thread has it now)
     free(r.stack.data)
     r.stack.data, r.stack.cap = NULL, 0
-    r.work, r.work_cap, r.zero_lo, r.zero_hi = work, cap, 0, cap
+    r.work, r.work_cap, r.zero_lo, r.zero_hi, r.work_lent = work, cap, 0, cap, True
     try:
         lay_out(t, r, layout, dirs)
     except BaseException:
-        r.work, r.work_cap, r.zero_lo, r.zero_hi = NULL, 0, 0, 0
+        r.work, r.work_cap, r.zero_lo, r.zero_hi, r.work_lent = NULL, 0, 0, 0, False
         raise
     return r
 
@@ -257,8 +258,9 @@ cdef double* claim_work(Replay r, int64_t size, int64_t zero_from) except NULL:
     """The work buffer, of ``size`` doubles at least, zeroed from
     ``zero_from`` on unless that part is known to hold zeros."""
     if size > r.work_cap or r.work == NULL:       # (NULL: a sweep of empty arrays)
-        free(r.work)
-        r.work = NULL
+        if not r.work_lent:
+            free(r.work)
+        r.work, r.work_lent = NULL, False
         r.work_cap = 0
         r.zero_lo = r.zero_hi = 0
         r.work = <double*>grow(NULL, &r.work_cap, max(size, 1), sizeof(double))

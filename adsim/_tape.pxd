@@ -26,6 +26,8 @@ cdef class Replay:
     cdef double* val                  # value arena
     cdef bint owns_val                # False: the tape's recording arena, lent
     cdef double* work                 # tangents, adjoints, adjoint tangents
+    cdef bint work_lent               # work is a loop's shared buffer (replay_setup_on):
+                                      # its owner frees it, never this Replay
     cdef int64_t work_cap
     cdef int64_t zero_lo              # work[lo:hi] is known to hold zeros (a
     cdef int64_t zero_hi              # finished reverse sweep leaves its adjoints zero)
