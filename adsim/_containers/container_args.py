@@ -9,9 +9,7 @@ function, which sees the container it was given. An argument that is an
 object holding them in its attributes (a dataclass of parameters) is bound
 into the functions, where the search of their closures finds its attributes.
 """
-import functools
-
-from .._nesting.nested import closure_cells, distinct_slots, keep_attributes, lift_closures
+from .._nesting.nested import closure_cells, distinct_slots, lift_closures, swapped, wrapped
 from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
@@ -71,19 +69,14 @@ def bind_objects(functions, args):
              if object_holds_recorded_values(a) and not active_leaves(a)}
     if not bound:
         return list(functions), args
-    n_all = len(args)
+    n_all, n_given = len(args), len(args) - len(bound)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)
-        def with_objects(*a, **kwargs):
-            given = iter(a[len(a) - (n_all - len(bound)):])
-            full = [bound[i] if i in bound else next(given) for i in range(n_all)]
-            return f(*a[:len(a) - (n_all - len(bound))], *full, **kwargs)
-        return keep_attributes(with_objects, f)
-    return [wrap(f) for f in functions], tuple(a for i, a in enumerate(args) if i not in bound)
+    def with_objects(f, *a, **kwargs):
+        given = iter(a[len(a) - n_given:])
+        full = [bound[i] if i in bound else next(given) for i in range(n_all)]
+        return f(*a[:len(a) - n_given], *full, **kwargs)
+    return [wrapped(f, with_objects) for f in functions], \
+        tuple(a for i, a in enumerate(args) if i not in bound)
 
 
 def spread_containers(functions, args):
@@ -98,15 +91,9 @@ def spread_containers(functions, args):
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)         # name, and attributes (an event's terminal)
-        def with_containers(*a, **kwargs):
-            return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
-        return keep_attributes(with_containers, f)
-    return [wrap(f) for f in functions], flat
+    def with_containers(f, *a, **kwargs):
+        return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
+    return [wrapped(f, with_containers) for f in functions], flat
 
 
 def lift_container_closures(functions, args):
@@ -125,20 +112,8 @@ def lift_container_closures(functions, args):
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)
-        def with_cells(*a, **kwargs):
-            outer = [cell.get() for cell in cells]
-            try:
-                for cell, container in zip(cells, _rebuilt(pieces, a[len(a) - n:])):
-                    cell.set(container)
-                return f(*a[:len(a) - n], **kwargs)
-            finally:
-                for cell, v in zip(cells, outer):
-                    cell.set(v)
-        return keep_attributes(with_cells, f)
-    return [wrap(f) for f in functions], tuple(args) + flat
+    def with_cells(f, *a, **kwargs):
+        with swapped(cells, _rebuilt(pieces, a[len(a) - n:])):
+            return f(*a[:len(a) - n], **kwargs)
+    return [wrapped(f, with_cells) for f in functions], tuple(args) + flat
 

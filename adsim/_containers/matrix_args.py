@@ -3,10 +3,8 @@ read by code recorded on a tape of its own (the right-hand side of
 ``solve_ivp`` and ``odeint``): passed as their active entries and rebuilt,
 on the same pattern, for the user's function, from ``args`` or from the
 places it reads them (a closure cell, an attribute, a global)."""
-import functools
-
 from .._active import Active
-from .._nesting.nested import closure_cells, distinct_slots, keep_attributes
+from .._nesting.nested import closure_cells, distinct_slots, swapped, wrapped
 from .._nesting.outer_values import recording_in_progress
 from .._scipy.sparse_active import ActiveSparse
 
@@ -41,24 +39,14 @@ def lift_active_matrices(functions, args):
     n_args = len(args)
     n_cells = len(cells)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)
-        def with_matrices(*a, **kwargs):
-            head = len(a) - n_args - n_cells
-            given = list(a[head:head + n_args])
-            for i, template in in_args.items():
-                given[i] = _rebuilt(template, given[i])
-            outer = [cell.get() for cell in cells]
-            try:
-                for cell, template, values in zip(cells, templates, a[head + n_args:]):
-                    cell.set(_rebuilt(template, values))
-                return f(*a[:head], *given, **kwargs)
-            finally:
-                for cell, v in zip(cells, outer):
-                    cell.set(v)
-        return keep_attributes(with_matrices, f)
+    def with_matrices(f, *a, **kwargs):
+        head = len(a) - n_args - n_cells
+        given = list(a[head:head + n_args])
+        for i, template in in_args.items():
+            given[i] = _rebuilt(template, given[i])
+        with swapped(cells, [_rebuilt(template, values)
+                             for template, values in zip(templates, a[head + n_args:])]):
+            return f(*a[:head], *given, **kwargs)
     lifted = tuple(a.values if i in in_args else a for i, a in enumerate(args))
-    return [wrap(f) for f in functions], lifted + tuple(t.values for t in templates)
+    return [wrapped(f, with_matrices) for f in functions], \
+        lifted + tuple(t.values for t in templates)
