@@ -10,10 +10,12 @@ object holding them in its attributes (a dataclass of parameters) is bound
 into the functions, where the search of their closures finds its attributes.
 """
 from .._nesting.nested import closure_cells, distinct_slots, lift_closures, swapped, wrapped
-from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
+from .._nesting.outer_values import object_holds, object_holds_recorded_values, \
+    recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
-from .matrix_args import lift_active_matrices
+from .._scipy.sparse_active import ActiveSparse
+from .matrix_args import lift_active_matrices, matrix_or_holding, recorded_matrix
 from .tree import flatten, unflatten
 
 __all__ = ["bind_objects", "gathered_inputs", "spread_containers", "lift_container_closures"]
@@ -26,20 +28,27 @@ def gathered_inputs(functions, args):
     its own: sparse matrices of them passed as their entries, objects
     holding them bound, containers spread, and those read from closures,
     objects and globals lifted."""
-    functions, args = lift_active_matrices(functions, args)
     functions, args = bind_objects(functions, args)
     functions, args = spread_containers(functions, args)
     functions, args = lift_container_closures(functions, args)
+    # after the containers are spread and the objects bound: the matrices
+    # among their leaves and attributes are then arguments or closure places
+    functions, args = lift_active_matrices(functions, args)
     return lift_closures(functions, args)
 
 
 def _holds_active(a):
-    return not isinstance(a, Active) and bool(active_leaves(a))
+    """A container holding active values, or sparse matrices of active
+    values of a recording in progress."""
+    return not isinstance(a, (Active, ActiveSparse)) and (
+        bool(active_leaves(a)) or any(map(recorded_matrix, flatten(a)[0])))
 
 
 def _holds_recorded(a):
-    """A container holding active values of a recording in progress."""
-    return _holds_active(a) and any(v.tape.recording for v in active_leaves(a))
+    """A container holding active values (or matrices of them) of a
+    recording in progress."""
+    return _holds_active(a) and (any(v.tape.recording for v in active_leaves(a)) or
+                                 any(map(recorded_matrix, flatten(a)[0])))
 
 
 def _rebuilt(pieces, values):
@@ -65,8 +74,8 @@ def bind_objects(functions, args):
     args = tuple(args)
     # a container that also holds active arrays itself is spread instead: the
     # objects among its leaves are then found in the closure of the spread
-    bound = {i: a for i, a in enumerate(args)
-             if object_holds_recorded_values(a) and not active_leaves(a)}
+    bound = {i: a for i, a in enumerate(args) if not _holds_active(a) and (
+        object_holds_recorded_values(a) or object_holds(a, matrix_or_holding))}
     if not bound:
         return list(functions), args
     n_all, n_given = len(args), len(args) - len(bound)
