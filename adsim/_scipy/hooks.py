@@ -66,6 +66,13 @@ def rules(scipy_module):
     return rule_module(scipy_module).HOOKS
 
 
+def has_rule(name):
+    """Whether adsim has a rule for ``name`` (``scipy.integrate.quad``, as
+    users import it)."""
+    module, _, function = name.rpartition(".")
+    return module in _TABLES and (module, function) in rules(module)
+
+
 def _resolve(module, path):
     """The Python function at ``module.path``; None where this SciPy version
     has none (nothing to route then)."""
