@@ -37,6 +37,8 @@ def _callbacks(arguments):
     ``*args`` or ``**kwargs``."""
     names = []
     for name, v in arguments.items():
+        if name in ("self", "cls"):         # the object a method is called on
+            continue
         if callable(v) and not isinstance(v, type):
             names.append(name)
         elif isinstance(v, (tuple, dict)):
@@ -69,8 +71,8 @@ def library_leak_message(entry, shape):
                        f"the attributes of objects, also in dicts, lists and tuples of up to 256 "
                        f"entries): pass such values through the call's args=")
     instead = next((v for k, v in _INSTEAD.items() if entry.startswith(k)), None)
-    return head + (f"adsim has no rule for `{entry}`: use " +
-                   (f"{instead}, " if instead else "") +
+    return head + (f"adsim has no rule for `{entry}`: " +
+                   (f"use {instead}, or " if instead else "") +
                    f"register a primitive with adsim.primitive that computes it with its "
                    f"derivative, or let the function read plain values (adsim.value(k)) if no "
                    f"derivative is wanted")
