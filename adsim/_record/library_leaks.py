@@ -20,32 +20,45 @@ _INSTEAD = {"scipy.integrate.": "scipy.integrate.quad or quad_vec for an integra
 
 
 def _arguments(frame):
-    """{name: value} of the arguments ``frame``'s function was called with
-    (its ``*args`` and ``**kwargs`` too), as they stand now."""
+    """{name: value} of the arguments ``frame``'s function was called with,
+    as they stand now, its ``*args`` spread (named by position) and its
+    ``**kwargs`` spread (by keyword): the entry may be a wrapper."""
     code = frame.f_code
     n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    names = list(code.co_varnames[:n])
+    star = code.co_varnames[n] if code.co_flags & inspect.CO_VARARGS else None
+    n += star is not None
+    keywords = code.co_varnames[n] if code.co_flags & inspect.CO_VARKEYWORDS else None
     local = frame.f_locals
-    found = {name: local[name] for name in code.co_varnames[:n] if name in local}
+    found = {name: local[name] for name in names if name in local}
+    if star in local:
+        found.update({f"{star}[{i}]": v for i, v in enumerate(local[star])})
+    if keywords in local:
+        found.update(local[keywords])
     forget_locals(frame)
     return found
 
 
 def _callbacks(arguments):
-    """How the functions among ``arguments`` (the library calls them) are
-    named: by their argument, or by their own name when they come in
-    ``*args`` or ``**kwargs``."""
-    names = []
-    for name, v in arguments.items():
-        if name in ("self", "cls"):         # the object a method is called on
-            continue
-        if callable(v) and not isinstance(v, type):
-            names.append(name)
-        elif isinstance(v, (tuple, dict)):
-            names += [getattr(f, "__name__", type(f).__name__)
-                      for f in (v.values() if isinstance(v, dict) else v)
-                      if callable(f) and not isinstance(f, type)]
-    return names
+    """{name: function} of the functions among ``arguments`` (the library
+    calls them), named by their argument or, given by position to a
+    wrapper, by their own name; not the object a method is called on."""
+    return {name if name.isidentifier() else getattr(f, "__name__", name): f
+            for name, f in arguments.items()
+            if name not in ("self", "cls") and callable(f) and not isinstance(f, type)}
+
+
+def _sparse_matrices(arguments, callbacks):
+    """Where the call holds a scipy.sparse matrix of active values: the
+    arguments holding one (in a container or an object too), and the
+    functions reading one from outside their arguments ("" if none)."""
+    from .._containers.matrix_args import holds_recorded_matrix, matrix_or_holding
+    from .._nesting.outer_values import outer_slots
+    where = [f"argument `{name}`" for name, v in arguments.items()
+             if not callable(v) and holds_recorded_matrix(v)]
+    where += [f"read by `{name}`" for name, f in callbacks.items()
+              if outer_slots(f, matrix_or_holding)]
+    return ", ".join(where)
 
 
 def library_leak_message(entry, shape):
@@ -61,6 +74,13 @@ def library_leak_message(entry, shape):
                 f"with the NumPy functions adsim supports (docs/numpy.md), register a primitive "
                 f"with adsim.primitive, or call it on adsim.value(x) if no derivative is wanted")
     which = ", ".join(f"`{name}`" for name in callbacks)
+    matrices = _sparse_matrices(arguments, callbacks)
+    if matrices:
+        return (f"adsim: cannot differentiate `{entry}` given a scipy.sparse matrix of active "
+                f"values ({matrices}): adsim takes such a matrix, as an argument or where the "
+                f"function reads it, in solve_ivp, odeint, minimize and checkpoint_loop, not "
+                f"in `{entry}`. Pass its active factor instead (k for k * L) and write "
+                f"k * (L @ y) in the function, or pass the matrix dense (A.toarray())")
     head = (f"adsim: cannot differentiate `{entry}`: no argument of it has a derivative, but a "
             f"function it calls ({which}) returned an active value (shape {shape}), one that "
             f"function reads from outside its arguments (a closure, an object, a global), and "

@@ -52,3 +52,30 @@ def test_an_active_argument_is_named_as_before():
 def test_which_functions_have_rules():
     assert has_rule("scipy.integrate.quad") and has_rule("scipy.integrate.solve_ivp")
     assert not has_rule("scipy.integrate.tanhsinh") and not has_rule("numpy.sum")
+
+
+def test_a_sparse_matrix_of_active_values_where_adsim_does_not_take_one_is_named():
+    """quad takes no scipy.sparse matrix of active values (the ODE solvers,
+    minimize and checkpoint_loop do): refused naming where it is, with
+    what to pass; the advice (the matrix dense) is differentiated."""
+    import scipy.sparse as sp
+    L = sp.diags([np.ones(3), -2.0 * np.ones(4), np.ones(3)], [-1, 0, 1], format="csr")
+    v = np.arange(1.0, 5.0) ** 2
+
+    def in_args(k):
+        return scipy.integrate.quad(lambda x, p: (p["L"] @ v)[1] * x, 0.0, 1.0,
+                                    args=({"L": k[0] * L},))[0]
+
+    def in_closure(k):
+        A = k[0] * L
+        return scipy.integrate.quad(lambda x: (A @ v)[1] * x, 0.0, 1.0)[0]
+
+    def dense(k):
+        return scipy.integrate.quad(lambda x, A: (A @ v)[1] * x, 0.0, 1.0,
+                                    args=((k[0] * L).toarray(),))[0]
+    for f, where in ((in_args, "argument `args`"), (in_closure, "read by `<lambda>`")):
+        with pytest.raises(adsim.UnsupportedOperation,
+                           match=rf"`scipy.integrate.quad` given a scipy.sparse matrix of active "
+                                 rf"values \({where}\).*A.toarray\(\)"):
+            adsim.grad(f)(K)
+    np.testing.assert_allclose(adsim.grad(dense)(K), [(L @ v)[1] / 2.0], rtol=1e-12)
