@@ -121,7 +121,8 @@ def test_every_mode_against_differences_and_replayed_at_a_new_point(program):
     np.testing.assert_allclose(W @ jv, g(X) @ v, rtol=1e-9)
     h, g_ref = 1e-4, adsim.grad(reference)
     np.testing.assert_allclose(adsim.hvp(loss, X, v),
-                               (g_ref(X + h * v) - g_ref(X - h * v)) / (2 * h), rtol=1e-5, atol=1e-7)
+                               (g_ref(X + h * v) - g_ref(X - h * v)) / (2 * h),
+                               rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda f: f.__name__)
