@@ -4,7 +4,7 @@ or, when none of its arguments is active, the value a function it calls
 returned (an integrand reading a closure), which says what to use instead."""
 import inspect
 
-from .._np.core import active_leaves
+from .._np.core import active_leaves, tape_of
 from .callers import entry_frame, forget_locals
 
 __all__ = ["library_leak_message"]
@@ -39,6 +39,12 @@ def _arguments(frame):
     return found
 
 
+def _varied(values):
+    """Whether ``values`` hold an active array with a derivative (arrays made
+    in the recorded function, ``np.ones(n)``, are active without one)."""
+    return any(tape_of(v).slot_is_varied(v.slot) for v in active_leaves(values))
+
+
 def _callbacks(arguments):
     """{name: function} of the functions among ``arguments`` (the library
     calls them), named by their argument or, given by position to a
@@ -68,7 +74,7 @@ def library_leak_message(entry, shape):
     frame = entry_frame()
     arguments = _arguments(frame) if frame is not None else {}
     callbacks = _callbacks(arguments)
-    if frame is None or active_leaves(list(arguments.values())) or not callbacks:
+    if frame is None or _varied(list(arguments.values())) or not callbacks:
         return (f"adsim: cannot differentiate `{entry}`: it turns its active argument (shape "
                 f"{shape}) into a plain NumPy array, which would drop its derivative. Write it "
                 f"with the NumPy functions adsim supports (docs/numpy.md), register a primitive "

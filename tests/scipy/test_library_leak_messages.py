@@ -25,6 +25,24 @@ def test_an_integrand_returning_an_active_value_is_named_with_what_to_use():
     assert "turns its active argument" not in message
 
 
+def test_arrays_made_in_the_function_are_no_active_arguments():
+    """np.ones(n) made in the recorded function may be active without a
+    derivative: y0 below is no active argument; the rate, in a list longer
+    than adsim searches, is what fun returns."""
+    class Rate:
+        def __init__(self, k):
+            self.k = k
+
+    def f(k):
+        rates = [Rate(k[0])] * 300
+        return scipy.integrate.solve_ivp(lambda t, y: -rates[-1].k * y, (0.0, 1.0),
+                                         np.ones(3)).y[0, -1]
+    with pytest.raises(adsim.UnsupportedOperation,
+                       match=r"`scipy.integrate.solve_ivp`: no argument of it has a derivative, "
+                             r"but a function it calls \(`<lambda>`\).*args="):
+        adsim.grad(f)(K)
+
+
 def test_a_derivative_of_a_closure_says_to_differentiate_it_with_adsim():
     def f(k):
         return scipy.differentiate.derivative(lambda x: np.sin(k[0] * x), 0.3).df
