@@ -466,8 +466,8 @@ cdef class Active:
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
         from ._record.callers import (compiled_call_message, library_entry, listed_message,
-                                      listed_operation, method_call_name, source_hint,
-                                      unsearched_value_hint, user_line)
+                                      listed_operation, method_call_name, source_hint, user_line)
+        from ._record.library_leaks import library_leak_message
         from ._record.creation import bypassed_creation, interposition_hint
         bypassed = bypassed_creation(self.shape)
         if bypassed is not None:
@@ -486,12 +486,7 @@ cdef class Active:
         if listed is not None:
             raise UnsupportedOperation(listed_message(listed) + source_hint(interposition_hint()))
         if entry is not None:
-            raise UnsupportedOperation(
-                f"adsim: cannot differentiate `{entry}`: it turns its active argument (shape "
-                f"{self.shape}) into a plain NumPy array, which would drop its derivative. "
-                f"Write it with the NumPy functions adsim supports (docs/numpy.md), register a "
-                f"primitive with adsim.primitive, or call it on adsim.value(x) if no derivative "
-                f"is wanted" + unsearched_value_hint(entry))
+            raise UnsupportedOperation(library_leak_message(entry, self.shape))
         compiled = compiled_call_message(self.shape) if entry is None else None
         if compiled is not None:    # math.exp(x), rng.normal(mu, s): no protocol sees the call
             raise ActiveValueLeak(compiled)

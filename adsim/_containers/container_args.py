@@ -9,13 +9,13 @@ function, which sees the container it was given. An argument that is an
 object holding them in its attributes (a dataclass of parameters) is bound
 into the functions, where the search of their closures finds its attributes.
 """
-import functools
-
-from .._nesting.nested import closure_cells, distinct_slots, keep_attributes, lift_closures
-from .._nesting.outer_values import object_holds_recorded_values, recording_in_progress
+from .._nesting.nested import closure_cells, distinct_slots, lift_closures, swapped, wrapped
+from .._nesting.outer_values import object_holds, object_holds_recorded_values, \
+    recording_in_progress
 from .._np.core import active_leaves
 from .._active import Active
-from .matrix_args import lift_active_matrices
+from .._scipy.sparse_active import ActiveSparse
+from .matrix_args import lift_active_matrices, matrix_or_holding, recorded_matrix
 from .tree import flatten, unflatten
 
 __all__ = ["bind_objects", "gathered_inputs", "spread_containers", "lift_container_closures"]
@@ -28,20 +28,27 @@ def gathered_inputs(functions, args):
     its own: sparse matrices of them passed as their entries, objects
     holding them bound, containers spread, and those read from closures,
     objects and globals lifted."""
-    functions, args = lift_active_matrices(functions, args)
     functions, args = bind_objects(functions, args)
     functions, args = spread_containers(functions, args)
     functions, args = lift_container_closures(functions, args)
+    # after the containers are spread and the objects bound: the matrices
+    # among their leaves and attributes are then arguments or closure places
+    functions, args = lift_active_matrices(functions, args)
     return lift_closures(functions, args)
 
 
 def _holds_active(a):
-    return not isinstance(a, Active) and bool(active_leaves(a))
+    """A container holding active values, or sparse matrices of active
+    values of a recording in progress."""
+    return not isinstance(a, (Active, ActiveSparse)) and (
+        bool(active_leaves(a)) or any(map(recorded_matrix, flatten(a)[0])))
 
 
 def _holds_recorded(a):
-    """A container holding active values of a recording in progress."""
-    return _holds_active(a) and any(v.tape.recording for v in active_leaves(a))
+    """A container holding active values (or matrices of them) of a
+    recording in progress."""
+    return _holds_active(a) and (any(v.tape.recording for v in active_leaves(a)) or
+                                 any(map(recorded_matrix, flatten(a)[0])))
 
 
 def _rebuilt(pieces, values):
@@ -67,23 +74,18 @@ def bind_objects(functions, args):
     args = tuple(args)
     # a container that also holds active arrays itself is spread instead: the
     # objects among its leaves are then found in the closure of the spread
-    bound = {i: a for i, a in enumerate(args)
-             if object_holds_recorded_values(a) and not active_leaves(a)}
+    bound = {i: a for i, a in enumerate(args) if not _holds_active(a) and (
+        object_holds_recorded_values(a) or object_holds(a, matrix_or_holding))}
     if not bound:
         return list(functions), args
-    n_all = len(args)
+    n_all, n_given = len(args), len(args) - len(bound)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)
-        def with_objects(*a, **kwargs):
-            given = iter(a[len(a) - (n_all - len(bound)):])
-            full = [bound[i] if i in bound else next(given) for i in range(n_all)]
-            return f(*a[:len(a) - (n_all - len(bound))], *full, **kwargs)
-        return keep_attributes(with_objects, f)
-    return [wrap(f) for f in functions], tuple(a for i, a in enumerate(args) if i not in bound)
+    def with_objects(f, *a, **kwargs):
+        given = iter(a[len(a) - n_given:])
+        full = [bound[i] if i in bound else next(given) for i in range(n_all)]
+        return f(*a[:len(a) - n_given], *full, **kwargs)
+    return [wrapped(f, with_objects) for f in functions], \
+        tuple(a for i, a in enumerate(args) if i not in bound)
 
 
 def spread_containers(functions, args):
@@ -98,15 +100,9 @@ def spread_containers(functions, args):
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)         # name, and attributes (an event's terminal)
-        def with_containers(*a, **kwargs):
-            return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
-        return keep_attributes(with_containers, f)
-    return [wrap(f) for f in functions], flat
+    def with_containers(f, *a, **kwargs):
+        return f(*a[:len(a) - n], *_rebuilt(pieces, a[len(a) - n:]), **kwargs)
+    return [wrapped(f, with_containers) for f in functions], flat
 
 
 def lift_container_closures(functions, args):
@@ -125,20 +121,8 @@ def lift_container_closures(functions, args):
     flat = tuple(leaf for leaves, _ in pieces for leaf in leaves)
     n = len(flat)
 
-    def wrap(f):
-        if f is None:
-            return None
-
-        @functools.wraps(f)
-        def with_cells(*a, **kwargs):
-            outer = [cell.get() for cell in cells]
-            try:
-                for cell, container in zip(cells, _rebuilt(pieces, a[len(a) - n:])):
-                    cell.set(container)
-                return f(*a[:len(a) - n], **kwargs)
-            finally:
-                for cell, v in zip(cells, outer):
-                    cell.set(v)
-        return keep_attributes(with_cells, f)
-    return [wrap(f) for f in functions], tuple(args) + flat
+    def with_cells(f, *a, **kwargs):
+        with swapped(cells, _rebuilt(pieces, a[len(a) - n:])):
+            return f(*a[:len(a) - n], **kwargs)
+    return [wrapped(f, with_cells) for f in functions], tuple(args) + flat
 

@@ -22,6 +22,8 @@ BranchChanged where none holds). :class:`NestedApplication` saves the
 variants and where the op's arguments go among their inputs, so a loaded
 nested derivative runs the same rules on the same tapes.
 """
+import contextlib
+import functools
 import threading
 
 import numpy as np
@@ -78,16 +80,38 @@ def _lifted(f, slots):
     n = len(slots)
 
     def lifted(*args, **kwargs):
-        outer = [slot.get() for slot in slots]
-        for slot, v in zip(slots, args[len(args) - n:]):
-            slot.set(v)
-        try:
+        with swapped(slots, args[len(args) - n:]):
             return f(*args[:len(args) - n], **kwargs)
-        finally:
-            for slot, v in zip(slots, outer):
-                slot.set(v)
     lifted.__name__ = _name(f)
     return keep_attributes(lifted, f)
+
+
+@contextlib.contextmanager
+def swapped(slots, values):
+    """``slots`` holding ``values`` for the duration of the block, and their
+    own values again after it, whatever the block raises."""
+    outer = [slot.get() for slot in slots]
+    try:
+        for slot, v in zip(slots, values):
+            slot.set(v)
+        yield
+    finally:
+        for slot, v in zip(slots, outer):
+            slot.set(v)
+
+
+def wrapped(f, body):
+    """``body(f, *args, **kwargs)`` as a function of ``(*args, **kwargs)``
+    that bears ``f``'s name and attributes (``keep_attributes``), for the
+    wrappers that lift arguments of code recorded on a tape of its own;
+    ``None`` (an absent Jacobian or event) stays ``None``."""
+    if f is None:
+        return None
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return body(f, *args, **kwargs)
+    return keep_attributes(wrapper, f)
 
 
 def keep_attributes(wrapper, f):

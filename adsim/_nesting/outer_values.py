@@ -29,7 +29,8 @@ from .._active import Active
 from .._np.core import active_leaves
 from .._transformed import Transformed, inner_function
 
-__all__ = ["PlainReads", "Slot", "args_hold_recorded_objects", "object_holds_recorded_values",
+__all__ = ["PlainReads", "Slot", "args_hold_recorded_objects", "object_holds",
+           "object_holds_recorded_values",
            "outer_slots", "reads_recorded_values", "recording_in_progress"]
 
 _MAX_DEPTH = 8
@@ -124,14 +125,21 @@ def object_holds_recorded_values(obj):
     or tuple an object (a dataclass of parameters; not an array or a
     function) whose attributes hold an active array of a recording in
     progress (``args=(p,)``, ``args=([species_a, species_b],)``)."""
+    return object_holds(obj, _recorded_or_holding)
+
+
+def object_holds(obj, wanted):
+    """Whether ``obj``, passed as an argument, is or holds in a dict, list
+    or tuple an object (not an array or a function) whose attributes hold
+    a value ``wanted`` accepts."""
     if not recording_in_progress() or isinstance(
             obj, _LEAF_TYPES + (Active, types.FunctionType, types.MethodType, functools.partial)):
         return False
     found = {}
     if isinstance(obj, (dict, list, tuple)):
-        _search_elements(obj, _recorded_or_holding, found, set(), 0)
+        _search_elements(obj, wanted, found, set(), 0)
     else:
-        _search_object(obj, _recorded_or_holding, found, set(), 0)
+        _search_object(obj, wanted, found, set(), 0)
     return bool(found)
 
 

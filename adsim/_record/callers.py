@@ -19,6 +19,13 @@ def library_entry():
     """``scipy.special.logsumexp``-style name of the outermost library
     function on the stack below the user's code, or None when the user's
     own code is the caller."""
+    entry = entry_frame()
+    return None if entry is None else _public_name(entry)
+
+
+def entry_frame():
+    """The frame of the outermost library function on the stack below the
+    user's code, or None."""
     frame = sys._getframe(1)
     entry = None
     while frame is not None:
@@ -31,7 +38,7 @@ def library_entry():
         else:
             break                  # the user's frame: the entry is the one below it
         frame = frame.f_back
-    return None if entry is None else _public_name(entry)
+    return entry
 
 
 def _is_library(module):
@@ -95,27 +102,6 @@ def user_line():
     text = linecache.getline(code.co_filename, frame.f_lineno).strip()
     where = f", at {code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} in {code.co_name}"
     return where + (f" (`{text}`)" if text else "")
-
-
-# SciPy's entry points that call functions the user passes (the right-hand
-# side of an ODE, an integrand, an objective): an active value reaching them
-# through such a function, from a place adsim's search of its environment
-# does not reach, is converted by SciPy's own code
-_CALLING_PACKAGES = ("scipy.integrate.", "scipy.optimize.")
-
-
-def unsearched_value_hint(entry):
-    """A sentence for the refusal of ``entry`` (SciPy's function that turned
-    an active array plain) when it calls functions the user passes: the
-    active value may come from one of them."""
-    if not entry.startswith(_CALLING_PACKAGES):
-        return ""
-    return (f". If no argument of `{entry}` has a derivative, the active value is one a "
-            f"function it calls (fun, func, an integrand, an objective) reads from outside its "
-            f"arguments, in a place adsim does not search (it searches closures, module "
-            f"globals, functools.partial arguments and the attributes of objects, also in "
-            f"dicts, lists and tuples of up to 256 entries): pass such values through the "
-            f"call's args=")
 
 
 def source_hint(more=""):

@@ -121,6 +121,9 @@ def _make_subclass(cls, table, scipy_module):
                 original = vars(klass)[name]
                 if rule is not None and isinstance(original, types.FunctionType):
                     methods[name] = _method(rule, original, table, scipy_module)
+                elif rule is not None and isinstance(original, property):     # spl.c
+                    methods[name] = property(_method(rule, original.fget, table, scipy_module),
+                                             original.fset, original.fdel, original.__doc__)
                 break
     if not methods:
         return None

@@ -11,12 +11,17 @@ fftpack's check that ``shape`` without ``axes`` names every axis.
 fftpack's ``fft``, ``ifft``, ``fft2``, ``ifft2``, ``fftn`` and ``ifftn``
 compute numpy.fft's transforms of the same names (``shape`` as ``s``) and
 run them, with adsim's rules. ``overwrite_x`` has no effect on the values
-and is dropped. ``rfft`` and ``irfft`` (fftpack's packed real format) have
-no rules: use numpy.fft's or scipy.fft's ``rfft``.
+and is dropped. ``rfft`` and ``irfft`` use fftpack's packed real format
+[y0, Re y1, Im y1, ..., Re y(n/2)] (the last Im y((n-1)/2) for odd n) of
+the half spectrum y of numpy.fft's ``rfft``: they are numpy.fft's
+``rfft``/``irfft`` with the packing written in recorded operations
+(slices, stacking, a complex sum), so every mode differentiates them and
+tape files keep them.
 """
 import numpy as np
 
 from .._np.complex import ComplexActive
+from ..errors import InvalidInput
 from .fft_r2r import INVERSE_TYPE, one_axis, transform
 
 
@@ -64,6 +69,44 @@ def _dft_axes(name, default):
     return rule
 
 
+def _real_only(x, name):
+    if isinstance(x, ComplexActive) or np.iscomplexobj(x):
+        raise InvalidInput(f"adsim: scipy.fftpack.{name} takes a real sequence (as SciPy's "
+                           f"does) and was given a complex array; use scipy.fft.fft for "
+                           f"complex data")
+
+
+def rfft(x, n=None, axis=-1, overwrite_x=False):
+    """fftpack's packed real DFT along ``axis``: the half spectrum of
+    numpy.fft.rfft as [Re y0, Re y1, Im y1, Re y2, ...], n entries."""
+    _real_only(x, "rfft")
+    n = np.shape(x)[axis] if n is None else int(n)
+    y = np.moveaxis(np.fft.rfft(x, n, axis), axis, -1)
+    pairs = np.stack([np.real(y[..., 1:]), np.imag(y[..., 1:])], axis=-1)
+    packed = np.concatenate([np.real(y[..., :1]), np.reshape(pairs, pairs.shape[:-2] + (-1,))],
+                            axis=-1)
+    return np.moveaxis(packed[..., :n], -1, axis)
+
+
+def irfft(x, n=None, axis=-1, overwrite_x=False):
+    """The inverse of :func:`rfft`: the packed half spectrum of length n
+    (``x`` truncated or zero-padded to it) unpacked, then numpy.fft.irfft."""
+    _real_only(x, "irfft")
+    x = np.moveaxis(x, axis, -1)
+    n = x.shape[-1] if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"invalid number of data points ({n}) specified")
+    if n > x.shape[-1]:         # zero-padded, or truncated, to n
+        x = np.concatenate([x, np.zeros_like(x, shape=x.shape[:-1] + (n - x.shape[-1],))],
+                           axis=-1)
+    x = x[..., :n]
+    m = n // 2 + 1
+    zero = np.zeros_like(x[..., :1])
+    re = np.concatenate([x[..., :1], x[..., 1::2]], axis=-1)
+    im = np.concatenate([zero, x[..., 2::2]] + [zero] * (m - 1 - (n - 1) // 2), axis=-1)
+    return np.moveaxis(np.fft.irfft(re + 1j * im, n, axis=-1), -1, axis)
+
+
 def _complex_arguments(args, kwargs):
     """A complex active array among the arguments (the hooks route calls
     with real active values by themselves)."""
@@ -79,6 +122,7 @@ for _kind in ("dct", "dst"):
             _rule.routes_also = _complex_arguments
             HOOKS[("scipy.fftpack", _called)] = _rule
 for _rule in (_dft_one_axis("fft"), _dft_one_axis("ifft"), _dft_axes("fft2", (-2, -1)),
-              _dft_axes("ifft2", (-2, -1)), _dft_axes("fftn", None), _dft_axes("ifftn", None)):
+              _dft_axes("ifft2", (-2, -1)), _dft_axes("fftn", None), _dft_axes("ifftn", None),
+              rfft, irfft):
     _rule.routes_also = _complex_arguments
     HOOKS[("scipy.fftpack", _rule.__name__)] = _rule

@@ -66,12 +66,22 @@ def rules(scipy_module):
     return rule_module(scipy_module).HOOKS
 
 
+def has_rule(name):
+    """Whether adsim has a rule for ``name`` (``scipy.integrate.quad``, as
+    users import it)."""
+    module, _, function = name.rpartition(".")
+    return module in _TABLES and (module, function) in rules(module)
+
+
 def _resolve(module, path):
-    """The Python function at ``module.path``; None where this SciPy version
-    has none (nothing to route then)."""
+    """The Python function at ``module.path`` (a property's getter, for a
+    property); None where this SciPy version has none (nothing to route
+    then)."""
     obj = sys.modules.get(module) or importlib.import_module(module)
     for part in path.split("."):
         obj = getattr(obj, part, None)
+    if isinstance(obj, property):       # (read on the class: the property itself)
+        obj = obj.fget
     return obj if isinstance(obj, types.FunctionType) else None
 
 

@@ -66,14 +66,31 @@ _METHODS.update({
     ("scipy.interpolate._fitpack2", "_BivariateSplineBase.get_coeffs"):
         _unsupported("get_coeffs"),
 })
+
 _METHODS.update(fitpack.METHODS)
 _METHODS.update({("scipy.interpolate._fitpack2", f"UnivariateSpline.{name}"): _unsupported(name)
                  for name in fitpack.UNSUPPORTED_METHODS})
 for _rule in _METHODS.values():
     _rule.routes_also = _holds_active
 
+
+
+def _held(name):
+    """The rule of a property getter (``spl.c``, ``rgi.values``): the data
+    the object holds in ``name``, active (SciPy's getter would make them a
+    plain array), in SciPy's layout, which the rules keep. It routes on
+    that attribute alone: ``_holds_active`` reads ``tck``, which reads
+    ``c``."""
+    def rule(self):
+        return getattr(self, name)
+    rule.routes_also = lambda args, kwargs: isinstance(getattr(args[0], name, None), Active)
+    return rule
+
+
 HOOKS = {
     **_METHODS,
+    (_PP, "_PPolyBase.c"): _held("_c"), (_BSPL, "BSpline.c"): _held("_c"),
+    ("scipy.interpolate._rgi", "RegularGridInterpolator.values"): _held("_values"),
     (_CUBIC, "CubicSpline.__init__"): splines.cubic_spline_init,
     (_CUBIC, "CubicHermiteSpline.__init__"): splines.cubic_hermite_init,
     (_CUBIC, "PchipInterpolator.__init__"): splines.pchip_init,

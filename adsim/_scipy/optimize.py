@@ -41,6 +41,7 @@ from .._validate import name_of
 from ..errors import UnsupportedOperation
 from .arrays import array
 from .._record.interpose import unhooked
+from .._containers.matrix_args import holds_recorded_matrix
 from .._nesting.nested import reads_recorded_values
 from .._record.callers import library_entry
 from .constrained import CONSTRAINED, applies, constrained_call, reads_active
@@ -215,8 +216,11 @@ def _depends_on_active(solver, arguments):
     outside its arguments, or the constraints and bounds of a constrained
     minimiser. An active starting point or bracket alone does not move the
     solution."""
-    if active_leaves([arguments.get("args", ()), arguments.get("kwargs")]):
+    extra = arguments.get("args", ())
+    if active_leaves([extra, arguments.get("kwargs")]):
         return True
+    if any(map(holds_recorded_matrix, extra if isinstance(extra, tuple) else (extra,))):
+        return True     # a sparse matrix of active values, maybe in a container or object
     if reads_active(solver, arguments):
         return True
     return any(callable(v) and not isinstance(v, (type, Active)) and reads_recorded_values(v)

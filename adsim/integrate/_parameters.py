@@ -6,6 +6,7 @@ lists or tuples (in ``args`` or in a closure) travel as their arrays, and
 active values read from closures, objects and globals are appended to
 ``args`` (docs/integrate.md, "Where `fun` finds its parameters")."""
 from .._containers.container_args import gathered_inputs
+from .._containers.matrix_args import holds_recorded_matrix
 from .._nesting.outer_values import outer_slots, recording_in_progress
 from .._scipy.sparse_active import ActiveSparse
 
@@ -41,8 +42,8 @@ def reads_active_matrix(functions, args):
     (``J = k * L``)."""
     if not recording_in_progress():
         return False
-    if isinstance(args, tuple) and any(isinstance(a, ActiveSparse) for a in args):
-        return True
+    if isinstance(args, tuple) and any(map(holds_recorded_matrix, args)):
+        return True     # also in a dict, list or object of args
     return any(callable(f) and outer_slots(f, _is_active_matrix) for f in functions)
 
 
