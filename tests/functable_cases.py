@@ -111,6 +111,7 @@ FP5 = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
 
 
 KDE_CS = "SciPy's compiled code takes float64 data"
+FFTPACK_REAL = "scipy.fftpack's rfft and irfft take real input only"
 HERMITIAN = "SciPy reads a complex band as Hermitian: the complex step is conjugated"
 KDE_DATA = np.array([0.1, 0.5, 1.3, 2.0, -0.4, 0.9])
 KDE_POINTS = np.array([-0.5, 0.0, 0.7, 1.5])
@@ -799,6 +800,13 @@ FFT = {
         case(_real_of(scipy.fft.ihfftn, s=(2, 4), axes=(0, 1)), (2, 3), "scipy.fft.ihfftn")],
     # fftpack's: as scipy.fft's, its inverses unnormalised (adsim/_scipy/fftpack.py)
     fftpack.dct: [case(lambda x: fftpack.dct(x, type=1), 5)],
+    # the packed real format [y0, Re y1, Im y1, ...] (adsim/_scipy/fftpack.py)
+    "scipy.fftpack._basic.rfft": [case(lambda x: fftpack.rfft(x), 5, cs=FFTPACK_REAL),
+                                  case(lambda x: fftpack.rfft(x, n=6, axis=0), (4, 2), "n axis",
+                                       cs=FFTPACK_REAL)],
+    "scipy.fftpack._basic.irfft": [case(lambda x: fftpack.irfft(x), 6, cs=FFTPACK_REAL),
+                                   case(lambda x: fftpack.irfft(x, n=5), 4, "n",
+                                        cs=FFTPACK_REAL)],
     fftpack.idct: [case(lambda x: fftpack.idct(x, n=6), 4),
                    case(lambda x: fftpack.idct(x, type=3, norm="ortho"), 4, "ortho")],
     fftpack.dst: [case(lambda x: fftpack.dst(x, type=4, axis=0), (3, 2))],
@@ -1324,6 +1332,13 @@ NUMPY_MORE = {
                 case(lambda x: np.matvec(A23, x.reshape(2, 3)), 6, "stack")],
     np.vecmat: [case(lambda x: np.vecmat(x[:2], x[2:].reshape(2, 2)), 6)],
     "ndarray.compress": [case(lambda x: x.compress([True, False, True]), 3)],
+    # coefficients read back from splines made of active data (adsim/_scipy/interpolate.py)
+    "scipy.interpolate._bsplines.BSpline.c": [
+        case(lambda x: interpolate.BSpline(np.arange(7.0), x, 2).c, 4)],
+    "scipy.interpolate._interpolate._PPolyBase.c": [
+        case(lambda x: interpolate.CubicSpline(np.arange(4.0), x).c, 4)],
+    "scipy.interpolate._rgi.RegularGridInterpolator.values": [
+        case(lambda x: interpolate.RegularGridInterpolator((np.arange(3.0),), x).values, 3)],
     "ndarray.partition": [case(_partitioned, 4)],
     "ndarray.mT": [case(lambda x: x.mT, (2, 2, 3))],
 }
