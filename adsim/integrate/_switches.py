@@ -21,6 +21,8 @@ output points; where an outcome changes it raises
 so that its time is differentiated (a split ``t_span``, a terminal event).
 A switch crossed and crossed back between two output points is not seen.
 """
+import copy
+
 import numpy as np
 
 from .._active import Active
@@ -32,6 +34,7 @@ from .._validate import name_of
 from ..errors import BranchChanged, UnsupportedOperation
 from ._dense import recorded_values
 from ._rhs import real_array
+from ._selections import outcome_on, outcome_tape
 
 __all__ = ["refuse_moving_switches"]
 
@@ -55,81 +58,155 @@ def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
         state = y[:, None] if vectorized else y
         return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
     ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
-    if not ref.guards:
+    guarded = bool(ref.guards)
+    if not guarded and ref.selections is None:
         return
     ts, ys = recorded_values(t), recorded_values(y)
-    previous = ref.point
+    previous, holding = ref.point, [ref]
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
         differs, ref = ref.differs(point)
         if differs:
             ref.refuse_a_jump(previous, point)
-            ref = _Switches(fun, G, params, point)
+            ref = ref.at(point)
         previous = point
-    # fun's branches at the outputs, recorded here: a replay where one differs (the
-    # steps record another variant of theirs without coming back here) records again
-    for j in range(ts.shape[0]):
-        G(t[j], y[:, j], *[args[i] for i in positions])
+        holding.append(ref)
+    active = [args[i] for i in positions]
+    # what fun takes at the start and the outputs, recorded here: a replay where it differs
+    # (the steps record another variant of theirs without coming back here) records again
+    if guarded:             # its branches
+        for j in range(ts.shape[0]):
+            G(t[j], y[:, j], *active)
+    if any(h.selections is not None for h in holding):
+        held_selections(holding, (t0, y0), (t, y), active)
+
+
+def held_selections(holding, start, outputs, active):
+    """Recorded branches on the selections' outcomes at the start and the
+    outputs (each point's by the recording ``holding`` there): true while
+    they are the ones checked here."""
+    t0, y0 = start
+    t = np.concatenate([np.reshape(t0, (1,)), outputs[0]])
+    y = np.concatenate([np.reshape(y0, (-1, 1)), outputs[1]], axis=1)
+    first = 0
+    for j in range(1, len(holding) + 1):
+        if j < len(holding) and holding[j].selections is holding[first].selections:
+            continue
+        if holding[first].selections is not None:
+            got = outcome_on(holding[first].selections, t[first:j], y[:, first:j], active)
+            if isinstance(got, Active):
+                bool(np.all(got == recorded_values(got)))
+        first = j
 
 
 class _Switches:
-    """``G`` recorded at ``point``: the outcomes of its moving switches."""
+    """``G`` recorded at ``point``: the outcomes of its moving switches (its
+    recorded branches, and the selections on the state that are data)."""
 
     def __init__(self, fun, G, params, point):
         self.fun, self.G, self.params, self.point = fun, G, params, point
         self.tape = record(G, *point, *params)
-        self.guards, selects = _moving_switches(self.tape)
+        self.guards, selects, chosen = _moving_switches(self.tape)
         if selects:         # its outcome is data, not a recorded branch: refused as it is
             _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
         self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
                          for what, where in self.guards.values()]
+        self.chosen = [chosen[k] for k in sorted(chosen)]
+        self.selections = outcome_tape(self.tape, sorted(chosen), (*point, *params)) \
+            if chosen else None
+        self.selected = self._selected(point)
+
+    def _selected(self, point):
+        """The selections' outcomes at ``point`` (where the branches hold), or None."""
+        if self.selections is None:
+            return None
+        return self.selections.forward(*point, *self.params)
 
     def differs(self, point):
         """(whether a moving switch's outcome at ``point`` differs from
         this one's, the recording to go on with)."""
         try:
             self.tape.forward(*point, *self.params)
-            return False, self
         except BranchChanged as err:
             if err.op_index in self.guards:
                 return True, self
-        # another branch (a switch at a fixed time, say): its own recording's outcomes
-        other = _Switches(self.fun, self.G, self.params, point)
-        return other.outcomes != self.outcomes, (self if other.outcomes != self.outcomes
-                                                 else other)
+            # another branch (a switch at a fixed time, say): its own recording's outcomes
+            other = _Switches(self.fun, self.G, self.params, point)
+            same = other.outcomes == self.outcomes and _same(other.selected, self.selected)
+            return not same, (other if same else self)
+        return not _same(self._selected(point), self.selected), self
+
+    def at(self, point):
+        """This recording with its outcomes at ``point``, when its branches
+        hold there (no recording again), else a recording at ``point``."""
+        try:
+            self.tape.forward(*point, *self.params)
+        except BranchChanged:
+            return _Switches(self.fun, self.G, self.params, point)
+        moved = copy.copy(self)
+        moved.point, moved.selected = point, self._selected(point)
+        return moved
 
     def refuse_a_jump(self, a, b):
-        """Raise when ``G`` jumps where the outcome changes on the segment
-        from ``a`` (this recording's outcomes) to ``b`` (others): bisected
-        to 1e-13 of the segment, a kink (``max(y[0], 0.0)``, ``abs``) moves
-        ``G`` by that much, a jump by its size."""
+        """Raise when ``G`` jumps where an outcome changes on the segment
+        from ``a`` (this recording's outcomes) to ``b`` (others): each change
+        in turn bisected to 1e-13 of the segment, where a kink
+        (``max(y[0], 0.0)``, ``np.where(y > 0, a * y, b * y)``) moves ``G``
+        by that much, a jump by its size."""
         def on(s):
             return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
-        lo, hi = 0.0, 1.0
-        while hi - lo > 1e-13:
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if self.differs(on(mid))[0] else (mid, hi)
-        with suspended(), np.errstate(all="ignore"):     # points off the solution
-            left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
-                           for s in (lo, hi))
-        jump = np.max(np.abs(right - left))
-        if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)), 1e-300):
-            changed = next((what for what, _ in self.outcomes), ("comparison", "the state y"))
-            _refuse(self.fun, changed, f"it jumps by {jump:.3g} where its outcome changes, "
-                    f"between t = {float(a[0]):.6g} and t = {float(b[0]):.6g}")
+        ref, start = self, 0.0
+        while True:
+            lo, hi = start, 1.0
+            while hi - lo > 1e-13:
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if ref.differs(on(mid))[0] else (mid, hi)
+            with suspended(), np.errstate(all="ignore"):     # points off the solution
+                left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
+                               for s in (lo, hi))
+            jump = np.max(np.abs(right - left))
+            if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)), 1e-300):
+                _refuse(self.fun, ref.changed(on(hi)),
+                        f"it jumps by {jump:.3g} where its outcome changes, between t = "
+                        f"{float(a[0]):.6g} and t = {float(b[0]):.6g}")
+            ref, start = ref.at(on(hi)), hi
+            if start >= 1.0 or not ref.differs(b)[0]:
+                return
+
+    def changed(self, point):
+        """The switch whose outcome differs at ``point``: a selection's when
+        the branches hold there, else the first recorded branch."""
+        try:
+            self.tape.forward(*point, *self.params)
+            now = self._selected(point)
+        except BranchChanged:
+            now = None
+        if now is not None:
+            at = 0
+            for (what, size) in self.chosen:
+                if not np.array_equal(now[at:at + size], self.selected[at:at + size]):
+                    return what
+                at += size
+        return next((what for what, _ in self.outcomes), ("comparison", "the state y"))
+
+
+def _same(u, v):
+    return (u is None) == (v is None) and (u is None or np.array_equal(u, v))
 
 
 def _moving_switches(tape):
-    """(guards, selects) on ``tape`` (inputs t, y, params): ``guards``
+    """(guards, selects, chosen) on ``tape`` (inputs t, y, params): ``guards``
     {op index: ((op name, what it reads), (branch offset, n))} of the
     recorded branches (COMPARE) on values depending on the state, or on the
     time and a parameter; ``selects``: [(op name, what it reads)] of the
     comparisons and roundings of the time and a parameter whose results
-    other ops read (``np.where(t < t_off, a, b)``)."""
+    other ops read (``np.where(t < t_off, a, b)``); ``chosen`` {op index:
+    ((op name, what it reads), result size)} of those of the state whose
+    results other ops read (``np.where(y > c, k1, k2)``, ``np.sign(y)``)."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
-    guards, steps, selects = {}, {}, []
+    guards, steps, selects, chosen = {}, {}, [], {}
     ops = decode(tape)[1]
     for k, op in enumerate(ops):
         on, read = 0, []
@@ -144,14 +221,19 @@ def _moving_switches(tape):
                          (op.branch_offset, op.n))
         elif name != "COMPARE":
             for ref in read:
-                if ref in steps and not steps[ref][1] & _STATE:
-                    selects.append(steps[ref][0])
+                if ref in steps:
+                    what, step_on, j, size = steps[ref]
+                    if step_on & _STATE:
+                        chosen[j] = (what, size)
+                    else:
+                        selects.append(what)
         if op.result >= 0:
             steps.pop(op.result, None)
             if name in _STEPS and moving:
-                steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)), on)
+                steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)),
+                                    on, k, tape.slot_size_of(op.result))
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
-    return guards, selects
+    return guards, selects, chosen
 
 
 def _side_of_abs(compare, following):
