@@ -23,19 +23,26 @@ __all__ = ["outcome_on", "outcome_tape"]
 
 def outcome_tape(tape, steps, point):
     """A tape of the same inputs as ``tape`` (recorded at ``point``: t, y,
-    params) whose output is the flat results of its ops ``steps``, one after
-    another; None when ``tape`` holds calls it cannot write again op by op
-    (a loop or solve inside ``fun``: its selections are then not seen)."""
+    params) whose output is the flat results of its ops ``steps`` ((op
+    index, quotient): for a remainder, "floor" or "trunc", its quotient
+    instead), one after another; None when ``tape`` holds calls it cannot
+    write again op by op (a loop or solve inside ``fun``: its selections
+    are then not seen)."""
     if any(not isinstance(cb, Application) for cb in tape.callbacks):
         return None
 
     def outcomes(*inputs):
         run = _Transcription(tape, list(inputs))
-        return np.concatenate([as_active(run.outer, run.result[k]).reshape(-1)
-                               if isinstance(run.result[k], Active)
-                               else np.asarray(run.result[k], dtype=float).reshape(-1)
-                               for k in steps])
+        return np.concatenate([_outcome(run, k, quotient) for k, quotient in steps])
     return record(outcomes, *point)
+
+
+def _outcome(run, k, quotient):
+    v = run.result[k]
+    if quotient is not None:            # remainder(a, b): the step is in a / b's quotient
+        a, b = run.read[k]
+        v = (np.floor if quotient == "floor" else np.trunc)(a / b)
+    return as_active(run.outer, v).reshape(-1)
 
 
 def outcome_on(selections, t, y, params):

@@ -41,6 +41,8 @@ __all__ = ["refuse_moving_switches"]
 # ops whose result is piecewise constant in their operands (as adsim/_scipy/jumps.py)
 _STEPS = frozenset({"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
                     "SIGN", "FLOOR", "CEIL", "TRUNC", "RINT", "ROUND", "FLOOR_DIVIDE"})
+# ops that wrap their operand (continuous but where its quotient steps): the quotient's step
+_WRAPS = {"REMAINDER": "floor", "FMOD": "trunc"}
 _TIME, _STATE, _PARAMETER = 1, 2, 4
 # COMPARE's kinds (adsim/_opcodes.pxd); 5 (not equal) is the guard of bool(x)
 _NAMES = {0: " (<)", 1: " (<=)", 2: " (>)", 3: " (>=)", 4: " (==)"}
@@ -112,8 +114,8 @@ class _Switches:
         self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
                          for what, where in self.guards.values()]
         self.chosen = [chosen[k] for k in sorted(chosen)]
-        self.selections = outcome_tape(self.tape, sorted(chosen), (*point, *params)) \
-            if chosen else None
+        self.selections = outcome_tape(self.tape, [(k, chosen[k][2]) for k in sorted(chosen)],
+                                       (*point, *params)) if chosen else None
         self.selected = self._selected(point)
 
     def _selected(self, point):
@@ -183,7 +185,7 @@ class _Switches:
             now = None
         if now is not None:
             at = 0
-            for (what, size) in self.chosen:
+            for what, size, _ in self.chosen:
                 if not np.array_equal(now[at:at + size], self.selected[at:at + size]):
                     return what
                 at += size
@@ -201,8 +203,10 @@ def _moving_switches(tape):
     time and a parameter; ``selects``: [(op name, what it reads)] of the
     comparisons and roundings of the time and a parameter whose results
     other ops read (``np.where(t < t_off, a, b)``); ``chosen`` {op index:
-    ((op name, what it reads), result size)} of those of the state whose
-    results other ops read (``np.where(y > c, k1, k2)``, ``np.sign(y)``)."""
+    ((op name, what it reads), result size, quotient)} of those of the state
+    whose results other ops read or ``fun`` returns (``np.where(y > c, k1,
+    k2)``, ``np.sign(y)``), and of its remainders (``np.mod(y, c)``: their
+    quotient, "floor" or "trunc", is the step)."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
@@ -222,18 +226,29 @@ def _moving_switches(tape):
         elif name != "COMPARE":
             for ref in read:
                 if ref in steps:
-                    what, step_on, j, size = steps[ref]
-                    if step_on & _STATE:
-                        chosen[j] = (what, size)
-                    else:
-                        selects.append(what)
+                    _take(steps[ref], chosen, selects)
+            if name in _WRAPS and on & _STATE:
+                chosen[k] = ((f"remainder ({name.lower()})", _reads(on)),
+                             tape.slot_size_of(op.result), _WRAPS[name])
         if op.result >= 0:
             steps.pop(op.result, None)
             if name in _STEPS and moving:
                 steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)),
                                     on, k, tape.slot_size_of(op.result))
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
+    if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))
+        _take(steps[tape.output_slot], chosen, selects)
     return guards, selects, chosen
+
+
+def _take(step, chosen, selects):
+    """A step whose result is data: a selection on the state (chosen) or at
+    a time that moves with the parameters (selects)."""
+    what, on, k, size = step
+    if on & _STATE:
+        chosen[k] = (what, size, None)
+    else:
+        selects.append(what)
 
 
 def _side_of_abs(compare, following):

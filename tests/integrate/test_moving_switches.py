@@ -197,6 +197,22 @@ def test_a_selection_on_the_state_is_refused(form, method):
         adsim.grad(lambda p: rate_selected_by_the_state(p, form, method))(np.array([0.5, 0.2]))
 
 
+def test_a_remainder_of_the_state_that_wraps_is_refused_and_a_periodic_one_is_not():
+    """np.mod(y, c) jumps where y crosses a multiple of c (its quotient
+    steps) unless fun is periodic in it."""
+    def f(p, periodic):
+        def rhs(t, y):
+            r = np.mod(y, 0.7)
+            return -p[0] - p[1] * (np.sin(2 * np.pi * r / 0.7) if periodic else r)
+        return solve_ivp(rhs, (0, 4), [1.0], **TIGHT).y[0, -1]
+    p = np.array([0.5, 0.2])
+    with pytest.raises(adsim.UnsupportedOperation, match=r"remainder \(remainder\) of the state "
+                                                         r"y, and it jumps by 0.14"):
+        adsim.grad(lambda p: f(p, False))(p)
+    got, want = adsim.grad(lambda p: f(p, True))(p), _differences(lambda p: f(p, True), p)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_a_selection_crossed_between_two_outputs_is_bisected():
     """t_eval = [4.0]: the only output past the crossing, found by bisection."""
     with pytest.raises(adsim.UnsupportedOperation, match="between t = 0 and t = 4"):
