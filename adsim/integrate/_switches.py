@@ -152,7 +152,8 @@ class _Switches:
     def refuse_a_jump(self, a, b):
         """Raise when ``G`` jumps where an outcome changes on the segment
         from ``a`` (this recording's outcomes) to ``b`` (others): each change
-        in turn bisected to 1e-13 of the segment, where a kink
+        in turn bisected to 1e-9 of the segment, and where ``G`` moves there
+        by more than 1e-7 of its size, on to 1e-13, where a kink
         (``max(y[0], 0.0)``, ``np.where(y > 0, a * y, b * y)``) moves ``G``
         by that much, a jump by its size."""
         def on(s):
@@ -160,20 +161,30 @@ class _Switches:
         ref, start = self, 0.0
         while True:
             lo, hi = start, 1.0
-            while hi - lo > 1e-13:
-                mid = 0.5 * (lo + hi)
-                lo, hi = (lo, mid) if ref.differs(on(mid))[0] else (mid, hi)
-            with suspended(), np.errstate(all="ignore"):     # points off the solution
-                left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
-                               for s in (lo, hi))
-            jump = np.max(np.abs(right - left))
-            if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)), 1e-300):
+            for width in (1e-9, 1e-13):         # most changes are kinks, settled at 1e-9
+                while hi - lo > width:
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (lo, mid) if ref.differs(on(mid))[0] else (mid, hi)
+                jump = self._jump(on(lo), on(hi))
+                if not jump:
+                    break
+            if jump:
                 _refuse(self.fun, ref.changed(on(hi)),
                         f"it jumps by {jump:.3g} where its outcome changes, between t = "
                         f"{float(a[0]):.6g} and t = {float(b[0]):.6g}")
             ref, start = ref.at(on(hi)), hi
             if start >= 1.0 or not ref.differs(b)[0]:
                 return
+
+    def _jump(self, left, right):
+        """How far ``G`` moves from ``left`` to ``right``, when more than
+        1e-7 of its size; else 0."""
+        with suspended(), np.errstate(all="ignore"):     # points off the solution
+            left, right = (np.asarray(self.G(*point, *self.params), dtype=float)
+                           for point in (left, right))
+        jump = np.max(np.abs(right - left))
+        return jump if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)),
+                                         1e-300) else 0.0
 
     def changed(self, point):
         """The switch whose outcome differs at ``point``: a selection's when
