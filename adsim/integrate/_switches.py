@@ -41,6 +41,8 @@ __all__ = ["refuse_moving_switches"]
 # ops whose result is piecewise constant in their operands (as adsim/_scipy/jumps.py)
 _STEPS = frozenset({"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
                     "SIGN", "FLOOR", "CEIL", "TRUNC", "RINT", "ROUND", "FLOOR_DIVIDE"})
+# integer data from the state (np.searchsorted, np.argmax as data): the index it picks steps
+_INDEXES = frozenset({"SEARCH", "ARGEXT_AT"})
 # ops that wrap their operand (continuous but where its quotient steps): the quotient's step
 _WRAPS = {"REMAINDER": "floor", "FMOD": "trunc"}
 _TIME, _STATE, _PARAMETER = 1, 2, 4
@@ -243,8 +245,9 @@ def _moving_switches(tape):
                              tape.slot_size_of(op.result), _WRAPS[name])
         if op.result >= 0:
             steps.pop(op.result, None)
-            if name in _STEPS and moving:
-                steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)),
+            if (name in _STEPS and moving) or (name in _INDEXES and on & _STATE):
+                kind = "index" if name in _INDEXES else "comparison or rounding"
+                steps[op.result] = ((f"{kind} ({name.lower()})", _reads(on)),
                                     on, k, tape.slot_size_of(op.result))
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
     if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))

@@ -213,6 +213,25 @@ def test_a_remainder_of_the_state_that_wraps_is_refused_and_a_periodic_one_is_no
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("form", ["searchsorted", "argmax"])
+def test_an_index_found_from_the_state_is_a_selection(form):
+    """A table of rates indexed by np.searchsorted or np.argmax of the
+    state: the index steps where fun jumps (np.interp of the state, whose
+    index steps where it is continuous, is a kink above)."""
+    def f(p):
+        k1, k2 = p
+
+        def rhs(t, y):
+            if form == "searchsorted":
+                return -np.array([k2, k1])[np.searchsorted([0.5], y)] * y
+            return -np.array([k1, k2])[np.argmax(y)] * y + np.array([0.0, 0.3])
+        return solve_ivp(rhs, (0, 4), [1.0] if form == "searchsorted" else [1.0, 0.8],
+                         **TIGHT).y[0, -1]
+    with pytest.raises(adsim.UnsupportedOperation, match=r"index \((search|argext_at)\) of the "
+                                                         r"state y, and it jumps by"):
+        adsim.grad(f)(np.array([0.5, 0.2]))
+
+
 def test_a_selection_crossed_between_two_outputs_is_bisected():
     """t_eval = [4.0]: the only output past the crossing, found by bisection."""
     with pytest.raises(adsim.UnsupportedOperation, match="between t = 0 and t = 4"):
