@@ -16,10 +16,17 @@ matters once its outcome changes during the integration.
 
 :func:`refuse_moving_switches` records ``fun`` once as a tape of ``(t, y,
 *params)``, finds such ops on it and evaluates them at the integration's
-output points; where an outcome changes it raises
-:class:`~adsim.errors.UnsupportedOperation` saying how to write the switch
-so that its time is differentiated (a split ``t_span``, a terminal event).
-A switch crossed and crossed back between two output points is not seen.
+output points: a recorded branch by a replay of that tape, a selection on
+the state that is data (``np.where(y > c, k1, k2)``, ``np.sign(y)``, an
+index from ``np.searchsorted``, ``np.mod(y, c)``'s quotient) by a replay of
+the tape that returns its outcomes (adsim/integrate/_selections.py).
+Where an outcome changes between two points, it bisects the segment and
+raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
+switch so that its time is differentiated (a split ``t_span``, a terminal
+event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
+outcomes at the start and the outputs are recorded as branches, so replays
+at other parameters check them. A switch crossed and crossed back between
+two output points is not seen.
 """
 import copy
 
