@@ -16,11 +16,20 @@ matters once its outcome changes during the integration.
 
 :func:`refuse_moving_switches` records ``fun`` once as a tape of ``(t, y,
 *params)``, finds such ops on it and evaluates them at the integration's
-output points; where an outcome changes it raises
-:class:`~adsim.errors.UnsupportedOperation` saying how to write the switch
-so that its time is differentiated (a split ``t_span``, a terminal event).
-A switch crossed and crossed back between two output points is not seen.
+output points: a recorded branch by a replay of that tape, a selection on
+the state that is data (``np.where(y > c, k1, k2)``, ``np.sign(y)``, an
+index from ``np.searchsorted``, ``np.mod(y, c)``'s quotient) by a replay of
+the tape that returns its outcomes (adsim/integrate/_selections.py).
+Where an outcome changes between two points, it bisects the segment and
+raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
+switch so that its time is differentiated (a split ``t_span``, a terminal
+event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
+outcomes at the start and the outputs are recorded as branches, so replays
+at other parameters check them. A switch crossed and crossed back between
+two output points is not seen.
 """
+import copy
+
 import numpy as np
 
 from .._active import Active
@@ -32,12 +41,17 @@ from .._validate import name_of
 from ..errors import BranchChanged, UnsupportedOperation
 from ._dense import recorded_values
 from ._rhs import real_array
+from ._selections import outcome_on, outcome_tape
 
 __all__ = ["refuse_moving_switches"]
 
 # ops whose result is piecewise constant in their operands (as adsim/_scipy/jumps.py)
 _STEPS = frozenset({"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
                     "SIGN", "FLOOR", "CEIL", "TRUNC", "RINT", "ROUND", "FLOOR_DIVIDE"})
+# integer data from the state (np.searchsorted, np.argmax as data): the index it picks steps
+_INDEXES = frozenset({"SEARCH", "ARGEXT_AT"})
+# ops that wrap their operand (continuous but where its quotient steps): the quotient's step
+_WRAPS = {"REMAINDER": "floor", "FMOD": "trunc"}
 _TIME, _STATE, _PARAMETER = 1, 2, 4
 # COMPARE's kinds (adsim/_opcodes.pxd); 5 (not equal) is the guard of bool(x)
 _NAMES = {0: " (<)", 1: " (<=)", 2: " (>)", 3: " (>=)", 4: " (==)"}
@@ -55,81 +69,168 @@ def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
         state = y[:, None] if vectorized else y
         return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
     ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
-    if not ref.guards:
+    guarded = bool(ref.guards)
+    if not guarded and ref.selections is None:
         return
     ts, ys = recorded_values(t), recorded_values(y)
-    previous = ref.point
+    previous, holding = ref.point, [ref]
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
         differs, ref = ref.differs(point)
         if differs:
             ref.refuse_a_jump(previous, point)
-            ref = _Switches(fun, G, params, point)
+            ref = ref.at(point)
         previous = point
-    # fun's branches at the outputs, recorded here: a replay where one differs (the
-    # steps record another variant of theirs without coming back here) records again
-    for j in range(ts.shape[0]):
-        G(t[j], y[:, j], *[args[i] for i in positions])
+        holding.append(ref)
+    active = [args[i] for i in positions]
+    # what fun takes at the start and the outputs, recorded here: a replay where it differs
+    # (the steps record another variant of theirs without coming back here) records again
+    if guarded:             # its branches
+        for j in range(ts.shape[0]):
+            G(t[j], y[:, j], *active)
+    if any(h.selections is not None for h in holding):
+        held_selections(holding, (t0, y0), (t, y), active)
+
+
+def held_selections(holding, start, outputs, active):
+    """Recorded branches on the selections' outcomes at the start and the
+    outputs (each point's by the recording ``holding`` there): true while
+    they are the ones checked here."""
+    t0, y0 = start
+    t = np.concatenate([np.reshape(t0, (1,)), outputs[0]])
+    y = np.concatenate([np.reshape(y0, (-1, 1)), outputs[1]], axis=1)
+    first = 0
+    for j in range(1, len(holding) + 1):
+        if j < len(holding) and holding[j].selections is holding[first].selections:
+            continue
+        if holding[first].selections is not None:
+            got = outcome_on(holding[first].selections, t[first:j], y[:, first:j], active)
+            if isinstance(got, Active):
+                bool(np.all(got == recorded_values(got)))
+        first = j
 
 
 class _Switches:
-    """``G`` recorded at ``point``: the outcomes of its moving switches."""
+    """``G`` recorded at ``point``: the outcomes of its moving switches (its
+    recorded branches, and the selections on the state that are data)."""
 
     def __init__(self, fun, G, params, point):
         self.fun, self.G, self.params, self.point = fun, G, params, point
         self.tape = record(G, *point, *params)
-        self.guards, selects = _moving_switches(self.tape)
+        self.guards, selects, chosen = _moving_switches(self.tape)
         if selects:         # its outcome is data, not a recorded branch: refused as it is
             _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
         self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
                          for what, where in self.guards.values()]
+        self.chosen = [chosen[k] for k in sorted(chosen)]
+        self.selections = outcome_tape(self.tape, [(k, chosen[k][2]) for k in sorted(chosen)],
+                                       (*point, *params)) if chosen else None
+        self.selected = self._selected(point)
+
+    def _selected(self, point):
+        """The selections' outcomes at ``point`` (where the branches hold), or None."""
+        if self.selections is None:
+            return None
+        return self.selections.forward(*point, *self.params)
 
     def differs(self, point):
         """(whether a moving switch's outcome at ``point`` differs from
         this one's, the recording to go on with)."""
         try:
             self.tape.forward(*point, *self.params)
-            return False, self
         except BranchChanged as err:
             if err.op_index in self.guards:
                 return True, self
-        # another branch (a switch at a fixed time, say): its own recording's outcomes
-        other = _Switches(self.fun, self.G, self.params, point)
-        return other.outcomes != self.outcomes, (self if other.outcomes != self.outcomes
-                                                 else other)
+            # another branch (a switch at a fixed time, say): its own recording's outcomes
+            other = _Switches(self.fun, self.G, self.params, point)
+            same = other.outcomes == self.outcomes and _same(other.selected, self.selected)
+            return not same, (other if same else self)
+        return not _same(self._selected(point), self.selected), self
+
+    def at(self, point):
+        """This recording with its outcomes at ``point``, when its branches
+        hold there (no recording again), else a recording at ``point``."""
+        try:
+            self.tape.forward(*point, *self.params)
+        except BranchChanged:
+            return _Switches(self.fun, self.G, self.params, point)
+        moved = copy.copy(self)
+        moved.point, moved.selected = point, self._selected(point)
+        return moved
 
     def refuse_a_jump(self, a, b):
-        """Raise when ``G`` jumps where the outcome changes on the segment
-        from ``a`` (this recording's outcomes) to ``b`` (others): bisected
-        to 1e-13 of the segment, a kink (``max(y[0], 0.0)``, ``abs``) moves
-        ``G`` by that much, a jump by its size."""
+        """Raise when ``G`` jumps where an outcome changes on the segment
+        from ``a`` (this recording's outcomes) to ``b`` (others): each change
+        in turn bisected to 1e-9 of the segment, and where ``G`` moves there
+        by more than 1e-7 of its size, on to 1e-13, where a kink
+        (``max(y[0], 0.0)``, ``np.where(y > 0, a * y, b * y)``) moves ``G``
+        by that much, a jump by its size."""
         def on(s):
             return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
-        lo, hi = 0.0, 1.0
-        while hi - lo > 1e-13:
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if self.differs(on(mid))[0] else (mid, hi)
+        ref, start = self, 0.0
+        while True:
+            lo, hi = start, 1.0
+            for width in (1e-9, 1e-13):         # most changes are kinks, settled at 1e-9
+                while hi - lo > width:
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (lo, mid) if ref.differs(on(mid))[0] else (mid, hi)
+                jump = self._jump(on(lo), on(hi))
+                if not jump:
+                    break
+            if jump:
+                _refuse(self.fun, ref.changed(on(hi)),
+                        f"it jumps by {jump:.3g} where its outcome changes, between t = "
+                        f"{float(a[0]):.6g} and t = {float(b[0]):.6g}")
+            ref, start = ref.at(on(hi)), hi
+            if start >= 1.0 or not ref.differs(b)[0]:
+                return
+
+    def _jump(self, left, right):
+        """How far ``G`` moves from ``left`` to ``right``, when more than
+        1e-7 of its size; else 0."""
         with suspended(), np.errstate(all="ignore"):     # points off the solution
-            left, right = (np.asarray(self.G(*on(s), *self.params), dtype=float)
-                           for s in (lo, hi))
+            left, right = (np.asarray(self.G(*point, *self.params), dtype=float)
+                           for point in (left, right))
         jump = np.max(np.abs(right - left))
-        if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)), 1e-300):
-            changed = next((what for what, _ in self.outcomes), ("comparison", "the state y"))
-            _refuse(self.fun, changed, f"it jumps by {jump:.3g} where its outcome changes, "
-                    f"between t = {float(a[0]):.6g} and t = {float(b[0]):.6g}")
+        return jump if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)),
+                                         1e-300) else 0.0
+
+    def changed(self, point):
+        """The switch whose outcome differs at ``point``: a selection's when
+        the branches hold there, else the first recorded branch."""
+        try:
+            self.tape.forward(*point, *self.params)
+            now = self._selected(point)
+        except BranchChanged:
+            now = None
+        if now is not None:
+            at = 0
+            for what, size, _ in self.chosen:
+                if not np.array_equal(now[at:at + size], self.selected[at:at + size]):
+                    return what
+                at += size
+        return next((what for what, _ in self.outcomes), ("comparison", "the state y"))
+
+
+def _same(u, v):
+    return (u is None) == (v is None) and (u is None or np.array_equal(u, v))
 
 
 def _moving_switches(tape):
-    """(guards, selects) on ``tape`` (inputs t, y, params): ``guards``
+    """(guards, selects, chosen) on ``tape`` (inputs t, y, params): ``guards``
     {op index: ((op name, what it reads), (branch offset, n))} of the
     recorded branches (COMPARE) on values depending on the state, or on the
     time and a parameter; ``selects``: [(op name, what it reads)] of the
     comparisons and roundings of the time and a parameter whose results
-    other ops read (``np.where(t < t_off, a, b)``)."""
+    other ops read (``np.where(t < t_off, a, b)``); ``chosen`` {op index:
+    ((op name, what it reads), result size, quotient)} of those of the state
+    whose results other ops read or ``fun`` returns (``np.where(y > c, k1,
+    k2)``, ``np.sign(y)``), and of its remainders (``np.mod(y, c)``: their
+    quotient, "floor" or "trunc", is the step)."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
-    guards, steps, selects = {}, {}, []
+    guards, steps, selects, chosen = {}, {}, [], {}
     ops = decode(tape)[1]
     for k, op in enumerate(ops):
         on, read = 0, []
@@ -144,14 +245,31 @@ def _moving_switches(tape):
                          (op.branch_offset, op.n))
         elif name != "COMPARE":
             for ref in read:
-                if ref in steps and not steps[ref][1] & _STATE:
-                    selects.append(steps[ref][0])
+                if ref in steps:
+                    _take(steps[ref], chosen, selects)
+            if name in _WRAPS and on & _STATE:
+                chosen[k] = ((f"remainder ({name.lower()})", _reads(on)),
+                             tape.slot_size_of(op.result), _WRAPS[name])
         if op.result >= 0:
             steps.pop(op.result, None)
-            if name in _STEPS and moving:
-                steps[op.result] = ((f"comparison or rounding ({name.lower()})", _reads(on)), on)
+            if (name in _STEPS and moving) or (name in _INDEXES and on & _STATE):
+                kind = "index" if name in _INDEXES else "comparison or rounding"
+                steps[op.result] = ((f"{kind} ({name.lower()})", _reads(on)),
+                                    on, k, tape.slot_size_of(op.result))
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
-    return guards, selects
+    if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))
+        _take(steps[tape.output_slot], chosen, selects)
+    return guards, selects, chosen
+
+
+def _take(step, chosen, selects):
+    """A step whose result is data: a selection on the state (chosen) or at
+    a time that moves with the parameters (selects)."""
+    what, on, k, size = step
+    if on & _STATE:
+        chosen[k] = (what, size, None)
+    else:
+        selects.append(what)
 
 
 def _side_of_abs(compare, following):
