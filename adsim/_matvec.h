@@ -263,4 +263,71 @@ static void adsim_rows_dot_axpy(int64_t k, const double *A, const double *x, dou
     }
 }
 
+/* y = A x for a symmetric A (k x k, row-major) from its upper triangle and
+ * its 4 x 4 diagonal blocks: half the memory a general product reads (the
+ * gradient 2 A x of a symmetric quadratic form). Rows go in groups of four:
+ * each row's dot runs over the columns from its group's first on, and the
+ * group's entries right of its block add x[row] A[row, j] into y[j], the
+ * entry A[j, row] of the lower triangle mirrored. */
+ADSIM_CLONES
+static void adsim_symmetric_rows_dot(int64_t k, const double *A, const double *x, double *y)
+{
+    memset(y, 0, (size_t)k * sizeof(double));
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+        const double *r0 = A + i * k, *r1 = r0 + k, *r2 = r1 + k, *r3 = r2 + k;
+        const double c0 = x[i], c1 = x[i + 1], c2 = x[i + 2], c3 = x[i + 3];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (int64_t j = i; j < i + 4; j++) {           /* the diagonal block */
+            s0 += r0[j] * x[j];
+            s1 += r1[j] * x[j];
+            s2 += r2[j] * x[j];
+            s3 += r3[j] * x[j];
+        }
+        int64_t j = i + 4;
+#if defined(__GNUC__)
+        const adsim_v4 e0 = {c0, c0, c0, c0}, e1 = {c1, c1, c1, c1};
+        const adsim_v4 e2 = {c2, c2, c2, c2}, e3 = {c3, c3, c3, c3};
+        adsim_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (; j + 4 <= k; j += 4) {
+            const adsim_v4 xv = adsim_load4(x + j);
+            const adsim_v4 v0 = adsim_load4(r0 + j), v1 = adsim_load4(r1 + j);
+            const adsim_v4 v2 = adsim_load4(r2 + j), v3 = adsim_load4(r3 + j);
+            adsim_v4 yv = adsim_load4(y + j);
+            a0 += v0 * xv;
+            a1 += v1 * xv;
+            a2 += v2 * xv;
+            a3 += v3 * xv;
+            yv += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3);
+            memcpy(y + j, &yv, sizeof yv);
+        }
+        s0 += (a0[0] + a0[1]) + (a0[2] + a0[3]);
+        s1 += (a1[0] + a1[1]) + (a1[2] + a1[3]);
+        s2 += (a2[0] + a2[1]) + (a2[2] + a2[3]);
+        s3 += (a3[0] + a3[1]) + (a3[2] + a3[3]);
+#endif
+        for (; j < k; j++) {
+            s0 += r0[j] * x[j];
+            s1 += r1[j] * x[j];
+            s2 += r2[j] * x[j];
+            s3 += r3[j] * x[j];
+            y[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j]);
+        }
+        y[i] += s0;
+        y[i + 1] += s1;
+        y[i + 2] += s2;
+        y[i + 3] += s3;
+    }
+    for (; i < k; i++) {                                /* the last rows, one at a time */
+        const double *row = A + i * k;
+        const double c = x[i];
+        double s = row[i] * c;
+        for (int64_t j = i + 1; j < k; j++) {
+            s += row[j] * x[j];
+            y[j] += c * row[j];
+        }
+        y[i] += s;
+    }
+}
+
 #endif

@@ -8,14 +8,15 @@
 # forward, A^T ybar in reverse).
 #   value:    y = C x (QF_TRANSPOSED: y = x C, the product the recording made),
 #             q = x . y, g = y + (the other product) from the same pass over C;
-#             g = 2 y when C is symmetric (QF_SYMMETRIC, checked exactly once)
+#             g = 2 y when C is symmetric (QF_SYMMETRIC, checked exactly once),
+#             y then read from C's upper triangle alone (half the memory)
 #   tangent:  dq = g . dx
 #   adjoint:  xbar += qbar g
 #   second:   dxbar += dqbar g + qbar (C + C^T) dx   (one pass over C)
-# With a symmetric C, y and q are computed by the kernels the two products
-# use (rows_dot or rows_axpy, then ddot): the value is bitwise the recorded
-# one. Every factor meets its seed through chain() (a zero factor
-# contributes zero); the op is only made for a C of finite values.
+# A symmetric C's value is the recorded one to rounding (its sums are taken
+# in another order than the recording's product). Every factor meets its
+# seed through chain() (a zero factor contributes zero); the op is only made
+# for a C of finite values.
 #
 # A batched program (adsim/_batch_rewrite.py) holds the forms of B members
 # in one op: r of B values, x and g of k x B (element i of member b at
@@ -27,6 +28,8 @@
 cdef extern from "_matvec.h" nogil:
     void rows_dot_axpy "adsim_rows_dot_axpy"(int64_t k, const double* A, const double* x,
                                              double* y, double* z)
+    void symmetric_rows_dot "adsim_symmetric_rows_dot"(int64_t k, const double* A,
+                                                       const double* x, double* y)
 
 
 cdef enum QuadformBits:
@@ -69,11 +72,8 @@ cdef int quadform_value(Sweep* s, const int32_t* o) except -1 nogil:
         if not form & QF_SYMMETRIC:
             other = scratch(k * B, "a quadratic form")
             form_products(C, form, k, B, x, other, True, 0.0)
-    elif form & QF_SYMMETRIC:
-        if form & QF_TRANSPOSED:
-            rows_axpy(k, k, C, 1, X, X + 1, False)
-        else:
-            rows_dot(k, k, C, 1, X, X + 1, False)
+    elif form & QF_SYMMETRIC:                   # C x = x C, from half of C
+        symmetric_rows_dot(k, C, x, g)
         q[0] = 1.0 * blas.ddot(&kk, x, &inc, g, &inc)
     else:                                       # both products in one pass over C
         other = scratch(k, "a quadratic form")
