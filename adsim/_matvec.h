@@ -202,11 +202,56 @@ static void adsim_rows_axpy(int64_t m, int64_t k, const double *A, int D,
     }
 }
 
+/* The dots of four rows r[0..3] of A with x over the columns [from, k), into
+ * out[0..3], and z[j] += c[0] r[0][j] + ... + c[3] r[3][j] over the same
+ * columns: one pass over the four rows serves both products (the
+ * quadratic form's kernels below). */
+static inline void adsim_four_rows_dot_axpy(int64_t from, int64_t k, const double *const *r,
+                                            const double *c, const double *x, double *z,
+                                            double *out)
+{
+    const double *r0 = r[0], *r1 = r[1], *r2 = r[2], *r3 = r[3];
+    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t j = from;
+#if defined(__GNUC__)
+    const adsim_v4 e0 = {c0, c0, c0, c0}, e1 = {c1, c1, c1, c1};
+    const adsim_v4 e2 = {c2, c2, c2, c2}, e3 = {c3, c3, c3, c3};
+    adsim_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (; j + 4 <= k; j += 4) {
+        const adsim_v4 xv = adsim_load4(x + j);
+        const adsim_v4 v0 = adsim_load4(r0 + j), v1 = adsim_load4(r1 + j);
+        const adsim_v4 v2 = adsim_load4(r2 + j), v3 = adsim_load4(r3 + j);
+        adsim_v4 zv = adsim_load4(z + j);
+        a0 += v0 * xv;
+        a1 += v1 * xv;
+        a2 += v2 * xv;
+        a3 += v3 * xv;
+        zv += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3);
+        memcpy(z + j, &zv, sizeof zv);
+    }
+    s0 = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+    s1 = (a1[0] + a1[1]) + (a1[2] + a1[3]);
+    s2 = (a2[0] + a2[1]) + (a2[2] + a2[3]);
+    s3 = (a3[0] + a3[1]) + (a3[2] + a3[3]);
+#endif
+    for (; j < k; j++) {
+        s0 += r0[j] * x[j];
+        s1 += r1[j] * x[j];
+        s2 += r2[j] * x[j];
+        s3 += r3[j] * x[j];
+        z[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j]);
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+
 /* y = A x and z = A^T x (z[j] = sum_i x[i] A[i, j]) for a square A (k x k,
  * row-major) in one pass over A: each group of four rows is loaded once and
  * serves both products (the gradient (A + A^T) x of the quadratic form
- * x^T A x, whose value is x . y). Used for matrices that are not symmetric;
- * a symmetric one needs y alone. */
+ * x^T A x, whose value is x . y). Used for matrices that are not symmetric. */
 ADSIM_CLONES
 static void adsim_rows_dot_axpy(int64_t k, const double *A, const double *x, double *y,
                                 double *z)
@@ -214,42 +259,8 @@ static void adsim_rows_dot_axpy(int64_t k, const double *A, const double *x, dou
     memset(z, 0, (size_t)k * sizeof(double));
     int64_t i = 0;
     for (; i + 4 <= k; i += 4) {
-        const double *r0 = A + i * k, *r1 = r0 + k, *r2 = r1 + k, *r3 = r2 + k;
-        const double c0 = x[i], c1 = x[i + 1], c2 = x[i + 2], c3 = x[i + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int64_t j = 0;
-#if defined(__GNUC__)
-        const adsim_v4 e0 = {c0, c0, c0, c0}, e1 = {c1, c1, c1, c1};
-        const adsim_v4 e2 = {c2, c2, c2, c2}, e3 = {c3, c3, c3, c3};
-        adsim_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        for (; j + 4 <= k; j += 4) {
-            const adsim_v4 xv = adsim_load4(x + j);
-            const adsim_v4 v0 = adsim_load4(r0 + j), v1 = adsim_load4(r1 + j);
-            const adsim_v4 v2 = adsim_load4(r2 + j), v3 = adsim_load4(r3 + j);
-            adsim_v4 zv = adsim_load4(z + j);
-            a0 += v0 * xv;
-            a1 += v1 * xv;
-            a2 += v2 * xv;
-            a3 += v3 * xv;
-            zv += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3);
-            memcpy(z + j, &zv, sizeof zv);
-        }
-        s0 = (a0[0] + a0[1]) + (a0[2] + a0[3]);
-        s1 = (a1[0] + a1[1]) + (a1[2] + a1[3]);
-        s2 = (a2[0] + a2[1]) + (a2[2] + a2[3]);
-        s3 = (a3[0] + a3[1]) + (a3[2] + a3[3]);
-#endif
-        for (; j < k; j++) {
-            s0 += r0[j] * x[j];
-            s1 += r1[j] * x[j];
-            s2 += r2[j] * x[j];
-            s3 += r3[j] * x[j];
-            z[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j]);
-        }
-        y[i] = s0;
-        y[i + 1] = s1;
-        y[i + 2] = s2;
-        y[i + 3] = s3;
+        const double *r[4] = {A + i * k, A + (i + 1) * k, A + (i + 2) * k, A + (i + 3) * k};
+        adsim_four_rows_dot_axpy(0, k, r, x + i, x, z, y + i);
     }
     for (; i < k; i++) {
         const double *row = A + i * k;
@@ -275,48 +286,15 @@ static void adsim_symmetric_rows_dot(int64_t k, const double *A, const double *x
     memset(y, 0, (size_t)k * sizeof(double));
     int64_t i = 0;
     for (; i + 4 <= k; i += 4) {
-        const double *r0 = A + i * k, *r1 = r0 + k, *r2 = r1 + k, *r3 = r2 + k;
-        const double c0 = x[i], c1 = x[i + 1], c2 = x[i + 2], c3 = x[i + 3];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        for (int64_t j = i; j < i + 4; j++) {           /* the diagonal block */
-            s0 += r0[j] * x[j];
-            s1 += r1[j] * x[j];
-            s2 += r2[j] * x[j];
-            s3 += r3[j] * x[j];
+        const double *r[4] = {A + i * k, A + (i + 1) * k, A + (i + 2) * k, A + (i + 3) * k};
+        double out[4];
+        adsim_four_rows_dot_axpy(i + 4, k, r, x + i, x, y, out);
+        for (int l = 0; l < 4; l++) {
+            double s = out[l];
+            for (int64_t j = i; j < i + 4; j++)         /* the diagonal block */
+                s += r[l][j] * x[j];
+            y[i + l] += s;
         }
-        int64_t j = i + 4;
-#if defined(__GNUC__)
-        const adsim_v4 e0 = {c0, c0, c0, c0}, e1 = {c1, c1, c1, c1};
-        const adsim_v4 e2 = {c2, c2, c2, c2}, e3 = {c3, c3, c3, c3};
-        adsim_v4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        for (; j + 4 <= k; j += 4) {
-            const adsim_v4 xv = adsim_load4(x + j);
-            const adsim_v4 v0 = adsim_load4(r0 + j), v1 = adsim_load4(r1 + j);
-            const adsim_v4 v2 = adsim_load4(r2 + j), v3 = adsim_load4(r3 + j);
-            adsim_v4 yv = adsim_load4(y + j);
-            a0 += v0 * xv;
-            a1 += v1 * xv;
-            a2 += v2 * xv;
-            a3 += v3 * xv;
-            yv += (e0 * v0 + e1 * v1) + (e2 * v2 + e3 * v3);
-            memcpy(y + j, &yv, sizeof yv);
-        }
-        s0 += (a0[0] + a0[1]) + (a0[2] + a0[3]);
-        s1 += (a1[0] + a1[1]) + (a1[2] + a1[3]);
-        s2 += (a2[0] + a2[1]) + (a2[2] + a2[3]);
-        s3 += (a3[0] + a3[1]) + (a3[2] + a3[3]);
-#endif
-        for (; j < k; j++) {
-            s0 += r0[j] * x[j];
-            s1 += r1[j] * x[j];
-            s2 += r2[j] * x[j];
-            s3 += r3[j] * x[j];
-            y[j] += (c0 * r0[j] + c1 * r1[j]) + (c2 * r2[j] + c3 * r3[j]);
-        }
-        y[i] += s0;
-        y[i + 1] += s1;
-        y[i + 2] += s2;
-        y[i + 3] += s3;
     }
     for (; i < k; i++) {                                /* the last rows, one at a time */
         const double *row = A + i * k;
