@@ -30,7 +30,7 @@ import numpy as np
 
 from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
-from .._tapecache.purity import ResultNeutral
+from .._tapecache.purity import ResultNeutral, lifts_active_values
 from .._filefields import expect_keys, no_variant_holds, shape_field
 from .._np.integers import current
 from .outer_values import outer_slots, reads_recorded_values, recording_in_progress  # noqa: F401
@@ -77,13 +77,23 @@ def _lifted(f, slots):
     it runs, each slot holds the value passed (an active array of the inner
     recording, or a plain array), so the inner tape takes the outer values
     as inputs and the nested derivative includes their mixed partials."""
+    lifted = _lifting(f, slots)
+    lifted.__name__ = _name(f)
+    return keep_attributes(lifted, f)
+
+
+def _lifting(f, slots):
     n = len(slots)
 
     def lifted(*args, **kwargs):
         with swapped(slots, args[len(args) - n:]):
             return f(*args[:len(args) - n], **kwargs)
-    lifted.__name__ = _name(f)
-    return keep_attributes(lifted, f)
+    return lifted
+
+
+# a tape cache's snapshot of a lifted function counts the active values in
+# the lifted places by shape: its tapes take them as inputs
+lifts_active_values(_lifting(None, ()).__code__)
 
 
 @contextlib.contextmanager
@@ -219,20 +229,44 @@ class RecordedInner:
     it: a tape cache records ``f`` (differentiated in argument ``argnum``),
     again where a replay leaves its path. The tapes used are its variants,
     which a tape file saves. Tape inputs are ``full[argnum]``, then the other
-    float arrays of ``full`` in order (``cache.input_positions``)."""
+    float arrays of ``full`` in order (``cache.input_positions``).
+
+    The tape the op's value used is kept (``pinned``) and serves its rules
+    while its path holds: they run after the recording has gone on, when
+    what ``f`` reads besides its arguments may have changed (a loop's
+    counter, a list updated in place), and must differentiate the function
+    the value was computed with. A replay that leaves its path asks the
+    cache, which records ``f`` again as it reads now."""
 
     def __init__(self, f, kwargs, argnum, cache):
         self.f, self.kwargs, self.argnum, self.cache = f, kwargs, argnum, cache
         self.name = _name(f)
         self.variants = _Variants()
+        self.pinned = None
 
     def run(self, full, method):
         """``method(tape, tape input values)`` on the tape of ``f`` at ``full``."""
+        pinned = self.pinned
+        if pinned is not None:
+            try:
+                return method(pinned, _tape_inputs(full, self.argnum))
+            except BranchChanged:
+                pass
+
         def used(tape, values):
+            if self.pinned is None:
+                self.pinned = tape
             self.variants.use(tape)
             return method(tape, values)
         return self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,), used,
                               all_varied=True)
+
+
+def _tape_inputs(full, argnum):
+    """The inner tape's input values at the arguments ``full``: argument
+    ``argnum``, then the other float arrays in order (as the cache splits them)."""
+    order = input_positions(full, (argnum,))
+    return [real_array(full[argnum], f"argument {argnum}")] + [full[p] for p in order[1:]]
 
 
 class SavedInner:
@@ -246,9 +280,7 @@ class SavedInner:
     def run(self, full, method):
         """``method`` on the first variant whose path holds at ``full``;
         BranchChanged if none does (it cannot record ``f`` again)."""
-        order = input_positions(full, (self.argnum,))
-        values = [real_array(full[self.argnum], f"argument {self.argnum}")] + \
-            [full[p] for p in order[1:]]
+        values = _tape_inputs(full, self.argnum)
         tapes, changed = self.variants.tapes(), None
         for tape in tapes:
             try:

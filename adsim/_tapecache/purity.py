@@ -70,6 +70,21 @@ class ResultNeutral:
     __slots__ = ()
 
 
+# The code of adsim's closures that pass the active values their function
+# reads from outside its arguments in as tape inputs (adsim/_nesting/nested.py
+# ``_lifted``): in their cells an active value counts by its shape, as with
+# ``Snapshot(parameters=True)``, since a tape of them takes it as an input.
+# (Any other active value met there is either lifted too or raises
+# MixedRecordings when the function is recorded.)
+_LIFTING_CODES = set()
+
+
+def lifts_active_values(code):
+    """Register ``code`` as that of a closure whose tapes take the active
+    values its function reads as inputs (see ``_LIFTING_CODES``)."""
+    _LIFTING_CODES.add(code)
+
+
 class _Blocked(Exception):
     """The walk met something it cannot fingerprint (the message says what)."""
 
@@ -338,10 +353,16 @@ class _Walk:
         self.value(fn.__defaults__, depth + 1)
         self.value(kwdefaults, depth + 1)
         info = None if library else code_info(code)
-        for cell in fn.__closure__ or ():
-            content = self.contents(cell, depth)
-            if info is not None and content is not _EMPTY_CELL:
-                self.user_module(content, info.names, depth + 1)
+        outer = self.parameters
+        if code in _LIFTING_CODES:
+            self.parameters = True
+        try:
+            for cell in fn.__closure__ or ():
+                content = self.contents(cell, depth)
+                if info is not None and content is not _EMPTY_CELL:
+                    self.user_module(content, info.names, depth + 1)
+        finally:
+            self.parameters = outer
         if library:                         # a closure made by library code (an adsim
             return                          # transform of a user function): its cells
         if info.dynamic_globals:
