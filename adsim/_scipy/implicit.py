@@ -53,7 +53,8 @@ from ..api import grad
 from ..errors import InvalidArgumentValue, UndefinedDerivative
 from ..sparse.plan import SparseHessianPlan, SparseJacobianPlan
 
-__all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "qualified", "solution_to_rounding"]
+__all__ = ["DENSE_UP_TO", "Equations", "Stationarity", "qualified", "solution_to_rounding",
+           "transcribed"]
 
 DENSE_UP_TO = 400
 """Unknowns up to which ``F_x`` is a dense matrix (above: sparse)."""
@@ -72,6 +73,28 @@ def qualified(what):
 NEAR_SOLUTION_RTOL = np.sqrt(np.finfo(float).eps)
 """How far (relative to the point) one Newton step from a point SciPy
 flagged as not converged may reach for the point to count as a solution."""
+
+
+def transcribed(inner):
+    """The function of ``inner`` (a RecordingInner, or a SavedInner loaded
+    from a tape file) as its tapes: on plain arrays a replay, on active ones
+    (the recorded adjoint rule of second-order sweeps) the ops of the
+    variant that holds there, recorded again (adsim/_nesting/transcribe.py).
+    The tapes are those recorded at the solve: what the function computed
+    then, whatever its Python code reads now (a dict updated in place by the
+    loop that called the solver). Where no variant holds, a RecordingInner
+    records the function again."""
+    from .._active import Active
+    from .._nesting.transcribe import _Transcription
+    from .arrays import now
+
+    def function(*args):
+        plain = [np.asarray(now(a), dtype=float) for a in args]
+        value, tape = inner.run(plain, lambda tape, values: (tape.forward(*values), tape))
+        if not any(isinstance(a, Active) for a in args):
+            return value
+        return _Transcription(tape, list(args)).output.reshape(tuple(tape.output_shape))
+    return function
 
 
 class _Recorded:
@@ -189,6 +212,11 @@ class Equations:
                                if np.size(out) > self.n else ""))
         return np.reshape(out, (self.n,))
 
+    def taped_F(self, x, *params):
+        """``F`` as its tapes recorded at the solve (:func:`transcribed`): what
+        the rules recorded by second-order sweeps differentiate."""
+        return transcribed(self.tape.inner)(x, *params)
+
     def factors(self, x, params):
         """``F_x`` ready to solve with: dense or sparse LU, or GMRES on
         sweeps when the sparse Jacobian would take more than
@@ -248,6 +276,11 @@ class Stationarity:
     def F(self, x, *params):
         """The gradient of the objective, as a function adsim records."""
         return grad(self.f)(x, *params)
+
+    def taped_F(self, x, *params):
+        """The gradient of the objective's tapes recorded at the solve
+        (:func:`transcribed`)."""
+        return grad(transcribed(self.tape.inner))(x, *params)
 
     def _second(self, x, params):
         key = _key([x] + params)

@@ -39,7 +39,7 @@ from .bound_parameters import substituted
 from .call_data import decoded, encoded
 from ..errors import TapeCopyError
 from ..primitives import Application
-from .implicit import Equations, Stationarity
+from .implicit import Equations, Stationarity, transcribed
 
 __all__ = ["TAKE_A_VECTOR", "SavedCall", "SolutionApplication", "probe", "residual_system",
            "saved_call", "taped_functions"]
@@ -250,24 +250,6 @@ class SolutionApplication(Application):
             "derivatives": [[name, len(tapes)] for name, tapes in derivatives.items()]}, solution)
         return state, _function_inner(saved.system).variants.tapes() + \
             [t for tapes in derivatives.values() for t in tapes]
-
-
-def transcribed(inner):
-    """The function of a loaded solve as its tapes: on plain arrays a
-    replay, on active ones (the recorded adjoint rule of second-order
-    sweeps) the ops of the variant that holds there, recorded again
-    (adsim/_nesting/transcribe.py)."""
-    from .._active import Active
-    from .._nesting.transcribe import _Transcription
-    from .arrays import now
-
-    def function(*args):
-        plain = [np.asarray(now(a), dtype=float) for a in args]
-        value, tape = inner.run(plain, lambda tape, values: (tape.forward(*values), tape))
-        if not any(isinstance(a, Active) for a in args):
-            return value
-        return _Transcription(tape, list(args)).output.reshape(tuple(tape.output_shape))
-    return function
 
 
 def _floats(value, n, what):

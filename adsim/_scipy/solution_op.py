@@ -101,8 +101,10 @@ class ImplicitSolution:
         the linear equations ``F_x^T lambda - w = 0`` in ``(x, p, w)``), so
         its derivatives take the sparse or Krylov path of the first order.
         Loaded from a tape file, the function is its tapes' ops recorded
-        again (adsim/_scipy/implicit_file.py)."""
-        F = self.system.F
+        again; in the process that solved, the tapes recorded at the solve
+        too (``taped_F``), so that the function is the one solved, not
+        whatever its code reads now."""
+        F = self.system.taped_F
         if self.system.n > DENSE_UP_TO:
             lam = self._adjoint_solution(out, args, weight)
         else:
@@ -116,7 +118,7 @@ class ImplicitSolution:
         """``F_x^{-T} w`` as the solution of ``G(lambda; x, p, w) = grad_x
         (lambda . F(x, p)) - w = 0``: its value by the factorisation of the
         first order, its derivatives by the implicit function theorem."""
-        F, n = self.system.F, self.system.n
+        F, n = self.system.taped_F, self.system.n
 
         def weighted(x, lam, *params):
             return np.sum(lam * F(x, *params))

@@ -5,10 +5,12 @@ again later (the second-order rules of the implicit function theorem,
 replays solving again), when the loop has moved on. Those calls must see
 the values the program's solve saw (adsim/_nesting/outer_values.py,
 PlainReads); they saw the loop's last values, which gave Hessians wrong
-without an error, or replays that did not converge."""
+without an error, or replays that did not converge. A setting held in a
+dict updated in place cannot be rebound: there the second-order rules
+differentiate the tapes recorded at each solve."""
 import numpy as np
 import pytest
-from scipy.optimize import brentq, fsolve, minimize
+from scipy.optimize import brentq, fixed_point, fsolve, least_squares, minimize, root
 
 import adsim
 from fdcheck import assert_close
@@ -49,15 +51,62 @@ def by_args_and_a_plain_closure(p):
     return out[0] ** 2 + out[1]
 
 
+# The loop's setting held in a dict or array updated in place, which a
+# rebinding of places cannot restore: the second-order rules differentiate
+# the tapes recorded at each solve instead of calling the function again.
+
+def by_root_reading_a_dict(p):
+    setting = {"k": 0.0}
+    out = []
+    for i, k in SETTINGS:
+        setting["k"] = k
+        out.append(root(lambda x: x ** 3 + setting["k"] * x - p[i], [0.5], tol=1e-12).x[0])
+    return out[0] ** 2 + out[1]
+
+
+def by_minimize_reading_a_dict(p):
+    setting = {"k": 0.0}
+    out = []
+    for i, k in SETTINGS:
+        setting["k"] = k
+        out.append(minimize(lambda x: np.sum(x ** 4) + setting["k"] * np.sum((x - p[i]) ** 2),
+                            np.zeros(1), method="BFGS", options={"gtol": 1e-12}).x[0])
+    return out[0] ** 2 + out[1]
+
+
+def by_least_squares_reading_a_list(p):
+    setting = [0.0]
+    out = []
+    for i, k in SETTINGS:
+        setting[0] = k
+        out.append(least_squares(lambda x: x ** 3 + setting[0] * x - p[i], [0.5], xtol=1e-15,
+                                 ftol=1e-15, gtol=1e-15).x[0])
+    return out[0] ** 2 + out[1]
+
+
+def by_fixed_point_reading_a_dict(p):
+    setting = {"k": 0.0}
+    out = []
+    for i, k in SETTINGS:
+        setting["k"] = k
+        # a Newton map of the same equation
+        out.append(fixed_point(lambda x: x - (x ** 3 + setting["k"] * x - p[i]) /
+                               (3 * x ** 2 + setting["k"]), [0.5], xtol=1e-14)[0])
+    return out[0] ** 2 + out[1]
+
+
 def _gradient_differences(f, x, h=1e-5):
     g = adsim.grad(f)
     return np.array([(g(x + e) - g(x - e)) / (2 * h) for e in np.eye(x.size) * h]).T
 
 
-@pytest.mark.parametrize("f", [by_brentq, by_fsolve, by_minimize, by_args_and_a_plain_closure])
+@pytest.mark.parametrize("f", [by_brentq, by_fsolve, by_minimize, by_args_and_a_plain_closure,
+                               by_root_reading_a_dict, by_minimize_reading_a_dict,
+                               by_least_squares_reading_a_list, by_fixed_point_reading_a_dict])
 def test_second_derivatives_and_replays_see_the_values_of_their_own_solve(f):
     x = np.array([0.7, 1.3])
-    rtol = 1e-4 if f is by_minimize else 1e-6      # BFGS's solutions, to about 1e-9
+    # BFGS's solutions, to about 1e-9
+    rtol = 1e-4 if f in (by_minimize, by_minimize_reading_a_dict) else 1e-6
     want = _gradient_differences(f, x)
     assert_close(adsim.hessian(f)(x), want, rtol=rtol, atol=1e-9, what="Hessian")
     assert_close(adsim.hvp(f, x, np.array([1.0, -0.5])), want @ np.array([1.0, -0.5]),
