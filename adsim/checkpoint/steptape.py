@@ -40,6 +40,11 @@ again tens of times per gradient, each recording costing hundreds of
 replays. A budget (``memory_limit``) bounds them instead."""
 
 
+_ORIGIN_BYTES = 2 ** 20
+"""A step's state and inputs up to this size are kept from its first
+recording, to tell a change of its environment that changes it (StepTapes._check_environment)."""
+
+
 class StepTapes:
     """Sub-tapes of one loop body ``step_flat(z, *inputs) -> z_next``.
 
@@ -64,6 +69,11 @@ class StepTapes:
         self._largest = None        # StepTapeBytes bounding every variant recorded so far
         self._allowance = None      # (bytes, kind, directions, idle bytes): keep_within
         self._checked = False       # the step's side effects were found harmless
+        # what the step read besides its arguments when the loop had run
+        # (settle), and the first variant's recording to check a change of it
+        # against (_check_environment)
+        self._environment = None
+        self._origin = None
         self.change_rate = 0.0      # variant misses per step run in the last sweep (planning.py)
         self._lock = threading.RLock()
 
@@ -91,7 +101,9 @@ class StepTapes:
         ``step_flat``. Their recordings count the variants adopted."""
         with self._lock:
             variants, sizes = list(self.variants), self.sizes()
-        return StepTapes.restored(variants, sizes, len(variants), 0, step_flat)
+        tapes = StepTapes.restored(variants, sizes, len(variants), 0, step_flat)
+        tapes._origin = self._origin
+        return tapes
 
     def takes(self, z, inputs, step_flat):
         """Whether ``step_flat`` may adopt these tapes (:meth:`adopted`): they
@@ -118,6 +130,7 @@ class StepTapes:
         with self._lock:
             self._make_room()
             if self._checked:
+                self._check_environment()
                 tape = record(self.step_flat, z, *inputs)
             else:
                 tape = record_pure_step(self.step_flat, z, inputs)
@@ -127,6 +140,10 @@ class StepTapes:
                                  f"{tuple(tape.output_shape)} values; it must return a state "
                                  f"shaped like its input")
             self._input_shapes = tape.input_shapes
+            if self._origin is None and z.nbytes + sum(np.size(x) for x in inputs) * 8 <= \
+                    _ORIGIN_BYTES:
+                self._origin = (z.copy(), [np.array(x, dtype=float) for x in inputs],
+                                tape.op_codes(), tape.forward(z, *inputs))
             self._sizes[id(tape)] = _measure(tape, z, inputs)
             self._grow_largest(self._sizes[id(tape)])
             self._note_branch(tape, self._sizes[id(tape)])
@@ -138,6 +155,46 @@ class StepTapes:
                 self.keep_within(*self._allowance)
                 release_free_memory()   # the buffers the recording outgrew
             return tape
+
+    def settle(self):
+        """The loop has run: from now on a variant is recorded (a reverse
+        sweep whose budget dropped one, a replay taking a new path) while the
+        program may have changed what the step reads besides its arguments.
+        Take a snapshot of that to check against (None where the walk cannot
+        see all of it)."""
+        user_step, constants = getattr(self.step_flat, "environment", (self.step_flat, ()))
+        snapshot = Snapshot(user_step, constants)
+        self._environment = snapshot if snapshot.blocked is None else None
+
+    def _check_environment(self):
+        """Refuse to record a variant when what the step reads besides its
+        arguments changed since the loop ran in a way that changes the step:
+        the recording would be of a step the loop never took (a dict of
+        settings the program updated in place afterwards), its derivative
+        wrong without an error. A change the step does not depend on (a
+        counter of a function it calls) passes: the step recorded again at
+        its first variant's point must compute what it computed there."""
+        environment = self._environment
+        if environment is None:
+            return
+        user_step, constants = getattr(self.step_flat, "environment", (self.step_flat, ()))
+        if environment.matches(user_step, constants):
+            return
+        if self._origin is not None:
+            z, inputs, codes, out = self._origin
+            again = record(self.step_flat, z, *inputs)
+            if np.array_equal(again.op_codes(), codes) and \
+                    np.array_equal(again.forward(z, *inputs), out, equal_nan=True):
+                self.settle()
+                return
+        raise UnsupportedOperation(
+            f"adsim: the step of a checkpointed loop must be recorded again here (a replay "
+            f"or a sweep under its memory budget takes a path none of its kept variants "
+            f"holds), but what {getattr(user_step, '__name__', 'the step')} reads besides its "
+            f"arguments (a closure, a global, an object's attribute) changed since the loop "
+            f"ran, so the recording would not be of the step the loop took. Pass such values "
+            f"to the step through args=, or leave them unchanged until the derivatives are "
+            f"taken (copy a dict or array of settings before updating it)")
 
     def _too_many(self):
         n = len(self.variants)
