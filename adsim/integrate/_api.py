@@ -32,7 +32,7 @@ from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._step_reuse import StepSetup, settings_of
-from ._switches import refuse_moving_switches
+from ._switches import moving_switches, refuse_moving_switches
 from ._tableaux import EXPLICIT
 
 __all__ = ["solve_ivp"]
@@ -272,20 +272,32 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
                                  rtol, atol, max_step, first_step, _event_settings(given[2])),
         budgeted=memory_limit is not None or snapshots is not None)
+    switches = moving_switches(fun, vectorized, args, t0, y0) \
+        if not values_only and active_leaves([t0, y0, args]) else None
+    # a switch is checked at every step end (each crossing, even one crossed back between two
+    # outputs), whose states the dense route records; a memory bound keeps the outputs' route
+    every_step = switches is not None and t_eval is not None and memory_limit is None and \
+        snapshots is None
+    steps = None
     try:
         state = solver.start(t0, y0, tf, args, first_step)
         events = Events(events, args) if events is not None else None
         run = Run(solver, tf, args, events, group, setup)
         sol = None
-        if dense_output:        # every step's state kept, for its interpolant
+        if dense_output or every_step:        # every step's state kept, for its interpolant
             times, ys = run.accepted_states(state)
             sol = DenseSolution(solver, times, run.steps, args, n)
             sol.event_end = run.stop is not None
-            run.marks = list(range(len(run.steps)))     # each step's interpolant is made
             if t_eval is None:
                 t, y = times, ys
             else:
                 t, y = _interpolated(sol, t_eval, times[-1], direction, n)
+                steps = (times, ys)
+            # each step's interpolant is made, or (outputs alone) the steps holding an output
+            run.marks = list(range(len(run.steps))) if dense_output else sorted(
+                run.marks + _steps_holding(recorded_values(times), recorded_values(t),
+                                           direction))
+            sol = sol if dense_output else None
         elif t_eval is None:
             t, y = run.accepted_steps(state)
         else:
@@ -297,8 +309,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
             group.finish()
     if setup is not None:
         setup.keep(group)
-    if not values_only and active_leaves([t0, y0, args]):
-        refuse_moving_switches(fun, vectorized, args, t0, y0, t, y)
+    if switches is not None:
+        refuse_moving_switches(switches, t0, y0, t, y, steps, direction)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -316,6 +328,14 @@ def _event_settings(events):
     """What the events (as given) decide besides their functions."""
     return tuple((getattr(e, "terminal", None), getattr(e, "direction", None))
                  for e in event_functions(events))
+
+
+def _steps_holding(times, t, direction):
+    """The accepted-step count of the step whose interpolant gives each
+    output time of ``t`` (``times``: the step ends, the start first), as
+    SciPy's ``t_eval`` takes them: a step's outputs lie in ``(t_old, t]``."""
+    k = np.searchsorted(direction * times, direction * t, side="left")
+    return [max(int(i), 1) for i in k]
 
 
 def _interpolated(sol, t_eval, t_end, direction, n):
