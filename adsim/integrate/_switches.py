@@ -14,19 +14,28 @@ whose derivative is zero almost everywhere (a comparison or a rounding)
 reading the state, or reading both the time and a parameter, and it
 matters once its outcome changes during the integration.
 
-:func:`refuse_moving_switches` records ``fun`` once as a tape of ``(t, y,
-*params)``, finds such ops on it and evaluates them at the integration's
-output points: a recorded branch by a replay of that tape, a selection on
-the state that is data (``np.where(y > c, k1, k2)``, ``np.sign(y)``, an
-index from ``np.searchsorted``, ``np.mod(y, c)``'s quotient) by a replay of
-the tape that returns its outcomes (adsim/integrate/_selections.py).
+:func:`moving_switches` records ``fun`` once as a tape of ``(t, y,
+*params)`` and finds such ops on it; :func:`refuse_moving_switches`
+evaluates them at the integration's points: the output points and, where
+``fun`` has such a switch, every step end (solve_ivp then keeps the states
+of all steps, as for a dense output, so that a switch crossed and crossed
+back between two outputs is seen). A recorded branch is evaluated by a
+replay of that tape, a selection that is data (``np.where(y > c, k1,
+k2)``, ``np.sign(y)``, an index from ``np.searchsorted``, the quotient of
+``np.mod(y, c)`` or of ``np.mod(t, T)`` by a parameter ``T``) by a replay
+of the tape that returns its outcomes (adsim/integrate/_selections.py).
 Where an outcome changes between two points, it bisects the segment and
 raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
 switch so that its time is differentiated (a split ``t_span``, a terminal
 event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
-outcomes at the start and the outputs are recorded as branches, so replays
-at other parameters check them. A switch crossed and crossed back between
-two output points is not seen.
+outcomes at the start and the points are recorded as branches, so replays
+at other parameters check them. A call in ``fun`` that is not written
+again op by op (a checkpointed loop, a nested derivative, an ODE solve) is
+looked into: refused when its tapes compare or round (or cannot be read)
+and it reads the state or the time and a parameter, and so is a selection
+beside it, whose outcomes cannot be read past it. A switch crossed and
+crossed back within one step is not seen, nor, under ``memory_limit`` or
+``snapshots`` (the outputs checkpointed), between two outputs.
 """
 import copy
 
@@ -155,7 +164,7 @@ class _Switches:
         self.selections = outcome_tape(self.tape, [(k, chosen[k][2]) for k in sorted(chosen)],
                                        (*point, *params)) if chosen else None
         if chosen and self.selections is None:      # a call its outcomes cannot be read past
-            _refuse(fun, self.chosen[0], f"{_UNSEEN}, since fun also calls "
+            _refuse(fun, self.chosen[0][0], f"{_UNSEEN}, since fun also calls "
                     f"{_call_name(calls[0][0]) if calls else 'a loop or a solve'}, which "
                     f"adsim does not write again op by op to read the outcomes",
                     _OPEN_THE_CALL)

@@ -13,6 +13,7 @@ import pytest
 from scipy.integrate import odeint, solve_ivp
 
 import adsim
+from fdcheck import differences
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
 
@@ -126,15 +127,6 @@ def test_a_replay_that_crosses_the_switch_is_not_silent():
         adsim.record(f, never).gradient(crossed)
 
 
-def _differences(f, x, h=1e-4):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h * abs(x[i])
-        g[i] = (8 * (f(x + e) - f(x - e)) - (f(x + 2 * e) - f(x - 2 * e))) / (12 * e[i])
-    return g
-
-
 def test_kinks_crossed_and_jumps_at_fixed_times_stay_differentiated():
     """abs and Python's max of the state, np.interp of the state, and a dose
     stopped at a fixed time: continuous where their outcome changes, or not
@@ -159,7 +151,7 @@ def test_kinks_crossed_and_jumps_at_fixed_times_stay_differentiated():
     for f, x in ((drag, [9.81, 0.1]), (clamped, [0.8, 0.5]), (tabled, [0.7, 1.0]),
                  (fixed_stop, [0.5, 2.0])):
         x = np.array(x)
-        got, want = adsim.grad(f)(x), _differences(f, x)
+        got, want = adsim.grad(f)(x), differences(f, x, 1e-4)
         # the steps held across a kink or a stop: the model's to about 1e-6 (2.9e-6 clamped)
         assert np.max(np.abs(got - want)) <= 1e-5 * np.max(np.abs(want)), (f.__name__, got,
                                                                            want)
@@ -209,7 +201,7 @@ def test_a_remainder_of_the_state_that_wraps_is_refused_and_a_periodic_one_is_no
     with pytest.raises(adsim.UnsupportedOperation, match=r"remainder \(remainder\) of the state "
                                                          r"y, and it jumps by 0.14"):
         adsim.grad(lambda p: f(p, False))(p)
-    got, want = adsim.grad(lambda p: f(p, True))(p), _differences(lambda p: f(p, True), p)
+    got, want = adsim.grad(lambda p: f(p, True))(p), differences(lambda p: f(p, True), p, 1e-4)
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
@@ -296,7 +288,7 @@ def test_kinks_selected_from_the_state_stay_differentiated():
     for f, x in ((split_rate, [-0.3, -0.8]), (signed, [0.4, 0.3]), (heaviside_kink, [0.8, 0.5]),
                  (clamped, [0.8, 0.5]), (upwind_burgers, [0.05, 1.0])):
         x = np.array(x)
-        got, want = adsim.grad(f)(x), _differences(f, x)
+        got, want = adsim.grad(f)(x), differences(f, x, 1e-4)
         # the steps held across kinks: the model's to about 1e-5 (1.1e-5 signed, upwind)
         assert np.max(np.abs(got - want)) <= 3e-5 * np.max(np.abs(want)), (f.__name__, got,
                                                                            want)
