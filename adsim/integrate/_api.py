@@ -8,7 +8,7 @@ from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
-from .._record.creation import current_tape
+from .._record.creation import current_tape, suspended
 from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
@@ -22,7 +22,7 @@ from ._options import (SUPPORTED, check_args, check_events, check_first_step, ch
                        warn_extraneous)
 from .._validate import flag
 from ._result import Count, OdeResult
-from ._rhs import FAILED, RightHandSide, real_array
+from ._rhs import FAILED, RUNNING, RightHandSide, real_array
 from ._bdf import BDF
 from ._bdf_derivatives import (bdf_with_radau_derivatives, checked_donor, donor_method,
                                takes_radau_derivatives, with_donor_derivatives)
@@ -310,7 +310,11 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     if setup is not None:
         setup.keep(group)
     if switches is not None:
-        refuse_moving_switches(switches, t0, y0, t, y, steps, direction)
+        checked_only = None
+        if steps is None and t_eval is not None:       # the outputs checkpointed (a memory bound)
+            checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
+                                            max_step, options, n, (t0, y0, t), args, first_step)
+        refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -328,6 +332,29 @@ def _event_settings(events):
     """What the events (as given) decide besides their functions."""
     return tuple((getattr(e, "terminal", None), getattr(e, "direction", None))
                  for e in event_functions(events))
+
+
+def _plain_step_ends(name, fun, vectorized, direction, rtol, atol, max_step, options, n,
+                     span, args, first_step):
+    """(times, states) of the accepted steps up to the last output time of
+    ``span`` ((t0, y0, output times)), by the method ``name`` run again on
+    plain values: the step ends of an integration whose outputs were
+    checkpointed (its steps' states are in no Python variable)."""
+    t0, y0, t = (recorded_values(v) for v in span)
+    if t.shape[0] == 0:
+        return np.empty(0), np.empty((n, 0))
+    plain = tuple(recorded_values(a) if active_leaves(a) else a for a in args)
+    solver = _solver(name, RightHandSide(fun, n, vectorized), direction, rtol, atol, max_step,
+                     options, n)
+    times, ys = [], []
+    with suspended():
+        state = solver.start(float(t0), y0, float(t[-1]), plain, first_step)
+        while state.status == RUNNING:
+            state, accepted = solver.attempt(state, float(t[-1]), plain)
+            if accepted:
+                times.append(state.t)
+                ys.append(state.y)
+    return np.array(times, dtype=float), np.stack(ys, axis=1) if ys else np.empty((n, 0))
 
 
 def _steps_holding(times, t, direction):

@@ -86,14 +86,32 @@ def moving_switches(fun, vectorized, args, t0, y0):
     return ref
 
 
-def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0):
+def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked_only=None):
     """Raise UnsupportedOperation when the recording ``ref`` of
     :func:`moving_switches` jumps at a moving switch between ``(t0, y0)``
     and the points ``(t[j], y[:, j])``: the output points, and the step
-    ends ``steps`` (times, states) when given, in the ``direction`` of time."""
+    ends ``steps`` (times, states) when given, in the ``direction`` of
+    time. The outcomes there are recorded branches; at the step ends
+    ``checked_only`` (plain values), they are checked alone."""
     if steps is not None:
         t, y = _merged((t, y), steps, direction)
     ts, ys = recorded_values(t), recorded_values(y)
+    if checked_only is not None:        # checked there, the branches recorded at (t, y)
+        _walk(ref, *_merged((ts, ys), checked_only, direction))
+    holding = _walk(ref, ts, ys)
+    active = holding[0].active
+    # what fun takes at the start and the points, recorded here: a replay where it differs
+    # (the steps record another variant of theirs without coming back here) records again
+    if holding[0].guards:             # its branches
+        for j in range(ts.shape[0]):
+            holding[0].G(t[j], y[:, j], *active)
+    if any(h.selections is not None for h in holding):
+        held_selections(holding, (t0, y0), (t, y), active)
+
+
+def _walk(ref, ts, ys):
+    """The recordings holding at each point ``(ts[j], ys[:, j])`` from
+    ``ref``'s on; raises where ``fun`` jumps between two of them."""
     previous, holding = ref.point, [ref]
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
@@ -103,14 +121,7 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0):
             ref = ref.at(point)
         previous = point
         holding.append(ref)
-    active = holding[0].active
-    # what fun takes at the start and the points, recorded here: a replay where it differs
-    # (the steps record another variant of theirs without coming back here) records again
-    if holding[0].guards:             # its branches
-        for j in range(ts.shape[0]):
-            holding[0].G(t[j], y[:, j], *active)
-    if any(h.selections is not None for h in holding):
-        held_selections(holding, (t0, y0), (t, y), active)
+    return holding
 
 
 def _merged(outputs, steps, direction):

@@ -79,6 +79,20 @@ def test_a_switch_crossed_and_crossed_back_between_two_outputs_is_refused(method
         adsim.grad(lambda p: blood_at(p, solve, method if solve is solve_ivp else "RK45"))(P)
 
 
+def test_the_crossed_back_switch_is_refused_under_a_memory_bound():
+    """With snapshots= the outputs stay checkpointed: the step ends come
+    from the method run again on plain values, and are checked there."""
+    def f(p):
+        ka, c_sat = p
+
+        def rhs(t, y):
+            return [-ka * y[0], ka * y[0] - (SATURATED if y[1] > c_sat else CLEARED) * y[1]]
+        return solve_ivp(rhs, (0, 10), [1.0, 0.0], t_eval=[0.0, 10.0], snapshots=4,
+                         **TIGHT).y[1, -1]
+    with pytest.raises(adsim.UnsupportedOperation, match=r"jumps by 0.16 .*at t = 0\.539"):
+        adsim.grad(f)(P)
+
+
 def test_the_event_restarts_of_the_crossed_switch_are_the_models_derivative():
     # SciPy's solve of the switching fun (its steps rejected about each crossing)
     want = differences(lambda p: blood_at(p, tol=TIGHTER), P)
