@@ -87,7 +87,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
         stays bounded (``memory_limit``, ``snapshots``) however many steps
         it takes. Without it every accepted step is an output and all steps
-        are recorded.
+        are recorded, and so they are when ``fun`` compares the state (or
+        the time with a parameter) and neither bound is given: its
+        outcomes are checked at every step end (docs/integrate.md).
     args : tuple, optional
         Extra arguments of ``fun`` (and of ``jac`` and the events); arrays
         among them may be active, also inside a dict, list or tuple of
