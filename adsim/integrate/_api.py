@@ -113,7 +113,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         Receives one dict per checkpointed loop (the work counts of
         ``adsim.checkpoint_while``): one in all, or one per interval between
         output times, the last one for the part after the last output time,
-        if the integration goes on after it.
+        if the integration goes on after it; none when every step is kept
+        for the check of a switch in ``fun`` (``t_eval`` above).
     follow_steps : bool, optional
         Whether derivatives follow the step sizes the error controller
         chooses (the exact derivative of the numbers computed). By default
