@@ -314,7 +314,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         setup.keep(group)
     if switches is not None:
         checked_only = None
-        if steps is None and t_eval is not None:       # the outputs checkpointed (a memory bound)
+        if steps is None and t_eval is not None:    # outputs checkpointed (a memory bound)
             checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
                                             max_step, options, n, (t0, y0, t), args, first_step)
         refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only)

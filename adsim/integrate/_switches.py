@@ -35,7 +35,9 @@ looked into: refused when its tapes compare or round (or cannot be read)
 and it reads the state or the time and a parameter, and so is a selection
 beside it, whose outcomes cannot be read past it. A switch crossed and
 crossed back within one step is not seen, nor, under ``memory_limit`` or
-``snapshots`` (the outputs checkpointed), between two outputs.
+``snapshots`` (the outputs checkpointed, the step ends found by the method
+run again on plain values when recorded), one crossed back between two
+outputs only at a replay's parameters.
 """
 import copy
 
