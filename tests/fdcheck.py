@@ -46,6 +46,15 @@ def central(f, xs, vs, h=H):
     return (8.0 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12.0 * h)
 
 
+def differences(f, x, step=1e-3):
+    """Central differences of ``f`` at ``x`` (a number or a 1-d array), the
+    step ``step`` relative to each parameter (at least ``step`` / 10)."""
+    g = (lambda y: f(float(y[0]))) if np.ndim(x) == 0 else f
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    steps = step * np.maximum(np.abs(x), 0.1)
+    return np.array([central(g, [x], [e * h], 1.0) / h for e, h in zip(np.eye(x.size), steps)])
+
+
 def fd_jacobian(f, xs, h=H):
     """Dense Jacobian of ``f(*xs)`` by columns of central differences, shaped
     (output size, total input size)."""

@@ -8,7 +8,7 @@ from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
-from .._record.creation import current_tape
+from .._record.creation import current_tape, suspended
 from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
 from ._drive import Run
 from ._events import Events
@@ -22,7 +22,7 @@ from ._options import (SUPPORTED, check_args, check_events, check_first_step, ch
                        warn_extraneous)
 from .._validate import flag
 from ._result import Count, OdeResult
-from ._rhs import FAILED, RightHandSide, real_array
+from ._rhs import FAILED, RUNNING, RightHandSide, real_array
 from ._bdf import BDF
 from ._bdf_derivatives import (bdf_with_radau_derivatives, checked_donor, donor_method,
                                takes_radau_derivatives, with_donor_derivatives)
@@ -32,7 +32,7 @@ from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._step_reuse import StepSetup, settings_of
-from ._switches import refuse_moving_switches
+from ._switches import moving_switches, refuse_moving_switches
 from ._tableaux import EXPLICIT
 
 __all__ = ["solve_ivp"]
@@ -87,7 +87,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         ``t_span``. With ``t_eval`` the integration is checkpointed: memory
         stays bounded (``memory_limit``, ``snapshots``) however many steps
         it takes. Without it every accepted step is an output and all steps
-        are recorded.
+        are recorded, and so they are when ``fun`` compares the state (or
+        the time with a parameter) and neither bound is given: its
+        outcomes are checked at every step end (docs/integrate.md).
     args : tuple, optional
         Extra arguments of ``fun`` (and of ``jac`` and the events); arrays
         among them may be active, also inside a dict, list or tuple of
@@ -111,7 +113,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         Receives one dict per checkpointed loop (the work counts of
         ``adsim.checkpoint_while``): one in all, or one per interval between
         output times, the last one for the part after the last output time,
-        if the integration goes on after it.
+        if the integration goes on after it; none when every step is kept
+        for the check of a switch in ``fun`` (``t_eval`` above).
     follow_steps : bool, optional
         Whether derivatives follow the step sizes the error controller
         chooses (the exact derivative of the numbers computed). By default
@@ -272,20 +275,32 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
                                  rtol, atol, max_step, first_step, _event_settings(given[2])),
         budgeted=memory_limit is not None or snapshots is not None)
+    switches = moving_switches(fun, vectorized, args, t0, y0) \
+        if not values_only and active_leaves([t0, y0, args]) else None
+    # a switch is checked at every step end (each crossing, even one crossed back between two
+    # outputs), whose states the dense route records; a memory bound keeps the outputs' route
+    every_step = switches is not None and t_eval is not None and memory_limit is None and \
+        snapshots is None
+    steps = None
     try:
         state = solver.start(t0, y0, tf, args, first_step)
         events = Events(events, args) if events is not None else None
         run = Run(solver, tf, args, events, group, setup)
         sol = None
-        if dense_output:        # every step's state kept, for its interpolant
+        if dense_output or every_step:        # every step's state kept, for its interpolant
             times, ys = run.accepted_states(state)
             sol = DenseSolution(solver, times, run.steps, args, n)
             sol.event_end = run.stop is not None
-            run.marks = list(range(len(run.steps)))     # each step's interpolant is made
             if t_eval is None:
                 t, y = times, ys
             else:
                 t, y = _interpolated(sol, t_eval, times[-1], direction, n)
+                steps = (times, ys)
+            # each step's interpolant is made, or (outputs alone) the steps holding an output
+            run.marks = list(range(len(run.steps))) if dense_output else sorted(
+                run.marks + _steps_holding(recorded_values(times), recorded_values(t),
+                                           direction))
+            sol = sol if dense_output else None
         elif t_eval is None:
             t, y = run.accepted_steps(state)
         else:
@@ -297,8 +312,12 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
             group.finish()
     if setup is not None:
         setup.keep(group)
-    if not values_only and active_leaves([t0, y0, args]):
-        refuse_moving_switches(fun, vectorized, args, t0, y0, t, y)
+    if switches is not None:
+        checked_only = None
+        if steps is None and t_eval is not None:    # outputs checkpointed (a memory bound)
+            checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
+                                            max_step, options, n, (t0, y0, t), args, first_step)
+        refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -316,6 +335,37 @@ def _event_settings(events):
     """What the events (as given) decide besides their functions."""
     return tuple((getattr(e, "terminal", None), getattr(e, "direction", None))
                  for e in event_functions(events))
+
+
+def _plain_step_ends(name, fun, vectorized, direction, rtol, atol, max_step, options, n,
+                     span, args, first_step):
+    """(times, states) of the accepted steps up to the last output time of
+    ``span`` ((t0, y0, output times)), by the method ``name`` run again on
+    plain values: the step ends of an integration whose outputs were
+    checkpointed (its steps' states are in no Python variable)."""
+    t0, y0, t = (recorded_values(v) for v in span)
+    if t.shape[0] == 0:
+        return np.empty(0), np.empty((n, 0))
+    plain = tuple(recorded_values(a) if active_leaves(a) else a for a in args)
+    solver = _solver(name, RightHandSide(fun, n, vectorized), direction, rtol, atol, max_step,
+                     options, n)
+    times, ys = [], []
+    with suspended():
+        state = solver.start(float(t0), y0, float(t[-1]), plain, first_step)
+        while state.status == RUNNING:
+            state, accepted = solver.attempt(state, float(t[-1]), plain)
+            if accepted:
+                times.append(state.t)
+                ys.append(state.y)
+    return np.array(times, dtype=float), np.stack(ys, axis=1) if ys else np.empty((n, 0))
+
+
+def _steps_holding(times, t, direction):
+    """The accepted-step count of the step whose interpolant gives each
+    output time of ``t`` (``times``: the step ends, the start first), as
+    SciPy's ``t_eval`` takes them: a step's outputs lie in ``(t_old, t]``."""
+    k = np.searchsorted(direction * times, direction * t, side="left")
+    return [max(int(i), 1) for i in k]
 
 
 def _interpolated(sol, t_eval, t_end, direction, n):

@@ -14,19 +14,30 @@ whose derivative is zero almost everywhere (a comparison or a rounding)
 reading the state, or reading both the time and a parameter, and it
 matters once its outcome changes during the integration.
 
-:func:`refuse_moving_switches` records ``fun`` once as a tape of ``(t, y,
-*params)``, finds such ops on it and evaluates them at the integration's
-output points: a recorded branch by a replay of that tape, a selection on
-the state that is data (``np.where(y > c, k1, k2)``, ``np.sign(y)``, an
-index from ``np.searchsorted``, ``np.mod(y, c)``'s quotient) by a replay of
-the tape that returns its outcomes (adsim/integrate/_selections.py).
+:func:`moving_switches` records ``fun`` once as a tape of ``(t, y,
+*params)`` and finds such ops on it; :func:`refuse_moving_switches`
+evaluates them at the integration's points: the output points and, where
+``fun`` has such a switch, every step end (solve_ivp then keeps the states
+of all steps, as for a dense output, so that a switch crossed and crossed
+back between two outputs is seen). A recorded branch is evaluated by a
+replay of that tape, a selection that is data (``np.where(y > c, k1,
+k2)``, ``np.sign(y)``, an index from ``np.searchsorted``, the quotient of
+``np.mod(y, c)`` or of ``np.mod(t, T)`` by a parameter ``T``) by a replay
+of the tape that returns its outcomes (adsim/integrate/_selections.py).
 Where an outcome changes between two points, it bisects the segment and
 raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
 switch so that its time is differentiated (a split ``t_span``, a terminal
 event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
-outcomes at the start and the outputs are recorded as branches, so replays
-at other parameters check them. A switch crossed and crossed back between
-two output points is not seen.
+outcomes at the start and the points are recorded as branches, so replays
+at other parameters check them. A call in ``fun`` that is not written
+again op by op (a checkpointed loop, a nested derivative, an ODE solve) is
+looked into: refused when its tapes compare or round (or cannot be read)
+and it reads the state or the time and a parameter, and so is a selection
+beside it, whose outcomes cannot be read past it. A switch crossed and
+crossed back within one step is not seen, nor, under ``memory_limit`` or
+``snapshots`` (the outputs checkpointed, the step ends found by the method
+run again on plain values when recorded), one crossed back between two
+outputs only at a replay's parameters.
 """
 import copy
 
@@ -42,6 +53,7 @@ from ..errors import BranchChanged, UnsupportedOperation
 from ._dense import recorded_values
 from ._rhs import real_array
 from ._selections import outcome_on, outcome_tape
+from ..primitives import Application
 
 __all__ = ["refuse_moving_switches"]
 
@@ -57,11 +69,12 @@ _TIME, _STATE, _PARAMETER = 1, 2, 4
 _NAMES = {0: " (<)", 1: " (<=)", 2: " (>)", 3: " (>=)", 4: " (==)"}
 
 
-def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
-    """Raise UnsupportedOperation when ``fun`` (gathered: its active values
-    are the Active entries of ``args``) jumps at a moving switch between
-    ``(t0, y0)`` and the output points ``(t[j], y[:, j])``, or selects by a
-    comparison of the time with a parameter."""
+def moving_switches(fun, vectorized, args, t0, y0):
+    """The moving switches of ``fun`` (gathered: its active values are the
+    Active entries of ``args``) recorded at ``(t0, y0)``: a
+    :class:`_Switches`, or None when it has none. Raises
+    UnsupportedOperation for a selection at a time that moves with the
+    parameters, or one inside a call that cannot be checked."""
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     params = [recorded_values(args[i]) for i in positions]
 
@@ -69,10 +82,38 @@ def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
         state = y[:, None] if vectorized else y
         return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
     ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
-    guarded = bool(ref.guards)
-    if not guarded and ref.selections is None:
-        return
+    if not ref.guards and ref.selections is None:
+        return None
+    ref.active = [args[i] for i in positions]
+    return ref
+
+
+def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked_only=None):
+    """Raise UnsupportedOperation when the recording ``ref`` of
+    :func:`moving_switches` jumps at a moving switch between ``(t0, y0)``
+    and the points ``(t[j], y[:, j])``: the output points, and the step
+    ends ``steps`` (times, states) when given, in the ``direction`` of
+    time. The outcomes there are recorded branches; at the step ends
+    ``checked_only`` (plain values), they are checked alone."""
+    if steps is not None:
+        t, y = _merged((t, y), steps, direction)
     ts, ys = recorded_values(t), recorded_values(y)
+    if checked_only is not None:        # checked there, the branches recorded at (t, y)
+        _walk(ref, *_merged((ts, ys), checked_only, direction))
+    holding = _walk(ref, ts, ys)
+    active = holding[0].active
+    # what fun takes at the start and the points, recorded here: a replay where it differs
+    # (the steps record another variant of theirs without coming back here) records again
+    if holding[0].guards:             # its branches
+        for j in range(ts.shape[0]):
+            holding[0].G(t[j], y[:, j], *active)
+    if any(h.selections is not None for h in holding):
+        held_selections(holding, (t0, y0), (t, y), active)
+
+
+def _walk(ref, ts, ys):
+    """The recordings holding at each point ``(ts[j], ys[:, j])`` from
+    ``ref``'s on; raises where ``fun`` jumps between two of them."""
     previous, holding = ref.point, [ref]
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
@@ -82,14 +123,17 @@ def refuse_moving_switches(fun, vectorized, args, t0, y0, t, y):
             ref = ref.at(point)
         previous = point
         holding.append(ref)
-    active = [args[i] for i in positions]
-    # what fun takes at the start and the outputs, recorded here: a replay where it differs
-    # (the steps record another variant of theirs without coming back here) records again
-    if guarded:             # its branches
-        for j in range(ts.shape[0]):
-            G(t[j], y[:, j], *active)
-    if any(h.selections is not None for h in holding):
-        held_selections(holding, (t0, y0), (t, y), active)
+    return holding
+
+
+def _merged(outputs, steps, direction):
+    """The output points and the step ends as one sequence of points
+    ``(t, y)``, in the direction of integration."""
+    t = np.concatenate([outputs[0], steps[0]])
+    y = np.concatenate([outputs[1], steps[1]], axis=1)
+    times = recorded_values(t)
+    order = np.argsort(direction * times, kind="stable")
+    return t[order], y[:, order]
 
 
 def held_selections(holding, start, outputs, active):
@@ -114,17 +158,29 @@ class _Switches:
     """``G`` recorded at ``point``: the outcomes of its moving switches (its
     recorded branches, and the selections on the state that are data)."""
 
+    active = None           # fun's active parameters (the recording made at the start)
+
     def __init__(self, fun, G, params, point):
         self.fun, self.G, self.params, self.point = fun, G, params, point
         self.tape = record(G, *point, *params)
-        self.guards, selects, chosen = _moving_switches(self.tape)
+        self.guards, selects, chosen, calls = _moving_switches(self.tape)
         if selects:         # its outcome is data, not a recorded branch: refused as it is
             _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
+        for call, reads in calls:       # switches no replay of the tape here would see
+            inner = _switch_inside(call)
+            if inner is not None:
+                _refuse(fun, (f"{inner} inside {_call_name(call)},", reads), _UNSEEN,
+                        _OPEN_THE_CALL)
         self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
                          for what, where in self.guards.values()]
         self.chosen = [chosen[k] for k in sorted(chosen)]
         self.selections = outcome_tape(self.tape, [(k, chosen[k][2]) for k in sorted(chosen)],
                                        (*point, *params)) if chosen else None
+        if chosen and self.selections is None:      # a call its outcomes cannot be read past
+            _refuse(fun, self.chosen[0][0], f"{_UNSEEN}, since fun also calls "
+                    f"{_call_name(calls[0][0]) if calls else 'a loop or a solve'}, which "
+                    f"adsim does not write again op by op to read the outcomes",
+                    _OPEN_THE_CALL)
         self.selected = self._selected(point)
 
     def _selected(self, point):
@@ -179,8 +235,9 @@ class _Switches:
                     break
             if jump:
                 _refuse(self.fun, ref.changed(on(hi)),
-                        f"it jumps by {jump:.3g} where its outcome changes, between t = "
-                        f"{float(a[0]):.6g} and t = {float(b[0]):.6g}")
+                        f"it jumps by {jump:.3g} where its outcome changes, at t = "
+                        f"{float(on(hi)[0]):.6g} (between the points t = {float(a[0]):.6g} "
+                        f"and t = {float(b[0]):.6g} of the integration)")
             ref, start = ref.at(on(hi)), hi
             if start >= 1.0 or not ref.differs(b)[0]:
                 return
@@ -212,12 +269,50 @@ class _Switches:
         return next((what for what, _ in self.outcomes), ("comparison", "the state y"))
 
 
+_UNSEEN = ("its outcome cannot be checked at the points of the integration (it may change "
+           "between them where fun jumps)")
+# what to write instead of a switch adsim cannot check inside a call
+_OPEN_THE_CALL = ("Write the loop as a plain Python loop or the selection outside the call "
+                  "(adsim then records it op by op and checks where its outcome changes). ")
+_SWITCHING = _STEPS | _INDEXES | set(_WRAPS) | {"COMPARE"}
+
+
+def _switch_inside(call):
+    """The first comparison or rounding on the tapes a call holds (a
+    checkpointed loop's steps, a solve's functions, a nested derivative),
+    as ``"comparison or rounding (greater)"``; without the name when its
+    tapes cannot be read; None when they hold none."""
+    try:
+        tapes = list(call.file_state()[1])
+    except Exception:       # a call whose tapes are code (TapeCopyError): assume a switch
+        return "comparison or rounding"
+    seen = set()
+    while tapes:
+        tape = tapes.pop()
+        if id(tape) in seen:
+            continue
+        seen.add(id(tape))
+        for op in decode(tape)[1]:
+            name = op.spec.name
+            if name in _SWITCHING:
+                return f"comparison or rounding ({name.lower()})"
+            if name == "CALLBACK" and not isinstance(tape.callbacks[op.callback], Application):
+                inner = _switch_inside(tape.callbacks[op.callback])
+                if inner is not None:
+                    return inner
+    return None
+
+
+def _call_name(call):
+    return getattr(call, "file_kind", None) or type(call).__name__
+
+
 def _same(u, v):
     return (u is None) == (v is None) and (u is None or np.array_equal(u, v))
 
 
 def _moving_switches(tape):
-    """(guards, selects, chosen) on ``tape`` (inputs t, y, params): ``guards``
+    """(guards, selects, chosen, calls) on ``tape`` (inputs t, y, params): ``guards``
     {op index: ((op name, what it reads), (branch offset, n))} of the
     recorded branches (COMPARE) on values depending on the state, or on the
     time and a parameter; ``selects``: [(op name, what it reads)] of the
@@ -226,11 +321,13 @@ def _moving_switches(tape):
     ((op name, what it reads), result size, quotient)} of those of the state
     whose results other ops read or ``fun`` returns (``np.where(y > c, k1,
     k2)``, ``np.sign(y)``), and of its remainders (``np.mod(y, c)``: their
-    quotient, "floor" or "trunc", is the step)."""
+    quotient, "floor" or "trunc", is the step); ``calls`` [(callback, what
+    it reads)] of the calls on such values that are not written again op by
+    op (a loop or a solve inside ``fun``)."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
-    guards, steps, selects, chosen = {}, {}, [], {}
+    guards, steps, selects, chosen, calls = {}, {}, [], {}, []
     ops = decode(tape)[1]
     for k, op in enumerate(ops):
         on, read = 0, []
@@ -244,10 +341,13 @@ def _moving_switches(tape):
             guards[k] = (("comparison" + _NAMES.get(op.kind, ""), _reads(on)),
                          (op.branch_offset, op.n))
         elif name != "COMPARE":
+            if name == "CALLBACK" and moving and \
+                    not isinstance(tape.callbacks[op.callback], Application):
+                calls.append((tape.callbacks[op.callback], _reads(on)))
             for ref in read:
                 if ref in steps:
                     _take(steps[ref], chosen, selects)
-            if name in _WRAPS and on & _STATE:
+            if name in _WRAPS and moving:       # np.mod(y, c), np.mod(t, T): teeth that move
                 chosen[k] = ((f"remainder ({name.lower()})", _reads(on)),
                              tape.slot_size_of(op.result), _WRAPS[name])
         if op.result >= 0:
@@ -259,7 +359,7 @@ def _moving_switches(tape):
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
     if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))
         _take(steps[tape.output_slot], chosen, selects)
-    return guards, selects, chosen
+    return guards, selects, chosen, calls
 
 
 def _take(step, chosen, selects):
@@ -279,12 +379,21 @@ def _side_of_abs(compare, following):
         following[0].x == compare.a
 
 
+# what to write instead of np.mod(t, T) whose teeth jump
+_TEETH = ("For a sawtooth of period T (np.mod(t, T)), integrate tooth by tooth: solve on "
+          "(k T, (k + 1) T) from the state reached, each k T a differentiated end of t_span; "
+          "or write the forcing as a function of t / T continuous across the teeth "
+          "(np.sin(2 * np.pi * t / T)). ")
+
+
 def _reads(on):
     return "the state y" if on & _STATE else "the time t and a parameter"
 
 
-def _refuse(fun, switch, where):
+def _refuse(fun, switch, where, advice=""):
     name, reads = switch
+    if name.startswith("remainder") and not reads.startswith("the state"):
+        advice = _TEETH
     # odeint's derivatives come from solve_ivp of its Call's rhs: the user's func
     fname = getattr(getattr(fun, "__self__", None), "name", None) or name_of(fun)
     raise UnsupportedOperation(
@@ -292,7 +401,7 @@ def _refuse(fun, switch, where):
         f"of {reads}, and {where}. "
         f"The time of that switch moves with the parameters, and the derivative of the steps "
         f"taken (each comparison keeping its outcome) would miss the jump's term: silently "
-        f"wrong. Make the switch a boundary of the integration: for a switch at a "
+        f"wrong. {advice}Make the switch a boundary of the integration: for a switch at a "
         f"parameter's time t_s, solve on (t0, t_s) and again from the state reached on (t_s, "
         f"t1) (t_s is then a differentiated end of t_span); for a switch where the state "
         f"crosses a level, a terminal event (event(t, y) = y[i] - level) and a restart from "

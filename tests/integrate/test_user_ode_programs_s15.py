@@ -19,7 +19,7 @@ import pytest
 import adsim
 import adsim.integrate
 import programs_ode_s15 as prog
-from fdcheck import assert_close
+from fdcheck import assert_close, differences
 
 Case = namedtuple("Case", "f x x2 h bound hvp")
 
@@ -52,17 +52,6 @@ PROGRAMS = {
     "cable operator D * lap read by fun": case(prog.cable_potential_at_the_end, [0.3, 0.5],
                                                [0.33, 0.45], 1e-7),
 }
-
-
-def differences(f, x, h):
-    """Fourth-order central differences of ``f`` (a plain SciPy run), the
-    step relative to each component."""
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h * abs(x[i])
-        g[i] = (8 * (f(x + e) - f(x - e)) - (f(x + 2 * e) - f(x - 2 * e))) / (12 * e[i])
-    return g
 
 
 def _close(got, want, bound, what):

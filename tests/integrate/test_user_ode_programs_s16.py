@@ -19,7 +19,7 @@ import scipy.integrate
 
 import adsim
 import programs_ode_s16 as prog
-from fdcheck import assert_close
+from fdcheck import assert_close, central, differences
 
 Case = namedtuple("Case", "f x x2 bound against method hvp h")
 
@@ -135,22 +135,6 @@ def tightened(f, method, solver=scipy.integrate.solve_ivp):
     return g
 
 
-def differences(f, x, h=1e-3):
-    """Fourth-order central differences of ``f`` on plain arrays, the step
-    relative to each component."""
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h * max(abs(x[i]), 1e-2)
-        g[i] = (8 * (f(x + e) - f(x - e)) - (f(x + 2 * e) - f(x - 2 * e))) / (12 * e[i])
-    return g
-
-
-def along(f, x, v, h=1e-3):
-    """Fourth-order central differences of ``f`` along ``v``."""
-    return (8 * (f(x + h * v) - f(x - h * v)) - (f(x + 2 * h * v) - f(x - 2 * h * v))) / (12 * h)
-
-
 def model_references():
     """MODEL's numbers (run by hand when a program changes): differences of
     SciPy's solves at rtol 1e-12, and the Hessian-vector product by adsim's
@@ -181,7 +165,7 @@ def _check(c, g, at, what):
         _close(g, differences(c.f, x, c.h), c.bound, f"{what} at {at}")
     else:                               # the MLP's 42 weights: along three directions
         for v in np.eye(x.size)[[0, 20, -1]] + 0.1 * np.cos(np.arange(x.size)):
-            _close(g @ v, along(c.f, x, v), c.bound, f"{what} at {at} along v")
+            _close(g @ v, central(c.f, [x], [v], 1e-3), c.bound, f"{what} at {at} along v")
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -221,7 +205,7 @@ def test_hvp_against_differences_of_the_gradient(name):
     if c.against == "model":
         _close(got, MODEL[name]["hvp"], c.hvp, name)
     else:
-        _close(got, along(adsim.grad(c.f), c.x, v), c.hvp, name)
+        _close(got, central(adsim.grad(c.f), [c.x], [v], 1e-3), c.hvp, name)
 
 
 def test_bfgs_with_adsim_gradient_fits_the_lockdown():

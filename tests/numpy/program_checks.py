@@ -13,15 +13,7 @@ import numpy as np
 import pytest
 
 import adsim
-from fdcheck import assert_close, central
-
-
-def differences(f, x, step=1e-3):
-    """Central differences with a step of ``step`` relative to each parameter."""
-    g = (lambda y: f(float(y[0]))) if np.ndim(x) == 0 else f
-    x = np.atleast_1d(np.asarray(x, dtype=float))
-    steps = step * np.maximum(np.abs(x), 0.1)
-    return np.array([central(g, [x], [e * h], 1.0) / h for e, h in zip(np.eye(x.size), steps)])
+from fdcheck import assert_close, central, differences
 
 
 def moved(x):
