@@ -4,6 +4,7 @@ import functools
 import numpy as np
 from scipy.integrate import OdeSolver, solve_ivp as scipy_solve_ivp
 
+from .._active import Active
 from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
@@ -32,6 +33,7 @@ from ._implicit import JacobianSource
 from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._step_reuse import StepSetup, settings_of
+from ._kinks import first_order_only
 from ._switches import moving_switches, refuse_moving_switches
 from ._tableaux import EXPLICIT
 
@@ -317,7 +319,9 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         if steps is None and t_eval is not None:    # outputs checkpointed (a memory bound)
             checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
                                             max_step, options, n, (t0, y0, t), args, first_step)
-        refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only)
+        if refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only) \
+                and isinstance(y, Active):
+            y = first_order_only(y, _KINK_CROSSED)
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
@@ -329,6 +333,15 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
                        message=MESSAGES[status], success=status >= 0)
     result.stopped_by = events.stopped_by if run.stop is not None else None
     return result
+
+
+_KINK_CROSSED = (
+    "adsim: the solution of solve_ivp crosses a kink of fun (np.where, max, abs or a "
+    "comparison of the state whose two sides agree there) where the parameters move the "
+    "crossing. Its first derivatives are right, but second derivatives (hvp, hessian, a "
+    "derivative of a derivative) would miss the crossing's term. Smooth the kink, or end the "
+    "integration at the crossing with a terminal event and restart from sol.y_events "
+    "(docs/integrate.md, 'A switch in fun that moves with the parameters')")
 
 
 def _event_settings(events):

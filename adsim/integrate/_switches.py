@@ -94,13 +94,17 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
     and the points ``(t[j], y[:, j])``: the output points, and the step
     ends ``steps`` (times, states) when given, in the ``direction`` of
     time. The outcomes there are recorded branches; at the step ends
-    ``checked_only`` (plain values), they are checked alone."""
+    ``checked_only`` (plain values), they are checked alone. Returns
+    whether an outcome changed on the way (a kink crossed: see
+    adsim/integrate/_kinks.py)."""
     if steps is not None:
         t, y = _merged((t, y), steps, direction)
     ts, ys = recorded_values(t), recorded_values(y)
+    crossed = False
     if checked_only is not None:        # checked there, the branches recorded at (t, y)
-        _walk(ref, *_merged((ts, ys), checked_only, direction))
-    holding = _walk(ref, ts, ys)
+        crossed = _walk(ref, *_merged((ts, ys), checked_only, direction))[1]
+    holding, at_points = _walk(ref, ts, ys)
+    crossed = crossed or at_points
     active = holding[0].active
     # what fun takes at the start and the points, recorded here: a replay where it differs
     # (the steps record another variant of theirs without coming back here) records again
@@ -109,21 +113,24 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
             holding[0].G(t[j], y[:, j], *active)
     if any(h.selections is not None for h in holding):
         held_selections(holding, (t0, y0), (t, y), active)
+    return crossed
 
 
 def _walk(ref, ts, ys):
     """The recordings holding at each point ``(ts[j], ys[:, j])`` from
-    ``ref``'s on; raises where ``fun`` jumps between two of them."""
-    previous, holding = ref.point, [ref]
+    ``ref``'s on, and whether an outcome changed between two of them (a
+    kink crossed); raises where ``fun`` jumps there."""
+    previous, holding, crossed = ref.point, [ref], False
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
         differs, ref = ref.differs(point)
         if differs:
             ref.refuse_a_jump(previous, point)
+            crossed = True
             ref = ref.at(point)
         previous = point
         holding.append(ref)
-    return holding
+    return holding, crossed
 
 
 def _merged(outputs, steps, direction):
