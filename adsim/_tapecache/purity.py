@@ -24,6 +24,7 @@ and leaves SciPy's as they are (adsim/_record/interpose.py).
 import enum
 import functools
 import random as _py_random
+import sys
 import threading
 import types
 
@@ -145,7 +146,7 @@ class _Walk:
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
                  "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups",
-                 "parameters", "limit")
+                 "parameters", "limit", "modules")
 
     def __init__(self, freeze, parameters=False, limit=MAX_VALUES):
         self.limit = limit
@@ -170,6 +171,7 @@ class _Walk:
         self.crossed = False
         self.lookups = False        # code met finds attributes by computed names
         self.parameters = parameters    # active values count by shape (see Snapshot)
+        self.modules = set()        # (user module id, names) walked: cycles end
 
     def value(self, v, depth=0):
         self.count += 1
@@ -351,6 +353,8 @@ class _Walk:
         if info.imports:
             self.scipy = True               # a module found by name while running
             self.lookups = True
+            for module in _imported_modules(info.imported, fn.__globals__):
+                self.user_module(module, info.names, depth + 1)
         if info.external:
             reason = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
                       f"on more than its arguments")
@@ -377,15 +381,24 @@ class _Walk:
     def user_module(self, module, names, depth):
         """The attributes of a user module (a ``config`` or ``physics``
         module of the project) that the code may read by name: the module
-        itself counts by identity, but these count by value."""
+        itself counts by identity, but these count by value, and so do
+        those of its user submodules the code may read by name
+        (``pkg.settings.k``)."""
         if type(module) is not types.ModuleType or is_library(module.__name__):
             return
+        if depth > MAX_DEPTH:
+            raise _Blocked(f"its environment is nested more than {MAX_DEPTH} levels deep")
+        key = (id(module), names)
+        if key in self.modules:
+            return
+        self.modules.add(key)
         attrs = module.__dict__
         for name in names:
             v = attrs.get(name, _MISSING)
             if v is not _MISSING and not name.startswith("__"):
                 self.emit(name)
                 self.value(v, depth)
+                self.user_module(v, names, depth + 1)
 
     def method(self, m, depth):
         self.emit(types.MethodType)
@@ -521,6 +534,26 @@ class _Walk:
         self._instance_dict(v, depth)
         for s in slots:
             self.value(getattr(v, s, _MISSING), depth + 1)
+
+
+def _imported_modules(imported, globals_):
+    """The loaded modules that ``import`` statements naming ``imported``
+    (from code whose module globals are ``globals_``) may bind: each name
+    absolute, and relative to the code's package and the packages above it
+    (the statements' dots are not kept: a module too many is only walked)."""
+    package = globals_.get("__package__") or ""
+    parents = []
+    while package:
+        parents.append(package)
+        package = package.rpartition(".")[0]
+    modules = sys.modules
+    for name in imported:
+        candidates = [name] if name else []
+        candidates += [f"{p}.{name}" if name else p for p in parents]
+        for candidate in candidates:
+            module = modules.get(candidate)
+            if module is not None:
+                yield module
 
 
 _SCALARS = {type(None), bool, int, str, bytes, float}

@@ -9,6 +9,7 @@ is reused: ``tapes.recordings`` stays 1.
 """
 import functools
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -425,6 +426,43 @@ def test_attributes_of_a_user_module_count_by_value(tmp_path, monkeypatch):
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     assert g.tapes.recordings == 3          # unchanged module: the tape is reused
+
+
+@pytest.mark.parametrize("body", [
+    "import cfgpkg.settings\n    return cfgpkg.settings.K * r[0] ** 2 + r[1]",
+    "import cfgpkg.settings as s\n    return s.K * r[0] ** 2 + r[1]",
+    "from cfgpkg.settings import K\n    return K * r[0] ** 2 + r[1]",
+    "from . import settings\n    return settings.K * r[0] ** 2 + r[1]",
+    "from .settings import K\n    return K * r[0] ** 2 + r[1]",
+    "return cfgpkg.settings.K * r[0] ** 2 + r[1]",
+])
+def test_a_user_module_reached_by_an_import_in_the_function_or_a_dotted_name(
+        body, tmp_path, monkeypatch):
+    """A setting of a project's module changed between calls, the module
+    imported inside the model (``import cfgpkg.settings``, relative or
+    ``from ... import K``) or reached through its package
+    (``cfgpkg.settings.K``): the tape recorded with the old setting is not
+    reused (it was, silently: the old value and derivative)."""
+    pkg = tmp_path / "cfgpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "settings.py").write_text("K = 1.0\n")
+    (pkg / "model.py").write_text(f"import cfgpkg.settings\n\ndef f(r):\n    {body}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cfgpkg.model
+    import cfgpkg.settings
+    try:
+        x = np.array([0.7, 1.3])
+        g = adsim.value_and_grad(cfgpkg.model.f)
+        for k in (1.0, 2.5, 2.5, 4.0):
+            cfgpkg.settings.K = k
+            value, grad = g(x)
+            assert_close(value, k * 0.49 + 1.3, 1e-15, 0)
+            assert_close(grad, [1.4 * k, 1.0], 1e-15, 0)
+        assert g.tapes.recordings == 3          # reused while the setting stayed
+    finally:
+        for name in ("cfgpkg.model", "cfgpkg.settings", "cfgpkg"):
+            sys.modules.pop(name, None)
 
 
 def test_a_stats_container_does_not_force_recording_again():
