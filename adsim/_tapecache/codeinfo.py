@@ -65,13 +65,16 @@ class CodeInfo:
         Whether the code imports a module or looks objects up by computed
         names (``import``, ``__import__``, ``getattr``, ``sys.modules``):
         it may call functions its environment does not hold.
+    lookups : bool
+        Whether the code finds attributes by computed names (``getattr``,
+        ``vars``, ``__dict__``, ...): it may read any attribute of a module.
     imported : tuple of str
         The module names its ``import`` statements spell (``""`` for
         ``from . import x``; relative names without their dots).
     """
 
     __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals",
-                 "names", "imports", "imported")
+                 "names", "imports", "lookups", "imported")
 
     def __init__(self, code):
         globals_, reads, names, imported = [], set(), set(), []
@@ -98,7 +101,8 @@ class CodeInfo:
         self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
         self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
         self.names = tuple(sorted(names))
-        self.imports = imports or not names.isdisjoint(_LOOKUP_NAMES)
+        self.lookups = not names.isdisjoint(_LOOKUP_NAMES)
+        self.imports = imports or self.lookups
         self.imported = tuple(imported)
 
 

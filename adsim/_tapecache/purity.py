@@ -146,7 +146,7 @@ class _Walk:
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
                  "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups",
-                 "parameters", "limit", "modules")
+                 "parameters", "limit", "modules", "user_modules", "computed")
 
     def __init__(self, freeze, parameters=False, limit=MAX_VALUES):
         self.limit = limit
@@ -172,6 +172,8 @@ class _Walk:
         self.lookups = False        # code met finds attributes by computed names
         self.parameters = parameters    # active values count by shape (see Snapshot)
         self.modules = set()        # (user module id, names) walked: cycles end
+        self.user_modules = {}      # id: user module met, in order
+        self.computed = False       # code met reads attributes by computed names
 
     def value(self, v, depth=0):
         self.count += 1
@@ -350,6 +352,8 @@ class _Walk:
             raise _Blocked(f"`{fn.__qualname__}` reads globals through "
                            f"{info.dynamic_globals}()")
         self.names.append(info.names)
+        if info.lookups:
+            self.computed = True
         if info.imports:
             self.scipy = True               # a module found by name while running
             self.lookups = True
@@ -392,6 +396,7 @@ class _Walk:
         if key in self.modules:
             return
         self.modules.add(key)
+        self.user_modules.setdefault(id(module), module)
         attrs = module.__dict__
         for name in names:
             v = attrs.get(name, _MISSING)
@@ -399,6 +404,19 @@ class _Walk:
                 self.emit(name)
                 self.value(v, depth)
                 self.user_module(v, names, depth + 1)
+
+    def finish(self):
+        """After the walk: where code met reads attributes by computed names
+        (``getattr(config, name)``), every attribute of each user module met
+        counts, not only those loaded by name."""
+        if not self.computed:
+            return
+        done = set()
+        while len(done) < len(self.user_modules):
+            key, module = next((k, m) for k, m in self.user_modules.items() if k not in done)
+            done.add(key)
+            self.user_module(module, tuple(n for n in list(module.__dict__)
+                                           if not n.startswith("__")), 1)
 
     def method(self, m, depth):
         self.emit(types.MethodType)
@@ -639,6 +657,7 @@ class Snapshot:
             walk.value(f)
             if extras:
                 walk.value(extras)
+            walk.finish()
         except _Blocked as err:
             self.tokens, self.blocked, self.randoms, self.reach = None, str(err), [], None
             return
@@ -684,6 +703,7 @@ class Snapshot:
             walk.value(f)
             if extras:
                 walk.value(extras)
+            walk.finish()
         except (_Blocked, RecursionError):
             return False
         stored, current = self.tokens, walk.tokens

@@ -435,13 +435,17 @@ def test_attributes_of_a_user_module_count_by_value(tmp_path, monkeypatch):
     "from . import settings\n    return settings.K * r[0] ** 2 + r[1]",
     "from .settings import K\n    return K * r[0] ** 2 + r[1]",
     "return cfgpkg.settings.K * r[0] ** 2 + r[1]",
+    "return getattr(cfgpkg.settings, 'K') * r[0] ** 2 + r[1]",
+    "return vars(cfgpkg.settings)['K'] * r[0] ** 2 + r[1]",
+    "return cfgpkg.settings.__dict__['K'] * r[0] ** 2 + r[1]",
 ])
-def test_a_user_module_reached_by_an_import_in_the_function_or_a_dotted_name(
+def test_a_user_module_imported_in_the_function_or_read_by_another_name(
         body, tmp_path, monkeypatch):
     """A setting of a project's module changed between calls, the module
     imported inside the model (``import cfgpkg.settings``, relative or
-    ``from ... import K``) or reached through its package
-    (``cfgpkg.settings.K``): the tape recorded with the old setting is not
+    ``from ... import K``), reached through its package
+    (``cfgpkg.settings.K``) or read by a computed name (``getattr``,
+    ``vars``, ``__dict__``): the tape recorded with the old setting is not
     reused (it was, silently: the old value and derivative)."""
     pkg = tmp_path / "cfgpkg"
     pkg.mkdir()
