@@ -37,7 +37,9 @@ tolerances, ``odeint`` with ``args``. Statistics: ``scipy.stats`` log
 densities (gamma, Student t, negative binomial, beta, frozen normal with
 an active mean), zero-inflated Poisson with ``gammaln`` and ``logaddexp``,
 a Kalman filter in matrix form with ``slogdet``, a GP evidence with
-``cdist``, ``cho_factor``/``cho_solve``, probit with ``log_ndtr``, a
+``cdist``, ``cho_factor``/``cho_solve``, probit with ``log_ndtr``, two
+Voigt lines fitted by ``voigt_profile``, a lognormal's frozen ``mean()``
+and ``std()`` (refused), a
 Dirichlet–multinomial with ``betaln``/``xlogy``, kernel ridge
 regression's leave-one-out error with ``K.flat[::n + 1] += lam``.
 Physics: finite-volume diffusion with harmonic-mean face conductivities, Allen–Cahn by
@@ -66,7 +68,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import fsolve, least_squares, minimize, root_scalar
 from scipy.sparse.linalg import spsolve
 from scipy.spatial.distance import cdist
-from scipy.special import betaln, erf, gammaln, log_ndtr, logsumexp, xlogy
+from scipy.special import betaln, erf, gammaln, log_ndtr, logsumexp, voigt_profile, xlogy
 
 
 # ---- 1. Lax–Friedrichs Burgers: index arrays by np.roll, u[:] = u + dt * rhs(u) ---------
@@ -1022,3 +1024,25 @@ def mean_field_magnetisation(params, z=4):
         m = m_new
     chi = (1 - m_new ** 2) / (1 - z * J * (1 - m_new ** 2))
     return m_new + 0.1 * chi
+
+
+# ---- 55. two Voigt lines fitted to a spectrum: scipy.special.voigt_profile -------------
+
+WAVENUMBER = np.linspace(990.0, 1010.0, 41)
+SPECTRUM = (2.0 * voigt_profile(WAVENUMBER - 998.0, 0.8, 0.5)
+            + 1.2 * voigt_profile(WAVENUMBER - 1003.5, 0.8, 0.7) + 0.01)
+
+
+def voigt_misfit(params):
+    sigma, gamma = params
+    model = (2.1 * voigt_profile(WAVENUMBER - 998.1, sigma, gamma)
+             + 1.1 * voigt_profile(WAVENUMBER - 1003.4, sigma, 1.4 * gamma) + 0.01)
+    return np.sum((model - SPECTRUM) ** 2) * 1e2
+
+
+# ---- 56. a lognormal's mean from its frozen distribution ------------------------------
+
+def lognormal_mean_match(params):
+    mu, s = params
+    dist = stats.lognorm(s, scale=np.exp(mu))
+    return (dist.mean() - 2.0) ** 2 + (dist.std() - 1.0) ** 2

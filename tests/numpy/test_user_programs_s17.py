@@ -109,6 +109,8 @@ PROGRAMS = {
                                               np.array([20.0, 1000.0]), True, False),
     "kernel ridge K.flat[::n + 1] += lam": (prog.krr_loo_error, np.array([-3.0, -0.5]), True,
                                             False),
+    # (refused until voigt_profile had a rule, adsim/_scipy/voigt.py)
+    "voigt lines voigt_profile": (prog.voigt_misfit, np.array([0.7, 0.6]), True, False),
     "mean field while until converged": (prog.mean_field_magnetisation, np.array([0.2, 0.1]),
                                          True, True),
 }
@@ -202,6 +204,8 @@ def test_a_setting_changed_between_calls_is_seen(monkeypatch):
     (prog.ufunc_reduce_of_lists, adsim.UnsupportedOperation, r"numpy.add.reduce.*list"),
     # np.float64(x) makes a plain scalar
     (prog.float64_of_parameter, adsim.ActiveValueLeak, r"numpy.float64\(x\)"),
+    # moments of a distribution with active parameters
+    (prog.lognormal_mean_match, adsim.UnsupportedOperation, r"lognorm.mean with active"),
 ])
 def test_refusals_name_the_cause(f, error, spelled):
     """Refused before any derivative is computed, naming the cause; the
