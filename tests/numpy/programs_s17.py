@@ -14,8 +14,11 @@ buffers allocated once and written by ``out[...] =``, ``np.copyto`` and
 ``np.fill_diagonal``, a three-buffer wave rotation, a leapfrog N-body
 with broadcast separations, a delay line shifted in place (overlapping
 slices), a scatter ``u[cells] += w`` with repeated cells beside
-``np.add.at``, a lattice summed by ``np.ndenumerate``, a work buffer and
-its view made at import (refused). Styles: ``from numpy import zeros,
+``np.add.at``, a lattice summed by ``np.ndenumerate``, a rod started
+from a copy of measured data (and through a named view of that copy:
+refused), a work buffer and its view made at import (refused), an inner
+Newton solve warm-started from a root kept in a module dict (refused at
+the next call). Styles: ``from numpy import zeros,
 array, exp`` with ``to_array=np.array`` as a default argument, ``import numpy as
 xp`` handed in as a module, steppers passed as functions and through
 ``functools.partial``, ``map`` and ``operator``. Lists of active values:
@@ -1046,3 +1049,46 @@ def lognormal_mean_match(params):
     mu, s = params
     dist = stats.lognorm(s, scale=np.exp(mu))
     return (dist.mean() - 2.0) ** 2 + (dist.std() - 1.0) ** 2
+
+
+# ---- 57. a rod started from a copy of a measured profile, history of copies -------------
+
+MEASURED = np.exp(-((np.linspace(0, 1, 12) - 0.4) / 0.1) ** 2)
+
+
+def rod_from_measured_profile(params, steps=10):
+    D, k = params
+    u = MEASURED.copy()                               # plain: a copy, not np.zeros
+    history = []
+    for _ in range(steps):
+        u[1:-1] += 0.2 * D * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u -= 0.01 * k * u
+        u[0] = u[1]
+        history.append(u.copy())
+    return np.sum(u) + np.sum(history[3] ** 2)
+
+
+# ---- 58. the same rod through a named view of the copy ---------------------------------
+
+def rod_view_of_copy(params, steps=10):
+    D, k = params
+    u = MEASURED.copy()
+    interior = u[1:-1]
+    for _ in range(steps):
+        interior += 0.2 * D * (u[2:] - 2 * interior + u[:-2])
+        u *= 1 - 0.01 * k
+    return np.sum(u)
+
+
+# ---- 59. an inner Newton solve warm-started from the previous call's root ---------------
+
+WARM_START = {}
+
+
+def warm_started_root(params, iters=30):
+    a, b = params
+    x = WARM_START.get("x", 1.0)
+    for _ in range(iters):
+        x = x - (x ** 3 + a * x - b) / (3 * x ** 2 + a)
+    WARM_START["x"] = x
+    return x ** 2
