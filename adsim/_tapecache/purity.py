@@ -589,6 +589,20 @@ _HANDLERS = {
 _slots_of = {}
 
 
+def _python_class(klass):
+    """Whether ``klass`` is a class written in Python, whose instances keep
+    their state in ``__dict__`` and ``__slots__``. Extension types made by
+    PyType_FromSpec are heap types too (``array.array``): they add C fields
+    (a larger basic size) without a ``__dict__``, ``__slots__`` or
+    ``__weakref__`` of their own, which every Python class adding to its
+    base's layout has."""
+    if not klass.__flags__ & _HEAPTYPE:
+        return False
+    own = klass.__dict__
+    return "__dict__" in own or "__slots__" in own or "__weakref__" in own or \
+        klass.__basicsize__ == klass.__base__.__basicsize__
+
+
 def _visible_state(t):
     """Slot names of instances of ``t`` if all their state is visible to
     Python (``__dict__`` and ``__slots__`` of Python classes), else None."""
@@ -598,8 +612,7 @@ def _visible_state(t):
         pass
     slots = []
     for klass in t.__mro__[:-1]:               # all but object
-        if not klass.__flags__ & _HEAPTYPE and klass is not BaseException \
-                and klass is not Exception:
+        if not _python_class(klass) and klass is not BaseException and klass is not Exception:
             slots = None
             break
         own = klass.__dict__.get("__slots__", ())

@@ -7,6 +7,7 @@ generator -- and compares every result with a fresh evaluation (a
 safe (an unread loop counter, an unchanged environment) check that the tape
 is reused: ``tapes.recordings`` stays 1.
 """
+import array
 import functools
 import random
 import sys
@@ -467,6 +468,25 @@ def test_a_user_module_imported_in_the_function_or_read_by_another_name(
     finally:
         for name in ("cfgpkg.model", "cfgpkg.settings", "cfgpkg"):
             sys.modules.pop(name, None)
+
+
+class _Weights(array.array):
+    pass
+
+
+@pytest.mark.parametrize("make", [lambda: array.array("d", [1.0, 2.0, 3.0]),
+                                  lambda: _Weights("d", [1.0, 2.0, 3.0])])
+def test_an_extension_object_whose_items_python_cannot_see_is_not_trusted(make):
+    """array.array is a heap type made in C (PyType_FromSpec), as Python
+    classes are heap types: its items are C fields the walk cannot see, so
+    the function is recorded on every call (the tape recorded with the old
+    items was reused, silently)."""
+    w = make()
+
+    def change(i):
+        w[1] = 2.0 + i
+    g = assert_fresh(lambda z: np.sum(np.array(w) * z ** 2), 3, change)
+    assert "whose state adsim cannot see" in g.tapes.reuse_blocked_by
 
 
 def test_a_stats_container_does_not_force_recording_again():
