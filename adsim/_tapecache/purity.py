@@ -351,6 +351,8 @@ class _Walk:
         if info.dynamic_globals:
             raise _Blocked(f"`{fn.__qualname__}` reads globals through "
                            f"{info.dynamic_globals}()")
+        if "__import__" in info.global_names:       # a module no walk can name
+            raise _Blocked(f"`{fn.__qualname__}` imports modules through __import__()")
         self.names.append(info.names)
         if info.lookups:
             self.computed = True

@@ -470,6 +470,24 @@ def test_a_user_module_imported_in_the_function_or_read_by_another_name(
             sys.modules.pop(name, None)
 
 
+def test_a_module_imported_through_dunder_import_is_not_trusted(tmp_path, monkeypatch):
+    """__import__("settings") names its module by a computed string: the
+    function is recorded on every call (a changed setting reused the old
+    tape, silently)."""
+    (tmp_path / "dunder_settings.py").write_text("K = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dunder_settings
+    try:
+        f = lambda z: __import__("dunder_settings").K * np.sum(z ** 2)     # noqa: E731
+
+        def change(i):
+            dunder_settings.K = 1.0 + i
+        g = assert_fresh(f, 3, change)
+        assert "__import__" in g.tapes.reuse_blocked_by
+    finally:
+        sys.modules.pop("dunder_settings", None)
+
+
 class _Weights(array.array):
     pass
 
