@@ -26,6 +26,7 @@ adsim/_numpy_api.py. Bottom to top:
     and slices; statistics and calculus; dot, outer, kron, trace; SciPy's special
     functions
 10. sparse_products -- products with scipy.sparse matrices
+10. ndenumerate -- np.ndenumerate of active arrays
 11. complex_linalg, einsum, histograms, nanfunctions -- complex matrices as pairs of real
     ones, np.linalg.solve and inv with a complex operand; einsum and the products built on
     it; np.histogram; the NaN-skipping functions

@@ -42,13 +42,16 @@ interposition on, adsim changes exactly three things outside itself:
    ``cmath`` that adsim/_record/cmath_functions.py lists (``exp``,
    ``sqrt``, ``log``, ``phase``, ``rect``, ...), recording NumPy's complex
    functions.
-   Two NumPy methods have their code replaced as the SciPy functions of 2.
+   These NumPy methods have their code replaced as the SciPy functions of 2.
    are: ``np.vectorize.__call__``, whose NumPy code converts its arguments
    to plain arrays, so that a vectorized function (made before or during
    the recording) given active arguments maps over active elements
-   (adsim/_np/mapped.py); and ``np.poly1d.__init__``, so that a list of
+   (adsim/_np/mapped.py); ``np.poly1d.__init__``, so that a list of
    coefficients holding active values (``np.poly1d([a, b, c])``) becomes
-   the active array NumPy's constructor keeps (adsim/_np/poly1d.py); so do
+   the active array NumPy's constructor keeps (adsim/_np/poly1d.py);
+   ``np.ndenumerate.__init__``, whose NumPy code iterates a plain copy, so
+   that it enumerates an active array's active elements
+   (adsim/_np/ndenumerate.py); so do
    numpy.polynomial's ``*val`` functions, whose coefficients NumPy gives
    their own axes only for an ndarray x (adsim/_np/polynomial_series.py).
 2. **The code of SciPy functions.** Each Python function listed in a rule
@@ -143,7 +146,7 @@ import numpy as np
 
 from . import cmath_functions, creation, listed, math_functions
 from .._active import Active
-from .._np import draws, mapped, poly1d, polynomial_series
+from .._np import draws, mapped, ndenumerate, poly1d, polynomial_series
 from .._np.complex import ComplexActive
 from .._scipy import hooks, sparse_data
 from ..errors import InvalidArgument
@@ -252,7 +255,9 @@ _hooked_modules = set()
 # hooked as the SciPy functions are, for as long as the numpy namespace is changed
 _NUMPY_METHODS = ((np.vectorize, "__call__", mapped.vectorize_call),
                   (np.poly1d, "__init__", poly1d.poly1d_init),
-                  (np.poly1d, "__truediv__", poly1d.poly1d_truediv), *polynomial_series.HOOKS)
+                  (np.poly1d, "__truediv__", poly1d.poly1d_truediv),
+                  (np.ndenumerate, "__init__", ndenumerate.ndenumerate_init),
+                  *polynomial_series.HOOKS)
 _numpy_hooks = []       # their _ModuleHooks, made at the first install
 
 

@@ -19,6 +19,7 @@ import scipy.interpolate as si
 from scipy.sparse import csr_array, vstack
 from scipy.sparse.linalg import splu
 
+from .._active import Active
 from ..primitives import BuiltinFamily, primitive
 
 
@@ -84,13 +85,14 @@ def conditions(bc_type):
 def coefficients(x, t, k, y0, left, right):
     """The B-spline coefficients (len(t) - k - 1, *trailing) through the
     active data y0 (n, *trailing) with the derivative conditions ``left``
-    and ``right`` ((order, value) pairs; values plain)."""
+    and ``right`` ((order, value) pairs; values plain or active)."""
     trailing = np.shape(y0)[1:]
     flat = np.reshape(y0, (np.shape(y0)[0], -1))
     m = flat.shape[1]
 
     def values(side):
-        return [np.reshape(np.broadcast_to(np.asarray(v, dtype=float), trailing), (1, m))
+        return [np.reshape(np.broadcast_to(v if isinstance(v, Active) else
+                                           np.asarray(v, dtype=float), trailing), (1, m))
                 for _, v in side]
     r = np.concatenate(values(left) + [flat] + values(right), axis=0)
     solve = _SOLVES(x=[float(v) for v in x], t=[float(v) for v in t], k=int(k),

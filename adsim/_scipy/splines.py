@@ -23,8 +23,11 @@ the active coefficients and raises UnsupportedOperation naming itself.
   operations after SciPy's formulas (the branches where a slope is set to
   zero, or where Akima's weights vanish, are recorded comparisons).
 
-Active sample points ``x`` (the breaks), knots ``t`` and boundary values
-are refused by name (constants made in the recorded function pass).
+Boundary derivative values (``bc_type=((1, slope), (2, 0.0))``) may be
+active where the coefficients are the banded collocation solve: they are
+its right-hand side beside y. Active sample points ``x`` (the breaks) and
+knots ``t`` are refused by name (constants made in the recorded function
+pass), and so are active boundary values elsewhere.
 """
 import numpy as np
 import scipy.interpolate as si
@@ -51,6 +54,33 @@ def plain_arguments(name, **values):
                 f"plain values (adsim.value({what}) if no derivative through it is wanted)")
         out.append(v)
     return out
+
+
+def boundary_conditions(name, bc):
+    """``bc_type`` as SciPy takes it (each boundary value as it is now) and
+    as the coefficients take it (a boundary value active where it is: the
+    coefficients are affine in the boundary values as in y), and whether
+    any is active. Anything else active in it (an order) is refused by name."""
+    if isinstance(bc, tuple) and len(bc) == 2 and isinstance(bc[0], (int, np.integer)):
+        value = _plain_if_constant(bc[1])
+        if isinstance(value, Active) or active_leaves(value):
+            value = array(value, f"scipy.interpolate.{name}")
+            return (bc[0], now(value)), (bc[0], value), True
+        return bc, bc, False
+    if isinstance(bc, (list, tuple)):
+        parts = [boundary_conditions(name, b) for b in bc]
+        return (type(bc)(p for p, _, _ in parts), type(bc)(a for _, a, _ in parts),
+                any(active for _, _, active in parts))
+    (bc,) = plain_arguments(name, bc_type=bc)
+    return bc, bc, False
+
+
+def _refuse_active_ends(name, why):
+    raise UnsupportedOperation(
+        f"adsim: scipy.interpolate.{name} with active boundary derivative values is "
+        f"differentiated where the spline is an interpolating B-spline with those end "
+        f"conditions at four or more points, not {why}; pass the values plain "
+        f"(adsim.value(...)) if no derivative through them is wanted")
 
 
 def _plain_if_constant(v):
@@ -124,15 +154,18 @@ def install(obj, c):
 # ---------------------------------------------------------------- constructors
 
 def cubic_spline_init(self, x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
-    x, bc_type = plain_arguments("CubicSpline", x=x, bc_type=bc_type)
+    (x,) = plain_arguments("CubicSpline", x=x)
+    bc_type, bc_active, active_ends = boundary_conditions("CubicSpline", bc_type)
     y, y0 = _moved(y, axis, "CubicSpline")
     si.CubicSpline.__init__(self, x, now(y), axis=axis, bc_type=bc_type,
                             extrapolate=extrapolate)
     breaks = np.asarray(self._x)
-    ends = _bspline_conditions(bc_type)
+    ends = _bspline_conditions(bc_active)
     if ends is not None and breaks.size >= 4:
         install(self, _cubic_from_bspline(breaks, y0, ends))
         return
+    if active_ends:
+        _refuse_active_ends("CubicSpline", f"with bc_type {bc_type!r} at {breaks.size} points")
 
     def make(data, bc):
         return si.CubicSpline(breaks, data, axis=0, bc_type=bc).c
@@ -159,7 +192,9 @@ def _cubic_from_bspline(breaks, y0, ends):
     (a banded solve, collocation.py): each piece's Taylor coefficients at
     its break, recorded."""
     left, right = ends
-    bc = (left, right) if left or right else None
+    # the knots depend on the conditions' orders alone: scalar zeros stand for
+    # the values (which may be active, or vectors for vector-valued data)
+    bc = ([(o, 0.0) for o, _ in left], [(o, 0.0) for o, _ in right]) if left or right else None
     t = si.make_interp_spline(breaks, np.zeros(breaks.size), k=3, bc_type=bc).t
     c = collocation.coefficients(breaks, t, 3, y0, left, right)
     pieces, pp = piecewise.bspline_pieces(t, 3, c)
@@ -253,15 +288,18 @@ def akima_init(self, x, y, axis=0, *, method="akima", extrapolate=None):
 
 
 def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=True):
-    x, t, bc_type = plain_arguments("make_interp_spline", x=x, t=t, bc_type=bc_type)
+    x, t = plain_arguments("make_interp_spline", x=x, t=t)
+    bc_type, bc_active, active_ends = boundary_conditions("make_interp_spline", bc_type)
     y, y0 = _moved(y, axis, "make_interp_spline")
     spline = si.make_interp_spline(x, now(y), k=k, t=t, bc_type=bc_type, axis=axis,
                                    check_finite=check_finite)
 
-    ends = collocation.conditions(bc_type)
+    ends = collocation.conditions(bc_active)
     if ends is not None:
         return install(spline, collocation.coefficients(np.asarray(x, dtype=float), spline.t, k,
                                                         y0, *ends))
+    if active_ends:
+        _refuse_active_ends("make_interp_spline", f"with bc_type {bc_type!r}")
 
     def make(data, bc):
         return si.make_interp_spline(x, data, k=k, t=t, bc_type=bc, axis=0).c

@@ -4,9 +4,9 @@ relatives (gammasgn rgamma loggamma; multigammaln, a Python function, is
 in special.py), error and exponential integrals (erfcx erfi dawsn exp1
 expi expn spence), hypergeometric and elliptic functions (hyp2f1 hyp1f1
 in x, ellipk ellipe), binom, the Box-Cox transforms, huber, pseudo_huber,
-kl_div, owens_t, exprel, powm1, cosm1, radian, and SciPy's copies of NumPy
-functions (expm1 log1p cbrt exp2 -> NumPy's recorded ops; exp10 cosdg
-sindg tandg cotdg with SciPy's exact values).
+kl_div, owens_t, exprel, powm1, cosm1, radian, voigt_profile (voigt.py),
+and SciPy's copies of NumPy functions (expm1 log1p cbrt exp2 -> NumPy's
+recorded ops; exp10 cosdg sindg tandg cotdg with SciPy's exact values).
 
 Each rule gives the partial derivatives written with functions adsim
 differentiates, so Hessian-vector products are exact (as in
@@ -30,7 +30,7 @@ from .._np.integers import plain_if_constant
 from .._np.special import elementwise
 from .._active import Active
 from ..errors import UnsupportedOperation
-from . import cdf_ufuncs
+from . import cdf_ufuncs, voigt
 
 _SQRT_PI = np.sqrt(np.pi)
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
@@ -343,6 +343,7 @@ def _table():
         sc.cotdg: lambda x: (-_DEGREE * (1.0 + sc.cotdg(x) ** 2),),
         **_polynomials(),
         **cdf_ufuncs.table(),
+        **voigt.table(),
     }
 
 

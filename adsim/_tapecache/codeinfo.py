@@ -65,13 +65,19 @@ class CodeInfo:
         Whether the code imports a module or looks objects up by computed
         names (``import``, ``__import__``, ``getattr``, ``sys.modules``):
         it may call functions its environment does not hold.
+    lookups : bool
+        Whether the code finds attributes by computed names (``getattr``,
+        ``vars``, ``__dict__``, ...): it may read any attribute of a module.
+    imported : tuple of str
+        The module names its ``import`` statements spell (``""`` for
+        ``from . import x``; relative names without their dots).
     """
 
     __slots__ = ("global_names", "unused", "positional", "external", "dynamic_globals",
-                 "names", "imports")
+                 "names", "imports", "lookups", "imported")
 
     def __init__(self, code):
-        globals_, reads, names = [], set(), set()
+        globals_, reads, names, imported = [], set(), set(), []
         imports = False
         for c in _code_tree(code):
             names.update(c.co_names)
@@ -82,6 +88,8 @@ class CodeInfo:
                         globals_.append(argval)
                 elif opname == "IMPORT_NAME":
                     imports = True
+                    if argval not in imported:
+                        imported.append(argval)
                 elif opname not in _STORES and _reads_local(opname):
                     reads.update(_strings(argval))
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
@@ -93,7 +101,9 @@ class CodeInfo:
         self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
         self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
         self.names = tuple(sorted(names))
-        self.imports = imports or not names.isdisjoint(_LOOKUP_NAMES)
+        self.lookups = not names.isdisjoint(_LOOKUP_NAMES)
+        self.imports = imports or self.lookups
+        self.imported = tuple(imported)
 
 
 def _instructions(code):

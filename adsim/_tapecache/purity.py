@@ -24,6 +24,7 @@ and leaves SciPy's as they are (adsim/_record/interpose.py).
 import enum
 import functools
 import random as _py_random
+import sys
 import threading
 import types
 
@@ -160,7 +161,7 @@ class _Walk:
 
     __slots__ = ("tokens", "emit", "seen", "count", "nbytes", "freeze", "randoms", "impure",
                  "scipy", "names", "in_method", "deferred", "in_methods", "crossed", "lookups",
-                 "parameters", "limit")
+                 "parameters", "limit", "modules", "user_modules", "computed")
 
     def __init__(self, freeze, parameters=False, limit=MAX_VALUES):
         self.limit = limit
@@ -185,6 +186,9 @@ class _Walk:
         self.crossed = False
         self.lookups = False        # code met finds attributes by computed names
         self.parameters = parameters    # active values count by shape (see Snapshot)
+        self.modules = set()        # (user module id, names) walked: cycles end
+        self.user_modules = {}      # id: user module met, in order
+        self.computed = False       # code met reads attributes by computed names
 
     def value(self, v, depth=0):
         self.count += 1
@@ -368,10 +372,16 @@ class _Walk:
         if info.dynamic_globals:
             raise _Blocked(f"`{fn.__qualname__}` reads globals through "
                            f"{info.dynamic_globals}()")
+        if "__import__" in info.global_names:       # a module no walk can name
+            raise _Blocked(f"`{fn.__qualname__}` imports modules through __import__()")
         self.names.append(info.names)
+        if info.lookups:
+            self.computed = True
         if info.imports:
             self.scipy = True               # a module found by name while running
             self.lookups = True
+            for module in _imported_modules(info.imported, fn.__globals__):
+                self.user_module(module, info.names, depth + 1)
         if info.external:
             reason = (f"`{fn.__qualname__}` calls `{info.external}`, whose result depends "
                       f"on more than its arguments")
@@ -398,15 +408,38 @@ class _Walk:
     def user_module(self, module, names, depth):
         """The attributes of a user module (a ``config`` or ``physics``
         module of the project) that the code may read by name: the module
-        itself counts by identity, but these count by value."""
+        itself counts by identity, but these count by value, and so do
+        those of its user submodules the code may read by name
+        (``pkg.settings.k``)."""
         if type(module) is not types.ModuleType or is_library(module.__name__):
             return
+        if depth > MAX_DEPTH:
+            raise _Blocked(f"its environment is nested more than {MAX_DEPTH} levels deep")
+        key = (id(module), names)
+        if key in self.modules:
+            return
+        self.modules.add(key)
+        self.user_modules.setdefault(id(module), module)
         attrs = module.__dict__
         for name in names:
             v = attrs.get(name, _MISSING)
             if v is not _MISSING and not name.startswith("__"):
                 self.emit(name)
                 self.value(v, depth)
+                self.user_module(v, names, depth + 1)
+
+    def finish(self):
+        """After the walk: where code met reads attributes by computed names
+        (``getattr(config, name)``), every attribute of each user module met
+        counts, not only those loaded by name."""
+        if not self.computed:
+            return
+        done = set()
+        while len(done) < len(self.user_modules):
+            key, module = next((k, m) for k, m in self.user_modules.items() if k not in done)
+            done.add(key)
+            self.user_module(module, tuple(n for n in list(module.__dict__)
+                                           if not n.startswith("__")), 1)
 
     def method(self, m, depth):
         self.emit(types.MethodType)
@@ -544,6 +577,26 @@ class _Walk:
             self.value(getattr(v, s, _MISSING), depth + 1)
 
 
+def _imported_modules(imported, globals_):
+    """The loaded modules that ``import`` statements naming ``imported``
+    (from code whose module globals are ``globals_``) may bind: each name
+    absolute, and relative to the code's package and the packages above it
+    (the statements' dots are not kept: a module too many is only walked)."""
+    package = globals_.get("__package__") or ""
+    parents = []
+    while package:
+        parents.append(package)
+        package = package.rpartition(".")[0]
+    modules = sys.modules
+    for name in imported:
+        candidates = [name] if name else []
+        candidates += [f"{p}.{name}" if name else p for p in parents]
+        for candidate in candidates:
+            module = modules.get(candidate)
+            if module is not None:
+                yield module
+
+
 _SCALARS = {type(None), bool, int, str, bytes, float}
 _PLAIN = frozenset({type(None), bool, int, str, bytes})     # compared by type and ==
 _HANDLERS = {
@@ -559,6 +612,20 @@ _HANDLERS = {
 _slots_of = {}
 
 
+def _python_class(klass):
+    """Whether ``klass`` is a class written in Python, whose instances keep
+    their state in ``__dict__`` and ``__slots__``. Extension types made by
+    PyType_FromSpec are heap types too (``array.array``): they add C fields
+    (a larger basic size) without a ``__dict__``, ``__slots__`` or
+    ``__weakref__`` of their own, which every Python class adding to its
+    base's layout has."""
+    if not klass.__flags__ & _HEAPTYPE:
+        return False
+    own = klass.__dict__
+    return "__dict__" in own or "__slots__" in own or "__weakref__" in own or \
+        klass.__basicsize__ == klass.__base__.__basicsize__
+
+
 def _visible_state(t):
     """Slot names of instances of ``t`` if all their state is visible to
     Python (``__dict__`` and ``__slots__`` of Python classes), else None."""
@@ -568,8 +635,7 @@ def _visible_state(t):
         pass
     slots = []
     for klass in t.__mro__[:-1]:               # all but object
-        if not klass.__flags__ & _HEAPTYPE and klass is not BaseException \
-                and klass is not Exception:
+        if not _python_class(klass) and klass is not BaseException and klass is not Exception:
             slots = None
             break
         own = klass.__dict__.get("__slots__", ())
@@ -627,6 +693,7 @@ class Snapshot:
             walk.value(f)
             if extras:
                 walk.value(extras)
+            walk.finish()
         except _Blocked as err:
             self.tokens, self.blocked, self.randoms, self.reach = None, str(err), [], None
             return
@@ -672,6 +739,7 @@ class Snapshot:
             walk.value(f)
             if extras:
                 walk.value(extras)
+            walk.finish()
         except (_Blocked, RecursionError):
             return False
         stored, current = self.tokens, walk.tokens

@@ -7,8 +7,10 @@ generator -- and compares every result with a fresh evaluation (a
 safe (an unread loop counter, an unchanged environment) check that the tape
 is reused: ``tapes.recordings`` stays 1.
 """
+import array
 import functools
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -425,6 +427,84 @@ def test_attributes_of_a_user_module_count_by_value(tmp_path, monkeypatch):
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     np.testing.assert_allclose(g(x), [9.0, 60.0])
     assert g.tapes.recordings == 3          # unchanged module: the tape is reused
+
+
+@pytest.mark.parametrize("body", [
+    "import cfgpkg.settings\n    return cfgpkg.settings.K * r[0] ** 2 + r[1]",
+    "import cfgpkg.settings as s\n    return s.K * r[0] ** 2 + r[1]",
+    "from cfgpkg.settings import K\n    return K * r[0] ** 2 + r[1]",
+    "from . import settings\n    return settings.K * r[0] ** 2 + r[1]",
+    "from .settings import K\n    return K * r[0] ** 2 + r[1]",
+    "return cfgpkg.settings.K * r[0] ** 2 + r[1]",
+    "return getattr(cfgpkg.settings, 'K') * r[0] ** 2 + r[1]",
+    "return vars(cfgpkg.settings)['K'] * r[0] ** 2 + r[1]",
+    "return cfgpkg.settings.__dict__['K'] * r[0] ** 2 + r[1]",
+])
+def test_a_user_module_imported_in_the_function_or_read_by_another_name(
+        body, tmp_path, monkeypatch):
+    """A setting of a project's module changed between calls, the module
+    imported inside the model (``import cfgpkg.settings``, relative or
+    ``from ... import K``), reached through its package
+    (``cfgpkg.settings.K``) or read by a computed name (``getattr``,
+    ``vars``, ``__dict__``): the tape recorded with the old setting is not
+    reused (it was, silently: the old value and derivative)."""
+    pkg = tmp_path / "cfgpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "settings.py").write_text("K = 1.0\n")
+    (pkg / "model.py").write_text(f"import cfgpkg.settings\n\ndef f(r):\n    {body}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cfgpkg.model
+    import cfgpkg.settings
+    try:
+        x = np.array([0.7, 1.3])
+        g = adsim.value_and_grad(cfgpkg.model.f)
+        for k in (1.0, 2.5, 2.5, 4.0):
+            cfgpkg.settings.K = k
+            value, grad = g(x)
+            assert_close(value, k * 0.49 + 1.3, 1e-15, 0)
+            assert_close(grad, [1.4 * k, 1.0], 1e-15, 0)
+        assert g.tapes.recordings == 3          # reused while the setting stayed
+    finally:
+        for name in ("cfgpkg.model", "cfgpkg.settings", "cfgpkg"):
+            sys.modules.pop(name, None)
+
+
+def test_a_module_imported_through_dunder_import_is_not_trusted(tmp_path, monkeypatch):
+    """__import__("settings") names its module by a computed string: the
+    function is recorded on every call (a changed setting reused the old
+    tape, silently)."""
+    (tmp_path / "dunder_settings.py").write_text("K = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dunder_settings
+    try:
+        f = lambda z: __import__("dunder_settings").K * np.sum(z ** 2)     # noqa: E731
+
+        def change(i):
+            dunder_settings.K = 1.0 + i
+        g = assert_fresh(f, 3, change)
+        assert "__import__" in g.tapes.reuse_blocked_by
+    finally:
+        sys.modules.pop("dunder_settings", None)
+
+
+class _Weights(array.array):
+    pass
+
+
+@pytest.mark.parametrize("make", [lambda: array.array("d", [1.0, 2.0, 3.0]),
+                                  lambda: _Weights("d", [1.0, 2.0, 3.0])])
+def test_an_extension_object_whose_items_python_cannot_see_is_not_trusted(make):
+    """array.array is a heap type made in C (PyType_FromSpec), as Python
+    classes are heap types: its items are C fields the walk cannot see, so
+    the function is recorded on every call (the tape recorded with the old
+    items was reused, silently)."""
+    w = make()
+
+    def change(i):
+        w[1] = 2.0 + i
+    g = assert_fresh(lambda z: np.sum(np.array(w) * z ** 2), 3, change)
+    assert "whose state adsim cannot see" in g.tapes.reuse_blocked_by
 
 
 def test_a_stats_container_does_not_force_recording_again():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import adsim
-from fdcheck import check_tape, distinct
+from fdcheck import assert_close, check_tape, distinct, fd_jacobian
 
 RNG = np.random.default_rng(25)
 V4 = distinct(RNG, (4,))
@@ -245,6 +245,26 @@ def test_vectorize_is_numpys_again_after_the_recording():
     with pytest.raises(adsim.UnsupportedOperation, match="vectorize"), \
             adsim.interposition(False):
         adsim.grad(lambda x: np.sum(_ramp(x)))(V4)
+
+
+def test_ndenumerate_of_active_arrays_and_lists_is_numpys_with_active_elements():
+    """np.ndenumerate's NumPy code iterates a plain copy; with active
+    arguments it gives NumPy's (index, element) pairs, the elements
+    recorded, checked against differences and on replay."""
+    def weighted(x):
+        grid = x.reshape(2, 3)
+        s = 0.0
+        for (i, j), v in np.ndenumerate(grid):
+            s = s + (i + 1) * (j - 0.5) * v ** 2
+        for (k,), v in np.ndenumerate([x[0], 2.0, x[1] * x[2]]):
+            s = s + k * v
+        return s + sum(v for _, v in np.ndenumerate(x[0]))
+
+    x = V6
+    tape = adsim.record(weighted, x)
+    assert_close(tape.forward(x), weighted(x), 1e-15, 0)
+    assert_close(tape.gradient(x), fd_jacobian(weighted, [x])[0], 1e-9, 1e-12)
+    assert [idx for idx, _ in np.ndenumerate(np.ones((2, 2)))] == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
 def test_a_piecewise_material_law():

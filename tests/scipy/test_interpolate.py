@@ -122,6 +122,39 @@ def test_refused_arguments_name_themselves():
         ad.grad(lambda y: np.sum(si.CubicSpline(X, y).roots()))(Y)
 
 
+ENDS = {
+    "CubicSpline slopes": lambda p: si.CubicSpline(X, Y * p[2], bc_type=((1, p[0]), (1, p[1]))),
+    "CubicSpline slope and curvature, plain data": lambda p: si.CubicSpline(
+        X, Y, bc_type=((1, p[0]), (2, p[1] * p[2]))),
+    "CubicSpline vector ends of 2-column data": lambda p: si.CubicSpline(
+        X, np.stack([Y * p[2], Y ** 2], axis=1), bc_type=((1, [p[0], 0.5]), (2, [0.0, p[1]]))),
+    "make_interp_spline": lambda p: si.make_interp_spline(
+        X, Y * p[2], bc_type=([(1, p[0])], [(2, p[1])])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDS))
+def test_active_boundary_derivative_values_every_sweep(name):
+    """A clamped end's slope (or a curvature) from the parameters: the
+    coefficients are the collocation solve of [ends; y], affine in the end
+    values as in y (refused before)."""
+    make = ENDS[name]
+    p = np.array([0.4, -0.7, 1.2])
+    tape = check_tape(lambda p: np.ravel(make(p)(XQ)), [p], rtol=1e-6, value_rtol=1e-12,
+                      value_atol=1e-13)
+    moved = p + np.array([0.1, 0.2, -0.1])
+    assert_close(tape.forward(moved), np.ravel(make(moved)(XQ)), rtol=1e-12, atol=1e-13)
+
+
+def test_active_boundary_values_without_a_collocation_form_are_refused():
+    with pytest.raises(UnsupportedOperation, match="boundary derivative values"):
+        ad.grad(lambda s: si.CubicSpline(X, Y, bc_type=((1, s), "not-a-knot"))(0.3))(0.5)
+    with pytest.raises(UnsupportedOperation, match="boundary derivative values"):
+        ad.grad(lambda s: si.CubicSpline(X[:3], Y[:3], bc_type=((1, s), (1, 0.0)))(0.3))(0.5)
+    with pytest.raises(UnsupportedOperation, match="active bc_type"):
+        ad.grad(lambda s: si.CubicSpline(X, Y, bc_type=((1 + 0 * s, 0.0), (1, 0.0)))(0.3))(0.5)
+
+
 def test_large_data_through_the_banded_solve_and_the_dense_map_limit():
     """Splines through many active values are one banded solve (O(n) per
     sweep); a periodic spline keeps the dense map and refuses beyond it."""

@@ -62,6 +62,11 @@ CASES = {
     "softplus (written with NumPy)": (lambda x: sc.softplus(x - 2.0), [M]),
     "radian": (lambda d, m, s: sc.radian(d, m, s), [X * 30.0, X * 10.0, np.array(20.0)]),
     "numpy's functions": (lambda x: sc.expm1(x) + sc.log1p(x) + sc.cbrt(x) + sc.exp2(x), [M]),
+    "voigt_profile": (lambda x, s, g: sc.voigt_profile(x, s, g),
+                      [X - 2.0, np.array([[0.4], [1.7]]), X[::-1] / 2.0]),
+    "voigt_profile near its Lorentzian and Gaussian limits": (
+        lambda x, s, g: sc.voigt_profile(x, s, g),
+        [X - 1.0, np.array([0.05, 0.6, 0.8, 1.2]), np.array([0.7, 0.05, 0.5, 0.2])]),
     "exact degree functions": (lambda x: sc.exp10(x / 3.0) + sc.cosdg(30.0 * x)
                                + sc.sindg(40.0 * x) + sc.tandg(10.0 * x) + sc.cotdg(10.0 * x), [X]),
 }
@@ -90,6 +95,25 @@ def test_derivatives_at_special_points_equal_their_closed_forms():
     zero = np.array(0.0)
     assert_close([ad.grad(sc.ellipk)(zero), ad.grad(sc.ellipe)(zero), ad.grad(sc.exprel)(zero)],
                  [np.pi / 8, -np.pi / 8, 0.5], rtol=1e-15, what="derivatives at 0")
+
+
+def test_voigt_profile_at_sigma_0_is_the_lorentzians_with_its_curvature_in_sigma():
+    """At sigma = 0 voigt_profile is the Lorentzian L(x) (SciPy's value), its
+    derivatives in x and gamma are L's, in sigma 0, and its second
+    derivative in sigma L'' (the heat equation: V = L + sigma^2 L'' / 2)."""
+    x, g = 0.7, 0.4
+    r = x * x + g * g
+    f = lambda p: sc.voigt_profile(x, p[0], p[1])      # noqa: E731
+    p = np.array([0.0, g])
+    assert_close(ad.record(f, p).forward(p), g / (np.pi * r), rtol=1e-15, what="value")
+    assert_close(ad.grad(f)(p), [0.0, (x * x - g * g) / (np.pi * r * r)], rtol=1e-14,
+                 what="gradient")
+    curvature = 2 * g * (3 * x * x - g * g) / (np.pi * r ** 3)
+    assert_close(ad.hessian(f)(p)[0], [curvature, 0.0], rtol=1e-14, atol=1e-16,
+                 what="second derivatives")
+    small = 1e-4                     # one-sided: SciPy's profile is NaN for sigma < 0
+    assert_close((f([2 * small, g]) - 2 * f([small, g]) + f(p)) / small ** 2, curvature,
+                 rtol=1e-5, what="second difference")
 
 
 def test_expm1_log1p_cbrt_exp2_are_numpys_recorded_ops():
