@@ -343,7 +343,7 @@ def _table():
         sc.cotdg: lambda x: (-_DEGREE * (1.0 + sc.cotdg(x) ** 2),),
         **_polynomials(),
         **cdf_ufuncs.table(),
-        **voigt.table(),
+        **voigt.table(scipy_ufunc),
     }
 
 

@@ -31,16 +31,15 @@ def voigt_dispersion(x, sigma, gamma):
         return np.where(lorentz, x / (np.pi * (x * x + gamma * gamma)), d)
 
 
-def _pieces(x, sigma, gamma):
+def _pieces(x, sigma, gamma, recorded):
     """The profile P and dispersion Q (at sigma, or at 1 where sigma = 0),
     a, b, d(a, b)/d(x, gamma), and N Re w', N Im w' (N = 1 / (sigma
     sqrt(2 pi))), with the mask of sigma = 0 and the Lorentzian's
-    denominator there."""
-    from .ufuncs import scipy_ufunc
+    denominator there; ``recorded(f)``: the recorded version of the ufunc f."""
     lorentz = sigma == 0
     s = np.where(lorentz, 1.0, sigma)
     P = sc.voigt_profile(x, s, gamma)
-    Q = scipy_ufunc(voigt_dispersion)(x, s, gamma)
+    Q = recorded(voigt_dispersion)(x, s, gamma)
     c = 1.0 / (s * _SQRT_2)
     a, b = x * c, gamma * c
     re = -2.0 * (a * P - b * Q)
@@ -49,22 +48,25 @@ def _pieces(x, sigma, gamma):
     return P, Q, s, a, b, c, re, im, lorentz, np.pi * r * r, np.pi * r * r * r
 
 
-def _profile_partials(x, sigma, gamma):
-    P, Q, s, a, b, c, re, im, lorentz, L2, L3 = _pieces(x, sigma, gamma)
+def _profile_partials(x, sigma, gamma, recorded):
+    P, Q, s, a, b, c, re, im, lorentz, L2, L3 = _pieces(x, sigma, gamma, recorded)
     curvature = 2.0 * gamma * (3.0 * x * x - gamma * gamma) / L3
     return (np.where(lorentz, -2.0 * x * gamma / L2, c * re),
             np.where(lorentz, sigma * curvature, -(a * re - b * im + P) / s),
             np.where(lorentz, (x * x - gamma * gamma) / L2, -c * im))
 
 
-def _dispersion_partials(x, sigma, gamma):
-    P, Q, s, a, b, c, re, im, lorentz, L2, L3 = _pieces(x, sigma, gamma)
+def _dispersion_partials(x, sigma, gamma, recorded):
+    P, Q, s, a, b, c, re, im, lorentz, L2, L3 = _pieces(x, sigma, gamma, recorded)
     curvature = 2.0 * x * (x * x - 3.0 * gamma * gamma) / L3
     return (np.where(lorentz, (gamma * gamma - x * x) / L2, c * im),
             np.where(lorentz, sigma * curvature, -(a * im + b * re + Q) / s),
             np.where(lorentz, -2.0 * x * gamma / L2, c * re))
 
 
-def table():
-    """{function: partials} for adsim/_scipy/ufuncs.py's table."""
-    return {sc.voigt_profile: _profile_partials, voigt_dispersion: _dispersion_partials}
+def table(recorded):
+    """{function: partials} for adsim/_scipy/ufuncs.py's table; ``recorded``
+    (ufuncs.scipy_ufunc) gives the recorded dispersion the partials read."""
+    return {sc.voigt_profile: lambda x, sigma, gamma: _profile_partials(x, sigma, gamma, recorded),
+            voigt_dispersion:
+                lambda x, sigma, gamma: _dispersion_partials(x, sigma, gamma, recorded)}
