@@ -319,12 +319,15 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         if steps is None and t_eval is not None:    # outputs checkpointed (a memory bound)
             checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
                                             max_step, options, n, (t0, y0, t), args, first_step)
-        if refuse_moving_switches(switches, t0, y0, t, y, steps, direction, checked_only) \
-                and isinstance(y, Active):
-            y = first_order_only(y, _KINK_CROSSED)
+        crossed = refuse_moving_switches(switches, t0, y0, t, y, steps, direction,
+                                         checked_only)
+    else:
+        crossed = False
     state = run.state
     status = -1 if state.status == FAILED else (1 if run.stop is not None else 0)
     t_events, y_events = events.results(n) if events is not None else (None, None)
+    if crossed:
+        y, t_events, y_events, sol = _first_order_only(y, t_events, y_events, sol)
 
     def count(i):
         return Count(lambda: solver.counts(state, lambda: _distinct(run.marks))[i])
@@ -342,6 +345,19 @@ _KINK_CROSSED = (
     "derivative of a derivative) would miss the crossing's term. Smooth the kink, or end the "
     "integration at the crossing with a terminal event and restart from sol.y_events "
     "(docs/integrate.md, 'A switch in fun that moves with the parameters')")
+
+
+def _first_order_only(y, t_events, y_events, sol):
+    """The outputs of an integration that crossed a kink of fun: ``y``, the
+    events' times and states and the dense interpolant's values through an
+    identity whose second-order sweeps raise (adsim/integrate/_kinks.py)."""
+    def mark(v):
+        return first_order_only(v, _KINK_CROSSED) if isinstance(v, Active) else v
+    if y_events is not None:
+        t_events, y_events = [mark(v) for v in t_events], [mark(v) for v in y_events]
+    if sol is not None:
+        sol.marked = mark
+    return mark(y), t_events, y_events, sol
 
 
 def _event_settings(events):

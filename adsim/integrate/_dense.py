@@ -46,10 +46,18 @@ class SolutionCalls:
     """What every solution shares: SciPy's ``OdeSolution`` call on a scalar
     time (shape ``(n,)``) or a 1-d array of times (shape ``(n, len(t))``)."""
 
+    # where set, what the values pass through (an integration that crossed a
+    # kink of fun: first derivatives only, adsim/integrate/_kinks.py)
+    marked = None
+
     def __call__(self, t):
+        y = self._values(t)
+        return y if self.marked is None or not isinstance(y, Active) else self.marked(y)
+
+    def _values(self, t):
         if not isinstance(t, Active):
             if active_leaves(t):        # a list holding active times
-                return self(np.stack([real_array(v, "t").reshape(()) for v in t]))
+                return self._values(np.stack([real_array(v, "t").reshape(()) for v in t]))
             t = np.asarray(t, dtype=float)
         if t.ndim == 0:
             return self._at(t if isinstance(t, Active) else t[()])

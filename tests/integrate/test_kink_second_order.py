@@ -53,3 +53,23 @@ def test_a_saved_tape_keeps_the_refusal(tmp_path):
     assert_close(loaded.gradient(CROSSING), tape.gradient(CROSSING), rtol=0, atol=0)
     with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
         loaded.hvp(CROSSING, np.ones(2))
+
+
+def test_the_dense_interpolant_and_the_events_of_a_crossing_refuse_second_derivatives_too():
+    def rhs_of(p):
+        return lambda t, y: p[0] - np.where(y > 1.0, p[1] * (y - 1.0), 0.2 * (y - 1.0)) - 0.3 * y
+
+    def by_interpolant(p):
+        sol = solve_ivp(rhs_of(p), (0.0, 3.0), np.array([0.0]), dense_output=True, rtol=1e-10,
+                        atol=1e-12)
+        return np.sum(sol.sol(2.5) ** 2)
+
+    def by_event(p):
+        level = lambda t, y: y[0] - 1.5  # noqa: E731
+        sol = solve_ivp(rhs_of(p), (0.0, 3.0), np.array([0.0]), events=level, rtol=1e-10,
+                        atol=1e-12)
+        return sol.t_events[0][0] ** 2
+    for f in (by_interpolant, by_event):
+        assert_close(adsim.grad(f)(CROSSING), central(f, CROSSING, 1e-6), rtol=1e-4, atol=1e-8)
+        with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+            adsim.hvp(f, CROSSING, np.ones(2))
