@@ -282,7 +282,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     # a switch is checked at every step end (each crossing, even one crossed back between two
     # outputs), whose states the dense route records; a memory bound keeps the outputs' route
     every_step = switches is not None and t_eval is not None and memory_limit is None and \
-        snapshots is None
+        snapshots is None and n <= EVERY_STEP_UP_TO
     steps = None
     try:
         state = solver.start(t0, y0, tf, args, first_step)
@@ -316,7 +316,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         setup.keep(group)
     if switches is not None:
         checked_only = None
-        if steps is None and t_eval is not None:    # outputs checkpointed (a memory bound)
+        if steps is None and t_eval is not None:    # outputs checkpointed (a bound, a large y)
             checked_only = _plain_step_ends(name, fun, vectorized, direction, rtol, atol,
                                             max_step, options, n, (t0, y0, t), args, first_step)
         crossed = refuse_moving_switches(switches, t0, y0, t, y, steps, direction,
@@ -337,6 +337,13 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     result.stopped_by = events.stopped_by if run.stop is not None else None
     return result
 
+
+EVERY_STEP_UP_TO = 256
+"""States up to which an integration with ``t_eval`` whose ``fun`` has a
+moving switch keeps every step (its step ends checked at recording and on
+replays); a larger system (a method of lines with upwinding) stays
+checkpointed, its memory bounded, and its step ends are checked at
+recording by a plain run of the method."""
 
 _KINK_CROSSED = (
     "adsim: the solution of solve_ivp crosses a kink of fun (np.where, max, abs or a "

@@ -73,3 +73,25 @@ def test_the_dense_interpolant_and_the_events_of_a_crossing_refuse_second_deriva
         assert_close(adsim.grad(f)(CROSSING), central(f, CROSSING, 1e-6), rtol=1e-4, atol=1e-8)
         with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
             adsim.hvp(f, CROSSING, np.ones(2))
+
+
+def test_a_large_system_with_a_kink_stays_checkpointed(monkeypatch):
+    # above EVERY_STEP_UP_TO equations the outputs stay checkpointed, the
+    # step ends checked by a plain run of the method
+    from adsim.integrate import _api
+    n = _api.EVERY_STEP_UP_TO + 44
+    plain_runs = []
+    plain_step_ends = _api._plain_step_ends
+    monkeypatch.setattr(_api, "_plain_step_ends",
+                        lambda *a: plain_runs.append(1) or plain_step_ends(*a))
+
+    def f(p):
+        rhs = lambda t, y: p[0] - np.where(y > 1.0, p[1] * (y - 1.0), 0.2 * (y - 1.0)) - 0.3 * y  # noqa: E731,E501
+        sol = solve_ivp(rhs, (0.0, 3.0), np.linspace(0.0, 0.5, n), t_eval=[1.5, 3.0], rtol=1e-8,
+                        atol=1e-10)
+        return np.sum(sol.y ** 2)
+    g = adsim.grad(f)(CROSSING)
+    assert plain_runs, "the checkpointed route checks the step ends by a plain run"
+    assert_close(g, central(f, CROSSING, 1e-6), rtol=1e-4, atol=1e-8)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hvp(f, CROSSING, np.ones(2))
