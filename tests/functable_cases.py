@@ -1487,7 +1487,13 @@ SCIPY_MORE = {
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
                           "active coefficients"),
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:6], zi=x[6:])[0],
-                          7, "zi")],
+                          7, "zi"),
+                     case(lambda x: np.concatenate([r.ravel() for r in signal.lfilter(
+                         [1.0, x[0] * 0.3], [1.0, -0.4], x[1:7].reshape(2, 3), axis=1,
+                         zi=x[7:8].reshape(1, 1))]), 8, "zi broadcast as SciPy does"),
+                     case(lambda x: np.concatenate([r.ravel() for r in signal.lfilter(
+                         [1.0, 0.5, x[0] * 0.3], [1.0, -0.4], x[1:7].reshape(3, 2), axis=0,
+                         zi=x[7:9].reshape(2, 1))]), 9, "zi broadcast along axis 1")],
     signal.lfilter_zi: [case(lambda x: signal.lfilter_zi(x[:3], [1.0, x[3] * 0.2, 0.1]), 4)],
     signal.sosfilt_zi: [case(lambda x: signal.sosfilt_zi(np.concatenate(
         [x[:3], np.ones(1), x[3:] * 0.2, [0.1]])[None]), 4)],
