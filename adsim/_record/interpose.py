@@ -142,6 +142,7 @@ import types
 import numpy as np
 
 from . import cmath_functions, creation, listed, math_functions
+from .stand_ins import named_like
 from .._active import Active
 from .._np import draws, mapped, poly1d, polynomial_series
 from .._np.complex import ComplexActive
@@ -519,11 +520,7 @@ def _scalar_test_wrappers():
         if isinstance(element, (Active, ComplexActive)) and creation.routed():
             return element.ndim == 0
         return original(element)
-    isscalar.__wrapped__ = original
-    isscalar.__name__ = isscalar.__qualname__ = original.__name__
-    isscalar.__module__ = original.__module__
-    isscalar.__doc__ = original.__doc__
-    return {(np, "isscalar"): isscalar}
+    return {(np, "isscalar"): named_like(isscalar, original)}
 
 
 def _legacy_draw_wrappers():

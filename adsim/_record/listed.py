@@ -30,6 +30,7 @@ import numpy.linalg
 
 from .._np import array_likes
 from .creation import routed
+from .stand_ins import named_like
 
 _MODULES = (np, np.linalg, np.fft, np.lib.stride_tricks, np.emath)
 
@@ -41,12 +42,7 @@ def _listed_wrapper(original):
             # the call to adsim (Active.__array_function__)
             args, kwargs = array_likes.arguments(original, args, kwargs)
         return original(*args, **kwargs)
-    call.__wrapped__ = original
-    call.__name__ = original.__name__
-    call.__qualname__ = getattr(original, "__qualname__", original.__name__)
-    call.__module__ = getattr(original, "__module__", None)
-    call.__doc__ = original.__doc__
-    return call
+    return named_like(call, original)
 
 
 def _dispatched(obj):
