@@ -47,6 +47,28 @@ from adsim._numpy_api import ufunc_name
 MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity")
 
 
+def _unique_rebuilt(x):
+    """``x`` again from np.unique's values and inverse."""
+    values, inverse = np.unique(x, return_inverse=True)
+    return values[inverse]
+
+
+def _unique_fields(result, k):
+    """One active array of a NumPy 2 unique_* result (``k``: how many fields
+    it has): the values, scaled by the counts, shifted by the indices, and
+    gathered by the inverse where it has them."""
+    if k == 0:
+        return result
+    values = result.values
+    if k in (2, 4):
+        values = values * result.counts
+    if k == 4:
+        values = values + result.indices
+    if k in (3, 4):
+        values = np.concatenate([values, np.ravel(values[result.inverse_indices])])
+    return values
+
+
 @dataclass(frozen=True)
 class Case:
     """One call: ``f(x)`` for ``x`` of ``shape`` sampled in ``domain``."""
@@ -1272,6 +1294,24 @@ NUMPY_MORE = {
                              (2, 1)),
                         case(lambda x: _into_zeros(np.put_along_axis, x, 5, np.array([4, 1]),
                                                    lambda x: x, axis=None), 2, "axis None")],
+    np.histogram_bin_edges: [case(lambda x: np.histogram_bin_edges(x, 3), 6),
+                             case(lambda x: np.histogram_bin_edges(x, 2, range=(x[0], 3.0)), 4,
+                                  "active range")],
+    np.unique: [case(lambda x: np.unique(np.concatenate([x, x[2:0:-1], x[:1]])), 5, "ties"),
+                case(lambda x: np.prod(np.unique(np.concatenate([x, x[:2]]),
+                                                 return_counts=True), axis=0), 4, "counts"),
+                case(lambda x: _unique_rebuilt(np.concatenate([x, x[::-2]])), 5, "inverse"),
+                case(lambda x: np.sum(np.unique(np.concatenate([x[::-1], x]), return_index=True),
+                                      axis=0), 3, "index"),
+                case(lambda x: np.unique(np.concatenate([x, x[:1]]), axis=0), (2, 3), "rows"),
+                case(lambda x: np.unique(np.concatenate([x, x[:, :1], x[:, 1:2]], axis=1),
+                                         axis=-1), (2, 2), "columns"),
+                case(lambda x: np.unique(x.reshape(2, 2)), 4, "2-d flattened")],
+    **{getattr(np, name): [case(lambda x, f=getattr(np, name), k=k: _unique_fields(
+        f(np.concatenate([x, x[1:3], x[:2]]).reshape(2, 4)), k), 4,
+        cs="NumPy's unique_values of complex values comes in hash order" if k == 0 else "")]
+       for name, k in (("unique_values", 0), ("unique_counts", 2), ("unique_inverse", 3),
+                       ("unique_all", 4)) if hasattr(np, name)},
     np.histogram: [case(lambda x: np.histogram(x, 3)[1], 6),
                    case(lambda x: np.histogram(x, 2, density=True, weights=x ** 2)[0], 6,
                         "density, weights")],
