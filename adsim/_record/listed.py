@@ -77,14 +77,17 @@ class ListedUfunc:
 
     def _call(self, method, inputs, kwargs):
         target = self.__wrapped__ if method == "__call__" else getattr(self.__wrapped__, method)
-        if array_likes.holds_listed_active(inputs, kwargs) and routed():
+        if array_likes.holds_listed_active(inputs, {}) and routed():
             # with the lists made active arrays, NumPy's own dispatch sends
             # the call to adsim (Active.__array_ufunc__)
             inputs = array_likes.ufunc_inputs(method, inputs)
         return target(*inputs, **kwargs)
 
     def __call__(self, *inputs, **kwargs):
-        return self._call("__call__", inputs, kwargs)
+        for v in inputs:                # the common call, without lists, as directly as can be
+            if type(v) is list or type(v) is tuple:
+                return self._call("__call__", inputs, kwargs)
+        return self.__wrapped__(*inputs, **kwargs)
 
     def reduce(self, *inputs, **kwargs):
         return self._call("reduce", inputs, kwargs)
