@@ -179,7 +179,8 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 def listed_operation():
     """What the user's line applies to active values inside a Python list or
     tuple that NumPy converts without asking adsim: "`numpy.exp`" for a
-    ufunc given no active operand of its own (``np.exp([a, b])``), "the
+    ufunc given no active operand of its own and reached past adsim's
+    stand-in (``exp = np.exp`` kept before the recording, ``exp([a, b])``), "the
     operator `-`" for a list and a plain array (``[a, b] - data``); else
     None."""
     frame = user_frame()

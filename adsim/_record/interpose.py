@@ -16,11 +16,13 @@ interposition on, adsim changes exactly three things outside itself:
    that ``r_`` and ``c_`` given active items take adsim's rule whoever
    calls them (NumPy's would fail on them). And every other name under
    which ``numpy``, ``numpy.linalg``, ``numpy.fft``,
-   ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function of adsim's dispatch table
-   (``np.sum``, ``np.linalg.det``, ...; not ufuncs) is bound to a wrapper
-   (adsim/_record/listed.py) that makes lists and tuples holding active
-   values active arrays before calling NumPy's function, whoever calls it:
-   NumPy's dispatch does not look into lists (``np.sum([a, b])``).
+   ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function NumPy
+   dispatches (``np.sum``, ``np.linalg.det``, ...) or a ufunc (``np.exp``,
+   ``np.add``: a proxy, since ufuncs cannot be subclassed) is bound to a
+   stand-in (adsim/_record/listed.py) that makes lists and tuples holding
+   active values active arrays before calling NumPy's function or ufunc,
+   whoever calls it: NumPy's dispatch does not look into lists
+   (``np.sum([a, b])``, ``np.exp([a, b])``).
    ``np.isscalar`` answers True for a 0-d active value, as NumPy does for
    the np.float64 it stands for (:func:`_scalar_test_wrappers`).
    In every other module (not NumPy's, SciPy's or adsim's) imported before
