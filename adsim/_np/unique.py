@@ -31,8 +31,9 @@ def _rows(a, axis):
     positions = np.arange(values.size).reshape(values.shape)
     if axis is None:
         return values.reshape(-1, 1), positions.reshape(-1, 1)
-    return (np.moveaxis(values, axis, 0).reshape(values.shape[axis], -1),
-            np.moveaxis(positions, axis, 0).reshape(values.shape[axis], -1))
+    shape = (values.shape[axis], int(np.prod(np.delete(values.shape, axis))))
+    return (np.moveaxis(values, axis, 0).reshape(shape),
+            np.moveaxis(positions, axis, 0).reshape(shape))
 
 
 def _guard_structure(a, axis):

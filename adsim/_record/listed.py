@@ -138,13 +138,13 @@ def wrappers(taken):
     """{(module, name): stand-in} for the functions NumPy dispatches and the
     ufuncs, by the names NumPy's public modules give them now, except the
     ``numpy`` names in ``taken``."""
-    made = {}
+    made, proxies = {}, {}
     for module in _MODULES:
         for name, obj in list(vars(module).items()):
             if module is np and name in taken:
                 continue
-            if isinstance(obj, np.ufunc):
-                made[module, name] = ListedUfunc(obj)
+            if isinstance(obj, np.ufunc):       # one stand-in a ufunc: np.abs is np.absolute
+                made[module, name] = proxies.setdefault(obj, ListedUfunc(obj))
             elif _dispatched(obj):
                 made[module, name] = _listed_wrapper(obj)
     return made

@@ -106,7 +106,7 @@ def test_the_stand_ins_pass_for_ufuncs_while_recording():
     seen = {}
 
     def f(x):
-        seen["isinstance"] = isinstance(np.exp, np.ufunc)
+        seen["isinstance"] = isinstance(np.exp, np.ufunc) and np.abs is np.absolute
         seen["equal"] = np.exp == EXP and EXP == np.exp and hash(np.exp) == hash(EXP)
         seen["key"] = {EXP: 1}.get(np.exp) == 1 and np.exp in (np.sin, EXP)
         seen["attributes"] = (np.add.nin, np.add.identity, np.exp.__name__, np.matmul.signature)

@@ -48,6 +48,17 @@ def test_every_output_is_numpys(data, axis, k):
         np.testing.assert_array_equal(g, e)
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: np.unique(x.T, axis=0), lambda x: np.unique(x.T), lambda x: np.unique(x[:, ::-1], axis=1),
+    lambda x: np.unique(x[:0]), lambda x: np.unique(x[0, 0]), lambda x: np.unique(x[:, :0], axis=1)],
+    ids=["transposed rows", "transposed", "reversed columns", "empty", "0-d", "empty along"])
+def test_views_and_empty_arrays(f):
+    A = np.array([[1.0, 2.0, 1.0], [3.0, 4.0, 3.0]])
+    tape = ad.record(lambda x: f(x) * 1.0, A)
+    np.testing.assert_array_equal(tape.forward(A), f(A))
+    assert tape.forward(A).shape == f(A).shape
+
+
 def test_a_ties_derivative_goes_to_its_first_occurrence_in_every_mode():
     w = np.arange(1.0, 5.0)                     # one weight per unique value
 
