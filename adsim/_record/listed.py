@@ -123,6 +123,15 @@ class ListedUfunc:
         return numpy_ufunc, (self.__wrapped__.__name__,)
 
 
+def _frompyfunc_wrapper(original):
+    """``np.frompyfunc`` whose ufunc, made while a recording runs, is a
+    stand-in too: ``np.frompyfunc(f, 1, 1)([a, b])``."""
+    def frompyfunc(*args, **kwargs):
+        made = original(*args, **kwargs)
+        return ListedUfunc(made) if routed() else made
+    return named_like(frompyfunc, original)
+
+
 def numpy_ufunc(name):
     """The object ``numpy`` binds to ``name`` (how a stand-in pickles)."""
     return getattr(np, name)
@@ -147,4 +156,5 @@ def wrappers(taken):
                 made[module, name] = proxies.setdefault(obj, ListedUfunc(obj))
             elif _dispatched(obj):
                 made[module, name] = _listed_wrapper(obj)
+    made[np, "frompyfunc"] = _frompyfunc_wrapper(np.frompyfunc)
     return made

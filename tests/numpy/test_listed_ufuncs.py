@@ -74,6 +74,8 @@ def test_the_sweep_reaches_the_ufuncs_adsim_records():
     ("subtract.outer", lambda x: np.subtract.outer([x[0], x[1]], [x[2], x[3]])),
     ("logaddexp.reduce", lambda x: np.logaddexp.reduce([x[0], x[1], x[2]])),
     ("arrays in the list", lambda x: np.sin([x[:2], x[2:]])),
+    ("a ufunc of np.frompyfunc", lambda x: np.frompyfunc(lambda a, b: a * np.sin(b), 2, 1)(
+        [x[0], x[1]], (x[2], 2.0)).astype(float)),
     ("where= into out=", lambda x: np.divide([x[0], x[1]], [x[2], 0.0],
                                              out=np.zeros_like(x[:2]), where=[True, False])),
 ])
