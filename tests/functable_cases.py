@@ -1958,6 +1958,11 @@ ZEROS4 = np.array([[0.0, 1.0], [1.0, 1.0]])
 # more calls of functions above: 3-d axes, zero factors, 1 x 1 matrices,
 # empty pieces, writes through views
 EDGE_CASES = {
+    # ufuncs given active values inside lists only (adsim/_record/listed.py's stand-ins)
+    np.exp: [case(lambda x: np.exp([x[0], x[1] * x[2], 0.5]), 3, "a list")],
+    np.hypot: [case(lambda x: np.hypot([x[0], x[1]], (x[2], 1.5)), 3, "lists")],
+    np.add.reduce: [case(lambda x: np.add.reduce([[x[0], 2.0], [x[1] ** 2, x[0]]]), 2,
+                         "a nested list")],
     np.sum: [case(lambda x: np.sum(x.reshape(2, 2, 2), axis=(0, 2)), 8, "3-d axes")],
     np.max: [case(lambda x: np.max(x.reshape(2, 2, 2), axis=(0, 2), keepdims=True), 8,
                   "3-d axes")],
