@@ -234,7 +234,7 @@ def listed_message(name):
             f"with interposition on runs, in calls of NumPy's functions and ufuncs through "
             f"the numpy module and by NumPy's own names imported at the top of a module "
             f"(np.sum([a, b]), np.exp([a, b]), or sum([a, b]) after `from numpy import sum`; "
-            f"not operators with a plain array ([a, b] - data), SciPy's ufuncs, other names "
+            f"not operators with a plain array ([a, b] - data), other names "
             f"such as `from numpy import sum as total` or a variable holding np.sum taken "
             f"before the recording, nor modules imported while recording). Make the list one "
             f"array "
@@ -262,7 +262,7 @@ def ufunc_name(uf):
     if getattr(np, name, None) == uf:      # a stand-in (adsim/_record/listed.py) equals its ufunc
         return f"numpy.{name}"
     special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, name, None) is uf:
+    if special is not None and getattr(special, name, None) == uf:
         return f"scipy.special.{name}"
     if special is not None and name.startswith("_") and hasattr(special, name[1:]):
         return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say

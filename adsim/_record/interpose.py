@@ -23,7 +23,8 @@ interposition on, adsim changes exactly three things outside itself:
    active values active arrays before calling NumPy's function or ufunc,
    whoever calls it: NumPy's dispatch does not look into lists
    (``np.sum([a, b])``, ``np.exp([a, b])``); ``np.frompyfunc`` makes such
-   stand-ins of its ufuncs.
+   stand-ins of its ufuncs, and ``scipy.special``'s ufuncs are bound to
+   stand-ins too (``scipy.special.gammaln([a, b])``).
    ``np.isscalar`` answers True for a 0-d active value, as NumPy does for
    the np.float64 it stands for (:func:`_scalar_test_wrappers`).
    In every other module (not NumPy's, SciPy's or adsim's) imported before

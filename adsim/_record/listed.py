@@ -7,7 +7,8 @@ lists itself (a ufunc before any override is asked) and never ask adsim.
 While a recording runs with interposition on, adsim/_record/interpose.py
 binds each name under which ``numpy``, ``numpy.linalg``, ``numpy.fft``,
 ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function NumPy
-dispatches by ``__array_function__``, or a ufunc, to a stand-in made here.
+dispatches by ``__array_function__``, or a ufunc, and those of
+``scipy.special``'s ufuncs, to a stand-in made here.
 A call whose arguments hold active values inside a list or tuple has its
 array_like arguments made active arrays (adsim/_np/array_likes.py, the
 same tables the dispatch uses) and then goes to NumPy's function or ufunc,
@@ -27,16 +28,20 @@ ufuncs with ``==`` for that reason).
 Names the creation wrappers of adsim/_record/creation.py own
 (``zeros_like``, ...) keep those.
 """
+import importlib
+
 import numpy as np
 import numpy.fft
 import numpy.lib.stride_tricks
 import numpy.linalg
+import scipy.special
 
 from .._np import array_likes
 from .creation import routed
 from .stand_ins import named_like
 
 _MODULES = (np, np.linalg, np.fft, np.lib.stride_tricks, np.emath)
+_UFUNC_MODULES = (scipy.special,)       # their ufuncs only: SciPy's Python functions are hooked
 
 
 def _listed_wrapper(original):
@@ -119,8 +124,10 @@ class ListedUfunc:
     def __repr__(self):
         return repr(self.__wrapped__)
 
-    def __reduce__(self):               # loaded as numpy's ufunc of that name
-        return numpy_ufunc, (self.__wrapped__.__name__,)
+    def __reduce__(self):               # loaded as the library's ufunc of that name
+        from .callers import ufunc_name
+        module, _, name = ufunc_name(self.__wrapped__).rpartition(".")
+        return library_ufunc, (module or "numpy", name)
 
 
 def _frompyfunc_wrapper(original):
@@ -132,9 +139,10 @@ def _frompyfunc_wrapper(original):
     return named_like(frompyfunc, original)
 
 
-def numpy_ufunc(name):
-    """The object ``numpy`` binds to ``name`` (how a stand-in pickles)."""
-    return getattr(np, name)
+def library_ufunc(module, name):
+    """The object ``module`` (numpy, scipy.special) binds to ``name``: how a
+    stand-in pickles."""
+    return getattr(importlib.import_module(module), name)
 
 
 def _dispatched(obj):
@@ -148,13 +156,13 @@ def wrappers(taken):
     ufuncs, by the names NumPy's public modules give them now, except the
     ``numpy`` names in ``taken``."""
     made, proxies = {}, {}
-    for module in _MODULES:
+    for module in _MODULES + _UFUNC_MODULES:
         for name, obj in list(vars(module).items()):
             if module is np and name in taken:
                 continue
             if isinstance(obj, np.ufunc):       # one stand-in a ufunc: np.abs is np.absolute
                 made[module, name] = proxies.setdefault(obj, ListedUfunc(obj))
-            elif _dispatched(obj):
+            elif _dispatched(obj) and module in _MODULES:
                 made[module, name] = _listed_wrapper(obj)
     made[np, "frompyfunc"] = _frompyfunc_wrapper(np.frompyfunc)
     return made

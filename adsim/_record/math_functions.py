@@ -123,7 +123,7 @@ def _scalar(value, name, numpy_name):
 
 def _numpy_name(recorded):
     if isinstance(recorded, np.ufunc):
-        module = "scipy.special" if getattr(special, recorded.__name__, None) is recorded \
+        module = "scipy.special" if getattr(special, recorded.__name__, None) == recorded \
             else "np"
         return f"{module}.{recorded.__name__}"
     return "NumPy's functions"

@@ -9,6 +9,9 @@ import pickle
 import numpy as np
 import pytest
 
+import scipy.special as sc
+from scipy.special import gammaln
+
 import adsim as ad
 from adsim.testing import check_grads
 
@@ -76,6 +79,8 @@ def test_the_sweep_reaches_the_ufuncs_adsim_records():
     ("arrays in the list", lambda x: np.sin([x[:2], x[2:]])),
     ("a ufunc of np.frompyfunc", lambda x: np.frompyfunc(lambda a, b: a * np.sin(b), 2, 1)(
         [x[0], x[1]], (x[2], 2.0)).astype(float)),
+    ("scipy.special's", lambda x: sc.gammaln([x[0] + 1.0, x[1]]) * sc.erf((x[2], 0.5))),
+    ("scipy.special's, imported by name", lambda x: gammaln([x[0] + 1.0, 2.5])),
     ("where= into out=", lambda x: np.divide([x[0], x[1]], [x[2], 0.0],
                                              out=np.zeros_like(x[:2]), where=[True, False])),
 ])
