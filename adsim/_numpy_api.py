@@ -19,7 +19,7 @@ from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     size_of, tape_of, unsupported)
 from ._np import (
     array_likes, composed, core, elementwise, fft, histograms, linalg_composed, mapped,
-    nanfunctions, numeric, ordering, polynomials)
+    nanfunctions, numeric, ordering, polynomials, unique)
 from ._np.complex import ComplexActive
 from ._np import recorded_data
 from ._np.recorded_arrays import RecordedArray, holds_recorded
@@ -230,6 +230,9 @@ def binary(code, a, b):
     return core.binary(code, a, b)
 
 
+_FLOAT64 = (None, np.float64, float, "float64", "d")     # dtype= of a float64 result
+
+
 def ufunc(uf, method, inputs, kwargs):
     inputs = array_likes.ufunc_inputs(method, inputs)
     if mapped.is_python_ufunc(uf):             # made by np.frompyfunc
@@ -254,13 +257,13 @@ def ufunc(uf, method, inputs, kwargs):
             f"held); pass out= (np.divide(a, b, out=np.zeros_like(a), where=b != 0)) or use "
             f"np.where")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    if method == "__call__" and uf is getattr(np, "vecdot", None) and "axis" in kwargs and \
+    if method == "__call__" and uf == getattr(np, "vecdot", None) and "axis" in kwargs and \
             set(kwargs) <= {"axis", "dtype"} and \
-            kwargs.get("dtype", np.float64) in (np.float64, float, "float64", "d"):
+            kwargs.get("dtype") in _FLOAT64:
         return linalg_composed.vecdot(*inputs, axis=kwargs["axis"])    # the core axis chosen
     allowed = {"dtype", "axis", "keepdims"} if method == "reduce" else \
         {"dtype", "axis"} if method in ("accumulate", "reduceat") else {"dtype"}
-    if kwargs.get("dtype", np.float64) not in (np.float64, float, "float64", "d") or \
+    if kwargs.get("dtype") not in _FLOAT64 or \
             set(kwargs) - allowed:
         raise UnsupportedOperation(f"adsim: `{ufunc_name(uf)}` with arguments "
                                    f"{sorted(kwargs)} is not supported on active arrays")
@@ -332,7 +335,7 @@ def _called(uf, inputs, kwargs):
     """``uf(*inputs)`` of active inputs."""
     if uf in (np.absolute, np.fabs):
         return absolute(inputs[0])
-    if uf is np.positive:
+    if uf == np.positive:
         return copy(inputs[0])
     if uf in ops.UNARY_UFUNCS:
         return record_unary(inputs[0], ops.UNARY_UFUNCS[uf])
@@ -340,7 +343,7 @@ def _called(uf, inputs, kwargs):
         return binary(_BINARY_UFUNCS[uf], *inputs)
     if uf in _COMPARE_UFUNCS:
         return recorded_compare(_COMPARE_UFUNCS[uf], *inputs)
-    if uf is np.matmul:
+    if uf == np.matmul:
         return _products.matmul(*inputs)
     if uf in (np.isnan, np.isinf, np.isfinite):
         return recorded_data.ufunc(uf, "__call__", inputs, kwargs)      # boolean data
@@ -455,8 +458,9 @@ FUNCTIONS.update({
     np.nonzero: ordering.nonzero, np.count_nonzero: ordering.count_nonzero,
     np.all: ordering.all_, np.any: ordering.any_,
     np.argwhere: ordering.argwhere, np.flatnonzero: ordering.flatnonzero,
-    np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort,
+    np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort, **unique.functions(),
     np.histogram: histograms.histogram, np.bincount: histograms.bincount,
+    np.histogram_bin_edges: histograms.histogram_bin_edges,
     np.polyfit: polynomials.polyfit,
     np.roots: polynomials.roots,
     np.unwrap: numeric.unwrap,

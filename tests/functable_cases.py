@@ -47,6 +47,28 @@ from adsim._numpy_api import ufunc_name
 MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity")
 
 
+def _unique_rebuilt(x):
+    """``x`` again from np.unique's values and inverse."""
+    values, inverse = np.unique(x, return_inverse=True)
+    return values[inverse]
+
+
+def _unique_fields(result, k):
+    """One active array of a NumPy 2 unique_* result (``k``: how many fields
+    it has): the values, scaled by the counts, shifted by the indices, and
+    gathered by the inverse where it has them."""
+    if k == 0:
+        return result
+    values = result.values
+    if k in (2, 4):
+        values = values * result.counts
+    if k == 4:
+        values = values + result.indices
+    if k in (3, 4):
+        values = np.concatenate([values, np.ravel(values[result.inverse_indices])])
+    return values
+
+
 @dataclass(frozen=True)
 class Case:
     """One call: ``f(x)`` for ``x`` of ``shape`` sampled in ``domain``."""
@@ -1272,6 +1294,24 @@ NUMPY_MORE = {
                              (2, 1)),
                         case(lambda x: _into_zeros(np.put_along_axis, x, 5, np.array([4, 1]),
                                                    lambda x: x, axis=None), 2, "axis None")],
+    np.histogram_bin_edges: [case(lambda x: np.histogram_bin_edges(x, 3), 6),
+                             case(lambda x: np.histogram_bin_edges(x, 2, range=(x[0], 3.0)), 4,
+                                  "active range")],
+    np.unique: [case(lambda x: np.unique(np.concatenate([x, x[2:0:-1], x[:1]])), 5, "ties"),
+                case(lambda x: np.prod(np.unique(np.concatenate([x, x[:2]]),
+                                                 return_counts=True), axis=0), 4, "counts"),
+                case(lambda x: _unique_rebuilt(np.concatenate([x, x[::-2]])), 5, "inverse"),
+                case(lambda x: np.sum(np.unique(np.concatenate([x[::-1], x]), return_index=True),
+                                      axis=0), 3, "index"),
+                case(lambda x: np.unique(np.concatenate([x, x[:1]]), axis=0), (2, 3), "rows"),
+                case(lambda x: np.unique(np.concatenate([x, x[:, :1], x[:, 1:2]], axis=1),
+                                         axis=-1), (2, 2), "columns"),
+                case(lambda x: np.unique(x.reshape(2, 2)), 4, "2-d flattened")],
+    **{getattr(np, name): [case(lambda x, f=getattr(np, name), k=k: _unique_fields(
+        f(np.concatenate([x, x[1:3], x[:2]]).reshape(2, 4)), k), 4,
+        cs="NumPy's unique_values of complex values comes in hash order" if k == 0 else "")]
+       for name, k in (("unique_values", 0), ("unique_counts", 2), ("unique_inverse", 3),
+                       ("unique_all", 4)) if hasattr(np, name)},
     np.histogram: [case(lambda x: np.histogram(x, 3)[1], 6),
                    case(lambda x: np.histogram(x, 2, density=True, weights=x ** 2)[0], 6,
                         "density, weights")],
@@ -1489,7 +1529,13 @@ SCIPY_MORE = {
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:]), 7,
                           "active coefficients"),
                      case(lambda x: signal.lfilter(x[:2], [1.0, x[2] * 0.2], x[3:6], zi=x[6:])[0],
-                          7, "zi")],
+                          7, "zi"),
+                     case(lambda x: np.concatenate([r.ravel() for r in signal.lfilter(
+                         [1.0, x[0] * 0.3], [1.0, -0.4], x[1:7].reshape(2, 3), axis=1,
+                         zi=x[7:8].reshape(1, 1))]), 8, "zi broadcast as SciPy does"),
+                     case(lambda x: np.concatenate([r.ravel() for r in signal.lfilter(
+                         [1.0, 0.5, x[0] * 0.3], [1.0, -0.4], x[1:7].reshape(3, 2), axis=0,
+                         zi=x[7:9].reshape(2, 1))]), 9, "zi broadcast along axis 1")],
     signal.lfilter_zi: [case(lambda x: signal.lfilter_zi(x[:3], [1.0, x[3] * 0.2, 0.1]), 4)],
     signal.sosfilt_zi: [case(lambda x: signal.sosfilt_zi(np.concatenate(
         [x[:3], np.ones(1), x[3:] * 0.2, [0.1]])[None]), 4)],
@@ -1914,6 +1960,11 @@ ZEROS4 = np.array([[0.0, 1.0], [1.0, 1.0]])
 # more calls of functions above: 3-d axes, zero factors, 1 x 1 matrices,
 # empty pieces, writes through views
 EDGE_CASES = {
+    # ufuncs given active values inside lists only (adsim/_record/listed.py's stand-ins)
+    np.exp: [case(lambda x: np.exp([x[0], x[1] * x[2], 0.5]), 3, "a list")],
+    np.hypot: [case(lambda x: np.hypot([x[0], x[1]], (x[2], 1.5)), 3, "lists")],
+    np.add.reduce: [case(lambda x: np.add.reduce([[x[0], 2.0], [x[1] ** 2, x[0]]]), 2,
+                         "a nested list")],
     np.sum: [case(lambda x: np.sum(x.reshape(2, 2, 2), axis=(0, 2)), 8, "3-d axes")],
     np.max: [case(lambda x: np.max(x.reshape(2, 2, 2), axis=(0, 2), keepdims=True), 8,
                   "3-d axes")],

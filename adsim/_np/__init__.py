@@ -17,8 +17,8 @@ adsim/_numpy_api.py. Bottom to top:
 6. recorded_data -- ufuncs and functions of integer and boolean data
 7. elementwise -- elementwise functions of several ops or a branch, where
 8. views -- views, indexing and in-place writes
-9. conversions, joins, ordering, reductions -- np.asarray and astype; joins and
-   padding; sorts, searches, quantiles; sums, extrema, arg-extrema
+9. conversions, joins, ordering, reductions, unique -- np.asarray and astype; joins and
+   padding; sorts, searches, quantiles; sums, extrema, arg-extrema; np.unique
 10. array_likes, draws, emath, index_tricks, linalg, mapped, numeric, products, special --
     lists and tuples of active values as arrays; numpy.random draws with active
     parameters; numpy.emath (real or complex results, as the values decide);

@@ -51,6 +51,7 @@ ARRAY_LIKE = frozenset({
     "values", "filt", "xp", "fp", "bins", "weights", "aweights", "prepend", "append",
     "to_begin", "to_end", "fill_value", "prototype", "src", "mean", "default", "a_min",
     "a_max", "min", "max", "start", "stop", "keys", "w", "base", "vals", "a1", "a2",
+    "ar",                                   # np.unique's
     "c"})                                   # numpy.polynomial's coefficients
 
 # parameters holding a sequence of array_likes: each item converted

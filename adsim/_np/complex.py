@@ -674,7 +674,7 @@ def ufunc(uf, method, inputs, kwargs):
         return _UNARY[uf](inputs[0])
     if uf in _BINARY and len(inputs) == 2:
         return binary(_BINARY[uf], *inputs)
-    if uf is np.matmul:
+    if uf == np.matmul:
         return bilinear(np.matmul, *inputs)
     plain = _on_constant_values(uf, inputs, {})
     if plain is not None:

@@ -125,3 +125,9 @@ def bincount(x, /, weights=None, minlength=0):
     sums = as_active(tape_of(weights), np.zeros(plain.size))
     ufunc_at(operator.add, sums, index, weights)
     return sums
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """np.histogram's edges alone (``weights`` only matter to NumPy for
+    string ``bins``, which are refused)."""
+    return _edges(np.ravel(a), bins, range)

@@ -84,7 +84,7 @@ def _nonzero_plain_integers(v):
 def ufunc(uf, method, inputs, kwargs):
     if method == "at" and uf in (np.add, np.subtract) and len(inputs) == 3 and not kwargs \
             and isinstance(inputs[0], Active) and isinstance(inputs[1], IntegerArray):
-        b = inputs[2] if uf is np.add else -floats(inputs[2])
+        b = inputs[2] if uf == np.add else -floats(inputs[2])
         setitem(inputs[0], inputs[1], b, add=True)
         return None
     if method == "__call__" and not kwargs:
@@ -127,13 +127,13 @@ def _boolean(uf, inputs):
         return BoolArray(binary(_COMPARISONS[uf], floats(inputs[0]), floats(inputs[1])))
     if uf in (np.logical_not, np.invert):
         return BoolArray(1.0 - as_bool(inputs[0]).values)
-    if uf is np.isnan:
+    if uf == np.isnan:
         v = floats(inputs[0])
         return BoolArray(binary(Op.NOT_EQUAL, v, v))
-    if uf is np.isfinite:
+    if uf == np.isfinite:
         v = floats(inputs[0])
         return BoolArray(binary(Op.EQUAL, v - v, 0.0))
-    if uf is np.isinf:
+    if uf == np.isinf:
         return BoolArray(binary(Op.EQUAL, record_unary(as_active(tape_of(floats(inputs[0])),
                                                                  floats(inputs[0])),
                                                        int(Op.ABS)), np.inf))

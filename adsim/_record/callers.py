@@ -179,7 +179,8 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 def listed_operation():
     """What the user's line applies to active values inside a Python list or
     tuple that NumPy converts without asking adsim: "`numpy.exp`" for a
-    ufunc given no active operand of its own (``np.exp([a, b])``), "the
+    ufunc given no active operand of its own and reached past adsim's
+    stand-in (``exp = np.exp`` kept before the recording, ``exp([a, b])``), "the
     operator `-`" for a list and a plain array (``[a, b] - data``); else
     None."""
     frame = user_frame()
@@ -230,11 +231,13 @@ def listed_message(name):
             f"turns into a plain array before adsim sees it: that would drop the derivatives. "
             f"adsim makes such lists active arrays in the calls NumPy hands to it (an argument "
             f"of its own is active: np.add([a, b], x), [a, b] - x) and, while a recording "
-            f"with interposition on runs, in calls of the NumPy functions it records through "
+            f"with interposition on runs, in calls of NumPy's functions and ufuncs through "
             f"the numpy module and by NumPy's own names imported at the top of a module "
-            f"(np.sum([a, b]), or sum([a, b]) after `from numpy import sum`; not ufuncs, nor "
-            f"other names such as `from numpy import sum as total` or a variable holding "
-            f"np.sum, nor modules imported while recording). Make the list one array "
+            f"(np.sum([a, b]), np.exp([a, b]), or sum([a, b]) after `from numpy import sum`; "
+            f"not operators with a plain array ([a, b] - data), other names "
+            f"such as `from numpy import sum as total` or a variable holding np.sum taken "
+            f"before the recording, nor modules imported while recording). Make the list one "
+            f"array "
             f"first: np.array([...]) or np.stack([...]) inside the recorded function")
 
 
@@ -256,10 +259,10 @@ def method_call_name():
 def ufunc_name(uf):
     """``numpy.sin``, ``scipy.special.gammaln``: where users find the ufunc."""
     name = uf.__name__
-    if getattr(np, name, None) is uf:
+    if getattr(np, name, None) == uf:      # a stand-in (adsim/_record/listed.py) equals its ufunc
         return f"numpy.{name}"
     special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, name, None) is uf:
+    if special is not None and getattr(special, name, None) == uf:
         return f"scipy.special.{name}"
     if special is not None and name.startswith("_") and hasattr(special, name[1:]):
         return f"scipy.special.{name[1:]}"      # the private ufunc behind zeta, say

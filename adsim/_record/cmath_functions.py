@@ -19,6 +19,7 @@ import cmath
 import numpy as np
 
 from . import creation
+from .stand_ins import named_like
 from .._active import Active
 from .._np import complex as complex_
 from .._np.complex import ComplexActive, _recorded_value
@@ -81,11 +82,7 @@ def _stand_in(name, original, recorded, as_complex):
         if as_complex:
             args = [_as_complex(a) for a in args]
         return recorded(*args, **kwargs)
-    stand_in.__wrapped__ = original
-    stand_in.__name__ = stand_in.__qualname__ = original.__name__
-    stand_in.__module__ = "cmath"
-    stand_in.__doc__ = original.__doc__
-    return stand_in
+    return named_like(stand_in, original, "cmath")
 
 
 def wrappers():

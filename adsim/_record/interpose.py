@@ -16,11 +16,15 @@ interposition on, adsim changes exactly three things outside itself:
    that ``r_`` and ``c_`` given active items take adsim's rule whoever
    calls them (NumPy's would fail on them). And every other name under
    which ``numpy``, ``numpy.linalg``, ``numpy.fft``,
-   ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function of adsim's dispatch table
-   (``np.sum``, ``np.linalg.det``, ...; not ufuncs) is bound to a wrapper
-   (adsim/_record/listed.py) that makes lists and tuples holding active
-   values active arrays before calling NumPy's function, whoever calls it:
-   NumPy's dispatch does not look into lists (``np.sum([a, b])``).
+   ``numpy.lib.stride_tricks`` and ``numpy.emath`` hold a function NumPy
+   dispatches (``np.sum``, ``np.linalg.det``, ...) or a ufunc (``np.exp``,
+   ``np.add``: a proxy, since ufuncs cannot be subclassed) is bound to a
+   stand-in (adsim/_record/listed.py) that makes lists and tuples holding
+   active values active arrays before calling NumPy's function or ufunc,
+   whoever calls it: NumPy's dispatch does not look into lists
+   (``np.sum([a, b])``, ``np.exp([a, b])``); ``np.frompyfunc`` makes such
+   stand-ins of its ufuncs, and ``scipy.special``'s ufuncs are bound to
+   stand-ins too (``scipy.special.gammaln([a, b])``).
    ``np.isscalar`` answers True for a 0-d active value, as NumPy does for
    the np.float64 it stands for (:func:`_scalar_test_wrappers`).
    In every other module (not NumPy's, SciPy's or adsim's) imported before
@@ -145,6 +149,7 @@ import types
 import numpy as np
 
 from . import cmath_functions, creation, listed, math_functions
+from .stand_ins import named_like
 from .._active import Active
 from .._np import draws, mapped, ndenumerate, poly1d, polynomial_series
 from .._np.complex import ComplexActive
@@ -524,11 +529,7 @@ def _scalar_test_wrappers():
         if isinstance(element, (Active, ComplexActive)) and creation.routed():
             return element.ndim == 0
         return original(element)
-    isscalar.__wrapped__ = original
-    isscalar.__name__ = isscalar.__qualname__ = original.__name__
-    isscalar.__module__ = original.__module__
-    isscalar.__doc__ = original.__doc__
-    return {(np, "isscalar"): isscalar}
+    return {(np, "isscalar"): named_like(isscalar, original)}
 
 
 def _legacy_draw_wrappers():

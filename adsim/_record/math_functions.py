@@ -32,6 +32,7 @@ import numpy as np
 from scipy import special
 
 from . import creation
+from .stand_ins import named_like
 from .._active import Active
 from .._np.complex import ComplexActive
 from .._np.integers import current
@@ -122,7 +123,7 @@ def _scalar(value, name, numpy_name):
 
 def _numpy_name(recorded):
     if isinstance(recorded, np.ufunc):
-        module = "scipy.special" if getattr(special, recorded.__name__, None) is recorded \
+        module = "scipy.special" if getattr(special, recorded.__name__, None) == recorded \
             else "np"
         return f"{module}.{recorded.__name__}"
     return "NumPy's functions"
@@ -161,14 +162,6 @@ def _iterable_stand_in(name, original, recorded):
     return stand_in
 
 
-def _named_like(stand_in, original):
-    stand_in.__wrapped__ = original
-    stand_in.__name__ = stand_in.__qualname__ = original.__name__
-    stand_in.__module__ = "math"
-    stand_in.__doc__ = original.__doc__
-    return stand_in
-
-
 def wrappers():
     """{(math, name): stand-in} for the functions of ``math`` this Python has
     (made from the objects bound there now)."""
@@ -179,5 +172,5 @@ def wrappers():
         for name, recorded in table.items():
             original = getattr(math, name, None)
             if original is not None:
-                made[math, name] = _named_like(make(name, original, recorded), original)
+                made[math, name] = named_like(make(name, original, recorded), original, "math")
     return made

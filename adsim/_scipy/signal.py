@@ -216,11 +216,20 @@ def lfilter(b, a, x, axis=-1, zi=None):
     y = _lfilter(b, a, moved)
     if zi is None:
         return np.moveaxis(y, -1, axis)
-    state = np.moveaxis(array(zi, name), axis, -1)
+    zi = array(zi, name)
+    if np.ndim(zi) != np.ndim(x):
+        raise ValueError(f"Dimensions of parameters x and zi must match, but x.ndim="
+                         f"{np.ndim(x)}, zi.ndim={np.ndim(zi)}!")
+    state = np.moveaxis(zi, axis, -1)
     taps = max(np.shape(a)[0], np.shape(b)[0]) - 1
-    if np.shape(state)[-1] != taps or np.shape(state)[:-1] != np.shape(moved)[:-1]:
-        raise ValueError(f"Unexpected shape for zi: expected {np.shape(moved)[:-1] + (taps,)} "
-                         f"along the last axis moved, found {np.shape(state)}.")
+    expected = np.shape(moved)[:-1] + (taps,)
+    # SciPy expands zi's axes of length 1 other than the filtered one
+    if any(s != e and (k == len(expected) - 1 or s != 1)
+           for k, (s, e) in enumerate(zip(np.shape(state), expected))):
+        raise ValueError(f"Unexpected shape for zi: expected {expected} along the last axis "
+                         f"moved, found {np.shape(state)}.")
+    if np.shape(state) != expected:
+        state = np.broadcast_to(state, expected)
     y, zf = _with_state(b, a, moved, y, state, taps)
     return np.moveaxis(y, -1, axis), np.moveaxis(zf, -1, axis)
 

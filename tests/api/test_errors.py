@@ -29,7 +29,7 @@ def test_error_classes_subclass_the_matching_builtins():
 
 @pytest.mark.parametrize(("f", "name"), [
     (lambda z: z * np.linalg.matrix_rank(np.outer(z, z)), "numpy.linalg.matrix_rank"),
-    (lambda z: np.sum(np.unique(z)), "numpy.unique"),
+    (lambda z: np.sum(np.sort_complex(z).real), "numpy.sort_complex"),
     (lambda z: np.sum(np.nextafter(z, 2.0)), "numpy.nextafter"),
     (lambda z: np.sum(np.frexp(z)[0]), "numpy.frexp"),
     (lambda z: np.sum(np.subtract.accumulate(z)), "numpy.subtract.accumulate"),
@@ -343,8 +343,9 @@ def test_library_functions_that_convert_their_input_are_named():
 
 
 def test_slips_get_messages_that_name_the_fix():
+    exp = np.exp                        # NumPy's ufunc, kept before the recording
     with pytest.raises(adsim.UnsupportedOperation, match="inside a Python list or tuple"):
-        adsim.grad(lambda x: np.sum(np.exp([x[0] ** 2, x[1] - 1.0])))(X)
+        adsim.grad(lambda x: np.sum(exp([x[0] ** 2, x[1] - 1.0])))(X)
 
     class Solver:                       # a workspace cached on the object at first use
         def loss(self, x):

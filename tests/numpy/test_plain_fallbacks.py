@@ -21,7 +21,7 @@ def test_functions_without_rules_run_on_constants():
     def f(x):
         w = np.zeros(3)
         w[0] = 1.0
-        k = np.unique(w).size                       # no rule: runs on the constant
+        k = np.sort_complex(w).size                 # no rule: runs on the constant
         F = np.fft.fft(w).real                      # fft of a constant
         M = np.linalg.inv(np.eye(3) * 2.0 + w[:, None])
         nz = np.nonzero(w)[0]
@@ -31,7 +31,7 @@ def test_functions_without_rules_run_on_constants():
 
 def test_functions_without_rules_follow_value_results_at_new_points():
     def f(x):
-        s = np.ptp(np.unique(ad.value(x)))          # guarded: a new point records again
+        s = np.ptp(np.sort_complex(ad.value(x)).real)  # guarded: a new point records again
         return np.sum((x - s) ** 2)
     g = ad.grad(f)
     for x in (np.array([0.3, 1.7, 2.2]), np.array([3.0, -1.0, 0.5])):
@@ -39,8 +39,8 @@ def test_functions_without_rules_follow_value_results_at_new_points():
 
 
 def test_functions_without_rules_refuse_values_with_derivatives():
-    with pytest.raises(ad.UnsupportedOperation, match="numpy.unique"):
-        ad.grad(lambda x: np.sum(np.unique(x)))(np.ones(3))
+    with pytest.raises(ad.UnsupportedOperation, match="numpy.sort_complex"):
+        ad.grad(lambda x: np.sum(np.sort_complex(x).real))(np.ones(3))
 
 
 def test_in_place_writers_fill_diagonal_and_copyto():
