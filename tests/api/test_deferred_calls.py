@@ -77,3 +77,23 @@ def test_krylov_solve_with_an_operator_uses_the_products_of_its_solve():
     g = adsim.grad(f)
     want = np.array([(g(x + e) - g(x - e)) / (2 * h) for e in np.eye(2) * h]).T
     assert_close(adsim.hessian(f)(x), want, rtol=1e-5, atol=1e-8, what="Hessian")
+
+
+def test_hessian_operators_made_in_a_loop_keep_their_settings():
+    """An operator's products called f after the loop had set the dict f reads
+    to its last value: every operator was the last one's Hessian."""
+    settings = {"k": 0.0}
+
+    def energy(x):
+        return settings["k"] * np.sum(x ** 3) + np.sum(x) ** 2
+
+    x, v = np.array([0.7, 1.3]), np.array([1.0, 2.0])
+    operators, want = [], []
+    for k in (2.0, 5.0):
+        settings["k"] = k
+        operators.append(adsim.hvp_operator(energy, x))
+        want.append(6 * k * x * v + 2 * np.sum(v))
+    for H, w in zip(operators, want):
+        assert_close(H @ v, w, rtol=1e-13, atol=1e-13, what="H v")
+        assert_close(H @ np.stack([v, 2 * v], axis=1), np.stack([w, 2 * w], axis=1),
+                     rtol=1e-13, atol=1e-13, what="H V")
