@@ -303,15 +303,47 @@ class RecordingInner(SavedInner):
     def __init__(self, function, name, what):
         super().__init__(name, 0, (), what)
         self.function = function
+        self._origin = None     # the first recording's point, op codes and value
 
     def run(self, full, method):
         try:
             return super().run(full, method)
         except BranchChanged:
             from .._record.recording import record
+            self._check_origin(record)
             tape = record(self.function, *full)
+            if self._origin is None:
+                point = [np.array(v, dtype=float) for v in full]
+                self._origin = (point, tape.op_codes(), tape.forward(*point))
             self.variants.use(tape)
             return method(tape, list(full))
+
+    def _check_origin(self, record):
+        """Before recording the function again (a replay or a rule at a point
+        where no variant's path holds), after the program may have changed
+        what it reads besides its arguments (a dict of settings updated in
+        place, an object's attribute): recorded again at its first point it
+        must compute what it computed there, else the new variant would be of
+        a function the program never called, and its values wrong without an
+        error. (A change that only the other paths read goes unseen.)"""
+        if self._origin is None:
+            return
+        point, codes, out = self._origin
+        try:
+            again = record(self.function, *point)
+            same = np.array_equal(again.op_codes(), codes) and \
+                np.array_equal(again.forward(*point), out, equal_nan=True)
+        except BranchChanged:
+            same = False
+        if not same:
+            raise UnsupportedOperation(
+                f"adsim: {self.what} must be recorded again here (a replay or a derivative "
+                f"at a point where none of its recorded paths holds), but `{self.name}` no "
+                f"longer computes what it did when the program called it: what it reads "
+                f"besides its arguments (a closure, a global, an object's attribute, a dict "
+                f"or array updated in place) changed since. Pass such values as arguments "
+                f"(args=), or leave them unchanged until the derivatives are taken (update a "
+                f"copy of a dict of settings)")
 
 
 def _contracted(J, *values):
