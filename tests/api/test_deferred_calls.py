@@ -97,3 +97,101 @@ def test_hessian_operators_made_in_a_loop_keep_their_settings():
         assert_close(H @ v, w, rtol=1e-13, atol=1e-13, what="H v")
         assert_close(H @ np.stack([v, 2 * v], axis=1), np.stack([w, 2 * w], axis=1),
                      rtol=1e-13, atol=1e-13, what="H V")
+
+
+def _quad_with_a_branch(p):
+    # the integrand branches on the parameter: a replay across 0.72 records it again
+    from scipy.integrate import quad
+    settings = {"k": 0.0}
+    total = 0.0
+    for i, k in enumerate((1.0, 3.0)):
+        settings["k"] = k
+
+        def g(t):
+            if p[i] > 0.72:
+                return np.sin(settings["k"] * p[i] * t)
+            return np.cos(settings["k"] * p[i] * t)
+        total = total + quad(g, 0, 1)[0] ** 2
+    return total
+
+
+def test_integrand_recorded_again_after_its_settings_changed_is_refused():
+    """A replay whose branches leave the integrand's tapes recorded it with the
+    loop's last setting: the replayed value came out 13 % off, silently."""
+    x = np.array([0.7, 1.3])
+    tape = adsim.record(_quad_with_a_branch, x)
+    assert_close(tape.forward(x * 1.01), _quad_with_a_branch(x * 1.01), rtol=1e-12, atol=1e-14,
+                 what="replayed value on the recorded path")
+    with pytest.raises(UnsupportedOperation, match="no longer computes what it did"):
+        tape.forward(x * 1.03 + 0.01)
+
+
+def _while_with_a_python_condition(p, counter=None, tolerances=(0.5, 0.2)):
+    from adsim.checkpoint import checkpoint_while
+    settings = {"tol": 0.0}
+    out = []
+    for i, tol in enumerate(tolerances):
+        settings["tol"] = tol
+
+        def cond(z):
+            if counter is not None:
+                counter[0] += 1
+            return float(z[1]) > settings["tol"]      # not recordable: called in Python
+        out.append(checkpoint_while(cond, lambda z: np.array([z[0] + z[1] * p[i], z[1] * 0.7]),
+                                    np.array([0.0, 1.0]))[0])
+    return out[0] ** 2 + out[1]
+
+
+def test_while_condition_called_in_sweeps_after_its_settings_changed():
+    """A condition evaluated in Python ran again in every sweep with the loop's
+    last setting: a forward-mode Jacobian 166 % off and replays 49 % off,
+    without an error. Sweeps at the loop's own inputs now take its outcomes;
+    elsewhere the change is refused."""
+    f = _while_with_a_python_condition
+    x = np.array([0.7, 1.3])
+    want = _gradient_differences(f, x)
+    assert_close(adsim.jacobian(f, mode="forward")(x), want, rtol=1e-7, atol=1e-9,
+                 what="forward Jacobian")
+    g = adsim.grad(f, cache=False)          # recorded anew at each point
+    h = 1e-5
+    hessian = np.array([(g(x + e) - g(x - e)) / (2 * h) for e in np.eye(2) * h]).T
+    assert_close(adsim.hessian(f)(x), hessian, rtol=1e-6, atol=1e-9, what="Hessian")
+    tape = adsim.record(f, x)
+    with pytest.raises(UnsupportedOperation, match="condition"):
+        tape.forward(x * 1.01)
+
+
+def test_while_condition_keeping_a_call_counter_replays():
+    """A change that leaves the outcomes as they were (a call counter the
+    program's own calls move) passes."""
+    counter = [0]
+    x = np.array([0.7, 1.3])
+
+    def f(p):
+        return _while_with_a_python_condition(p, counter, tolerances=(0.3, 0.3))
+    tape = adsim.record(f, x)
+    x2 = x * 1.01
+    want = _gradient_differences(f, x2)
+    assert_close(tape.forward(x2), f(x2), rtol=1e-12, atol=1e-14, what="replayed value")
+    assert_close(tape.gradient(x2), want, rtol=1e-7, atol=1e-9, what="replayed gradient")
+
+
+def _bvp_reading_a_dict(p):
+    # refined past 400 unknowns: F_x comes from a sparse Jacobian plan
+    from scipy.integrate import solve_bvp
+    settings = {"k": 3.0}
+    sol = solve_bvp(lambda x, y: np.vstack([y[1], settings["k"] * p[0] * y[0]]),
+                    lambda ya, yb: np.array([ya[0] - 1.0, yb[0] - 2.0]),
+                    np.linspace(0, 1, 11), np.ones((2, 11)), tol=1e-10, max_nodes=100000)
+    settings["k"] = 1.0
+    return sol.sol(0.5)[0] + p[1]
+
+
+def test_sparse_jacobian_of_a_solve_is_of_the_function_it_solved():
+    """The sparse Jacobian plan of a large system recorded the equations when
+    the reverse sweep first needed F_x, after the program had changed the
+    dict they read: the gradient of a solve_bvp solution came out 5 % off."""
+    f = _bvp_reading_a_dict
+    x = np.array([0.7, 1.3])
+    assert_close(adsim.grad(f)(x), _gradient_differences(f, x), rtol=1e-6, atol=1e-9,
+                 what="gradient")
