@@ -6,7 +6,10 @@ a new state has the recorded outcome, and one that leaves it is recorded
 anew there (each variant keeps its outcome). A condition that cannot be
 recorded (it converts the state to plain numbers, draws random numbers or
 changes its own environment, a call counter say) is evaluated in Python at
-every step instead, on plain arrays, as written.
+every step instead, on plain arrays, as written. One evaluated in Python
+for another reason, or recorded again, runs in sweeps after the program has
+gone on: at states the loop's run met it has the outcomes it had there,
+elsewhere what it reads is checked first (ConditionTapes.check_environment).
 """
 import hashlib
 import threading
@@ -49,6 +52,7 @@ class ConditionTapes:
         self._checked = False               # ... compared with what it reads in this sweep
         self._decided = {}                  # a Python condition's outcomes in the loop's run
         self._samples = []                  # ... some with their states, to check against
+        self._changes_itself = False        # a Python condition changing what it reads
 
     @classmethod
     def restored(cls, variants, outcomes, sizes, cond_flat):
@@ -70,6 +74,7 @@ class ConditionTapes:
             outcomes, sizes = dict(other._outcomes), dict(other._sizes)
         with self._lock:
             self.python_only = other.python_only
+            self._changes_itself = other._changes_itself
             self.variants = variants[:self._limit]
             self._outcomes = {id(t): outcomes[id(t)] for t in self.variants}
             self._sizes = {id(t): sizes[id(t)] for t in self.variants}
@@ -107,7 +112,7 @@ class ConditionTapes:
         have changed what it reads besides its arguments. Take a snapshot of
         that (None where the walk cannot see all of it)."""
         user_cond, constants = self.environment
-        if user_cond is None:
+        if user_cond is None or self._changes_itself:
             return
         snapshot = Snapshot(user_cond, constants, parameters=True)
         self._settled = snapshot if snapshot.blocked is None else None
@@ -201,6 +206,10 @@ class ConditionTapes:
             if watch.changed() is not None or snapshot.blocked is not None or \
                     not snapshot.matches(user_cond, constants):
                 self.python_only = True
+                # one that changes what it reads (a call counter, random draws) is
+                # called as written, in sweeps too: settle() leaves it unchecked
+                self._changes_itself = snapshot.blocked is None
+                self._settled = None
                 return None
             self._outcomes[id(tape)] = decided[0]
             self._sizes[id(tape)] = sum(tape.stats()["bytes"].values())
