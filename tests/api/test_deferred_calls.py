@@ -9,7 +9,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import adsim
-from adsim.errors import UnsupportedOperation
+from adsim.errors import BranchChanged, UnsupportedOperation
 from fdcheck import assert_close
 
 
@@ -117,13 +117,45 @@ def _quad_with_a_branch(p):
 
 def test_integrand_recorded_again_after_its_settings_changed_is_refused():
     """A replay whose branches leave the integrand's tapes recorded it with the
-    loop's last setting: the replayed value came out 13 % off, silently."""
-    x = np.array([0.7, 1.3])
-    tape = adsim.record(_quad_with_a_branch, x)
-    assert_close(tape.forward(x * 1.01), _quad_with_a_branch(x * 1.01), rtol=1e-12, atol=1e-14,
+    loop's last setting: the replayed value came out 13 % off, silently. The
+    replay now leaves the program's path (BranchChanged), and adsim.grad
+    records the program again there."""
+    f = _quad_with_a_branch
+    x, x2 = np.array([0.7, 1.3]), np.array([0.7, 1.3]) * 1.03 + 0.01
+    tape = adsim.record(f, x)
+    assert_close(tape.forward(x * 1.01), f(x * 1.01), rtol=1e-12, atol=1e-14,
                  what="replayed value on the recorded path")
-    with pytest.raises(UnsupportedOperation, match="no longer computes what it did"):
-        tape.forward(x * 1.03 + 0.01)
+    with pytest.raises(BranchChanged, match="no longer computes what it did"):
+        tape.forward(x2)
+    g = adsim.grad(f)
+    g(x)
+    assert_close(g(x2), _gradient_differences(f, x2), rtol=1e-6, atol=1e-9, what="gradient")
+
+
+def _nested_jacobian_with_a_branch(p):
+    settings = {"k": 0.0}
+    total = 0.0
+    for i, k in enumerate((1.0, 3.0)):
+        settings["k"] = k
+
+        def F(y):
+            if y[0] > 0.72:
+                return settings["k"] * y ** 3
+            return settings["k"] * y ** 2 * 1.5
+        total = total + np.sum(adsim.jacobian(F)(p * (i + 1)) ** 2)
+    return total
+
+
+def test_nested_derivative_recorded_again_after_its_settings_changed():
+    """A replay leaving the path of a Jacobian taken inside the recording
+    recorded its function with the loop's last setting: 5.5 % off, silently."""
+    f = _nested_jacobian_with_a_branch
+    x, x2 = np.array([0.7, 1.3]), np.array([0.7, 1.3]) * 1.03 + 0.01
+    with pytest.raises(BranchChanged, match="no longer computes what it did"):
+        adsim.record(f, x).forward(x2)
+    g = adsim.grad(f)
+    g(x)
+    assert_close(g(x2), _gradient_differences(f, x2), rtol=1e-6, atol=1e-8, what="gradient")
 
 
 def _while_with_a_python_condition(p, counter=None, tolerances=(0.5, 0.2)):
