@@ -269,7 +269,7 @@ class RecordedInner:
         tape's path), after the program may have changed what ``f`` reads
         besides its arguments: at the pinned tape's arguments ``f`` must
         still compute what it did, else the new tape would be of a function
-        the program never differentiated (RecordingInner._check_origin)."""
+        the program never differentiated (FirstPoint)."""
         if self._origin is None:
             return
         full, out = self._origin
@@ -331,33 +331,45 @@ class RecordingInner(SavedInner):
     def __init__(self, function, name, what):
         super().__init__(name, 0, (), what)
         self.function = function
-        self._origin = None     # the first recording's point, op codes and value
+        self._recorder = FirstPoint(function, name, what)
 
     def run(self, full, method):
         try:
             return super().run(full, method)
         except BranchChanged:
-            from .._record.recording import record
-            self._check_origin(record)
-            tape = record(self.function, *full)
-            if self._origin is None:
-                point = [np.array(v, dtype=float) for v in full]
-                self._origin = (point, tape.op_codes(), tape.forward(*point))
+            tape = self._recorder.record(full)
             self.variants.use(tape)
             return method(tape, list(full))
 
-    def _check_origin(self, record):
-        """Before recording the function again (a replay or a rule at a point
-        where no variant's path holds), after the program may have changed
-        what it reads besides its arguments (a dict of settings updated in
-        place, an object's attribute): recorded again at its first point it
-        must compute what it computed there, else the new variant would be of
-        a function the program never called, and its values wrong without an
-        error: BranchChanged, so that the program is recorded again. (A change
-        that only the other paths read goes unseen.)"""
-        if self._origin is None:
-            return
-        point, codes, out = self._origin
+
+class FirstPoint:
+    """Records ``function`` (of float arrays) for an op that runs on its
+    tapes, keeping the point, op codes and value of its first recording.
+    Each later recording happens where a replay or a rule meets a point at
+    which none of its paths holds, when the program may have changed what
+    the function reads besides its arguments (a dict of settings updated in
+    place, an object's attribute): recorded again at its first point it must
+    compute what it computed there, else the new variant would be of a
+    function the program never called, and its values wrong without an
+    error: BranchChanged, so that the program is recorded again. (A change
+    that only the other paths read goes unseen.)"""
+
+    def __init__(self, function, name, what):
+        self.function, self.name, self.what = function, name, what
+        self._first = None
+
+    def record(self, full):
+        from .._record.recording import record
+        if self._first is not None:
+            self._check(record)
+        tape = record(self.function, *full)
+        if self._first is None:
+            point = [np.array(v, dtype=float) for v in full]
+            self._first = (point, tape.op_codes(), tape.forward(*point))
+        return tape
+
+    def _check(self, record):
+        point, codes, out = self._first
         try:
             again = record(self.function, *point)
             same = np.array_equal(again.op_codes(), codes) and \
