@@ -649,7 +649,8 @@ def laplacian(f):
 
 @entry_point
 def hvp_operator(f, x, *args):
-    """The Hessian of scalar f at x as a symmetric scipy LinearOperator."""
+    """The Hessian of scalar f at x as a symmetric scipy LinearOperator:
+    of f as it reads when the operator is made (its tape is recorded then)."""
     _function(f, "hvp_operator")
     return _hessian_operator()(f, real_array(x, "x"), args)
 
@@ -671,13 +672,26 @@ def _hessian_operator():
         def __init__(self, f, x, args):
             super().__init__(np.float64, (x.size, x.size))
             self.f, self.x, self.args = f, x, args
+            # f's tape at x, recorded now: products taken later (a list of
+            # operators made in a loop that updates a dict f reads) are of the
+            # Hessian of f as it read when the operator was made
+            self._pinned = shared_cache(f).run(f, (x,) + tuple(args), {}, (0,),
+                                               lambda tape, values: (tape, values))
+            _check_scalar(self._pinned[0], "hvp_operator", f)
+
+        def _products(self, V):
+            """H V for V shaped x.shape (+ (k,) for k directions)."""
+            tape, values = self._pinned
+            dirs = V.shape[self.x.ndim:]
+            hv = tape.gradient_and_hvp(tuple(values), (V,) + tuple(
+                np.zeros(np.shape(a) + dirs) for a in values[1:]))[1]
+            return _pick(hv, (0,), True)
 
         def _matvec(self, v):
             if np.iscomplexobj(v):
                 return self._matvec(np.real(v)) + 1j * self._matvec(np.imag(v))
             x = self.x
-            return hvp(self.f, x, real_array(v, "vector").reshape(x.shape),
-                       *self.args).reshape(-1)
+            return self._products(real_array(v, "vector").reshape(x.shape)).reshape(-1)
 
         def _rmatvec(self, v):
             return self._matvec(v)
@@ -687,8 +701,7 @@ def _hessian_operator():
                 return self._matmat(np.real(V)) + 1j * self._matmat(np.imag(V))
             x = self.x
             V = real_array(V, "matrix")
-            return hvp(self.f, x, V.reshape(x.shape + (V.shape[1],)),
-                       *self.args).reshape(x.size, V.shape[1])
+            return self._products(V.reshape(x.shape + (V.shape[1],))).reshape(x.size, V.shape[1])
 
         def _adjoint(self):
             return self

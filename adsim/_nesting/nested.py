@@ -243,6 +243,7 @@ class RecordedInner:
         self.name = _name(f)
         self.variants = _Variants()
         self.pinned = None
+        self._origin = None     # the pinned tape's arguments and value
 
     def run(self, full, method):
         """``method(tape, tape input values)`` on the tape of ``f`` at ``full``."""
@@ -251,15 +252,42 @@ class RecordedInner:
             try:
                 return method(pinned, _tape_inputs(full, self.argnum))
             except BranchChanged:
-                pass
+                self._check_origin()
 
         def used(tape, values):
             if self.pinned is None:
                 self.pinned = tape
+                self._origin = ([np.array(v) if isinstance(v, np.ndarray) else v
+                                 for v in full], tape.forward(*values))
             self.variants.use(tape)
             return method(tape, values)
         return self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,), used,
                               all_varied=True)
+
+    def _check_origin(self):
+        """Before the cache records ``f`` again (a replay leaving the pinned
+        tape's path), after the program may have changed what ``f`` reads
+        besides its arguments: at the pinned tape's arguments ``f`` must
+        still compute what it did, else the new tape would be of a function
+        the program never differentiated (FirstPoint)."""
+        if self._origin is None:
+            return
+        full, out = self._origin
+        codes = self.pinned.op_codes()
+        again = self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,),
+                               lambda tape, values: (tape.op_codes(), tape.forward(*values)),
+                               all_varied=True)
+        if not (np.array_equal(again[0], codes) and
+                np.array_equal(again[1], out, equal_nan=True)):
+            raise BranchChanged(
+                f"adsim: a derivative of `{self.name}` taken inside a recording must be "
+                f"recorded again here (a replay at a point where its recorded path does not "
+                f"hold), but `{self.name}` no longer computes what it did when the program "
+                f"took the derivative: what it reads besides its arguments (a closure, a "
+                f"global, an object's attribute, a dict or array updated in place) changed "
+                f"since. Record the program again here (adsim.grad and the other "
+                f"transformations do), pass such values as arguments, or leave them unchanged "
+                f"until the derivatives are taken")
 
 
 def _tape_inputs(full, argnum):
@@ -303,15 +331,60 @@ class RecordingInner(SavedInner):
     def __init__(self, function, name, what):
         super().__init__(name, 0, (), what)
         self.function = function
+        self._recorder = FirstPoint(function, name, what)
 
     def run(self, full, method):
         try:
             return super().run(full, method)
         except BranchChanged:
-            from .._record.recording import record
-            tape = record(self.function, *full)
+            tape = self._recorder.record(full)
             self.variants.use(tape)
             return method(tape, list(full))
+
+
+class FirstPoint:
+    """Records ``function`` (of float arrays) for an op that runs on its
+    tapes, keeping the point, op codes and value of its first recording.
+    Each later recording happens where a replay or a rule meets a point at
+    which none of its paths holds, when the program may have changed what
+    the function reads besides its arguments (a dict of settings updated in
+    place, an object's attribute): recorded again at its first point it must
+    compute what it computed there, else the new variant would be of a
+    function the program never called, and its values wrong without an
+    error: BranchChanged, so that the program is recorded again. (A change
+    that only the other paths read goes unseen.)"""
+
+    def __init__(self, function, name, what):
+        self.function, self.name, self.what = function, name, what
+        self._first = None
+
+    def record(self, full):
+        from .._record.recording import record
+        if self._first is not None:
+            self._check(record)
+        tape = record(self.function, *full)
+        if self._first is None:
+            point = [np.array(v, dtype=float) for v in full]
+            self._first = (point, tape.op_codes(), tape.forward(*point))
+        return tape
+
+    def _check(self, record):
+        point, codes, out = self._first
+        try:
+            again = record(self.function, *point)
+            same = np.array_equal(again.op_codes(), codes) and \
+                np.array_equal(again.forward(*point), out, equal_nan=True)
+        except BranchChanged:
+            same = False
+        if not same:
+            raise BranchChanged(
+                f"adsim: {self.what} must be recorded again here (a replay or a derivative "
+                f"at a point where none of its recorded paths holds), but `{self.name}` no "
+                f"longer computes what it did when the program called it: what it reads "
+                f"besides its arguments (a closure, a global, an object's attribute, a dict "
+                f"or array updated in place) changed since. Record the program again here "
+                f"(adsim.grad and the other transformations do), pass such values as "
+                f"arguments (args=), or leave them unchanged until the derivatives are taken")
 
 
 def _contracted(J, *values):

@@ -225,8 +225,8 @@ class Equations:
         if self.n <= DENSE_UP_TO:
             seeds = [np.eye(self.n)] + [np.zeros((self.n, p.size)) for p in params]
             return _Factors(self.tape.sweep("_tangent", inputs, seeds)[1].T, self.what)
-        if self._plan is None:
-            self._plan = SparseJacobianPlan(self.F, inputs, 0)
+        if self._plan is None:      # (on the tapes of the solve: the program may have moved on)
+            self._plan = SparseJacobianPlan(self.taped_F, inputs, 0)
         if self._plan.ncolors > KRYLOV_ABOVE_COLORS:
             return _Krylov(self, x, params)
         return _Factors(self._plan(*inputs), self.what)
@@ -300,7 +300,7 @@ class Stationarity:
         if self.n <= DENSE_UP_TO:
             return _Factors(self._second(x, params)[0], self.what)
         if self._plan is None:
-            self._plan = SparseHessianPlan(self.f, [x] + params, 0)
+            self._plan = SparseHessianPlan(transcribed(self.tape.inner), [x] + params, 0)
         return _Factors(self._plan(x, *params), self.what)
 
     def parameter_tangent(self, x, params, dparams):

@@ -53,15 +53,26 @@ def operator_solve(A, b, method, options, x0=None, callback=None, M=None):
     first = [True]
 
     def solve(x_start, values):
-        plain = full([np.asarray(v, dtype=float) for v in values])
+        values = [np.asarray(v, dtype=float) for v in values]
+        plain = full(values)
         zero = np.zeros(n)
+
+        def product(v):
+            v = np.asarray(v, dtype=float).reshape(n)
+            if first[0]:
+                return f(v, zero, *plain[1:])
+            # later solves (replays) run on the residual's tapes recorded at the
+            # first: the products may read a dict or array the program has
+            # updated in place since, which PlainReads cannot restore
+            return system.tape.forward([v] + values) + np.asarray(plain[0], dtype=float)
         with suspended():
-            operator = spla.LinearOperator((n, n), dtype=float,
-                                           matvec=lambda v: f(np.asarray(v, float), zero,
-                                                              *plain[1:]))
+            operator = spla.LinearOperator((n, n), dtype=float, matvec=product)
             extra = {"callback": callback} if first[0] and callback is not None else {}
             x, info = KRYLOV[method](operator, np.asarray(plain[0], dtype=float),
                                      x0=x_start, M=M, **options, **extra)
+        if first[0]:
+            with suspended():       # the tapes the rules (and later solves) use
+                system.tape.forward([np.asarray(x, dtype=float).reshape(n)] + values)
         first[0] = False
         if info != 0:
             raise SolverNotConverged(

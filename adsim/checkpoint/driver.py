@@ -231,6 +231,7 @@ class LoopSweep:
         tangents). ``raising`` and ``plan`` as for :meth:`forward`."""
         op = self.op
         online = None
+        op.condition.new_sweep()
         if not op.condition.variants and not op.condition.python_only:
             # its size is planned for: record it first
             op.condition.add_variant(self._z, self.key[1:])
@@ -254,6 +255,7 @@ class LoopSweep:
         finally:
             condition.finish()
             self._count_variants(n)
+            op.condition.settle_again()
         op.stats.update(n_steps=n, forward_steps=n)
         if kept is not None:
             op.stats["kept_steps"] = kept.kept

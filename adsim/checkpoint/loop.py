@@ -108,6 +108,8 @@ def _record_loop(make_op, layout, positions, args, step_flat, state, saved=0, gr
     cb = tape.add_callback(op)
     slot = tape.record_op(int(Op.CALLBACK), (1 + saved) * size, [cb, 1 + len(refs), z_ref] + refs)
     steps.settle()      # (the loop has run: later recordings check what the step reads)
+    if getattr(op, "condition", None) is not None:
+        op.condition.settle()   # (and what a while loop's condition reads)
     flat = wrap(tape, slot, ((1 + saved) * size,))
     out = layout.unflatten(flat if not saved else flat[:size])
     if saved:

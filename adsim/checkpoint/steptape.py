@@ -45,6 +45,10 @@ _ORIGIN_BYTES = 2 ** 20
 recording, to tell a change of its environment that changes it (StepTapes._check_environment)."""
 
 
+_UNSEEN = object()
+"""The environment of a step that the walk cannot see all of (StepTapes.settle)."""
+
+
 class StepTapes:
     """Sub-tapes of one loop body ``step_flat(z, *inputs) -> z_next``.
 
@@ -160,11 +164,11 @@ class StepTapes:
         """The loop has run: from now on a variant is recorded (a reverse
         sweep whose budget dropped one, a replay taking a new path) while the
         program may have changed what the step reads besides its arguments.
-        Take a snapshot of that to check against (None where the walk cannot
-        see all of it)."""
+        Take a snapshot of that to check against (_UNSEEN where the walk
+        cannot see all of it: a sparse Jacobian holding tapes)."""
         user_step, constants = getattr(self.step_flat, "environment", (self.step_flat, ()))
         snapshot = Snapshot(user_step, constants)
-        self._environment = snapshot if snapshot.blocked is None else None
+        self._environment = snapshot if snapshot.blocked is None else _UNSEEN
 
     def _check_environment(self):
         """Refuse to record a variant when what the step reads besides its
@@ -173,12 +177,14 @@ class StepTapes:
         settings the program updated in place afterwards), its derivative
         wrong without an error. A change the step does not depend on (a
         counter of a function it calls) passes: the step recorded again at
-        its first variant's point must compute what it computed there."""
+        its first variant's point must compute what it computed there.
+        Where the walk cannot see the environment, that check runs at every
+        such recording (none is possible without a first point kept)."""
         environment = self._environment
-        if environment is None:
+        if environment is None or environment is _UNSEEN and self._origin is None:
             return
         user_step, constants = getattr(self.step_flat, "environment", (self.step_flat, ()))
-        if environment.matches(user_step, constants):
+        if environment is not _UNSEEN and environment.matches(user_step, constants):
             return
         if self._origin is not None:
             z, inputs, codes, out = self._origin

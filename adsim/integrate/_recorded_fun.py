@@ -17,9 +17,8 @@ import threading
 import numpy as np
 
 from .._filefields import no_variant_holds, shape_field
-from .._nesting.nested import SavedInner
+from .._nesting.nested import FirstPoint, SavedInner
 from .._record.creation import suspended
-from .._record.recording import record
 from ..errors import BranchChanged
 
 # SciPy's LSODA runs one at a time in a process (ODEPACK is not reentrant):
@@ -36,6 +35,7 @@ class RecordedFunction(SavedInner):
     def __init__(self, G, name, what, tapes=()):
         super().__init__(name, 0, tapes, what)
         self.G = G
+        self._recorder = None if G is None else FirstPoint(G, name, what)
 
     def __call__(self, t, y, params):
         """``G`` at plain values, on the first variant whose path holds."""
@@ -53,7 +53,7 @@ class RecordedFunction(SavedInner):
         if self.G is None:
             raise no_variant_holds(self.what, len(tapes), "function",
                                    f"`{self.name}`") from changed
-        tape = record(self.G, *values)
+        tape = self._recorder.record(values)        # (checked where not the first)
         self.variants.use(tape)
         return tape.forward(*values)
 
