@@ -10,6 +10,9 @@ off differences of the gradient on a crossed ``np.where``). The outputs
 pass through :func:`first_order_only`, an identity whose first-order rules
 are exact and whose recorded adjoint rule -- what second-order sweeps
 (hvp, hessian, a derivative of a derivative) differentiate -- raises.
+Only kinks written with a comparison are seen (adsim/integrate/_switches.py);
+``np.maximum``, ``np.minimum``, ``np.abs`` and ``np.clip`` of the state are
+not yet (docs/integrate.md).
 """
 import numpy as np
 
