@@ -1,6 +1,6 @@
 """Checks of the fields of saved states (tape files): one place for the
 tape reader and the callback ops that describe themselves in a file."""
-import math
+from math import isfinite, prod
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +32,7 @@ def expect_keys(state, keys):
 
 
 def size_of(shape):
-    return math.prod(shape)
+    return prod(shape)
 
 
 def json_data(value, what):
@@ -45,7 +45,7 @@ def json_data(value, what):
     if isinstance(value, (np.bool_, np.integer)):
         return value.item()
     if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value):
+        if not isfinite(value):
             raise TypeError(f"{what} holds {value!r}, a float a tape file keeps only when finite")
         return float(value)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":

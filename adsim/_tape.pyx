@@ -56,6 +56,9 @@ from ._opcodes import OPCODE_NAMES
 from .errors import (BranchChanged, FinishedRecording, IndexOutOfBounds, InvalidArgumentValue,
                      InvalidInput, TapeCopyError, TapeNotRecorded, TapeOverflow)
 
+cdef enum:
+    _SMALL_OPS = 16     # operands record_op holds on the stack
+
 cnp.import_array()
 
 cdef object FLOAT64 = np.dtype(np.float64)
@@ -506,23 +509,34 @@ cdef class Tape:
         if result_size < -2 or (result_size == -2 and not given):
             raise ValueError(f"adsim: result_size {result_size}: the result's size, -1 for "
                              f"no result or -2 for the slot in operands[0]")
-        cdef cnp.ndarray buf = np.empty(len(given) + first, dtype=np.int32)
-        cdef int32_t* ops = <int32_t*>cnp.PyArray_DATA(buf)
-        for i in range(len(given)):
-            ops[first + i] = int32_operand(given[i], code)
-        if result_size >= 0:
-            r = self.new_slot(result_size)
-            ops[0] = r
-        elif result_size == -1:
-            ops[0] = -1
-        else:
-            r = ops[0]
+        # the operands in C memory (no NumPy array: np.empty may be adsim's own
+        # creation wrapper while a recording runs, a frame lookup per op)
+        cdef int nops = len(given) + first
+        cdef int32_t small[_SMALL_OPS]
+        cdef int32_t* ops = small
+        if nops > _SMALL_OPS:
+            ops = <int32_t*>malloc(nops * sizeof(int32_t))
+            if ops == NULL:
+                raise MemoryError()
         try:
-            self.append_op(code, ops, <int>cnp.PyArray_SIZE(buf))
-        except BaseException:
+            for i in range(len(given)):
+                ops[first + i] = int32_operand(given[i], code)
             if result_size >= 0:
-                self.release(r)
-            raise
+                r = self.new_slot(result_size)
+                ops[0] = r
+            elif result_size == -1:
+                ops[0] = -1
+            else:
+                r = ops[0]
+            try:
+                self.append_op(code, ops, nops)
+            except BaseException:
+                if result_size >= 0:
+                    self.release(r)
+                raise
+        finally:
+            if ops != small:
+                free(ops)
         self.execute_last()
         return r
 

@@ -46,7 +46,7 @@ arrays of the run's inputs are not yet written (the whole-tape path hands
 new arrays, which the kernel then sets rather than adds to: one pass over
 them fewer), ``outs`` receives the output's value and tangent.
 """
-import math
+from math import isinf, isnan
 import re
 from dataclasses import dataclass
 
@@ -110,9 +110,9 @@ class RunSource:
 
 def c_literal(value):
     """A double as C source, exactly."""
-    if math.isnan(value):
+    if isnan(value):
         return "NAN"
-    if math.isinf(value):
+    if isinf(value):
         return "INFINITY" if value > 0 else "(-INFINITY)"
     return f"({float(value).hex()})"
 

@@ -20,7 +20,7 @@ and calls ``consider`` when a count the policy set runs out; checkpointed
 loops tell the policy how many step replays a sweep will make
 (``expect``), since they replay one step tape many times per call.
 """
-import math
+from math import ceil
 import os
 import warnings
 
@@ -59,7 +59,7 @@ def consider(tape, layout):
     if _mode == "always" or (_mode == "auto" and tape._fusion_armed(layout)):
         _fuse(tape, layout)
     else:                       # first look, or "never" (which may change)
-        tape._arm_fusion(layout, max(1, math.ceil(AUTO_WORK / tape._fusion_work()) - 1))
+        tape._arm_fusion(layout, max(1, ceil(AUTO_WORK / tape._fusion_work()) - 1))
 
 
 def expect(tape, layout, replays):

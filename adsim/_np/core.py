@@ -1,7 +1,7 @@
 """The pieces every NumPy function on active arrays is made of: the tape of
 the operands, constants, recording an op, broadcasting, elementwise binary
 ops and recorded comparisons, copies and gathers."""
-import math
+from math import prod
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def shape_of(v):
 
 
 def size_of(shape):
-    return math.prod(shape)
+    return prod(shape)
 
 
 def constant(v):

@@ -13,7 +13,7 @@ function whose NumPy result is laid out otherwise (``A[:, [0, 2]]`` is in
 Fortran order), or by an elementwise function of such arrays (NumPy's
 ufuncs keep their operands' layout).
 """
-import math
+from math import prod
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def numbered(shape, start, like):
     stand-in NumPy moves in place of ``like`` when we ask it where the
     elements of a joined or moved array go, so that its result is laid out
     as NumPy's own would be."""
-    values = np.arange(start, start + math.prod(shape), dtype=np.int64).reshape(shape)
+    values = np.arange(start, start + prod(shape), dtype=np.int64).reshape(shape)
     if like is None or not other_layout(like):
         return values
     out = np.empty_like(template(like), dtype=np.int64)

@@ -3,7 +3,7 @@ derivatives are those of the composition: NumPy 2's array-API names
 (matmul, outer, vecdot, trace, diagonal, cross, matrix_transpose,
 vector_norm, matrix_norm, svdvals), multi_dot (in NumPy's cheapest order),
 tensorsolve and tensorinv (cond is spectral_norms.py's)."""
-import math
+from math import inf, prod
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
     rest = tuple(i for i in range(len(shape)) if i not in axes)
     flat = np.reshape(np.transpose(x, axes + rest),
-                      (math.prod(shape[i] for i in axes),) + tuple(shape[i] for i in rest))
+                      (prod(shape[i] for i in axes),) + tuple(shape[i] for i in rest))
     result = linalg.vector_norm_along(flat, ord, 0, False)
     if keepdims:
         result = np.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
@@ -154,7 +154,7 @@ def _chain_order(shapes):
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = math.inf
+            cost[i][j] = inf
             for k in range(i, j):
                 q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
                 if q < cost[i][j]:
@@ -170,8 +170,8 @@ def tensorsolve(a, b, axes=None):
             [ax % len(sa) for ax in axes]
         a, sa = np.transpose(a, order), tuple(sa[k] for k in order)
     unknown = sa[nb:]
-    n = math.prod(unknown)
-    if math.prod(sa) != n * n:
+    n = prod(unknown)
+    if prod(sa) != n * n:
         raise np.linalg.LinAlgError("Input arrays must satisfy the requirement "
                                     "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
     return np.reshape(linalg.solve(np.reshape(a, (n, n)), np.ravel(b)), unknown)
@@ -181,5 +181,5 @@ def tensorinv(a, ind=2):
     if ind <= 0:
         raise ValueError("Invalid ind argument.")
     shape = shape_of(a)
-    n = math.prod(shape[ind:])
+    n = prod(shape[ind:])
     return np.reshape(linalg.inv(np.reshape(a, (n, -1))), shape[ind:] + shape[:ind])

@@ -84,13 +84,13 @@ def t_density(df, t):
 
 
 def _table():
-    import math
+    from math import factorial
 
     import scipy.special as sc
     from scipy.special import _ufuncs
 
     def polygamma(n, x):         # n >= 1, through Hurwitz's zeta (A&S 6.4.10)
-        return (-1.0) ** (n + 1) * math.factorial(n) * _ufuncs._zeta(n + 1.0, x)
+        return (-1.0) ** (n + 1) * factorial(n) * _ufuncs._zeta(n + 1.0, x)
 
     return {
         sc.gammaln: lambda x: (sc.digamma(x),),

@@ -365,7 +365,8 @@ def _by_module(objects, out):
 
 _LIBRARY_PACKAGES = ("numpy", "scipy", "adsim")
 _imported = {}          # NumPy's name -> [(original, wrapper)] of the functions wrapped
-_importers = {}         # module name -> [(its globals, name)] bound to a wrapped original
+_importers = {}         # module name -> (the names, [(its globals, name)]) bound to a wrapped
+#                         original
 _modules_seen = set()   # names of the modules looked through, and
 _modules_count = [0]    # len(sys.modules) then
 _imported_bound = []    # (globals, name, original, wrapper) rebound now
@@ -389,7 +390,9 @@ def _bind_imported_names(names=None):
                 _look_into(name, module)
     if "__main__" in sys.modules:
         _look_into("__main__", sys.modules["__main__"], names)
-    for found in _importers.values():
+    for spelled, found in _importers.values():
+        if names is not None and names.isdisjoint(spelled):
+            continue
         for namespace, name in found:
             if names is not None and name not in names:
                 continue
@@ -411,7 +414,7 @@ def _look_into(module_name, module, names=None):
     found = [(namespace, name) for name in candidates
              if any(namespace.get(name) is original for original, _ in _imported[name])]
     if found:
-        _importers[module_name] = found
+        _importers[module_name] = (frozenset(name for _, name in found), found)
     else:
         _importers.pop(module_name, None)
 

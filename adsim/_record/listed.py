@@ -46,6 +46,12 @@ _UFUNC_MODULES = (scipy.special,)       # their ufuncs only: SciPy's Python func
 
 def _listed_wrapper(original):
     def call(*args, **kwargs):
+        if not kwargs:
+            for v in args:      # the common call, without lists, as directly as can be
+                if type(v) is list or type(v) is tuple:
+                    break
+            else:
+                return original(*args)
         if array_likes.holds_listed_active(args, kwargs) and routed():
             # with the lists made active arrays, NumPy's own dispatch sends
             # the call to adsim (Active.__array_function__)

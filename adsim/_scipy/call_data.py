@@ -7,7 +7,7 @@ matrices in CSR, CSC or COO form (others converted where their values stay
 the same: :func:`kept_sparse`), and the parameters of the solve that
 bounds hold (adsim/_scipy/bound_parameters.py). The tape format
 (docs/tape-format.md) describes the marks."""
-import math
+from math import isfinite
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,7 +67,7 @@ def encoded(value, what, plain=False):
         return {"function": str(getattr(value, "__name__", "function"))}
     if sp.issparse(value):
         return {"sparse": _sparse_fields(value, what)}
-    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+    if isinstance(value, (float, np.floating)) and not isfinite(value):
         return {"float": repr(float(value))}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return {"array": inner(value.tolist())}

@@ -5,7 +5,7 @@ recording did (adsim/_scipy/linear_maps.py). Arrays (and float and complex
 numbers) are kept as their bytes, base64: no rounding through decimal
 text, and NaN and infinities too. docs/tape-format.md lists the marks."""
 import base64
-import math
+from math import prod
 import zlib
 
 import numpy as np
@@ -33,7 +33,7 @@ def unpacked(text, dtype, shape, compressed=False):
     if not isinstance(text, str) or dtype.str not in _DTYPES:
         raise ValueError(f"an array is base64 text of one of {sorted(_DTYPES)}")
     raw = base64.b64decode(text.encode("ascii"), validate=True)
-    size = dtype.itemsize * math.prod(shape)
+    size = dtype.itemsize * prod(shape)
     if compressed:
         inflate = zlib.decompressobj()
         try:
@@ -45,7 +45,7 @@ def unpacked(text, dtype, shape, compressed=False):
                              f"{size} bytes, not more")
     if len(raw) != size:
         raise ValueError(f"an array of shape {list(shape)} and dtype {dtype.str} holds "
-                         f"{math.prod(shape)} values, not {len(raw)} bytes")
+                         f"{prod(shape)} values, not {len(raw)} bytes")
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 

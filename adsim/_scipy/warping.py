@@ -21,7 +21,7 @@ maps them where that is a fixed rule (``nearest``, ``reflect``,
 refused. The recorded value is checked against SciPy's own call at the
 recorded point, so a boundary rule of SciPy's that this reading misses is
 refused, never returned."""
-import math
+from math import comb, factorial
 
 import numpy as np
 import scipy.ndimage
@@ -134,8 +134,8 @@ def _bspline(u, degree):
     total = 0.0
     for i in range(degree + 2):
         shifted = np.maximum(u + ((degree + 1) / 2 - i), 0.0)
-        total = total + ((-1) ** i * math.comb(degree + 1, i)) * shifted ** degree
-    return total / math.factorial(degree)
+        total = total + ((-1) ** i * comb(degree + 1, i)) * shifted ** degree
+    return total / factorial(degree)
 
 
 def _check_against_scipy(value, image, points, order, mode, cval, prefilter):

@@ -77,72 +77,97 @@ class CodeInfo:
                  "names", "imports", "lookups", "imported")
 
     def __init__(self, code):
-        globals_, reads, names, imported = [], set(), set(), []
-        imports = False
+        globals_, reads, names, imported = {}, set(), set(), {}
         for c in _code_tree(code):
             names.update(c.co_names)
             reads.update(c.co_cellvars)        # captured by nested code
-            for opname, argval in _instructions(c):
-                if opname in _GLOBAL_LOADS:
-                    if argval not in globals_:
-                        globals_.append(argval)
-                elif opname == "IMPORT_NAME":
-                    imports = True
-                    if argval not in imported:
-                        imported.append(argval)
-                elif opname not in _STORES and _reads_local(opname):
-                    reads.update(_strings(argval))
+            if _varname is None:
+                _scan_by_dis(c, globals_, reads, imported)
+            else:
+                _scan(c, globals_, reads, imported)
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
         params = code.co_varnames[:n_pos + n_kw]
         opaque = code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS) or names & _FRAME_NAMES
         self.global_names = tuple(globals_)
         self.positional = code.co_varnames[:n_pos]
         self.unused = frozenset() if opaque else frozenset(p for p in params if p not in reads)
-        self.external = next(iter(sorted(names & _EXTERNAL_NAMES)), None)
-        self.dynamic_globals = next(iter(sorted(names & _DYNAMIC_GLOBAL_NAMES)), None)
+        self.external = min(names & _EXTERNAL_NAMES, default=None)
+        self.dynamic_globals = min(names & _DYNAMIC_GLOBAL_NAMES, default=None)
         self.names = tuple(sorted(names))
         self.lookups = not names.isdisjoint(_LOOKUP_NAMES)
-        self.imports = imports or self.lookups
+        self.imports = bool(imported) or self.lookups
         self.imported = tuple(imported)
 
 
-def _instructions(code):
-    """(opname, argval) of the instructions of ``code`` that load globals,
-    import, or touch local variables, as ``dis.get_instructions`` gives them
-    (the others with argval None): read from ``co_code`` directly where the
-    interpreter offers what ``dis`` itself uses to name locals, about six
-    times faster for a small function (a first recording analyses every
-    new code object); through ``dis`` otherwise."""
-    if _varname is None:
-        return [(ins.opname, ins.argval) for ins in dis.get_instructions(code)]
-    out, raw, names, extended = [], code.co_code, code.co_names, 0
+def _scan(code, globals_, reads, imported):
+    """Note the globals ``code`` loads, the locals it reads and the modules it
+    imports (dicts as ordered sets), read from ``co_code`` directly where the
+    interpreter offers what ``dis`` itself uses to name locals: about six
+    times faster than ``dis`` for a small function (a first recording
+    analyses every new code object)."""
+    raw, names, extended = code.co_code, code.co_names, 0
     for i in range(0, len(raw), 2):
-        op, arg = raw[i], raw[i + 1] | extended
-        if op == _EXTENDED_ARG:
+        op = raw[i]
+        kind = _KINDS[op]
+        if not kind:
+            extended = 0
+            continue
+        arg = raw[i + 1] | extended
+        if kind is _EXTENDED:
             extended = arg << 8
             continue
         extended = 0
-        opname = _OPNAMES[op]
-        if op in _LOCAL_OPS:
-            if opname in _PAIRED:           # two 4-bit local indices in one argument
-                out.append((opname, (_varname(code, arg >> 4), _varname(code, arg & 15))))
-            else:
-                out.append((opname, _varname(code, arg)))
-        elif opname == "LOAD_GLOBAL":
-            out.append((opname, names[arg >> _GLOBAL_SHIFT]))
-        elif opname == "LOAD_NAME":
-            out.append((opname, names[arg]))
-        elif opname == "IMPORT_NAME":
-            out.append((opname, names[arg]))
-    return out
+        if kind is _READ:
+            reads.add(_varname(code, arg))
+        elif kind is _GLOBAL:
+            globals_[names[arg >> _GLOBAL_SHIFT]] = None
+        elif kind is _PAIRED_READ:          # two 4-bit local indices in one argument
+            reads.add(_varname(code, arg >> 4))
+            reads.add(_varname(code, arg & 15))
+        elif kind is _NAME:
+            globals_[names[arg]] = None
+        else:                               # _IMPORT
+            imported[names[arg]] = None
+
+
+def _scan_by_dis(code, globals_, reads, imported):
+    """:func:`_scan` through ``dis`` (an interpreter without the fast way)."""
+    for ins in dis.get_instructions(code):
+        kind = _KINDS[ins.opcode]
+        if kind is _GLOBAL or kind is _NAME:
+            globals_[ins.argval] = None
+        elif kind is _IMPORT:
+            imported[ins.argval] = None
+        elif kind is _READ or kind is _PAIRED_READ:
+            reads.update(_strings(ins.argval))
 
 
 _varname = getattr(types.CodeType, "_varname_from_oparg", None)
-_EXTENDED_ARG = dis.EXTENDED_ARG
-_OPNAMES = dis.opname
-_LOCAL_OPS = frozenset(dis.haslocal) | frozenset(dis.hasfree)
-_PAIRED = frozenset({"LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"})
 _GLOBAL_SHIFT = 1       # LOAD_GLOBAL's argument holds the name's index shifted (3.11 on)
+# what the scan does with each opcode (None: nothing)
+_EXTENDED, _GLOBAL, _NAME, _IMPORT, _READ, _PAIRED_READ = "extended", "global", "name", \
+    "import", "read", "paired read"
+_PAIRED = frozenset({"LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"})
+
+
+def _kind(op):
+    name = dis.opname[op]
+    if op == dis.EXTENDED_ARG:
+        return _EXTENDED
+    if name == "LOAD_GLOBAL":
+        return _GLOBAL
+    if name == "LOAD_NAME":
+        return _NAME
+    if name == "IMPORT_NAME":
+        return _IMPORT
+    if op in dis.haslocal or op in dis.hasfree:
+        if name in _STORES:
+            return None
+        return _PAIRED_READ if name in _PAIRED else _READ
+    return None
+
+
+_KINDS = tuple(_kind(op) for op in range(256))
 
 
 def _code_tree(code):
@@ -151,10 +176,6 @@ def _code_tree(code):
         c = stack.pop()
         yield c
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-
-
-def _reads_local(opname):
-    return "FAST" in opname or "DEREF" in opname or "CLOSURE" in opname or "CELL" in opname
 
 
 def _strings(argval):

@@ -8,7 +8,7 @@ see :mod:`adsim.checkpoint.footprint` and :mod:`adsim.checkpoint.planning`,
 which raise :func:`budget_error`.
 """
 
-import math
+from math import floor, isfinite
 import re
 from fractions import Fraction
 from numbers import Integral, Real
@@ -74,11 +74,11 @@ def parse_bytes(size):
     if isinstance(size, Integral):
         return _in_range(int(size), size)
     if isinstance(size, Real):
-        if not math.isfinite(size):
+        if not isfinite(size):
             raise InvalidArgumentValue(f"a size must be finite, got {size!r}")
         if size < 0:
             raise InvalidArgumentValue(f"a size must be >= 0, got {size!r}")
-        return _in_range(math.floor(size) if size < 2.0**64 else MAX_BYTES + 1, size)
+        return _in_range(floor(size) if size < 2.0**64 else MAX_BYTES + 1, size)
     if not isinstance(size, str):
         raise InvalidArgument(f"a size must be a number or text, got {type(size).__name__}")
     match = _SIZE.fullmatch(size) if len(size) <= _MAX_TEXT else None
@@ -100,7 +100,7 @@ def parse_bytes(size):
     if power < 0:
         if -power > len(str(mantissa)) + 14:     # below 1e-14 before a unit < 1e13
             return 0
-        return _in_range(math.floor(Fraction(mantissa * _UNITS[unit], 10**-power)), size)
+        return _in_range(floor(Fraction(mantissa * _UNITS[unit], 10**-power)), size)
     return _in_range(mantissa * 10**power * _UNITS[unit], size)
 
 

@@ -1,5 +1,5 @@
 """The loop state as one flat vector: an array, or a tuple/list of arrays."""
-import math
+from math import prod
 
 import numpy as np
 
@@ -22,7 +22,7 @@ class StateLayout:
         self.kind = type(state) if self.is_sequence else None
         leaves = list(state) if self.is_sequence else [state]
         self.shapes = [tuple(api.shape_of(leaf)) for leaf in leaves]
-        self.sizes = [math.prod(s) for s in self.shapes]
+        self.sizes = [prod(s) for s in self.shapes]
         self.size = sum(self.sizes)
 
     def leaves(self, state):

@@ -4,7 +4,7 @@ Every argument is checked when the loop is called, inside a recording or
 not, so that a mistake raises the same clear error wherever the loop runs.
 """
 import errno
-import math
+from math import comb
 import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass
@@ -206,9 +206,9 @@ def default_snapshots(n_steps):
     if n_steps is None:
         return 64
     s = max(1, int(round((6 * n_steps) ** (1 / 3))) - 3)
-    while s > 1 and math.comb(s + 2, 3) >= n_steps:
+    while s > 1 and comb(s + 2, 3) >= n_steps:
         s -= 1
-    while math.comb(s + 3, 3) < n_steps and s < n_steps:
+    while comb(s + 3, 3) < n_steps and s < n_steps:
         s += 1
     return max(1, min(s, n_steps))
 

@@ -41,7 +41,7 @@ them, and the next loop carries on from its state. A replay runs one loop
 op per ``rows`` accepted steps, not one per step.
 """
 import inspect
-import math
+from math import prod
 
 import numpy as np
 
@@ -67,7 +67,7 @@ SNAPSHOTS_PER_INTERVAL = inspect.signature(checkpoint_while).parameters["snapsho
 
 def _room(state):
     """How many numbers the outputs may add to the loop state (see fits)."""
-    return max(sum(math.prod(shape_of(v)) for v in state) // 8, SMALL_OUTPUTS)
+    return max(sum(prod(shape_of(v)) for v in state) // 8, SMALL_OUTPUTS)
 
 
 def queue_length(state, m):
@@ -226,7 +226,7 @@ class StepRows:
     def per_loop(state, whole=False):
         """Rows of one loop for this state: as many as the outputs' room
         holds (see fits), up to MAX_ROWS; 0 when fewer than two fit."""
-        row = sum(math.prod(shape_of(v)) for v in state) if whole else shape_of(state.y)[0] + 1
+        row = sum(prod(shape_of(v)) for v in state) if whole else shape_of(state.y)[0] + 1
         rows = min(_room(state) // row, MAX_ROWS)
         return rows if rows >= 2 else 0
 

@@ -10,7 +10,7 @@ or, when most fields pass on unchanged, over the old vector itself (the
 step's input, whose fields were read before). A step tape then spends its
 ops on the method, not on taking the state apart and putting it together.
 """
-import math
+from math import prod
 
 import numpy as np
 
@@ -35,12 +35,12 @@ class FlatLayout:
         self.shapes = [tuple(shape_of(v)) for v in values]
         self.offsets = [0]
         for shape in self.shapes:
-            self.offsets.append(self.offsets[-1] + math.prod(shape))
+            self.offsets.append(self.offsets[-1] + prod(shape))
         self.size = self.offsets.pop()
         # arrays are read and written through index arrays of their shape:
         # reading makes a copy (a slice would be a view, which a later write
         # into the vector would change)
-        self.places = [o if not s else o + np.arange(math.prod(s)).reshape(s)
+        self.places = [o if not s else o + np.arange(prod(s)).reshape(s)
                        for o, s in zip(self.offsets, self.shapes)]
 
     def view(self, z):

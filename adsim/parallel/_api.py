@@ -1,6 +1,6 @@
 """``adsim.parallel.map`` and ``adsim.parallel.sum_gradients`` (docs/parallel.md)."""
 import concurrent.futures
-import math
+from math import ceil
 import numbers
 import pickle
 
@@ -157,7 +157,7 @@ def _batch(method, tapes, jobs, executor, chunk_size, progress, kwargs):
     if not jobs:
         return []
     if chunk_size is None:
-        chunk_size = max(1, math.ceil(len(jobs) / (4 * workers_of(executor))))
+        chunk_size = max(1, ceil(len(jobs) / (4 * workers_of(executor))))
     elif isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) \
             or chunk_size < 1:
         raise InvalidArgumentValue(f"adsim.parallel: chunk_size must be None (about four tasks "
