@@ -1,0 +1,103 @@
+"""Kinks of ``fun`` written without a comparison (``np.maximum``,
+``np.minimum``, ``np.clip``, ``np.abs``, ``np.fmax`` of the state, or of the
+time and a parameter), crossed where the parameters move the crossing:
+first derivatives stay the steps' (right), second derivatives would miss
+the crossing's term and are refused. A crossing where ``fun``'s Jacobian is
+continuous (``v * abs(v)``, a drag) adds no term and keeps them; so does a
+kink not crossed. A tape recorded where the kink is not crossed does not
+replay silently where it is."""
+import numpy as np
+import pytest
+
+import adsim
+from adsim.integrate import solve_ivp
+from fdcheck import assert_close, differences
+
+TIGHT = dict(rtol=1e-10, atol=1e-12)
+# the steps' derivatives hold the step that holds the kink as taken, to about
+# 1e-4 here (the existing crossed kinks in test_kink_second_order.py likewise)
+FIRST = 1e-3
+
+
+def final(rhs, y0, t1=1.0):
+    return solve_ivp(rhs, (0.0, t1), y0, t_eval=[t1], **TIGHT).y[:, -1]
+
+
+def floored(p):
+    """y' = -p0 max(y, 0.495) from 1: y = exp(-p0 t) until it reaches 0.495
+    (at t = ln(1 / 0.495) / p0 < 1), then falls linearly, so that y(1) =
+    0.495 (1 - p0 + ln(1 / 0.495)): its derivative -0.495, its second 0."""
+    return final(lambda t, y: -p[0] * np.maximum(y, 0.495), [1.0])[0]
+
+
+P = np.array([0.8])
+
+
+def test_the_crossed_maximum_refuses_second_derivatives_and_keeps_the_first():
+    g = adsim.grad(floored)(P)
+    assert_close(g, [-0.495], rtol=FIRST, atol=0)
+    assert_close(g, differences(floored, P), rtol=FIRST, atol=0)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hessian(floored)(P)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hvp(floored, P, np.ones(1))
+
+
+KINKED = {
+    # y' = -p0 min(y, 0.7): a constant rate until y reaches 0.7, then a decay
+    "minimum": lambda p: final(lambda t, y: -p[0] * np.minimum(y, 0.7), [1.0], 2.0)[0],
+    "clip": lambda p: final(lambda t, y: -p[0] * np.clip(y, 0.2, 0.7), [1.0], 2.0)[0],
+    # the slope in y flips from -p1 to p1 where y passes 0.5
+    "abs": lambda p: final(lambda t, y: -p[0] - p[1] * np.abs(y - 0.5), [1.0])[0],
+    "fmax": lambda p: final(lambda t, y: -p[0] * np.fmax(y, 0.495), [1.0])[0],
+    # of the time and a parameter: the rate grows with t once t passes p0
+    "maximum of t": lambda p: final(lambda t, y: -np.maximum(t, p[0]) * y, [1.0])[0],
+}
+AT = {"minimum": [0.8], "clip": [0.8], "abs": [0.8, 0.5], "fmax": [0.8],
+      "maximum of t": [0.4]}
+
+
+@pytest.mark.parametrize("kind", list(KINKED))
+def test_each_kink_crossed_refuses_second_derivatives(kind):
+    f, p = KINKED[kind], np.array(AT[kind])
+    assert_close(adsim.grad(f)(p), differences(f, p), rtol=FIRST, atol=1e-9)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hvp(f, p, np.ones(p.size))
+
+
+def thrown(p):
+    """A ball thrown up against quadratic drag p0 v |v|: v passes 0 at the
+    top (before t = 1.5), where the Jacobian -2 p0 |v| is continuous."""
+    def rhs(t, y):
+        return [y[1], -9.81 - p[0] * y[1] * np.abs(y[1])]
+    return final(rhs, [0.0, 5.0], 1.5)
+
+
+def test_a_crossing_with_a_continuous_jacobian_keeps_second_derivatives():
+    assert thrown(np.array([0.1]))[1] < 0, "the ball passes its top"
+    f = lambda p: np.sum(thrown(p) ** 2)  # noqa: E731
+    p, v = np.array([0.1]), np.array([1.0])
+    want = differences(adsim.grad(f), p).T @ v
+    assert_close(adsim.hvp(f, p, v), want, rtol=1e-5, atol=0)
+
+
+def test_a_kink_not_crossed_keeps_second_derivatives():
+    # y(1) = exp(-p0) stays above 0.2: d2 / dp0^2 = exp(-p0)
+    f = lambda p: final(lambda t, y: -p[0] * np.maximum(y, 0.2), [1.0])[0]  # noqa: E731
+    assert_close(adsim.hvp(f, P, np.ones(1)), [np.exp(-0.8)], rtol=1e-6, atol=0)
+
+
+def test_a_replay_where_the_kink_is_crossed_is_not_silent():
+    """Recorded where y stays above the floor p1, replayed where it reaches
+    it: the sides at the points are recorded branches, so the replay records
+    again (hessian) or raises BranchChanged (a tape), rather than giving the
+    uncrossed Hessian."""
+    def f(p):
+        return final(lambda t, y: -p[0] * np.maximum(y, p[1]), [1.0])[0]
+    never, crossed = np.array([0.8, 0.2]), np.array([0.8, 0.495])
+    h = adsim.hessian(f)
+    assert_close(h(never), [[np.exp(-0.8), 0.0], [0.0, 0.0]], rtol=1e-6, atol=1e-9)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        h(crossed)
+    with pytest.raises(adsim.BranchChanged):
+        adsim.record(f, never).hvp(crossed, np.ones(2))
