@@ -27,13 +27,22 @@ of the tape that returns its outcomes (adsim/integrate/_selections.py).
 Where an outcome changes between two points, it bisects the segment and
 raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
 switch so that its time is differentiated (a split ``t_span``, a terminal
-event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
-outcomes at the start and the points are recorded as branches, so replays
-at other parameters check them. A call in ``fun`` that is not written
-again op by op (a checkpointed loop, a nested derivative, an ODE solve) is
-looked into: refused when its tapes compare or round (or cannot be read)
-and it reads the state or the time and a parameter, and so is a selection
-beside it, whose outcomes cannot be read past it. A switch crossed and
+event), when ``fun`` jumps there; a kink (upwind fluxes) passes, its
+outputs first order only (adsim/integrate/_kinks.py). A kink written
+without a comparison -- ``np.maximum``, ``np.minimum`` (``np.clip``,
+``np.fmax``), ``np.abs`` of the state or of the time and a parameter --
+has a side (``a >= b`` for ``maximum(a, b)``), read like a selection's
+outcome; where it changes the segment is bisected the same way and
+``fun``'s Jacobian compared on the two sides: only a jump of it counts
+as a kink crossed (``v * abs(v)`` has none, and keeps its second
+derivatives). The outcomes and sides at the start and the points are
+recorded as branches, so replays at other parameters check them. A call
+in ``fun`` that is not written again op by op (a checkpointed loop, a
+nested derivative, an ODE solve) is looked into: refused when its tapes
+compare or round (or cannot be read) and it reads the state or the time
+and a parameter, and so is a selection beside it, whose outcomes cannot be
+read past it; a maximum or minimum there, or beside it, makes the outputs
+first order only (its side cannot be read). A switch crossed and
 crossed back within one step is not seen, nor, under ``memory_limit`` or
 ``snapshots`` (the outputs checkpointed, the step ends found by the method
 run again on plain values when recorded), one crossed back between two
