@@ -260,11 +260,12 @@ class _Switches:
         whose Jacobian is continuous)."""
         def on(s):
             return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
-        ref, start, crossed = self, 0.0, False
+        ref, start, crossed, ends = self, 0.0, False, []
         while True:
             lo, hi = ref._bisected(on, start, 1.0, 1e-9)    # most changes are kinks, settled
             if ref.kinks_only(on(hi)):
-                crossed = crossed or ref._slope_jumps(on, lo, hi)
+                ends = ends or [self._slopes(on(0.0)), self._slopes(on(1.0))]
+                crossed = crossed or ref._slope_jumps(on, lo, hi, ends)
             else:
                 crossed = True
                 jump = self._jump(on(lo), on(hi))
@@ -316,34 +317,48 @@ class _Switches:
             now = other.selected
         return bool(np.all((now == self.selected) | self.kink))
 
-    def _slope_jumps(self, on, lo, hi):
+    def _slope_jumps(self, on, lo, hi, ends):
         """Whether ``G``'s Jacobian (in the time, the state and each
         parameter) jumps from ``on(lo)`` to ``on(hi)`` (which bracket a
         kink's change of side) by more than _SLOPE_JUMP of its size on the
-        segment (at ``on(0)``, ``on(1)`` and the two sides), still when
-        bisected on to 1e-13: a kink's two slopes differ by about the
-        Jacobian's size (``np.maximum(y, c)``: 1 and 0); a continuous
-        Jacobian moves across the bracket by its change over the segment
-        times the bracket's width (``v * abs(v)``: 1e-13 of it; 3e-7 for a
-        square root's continuity, ``v * sqrt(abs(v))``)."""
-        ends = [self._slopes(on(0.0)), self._slopes(on(1.0))]
-        for width in (None, 1e-13):
-            if width is not None:
-                lo, hi = self._bisected(on, lo, hi, width)
-            left, right = self._slopes(on(lo)), self._slopes(on(hi))
-            sizes = [max(np.max(np.abs(j[i]), initial=0.0) for j in (left, right, *ends))
-                     for i in range(len(left))]
-            if not any(np.max(np.abs(r - l), initial=0.0) > _SLOPE_JUMP * size
-                       for l, r, size in zip(left, right, sizes)):
-                return False
-        return True
+        segment (on the two sides and at its ends, whose Jacobians are
+        ``ends``), still when bisected on to 1e-13: a kink's two slopes
+        differ by about the Jacobian's size (``np.maximum(y, c)``: 1 and
+        0); a continuous Jacobian moves across the bracket by its change
+        over the segment times the bracket's width (``v * abs(v)``: 1e-13
+        of it; 3e-7 for a square root's continuity, ``v *
+        sqrt(abs(v))``); a jump above 1e-2 at 1e-9 is settled there (a
+        continuous Jacobian moving that much is less than 0.2-Hölder)."""
+        jump = self._slope_jump(on(lo), on(hi), ends)
+        if _SLOPE_JUMP < jump < 1e-2:   # not settled at 1e-9 (a kink's is about 1)
+            lo, hi = self._bisected(on, lo, hi, 1e-13)
+            jump = self._slope_jump(on(lo), on(hi), ends)
+        return jump > _SLOPE_JUMP
+
+    def _slope_jump(self, left, right, ends):
+        """The largest jump of a block of ``G``'s Jacobian from ``left`` to
+        ``right``, relative to that block's largest entry there and in
+        ``ends``."""
+        left, right = self._slopes(left), self._slopes(right)
+        jump = 0.0
+        for i, (l, r) in enumerate(zip(left, right)):
+            size = max(np.max(np.abs(j[i]), initial=0.0) for j in (left, right, *ends))
+            moved = np.max(np.abs(r - l), initial=0.0)
+            if moved > 0:
+                jump = max(jump, moved / size)
+        return jump
 
     def _slopes(self, point):
         """``G``'s Jacobian at ``point`` in each input (the time, the state,
-        each parameter), flat."""
+        each parameter), flat: by this recording's tape where its branches
+        hold there (a maximum's side follows the values), else recorded
+        there."""
         inputs = (*point, *self.params)
         with np.errstate(all="ignore"):     # points off the solution
-            blocks = record(self.G, *inputs).jacobian(*inputs)
+            try:
+                blocks = self.tape.jacobian(*inputs)
+            except BranchChanged:           # abs's other side, say
+                blocks = record(self.G, *inputs).jacobian(*inputs)
         blocks = blocks if isinstance(blocks, (list, tuple)) else [blocks]
         return [np.asarray(j, dtype=float).reshape(-1) for j in blocks]
 
