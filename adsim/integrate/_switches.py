@@ -118,7 +118,7 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
     ts, ys = recorded_values(t), recorded_values(y)
     crossed = ref.unseen_kink
     if checked_only is not None:        # checked there, the branches recorded at (t, y)
-        crossed = _walk(ref, *_merged((ts, ys), checked_only, direction))[1]
+        crossed = _walk(ref, *_merged((ts, ys), checked_only, direction))[1] or crossed
     holding, at_points = _walk(ref, ts, ys)
     crossed = crossed or at_points
     active = holding[0].active
