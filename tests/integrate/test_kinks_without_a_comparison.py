@@ -114,3 +114,22 @@ def test_without_the_check_the_steps_hessian_misses_the_crossing(monkeypatch):
     from adsim.integrate import _switches
     monkeypatch.setattr(_switches, "_SLOPE_JUMP", np.inf)
     assert abs(adsim.hvp(floored, P, np.ones(1))[0]) > 0.3
+
+
+@pytest.mark.parametrize("where", ["inside", "beside"])
+def test_a_kink_that_cannot_be_read_past_a_loop_keeps_first_derivatives_only(where):
+    """np.maximum of the state inside (or beside) a checkpointed loop in
+    fun: its sides cannot be read, so its crossing cannot be excluded."""
+    def f(p):
+        def rhs(t, y):
+            if where == "inside":
+                def sweep(k, y):
+                    return 0.5 * (k + p[0] * np.maximum(y, 0.495))
+                return -adsim.checkpoint_loop(sweep, np.full(1, 0.2), 30, args=(y,))
+            k = adsim.checkpoint_loop(lambda k, y: 0.5 * (k + p[0]), np.full(1, 0.2), 30,
+                                      args=(y,))
+            return -k * np.maximum(y, 0.2)
+        return final(rhs, [1.0])[0]
+    assert_close(adsim.grad(f)(P), differences(f, P), rtol=FIRST, atol=0)
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hvp(f, P, np.ones(1))
