@@ -336,21 +336,23 @@ class _Switches:
         return jump > _SLOPE_JUMP
 
     def _slope_jump(self, left, right, ends):
-        """The largest jump of a block of ``G``'s Jacobian from ``left`` to
-        ``right``, relative to that block's largest entry there and in
-        ``ends``."""
+        """The largest jump of ``G``'s Jacobian from ``left`` to ``right``,
+        each row's derivatives in each input relative to their largest
+        entry there and in ``ends`` (a stiff row's size does not hide
+        another's jump)."""
         left, right = self._slopes(left), self._slopes(right)
         jump = 0.0
         for i, (l, r) in enumerate(zip(left, right)):
-            size = max(np.max(np.abs(j[i]), initial=0.0) for j in (left, right, *ends))
-            moved = np.max(np.abs(r - l), initial=0.0)
-            if moved > 0:
-                jump = max(jump, moved / size)
+            size = np.max([np.max(np.abs(j[i]), axis=1, initial=0.0)
+                           for j in (left, right, *ends)], axis=0)
+            moved = np.max(np.abs(r - l), axis=1, initial=0.0)
+            if np.any(moved > 0):
+                jump = max(jump, np.max(moved[moved > 0] / size[moved > 0]))
         return jump
 
     def _slopes(self, point):
         """``G``'s Jacobian at ``point`` in each input (the time, the state,
-        each parameter), flat: by this recording's tape where its branches
+        each parameter), a row per output: by this recording's tape where its branches
         hold there (a maximum's side follows the values), else recorded
         there."""
         inputs = (*point, *self.params)
@@ -360,7 +362,8 @@ class _Switches:
             except BranchChanged:           # abs's other side, say
                 blocks = record(self.G, *inputs).jacobian(*inputs)
         blocks = blocks if isinstance(blocks, (list, tuple)) else [blocks]
-        return [np.asarray(j, dtype=float).reshape(-1) for j in blocks]
+        rows = np.size(blocks[0])           # d G / d t: one per row
+        return [np.asarray(j, dtype=float).reshape(rows, -1) for j in blocks]
 
     def changed(self, point):
         """The switch whose outcome differs at ``point``: a selection's when

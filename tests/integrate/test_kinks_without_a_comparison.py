@@ -68,6 +68,17 @@ def test_each_kink_crossed_refuses_second_derivatives(kind):
         adsim.hvp(f, p, np.ones(p.size))
 
 
+def test_a_large_row_of_the_jacobian_does_not_hide_a_kink_of_another():
+    # u' = 1e7 w beside the floored w: the kink's jump of p0 in d w' / d w is
+    # 1e-7 of the Jacobian's largest entry, but all of its own row's
+    def f(p):
+        def rhs(t, y):
+            return [1e7 * y[1], -p[0] * np.maximum(y[1], 0.495)]
+        return final(rhs, [0.0, 1.0])[1]
+    with pytest.raises(adsim.UnsupportedOperation, match="crosses a kink"):
+        adsim.hvp(f, P, np.ones(1))
+
+
 def thrown(p):
     """A ball thrown up against quadratic drag p0 v |v|: v passes 0 at the
     top (before t = 1.5), where the Jacobian -2 p0 |v| is continuous."""
