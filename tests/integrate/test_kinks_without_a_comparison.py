@@ -14,8 +14,8 @@ from adsim.integrate import solve_ivp
 from fdcheck import assert_close, differences
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
-# the steps' derivatives hold the step that holds the kink as taken, to about
-# 1e-4 here (the existing crossed kinks in test_kink_second_order.py likewise)
+# the first derivatives of the steps, the one holding the kink differentiated
+# as taken, are right to about 1e-4 here (as in test_kink_second_order.py)
 FIRST = 1e-3
 
 
