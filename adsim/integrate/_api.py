@@ -90,7 +90,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         stays bounded (``memory_limit``, ``snapshots``) however many steps
         it takes. Without it every accepted step is an output and all steps
         are recorded, and so they are when ``fun`` compares the state (or
-        the time with a parameter) and neither bound is given: its
+        the time with a parameter), or takes its ``np.maximum``,
+        ``np.minimum`` or ``np.abs``, and neither bound is given: its
         outcomes are checked at every step end (docs/integrate.md).
     args : tuple, optional
         Extra arguments of ``fun`` (and of ``jac`` and the events); arrays
@@ -346,9 +347,9 @@ checkpointed, its memory bounded, and its step ends are checked at
 recording by a plain run of the method."""
 
 _KINK_CROSSED = (
-    "adsim: the solution of solve_ivp crosses a kink of fun (np.where, max, abs or a "
-    "comparison of the state whose two sides agree there) where the parameters move the "
-    "crossing. Its first derivatives are right, but second derivatives (hvp, hessian, a "
+    "adsim: the solution of solve_ivp crosses a kink of fun (np.where, max, np.maximum, "
+    "np.minimum, np.clip, abs or a comparison of the state whose two sides agree there, "
+    "fun's derivative jumping) where the parameters move the crossing. Its first derivatives are right, but second derivatives (hvp, hessian, a "
     "derivative of a derivative) would miss the crossing's term. Smooth the kink, or end the "
     "integration at the crossing with a terminal event and restart from sol.y_events "
     "(docs/integrate.md, 'A switch in fun that moves with the parameters')")

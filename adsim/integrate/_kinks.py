@@ -2,17 +2,20 @@
 derivatives only.
 
 A kink of ``fun`` (``np.where(y > 0, a * y, b * y)``, ``max(y[0], 0.0)``,
-an upwind flux) crossed where the parameters move the crossing leaves the
-solution's first derivatives those of the steps (the kink's two sides agree
-on the value there), but not its second: the crossing time's derivative
-times the jump of ``fun``'s derivative adds a term no step sees (an hvp 6 %
-off differences of the gradient on a crossed ``np.where``). The outputs
-pass through :func:`first_order_only`, an identity whose first-order rules
+``np.maximum(y, c)``, an upwind flux) crossed where the parameters move
+the crossing leaves the solution's first derivatives those of the steps
+(the kink's two sides agree on the value there), but not its second: the
+crossing time's derivative times the jump of ``fun``'s derivative adds a
+term no step sees (an hvp 6 % off differences of the gradient on a crossed
+``np.where``; a Hessian of 0.38 where it is 0 on a crossed
+``np.maximum(y, 0.495)``). The outputs pass through :func:`first_order_only`, an identity whose first-order rules
 are exact and whose recorded adjoint rule -- what second-order sweeps
 (hvp, hessian, a derivative of a derivative) differentiate -- raises.
-Only kinks written with a comparison are seen (adsim/integrate/_switches.py);
-``np.maximum``, ``np.minimum``, ``np.abs`` and ``np.clip`` of the state are
-not yet (docs/integrate.md).
+adsim/integrate/_switches.py tells when: a comparison's outcome changed
+between two points of the integration, or the side of ``np.maximum``,
+``np.minimum`` (``np.clip``, ``np.fmax``) or ``np.abs`` where ``fun``'s
+Jacobian jumps (``v * abs(v)``, whose Jacobian is continuous, has no such
+term and keeps its second derivatives).
 """
 import numpy as np
 

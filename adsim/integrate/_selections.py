@@ -9,12 +9,20 @@ tape again on a new recording, op by op (adsim/_nesting/transcribe.py,
 which keeps every op's result), and returns the chosen steps' results as
 the output of that recording: its replay is their outcomes at a new point,
 compared with those at the last one by adsim/integrate/_switches.py.
+
+The sides of the kinks on the state (``np.maximum``, ``np.minimum``,
+``np.clip``, ``np.abs``) are outcomes too: ``maximum(a, b)`` records no
+branch (its kernel takes the side of the values at every replay), so which
+side each element takes, ``a >= b``, is computed on the same recording
+(``a <= b`` for ``minimum``, ``x >= 0`` for ``abs``, the sides their
+derivative rules take at a tie).
 """
 import numpy as np
 
 from .._active import Active
 from .._nesting.transcribe import _Transcription
-from .._np.core import as_active
+from .._np.core import as_active, binary
+from .._opcodes import Opcode as Op
 from .._record.recording import record
 from ..primitives import Application
 
@@ -25,7 +33,8 @@ def outcome_tape(tape, steps, point):
     """A tape of the same inputs as ``tape`` (recorded at ``point``: t, y,
     params) whose output is the flat results of its ops ``steps`` ((op
     index, quotient): for a remainder, "floor" or "trunc", its quotient
-    instead), one after another; None when ``tape`` holds calls it cannot
+    instead; for a kink, "maximum", "minimum" or "abs", its side), one after
+    another; None when ``tape`` holds calls it cannot
     write again op by op (a loop or solve inside ``fun``: its selections
     are then not seen)."""
     if any(not isinstance(cb, Application) for cb in tape.callbacks):
@@ -37,9 +46,16 @@ def outcome_tape(tape, steps, point):
     return record(outcomes, *point)
 
 
+# the side a kink's derivative takes: its first operand where this holds
+_SIDES = {"maximum": Op.GREATER_EQUAL, "minimum": Op.LESS_EQUAL, "abs": Op.GREATER_EQUAL}
+
+
 def _outcome(run, k, quotient):
     v = run.result[k]
-    if quotient is not None:            # remainder(a, b): the step is in a / b's quotient
+    if quotient in _SIDES:
+        a, b = (run.read[k] + [0.0])[:2]       # abs(x): the side of x >= 0
+        v = binary(_SIDES[quotient], a, b)
+    elif quotient is not None:            # remainder(a, b): the step is in a / b's quotient
         a, b = run.read[k]
         v = (np.floor if quotient == "floor" else np.trunc)(a / b)
     return as_active(run.outer, v).reshape(-1)

@@ -27,13 +27,22 @@ of the tape that returns its outcomes (adsim/integrate/_selections.py).
 Where an outcome changes between two points, it bisects the segment and
 raises :class:`~adsim.errors.UnsupportedOperation`, saying how to write the
 switch so that its time is differentiated (a split ``t_span``, a terminal
-event), when ``fun`` jumps there; a kink (upwind fluxes) passes. The
-outcomes at the start and the points are recorded as branches, so replays
-at other parameters check them. A call in ``fun`` that is not written
-again op by op (a checkpointed loop, a nested derivative, an ODE solve) is
-looked into: refused when its tapes compare or round (or cannot be read)
-and it reads the state or the time and a parameter, and so is a selection
-beside it, whose outcomes cannot be read past it. A switch crossed and
+event), when ``fun`` jumps there; a kink (upwind fluxes) passes, its
+outputs first order only (adsim/integrate/_kinks.py). A kink written
+without a comparison -- ``np.maximum``, ``np.minimum`` (``np.clip``,
+``np.fmax``), ``np.abs`` of the state or of the time and a parameter --
+has a side (``a >= b`` for ``maximum(a, b)``), read like a selection's
+outcome; where it changes the segment is bisected the same way and
+``fun``'s Jacobian compared on the two sides: only a jump of it counts
+as a kink crossed (``v * abs(v)`` has none, and keeps its second
+derivatives). The outcomes and sides at the start and the points are
+recorded as branches, so replays at other parameters check them. A call
+in ``fun`` that is not written again op by op (a checkpointed loop, a
+nested derivative, an ODE solve) is looked into: refused when its tapes
+compare or round (or cannot be read) and it reads the state or the time
+and a parameter, and so is a selection beside it, whose outcomes cannot be
+read past it; a maximum or minimum there, or beside it, makes the outputs
+first order only (its side cannot be read). A switch crossed and
 crossed back within one step is not seen, nor, under ``memory_limit`` or
 ``snapshots`` (the outputs checkpointed, the step ends found by the method
 run again on plain values when recorded), one crossed back between two
@@ -65,6 +74,11 @@ _INDEXES = frozenset({"SEARCH", "ARGEXT_AT"})
 # ops that wrap their operand (continuous but where its quotient steps): the quotient's step
 _WRAPS = {"REMAINDER": "floor", "FMOD": "trunc"}
 _TIME, _STATE, _PARAMETER = 1, 2, 4
+# ops continuous in their operands whose slope steps where the side they take changes
+# (kinks): the side (adsim/integrate/_selections.py)
+_KINKS = {"MAXIMUM": "maximum", "MINIMUM": "minimum", "ABS": "abs"}
+# a kink crossed counts where fun's Jacobian jumps by more than this part of its size
+_SLOPE_JUMP = 1e-6
 # COMPARE's kinds (adsim/_opcodes.pxd); 5 (not equal) is the guard of bool(x)
 _NAMES = {0: " (<)", 1: " (<=)", 2: " (>)", 3: " (>=)", 4: " (==)"}
 
@@ -82,7 +96,7 @@ def moving_switches(fun, vectorized, args, t0, y0):
         state = y[:, None] if vectorized else y
         return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
     ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
-    if not ref.guards and ref.selections is None:
+    if not ref.guards and ref.selections is None and not ref.unseen_kink:
         return None
     ref.active = [args[i] for i in positions]
     return ref
@@ -95,14 +109,16 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
     ends ``steps`` (times, states) when given, in the ``direction`` of
     time. The outcomes there are recorded branches; at the step ends
     ``checked_only`` (plain values), they are checked alone. Returns
-    whether an outcome changed on the way (a kink crossed: see
-    adsim/integrate/_kinks.py)."""
+    whether a kink is crossed on the way (see adsim/integrate/_kinks.py): a
+    switch's outcome changed, or a kink's side where ``fun``'s Jacobian
+    jumps, or ``fun`` calls a loop or a solve holding a kink (its sides
+    cannot be read)."""
     if steps is not None:
         t, y = _merged((t, y), steps, direction)
     ts, ys = recorded_values(t), recorded_values(y)
-    crossed = False
+    crossed = ref.unseen_kink
     if checked_only is not None:        # checked there, the branches recorded at (t, y)
-        crossed = _walk(ref, *_merged((ts, ys), checked_only, direction))[1]
+        crossed = _walk(ref, *_merged((ts, ys), checked_only, direction))[1] or crossed
     holding, at_points = _walk(ref, ts, ys)
     crossed = crossed or at_points
     active = holding[0].active
@@ -118,15 +134,14 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
 
 def _walk(ref, ts, ys):
     """The recordings holding at each point ``(ts[j], ys[:, j])`` from
-    ``ref``'s on, and whether an outcome changed between two of them (a
-    kink crossed); raises where ``fun`` jumps there."""
+    ``ref``'s on, and whether a kink is crossed between two of them;
+    raises where ``fun`` jumps there."""
     previous, holding, crossed = ref.point, [ref], False
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
         differs, ref = ref.differs(point)
         if differs:
-            ref.refuse_a_jump(previous, point)
-            crossed = True
+            crossed = ref.refuse_a_jump(previous, point) or crossed
             ref = ref.at(point)
         previous = point
         holding.append(ref)
@@ -163,31 +178,43 @@ def held_selections(holding, start, outputs, active):
 
 class _Switches:
     """``G`` recorded at ``point``: the outcomes of its moving switches (its
-    recorded branches, and the selections on the state that are data)."""
+    recorded branches, and the selections on the state that are data) and
+    the sides of its kinks."""
 
     active = None           # fun's active parameters (the recording made at the start)
 
     def __init__(self, fun, G, params, point):
         self.fun, self.G, self.params, self.point = fun, G, params, point
         self.tape = record(G, *point, *params)
-        self.guards, selects, chosen, calls = _moving_switches(self.tape)
+        self.guards, selects, chosen, calls, self.sides = _moving_switches(self.tape)
         if selects:         # its outcome is data, not a recorded branch: refused as it is
             _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
+        # a kink inside a call: its sides cannot be read, its crossing not excluded
+        self.unseen_kink = False
         for call, reads in calls:       # switches no replay of the tape here would see
             inner = _switch_inside(call)
-            if inner is not None:
+            if inner == _KINK_INSIDE:
+                self.unseen_kink = True
+            elif inner is not None:
                 _refuse(fun, (f"{inner} inside {_call_name(call)},", reads), _UNSEEN,
                         _OPEN_THE_CALL)
         self.outcomes = [(what, tuple(self.tape.branch_outcome(*where)))
                          for what, where in self.guards.values()]
         self.chosen = [chosen[k] for k in sorted(chosen)]
+        # which outcomes are kinks' sides (their change is a crossing when the slope jumps)
+        self.kink = np.concatenate([np.full(size, quotient in _KINKS.values(), dtype=bool)
+                                    for _, size, quotient in self.chosen]) if chosen else None
         self.selections = outcome_tape(self.tape, [(k, chosen[k][2]) for k in sorted(chosen)],
                                        (*point, *params)) if chosen else None
         if chosen and self.selections is None:      # a call its outcomes cannot be read past
-            _refuse(fun, self.chosen[0][0], f"{_UNSEEN}, since fun also calls "
-                    f"{_call_name(calls[0][0]) if calls else 'a loop or a solve'}, which "
-                    f"adsim does not write again op by op to read the outcomes",
-                    _OPEN_THE_CALL)
+            switch = next((c for c in self.chosen if c[2] not in _KINKS.values()), None)
+            if switch is None:          # kinks alone: their crossings not excluded
+                self.unseen_kink = True
+            else:
+                _refuse(fun, switch[0], f"{_UNSEEN}, since fun also calls "
+                        f"{_call_name(calls[0][0]) if calls else 'a loop or a solve'}, "
+                        f"which adsim does not write again op by op to read the outcomes",
+                        _OPEN_THE_CALL)
         self.selected = self._selected(point)
 
     def _selected(self, point):
@@ -197,12 +224,12 @@ class _Switches:
         return self.selections.forward(*point, *self.params)
 
     def differs(self, point):
-        """(whether a moving switch's outcome at ``point`` differs from
-        this one's, the recording to go on with)."""
+        """(whether a moving switch's outcome or a kink's side at ``point``
+        differs from this one's, the recording to go on with)."""
         try:
             self.tape.forward(*point, *self.params)
         except BranchChanged as err:
-            if err.op_index in self.guards:
+            if err.op_index in self.guards or err.op_index in self.sides:
                 return True, self
             # another branch (a switch at a fixed time, say): its own recording's outcomes
             other = _Switches(self.fun, self.G, self.params, point)
@@ -227,27 +254,40 @@ class _Switches:
         in turn bisected to 1e-9 of the segment, and where ``G`` moves there
         by more than 1e-7 of its size, on to 1e-13, where a kink
         (``max(y[0], 0.0)``, ``np.where(y > 0, a * y, b * y)``) moves ``G``
-        by that much, a jump by its size."""
+        by that much, a jump by its size. Returns whether a kink is crossed
+        on the way: a switch's outcome changed (``G`` continuous there), or
+        only kinks' sides where ``G``'s Jacobian jumps (not ``v * abs(v)``,
+        whose Jacobian is continuous)."""
         def on(s):
             return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
-        ref, start = self, 0.0
+        ref, start, crossed, ends = self, 0.0, False, []
         while True:
-            lo, hi = start, 1.0
-            for width in (1e-9, 1e-13):         # most changes are kinks, settled at 1e-9
-                while hi - lo > width:
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = (lo, mid) if ref.differs(on(mid))[0] else (mid, hi)
+            lo, hi = ref._bisected(on, start, 1.0, 1e-9)    # most changes are kinks, settled
+            if ref.kinks_only(on(hi)):
+                ends = ends or [self._slopes(on(0.0)), self._slopes(on(1.0))]
+                crossed = crossed or ref._slope_jumps(on, lo, hi, ends)
+            else:
+                crossed = True
                 jump = self._jump(on(lo), on(hi))
-                if not jump:
-                    break
-            if jump:
-                _refuse(self.fun, ref.changed(on(hi)),
-                        f"it jumps by {jump:.3g} where its outcome changes, at t = "
-                        f"{float(on(hi)[0]):.6g} (between the points t = {float(a[0]):.6g} "
-                        f"and t = {float(b[0]):.6g} of the integration)")
+                if jump:
+                    lo, hi = ref._bisected(on, lo, hi, 1e-13)
+                    jump = self._jump(on(lo), on(hi))
+                if jump:
+                    _refuse(self.fun, ref.changed(on(hi)),
+                            f"it jumps by {jump:.3g} where its outcome changes, at t = "
+                            f"{float(on(hi)[0]):.6g} (between the points t = {float(a[0]):.6g} "
+                            f"and t = {float(b[0]):.6g} of the integration)")
             ref, start = ref.at(on(hi)), hi
             if start >= 1.0 or not ref.differs(b)[0]:
-                return
+                return crossed
+
+    def _bisected(self, on, lo, hi, width):
+        """(lo, hi) narrowed to ``width`` about the first change from this
+        recording's outcomes (which hold at ``on(lo)``, not at ``on(hi)``)."""
+        while hi - lo > width:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if self.differs(on(mid))[0] else (mid, hi)
+        return lo, hi
 
     def _jump(self, left, right):
         """How far ``G`` moves from ``left`` to ``right``, when more than
@@ -259,6 +299,72 @@ class _Switches:
         return jump if jump > 1e-7 * max(np.max(np.abs(left)), np.max(np.abs(right)),
                                          1e-300) else 0.0
 
+    def kinks_only(self, point):
+        """Whether the outcomes that differ at ``point`` from this
+        recording's are kinks' sides alone."""
+        if self.kink is None or not self.kink.any():
+            return False
+        try:
+            self.tape.forward(*point, *self.params)
+            now = self._selected(point)
+        except BranchChanged as err:
+            if err.op_index in self.guards:
+                return False
+            other = _Switches(self.fun, self.G, self.params, point)
+            if other.outcomes != self.outcomes or other.selected is None or \
+                    [c[1:] for c in other.chosen] != [c[1:] for c in self.chosen]:
+                return False
+            now = other.selected
+        return bool(np.all((now == self.selected) | self.kink))
+
+    def _slope_jumps(self, on, lo, hi, ends):
+        """Whether ``G``'s Jacobian (in the time, the state and each
+        parameter) jumps from ``on(lo)`` to ``on(hi)`` (which bracket a
+        kink's change of side) by more than _SLOPE_JUMP of its size on the
+        segment (on the two sides and at its ends, whose Jacobians are
+        ``ends``), still when bisected on to 1e-13: a kink's two slopes
+        differ by about the Jacobian's size (``np.maximum(y, c)``: 1 and
+        0); a continuous Jacobian moves across the bracket by its change
+        over the segment times the bracket's width (``v * abs(v)``: 1e-13
+        of it; 3e-7 for a square root's continuity, ``v *
+        sqrt(abs(v))``); a jump above 1e-2 at 1e-9 is settled there (a
+        continuous Jacobian moving that much is less than 0.2-Hölder)."""
+        jump = self._slope_jump(on(lo), on(hi), ends)
+        if _SLOPE_JUMP < jump < 1e-2:   # not settled at 1e-9 (a kink's is about 1)
+            lo, hi = self._bisected(on, lo, hi, 1e-13)
+            jump = self._slope_jump(on(lo), on(hi), ends)
+        return jump > _SLOPE_JUMP
+
+    def _slope_jump(self, left, right, ends):
+        """The largest jump of ``G``'s Jacobian from ``left`` to ``right``,
+        each row's derivatives in each input relative to their largest
+        entry there and in ``ends`` (a stiff row's size does not hide
+        another's jump)."""
+        left, right = self._slopes(left), self._slopes(right)
+        jump = 0.0
+        for i, (l, r) in enumerate(zip(left, right)):
+            size = np.max([np.max(np.abs(j[i]), axis=1, initial=0.0)
+                           for j in (left, right, *ends)], axis=0)
+            moved = np.max(np.abs(r - l), axis=1, initial=0.0)
+            if np.any(moved > 0):
+                jump = max(jump, np.max(moved[moved > 0] / size[moved > 0]))
+        return jump
+
+    def _slopes(self, point):
+        """``G``'s Jacobian at ``point`` in each input (the time, the state,
+        each parameter), a row per output: by this recording's tape where its branches
+        hold there (a maximum's side follows the values), else recorded
+        there."""
+        inputs = (*point, *self.params)
+        with np.errstate(all="ignore"):     # points off the solution
+            try:
+                blocks = self.tape.jacobian(*inputs)
+            except BranchChanged:           # abs's other side, say
+                blocks = record(self.G, *inputs).jacobian(*inputs)
+        blocks = blocks if isinstance(blocks, (list, tuple)) else [blocks]
+        rows = np.size(blocks[0])           # d G / d t: one per row
+        return [np.asarray(j, dtype=float).reshape(rows, -1) for j in blocks]
+
     def changed(self, point):
         """The switch whose outcome differs at ``point``: a selection's when
         the branches hold there, else the first recorded branch."""
@@ -269,8 +375,9 @@ class _Switches:
             now = None
         if now is not None:
             at = 0
-            for what, size, _ in self.chosen:
-                if not np.array_equal(now[at:at + size], self.selected[at:at + size]):
+            for what, size, quotient in self.chosen:
+                if quotient not in _KINKS.values() and \
+                        not np.array_equal(now[at:at + size], self.selected[at:at + size]):
                     return what
                 at += size
         return next((what for what, _ in self.outcomes), ("comparison", "the state y"))
@@ -284,16 +391,20 @@ _OPEN_THE_CALL = ("Write the loop as a plain Python loop or the selection outsid
 _SWITCHING = _STEPS | _INDEXES | set(_WRAPS) | {"COMPARE"}
 
 
+_KINK_INSIDE = "kink"
+
+
 def _switch_inside(call):
     """The first comparison or rounding on the tapes a call holds (a
     checkpointed loop's steps, a solve's functions, a nested derivative),
     as ``"comparison or rounding (greater)"``; without the name when its
-    tapes cannot be read; None when they hold none."""
+    tapes cannot be read; else _KINK_INSIDE when they hold a maximum or a
+    minimum; None when they hold none of these."""
     try:
         tapes = list(call.file_state()[1])
     except Exception:       # a call whose tapes are code (TapeCopyError): assume a switch
         return "comparison or rounding"
-    seen = set()
+    seen, found = set(), None
     while tapes:
         tape = tapes.pop()
         if id(tape) in seen:
@@ -303,11 +414,14 @@ def _switch_inside(call):
             name = op.spec.name
             if name in _SWITCHING:
                 return f"comparison or rounding ({name.lower()})"
+            if name in _KINKS:
+                found = _KINK_INSIDE
             if name == "CALLBACK" and not isinstance(tape.callbacks[op.callback], Application):
                 inner = _switch_inside(tape.callbacks[op.callback])
-                if inner is not None:
+                if inner is not None and inner != _KINK_INSIDE:
                     return inner
-    return None
+                found = found or inner
+    return found
 
 
 def _call_name(call):
@@ -319,7 +433,8 @@ def _same(u, v):
 
 
 def _moving_switches(tape):
-    """(guards, selects, chosen, calls) on ``tape`` (inputs t, y, params): ``guards``
+    """(guards, selects, chosen, calls, sides) on ``tape`` (inputs t, y,
+    params): ``guards``
     {op index: ((op name, what it reads), (branch offset, n))} of the
     recorded branches (COMPARE) on values depending on the state, or on the
     time and a parameter; ``selects``: [(op name, what it reads)] of the
@@ -328,13 +443,16 @@ def _moving_switches(tape):
     ((op name, what it reads), result size, quotient)} of those of the state
     whose results other ops read or ``fun`` returns (``np.where(y > c, k1,
     k2)``, ``np.sign(y)``), and of its remainders (``np.mod(y, c)``: their
-    quotient, "floor" or "trunc", is the step); ``calls`` [(callback, what
-    it reads)] of the calls on such values that are not written again op by
-    op (a loop or a solve inside ``fun``)."""
+    quotient, "floor" or "trunc", is the step) and of its kinks
+    (``np.maximum(y, c)``, ``np.abs(v)``: their side, "maximum", "minimum"
+    or "abs"); ``calls`` [(callback, what it reads)] of the calls on such
+    values that are not written again op by op (a loop or a solve inside
+    ``fun``); ``sides`` {op index} of the recorded branches that are the
+    sides of such ``abs`` (kinks, not switches)."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
-    guards, steps, selects, chosen, calls = {}, {}, [], {}, []
+    guards, steps, selects, chosen, calls, sides = {}, {}, [], {}, [], set()
     ops = decode(tape)[1]
     for k, op in enumerate(ops):
         on, read = 0, []
@@ -344,9 +462,12 @@ def _moving_switches(tape):
                 read.append(ref)
         name = op.spec.name
         moving = bool(on & _STATE) or on & (_TIME | _PARAMETER) == _TIME | _PARAMETER
-        if name == "COMPARE" and moving and not _side_of_abs(op, ops[k + 1:k + 2]):
-            guards[k] = (("comparison" + _NAMES.get(op.kind, ""), _reads(on)),
-                         (op.branch_offset, op.n))
+        if name == "COMPARE" and moving:
+            if _side_of_abs(op, ops[k + 1:k + 2]):     # read as the abs's side (a kink)
+                sides.add(k)
+            else:
+                guards[k] = (("comparison" + _NAMES.get(op.kind, ""), _reads(on)),
+                             (op.branch_offset, op.n))
         elif name != "COMPARE":
             if name == "CALLBACK" and moving and \
                     not isinstance(tape.callbacks[op.callback], Application):
@@ -357,6 +478,9 @@ def _moving_switches(tape):
             if name in _WRAPS and moving:       # np.mod(y, c), np.mod(t, T): teeth that move
                 chosen[k] = ((f"remainder ({name.lower()})", _reads(on)),
                              tape.slot_size_of(op.result), _WRAPS[name])
+            elif name in _KINKS and moving:     # np.maximum(y, c), np.abs(v): sides that move
+                chosen[k] = ((f"kink ({name.lower()})", _reads(on)),
+                             tape.slot_size_of(op.result), _KINKS[name])
         if op.result >= 0:
             steps.pop(op.result, None)
             if (name in _STEPS and moving) or (name in _INDEXES and on & _STATE):
@@ -366,7 +490,7 @@ def _moving_switches(tape):
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
     if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))
         _take(steps[tape.output_slot], chosen, selects)
-    return guards, selects, chosen, calls
+    return guards, selects, chosen, calls, sides
 
 
 def _take(step, chosen, selects):
