@@ -1688,7 +1688,10 @@ QUADRATURE_AND_INTERPOLATION = {
     _BSPL.integrate: [case(lambda x: interpolate.make_interp_spline(IX, x).integrate(0.1, 1.7),
                            6)],
     interpolate.interp1d.__init__: [case(lambda x: interpolate.interp1d(IX, x, kind="cubic")(IQ),
-                                         6)],
+                                         6),
+                                    # active sample points (linear): each moves 0.02 at most
+                                    case(lambda x: interpolate.interp1d(IX + 0.02 * np.sin(x),
+                                                                        IY)(IQ), 6, "active x")],
     _POLYINT._Interpolator1D.__call__: [case(lambda x: interpolate.interp1d(IX, IY)(x), 3,
                                                domain=(0.05, 1.95))],
     interpolate.RegularGridInterpolator.__init__: [case(
