@@ -2116,7 +2116,9 @@ SPARSE = {
     sparse_linalg.inv: _sparse(lambda x: sparse_linalg.inv(_tridiagonal(x).tocsc()) @ x),
     sparse_linalg.expm: _sparse(lambda x: sparse_linalg.expm(0.1 * _tridiagonal(x).tocsc()) @ x),
     sparse_linalg.expm_multiply: _sparse(
-        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x))),
+        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x))) + _sparse(
+        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x), start=0.5,
+                                              stop=2.0, num=3, endpoint=False), "times"),
     sparse_linalg.eigsh: [case(
         lambda x: sparse_linalg.eigsh(_tridiagonal(x), k=1, which="LA")[0] * x, 5, cs=_NO_CS,
         bugs=bug(_EIGEN_FIRST_ORDER, "hvp", "sparsity"))],
