@@ -1144,3 +1144,356 @@ def sparse_kron_poisson(params, n=6):
     b = np.ones(n * n)
     u = spsolve(A.tocsr(), b)
     return u @ (A @ u) + u.max()
+
+
+# ============================ round three =============================================
+
+# ---- 68. repeated doses: segments restarted from y0 = sol.y[:, -1].copy(); y0[0] += dose -
+
+def repeated_doses(params, doses=3, tau=8.0):
+    ka, ke = params
+    y0 = np.array([100.0, 0.0])
+    troughs = []
+    for _ in range(doses):
+        sol = solve_ivp(lambda t, y: [-ka * y[0], ka * y[0] - ke * y[1]], (0, tau), y0,
+                        rtol=1e-10, atol=1e-10)
+        y0 = sol.y[:, -1].copy()
+        troughs.append(y0[1])
+        y0[0] += 100.0
+    return np.mean(troughs) + y0[1]
+
+
+# ---- 69. a model object with parameters in a dict attribute, lambda events ---------------
+
+class Population:
+    def __init__(self, **p):
+        self.p = dict(p)
+
+    def rhs(self, t, n):
+        r, K, h = self.p["r"], self.p["K"], self.p["h"]
+        return [r * n[0] * (1 - n[0] / K) - h * n[0]]
+
+
+def time_to_half_capacity(params):
+    model = Population(r=params[0], K=10.0, h=params[1])
+    half = lambda t, n: n[0] - 4.0           # noqa: E731 (as written)
+    half.terminal = True
+    sol = solve_ivp(model.rhs, (0, 50), [0.5], events=half, t_eval=np.linspace(0, 50, 101),
+                    rtol=1e-10, atol=1e-12)
+    return sol.t_events[0][0] + np.sum(sol.y[0]) * 1e-2
+
+
+# ---- 70. RK45 at SciPy's default tolerances: a growth fit over a list of experiments ----
+
+EXPERIMENTS = [(0.1, np.array([0.2, 0.39, 0.68])), (0.3, np.array([0.52, 0.8, 0.95]))]
+
+
+def growth_fit_default_tolerances(params, **tolerances):
+    r, K = params
+    sse = 0.0
+    for n0, data in EXPERIMENTS:
+        sol = solve_ivp(lambda t, n: r * n * (1 - n / K), (0, 3), [n0], t_eval=[1.0, 2.0, 3.0],
+                        **tolerances)
+        sse = sse + np.sum((sol.y[0] - data) ** 2)
+    return sse
+
+
+# ---- 71. fugacities by adsim.grad of n a_res inside a Rachford–Rice brentq -----------------
+
+def vdw_ln_phi(T, P, z):
+    """ln phi_i of a van der Waals mixture from the residual Helmholtz energy
+    of the liquid-like root, the derivative taken by adsim."""
+    import adsim
+    a = np.array([2.3, 5.5])
+    b = np.array([0.043, 0.064])
+
+    def nA_res(n, V):
+        N = np.sum(n)
+        am = n @ np.sqrt(np.outer(a, a)) @ n
+        bm = n @ b
+        return -N * np.log(1 - bm / V) - am / (0.08314 * T * V)
+
+    V = 0.08314 * T / P + np.sum(z * b)          # gas-like volume, one mole
+    Z = P * V / (0.08314 * T)
+    return adsim.grad(lambda n: nA_res(n, V))(z) - np.log(Z)
+
+
+def flash_fraction(params):
+    T, P = params
+    z = np.array([0.6, 0.4])
+    K = np.array([2.2, 0.4]) * np.exp(vdw_ln_phi(T, P, z) * 0.1)
+
+    def rr(beta):
+        return np.sum(z * (K - 1) / (1 + beta * (K - 1)))
+
+    return brentq(rr, 1e-9, 1 - 1e-9, xtol=1e-14)
+
+
+# ---- 72. a vectorised transfer matrix: (wavelengths, 2, 2) complex stacks, einsum, matmul -
+
+def stacked_tmm(params):
+    n_hi, d_hi = params
+    lam = np.linspace(500.0, 700.0, 9)
+    layers = [(n_hi, d_hi), (1.45, 95.0)] * 3
+    M = np.broadcast_to(np.eye(2, dtype=complex), (lam.size, 2, 2)).copy()
+    for n, d in layers:
+        delta = 2 * np.pi * n * d / lam
+        layer = np.empty((lam.size, 2, 2), dtype=complex)
+        layer[:, 0, 0] = np.cos(delta)
+        layer[:, 0, 1] = 1j * np.sin(delta) / n
+        layer[:, 1, 0] = 1j * n * np.sin(delta)
+        layer[:, 1, 1] = np.cos(delta)
+        M = np.einsum("wij,wjk->wik", M, layer)
+    n0, ns = 1.0, 1.52
+    B = M[:, 0, 0] + M[:, 0, 1] * ns
+    C = M[:, 1, 0] + M[:, 1, 1] * ns
+    r = (n0 * B - C) / (n0 * B + C)
+    return np.mean(np.abs(r) ** 2)
+
+
+# ---- 73. a minmod-limited finite-volume advection: np.where, np.sign, np.minimum --------
+
+def minmod_advection(params, n=40, steps=20):
+    speed, width = params
+    x = (np.arange(n) + 0.5) / n
+    u = np.exp(-((x - 0.4) / width) ** 2)
+    dx = 1.0 / n
+    dt = 0.4 * dx / speed
+    for _ in range(steps):
+        a = u - np.roll(u, 1)
+        b = np.roll(u, -1) - u
+        slope = np.where(a * b > 0, np.sign(a) * np.minimum(np.abs(a), np.abs(b)), 0.0)
+        face = u + 0.5 * (1 - speed * dt / dx) * slope
+        flux = speed * face
+        u = u - dt / dx * (flux - np.roll(flux, 1))
+    return np.sum(u * x) * dx
+
+
+# ---- 74. expm_multiply of a sparse generator with an active rate -------------------------
+
+def sparse_master_equation(params, n=12):
+    birth, death = params
+    from scipy.sparse.linalg import expm_multiply
+    up = birth * np.ones(n - 1)
+    down = death * np.arange(1, n)
+    Q = sp.diags([up, down], [-1, 1], shape=(n, n)).tolil()
+    Q.setdiag(-(np.r_[up, 0.0] + np.r_[0.0, down]))
+    p0 = np.zeros(n)
+    p0[0] = 1.0
+    p = expm_multiply(Q.tocsc(), p0, start=0, stop=2.0, num=3, endpoint=True)
+    return p[-1] @ np.arange(n) + p[1, 2]
+
+
+# ---- 75. np.vectorize with a signature: a per-row model over a design --------------------
+
+def vectorize_signature(params):
+    a, b = params
+    rows = np.array([[1.0, 0.2, 0.1], [0.5, 0.9, 0.3], [0.1, 0.4, 1.2]])
+
+    def score(row):
+        return np.log(np.sum(np.exp(a * row))) + b * row[0]
+
+    scores = np.vectorize(score, signature="(n)->()")(rows)
+    return scores.sum()
+
+
+# ---- 76. a rate constant on a @property used by the right-hand side ----------------------
+
+class Decay:
+    def __init__(self, k, temperature):
+        self.k = k
+        self.temperature = temperature
+
+    @property
+    def k_eff(self):
+        return self.k * np.exp(-1000.0 / self.temperature)
+
+    def rhs(self, t, y):
+        return -self.k_eff * y
+
+
+def decay_property(params):
+    model = Decay(params[0] * 10.0, params[1])
+    sol = solve_ivp(model.rhs, (0, 2), [1.0], rtol=1e-10, atol=1e-12)
+    return sol.y[0, -1]
+
+
+# ---- 77. a convolution model: np.convolve of an active kernel with active input ---------
+
+def convolved_response(params):
+    tau, gain = params
+    t = np.arange(0, 10, 0.5)
+    kernel = gain * np.exp(-t / tau) / tau
+    drive = np.sin(t) ** 2 + 0.1 * tau
+    out = np.convolve(drive, kernel)[: t.size] * 0.5
+    return np.sum(out ** 2) + np.correlate(out, kernel, mode="valid")[0]
+
+
+# ---- 78. a weighted histogram of samples moved by the parameters ---------------------------
+
+SAMPLES = np.random.default_rng(8).normal(size=200)
+
+
+def weighted_histogram(params):
+    shift, tilt = params
+    w = np.exp(tilt * SAMPLES)
+    hist, edges = np.histogram(SAMPLES, bins=8, range=(-3, 3), weights=w)
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    return np.sum(hist * (centres - shift) ** 2) / np.sum(hist)
+
+
+# ---- 79. a global plain parameter array written by the model, read by the rhs ------------
+
+RATES = np.array([1.0, 0.5])
+
+
+def _rates_rhs(t, y):
+    return [-RATES[0] * y[0], RATES[0] * y[0] - RATES[1] * y[1]]
+
+
+def global_rates_written(params):
+    RATES[:] = params
+    sol = solve_ivp(_rates_rhs, (0, 3), [1.0, 0.0], rtol=1e-10, atol=1e-12)
+    return sol.y[1, -1]
+
+
+# ---- 80. fixed_quad and romb of active integrands ---------------------------------------
+
+def gauss_legendre_moments(params):
+    from scipy.integrate import fixed_quad
+    a, b = params
+    m1, _ = fixed_quad(lambda x: x * np.exp(-a * x ** 2), 0.0, b, n=8)
+    m2, _ = fixed_quad(lambda x: x ** 2 * np.exp(-a * x ** 2), 0.0, b, n=8)
+    return m2 / m1
+
+
+# ---- 81. np.linalg.pinv and lstsq of an active design --------------------------------
+
+def pinv_fit(params):
+    a, b = params
+    t = np.linspace(0, 1, 8)
+    X = np.column_stack([np.ones_like(t), np.exp(-a * t), t ** b])
+    y = np.cos(3 * t)
+    beta = np.linalg.pinv(X) @ y
+    resid = y - X @ beta
+    return resid @ resid + beta[1]
+
+
+# ---- 82. logsumexp with return_sign=True over signed weights ------------------------------
+
+def signed_logsumexp(params):
+    a, b = params
+    x = np.array([a, b, 0.5 * (a + b), 1.0])
+    val, sign = logsumexp(x, b=np.array([1.0, -0.3, 0.8, -0.2]), return_sign=True)
+    return sign * np.exp(val)
+
+
+# ---- 83. a Kalman filter writing into P[:] and x[:] of preallocated plain arrays ---------
+
+def kalman_in_place(params):
+    q, r = params
+    x = np.zeros(2)
+    P = np.eye(2)
+    F = np.array([[1.0, 1.0], [0.0, 1.0]])
+    nll = 0.0
+    for z in SERIES:
+        x[:] = F @ x
+        P[:] = F @ P @ F.T + q * np.eye(2)
+        S = P[0, 0] + r
+        K = P[:, 0] / S
+        innov = z - x[0]
+        x += K * innov
+        P -= np.outer(K, P[0, :])
+        nll += 0.5 * (np.log(2 * np.pi * S) + innov ** 2 / S)
+    return nll
+
+
+# ---- 84. an UKF measurement update in matrix form: Pxz += outer, K = Pxz @ inv(Pzz) -------
+
+def ukf_matrix_update(params):
+    sx, sz = params
+    n, m = 2, 2
+    x = np.array([1.0, 0.5])
+    P = np.diag([sx, sx])
+    kappa = 1.0
+    L = np.linalg.cholesky((n + kappa) * P)
+    sig = [x] + [x + L[:, i] for i in range(n)] + [x - L[:, i] for i in range(n)]
+    w = np.full(2 * n + 1, 0.5 / (n + kappa))
+    w[0] = kappa / (n + kappa)
+    Z = [np.array([np.hypot(s[0], s[1]), np.arctan2(s[1], s[0])]) for s in sig]
+    z_mean = np.sum([wi * zi for wi, zi in zip(w, Z)], axis=0)
+    Pzz = sz * np.eye(m)
+    Pxz = np.zeros((n, m))
+    for wi, si, zi in zip(w, sig, Z):
+        dz = zi - z_mean
+        Pzz += wi * np.outer(dz, dz)
+        Pxz += wi * np.outer(si - x, dz)
+    K = Pxz @ np.linalg.inv(Pzz)
+    x_new = x + K @ (np.array([1.2, 0.45]) - z_mean)
+    P_new = P - K @ Pzz @ K.T
+    return x_new.sum() + np.trace(P_new)
+
+
+# ---- 85. einsum(optimize=True) and tensordot in a three-body contraction ------------------
+
+def contractions(params):
+    a, b = params
+    T = np.arange(24, dtype=float).reshape(2, 3, 4) / 24
+    u = np.array([a, b])
+    v = np.array([1.0, a, b])
+    w = np.linspace(0.1, 0.4, 4) * b
+    e1 = np.einsum("i,ijk,j,k->", u, T, v, w, optimize=True)
+    e2 = np.tensordot(np.tensordot(u, T, axes=1), w, axes=([1], [0])) @ v
+    return e1 + e2 ** 2
+
+
+# ---- 86. a right-hand side filling np.zeros_like(y) and np.empty, args=(dict,) -----------
+
+def _buffered_kinetics(t, y, p):
+    dydt = np.zeros_like(y)
+    r1 = p["k1"] * y[0]
+    r2 = p["k2"] * y[1] * max(y[0], 0.0)
+    dydt[0] = -r1 - r2
+    dydt[1] = r1 - r2
+    dydt[2] = 2 * r2
+    return dydt
+
+
+def _empty_kinetics(t, y, p):
+    out = np.empty(3)
+    out[0] = -p["k1"] * y[0]
+    out[1] = p["k1"] * y[0] - p["k2"] * y[1]
+    out[2] = p["k2"] * y[1]
+    return out
+
+
+def buffered_rhs_dict_args(params, method="RK45"):
+    p = {"k1": params[0], "k2": params[1]}
+    a = solve_ivp(_buffered_kinetics, (0, 4), [1.0, 0.0, 0.0], args=(p,), method=method,
+                  rtol=1e-10, atol=1e-12)
+    b = solve_ivp(_empty_kinetics, (0, 4), [1.0, 0.0, 0.0], args=(p,), method="DOP853",
+                  rtol=1e-10, atol=1e-12)
+    return a.y[2, -1] + b.y[1, -1]
+
+
+# ---- 87. AUC by the trapezoid rule over the solver's own steps (no t_eval) ---------------
+
+def auc_over_steps(params, **options):
+    ka, ke = params
+    sol = solve_ivp(lambda t, y: [-ka * y[0], ka * y[0] - ke * y[1]], (0, 24), [100.0, 0.0],
+                    **options)
+    return np.trapezoid(sol.y[1], sol.t)
+
+
+# ---- 88. RK23 with t_eval and a squared misfit, data from a list of tuples ---------------
+
+OBS_PAIRS = [(1.0, 0.62), (2.0, 0.41), (3.0, 0.25), (5.0, 0.11)]
+
+
+def rk23_misfit(params):
+    k, n = params
+    t_obs = [t for t, _ in OBS_PAIRS]
+    c_obs = np.array([c for _, c in OBS_PAIRS])
+    sol = solve_ivp(lambda t, c: -k * c ** n, (0, 5), [1.0], method="RK23", t_eval=t_obs,
+                    rtol=1e-9, atol=1e-12)
+    return np.sum((sol.y[0] - c_obs) ** 2)
