@@ -1497,3 +1497,242 @@ def rk23_misfit(params):
     sol = solve_ivp(lambda t, c: -k * c ** n, (0, 5), [1.0], method="RK23", t_eval=t_obs,
                     rtol=1e-9, atol=1e-12)
     return np.sum((sol.y[0] - c_obs) ** 2)
+
+
+# ============================ round four ================================================
+
+# ---- 89. helpers that write into the caller's plain array: apply_bc(u, ...), add_source --
+
+def apply_bc(u, left, right):
+    u[0] = left
+    u[-1] = right
+
+
+def add_source(u, strength, where):
+    u[where] += strength
+
+
+def rod_with_helpers(params, n=20, steps=40):
+    T_left, q = params
+    u = np.zeros(n)
+    dx = 1.0 / (n - 1)
+    dt = 0.4 * dx ** 2
+    for _ in range(steps):
+        apply_bc(u, T_left, 0.0)
+        lap = np.zeros(n)
+        lap[1:-1] = (u[2:] - 2 * u[1:-1] + u[:-2]) / dx ** 2
+        u += dt * lap
+        add_source(u, dt * q, slice(8, 12))
+    return u.sum() * dx
+
+
+# ---- 90. in-place arithmetic on views: reversed, strided, transposed ---------------------
+
+def view_updates(params):
+    a, b = params
+    u = np.linspace(0.0, 1.0, 9)
+    M = np.ones((3, 4))
+    for _ in range(3):
+        u[::-1] += a * u
+        u[1:-1][::2] *= 1 + 0.1 * b
+        u /= u.sum()
+        u **= 1.1
+        M.T[1] += a * u[:3]
+        M[:, ::-1][0] -= b * u[4:8]
+    np.divide(u, 1 + a, out=u)
+    return u @ u + M.sum() + M[0, 0] * M[2, 1]
+
+
+# ---- 91. running maxima and ufunc.accumulate; np.maximum.accumulate of a drawdown --------
+
+def drawdown(params):
+    mu, vol = params
+    shocks = np.sin(np.arange(30) * 1.3)
+    path = np.cumsum(mu + vol * shocks)
+    peak = np.maximum.accumulate(path)
+    growth = np.multiply.accumulate(1 + 0.01 * (mu + vol * shocks))
+    return np.max(peak - path) + growth[-1]
+
+
+# ---- 92. np.putmask, np.place, np.copyto(where=), np.put with active values ---------------
+
+def masked_writes(params):
+    a, b = params
+    x = np.linspace(-1, 1, 9)
+    y = np.zeros(9)
+    np.copyto(y, a * x ** 2, where=x > 0)
+    z = x.copy()
+    np.putmask(z, x < 0, b * x)
+    w = np.ones(9)
+    np.place(w, np.abs(x) < 0.3, [a, b])
+    v = np.zeros(9)
+    np.put(v, [1, 5, 7], [a, b, a * b])
+    return y @ z + w.sum() * v.sum()
+
+
+# ---- 93. sorting and quantiles of active samples: np.sort, np.quantile, np.percentile -----
+
+def robust_summary(params):
+    loc, scale = params
+    z = np.array([-1.2, 0.3, 2.5, -0.1, 0.8, 1.7, -2.2, 0.05])
+    s = loc + scale * z ** 3
+    srt = np.sort(s)
+    trimmed = srt[1:-1].mean()
+    iqr = np.percentile(s, 75) - np.percentile(s, 25)
+    med = np.quantile(s, 0.5)
+    order = np.argsort(s)
+    return trimmed + iqr + med + s[order[-1]]
+
+
+# ---- 94. NaN in the data: np.nansum, np.nanmean, np.nan_to_num around active weights ----
+
+NAN_DATA = np.array([1.0, np.nan, 2.5, 3.1, np.nan, 0.7])
+
+
+def nan_aware(params):
+    a, b = params
+    w = np.exp(a * np.arange(6) / 6)
+    weighted = w * NAN_DATA
+    return np.nansum(weighted) / np.nansum(w * ~np.isnan(NAN_DATA)) + np.nanmean(b * NAN_DATA) \
+        + np.sum(np.nan_to_num(b * NAN_DATA, nan=0.0) ** 2)
+
+
+# ---- 95. a Markov chain's n-step distribution by np.linalg.matrix_power -------------------
+
+def markov_power(params):
+    p_stay, q = params
+    P = np.array([[p_stay, 1 - p_stay, 0.0],
+                  [q, 1 - 2 * q, q],
+                  [0.0, 1 - p_stay, p_stay]])
+    pi = np.array([1.0, 0.0, 0.0]) @ np.linalg.matrix_power(P, 7)
+    return pi @ np.array([0.0, 1.0, 4.0])
+
+
+# ---- 96. savgol_filter, uniform_filter1d and fftconvolve on an active signal ---------------
+
+def smoothed_peak(params):
+    from scipy.ndimage import uniform_filter1d
+    from scipy.signal import fftconvolve, savgol_filter
+    amp, width = params
+    t = np.linspace(-3, 3, 61)
+    sig = amp * np.exp(-t ** 2 / (2 * width ** 2)) + 0.05 * np.sin(7 * t)
+    sg = savgol_filter(sig, 9, 3)
+    box = uniform_filter1d(sig, size=5, mode="nearest")
+    conv = fftconvolve(sig, np.exp(-np.linspace(-1, 1, 11) ** 2), mode="same")
+    return sg.max() + box[30] + conv[25] * 0.1
+
+
+# ---- 97. np.gradient with edge_order=2 on a non-uniform grid, cumulative_simpson -----------
+
+def nonuniform_gradient(params):
+    from scipy.integrate import cumulative_simpson
+    a, b = params
+    x = np.linspace(0, 1, 15) ** 1.5
+    f = np.sin(a * x) + b * x ** 2
+    df = np.gradient(f, x, edge_order=2)
+    F = cumulative_simpson(f, x=x, initial=0)
+    return np.sum(df ** 2) * 0.01 + F[-1] + F[7]
+
+
+# ---- 98. a masked array of active values (np.ma) --------------------------------------------
+
+def masked_mean(params):
+    a, b = params
+    v = a * np.linspace(0, 1, 6) + b
+    m = np.ma.masked_where(np.array([0, 1, 0, 0, 1, 0], dtype=bool), v)
+    return m.mean() + m.sum()
+
+
+# ---- 99. a linear ODE system by scipy.linalg.expm and a Lyapunov covariance ---------------
+
+def linear_system_covariance(params):
+    from scipy.linalg import expm, solve_continuous_lyapunov
+    k, c = params
+    A = np.array([[0.0, 1.0], [-k, -c]])
+    Q = np.array([[0.0, 0.0], [0.0, 1.0]])
+    Sigma = solve_continuous_lyapunov(A, -Q)
+    x1 = expm(A * 1.5) @ np.array([1.0, 0.0])
+    return np.trace(Sigma) + x1 @ x1
+
+
+# ============================ round five: more ODE fits ====================================
+
+# ---- 100. the flight time as a parameter: t_span=(0, tf) active, t_eval from linspace ---
+
+def flight_time_fit(params):
+    tf, k = params
+    t_eval = np.linspace(0, tf, 6)
+    sol = solve_ivp(lambda t, y: [-k * y[0] * y[1], k * y[0] * y[1] - 0.3 * y[1]], (0, tf),
+                    [0.9, 0.1], t_eval=t_eval, rtol=1e-10, atol=1e-12)
+    return np.sum(sol.y[1] ** 2) + sol.y[0, -1]
+
+
+# ---- 101. an event that stops at its second occurrence (terminal=2) ------------------------
+
+def second_crossing(params):
+    omega, gamma = params
+
+    def osc(t, y):
+        return [y[1], -omega ** 2 * y[0] - gamma * y[1]]
+
+    def through_zero(t, y):
+        return y[0]
+    through_zero.terminal = 2
+
+    sol = solve_ivp(osc, (0, 20), [1.0, 0.0], events=through_zero, rtol=1e-10, atol=1e-12)
+    return sol.t[-1] + sol.y[1, -1]
+
+
+# ---- 102. BDF with an event and t_eval; the state at the event -----------------------------
+
+def bdf_event_state(params):
+    k1, k2 = params
+
+    def chem(t, c):
+        return [-k1 * c[0], k1 * c[0] - k2 * c[1], k2 * c[1]]
+
+    def product_half(t, c):
+        return c[2] - 0.5
+    product_half.terminal = True
+
+    sol = solve_ivp(chem, (0, 50), [1.0, 0.0, 0.0], method="BDF", events=product_half,
+                    rtol=1e-8, atol=1e-10)
+    return sol.t_events[0][0] + sol.y_events[0][0][1]
+
+
+# ---- 103. residuals of a fit through solve_ivp for least squares: adsim.jacobian ------------
+
+T_FIT = np.array([0.5, 1.0, 1.5, 2.0, 3.0])
+Y_FIT = np.array([0.78, 0.61, 0.47, 0.37, 0.22])
+
+
+def decay_residuals(params):
+    k, y0 = params
+    sol = solve_ivp(lambda t, y: -k * y, (0, 3.0), [y0], t_eval=T_FIT, rtol=1e-10, atol=1e-12)
+    return sol.y[0] - Y_FIT
+
+
+# ---- 104. odeint with hmax and tcrit, a forcing switched off at t = 2 ------------------------
+
+def forced_odeint(params):
+    k, F = params
+
+    def rhs(y, t):
+        forcing = F if t < 2.0 else 0.0
+        return [-k * y[0] + forcing]
+
+    t = np.linspace(0, 4, 9)
+    Y = odeint(rhs, [0.0], t, hmax=0.05, tcrit=[2.0], rtol=1e-10, atol=1e-12)
+    return Y[-1, 0] + Y[4, 0]
+
+
+# ---- 105. a sensitivity-weighted objective: the misfit's gradient norm inside the model --
+
+def gradient_norm_objective(params):
+    import adsim
+
+    def misfit(q):
+        return np.sum(decay_residuals(q) ** 2)
+
+    g = adsim.grad(misfit)(params)
+    return misfit(params) + 0.1 * g @ g
