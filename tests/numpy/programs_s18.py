@@ -99,7 +99,7 @@ def enzyme_bdf(params, rtol=1e-3, atol=1e-6):
                          [kf * 1e3 * E, -kf * 1e3 * S - kr - kcat, 0.0],
                          [0.0, kcat, 0.0]])
 
-    sol = solve_ivp(rhs, [0, 20.0], [1.0, 0.0, 0.0], method="BDF", jac=jac, rtol=rtol,
+    sol = solve_ivp(rhs, [0, 8.0], [1.0, 0.0, 0.0], method="BDF", jac=jac, rtol=rtol,
                     atol=atol)
     return sol.y[2][-1]
 
@@ -172,7 +172,7 @@ def sir_final_size(params):
     global BETA, GAMMA
     BETA, GAMMA = params
     t = np.linspace(0, 60, 31)
-    Y = odeint(sir_rhs_globals, [0.99, 0.01, 0.0], t, tfirst=True, rtol=1e-10, atol=1e-12)
+    Y = odeint(sir_rhs_globals, [0.99, 0.01, 0.0], t, tfirst=True, rtol=1e-9, atol=1e-11)
     return Y[-1, 2] + np.max(Y[:, 1])
 
 
