@@ -1736,3 +1736,22 @@ def gradient_norm_objective(params):
 
     g = adsim.grad(misfit)(params)
     return misfit(params) + 0.1 * g @ g
+
+
+# ---- 106. a Bratu residual for a matrix-free Newton–Krylov solver -------------------------
+
+def bratu_residual(u, lam=2.0):
+    n = u.size
+    h = 1.0 / (n + 1)
+    up = np.concatenate(([0.0], u, [0.0]))
+    return (up[2:] - 2 * up[1:-1] + up[:-2]) / h ** 2 + lam * np.exp(u)
+
+
+# ---- 107. a free energy minimised by Newton–CG with adsim's Hessian products ---------------
+
+def landau_free_energy(x, T=0.8, J=1.0, h=0.05):
+    """Mean-field free energy of a ring of spins with magnetisations
+    m = tanh(x) (unconstrained for the minimiser)."""
+    m = np.tanh(x)
+    s = 0.5 * ((1 + m) * np.log1p(m) + (1 - m) * np.log1p(-m))
+    return -J * np.sum(m * np.roll(m, 1)) - h * np.sum(m) + T * np.sum(s)

@@ -393,3 +393,54 @@ def test_a_masked_array_of_active_values_is_refused_by_name():
     naming numpy.ma.masked_where (write the mask with np.where instead)."""
     with pytest.raises(adsim.UnsupportedOperation, match=r"numpy\.ma\.masked_where"):
         adsim.grad(prog.masked_mean)(np.array([0.7, 1.3]))
+
+
+def test_matrix_free_newton_krylov_with_adsim_jvp():
+    """Newton's method on the Bratu residual, each step's linear system
+    solved by SciPy's GMRES on a LinearOperator whose products are
+    adsim.jvp of the residual: quadratic convergence to the root fsolve
+    finds, and the products agree with adsim.jacobian's matrix."""
+    from scipy.optimize import fsolve
+    from scipy.sparse.linalg import LinearOperator, gmres
+    F = prog.bratu_residual
+    n = 20
+    u = np.zeros(n)
+    norms = []
+    for _ in range(8):
+        r = F(u)
+        norms.append(np.linalg.norm(r))
+        if norms[-1] < 1e-9:
+            break
+        J = LinearOperator((n, n), matvec=lambda v, u=u: adsim.jvp(F, (u,), (v,))[1])
+        du, info = gmres(J, -r, rtol=1e-12, atol=0.0, restart=n)
+        assert info == 0
+        u = u + du
+    assert norms[-1] < 1e-9 and len(norms) <= 6, norms
+    assert_close(u, fsolve(F, np.zeros(n), xtol=1e-13), rtol=1e-8, atol=1e-12, what="root")
+    v = np.linspace(-1, 1, n)
+    assert_close(adsim.jvp(F, (u,), (v,))[1], adsim.jacobian(F)(u) @ v, rtol=1e-12,
+                 atol=1e-9, what="jvp vs jacobian")
+
+
+def test_newton_cg_with_adsim_hvp_on_a_free_energy():
+    """A mean-field free energy minimised by Newton-CG and trust-ncg with
+    adsim.grad and adsim.hvp: the Hessian products agree with differences
+    of the gradient, both methods reach the same stationary point, and the
+    Hessian there (adsim.hessian) is positive definite."""
+    from scipy.optimize import minimize
+    f = prog.landau_free_energy
+    m0 = np.full(8, 0.1) + 0.01 * np.arange(8)
+    v = np.cos(np.arange(8))
+    assert_close(adsim.hvp(f, m0, v), central(adsim.grad(f), [m0], [v]), rtol=1e-7, atol=1e-9,
+                 what="hvp")
+    ends = []
+    for method in ("Newton-CG", "trust-ncg"):
+        res = minimize(f, m0, jac=adsim.grad(f), hessp=lambda m, p: adsim.hvp(f, m, p),
+                       method=method, options={"xtol": 1e-12} if method == "Newton-CG"
+                       else {"gtol": 1e-10})
+        assert res.success, (method, res.message)
+        assert np.max(np.abs(adsim.grad(f)(res.x))) < 1e-6
+        ends.append(res.x)
+    # (Newton-CG stops on the size of its step, about 1e-6 from the minimum here)
+    assert_close(ends[0], ends[1], rtol=1e-5, atol=1e-9, what="the two minima")
+    assert np.linalg.eigvalsh(adsim.hessian(f)(ends[0]))[0] > 0
