@@ -1755,3 +1755,121 @@ def landau_free_energy(x, T=0.8, J=1.0, h=0.05):
     m = np.tanh(x)
     s = 0.5 * ((1 + m) * np.log1p(m) + (1 - m) * np.log1p(-m))
     return -J * np.sum(m * np.roll(m, 1)) - h * np.sum(m) + T * np.sum(s)
+
+
+# ============================ round six: other codes scientists write ====================
+
+# ---- 108. a truss by finite elements: K[np.ix_(dofs, dofs)] += ke, free dofs by a mask ----
+
+TRUSS_NODES = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.5, 0.8], [1.5, 0.8]])
+TRUSS_BARS = [(0, 1), (1, 2), (0, 3), (1, 3), (1, 4), (2, 4), (3, 4)]
+
+
+def truss_compliance(params):
+    E_chord, E_web = params
+    ndof = 2 * len(TRUSS_NODES)
+    K = np.zeros((ndof, ndof))
+    for i, j in TRUSS_BARS:
+        d = TRUSS_NODES[j] - TRUSS_NODES[i]
+        L = np.linalg.norm(d)
+        c, s = d / L
+        EA = E_chord if abs(d[1]) < 1e-12 or i >= 3 else E_web
+        k = EA / L * np.array([[c * c, c * s], [c * s, s * s]])
+        ke = np.block([[k, -k], [-k, k]])
+        dofs = [2 * i, 2 * i + 1, 2 * j, 2 * j + 1]
+        K[np.ix_(dofs, dofs)] += ke
+    fixed = np.zeros(ndof, dtype=bool)
+    fixed[[0, 1, 5]] = True
+    free = ~fixed
+    F = np.zeros(ndof)
+    F[3] = -1.0
+    u = np.zeros(ndof)
+    u[free] = np.linalg.solve(K[free][:, free], F[free])
+    return F @ u
+
+
+# ---- 109. a D2Q9 lattice Boltzmann channel: streaming by np.roll into a plain f ------------
+
+D2Q9_C = np.array([[0, 0], [1, 0], [0, 1], [-1, 0], [0, -1], [1, 1], [-1, 1], [-1, -1], [1, -1]])
+D2Q9_W = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4)
+
+
+def lbm_channel(params, nx=8, ny=6, steps=6):
+    tau, force = params
+    f = np.ones((9, ny, nx)) * D2Q9_W[:, None, None]
+    for _ in range(steps):
+        rho = f.sum(axis=0)
+        ux = (np.einsum("i,iyx->yx", D2Q9_C[:, 0].astype(float), f) + 0.5 * force) / rho
+        uy = np.einsum("i,iyx->yx", D2Q9_C[:, 1].astype(float), f) / rho
+        for i in range(9):
+            cu = 3 * (D2Q9_C[i, 0] * ux + D2Q9_C[i, 1] * uy)
+            feq = rho * D2Q9_W[i] * (1 + cu + 0.5 * cu ** 2 - 1.5 * (ux ** 2 + uy ** 2))
+            f[i] += -(f[i] - feq) / tau + 3 * D2Q9_W[i] * D2Q9_C[i, 0] * force
+        for i in range(9):
+            f[i] = np.roll(np.roll(f[i], D2Q9_C[i, 0], axis=1), D2Q9_C[i, 1], axis=0)
+    return np.mean(ux) * 1e3
+
+
+# ---- 110. Lennard-Jones in a periodic box: minimum image with np.round -------------------
+
+LJ_POS = np.random.default_rng(4).uniform(0, 3.0, size=(10, 3))
+
+
+def periodic_lj(params):
+    eps, box = params
+    pos = LJ_POS * box / 3.0
+    dr = pos[:, None, :] - pos[None, :, :]
+    dr -= box * np.round(dr / box)
+    r2 = np.sum(dr ** 2, axis=-1)
+    iu = np.triu_indices(len(pos), 1)
+    inv6 = (1.0 / r2[iu]) ** 3
+    return np.sum(4 * eps * (inv6 ** 2 - inv6))
+
+
+# ---- 111. a Chebyshev collocation boundary-value problem -----------------------------------
+
+def cheb(N):
+    x = np.cos(np.pi * np.arange(N + 1) / N)
+    c = np.r_[2.0, np.ones(N - 1), 2.0] * (-1) ** np.arange(N + 1)
+    X = np.tile(x, (N + 1, 1)).T
+    dX = X - X.T
+    D = np.outer(c, 1 / c) / (dX + np.eye(N + 1))
+    D -= np.diag(D.sum(axis=1))
+    return D, x
+
+
+def chebyshev_bvp(params, N=12):
+    k, s = params
+    D, x = cheb(N)
+    A = D @ D - k ** 2 * np.eye(N + 1)
+    A = A[1:-1, 1:-1]
+    rhs = s * np.exp(x[1:-1])
+    u = np.zeros(N + 1)
+    u[1:-1] = np.linalg.solve(A, rhs)
+    w = np.polynomial.chebyshev.chebfit(x, u, N)
+    return np.polynomial.chebyshev.chebval(0.3, w) + u[N // 2]
+
+
+# ---- 112. image registration: ndimage.map_coordinates of a shifted template --------------
+
+def registration_misfit(params):
+    from scipy import ndimage
+    dx, dy = params
+    yy, xx = np.mgrid[0:16, 0:16].astype(float)
+    image = np.exp(-((xx - 8.3) ** 2 + (yy - 7.6) ** 2) / 8.0)
+    template = np.exp(-((xx - 7.0) ** 2 + (yy - 8.0) ** 2) / 8.0)
+    warped = ndimage.map_coordinates(image, [yy + dy, xx + dx], order=1, mode="nearest")
+    return np.sum((warped - template) ** 2)
+
+
+# ---- 113. Butler–Volmer: the overpotential for a current by brentq, exp of active -------
+
+def overpotential(params):
+    i0, alpha = params
+    F_RT = 96485.0 / (8.314 * 298.15)
+
+    def bv(eta, i_target):
+        return i0 * (np.exp(alpha * F_RT * eta) - np.exp(-(1 - alpha) * F_RT * eta)) - i_target
+
+    etas = [brentq(bv, -1.0, 1.0, args=(i,), xtol=1e-15) for i in (0.5, 1.0, 2.0)]
+    return np.sum(etas) * 100

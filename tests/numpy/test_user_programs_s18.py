@@ -181,6 +181,16 @@ PROGRAMS = {
     # through an ODE solve: test_third_order_through_an_ode_solve_is_refused_by_name)
     "adsim.grad of an ODE misfit inside the model": (prog.gradient_norm_objective,
                                                       np.array([0.5, 1.0]), False, True),
+    "truss K[np.ix_(dofs, dofs)] += ke, free mask": (prog.truss_compliance,
+                                                      np.array([200.0, 70.0]), True, False),
+    "lattice boltzmann np.roll streaming in place": (prog.lbm_channel, np.array([0.8, 1e-3]),
+                                                     True, False),
+    "periodic LJ minimum image np.round": (prog.periodic_lj, np.array([1.0, 3.3]), True, True),
+    "chebyshev collocation chebfit chebval": (prog.chebyshev_bvp, np.array([1.5, 0.7]), True,
+                                              False),
+    "map_coordinates registration": (prog.registration_misfit, np.array([0.3, -0.2]), True,
+                                     True),
+    "butler-volmer brentq args list": (prog.overpotential, np.array([0.1, 0.5]), True, False),
 }
 # (adaptive solvers and inner solves accurate to their tolerances)
 ADAPTIVE = {"michaelis-menten dict t_eval", "projectile terminal event",
@@ -196,7 +206,7 @@ ADAPTIVE = {"michaelis-menten dict t_eval", "projectile terminal event",
             "fugacities by adsim.grad inside brentq", "terminal=2 second crossing",
             "misfit of solve_ivp residuals", "active t_span (0, tf) and t_eval",
             "BDF terminal event state", "odeint hmax tcrit switched forcing",
-            "adsim.grad of an ODE misfit inside the model"}
+            "adsim.grad of an ODE misfit inside the model", "butler-volmer brentq args list"}
 STEPS = {"peng-robinson helmholtz": 1e-5, "pressure -dA/dV by adsim.grad": 1e-5,
          "stability eigvalsh of adsim.hessian": 1e-5,
          "minmod limiter np.where sign minimum": 1e-5}
