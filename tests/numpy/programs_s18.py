@@ -1873,3 +1873,13 @@ def overpotential(params):
 
     etas = [brentq(bv, -1.0, 1.0, args=(i,), xtol=1e-15) for i in (0.5, 1.0, 2.0)]
     return np.sum(etas) * 100
+
+
+# ---- 114. observations interpolated from the solver's steps: np.interp(t_obs, sol.t, y) ---
+
+def interpolated_observations(params, t_obs=(0.7, 2.2, 4.1), **options):
+    a, b = params
+    sol = solve_ivp(lambda t, y: [-a * y[0] + b * np.sin(t)], (0, 5), [1.0], **options)
+    if "t_eval" in options:
+        return np.sum(sol.y[0] ** 2)
+    return np.sum(np.interp(t_obs, sol.t, sol.y[0]) ** 2)
