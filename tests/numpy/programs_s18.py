@@ -1883,3 +1883,15 @@ def interpolated_observations(params, t_obs=(0.7, 2.2, 4.1), **options):
     if "t_eval" in options:
         return np.sum(sol.y[0] ** 2)
     return np.sum(np.interp(t_obs, sol.t, sol.y[0]) ** 2)
+
+
+# ---- 115. Rabi oscillations: a complex state psi' = -1j H psi by solve_ivp ------------------
+
+def rabi_population(params):
+    delta, omega = params
+    H = 0.5 * np.array([[delta, omega], [omega, -delta]])
+    psi0 = np.array([1.0 + 0j, 0.0 + 0j])
+    sol = solve_ivp(lambda t, psi: -1j * (H @ psi), (0, 4), psi0, t_eval=np.linspace(0, 4, 9),
+                    rtol=1e-10, atol=1e-12)
+    P_excited = np.abs(sol.y[1]) ** 2
+    return np.trapezoid(P_excited, sol.t) + P_excited[-1]

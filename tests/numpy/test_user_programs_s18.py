@@ -193,6 +193,8 @@ PROGRAMS = {
     "map_coordinates registration": (prog.registration_misfit, np.array([0.3, -0.2]), True,
                                      True),
     "butler-volmer brentq args list": (prog.overpotential, np.array([0.1, 0.5]), True, False),
+    # (refused until complex states were integrated, adsim/integrate/_complex_state.py)
+    "rabi complex psi' = -1j H psi": (prog.rabi_population, np.array([0.5, 1.0]), True, True),
 }
 # (adaptive solvers and inner solves accurate to their tolerances)
 ADAPTIVE = {"michaelis-menten dict t_eval", "projectile terminal event",
@@ -208,7 +210,8 @@ ADAPTIVE = {"michaelis-menten dict t_eval", "projectile terminal event",
             "fugacities by adsim.grad inside brentq", "terminal=2 second crossing",
             "misfit of solve_ivp residuals", "active t_span (0, tf) and t_eval",
             "BDF terminal event state", "odeint hmax tcrit switched forcing",
-            "adsim.grad of an ODE misfit inside the model", "butler-volmer brentq args list"}
+            "adsim.grad of an ODE misfit inside the model", "butler-volmer brentq args list",
+            "rabi complex psi' = -1j H psi"}
 STEPS = {"peng-robinson helmholtz": 1e-5, "pressure -dA/dV by adsim.grad": 1e-5,
          "stability eigvalsh of adsim.hessian": 1e-5,
          "minmod limiter np.where sign minimum": 1e-5}
