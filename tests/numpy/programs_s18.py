@@ -1,8 +1,9 @@
 """Small scientific programs written as their authors write them (round
 eighteen): ODE models fitted through solve_ivp and odeint (parameters in
-dicts, on objects, in bound methods and module globals; stiff kinetics by
-Radau, BDF and LSODA at SciPy's default tolerances; terminal and counting
-events; dense output), equations of state as Helmholtz energies whose
+dicts, on objects, in bound methods, properties, partials and module
+globals; stiff kinetics by Radau, BDF and LSODA at SciPy's default
+tolerances; terminal, repeated and restarted events; dense output; a
+complex Schrödinger state), equations of state as Helmholtz energies whose
 pressures and chemical potentials come from adsim itself, mixture-model
 likelihoods closed over data objects, Kalman and unscented filters written
 with names imported from numpy, thin-film optics with complex
