@@ -16,10 +16,9 @@ machinery inside the models, and lists of active values handed to NumPy
 None of them knows about adsim; tests/numpy/test_user_programs_s18.py
 differentiates them as they are."""
 import functools
-import math
 
 import numpy as np
-from numpy import array, dot, exp, log, outer, sqrt, zeros
+from numpy import array, dot, exp, log, outer, zeros
 from numpy.linalg import cholesky, inv
 import scipy.sparse as sp
 from scipy import special, stats
