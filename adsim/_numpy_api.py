@@ -421,7 +421,7 @@ FUNCTIONS = {
     np.digitize: ordering.digitize, np.interp: ordering.interp, np.median: ordering.median,
     np.quantile: ordering.quantile, np.percentile: ordering.percentile,
     np.sinc: elementwise.sinc, np.real: elementwise.real, np.imag: elementwise.imag,
-    np.select: elementwise.select, np.tensordot: tensordot, np.kron: kron, np.append: append,
+    np.select: elementwise.select, np.choose: elementwise.choose, np.tensordot: tensordot, np.kron: kron, np.append: append,
     np.triu: lambda m, k=0: triangle(m, k, True), np.tril: lambda m, k=0: triangle(m, k, False),
     np.diag: diag, np.rollaxis: rollaxis, np.copyto: copyto, np.fill_diagonal: fill_diagonal,
     np.put: put, np.putmask: putmask, np.place: place, np.put_along_axis: put_along_axis,

@@ -585,6 +585,12 @@ NUMPY = {
     np.imag: unary(np.imag, shapes=((), (4,))),
     np.select: [case(lambda x: np.select([x < 0.3, x > 1.0], [x ** 2, np.sin(x)], 2.0), 6),
                 case(lambda x: np.select([BOOL3], [x[:3]], x[3:]), 6, "active default")],
+    np.choose: [case(lambda x: np.choose(np.array([[0, 1, 2], [2, 1, 0]]),
+                                         [x[:3], x[3:] ** 2, np.sin(x[:3])]), 6),
+                case(lambda x: np.choose([3, -1, 4], [x[:3], 2 * x[3:]], mode="wrap"), 6,
+                     "wrap"),
+                case(lambda x: np.choose(np.array([5, 0, 1]), [x[:3], x[3:]], mode="clip"), 6,
+                     "clip")],
     np.tensordot: [case(lambda x: np.tensordot(x.reshape(2, 3), A23, axes=2), 6),
                    case(lambda x: np.tensordot(x.reshape(2, 3), A23.T, axes=1), 6, "axes=1"),
                    case(lambda x: np.tensordot(x[:6].reshape(2, 3), x[6:].reshape(2, 2),
@@ -1688,7 +1694,10 @@ QUADRATURE_AND_INTERPOLATION = {
     _BSPL.integrate: [case(lambda x: interpolate.make_interp_spline(IX, x).integrate(0.1, 1.7),
                            6)],
     interpolate.interp1d.__init__: [case(lambda x: interpolate.interp1d(IX, x, kind="cubic")(IQ),
-                                         6)],
+                                         6),
+                                    # active sample points (linear): each moves 0.02 at most
+                                    case(lambda x: interpolate.interp1d(IX + 0.02 * np.sin(x),
+                                                                        IY)(IQ), 6, "active x")],
     _POLYINT._Interpolator1D.__call__: [case(lambda x: interpolate.interp1d(IX, IY)(x), 3,
                                                domain=(0.05, 1.95))],
     interpolate.RegularGridInterpolator.__init__: [case(
@@ -2113,7 +2122,9 @@ SPARSE = {
     sparse_linalg.inv: _sparse(lambda x: sparse_linalg.inv(_tridiagonal(x).tocsc()) @ x),
     sparse_linalg.expm: _sparse(lambda x: sparse_linalg.expm(0.1 * _tridiagonal(x).tocsc()) @ x),
     sparse_linalg.expm_multiply: _sparse(
-        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x))),
+        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x))) + _sparse(
+        lambda x: sparse_linalg.expm_multiply(0.1 * _tridiagonal(x).tocsc(), np.cos(x), start=0.5,
+                                              stop=2.0, num=3, endpoint=False), "times"),
     sparse_linalg.eigsh: [case(
         lambda x: sparse_linalg.eigsh(_tridiagonal(x), k=1, which="LA")[0] * x, 5, cs=_NO_CS,
         bugs=bug(_EIGEN_FIRST_ORDER, "hvp", "sparsity"))],

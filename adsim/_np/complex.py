@@ -546,9 +546,15 @@ def cosh(z):
 
 def sqrt(z):
     """The principal square root, exp(log(z) / 2) (NumPy's branch cut, along
-    the negative real axis); at z = 0, where it has no derivative, it raises
-    as z ** 0.5 does."""
-    return binary(Op.POW, z, 0.5)
+    the negative real axis); at z = 0, where its derivative 1 / (2 sqrt z)
+    is infinite, it raises naming np.sqrt (the program wrote no power)."""
+    try:
+        return binary(Op.POW, z, 0.5)
+    except UndefinedDerivative:
+        raise UndefinedDerivative(
+            "adsim: np.sqrt of a complex value that is 0 here has no derivative (that of "
+            "sqrt(z), 1 / (2 sqrt(z)), is infinite at 0); keep its argument away from 0, as "
+            "a grid point where it vanishes (sqrt(k**2 - q**2 + 0j) at q = k) does not") from None
 
 
 # ---- inverse circular and hyperbolic functions --------------------------------

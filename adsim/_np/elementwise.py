@@ -113,6 +113,26 @@ def select(condlist, choicelist, default=0):
     return layout.in_order(out, "C") if isinstance(out, Active) else np.asarray(out, dtype=float)
 
 
+def choose(a, choices, out=None, mode="raise"):
+    """``choices[a[i]][i]`` with a, the choices and the result broadcast
+    together (NumPy's choose), as np.select of ``a == k``: the integer data
+    ``a`` picks, the chosen values carry the derivative."""
+    if out is not None:
+        raise UnsupportedOperation("adsim: np.choose with out= would write into a plain "
+                                   "array; use its result")
+    index = np.asarray(current(a) if isinstance(a, Active) else a)
+    if index.dtype.kind not in "iub":
+        raise TypeError(f"np.choose: the index array must be of integer type, not {index.dtype}")
+    count = len(choices)
+    if mode == "wrap":
+        index = index % count
+    elif mode == "clip":
+        index = np.clip(index, 0, count - 1)
+    elif np.any((index < 0) | (index >= count)):
+        raise ValueError("invalid entry in choice array")
+    return select([index == k for k in range(count)], list(choices))
+
+
 def copysign(x1, x2):
     """|x1| with the sign of x2. The sign is piecewise constant in x2: for an
     active x2 it is a recorded comparison (a NaN x2 keeps its sign; comparisons

@@ -74,6 +74,15 @@ NEAR_SOLUTION_RTOL = np.sqrt(np.finfo(float).eps)
 """How far (relative to the point) one Newton step from a point SciPy
 flagged as not converged may reach for the point to count as a solution."""
 
+NEAR_DIFFERENCED_MINIMUM_RTOL = 100 * NEAR_SOLUTION_RTOL
+"""The same for a minimiser whose gradient SciPy takes by forward
+differences (no ``jac``): their error, about sqrt(eps) (h f''/2 + f/h eps)
+with h = sqrt(eps) |x|, keeps BFGS a Newton step of sqrt(eps) (1/2 +
+|f| / (f'' |x|^2)) from the minimum, which is a few times sqrt(eps) for a
+well-scaled objective and up to 100 times for one whose value is 100
+times its curvature term; the derivative there is still closer than at
+the default gtol=1e-5 of a solve SciPy calls successful."""
+
 
 def transcribed(inner):
     """The function of ``inner`` (a RecordingInner, or a SavedInner loaded
@@ -317,7 +326,7 @@ class Stationarity:
         return [m.T @ weight for m in self._second(x, params)[1:]]
 
 
-def solution_to_rounding(system, x, params):
+def solution_to_rounding(system, x, params, rtol=NEAR_SOLUTION_RTOL):
     """Whether ``x``, where SciPy stopped short of its own test, is a
     solution of ``system`` up to rounding. SciPy's hybr stops with "no
     further improvement" or "not making good progress", BFGS with "precision
@@ -325,9 +334,10 @@ def solution_to_rounding(system, x, params):
     than it allows (a residual of one unit in the last place of a pressure
     of 4e6); the program, which reads ``x`` and not ``success``, goes on.
     Then one Newton step ``F_x^{-1} F(x)`` is within
-    :data:`NEAR_SOLUTION_RTOL` of ``x``, and the derivative by the implicit
-    function theorem at ``x`` is off by about as little; a point far from a
-    solution, or where ``F_x`` is singular, is not one."""
+    ``rtol`` (:data:`NEAR_SOLUTION_RTOL`, or :data:`NEAR_DIFFERENCED_MINIMUM_RTOL`
+    for a minimiser on differenced gradients) of ``x``, and the derivative
+    by the implicit function theorem at ``x`` is off by about as little; a
+    point far from a solution, or where ``F_x`` is singular, is not one."""
     x = np.asarray(x, dtype=float).reshape(-1)
     if not np.all(np.isfinite(x)):
         return False
@@ -337,7 +347,7 @@ def solution_to_rounding(system, x, params):
     except UndefinedDerivative:
         return False
     return bool(np.all(np.isfinite(step))) and \
-        np.linalg.norm(step) <= NEAR_SOLUTION_RTOL * np.linalg.norm(x)
+        np.linalg.norm(step) <= rtol * np.linalg.norm(x)
 
 
 def _key(arrays):

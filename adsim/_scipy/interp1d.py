@@ -10,7 +10,10 @@ Evaluation follows SciPy's code with recorded operations:
 
 - ``linear``: the piece is found as SciPy's ``_call_linear`` finds it
   (searchsorted side ``left``): at an inner data point the derivative in
-  x is the slope of the piece on the left;
+  x is the slope of the piece on the left; the sample points ``x`` may be
+  active too (a fitted breakpoint), as in ``np.interp`` with an active
+  ``xp``: the piece of each point is then a recorded decision, which
+  replays check;
 - ``nearest``, ``nearest-up``, ``previous``, ``next``: the chosen data
   value (derivative 0 in x);
 - spline kinds: the B-spline, derivative of the piece on the right;
@@ -20,6 +23,8 @@ Evaluation follows SciPy's code with recorded operations:
 import numpy as np
 import scipy.interpolate as si
 
+from .._active import Active
+from .._np.core import active_leaves
 from ..errors import UnsupportedOperation
 from . import collocation, splines
 from .arrays import array, now
@@ -27,13 +32,24 @@ from .arrays import array, now
 
 def interp1d_init(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=None,
                   fill_value=np.nan, assume_sorted=False):
+    active_x = None
+    if kind == "linear" and (isinstance(x, Active) or active_leaves(x)):
+        active_x = array(x, "scipy.interpolate.interp1d")
+        x = now(active_x)
     x, fill_value = splines.plain_arguments("interp1d", x=x, fill_value=fill_value)
     y = array(y, "scipy.interpolate.interp1d")
     si.interp1d.__init__(self, x, now(y), kind=kind, axis=axis, copy=copy,
                          bounds_error=bounds_error, fill_value=fill_value,
                          assume_sorted=assume_sorted)
-    if not assume_sorted:
-        y = np.take(y, np.argsort(np.asarray(x), kind="mergesort"), axis=axis)
+    order = None if assume_sorted else np.argsort(np.asarray(x), kind="mergesort")
+    if order is not None:
+        y = np.take(y, order, axis=axis)
+    if active_x is not None:
+        if np.isnan(np.asarray(self.x)).any():
+            raise UnsupportedOperation("adsim: interp1d with NaN in an active x: SciPy gives "
+                                       "NaN everywhere; remove the NaN points")
+        self._adsim_x = np.reshape(active_x, (-1,)) if order is None else \
+            np.take(np.reshape(active_x, (-1,)), order)
     self.y = y
     self._y = np.reshape(np.moveaxis(y, self.axis, 0), (np.shape(y)[self.axis], -1))
     if self._kind == "spline":
@@ -55,9 +71,15 @@ def _do_extrapolate(fill_value):
     return isinstance(fill_value, str) and fill_value == "extrapolate"
 
 
+def _sample_points(self):
+    """The sample points, sorted: the active ones where they are (linear)."""
+    x = getattr(self, "_adsim_x", None)
+    return np.asarray(self.x) if x is None else x
+
+
 def _values(self, xf):
     """The interpolant at the flat points ``xf``, shape (len(xf), columns)."""
-    x, y2, n = np.asarray(self.x), self._y, len(self.x)
+    x, y2, n = _sample_points(self), self._y, len(self.x)
     kind = self._kind
     if kind == "linear":
         hi = np.clip(np.searchsorted(x, xf), 1, n - 1)
@@ -96,7 +118,8 @@ def interp1d_call(self, x):
     xf = np.reshape(x, (-1,))
     out = _values(self, xf)
     if not self._extrapolate:
-        below, above = xf < self.x[0], xf > self.x[-1]
+        x = _sample_points(self)
+        below, above = xf < x[0], xf > x[-1]
         if self.bounds_error and (np.any(below) or np.any(above)):
             self._check_bounds(now(xf))         # raises SciPy's ValueError
         fill_below, fill_above = _fills(self)

@@ -18,7 +18,7 @@ _BSPL = "scipy.interpolate._bsplines"
 
 
 # where the objects keep data that routed constructors make active
-_DATA = ("_c", "_y", "_values", "_adsim_d")
+_DATA = ("_c", "_y", "_values", "_adsim_d", "_adsim_x")
 
 
 def _holds_active(args, kwargs):

@@ -31,7 +31,8 @@ from ..api import grad, jacobian
 from ..errors import SolverNotConverged, UnsupportedOperation
 from .bound_parameters import MOVING, markers, parametrised, substituted
 from .callbacks import CallbackWatch
-from .implicit import Equations, Stationarity, qualified, solution_to_rounding
+from .implicit import (NEAR_DIFFERENCED_MINIMUM_RTOL, NEAR_SOLUTION_RTOL, Equations,
+                       Stationarity, qualified, solution_to_rounding)
 from .implicit_file import TAKE_A_VECTOR, residual_system, saved_call, taped_functions
 from .solution_op import ImplicitSolution
 
@@ -54,13 +55,14 @@ class Spec:
     function's value at the solution or its derivatives there (``fun``,
     ``cost``, ``jac``, ``grad``) made again from ``at(x, *params)``, the
     function with the active parameters, on the active solution (they move
-    with the parameters as the solution does)."""
+    with the parameters as the solution does); near_rtol: how close to a
+    solution a point SciPy flags must be to stand (solution_to_rounding)."""
 
     def __init__(self, kind, function, start, x_shape, run, answer, first_of=False, lifted=(),
-                 check=None, refresh=None):
+                 check=None, refresh=None, near_rtol=NEAR_SOLUTION_RTOL):
         self.kind, self.function, self.start, self.x_shape = kind, function, start, x_shape
         self.run, self.answer, self.first_of, self.lifted = run, answer, first_of, lifted
-        self.check, self.refresh = check, refresh
+        self.check, self.refresh, self.near_rtol = check, refresh, near_rtol
 
 
 # ---- the solvers ---------------------------------------------------------------------
@@ -213,7 +215,14 @@ def _minimize(a):
         return res, res.x, bool(res.success), res.message
     return Spec("minimum", "fun", "x0", _flat_shape(a["x0"]), run, _with_x,
                 first_of=a.get("jac") is True, lifted=("jac", "hess", "hessp"),
-                check=_bounds_check("minimize", a.get("bounds")), refresh=with_fun)
+                check=_bounds_check("minimize", a.get("bounds")), refresh=with_fun,
+                near_rtol=_near_rtol(a.get("jac") is None or isinstance(a.get("jac"), str)))
+
+
+def _near_rtol(differenced):
+    """How close a flagged solve must be to stand: a minimiser whose gradient
+    SciPy differences stops farther from the minimum (implicit.py)."""
+    return NEAR_DIFFERENCED_MINIMUM_RTOL if differenced else NEAR_SOLUTION_RTOL
 
 
 def _minimize_scalar(a):
@@ -296,7 +305,8 @@ def _legacy_minimiser(solver):
                 return (x,) + raw[1:]
             return (x, raw[-1]) if a.get("retall") else x
         return Spec("minimum", function, "x0", _flat_shape(a["x0"]), run, answer, lifted=lifted,
-                    refresh=with_value_second)
+                    refresh=with_value_second,
+                    near_rtol=_near_rtol(bool(lifted) and a.get(lifted[0]) is None))
     return spec
 
 
@@ -559,8 +569,8 @@ def differentiated_solve(solver, original, signature, arguments, spec=None):
             x_start = within_bounds(solver, this["bounds"], x_start)
         x, raw = run_solver(solver, spec, original, this, x0.shape, functions_at(values),
                             takes_args, x_start,
-                            near_solution=(lambda x: solution_to_rounding(system, x, values))
-                            if own_start else None)
+                            near_solution=(lambda x: solution_to_rounding(
+                                system, x, values, spec.near_rtol)) if own_start else None)
         first.setdefault("raw", raw)
         first.setdefault("shape", x.shape)
         if not saved.recorded and saved.why_not is None:

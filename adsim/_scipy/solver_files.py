@@ -106,7 +106,8 @@ def read_solution(state, tapes):
             x_start = within_bounds(solver, this["bounds"], x_start)
         return run_solver(solver, spec, original, this, x0_shape, functions(values),
                           takes_args, x_start,
-                          near_solution=(lambda x: solution_to_rounding(system, x, values))
+                          near_solution=(lambda x: solution_to_rounding(
+                              system, x, values, spec.near_rtol))
                           if own_start else None)[0].reshape(-1)
     solution = ImplicitSolution(system, solve, first)
     solution._start = start

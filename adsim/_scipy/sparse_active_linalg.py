@@ -261,14 +261,19 @@ def _dense_size_checked(A, name):
 
 
 def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
-    """exp(A) B for a matrix of active values (dense: expm's rule)."""
+    """exp(A) B for a matrix of active values (dense: expm's rule); with
+    ``start``, ``stop``, ``num``, ``endpoint``, exp(t A) B at each t of
+    SciPy's ``np.linspace`` of them (its defaults), stacked on a first axis."""
     import scipy.linalg
-    if start is not None or stop is not None or num is not None:
-        raise UnsupportedOperation("adsim: scipy.sparse.linalg.expm_multiply of a matrix of "
-                                   "active values at several times (start, stop, num): call it "
-                                   "once per time t with t * A")
     _dense_size_checked(A, "expm_multiply")
-    return scipy.linalg.expm(A.toarray()) @ B
+    dense = A.toarray()
+    if all(v is None for v in (start, stop, num, endpoint)):
+        return scipy.linalg.expm(dense) @ B
+    spacing = {} if num is None else {"num": num}
+    if endpoint is not None:
+        spacing["endpoint"] = endpoint
+    times = np.linspace(start, stop, **spacing)
+    return np.stack([scipy.linalg.expm(t * dense) @ B for t in times])
 
 
 for _rule in (norm, eigsh, svds, expm_multiply, inv, expm):

@@ -11,6 +11,7 @@ from .._np.core import active_leaves, tape_of
 from .._np.elementwise import stop_gradient
 from .._record.creation import current_tape, suspended
 from ..errors import AdsimError, InvalidArgumentValue, MixedRecordings
+from ._complex_state import complex_solve, is_complex_state
 from ._drive import Run
 from ._events import Events
 from .._nesting.nested import reads_recorded_values
@@ -144,7 +145,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     are located on each step's interpolant; their times are differentiable
     (implicit function theorem). Not differentiated (with active values
     each raises ``adsim.UnsupportedOperation``; a call without any is
-    SciPy's): solver classes other than SciPy's, complex ``y0``. Not
+    SciPy's): solver classes other than SciPy's, a complex ``y0`` with an
+    implicit method (the explicit ones integrate it: _complex_state.py). Not
     supported either: Hessian-vector products through ``Radau``/``BDF``
     with adsim's sparse Jacobian and through event times. See
     docs/integrate.md.
@@ -163,6 +165,12 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             raise
     name = check_method(method)
     follow_steps = flag(follow_steps, "follow_steps", "integrate.solve_ivp")
+    if is_complex_state(y0):
+        def solve_pairs(split_fun, split_y0, split_events, split_options, pairs):
+            return _solve_ivp(split_fun, t_span, split_y0, name, t_eval, dense_output,
+                              split_events, vectorized, args, memory_limit, snapshots, stats,
+                              False, pairs=pairs, **split_options)
+        return complex_solve(solve_pairs, name, fun, y0, events, options, follow_steps)
     # LSODA's own options serve SciPy's solve only, not its donor's
     adsim_options = {k: v for k, v in options.items()
                      if not (name == "LSODA" and k in LSODA_ONLY)}
@@ -222,8 +230,11 @@ def _lsoda(solve, fun, t_span, y0, t_eval, dense_output, events, vectorized, arg
 
 
 def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, args,
-               memory_limit, snapshots, stats, follow_steps, values_only=False, **options):
-    """solve_ivp by the method ``name`` (checked), in adsim's integrator."""
+               memory_limit, snapshots, stats, follow_steps, values_only=False, pairs=None,
+               **options):
+    """solve_ivp by the method ``name`` (checked), in adsim's integrator;
+    ``pairs``: a complex state of that many components held as real and
+    imaginary parts (adsim/integrate/_complex_state.py)."""
     known = _EXPLICIT_OPTIONS if name in EXPLICIT else _IMPLICIT_OPTIONS
     warn_extraneous([k for k in options if k not in known])
     t0, tf = check_t_span(t_span)
@@ -260,6 +271,7 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     rhs = RightHandSide(fun, n, vectorized)
     solver = _solver(name, rhs, direction, rtol, atol, max_step, options, n)
     solver.follow_steps = follow_steps
+    solver.pairs = pairs
     if n == 0 or tf == t0:
         njev = 0 if name in EXPLICIT or solver.jacobian.constant else 1
         result = _trivial(rhs, t0, tf, y0, t_eval, args, njev)
@@ -276,7 +288,8 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     # a later recording of this integration starts from its step variants
     setup = None if group is None else StepSetup(
         given, args, settings_of(name, values_only, vectorized, follow_steps, n, direction,
-                                 rtol, atol, max_step, first_step, _event_settings(given[2])),
+                                 rtol, atol, max_step, first_step, _event_settings(given[2]),
+                                 pairs),
         budgeted=memory_limit is not None or snapshots is not None)
     switches = moving_switches(fun, vectorized, args, t0, y0) \
         if not values_only and active_leaves([t0, y0, args]) else None
@@ -437,7 +450,7 @@ def _only_scipy_has(method, dense_output, y0):
     if isinstance(method, type):
         return not (method.__module__.startswith("scipy.integrate") and
                     method.__name__ in SUPPORTED)
-    # a complex active y0 is refused below, by name; a plain one is SciPy's
+    # a complex active y0 is adsim's (_complex_state.py); a plain one is SciPy's
     return not isinstance(y0, ComplexActive) and not active_leaves(y0) and np.iscomplexobj(y0)
 
 

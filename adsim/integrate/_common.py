@@ -15,7 +15,8 @@ from .._np.elementwise import stop_gradient
 from .._active import Active
 from ._piecewise import at_least, larger, magnitude, smaller
 
-__all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "select_initial_step",
+__all__ = ["EPS", "SAFETY", "MIN_FACTOR", "MAX_FACTOR", "norm", "state_magnitude",
+           "state_norm", "select_initial_step",
            "min_step", "spacing_bound", "powers", "along_times"]
 
 EPS = np.finfo(float).eps
@@ -30,7 +31,26 @@ def norm(x):
     return np.linalg.norm(x) / x.size ** 0.5
 
 
-def select_initial_step(call, t0, y0, t_bound, max_step, f0, direction, order, rtol, atol):
+def state_magnitude(y, pairs=None):
+    """``|y|`` as SciPy's scales take it. A complex state of ``pairs``
+    components is held as its real parts followed by its imaginary parts
+    (adsim/integrate/_complex_state.py): each pair's modulus, on both halves,
+    as SciPy's ``np.abs`` of the complex state. It steers the steps only, so
+    it passes no derivative (the modulus has none where a component is 0)."""
+    if pairs is None:
+        return magnitude(y)
+    modulus = stop_gradient(np.hypot(y[:pairs], y[pairs:]))
+    return np.concatenate([modulus, modulus])
+
+
+def state_norm(x, pairs=None):
+    """:func:`norm` of a state; of a complex one held as pairs, the norm of
+    the complex vector (its ``pairs`` components, as SciPy's)."""
+    return norm(x) if pairs is None else np.linalg.norm(x) / pairs ** 0.5
+
+
+def select_initial_step(call, t0, y0, t_bound, max_step, f0, direction, order, rtol, atol,
+                        pairs=None):
     """First step size from the scaled norms of y0, f0 and of a difference
     quotient of f (one more evaluation of the right-hand side ``call``).
 
@@ -44,9 +64,9 @@ def select_initial_step(call, t0, y0, t_bound, max_step, f0, direction, order, r
     interval_length = magnitude(t_bound - t0)
     if interval_length == 0.0:
         return 0.0
-    scale = atol + magnitude(y0) * rtol
-    d0 = norm(y0 / scale)
-    d1 = norm(f0 / scale)
+    scale = atol + state_magnitude(y0, pairs) * rtol
+    d0 = state_norm(y0 / scale, pairs)
+    d1 = state_norm(f0 / scale, pairs)
     if d0 < 1e-5 or d1 < 1e-5:
         h0 = 1e-6
     else:
@@ -54,7 +74,7 @@ def select_initial_step(call, t0, y0, t_bound, max_step, f0, direction, order, r
     h0 = smaller(h0, interval_length)
     y1 = y0 + h0 * direction * f0
     f1 = call(t0 + h0 * direction, y1)
-    d2 = norm((f1 - f0) / scale) / h0
+    d2 = state_norm((f1 - f0) / scale, pairs) / h0
     if d1 <= 1e-15 and d2 <= 1e-15:
         h1 = larger(1e-6, h0 * 1e-3)
     else:
@@ -130,6 +150,7 @@ class Stepper:
     dense_evaluations = 0       # evaluations of fun the interpolant of a step adds
                                 # (count_dense adds them to a state's count)
     follow_steps = False        # derivatives follow the step sizes (see controlled)
+    pairs = None                # a complex state's components, held as pairs (state_norm)
 
     def __init__(self, rhs, direction, rtol, atol, max_step):
         self.rhs = rhs
@@ -169,7 +190,7 @@ class Stepper:
             return f0, first_step, 1
         h_abs = select_initial_step(lambda t, y: self.rhs(t, y, args), t0, y0, t_bound,
                                     self.max_step, f0, self.direction, error_order, self.rtol,
-                                    self.atol)
+                                    self.atol, self.pairs)
         # a NaN first step (fun NaN at the start: SciPy's solve then runs for
         # ever) becomes 0: the smallest step is tried, rejected, and the
         # integration fails with status -1

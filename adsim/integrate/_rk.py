@@ -20,8 +20,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._active import Active
-from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, along_times, min_step, norm,
-                      powers, spacing_bound, stage_sums)
+from ._common import (MAX_FACTOR, MIN_FACTOR, SAFETY, Stepper, along_times, min_step, powers,
+                      spacing_bound, stage_sums, state_magnitude, state_norm)
 from ._piecewise import at_least, larger, magnitude, smaller
 from ._rhs import FAILED, FINISHED, RUNNING, set_row
 
@@ -108,7 +108,8 @@ class ExplicitRungeKutta(Stepper):
         h = t_new - t
         h_abs = h if d > 0 else magnitude(h)     # h >= 0 forwards (t_new >= t)
         y_new, K = self._stages(t, y, s, h, args)
-        scale = self.atol + larger(magnitude(y), magnitude(y_new)) * self.rtol
+        scale = self.atol + larger(state_magnitude(y, self.pairs),
+                                   state_magnitude(y_new, self.pairs)) * self.rtol
         error_norm = self._error_norm(K, h, scale)
         exponent = self.tableau.error_exponent
         if error_norm < 1:
@@ -154,7 +155,7 @@ class ExplicitRungeKutta(Stepper):
     def _error_norm(self, K, h, scale):
         tab = self.tableau
         if tab.E is not None:
-            return norm(combine(K, tab.E, K.shape[0]) * h / scale)
+            return state_norm(combine(K, tab.E, K.shape[0]) * h / scale, self.pairs)
         # DOP853: the 5th-order estimate, corrected by the 3rd-order one
         err5 = combine(K, tab.E5, K.shape[0]) / scale
         err3 = combine(K, tab.E3, K.shape[0]) / scale
@@ -163,7 +164,8 @@ class ExplicitRungeKutta(Stepper):
         if err5_norm_2 == 0 and err3_norm_2 == 0:
             return 0.0
         denom = err5_norm_2 + 0.01 * err3_norm_2
-        return magnitude(h) * err5_norm_2 / np.sqrt(denom * scale.shape[0])
+        components = scale.shape[0] if self.pairs is None else self.pairs
+        return magnitude(h) * err5_norm_2 / np.sqrt(denom * components)
 
     # ---- dense output ----------------------------------------------------------
     def dense(self, s, t, args):

@@ -31,13 +31,19 @@ def test_options_only_scipy_has_are_scipys_on_plain_calls_and_differentiated_on_
     assert np.isclose(adsim.grad(closure)(k), -np.exp(-0.5), rtol=1e-3)
 
 
-def test_complex_and_non_numeric_states_are_refused():
+def test_complex_states_by_implicit_methods_and_non_numeric_states_are_refused():
     from scipy.integrate import solve_ivp as scipy_solve_ivp
     plain = solve_ivp(decay, (0, 1), np.array([1 + 1j]))          # SciPy's, on a plain call
     np.testing.assert_array_equal(plain.y, scipy_solve_ivp(decay, (0, 1), np.array([1 + 1j])).y)
+    # (a complex active state is integrated by the explicit methods:
+    # tests/integrate/test_complex_states.py)
+    g = adsim.grad(lambda a: solve_ivp(decay, (0, 1), np.array([1 + 1j]) * a, rtol=1e-10,
+                                       atol=1e-12).y.real[0, -1])(np.array(1.0))
+    np.testing.assert_allclose(g, scipy_solve_ivp(decay, (0, 1), np.array([1.0]), rtol=1e-10,
+                                                  atol=1e-12).y[0, -1], rtol=1e-12)
     with pytest.raises(adsim.UnsupportedOperation, match="complex"):
-        adsim.grad(lambda a: solve_ivp(decay, (0, 1), np.array([1 + 1j]) * a).y.real[0, -1])(
-            np.array(1.0))
+        adsim.grad(lambda a: solve_ivp(decay, (0, 1), np.array([1 + 1j]) * a,
+                                       method="Radau").y.real[0, -1])(np.array(1.0))
     with pytest.raises(TypeError, match="real numbers"):
         solve_ivp(decay, (0, 1), np.array(["a"]))
     with pytest.raises(adsim.UnsupportedOperation, match="complex"):

@@ -117,8 +117,7 @@ STEPS = {"american put in-place tree": 1e-4, "sphere CubicSpline drag table": 1e
                                   (prog.leader_revenue, np.array([2.0, 0.5]))])
 def test_inner_minimisers_accurate_to_their_tolerance(f, x):
     """trust-krylov given adsim's gradient and Hessian products, and BFGS on
-    its own difference gradients (gtol=1e-7; tighter, it stops at
-    "precision loss", which adsim refuses as not converged): their
+    its own difference gradients (gtol=1e-7): their
     solutions, and so the derivatives by the implicit function theorem,
     agree with differences to about 1e-5, and a replay (SciPy run again
     from the previous solution) with the first solve to about 1e-7."""

@@ -12,7 +12,7 @@ import scipy.sparse.linalg as spla
 import adsim
 from adsim.errors import UnsupportedAttribute, UnsupportedOperation
 from adsim.testing import check_grads
-from fdcheck import assert_close
+from fdcheck import assert_close, central
 
 N = 10
 H = 1.0 / (N + 1)
@@ -185,6 +185,26 @@ def test_expm_multiply_of_an_active_generator():
 
     with pytest.raises(UnsupportedOperation, match="expm_multiply"):
         adsim.grad(heat_large)(np.zeros(401))
+
+
+def test_expm_multiply_at_several_times_is_scipys_stack():
+    """start, stop, num, endpoint (SciPy's linspace of them, its defaults
+    where left out, 50 times): the value is SciPy's stack over the times,
+    and the gradient agrees with differences."""
+    def heat(k, **times):
+        A = -1e-2 * LAPLACIAN - sp.diags(k)
+        return spla.expm_multiply(A.tocsr(), np.linspace(1.0, 2.0, N), start=0.0, stop=1.5,
+                                  **times)
+
+    k = np.linspace(0.0, 0.2, N)
+    for times in ({"num": 4}, {"num": 3, "endpoint": False}, {}):
+        def loss(k):
+            return np.sum(heat(k, **times) ** 2)
+        value, g = adsim.value_and_grad(loss)(k)
+        assert_close(value, loss(k), 1e-12, 0.0, "value")
+        if times:
+            v = np.cos(np.arange(N))
+            assert_close(g @ v, central(loss, [k], [v]), 1e-8, 1e-12, "gradient")
 
 
 def test_todense_of_an_spmatrix_is_refused_and_of_an_sparray_works():

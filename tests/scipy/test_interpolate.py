@@ -12,7 +12,7 @@ import scipy.interpolate as si
 
 import adsim as ad
 from adsim.errors import BranchChanged, UnsupportedOperation
-from fdcheck import assert_close, check_tape
+from fdcheck import assert_close, central, check_tape
 
 X = np.array([0.0, 0.3, 0.7, 1.2, 1.6, 2.0])
 Y = np.sin(2.0 * X) + 0.3 * X
@@ -219,3 +219,34 @@ def test_ppoly_and_bspline_made_from_active_coefficients():
     check_tape(lambda c: si.PPoly(c, X).integrate(0.1, 1.8), [spline.c], rtol=1e-6, order=1)
     b = si.make_interp_spline(X, Y)
     check_tape(lambda c: si.BSpline(b.t, c, 3).derivative()(XQ), [b.c], rtol=1e-6, order=1)
+
+
+def test_interp1d_linear_on_active_sample_points():
+    """A fitted breakpoint: interp1d's linear kind with active (unsorted) x,
+    2-d y along axis 1, a fill pair and extrapolation, against differences;
+    a replay whose points change order raises BranchChanged; the other kinds
+    still refuse active x by name."""
+    Q = np.array([-0.5, 0.2, 0.9, 1.4, 1.9, 2.5])
+
+    def filled(p):
+        xs = np.array([2.0, p[1], p[0], 0.0])
+        line = si.interp1d(xs, np.array([2.0, 0.5, 1.0, 0.0]), bounds_error=False,
+                           fill_value=(0.3, 0.7))
+        return np.sum(line(Q) ** 2 * np.arange(1, 7))
+
+    def extrapolated(p):
+        line = si.interp1d(np.array([0.0, p[0], 2.0]),
+                           np.array([[0.0, 1.0, 0.5], [1.0, 2.0, 3.0]]) * p[1], axis=1,
+                           fill_value="extrapolate")
+        return np.sum(line(Q[::2]) ** 2)
+
+    p = np.array([0.6, 1.3])
+    for f in (filled, extrapolated):
+        want = [central(f, [p], [e], 1e-4) for e in np.eye(2)]
+        assert_close(ad.grad(f)(p), want, rtol=1e-8, atol=1e-10)
+    tape = ad.record(filled, p)
+    with pytest.raises(ad.BranchChanged):
+        tape.gradient(np.array([1.5, 1.3]))
+    with pytest.raises(UnsupportedOperation, match="active x"):
+        ad.grad(lambda p: si.interp1d(np.r_[0.0, p[0], 2.0], [0.0, 1.0, 0.0],
+                                      kind="nearest")(0.4))(p)
