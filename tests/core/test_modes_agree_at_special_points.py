@@ -19,8 +19,9 @@ The rule they share (docs/tape.md, "Zero times infinity"; docs/numpy.md,
 "Ties of max and min"): a zero factor of the chain rule contributes zero
 whichever side it is on, so a norm at 0 has the zero subgradient, the side
 np.where does not take passes nothing, and the derivative behind an
-overflow (a partial 1/inf) is 0; a partial that is itself NaN (hypot at the
-origin) makes the derivative NaN in every mode; at a tie the whole
+overflow (a partial 1/inf) is 0; hypot at the origin has the norm's zero
+subgradient; a partial that is itself NaN (a / b at 0 / 0) makes the
+derivative NaN in every mode; at a tie the whole
 derivative goes to the element the value is taken from.
 
 One thing the rule cannot make agree, and which the random programs avoid
