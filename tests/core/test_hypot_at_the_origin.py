@@ -16,7 +16,7 @@ import pytest
 
 import adsim
 
-# (hypot form, norm form, a point with a zero pair, a point elsewhere)
+# (hypot form, norm form, a point with a zero pair)
 CASES = {
     "a pair at the origin": (lambda x: np.hypot(x[0], x[1]) + x[2],
                              lambda x: np.linalg.norm(x[:2]) + x[2], [0.0, 0.0, 1.0]),
