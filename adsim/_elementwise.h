@@ -89,6 +89,19 @@ static inline double adsim_pow_daa(double a, double b) {
     return (b != 0.0 && b != 1.0) ? b * (b - 1.0) * pow(a, b - 2.0) : 0.0;
 }
 
+/* hypot(a, b) (the HYPOT row): partials a / y, b / y and second partials
+ * b^2 / y^3, -a b / y^3, a^2 / y^3, which are 0 / 0 at the origin. There
+ * the partials are 0, the zero subgradient of np.linalg.norm and of
+ * sqrt(a * a + b * b), and the second partials the norm's: infinite on the
+ * diagonal (1 / y), 0 across, so that every mode agrees with the norm */
+static inline double adsim_hypot_d(double a, double y) { return y != 0.0 ? a / y : 0.0; }
+static inline double adsim_hypot_dd(double c, double y) {
+    return y != 0.0 ? c * c / (y * y * y) : INFINITY;
+}
+static inline double adsim_hypot_dab(double a, double b, double y) {
+    return y != 0.0 ? -a * b / (y * y * y) : 0.0;
+}
+
 /* maximum(a, b) and minimum(a, b) (the MAXIMUM and MINIMUM rows): ties, and
  * NaN in a, take a; the partial in a is 1 where a is taken */
 static inline double adsim_maximum_takes_a(double a, double b) {

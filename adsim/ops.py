@@ -313,10 +313,12 @@ TABLE = [
                        daa="-2.0 * a * b / ((a * a + b * b) * (a * a + b * b))",
                        dab="(a * a - b * b) / ((a * a + b * b) * (a * a + b * b))",
                        dbb="2.0 * a * b / ((a * a + b * b) * (a * a + b * b))")),
-    # y_a = a/y, y_b = b/y, y_aa = b^2/y^3, y_ab = -ab/y^3, y_bb = a^2/y^3
+    # y_a = a/y, y_b = b/y, y_aa = b^2/y^3, y_ab = -ab/y^3, y_bb = a^2/y^3; at the
+    # origin (0/0) the norm's: partials 0, second partials inf, 0, inf (_elementwise.h)
     _b("HYPOT", [np.hypot],
-       rule=BinaryRule("hypot(a, b)", "a / y", "b / y", daa="b * b / (y * y * y)",
-                       dab="-a * b / (y * y * y)", dbb="a * a / (y * y * y)")),
+       rule=BinaryRule("hypot(a, b)", "adsim_hypot_d(a, y)", "adsim_hypot_d(b, y)",
+                       daa="adsim_hypot_dd(b, y)", dab="adsim_hypot_dab(a, b, y)",
+                       dbb="adsim_hypot_dd(a, y)")),
     # the side is chosen from the values in every sweep; ties (and NaN in a) go to a
     _b("MAXIMUM", [np.maximum], hessian=LINEAR, reads="x",
        rule=BinaryRule("adsim_maximum(a, b)", "adsim_maximum_takes_a(a, b)",

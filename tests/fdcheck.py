@@ -93,6 +93,24 @@ def per_input(result, n_inputs):
     return [result] if n_inputs == 1 else list(result)
 
 
+def replayed_gradient(f, x, x2, value_rtol, reference=None):
+    """The gradient of ``f`` at ``x2`` from its tape recorded at ``x``, and
+    whether that replay held. The tape's gradient at ``x`` must be
+    adsim.grad's; where the replay at ``x2`` holds, its value must be
+    ``reference(x2)`` (``f``'s by default) to ``value_rtol``; where it raises
+    BranchChanged (another number of steps or events), adsim.grad records
+    ``f`` again at ``x2``."""
+    tape = adsim.record(f, x)
+    assert_close(tape.gradient(x), adsim.grad(f)(x), rtol=1e-12, atol=0.0, what="tape at x")
+    try:
+        got = tape.gradient(x2)
+    except adsim.BranchChanged:
+        return adsim.grad(f)(x2), False
+    assert_close(tape.forward(x2), (reference or f)(x2), rtol=value_rtol, atol=0.0,
+                 what="replayed value")
+    return got, True
+
+
 def check_tape(f, xs, seed=0, order=2, k=3, h=H, rtol=RTOL, atol=ATOL, value_rtol=1e-13,
                value_atol=1e-300):
     """Record ``f(*xs)`` and check every sweep of the tape.

@@ -31,6 +31,7 @@ import numpy as np
 from . import transcribe
 from .._tapecache.cache import TapeCache, input_positions
 from .._tapecache.purity import ResultNeutral, lifts_active_values
+from .._tapecache.recorded_again import KeptRecording
 from .._filefields import expect_keys, no_variant_holds, shape_field
 from .._np.integers import current
 from .outer_values import outer_slots, reads_recorded_values, recording_in_progress  # noqa: F401
@@ -256,9 +257,9 @@ class RecordedInner:
 
         def used(tape, values):
             if self.pinned is None:
-                self.pinned = tape
-                self._origin = ([np.array(v) if isinstance(v, np.ndarray) else v
-                                 for v in full], tape.forward(*values))
+                kept = KeptRecording(tape, values)      # BranchChanged: recorded here
+                self.pinned, self._origin = tape, ([np.array(v) if isinstance(v, np.ndarray)
+                                                    else v for v in full], kept)
             self.variants.use(tape)
             return method(tape, values)
         return self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,), used,
@@ -269,16 +270,26 @@ class RecordedInner:
         tape's path), after the program may have changed what ``f`` reads
         besides its arguments: at the pinned tape's arguments ``f`` must
         still compute what it did, else the new tape would be of a function
-        the program never differentiated (FirstPoint)."""
+        the program never differentiated (FirstPoint).
+
+        Recorded again through the cache, as the pinned tape was: with every
+        float array of the call an input (``all_varied``), the other
+        arguments static, the keyword arguments and lifted closure values as
+        they were. A recording with the differentiated argument the only
+        input folds the ops on the others into constants and never matches
+        (recorded_again.py). The cache replays the tape it holds there when
+        the function's environment is unchanged, records it else."""
         if self._origin is None:
             return
-        full, out = self._origin
-        codes = self.pinned.op_codes()
-        again = self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,),
-                               lambda tape, values: (tape.op_codes(), tape.forward(*values)),
-                               all_varied=True)
-        if not (np.array_equal(again[0], codes) and
-                np.array_equal(again[1], out, equal_nan=True)):
+        full, kept = self._origin
+
+        def again(*point):      # (``full`` holds the point's values)
+            def replayed(tape, values):
+                tape.forward(*values)       # BranchChanged: the cache records f again
+                return tape
+            return self.cache.run(self.f, tuple(full), self.kwargs, (self.argnum,), replayed,
+                                  all_varied=True)
+        if not kept.computed_again(again):
             raise BranchChanged(
                 f"adsim: a derivative of `{self.name}` taken inside a recording must be "
                 f"recorded again here (a replay at a point where its recorded path does not "
@@ -360,23 +371,8 @@ class FirstPoint:
 
     def record(self, full):
         from .._record.recording import record
-        if self._first is not None:
-            self._check(record)
-        tape = record(self.function, *full)
-        if self._first is None:
-            point = [np.array(v, dtype=float) for v in full]
-            self._first = (point, tape.op_codes(), tape.forward(*point))
-        return tape
-
-    def _check(self, record):
-        point, codes, out = self._first
-        try:
-            again = record(self.function, *point)
-            same = np.array_equal(again.op_codes(), codes) and \
-                np.array_equal(again.forward(*point), out, equal_nan=True)
-        except BranchChanged:
-            same = False
-        if not same:
+        if self._first is not None and \
+                not self._first.computed_again(functools.partial(record, self.function)):
             raise BranchChanged(
                 f"adsim: {self.what} must be recorded again here (a replay or a derivative "
                 f"at a point where none of its recorded paths holds), but `{self.name}` no "
@@ -385,6 +381,10 @@ class FirstPoint:
                 f"or array updated in place) changed since. Record the program again here "
                 f"(adsim.grad and the other transformations do), pass such values as "
                 f"arguments (args=), or leave them unchanged until the derivatives are taken")
+        tape = record(self.function, *full)
+        if self._first is None:
+            self._first = KeptRecording(tape, full)
+        return tape
 
 
 def _contracted(J, *values):

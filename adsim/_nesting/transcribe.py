@@ -447,7 +447,8 @@ class _Transcription:
         if code == Op.ARCTAN2:
             r = a * a + b * b
             return [(o[1], _times(g, b / r)), (o[2], _times(g, -a / r))]
-        if code == Op.HYPOT:
+        if code == Op.HYPOT:                         # a / y, b / y; 0 at the origin (0 / 0)
+            y = np.where(y != 0.0, y, np.inf)
             return [(o[1], _times(g, a / y)), (o[2], _times(g, b / y))]
         if code in (Op.LOGADDEXP, Op.LOGADDEXP2):    # 1 / (1 + e^(b - a)), 1/2 where a = b
             power = np.exp if code == Op.LOGADDEXP else np.exp2

@@ -24,6 +24,9 @@ cdef extern from "_elementwise.h":
     double adsim_pow_am1(double a, double b) noexcept nogil
     double adsim_pow_da(double a, double b) noexcept nogil
     double adsim_pow_daa(double a, double b) noexcept nogil
+    double adsim_hypot_d(double a, double y) noexcept nogil
+    double adsim_hypot_dd(double c, double y) noexcept nogil
+    double adsim_hypot_dab(double a, double b, double y) noexcept nogil
     double adsim_maximum(double a, double b) noexcept nogil
     double adsim_maximum_takes_a(double a, double b) noexcept nogil
     double adsim_minimum(double a, double b) noexcept nogil

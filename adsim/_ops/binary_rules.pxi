@@ -71,16 +71,16 @@ cdef void arctan2_rule(double a, double b, double y, int order, double* d) noexc
         d[4] = 2.0 * a * b / ((a * a + b * b) * (a * a + b * b))
 register_binary(ARCTAN2, arctan2_value, arctan2_rule)
 
-# hypot(a, b): partials a / y, b / y; second b * b / (y * y * y), -a * b / (y * y * y), a * a / (y * y * y)
+# hypot(a, b): partials adsim_hypot_d(a, y), adsim_hypot_d(b, y); second adsim_hypot_dd(b, y), adsim_hypot_dab(a, b, y), adsim_hypot_dd(a, y)
 cdef double hypot_value(double a, double b) noexcept nogil:
     return hypot(a, b)
 cdef void hypot_rule(double a, double b, double y, int order, double* d) noexcept nogil:
-    d[0] = a / y
-    d[1] = b / y
+    d[0] = adsim_hypot_d(a, y)
+    d[1] = adsim_hypot_d(b, y)
     if order > 1:
-        d[2] = b * b / (y * y * y)
-        d[3] = -a * b / (y * y * y)
-        d[4] = a * a / (y * y * y)
+        d[2] = adsim_hypot_dd(b, y)
+        d[3] = adsim_hypot_dab(a, b, y)
+        d[4] = adsim_hypot_dd(a, y)
 register_binary(HYPOT, hypot_value, hypot_rule)
 
 # adsim_maximum(a, b): partials adsim_maximum_takes_a(a, b), 1.0 - adsim_maximum_takes_a(a, b); second 0.0, 0.0, 0.0

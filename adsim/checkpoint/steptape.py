@@ -13,12 +13,14 @@ step is recorded again in Python (60 plain steps' worth): a budget that
 holds one variant of a step whose branch changes often no longer records
 at every change.
 """
+import functools
 import threading
 
 import numpy as np
 
 from .._tapecache.purity import Snapshot
 from .._tapecache.random_watch import RandomWatch
+from .._tapecache.recorded_again import KeptRecording
 from .._record.recording import record
 from ..errors import BranchChanged, UnsupportedOperation
 from .._loops import drop_idle_buffers, park_arena
@@ -146,8 +148,7 @@ class StepTapes:
             self._input_shapes = tape.input_shapes
             if self._origin is None and z.nbytes + sum(np.size(x) for x in inputs) * 8 <= \
                     _ORIGIN_BYTES:
-                self._origin = (z.copy(), [np.array(x, dtype=float) for x in inputs],
-                                tape.op_codes(), tape.forward(z, *inputs))
+                self._origin = KeptRecording(tape, [z] + list(inputs))
             self._sizes[id(tape)] = _measure(tape, z, inputs)
             self._grow_largest(self._sizes[id(tape)])
             self._note_branch(tape, self._sizes[id(tape)])
@@ -186,13 +187,10 @@ class StepTapes:
         user_step, constants = getattr(self.step_flat, "environment", (self.step_flat, ()))
         if environment is not _UNSEEN and environment.matches(user_step, constants):
             return
-        if self._origin is not None:
-            z, inputs, codes, out = self._origin
-            again = record(self.step_flat, z, *inputs)
-            if np.array_equal(again.op_codes(), codes) and \
-                    np.array_equal(again.forward(z, *inputs), out, equal_nan=True):
-                self.settle()
-                return
+        if self._origin is not None and \
+                self._origin.computed_again(functools.partial(record, self.step_flat)):
+            self.settle()
+            return
         raise UnsupportedOperation(
             f"adsim: the step of a checkpointed loop must be recorded again here (a replay "
             f"or a sweep under its memory budget takes a path none of its kept variants "
@@ -415,8 +413,7 @@ def record_pure_step(step, z, inputs):
     # changes: a second recording at the same point must then agree too
     if why is None and (snapshot.blocked is not None or
                         not snapshot.matches(user_step, constants)):
-        again = record(step, z, *inputs)
-        if not _same_recording(tape, again, z, inputs):
+        if not KeptRecording(tape, [z] + list(inputs)).computed_by(record(step, z, *inputs)):
             why = "it changes its own environment (a variable in a closure, a global, an " \
                   "object) and its result depends on that" if snapshot.blocked is None else \
                   "two recordings at the same point differ: it draws random numbers or " \
@@ -436,11 +433,3 @@ def record_pure_step(step, z, inputs):
             f"keep time or counters in the state, and draw random numbers before the loop "
             f"(pass them in args, indexed by a step counter kept in the state)")
     return tape
-
-
-def _same_recording(a, b, z, inputs):
-    """Do two recordings of the step at the same point compute the same?"""
-    if len(a) != len(b) or not np.array_equal(a.op_codes(), b.op_codes()):
-        return False
-    xs = (z,) + tuple(inputs)
-    return np.array_equal(a.forward(*xs), b.forward(*xs), equal_nan=True)

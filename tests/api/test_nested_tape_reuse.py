@@ -81,3 +81,28 @@ def test_a_lifted_value_of_another_shape_records_again():
     for n in (3, 5, 3):
         k = np.linspace(0.5, 1.5, n)
         assert_close(adsim.grad(outer)(k), np.full(n, 2.0), 1e-14, 1e-14)
+
+
+def _rate(y, t, q):
+    out = np.exp(q) * y ** 2
+    if t >= 1.0:
+        out = out + 3.0 * y
+    return out
+
+
+def _jacobian_of_a_rate(p):
+    J = adsim.jacobian(_rate)(p ** 2, p[0] * 1.5, p)
+    return np.sum(J * J) + np.sum(p)
+
+
+def test_a_replay_across_a_branch_on_another_argument_records_again():
+    """A replay whose ``t`` crosses the branch leaves the pinned inner tape's
+    path; the function, unchanged, is recorded again at the pinned point first
+    and must match. The inner tapes take every float argument as an input, so
+    that recording must too: with ``y`` the only input, ``t >= 1.0`` and
+    ``np.exp(q)`` fold into constants and the unchanged function was refused
+    (BranchChanged), as on the stiff set's Brusselator."""
+    x, x2 = np.array([0.6, 0.9]), np.array([0.7, 0.9])     # t = 0.9, then 1.05
+    tape = adsim.record(_jacobian_of_a_rate, x)
+    assert_close(tape.forward(x2), _jacobian_of_a_rate(x2), 1e-12, 0.0)
+    assert_close(tape.gradient(x2), fd_jacobian(_jacobian_of_a_rate, [x2])[0], 1e-6, 1e-8)

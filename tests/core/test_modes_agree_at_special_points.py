@@ -19,8 +19,9 @@ The rule they share (docs/tape.md, "Zero times infinity"; docs/numpy.md,
 "Ties of max and min"): a zero factor of the chain rule contributes zero
 whichever side it is on, so a norm at 0 has the zero subgradient, the side
 np.where does not take passes nothing, and the derivative behind an
-overflow (a partial 1/inf) is 0; a partial that is itself NaN (hypot at the
-origin) makes the derivative NaN in every mode; at a tie the whole
+overflow (a partial 1/inf) is 0; hypot at the origin has the norm's zero
+subgradient; a partial that is itself NaN (a / b at 0 / 0) makes the
+derivative NaN in every mode; at a tie the whole
 derivative goes to the element the value is taken from.
 
 One thing the rule cannot make agree, and which the random programs avoid
@@ -323,10 +324,10 @@ CASES = {
     "slogdet at a NaN entry": (lambda x: np.linalg.slogdet(np.diag(x + 2.0))[1], [NAN, 0, 1]),
     "solve with an infinite right-hand side": (
         lambda x: np.sum(np.linalg.solve(np.eye(3) * 2.0, x)), [INF, 0, 0]),
-    # u @ u: one adjoint array for both operands, and a NaN tangent (hypot at 0)
+    # u @ u: one adjoint array for both operands, and a NaN tangent (arctan2 at 0)
     "u @ u with a NaN tangent": (
-        lambda x: np.sqrt(np.fmin(2.0 ** x, np.hypot(x - 1.0, 0.0)) @
-                          np.fmin(2.0 ** x, np.hypot(x - 1.0, 0.0))), [0, 1, 0.5]),
+        lambda x: np.sqrt(np.fmin(2.0 ** x, np.arctan2(x - 1.0, 0.0)) @
+                          np.fmin(2.0 ** x, np.arctan2(x - 1.0, 0.0))), [0, 1, 0.5]),
     # an infinite matrix entry meets a zero adjoint (the row weighted 0)
     "A x, A infinite, a row weighted 0": (lambda x: np.sum((A_INF @ x) * W0), [1, 2, 0]),
     "A x squared, A infinite, a row weighted 0": (lambda x: np.sum((A_INF @ x) ** 2 * W0),
