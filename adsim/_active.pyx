@@ -24,7 +24,7 @@ from libc.stdint cimport int32_t, int64_t
 from ._opcodes cimport *
 from ._tape cimport Tape
 
-from .errors import ActiveValueLeak, UnsupportedAttribute, UnsupportedOperation
+from .errors import ActiveValueLeak, NotPicklable, UnsupportedAttribute, UnsupportedOperation
 from .ops import UNARY_UFUNCS
 
 cnp.import_array()
@@ -459,9 +459,9 @@ cdef class Active:
         return _numpy_api.copy(self)
 
     def __reduce__(self):
-        raise TypeError("adsim: an active array exists only inside its recording and cannot be "
-                        "pickled; return it from the function, or pickle adsim.value(x) after "
-                        "the call")
+        raise NotPicklable("adsim: an active array exists only inside its recording and cannot "
+                           "be pickled; return it from the function, or pickle adsim.value(x) "
+                           "after the call")
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):
