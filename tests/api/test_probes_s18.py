@@ -228,3 +228,9 @@ def test_an_active_array_is_not_picklable():
         return np.sum(x)
     with pytest.raises(NotPicklable, match="pickle adsim.value"):
         adsim.grad(f_pickling)(X)
+
+
+def test_an_active_array_made_by_hand_says_how_they_are_made():
+    for args in ((), (X,)):
+        with pytest.raises(InvalidArgument, match=r"made by a recording .*adsim.grad\(f\)\(x\)"):
+            adsim.Active(*args)
