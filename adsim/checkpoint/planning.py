@@ -289,8 +289,8 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
         if sched.disk_snapshots and options.snapshot_dir is None:
             raise InvalidArgumentValue(
                 f"adsim: schedule={sched!r} keeps {sched.disk_snapshots} "
-                f"snapshots on disk, and snapshot_dir is None; give snapshot_dir= (a directory "
-                f"for their files), or a schedule without disk snapshots")
+                f"snapshots on disk; give snapshot_dir= (a directory for their files; it is "
+                f"None), or a schedule without disk snapshots")
         return sched, sched.snapshots, sched.memory_snapshots
     return sched, sched.snapshots, sched.snapshots
 

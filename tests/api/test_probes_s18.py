@@ -164,8 +164,9 @@ def test_an_executor_that_is_not_one_names_the_accepted_kinds():
 
 
 def test_disk_snapshots_without_a_directory_name_snapshot_dir():
-    with pytest.raises(InvalidArgumentValue, match=r"keeps 1 snapshots on disk, and "
-                                                   r"snapshot_dir is None; give snapshot_dir="):
+    with pytest.raises(InvalidArgumentValue, match=r"keeps 1 snapshots on disk; give "
+                                                   r"snapshot_dir= \(a directory for their "
+                                                   r"files; it is None\)"):
         adsim.grad(lambda x: np.sum(adsim.checkpoint_loop(
             np.sin, x, 5, schedule=adsim.TwoLevel(5, 1, 1))))(X)
 
