@@ -48,9 +48,9 @@ def run(tasks, executor, progress):
         return _run_dask(executor, tasks, progress, total)
     if not callable(getattr(executor, "submit", None)):
         raise InvalidArgument(f"adsim.parallel: executor must be None (threads of this "
-                              f"process), a concurrent.futures.Executor (ThreadPoolExecutor, "
-                              f"ProcessPoolExecutor) or a dask.distributed.Client, got "
-                              f"{given(executor)}")
+                              f"process), a concurrent.futures.Executor or a "
+                              f"dask.distributed.Client (a ThreadPoolExecutor or "
+                              f"ProcessPoolExecutor, say), got {given(executor)}")
     return _run_futures(executor, tasks, progress, total)
 
 
