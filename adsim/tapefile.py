@@ -167,7 +167,8 @@ def load(file, max_bytes=None):
     if isinstance(file, bytes) and (file.startswith(MAGIC[:8]) or b"\0" in file):
         raise InvalidArgumentValue("adsim.load_tape: file is bytes, which name a path, but these "
                                    "hold a tape file's content; load them with "
-                                   "adsim.tapefile.loads(data) or adsim.load_tape(io.BytesIO(data))")
+                                   "adsim.tapefile.loads(data) or "
+                                   "adsim.load_tape(io.BytesIO(data))")
     path = _path(file, "reading")
     if os.path.isdir(path):
         raise InvalidArgumentValue(f"adsim.load_tape: file {os.fsdecode(path)!r} is a directory; "
