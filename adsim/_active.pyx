@@ -24,7 +24,8 @@ from libc.stdint cimport int32_t, int64_t
 from ._opcodes cimport *
 from ._tape cimport Tape
 
-from .errors import ActiveValueLeak, UnsupportedAttribute, UnsupportedOperation
+from .errors import (ActiveValueLeak, InvalidArgument, NotPicklable, UnsupportedAttribute,
+                     UnsupportedOperation)
 from .ops import UNARY_UFUNCS
 
 cnp.import_array()
@@ -282,8 +283,9 @@ cdef class Active:
 
     def __cinit__(self, token=None):
         if token is not _MAKE_ACTIVE:
-            raise TypeError("adsim: Active arrays are made by a recording (adsim.grad, "
-                            "adsim.record, ...), not constructed directly")
+            raise InvalidArgument("adsim: Active arrays are made by a recording (adsim.grad, "
+                                  "adsim.record, ...), not constructed directly: call "
+                                  "adsim.grad(f)(x) and the function f receives them")
 
     def __dealloc__(self):
         if self.tape is not None:
@@ -459,9 +461,9 @@ cdef class Active:
         return _numpy_api.copy(self)
 
     def __reduce__(self):
-        raise TypeError("adsim: an active array exists only inside its recording and cannot be "
-                        "pickled; return it from the function, or pickle adsim.value(x) after "
-                        "the call")
+        raise NotPicklable("adsim: an active array exists only inside its recording and cannot "
+                           "be pickled; return it from the function, or pickle adsim.value(x) "
+                           "after the call")
 
     # ---- leaks: a concrete value would escape the tape ------------------
     def _leak(self, what):

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from . import ops
+from ._array_kinds import refuse as _refuse_kind
 from ._np.core import (  # noqa: F401  (used by the front end and other modules)
     active_leaves, as_active, broadcast_to, compare, constant, copy, normalize_axis, shape_of,
     size_of, tape_of, unsupported)
@@ -222,6 +223,7 @@ def binary(code, a, b):
         return NotImplemented
     if _of_objects(a) or _of_objects(b):
         return _objectwise(code, a, b)
+    _refuse_kinds((a, b), lambda: "an operand of an operator on active arrays")
     a, b = array_likes.operands(a, b)
     if isinstance(a, RecordedArray) or isinstance(b, RecordedArray):
         return recorded_data.ufunc(_UFUNC_OF_BINARY[code], "__call__", (a, b), {})
@@ -233,7 +235,17 @@ def binary(code, a, b):
 _FLOAT64 = (None, np.float64, float, "float64", "d")     # dtype= of a float64 result
 
 
+def _refuse_kinds(values, what):
+    """np.matrix and masked-array operands compute otherwise than the plain
+    arrays recorded (adsim/_array_kinds.py): refused, never recorded.
+    ``what()`` names the operation (made only for the message)."""
+    for v in values:
+        if isinstance(v, np.ndarray) and type(v) is not np.ndarray:
+            _refuse_kind(v, what(), UnsupportedOperation)
+
+
 def ufunc(uf, method, inputs, kwargs):
+    _refuse_kinds(inputs, lambda: f"an operand of {ufunc_name(uf)}")
     inputs = array_likes.ufunc_inputs(method, inputs)
     if mapped.is_python_ufunc(uf):             # made by np.frompyfunc
         return mapped.python_ufunc(uf, method, inputs, kwargs)
@@ -602,6 +614,7 @@ def array_function(func, types, args, kwargs):
     if impl is None and getattr(func, "__wrapped__", None) in FUNCTIONS:
         func = func.__wrapped__         # adsim's wrapper (adsim/_record/listed.py), looked
         impl = FUNCTIONS[func]          # up in numpy while a recording runs
+    _refuse_kinds((*args, *kwargs.values()), lambda: f"an argument of np.{func.__name__}")
     if impl is not None:
         args, kwargs = array_likes.arguments(func, args, kwargs)
     if holds_recorded(args, kwargs):

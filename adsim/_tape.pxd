@@ -200,5 +200,7 @@ cdef cnp.ndarray as_slot_array(object x, int64_t size, str what)
 
 
 cdef inline bint is_float64_array(object x):
-    """An exact ndarray of float64 (checked in C: no attribute lookups)."""
-    return type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT64
+    """An exact ndarray of float64 in the machine's byte order (checked in C:
+    no attribute lookups); a byte-swapped one is converted by the callers."""
+    return type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_FLOAT64 and \
+        cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>x)

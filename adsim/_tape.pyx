@@ -53,6 +53,7 @@ from ._sweeps cimport (TICK_UNITS, SIGNAL_UNITS, NO_SIGNAL_CHECKS, RUN_FIRST, RU
                        fused_whole_tape)
 
 from ._opcodes import OPCODE_NAMES
+from ._array_kinds import refuse as refuse_subclass
 from .errors import (BranchChanged, FinishedRecording, IndexOutOfBounds, InvalidArgumentValue,
                      InvalidInput, TapeCopyError, TapeNotRecorded, TapeOverflow)
 
@@ -86,8 +87,8 @@ cdef inline int need_recording(Tape t, str what) except -1:
 
 cdef inline int need_ref(Tape t, int64_t ref) except -1:
     if not -t.n_const_ids <= ref < t.n_slots:
-        raise ValueError(f"adsim: {ref} is neither a slot (0 to {t.n_slots - 1}) nor a "
-                         f"constant (-1 to {-t.n_const_ids}) of this tape")
+        raise InvalidArgumentValue(f"adsim: {ref} is neither a slot (0 to {t.n_slots - 1}) nor a "
+                                   f"constant (-1 to {-t.n_const_ids}) of this tape")
     return 0
 
 
@@ -412,7 +413,8 @@ cdef class Tape:
     def slot_is_varied(self, int slot):
         """Does the current value of ``slot`` depend differentiably on the inputs?"""
         if not 0 <= slot < self.n_slots:
-            raise ValueError(f"adsim: slot {slot} does not exist on this tape")
+            raise InvalidArgumentValue(f"adsim: slot {slot} does not exist on this tape (its "
+                                       f"slots are 0 to {self.n_slots - 1})")
         return bool(self.slot_state[slot] & SLOT_VARIED)
 
     cdef void mark_value_reads(self, int code, const int32_t* ops):
@@ -780,8 +782,8 @@ cdef class Tape:
     def param_value(self, int64_t off):
         """The scalar parameter of a unary op (its position in the constants)."""
         if not 0 <= off < self.n_consts:
-            raise ValueError(f"adsim: {off} is not a position in the tape's {self.n_consts} "
-                             f"constants")
+            raise InvalidArgumentValue(f"adsim: {off} is not a position in the tape's "
+                                       f"{self.n_consts} constants")
         return self.consts[off]
 
     def slot_size_of(self, int64_t ref):
@@ -1078,6 +1080,7 @@ cdef object as_float_array(object x, str what):
     (:class:`adsim.errors.InvalidInput`, naming ``what``)."""
     if x is None:
         raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
+    refuse_subclass(x, what)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:       # ragged nested sequences

@@ -14,6 +14,7 @@ from operator import index
 
 import numpy as np
 
+from ._array_kinds import refuse as refuse_subclass
 from ._containers.tree import is_container, uneven_numbers
 from .errors import (InvalidArgnums, InvalidArgument, InvalidArgumentValue, InvalidInput,
                      NotCallable)
@@ -127,6 +128,7 @@ def real_array(x, what):
         return x
     if x is None:
         raise InvalidInput(f"adsim: {what} is None; pass a float64 array or a number")
+    refuse_subclass(x, what)
     if is_container(x):
         kind = f"a {type(x).__name__} of plain numbers nested unevenly, which NumPy reads as " \
             f"no array, so it is a container of its items" if uneven_numbers(x) else \

@@ -23,6 +23,7 @@ a method ``operand_sizes()`` returning ``(argument sizes, result size)``,
 which the loader compares with the op that calls the object.
 """
 import hashlib
+import os
 import json
 import struct
 
@@ -47,7 +48,7 @@ from ._scipy.solver_files import READERS
 from ._scipy.ufuncs import scipy_ufunc
 from .checkpoint.op import LoopOp
 from ._filefields import size_of
-from .errors import AdsimError, InvalidArgument, TapeFileError
+from .errors import AdsimError, InvalidArgument, InvalidArgumentValue, TapeFileError
 from ._nesting.nested import NestedApplication
 from .integrate._events import EventTimeApplication
 from .integrate._lsoda import LsodaPiece
@@ -137,8 +138,10 @@ def loads(data, max_bytes=None):
     sweeps save) need more than ``max_bytes`` bytes; by default
     :func:`default_max_bytes` of the file's size (docs/tape-format.md)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"adsim: a tape file is bytes, not {type(data).__name__} (open files "
-                        f"in binary mode)")
+        raise InvalidArgument(f"adsim.tapefile.loads: data must be the bytes of a tape file "
+                              f"(bytes, bytearray or memoryview), got an object of type "
+                              f"{type(data).__name__}; for a path use adsim.load_tape(path), "
+                              f"and open files in binary mode")
     data = memoryview(data).cast("B")
     bound = _memory_bound(max_bytes, len(data))
     try:
@@ -161,7 +164,16 @@ def load(file, max_bytes=None):
     bounds the memory the program may need, as for :func:`loads`."""
     if hasattr(file, "read"):
         return loads(binary_file(file, "adsim.load_tape", "rb").read(), max_bytes)
-    with open(_path(file, "reading"), "rb") as fh:
+    if isinstance(file, bytes) and (file.startswith(MAGIC[:8]) or b"\0" in file):
+        raise InvalidArgumentValue("adsim.load_tape: file is bytes, which name a path, but these "
+                                   "hold a tape file's content; load them with "
+                                   "adsim.tapefile.loads(data) or "
+                                   "adsim.load_tape(io.BytesIO(data))")
+    path = _path(file, "reading")
+    if os.path.isdir(path):
+        raise InvalidArgumentValue(f"adsim.load_tape: file {os.fsdecode(path)!r} is a directory; "
+                                   f"give the path of a tape file (tape.save writes one)")
+    with open(path, "rb") as fh:
         return loads(fh.read(), max_bytes)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import adsim
 import adsim.integrate
 import adsim.parallel
+import adsim.tapefile
 import adsim.testing
 
 warnings.simplefilter("ignore")
@@ -34,7 +35,10 @@ AWKWARD = [None, 0, -1, 2 ** 40, 1.5, float("nan"), "abc", (), [], [None], {}, n
            np.zeros((0, 3)), np.array([np.nan, 1.0]), np.array([1 + 2j]),
            np.array([None], dtype=object), np.array(["2020-01-01"], dtype="datetime64[D]"),
            np.ones((2, 2)), lambda *a: None, lambda x: x, lambda x: np.sum(x ** 2),
-           lambda x: (x, x), slice(None), object()]
+           lambda x: (x, x), slice(None), object(),
+           # ndarrays whose numbers or arithmetic differ from a plain float64 array's
+           np.array([0.5, -0.3]).astype(">f8"), np.matrix([[1.0, 2.0]]),
+           np.ma.array([1.0, 2.0], mask=[False, True])]
 
 UNCLEAR = (SystemError, AttributeError, UnboundLocalError, NameError, AssertionError,
            RecursionError)
@@ -120,6 +124,8 @@ def public_targets():
         for name in module.__all__:
             targets[f"{module.__name__.split('.')[-1]}.{name}"] = getattr(module, name)
     targets["testing.check_grads"] = adsim.testing.check_grads
+    targets["tapefile.loads"] = adsim.tapefile.loads
+    targets["tapefile.load"] = adsim.tapefile.load
     targets.update(_tape_targets())
     return {name: obj for name, obj in targets.items()
             if callable(obj) and not (isinstance(obj, type) and issubclass(obj, BaseException))}

@@ -195,12 +195,25 @@ def _logabsdet(a):
     return np.linalg.slogdet(a)[1]
 
 
+def _inverse_for_logabsdet(a):
+    """inv(A), the derivative of log|det A|, which has none at a singular A
+    (log|det A| = -inf there)."""
+    try:
+        return inv(a)
+    except np.linalg.LinAlgError as err:
+        raise UndefinedDerivative(
+            "adsim: np.linalg.slogdet of a singular matrix has log|det| = -inf and no "
+            "derivative (it is inv(A).T, which does not exist); keep the matrix regular (add a "
+            "small multiple of the identity) or differentiate det, whose derivative exists "
+            "there") from err
+
+
 def _logabsdet_jvp(args, out, tangents):
-    return _trace_of_product(inv(args[0]), tangents[0])
+    return _trace_of_product(_inverse_for_logabsdet(args[0]), tangents[0])
 
 
 def _logabsdet_vjp(args, out, w):
-    return (w * inv(args[0]).T,)
+    return (w * _inverse_for_logabsdet(args[0]).T,)
 
 
 _logabsdet_prim = primitive(_logabsdet, jvp=_logabsdet_jvp, vjp=_logabsdet_vjp,

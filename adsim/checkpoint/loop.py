@@ -14,7 +14,7 @@ from .. import _numpy_api as api
 from .._opcodes import Opcode as Op
 from .._active import Active, wrap
 from .._validate import entry_point
-from ..errors import InvalidArgumentValue, LoopDidNotStop, MixedRecordings
+from ..errors import InvalidArgument, InvalidArgumentValue, LoopDidNotStop, MixedRecordings
 from .condition import ConditionTapes
 from .footprint import SNAPSHOT_OVERHEAD as _SNAPSHOT_OVERHEAD, Footprint  # noqa: F401 (its old home)
 from .layout import StateLayout
@@ -46,10 +46,26 @@ def _setup(step, state, args):
         return placed(args, positions, inputs)
 
     def step_flat(z, *inputs):
-        return layout.flatten(step(layout.unflatten(z), *args_of(inputs)))
+        return layout.flatten(called(step, "step", layout.unflatten(z), args_of(inputs)))
     # what the step's replays assume unchanged (steptape.record_pure_step)
     step_flat.environment = (step, _constants(args, positions))
     return layout, positions, args_of, step_flat
+
+
+def called(fn, name, state, args):
+    """``fn(state, *args)`` (the loop's ``step`` or ``cond``). A TypeError
+    raised by the call itself, not inside ``fn``, says the call does not fit
+    fn's signature: a mistake of the loop's arguments, named as such."""
+    try:
+        return fn(state, *args)
+    except TypeError as err:
+        if err.__traceback__.tb_next is not None:
+            raise
+        raise InvalidArgument(
+            f"adsim: the loop calls {name} as {name}(state, *args) with {len(args)} extra "
+            f"argument{'' if len(args) == 1 else 's'} from args=, and that call fails: {err}. "
+            f"Give {name} the parameters (state, ...), and pass the others in args=(...)") \
+            from None
 
 
 def _constants(args, positions):
@@ -136,7 +152,7 @@ def _plain_loop(step, state, n_steps, args, save_at):
     """The loop on plain values (nothing to differentiate)."""
     if save_at is None:
         for _ in range(n_steps):
-            state = step(state, *args)
+            state = called(step, "step", state, args)
         return state
     order = np.argsort(save_at, kind="stable")
     saved, k = [None] * len(save_at), 0
@@ -145,7 +161,7 @@ def _plain_loop(step, state, n_steps, args, save_at):
             saved[order[k]] = state
             k += 1
         if i < n_steps:
-            state = step(state, *args)
+            state = called(step, "step", state, args)
     return state, _stack_plain(state, saved)
 
 
@@ -309,12 +325,12 @@ def _while(cond, step, state, args, size, options):
     group = options.group
     if not _any_active(state, args):
         k = 0
-        while _one_truth(cond(state, *args)):
+        while _one_truth(called(cond, "cond", state, args)):
             if options.max_steps is not None and k >= options.max_steps:
                 raise LoopDidNotStop(f"adsim: checkpoint_while did not stop within "
                                    f"max_steps={options.max_steps}; check that cond becomes "
                                    f"False, or raise max_steps")
-            state = step(state, *args)
+            state = called(step, "step", state, args)
             k += 1
         return state
     if size == 0:           # every step keeps the empty state
@@ -322,7 +338,7 @@ def _while(cond, step, state, args, size, options):
     layout, positions, args_of, step_flat = _setup(step, state, args)
 
     def cond_flat(z, *inputs):
-        return _one_truth(cond(layout.unflatten(z), *args_of(
+        return _one_truth(called(cond, "cond", layout.unflatten(z), args_of(
             [np.reshape(x, api.shape_of(args[i])) for x, i in zip(inputs, positions)])))
     condition = group.condition if group is not None and group.condition is not None else \
         ConditionTapes(cond_flat, (cond, _constants(args, positions)))

@@ -81,11 +81,16 @@ def _count(value, name, minimum):
 
 
 def check_n_steps(n_steps):
-    """``n_steps`` as an int >= 0 (NumPy's rule for counts: no floats, no bools)."""
-    return _valid_count(n_steps, "n_steps", "checkpoint_loop", 0, accepted=(
+    """``n_steps`` as an int >= 0 (NumPy's rule for counts: no floats, no
+    bools) that the loop's 64-bit step counters hold."""
+    n = _valid_count(n_steps, "n_steps", "checkpoint_loop", 0, accepted=(
         ". For a loop whose number of steps is not known in advance, use "
         "adsim.checkpoint_while(cond, step, state, args), which runs while cond(state, *args) "
         "holds" if n_steps is None else ""))
+    if n >= 2 ** 63:
+        raise InvalidArgumentValue(f"adsim.checkpoint_loop: n_steps must be below 2**63 (the "
+                                   f"loop counts steps in 64 bits), got {n}")
+    return n
 
 
 def _memory_limit(value):

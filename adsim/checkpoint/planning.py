@@ -7,6 +7,7 @@ variants when they take at most half of it. A budget that cannot hold the sweep 
 ``MemoryBudgetError`` naming the smallest budget that works for that sweep;
 snapshots beyond the budget go to ``snapshot_dir`` when it is given.
 """
+from ..errors import InvalidArgumentValue
 from .budget import budget_error
 from .multistage import TwoLevel
 from .online import Online
@@ -286,8 +287,10 @@ def _given_schedule(options, footprint, steps, kind, d, n_steps):
         _bound_variants(options, steps, kind, d, None)
     if two_level:
         if sched.disk_snapshots and options.snapshot_dir is None:
-            raise ValueError(f"adsim: schedule={sched!r} keeps {sched.disk_snapshots} snapshots "
-                             f"on disk; give snapshot_dir= for their files")
+            raise InvalidArgumentValue(
+                f"adsim: schedule={sched!r} keeps {sched.disk_snapshots} "
+                f"snapshots on disk; give snapshot_dir= (a directory for their files; it is "
+                f"None), or a schedule without disk snapshots")
         return sched, sched.snapshots, sched.memory_snapshots
     return sched, sched.snapshots, sched.snapshots
 

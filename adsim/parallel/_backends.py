@@ -11,6 +11,8 @@ import concurrent.futures
 import os
 import uuid
 
+from .._validate import given
+from ..errors import InvalidArgument
 from ._shipping import ShippedTape
 
 
@@ -45,8 +47,10 @@ def run(tasks, executor, progress):
     if is_dask_client(executor):
         return _run_dask(executor, tasks, progress, total)
     if not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"adsim.parallel: executor must be a concurrent.futures.Executor or a "
-                        f"dask.distributed.Client, not {type(executor).__name__}")
+        raise InvalidArgument(f"adsim.parallel: executor must be None (threads of this "
+                              f"process), a concurrent.futures.Executor or a "
+                              f"dask.distributed.Client (a ThreadPoolExecutor or "
+                              f"ProcessPoolExecutor, say), got {given(executor)}")
     return _run_futures(executor, tasks, progress, total)
 
 

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from adsim._record.recording import record
 from adsim._validate import given
-from adsim.errors import BranchChanged, InvalidArgnums, InvalidArgumentValue
+from adsim.errors import BranchChanged, InvalidArgnums, InvalidArgumentValue, NotPicklable
 from adsim.sparse.arguments import Argument
 from adsim.sparse.bicoloring import JACOBIAN_ORDERS, bicoloring, jacobian_coloring
 from adsim.sparse.coloring import Bicoloring, column_coloring, compact, row_coloring
@@ -240,6 +240,14 @@ class _Plan:
         self._lock = threading.Lock()
         self._generation = 0      # odd while _prepare replaces the plan's state
         self._prepare(args)
+
+    def __reduce__(self):
+        made = "adsim.sparse_hessian_plan" if isinstance(self, SparseHessianPlan) else \
+            "adsim.sparse_jacobian_plan"
+        raise NotPicklable(
+            f"adsim: a plan made by {made}(f, x) cannot be pickled: it lives in the process "
+            f"that made it (it holds f, its tapes and a lock). Send a function defined at module "
+            f"level (pickle sends it by name) and make the plan in the other process")
 
     def _record(self, args):
         """Record the function; returns the start and end times."""
