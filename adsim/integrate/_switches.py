@@ -42,7 +42,11 @@ nested derivative, an ODE solve) is looked into: refused when its tapes
 compare or round (or cannot be read) and it reads the state or the time
 and a parameter, and so is a selection beside it, whose outcomes cannot be
 read past it; a maximum or minimum there, or beside it, makes the outputs
-first order only (its side cannot be read). A switch crossed and
+first order only (its side cannot be read). A branch on the time
+alone (``if t < 0.5:``, a switch at a fixed time) is followed to the time
+it changes, and the other side's switches checked from there (such a
+``fun`` alone keeps the outputs' route, its step ends checked by a plain
+run when recorded). A switch crossed and
 crossed back within one step is not seen, nor, under ``memory_limit`` or
 ``snapshots`` (the outputs checkpointed, the step ends found by the method
 run again on plain values when recorded), one crossed back between two
@@ -246,6 +250,13 @@ class _Switches:
             same = other.outcomes == self.outcomes and _same(other.selected, self.selected)
             return not same, (other if same else self)
         return not _same(self._selected(point), self.selected), self
+
+    @property
+    def moves(self):
+        """Whether this recording has switches or kinks that move (not
+        branches at fixed times alone)."""
+        return bool(self.guards) or self.selections is not None or self.unseen_kink or \
+            bool(self.sides) or (self.kink is not None and bool(self.kink.any()))
 
     def regime_boundary(self, a, b):
         """None when this recording's branches on the time alone take the
