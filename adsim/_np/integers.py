@@ -85,11 +85,36 @@ def frozen(x, what):
 def formatted(x, spec):
     """``format(x, spec)`` (``f"{loss:.4f}"``): NumPy's text of the recorded
     value (a float64 for a 0-d array; a 1-element array is refused by
-    NumPy's own error, as are integer presentation types). Display only, as
-    ``str(x)``: no guard, so a replay neither prints again nor checks the
-    text; a number parsed back from it would be a constant."""
+    NumPy's own error, as are integer presentation types). Display only:
+    no guard, so a replay neither prints again nor checks the text. The
+    number parsed back from the text itself (``float(f"{x:.6f}")``, a
+    rounding written so) is ``float(x)``'s (:class:`_Text`)."""
     v = current(x)
-    return format(v[()] if not x.shape else v, spec)
+    return _Text(format(v[()] if not x.shape else v, spec), x)
+
+
+class _Text(str):
+    """The text of an active value. ``float()`` and ``int()`` of it are
+    those of the value (an error for one with a derivative, which the
+    number would drop; a guarded constant for one without), not a constant
+    a replay would return unchanged. Text made from it (a slice, a
+    concatenation) is plain text."""
+
+    def __new__(cls, text, source):
+        made = super().__new__(cls, text)
+        made.source = source
+        return made
+
+    def __float__(self):
+        frozen(self.source, f"float() of its text {str.__str__(self)!r}")
+        return float(str.__str__(self))
+
+    def __int__(self):
+        frozen(self.source, f"int() of its text {str.__str__(self)!r}")
+        return int(str.__str__(self))
+
+    def __reduce__(self):           # pickled (or copied) as the plain text
+        return (str, (str.__str__(self),))
 
 
 def printed(func):

@@ -294,9 +294,12 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
     switches = moving_switches(fun, vectorized, args, t0, y0) \
         if not values_only and active_leaves([t0, y0, args]) else None
     # a switch is checked at every step end (each crossing, even one crossed back between two
-    # outputs), whose states the dense route records; a memory bound keeps the outputs' route
-    every_step = switches is not None and t_eval is not None and memory_limit is None and \
-        snapshots is None and n <= EVERY_STEP_UP_TO
+    # outputs), whose states the dense route records; a memory bound keeps the outputs' route,
+    # and so does a fun with branches at fixed times alone (dosing, forcing: a dearer replay
+    # for all of them, for a switch beyond such a branch, which its step ends found by a plain
+    # run check at recording)
+    every_step = switches is not None and switches.moves and t_eval is not None and \
+        memory_limit is None and snapshots is None and n <= EVERY_STEP_UP_TO
     steps = None
     try:
         state = solver.start(t0, y0, tf, args, first_step)

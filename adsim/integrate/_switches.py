@@ -42,7 +42,11 @@ nested derivative, an ODE solve) is looked into: refused when its tapes
 compare or round (or cannot be read) and it reads the state or the time
 and a parameter, and so is a selection beside it, whose outcomes cannot be
 read past it; a maximum or minimum there, or beside it, makes the outputs
-first order only (its side cannot be read). A switch crossed and
+first order only (its side cannot be read). A branch on the time
+alone (``if t < 0.5:``, a switch at a fixed time) is followed to the time
+it changes, and the other side's switches checked from there (such a
+``fun`` alone keeps the outputs' route, its step ends checked by a plain
+run when recorded). A switch crossed and
 crossed back within one step is not seen, nor, under ``memory_limit`` or
 ``snapshots`` (the outputs checkpointed, the step ends found by the method
 run again on plain values when recorded), one crossed back between two
@@ -96,7 +100,7 @@ def moving_switches(fun, vectorized, args, t0, y0):
         state = y[:, None] if vectorized else y
         return real_array(fun(t, state, *placed(args, positions, params)), "fun(t, y)")
     ref = _Switches(fun, G, params, (np.array(recorded_values(t0)), recorded_values(y0)))
-    if not ref.guards and ref.selections is None and not ref.unseen_kink:
+    if not ref.guards and ref.selections is None and not ref.unseen_kink and not ref.regimes:
         return None
     ref.active = [args[i] for i in positions]
     return ref
@@ -124,7 +128,7 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
     active = holding[0].active
     # what fun takes at the start and the points, recorded here: a replay where it differs
     # (the steps record another variant of theirs without coming back here) records again
-    if holding[0].guards:             # its branches
+    if any(h.guards or h.regimes for h in holding):     # its branches
         for j in range(ts.shape[0]):
             holding[0].G(t[j], y[:, j], *active)
     if any(h.selections is not None for h in holding):
@@ -139,6 +143,15 @@ def _walk(ref, ts, ys):
     previous, holding, crossed = ref.point, [ref], False
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
+        boundary = ref.regime_boundary(previous, point)
+        while boundary is not None:     # `if t < t_switch:` taken the other way on the segment
+            before, after = boundary
+            differs, ref = ref.differs(before)
+            if differs:
+                crossed = ref.refuse_a_jump(previous, before) or crossed
+            # from there, the other side's switches (a fixed time's jump is the model's)
+            ref, previous = _Switches(ref.fun, ref.G, ref.params, after), after
+            boundary = ref.regime_boundary(previous, point)
         differs, ref = ref.differs(point)
         if differs:
             crossed = ref.refuse_a_jump(previous, point) or crossed
@@ -186,7 +199,8 @@ class _Switches:
     def __init__(self, fun, G, params, point):
         self.fun, self.G, self.params, self.point = fun, G, params, point
         self.tape = record(G, *point, *params)
-        self.guards, selects, chosen, calls, self.sides = _moving_switches(self.tape)
+        self.guards, selects, chosen, calls, self.sides, self.regimes = \
+            _moving_switches(self.tape)
         if selects:         # its outcome is data, not a recorded branch: refused as it is
             _refuse(fun, selects[0], "it selects at a time that moves with the parameters")
         # a kink inside a call: its sides cannot be read, its crossing not excluded
@@ -236,6 +250,38 @@ class _Switches:
             same = other.outcomes == self.outcomes and _same(other.selected, self.selected)
             return not same, (other if same else self)
         return not _same(self._selected(point), self.selected), self
+
+    @property
+    def moves(self):
+        """Whether this recording has switches or kinks that move (not
+        branches at fixed times alone)."""
+        return bool(self.guards) or self.selections is not None or self.unseen_kink or \
+            bool(self.sides) or (self.kink is not None and bool(self.kink.any()))
+
+    def regime_boundary(self, a, b):
+        """None when this recording's branches on the time alone take the
+        same side at the point ``b`` as at ``a`` (this recording's); else the
+        points (before, after) 1e-9 of the segment apart about the first
+        change, on the straight line from ``a`` to ``b``."""
+        if not self.regimes or not self._other_regime(b):
+            return None
+
+        def on(s):
+            return (np.array(a[0] + s * (b[0] - a[0])), a[1] + s * (b[1] - a[1]))
+        lo, hi = 0.0, 1.0
+        while hi - lo > 1e-9:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if self._other_regime(on(mid)) else (mid, hi)
+        return on(lo), on(hi)
+
+    def _other_regime(self, point):
+        """Whether a branch on the time alone takes another side at
+        ``point`` (the first branch that differs there is one)."""
+        try:
+            self.tape.forward(*point, *self.params)
+        except BranchChanged as err:
+            return err.op_index in self.regimes
+        return False
 
     def at(self, point):
         """This recording with its outcomes at ``point``, when its branches
@@ -433,7 +479,7 @@ def _same(u, v):
 
 
 def _moving_switches(tape):
-    """(guards, selects, chosen, calls, sides) on ``tape`` (inputs t, y,
+    """(guards, selects, chosen, calls, sides, regimes) on ``tape`` (inputs t, y,
     params): ``guards``
     {op index: ((op name, what it reads), (branch offset, n))} of the
     recorded branches (COMPARE) on values depending on the state, or on the
@@ -448,11 +494,14 @@ def _moving_switches(tape):
     or "abs"); ``calls`` [(callback, what it reads)] of the calls on such
     values that are not written again op by op (a loop or a solve inside
     ``fun``); ``sides`` {op index} of the recorded branches that are the
-    sides of such ``abs`` (kinks, not switches)."""
+    sides of such ``abs`` (kinks, not switches); ``regimes`` {op index}
+    of the recorded branches on the time alone (``if t < 1.0:``, a switch
+    at a fixed time), whose other side may hold other switches."""
     depends = {}
     for i, slot in enumerate(tape.input_slots):
         depends[slot] = _TIME if i == 0 else (_STATE if i == 1 else _PARAMETER)
     guards, steps, selects, chosen, calls, sides = {}, {}, [], {}, [], set()
+    regimes = set()
     ops = decode(tape)[1]
     for k, op in enumerate(ops):
         on, read = 0, []
@@ -462,6 +511,8 @@ def _moving_switches(tape):
                 read.append(ref)
         name = op.spec.name
         moving = bool(on & _STATE) or on & (_TIME | _PARAMETER) == _TIME | _PARAMETER
+        if name == "COMPARE" and not moving and on & _TIME:
+            regimes.add(k)              # a branch at a fixed time (`if t < t_switch:`)
         if name == "COMPARE" and moving:
             if _side_of_abs(op, ops[k + 1:k + 2]):     # read as the abs's side (a kink)
                 sides.add(k)
@@ -490,7 +541,7 @@ def _moving_switches(tape):
             depends[op.result] = on | (depends.get(op.result, 0) if op.spec.in_place else 0)
     if tape.output_slot in steps:          # fun returns the step itself (np.sign(y))
         _take(steps[tape.output_slot], chosen, selects)
-    return guards, selects, chosen, calls, sides
+    return guards, selects, chosen, calls, sides, regimes
 
 
 def _take(step, chosen, selects):

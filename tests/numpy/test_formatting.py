@@ -206,3 +206,41 @@ def test_no_spec_is_str():
         assert str(loss).startswith("Active(")
         return loss
     adsim.grad(f)(X)
+
+
+def test_a_number_parsed_back_from_the_text_is_float_of_the_value():
+    """``float(f"{x:.6f}")`` (a rounding written as text) is ``float(x)``:
+    refused for a value with a derivative (the number would drop it, and a
+    replay would return the recorded number at every point), a guarded
+    constant for one without (a replay at another value records again)."""
+    def parsed(x):
+        return x * float(f"{x:.6f}")
+
+    with pytest.raises(adsim.errors.ActiveValueLeak, match="float"):
+        adsim.grad(parsed)(np.array(0.123456789))
+    with pytest.raises(adsim.errors.ActiveValueLeak, match="int"):
+        adsim.grad(lambda x: x * int(f"{x:.0f}"))(np.array(2.4))
+
+    def of_value(x):
+        return x * float(f"{adsim.value(x):.2f}")
+    tape = adsim.record(of_value, np.array(0.123))
+    assert tape.gradient(np.array(0.123)) == pytest.approx(0.12)
+    with pytest.raises(adsim.errors.BranchChanged):
+        tape.gradient(np.array(0.5))
+    assert adsim.grad(of_value)(np.array(0.5)) == pytest.approx(0.5)
+    assert adsim.grad(of_value)(np.array(0.123)) == pytest.approx(0.12)
+
+
+def test_text_of_an_active_value_is_plain_text_once_changed_or_pickled():
+    import pickle
+    kept = []
+
+    def f(x):
+        text = f"{x:.3f}"
+        kept.append((text, text + " s", text.strip(), pickle.loads(pickle.dumps(text))))
+        return x * 2.0
+    adsim.grad(f)(np.array(0.25))
+    text, joined, stripped, unpickled = kept[0]
+    assert text == "0.250" and isinstance(text, str)
+    assert type(joined) is str and type(stripped) is str and type(unpickled) is str
+    assert unpickled == "0.250"
