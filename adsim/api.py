@@ -687,6 +687,38 @@ def _hessian_operator():
                 np.zeros(np.shape(a) + dirs) for a in values[1:]))[1]
             return _pick(hv, (0,), True)
 
+        def dot(self, x):
+            self._fits(x)
+            return super().dot(x)
+
+        def matvec(self, x):
+            self._fits(x)
+            return super().matvec(x)
+
+        def rmatvec(self, x):
+            self._fits(x)
+            return super().rmatvec(x)
+
+        def matmat(self, X):
+            self._fits(X)
+            return super().matmat(X)
+
+        def _fits(self, v):
+            """Refuse an array whose rows are not x's size by name (SciPy's
+            own error says "dimension mismatch"): the operator takes x
+            raveled, as every LinearOperator takes vectors."""
+            if isinstance(v, (LinearOperator, int, float, complex, np.number)):
+                return
+            shape, n = np.shape(v), self.x.size
+            if shape and shape[0] == n and len(shape) <= 2:
+                return
+            shaped = " (x's own shape)" if shape == self.x.shape else ""
+            raise InvalidArgumentValue(
+                f"adsim.hvp_operator: the operator is the Hessian on vectors of x raveled "
+                f"(x.size = {n}), as a scipy LinearOperator takes vectors (n,) or matrices "
+                f"(n, k); got an array of shape {shape}{shaped}. Use "
+                f"(H @ v.ravel()).reshape(x.shape), or adsim.hvp(f, x, v) for v shaped as x")
+
         def _matvec(self, v):
             if np.iscomplexobj(v):
                 return self._matvec(np.real(v)) + 1j * self._matvec(np.imag(v))

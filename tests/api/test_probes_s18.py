@@ -235,3 +235,19 @@ def test_an_active_array_made_by_hand_says_how_they_are_made():
     for args in ((), (X,)):
         with pytest.raises(InvalidArgument, match=r"made by a recording .*adsim.grad\(f\)\(x\)"):
             adsim.Active(*args)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (5,), (6, 2, 1), ()])
+def test_hvp_operator_names_a_vector_that_is_not_x_raveled(shape):
+    """The operator takes x raveled, as every LinearOperator takes vectors;
+    an array of x's own shape (or any other size) is refused by name with
+    the reshape to write, where SciPy said "dimension mismatch"."""
+    x = np.arange(6.0).reshape(2, 3) + 1.0
+    H = adsim.hvp_operator(lambda z: np.sum(z ** 3), x)
+    for call in (H.dot, H.matvec, H.matmat, H.__matmul__):
+        with pytest.raises(adsim.errors.InvalidArgumentValue, match="x raveled"):
+            call(np.ones(shape))
+    v = np.linspace(-1.0, 1.0, 6)
+    assert np.allclose(H @ v, 6.0 * x.ravel() * v)
+    V = np.stack([v, 2 * v], axis=1)
+    assert np.allclose(H @ V, 6.0 * x.ravel()[:, None] * V)
