@@ -665,6 +665,15 @@ def _hessian_operator():
         return _OPERATOR[0]
     from scipy.sparse.linalg import LinearOperator
 
+    def _fitted(name):
+        """LinearOperator's ``name`` (dot, matvec, ...), its operand's
+        shape checked first (HessianOperator._fits)."""
+        def method(self, v):
+            self._fits(v)
+            return getattr(LinearOperator, name)(self, v)
+        method.__name__ = name
+        return method
+
     class HessianOperator(LinearOperator):
         """H(x) of scalar f: products with vectors and matrices by
         Hessian-vector products; symmetric, real (H (a + ib) = H a + i H b)."""
@@ -687,21 +696,8 @@ def _hessian_operator():
                 np.zeros(np.shape(a) + dirs) for a in values[1:]))[1]
             return _pick(hv, (0,), True)
 
-        def dot(self, x):
-            self._fits(x)
-            return super().dot(x)
-
-        def matvec(self, x):
-            self._fits(x)
-            return super().matvec(x)
-
-        def rmatvec(self, x):
-            self._fits(x)
-            return super().rmatvec(x)
-
-        def matmat(self, X):
-            self._fits(X)
-            return super().matmat(X)
+        dot, matvec, rmatvec, matmat = (_fitted(name) for name in
+                                        ("dot", "matvec", "rmatvec", "matmat"))
 
         def _fits(self, v):
             """Refuse an array whose rows are not x's size by name (SciPy's
