@@ -48,6 +48,23 @@ def check_replay_at_a_new_point(f, x, path_depends_on_point, adaptive=False, ste
                  what="at a new point")
 
 
+def check_jvp_and_replay(f, x, g):
+    """Forward mode along a fixed direction against the gradient ``g`` at
+    ``x``, and the tape recorded at ``x`` replayed at a moved point against
+    a recording there (a replay whose path changed raises BranchChanged:
+    the functional API records afresh there, which is what it is compared
+    with)."""
+    v = np.array([0.3, -0.2])
+    _, jv = adsim.jvp(f, (x,), (v,))
+    assert_close(jv, g @ v, rtol=1e-9, atol=1e-15, what="jvp vs grad")
+    x2 = moved(x)
+    try:
+        g2 = adsim.record(f, x).gradient(x2)
+    except adsim.BranchChanged:
+        return
+    assert_close(g2, adsim.grad(f)(x2), rtol=1e-8, atol=1e-15, what="replayed at a new point")
+
+
 def program_tests(programs, adaptive, steps=None):
     """The two tests of a batch of programs ({name: (f, x, check_hvp,
     path_depends_on_point)}), parametrized by name, for the test module to

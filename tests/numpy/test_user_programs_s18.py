@@ -23,7 +23,7 @@ import pytest
 import adsim
 import programs_s18 as prog
 from fdcheck import assert_close, central
-from program_checks import differences, moved, program_tests
+from program_checks import check_jvp_and_replay, differences, program_tests
 
 # name: (function, parameters, Hessian-vector product checked,
 #        the path depends on the point)
@@ -304,15 +304,7 @@ def test_models_at_scipys_default_tolerances(f, x, exact):
     else:
         want = differences(lambda y: exact(y, rtol=1e-8, atol=1e-10), x)
     assert_close(g, want, rtol=3e-3, atol=3e-3 * np.max(np.abs(want)), what="gradient")
-    v = np.array([0.3, -0.2])
-    _, jv = adsim.jvp(f, (x,), (v,))
-    assert_close(jv, g @ v, rtol=1e-9, atol=1e-15, what="jvp vs grad")
-    x2 = moved(x)
-    try:
-        g2 = adsim.record(f, x).gradient(x2)
-    except adsim.BranchChanged:
-        return                      # the steps taken changed: recorded afresh, as above
-    assert_close(g2, adsim.grad(f)(x2), rtol=1e-8, atol=1e-15, what="replayed at a new point")
+    check_jvp_and_replay(f, x, g)
 
 
 def test_a_grid_point_where_a_complex_sqrt_vanishes_is_refused_by_its_name():
