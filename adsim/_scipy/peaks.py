@@ -26,17 +26,14 @@ plain. The thresholds ``height``, ``threshold``, ``prominence`` and
 derivative zero in them, and the guard reads them at every replay; the
 other options stay plain.
 """
-import hashlib
-
 import numpy as np
 import scipy.signal
 
-from .._np.core import as_active, compare, tape_of
+from .._np.core import as_active, tape_of
 from .._np.integers import current, plain_if_constant
-from .._opcodes import CompareKind
 from .._active import Active
 from ..errors import UnsupportedOperation
-from ..primitives import primitive
+from .._replay_guard import guard_structure
 from .arrays import array
 
 _INTEGER_PROPERTIES = ("left_bases", "right_bases", "left_edges", "right_edges", "plateau_sizes")
@@ -64,34 +61,12 @@ def _integers(peaks, props, crossings):
 
 
 def _structure_guard(structure, x, *inputs):
-    """Record a check that ``_digest_of(structure(x, *inputs))`` of the plain
-    values is, at every replay, what it is now (BranchChanged otherwise)."""
-    def value(*args):
-        return np.array(_digest_of(structure(*[np.asarray(a, dtype=float) for a in args])))
-
-    def jvp(args, out, tangents):
-        return np.zeros(())
-
-    def vjp(args, out, w):
-        return tuple(np.zeros(np.shape(a)) for a in args)
-    prim = primitive(value, jvp=jvp, vjp=vjp)
-    prim.name = "scipy.signal peak finding (its guard)"
-    prim.not_saved = ("which runs SciPy's peak finding at every replay "
-                      "(adsim/_scipy/peaks.py)")
-    now = [current(a) if isinstance(a, Active) else np.asarray(a, dtype=float)
-           for a in (x, *inputs)]
-    compare(CompareKind.CMP_EQ, prim(x, *inputs), _digest_of(structure(*now)))
-
-
-def _digest_of(parts):
-    """A float that changes when any of the integers changes (a 52-bit hash:
-    exactly representable)."""
-    h = hashlib.blake2b(digest_size=8)
-    for part in parts:
-        a = np.ascontiguousarray(part, dtype=np.int64)
-        h.update(np.int64(a.size).tobytes())
-        h.update(a.tobytes())
-    return float(int.from_bytes(h.digest(), "little") % (1 << 52))
+    """Record a check that ``structure(x, *inputs)`` of the plain values
+    is, at every replay, what it is now (BranchChanged otherwise)."""
+    def integers(*values):
+        return [np.asarray(part, dtype=np.int64) for part in structure(*values)]
+    guard_structure(integers, (x, *inputs), "scipy.signal peak finding (its guard)",
+                    "which runs SciPy's peak finding at every replay (adsim/_scipy/peaks.py)")
 
 
 def _width_crossings(xv, peaks, height, left_bases, right_bases):

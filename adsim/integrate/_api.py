@@ -5,6 +5,7 @@ import numpy as np
 from scipy.integrate import OdeSolver, solve_ivp as scipy_solve_ivp
 
 from .._active import Active
+from .._containers.tree import placed
 from ..checkpoint.group import LoopGroup
 from .._np.complex import ComplexActive
 from .._np.core import active_leaves, tape_of
@@ -35,7 +36,7 @@ from ._radau import Radau
 from ._rk import ExplicitRungeKutta
 from ._step_reuse import StepSetup, settings_of
 from ._kinks import first_order_only
-from ._switches import moving_switches, refuse_moving_switches
+from ._switches import guard_step_ends, moving_switches, refuse_moving_switches
 from ._tableaux import EXPLICIT
 
 __all__ = ["solve_ivp"]
@@ -338,6 +339,14 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
                                             max_step, options, n, (t0, y0, t), args, first_step)
         crossed = refuse_moving_switches(switches, t0, y0, t, y, steps, direction,
                                          checked_only)
+        if checked_only is not None:    # a replay's step ends are checked by a plain run too
+            positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
+
+            def step_ends(span, params):
+                return _plain_step_ends(name, fun, vectorized, direction, rtol, atol, max_step,
+                                        options, n, span, placed(args, positions, params),
+                                        first_step)
+            guard_step_ends(switches, step_ends, (t0, y0, t), checked_only)
     else:
         crossed = False
     state = run.state

@@ -46,11 +46,11 @@ first order only (its side cannot be read). A branch on the time
 alone (``if t < 0.5:``, a switch at a fixed time) is followed to the time
 it changes, and the other side's switches checked from there (such a
 ``fun`` alone keeps the outputs' route, its step ends checked by a plain
-run when recorded). A switch crossed and
-crossed back within one step is not seen, nor, under ``memory_limit`` or
-``snapshots`` (the outputs checkpointed, the step ends found by the method
-run again on plain values when recorded), one crossed back between two
-outputs only at a replay's parameters.
+run when recorded). Where the outputs are checkpointed (``memory_limit``,
+``snapshots``, more than 256 equations, or such a ``fun``) the step ends
+are found by the method run again on plain values, when recorded and at
+every replay at other values (:func:`guard_step_ends`). A switch crossed
+and crossed back within one step is not seen.
 """
 import copy
 
@@ -61,6 +61,7 @@ from .._containers.tree import placed
 from .._decoder import decode, refs
 from .._record.creation import suspended
 from .._record.recording import record
+from .._replay_guard import guard_structure
 from .._validate import name_of
 from ..errors import BranchChanged, UnsupportedOperation
 from ._dense import recorded_values
@@ -68,7 +69,7 @@ from ._rhs import real_array
 from ._selections import outcome_on, outcome_tape
 from ..primitives import Application
 
-__all__ = ["refuse_moving_switches"]
+__all__ = ["guard_step_ends", "refuse_moving_switches"]
 
 # ops whose result is piecewise constant in their operands (as adsim/_scipy/jumps.py)
 _STEPS = frozenset({"LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
@@ -136,11 +137,46 @@ def refuse_moving_switches(ref, t0, y0, t, y, steps=None, direction=1.0, checked
     return crossed
 
 
-def _walk(ref, ts, ys):
+def guard_step_ends(ref, step_ends, start, recorded_ends):
+    """Record a check, run at every replay, of the switches along the step
+    ends of an integration whose outputs are checkpointed (no step end is
+    on the tape, so its ops cannot hold their outcomes): at the replay's
+    start ``(t0, y0, t)`` and parameters, ``step_ends(start, params)``
+    (the method run again on plain values) gives the step ends, where no
+    jump may be crossed, nor a kink or a switch where the recording
+    crossed none. A replay where one is crossed (and crossed back) between
+    two outputs then raises BranchChanged, and a recording there refuses
+    it or makes its outputs first order only. At the recorded values
+    nothing runs again; ``recorded_ends`` are the step ends there, already
+    found."""
+    fun, G, active = ref.fun, ref.G, ref.active
+    first = [recorded_ends]             # (the recording's own path: its ends are found)
+    recorded = []                       # whether the recording crossed a kink on them
+
+    def path(t0, y0, t, *params):
+        ends = first.pop() if first else step_ends((t0, y0, t), params)
+        try:
+            _, crossed = _walk(_Switches(fun, G, list(params), (np.array(t0), y0)), *ends,
+                               crossed=bool(recorded and recorded[0]), settled=bool(recorded))
+        except (UnsupportedOperation, BranchChanged):   # a jump crossed there, or fun's path
+            return [np.array([-1.0])]
+        if not recorded:
+            recorded.append(crossed)
+        # a kink crossed where the recording crossed none: its outputs are first order only
+        return [np.array([float(crossed and not recorded[0])])]
+    guard_structure(path, (*start, *active), f"the check of {name_of(fun)}'s switches at the "
+                    f"step ends", "which runs the method again on plain values at every replay "
+                    "(adsim/integrate/_switches.py); without memory_limit or snapshots, for up to "
+                    "256 equations, the step ends are on the tape instead")
+
+
+def _walk(ref, ts, ys, crossed=False, settled=False):
     """The recordings holding at each point ``(ts[j], ys[:, j])`` from
-    ``ref``'s on, and whether a kink is crossed between two of them;
-    raises where ``fun`` jumps there."""
-    previous, holding, crossed = ref.point, [ref], False
+    ``ref``'s on, and whether a kink is crossed between two of them (or
+    ``crossed`` already); raises where ``fun`` jumps there. ``settled``:
+    once a kink is crossed, a change of kinks' sides alone is not bisected
+    (it can only tell that again)."""
+    previous, holding = ref.point, [ref]
     for j in range(ts.shape[0]):
         point = (np.array(ts[j]), ys[:, j])
         boundary = ref.regime_boundary(previous, point)
@@ -154,7 +190,8 @@ def _walk(ref, ts, ys):
             boundary = ref.regime_boundary(previous, point)
         differs, ref = ref.differs(point)
         if differs:
-            crossed = ref.refuse_a_jump(previous, point) or crossed
+            if not (settled and crossed and ref.kinks_only(point)):
+                crossed = ref.refuse_a_jump(previous, point) or crossed
             ref = ref.at(point)
         previous = point
         holding.append(ref)
