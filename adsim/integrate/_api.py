@@ -342,10 +342,11 @@ def _solve_ivp(fun, t_span, y0, name, t_eval, dense_output, events, vectorized, 
         if checked_only is not None:    # a replay's step ends are checked by a plain run too
             positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
 
-            def step_ends(span, params):
-                return _plain_step_ends(name, fun, vectorized, direction, rtol, atol, max_step,
-                                        options, n, span, placed(args, positions, params),
-                                        first_step)
+            def step_ends(span, params, rhs=None):      # (rhs: fun's tape, replayed)
+                return _plain_step_ends(name, fun if rhs is None else rhs,
+                                        vectorized and rhs is None, direction, rtol, atol,
+                                        max_step, options, n, span,
+                                        placed(args, positions, params), first_step)
             guard_step_ends(switches, step_ends, (t0, y0, t), checked_only)
     else:
         crossed = False
