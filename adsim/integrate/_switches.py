@@ -178,6 +178,8 @@ def _step_ends(step_ends, start, span, params):
     tape = start.tape
 
     def replayed(t, y, *args):
+        if isinstance(y, Active) or isinstance(t, Active):  # an implicit method's Jacobian
+            return np.reshape(start.G(t, y, *start.params), -1)    # records fun
         return np.reshape(tape.forward(np.array(t), y, *start.params), -1)
     try:
         return step_ends(span, params, replayed)

@@ -7,6 +7,8 @@ method now runs again on plain values at each replay at other values
 (adsim/integrate/_switches.py, guard_step_ends), and a crossing there
 raises BranchChanged: the functional API records again, which refuses a
 jump or makes a kink's outputs first order only."""
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -31,7 +33,7 @@ def rate(kind, blood, c_sat):
     raise ValueError(kind)
 
 
-def blood(kind="if", n=2, **bound):
+def blood(kind="if", n=2, method="RK45", **bound):
     """An oral dose whose clearance saturates while the blood concentration
     is above c_sat (n - 2 more components decay apart); the concentration
     at t = 10, an output as the start is."""
@@ -47,7 +49,8 @@ def blood(kind="if", n=2, **bound):
             return np.concatenate([head, -0.1 * y[2:]]) if n > 2 else head
         y0 = np.zeros(n)
         y0[0] = 1.0
-        return solve_ivp(rhs, (0, 10), y0, t_eval=[0.0, 10.0], **bound, **TIGHT).y[1, -1]
+        return solve_ivp(rhs, (0, 10), y0, t_eval=[0.0, 10.0], method=method, **bound,
+                         **TIGHT).y[1, -1]
     return f
 
 
@@ -65,6 +68,26 @@ def test_a_switch_crossed_only_at_the_replay_is_not_silent(kind, bound):
     g(NEVER)
     with pytest.raises(adsim.UnsupportedOperation, match=r"jumps by 0.16 .*at t = 0\.539"):
         g(CROSSED)
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF"])
+def test_implicit_methods_replay_and_check_their_step_ends(method):
+    """Their Newton matrices record fun (the check's run replays its tape
+    elsewhere)."""
+    f = blood("where", method=method, snapshots=4)
+    tape = adsim.record(f, NEVER)
+    want = differences(blood("where", method=method), NEAR, 1e-4)
+    np.testing.assert_allclose(tape.gradient(NEAR), want, rtol=1e-5, atol=1e-9)
+    with pytest.raises(adsim.BranchChanged):
+        tape.gradient(CROSSED)
+
+
+def test_threads_replay_such_a_tape():
+    tape = adsim.record(blood("if", snapshots=4), NEVER)
+    points = [NEAR + 0.002 * i for i in range(4)]
+    with ThreadPoolExecutor(2) as pool:
+        got = adsim.parallel.map("gradient", tape, points, executor=pool)
+    np.testing.assert_array_equal(got, [tape.gradient(p) for p in points])
 
 
 def test_a_kink_crossed_only_at_the_replay_makes_the_outputs_first_order_only():
