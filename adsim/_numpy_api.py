@@ -506,6 +506,7 @@ FUNCTIONS.update({
     np.linalg.multi_dot: linalg_composed.multi_dot, np.linalg.cond: spectral_norms.cond,
     np.linalg.tensorsolve: linalg_composed.tensorsolve,
     np.linalg.tensorinv: linalg_composed.tensorinv,
+    np.linalg.matrix_rank: linalg_composed.matrix_rank,
 })
 
 # NumPy's own code, written with NumPy on its arguments (recorded through them):

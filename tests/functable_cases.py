@@ -1351,6 +1351,12 @@ NUMPY_MORE = {
                      case(lambda x: np.linalg.cond(general(x), 1), 4, "ord 1")],
     np.linalg.tensorsolve: [case(lambda x: np.linalg.tensorsolve(general(x[:4]), x[4:]), 6)],
     np.linalg.tensorinv: [case(lambda x: np.linalg.tensorinv(general(x).reshape(2, 2), ind=1), 4)],
+    np.linalg.matrix_rank: [
+        case(lambda x: x * np.linalg.matrix_rank(general(x)), 4),
+        case(lambda x: x * np.linalg.matrix_rank(spd(x), hermitian=True), 3, "hermitian"),
+        case(lambda x: x[0] * np.linalg.matrix_rank(x.reshape(2, 3), tol=0.5 * np.max(x)), 6,
+             "active tol"),
+        case(lambda x: x * np.linalg.matrix_rank(x), 3, "a vector")],
     np.cumulative_sum: [case(np.cumulative_sum, 4),
                         case(lambda x: np.cumulative_sum(x, axis=0, include_initial=True),
                              (2, 2), "include_initial")],

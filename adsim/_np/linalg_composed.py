@@ -2,11 +2,12 @@
 derivatives are those of the composition: NumPy 2's array-API names
 (matmul, outer, vecdot, trace, diagonal, cross, matrix_transpose,
 vector_norm, matrix_norm, svdvals), multi_dot (in NumPy's cheapest order),
-tensorsolve and tensorinv (cond is spectral_norms.py's)."""
+tensorsolve, tensorinv and matrix_rank (cond is spectral_norms.py's)."""
 from math import inf, prod
 
 import numpy as np
 
+from .._active import Active
 from ..errors import UnsupportedOperation
 from . import composed, einsum, linalg, products
 from .core import float64_only, shape_of
@@ -108,6 +109,35 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def svdvals(x, /):
     return svd(x, compute_uv=False)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """NumPy's count of the singular values above the tolerance (by default
+    the largest times max(M, N) eps), the comparisons recorded as data: an
+    integer that every replay computes again, whose derivative is zero
+    (``int()`` of it, or a branch on it, is a recorded guard).
+    hermitian=True counts the eigenvalues' magnitudes (of the lower
+    triangle, as NumPy's)."""
+    if rtol is not None and tol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    shape = shape_of(A)
+    if len(shape) < 2:
+        return int(not np.all(A == 0))
+    S = np.abs(np.linalg.eigvalsh(A)) if hermitian else svd(A, compute_uv=False)
+    if tol is None:
+        if rtol is None:
+            rtol = max(shape[-2:]) * np.finfo(float).eps
+        else:
+            rtol = _trailing_axis(rtol)
+        tol = np.max(S, axis=-1, keepdims=True) * rtol
+    else:
+        tol = _trailing_axis(tol)
+    return np.count_nonzero(S > tol, axis=-1)
+
+
+def _trailing_axis(v):
+    """``asarray(v)[..., newaxis]`` of a plain or active tolerance."""
+    return (v if isinstance(v, Active) else np.asarray(v))[..., None]
 
 
 def multi_dot(arrays, *, out=None):
