@@ -473,6 +473,7 @@ FUNCTIONS.update({
     np.trim_zeros: ordering.trim_zeros, np.lexsort: ordering.lexsort, **unique.functions(),
     np.histogram: histograms.histogram, np.bincount: histograms.bincount,
     np.histogram_bin_edges: histograms.histogram_bin_edges,
+    np.histogramdd: histograms.histogramdd, np.histogram2d: histograms.histogram2d,
     np.polyfit: polynomials.polyfit,
     np.roots: polynomials.roots,
     np.unwrap: numeric.unwrap,

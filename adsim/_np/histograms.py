@@ -10,7 +10,8 @@ minimum and maximum; given edges or a given range stay as they are. Active
 ``weights`` give active counts (sums of the weights in each bin), and
 ``density=True`` divides by the recorded bin widths. np.bincount with
 active ``weights`` sums them bin by bin the same way (a scatter-add into
-zeros, as np.add.at).
+zeros, as np.add.at). np.histogramdd and np.histogram2d bin each
+coordinate so, a sample counted where every coordinate lies in the range.
 """
 import operator
 
@@ -87,14 +88,21 @@ def _guard_bins(a, edges, index, inside):
         compare(CompareKind.CMP_NE, gather(a, nan), gather(a, nan))
 
 
-def histogram(a, bins=10, range=None, density=None, weights=None):
-    a = np.ravel(a)
-    edges = _edges(a, bins, range)
+def _binned(a, edges):
+    """(bin index, inside the range) of each value of ``a``, guarded."""
     values, plain_edges = _plain(a), _plain(edges)
     n = plain_edges.size - 1
     inside = (values >= plain_edges[0]) & (values <= plain_edges[-1])
     index = np.clip(np.searchsorted(plain_edges, values, side="right") - 1, 0, n - 1)
     _guard_bins(a, edges, index, inside)
+    return index, inside
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    a = np.ravel(a)
+    edges = _edges(a, bins, range)
+    n = _plain(edges).size - 1
+    index, inside = _binned(a, edges)
     if weights is None:
         counts = np.bincount(index[inside], minlength=n)
     else:
@@ -106,6 +114,68 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if density:
         counts = counts / np.diff(edges) / np.sum(counts)
     return counts, edges
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """np.histogramdd: each coordinate binned as np.histogram bins it (its
+    edges active where they follow active data), a sample counted in the
+    bin of its coordinates where all lie in their ranges."""
+    columns = _columns(sample)
+    d = len(columns)
+    per_axis = [bins] * d if np.ndim(bins) == 0 else list(bins)
+    if len(per_axis) != d:
+        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+    if range is not None and len(range) != d:
+        raise ValueError("range argument must have one entry per dimension")
+    edges = [_edges(c, b, None if range is None else range[i])
+             for i, (c, b) in enumerate(zip(columns, per_axis))]
+    shape = tuple(_plain(e).size - 1 for e in edges)
+    binned = [_binned(c, e) for c, e in zip(columns, edges)]
+    inside = np.logical_and.reduce([held for _, held in binned]) if d else np.zeros(0, bool)
+    flat = np.ravel_multi_index(tuple(index[inside] for index, _ in binned), shape) \
+        if d else np.zeros(0, int)
+    if weights is None:
+        counts = np.bincount(flat, minlength=int(np.prod(shape))).astype(float)
+    else:
+        w = np.ravel(weights)
+        if shape_of(w) != (np.size(_plain(columns[0])) if d else 0,):
+            raise ValueError("weights should have the same length as the sample.")
+        rows = np.flatnonzero(inside)
+        held = gather(w, rows) if isinstance(w, Active) else _plain(w)[rows]
+        counts = bincount(flat, held, minlength=int(np.prod(shape)))
+    counts = np.reshape(counts, shape)
+    if density:
+        total = np.sum(counts)
+        for i, e in enumerate(edges):
+            # (``range`` is NumPy's argument here)
+            counts = counts / np.reshape(np.diff(e), [-1 if k == i else 1 for k in np.arange(d)])
+        counts = counts / total
+    return counts, edges
+
+
+def _columns(sample):
+    """The coordinates of np.histogramdd's samples: the columns of an (N, D)
+    array, or the D arrays of a sequence."""
+    if isinstance(sample, (list, tuple)):
+        return [np.ravel(c) for c in sample]
+    if len(shape_of(sample)) == 1:          # N samples of one coordinate, as NumPy reads them
+        return [sample]
+    if len(shape_of(sample)) != 2:
+        raise ValueError("sample must be an (N, D) array or a sequence of D arrays")
+    return [sample[:, i] for i in range(shape_of(sample)[1])]
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """np.histogram2d: np.histogramdd of the samples (x, y), with NumPy's
+    reading of ``bins`` (one count or edge array for both, or one each)."""
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n != 1 and n != 2:
+        bins = [bins, bins]
+    counts, edges = histogramdd([x, y], bins, range, density, weights)
+    return counts, edges[0], edges[1]
 
 
 def bincount(x, /, weights=None, minlength=0):
