@@ -20,20 +20,32 @@ from ._opcodes import CompareKind
 from .primitives import primitive
 
 
-def guard_structure(structure, inputs, name, not_saved):
+def guard_structure(structure, inputs, name, not_saved=None, saved_as=None):
     """Record a check that ``digest_of(structure(*values))`` of the plain
     values of ``inputs`` is, at every replay, what it is now. ``name``
-    names the check in errors; ``not_saved`` says why a tape file cannot
-    hold it (it runs Python code). At the recorded values the digest is
-    not computed again."""
+    names the check in errors. A tape file holds it when ``saved_as``
+    gives its :class:`~adsim.primitives.BuiltinFamily` and parameters (the
+    family makes :func:`guard_primitive` of the same structure again);
+    else ``not_saved`` says why it cannot (it runs Python code). At the
+    recorded values the digest is not computed again."""
     now = [current(a) if isinstance(a, Active) else np.asarray(a, dtype=float)
            for a in inputs]
     recorded = digest_of(structure(*now))
-    known = (_key(now), recorded)
+    prim = guard_primitive(structure, name, (_key(now), recorded))
+    if saved_as is None:
+        prim.not_saved = not_saved
+    else:
+        family, parameters = saved_as
+        family.adopt(prim, **parameters)
+    compare(CompareKind.CMP_EQ, prim(*inputs), recorded)
 
+
+def guard_primitive(structure, name, known=None):
+    """The primitive computing ``digest_of(structure(*values))`` (zero
+    derivatives); ``known``: (values' key, digest) already computed."""
     def value(*args):
         plain = [np.asarray(a, dtype=float) for a in args]
-        if _key(plain) == known[0]:
+        if known is not None and _key(plain) == known[0]:
             return np.array(known[1])
         return np.array(digest_of(structure(*plain)))
 
@@ -44,8 +56,7 @@ def guard_structure(structure, inputs, name, not_saved):
         return tuple(np.zeros(np.shape(a)) for a in args)
     prim = primitive(value, jvp=jvp, vjp=vjp)
     prim.name = name
-    prim.not_saved = not_saved
-    compare(CompareKind.CMP_EQ, prim(*inputs), recorded)
+    return prim
 
 
 def _key(values):

@@ -10,7 +10,9 @@ derivative is zero wherever it exists. They are guarded: a primitive
 computes, at every replay, SciPy's find_peaks of the signal with the same
 options and a digest of that structure, and a recorded comparison checks it
 against the recording's, so a replay where the peaks (or any of it) differ
-raises ``BranchChanged`` (the functional API records again there).
+raises ``BranchChanged`` (the functional API records again there). A tape
+file holds the guard by its kind and plain parameters (the options, the
+peaks and bases it was given), from which the reader makes it again.
 
 The properties SciPy computes from the signal's values are recorded with
 SciPy's formulas at those integers: ``peak_heights = x[p]``,
@@ -33,7 +35,9 @@ from .._np.core import as_active, tape_of
 from .._np.integers import current, plain_if_constant
 from .._active import Active
 from ..errors import UnsupportedOperation
-from .._replay_guard import guard_structure
+from .._replay_guard import guard_primitive, guard_structure
+from ..primitives import BuiltinFamily
+from .plain_settings import decoded, encoded
 from .arrays import array
 
 _INTEGER_PROPERTIES = ("left_bases", "right_bases", "left_edges", "right_edges", "plateau_sizes")
@@ -60,13 +64,69 @@ def _integers(peaks, props, crossings):
     return (peaks, *(props[k] for k in _INTEGER_PROPERTIES if k in props), crossings)
 
 
-def _structure_guard(structure, x, *inputs):
-    """Record a check that ``structure(x, *inputs)`` of the plain values
-    is, at every replay, what it is now (BranchChanged otherwise)."""
+_GUARD_NAME = "scipy.signal peak finding (its guard)"
+
+
+def _find_structure(options, names):
+    """find_peaks' integers at the plain ``options`` and the active
+    thresholds ``names`` read at a replay."""
+    def structure(xv, *values):
+        return _integers(*_structure(xv, {**options, **{n: _as_option(v)
+                                                        for n, v in zip(names, values)}}))
+    return structure
+
+
+def _prominence_structure(peaks, wlen):
+    def structure(xv):
+        return scipy.signal.peak_prominences(xv, peaks, wlen)[1:]
+    return structure
+
+
+def _width_structure(peaks, rel_height, left_bases, right_bases):
+    def structure(xv, prominences):
+        return (_width_crossings(xv, peaks, xv[peaks] - prominences * rel_height, left_bases,
+                                 right_bases),)
+    return structure
+
+
+_STRUCTURES = {"find_peaks": _find_structure, "prominences": _prominence_structure,
+               "widths": _width_structure}
+
+
+def _int_structure(kind, parameters):
+    """The structure of ``kind`` made from its ``parameters``, as int64 arrays."""
+    if kind not in _STRUCTURES:
+        raise ValueError(f"no peak structure of kind {kind!r}")
+    structure = _STRUCTURES[kind](**parameters)
+
     def integers(*values):
         return [np.asarray(part, dtype=np.int64) for part in structure(*values)]
-    guard_structure(integers, (x, *inputs), "scipy.signal peak finding (its guard)",
-                    "which runs SciPy's peak finding at every replay (adsim/_scipy/peaks.py)")
+    return integers
+
+
+def _guard_of(kind, settings):
+    """The guard of ``kind`` from its ``settings`` (the parameters encoded
+    as adsim/_scipy/plain_settings.py encodes them: a tape file's)."""
+    return guard_primitive(_int_structure(kind, decoded(settings)), _GUARD_NAME)
+
+
+# the guards as a tape file makes them again (by kind and settings)
+_GUARDS = BuiltinFamily("scipy.signal.peak_structure", 1, _guard_of)
+
+
+def _structure_guard(x, inputs, kind, **parameters):
+    """Record a check that the structure of ``kind`` (SciPy's integers, made
+    from ``parameters``) of the plain values of ``x`` and ``inputs`` is, at
+    every replay, what it is now (BranchChanged otherwise). The recording
+    uses the parameters as a tape file gives them back."""
+    try:
+        settings = encoded(parameters)
+    except TypeError as err:            # an option a tape file cannot keep
+        guard_structure(_int_structure(kind, parameters), (x, *inputs), _GUARD_NAME,
+                        f"whose options hold {err} (adsim/_scipy/peaks.py)")
+        return
+    guard_structure(_int_structure(kind, decoded(settings)), (x, *inputs), _GUARD_NAME,
+                    saved_as=(_GUARDS, {"kind": kind, "settings": settings}))
 
 
 def _width_crossings(xv, peaks, height, left_bases, right_bases):
@@ -103,9 +163,7 @@ def peak_prominences(x, peaks, wlen=None):
     if not isinstance(x, Active):
         return scipy.signal.peak_prominences(x, peaks, wlen)
 
-    def structure(xv):
-        return scipy.signal.peak_prominences(xv, peaks, wlen)[1:]
-    _structure_guard(structure, x)
+    _structure_guard(x, (), "prominences", peaks=peaks, wlen=wlen)
     _, left, right = scipy.signal.peak_prominences(current(x), peaks, wlen)
     return x[peaks] - np.maximum(x[left], x[right]), left, right
 
@@ -127,10 +185,8 @@ def peak_widths(x, peaks, rel_height=0.5, prominence_data=None, wlen=None):
         return scipy.signal.peak_widths(x, peaks, rel_height, prominence_data, wlen)
     left_bases, right_bases = np.asarray(left_bases), np.asarray(right_bases)
 
-    def structure(xv, prom):
-        return (_width_crossings(xv, peaks, xv[peaks] - prom * rel_height, left_bases,
-                                 right_bases),)
-    _structure_guard(structure, x, prominences)
+    _structure_guard(x, (prominences,), "widths", peaks=peaks, rel_height=rel_height,
+                     left_bases=left_bases, right_bases=right_bases)
     h = x[peaks] - prominences * rel_height
     xv = current(x) if isinstance(x, Active) else np.asarray(x, dtype=float)
     pv = current(prominences) if isinstance(prominences, Active) else np.asarray(prominences)
@@ -181,14 +237,8 @@ def find_peaks(x, height=None, threshold=None, distance=None, prominence=None, w
         return scipy.signal.find_peaks(x, **options)
     x = x if isinstance(x, Active) else np.asarray(x, dtype=float)
     peaks, props, crossings = _structure(current(x) if isinstance(x, Active) else x, now)
-    plain_options = {n: v for n, v in now.items() if n not in active}
-    names = tuple(active)
-
-    def structure(xv, *values):
-        """The integers SciPy decides, the active thresholds read at the replay."""
-        at = {**plain_options, **{n: _as_option(v) for n, v in zip(names, values)}}
-        return _integers(*_structure(xv, at))
-    _structure_guard(structure, x, *active.values())
+    _structure_guard(x, tuple(active.values()), "find_peaks", names=list(active),
+                     options={n: v for n, v in now.items() if n not in active})
     if not isinstance(x, Active):
         return peaks, props               # thresholds alone active: guarded plain results
     return peaks, _properties(x, peaks, props, crossings, options["rel_height"])

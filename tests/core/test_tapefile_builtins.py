@@ -2,7 +2,8 @@
 numpy.fft's transforms (one per plan), scipy.fft's DCT and DST (one per
 plan), scipy.linalg.lu_factor (one per
 pivoting), numpy.linalg.pinv and lstsq (one per cutoff), the collocation
-solves of interpolating splines (one per knots and end conditions). A file saves each
+solves of interpolating splines (one per knots and end conditions), the
+guards of scipy.signal's peak finding (one per options, peaks and bases). A file saves each
 by its family's name, the version of the family's rules and the call's
 parameters, and the reader makes it again: loaded and unpickled tapes replay
 bitwise like the original, in this process and in a fresh one; files naming
@@ -19,6 +20,7 @@ import scipy.fft as sf
 import scipy.fftpack as fp
 import scipy.interpolate as si
 import scipy.linalg as sla
+import scipy.signal as ss
 
 import adsim as ad
 from adsim import tapefile
@@ -64,8 +66,17 @@ def cosine_transforms(x):
             + np.sum(fp.idct(x[:4], type=4) ** 3) + np.sum(np.fft.hfft(x[:3]) ** 2))
 
 
+def peaks(x):
+    s = np.concatenate([x, x[::-1] * 0.8])
+    found, props = ss.find_peaks(s, height=(0.1, None), prominence=0.05, width=0.5,
+                                 threshold=np.full(12, -1.0))
+    return (np.sum(props["prominences"] ** 2) + np.sum(ss.peak_prominences(s, found, wlen=5)[0])
+            + np.sum(ss.peak_widths(s, found, rel_height=0.4)[0]) + np.sum(s[found] ** 2)
+            + np.sum(s[ss.find_peaks(s, height=0.5 * np.max(s))[0]]))
+
+
 CASES = {"fft": spectra, "lu": factorized, "pinv": pseudo_inverses, "splines": splines,
-         "dct": cosine_transforms}
+         "dct": cosine_transforms, "peaks": peaks}
 
 
 def _calls(data, tape=0):
@@ -128,6 +139,7 @@ def _altered(data, edit):
     (cosine_transforms, lambda s: s["parameters"].update(type=5), "not one scipy.fft makes"),
     (cosine_transforms, lambda s: s["parameters"].update(axes=[2]), "not one scipy.fft makes"),
     (cosine_transforms, lambda s: s["parameters"].update(s=[1, 4]), "not one scipy.fft makes"),
+    (peaks, lambda s: s["parameters"].update(kind="shell"), "no peak structure"),
 ])
 def test_files_naming_other_rules_or_parameters_are_refused(f, edit, why):
     data = tapefile.dumps(ad.record(f, X))
