@@ -7,7 +7,7 @@ that exercise it.
 for a method of an active array) to a list of :class:`Case`: a function of
 one input ``x`` of the case's shape that builds the arguments and calls it.
 Each is checked for values, tangents, adjoints, Hessian-vector products,
-the complex step and sparsity patterns. ``VALUE_ONLY`` lists the callables
+the complex step, sparsity patterns and a tape file's copy. ``VALUE_ONLY`` lists the callables
 without a derivative (shapes, comparisons, orderings); their cases are
 checked for values. ``REFUSED`` lists calls adsim must refuse with a typed
 error. Adding a function is one line in one of these tables.
@@ -44,7 +44,7 @@ import adsim
 from adsim import ops
 from adsim._numpy_api import ufunc_name
 
-MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity")
+MODES = ("value", "forward", "reverse", "hvp", "complex_step", "sparsity", "saved")
 
 
 def _unique_rebuilt(x):

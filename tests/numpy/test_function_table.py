@@ -11,7 +11,8 @@
   tangent against the complex step where the function is holomorphic and
   NumPy takes complex input (``NO_COMPLEX_STEP`` says why not elsewhere);
   the Jacobian and Hessian sparsity patterns contain every nonzero of the
-  dense Jacobian and of the Hessian of a weighted sum of the outputs.
+  dense Jacobian and of the Hessian of a weighted sum of the outputs; the
+  tape saved to a tape file and loaded replays values and adjoints bitwise.
 * Value-only cases: the value inside a recording equals NumPy's.
 * Refusals: a typed adsim error naming what was refused.
 
@@ -28,6 +29,7 @@ import pytest
 import scipy.stats as st
 
 import adsim
+from adsim import tapefile
 from adsim._active import Active
 from adsim.sparse.pattern import hessian_pattern, jacobian_pattern
 import functable_cases as table
@@ -255,8 +257,18 @@ def check_sparsity(p, c):
     assert missed.size == 0, f"Hessian pattern misses nonzeros at {missed.tolist()}"
 
 
+def check_saved(p, c):
+    """Every tape recorded from NumPy and SciPy code saves, and its copy
+    replays bitwise."""
+    copy = tapefile.loads(tapefile.dumps(p.tape))
+    w = p.rng.standard_normal(p.want.shape)
+    for got, want in zip(copy.vjp([p.x], w), p.tape.vjp([p.x], w)):
+        np.testing.assert_array_equal(got, want, err_msg="a tape file's copy")
+
+
 CHECKS = {"value": check_value, "forward": check_forward, "reverse": check_reverse,
-          "hvp": check_hvp_mode, "complex_step": check_complex_step, "sparsity": check_sparsity}
+          "hvp": check_hvp_mode, "complex_step": check_complex_step, "sparsity": check_sparsity,
+          "saved": check_saved}
 
 
 def no_complex_step(key, c):
