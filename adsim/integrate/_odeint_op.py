@@ -76,6 +76,7 @@ class Call:
             Dfun = None if self.Dfun is None else self.Dfun.plain(t[0], y0, params)
             Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
                                    full_output=True, **options)
+            self.recorded.recorded_once(t[0], y0, params)
         # SciPy's message where every time of t is t[0]: nothing to integrate, Y is y0
         return Y, info, info["message"] in ("Integration successful.",
                                             "Nothing was done; the integration time was 0.")

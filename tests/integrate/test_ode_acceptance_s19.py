@@ -18,8 +18,10 @@ as a user meets them: SciPy's names, parameters wherever a model keeps them.
     solve.
 (c) the solve_ivp tapes test_map_ode_kinds.py does not hold -- a user's
     ``jac``, ``jac_sparsity``, ``memory_limit``, complex states, BDF with
-    events, events with dense output -- saved and loaded bitwise, and
-    mapped bitwise on threads and spawned processes.
+    events, events with dense output, an empty interval, ``odeint`` at
+    repeated times or ``t0`` alone (a file held LSODA's ``fun`` with no
+    tape when SciPy never called it, and could not be loaded) -- saved and
+    loaded bitwise, and mapped bitwise on threads and spawned processes.
 (d) Robertson's kinetics at SciPy's default tolerances read as outputs at
     the steps, from ``dense_output``, at an event, with respect to an
     initial concentration: within 1 % of the model's derivative
@@ -351,12 +353,29 @@ def complex_state(method, dense=False):
     return loss
 
 
+def empty_interval(method):
+    def loss(z0, rates):
+        sol = solve_ivp(lotka_volterra, (0.0, 0.0 * rates[0]), z0, method=method,
+                        args=tuple(rates))
+        return np.sum(sol.y ** 2)
+    return loss
+
+
+def odeint_at(times):
+    def loss(z0, rates):
+        return np.sum(odeint(lotka_volterra, z0, times, args=tuple(rates), tfirst=True) ** 2)
+    return loss
+
+
 KINDS = {**{f"{m}-jac": with_jac(m) for m in ("Radau", "BDF", "LSODA")},
          **{f"{m}-jac_sparsity": with_sparsity(m) for m in ("Radau", "BDF")},
          **{f"{m}-memory_limit": with_memory_limit(m) for m in ("RK45", "Radau", "BDF")},
          "BDF-events-steps": with_events("BDF"), "BDF-events-t_eval": with_events("BDF", [0.5, 1.0]),
          **{f"{m}-events-dense": with_events(m, dense=True) for m in ("RK23", "Radau", "LSODA")},
-         "RK45-complex": complex_state("RK45"), "DOP853-complex-dense": complex_state("DOP853", True)}
+         "RK45-complex": complex_state("RK45"), "DOP853-complex-dense": complex_state("DOP853", True),
+         **{f"{m}-empty-interval": empty_interval(m) for m in ("RK45", "BDF", "LSODA")},
+         "odeint-repeated-times": odeint_at([0.0, 0.2, 0.2, 0.5]),
+         "odeint-t0-only": odeint_at([0.0, 0.0])}
 
 
 def bits(results):
