@@ -38,6 +38,7 @@ from ._step_reuse import StepSetup, settings_of
 from ._kinks import first_order_only
 from ._switches import guard_step_ends, moving_switches, refuse_moving_switches
 from ._tableaux import EXPLICIT
+from ._zero_step import flowed
 
 __all__ = ["solve_ivp"]
 
@@ -502,7 +503,9 @@ def _trivial(rhs, t0, tf, y0, t_eval, args, njev):
     rhs(t0, y0, args)
     n = y0.shape[0]
     if t_eval is None:
-        t, y = _stack_times([t0, tf]), np.stack([y0, y0], axis=1)
+        # the end moves with the times as the flow does (d y(tf) / d tf = f(t0, y0))
+        y_end = flowed(rhs, t0, y0, tf - t0, args) if n else y0
+        t, y = _stack_times([t0, tf]), np.stack([y0, y_end], axis=1)
     elif tf == t0:
         t, y = t_eval[:0], np.empty((n, 0))
     else:

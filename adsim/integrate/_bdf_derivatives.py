@@ -27,7 +27,7 @@ import numpy as np
 from .._np.core import active_leaves
 from .._np.elementwise import stop_gradient
 from ..errors import UndefinedDerivative, UnsupportedOperation
-from ._dense import JoinedSolution
+from ._dense import JoinedSolution, recorded_values
 from ._result import OdeResult
 
 __all__ = ["takes_radau_derivatives", "bdf_with_radau_derivatives", "donor_method",
@@ -78,7 +78,9 @@ def with_donor_derivatives(values, solve_donor, t_eval, names):
     if t_eval is not None:
         return with_derivatives_of(values, _quietly(solve_donor, t_eval), names)
     if stop is None:
-        return with_derivatives_of(values, _quietly(solve_donor, values["t"]), names)
+        # over an empty interval ([t0, t0]) no output times: the donor's ends, as the values'
+        times = None if _empty_interval(values["t"]) else values["t"]
+        return with_derivatives_of(values, _quietly(solve_donor, times), names)
     donor = OdeResult(_quietly(solve_donor, values["t"][:-1]))
     t_event, y_event = donor["t_events"][stop], donor["y_events"][stop]
     if np.shape(t_event)[0] == 0:
@@ -86,6 +88,13 @@ def with_donor_derivatives(values, solve_donor, t_eval, names):
     donor["t"] = np.concatenate([values["t"][:-1], t_event[-1:]])
     donor["y"] = np.concatenate([donor["y"], y_event[-1:].T], axis=1)
     return with_derivatives_of(values, donor, names)
+
+
+def _empty_interval(t):
+    """Whether the output times ``t`` of an integration without ``t_eval``
+    are those of an empty interval: its two ends, equal."""
+    ends = recorded_values(t)
+    return ends.shape == (2,) and ends[0] == ends[1]
 
 
 def _quietly(solve_donor, t_eval):

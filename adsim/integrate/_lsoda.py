@@ -117,6 +117,7 @@ class _Call:
             result = scipy_solve_ivp(self.rhs.plain(params), (t0, tf), y0, method=Watched,
                                      t_eval=t_eval, dense_output=self.dense, events=events,
                                      **options)
+            self.rhs.recorded_once(t0, y0, params)       # an empty interval calls no fun
         result.stiff = solvers[0].stiff
         return result
 

@@ -30,7 +30,10 @@ from ..errors import (AdsimError, InvalidArgument, InvalidArgumentValue,
                       UndefinedDerivative,
                       UnsupportedOperation)
 from ._bdf_derivatives import checked_donor, donor_method, with_derivatives_of
+from ._dense import recorded_values
 from ._odeint_op import FAILED, Call, OdeintOp
+from ._rhs import RightHandSide
+from ._zero_step import flowed
 
 __all__ = ["odeint"]
 
@@ -124,10 +127,36 @@ def _with_derivatives_of_a_solve(values, call, inputs, method):
     o = call.options
     rtol = _DEFAULT_TOLERANCE if o["rtol"] is None else o["rtol"]
     atol = _DEFAULT_TOLERANCE if o["atol"] is None else o["atol"]
-    donor = solve_ivp(call.rhs, (t[0], t[-1]), y0, method=method, t_eval=t,
-                      args=tuple(params), rtol=rtol, atol=atol)
-    checked_donor(donor, "odeint", method)
+    # SciPy allows repeated times (solve_ivp's t_eval does not): the donor
+    # solves at the first time of each run, and the others step from it
+    t = t if isinstance(t, Active) else np.asarray(t, dtype=float)
+    runs = _runs(recorded_values(t))
+    firsts = [j for j, u in enumerate(runs) if u == j]
+    if len(firsts) > 1:
+        distinct = len(firsts) == len(runs)
+        donor = solve_ivp(call.rhs, (t[0], t[-1]), y0, method=method,
+                          t_eval=t if distinct else t[firsts], args=tuple(params), rtol=rtol,
+                          atol=atol)
+        checked_donor(donor, "odeint", method)
+        if distinct:
+            return with_derivatives_of({"t": t, "y": values.T}, donor, ("LSODA", method))["y"].T
+        at_first = dict(zip(firsts, [donor["y"][:, k] for k in range(len(firsts))]))
+    else:
+        at_first = {0: y0}
+    rhs = RightHandSide(call.rhs, y0.shape[0])
+    y = [at_first[j] if u == j else flowed(rhs, t[u], at_first[u], t[j] - t[u], tuple(params))
+         for j, u in enumerate(runs)]
+    donor = {"t": t, "y": np.stack(y, axis=1)}
     return with_derivatives_of({"t": t, "y": values.T}, donor, ("LSODA", method))["y"].T
+
+
+def _runs(t):
+    """For each time of ``t`` (plain, monotonic) the index of the first
+    time of its run of equal times."""
+    runs = [0] * t.shape[0]
+    for j in range(1, t.shape[0]):
+        runs[j] = runs[j - 1] if t[j] == t[j - 1] else j
+    return runs
 
 
 _WHERE = "adsim.integrate.odeint"

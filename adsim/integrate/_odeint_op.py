@@ -76,7 +76,10 @@ class Call:
             Dfun = None if self.Dfun is None else self.Dfun.plain(t[0], y0, params)
             Y, info = scipy_odeint(self.recorded.plain(params), y0, t, Dfun=Dfun,
                                    full_output=True, **options)
-        return Y, info, info["message"] == "Integration successful."
+            self.recorded.recorded_once(t[0], y0, params)
+        # SciPy's message where every time of t is t[0]: nothing to integrate, Y is y0
+        return Y, info, info["message"] in ("Integration successful.",
+                                            "Nothing was done; the integration time was 0.")
 
     def rhs(self, t, y, *params):
         args = self._args(params)

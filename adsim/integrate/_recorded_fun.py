@@ -57,6 +57,14 @@ class RecordedFunction(SavedInner):
         self.variants.use(tape)
         return tape.forward(*values)
 
+    def recorded_once(self, t, y, params):
+        """Record ``G`` at ``(t, y)`` if no variant is held (SciPy's solve
+        did not call it: nothing to integrate), so that a tape file holds
+        one and a loaded op can solve where the times differ."""
+        if self.G is not None and not self.variants.tapes():
+            with suspended():
+                self(t, y, params)
+
     def plain(self, params):
         """The function ``f(t, y)`` SciPy calls, for these parameter values."""
         params = tuple(params)
