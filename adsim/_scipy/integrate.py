@@ -14,7 +14,7 @@ import scipy.integrate
 from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
 from ..errors import UnsupportedOperation
-from . import bvp, quadrature, samples
+from . import bvp, nested_quad, quadrature, samples
 from .linear_maps import linear_in
 
 
@@ -141,6 +141,8 @@ HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odein
          ("scipy.integrate._ode", "ode.integrate"): ode_integrate,
          **{("scipy.integrate", name): getattr(quadrature, name)
             for name in ("quad", "quad_vec", "fixed_quad")},
+         # (dblquad and tplquad call nquad)
+         ("scipy.integrate", "nquad"): nested_quad.nquad,
          **samples.HOOKS,
          # linear in the samples (adsim/_scipy/linear_maps.py)
          ("scipy.integrate", "cumulative_simpson"): linear_in(
