@@ -1725,3 +1725,13 @@ def pinv_and_power(params):
     P = np.linalg.matrix_power(A, 5)
     B = np.array([[1.0, a], [2.0, 2 * a], [b, 1.0]])
     return P.sum() + np.linalg.pinv(B).sum()
+
+
+# ---- 131. diagonals given as lists of numbers: [-t] * (n - 1), and one diagonal [a, b, c] --
+
+def listed_diagonals(params, n=6):
+    t, eps = params
+    H = sp.diags([[-t] * (n - 1), [2 * t + eps] * n, [-t] * (n - 1)], [-1, 0, 1], format="csr")
+    M = sp.diags([1.0, eps, t, 1.0, eps, t])             # one diagonal, offset 0
+    G = spsolve((H + M).tocsc(), np.ones(n))
+    return G @ G + sp.diags((t, eps), 1).sum()

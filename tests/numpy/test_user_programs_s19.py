@@ -157,6 +157,8 @@ PROGRAMS = {
     "cross arctan2 hypot": (prog.kinematics, A([1.0, 0.5]), True, True),
     "prod cumprod": (prog.survival_products, A([0.9, 0.8]), True, False),
     "matrix_power pinv": (prog.pinv_and_power, A([0.3, 0.5]), True, False),
+    # (refused until diags took lists of numbers as diagonals, adsim/_scipy/sparse_active.py)
+    "sp.diags of [-t] * (n - 1) lists": (prog.listed_diagonals, A([1.0, 0.5]), True, False),
     # (Hessian products: test_hessian_products_of_inner_solves_against_exact_ones; the
     # solvers' stopping noise, about 1e-9, is above differences of their gradients)
     "curve_fit inside": (prog.curve_fit_inside, A([1.0, 0.7]), False, False),
