@@ -1735,3 +1735,12 @@ def listed_diagonals(params, n=6):
     M = sp.diags([1.0, eps, t, 1.0, eps, t])             # one diagonal, offset 0
     G = spsolve((H + M).tocsc(), np.ones(n))
     return G @ G + sp.diags((t, eps), 1).sum()
+
+
+# ---- 132. the inverse's trace by spsolve with a sparse identity as right-hand side -------
+
+def sparse_identity_rhs(params):
+    a, b = params
+    A = sp.csc_matrix(np.array([[3.0, a, 0.0], [a, 2.0, b], [0.0, b, 4.0]]))
+    X = spsolve(A, sp.identity(3, format="csc"))
+    return X.diagonal().sum()

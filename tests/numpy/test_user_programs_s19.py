@@ -207,6 +207,10 @@ REFUSED = {
     "solve_ivp jac returning a sparse matrix": (prog.sparse_jacobian_radau,
                                                 adsim.UnsupportedOperation,
                                                 r"jac returned a scipy\.sparse matrix"),
+    # (was "spsolve of a object array is not supported")
+    "spsolve with a sparse right-hand side": (prog.sparse_identity_rhs,
+                                              adsim.UnsupportedOperation,
+                                              r"sparse right-hand side b .* b\.toarray\(\)"),
 }
 
 
