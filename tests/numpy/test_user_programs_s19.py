@@ -17,6 +17,7 @@ Programs adsim cannot differentiate are refused with a typed error naming
 the cause."""
 import numpy as np
 import pytest
+from scipy.integrate import quad
 
 import adsim
 import programs_s19 as prog
@@ -290,3 +291,51 @@ def test_sqrt_where_its_argument_vanishes_has_an_infinite_derivative():
     NumPy's 0.5 / sqrt(0) gives it (no silent finite number)."""
     g = adsim.grad(prog.sqrt_at_zero)(A([1.0, 0.5]))
     assert g[0] == np.inf and g[1] == 1.0
+
+
+def _moving_kink_integral(p):
+    a, c = p
+    return quad(lambda x: np.exp(-a * x) * np.abs(x - c), 0.0, 2.0, epsabs=1e-13)[0]
+
+
+def _exact_moving_kink_integral(p):
+    a, c = p
+    E = np.exp
+
+    def part(lo, hi, s):          # int_lo^hi s (x - c) e^{-a x} dx
+        F = lambda x: -E(-a * x) * ((x - c) / a + 1 / a ** 2)
+        return s * (F(hi) - F(lo))
+    return part(0.0, c, -1.0) + part(c, 2.0, 1.0)
+
+
+def test_second_derivatives_of_quad_across_a_moving_kink_are_refused():
+    """int e^{-a x} |x - c| dx over [0, 2]: the integrand's derivative in c
+    jumps at x = c, which moves with c, so the Leibniz rule applied to it
+    misses a term (d^2/dc^2 is 2 e^{-a c}; the rule gave 0, and an hvp of
+    0 passed as right). First derivatives stand (against the exact
+    integral's); second ones are refused naming the kink."""
+    x = A([0.5, 0.7])
+    assert_close(adsim.grad(_moving_kink_integral)(x),
+                 adsim.grad(_exact_moving_kink_integral)(x), rtol=1e-8, atol=1e-12,
+                 what="gradient")
+    for second in (lambda f: adsim.hvp(f, x, A([0.0, 1.0])), lambda f: adsim.hessian(f)(x),
+                   lambda f: adsim.jvp(adsim.grad(f), (x,), (A([0.0, 1.0]),))):
+        with pytest.raises(adsim.UnsupportedOperation, match=r"kink \(np\.abs\)"):
+            second(_moving_kink_integral)
+    # (a kink at a fixed point keeps its second derivatives)
+    fixed = lambda p: quad(lambda t: np.abs(t - 0.5) * p[0] * np.exp(-p[1] * t), 0.0, 2.0)[0]
+    v = A([0.3, -0.2])
+    assert_close(adsim.hvp(fixed, x, v), central(adsim.grad(fixed), [x], [v], 1e-3),
+                 rtol=1e-6, atol=1e-10, what="hvp at a fixed kink")
+
+
+@pytest.mark.xfail(strict=True, reason="quad's Leibniz rule integrates the derivative of "
+                   "|x - c| (a jump at x = c) with quad's own nodes: with points=[0.8] and "
+                   "c = 0.8001 no node falls in [0.8, c], the error estimate misses the jump, "
+                   "and d/dc comes out 0.0544787 (the value at c = 0.8) where it is 0.0546128")
+def test_first_derivative_of_quad_with_a_kink_just_past_a_break_point():
+    f = lambda p: quad(lambda x, a, c: np.exp(-a * x) * np.abs(x - c), 0.0, 2.0,
+                       args=(p[0], p[1]), points=[0.8], epsabs=1e-13, epsrel=1e-13)[0]
+    x = A([0.5, 0.8001])
+    assert_close(adsim.grad(f)(x), adsim.grad(_exact_moving_kink_integral)(x), rtol=1e-6,
+                 atol=1e-12, what="gradient")
