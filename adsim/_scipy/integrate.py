@@ -124,9 +124,12 @@ def dense_output_call(self, t):
 
 def _integrand_reads_active_values(args, kwargs):
     """Whether the integrand (first argument, or ``func``/``f``) reads
-    active values from outside its arguments."""
+    active values from outside its arguments, or ``args`` (quad's and
+    fixed_quad's fourth argument) holds an object holding them."""
     candidates = list(args[:1]) + [kwargs.get(name) for name in ("func", "f")]
-    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+    extra = kwargs.get("args", args[3] if len(args) > 3 else None)
+    return any(callable(c) and reads_recorded_values(c) for c in candidates) or \
+        args_hold_recorded_objects(extra if isinstance(extra, tuple) else (extra,))
 
 
 for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):

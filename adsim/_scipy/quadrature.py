@@ -33,6 +33,7 @@ import numpy as np
 import scipy.integrate as si
 from scipy.special import roots_legendre
 
+from .._containers.container_args import bind_objects
 from .._containers.tree import placed
 from .._active import Active
 from .._nesting.nested import closure_cells, lift_closures
@@ -61,6 +62,9 @@ def _parameters(name, func, args):
         if not isinstance(a, Active) and active_leaves(a):
             _refuse(name, f"an argument in args= is a {type(a).__name__} holding active values",
                     "pass each active array as its own entry of args")
+    # (args=(p,), p an object holding active values: bound into the integrand's
+    # closure, where the lifting below finds its attributes)
+    (func,), args = bind_objects([func], args)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     (lifted,), extended = lift_closures([func], args)
     outer = list(extended[len(args):])

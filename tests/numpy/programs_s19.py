@@ -1744,3 +1744,25 @@ def sparse_identity_rhs(params):
     A = sp.csc_matrix(np.array([[3.0, a, 0.0], [a, 2.0, b], [0.0, b, 4.0]]))
     X = spsolve(A, sp.identity(3, format="csc"))
     return X.diagonal().sum()
+
+
+# ---- 133. a dataclass of parameters handed to quad and to minimize through args= ----------
+
+@dataclasses.dataclass
+class Kinetics:
+    k: float
+    c: float
+
+
+def dataclass_quad_args(params):
+    P = Kinetics(params[0], params[1])
+    val, _ = quad(lambda t, P: np.exp(-P.k * t) * np.cos(P.c * t), 0.0, 2.0, args=(P,),
+                  epsabs=1e-13)
+    return val
+
+
+def dataclass_minimize_args(params):
+    P = Kinetics(params[0], params[1])
+    res = minimize(lambda z, P: P.k * (z[0] - P.c) ** 2 + z[0] ** 4 + (z[1] - z[0]) ** 2,
+                   [0.1, 0.1], args=(P,), method="BFGS", options={"gtol": 1e-12})
+    return res.x.sum()

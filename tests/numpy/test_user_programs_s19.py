@@ -160,6 +160,10 @@ PROGRAMS = {
     "matrix_power pinv": (prog.pinv_and_power, A([0.3, 0.5]), True, False),
     # (refused until diags took lists of numbers as diagonals, adsim/_scipy/sparse_active.py)
     "sp.diags of [-t] * (n - 1) lists": (prog.listed_diagonals, A([1.0, 0.5]), True, False),
+    # (refused until objects in args= were bound, adsim/_scipy/integrate.py, optimize.py)
+    "dataclass through quad's args=": (prog.dataclass_quad_args, A([0.7, 1.3]), True, False),
+    "dataclass through minimize's args=": (prog.dataclass_minimize_args, A([0.7, 1.3]), False,
+                                           False),
     # (Hessian products: test_hessian_products_of_inner_solves_against_exact_ones; the
     # solvers' stopping noise, about 1e-9, is above differences of their gradients)
     "curve_fit inside": (prog.curve_fit_inside, A([1.0, 0.7]), False, False),
@@ -176,7 +180,8 @@ ADAPTIVE = {"splu reused by implicit euler", "cg inside the model", "BDF jac_spa
             "dataclass through args", "quad of a CubicSpline", "quad active lower limit points",
             "BDF args t_eval cascade", "gmres bicgstab", "odeint banded Dfun",
             "event args restart", "dblquad active bound", "solve_bvp", "fixed_point bisect",
-            "curve_fit inside", "SLSQP equality constraint"}
+            "curve_fit inside", "SLSQP equality constraint", "dataclass through quad's args=",
+            "dataclass through minimize's args="}
 STEPS = {}
 
 (test_gradient_against_differences_and_the_other_mode,
@@ -257,6 +262,14 @@ def _michaelis_menten_fit(params):
     return th[0] / th[1]
 
 
+def _dataclass_minimum(params):
+    k, c = params
+    z = 0.5
+    for _ in range(60):                     # k (z - c) + 2 z^3 = 0, the two unknowns equal
+        z = z - (k * (z - c) + 2 * z ** 3) / (k + 6 * z * z)
+    return 2 * z
+
+
 def _constrained_product(params):
     c, w = params
     z1 = (c - 1 + 2 * w) / (1 + w)          # the Lagrange conditions, solved by hand
@@ -266,7 +279,8 @@ def _constrained_product(params):
 @pytest.mark.parametrize("f, exact, x", [
     (prog.curve_fit_inside, _exponential_fit, A([1.0, 0.7])),
     (prog.lm_fit_of_data, _michaelis_menten_fit, A([1.0, 1.0])),
-    (prog.slsqp_constrained, _constrained_product, A([2.0, 1.5]))])
+    (prog.slsqp_constrained, _constrained_product, A([2.0, 1.5])),
+    (prog.dataclass_minimize_args, _dataclass_minimum, A([0.7, 1.3]))])
 def test_inner_solves_against_exact_ones(f, exact, x):
     """curve_fit, least_squares(method='lm') and SLSQP inside the model stop
     about 1e-9 from their solutions, noise that differences of the gradient
