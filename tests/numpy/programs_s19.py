@@ -1766,3 +1766,22 @@ def dataclass_minimize_args(params):
     res = minimize(lambda z, P: P.k * (z[0] - P.c) ** 2 + z[0] ** 4 + (z[1] - z[0]) ** 2,
                    [0.1, 0.1], args=(P,), method="BFGS", options={"gtol": 1e-12})
     return res.x.sum()
+
+
+# ---- 134. a field initialised by np.full_like of a plain grid with a parameter ----------------
+
+GRID = np.linspace(0.0, 1.0, 9)
+
+
+def full_like_initial_field(params, steps=10):
+    T_init, alpha = params
+    T = np.full_like(GRID, T_init)
+    T[0] = 0.0
+    dx = GRID[1] - GRID[0]
+    for _ in range(steps):
+        T[1:-1] += 0.2 * alpha * (T[2:] - 2 * T[1:-1] + T[:-2])
+    return np.sum(T * GRID) * dx
+
+
+def full_like_of_integers(params):
+    return np.full_like(np.arange(4), params[1] * 3.0).sum() * params[0]

@@ -164,6 +164,8 @@ PROGRAMS = {
     "dataclass through quad's args=": (prog.dataclass_quad_args, A([0.7, 1.3]), True, False),
     "dataclass through minimize's args=": (prog.dataclass_minimize_args, A([0.7, 1.3]), False,
                                            False),
+    # (refused until np.full_like took an active fill value, adsim/_record/creation.py)
+    "np.full_like of a plain grid": (prog.full_like_initial_field, A([2.0, 0.5]), True, False),
     # (Hessian products: test_hessian_products_of_inner_solves_against_exact_ones; the
     # solvers' stopping noise, about 1e-9, is above differences of their gradients)
     "curve_fit inside": (prog.curve_fit_inside, A([1.0, 0.7]), False, False),
@@ -213,6 +215,11 @@ REFUSED = {
     "solve_ivp jac returning a sparse matrix": (prog.sparse_jacobian_radau,
                                                 adsim.UnsupportedOperation,
                                                 r"jac returned a scipy\.sparse matrix"),
+    # (was "np.copyto writes an active value into a plain array", a call the program did
+    # not make; an integer result would truncate the value)
+    "np.full_like of an integer prototype": (prog.full_like_of_integers,
+                                             adsim.UnsupportedOperation,
+                                             r"np\.full_like of a plain int64 array"),
     # (was "spsolve of a object array is not supported")
     "spsolve with a sparse right-hand side": (prog.sparse_identity_rhs,
                                               adsim.UnsupportedOperation,
