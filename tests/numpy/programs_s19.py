@@ -1785,3 +1785,46 @@ def full_like_initial_field(params, steps=10):
 
 def full_like_of_integers(params):
     return np.full_like(np.arange(4), params[1] * 3.0).sum() * params[0]
+
+
+# ---- 135. rows and columns swapped through views: NumPy's aliasing kept --------------------
+
+def swapped_through_views(params):
+    a, b = params
+    A = np.array([[a, 1.0], [b, 2.0], [a * b, 3.0]])
+    A[:, 0], A[:, 1] = A[:, 1], A[:, 0]        # both columns end as the old second one
+    B = np.array([[a, 1.0], [b, 2.0]])
+    B[0], B[1] = B[1], B[0]                    # likewise, rows
+    u = np.array([a, b, 1.0])
+    u[0], u[1] = u[1], u[0]                    # elements are copies: a true swap
+    return np.sum(A * np.arange(6.0).reshape(3, 2)) + np.sum(B * A[:2]) + u @ [1.0, 2.0, 3.0]
+
+
+# ---- 136. ufunc.at family: multiply.at, subtract.at, maximum.at with repeated indices ------
+
+def ufunc_at_family(params):
+    a, b = params
+    u = np.array([1.0, a, b, 2.0])
+    np.multiply.at(u, [1, 1, 2], [a, 2.0, b])
+    np.subtract.at(u, [0, 3, 3], [b, a, 1.0])
+    v = np.array([0.5, 0.2, 1.0])
+    np.maximum.at(v, [0, 0, 2], [a, b * 0.1, b])
+    return u @ np.array([1.0, 2.0, 3.0, 4.0]) + v @ np.array([1.0, 2.0, 3.0])
+
+
+# ---- 137. 2-d finite elements: K[np.ix_(nodes, nodes)] += and np.add.at on (rows, cols) ---
+
+def fem_assembly_2d(params):
+    k1, k2 = params
+    conn = np.array([[0, 1, 3], [1, 4, 3], [1, 2, 4], [2, 5, 4]])
+    kel = np.array([k1, k2, k1 * k2, 1.0])
+    Ke0 = np.array([[1.0, -0.5, -0.5], [-0.5, 0.5, 0.0], [-0.5, 0.0, 0.5]])
+    K = np.zeros((6, 6))
+    for e, nodes in enumerate(conn):
+        K[np.ix_(nodes, nodes)] += kel[e] * Ke0
+    K2 = np.zeros((6, 6))
+    np.add.at(K2, (np.repeat(conn, 3, axis=1).ravel(), np.tile(conn, 3).ravel()),
+              (kel[:, None, None] * Ke0).ravel())
+    free = np.array([1, 2, 4, 5])
+    return np.linalg.solve(K[np.ix_(free, free)] + np.eye(4), np.ones(4)).sum() + \
+        np.sum(K2 * K)

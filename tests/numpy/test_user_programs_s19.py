@@ -166,6 +166,10 @@ PROGRAMS = {
                                            False),
     # (refused until np.full_like took an active fill value, adsim/_record/creation.py)
     "np.full_like of a plain grid": (prog.full_like_initial_field, A([2.0, 0.5]), True, False),
+    "rows and columns swapped through views": (prog.swapped_through_views, A([0.7, 1.3]), True,
+                                               False),
+    "multiply.at subtract.at maximum.at": (prog.ufunc_at_family, A([0.7, 1.3]), True, True),
+    "2-d fem ix_ += and add.at": (prog.fem_assembly_2d, A([0.7, 1.3]), True, False),
     # (Hessian products: test_hessian_products_of_inner_solves_against_exact_ones; the
     # solvers' stopping noise, about 1e-9, is above differences of their gradients)
     "curve_fit inside": (prog.curve_fit_inside, A([1.0, 0.7]), False, False),
