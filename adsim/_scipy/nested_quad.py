@@ -12,8 +12,6 @@ and options as ``nquad`` makes, so the values are SciPy's, and each
 ``quad`` is differentiated by adsim's rule (adsim/_scipy/quadrature.py),
 an inner one with limits that depend on the outer variables included.
 """
-import scipy.integrate as si
-
 from .._nesting.nested import reads_recorded_values
 from ..errors import UnsupportedOperation
 
@@ -54,10 +52,17 @@ def _level(func, bounds, options, errors):
         o = opt(*args)
         if "points" in o:
             o["points"] = [x for x in o["points"] if low <= x <= high]
-        value, error = si.quad(inner, low, high, args=args, **o)[:2]
+        value, error = _quad()(inner, low, high, args=args, **o)[:2]
         errors[0] = max(errors[0], error)
         return value, error
     return level
+
+
+def _quad():
+    """``quad`` taking adsim's rule on active arguments, with interposition
+    on or off (``adsim.scipy.integrate.nquad`` calls it too)."""
+    from ..scipy import integrate
+    return integrate.quad
 
 
 def nquad(func, ranges, args=None, opts=None, full_output=False):
