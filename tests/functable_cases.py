@@ -1674,6 +1674,10 @@ QUADRATURE_AND_INTERPOLATION = {
         domain=(0.2, 1.8))],
     scipy.integrate.fixed_quad: [case(lambda x: scipy.integrate.fixed_quad(
         lambda s: np.cos(x[0] * s), 0.0, x[1], n=4)[0], 2)],
+    # (dblquad and tplquad call nquad; an upper limit held in its ranges list)
+    scipy.integrate.nquad: [case(lambda x: scipy.integrate.nquad(
+        lambda s, t: np.cos(x[0] * s * t), [lambda t: [0.0, t], [0.0, x[1]]])[0], 2,
+        domain=(0.2, 1.8))],
     scipy.integrate.trapezoid: [case(lambda x: scipy.integrate.trapezoid(x[:4], x[4:]), 8)],
     scipy.integrate.cumulative_trapezoid: [case(lambda x: scipy.integrate.cumulative_trapezoid(
         x, dx=0.5, initial=0), 4)],

@@ -66,6 +66,7 @@ from .._np.index_tricks import Concatenator
 from .._active import Active
 from .._np import complex as complex_
 from .._np.complex import ComplexActive
+from ..errors import UnsupportedOperation
 
 _LIBRARIES = ("numpy", "scipy", "adsim")
 # library modules written in NumPy on their arguments whose creation calls are
@@ -331,6 +332,28 @@ def _full_wrapper(original):
     return _named(full, original)
 
 
+def _full_like_wrapper(original):
+    """np.full_like of a plain prototype with an active fill value: the
+    value broadcast into NumPy's array (its shape, dtype and layout), when
+    that is float64; NumPy's own fills with ``copyto``, which a plain
+    array refuses."""
+    def full_like(a, fill_value, *args, **kwargs):
+        tape = _user_tape(original.__name__)
+        if tape is not None and isinstance(fill_value, Active) and \
+                not isinstance(a, (Active, ComplexActive)):     # (an active one: joins.py)
+            like = original(a, 0.0, *args, **kwargs)
+            if like.dtype == np.float64:
+                return layout.laid_out(core.copy(core.broadcast_to(fill_value, like.shape), "C"),
+                                       like)
+            raise UnsupportedOperation(
+                f"adsim: np.full_like of a plain {like.dtype} array with an active fill value: "
+                f"adsim fills float64 arrays only; pass dtype=float (or a float prototype), or "
+                f"np.full(shape, value.astype(...)) for integer data")
+        out = original(a, fill_value, *args, **kwargs)
+        return out if tape is None else _as_workspace(out, tape, False, complex_too=True)
+    return _named(full_like, original)
+
+
 def _arange_wrapper(original):
     def arange(*args, **kwargs):
         tape = _user_tape(original.__name__)
@@ -420,7 +443,7 @@ def _wrappers():
         "empty": _filled_wrapper(np.empty, empty=True),
         "zeros_like": _filled_wrapper(np.zeros_like),
         "ones_like": _filled_wrapper(np.ones_like),
-        "full_like": _filled_wrapper(np.full_like),
+        "full_like": _full_like_wrapper(np.full_like),
         "empty_like": _filled_wrapper(np.empty_like, empty=True),
         "eye": _filled_wrapper(np.eye),
         "identity": _filled_wrapper(np.identity),

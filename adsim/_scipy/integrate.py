@@ -14,7 +14,7 @@ import scipy.integrate
 from .._nesting.nested import reads_recorded_values
 from .._nesting.outer_values import args_hold_recorded_objects
 from ..errors import UnsupportedOperation
-from . import bvp, quadrature, samples
+from . import bvp, nested_quad, quadrature, samples
 from .linear_maps import linear_in
 
 
@@ -124,9 +124,12 @@ def dense_output_call(self, t):
 
 def _integrand_reads_active_values(args, kwargs):
     """Whether the integrand (first argument, or ``func``/``f``) reads
-    active values from outside its arguments."""
+    active values from outside its arguments, or ``args`` (quad's and
+    fixed_quad's fourth argument) holds an object holding them."""
     candidates = list(args[:1]) + [kwargs.get(name) for name in ("func", "f")]
-    return any(callable(c) and reads_recorded_values(c) for c in candidates)
+    extra = kwargs.get("args", args[3] if len(args) > 3 else None)
+    return any(callable(c) and reads_recorded_values(c) for c in candidates) or \
+        args_hold_recorded_objects(extra if isinstance(extra, tuple) else (extra,))
 
 
 for _rule in (quadrature.quad, quadrature.quad_vec, quadrature.fixed_quad):
@@ -141,6 +144,8 @@ HOOKS = {("scipy.integrate", "solve_ivp"): solve_ivp, ("scipy.integrate", "odein
          ("scipy.integrate._ode", "ode.integrate"): ode_integrate,
          **{("scipy.integrate", name): getattr(quadrature, name)
             for name in ("quad", "quad_vec", "fixed_quad")},
+         # (dblquad and tplquad call nquad)
+         ("scipy.integrate", "nquad"): nested_quad.nquad,
          **samples.HOOKS,
          # linear in the samples (adsim/_scipy/linear_maps.py)
          ("scipy.integrate", "cumulative_simpson"): linear_in(

@@ -43,6 +43,7 @@ from .arrays import array
 from .._record.interpose import unhooked
 from .._containers.matrix_args import holds_recorded_matrix
 from .._nesting.nested import reads_recorded_values
+from .._nesting.outer_values import args_hold_recorded_objects
 from .._record.callers import library_entry
 from .constrained import CONSTRAINED, applies, constrained_call, reads_active
 from .curve_fit import fit_curve
@@ -219,8 +220,11 @@ def _depends_on_active(solver, arguments):
     extra = arguments.get("args", ())
     if active_leaves([extra, arguments.get("kwargs")]):
         return True
-    if any(map(holds_recorded_matrix, extra if isinstance(extra, tuple) else (extra,))):
+    extra = extra if isinstance(extra, tuple) else (extra,)
+    if any(map(holds_recorded_matrix, extra)):
         return True     # a sparse matrix of active values, maybe in a container or object
+    if args_hold_recorded_objects(extra):
+        return True     # args=(p,), p a dataclass of parameters (bound: container_args.py)
     if reads_active(solver, arguments):
         return True
     return any(callable(v) and not isinstance(v, (type, Active)) and reads_recorded_values(v)

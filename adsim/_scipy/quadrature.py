@@ -33,6 +33,7 @@ import numpy as np
 import scipy.integrate as si
 from scipy.special import roots_legendre
 
+from .._containers.container_args import bind_objects
 from .._containers.tree import placed
 from .._active import Active
 from .._nesting.nested import closure_cells, lift_closures
@@ -44,7 +45,7 @@ from .._record.creation import suspended
 from ..errors import TapeCopyError, UnsupportedOperation
 from ..primitives import Application, Primitive
 from .arrays import array, now
-from .jumps import moving_jump
+from .jumps import moving_jump, moving_kink
 
 
 def _refuse(name, why, what_to_do):
@@ -61,6 +62,9 @@ def _parameters(name, func, args):
         if not isinstance(a, Active) and active_leaves(a):
             _refuse(name, f"an argument in args= is a {type(a).__name__} holding active values",
                     "pass each active array as its own entry of args")
+    # (args=(p,), p an object holding active values: bound into the integrand's
+    # closure, where the lifting below finds its attributes)
+    (func,), args = bind_objects([func], args)
     positions = [i for i, a in enumerate(args) if isinstance(a, Active)]
     (lifted,), extended = lift_closures([func], args)
     outer = list(extended[len(args):])
@@ -172,6 +176,7 @@ class _Taped:
         self.unrecorded = unrecorded    # why h could not be recorded
         self.__name__ = inner.name
         self._jumps = {}            # id(tape) -> (tape, its moving jump or None)
+        self._kinks = {}            # id(tape) -> (tape, its moving kink or None)
         self._at_point = _AtPoint(self)
 
     @classmethod
@@ -221,12 +226,40 @@ class _Taped:
         return self.run(checked, x, params)
 
     def _jump(self, tape):
-        known = self._jumps.get(id(tape))
+        return self._found(tape, moving_jump, self._jumps)
+
+    def _kink(self, tape):
+        return self._found(tape, moving_kink, self._kinks)
+
+    @staticmethod
+    def _found(tape, finder, known_by_tape):
+        known = known_by_tape.get(id(tape))
         if known is None or known[0] is not tape:
-            if len(self._jumps) > 64:
-                self._jumps.clear()
-            known = self._jumps[id(tape)] = (tape, moving_jump(tape))
+            if len(known_by_tape) > 64:
+                known_by_tape.clear()
+            known = known_by_tape[id(tape)] = (tape, finder(tape))
         return known[1]
+
+    def second_order(self, method, x, params):
+        """``method`` on the tape at (x, params) for a second derivative in
+        the parameters, which the Leibniz rule gives only where, besides,
+        no kink of the integrand moves with them (its derivative jumps
+        there: adsim/_scipy/jumps.py)."""
+        def checked(tape, xs):
+            kink = self._kink(tape)
+            if kink is not None:
+                raise UnsupportedOperation(
+                    f"adsim: second derivatives (hvp, hessian, a derivative of a derivative) "
+                    f"of scipy.integrate.quad: the integrand {self.__name__} has a kink "
+                    f"(np.{kink}) of values depending on both the variable and the parameters, "
+                    f"where its derivative jumps at a point that moves with them, and the "
+                    f"Leibniz rule would miss that jump's term (first derivatives are exact). "
+                    f"Split the integral at the kink, which becomes a differentiated limit "
+                    f"(quad(f, a, p) + quad(g, p, b)), or change variables so that the "
+                    f"parameter moves the limits (int g(x - p) dx over [a, b] = int g(u) du "
+                    f"over [a - p, b - p])")
+            return method(tape, xs)
+        return self._run(checked, x, params)
 
     def jvp(self, x, params, directions):
         """d h(x, params) in the parameters' directions (x fixed)."""
@@ -240,7 +273,7 @@ class _Taped:
     def hvp(self, x, params, w, directions):
         """The derivative of vjp(x, params, w) in the parameters' directions
         (x fixed): a second-order sweep of the same tape."""
-        return self._run(lambda tape, xs: _adjoints(
+        return self.second_order(lambda tape, xs: _adjoints(
             tape.hvp(xs, [np.zeros(())] + list(directions), w))[1:], x, params)
 
 
@@ -290,6 +323,7 @@ class _VjpIntegrand:
     def __call__(self, x, w, *params):
         if any(isinstance(v, Active) for v in (x, w) + tuple(params)):
             import adsim
+            self.taped.second_order(lambda tape, xs: None, now(x), [now(p) for p in params])
             adjoints = adsim.vjp(self.taped, (x,) + tuple(params), w)[1][1:]
         else:
             adjoints = self.taped.vjp(x, params, w)

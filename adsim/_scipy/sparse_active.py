@@ -773,17 +773,22 @@ def _diagonals(diagonals, offsets, shape, format, like_array):
     """The entries of SciPy's ``diags``: diagonal t at offset k_t fills
     positions (i, i + k_t) in order, a scalar diagonal broadcast."""
     single = np.ndim(offsets) == 0
-    if single and (isinstance(diagonals, Active) and diagonals.ndim == 1
-                   or not isinstance(diagonals, (list, tuple))):
+    if single and isinstance(diagonals, (list, tuple)) and diagonals and \
+            np.ndim(diagonals[0]) == 0:
+        # (SciPy: with one offset, a sequence of numbers is that one diagonal)
+        diagonals, offsets = [_listed_diagonal(diagonals)], [offsets]
+    elif single and (isinstance(diagonals, Active) and diagonals.ndim == 1
+                     or not isinstance(diagonals, (list, tuple))):
         diagonals, offsets = [diagonals], [offsets]
     elif single:
         offsets = [offsets]
     offsets = [int(k) for k in np.atleast_1d(offsets)]
+    diagonals = [_listed_diagonal(d) if isinstance(d, (list, tuple)) else d for d in diagonals]
     if len(diagonals) != len(offsets):
         raise ValueError("adsim: diags: different number of diagonals and offsets")
     lengths = [np.size(d) for d in diagonals]
-    if shape is None:
-        m = max(n + abs(k) for n, k in zip(lengths, offsets))
+    if shape is None:               # (SciPy's: from the first diagonal)
+        m = lengths[0] + abs(offsets[0])
         shape = (m, m)
     m, n = shape
     rows, cols, parts = [], [], []
@@ -805,6 +810,15 @@ def _diagonals(diagonals, offsets, shape, format, like_array):
         np.concatenate(parts)
     return ActiveSparse.made(np.concatenate(rows), np.concatenate(cols), values, shape,
                              like_array, format or "dia")
+
+
+def _listed_diagonal(entries):
+    """A diagonal given as a list of numbers, some active (``[k] * n``):
+    one array."""
+    if not any(isinstance(e, Active) for e in entries):
+        return np.asarray(entries, dtype=float)
+    return np.stack([np.reshape(e, ()) if isinstance(e, Active) else np.float64(e)
+                     for e in entries])
 
 
 def kron(A, B, format=None):

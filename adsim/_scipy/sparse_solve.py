@@ -189,6 +189,12 @@ def _constant_matrix(A, name):
 
 def spsolve(A, b, permc_spec=None, use_umfpack=True):
     """x with A x = b; a column b of shape (n, 1) gives a vector, as SciPy's."""
+    if sp.issparse(b) or sparse_active.is_active_matrix(b):
+        # (SciPy returns a sparse solution then, which adsim does not make)
+        raise UnsupportedOperation(
+            "adsim: scipy.sparse.linalg.spsolve with active values and a sparse right-hand "
+            "side b is not supported; pass b.toarray() (the solution is then a dense array, "
+            "x.toarray() of SciPy's)")
     b = array(b, "scipy.sparse.linalg.spsolve")
     if sparse_active.is_active_matrix(A):
         x = sparse_active_solve.spsolve(A, b, permc_spec)

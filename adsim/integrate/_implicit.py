@@ -138,7 +138,7 @@ class JacobianSource:
             return self.matrix
         if self.user is not None:
             J = self.user(t, y, *args)
-            if sp.issparse(J):
+            if sp.issparse(J) or isinstance(J, ActiveSparse):     # (plain or of active values)
                 raise UnsupportedOperation(
                     "adsim.integrate.solve_ivp: jac returned a scipy.sparse matrix; adsim "
                     "records jac like fun, so it must return a dense array written with "
