@@ -1,10 +1,8 @@
 """The matrix norms made of singular values, where they need more than the
 singular values' own rule: np.linalg.norm with ord 2 (the largest singular
-value) and -2 (the smallest) of real and complex matrices, and 'nuc' (their
-sum) of complex ones (complex intermediates, adsim/_np/complex.py). The
-other orders, and the nuclear norm of a real matrix (the sum of its
-singular values, differentiable at repeated ones), are complex.py's and
-linalg.py's. np.linalg.cond by singular values (p None, 2, -2) is the
+value), -2 (the smallest) and 'nuc' (their sum) of real and complex
+matrices (complex intermediates, adsim/_np/complex.py). The other orders
+are complex.py's and linalg.py's. np.linalg.cond by singular values (p None, 2, -2) is the
 ratio of the 2 and -2 norms, so it has no derivative where they have none;
 with another p it is norm(x, p) norm(inv(x), p).
 
@@ -43,6 +41,8 @@ _ROUNDING = 100.0
 
 def _defined(kind, s, shape):
     """Refuse the points where the norm of this kind has no derivative."""
+    if not s.size:          # an empty matrix's nuclear norm: the constant 0
+        return
     bound = _ROUNDING * np.finfo(float).eps * max(shape) * s[0]
     if kind == "nuc" and s[-1] <= bound:
         why = f"a singular value is zero ({s[-1]:.3g}): the nuclear norm of a rank-deficient " \
@@ -122,9 +122,8 @@ def _matrix(re, im):
 
 
 def _value(kind):
-    def value(re, im):
-        s = np.linalg.svd(_matrix(re, im), compute_uv=False)
-        return np.asarray(np.sum(s[_picked(kind, s.size)]), dtype=float)
+    def value(re, im):          # NumPy's own: of an empty matrix 0, or its ValueError
+        return np.asarray(np.linalg.norm(_matrix(re, im), kind), dtype=float)
     return value
 
 
@@ -155,13 +154,14 @@ def _singular_value_norm(x, ord, axis, keepdims):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm: the matrix 2 and -2 norms, and a complex matrix's
-    nuclear norm, here; the other norms complex.py's and linalg.py's."""
+    """np.linalg.norm: the matrix 2, -2 and nuclear norms here (a real
+    matrix's nuclear norm too, so that a zero singular value is refused as
+    for a complex one, not given the one-sided derivative of the singular
+    values' rule); the other norms complex.py's and linalg.py's."""
     is_complex = isinstance(x, complex_.ComplexActive)
     nd = len(shape_of(x))
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
-    if matrix and isinstance(ord, (int, str)) and ord in ((2, -2, "nuc") if is_complex else
-                                                         (2, -2)):
+    if matrix and isinstance(ord, (int, str)) and ord in (2, -2, "nuc"):
         return _singular_value_norm(x, ord, axis, keepdims)
     if is_complex:
         return complex_.norm(x, ord, axis, keepdims)

@@ -1,0 +1,64 @@
+"""Composed programs at edge points, compared across modes and against
+differences (beyond test_probes_s18.py): each mode gives the derivative
+differences give, or every mode raises the same typed adsim error."""
+import numpy as np
+import pytest
+
+import adsim
+import adsim.tapefile
+from adsim.errors import UndefinedDerivative
+from fdcheck import assert_close, central
+
+RANK_DEFICIENT = np.diag([2.0, 1.0, 0.0])
+REGULAR = np.diag([3.0, 2.0, 1.0])
+ONES = np.ones((3, 3))
+
+
+def nuclear(m):
+    return np.linalg.norm(m, "nuc")
+
+
+def complex_nuclear(m):
+    return np.linalg.norm(m * (1 + 1j), "nuc")
+
+
+# ------------------------------------ the nuclear norm at a zero singular value
+
+@pytest.mark.parametrize("f", [nuclear, complex_nuclear])
+@pytest.mark.parametrize("call", [
+    lambda f: adsim.grad(f)(RANK_DEFICIENT),
+    lambda f: adsim.jvp(f, (RANK_DEFICIENT,), (ONES,)),
+    lambda f: adsim.hvp(f, RANK_DEFICIENT, ONES),
+    lambda f: adsim.record(f, REGULAR).gradient(RANK_DEFICIENT),
+    lambda f: adsim.record(f, REGULAR).jvp(RANK_DEFICIENT, ONES),
+    lambda f: adsim.tapefile.loads(adsim.tapefile.dumps(adsim.record(f, REGULAR)))
+    .gradient(RANK_DEFICIENT),
+])
+def test_the_nuclear_norm_of_a_rank_deficient_matrix_has_no_derivative(f, call):
+    """||diag(2, 1, t)||_* = 3 + |t|: no derivative at t = 0 (central
+    differences give 0 there, the singular values' one-sided rule 1), for
+    real matrices as for complex ones."""
+    assert central(f, [RANK_DEFICIENT], [np.diag([0.0, 0.0, 1.0])]) == pytest.approx(0.0)
+    with pytest.raises(UndefinedDerivative, match="nuclear norm of a rank-deficient"):
+        call(f)
+
+
+def test_the_nuclear_norm_still_differentiates_at_regular_and_repeated_values():
+    m = np.random.default_rng(0).standard_normal((3, 4))
+    g = adsim.grad(nuclear)(m)
+    assert_close(g, np.linalg.svd(m, full_matrices=False)[0]
+                 @ np.linalg.svd(m, full_matrices=False)[2], 1e-12, 1e-14)
+    v = np.random.default_rng(1).standard_normal(m.shape)
+    assert_close(adsim.hvp(nuclear, m, v), central(adsim.grad(nuclear), [m], [v]), 1e-6, 1e-9)
+    assert_close(adsim.grad(nuclear)(np.diag([2.0, 2.0, 1.0])), np.eye(3), 1e-15, 0)
+    assert adsim.value(adsim.value_and_grad(nuclear)(m)[0]) == np.linalg.norm(m, "nuc")
+
+
+@pytest.mark.parametrize("f", [nuclear, complex_nuclear, lambda m: np.linalg.norm(m, 2)])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_the_singular_value_norms_of_an_empty_matrix_are_constants(f, shape):
+    """NumPy's value (0); the derivative the zeros of the matrix's shape."""
+    z = np.zeros(shape)
+    value, g = adsim.value_and_grad(f)(z)
+    assert value == 0.0 and g.shape == shape
+    assert adsim.hvp(f, z, z).shape == shape
