@@ -10,7 +10,7 @@ from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd
 from .elementwise import absolute
-from .core import shape_of
+from .core import normalize_axis, shape_of
 from .reductions import amax, amin, sum as reduce_sum
 from .stacks import over_stack, square
 
@@ -63,12 +63,26 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if nd == 2:
             return _matrix_norm(x, ord, (0, 1), keepdims)
         raise ValueError("Improper number of dimensions to norm.")
-    axes = tuple(np.atleast_1d(axis).tolist())
+    axes = norm_axes(axis, nd)
     if len(axes) == 1:
         return vector_norm_along(x, 2 if ord is None else ord, axes[0], keepdims)
-    if len(axes) == 2:
-        return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
-    raise ValueError("Improper number of dimensions to norm.")
+    return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
+
+
+def norm_axes(axis, nd):
+    """np.linalg.norm's ``axis`` (not None) as NumPy reads it: an integer,
+    or a tuple of one or two distinct axes; normalized, or NumPy's error."""
+    if not isinstance(axis, tuple):
+        try:
+            axis = (int(axis),)
+        except Exception as err:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from err
+    if len(axis) not in (1, 2):
+        raise ValueError("Improper number of dimensions to norm.")
+    axes = tuple(normalize_axis(int(a), nd) for a in axis)
+    if len(axes) == 2 and axes[0] == axes[1]:
+        raise ValueError("Duplicate axes given.")
+    return axes
 
 
 def _keep(y, nd, keepdims):

@@ -34,7 +34,7 @@ from . import complex as complex_
 from . import hermitian, linalg
 from .complex_linalg import adjoint, matmul
 from .core import compare, shape_of
-from .stacks import over_stack, square
+from .stacks import at_least_2d, over_stack, square
 
 _ROUNDING = 100.0
 
@@ -138,7 +138,7 @@ del _kind, _jvp, _vjp
 
 def _singular_value_norm(x, ord, axis, keepdims):
     nd = len(shape_of(x))
-    row, col = (nd - 2, nd - 1) if axis is None else tuple(a % nd for a in axis)
+    row, col = (nd - 2, nd - 1) if axis is None else axis
     if row == col:
         raise ValueError("Duplicate axes given.")
     moved = np.moveaxis(x, (row, col), (-2, -1))
@@ -160,6 +160,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     values' rule); the other norms complex.py's and linalg.py's."""
     is_complex = isinstance(x, complex_.ComplexActive)
     nd = len(shape_of(x))
+    axis = None if axis is None else linalg.norm_axes(axis, nd)
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
     if matrix and isinstance(ord, (int, str)) and ord in (2, -2, "nuc"):
         return _singular_value_norm(x, ord, axis, keepdims)
@@ -175,8 +176,9 @@ def cond(x, p=None):
     norm(inv(x), p). A singular matrix's, which NumPy gives as inf, has no
     derivative and raises."""
     shape = shape_of(x)
-    if len(shape) >= 2 and 0 in shape[-2:]:
+    if 0 in shape[-2:]:
         raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    at_least_2d(x)
     if p is None or p in (2, -2):
         largest, smallest = norm(x, 2, axis=(-2, -1)), norm(x, -2, axis=(-2, -1))
         denominator = largest if p == -2 else smallest

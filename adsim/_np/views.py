@@ -324,8 +324,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def triangle(m, k, upper):
-    """np.triu / np.tril: the other elements become zero (a copy, as in NumPy)."""
-    mask = (np.triu if upper else np.tril)(np.ones(m.shape[-2:], dtype=bool), k)
+    """np.triu / np.tril: the other elements become zero (a copy, as in NumPy).
+    A 1-d m is, as NumPy takes it, the row of a square matrix (N, N)."""
+    shape = m.shape[-2:] if m.ndim >= 2 else m.shape * 2
+    mask = (np.triu if upper else np.tril)(np.ones(shape, dtype=bool), k)
+    if m.ndim < 2:
+        m = np.broadcast_to(m, shape)
     return where_mask(np.broadcast_to(mask, m.shape), m)
 
 

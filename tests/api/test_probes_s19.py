@@ -62,3 +62,51 @@ def test_the_singular_value_norms_of_an_empty_matrix_are_constants(f, shape):
     value, g = adsim.value_and_grad(f)(z)
     assert value == 0.0 and g.shape == shape
     assert adsim.hvp(f, z, z).shape == shape
+
+
+# ------------------------------------- NumPy's errors and shapes at the edges
+
+X = np.array([0.3, -1.2, 0.8])
+M = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: np.tril(z), lambda z: np.triu(z, 1), lambda z: np.tril(z * (1 + 1j), -1).imag,
+])
+def test_the_triangle_of_a_vector_is_numpys_square_matrix(f):
+    """NumPy reads a 1-d array as the rows of an (N, N) matrix."""
+    assert adsim.record(f, X).forward(X).shape == (3, 3)
+    assert np.array_equal(adsim.record(f, X).forward(X), f(X))
+    assert_close(adsim.jacobian(f)(X), adsim.jacobian(f, mode="forward")(X), 0, 0)
+    e = np.eye(3)
+    assert_close(adsim.jacobian(f)(X), np.stack([f(e[i]) for i in range(3)], axis=-1), 0, 0)
+
+
+def _numpys_error(f, x):
+    with pytest.raises(Exception) as numpys:
+        f(x)
+    return type(numpys.value), str(numpys.value)
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda z: np.linalg.cond(z), np.array(2.0)),
+    (lambda z: np.linalg.cond(z, 1), X),
+    (lambda z: np.linalg.cond(z), np.zeros(0)),
+    (lambda z: np.linalg.norm(z, axis=0), np.array(2.0)),
+    (lambda z: np.linalg.norm(z, "nuc", axis=(1, -1)), np.array(2.0)),
+    (lambda z: np.linalg.norm(z, axis=(0, 0)), M),
+    (lambda z: np.linalg.norm(z, 1, axis=(1, -1)), M),
+    (lambda z: np.linalg.norm(z * 1j, "fro", axis=(0, -2)), M),
+    (lambda z: np.linalg.norm(z, axis=(0, 1, 1)), M),
+    (lambda z: np.linalg.norm(z, axis=[0]), M),
+    (lambda z: np.sum(z, axis=(0, 0)), M),
+    (lambda z: np.max(z, axis=(1, -1)), M),
+    (lambda z: np.var(z, axis=(1, 1)), M),
+    (lambda z: np.mean(z * 1j, axis=(0, 0)).real, M),
+])
+def test_what_numpy_refuses_is_refused_with_numpys_error(f, x):
+    """Duplicate or missing axes, too few dimensions: NumPy raises; a
+    recording once reduced the duplicates away, or failed on a modulo."""
+    kind, _ = _numpys_error(f, x)
+    with pytest.raises(kind):
+        adsim.grad(lambda z: np.sum(f(z)))(x)
