@@ -91,8 +91,8 @@ def _keep(y, nd, keepdims):
 
 def vector_norm_along(x, ord, axis, keepdims):
     a = absolute(x)
-    if ord in (np.inf, "inf"):
-        return amax(a, axis=axis, keepdims=keepdims)
+    if ord in (np.inf, "inf"):          # NumPy's initial=0: of an empty vector 0
+        return amax(a, axis=axis, keepdims=keepdims, initial=0.0 if x.size == 0 else None)
     if ord == -np.inf:
         return amin(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
@@ -114,8 +114,10 @@ def _matrix_norm(x, ord, axes, keepdims):
         summed = col if ord in (np.inf, -np.inf) else row       # rows for inf, columns for 1
         sums = reduce_sum(absolute(x), axis=summed, keepdims=True)
         other = row if summed == col else col
-        pick = amax if ord in (1, np.inf) else amin
-        out = pick(sums, axis=other, keepdims=True)
+        if ord in (1, np.inf):           # NumPy's initial=0: of an empty matrix 0
+            out = amax(sums, axis=other, keepdims=True, initial=0.0 if x.size == 0 else None)
+        else:
+            out = amin(sums, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(d for i, d in enumerate(out.shape)
                                                        if i not in (row, col)))
     if ord in (2, -2, "nuc"):

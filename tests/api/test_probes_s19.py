@@ -110,3 +110,22 @@ def test_what_numpy_refuses_is_refused_with_numpys_error(f, x):
     kind, _ = _numpys_error(f, x)
     with pytest.raises(kind):
         adsim.grad(lambda z: np.sum(f(z)))(x)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: np.max(z, initial=0.5),
+    lambda z: np.min(z, axis=1, initial=0.5),
+    lambda z: np.max(z, axis=(0, 1), keepdims=True, initial=-1.0),
+    lambda z: np.linalg.norm(z.ravel(), np.inf),
+    lambda z: np.linalg.norm(z, 1),
+    lambda z: np.linalg.norm(z, np.inf),
+])
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 3)])
+def test_a_maximum_with_an_initial_value_over_nothing_is_that_value(f, shape):
+    """NumPy's max(initial=...) of an empty axis (and the inf- and 1-norms,
+    which NumPy takes with initial=0) is the initial value, which the error
+    of a max over an empty axis even told the user to pass."""
+    z = np.zeros(shape)
+    want = f(z)
+    assert np.array_equal(adsim.record(f, z).forward(z), want)
+    assert adsim.jacobian(f)(z).shape == np.shape(want) + shape
