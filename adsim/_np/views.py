@@ -16,7 +16,7 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
-from . import layout, recorded_indexing
+from . import layout, padding, recorded_indexing
 from .recorded_arrays import IntegerArray
 from .integers import plain_value
 from .writes import check_writeable, write_positions
@@ -320,6 +320,15 @@ def pad(array, pad_width, mode="constant", **kwargs):
         border = np.pad(np.zeros(np.shape(array)), pad_width, mode="constant",
                         constant_values=1.0)
         return padded(0.0) + value * border
+    if callable(mode) or mode == "empty":
+        raise UnsupportedOperation(f"adsim: np.pad(..., mode={getattr(mode, '__name__', mode)!r})"
+                                   f" of an active array is not supported (a function as mode "
+                                   f"writes into NumPy's array; 'empty' leaves values undefined):"
+                                   f" pad with mode 'constant', 'edge', 'wrap', 'reflect', "
+                                   f"'symmetric', 'linear_ramp', 'maximum', 'minimum', 'mean' or "
+                                   f"'median'")
+    if padding.computes(mode, kwargs):
+        return padding.pad(array, pad_width, mode, kwargs)
     return index_map(lambda idx: np.pad(idx, pad_width, mode=mode, **kwargs), [array])
 
 

@@ -129,3 +129,9 @@ def test_a_maximum_with_an_initial_value_over_nothing_is_that_value(f, shape):
     want = f(z)
     assert np.array_equal(adsim.record(f, z).forward(z), want)
     assert adsim.jacobian(f)(z).shape == np.shape(want) + shape
+
+
+@pytest.mark.parametrize("mode", ["empty", lambda vector, width, axis, kwargs: None])
+def test_pad_modes_that_write_into_numpys_array_are_refused_by_name(mode):
+    with pytest.raises(adsim.UnsupportedOperation, match="np.pad.*mode="):
+        adsim.grad(lambda z: np.sum(np.pad(z, 1, mode=mode)))(X)
