@@ -135,3 +135,20 @@ def test_a_maximum_with_an_initial_value_over_nothing_is_that_value(f, shape):
 def test_pad_modes_that_write_into_numpys_array_are_refused_by_name(mode):
     with pytest.raises(adsim.UnsupportedOperation, match="np.pad.*mode="):
         adsim.grad(lambda z: np.sum(np.pad(z, 1, mode=mode)))(X)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: np.concatenate([z, z], dtype=int, casting="unsafe"),
+    lambda z: np.stack([z, z], dtype=np.int64, casting="unsafe"),
+    lambda z: np.hstack([z, z], dtype=np.float32),
+])
+def test_joins_with_another_dtype_are_refused_not_left_uncast(f):
+    """NumPy casts the joined values (2.5 -> 2); a join of positions did not."""
+    with pytest.raises(adsim.UnsupportedOperation, match="dtype="):
+        adsim.record(lambda z: f(z) * 1.0, np.array([0.3, -1.7, 2.5]))
+
+
+def test_a_complex_join_keeps_its_complex128_dtype():
+    f = lambda z: np.concatenate([z, z * 1j], dtype=complex).imag   # noqa: E731
+    x = np.array([0.3, -1.7, 2.5])
+    assert np.array_equal(adsim.record(f, x).forward(x), f(x))
