@@ -401,8 +401,11 @@ def ufunc_at(op, a, indices, b):
     layers without repeats (first occurrences, second ones, ...), and each
     layer is one read-modify-write of ``a``'s storage."""
     if not isinstance(a, Active):
-        raise UnsupportedOperation("adsim: ufunc.at writes an active value into a plain array; "
-                                   "make the array inside the recorded function (np.zeros(...))")
+        raise UnsupportedOperation(
+            f"adsim: ufunc.at would write active values into a plain NumPy array (shape "
+            f"{np.shape(a)}), which cannot hold them: make that array active, e.g. "
+            f"np.zeros_like(x, shape=(n,)) for an active x, or np.zeros(n) inside a recorded "
+            f"function defined in a file")
     check_writeable(a)
     target = np.asarray(a._positions()[indices])
     flat = target.reshape(-1)

@@ -152,3 +152,16 @@ def test_a_complex_join_keeps_its_complex128_dtype():
     f = lambda z: np.concatenate([z, z * 1j], dtype=complex).imag   # noqa: E731
     x = np.array([0.3, -1.7, 2.5])
     assert np.array_equal(adsim.record(f, x).forward(x), f(x))
+
+
+PLAIN = np.zeros(4)
+
+
+@pytest.mark.parametrize("uf", [np.add, np.subtract, np.maximum])
+def test_ufunc_at_into_a_plain_array_says_to_make_it_active(uf):
+    def f(z):
+        a = PLAIN.copy()
+        uf.at(a, [0, 0, 3], z[:3])
+        return a
+    with pytest.raises(adsim.UnsupportedOperation, match="plain NumPy array .shape .4,..*active"):
+        adsim.record(f, np.array([0.3, -1.7, 2.5, 0.8]))
