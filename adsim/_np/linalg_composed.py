@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import UnsupportedOperation
 from . import composed, einsum, linalg, products
-from .core import float64_only, shape_of
+from .core import axes_of, float64_only, shape_of
 from .decompositions import svd
 from .views import index_map
 
@@ -91,8 +91,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """A vector norm over ``axis`` (None: all elements; a tuple: those axes
     taken together)."""
     shape = shape_of(x)
-    axes = tuple(range(len(shape))) if axis is None else \
-        tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
+    axes = axes_of(axis if axis is None or isinstance(axis, tuple) else (axis,), len(shape))
     rest = tuple(i for i in range(len(shape)) if i not in axes)
     flat = np.reshape(np.transpose(x, axes + rest),
                       (prod(shape[i] for i in axes),) + tuple(shape[i] for i in rest))

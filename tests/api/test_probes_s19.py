@@ -103,6 +103,10 @@ def _numpys_error(f, x):
     (lambda z: np.max(z, axis=(1, -1)), M),
     (lambda z: np.var(z, axis=(1, 1)), M),
     (lambda z: np.mean(z * 1j, axis=(0, 0)).real, M),
+    (lambda z: np.take_along_axis(z, np.zeros((2, 1), int), axis=5), M),
+    (lambda z: np.take_along_axis(z, np.zeros((1, 2), int), axis=-3), M),
+    (lambda z: np.linalg.vector_norm(z, axis=2), M),
+    (lambda z: np.linalg.vector_norm(z, axis=(0, -2)), M),
 ])
 def test_what_numpy_refuses_is_refused_with_numpys_error(f, x):
     """Duplicate or missing axes, too few dimensions: NumPy raises; a
