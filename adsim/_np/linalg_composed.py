@@ -164,9 +164,11 @@ def _chain_order(shapes):
 def tensorsolve(a, b, axes=None):
     """x with tensordot(a, x, x.ndim) = b: a solve of ``a`` reshaped square."""
     sa, nb = shape_of(a), len(shape_of(b))
-    if axes is not None:
-        order = [k for k in range(len(sa)) if k not in [ax % len(sa) for ax in axes]] + \
-            [ax % len(sa) for ax in axes]
+    if axes is not None:                # NumPy's reordering: axes must be in range(a.ndim)
+        order = list(range(len(sa)))
+        for k in axes:
+            order.remove(k)
+            order.insert(len(sa), k)
         a, sa = np.transpose(a, order), tuple(sa[k] for k in order)
     unknown = sa[nb:]
     n = prod(unknown)

@@ -107,6 +107,8 @@ def _numpys_error(f, x):
     (lambda z: np.take_along_axis(z, np.zeros((1, 2), int), axis=-3), M),
     (lambda z: np.linalg.vector_norm(z, axis=2), M),
     (lambda z: np.linalg.vector_norm(z, axis=(0, -2)), M),
+    (lambda z: np.linalg.tensorsolve(z.reshape(2, 1, 2) + 3.0, np.ones(2), axes=(5,)), M),
+    (lambda z: np.linalg.tensorsolve(z.reshape(2, 1, 2) + 3.0, np.ones(2), axes=(-1,)), M),
 ])
 def test_what_numpy_refuses_is_refused_with_numpys_error(f, x):
     """Duplicate or missing axes, too few dimensions: NumPy raises; a
