@@ -171,3 +171,19 @@ def test_ufunc_at_into_a_plain_array_says_to_make_it_active(uf):
         return a
     with pytest.raises(adsim.UnsupportedOperation, match="plain NumPy array .shape .4,..*active"):
         adsim.record(f, np.array([0.3, -1.7, 2.5, 0.8]))
+
+
+@pytest.mark.parametrize("x, fp", [
+    (1.0, [0.0, 1.0, np.inf]),          # at a knot beside an infinite value
+    (2.0, [0.0, np.nan, 2.0]),          # the last knot
+    (0.5, [np.inf, np.inf, 1.0]),       # a constant infinite cell
+    (1.5, [0.0, np.inf, np.inf]),
+])
+def test_interp_at_non_finite_table_values_gives_numpys_value(x, fp):
+    f = lambda z: np.interp(z, [0.0, 1.0, 2.0], fp)    # noqa: E731
+    assert adsim.record(f, np.array([x])).forward(np.array([x])) == f(np.array([x]))
+
+
+def test_interp_in_a_decreasing_table_is_refused():
+    with pytest.raises(adsim.UnsupportedOperation, match="not increasing"):
+        adsim.grad(lambda z: np.sum(np.interp(z, [2.0, 1.0, 0.0], [0.0, 1.0, 2.0])))(X)
