@@ -328,12 +328,17 @@ def distinct_eigenvalues(w, why, name="numpy.linalg.eigh", instead="np.linalg.ei
     derivatives of the eigenvalues) have no derivative there."""
     if isinstance(w, Active):
         return
-    repeated = (w[None, :] == w[:, None]) & ~np.eye(w.size, dtype=bool)
+    w = np.asarray(w, dtype=float)
+    # equal within 100 times LAPACK's rounding of symmetric eigenvalues, n eps max|w|: two
+    # eigenvalues of one cluster differ in rounding only, and 1 / (w_j - w_i) is then noise
+    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+    repeated = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
     if repeated.any():
         i, j = np.argwhere(repeated)[0]
         raise UndefinedDerivative(
-            f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal "
-            f"({float(w[i])!r}): the eigenvectors of a repeated eigenvalue, and the second "
+            f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal within rounding "
+            f"({float(w[i])!r}, {float(w[j])!r}): the eigenvectors of a repeated eigenvalue, "
+            f"and the second "
             f"derivatives of the eigenvalues, do not exist there. For first derivatives of the "
             f"eigenvalues alone use {instead}; otherwise move the point")
 

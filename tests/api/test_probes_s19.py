@@ -7,7 +7,7 @@ import pytest
 import adsim
 import adsim.tapefile
 from adsim.errors import UndefinedDerivative
-from fdcheck import assert_close, central
+from fdcheck import assert_close, central, differences
 
 RANK_DEFICIENT = np.diag([2.0, 1.0, 0.0])
 REGULAR = np.diag([3.0, 2.0, 1.0])
@@ -187,3 +187,32 @@ def test_interp_at_non_finite_table_values_gives_numpys_value(x, fp):
 def test_interp_in_a_decreasing_table_is_refused():
     with pytest.raises(adsim.UnsupportedOperation, match="not increasing"):
         adsim.grad(lambda z: np.sum(np.interp(z, [2.0, 1.0, 0.0], [0.0, 1.0, 2.0])))(X)
+
+
+def _eigenvalues_of_a_softmax(z):
+    """The eigenvalues of s s^T + diag(s) for s = softmax(z): at z = 0 the
+    matrix is 1/9 + I/3, whose eigenvalue 1/3 is double, and LAPACK's two
+    copies of it differ in the last bit."""
+    s = np.exp(z) / np.sum(np.exp(z))
+    return np.sum(np.linalg.eigvalsh(np.outer(s, s) + np.diag(s)) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("call", [
+    lambda z, v: adsim.hvp(_eigenvalues_of_a_softmax, z, v),
+    lambda z, v: adsim.hessian(_eigenvalues_of_a_softmax)(z),
+    lambda z, v: adsim.record(_eigenvalues_of_a_softmax, z + v).hvp(z, v),
+    lambda z, v: adsim.jvp(lambda y: np.linalg.eigh(np.outer(y, y) + np.diag(y))[1],
+                           (np.full(3, 1 / 3),), (v,)),
+])
+def test_eigenvalues_equal_within_rounding_have_no_second_derivative(call):
+    """The second derivatives (and the eigenvectors' tangents) divide by the
+    difference of the two copies, 1e-16: a Hessian-vector product came out
+    as noise, asymmetric and unlike differences of the gradient."""
+    with pytest.raises(UndefinedDerivative, match="equal within rounding"):
+        call(np.zeros(3), np.array([0.3, -0.5, 0.9]))
+
+
+def test_their_first_derivatives_remain():
+    z = np.zeros(3)
+    assert_close(adsim.grad(_eigenvalues_of_a_softmax)(z),
+                 differences(_eigenvalues_of_a_softmax, z), 1e-7, 1e-9)
