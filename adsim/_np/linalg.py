@@ -10,6 +10,7 @@ from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd
 from .elementwise import absolute
+from .integers import current
 from .core import normalize_axis, shape_of
 from .reductions import amax, amin, sum as reduce_sum
 from .stacks import over_stack, square
@@ -164,10 +165,22 @@ def _adjugate(a):
         others = np.array([np.prod(np.delete(s, i)) for i in range(n)])
         return np.linalg.det(U) * np.linalg.det(Vt) * (Vt.T * others) @ U.T
     try:
+        if singular_within_rounding(current(a)):
+            raise np.linalg.LinAlgError("singular within rounding")
         return det(a) * inv(a)
     except np.linalg.LinAlgError as err:
         raise UnsupportedOperation("adsim: second derivatives of np.linalg.det at a singular "
-                                   "matrix are not supported") from err
+                                   "matrix (singular within rounding) are not supported") from err
+
+
+def singular_within_rounding(a):
+    """Whether the smallest singular value is within 100 n eps of the largest:
+    there LU need not meet a zero pivot, but det(A) inv(A) is rounding noise
+    times its inverse, not the adjugate."""
+    if not np.all(np.isfinite(a)):      # (LAPACK's SVD does not return on inf or NaN)
+        return False
+    s = np.linalg.svd(a, compute_uv=False)
+    return s.size > 0 and s[-1] <= 100.0 * np.finfo(float).eps * s.size * s[0]
 
 
 def _cofactors(a):

@@ -219,3 +219,18 @@ def test_their_first_derivatives_remain():
         return np.linalg.eigvalsh(np.outer(s, s) + np.diag(s)) @ np.array([1.0, 1.0, 3.0])
     z = np.zeros(3)
     assert_close(adsim.grad(f)(z), differences(f, z), 1e-7, 1e-9)
+
+
+SINGULAR_IN_ROUNDING = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.8, 0.9]])
+
+
+@pytest.mark.parametrize("f", [np.linalg.det, lambda m: np.real(np.linalg.det(m * (1 + 0.5j)))])
+def test_second_derivatives_of_det_at_a_matrix_singular_within_rounding_are_refused(f):
+    """LU meets no zero pivot (det = 7e-18), so det(A) inv(A) went through:
+    rounding noise times its inverse, a Hessian off by 5 where its entries
+    are below 1. First derivatives (the adjugate, by the SVD) stay right."""
+    assert np.linalg.det(SINGULAR_IN_ROUNDING) != 0.0
+    with pytest.raises(adsim.AdsimError, match="singular"):
+        adsim.hessian(f)(SINGULAR_IN_ROUNDING)
+    cofactors = np.array([[-0.03, 0.06, -0.03], [0.06, -0.12, 0.06], [-0.03, 0.06, -0.03]])
+    assert_close(adsim.grad(np.linalg.det)(SINGULAR_IN_ROUNDING), cofactors, 1e-12, 1e-15)
