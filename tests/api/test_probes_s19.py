@@ -1,6 +1,10 @@
-"""Composed programs at edge points, compared across modes and against
-differences (beyond test_probes_s18.py): each mode gives the derivative
-differences give, or every mode raises the same typed adsim error."""
+"""Edge points found by composed programs and NumPy's own edge cases
+(beyond test_probes_s18.py): a nuclear norm at a zero singular value, a
+double eigenvalue split by rounding, a determinant singular within
+rounding, empty and duplicate axes, np.pad's computed modes, joins with a
+dtype, np.interp at infinite table values. Each mode gives NumPy's value
+and the derivative differences give, or every mode raises NumPy's error or
+a typed adsim error naming what was refused."""
 import numpy as np
 import pytest
 
