@@ -336,18 +336,24 @@ _eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
                              "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
+def repeated_pair(w):
+    """The first two of the symmetric eigenvalues ``w`` equal within 100 times
+    LAPACK's rounding, n eps max|w| (two eigenvalues of one cluster differ in
+    rounding only, and 1 / (w_j - w_i) is then noise), or None."""
+    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+    repeated = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
+    return tuple(np.argwhere(repeated)[0]) if repeated.any() else None
+
+
 def distinct_eigenvalues(w, why, name="numpy.linalg.eigh", instead="np.linalg.eigvalsh"):
     """Refuse equal eigenvalues: the eigenvectors (and the second
     derivatives of the eigenvalues) have no derivative there."""
     if isinstance(w, Active):
         return
     w = np.asarray(w, dtype=float)
-    # equal within 100 times LAPACK's rounding of symmetric eigenvalues, n eps max|w|: two
-    # eigenvalues of one cluster differ in rounding only, and 1 / (w_j - w_i) is then noise
-    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
-    repeated = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
-    if repeated.any():
-        i, j = np.argwhere(repeated)[0]
+    pair = repeated_pair(w)
+    if pair is not None:
+        i, j = pair
         raise UndefinedDerivative(
             f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal within rounding "
             f"({float(w[i])!r}, {float(w[j])!r}): the eigenvectors of a repeated eigenvalue, "

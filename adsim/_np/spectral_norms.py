@@ -34,6 +34,7 @@ from . import complex as complex_
 from . import hermitian, linalg
 from .complex_linalg import adjoint, matmul
 from .core import compare, shape_of
+from .integers import current
 from .stacks import at_least_2d, over_stack, square
 
 _ROUNDING = 100.0
@@ -76,6 +77,7 @@ def _gram_factors(kind, re, im):
     M = (re, im)
     m, n = shape_of(re)
     wide = m < n
+    _distinct_singular_values(kind, _matrix(_plain(re), _plain(im)), wide)
     gram = matmul(M, adjoint(M)) if wide else matmul(adjoint(M), M)
     lam, (Qr, Qi) = hermitian._system(gram, "L")
     count = min(m, n)
@@ -86,6 +88,27 @@ def _gram_factors(kind, re, im):
     other = matmul(M if not wide else adjoint(M), Q)     # M v = σ u, or M^H u = σ v
     other = (other[0] / sigma, other[1] / sigma)
     return (Q, other) if wide else (other, Q)
+
+
+def _plain(v):
+    return current(v) if isinstance(v, Active) else np.asarray(v, dtype=float)
+
+
+def _distinct_singular_values(kind, matrix, wide):
+    """The eigenvectors of the Gram matrix, which second derivatives use, need
+    its eigenvalues (the squared singular values) distinct: refuse by the
+    norm's name, not by the Gram matrix's, which the user never wrote."""
+    gram = matrix @ matrix.conj().T if wide else matrix.conj().T @ matrix
+    if not np.all(np.isfinite(gram)):
+        return
+    pair = linalg.repeated_pair(np.linalg.eigvalsh(gram))
+    if pair is not None:
+        s = np.sqrt(np.abs(np.linalg.eigvalsh(gram)[list(pair)]))
+        raise UndefinedDerivative(
+            f"adsim: second derivatives of numpy.linalg.norm(..., ord={kind!r}) of a matrix "
+            f"with repeated singular values ({s[0]:.6g}, {s[1]:.6g}) are not supported: they "
+            f"are written with its singular vectors, which a repeated value leaves "
+            f"undetermined; first derivatives are; move the point")
 
 
 def _factors(kind, args):

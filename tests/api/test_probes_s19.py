@@ -238,3 +238,13 @@ def test_second_derivatives_of_det_at_a_matrix_singular_within_rounding_are_refu
         adsim.hessian(f)(SINGULAR_IN_ROUNDING)
     cofactors = np.array([[-0.03, 0.06, -0.03], [0.06, -0.12, 0.06], [-0.03, 0.06, -0.03]])
     assert_close(adsim.grad(np.linalg.det)(SINGULAR_IN_ROUNDING), cofactors, 1e-12, 1e-15)
+
+
+@pytest.mark.parametrize("f", [lambda m: np.linalg.norm(m, 2), lambda m: np.linalg.norm(m, "nuc"),
+                               lambda m: np.linalg.norm(m * (1 + 1j), 2)])
+def test_norm_hessians_at_repeated_singular_values_are_refused_by_the_norms_name(f):
+    """Once refused as 'the eigenvectors of a complex Hermitian matrix', a
+    Gram matrix the user never wrote."""
+    with pytest.raises(UndefinedDerivative, match=r"numpy.linalg.norm\(\.\.\., ord=.*repeated "
+                                                  r"singular values"):
+        adsim.hessian(f)(np.diag([3.0, 1.0, 1.0]))
