@@ -336,11 +336,13 @@ _eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
                              "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
-def repeated_pair(w):
-    """The first two of the symmetric eigenvalues ``w`` equal within 100 times
-    LAPACK's rounding, n eps max|w| (two eigenvalues of one cluster differ in
-    rounding only, and 1 / (w_j - w_i) is then noise), or None."""
-    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+def repeated_pair(w, exactly=False):
+    """The first two of the symmetric eigenvalues ``w`` that are equal (with
+    ``exactly``), or equal within 100 times LAPACK's rounding, n eps max|w|
+    (two eigenvalues of one cluster differ in rounding only, and
+    1 / (w_j - w_i) is then noise); or None."""
+    bound = 0.0 if exactly else \
+        100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
     repeated = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
     return tuple(np.argwhere(repeated)[0]) if repeated.any() else None
 
@@ -351,11 +353,11 @@ def distinct_eigenvalues(w, why, name="numpy.linalg.eigh", instead="np.linalg.ei
     if isinstance(w, Active):
         return
     w = np.asarray(w, dtype=float)
-    pair = repeated_pair(w)
+    pair = repeated_pair(w, exactly=True)
     if pair is not None:
         i, j = pair
         raise UndefinedDerivative(
-            f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal within rounding "
+            f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal "
             f"({float(w[i])!r}, {float(w[j])!r}): the eigenvectors of a repeated eigenvalue, "
             f"and the second "
             f"derivatives of the eigenvalues, do not exist there. For first derivatives of the "
@@ -367,7 +369,35 @@ def _eigvecs_jvp(args, V, tangents):
     w = eigvalsh(args[0])
     distinct_eigenvalues(w, "forward mode computes the eigenvectors' tangents (also for second "
                  "derivatives of eigenvalues)")
-    return V @ (_gaps(w) * (V.T @ tangents[0] @ V))
+    inner = V.T @ tangents[0] @ V
+    return V @ (_cluster_gaps(w, inner) * inner)
+
+
+def _cluster_gaps(w, inner):
+    """_gaps(w), where eigenvalues equal within rounding (a double eigenvalue
+    LAPACK split in the last bits) have 1 / (w_j - w_i) of rounding noise:
+    a tangent that does not split them (V^T dA V zero between them, as a
+    perturbation keeping a symmetry) moves the eigenvectors within their
+    cluster by an undetermined rotation, taken as none; one that splits
+    them has no eigenvector tangent (and the eigenvalues no second
+    derivative) there: refused."""
+    F = _gaps(w)
+    pair = repeated_pair(w)
+    if pair is None:
+        return F
+    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+    near = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
+    scale = np.max(np.abs(inner), initial=0.0)
+    if np.any(np.abs(inner[near]) > 100.0 * np.finfo(float).eps * w.size * scale):
+        i, j = pair
+        raise UndefinedDerivative(
+            f"adsim: numpy.linalg.eigh: eigenvalues {i} and {j} are equal within rounding "
+            f"({float(w[i])!r}, {float(w[j])!r}) and the direction splits them: the "
+            f"eigenvectors' tangents (and the eigenvalues' second derivatives) do not exist "
+            f"there. For first derivatives of the eigenvalues alone use np.linalg.eigvalsh; "
+            f"otherwise move the point")
+    F[near] = 0.0
+    return F
 
 
 def _eigvecs_vjp(args, V, vbar):

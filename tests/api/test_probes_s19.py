@@ -210,8 +210,9 @@ def _eigenvalues_of_a_softmax(z):
 ])
 def test_eigenvalues_equal_within_rounding_have_no_second_derivative(call):
     """The second derivatives (and the eigenvectors' tangents) divide by the
-    difference of the two copies, 1e-16: a Hessian-vector product came out
-    as noise, asymmetric and unlike differences of the gradient."""
+    difference of the two copies, 1e-16, where the direction splits them: a
+    Hessian-vector product came out as noise, asymmetric and unlike
+    differences of the gradient."""
     with pytest.raises(UndefinedDerivative, match="equal within rounding"):
         call(np.zeros(3), np.array([0.3, -0.5, 0.9]))
 
