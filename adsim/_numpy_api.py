@@ -289,7 +289,7 @@ def ufunc(uf, method, inputs, kwargs):
         return _reduceat(uf, inputs[0], inputs[1], kwargs.get("axis", 0))
     if method == "outer" and uf.nin == 2 and len(inputs) == 2:
         return ufunc(uf, "__call__", _outer_operands(*inputs), kwargs)
-    if method == "at" and uf in _AT_UFUNCS and isinstance(inputs[0], Active):
+    if method == "at" and uf in _AT_UFUNCS:     # a plain target: refused there by name
         return ufunc_at(_AT_UFUNCS[uf], inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else 0.0)
     if method != "__call__":
         plain = on_plain_values(getattr(uf, method), inputs, kwargs)

@@ -15,7 +15,8 @@ adsim/_numpy_api.py. Bottom to top:
 5. recorded_indexing, composed -- gathers and scatters at integer data; functions
    composed of others
 6. recorded_data -- ufuncs and functions of integer and boolean data
-7. elementwise -- elementwise functions of several ops or a branch, where
+7. elementwise, padding -- elementwise functions of several ops or a branch, where;
+   np.pad's modes that compute their values
 8. views -- views, indexing and in-place writes
 9. conversions, joins, ordering, reductions, unique -- np.asarray and astype; joins and
    padding; sorts, searches, quantiles; sums, extrema, arg-extrema; np.unique
@@ -35,5 +36,5 @@ adsim/_numpy_api.py. Bottom to top:
     np.roots; np.poly1d of a list of active values; numpy.polynomial's *val at active
     points
 13. hermitian -- np.linalg.eigh and eigvalsh of complex Hermitian matrices
-14. spectral_norms -- the matrix 2, -2 and nuclear norms of complex matrices
+14. spectral_norms -- the matrix 2, -2 and nuclear norms of real and complex matrices
 """

@@ -702,7 +702,11 @@ def linear_parts(func, z, *args, **kwargs):
 
 def sequence_parts(func, seq, *args, **kwargs):
     """``func`` joining the pieces of ``seq`` (concatenate, stack, ...),
-    applied to their real parts and to their imaginary parts."""
+    applied to their real parts and to their imaginary parts (each float64:
+    a dtype= other than complex128 would change the values)."""
+    dtype = kwargs.pop("dtype", None)
+    if dtype is not None and np.dtype(dtype) != np.complex128:
+        raise unsupported_complex(f"numpy.{func.__name__}(..., dtype={np.dtype(dtype).name})")
     pieces = [parts(p) for p in seq]
     re = [r for r, _ in pieces]
     im = [np.zeros(_shape(r)) if _zero(i) else i for r, i in pieces]

@@ -21,6 +21,7 @@ from ..primitives import primitive
 from . import complex as complex_
 from . import linalg
 from .core import shape_of
+from .integers import current
 from .stacks import over_stack, square
 
 
@@ -101,6 +102,10 @@ def inv(a):
 # ---- determinants: d det = tr(adj(M) dM), and the adjoint of the pair is
 # adj(M)^H ybar (Giles 2008, with conjugate transposes for a complex map)
 
+def _plain(v):
+    return current(v) if isinstance(v, Active) else np.asarray(v, dtype=float)
+
+
 def _adjugate(args, out):
     """adj(M), with M adj(M) = det(M) I: through the SVD M = U S V^H on plain
     values, adj(M) = det(U) det(V^H) V diag(prod_{j != i} s_j) U^H, so that it
@@ -113,6 +118,8 @@ def _adjugate(args, out):
         adj = np.linalg.det(U) * np.linalg.det(Vh) * (Vh.conj().T * others) @ U.conj().T
         return adj.real, adj.imag
     try:
+        if linalg.singular_within_rounding(_plain(re) + 1j * _plain(im)):
+            raise np.linalg.LinAlgError("singular within rounding")     # det M^{-1}: noise
         inverse = solve_pairs((re, im), (np.eye(shape_of(re)[0]), None))
     except np.linalg.LinAlgError as err:
         raise UndefinedDerivative("adsim: second derivatives of np.linalg.det at a singular "

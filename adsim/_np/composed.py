@@ -10,7 +10,8 @@ import numpy as np
 
 from ..errors import UnsupportedOperation
 from .._active import Active
-from .core import active_leaves, as_active, reject_kwargs, shape_of, tape_of
+from .core import (active_leaves, as_active, normalize_axis, reject_kwargs, shape_of,
+                   tape_of)
 from . import layout
 from .recorded_arrays import BoolArray
 
@@ -83,7 +84,7 @@ def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         arr, axis = np.ravel(arr), 0
     ndim = len(shape_of(arr))
-    axis = axis % ndim if ndim else 0
+    axis = normalize_axis(axis, ndim)             # NumPy's AxisError, not a wrapped axis
     idx = np.asarray(indices)
     if idx.ndim != ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")

@@ -103,7 +103,10 @@ def axes_of(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        return tuple(sorted({normalize_axis(a, ndim) for a in axis}))
+        axes = [normalize_axis(a, ndim) for a in axis]
+        if len(set(axes)) < len(axes):       # NumPy's error: reducing twice is no reduction
+            raise ValueError("duplicate value in 'axis'")
+        return tuple(sorted(axes))
     return (normalize_axis(axis, ndim),)
 
 

@@ -6,13 +6,14 @@ import numpy as np
 from .._active import Active
 from . import complex as complex_
 from .complex import ComplexActive
-from .core import as_active, broadcast_to, constant, copy, shape_of, tape_of
+from .core import as_active, broadcast_to, constant, copy, float64_only, shape_of, tape_of
 from . import layout
 from .views import index_map
 
 
 def sequence_function(func):
     def joined(arrays, *args, **kwargs):
+        float64_only(func.__name__, kwargs.get("dtype"))   # positions would not be cast
         arrays = [piece(a) for a in arrays]
         return index_map(lambda *idx: func(idx, *args, **kwargs), arrays)
     return joined

@@ -10,7 +10,8 @@ from ..errors import UndefinedDerivative, UnsupportedOperation
 from ..primitives import primitive
 from .decompositions import svd
 from .elementwise import absolute
-from .core import shape_of
+from .integers import current
+from .core import normalize_axis, shape_of
 from .reductions import amax, amin, sum as reduce_sum
 from .stacks import over_stack, square
 
@@ -63,12 +64,26 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if nd == 2:
             return _matrix_norm(x, ord, (0, 1), keepdims)
         raise ValueError("Improper number of dimensions to norm.")
-    axes = tuple(np.atleast_1d(axis).tolist())
+    axes = norm_axes(axis, nd)
     if len(axes) == 1:
         return vector_norm_along(x, 2 if ord is None else ord, axes[0], keepdims)
-    if len(axes) == 2:
-        return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
-    raise ValueError("Improper number of dimensions to norm.")
+    return _matrix_norm(x, "fro" if ord is None else ord, axes, keepdims)
+
+
+def norm_axes(axis, nd):
+    """np.linalg.norm's ``axis`` (not None) as NumPy reads it: an integer,
+    or a tuple of one or two distinct axes; normalized, or NumPy's error."""
+    if not isinstance(axis, tuple):
+        try:
+            axis = (int(axis),)
+        except Exception as err:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from err
+    if len(axis) not in (1, 2):
+        raise ValueError("Improper number of dimensions to norm.")
+    axes = tuple(normalize_axis(int(a), nd) for a in axis)
+    if len(axes) == 2 and axes[0] == axes[1]:
+        raise ValueError("Duplicate axes given.")
+    return axes
 
 
 def _keep(y, nd, keepdims):
@@ -77,8 +92,8 @@ def _keep(y, nd, keepdims):
 
 def vector_norm_along(x, ord, axis, keepdims):
     a = absolute(x)
-    if ord in (np.inf, "inf"):
-        return amax(a, axis=axis, keepdims=keepdims)
+    if ord in (np.inf, "inf"):          # NumPy's initial=0: of an empty vector 0
+        return amax(a, axis=axis, keepdims=keepdims, initial=0.0 if x.size == 0 else None)
     if ord == -np.inf:
         return amin(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
@@ -100,8 +115,10 @@ def _matrix_norm(x, ord, axes, keepdims):
         summed = col if ord in (np.inf, -np.inf) else row       # rows for inf, columns for 1
         sums = reduce_sum(absolute(x), axis=summed, keepdims=True)
         other = row if summed == col else col
-        pick = amax if ord in (1, np.inf) else amin
-        out = pick(sums, axis=other, keepdims=True)
+        if ord in (1, np.inf):           # NumPy's initial=0: of an empty matrix 0
+            out = amax(sums, axis=other, keepdims=True, initial=0.0 if x.size == 0 else None)
+        else:
+            out = amin(sums, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(d for i, d in enumerate(out.shape)
                                                        if i not in (row, col)))
     if ord in (2, -2, "nuc"):
@@ -148,10 +165,22 @@ def _adjugate(a):
         others = np.array([np.prod(np.delete(s, i)) for i in range(n)])
         return np.linalg.det(U) * np.linalg.det(Vt) * (Vt.T * others) @ U.T
     try:
+        if singular_within_rounding(current(a)):
+            raise np.linalg.LinAlgError("singular within rounding")
         return det(a) * inv(a)
     except np.linalg.LinAlgError as err:
         raise UnsupportedOperation("adsim: second derivatives of np.linalg.det at a singular "
-                                   "matrix are not supported") from err
+                                   "matrix (singular within rounding) are not supported") from err
+
+
+def singular_within_rounding(a):
+    """Whether the smallest singular value is within 100 n eps of the largest:
+    there LU need not meet a zero pivot, but det(A) inv(A) is rounding noise
+    times its inverse, not the adjugate."""
+    if not np.all(np.isfinite(a)):      # (LAPACK's SVD does not return on inf or NaN)
+        return False
+    s = np.linalg.svd(a, compute_uv=False)
+    return s.size > 0 and s[-1] <= 100.0 * np.finfo(float).eps * s.size * s[0]
 
 
 def _cofactors(a):
@@ -307,17 +336,30 @@ _eigh_values = _per_triangle(lambda a, uplo: np.linalg.eigh(a, uplo)[0],
                              "numpy.linalg.eigh.eigenvalues", _eigvalsh_jvp, _eigvalsh_vjp)
 
 
+def repeated_pair(w, exactly=False):
+    """The first two of the symmetric eigenvalues ``w`` that are equal (with
+    ``exactly``), or equal within 100 times LAPACK's rounding, n eps max|w|
+    (two eigenvalues of one cluster differ in rounding only, and
+    1 / (w_j - w_i) is then noise); or None."""
+    bound = 0.0 if exactly else \
+        100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+    repeated = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
+    return tuple(np.argwhere(repeated)[0]) if repeated.any() else None
+
+
 def distinct_eigenvalues(w, why, name="numpy.linalg.eigh", instead="np.linalg.eigvalsh"):
     """Refuse equal eigenvalues: the eigenvectors (and the second
     derivatives of the eigenvalues) have no derivative there."""
     if isinstance(w, Active):
         return
-    repeated = (w[None, :] == w[:, None]) & ~np.eye(w.size, dtype=bool)
-    if repeated.any():
-        i, j = np.argwhere(repeated)[0]
+    w = np.asarray(w, dtype=float)
+    pair = repeated_pair(w, exactly=True)
+    if pair is not None:
+        i, j = pair
         raise UndefinedDerivative(
             f"adsim: {name}: {why}, and eigenvalues {i} and {j} are equal "
-            f"({float(w[i])!r}): the eigenvectors of a repeated eigenvalue, and the second "
+            f"({float(w[i])!r}, {float(w[j])!r}): the eigenvectors of a repeated eigenvalue, "
+            f"and the second "
             f"derivatives of the eigenvalues, do not exist there. For first derivatives of the "
             f"eigenvalues alone use {instead}; otherwise move the point")
 
@@ -327,7 +369,35 @@ def _eigvecs_jvp(args, V, tangents):
     w = eigvalsh(args[0])
     distinct_eigenvalues(w, "forward mode computes the eigenvectors' tangents (also for second "
                  "derivatives of eigenvalues)")
-    return V @ (_gaps(w) * (V.T @ tangents[0] @ V))
+    inner = V.T @ tangents[0] @ V
+    return V @ (_cluster_gaps(w, inner) * inner)
+
+
+def _cluster_gaps(w, inner):
+    """_gaps(w), where eigenvalues equal within rounding (a double eigenvalue
+    LAPACK split in the last bits) have 1 / (w_j - w_i) of rounding noise:
+    a tangent that does not split them (V^T dA V zero between them, as a
+    perturbation keeping a symmetry) moves the eigenvectors within their
+    cluster by an undetermined rotation, taken as none; one that splits
+    them has no eigenvector tangent (and the eigenvalues no second
+    derivative) there: refused."""
+    F = _gaps(w)
+    pair = repeated_pair(w)
+    if pair is None:
+        return F
+    bound = 100.0 * np.finfo(float).eps * w.size * np.max(np.abs(w), initial=0.0)
+    near = (np.abs(w[None, :] - w[:, None]) <= bound) & ~np.eye(w.size, dtype=bool)
+    scale = np.max(np.abs(inner), initial=0.0)
+    if np.any(np.abs(inner[near]) > 100.0 * np.finfo(float).eps * w.size * scale):
+        i, j = pair
+        raise UndefinedDerivative(
+            f"adsim: numpy.linalg.eigh: eigenvalues {i} and {j} are equal within rounding "
+            f"({float(w[i])!r}, {float(w[j])!r}) and the direction splits them: the "
+            f"eigenvectors' tangents (and the eigenvalues' second derivatives) do not exist "
+            f"there. For first derivatives of the eigenvalues alone use np.linalg.eigvalsh; "
+            f"otherwise move the point")
+    F[near] = 0.0
+    return F
 
 
 def _eigvecs_vjp(args, V, vbar):

@@ -10,7 +10,7 @@ import numpy as np
 from .._active import Active
 from ..errors import UnsupportedOperation
 from . import composed, einsum, linalg, products
-from .core import float64_only, shape_of
+from .core import axes_of, float64_only, shape_of
 from .decompositions import svd
 from .views import index_map
 
@@ -92,8 +92,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """A vector norm over ``axis`` (None: all elements; a tuple: those axes
     taken together)."""
     shape = shape_of(x)
-    axes = tuple(range(len(shape))) if axis is None else \
-        tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
+    axes = axes_of(axis if axis is None or isinstance(axis, tuple) else (axis,), len(shape))
     rest = tuple(i for i in range(len(shape)) if i not in axes)
     flat = np.reshape(np.transpose(x, axes + rest),
                       (prod(shape[i] for i in axes),) + tuple(shape[i] for i in rest))
@@ -195,9 +194,11 @@ def _chain_order(shapes):
 def tensorsolve(a, b, axes=None):
     """x with tensordot(a, x, x.ndim) = b: a solve of ``a`` reshaped square."""
     sa, nb = shape_of(a), len(shape_of(b))
-    if axes is not None:
-        order = [k for k in range(len(sa)) if k not in [ax % len(sa) for ax in axes]] + \
-            [ax % len(sa) for ax in axes]
+    if axes is not None:                # NumPy's reordering: axes must be in range(a.ndim)
+        order = list(range(len(sa)))
+        for k in axes:
+            order.remove(k)
+            order.insert(len(sa), k)
         a, sa = np.transpose(a, order), tuple(sa[k] for k in order)
     unknown = sa[nb:]
     n = prod(unknown)

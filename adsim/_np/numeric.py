@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from .._active import Active
-from .core import as_active, float64_only, normalize_axis, reject_kwargs, shape_of, tape_of
+from .core import (as_active, axes_of, float64_only, normalize_axis, reject_kwargs, shape_of,
+                   tape_of)
 from .integers import plain_value
 from .joins import sequence_function
 from .reductions import amax, amin, mean as reduce_mean, sum as reduce_sum
@@ -109,9 +110,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 
 def _axes(axis, ndim):
-    if axis is None:
-        return range(ndim)
-    return [normalize_axis(ax, ndim) for ax in np.atleast_1d(axis)]
+    return axes_of(tuple(np.atleast_1d(axis).tolist()) if axis is not None else None, ndim)
 
 
 def _along(a, axis, index):

@@ -239,6 +239,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         fp = fp[order]
         fp = np.concatenate([fp[-1:], fp, fp[:1]])
         left = right = None
+    elif not isinstance(xp, Active) and np.any(xp[1:] < xp[:-1]):
+        raise UnsupportedOperation("adsim: np.interp with a table xp that is not increasing "
+                                   "(NumPy's results are then, in its words, nonsense); sort "
+                                   "xp and fp together (np.argsort(xp))")
     x = as_active(tape, x)
     n = shape_of(xp)[0]
     # the number of knots at or below each point (searchsorted's side="right"), a count of
@@ -253,10 +257,22 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     width = np.where(n > 1, take_rows(xp, upper) - x0, 1.0)
     width = np.where(width == 0, 1.0, width)
     inside = f0 + (x - x0) / width * (f1 - f0)
+    undefined = np.isnan(inside)            # recorded: a replay that meets NaN leaves the path
+    if np.any(undefined):
+        inside = np.where(undefined, _at_non_finite(x, x0, take_rows(xp, upper), f0, f1), inside)
     first = fp[0] if left is None else left
     last = fp[n - 1] if right is None else right
     low, high = x < xp[0], x > xp[-1]            # recorded comparisons
     return np.where(low, first, np.where(high, last, inside))
+
+
+def _at_non_finite(x, x0, x1, f0, f1):
+    """NumPy's interpolated value where the formula gives NaN (infinite or
+    NaN table values): the table value at a knot, else the line through the
+    other end of the cell, else the cell's value if both ends are equal."""
+    other = (f1 - f0) / (x1 - x0) * (x - x1) + f1
+    other = np.where(np.isnan(other) & (f0 == f1), f0, other)
+    return np.where(x == x0, f0, np.where(x == x1, f1, other))
 
 
 # ---- quantiles ---------------------------------------------------------------

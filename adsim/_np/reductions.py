@@ -129,13 +129,28 @@ def _pick_extremum(tape, y, outer, m, inner, want_min, shape):
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     reject_kwargs("max", out=out)
     a = _masked(a, where, initial, "maximum")
+    if initial is not None and _empty_fibers(a, axis):
+        return _initial_only(a, axis, keepdims, initial, np.max)
     return _with_initial(_extremum(a, axis, keepdims, False), initial, np.maximum)
 
 
 def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     reject_kwargs("min", out=out)
     a = _masked(a, where, initial, "minimum")
+    if initial is not None and _empty_fibers(a, axis):
+        return _initial_only(a, axis, keepdims, initial, np.min)
     return _with_initial(_extremum(a, axis, keepdims, True), initial, np.minimum)
+
+
+def _empty_fibers(a, axis):
+    return any(a.shape[ax] == 0 for ax in reduce_axes(axis, a.ndim))
+
+
+def _initial_only(a, axis, keepdims, initial, extremum):
+    """max/min over an empty axis with ``initial``: NumPy's result, every
+    entry ``initial``, a constant (a has no element to differentiate)."""
+    plain = extremum(np.zeros(a.shape), axis=axis, keepdims=keepdims, initial=initial)
+    return as_active(tape_of(a), np.asarray(plain, dtype=float))
 
 
 def _argext(a, axis, want_min, keepdims=False):

@@ -1,10 +1,8 @@
 """The matrix norms made of singular values, where they need more than the
 singular values' own rule: np.linalg.norm with ord 2 (the largest singular
-value) and -2 (the smallest) of real and complex matrices, and 'nuc' (their
-sum) of complex ones (complex intermediates, adsim/_np/complex.py). The
-other orders, and the nuclear norm of a real matrix (the sum of its
-singular values, differentiable at repeated ones), are complex.py's and
-linalg.py's. np.linalg.cond by singular values (p None, 2, -2) is the
+value), -2 (the smallest) and 'nuc' (their sum) of real and complex
+matrices (complex intermediates, adsim/_np/complex.py). The other orders
+are complex.py's and linalg.py's. np.linalg.cond by singular values (p None, 2, -2) is the
 ratio of the 2 and -2 norms, so it has no derivative where they have none;
 with another p it is norm(x, p) norm(inv(x), p).
 
@@ -36,13 +34,16 @@ from . import complex as complex_
 from . import hermitian, linalg
 from .complex_linalg import adjoint, matmul
 from .core import compare, shape_of
-from .stacks import over_stack, square
+from .integers import current
+from .stacks import at_least_2d, over_stack, square
 
 _ROUNDING = 100.0
 
 
 def _defined(kind, s, shape):
     """Refuse the points where the norm of this kind has no derivative."""
+    if not s.size:          # an empty matrix's nuclear norm: the constant 0
+        return
     bound = _ROUNDING * np.finfo(float).eps * max(shape) * s[0]
     if kind == "nuc" and s[-1] <= bound:
         why = f"a singular value is zero ({s[-1]:.3g}): the nuclear norm of a rank-deficient " \
@@ -76,6 +77,7 @@ def _gram_factors(kind, re, im):
     M = (re, im)
     m, n = shape_of(re)
     wide = m < n
+    _distinct_singular_values(kind, _matrix(_plain(re), _plain(im)), wide)
     gram = matmul(M, adjoint(M)) if wide else matmul(adjoint(M), M)
     lam, (Qr, Qi) = hermitian._system(gram, "L")
     count = min(m, n)
@@ -86,6 +88,27 @@ def _gram_factors(kind, re, im):
     other = matmul(M if not wide else adjoint(M), Q)     # M v = σ u, or M^H u = σ v
     other = (other[0] / sigma, other[1] / sigma)
     return (Q, other) if wide else (other, Q)
+
+
+def _plain(v):
+    return current(v) if isinstance(v, Active) else np.asarray(v, dtype=float)
+
+
+def _distinct_singular_values(kind, matrix, wide):
+    """The eigenvectors of the Gram matrix, which second derivatives use, need
+    its eigenvalues (the squared singular values) distinct: refuse by the
+    norm's name, not by the Gram matrix's, which the user never wrote."""
+    gram = matrix @ matrix.conj().T if wide else matrix.conj().T @ matrix
+    if not np.all(np.isfinite(gram)):
+        return
+    pair = linalg.repeated_pair(np.linalg.eigvalsh(gram))
+    if pair is not None:
+        s = np.sqrt(np.abs(np.linalg.eigvalsh(gram)[list(pair)]))
+        raise UndefinedDerivative(
+            f"adsim: second derivatives of numpy.linalg.norm(..., ord={kind!r}) of a matrix "
+            f"with repeated singular values ({s[0]:.6g}, {s[1]:.6g}) are not supported: they "
+            f"are written with its singular vectors, which a repeated value leaves "
+            f"undetermined; first derivatives are; move the point")
 
 
 def _factors(kind, args):
@@ -122,9 +145,8 @@ def _matrix(re, im):
 
 
 def _value(kind):
-    def value(re, im):
-        s = np.linalg.svd(_matrix(re, im), compute_uv=False)
-        return np.asarray(np.sum(s[_picked(kind, s.size)]), dtype=float)
+    def value(re, im):          # NumPy's own: of an empty matrix 0, or its ValueError
+        return np.asarray(np.linalg.norm(_matrix(re, im), kind), dtype=float)
     return value
 
 
@@ -139,7 +161,7 @@ del _kind, _jvp, _vjp
 
 def _singular_value_norm(x, ord, axis, keepdims):
     nd = len(shape_of(x))
-    row, col = (nd - 2, nd - 1) if axis is None else tuple(a % nd for a in axis)
+    row, col = (nd - 2, nd - 1) if axis is None else axis
     if row == col:
         raise ValueError("Duplicate axes given.")
     moved = np.moveaxis(x, (row, col), (-2, -1))
@@ -155,13 +177,15 @@ def _singular_value_norm(x, ord, axis, keepdims):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm: the matrix 2 and -2 norms, and a complex matrix's
-    nuclear norm, here; the other norms complex.py's and linalg.py's."""
+    """np.linalg.norm: the matrix 2, -2 and nuclear norms here (a real
+    matrix's nuclear norm too, so that a zero singular value is refused as
+    for a complex one, not given the one-sided derivative of the singular
+    values' rule); the other norms complex.py's and linalg.py's."""
     is_complex = isinstance(x, complex_.ComplexActive)
     nd = len(shape_of(x))
+    axis = None if axis is None else linalg.norm_axes(axis, nd)
     matrix = nd == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
-    if matrix and isinstance(ord, (int, str)) and ord in ((2, -2, "nuc") if is_complex else
-                                                         (2, -2)):
+    if matrix and isinstance(ord, (int, str)) and ord in (2, -2, "nuc"):
         return _singular_value_norm(x, ord, axis, keepdims)
     if is_complex:
         return complex_.norm(x, ord, axis, keepdims)
@@ -175,8 +199,9 @@ def cond(x, p=None):
     norm(inv(x), p). A singular matrix's, which NumPy gives as inf, has no
     derivative and raises."""
     shape = shape_of(x)
-    if len(shape) >= 2 and 0 in shape[-2:]:
+    if 0 in shape[-2:]:
         raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    at_least_2d(x)
     if p is None or p in (2, -2):
         largest, smallest = norm(x, 2, axis=(-2, -1)), norm(x, -2, axis=(-2, -1))
         denominator = largest if p == -2 else smallest

@@ -16,7 +16,7 @@ from ..errors import UnsupportedOperation
 from .core import (broadcast_to, constant, copy, gather, new, reshaped, resolve_shape, shape_of,
                    size_of, strided, tape_of)
 from .elementwise import where as select     # (copyto's parameter is named where)
-from . import layout, recorded_indexing
+from . import layout, padding, recorded_indexing
 from .recorded_arrays import IntegerArray
 from .integers import plain_value
 from .writes import check_writeable, write_positions
@@ -320,12 +320,25 @@ def pad(array, pad_width, mode="constant", **kwargs):
         border = np.pad(np.zeros(np.shape(array)), pad_width, mode="constant",
                         constant_values=1.0)
         return padded(0.0) + value * border
+    if callable(mode) or mode == "empty":
+        raise UnsupportedOperation(f"adsim: np.pad(..., mode={getattr(mode, '__name__', mode)!r})"
+                                   f" of an active array is not supported (a function as mode "
+                                   f"writes into NumPy's array; 'empty' leaves values undefined):"
+                                   f" pad with mode 'constant', 'edge', 'wrap', 'reflect', "
+                                   f"'symmetric', 'linear_ramp', 'maximum', 'minimum', 'mean' or "
+                                   f"'median'")
+    if padding.computes(mode, kwargs):
+        return padding.pad(array, pad_width, mode, kwargs)
     return index_map(lambda idx: np.pad(idx, pad_width, mode=mode, **kwargs), [array])
 
 
 def triangle(m, k, upper):
-    """np.triu / np.tril: the other elements become zero (a copy, as in NumPy)."""
-    mask = (np.triu if upper else np.tril)(np.ones(m.shape[-2:], dtype=bool), k)
+    """np.triu / np.tril: the other elements become zero (a copy, as in NumPy).
+    A 1-d m is, as NumPy takes it, the row of a square matrix (N, N)."""
+    shape = m.shape[-2:] if m.ndim >= 2 else m.shape * 2
+    mask = (np.triu if upper else np.tril)(np.ones(shape, dtype=bool), k)
+    if m.ndim < 2:
+        m = np.broadcast_to(m, shape)
     return where_mask(np.broadcast_to(mask, m.shape), m)
 
 
@@ -388,8 +401,11 @@ def ufunc_at(op, a, indices, b):
     layers without repeats (first occurrences, second ones, ...), and each
     layer is one read-modify-write of ``a``'s storage."""
     if not isinstance(a, Active):
-        raise UnsupportedOperation("adsim: ufunc.at writes an active value into a plain array; "
-                                   "make the array inside the recorded function (np.zeros(...))")
+        raise UnsupportedOperation(
+            f"adsim: ufunc.at would write active values into a plain NumPy array (shape "
+            f"{np.shape(a)}), which cannot hold them: make that array active, e.g. "
+            f"np.zeros_like(x, shape=(n,)) for an active x, or np.zeros(n) inside a recorded "
+            f"function defined in a file")
     check_writeable(a)
     target = np.asarray(a._positions()[indices])
     flat = target.reshape(-1)
