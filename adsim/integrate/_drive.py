@@ -36,11 +36,12 @@ from .._np.core import shape_of
 from .._active import Active
 from ..checkpoint import checkpoint_while
 from ..checkpoint.loop import grouped_while, while_options
-from ..errors import MixedRecordings, UnsupportedOperation
+from ..errors import MixedRecordings
 from ._carried import (SNAPSHOTS_PER_INTERVAL, StateRows, StepRows, carried_outputs,
                        queue_length)
 from ._events import event_values, sign_changes
 from ._flat import FlatLayout, FlatView
+from ._parameters import read_outside_arguments
 from ._rhs import FAILED, RUNNING, real_array
 
 __all__ = ["Run"]
@@ -289,14 +290,7 @@ class Run:
                 return checkpoint_while(cond, step, state, args=args, **options)
             return grouped_while(self.group, cond, step, state, args, while_options(**options))
         except MixedRecordings as error:
-            raise UnsupportedOperation(
-                "adsim.integrate.solve_ivp: fun (or jac, or an event function) reads an active "
-                "value that is not one of its arguments, in a place adsim does not search (it "
-                "searches closures, module globals, functools.partial arguments and the "
-                "attributes of objects, also in dicts, lists and tuples of up to 256 entries). "
-                "The steps "
-                "are recorded on tapes of their own, so pass such values through args=: "
-                "fun(t, y, *args)") from error
+            raise read_outside_arguments() from error
 
 
 def _input(t):

@@ -46,7 +46,8 @@ from .._tapecache.cache import TapeCache
 from .._np.integers import current
 from .._active import Active
 from .._scipy.sparse_active import ActiveSparse
-from ..errors import UnsupportedOperation
+from ..errors import MixedRecordings, UnsupportedOperation
+from ._parameters import read_outside_arguments
 from ._rhs import real_array
 from ._dense_solve import DenseLinear
 from ._sparse_jacobian import ColoredJacobian
@@ -152,7 +153,10 @@ class JacobianSource:
             return self.sparse(y, time, *args)
         full = (y, time) + tuple(args)
         if self.n <= TRANSCRIBED_MAX_SIZE and _any_active(full, self._fun_of_y):
-            return transcribed_derivative(self._fun_of_y, full, {}, 0, self._transcribed)
+            try:
+                return transcribed_derivative(self._fun_of_y, full, {}, 0, self._transcribed)
+            except MixedRecordings as error:
+                raise read_outside_arguments() from error
         return self._dense(*full)
 
     def _checked(self, J):

@@ -9,6 +9,7 @@ from .._containers.container_args import gathered_inputs
 from .._containers.matrix_args import holds_recorded_matrix
 from .._nesting.outer_values import outer_slots, recording_in_progress
 from .._scipy.sparse_active import ActiveSparse
+from ..errors import UnsupportedOperation
 
 __all__ = ["event_functions", "gathered", "reads_active_matrix"]
 
@@ -49,3 +50,19 @@ def reads_active_matrix(functions, args):
 
 def _is_active_matrix(v):
     return isinstance(v, ActiveSparse)
+
+
+def read_outside_arguments():
+    """The error of ``fun`` (or ``jac``, or an event function) meeting an
+    active value adsim did not pass it (the steps and Jacobians are
+    recorded on tapes of their own, where such a value is another
+    recording's): one read from a place the gathering does not search, or
+    one ``fun`` kept from an earlier call."""
+    return UnsupportedOperation(
+        "adsim.integrate.solve_ivp: fun (or jac, or an event function) reads an active value "
+        "that is not one of its arguments: from a place adsim does not search (it searches "
+        "closures, module globals, functools.partial arguments and the attributes of objects, "
+        "also in dicts, lists and tuples of up to 256 entries), or one it kept from an "
+        "earlier call (an attribute or a cache set while it ran). The steps are recorded on "
+        "tapes of their own, so pass such values through args=: fun(t, y, *args), and "
+        "compute what depends on them in every call")

@@ -455,3 +455,25 @@ def test_kinetics_at_default_tolerances_within_one_percent(kind):
         J = adsim.jacobian(kinetics(method, kind))(x)
         error = np.max(np.abs(J - want) / scale)
         assert error < 1e-2, f"{method}, {kind}: {error:.1e}"
+
+
+class _CachingModel:
+    """A fun that keeps an active value in ``self`` at its first call."""
+
+    def __init__(self):
+        self.k = None
+
+    def rhs(self, t, y, p):
+        if self.k is None:
+            self.k = p * 2.0
+        return -self.k * y
+
+
+@pytest.mark.parametrize("method", ["RK45", "Radau", "BDF", "LSODA"])
+def test_a_fun_keeping_an_active_value_between_calls_is_refused_saying_so(method):
+    """BDF's Newton matrix is recorded on a tape of its own at the start:
+    its refusal spoke of nested derivatives, and now says what fun did."""
+    model = _CachingModel()
+    with pytest.raises(adsim.AdsimError, match="finished recording|kept from an earlier call"):
+        adsim.grad(lambda p: solve_ivp(model.rhs, (0, 1), [1.0], method=method,
+                                       args=(p,)).y[0, -1])(np.array(0.5))
