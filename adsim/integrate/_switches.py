@@ -154,12 +154,15 @@ def guard_step_ends(ref, step_ends, start, recorded_ends):
     recorded = []                       # whether the recording crossed a kink on them
 
     def path(t0, y0, t, *params):
+        recording = bool(first)
         try:
             start = _Switches(fun, G, list(params), (np.array(t0), y0))
             ends = first.pop() if first else _step_ends(step_ends, start, (t0, y0, t), params)
             _, crossed = _walk(start, *ends, crossed=bool(recorded and recorded[0]),
                                settled=bool(recorded))
         except (UnsupportedOperation, BranchChanged):   # a jump crossed there, or fun's path
+            if recording:               # (refused as the recording's own check refuses it)
+                raise
             return [np.array([-1.0])]
         if not recorded:
             recorded.append(crossed)
